@@ -1,0 +1,56 @@
+# Ember: two commands do all the setup on a fresh Debian 12 machine.
+#   make run   - install what is missing, build, start the main job
+#   make test  - install what is missing, build with ASan+UBSan, run every test
+#
+# Everything else is plain CMake under build/ (tests, sanitizers) and
+# build-release/ (what `make run` and the benchmarks use).
+
+SHELL := /bin/bash
+BUILD ?= build
+RELEASE_BUILD ?= build-release
+JOBS ?= $(shell nproc)
+
+# Debian packages the build and the tests need.  Peer tools (llvm, gdb,
+# elfutils, golang-go) are here because the tests run them as oracles or
+# as real clients.
+BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
+	libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev
+TEST_PKGS := llvm binutils elfutils gdb golang-go golang-1.19-src \
+	python3 libclang-rt-14-dev rustc
+PKGS := $(BUILD_PKGS) $(TEST_PKGS)
+
+.PHONY: all deps build build-release run test bench clean
+
+all: build
+
+# Idempotent: asks apt only for packages that are not installed yet.
+deps:
+	@missing=$$(for p in $(PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-release: deps
+	cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_SANITIZE=OFF
+	cmake --build $(RELEASE_BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+run: build-release
+	./$(RELEASE_BUILD)/ember help
+
+bench: build-release
+	bench/symbolize/run.sh
+
+clean:
+	rm -rf $(BUILD) $(RELEASE_BUILD)

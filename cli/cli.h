@@ -1,0 +1,57 @@
+/*
+ * cli.h - the `ember` command line: subcommands and the pieces of
+ * `ember symbolize` (an llvm-symbolizer drop-in, docs/cli.md).
+ */
+#ifndef EMBER_CLI_H
+#define EMBER_CLI_H
+
+#include "symbolizer.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum cli_style { CLI_STYLE_LLVM, CLI_STYLE_GNU, CLI_STYLE_JSON };
+enum cli_functions { CLI_FN_LINKAGE, CLI_FN_SHORT, CLI_FN_NONE };
+
+struct cli_symbolize_opts {
+	const char *obj;	/* --obj / -e, or NULL: module named per line */
+	const char *debug_dir;	/* --debug-file-directory */
+	bool inlines;
+	bool demangle;
+	bool print_address;
+	bool pretty;
+	bool basenames;
+	enum cli_functions functions;
+	enum cli_style style;
+	enum sym_addr_kind addr_kind;
+};
+
+/* One parsed input line. */
+struct cli_request {
+	const char *module;	/* NULL: the --obj module */
+	size_t module_len;
+	uint64_t addr;
+	bool valid;		/* false: echo the line, like llvm-symbolizer */
+};
+
+/* Parse "[CODE|DATA] [MODULE] ADDR" in place (line need not be NUL-ended). */
+void cli_parse_request(const char *line, size_t len, struct cli_request *req);
+/* Parse "0x..." hex or decimal; false on anything else. */
+bool cli_parse_addr(const char *s, size_t len, uint64_t *out);
+
+/*
+ * Write the answer for one address.  idx may be NULL (module unreadable:
+ * err holds why).  frames/n are the lookup result.
+ */
+void cli_print_answer(FILE *out, const struct cli_symbolize_opts *o,
+		      const char *module, const struct sym_index *idx,
+		      uint64_t addr, const struct sym_frame *frames, int n,
+		      int err);
+/* Write the answer for an unparsable line. */
+void cli_print_invalid(FILE *out, const struct cli_symbolize_opts *o,
+		       const char *module, const char *line, size_t len);
+
+int cmd_symbolize(int argc, char **argv);
+
+#endif /* EMBER_CLI_H */

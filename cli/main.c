@@ -1,0 +1,53 @@
+/*
+ * main.c - the `ember` binary: dispatch to subcommands.  Installed or
+ * linked under the name `llvm-symbolizer`, it behaves as
+ * `ember symbolize`, so tools that run llvm-symbolizer (pprof with
+ * PPROF_TOOLS) use Ember unchanged.
+ */
+#include "cli.h"
+#include "common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fputs("usage: ember <command> [options]\n"
+	      "\n"
+	      "commands:\n"
+	      "  symbolize   address -> function, file, line, inlined frames\n"
+	      "              (llvm-symbolizer compatible; see `ember symbolize --help`)\n"
+	      "  help        this text\n"
+	      "\n"
+	      "Installed as `llvm-symbolizer`, ember runs `symbolize`.\n",
+	      f);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+int main(int argc, char **argv)
+{
+	const char *self = argc > 0 ? base_name(argv[0]) : "ember";
+
+	if (strncmp(self, "llvm-symbolizer", 15) == 0)
+		return cmd_symbolize(argc, argv);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "symbolize") == 0)
+		return cmd_symbolize(argc - 1, argv + 1);
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "ember: '%s' is not an ember command\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,266 @@
+/*
+ * dwarf_scopes.c - the DWARF walk of the index build (libdw).
+ *
+ * For every compilation unit: each DW_TAG_subprogram with code becomes a
+ * function node, each DW_TAG_inlined_subroutine a node whose parent is the
+ * enclosing function or inlined instance, carrying its call site
+ * (DW_AT_call_file/line/column, DWARF 5 §3.3.8.2).  Every address range
+ * of a node becomes a scope interval; dwarf_lines.c adds the line rows
+ * and flatten.c turns both into one sorted table.
+ *
+ * Only code in executable sections counts: ranges of functions that the
+ * linker discarded (tombstoned to 0 or -1) are dropped here.
+ */
+#include "sym_internal.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Deeper nesting than this is corrupt input, not code. */
+#define WALK_MAX_DEPTH 512
+
+struct walk {
+	struct sym_index *idx;
+	const struct sym_ranges *exec;
+	struct sym_ivals *scopes;
+	Dwarf_Files *files;
+	size_t nfiles;
+	uint32_t *file_offs; /* file index -> strtab offset, SYM_NONE unset */
+};
+
+static int64_t intern(struct sym_index *idx, const char *s)
+{
+	return s ? sym_strtab_intern(&idx->strtab, s, NULL) : 0;
+}
+
+/* Path of file number fileno of the current unit, interned. */
+static int64_t walk_file(struct walk *w, Dwarf_Word fileno)
+{
+	const char *name;
+	int64_t off;
+
+	if (!w->files || fileno >= w->nfiles)
+		return 0;
+	if (w->file_offs[fileno] != SYM_NONE)
+		return w->file_offs[fileno];
+	name = dwarf_filesrc(w->files, fileno, NULL, NULL);
+	off = intern(w->idx, name);
+	if (off > 0)
+		w->file_offs[fileno] = (uint32_t)off;
+	return off;
+}
+
+static uint32_t attr_udata(Dwarf_Die *die, int name)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	if (!dwarf_attr(die, name, &attr) || dwarf_formudata(&attr, &v))
+		return 0;
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* Linkage name (following abstract_origin/specification), else DW_AT_name. */
+static const char *die_raw_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *s;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) {
+		s = dwarf_formstring(&attr);
+		if (s && *s)
+			return s;
+	}
+	return dwarf_diename(die);
+}
+
+static int node_fill_names(struct walk *w, Dwarf_Die *die,
+			   struct sym_node *n)
+{
+	int64_t short_off, decl_off;
+	int line = 0;
+
+	if (sym_index_add_name(w->idx, die_raw_name(die), &n->name))
+		return -ENOMEM;
+	short_off = intern(w->idx, dwarf_diename(die));
+	decl_off = intern(w->idx, dwarf_decl_file(die));
+	if (short_off < 0 || decl_off < 0)
+		return -ENOMEM;
+	n->short_name = (uint32_t)short_off;
+	n->decl_file = (uint32_t)decl_off;
+	if (dwarf_decl_line(die, &line) == 0 && line > 0)
+		n->decl_line = (uint32_t)line;
+	return 0;
+}
+
+/* Push the live ranges of die as scope intervals of node; count them. */
+static int node_add_ranges(struct walk *w, Dwarf_Die *die, uint32_t node,
+			   uint32_t depth, uint64_t *entry, size_t *count)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	*count = 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		struct sym_ival iv = { lo, hi, node, depth, 0, 0 };
+
+		if (hi <= lo || !sym_ranges_contain(w->exec, lo, hi))
+			continue;
+		if (sym_ivals_push(w->scopes, iv))
+			return -ENOMEM;
+		if (*count == 0 || lo < *entry)
+			*entry = lo;
+		(*count)++;
+	}
+	return 0;
+}
+
+/*
+ * Make a node for die (a subprogram when parent is SYM_NONE, an inlined
+ * instance otherwise).  *out is SYM_NONE when die has no live code.
+ */
+static int walk_add_node(struct walk *w, Dwarf_Die *die, uint32_t parent,
+			 uint32_t depth, uint32_t *out)
+{
+	struct sym_index *idx = w->idx;
+	struct sym_node n = { .parent = parent };
+	uint32_t id = (uint32_t)idx->nnodes;
+	size_t nranges;
+	int err;
+
+	*out = SYM_NONE;
+	if (idx->nnodes >= SYM_NONE - 1)
+		return -E2BIG;
+	err = node_add_ranges(w, die, id, depth, &n.entry, &nranges);
+	if (err || nranges == 0)
+		return err;
+	err = node_fill_names(w, die, &n);
+	if (err)
+		return err;
+	if (parent != SYM_NONE) {
+		int64_t f = walk_file(w, attr_udata(die, DW_AT_call_file));
+
+		if (f < 0)
+			return (int)f;
+		n.call_file = (uint32_t)f;
+		n.call_line = attr_udata(die, DW_AT_call_line);
+		n.call_col = attr_udata(die, DW_AT_call_column);
+		idx->ninlined++;
+	} else {
+		idx->nfunctions++;
+	}
+	if (SYM_VEC_PUSH(idx->nodes, idx->nnodes, idx->nodes_alloc, n))
+		return -ENOMEM;
+	*out = id;
+	return 0;
+}
+
+static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
+			 uint32_t depth, unsigned nest);
+
+static int walk_die(struct walk *w, Dwarf_Die *die, uint32_t node,
+		    uint32_t depth, unsigned nest)
+{
+	uint32_t child_node;
+	int err;
+
+	switch (dwarf_tag(die)) {
+	case DW_TAG_subprogram:
+		err = walk_add_node(w, die, SYM_NONE, 0, &child_node);
+		if (err || child_node == SYM_NONE)
+			return err;
+		return walk_children(w, die, child_node, 1, nest + 1);
+	case DW_TAG_inlined_subroutine:
+		if (node == SYM_NONE)
+			return 0; /* an inlined call outside any function */
+		err = walk_add_node(w, die, node, depth, &child_node);
+		if (err || child_node == SYM_NONE)
+			return err;
+		return walk_children(w, die, child_node, depth + 1, nest + 1);
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+		if (node == SYM_NONE)
+			return 0;
+		return walk_children(w, die, node, depth, nest + 1);
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		/* Rust and C++ may define functions inside these scopes. */
+		if (node != SYM_NONE)
+			return 0;
+		return walk_children(w, die, node, depth, nest + 1);
+	default:
+		return 0;
+	}
+}
+
+static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
+			 uint32_t depth, unsigned nest)
+{
+	Dwarf_Die child;
+	int rc, err;
+
+	if (nest > WALK_MAX_DEPTH)
+		return 0;
+	if (!dwarf_haschildren(die) || dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		err = walk_die(w, &child, node, depth, nest);
+		if (err)
+			return err;
+	} while ((rc = dwarf_siblingof(&child, &child)) == 0);
+	if (rc < 0)
+		pr_debug("symbolizer: DIE walk stopped: %s", dwarf_errmsg(-1));
+	return 0;
+}
+
+static int walk_unit(struct walk *w, Dwarf_Die *cudie)
+{
+	int err;
+
+	w->files = NULL;
+	w->nfiles = 0;
+	w->file_offs = NULL;
+	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) == 0 && w->nfiles) {
+		w->file_offs = malloc(w->nfiles * sizeof(uint32_t));
+		if (!w->file_offs)
+			return -ENOMEM;
+		memset(w->file_offs, 0xff, w->nfiles * sizeof(uint32_t));
+	}
+	err = walk_children(w, cudie, SYM_NONE, 0, 0);
+	free(w->file_offs);
+	w->file_offs = NULL;
+	return err;
+}
+
+int sym_dwarf_collect(struct sym_index *idx, Dwarf *dw,
+		      const struct sym_ranges *exec, struct sym_ivals *scopes,
+		      struct sym_ivals *lines)
+{
+	struct walk w = { .idx = idx, .exec = exec, .scopes = scopes };
+	Dwarf_CU *cu = NULL;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie;
+	int rc, err;
+
+	while ((rc = dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie,
+				     NULL)) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		err = walk_unit(&w, &cudie);
+		if (!err)
+			err = sym_dwarf_unit_lines(idx, &cudie, exec, lines);
+		if (err)
+			return err;
+	}
+	if (rc < 0)
+		pr_warn("symbolizer: DWARF units unreadable past a point: %s",
+			dwarf_errmsg(-1));
+	return 0;
+}

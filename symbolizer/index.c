@@ -1,0 +1,230 @@
+/*
+ * index.c - building and freeing a symbol index: the orchestration of
+ * elf_file.c, debug_find.c, dwarf_scopes.c, dwarf_lines.c, symtab.c and
+ * flatten.c.  The ELF and DWARF handles are closed before sym_index_open
+ * returns: the index holds copies of everything it needs.
+ */
+#include "sym_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sym_index_add_name(struct sym_index *idx, const char *raw,
+		       uint32_t *name_id)
+{
+	uint32_t *aux;
+	int64_t off;
+
+	*name_id = SYM_NONE;
+	if (!raw || !*raw)
+		return 0;
+	off = sym_strtab_intern(&idx->strtab, raw, &aux);
+	if (off < 0)
+		return (int)off;
+	if (*aux == SYM_NONE) {
+		uint32_t id = (uint32_t)idx->nnames;
+
+		if (SYM_VEC_PUSH(idx->names, idx->nnames, idx->names_alloc,
+				 (uint32_t)off))
+			return -ENOMEM;
+		*aux = id;
+	}
+	*name_id = *aux;
+	return 0;
+}
+
+/* Scopes and lines of dw_elf, flattened into idx. */
+static int index_dwarf(struct sym_index *idx, Elf *dw_elf)
+{
+	struct sym_ivals scopes = { 0 }, lines = { 0 };
+	struct sym_ranges exec = { 0 };
+	Dwarf *dw;
+	int err;
+
+	err = sym_elf_exec_ranges(dw_elf, &exec);
+	if (err)
+		return err;
+	dw = dwarf_begin_elf(dw_elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		pr_warn("symbolizer: cannot read DWARF: %s", dwarf_errmsg(-1));
+		free(exec.r);
+		return 0; /* fall back to the symbol tables */
+	}
+	err = sym_dwarf_collect(idx, dw, &exec, &scopes, &lines);
+	if (!err)
+		err = sym_flatten(idx, &scopes, &lines);
+	dwarf_end(dw);
+	sym_ivals_release(&scopes);
+	sym_ivals_release(&lines);
+	free(exec.r);
+	return err;
+}
+
+static int index_symbols(struct sym_index *idx, struct sym_elf *main_elf,
+			 struct sym_elf *dbg)
+{
+	int err = sym_symtab_read(idx, main_elf->elf, false);
+
+	if (!err && idx->nsymtab == 0 && dbg && dbg->elf)
+		err = sym_symtab_read(idx, dbg->elf, false);
+	if (!err)
+		err = sym_symtab_read(idx, main_elf->elf, true);
+	return err;
+}
+
+static int index_build(struct sym_index *idx, const char *path,
+		       const struct sym_open_opts *opts)
+{
+	struct sym_elf main_elf = { .fd = -1 }, dbg = { .fd = -1 };
+	Elf *dw_elf = NULL;
+	int n, err;
+
+	err = sym_elf_open(path, &main_elf);
+	if (err)
+		return err;
+	n = sym_elf_build_id(main_elf.elf, idx->build_id, sizeof(idx->build_id));
+	idx->build_id_len = n > 0 ? (size_t)n : 0;
+	err = sym_elf_read_loads(main_elf.elf, idx);
+	if (err)
+		goto out;
+	if (opts && opts->debug_file) {
+		err = sym_debug_find(&main_elf, idx->build_id, idx->build_id_len,
+				     opts, &dbg);
+		if (err)
+			goto out;
+	} else if (!sym_elf_has_dwarf(main_elf.elf)) {
+		sym_debug_find(&main_elf, idx->build_id, idx->build_id_len, opts,
+			       &dbg);
+	}
+	dw_elf = dbg.elf ? dbg.elf : main_elf.elf;
+	if (sym_elf_has_dwarf(dw_elf)) {
+		idx->debug_path = strdup(dbg.elf ? dbg.path : main_elf.path);
+		err = idx->debug_path ? index_dwarf(idx, dw_elf) : -ENOMEM;
+		if (err)
+			goto out;
+	}
+	err = index_symbols(idx, &main_elf, &dbg);
+	if (!err && idx->nsegs == 0 && idx->nsymtab == 0 && idx->ndynsym == 0)
+		err = -SYM_ERR_NO_SYMBOLS;
+out:
+	sym_elf_close(&dbg);
+	sym_elf_close(&main_elf);
+	return err;
+}
+
+struct sym_index *sym_index_open(const char *path,
+				 const struct sym_open_opts *opts, int *err)
+{
+	struct sym_index *idx = calloc(1, sizeof(*idx));
+	int e;
+
+	if (!idx) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	e = sym_strtab_init(&idx->strtab);
+	if (!e)
+		e = index_build(idx, path, opts);
+	if (!e && idx->nnames) {
+		idx->demangled = calloc(2 * idx->nnames, sizeof(*idx->demangled));
+		if (!idx->demangled)
+			e = -ENOMEM;
+	}
+	if (!e)
+		return idx;
+fail:
+	sym_index_free(idx);
+	if (err)
+		*err = e;
+	return NULL;
+}
+
+static void free_demangled(struct sym_index *idx)
+{
+	const char *lo = idx->strtab.data, *hi = lo + idx->strtab.len;
+
+	if (!idx->demangled)
+		return;
+	for (size_t i = 0; i < 2 * idx->nnames; i++) {
+		char *d = atomic_load(&idx->demangled[i]);
+
+		if (d && (d < lo || d >= hi))
+			free(d);
+	}
+	free(idx->demangled);
+}
+
+void sym_index_free(struct sym_index *idx)
+{
+	if (!idx)
+		return;
+	free_demangled(idx);
+	sym_strtab_release(&idx->strtab);
+	free(idx->names);
+	free(idx->nodes);
+	free(idx->seg_start);
+	free(idx->segs);
+	free(idx->symtab);
+	free(idx->dynsym);
+	free(idx->loads);
+	free(idx->debug_path);
+	free(idx);
+}
+
+const uint8_t *sym_index_build_id(const struct sym_index *idx, size_t *len)
+{
+	*len = idx->build_id_len;
+	return idx->build_id_len ? idx->build_id : NULL;
+}
+
+const char *sym_index_debug_path(const struct sym_index *idx)
+{
+	return idx->debug_path;
+}
+
+void sym_index_get_stats(const struct sym_index *idx, struct sym_index_stats *st)
+{
+	st->functions = idx->nfunctions;
+	st->inlined = idx->ninlined;
+	st->segments = idx->nsegs;
+	st->symtab_symbols = idx->nsymtab;
+	st->dynsym_symbols = idx->ndynsym;
+	st->bytes = idx->strtab.len + idx->nnames * (4 + 2 * sizeof(void *)) +
+		    idx->nnodes * sizeof(struct sym_node) +
+		    idx->nsegs * (8 + sizeof(struct sym_seg)) +
+		    (idx->nsymtab + idx->ndynsym) * sizeof(struct sym_symbol);
+}
+
+const char *sym_source_name(enum sym_source src)
+{
+	switch (src) {
+	case SYM_SOURCE_DWARF:
+		return "dwarf";
+	case SYM_SOURCE_SYMTAB:
+		return "symtab";
+	case SYM_SOURCE_DYNSYM:
+		return "dynsym";
+	default:
+		return "none";
+	}
+}
+
+const char *sym_strerror(int err)
+{
+	switch (-err) {
+	case SYM_ERR_NOT_ELF:
+		return "not an ELF file";
+	case SYM_ERR_TRUNCATED:
+		return "truncated ELF file (headers point past its end)";
+	case SYM_ERR_BAD_ELF:
+		return "malformed ELF file";
+	case SYM_ERR_NO_SYMBOLS:
+		return "no DWARF and no symbol table";
+	case SYM_ERR_OFFSET_UNMAPPED:
+		return "file offset is in no loadable segment";
+	case SYM_ERR_BAD_DEBUG_FILE:
+		return "debug file has no DWARF";
+	default:
+		return strerror(-err);
+	}
+}

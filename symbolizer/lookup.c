@@ -1,0 +1,200 @@
+/*
+ * lookup.c - answering one address from a built index: one binary search
+ * in the segment table, then the node chain for the inlined frames, with
+ * the ELF symbol tables as fallbacks.  Lookups only read the index (the
+ * demangling cache is filled with atomic compare-and-swap), so any number
+ * of threads may call them at once.
+ */
+#include "sym_internal.h"
+
+#include <libiberty/demangle.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Index of the last element of v[0..n) that is <= key, or SIZE_MAX. */
+static size_t upper_le(const uint64_t *v, size_t n, uint64_t key)
+{
+	const uint64_t *base = v;
+	size_t len = n;
+
+	if (n == 0 || key < v[0])
+		return SIZE_MAX;
+	while (len > 1) {
+		size_t half = len / 2;
+
+		base = base[half] <= key ? base + half : base;
+		len -= half;
+	}
+	return (size_t)(base - v);
+}
+
+static size_t sym_find(const struct sym_symbol *s, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return SIZE_MAX;
+	lo--;
+	if (s[lo].size && addr - s[lo].addr >= s[lo].size)
+		return SIZE_MAX;
+	return lo;
+}
+
+/* The symbol covering addr in .symtab, else .dynsym. */
+static const struct sym_symbol *symbol_at(const struct sym_index *idx,
+					  uint64_t addr, enum sym_source *src)
+{
+	size_t i = sym_find(idx->symtab, idx->nsymtab, addr);
+
+	if (i != SIZE_MAX) {
+		*src = SYM_SOURCE_SYMTAB;
+		return &idx->symtab[i];
+	}
+	i = sym_find(idx->dynsym, idx->ndynsym, addr);
+	if (i != SIZE_MAX) {
+		*src = SYM_SOURCE_DYNSYM;
+		return &idx->dynsym[i];
+	}
+	return NULL;
+}
+
+static const char *name_of(const struct sym_index *idx, uint32_t id)
+{
+	return id == SYM_NONE ? NULL : sym_strtab_get(&idx->strtab, idx->names[id]);
+}
+
+static int dwarf_frames(const struct sym_index *idx, const struct sym_seg *s,
+			struct sym_frame *frames, size_t max)
+{
+	uint32_t file = s->file, line = s->line, col = s->col;
+	uint32_t node = s->node;
+	int n = 0;
+
+	if (node == SYM_NONE) {
+		if (max)
+			frames[0] = (struct sym_frame){
+				.file = sym_strtab_get(&idx->strtab, file),
+				.line = line, .column = col,
+				.source = SYM_SOURCE_DWARF, .name_id = SYM_NONE };
+		return 1;
+	}
+	for (; node != SYM_NONE; n++) {
+		const struct sym_node *nd = &idx->nodes[node];
+
+		if ((size_t)n < max)
+			frames[n] = (struct sym_frame){
+				.name = name_of(idx, nd->name),
+				.short_name = sym_strtab_get(&idx->strtab, nd->short_name),
+				.file = sym_strtab_get(&idx->strtab, file),
+				.line = line, .column = col,
+				.decl_file = sym_strtab_get(&idx->strtab, nd->decl_file),
+				.decl_line = nd->decl_line,
+				.func_start = nd->entry,
+				.source = SYM_SOURCE_DWARF,
+				.inlined = nd->parent != SYM_NONE,
+				.name_id = nd->name };
+		file = nd->call_file;
+		line = nd->call_line;
+		col = nd->call_col;
+		node = nd->parent;
+	}
+	return n;
+}
+
+static void frame_from_symbol(const struct sym_index *idx,
+			      const struct sym_symbol *sym,
+			      enum sym_source src, struct sym_frame *f)
+{
+	*f = (struct sym_frame){ .name = name_of(idx, sym->name),
+				 .func_start = sym->addr,
+				 .source = src,
+				 .name_id = sym->name };
+}
+
+int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
+		     enum sym_addr_kind kind, unsigned flags,
+		     struct sym_frame *frames, size_t max)
+{
+	const struct sym_symbol *sym;
+	enum sym_source src = SYM_SOURCE_NONE;
+	size_t i;
+	int n = 0, err;
+
+	if (kind == SYM_ADDR_FILE_OFFSET) {
+		err = sym_index_offset_to_vaddr(idx, addr, &addr);
+		if (err)
+			return err;
+	}
+	i = upper_le(idx->seg_start, idx->nsegs, addr);
+	if (i != SIZE_MAX) {
+		const struct sym_seg *s = &idx->segs[i];
+
+		if (s->node != SYM_NONE || s->file || s->line)
+			n = dwarf_frames(idx, s, frames, max);
+	}
+	if (n == 0 || (flags & SYM_LOOKUP_SYMBOL_NAME)) {
+		sym = symbol_at(idx, addr, &src);
+		if (sym && n == 0 && max)
+			frame_from_symbol(idx, sym, src, &frames[0]);
+		else if (sym && (size_t)n <= max && frames[n - 1].name_id != sym->name) {
+			frames[n - 1].name = name_of(idx, sym->name);
+			frames[n - 1].name_id = sym->name;
+			frames[n - 1].func_start = sym->addr;
+		}
+		if (sym && n == 0)
+			n = 1;
+	}
+	return n;
+}
+
+int sym_index_offset_to_vaddr(const struct sym_index *idx, uint64_t offset,
+			      uint64_t *vaddr)
+{
+	for (size_t i = 0; i < idx->nloads; i++) {
+		const struct sym_load *l = &idx->loads[i];
+
+		if (offset >= l->offset && offset - l->offset < l->filesz) {
+			*vaddr = offset - l->offset + l->vaddr;
+			return 0;
+		}
+	}
+	return -SYM_ERR_OFFSET_UNMAPPED;
+}
+
+static bool is_mangled(const char *s)
+{
+	return (s[0] == '_' && (s[1] == 'Z' || s[1] == 'R')) ||
+	       (s[0] == '_' && s[1] == '_' && s[2] == 'Z');
+}
+
+const char *sym_frame_demangled(const struct sym_index *idx,
+				const struct sym_frame *frame, bool params)
+{
+	_Atomic(char *) *slot;
+	char *d, *expected = NULL;
+
+	if (!frame->name || frame->name_id == SYM_NONE ||
+	    frame->name_id >= idx->nnames || !is_mangled(frame->name))
+		return frame->name;
+	slot = &idx->demangled[2 * (size_t)frame->name_id + (params ? 1 : 0)];
+	d = atomic_load_explicit(slot, memory_order_acquire);
+	if (d)
+		return d;
+	d = cplus_demangle(frame->name, DMGL_ANSI | (params ? DMGL_PARAMS : 0));
+	if (!d)
+		d = (char *)frame->name; /* not demangleable: keep it raw */
+	if (!atomic_compare_exchange_strong(slot, &expected, d)) {
+		if (d != frame->name)
+			free(d);
+		d = expected;
+	}
+	return d;
+}

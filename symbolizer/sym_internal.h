@@ -1,0 +1,177 @@
+/*
+ * sym_internal.h - what only symbolizer/ sees: the in-memory index and the
+ * build-time helpers that fill it.  Layout and reasoning:
+ * docs/symbol-index.md.
+ *
+ * Invariants of a built index:
+ *  - seg_start[] is strictly increasing; segment i covers
+ *    [seg_start[i], seg_start[i+1]); the last segment is an end marker
+ *    (node == SYM_NONE, line == 0, file == 0).
+ *  - nodes[] parents always have smaller depth; following parent from any
+ *    node reaches a function (parent == SYM_NONE) in at most depth steps.
+ *  - strings are offsets into strtab; offset 0 is the empty string and
+ *    means "none".
+ */
+#ifndef EMBER_SYM_INTERNAL_H
+#define EMBER_SYM_INTERNAL_H
+
+#include "symbolizer.h"
+#include "common.h"
+
+#include <errno.h>
+
+#include <gelf.h>
+#include <elfutils/libdw.h>
+#include <stdatomic.h>
+
+#define SYM_NONE UINT32_MAX
+
+/* ---- growable arrays --------------------------------------------------- */
+
+/* Make room for one more element; returns 0 or -ENOMEM. */
+int sym_vec_grow(void **data, size_t *alloc, size_t len, size_t elem);
+#define SYM_VEC_PUSH(arr, len, alloc, val)                                   \
+	(sym_vec_grow((void **)&(arr), &(alloc), (len), sizeof(*(arr))) ? -ENOMEM \
+	 : ((arr)[(len)++] = (val), 0))
+
+/* ---- interned strings ---------------------------------------------------- */
+
+struct sym_strtab {
+	char *data;
+	size_t len, alloc;
+	/* open-addressing hash: slot = {offset, aux}; offset 0 = empty slot */
+	uint32_t *slots;
+	size_t nslots, count;
+};
+
+int sym_strtab_init(struct sym_strtab *st);
+void sym_strtab_release(struct sym_strtab *st);
+/* Offset of s (interned), or a negative errno.  aux, if non-NULL, points
+ * at a per-string u32 the caller may use (initially SYM_NONE). */
+int64_t sym_strtab_intern(struct sym_strtab *st, const char *s,
+			  uint32_t **aux);
+static inline const char *sym_strtab_get(const struct sym_strtab *st,
+					 uint32_t off)
+{
+	return off ? st->data + off : NULL;
+}
+
+/* ---- the index ----------------------------------------------------------- */
+
+/* A function (parent == SYM_NONE) or an inlined instance of one. */
+struct sym_node {
+	uint32_t name;		/* name id (into names[]) or SYM_NONE */
+	uint32_t short_name;	/* strtab offset */
+	uint32_t parent;	/* node id or SYM_NONE */
+	uint32_t call_file;	/* strtab offset: call site in the parent */
+	uint32_t call_line;
+	uint32_t call_col;
+	uint32_t decl_file;
+	uint32_t decl_line;
+	uint64_t entry;		/* lowest address of the function / instance */
+};
+
+/* Payload of one flattened segment. */
+struct sym_seg {
+	uint32_t node;		/* innermost scope, or SYM_NONE */
+	uint32_t file;		/* line-table file (strtab), 0 = no row */
+	uint32_t line;
+	uint32_t col;
+};
+
+struct sym_symbol {
+	uint64_t addr;
+	uint64_t size;		/* 0: extends to the next symbol */
+	uint32_t name;		/* name id */
+};
+
+struct sym_load {
+	uint64_t vaddr, memsz, offset, filesz;
+};
+
+struct sym_index {
+	struct sym_strtab strtab;
+	uint32_t *names;	/* name id -> strtab offset of raw name */
+	size_t nnames, names_alloc;
+	_Atomic(char *) *demangled; /* 2 per name: [short, with params] */
+
+	struct sym_node *nodes;
+	size_t nnodes, nodes_alloc;
+	size_t nfunctions, ninlined;
+
+	uint64_t *seg_start;
+	struct sym_seg *segs;
+	size_t nsegs;
+
+	struct sym_symbol *symtab, *dynsym;
+	size_t nsymtab, ndynsym;
+
+	struct sym_load *loads;
+	size_t nloads;
+
+	uint8_t build_id[EMBER_BUILD_ID_MAX];
+	size_t build_id_len;
+	char *debug_path;
+};
+
+/* Intern a raw function name as a name id (SYM_NONE for NULL). */
+int sym_index_add_name(struct sym_index *idx, const char *raw,
+		       uint32_t *name_id);
+
+/* ---- ELF files ------------------------------------------------------------ */
+
+struct sym_elf {
+	int fd;
+	Elf *elf;
+	char *path;
+};
+
+/* Executable address ranges, to reject DWARF for discarded code. */
+struct sym_ranges {
+	struct { uint64_t lo, hi; } *r;
+	size_t n, alloc;
+};
+
+int sym_elf_open(const char *path, struct sym_elf *out);
+void sym_elf_close(struct sym_elf *e);
+bool sym_elf_has_dwarf(Elf *elf);
+int sym_elf_build_id(Elf *elf, uint8_t *out, size_t size);
+int sym_elf_read_loads(Elf *elf, struct sym_index *idx);
+int sym_elf_exec_ranges(Elf *elf, struct sym_ranges *out);
+bool sym_ranges_contain(const struct sym_ranges *r, uint64_t lo, uint64_t hi);
+
+/* Find and open the separate debug file of main (see sym_index_open). */
+int sym_debug_find(const struct sym_elf *main_elf, const uint8_t *build_id,
+		   size_t build_id_len, const struct sym_open_opts *opts,
+		   struct sym_elf *out);
+
+/* ---- builders -------------------------------------------------------------- */
+
+/* An address interval with a payload, as collected before flattening. */
+struct sym_ival {
+	uint64_t lo, hi;
+	uint32_t a, b, c, d;	/* scope: a=node, b=depth; line: file,line,col */
+};
+
+struct sym_ivals {
+	struct sym_ival *v;
+	size_t n, alloc;
+};
+
+int sym_ivals_push(struct sym_ivals *iv, struct sym_ival x);
+void sym_ivals_release(struct sym_ivals *iv);
+
+/* Walk all DWARF units: nodes into idx, scopes and line rows into iv. */
+int sym_dwarf_collect(struct sym_index *idx, Dwarf *dw,
+		      const struct sym_ranges *exec, struct sym_ivals *scopes,
+		      struct sym_ivals *lines);
+/* Line rows of one unit (dwarf_lines.c). */
+int sym_dwarf_unit_lines(struct sym_index *idx, Dwarf_Die *cudie,
+			 const struct sym_ranges *exec, struct sym_ivals *lines);
+/* Read .symtab / .dynsym function symbols (sorted) into idx. */
+int sym_symtab_read(struct sym_index *idx, Elf *elf, bool dynamic);
+/* Flatten scopes and line rows into idx->seg_start/segs. */
+int sym_flatten(struct sym_index *idx, struct sym_ivals *scopes,
+		struct sym_ivals *lines);
+
+#endif /* EMBER_SYM_INTERNAL_H */
