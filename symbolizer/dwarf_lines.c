@@ -8,15 +8,16 @@
  */
 #include "sym_internal.h"
 
-static int line_file(struct sym_index *idx, Dwarf_Line *line,
-		     const char **last_name, uint32_t *last_off)
+static int line_file(struct sym_index *idx, const char *comp_dir,
+		     Dwarf_Line *line, const char **last_name,
+		     uint32_t *last_off)
 {
 	const char *name = dwarf_linesrc(line, NULL, NULL);
 	int64_t off;
 
 	if (name == *last_name)
 		return 0;
-	off = name ? sym_strtab_intern(&idx->strtab, name, NULL) : 0;
+	off = sym_intern_path(idx, comp_dir, name);
 	if (off < 0)
 		return (int)off;
 	*last_name = name;
@@ -27,6 +28,7 @@ static int line_file(struct sym_index *idx, Dwarf_Line *line,
 int sym_dwarf_unit_lines(struct sym_index *idx, Dwarf_Die *cudie,
 			 const struct sym_ranges *exec, struct sym_ivals *out)
 {
+	const char *comp_dir = sym_unit_comp_dir(cudie);
 	const char *last_name = NULL;
 	uint32_t last_off = 0;
 	Dwarf_Lines *lines;
@@ -48,7 +50,7 @@ int sym_dwarf_unit_lines(struct sym_index *idx, Dwarf_Die *cudie,
 			continue;
 		dwarf_lineno(l, &lineno);
 		dwarf_linecol(l, &col);
-		err = line_file(idx, l, &last_name, &last_off);
+		err = line_file(idx, comp_dir, l, &last_name, &last_off);
 		if (err)
 			return err;
 		struct sym_ival iv = { addr, next, last_off,

@@ -27,6 +27,7 @@ struct walk {
 	Dwarf_Files *files;
 	size_t nfiles;
 	uint32_t *file_offs; /* file index -> strtab offset, SYM_NONE unset */
+	const char *comp_dir;
 };
 
 static int64_t intern(struct sym_index *idx, const char *s)
@@ -45,7 +46,7 @@ static int64_t walk_file(struct walk *w, Dwarf_Word fileno)
 	if (w->file_offs[fileno] != SYM_NONE)
 		return w->file_offs[fileno];
 	name = dwarf_filesrc(w->files, fileno, NULL, NULL);
-	off = intern(w->idx, name);
+	off = sym_intern_path(w->idx, w->comp_dir, name);
 	if (off > 0)
 		w->file_offs[fileno] = (uint32_t)off;
 	return off;
@@ -85,7 +86,7 @@ static int node_fill_names(struct walk *w, Dwarf_Die *die,
 	if (sym_index_add_name(w->idx, die_raw_name(die), &n->name))
 		return -ENOMEM;
 	short_off = intern(w->idx, dwarf_diename(die));
-	decl_off = intern(w->idx, dwarf_decl_file(die));
+	decl_off = sym_intern_path(w->idx, w->comp_dir, dwarf_decl_file(die));
 	if (short_off < 0 || decl_off < 0)
 		return -ENOMEM;
 	n->short_name = (uint32_t)short_off;
@@ -226,6 +227,7 @@ static int walk_unit(struct walk *w, Dwarf_Die *cudie)
 	w->files = NULL;
 	w->nfiles = 0;
 	w->file_offs = NULL;
+	w->comp_dir = sym_unit_comp_dir(cudie);
 	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) == 0 && w->nfiles) {
 		w->file_offs = malloc(w->nfiles * sizeof(uint32_t));
 		if (!w->file_offs)

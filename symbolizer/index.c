@@ -65,8 +65,10 @@ static int index_symbols(struct sym_index *idx, struct sym_elf *main_elf,
 {
 	int err = sym_symtab_read(idx, main_elf->elf, false);
 
-	if (!err && idx->nsymtab == 0 && dbg && dbg->elf)
+	if (!err && idx->nsymtab == 0 && dbg && dbg->elf) {
 		err = sym_symtab_read(idx, dbg->elf, false);
+		idx->symtab_in_debug = idx->nsymtab > 0;
+	}
 	if (!err)
 		err = sym_symtab_read(idx, main_elf->elf, true);
 	return err;

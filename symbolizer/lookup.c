@@ -48,12 +48,20 @@ static size_t sym_find(const struct sym_symbol *s, size_t n, uint64_t addr)
 	return lo;
 }
 
-/* The symbol covering addr in .symtab, else .dynsym. */
+/*
+ * The symbol covering addr in .symtab, else .dynsym.  For naming the
+ * physical function (own_tables), only the tables of the binary itself
+ * count, as in llvm-symbolizer: a stripped binary's .dynsym, not the
+ * .symtab of its debug file.
+ */
 static const struct sym_symbol *symbol_at(const struct sym_index *idx,
-					  uint64_t addr, enum sym_source *src)
+					  uint64_t addr, bool own_tables,
+					  enum sym_source *src)
 {
-	size_t i = sym_find(idx->symtab, idx->nsymtab, addr);
+	size_t i = SIZE_MAX;
 
+	if (!own_tables || !idx->symtab_in_debug)
+		i = sym_find(idx->symtab, idx->nsymtab, addr);
 	if (i != SIZE_MAX) {
 		*src = SYM_SOURCE_SYMTAB;
 		return &idx->symtab[i];
@@ -141,7 +149,7 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 			n = dwarf_frames(idx, s, frames, max);
 	}
 	if (n == 0 || (flags & SYM_LOOKUP_SYMBOL_NAME)) {
-		sym = symbol_at(idx, addr, &src);
+		sym = symbol_at(idx, addr, n > 0, &src);
 		if (sym && n == 0 && max)
 			frame_from_symbol(idx, sym, src, &frames[0]);
 		else if (sym && (size_t)n <= max && frames[n - 1].name_id != sym->name) {

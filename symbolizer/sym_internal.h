@@ -105,6 +105,7 @@ struct sym_index {
 
 	struct sym_symbol *symtab, *dynsym;
 	size_t nsymtab, ndynsym;
+	bool symtab_in_debug;	/* .symtab came from the separate debug file */
 
 	struct sym_load *loads;
 	size_t nloads;
@@ -165,6 +166,11 @@ void sym_ivals_release(struct sym_ivals *iv);
 int sym_dwarf_collect(struct sym_index *idx, Dwarf *dw,
 		      const struct sym_ranges *exec, struct sym_ivals *scopes,
 		      struct sym_ivals *lines);
+/* DW_AT_comp_dir of a unit, or NULL (paths.c). */
+const char *sym_unit_comp_dir(Dwarf_Die *cudie);
+/* Intern name, joined to comp_dir when it is relative; 0 for NULL. */
+int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
+			const char *name);
 /* Line rows of one unit (dwarf_lines.c). */
 int sym_dwarf_unit_lines(struct sym_index *idx, Dwarf_Die *cudie,
 			 const struct sym_ranges *exec, struct sym_ivals *lines);

@@ -2,7 +2,8 @@
  * symtab.c - ELF symbol tables as the symbolizer's fallback (.symtab,
  * then .dynsym): function symbols sorted by address.  Among symbols at
  * one address the one with the largest size (then the greatest name) is
- * kept, which is also llvm-symbolizer's rule, so aliases resolve alike.
+ * kept, and among equal sizes the last in table order: llvm-symbolizer's
+ * rule, so aliases (C++ D1/D2 destructors, say) resolve alike.
  */
 #include "sym_internal.h"
 
@@ -14,6 +15,7 @@
 struct sym_tmp {
 	struct sym_symbol s;
 	const char *name;
+	size_t order;		/* position in the table: makes the sort stable */
 };
 
 static int tmp_cmp(const void *pa, const void *pb)
@@ -24,7 +26,7 @@ static int tmp_cmp(const void *pa, const void *pb)
 		return a->s.addr < b->s.addr ? -1 : 1;
 	if (a->s.size != b->s.size)
 		return a->s.size < b->s.size ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return a->order < b->order ? -1 : a->order > b->order;
 }
 
 static bool sym_wanted(const GElf_Sym *sym)
@@ -53,7 +55,7 @@ static int symtab_collect(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		struct sym_tmp t = { { sym.st_value, sym.st_size, 0 }, name };
+		struct sym_tmp t = { { sym.st_value, sym.st_size, 0 }, name, *n };
 		if (SYM_VEC_PUSH(*out, *n, *alloc, t))
 			return -ENOMEM;
 	}
