@@ -101,7 +101,8 @@ static void clip_lines(struct sym_ivals *lines)
 {
 	size_t w = 0;
 
-	qsort(lines->v, lines->n, sizeof(*lines->v), line_cmp);
+	if (lines->n)
+		qsort(lines->v, lines->n, sizeof(*lines->v), line_cmp);
 	for (size_t i = 0; i < lines->n; i++) {
 		struct sym_ival *cur = &lines->v[i];
 
@@ -206,7 +207,8 @@ int sym_flatten(struct sym_index *idx, struct sym_ivals *scopes,
 	struct sym_ivals inner = { 0 };
 	int err;
 
-	qsort(scopes->v, scopes->n, sizeof(*scopes->v), scope_cmp);
+	if (scopes->n)
+		qsort(scopes->v, scopes->n, sizeof(*scopes->v), scope_cmp);
 	err = sweep_scopes(scopes, &inner);
 	if (!err) {
 		clip_lines(lines);

@@ -30,9 +30,10 @@ int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 
 	if (!name || !*name)
 		return 0;
-	if (name[0] == '/' || !comp_dir)
+	dl = comp_dir ? strlen(comp_dir) : 0;
+	if (name[0] == '/' || !comp_dir ||
+	    (strncmp(name, comp_dir, dl) == 0 && name[dl] == '/'))
 		return sym_strtab_intern(&idx->strtab, name, NULL);
-	dl = strlen(comp_dir);
 	nl = strlen(name);
 	if (dl + nl + 2 > sizeof(stackbuf)) {
 		buf = malloc(dl + nl + 2);

@@ -1,0 +1,77 @@
+/*
+ * unit.h - the smallest test harness that does the job: a test binary
+ * holds cases named test_<comp>__<case>; `binary CASE` runs one (CTest
+ * registers each case separately), `binary` runs all.  A case fails with
+ * the file, line and expression of the first failed check; a case that
+ * cannot run here returns UNIT_SKIP (exit 77, reported as skipped).
+ */
+#ifndef EMBER_UNIT_H
+#define EMBER_UNIT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNIT_SKIP 77
+
+struct unit_case {
+	const char *name;
+	int (*fn)(void);
+};
+
+#define CHECK(expr)                                                          \
+	do {                                                                 \
+		if (!(expr)) {                                               \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
+				__LINE__, #expr);                            \
+			return 1;                                            \
+		}                                                            \
+	} while (0)
+
+#define CHECK_INT(a, op, b)                                                  \
+	do {                                                                 \
+		long long a_ = (long long)(a), b_ = (long long)(b);          \
+		if (!(a_ op b_)) {                                           \
+			fprintf(stderr, "%s:%d: check failed: %s %s %s (%lld vs %lld)\n", \
+				__FILE__, __LINE__, #a, #op, #b, a_, b_);    \
+			return 1;                                            \
+		}                                                            \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                      \
+	do {                                                                 \
+		const char *a_ = (a), *b_ = (b);                             \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                     \
+			fprintf(stderr, "%s:%d: check failed: %s == %s ('%s' vs '%s')\n", \
+				__FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)", \
+				b_ ? b_ : "(null)");                         \
+			return 1;                                            \
+		}                                                            \
+	} while (0)
+
+static inline int unit_main(const struct unit_case *cases, size_t n,
+			    int argc, char **argv)
+{
+	int failed = 0, ran = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int rc;
+
+		if (argc > 1 && strcmp(argv[1], cases[i].name) != 0)
+			continue;
+		rc = cases[i].fn();
+		ran++;
+		if (argc > 1)
+			return rc;
+		printf("%s %s\n", rc == 0 ? "ok  " : rc == UNIT_SKIP ? "skip" : "FAIL",
+		       cases[i].name);
+		failed += rc != 0 && rc != UNIT_SKIP;
+	}
+	if (!ran) {
+		fprintf(stderr, "no test case named '%s'\n", argc > 1 ? argv[1] : "");
+		return 2;
+	}
+	return failed ? 1 : 0;
+}
+
+#endif /* EMBER_UNIT_H */
