@@ -55,9 +55,11 @@ static void print_location(FILE *out, const struct cli_symbolize_opts *o,
 {
 	const char *file = frame_file(o, f->file);
 
-	if (o->style == CLI_STYLE_GNU)
+	if (o->style == CLI_STYLE_GNU) {
 		fprintf(out, "%s:%" PRIu32, file ? file : "??", f->line);
-	else
+		if (f->discriminator)
+			fprintf(out, " (discriminator %" PRIu32 ")", f->discriminator);
+	} else
 		fprintf(out, "%s:%" PRIu32 ":%" PRIu32, file ? file : "??",
 			f->line, f->column);
 }
@@ -106,14 +108,14 @@ static void print_json_frame(FILE *out, const struct cli_symbolize_opts *o,
 	const char *name = idx && o->functions != CLI_FN_NONE
 				   ? frame_name(idx, o, f) : NULL;
 
-	fprintf(out, "{\"Column\":%" PRIu32 ",\"Discriminator\":0,\"FileName\":",
-		f->column);
+	fprintf(out, "{\"Column\":%" PRIu32 ",\"Discriminator\":%" PRIu32
+		",\"FileName\":", f->column, f->discriminator);
 	json_string(out, frame_file(o, f->file));
 	fputs(",\"FunctionName\":", out);
 	json_string(out, name);
 	fprintf(out, ",\"Line\":%" PRIu32 ",\"Source\":\"%s\",\"StartAddress\":",
 		f->line, sym_source_name(f->source));
-	if (f->source != SYM_SOURCE_NONE && f->name)
+	if (f->source != SYM_SOURCE_NONE && f->func_start != SYM_ADDR_UNKNOWN)
 		fprintf(out, "\"0x%" PRIx64 "\"", f->func_start);
 	else
 		fputs("\"\"", out);

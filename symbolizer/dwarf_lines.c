@@ -111,6 +111,7 @@ int sym_dwarf_unit_lines(struct sym_index *idx, Dwarf_Die *cudie,
 		Dwarf_Line *nl = dwarf_onesrcline(lines, i + 1);
 		bool end = false;
 		int lineno = 0, col = 0;
+		unsigned int disc = 0;
 
 		if (!l || !nl || dwarf_lineendsequence(l, &end) || end ||
 		    dwarf_lineaddr(l, &addr) || dwarf_lineaddr(nl, &next))
@@ -120,12 +121,13 @@ int sym_dwarf_unit_lines(struct sym_index *idx, Dwarf_Die *cudie,
 			continue;
 		dwarf_lineno(l, &lineno);
 		dwarf_linecol(l, &col);
+		dwarf_linediscriminator(l, &disc);
 		err = line_file(idx, comp_dir, l, &last_name, &last_off);
 		if (err)
 			break;
 		struct sym_ival iv = { addr, next, last_off,
 				       lineno > 0 ? (uint32_t)lineno : 0,
-				       col > 0 ? (uint32_t)col : 0, 0 };
+				       col > 0 ? (uint32_t)col : 0, disc };
 		err = sym_ivals_push(out, iv);
 	}
 	free(ur.r);

@@ -14,6 +14,9 @@
 #include "sym_internal.h"
 
 #include <dwarf.h>
+
+/* GCC's discriminator of an inlined call (not in elfutils' dwarf.h). */
+#define DW_AT_GNU_DISCRIMINATOR 0x2136
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +101,7 @@ static int node_fill_names(struct walk *w, Dwarf_Die *die,
 
 /* Push the live ranges of die as scope intervals of node; count them. */
 static int node_add_ranges(struct walk *w, Dwarf_Die *die, uint32_t node,
-			   uint32_t depth, uint64_t *entry, size_t *count)
+			   uint32_t depth, size_t *count)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
@@ -111,8 +114,6 @@ static int node_add_ranges(struct walk *w, Dwarf_Die *die, uint32_t node,
 			continue;
 		if (sym_ivals_push(w->scopes, iv))
 			return -ENOMEM;
-		if (*count == 0 || lo < *entry)
-			*entry = lo;
 		(*count)++;
 	}
 	return 0;
@@ -126,17 +127,21 @@ static int walk_add_node(struct walk *w, Dwarf_Die *die, uint32_t parent,
 			 uint32_t depth, uint32_t *out)
 {
 	struct sym_index *idx = w->idx;
-	struct sym_node n = { .parent = parent };
+	struct sym_node n = { .parent = parent, .entry = SYM_ADDR_UNKNOWN };
 	uint32_t id = (uint32_t)idx->nnodes;
+	Dwarf_Addr lowpc;
 	size_t nranges;
 	int err;
 
 	*out = SYM_NONE;
 	if (idx->nnodes >= SYM_NONE - 1)
 		return -E2BIG;
-	err = node_add_ranges(w, die, id, depth, &n.entry, &nranges);
+	err = node_add_ranges(w, die, id, depth, &nranges);
 	if (err || nranges == 0)
 		return err;
+	/* Like llvm-symbolizer's StartAddress: only a DW_AT_low_pc counts. */
+	if (dwarf_lowpc(die, &lowpc) == 0)
+		n.entry = lowpc;
 	err = node_fill_names(w, die, &n);
 	if (err)
 		return err;
@@ -148,6 +153,7 @@ static int walk_add_node(struct walk *w, Dwarf_Die *die, uint32_t parent,
 		n.call_file = (uint32_t)f;
 		n.call_line = attr_udata(die, DW_AT_call_line);
 		n.call_col = attr_udata(die, DW_AT_call_column);
+		n.call_disc = attr_udata(die, DW_AT_GNU_DISCRIMINATOR);
 		idx->ninlined++;
 	} else {
 		idx->nfunctions++;

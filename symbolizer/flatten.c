@@ -128,7 +128,7 @@ static int seg_push(struct seg_builder *sb, uint64_t start, struct sym_seg s)
 		const struct sym_seg *p = &idx->segs[n - 1];
 
 		if (p->node == s.node && p->file == s.file &&
-		    p->line == s.line && p->col == s.col)
+		    p->line == s.line && p->col == s.col && p->disc == s.disc)
 			return 0;
 	}
 	if (sym_vec_grow((void **)&idx->seg_start, &sb->alloc_start, n,
@@ -142,7 +142,7 @@ static int seg_push(struct seg_builder *sb, uint64_t start, struct sym_seg s)
 	return 0;
 }
 
-static const struct sym_seg seg_gap = { SYM_NONE, 0, 0, 0 };
+static const struct sym_seg seg_gap = { SYM_NONE, 0, 0, 0, 0 };
 
 /* Next boundary after pos among the current elements of a and b. */
 static uint64_t next_boundary(const struct sym_ival *a, const struct sym_ival *b,
@@ -188,7 +188,8 @@ static int merge(struct sym_index *idx, const struct sym_ivals *sc,
 		in_b = b && b->lo <= pos;
 		next = next_boundary(a, b, pos);
 		struct sym_seg s = { in_a ? a->a : SYM_NONE, in_b ? b->a : 0,
-				     in_b ? b->b : 0, in_b ? b->c : 0 };
+				     in_b ? b->b : 0, in_b ? b->c : 0,
+				     in_b ? b->d : 0 };
 		err = seg_push(&sb, pos, s);
 		pos = next;
 		if (a && a->hi <= pos)

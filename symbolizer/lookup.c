@@ -82,7 +82,7 @@ static const char *name_of(const struct sym_index *idx, uint32_t id)
 static int dwarf_frames(const struct sym_index *idx, const struct sym_seg *s,
 			struct sym_frame *frames, size_t max)
 {
-	uint32_t file = s->file, line = s->line, col = s->col;
+	uint32_t file = s->file, line = s->line, col = s->col, disc = s->disc;
 	uint32_t node = s->node;
 	int n = 0;
 
@@ -91,6 +91,8 @@ static int dwarf_frames(const struct sym_index *idx, const struct sym_seg *s,
 			frames[0] = (struct sym_frame){
 				.file = sym_strtab_get(&idx->strtab, file),
 				.line = line, .column = col,
+				.func_start = SYM_ADDR_UNKNOWN,
+				.discriminator = disc,
 				.source = SYM_SOURCE_DWARF, .name_id = SYM_NONE };
 		return 1;
 	}
@@ -106,12 +108,14 @@ static int dwarf_frames(const struct sym_index *idx, const struct sym_seg *s,
 				.decl_file = sym_strtab_get(&idx->strtab, nd->decl_file),
 				.decl_line = nd->decl_line,
 				.func_start = nd->entry,
+				.discriminator = disc,
 				.source = SYM_SOURCE_DWARF,
 				.inlined = nd->parent != SYM_NONE,
 				.name_id = nd->name };
 		file = nd->call_file;
 		line = nd->call_line;
 		col = nd->call_col;
+		disc = nd->call_disc;
 		node = nd->parent;
 	}
 	return n;
@@ -125,6 +129,19 @@ static void frame_from_symbol(const struct sym_index *idx,
 				 .func_start = sym->addr,
 				 .source = src,
 				 .name_id = sym->name };
+}
+
+/* Addresses outside every PT_LOAD are code of nobody (a size-0 symbol
+ * such as _fini must not claim the rest of the address space). */
+static bool in_loads(const struct sym_index *idx, uint64_t addr)
+{
+	if (idx->nloads == 0)
+		return true;
+	for (size_t i = 0; i < idx->nloads; i++)
+		if (addr >= idx->loads[i].vaddr &&
+		    addr - idx->loads[i].vaddr < idx->loads[i].memsz)
+			return true;
+	return false;
 }
 
 int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
@@ -141,6 +158,8 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 		if (err)
 			return err;
 	}
+	if (!in_loads(idx, addr))
+		return 0;
 	i = upper_le(idx->seg_start, idx->nsegs, addr);
 	if (i != SIZE_MAX) {
 		const struct sym_seg *s = &idx->segs[i];
@@ -152,7 +171,7 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 		sym = symbol_at(idx, addr, n > 0, &src);
 		if (sym && n == 0 && max)
 			frame_from_symbol(idx, sym, src, &frames[0]);
-		else if (sym && (size_t)n <= max && frames[n - 1].name_id != sym->name) {
+		else if (sym && (size_t)n <= max) {
 			frames[n - 1].name = name_of(idx, sym->name);
 			frames[n - 1].name_id = sym->name;
 			frames[n - 1].func_start = sym->addr;

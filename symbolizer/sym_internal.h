@@ -66,9 +66,10 @@ struct sym_node {
 	uint32_t call_file;	/* strtab offset: call site in the parent */
 	uint32_t call_line;
 	uint32_t call_col;
+	uint32_t call_disc;
 	uint32_t decl_file;
 	uint32_t decl_line;
-	uint64_t entry;		/* lowest address of the function / instance */
+	uint64_t entry;		/* DW_AT_low_pc, or SYM_ADDR_UNKNOWN */
 };
 
 /* Payload of one flattened segment. */
@@ -77,6 +78,7 @@ struct sym_seg {
 	uint32_t file;		/* line-table file (strtab), 0 = no row */
 	uint32_t line;
 	uint32_t col;
+	uint32_t disc;		/* line-table discriminator */
 };
 
 struct sym_symbol {
@@ -151,7 +153,7 @@ int sym_debug_find(const struct sym_elf *main_elf, const uint8_t *build_id,
 /* An address interval with a payload, as collected before flattening. */
 struct sym_ival {
 	uint64_t lo, hi;
-	uint32_t a, b, c, d;	/* scope: a=node, b=depth; line: file,line,col */
+	uint32_t a, b, c, d;	/* scope: a=node, b=depth; line: file,line,col,disc */
 };
 
 struct sym_ivals {

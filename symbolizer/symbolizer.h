@@ -22,6 +22,8 @@
 
 struct sym_index;
 
+#define SYM_ADDR_UNKNOWN UINT64_MAX
+
 /* Which source answered for a frame. */
 enum sym_source {
 	SYM_SOURCE_NONE = 0, /* nothing covers the address */
@@ -60,7 +62,10 @@ struct sym_frame {
 	uint32_t column;	  /* 0 when unknown */
 	const char *decl_file;	  /* where the function is declared, or NULL */
 	uint32_t decl_line;
-	uint64_t func_start;	  /* entry address of the function or symbol */
+	uint64_t func_start;	  /* DW_AT_low_pc of the function or inlined
+				     instance, or the ELF symbol's address
+				     (outermost frame); SYM_ADDR_UNKNOWN */
+	uint32_t discriminator;	  /* DWARF line/call discriminator, or 0 */
 	enum sym_source source;
 	bool inlined;		  /* this frame was inlined into the next one */
 	uint32_t name_id;	  /* private: key of the demangling cache */

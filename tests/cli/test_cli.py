@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `ember symbolize` as an llvm-symbolizer drop-in.
+
+Usage: test_cli.py EMBER_BIN FIXTURES_DIR [CASE]
+
+Each case is a function test_cli__NAME; with CASE only that one runs.
+Exit 0 pass, 1 fail, 77 skip (llvm-symbolizer missing).
+"""
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+
+EMBER, FIX = sys.argv[1], sys.argv[2]
+LLVM = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
+
+
+def fx(name):
+    return os.path.join(FIX, name)
+
+
+def func_addrs(elf, n=40):
+    out = subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True).stdout
+    addrs = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
+            v, s = int(f[1], 16), int(f[2], 0)
+            addrs += [v, v + s // 2, v + s - 1]
+    return sorted(set(addrs))[:n]
+
+
+def run(cmd, stdin=""):
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def ember(*args, stdin=""):
+    return run([EMBER, "symbolize"] + list(args), stdin)
+
+
+def same_as_llvm(elf, flags, strip_start=False, named_only=False):
+    """Byte-for-byte equal output.  strip_start drops the JSON Start*
+    fields (llvm-symbolizer leaves some empty for C++ clones); named_only
+    compares only answers where llvm-symbolizer found a name."""
+    addrs = "".join("0x%x\n" % a for a in func_addrs(elf))
+    ours = ember(*flags, "--obj=" + elf, stdin=addrs)
+    theirs = run([LLVM] + flags + ["--obj=" + elf], addrs)
+    a, b = ours.stdout, theirs.stdout
+    if "--output-style=JSON" in flags:
+        # "Source" is Ember's own field; llvm-symbolizer 14 leaves
+        # StartFileName empty for inlined frames (it does not follow
+        # DW_AT_abstract_origin there, though it does for StartLine).
+        a = re.sub(r',"Source":"[a-z]+"', "", a)
+        a, b = (re.sub(r',"StartFileName":"[^"]*"', "", x) for x in (a, b))
+    if strip_start:
+        a, b = (re.sub(r',"Start[A-Za-z]+":("[^"]*"|\d+)', "", x) for x in (a, b))
+    if named_only:
+        pairs = [(x, y) for x, y in zip(a.split("\n\n"), b.split("\n\n"))
+                 if not y.startswith("??")]
+        assert len(pairs) > 10, pairs
+        a, b = ("\n\n".join(p[k] for p in pairs) for k in (0, 1))
+    assert ours.returncode == 0, ours.stderr
+    if a != b:
+        for x, y in zip(a.splitlines(), b.splitlines()):
+            if x != y:
+                raise AssertionError("flags %s: ember %r != llvm %r" % (flags, x, y))
+        raise AssertionError("flags %s: output lengths differ" % flags)
+
+
+def test_cli__llvm_style_matches(): same_as_llvm(fx("c_O2_pie"), ["--inlines"])
+def test_cli__gnu_style_matches(): same_as_llvm(fx("c_O2_pie"), ["--inlines", "--output-style=GNU"])
+def test_cli__json_style_matches(): same_as_llvm(fx("c_O2_pie"), ["--inlines", "--output-style=JSON"])
+def test_cli__pretty_print_matches(): same_as_llvm(fx("c_O2_pie"), ["-p", "-i", "-a"])
+def test_cli__no_inlines_matches(): same_as_llvm(fx("c_O2_pie"), ["--no-inlines", "-a"])
+def test_cli__short_names_match():
+    # Where DWARF has nothing, llvm-symbolizer's short mode prints ?? while
+    # Ember still names the symbol; compare the rest.
+    same_as_llvm(fx("c_O2_pie"), ["--functions=short", "--basenames"], named_only=True)
+def test_cli__functions_none_matches(): same_as_llvm(fx("c_O2_pie"), ["--functions=none"])
+def test_cli__cxx_linkage_names_match():
+    same_as_llvm(fx("cxx_O2"), ["--no-demangle", "--output-style=JSON"], strip_start=True)
+def test_cli__shared_library_matches(): same_as_llvm(fx("libfixture.so"), ["-i"])
+
+
+def test_cli__cxx_demangled():
+    addrs = "".join("0x%x\n" % a for a in func_addrs(fx("cxx_O2"), 200))
+    out = ember("--obj=" + fx("cxx_O2"), "--output-style=JSON", stdin=addrs).stdout
+    names = [s["FunctionName"] for l in out.splitlines() for s in json.loads(l)["Symbol"]]
+    assert any("ember::fixture::" in n and "(" in n for n in names), names[:20]
+    assert not any(n.startswith("_Z") and "ember" in n for n in names), names[:20]
+
+
+def test_cli__decimal_and_hex_agree():
+    a = func_addrs(fx("c_O2_pie"))[5]
+    assert ember("--obj=" + fx("c_O2_pie"), str(a)).stdout == \
+        ember("--obj=" + fx("c_O2_pie"), "0x%x" % a).stdout
+
+
+def test_cli__addresses_as_arguments():
+    addrs = func_addrs(fx("c_O2_pie"))[:3]
+    args = ["0x%x" % a for a in addrs]
+    by_args = ember("--obj=" + fx("c_O2_pie"), *args).stdout
+    by_stdin = ember("--obj=" + fx("c_O2_pie"), stdin="\n".join(args) + "\n").stdout
+    assert by_args == by_stdin and by_args.count("\n\n") == 3
+
+
+def read_answer(proc, timeout=10):
+    """Read raw bytes until a blank line ends the answer, failing if it does
+    not come while stdin stays open (the reply must be flushed per line)."""
+    buf = b""
+    while not (buf.endswith(b"\n\n") or buf == b"\n"):
+        r, _, _ = select.select([proc.stdout], [], [], timeout)
+        assert r, "no answer within %ss: the reply was not flushed" % timeout
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        assert chunk, "ember exited early"
+        buf += chunk
+    return buf.decode().rstrip("\n").split("\n")
+
+
+def coprocess(argv0_cmd, flags, request):
+    proc = subprocess.Popen(argv0_cmd + flags, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, bufsize=0)
+    try:
+        answers = []
+        for req in request:
+            proc.stdin.write((req + "\n").encode())
+            answers.append(read_answer(proc))
+        return answers
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+
+def test_cli__coprocess_answers_each_line():
+    addrs = func_addrs(fx("c_O2_pie"))[:5]
+    answers = coprocess([EMBER, "symbolize"], ["--obj=" + fx("c_O2_pie")],
+                        ["0x%x" % a for a in addrs])
+    expect = run([LLVM, "--obj=" + fx("c_O2_pie")] + ["0x%x" % a for a in addrs]).stdout
+    assert "\n\n".join("\n".join(a) for a in answers) + "\n\n" == expect
+
+
+def test_cli__pprof_protocol_as_llvm_symbolizer():
+    """pprof runs `llvm-symbolizer --inlining -demangle=false` and writes
+    `CODE <file> 0x<addr>` lines; Ember answers when invoked by that name."""
+    d = tempfile.mkdtemp()
+    try:
+        link = os.path.join(d, "llvm-symbolizer")
+        os.symlink(os.path.abspath(EMBER), link)
+        addrs = func_addrs(fx("cxx_O2"))[:5]
+        reqs = ["CODE %s 0x%x" % (fx("cxx_O2"), a) for a in addrs]
+        ours = coprocess([link], ["--inlining", "-demangle=false"], reqs)
+        theirs = coprocess([LLVM], ["--inlining", "-demangle=false"], reqs)
+        assert ours == theirs, (ours, theirs)
+        assert any(l.startswith("_Z") for a in ours for l in a), ours
+    finally:
+        shutil.rmtree(d)
+
+
+def bad_input(path, reason):
+    res = ember("--obj=" + path, "0x1000")
+    assert res.returncode == 0, res
+    assert res.stdout == "??\n??:0:0\n\n", res.stdout
+    assert path in res.stderr and reason in res.stderr, res.stderr
+    j = ember("--obj=" + path, "--output-style=JSON", "0x1000")
+    assert reason in json.loads(j.stdout)["Error"]["Message"], j.stdout
+
+
+def test_cli__missing_file(): bad_input("/nonexistent/binary", "No such file")
+
+
+def test_cli__not_elf():
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+        f.write("hello, not an ELF\n")
+        f.flush()
+        bad_input(f.name, "not an ELF")
+
+
+def test_cli__truncated_elf():
+    with tempfile.NamedTemporaryFile("wb") as f:
+        f.write(open(fx("c_O2_pie"), "rb").read()[:5000])
+        f.flush()
+        bad_input(f.name, "truncated")
+
+
+def test_cli__unparsable_line_is_echoed():
+    out = ember("--obj=" + fx("c_O2_pie"), stdin="foo\n\n0xzz\n").stdout
+    theirs = run([LLVM, "--obj=" + fx("c_O2_pie")], "foo\n\n0xzz\n").stdout
+    assert out == theirs == "foo\n\n0xzz\n", (out, theirs)
+
+
+def test_cli__address_outside_everything():
+    out = ember("--obj=" + fx("c_O2_pie"), "--output-style=JSON", "0xfffffff0").stdout
+    sym = json.loads(out)["Symbol"]
+    assert sym[0]["Source"] == "none" and sym[0]["FunctionName"] == "", out
+
+
+def test_cli__frame_sources_reported():
+    main = [a for a in func_addrs(fx("c_nodwarf"), 400)]
+    out = ember("--obj=" + fx("c_nodwarf"), "--output-style=JSON", "0x%x" % main[3]).stdout
+    assert json.loads(out)["Symbol"][0]["Source"] == "symtab", out
+    out = ember("--obj=" + fx("c_dynsym_only"), "--output-style=JSON",
+                "0x%x" % func_addrs(fx("c_dynsym_only"))[0]).stdout
+    assert json.loads(out)["Symbol"][0]["Source"] == "dynsym", out
+
+
+def test_cli__bad_option_fails():
+    res = ember("--no-such-flag", "0x1")
+    assert res.returncode == 2 and "--no-such-flag" in res.stderr, res
+
+
+def main():
+    if not LLVM:
+        print("SKIP: llvm-symbolizer not installed")
+        return 77
+    cases = {k: v for k, v in globals().items() if k.startswith("test_cli__")}
+    only = sys.argv[3] if len(sys.argv) > 3 else None
+    failed = 0
+    for name, fn in cases.items():
+        if only and name != only:
+            continue
+        try:
+            fn()
+            print("ok   " + name)
+        except AssertionError as e:
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
