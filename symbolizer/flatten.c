@@ -96,12 +96,22 @@ static int sweep_scopes(const struct sym_ivals *in, struct sym_ivals *out)
 	return err;
 }
 
+static bool ivals_sorted(const struct sym_ivals *iv,
+			 int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < iv->n; i++)
+		if (cmp(&iv->v[i - 1], &iv->v[i]) > 0)
+			return false;
+	return true;
+}
+
 /* Clip overlapping line rows so that each address has one row. */
 static void clip_lines(struct sym_ivals *lines)
 {
 	size_t w = 0;
 
-	if (lines->n)
+	/* Units usually come in address order with sorted rows: skip the sort. */
+	if (!ivals_sorted(lines, line_cmp))
 		qsort(lines->v, lines->n, sizeof(*lines->v), line_cmp);
 	for (size_t i = 0; i < lines->n; i++) {
 		struct sym_ival *cur = &lines->v[i];
