@@ -126,6 +126,7 @@ static void frame_from_symbol(const struct sym_index *idx,
 			      enum sym_source src, struct sym_frame *f)
 {
 	*f = (struct sym_frame){ .name = name_of(idx, sym->name),
+				 .file = sym_strtab_get(&idx->strtab, sym->file),
 				 .func_start = sym->addr,
 				 .source = src,
 				 .name_id = sym->name };
@@ -175,6 +176,9 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 			frames[n - 1].name = name_of(idx, sym->name);
 			frames[n - 1].name_id = sym->name;
 			frames[n - 1].func_start = sym->addr;
+			if (!frames[n - 1].file)
+				frames[n - 1].file =
+					sym_strtab_get(&idx->strtab, sym->file);
 		}
 		if (sym && n == 0)
 			n = 1;

@@ -85,6 +85,7 @@ struct sym_symbol {
 	uint64_t addr;
 	uint64_t size;		/* 0: extends to the next symbol */
 	uint32_t name;		/* name id */
+	uint32_t file;		/* STT_FILE before a local symbol (strtab), 0 */
 };
 
 struct sym_load {

@@ -3,7 +3,9 @@
  * then .dynsym): function symbols sorted by address.  Among symbols at
  * one address the one with the largest size (then the greatest name) is
  * kept, and among equal sizes the last in table order: llvm-symbolizer's
- * rule, so aliases (C++ D1/D2 destructors, say) resolve alike.
+ * rule, so aliases (C++ D1/D2 destructors, say) resolve alike.  A local
+ * symbol remembers the STT_FILE symbol before it (its source file), which
+ * llvm-symbolizer prints when nothing better is known.
  */
 #include "sym_internal.h"
 
@@ -15,6 +17,7 @@
 struct sym_tmp {
 	struct sym_symbol s;
 	const char *name;
+	const char *file;
 	size_t order;		/* position in the table: makes the sort stable */
 };
 
@@ -41,6 +44,7 @@ static int symtab_collect(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			  struct sym_tmp **out, size_t *n, size_t *alloc)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
+	const char *file = NULL;
 	size_t count;
 
 	if (!data || sh->sh_entsize == 0)
@@ -50,12 +54,20 @@ static int symtab_collect(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		GElf_Sym sym;
 		const char *name;
 
-		if (!gelf_getsym(data, (int)i, &sym) || !sym_wanted(&sym))
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_FILE) {
+			file = elf_strptr(elf, sh->sh_link, sym.st_name);
+			continue;
+		}
+		if (!sym_wanted(&sym))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		struct sym_tmp t = { { sym.st_value, sym.st_size, 0 }, name, *n };
+		struct sym_tmp t = { { sym.st_value, sym.st_size, 0, 0 }, name,
+				     GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL,
+				     *n };
 		if (SYM_VEC_PUSH(*out, *n, *alloc, t))
 			return -ENOMEM;
 	}
@@ -77,6 +89,12 @@ static int symtab_store(struct sym_index *idx, struct sym_tmp *t, size_t n,
 			continue;
 		v[w] = t[i].s;
 		err = sym_index_add_name(idx, t[i].name, &v[w].name);
+		if (!err && t[i].file && *t[i].file) {
+			int64_t off = sym_strtab_intern(&idx->strtab, t[i].file, NULL);
+
+			err = off < 0 ? (int)off : 0;
+			v[w].file = off > 0 ? (uint32_t)off : 0;
+		}
 		if (err) {
 			free(v);
 			return err;

@@ -378,7 +378,8 @@ static int test_symbolizer__stale_debug_file_rejected(void)
 	return 0;
 }
 
-static int check_fallback(const char *bin, const char *sym, enum sym_source src)
+static int check_fallback(const char *bin, const char *sym, enum sym_source src,
+			  const char *file)
 {
 	struct sym_index *idx = open_ok(fixture(bin), NULL);
 	struct sym_frame f[MAXF];
@@ -392,7 +393,10 @@ static int check_fallback(const char *bin, const char *sym, enum sym_source src)
 	CHECK_INT(n, ==, 1);
 	CHECK_STR(f[0].name, sym);
 	CHECK(f[0].source == src);
-	CHECK(f[0].file == NULL);
+	if (file)
+		CHECK_STR(f[0].file, file);
+	else
+		CHECK(f[0].file == NULL);
 	CHECK_INT(f[0].func_start, ==, addr);
 	/* The ELF header is code of nobody. */
 	CHECK_INT(sym_index_lookup(idx, 0x10, SYM_ADDR_VADDR, 0, f, MAXF), ==, 0);
@@ -402,13 +406,15 @@ static int check_fallback(const char *bin, const char *sym, enum sym_source src)
 
 static int test_symbolizer__symtab_fallback(void)
 {
-	return check_fallback("c_nodwarf", "grid_weight", SYM_SOURCE_SYMTAB);
+	/* a local symbol: its STT_FILE names the source file */
+	return check_fallback("c_nodwarf", "grid_weight", SYM_SOURCE_SYMTAB,
+			      "prog.c");
 }
 
 static int test_symbolizer__dynsym_fallback(void)
 {
 	return check_fallback("c_dynsym_only", "helper_digest_points",
-			      SYM_SOURCE_DYNSYM);
+			      SYM_SOURCE_DYNSYM, NULL);
 }
 
 /* Same code, other DWARF encodings: every byte of a function agrees. */
