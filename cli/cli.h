@@ -22,6 +22,7 @@ struct cli_symbolize_opts {
 	bool print_address;
 	bool pretty;
 	bool basenames;
+	bool stats;		/* --stats: index figures to stderr */
 	enum cli_functions functions;
 	enum cli_style style;
 	enum sym_addr_kind addr_kind;

@@ -10,7 +10,10 @@
 #include "common.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +25,7 @@ struct module {
 	char *path;
 	struct sym_index *idx;
 	int err;
+	double open_s;		/* time sym_index_open took */
 };
 
 struct symbolizer_run {
@@ -47,6 +51,7 @@ static void symbolize_usage(FILE *f)
 	      "  --debug-file-directory=DIR root of .build-id/ and debuglink lookups\n"
 	      "  --file-offsets             input addresses are file offsets, not\n"
 	      "                             ELF virtual addresses\n"
+	      "  --stats                    print index figures to stderr at exit\n"
 	      "Addresses: 0x-prefixed hex or decimal.  Without ADDRESS arguments,\n"
 	      "one request per line on stdin.\n",
 	      f);
@@ -129,6 +134,8 @@ static int parse_long(struct cli_symbolize_opts *o, const char *name,
 		return o->basenames = true, 0;
 	if (!strcmp(key, "file-offsets"))
 		return o->addr_kind = SYM_ADDR_FILE_OFFSET, 0;
+	if (!strcmp(key, "stats"))
+		return o->stats = true, 0;
 	return -EINVAL;
 }
 
@@ -185,7 +192,11 @@ static struct module *module_get(struct symbolizer_run *run, const char *path,
 	if (!m->path)
 		return NULL;
 	m->err = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	m->idx = sym_index_open(m->path, &oo, &m->err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	m->open_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (!m->idx)
 		fprintf(stderr, "ember symbolize: '%s': %s\n", m->path,
 			sym_strerror(m->err));
@@ -275,6 +286,28 @@ static int run_stdin(struct symbolizer_run *run)
 	return err;
 }
 
+/* --stats: what each index cost, for benchmarks and curious users. */
+static void print_stats(const struct symbolizer_run *run)
+{
+	struct rusage ru;
+
+	for (size_t i = 0; i < run->nmods; i++) {
+		struct sym_index_stats st;
+
+		if (!run->mods[i].idx)
+			continue;
+		sym_index_get_stats(run->mods[i].idx, &st);
+		fprintf(stderr,
+			"stats: '%s': index built in %.3f s: %zu functions, %zu inlined, "
+			"%zu segments, %zu symtab + %zu dynsym symbols, %.1f MB\n",
+			run->mods[i].path, run->mods[i].open_s, st.functions,
+			st.inlined, st.segments, st.symtab_symbols,
+			st.dynsym_symbols, (double)st.bytes / 1e6);
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(stderr, "stats: peak RSS %.1f MB\n", (double)ru.ru_maxrss / 1024);
+}
+
 static void run_free(struct symbolizer_run *run)
 {
 	for (size_t i = 0; i < run->nmods; i++) {
@@ -306,6 +339,8 @@ int cmd_symbolize(int argc, char **argv)
 		err = run_stdin(run);
 	}
 	fflush(stdout);
+	if (run->opts.stats)
+		print_stats(run);
 	run_free(run);
 	free(run);
 	return err ? 1 : 0;
