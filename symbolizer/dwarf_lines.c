@@ -1,20 +1,18 @@
 /*
  * dwarf_lines.c - line-table rows of one unit as address intervals
- * (DWARF 5 §6.2).  Row i covers [addr_i, addr_{i+1}); an end_sequence row
- * closes its sequence.  libdw returns the rows sorted by address with an
- * end_sequence marker before a row that starts at the same address, and
- * among rows at one address the last one wins (as llvm-symbolizer does),
- * which falls out of dropping zero-length rows.
- *
- * That sort order hides where sequences end: a last row that sits at its
- * own sequence's end address sorts after the end marker and would seem
- * to run on to the next sequence.  So rows are clipped to the unit's own
- * address ranges (DW_AT_ranges / low_pc+high_pc), which is also how
- * llvm-symbolizer scopes a line-table lookup: unit first, then rows.
+ * (DWARF 5 §6.2), read by line_program.c.  Row i covers [addr_i,
+ * addr_{i+1}) of its sequence; among rows at one address the last wins
+ * (as llvm-symbolizer does).  Rows are clipped to the unit's own address
+ * ranges (DW_AT_ranges / low_pc+high_pc), which is how llvm-symbolizer
+ * scopes a line-table lookup (unit first, then rows), and to executable
+ * sections, which drops sequences of code the linker discarded.
  */
 #include "sym_internal.h"
 
+#include <dwarf.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct unit_ranges {
 	struct { uint64_t lo, hi; } *r;
@@ -72,64 +70,96 @@ static bool unit_ranges_clip(const struct unit_ranges *ur, uint64_t lo,
 	return true;
 }
 
-static int line_file(struct sym_index *idx, const char *comp_dir,
-		     Dwarf_Line *line, const char **last_name,
-		     uint32_t *last_off)
+/* The raw sections line programs use; libdw has decompressed them. */
+int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx)
 {
-	const char *name = dwarf_linesrc(line, NULL, NULL);
-	int64_t off;
+	static const struct {
+		const char *name;
+		size_t off;
+	} want[] = {
+		{ ".debug_line", offsetof(struct sym_line_ctx, line) },
+		{ ".zdebug_line", offsetof(struct sym_line_ctx, line) },
+		{ ".debug_line_str", offsetof(struct sym_line_ctx, line_str) },
+		{ ".debug_str", offsetof(struct sym_line_ctx, str) },
+		{ ".zdebug_str", offsetof(struct sym_line_ctx, str) },
+	};
+	Elf *elf = dwarf_getelf(dw);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
-	if (name == *last_name)
-		return 0;
-	off = sym_intern_path(idx, comp_dir, name);
-	if (off < 0)
-		return (int)off;
-	*last_name = name;
-	*last_off = (uint32_t)off;
+	memset(ctx, 0, sizeof(*ctx));
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return -SYM_ERR_BAD_ELF;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		for (size_t i = 0; name && i < sizeof(want) / sizeof(want[0]); i++) {
+			struct sym_sect *s = (struct sym_sect *)((char *)ctx + want[i].off);
+
+			if (strcmp(name, want[i].name) != 0 || s->data)
+				continue;
+			if (sh.sh_flags & SHF_COMPRESSED)
+				continue; /* libdw did not load it: leave it */
+			d = elf_getdata(scn, NULL);
+			if (!d || !d->d_buf ||
+			    (name[1] == 'z' && d->d_size >= 4 &&
+			     memcmp(d->d_buf, "ZLIB", 4) == 0))
+				continue; /* GNU .zdebug still compressed */
+			*s = (struct sym_sect){ d->d_buf, d->d_size };
+		}
+	}
 	return 0;
 }
 
-int sym_dwarf_unit_lines(struct sym_index *idx, Dwarf_Die *cudie,
-			 const struct sym_ranges *exec, struct sym_ivals *out)
+struct unit_rows {
+	struct sym_build *b;
+	const struct unit_ranges *ur;
+	const struct sym_unit_files *files;
+};
+
+static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 {
-	const char *comp_dir = sym_unit_comp_dir(cudie);
+	struct unit_rows *u = arg;
+	uint64_t hi = end;
+	uint32_t file;
+
+	if (!unit_ranges_clip(u->ur, r->addr, &hi) ||
+	    !sym_ranges_contain(u->b->exec, r->addr, hi))
+		return 0;
+	file = r->file < u->files->n ? u->files->off[r->file] : 0;
+	return sym_ivals_push(&u->b->lines, (struct sym_ival){
+		r->addr, hi, file, r->line, r->col, r->disc });
+}
+
+int sym_dwarf_unit_lines(struct sym_build *b, Dwarf_Die *cudie,
+			 const struct sym_line_ctx *ctx, const char *comp_dir,
+			 struct sym_unit_files *files)
+{
 	struct unit_ranges ur = { 0 };
-	const char *last_name = NULL;
-	uint32_t last_off = 0;
-	Dwarf_Lines *lines;
-	Dwarf_Addr addr, next;
-	size_t n;
+	struct unit_rows u = { b, &ur, files };
+	Dwarf_Attribute attr;
+	Dwarf_Word off;
+	int err;
 
-	int err = 0;
-
-	if (dwarf_getsrclines(cudie, &lines, &n) != 0)
+	files->off = NULL;
+	files->n = 0;
+	if (!dwarf_attr(cudie, DW_AT_stmt_list, &attr) ||
+	    dwarf_formudata(&attr, &off))
 		return 0; /* no line table: functions still resolve */
 	if (unit_ranges_read(cudie, &ur))
 		return -ENOMEM;
-	for (size_t i = 0; i + 1 < n && !err; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Line *nl = dwarf_onesrcline(lines, i + 1);
-		bool end = false;
-		int lineno = 0, col = 0;
-		unsigned int disc = 0;
-
-		if (!l || !nl || dwarf_lineendsequence(l, &end) || end ||
-		    dwarf_lineaddr(l, &addr) || dwarf_lineaddr(nl, &next))
-			continue;
-		if (next <= addr || !unit_ranges_clip(&ur, addr, &next) ||
-		    !sym_ranges_contain(exec, addr, next))
-			continue;
-		dwarf_lineno(l, &lineno);
-		dwarf_linecol(l, &col);
-		dwarf_linediscriminator(l, &disc);
-		err = line_file(idx, comp_dir, l, &last_name, &last_off);
-		if (err)
-			break;
-		struct sym_ival iv = { addr, next, last_off,
-				       lineno > 0 ? (uint32_t)lineno : 0,
-				       col > 0 ? (uint32_t)col : 0, disc };
-		err = sym_ivals_push(out, iv);
-	}
+	err = sym_line_program_read(b->idx, ctx, off, comp_dir, files,
+				    unit_row, &u);
 	free(ur.r);
+	if (err == -EINVAL) {
+		pr_debug("symbolizer: malformed line program at 0x%llx",
+			 (unsigned long long)off);
+		return 0; /* keep the rows read before the damage */
+	}
 	return err;
 }

@@ -27,9 +27,8 @@ struct walk {
 	struct sym_index *idx;
 	const struct sym_ranges *exec;
 	struct sym_ivals *scopes;
-	Dwarf_Files *files;
-	size_t nfiles;
-	uint32_t *file_offs; /* file index -> strtab offset, SYM_NONE unset */
+	const struct sym_unit_files *files; /* the unit's file table */
+	Dwarf_CU *cu;
 	const char *comp_dir;
 };
 
@@ -38,21 +37,28 @@ static int64_t intern(struct sym_index *idx, const char *s)
 	return s ? sym_strtab_intern(&idx->strtab, s, NULL) : 0;
 }
 
-/* Path of file number fileno of the current unit, interned. */
-static int64_t walk_file(struct walk *w, Dwarf_Word fileno)
+/* Path of file number fileno of the current unit (strtab offset). */
+static uint32_t walk_file(const struct walk *w, Dwarf_Word fileno)
 {
-	const char *name;
-	int64_t off;
+	return fileno < w->files->n ? w->files->off[fileno] : 0;
+}
 
-	if (!w->files || fileno >= w->nfiles)
+/*
+ * Declaration file of die: a file number of the unit that holds the
+ * attribute (following abstract_origin/specification).  Ours when that
+ * is the current unit; libdw's reader for the rare cross-unit origin.
+ */
+static int64_t walk_decl_file(struct walk *w, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word fileno;
+
+	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &attr) ||
+	    dwarf_formudata(&attr, &fileno))
 		return 0;
-	if (w->file_offs[fileno] != SYM_NONE)
-		return w->file_offs[fileno];
-	name = dwarf_filesrc(w->files, fileno, NULL, NULL);
-	off = sym_intern_path(w->idx, w->comp_dir, name);
-	if (off > 0)
-		w->file_offs[fileno] = (uint32_t)off;
-	return off;
+	if (attr.cu == w->cu)
+		return walk_file(w, fileno);
+	return sym_intern_path(w->idx, w->comp_dir, dwarf_decl_file(die));
 }
 
 static uint32_t attr_udata(Dwarf_Die *die, int name)
@@ -89,7 +95,7 @@ static int node_fill_names(struct walk *w, Dwarf_Die *die,
 	if (sym_index_add_name(w->idx, die_raw_name(die), &n->name))
 		return -ENOMEM;
 	short_off = intern(w->idx, dwarf_diename(die));
-	decl_off = sym_intern_path(w->idx, w->comp_dir, dwarf_decl_file(die));
+	decl_off = walk_decl_file(w, die);
 	if (short_off < 0 || decl_off < 0)
 		return -ENOMEM;
 	n->short_name = (uint32_t)short_off;
@@ -146,11 +152,7 @@ static int walk_add_node(struct walk *w, Dwarf_Die *die, uint32_t parent,
 	if (err)
 		return err;
 	if (parent != SYM_NONE) {
-		int64_t f = walk_file(w, attr_udata(die, DW_AT_call_file));
-
-		if (f < 0)
-			return (int)f;
-		n.call_file = (uint32_t)f;
+		n.call_file = walk_file(w, attr_udata(die, DW_AT_call_file));
 		n.call_line = attr_udata(die, DW_AT_call_line);
 		n.call_col = attr_udata(die, DW_AT_call_column);
 		n.call_disc = attr_udata(die, DW_AT_GNU_DISCRIMINATOR);
@@ -228,47 +230,43 @@ static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
 
 static int walk_unit(struct walk *w, Dwarf_Die *cudie)
 {
-	int err;
-
-	w->files = NULL;
-	w->nfiles = 0;
-	w->file_offs = NULL;
-	w->comp_dir = sym_unit_comp_dir(cudie);
-	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) == 0 && w->nfiles) {
-		w->file_offs = malloc(w->nfiles * sizeof(uint32_t));
-		if (!w->file_offs)
-			return -ENOMEM;
-		memset(w->file_offs, 0xff, w->nfiles * sizeof(uint32_t));
-	}
-	err = walk_children(w, cudie, SYM_NONE, 0, 0);
-	free(w->file_offs);
-	w->file_offs = NULL;
-	return err;
+	w->cu = cudie->cu;
+	return walk_children(w, cudie, SYM_NONE, 0, 0);
 }
 
-int sym_dwarf_collect(struct sym_index *idx, Dwarf *dw,
-		      const struct sym_ranges *exec, struct sym_ivals *scopes,
-		      struct sym_ivals *lines)
+int sym_dwarf_collect(struct sym_build *b, Dwarf *dw)
 {
-	struct walk w = { .idx = idx, .exec = exec, .scopes = scopes };
+	struct walk w = { .idx = b->idx, .exec = b->exec, .scopes = &b->scopes };
+	struct sym_unit_files files = { 0 };
+	struct sym_line_ctx ctx;
 	Dwarf_CU *cu = NULL;
 	Dwarf_Half version;
 	uint8_t unit_type;
 	Dwarf_Die cudie;
 	int rc, err;
 
+	err = sym_line_ctx_init(dw, &ctx);
+	if (err)
+		return err;
 	while ((rc = dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie,
 				     NULL)) == 0) {
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue;
-		err = walk_unit(&w, &cudie);
+		/* Lines first: the walk needs the unit's file table. */
+		w.comp_dir = sym_unit_comp_dir(&cudie);
+		err = sym_dwarf_unit_lines(b, &cudie, &ctx, w.comp_dir, &files);
+		w.files = &files;
 		if (!err)
-			err = sym_dwarf_unit_lines(idx, &cudie, exec, lines);
+			err = walk_unit(&w, &cudie);
+		free(files.off);
+		files.off = NULL;
+		if (!err)
+			err = sym_flatten_unit(b);
 		if (err)
 			return err;
 	}
 	if (rc < 0)
 		pr_warn("symbolizer: DWARF units unreadable past a point: %s",
 			dwarf_errmsg(-1));
-	return 0;
+	return sym_flatten_finish(b);
 }

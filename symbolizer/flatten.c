@@ -2,9 +2,13 @@
  * flatten.c - turning nested scopes and line rows into one flat, sorted
  * segment table, so that a lookup is a single binary search.
  *
+ * Per unit (so the temporary intervals never hold more than one unit):
  *   scopes (function and inlined ranges, nested)  --sweep-->  innermost
  *   line rows (disjoint after clipping)            --------->  row
- *   merge both boundary sets --> seg_start[] + segs[] (node, file/line/col)
+ *   merge both boundary sets --> segments, in blocks that each end with a
+ *   gap marker (a unit's code may sit in several address ranges)
+ * Then sym_flatten_finish() puts the blocks of all units in address order
+ * and joins them into seg_start[] + segs[].
  *
  * The frame chain of an address is then segs[i].node followed through
  * nodes[].parent.  See docs/symbol-index.md.
@@ -124,26 +128,29 @@ static void clip_lines(struct sym_ivals *lines)
 	lines->n = w;
 }
 
-struct seg_builder {
-	struct sym_index *idx;
-	size_t alloc_start, alloc_segs;
-};
+static const struct sym_seg seg_gap = { SYM_NONE, 0, 0, 0, 0 };
 
-static int seg_push(struct seg_builder *sb, uint64_t start, struct sym_seg s)
+static bool seg_equal(const struct sym_seg *a, const struct sym_seg *b)
 {
-	struct sym_index *idx = sb->idx;
+	return a->node == b->node && a->file == b->file && a->line == b->line &&
+	       a->col == b->col && a->disc == b->disc;
+}
+
+static bool seg_is_gap(const struct sym_seg *s)
+{
+	return seg_equal(s, &seg_gap);
+}
+
+static int seg_push(struct sym_build *b, uint64_t start, struct sym_seg s)
+{
+	struct sym_index *idx = b->idx;
 	size_t n = idx->nsegs;
 
-	if (n) {
-		const struct sym_seg *p = &idx->segs[n - 1];
-
-		if (p->node == s.node && p->file == s.file &&
-		    p->line == s.line && p->col == s.col && p->disc == s.disc)
-			return 0;
-	}
-	if (sym_vec_grow((void **)&idx->seg_start, &sb->alloc_start, n,
+	if (n > b->block_first && seg_equal(&idx->segs[n - 1], &s))
+		return 0;
+	if (sym_vec_grow((void **)&idx->seg_start, &b->alloc_start, n,
 			 sizeof(uint64_t)) ||
-	    sym_vec_grow((void **)&idx->segs, &sb->alloc_segs, n,
+	    sym_vec_grow((void **)&idx->segs, &b->alloc_segs, n,
 			 sizeof(struct sym_seg)))
 		return -ENOMEM;
 	idx->seg_start[n] = start;
@@ -152,7 +159,23 @@ static int seg_push(struct seg_builder *sb, uint64_t start, struct sym_seg s)
 	return 0;
 }
 
-static const struct sym_seg seg_gap = { SYM_NONE, 0, 0, 0, 0 };
+/* A gap ends a block: a run of covered segments plus its end marker. */
+static int block_close(struct sym_build *b, uint64_t end)
+{
+	struct sym_block blk;
+	int err;
+
+	if (b->idx->nsegs == b->block_first)
+		return 0;
+	err = seg_push(b, end, seg_gap);
+	if (err)
+		return err;
+	blk = (struct sym_block){ b->idx->seg_start[b->block_first],
+				  b->block_first, b->idx->nsegs - b->block_first };
+	err = SYM_VEC_PUSH(b->blocks, b->nblocks, b->blocks_alloc, blk);
+	b->block_first = b->idx->nsegs;
+	return err;
+}
 
 /* Next boundary after pos among the current elements of a and b. */
 static uint64_t next_boundary(const struct sym_ival *a, const struct sym_ival *b,
@@ -171,60 +194,131 @@ static uint64_t next_boundary(const struct sym_ival *a, const struct sym_ival *b
 	return next;
 }
 
-/* Merge disjoint scope and line intervals into the segment table. */
-static int merge(struct sym_index *idx, const struct sym_ivals *sc,
+/* Merge one unit's disjoint scope and line intervals into segments. */
+static int merge(struct sym_build *b, const struct sym_ivals *sc,
 		 const struct sym_ivals *ln)
 {
-	struct seg_builder sb = { idx, 0, 0 };
 	size_t i = 0, j = 0;
 	uint64_t pos = 0;
 	int err = 0;
 
 	while ((i < sc->n || j < ln->n) && !err) {
 		const struct sym_ival *a = i < sc->n ? &sc->v[i] : NULL;
-		const struct sym_ival *b = j < ln->n ? &ln->v[j] : NULL;
-		bool in_a, in_b;
+		const struct sym_ival *l = j < ln->n ? &ln->v[j] : NULL;
+		bool in_a, in_l;
 		uint64_t next;
 
-		if ((!a || a->lo > pos) && (!b || b->lo > pos)) {
-			uint64_t lo = a && (!b || a->lo < b->lo) ? a->lo : b->lo;
-
-			if (idx->nsegs)
-				err = seg_push(&sb, pos, seg_gap);
-			pos = lo;
+		if ((!a || a->lo > pos) && (!l || l->lo > pos)) {
+			err = block_close(b, pos);
+			pos = a && (!l || a->lo < l->lo) ? a->lo : l->lo;
 			continue;
 		}
 		in_a = a && a->lo <= pos;
-		in_b = b && b->lo <= pos;
-		next = next_boundary(a, b, pos);
-		struct sym_seg s = { in_a ? a->a : SYM_NONE, in_b ? b->a : 0,
-				     in_b ? b->b : 0, in_b ? b->c : 0,
-				     in_b ? b->d : 0 };
-		err = seg_push(&sb, pos, s);
+		in_l = l && l->lo <= pos;
+		next = next_boundary(a, l, pos);
+		struct sym_seg s = { in_a ? a->a : SYM_NONE, in_l ? l->a : 0,
+				     in_l ? l->b : 0, in_l ? l->c : 0,
+				     in_l ? l->d : 0 };
+		err = seg_push(b, pos, s);
 		pos = next;
 		if (a && a->hi <= pos)
 			i++;
-		if (b && b->hi <= pos)
+		if (l && l->hi <= pos)
 			j++;
 	}
-	if (!err && idx->nsegs)
-		err = seg_push(&sb, pos, seg_gap);
+	return err ? err : block_close(b, pos);
+}
+
+int sym_flatten_unit(struct sym_build *b)
+{
+	int err;
+
+	if (b->scopes.n && !ivals_sorted(&b->scopes, scope_cmp))
+		qsort(b->scopes.v, b->scopes.n, sizeof(*b->scopes.v), scope_cmp);
+	b->inner.n = 0;
+	err = sweep_scopes(&b->scopes, &b->inner);
+	if (!err) {
+		clip_lines(&b->lines);
+		err = merge(b, &b->inner, &b->lines);
+	}
+	b->scopes.n = b->lines.n = b->inner.n = 0;
 	return err;
 }
 
-int sym_flatten(struct sym_index *idx, struct sym_ivals *scopes,
-		struct sym_ivals *lines)
+static int block_cmp(const void *pa, const void *pb)
 {
-	struct sym_ivals inner = { 0 };
-	int err;
+	const struct sym_block *a = pa, *b = pb;
 
-	if (scopes->n)
-		qsort(scopes->v, scopes->n, sizeof(*scopes->v), scope_cmp);
-	err = sweep_scopes(scopes, &inner);
-	if (!err) {
-		clip_lines(lines);
-		err = merge(idx, &inner, lines);
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/*
+ * Append segment k of the unit-ordered arrays to the address-ordered
+ * output.  A block's first segment replaces the end marker of the block
+ * before it when they meet; segments that would go backwards (units whose
+ * ranges overlap, which is corrupt DWARF) are dropped.
+ */
+static void seg_emit(uint64_t *os, struct sym_seg *og, size_t *on,
+		     uint64_t start, const struct sym_seg *s)
+{
+	size_t n = *on;
+
+	if (n && start < os[n - 1])
+		return;
+	if (n && start == os[n - 1]) {
+		if (!seg_is_gap(&og[n - 1]))
+			return;
+		n--;
 	}
-	sym_ivals_release(&inner);
-	return err;
+	if (n && seg_equal(&og[n - 1], s))
+		return;
+	os[n] = start;
+	og[n] = *s;
+	*on = n + 1;
+}
+
+int sym_flatten_finish(struct sym_build *b)
+{
+	struct sym_index *idx = b->idx;
+	bool sorted = true;
+	uint64_t *os = idx->seg_start;
+	struct sym_seg *og = idx->segs;
+	size_t on = 0;
+
+	for (size_t i = 1; i < b->nblocks && sorted; i++)
+		sorted = block_cmp(&b->blocks[i - 1], &b->blocks[i]) < 0;
+	if (!sorted) {
+		qsort(b->blocks, b->nblocks, sizeof(*b->blocks), block_cmp);
+		os = malloc((idx->nsegs ? idx->nsegs : 1) * sizeof(*os));
+		og = malloc((idx->nsegs ? idx->nsegs : 1) * sizeof(*og));
+		if (!os || !og) {
+			free(os);
+			free(og);
+			return -ENOMEM;
+		}
+	}
+	/* In order, the output never overtakes the input: compaction in place. */
+	for (size_t i = 0; i < b->nblocks; i++)
+		for (size_t k = b->blocks[i].first;
+		     k < b->blocks[i].first + b->blocks[i].count; k++)
+			seg_emit(os, og, &on, idx->seg_start[k], &idx->segs[k]);
+	if (!sorted) {
+		free(idx->seg_start);
+		free(idx->segs);
+		idx->seg_start = os;
+		idx->segs = og;
+	}
+	idx->nsegs = on;
+	return 0;
+}
+
+void sym_build_release(struct sym_build *b)
+{
+	sym_ivals_release(&b->scopes);
+	sym_ivals_release(&b->lines);
+	sym_ivals_release(&b->inner);
+	free(b->blocks);
+	b->blocks = NULL;
 }

@@ -36,8 +36,8 @@ int sym_index_add_name(struct sym_index *idx, const char *raw,
 /* Scopes and lines of dw_elf, flattened into idx. */
 static int index_dwarf(struct sym_index *idx, Elf *dw_elf)
 {
-	struct sym_ivals scopes = { 0 }, lines = { 0 };
 	struct sym_ranges exec = { 0 };
+	struct sym_build b = { .idx = idx, .exec = &exec };
 	Dwarf *dw;
 	int err;
 
@@ -50,12 +50,9 @@ static int index_dwarf(struct sym_index *idx, Elf *dw_elf)
 		free(exec.r);
 		return 0; /* fall back to the symbol tables */
 	}
-	err = sym_dwarf_collect(idx, dw, &exec, &scopes, &lines);
-	if (!err)
-		err = sym_flatten(idx, &scopes, &lines);
+	err = sym_dwarf_collect(&b, dw);
 	dwarf_end(dw);
-	sym_ivals_release(&scopes);
-	sym_ivals_release(&lines);
+	sym_build_release(&b);
 	free(exec.r);
 	return err;
 }

@@ -165,22 +165,78 @@ struct sym_ivals {
 int sym_ivals_push(struct sym_ivals *iv, struct sym_ival x);
 void sym_ivals_release(struct sym_ivals *iv);
 
-/* Walk all DWARF units: nodes into idx, scopes and line rows into iv. */
-int sym_dwarf_collect(struct sym_index *idx, Dwarf *dw,
-		      const struct sym_ranges *exec, struct sym_ivals *scopes,
-		      struct sym_ivals *lines);
+/* A run of a unit's segments that ends with a gap marker. */
+struct sym_block {
+	uint64_t start;
+	size_t first, count;
+};
+
+/* State of one index build: per-unit scratch intervals and the blocks. */
+struct sym_build {
+	struct sym_index *idx;
+	const struct sym_ranges *exec;
+	struct sym_ivals scopes, lines, inner; /* the current unit's */
+	struct sym_block *blocks;
+	size_t nblocks, blocks_alloc;
+	size_t block_first;		/* first segment of the open block */
+	size_t alloc_start, alloc_segs;	/* capacities of idx's segment arrays */
+};
+
+/* Walk all DWARF units: nodes into b->idx, each unit flattened in turn. */
+int sym_dwarf_collect(struct sym_build *b, Dwarf *dw);
+/* ---- line programs (line_program.c) --------------------------------------- */
+
+struct sym_sect {
+	const uint8_t *data;
+	size_t size;
+};
+
+/* The sections a line program refers to (decompressed by libelf/libdw). */
+struct sym_line_ctx {
+	struct sym_sect line, line_str, str;
+};
+
+/* A unit's file table: file number -> strtab offset (0 = none). */
+struct sym_unit_files {
+	uint32_t *off;
+	size_t n;
+};
+
+struct sym_line_row {
+	uint64_t addr;
+	uint32_t file, line, col, disc; /* file: the unit's file number */
+};
+
+/* Called for each row with the address where the row ends. */
+typedef int (*sym_line_row_fn)(void *arg, const struct sym_line_row *row,
+			       uint64_t end);
+
+/*
+ * Read the line program at offset of .debug_line: the file table into
+ * files (caller frees files->off), and, if fn is set, every row.
+ * -EINVAL for a malformed program (rows already passed to fn stay valid).
+ */
+int sym_line_program_read(struct sym_index *idx, const struct sym_line_ctx *ctx,
+			  uint64_t offset, const char *comp_dir,
+			  struct sym_unit_files *files, sym_line_row_fn fn,
+			  void *arg);
+int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx);
+
 /* DW_AT_comp_dir of a unit, or NULL (paths.c). */
 const char *sym_unit_comp_dir(Dwarf_Die *cudie);
 /* Intern name, joined to comp_dir when it is relative; 0 for NULL. */
 int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 			const char *name);
 /* Line rows of one unit (dwarf_lines.c). */
-int sym_dwarf_unit_lines(struct sym_index *idx, Dwarf_Die *cudie,
-			 const struct sym_ranges *exec, struct sym_ivals *lines);
+int sym_dwarf_unit_lines(struct sym_build *b, Dwarf_Die *cudie,
+			 const struct sym_line_ctx *ctx, const char *comp_dir,
+			 struct sym_unit_files *files);
 /* Read .symtab / .dynsym function symbols (sorted) into idx. */
 int sym_symtab_read(struct sym_index *idx, Elf *elf, bool dynamic);
-/* Flatten scopes and line rows into idx->seg_start/segs. */
-int sym_flatten(struct sym_index *idx, struct sym_ivals *scopes,
-		struct sym_ivals *lines);
+/* Flatten the unit in b->scopes/b->lines into segments; empties both. */
+int sym_flatten_unit(struct sym_build *b);
+/* Put all units' segment blocks in address order. */
+int sym_flatten_finish(struct sym_build *b);
+void sym_build_release(struct sym_build *b);
 
 #endif /* EMBER_SYM_INTERNAL_H */
