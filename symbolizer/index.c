@@ -51,6 +51,8 @@ static int index_dwarf(struct sym_index *idx, Elf *dw_elf)
 		return 0; /* fall back to the symbol tables */
 	}
 	err = sym_dwarf_collect(&b, dw);
+	if (!err)
+		err = sym_index_build_buckets(idx);
 	dwarf_end(dw);
 	sym_build_release(&b);
 	free(exec.r);
@@ -163,6 +165,7 @@ void sym_index_free(struct sym_index *idx)
 	free(idx->nodes);
 	free(idx->seg_start);
 	free(idx->segs);
+	free(idx->buckets);
 	free(idx->symtab);
 	free(idx->dynsym);
 	free(idx->loads);
@@ -191,6 +194,7 @@ void sym_index_get_stats(const struct sym_index *idx, struct sym_index_stats *st
 	st->bytes = idx->strtab.len + idx->nnames * (4 + 2 * sizeof(void *)) +
 		    idx->nnodes * sizeof(struct sym_node) +
 		    idx->nsegs * (8 + sizeof(struct sym_seg)) +
+		    idx->nbuckets * sizeof(uint32_t) +
 		    (idx->nsymtab + idx->ndynsym) * sizeof(struct sym_symbol);
 }
 

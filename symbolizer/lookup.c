@@ -28,6 +28,56 @@ static size_t upper_le(const uint64_t *v, size_t n, uint64_t key)
 	return (size_t)(base - v);
 }
 
+/* Aim for about 8 segments per bucket: a search within one or two cache
+ * lines after one load from a table that stays in cache. */
+#define SEGS_PER_BUCKET 8
+
+int sym_index_build_buckets(struct sym_index *idx)
+{
+	uint64_t base, span;
+	unsigned shift = 0;
+	size_t n, k, i = 0;
+
+	if (idx->nsegs < 2 * SEGS_PER_BUCKET)
+		return 0;
+	base = idx->seg_start[0];
+	span = idx->seg_start[idx->nsegs - 1] - base;
+	while ((span >> shift) > idx->nsegs / SEGS_PER_BUCKET)
+		shift++;
+	n = (size_t)(span >> shift) + 2;
+	idx->buckets = malloc(n * sizeof(*idx->buckets));
+	if (!idx->buckets)
+		return -ENOMEM;
+	for (k = 0; k < n; k++) {
+		uint64_t at = base + ((uint64_t)k << shift);
+
+		while (i < idx->nsegs && idx->seg_start[i] < at)
+			i++;
+		idx->buckets[k] = (uint32_t)i;
+	}
+	idx->nbuckets = n;
+	idx->bucket_shift = shift;
+	return 0;
+}
+
+/* The segment holding addr: bucket first, then a short binary search. */
+static size_t seg_find(const struct sym_index *idx, uint64_t addr)
+{
+	size_t k, lo, hi, i;
+
+	if (!idx->buckets || addr < idx->seg_start[0])
+		return upper_le(idx->seg_start, idx->nsegs, addr);
+	k = (size_t)((addr - idx->seg_start[0]) >> idx->bucket_shift);
+	if (k + 1 >= idx->nbuckets)
+		return idx->nsegs - 1; /* at or past the end marker */
+	lo = idx->buckets[k] ? idx->buckets[k] - 1 : 0;
+	hi = idx->buckets[k + 1];
+	if (hi > idx->nsegs)
+		hi = idx->nsegs;
+	i = upper_le(idx->seg_start + lo, hi - lo, addr);
+	return i == SIZE_MAX ? SIZE_MAX : lo + i;
+}
+
 static size_t sym_find(const struct sym_symbol *s, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
@@ -161,7 +211,7 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 	}
 	if (!in_loads(idx, addr))
 		return 0;
-	i = upper_le(idx->seg_start, idx->nsegs, addr);
+	i = seg_find(idx, addr);
 	if (i != SIZE_MAX) {
 		const struct sym_seg *s = &idx->segs[i];
 

@@ -105,6 +105,12 @@ struct sym_index {
 	uint64_t *seg_start;
 	struct sym_seg *segs;
 	size_t nsegs;
+	/* Bucket table over seg_start: bucket k holds the index of the first
+	 * segment starting at or after seg_start[0] + (k << bucket_shift),
+	 * so a lookup searches only the few segments of its bucket. */
+	uint32_t *buckets;
+	size_t nbuckets;
+	unsigned bucket_shift;
 
 	struct sym_symbol *symtab, *dynsym;
 	size_t nsymtab, ndynsym;
@@ -237,6 +243,8 @@ int sym_symtab_read(struct sym_index *idx, Elf *elf, bool dynamic);
 int sym_flatten_unit(struct sym_build *b);
 /* Put all units' segment blocks in address order. */
 int sym_flatten_finish(struct sym_build *b);
+/* Build idx->buckets over the finished segment table (lookup.c). */
+int sym_index_build_buckets(struct sym_index *idx);
 void sym_build_release(struct sym_build *b);
 
 #endif /* EMBER_SYM_INTERNAL_H */
