@@ -33,28 +33,26 @@ int sym_index_add_name(struct sym_index *idx, const char *raw,
 	return 0;
 }
 
-/* Scopes and lines of dw_elf, flattened into idx. */
-static int index_dwarf(struct sym_index *idx, Elf *dw_elf)
+/* Scopes and lines of dw_elf, flattened unit by unit into b. */
+static int index_dwarf(struct sym_build *b, Elf *dw_elf)
 {
 	struct sym_ranges exec = { 0 };
-	struct sym_build b = { .idx = idx, .exec = &exec };
 	Dwarf *dw;
 	int err;
 
 	err = sym_elf_exec_ranges(dw_elf, &exec);
 	if (err)
 		return err;
+	b->exec = &exec;
 	dw = dwarf_begin_elf(dw_elf, DWARF_C_READ, NULL);
 	if (!dw) {
 		pr_warn("symbolizer: cannot read DWARF: %s", dwarf_errmsg(-1));
-		free(exec.r);
-		return 0; /* fall back to the symbol tables */
+		err = 0; /* fall back to the symbol tables */
+	} else {
+		err = sym_dwarf_collect(b, dw);
+		dwarf_end(dw);
 	}
-	err = sym_dwarf_collect(&b, dw);
-	if (!err)
-		err = sym_index_build_buckets(idx);
-	dwarf_end(dw);
-	sym_build_release(&b);
+	b->exec = NULL;
 	free(exec.r);
 	return err;
 }
@@ -73,10 +71,12 @@ static int index_symbols(struct sym_index *idx, struct sym_elf *main_elf,
 	return err;
 }
 
-static int index_build(struct sym_index *idx, const char *path,
-		       const struct sym_open_opts *opts)
+/* Open the ELF and its debug file; read symbols and DWARF units into b. */
+static int index_read(struct sym_build *b, const char *path,
+		      const struct sym_open_opts *opts)
 {
 	struct sym_elf main_elf = { .fd = -1 }, dbg = { .fd = -1 };
+	struct sym_index *idx = b->idx;
 	Elf *dw_elf = NULL;
 	int n, err;
 
@@ -97,19 +97,38 @@ static int index_build(struct sym_index *idx, const char *path,
 		sym_debug_find(&main_elf, idx->build_id, idx->build_id_len, opts,
 			       &dbg);
 	}
+	err = index_symbols(idx, &main_elf, &dbg);
+	if (err)
+		goto out;
 	dw_elf = dbg.elf ? dbg.elf : main_elf.elf;
 	if (sym_elf_has_dwarf(dw_elf)) {
 		idx->debug_path = strdup(dbg.elf ? dbg.path : main_elf.path);
-		err = idx->debug_path ? index_dwarf(idx, dw_elf) : -ENOMEM;
-		if (err)
-			goto out;
+		err = idx->debug_path ? index_dwarf(b, dw_elf) : -ENOMEM;
 	}
-	err = index_symbols(idx, &main_elf, &dbg);
-	if (!err && idx->nsegs == 0 && idx->nsymtab == 0 && idx->ndynsym == 0)
-		err = -SYM_ERR_NO_SYMBOLS;
 out:
 	sym_elf_close(&dbg);
 	sym_elf_close(&main_elf);
+	return err;
+}
+
+/*
+ * Build the index.  The files are closed (and their pages unmapped)
+ * before the segment blocks are joined, so the two phases' memory never
+ * adds up.
+ */
+static int index_build(struct sym_index *idx, const char *path,
+		       const struct sym_open_opts *opts)
+{
+	struct sym_build b = { .idx = idx };
+	int err = index_read(&b, path, opts);
+
+	if (!err)
+		err = sym_flatten_finish(&b);
+	sym_build_release(&b);
+	if (!err)
+		err = sym_index_build_buckets(idx);
+	if (!err && idx->nsegs == 0 && idx->nsymtab == 0 && idx->ndynsym == 0)
+		err = -SYM_ERR_NO_SYMBOLS;
 	return err;
 }
 
