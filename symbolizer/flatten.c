@@ -215,6 +215,11 @@ static uint64_t next_boundary(const struct sym_ival *a, const struct sym_ival *b
 	return next;
 }
 
+static uint16_t clamp16(uint32_t v)
+{
+	return v > UINT16_MAX ? UINT16_MAX : (uint16_t)v;
+}
+
 /* Merge one unit's disjoint scope and line intervals into segments. */
 static int merge(struct sym_build *b, const struct sym_ivals *sc,
 		 const struct sym_ivals *ln)
@@ -238,8 +243,8 @@ static int merge(struct sym_build *b, const struct sym_ivals *sc,
 		in_l = l && l->lo <= pos;
 		next = next_boundary(a, l, pos);
 		struct sym_seg s = { in_a ? a->a : SYM_NONE, in_l ? l->a : 0,
-				     in_l ? l->b : 0, in_l ? l->c : 0,
-				     in_l ? l->d : 0 };
+				     in_l ? l->b : 0, in_l ? clamp16(l->c) : 0,
+				     in_l ? clamp16(l->d) : 0 };
 		err = seg_push(b, pos, s);
 		pos = next;
 		if (a && a->hi <= pos)

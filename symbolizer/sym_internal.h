@@ -77,8 +77,8 @@ struct sym_seg {
 	uint32_t node;		/* innermost scope, or SYM_NONE */
 	uint32_t file;		/* line-table file (strtab), 0 = no row */
 	uint32_t line;
-	uint32_t col;
-	uint32_t disc;		/* line-table discriminator */
+	uint16_t col;		/* clamped to 65535 */
+	uint16_t disc;		/* line-table discriminator, clamped */
 };
 
 struct sym_symbol {
