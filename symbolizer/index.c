@@ -187,6 +187,8 @@ void sym_index_free(struct sym_index *idx)
 	free(idx->buckets);
 	free(idx->symtab);
 	free(idx->dynsym);
+	free(idx->symtab_addr);
+	free(idx->dynsym_addr);
 	free(idx->loads);
 	free(idx->debug_path);
 	free(idx);
@@ -214,7 +216,7 @@ void sym_index_get_stats(const struct sym_index *idx, struct sym_index_stats *st
 		    idx->nnodes * sizeof(struct sym_node) +
 		    idx->nsegs * (8 + sizeof(struct sym_seg)) +
 		    idx->nbuckets * sizeof(uint32_t) +
-		    (idx->nsymtab + idx->ndynsym) * sizeof(struct sym_symbol);
+		    (idx->nsymtab + idx->ndynsym) * (sizeof(struct sym_symbol) + 8);
 }
 
 const char *sym_source_name(enum sym_source src)

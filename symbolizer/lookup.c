@@ -78,24 +78,14 @@ static size_t seg_find(const struct sym_index *idx, uint64_t addr)
 	return i == SIZE_MAX ? SIZE_MAX : lo + i;
 }
 
-static size_t sym_find(const struct sym_symbol *s, size_t n, uint64_t addr)
+static size_t sym_find(const struct sym_symbol *s, const uint64_t *keys,
+		       size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t i = upper_le(keys, n, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	if (i == SIZE_MAX || (s[i].size && addr - s[i].addr >= s[i].size))
 		return SIZE_MAX;
-	lo--;
-	if (s[lo].size && addr - s[lo].addr >= s[lo].size)
-		return SIZE_MAX;
-	return lo;
+	return i;
 }
 
 /*
@@ -111,12 +101,12 @@ static const struct sym_symbol *symbol_at(const struct sym_index *idx,
 	size_t i = SIZE_MAX;
 
 	if (!own_tables || !idx->symtab_in_debug)
-		i = sym_find(idx->symtab, idx->nsymtab, addr);
+		i = sym_find(idx->symtab, idx->symtab_addr, idx->nsymtab, addr);
 	if (i != SIZE_MAX) {
 		*src = SYM_SOURCE_SYMTAB;
 		return &idx->symtab[i];
 	}
-	i = sym_find(idx->dynsym, idx->ndynsym, addr);
+	i = sym_find(idx->dynsym, idx->dynsym_addr, idx->ndynsym, addr);
 	if (i != SIZE_MAX) {
 		*src = SYM_SOURCE_DYNSYM;
 		return &idx->dynsym[i];

@@ -76,14 +76,18 @@ static int symtab_collect(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 
 /* Keep the last of each run of equal addresses; intern the names. */
 static int symtab_store(struct sym_index *idx, struct sym_tmp *t, size_t n,
-			struct sym_symbol **out, size_t *nout)
+			struct sym_symbol **out, uint64_t **keys, size_t *nout)
 {
 	struct sym_symbol *v = n ? malloc(n * sizeof(*v)) : NULL;
+	uint64_t *k = n ? malloc(n * sizeof(*k)) : NULL;
 	size_t w = 0;
 	int err;
 
-	if (n && !v)
+	if (n && (!v || !k)) {
+		free(v);
+		free(k);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (i + 1 < n && t[i + 1].s.addr == t[i].s.addr)
 			continue;
@@ -97,11 +101,14 @@ static int symtab_store(struct sym_index *idx, struct sym_tmp *t, size_t n,
 		}
 		if (err) {
 			free(v);
+			free(k);
 			return err;
 		}
+		k[w] = v[w].addr;
 		w++;
 	}
 	*out = v;
+	*keys = k;
 	*nout = w;
 	return 0;
 }
@@ -124,9 +131,11 @@ int sym_symtab_read(struct sym_index *idx, Elf *elf, bool dynamic)
 	if (!err && n) {
 		qsort(tmp, n, sizeof(*tmp), tmp_cmp);
 		if (dynamic)
-			err = symtab_store(idx, tmp, n, &idx->dynsym, &idx->ndynsym);
+			err = symtab_store(idx, tmp, n, &idx->dynsym,
+					   &idx->dynsym_addr, &idx->ndynsym);
 		else
-			err = symtab_store(idx, tmp, n, &idx->symtab, &idx->nsymtab);
+			err = symtab_store(idx, tmp, n, &idx->symtab,
+					   &idx->symtab_addr, &idx->nsymtab);
 	}
 	free(tmp);
 	return err;
