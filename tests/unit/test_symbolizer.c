@@ -6,6 +6,7 @@
  * of addresses is tests/oracle/compare_llvm.py.
  */
 #include "symbolizer.h"
+#include "sym_internal.h" /* line_program.c's reader, tested directly */
 #include "common.h"
 #include "unit.h"
 
@@ -571,6 +572,122 @@ static int test_symbolizer__concurrent_lookups(void)
 	return 0;
 }
 
+/*
+ * A DWARF 4 line program written by hand: include dir "inc", files a.c
+ * (dir 0) and b.h (dir 1); rows at 0x1000 (a.c:1), 0x1004 (a.c:3, by a
+ * special opcode), 0x100c (b.h:8, fixed_advance_pc), end at 0x1010.
+ */
+static const uint8_t line_v4[] = {
+	0, 0, 0, 0,		/* unit_length, patched below */
+	4, 0,			/* version 4 */
+	0, 0, 0, 0,		/* header_length, patched below */
+	1, 1, 1,		/* min_inst 1, max_ops 1, default_is_stmt */
+	(uint8_t)-5, 14, 13,	/* line_base -5, line_range 14, opcode_base 13 */
+	0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, /* standard_opcode_lengths */
+	'i', 'n', 'c', 0, 0,	/* include_directories */
+	'a', '.', 'c', 0, 0, 0, 0,
+	'b', '.', 'h', 0, 1, 0, 0,
+	0,			/* end of file_names */
+	/* program */
+	0, 9, 2, 0x00, 0x10, 0, 0, 0, 0, 0, 0, /* set_address 0x1000 */
+	1,			/* copy: a.c:1 @0x1000 */
+	13 + (2 - (-5)) + 14 * 4, /* special: addr += 4, line += 2 */
+	4, 2,			/* set_file 2 */
+	3, 5,			/* advance_line 5 -> 8 */
+	9, 8, 0,		/* fixed_advance_pc 8 -> 0x100c */
+	1,			/* copy: b.h:8 @0x100c */
+	2, 4,			/* advance_pc 4 -> 0x1010 */
+	0, 1, 1,		/* end_sequence */
+};
+
+struct rows {
+	struct sym_line_row r[8];
+	uint64_t end[8];
+	int n;
+};
+
+static int collect_row(void *arg, const struct sym_line_row *row, uint64_t end)
+{
+	struct rows *rs = arg;
+
+	if (rs->n < 8) {
+		rs->r[rs->n] = *row;
+		rs->end[rs->n++] = end;
+	}
+	return 0;
+}
+
+static void line_v4_bytes(uint8_t *buf, size_t *len)
+{
+	size_t hdr_end = 48; /* offset of the first program byte */
+
+	memcpy(buf, line_v4, sizeof(line_v4));
+	*len = sizeof(line_v4);
+	buf[0] = (uint8_t)(*len - 4);
+	buf[6] = (uint8_t)(hdr_end - 10);
+}
+
+static int test_symbolizer__line_program_v4(void)
+{
+	struct sym_index *idx = calloc(1, sizeof(*idx));
+	struct sym_unit_files files;
+	struct rows rs = { 0 };
+	uint8_t buf[sizeof(line_v4)];
+	size_t len;
+	int err;
+
+	CHECK(idx && sym_strtab_init(&idx->strtab) == 0);
+	line_v4_bytes(buf, &len);
+	struct sym_line_ctx ctx = { .line = { buf, len } };
+	err = sym_line_program_read(idx, &ctx, 0, "/cd", &files, collect_row, &rs);
+	CHECK_INT(err, ==, 0);
+	CHECK_INT(files.n, ==, 3); /* DWARF 4: file numbers start at 1 */
+	CHECK_STR(sym_strtab_get(&idx->strtab, files.off[1]), "/cd/a.c");
+	CHECK_STR(sym_strtab_get(&idx->strtab, files.off[2]), "/cd/inc/b.h");
+	CHECK_INT(rs.n, ==, 3);
+	CHECK_INT(rs.r[0].addr, ==, 0x1000);
+	CHECK_INT(rs.end[0], ==, 0x1004);
+	CHECK_INT(rs.r[0].line, ==, 1);
+	CHECK_INT(rs.r[1].addr, ==, 0x1004);
+	CHECK_INT(rs.r[1].line, ==, 3);
+	CHECK_INT(rs.end[1], ==, 0x100c);
+	CHECK_INT(rs.r[2].file, ==, 2);
+	CHECK_INT(rs.r[2].line, ==, 8);
+	CHECK_INT(rs.end[2], ==, 0x1010);
+	free(files.off);
+	sym_index_free(idx);
+	return 0;
+}
+
+/* Every truncation of the program: -EINVAL or fewer rows, never a crash
+ * or a read past the end (ASan watches the copy, exactly sized). */
+static int test_symbolizer__line_program_truncated(void)
+{
+	struct sym_index *idx = calloc(1, sizeof(*idx));
+	uint8_t full[sizeof(line_v4)];
+	size_t len;
+
+	CHECK(idx && sym_strtab_init(&idx->strtab) == 0);
+	line_v4_bytes(full, &len);
+	for (size_t cut = 0; cut < len; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+		struct sym_unit_files files = { 0 };
+		struct rows rs = { 0 };
+		int err;
+
+		memcpy(copy, full, cut);
+		struct sym_line_ctx ctx = { .line = { copy, cut } };
+		err = sym_line_program_read(idx, &ctx, 0, "/cd", &files,
+					    collect_row, &rs);
+		CHECK(err == -EINVAL || err == 0);
+		CHECK_INT(rs.n, <=, 3);
+		free(files.off);
+		free(copy);
+	}
+	sym_index_free(idx);
+	return 0;
+}
+
 #define CASE(n) { #n, n }
 static const struct unit_case cases[] = {
 	CASE(test_symbolizer__open_missing_file),
@@ -595,6 +712,8 @@ static const struct unit_case cases[] = {
 	CASE(test_symbolizer__demangle_rust_v0),
 	CASE(test_symbolizer__go_names),
 	CASE(test_symbolizer__concurrent_lookups),
+	CASE(test_symbolizer__line_program_v4),
+	CASE(test_symbolizer__line_program_truncated),
 };
 
 int main(int argc, char **argv)
