@@ -5,7 +5,8 @@
  *   JSON: one object per address: {"Address","ModuleName","Symbol":[...]}
  * with --pretty-print ("name at file:line" and " (inlined by) ") and
  * --print-address variants.  JSON frames carry one extra field, "Source"
- * (dwarf, symtab, dynsym or none), which llvm-symbolizer consumers ignore.
+ * (dwarf, symtab, dynsym or none), and symbol-table frames "SymbolOffset"
+ * (the address minus the symbol's), which llvm-symbolizer consumers ignore.
  */
 #include "cli.h"
 
@@ -131,7 +132,7 @@ static void json_string(FILE *out, const char *s)
 
 static void print_json_frame(FILE *out, const struct cli_symbolize_opts *o,
 			     const struct sym_index *idx,
-			     const struct sym_frame *f)
+			     const struct sym_frame *f, uint64_t addr)
 {
 	const char *name = idx && o->functions != CLI_FN_NONE
 				   ? frame_name(idx, o, f) : NULL;
@@ -149,7 +150,13 @@ static void print_json_frame(FILE *out, const struct cli_symbolize_opts *o,
 		fputs("\"\"", out);
 	fputs(",\"StartFileName\":", out);
 	json_string(out, frame_file(o, f->decl_file));
-	fprintf(out, ",\"StartLine\":%" PRIu32 "}", f->decl_line);
+	fprintf(out, ",\"StartLine\":%" PRIu32, f->decl_line);
+	/* name + offset, the whole answer of a symbol-table frame */
+	if ((f->source == SYM_SOURCE_SYMTAB || f->source == SYM_SOURCE_DYNSYM) &&
+	    f->func_start != SYM_ADDR_UNKNOWN && addr >= f->func_start)
+		fprintf(out, ",\"SymbolOffset\":\"0x%" PRIx64 "\"",
+			addr - f->func_start);
+	fputc('}', out);
 }
 
 static void print_json(FILE *out, const struct cli_symbolize_opts *o,
@@ -171,7 +178,7 @@ static void print_json(FILE *out, const struct cli_symbolize_opts *o,
 	for (int i = 0; i < (n > 0 ? n : 1); i++) {
 		if (i)
 			fputc(',', out);
-		print_json_frame(out, o, idx, n > 0 ? &frames[i] : &none);
+		print_json_frame(out, o, idx, n > 0 ? &frames[i] : &none, addr);
 	}
 	fputs("]}\n", out);
 }
