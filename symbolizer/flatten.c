@@ -8,7 +8,7 @@
  *   merge both boundary sets --> segments, in blocks that each end with a
  *   gap marker (a unit's code may sit in several address ranges)
  * Then sym_flatten_finish() puts the blocks of all units in address order
- * and joins them into seg_start[] + segs[].
+ * in place and joins them into seg_start[] + segs[].
  *
  * The frame chain of an address is then segs[i].node followed through
  * nodes[].parent.  See docs/symbol-index.md.
@@ -16,33 +16,7 @@
 #include "sym_internal.h"
 
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-/*
- * Map a fresh, exactly sized output array in one call instead of one page
- * fault per page (expensive on VMs).  Advice only: kernels before 5.14
- * refuse it and the pages fault in as usual.
- */
-static void prefault(void *p, size_t len)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
-	uintptr_t hi = ((uintptr_t)p + len) & ~(page - 1);
-
-	if (len >= (1u << 20) && hi > lo)
-		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-}
-
-int sym_ivals_push(struct sym_ivals *iv, struct sym_ival x)
-{
-	return SYM_VEC_PUSH(iv->v, iv->n, iv->alloc, x);
-}
-
+#include <string.h>
 void sym_ivals_release(struct sym_ivals *iv)
 {
 	if (!iv)
@@ -169,10 +143,12 @@ static int seg_push(struct sym_build *b, uint64_t start, struct sym_seg s)
 
 	if (n > b->block_first && seg_equal(&idx->segs[n - 1], &s))
 		return 0;
-	if (sym_vec_grow((void **)&idx->seg_start, &b->alloc_start, n,
-			 sizeof(uint64_t)) ||
-	    sym_vec_grow((void **)&idx->segs, &b->alloc_segs, n,
-			 sizeof(struct sym_seg)))
+	if ((n >= b->alloc_start &&
+	     sym_vec_grow((void **)&idx->seg_start, &b->alloc_start, n,
+			  sizeof(uint64_t))) ||
+	    (n >= b->alloc_segs &&
+	     sym_vec_grow((void **)&idx->segs, &b->alloc_segs, n,
+			  sizeof(struct sym_seg))))
 		return -ENOMEM;
 	idx->seg_start[n] = start;
 	idx->segs[n] = s;
@@ -305,39 +281,112 @@ static void seg_emit(uint64_t *os, struct sym_seg *og, size_t *on,
 	*on = n + 1;
 }
 
+/* Move segments [from, from + n) to position to, in both arrays. */
+static void seg_move(struct sym_index *idx, size_t to, size_t from, size_t n)
+{
+	if (to == from || n == 0)
+		return;
+	memmove(idx->seg_start + to, idx->seg_start + from, n * sizeof(uint64_t));
+	memmove(idx->segs + to, idx->segs + from, n * sizeof(struct sym_seg));
+}
+
+struct block_lists {
+	struct sym_block *main, *side;
+	size_t nmain, nside, side_segs;
+};
+
+/* The blocks that already follow each other in address order (the main
+ * chain), and the rest, sorted. */
+static int split_blocks(const struct sym_build *b, struct block_lists *l)
+{
+	l->main = malloc((b->nblocks + 1) * sizeof(*l->main));
+	l->side = malloc((b->nblocks + 1) * sizeof(*l->side));
+	if (!l->main || !l->side)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->nblocks; i++) {
+		const struct sym_block *blk = &b->blocks[i];
+
+		if (!l->nmain || blk->start > l->main[l->nmain - 1].start) {
+			l->main[l->nmain++] = *blk;
+		} else {
+			l->side[l->nside++] = *blk;
+			l->side_segs += blk->count;
+		}
+	}
+	qsort(l->side, l->nside, sizeof(*l->side), block_cmp);
+	return 0;
+}
+
+/*
+ * Put the blocks in address order without a second copy of the table:
+ * the side blocks (a unit's .text.unlikely part, say) go to a small
+ * buffer, the main chain closes up in place, and the two are merged from
+ * the back.  Every segment moves at most twice, sequentially.
+ */
+static int order_blocks(struct sym_index *idx, struct block_lists *l)
+{
+	uint64_t *ts = malloc((l->side_segs + 1) * sizeof(*ts));
+	struct sym_seg *tg = malloc((l->side_segs + 1) * sizeof(*tg));
+	size_t w = 0, pos;
+
+	if (!ts || !tg) {
+		free(ts);
+		free(tg);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < l->nside; i++) {
+		struct sym_block *s = &l->side[i];
+
+		memcpy(ts + w, idx->seg_start + s->first, s->count * sizeof(*ts));
+		memcpy(tg + w, idx->segs + s->first, s->count * sizeof(*tg));
+		s->first = w;
+		w += s->count;
+	}
+	w = 0;
+	for (size_t i = 0; i < l->nmain; i++) {
+		seg_move(idx, w, l->main[i].first, l->main[i].count);
+		l->main[i].first = w;
+		w += l->main[i].count;
+	}
+	pos = w + l->side_segs;
+	for (size_t i = l->nmain, j = l->nside; j > 0;) {
+		if (i > 0 && l->main[i - 1].start > l->side[j - 1].start) {
+			pos -= l->main[i - 1].count;
+			seg_move(idx, pos, l->main[i - 1].first, l->main[i - 1].count);
+			i--;
+		} else {
+			const struct sym_block *s = &l->side[--j];
+
+			pos -= s->count;
+			memcpy(idx->seg_start + pos, ts + s->first, s->count * sizeof(*ts));
+			memcpy(idx->segs + pos, tg + s->first, s->count * sizeof(*tg));
+		}
+	}
+	idx->nsegs = w + l->side_segs;
+	free(ts);
+	free(tg);
+	return 0;
+}
+
 int sym_flatten_finish(struct sym_build *b)
 {
 	struct sym_index *idx = b->idx;
-	bool sorted = true;
-	uint64_t *os = idx->seg_start;
-	struct sym_seg *og = idx->segs;
+	struct block_lists l = { 0 };
 	size_t on = 0;
+	int err;
 
-	for (size_t i = 1; i < b->nblocks && sorted; i++)
-		sorted = block_cmp(&b->blocks[i - 1], &b->blocks[i]) < 0;
-	if (!sorted) {
-		qsort(b->blocks, b->nblocks, sizeof(*b->blocks), block_cmp);
-		os = malloc((idx->nsegs ? idx->nsegs : 1) * sizeof(*os));
-		og = malloc((idx->nsegs ? idx->nsegs : 1) * sizeof(*og));
-		if (!os || !og) {
-			free(os);
-			free(og);
-			return -ENOMEM;
-		}
-		prefault(os, idx->nsegs * sizeof(*os));
-		prefault(og, idx->nsegs * sizeof(*og));
-	}
-	/* In order, the output never overtakes the input: compaction in place. */
-	for (size_t i = 0; i < b->nblocks; i++)
-		for (size_t k = b->blocks[i].first;
-		     k < b->blocks[i].first + b->blocks[i].count; k++)
-			seg_emit(os, og, &on, idx->seg_start[k], &idx->segs[k]);
-	if (!sorted) {
-		free(idx->seg_start);
-		free(idx->segs);
-		idx->seg_start = os;
-		idx->segs = og;
-	}
+	/* Every segment belongs to a block: the table is their concatenation. */
+	err = split_blocks(b, &l);
+	if (!err && l.nside)
+		err = order_blocks(idx, &l);
+	free(l.main);
+	free(l.side);
+	if (err)
+		return err;
+	/* Join the blocks: the output never overtakes the input. */
+	for (size_t k = 0; k < idx->nsegs; k++)
+		seg_emit(idx->seg_start, idx->segs, &on, idx->seg_start[k],
+			 &idx->segs[k]);
 	idx->nsegs = on;
 	return 0;
 }

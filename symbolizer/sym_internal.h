@@ -171,7 +171,15 @@ struct sym_ivals {
 	size_t n, alloc;
 };
 
-int sym_ivals_push(struct sym_ivals *iv, struct sym_ival x);
+/* Append x (inline fast path: growth only when full). */
+static inline int sym_ivals_push(struct sym_ivals *iv, struct sym_ival x)
+{
+	if (iv->n >= iv->alloc &&
+	    sym_vec_grow((void **)&iv->v, &iv->alloc, iv->n, sizeof(x)))
+		return -ENOMEM;
+	iv->v[iv->n++] = x;
+	return 0;
+}
 void sym_ivals_release(struct sym_ivals *iv);
 
 /* A run of a unit's segments that ends with a gap marker. */
