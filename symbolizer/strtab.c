@@ -125,7 +125,8 @@ int64_t sym_strtab_intern(struct sym_strtab *st, const char *s, uint32_t **aux)
 	while (st->slots[2 * j]) {
 		const char *t = st->data + st->slots[2 * j];
 
-		if (memcmp(t, s, n) == 0 && t[n] == '\0')
+		/* strncmp: t may be shorter than s and end the table */
+		if (strncmp(t, s, n) == 0 && t[n] == '\0')
 			goto found;
 		j = (j + 1) & (st->nslots - 1);
 	}
