@@ -14,11 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct unit_ranges {
-	struct { uint64_t lo, hi; } *r;
-	size_t n, alloc;
-};
-
 static int range_cmp(const void *pa, const void *pb)
 {
 	const uint64_t *a = pa, *b = pb;
@@ -26,7 +21,7 @@ static int range_cmp(const void *pa, const void *pb)
 	return a[0] < b[0] ? -1 : a[0] > b[0];
 }
 
-static int unit_ranges_read(Dwarf_Die *cudie, struct unit_ranges *ur)
+static int unit_ranges_read(Dwarf_Die *cudie, struct sym_ranges *ur)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
@@ -48,7 +43,7 @@ static int unit_ranges_read(Dwarf_Die *cudie, struct unit_ranges *ur)
 
 /* Clip [*lo, *hi) to the unit range holding *lo; false if none does.
  * A unit without ranges keeps all its rows. */
-static bool unit_ranges_clip(const struct unit_ranges *ur, uint64_t lo,
+static bool unit_ranges_clip(const struct sym_ranges *ur, uint64_t lo,
 			     uint64_t *hi)
 {
 	size_t a = 0, b = ur->n;
@@ -117,49 +112,75 @@ int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx)
 }
 
 struct unit_rows {
-	struct sym_build *b;
-	const struct unit_ranges *ur;
-	const struct sym_unit_files *files;
+	const struct sym_unit *u;
+	const struct sym_ranges *exec;
+	struct sym_ivals *lines;
 };
 
 static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 {
-	struct unit_rows *u = arg;
+	struct unit_rows *ur = arg;
+	const struct sym_unit_files *files = &ur->u->files;
 	uint64_t hi = end;
 	uint32_t file;
 
-	if (!unit_ranges_clip(u->ur, r->addr, &hi) ||
-	    !sym_ranges_contain(u->b->exec, r->addr, hi))
+	if (!unit_ranges_clip(&ur->u->ranges, r->addr, &hi) ||
+	    !sym_ranges_contain(ur->exec, r->addr, hi))
 		return 0;
-	file = r->file < u->files->n ? u->files->off[r->file] : 0;
-	return sym_ivals_push(&u->b->lines, (struct sym_ival){
+	file = r->file < files->n ? files->off[r->file] : 0;
+	return sym_ivals_push(ur->lines, (struct sym_ival){
 		r->addr, hi, file, r->line, r->col, r->disc });
 }
 
-int sym_dwarf_unit_lines(struct sym_build *b, Dwarf_Die *cudie,
-			 const struct sym_line_ctx *ctx, const char *comp_dir,
-			 struct sym_unit_files *files)
+int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
+		     const struct sym_line_ctx *ctx, const char *comp_dir,
+		     struct sym_unit *u)
 {
-	struct unit_ranges ur = { 0 };
-	struct unit_rows u = { b, &ur, files };
 	Dwarf_Attribute attr;
 	Dwarf_Word off;
 	int err;
 
-	files->off = NULL;
-	files->n = 0;
+	if (unit_ranges_read(cudie, &u->ranges))
+		return -ENOMEM;
 	if (!dwarf_attr(cudie, DW_AT_stmt_list, &attr) ||
 	    dwarf_formudata(&attr, &off))
 		return 0; /* no line table: functions still resolve */
-	if (unit_ranges_read(cudie, &ur))
-		return -ENOMEM;
-	err = sym_line_program_read(b->idx, ctx, off, comp_dir, files,
-				    unit_row, &u);
-	free(ur.r);
+	err = sym_line_program_read(idx, ctx, off, comp_dir, &u->files, NULL,
+				    NULL);
+	if (err == -EINVAL) {
+		pr_debug("symbolizer: malformed line program header at 0x%llx",
+			 (unsigned long long)off);
+		return 0;
+	}
+	u->stmt_off = off;
+	u->has_lines = !err;
+	return err;
+}
+
+int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
+		  const struct sym_ranges *exec, struct sym_ivals *lines)
+{
+	struct unit_rows ur = { u, exec, lines };
+	int err;
+
+	if (!u->has_lines)
+		return 0;
+	err = sym_line_program_read(NULL, ctx, u->stmt_off, NULL, NULL,
+				    unit_row, &ur);
 	if (err == -EINVAL) {
 		pr_debug("symbolizer: malformed line program at 0x%llx",
-			 (unsigned long long)off);
+			 (unsigned long long)u->stmt_off);
 		return 0; /* keep the rows read before the damage */
 	}
 	return err;
+}
+
+void sym_unit_free(struct sym_unit *u)
+{
+	if (!u)
+		return;
+	free(u->files.off);
+	free(u->ranges.r);
+	sym_ivals_release(&u->scopes);
+	free(u);
 }

@@ -5,8 +5,9 @@
  * function node, each DW_TAG_inlined_subroutine a node whose parent is the
  * enclosing function or inlined instance, carrying its call site
  * (DW_AT_call_file/line/column, DWARF 5 §3.3.8.2).  Every address range
- * of a node becomes a scope interval; dwarf_lines.c adds the line rows
- * and flatten.c turns both into one sorted table.
+ * of a node becomes a scope interval; dwarf_lines.c adds the line rows,
+ * flatten.c turns both into one sorted table and collect.c runs the
+ * units through all three.
  *
  * Only code in executable sections counts: ranges of functions that the
  * linker discarded (tombstoned to 0 or -1) are dropped here.
@@ -228,45 +229,13 @@ static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
 	return 0;
 }
 
-static int walk_unit(struct walk *w, Dwarf_Die *cudie)
+int sym_dwarf_walk_unit(struct sym_index *idx, const struct sym_ranges *exec,
+			Dwarf_Die *cudie, const char *comp_dir,
+			const struct sym_unit_files *files,
+			struct sym_ivals *scopes)
 {
-	w->cu = cudie->cu;
-	return walk_children(w, cudie, SYM_NONE, 0, 0);
-}
+	struct walk w = { .idx = idx, .exec = exec, .scopes = scopes,
+			  .files = files, .cu = cudie->cu, .comp_dir = comp_dir };
 
-int sym_dwarf_collect(struct sym_build *b, Dwarf *dw)
-{
-	struct walk w = { .idx = b->idx, .exec = b->exec, .scopes = &b->scopes };
-	struct sym_unit_files files = { 0 };
-	struct sym_line_ctx ctx;
-	Dwarf_CU *cu = NULL;
-	Dwarf_Half version;
-	uint8_t unit_type;
-	Dwarf_Die cudie;
-	int rc, err;
-
-	err = sym_line_ctx_init(dw, &ctx);
-	if (err)
-		return err;
-	while ((rc = dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie,
-				     NULL)) == 0) {
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
-			continue;
-		/* Lines first: the walk needs the unit's file table. */
-		w.comp_dir = sym_unit_comp_dir(&cudie);
-		err = sym_dwarf_unit_lines(b, &cudie, &ctx, w.comp_dir, &files);
-		w.files = &files;
-		if (!err)
-			err = walk_unit(&w, &cudie);
-		free(files.off);
-		files.off = NULL;
-		if (!err)
-			err = sym_flatten_unit(b);
-		if (err)
-			return err;
-	}
-	if (rc < 0)
-		pr_warn("symbolizer: DWARF units unreadable past a point: %s",
-			dwarf_errmsg(-1));
-	return 0;
+	return walk_children(&w, cudie, SYM_NONE, 0, 0);
 }

@@ -489,13 +489,15 @@ int sym_line_program_read(struct sym_index *idx, const struct sym_line_ctx *ctx,
 	const uint8_t *prog_end;
 	int err;
 
-	files->off = NULL;
-	files->n = 0;
+	if (files) {
+		files->off = NULL;
+		files->n = 0;
+	}
 	if (!ctx->line.data || offset >= ctx->line.size)
 		return -EINVAL;
 	c = (struct cursor){ ctx->line.data + offset, ctx->line.data + ctx->line.size };
 	err = read_header(&c, &h, ctx, &prog_end);
-	if (!err)
+	if (!err && files)
 		err = intern_files(idx, &h, comp_dir, files);
 	if (!err && fn)
 		err = run_program(&c, &h, fn, arg);

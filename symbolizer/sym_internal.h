@@ -229,8 +229,10 @@ typedef int (*sym_line_row_fn)(void *arg, const struct sym_line_row *row,
 			       uint64_t end);
 
 /*
- * Read the line program at offset of .debug_line: the file table into
- * files (caller frees files->off), and, if fn is set, every row.
+ * Read the line program at offset of .debug_line: if files is set, the
+ * file table interned into idx (caller frees files->off); if fn is set,
+ * every row.  With files NULL nothing is written but through fn, so the
+ * rows of one unit can be read on another thread than the one interning.
  * -EINVAL for a malformed program (rows already passed to fn stay valid).
  */
 int sym_line_program_read(struct sym_index *idx, const struct sym_line_ctx *ctx,
@@ -245,9 +247,29 @@ const char *sym_unit_comp_dir(Dwarf_Die *cudie);
 int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 			const char *name);
 /* Line rows of one unit (dwarf_lines.c). */
-int sym_dwarf_unit_lines(struct sym_build *b, Dwarf_Die *cudie,
-			 const struct sym_line_ctx *ctx, const char *comp_dir,
-			 struct sym_unit_files *files);
+/* One unit on its way through the index build (collect.c). */
+struct sym_unit {
+	struct sym_unit_files files;	/* file number -> strtab offset */
+	struct sym_ranges ranges;	/* the unit's own ranges, sorted */
+	uint64_t stmt_off;		/* its line program in .debug_line */
+	bool has_lines;
+	struct sym_ivals scopes;	/* from the DIE walk */
+	struct sym_unit *next;
+};
+
+/* Read the unit's ranges and line-program header (files interned). */
+int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
+		     const struct sym_line_ctx *ctx, const char *comp_dir,
+		     struct sym_unit *u);
+/* The unit's line rows as intervals into lines; touches nothing shared. */
+int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
+		  const struct sym_ranges *exec, struct sym_ivals *lines);
+void sym_unit_free(struct sym_unit *u);
+/* The DIE walk of one unit: nodes into idx, scope intervals into scopes. */
+int sym_dwarf_walk_unit(struct sym_index *idx, const struct sym_ranges *exec,
+			Dwarf_Die *cudie, const char *comp_dir,
+			const struct sym_unit_files *files,
+			struct sym_ivals *scopes);
 /* Read .symtab / .dynsym function symbols (sorted) into idx. */
 int sym_symtab_read(struct sym_index *idx, Elf *elf, bool dynamic);
 /* Flatten the unit in b->scopes/b->lines into segments; empties both. */
