@@ -168,40 +168,58 @@ static int parse_opts(struct cli_symbolize_opts *o, int argc, char **argv)
 	return i;
 }
 
-static struct module *module_get(struct symbolizer_run *run, const char *path,
-				 size_t len)
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Open path into m: the index, or the error reported once on stderr. */
+static int module_open(const struct symbolizer_run *run, struct module *m,
+		       const char *path, size_t len)
 {
 	struct sym_open_opts oo = { .sz = sizeof(oo),
 				    .debug_root = run->opts.debug_dir };
-	struct module *m;
+	struct timespec t0;
 
+	m->path = strndup(path, len);
+	if (!m->path)
+		return -ENOMEM;
+	m->err = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	m->idx = sym_index_open(m->path, &oo, &m->err);
+	m->open_s = seconds_since(&t0);
+	if (!m->idx)
+		fprintf(stderr, "ember symbolize: '%s': %s\n", m->path,
+			sym_strerror(m->err));
+	return 0;
+}
+
+/* Drop the oldest module; pprof uses one process per mapping anyway. */
+static void module_evict_oldest(struct symbolizer_run *run)
+{
+	sym_index_free(run->mods[0].idx);
+	free(run->mods[0].path);
+	memmove(&run->mods[0], &run->mods[1],
+		(MAX_MODULES - 1) * sizeof(run->mods[0]));
+	run->nmods--;
+}
+
+static struct module *module_get(struct symbolizer_run *run, const char *path,
+				 size_t len)
+{
 	for (size_t i = 0; i < run->nmods; i++)
 		if (strlen(run->mods[i].path) == len &&
 		    memcmp(run->mods[i].path, path, len) == 0)
 			return &run->mods[i];
-	if (run->nmods == MAX_MODULES) {
-		/* Evict the oldest; pprof uses one process per mapping anyway. */
-		sym_index_free(run->mods[0].idx);
-		free(run->mods[0].path);
-		memmove(&run->mods[0], &run->mods[1],
-			(MAX_MODULES - 1) * sizeof(run->mods[0]));
-		run->nmods--;
-	}
-	m = &run->mods[run->nmods];
-	m->path = strndup(path, len);
-	if (!m->path)
+	if (run->nmods == MAX_MODULES)
+		module_evict_oldest(run);
+	if (module_open(run, &run->mods[run->nmods], path, len))
 		return NULL;
-	m->err = 0;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	m->idx = sym_index_open(m->path, &oo, &m->err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	m->open_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (!m->idx)
-		fprintf(stderr, "ember symbolize: '%s': %s\n", m->path,
-			sym_strerror(m->err));
-	run->nmods++;
-	return m;
+	return &run->mods[run->nmods++];
 }
 
 static void answer(struct symbolizer_run *run, const char *module,
