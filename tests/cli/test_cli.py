@@ -161,6 +161,23 @@ def test_cli__pprof_protocol_as_llvm_symbolizer():
         shutil.rmtree(d)
 
 
+def test_cli__many_modules_evicted_and_reopened():
+    """More modules than the cache holds (64): answers stay right."""
+    d = tempfile.mkdtemp()
+    try:
+        links = []
+        for i in range(70):
+            links.append(os.path.join(d, "m%d" % i))
+            os.symlink(os.path.abspath(fx("c_O2_pie")), links[-1])
+        addr = func_addrs(fx("c_O2_pie"))[4]
+        reqs = "".join("CODE %s 0x%x\n" % (l, addr) for l in links + links[:3])
+        out = ember(stdin=reqs).stdout.split("\n\n")[:-1]
+        one = ember("--obj=" + fx("c_O2_pie"), "0x%x" % addr).stdout.rstrip("\n")
+        assert len(out) == 73 and all(o == one for o in out), (len(out), out[:2], one)
+    finally:
+        shutil.rmtree(d)
+
+
 def bad_input(path, reason):
     res = ember("--obj=" + path, "0x1000")
     assert res.returncode == 0, res
