@@ -104,13 +104,72 @@ static bool ivals_sorted(const struct sym_ivals *iv,
 	return true;
 }
 
+struct run {
+	uint64_t lo, hi;
+	size_t first, n;
+};
+
+static int run_cmp(const void *pa, const void *pb)
+{
+	const struct run *a = pa, *b = pb;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/*
+ * A unit's rows come as sequences, each sorted (one per function section:
+ * .text, .text.unlikely, .text.startup).  When the sequences do not
+ * overlap, putting whole runs in order is a copy, not a sort.  Returns
+ * false when a row-by-row sort is needed.
+ */
+static bool order_runs(struct sym_ivals *lines, struct sym_ivals *spare)
+{
+	struct run *runs = NULL;
+	size_t nruns = 0, alloc = 0, w = 0;
+	bool ok = true;
+
+	for (size_t i = 0; i < lines->n && ok; i++) {
+		const struct sym_ival *v = &lines->v[i];
+
+		if (nruns && v->lo >= runs[nruns - 1].hi) {
+			runs[nruns - 1].hi = v->hi;
+			runs[nruns - 1].n++;
+			continue;
+		}
+		struct run r = { v->lo, v->hi, i, 1 };
+		ok = SYM_VEC_PUSH(runs, nruns, alloc, r) == 0;
+	}
+	if (ok && nruns > 1) {
+		qsort(runs, nruns, sizeof(*runs), run_cmp);
+		for (size_t k = 1; k < nruns && ok; k++)
+			ok = runs[k].lo >= runs[k - 1].hi;
+		while (ok && spare->alloc < lines->n)
+			ok = sym_vec_grow((void **)&spare->v, &spare->alloc,
+					  spare->alloc, sizeof(*spare->v)) == 0;
+		for (size_t k = 0; ok && k < nruns; k++) {
+			memcpy(spare->v + w, lines->v + runs[k].first,
+			       runs[k].n * sizeof(*spare->v));
+			w += runs[k].n;
+		}
+		if (ok) {
+			struct sym_ivals t = *lines;
+
+			*lines = *spare;
+			lines->n = w;
+			*spare = t;
+			spare->n = 0;
+		}
+	}
+	free(runs);
+	return ok;
+}
+
 /* Clip overlapping line rows so that each address has one row. */
-static void clip_lines(struct sym_ivals *lines)
+static void clip_lines(struct sym_ivals *lines, struct sym_ivals *spare)
 {
 	size_t w = 0;
 
-	/* Units usually come in address order with sorted rows: skip the sort. */
-	if (!ivals_sorted(lines, line_cmp))
+	if (!order_runs(lines, spare))
 		qsort(lines->v, lines->n, sizeof(*lines->v), line_cmp);
 	for (size_t i = 0; i < lines->n; i++) {
 		struct sym_ival *cur = &lines->v[i];
@@ -240,7 +299,7 @@ int sym_flatten_unit(struct sym_build *b)
 	b->inner.n = 0;
 	err = sweep_scopes(&b->scopes, &b->inner);
 	if (!err) {
-		clip_lines(&b->lines);
+		clip_lines(&b->lines, &b->spare);
 		err = merge(b, &b->inner, &b->lines);
 	}
 	b->scopes.n = b->lines.n = b->inner.n = 0;
@@ -396,6 +455,7 @@ void sym_build_release(struct sym_build *b)
 	sym_ivals_release(&b->scopes);
 	sym_ivals_release(&b->lines);
 	sym_ivals_release(&b->inner);
+	sym_ivals_release(&b->spare);
 	free(b->blocks);
 	b->blocks = NULL;
 }

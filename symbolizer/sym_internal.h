@@ -193,6 +193,7 @@ struct sym_build {
 	struct sym_index *idx;
 	const struct sym_ranges *exec;
 	struct sym_ivals scopes, lines, inner; /* the current unit's */
+	struct sym_ivals spare;		/* scratch for reordering rows */
 	struct sym_block *blocks;
 	size_t nblocks, blocks_alloc;
 	size_t block_first;		/* first segment of the open block */
