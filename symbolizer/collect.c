@@ -32,6 +32,7 @@ struct pipeline {
 	int err;		/* the worker's first error */
 	struct sym_build *b;
 	const struct sym_line_ctx *ctx;
+	struct sym_origin_cache origins;	/* the main thread's */
 };
 
 /* The worker's half of one unit. */
@@ -102,10 +103,10 @@ static void *worker_run(void *arg)
 }
 
 /* The main thread's half of one unit: a new sym_unit, or NULL with *err. */
-static struct sym_unit *unit_start(struct sym_build *b,
-				   const struct sym_line_ctx *ctx,
-				   Dwarf_Die *cudie, int *err)
+static struct sym_unit *unit_start(struct pipeline *p, Dwarf_Die *cudie,
+				   int *err)
 {
+	struct sym_build *b = p->b;
 	struct sym_unit *u = calloc(1, sizeof(*u));
 	const char *comp_dir = sym_unit_comp_dir(cudie);
 
@@ -113,10 +114,10 @@ static struct sym_unit *unit_start(struct sym_build *b,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*err = sym_unit_prepare(b->idx, cudie, ctx, comp_dir, u);
+	*err = sym_unit_prepare(b->idx, cudie, p->ctx, comp_dir, u);
 	if (!*err)
-		*err = sym_dwarf_walk_unit(b->idx, b->exec, cudie, comp_dir,
-					   &u->files, &u->scopes);
+		*err = sym_dwarf_walk_unit(b->idx, b->exec, &p->origins, cudie,
+					   comp_dir, &u->files, &u->scopes);
 	if (*err) {
 		sym_unit_free(u);
 		return NULL;
@@ -140,7 +141,7 @@ static int walk_units(struct pipeline *p, Dwarf *dw, bool threaded)
 
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue;
-		u = unit_start(p->b, p->ctx, &cudie, &err);
+		u = unit_start(p, &cudie, &err);
 		if (!u)
 			break;
 		if (threaded) {
@@ -180,6 +181,7 @@ int sym_dwarf_collect(struct sym_build *b, Dwarf *dw)
 	}
 	if (!err)
 		err = p.err;
+	sym_origin_cache_release(&p.origins);
 	pthread_cond_destroy(&p.changed);
 	pthread_mutex_destroy(&p.lock);
 	return err;

@@ -29,6 +29,7 @@ struct walk {
 	const struct sym_ranges *exec;
 	struct sym_ivals *scopes;
 	const struct sym_unit_files *files; /* the unit's file table */
+	struct sym_origin_cache *origins;
 	Dwarf_CU *cu;
 	const char *comp_dir;
 };
@@ -87,8 +88,8 @@ static const char *die_raw_name(Dwarf_Die *die)
 	return dwarf_diename(die);
 }
 
-static int node_fill_names(struct walk *w, Dwarf_Die *die,
-			   struct sym_node *n)
+static int node_names_lookup(struct walk *w, Dwarf_Die *die,
+			     struct sym_node *n)
 {
 	int64_t short_off, decl_off;
 	int line = 0;
@@ -103,6 +104,117 @@ static int node_fill_names(struct walk *w, Dwarf_Die *die,
 	n->decl_file = (uint32_t)decl_off;
 	if (dwarf_decl_line(die, &line) == 0 && line > 0)
 		n->decl_line = (uint32_t)line;
+	return 0;
+}
+
+struct own_attrs {
+	bool names;		/* a name, linkage name or declaration of its own */
+	bool has_origin;
+	Dwarf_Attribute origin;	/* DW_AT_abstract_origin or DW_AT_specification */
+};
+
+static int own_attr(Dwarf_Attribute *attr, void *arg)
+{
+	struct own_attrs *o = arg;
+
+	switch (dwarf_whatattr(attr)) {
+	case DW_AT_name:
+	case DW_AT_linkage_name:
+	case DW_AT_MIPS_linkage_name:
+	case DW_AT_decl_file:
+	case DW_AT_decl_line:
+		o->names = true;
+		break;
+	case DW_AT_abstract_origin:
+	case DW_AT_specification:
+		if (!o->has_origin) {
+			o->origin = *attr;
+			o->has_origin = true;
+		}
+		break;
+	default:
+		break;
+	}
+	return DWARF_CB_OK;
+}
+
+/*
+ * Offset + 1 of the DIE whose names die takes over unchanged, or 0 when
+ * die has a name or declaration of its own (an out-of-line C2 constructor
+ * names itself; the C4 it comes from names every inlined copy).
+ */
+static uint64_t die_origin(Dwarf_Die *die)
+{
+	struct own_attrs o = { 0 };
+	Dwarf_Die origin;
+
+	if (dwarf_getattrs(die, own_attr, &o, 0) < 0 || o.names || !o.has_origin)
+		return 0;
+	if (!dwarf_formref_die(&o.origin, &origin))
+		return 0;
+	return dwarf_dieoffset(&origin) + 1;
+}
+
+void sym_origin_cache_release(struct sym_origin_cache *c)
+{
+	if (!c)
+		return;
+	free(c->slots);
+	memset(c, 0, sizeof(*c));
+}
+
+static struct sym_origin *origin_slot(struct sym_origin_cache *c, uint64_t key)
+{
+	size_t mask = c->nslots - 1;
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & mask;
+
+	while (c->slots[i].key && c->slots[i].key != key)
+		i = (i + 1) & mask;
+	return &c->slots[i];
+}
+
+static int origin_grow(struct sym_origin_cache *c)
+{
+	struct sym_origin_cache n = { .nslots = c->nslots ? 2 * c->nslots : 1024 };
+
+	n.slots = calloc(n.nslots, sizeof(*n.slots));
+	if (!n.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].key)
+			*origin_slot(&n, c->slots[i].key) = c->slots[i];
+	n.count = c->count;
+	free(c->slots);
+	*c = n;
+	return 0;
+}
+
+/* Names and declaration of die, looked up once per abstract origin. */
+static int node_fill_names(struct walk *w, Dwarf_Die *die, struct sym_node *n)
+{
+	struct sym_origin_cache *c = w->origins;
+	uint64_t key = die_origin(die);
+	struct sym_origin *slot;
+	int err;
+
+	if (!key)
+		return node_names_lookup(w, die, n);
+	if ((c->count + 1) * 2 > c->nslots && origin_grow(c))
+		return -ENOMEM;
+	slot = origin_slot(c, key);
+	if (slot->key) {
+		n->name = slot->name;
+		n->short_name = slot->short_name;
+		n->decl_file = slot->decl_file;
+		n->decl_line = slot->decl_line;
+		return 0;
+	}
+	err = node_names_lookup(w, die, n);
+	if (err)
+		return err;
+	*slot = (struct sym_origin){ key, n->name, n->short_name, n->decl_file,
+				     n->decl_line };
+	c->count++;
 	return 0;
 }
 
@@ -230,12 +342,13 @@ static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
 }
 
 int sym_dwarf_walk_unit(struct sym_index *idx, const struct sym_ranges *exec,
-			Dwarf_Die *cudie, const char *comp_dir,
-			const struct sym_unit_files *files,
+			struct sym_origin_cache *origins, Dwarf_Die *cudie,
+			const char *comp_dir, const struct sym_unit_files *files,
 			struct sym_ivals *scopes)
 {
 	struct walk w = { .idx = idx, .exec = exec, .scopes = scopes,
-			  .files = files, .cu = cudie->cu, .comp_dir = comp_dir };
+			  .files = files, .origins = origins, .cu = cudie->cu,
+			  .comp_dir = comp_dir };
 
 	return walk_children(&w, cudie, SYM_NONE, 0, 0);
 }

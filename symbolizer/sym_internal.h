@@ -266,10 +266,26 @@ int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
 int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
 		  const struct sym_ranges *exec, struct sym_ivals *lines);
 void sym_unit_free(struct sym_unit *u);
+/*
+ * Names of abstract functions by DIE offset: every inlined instance (and
+ * out-of-line copy) of a function refers to the same abstract DIE, whose
+ * names and declaration need to be looked up once.  Values are interned,
+ * so they hold for every unit.
+ */
+struct sym_origin_cache {
+	struct sym_origin {
+		uint64_t key;		/* DIE offset + 1; 0 = empty slot */
+		uint32_t name, short_name, decl_file, decl_line;
+	} *slots;
+	size_t nslots, count;
+};
+
+void sym_origin_cache_release(struct sym_origin_cache *c);
+
 /* The DIE walk of one unit: nodes into idx, scope intervals into scopes. */
 int sym_dwarf_walk_unit(struct sym_index *idx, const struct sym_ranges *exec,
-			Dwarf_Die *cudie, const char *comp_dir,
-			const struct sym_unit_files *files,
+			struct sym_origin_cache *origins, Dwarf_Die *cudie,
+			const char *comp_dir, const struct sym_unit_files *files,
 			struct sym_ivals *scopes);
 /* Read .symtab / .dynsym function symbols (sorted) into idx. */
 int sym_symtab_read(struct sym_index *idx, Elf *elf, bool dynamic);
