@@ -1,8 +1,10 @@
 /*
  * index.c - building and freeing a symbol index: the orchestration of
- * elf_file.c, debug_find.c, dwarf_scopes.c, dwarf_lines.c, symtab.c and
- * flatten.c.  The ELF and DWARF handles are closed before sym_index_open
- * returns: the index holds copies of everything it needs.
+ * elf_file.c, debug_find.c, symtab.c, collect.c (which drives
+ * dwarf_scopes.c, dwarf_lines.c, line_program.c and flatten.c) and the
+ * lookup tables of lookup.c.  The ELF and DWARF handles are closed before
+ * the segment blocks are joined: the index holds copies of everything it
+ * needs.
  */
 #include "sym_internal.h"
 
