@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 enum cli_style { CLI_STYLE_LLVM, CLI_STYLE_GNU, CLI_STYLE_JSON };
 enum cli_functions { CLI_FN_LINKAGE, CLI_FN_SHORT, CLI_FN_NONE };
@@ -28,6 +29,30 @@ struct cli_symbolize_opts {
 	enum sym_addr_kind addr_kind;
 };
 
+/* Buffered output to a file descriptor (out.c). */
+struct cli_out {
+	int fd;
+	int err;		/* first write error, sticky */
+	size_t len;
+	char buf[1 << 16];
+};
+
+void cli_out_init(struct cli_out *o, int fd);
+void cli_out_write(struct cli_out *o, const char *s, size_t n);
+void cli_out_u64(struct cli_out *o, uint64_t v);
+void cli_out_hex(struct cli_out *o, uint64_t v);	/* "0x..." */
+int cli_out_flush(struct cli_out *o);
+static inline void cli_out_str(struct cli_out *o, const char *s)
+{
+	cli_out_write(o, s, strlen(s));
+}
+static inline void cli_out_char(struct cli_out *o, char c)
+{
+	if (o->len == sizeof(o->buf))
+		cli_out_flush(o);
+	o->buf[o->len++] = c;
+}
+
 /* One parsed input line. */
 struct cli_request {
 	const char *module;	/* NULL: the --obj module */
@@ -45,12 +70,12 @@ bool cli_parse_addr(const char *s, size_t len, uint64_t *out);
  * Write the answer for one address.  idx may be NULL (module unreadable:
  * err holds why).  frames/n are the lookup result.
  */
-void cli_print_answer(FILE *out, const struct cli_symbolize_opts *o,
+void cli_print_answer(struct cli_out *out, const struct cli_symbolize_opts *o,
 		      const char *module, const struct sym_index *idx,
 		      uint64_t addr, const struct sym_frame *frames, int n,
 		      int err);
 /* Write the answer for an unparsable line. */
-void cli_print_invalid(FILE *out, const struct cli_symbolize_opts *o,
+void cli_print_invalid(struct cli_out *out, const struct cli_symbolize_opts *o,
 		       const char *module, const char *line, size_t len);
 
 int cmd_symbolize(int argc, char **argv);

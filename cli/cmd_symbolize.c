@@ -30,6 +30,7 @@ struct module {
 
 struct symbolizer_run {
 	struct cli_symbolize_opts opts;
+	struct cli_out out;		/* stdout */
 	struct module mods[MAX_MODULES];
 	size_t nmods;
 	struct sym_frame frames[MAX_FRAMES];
@@ -238,8 +239,8 @@ static void answer(struct symbolizer_run *run, const char *module,
 		else if (n > MAX_FRAMES)
 			n = MAX_FRAMES;
 	}
-	cli_print_answer(stdout, &run->opts, m ? m->path : "", m ? m->idx : NULL,
-			 addr, run->frames, n, err);
+	cli_print_answer(&run->out, &run->opts, m ? m->path : "",
+			 m ? m->idx : NULL, addr, run->frames, n, err);
 }
 
 static void handle_line(struct symbolizer_run *run, const char *line,
@@ -250,7 +251,8 @@ static void handle_line(struct symbolizer_run *run, const char *line,
 
 	cli_parse_request(line, len, &req);
 	if (!req.valid || (!req.module && !obj)) {
-		cli_print_invalid(stdout, &run->opts, obj ? obj : "", line, len);
+		cli_print_invalid(&run->out, &run->opts, obj ? obj : "", line,
+				  len);
 		return;
 	}
 	if (req.module)
@@ -282,7 +284,10 @@ static int run_stdin(struct symbolizer_run *run)
 			memmove(in.data, in.data + start, in.len - start);
 			in.len -= start;
 		}
-		fflush(stdout);
+		if (cli_out_flush(&run->out)) {
+			err = run->out.err;
+			break;
+		}
 		got = read(STDIN_FILENO, chunk, sizeof(chunk));
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -299,7 +304,6 @@ static int run_stdin(struct symbolizer_run *run)
 	}
 	if (!err && in.len)
 		handle_line(run, in.data, in.len);
-	fflush(stdout);
 	ember_buf_release(&in);
 	return err;
 }
@@ -336,7 +340,6 @@ static void run_free(struct symbolizer_run *run)
 
 int cmd_symbolize(int argc, char **argv)
 {
-	static char outbuf[1 << 16];
 	struct symbolizer_run *run = calloc(1, sizeof(*run));
 	int first, err = 0;
 
@@ -349,14 +352,18 @@ int cmd_symbolize(int argc, char **argv)
 		free(run);
 		return first == -2 ? 0 : 2;
 	}
-	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	cli_out_init(&run->out, STDOUT_FILENO);
 	if (first < argc) {
 		for (int i = first; i < argc; i++)
 			handle_line(run, argv[i], strlen(argv[i]));
 	} else {
 		err = run_stdin(run);
 	}
-	fflush(stdout);
+	if (cli_out_flush(&run->out) && !err) {
+		fprintf(stderr, "ember symbolize: cannot write output: %s\n",
+			strerror(-run->out.err));
+		err = run->out.err;
+	}
 	if (run->opts.stats)
 		print_stats(run);
 	run_free(run);

@@ -10,26 +10,7 @@
  */
 #include "cli.h"
 
-#include <inttypes.h>
 #include <string.h>
-
-/* Unlocked stdio: one thread writes; fprintf's format parsing is the
- * largest cost of a C answer otherwise. */
-static void out_str(FILE *out, const char *s)
-{
-	fputs_unlocked(s, out);
-}
-
-static void out_u32(FILE *out, uint32_t v)
-{
-	char buf[11], *p = buf + sizeof(buf);
-
-	*--p = '\0';
-	do
-		*--p = (char)('0' + v % 10);
-	while ((v /= 10));
-	fputs_unlocked(p, out);
-}
 
 static const char *frame_name(const struct sym_index *idx,
 			      const struct cli_symbolize_opts *o,
@@ -69,27 +50,29 @@ static int collapse_inlines(const struct sym_frame *frames, int n,
 	return 1;
 }
 
-static void print_location(FILE *out, const struct cli_symbolize_opts *o,
+static void print_location(struct cli_out *out,
+			   const struct cli_symbolize_opts *o,
 			   const struct sym_frame *f)
 {
 	const char *file = frame_file(o, f->file);
 
-	out_str(out, file ? file : "??");
-	putc_unlocked(':', out);
-	out_u32(out, f->line);
+	cli_out_str(out, file ? file : "??");
+	cli_out_char(out, ':');
+	cli_out_u64(out, f->line);
 	if (o->style == CLI_STYLE_GNU) {
 		if (f->discriminator) {
-			out_str(out, " (discriminator ");
-			out_u32(out, f->discriminator);
-			putc_unlocked(')', out);
+			cli_out_str(out, " (discriminator ");
+			cli_out_u64(out, f->discriminator);
+			cli_out_char(out, ')');
 		}
 	} else {
-		putc_unlocked(':', out);
-		out_u32(out, f->column);
+		cli_out_char(out, ':');
+		cli_out_u64(out, f->column);
 	}
 }
 
-static void print_text_frame(FILE *out, const struct cli_symbolize_opts *o,
+static void print_text_frame(struct cli_out *out,
+			     const struct cli_symbolize_opts *o,
 			     const struct sym_index *idx,
 			     const struct sym_frame *f, int i)
 {
@@ -97,93 +80,112 @@ static void print_text_frame(FILE *out, const struct cli_symbolize_opts *o,
 
 	if (o->pretty) {
 		if (i > 0)
-			out_str(out, " (inlined by) ");
+			cli_out_str(out, " (inlined by) ");
 		if (o->functions != CLI_FN_NONE) {
-			out_str(out, name ? name : "??");
-			out_str(out, " at ");
+			cli_out_str(out, name ? name : "??");
+			cli_out_str(out, " at ");
 		}
 		print_location(out, o, f);
-		putc_unlocked('\n', out);
+		cli_out_char(out, '\n');
 		return;
 	}
 	if (o->functions != CLI_FN_NONE) {
-		out_str(out, name ? name : "??");
-		putc_unlocked('\n', out);
+		cli_out_str(out, name ? name : "??");
+		cli_out_char(out, '\n');
 	}
 	print_location(out, o, f);
-	putc_unlocked('\n', out);
+	cli_out_char(out, '\n');
 }
 
-static void json_string(FILE *out, const char *s)
+static void json_string(struct cli_out *out, const char *s)
 {
-	fputc('"', out);
+	static const char hex[] = "0123456789abcdef";
+
+	cli_out_char(out, '"');
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+		if (c == '"' || c == '\\') {
+			cli_out_char(out, '\\');
+			cli_out_char(out, (char)c);
+		} else if (c < 0x20) {
+			cli_out_str(out, "\\u00");
+			cli_out_char(out, hex[c >> 4]);
+			cli_out_char(out, hex[c & 0xf]);
+		} else {
+			cli_out_char(out, (char)c);
+		}
 	}
-	fputc('"', out);
+	cli_out_char(out, '"');
 }
 
-static void print_json_frame(FILE *out, const struct cli_symbolize_opts *o,
+/* ,"Key":number */
+static void json_num(struct cli_out *out, const char *key, uint64_t v)
+{
+	cli_out_str(out, key);
+	cli_out_u64(out, v);
+}
+
+static void print_json_frame(struct cli_out *out,
+			     const struct cli_symbolize_opts *o,
 			     const struct sym_index *idx,
 			     const struct sym_frame *f, uint64_t addr)
 {
 	const char *name = idx && o->functions != CLI_FN_NONE
 				   ? frame_name(idx, o, f) : NULL;
 
-	fprintf(out, "{\"Column\":%" PRIu32 ",\"Discriminator\":%" PRIu32
-		",\"FileName\":", f->column, f->discriminator);
+	json_num(out, "{\"Column\":", f->column);
+	json_num(out, ",\"Discriminator\":", f->discriminator);
+	cli_out_str(out, ",\"FileName\":");
 	json_string(out, frame_file(o, f->file));
-	fputs(",\"FunctionName\":", out);
+	cli_out_str(out, ",\"FunctionName\":");
 	json_string(out, name);
-	fprintf(out, ",\"Line\":%" PRIu32 ",\"Source\":\"%s\",\"StartAddress\":",
-		f->line, sym_source_name(f->source));
+	json_num(out, ",\"Line\":", f->line);
+	cli_out_str(out, ",\"Source\":\"");
+	cli_out_str(out, sym_source_name(f->source));
+	cli_out_str(out, "\",\"StartAddress\":\"");
 	if (f->source != SYM_SOURCE_NONE && f->func_start != SYM_ADDR_UNKNOWN)
-		fprintf(out, "\"0x%" PRIx64 "\"", f->func_start);
-	else
-		fputs("\"\"", out);
-	fputs(",\"StartFileName\":", out);
+		cli_out_hex(out, f->func_start);
+	cli_out_str(out, "\",\"StartFileName\":");
 	json_string(out, frame_file(o, f->decl_file));
-	fprintf(out, ",\"StartLine\":%" PRIu32, f->decl_line);
+	json_num(out, ",\"StartLine\":", f->decl_line);
 	/* name + offset, the whole answer of a symbol-table frame */
 	if ((f->source == SYM_SOURCE_SYMTAB || f->source == SYM_SOURCE_DYNSYM) &&
-	    f->func_start != SYM_ADDR_UNKNOWN && addr >= f->func_start)
-		fprintf(out, ",\"SymbolOffset\":\"0x%" PRIx64 "\"",
-			addr - f->func_start);
-	fputc('}', out);
+	    f->func_start != SYM_ADDR_UNKNOWN && addr >= f->func_start) {
+		cli_out_str(out, ",\"SymbolOffset\":\"");
+		cli_out_hex(out, addr - f->func_start);
+		cli_out_char(out, '"');
+	}
+	cli_out_char(out, '}');
 }
 
-static void print_json(FILE *out, const struct cli_symbolize_opts *o,
+static void print_json(struct cli_out *out, const struct cli_symbolize_opts *o,
 		       const char *module, const struct sym_index *idx,
 		       uint64_t addr, const struct sym_frame *frames, int n,
 		       int err)
 {
 	static const struct sym_frame none = { .source = SYM_SOURCE_NONE };
 
-	fprintf(out, "{\"Address\":\"0x%" PRIx64 "\",", addr);
+	cli_out_str(out, "{\"Address\":\"");
+	cli_out_hex(out, addr);
+	cli_out_str(out, "\",");
 	if (err) {
-		fputs("\"Error\":{\"Message\":", out);
+		cli_out_str(out, "\"Error\":{\"Message\":");
 		json_string(out, sym_strerror(err));
-		fputs("},", out);
+		cli_out_str(out, "},");
 	}
-	fputs("\"ModuleName\":", out);
+	cli_out_str(out, "\"ModuleName\":");
 	json_string(out, module);
-	fputs(",\"Symbol\":[", out);
+	cli_out_str(out, ",\"Symbol\":[");
 	for (int i = 0; i < (n > 0 ? n : 1); i++) {
 		if (i)
-			fputc(',', out);
+			cli_out_char(out, ',');
 		print_json_frame(out, o, idx, n > 0 ? &frames[i] : &none, addr);
 	}
-	fputs("]}\n", out);
+	cli_out_str(out, "]}\n");
 }
 
-void cli_print_answer(FILE *out, const struct cli_symbolize_opts *o,
+void cli_print_answer(struct cli_out *out, const struct cli_symbolize_opts *o,
 		      const char *module, const struct sym_index *idx,
 		      uint64_t addr, const struct sym_frame *frames, int n,
 		      int err)
@@ -197,35 +199,36 @@ void cli_print_answer(FILE *out, const struct cli_symbolize_opts *o,
 		print_json(out, o, module, idx, addr, frames, n, err);
 		return;
 	}
-	if (o->print_address)
-		fprintf(out, o->pretty ? "0x%" PRIx64 ": " : "0x%" PRIx64 "\n",
-			addr);
+	if (o->print_address) {
+		cli_out_hex(out, addr);
+		cli_out_str(out, o->pretty ? ": " : "\n");
+	}
 	if (n <= 0)
 		print_text_frame(out, o, idx, &none, 0);
 	for (int i = 0; i < n; i++)
 		print_text_frame(out, o, idx, &frames[i], i);
 	if (o->style == CLI_STYLE_LLVM)
-		putc_unlocked('\n', out);
+		cli_out_char(out, '\n');
 }
 
-void cli_print_invalid(FILE *out, const struct cli_symbolize_opts *o,
+void cli_print_invalid(struct cli_out *out, const struct cli_symbolize_opts *o,
 		       const char *module, const char *line, size_t len)
 {
 	if (o->style == CLI_STYLE_JSON) {
-		fputs("{\"Error\":{\"Message\":\"unable to parse arguments: ", out);
+		cli_out_str(out, "{\"Error\":{\"Message\":\"unable to parse arguments: ");
 		for (size_t i = 0; i < len; i++) {
 			unsigned char c = (unsigned char)line[i];
 
 			if (c == '"' || c == '\\')
-				fprintf(out, "\\%c", c);
-			else if (c >= 0x20)
-				fputc(c, out);
+				cli_out_char(out, '\\');
+			if (c >= 0x20)
+				cli_out_char(out, (char)c);
 		}
-		fputs("\"},\"ModuleName\":", out);
+		cli_out_str(out, "\"},\"ModuleName\":");
 		json_string(out, module);
-		fputs("}\n", out);
+		cli_out_str(out, "}\n");
 		return;
 	}
-	fwrite(line, 1, len, out);
-	fputc('\n', out);
+	cli_out_write(out, line, len);
+	cli_out_char(out, '\n');
 }

@@ -1,0 +1,95 @@
+/*
+ * out.c - the output buffer of `ember symbolize`: a fixed 64 KB buffer
+ * written to a file descriptor with write(2) when full or flushed.  stdio
+ * costs more than the lookup itself for short answers (its per-call
+ * locking, vtable dispatch and format parsing); this is a memcpy.  A
+ * write error is sticky and reported by cli_out_flush().
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_out_init(struct cli_out *o, int fd)
+{
+	o->fd = fd;
+	o->len = 0;
+	o->err = 0;
+}
+
+int cli_out_flush(struct cli_out *o)
+{
+	size_t done = 0;
+
+	while (done < o->len && !o->err) {
+		ssize_t n = write(o->fd, o->buf + done, o->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			o->err = n < 0 ? -errno : -EIO;
+		else
+			done += (size_t)n;
+	}
+	o->len = 0;
+	return o->err;
+}
+
+void cli_out_write(struct cli_out *o, const char *s, size_t n)
+{
+	while (n) {
+		size_t room = sizeof(o->buf) - o->len, k = n < room ? n : room;
+
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+		if (o->len == sizeof(o->buf))
+			cli_out_flush(o);
+	}
+}
+
+static unsigned digits10(uint64_t v)
+{
+	unsigned n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* Decimal digits straight into the buffer (line numbers, columns). */
+void cli_out_u64(struct cli_out *o, uint64_t v)
+{
+	unsigned n;
+	char *p;
+
+	if (sizeof(o->buf) - o->len < 20)
+		cli_out_flush(o);
+	if (v < 10) { /* most columns */
+		o->buf[o->len++] = (char)('0' + v);
+		return;
+	}
+	n = digits10(v);
+	p = o->buf + o->len + n;
+	o->len += n;
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+}
+
+void cli_out_hex(struct cli_out *o, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char buf[18], *p = buf + sizeof(buf);
+
+	do
+		*--p = digits[v & 0xf];
+	while ((v >>= 4));
+	*--p = 'x';
+	*--p = '0';
+	cli_out_write(o, p, (size_t)(buf + sizeof(buf) - p));
+}
