@@ -14,7 +14,8 @@ JOBS ?= $(shell nproc)
 # elfutils, golang-go) are here because the tests run them as oracles or
 # as real clients.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
-	libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev
+	libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev liblzma-dev \
+	libbz2-dev
 TEST_PKGS := llvm binutils elfutils gdb golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)

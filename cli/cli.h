@@ -34,7 +34,7 @@ struct cli_out {
 	int fd;
 	int err;		/* first write error, sticky */
 	size_t len;
-	char buf[1 << 16];
+	char buf[1 << 15];
 };
 
 void cli_out_init(struct cli_out *o, int fd);

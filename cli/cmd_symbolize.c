@@ -265,7 +265,7 @@ static void handle_line(struct symbolizer_run *run, const char *line,
 static int run_stdin(struct symbolizer_run *run)
 {
 	struct ember_buf in;
-	char chunk[65536];
+	char chunk[16384];
 	int err = 0;
 
 	ember_buf_init(&in, MAX_LINE);
