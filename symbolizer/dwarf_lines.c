@@ -10,7 +10,6 @@
 #include "sym_internal.h"
 
 #include <dwarf.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,49 +64,44 @@ static bool unit_ranges_clip(const struct sym_ranges *ur, uint64_t lo,
 	return true;
 }
 
-/* The raw sections line programs use; libdw has decompressed them. */
-int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx)
+/*
+ * Bytes of the first of the named sections that libdw has loaded: it
+ * decompresses SHF_COMPRESSED and GNU .zdebug sections in place when it
+ * reads them, so one still compressed is one libdw did not use.
+ */
+static struct sym_sect sect_bytes(Elf *elf, const char *const *names)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} want[] = {
-		{ ".debug_line", offsetof(struct sym_line_ctx, line) },
-		{ ".zdebug_line", offsetof(struct sym_line_ctx, line) },
-		{ ".debug_line_str", offsetof(struct sym_line_ctx, line_str) },
-		{ ".debug_str", offsetof(struct sym_line_ctx, str) },
-		{ ".zdebug_str", offsetof(struct sym_line_ctx, str) },
-	};
-	Elf *elf = dwarf_getelf(dw);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	memset(ctx, 0, sizeof(*ctx));
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return -SYM_ERR_BAD_ELF;
-	while ((scn = elf_nextscn(elf, scn))) {
+	for (; *names; names++) {
+		Elf_Scn *scn = sym_elf_find_section(elf, *names);
 		GElf_Shdr sh;
-		const char *name;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+		if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    (sh.sh_flags & SHF_COMPRESSED))
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		for (size_t i = 0; name && i < sizeof(want) / sizeof(want[0]); i++) {
-			struct sym_sect *s = (struct sym_sect *)((char *)ctx + want[i].off);
-
-			if (strcmp(name, want[i].name) != 0 || s->data)
-				continue;
-			if (sh.sh_flags & SHF_COMPRESSED)
-				continue; /* libdw did not load it: leave it */
-			d = elf_getdata(scn, NULL);
-			if (!d || !d->d_buf ||
-			    (name[1] == 'z' && d->d_size >= 4 &&
-			     memcmp(d->d_buf, "ZLIB", 4) == 0))
-				continue; /* GNU .zdebug still compressed */
-			*s = (struct sym_sect){ d->d_buf, d->d_size };
-		}
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf ||
+		    ((*names)[1] == 'z' && d->d_size >= 4 &&
+		     memcmp(d->d_buf, "ZLIB", 4) == 0))
+			continue;
+		return (struct sym_sect){ d->d_buf, d->d_size };
 	}
+	return (struct sym_sect){ NULL, 0 };
+}
+
+/* The raw sections line programs use. */
+int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx)
+{
+	static const char *const line[] = { ".debug_line", ".zdebug_line", NULL };
+	static const char *const line_str[] = { ".debug_line_str", NULL };
+	static const char *const str[] = { ".debug_str", ".zdebug_str", NULL };
+	Elf *elf = dwarf_getelf(dw);
+
+	if (!elf)
+		return -SYM_ERR_BAD_ELF;
+	ctx->line = sect_bytes(elf, line);
+	ctx->line_str = sect_bytes(elf, line_str);
+	ctx->str = sect_bytes(elf, str);
 	return 0;
 }
 

@@ -15,11 +15,11 @@
 #include "sym_internal.h"
 
 #include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* GCC's discriminator of an inlined call (not in elfutils' dwarf.h). */
 #define DW_AT_GNU_DISCRIMINATOR 0x2136
-#include <stdlib.h>
-#include <string.h>
 
 /* Deeper nesting than this is corrupt input, not code. */
 #define WALK_MAX_DEPTH 512

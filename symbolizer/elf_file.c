@@ -92,7 +92,7 @@ void sym_elf_close(struct sym_elf *e)
 	e->path = NULL;
 }
 
-static Elf_Scn *elf_find_section(Elf *elf, const char *name)
+Elf_Scn *sym_elf_find_section(Elf *elf, const char *name)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -118,7 +118,7 @@ bool sym_elf_has_dwarf(Elf *elf)
 	static const char *const names[] = { ".debug_info", ".zdebug_info" };
 
 	for (size_t i = 0; i < 2; i++) {
-		Elf_Scn *scn = elf_find_section(elf, names[i]);
+		Elf_Scn *scn = sym_elf_find_section(elf, names[i]);
 		GElf_Shdr sh;
 
 		if (scn && gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&

@@ -80,6 +80,7 @@ static int index_read(struct sym_build *b, const char *path,
 	struct sym_elf main_elf = { .fd = -1 }, dbg = { .fd = -1 };
 	struct sym_index *idx = b->idx;
 	Elf *dw_elf = NULL;
+	bool own_dwarf = false;
 	int n, err;
 
 	err = sym_elf_open(path, &main_elf);
@@ -95,15 +96,16 @@ static int index_read(struct sym_build *b, const char *path,
 				     opts, &dbg);
 		if (err)
 			goto out;
-	} else if (!sym_elf_has_dwarf(main_elf.elf)) {
+	} else if (!(own_dwarf = sym_elf_has_dwarf(main_elf.elf))) {
 		sym_debug_find(&main_elf, idx->build_id, idx->build_id_len, opts,
 			       &dbg);
 	}
 	err = index_symbols(idx, &main_elf, &dbg);
 	if (err)
 		goto out;
+	/* A debug file found here has DWARF: sym_debug_find checked. */
 	dw_elf = dbg.elf ? dbg.elf : main_elf.elf;
-	if (sym_elf_has_dwarf(dw_elf)) {
+	if (dbg.elf || own_dwarf) {
 		idx->debug_path = strdup(dbg.elf ? dbg.path : main_elf.path);
 		err = idx->debug_path ? index_dwarf(b, dw_elf) : -ENOMEM;
 	}

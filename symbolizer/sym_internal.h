@@ -147,6 +147,8 @@ struct sym_ranges {
 
 int sym_elf_open(const char *path, struct sym_elf *out);
 void sym_elf_close(struct sym_elf *e);
+/* The section called name, or NULL. */
+Elf_Scn *sym_elf_find_section(Elf *elf, const char *name);
 bool sym_elf_has_dwarf(Elf *elf);
 int sym_elf_build_id(Elf *elf, uint8_t *out, size_t size);
 int sym_elf_read_loads(Elf *elf, struct sym_index *idx);
@@ -202,6 +204,7 @@ struct sym_build {
 
 /* Walk all DWARF units: nodes into b->idx, each unit flattened in turn. */
 int sym_dwarf_collect(struct sym_build *b, Dwarf *dw);
+
 /* ---- line programs (line_program.c) --------------------------------------- */
 
 struct sym_sect {
@@ -247,7 +250,9 @@ const char *sym_unit_comp_dir(Dwarf_Die *cudie);
 /* Intern name, joined to comp_dir when it is relative; 0 for NULL. */
 int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 			const char *name);
-/* Line rows of one unit (dwarf_lines.c). */
+
+/* ---- units (collect.c, dwarf_lines.c, dwarf_scopes.c) -------------------- */
+
 /* One unit on its way through the index build (collect.c). */
 struct sym_unit {
 	struct sym_unit_files files;	/* file number -> strtab offset */
@@ -266,6 +271,7 @@ int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
 int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
 		  const struct sym_ranges *exec, struct sym_ivals *lines);
 void sym_unit_free(struct sym_unit *u);
+
 /*
  * Names of abstract functions by DIE offset: every inlined instance (and
  * out-of-line copy) of a function refers to the same abstract DIE, whose
