@@ -107,9 +107,21 @@ int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx)
 
 struct unit_rows {
 	const struct sym_unit *u;
-	const struct sym_ranges *exec;
+	const struct sym_ranges *exec;	/* NULL: the unit's ranges are all live */
 	struct sym_ivals *lines;
 };
+
+/* True when rows clipped to the unit's ranges need no further check. */
+static bool unit_all_exec(const struct sym_ranges *ur,
+			  const struct sym_ranges *exec)
+{
+	if (ur->n == 0)
+		return false;
+	for (size_t i = 0; i < ur->n; i++)
+		if (!sym_ranges_contain(exec, ur->r[i].lo, ur->r[i].hi))
+			return false;
+	return true;
+}
 
 static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 {
@@ -119,7 +131,7 @@ static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 	uint32_t file;
 
 	if (!unit_ranges_clip(&ur->u->ranges, r->addr, &hi) ||
-	    !sym_ranges_contain(ur->exec, r->addr, hi))
+	    (ur->exec && !sym_ranges_contain(ur->exec, r->addr, hi)))
 		return 0;
 	file = r->file < files->n ? files->off[r->file] : 0;
 	return sym_ivals_push(ur->lines, (struct sym_ival){
@@ -159,6 +171,8 @@ int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
 
 	if (!u->has_lines)
 		return 0;
+	if (unit_all_exec(&u->ranges, exec))
+		ur.exec = NULL; /* checked once here, not once a row */
 	err = sym_line_program_read(NULL, ctx, u->stmt_off, NULL, NULL,
 				    unit_row, &ur);
 	if (err == -EINVAL) {
