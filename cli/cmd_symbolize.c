@@ -23,6 +23,7 @@
 
 struct module {
 	char *path;
+	size_t path_len;
 	struct sym_index *idx;
 	int err;
 	double open_s;		/* time sym_index_open took */
@@ -30,6 +31,7 @@ struct module {
 
 struct symbolizer_run {
 	struct cli_symbolize_opts opts;
+	size_t obj_len;			/* strlen(opts.obj) */
 	struct cli_out out;		/* stdout */
 	struct module mods[MAX_MODULES];
 	size_t nmods;
@@ -189,6 +191,7 @@ static int module_open(const struct symbolizer_run *run, struct module *m,
 	m->path = strndup(path, len);
 	if (!m->path)
 		return -ENOMEM;
+	m->path_len = len;
 	m->err = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	m->idx = sym_index_open(m->path, &oo, &m->err);
@@ -213,7 +216,7 @@ static struct module *module_get(struct symbolizer_run *run, const char *path,
 				 size_t len)
 {
 	for (size_t i = 0; i < run->nmods; i++)
-		if (strlen(run->mods[i].path) == len &&
+		if (run->mods[i].path_len == len &&
 		    memcmp(run->mods[i].path, path, len) == 0)
 			return &run->mods[i];
 	if (run->nmods == MAX_MODULES)
@@ -258,7 +261,7 @@ static void handle_line(struct symbolizer_run *run, const char *line,
 	if (req.module)
 		answer(run, req.module, req.module_len, req.addr);
 	else
-		answer(run, obj, strlen(obj), req.addr);
+		answer(run, obj, run->obj_len, req.addr);
 }
 
 /* Answer stdin line by line, flushing whenever the next read may block. */
@@ -353,6 +356,7 @@ int cmd_symbolize(int argc, char **argv)
 		return first == -2 ? 0 : 2;
 	}
 	cli_out_init(&run->out, STDOUT_FILENO);
+	run->obj_len = run->opts.obj ? strlen(run->opts.obj) : 0;
 	if (first < argc) {
 		for (int i = first; i < argc; i++)
 			handle_line(run, argv[i], strlen(argv[i]));

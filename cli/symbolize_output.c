@@ -97,17 +97,23 @@ static void print_text_frame(struct cli_out *out,
 	cli_out_char(out, '\n');
 }
 
-static void json_string(struct cli_out *out, const char *s)
+/* The characters of s[0..n) escaped for the inside of a JSON string,
+ * with the short escapes LLVM's JSON writer uses. */
+static void json_chars(struct cli_out *out, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 
-	cli_out_char(out, '"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *esc = c == '\b' ? "\\b" : c == '\f' ? "\\f"
+				: c == '\n' ? "\\n" : c == '\r' ? "\\r"
+				: c == '\t' ? "\\t" : NULL;
 
 		if (c == '"' || c == '\\') {
 			cli_out_char(out, '\\');
 			cli_out_char(out, (char)c);
+		} else if (esc) {
+			cli_out_str(out, esc);
 		} else if (c < 0x20) {
 			cli_out_str(out, "\\u00");
 			cli_out_char(out, hex[c >> 4]);
@@ -116,6 +122,13 @@ static void json_string(struct cli_out *out, const char *s)
 			cli_out_char(out, (char)c);
 		}
 	}
+}
+
+static void json_string(struct cli_out *out, const char *s)
+{
+	cli_out_char(out, '"');
+	if (s)
+		json_chars(out, s, strlen(s));
 	cli_out_char(out, '"');
 }
 
@@ -216,14 +229,7 @@ void cli_print_invalid(struct cli_out *out, const struct cli_symbolize_opts *o,
 {
 	if (o->style == CLI_STYLE_JSON) {
 		cli_out_str(out, "{\"Error\":{\"Message\":\"unable to parse arguments: ");
-		for (size_t i = 0; i < len; i++) {
-			unsigned char c = (unsigned char)line[i];
-
-			if (c == '"' || c == '\\')
-				cli_out_char(out, '\\');
-			if (c >= 0x20)
-				cli_out_char(out, (char)c);
-		}
+		json_chars(out, line, len);
 		cli_out_str(out, "\"},\"ModuleName\":");
 		json_string(out, module);
 		cli_out_str(out, "}\n");

@@ -210,6 +210,13 @@ def test_cli__unparsable_line_is_echoed():
     assert out == theirs == "foo\n\n0xzz\n", (out, theirs)
 
 
+def test_cli__unparsable_line_in_json_matches():
+    line = 'foo\t"x"\x01\n'
+    ours = ember("--obj=" + fx("c_O2_pie"), "--output-style=JSON", stdin=line).stdout
+    theirs = run([LLVM, "--obj=" + fx("c_O2_pie"), "--output-style=JSON"], line).stdout
+    assert ours == theirs, (ours, theirs)
+
+
 def test_cli__address_outside_everything():
     out = ember("--obj=" + fx("c_O2_pie"), "--output-style=JSON", "0xfffffff0").stdout
     sym = json.loads(out)["Symbol"]
