@@ -1,0 +1,52 @@
+/*
+ * api.h - Ember's HTTP server (libmicrohttpd): the debuginfod protocol,
+ * CI uploads, metrics.  docs/http-api.md documents every route.
+ *
+ * The server serves one debuginfo store; it owns neither the store nor
+ * the environment libdebuginfod reads (DEBUGINFOD_URLS and friends), which
+ * `ember serve` sets up before starting it.
+ */
+#ifndef EMBER_API_H
+#define EMBER_API_H
+
+#include "store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct api_server;
+
+struct api_server_opts {
+	size_t sz;                  /* sizeof(struct api_server_opts) */
+	const char *listen_addr;    /* IPv4 or IPv6 literal; NULL: 127.0.0.1 */
+	uint16_t port;              /* 0: any free port (see api_server_port) */
+	const char *token;          /* bearer token uploads must carry */
+	uint64_t max_upload;        /* bytes; 0: 4 GiB */
+	unsigned threads;           /* connection threads; 0: 2 x CPUs */
+	bool upstream;              /* ask DEBUGINFOD_URLS servers on a miss */
+	unsigned upstream_workers;  /* concurrent upstream fetches; 0: 4 */
+	unsigned upstream_miss_ttl; /* seconds a miss is remembered; 0: 600 */
+};
+
+/*
+ * Start serving store s (borrowed: it must outlive the server).  On
+ * success *out is the caller's, stopped with api_server_stop().
+ * Returns 0, -EINVAL for a bad address, or -EADDRINUSE / another errno.
+ */
+int api_server_start(struct store *s, const struct api_server_opts *opts,
+		     struct api_server **out);
+/* The port actually bound. */
+uint16_t api_server_port(const struct api_server *srv);
+/* Stop accepting, finish or abort requests in flight, free.  NULL is fine. */
+void api_server_stop(struct api_server *srv);
+
+/*
+ * The upload token: read from token_file when given, else from
+ * DATA/token, else a new random one written to DATA/token (mode 0600).
+ * out gets a NUL-terminated token.  *created says a new one was made.
+ */
+int api_token_setup(const char *data_dir, const char *token_file, char *out,
+		    size_t size, bool *created);
+
+#endif /* EMBER_API_H */

@@ -1,0 +1,185 @@
+/*
+ * api_internal.h - shared between the files of api/ only.
+ */
+#ifndef EMBER_API_INTERNAL_H
+#define EMBER_API_INTERNAL_H
+
+#include "api.h"
+#include "store.h"
+
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- routing (route.c) ---------------------------------------------------- */
+
+enum api_endpoint {
+	API_EP_OTHER = 0,   /* unrecognized */
+	API_EP_ROOT,        /* GET / */
+	API_EP_HEALTH,      /* GET /healthz */
+	API_EP_METRICS,     /* GET /metrics */
+	API_EP_DEBUGINFO,   /* GET /buildid/ID/debuginfo */
+	API_EP_EXECUTABLE,  /* GET /buildid/ID/executable */
+	API_EP_SOURCE,      /* GET /buildid/ID/source/PATH */
+	API_EP_SECTION,     /* GET /buildid/ID/section/NAME */
+	API_EP_LIST,        /* GET /api/v1/artifacts/ID */
+	API_EP_UPLOAD,      /* PUT /api/v1/artifacts/ID/KIND */
+	API_EP_COUNT
+};
+
+enum api_upload_kind {
+	API_UPLOAD_DEBUGINFO = 1,
+	API_UPLOAD_EXECUTABLE,
+	API_UPLOAD_SOURCES,
+};
+
+/* A parsed request path.  Pointers point into the url given to
+ * api_route_parse() except `path`, which is a canonicalized copy. */
+struct api_route {
+	enum api_endpoint ep;
+	int status;                 /* 0, or the error status to answer */
+	const char *error;          /* body for that status */
+	char build_id[2 * EMBER_BUILD_ID_MAX + 1];
+	enum api_upload_kind kind;  /* API_EP_UPLOAD */
+	char path[4096];            /* source path or section name */
+};
+
+/*
+ * Parse url (already percent-decoded by MHD) into r.  Errors follow the
+ * debuginfod server: 503 for malformed build IDs, artifact types and
+ * unknown paths, 404 for well-formed IDs too long to be stored.
+ */
+void api_route_parse(const char *url, struct api_route *r);
+const char *api_endpoint_name(enum api_endpoint ep);
+
+/* ---- metrics (metrics.c) -------------------------------------------------- */
+
+#define API_STATUS_SLOTS 16
+
+struct api_metrics {
+	_Atomic uint64_t responses[API_EP_COUNT][API_STATUS_SLOTS];
+	_Atomic uint64_t bytes_served[API_EP_COUNT];
+	_Atomic uint64_t uploads_accepted;
+	_Atomic uint64_t uploads_duplicate;
+	_Atomic uint64_t uploads_rejected[8]; /* enum api_reject */
+	_Atomic uint64_t upstream_hits;
+	_Atomic uint64_t upstream_misses;
+	_Atomic uint64_t upstream_errors;
+	_Atomic uint64_t upstream_negative_cached;
+};
+
+enum api_reject {
+	API_REJECT_AUTH,
+	API_REJECT_TOO_LARGE,
+	API_REJECT_NOT_ELF,
+	API_REJECT_BUILD_ID,
+	API_REJECT_BAD_ELF,
+	API_REJECT_NO_SPACE,
+	API_REJECT_ABORTED,
+	API_REJECT_OTHER,
+};
+
+void api_metrics_count(struct api_metrics *m, enum api_endpoint ep,
+		       unsigned status, uint64_t bytes);
+void api_metrics_reject(struct api_metrics *m, enum api_reject why);
+/* Prometheus text exposition into a malloc'd string (caller frees). */
+char *api_metrics_render(struct api_metrics *m, struct store *s, size_t *len);
+
+/* ---- the server ------------------------------------------------------------ */
+
+struct api_upstream;
+
+struct api_server {
+	struct MHD_Daemon *daemon;
+	struct store *store;
+	struct api_metrics metrics;
+	struct api_upstream *upstream;    /* NULL without upstream servers */
+	char token[128];
+	uint64_t max_upload;
+	uint16_t port;
+};
+
+/* Per-request state, from the first callback to MHD's completion. */
+struct api_request {
+	struct api_route route;
+	bool head;                   /* HEAD: headers only */
+	bool upload_started;
+	struct store_blob *blob;     /* upload being received */
+	uint64_t received;
+	int upload_err;              /* first failure while receiving */
+	enum api_reject reject;
+	bool upstream_done;          /* resumed after an upstream fetch */
+	int upstream_err;
+};
+
+/* ---- responses (respond.c) ------------------------------------------------- */
+
+/* Queue a text/plain (or given type) response with status; counts it. */
+enum MHD_Result api_respond_text(struct api_server *srv, struct MHD_Connection *c,
+				 const struct api_request *req, unsigned status,
+				 const char *type, const char *body);
+/* The same with a body the response takes ownership of (malloc'd). */
+enum MHD_Result api_respond_owned(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req, unsigned status,
+				  const char *type, char *body, size_t len);
+
+/* ---- debuginfod GET endpoints (debuginfod.c) -------------------------------- */
+
+/* Answer /buildid/... from the store.  When the store has nothing for the
+ * request, *missing is set and no response is queued: the caller answers
+ * 404 or asks upstream.  Returns MHD_NO only on a dead connection. */
+enum MHD_Result api_serve_buildid(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, bool *missing);
+
+/* ---- uploads (upload.c, ingest.c) ------------------------------------------ */
+
+enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c,
+				struct api_request *req, const char *data,
+				size_t *size);
+void api_upload_abort(struct api_server *srv, struct api_request *req);
+enum MHD_Result api_serve_list(struct api_server *srv, struct MHD_Connection *c,
+			       struct api_request *req);
+
+/* The outcome of validating and storing one sealed blob. */
+struct api_ingest_result {
+	unsigned status;             /* HTTP status to answer */
+	enum api_reject reject;      /* when status >= 400 */
+	char message[512];           /* reason, or JSON body on success */
+	bool is_new;
+};
+
+/* Validate the sealed blob as an ELF artifact for build_id and store it
+ * (consumes b).  kinds: enum store_kind bits; name: X-DEBUGINFOD-FILE. */
+void api_ingest_artifact(struct store *s, struct store_blob *b,
+			 const char *build_id, unsigned kinds, const char *name,
+			 struct api_ingest_result *res);
+/* Unpack a received tar of sources for build_id, storing at most
+ * max_bytes unpacked (consumes b). */
+void api_ingest_sources(struct store *s, struct store_blob *b,
+			const char *build_id, uint64_t max_bytes,
+			struct api_ingest_result *res);
+/* Store a file fetched from upstream (fd stays the caller's). */
+int api_ingest_fd(struct store *s, int fd, const char *build_id, unsigned kinds,
+		  const char *name);
+/* Store a source file fetched from upstream for a named path. */
+int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
+			 const char *path);
+
+/* ---- upstream (upstream.c) ---------------------------------------------------- */
+
+int api_upstream_new(unsigned workers, unsigned miss_ttl_s,
+		     struct api_upstream **out);
+void api_upstream_free(struct api_upstream *u);
+/* Start (or join) the fetch for req's route and suspend c until it ends;
+ * returns false when the answer is already known missing (negative
+ * cache), in which case c is not suspended. */
+bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
+		       struct api_request *req);
+
+/* ---- auth (auth.c) ---------------------------------------------------------------- */
+
+/* Whether the request carries "Authorization: Bearer <token>". */
+bool api_auth_ok(const struct api_server *srv, struct MHD_Connection *c);
+
+#endif /* EMBER_API_INTERNAL_H */

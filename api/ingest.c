@@ -1,0 +1,227 @@
+/*
+ * ingest.c - validate a received file and add it to the store.
+ *
+ * Shared by uploads and upstream fetches, so every file the store serves
+ * passed the same checks: it is a whole ELF file, its build-ID note equals
+ * the build ID it is filed under (gdb rejects a mismatch, libdwfl does not
+ * even look), and it has what its kind promises.  The source names its
+ * DWARF lists are recorded with it, for /source.
+ */
+#include "api_internal.h"
+#include "inspect.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void fail(struct api_ingest_result *res, unsigned status,
+		 enum api_reject why, const char *fmt, const char *detail)
+{
+	res->status = status;
+	res->reject = why;
+	snprintf(res->message, sizeof(res->message), fmt, detail);
+}
+
+static int check_elf(int fd, const char *build_id, struct inspect_info *info,
+		     struct api_ingest_result *res)
+{
+	char hex[2 * EMBER_BUILD_ID_MAX + 1];
+	int err = inspect_elf_fd(fd, info);
+
+	if (err == -INSPECT_ERR_NOT_ELF) {
+		fail(res, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, API_REJECT_NOT_ELF,
+		     "rejected: %s\n", inspect_strerror(err));
+		return err;
+	}
+	if (err) {
+		fail(res, MHD_HTTP_UNPROCESSABLE_CONTENT, API_REJECT_BAD_ELF,
+		     "rejected: %s\n", inspect_strerror(err));
+		return err;
+	}
+	ember_build_id_to_hex(info->build_id, info->build_id_len, hex);
+	if (strcmp(hex, build_id) != 0) {
+		fail(res, MHD_HTTP_CONFLICT, API_REJECT_BUILD_ID,
+		     "rejected: the file's build ID is %s, not the one in the URL\n", hex);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct names {
+	char **v;
+	size_t len, alloc;
+};
+
+static int add_name(const char *path, void *arg)
+{
+	struct names *n = arg;
+
+	if (n->len == n->alloc) {
+		size_t na = n->alloc ? 2 * n->alloc : 64;
+		char **p = realloc(n->v, na * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		n->v = p;
+		n->alloc = na;
+	}
+	n->v[n->len] = strdup(path);
+	return n->v[n->len++] ? 0 : -ENOMEM;
+}
+
+static void names_release(struct names *n)
+{
+	for (size_t i = 0; i < n->len; i++)
+		free(n->v[i]);
+	free(n->v);
+}
+
+static void success_json(const struct store_artifact *a, const struct inspect_info *info,
+			 size_t n_names, struct api_ingest_result *res)
+{
+	char features[160];
+	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:i, s:b, s:I, s:b, s:b}",
+		"build_id", a->build_id, "sha256", a->sha256, "size", (json_int_t)a->size,
+		"features", inspect_flags_str(info, features, sizeof(features)),
+		"dwarf_version", info->dwarf_version, "new", res->is_new,
+		"sources_named", (json_int_t)n_names,
+		"serves_debuginfo", (info->flags & INSPECT_DWARF) != 0,
+		"serves_executable", (info->flags & INSPECT_TEXT) != 0);
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	snprintf(res->message, sizeof(res->message), "%s\n", s ? s : "{}");
+	free(s);
+	json_decref(o);
+}
+
+static void store_checked(struct store *s, struct store_blob *b, int fd,
+			  const struct inspect_info *info, struct store_artifact *a,
+			  struct api_ingest_result *res)
+{
+	struct names names = { 0 };
+	int err = 0;
+
+	if (info->flags & INSPECT_DWARF)
+		err = inspect_list_sources(fd, add_name, &names);
+	if (err && err != -INSPECT_ERR_BAD_DWARF) {
+		store_blob_discard(b);
+		fail(res, MHD_HTTP_INTERNAL_SERVER_ERROR, API_REJECT_OTHER,
+		     "cannot list sources: %s\n", strerror(-err));
+		goto out;
+	}
+	err = store_add_artifact(s, b, a, (const char *const *)names.v, names.len,
+				 &res->is_new);
+	if (err) {
+		fail(res, MHD_HTTP_INSUFFICIENT_STORAGE, API_REJECT_NO_SPACE,
+		     "cannot store the file: %s\n", strerror(-err));
+		goto out;
+	}
+	res->status = res->is_new ? MHD_HTTP_CREATED : MHD_HTTP_OK;
+	success_json(a, info, names.len, res);
+out:
+	names_release(&names);
+}
+
+void api_ingest_artifact(struct store *s, struct store_blob *b,
+			 const char *build_id, unsigned kinds, const char *name,
+			 struct api_ingest_result *res)
+{
+	struct store_artifact a = { .kinds = kinds, .mtime = time(NULL) };
+	struct inspect_info info;
+	int fd = store_blob_fd(b);
+
+	if (store_blob_seal(b, a.sha256, &a.size)) {
+		store_blob_discard(b);
+		fail(res, MHD_HTTP_INSUFFICIENT_STORAGE, API_REJECT_NO_SPACE,
+		     "cannot store the upload%s\n", "");
+		return;
+	}
+	if (check_elf(fd, build_id, &info, res)) {
+		store_blob_discard(b);
+		return;
+	}
+	if ((kinds & STORE_KIND_EXECUTABLE) && !(info.flags & INSPECT_TEXT)) {
+		store_blob_discard(b);
+		fail(res, MHD_HTTP_UNPROCESSABLE_CONTENT, API_REJECT_BAD_ELF,
+		     "rejected: no code (.text) in the file: upload it as %s\n", "debuginfo");
+		return;
+	}
+	snprintf(a.build_id, sizeof(a.build_id), "%s", build_id);
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	a.flags = info.flags;
+	a.dwarf_version = info.dwarf_version;
+	store_checked(s, b, fd, &info, &a, res);
+}
+
+_Static_assert((int)STORE_HAS_DWARF == (int)INSPECT_DWARF &&
+	       (int)STORE_HAS_SYMTAB == (int)INSPECT_SYMTAB &&
+	       (int)STORE_HAS_DYNSYM == (int)INSPECT_DYNSYM &&
+	       (int)STORE_HAS_GOPCLNTAB == (int)INSPECT_GOPCLNTAB &&
+	       (int)STORE_HAS_TEXT == (int)INSPECT_TEXT,
+	       "the store ranks by elf-inspect's flag bits");
+
+/* Copy an open file into a new blob (for files fetched from upstream). */
+static int copy_to_blob(struct store *s, int fd, struct store_blob **out)
+{
+	char buf[1 << 16];
+	struct store_blob *b;
+	off_t off = 0;
+	int err = store_blob_begin(s, &b);
+
+	while (!err) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		err = store_blob_write(b, buf, (size_t)n);
+		off += n;
+	}
+	if (err) {
+		store_blob_discard(b);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
+int api_ingest_fd(struct store *s, int fd, const char *build_id, unsigned kinds,
+		  const char *name)
+{
+	struct api_ingest_result res = { 0 };
+	struct store_blob *b;
+	int err = copy_to_blob(s, fd, &b);
+
+	if (err)
+		return err;
+	api_ingest_artifact(s, b, build_id, kinds, name, &res);
+	if (res.status >= 400) {
+		pr_warn("api: upstream file for '%s' rejected: %s", build_id, res.message);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
+			 const char *path)
+{
+	char sha[STORE_SHA256_HEX];
+	struct store_blob *b;
+	uint64_t size;
+	bool is_new;
+	int err = copy_to_blob(s, fd, &b);
+
+	if (err)
+		return err;
+	err = store_blob_seal(b, sha, &size);
+	if (err) {
+		store_blob_discard(b);
+		return err;
+	}
+	return store_add_source(s, b, build_id, path, sha, size, &is_new);
+}

@@ -1,0 +1,132 @@
+/*
+ * metrics.c - counters for GET /metrics, in the Prometheus text format.
+ * Counters are relaxed atomics bumped by the connection threads; the
+ * rendering reads them without a lock (each value is exact, the set is
+ * not a snapshot, as with any Prometheus exporter).
+ */
+#include "api_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const unsigned status_codes[API_STATUS_SLOTS] = {
+	200, 201, 206, 304, 400, 401, 404, 406, 409, 413, 416, 422, 500, 503, 507, 0,
+};
+
+static const char *const reject_names[] = {
+	[API_REJECT_AUTH] = "unauthorized",  [API_REJECT_TOO_LARGE] = "too_large",
+	[API_REJECT_NOT_ELF] = "not_elf",     [API_REJECT_BUILD_ID] = "build_id_mismatch",
+	[API_REJECT_BAD_ELF] = "bad_elf",     [API_REJECT_NO_SPACE] = "no_space",
+	[API_REJECT_ABORTED] = "aborted",     [API_REJECT_OTHER] = "other",
+};
+
+static unsigned status_slot(unsigned status)
+{
+	for (unsigned i = 0; i < API_STATUS_SLOTS - 1; i++)
+		if (status_codes[i] == status)
+			return i;
+	return API_STATUS_SLOTS - 1; /* "other" */
+}
+
+void api_metrics_count(struct api_metrics *m, enum api_endpoint ep,
+		       unsigned status, uint64_t bytes)
+{
+	atomic_fetch_add_explicit(&m->responses[ep][status_slot(status)], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->bytes_served[ep], bytes, memory_order_relaxed);
+}
+
+void api_metrics_reject(struct api_metrics *m, enum api_reject why)
+{
+	atomic_fetch_add_explicit(&m->uploads_rejected[why], 1, memory_order_relaxed);
+}
+
+static void render_responses(FILE *f, struct api_metrics *m)
+{
+	fputs("# HELP ember_http_responses_total HTTP responses by endpoint and status.\n"
+	      "# TYPE ember_http_responses_total counter\n", f);
+	for (int ep = 0; ep < API_EP_COUNT; ep++)
+		for (unsigned i = 0; i < API_STATUS_SLOTS; i++) {
+			uint64_t v = m->responses[ep][i];
+
+			if (!v)
+				continue;
+			fprintf(f, "ember_http_responses_total{endpoint=\"%s\",code=\"",
+				api_endpoint_name(ep));
+			if (status_codes[i])
+				fprintf(f, "%u", status_codes[i]);
+			else
+				fputs("other", f);
+			fprintf(f, "\"} %llu\n", (unsigned long long)v);
+		}
+	fputs("# HELP ember_http_bytes_served_total Response body bytes by endpoint.\n"
+	      "# TYPE ember_http_bytes_served_total counter\n", f);
+	for (int ep = 0; ep < API_EP_COUNT; ep++)
+		if (m->bytes_served[ep])
+			fprintf(f, "ember_http_bytes_served_total{endpoint=\"%s\"} %llu\n",
+				api_endpoint_name(ep),
+				(unsigned long long)m->bytes_served[ep]);
+}
+
+static void render_uploads(FILE *f, struct api_metrics *m)
+{
+	fprintf(f, "# HELP ember_uploads_total Uploads by result.\n"
+		   "# TYPE ember_uploads_total counter\n"
+		   "ember_uploads_total{result=\"accepted\"} %llu\n"
+		   "ember_uploads_total{result=\"duplicate\"} %llu\n",
+		(unsigned long long)m->uploads_accepted,
+		(unsigned long long)m->uploads_duplicate);
+	for (size_t i = 0; i < sizeof(reject_names) / sizeof(reject_names[0]); i++)
+		fprintf(f, "ember_uploads_total{result=\"rejected\",reason=\"%s\"} %llu\n",
+			reject_names[i], (unsigned long long)m->uploads_rejected[i]);
+}
+
+static void render_upstream(FILE *f, struct api_metrics *m)
+{
+	fprintf(f, "# HELP ember_upstream_requests_total Upstream debuginfod fetches by result.\n"
+		   "# TYPE ember_upstream_requests_total counter\n"
+		   "ember_upstream_requests_total{result=\"hit\"} %llu\n"
+		   "ember_upstream_requests_total{result=\"miss\"} %llu\n"
+		   "ember_upstream_requests_total{result=\"error\"} %llu\n"
+		   "ember_upstream_requests_total{result=\"negative_cached\"} %llu\n",
+		(unsigned long long)m->upstream_hits,
+		(unsigned long long)m->upstream_misses,
+		(unsigned long long)m->upstream_errors,
+		(unsigned long long)m->upstream_negative_cached);
+}
+
+static void render_store(FILE *f, struct store *s)
+{
+	struct store_stats st;
+
+	store_get_stats(s, &st);
+	fprintf(f, "# HELP ember_store_artifacts Stored candidates (executables and debug files).\n"
+		   "# TYPE ember_store_artifacts gauge\n"
+		   "ember_store_artifacts %llu\n"
+		   "# HELP ember_store_sources Stored source files.\n"
+		   "# TYPE ember_store_sources gauge\n"
+		   "ember_store_sources %llu\n"
+		   "# HELP ember_store_bytes Bytes of stored artifacts.\n"
+		   "# TYPE ember_store_bytes gauge\n"
+		   "ember_store_bytes %llu\n",
+		(unsigned long long)st.artifacts, (unsigned long long)st.sources,
+		(unsigned long long)st.blob_bytes);
+}
+
+char *api_metrics_render(struct api_metrics *m, struct store *s, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	render_responses(f, m);
+	render_uploads(f, m);
+	render_upstream(f, m);
+	render_store(f, s);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

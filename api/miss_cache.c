@@ -1,0 +1,112 @@
+/*
+ * miss_cache.c - a bounded hash set of keys with an expiry time.
+ * Expired entries are dropped whenever their bucket is touched; a full
+ * cache refuses new keys rather than grow (a miss is then just asked
+ * again), so memory stays bounded however many IDs clients invent.
+ */
+#include "miss_cache.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BUCKETS 4096
+
+struct miss_entry {
+	struct miss_entry *next;
+	time_t expires;
+	char key[];
+};
+
+struct miss_cache {
+	unsigned ttl;
+	size_t count;
+	struct miss_entry *buckets[BUCKETS];
+};
+
+static time_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static size_t bucket_of(const char *key)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *key; key++)
+		h = (h ^ (unsigned char)*key) * 1099511628211ull;
+	return h % BUCKETS;
+}
+
+struct miss_cache *miss_cache_new(unsigned ttl_s)
+{
+	struct miss_cache *mc = calloc(1, sizeof(*mc));
+
+	if (mc)
+		mc->ttl = ttl_s;
+	return mc;
+}
+
+void miss_cache_free(struct miss_cache *mc)
+{
+	if (!mc)
+		return;
+	for (size_t i = 0; i < BUCKETS; i++)
+		while (mc->buckets[i]) {
+			struct miss_entry *e = mc->buckets[i];
+
+			mc->buckets[i] = e->next;
+			free(e);
+		}
+	free(mc);
+}
+
+/* Drop the expired entries of a bucket; return the entry for key, if any. */
+static struct miss_entry *sweep(struct miss_cache *mc, size_t b, const char *key)
+{
+	struct miss_entry **p = &mc->buckets[b], *found = NULL;
+	time_t t = now();
+
+	while (*p) {
+		struct miss_entry *e = *p;
+
+		if (e->expires <= t) {
+			*p = e->next;
+			free(e);
+			mc->count--;
+			continue;
+		}
+		if (strcmp(e->key, key) == 0)
+			found = e;
+		p = &e->next;
+	}
+	return found;
+}
+
+void miss_cache_put(struct miss_cache *mc, const char *key)
+{
+	size_t b = bucket_of(key);
+	struct miss_entry *e = sweep(mc, b, key);
+	size_t len = strlen(key);
+
+	if (e) {
+		e->expires = now() + mc->ttl;
+		return;
+	}
+	if (mc->count >= MISS_CACHE_MAX || !(e = malloc(sizeof(*e) + len + 1)))
+		return;
+	memcpy(e->key, key, len + 1);
+	e->expires = now() + mc->ttl;
+	e->next = mc->buckets[b];
+	mc->buckets[b] = e;
+	mc->count++;
+}
+
+bool miss_cache_has(struct miss_cache *mc, const char *key)
+{
+	return sweep(mc, bucket_of(key), key) != NULL;
+}

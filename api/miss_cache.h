@@ -1,0 +1,23 @@
+/*
+ * miss_cache.h - keys remembered for a while (upstream misses).
+ * Not thread-safe: the caller holds its lock.  Bounded: with
+ * MISS_CACHE_MAX live entries, new keys are not remembered.
+ */
+#ifndef EMBER_MISS_CACHE_H
+#define EMBER_MISS_CACHE_H
+
+#include <stdbool.h>
+
+#define MISS_KEY_MAX 4352
+#define MISS_CACHE_MAX 65536
+
+struct miss_cache;
+
+struct miss_cache *miss_cache_new(unsigned ttl_s);
+void miss_cache_free(struct miss_cache *mc);
+/* Remember key for ttl seconds from now. */
+void miss_cache_put(struct miss_cache *mc, const char *key);
+/* Whether key was put less than ttl seconds ago. */
+bool miss_cache_has(struct miss_cache *mc, const char *key);
+
+#endif /* EMBER_MISS_CACHE_H */

@@ -1,0 +1,225 @@
+/*
+ * server.c - the libmicrohttpd daemon and the dispatch of each request.
+ *
+ * One epoll thread pool serves every connection; a request that needs an
+ * upstream fetch is suspended while a fetch thread works (upstream.c), so
+ * a slow upstream server holds no connection thread.  Per-request state
+ * lives from the first callback to MHD's completion notice, where an
+ * unfinished upload is discarded.
+ */
+#include "api_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool is_get(const char *method)
+{
+	return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+}
+
+static enum MHD_Result serve_metrics(struct api_server *srv, struct MHD_Connection *c,
+				     struct api_request *req)
+{
+	size_t len;
+	char *text = api_metrics_render(&srv->metrics, srv->store, &len);
+
+	if (!text)
+		return MHD_NO;
+	return api_respond_owned(srv, c, req, MHD_HTTP_OK,
+				 "text/plain; version=0.0.4", text, len);
+}
+
+static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connection *c,
+				     struct api_request *req)
+{
+	bool missing;
+	enum MHD_Result ret = api_serve_buildid(srv, c, req, &missing);
+
+	if (!missing)
+		return ret;
+	if (srv->upstream && !req->upstream_done && api_upstream_wait(srv, c, req))
+		return MHD_YES; /* suspended; called again when the fetch ends */
+	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
+}
+
+static enum MHD_Result dispatch_get(struct api_server *srv, struct MHD_Connection *c,
+				    struct api_request *req)
+{
+	const struct api_route *r = &req->route;
+
+	if (r->status)
+		return api_respond_text(srv, c, req, (unsigned)r->status, NULL, r->error);
+	switch (r->ep) {
+	case API_EP_ROOT:
+		return api_respond_text(srv, c, req, MHD_HTTP_OK, NULL,
+					"ember: debuginfod-compatible debuginfo server\n");
+	case API_EP_HEALTH:
+		return api_respond_text(srv, c, req, MHD_HTTP_OK, NULL, "ok\n");
+	case API_EP_METRICS:
+		return serve_metrics(srv, c, req);
+	case API_EP_LIST:
+		return api_serve_list(srv, c, req);
+	default:
+		return serve_buildid(srv, c, req);
+	}
+}
+
+static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection *c,
+				  const char *url, const char *method, void **con_cls)
+{
+	struct api_request *req = calloc(1, sizeof(*req));
+
+	if (!req)
+		return MHD_NO;
+	*con_cls = req;
+	api_route_parse(url, &req->route);
+	req->head = strcmp(method, "HEAD") == 0;
+	if (req->route.ep == API_EP_UPLOAD && !req->route.status) {
+		if (strcmp(method, "PUT") && strcmp(method, "POST"))
+			return api_respond_text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED,
+						NULL, "upload with PUT or POST\n");
+		return MHD_YES; /* the body comes in the next calls */
+	}
+	return MHD_YES; /* answered in the next call, once the request is whole */
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version,
+			      const char *upload_data, size_t *upload_data_size,
+			      void **con_cls)
+{
+	struct api_server *srv = cls;
+	struct api_request *req = *con_cls;
+
+	if (!req)
+		return first_call(srv, c, url, method, con_cls);
+	if (req->route.ep == API_EP_UPLOAD && !req->route.status)
+		return api_upload_step(srv, c, req, upload_data, upload_data_size);
+	if (*upload_data_size) {
+		*upload_data_size = 0; /* a body on a GET is ignored */
+		return MHD_YES;
+	}
+	if (!is_get(method))
+		return api_respond_text(srv, c, req, MHD_HTTP_BAD_REQUEST, NULL,
+					"we support GET and HEAD only");
+	return dispatch_get(srv, c, req); /* also after an upstream fetch */
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct api_server *srv = cls;
+	struct api_request *req = *con_cls;
+
+	if (!req)
+		return;
+	api_upload_abort(srv, req);
+	free(req);
+	*con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	pr_warn("api: %s", msg);
+}
+
+static int parse_addr(const char *addr, uint16_t port, struct sockaddr_storage *ss,
+		      bool *v6)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	*v6 = strchr(addr, ':') != NULL;
+	if (*v6) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		return inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1 ? 0 : -EINVAL;
+	}
+	in->sin_family = AF_INET;
+	in->sin_port = htons(port);
+	return inet_pton(AF_INET, addr, &in->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
+static int init_server(struct api_server *srv, struct store *s,
+		       const struct api_server_opts *o)
+{
+	srv->store = s;
+	srv->max_upload = o->max_upload ? o->max_upload : (uint64_t)4 << 30;
+	if (!o->token || strlen(o->token) >= sizeof(srv->token))
+		return -EINVAL;
+	strcpy(srv->token, o->token);
+	if (o->upstream)
+		return api_upstream_new(o->upstream_workers ? o->upstream_workers : 4,
+					o->upstream_miss_ttl ? o->upstream_miss_ttl : 600,
+					&srv->upstream);
+	return 0;
+}
+
+static unsigned default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned)(2 * n) : 4;
+}
+
+int api_server_start(struct store *s, const struct api_server_opts *o,
+		     struct api_server **out)
+{
+	struct api_server *srv = calloc(1, sizeof(*srv));
+	struct sockaddr_storage ss;
+	bool v6;
+	int err;
+
+	if (!srv)
+		return -ENOMEM;
+	err = parse_addr(o->listen_addr ? o->listen_addr : "127.0.0.1", o->port, &ss, &v6);
+	if (!err)
+		err = init_server(srv, s, o);
+	if (err)
+		goto fail;
+	srv->daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+			MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0),
+		o->port, NULL, NULL, handle, srv,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_THREAD_POOL_SIZE, o->threads ? o->threads : default_threads(),
+		MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+		MHD_OPTION_END);
+	if (!srv->daemon) {
+		err = -EADDRINUSE;
+		goto fail;
+	}
+	srv->port = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT)->port;
+	*out = srv;
+	return 0;
+fail:
+	api_server_stop(srv);
+	return err;
+}
+
+uint16_t api_server_port(const struct api_server *srv)
+{
+	return srv->port;
+}
+
+void api_server_stop(struct api_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->daemon)
+		MHD_stop_daemon(srv->daemon);
+	api_upstream_free(srv->upstream);
+	free(srv);
+}

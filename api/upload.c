@@ -1,0 +1,157 @@
+/*
+ * upload.c - PUT/POST /api/v1/artifacts/ID/KIND: the CI upload, streamed.
+ *
+ * The body goes straight from the socket into a temporary blob (never all
+ * in memory) under a byte cap.  Authorization and a declared
+ * Content-Length over the cap are refused before any body is read, so a
+ * client sending "Expect: 100-continue" sends nothing; a chunked body
+ * that crosses the cap is cut off.  Once complete the blob is sealed,
+ * validated and stored by ingest.c.  A request that ends early (client
+ * gone, server stopping) discards its blob: nothing partial is kept.
+ */
+#include "api_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum MHD_Result reject(struct api_server *srv, struct MHD_Connection *c,
+			      struct api_request *req, unsigned status,
+			      enum api_reject why, const char *msg)
+{
+	api_metrics_reject(&srv->metrics, why);
+	store_blob_discard(req->blob);
+	req->blob = NULL;
+	return api_respond_text(srv, c, req, status, NULL, msg);
+}
+
+static bool declared_too_large(struct api_server *srv, struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return h && strtoull(h, NULL, 10) > srv->max_upload;
+}
+
+static enum MHD_Result begin(struct api_server *srv, struct MHD_Connection *c,
+			     struct api_request *req)
+{
+	char msg[128];
+	int err;
+
+	if (!api_auth_ok(srv, c))
+		return reject(srv, c, req, MHD_HTTP_UNAUTHORIZED, API_REJECT_AUTH,
+			      "missing or wrong bearer token\n");
+	if (declared_too_large(srv, c)) {
+		snprintf(msg, sizeof(msg), "upload larger than the limit of %llu bytes\n",
+			 (unsigned long long)srv->max_upload);
+		return reject(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE,
+			      API_REJECT_TOO_LARGE, msg);
+	}
+	err = store_blob_begin(srv->store, &req->blob);
+	if (err)
+		return reject(srv, c, req, MHD_HTTP_INSUFFICIENT_STORAGE,
+			      API_REJECT_NO_SPACE, "cannot store the upload\n");
+	return MHD_YES;
+}
+
+static void receive(struct api_server *srv, struct api_request *req,
+		    const char *data, size_t size)
+{
+	int err;
+
+	if (req->upload_err)
+		return;
+	if (size > srv->max_upload - req->received) {
+		req->upload_err = -E2BIG;
+		return;
+	}
+	err = store_blob_write(req->blob, data, size);
+	if (err)
+		req->upload_err = err;
+	req->received += size;
+}
+
+static enum MHD_Result finish_error(struct api_server *srv, struct MHD_Connection *c,
+				    struct api_request *req)
+{
+	char msg[160];
+
+	if (req->upload_err == -E2BIG) {
+		snprintf(msg, sizeof(msg), "upload larger than the limit of %llu bytes\n",
+			 (unsigned long long)srv->max_upload);
+		return reject(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE,
+			      API_REJECT_TOO_LARGE, msg);
+	}
+	snprintf(msg, sizeof(msg), "cannot store the upload: %s\n",
+		 strerror(-req->upload_err));
+	return reject(srv, c, req, MHD_HTTP_INSUFFICIENT_STORAGE, API_REJECT_NO_SPACE,
+		      msg);
+}
+
+static const char *upload_name(struct MHD_Connection *c, const struct api_request *req)
+{
+	const char *n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+
+	if (n && *n && !strchr(n, '/') && strlen(n) < STORE_NAME_MAX)
+		return n;
+	return req->route.kind == API_UPLOAD_EXECUTABLE ? "executable" : "debuginfo";
+}
+
+static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
+			      struct api_request *req)
+{
+	struct api_ingest_result res = { 0 };
+	struct store_blob *b = req->blob;
+	unsigned kinds = req->route.kind == API_UPLOAD_EXECUTABLE
+				 ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO;
+
+	if (req->upload_err)
+		return finish_error(srv, c, req);
+	req->blob = NULL;
+	if (req->route.kind == API_UPLOAD_SOURCES)
+		api_ingest_sources(srv->store, b, req->route.build_id, srv->max_upload,
+				   &res);
+	else
+		api_ingest_artifact(srv->store, b, req->route.build_id, kinds,
+				    upload_name(c, req), &res);
+	if (res.status >= 400)
+		api_metrics_reject(&srv->metrics, res.reject);
+	else if (res.is_new)
+		srv->metrics.uploads_accepted++;
+	else
+		srv->metrics.uploads_duplicate++;
+	return api_respond_text(srv, c, req, res.status,
+				res.status < 400 ? "application/json" : NULL,
+				res.message);
+}
+
+enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c,
+				struct api_request *req, const char *data,
+				size_t *size)
+{
+	if (!req->upload_started) {
+		req->upload_started = true;
+		return begin(srv, c, req);
+	}
+	if (!req->blob)
+		return MHD_YES; /* already answered: drop whatever still arrives */
+	if (*size) {
+		receive(srv, req, data, *size);
+		*size = 0;
+		/* Answer a failure at once; where MHD cannot queue a response
+		 * mid-body it closes the connection instead (MHD_NO). */
+		return req->upload_err ? finish_error(srv, c, req) : MHD_YES;
+	}
+	return finish(srv, c, req);
+}
+
+void api_upload_abort(struct api_server *srv, struct api_request *req)
+{
+	if (!req->blob)
+		return;
+	api_metrics_reject(&srv->metrics, API_REJECT_ABORTED);
+	store_blob_discard(req->blob);
+	req->blob = NULL;
+}

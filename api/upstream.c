@@ -1,0 +1,315 @@
+/*
+ * upstream.c - misses fetched from upstream debuginfod servers.
+ *
+ * A request for something the store lacks is suspended (MHD) and handed
+ * to a small pool of fetch threads, so a slow upstream holds no
+ * connection thread and cannot stall requests the store can answer.
+ * Requests for the same artifact while a fetch is in flight join it:
+ * one upstream fetch however many clients ask.  What arrives is validated
+ * and stored like an upload (ingest.c), then every waiter is resumed and
+ * served from the store.  Misses and failures are remembered for the
+ * configured time (miss_cache.c) so a missing build ID costs one upstream
+ * round trip per TTL.  Requests that already crossed 8 proxies are not
+ * forwarded again (the X-Forwarded-For limit of elfutils' server).
+ */
+#include "api_internal.h"
+#include "miss_cache.h"
+#include "store_upstream.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define XFF_HOP_LIMIT 8
+
+struct waiter {
+	struct MHD_Connection *c;
+	struct api_request *req;
+	struct waiter *next;
+};
+
+struct fetch_job {
+	char key[MISS_KEY_MAX];
+	struct api_route route;
+	char forwarded_for[512];
+	struct api_server *srv;
+	struct waiter *waiters;
+	struct fetch_job *next;      /* in the queue, then in flight */
+};
+
+struct api_upstream {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct fetch_job *queue;     /* waiting for a thread (FIFO) */
+	struct fetch_job *running;   /* being fetched */
+	bool stopping;
+	pthread_t *threads;
+	unsigned n_threads;
+	struct miss_cache *misses;
+};
+
+/* ---- fetching one job ------------------------------------------------------ */
+
+static int fetch_file(struct fetch_job *j, enum store_want want, const char *src)
+{
+	struct store_fetch f = { .build_id = j->route.build_id, .want = want,
+				 .source_path = src,
+				 .forwarded_for = j->forwarded_for[0] ? j->forwarded_for : NULL };
+	char *path = NULL;
+	int fd, err = store_upstream_fetch(&f, &fd, &path);
+
+	if (err)
+		return err;
+	if (src)
+		err = api_ingest_source_fd(j->srv->store, fd, j->route.build_id, src);
+	else
+		err = api_ingest_fd(j->srv->store, fd, j->route.build_id,
+				    want == STORE_WANT_EXECUTABLE ? STORE_KIND_EXECUTABLE
+								  : STORE_KIND_DEBUGINFO,
+				    want == STORE_WANT_EXECUTABLE ? "executable" : "debuginfo");
+	close(fd);
+	unlink(path); /* stored now: libdebuginfod's copy would double the disk use */
+	free(path);
+	return err;
+}
+
+static int fetch_source(struct fetch_job *j)
+{
+	struct store *s = j->srv->store;
+	struct store_artifact a;
+	int err = 0;
+
+	if (store_find_best(s, j->route.build_id, STORE_WANT_DEBUGINFO, &a))
+		err = fetch_file(j, STORE_WANT_DEBUGINFO, NULL);
+	if (!err && store_source_named(s, j->route.build_id, j->route.path))
+		err = -ENOENT; /* the DWARF does not name it: never fetched */
+	return err ? err : fetch_file(j, STORE_WANT_SYMBOLS, j->route.path);
+}
+
+static int run_job(struct fetch_job *j)
+{
+	int err;
+
+	switch (j->route.ep) {
+	case API_EP_DEBUGINFO:
+		return fetch_file(j, STORE_WANT_DEBUGINFO, NULL);
+	case API_EP_EXECUTABLE:
+		return fetch_file(j, STORE_WANT_EXECUTABLE, NULL);
+	case API_EP_SECTION:
+		err = fetch_file(j, STORE_WANT_DEBUGINFO, NULL);
+		return err ? fetch_file(j, STORE_WANT_EXECUTABLE, NULL) : 0;
+	default:
+		return fetch_source(j);
+	}
+}
+
+/* ---- the pool -------------------------------------------------------------------- */
+
+static void unlink_running(struct api_upstream *u, struct fetch_job *j)
+{
+	for (struct fetch_job **p = &u->running; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			return;
+		}
+}
+
+static void finish_job(struct api_upstream *u, struct fetch_job *j, int err)
+{
+	struct api_metrics *m = &j->srv->metrics;
+	struct waiter *w;
+
+	if (!err)
+		m->upstream_hits++;
+	else if (err == -ENOENT)
+		m->upstream_misses++;
+	else
+		m->upstream_errors++;
+	pthread_mutex_lock(&u->mu);
+	if (err)
+		miss_cache_put(u->misses, j->key);
+	unlink_running(u, j);
+	w = j->waiters;
+	pthread_mutex_unlock(&u->mu);
+	while (w) {
+		struct waiter *next = w->next;
+
+		w->req->upstream_done = true;
+		w->req->upstream_err = err;
+		MHD_resume_connection(w->c);
+		free(w);
+		w = next;
+	}
+	free(j);
+}
+
+static void *fetch_thread(void *arg)
+{
+	struct api_upstream *u = arg;
+
+	pthread_mutex_lock(&u->mu);
+	for (;;) {
+		struct fetch_job *j;
+
+		while (!u->queue && !u->stopping)
+			pthread_cond_wait(&u->cv, &u->mu);
+		if (!u->queue)
+			break;
+		j = u->queue;
+		u->queue = j->next;
+		j->next = u->running;
+		u->running = j;
+		pthread_mutex_unlock(&u->mu);
+		finish_job(u, j, run_job(j));
+		pthread_mutex_lock(&u->mu);
+	}
+	pthread_mutex_unlock(&u->mu);
+	return NULL;
+}
+
+int api_upstream_new(unsigned workers, unsigned miss_ttl_s, struct api_upstream **out)
+{
+	struct api_upstream *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	pthread_mutex_init(&u->mu, NULL);
+	pthread_cond_init(&u->cv, NULL);
+	u->misses = miss_cache_new(miss_ttl_s);
+	u->threads = calloc(workers, sizeof(*u->threads));
+	if (!u->misses || !u->threads) {
+		api_upstream_free(u);
+		return -ENOMEM;
+	}
+	for (; u->n_threads < workers; u->n_threads++)
+		if (pthread_create(&u->threads[u->n_threads], NULL, fetch_thread, u)) {
+			api_upstream_free(u);
+			return -EAGAIN;
+		}
+	*out = u;
+	return 0;
+}
+
+/* Called after MHD stopped: no connection waits any more. */
+void api_upstream_free(struct api_upstream *u)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->mu);
+	u->stopping = true;
+	pthread_cond_broadcast(&u->cv);
+	pthread_mutex_unlock(&u->mu);
+	for (unsigned i = 0; i < u->n_threads; i++)
+		pthread_join(u->threads[i], NULL);
+	free(u->threads);
+	miss_cache_free(u->misses);
+	pthread_cond_destroy(&u->cv);
+	pthread_mutex_destroy(&u->mu);
+	free(u);
+}
+
+/* ---- joining a fetch from a connection thread ------------------------------------ */
+
+static void job_key(const struct api_route *r, char *key)
+{
+	/* MISS_KEY_MAX holds the longest id and path: never truncated. */
+	_Static_assert(MISS_KEY_MAX > 16 + sizeof(r->build_id) + sizeof(r->path), "key size");
+	snprintf(key, MISS_KEY_MAX, "%d/%.*s/%.*s", (int)r->ep, (int)sizeof(r->build_id),
+		 r->build_id, (int)sizeof(r->path), r->path);
+}
+
+static struct fetch_job *find_job(struct fetch_job *list, const char *key)
+{
+	for (; list; list = list->next)
+		if (strcmp(list->key, key) == 0)
+			return list;
+	return NULL;
+}
+
+/* X-Forwarded-For for the upstream request: the incoming one plus the
+ * client.  Returns false when the hop limit is reached. */
+static bool forwarded_for(struct MHD_Connection *c, char *out, size_t size)
+{
+	const char *xff = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char ip[INET6_ADDRSTRLEN] = "unknown";
+	int hops = xff && *xff ? 1 : 0;
+
+	for (const char *p = xff; p && *p; p++)
+		hops += *p == ',';
+	if (hops >= XFF_HOP_LIMIT)
+		return false;
+	if (ci && ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)ci->client_addr)->sin_addr, ip, sizeof(ip));
+	else if (ci && ci->client_addr->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ci->client_addr)->sin6_addr, ip, sizeof(ip));
+	snprintf(out, size, "%s%s%s", xff && *xff ? xff : "", xff && *xff ? ", " : "", ip);
+	return true;
+}
+
+static struct fetch_job *new_job(struct api_server *srv, const struct api_request *req,
+				 const char *key, const char *xff)
+{
+	struct fetch_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	snprintf(j->key, sizeof(j->key), "%s", key);
+	snprintf(j->forwarded_for, sizeof(j->forwarded_for), "%s", xff);
+	j->route = req->route;
+	j->srv = srv;
+	return j;
+}
+
+static void enqueue(struct api_upstream *u, struct fetch_job *j)
+{
+	struct fetch_job **p = &u->queue;
+
+	while (*p)
+		p = &(*p)->next;
+	*p = j;
+	pthread_cond_signal(&u->cv);
+}
+
+bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
+		       struct api_request *req)
+{
+	struct api_upstream *u = srv->upstream;
+	struct waiter *w = calloc(1, sizeof(*w));
+	char key[MISS_KEY_MAX], xff[512];
+	struct fetch_job *j;
+
+	if (!w || !forwarded_for(c, xff, sizeof(xff))) {
+		free(w);
+		return false;
+	}
+	job_key(&req->route, key);
+	pthread_mutex_lock(&u->mu);
+	if (miss_cache_has(u->misses, key)) {
+		pthread_mutex_unlock(&u->mu);
+		srv->metrics.upstream_negative_cached++;
+		free(w);
+		return false;
+	}
+	j = find_job(u->running, key);
+	if (!j)
+		j = find_job(u->queue, key);
+	if (!j && (j = new_job(srv, req, key, xff)))
+		enqueue(u, j);
+	if (!j) {
+		pthread_mutex_unlock(&u->mu);
+		free(w);
+		return false;
+	}
+	*w = (struct waiter){ c, req, j->waiters };
+	j->waiters = w;
+	/* Suspended under the lock: the fetch thread resumes only after. */
+	MHD_suspend_connection(c);
+	pthread_mutex_unlock(&u->mu);
+	return true;
+}

@@ -1,0 +1,246 @@
+/*
+ * cmd_serve.c - `ember serve`: the debuginfo store behind the HTTP server.
+ *
+ * Sets up what the server does not own: the data directory, the upload
+ * token, and libdebuginfod's environment for upstream servers
+ * (DEBUGINFOD_URLS from --upstream, its cache inside the data directory,
+ * its negative-cache time equal to ours), all before any thread starts.
+ * Then it serves until SIGINT or SIGTERM.  docs/cli.md documents it.
+ */
+#include "api.h"
+#include "cli.h"
+#include "common.h"
+#include "store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_UPSTREAMS 16
+
+struct serve_opts {
+	const char *listen;
+	const char *data;
+	const char *token_file;
+	const char *upstreams[MAX_UPSTREAMS];
+	unsigned n_upstreams;
+	unsigned long long max_upload_mb;
+	unsigned miss_ttl;
+	unsigned threads;
+};
+
+static void serve_usage(FILE *f)
+{
+	fputs("usage: ember serve [options]\n"
+	      "  --listen ADDR:PORT      address to serve on (default 127.0.0.1:8002;\n"
+	      "                          port 0 picks a free one; [::1]:PORT for IPv6)\n"
+	      "  --data DIR              data directory (default ./ember-data)\n"
+	      "  --token-file FILE       upload token (default DIR/token, made at first start)\n"
+	      "  --max-upload-mb N       largest accepted upload (default 4096)\n"
+	      "  --upstream URL          debuginfod server to ask on a miss (repeatable;\n"
+	      "                          default: $DEBUGINFOD_URLS)\n"
+	      "  --upstream-miss-ttl S   seconds an upstream miss is remembered (default 600)\n"
+	      "  --threads N             connection threads (default 2 x CPUs)\n",
+	      f);
+}
+
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s ? s : "", &end, 10);
+	if (!s || !*s || *end || errno || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_listen(const char *s, char *addr, size_t size, uint16_t *port)
+{
+	const char *colon = strrchr(s, ':');
+	unsigned long long p;
+	size_t alen;
+
+	if (!colon || parse_uint(colon + 1, 65535, &p))
+		return -EINVAL;
+	alen = (size_t)(colon - s);
+	if (alen >= 2 && s[0] == '[' && s[alen - 1] == ']') {
+		s++;
+		alen -= 2;
+	}
+	if (alen == 0 || alen >= size)
+		return -EINVAL;
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	*port = (uint16_t)p;
+	return 0;
+}
+
+static int parse_one(struct serve_opts *o, const char *opt, const char *val)
+{
+	unsigned long long v;
+
+	if (!val)
+		return -EINVAL;
+	if (strcmp(opt, "--listen") == 0)
+		o->listen = val;
+	else if (strcmp(opt, "--data") == 0)
+		o->data = val;
+	else if (strcmp(opt, "--token-file") == 0)
+		o->token_file = val;
+	else if (strcmp(opt, "--upstream") == 0 && o->n_upstreams < MAX_UPSTREAMS)
+		o->upstreams[o->n_upstreams++] = val;
+	else if (strcmp(opt, "--max-upload-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
+		o->max_upload_mb = v;
+	else if (strcmp(opt, "--upstream-miss-ttl") == 0 && !parse_uint(val, 1u << 30, &v))
+		o->miss_ttl = (unsigned)v;
+	else if (strcmp(opt, "--threads") == 0 && !parse_uint(val, 1024, &v) && v)
+		o->threads = (unsigned)v;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct serve_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		char opt[64];
+
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+		if (eq && (size_t)(eq - argv[i]) < sizeof(opt)) {
+			snprintf(opt, sizeof(opt), "%.*s", (int)(eq - argv[i]), argv[i]);
+			if (parse_one(o, opt, eq + 1) == 0)
+				continue;
+		} else if (parse_one(o, argv[i], i + 1 < argc ? argv[i + 1] : NULL) == 0) {
+			i++;
+			continue;
+		}
+		fprintf(stderr, "ember serve: bad option or value '%s'\n", argv[i]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* libdebuginfod reads its configuration from the environment only. */
+static int setup_upstream(const struct serve_opts *o, bool *enabled)
+{
+	char path[4096], urls[8192] = "";
+	size_t len = 0;
+	FILE *f;
+
+	for (unsigned i = 0; i < o->n_upstreams; i++)
+		len += (size_t)snprintf(urls + len, len < sizeof(urls) ? sizeof(urls) - len : 0,
+					"%s%s", i ? " " : "", o->upstreams[i]);
+	if (len >= sizeof(urls))
+		return -E2BIG;
+	if (o->n_upstreams && setenv("DEBUGINFOD_URLS", urls, 1))
+		return -errno;
+	*enabled = getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS");
+	snprintf(path, sizeof(path), "%s/upstream-cache", o->data);
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	if (setenv("DEBUGINFOD_CACHE_PATH", path, 1))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/upstream-cache/cache_miss_s", o->data);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%u\n", o->miss_ttl);
+	return fclose(f) ? -errno : 0;
+}
+
+static int wait_for_signal(void)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	return sigwait(&set, &sig) ? -EINTR : sig;
+}
+
+static void block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* a file size limit is a failed write, not death */
+}
+
+static int run(const struct serve_opts *o, struct store *s)
+{
+	struct api_server_opts ao = { .sz = sizeof(ao) };
+	char addr[256], token[128];
+	bool created, upstream;
+	struct api_server *srv;
+	int err;
+
+	if (parse_listen(o->listen, addr, sizeof(addr), &ao.port)) {
+		fprintf(stderr, "ember serve: bad --listen '%s': want ADDR:PORT\n", o->listen);
+		return 2;
+	}
+	err = api_token_setup(o->data, o->token_file, token, sizeof(token), &created);
+	if (!err)
+		err = setup_upstream(o, &upstream);
+	if (err) {
+		fprintf(stderr, "ember serve: cannot set up '%s': %s\n", o->data, strerror(-err));
+		return 1;
+	}
+	ao.listen_addr = addr;
+	ao.token = token;
+	ao.max_upload = o->max_upload_mb << 20;
+	ao.threads = o->threads;
+	ao.upstream = upstream;
+	ao.upstream_miss_ttl = o->miss_ttl;
+	err = api_server_start(s, &ao, &srv);
+	if (err) {
+		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
+		return 1;
+	}
+	printf("ember: data directory %s; upload token %s (%s)\n", o->data, token,
+	       o->token_file ? o->token_file : created ? "new, kept in DATA/token" : "from DATA/token");
+	if (upstream)
+		printf("ember: upstream servers: %s\n", getenv("DEBUGINFOD_URLS"));
+	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
+	       strchr(addr, ':') ? "]" : "", api_server_port(srv));
+	fflush(stdout);
+	wait_for_signal();
+	api_server_stop(srv);
+	return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = { .listen = "127.0.0.1:8002", .data = "ember-data",
+				.max_upload_mb = 4096, .miss_ttl = 600 };
+	struct store *s;
+	int ret = parse_args(argc, argv, &o);
+
+	if (ret) {
+		serve_usage(ret > 0 ? stdout : stderr);
+		return ret > 0 ? 0 : 2;
+	}
+	block_signals();
+	ret = store_open(o.data, &s);
+	if (ret) {
+		fprintf(stderr, "ember serve: cannot open the store in '%s': %s\n", o.data,
+			strerror(-ret));
+		return 1;
+	}
+	ret = run(&o, s);
+	store_free(s);
+	return ret;
+}

@@ -1,0 +1,171 @@
+/*
+ * blob.c - content-addressed blob files.
+ *
+ * A blob is streamed into DIR/tmp/ under a unique name while its sha256 is
+ * computed, fsynced when sealed, and renamed to DIR/blobs/xx/SHA (xx = the
+ * first two hex digits) when committed; the directory is fsynced before
+ * the caller records it in RocksDB.  Identical content is stored once.
+ */
+#include "store_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct store_blob {
+	struct store *s;
+	int fd;
+	char tmp_name[64];
+	struct sha256_ctx sha;
+	uint64_t size;
+	bool sealed;
+	char sha256[STORE_SHA256_HEX];
+};
+
+int store_blob_begin(struct store *s, struct store_blob **out)
+{
+	static const char digits[] = "0123456789abcdef";
+	struct store_blob *b = calloc(1, sizeof(*b));
+	uint8_t rnd[12];
+
+	if (!b)
+		return -ENOMEM;
+	if (getentropy(rnd, sizeof(rnd))) {
+		free(b);
+		return -errno;
+	}
+	memcpy(b->tmp_name, "up-", 3);
+	for (size_t i = 0; i < sizeof(rnd); i++) {
+		b->tmp_name[3 + 2 * i] = digits[rnd[i] >> 4];
+		b->tmp_name[4 + 2 * i] = digits[rnd[i] & 15];
+	}
+	b->fd = openat(s->tmp_fd, b->tmp_name,
+		       O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (b->fd < 0) {
+		int err = -errno;
+
+		pr_warn("store: cannot create a temporary blob: %s", strerror(errno));
+		free(b);
+		return err;
+	}
+	b->s = s;
+	sha256_init(&b->sha);
+	*out = b;
+	return 0;
+}
+
+int store_blob_write(struct store_blob *b, const void *data, size_t len)
+{
+	const char *p = data;
+	size_t left = len;
+
+	if (b->sealed)
+		return -EINVAL;
+	while (left) {
+		ssize_t n = write(b->fd, p, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		left -= (size_t)n;
+	}
+	sha256_update(&b->sha, len, data);
+	b->size += len;
+	return 0;
+}
+
+int store_blob_seal(struct store_blob *b, char sha256[STORE_SHA256_HEX],
+		    uint64_t *size)
+{
+	uint8_t digest[SHA256_DIGEST_SIZE];
+
+	if (!b->sealed) {
+		if (fsync(b->fd))
+			return -errno;
+		sha256_digest(&b->sha, sizeof(digest), digest);
+		ember_build_id_to_hex(digest, sizeof(digest), b->sha256);
+		b->sealed = true;
+	}
+	memcpy(sha256, b->sha256, STORE_SHA256_HEX);
+	*size = b->size;
+	return 0;
+}
+
+int store_blob_fd(const struct store_blob *b)
+{
+	return b->fd;
+}
+
+void store_blob_discard(struct store_blob *b)
+{
+	if (!b)
+		return;
+	unlinkat(b->s->tmp_fd, b->tmp_name, 0);
+	close(b->fd);
+	free(b);
+}
+
+static int sync_dir(int dirfd, const char *sub)
+{
+	int fd = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int store_blob_commit(struct store *s, struct store_blob *b, bool *existed)
+{
+	char sub[3] = { b->sha256[0], b->sha256[1], 0 };
+	char dest[3 + STORE_SHA256_HEX];
+	struct stat st;
+	int err = 0;
+
+	if (!b->sealed) {
+		store_blob_discard(b);
+		return -EINVAL;
+	}
+	if (mkdirat(s->blobs_fd, sub, 0755) == 0)
+		err = sync_dir(s->blobs_fd, ".");
+	else if (errno != EEXIST)
+		err = -errno;
+	if (err)
+		goto out;
+	snprintf(dest, sizeof(dest), "%s/%s", sub, b->sha256);
+	*existed = fstatat(s->blobs_fd, dest, &st, 0) == 0 &&
+		   (uint64_t)st.st_size == b->size;
+	if (*existed)
+		goto out;
+	if (renameat(s->tmp_fd, b->tmp_name, s->blobs_fd, dest)) {
+		err = -errno;
+		pr_warn("store: cannot move blob '%s' into place: %s", dest,
+			strerror(errno));
+		goto out;
+	}
+	err = sync_dir(s->blobs_fd, sub);
+out:
+	store_blob_discard(b); /* after a rename the unlink finds nothing */
+	return err;
+}
+
+int store_blob_open(struct store *s, const char *sha256, int *fd)
+{
+	char path[3 + STORE_SHA256_HEX];
+
+	if (strlen(sha256) != STORE_SHA256_HEX - 1)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%.2s/%s", sha256, sha256);
+	*fd = openat(s->blobs_fd, path, O_RDONLY | O_CLOEXEC);
+	return *fd >= 0 ? 0 : -errno;
+}

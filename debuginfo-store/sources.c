@@ -1,0 +1,102 @@
+/*
+ * sources.c - source files stored per build ID.
+ *
+ * When a DWARF candidate is added, the source paths its DWARF names are
+ * recorded (N id \0 path).  Only named paths accept uploaded content
+ * (S id \0 path -> sha256 + record) and only those are served, so neither
+ * an upload nor a request can reach a path the debug info does not list.
+ */
+#include "store_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int store_source_named(struct store *s, const char *build_id,
+		       const char *path)
+{
+	char key[STORE_KEY_MAX];
+	char *val;
+	size_t vlen;
+	int klen = store_key_make(key, STORE_TAG_NAMED, build_id, path);
+	int err;
+
+	if (klen < 0)
+		return -ENOENT;
+	err = store_db_get(s, key, (size_t)klen, &val, &vlen);
+	if (!err)
+		free(val);
+	return err;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+int store_add_source(struct store *s, struct store_blob *b,
+		     const char *build_id, const char *path,
+		     const char sha256[STORE_SHA256_HEX], uint64_t size,
+		     bool *is_new)
+{
+	struct store_artifact a = { .size = size, .mtime = time(NULL) };
+	char key[STORE_KEY_MAX];
+	uint8_t val[STORE_SHA256_HEX + 64 + STORE_NAME_MAX];
+	rocksdb_writebatch_t *wb;
+	size_t vlen;
+	bool existed;
+	int klen = store_key_make(key, STORE_TAG_SOURCE, build_id, path);
+	int err;
+
+	if (klen < 0) {
+		store_blob_discard(b);
+		return klen;
+	}
+	snprintf(a.name, sizeof(a.name), "%s", base_name(path));
+	err = store_blob_commit(s, b, &existed);
+	if (err)
+		return err;
+	*is_new = store_find_source(s, build_id, path, &(struct store_artifact){ 0 }) != 0;
+	memcpy(val, sha256, STORE_SHA256_HEX - 1);
+	vlen = STORE_SHA256_HEX - 1 +
+	       store_record_encode(&a, val + STORE_SHA256_HEX - 1,
+				   sizeof(val) - STORE_SHA256_HEX + 1);
+	wb = rocksdb_writebatch_create();
+	rocksdb_writebatch_put(wb, key, (size_t)klen, (const char *)val, vlen);
+	err = store_db_write(s, wb);
+	rocksdb_writebatch_destroy(wb);
+	if (!err && *is_new)
+		s->n_sources++;
+	return err;
+}
+
+int store_find_source(struct store *s, const char *build_id, const char *path,
+		      struct store_artifact *out)
+{
+	char key[STORE_KEY_MAX];
+	char *val;
+	size_t vlen;
+	int klen = store_key_make(key, STORE_TAG_SOURCE, build_id, path);
+	int err;
+
+	if (klen < 0)
+		return -ENOENT;
+	err = store_db_get(s, key, (size_t)klen, &val, &vlen);
+	if (err)
+		return err;
+	if (vlen < STORE_SHA256_HEX - 1 ||
+	    store_record_decode((const uint8_t *)val + STORE_SHA256_HEX - 1,
+				vlen - STORE_SHA256_HEX + 1, out)) {
+		free(val);
+		return -ENOENT;
+	}
+	memcpy(out->sha256, val, STORE_SHA256_HEX - 1);
+	out->sha256[STORE_SHA256_HEX - 1] = '\0';
+	snprintf(out->build_id, sizeof(out->build_id), "%s", build_id);
+	free(val);
+	return 0;
+}

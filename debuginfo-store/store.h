@@ -1,0 +1,151 @@
+/*
+ * store.h - Ember's debuginfo store: files keyed by GNU build ID.
+ *
+ * Layout of a data directory (docs/store-format.md has the byte layout):
+ *   DIR/db/           RocksDB: artifact records, source records
+ *   DIR/blobs/xx/SHA  artifact bytes, content-addressed by sha256
+ *   DIR/tmp/          blobs being written; emptied at every open
+ *
+ * Crash safety: a blob is written under a temporary name, fsynced, renamed
+ * into blobs/ (and the directory fsynced), and only then recorded in
+ * RocksDB with a synced write.  A crash at any point leaves either the
+ * whole artifact, recorded, or an unreferenced file that no lookup finds.
+ *
+ * Several candidates are kept per build ID (each distinct sha256 uploaded
+ * under it); store_find_best() picks the one to serve for a purpose, so an
+ * executable with only a symbol table never hides a full DWARF file.
+ *
+ * The store validates nothing about ELF: callers inspect a sealed blob
+ * (elf-inspect) and pass what they found in struct store_artifact.
+ * Thread safety: all functions may be called concurrently on one store;
+ * a struct store_blob belongs to one thread at a time.
+ */
+#ifndef EMBER_STORE_H
+#define EMBER_STORE_H
+
+#include "common.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct store;
+struct store_blob;
+
+#define STORE_SHA256_HEX 65 /* 64 hex digits and a NUL */
+#define STORE_BUILD_ID_HEX (2 * EMBER_BUILD_ID_MAX + 1)
+#define STORE_NAME_MAX 256
+
+/* What an artifact was uploaded as; a record can carry several. */
+enum store_kind {
+	STORE_KIND_DEBUGINFO = 1 << 0,
+	STORE_KIND_EXECUTABLE = 1 << 1,
+};
+
+/* What a lookup wants: the debuginfod endpoint, or symbols for Ember. */
+enum store_want {
+	STORE_WANT_DEBUGINFO,  /* must carry DWARF (flags & want_dwarf_flag) */
+	STORE_WANT_EXECUTABLE, /* must carry code */
+	STORE_WANT_SYMBOLS,    /* anything with names: DWARF > symtab > dynsym */
+};
+
+/*
+ * The properties a ranking needs, as bits the caller sets from its own
+ * inspection (elf-inspect's INSPECT_* values are the same bits).
+ */
+enum store_feature {
+	STORE_HAS_DWARF = 1 << 0,
+	STORE_HAS_SYMTAB = 1 << 1,
+	STORE_HAS_DYNSYM = 1 << 2,
+	STORE_HAS_GOPCLNTAB = 1 << 5,
+	STORE_HAS_TEXT = 1 << 7,
+};
+
+/* One candidate for a build ID.  Plain data; copy freely. */
+struct store_artifact {
+	char build_id[STORE_BUILD_ID_HEX]; /* lowercase hex */
+	char sha256[STORE_SHA256_HEX];     /* lowercase hex of the content */
+	unsigned kinds;                    /* enum store_kind bits */
+	unsigned flags;                    /* enum store_feature (and more) bits */
+	int dwarf_version;                 /* 0 without DWARF */
+	uint64_t size;                     /* bytes */
+	int64_t mtime;                     /* first upload, seconds since epoch */
+	char name[STORE_NAME_MAX];         /* file name it was uploaded as */
+};
+
+struct store_stats {
+	uint64_t artifacts;     /* candidate records */
+	uint64_t sources;       /* source files stored */
+	uint64_t blob_bytes;    /* bytes of distinct blobs recorded */
+};
+
+/*
+ * Open (creating if needed) the store in dir.  Leftover temporary blobs of
+ * a crashed run are removed.  On success *out is the caller's, freed with
+ * store_free().  Returns 0 or a negative errno (-EIO with a logged reason
+ * when RocksDB refuses).
+ */
+int store_open(const char *dir, struct store **out);
+void store_free(struct store *s);
+
+/* ---- writing blobs ---------------------------------------------------- */
+
+/* Start a blob in DIR/tmp.  *out is the caller's until committed or
+ * discarded. */
+int store_blob_begin(struct store *s, struct store_blob **out);
+/* Append bytes; -ENOSPC / -EFBIG / -EIO when the disk refuses. */
+int store_blob_write(struct store_blob *b, const void *data, size_t len);
+/* Finish writing: fsync, and the sha256 and size of what was written. */
+int store_blob_seal(struct store_blob *b, char sha256[STORE_SHA256_HEX],
+		    uint64_t *size);
+/* The blob's file, open read-write, for inspecting a sealed blob.  Owned by
+ * the blob: valid until commit or discard. */
+int store_blob_fd(const struct store_blob *b);
+/* Remove the temporary file and free b.  NULL is fine. */
+void store_blob_discard(struct store_blob *b);
+
+/*
+ * Commit a sealed blob as a candidate for a->build_id, with the source
+ * file names its DWARF references (canonical absolute paths; may be 0).
+ * a->sha256 and a->size must be what store_blob_seal() returned.  The
+ * blob is consumed (freed) whatever the result.  *is_new says whether the
+ * record is new; uploading the same content again adds only its kind.
+ * Returns 0 or a negative errno.
+ */
+int store_add_artifact(struct store *s, struct store_blob *b,
+		       const struct store_artifact *a,
+		       const char *const *source_names, size_t n_names,
+		       bool *is_new);
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* The best candidate of build_id for want into *out: 0, or -ENOENT. */
+int store_find_best(struct store *s, const char *build_id,
+		    enum store_want want, struct store_artifact *out);
+
+/* Every candidate of build_id, in sha256 order; a non-zero return of cb
+ * stops the walk and is returned. */
+int store_list(struct store *s, const char *build_id,
+	       int (*cb)(const struct store_artifact *a, void *arg), void *arg);
+
+/* Open a recorded blob read-only; the fd is the caller's.  0 or -errno. */
+int store_blob_open(struct store *s, const char *sha256, int *fd);
+
+/* Whether any candidate of build_id names path as a source: 0 or -ENOENT. */
+int store_source_named(struct store *s, const char *build_id,
+		       const char *path);
+
+/* Commit a sealed blob as the content of source path of build_id (which
+ * must be named); consumes b like store_add_artifact(). */
+int store_add_source(struct store *s, struct store_blob *b,
+		     const char *build_id, const char *path,
+		     const char sha256[STORE_SHA256_HEX], uint64_t size,
+		     bool *is_new);
+
+/* The stored content of source path of build_id: sha256, size, mtime and
+ * name (the path's base name) in *out.  0 or -ENOENT. */
+int store_find_source(struct store *s, const char *build_id, const char *path,
+		      struct store_artifact *out);
+
+void store_get_stats(struct store *s, struct store_stats *out);
+
+#endif /* EMBER_STORE_H */
