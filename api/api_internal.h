@@ -170,6 +170,7 @@ int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
 
 int api_upstream_new(unsigned workers, unsigned miss_ttl_s,
 		     struct api_upstream **out);
+void api_upstream_shutdown(struct api_upstream *u);
 void api_upstream_free(struct api_upstream *u);
 /* Start (or join) the fetch for req's route and suspend c until it ends;
  * returns false when the answer is already known missing (negative

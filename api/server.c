@@ -1,7 +1,8 @@
 /*
  * server.c - the libmicrohttpd daemon and the dispatch of each request.
  *
- * One epoll thread pool serves every connection; a request that needs an
+ * One thread pool (poll(2): in epoll mode MHD 0.9.75 missed a client
+ * closing mid-upload under load) serves every connection; a request that needs an
  * upstream fetch is suspended while a fetch thread works (upstream.c), so
  * a slow upstream server holds no connection thread.  Per-request state
  * lives from the first callback to MHD's completion notice, where an
@@ -79,11 +80,14 @@ static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection 
 	*con_cls = req;
 	api_route_parse(url, &req->route);
 	req->head = strcmp(method, "HEAD") == 0;
-	if (req->route.ep == API_EP_UPLOAD && !req->route.status) {
+	if (req->route.status && !is_get(method))
+		return api_respond_text(srv, c, req, (unsigned)req->route.status, NULL,
+					req->route.error);
+	if (req->route.ep == API_EP_UPLOAD) {
 		if (strcmp(method, "PUT") && strcmp(method, "POST"))
 			return api_respond_text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED,
 						NULL, "upload with PUT or POST\n");
-		return MHD_YES; /* the body comes in the next calls */
+		return api_upload_step(srv, c, req, NULL, &(size_t){ 0 });
 	}
 	return MHD_YES; /* answered in the next call, once the request is whole */
 }
@@ -188,7 +192,7 @@ int api_server_start(struct store *s, const struct api_server_opts *o,
 	if (err)
 		goto fail;
 	srv->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
 			MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0),
 		o->port, NULL, NULL, handle, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
@@ -218,6 +222,7 @@ void api_server_stop(struct api_server *srv)
 {
 	if (!srv)
 		return;
+	api_upstream_shutdown(srv->upstream); /* resumes suspended requests */
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	api_upstream_free(srv->upstream);

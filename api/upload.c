@@ -56,6 +56,8 @@ static enum MHD_Result begin(struct api_server *srv, struct MHD_Connection *c,
 	return MHD_YES;
 }
 
+/* Write a chunk; on the first failure the blob is dropped at once (its
+ * disk space back) and the rest of the body only read. */
 static void receive(struct api_server *srv, struct api_request *req,
 		    const char *data, size_t size)
 {
@@ -63,14 +65,14 @@ static void receive(struct api_server *srv, struct api_request *req,
 
 	if (req->upload_err)
 		return;
-	if (size > srv->max_upload - req->received) {
-		req->upload_err = -E2BIG;
-		return;
-	}
-	err = store_blob_write(req->blob, data, size);
-	if (err)
-		req->upload_err = err;
+	err = size > srv->max_upload - req->received ? -E2BIG
+						     : store_blob_write(req->blob, data, size);
 	req->received += size;
+	if (err) {
+		req->upload_err = err;
+		store_blob_discard(req->blob);
+		req->blob = NULL;
+	}
 }
 
 static enum MHD_Result finish_error(struct api_server *srv, struct MHD_Connection *c,
@@ -78,12 +80,6 @@ static enum MHD_Result finish_error(struct api_server *srv, struct MHD_Connectio
 {
 	char msg[160];
 
-	if (req->upload_err == -E2BIG) {
-		snprintf(msg, sizeof(msg), "upload larger than the limit of %llu bytes\n",
-			 (unsigned long long)srv->max_upload);
-		return reject(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE,
-			      API_REJECT_TOO_LARGE, msg);
-	}
 	snprintf(msg, sizeof(msg), "cannot store the upload: %s\n",
 		 strerror(-req->upload_err));
 	return reject(srv, c, req, MHD_HTTP_INSUFFICIENT_STORAGE, API_REJECT_NO_SPACE,
@@ -107,8 +103,6 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 	unsigned kinds = req->route.kind == API_UPLOAD_EXECUTABLE
 				 ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO;
 
-	if (req->upload_err)
-		return finish_error(srv, c, req);
 	req->blob = NULL;
 	if (req->route.kind == API_UPLOAD_SOURCES)
 		api_ingest_sources(srv->store, b, req->route.build_id, srv->max_upload,
@@ -131,27 +125,32 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 				struct api_request *req, const char *data,
 				size_t *size)
 {
-	if (!req->upload_started) {
+	if (!req->upload_started) { /* the first call: headers only */
 		req->upload_started = true;
 		return begin(srv, c, req);
 	}
-	if (!req->blob)
-		return MHD_YES; /* already answered: drop whatever still arrives */
+	if (!req->blob && !req->upload_err)
+		return MHD_YES; /* refused at the start: drop whatever arrives */
 	if (*size) {
 		receive(srv, req, data, *size);
 		*size = 0;
-		/* Answer a failure at once; where MHD cannot queue a response
-		 * mid-body it closes the connection instead (MHD_NO). */
-		return req->upload_err ? finish_error(srv, c, req) : MHD_YES;
+		/* A body without a declared length crossed the cap: MHD cannot
+		 * answer in the middle of a body, so the connection is closed
+		 * rather than reading on without end. */
+		if (req->upload_err == -E2BIG) {
+			api_metrics_reject(&srv->metrics, API_REJECT_TOO_LARGE);
+			return MHD_NO;
+		}
+		return MHD_YES;
 	}
-	return finish(srv, c, req);
+	return req->upload_err ? finish_error(srv, c, req) : finish(srv, c, req);
 }
 
 void api_upload_abort(struct api_server *srv, struct api_request *req)
 {
 	if (!req->blob)
 		return;
-	api_metrics_reject(&srv->metrics, API_REJECT_ABORTED);
 	store_blob_discard(req->blob);
 	req->blob = NULL;
+	api_metrics_reject(&srv->metrics, API_REJECT_ABORTED); /* after: tests wait on it */
 }

@@ -54,11 +54,23 @@ struct api_upstream {
 
 /* ---- fetching one job ------------------------------------------------------ */
 
+static bool is_stopping(void *arg)
+{
+	struct api_upstream *u = arg;
+	bool stop;
+
+	pthread_mutex_lock(&u->mu);
+	stop = u->stopping;
+	pthread_mutex_unlock(&u->mu);
+	return stop;
+}
+
 static int fetch_file(struct fetch_job *j, enum store_want want, const char *src)
 {
 	struct store_fetch f = { .build_id = j->route.build_id, .want = want,
 				 .source_path = src,
-				 .forwarded_for = j->forwarded_for[0] ? j->forwarded_for : NULL };
+				 .forwarded_for = j->forwarded_for[0] ? j->forwarded_for : NULL,
+				 .cancelled = is_stopping, .cancel_arg = j->srv->upstream };
 	char *path = NULL;
 	int fd, err = store_upstream_fetch(&f, &fd, &path);
 
@@ -118,6 +130,20 @@ static void unlink_running(struct api_upstream *u, struct fetch_job *j)
 		}
 }
 
+/* Wake the connections waiting for a fetch: they answer from the store. */
+static void resume_waiters(struct waiter *w, int err)
+{
+	while (w) {
+		struct waiter *next = w->next;
+
+		w->req->upstream_done = true;
+		w->req->upstream_err = err;
+		MHD_resume_connection(w->c);
+		free(w);
+		w = next;
+	}
+}
+
 static void finish_job(struct api_upstream *u, struct fetch_job *j, int err)
 {
 	struct api_metrics *m = &j->srv->metrics;
@@ -130,20 +156,13 @@ static void finish_job(struct api_upstream *u, struct fetch_job *j, int err)
 	else
 		m->upstream_errors++;
 	pthread_mutex_lock(&u->mu);
-	if (err)
+	if (err && err != -ECANCELED)
 		miss_cache_put(u->misses, j->key);
 	unlink_running(u, j);
 	w = j->waiters;
+	j->waiters = NULL;
 	pthread_mutex_unlock(&u->mu);
-	while (w) {
-		struct waiter *next = w->next;
-
-		w->req->upstream_done = true;
-		w->req->upstream_err = err;
-		MHD_resume_connection(w->c);
-		free(w);
-		w = next;
-	}
+	resume_waiters(w, err);
 	free(j);
 }
 
@@ -194,15 +213,42 @@ int api_upstream_new(unsigned workers, unsigned miss_ttl_s, struct api_upstream 
 	return 0;
 }
 
-/* Called after MHD stopped: no connection waits any more. */
-void api_upstream_free(struct api_upstream *u)
+/*
+ * Stop fetching: fetches in flight are aborted (libdebuginfod polls
+ * is_stopping), queued ones dropped, and every waiting connection resumed
+ * so MHD can close it.  Call before stopping the daemon.
+ */
+void api_upstream_shutdown(struct api_upstream *u)
 {
+	struct fetch_job *queued;
+
 	if (!u)
 		return;
 	pthread_mutex_lock(&u->mu);
 	u->stopping = true;
 	pthread_cond_broadcast(&u->cv);
+	queued = u->queue;
+	u->queue = NULL;
+	for (struct fetch_job *j = u->running; j; j = j->next) {
+		resume_waiters(j->waiters, -ECANCELED);
+		j->waiters = NULL;
+	}
 	pthread_mutex_unlock(&u->mu);
+	while (queued) {
+		struct fetch_job *next = queued->next;
+
+		resume_waiters(queued->waiters, -ECANCELED);
+		free(queued);
+		queued = next;
+	}
+}
+
+/* Called after MHD stopped: no connection waits any more. */
+void api_upstream_free(struct api_upstream *u)
+{
+	if (!u)
+		return;
+	api_upstream_shutdown(u);
 	for (unsigned i = 0; i < u->n_threads; i++)
 		pthread_join(u->threads[i], NULL);
 	free(u->threads);
@@ -290,6 +336,11 @@ bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 	}
 	job_key(&req->route, key);
 	pthread_mutex_lock(&u->mu);
+	if (u->stopping) {
+		pthread_mutex_unlock(&u->mu);
+		free(w);
+		return false;
+	}
 	if (miss_cache_has(u->misses, key)) {
 		pthread_mutex_unlock(&u->mu);
 		srv->metrics.upstream_negative_cached++;

@@ -80,5 +80,6 @@ void cli_print_invalid(struct cli_out *out, const struct cli_symbolize_opts *o,
 
 int cmd_symbolize(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_upload(int argc, char **argv);
 
 #endif /* EMBER_CLI_H */

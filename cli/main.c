@@ -19,6 +19,7 @@ static void usage(FILE *f)
 	      "  symbolize   address -> function, file, line, inlined frames\n"
 	      "              (llvm-symbolizer compatible; see `ember symbolize --help`)\n"
 	      "  serve       the debuginfo store and debuginfod-compatible server\n"
+	      "  upload      send executables, debug info and sources to a server\n"
 	      "  help        this text\n"
 	      "\n"
 	      "Installed as `llvm-symbolizer`, ember runs `symbolize`.\n",
@@ -51,6 +52,8 @@ int main(int argc, char **argv)
 		return cmd_symbolize(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "upload") == 0)
+		return cmd_upload(argc - 1, argv + 1);
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
 		usage(stdout);

@@ -68,20 +68,23 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 		return klen;
 	}
 	err = store_blob_commit(s, b, &existed);
-	if (!err)
-		err = merge_existing(s, key, (size_t)klen, &a, is_new);
 	if (err)
 		return err;
-	wb = rocksdb_writebatch_create();
-	put_names(wb, a.build_id, source_names, n_names);
-	rocksdb_writebatch_put(wb, key, (size_t)klen, (const char *)val,
-			       store_record_encode(&a, val, sizeof(val)));
-	err = store_db_write(s, wb);
-	rocksdb_writebatch_destroy(wb);
+	pthread_mutex_lock(&s->write_mu); /* one writer decides "new" */
+	err = merge_existing(s, key, (size_t)klen, &a, is_new);
+	if (!err) {
+		wb = rocksdb_writebatch_create();
+		put_names(wb, a.build_id, source_names, n_names);
+		rocksdb_writebatch_put(wb, key, (size_t)klen, (const char *)val,
+				       store_record_encode(&a, val, sizeof(val)));
+		err = store_db_write(s, wb);
+		rocksdb_writebatch_destroy(wb);
+	}
 	if (!err && *is_new) {
 		s->n_artifacts++;
 		s->blob_bytes += a.size;
 	}
+	pthread_mutex_unlock(&s->write_mu);
 	return err;
 }
 

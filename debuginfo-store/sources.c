@@ -60,6 +60,7 @@ int store_add_source(struct store *s, struct store_blob *b,
 	err = store_blob_commit(s, b, &existed);
 	if (err)
 		return err;
+	pthread_mutex_lock(&s->write_mu);
 	*is_new = store_find_source(s, build_id, path, &(struct store_artifact){ 0 }) != 0;
 	memcpy(val, sha256, STORE_SHA256_HEX - 1);
 	vlen = STORE_SHA256_HEX - 1 +
@@ -71,6 +72,7 @@ int store_add_source(struct store *s, struct store_blob *b,
 	rocksdb_writebatch_destroy(wb);
 	if (!err && *is_new)
 		s->n_sources++;
+	pthread_mutex_unlock(&s->write_mu);
 	return err;
 }
 

@@ -98,6 +98,7 @@ int store_open(const char *dir, struct store **out)
 	if (!s)
 		return -ENOMEM;
 	s->blobs_fd = s->tmp_fd = -1;
+	pthread_mutex_init(&s->write_mu, NULL);
 	s->dir = strdup(dir);
 	if (!s->dir) {
 		err = -ENOMEM;
@@ -145,6 +146,7 @@ void store_free(struct store *s)
 		close(s->blobs_fd);
 	if (s->tmp_fd >= 0)
 		close(s->tmp_fd);
+	pthread_mutex_destroy(&s->write_mu);
 	free(s->dir);
 	free(s);
 }

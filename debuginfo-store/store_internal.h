@@ -6,6 +6,7 @@
 
 #include "store.h"
 
+#include <pthread.h>
 #include <rocksdb/c.h>
 #include <stdatomic.h>
 
@@ -19,6 +20,7 @@ struct store {
 	rocksdb_block_based_table_options_t *table_opts;
 	rocksdb_writeoptions_t *wsync;   /* sync = true: acknowledgements */
 	rocksdb_readoptions_t *ropts;
+	pthread_mutex_t write_mu;        /* read-modify-write of records */
 	_Atomic uint64_t n_artifacts;
 	_Atomic uint64_t n_sources;
 	_Atomic uint64_t blob_bytes;

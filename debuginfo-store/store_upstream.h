@@ -14,6 +14,8 @@ struct store_fetch {
 				       source_path set: the source file */
 	const char *source_path;    /* absolute path, or NULL */
 	const char *forwarded_for;  /* X-Forwarded-For to pass on, or NULL */
+	bool (*cancelled)(void *arg); /* polled while waiting; true aborts */
+	void *cancel_arg;
 };
 
 /*
@@ -22,7 +24,8 @@ struct store_fetch {
  * *fd is open on the downloaded file and *path is its name in the client
  * cache; both are the caller's (close, free, and unlink when stored).
  * Returns 0, -ENOENT when no server has it, -ENOSYS when no server is
- * configured, or another negative errno for transport failures.
+ * configured, -ECANCELED when f->cancelled said so, or another negative
+ * errno for transport failures.
  */
 int store_upstream_fetch(const struct store_fetch *f, int *fd, char **path);
 

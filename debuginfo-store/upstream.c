@@ -28,6 +28,14 @@ static int add_headers(debuginfod_client *c, const struct store_fetch *f)
 	return 0;
 }
 
+/* libdebuginfod calls this while it waits; non-zero aborts the transfer. */
+static int on_progress(debuginfod_client *c, long done, long total)
+{
+	const struct store_fetch *f = debuginfod_get_user_data(c);
+
+	return f->cancelled && f->cancelled(f->cancel_arg);
+}
+
 int store_upstream_fetch(const struct store_fetch *f, int *fd, char **path)
 {
 	debuginfod_client *c = debuginfod_begin();
@@ -35,6 +43,8 @@ int store_upstream_fetch(const struct store_fetch *f, int *fd, char **path)
 
 	if (!c)
 		return -ENOMEM;
+	debuginfod_set_user_data(c, (void *)f);
+	debuginfod_set_progressfn(c, on_progress);
 	ret = add_headers(c, f);
 	if (ret)
 		goto out;
@@ -55,6 +65,8 @@ int store_upstream_fetch(const struct store_fetch *f, int *fd, char **path)
 	}
 out:
 	debuginfod_end(c);
+	if (ret < 0 && f->cancelled && f->cancelled(f->cancel_arg))
+		return -ECANCELED;
 	if (ret < 0)
 		return ret;
 	*fd = ret;

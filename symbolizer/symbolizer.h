@@ -91,6 +91,14 @@ struct sym_index *sym_index_open(const char *path,
 				 const struct sym_open_opts *opts, int *err);
 void sym_index_free(struct sym_index *idx);
 
+/*
+ * The path of the separate debug file of the ELF at path (found as
+ * sym_index_open() finds it) into out.  Returns 0, -ENOENT when there is
+ * none, or another negative errno.
+ */
+int sym_debug_file_path(const char *path, const char *debug_root, char *out,
+			size_t size);
+
 /* Lookup flags. */
 enum sym_lookup_flags {
 	/* Name the outermost frame after the ELF symbol covering the address,

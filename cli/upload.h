@@ -1,0 +1,47 @@
+/*
+ * upload.h - the pieces of `ember upload` (cmd_upload.c): its HTTP client
+ * (upload_http.c, libcurl) and the source archive (upload_sources.c).
+ */
+#ifndef EMBER_CLI_UPLOAD_H
+#define EMBER_CLI_UPLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct upload_http {
+	const char *server;     /* base URL, no trailing slash */
+	const char *token;      /* bearer token, or NULL */
+	bool progress;          /* draw a progress line on stderr */
+};
+
+/* An HTTP answer: status and body (malloc'd, NUL-terminated; caller
+ * frees), or status 0 and a transport error in body. */
+struct upload_reply {
+	long status;
+	char *body;
+};
+
+int upload_http_init(void);
+void upload_http_cleanup(void);
+/* GET server+path. */
+int upload_http_get(const struct upload_http *h, const char *path,
+		    struct upload_reply *out);
+/* PUT the file open on fd (size bytes) to server+path. */
+int upload_http_put(const struct upload_http *h, const char *path, int fd,
+		    uint64_t size, const char *label, struct upload_reply *out);
+
+struct upload_prefix_map {
+	const char *from, *to;
+};
+
+/*
+ * Write a tar of the source files the DWARF in dwarf_fd names and that
+ * exist locally (after rewriting a leading `from` to `to`), each stored
+ * under its DWARF path, into a new temporary file: *out_fd (caller
+ * closes).  *found / *named count what went in / what the DWARF names.
+ */
+int upload_sources_tar(int dwarf_fd, const struct upload_prefix_map *maps,
+		       size_t n_maps, int *out_fd, size_t *found, size_t *named);
+
+#endif /* EMBER_CLI_UPLOAD_H */

@@ -1,0 +1,839 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `ember serve` and `ember upload`.
+
+Usage: test_server.py EMBER_BIN FIXTURES_DIR CASE
+
+Each case is a function test_server__NAME.  Every case starts its own
+server on a free loopback port with a fresh data directory, waits for
+/healthz, and drives it with real clients (HTTP, debuginfod-find, gdb,
+eu-addr2line, eu-stack, ember upload, elfutils' debuginfod as upstream).
+Exit 0 pass, 1 fail, 77 skip (a peer tool is missing).
+"""
+import hashlib
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+EMBER, FIX, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+TMP = tempfile.mkdtemp(prefix="ember-server-test.")
+
+
+class Skip(Exception):
+    pass
+
+
+def fx(name):
+    return os.path.join(FIX, name)
+
+
+def need(tool):
+    path = shutil.which(tool)
+    if not path:
+        raise Skip("%s is not installed" % tool)
+    return path
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    assert m, "no build id in " + path
+    return m.group(1)
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+# ---- the server --------------------------------------------------------------
+
+
+SERVERS = []  # stopped at exit, whatever the outcome
+
+
+class Server:
+    def __init__(self, data=None, args=(), preexec=None):
+        SERVERS.append(self)
+        self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
+        self.args = list(args)
+        self.preexec = preexec
+        self.start()
+
+    def start(self):
+        self.log = open(os.path.join(TMP, "server.log"), "ab")
+        self.proc = subprocess.Popen(
+            [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data] + self.args,
+            stdout=subprocess.PIPE, stderr=self.log, preexec_fn=self.preexec)
+        self.port = None
+        deadline = time.time() + 20
+        while self.port is None:
+            line = self.proc.stdout.readline().decode()
+            check(line or time.time() < deadline, "server printed no address")
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+            check(self.proc.poll() is None, "server exited at start")
+        self.url = "http://127.0.0.1:%d" % self.port
+        while True:  # readiness: poll the health endpoint
+            try:
+                if self.request("GET", "/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            check(time.time() < deadline, "server never became healthy")
+            time.sleep(0.02)
+        tf = (self.args[self.args.index("--token-file") + 1] if "--token-file" in self.args
+              else os.path.join(self.data, "token"))
+        with open(tf) as f:
+            self.token = f.read().strip()
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=20)
+        self.proc.stdout.close()
+        self.log.close()
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
+        finally:
+            c.close()
+
+    def get(self, path, headers=None):
+        return self.request("GET", path, headers=headers)
+
+    def upload(self, path, build, kind, token=None, name=None):
+        with open(path, "rb") as f:
+            body = f.read()
+        hdrs = {"Authorization": "Bearer " + (token if token is not None else self.token)}
+        q = "?name=" + (name or os.path.basename(path))
+        return self.request("PUT", "/api/v1/artifacts/%s/%s%s" % (build, kind, q), body, hdrs)
+
+    def listing(self, build):
+        status, body, _ = self.get("/api/v1/artifacts/" + build)
+        check(status == 200, "listing: %d" % status)
+        return json.loads(body)
+
+    def metric(self, name):
+        _, body, _ = self.get("/metrics")
+        for line in body.decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return 0.0
+
+    def tmp_files(self):
+        return os.listdir(os.path.join(self.data, "tmp"))
+
+
+def client_env(server_urls, cache=None):
+    env = dict(os.environ)
+    env["DEBUGINFOD_URLS"] = server_urls
+    env["DEBUGINFOD_CACHE_PATH"] = cache or tempfile.mkdtemp(dir=TMP, prefix="cache.")
+    env["DEBUGINFOD_TIMEOUT"] = "10"
+    return env
+
+
+def upload_split_pair(srv):
+    """The stripped C fixture and its separate debug file."""
+    b = build_id(fx("c_stripped"))
+    check(srv.upload(fx("c_stripped"), b, "executable")[0] == 201, "exe upload")
+    check(srv.upload(fx("c_stripped.debug"), b, "debuginfo")[0] == 201, "debug upload")
+    return b
+
+
+def ember_upload(srv, *args):
+    env = dict(os.environ, EMBER_SERVER=srv.url, EMBER_TOKEN=srv.token)
+    return subprocess.run([EMBER, "upload"] + list(args), capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def fixture_sources_args():
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures",
+                       "elf", "src")
+    return ["--sources", "--source-prefix-map", "/ember/fixtures/src=" + os.path.abspath(src),
+            "--debug-file-directory", fx("debug-root")]
+
+
+# ---- storing and serving ----------------------------------------------------------
+
+
+def test_server__upload_then_debuginfod_get():
+    srv = Server()
+    b = upload_split_pair(srv)
+    status, body, h = srv.get("/buildid/%s/debuginfo" % b)
+    check(status == 200, "debuginfo status %d" % status)
+    check(body == open(fx("c_stripped.debug"), "rb").read(), "debuginfo bytes differ")
+    check(h["content-length"] == str(len(body)) == h["x-debuginfod-size"], "size headers")
+    check(h["x-debuginfod-file"] == "c_stripped.debug", "X-DEBUGINFOD-FILE " + h["x-debuginfod-file"])
+    check(re.match(r"\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT", h["last-modified"]), "Last-Modified")
+    check(h["etag"] == '"%s"' % sha256(fx("c_stripped.debug")), "ETag is the sha256")
+    status, body, _ = srv.get("/buildid/%s/executable" % b)
+    check(status == 200 and body == open(fx("c_stripped"), "rb").read(), "executable bytes")
+    srv.stop()
+
+
+def test_server__auth_required_nothing_stored():
+    srv = Server()
+    b = build_id(fx("c_O2_pie"))
+    check(srv.upload(fx("c_O2_pie"), b, "debuginfo", token="")[0] == 401, "no token")
+    check(srv.upload(fx("c_O2_pie"), b, "debuginfo", token="x" * 64)[0] == 401, "wrong token")
+    check(srv.listing(b)["artifacts"] == [], "something was stored")
+    check(srv.get("/buildid/%s/debuginfo" % b)[0] == 404, "served without upload")
+    check(srv.metric('ember_uploads_total{result="rejected",reason="unauthorized"}') == 2,
+          "rejections not counted")
+    check(srv.tmp_files() == [], "temporary files left")
+    srv.stop()
+
+
+def test_server__token_kept_and_token_file():
+    srv = Server()
+    token, data = srv.token, srv.data
+    check(re.fullmatch(r"[0-9a-f]{64}", token), "token is not 256 random bits in hex")
+    check(os.stat(os.path.join(data, "token")).st_mode & 0o777 == 0o600, "token file mode")
+    srv.stop()
+    srv = Server(data=data)
+    check(srv.token == token, "token changed across restarts")
+    srv.stop()
+    tf = os.path.join(TMP, "tokfile")
+    with open(tf, "w") as f:
+        f.write("s3cret-token\n")
+    srv = Server(data=data, args=["--token-file", tf])
+    b = build_id(fx("c_O2_pie"))
+    check(srv.upload(fx("c_O2_pie"), b, "executable", token=token)[0] == 401,
+          "DATA/token accepted although --token-file was given")
+    check(srv.upload(fx("c_O2_pie"), b, "executable", token="s3cret-token")[0] == 201,
+          "--token-file token refused")
+    srv.stop()
+
+
+def test_server__rejects_bad_files_with_reason():
+    srv = Server()
+    b = build_id(fx("c_O2_pie"))
+    notelf = os.path.join(TMP, "notelf")
+    with open(notelf, "wb") as f:
+        f.write(b"#!/bin/sh\necho not an elf\n" * 50)
+    trunc = os.path.join(TMP, "truncated")
+    with open(fx("c_O2_pie"), "rb") as f:
+        data = f.read()
+    with open(trunc, "wb") as f:
+        f.write(data[: len(data) // 2])
+    s, body, _ = srv.upload(notelf, b, "debuginfo")
+    check(s == 415 and b"not an ELF" in body, "non-ELF: %d %r" % (s, body))
+    s, body, _ = srv.upload(trunc, b, "debuginfo")
+    check(s == 422 and b"truncated" in body, "truncated: %d %r" % (s, body))
+    s, body, _ = srv.upload(fx("c_O2_pie"), build_id(fx("cxx_O2")), "debuginfo")
+    check(s == 409 and b.encode() in body, "build-ID mismatch: %d %r" % (s, body))
+    s, body, _ = srv.upload(fx("c_stripped.debug"), build_id(fx("c_stripped")), "executable")
+    check(s == 422 and b"no code" in body, "debug file as executable: %d %r" % (s, body))
+    s, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/symbols" % b, b"x",
+                             {"Authorization": "Bearer " + srv.token})
+    check(s == 404, "unknown kind: %d" % s)
+    for bid in (b, build_id(fx("cxx_O2"))):
+        check(srv.listing(bid)["artifacts"] == [], "a rejected file was stored")
+    check(srv.tmp_files() == [], "temporary files left")
+    check(srv.metric('ember_uploads_total{result="rejected",reason="not_elf"}') == 1, "metric")
+    check(srv.metric('ember_uploads_total{result="rejected",reason="build_id_mismatch"}') == 1,
+          "metric")
+    srv.stop()
+
+
+def test_server__duplicate_upload_is_a_noop():
+    srv = Server()
+    b = build_id(fx("c_O2_pie"))
+    s1, body1, _ = srv.upload(fx("c_O2_pie"), b, "executable")
+    s2, body2, _ = srv.upload(fx("c_O2_pie"), b, "executable")
+    check(s1 == 201 and json.loads(body1)["new"], "first upload")
+    check(s2 == 200 and not json.loads(body2)["new"], "second upload not a no-op")
+    check(len(srv.listing(b)["artifacts"]) == 1, "two records for one content")
+    blobs = [f for _, _, fs in os.walk(os.path.join(srv.data, "blobs")) for f in fs]
+    check(blobs == [sha256(fx("c_O2_pie"))], "blob files: %r" % blobs)
+    check(srv.metric('ember_uploads_total{result="duplicate"}') == 1, "duplicate metric")
+    srv.stop()
+
+
+def test_server__best_candidate_wins_in_any_order():
+    """A symtab-only executable never hides a full DWARF file."""
+    symtab_only = os.path.join(TMP, "c_O2_pie.nodebug")
+    subprocess.run(["objcopy", "--strip-debug", fx("c_O2_pie"), symtab_only], check=True)
+    b = build_id(fx("c_O2_pie"))
+    check(build_id(symtab_only) == b, "objcopy changed the build ID")
+    for order in ((symtab_only, fx("c_O2_pie")), (fx("c_O2_pie"), symtab_only)):
+        srv = Server()
+        for path in order:
+            check(srv.upload(path, b, "executable")[0] == 201, "upload " + path)
+        _, body, _ = srv.get("/buildid/%s/debuginfo" % b)
+        check(body == open(fx("c_O2_pie"), "rb").read(), "DWARF file hidden by symtab-only")
+        lst = srv.listing(b)
+        check(len(lst["artifacts"]) == 2, "both candidates kept")
+        check(lst["best"]["symbols"] == sha256(fx("c_O2_pie")), "best for symbols")
+        srv.stop()
+
+
+def test_server__debuginfod_error_answers():
+    srv = Server()
+    b = upload_split_pair(srv)
+    cases = [
+        ("/buildid/%s/debuginfo" % b.upper(), 503), ("/buildid/abc/debuginfo", 503),
+        ("/buildid/zz/debuginfo", 503), ("/buildid//debuginfo", 503),
+        ("/buildid/%s/debuginfo" % ("ab" * 20), 404), ("/buildid/%s" % b, 503),
+        ("/buildid/%s/symbols" % b, 503), ("/buildid/%s/source" % b, 503),
+        ("/buildid/%s/debuginfo" % ("ab" * 5000), 404), ("/nope", 503),
+        ("/buildid/%s/source/etc/passwd" % b, 404),
+        ("/buildid/%s/source/ember/fixtures/src/../../../etc/passwd" % b, 404),
+        ("/buildid/%s/section/.no_such_section" % b, 404),
+        ("/buildid/%s/debuginfo/trailing?x=1" % b, 200),
+    ]
+    for path, want in cases:
+        got = srv.get(path)[0]
+        check(got == want, "%s: %d, want %d" % (path[:90], got, want))
+    check(srv.request("POST", "/buildid/%s/debuginfo" % b, b"")[0] == 400, "POST")
+    gz = build_id(fx("c_gz"))
+    check(srv.upload(fx("c_gz"), gz, "executable")[0] == 201, "upload c_gz")
+    check(srv.get("/buildid/%s/section/.debug_info" % gz)[0] == 503,
+          "compressed section must be 503 (client falls back)")
+    srv.stop()
+
+
+def test_server__http_extensions():
+    srv = Server()
+    b = upload_split_pair(srv)
+    data = open(fx("c_stripped.debug"), "rb").read()
+    path = "/buildid/%s/debuginfo" % b
+    s, body, h = srv.request("HEAD", path)
+    check(s == 200 and body == b"" and h["content-length"] == str(len(data)), "HEAD")
+    etag = h["etag"]
+    check(srv.get(path, {"If-None-Match": etag})[0] == 304, "304 on matching ETag")
+    check(srv.get(path, {"If-None-Match": '"other"'})[0] == 200, "200 on other ETag")
+    s, body, h = srv.get(path, {"Range": "bytes=100-199"})
+    check(s == 206 and body == data[100:200], "Range 100-199")
+    check(h["content-range"] == "bytes 100-199/%d" % len(data), "Content-Range")
+    s, body, _ = srv.get(path, {"Range": "bytes=-10"})
+    check(s == 206 and body == data[-10:], "suffix range")
+    check(srv.get(path, {"Range": "bytes=%d-" % len(data)})[0] == 416, "416")
+    s, body, _ = srv.get(path, {"X-DEBUGINFOD-MAXSIZE": "10"})
+    check(s == 406 and b"max size=10" in body, "406 over MAXSIZE")
+    check(srv.get(path, {"X-DEBUGINFOD-MAXSIZE": str(len(data))})[0] == 200, "at MAXSIZE")
+    srv.stop()
+
+
+# ---- faults -----------------------------------------------------------------------
+
+
+def raw_put(srv, path, headers, body_parts, close_after=False):
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=20)
+    req = "PUT %s HTTP/1.1\r\nHost: x\r\n" % path
+    req += "".join("%s: %s\r\n" % kv for kv in headers.items()) + "\r\n"
+    s.sendall(req.encode())
+    for part in body_parts:
+        try:
+            s.sendall(part)
+        except OSError:
+            break
+    if close_after:
+        s.close()
+        return None
+    s.settimeout(20)
+    reply = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+            if b"\r\n\r\n" in reply:
+                break
+    except OSError:
+        pass
+    s.close()
+    return reply
+
+
+def wait_until(cond, what, timeout=10):
+    deadline = time.time() + timeout
+    while not cond():
+        check(time.time() < deadline, "timed out waiting for " + what)
+        time.sleep(0.05)
+
+
+def test_server__oversized_upload():
+    srv = Server(args=["--max-upload-mb", "1"])
+    big = os.path.join(TMP, "big")
+    shutil.copy(fx("c_O2_pie"), big)
+    with open(big, "ab") as f:
+        f.write(os.urandom(2 << 20))
+    b = build_id(fx("c_O2_pie"))
+    data = open(big, "rb").read()
+    auth = {"Authorization": "Bearer " + srv.token, "Content-Length": str(len(data))}
+    reply = raw_put(srv, "/api/v1/artifacts/%s/debuginfo" % b, auth, [data])
+    check(reply.startswith(b"HTTP/1.1 413"), "declared oversize: %r" % reply[:60])
+    check(b"limit" in reply or b"\r\n\r\n" in reply, "no reason given")
+    # Chunked: no declared length, the cap is hit mid-stream.
+    auth["Transfer-Encoding"] = "chunked"
+    del auth["Content-Length"]
+    chunk = os.urandom(256 << 10)
+    parts = [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * 8 + [b"0\r\n\r\n"]
+    reply = raw_put(srv, "/api/v1/artifacts/%s/debuginfo" % b, auth, parts)
+    check(reply == b"" or reply.startswith(b"HTTP/1.1 413"), "chunked oversize: %r" % reply[:40])
+    wait_until(lambda: srv.tmp_files() == [], "the partial upload to be removed")
+    check(srv.listing(b)["artifacts"] == [], "oversized upload stored")
+    check(srv.metric('ember_uploads_total{result="rejected",reason="too_large"}') == 2, "metric")
+    srv.stop()
+
+
+def test_server__client_disconnect_mid_upload():
+    srv = Server()
+    b = build_id(fx("cxx_O2"))
+    data = open(fx("cxx_O2"), "rb").read()
+    hdrs = {"Authorization": "Bearer " + srv.token, "Content-Length": str(len(data))}
+    sock = socket.create_connection(("127.0.0.1", srv.port))
+    sock.sendall(("PUT /api/v1/artifacts/%s/debuginfo HTTP/1.1\r\nHost: x\r\n" % b +
+                  "".join("%s: %s\r\n" % kv for kv in hdrs.items()) + "\r\n").encode())
+    sock.sendall(data[: len(data) // 2])
+    wait_until(lambda: srv.tmp_files() != [], "the upload to start")
+    sock.close()
+    wait_until(lambda: srv.metric('ember_uploads_total{result="rejected",reason="aborted"}') == 1,
+               "the aborted upload to be counted")
+    check(srv.tmp_files() == [], "partial upload left in tmp/")
+    check(srv.listing(b)["artifacts"] == [], "partial upload stored")
+    check(srv.upload(fx("cxx_O2"), b, "debuginfo")[0] == 201, "server unusable afterwards")
+    srv.stop()
+
+
+def test_server__kill9_mid_upload_then_restart():
+    srv = Server()
+    b = upload_split_pair(srv)
+    other = build_id(fx("cxx_O2"))
+    data = open(fx("cxx_O2"), "rb").read()
+    hdrs = {"Authorization": "Bearer " + srv.token, "Content-Length": str(len(data))}
+    sock = socket.create_connection(("127.0.0.1", srv.port))
+    sock.sendall(("PUT /api/v1/artifacts/%s/debuginfo HTTP/1.1\r\nHost: x\r\n" % other +
+                  "".join("%s: %s\r\n" % kv for kv in hdrs.items()) + "\r\n").encode())
+    sock.sendall(data[: len(data) // 2])
+    wait_until(lambda: srv.tmp_files() != [], "the upload to start")
+    srv.stop(signal.SIGKILL)
+    sock.close()
+    srv = Server(data=srv.data)
+    check(srv.tmp_files() == [], "restart left the partial blob")
+    check(srv.listing(other)["artifacts"] == [], "partial upload visible after restart")
+    s, body, _ = srv.get("/buildid/%s/debuginfo" % b)
+    check(s == 200 and body == open(fx("c_stripped.debug"), "rb").read(),
+          "acknowledged upload lost after kill -9")
+    check(srv.metric("ember_store_artifacts") == 2, "artifact count after restart")
+    srv.stop()
+
+
+def test_server__concurrent_uploads_same_build_id():
+    srv = Server()
+    b = build_id(fx("c_stripped"))
+    results = []
+
+    def put(path, kind):
+        results.append(srv.upload(path, b, kind)[0])
+
+    threads = [threading.Thread(target=put, args=(p, k)) for p, k in
+               [(fx("c_stripped"), "executable"), (fx("c_stripped.debug"), "debuginfo")] * 6]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(sorted(set(results)) in ([200, 201], [201]), "statuses %r" % results)
+    check(results.count(201) == 2, "exactly one 201 per content: %r" % results)
+    lst = srv.listing(b)
+    check(len(lst["artifacts"]) == 2, "candidates: %d" % len(lst["artifacts"]))
+    check(lst["best"]["debuginfo"] == sha256(fx("c_stripped.debug")), "best debuginfo")
+    check(srv.tmp_files() == [], "temporary files left")
+    srv.stop()
+
+
+def test_server__disk_full_gives_507():
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200 << 10, 200 << 10))
+
+    srv = Server(preexec=limit)
+    b = build_id(fx("cxx_O2"))  # 570 KB: more than the 200 KB the server may write
+    s, body, _ = srv.upload(fx("cxx_O2"), b, "debuginfo")
+    check(s == 507, "disk full: %d %r" % (s, body))
+    check(srv.listing(b)["artifacts"] == [], "partial file stored")
+    check(srv.tmp_files() == [], "temporary files left")
+    small = build_id(fx("c_O2_pie"))
+    check(srv.upload(fx("c_O2_pie"), small, "executable")[0] == 201, "small upload after")
+    srv.stop()
+
+
+# ---- real clients -----------------------------------------------------------------
+
+
+def section_bytes(path, name):
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 5 and f[1] == name:
+            off, size = int(f[4], 16), int(f[5], 16)
+            return open(path, "rb").read()[off:off + size]
+    raise AssertionError("no section " + name)
+
+
+def lone_copy(path):
+    """A copy with no debug file beside it, so only debuginfod can help."""
+    d = tempfile.mkdtemp(dir=TMP, prefix="lone.")
+    shutil.copy(path, d)
+    return os.path.join(d, os.path.basename(path))
+
+
+def test_server__debuginfod_find_all_kinds():
+    need("debuginfod-find")
+    srv = Server()
+    r = ember_upload(srv, *fixture_sources_args(), fx("c_stripped"))
+    check(r.returncode == 0, "ember upload failed: " + r.stderr)
+    b = build_id(fx("c_stripped"))
+    env = client_env(srv.url)
+
+    def find(*args):
+        p = subprocess.run(["debuginfod-find"] + list(args), capture_output=True, text=True,
+                           env=env, timeout=60)
+        check(p.returncode == 0, "debuginfod-find %s: %s" % (" ".join(args), p.stderr))
+        return p.stdout.strip()
+
+    check(open(find("debuginfo", b), "rb").read() == open(fx("c_stripped.debug"), "rb").read(),
+          "debuginfo")
+    check(open(find("executable", b), "rb").read() == open(fx("c_stripped"), "rb").read(),
+          "executable")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../fixtures/elf/src/prog.c")
+    check(open(find("source", b, "/ember/fixtures/src/prog.c"), "rb").read() ==
+          open(src, "rb").read(), "source")
+    check(open(find("source", b, "/ember/fixtures/src/./x/../prog.c"), "rb").read() ==
+          open(src, "rb").read(), "source, uncanonical path")
+    sec = find("section", b, ".debug_line")
+    check(open(sec, "rb").read() == section_bytes(fx("c_stripped.debug"), ".debug_line"),
+          "section")
+    srv.stop()
+
+
+def test_server__gdb_loads_symbols_of_stripped_binary():
+    need("gdb")
+    srv = Server()
+    upload_split_pair(srv)
+    cmd = ["gdb", "-nx", "-batch", "-iex", "set debuginfod enabled on",
+           "-ex", "info functions ^main$", "-ex", "info line main", lone_copy(fx("c_stripped"))]
+    with_srv = subprocess.run(cmd, capture_output=True, text=True, env=client_env(srv.url),
+                              timeout=120).stdout
+    control = subprocess.run(cmd, capture_output=True, text=True,
+                             env=client_env("http://127.0.0.1:9"), timeout=120).stdout
+    check(re.search(r"^File (/ember/fixtures/src/)?prog\.c:\n\d+:\s+int main\(", with_srv, re.M),
+          "gdb did not load symbols via debuginfod:\n" + with_srv)
+    check("prog.c" not in control, "control run already has symbols: test proves nothing")
+    srv.stop()
+
+
+def main_addr(elf):
+    out = subprocess.run(["readelf", "-sW", fx("c_stripped.debug")], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "FUNC" and f[7] == "main":
+            return f[1]
+    raise AssertionError("no main in the debug file")
+
+
+def test_server__eu_addr2line_via_debuginfod():
+    need("eu-addr2line")
+    srv = Server()
+    upload_split_pair(srv)
+    addr = "0x" + main_addr(fx("c_stripped"))
+    cmd = ["eu-addr2line", "-f", "-e", lone_copy(fx("c_stripped")), addr]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=client_env(srv.url),
+                         timeout=60).stdout
+    control = subprocess.run(cmd, capture_output=True, text=True,
+                             env=client_env("http://127.0.0.1:9"), timeout=60).stdout
+    check(re.search(r"^main\n/ember/fixtures/src/prog\.c:\d+", out, re.M),
+          "eu-addr2line: %r" % out)
+    check("prog.c" not in control, "control already resolves: %r" % control)
+    srv.stop()
+
+
+SLEEPER = r"""
+#include <unistd.h>
+__attribute__((noinline)) void ember_wait_here(void) { for (;;) pause(); }
+int main(void) { ember_wait_here(); return 0; }
+"""
+
+
+def test_server__eu_stack_via_debuginfod():
+    need("eu-stack")
+    need("gcc")
+    d = tempfile.mkdtemp(dir=TMP)
+    src, exe, dbg = (os.path.join(d, n) for n in ("sleeper.c", "sleeper", "sleeper.debug"))
+    with open(src, "w") as f:
+        f.write(SLEEPER)
+    subprocess.run(["gcc", "-g", "-O1", "-Wl,--build-id", "-o", exe, src], check=True)
+    subprocess.run(["objcopy", "--only-keep-debug", exe, dbg], check=True)
+    subprocess.run(["objcopy", "--strip-all", exe], check=True)
+    srv = Server()
+    b = build_id(exe)
+    check(srv.upload(exe, b, "executable")[0] == 201, "upload exe")
+    check(srv.upload(dbg, b, "debuginfo")[0] == 201, "upload debug")
+    os.unlink(dbg)
+    proc = subprocess.Popen([exe])
+    try:
+        time.sleep(0.2)
+        cmd = ["eu-stack", "-s", "-p", str(proc.pid)]
+        out = subprocess.run(cmd, capture_output=True, text=True, env=client_env(srv.url),
+                             timeout=60)
+        control = subprocess.run(cmd, capture_output=True, text=True,
+                                 env=client_env("http://127.0.0.1:9"), timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    if "ptrace" in out.stderr and "ember_wait_here" not in out.stdout:
+        raise Skip("eu-stack cannot attach here: " + out.stderr.strip())
+    check(re.search(r"ember_wait_here\n\s+%s:\d+" % re.escape(src), out.stdout),
+          "eu-stack did not name the frame:\n" + out.stdout + out.stderr)
+    check("ember_wait_here" not in control.stdout, "control run already names it")
+    srv.stop()
+
+
+# ---- ember upload -------------------------------------------------------------------
+
+
+def test_server__ember_upload_is_idempotent():
+    srv = Server()
+    files = [fx("c_stripped"), fx("c_O2_pie"), fx("cxx_O2")]
+    r = ember_upload(srv, *fixture_sources_args(), *files)
+    check(r.returncode == 0, "first run: " + r.stderr)
+    check("c_stripped.debug: debuginfo" in r.stdout, "separate debug file not sent:\n" + r.stdout)
+    accepted = srv.metric('ember_uploads_total{result="accepted"}')
+    check(accepted == 7, "accepted %r, want 4 files + 3 source tars" % accepted)
+    r = ember_upload(srv, "--debug-file-directory", fx("debug-root"), *files)
+    check(r.returncode == 0 and r.stdout.count("already stored") == 4, "second run:\n" + r.stdout)
+    check(srv.metric('ember_uploads_total{result="accepted"}') == accepted, "uploaded twice")
+    check(srv.metric('ember_http_responses_total{endpoint="upload",code="201"}') == accepted,
+          "second run sent bodies")
+    srv.stop()
+
+
+def test_server__ember_upload_fails_with_reason():
+    srv = Server()
+    env = dict(os.environ, EMBER_SERVER=srv.url, EMBER_TOKEN="wrong")
+    r = subprocess.run([EMBER, "upload", fx("c_O2_pie")], capture_output=True, text=True,
+                       env=env, timeout=60)
+    check(r.returncode == 1 and "bearer token" in r.stderr, "bad token: %r" % r.stderr)
+    r = ember_upload(srv, "/etc/passwd")
+    check(r.returncode == 1 and "not an ELF file" in r.stderr, "non-ELF: %r" % r.stderr)
+    srv.stop()
+    env["EMBER_SERVER"] = srv.url
+    r = subprocess.run([EMBER, "upload", fx("c_O2_pie")], capture_output=True, text=True,
+                       env=env, timeout=60)
+    check(r.returncode == 1 and "cannot reach" in r.stderr, "server down: %r" % r.stderr)
+
+
+def test_server__sources_only_named_paths():
+    srv = Server()
+    b = build_id(fx("c_O2_pie"))
+    tar = os.path.join(TMP, "src.tar")
+    src_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../fixtures/elf/src")
+    subprocess.run(["tar", "-C", src_dir, "--transform", "s,^,ember/fixtures/src/,",
+                    "-cf", tar, "prog.c"], check=True)
+    s, body, _ = srv.upload(tar, b, "sources")
+    check(s == 409 and b"upload it before" in body, "sources before debuginfo: %d" % s)
+    check(srv.upload(fx("c_O2_pie"), b, "executable")[0] == 201, "upload")
+    evil = os.path.join(TMP, "evil.tar")
+    subprocess.run(["tar", "-C", "/", "-cf", evil, "etc/hostname"], check=True)
+    s, body, _ = srv.upload(evil, b, "sources")
+    check(s == 200 and json.loads(body)["skipped"] == 1, "unnamed path: %r" % body)
+    check(srv.get("/buildid/%s/source/etc/hostname" % b)[0] == 404, "unnamed path served")
+    s, body, _ = srv.upload(tar, b, "sources")
+    check(s == 201 and json.loads(body)["stored"] == 1, "named source: %r" % body)
+    s, body, _ = srv.get("/buildid/%s/source/ember/fixtures/src/prog.c" % b)
+    check(s == 200 and body == open(os.path.join(src_dir, "prog.c"), "rb").read(), "source")
+    s, body, _ = srv.upload(fx("c_O2_pie"), b, "sources")
+    check(s == 422 and b"archive" in body, "not a tar: %d %r" % (s, body))
+    srv.stop()
+
+
+# ---- upstream -------------------------------------------------------------------------
+
+
+class Upstream:
+    """elfutils' debuginfod serving a directory, on a free port."""
+
+    def __init__(self, files):
+        self.dir = tempfile.mkdtemp(dir=TMP, prefix="upstream.")
+        for f in files:
+            shutil.copy(f, self.dir)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.log = open(os.path.join(TMP, "debuginfod.log"), "wb")
+        self.proc = subprocess.Popen(
+            [need("debuginfod"), "-F", "-t0", "-g0", "-p", str(self.port),
+             "-d", os.path.join(self.dir, "db.sqlite"), self.dir],
+            stdout=self.log, stderr=self.log)
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def wait_serving(self, build):
+        deadline = time.time() + 30
+        while True:
+            try:
+                with urllib.request.urlopen("%s/buildid/%s/debuginfo" % (self.url, build)) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            check(time.time() < deadline, "upstream debuginfod never served " + build)
+            time.sleep(0.2)
+
+    def requests(self):
+        with urllib.request.urlopen(self.url + "/metrics") as r:
+            text = r.read().decode()
+        return sum(float(l.split()[-1]) for l in text.splitlines()
+                   if l.startswith("http_responses_total{"))
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        self.log.close()
+
+
+def test_server__upstream_federation():
+    up = Upstream([fx("c_stripped"), fx("c_stripped.debug"), fx("cxx_O2")])
+    try:
+        b, cxx = build_id(fx("c_stripped")), build_id(fx("cxx_O2"))
+        up.wait_serving(b)
+        up.wait_serving(cxx)
+        srv = Server(args=["--upstream", up.url, "--upstream-miss-ttl", "600"])
+        results = []
+
+        def get():
+            results.append(srv.get("/buildid/%s/debuginfo" % cxx))
+
+        threads = [threading.Thread(target=get) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        cxx_bytes = open(fx("cxx_O2"), "rb").read()
+        check(all(r[0] == 200 and r[1] == cxx_bytes for r in results), "proxied bytes")
+        check(srv.metric('ember_upstream_requests_total{result="hit"}') == 1,
+              "8 concurrent requests made %r upstream fetches" %
+              srv.metric('ember_upstream_requests_total{result="hit"}'))
+        s, body, _ = srv.get("/buildid/%s/debuginfo" % b)
+        check(s == 200 and body == open(fx("c_stripped.debug"), "rb").read(), "split debuginfo")
+        unknown = "ab" * 20
+        before = up.requests()
+        check(srv.get("/buildid/%s/debuginfo" % unknown)[0] == 404, "unknown id")
+        check(srv.get("/buildid/%s/debuginfo" % unknown)[0] == 404, "unknown id again")
+        check(up.requests() - before == 1, "miss not cached: upstream asked %d times" %
+              (up.requests() - before))
+        up.stop()
+        s, body, _ = srv.get("/buildid/%s/debuginfo" % cxx)
+        check(s == 200 and body == cxx_bytes, "not served locally once fetched")
+        check(srv.listing(cxx)["artifacts"][0]["sha256"] == sha256(fx("cxx_O2")), "stored")
+        srv.stop()
+    finally:
+        if up.proc.poll() is None:
+            up.stop()
+
+
+def test_server__slow_upstream_does_not_stall():
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(16)  # accepts connections, never answers
+    srv = Server(args=["--upstream", "http://127.0.0.1:%d" % hang.getsockname()[1]])
+    b = upload_split_pair(srv)
+    slow = []
+    t = threading.Thread(target=lambda: slow.append(srv.get("/buildid/%s/debuginfo" % ("cd" * 20))))
+    t.start()
+    time.sleep(0.3)
+    t0 = time.time()
+    for _ in range(20):
+        check(srv.get("/buildid/%s/debuginfo" % b)[0] == 200, "local file")
+    elapsed = time.time() - t0
+    check(elapsed < 5, "local requests stalled behind the upstream: %.1f s" % elapsed)
+    check(t.is_alive(), "the upstream request should still be waiting")
+    srv.stop()
+    hang.close()
+    t.join(timeout=30)
+
+
+# ---- metrics ----------------------------------------------------------------------------
+
+
+def test_server__metrics_exposition():
+    srv = Server()
+    b = upload_split_pair(srv)
+    srv.get("/buildid/%s/debuginfo" % b)
+    srv.get("/buildid/%s/debuginfo" % ("ef" * 20))
+    srv.upload(fx("c_O2_pie"), b, "debuginfo")  # build-ID mismatch
+    _, body, h = srv.get("/metrics")
+    text = body.decode()
+    check(h["content-type"].startswith("text/plain"), "content type")
+    want = {
+        'ember_http_responses_total{endpoint="debuginfo",code="200"}': 1,
+        'ember_http_responses_total{endpoint="debuginfo",code="404"}': 1,
+        'ember_http_responses_total{endpoint="upload",code="201"}': 2,
+        'ember_http_responses_total{endpoint="upload",code="409"}': 1,
+        'ember_http_bytes_served_total{endpoint="debuginfo"}':
+            os.path.getsize(fx("c_stripped.debug")) + len("not found"),
+        'ember_uploads_total{result="accepted"}': 2,
+        'ember_uploads_total{result="rejected",reason="build_id_mismatch"}': 1,
+        "ember_store_artifacts": 2,
+        "ember_store_bytes": os.path.getsize(fx("c_stripped")) + os.path.getsize(fx("c_stripped.debug")),
+    }
+    for k, v in want.items():
+        m = re.search("^%s (\\d+)$" % re.escape(k), text, re.M)
+        check(m and int(m.group(1)) == v, "%s: %s, want %d" % (k, m and m.group(1), v))
+    for line in text.splitlines():
+        check(line.startswith("#") or re.match(r"^[a-z_]+(\{[^}]*\})? \d+$", line),
+              "not Prometheus text: " + line)
+    srv.stop()
+
+
+def main():
+    fn = globals().get(CASE)
+    if not fn:
+        print("no such case " + CASE)
+        return 2
+    try:
+        fn()
+    except Skip as e:
+        print("SKIP: %s" % e)
+        return 77
+    except AssertionError as e:
+        print("FAIL: %s" % e)
+        log = os.path.join(TMP, "server.log")
+        if os.path.exists(log):
+            print("--- server log ---\n" + open(log).read()[-3000:])
+        return 1
+    finally:
+        for srv in SERVERS:
+            if srv.proc.poll() is None:
+                srv.proc.kill()
+                srv.proc.wait()
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
