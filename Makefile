@@ -1,5 +1,5 @@
 # Ember: two commands do all the setup on a fresh Debian 12 machine.
-#   make run   - install what is missing, build, start the main job
+#   make run   - install what is missing, build, start the server
 #   make test  - install what is missing, build with ASan+UBSan, run every test
 #
 # Everything else is plain CMake under build/ (tests, sanitizers) and
@@ -48,8 +48,9 @@ build-release: deps
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The main job: the debuginfo server on ./ember-data, 127.0.0.1:8002.
 run: build-release
-	./$(RELEASE_BUILD)/ember help
+	./$(RELEASE_BUILD)/ember serve
 
 bench: build-release
 	bench/symbolize/run.sh

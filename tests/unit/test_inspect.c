@@ -1,0 +1,199 @@
+/*
+ * test_inspect.c - unit tests of elf-inspect/: what each fixture carries,
+ * truncated and foreign files, source names, path canonicalization.
+ */
+#include "inspect.h"
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void quiet(enum ember_log_level l, const char *m, void *c)
+{
+}
+
+static const char *fixture(const char *name)
+{
+	static char path[4096];
+	const char *dir = getenv("EMBER_FIXTURES_DIR");
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
+	return path;
+}
+
+static int inspect_fixture(const char *name, struct inspect_info *info)
+{
+	int fd = open(fixture(name), O_RDONLY);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = inspect_elf_fd(fd, info);
+	close(fd);
+	return err;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	char *buf = NULL;
+
+	if (fd >= 0 && !fstat(fd, &st) && (buf = malloc((size_t)st.st_size)) &&
+	    read(fd, buf, (size_t)st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	*len = buf ? (size_t)st.st_size : 0;
+	return buf;
+}
+
+static int test_inspect__fixture_features(void)
+{
+	static const struct { const char *name; const char *features; } want[] = {
+		{ "c_O2_pie", "dwarf5,symtab,dynsym,eh_frame,text" },
+		{ "c_dwarf4", "dwarf4,symtab,dynsym,eh_frame,text" },
+		{ "c_gz", "dwarf5,symtab,dynsym,eh_frame,compressed,text" },
+		{ "c_stripped", "dynsym,eh_frame,text,debuglink" },
+		{ "c_nodwarf", "symtab,dynsym,eh_frame,text" },
+	};
+	struct inspect_info info;
+	char buf[160];
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		CHECK_INT(inspect_fixture(want[i].name, &info), ==, 0);
+		CHECK_STR(inspect_flags_str(&info, buf, sizeof(buf)), want[i].features);
+		CHECK_INT(info.build_id_len, ==, 20);
+	}
+	CHECK_INT(inspect_fixture("c_stripped", &info), ==, 0);
+	CHECK_STR(info.debuglink, "c_stripped.debug");
+	CHECK_INT(inspect_fixture("c_stripped.debug", &info), ==, 0);
+	CHECK(info.flags & INSPECT_DWARF);
+	CHECK(!(info.flags & INSPECT_TEXT));
+	CHECK_INT(inspect_fixture("go_prog", &info), ==, 0);
+	CHECK(info.flags & INSPECT_GOPCLNTAB);
+	return 0;
+}
+
+static int test_inspect__not_elf_and_truncated(void)
+{
+	struct inspect_info info;
+	size_t len;
+	char *elf = slurp(fixture("c_O2_pie"), &len);
+
+	CHECK(elf);
+	CHECK_INT(inspect_elf_mem("#!/bin/sh\n", 10, &info), ==, -INSPECT_ERR_NOT_ELF);
+	CHECK_INT(inspect_elf_mem("", 0, &info), ==, -INSPECT_ERR_NOT_ELF);
+	CHECK_INT(inspect_elf_mem(elf, 40, &info), ==, -INSPECT_ERR_TRUNCATED);
+	CHECK_INT(inspect_elf_mem(elf, len / 2, &info), ==, -INSPECT_ERR_TRUNCATED);
+	CHECK_INT(inspect_elf_mem(elf, len, &info), ==, 0);
+	/* Every prefix that cuts into the section headers (at the end of the
+	 * file) is refused with a reason, never accepted or crashed on. */
+	for (size_t cut = 0; cut < len * 3 / 4; cut += 97)
+		CHECK(inspect_elf_mem(elf, cut, &info) < 0);
+	free(elf);
+	return 0;
+}
+
+static int test_inspect__build_id_matches_readelf(void)
+{
+	struct inspect_info info;
+	char hex[2 * EMBER_BUILD_ID_MAX + 1], cmd[4200], out[200] = "";
+	FILE *p;
+
+	CHECK_INT(inspect_fixture("cxx_O2", &info), ==, 0);
+	ember_build_id_to_hex(info.build_id, info.build_id_len, hex);
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | awk '/Build ID/{print $3}'",
+		 fixture("cxx_O2"));
+	p = popen(cmd, "r");
+	if (!p || !fgets(out, sizeof(out), p)) {
+		if (p)
+			pclose(p);
+		return UNIT_SKIP;
+	}
+	pclose(p);
+	out[strcspn(out, "\n")] = '\0';
+	CHECK_STR(hex, out);
+	return 0;
+}
+
+static int collect(const char *path, void *arg)
+{
+	int *n = arg;
+
+	if (strcmp(path, "/ember/fixtures/src/prog.c") == 0)
+		n[0]++;
+	if (path[0] != '/' || strstr(path, "/./") || strstr(path, "/../"))
+		n[1]++;
+	n[2]++;
+	return 0;
+}
+
+static int test_inspect__sources_are_absolute_and_canonical(void)
+{
+	int n[3] = { 0 };
+	int fd = open(fixture("c_O2_pie"), O_RDONLY);
+
+	CHECK(fd >= 0);
+	CHECK_INT(inspect_list_sources(fd, collect, n), ==, 0);
+	close(fd);
+	CHECK_INT(n[0], ==, 1);  /* prog.c, once */
+	CHECK_INT(n[1], ==, 0);  /* nothing relative or uncanonical */
+	CHECK(n[2] >= 3);        /* prog.c, helper.c, mix.h and system headers */
+	return 0;
+}
+
+static int test_inspect__path_canonical(void)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "/a/b/c.c", "/a/b/c.c" },     { "/a//b/./c.c", "/a/b/c.c" },
+		{ "/a/b/../c.c", "/a/c.c" },    { "/../../etc/passwd", "/etc/passwd" },
+		{ "/a/b/../../..", "/" },       { "/", "/" },
+		{ "//a///", "/a" },             { "/a/./../b", "/b" },
+		{ "/a/..b/c", "/a/..b/c" },     { "/a/.b", "/a/.b" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", cases[i].in);
+		CHECK_INT(inspect_path_canonical(buf), ==, 0);
+		CHECK_STR(buf, cases[i].out);
+	}
+	snprintf(buf, sizeof(buf), "relative/x.c");
+	CHECK_INT(inspect_path_canonical(buf), ==, -EINVAL);
+	return 0;
+}
+
+static int test_inspect__find_section(void)
+{
+	uint64_t off, size, flags;
+	int fd = open(fixture("c_gz"), O_RDONLY);
+
+	CHECK(fd >= 0);
+	CHECK_INT(inspect_find_section(fd, ".debug_info", &off, &size, &flags), ==, 0);
+	CHECK(flags & (1u << 11)); /* SHF_COMPRESSED */
+	CHECK_INT(inspect_find_section(fd, ".nope", &off, &size, &flags), ==, -ENOENT);
+	CHECK_INT(inspect_find_section(fd, ".bss", &off, &size, &flags), ==, -ENODATA);
+	close(fd);
+	return 0;
+}
+
+#define CASE(n) { #n, n }
+static const struct unit_case cases[] = {
+	CASE(test_inspect__fixture_features),
+	CASE(test_inspect__not_elf_and_truncated),
+	CASE(test_inspect__build_id_matches_readelf),
+	CASE(test_inspect__sources_are_absolute_and_canonical),
+	CASE(test_inspect__path_canonical),
+	CASE(test_inspect__find_section),
+};
+
+int main(int argc, char **argv)
+{
+	ember_log_set_handler(quiet, NULL);
+	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
+}

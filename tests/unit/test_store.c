@@ -1,0 +1,262 @@
+/*
+ * test_store.c - unit tests of debuginfo-store/: blobs, candidates and
+ * their ranking, sources, crash leftovers, damaged records.
+ */
+#include "store.h"
+#include "store_internal.h"
+#include "unit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void quiet(enum ember_log_level l, const char *m, void *c)
+{
+}
+
+static char dir[256];
+
+static struct store *fresh_store(void)
+{
+	struct store *s = NULL;
+
+	snprintf(dir, sizeof(dir), "/tmp/ember-test-store.XXXXXX");
+	if (!mkdtemp(dir) || store_open(dir, &s))
+		return NULL;
+	return s;
+}
+
+static void remove_dir(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static int count_files(const char *sub)
+{
+	char path[300];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Store content under id with the given feature flags. */
+static int put(struct store *s, const char *id, const char *content, unsigned flags,
+	       unsigned kinds, bool *is_new)
+{
+	struct store_artifact a = { .flags = flags, .kinds = kinds, .mtime = 1 };
+	struct store_blob *b;
+	int err = store_blob_begin(s, &b);
+
+	if (err)
+		return err;
+	err = store_blob_write(b, content, strlen(content));
+	if (!err)
+		err = store_blob_seal(b, a.sha256, &a.size);
+	if (err) {
+		store_blob_discard(b);
+		return err;
+	}
+	snprintf(a.build_id, sizeof(a.build_id), "%s", id);
+	snprintf(a.name, sizeof(a.name), "file-%zu", strlen(content));
+	return store_add_artifact(s, b, &a, NULL, 0, is_new);
+}
+
+static int test_store__sha256_of_known_content(void)
+{
+	struct store *s = fresh_store();
+	struct store_blob *b;
+	char sha[STORE_SHA256_HEX];
+	uint64_t size;
+
+	CHECK(s);
+	CHECK_INT(store_blob_begin(s, &b), ==, 0);
+	CHECK_INT(store_blob_write(b, "abc", 3), ==, 0);
+	CHECK_INT(store_blob_seal(b, sha, &size), ==, 0);
+	CHECK_STR(sha, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	CHECK_INT(size, ==, 3);
+	CHECK_INT(store_blob_write(b, "x", 1), ==, -EINVAL); /* sealed */
+	store_blob_discard(b);
+	CHECK_INT(count_files("tmp"), ==, 0);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_store__duplicate_content_is_one_record(void)
+{
+	struct store *s = fresh_store();
+	struct store_stats st;
+	bool is_new;
+
+	CHECK(s);
+	CHECK_INT(put(s, "aabb", "content", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO, &is_new), ==, 0);
+	CHECK(is_new);
+	CHECK_INT(put(s, "aabb", "content", STORE_HAS_DWARF, STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+	CHECK(!is_new);
+	store_get_stats(s, &st);
+	CHECK_INT(st.artifacts, ==, 1);
+	CHECK_INT(st.blob_bytes, ==, 7);
+	CHECK_INT(count_files("tmp"), ==, 0);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_store__dwarf_wins_whatever_the_order(void)
+{
+	static const unsigned orders[2][2] = {
+		{ STORE_HAS_SYMTAB | STORE_HAS_TEXT, STORE_HAS_DWARF | STORE_HAS_SYMTAB },
+		{ STORE_HAS_DWARF | STORE_HAS_SYMTAB, STORE_HAS_SYMTAB | STORE_HAS_TEXT },
+	};
+
+	for (int o = 0; o < 2; o++) {
+		struct store *s = fresh_store();
+		struct store_artifact best;
+		bool is_new;
+
+		CHECK(s);
+		CHECK_INT(put(s, "cc", orders[o][0] & STORE_HAS_DWARF ? "dwarf!" : "symtab",
+			      orders[o][0], STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+		CHECK_INT(put(s, "cc", orders[o][1] & STORE_HAS_DWARF ? "dwarf!" : "symtab",
+			      orders[o][1], STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+		CHECK_INT(store_find_best(s, "cc", STORE_WANT_DEBUGINFO, &best), ==, 0);
+		CHECK(best.flags & STORE_HAS_DWARF);
+		CHECK_INT(store_find_best(s, "cc", STORE_WANT_SYMBOLS, &best), ==, 0);
+		CHECK(best.flags & STORE_HAS_DWARF);
+		CHECK_INT(store_find_best(s, "cc", STORE_WANT_EXECUTABLE, &best), ==, 0);
+		CHECK(best.flags & STORE_HAS_TEXT);
+		CHECK_INT(store_find_best(s, "cd", STORE_WANT_DEBUGINFO, &best), ==, -ENOENT);
+		store_free(s);
+		remove_dir();
+	}
+	return 0;
+}
+
+static int test_store__symtab_only_is_no_debuginfo(void)
+{
+	struct store *s = fresh_store();
+	struct store_artifact best;
+	bool is_new;
+
+	CHECK(s);
+	CHECK_INT(put(s, "dd", "syms", STORE_HAS_SYMTAB, STORE_KIND_DEBUGINFO, &is_new), ==, 0);
+	CHECK_INT(store_find_best(s, "dd", STORE_WANT_DEBUGINFO, &best), ==, -ENOENT);
+	CHECK_INT(store_find_best(s, "dd", STORE_WANT_SYMBOLS, &best), ==, 0);
+	CHECK_STR(best.name, "file-4");
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_store__reopen_keeps_records_and_drops_tmp(void)
+{
+	struct store *s = fresh_store();
+	struct store_artifact best;
+	struct store_blob *b;
+	struct store_stats st;
+	bool is_new;
+
+	CHECK(s);
+	CHECK_INT(put(s, "ee", "kept", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO, &is_new), ==, 0);
+	CHECK_INT(store_blob_begin(s, &b), ==, 0);
+	CHECK_INT(store_blob_write(b, "partial", 7), ==, 0);
+	CHECK_INT(count_files("tmp"), ==, 1);
+	close(store_blob_fd(b));   /* a crash: nothing cleans up */
+	free(b);
+	store_free(s);
+	CHECK_INT(store_open(dir, &s), ==, 0);
+	CHECK_INT(count_files("tmp"), ==, 0);
+	CHECK_INT(store_find_best(s, "ee", STORE_WANT_DEBUGINFO, &best), ==, 0);
+	CHECK_INT(best.size, ==, 4);
+	store_get_stats(s, &st);
+	CHECK_INT(st.artifacts, ==, 1);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_store__damaged_record_is_skipped(void)
+{
+	struct store_artifact a = { .size = 5, .kinds = 1, .flags = 3, .dwarf_version = 5 }, b;
+	uint8_t buf[512];
+	size_t n;
+
+	snprintf(a.name, sizeof(a.name), "x.debug");
+	n = store_record_encode(&a, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_INT(store_record_decode(buf, n, &b), ==, 0);
+	CHECK_INT(b.size, ==, 5);
+	CHECK_STR(b.name, "x.debug");
+	for (size_t cut = 0; cut < n; cut++)
+		CHECK_INT(store_record_decode(buf, cut, &b), ==, -EINVAL);
+	buf[0] = 99; /* a future version */
+	CHECK_INT(store_record_decode(buf, n, &b), ==, -EINVAL);
+	return 0;
+}
+
+static int test_store__sources_only_when_named(void)
+{
+	struct store *s = fresh_store();
+	const char *names[] = { "/src/a.c", "/src/b.h" };
+	struct store_artifact a = { .flags = STORE_HAS_DWARF, .kinds = 1 }, got;
+	struct store_blob *b;
+	char sha[STORE_SHA256_HEX];
+	uint64_t size;
+	bool is_new;
+
+	CHECK(s);
+	CHECK_INT(store_blob_begin(s, &b), ==, 0);
+	CHECK_INT(store_blob_write(b, "elf", 3), ==, 0);
+	CHECK_INT(store_blob_seal(b, a.sha256, &a.size), ==, 0);
+	snprintf(a.build_id, sizeof(a.build_id), "ff");
+	CHECK_INT(store_add_artifact(s, b, &a, names, 2, &is_new), ==, 0);
+	CHECK_INT(store_source_named(s, "ff", "/src/a.c"), ==, 0);
+	CHECK_INT(store_source_named(s, "ff", "/etc/passwd"), ==, -ENOENT);
+	CHECK_INT(store_source_named(s, "fe", "/src/a.c"), ==, -ENOENT);
+	CHECK_INT(store_find_source(s, "ff", "/src/a.c", &got), ==, -ENOENT);
+	CHECK_INT(store_blob_begin(s, &b), ==, 0);
+	CHECK_INT(store_blob_write(b, "int main;", 9), ==, 0);
+	CHECK_INT(store_blob_seal(b, sha, &size), ==, 0);
+	CHECK_INT(store_add_source(s, b, "ff", "/src/a.c", sha, size, &is_new), ==, 0);
+	CHECK(is_new);
+	CHECK_INT(store_find_source(s, "ff", "/src/a.c", &got), ==, 0);
+	CHECK_STR(got.sha256, sha);
+	CHECK_STR(got.name, "a.c");
+	CHECK_INT(got.size, ==, 9);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+#define CASE(n) { #n, n }
+static const struct unit_case cases[] = {
+	CASE(test_store__sha256_of_known_content),
+	CASE(test_store__duplicate_content_is_one_record),
+	CASE(test_store__dwarf_wins_whatever_the_order),
+	CASE(test_store__symtab_only_is_no_debuginfo),
+	CASE(test_store__reopen_keeps_records_and_drops_tmp),
+	CASE(test_store__damaged_record_is_skipped),
+	CASE(test_store__sources_only_when_named),
+};
+
+int main(int argc, char **argv)
+{
+	ember_log_set_handler(quiet, NULL);
+	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
+}
