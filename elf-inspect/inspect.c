@@ -98,13 +98,16 @@ static void read_debuglink(Elf *elf, struct inspect_info *info)
 	strcpy(info->debuglink, name);
 }
 
-static int read_sections(Elf *elf, struct inspect_info *info)
+int inspect_each_section(Elf *elf, int (*cb)(const char *name, const GElf_Shdr *sh,
+						void *arg),
+			 void *arg)
 {
 	size_t shstrndx;
+	int ret = 0;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return -INSPECT_ERR_BAD_ELF;
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !ret; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
 		const char *name;
 
@@ -112,11 +115,24 @@ static int read_sections(Elf *elf, struct inspect_info *info)
 			return -INSPECT_ERR_BAD_ELF;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (name)
-			info->flags |= section_flag_of(name, &sh);
+			ret = cb(name, &sh, arg);
 	}
-	if (info->flags & INSPECT_DEBUGLINK)
-		read_debuglink(elf, info);
+	return ret;
+}
+
+static int add_section_flags(const char *name, const GElf_Shdr *sh, void *arg)
+{
+	((struct inspect_info *)arg)->flags |= section_flag_of(name, sh);
 	return 0;
+}
+
+static int read_sections(Elf *elf, struct inspect_info *info)
+{
+	int err = inspect_each_section(elf, add_section_flags, info);
+
+	if (!err && (info->flags & INSPECT_DEBUGLINK))
+		read_debuglink(elf, info);
+	return err;
 }
 
 /* DWARF version of the first unit, through libdw (which also inflates

@@ -3,31 +3,33 @@
  * debuginfod /section endpoint (served straight from the file with
  * sendfile, never copied).
  */
-#include "inspect.h"
+#include "inspect_internal.h"
 
 #include <errno.h>
 #include <gelf.h>
 #include <string.h>
 
+struct wanted {
+	const char *name;
+	GElf_Shdr *out;
+};
+
+static int match(const char *name, const GElf_Shdr *sh, void *arg)
+{
+	struct wanted *w = arg;
+
+	if (strcmp(name, w->name) != 0)
+		return 0;
+	*w->out = *sh;
+	return 1;
+}
+
 static int find_in(Elf *elf, const char *name, GElf_Shdr *out)
 {
-	size_t shstrndx;
+	struct wanted w = { name, out };
+	int ret = inspect_each_section(elf, match, &w);
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return -INSPECT_ERR_BAD_ELF;
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr sh;
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh))
-			return -INSPECT_ERR_BAD_ELF;
-		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (n && strcmp(n, name) == 0) {
-			*out = sh;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return ret == 1 ? 0 : ret < 0 ? ret : -ENOENT;
 }
 
 int inspect_find_section(int fd, const char *name, uint64_t *offset,
