@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,9 @@ static void store_checked(struct store *s, struct store_blob *b, int fd,
 	success_json(a, info, names.len, res);
 out:
 	names_release(&names);
+	/* libdw's allocations for a big DWARF file are freed by now; give the
+	 * pages back so one large upload does not raise the server's RSS. */
+	malloc_trim(0);
 }
 
 void api_ingest_artifact(struct store *s, struct store_blob *b,
