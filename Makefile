@@ -16,7 +16,8 @@ JOBS ?= $(shell nproc)
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev liblzma-dev \
 	libbz2-dev librocksdb-dev libmicrohttpd-dev libdebuginfod-dev \
-	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev
+	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev \
+	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
 TEST_PKGS := llvm binutils elfutils gdb golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)

@@ -39,6 +39,8 @@ static int buf_reserve(struct ember_buf *b, size_t extra)
 	nalloc = b->alloc ? b->alloc : 64;
 	while (nalloc < need)
 		nalloc *= 2;
+	if (nalloc > b->cap + 1)
+		nalloc = b->cap + 1; /* doubling never allocates past the cap */
 	p = realloc(b->data, nalloc);
 	if (!p)
 		return -ENOMEM;

@@ -98,8 +98,8 @@ static void read_debuglink(Elf *elf, struct inspect_info *info)
 	strcpy(info->debuglink, name);
 }
 
-int inspect_each_section(Elf *elf, int (*cb)(const char *name, const GElf_Shdr *sh,
-						void *arg),
+int inspect_each_section(Elf *elf, int (*cb)(const char *name, Elf_Scn *scn,
+						const GElf_Shdr *sh, void *arg),
 			 void *arg)
 {
 	size_t shstrndx;
@@ -115,12 +115,13 @@ int inspect_each_section(Elf *elf, int (*cb)(const char *name, const GElf_Shdr *
 			return -INSPECT_ERR_BAD_ELF;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (name)
-			ret = cb(name, &sh, arg);
+			ret = cb(name, scn, &sh, arg);
 	}
 	return ret;
 }
 
-static int add_section_flags(const char *name, const GElf_Shdr *sh, void *arg)
+static int add_section_flags(const char *name, Elf_Scn *scn, const GElf_Shdr *sh,
+			     void *arg)
 {
 	((struct inspect_info *)arg)->flags |= section_flag_of(name, sh);
 	return 0;

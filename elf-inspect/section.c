@@ -14,7 +14,7 @@ struct wanted {
 	GElf_Shdr *out;
 };
 
-static int match(const char *name, const GElf_Shdr *sh, void *arg)
+static int match(const char *name, Elf_Scn *scn, const GElf_Shdr *sh, void *arg)
 {
 	struct wanted *w = arg;
 

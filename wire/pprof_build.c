@@ -1,0 +1,157 @@
+/*
+ * pprof_build.c - a profile from scratch (an agent's output, tests):
+ * sample types, the period, mappings, locations and samples, each added
+ * with the invariants of pprof.h already true, so pprof_encode() never
+ * writes a profile pprof_decode() would reject.
+ */
+#include "wire_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int new_value_type(struct pprof_profile *p, const char *type, const char *unit,
+			  Perftools__Profiles__ValueType **out)
+{
+	Perftools__Profiles__ValueType *vt;
+	int64_t t, u;
+
+	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, type, &t));
+	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, unit, &u));
+	vt = malloc(sizeof(*vt));
+	if (!vt)
+		return -ENOMEM;
+	perftools__profiles__value_type__init(vt);
+	vt->type = t;
+	vt->unit = u;
+	*out = vt;
+	return 0;
+}
+
+int pprof_add_sample_type(struct pprof_profile *p, const char *type, const char *unit)
+{
+	pprof_message_t *m = p->msg;
+	Perftools__Profiles__ValueType *vt;
+
+	if (m->n_sample)
+		return -EBUSY;
+	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->sample_type, m->n_sample_type,
+					 &p->caps.sample_types, sizeof(*m->sample_type)));
+	WIRE_FORWARD_IF_ERROR(new_value_type(p, type, unit, &vt));
+	m->sample_type[m->n_sample_type++] = vt;
+	return 0;
+}
+
+int pprof_set_period(struct pprof_profile *p, const char *type, const char *unit,
+		     int64_t period)
+{
+	Perftools__Profiles__ValueType *vt;
+
+	WIRE_FORWARD_IF_ERROR(new_value_type(p, type, unit, &vt));
+	if (p->msg->period_type)
+		perftools__profiles__value_type__free_unpacked(p->msg->period_type, NULL);
+	p->msg->period_type = vt;
+	p->msg->period = period;
+	return 0;
+}
+
+int pprof_add_mapping(struct pprof_profile *p, const struct pprof_mapping_desc *md,
+		      uint64_t *id)
+{
+	pprof_message_t *m = p->msg;
+	pprof_mapping_t *mp;
+	int64_t file, bid;
+
+	if (md->start > md->limit)
+		return -EINVAL;
+	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, md->filename, &file));
+	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, md->build_id, &bid));
+	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->mapping, m->n_mapping, &p->caps.mappings,
+					 sizeof(*m->mapping)));
+	mp = malloc(sizeof(*mp));
+	if (!mp)
+		return -ENOMEM;
+	perftools__profiles__mapping__init(mp);
+	mp->memory_start = md->start;
+	mp->memory_limit = md->limit;
+	mp->file_offset = md->offset;
+	mp->filename = file;
+	mp->build_id = bid;
+	mp->id = pprof_index_append(&p->mappings, m->n_mapping);
+	if (!mp->id) {
+		free(mp);
+		return -ENOMEM;
+	}
+	m->mapping[m->n_mapping++] = mp;
+	*id = mp->id;
+	return 0;
+}
+
+int pprof_add_location(struct pprof_profile *p, uint64_t mapping_id, uint64_t address,
+		       uint64_t *id)
+{
+	pprof_message_t *m = p->msg;
+	pprof_location_t *l;
+
+	if (mapping_id && pprof_index_find(&p->mappings, mapping_id) == SIZE_MAX)
+		return -ENOENT;
+	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->location, m->n_location, &p->caps.locations,
+					 sizeof(*m->location)));
+	l = malloc(sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	perftools__profiles__location__init(l);
+	l->mapping_id = mapping_id;
+	l->address = address;
+	l->id = pprof_index_append(&p->locations, m->n_location);
+	if (!l->id) {
+		free(l);
+		return -ENOMEM;
+	}
+	m->location[m->n_location++] = l;
+	*id = l->id;
+	return 0;
+}
+
+/* A sample message owning copies of the ids and values; NULL on -ENOMEM. */
+static Perftools__Profiles__Sample *new_sample(const uint64_t *locs, size_t nlocs,
+					       const int64_t *values, size_t nvalues)
+{
+	Perftools__Profiles__Sample *s = malloc(sizeof(*s));
+
+	if (!s)
+		return NULL;
+	perftools__profiles__sample__init(s);
+	s->location_id = nlocs ? malloc(nlocs * sizeof(*locs)) : NULL;
+	s->value = nvalues ? malloc(nvalues * sizeof(*values)) : NULL;
+	if ((nlocs && !s->location_id) || (nvalues && !s->value)) {
+		perftools__profiles__sample__free_unpacked(s, NULL);
+		return NULL;
+	}
+	if (nlocs)
+		memcpy(s->location_id, locs, nlocs * sizeof(*locs));
+	if (nvalues)
+		memcpy(s->value, values, nvalues * sizeof(*values));
+	s->n_location_id = nlocs;
+	s->n_value = nvalues;
+	return s;
+}
+
+int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size_t nlocs,
+		     const int64_t *values, size_t nvalues)
+{
+	pprof_message_t *m = p->msg;
+	Perftools__Profiles__Sample *s;
+
+	if (nvalues != m->n_sample_type)
+		return -EINVAL;
+	for (size_t i = 0; i < nlocs; i++)
+		if (pprof_index_find(&p->locations, location_ids[i]) == SIZE_MAX)
+			return -ENOENT;
+	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->sample, m->n_sample, &p->caps.samples,
+					 sizeof(*m->sample)));
+	s = new_sample(location_ids, nlocs, values, nvalues);
+	if (!s)
+		return -ENOMEM;
+	m->sample[m->n_sample++] = s;
+	return 0;
+}

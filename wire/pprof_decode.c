@@ -1,0 +1,154 @@
+/*
+ * pprof_decode.c - pprof_decode(): an untrusted pprof body -> a profile the
+ * symbolizer can trust.  Three phases, each bounded:
+ *   1. decompress (gzip, zstd or none) into a buffer capped at
+ *      max_input_bytes (decompress.c);
+ *   2. unpack profile.proto with protobuf-c through an allocator that
+ *      refuses to pass max_memory_bytes (a few bytes of protobuf can ask
+ *      for a large submessage struct, so the input cap alone is no bound);
+ *   3. check every invariant of pprof.h and index by id (pprof_validate.c).
+ */
+#include "wire_internal.h"
+
+#include <stdlib.h>
+
+#define MIB ((size_t)1 << 20)
+
+void pprof_limits_resolve(const struct pprof_limits *in, struct pprof_limits *out)
+{
+	static const struct pprof_limits defaults = {
+		.sz = sizeof(struct pprof_limits),
+		.max_input_bytes = 64 * MIB,
+		.max_memory_bytes = 512 * MIB,
+		.max_samples = 4 * MIB,
+		.max_locations = 2 * MIB,
+		.max_mappings = 64 * 1024,
+		.max_functions = 2 * MIB,
+		.max_strings = 4 * MIB,
+		.max_sample_types = 64,
+	};
+	struct pprof_limits l = defaults;
+
+	/* Fields past in->sz are unknown to the caller: keep the defaults. */
+#define TAKE(f)                                                              \
+	if (in && in->sz >= offsetof(struct pprof_limits, f) + sizeof(in->f) && in->f) \
+		l.f = in->f
+	TAKE(max_input_bytes);
+	TAKE(max_memory_bytes);
+	TAKE(max_samples);
+	TAKE(max_locations);
+	TAKE(max_mappings);
+	TAKE(max_functions);
+	TAKE(max_strings);
+	TAKE(max_sample_types);
+#undef TAKE
+	*out = l;
+}
+
+/* protobuf-c allocator with a budget: the allocations of one unpack. */
+struct budget {
+	size_t used, cap;
+	bool exceeded;
+};
+
+static void *budget_alloc(void *ctx, size_t n)
+{
+	struct budget *b = ctx;
+
+	if (n > b->cap - b->used) {
+		b->exceeded = true;
+		return NULL;
+	}
+	b->used += n;
+	return malloc(n);
+}
+
+static void budget_free(void *ctx, void *ptr)
+{
+	free(ptr);
+}
+
+static int unpack(const uint8_t *data, size_t size, const struct pprof_limits *lim,
+		  pprof_message_t **out, struct wire_diag *d)
+{
+	struct budget b = { .cap = lim->max_memory_bytes };
+	ProtobufCAllocator a = { budget_alloc, budget_free, &b };
+
+	*out = perftools__profiles__profile__unpack(&a, size, data);
+	WIRE_FAIL_IF(!*out && b.exceeded, d, -E2BIG,
+		     "profile needs more than %zu bytes of memory to unpack",
+		     lim->max_memory_bytes);
+	WIRE_FAIL_IF(!*out, d, -PPROF_ERR_PROTOBUF,
+		     "not a profile.proto message: truncated or malformed protobuf (%zu bytes)",
+		     size);
+	return 0;
+}
+
+/* Phase 1: the protobuf bytes, in raw (borrowed from data or owned). */
+static int plain_bytes(const void *data, size_t size, const struct pprof_limits *lim,
+		       struct ember_buf *raw, const uint8_t **pb, size_t *pb_size,
+		       struct wire_diag *d)
+{
+	enum wire_compression c = wire_detect_compression(data, size);
+
+	if (c == WIRE_COMP_RAW) {
+		WIRE_FAIL_IF(size > lim->max_input_bytes, d, -E2BIG,
+			     "profile of %zu bytes larger than %zu", size,
+			     lim->max_input_bytes);
+		*pb = data;
+		*pb_size = size;
+		return 0;
+	}
+	WIRE_FORWARD_IF_ERROR(c == WIRE_COMP_GZIP ? wire_gunzip(data, size, raw, d)
+						  : wire_unzstd(data, size, raw, d));
+	*pb = (const uint8_t *)raw->data;
+	*pb_size = raw->len;
+	return 0;
+}
+
+static void take_capacities(struct pprof_profile *p)
+{
+	const pprof_message_t *m = p->msg;
+
+	p->caps = (struct pprof_caps){
+		.strings = m->n_string_table, .functions = m->n_function,
+		.mappings = m->n_mapping, .locations = m->n_location,
+		.samples = m->n_sample, .sample_types = m->n_sample_type,
+	};
+}
+
+int pprof_decode(const void *data, size_t size, const struct pprof_limits *lim_in,
+		 struct pprof_profile **out, char *why, size_t why_size)
+{
+	struct wire_diag d = wire_diag_make(why, why_size);
+	struct pprof_limits lim;
+	struct pprof_profile *p = NULL;
+	struct ember_buf raw;
+	const uint8_t *pb = NULL;
+	size_t pb_size = 0;
+	int err;
+
+	pprof_limits_resolve(lim_in, &lim);
+	ember_buf_init(&raw, lim.max_input_bytes);
+	err = plain_bytes(data, size, &lim, &raw, &pb, &pb_size, &d);
+	if (err)
+		goto out;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		err = WIRE_FAIL(&d, -ENOMEM, "out of memory");
+		goto out;
+	}
+	err = unpack(pb ? pb : (const uint8_t *)"", pb_size, &lim, &p->msg, &d);
+	if (err)
+		goto out;
+	take_capacities(p);
+	err = pprof_validate(p, &lim, &d);
+out:
+	ember_buf_release(&raw);
+	if (err) {
+		pprof_profile_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * pprof_strings.c - deduplicated additions to the string table.  The
+ * dedup set is built on the first pprof_add_string() over the whole
+ * table (the first of equal strings wins), then kept up to date; a
+ * profile that is only read never pays for it.
+ */
+#include "wire_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t str_hash(const void *ctx, size_t idx)
+{
+	const char *s = ((const pprof_message_t *)ctx)->string_table[idx];
+
+	return wire_hash_bytes(s, strlen(s), 0);
+}
+
+static bool str_equal(const void *ctx, size_t idx, const void *key)
+{
+	return strcmp(((const pprof_message_t *)ctx)->string_table[idx], key) == 0;
+}
+
+static const struct wire_hset_ops str_ops = { str_hash, str_equal };
+
+static int build_set(struct pprof_profile *p)
+{
+	const pprof_message_t *m = p->msg;
+
+	for (size_t i = 0; i < m->n_string_table; i++) {
+		const char *s = m->string_table[i];
+
+		if (wire_hset_find(&p->strings, &str_ops, m,
+				   wire_hash_bytes(s, strlen(s), 0), s) != SIZE_MAX)
+			continue;
+		WIRE_FORWARD_IF_ERROR(wire_hset_insert(&p->strings, &str_ops, m, i));
+	}
+	return 0;
+}
+
+static int append_string(struct pprof_profile *p, const char *s, int64_t *idx)
+{
+	pprof_message_t *m = p->msg;
+	char *copy;
+	int err;
+
+	if (m->n_string_table >= INT32_MAX)
+		return -E2BIG;
+	err = pprof_grow(&m->string_table, m->n_string_table, &p->caps.strings, sizeof(char *));
+	if (err)
+		return err;
+	copy = pprof_strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	m->string_table[m->n_string_table] = copy;
+	err = wire_hset_insert(&p->strings, &str_ops, m, m->n_string_table);
+	if (err) {
+		free(copy);
+		return err;
+	}
+	*idx = (int64_t)m->n_string_table++;
+	return 0;
+}
+
+int pprof_add_string(struct pprof_profile *p, const char *s, int64_t *idx)
+{
+	size_t found;
+
+	if (!s)
+		s = "";
+	if (!p->strings.mask)
+		WIRE_FORWARD_IF_ERROR(build_set(p));
+	found = wire_hset_find(&p->strings, &str_ops, p->msg,
+			       wire_hash_bytes(s, strlen(s), 0), s);
+	if (found != SIZE_MAX) {
+		*idx = (int64_t)found;
+		return 0;
+	}
+	return append_string(p, s, idx);
+}

@@ -1,0 +1,222 @@
+/*
+ * wire_internal.h - what only wire/ sees.
+ *
+ * One concept a file:
+ *   diag.c            how a rejected input explains itself (the why buffer)
+ *   decompress.c      gzip/zstd detection and bounded decompression
+ *   pb_sink.c         protobuf-c output sinks into an ember_buf: raw or gzip
+ *   hset.c            open-addressing set of element indexes (dedup tables)
+ *   pprof_profile.c   the profile's memory: new/free, lookups, array growth
+ *   pprof_decode.c    pprof_decode: decompress, unpack under a budget, check
+ *   pprof_validate.c  the profile invariants of pprof.h
+ *   pprof_index.c     id -> element index (dense O(1) or sorted O(log n))
+ *   pprof_strings.c   the string table: lookups, deduplicated adds
+ *   pprof_edit.c      what the symbolizer fills in: functions, lines, flags
+ *   pprof_build.c     a profile from scratch: types, mappings, locations, samples
+ *   pprof_encode.c    profile -> protobuf (raw or gzip) into an ember_buf
+ *   json_writer.c     the escaping JSON writer of the answers
+ *   symjson_values.c  request scalars: addresses, build IDs, kinds
+ *   symjson_request.c the POST /api/v1/symbolize request (jansson)
+ *   symjson_answer.c  the answer, written incrementally
+ */
+#ifndef EMBER_WIRE_INTERNAL_H
+#define EMBER_WIRE_INTERNAL_H
+
+#include "common.h"
+#include "pprof.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- diagnostics (diag.c) --------------------------------------------- */
+
+/* Where a rejection is explained: the caller's buffer; first failure wins. */
+struct wire_diag {
+	char *msg;
+	size_t size;
+	bool set;
+};
+
+static inline struct wire_diag wire_diag_make(char *msg, size_t size)
+{
+	struct wire_diag d = { .msg = msg, .size = size, .set = false };
+
+	if (msg && size)
+		msg[0] = '\0';
+	return d;
+}
+
+/* Record "fmt..." (plus file:line in debug builds), log it at debug level
+ * and return err. */
+int wire_diag_fail(struct wire_diag *d, int err, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#define WIRE_STR_(x) #x
+#define WIRE_STR(x) WIRE_STR_(x)
+#ifdef NDEBUG
+#define WIRE_WHERE NULL
+#else
+#define WIRE_WHERE __FILE__ ":" WIRE_STR(__LINE__)
+#endif
+
+/* Fail saying which check failed (zstd's RETURN_ERROR_IF). */
+#define WIRE_FAIL(d, err, ...) wire_diag_fail((d), (err), WIRE_WHERE, __VA_ARGS__)
+#define WIRE_FAIL_IF(cond, d, err, ...)                                      \
+	do {                                                                 \
+		if (cond)                                                    \
+			return WIRE_FAIL((d), (err), __VA_ARGS__);           \
+	} while (0)
+#define WIRE_FORWARD_IF_ERROR(expr)                                          \
+	do {                                                                 \
+		int e_ = (expr);                                             \
+		if (e_ < 0)                                                  \
+			return e_;                                           \
+	} while (0)
+
+/* ---- compression (decompress.c, pb_sink.c) ----------------------------- */
+
+enum wire_compression {
+	WIRE_COMP_RAW = 0,
+	WIRE_COMP_GZIP,	/* 1f 8b */
+	WIRE_COMP_ZSTD,	/* 28 b5 2f fd */
+};
+
+enum wire_compression wire_detect_compression(const void *data, size_t size);
+
+/* Decompress a whole gzip (all members) or zstd (all frames) input,
+ * appending to out, whose cap bounds the output: -E2BIG at the cap,
+ * -PPROF_ERR_COMPRESSION on a corrupt or truncated stream, -ENOMEM. */
+int wire_gunzip(const void *data, size_t size, struct ember_buf *out,
+		struct wire_diag *d);
+int wire_unzstd(const void *data, size_t size, struct ember_buf *out,
+		struct wire_diag *d);
+
+/* A protobuf-c output sink: appends to out (raw) or gzips into it.
+ * err is sticky: the first failure (-E2BIG, -ENOMEM) stops all output. */
+struct wire_pb_sink {
+	ProtobufCBuffer base;
+	struct ember_buf *out;
+	int err;
+	void *z;	/* z_stream when gzipping */
+};
+
+void wire_sink_raw_init(struct wire_pb_sink *s, struct ember_buf *out);
+int wire_sink_gzip_init(struct wire_pb_sink *s, struct ember_buf *out);
+/* Finish the gzip stream (no-op for raw) and release it; returns s->err. */
+int wire_sink_finish(struct wire_pb_sink *s);
+
+/* ---- JSON output (json_writer.c) ------------------------------------- */
+
+/* Append a JSON string literal of s: quotes, escapes for '"', '\\' and
+ * control characters, and U+FFFD for each byte that is not part of valid
+ * UTF-8 (names from ELF files are bytes, JSON text is UTF-8). */
+int wire_json_str(struct ember_buf *b, const char *s);
+/* Append v in decimal. */
+int wire_json_u64(struct ember_buf *b, uint64_t v);
+/* Append v as a JSON string "0x<lowercase hex>". */
+int wire_json_hex(struct ember_buf *b, uint64_t v);
+/* Append a literal (punctuation, keys already quoted). */
+static inline int wire_json_lit(struct ember_buf *b, const char *lit, size_t len)
+{
+	return ember_buf_append(b, lit, len);
+}
+#define WIRE_JSON_LIT(b, s) wire_json_lit((b), (s), sizeof(s) - 1)
+
+/* ---- request scalars (symjson_values.c) ------------------------------- */
+
+struct json_t;
+
+/* Each returns 0, or -EINVAL with *why set to a static reason.
+ * An address: a non-negative JSON integer, or "0x" + 1..16 hex digits
+ * (leading zeros allowed, at most 64 characters in all). */
+int symjson_address_value(const struct json_t *v, uint64_t *out, const char **why);
+/* A build ID: even-length hex of 2..SYMJSON_BUILD_ID_HEX_MAX digits,
+ * either case, written lowercase into out. */
+int symjson_build_id_value(const struct json_t *v, char *out, size_t out_size,
+			   const char **why);
+/* "vaddr" or "file_offset". */
+int symjson_kind_value(const struct json_t *v, int *out, const char **why);
+
+/* ---- index sets for deduplication (hset.c) ------------------------------ */
+
+/* A set of element indexes (< 2^32 - 1) keyed by hash and equality the
+ * caller supplies through ctx.  Slots hold index + 1; 0 is empty. */
+struct wire_hset {
+	uint32_t *slots;
+	size_t mask;	/* slots - 1, slots a power of two; 0 when unallocated */
+	size_t used;
+};
+
+struct wire_hset_ops {
+	uint64_t (*hash)(const void *ctx, size_t idx);
+	bool (*equal)(const void *ctx, size_t idx, const void *key);
+};
+
+/* Index of an element equal to key (hash is key's hash), or SIZE_MAX. */
+size_t wire_hset_find(const struct wire_hset *s, const struct wire_hset_ops *ops,
+		      const void *ctx, uint64_t hash, const void *key);
+/* Add element idx (not yet in the set).  0, -ENOMEM or -E2BIG. */
+int wire_hset_insert(struct wire_hset *s, const struct wire_hset_ops *ops,
+		     const void *ctx, size_t idx);
+void wire_hset_release(struct wire_hset *s);
+
+uint64_t wire_hash_bytes(const void *data, size_t len, uint64_t seed);
+
+/* ---- the profile (pprof_*.c) ------------------------------------------ */
+
+/* id -> index into the message's array of that kind. */
+struct pprof_id_slot {
+	uint64_t id;
+	size_t idx;
+};
+
+struct pprof_id_index {
+	bool dense;		    /* element i has id i + 1: no slots */
+	struct pprof_id_slot *slots; /* else sorted by id, n of them */
+	size_t n, alloc;
+	uint64_t max_id;	    /* 0 when empty */
+};
+
+/* Capacities of the message's repeated arrays (n_* are the lengths). */
+struct pprof_caps {
+	size_t strings, functions, mappings, locations, samples, sample_types;
+};
+
+struct pprof_profile {
+	pprof_message_t *msg;		/* owned; freed with free_unpacked */
+	struct pprof_id_index mappings, locations, functions;
+	struct pprof_caps caps;
+	struct wire_hset strings;	/* built on first pprof_add_string */
+	struct wire_hset funcs;		/* built on first pprof_add_function */
+};
+
+/* Limits with zero fields replaced by the defaults. */
+void pprof_limits_resolve(const struct pprof_limits *in, struct pprof_limits *out);
+
+/* Check the invariants of pprof.h on a freshly unpacked message and build
+ * the id indexes.  -E2BIG (a count past lim) or -PPROF_ERR_INVALID. */
+int pprof_validate(struct pprof_profile *p, const struct pprof_limits *lim,
+		   struct wire_diag *d);
+
+typedef uint64_t (*pprof_id_of_fn)(const void *elem);
+
+/* Build ix over elems[0..n).  -EEXIST with *dup set on a repeated id,
+ * -ENOMEM.  Zero ids must have been rejected before. */
+int pprof_index_build(struct pprof_id_index *ix, void *const *elems, size_t n,
+		      pprof_id_of_fn id_of, uint64_t *dup);
+/* Index of the element with id, or SIZE_MAX. */
+size_t pprof_index_find(const struct pprof_id_index *ix, uint64_t id);
+/* Record element idx == ix->n with id ix->max_id + 1; returns that id or 0
+ * on -ENOMEM. */
+uint64_t pprof_index_append(struct pprof_id_index *ix, size_t idx);
+void pprof_index_release(struct pprof_id_index *ix);
+
+/* Make room for one more pointer in a repeated field (*arr, n, *cap). */
+int pprof_grow(void *arr, size_t n, size_t *cap, size_t elem_size);
+
+/* Copy of s (NULL as ""), from malloc. */
+char *pprof_strdup(const char *s);
+
+#endif /* EMBER_WIRE_INTERNAL_H */
