@@ -27,6 +27,7 @@ struct api_server_opts {
 	bool upstream;              /* ask DEBUGINFOD_URLS servers on a miss */
 	unsigned upstream_workers;  /* concurrent upstream fetches; 0: 4 */
 	unsigned upstream_miss_ttl; /* seconds a miss is remembered; 0: 600 */
+	uint64_t symbol_cache_bytes; /* loaded symbol indexes; 0: 1 GiB */
 };
 
 /*

@@ -8,6 +8,7 @@
 #include "store.h"
 
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,6 +26,9 @@ enum api_endpoint {
 	API_EP_SECTION,     /* GET /buildid/ID/section/NAME */
 	API_EP_LIST,        /* GET /api/v1/artifacts/ID */
 	API_EP_UPLOAD,      /* PUT /api/v1/artifacts/ID/KIND */
+	API_EP_UNWIND,      /* GET /api/v1/unwind/ID */
+	API_EP_SYMBOLIZE,   /* POST /api/v1/symbolize */
+	API_EP_SYMBOLIZE_PPROF, /* POST /api/v1/symbolize/pprof */
 	API_EP_COUNT
 };
 
@@ -84,18 +88,23 @@ void api_metrics_count(struct api_metrics *m, enum api_endpoint ep,
 		       unsigned status, uint64_t bytes);
 void api_metrics_reject(struct api_metrics *m, enum api_reject why);
 /* Prometheus text exposition into a malloc'd string (caller frees). */
-char *api_metrics_render(struct api_metrics *m, struct store *s, size_t *len);
+struct symcache;
+char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache *c,
+			 size_t *len);
 
 /* ---- the server ------------------------------------------------------------ */
 
 struct api_upstream;
+struct symcache;
 
 struct api_server {
 	struct MHD_Daemon *daemon;
 	struct store *store;
 	struct api_metrics metrics;
 	struct api_upstream *upstream;    /* NULL without upstream servers */
+	struct symcache *symbols;         /* loaded symbol indexes */
 	char token[128];
+	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
 	uint64_t max_upload;
 	uint16_t port;
 };
@@ -105,6 +114,7 @@ struct api_request {
 	struct api_route route;
 	bool head;                   /* HEAD: headers only */
 	bool upload_started;
+	struct ember_buf body;       /* a symbolize request's body (capped) */
 	struct store_blob *blob;     /* upload being received */
 	uint64_t received;
 	int upload_err;              /* first failure while receiving */
@@ -131,6 +141,25 @@ enum MHD_Result api_respond_owned(struct api_server *srv, struct MHD_Connection 
  * 404 or asks upstream.  Returns MHD_NO only on a dead connection. */
 enum MHD_Result api_serve_buildid(struct api_server *srv, struct MHD_Connection *c,
 				  struct api_request *req, bool *missing);
+
+/* Send a stored blob (ETag, Range, 304, MAXSIZE as for debuginfod). */
+enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *c,
+				 const struct api_request *req,
+				 const struct store_artifact *a);
+/* GET /api/v1/unwind/ID (unwind.c). */
+enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *c,
+				 struct api_request *req);
+
+/* POST /api/v1/symbolize once req->body is complete (symbolize.c). */
+enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection *c,
+				   struct api_request *req);
+/* POST /api/v1/symbolize/pprof (symbolize_pprof.c). */
+enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
+				    struct api_request *req);
+/* Read a POST body into req->body; answers 413 itself (body_step.c). */
+enum MHD_Result api_body_step(struct api_server *srv, struct MHD_Connection *c,
+			      struct api_request *req, const char *data, size_t *size,
+			      bool *complete);
 
 /* ---- uploads (upload.c, ingest.c) ------------------------------------------ */
 

@@ -161,9 +161,9 @@ static bool over_max_size(struct MHD_Connection *c, uint64_t size, char *msg,
 	return true;
 }
 
-static enum MHD_Result serve_blob(struct api_server *srv, struct MHD_Connection *c,
-				  const struct api_request *req,
-				  const struct store_artifact *a)
+enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *c,
+				 const struct api_request *req,
+				 const struct store_artifact *a)
 {
 	struct file_part p = { .a = a, .size = a->size };
 	char msg[96];
@@ -242,7 +242,7 @@ enum MHD_Result api_serve_buildid(struct api_server *srv, struct MHD_Connection 
 	if (req->route.ep == API_EP_SECTION)
 		return serve_section(srv, c, req, missing);
 	if (find_for(srv, &req->route, &a) == 0)
-		return serve_blob(srv, c, req, &a);
+		return api_serve_stored(srv, c, req, &a);
 	*missing = true;
 	return MHD_YES;
 }

@@ -5,6 +5,7 @@
  * not a snapshot, as with any Prometheus exporter).
  */
 #include "api_internal.h"
+#include "symcache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,7 +114,26 @@ static void render_store(FILE *f, struct store *s)
 		(unsigned long long)st.blob_bytes);
 }
 
-char *api_metrics_render(struct api_metrics *m, struct store *s, size_t *len)
+static void render_symbols(FILE *f, struct symcache *c)
+{
+	struct symcache_stats st;
+
+	symcache_get_stats(c, &st);
+	fprintf(f, "# HELP ember_symbol_cache_bytes Memory of the loaded symbol indexes.\n"
+		   "# TYPE ember_symbol_cache_bytes gauge\n"
+		   "ember_symbol_cache_bytes %llu\n"
+		   "ember_symbol_cache_budget_bytes %llu\n"
+		   "ember_symbol_cache_indexes %zu\n"
+		   "# TYPE ember_symbol_cache_events_total counter\n"
+		   "ember_symbol_cache_events_total{event=\"build\"} %zu\n"
+		   "ember_symbol_cache_events_total{event=\"eviction\"} %zu\n"
+		   "ember_symbol_cache_events_total{event=\"over_budget\"} %zu\n",
+		(unsigned long long)st.bytes, (unsigned long long)st.budget, st.loaded,
+		st.builds, st.evictions, st.refused);
+}
+
+char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache *c,
+			 size_t *len)
 {
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
@@ -124,6 +144,7 @@ char *api_metrics_render(struct api_metrics *m, struct store *s, size_t *len)
 	render_uploads(f, m);
 	render_upstream(f, m);
 	render_store(f, s);
+	render_symbols(f, c);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;

@@ -18,6 +18,8 @@ static const char *const endpoint_names[API_EP_COUNT] = {
 	[API_EP_DEBUGINFO] = "debuginfo", [API_EP_EXECUTABLE] = "executable",
 	[API_EP_SOURCE] = "source",       [API_EP_SECTION] = "section",
 	[API_EP_LIST] = "list",           [API_EP_UPLOAD] = "upload",
+	[API_EP_UNWIND] = "unwind",       [API_EP_SYMBOLIZE] = "symbolize",
+	[API_EP_SYMBOLIZE_PPROF] = "symbolize_pprof",
 };
 
 const char *api_endpoint_name(enum api_endpoint ep)
@@ -134,6 +136,16 @@ static void parse_artifacts(const char *p, struct api_route *r)
 		fail(r, 404, "unknown artifact kind: use debuginfo, executable or sources");
 }
 
+static void parse_unwind(const char *p, struct api_route *r)
+{
+	if (take_build_id(&p, r))
+		return;
+	if (*p && strcmp(p, "/") != 0)
+		fail(r, 404, "not found");
+	else
+		r->ep = API_EP_UNWIND;
+}
+
 void api_route_parse(const char *url, struct api_route *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -147,6 +159,12 @@ void api_route_parse(const char *url, struct api_route *r)
 		parse_buildid(url + 9, r);
 	else if (strncmp(url, "/api/v1/artifacts/", 18) == 0)
 		parse_artifacts(url + 18, r);
+	else if (strcmp(url, "/api/v1/symbolize") == 0)
+		r->ep = API_EP_SYMBOLIZE;
+	else if (strcmp(url, "/api/v1/symbolize/pprof") == 0)
+		r->ep = API_EP_SYMBOLIZE_PPROF;
+	else if (strncmp(url, "/api/v1/unwind/", 15) == 0)
+		parse_unwind(url + 15, r);
 	else
 		fail(r, 503, "webapi error, unrecognized path");
 }

@@ -9,6 +9,7 @@
  * unfinished upload is discarded.
  */
 #include "api_internal.h"
+#include "symcache.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,7 +28,7 @@ static enum MHD_Result serve_metrics(struct api_server *srv, struct MHD_Connecti
 				     struct api_request *req)
 {
 	size_t len;
-	char *text = api_metrics_render(&srv->metrics, srv->store, &len);
+	char *text = api_metrics_render(&srv->metrics, srv->store, srv->symbols, &len);
 
 	if (!text)
 		return MHD_NO;
@@ -65,6 +66,8 @@ static enum MHD_Result dispatch_get(struct api_server *srv, struct MHD_Connectio
 		return serve_metrics(srv, c, req);
 	case API_EP_LIST:
 		return api_serve_list(srv, c, req);
+	case API_EP_UNWIND:
+		return api_serve_unwind(srv, c, req);
 	default:
 		return serve_buildid(srv, c, req);
 	}
@@ -83,6 +86,12 @@ static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection 
 	if (req->route.status && !is_get(method))
 		return api_respond_text(srv, c, req, (unsigned)req->route.status, NULL,
 					req->route.error);
+	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF) {
+		if (strcmp(method, "POST"))
+			return api_respond_text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED,
+						NULL, "symbolize with POST\n");
+		return api_body_step(srv, c, req, NULL, &(size_t){ 0 }, &(bool){ false });
+	}
 	if (req->route.ep == API_EP_UPLOAD) {
 		if (strcmp(method, "PUT") && strcmp(method, "POST"))
 			return api_respond_text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -104,6 +113,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return first_call(srv, c, url, method, con_cls);
 	if (req->route.ep == API_EP_UPLOAD && !req->route.status)
 		return api_upload_step(srv, c, req, upload_data, upload_data_size);
+	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF) {
+		bool complete = false;
+		enum MHD_Result r = api_body_step(srv, c, req, upload_data,
+						  upload_data_size, &complete);
+
+		if (!complete)
+			return r;
+		return req->route.ep == API_EP_SYMBOLIZE ? api_symbolize_json(srv, c, req)
+							  : api_symbolize_pprof(srv, c, req);
+	}
 	if (*upload_data_size) {
 		*upload_data_size = 0; /* a body on a GET is ignored */
 		return MHD_YES;
@@ -123,6 +142,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!req)
 		return;
 	api_upload_abort(srv, req);
+	ember_buf_release(&req->body);
 	free(req);
 	*con_cls = NULL;
 }
@@ -158,10 +178,14 @@ static int init_server(struct api_server *srv, struct store *s,
 		       const struct api_server_opts *o)
 {
 	srv->store = s;
+	pthread_mutex_init(&srv->unwind_mu, NULL);
 	srv->max_upload = o->max_upload ? o->max_upload : (uint64_t)4 << 30;
 	if (!o->token || strlen(o->token) >= sizeof(srv->token))
 		return -EINVAL;
 	strcpy(srv->token, o->token);
+	if (symcache_new(s, o->symbol_cache_bytes ? o->symbol_cache_bytes : (uint64_t)1 << 30,
+			 &srv->symbols))
+		return -ENOMEM;
 	if (o->upstream)
 		return api_upstream_new(o->upstream_workers ? o->upstream_workers : 4,
 					o->upstream_miss_ttl ? o->upstream_miss_ttl : 600,
@@ -226,5 +250,7 @@ void api_server_stop(struct api_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	api_upstream_free(srv->upstream);
+	symcache_free(srv->symbols);
+	pthread_mutex_destroy(&srv->unwind_mu);
 	free(srv);
 }

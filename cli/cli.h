@@ -79,6 +79,7 @@ void cli_print_invalid(struct cli_out *out, const struct cli_symbolize_opts *o,
 		       const char *module, const char *line, size_t len);
 
 int cmd_symbolize(int argc, char **argv);
+int cmd_unwind(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
 

@@ -31,6 +31,7 @@ struct serve_opts {
 	unsigned long long max_upload_mb;
 	unsigned miss_ttl;
 	unsigned threads;
+	unsigned long long symbol_cache_mb;
 };
 
 static void serve_usage(FILE *f)
@@ -44,7 +45,8 @@ static void serve_usage(FILE *f)
 	      "  --upstream URL          debuginfod server to ask on a miss (repeatable;\n"
 	      "                          default: $DEBUGINFOD_URLS)\n"
 	      "  --upstream-miss-ttl S   seconds an upstream miss is remembered (default 600)\n"
-	      "  --threads N             connection threads (default 2 x CPUs)\n",
+	      "  --threads N             connection threads (default 2 x CPUs)\n"
+	      "  --symbol-cache-mb N     memory for loaded symbol indexes (default 1024)\n",
 	      f);
 }
 
@@ -102,6 +104,8 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->miss_ttl = (unsigned)v;
 	else if (strcmp(opt, "--threads") == 0 && !parse_uint(val, 1024, &v) && v)
 		o->threads = (unsigned)v;
+	else if (strcmp(opt, "--symbol-cache-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
+		o->symbol_cache_mb = v;
 	else
 		return -EINVAL;
 	return 0;
@@ -205,6 +209,7 @@ static int run(const struct serve_opts *o, struct store *s)
 	ao.threads = o->threads;
 	ao.upstream = upstream;
 	ao.upstream_miss_ttl = o->miss_ttl;
+	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;
 	err = api_server_start(s, &ao, &srv);
 	if (err) {
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
@@ -225,7 +230,8 @@ static int run(const struct serve_opts *o, struct store *s)
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = "127.0.0.1:8002", .data = "ember-data",
-				.max_upload_mb = 4096, .miss_ttl = 600 };
+				.max_upload_mb = 4096, .miss_ttl = 600,
+				.symbol_cache_mb = 1024 };
 	struct store *s;
 	int ret = parse_args(argc, argv, &o);
 

@@ -20,6 +20,7 @@ static void usage(FILE *f)
 	      "              (llvm-symbolizer compatible; see `ember symbolize --help`)\n"
 	      "  serve       the debuginfo store and debuginfod-compatible server\n"
 	      "  upload      send executables, debug info and sources to a server\n"
+	      "  unwind      compile CFI into unwind tables, dump them (`ember unwind --help`)\n"
 	      "  help        this text\n"
 	      "\n"
 	      "Installed as `llvm-symbolizer`, ember runs `symbolize`.\n",
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "symbolize") == 0)
 		return cmd_symbolize(argc - 1, argv + 1);
+	if (strcmp(argv[1], "unwind") == 0)
+		return cmd_unwind(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "upload") == 0)

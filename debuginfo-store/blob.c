@@ -169,3 +169,12 @@ int store_blob_open(struct store *s, const char *sha256, int *fd)
 	*fd = openat(s->blobs_fd, path, O_RDONLY | O_CLOEXEC);
 	return *fd >= 0 ? 0 : -errno;
 }
+
+int store_blob_path(struct store *s, const char *sha256, char *out, size_t size)
+{
+	if (strlen(sha256) != STORE_SHA256_HEX - 1)
+		return -EINVAL;
+	if (snprintf(out, size, "%s/blobs/%.2s/%s", s->dir, sha256, sha256) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}

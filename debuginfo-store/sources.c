@@ -38,51 +38,13 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-int store_add_source(struct store *s, struct store_blob *b,
-		     const char *build_id, const char *path,
-		     const char sha256[STORE_SHA256_HEX], uint64_t size,
-		     bool *is_new)
-{
-	struct store_artifact a = { .size = size, .mtime = time(NULL) };
-	char key[STORE_KEY_MAX];
-	uint8_t val[STORE_SHA256_HEX + 64 + STORE_NAME_MAX];
-	rocksdb_writebatch_t *wb;
-	size_t vlen;
-	bool existed;
-	int klen = store_key_make(key, STORE_TAG_SOURCE, build_id, path);
-	int err;
-
-	if (klen < 0) {
-		store_blob_discard(b);
-		return klen;
-	}
-	snprintf(a.name, sizeof(a.name), "%s", base_name(path));
-	err = store_blob_commit(s, b, &existed);
-	if (err)
-		return err;
-	pthread_mutex_lock(&s->write_mu);
-	*is_new = store_find_source(s, build_id, path, &(struct store_artifact){ 0 }) != 0;
-	memcpy(val, sha256, STORE_SHA256_HEX - 1);
-	vlen = STORE_SHA256_HEX - 1 +
-	       store_record_encode(&a, val + STORE_SHA256_HEX - 1,
-				   sizeof(val) - STORE_SHA256_HEX + 1);
-	wb = rocksdb_writebatch_create();
-	rocksdb_writebatch_put(wb, key, (size_t)klen, (const char *)val, vlen);
-	err = store_db_write(s, wb);
-	rocksdb_writebatch_destroy(wb);
-	if (!err && *is_new)
-		s->n_sources++;
-	pthread_mutex_unlock(&s->write_mu);
-	return err;
-}
-
-int store_find_source(struct store *s, const char *build_id, const char *path,
-		      struct store_artifact *out)
+static int find_keyed(struct store *s, enum store_key_tag tag, const char *build_id,
+		      const char *rest, struct store_artifact *out)
 {
 	char key[STORE_KEY_MAX];
 	char *val;
 	size_t vlen;
-	int klen = store_key_make(key, STORE_TAG_SOURCE, build_id, path);
+	int klen = store_key_make(key, tag, build_id, rest);
 	int err;
 
 	if (klen < 0)
@@ -101,4 +63,71 @@ int store_find_source(struct store *s, const char *build_id, const char *path,
 	snprintf(out->build_id, sizeof(out->build_id), "%s", build_id);
 	free(val);
 	return 0;
+}
+
+/* A blob recorded under (tag, build_id, rest): value = sha256 hex + record. */
+static int add_keyed(struct store *s, struct store_blob *b, enum store_key_tag tag,
+		     const char *build_id, const char *rest, const char *name,
+		     const char sha256[STORE_SHA256_HEX], uint64_t size, bool *is_new)
+{
+	struct store_artifact a = { .size = size, .mtime = time(NULL) };
+	char key[STORE_KEY_MAX];
+	uint8_t val[STORE_SHA256_HEX + 64 + STORE_NAME_MAX];
+	rocksdb_writebatch_t *wb;
+	size_t vlen;
+	bool existed;
+	int klen = store_key_make(key, tag, build_id, rest);
+	int err;
+
+	if (klen < 0) {
+		store_blob_discard(b);
+		return klen;
+	}
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	err = store_blob_commit(s, b, &existed);
+	if (err)
+		return err;
+	memcpy(val, sha256, STORE_SHA256_HEX - 1);
+	vlen = STORE_SHA256_HEX - 1 +
+	       store_record_encode(&a, val + STORE_SHA256_HEX - 1,
+				   sizeof(val) - STORE_SHA256_HEX + 1);
+	pthread_mutex_lock(&s->write_mu);
+	*is_new = find_keyed(s, tag, build_id, rest, &(struct store_artifact){ 0 }) != 0;
+	wb = rocksdb_writebatch_create();
+	rocksdb_writebatch_put(wb, key, (size_t)klen, (const char *)val, vlen);
+	err = store_db_write(s, wb);
+	rocksdb_writebatch_destroy(wb);
+	if (!err && *is_new && tag == STORE_TAG_SOURCE)
+		s->n_sources++;
+	pthread_mutex_unlock(&s->write_mu);
+	return err;
+}
+
+int store_add_source(struct store *s, struct store_blob *b,
+		     const char *build_id, const char *path,
+		     const char sha256[STORE_SHA256_HEX], uint64_t size,
+		     bool *is_new)
+{
+	return add_keyed(s, b, STORE_TAG_SOURCE, build_id, path, base_name(path), sha256,
+			 size, is_new);
+}
+
+int store_find_source(struct store *s, const char *build_id, const char *path,
+		      struct store_artifact *out)
+{
+	return find_keyed(s, STORE_TAG_SOURCE, build_id, path, out);
+}
+
+int store_add_derived(struct store *s, struct store_blob *b, const char *build_id,
+		      const char *what, const char sha256[STORE_SHA256_HEX],
+		      uint64_t size, bool *is_new)
+{
+	return add_keyed(s, b, STORE_TAG_DERIVED, build_id, what, what, sha256, size,
+			 is_new);
+}
+
+int store_find_derived(struct store *s, const char *build_id, const char *what,
+		       struct store_artifact *out)
+{
+	return find_keyed(s, STORE_TAG_DERIVED, build_id, what, out);
 }

@@ -130,6 +130,9 @@ int store_list(struct store *s, const char *build_id,
 /* Open a recorded blob read-only; the fd is the caller's.  0 or -errno. */
 int store_blob_open(struct store *s, const char *sha256, int *fd);
 
+/* The file name of a recorded blob, for libraries that open paths. */
+int store_blob_path(struct store *s, const char *sha256, char *out, size_t size);
+
 /* Whether any candidate of build_id names path as a source: 0 or -ENOENT. */
 int store_source_named(struct store *s, const char *build_id,
 		       const char *path);
@@ -145,6 +148,18 @@ int store_add_source(struct store *s, struct store_blob *b,
  * name (the path's base name) in *out.  0 or -ENOENT. */
 int store_find_source(struct store *s, const char *build_id, const char *path,
 		      struct store_artifact *out);
+
+/*
+ * Derived artifacts: files the server computes from what is stored (an
+ * unwind table, ...), kept under a name `what` that encodes everything
+ * they were computed from (format version, input sha256s), so a change of
+ * input is a new name.  Same contract as store_add_source().
+ */
+int store_add_derived(struct store *s, struct store_blob *b, const char *build_id,
+		      const char *what, const char sha256[STORE_SHA256_HEX],
+		      uint64_t size, bool *is_new);
+int store_find_derived(struct store *s, const char *build_id, const char *what,
+		       struct store_artifact *out);
 
 void store_get_stats(struct store *s, struct store_stats *out);
 

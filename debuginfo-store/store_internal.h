@@ -32,6 +32,7 @@ enum store_key_tag {
 	STORE_TAG_ARTIFACT = 'A', /* A id \0 sha           -> artifact record */
 	STORE_TAG_NAMED = 'N',    /* N id \0 path          -> "" */
 	STORE_TAG_SOURCE = 'S',   /* S id \0 path          -> source record */
+	STORE_TAG_DERIVED = 'D',  /* D id \0 what          -> derived record */
 };
 
 #define STORE_KEY_MAX (1 + STORE_BUILD_ID_HEX + 4096)

@@ -19,6 +19,7 @@ const char *symjson_error_name(enum symjson_error e)
 		[SYMJSON_ERR_NO_DEBUGINFO] = "no_debuginfo",
 		[SYMJSON_ERR_NO_SYMBOLS_AT_ADDRESS] = "no_symbols_at_address",
 		[SYMJSON_ERR_UPSTREAM_UNAVAILABLE] = "upstream_unavailable",
+		[SYMJSON_ERR_OVER_BUDGET] = "index_over_budget",
 	};
 
 	return (unsigned)e < SYMJSON_ERR_COUNT ? names[e] : NULL;

@@ -30,6 +30,9 @@ static int test_api__routes(void)
 		{ "/api/v1/artifacts/abcd/debuginfo", API_EP_UPLOAD, 0 },
 		{ "/api/v1/artifacts/abcd/sources", API_EP_UPLOAD, 0 },
 		{ "/api/v1/artifacts/abcd/other", API_EP_UPLOAD, 404 },
+		{ "/api/v1/unwind/abcd", API_EP_UNWIND, 0 },
+		{ "/api/v1/unwind/abcd/x", API_EP_OTHER, 404 },
+		{ "/api/v1/unwind/ABCD", API_EP_OTHER, 503 },
 		{ "/nope", API_EP_OTHER, 503 },
 	};
 	struct api_route r;

@@ -1,0 +1,297 @@
+/*
+ * symcache.c - the LRU of loaded symbol indexes (see symcache.h).
+ *
+ * One mutex guards the table, the LRU list and the counters; an index is
+ * built outside it, by the first requester, while later ones wait on a
+ * condition variable for that entry.
+ */
+#include "symcache.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum entry_state { ENTRY_BUILDING, ENTRY_READY, ENTRY_FAILED };
+
+struct symcache_entry {
+	char build_id[STORE_BUILD_ID_HEX];
+	struct sym_index *idx;
+	uint64_t bytes;
+	unsigned refs;
+	enum entry_state state;
+	int err;
+	struct symcache_entry *prev, *next;   /* LRU, most recent first */
+	struct symcache_entry *hnext;         /* table chain */
+};
+
+#define BUCKETS 1024
+
+struct symcache {
+	struct store *store;
+	pthread_mutex_t mu;
+	pthread_cond_t built;
+	struct symcache_entry *table[BUCKETS];
+	struct symcache_entry *lru_head, *lru_tail;
+	uint64_t bytes, budget;
+	size_t loaded, builds, evictions, refused;
+};
+
+static size_t bucket(const char *id)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 1099511628211ull;
+	return h % BUCKETS;
+}
+
+int symcache_new(struct store *s, uint64_t budget_bytes, struct symcache **out)
+{
+	struct symcache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->store = s;
+	c->budget = budget_bytes;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->built, NULL);
+	*out = c;
+	return 0;
+}
+
+void symcache_free(struct symcache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < BUCKETS; i++)
+		while (c->table[i]) {
+			struct symcache_entry *e = c->table[i];
+
+			c->table[i] = e->hnext;
+			sym_index_free(e->idx);
+			free(e);
+		}
+	pthread_cond_destroy(&c->built);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+/* ---- table and LRU (under mu) ------------------------------------------- */
+
+static struct symcache_entry *find(struct symcache *c, const char *id)
+{
+	for (struct symcache_entry *e = c->table[bucket(id)]; e; e = e->hnext)
+		if (strcmp(e->build_id, id) == 0)
+			return e;
+	return NULL;
+}
+
+static void unhash(struct symcache *c, struct symcache_entry *e)
+{
+	for (struct symcache_entry **p = &c->table[bucket(e->build_id)]; *p; p = &(*p)->hnext)
+		if (*p == e) {
+			*p = e->hnext;
+			return;
+		}
+}
+
+static void lru_unlink(struct symcache *c, struct symcache_entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else if (c->lru_head == e)
+		c->lru_head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else if (c->lru_tail == e)
+		c->lru_tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void lru_push_front(struct symcache *c, struct symcache_entry *e)
+{
+	e->next = c->lru_head;
+	e->prev = NULL;
+	if (c->lru_head)
+		c->lru_head->prev = e;
+	c->lru_head = e;
+	if (!c->lru_tail)
+		c->lru_tail = e;
+}
+
+/* Evict unused indexes, least recent first, until `need` more bytes fit.
+ * Returns the indexes to free once the lock is dropped (chained by next). */
+static struct symcache_entry *make_room(struct symcache *c, uint64_t need)
+{
+	struct symcache_entry *victims = NULL, *e = c->lru_tail;
+
+	while (e && c->bytes + need > c->budget) {
+		struct symcache_entry *prev = e->prev;
+
+		if (e->refs == 0 && e->state == ENTRY_READY) {
+			lru_unlink(c, e);
+			unhash(c, e);
+			c->bytes -= e->bytes;
+			c->loaded--;
+			c->evictions++;
+			e->next = victims;
+			victims = e;
+		}
+		e = prev;
+	}
+	return victims;
+}
+
+static void free_victims(struct symcache_entry *v)
+{
+	while (v) {
+		struct symcache_entry *next = v->next;
+
+		sym_index_free(v->idx);
+		free(v);
+		v = next;
+	}
+}
+
+/* ---- building ----------------------------------------------------------------- */
+
+/* The executable for its program headers, the best DWARF file for debug
+ * info; never a search of this machine's /usr/lib/debug. */
+static struct sym_index *build(struct store *s, const char *id, int *err)
+{
+	struct store_artifact exe, dbg, sym;
+	bool has_exe = store_find_best(s, id, STORE_WANT_EXECUTABLE, &exe) == 0;
+	bool has_dbg = store_find_best(s, id, STORE_WANT_DEBUGINFO, &dbg) == 0;
+	struct sym_open_opts o = { .sz = sizeof(o), .no_debug_search = true };
+	char main_path[4096], dbg_path[4096];
+
+	if (!has_exe && !has_dbg && store_find_best(s, id, STORE_WANT_SYMBOLS, &sym)) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	store_blob_path(s, has_exe ? exe.sha256 : has_dbg ? dbg.sha256 : sym.sha256,
+			main_path, sizeof(main_path));
+	if (has_exe && has_dbg && strcmp(exe.sha256, dbg.sha256) != 0) {
+		store_blob_path(s, dbg.sha256, dbg_path, sizeof(dbg_path));
+		o.debug_file = dbg_path;
+	}
+	return sym_index_open(main_path, &o, err);
+}
+
+/* Publish the result of a build (under mu) and wake the waiters. */
+static struct symcache_entry *publish(struct symcache *c, struct symcache_entry *e,
+				      struct sym_index *idx, int err)
+{
+	struct sym_index_stats st;
+	struct symcache_entry *victims = NULL;
+
+	if (idx) {
+		sym_index_get_stats(idx, &st);
+		e->bytes = st.bytes;
+		if (e->bytes > c->budget)
+			err = -E2BIG;
+	}
+	if (!err) {
+		e->idx = idx;
+		e->state = ENTRY_READY;
+		victims = make_room(c, e->bytes);
+		c->bytes += e->bytes;
+		c->loaded++;
+		lru_push_front(c, e);
+	} else {
+		e->state = ENTRY_FAILED;
+		e->err = err;
+		c->refused += err == -E2BIG;
+		unhash(c, e); /* failures are not cached */
+		sym_index_free(idx);
+	}
+	pthread_cond_broadcast(&c->built);
+	return victims;
+}
+
+static int build_entry(struct symcache *c, struct symcache_entry *e)
+{
+	struct symcache_entry *victims;
+	struct sym_index *idx;
+	int err = 0;
+
+	pthread_mutex_unlock(&c->mu);
+	idx = build(c->store, e->build_id, &err);
+	pthread_mutex_lock(&c->mu);
+	c->builds++;
+	victims = publish(c, e, idx, idx ? 0 : err);
+	pthread_mutex_unlock(&c->mu);
+	free_victims(victims);
+	pthread_mutex_lock(&c->mu);
+	return e->state == ENTRY_READY ? 0 : e->err;
+}
+
+/* Drop a reference to a failed entry; the last one frees it. */
+static int fail_ref(struct symcache_entry *e)
+{
+	int err = e->err;
+
+	if (--e->refs == 0)
+		free(e);
+	return err;
+}
+
+int symcache_get(struct symcache *c, const char *build_id, struct symcache_entry **out)
+{
+	struct symcache_entry *e;
+	int err = 0;
+
+	if (strlen(build_id) >= STORE_BUILD_ID_HEX)
+		return -ENOENT;
+	pthread_mutex_lock(&c->mu);
+	e = find(c, build_id);
+	if (!e && (e = calloc(1, sizeof(*e)))) {
+		strcpy(e->build_id, build_id);
+		e->state = ENTRY_BUILDING;
+		e->hnext = c->table[bucket(build_id)];
+		c->table[bucket(build_id)] = e;
+		e->refs++;
+		err = build_entry(c, e);
+	} else if (e) {
+		e->refs++;
+		while (e->state == ENTRY_BUILDING)
+			pthread_cond_wait(&c->built, &c->mu);
+		err = e->state == ENTRY_READY ? 0 : e->err;
+	} else {
+		err = -ENOMEM;
+	}
+	if (e && e->state == ENTRY_READY) {
+		lru_unlink(c, e);
+		lru_push_front(c, e);
+		*out = e;
+	} else if (e) {
+		err = fail_ref(e);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return err;
+}
+
+const struct sym_index *symcache_index(const struct symcache_entry *e)
+{
+	return e->idx;
+}
+
+void symcache_put(struct symcache *c, struct symcache_entry *e)
+{
+	struct symcache_entry *victims;
+
+	pthread_mutex_lock(&c->mu);
+	e->refs--;
+	victims = make_room(c, 0); /* what waited for users to finish */
+	pthread_mutex_unlock(&c->mu);
+	free_victims(victims);
+}
+
+void symcache_get_stats(struct symcache *c, struct symcache_stats *st)
+{
+	pthread_mutex_lock(&c->mu);
+	*st = (struct symcache_stats){ c->bytes, c->budget, c->loaded, c->builds,
+				       c->evictions, c->refused };
+	pthread_mutex_unlock(&c->mu);
+}

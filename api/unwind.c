@@ -1,0 +1,111 @@
+/*
+ * unwind.c - GET /api/v1/unwind/ID: the compiled unwind table of a build
+ * ID for eBPF agents (docs/unwind-format.md).
+ *
+ * Compiled on first request from the best stored executable (.eh_frame)
+ * and the best debug file (.debug_frame), then kept in the store as a
+ * derived artifact named by the format version and both inputs' sha256,
+ * so a better upload later gives a new table and the old one is never
+ * served for it.  The ETag is the table's sha256.  Compiles are
+ * serialized: concurrent first requests compile once.
+ */
+#include "api_internal.h"
+#include "unwind.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct unwind_inputs {
+	struct store_artifact exe, dbg;
+	bool has_exe, has_dbg;
+	char what[STORE_NAME_MAX];
+};
+
+static void find_inputs(struct store *s, const char *id, struct unwind_inputs *in)
+{
+	in->has_exe = store_find_best(s, id, STORE_WANT_EXECUTABLE, &in->exe) == 0;
+	in->has_dbg = store_find_best(s, id, STORE_WANT_DEBUGINFO, &in->dbg) == 0;
+	if (in->has_exe && in->has_dbg && strcmp(in->exe.sha256, in->dbg.sha256) == 0)
+		in->has_dbg = false; /* one unstripped file */
+	snprintf(in->what, sizeof(in->what), "unwind-v%d-%.64s-%.64s", UNWIND_BLOB_VERSION,
+		 in->has_exe ? in->exe.sha256 : "none", in->has_dbg ? in->dbg.sha256 : "none");
+}
+
+static int write_blob(struct store *s, const char *id, const char *what,
+		      const struct ember_buf *table)
+{
+	char sha[STORE_SHA256_HEX];
+	struct store_blob *b;
+	uint64_t size;
+	bool is_new;
+	int err = store_blob_begin(s, &b);
+
+	if (err)
+		return err;
+	err = store_blob_write(b, table->data, table->len);
+	if (!err)
+		err = store_blob_seal(b, sha, &size);
+	if (err) {
+		store_blob_discard(b);
+		return err;
+	}
+	return store_add_derived(s, b, id, what, sha, size, &is_new);
+}
+
+/* Compile and store; msg gets the reason on failure. */
+static int compile(struct store *s, const char *id, const struct unwind_inputs *in,
+		   char *msg, size_t msg_size)
+{
+	char main_path[4096], dbg_path[4096];
+	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
+					 .err_msg_size = msg_size };
+	struct ember_buf table;
+	int err;
+
+	store_blob_path(s, in->has_exe ? in->exe.sha256 : in->dbg.sha256, main_path,
+			sizeof(main_path));
+	if (in->has_exe && in->has_dbg)
+		store_blob_path(s, in->dbg.sha256, dbg_path, sizeof(dbg_path));
+	ember_buf_init(&table, (size_t)1 << 31);
+	msg[0] = '\0';
+	err = unwind_table_compile(main_path, in->has_exe && in->has_dbg ? dbg_path : NULL,
+				   &o, &table);
+	if (!err)
+		err = write_blob(s, id, in->what, &table);
+	if (err && !msg[0])
+		snprintf(msg, msg_size, "%s", unwind_strerror(err));
+	ember_buf_release(&table);
+	return err;
+}
+
+enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *c,
+				 struct api_request *req)
+{
+	const char *id = req->route.build_id;
+	struct unwind_inputs in;
+	struct store_artifact table;
+	char msg[512], body[700];
+	int err = 0;
+
+	find_inputs(srv->store, id, &in);
+	if (!in.has_exe && !in.has_dbg)
+		return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL,
+					"no executable or debug file stored for this build ID\n");
+	if (store_find_derived(srv->store, id, in.what, &table)) {
+		pthread_mutex_lock(&srv->unwind_mu);
+		if (store_find_derived(srv->store, id, in.what, &table))
+			err = compile(srv->store, id, &in, msg, sizeof(msg));
+		if (!err)
+			err = store_find_derived(srv->store, id, in.what, &table);
+		pthread_mutex_unlock(&srv->unwind_mu);
+	}
+	if (err) {
+		snprintf(body, sizeof(body), "cannot compile an unwind table: %s\n", msg);
+		return api_respond_text(srv, c, req,
+					err == -UNWIND_ERR_NO_CFI ? MHD_HTTP_NOT_FOUND
+								  : MHD_HTTP_UNPROCESSABLE_CONTENT,
+					NULL, body);
+	}
+	return api_serve_stored(srv, c, req, &table);
+}

@@ -1,0 +1,63 @@
+/*
+ * diag.c - how the compiler explains a rejected input: the first failure
+ * is formatted into the caller's err_msg buffer ("'.eh_frame' +0x1a4:
+ * FDE length 0x100 runs past the section end"), with the file and line
+ * of the failed check in debug builds, and logged at debug level.  Also
+ * the component's error strings.
+ */
+#include "unwind_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int unwind_diag_fail(struct unwind_diag *d, int err, const char *where,
+		     const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (!d || d->set)
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	d->set = true;
+	if (where && strstr(where, "unwind-compiler/"))
+		where = strstr(where, "unwind-compiler/");
+	if (d->msg && d->size) {
+		if (where)
+			snprintf(d->msg, d->size, "%s [%s]", msg, where);
+		else
+			snprintf(d->msg, d->size, "%s", msg);
+	}
+	pr_debug("unwind: %s", msg);
+	return err;
+}
+
+const char *unwind_strerror(int err)
+{
+	switch (-err) {
+	case UNWIND_ERR_NOT_ELF:
+		return "not an ELF file";
+	case UNWIND_ERR_BAD_ELF:
+		return "malformed or truncated ELF file";
+	case UNWIND_ERR_ARCH:
+		return "unsupported architecture (x86-64 and arm64 only)";
+	case UNWIND_ERR_NO_CFI:
+		return "no .eh_frame or .debug_frame";
+	case UNWIND_ERR_BAD_CFI:
+		return "truncated or corrupt call frame information";
+	case UNWIND_ERR_DEBUG_MISMATCH:
+		return "debug file does not match the binary's build ID";
+	case UNWIND_ERR_LIMIT:
+		return "table exceeds the format's limits";
+	case UNWIND_ERR_BAD_BLOB:
+		return "not an unwind table, or a truncated or inconsistent one";
+	case UNWIND_ERR_CHECKSUM:
+		return "unwind table checksum mismatch";
+	case UNWIND_ERR_VERSION:
+		return "unwind table of an unsupported format version";
+	default:
+		return strerror(-err);
+	}
+}

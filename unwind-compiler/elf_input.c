@@ -1,0 +1,414 @@
+/*
+ * elf_input.c - from an ELF image to its CFI sections (libelf): the
+ * checks that turn a foreign or truncated file into a clear error, the
+ * GNU build ID, and .eh_frame, .eh_frame_hdr and .debug_frame (from the
+ * binary, else from its separate debug file; decompressed when
+ * SHF_COMPRESSED or .zdebug_frame).  A binary without section headers
+ * is read through PT_GNU_EH_FRAME, as runtime unwinders do.
+ *
+ * libelf's elf_compress() rewrites section headers in place, so images
+ * are opened writable and private: files through ELF_C_READ_MMAP_PRIVATE
+ * (copy on write), a caller's read-only memory image through a private
+ * copy, made only when a CFI section needs decompressing.
+ */
+#include "unwind_internal.h"
+
+#include <gelf.h>
+#include <stdlib.h>
+
+#ifndef SHF_COMPRESSED
+#define SHF_COMPRESSED (1 << 11)
+#endif
+
+struct unwind_elf {
+	Elf *elf;
+	void *copy;		/* private copy of a memory image, or NULL */
+	uint16_t machine;
+	bool has_sections;
+};
+
+enum cfi_scn { SCN_EH, SCN_HDR, SCN_DEBUG, SCN_COUNT };
+
+struct scns {
+	Elf_Scn *scn[SCN_COUNT];
+	GElf_Shdr sh[SCN_COUNT];
+	bool zdebug;		/* .zdebug_frame (GNU compression) */
+};
+
+static const char *const scn_names[SCN_COUNT] = {
+	".eh_frame", ".eh_frame_hdr", ".debug_frame",
+};
+
+void unwind_elf_free(struct unwind_elf *e)
+{
+	if (!e)
+		return;
+	elf_end(e->elf);
+	free(e->copy);
+	free(e);
+}
+
+/* Every header and non-NOBITS section inside the image. */
+static int check_bounds(Elf *elf, struct unwind_diag *d)
+{
+	size_t size, n;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+
+	elf_rawfile(elf, &size);
+	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n) || elf_getshdrnum(elf, &n))
+		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "ELF headers unreadable: %s",
+				   elf_errmsg(-1));
+	UNWIND_FAIL_IF(eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > size ||
+			       eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > size,
+		       d, -UNWIND_ERR_BAD_ELF, "ELF header tables run past the end of the file");
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "section header unreadable");
+		UNWIND_FAIL_IF(sh.sh_type != SHT_NOBITS &&
+				       (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset),
+			       d, -UNWIND_ERR_BAD_ELF,
+			       "section %zu runs past the end of the file", elf_ndxscn(scn));
+	}
+	return 0;
+}
+
+static int check_machine(Elf *elf, struct unwind_elf *e, struct unwind_diag *d)
+{
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh))
+		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "ELF header unreadable");
+	UNWIND_FAIL_IF(eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+			       eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+			       (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64),
+		       d, -UNWIND_ERR_ARCH, "ELF machine %u, class %u: not x86-64 or arm64",
+		       eh.e_machine, eh.e_ident[EI_CLASS]);
+	e->machine = eh.e_machine;
+	return 0;
+}
+
+/* Find the CFI sections by name. */
+static void find_scns(Elf *elf, struct scns *s)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	memset(s, 0, sizeof(*s));
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		for (int i = 0; name && i < SCN_COUNT; i++) {
+			bool z = i == SCN_DEBUG && strcmp(name, ".zdebug_frame") == 0;
+
+			if (!s->scn[i] && (z || strcmp(name, scn_names[i]) == 0)) {
+				s->scn[i] = scn;
+				s->sh[i] = sh;
+				s->zdebug |= z;
+			}
+		}
+	}
+}
+
+static bool needs_decompressing(Elf *elf)
+{
+	struct scns s;
+
+	find_scns(elf, &s);
+	return s.scn[SCN_DEBUG] && (s.zdebug || (s.sh[SCN_DEBUG].sh_flags & SHF_COMPRESSED));
+}
+
+static int elf_new(Elf *elf, void *copy, struct unwind_diag *d,
+		   struct unwind_elf **out)
+{
+	struct unwind_elf *e = calloc(1, sizeof(*e));
+	size_t n = 0;
+	int err;
+
+	if (!e) {
+		elf_end(elf);
+		free(copy);
+		return -ENOMEM;
+	}
+	e->elf = elf;
+	e->copy = copy;
+	err = elf_kind(elf) == ELF_K_ELF ? 0 : UNWIND_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file");
+	if (!err)
+		err = check_machine(elf, e, d);
+	if (!err)
+		err = check_bounds(elf, d);
+	if (err) {
+		unwind_elf_free(e);
+		return err;
+	}
+	e->has_sections = elf_getshdrnum(elf, &n) == 0 && n > 1;
+	*out = e;
+	return 0;
+}
+
+int unwind_elf_open_fd(int fd, struct unwind_diag *d, struct unwind_elf **out)
+{
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	if (!elf)
+		return UNWIND_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s", elf_errmsg(-1));
+	return elf_new(elf, NULL, d, out);
+}
+
+int unwind_elf_open_mem(const void *image, size_t size, struct unwind_diag *d,
+			struct unwind_elf **out)
+{
+	void *copy = NULL;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	/* libelf only writes to the image when decompressing (see above) */
+	elf = elf_memory((char *)image, size);
+	if (elf && elf_kind(elf) == ELF_K_ELF && needs_decompressing(elf)) {
+		elf_end(elf);
+		copy = malloc(size ? size : 1);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, image, size);
+		elf = elf_memory(copy, size);
+	}
+	if (!elf) {
+		free(copy);
+		return UNWIND_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s", elf_errmsg(-1));
+	}
+	return elf_new(elf, copy, d, out);
+}
+
+/* The bytes of a found section, decompressed if need be. */
+static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
+		     struct unwind_diag *d, struct unwind_section *out)
+{
+	Elf_Data *data;
+
+	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "'.debug_frame': cannot decompress: %s",
+				   elf_errmsg(-1));
+	if (zdebug && elf_compress_gnu(scn, 0, 0) < 0)
+		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "'.zdebug_frame': cannot decompress: %s",
+				   elf_errmsg(-1));
+	data = elf_getdata(scn, NULL);
+	if (!data || (!data->d_buf && data->d_size))
+		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "section %zu unreadable: %s",
+				   elf_ndxscn(scn), elf_errmsg(-1));
+	out->data = data->d_buf;
+	out->size = data->d_size;
+	out->vaddr = sh->sh_addr;
+	out->size_known = true;
+	return 0;
+}
+
+/* No section headers: .eh_frame through PT_GNU_EH_FRAME and its PT_LOAD. */
+static int eh_frame_from_phdrs(Elf *elf, struct unwind_diag *d,
+			       struct unwind_section *eh)
+{
+	size_t size, phnum;
+	const uint8_t *image = (const uint8_t *)elf_rawfile(elf, &size);
+	GElf_Phdr ph, hdr = { .p_type = PT_NULL };
+	uint64_t at;
+
+	if (!image || elf_getphdrnum(elf, &phnum))
+		return 0;
+	for (size_t i = 0; i < phnum; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			hdr = ph;
+	if (hdr.p_type != PT_GNU_EH_FRAME || hdr.p_offset > size ||
+	    hdr.p_filesz > size - hdr.p_offset)
+		return 0;
+	if (unwind_hdr_eh_frame_ptr(image + hdr.p_offset, hdr.p_filesz, hdr.p_vaddr, &at))
+		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_CFI, "'.eh_frame_hdr': unreadable header");
+	for (size_t i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    at < ph.p_vaddr || at - ph.p_vaddr >= ph.p_filesz ||
+		    ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
+			continue;
+		eh->data = image + ph.p_offset + (at - ph.p_vaddr);
+		eh->size = ph.p_filesz - (at - ph.p_vaddr);
+		eh->vaddr = at;
+		eh->size_known = false;
+		return 0;
+	}
+	return UNWIND_FAIL(d, -UNWIND_ERR_BAD_CFI,
+			   "'.eh_frame_hdr': .eh_frame at 0x%llx is in no PT_LOAD segment",
+			   (unsigned long long)at);
+}
+
+/*
+ * The span of the binary's code: its executable PT_LOAD segments, else
+ * (a debug file, an object without program headers) its executable
+ * sections.  An FDE outside it describes no code of this binary.
+ */
+static void code_span(Elf *elf, uint64_t *lo, uint64_t *hi)
+{
+	size_t phnum = 0, phnum_x = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Phdr ph;
+	GElf_Shdr sh;
+
+	*lo = UINT64_MAX;
+	*hi = 0;
+	if (elf_getphdrnum(elf, &phnum))
+		phnum = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			continue;
+		*lo = ph.p_vaddr < *lo ? ph.p_vaddr : *lo;
+		*hi = ph.p_vaddr + ph.p_memsz > *hi ? ph.p_vaddr + ph.p_memsz : *hi;
+		phnum_x++;
+	}
+	while (phnum_x == 0 && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
+		    sh.sh_addr + sh.sh_size >= sh.sh_addr) {
+			*lo = sh.sh_addr < *lo ? sh.sh_addr : *lo;
+			*hi = sh.sh_addr + sh.sh_size > *hi ? sh.sh_addr + sh.sh_size : *hi;
+		}
+	if (*hi == 0)
+		*lo = 0;
+}
+
+/* GNU build ID from a note section or segment data. */
+static size_t note_build_id(Elf_Data *data, uint8_t *out)
+{
+	size_t off = 0, name_off, desc_off, next;
+	GElf_Nhdr nh;
+
+	while (data && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
+		    nh.n_descsz > 0 && nh.n_descsz <= EMBER_BUILD_ID_MAX) {
+			memcpy(out, (const char *)data->d_buf + desc_off, nh.n_descsz);
+			return nh.n_descsz;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+static size_t read_build_id(Elf *elf, uint8_t *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t n = 0, phnum;
+	GElf_Phdr ph;
+
+	while (!n && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE)
+			n = note_build_id(elf_getdata(scn, NULL), out);
+	}
+	if (n || elf_getphdrnum(elf, &phnum))
+		return n;
+	for (size_t i = 0; !n && i < phnum; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_NOTE)
+			n = note_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+							       ph.p_filesz, ELF_T_NHDR),
+					  out);
+	return n;
+}
+
+/* .eh_frame and .eh_frame_hdr of the binary. */
+static int input_eh(struct unwind_elf *bin, const struct scns *s,
+		    struct unwind_diag *d, struct unwind_input *in)
+{
+	struct unwind_section *eh = &in->sec[UNWIND_SEC_EH];
+	uint64_t at;
+	int err;
+
+	if (!s->scn[SCN_EH])
+		return bin->has_sections ? 0 : eh_frame_from_phdrs(bin->elf, d, eh);
+	err = scn_bytes(s->scn[SCN_EH], &s->sh[SCN_EH], false, d, eh);
+	if (err || !s->scn[SCN_HDR])
+		return err;
+	struct unwind_section hdr;
+
+	err = scn_bytes(s->scn[SCN_HDR], &s->sh[SCN_HDR], false, d, &hdr);
+	if (!err && (unwind_hdr_eh_frame_ptr(hdr.data, hdr.size, hdr.vaddr, &at) ||
+		     at != eh->vaddr))
+		pr_info("unwind: '.eh_frame_hdr' does not point at '.eh_frame' (0x%llx)",
+			(unsigned long long)eh->vaddr);
+	return err;
+}
+
+/* .debug_frame of the binary, else of the debug file. */
+static int input_debug(struct unwind_elf *bin, const struct scns *s,
+		       struct unwind_elf *dbg, struct unwind_diag *d,
+		       struct unwind_input *in)
+{
+	struct scns ds;
+
+	if (s->scn[SCN_DEBUG])
+		return scn_bytes(s->scn[SCN_DEBUG], &s->sh[SCN_DEBUG], s->zdebug, d,
+				 &in->sec[UNWIND_SEC_DEBUG]);
+	if (!dbg)
+		return 0;
+	find_scns(dbg->elf, &ds);
+	if (!ds.scn[SCN_DEBUG])
+		return 0;
+	return scn_bytes(ds.scn[SCN_DEBUG], &ds.sh[SCN_DEBUG], ds.zdebug, d,
+			 &in->sec[UNWIND_SEC_DEBUG]);
+}
+
+static int check_debug_file(struct unwind_elf *bin, struct unwind_elf *dbg,
+			    struct unwind_diag *d, struct unwind_input *in)
+{
+	uint8_t id[EMBER_BUILD_ID_MAX];
+	size_t n;
+
+	if (!dbg)
+		return 0;
+	UNWIND_FAIL_IF(dbg->machine != bin->machine, d, -UNWIND_ERR_DEBUG_MISMATCH,
+		       "debug file is for ELF machine %u, the binary for %u",
+		       dbg->machine, bin->machine);
+	n = read_build_id(dbg->elf, id);
+	UNWIND_FAIL_IF(n && in->build_id_len &&
+			       (n != in->build_id_len || memcmp(id, in->build_id, n)),
+		       d, -UNWIND_ERR_DEBUG_MISMATCH, "debug file has another build ID");
+	if (!in->build_id_len) {
+		memcpy(in->build_id, id, n);
+		in->build_id_len = n;
+	}
+	return 0;
+}
+
+int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
+		     unsigned flags, struct unwind_diag *d,
+		     struct unwind_input *in)
+{
+	struct scns s;
+	int err;
+
+	memset(in, 0, sizeof(*in));
+	in->machine = bin->machine;
+	in->addr_size = 8;
+	in->flags = flags;
+	in->build_id_len = read_build_id(bin->elf, in->build_id);
+	code_span(bin->elf, &in->code_lo, &in->code_hi);
+	err = check_debug_file(bin, dbg, d, in);
+	if (err)
+		return err;
+	find_scns(bin->elf, &s);
+	if (!(flags & UNWIND_COMPILE_DEBUG_FRAME_ONLY))
+		err = input_eh(bin, &s, d, in);
+	if (!err && !(flags & UNWIND_COMPILE_EH_FRAME_ONLY))
+		err = input_debug(bin, &s, dbg, d, in);
+	if (err)
+		return err;
+	UNWIND_FAIL_IF(!in->sec[UNWIND_SEC_EH].data && !in->sec[UNWIND_SEC_DEBUG].data,
+		       d, -UNWIND_ERR_NO_CFI, "no .eh_frame or .debug_frame");
+	return 0;
+}

@@ -1,0 +1,355 @@
+/*
+ * unwind_internal.h - what only unwind-compiler/ sees.
+ *
+ * The compiler runs in phases, one file each:
+ *   elf_input.c     ELF image -> the CFI sections (struct unwind_input)
+ *   eh_frame_hdr.c  .eh_frame_hdr: locate .eh_frame without section headers
+ *   cursor.c        bounds-checked reads: LEB128, fixed-size, encoded pointers
+ *   cie_fde.c       walk a CFI section into CIEs and FDEs
+ *   cfa_program.c   run an FDE's CFA program into rows (DWARF 5 §6.4.2)
+ *   cfa_expr.c      classify DWARF expressions (PLT, deref, breg)
+ *   rule.c          interpreter state -> 16-byte rule; rule interning
+ *   table.c         order the FDEs, bridge gaps, run them in order
+ *   blob_write.c    rows -> pages, palettes, push/pop merges, the blob
+ *   crc32.c         the blob checksum
+ *   blob_read.c     verify a blob, look rows up, iterate them
+ *   dump.c          the text form of a row
+ *   compile.c       the public entry points
+ *   diag.c, vec.c   failure messages and error strings; growable arrays
+ *
+ * Rows are never stored whole: the interpreter emits them in address
+ * order straight into the blob writer, which keeps one 64 KiB page of
+ * rows at a time.  Invariants of the emitted row stream: pc strictly
+ * increasing, no two neighbours with the same rule, the last row END.
+ */
+#ifndef EMBER_UNWIND_INTERNAL_H
+#define EMBER_UNWIND_INTERNAL_H
+
+#include "unwind.h"
+#include "common.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define UNWIND_EM_X86_64 62
+#define UNWIND_EM_AARCH64 183
+
+/* ---- diagnostics ----------------------------------------------------------- */
+
+/* Where a compile failure is explained (first failure wins). */
+struct unwind_diag {
+	char *msg;
+	size_t size;
+	bool set;
+};
+
+/* Record "fmt..." (plus file:line in debug builds), log it at debug
+ * level and return err. */
+int unwind_diag_fail(struct unwind_diag *d, int err, const char *where,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#define UNWIND_STR_(x) #x
+#define UNWIND_STR(x) UNWIND_STR_(x)
+#ifdef NDEBUG
+#define UNWIND_WHERE NULL
+#else
+#define UNWIND_WHERE __FILE__ ":" UNWIND_STR(__LINE__)
+#endif
+
+/* Fail with a message saying which check failed (zstd's RETURN_ERROR_IF). */
+#define UNWIND_FAIL(d, err, ...) unwind_diag_fail((d), (err), UNWIND_WHERE, __VA_ARGS__)
+#define UNWIND_FAIL_IF(cond, d, err, ...)                                    \
+	do {                                                                 \
+		if (cond)                                                    \
+			return UNWIND_FAIL((d), (err), __VA_ARGS__);         \
+	} while (0)
+#define UNWIND_FORWARD_IF_ERROR(expr)                                        \
+	do {                                                                 \
+		int e_ = (expr);                                             \
+		if (e_ < 0)                                                  \
+			return e_;                                           \
+	} while (0)
+
+/* ---- growable arrays ---------------------------------------------------------- */
+
+/* Make room for one more element; 0 or -ENOMEM. */
+int unwind_vec_grow(void **data, size_t *alloc, size_t len, size_t elem);
+/* A large array on transparent huge pages when big enough; free() it. */
+void *unwind_big_alloc(size_t size);
+#define UNWIND_VEC_PUSH(arr, len, alloc, val)                                \
+	(unwind_vec_grow((void **)&(arr), &(alloc), (len), sizeof(*(arr)))   \
+	 ? -ENOMEM : ((arr)[(len)++] = (val), 0))
+
+/* ---- cursor reads (cursor.c) ---------------------------------------------- */
+
+/*
+ * (pos, end, out): read at *pos, advance *pos only on success, never
+ * read at or past end whatever a length says.  -ENODATA: the data ends
+ * first; -ERANGE: a LEB128 value does not fit 64 bits; -ENOTSUP: a
+ * pointer encoding this reader does not apply.
+ */
+static inline int unwind_read_u8(const uint8_t **pos, const uint8_t *end,
+				 uint8_t *out)
+{
+	if (*pos >= end)
+		return -ENODATA;
+	*out = *(*pos)++;
+	return 0;
+}
+
+/* n-byte little-endian unsigned, n in 1..8. */
+static inline int unwind_read_un(const uint8_t **pos, const uint8_t *end,
+				 unsigned n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(end - *pos) < n)
+		return -ENODATA;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)(*pos)[i] << (8 * i);
+	*pos += n;
+	*out = v;
+	return 0;
+}
+
+int unwind_read_uleb_slow(const uint8_t **pos, const uint8_t *end,
+			  uint64_t *out);
+int unwind_read_sleb_slow(const uint8_t **pos, const uint8_t *end,
+			  int64_t *out);
+
+static inline int unwind_read_uleb(const uint8_t **pos, const uint8_t *end,
+				   uint64_t *out)
+{
+	if (*pos < end && !(**pos & 0x80)) {
+		*out = *(*pos)++;
+		return 0;
+	}
+	return unwind_read_uleb_slow(pos, end, out);
+}
+
+static inline int unwind_read_sleb(const uint8_t **pos, const uint8_t *end,
+				   int64_t *out)
+{
+	if (*pos < end && !(**pos & 0x80)) {
+		uint8_t b = *(*pos)++;
+
+		*out = (b & 0x40) ? (int64_t)b - 0x80 : (int64_t)b;
+		return 0;
+	}
+	return unwind_read_sleb_slow(pos, end, out);
+}
+
+/* A NUL-terminated string. */
+int unwind_read_cstr(const uint8_t **pos, const uint8_t *end, const char **out);
+/* len bytes as a block: *out points at them. */
+int unwind_read_block(const uint8_t **pos, const uint8_t *end, uint64_t len,
+		      const uint8_t **out);
+
+/* What DW_EH_PE_pcrel and DW_EH_PE_datarel are relative to. */
+struct unwind_ptr_ctx {
+	const uint8_t *sec_start;  /* bytes of the section being read */
+	uint64_t sec_vaddr;	   /* its address */
+	uint64_t data_base;	   /* datarel base (.eh_frame_hdr), 0 = none */
+	uint8_t addr_size;	   /* of DW_EH_PE_absptr */
+};
+
+/* A pointer in DW_EH_PE_* encoding enc (DW_EH_PE_omit is -ENOTSUP). */
+int unwind_read_encoded(const uint8_t **pos, const uint8_t *end, uint8_t enc,
+			const struct unwind_ptr_ctx *c, uint64_t *out);
+
+/* ---- the input: CFI sections of one binary (elf_input.c) ------------------ */
+
+enum unwind_sec { UNWIND_SEC_EH = 0, UNWIND_SEC_DEBUG = 1 };
+
+struct unwind_section {
+	const uint8_t *data;	/* NULL: absent */
+	size_t size;
+	uint64_t vaddr;		/* sh_addr (.debug_frame: 0) */
+	bool size_known;	/* false: located through .eh_frame_hdr, the
+				   walk stops at the zero terminator */
+};
+
+struct unwind_input {
+	uint16_t machine;	/* UNWIND_EM_* */
+	uint8_t addr_size;	/* 8 */
+	unsigned flags;		/* enum unwind_compile_flags */
+	struct unwind_section sec[2];	/* by enum unwind_sec */
+	uint64_t code_lo, code_hi;	/* the binary's code; FDEs not inside
+					   [code_lo, code_hi) are dropped */
+	uint8_t build_id[EMBER_BUILD_ID_MAX];
+	size_t build_id_len;
+};
+
+struct unwind_elf;	/* an open ELF image (elf_input.c) */
+
+/* Open an ELF file (fd stays the caller's) or a borrowed memory image. */
+int unwind_elf_open_fd(int fd, struct unwind_diag *d, struct unwind_elf **out);
+int unwind_elf_open_mem(const void *image, size_t size, struct unwind_diag *d,
+			struct unwind_elf **out);
+void unwind_elf_free(struct unwind_elf *e);
+/* Fill in from the binary (and its debug file, or NULL); the sections
+ * point into the images and are valid until unwind_elf_free(). */
+int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
+		     unsigned flags, struct unwind_diag *d,
+		     struct unwind_input *in);
+
+/* .eh_frame_hdr at vaddr: the address of .eh_frame it names. */
+int unwind_hdr_eh_frame_ptr(const uint8_t *hdr, size_t size, uint64_t vaddr,
+			    uint64_t *eh_frame_vaddr);
+
+/* ---- interpreter state and rules (cfa_program.c, cfa_expr.c, rule.c) ------ */
+
+/* One register's rule while running a program (offsets unscaled to s64). */
+struct unwind_col {
+	uint8_t kind;		/* enum unwind_reg_kind */
+	uint64_t reg;
+	int64_t off;
+};
+
+/* The rule columns the format keeps: CFA, return address, frame pointer. */
+struct unwind_state {
+	uint8_t cfa_kind;	/* enum unwind_cfa_kind; INVALID until defined */
+	bool ra_signed;		/* arm64 DW_CFA_AARCH64_negate_ra_state */
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	int64_t cfa_aux;
+	struct unwind_col ra, fp;
+};
+
+struct unwind_arch {
+	uint16_t machine;
+	uint8_t sp_reg, fp_reg;	/* DWARF numbers: x86-64 7, 6; arm64 31, 29 */
+};
+int unwind_arch_get(uint16_t machine, struct unwind_arch *out);
+
+/* Classify a DW_CFA_def_cfa_expression block into s's CFA columns. */
+void unwind_expr_cfa(const uint8_t *expr, size_t len, uint16_t machine,
+		     struct unwind_state *s);
+/* Classify a DW_CFA_expression (val = false) or DW_CFA_val_expression. */
+void unwind_expr_reg(const uint8_t *expr, size_t len, bool val,
+		     struct unwind_col *c);
+
+/* State -> rule; what does not fit becomes INVALID, never truncated. */
+void unwind_rule_from_state(const struct unwind_state *s,
+			    struct unwind_rule *r);
+
+/* Interned rules: id = index into rules[]. */
+struct unwind_rule_set {
+	struct unwind_rule *rules;
+	size_t n, alloc;
+	uint32_t *slots;	/* open addressing: id + 1, 0 = empty */
+	size_t nslots;
+};
+void unwind_rules_init(struct unwind_rule_set *s);
+void unwind_rules_release(struct unwind_rule_set *s);
+/* Id of r (added if new), or a negative errno. */
+int64_t unwind_rules_intern(struct unwind_rule_set *s, const struct unwind_rule *r);
+
+/* ---- CIEs and FDEs (cie_fde.c) ------------------------------------------------ */
+
+struct unwind_cie {
+	uint64_t offset;	/* in its section */
+	const uint8_t *insns, *insns_end;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t version, fde_enc, addr_size, seg_size;
+	uint8_t sec;		/* enum unwind_sec */
+	bool aug_z;		/* augmentation data present ('z') */
+	bool signal;		/* 'S': signal trampoline */
+	int initial_err;	/* 1 = not run yet, 0 = initial is valid */
+	bool initial_unsupported; /* initial instructions not understood */
+	struct unwind_state initial; /* after the initial instructions */
+};
+
+/* 40 bytes: libLLVM has 95k of them. */
+struct unwind_fde {
+	uint64_t start, end;	/* [start, end) */
+	const uint8_t *insns;
+	uint32_t insns_len;
+	uint32_t cie;		/* index into b->cfi[sec].cies (which may
+				   move while the section is parsed) */
+	uint32_t offset;	/* in its section */
+	uint8_t sec;		/* enum unwind_sec */
+	bool dropped;		/* overlapped (table.c) */
+};
+
+/* One parsed section: its CIEs (sorted by offset). */
+struct unwind_cfi {
+	struct unwind_cie *cies;
+	size_t ncies, cies_alloc;
+};
+
+struct unwind_build;
+
+/* Walk section sec of the input; append its FDEs to b->fdes. */
+int unwind_cfi_parse(struct unwind_build *b, enum unwind_sec sec);
+
+/* ---- the build ------------------------------------------------------------------ */
+
+struct unwind_writer;	/* the blob being written (blob_write.c) */
+
+struct unwind_build {
+	const struct unwind_input *in;
+	struct unwind_diag *diag;
+	struct unwind_arch arch;
+	struct unwind_cfi cfi[2];	/* by enum unwind_sec */
+	struct unwind_fde *fdes;	/* in (section, offset) order */
+	size_t nfdes, fdes_alloc;
+	uint32_t *order;		/* indexes of the FDEs kept, by address */
+	size_t norder;
+	struct unwind_writer *writer;	/* where rows go */
+	struct unwind_compile_stats stats;
+};
+
+void unwind_build_init(struct unwind_build *b, const struct unwind_input *in,
+		       struct unwind_diag *d);
+
+/* The CIE of an FDE (stable once its section is parsed). */
+static inline struct unwind_cie *unwind_fde_cie(const struct unwind_build *b,
+						const struct unwind_fde *f)
+{
+	return &b->cfi[f->sec].cies[f->cie];
+}
+void unwind_build_release(struct unwind_build *b);
+
+/* Run fde's program, emitting rows for [fde->start, end). */
+int unwind_program_run(struct unwind_build *b, const struct unwind_fde *fde,
+		       uint64_t end);
+/* The CIE's initial state (computed on first use). */
+int unwind_cie_initial(struct unwind_build *b, struct unwind_cie *cie);
+
+/* Order the FDEs and run them all, in address order (table.c). */
+int unwind_table_build(struct unwind_build *b);
+
+/*
+ * The row sink (blob_write.c): rows arrive in strictly increasing pc
+ * order; a row whose rule equals the previous row's is dropped; pages
+ * are encoded as soon as a row lands past them.  0 or a negative errno.
+ */
+/* The blob is appended to out: the header placeholder now, page data as
+ * pages complete, the tables and the header at the end. */
+int unwind_writer_new(struct unwind_build *b, struct ember_buf *out);
+int unwind_rows_push(struct unwind_build *b, uint64_t pc,
+		     const struct unwind_rule *r);
+/* Encode the last page, the tables, the header and the checksum. */
+int unwind_writer_finish(struct unwind_build *b);
+void unwind_writer_free(struct unwind_writer *w);
+
+/* Whole pipeline on prepared sections (compile.c). */
+int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
+			 struct unwind_compile_stats *stats,
+			 struct ember_buf *out);
+
+/* CRC-32/ISO-HDLC (zlib's crc32()): crc = unwind_crc32(crc, data, len),
+ * starting from 0. */
+uint32_t unwind_crc32(uint32_t crc, const void *data, size_t len);
+
+/* Register name as readelf prints it ("rsp", "r10", "x29"). */
+const char *unwind_reg_name(uint16_t machine, unsigned reg, char *buf,
+			    size_t size);
+
+#endif /* EMBER_UNWIND_INTERNAL_H */
