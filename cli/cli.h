@@ -82,5 +82,7 @@ int cmd_symbolize(int argc, char **argv);
 int cmd_unwind(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
+/* Run argv ("ember serve ...") in the ember-server binary next to this one. */
+int cli_exec_server(int argc, char **argv);
 
 #endif /* EMBER_CLI_H */
