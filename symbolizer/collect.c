@@ -3,22 +3,28 @@
  * threads in a pipeline:
  *
  *   main thread:  unit ranges, line-program header (file table interned),
- *                 DIE walk through libdw (nodes, names, scope intervals)
- *   worker:       line rows of the unit (line_program.c), flattening of
- *                 scopes and rows into segment blocks (flatten.c)
+ *                 DIE walk (nodes, names, scope intervals)
+ *   worker:       first the ELF symbol tables (symtab.c), then for each
+ *                 unit its line rows (line_program.c) and the flattening
+ *                 of scopes and rows into segment blocks (flatten.c)
  *
- * The two halves cost about the same on big inputs, so the pipeline
- * nearly halves the build without a second libdw handle or a second
- * mapping of the file.  Ownership is split so that nothing needs a lock
- * but the queue: the main thread alone writes the string table, names
- * and nodes; the worker alone writes the segments and blocks; both only
- * read the section bytes and the executable ranges.
+ * When units pile up for the worker, the main thread reads the rows of
+ * the next one itself, so that neither thread idles whichever half costs
+ * more on an input.  The DIE walk is the DIE reader's (dwarf_walk.c) for
+ * every unit it handles, libdw's (dwarf_scopes.c) for the others and for
+ * files the reader does not read at all.  Ownership is split so that
+ * nothing needs a lock but the queue: the main thread alone writes the
+ * string table, names and nodes and uses libdw and libelf; the worker
+ * alone writes the segments and blocks; both only read the section bytes
+ * and the executable ranges.  Section pages are given back to the kernel
+ * as units are done with them (file_pages.c).
  */
 #include "sym_internal.h"
 
 #include <dwarf.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Units in flight: enough to ride out one big unit, bounded in memory. */
 #define QUEUE_MAX 8
@@ -33,21 +39,38 @@ struct pipeline {
 	struct sym_build *b;
 	const struct sym_line_ctx *ctx;
 	struct sym_origin_cache origins;	/* the main thread's */
+	struct sym_walk_ctx wc;			/* the main thread's */
+	struct sym_symjob *syms;		/* the worker's, before units */
 };
 
-/* The worker's half of one unit. */
+/* The worker's half of one unit: its rows (unless the main thread read
+ * them) and its flattening.  The unit's buffers are lent to b meanwhile. */
 static int unit_finish(struct sym_build *b, const struct sym_line_ctx *ctx,
 		       struct sym_unit *u)
 {
-	int err = sym_unit_rows(u, ctx, b->exec, &b->lines);
+	struct sym_ivals scopes = b->scopes, lines = b->lines;
+	int err = 0;
 
+	if (u->rows_read)
+		b->lines = u->lines;
+	else
+		err = sym_unit_rows(u, ctx, b->exec, &b->lines);
+	/* line programs are read once, in unit order: give them back */
+	if (u->has_lines) {
+		if (!b->line_done)
+			b->line_done = ctx->line.data + u->stmt_off;
+		sym_pages_done(&b->pages, &b->line_done,
+			       ctx->line.data + u->stmt_end);
+	}
 	if (!err) {
-		struct sym_ivals mine = b->scopes;
-
 		b->scopes = u->scopes;
 		err = sym_flatten_unit(b);
 		u->scopes = b->scopes;
-		b->scopes = mine;
+		b->scopes = scopes;
+	}
+	if (u->rows_read) {
+		u->lines = b->lines; /* freed with the unit */
+		b->lines = lines;
 	}
 	return err;
 }
@@ -92,6 +115,10 @@ static void *worker_run(void *arg)
 	struct pipeline *p = arg;
 	struct sym_unit *u;
 
+	/* the symbol tables while the main thread starts on the DIEs */
+	if (p->syms)
+		p->syms->err = sym_symjob_collect(p->syms);
+
 	while ((u = queue_pop(p))) {
 		int err = p->err ? 0 : unit_finish(p->b, p->ctx, u);
 
@@ -102,7 +129,8 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
-/* The main thread's half of one unit: a new sym_unit, or NULL with *err. */
+/* The main thread's half of one unit through libdw: a new sym_unit, or
+ * NULL with *err. */
 static struct sym_unit *unit_start(struct pipeline *p, Dwarf_Die *cudie,
 				   int *err)
 {
@@ -122,11 +150,85 @@ static struct sym_unit *unit_start(struct pipeline *p, Dwarf_Die *cudie,
 		sym_unit_free(u);
 		return NULL;
 	}
+	b->idx->units_libdw++;
 	return u;
 }
 
-/* Feed every compile unit to the worker (or finish it here if there is
- * no worker). */
+/* The same by the DIE reader; a unit it leaves to libdw goes to
+ * unit_start once what the reader added for it is dropped. */
+static struct sym_unit *unit_start_reader(struct pipeline *p, struct sym_dw *r,
+					  struct sym_dw_unit *du, int *err)
+{
+	struct sym_index *idx = p->b->idx;
+	size_t nnodes = idx->nnodes, nfunctions = idx->nfunctions,
+	       ninlined = idx->ninlined;
+	struct sym_unit *u = calloc(1, sizeof(*u));
+
+	if (!u) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = sym_dw_unit_collect(r, du, &p->wc, u);
+	if (!*err) {
+		idx->units_read++;
+		return u;
+	}
+	sym_unit_free(u);
+	if (*err != -EINVAL && *err != -EOPNOTSUPP)
+		return NULL;
+	pr_debug("symbolizer: unit at 0x%llx left to libdw: %s",
+		 (unsigned long long)du->off, strerror(-*err));
+	idx->nnodes = nnodes; /* strings interned meanwhile stay: harmless */
+	idx->nfunctions = nfunctions;
+	idx->ninlined = ninlined;
+	return unit_start(p, &du->cudie, err);
+}
+
+/* Units waiting for the worker beyond which the main thread reads the
+ * rows of the next unit itself: the two halves of a unit cost about the
+ * same, but not on every input, and the worker may get less of the CPU. */
+#define SHARE_AT 2
+
+static bool worker_behind(struct pipeline *p)
+{
+	bool behind;
+
+	pthread_mutex_lock(&p->lock);
+	behind = p->count >= SHARE_AT;
+	pthread_mutex_unlock(&p->lock);
+	return behind;
+}
+
+/* Pass a started unit on to the worker (its rows read here when the
+ * worker is behind), or finish it here if there is no worker. */
+static int unit_hand_over(struct pipeline *p, struct sym_unit *u,
+			  bool threaded)
+{
+	int err = 0;
+
+	if (threaded) {
+		if (worker_behind(p)) {
+			err = sym_unit_rows(u, p->ctx, p->b->exec, &u->lines);
+			u->rows_read = !err;
+		}
+		if (err) {
+			sym_unit_free(u);
+			return err;
+		}
+		queue_push(p, u);
+	} else {
+		err = unit_finish(p->b, p->ctx, u);
+		sym_unit_free(u);
+	}
+	return err;
+}
+
+static bool unit_wanted(uint8_t unit_type)
+{
+	return unit_type == DW_UT_compile || unit_type == DW_UT_partial;
+}
+
+/* Every compile and partial unit through libdw alone. */
 static int walk_units(struct pipeline *p, Dwarf *dw, bool threaded)
 {
 	Dwarf_CU *cu = NULL;
@@ -139,17 +241,12 @@ static int walk_units(struct pipeline *p, Dwarf *dw, bool threaded)
 					     &cudie, NULL)) == 0) {
 		struct sym_unit *u;
 
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+		if (!unit_wanted(unit_type))
 			continue;
 		u = unit_start(p, &cudie, &err);
 		if (!u)
 			break;
-		if (threaded) {
-			queue_push(p, u);
-		} else {
-			err = unit_finish(p->b, p->ctx, u);
-			sym_unit_free(u);
-		}
+		err = unit_hand_over(p, u, threaded);
 	}
 	if (!err && rc < 0)
 		pr_warn("symbolizer: DWARF units unreadable past a point: %s",
@@ -157,21 +254,91 @@ static int walk_units(struct pipeline *p, Dwarf *dw, bool threaded)
 	return err;
 }
 
-int sym_dwarf_collect(struct sym_build *b, Dwarf *dw)
+/* The same units, listed by the DIE reader, which walks those it can. */
+static int walk_units_reader(struct pipeline *p, struct sym_dw *r,
+			     bool threaded)
+{
+	const uint8_t *info_done = r->s.info.data;
+	struct sym_dw_unit *du;
+	int err = 0;
+
+	for (size_t i = 0; !err && (du = sym_dw_unit(r, i, &err)); i++) {
+		struct sym_unit *u;
+
+		if (!unit_wanted(du->unit_type))
+			continue;
+		u = unit_start_reader(p, r, du, &err);
+		if (!u)
+			break;
+		/* its DIEs are read: later reads (references) fault them in */
+		sym_pages_done(&p->b->pages, &info_done,
+			       r->s.info.data + du->end);
+		err = unit_hand_over(p, u, threaded);
+	}
+	if (!err && r->truncated)
+		pr_warn("symbolizer: DWARF units unreadable past a point");
+	return err;
+}
+
+/* The reader's walk when it reads the file (and b allows it), else libdw's. */
+static int walk_all(struct pipeline *p, Dwarf *dw, bool threaded)
+{
+	struct sym_dw r;
+	int err = -EOPNOTSUPP;
+
+	memset(&r, 0, sizeof(r));
+	if (!(p->b->flags & SYM_BUILD_LIBDW_ONLY))
+		err = sym_dw_open(&r, dw);
+	if (!err)
+		err = walk_units_reader(p, &r, threaded);
+	else if (err == -EOPNOTSUPP)
+		err = walk_units(p, dw, threaded);
+	sym_dw_release(&r);
+	return err;
+}
+
+/*
+ * Reserve the index's big arrays from the sizes of the sections that fill
+ * them: a mapping costs nothing until it is touched, and one that is big
+ * from the start gets huge pages from the start (big_array.c).  Guesses
+ * from objdump (545k segments from 3.9 MB of line programs, 29k nodes
+ * from 20 MB of DIEs) and the fixtures; the arrays still grow if short.
+ */
+static int reserve_arrays(struct sym_index *idx, const struct sym_line_ctx *ctx,
+			  Dwarf *dw)
+{
+	static const char *const info[] = { ".debug_info", ".zdebug_info", NULL };
+	size_t segs = ctx->line.size / 6;
+	size_t nodes = sym_elf_dwarf_section(dwarf_getelf(dw), info).size / 160;
+
+	if (sym_big_grow((void **)&idx->seg_start, &idx->seg_start_map,
+			 segs * sizeof(*idx->seg_start)) ||
+	    sym_big_grow((void **)&idx->segs, &idx->segs_map,
+			 segs * sizeof(*idx->segs)) ||
+	    sym_big_grow((void **)&idx->nodes, &idx->nodes_map,
+			 nodes * sizeof(*idx->nodes)))
+		return -ENOMEM;
+	return 0;
+}
+
+int sym_dwarf_collect(struct sym_build *b, Dwarf *dw, struct sym_symjob *syms)
 {
 	struct sym_line_ctx ctx;
-	struct pipeline p = { .b = b, .ctx = &ctx };
+	struct pipeline p = { .b = b, .ctx = &ctx, .syms = syms };
 	pthread_t worker;
 	bool threaded;
 	int err;
 
 	err = sym_line_ctx_init(dw, &ctx);
+	if (!err)
+		err = reserve_arrays(b->idx, &ctx, dw);
 	if (err)
 		return err;
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.changed, NULL);
+	p.wc = (struct sym_walk_ctx){ b->idx, b->exec, &p.origins, &ctx, dw };
 	threaded = pthread_create(&worker, NULL, worker_run, &p) == 0;
-	err = walk_units(&p, dw, threaded);
+	err = walk_all(&p, dw, threaded);
 	if (threaded) {
 		pthread_mutex_lock(&p.lock);
 		p.done = true;

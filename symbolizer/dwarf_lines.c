@@ -20,35 +20,49 @@ static int range_cmp(const void *pa, const void *pb)
 	return a[0] < b[0] ? -1 : a[0] > b[0];
 }
 
+int sym_unit_range_add(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct sym_ranges *ur = arg;
+
+	if (hi <= lo)
+		return 0;
+	if (sym_vec_grow((void **)&ur->r, &ur->alloc, ur->n, sizeof(*ur->r)))
+		return -ENOMEM;
+	ur->r[ur->n].lo = lo;
+	ur->r[ur->n].hi = hi;
+	ur->n++;
+	return 0;
+}
+
+void sym_unit_ranges_sort(struct sym_ranges *ur)
+{
+	if (ur->n > 1)
+		qsort(ur->r, ur->n, sizeof(*ur->r), range_cmp);
+}
+
 static int unit_ranges_read(Dwarf_Die *cudie, struct sym_ranges *ur)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 
-	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0) {
-		if (hi <= lo)
-			continue;
-		if (sym_vec_grow((void **)&ur->r, &ur->alloc, ur->n,
-				 sizeof(*ur->r)))
+	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0)
+		if (sym_unit_range_add(ur, lo, hi))
 			return -ENOMEM;
-		ur->r[ur->n].lo = lo;
-		ur->r[ur->n].hi = hi;
-		ur->n++;
-	}
-	if (ur->n > 1)
-		qsort(ur->r, ur->n, sizeof(*ur->r), range_cmp);
+	sym_unit_ranges_sort(ur);
 	return 0;
 }
 
-/* Clip [*lo, *hi) to the unit range holding *lo; false if none does.
- * A unit without ranges keeps all its rows. */
-static bool unit_ranges_clip(const struct sym_ranges *ur, uint64_t lo,
-			     uint64_t *hi)
+/* Index + 1 of the last unit range starting at or before lo (0: none).
+ * Rows come in address order, so the range of the row before is tried
+ * first (*last). */
+static size_t unit_range_find(const struct sym_ranges *ur, uint64_t lo,
+			      size_t *last)
 {
-	size_t a = 0, b = ur->n;
+	size_t a = 0, b = ur->n, k = *last;
 
-	if (ur->n == 0)
-		return true;
+	if (k < ur->n && ur->r[k].lo <= lo &&
+	    (k + 1 == ur->n || ur->r[k + 1].lo > lo))
+		return k + 1;
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
 
@@ -57,36 +71,26 @@ static bool unit_ranges_clip(const struct sym_ranges *ur, uint64_t lo,
 		else
 			b = mid;
 	}
+	if (a)
+		*last = a - 1;
+	return a;
+}
+
+/* Clip [*lo, *hi) to the unit range holding *lo; false if none does.
+ * A unit without ranges keeps all its rows. */
+static bool unit_ranges_clip(const struct sym_ranges *ur, uint64_t lo,
+			     uint64_t *hi, size_t *last)
+{
+	size_t a;
+
+	if (ur->n == 0)
+		return true;
+	a = unit_range_find(ur, lo, last);
 	if (a == 0 || lo >= ur->r[a - 1].hi)
 		return false;
 	if (*hi > ur->r[a - 1].hi)
 		*hi = ur->r[a - 1].hi;
 	return true;
-}
-
-/*
- * Bytes of the first of the named sections that libdw has loaded: it
- * decompresses SHF_COMPRESSED and GNU .zdebug sections in place when it
- * reads them, so one still compressed is one libdw did not use.
- */
-static struct sym_sect sect_bytes(Elf *elf, const char *const *names)
-{
-	for (; *names; names++) {
-		Elf_Scn *scn = sym_elf_find_section(elf, *names);
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    (sh.sh_flags & SHF_COMPRESSED))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf ||
-		    ((*names)[1] == 'z' && d->d_size >= 4 &&
-		     memcmp(d->d_buf, "ZLIB", 4) == 0))
-			continue;
-		return (struct sym_sect){ d->d_buf, d->d_size };
-	}
-	return (struct sym_sect){ NULL, 0 };
 }
 
 /* The raw sections line programs use. */
@@ -99,9 +103,9 @@ int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx)
 
 	if (!elf)
 		return -SYM_ERR_BAD_ELF;
-	ctx->line = sect_bytes(elf, line);
-	ctx->line_str = sect_bytes(elf, line_str);
-	ctx->str = sect_bytes(elf, str);
+	ctx->line = sym_elf_dwarf_section(elf, line);
+	ctx->line_str = sym_elf_dwarf_section(elf, line_str);
+	ctx->str = sym_elf_dwarf_section(elf, str);
 	return 0;
 }
 
@@ -109,6 +113,7 @@ struct unit_rows {
 	const struct sym_unit *u;
 	const struct sym_ranges *exec;	/* NULL: the unit's ranges are all live */
 	struct sym_ivals *lines;
+	size_t last;			/* unit range of the row before */
 };
 
 /* True when rows clipped to the unit's ranges need no further check. */
@@ -130,12 +135,45 @@ static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 	uint64_t hi = end;
 	uint32_t file;
 
-	if (!unit_ranges_clip(&ur->u->ranges, r->addr, &hi) ||
+	if (!unit_ranges_clip(&ur->u->ranges, r->addr, &hi, &ur->last) ||
 	    (ur->exec && !sym_ranges_contain(ur->exec, r->addr, hi)))
 		return 0;
 	file = r->file < files->n ? files->off[r->file] : 0;
 	return sym_ivals_push(ur->lines, (struct sym_ival){
 		r->addr, hi, file, r->line, r->col, r->disc });
+}
+
+/* Where the line program at off ends (its unit_length), within the
+ * section; off itself if that cannot be read. */
+static uint64_t program_end(const struct sym_line_ctx *ctx, uint64_t off)
+{
+	const uint8_t *p = ctx->line.data + off, *end = ctx->line.data + ctx->line.size;
+	uint64_t len;
+
+	if (sym_cur_un(&p, end, 4, &len))
+		return off;
+	if (len == 0xffffffff && sym_cur_un(&p, end, 8, &len))
+		return off;
+	if (len > (uint64_t)(end - p))
+		return ctx->line.size;
+	return (uint64_t)(p - ctx->line.data) + len;
+}
+
+int sym_unit_lines_open(struct sym_index *idx, const struct sym_line_ctx *ctx,
+			uint64_t off, const char *comp_dir, struct sym_unit *u)
+{
+	int err = sym_line_program_read(idx, ctx, off, comp_dir, &u->files,
+					NULL, NULL);
+
+	if (err == -EINVAL) {
+		pr_debug("symbolizer: malformed line program header at 0x%llx",
+			 (unsigned long long)off);
+		return 0;
+	}
+	u->stmt_off = off;
+	u->stmt_end = program_end(ctx, off);
+	u->has_lines = !err;
+	return err;
 }
 
 int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
@@ -144,29 +182,19 @@ int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word off;
-	int err;
 
 	if (unit_ranges_read(cudie, &u->ranges))
 		return -ENOMEM;
 	if (!dwarf_attr(cudie, DW_AT_stmt_list, &attr) ||
 	    dwarf_formudata(&attr, &off))
 		return 0; /* no line table: functions still resolve */
-	err = sym_line_program_read(idx, ctx, off, comp_dir, &u->files, NULL,
-				    NULL);
-	if (err == -EINVAL) {
-		pr_debug("symbolizer: malformed line program header at 0x%llx",
-			 (unsigned long long)off);
-		return 0;
-	}
-	u->stmt_off = off;
-	u->has_lines = !err;
-	return err;
+	return sym_unit_lines_open(idx, ctx, off, comp_dir, u);
 }
 
 int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
 		  const struct sym_ranges *exec, struct sym_ivals *lines)
 {
-	struct unit_rows ur = { u, exec, lines };
+	struct unit_rows ur = { u, exec, lines, 0 };
 	int err;
 
 	if (!u->has_lines)
@@ -190,5 +218,6 @@ void sym_unit_free(struct sym_unit *u)
 	free(u->files.off);
 	free(u->ranges.r);
 	sym_ivals_release(&u->scopes);
+	sym_ivals_release(&u->lines);
 	free(u);
 }

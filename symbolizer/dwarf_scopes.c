@@ -1,5 +1,9 @@
 /*
- * dwarf_scopes.c - the DWARF walk of the index build (libdw).
+ * dwarf_scopes.c - the DWARF walk of the index build through libdw: the
+ * reference the DIE reader's walk (dwarf_walk.c) matches byte for byte,
+ * and what walks the units that reader leaves to libdw (DWARF 64, split
+ * DWARF, unknown forms, anything malformed) and the files it does not
+ * read at all (big-endian ones).
  *
  * For every compilation unit: each DW_TAG_subprogram with code becomes a
  * function node, each DW_TAG_inlined_subroutine a node whose parent is the
@@ -17,12 +21,6 @@
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* GCC's discriminator of an inlined call (not in elfutils' dwarf.h). */
-#define DW_AT_GNU_DISCRIMINATOR 0x2136
-
-/* Deeper nesting than this is corrupt input, not code. */
-#define WALK_MAX_DEPTH 512
 
 struct walk {
 	struct sym_index *idx;
@@ -155,67 +153,22 @@ static uint64_t die_origin(Dwarf_Die *die)
 	return dwarf_dieoffset(&origin) + 1;
 }
 
-void sym_origin_cache_release(struct sym_origin_cache *c)
-{
-	if (!c)
-		return;
-	free(c->slots);
-	memset(c, 0, sizeof(*c));
-}
-
-static struct sym_origin *origin_slot(struct sym_origin_cache *c, uint64_t key)
-{
-	size_t mask = c->nslots - 1;
-	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & mask;
-
-	while (c->slots[i].key && c->slots[i].key != key)
-		i = (i + 1) & mask;
-	return &c->slots[i];
-}
-
-static int origin_grow(struct sym_origin_cache *c)
-{
-	struct sym_origin_cache n = { .nslots = c->nslots ? 2 * c->nslots : 1024 };
-
-	n.slots = calloc(n.nslots, sizeof(*n.slots));
-	if (!n.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].key)
-			*origin_slot(&n, c->slots[i].key) = c->slots[i];
-	n.count = c->count;
-	free(c->slots);
-	*c = n;
-	return 0;
-}
-
 /* Names and declaration of die, looked up once per abstract origin. */
 static int node_fill_names(struct walk *w, Dwarf_Die *die, struct sym_node *n)
 {
-	struct sym_origin_cache *c = w->origins;
 	uint64_t key = die_origin(die);
 	struct sym_origin *slot;
-	int err;
+	int rc;
 
 	if (!key)
 		return node_names_lookup(w, die, n);
-	if ((c->count + 1) * 2 > c->nslots && origin_grow(c))
-		return -ENOMEM;
-	slot = origin_slot(c, key);
-	if (slot->key) {
-		n->name = slot->name;
-		n->short_name = slot->short_name;
-		n->decl_file = slot->decl_file;
-		n->decl_line = slot->decl_line;
-		return 0;
-	}
-	err = node_names_lookup(w, die, n);
-	if (err)
-		return err;
-	*slot = (struct sym_origin){ key, n->name, n->short_name, n->decl_file,
-				     n->decl_line };
-	c->count++;
-	return 0;
+	rc = sym_origin_cache_get(w->origins, key, n, &slot);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	rc = node_names_lookup(w, die, n);
+	if (!rc)
+		sym_origin_cache_put(w->origins, slot, key, n);
+	return rc;
 }
 
 /* Push the live ranges of die as scope intervals of node; count them. */
@@ -268,15 +221,12 @@ static int walk_add_node(struct walk *w, Dwarf_Die *die, uint32_t parent,
 		n.call_file = walk_file(w, attr_udata(die, DW_AT_call_file));
 		n.call_line = attr_udata(die, DW_AT_call_line);
 		n.call_col = attr_udata(die, DW_AT_call_column);
-		n.call_disc = attr_udata(die, DW_AT_GNU_DISCRIMINATOR);
-		idx->ninlined++;
-	} else {
-		idx->nfunctions++;
+		n.call_disc = attr_udata(die, SYM_AT_GNU_DISCRIMINATOR);
 	}
-	if (SYM_VEC_PUSH(idx->nodes, idx->nnodes, idx->nodes_alloc, n))
-		return -ENOMEM;
-	*out = id;
-	return 0;
+	err = sym_index_add_node(idx, &n);
+	if (!err)
+		*out = id;
+	return err;
 }
 
 static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
@@ -285,36 +235,23 @@ static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
 static int walk_die(struct walk *w, Dwarf_Die *die, uint32_t node,
 		    uint32_t depth, unsigned nest)
 {
+	int tag = dwarf_tag(die);
 	uint32_t child_node;
 	int err;
 
-	switch (dwarf_tag(die)) {
-	case DW_TAG_subprogram:
+	switch (sym_walk_step(tag < 0 ? SYM_DW_OTHER : sym_dw_tag_kind((unsigned)tag),
+			      node)) {
+	case SYM_WALK_FUNCTION:
 		err = walk_add_node(w, die, SYM_NONE, 0, &child_node);
 		if (err || child_node == SYM_NONE)
 			return err;
 		return walk_children(w, die, child_node, 1, nest + 1);
-	case DW_TAG_inlined_subroutine:
-		if (node == SYM_NONE)
-			return 0; /* an inlined call outside any function */
+	case SYM_WALK_INLINED:
 		err = walk_add_node(w, die, node, depth, &child_node);
 		if (err || child_node == SYM_NONE)
 			return err;
 		return walk_children(w, die, child_node, depth + 1, nest + 1);
-	case DW_TAG_lexical_block:
-	case DW_TAG_try_block:
-	case DW_TAG_catch_block:
-		if (node == SYM_NONE)
-			return 0;
-		return walk_children(w, die, node, depth, nest + 1);
-	case DW_TAG_namespace:
-	case DW_TAG_module:
-	case DW_TAG_class_type:
-	case DW_TAG_structure_type:
-	case DW_TAG_union_type:
-		/* Rust and C++ may define functions inside these scopes. */
-		if (node != SYM_NONE)
-			return 0;
+	case SYM_WALK_DESCEND:
 		return walk_children(w, die, node, depth, nest + 1);
 	default:
 		return 0;
@@ -327,7 +264,7 @@ static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
 	Dwarf_Die child;
 	int rc, err;
 
-	if (nest > WALK_MAX_DEPTH)
+	if (nest > SYM_WALK_MAX_DEPTH)
 		return 0;
 	if (!dwarf_haschildren(die) || dwarf_child(die, &child) != 0)
 		return 0;

@@ -128,6 +128,31 @@ bool sym_elf_has_dwarf(Elf *elf)
 	return false;
 }
 
+/*
+ * Bytes of the first of the named sections that libdw has loaded: it
+ * decompresses SHF_COMPRESSED and GNU .zdebug sections in place when it
+ * reads them, so one still compressed is one libdw did not use.
+ */
+struct sym_sect sym_elf_dwarf_section(Elf *elf, const char *const *names)
+{
+	for (; *names; names++) {
+		Elf_Scn *scn = sym_elf_find_section(elf, *names);
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    (sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf ||
+		    ((*names)[1] == 'z' && d->d_size >= 4 &&
+		     memcmp(d->d_buf, "ZLIB", 4) == 0))
+			continue;
+		return (struct sym_sect){ d->d_buf, d->d_size };
+	}
+	return (struct sym_sect){ NULL, 0 };
+}
+
 int sym_elf_build_id(Elf *elf, uint8_t *out, size_t size)
 {
 	const void *id;

@@ -15,8 +15,10 @@
  */
 #include "sym_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+
 void sym_ivals_release(struct sym_ivals *iv)
 {
 	if (!iv)
@@ -26,18 +28,71 @@ void sym_ivals_release(struct sym_ivals *iv)
 	iv->n = iv->alloc = 0;
 }
 
-/* Outer scopes before the scopes they contain. */
-static int scope_cmp(const void *pa, const void *pb)
+/* Outer scopes before the scopes they contain: by start, depth, end
+ * (longest first) and node. */
+static inline bool scope_before(const struct sym_ival *a, const struct sym_ival *b)
 {
-	const struct sym_ival *a = pa, *b = pb;
-
 	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
+		return a->lo < b->lo;
 	if (a->b != b->b)
-		return a->b < b->b ? -1 : 1;
+		return a->b < b->b;
 	if (a->hi != b->hi)
-		return a->hi > b->hi ? -1 : 1;
-	return a->a < b->a ? -1 : a->a > b->a;
+		return a->hi > b->hi;
+	return a->a < b->a;
+}
+
+/* End of the sorted run of v[0..n) that starts at i. */
+static size_t run_end(const struct sym_ival *v, size_t i, size_t n)
+{
+	while (i + 1 < n && !scope_before(&v[i + 1], &v[i]))
+		i++;
+	return i + 1;
+}
+
+static void merge_runs(const struct sym_ival *a, size_t na,
+		       const struct sym_ival *b, size_t nb, struct sym_ival *out)
+{
+	size_t i = 0, j = 0;
+
+	while (i < na && j < nb)
+		*out++ = scope_before(&b[j], &a[i]) ? b[j++] : a[i++];
+	memcpy(out, a + i, (na - i) * sizeof(*out));
+	memcpy(out + (na - i), b + j, (nb - j) * sizeof(*out));
+}
+
+/*
+ * Sort the unit's scopes.  The DIE walk emits them in long sorted runs (a
+ * function and what it inlines; functions mostly in address order), so a
+ * natural merge sort does a pass or two where qsort did n log n calls.
+ * tmp must hold as many; the sorted scopes end up in whichever of the two
+ * buffers the last pass wrote, and sort_scopes swaps them into scopes.
+ */
+static int sort_scopes(struct sym_ivals *scopes, struct sym_ivals *tmp)
+{
+	size_t n = scopes->n, runs = 2;
+
+	if (n < 2 || run_end(scopes->v, 0, n) == n)
+		return 0;
+	while (tmp->alloc < n)
+		if (sym_vec_grow((void **)&tmp->v, &tmp->alloc, tmp->alloc,
+				 sizeof(*tmp->v)))
+			return -ENOMEM;
+	while (runs > 1) {
+		struct sym_ivals t = *scopes;
+
+		runs = 0;
+		for (size_t i = 0, m, e; i < n; i = e, runs++) {
+			m = run_end(scopes->v, i, n);
+			e = m < n ? run_end(scopes->v, m, n) : n;
+			merge_runs(scopes->v + i, m - i, scopes->v + m, e - m,
+				   tmp->v + i);
+		}
+		*scopes = *tmp;
+		*tmp = t;
+		scopes->n = n;
+		tmp->n = 0;
+	}
+	return 0;
 }
 
 static int line_cmp(const void *pa, const void *pb)
@@ -93,15 +148,6 @@ static int sweep_scopes(const struct sym_ivals *in, struct sym_ivals *out)
 	}
 	sym_ivals_release(&stack);
 	return err;
-}
-
-static bool ivals_sorted(const struct sym_ivals *iv,
-			 int (*cmp)(const void *, const void *))
-{
-	for (size_t i = 1; i < iv->n; i++)
-		if (cmp(&iv->v[i - 1], &iv->v[i]) > 0)
-			return false;
-	return true;
 }
 
 struct run {
@@ -195,19 +241,20 @@ static bool seg_is_gap(const struct sym_seg *s)
 	return seg_equal(s, &seg_gap);
 }
 
-static int seg_push(struct sym_build *b, uint64_t start, struct sym_seg s)
+static inline int seg_push(struct sym_build *b, uint64_t start,
+			   struct sym_seg s)
 {
 	struct sym_index *idx = b->idx;
 	size_t n = idx->nsegs;
 
 	if (n > b->block_first && seg_equal(&idx->segs[n - 1], &s))
 		return 0;
-	if ((n >= b->alloc_start &&
-	     sym_vec_grow((void **)&idx->seg_start, &b->alloc_start, n,
-			  sizeof(uint64_t))) ||
-	    (n >= b->alloc_segs &&
-	     sym_vec_grow((void **)&idx->segs, &b->alloc_segs, n,
-			  sizeof(struct sym_seg))))
+	if (((n + 1) * sizeof(uint64_t) > idx->seg_start_map &&
+	     sym_big_grow((void **)&idx->seg_start, &idx->seg_start_map,
+			  (n + 1) * sizeof(uint64_t))) ||
+	    ((n + 1) * sizeof(struct sym_seg) > idx->segs_map &&
+	     sym_big_grow((void **)&idx->segs, &idx->segs_map,
+			  (n + 1) * sizeof(struct sym_seg))))
 		return -ENOMEM;
 	idx->seg_start[n] = start;
 	idx->segs[n] = s;
@@ -292,12 +339,11 @@ static int merge(struct sym_build *b, const struct sym_ivals *sc,
 
 int sym_flatten_unit(struct sym_build *b)
 {
-	int err;
+	int err = sort_scopes(&b->scopes, &b->inner);
 
-	if (b->scopes.n && !ivals_sorted(&b->scopes, scope_cmp))
-		qsort(b->scopes.v, b->scopes.n, sizeof(*b->scopes.v), scope_cmp);
 	b->inner.n = 0;
-	err = sweep_scopes(&b->scopes, &b->inner);
+	if (!err)
+		err = sweep_scopes(&b->scopes, &b->inner);
 	if (!err) {
 		clip_lines(&b->lines, &b->spare);
 		err = merge(b, &b->inner, &b->lines);
@@ -319,25 +365,27 @@ static int block_cmp(const void *pa, const void *pb)
  * Append segment k of the unit-ordered arrays to the address-ordered
  * output.  A block's first segment replaces the end marker of the block
  * before it when they meet; segments that would go backwards (units whose
- * ranges overlap, which is corrupt DWARF) are dropped.
+ * ranges overlap, which is corrupt DWARF) are dropped.  Returns false for
+ * a segment that went backwards.
  */
-static void seg_emit(uint64_t *os, struct sym_seg *og, size_t *on,
+static bool seg_emit(uint64_t *os, struct sym_seg *og, size_t *on,
 		     uint64_t start, const struct sym_seg *s)
 {
 	size_t n = *on;
 
 	if (n && start < os[n - 1])
-		return;
+		return false;
 	if (n && start == os[n - 1]) {
 		if (!seg_is_gap(&og[n - 1]))
-			return;
+			return false;
 		n--;
 	}
 	if (n && seg_equal(&og[n - 1], s))
-		return;
+		return true;
 	os[n] = start;
 	og[n] = *s;
 	*on = n + 1;
+	return true;
 }
 
 /* Move segments [from, from + n) to position to, in both arrays. */
@@ -352,6 +400,7 @@ static void seg_move(struct sym_index *idx, size_t to, size_t from, size_t n)
 struct block_lists {
 	struct sym_block *main, *side;
 	size_t nmain, nside, side_segs;
+	size_t *sizes;		/* segments of each block, in address order */
 };
 
 /* The blocks that already follow each other in address order (the main
@@ -360,7 +409,8 @@ static int split_blocks(const struct sym_build *b, struct block_lists *l)
 {
 	l->main = malloc((b->nblocks + 1) * sizeof(*l->main));
 	l->side = malloc((b->nblocks + 1) * sizeof(*l->side));
-	if (!l->main || !l->side)
+	l->sizes = malloc((b->nblocks + 1) * sizeof(*l->sizes));
+	if (!l->main || !l->side || !l->sizes)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->nblocks; i++) {
 		const struct sym_block *blk = &b->blocks[i];
@@ -379,8 +429,10 @@ static int split_blocks(const struct sym_build *b, struct block_lists *l)
 /*
  * Put the blocks in address order without a second copy of the table:
  * the side blocks (a unit's .text.unlikely part, say) go to a small
- * buffer, the main chain closes up in place, and the two are merged from
- * the back.  Every segment moves at most twice, sequentially.
+ * buffer, and the two lists are merged from the back straight into
+ * place.  A main block only ever moves up: every block before it in the
+ * table (a side block broke the chain with a smaller start) stays before
+ * it, so the slots it moves into are free or already written.
  */
 static int order_blocks(struct sym_index *idx, struct block_lists *l)
 {
@@ -401,53 +453,74 @@ static int order_blocks(struct sym_index *idx, struct block_lists *l)
 		s->first = w;
 		w += s->count;
 	}
-	w = 0;
-	for (size_t i = 0; i < l->nmain; i++) {
-		seg_move(idx, w, l->main[i].first, l->main[i].count);
-		l->main[i].first = w;
-		w += l->main[i].count;
-	}
-	pos = w + l->side_segs;
-	for (size_t i = l->nmain, j = l->nside; j > 0;) {
-		if (i > 0 && l->main[i - 1].start > l->side[j - 1].start) {
+	pos = idx->nsegs;
+	for (size_t i = l->nmain, j = l->nside, k = l->nmain + l->nside; k > 0;) {
+		if (j == 0 || (i > 0 && l->main[i - 1].start > l->side[j - 1].start)) {
 			pos -= l->main[i - 1].count;
+			assert(pos >= l->main[i - 1].first);
 			seg_move(idx, pos, l->main[i - 1].first, l->main[i - 1].count);
-			i--;
+			l->sizes[--k] = l->main[--i].count;
 		} else {
 			const struct sym_block *s = &l->side[--j];
 
 			pos -= s->count;
 			memcpy(idx->seg_start + pos, ts + s->first, s->count * sizeof(*ts));
 			memcpy(idx->segs + pos, tg + s->first, s->count * sizeof(*tg));
+			l->sizes[--k] = s->count;
 		}
 	}
-	idx->nsegs = w + l->side_segs;
 	free(ts);
 	free(tg);
 	return 0;
+}
+
+/*
+ * Join the blocks, in address order now, into one table; the output never
+ * overtakes the input.  Within a block starts increase and neighbours
+ * differ, so a block whose first segment does not go backwards is moved
+ * whole; only blocks that overlap the one before (corrupt DWARF) are
+ * joined segment by segment.
+ */
+static void join_blocks(struct sym_index *idx, const size_t *sizes,
+			size_t nblocks)
+{
+	size_t on = 0, k = 0;
+
+	for (size_t i = 0; i < nblocks; k += sizes[i++]) {
+		size_t n = sizes[i];
+
+		if (n && seg_emit(idx->seg_start, idx->segs, &on,
+				  idx->seg_start[k], &idx->segs[k])) {
+			seg_move(idx, on, k + 1, n - 1);
+			on += n - 1;
+			continue;
+		}
+		for (size_t j = 1; j < n; j++)
+			seg_emit(idx->seg_start, idx->segs, &on,
+				 idx->seg_start[k + j], &idx->segs[k + j]);
+	}
+	idx->nsegs = on;
 }
 
 int sym_flatten_finish(struct sym_build *b)
 {
 	struct sym_index *idx = b->idx;
 	struct block_lists l = { 0 };
-	size_t on = 0;
 	int err;
 
 	/* Every segment belongs to a block: the table is their concatenation. */
 	err = split_blocks(b, &l);
 	if (!err && l.nside)
 		err = order_blocks(idx, &l);
+	else if (!err)
+		for (size_t i = 0; i < l.nmain; i++)
+			l.sizes[i] = l.main[i].count;
+	if (!err)
+		join_blocks(idx, l.sizes, l.nmain + l.nside);
 	free(l.main);
 	free(l.side);
-	if (err)
-		return err;
-	/* Join the blocks: the output never overtakes the input. */
-	for (size_t k = 0; k < idx->nsegs; k++)
-		seg_emit(idx->seg_start, idx->segs, &on, idx->seg_start[k],
-			 &idx->segs[k]);
-	idx->nsegs = on;
-	return 0;
+	free(l.sizes);
+	return err;
 }
 
 void sym_build_release(struct sym_build *b)

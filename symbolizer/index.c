@@ -35,13 +35,32 @@ int sym_index_add_name(struct sym_index *idx, const char *raw,
 	return 0;
 }
 
-/* Scopes and lines of dw_elf, flattened unit by unit into b. */
-static int index_dwarf(struct sym_build *b, Elf *dw_elf)
+int sym_index_add_node(struct sym_index *idx, const struct sym_node *n)
+{
+	size_t need = (idx->nnodes + 1) * sizeof(*n);
+
+	if (need > idx->nodes_map &&
+	    sym_big_grow((void **)&idx->nodes, &idx->nodes_map, need))
+		return -ENOMEM;
+	idx->nodes[idx->nnodes++] = *n;
+	if (n->parent != SYM_NONE)
+		idx->ninlined++;
+	else
+		idx->nfunctions++;
+	return 0;
+}
+
+/* Scopes and lines of dw_elf, flattened unit by unit into b; the symbol
+ * tables of syms read meanwhile on the pipeline's worker. */
+static int index_dwarf(struct sym_build *b, const struct sym_elf *dw_file,
+		       struct sym_symjob *syms)
 {
 	struct sym_ranges exec = { 0 };
+	Elf *dw_elf = dw_file->elf;
 	Dwarf *dw;
 	int err;
 
+	sym_pages_init(&b->pages, dw_file);
 	err = sym_elf_exec_ranges(dw_elf, &exec);
 	if (err)
 		return err;
@@ -51,7 +70,7 @@ static int index_dwarf(struct sym_build *b, Elf *dw_elf)
 		pr_warn("symbolizer: cannot read DWARF: %s", dwarf_errmsg(-1));
 		err = 0; /* fall back to the symbol tables */
 	} else {
-		err = sym_dwarf_collect(b, dw);
+		err = sym_dwarf_collect(b, dw, sym_symjob_big(syms) ? syms : NULL);
 		dwarf_end(dw);
 	}
 	b->exec = NULL;
@@ -59,18 +78,13 @@ static int index_dwarf(struct sym_build *b, Elf *dw_elf)
 	return err;
 }
 
-static int index_symbols(struct sym_index *idx, struct sym_elf *main_elf,
-			 struct sym_elf *dbg)
+/* The symbol tables of syms into the index (read here unless the DWARF
+ * pipeline's worker did). */
+static int index_symbols(struct sym_index *idx, struct sym_symjob *syms)
 {
-	int err = sym_symtab_read(idx, main_elf->elf, false);
+	int err = syms->collected ? syms->err : sym_symjob_collect(syms);
 
-	if (!err && idx->nsymtab == 0 && dbg && dbg->elf) {
-		err = sym_symtab_read(idx, dbg->elf, false);
-		idx->symtab_in_debug = idx->nsymtab > 0;
-	}
-	if (!err)
-		err = sym_symtab_read(idx, main_elf->elf, true);
-	return err;
+	return err ? err : sym_symjob_store(idx, syms);
 }
 
 /* Open the ELF and its debug file; read symbols and DWARF units into b. */
@@ -79,7 +93,7 @@ static int index_read(struct sym_build *b, const char *path,
 {
 	struct sym_elf main_elf = { .fd = -1 }, dbg = { .fd = -1 };
 	struct sym_index *idx = b->idx;
-	Elf *dw_elf = NULL;
+	struct sym_symjob syms = { 0 };
 	bool own_dwarf = false;
 	int n, err;
 
@@ -100,16 +114,20 @@ static int index_read(struct sym_build *b, const char *path,
 		sym_debug_find(&main_elf, idx->build_id, idx->build_id_len, opts,
 			       &dbg);
 	}
-	err = index_symbols(idx, &main_elf, &dbg);
+	err = sym_symjob_prepare(&syms, main_elf.elf, dbg.elf);
 	if (err)
 		goto out;
 	/* A debug file found here has DWARF: sym_debug_find checked. */
-	dw_elf = dbg.elf ? dbg.elf : main_elf.elf;
 	if (dbg.elf || own_dwarf) {
-		idx->debug_path = strdup(dbg.elf ? dbg.path : main_elf.path);
-		err = idx->debug_path ? index_dwarf(b, dw_elf) : -ENOMEM;
+		const struct sym_elf *dw_file = dbg.elf ? &dbg : &main_elf;
+
+		idx->debug_path = strdup(dw_file->path);
+		err = idx->debug_path ? index_dwarf(b, dw_file, &syms) : -ENOMEM;
 	}
+	if (!err)
+		err = index_symbols(idx, &syms);
 out:
+	sym_symjob_release(&syms);
 	sym_elf_close(&dbg);
 	sym_elf_close(&main_elf);
 	return err;
@@ -121,9 +139,9 @@ out:
  * adds up.
  */
 static int index_build(struct sym_index *idx, const char *path,
-		       const struct sym_open_opts *opts)
+		       const struct sym_open_opts *opts, unsigned flags)
 {
-	struct sym_build b = { .idx = idx };
+	struct sym_build b = { .idx = idx, .flags = flags };
 	int err = index_read(&b, path, opts);
 
 	if (!err)
@@ -139,6 +157,13 @@ static int index_build(struct sym_index *idx, const char *path,
 struct sym_index *sym_index_open(const char *path,
 				 const struct sym_open_opts *opts, int *err)
 {
+	return sym_index_open_flags(path, opts, 0, err);
+}
+
+struct sym_index *sym_index_open_flags(const char *path,
+				       const struct sym_open_opts *opts,
+				       unsigned flags, int *err)
+{
 	struct sym_index *idx = calloc(1, sizeof(*idx));
 	int e;
 
@@ -148,7 +173,7 @@ struct sym_index *sym_index_open(const char *path,
 	}
 	e = sym_strtab_init(&idx->strtab);
 	if (!e)
-		e = index_build(idx, path, opts);
+		e = index_build(idx, path, opts, flags);
 	if (!e && idx->nnames) {
 		idx->demangled = calloc(2 * idx->nnames, sizeof(*idx->demangled));
 		if (!idx->demangled)
@@ -185,9 +210,9 @@ void sym_index_free(struct sym_index *idx)
 	free_demangled(idx);
 	sym_strtab_release(&idx->strtab);
 	free(idx->names);
-	free(idx->nodes);
-	free(idx->seg_start);
-	free(idx->segs);
+	sym_big_free(idx->nodes, idx->nodes_map);
+	sym_big_free(idx->seg_start, idx->seg_start_map);
+	sym_big_free(idx->segs, idx->segs_map);
 	free(idx->buckets);
 	free(idx->symtab);
 	free(idx->dynsym);

@@ -25,61 +25,20 @@ struct cursor {
 			return -EINVAL;                                      \
 	} while (0)
 
+/* The shared cursors (sym_internal.h) over a struct cursor. */
 static int rd_u(struct cursor *c, unsigned n, uint64_t *v)
 {
-	NEED(c, n);
-	*v = 0;
-	for (unsigned i = 0; i < n; i++) /* little endian (x86-64, arm64) */
-		*v |= (uint64_t)c->p[i] << (8 * i);
-	c->p += n;
-	return 0;
+	return sym_cur_un(&c->p, c->end, n, v);
 }
 
 static int rd_uleb(struct cursor *c, uint64_t *v)
 {
-	unsigned shift = 0;
-
-	*v = 0;
-	for (;;) {
-		NEED(c, 1);
-		uint8_t b = *c->p++;
-
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return 0;
-	}
-}
-
-static int rd_sleb(struct cursor *c, int64_t *v)
-{
-	uint64_t r = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		NEED(c, 1);
-		b = *c->p++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		r |= ~UINT64_C(0) << shift;
-	*v = (int64_t)r;
-	return 0;
+	return sym_cur_uleb(&c->p, c->end, v);
 }
 
 static int rd_cstr(struct cursor *c, const char **s)
 {
-	const uint8_t *nul = memchr(c->p, 0, (size_t)(c->end - c->p));
-
-	if (!nul)
-		return -EINVAL;
-	*s = (const char *)c->p;
-	c->p = nul + 1;
-	return 0;
+	return sym_cur_cstr(&c->p, c->end, s);
 }
 
 /* A string stored at offset off of a string section. */
@@ -341,101 +300,100 @@ static int intern_files(struct sym_index *idx, const struct header *h,
 	return err;
 }
 
-/* The state machine's registers (§6.2.2) and the row waiting for its end. */
+/*
+ * The state machine (§6.2.2): registers in locals, so that they stay in
+ * machine registers (the row handed to fn is the only thing in memory);
+ * each row is passed on once the next one tells where it ends.
+ */
 struct machine {
-	uint64_t addr;
-	uint64_t file, line, col, disc;
-	bool pending;
-	struct sym_line_row row;
+	uint64_t addr, file, line, col, disc;
 };
 
-static void machine_reset(struct machine *m)
+static const struct machine machine_init = { .file = 1, .line = 1 };
+
+/* What each special opcode adds to the address and the line (§6.2.5.1),
+ * worked out once per program instead of two divisions per row. */
+struct specials {
+	uint32_t addr[256];	/* at most 255 * 255 */
+	int32_t line[256];	/* -128 .. 382 */
+};
+
+static void specials_init(struct specials *sp, const struct header *h)
 {
-	*m = (struct machine){ .file = 1, .line = 1 };
+	for (unsigned op = h->opcode_base; op < 256; op++) {
+		unsigned adj = op - h->opcode_base;
+
+		sp->addr[op] = (adj / h->line_range) * h->min_inst;
+		sp->line[op] = h->line_base + (int)(adj % h->line_range);
+	}
 }
 
-/* A new row at m->addr: the previous one ends here.  Of rows at one
- * address the last wins. */
-static int emit_row(struct machine *m, sym_line_row_fn fn, void *arg)
+static struct sym_line_row row_of(const struct machine *m)
 {
-	int err = 0;
-
-	if (m->pending && m->addr > m->row.addr)
-		err = fn(arg, &m->row, m->addr);
-	m->row = (struct sym_line_row){ m->addr,
+	return (struct sym_line_row){ m->addr,
 		(uint32_t)(m->file > UINT32_MAX ? 0 : m->file),
 		(uint32_t)(m->line > UINT32_MAX ? UINT32_MAX : m->line),
 		(uint32_t)(m->col > UINT32_MAX ? UINT32_MAX : m->col),
 		(uint32_t)(m->disc > UINT32_MAX ? UINT32_MAX : m->disc) };
-	m->pending = true;
-	m->disc = 0;
-	return err;
 }
 
-static int end_sequence(struct machine *m, sym_line_row_fn fn, void *arg)
+/* An extended opcode (after its 0): 1 for the end of a sequence. */
+static int run_extended(const uint8_t **pos, const uint8_t *end,
+			struct machine *m)
 {
-	int err = 0;
-
-	if (m->pending && m->addr > m->row.addr)
-		err = fn(arg, &m->row, m->addr);
-	machine_reset(m);
-	return err;
-}
-
-static int run_extended(struct cursor *c, struct machine *m,
-			sym_line_row_fn fn, void *arg)
-{
+	const uint8_t *p = *pos, *op_end;
 	uint64_t len, sub, v;
-	struct cursor op;
 
-	if (rd_uleb(c, &len) || len == 0)
+	if (sym_cur_uleb(&p, end, &len) || len == 0 ||
+	    (uint64_t)(end - p) < len)
 		return -EINVAL;
-	NEED(c, len);
-	op = (struct cursor){ c->p, c->p + len };
-	c->p += len;
-	if (rd_u(&op, 1, &sub))
-		return -EINVAL;
+	op_end = p + len;
+	*pos = op_end;
+	sub = *p++;
 	switch (sub) {
 	case DW_LNE_end_sequence:
-		return end_sequence(m, fn, arg);
+		return 1;
 	case DW_LNE_set_address:
-		if (len - 1 > 8 || rd_u(&op, (unsigned)(len - 1), &v))
+		if (len - 1 > 8 || sym_cur_un(&p, op_end, (unsigned)(len - 1), &v))
 			return -EINVAL;
 		m->addr = v;
 		return 0;
 	case DW_LNE_set_discriminator:
-		return rd_uleb(&op, &m->disc);
+		return sym_cur_uleb(&p, op_end, &m->disc);
 	default: /* define_file and vendor extensions: skipped */
 		return 0;
 	}
 }
 
-static int run_standard(struct cursor *c, const struct header *h,
-			struct machine *m, unsigned op)
+/* A standard opcode; 1 for DW_LNS_copy (a row). */
+static int run_standard(const uint8_t **pos, const uint8_t *end,
+			const struct header *h, struct machine *m, unsigned op)
 {
 	uint64_t v;
-	int64_t s;
+	int64_t sv;
 
 	switch (op) {
+	case DW_LNS_copy:
+		return 1;
 	case DW_LNS_advance_pc:
-		if (rd_uleb(c, &v))
+		if (sym_cur_uleb(pos, end, &v))
 			return -EINVAL;
 		m->addr += v * h->min_inst;
 		return 0;
 	case DW_LNS_advance_line:
-		if (rd_sleb(c, &s))
+		if (sym_cur_sleb(pos, end, &sv))
 			return -EINVAL;
-		m->line += (uint64_t)s;
+		m->line += (uint64_t)sv;
 		return 0;
 	case DW_LNS_set_file:
-		return rd_uleb(c, &m->file);
+		return sym_cur_uleb(pos, end, &m->file);
 	case DW_LNS_set_column:
-		return rd_uleb(c, &m->col);
+		return sym_cur_uleb(pos, end, &m->col);
 	case DW_LNS_const_add_pc:
 		m->addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst;
 		return 0;
 	case DW_LNS_fixed_advance_pc:
-		if (rd_u(c, 2, &v))
+		if (sym_cur_un(pos, end, 2, &v))
 			return -EINVAL;
 		m->addr += v;
 		return 0;
@@ -446,37 +404,52 @@ static int run_standard(struct cursor *c, const struct header *h,
 		return 0;
 	default: /* set_isa and unknown opcodes: skip their operands */
 		for (unsigned i = 0; i < h->std_lengths[op - 1]; i++)
-			if (rd_uleb(c, &v))
+			if (sym_cur_uleb(pos, end, &v))
 				return -EINVAL;
 		return 0;
 	}
 }
 
+/* Rows end where the next row (or the sequence) begins; of rows at one
+ * address the last wins. */
 static int run_program(struct cursor *c, const struct header *h,
 		       sym_line_row_fn fn, void *arg)
 {
-	struct machine m;
-	int err = 0;
+	const uint8_t *p = c->p, *end = c->end;
+	struct machine m = machine_init;
+	struct sym_line_row row = { 0 };
+	bool pending = false;
+	struct specials sp;
+	int rc = 0;
 
-	machine_reset(&m);
-	while (c->p < c->end && !err) {
-		unsigned op = *c->p++;
+	specials_init(&sp, h);
+	while (p < end) {
+		unsigned op = *p++;
 
 		if (op >= h->opcode_base) {
-			unsigned adj = op - h->opcode_base;
-
-			m.addr += (uint64_t)(adj / h->line_range) * h->min_inst;
-			m.line += (uint64_t)(int64_t)(h->line_base + (int)(adj % h->line_range));
-			err = emit_row(&m, fn, arg);
-		} else if (op == 0) {
-			err = run_extended(c, &m, fn, arg);
-		} else if (op == DW_LNS_copy) {
-			err = emit_row(&m, fn, arg);
+			m.addr += sp.addr[op];
+			m.line += (uint64_t)(int64_t)sp.line[op];
+			rc = 1;
 		} else {
-			err = run_standard(c, h, &m, op);
+			rc = op ? run_standard(&p, end, h, &m, op)
+				: run_extended(&p, end, &m);
+			if (rc < 0)
+				break;
+			if (!rc)
+				continue;
 		}
+		/* a new row (op != 0) or the end of a sequence (op == 0) */
+		if (pending && m.addr > row.addr &&
+		    (rc = fn(arg, &row, m.addr)) != 0)
+			break;
+		pending = op != 0;
+		if (pending)
+			row = row_of(&m);
+		m = pending ? (struct machine){ m.addr, m.file, m.line, m.col, 0 }
+			    : machine_init;
 	}
-	return err;
+	c->p = p;
+	return rc < 0 ? rc : 0;
 }
 
 int sym_line_program_read(struct sym_index *idx, const struct sym_line_ctx *ctx,

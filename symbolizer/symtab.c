@@ -1,19 +1,25 @@
 /*
  * symtab.c - ELF symbol tables as the symbolizer's fallback (.symtab,
  * then .dynsym): function symbols sorted by address.  Among symbols at
- * one address the one with the largest size (then the greatest name) is
- * kept, and among equal sizes the last in table order: llvm-symbolizer's
- * rule, so aliases (C++ D1/D2 destructors, say) resolve alike.  A local
- * symbol remembers the STT_FILE symbol before it (its source file), which
- * llvm-symbolizer prints when nothing better is known.
+ * one address the one with the largest size is kept, and among equal
+ * sizes the last in table order: llvm-symbolizer's rule, so aliases (C++
+ * D1/D2 destructors, say) resolve alike.  A local symbol remembers the
+ * STT_FILE symbol before it (its source file), which llvm-symbolizer
+ * prints when nothing better is known.
+ *
+ * Three steps, so that the parsing runs on the pipeline's worker while
+ * the main thread walks DIEs (collect.c): sym_symtab_prepare finds the
+ * tables through libelf (on the thread that owns the ELF handles: libelf
+ * is not thread-safe); sym_symtab_collect parses and sorts them from
+ * those bytes alone (any thread); sym_symtab_store interns the names into
+ * the index (the thread that owns the index).
  */
 #include "sym_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-
-/* qsort has no context argument in C11: sort pairs that carry the name. */
+/* qsort has no context argument in C11: sort records that carry the name. */
 struct sym_tmp {
 	struct sym_symbol s;
 	const char *name;
@@ -40,42 +46,131 @@ static bool sym_wanted(const GElf_Sym *sym)
 	       sym->st_shndx != SHN_UNDEF && sym->st_value != 0;
 }
 
-static int symtab_collect(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-			  struct sym_tmp **out, size_t *n, size_t *alloc)
+/* The string table a symbol table links to, as elf_strptr reads it: the
+ * bytes of an SHT_STRTAB (none when it is something else). */
+static void table_strings(Elf *elf, size_t link, struct sym_sect *out)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	const char *file = NULL;
-	size_t count;
+	Elf_Scn *scn = elf_getscn(elf, link);
+	Elf_Data *d;
+	GElf_Shdr sh;
 
-	if (!data || sh->sh_entsize == 0)
-		return -SYM_ERR_BAD_ELF;
-	count = data->d_size / sh->sh_entsize;
-	for (size_t i = 0; i < count; i++) {
-		GElf_Sym sym;
-		const char *name;
+	*out = (struct sym_sect){ NULL, 0 };
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB)
+		return; /* elf_strptr finds nothing there: no names */
+	/* elf_strptr reads a compressed table decompressed: so do we */
+	if ((sh.sh_flags & SHF_COMPRESSED) &&
+	    (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh)))
+		return;
+	d = elf_rawdata(scn, NULL);
+	if (d && d->d_buf)
+		*out = (struct sym_sect){ d->d_buf, d->d_size < sh.sh_size
+							? d->d_size : sh.sh_size };
+}
 
-		if (!gelf_getsym(data, (int)i, &sym))
+static int table_add(struct sym_symtab *t, const struct sym_symsrc *src)
+{
+	return SYM_VEC_PUSH(t->v, t->n, t->alloc, *src);
+}
+
+/* The symbol tables of one kind in elf, in section order. */
+static int symtab_prepare(Elf *elf, bool dynamic, struct sym_symtab *out)
+{
+	GElf_Word want = dynamic ? SHT_DYNSYM : SHT_SYMTAB;
+	bool is64 = gelf_getclass(elf) == ELFCLASS64;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		struct sym_symsrc src = { .is64 = is64 };
+		Elf_Data *data;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != want)
 			continue;
-		if (GELF_ST_TYPE(sym.st_info) == STT_FILE) {
-			file = elf_strptr(elf, sh->sh_link, sym.st_name);
-			continue;
-		}
-		if (!sym_wanted(&sym))
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		struct sym_tmp t = { { sym.st_value, sym.st_size, 0, 0 }, name,
-				     GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL,
-				     *n };
-		if (SYM_VEC_PUSH(*out, *n, *alloc, t))
+		data = elf_getdata(scn, NULL);
+		if (!data || sh.sh_entsize == 0)
+			return -SYM_ERR_BAD_ELF;
+		if (data->d_type != ELF_T_SYM)
+			continue; /* gelf_getsym would read nothing */
+		src.syms = (struct sym_sect){ data->d_buf, data->d_size };
+		src.entsize = sh.sh_entsize;
+		table_strings(elf, sh.sh_link, &src.strs);
+		if (table_add(out, &src))
 			return -ENOMEM;
 	}
 	return 0;
 }
 
+/* Symbol i as gelf_getsym reads it; false past the data. */
+static bool read_sym(const struct sym_symsrc *src, size_t i, GElf_Sym *sym)
+{
+	size_t size = src->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	Elf32_Sym s32;
+
+	if (i >= src->syms.size / size)
+		return false;
+	if (src->is64) {
+		memcpy(sym, src->syms.data + i * size, sizeof(*sym));
+		return true;
+	}
+	memcpy(&s32, src->syms.data + i * size, sizeof(s32));
+	*sym = (GElf_Sym){ s32.st_name, s32.st_info, s32.st_other,
+			   s32.st_shndx, s32.st_value, s32.st_size };
+	return true;
+}
+
+/* The string at off, as elf_strptr finds it: NULL unless it ends inside
+ * the table. */
+static const char *sym_string(const struct sym_symsrc *src, size_t off)
+{
+	const struct sym_sect *s = &src->strs;
+
+	if (!s->data || off >= s->size || !memchr(s->data + off, 0, s->size - off))
+		return NULL;
+	return (const char *)s->data + off;
+}
+
+static int collect_table(const struct sym_symsrc *src, struct sym_symlist *out)
+{
+	size_t count = src->syms.size / src->entsize;
+	const char *file = NULL;
+
+	for (size_t i = 0; i < count; i++) {
+		const char *name;
+		GElf_Sym sym;
+
+		if (!read_sym(src, i, &sym))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_FILE) {
+			file = sym_string(src, sym.st_name);
+			continue;
+		}
+		if (!sym_wanted(&sym))
+			continue;
+		name = sym_string(src, sym.st_name);
+		if (!name || !*name)
+			continue;
+		struct sym_tmp t = { { sym.st_value, sym.st_size, 0, 0 }, name,
+				     GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL,
+				     out->n };
+		if (SYM_VEC_PUSH(out->v, out->n, out->alloc, t))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int symtab_collect(const struct sym_symtab *t, struct sym_symlist *out)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < t->n && !err; i++)
+		err = collect_table(&t->v[i], out);
+	if (!err && out->n)
+		qsort(out->v, out->n, sizeof(*out->v), tmp_cmp);
+	return err;
+}
+
 /* Keep the last of each run of equal addresses; intern the names. */
-static int symtab_store(struct sym_index *idx, struct sym_tmp *t, size_t n,
+static int symtab_store(struct sym_index *idx, const struct sym_tmp *t, size_t n,
 			struct sym_symbol **out, uint64_t **keys, size_t *nout)
 {
 	struct sym_symbol *v = n ? malloc(n * sizeof(*v)) : NULL;
@@ -113,30 +208,81 @@ static int symtab_store(struct sym_index *idx, struct sym_tmp *t, size_t n,
 	return 0;
 }
 
-int sym_symtab_read(struct sym_index *idx, Elf *elf, bool dynamic)
+static void symtab_release(struct sym_symtab *t)
 {
-	GElf_Word want = dynamic ? SHT_DYNSYM : SHT_SYMTAB;
-	struct sym_tmp *tmp = NULL;
-	size_t n = 0, alloc = 0;
-	Elf_Scn *scn = NULL;
-	int err = 0;
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
 
-	while ((scn = elf_nextscn(elf, scn)) && !err) {
-		GElf_Shdr sh;
+static void symlist_release(struct sym_symlist *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != want)
-			continue;
-		err = symtab_collect(elf, scn, &sh, &tmp, &n, &alloc);
-	}
-	if (!err && n) {
-		qsort(tmp, n, sizeof(*tmp), tmp_cmp);
-		if (dynamic)
-			err = symtab_store(idx, tmp, n, &idx->dynsym,
-					   &idx->dynsym_addr, &idx->ndynsym);
-		else
-			err = symtab_store(idx, tmp, n, &idx->symtab,
-					   &idx->symtab_addr, &idx->nsymtab);
-	}
-	free(tmp);
+int sym_symjob_prepare(struct sym_symjob *j, Elf *main_elf, Elf *dbg_elf)
+{
+	int err;
+
+	memset(j, 0, sizeof(*j));
+	err = symtab_prepare(main_elf, false, &j->symtab);
+	if (!err && dbg_elf)
+		err = symtab_prepare(dbg_elf, false, &j->symtab_dbg);
+	if (!err)
+		err = symtab_prepare(main_elf, true, &j->dynsym);
 	return err;
+}
+
+/* Symbol bytes beyond which collecting them on the pipeline's worker pays
+ * (below, a second thread's allocations cost more than it saves). */
+#define BIG_TABLES ((size_t)64 << 10)
+
+bool sym_symjob_big(const struct sym_symjob *j)
+{
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < j->symtab.n; i++)
+		bytes += j->symtab.v[i].syms.size;
+	for (size_t i = 0; i < j->symtab_dbg.n; i++)
+		bytes += j->symtab_dbg.v[i].syms.size;
+	return bytes >= BIG_TABLES;
+}
+
+/* .symtab of the binary, else of its debug file; .dynsym. */
+int sym_symjob_collect(struct sym_symjob *j)
+{
+	int err = symtab_collect(&j->symtab, &j->symtab_list);
+
+	if (!err && j->symtab_list.n == 0) {
+		err = symtab_collect(&j->symtab_dbg, &j->symtab_list);
+		j->symtab_in_debug = j->symtab_list.n > 0;
+	}
+	if (!err)
+		err = symtab_collect(&j->dynsym, &j->dynsym_list);
+	j->collected = true;
+	return err;
+}
+
+int sym_symjob_store(struct sym_index *idx, const struct sym_symjob *j)
+{
+	const struct sym_symlist *s = &j->symtab_list, *d = &j->dynsym_list;
+	int err = symtab_store(idx, s->v, s->n, &idx->symtab, &idx->symtab_addr,
+			       &idx->nsymtab);
+
+	idx->symtab_in_debug = j->symtab_in_debug;
+	if (!err)
+		err = symtab_store(idx, d->v, d->n, &idx->dynsym,
+				   &idx->dynsym_addr, &idx->ndynsym);
+	return err;
+}
+
+void sym_symjob_release(struct sym_symjob *j)
+{
+	if (!j)
+		return;
+	symtab_release(&j->symtab);
+	symtab_release(&j->symtab_dbg);
+	symtab_release(&j->dynsym);
+	symlist_release(&j->symtab_list);
+	symlist_release(&j->dynsym_list);
 }

@@ -6,10 +6,11 @@
  * of addresses is tests/oracle/compare_llvm.py.
  */
 #include "symbolizer.h"
-#include "sym_internal.h" /* line_program.c's reader, tested directly */
+#include "sym_internal.h" /* the DWARF readers, tested directly */
 #include "common.h"
 #include "unit.h"
 
+#include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -688,6 +689,526 @@ static int test_symbolizer__line_program_truncated(void)
 	return 0;
 }
 
+/* ---- the DIE reader (dwarf_*.c) against libdw's walk ------------------ */
+
+static bool node_equal(const struct sym_node *a, const struct sym_node *b)
+{
+	return a->name == b->name && a->short_name == b->short_name &&
+	       a->parent == b->parent && a->call_file == b->call_file &&
+	       a->call_line == b->call_line && a->call_col == b->call_col &&
+	       a->call_disc == b->call_disc && a->decl_file == b->decl_file &&
+	       a->decl_line == b->decl_line && a->entry == b->entry;
+}
+
+/* Two indexes of one file hold the same strings in the same order, the
+ * same names, nodes and segments. */
+static int check_same_index(const struct sym_index *a, const struct sym_index *b)
+{
+	CHECK_INT(a->strtab.len, ==, b->strtab.len);
+	CHECK(memcmp(a->strtab.data, b->strtab.data, a->strtab.len) == 0);
+	CHECK_INT(a->nnames, ==, b->nnames);
+	CHECK(a->nnames == 0 ||
+	      memcmp(a->names, b->names, a->nnames * sizeof(*a->names)) == 0);
+	CHECK_INT(a->nnodes, ==, b->nnodes);
+	for (size_t i = 0; i < a->nnodes; i++)
+		CHECK(node_equal(&a->nodes[i], &b->nodes[i]));
+	CHECK_INT(a->nfunctions, ==, b->nfunctions);
+	CHECK_INT(a->ninlined, ==, b->ninlined);
+	CHECK_INT(a->nsegs, ==, b->nsegs);
+	CHECK(a->nsegs == 0 || memcmp(a->seg_start, b->seg_start,
+				      a->nsegs * sizeof(*a->seg_start)) == 0);
+	CHECK(a->nsegs == 0 ||
+	      memcmp(a->segs, b->segs, a->nsegs * sizeof(*a->segs)) == 0);
+	return 0;
+}
+
+/* The DIE reader walked all units of path itself (at least min_units)
+ * and built the index libdw's walk builds. */
+static int check_reader_matches(const char *path, size_t min_units)
+{
+	int e1 = 0, e2 = 0;
+	struct sym_index *a = sym_index_open_flags(path, NULL, 0, &e1);
+	struct sym_index *b = sym_index_open_flags(path, NULL,
+						   SYM_BUILD_LIBDW_ONLY, &e2);
+
+	if (!a || !b)
+		fprintf(stderr, "open '%s': %d %d\n", path, e1, e2);
+	CHECK(a && b);
+	CHECK_INT(a->units_read, >=, min_units);
+	CHECK_INT(a->units_libdw, ==, 0);
+	CHECK_INT(b->units_read, ==, 0);
+	CHECK_INT(b->units_libdw, ==, a->units_read);
+	if (check_same_index(a, b))
+		return 1;
+	sym_index_free(a);
+	sym_index_free(b);
+	return 0;
+}
+
+static int test_symbolizer__reader_matches_libdw(void)
+{
+	static const struct { const char *name; size_t units; } fx[] = {
+		{ "c_O2_pie", 2 }, { "c_O2_nopie", 2 }, { "c_dwarf4", 2 },
+		{ "c_gz", 2 }, { "c_stripped.debug", 2 }, { "libfixture.so", 1 },
+		{ "cxx_O2", 1 }, { "rust_O2", 2 }, { "rust_v0", 2 },
+		{ "go_prog", 2 },
+	};
+
+	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++)
+		if (check_reader_matches(fixture(fx[i].name), fx[i].units)) {
+			fprintf(stderr, "fixture '%s'\n", fx[i].name);
+			return 1;
+		}
+	return 0;
+}
+
+/* A file of the fuzz corpus, tests/fuzz/corpus/symbolizer/ next to this
+ * source; NULL when the tree is not there. */
+static const char *corpus_file(const char *name)
+{
+	static char path[4096];
+	const char *slash = strrchr(__FILE__, '/');
+
+	if (!slash)
+		return NULL;
+	snprintf(path, sizeof(path), "%.*s/../fuzz/corpus/symbolizer/%s",
+		 (int)(slash - __FILE__), __FILE__, name);
+	return access(path, R_OK) == 0 ? path : NULL;
+}
+
+/*
+ * The seeds of the fuzz corpus cover what the fixtures do not: built from
+ * fixtures/elf/src/helper.c (lib.c too for LTO) with -O2 -ffreestanding
+ * -fno-builtin -nostdlib -static -Wl,-e,helper_collect_stats, then
+ * objcopy -R .comment:
+ *   seed_clang_dwarf5       clang 14 -gdwarf-5: strx, addrx, rnglistx
+ *   seed_clang_dwarf5_i386  the same, --target=i386-linux-gnu
+ *   seed_gcc_dwarf4_i386    gcc 12 -m32 -gdwarf-4: 32-bit .debug_ranges
+ *   seed_gcc_dwarf2         gcc 12 -gdwarf-2: block and flag forms
+ *   seed_gcc_lto            gcc 12 -g -flto helper.c lib.c: three units
+ */
+static int test_symbolizer__reader_matches_libdw_seeds(void)
+{
+	static const char *const seeds[] = {
+		"seed_clang_dwarf5", "seed_clang_dwarf5_i386",
+		"seed_gcc_dwarf4_i386", "seed_gcc_dwarf2", "seed_gcc_lto",
+	};
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		const char *path = corpus_file(seeds[i]);
+
+		if (!path)
+			return UNIT_SKIP;
+		if (check_reader_matches(path, 1)) {
+			fprintf(stderr, "seed '%s'\n", seeds[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Offset and size of section name in the ELF at path (libelf). */
+static int section_place(const char *path, const char *name, off_t *off,
+			 size_t *size)
+{
+	int fd = open(path, O_RDONLY), err = -ENOENT;
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && elf_getshdrstrndx(elf, &shstr) == 0 &&
+	       (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    strcmp(elf_strptr(elf, shstr, sh.sh_name), name) == 0) {
+			*off = (off_t)sh.sh_offset;
+			*size = sh.sh_size;
+			err = 0;
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/* In the first abbreviation table of buf, make every subprogram's
+ * (DW_AT_name, DW_FORM_strp) a DW_FORM_strp_sup (same size, but a string
+ * in a supplementary file, which the reader leaves to libdw).  Returns
+ * how many it changed.  The fixture's codes, tags, names and forms are
+ * all single-byte LEB128. */
+static int patch_subprogram_names(uint8_t *buf, size_t size)
+{
+	size_t i = 0;
+	int changed = 0;
+
+	while (i + 3 <= size && buf[i] != 0) {
+		bool subprogram = buf[i + 1] == DW_TAG_subprogram;
+
+		for (i += 3; i + 2 <= size && (buf[i] || buf[i + 1]); i += 2) {
+			if (subprogram && buf[i] == DW_AT_name &&
+			    buf[i + 1] == DW_FORM_strp) {
+				buf[i + 1] = DW_FORM_strp_sup;
+				changed++;
+			}
+			if (buf[i + 1] == DW_FORM_implicit_const)
+				i++; /* its value: one byte in the fixture */
+		}
+		i += 2;
+	}
+	return changed;
+}
+
+/* A unit the reader cannot read is walked by libdw, and what the reader
+ * had added for it is dropped: the index is still libdw's, byte for byte. */
+static int test_symbolizer__reader_leaves_unit_to_libdw(void)
+{
+	char path[] = "/tmp/ember-abbrev-XXXXXX";
+	int fd = mkstemp(path), e1 = 0, e2 = 0;
+	struct sym_index *a, *b;
+	uint8_t *buf;
+	size_t size;
+	off_t off;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(copy_file(fixture("c_O2_pie"), path, SIZE_MAX) == 0);
+	CHECK(section_place(path, ".debug_abbrev", &off, &size) == 0);
+	buf = malloc(size);
+	fd = open(path, O_RDWR);
+	CHECK(buf && fd >= 0 && pread(fd, buf, size, off) == (ssize_t)size);
+	CHECK_INT(patch_subprogram_names(buf, size), >, 0);
+	CHECK(pwrite(fd, buf, size, off) == (ssize_t)size);
+	close(fd);
+	free(buf);
+	a = sym_index_open_flags(path, NULL, 0, &e1);
+	b = sym_index_open_flags(path, NULL, SYM_BUILD_LIBDW_ONLY, &e2);
+	unlink(path);
+	CHECK(a && b);
+	CHECK_INT(a->units_libdw, ==, 1); /* prog.c: its table was patched */
+	CHECK_INT(a->units_read, ==, 1);  /* helper.c */
+	if (check_same_index(a, b))
+		return 1;
+	sym_index_free(a);
+	sym_index_free(b);
+	return 0;
+}
+
+/* An abbreviation table: codes, kinds, slots and skip programs. */
+static const uint8_t abbrev_tab[] = {
+	1, DW_TAG_subprogram, DW_CHILDREN_yes,
+	DW_AT_sibling, DW_FORM_ref4,
+	DW_AT_name, DW_FORM_strp,
+	DW_AT_low_pc, DW_FORM_addr,
+	DW_AT_high_pc, DW_FORM_data4,
+	DW_AT_frame_base, DW_FORM_exprloc,
+	DW_AT_decl_line, DW_FORM_implicit_const, 0x7f, /* -1 */
+	0, 0,
+	2, DW_TAG_variable, DW_CHILDREN_no,
+	DW_AT_name, DW_FORM_string,
+	DW_AT_type, DW_FORM_ref4,
+	0, 0,
+	3, DW_TAG_lexical_block, DW_CHILDREN_yes,
+	DW_AT_low_pc, DW_FORM_addr,
+	DW_AT_high_pc, DW_FORM_data8,
+	0, 0,
+	4, DW_TAG_variable, DW_CHILDREN_no,
+	DW_AT_location, 0x7f, /* no such form */
+	0, 0,
+	0,
+};
+
+static int test_symbolizer__abbrev_table(void)
+{
+	struct sym_dw_abbrevs t = { 0 };
+	struct sym_sect sect = { abbrev_tab, sizeof(abbrev_tab) };
+	const struct sym_dw_abbrev *a;
+	const struct sym_dw_skip *op;
+
+	CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, 0);
+	CHECK_INT(t.n, ==, 4);
+	CHECK(t.dense);
+	CHECK(!sym_dw_abbrev_find(&t, 0) && !sym_dw_abbrev_find(&t, 5));
+	a = sym_dw_abbrev_find(&t, 1);
+	CHECK(a && a->kind == SYM_DW_FUNC && a->children && !a->bad);
+	CHECK_INT(a->sibling_at, ==, 0);
+	CHECK_INT(a->sibling_form, ==, DW_FORM_ref4);
+	CHECK_INT(t.specs[a->first + 1].slot, ==, SYM_DW_NAME);
+	CHECK_INT(t.specs[a->first + 5].slot, ==, SYM_DW_DECL_LINE);
+	CHECK_INT(t.implicits[t.specs[a->first + 5].implicit], ==, -1);
+	/* ref4 + strp + addr + data4 in one step, then the exprloc */
+	CHECK_INT(a->nops, ==, 1);
+	op = &t.ops[a->op_first];
+	CHECK(op->fixed == 20 && op->var == SYM_DW_SKIP_BLOCK);
+	a = sym_dw_abbrev_find(&t, 2);
+	CHECK(a && a->kind == SYM_DW_OTHER && !a->children && a->sibling_at < 0);
+	CHECK_INT(a->nops, ==, 2);
+	op = &t.ops[a->op_first];
+	CHECK(op[0].fixed == 0 && op[0].var == SYM_DW_SKIP_STRING);
+	CHECK(op[1].fixed == 4 && op[1].var == SYM_DW_SKIP_NONE);
+	a = sym_dw_abbrev_find(&t, 3);
+	CHECK(a && a->kind == SYM_DW_BLOCK && a->nops == 1 &&
+	      t.ops[a->op_first].fixed == 16);
+	a = sym_dw_abbrev_find(&t, 4);
+	CHECK(a && a->bad);
+	sym_dw_abbrevs_release(&t);
+	return 0;
+}
+
+/* Every truncation of a table fails cleanly (ASan watches the exactly
+ * sized copy); a code defined twice is malformed. */
+static int test_symbolizer__abbrev_table_malformed(void)
+{
+	static const uint8_t twice[] = { 2, DW_TAG_variable, 0, 0, 0,
+					 2, DW_TAG_member, 0, 0, 0, 0 };
+	struct sym_dw_abbrevs t = { 0 };
+	struct sym_sect sect = { twice, sizeof(twice) };
+
+	CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, -EINVAL);
+	for (size_t cut = 0; cut < sizeof(abbrev_tab); cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+
+		memcpy(copy, abbrev_tab, cut);
+		sect = (struct sym_sect){ copy, cut };
+		CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, -EINVAL);
+		free(copy);
+	}
+	sym_dw_abbrevs_release(&t);
+	return 0;
+}
+
+struct got_ranges {
+	uint64_t lo[16], hi[16];
+	int n;
+};
+
+static int got_range(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct got_ranges *g = arg;
+
+	if (g->n < 16) {
+		g->lo[g->n] = lo;
+		g->hi[g->n++] = hi;
+	}
+	return 0;
+}
+
+/* A reader over hand-made sections: one unit whose DIE has DW_AT_ranges
+ * (form, at the start of info) and nothing else. */
+struct fake_dw {
+	struct sym_dw r;
+	struct sym_dw_unit u;
+	struct sym_dw_die d;
+};
+
+static void fake_dw_init(struct fake_dw *f, const uint8_t *info, size_t size,
+			 uint8_t version, unsigned form)
+{
+	memset(f, 0, sizeof(*f));
+	f->r.s.info = (struct sym_sect){ info, size };
+	f->u = (struct sym_dw_unit){ .end = size, .version = version,
+				     .addr_size = 8, .base = 0x1000,
+				     .addr_base = UINT64_MAX,
+				     .str_off_base = UINT64_MAX,
+				     .rnglists_base = UINT64_MAX };
+	f->d.unit = &f->u;
+	f->d.have = 1u << SYM_DW_RANGES;
+	f->d.v[SYM_DW_RANGES] = (struct sym_dw_val){ 0, (uint16_t)form };
+}
+
+#define U64LE(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), \
+	(uint8_t)((v) >> 24), (uint8_t)((uint64_t)(v) >> 32),              \
+	(uint8_t)((uint64_t)(v) >> 40), (uint8_t)((uint64_t)(v) >> 48),    \
+	(uint8_t)((uint64_t)(v) >> 56)
+
+/* DWARF 4 .debug_ranges: pairs after the unit's base, a base selection,
+ * the (0, 0) end. */
+static int test_symbolizer__range_list_dwarf4(void)
+{
+	static const uint8_t info[] = { 0, 0, 0, 0 }; /* sec_offset 0 */
+	static const uint8_t ranges[] = {
+		U64LE(0x10), U64LE(0x20),
+		U64LE(UINT64_MAX), U64LE(0x5000),
+		U64LE(0x1), U64LE(0x3),
+		U64LE(0), U64LE(0),
+	};
+	struct got_ranges g = { .n = 0 };
+	struct fake_dw f;
+
+	fake_dw_init(&f, info, sizeof(info), 4, DW_FORM_sec_offset);
+	f.r.s.ranges = (struct sym_sect){ ranges, sizeof(ranges) };
+	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, 0);
+	CHECK_INT(g.n, ==, 2);
+	CHECK(g.lo[0] == 0x1010 && g.hi[0] == 0x1020);
+	CHECK(g.lo[1] == 0x5001 && g.hi[1] == 0x5003);
+	for (size_t cut = 0; cut < sizeof(ranges); cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+
+		memcpy(copy, ranges, cut);
+		f.r.s.ranges = (struct sym_sect){ copy, cut };
+		g.n = 0;
+		CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, -EINVAL);
+		free(copy);
+	}
+	return 0;
+}
+
+/* DWARF 5 .debug_rnglists: every DW_RLE_* kind, reached through
+ * DW_FORM_rnglistx and the unit's offset table. */
+static int test_symbolizer__range_list_dwarf5(void)
+{
+	static const uint8_t info[] = { 1 }; /* rnglistx 1 */
+	static const uint8_t addr[] = { U64LE(0), U64LE(0x3000), U64LE(0x7000) };
+	static const uint8_t lists[] = {
+		0, 0, 0, 0,		/* base - 4: (a header, unused) */
+		0xff, 0xff, 0, 0,	/* offsets[0]: junk, unused */
+		8, 0, 0, 0,		/* offsets[1]: list at base + 8 */
+		DW_RLE_offset_pair, 0x10, 0x20,
+		DW_RLE_base_addressx, 1,
+		DW_RLE_offset_pair, 0, 4,
+		DW_RLE_startx_length, 0, 8,
+		DW_RLE_start_end, U64LE(0x100), U64LE(0x200),
+		DW_RLE_base_address, U64LE(0x9000),
+		DW_RLE_offset_pair, 1, 2,
+		DW_RLE_start_length, U64LE(0x400), 0x10,
+		DW_RLE_startx_endx, 0, 1,
+		DW_RLE_end_of_list,
+	};
+	static const uint64_t want[][2] = {
+		{ 0x1010, 0x1020 }, { 0x7000, 0x7004 }, { 0x3000, 0x3008 },
+		{ 0x100, 0x200 }, { 0x9001, 0x9002 }, { 0x400, 0x410 },
+		{ 0x3000, 0x7000 },
+	};
+	struct got_ranges g = { .n = 0 };
+	struct fake_dw f;
+
+	fake_dw_init(&f, info, sizeof(info), 5, DW_FORM_rnglistx);
+	f.u.addr_base = 8;
+	f.u.rnglists_base = 4;
+	f.r.s.addr = (struct sym_sect){ addr, sizeof(addr) };
+	f.r.s.rnglists = (struct sym_sect){ lists, sizeof(lists) };
+	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, 0);
+	CHECK_INT(g.n, ==, 7);
+	for (int i = 0; i < 7; i++)
+		CHECK(g.lo[i] == want[i][0] && g.hi[i] == want[i][1]);
+	/* no DW_AT_rnglists_base: libdw would guess one, the reader does not */
+	f.u.rnglists_base = UINT64_MAX;
+	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, -EOPNOTSUPP);
+	f.u.rnglists_base = 4;
+	for (size_t cut = 0; cut < sizeof(lists); cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+		int err;
+
+		memcpy(copy, lists, cut);
+		f.r.s.rnglists = (struct sym_sect){ copy, cut };
+		g.n = 0;
+		err = sym_dw_die_ranges(&f.r, &f.d, got_range, &g);
+		CHECK_INT(err, ==, -EINVAL);
+		free(copy);
+	}
+	return 0;
+}
+
+/* A big array keeps its contents across every growth step: 4 KB pages,
+ * the move to a huge-page mapping at 2 MB, mremap after. */
+static int test_symbolizer__big_array_growth(void)
+{
+	uint32_t *v = NULL;
+	size_t map = 0, n = 0;
+
+	for (size_t want = 1000; want <= (6u << 20) / 4; want += want / 2) {
+		CHECK_INT(sym_big_grow((void **)&v, &map, want * sizeof(*v)), ==, 0);
+		CHECK(map >= want * sizeof(*v));
+		for (size_t i = 0; i < n; i++)
+			CHECK(v[i] == (uint32_t)(i * 2654435761u));
+		for (; n < want; n++)
+			v[n] = (uint32_t)(n * 2654435761u);
+	}
+	sym_big_free(v, map);
+	return 0;
+}
+
+/* An ELF with 8 MB of pattern after its contents; its image in memory. */
+static int open_padded_elf(char *path, struct sym_elf *e, size_t *pad_at)
+{
+	size_t pad = 8u << 20;
+	uint8_t *junk = malloc(pad);
+	struct stat st;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0 && junk);
+	close(fd);
+	CHECK(copy_file(fixture("c_O2_pie"), path, SIZE_MAX) == 0);
+	CHECK(stat(path, &st) == 0);
+	for (size_t i = 0; i < pad; i++)
+		junk[i] = (uint8_t)(i * 131 + 7);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0 && write(fd, junk, pad) == (ssize_t)pad);
+	close(fd);
+	free(junk);
+	*pad_at = (size_t)st.st_size;
+	CHECK_INT(sym_elf_open(path, e), ==, 0);
+	return 0;
+}
+
+/* Pages given back read again as they were (libelf maps the file read
+ * only): a reference into a unit already walked still sees its DIEs. */
+static int test_symbolizer__file_pages_read_back(void)
+{
+	char path[] = "/tmp/ember-pages-XXXXXX";
+	struct sym_elf e = { .fd = -1 };
+	struct sym_pages m;
+	const uint8_t *from, *raw;
+	size_t size, pad_at;
+
+	if (open_padded_elf(path, &e, &pad_at))
+		return 1;
+	unlink(path);
+	sym_pages_init(&m, &e);
+	raw = (const uint8_t *)elf_rawfile(e.elf, &size);
+	CHECK(raw && m.page > 0 && m.lo == raw && m.hi == raw + size);
+	from = raw + pad_at;
+	sym_pages_done(&m, &from, raw + size - 1);
+	CHECK(from == raw + size - 1); /* 8 MB: past the step, given back */
+	for (size_t i = 0; i < size - pad_at; i += 4096)
+		CHECK(raw[pad_at + i] == (uint8_t)(i * 131 + 7));
+	sym_elf_close(&e);
+	return 0;
+}
+
+/* Memory that is not a read-only mapping of the file is never given back:
+ * dropping its pages would zero them. */
+static int test_symbolizer__file_pages_only_file_mappings(void)
+{
+	size_t size = 4u << 20;
+	uint8_t *copy = malloc(size);
+	struct sym_elf e = { .fd = -1 };
+	struct sym_pages m;
+	const uint8_t *from;
+	FILE *f = fopen(fixture("c_O2_pie"), "rb");
+
+	CHECK(copy && f);
+	memset(copy, 0x5a, size);
+	CHECK(fread(copy, 1, size, f) > 0);
+	fclose(f);
+	e.fd = open(fixture("c_O2_pie"), O_RDONLY);
+	elf_version(EV_CURRENT);
+	e.elf = elf_memory((char *)copy, size);
+	CHECK(e.fd >= 0 && e.elf);
+	sym_pages_init(&m, &e);
+	CHECK_INT(m.page, ==, 0);
+	from = copy;
+	sym_pages_done(&m, &from, copy + size);
+	CHECK(copy[size - 1] == 0x5a && copy[size / 2] == 0x5a);
+	elf_end(e.elf);
+	close(e.fd);
+	free(copy);
+	return 0;
+}
+
 #define CASE(n) { #n, n }
 static const struct unit_case cases[] = {
 	CASE(test_symbolizer__open_missing_file),
@@ -714,6 +1235,16 @@ static const struct unit_case cases[] = {
 	CASE(test_symbolizer__concurrent_lookups),
 	CASE(test_symbolizer__line_program_v4),
 	CASE(test_symbolizer__line_program_truncated),
+	CASE(test_symbolizer__reader_matches_libdw),
+	CASE(test_symbolizer__reader_matches_libdw_seeds),
+	CASE(test_symbolizer__reader_leaves_unit_to_libdw),
+	CASE(test_symbolizer__abbrev_table),
+	CASE(test_symbolizer__abbrev_table_malformed),
+	CASE(test_symbolizer__range_list_dwarf4),
+	CASE(test_symbolizer__range_list_dwarf5),
+	CASE(test_symbolizer__big_array_growth),
+	CASE(test_symbolizer__file_pages_read_back),
+	CASE(test_symbolizer__file_pages_only_file_mappings),
 };
 
 int main(int argc, char **argv)
