@@ -29,7 +29,7 @@ static struct sym_origin *origin_slot(struct sym_origin_cache *c, uint64_t key)
 
 static int origin_grow(struct sym_origin_cache *c)
 {
-	struct sym_origin_cache n = { .nslots = c->nslots ? 2 * c->nslots : 1024 };
+	struct sym_origin_cache n = { .nslots = c->nslots ? 2 * c->nslots : 64 };
 
 	n.slots = calloc(n.nslots, sizeof(*n.slots));
 	if (!n.slots)
