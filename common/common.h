@@ -83,6 +83,24 @@ static inline void ember_buf_reset(struct ember_buf *b)
 		b->data[0] = '\0';
 }
 
+/* ---- diagnostics of rejected input ------------------------------------ */
+
+/* Where a parser explains a rejection: the caller's buffer (may be NULL);
+ * the first failure wins. */
+struct ember_diag {
+	char *msg;
+	size_t size;
+	bool set;
+};
+
+/*
+ * Record the first failure: "fmt..." and, when where ("file:line") is
+ * given, " [where]" cut to start at component (e.g. "wire/"); log it at
+ * debug level.  Returns err, so a parser can `return ember_diag_vfail(...)`.
+ */
+int ember_diag_vfail(struct ember_diag *d, int err, const char *component,
+		     const char *where, const char *fmt, va_list ap);
+
 /* ---- build IDs --------------------------------------------------------- */
 
 #define EMBER_BUILD_ID_MAX 64 /* bytes; GNU build IDs are 20 (sha1) */

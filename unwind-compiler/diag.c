@@ -13,24 +13,11 @@
 int unwind_diag_fail(struct unwind_diag *d, int err, const char *where,
 		     const char *fmt, ...)
 {
-	char msg[256];
 	va_list ap;
 
-	if (!d || d->set)
-		return err;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	err = ember_diag_vfail(d, err, "unwind-compiler/", where, fmt, ap);
 	va_end(ap);
-	d->set = true;
-	if (where && strstr(where, "unwind-compiler/"))
-		where = strstr(where, "unwind-compiler/");
-	if (d->msg && d->size) {
-		if (where)
-			snprintf(d->msg, d->size, "%s [%s]", msg, where);
-		else
-			snprintf(d->msg, d->size, "%s", msg);
-	}
-	pr_debug("unwind: %s", msg);
 	return err;
 }
 

@@ -40,11 +40,7 @@
 /* ---- diagnostics ----------------------------------------------------------- */
 
 /* Where a compile failure is explained (first failure wins). */
-struct unwind_diag {
-	char *msg;
-	size_t size;
-	bool set;
-};
+#define unwind_diag ember_diag /* common/diag.c */
 
 /* Record "fmt..." (plus file:line in debug builds), log it at debug
  * level and return err. */

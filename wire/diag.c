@@ -14,24 +14,11 @@
 
 int wire_diag_fail(struct wire_diag *d, int err, const char *where, const char *fmt, ...)
 {
-	char msg[256];
 	va_list ap;
 
-	if (!d || d->set)
-		return err;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	err = ember_diag_vfail(d, err, "wire/", where, fmt, ap);
 	va_end(ap);
-	d->set = true;
-	if (where && strstr(where, "wire/"))
-		where = strstr(where, "wire/");
-	if (d->msg && d->size) {
-		if (where)
-			snprintf(d->msg, d->size, "%s [%s]", msg, where);
-		else
-			snprintf(d->msg, d->size, "%s", msg);
-	}
-	pr_debug("wire: %s", msg);
 	return err;
 }
 

@@ -33,11 +33,7 @@
 /* ---- diagnostics (diag.c) --------------------------------------------- */
 
 /* Where a rejection is explained: the caller's buffer; first failure wins. */
-struct wire_diag {
-	char *msg;
-	size_t size;
-	bool set;
-};
+#define wire_diag ember_diag /* common/diag.c */
 
 static inline struct wire_diag wire_diag_make(char *msg, size_t size)
 {
