@@ -204,6 +204,14 @@ void api_upstream_free(struct api_upstream *u);
 /* Start (or join) the fetch for req's route and suspend c until it ends;
  * returns false when the answer is already known missing (negative
  * cache), in which case c is not suspended. */
+/*
+ * Fetch the debug file and the executable of build_id from upstream on
+ * the calling thread and store them (a symcache_fetch_fn; arg is the
+ * server).  0 when either arrived, -ENOENT when no server has them (or
+ * that was learnt within the miss TTL), -ENOSYS without upstream, or the
+ * transport's error.
+ */
+int api_upstream_fetch_build_id(void *arg, const char *build_id);
 bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 		       struct api_request *req);
 

@@ -186,6 +186,7 @@ static int init_server(struct api_server *srv, struct store *s,
 	if (symcache_new(s, o->symbol_cache_bytes ? o->symbol_cache_bytes : (uint64_t)1 << 30,
 			 &srv->symbols))
 		return -ENOMEM;
+	symcache_set_fetch(srv->symbols, api_upstream_fetch_build_id, srv);
 	if (o->upstream)
 		return api_upstream_new(o->upstream_workers ? o->upstream_workers : 4,
 					o->upstream_miss_ttl ? o->upstream_miss_ttl : 600,

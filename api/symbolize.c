@@ -36,6 +36,8 @@ static enum symjson_error module_error(int err)
 		return SYMJSON_ERR_UNKNOWN_BUILD_ID;
 	if (err == -E2BIG)
 		return SYMJSON_ERR_OVER_BUDGET;
+	if (err == -EHOSTUNREACH)
+		return SYMJSON_ERR_UPSTREAM_UNAVAILABLE;
 	return SYMJSON_ERR_NO_DEBUGINFO; /* no symbols, unreadable */
 }
 

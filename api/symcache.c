@@ -6,9 +6,11 @@
  * condition variable for that entry.
  */
 #include "symcache.h"
+#include "symindex_store.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,9 @@ struct symcache_entry {
 	unsigned refs;
 	enum entry_state state;
 	int err;
+	char what[STORE_NAME_MAX];            /* the inputs it was made from */
+	uint64_t gen;                         /* store generation they were checked at */
+	bool stale;                           /* better inputs arrived: freed when unused */
 	struct symcache_entry *prev, *next;   /* LRU, most recent first */
 	struct symcache_entry *hnext;         /* table chain */
 };
@@ -34,7 +39,9 @@ struct symcache {
 	struct symcache_entry *table[BUCKETS];
 	struct symcache_entry *lru_head, *lru_tail;
 	uint64_t bytes, budget;
-	size_t loaded, builds, evictions, refused;
+	size_t loaded, builds, evictions, refused, disk_loads, unsaved, rebuilds;
+	symcache_fetch_fn fetch;
+	void *fetch_arg;
 };
 
 static size_t bucket(const char *id)
@@ -120,6 +127,14 @@ static void lru_push_front(struct symcache *c, struct symcache_entry *e)
 		c->lru_tail = e;
 }
 
+/* Take e out of the LRU and the byte count (under mu); the caller frees it. */
+static void drop(struct symcache *c, struct symcache_entry *e)
+{
+	lru_unlink(c, e);
+	c->bytes -= e->bytes;
+	c->loaded--;
+}
+
 /* Evict unused indexes, least recent first, until `need` more bytes fit.
  * Returns the indexes to free once the lock is dropped (chained by next). */
 static struct symcache_entry *make_room(struct symcache *c, uint64_t need)
@@ -130,10 +145,8 @@ static struct symcache_entry *make_room(struct symcache *c, uint64_t need)
 		struct symcache_entry *prev = e->prev;
 
 		if (e->refs == 0 && e->state == ENTRY_READY) {
-			lru_unlink(c, e);
+			drop(c, e);
 			unhash(c, e);
-			c->bytes -= e->bytes;
-			c->loaded--;
 			c->evictions++;
 			e->next = victims;
 			victims = e;
@@ -156,27 +169,44 @@ static void free_victims(struct symcache_entry *v)
 
 /* ---- building ----------------------------------------------------------------- */
 
-/* The executable for its program headers, the best DWARF file for debug
- * info; never a search of this machine's /usr/lib/debug. */
-static struct sym_index *build(struct store *s, const char *id, int *err)
+/*
+ * The inputs of id's index (asking upstream first when the store has
+ * none and a fetch is set: -ENOENT when nobody has the build ID,
+ * -EHOSTUNREACH when upstream failed).
+ */
+static int find_inputs(struct symcache *c, const char *id, struct symindex_inputs *in)
 {
-	struct store_artifact exe, dbg, sym;
-	bool has_exe = store_find_best(s, id, STORE_WANT_EXECUTABLE, &exe) == 0;
-	bool has_dbg = store_find_best(s, id, STORE_WANT_DEBUGINFO, &dbg) == 0;
-	struct sym_open_opts o = { .sz = sizeof(o), .no_debug_search = true };
-	char main_path[4096], dbg_path[4096];
+	int err = symindex_find_inputs(c->store, id, in);
 
-	if (!has_exe && !has_dbg && store_find_best(s, id, STORE_WANT_SYMBOLS, &sym)) {
-		*err = -ENOENT;
-		return NULL;
+	if (err != -ENOENT || !c->fetch)
+		return err;
+	err = c->fetch(c->fetch_arg, id);
+	if (err)
+		return err == -ENOENT || err == -ENOSYS ? -ENOENT : -EHOSTUNREACH;
+	return symindex_find_inputs(c->store, id, in);
+}
+
+/* Load or build the index of e (outside mu); counts under mu. */
+static struct sym_index *open_index(struct symcache *c, struct symcache_entry *e, int *err)
+{
+	uint64_t gen = store_generation(c->store); /* before the inputs are read */
+	enum symindex_origin origin = SYMINDEX_BUILT;
+	struct symindex_inputs in;
+	struct sym_index *idx = NULL;
+
+	*err = find_inputs(c, e->build_id, &in);
+	if (!*err)
+		idx = symindex_open(c->store, e->build_id, &in, &origin, err);
+	pthread_mutex_lock(&c->mu);
+	if (idx) {
+		snprintf(e->what, sizeof(e->what), "%s", in.what);
+		e->gen = gen;
+		c->disk_loads += origin == SYMINDEX_LOADED;
+		c->builds += origin != SYMINDEX_LOADED;
+		c->unsaved += origin == SYMINDEX_BUILT_UNSAVED;
 	}
-	store_blob_path(s, has_exe ? exe.sha256 : has_dbg ? dbg.sha256 : sym.sha256,
-			main_path, sizeof(main_path));
-	if (has_exe && has_dbg && strcmp(exe.sha256, dbg.sha256) != 0) {
-		store_blob_path(s, dbg.sha256, dbg_path, sizeof(dbg_path));
-		o.debug_file = dbg_path;
-	}
-	return sym_index_open(main_path, &o, err);
+	pthread_mutex_unlock(&c->mu);
+	return idx;
 }
 
 /* Publish the result of a build (under mu) and wake the waiters. */
@@ -217,9 +247,8 @@ static int build_entry(struct symcache *c, struct symcache_entry *e)
 	int err = 0;
 
 	pthread_mutex_unlock(&c->mu);
-	idx = build(c->store, e->build_id, &err);
+	idx = open_index(c, e, &err);
 	pthread_mutex_lock(&c->mu);
-	c->builds++;
 	victims = publish(c, e, idx, idx ? 0 : err);
 	pthread_mutex_unlock(&c->mu);
 	free_victims(victims);
@@ -237,15 +266,46 @@ static int fail_ref(struct symcache_entry *e)
 	return err;
 }
 
+/*
+ * e as it is, or NULL when better files for its build ID were stored
+ * since it was made: it is then unhashed, so the caller makes a new one,
+ * and freed now (into *victim) or by its last user.  The store is asked
+ * only when its generation moved, i.e. after an upload.
+ */
+static struct symcache_entry *check_fresh(struct symcache *c, struct symcache_entry *e,
+					  struct symcache_entry **victim)
+{
+	uint64_t gen = store_generation(c->store);
+	struct symindex_inputs in;
+
+	if (e->state != ENTRY_READY || e->gen == gen)
+		return e;
+	if (symindex_find_inputs(c->store, e->build_id, &in) == 0 &&
+	    strcmp(in.what, e->what) == 0) {
+		e->gen = gen;
+		return e;
+	}
+	unhash(c, e);
+	e->stale = true;
+	c->rebuilds++;
+	if (e->refs == 0) {
+		drop(c, e);
+		*victim = e;
+	}
+	return NULL;
+}
+
 int symcache_get(struct symcache *c, const char *build_id, struct symcache_entry **out)
 {
-	struct symcache_entry *e;
+	struct symcache_entry *e, *stale = NULL;
 	int err = 0;
 
 	if (strlen(build_id) >= STORE_BUILD_ID_HEX)
 		return -ENOENT;
 	pthread_mutex_lock(&c->mu);
 	e = find(c, build_id);
+	if (e)
+		e = check_fresh(c, e, &stale);
 	if (!e && (e = calloc(1, sizeof(*e)))) {
 		strcpy(e->build_id, build_id);
 		e->state = ENTRY_BUILDING;
@@ -269,6 +329,10 @@ int symcache_get(struct symcache *c, const char *build_id, struct symcache_entry
 		err = fail_ref(e);
 	}
 	pthread_mutex_unlock(&c->mu);
+	if (stale) {
+		stale->next = NULL;
+		free_victims(stale);
+	}
 	return err;
 }
 
@@ -284,6 +348,11 @@ void symcache_put(struct symcache *c, struct symcache_entry *e)
 	pthread_mutex_lock(&c->mu);
 	e->refs--;
 	victims = make_room(c, 0); /* what waited for users to finish */
+	if (e->stale && e->refs == 0) { /* superseded while in use */
+		drop(c, e);
+		e->next = victims;
+		victims = e;
+	}
 	pthread_mutex_unlock(&c->mu);
 	free_victims(victims);
 }
@@ -292,6 +361,13 @@ void symcache_get_stats(struct symcache *c, struct symcache_stats *st)
 {
 	pthread_mutex_lock(&c->mu);
 	*st = (struct symcache_stats){ c->bytes, c->budget, c->loaded, c->builds,
-				       c->evictions, c->refused };
+				       c->evictions, c->refused, c->disk_loads,
+				       c->unsaved, c->rebuilds };
 	pthread_mutex_unlock(&c->mu);
+}
+
+void symcache_set_fetch(struct symcache *c, symcache_fetch_fn fn, void *arg)
+{
+	c->fetch = fn;
+	c->fetch_arg = arg;
 }

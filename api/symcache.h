@@ -26,8 +26,11 @@ int symcache_new(struct store *s, uint64_t budget_bytes, struct symcache **out);
 void symcache_free(struct symcache *c);
 
 /*
- * A reference to the index of build_id in *out.  Returns 0; -ENOENT when
- * the store has no file for it; -E2BIG when its index exceeds the budget;
+ * A reference to the index of build_id in *out: its saved index when the
+ * store has one for the current best files, else one built from them and
+ * saved (api/symindex_store.h); an index made before better files were
+ * uploaded is replaced.  Returns 0; -ENOENT when the store (and upstream)
+ * has no file for it; -EHOSTUNREACH when upstream failed; -E2BIG when its index exceeds the budget;
  * or the symbolizer's error (-SYM_ERR_NO_SYMBOLS, ...).  Failures are not
  * cached: the next request tries again (a better upload may have come).
  */
@@ -37,8 +40,23 @@ void symcache_put(struct symcache *c, struct symcache_entry *e);
 
 struct symcache_stats {
 	uint64_t bytes, budget;
-	size_t loaded, builds, evictions, refused;
+	size_t loaded;		/* indexes in the LRU */
+	size_t builds;		/* indexes built from DWARF and symbol tables */
+	size_t evictions, refused;
+	size_t disk_loads;	/* indexes mapped from their saved file */
+	size_t unsaved;		/* builds that could not be saved (kept in memory) */
+	size_t rebuilds;	/* indexes superseded by better uploaded files */
 };
 void symcache_get_stats(struct symcache *c, struct symcache_stats *st);
+
+/*
+ * Ask fn (the upstream debuginfod servers) for the files of a build ID the
+ * store does not know, before answering -ENOENT.  fn stores what it gets
+ * and returns 0, -ENOENT (nobody has it), -ENOSYS (no upstream) or another
+ * negative errno (upstream failed: symcache_get then returns -EHOSTUNREACH).
+ * Set before the first symcache_get.
+ */
+typedef int (*symcache_fetch_fn)(void *arg, const char *build_id);
+void symcache_set_fetch(struct symcache *c, symcache_fetch_fn fn, void *arg);
 
 #endif /* EMBER_SYMCACHE_H */

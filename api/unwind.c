@@ -32,25 +32,11 @@ static void find_inputs(struct store *s, const char *id, struct unwind_inputs *i
 		 in->has_exe ? in->exe.sha256 : "none", in->has_dbg ? in->dbg.sha256 : "none");
 }
 
-static int write_blob(struct store *s, const char *id, const char *what,
-		      const struct ember_buf *table)
+static int produce_table(void *arg, struct store_blob *b)
 {
-	char sha[STORE_SHA256_HEX];
-	struct store_blob *b;
-	uint64_t size;
-	bool is_new;
-	int err = store_blob_begin(s, &b);
+	const struct ember_buf *table = arg;
 
-	if (err)
-		return err;
-	err = store_blob_write(b, table->data, table->len);
-	if (!err)
-		err = store_blob_seal(b, sha, &size);
-	if (err) {
-		store_blob_discard(b);
-		return err;
-	}
-	return store_add_derived(s, b, id, what, sha, size, &is_new);
+	return store_blob_write(b, table->data, table->len);
 }
 
 /* Compile and store; msg gets the reason on failure. */
@@ -72,7 +58,7 @@ static int compile(struct store *s, const char *id, const struct unwind_inputs *
 	err = unwind_table_compile(main_path, in->has_exe && in->has_dbg ? dbg_path : NULL,
 				   &o, &table);
 	if (!err)
-		err = write_blob(s, id, in->what, &table);
+		err = store_put_derived(s, id, in->what, produce_table, &table);
 	if (err && !msg[0])
 		snprintf(msg, msg_size, "%s", unwind_strerror(err));
 	ember_buf_release(&table);

@@ -364,3 +364,50 @@ bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 	pthread_mutex_unlock(&u->mu);
 	return true;
 }
+
+/* ---- fetching for the symbolization API ------------------------------------------ */
+
+/* One file of id, on the calling thread, remembered in the miss cache
+ * like a debuginfod request's. */
+static int fetch_now(struct api_server *srv, const char *id, enum api_endpoint ep)
+{
+	struct api_upstream *u = srv->upstream;
+	struct fetch_job j = { .srv = srv };
+	int err;
+
+	snprintf(j.route.build_id, sizeof(j.route.build_id), "%s", id);
+	j.route.ep = ep;
+	job_key(&j.route, j.key);
+	pthread_mutex_lock(&u->mu);
+	err = u->stopping ? -ECANCELED : miss_cache_has(u->misses, j.key) ? -ENOENT : 0;
+	pthread_mutex_unlock(&u->mu);
+	if (err) {
+		srv->metrics.upstream_negative_cached += err == -ENOENT;
+		return err;
+	}
+	err = fetch_file(&j, ep == API_EP_EXECUTABLE ? STORE_WANT_EXECUTABLE
+						     : STORE_WANT_DEBUGINFO, NULL);
+	srv->metrics.upstream_hits += !err;
+	srv->metrics.upstream_misses += err == -ENOENT;
+	srv->metrics.upstream_errors += err && err != -ENOENT;
+	if (err && err != -ECANCELED) {
+		pthread_mutex_lock(&u->mu);
+		miss_cache_put(u->misses, j.key);
+		pthread_mutex_unlock(&u->mu);
+	}
+	return err;
+}
+
+int api_upstream_fetch_build_id(void *arg, const char *build_id)
+{
+	struct api_server *srv = arg;
+	int dbg, exe;
+
+	if (!srv->upstream)
+		return -ENOSYS;
+	dbg = fetch_now(srv, build_id, API_EP_DEBUGINFO);
+	exe = fetch_now(srv, build_id, API_EP_EXECUTABLE);
+	if (!dbg || !exe)
+		return 0; /* either file is enough to symbolize */
+	return dbg == -ENOENT ? exe : dbg;
+}

@@ -84,8 +84,15 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 		s->n_artifacts++;
 		s->blob_bytes += a.size;
 	}
+	if (!err)
+		s->generation++;
 	pthread_mutex_unlock(&s->write_mu);
 	return err;
+}
+
+uint64_t store_generation(struct store *s)
+{
+	return s->generation;
 }
 
 /* Higher is better; negative: not a candidate for want. */

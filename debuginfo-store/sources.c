@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int store_source_named(struct store *s, const char *build_id,
 		       const char *path)
@@ -126,8 +127,56 @@ int store_add_derived(struct store *s, struct store_blob *b, const char *build_i
 			 is_new);
 }
 
+int store_put_derived(struct store *s, const char *build_id, const char *what,
+		      store_produce_fn produce, void *arg)
+{
+	char sha[STORE_SHA256_HEX];
+	struct store_blob *b;
+	uint64_t size;
+	bool is_new;
+	int err = store_blob_begin(s, &b);
+
+	if (err)
+		return err;
+	err = produce(arg, b);
+	if (!err)
+		err = store_blob_seal(b, sha, &size);
+	if (err) {
+		store_blob_discard(b);
+		return err;
+	}
+	return store_add_derived(s, b, build_id, what, sha, size, &is_new);
+}
+
 int store_find_derived(struct store *s, const char *build_id, const char *what,
 		       struct store_artifact *out)
 {
 	return find_keyed(s, STORE_TAG_DERIVED, build_id, what, out);
+}
+
+int store_drop_derived(struct store *s, const char *build_id, const char *what)
+{
+	struct store_artifact a;
+	char key[STORE_KEY_MAX], path[3 + STORE_SHA256_HEX];
+	rocksdb_writebatch_t *wb;
+	int klen = store_key_make(key, STORE_TAG_DERIVED, build_id, what);
+	int err;
+
+	if (klen < 0)
+		return -ENOENT;
+	pthread_mutex_lock(&s->write_mu);
+	err = find_keyed(s, STORE_TAG_DERIVED, build_id, what, &a);
+	if (!err) {
+		wb = rocksdb_writebatch_create();
+		rocksdb_writebatch_delete(wb, key, (size_t)klen);
+		err = store_db_write(s, wb);
+		rocksdb_writebatch_destroy(wb);
+	}
+	/* Record first, then the file: a crash between leaves an orphan
+	 * blob, never a record without its file. */
+	snprintf(path, sizeof(path), "%.2s/%s", a.sha256, a.sha256);
+	if (!err && unlinkat(s->blobs_fd, path, 0) && errno != ENOENT)
+		err = -errno;
+	pthread_mutex_unlock(&s->write_mu);
+	return err;
 }

@@ -118,6 +118,13 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 
 /* ---- reading ---------------------------------------------------------- */
 
+/*
+ * A number that grows whenever an artifact record is written (a new
+ * candidate, or a new kind for one): what store_find_best() answers can
+ * have changed only if it did.  Cheap (an atomic load).
+ */
+uint64_t store_generation(struct store *s);
+
 /* The best candidate of build_id for want into *out: 0, or -ENOENT. */
 int store_find_best(struct store *s, const char *build_id,
 		    enum store_want want, struct store_artifact *out);
@@ -160,6 +167,17 @@ int store_add_derived(struct store *s, struct store_blob *b, const char *build_i
 		      uint64_t size, bool *is_new);
 int store_find_derived(struct store *s, const char *build_id, const char *what,
 		       struct store_artifact *out);
+/* Writes a derived artifact's bytes into b (store_blob_write): 0 or a
+ * negative errno. */
+typedef int (*store_produce_fn)(void *arg, struct store_blob *b);
+/* A new blob filled by produce, sealed and committed as derived artifact
+ * what of build_id: 0, or the first negative errno (nothing recorded). */
+int store_put_derived(struct store *s, const char *build_id, const char *what,
+		      store_produce_fn produce, void *arg);
+/* Forget a derived artifact and remove its blob (derived blobs are never
+ * shared with uploads): for one found damaged, to be computed again.
+ * 0, -ENOENT, or another negative errno. */
+int store_drop_derived(struct store *s, const char *build_id, const char *what);
 
 void store_get_stats(struct store *s, struct store_stats *out);
 

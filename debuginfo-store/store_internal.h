@@ -24,6 +24,7 @@ struct store {
 	_Atomic uint64_t n_artifacts;
 	_Atomic uint64_t n_sources;
 	_Atomic uint64_t blob_bytes;
+	_Atomic uint64_t generation;     /* artifact records written */
 };
 
 /* ---- keys and records (record.c) ---------------------------------------- */

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int sym_index_add_name(struct sym_index *idx, const char *raw,
 		       uint32_t *name_id)
@@ -171,6 +172,7 @@ struct sym_index *sym_index_open_flags(const char *path,
 		e = -ENOMEM;
 		goto fail;
 	}
+	idx->seg_source = SYM_SOURCE_DWARF;
 	e = sym_strtab_init(&idx->strtab);
 	if (!e)
 		e = index_build(idx, path, opts, flags);
@@ -208,6 +210,12 @@ void sym_index_free(struct sym_index *idx)
 	if (!idx)
 		return;
 	free_demangled(idx);
+	free(idx->debug_path);
+	if (idx->file_map) { /* the arrays are in the mapping */
+		munmap(idx->file_map, idx->file_map_size);
+		free(idx);
+		return;
+	}
 	sym_strtab_release(&idx->strtab);
 	free(idx->names);
 	sym_big_free(idx->nodes, idx->nodes_map);
@@ -219,7 +227,6 @@ void sym_index_free(struct sym_index *idx)
 	free(idx->symtab_addr);
 	free(idx->dynsym_addr);
 	free(idx->loads);
-	free(idx->debug_path);
 	free(idx);
 }
 
@@ -277,6 +284,10 @@ const char *sym_strerror(int err)
 		return "file offset is in no loadable segment";
 	case SYM_ERR_BAD_DEBUG_FILE:
 		return "debug file has no DWARF";
+	case SYM_ERR_BAD_INDEX:
+		return "not a symbol index file, or a damaged one";
+	case SYM_ERR_INDEX_VERSION:
+		return "symbol index file of another format version";
 	default:
 		return strerror(-err);
 	}

@@ -74,6 +74,8 @@ static size_t seg_find(const struct sym_index *idx, uint64_t addr)
 	hi = idx->buckets[k + 1];
 	if (hi > idx->nsegs)
 		hi = idx->nsegs;
+	if (lo >= hi) /* not a table built here: search everything */
+		return upper_le(idx->seg_start, idx->nsegs, addr);
 	i = upper_le(idx->seg_start + lo, hi - lo, addr);
 	return i == SIZE_MAX ? SIZE_MAX : lo + i;
 }
@@ -116,7 +118,7 @@ static const struct sym_symbol *symbol_at(const struct sym_index *idx,
 
 static const char *name_of(const struct sym_index *idx, uint32_t id)
 {
-	return id == SYM_NONE ? NULL : sym_strtab_get(&idx->strtab, idx->names[id]);
+	return id >= idx->nnames ? NULL : sym_strtab_get(&idx->strtab, idx->names[id]);
 }
 
 static int dwarf_frames(const struct sym_index *idx, const struct sym_seg *s,
@@ -124,19 +126,25 @@ static int dwarf_frames(const struct sym_index *idx, const struct sym_seg *s,
 {
 	uint32_t file = s->file, line = s->line, col = s->col, disc = s->disc;
 	uint32_t node = s->node;
+	/* 0: an index made before the field existed, all DWARF */
+	enum sym_source src = idx->seg_source ? (enum sym_source)idx->seg_source
+					      : SYM_SOURCE_DWARF;
 	int n = 0;
 
-	if (node == SYM_NONE) {
+	if (node >= idx->nnodes) { /* SYM_NONE, or out of range */
 		if (max)
 			frames[0] = (struct sym_frame){
 				.file = sym_strtab_get(&idx->strtab, file),
 				.line = line, .column = col,
 				.func_start = SYM_ADDR_UNKNOWN,
 				.discriminator = disc,
-				.source = SYM_SOURCE_DWARF, .name_id = SYM_NONE };
+				.source = src, .name_id = SYM_NONE };
 		return 1;
 	}
-	for (; node != SYM_NONE; n++) {
+	/* Ids are checked (a loaded index comes from a file): a node out of
+	 * range ends the chain, and parents must have smaller ids, so the
+	 * walk ends. */
+	for (; node < idx->nnodes; n++) {
 		const struct sym_node *nd = &idx->nodes[node];
 
 		if ((size_t)n < max)
@@ -149,14 +157,14 @@ static int dwarf_frames(const struct sym_index *idx, const struct sym_seg *s,
 				.decl_line = nd->decl_line,
 				.func_start = nd->entry,
 				.discriminator = disc,
-				.source = SYM_SOURCE_DWARF,
+				.source = src,
 				.inlined = nd->parent != SYM_NONE,
 				.name_id = nd->name };
 		file = nd->call_file;
 		line = nd->call_line;
 		col = nd->call_col;
 		disc = nd->call_disc;
-		node = nd->parent;
+		node = nd->parent < node ? nd->parent : SYM_NONE;
 	}
 	return n;
 }

@@ -183,7 +183,8 @@ int64_t sym_strtab_intern(struct sym_strtab *st, const char *s,
 static inline const char *sym_strtab_get(const struct sym_strtab *st,
 					 uint32_t off)
 {
-	return off ? st->data + off : NULL;
+	/* Checked: a loaded index's offsets come from a file. */
+	return off && off < st->len ? st->data + off : NULL;
 }
 
 /* ---- the index ----------------------------------------------------------- */
@@ -257,7 +258,15 @@ struct sym_index {
 	size_t build_id_len;
 	char *debug_path;
 
+	/* A loaded index (index_file.c): the arrays above point into this
+	 * read-only mapping of its file, and only the demangling cache and
+	 * debug_path are the index's own allocations. */
+	void *file_map;
+	size_t file_map_size;
+
 	size_t units_read, units_libdw;	/* walked by the DIE reader, by libdw */
+	uint8_t seg_source;	/* enum sym_source answering for segments
+				   (DWARF unless set otherwise) */
 };
 
 /* sym_index_open with build flags (enum sym_build_flags), for tests. */

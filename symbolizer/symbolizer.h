@@ -46,6 +46,8 @@ enum sym_error {
 	SYM_ERR_NO_SYMBOLS,	/* neither DWARF nor a symbol table */
 	SYM_ERR_OFFSET_UNMAPPED, /* file offset in no PT_LOAD segment */
 	SYM_ERR_BAD_DEBUG_FILE,	/* debug file given but unusable */
+	SYM_ERR_BAD_INDEX,	/* a saved index that is not one, or damaged */
+	SYM_ERR_INDEX_VERSION,	/* a saved index of another format version */
 };
 
 /*
@@ -149,6 +151,33 @@ struct sym_index_stats {
 };
 void sym_index_get_stats(const struct sym_index *idx,
 			 struct sym_index_stats *st);
+
+/* ---- saved indexes (docs/symbol-index-format.md) ----------------------- */
+
+/* Where sym_index_save() writes: 0, or a negative errno to stop it. */
+typedef int (*sym_write_fn)(void *arg, const void *data, size_t len);
+
+/*
+ * Write idx in the on-disk format, in order, through write (a few calls
+ * per array).  The bytes depend only on the index: the same files give
+ * the same file.  Returns 0, -EINVAL for an index the format cannot hold,
+ * or what write returned.
+ */
+int sym_index_save(const struct sym_index *idx, sym_write_fn write, void *arg);
+
+enum sym_load_flags {
+	/* Check the CRC of the whole body too (reads every page). */
+	SYM_LOAD_VERIFY = 1 << 0,
+};
+
+/*
+ * Map a saved index from fd (which the caller may close afterwards).  The
+ * result is used like a built one and freed with sym_index_free(); its
+ * arrays stay in the read-only mapping (page cache, not heap).  Returns
+ * NULL with -SYM_ERR_BAD_INDEX, -SYM_ERR_INDEX_VERSION or a negative
+ * errno in *err.
+ */
+struct sym_index *sym_index_load(int fd, unsigned flags, int *err);
 
 const char *sym_source_name(enum sym_source src);
 /* Message for a negative error from this component (errno or SYM_ERR). */

@@ -547,7 +547,7 @@ def test_server__gdb_loads_symbols_of_stripped_binary():
 
 
 def main_addr(elf=None):
-    out = subprocess.run(["readelf", "-sW", fx("c_stripped.debug")], capture_output=True,
+    out = subprocess.run(["readelf", "-sW", elf or fx("c_stripped.debug")], capture_output=True,
                          text=True).stdout
     for line in out.splitlines():
         f = line.split()
@@ -560,7 +560,7 @@ def test_server__eu_addr2line_via_debuginfod():
     need("eu-addr2line")
     srv = Server()
     upload_split_pair(srv)
-    addr = "0x" + main_addr(fx("c_stripped"))
+    addr = "0x" + main_addr()
     cmd = ["eu-addr2line", "-f", "-e", lone_copy(fx("c_stripped")), addr]
     out = subprocess.run(cmd, capture_output=True, text=True, env=client_env(srv.url),
                          timeout=60).stdout
@@ -914,6 +914,116 @@ def test_server__symbol_cache_stays_in_budget():
     check(srv.metric('ember_symbol_cache_events_total{event="eviction"}') > 0, "no eviction")
     check(srv.metric('ember_symbol_cache_events_total{event="over_budget"}') == 2, "refusals")
     srv.stop()
+
+
+def saved_indexes(data):
+    """Blob files of the data directory that are saved symbol indexes."""
+    found = []
+    for root, _, files in os.walk(os.path.join(data, "blobs")):
+        for f in files:
+            with open(os.path.join(root, f), "rb") as fh:
+                if fh.read(8) == b"EMBERSYM":
+                    found.append(os.path.join(root, f))
+    return found
+
+
+def symbolize_frames(srv, b, addrs):
+    s, out = symbolize(srv, [{"build_id": b, "addresses": ["0x%x" % a for a in addrs]}])
+    check(s == 200, "status %d: %r" % (s, out[:200]))
+    return [(r["error"], r["source"], r["frames"]) for r in json.loads(out)["modules"][0]["results"]]
+
+
+def test_server__symbol_index_saved_and_mapped_after_restart():
+    srv = Server()
+    ids, answers = [], {}
+    for name in ("c_O2_pie", "cxx_O2"):
+        check(srv.upload(fx(name), build_id(fx(name)), "executable")[0] == 201, "upload")
+        ids.append((build_id(fx(name)), func_addrs(fx(name), 200)))
+    for b, addrs in ids:
+        answers[b] = symbolize_frames(srv, b, addrs)
+        check(sum(1 for e, _, _ in answers[b] if e is None) > len(addrs) // 2, "resolved")
+    check(srv.metric('ember_symbol_cache_events_total{event="build"}') == 2, "two builds")
+    check(len(saved_indexes(srv.data)) == 2, "saved indexes: %r" % saved_indexes(srv.data))
+    srv.stop()
+    srv = Server(data=srv.data)
+    for b, addrs in ids:
+        check(symbolize_frames(srv, b, addrs) == answers[b], "answers differ after restart")
+    check(srv.metric('ember_symbol_cache_events_total{event="build"}') == 0,
+          "DWARF parsed again after restart")
+    check(srv.metric('ember_symbol_cache_events_total{event="disk_load"}') == 2, "disk loads")
+    srv.stop()
+    # A damaged saved index (header) is refused, rebuilt and replaced.
+    for path in saved_indexes(srv.data):
+        with open(path, "r+b") as f:
+            f.seek(20)
+            f.write(b"\xff\xff\xff\xff")
+    srv = Server(data=srv.data)
+    for b, addrs in ids:
+        check(symbolize_frames(srv, b, addrs) == answers[b], "answers differ after repair")
+    check(srv.metric('ember_symbol_cache_events_total{event="build"}') == 2, "rebuilt")
+    srv.stop()
+    srv = Server(data=srv.data)
+    b, addrs = ids[0]
+    check(symbolize_frames(srv, b, addrs) == answers[b], "answers after the repair's restart")
+    check(srv.metric('ember_symbol_cache_events_total{event="disk_load"}') == 1, "repaired")
+    srv.stop()
+
+
+def test_server__better_debuginfo_rebuilds_index():
+    srv = Server()
+    full = fx("c_O2_pie")
+    b = build_id(full)
+    nodebug = os.path.join(TMP, "c_O2_pie.nodebug")  # .symtab kept, DWARF gone
+    subprocess.run(["objcopy", "--strip-debug", full, nodebug], check=True)
+    check(srv.upload(nodebug, b, "executable")[0] == 201, "exe upload")
+    addr = int(main_addr(full), 16)
+    before = symbolize_frames(srv, b, [addr])[0]
+    check(before[0] is None and before[1] == "symtab" and before[2][-1]["function"] == "main"
+          and "line" not in before[2][-1], "symtab only: %r" % (before,))
+    check(srv.upload(full, b, "debuginfo")[0] == 201, "debug upload")
+    after = symbolize_frames(srv, b, [addr])[0]
+    check(after[1] == "dwarf" and after[2][-1]["function"] == "main" and
+          after[2][-1].get("line", 0) > 0, "not rebuilt from the debug file: %r" % (after,))
+    check(srv.metric('ember_symbol_cache_events_total{event="superseded"}') == 1, "superseded")
+    check(srv.metric('ember_symbol_cache_events_total{event="build"}') == 2, "two builds")
+    srv.stop()
+    srv = Server(data=srv.data)
+    check(symbolize_frames(srv, b, [addr])[0] == after, "restart serves the DWARF index")
+    check(srv.metric('ember_symbol_cache_events_total{event="disk_load"}') == 1, "from disk")
+    srv.stop()
+
+
+def test_server__symbolize_fetches_from_upstream():
+    up = Upstream([fx("c_stripped"), fx("c_stripped.debug")])
+    try:
+        b = build_id(fx("c_stripped"))
+        up.wait_serving(b)
+        srv = Server(args=["--upstream", up.url])
+        addr = int(main_addr(None), 16)
+        got = symbolize_frames(srv, b, [addr])[0]
+        check(got[0] is None and got[1] == "dwarf" and got[2][-1]["function"] == "main",
+              "via upstream: %r" % (got,))
+        check(srv.listing(b)["artifacts"], "fetched files not stored")
+        s, out = symbolize(srv, [{"build_id": "ab" * 20, "addresses": [4096]}])
+        check(json.loads(out)["modules"][0]["results"][0]["error"] == "unknown_build_id",
+              "unknown everywhere")
+        srv.stop()
+    finally:
+        up.stop()
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: connection refused
+    srv = Server(args=["--upstream", "http://127.0.0.1:%d" % port])
+    s, out = symbolize(srv, [{"build_id": "cd" * 20, "addresses": [4096, 8192]}])
+    res = json.loads(out)["modules"][0]
+    check([r["error"] for r in res["results"]] == ["upstream_unavailable"] * 2,
+          "dead upstream: %r" % res["results"])
+    check(res["unresolved"] == 2, "unresolved count")
+    srv.stop()
+
+
+# ---- `ember symbolize --server` (the API through the llvm-symbolizer CLI) -----------
 
 
 def pprof_tools():

@@ -1,0 +1,46 @@
+/*
+ * symindex_store.h - symbol indexes kept in the store (private to api/).
+ *
+ * A build ID's index is made from the best executable (program headers,
+ * symbol tables) and the best debug file (DWARF) the store holds.  It is
+ * saved as a derived artifact named after the index format version and
+ * both inputs' sha256 (docs/symbol-index-format.md), so a restart maps it
+ * instead of parsing DWARF, and better debug info arriving later names a
+ * new index, built from it.
+ */
+#ifndef EMBER_SYMINDEX_STORE_H
+#define EMBER_SYMINDEX_STORE_H
+
+#include "store.h"
+#include "symbolizer.h"
+
+struct symindex_inputs {
+	struct store_artifact main, dbg; /* main: the file given to the
+					    symbolizer; dbg: its DWARF */
+	bool has_dbg;			 /* dbg is another file than main */
+	char what[STORE_NAME_MAX];	 /* the derived artifact's name */
+};
+
+/* The inputs of build_id's index: 0, or -ENOENT when the store has no
+ * file with symbols for it. */
+int symindex_find_inputs(struct store *s, const char *build_id,
+			 struct symindex_inputs *in);
+
+/* How symindex_open() got its index. */
+enum symindex_origin {
+	SYMINDEX_LOADED,	/* mapped from the saved index */
+	SYMINDEX_BUILT,		/* built, saved and mapped back */
+	SYMINDEX_BUILT_UNSAVED,	/* built; saving failed (logged), kept in memory */
+};
+
+/*
+ * The index of build_id for inputs in: the saved one when it exists and
+ * loads, else built from the inputs and saved.  A saved index that does
+ * not load (damaged, another version) is rebuilt and replaced.  Returns
+ * NULL with the symbolizer's error or a negative errno in *err.
+ */
+struct sym_index *symindex_open(struct store *s, const char *build_id,
+				const struct symindex_inputs *in,
+				enum symindex_origin *origin, int *err);
+
+#endif /* EMBER_SYMINDEX_STORE_H */
