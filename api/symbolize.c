@@ -26,6 +26,7 @@ static enum symjson_source source_of(enum sym_source s)
 	case SYM_SOURCE_DWARF: return SYMJSON_SOURCE_DWARF;
 	case SYM_SOURCE_SYMTAB: return SYMJSON_SOURCE_SYMTAB;
 	case SYM_SOURCE_DYNSYM: return SYMJSON_SOURCE_DYNSYM;
+	case SYM_SOURCE_GOPCLNTAB: return SYMJSON_SOURCE_GOPCLNTAB;
 	default: return SYMJSON_SOURCE_NONE;
 	}
 }

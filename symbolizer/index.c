@@ -124,6 +124,8 @@ static int index_read(struct sym_build *b, const char *path,
 
 		idx->debug_path = strdup(dw_file->path);
 		err = idx->debug_path ? index_dwarf(b, dw_file, &syms) : -ENOMEM;
+	} else {
+		err = sym_gopclntab_collect(b, main_elf.elf); /* DWARF wins */
 	}
 	if (!err)
 		err = index_symbols(idx, &syms);
@@ -264,6 +266,8 @@ const char *sym_source_name(enum sym_source src)
 		return "symtab";
 	case SYM_SOURCE_DYNSYM:
 		return "dynsym";
+	case SYM_SOURCE_GOPCLNTAB:
+		return "gopclntab";
 	default:
 		return "none";
 	}

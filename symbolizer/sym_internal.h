@@ -929,6 +929,9 @@ int sym_symjob_store(struct sym_index *idx, const struct sym_symjob *j);
 void sym_symjob_release(struct sym_symjob *j);
 /* Flatten the unit in b->scopes/b->lines into segments; empties both. */
 int sym_flatten_unit(struct sym_build *b);
+/* Go's .gopclntab of a file without DWARF into nodes and segment blocks
+ * (gopclntab.c); 0 also when there is none or it is unusable (warned). */
+int sym_gopclntab_collect(struct sym_build *b, Elf *elf);
 /* Put all units' segment blocks in address order. */
 int sym_flatten_finish(struct sym_build *b);
 /* Build idx->buckets over the finished segment table (lookup.c). */

@@ -5,7 +5,8 @@
  * ELF virtual address or a file offset) comes in; frames innermost first
  * come out.  The index is built once per file from DWARF (libdw), with the
  * ELF symbol tables (.symtab, then .dynsym) as fallbacks where DWARF is
- * absent or does not cover an address.  Layout and search: docs/symbol-index.md.
+ * absent or does not cover an address; Go binaries without DWARF are read
+ * from .gopclntab instead.  Layout and search: docs/symbol-index.md.
  *
  * Ownership: a struct sym_index owns everything it hands out.  Strings in a
  * struct sym_frame point into the index and stay valid until
@@ -30,6 +31,7 @@ enum sym_source {
 	SYM_SOURCE_DWARF,
 	SYM_SOURCE_SYMTAB,
 	SYM_SOURCE_DYNSYM,
+	SYM_SOURCE_GOPCLNTAB,	/* Go's .gopclntab (Go binaries without DWARF) */
 };
 
 /* How an input address is to be read. */

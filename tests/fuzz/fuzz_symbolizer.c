@@ -3,10 +3,12 @@
  * outside input: an arbitrary file goes through ELF checks, debug-file
  * discovery, the DIE reader (unit headers, abbreviation tables, forms,
  * range lists) and libdw's walk for the units the reader leaves to it,
- * line tables, symbol tables, flattening and lookups with demangling.
- * Nothing may crash, leak or read out of bounds.  The seeds in
- * corpus/symbolizer/ cover DWARF 2, 4 and 5 from GCC and clang, 32- and
- * 64-bit (see test_symbolizer.c).
+ * line tables, symbol tables, Go's .gopclntab (header, function records,
+ * pc-value tables, moduledata, inline trees), flattening and lookups with
+ * demangling.  Nothing may crash, leak or read out of bounds.  The seeds
+ * in corpus/symbolizer/ cover DWARF 2, 4 and 5 from GCC and clang, 32- and
+ * 64-bit (see test_symbolizer.c), and the three pclntab layouts
+ * (seed_gopclntab_*, written by make_gopclntab_seeds.py).
  *
  * Built with -fsanitize=fuzzer under EMBER_FUZZ=ON; the plain build links
  * it with replay.c so CI replays the corpus and mutated fixtures.

@@ -7,6 +7,7 @@
  */
 #include "symbolizer.h"
 #include "sym_internal.h" /* the DWARF readers, tested directly */
+#include "gopclntab.h"     /* the Go table reader, likewise */
 #include "common.h"
 #include "unit.h"
 
@@ -524,6 +525,506 @@ static int test_symbolizer__go_names(void)
 	CHECK(ends_with(f[n - 1].file, "prog.go"));
 	CHECK(sym_frame_demangled(idx, &f[n - 1], true) == f[n - 1].name);
 	sym_index_free(idx);
+	return 0;
+}
+
+/* ---- Go without DWARF: .gopclntab ---------------------------------------- */
+
+/* Address of the symbol called exactly name (any type), by libelf. */
+static int elf_symbol_exact(const char *path, const char *name, uint64_t *addr)
+{
+	int fd = open(path, O_RDONLY), found = -ENOENT;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (gelf_getsym(d, (int)i, &s) &&
+			    (n = elf_strptr(elf, sh.sh_link, s.st_name)) &&
+			    strcmp(n, name) == 0) {
+				*addr = s.st_value;
+				found = 0;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* Where section name is in the file: its header's offset, its bytes. */
+struct sect_loc {
+	uint64_t shdr_off, off, size, addr;
+};
+
+static int elf_section_loc(const char *path, const char *name,
+			   struct sect_loc *out)
+{
+	int fd = open(path, O_RDONLY), found = -ENOENT;
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && gelf_getehdr(elf, &eh) && elf_getshdrstrndx(elf, &shstr) == 0)
+		while (found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+
+			if (gelf_getshdr(scn, &sh) &&
+			    strcmp(elf_strptr(elf, shstr, sh.sh_name), name) == 0) {
+				*out = (struct sect_loc){
+					eh.e_shoff + elf_ndxscn(scn) * eh.e_shentsize,
+					sh.sh_offset, sh.sh_size, sh.sh_addr };
+				found = 0;
+			}
+		}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* Function starts and five points inside each function of the Go fixture
+ * (from its .symtab, by libelf): the addresses the Go tests look up. */
+static size_t go_addresses(uint64_t **out)
+{
+	const char *path = fixture("go_prog_nodwarf");
+	int fd = open(path, O_RDONLY);
+	size_t n = 0, alloc = 0;
+	uint64_t *v = NULL;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+
+			if (!gelf_getsym(d, (int)i, &s) ||
+			    GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size)
+				continue;
+			for (uint64_t k = 0; k < 6; k++) {
+				if (n == alloc) {
+					alloc = alloc ? 2 * alloc : 1024;
+					v = realloc(v, alloc * sizeof(*v));
+				}
+				v[n++] = s.st_value + s.st_size * k / 6;
+			}
+		}
+	}
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	*out = v;
+	return n;
+}
+
+static bool have_go(void)
+{
+	return system("go version >/dev/null 2>&1") == 0;
+}
+
+/* A DWARF path as the pclntab records it: Go's DWARF names files
+ * relative to the unit's comp_dir ".", so Ember joins them as "./x". */
+static const char *go_path(const char *p)
+{
+	return p && strncmp(p, "./", 2) == 0 ? p + 2 : p;
+}
+
+/*
+ * `go tool addr2line` (debug/gosym on .gopclntab) against Ember on the
+ * Go fixture without DWARF, and on the one without .symtab either.  It
+ * prints the function the address is in (the outermost frame: gosym
+ * knows no inlining) with the file:line of the innermost one (the pc's
+ * own row): those are compared.
+ */
+static int test_symbolizer__gopclntab_matches_go_addr2line(void)
+{
+	char in[] = "/tmp/ember-goaddr-XXXXXX", cmd[8192];
+	struct sym_index *idx, *stripped;
+	struct sym_frame f[MAXF], g[MAXF];
+	uint64_t *addrs;
+	size_t n = go_addresses(&addrs), checked = 0;
+	int fd = mkstemp(in);
+	FILE *fp, *p;
+
+	if (!have_go()) {
+		free(addrs);
+		close(fd);
+		unlink(in);
+		return UNIT_SKIP;
+	}
+	CHECK(fd >= 0 && n > 1000);
+	fp = fdopen(fd, "w");
+	for (size_t i = 0; i < n; i++)
+		fprintf(fp, "0x%llx\n", (unsigned long long)addrs[i]);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd), "env GOENV=off GOFLAGS= GOTOOLCHAIN=local "
+		 "go tool addr2line '%s' < '%s'", fixture("go_prog_nodwarf"), in);
+	p = popen(cmd, "r");
+	idx = open_ok(fixture("go_prog_nodwarf"), NULL);
+	stripped = open_ok(fixture("go_prog_stripped"), NULL);
+	CHECK(p && idx && stripped);
+	for (size_t i = 0; i < n; i++) {
+		char name[4096], loc[4096], *colon;
+		int k = sym_index_lookup(idx, addrs[i], SYM_ADDR_VADDR, 0, f, MAXF);
+		int ks = sym_index_lookup(stripped, addrs[i], SYM_ADDR_VADDR, 0, g, MAXF);
+
+		CHECK(fgets(name, sizeof(name), p) && fgets(loc, sizeof(loc), p));
+		name[strcspn(name, "\n")] = loc[strcspn(loc, "\n")] = '\0';
+		colon = strrchr(loc, ':');
+		CHECK(colon);
+		*colon = '\0';
+		if (strcmp(name, "?") == 0)
+			continue; /* not in the table: nothing to compare */
+		CHECK_INT(k, >=, 1);
+		CHECK_INT(k, <=, MAXF);
+		for (int j = 0; j < k; j++)
+			CHECK_INT(f[j].source, ==, SYM_SOURCE_GOPCLNTAB);
+		CHECK_STR(f[k - 1].name, name);
+		CHECK_STR(f[0].file, loc);
+		CHECK_INT(f[0].line, ==, atoi(colon + 1));
+		/* no .symtab: the same frames from .gopclntab alone */
+		CHECK_INT(ks, ==, k);
+		for (int j = 0; j < k; j++) {
+			CHECK_STR(g[j].name, f[j].name);
+			CHECK(g[j].file == f[j].file || strcmp(g[j].file, f[j].file) == 0);
+			CHECK_INT(g[j].line, ==, f[j].line);
+		}
+		checked++;
+	}
+	CHECK(pclose(p) == 0);
+	unlink(in);
+	CHECK_INT(checked, >, n * 9 / 10);
+	sym_index_free(idx);
+	sym_index_free(stripped);
+	free(addrs);
+	return 0;
+}
+
+/* Go's pclntab shortens array types in generated names ("type..eq.[5]T"
+ * is "type..eq.[...]T" there); DWARF keeps the length. */
+static bool go_names_match(const char *dwarf, const char *pcln)
+{
+	if (!dwarf || !pcln)
+		return dwarf == pcln;
+	while (*dwarf && *pcln) {
+		if (strncmp(pcln, "[...]", 5) == 0 && *dwarf == '[') {
+			const char *close = strchr(dwarf, ']');
+
+			if (!close)
+				return false;
+			dwarf = close + 1;
+			pcln += 5;
+		} else if (*dwarf++ != *pcln++) {
+			return false;
+		}
+	}
+	return *dwarf == *pcln;
+}
+
+static bool go_frames_equal(const struct sym_frame *d, int nd,
+			    const struct sym_frame *p, int np)
+{
+	if (nd != np)
+		return false;
+	for (int j = 0; j < nd; j++)
+		if (!go_names_match(d[j].name, p[j].name) ||
+		    !d[j].file != !p[j].file ||
+		    (d[j].file && strcmp(go_path(d[j].file), p[j].file) != 0) ||
+		    d[j].line != p[j].line || d[j].inlined != p[j].inlined)
+			return false;
+	return nd == 0 || d[nd - 1].func_start == p[np - 1].func_start;
+}
+
+/*
+ * An autogenerated wrapper ((*T).M calling T.M) that inlined its target:
+ * the pclntab records the inlined call, Go's DWARF leaves it out and
+ * gives the wrapper the callee's line.  Same pc row, one frame less.
+ */
+static bool go_wrapper_case(const struct sym_frame *d, int nd,
+			    const struct sym_frame *p, int np)
+{
+	return nd >= 1 && np > nd && p[np - 1].file &&
+	       strcmp(p[np - 1].file, "<autogenerated>") == 0 &&
+	       go_names_match(d[nd - 1].name, p[np - 1].name) &&
+	       d[0].file && p[0].file && strcmp(go_path(d[0].file), p[0].file) == 0 &&
+	       d[0].line == p[0].line;
+}
+
+static int go_text_identical(void)
+{
+	struct sect_loc a, b;
+	FILE *fa, *fb;
+	int same = 1, ca, cb;
+
+	if (elf_section_loc(fixture("go_prog"), ".text", &a) ||
+	    elf_section_loc(fixture("go_prog_nodwarf"), ".text", &b) ||
+	    a.addr != b.addr || a.size != b.size)
+		return 0;
+	fa = fopen(fixture("go_prog"), "rb");
+	fb = fopen(fixture("go_prog_nodwarf"), "rb");
+	if (!fa || !fb || fseek(fa, (long)a.off, SEEK_SET) ||
+	    fseek(fb, (long)b.off, SEEK_SET))
+		same = 0;
+	for (uint64_t i = 0; same && i < a.size; i++) {
+		ca = getc(fa);
+		cb = getc(fb);
+		same = ca == cb && ca != EOF;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+/*
+ * Ember's pclntab answers against its own DWARF answers for the same
+ * code (go_prog and go_prog_nodwarf differ only in -ldflags=-w): every
+ * frame, innermost first, inlined ones included, at every function start
+ * and five points inside each function.  Differences allowed, and only
+ * these (docs/symbol-index.md): the "./" DWARF puts before paths, "[...]"
+ * for array lengths in generated names, and inlined calls in
+ * autogenerated wrappers that only the pclntab records.
+ */
+static int test_symbolizer__gopclntab_matches_dwarf(void)
+{
+	struct sym_index *dw = open_ok(fixture("go_prog"), NULL);
+	struct sym_index *pc = open_ok(fixture("go_prog_nodwarf"), NULL);
+	struct sym_frame d[MAXF], p[MAXF];
+	size_t same = 0, wrappers = 0, with_inlined = 0, compared = 0;
+	uint64_t *addrs;
+	size_t n = go_addresses(&addrs);
+
+	CHECK(dw && pc && n > 1000);
+	CHECK(go_text_identical()); /* the fixtures' premise */
+	for (size_t i = 0; i < n; i++) {
+		int nd = sym_index_lookup(dw, addrs[i], SYM_ADDR_VADDR, 0, d, MAXF);
+		int np = sym_index_lookup(pc, addrs[i], SYM_ADDR_VADDR, 0, p, MAXF);
+
+		CHECK_INT(nd, <=, MAXF);
+		CHECK_INT(np, <=, MAXF);
+		if (nd < 1 || d[0].source != SYM_SOURCE_DWARF)
+			continue; /* DWARF says nothing here */
+		compared++;
+		CHECK_INT(np, >=, 1);
+		CHECK_INT(p[0].source, ==, SYM_SOURCE_GOPCLNTAB);
+		if (go_frames_equal(d, nd, p, np)) {
+			same++;
+			with_inlined += nd > 1;
+		} else if (go_wrapper_case(d, nd, p, np)) {
+			wrappers++;
+		} else {
+			fprintf(stderr, "0x%llx: dwarf %d frames, pclntab %d:\n",
+				(unsigned long long)addrs[i], nd, np);
+			for (int j = 0; j < nd || j < np; j++)
+				fprintf(stderr, "  %s %s:%u | %s %s:%u\n",
+					j < nd ? d[j].name : "-", j < nd ? d[j].file : "-",
+					j < nd ? d[j].line : 0, j < np ? p[j].name : "-",
+					j < np ? p[j].file : "-", j < np ? p[j].line : 0);
+			CHECK(!"pclntab and DWARF frames differ");
+		}
+	}
+	printf("gopclntab vs DWARF: %zu addresses, %zu identical (%zu with "
+	       "inlined frames), %zu in wrappers\n", compared, same,
+	       with_inlined, wrappers);
+	CHECK_INT(compared, >, n * 9 / 10);
+	CHECK_INT(with_inlined, >=, 100);
+	CHECK_INT(wrappers, <=, compared / 100);
+	sym_index_free(dw);
+	sym_index_free(pc);
+	free(addrs);
+	return 0;
+}
+
+/* The header and moduledata as read, against the symbols of the file. */
+static int test_symbolizer__gopclntab_moduledata(void)
+{
+	static const char *const names[] = { "go_prog_nodwarf", "go_prog_stripped" };
+	uint64_t gofunc, text;
+	struct sect_loc tx;
+	char tc[4096] = "";
+	FILE *f = fopen(fixture("TOOLCHAIN"), "r");
+
+	CHECK(f);
+	while (fgets(tc, sizeof(tc), f) && !strstr(tc, "go version"))
+		;
+	fclose(f);
+	CHECK(elf_symbol_exact(fixture("go_prog_nodwarf"), "go.func.*", &gofunc) == 0 ||
+	      elf_symbol_exact(fixture("go_prog_nodwarf"), "go:func.*", &gofunc) == 0);
+	CHECK(elf_symbol_exact(fixture("go_prog_nodwarf"), "runtime.text", &text) == 0);
+	CHECK(elf_section_loc(fixture("go_prog_stripped"), ".text", &tx) == 0);
+	for (size_t i = 0; i < 2; i++) {
+		struct sym_elf e = { .fd = -1 };
+		struct sym_go_table t;
+
+		CHECK(sym_elf_open(fixture(names[i]), &e) == 0);
+		CHECK_INT(sym_go_table_open(&t, e.elf), ==, 0);
+		if (strstr(tc, "go1.18") || strstr(tc, "go1.19"))
+			CHECK_INT(t.ver, ==, SYM_GO_118);
+		CHECK_INT(t.ptrsize, ==, 8);
+		CHECK_INT(t.quantum, ==, 1);
+		CHECK(t.gofunc_found);
+		CHECK_INT(t.gofunc, ==, gofunc);	/* the stripped one too */
+		CHECK_INT(t.text_start, ==, text);
+		CHECK_INT(t.text_start, ==, tx.addr);
+		sym_go_table_release(&t);
+		sym_elf_close(&e);
+	}
+	return 0;
+}
+
+/* A copy of fixture name with len bytes at off replaced by bytes. */
+static int go_patched(const char *name, char *path, uint64_t off,
+		      const void *bytes, size_t len)
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (copy_file(fixture(name), path, SIZE_MAX))
+		return -1;
+	fd = open(path, O_RDWR);
+	if (fd < 0 || pwrite(fd, bytes, len, (off_t)off) != (ssize_t)len)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+/* Open a patched copy: the index or NULL, *err its error. */
+static struct sym_index *go_open_patched(const char *name, uint64_t off,
+					 const void *bytes, size_t len, int *err)
+{
+	char path[] = "/tmp/ember-gopcln-XXXXXX";
+	struct sym_index *idx = NULL;
+
+	*err = -EIO;
+	if (go_patched(name, path, off, bytes, len) == 0)
+		idx = sym_index_open(path, NULL, err);
+	unlink(path);
+	return idx;
+}
+
+/*
+ * A broken .gopclntab: a bad magic or a section cut short falls back to
+ * .symtab (or gives "no symbols" when there is none); moduledata not
+ * found keeps names and lines without inline frames; random damage
+ * never crashes (ASan/UBSan build).
+ */
+static int test_symbolizer__gopclntab_corrupt(void)
+{
+	static const uint64_t sizes[] = { 0, 4, 8, 16, 0x40, 0x48, 0x400, 0x4000 };
+	struct sect_loc pcln, nd;
+	struct sym_frame f[MAXF];
+	uint64_t digest, size, inl_addr = 0, zero = 0, rng = 0x9e3779b97f4a7c15ull;
+	struct sym_index *idx;
+	int err, n;
+
+	CHECK(elf_section_loc(fixture("go_prog_nodwarf"), ".gopclntab", &pcln) == 0);
+	CHECK(elf_section_loc(fixture("go_prog_nodwarf"), ".noptrdata", &nd) == 0);
+	CHECK(elf_symbol(fixture("go_prog_nodwarf"), "main.digest", &digest, &size) == 0);
+	/* an address in digest where mixStep is inlined, from the intact file */
+	idx = open_ok(fixture("go_prog_nodwarf"), NULL);
+	CHECK(idx);
+	for (uint64_t a = digest; a < digest + size && !inl_addr; a++)
+		if (sym_index_lookup(idx, a, SYM_ADDR_VADDR, 0, f, MAXF) == 2 &&
+		    strcmp(f[0].name, "main.mixStep") == 0)
+			inl_addr = a;
+	sym_index_free(idx);
+	CHECK(inl_addr);
+
+	/* bad magic: .symtab answers; without .symtab, a clear error */
+	idx = go_open_patched("go_prog_nodwarf", pcln.off, "\0\0\0\0", 4, &err);
+	CHECK(idx);
+	n = sym_index_lookup(idx, inl_addr, SYM_ADDR_VADDR, 0, f, MAXF);
+	CHECK_INT(n, ==, 1);
+	CHECK_INT(f[0].source, ==, SYM_SOURCE_SYMTAB);
+	CHECK_STR(f[0].name, "main.digest");
+	sym_index_free(idx);
+	CHECK(elf_section_loc(fixture("go_prog_stripped"), ".gopclntab", &pcln) == 0);
+	idx = go_open_patched("go_prog_stripped", pcln.off, "\0\0\0\0", 4, &err);
+	CHECK(!idx);
+	CHECK_INT(err, ==, -SYM_ERR_NO_SYMBOLS);
+
+	/* the section cut short (its header's sh_size) */
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		idx = go_open_patched("go_prog_stripped", pcln.shdr_off + 32,
+				      &sizes[i], 8, &err);
+		CHECK(idx || err == -SYM_ERR_NO_SYMBOLS);
+		sym_index_free(idx);
+	}
+	for (uint64_t cut = pcln.size - 1; cut > pcln.size / 2; cut -= pcln.size / 7) {
+		idx = go_open_patched("go_prog_stripped", pcln.shdr_off + 32,
+				      &cut, 8, &err);
+		CHECK(idx || err == -SYM_ERR_NO_SYMBOLS);
+		sym_index_free(idx);
+	}
+
+	/* moduledata unrecognisable: lines, no inline frames */
+	CHECK(elf_section_loc(fixture("go_prog_nodwarf"), ".gopclntab", &pcln) == 0);
+	{
+		uint8_t *buf = malloc(nd.size);
+		FILE *fp = fopen(fixture("go_prog_nodwarf"), "rb");
+
+		CHECK(buf && fp && fseek(fp, (long)nd.off, SEEK_SET) == 0 &&
+		      fread(buf, 1, nd.size, fp) == nd.size);
+		fclose(fp);
+		for (uint64_t o = 0; o + 8 <= nd.size; o += 8)
+			if (memcmp(buf + o, &pcln.addr, 8) == 0)
+				memcpy(buf + o, &zero, 8);
+		idx = go_open_patched("go_prog_nodwarf", nd.off, buf, nd.size, &err);
+		free(buf);
+	}
+	CHECK(idx);
+	n = sym_index_lookup(idx, inl_addr, SYM_ADDR_VADDR, 0, f, MAXF);
+	CHECK_INT(n, ==, 1);
+	CHECK_INT(f[0].source, ==, SYM_SOURCE_GOPCLNTAB);
+	CHECK_STR(f[0].name, "main.digest");
+	CHECK(ends_with(f[0].file, "prog.go"));
+	CHECK_INT(f[0].line, >, 0);
+	sym_index_free(idx);
+
+	/* random damage anywhere in the table */
+	for (int i = 0; i < 40; i++) {
+		uint8_t junk[8];
+		uint64_t off;
+
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		off = pcln.off + (i < 10 ? rng % 0x80 : rng % (pcln.size - 8));
+		memcpy(junk, &rng, 8);
+		idx = go_open_patched(i % 2 ? "go_prog_stripped" : "go_prog_nodwarf",
+				      off, junk, 1 + (size_t)(rng >> 61), &err);
+		CHECK(idx || err == -SYM_ERR_NO_SYMBOLS);
+		for (uint64_t a = digest; idx && a < digest + size; a += 7)
+			sym_index_lookup(idx, a, SYM_ADDR_VADDR, 0, f, MAXF);
+		sym_index_free(idx);
+	}
 	return 0;
 }
 
@@ -1232,6 +1733,10 @@ static const struct unit_case cases[] = {
 	CASE(test_symbolizer__demangle_rust_legacy),
 	CASE(test_symbolizer__demangle_rust_v0),
 	CASE(test_symbolizer__go_names),
+	CASE(test_symbolizer__gopclntab_matches_go_addr2line),
+	CASE(test_symbolizer__gopclntab_matches_dwarf),
+	CASE(test_symbolizer__gopclntab_moduledata),
+	CASE(test_symbolizer__gopclntab_corrupt),
 	CASE(test_symbolizer__concurrent_lookups),
 	CASE(test_symbolizer__line_program_v4),
 	CASE(test_symbolizer__line_program_truncated),
