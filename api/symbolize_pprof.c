@@ -8,7 +8,8 @@
  * looked up, and its frames written as Location.line, inlined callees
  * first as profile.proto specifies.  Mappings get has_functions /
  * has_filenames / has_line_numbers / has_inline_frames from what answered.
- * Locations that already have lines are left alone.  Profiles are decoded
+ * Locations that already have lines are left alone; the others that stay
+ * without lines are counted by reason (X-Ember-Unresolved), never dropped.  Profiles are decoded
  * and validated by wire/ (raw, gzip or zstd); the answer is gzip.
  */
 #include "api_internal.h"
@@ -24,13 +25,63 @@
 #define MAX_FRAMES 64
 #define PROFILE_OUT_CAP ((size_t)256 << 20)
 
+/* Why a location stays without lines (the X-Ember-Unresolved header). */
+enum why {
+	WHY_NO_MAPPING,		/* mapping_id 0 */
+	WHY_NO_BUILD_ID,	/* its mapping has no build ID */
+	WHY_OUTSIDE_MAPPING,	/* address outside [memory_start, memory_limit) */
+	WHY_NOT_IN_ELF,		/* normalized offset in no PT_LOAD of the ELF */
+	WHY_NO_SYMBOLS,		/* nothing in the ELF covers it */
+	WHY_UNKNOWN_BUILD_ID,
+	WHY_NO_DEBUGINFO,
+	WHY_UPSTREAM,
+	WHY_OVER_BUDGET,
+	WHY_COUNT
+};
+
+static const char *const why_name[WHY_COUNT] = {
+	[WHY_NO_MAPPING] = "no_mapping",
+	[WHY_NO_BUILD_ID] = "no_build_id",
+	[WHY_OUTSIDE_MAPPING] = "outside_mapping",
+	[WHY_NOT_IN_ELF] = "offset_not_in_elf",
+	[WHY_NO_SYMBOLS] = "no_symbols_at_address",
+	[WHY_UNKNOWN_BUILD_ID] = "unknown_build_id",
+	[WHY_NO_DEBUGINFO] = "no_debuginfo",
+	[WHY_UPSTREAM] = "upstream_unavailable",
+	[WHY_OVER_BUDGET] = "index_over_budget",
+};
+
 struct pprof_run {
 	struct api_server *srv;
 	struct pprof_profile *p;
 	struct sym_frame frames[MAX_FRAMES];
 	struct pprof_line lines[MAX_FRAMES];
 	size_t resolved, unresolved;
+	size_t why[WHY_COUNT];
 };
+
+static enum why why_of_cache_error(int err)
+{
+	switch (err) {
+	case -ENOENT: return WHY_UNKNOWN_BUILD_ID;
+	case -EHOSTUNREACH: return WHY_UPSTREAM;
+	case -E2BIG: return WHY_OVER_BUDGET;
+	default: return WHY_NO_DEBUGINFO;
+	}
+}
+
+/* Count every location of mapping mid (0: of none) that has no lines yet
+ * as unresolved for why. */
+static void count_unresolved(struct pprof_run *r, uint64_t mid, enum why why)
+{
+	const pprof_message_t *msg = pprof_message(r->p);
+
+	for (size_t i = 0; i < msg->n_location; i++)
+		if (msg->location[i]->mapping_id == mid && !msg->location[i]->n_line) {
+			r->unresolved++;
+			r->why[why]++;
+		}
+}
 
 /* The mapping's build ID as lowercase hex, or false when it has none. */
 static bool mapping_build_id(const struct pprof_profile *p, const pprof_mapping_t *m,
@@ -54,22 +105,28 @@ static unsigned flags_of(const struct sym_frame *f, int n)
 {
 	unsigned flags = PPROF_MAPPING_HAS_FUNCTIONS;
 
-	if (f[n - 1].source == SYM_SOURCE_DWARF)
+	if (f[n - 1].source == SYM_SOURCE_DWARF || f[n - 1].source == SYM_SOURCE_GOPCLNTAB)
 		flags |= PPROF_MAPPING_HAS_FILENAMES | PPROF_MAPPING_HAS_LINE_NUMBERS |
 			 PPROF_MAPPING_HAS_INLINE_FRAMES;
 	return flags;
 }
 
-/* Frames of one location into its lines; returns mapping flags, or 0. */
+/* Frames of one location into its lines; returns mapping flags, or 0
+ * with *why set. */
 static unsigned symbolize_location(struct pprof_run *r, const struct sym_index *idx,
-				   const pprof_mapping_t *m, const pprof_location_t *loc)
+				   const pprof_mapping_t *m, const pprof_location_t *loc,
+				   enum why *why)
 {
 	uint64_t vaddr, off = loc->address - m->memory_start + m->file_offset;
 	int n;
 
-	if (loc->address < m->memory_start || (m->memory_limit && loc->address >= m->memory_limit) ||
-	    sym_index_offset_to_vaddr(idx, off, &vaddr))
+	*why = WHY_OUTSIDE_MAPPING;
+	if (loc->address < m->memory_start || (m->memory_limit && loc->address >= m->memory_limit))
 		return 0;
+	*why = WHY_NOT_IN_ELF;
+	if (sym_index_offset_to_vaddr(idx, off, &vaddr))
+		return 0;
+	*why = WHY_NO_SYMBOLS;
 	n = sym_index_lookup(idx, vaddr, SYM_ADDR_VADDR, SYM_LOOKUP_SYMBOL_NAME, r->frames,
 			     MAX_FRAMES);
 	if (n <= 0)
@@ -99,21 +156,32 @@ static void symbolize_mapping(struct pprof_run *r, const pprof_mapping_t *m)
 	char id[STORE_BUILD_ID_HEX];
 	unsigned flags = 0;
 	uint64_t mid = m->id;
+	enum why why;
+	int err;
 
-	if (!mapping_build_id(r->p, m, id, sizeof(id)) || symcache_get(r->srv->symbols, id, &e))
+	if (!mapping_build_id(r->p, m, id, sizeof(id))) {
+		count_unresolved(r, mid, WHY_NO_BUILD_ID);
 		return;
+	}
+	err = symcache_get(r->srv->symbols, id, &e);
+	if (err) {
+		count_unresolved(r, mid, why_of_cache_error(err));
+		return;
+	}
 	for (size_t i = 0; i < msg->n_location; i++) {
 		const pprof_location_t *loc = msg->location[i];
 		unsigned f;
 
 		if (loc->mapping_id != mid || loc->n_line)
 			continue;
-		f = symbolize_location(r, symcache_index(e), m, loc);
+		f = symbolize_location(r, symcache_index(e), m, loc, &why);
 		flags |= f;
-		if (f)
+		if (f) {
 			r->resolved++;
-		else
+		} else {
 			r->unresolved++;
+			r->why[why]++;
+		}
 		msg = pprof_message(r->p); /* edits may move the arrays */
 		m = pprof_mapping_by_id(r->p, mid);
 	}
@@ -131,6 +199,19 @@ static void symbolize_profile(struct pprof_run *r)
 
 		symbolize_mapping(r, pprof_mapping_by_id(r->p, mid));
 	}
+	count_unresolved(r, 0, WHY_NO_MAPPING);
+}
+
+/* "reason=count, ..." of the unresolved locations ("" when none). */
+static void why_header(const struct pprof_run *r, char *out, size_t size)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < WHY_COUNT && at < size; i++)
+		if (r->why[i])
+			at += (size_t)snprintf(out + at, size - at, "%s%s=%zu", at ? ", " : "",
+					       why_name[i], r->why[i]);
 }
 
 enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
@@ -138,7 +219,7 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
 {
 	struct pprof_run *r = calloc(1, sizeof(*r));
 	struct ember_buf out;
-	char why[512], hdr[64];
+	char why[512], hdr[64], reasons[512];
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	int err;
@@ -158,6 +239,7 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
 	err = pprof_encode(r->p, true, &out);
 	pprof_profile_free(r->p);
 	snprintf(hdr, sizeof(hdr), "%zu resolved, %zu unresolved", r->resolved, r->unresolved);
+	why_header(r, reasons, sizeof(reasons));
 	free(r);
 	if (err) {
 		ember_buf_release(&out);
@@ -169,6 +251,8 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
 		return MHD_NO;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
 	MHD_add_response_header(resp, "X-Ember-Locations", hdr);
+	if (reasons[0])
+		MHD_add_response_header(resp, "X-Ember-Unresolved", reasons);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
 	api_metrics_count(&srv->metrics, req->route.ep, MHD_HTTP_OK, out.len);
 	MHD_destroy_response(resp);

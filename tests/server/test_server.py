@@ -1118,6 +1118,81 @@ def test_server__symbolize_pprof_bad_input():
     srv.stop()
 
 
+def pb_varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def pb_field(num, value):
+    """A protobuf field: int -> varint, bytes/str -> length-delimited."""
+    if isinstance(value, int):
+        return pb_varint(num << 3) + pb_varint(value)
+    if isinstance(value, str):
+        value = value.encode()
+    return pb_varint(num << 3 | 2) + pb_varint(len(value)) + value
+
+
+def pprof_profile(mappings, locations):
+    """A profile.proto Profile: mappings as dicts (id, start, limit, offset,
+    build_id), locations as (id, mapping_id, address); one sample each."""
+    strings = ["", "samples", "count"]
+
+    def s(x):
+        if x not in strings:
+            strings.append(x)
+        return strings.index(x)
+
+    out = pb_field(1, pb_field(1, s("samples")) + pb_field(2, s("count")))
+    for lid, _, _ in locations:
+        out += pb_field(2, pb_field(1, lid) + pb_field(2, 1))
+    for m in mappings:
+        out += pb_field(3, pb_field(1, m["id"]) + pb_field(2, m["start"]) +
+                        pb_field(3, m["limit"]) + pb_field(4, m.get("offset", 0)) +
+                        pb_field(5, s("/bin/prog")) + pb_field(6, s(m["build_id"])))
+    for lid, mid, addr in locations:
+        out += pb_field(4, pb_field(1, lid) + pb_field(2, mid) + pb_field(3, addr))
+    for x in list(strings):
+        out += pb_field(6, x)
+    return out
+
+
+def test_server__symbolize_pprof_inconsistent_mappings():
+    srv = Server()
+    path = fx("c_O2_pie")
+    b = build_id(path)
+    check(srv.upload(path, b, "executable")[0] == 201, "upload")
+    main = int(main_addr(path), 16)
+    base = 0x555555554000
+    good = {"id": 1, "start": base, "limit": base + 0x100000, "build_id": b}
+    # limit below start: the profile is refused, with the mapping named.
+    bad = dict(good, id=2, start=base + 0x200000, limit=base + 0x100000)
+    s, body, _ = srv.request("POST", "/api/v1/symbolize/pprof",
+                             pprof_profile([good, bad], [(1, 1, base + main)]), {})
+    check(s == 400 and b"mapping 2" in body and b"memory_limit" in body,
+          "limit below start: %d %r" % (s, body))
+    # A mapping whose offset is past every PT_LOAD of its ELF, addresses
+    # outside their mapping and a location without one: all reported as
+    # unresolved, none dropped, while the consistent one resolves.
+    far = dict(good, id=3, start=base + 0x400000, limit=base + 0x500000, offset=0x7000000)
+    unknown = dict(good, id=4, start=base + 0x600000, limit=base + 0x700000,
+                   build_id="ab" * 20)
+    locs = [(1, 1, base + main), (2, 1, base + 0x100000 + 16), (3, 3, base + 0x400000 + 64),
+            (4, 0, 0x1234), (5, 4, base + 0x600000 + 16)]
+    s, body, hdrs = srv.request("POST", "/api/v1/symbolize/pprof",
+                                pprof_profile([good, far, unknown], locs), {})
+    check(s == 200, "status %d %r" % (s, body[:200]))
+    check(hdrs.get("x-ember-locations") == "1 resolved, 4 unresolved",
+          "counts: %r" % hdrs.get("x-ember-locations"))
+    check(hdrs.get("x-ember-unresolved") == "no_mapping=1, outside_mapping=1, "
+          "offset_not_in_elf=1, unknown_build_id=1", "reasons: %r" % hdrs.get("x-ember-unresolved"))
+    srv.stop()
+
+
 # ---- metrics ----------------------------------------------------------------------------
 
 
