@@ -18,6 +18,8 @@ enum cli_functions { CLI_FN_LINKAGE, CLI_FN_SHORT, CLI_FN_NONE };
 struct cli_symbolize_opts {
 	const char *obj;	/* --obj / -e, or NULL: module named per line */
 	const char *debug_dir;	/* --debug-file-directory */
+	const char *server;	/* --server URL: ask it (symbolize_remote.c) */
+	const char *build_id;	/* --build-id: the module, with --server */
 	bool inlines;
 	bool demangle;
 	bool print_address;
@@ -67,18 +69,54 @@ void cli_parse_request(const char *line, size_t len, struct cli_request *req);
 bool cli_parse_addr(const char *s, size_t len, uint64_t *out);
 
 /*
- * Write the answer for one address.  idx may be NULL (module unreadable:
- * err holds why).  frames/n are the lookup result.
+ * Read fd line by line, for coprocess use: calls line() for each complete
+ * line (without its '\n'; the last line need not end in one), and idle()
+ * whenever the next read may block and once at the end, so that answers
+ * can be flushed before the caller writes its next line.  A nonzero
+ * return of either stops the loop and is returned.  Lines longer than
+ * max_line fail with -E2BIG (and a message); a read error gives -errno.
  */
+struct cli_line_reader {
+	int (*line)(void *ctx, const char *line, size_t len);
+	int (*idle)(void *ctx);
+	void *ctx;
+};
+int cli_read_lines(int fd, size_t max_line, const struct cli_line_reader *r);
+
+/* The options of `ember symbolize` (symbolize_opts.c).  Returns the index
+ * of the first address argument, -1 on a bad option or combination (the
+ * reason is on stderr), -2 for --help. */
+int cli_symbolize_parse_opts(struct cli_symbolize_opts *o, int argc, char **argv);
+void cli_symbolize_usage(FILE *f);
+
+/*
+ * One address's answer, as the printer takes it.  Frame names come from
+ * idx (raw names, demangled through the index as the options say) or,
+ * for answers that have no index (a server's), from names: one display
+ * name per frame, already chosen for o->functions and o->demangle.  All
+ * pointers are borrowed for the call.
+ */
+struct cli_answer {
+	const char *module;		/* "ModuleName" of JSON */
+	uint64_t addr;			/* as the user gave it */
+	const struct sym_frame *frames;	/* innermost first */
+	int n;				/* 0: nothing covers addr */
+	const struct sym_index *idx;	/* or NULL: */
+	const char *const *names;	/* n names (NULL entries: unknown), or NULL */
+	const char *error;		/* why the module gave nothing (JSON
+					   "Error"), or NULL */
+};
+
+/* Write the answer for one address. */
 void cli_print_answer(struct cli_out *out, const struct cli_symbolize_opts *o,
-		      const char *module, const struct sym_index *idx,
-		      uint64_t addr, const struct sym_frame *frames, int n,
-		      int err);
+		      const struct cli_answer *a);
 /* Write the answer for an unparsable line. */
 void cli_print_invalid(struct cli_out *out, const struct cli_symbolize_opts *o,
 		       const char *module, const char *line, size_t len);
 
 int cmd_symbolize(int argc, char **argv);
+/* `ember symbolize --server`, run in ember-server (symbolize_remote.c). */
+int cmd_symbolize_remote(int argc, char **argv);
 int cmd_unwind(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_upload(int argc, char **argv);

@@ -4,7 +4,8 @@
  * per line on stdin, and the same output shapes.  On stdin every line is
  * answered as soon as it is read and the answer is flushed before the
  * next read blocks, so a caller can keep it running as a coprocess (pprof
- * does, one process per mapping).
+ * does, one process per mapping).  With --server the same command is run
+ * by ember-server against a server's API (symbolize_remote.c).
  */
 #include "cli.h"
 #include "common.h"
@@ -37,139 +38,6 @@ struct symbolizer_run {
 	size_t nmods;
 	struct sym_frame frames[MAX_FRAMES];
 };
-
-static void symbolize_usage(FILE *f)
-{
-	fputs("usage: ember symbolize [options] [ADDRESS...]\n"
-	      "  --obj=FILE, -e FILE        the ELF to symbolize in (else each input\n"
-	      "                             line names it: [CODE|DATA] FILE ADDRESS)\n"
-	      "  --inlines, -i              print inlined frames (default)\n"
-	      "  --no-inlines               outermost function only\n"
-	      "  --functions=linkage|short|none, -f\n"
-	      "  --demangle, -C / --no-demangle\n"
-	      "  --output-style=LLVM|GNU|JSON\n"
-	      "  --print-address, -a        print the address first\n"
-	      "  --pretty-print, -p         one line per frame\n"
-	      "  --basenames, -s            file names without directories\n"
-	      "  --debug-file-directory=DIR root of .build-id/ and debuglink lookups\n"
-	      "  --file-offsets             input addresses are file offsets, not\n"
-	      "                             ELF virtual addresses\n"
-	      "  --stats                    print index figures to stderr at exit\n"
-	      "Addresses: 0x-prefixed hex or decimal.  Without ADDRESS arguments,\n"
-	      "one request per line on stdin.\n",
-	      f);
-}
-
-/* "true"/"false" values of llvm-style boolean options ("-demangle=false"). */
-static int parse_bool(const char *v, bool *out)
-{
-	if (!v || strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-		*out = true;
-	else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-		*out = false;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_style(const char *v, enum cli_style *s)
-{
-	if (v && strcmp(v, "LLVM") == 0)
-		*s = CLI_STYLE_LLVM;
-	else if (v && strcmp(v, "GNU") == 0)
-		*s = CLI_STYLE_GNU;
-	else if (v && strcmp(v, "JSON") == 0)
-		*s = CLI_STYLE_JSON;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_functions(const char *v, enum cli_functions *f)
-{
-	if (!v || strcmp(v, "linkage") == 0)
-		*f = CLI_FN_LINKAGE;
-	else if (strcmp(v, "short") == 0)
-		*f = CLI_FN_SHORT;
-	else if (strcmp(v, "none") == 0)
-		*f = CLI_FN_NONE;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-/* A long option NAME or NAME=VALUE: returns 1 if it took the next arg. */
-static int parse_long(struct cli_symbolize_opts *o, const char *name,
-		      const char *val, const char *next)
-{
-	size_t n = strcspn(name, "=");
-	char key[64];
-
-	if (n >= sizeof(key))
-		return -EINVAL;
-	memcpy(key, name, n);
-	key[n] = '\0';
-	if (!strcmp(key, "obj") || !strcmp(key, "exe") || !strcmp(key, "e")) {
-		o->obj = val ? val : next;
-		return o->obj ? (val ? 0 : 1) : -EINVAL;
-	}
-	if (!strcmp(key, "debug-file-directory")) {
-		o->debug_dir = val ? val : next;
-		return o->debug_dir ? (val ? 0 : 1) : -EINVAL;
-	}
-	if (!strcmp(key, "inlines") || !strcmp(key, "inlining") || !strcmp(key, "i"))
-		return parse_bool(val, &o->inlines);
-	if (!strcmp(key, "no-inlines"))
-		return o->inlines = false, 0;
-	if (!strcmp(key, "demangle") || !strcmp(key, "C"))
-		return parse_bool(val, &o->demangle);
-	if (!strcmp(key, "no-demangle"))
-		return o->demangle = false, 0;
-	if (!strcmp(key, "functions") || !strcmp(key, "f"))
-		return parse_functions(val, &o->functions);
-	if (!strcmp(key, "output-style"))
-		return parse_style(val, &o->style);
-	if (!strcmp(key, "print-address") || !strcmp(key, "addresses") || !strcmp(key, "a"))
-		return parse_bool(val, &o->print_address);
-	if (!strcmp(key, "pretty-print") || !strcmp(key, "p"))
-		return parse_bool(val, &o->pretty);
-	if (!strcmp(key, "basenames") || !strcmp(key, "s"))
-		return o->basenames = true, 0;
-	if (!strcmp(key, "file-offsets"))
-		return o->addr_kind = SYM_ADDR_FILE_OFFSET, 0;
-	if (!strcmp(key, "stats"))
-		return o->stats = true, 0;
-	return -EINVAL;
-}
-
-/* Parses options; returns the index of the first address argument, -1 on
- * error, or -2 for --help. */
-static int parse_opts(struct cli_symbolize_opts *o, int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *name, *eq;
-		int r;
-
-		if (strcmp(a, "--") == 0)
-			return i + 1;
-		if (a[0] != '-' || a[1] == '\0' || (a[1] >= '0' && a[1] <= '9'))
-			break;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			return -2;
-		name = a + (a[1] == '-' ? 2 : 1);
-		eq = strchr(name, '=');
-		r = parse_long(o, name, eq ? eq + 1 : NULL,
-			       i + 1 < argc ? argv[i + 1] : NULL);
-		if (r < 0) {
-			fprintf(stderr, "ember symbolize: '%s': unknown option or bad value\n", a);
-			return -1;
-		}
-		i += r;
-	}
-	return i;
-}
 
 static double seconds_since(const struct timespec *t0)
 {
@@ -230,25 +98,27 @@ static void answer(struct symbolizer_run *run, const char *module,
 		   size_t module_len, uint64_t addr)
 {
 	struct module *m = module_get(run, module, module_len);
-	int n = 0, err = m ? m->err : -ENOMEM;
+	struct cli_answer a = { .module = m ? m->path : "", .addr = addr,
+				.frames = run->frames, .idx = m ? m->idx : NULL };
+	int err = m ? m->err : -ENOMEM;
 
 	if (m && m->idx) {
-		n = sym_index_lookup(m->idx, addr, run->opts.addr_kind,
-				     run->opts.functions == CLI_FN_LINKAGE
-					     ? SYM_LOOKUP_SYMBOL_NAME : 0,
-				     run->frames, MAX_FRAMES);
-		if (n < 0)
-			err = n, n = 0;
-		else if (n > MAX_FRAMES)
-			n = MAX_FRAMES;
+		a.n = sym_index_lookup(m->idx, addr, run->opts.addr_kind,
+				       run->opts.functions == CLI_FN_LINKAGE
+					       ? SYM_LOOKUP_SYMBOL_NAME : 0,
+				       run->frames, MAX_FRAMES);
+		if (a.n < 0)
+			err = a.n, a.n = 0;
+		else if (a.n > MAX_FRAMES)
+			a.n = MAX_FRAMES;
 	}
-	cli_print_answer(&run->out, &run->opts, m ? m->path : "",
-			 m ? m->idx : NULL, addr, run->frames, n, err);
+	a.error = err ? sym_strerror(err) : NULL;
+	cli_print_answer(&run->out, &run->opts, &a);
 }
 
-static void handle_line(struct symbolizer_run *run, const char *line,
-			size_t len)
+static int handle_line(void *ctx, const char *line, size_t len)
 {
+	struct symbolizer_run *run = ctx;
 	struct cli_request req;
 	const char *obj = run->opts.obj;
 
@@ -256,59 +126,21 @@ static void handle_line(struct symbolizer_run *run, const char *line,
 	if (!req.valid || (!req.module && !obj)) {
 		cli_print_invalid(&run->out, &run->opts, obj ? obj : "", line,
 				  len);
-		return;
+		return 0;
 	}
 	if (req.module)
 		answer(run, req.module, req.module_len, req.addr);
 	else
 		answer(run, obj, run->obj_len, req.addr);
+	return 0;
 }
 
-/* Answer stdin line by line, flushing whenever the next read may block. */
-static int run_stdin(struct symbolizer_run *run)
+/* Before a read may block: what is answered goes out. */
+static int flush_answers(void *ctx)
 {
-	struct ember_buf in;
-	char chunk[16384];
-	int err = 0;
+	struct symbolizer_run *run = ctx;
 
-	ember_buf_init(&in, MAX_LINE);
-	for (;;) {
-		ssize_t got;
-		size_t start = 0;
-		char *nl;
-
-		while (in.len > start &&
-		       (nl = memchr(in.data + start, '\n', in.len - start))) {
-			handle_line(run, in.data + start,
-				    (size_t)(nl - (in.data + start)));
-			start = (size_t)(nl - in.data) + 1;
-		}
-		if (start) {
-			memmove(in.data, in.data + start, in.len - start);
-			in.len -= start;
-		}
-		if (cli_out_flush(&run->out)) {
-			err = run->out.err;
-			break;
-		}
-		got = read(STDIN_FILENO, chunk, sizeof(chunk));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			err = got < 0 ? -errno : 0;
-			break;
-		}
-		if (ember_buf_append(&in, chunk, (size_t)got)) {
-			fprintf(stderr, "ember symbolize: input line longer than %u bytes\n",
-				MAX_LINE);
-			err = -E2BIG;
-			break;
-		}
-	}
-	if (!err && in.len)
-		handle_line(run, in.data, in.len);
-	ember_buf_release(&in);
-	return err;
+	return cli_out_flush(&run->out) ? run->out.err : 0;
 }
 
 /* --stats: what each index cost, for benchmarks and curious users. */
@@ -341,19 +173,41 @@ static void run_free(struct symbolizer_run *run)
 	}
 }
 
+/* --server: the remote client runs in ember-server, which links libcurl
+ * (exec_server.c); `ember` itself stays light.  argv[0] may be
+ * "symbolize" or "llvm-symbolizer". */
+static int exec_remote(int argc, char **argv)
+{
+	char **args = calloc((size_t)argc + 2, sizeof(*args));
+
+	if (!args)
+		return 1;
+	args[0] = "ember";
+	args[1] = "symbolize";
+	memcpy(&args[2], &argv[1], (size_t)(argc - 1) * sizeof(*args));
+	cli_exec_server(argc + 1, args);
+	free(args);
+	return 1;
+}
+
 int cmd_symbolize(int argc, char **argv)
 {
 	struct symbolizer_run *run = calloc(1, sizeof(*run));
+	struct cli_line_reader reader = { handle_line, flush_answers, run };
 	int first, err = 0;
 
 	if (!run)
 		return 1;
 	run->opts = (struct cli_symbolize_opts){ .inlines = true, .demangle = true };
-	first = parse_opts(&run->opts, argc, argv);
+	first = cli_symbolize_parse_opts(&run->opts, argc, argv);
 	if (first < 0) {
-		symbolize_usage(first == -2 ? stdout : stderr);
+		cli_symbolize_usage(first == -2 ? stdout : stderr);
 		free(run);
 		return first == -2 ? 0 : 2;
+	}
+	if (run->opts.server) {
+		free(run);
+		return exec_remote(argc, argv);
 	}
 	cli_out_init(&run->out, STDOUT_FILENO);
 	run->obj_len = run->opts.obj ? strlen(run->opts.obj) : 0;
@@ -361,7 +215,7 @@ int cmd_symbolize(int argc, char **argv)
 		for (int i = first; i < argc; i++)
 			handle_line(run, argv[i], strlen(argv[i]));
 	} else {
-		err = run_stdin(run);
+		err = cli_read_lines(STDIN_FILENO, MAX_LINE, &reader);
 	}
 	if (cli_out_flush(&run->out) && !err) {
 		fprintf(stderr, "ember symbolize: cannot write output: %s\n",

@@ -2,10 +2,16 @@
  * symbolize_input.c - reading llvm-symbolizer input lines:
  *   [CODE|DATA] [MODULE] ADDRESS
  * MODULE may be double-quoted.  ADDRESS is 0x-prefixed hex or decimal.
+ * And the stdin loop both modes share (cli_read_lines): every line read
+ * is answered, and the answers flushed, before the next read can block.
  */
 #include "cli.h"
+#include "common.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool is_space(char c)
 {
@@ -91,4 +97,60 @@ void cli_parse_request(const char *line, size_t len, struct cli_request *req)
 		return; /* nothing, or trailing junk */
 	}
 	req->valid = cli_parse_addr(tok[n - 1], tlen[n - 1], &req->addr);
+}
+
+/* Hand every complete line of in to r->line; keep the unfinished rest. */
+static int drain_lines(struct ember_buf *in, const struct cli_line_reader *r)
+{
+	size_t start = 0;
+	char *nl;
+	int err = 0;
+
+	while (!err && in->len > start &&
+	       (nl = memchr(in->data + start, '\n', in->len - start))) {
+		err = r->line(r->ctx, in->data + start, (size_t)(nl - (in->data + start)));
+		start = (size_t)(nl - in->data) + 1;
+	}
+	if (start) {
+		memmove(in->data, in->data + start, in->len - start);
+		in->len -= start;
+	}
+	return err;
+}
+
+int cli_read_lines(int fd, size_t max_line, const struct cli_line_reader *r)
+{
+	struct ember_buf in;
+	char chunk[16384];
+	int err = 0;
+
+	ember_buf_init(&in, max_line);
+	for (;;) {
+		ssize_t got;
+
+		err = drain_lines(&in, r);
+		if (!err)
+			err = r->idle(r->ctx);
+		if (err)
+			break;
+		got = read(fd, chunk, sizeof(chunk));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			err = got < 0 ? -errno : 0;
+			break;
+		}
+		if (ember_buf_append(&in, chunk, (size_t)got)) {
+			fprintf(stderr, "ember symbolize: input line longer than %zu bytes\n",
+				max_line);
+			err = -E2BIG;
+			break;
+		}
+	}
+	if (!err && in.len)
+		err = r->line(r->ctx, in.data, in.len);
+	if (!err)
+		err = r->idle(r->ctx);
+	ember_buf_release(&in);
+	return err;
 }

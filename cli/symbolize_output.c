@@ -5,8 +5,11 @@
  *   JSON: one object per address: {"Address","ModuleName","Symbol":[...]}
  * with --pretty-print ("name at file:line" and " (inlined by) ") and
  * --print-address variants.  JSON frames carry one extra field, "Source"
- * (dwarf, symtab, dynsym or none), and symbol-table frames "SymbolOffset"
- * (the address minus the symbol's), which llvm-symbolizer consumers ignore.
+ * (dwarf, gopclntab, symtab, dynsym or none), and symbol-table frames
+ * "SymbolOffset" (the address minus the symbol's), which llvm-symbolizer
+ * consumers ignore.
+ * Both modes print through here: offline answers name their frames through
+ * the index, a server's answers (symbolize_remote.c) bring the names.
  */
 #include "cli.h"
 
@@ -73,11 +76,8 @@ static void print_location(struct cli_out *out,
 
 static void print_text_frame(struct cli_out *out,
 			     const struct cli_symbolize_opts *o,
-			     const struct sym_index *idx,
-			     const struct sym_frame *f, int i)
+			     const struct sym_frame *f, const char *name, int i)
 {
-	const char *name = idx ? frame_name(idx, o, f) : NULL;
-
 	if (o->pretty) {
 		if (i > 0)
 			cli_out_str(out, " (inlined by) ");
@@ -141,12 +141,11 @@ static void json_num(struct cli_out *out, const char *key, uint64_t v)
 
 static void print_json_frame(struct cli_out *out,
 			     const struct cli_symbolize_opts *o,
-			     const struct sym_index *idx,
-			     const struct sym_frame *f, uint64_t addr)
+			     const struct sym_frame *f, const char *name,
+			     uint64_t addr)
 {
-	const char *name = idx && o->functions != CLI_FN_NONE
-				   ? frame_name(idx, o, f) : NULL;
-
+	if (o->functions == CLI_FN_NONE)
+		name = NULL;
 	json_num(out, "{\"Column\":", f->column);
 	json_num(out, ",\"Discriminator\":", f->discriminator);
 	cli_out_str(out, ",\"FileName\":");
@@ -172,54 +171,71 @@ static void print_json_frame(struct cli_out *out,
 	cli_out_char(out, '}');
 }
 
+/* The display name of frame i of a (NULL when unknown). */
+static const char *answer_name(const struct cli_symbolize_opts *o,
+			       const struct cli_answer *a, int i)
+{
+	if (a->names)
+		return a->names[i];
+	return a->idx ? frame_name(a->idx, o, &a->frames[i]) : NULL;
+}
+
 static void print_json(struct cli_out *out, const struct cli_symbolize_opts *o,
-		       const char *module, const struct sym_index *idx,
-		       uint64_t addr, const struct sym_frame *frames, int n,
-		       int err)
+		       const struct cli_answer *a, const struct sym_frame *frames,
+		       const char *const *names, int n)
 {
 	static const struct sym_frame none = { .source = SYM_SOURCE_NONE };
 
 	cli_out_str(out, "{\"Address\":\"");
-	cli_out_hex(out, addr);
+	cli_out_hex(out, a->addr);
 	cli_out_str(out, "\",");
-	if (err) {
+	if (a->error) {
 		cli_out_str(out, "\"Error\":{\"Message\":");
-		json_string(out, sym_strerror(err));
+		json_string(out, a->error);
 		cli_out_str(out, "},");
 	}
 	cli_out_str(out, "\"ModuleName\":");
-	json_string(out, module);
+	json_string(out, a->module);
 	cli_out_str(out, ",\"Symbol\":[");
 	for (int i = 0; i < (n > 0 ? n : 1); i++) {
 		if (i)
 			cli_out_char(out, ',');
-		print_json_frame(out, o, idx, n > 0 ? &frames[i] : &none, addr);
+		print_json_frame(out, o, n > 0 ? &frames[i] : &none,
+				 n > 0 ? names[i] : NULL, a->addr);
 	}
 	cli_out_str(out, "]}\n");
 }
 
+#define MAX_PRINTED 256 /* frames of one address; deeper inlining is cut */
+
 void cli_print_answer(struct cli_out *out, const struct cli_symbolize_opts *o,
-		      const char *module, const struct sym_index *idx,
-		      uint64_t addr, const struct sym_frame *frames, int n,
-		      int err)
+		      const struct cli_answer *a)
 {
 	static const struct sym_frame none = { .source = SYM_SOURCE_NONE };
+	const struct sym_frame *frames = a->frames;
+	const char *names[MAX_PRINTED];
 	struct sym_frame one;
+	int n = a->n < MAX_PRINTED ? a->n : MAX_PRINTED;
 
-	if (!o->inlines && n > 1)
+	if (!o->inlines && n > 1) {
+		names[0] = o->functions == CLI_FN_NONE ? NULL : answer_name(o, a, n - 1);
 		n = collapse_inlines(frames, n, &one), frames = &one;
+	} else {
+		for (int i = 0; i < n; i++)
+			names[i] = o->functions == CLI_FN_NONE ? NULL : answer_name(o, a, i);
+	}
 	if (o->style == CLI_STYLE_JSON) {
-		print_json(out, o, module, idx, addr, frames, n, err);
+		print_json(out, o, a, frames, names, n);
 		return;
 	}
 	if (o->print_address) {
-		cli_out_hex(out, addr);
+		cli_out_hex(out, a->addr);
 		cli_out_str(out, o->pretty ? ": " : "\n");
 	}
 	if (n <= 0)
-		print_text_frame(out, o, idx, &none, 0);
+		print_text_frame(out, o, &none, NULL, 0);
 	for (int i = 0; i < n; i++)
-		print_text_frame(out, o, idx, &frames[i], i);
+		print_text_frame(out, o, &frames[i], names[i], i);
 	if (o->style == CLI_STYLE_LLVM)
 		cli_out_char(out, '\n');
 }

@@ -239,6 +239,20 @@ def test_cli__bad_option_fails():
     assert res.returncode == 2 and "--no-such-flag" in res.stderr, res
 
 
+def test_cli__server_with_obj_is_usage_error():
+    res = ember("--server=http://127.0.0.1:9", "--build-id=abcd", "--obj=" + fx("c_O2_pie"),
+                "0x1")
+    assert res.returncode == 2 and "--obj and --server" in res.stderr and not res.stdout, res
+    res = ember("--build-id=abcd", "0x1")
+    assert res.returncode == 2 and "--server" in res.stderr, res
+
+
+def test_cli__ember_does_not_link_curl():
+    """--server runs in ember-server: `ember` itself loads no HTTP client."""
+    libs = run(["ldd", EMBER]).stdout
+    assert "libc.so" in libs and "curl" not in libs and "jansson" not in libs, libs
+
+
 def main():
     if not LLVM:
         print("SKIP: llvm-symbolizer not installed")

@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -1024,6 +1025,144 @@ def test_server__symbolize_fetches_from_upstream():
 
 
 # ---- `ember symbolize --server` (the API through the llvm-symbolizer CLI) -----------
+
+
+def ember_symbolize(*args, stdin=""):
+    return subprocess.run([EMBER, "symbolize"] + list(args), input=stdin, capture_output=True,
+                          text=True, timeout=120)
+
+
+def offline_as_remote(out, style):
+    """Offline output with what the API does not carry (docs/cli.md) taken
+    out: GNU discriminators, JSON Start*/SymbolOffset/Discriminator; the
+    JSON ModuleName is the path offline, the build ID remotely."""
+    if style == "GNU":
+        out = re.sub(r" \(discriminator \d+\)", "", out)
+    if style == "JSON":
+        out = re.sub(r',"Discriminator":\d+', ',"Discriminator":0', out)
+    return strip_module_and_start(out)
+
+
+def strip_module_and_start(out):
+    out = re.sub(r',"(Start[A-Za-z]+|SymbolOffset)":("[^"]*"|\d+)', "", out)
+    return re.sub(r'"ModuleName":"[^"]*"', '"ModuleName":""', out)
+
+
+def upload_exe(srv, name):
+    b = build_id(fx(name))
+    check(srv.upload(fx(name), b, "executable")[0] == 201, "upload " + name)
+    return b
+
+
+def test_server__symbolize_cli_matches_offline():
+    srv = Server()
+    flag_sets = (["-i"], ["--no-inlines", "-a"], ["-p", "-i", "-a"], ["--no-demangle"],
+                 ["--functions=none", "-s"])
+    for name in ("c_O2_pie", "cxx_O2"):
+        b = upload_exe(srv, name)
+        addrs = ["0x%x" % a for a in func_addrs(fx(name), 160)]
+        inlined = 0
+        for style in ("LLVM", "GNU", "JSON"):
+            for k, flags in enumerate(flag_sets):
+                flags = flags + ["--output-style=" + style]
+                # addresses as arguments (one request) once, else on stdin
+                args, stdin = (addrs, "") if k == 0 else ([], "\n".join(addrs) + "\n")
+                off = ember_symbolize("--obj=" + fx(name), *flags, *args, stdin=stdin)
+                rem = ember_symbolize("--server", srv.url, "--build-id", b, *flags, *args,
+                                      stdin=stdin)
+                check(off.returncode == 0 and rem.returncode == 0,
+                      "%s %s: exit %d/%d: %s" % (name, flags, off.returncode, rem.returncode,
+                                                 rem.stderr))
+                want, got = offline_as_remote(off.stdout, style), strip_module_and_start(rem.stdout)
+                for x, y in zip(want.splitlines(), got.splitlines()):
+                    check(x == y, "%s %s: offline %r, server %r" % (name, flags, x, y))
+                check(want == got, "%s %s: outputs differ in length" % (name, flags))
+                if style == "LLVM" and flags[0] == "-i":
+                    inlined = sum(a.count("\n") > 2 for a in got.split("\n\n"))
+        check(inlined > 0, "%s: no address with inlined frames: test proves nothing" % name)
+    srv.stop()
+
+
+def test_server__symbolize_cli_short_names():
+    """--functions=short: DW_AT_name offline, derived from the linkage name
+    remotely; the same but for template instances (docs/cli.md)."""
+    srv = Server()
+    for name in ("c_O2_pie", "cxx_O2"):
+        b = upload_exe(srv, name)
+        addrs = ["0x%x" % a for a in func_addrs(fx(name), 160)]
+        flags = ["--functions=short", "-i", "-a"]
+        off = ember_symbolize("--obj=" + fx(name), *flags, *addrs).stdout.splitlines()
+        rem = ember_symbolize("--server", srv.url, "--build-id", b, *flags, *addrs).stdout
+        rem = rem.splitlines()
+        check(len(off) == len(rem), "%s: %d lines offline, %d remote" % (name, len(off), len(rem)))
+        same = 0
+        for x, y in zip(off, rem):
+            check(x == y or "<" in x, "%s: offline %r, server %r" % (name, x, y))
+            same += x == y and not x.startswith(("/", "0x", "??"))
+        check(same > 20, "%s: only %d names compared" % (name, same))
+    srv.stop()
+
+
+def test_server__symbolize_cli_coprocess():
+    """A line on stdin is answered (and flushed) before the next is written."""
+    srv = Server()
+    b = upload_exe(srv, "c_O2_pie")
+    addrs = ["0x%x" % a for a in func_addrs(fx("c_O2_pie"), 40)[::8]] + ["nonsense"]
+    want = ember_symbolize("--obj=" + fx("c_O2_pie"), "-i", stdin="\n".join(addrs) + "\n").stdout
+    proc = subprocess.Popen([EMBER, "symbolize", "--server=" + srv.url, "--build-id=" + b, "-i"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    got = b""
+    try:
+        for a in addrs:
+            proc.stdin.write((a + "\n").encode())
+            answer = b""
+            while not (answer.endswith(b"\n\n") or answer == b"nonsense\n"):
+                r, _, _ = select.select([proc.stdout], [], [], 20)
+                check(r, "no answer to %s while stdin stays open" % a)
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                check(chunk, "ember exited early")
+                answer += chunk
+            got += answer
+    finally:
+        proc.stdin.close()
+        check(proc.wait(timeout=20) == 0, "exit status %s" % proc.returncode)
+    check(got.decode() == want, "coprocess %r != offline %r" % (got, want))
+    srv.stop()
+
+
+def test_server__symbolize_cli_unknown_build_id():
+    srv = Server()
+    res = ember_symbolize("--server", srv.url, "--build-id", "ab" * 20, "0x1000", "4096")
+    check(res.returncode == 0, "exit %d: %s" % (res.returncode, res.stderr))
+    check(res.stdout == "??\n??:0:0\n\n" * 2, "stdout %r" % res.stdout)
+    check(res.stderr.count("unknown_build_id") == 1, "reason once on stderr: %r" % res.stderr)
+    res = ember_symbolize("--server", srv.url, "--build-id", "ab" * 20, "--output-style=JSON",
+                          "0x1000")
+    j = json.loads(res.stdout)
+    check(j["Error"]["Message"] == "unknown_build_id" and j["Symbol"][0]["FunctionName"] == "",
+          "JSON %r" % res.stdout)
+    srv.stop()
+
+
+def test_server__symbolize_cli_server_failures():
+    srv = Server()
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = "http://127.0.0.1:%d" % s.getsockname()[1]
+    res = ember_symbolize("--server", dead, "--build-id", "abcd", "0x1000")
+    check(res.returncode == 1 and "cannot reach" in res.stderr and dead in res.stderr,
+          "dead server: %d %r" % (res.returncode, res.stderr))
+    res = ember_symbolize("--server", srv.url + "/not/ember", "--build-id", "abcd",
+                          stdin="0x1000\n")
+    check(res.returncode == 1 and "HTTP" in res.stderr, "HTTP error: %d %r" % (res.returncode,
+                                                                              res.stderr))
+    res = ember_symbolize("--server", srv.url, "--obj", fx("c_O2_pie"), "--build-id", "abcd",
+                          "0x1000")
+    check(res.returncode == 2 and "--obj and --server" in res.stderr and not res.stdout,
+          "--obj with --server: %d %r" % (res.returncode, res.stderr))
+    res = ember_symbolize("--server", srv.url, "0x1000")
+    check(res.returncode == 2 and "--build-id" in res.stderr, "no --build-id: %r" % res.stderr)
+    srv.stop()
 
 
 def pprof_tools():
