@@ -10,6 +10,7 @@
  */
 #include "api_internal.h"
 #include "symbolize_json.h"
+#include "symbatch.h"
 #include "symcache.h"
 
 #include <errno.h>
@@ -17,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 64
 #define ANSWER_CAP ((size_t)1 << 30)
 
 static enum symjson_source source_of(enum sym_source s)
@@ -42,22 +42,18 @@ static enum symjson_error module_error(int err)
 	return SYMJSON_ERR_NO_DEBUGINFO; /* no symbols, unreadable */
 }
 
-/* One address: look it up and write its result. */
-static int answer_address(struct symjson_writer *w, const struct sym_index *idx,
-			  const struct symjson_address *a, const struct symjson_request *rq,
-			  struct sym_frame *frames, struct symjson_frame *out)
+/* One address's result, from its frames (frames may be rewritten). */
+static int write_address(struct symjson_writer *w, const struct sym_index *idx,
+			 const struct symjson_address *a, const struct symjson_request *rq,
+			 const struct sym_frame *frames, int n, struct symjson_frame *out)
 {
 	struct symjson_result r = { .address = a->addr, .kind = a->kind };
-	int n = sym_index_lookup(idx, a->addr,
-				 a->kind == SYMJSON_FILE_OFFSET ? SYM_ADDR_FILE_OFFSET
-								 : SYM_ADDR_VADDR,
-				 SYM_LOOKUP_SYMBOL_NAME, frames, MAX_FRAMES);
+	struct sym_frame outer;
 
-	if (n > MAX_FRAMES)
-		n = MAX_FRAMES;
 	if (n > 0 && !rq->inlines) {
-		frames[0] = frames[n - 1];
-		frames[0].inlined = false;
+		outer = frames[n - 1];
+		outer.inlined = false;
+		frames = &outer;
 		n = 1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -76,18 +72,43 @@ static int answer_address(struct symjson_writer *w, const struct sym_index *idx,
 	return symjson_write_result(w, &r);
 }
 
+/* The addresses of a module with an index: in batches looked up in
+ * address order (symbatch.c), written in request order. */
+static int answer_addresses(struct symjson_writer *w, const struct sym_index *idx,
+			    const struct symjson_request *rq, const struct symjson_module *m,
+			    struct symbatch *batch, struct symjson_frame *out)
+{
+	int err = 0;
+
+	for (size_t at = 0; !err && at < m->naddrs; at += SYMBATCH_MAX) {
+		size_t n = m->naddrs - at < SYMBATCH_MAX ? m->naddrs - at : SYMBATCH_MAX;
+
+		err = symbatch_run(batch, idx, m->addrs + at, n, SYM_LOOKUP_SYMBOL_NAME);
+		for (size_t i = 0; !err && i < n; i++) {
+			int nf;
+			const struct sym_frame *f = symbatch_frames(batch, i, &nf);
+
+			err = write_address(w, idx, &m->addrs[at + i], rq, f, nf, out);
+		}
+	}
+	return err;
+}
+
 static int answer_module(struct api_server *srv, struct symjson_writer *w,
 			 const struct symjson_request *rq, const struct symjson_module *m,
-			 struct sym_frame *frames, struct symjson_frame *out)
+			 struct symbatch *batch, struct symjson_frame *out)
 {
 	struct symcache_entry *e = NULL;
 	int err = symcache_get(srv->symbols, m->build_id, &e);
 
 	symjson_module_begin(w, m->build_id);
-	for (size_t i = 0; i < m->naddrs; i++) {
-		if (e) {
-			answer_address(w, symcache_index(e), &m->addrs[i], rq, frames, out);
-		} else {
+	if (e) {
+		err = answer_addresses(w, symcache_index(e), rq, m, batch, out);
+		symcache_put(srv->symbols, e);
+		if (err)
+			return err;
+	} else {
+		for (size_t i = 0; i < m->naddrs; i++) {
 			struct symjson_result r = { .address = m->addrs[i].addr,
 						    .kind = m->addrs[i].kind,
 						    .error = module_error(err) };
@@ -95,27 +116,28 @@ static int answer_module(struct api_server *srv, struct symjson_writer *w,
 			symjson_write_result(w, &r);
 		}
 	}
-	if (e)
-		symcache_put(srv->symbols, e);
 	return symjson_module_end(w);
 }
 
 static int answer(struct api_server *srv, const struct symjson_request *rq,
 		  struct ember_buf *out)
 {
-	struct sym_frame *frames = malloc(MAX_FRAMES * sizeof(*frames));
-	struct symjson_frame *jf = malloc(MAX_FRAMES * sizeof(*jf));
+	struct symjson_frame *jf = malloc(SYMBATCH_FRAMES * sizeof(*jf));
 	struct symjson_writer w;
-	int err = frames && jf ? 0 : -ENOMEM;
+	struct symbatch batch;
+	int err = symbatch_init(&batch);
+
+	if (!err && !jf)
+		err = -ENOMEM;
 
 	symjson_writer_init(&w, out);
 	if (!err)
 		err = symjson_answer_begin(&w);
 	for (size_t m = 0; !err && m < rq->nmodules; m++)
-		err = answer_module(srv, &w, rq, &rq->modules[m], frames, jf);
+		err = answer_module(srv, &w, rq, &rq->modules[m], &batch, jf);
 	if (!err)
 		err = symjson_answer_end(&w);
-	free(frames);
+	symbatch_release(&batch);
 	free(jf);
 	return err;
 }

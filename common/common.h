@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 
 /* TESTABLE: file-local in normal builds, exported in test builds. */
@@ -68,7 +69,21 @@ struct ember_buf {
 
 void ember_buf_init(struct ember_buf *b, size_t cap);
 void ember_buf_release(struct ember_buf *b);
-int ember_buf_append(struct ember_buf *b, const void *data, size_t len);
+/* Growing the allocation (or -E2BIG / -ENOMEM): ember_buf_append's slow
+ * path. */
+int ember_buf_append_grow(struct ember_buf *b, const void *data, size_t len);
+/* Append len bytes.  Inline: the JSON writers append a few bytes at a
+ * time, and the room is there nearly always. */
+static inline int ember_buf_append(struct ember_buf *b, const void *data, size_t len)
+{
+	if (b->alloc - b->len > len) { /* room for the bytes and the NUL */
+		memcpy(b->data + b->len, data, len);
+		b->len += len;
+		b->data[b->len] = '\0';
+		return 0;
+	}
+	return ember_buf_append_grow(b, data, len);
+}
 int ember_buf_appendf(struct ember_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static inline int ember_buf_putc(struct ember_buf *b, char c)

@@ -113,17 +113,20 @@ static int parse_address(const json_t *v, int kind, struct symjson_address *out,
 	const char *why = NULL;
 	char path[64];
 
-	snprintf(path, sizeof(path), "modules[%zu].addresses[%zu]", mi, ai);
+	/* The path is formatted only for an error or an object: a plain
+	 * address costs no snprintf. */
 	if (json_is_object(v)) {
 		const json_t *k = json_object_get(v, "kind");
 
+		snprintf(path, sizeof(path), "modules[%zu].addresses[%zu]", mi, ai);
 		WIRE_FORWARD_IF_ERROR(only_keys(v, keys, path, d));
 		WIRE_FAIL_IF(k && symjson_kind_value(k, &kind, &why), d, -EINVAL,
 			     "%s.kind: %s", path, why);
 		v = json_object_get(v, "addr");
 		WIRE_FAIL_IF(!v, d, -EINVAL, "%s.addr: missing", path);
 	}
-	WIRE_FAIL_IF(symjson_address_value(v, &out->addr, &why), d, -EINVAL, "%s: %s", path, why);
+	WIRE_FAIL_IF(symjson_address_value(v, &out->addr, &why), d, -EINVAL,
+		     "modules[%zu].addresses[%zu]: %s", mi, ai, why);
 	out->kind = (enum symjson_addr_kind)kind;
 	return 0;
 }

@@ -891,6 +891,40 @@ def test_server__symbolize_json_reasons_and_bad_requests():
     srv.stop()
 
 
+def test_server__symbolize_batch_order_and_repeats():
+    """Batches are looked up in address order: answers must come back in
+    request order, repeats and file offsets included, equal to one-address
+    requests."""
+    srv = Server()
+    path = fx("cxx_O2")
+    b = build_id(path)
+    check(srv.upload(path, b, "executable")[0] == 201, "upload")
+    addrs = func_addrs(path, 300)
+    rng = __import__("random").Random(7)
+    mixed = []
+    for a in addrs:
+        mixed.append("0x%x" % a)
+        if rng.random() < 0.3:
+            mixed.append({"addr": "0x%x" % a, "kind": "file_offset"})
+    mixed += [rng.choice(mixed) for _ in range(200)] + ["0x1", "0xffffffffffff"]
+    rng.shuffle(mixed)
+    s, out = symbolize(srv, [{"build_id": b, "addresses": mixed * 20}])  # > one batch
+    check(s == 200, "status %d" % s)
+    got = json.loads(out)["modules"][0]["results"]
+    check(len(got) == 20 * len(mixed), "result count")
+    single = {}
+    for a in mixed:
+        key = json.dumps(a, sort_keys=True)
+        if key not in single:
+            s, one = symbolize(srv, [{"build_id": b, "addresses": [a]}])
+            single[key] = json.loads(one)["modules"][0]["results"][0]
+    for i, a in enumerate(mixed * 20):
+        check(got[i] == single[json.dumps(a, sort_keys=True)],
+              "address %d (%r): %r != %r" % (i, a, got[i], single[json.dumps(a, sort_keys=True)]))
+    check(any(r["frames"] and r["frames"][0]["inlined"] for r in got), "no inlined frames")
+    srv.stop()
+
+
 def test_server__symbol_cache_stays_in_budget():
     srv = Server(args=["--symbol-cache-mb", "2"])
     names = ["c_O2_pie", "c_dwarf4", "c_gz", "cxx_O2", "go_prog", "libfixture.so", "rust_O2"]
