@@ -50,6 +50,7 @@ struct api_upstream {
 	pthread_t *threads;
 	unsigned n_threads;
 	struct miss_cache *misses;
+	struct store_upstream *lib;  /* libdebuginfod, loaded on first use */
 };
 
 /* ---- fetching one job ------------------------------------------------------ */
@@ -72,7 +73,7 @@ static int fetch_file(struct fetch_job *j, enum store_want want, const char *src
 				 .forwarded_for = j->forwarded_for[0] ? j->forwarded_for : NULL,
 				 .cancelled = is_stopping, .cancel_arg = j->srv->upstream };
 	char *path = NULL;
-	int fd, err = store_upstream_fetch(&f, &fd, &path);
+	int fd, err = store_upstream_fetch(j->srv->upstream->lib, &f, &fd, &path);
 
 	if (err)
 		return err;
@@ -200,7 +201,7 @@ int api_upstream_new(unsigned workers, unsigned miss_ttl_s, struct api_upstream 
 	pthread_cond_init(&u->cv, NULL);
 	u->misses = miss_cache_new(miss_ttl_s);
 	u->threads = calloc(workers, sizeof(*u->threads));
-	if (!u->misses || !u->threads) {
+	if (!u->misses || !u->threads || store_upstream_new(&u->lib)) {
 		api_upstream_free(u);
 		return -ENOMEM;
 	}
@@ -253,6 +254,7 @@ void api_upstream_free(struct api_upstream *u)
 		pthread_join(u->threads[i], NULL);
 	free(u->threads);
 	miss_cache_free(u->misses);
+	store_upstream_free(u->lib);
 	pthread_cond_destroy(&u->cv);
 	pthread_mutex_destroy(&u->mu);
 	free(u);

@@ -115,12 +115,13 @@ void cli_print_invalid(struct cli_out *out, const struct cli_symbolize_opts *o,
 		       const char *module, const char *line, size_t len);
 
 int cmd_symbolize(int argc, char **argv);
-/* `ember symbolize --server`, run in ember-server (symbolize_remote.c). */
+/* `ember symbolize --server`, run in ember-client (symbolize_remote.c). */
 int cmd_symbolize_remote(int argc, char **argv);
 int cmd_unwind(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
-/* Run argv ("ember serve ...") in the ember-server binary next to this one. */
-int cli_exec_server(int argc, char **argv);
+/* Run argv ("ember serve ...") in the helper binary next to this one
+ * ("ember-server", "ember-client"); returns only on failure (127). */
+int cli_exec_helper(const char *helper, int argc, char **argv);
 
 #endif /* EMBER_CLI_H */

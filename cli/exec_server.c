@@ -1,11 +1,13 @@
 /*
- * exec_server.c - `ember serve` and `ember upload` run in `ember-server`,
- * the sibling binary that links the server's libraries (RocksDB,
- * libmicrohttpd, libcurl, libarchive, ...).  Loading those costs 35-80 ms
- * at every start on this kind of machine; the commands that are run per
- * file or per address (`symbolize`, `unwind`) must not pay it.  As git
- * does with its git-<command> helpers, `ember` execs the helper next to
- * itself, with the same arguments.
+ * exec_server.c - commands that need big libraries run in sibling
+ * binaries: `ember serve` in `ember-server` (RocksDB, libmicrohttpd,
+ * libarchive), `ember upload` and `ember symbolize --server` in
+ * `ember-client` (libcurl, libarchive, jansson).  Loading libraries costs
+ * about 0.5-1 ms each at every start on this kind of machine (page faults
+ * of relocations): the commands run per file or per address (`symbolize`,
+ * `unwind`) must not pay for the server's, and the server must not pay
+ * for the HTTP client's.  As git does with its git-<command> helpers,
+ * `ember` execs the helper next to itself, with the same arguments.
  */
 #include "cli.h"
 
@@ -15,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int cli_exec_server(int argc, char **argv)
+int cli_exec_helper(const char *helper, int argc, char **argv)
 {
 	char self[PATH_MAX], path[PATH_MAX + 16];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -27,9 +29,10 @@ int cli_exec_server(int argc, char **argv)
 	}
 	self[n] = '\0';
 	slash = strrchr(self, '/');
-	snprintf(path, sizeof(path), "%.*s/ember-server", slash ? (int)(slash - self) : 1,
-		 slash ? self : ".");
+	snprintf(path, sizeof(path), "%.*s/%s", slash ? (int)(slash - self) : 1,
+		 slash ? self : ".", helper);
 	argv[0] = path;
+	(void)argc;
 	execv(path, argv);
 	fprintf(stderr, "ember: cannot run '%s': %s\n", path, strerror(errno));
 	return 127;

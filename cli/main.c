@@ -53,8 +53,10 @@ int main(int argc, char **argv)
 		return cmd_symbolize(argc - 1, argv + 1);
 	if (strcmp(argv[1], "unwind") == 0)
 		return cmd_unwind(argc - 1, argv + 1);
-	if (strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "upload") == 0)
-		return cli_exec_server(argc, argv);
+	if (strcmp(argv[1], "serve") == 0)
+		return cli_exec_helper("ember-server", argc, argv);
+	if (strcmp(argv[1], "upload") == 0)
+		return cli_exec_helper("ember-client", argc, argv);
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
 		usage(stdout);

@@ -1,8 +1,8 @@
 /*
- * server_main.c - `ember-server`: the commands that need the server's
- * libraries, `serve`, `upload` and `symbolize --server`.  Users run them
- * as `ember serve`, `ember upload` and `ember symbolize --server URL`
- * (exec_server.c); running `ember-server serve` directly works the same.
+ * server_main.c - `ember-server`: `ember serve`, in a binary of its own
+ * because it links the server's libraries (RocksDB, libmicrohttpd,
+ * libarchive); `ember` execs it (exec_server.c).  Running `ember-server
+ * serve` directly works the same.
  */
 #include "cli.h"
 
@@ -13,12 +13,6 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "upload") == 0)
-		return cmd_upload(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "symbolize") == 0)
-		return cmd_symbolize_remote(argc - 1, argv + 1);
-	fputs("usage: ember-server serve|upload|symbolize [options] (run as `ember serve`,\n"
-	      "`ember upload`, `ember symbolize --server URL`)\n",
-	      stderr);
+	fputs("usage: ember-server serve [options] (run as `ember serve`)\n", stderr);
 	return 2;
 }

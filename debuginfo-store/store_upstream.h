@@ -18,6 +18,12 @@ struct store_fetch {
 	void *cancel_arg;
 };
 
+/* The libdebuginfod client library, loaded (dlopen) on the first fetch.
+ * Thread-safe; free after the last fetch. */
+struct store_upstream;
+int store_upstream_new(struct store_upstream **out);
+void store_upstream_free(struct store_upstream *u);
+
 /*
  * Fetch from the servers in DEBUGINFOD_URLS (blocking; the time limits are
  * libdebuginfod's: DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXTIME).  On success
@@ -25,8 +31,10 @@ struct store_fetch {
  * cache; both are the caller's (close, free, and unlink when stored).
  * Returns 0, -ENOENT when no server has it, -ENOSYS when no server is
  * configured, -ECANCELED when f->cancelled said so, or another negative
- * errno for transport failures.
+ * errno for transport failures; -ENOSYS too when libdebuginfod cannot be
+ * loaded (logged once).
  */
-int store_upstream_fetch(const struct store_fetch *f, int *fd, char **path);
+int store_upstream_fetch(struct store_upstream *u, const struct store_fetch *f, int *fd,
+			 char **path);
 
 #endif /* EMBER_STORE_UPSTREAM_H */

@@ -7,64 +7,171 @@
  * starts.  This file makes one fetch; caching misses and merging
  * concurrent requests is the server's job (api/upstream.c), and the caller
  * validates and stores what arrives.
+ *
+ * The library is loaded with dlopen on the first fetch, as elfutils' own
+ * libdwfl does: it pulls in libcurl and its TLS, Kerberos and LDAP
+ * libraries (about 30 shared objects, some 20 ms of page faults at every
+ * start on this kind of machine), which a server without upstreams, or
+ * one that never misses, should not pay for.
  */
 #include "store.h"
 #include "store_upstream.h"
+#include "common.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static int add_headers(debuginfod_client *c, const struct store_fetch *f)
+#define DEBUGINFOD_SONAME "libdebuginfod.so.1"
+
+/* The functions of libdebuginfod this file calls. */
+struct dbgd_api {
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	int (*add_http_header)(debuginfod_client *, const char *);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	int (*find_executable)(debuginfod_client *, const unsigned char *, int, char **);
+	int (*find_source)(debuginfod_client *, const unsigned char *, int, const char *,
+			   char **);
+};
+
+struct store_upstream {
+	pthread_mutex_t mu;
+	bool tried;		/* dlopen attempted (under mu) */
+	int err;		/* its result: 0 or -ENOSYS */
+	void *handle;
+	struct dbgd_api api;
+};
+
+int store_upstream_new(struct store_upstream **out)
+{
+	struct store_upstream *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	pthread_mutex_init(&u->mu, NULL);
+	*out = u;
+	return 0;
+}
+
+void store_upstream_free(struct store_upstream *u)
+{
+	if (!u)
+		return;
+	if (u->handle)
+		dlclose(u->handle);
+	pthread_mutex_destroy(&u->mu);
+	free(u);
+}
+
+static int resolve(struct store_upstream *u)
+{
+	static const char *const names[] = {
+		"debuginfod_begin", "debuginfod_end", "debuginfod_set_progressfn",
+		"debuginfod_add_http_header", "debuginfod_find_debuginfo",
+		"debuginfod_find_executable", "debuginfod_find_source",
+	};
+	void *fn[sizeof(names) / sizeof(names[0])];
+
+	_Static_assert(sizeof(fn) == sizeof(struct dbgd_api), "one name per function");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!(fn[i] = dlsym(u->handle, names[i]))) {
+			pr_warn("upstream: %s has no %s", DEBUGINFOD_SONAME, names[i]);
+			return -ENOSYS;
+		}
+	memcpy(&u->api, fn, sizeof(fn)); /* same order, all function pointers */
+	return 0;
+}
+
+/* Load the library once; -ENOSYS (logged once) when it cannot be. */
+static int load(struct store_upstream *u)
+{
+	int err;
+
+	pthread_mutex_lock(&u->mu);
+	if (!u->tried) {
+		u->tried = true;
+		u->handle = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
+		if (!u->handle)
+			pr_warn("upstream: cannot load %s: %s", DEBUGINFOD_SONAME, dlerror());
+		u->err = u->handle ? resolve(u) : -ENOSYS;
+	}
+	err = u->err;
+	pthread_mutex_unlock(&u->mu);
+	return err;
+}
+
+static int add_headers(const struct dbgd_api *api, debuginfod_client *c,
+		       const struct store_fetch *f)
 {
 	char hdr[1024];
 
 	if (f->forwarded_for &&
 	    snprintf(hdr, sizeof(hdr), "X-Forwarded-For: %s", f->forwarded_for) <
 		    (int)sizeof(hdr) &&
-	    debuginfod_add_http_header(c, hdr))
+	    api->add_http_header(c, hdr))
 		return -EINVAL;
 	return 0;
 }
 
+/*
+ * The fetch running on this thread, for on_progress: libdebuginfod calls
+ * it synchronously from inside debuginfod_find_*, on the caller's thread,
+ * with only the client, and the library's get_user_data is behind the
+ * table the callback cannot reach.  Set for the duration of one fetch,
+ * like errno.
+ */
+static _Thread_local const struct store_fetch *this_fetch;
+
 /* libdebuginfod calls this while it waits; non-zero aborts the transfer. */
 static int on_progress(debuginfod_client *c, long done, long total)
 {
-	const struct store_fetch *f = debuginfod_get_user_data(c);
+	const struct store_fetch *f = this_fetch;
 
-	return f->cancelled && f->cancelled(f->cancel_arg);
+	(void)c, (void)done, (void)total;
+	return f && f->cancelled && f->cancelled(f->cancel_arg);
 }
 
-int store_upstream_fetch(const struct store_fetch *f, int *fd, char **path)
+static int find(const struct dbgd_api *api, debuginfod_client *c,
+		const struct store_fetch *f, char **path)
 {
-	debuginfod_client *c = debuginfod_begin();
-	int ret;
+	const unsigned char *id = (const unsigned char *)f->build_id;
 
-	if (!c)
-		return -ENOMEM;
-	debuginfod_set_user_data(c, (void *)f);
-	debuginfod_set_progressfn(c, on_progress);
-	ret = add_headers(c, f);
-	if (ret)
-		goto out;
 	switch (f->want) {
 	case STORE_WANT_DEBUGINFO:
-		ret = debuginfod_find_debuginfo(c, (const unsigned char *)f->build_id,
-						0, path);
-		break;
+		return api->find_debuginfo(c, id, 0, path);
 	case STORE_WANT_EXECUTABLE:
-		ret = debuginfod_find_executable(c, (const unsigned char *)f->build_id,
-						 0, path);
-		break;
+		return api->find_executable(c, id, 0, path);
 	default:
-		ret = f->source_path
-			      ? debuginfod_find_source(c, (const unsigned char *)f->build_id,
-						       0, f->source_path, path)
-			      : -EINVAL;
+		return f->source_path ? api->find_source(c, id, 0, f->source_path, path)
+				      : -EINVAL;
 	}
-out:
-	debuginfod_end(c);
+}
+
+int store_upstream_fetch(struct store_upstream *u, const struct store_fetch *f, int *fd,
+			 char **path)
+{
+	const struct dbgd_api *api = &u->api;
+	debuginfod_client *c;
+	int ret = load(u);
+
+	if (ret)
+		return ret;
+	c = api->begin();
+	if (!c)
+		return -ENOMEM;
+	api->set_progressfn(c, on_progress);
+	ret = add_headers(api, c, f);
+	this_fetch = f;
+	if (!ret)
+		ret = find(api, c, f, path);
+	this_fetch = NULL;
+	api->end(c);
 	if (ret < 0 && f->cancelled && f->cancelled(f->cancel_arg))
 		return -ECANCELED;
 	if (ret < 0)

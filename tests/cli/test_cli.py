@@ -248,7 +248,7 @@ def test_cli__server_with_obj_is_usage_error():
 
 
 def test_cli__ember_does_not_link_curl():
-    """--server runs in ember-server: `ember` itself loads no HTTP client."""
+    """--server runs in ember-client: `ember` itself loads no HTTP client."""
     libs = run(["ldd", EMBER]).stdout
     assert "libc.so" in libs and "curl" not in libs and "jansson" not in libs, libs
 

@@ -1,0 +1,22 @@
+/*
+ * client_main.c - `ember-client`: the commands that talk to a server over
+ * HTTP, `ember upload` and `ember symbolize --server` (libcurl, jansson,
+ * libarchive); `ember` execs it (exec_server.c).  Running `ember-client
+ * upload ...` directly works the same.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "upload") == 0)
+		return cmd_upload(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "symbolize") == 0)
+		return cmd_symbolize_remote(argc - 1, argv + 1);
+	fputs("usage: ember-client upload|symbolize [options] (run as `ember upload`,\n"
+	      "`ember symbolize --server URL`)\n",
+	      stderr);
+	return 2;
+}
