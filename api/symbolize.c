@@ -5,8 +5,8 @@
  * The body is read into a buffer capped at the request limit (413 past
  * it), parsed by wire/ (jansson), and answered module by module: each
  * module's index comes from the symbol cache (symcache.c), each address
- * is one lookup, and the answer is written straight into the response
- * buffer by wire/'s streaming writer.
+ * is one lookup (in address order, symbatch.c), and the answer is
+ * streamed: written by wire/'s writer a chunk at a time as MHD sends it.
  */
 #include "api_internal.h"
 #include "symbolize_json.h"
@@ -72,81 +72,157 @@ static int write_address(struct symjson_writer *w, const struct sym_index *idx,
 	return symjson_write_result(w, &r);
 }
 
-/* The addresses of a module with an index: in batches looked up in
- * address order (symbatch.c), written in request order. */
-static int answer_addresses(struct symjson_writer *w, const struct sym_index *idx,
-			    const struct symjson_request *rq, const struct symjson_module *m,
-			    struct symbatch *batch, struct symjson_frame *out)
-{
-	int err = 0;
+/*
+ * The answer is streamed: MHD asks for the next bytes (stream_read), and
+ * the next addresses are looked up and written into a small buffer until
+ * it holds STREAM_CHUNK bytes.  However large the batch (a million
+ * addresses, kilobytes of C++ names each), the answer never sits whole in
+ * memory, and the same few pages are reused: a whole answer of hundreds
+ * of MB cost a page fault per 4 KB and twice its size at peak.  The
+ * status (200) is sent before the first byte: a failure later (out of
+ * memory) ends the chunked answer early, which the client sees as an
+ * incomplete body.
+ */
+#define STREAM_CHUNK ((size_t)64 << 10)
 
-	for (size_t at = 0; !err && at < m->naddrs; at += SYMBATCH_MAX) {
-		size_t n = m->naddrs - at < SYMBATCH_MAX ? m->naddrs - at : SYMBATCH_MAX;
-
-		err = symbatch_run(batch, idx, m->addrs + at, n, SYM_LOOKUP_SYMBOL_NAME);
-		for (size_t i = 0; !err && i < n; i++) {
-			int nf;
-			const struct sym_frame *f = symbatch_frames(batch, i, &nf);
-
-			err = write_address(w, idx, &m->addrs[at + i], rq, f, nf, out);
-		}
-	}
-	return err;
-}
-
-static int answer_module(struct api_server *srv, struct symjson_writer *w,
-			 const struct symjson_request *rq, const struct symjson_module *m,
-			 struct symbatch *batch, struct symjson_frame *out)
-{
-	struct symcache_entry *e = NULL;
-	int err = symcache_get(srv->symbols, m->build_id, &e);
-
-	symjson_module_begin(w, m->build_id);
-	if (e) {
-		err = answer_addresses(w, symcache_index(e), rq, m, batch, out);
-		symcache_put(srv->symbols, e);
-		if (err)
-			return err;
-	} else {
-		for (size_t i = 0; i < m->naddrs; i++) {
-			struct symjson_result r = { .address = m->addrs[i].addr,
-						    .kind = m->addrs[i].kind,
-						    .error = module_error(err) };
-
-			symjson_write_result(w, &r);
-		}
-	}
-	return symjson_module_end(w);
-}
-
-static int answer(struct api_server *srv, const struct symjson_request *rq,
-		  struct ember_buf *out)
-{
-	struct symjson_frame *jf = malloc(SYMBATCH_FRAMES * sizeof(*jf));
+struct answer_stream {
+	struct api_server *srv;
+	enum api_endpoint ep;
+	struct symjson_request *rq;
 	struct symjson_writer w;
-	struct symbatch batch;
-	int err = symbatch_init(&batch);
+	struct ember_buf out;		/* written, not yet sent: [sent, len) */
+	size_t sent, total;
+	size_t m, at;			/* the next address: modules[m].addrs[at] */
+	bool begun, in_module, done;
+	struct symcache_entry *e;	/* modules[m]'s index while in it */
+	int cache_err;
+	struct symbatch batch;		/* looked up: [batch_at, batch_at + batch_n) */
+	size_t batch_at, batch_n;
+	struct symjson_frame *jf;
+};
 
-	if (!err && !jf)
-		err = -ENOMEM;
+/* The next address of the current module, looked up in batches. */
+static int stream_address(struct answer_stream *s, const struct symjson_module *mod)
+{
+	const struct symjson_address *a = &mod->addrs[s->at];
+	const struct sym_frame *f;
+	int err = 0, nf;
 
-	symjson_writer_init(&w, out);
-	if (!err)
-		err = symjson_answer_begin(&w);
-	for (size_t m = 0; !err && m < rq->nmodules; m++)
-		err = answer_module(srv, &w, rq, &rq->modules[m], &batch, jf);
-	if (!err)
-		err = symjson_answer_end(&w);
-	symbatch_release(&batch);
-	free(jf);
-	return err;
+	if (!s->e) {
+		struct symjson_result r = { .address = a->addr, .kind = a->kind,
+					    .error = module_error(s->cache_err) };
+
+		return symjson_write_result(&s->w, &r);
+	}
+	if (s->at >= s->batch_at + s->batch_n) {
+		s->batch_at = s->at;
+		s->batch_n = mod->naddrs - s->at < SYMBATCH_MAX ? mod->naddrs - s->at : SYMBATCH_MAX;
+		err = symbatch_run(&s->batch, symcache_index(s->e), a, s->batch_n,
+				   SYM_LOOKUP_SYMBOL_NAME);
+	}
+	f = err ? NULL : symbatch_frames(&s->batch, s->at - s->batch_at, &nf);
+	return err ? err : write_address(&s->w, symcache_index(s->e), a, s->rq, f, nf, s->jf);
+}
+
+/* One step of the answer: a module's start or end, or one address. */
+static int stream_step(struct answer_stream *s)
+{
+	const struct symjson_module *mod = &s->rq->modules[s->m];
+	int err;
+
+	if (!s->begun) {
+		s->begun = true;
+		return symjson_answer_begin(&s->w);
+	}
+	if (s->m == s->rq->nmodules) {
+		s->done = true;
+		return symjson_answer_end(&s->w);
+	}
+	if (!s->in_module) {
+		s->in_module = true;
+		s->at = s->batch_at = s->batch_n = 0;
+		s->cache_err = symcache_get(s->srv->symbols, mod->build_id, &s->e);
+		return symjson_module_begin(&s->w, mod->build_id);
+	}
+	if (s->at < mod->naddrs) {
+		err = stream_address(s, mod);
+		s->at++;
+		return err;
+	}
+	if (s->e)
+		symcache_put(s->srv->symbols, s->e);
+	s->e = NULL;
+	s->in_module = false;
+	s->m++;
+	return symjson_module_end(&s->w);
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct answer_stream *s = cls;
+	size_t n;
+
+	(void)pos;
+	if (s->sent == s->out.len) {
+		ember_buf_reset(&s->out);
+		s->sent = 0;
+		while (!s->done && s->out.len < STREAM_CHUNK)
+			if (stream_step(s))
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+		if (s->out.len == 0)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	n = s->out.len - s->sent < max ? s->out.len - s->sent : max;
+	memcpy(buf, s->out.data + s->sent, n);
+	s->sent += n;
+	s->total += n;
+	return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+	struct answer_stream *s = cls;
+
+	api_metrics_count(&s->srv->metrics, s->ep, s->done ? MHD_HTTP_OK
+							   : MHD_HTTP_INTERNAL_SERVER_ERROR,
+			  s->total);
+	if (s->e)
+		symcache_put(s->srv->symbols, s->e);
+	symjson_request_free(s->rq);
+	symbatch_release(&s->batch);
+	ember_buf_release(&s->out);
+	free(s->jf);
+	free(s);
+}
+
+static struct answer_stream *stream_new(struct api_server *srv, enum api_endpoint ep,
+					struct symjson_request *rq)
+{
+	struct answer_stream *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->srv = srv;
+	s->ep = ep;
+	s->rq = rq;
+	ember_buf_init(&s->out, ANSWER_CAP);
+	symjson_writer_init(&s->w, &s->out);
+	s->jf = malloc(SYMBATCH_FRAMES * sizeof(*s->jf));
+	if (!s->jf || symbatch_init(&s->batch)) {
+		free(s->jf);
+		free(s);
+		return NULL;
+	}
+	return s;
 }
 
 enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req)
 {
 	struct symjson_request *rq;
-	struct ember_buf out;
+	struct answer_stream *s;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
 	char why[512];
 	int err = symjson_request_parse(req->body.data ? req->body.data : "", req->body.len,
 					NULL, &rq, why, sizeof(why));
@@ -156,14 +232,20 @@ enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection
 					err == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE
 						      : MHD_HTTP_BAD_REQUEST,
 					NULL, why);
-	ember_buf_init(&out, ANSWER_CAP);
-	err = answer(srv, rq, &out);
-	symjson_request_free(rq);
-	if (err) {
-		ember_buf_release(&out);
+	s = stream_new(srv, req->route.ep, rq);
+	if (!s) {
+		symjson_request_free(rq);
 		return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
-					"cannot write the answer\n");
+					"out of memory\n");
 	}
-	return api_respond_owned(srv, c, req, MHD_HTTP_OK, "application/json", out.data,
-				 out.len);
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_CHUNK, stream_read, s,
+						 stream_free);
+	if (!resp) {
+		stream_free(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ret;
 }

