@@ -343,18 +343,19 @@ const struct sym_index *symcache_index(const struct symcache_entry *e)
 
 void symcache_put(struct symcache *c, struct symcache_entry *e)
 {
-	struct symcache_entry *victims;
+	struct symcache_entry *victims, *stale = NULL;
 
 	pthread_mutex_lock(&c->mu);
 	e->refs--;
-	victims = make_room(c, 0); /* what waited for users to finish */
-	if (e->stale && e->refs == 0) { /* superseded while in use */
-		drop(c, e);
-		e->next = victims;
-		victims = e;
+	if (e->stale && e->refs == 0) { /* superseded while in use: out of */
+		drop(c, e);		 /* the LRU before make_room walks it */
+		stale = e;
+		stale->next = NULL;
 	}
+	victims = make_room(c, 0); /* what waited for users to finish */
 	pthread_mutex_unlock(&c->mu);
 	free_victims(victims);
+	free_victims(stale);
 }
 
 void symcache_get_stats(struct symcache *c, struct symcache_stats *st)

@@ -1,10 +1,16 @@
 /*
- * test_api.c - unit tests of api/'s pure parts: request routing with the
- * debuginfod server's error answers, and the upstream miss cache.
+ * test_api.c - unit tests of api/'s parts below HTTP: request routing
+ * with the debuginfod server's error answers, the upstream miss cache,
+ * and the symbol cache's replacement of an index while it is in use.
  */
 #include "api_internal.h"
 #include "miss_cache.h"
+#include "symcache.h"
 #include "unit.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static int test_api__routes(void)
 {
@@ -88,11 +94,124 @@ static int test_api__miss_cache_expires(void)
 }
 
 #define CASE(n) { #n, n }
+static const char *fixture_path(const char *name, char *buf, size_t size)
+{
+	const char *dir = getenv("EMBER_FIXTURES_DIR");
+
+	snprintf(buf, size, "%s/%s", dir ? dir : "build/fixtures", name);
+	return buf;
+}
+
+/* Run a shell command; 0 when it exited 0. */
+static int run(const char *cmd)
+{
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int ingest(struct store *s, const char *path, const char *id, unsigned kind)
+{
+	int fd = open(path, O_RDONLY), err;
+
+	if (fd < 0)
+		return -1;
+	err = api_ingest_fd(s, fd, id, kind, "f");
+	close(fd);
+	return err;
+}
+
+/* The source answering for the main symbol's address, or -1. */
+static int source_at(const struct symcache_entry *e, uint64_t addr)
+{
+	struct sym_frame f[16];
+	int n = sym_index_lookup(symcache_index(e), addr, SYM_ADDR_VADDR, 0, f, 16);
+
+	return n > 0 ? (int)f[n - 1].source : -1;
+}
+
+/*
+ * A request holds the index of a build ID when a debug file arrives: the
+ * next request gets a new index from it, the held one stays usable until
+ * released, and then it is freed once (ASan checks).
+ */
+static int test_api__symcache_replaces_index_in_use(void)
+{
+	char dir[] = "/tmp/ember-symcache-XXXXXX", full[4096], nodebug[4200], cmd[9000];
+	char id[2 * EMBER_BUILD_ID_MAX + 1], line[256];
+	struct symcache_entry *old, *new;
+	struct symcache_stats st;
+	struct sym_index_stats full_st, nodebug_st;
+	struct symcache *c;
+	struct store *s;
+	struct sym_index *idx;
+	uint64_t budget;
+	const uint8_t *raw;
+	unsigned long long main_addr = 0;
+	size_t len;
+	int err;
+	FILE *p;
+
+	CHECK(mkdtemp(dir));
+	fixture_path("c_O2_pie", full, sizeof(full));
+	snprintf(nodebug, sizeof(nodebug), "%s/nodebug", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug '%s' '%s'", full, nodebug);
+	if (run(cmd))
+		return UNIT_SKIP; /* no binutils */
+	idx = sym_index_open(full, NULL, &err);
+	CHECK(idx);
+	raw = sym_index_build_id(idx, &len);
+	CHECK(raw && ember_build_id_to_hex(raw, len, id) == 0);
+	sym_index_get_stats(idx, &full_st);
+	sym_index_free(idx);
+	idx = sym_index_open(nodebug, NULL, &err);
+	CHECK(idx);
+	sym_index_get_stats(idx, &nodebug_st);
+	sym_index_free(idx);
+	/* A budget that holds either index but not both (the stored ones
+	 * differ from these by a few bytes of strings): releasing the old
+	 * one must evict it exactly once. */
+	budget = full_st.bytes + nodebug_st.bytes / 2;
+	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' | awk '$4 == \"FUNC\" && $8 == \"main\" { print $2 }'",
+		 full);
+	p = popen(cmd, "r");
+	CHECK(p && fgets(line, sizeof(line), p));
+	pclose(p);
+	main_addr = strtoull(line, NULL, 16);
+	CHECK(main_addr);
+
+	CHECK_INT(store_open(dir, &s), ==, 0);
+	CHECK_INT(symcache_new(s, budget, &c), ==, 0);
+	CHECK_INT(ingest(s, nodebug, id, STORE_KIND_EXECUTABLE), ==, 0);
+	CHECK_INT(symcache_get(c, id, &old), ==, 0);
+	CHECK_INT(source_at(old, main_addr), ==, SYM_SOURCE_SYMTAB);
+	CHECK_INT(ingest(s, full, id, STORE_KIND_DEBUGINFO), ==, 0);
+	CHECK_INT(symcache_get(c, id, &new), ==, 0);
+	CHECK(new != old);
+	CHECK_INT(source_at(new, main_addr), ==, SYM_SOURCE_DWARF);
+	CHECK_INT(source_at(old, main_addr), ==, SYM_SOURCE_SYMTAB); /* still usable */
+	symcache_get_stats(c, &st);
+	CHECK(st.bytes > st.budget); /* the old one waits for its user */
+	symcache_put(c, old);
+	symcache_get_stats(c, &st);
+	CHECK_INT(st.rebuilds, ==, 1);
+	CHECK_INT(st.loaded, ==, 1);
+	CHECK_INT(st.builds, ==, 2);
+	symcache_put(c, new);
+	CHECK_INT(symcache_get(c, id, &new), ==, 0); /* the same, cached */
+	symcache_get_stats(c, &st);
+	CHECK_INT(st.builds, ==, 2);
+	symcache_put(c, new);
+	symcache_free(c);
+	store_free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return run(cmd);
+}
+
 static const struct unit_case cases[] = {
 	CASE(test_api__routes),
 	CASE(test_api__long_build_id_is_not_found),
 	CASE(test_api__source_path_canonicalized),
 	CASE(test_api__miss_cache_expires),
+	CASE(test_api__symcache_replaces_index_in_use),
 };
 
 int main(int argc, char **argv)
