@@ -925,6 +925,33 @@ def test_server__symbolize_batch_order_and_repeats():
     srv.stop()
 
 
+def test_server__concurrent_first_requests_build_once():
+    srv = Server()
+    path = fx("cxx_O2")
+    b = build_id(path)
+    check(srv.upload(path, b, "executable")[0] == 201, "upload")
+    addrs = ["0x%x" % a for a in func_addrs(path, 100)]
+    answers, go = [], threading.Event()
+
+    def ask():
+        go.wait()
+        answers.append(symbolize(srv, [{"build_id": b, "addresses": addrs}]))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    go.set()
+    for t in threads:
+        t.join()
+    check(len(answers) == 8 and all(s == 200 for s, _ in answers), "statuses")
+    check(len(set(out for _, out in answers)) == 1, "answers differ")
+    check(json.loads(answers[0][1])["modules"][0]["resolved"] > 50, "resolved")
+    check(srv.metric('ember_symbol_cache_events_total{event="build"}') == 1,
+          "8 concurrent first requests made %r builds" %
+          srv.metric('ember_symbol_cache_events_total{event="build"}'))
+    srv.stop()
+
+
 def test_server__symbol_cache_stays_in_budget():
     srv = Server(args=["--symbol-cache-mb", "2"])
     names = ["c_O2_pie", "c_dwarf4", "c_gz", "cxx_O2", "go_prog", "libfixture.so", "rust_O2"]
