@@ -69,6 +69,9 @@ struct ember_buf {
 
 void ember_buf_init(struct ember_buf *b, size_t cap);
 void ember_buf_release(struct ember_buf *b);
+/* Make room for extra more bytes now (one allocation instead of a series
+ * of doublings): 0, -E2BIG past the cap, -ENOMEM. */
+int ember_buf_reserve(struct ember_buf *b, size_t extra);
 /* Growing the allocation (or -E2BIG / -ENOMEM): ember_buf_append's slow
  * path. */
 int ember_buf_append_grow(struct ember_buf *b, const void *data, size_t len);

@@ -49,6 +49,11 @@ static int buf_reserve(struct ember_buf *b, size_t extra)
 	return 0;
 }
 
+int ember_buf_reserve(struct ember_buf *b, size_t extra)
+{
+	return buf_reserve(b, extra);
+}
+
 int ember_buf_append_grow(struct ember_buf *b, const void *data, size_t len)
 {
 	int err = buf_reserve(b, len);
