@@ -94,14 +94,6 @@ static int test_api__miss_cache_expires(void)
 }
 
 #define CASE(n) { #n, n }
-static const char *fixture_path(const char *name, char *buf, size_t size)
-{
-	const char *dir = getenv("EMBER_FIXTURES_DIR");
-
-	snprintf(buf, size, "%s/%s", dir ? dir : "build/fixtures", name);
-	return buf;
-}
-
 /* Run a shell command; 0 when it exited 0. */
 static int run(const char *cmd)
 {
@@ -151,7 +143,7 @@ static int test_api__symcache_replaces_index_in_use(void)
 	FILE *p;
 
 	CHECK(mkdtemp(dir));
-	fixture_path("c_O2_pie", full, sizeof(full));
+	snprintf(full, sizeof(full), "%s", unit_fixture("c_O2_pie"));
 	snprintf(nodebug, sizeof(nodebug), "%s/nodebug", dir);
 	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug '%s' '%s'", full, nodebug);
 	if (run(cmd))

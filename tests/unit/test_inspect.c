@@ -10,22 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void quiet(enum ember_log_level l, const char *m, void *c)
-{
-}
-
-static const char *fixture(const char *name)
-{
-	static char path[4096];
-	const char *dir = getenv("EMBER_FIXTURES_DIR");
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
-	return path;
-}
-
 static int inspect_fixture(const char *name, struct inspect_info *info)
 {
-	int fd = open(fixture(name), O_RDONLY);
+	int fd = open(unit_fixture(name), O_RDONLY);
 	int err;
 
 	if (fd < 0)
@@ -83,7 +70,7 @@ static int test_inspect__not_elf_and_truncated(void)
 {
 	struct inspect_info info;
 	size_t len;
-	char *elf = slurp(fixture("c_O2_pie"), &len);
+	char *elf = slurp(unit_fixture("c_O2_pie"), &len);
 
 	CHECK(elf);
 	CHECK_INT(inspect_elf_mem("#!/bin/sh\n", 10, &info), ==, -INSPECT_ERR_NOT_ELF);
@@ -108,7 +95,7 @@ static int test_inspect__build_id_matches_readelf(void)
 	CHECK_INT(inspect_fixture("cxx_O2", &info), ==, 0);
 	ember_build_id_to_hex(info.build_id, info.build_id_len, hex);
 	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | awk '/Build ID/{print $3}'",
-		 fixture("cxx_O2"));
+		 unit_fixture("cxx_O2"));
 	p = popen(cmd, "r");
 	if (!p || !fgets(out, sizeof(out), p)) {
 		if (p)
@@ -136,7 +123,7 @@ static int collect(const char *path, void *arg)
 static int test_inspect__sources_are_absolute_and_canonical(void)
 {
 	int n[3] = { 0 };
-	int fd = open(fixture("c_O2_pie"), O_RDONLY);
+	int fd = open(unit_fixture("c_O2_pie"), O_RDONLY);
 
 	CHECK(fd >= 0);
 	CHECK_INT(inspect_list_sources(fd, collect, n), ==, 0);
@@ -171,7 +158,7 @@ static int test_inspect__path_canonical(void)
 static int test_inspect__find_section(void)
 {
 	uint64_t off, size, flags;
-	int fd = open(fixture("c_gz"), O_RDONLY);
+	int fd = open(unit_fixture("c_gz"), O_RDONLY);
 
 	CHECK(fd >= 0);
 	CHECK_INT(inspect_find_section(fd, ".debug_info", &off, &size, &flags), ==, 0);
@@ -194,6 +181,6 @@ static const struct unit_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	ember_log_set_handler(quiet, NULL);
+	ember_log_set_handler(unit_quiet, NULL);
 	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

@@ -13,10 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void quiet(enum ember_log_level l, const char *m, void *c)
-{
-}
-
 static char dir[256];
 
 static struct store *fresh_store(void)
@@ -257,6 +253,6 @@ static const struct unit_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	ember_log_set_handler(quiet, NULL);
+	ember_log_set_handler(unit_quiet, NULL);
 	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

@@ -22,20 +22,6 @@
 
 #define MAXF 64
 
-static void quiet(enum ember_log_level l, const char *m, void *c)
-{
-	(void)l, (void)m, (void)c;
-}
-
-static const char *fixture(const char *name)
-{
-	static char path[4096];
-	const char *dir = getenv("EMBER_FIXTURES_DIR");
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
-	return path;
-}
-
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t a = s ? strlen(s) : 0, b = strlen(suffix);
@@ -44,17 +30,16 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /*
- * Address and size of a symbol, read with libelf (not the code under
- * test).  A name ending in '*' matches the first function with that
- * prefix and a non-zero size.
+ * Call fn for each symbol of path's .symtab (and .dynsym too when dynsym
+ * is set), in section order, read with libelf (not the code under test),
+ * until fn returns non-zero.  Returns what fn returned, 0 at the end, or
+ * -errno when the file cannot be opened.
  */
-static int elf_symbol(const char *path, const char *name, uint64_t *addr,
-		      uint64_t *size)
-{
-	size_t plen = strlen(name);
-	bool prefix = plen && name[plen - 1] == '*';
+typedef int (*elf_sym_fn)(void *arg, const char *name, const GElf_Sym *s);
 
-	int fd = open(path, O_RDONLY), found = -ENOENT;
+static int elf_each_symbol(const char *path, bool dynsym, elf_sym_fn fn, void *arg)
+{
+	int fd = open(path, O_RDONLY), ret = 0;
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 
@@ -62,36 +47,72 @@ static int elf_symbol(const char *path, const char *name, uint64_t *addr,
 		return -errno;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && found && (scn = elf_nextscn(elf, scn))) {
+	while (elf && !ret && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		    (sh.sh_type != SHT_SYMTAB && !(dynsym && sh.sh_type == SHT_DYNSYM)))
 			continue;
 		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
+		for (size_t i = 0; !ret && d && i < d->d_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
 			const char *n;
 
-			if (!gelf_getsym(d, (int)i, &s))
-				continue;
-			n = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (n && s.st_value &&
-			    (prefix ? strncmp(n, name, plen - 1) == 0 &&
-					      s.st_size &&
-					      GELF_ST_TYPE(s.st_info) == STT_FUNC
-				    : strcmp(n, name) == 0)) {
-				*addr = s.st_value;
-				*size = s.st_size;
-				found = 0;
-				break;
-			}
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    (n = elf_strptr(elf, sh.sh_link, sym.st_name)))
+				ret = fn(arg, n, &sym);
 		}
 	}
 	elf_end(elf);
 	close(fd);
-	return found;
+	return ret;
+}
+
+struct sym_query {
+	const char *name;
+	size_t plen;		/* name's length without a final '*' */
+	bool prefix, any_value;	/* any_value: st_value 0 matches too */
+	uint64_t addr, size;
+};
+
+static int sym_query_match(void *arg, const char *n, const GElf_Sym *s)
+{
+	struct sym_query *q = arg;
+
+	if (!(s->st_value || q->any_value))
+		return 0;
+	if (q->prefix ? strncmp(n, q->name, q->plen) == 0 && s->st_size &&
+				GELF_ST_TYPE(s->st_info) == STT_FUNC
+		      : strcmp(n, q->name) == 0) {
+		q->addr = s->st_value;
+		q->size = s->st_size;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Address and size of a symbol of .symtab or .dynsym, by libelf.  A name
+ * ending in '*' matches the first function with that prefix and a
+ * non-zero size.
+ */
+static int elf_symbol(const char *path, const char *name, uint64_t *addr,
+		      uint64_t *size)
+{
+	size_t len = strlen(name);
+	struct sym_query q = { .name = name, .prefix = len && name[len - 1] == '*' };
+	int ret;
+
+	q.plen = q.prefix ? len - 1 : len;
+	ret = elf_each_symbol(path, true, sym_query_match, &q);
+	if (ret < 0)
+		return ret;
+	if (ret == 0)
+		return -ENOENT;
+	*addr = q.addr;
+	*size = q.size;
+	return 0;
 }
 
 /* File offset of vaddr through PT_LOAD, read with libelf. */
@@ -180,7 +201,7 @@ static int test_symbolizer__open_truncated_elf(void)
 
 	CHECK(fd >= 0);
 	close(fd);
-	CHECK(copy_file(fixture("c_O2_pie"), path, 6000) == 0);
+	CHECK(copy_file(unit_fixture("c_O2_pie"), path, 6000) == 0);
 	CHECK(sym_index_open(path, NULL, &err) == NULL);
 	unlink(path);
 	CHECK_INT(err, ==, -SYM_ERR_TRUNCATED);
@@ -201,7 +222,7 @@ static int test_symbolizer__corrupt_dwarf_falls_back(void)
 
 	CHECK(fd >= 0);
 	close(fd);
-	CHECK(copy_file(fixture("c_O2_pie"), path, SIZE_MAX) == 0);
+	CHECK(copy_file(unit_fixture("c_O2_pie"), path, SIZE_MAX) == 0);
 	fd = open(path, O_RDWR);
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -224,7 +245,7 @@ static int test_symbolizer__corrupt_dwarf_falls_back(void)
 	idx = open_ok(path, NULL);
 	unlink(path);
 	CHECK(idx);
-	CHECK(elf_symbol(fixture("c_O2_pie"), "main", &addr, &size) == 0);
+	CHECK(elf_symbol(unit_fixture("c_O2_pie"), "main", &addr, &size) == 0);
 	n = sym_index_lookup(idx, addr + 1, SYM_ADDR_VADDR, 0, f, MAXF);
 	CHECK_INT(n, >=, 1);
 	CHECK_STR(f[n - 1].name, "main");
@@ -235,13 +256,13 @@ static int test_symbolizer__corrupt_dwarf_falls_back(void)
 /* helper.c's exported functions inline mix.h helpers: frames from two files. */
 static int test_symbolizer__inline_chain_across_header(void)
 {
-	struct sym_index *idx = open_ok(fixture("c_O2_pie"), NULL);
+	struct sym_index *idx = open_ok(unit_fixture("c_O2_pie"), NULL);
 	struct sym_frame f[MAXF];
 	uint64_t addr, size;
 	int best = 0;
 
 	CHECK(idx);
-	CHECK(elf_symbol(fixture("c_O2_pie"), "helper_digest_points", &addr, &size) == 0);
+	CHECK(elf_symbol(unit_fixture("c_O2_pie"), "helper_digest_points", &addr, &size) == 0);
 	for (uint64_t a = addr; a < addr + size; a++) {
 		int n = sym_index_lookup(idx, a, SYM_ADDR_VADDR, 0, f, MAXF);
 
@@ -266,14 +287,14 @@ static int test_symbolizer__inline_chain_across_header(void)
 /* Every function symbol: file-offset lookup == vaddr lookup. */
 static int check_offsets_agree(const char *name, const char *sym)
 {
-	struct sym_index *idx = open_ok(fixture(name), NULL);
+	struct sym_index *idx = open_ok(unit_fixture(name), NULL);
 	struct sym_frame a[MAXF], b[MAXF];
 	uint64_t addr, size, off;
 	int na, nb;
 
 	CHECK(idx);
-	CHECK(elf_symbol(fixture(name), sym, &addr, &size) == 0);
-	CHECK(elf_vaddr_to_offset(fixture(name), addr + 2, &off) == 0);
+	CHECK(elf_symbol(unit_fixture(name), sym, &addr, &size) == 0);
+	CHECK(elf_vaddr_to_offset(unit_fixture(name), addr + 2, &off) == 0);
 	na = sym_index_lookup(idx, addr + 2, SYM_ADDR_VADDR, 0, a, MAXF);
 	nb = sym_index_lookup(idx, off, SYM_ADDR_FILE_OFFSET, 0, b, MAXF);
 	CHECK_INT(na, >=, 1);
@@ -307,7 +328,7 @@ static int test_symbolizer__file_offsets_shared_library(void)
 static int check_separate_debug(const char *bin, const struct sym_open_opts *o,
 				const char *want_path_part)
 {
-	struct sym_index *idx = open_ok(fixture(bin), o);
+	struct sym_index *idx = open_ok(unit_fixture(bin), o);
 	struct sym_frame f[MAXF];
 	uint64_t addr, size;
 	int n;
@@ -315,7 +336,7 @@ static int check_separate_debug(const char *bin, const struct sym_open_opts *o,
 	CHECK(idx);
 	CHECK(sym_index_debug_path(idx) != NULL);
 	CHECK(strstr(sym_index_debug_path(idx), want_path_part) != NULL);
-	CHECK(elf_symbol(fixture("c_stripped.debug"), "table_check.constprop.0",
+	CHECK(elf_symbol(unit_fixture("c_stripped.debug"), "table_check.constprop.0",
 			 &addr, &size) == 0);
 	n = sym_index_lookup(idx, addr, SYM_ADDR_VADDR, 0, f, MAXF);
 	CHECK_INT(n, >=, 1);
@@ -342,7 +363,7 @@ static int test_symbolizer__build_id_directory(void)
 	char root[4096];
 	struct sym_open_opts o = { .sz = sizeof(o), .debug_root = root };
 
-	snprintf(root, sizeof(root), "%s", fixture("debug-root"));
+	snprintf(root, sizeof(root), "%s", unit_fixture("debug-root"));
 	return check_separate_debug("c_stripped_buildid_only", &o,
 				    "/debug-root/.build-id/");
 }
@@ -352,7 +373,7 @@ static int test_symbolizer__explicit_debug_file(void)
 	char dbg[4096];
 	struct sym_open_opts o = { .sz = sizeof(o), .debug_file = dbg };
 
-	snprintf(dbg, sizeof(dbg), "%s", fixture("c_stripped.debug"));
+	snprintf(dbg, sizeof(dbg), "%s", unit_fixture("c_stripped.debug"));
 	return check_separate_debug("c_stripped_buildid_only", &o,
 				    "c_stripped.debug");
 }
@@ -370,8 +391,8 @@ static int test_symbolizer__stale_debug_file_rejected(void)
 	CHECK(mkdtemp(dir));
 	snprintf(bin, sizeof(bin), "%s/c_stripped", dir);
 	snprintf(dbg, sizeof(dbg), "%s/c_stripped.debug", dir);
-	CHECK(copy_file(fixture("c_stripped"), bin, SIZE_MAX) == 0);
-	CHECK(copy_file(fixture("c_O2_pie"), dbg, SIZE_MAX) == 0);
+	CHECK(copy_file(unit_fixture("c_stripped"), bin, SIZE_MAX) == 0);
+	CHECK(copy_file(unit_fixture("c_O2_pie"), dbg, SIZE_MAX) == 0);
 	idx = sym_index_open(bin, NULL, &err);
 	unlink(bin);
 	unlink(dbg);
@@ -384,13 +405,13 @@ static int test_symbolizer__stale_debug_file_rejected(void)
 static int check_fallback(const char *bin, const char *sym, enum sym_source src,
 			  const char *file)
 {
-	struct sym_index *idx = open_ok(fixture(bin), NULL);
+	struct sym_index *idx = open_ok(unit_fixture(bin), NULL);
 	struct sym_frame f[MAXF];
 	uint64_t addr, size;
 	int n;
 
 	CHECK(idx);
-	CHECK(elf_symbol(fixture(bin), sym, &addr, &size) == 0);
+	CHECK(elf_symbol(unit_fixture(bin), sym, &addr, &size) == 0);
 	n = sym_index_lookup(idx, addr + size / 2, SYM_ADDR_VADDR,
 			     SYM_LOOKUP_SYMBOL_NAME, f, MAXF);
 	CHECK_INT(n, ==, 1);
@@ -423,13 +444,13 @@ static int test_symbolizer__dynsym_fallback(void)
 /* Same code, other DWARF encodings: every byte of a function agrees. */
 static int check_same_answers(const char *a_name, const char *b_name)
 {
-	struct sym_index *a = open_ok(fixture(a_name), NULL);
-	struct sym_index *b = open_ok(fixture(b_name), NULL);
+	struct sym_index *a = open_ok(unit_fixture(a_name), NULL);
+	struct sym_index *b = open_ok(unit_fixture(b_name), NULL);
 	struct sym_frame fa[MAXF], fb[MAXF];
 	uint64_t addr, size;
 
 	CHECK(a && b);
-	CHECK(elf_symbol(fixture(a_name), "helper_collect_stats", &addr, &size) == 0);
+	CHECK(elf_symbol(unit_fixture(a_name), "helper_collect_stats", &addr, &size) == 0);
 	for (uint64_t x = addr; x < addr + size; x++) {
 		int na = sym_index_lookup(a, x, SYM_ADDR_VADDR, 0, fa, MAXF);
 		int nb = sym_index_lookup(b, x, SYM_ADDR_VADDR, 0, fb, MAXF);
@@ -462,14 +483,14 @@ static int test_symbolizer__dwarf4_matches_dwarf5(void)
 static int check_demangles(const char *bin, const char *prefix)
 {
 	char sym[64];
-	struct sym_index *idx = open_ok(fixture(bin), NULL);
+	struct sym_index *idx = open_ok(unit_fixture(bin), NULL);
 	struct sym_frame f[MAXF];
 	uint64_t addr, size;
 	int seen = 0;
 
 	CHECK(idx);
 	snprintf(sym, sizeof(sym), "%s*", prefix);
-	CHECK(elf_symbol(fixture(bin), sym, &addr, &size) == 0);
+	CHECK(elf_symbol(unit_fixture(bin), sym, &addr, &size) == 0);
 	for (uint64_t x = addr; x < addr + size && !seen; x++) {
 		int n = sym_index_lookup(idx, x, SYM_ADDR_VADDR,
 					 SYM_LOOKUP_SYMBOL_NAME, f, MAXF);
@@ -512,13 +533,13 @@ static int test_symbolizer__demangle_rust_v0(void)
 
 static int test_symbolizer__go_names(void)
 {
-	struct sym_index *idx = open_ok(fixture("go_prog"), NULL);
+	struct sym_index *idx = open_ok(unit_fixture("go_prog"), NULL);
 	struct sym_frame f[MAXF];
 	uint64_t addr, size;
 	int n;
 
 	CHECK(idx);
-	CHECK(elf_symbol(fixture("go_prog"), "main.main", &addr, &size) == 0);
+	CHECK(elf_symbol(unit_fixture("go_prog"), "main.main", &addr, &size) == 0);
 	n = sym_index_lookup(idx, addr, SYM_ADDR_VADDR, 0, f, MAXF);
 	CHECK_INT(n, >=, 1);
 	CHECK_STR(f[n - 1].name, "main.main");
@@ -530,40 +551,17 @@ static int test_symbolizer__go_names(void)
 
 /* ---- Go without DWARF: .gopclntab ---------------------------------------- */
 
-/* Address of the symbol called exactly name (any type), by libelf. */
+/* Address of the symbol of .symtab called exactly name (any type, any
+ * value), by libelf. */
 static int elf_symbol_exact(const char *path, const char *name, uint64_t *addr)
 {
-	int fd = open(path, O_RDONLY), found = -ENOENT;
-	Elf_Scn *scn = NULL;
-	Elf *elf;
+	struct sym_query q = { .name = name, .plen = strlen(name), .any_value = true };
+	int ret = elf_each_symbol(path, false, sym_query_match, &q);
 
-	if (fd < 0)
-		return -errno;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *n;
-
-			if (gelf_getsym(d, (int)i, &s) &&
-			    (n = elf_strptr(elf, sh.sh_link, s.st_name)) &&
-			    strcmp(n, name) == 0) {
-				*addr = s.st_value;
-				found = 0;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return found;
+	if (ret <= 0)
+		return ret < 0 ? ret : -ENOENT;
+	*addr = q.addr;
+	return 0;
 }
 
 /* Where section name is in the file: its header's offset, its bytes. */
@@ -601,46 +599,43 @@ static int elf_section_loc(const char *path, const char *name,
 	return found;
 }
 
+struct addr_list {
+	uint64_t *v;
+	size_t n, alloc;
+};
+
+/* A function's start and five points inside it, into the list. */
+static int add_function_points(void *arg, const char *name, const GElf_Sym *s)
+{
+	struct addr_list *l = arg;
+
+	(void)name;
+	if (GELF_ST_TYPE(s->st_info) != STT_FUNC || !s->st_size)
+		return 0;
+	for (uint64_t k = 0; k < 6; k++) {
+		if (l->n == l->alloc) {
+			uint64_t *p = realloc(l->v, (l->alloc ? 2 * l->alloc : 1024) * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			l->v = p;
+			l->alloc = l->alloc ? 2 * l->alloc : 1024;
+		}
+		l->v[l->n++] = s->st_value + s->st_size * k / 6;
+	}
+	return 0;
+}
+
 /* Function starts and five points inside each function of the Go fixture
  * (from its .symtab, by libelf): the addresses the Go tests look up. */
 static size_t go_addresses(uint64_t **out)
 {
-	const char *path = fixture("go_prog_nodwarf");
-	int fd = open(path, O_RDONLY);
-	size_t n = 0, alloc = 0;
-	uint64_t *v = NULL;
-	Elf_Scn *scn = NULL;
-	Elf *elf;
+	struct addr_list l = { 0 };
 
-	elf_version(EV_CURRENT);
-	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	while (elf && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < d->d_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-
-			if (!gelf_getsym(d, (int)i, &s) ||
-			    GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size)
-				continue;
-			for (uint64_t k = 0; k < 6; k++) {
-				if (n == alloc) {
-					alloc = alloc ? 2 * alloc : 1024;
-					v = realloc(v, alloc * sizeof(*v));
-				}
-				v[n++] = s.st_value + s.st_size * k / 6;
-			}
-		}
-	}
-	elf_end(elf);
-	if (fd >= 0)
-		close(fd);
-	*out = v;
-	return n;
+	if (elf_each_symbol(unit_fixture("go_prog_nodwarf"), false, add_function_points, &l))
+		l.n = 0;
+	*out = l.v;
+	return l.n;
 }
 
 static bool have_go(void)
@@ -684,10 +679,10 @@ static int test_symbolizer__gopclntab_matches_go_addr2line(void)
 		fprintf(fp, "0x%llx\n", (unsigned long long)addrs[i]);
 	fclose(fp);
 	snprintf(cmd, sizeof(cmd), "env GOENV=off GOFLAGS= GOTOOLCHAIN=local "
-		 "go tool addr2line '%s' < '%s'", fixture("go_prog_nodwarf"), in);
+		 "go tool addr2line '%s' < '%s'", unit_fixture("go_prog_nodwarf"), in);
 	p = popen(cmd, "r");
-	idx = open_ok(fixture("go_prog_nodwarf"), NULL);
-	stripped = open_ok(fixture("go_prog_stripped"), NULL);
+	idx = open_ok(unit_fixture("go_prog_nodwarf"), NULL);
+	stripped = open_ok(unit_fixture("go_prog_stripped"), NULL);
 	CHECK(p && idx && stripped);
 	for (size_t i = 0; i < n; i++) {
 		char name[4096], loc[4096], *colon;
@@ -782,12 +777,12 @@ static int go_text_identical(void)
 	FILE *fa, *fb;
 	int same = 1, ca, cb;
 
-	if (elf_section_loc(fixture("go_prog"), ".text", &a) ||
-	    elf_section_loc(fixture("go_prog_nodwarf"), ".text", &b) ||
+	if (elf_section_loc(unit_fixture("go_prog"), ".text", &a) ||
+	    elf_section_loc(unit_fixture("go_prog_nodwarf"), ".text", &b) ||
 	    a.addr != b.addr || a.size != b.size)
 		return 0;
-	fa = fopen(fixture("go_prog"), "rb");
-	fb = fopen(fixture("go_prog_nodwarf"), "rb");
+	fa = fopen(unit_fixture("go_prog"), "rb");
+	fb = fopen(unit_fixture("go_prog_nodwarf"), "rb");
 	if (!fa || !fb || fseek(fa, (long)a.off, SEEK_SET) ||
 	    fseek(fb, (long)b.off, SEEK_SET))
 		same = 0;
@@ -814,8 +809,8 @@ static int go_text_identical(void)
  */
 static int test_symbolizer__gopclntab_matches_dwarf(void)
 {
-	struct sym_index *dw = open_ok(fixture("go_prog"), NULL);
-	struct sym_index *pc = open_ok(fixture("go_prog_nodwarf"), NULL);
+	struct sym_index *dw = open_ok(unit_fixture("go_prog"), NULL);
+	struct sym_index *pc = open_ok(unit_fixture("go_prog_nodwarf"), NULL);
 	struct sym_frame d[MAXF], p[MAXF];
 	size_t same = 0, wrappers = 0, with_inlined = 0, compared = 0;
 	uint64_t *addrs;
@@ -869,21 +864,21 @@ static int test_symbolizer__gopclntab_moduledata(void)
 	uint64_t gofunc, text;
 	struct sect_loc tx;
 	char tc[4096] = "";
-	FILE *f = fopen(fixture("TOOLCHAIN"), "r");
+	FILE *f = fopen(unit_fixture("TOOLCHAIN"), "r");
 
 	CHECK(f);
 	while (fgets(tc, sizeof(tc), f) && !strstr(tc, "go version"))
 		;
 	fclose(f);
-	CHECK(elf_symbol_exact(fixture("go_prog_nodwarf"), "go.func.*", &gofunc) == 0 ||
-	      elf_symbol_exact(fixture("go_prog_nodwarf"), "go:func.*", &gofunc) == 0);
-	CHECK(elf_symbol_exact(fixture("go_prog_nodwarf"), "runtime.text", &text) == 0);
-	CHECK(elf_section_loc(fixture("go_prog_stripped"), ".text", &tx) == 0);
+	CHECK(elf_symbol_exact(unit_fixture("go_prog_nodwarf"), "go.func.*", &gofunc) == 0 ||
+	      elf_symbol_exact(unit_fixture("go_prog_nodwarf"), "go:func.*", &gofunc) == 0);
+	CHECK(elf_symbol_exact(unit_fixture("go_prog_nodwarf"), "runtime.text", &text) == 0);
+	CHECK(elf_section_loc(unit_fixture("go_prog_stripped"), ".text", &tx) == 0);
 	for (size_t i = 0; i < 2; i++) {
 		struct sym_elf e = { .fd = -1 };
 		struct sym_go_table t;
 
-		CHECK(sym_elf_open(fixture(names[i]), &e) == 0);
+		CHECK(sym_elf_open(unit_fixture(names[i]), &e) == 0);
 		CHECK_INT(sym_go_table_open(&t, e.elf), ==, 0);
 		if (strstr(tc, "go1.18") || strstr(tc, "go1.19"))
 			CHECK_INT(t.ver, ==, SYM_GO_118);
@@ -908,7 +903,7 @@ static int go_patched(const char *name, char *path, uint64_t off,
 	if (fd < 0)
 		return -1;
 	close(fd);
-	if (copy_file(fixture(name), path, SIZE_MAX))
+	if (copy_file(unit_fixture(name), path, SIZE_MAX))
 		return -1;
 	fd = open(path, O_RDWR);
 	if (fd < 0 || pwrite(fd, bytes, len, (off_t)off) != (ssize_t)len)
@@ -946,11 +941,11 @@ static int test_symbolizer__gopclntab_corrupt(void)
 	struct sym_index *idx;
 	int err, n;
 
-	CHECK(elf_section_loc(fixture("go_prog_nodwarf"), ".gopclntab", &pcln) == 0);
-	CHECK(elf_section_loc(fixture("go_prog_nodwarf"), ".noptrdata", &nd) == 0);
-	CHECK(elf_symbol(fixture("go_prog_nodwarf"), "main.digest", &digest, &size) == 0);
+	CHECK(elf_section_loc(unit_fixture("go_prog_nodwarf"), ".gopclntab", &pcln) == 0);
+	CHECK(elf_section_loc(unit_fixture("go_prog_nodwarf"), ".noptrdata", &nd) == 0);
+	CHECK(elf_symbol(unit_fixture("go_prog_nodwarf"), "main.digest", &digest, &size) == 0);
 	/* an address in digest where mixStep is inlined, from the intact file */
-	idx = open_ok(fixture("go_prog_nodwarf"), NULL);
+	idx = open_ok(unit_fixture("go_prog_nodwarf"), NULL);
 	CHECK(idx);
 	for (uint64_t a = digest; a < digest + size && !inl_addr; a++)
 		if (sym_index_lookup(idx, a, SYM_ADDR_VADDR, 0, f, MAXF) == 2 &&
@@ -967,7 +962,7 @@ static int test_symbolizer__gopclntab_corrupt(void)
 	CHECK_INT(f[0].source, ==, SYM_SOURCE_SYMTAB);
 	CHECK_STR(f[0].name, "main.digest");
 	sym_index_free(idx);
-	CHECK(elf_section_loc(fixture("go_prog_stripped"), ".gopclntab", &pcln) == 0);
+	CHECK(elf_section_loc(unit_fixture("go_prog_stripped"), ".gopclntab", &pcln) == 0);
 	idx = go_open_patched("go_prog_stripped", pcln.off, "\0\0\0\0", 4, &err);
 	CHECK(!idx);
 	CHECK_INT(err, ==, -SYM_ERR_NO_SYMBOLS);
@@ -987,10 +982,10 @@ static int test_symbolizer__gopclntab_corrupt(void)
 	}
 
 	/* moduledata unrecognisable: lines, no inline frames */
-	CHECK(elf_section_loc(fixture("go_prog_nodwarf"), ".gopclntab", &pcln) == 0);
+	CHECK(elf_section_loc(unit_fixture("go_prog_nodwarf"), ".gopclntab", &pcln) == 0);
 	{
 		uint8_t *buf = malloc(nd.size);
-		FILE *fp = fopen(fixture("go_prog_nodwarf"), "rb");
+		FILE *fp = fopen(unit_fixture("go_prog_nodwarf"), "rb");
 
 		CHECK(buf && fp && fseek(fp, (long)nd.off, SEEK_SET) == 0 &&
 		      fread(buf, 1, nd.size, fp) == nd.size);
@@ -1055,13 +1050,13 @@ static void *race_run(void *arg)
 /* Two threads look up and demangle the same addresses: same answers. */
 static int test_symbolizer__concurrent_lookups(void)
 {
-	struct sym_index *idx = open_ok(fixture("cxx_O2"), NULL);
+	struct sym_index *idx = open_ok(unit_fixture("cxx_O2"), NULL);
 	struct race r[2];
 	pthread_t t[2];
 	uint64_t addr, size;
 
 	CHECK(idx);
-	CHECK(elf_symbol(fixture("cxx_O2"), "main", &addr, &size) == 0);
+	CHECK(elf_symbol(unit_fixture("cxx_O2"), "main", &addr, &size) == 0);
 	for (int i = 0; i < 2; i++) {
 		r[i] = (struct race){ idx, addr, addr + size, 0 };
 		CHECK(pthread_create(&t[i], NULL, race_run, &r[i]) == 0);
@@ -1256,7 +1251,7 @@ static int test_symbolizer__reader_matches_libdw(void)
 	};
 
 	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++)
-		if (check_reader_matches(fixture(fx[i].name), fx[i].units)) {
+		if (check_reader_matches(unit_fixture(fx[i].name), fx[i].units)) {
 			fprintf(stderr, "fixture '%s'\n", fx[i].name);
 			return 1;
 		}
@@ -1376,7 +1371,7 @@ static int test_symbolizer__reader_leaves_unit_to_libdw(void)
 
 	CHECK(fd >= 0);
 	close(fd);
-	CHECK(copy_file(fixture("c_O2_pie"), path, SIZE_MAX) == 0);
+	CHECK(copy_file(unit_fixture("c_O2_pie"), path, SIZE_MAX) == 0);
 	CHECK(section_place(path, ".debug_abbrev", &off, &size) == 0);
 	buf = malloc(size);
 	fd = open(path, O_RDWR);
@@ -1642,7 +1637,7 @@ static int open_padded_elf(char *path, struct sym_elf *e, size_t *pad_at)
 
 	CHECK(fd >= 0 && junk);
 	close(fd);
-	CHECK(copy_file(fixture("c_O2_pie"), path, SIZE_MAX) == 0);
+	CHECK(copy_file(unit_fixture("c_O2_pie"), path, SIZE_MAX) == 0);
 	CHECK(stat(path, &st) == 0);
 	for (size_t i = 0; i < pad; i++)
 		junk[i] = (uint8_t)(i * 131 + 7);
@@ -1689,13 +1684,13 @@ static int test_symbolizer__file_pages_only_file_mappings(void)
 	struct sym_elf e = { .fd = -1 };
 	struct sym_pages m;
 	const uint8_t *from;
-	FILE *f = fopen(fixture("c_O2_pie"), "rb");
+	FILE *f = fopen(unit_fixture("c_O2_pie"), "rb");
 
 	CHECK(copy && f);
 	memset(copy, 0x5a, size);
 	CHECK(fread(copy, 1, size, f) > 0);
 	fclose(f);
-	e.fd = open(fixture("c_O2_pie"), O_RDONLY);
+	e.fd = open(unit_fixture("c_O2_pie"), O_RDONLY);
 	elf_version(EV_CURRENT);
 	e.elf = elf_memory((char *)copy, size);
 	CHECK(e.fd >= 0 && e.elf);
@@ -1754,6 +1749,6 @@ static const struct unit_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	ember_log_set_handler(quiet, NULL);
+	ember_log_set_handler(unit_quiet, NULL);
 	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

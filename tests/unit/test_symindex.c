@@ -20,20 +20,6 @@
 
 #define MAXF 64
 
-static void quiet(enum ember_log_level l, const char *m, void *c)
-{
-	(void)l, (void)m, (void)c;
-}
-
-static const char *fixture(const char *name)
-{
-	static char path[4096];
-	const char *dir = getenv("EMBER_FIXTURES_DIR");
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
-	return path;
-}
-
 /* ---- saving into memory ------------------------------------------------ */
 
 struct membuf {
@@ -169,7 +155,7 @@ static const char *const round_trip_fixtures[] = {
 static int round_trip(const char *name)
 {
 	int err = 0;
-	struct sym_index *built = sym_index_open(fixture(name), NULL, &err), *loaded;
+	struct sym_index *built = sym_index_open(unit_fixture(name), NULL, &err), *loaded;
 	struct sym_index_stats sa, sb;
 	struct membuf m;
 	size_t answered;
@@ -211,8 +197,8 @@ static int test_symindex__round_trip_answers_alike(void)
 static int test_symindex__deterministic_bytes(void)
 {
 	int err;
-	struct sym_index *a = sym_index_open(fixture("cxx_O2"), NULL, &err);
-	struct sym_index *b = sym_index_open(fixture("cxx_O2"), NULL, &err);
+	struct sym_index *a = sym_index_open(unit_fixture("cxx_O2"), NULL, &err);
+	struct sym_index *b = sym_index_open(unit_fixture("cxx_O2"), NULL, &err);
 	struct membuf ma, mb, mc;
 	struct sym_index *loaded;
 
@@ -249,7 +235,7 @@ static void reseal_header(uint8_t *file)
 static int test_symindex__refuses_foreign_and_damaged_files(void)
 {
 	int err = 0;
-	struct sym_index *idx = sym_index_open(fixture("c_O2_pie"), NULL, &err);
+	struct sym_index *idx = sym_index_open(unit_fixture("c_O2_pie"), NULL, &err);
 	struct sym_file_header *h;
 	struct membuf m;
 	uint8_t *copy;
@@ -268,7 +254,7 @@ static int test_symindex__refuses_foreign_and_damaged_files(void)
 	CHECK(!load_bytes(m.data, m.len - 1, 0, &err) && err == -SYM_ERR_BAD_INDEX);
 	/* An ELF file is not an index. */
 	{
-		int fd = open(fixture("c_O2_pie"), O_RDONLY);
+		int fd = open(unit_fixture("c_O2_pie"), O_RDONLY);
 
 		CHECK(fd >= 0);
 		CHECK(!sym_index_load(fd, 0, &err) && err == -SYM_ERR_BAD_INDEX);
@@ -316,7 +302,7 @@ static int test_symindex__refuses_foreign_and_damaged_files(void)
 static int test_symindex__damaged_body_stays_in_bounds(void)
 {
 	int err = 0;
-	struct sym_index *idx = sym_index_open(fixture("cxx_O2"), NULL, &err);
+	struct sym_index *idx = sym_index_open(unit_fixture("cxx_O2"), NULL, &err);
 	const struct sym_file_header *h;
 	struct membuf m;
 	uint8_t *copy;
@@ -367,6 +353,6 @@ static const struct unit_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	ember_log_set_handler(quiet, NULL);
+	ember_log_set_handler(unit_quiet, NULL);
 	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

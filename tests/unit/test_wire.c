@@ -15,10 +15,6 @@
 #include <zlib.h>
 #include <zstd.h>
 
-static void quiet(enum ember_log_level l, const char *m, void *c)
-{
-}
-
 #define MIB ((size_t)1 << 20)
 
 /* ---- helpers: a small valid profile --------------------------------------- */
@@ -977,6 +973,6 @@ static const struct unit_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	ember_log_set_handler(quiet, NULL);
+	ember_log_set_handler(unit_quiet, NULL);
 	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
+
 #define UNIT_SKIP 77
 
 struct unit_case {
@@ -48,6 +50,24 @@ struct unit_case {
 			return 1;                                            \
 		}                                                            \
 	} while (0)
+
+/* A log handler that drops everything: the libraries log the bad input
+ * the tests feed them on purpose. */
+static inline void unit_quiet(enum ember_log_level l, const char *m, void *c)
+{
+	(void)l, (void)m, (void)c;
+}
+
+/* $EMBER_FIXTURES_DIR/name (build/fixtures when unset), in a buffer that
+ * the next call overwrites. */
+static inline const char *unit_fixture(const char *name)
+{
+	static char path[4096];
+	const char *dir = getenv("EMBER_FIXTURES_DIR");
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
+	return path;
+}
 
 static inline int unit_main(const struct unit_case *cases, size_t n,
 			    int argc, char **argv)
