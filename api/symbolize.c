@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ANSWER_CAP ((size_t)1 << 30)
 
 static enum symjson_source source_of(enum sym_source s)
 {
@@ -84,6 +83,10 @@ static int write_address(struct symjson_writer *w, const struct sym_index *idx,
  * incomplete body.
  */
 #define STREAM_CHUNK ((size_t)64 << 10)
+/* The chunk buffer holds STREAM_CHUNK bytes and the one address that
+ * crossed it (at most SYMBATCH_FRAMES frames, but names have no bound:
+ * the cap only stops a runaway). */
+#define STREAM_BUF_CAP ((size_t)1 << 30)
 
 struct answer_stream {
 	struct api_server *srv;
@@ -205,7 +208,7 @@ static struct answer_stream *stream_new(struct api_server *srv, enum api_endpoin
 	s->srv = srv;
 	s->ep = ep;
 	s->rq = rq;
-	ember_buf_init(&s->out, ANSWER_CAP);
+	ember_buf_init(&s->out, STREAM_BUF_CAP);
 	symjson_writer_init(&s->w, &s->out);
 	s->jf = malloc(SYMBATCH_FRAMES * sizeof(*s->jf));
 	if (!s->jf || symbatch_init(&s->batch)) {

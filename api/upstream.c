@@ -145,20 +145,31 @@ static void resume_waiters(struct waiter *w, int err)
 	}
 }
 
-static void finish_job(struct api_upstream *u, struct fetch_job *j, int err)
+/* Count a fetch's result, and remember a failure (under u->mu) so the
+ * same key is not asked for again within the miss TTL. */
+static void count_result(struct api_metrics *m, int err)
 {
-	struct api_metrics *m = &j->srv->metrics;
-	struct waiter *w;
-
 	if (!err)
 		m->upstream_hits++;
 	else if (err == -ENOENT)
 		m->upstream_misses++;
 	else
 		m->upstream_errors++;
-	pthread_mutex_lock(&u->mu);
+}
+
+static void remember_failure_locked(struct api_upstream *u, const char *key, int err)
+{
 	if (err && err != -ECANCELED)
-		miss_cache_put(u->misses, j->key);
+		miss_cache_put(u->misses, key);
+}
+
+static void finish_job(struct api_upstream *u, struct fetch_job *j, int err)
+{
+	struct waiter *w;
+
+	count_result(&j->srv->metrics, err);
+	pthread_mutex_lock(&u->mu);
+	remember_failure_locked(u, j->key, err);
 	unlink_running(u, j);
 	w = j->waiters;
 	j->waiters = NULL;
@@ -387,16 +398,11 @@ static int fetch_now(struct api_server *srv, const char *id, enum api_endpoint e
 		srv->metrics.upstream_negative_cached += err == -ENOENT;
 		return err;
 	}
-	err = fetch_file(&j, ep == API_EP_EXECUTABLE ? STORE_WANT_EXECUTABLE
-						     : STORE_WANT_DEBUGINFO, NULL);
-	srv->metrics.upstream_hits += !err;
-	srv->metrics.upstream_misses += err == -ENOENT;
-	srv->metrics.upstream_errors += err && err != -ENOENT;
-	if (err && err != -ECANCELED) {
-		pthread_mutex_lock(&u->mu);
-		miss_cache_put(u->misses, j.key);
-		pthread_mutex_unlock(&u->mu);
-	}
+	err = run_job(&j);
+	count_result(&srv->metrics, err);
+	pthread_mutex_lock(&u->mu);
+	remember_failure_locked(u, j.key, err);
+	pthread_mutex_unlock(&u->mu);
 	return err;
 }
 
