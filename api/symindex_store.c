@@ -21,21 +21,19 @@
 
 int symindex_find_inputs(struct store *s, const char *id, struct symindex_inputs *in)
 {
-	struct store_artifact exe, dbg;
-	bool has_exe = store_find_best(s, id, STORE_WANT_EXECUTABLE, &exe) == 0;
+	struct store_pair f;
 
 	memset(in, 0, sizeof(*in));
-	in->has_dbg = store_find_best(s, id, STORE_WANT_DEBUGINFO, &dbg) == 0;
-	if (has_exe)
-		in->main = exe;
-	else if (in->has_dbg)
-		in->main = dbg;
+	store_find_pair(s, id, &f);
+	if (f.has_exe)
+		in->main = f.exe;
+	else if (f.has_dbg)
+		in->main = f.dbg; /* the debug file is the main file: no other */
 	else if (store_find_best(s, id, STORE_WANT_SYMBOLS, &in->main))
 		return -ENOENT;
-	if (in->has_dbg && strcmp(in->main.sha256, dbg.sha256) == 0)
-		in->has_dbg = false; /* one file with code and DWARF */
+	in->has_dbg = f.has_exe && f.has_dbg;
 	if (in->has_dbg)
-		in->dbg = dbg;
+		in->dbg = f.dbg;
 	snprintf(in->what, sizeof(in->what), "symidx-v%d-%.64s-%.64s", SYMINDEX_FORMAT,
 		 in->main.sha256, in->has_dbg ? in->dbg.sha256 : "none");
 	return 0;

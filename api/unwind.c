@@ -17,19 +17,16 @@
 #include <string.h>
 
 struct unwind_inputs {
-	struct store_artifact exe, dbg;
-	bool has_exe, has_dbg;
+	struct store_pair f;
 	char what[STORE_NAME_MAX];
 };
 
 static void find_inputs(struct store *s, const char *id, struct unwind_inputs *in)
 {
-	in->has_exe = store_find_best(s, id, STORE_WANT_EXECUTABLE, &in->exe) == 0;
-	in->has_dbg = store_find_best(s, id, STORE_WANT_DEBUGINFO, &in->dbg) == 0;
-	if (in->has_exe && in->has_dbg && strcmp(in->exe.sha256, in->dbg.sha256) == 0)
-		in->has_dbg = false; /* one unstripped file */
+	store_find_pair(s, id, &in->f);
 	snprintf(in->what, sizeof(in->what), "unwind-v%d-%.64s-%.64s", UNWIND_BLOB_VERSION,
-		 in->has_exe ? in->exe.sha256 : "none", in->has_dbg ? in->dbg.sha256 : "none");
+		 in->f.has_exe ? in->f.exe.sha256 : "none",
+		 in->f.has_dbg ? in->f.dbg.sha256 : "none");
 }
 
 static int produce_table(void *arg, struct store_blob *b)
@@ -49,13 +46,13 @@ static int compile(struct store *s, const char *id, const struct unwind_inputs *
 	struct ember_buf table;
 	int err;
 
-	store_blob_path(s, in->has_exe ? in->exe.sha256 : in->dbg.sha256, main_path,
+	store_blob_path(s, in->f.has_exe ? in->f.exe.sha256 : in->f.dbg.sha256, main_path,
 			sizeof(main_path));
-	if (in->has_exe && in->has_dbg)
-		store_blob_path(s, in->dbg.sha256, dbg_path, sizeof(dbg_path));
+	if (in->f.has_exe && in->f.has_dbg)
+		store_blob_path(s, in->f.dbg.sha256, dbg_path, sizeof(dbg_path));
 	ember_buf_init(&table, (size_t)1 << 31);
 	msg[0] = '\0';
-	err = unwind_table_compile(main_path, in->has_exe && in->has_dbg ? dbg_path : NULL,
+	err = unwind_table_compile(main_path, in->f.has_exe && in->f.has_dbg ? dbg_path : NULL,
 				   &o, &table);
 	if (!err)
 		err = store_put_derived(s, id, in->what, produce_table, &table);
@@ -75,7 +72,7 @@ enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *
 	int err = 0;
 
 	find_inputs(srv->store, id, &in);
-	if (!in.has_exe && !in.has_dbg)
+	if (!in.f.has_exe && !in.f.has_dbg)
 		return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL,
 					"no executable or debug file stored for this build ID\n");
 	if (store_find_derived(srv->store, id, in.what, &table)) {

@@ -209,3 +209,11 @@ int store_list(struct store *s, const char *build_id,
 		return 0;
 	return store_db_scan(s, prefix, (size_t)plen, list_one, &w);
 }
+
+void store_find_pair(struct store *s, const char *build_id, struct store_pair *out)
+{
+	out->has_exe = store_find_best(s, build_id, STORE_WANT_EXECUTABLE, &out->exe) == 0;
+	out->has_dbg = store_find_best(s, build_id, STORE_WANT_DEBUGINFO, &out->dbg) == 0;
+	if (out->has_exe && out->has_dbg && strcmp(out->exe.sha256, out->dbg.sha256) == 0)
+		out->has_dbg = false; /* one unstripped file */
+}

@@ -129,6 +129,18 @@ uint64_t store_generation(struct store *s);
 int store_find_best(struct store *s, const char *build_id,
 		    enum store_want want, struct store_artifact *out);
 
+/*
+ * What a file derived from build_id's artifacts (a symbol index, an unwind
+ * table) is made from: the best executable (program headers, symbols,
+ * .eh_frame) and the best debug file, the latter only when it is another
+ * file than the executable (an unstripped binary is both).
+ */
+struct store_pair {
+	struct store_artifact exe, dbg;
+	bool has_exe, has_dbg;
+};
+void store_find_pair(struct store *s, const char *build_id, struct store_pair *out);
+
 /* Every candidate of build_id, in sha256 order; a non-zero return of cb
  * stops the walk and is returned. */
 int store_list(struct store *s, const char *build_id,
