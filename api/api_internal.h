@@ -150,6 +150,9 @@ enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *
 enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *c,
 				 struct api_request *req);
 
+/* The reason (enum symjson_error) every address of a module gets when
+ * symcache_get failed with err: both symbolization routes report it. */
+int api_symcache_reason(int err);
 /* POST /api/v1/symbolize once req->body is complete (symbolize.c). */
 enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req);

@@ -30,7 +30,7 @@ static enum symjson_source source_of(enum sym_source s)
 	}
 }
 
-static enum symjson_error module_error(int err)
+int api_symcache_reason(int err)
 {
 	if (err == -ENOENT)
 		return SYMJSON_ERR_UNKNOWN_BUILD_ID;
@@ -113,7 +113,7 @@ static int stream_address(struct answer_stream *s, const struct symjson_module *
 
 	if (!s->e) {
 		struct symjson_result r = { .address = a->addr, .kind = a->kind,
-					    .error = module_error(s->cache_err) };
+					    .error = (enum symjson_error)api_symcache_reason(s->cache_err) };
 
 		return symjson_write_result(&s->w, &r);
 	}

@@ -14,6 +14,7 @@
  */
 #include "api_internal.h"
 #include "pprof.h"
+#include "symbolize_json.h"
 #include "symcache.h"
 
 #include <ctype.h>
@@ -32,11 +33,8 @@ enum why {
 	WHY_OUTSIDE_MAPPING,	/* address outside [memory_start, memory_limit) */
 	WHY_NOT_IN_ELF,		/* normalized offset in no PT_LOAD of the ELF */
 	WHY_NO_SYMBOLS,		/* nothing in the ELF covers it */
-	WHY_UNKNOWN_BUILD_ID,
-	WHY_NO_DEBUGINFO,
-	WHY_UPSTREAM,
-	WHY_OVER_BUDGET,
-	WHY_COUNT
+	WHY_COUNT		/* then the module's reason, as the JSON route's
+				   (api_symcache_reason): why_cache[] */
 };
 
 static const char *const why_name[WHY_COUNT] = {
@@ -45,10 +43,6 @@ static const char *const why_name[WHY_COUNT] = {
 	[WHY_OUTSIDE_MAPPING] = "outside_mapping",
 	[WHY_NOT_IN_ELF] = "offset_not_in_elf",
 	[WHY_NO_SYMBOLS] = "no_symbols_at_address",
-	[WHY_UNKNOWN_BUILD_ID] = "unknown_build_id",
-	[WHY_NO_DEBUGINFO] = "no_debuginfo",
-	[WHY_UPSTREAM] = "upstream_unavailable",
-	[WHY_OVER_BUDGET] = "index_over_budget",
 };
 
 struct pprof_run {
@@ -58,28 +52,19 @@ struct pprof_run {
 	struct pprof_line lines[MAX_FRAMES];
 	size_t resolved, unresolved;
 	size_t why[WHY_COUNT];
+	size_t why_cache[SYMJSON_ERR_COUNT];	/* by enum symjson_error */
 };
 
-static enum why why_of_cache_error(int err)
-{
-	switch (err) {
-	case -ENOENT: return WHY_UNKNOWN_BUILD_ID;
-	case -EHOSTUNREACH: return WHY_UPSTREAM;
-	case -E2BIG: return WHY_OVER_BUDGET;
-	default: return WHY_NO_DEBUGINFO;
-	}
-}
-
 /* Count every location of mapping mid (0: of none) that has no lines yet
- * as unresolved for why. */
-static void count_unresolved(struct pprof_run *r, uint64_t mid, enum why why)
+ * as unresolved, in *slot (a why[] or why_cache[] counter). */
+static void count_unresolved(struct pprof_run *r, uint64_t mid, size_t *slot)
 {
 	const pprof_message_t *msg = pprof_message(r->p);
 
 	for (size_t i = 0; i < msg->n_location; i++)
 		if (msg->location[i]->mapping_id == mid && !msg->location[i]->n_line) {
 			r->unresolved++;
-			r->why[why]++;
+			(*slot)++;
 		}
 }
 
@@ -160,12 +145,12 @@ static void symbolize_mapping(struct pprof_run *r, const pprof_mapping_t *m)
 	int err;
 
 	if (!mapping_build_id(r->p, m, id, sizeof(id))) {
-		count_unresolved(r, mid, WHY_NO_BUILD_ID);
+		count_unresolved(r, mid, &r->why[WHY_NO_BUILD_ID]);
 		return;
 	}
 	err = symcache_get(r->srv->symbols, id, &e);
 	if (err) {
-		count_unresolved(r, mid, why_of_cache_error(err));
+		count_unresolved(r, mid, &r->why_cache[api_symcache_reason(err)]);
 		return;
 	}
 	for (size_t i = 0; i < msg->n_location; i++) {
@@ -199,7 +184,7 @@ static void symbolize_profile(struct pprof_run *r)
 
 		symbolize_mapping(r, pprof_mapping_by_id(r->p, mid));
 	}
-	count_unresolved(r, 0, WHY_NO_MAPPING);
+	count_unresolved(r, 0, &r->why[WHY_NO_MAPPING]);
 }
 
 /* "reason=count, ..." of the unresolved locations ("" when none). */
@@ -208,10 +193,16 @@ static void why_header(const struct pprof_run *r, char *out, size_t size)
 	size_t at = 0;
 
 	out[0] = '\0';
-	for (int i = 0; i < WHY_COUNT && at < size; i++)
-		if (r->why[i])
+	for (int i = 0; i < WHY_COUNT + SYMJSON_ERR_COUNT && at < size; i++) {
+		size_t n = i < WHY_COUNT ? r->why[i] : r->why_cache[i - WHY_COUNT];
+		const char *name = i < WHY_COUNT
+					   ? why_name[i]
+					   : symjson_error_name((enum symjson_error)(i - WHY_COUNT));
+
+		if (n && name)
 			at += (size_t)snprintf(out + at, size - at, "%s%s=%zu", at ? ", " : "",
-					       why_name[i], r->why[i]);
+					       name, n);
+	}
 }
 
 enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
