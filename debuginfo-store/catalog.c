@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int put_names(rocksdb_writebatch_t *wb, const char *id,
+static int put_names(struct store_batch *wb, const char *id,
 		     const char *const *names, size_t n)
 {
 	char key[STORE_KEY_MAX];
@@ -22,7 +22,7 @@ static int put_names(rocksdb_writebatch_t *wb, const char *id,
 
 		if (klen < 0)
 			continue; /* a path too long to serve is not recorded */
-		rocksdb_writebatch_put(wb, key, (size_t)klen, "", 0);
+		store_batch_put(wb, key, (size_t)klen, "", 0);
 	}
 	return 0;
 }
@@ -58,7 +58,7 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 	struct store_artifact a = *in;
 	char key[STORE_KEY_MAX];
 	uint8_t val[64 + STORE_NAME_MAX];
-	rocksdb_writebatch_t *wb;
+	struct store_batch wb;
 	bool existed;
 	int klen, err;
 
@@ -72,13 +72,13 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 		return err;
 	pthread_mutex_lock(&s->write_mu); /* one writer decides "new" */
 	err = merge_existing(s, key, (size_t)klen, &a, is_new);
-	if (!err) {
-		wb = rocksdb_writebatch_create();
-		put_names(wb, a.build_id, source_names, n_names);
-		rocksdb_writebatch_put(wb, key, (size_t)klen, (const char *)val,
-				       store_record_encode(&a, val, sizeof(val)));
-		err = store_db_write(s, wb);
-		rocksdb_writebatch_destroy(wb);
+	if (!err) /* before the record: no pin outlives better inputs */
+		err = store_pins_clear(s, a.build_id);
+	if (!err && !(err = store_batch_begin(s, &wb))) {
+		put_names(&wb, a.build_id, source_names, n_names);
+		store_batch_put(&wb, key, (size_t)klen, (const char *)val,
+				store_record_encode(&a, val, sizeof(val)));
+		err = store_batch_commit(&wb);
 	}
 	if (!err && *is_new) {
 		s->n_artifacts++;

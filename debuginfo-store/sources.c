@@ -74,7 +74,7 @@ static int add_keyed(struct store *s, struct store_blob *b, enum store_key_tag t
 	struct store_artifact a = { .size = size, .mtime = time(NULL) };
 	char key[STORE_KEY_MAX];
 	uint8_t val[STORE_SHA256_HEX + 64 + STORE_NAME_MAX];
-	rocksdb_writebatch_t *wb;
+	struct store_batch wb;
 	size_t vlen;
 	bool existed;
 	int klen = store_key_make(key, tag, build_id, rest);
@@ -94,10 +94,11 @@ static int add_keyed(struct store *s, struct store_blob *b, enum store_key_tag t
 				   sizeof(val) - STORE_SHA256_HEX + 1);
 	pthread_mutex_lock(&s->write_mu);
 	*is_new = find_keyed(s, tag, build_id, rest, &(struct store_artifact){ 0 }) != 0;
-	wb = rocksdb_writebatch_create();
-	rocksdb_writebatch_put(wb, key, (size_t)klen, (const char *)val, vlen);
-	err = store_db_write(s, wb);
-	rocksdb_writebatch_destroy(wb);
+	err = store_batch_begin(s, &wb);
+	if (!err) {
+		store_batch_put(&wb, key, (size_t)klen, (const char *)val, vlen);
+		err = store_batch_commit(&wb);
+	}
 	if (!err && *is_new && tag == STORE_TAG_SOURCE)
 		s->n_sources++;
 	pthread_mutex_unlock(&s->write_mu);
@@ -158,7 +159,7 @@ int store_drop_derived(struct store *s, const char *build_id, const char *what)
 {
 	struct store_artifact a;
 	char key[STORE_KEY_MAX], path[3 + STORE_SHA256_HEX];
-	rocksdb_writebatch_t *wb;
+	struct store_batch wb;
 	int klen = store_key_make(key, STORE_TAG_DERIVED, build_id, what);
 	int err;
 
@@ -166,11 +167,11 @@ int store_drop_derived(struct store *s, const char *build_id, const char *what)
 		return -ENOENT;
 	pthread_mutex_lock(&s->write_mu);
 	err = find_keyed(s, STORE_TAG_DERIVED, build_id, what, &a);
-	if (!err) {
-		wb = rocksdb_writebatch_create();
-		rocksdb_writebatch_delete(wb, key, (size_t)klen);
-		err = store_db_write(s, wb);
-		rocksdb_writebatch_destroy(wb);
+	if (!err)
+		err = store_pin_drop(s, build_id, what);
+	if (!err && !(err = store_batch_begin(s, &wb))) {
+		store_batch_delete(&wb, key, (size_t)klen);
+		err = store_batch_commit(&wb);
 	}
 	/* Record first, then the file: a crash between leaves an orphan
 	 * blob, never a record without its file. */

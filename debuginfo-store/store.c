@@ -1,6 +1,7 @@
 /*
- * store.c - opening a data directory: its folders, RocksDB, the cleanup
- * of a crashed run, and the few RocksDB calls the rest of the store uses.
+ * store.c - opening a data directory: its lock and folders, the cleanup
+ * of a crashed run, RocksDB (opened on a thread of its own), and the few
+ * RocksDB calls the rest of the store uses, which wait for that open.
  *
  * RocksDB is tuned small: the store holds metadata only (a few hundred
  * bytes a candidate), so a 4 MB block cache and 4 MB memtables keep the
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,29 +51,53 @@ static void clear_tmp(int tmp_fd)
 
 static int open_db(struct store *s)
 {
+	const struct store_rocksdb *r = &s->rdb;
 	char path[4096];
 	char *err = NULL;
 
 	snprintf(path, sizeof(path), "%s/db", s->dir);
-	s->opts = rocksdb_options_create();
-	s->cache = rocksdb_cache_create_lru(4 << 20);
-	s->table_opts = rocksdb_block_based_options_create();
-	rocksdb_block_based_options_set_block_cache(s->table_opts, s->cache);
-	rocksdb_options_set_block_based_table_factory(s->opts, s->table_opts);
-	rocksdb_options_set_create_if_missing(s->opts, 1);
-	rocksdb_options_set_write_buffer_size(s->opts, 4 << 20);
-	rocksdb_options_set_max_open_files(s->opts, 128);
-	rocksdb_options_set_keep_log_file_num(s->opts, 2);
-	s->db = rocksdb_open(s->opts, path, &err);
+	s->opts = r->options_create();
+	s->cache = r->cache_create_lru(4 << 20);
+	s->table_opts = r->block_based_options_create();
+	r->block_based_options_set_block_cache(s->table_opts, s->cache);
+	r->options_set_block_based_table_factory(s->opts, s->table_opts);
+	r->options_set_create_if_missing(s->opts, 1);
+	r->options_set_write_buffer_size(s->opts, 4 << 20);
+	r->options_set_max_open_files(s->opts, 128);
+	r->options_set_keep_log_file_num(s->opts, 2);
+	s->db = r->open(s->opts, path, &err);
 	if (!s->db) {
 		pr_warn("store: cannot open '%s': %s", path, err ? err : "unknown");
-		rocksdb_free(err);
+		r->free(err);
 		return -EIO;
 	}
-	s->wsync = rocksdb_writeoptions_create();
-	rocksdb_writeoptions_set_sync(s->wsync, 1);
-	s->ropts = rocksdb_readoptions_create();
+	s->wsync = r->writeoptions_create();
+	r->writeoptions_set_sync(s->wsync, 1);
+	s->ropts = r->readoptions_create();
 	return 0;
+}
+
+/* The walk of store_db_scan(), on an open DB. */
+static int scan(struct store *s, const char *prefix, size_t plen,
+		int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,
+			  void *arg),
+		void *arg)
+{
+	const struct store_rocksdb *r = &s->rdb;
+	rocksdb_iterator_t *it = r->create_iterator(s->db, s->ropts);
+	int ret = 0;
+
+	for (r->iter_seek(it, prefix, plen); !ret && r->iter_valid(it); r->iter_next(it)) {
+		size_t klen, vlen;
+		const char *k = r->iter_key(it, &klen);
+		const char *v = r->iter_value(it, &vlen);
+
+		if (klen < plen || memcmp(k, prefix, plen) != 0)
+			break;
+		ret = cb(k, klen, v, vlen, arg);
+	}
+	r->iter_destroy(it);
+	return ret;
 }
 
 static int count_record(const char *key, size_t klen, const char *val,
@@ -90,62 +116,171 @@ static int count_record(const char *key, size_t klen, const char *val,
 	return 0;
 }
 
-int store_open(const char *dir, struct store **out)
+/* The opening thread: load RocksDB, open the DB, count what it holds
+ * (the counters of store_get_stats()), then let every waiting caller in. */
+static void *open_thread(void *arg)
+{
+	struct store *s = arg;
+	int err = store_rocksdb_load(&s->rdb);
+
+	if (!err)
+		err = open_db(s);
+	if (!err) {
+		scan(s, "A", 1, count_record, s);
+		scan(s, "S", 1, count_record, s);
+	}
+	pthread_mutex_lock(&s->open_mu);
+	s->open_err = err;
+	s->opened = true;
+	pthread_cond_broadcast(&s->open_cv);
+	pthread_mutex_unlock(&s->open_mu);
+	return NULL;
+}
+
+/*
+ * One server per data directory: an advisory lock on DIR/lock, taken
+ * before anything else so that a second server fails at once with a clear
+ * reason (RocksDB's own lock would refuse it only later, on the opening
+ * thread).  Released when the process ends or the store is freed.
+ */
+static int lock_dir(struct store *s)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/lock", s->dir);
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (s->lock_fd < 0)
+		return -errno;
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK)
+		return -errno;
+	pr_warn("store: '%s' is in use by another process", s->dir);
+	return -EBUSY;
+}
+
+static int make_dirs(struct store *s)
+{
+	int err = 0;
+
+	if (mkdir(s->dir, 0755) && errno != EEXIST) {
+		err = -errno;
+		pr_warn("store: cannot create '%s': %s", s->dir, strerror(errno));
+		return err;
+	}
+	err = lock_dir(s);
+	if (!err)
+		err = open_subdir(s->dir, "blobs", &s->blobs_fd);
+	if (!err)
+		err = open_subdir(s->dir, "tmp", &s->tmp_fd);
+	if (!err)
+		err = open_subdir(s->dir, "pins", &s->pins_fd);
+	return err;
+}
+
+int store_new(const char *dir, struct store **out)
 {
 	struct store *s = calloc(1, sizeof(*s));
 	int err;
 
 	if (!s)
 		return -ENOMEM;
-	s->blobs_fd = s->tmp_fd = -1;
+	s->blobs_fd = s->tmp_fd = s->pins_fd = s->lock_fd = -1;
 	pthread_mutex_init(&s->write_mu, NULL);
+	pthread_mutex_init(&s->open_mu, NULL);
+	pthread_cond_init(&s->open_cv, NULL);
 	s->dir = strdup(dir);
-	if (!s->dir) {
-		err = -ENOMEM;
-		goto fail;
+	err = s->dir ? make_dirs(s) : -ENOMEM;
+	if (err) {
+		store_free(s);
+		return err;
 	}
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		err = -errno;
-		pr_warn("store: cannot create '%s': %s", dir, strerror(errno));
-		goto fail;
-	}
-	err = open_subdir(dir, "blobs", &s->blobs_fd);
-	if (!err)
-		err = open_subdir(dir, "tmp", &s->tmp_fd);
-	if (!err)
-		err = open_db(s);
-	if (err)
-		goto fail;
 	clear_tmp(s->tmp_fd);
-	store_db_scan(s, "A", 1, count_record, s);
-	store_db_scan(s, "S", 1, count_record, s);
 	*out = s;
 	return 0;
-fail:
-	store_free(s);
+}
+
+int store_open_begin(struct store *s)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&s->open_mu);
+	if (!s->has_opener) {
+		err = -pthread_create(&s->opener, NULL, open_thread, s);
+		s->has_opener = err == 0;
+	}
+	pthread_mutex_unlock(&s->open_mu);
 	return err;
+}
+
+int store_wait(struct store *s)
+{
+	int err = store_open_begin(s);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&s->open_mu);
+	while (!s->opened)
+		pthread_cond_wait(&s->open_cv, &s->open_mu);
+	err = s->open_err;
+	pthread_mutex_unlock(&s->open_mu);
+	return err;
+}
+
+bool store_is_open(struct store *s)
+{
+	bool open;
+
+	pthread_mutex_lock(&s->open_mu);
+	open = s->opened && s->open_err == 0;
+	pthread_mutex_unlock(&s->open_mu);
+	return open;
+}
+
+int store_open(const char *dir, struct store **out)
+{
+	int err = store_new(dir, out);
+
+	if (!err && (err = store_wait(*out))) {
+		store_free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }
 
 void store_free(struct store *s)
 {
+	const struct store_rocksdb *r;
+
 	if (!s)
 		return;
+	if (s->has_opener)
+		pthread_join(s->opener, NULL);
+	r = &s->rdb;
 	if (s->db)
-		rocksdb_close(s->db);
+		r->close(s->db);
 	if (s->wsync)
-		rocksdb_writeoptions_destroy(s->wsync);
+		r->writeoptions_destroy(s->wsync);
 	if (s->ropts)
-		rocksdb_readoptions_destroy(s->ropts);
+		r->readoptions_destroy(s->ropts);
 	if (s->opts)
-		rocksdb_options_destroy(s->opts);
+		r->options_destroy(s->opts);
 	if (s->table_opts)
-		rocksdb_block_based_options_destroy(s->table_opts);
+		r->block_based_options_destroy(s->table_opts);
 	if (s->cache)
-		rocksdb_cache_destroy(s->cache);
-	if (s->blobs_fd >= 0)
-		close(s->blobs_fd);
-	if (s->tmp_fd >= 0)
-		close(s->tmp_fd);
+		r->cache_destroy(s->cache);
+	close_fd(s->blobs_fd);
+	close_fd(s->tmp_fd);
+	close_fd(s->pins_fd);
+	close_fd(s->lock_fd); /* and with it the lock */
+	pthread_cond_destroy(&s->open_cv);
+	pthread_mutex_destroy(&s->open_mu);
 	pthread_mutex_destroy(&s->write_mu);
 	free(s->dir);
 	free(s);
@@ -154,12 +289,15 @@ void store_free(struct store *s)
 int store_db_get(struct store *s, const char *key, size_t klen, char **val,
 		 size_t *vlen)
 {
-	char *err = NULL;
-	char *v = rocksdb_get(s->db, s->ropts, key, klen, vlen, &err);
+	char *err = NULL, *v;
+	int ret = store_wait(s);
 
+	if (ret)
+		return ret;
+	v = s->rdb.get(s->db, s->ropts, key, klen, vlen, &err);
 	if (err) {
 		pr_warn("store: read failed: %s", err);
-		rocksdb_free(err);
+		s->rdb.free(err);
 		return -EIO;
 	}
 	if (!v)
@@ -168,14 +306,37 @@ int store_db_get(struct store *s, const char *key, size_t klen, char **val,
 	return 0;
 }
 
-int store_db_write(struct store *s, rocksdb_writebatch_t *wb)
+int store_batch_begin(struct store *s, struct store_batch *b)
 {
+	int err = store_wait(s);
+
+	b->s = s;
+	b->wb = err ? NULL : s->rdb.writebatch_create();
+	return err;
+}
+
+void store_batch_put(struct store_batch *b, const char *key, size_t klen,
+		     const char *val, size_t vlen)
+{
+	b->s->rdb.writebatch_put(b->wb, key, klen, val, vlen);
+}
+
+void store_batch_delete(struct store_batch *b, const char *key, size_t klen)
+{
+	b->s->rdb.writebatch_delete(b->wb, key, klen);
+}
+
+int store_batch_commit(struct store_batch *b)
+{
+	const struct store_rocksdb *r = &b->s->rdb;
 	char *err = NULL;
 
-	rocksdb_write(s->db, s->wsync, wb, &err);
+	r->write(b->s->db, b->s->wsync, b->wb, &err);
+	r->writebatch_destroy(b->wb);
+	b->wb = NULL;
 	if (err) {
 		pr_warn("store: write failed: %s", err);
-		rocksdb_free(err);
+		r->free(err);
 		return -EIO;
 	}
 	return 0;
@@ -186,25 +347,17 @@ int store_db_scan(struct store *s, const char *prefix, size_t plen,
 			    size_t vlen, void *arg),
 		  void *arg)
 {
-	rocksdb_iterator_t *it = rocksdb_create_iterator(s->db, s->ropts);
-	int ret = 0;
+	int err = store_wait(s);
 
-	for (rocksdb_iter_seek(it, prefix, plen); !ret && rocksdb_iter_valid(it);
-	     rocksdb_iter_next(it)) {
-		size_t klen, vlen;
-		const char *k = rocksdb_iter_key(it, &klen);
-		const char *v = rocksdb_iter_value(it, &vlen);
-
-		if (klen < plen || memcmp(k, prefix, plen) != 0)
-			break;
-		ret = cb(k, klen, v, vlen, arg);
-	}
-	rocksdb_iter_destroy(it);
-	return ret;
+	return err ? err : scan(s, prefix, plen, cb, arg);
 }
 
 void store_get_stats(struct store *s, struct store_stats *out)
 {
+	if (!store_is_open(s)) { /* nothing counted yet */
+		*out = (struct store_stats){ 0 };
+		return;
+	}
 	out->artifacts = s->n_artifacts;
 	out->sources = s->n_sources;
 	out->blob_bytes = s->blob_bytes;

@@ -5,6 +5,8 @@
  *   DIR/db/           RocksDB: artifact records, source records
  *   DIR/blobs/xx/SHA  artifact bytes, content-addressed by sha256
  *   DIR/tmp/          blobs being written; emptied at every open
+ *   DIR/pins/BUILD_ID the derived artifacts that serve a build ID (below)
+ *   DIR/lock          held (flock) by the process that has the store open
  *
  * Crash safety: a blob is written under a temporary name, fsynced, renamed
  * into blobs/ (and the directory fsynced), and only then recorded in
@@ -81,11 +83,31 @@ struct store_stats {
 /*
  * Open (creating if needed) the store in dir.  Leftover temporary blobs of
  * a crashed run are removed.  On success *out is the caller's, freed with
- * store_free().  Returns 0 or a negative errno (-EIO with a logged reason
- * when RocksDB refuses).
+ * store_free().  Returns 0 or a negative errno: -EBUSY when another
+ * process has dir open, -EIO (reason logged) when RocksDB refuses,
+ * -ENOSYS when RocksDB cannot be loaded.
  */
 int store_open(const char *dir, struct store **out);
 void store_free(struct store *s);
+
+/*
+ * store_open() in parts, for a server that should listen before its
+ * metadata is readable.  store_new() locks dir, makes its folders and
+ * returns; store_open_begin() loads and opens RocksDB on a thread of the
+ * store's own (begun by the first function that needs it otherwise).
+ * Every function that reads or writes records waits for that open (and
+ * fails with its error); blob files (store_blob_open/path) and pins work
+ * at once.  store_wait() waits and returns the open's result;
+ * store_is_open() says, without waiting, whether it succeeded.
+ *
+ * Loading RocksDB holds the dynamic loader's lock for milliseconds, and
+ * pthread_create() waits for that lock: a server creates its threads
+ * before it calls store_open_begin().
+ */
+int store_new(const char *dir, struct store **out);
+int store_open_begin(struct store *s);
+int store_wait(struct store *s);
+bool store_is_open(struct store *s);
 
 /* ---- writing blobs ---------------------------------------------------- */
 
@@ -191,6 +213,31 @@ int store_put_derived(struct store *s, const char *build_id, const char *what,
  * 0, -ENOENT, or another negative errno. */
 int store_drop_derived(struct store *s, const char *build_id, const char *what);
 
+/* Zero until the store is open. */
 void store_get_stats(struct store *s, struct store_stats *out);
+
+/* ---- pins ----------------------------------------------------------------- */
+
+/*
+ * A pin names, in a small file outside RocksDB (DIR/pins/BUILD_ID), the
+ * derived artifact that serves build_id for a purpose (kind, e.g.
+ * "symidx"), so that a server can map it while the store is still opening.
+ * Pins are hints kept true by three rules: storing an artifact of
+ * build_id removes its pins first (durably); dropping a derived artifact
+ * removes the pin naming it; and store_pin_derived() refuses with -ESTALE
+ * when any artifact was stored since gen, the store_generation() the
+ * caller read before it chose the derived artifact's inputs.  Callers
+ * still check what they loaded through a pin once the store is open.
+ */
+struct store_pin {
+	char what[STORE_NAME_MAX];
+	char sha256[STORE_SHA256_HEX]; /* its blob */
+};
+/* Pin derived artifact what (recorded) as build_id's kind: 0 or -errno. */
+int store_pin_derived(struct store *s, const char *build_id, const char *kind,
+		      const char *what, uint64_t gen);
+/* The pin of build_id's kind in *out: 0, or -ENOENT.  Never waits. */
+int store_find_pin(struct store *s, const char *build_id, const char *kind,
+		   struct store_pin *out);
 
 #endif /* EMBER_STORE_H */

@@ -6,14 +6,24 @@
 
 #include "store.h"
 
+#include "rocksdb_lib.h"
+
 #include <pthread.h>
-#include <rocksdb/c.h>
 #include <stdatomic.h>
 
 struct store {
 	char *dir;
 	int blobs_fd;              /* DIR/blobs */
 	int tmp_fd;                /* DIR/tmp */
+	int pins_fd;               /* DIR/pins (pins.c) */
+	int lock_fd;               /* DIR/lock, flock'ed while open */
+	pthread_t opener;          /* loads RocksDB and opens the DB */
+	bool has_opener;           /* under open_mu */
+	pthread_mutex_t open_mu;
+	pthread_cond_t open_cv;
+	bool opened;               /* the opener finished (under open_mu) */
+	int open_err;              /* and its result */
+	struct store_rocksdb rdb;  /* valid once opened without error */
 	rocksdb_t *db;
 	rocksdb_options_t *opts;
 	rocksdb_cache_t *cache;
@@ -54,13 +64,36 @@ int store_record_decode(const uint8_t *p, size_t len, struct store_artifact *a);
  * An existing blob of the same content is kept. */
 int store_blob_commit(struct store *s, struct store_blob *b, bool *existed);
 
+/* ---- pins (pins.c) -------------------------------------------------------- */
+
+/* Remove every pin of build_id, durably (under write_mu, before an
+ * artifact record of build_id is written): 0 or a negative errno. */
+int store_pins_clear(struct store *s, const char *build_id);
+/* Remove the pin naming derived artifact what of build_id, if any (under
+ * write_mu, before the artifact is dropped). */
+int store_pin_drop(struct store *s, const char *build_id, const char *what);
+
 /* ---- RocksDB helpers (store.c) ------------------------------------------ */
+
+/* Each of these waits until the DB is open, and fails with the open's
+ * error if it could not be. */
 
 /* Read key; -ENOENT when absent.  *val is malloc'd, the caller's. */
 int store_db_get(struct store *s, const char *key, size_t klen, char **val,
 		 size_t *vlen);
-/* Write a batch with sync, so it survives a crash once this returns. */
-int store_db_write(struct store *s, rocksdb_writebatch_t *wb);
+
+/* A write batch.  After begin returns 0, commit must follow: it writes
+ * the batch with sync (it survives a crash once this returns) and frees
+ * it. */
+struct store_batch {
+	struct store *s;
+	rocksdb_writebatch_t *wb;
+};
+int store_batch_begin(struct store *s, struct store_batch *b);
+void store_batch_put(struct store_batch *b, const char *key, size_t klen,
+		     const char *val, size_t vlen);
+void store_batch_delete(struct store_batch *b, const char *key, size_t klen);
+int store_batch_commit(struct store_batch *b);
 /* Call cb for each key with prefix; a non-zero cb return stops the walk. */
 int store_db_scan(struct store *s, const char *prefix, size_t plen,
 		  int (*cb)(const char *key, size_t klen, const char *val,

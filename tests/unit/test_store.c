@@ -1,6 +1,7 @@
 /*
  * test_store.c - unit tests of debuginfo-store/: blobs, candidates and
- * their ranking, sources, crash leftovers, damaged records.
+ * their ranking, sources, crash leftovers, damaged records, the data
+ * directory's lock, the background open, pins.
  */
 #include "store.h"
 #include "store_internal.h"
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -240,6 +242,163 @@ static int test_store__sources_only_when_named(void)
 	return 0;
 }
 
+static int test_store__second_open_is_refused_at_once(void)
+{
+	struct store *s = fresh_store(), *t = (struct store *)1;
+
+	CHECK(s);
+	CHECK_INT(store_new(dir, &t), ==, -EBUSY); /* before RocksDB is asked */
+	CHECK(t == (struct store *)1);
+	store_free(s);
+	CHECK_INT(store_open(dir, &t), ==, 0); /* the lock went with the store */
+	store_free(t);
+	remove_dir();
+	return 0;
+}
+
+static int test_store__started_store_waits_for_its_open(void)
+{
+	struct store_artifact best;
+	struct store *s = fresh_store();
+	bool is_new;
+
+	CHECK(s);
+	CHECK_INT(put(s, "ab01", "debug", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO, &is_new), ==, 0);
+	store_free(s);
+	CHECK_INT(store_new(dir, &s), ==, 0);
+	CHECK(!store_is_open(s));
+	/* A record read before any open begins it, and waits for it. */
+	CHECK_INT(store_find_best(s, "ab01", STORE_WANT_DEBUGINFO, &best), ==, 0);
+	CHECK(store_is_open(s));
+	CHECK_INT(store_wait(s), ==, 0);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_store__failed_open_fails_every_read(void)
+{
+	struct store_artifact best;
+	struct store *s;
+	char path[300];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/ember-test-store.XXXXXX");
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/db", dir); /* a file where RocksDB wants a folder */
+	CHECK((f = fopen(path, "w")));
+	fclose(f);
+	CHECK_INT(store_new(dir, &s), ==, 0);
+	CHECK_INT(store_open_begin(s), ==, 0);
+	CHECK_INT(store_wait(s), ==, -EIO);
+	CHECK(!store_is_open(s));
+	CHECK_INT(store_find_best(s, "ab", STORE_WANT_DEBUGINFO, &best), ==, -ENOENT);
+	store_free(s);
+	CHECK_INT(store_open(dir, &s), ==, -EIO);
+	remove_dir();
+	return 0;
+}
+
+static int put_derived_text(void *arg, struct store_blob *b)
+{
+	return store_blob_write(b, arg, strlen(arg));
+}
+
+static int test_store__pin_names_a_derived_artifact(void)
+{
+	struct store *s = fresh_store();
+	struct store_artifact d;
+	struct store_pin pin;
+	bool is_new;
+
+	CHECK(s);
+	CHECK_INT(put(s, "cd01", "exe", STORE_HAS_SYMTAB, STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+	CHECK_INT(store_put_derived(s, "cd01", "idx-1", put_derived_text, "index one"), ==, 0);
+	CHECK_INT(store_find_derived(s, "cd01", "idx-1", &d), ==, 0);
+	CHECK_INT(store_find_pin(s, "cd01", "idx", &pin), ==, -ENOENT);
+	CHECK_INT(store_pin_derived(s, "cd01", "idx", "idx-1", store_generation(s)), ==, 0);
+	CHECK_INT(store_find_pin(s, "cd01", "idx", &pin), ==, 0);
+	CHECK_STR(pin.what, "idx-1");
+	CHECK_STR(pin.sha256, d.sha256);
+	CHECK_INT(store_find_pin(s, "cd01", "unwind", &pin), ==, -ENOENT);
+	/* Another kind lives beside it; a pin of an unknown artifact is refused. */
+	CHECK_INT(store_put_derived(s, "cd01", "uw-1", put_derived_text, "table"), ==, 0);
+	CHECK_INT(store_pin_derived(s, "cd01", "unwind", "uw-1", store_generation(s)), ==, 0);
+	CHECK_INT(store_pin_derived(s, "cd01", "idx", "idx-9", store_generation(s)), ==, -ENOENT);
+	CHECK_INT(store_find_pin(s, "cd01", "idx", &pin), ==, 0);
+	CHECK_STR(pin.what, "idx-1");
+	/* Readable with the store still opening, i.e. without RocksDB. */
+	store_free(s);
+	CHECK_INT(store_new(dir, &s), ==, 0);
+	CHECK_INT(store_find_pin(s, "cd01", "unwind", &pin), ==, 0);
+	CHECK(!store_is_open(s));
+	CHECK_STR(pin.what, "uw-1");
+	/* Dropping the artifact drops its pin only. */
+	CHECK_INT(store_drop_derived(s, "cd01", "idx-1"), ==, 0);
+	CHECK_INT(store_find_pin(s, "cd01", "idx", &pin), ==, -ENOENT);
+	CHECK_INT(store_find_pin(s, "cd01", "unwind", &pin), ==, 0);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_store__upload_removes_pins_and_races_refuse_them(void)
+{
+	struct store *s = fresh_store();
+	struct store_pin pin;
+	uint64_t gen;
+	bool is_new;
+
+	CHECK(s);
+	CHECK_INT(put(s, "ef02", "exe", STORE_HAS_SYMTAB, STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+	CHECK_INT(store_put_derived(s, "ef02", "idx-a", put_derived_text, "a"), ==, 0);
+	CHECK_INT(store_pin_derived(s, "ef02", "idx", "idx-a", store_generation(s)), ==, 0);
+	CHECK_INT(count_files("pins"), ==, 1);
+	/* Better debug info: the pin goes before the record is written. */
+	CHECK_INT(put(s, "ef02", "debug", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO, &is_new), ==, 0);
+	CHECK_INT(store_find_pin(s, "ef02", "idx", &pin), ==, -ENOENT);
+	CHECK_INT(count_files("pins"), ==, 0);
+	/* Inputs chosen at gen, an upload, then the pin: refused. */
+	gen = store_generation(s);
+	CHECK_INT(store_put_derived(s, "ef02", "idx-b", put_derived_text, "b"), ==, 0);
+	CHECK_INT(put(s, "ef02", "newer", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO, &is_new), ==, 0);
+	CHECK_INT(store_pin_derived(s, "ef02", "idx", "idx-b", gen), ==, -ESTALE);
+	CHECK_INT(store_find_pin(s, "ef02", "idx", &pin), ==, -ENOENT);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_store__damaged_pins_are_no_pins(void)
+{
+	static const char *const bad[] = {
+		"", "idx idx-1\n", "idx idx-1 abc\n", "idx idx-1 " /* torn: no newline */
+		"0000000000000000000000000000000000000000000000000000000000000000",
+		"idx idx-1 00000000000000000000000000000000000000000000000000000000000000zz\n",
+	};
+	struct store *s = fresh_store();
+	struct store_pin pin;
+	char path[300];
+
+	CHECK(s);
+	snprintf(path, sizeof(path), "%s/pins/0a0b", dir);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		FILE *f = fopen(path, "w");
+
+		CHECK(f);
+		fputs(bad[i], f);
+		fclose(f);
+		CHECK_INT(store_find_pin(s, "0a0b", "idx", &pin), ==, -ENOENT);
+	}
+	/* Build IDs name files: nothing but lowercase hex is looked up. */
+	CHECK_INT(store_find_pin(s, "../pins/0a0b", "idx", &pin), ==, -ENOENT);
+	CHECK_INT(store_find_pin(s, "0A0B", "idx", &pin), ==, -ENOENT);
+	CHECK_INT(store_pin_derived(s, "../x", "idx", "w", store_generation(s)), ==, -EINVAL);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
 #define CASE(n) { #n, n }
 static const struct unit_case cases[] = {
 	CASE(test_store__sha256_of_known_content),
@@ -249,6 +408,12 @@ static const struct unit_case cases[] = {
 	CASE(test_store__reopen_keeps_records_and_drops_tmp),
 	CASE(test_store__damaged_record_is_skipped),
 	CASE(test_store__sources_only_when_named),
+	CASE(test_store__second_open_is_refused_at_once),
+	CASE(test_store__started_store_waits_for_its_open),
+	CASE(test_store__failed_open_fails_every_read),
+	CASE(test_store__pin_names_a_derived_artifact),
+	CASE(test_store__upload_removes_pins_and_races_refuse_them),
+	CASE(test_store__damaged_pins_are_no_pins),
 };
 
 int main(int argc, char **argv)
