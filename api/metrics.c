@@ -129,10 +129,12 @@ static void render_symbols(FILE *f, struct symcache *c)
 		   "ember_symbol_cache_events_total{event=\"eviction\"} %zu\n"
 		   "ember_symbol_cache_events_total{event=\"over_budget\"} %zu\n"
 		   "ember_symbol_cache_events_total{event=\"disk_load\"} %zu\n"
+		   "ember_symbol_cache_events_total{event=\"pin_load\"} %zu\n"
 		   "ember_symbol_cache_events_total{event=\"unsaved\"} %zu\n"
 		   "ember_symbol_cache_events_total{event=\"superseded\"} %zu\n",
 		(unsigned long long)st.bytes, (unsigned long long)st.budget, st.loaded,
-		st.builds, st.evictions, st.refused, st.disk_loads, st.unsaved, st.rebuilds);
+		st.builds, st.evictions, st.refused, st.disk_loads, st.pin_loads, st.unsaved,
+		st.rebuilds);
 }
 
 char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache *c,

@@ -60,7 +60,10 @@ static enum MHD_Result dispatch_get(struct api_server *srv, struct MHD_Connectio
 	case API_EP_ROOT:
 		return api_respond_text(srv, c, req, MHD_HTTP_OK, NULL,
 					"ember: debuginfod-compatible debuginfo server\n");
-	case API_EP_HEALTH:
+	case API_EP_HEALTH: /* ready once the store's records can be read */
+		if (!store_is_open(srv->store))
+			return api_respond_text(srv, c, req, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+						"opening the store\n");
 		return api_respond_text(srv, c, req, MHD_HTTP_OK, NULL, "ok\n");
 	case API_EP_METRICS:
 		return serve_metrics(srv, c, req);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,15 @@ struct symcache_entry {
 	enum entry_state state;
 	int err;
 	char what[STORE_NAME_MAX];            /* the inputs it was made from */
-	uint64_t gen;                         /* store generation they were checked at */
+	uint64_t gen;                         /* store generation they were checked at,
+						 or UNCHECKED (mapped through a pin) */
 	bool stale;                           /* better inputs arrived: freed when unused */
 	struct symcache_entry *prev, *next;   /* LRU, most recent first */
 	struct symcache_entry *hnext;         /* table chain */
 };
 
 #define BUCKETS 1024
+#define UNCHECKED UINT64_MAX /* never a store generation */
 
 struct symcache {
 	struct store *store;
@@ -39,7 +42,7 @@ struct symcache {
 	struct symcache_entry *table[BUCKETS];
 	struct symcache_entry *lru_head, *lru_tail;
 	uint64_t bytes, budget;
-	size_t loaded, builds, evictions, refused, disk_loads, unsaved, rebuilds;
+	size_t loaded, builds, evictions, refused, disk_loads, pin_loads, unsaved, rebuilds;
 	symcache_fetch_fn fetch;
 	void *fetch_arg;
 };
@@ -186,17 +189,49 @@ static int find_inputs(struct symcache *c, const char *id, struct symindex_input
 	return symindex_find_inputs(c->store, id, in);
 }
 
+/*
+ * While the store opens: the index pinned for e, unchecked (check_fresh
+ * compares it with the store's inputs once the store is open).  NULL
+ * when there is none that loads: the caller waits for the store.
+ */
+static struct sym_index *open_pinned(struct symcache *c, struct symcache_entry *e)
+{
+	char what[STORE_NAME_MAX];
+	struct sym_index *idx;
+	int err;
+
+	if (store_is_open(c->store))
+		return NULL;
+	idx = symindex_open_pinned(c->store, e->build_id, what, &err);
+	if (!idx)
+		return NULL;
+	pthread_mutex_lock(&c->mu);
+	memcpy(e->what, what, sizeof(e->what));
+	e->gen = UNCHECKED;
+	c->disk_loads++;
+	c->pin_loads++;
+	pthread_mutex_unlock(&c->mu);
+	return idx;
+}
+
 /* Load or build the index of e (outside mu); counts under mu. */
 static struct sym_index *open_index(struct symcache *c, struct symcache_entry *e, int *err)
 {
-	uint64_t gen = store_generation(c->store); /* before the inputs are read */
 	enum symindex_origin origin = SYMINDEX_BUILT;
 	struct symindex_inputs in;
-	struct sym_index *idx = NULL;
+	struct sym_index *idx = open_pinned(c, e);
+	uint64_t gen;
 
-	*err = find_inputs(c, e->build_id, &in);
+	if (idx)
+		return idx;
+	*err = store_wait(c->store);
+	gen = store_generation(c->store); /* before the inputs are read */
+	if (!*err)
+		*err = find_inputs(c, e->build_id, &in);
 	if (!*err)
 		idx = symindex_open(c->store, e->build_id, &in, &origin, err);
+	if (idx && origin != SYMINDEX_BUILT_UNSAVED)
+		symindex_pin(c->store, e->build_id, &in, gen);
 	pthread_mutex_lock(&c->mu);
 	if (idx) {
 		snprintf(e->what, sizeof(e->what), "%s", in.what);
@@ -280,6 +315,8 @@ static struct symcache_entry *check_fresh(struct symcache *c, struct symcache_en
 
 	if (e->state != ENTRY_READY || e->gen == gen)
 		return e;
+	if (e->gen == UNCHECKED && !store_is_open(c->store))
+		return e; /* pinned; checked once the store can say */
 	if (symindex_find_inputs(c->store, e->build_id, &in) == 0 &&
 	    strcmp(in.what, e->what) == 0) {
 		e->gen = gen;
@@ -363,7 +400,7 @@ void symcache_get_stats(struct symcache *c, struct symcache_stats *st)
 	pthread_mutex_lock(&c->mu);
 	*st = (struct symcache_stats){ c->bytes, c->budget, c->loaded, c->builds,
 				       c->evictions, c->refused, c->disk_loads,
-				       c->unsaved, c->rebuilds };
+				       c->pin_loads, c->unsaved, c->rebuilds };
 	pthread_mutex_unlock(&c->mu);
 }
 

@@ -44,6 +44,7 @@ struct symcache_stats {
 	size_t builds;		/* indexes built from DWARF and symbol tables */
 	size_t evictions, refused;
 	size_t disk_loads;	/* indexes mapped from their saved file */
+	size_t pin_loads;	/* of which through a pin, the store still opening */
 	size_t unsaved;		/* builds that could not be saved (kept in memory) */
 	size_t rebuilds;	/* indexes superseded by better uploaded files */
 };

@@ -18,6 +18,7 @@
 
 /* The format version of the saved index is part of the artifact's name. */
 #define SYMINDEX_FORMAT 1
+#define SYMINDEX_PIN "symidx" /* the kind of its pin */
 
 int symindex_find_inputs(struct store *s, const char *id, struct symindex_inputs *in)
 {
@@ -39,22 +40,53 @@ int symindex_find_inputs(struct store *s, const char *id, struct symindex_inputs
 	return 0;
 }
 
-/* Map the saved index of in->what, if there is one. */
-static struct sym_index *load_saved(struct store *s, const char *id, const char *what,
-				    unsigned flags, int *err)
+/* Map the index saved in blob sha256. */
+static struct sym_index *load_blob(struct store *s, const char *sha256, unsigned flags,
+				   int *err)
 {
-	struct store_artifact a;
 	struct sym_index *idx;
 	int fd;
 
-	*err = store_find_derived(s, id, what, &a);
-	if (!*err)
-		*err = store_blob_open(s, a.sha256, &fd);
+	*err = store_blob_open(s, sha256, &fd);
 	if (*err)
 		return NULL;
 	idx = sym_index_load(fd, flags, err);
 	close(fd);
 	return idx;
+}
+
+/* Map the saved index of in->what, if there is one. */
+static struct sym_index *load_saved(struct store *s, const char *id, const char *what,
+				    unsigned flags, int *err)
+{
+	struct store_artifact a;
+
+	*err = store_find_derived(s, id, what, &a);
+	return *err ? NULL : load_blob(s, a.sha256, flags, err);
+}
+
+struct sym_index *symindex_open_pinned(struct store *s, const char *id,
+				       char what[STORE_NAME_MAX], int *err)
+{
+	struct store_pin pin;
+	struct sym_index *idx;
+
+	*err = store_find_pin(s, id, SYMINDEX_PIN, &pin);
+	if (*err)
+		return NULL;
+	idx = load_blob(s, pin.sha256, 0, err);
+	if (idx)
+		memcpy(what, pin.what, STORE_NAME_MAX);
+	return idx;
+}
+
+void symindex_pin(struct store *s, const char *id, const struct symindex_inputs *in,
+		  uint64_t gen)
+{
+	int err = store_pin_derived(s, id, SYMINDEX_PIN, in->what, gen);
+
+	if (err && err != -ESTALE)
+		pr_warn("symbolize: cannot pin the index of %s: %s", id, strerror(-err));
 }
 
 /* Build from the stored files; never a search of this machine's

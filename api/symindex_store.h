@@ -43,4 +43,19 @@ struct sym_index *symindex_open(struct store *s, const char *build_id,
 				const struct symindex_inputs *in,
 				enum symindex_origin *origin, int *err);
 
+/*
+ * While the store is still opening: the index its pin names for build_id
+ * (store_find_pin), mapped, with the name of what it was made from in
+ * what.  NULL with a negative errno in *err (-ENOENT: no pin).  The
+ * caller checks what against symindex_find_inputs() once the store is
+ * open.
+ */
+struct sym_index *symindex_open_pinned(struct store *s, const char *build_id,
+				       char what[STORE_NAME_MAX], int *err);
+
+/* Pin the saved index of in for build_id; gen is the store generation
+ * read before in was found.  Failures are logged only: a pin is a hint. */
+void symindex_pin(struct store *s, const char *build_id,
+		  const struct symindex_inputs *in, uint64_t gen);
+
 #endif /* EMBER_SYMINDEX_STORE_H */

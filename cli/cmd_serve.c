@@ -148,6 +148,8 @@ static int setup_upstream(const struct serve_opts *o, bool *enabled)
 	if (o->n_upstreams && setenv("DEBUGINFOD_URLS", urls, 1))
 		return -errno;
 	*enabled = getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS");
+	if (!*enabled)
+		return 0; /* libdebuginfod is never loaded: nothing to set up */
 	snprintf(path, sizeof(path), "%s/upstream-cache", o->data);
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
@@ -222,9 +224,16 @@ static int run(const struct serve_opts *o, struct store *s)
 	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
 	       strchr(addr, ':') ? "]" : "", api_server_port(srv));
 	fflush(stdout);
-	wait_for_signal();
+	err = store_open_begin(s); /* RocksDB opens while saved indexes answer */
+	if (!err)
+		err = store_wait(s);
+	if (err)
+		fprintf(stderr, "ember serve: cannot open the store in '%s': %s\n", o->data,
+			strerror(-err));
+	else
+		wait_for_signal();
 	api_server_stop(srv);
-	return 0;
+	return err ? 1 : 0;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -240,7 +249,7 @@ int cmd_serve(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	}
 	block_signals();
-	ret = store_open(o.data, &s);
+	ret = store_new(o.data, &s); /* opened once the server listens (run()) */
 	if (ret) {
 		fprintf(stderr, "ember serve: cannot open the store in '%s': %s\n", o.data,
 			strerror(-ret));

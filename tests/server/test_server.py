@@ -9,6 +9,7 @@ server on a free loopback port with a fresh data directory, waits for
 eu-addr2line, eu-stack, ember upload, elfutils' debuginfod as upstream).
 Exit 0 pass, 1 fail, 77 skip (a peer tool is missing).
 """
+import errno
 import hashlib
 import http.client
 import json
@@ -18,6 +19,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -68,14 +70,15 @@ SERVERS = []  # stopped at exit, whatever the outcome
 
 
 class Server:
-    def __init__(self, data=None, args=(), preexec=None):
+    def __init__(self, data=None, args=(), preexec=None, ready=True):
         SERVERS.append(self)
         self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
         self.args = list(args)
         self.preexec = preexec
-        self.start()
+        self.start(ready)
 
-    def start(self):
+    def start(self, ready=True):
+        """Start; with ready, also wait for /healthz (the store open)."""
         self.log = open(os.path.join(TMP, "server.log"), "ab")
         self.proc = subprocess.Popen(
             [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data] + self.args,
@@ -90,7 +93,7 @@ class Server:
                 self.port = int(m.group(1))
             check(self.proc.poll() is None, "server exited at start")
         self.url = "http://127.0.0.1:%d" % self.port
-        while True:  # readiness: poll the health endpoint
+        while ready:  # readiness: poll the health endpoint
             try:
                 if self.request("GET", "/healthz")[0] == 200:
                     break
@@ -1031,14 +1034,108 @@ def test_server__symbol_index_saved_and_mapped_after_restart():
     srv.stop()
 
 
-def test_server__better_debuginfo_rebuilds_index():
+def holds_file(pid, st):
+    """Whether process pid has the file st (an os.stat result) open."""
+    fds = "/proc/%d/fd" % pid
+    for fd in os.listdir(fds):
+        try:
+            f = os.stat(os.path.join(fds, fd))
+        except OSError:
+            continue
+        if (f.st_dev, f.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
+
+
+def feed_fifo(path, content, pid):
+    """Give content to each reader that opens FIFO path (RocksDB reads
+    CURRENT more than once), one at a time, until it is replaced by a
+    regular file."""
+    fifo = os.stat(path)
+    while True:
+        try:  # succeeds only while a reader waits in open(): ENXIO otherwise
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno not in (errno.ENXIO, errno.ENOENT):
+                raise
+            time.sleep(0.001)
+            continue
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                return  # RocksDB wrote its new CURRENT: done
+            while not holds_file(pid, fifo):  # its open() has returned
+                time.sleep(0.001)
+            os.write(fd, content)
+        finally:
+            os.close(fd)
+        while holds_file(pid, fifo):  # it reads up to EOF, then closes
+            time.sleep(0.001)
+
+
+def test_server__restart_answers_from_pins_while_store_opens():
     srv = Server()
     full = fx("c_O2_pie")
     b = build_id(full)
-    nodebug = os.path.join(TMP, "c_O2_pie.nodebug")  # .symtab kept, DWARF gone
+    check(srv.upload(full, b, "executable")[0] == 201, "upload")
+    addrs = func_addrs(full, 50)
+    answers = symbolize_frames(srv, b, addrs)
+    check(sum(1 for e, _, _ in answers if e is None) == len(addrs), "resolved: %r" % answers[:3])
+    check(os.listdir(os.path.join(srv.data, "pins")) == [b], "pinned")
+    srv.stop()
+    # RocksDB's CURRENT file as a FIFO: the store's open blocks reading it
+    # until this test writes it, so the requests below come, for sure,
+    # while the store is still opening.
+    current = os.path.join(srv.data, "db", "CURRENT")
+    with open(current) as f:
+        content = f.read().encode()
+    os.unlink(current)
+    os.mkfifo(current)
+    srv = Server(data=srv.data, ready=False)
+    check(srv.get("/healthz")[0] == 503, "ready before the store is open")
+    check(symbolize_frames(srv, b, addrs) == answers, "answers from the pin differ")
+    check(srv.metric('ember_symbol_cache_events_total{event="pin_load"}') == 1, "pin load")
+    check(srv.metric("ember_store_artifacts") == 0, "store counted before its open")
+    feed = threading.Thread(target=feed_fifo, args=(current, content, srv.proc.pid),
+                            daemon=True)
+    feed.start()  # the store opens now
+    deadline = time.time() + 20
+    while srv.get("/healthz")[0] != 200:
+        check(time.time() < deadline, "store never opened")
+        time.sleep(0.02)
+    check(symbolize_frames(srv, b, addrs) == answers, "answers once checked")
+    check(srv.metric('ember_symbol_cache_events_total{event="build"}') == 0, "rebuilt")
+    check(srv.metric("ember_store_artifacts") == 1, "store count")
+    srv.stop()
+
+
+def symtab_first_server():
+    """A server holding c_O2_pie without its DWARF (.symtab kept) as the
+    executable: (server, full file, build ID, address of main)."""
+    srv = Server()
+    full = fx("c_O2_pie")
+    b = build_id(full)
+    nodebug = os.path.join(TMP, "c_O2_pie.nodebug")
     subprocess.run(["objcopy", "--strip-debug", full, nodebug], check=True)
     check(srv.upload(nodebug, b, "executable")[0] == 201, "exe upload")
-    addr = int(main_addr(full), 16)
+    return srv, full, b, int(main_addr(full), 16)
+
+
+def test_server__upload_unpins_so_restart_uses_better_files():
+    srv, full, b, addr = symtab_first_server()
+    check(symbolize_frames(srv, b, [addr])[0][1] == "symtab", "symtab first")
+    check(os.listdir(os.path.join(srv.data, "pins")) == [b], "pinned")
+    check(srv.upload(full, b, "debuginfo")[0] == 201, "debug upload")
+    check(os.listdir(os.path.join(srv.data, "pins")) == [], "upload kept the pin")
+    srv.stop()  # no request since: nothing pinned the better index yet
+    srv = Server(data=srv.data, ready=False)
+    after = symbolize_frames(srv, b, [addr])[0]
+    check(after[1] == "dwarf" and after[2][-1].get("line", 0) > 0, "old pin served: %r" % (after,))
+    check(srv.metric('ember_symbol_cache_events_total{event="pin_load"}') == 0, "pin load")
+    srv.stop()
+
+
+def test_server__better_debuginfo_rebuilds_index():
+    srv, full, b, addr = symtab_first_server()
     before = symbolize_frames(srv, b, [addr])[0]
     check(before[0] is None and before[1] == "symtab" and before[2][-1]["function"] == "main"
           and "line" not in before[2][-1], "symtab only: %r" % (before,))
