@@ -20,7 +20,7 @@ struct api_server;
 struct api_server_opts {
 	size_t sz;                  /* sizeof(struct api_server_opts) */
 	const char *listen_addr;    /* IPv4 or IPv6 literal; NULL: 127.0.0.1 */
-	uint16_t port;              /* 0: any free port (see api_server_port) */
+	uint16_t port;              /* 0: any free port (api_server_listen says which) */
 	const char *token;          /* bearer token uploads must carry */
 	uint64_t max_upload;        /* bytes; 0: 4 GiB */
 	unsigned threads;           /* connection threads; 0: 2 x CPUs */
@@ -31,14 +31,23 @@ struct api_server_opts {
 };
 
 /*
- * Start serving store s (borrowed: it must outlive the server).  On
- * success *out is the caller's, stopped with api_server_stop().
- * Returns 0, -EINVAL for a bad address, or -EADDRINUSE / another errno.
+ * Bind and listen on opts->listen_addr and opts->port (api/listen.c):
+ * connections queue from now on, answered once api_server_start() runs
+ * on the socket, so the caller can announce the address meanwhile.  *fd
+ * is the caller's until given to api_server_start(); *port is the port
+ * bound.  Returns 0, -EINVAL for a bad address, or -EADDRINUSE / another
+ * negative errno.
  */
-int api_server_start(struct store *s, const struct api_server_opts *opts,
+int api_server_listen(const struct api_server_opts *opts, int *fd, uint16_t *port);
+
+/*
+ * Start serving store s (borrowed: it must outlive the server) on
+ * listen_fd from api_server_listen(), which the server owns from now on,
+ * whatever the result.  On success *out is the caller's, stopped with
+ * api_server_stop().  Returns 0 or a negative errno.
+ */
+int api_server_start(struct store *s, const struct api_server_opts *opts, int listen_fd,
 		     struct api_server **out);
-/* The port actually bound. */
-uint16_t api_server_port(const struct api_server *srv);
 /* Stop accepting, finish or abort requests in flight, free.  NULL is fine. */
 void api_server_stop(struct api_server *srv);
 

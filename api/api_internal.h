@@ -106,7 +106,6 @@ struct api_server {
 	char token[128];
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
 	uint64_t max_upload;
-	uint16_t port;
 };
 
 /* Per-request state, from the first callback to MHD's completion. */

@@ -159,24 +159,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	pr_warn("api: %s", msg);
 }
 
-static int parse_addr(const char *addr, uint16_t port, struct sockaddr_storage *ss,
-		      bool *v6)
-{
-	struct sockaddr_in *in = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	*v6 = strchr(addr, ':') != NULL;
-	if (*v6) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		return inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1 ? 0 : -EINVAL;
-	}
-	in->sin_family = AF_INET;
-	in->sin_port = htons(port);
-	return inet_pton(AF_INET, addr, &in->sin_addr) == 1 ? 0 : -EINVAL;
-}
-
 static int init_server(struct api_server *srv, struct store *s,
 		       const struct api_server_opts *o)
 {
@@ -204,46 +186,40 @@ static unsigned default_threads(void)
 	return n > 0 ? (unsigned)(2 * n) : 4;
 }
 
-int api_server_start(struct store *s, const struct api_server_opts *o,
+int api_server_start(struct store *s, const struct api_server_opts *o, int listen_fd,
 		     struct api_server **out)
 {
 	struct api_server *srv = calloc(1, sizeof(*srv));
-	struct sockaddr_storage ss;
-	bool v6;
 	int err;
 
-	if (!srv)
+	if (!srv) {
+		close(listen_fd);
 		return -ENOMEM;
-	err = parse_addr(o->listen_addr ? o->listen_addr : "127.0.0.1", o->port, &ss, &v6);
-	if (!err)
-		err = init_server(srv, s, o);
-	if (err)
+	}
+	err = init_server(srv, s, o);
+	if (err) {
+		close(listen_fd);
 		goto fail;
+	}
 	srv->daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
-			MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0),
-		o->port, NULL, NULL, handle, srv,
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, handle, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_LISTEN_SOCKET, listen_fd, /* closed by MHD_stop_daemon */
 		MHD_OPTION_THREAD_POOL_SIZE, o->threads ? o->threads : default_threads(),
 		MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
 		MHD_OPTION_END);
-	if (!srv->daemon) {
-		err = -EADDRINUSE;
+	if (!srv->daemon) { /* MHD closed listen_fd; the reason is logged */
+		err = -EIO;
 		goto fail;
 	}
-	srv->port = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT)->port;
 	*out = srv;
 	return 0;
 fail:
 	api_server_stop(srv);
 	return err;
-}
-
-uint16_t api_server_port(const struct api_server *srv)
-{
-	return srv->port;
 }
 
 void api_server_stop(struct api_server *srv)

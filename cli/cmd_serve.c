@@ -192,7 +192,8 @@ static int run(const struct serve_opts *o, struct store *s)
 	char addr[256], token[128];
 	bool created, upstream;
 	struct api_server *srv;
-	int err;
+	uint16_t port;
+	int err, fd;
 
 	if (parse_listen(o->listen, addr, sizeof(addr), &ao.port)) {
 		fprintf(stderr, "ember serve: bad --listen '%s': want ADDR:PORT\n", o->listen);
@@ -212,18 +213,24 @@ static int run(const struct serve_opts *o, struct store *s)
 	ao.upstream = upstream;
 	ao.upstream_miss_ttl = o->miss_ttl;
 	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;
-	err = api_server_start(s, &ao, &srv);
+	err = api_server_listen(&ao, &fd, &port);
 	if (err) {
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
 		return 1;
 	}
+	/* Connections queue from here on: say so while the threads start. */
 	printf("ember: data directory %s; upload token %s (%s)\n", o->data, token,
 	       o->token_file ? o->token_file : created ? "new, kept in DATA/token" : "from DATA/token");
 	if (upstream)
 		printf("ember: upstream servers: %s\n", getenv("DEBUGINFOD_URLS"));
 	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
-	       strchr(addr, ':') ? "]" : "", api_server_port(srv));
+	       strchr(addr, ':') ? "]" : "", port);
 	fflush(stdout);
+	err = api_server_start(s, &ao, fd, &srv);
+	if (err) {
+		fprintf(stderr, "ember serve: cannot start the server: %s\n", strerror(-err));
+		return 1;
+	}
 	err = store_open_begin(s); /* RocksDB opens while saved indexes answer */
 	if (!err)
 		err = store_wait(s);

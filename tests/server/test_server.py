@@ -208,6 +208,49 @@ def test_server__auth_required_nothing_stored():
     srv.stop()
 
 
+def serve_fails(args, want):
+    """`ember serve ARGS` must exit 1 at once with want in its stderr."""
+    r = subprocess.run([EMBER, "serve"] + args, capture_output=True, text=True, timeout=20)
+    check(r.returncode == 1 and want in r.stderr,
+          "serve %r: %d %r" % (args, r.returncode, r.stderr[-300:]))
+
+
+def test_server__listen_addresses_and_refusals():
+    srv = Server()
+    # The port is taken: a clear error, nothing served.
+    serve_fails(["--listen", "127.0.0.1:%d" % srv.port, "--data",
+                 tempfile.mkdtemp(dir=TMP, prefix="data.")], "Address already in use")
+    # The data directory is in use by the running server.
+    serve_fails(["--listen", "127.0.0.1:0", "--data", srv.data], "in use by another process")
+    srv.stop()
+    # IPv6 loopback, when this kernel has it.
+    try:
+        socket.socket(socket.AF_INET6).bind(("::1", 0))
+    except OSError:
+        print("SKIP part: no IPv6 loopback here")
+        return
+    p = subprocess.Popen([EMBER, "serve", "--listen", "[::1]:0", "--data", srv.data],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        line = ""
+        while "listening" not in line:
+            line = p.stdout.readline().decode()
+            check(line, "no listening line")
+        port = int(re.search(r"http://\[::1\]:(\d+)", line).group(1))
+        deadline = time.time() + 20
+        while True:
+            c = http.client.HTTPConnection("::1", port, timeout=10)
+            c.request("GET", "/healthz")
+            if c.getresponse().status == 200:
+                break
+            check(time.time() < deadline, "never ready over IPv6")
+            time.sleep(0.02)
+    finally:
+        p.terminate()
+        p.wait(timeout=20)
+        p.stdout.close()
+
+
 def test_server__token_kept_and_token_file():
     srv = Server()
     token, data = srv.token, srv.data
