@@ -282,7 +282,8 @@ fi
 # Per rep: a fresh data directory holding the uploaded binaries (the
 # uploading server stopped), then per binary (a) a server started on it
 # answering the build ID (an index built from DWARF), (b) a server
-# restarted on the same directory answering it again.  The files the
+# restarted on the same directory answering it again, (c) the same with
+# the server binary spawned directly (ember-server serve).  The files the
 # first answer added outside db/ and tmp/ are the store's derived
 # artifacts (an on-disk index, when there is one).
 snapshot() { (cd "$1" && find . -path ./db -prune -o -path ./tmp -prune -o -type f -printf '%P\t%s\n' | sort); }
@@ -300,8 +301,10 @@ if has cold; then
             cat "$D"/blobs/*/* > /dev/null     # the stored files in the page cache
             first=$(head -1 "$OUT/addrs/$b.addrs")
             before=$(snapshot "$D"); db0=$(dir_bytes "$D/db")
-            for c in a b; do
-                r=$("$APIBENCH" cold "$EMBER" "$D" "$(free_port)" "$(id_of "$b")" "$first" \
+            for c in a b c; do
+                srv=$EMBER
+                [ "$c" = c ] && srv=$(dirname "$EMBER")/ember-server
+                r=$("$APIBENCH" cold "$srv" "$D" "$(free_port)" "$(id_of "$b")" "$first" \
                     "$OUT/log/cold.$rep.$b.$c.log" 60)
                 if [ "$c" = a ]; then
                     new=$(comm -13 <(echo "$before") <(snapshot "$D"))
