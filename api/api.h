@@ -17,13 +17,15 @@
 
 struct api_server;
 
+#define API_MAX_CONNECTIONS 1024 /* the default of max_connections */
+
 struct api_server_opts {
 	size_t sz;                  /* sizeof(struct api_server_opts) */
 	const char *listen_addr;    /* IPv4 or IPv6 literal; NULL: 127.0.0.1 */
 	uint16_t port;              /* 0: any free port (api_server_listen says which) */
 	const char *token;          /* bearer token uploads must carry */
 	uint64_t max_upload;        /* bytes; 0: 4 GiB */
-	unsigned threads;           /* connection threads; 0: 2 x CPUs */
+	unsigned max_connections;   /* open connections (a thread each); 0: 1024 */
 	bool upstream;              /* ask DEBUGINFOD_URLS servers on a miss */
 	unsigned upstream_workers;  /* concurrent upstream fetches; 0: 4 */
 	unsigned upstream_miss_ttl; /* seconds a miss is remembered; 0: 600 */

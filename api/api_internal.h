@@ -118,8 +118,6 @@ struct api_request {
 	uint64_t received;
 	int upload_err;              /* first failure while receiving */
 	enum api_reject reject;
-	bool upstream_done;          /* resumed after an upstream fetch */
-	int upstream_err;
 };
 
 /* ---- responses (respond.c) ------------------------------------------------- */
@@ -203,9 +201,6 @@ int api_upstream_new(unsigned workers, unsigned miss_ttl_s,
 		     struct api_upstream **out);
 void api_upstream_shutdown(struct api_upstream *u);
 void api_upstream_free(struct api_upstream *u);
-/* Start (or join) the fetch for req's route and suspend c until it ends;
- * returns false when the answer is already known missing (negative
- * cache), in which case c is not suspended. */
 /*
  * Fetch the debug file and the executable of build_id from upstream on
  * the calling thread and store them (a symcache_fetch_fn; arg is the
@@ -214,8 +209,15 @@ void api_upstream_free(struct api_upstream *u);
  * transport's error.
  */
 int api_upstream_fetch_build_id(void *arg, const char *build_id);
+/*
+ * Start (or join) the fetch for req's route and wait, on c's own thread,
+ * until it ends.  true: it ended (the file is in the store unless the
+ * fetch failed); false without waiting when the answer is known missing
+ * (negative cache), the X-Forwarded-For hop limit is reached, or the
+ * server is stopping.
+ */
 bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
-		       struct api_request *req);
+		       const struct api_request *req);
 
 /* ---- auth (auth.c) ---------------------------------------------------------------- */
 

@@ -1,12 +1,16 @@
 /*
  * server.c - the libmicrohttpd daemon and the dispatch of each request.
  *
- * One thread pool (poll(2): in epoll mode MHD 0.9.75 missed a client
- * closing mid-upload under load) serves every connection; a request that needs an
- * upstream fetch is suspended while a fetch thread works (upstream.c), so
- * a slow upstream server holds no connection thread.  Per-request state
- * lives from the first callback to MHD's completion notice, where an
- * unfinished upload is discarded.
+ * One thread per connection, as elfutils' debuginfod: a connection never
+ * waits behind another's transfer.  With a thread pool, two keep-alive
+ * connections on one thread took turns at 128 KiB sendfile steps (MHD
+ * 0.9.75's step in that mode; 2 MiB with a thread per connection), which
+ * doubled their latency: 4 MB files had a p99 above debuginfod's
+ * (docs/benchmarks.md).  A request that needs an upstream fetch waits on
+ * its own thread while a fetch thread works (upstream.c).  poll(2), not
+ * epoll: in epoll mode MHD 0.9.75 missed a client closing mid-upload
+ * under load.  Per-request state lives from the first callback to MHD's
+ * completion notice, where an unfinished upload is discarded.
  */
 #include "api_internal.h"
 #include "symcache.h"
@@ -44,8 +48,11 @@ static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connecti
 
 	if (!missing)
 		return ret;
-	if (srv->upstream && !req->upstream_done && api_upstream_wait(srv, c, req))
-		return MHD_YES; /* suspended; called again when the fetch ends */
+	if (srv->upstream && api_upstream_wait(srv, c, req)) { /* fetched, maybe */
+		ret = api_serve_buildid(srv, c, req, &missing);
+		if (!missing)
+			return ret;
+	}
 	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
 }
 
@@ -133,7 +140,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!is_get(method))
 		return api_respond_text(srv, c, req, MHD_HTTP_BAD_REQUEST, NULL,
 					"we support GET and HEAD only");
-	return dispatch_get(srv, c, req); /* also after an upstream fetch */
+	return dispatch_get(srv, c, req);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -179,13 +186,6 @@ static int init_server(struct api_server *srv, struct store *s,
 	return 0;
 }
 
-static unsigned default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 0 ? (unsigned)(2 * n) : 4;
-}
-
 int api_server_start(struct store *s, const struct api_server_opts *o, int listen_fd,
 		     struct api_server **out)
 {
@@ -202,12 +202,13 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		goto fail;
 	}
 	srv->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
 			MHD_USE_ERROR_LOG,
 		0, NULL, NULL, handle, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		MHD_OPTION_LISTEN_SOCKET, listen_fd, /* closed by MHD_stop_daemon */
-		MHD_OPTION_THREAD_POOL_SIZE, o->threads ? o->threads : default_threads(),
+		MHD_OPTION_CONNECTION_LIMIT,
+		o->max_connections ? o->max_connections : API_MAX_CONNECTIONS,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
 		MHD_OPTION_END);

@@ -1,13 +1,14 @@
 /*
  * upstream.c - misses fetched from upstream debuginfod servers.
  *
- * A request for something the store lacks is suspended (MHD) and handed
- * to a small pool of fetch threads, so a slow upstream holds no
- * connection thread and cannot stall requests the store can answer.
- * Requests for the same artifact while a fetch is in flight join it:
- * one upstream fetch however many clients ask.  What arrives is validated
- * and stored like an upload (ingest.c), then every waiter is resumed and
- * served from the store.  Misses and failures are remembered for the
+ * A request for something the store lacks is handed to a small pool of
+ * fetch threads, and its connection's own thread (one per connection:
+ * server.c) waits for the fetch, so a slow upstream stalls only the
+ * connections that asked for it.  Requests for the same artifact while a
+ * fetch is in flight join it: one upstream fetch however many clients
+ * ask.  What arrives is validated and stored like an upload (ingest.c),
+ * then every waiter is woken and served from the store.  A client that
+ * goes away does not cancel the fetch: what arrives is stored.  Misses and failures are remembered for the
  * configured time (miss_cache.c) so a missing build ID costs one upstream
  * round trip per TTL.  Requests that already crossed 8 proxies are not
  * forwarded again (the X-Forwarded-For limit of elfutils' server).
@@ -26,9 +27,9 @@
 
 #define XFF_HOP_LIMIT 8
 
+/* A connection thread waiting for a job (on its stack, under u->mu). */
 struct waiter {
-	struct MHD_Connection *c;
-	struct api_request *req;
+	bool done;
 	struct waiter *next;
 };
 
@@ -43,7 +44,8 @@ struct fetch_job {
 
 struct api_upstream {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;           /* a job was queued, or stopping */
+	pthread_cond_t done_cv;      /* a waiter's job ended */
 	struct fetch_job *queue;     /* waiting for a thread (FIFO) */
 	struct fetch_job *running;   /* being fetched */
 	bool stopping;
@@ -131,18 +133,13 @@ static void unlink_running(struct api_upstream *u, struct fetch_job *j)
 		}
 }
 
-/* Wake the connections waiting for a fetch: they answer from the store. */
-static void resume_waiters(struct waiter *w, int err)
+/* Wake the connections waiting for a fetch (under u->mu): they answer
+ * from the store. */
+static void wake_waiters_locked(struct api_upstream *u, struct waiter *w)
 {
-	while (w) {
-		struct waiter *next = w->next;
-
-		w->req->upstream_done = true;
-		w->req->upstream_err = err;
-		MHD_resume_connection(w->c);
-		free(w);
-		w = next;
-	}
+	for (; w; w = w->next)
+		w->done = true;
+	pthread_cond_broadcast(&u->done_cv);
 }
 
 /* Count a fetch's result, and remember a failure (under u->mu) so the
@@ -165,16 +162,12 @@ static void remember_failure_locked(struct api_upstream *u, const char *key, int
 
 static void finish_job(struct api_upstream *u, struct fetch_job *j, int err)
 {
-	struct waiter *w;
-
 	count_result(&j->srv->metrics, err);
 	pthread_mutex_lock(&u->mu);
 	remember_failure_locked(u, j->key, err);
 	unlink_running(u, j);
-	w = j->waiters;
-	j->waiters = NULL;
+	wake_waiters_locked(u, j->waiters);
 	pthread_mutex_unlock(&u->mu);
-	resume_waiters(w, err);
 	free(j);
 }
 
@@ -210,6 +203,7 @@ int api_upstream_new(unsigned workers, unsigned miss_ttl_s, struct api_upstream 
 		return -ENOMEM;
 	pthread_mutex_init(&u->mu, NULL);
 	pthread_cond_init(&u->cv, NULL);
+	pthread_cond_init(&u->done_cv, NULL);
 	u->misses = miss_cache_new(miss_ttl_s);
 	u->threads = calloc(workers, sizeof(*u->threads));
 	if (!u->misses || !u->threads || store_upstream_new(&u->lib)) {
@@ -227,8 +221,9 @@ int api_upstream_new(unsigned workers, unsigned miss_ttl_s, struct api_upstream 
 
 /*
  * Stop fetching: fetches in flight are aborted (libdebuginfod polls
- * is_stopping), queued ones dropped, and every waiting connection resumed
- * so MHD can close it.  Call before stopping the daemon.
+ * is_stopping), queued ones dropped, and every waiting connection woken
+ * so that it answers and MHD can close it.  Call before stopping the
+ * daemon.
  */
 void api_upstream_shutdown(struct api_upstream *u)
 {
@@ -242,14 +237,15 @@ void api_upstream_shutdown(struct api_upstream *u)
 	queued = u->queue;
 	u->queue = NULL;
 	for (struct fetch_job *j = u->running; j; j = j->next) {
-		resume_waiters(j->waiters, -ECANCELED);
+		wake_waiters_locked(u, j->waiters);
 		j->waiters = NULL;
 	}
+	for (struct fetch_job *j = queued; j; j = j->next)
+		wake_waiters_locked(u, j->waiters);
 	pthread_mutex_unlock(&u->mu);
 	while (queued) {
 		struct fetch_job *next = queued->next;
 
-		resume_waiters(queued->waiters, -ECANCELED);
 		free(queued);
 		queued = next;
 	}
@@ -266,6 +262,7 @@ void api_upstream_free(struct api_upstream *u)
 	free(u->threads);
 	miss_cache_free(u->misses);
 	store_upstream_free(u->lib);
+	pthread_cond_destroy(&u->done_cv);
 	pthread_cond_destroy(&u->cv);
 	pthread_mutex_destroy(&u->mu);
 	free(u);
@@ -336,28 +333,21 @@ static void enqueue(struct api_upstream *u, struct fetch_job *j)
 }
 
 bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
-		       struct api_request *req)
+		       const struct api_request *req)
 {
 	struct api_upstream *u = srv->upstream;
-	struct waiter *w = calloc(1, sizeof(*w));
 	char key[MISS_KEY_MAX], xff[512];
+	struct waiter w = { 0 };
 	struct fetch_job *j;
 
-	if (!w || !forwarded_for(c, xff, sizeof(xff))) {
-		free(w);
+	if (!forwarded_for(c, xff, sizeof(xff)))
 		return false;
-	}
 	job_key(&req->route, key);
 	pthread_mutex_lock(&u->mu);
-	if (u->stopping) {
+	if (u->stopping || miss_cache_has(u->misses, key)) {
+		if (!u->stopping)
+			srv->metrics.upstream_negative_cached++;
 		pthread_mutex_unlock(&u->mu);
-		free(w);
-		return false;
-	}
-	if (miss_cache_has(u->misses, key)) {
-		pthread_mutex_unlock(&u->mu);
-		srv->metrics.upstream_negative_cached++;
-		free(w);
 		return false;
 	}
 	j = find_job(u->running, key);
@@ -365,17 +355,14 @@ bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 		j = find_job(u->queue, key);
 	if (!j && (j = new_job(srv, req, key, xff)))
 		enqueue(u, j);
-	if (!j) {
-		pthread_mutex_unlock(&u->mu);
-		free(w);
-		return false;
+	if (j) {
+		w.next = j->waiters;
+		j->waiters = &w;
+		while (!w.done) /* j is freed once it wakes its waiters */
+			pthread_cond_wait(&u->done_cv, &u->mu);
 	}
-	*w = (struct waiter){ c, req, j->waiters };
-	j->waiters = w;
-	/* Suspended under the lock: the fetch thread resumes only after. */
-	MHD_suspend_connection(c);
 	pthread_mutex_unlock(&u->mu);
-	return true;
+	return j != NULL;
 }
 
 /* ---- fetching for the symbolization API ------------------------------------------ */

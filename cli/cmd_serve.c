@@ -30,7 +30,7 @@ struct serve_opts {
 	unsigned n_upstreams;
 	unsigned long long max_upload_mb;
 	unsigned miss_ttl;
-	unsigned threads;
+	unsigned max_connections;
 	unsigned long long symbol_cache_mb;
 };
 
@@ -45,7 +45,7 @@ static void serve_usage(FILE *f)
 	      "  --upstream URL          debuginfod server to ask on a miss (repeatable;\n"
 	      "                          default: $DEBUGINFOD_URLS)\n"
 	      "  --upstream-miss-ttl S   seconds an upstream miss is remembered (default 600)\n"
-	      "  --threads N             connection threads (default 2 x CPUs)\n"
+	      "  --max-connections N     open connections, a thread each (default 1024)\n"
 	      "  --symbol-cache-mb N     memory for loaded symbol indexes (default 1024)\n",
 	      f);
 }
@@ -102,8 +102,8 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->max_upload_mb = v;
 	else if (strcmp(opt, "--upstream-miss-ttl") == 0 && !parse_uint(val, 1u << 30, &v))
 		o->miss_ttl = (unsigned)v;
-	else if (strcmp(opt, "--threads") == 0 && !parse_uint(val, 1024, &v) && v)
-		o->threads = (unsigned)v;
+	else if (strcmp(opt, "--max-connections") == 0 && !parse_uint(val, 65536, &v) && v)
+		o->max_connections = (unsigned)v;
 	else if (strcmp(opt, "--symbol-cache-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
 		o->symbol_cache_mb = v;
 	else
@@ -209,7 +209,7 @@ static int run(const struct serve_opts *o, struct store *s)
 	ao.listen_addr = addr;
 	ao.token = token;
 	ao.max_upload = o->max_upload_mb << 20;
-	ao.threads = o->threads;
+	ao.max_connections = o->max_connections;
 	ao.upstream = upstream;
 	ao.upstream_miss_ttl = o->miss_ttl;
 	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;
@@ -218,7 +218,7 @@ static int run(const struct serve_opts *o, struct store *s)
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
 		return 1;
 	}
-	/* Connections queue from here on: say so while the threads start. */
+	/* Connections queue from here on: say so while the server starts. */
 	printf("ember: data directory %s; upload token %s (%s)\n", o->data, token,
 	       o->token_file ? o->token_file : created ? "new, kept in DATA/token" : "from DATA/token");
 	if (upstream)

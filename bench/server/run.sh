@@ -11,7 +11,6 @@
 #   CASES="small big 404"       subset/order of the GET cases
 #   SERVERS="ember debuginfod"  subset of servers (rep r starts with the
 #                               first one when r is odd, the other when even)
-#   THREADS=          ember serve --threads N (empty: its default, 2 x CPUs)
 #   DEBUGINFOD_THREADS=         debuginfod -C N (empty: its default, 2 x CPUs)
 #   UPLOAD=1          run the 100 MB upload test (0: skip)
 #   UPLOAD_MB=100     size of the upload file's padding, in MiB
@@ -33,7 +32,6 @@ WRK_THREADS=${WRK_THREADS:-2}
 WRK_CONNS=${WRK_CONNS:-4}
 CASES=${CASES:-"small big 404"}
 SERVERS=${SERVERS:-"ember debuginfod"}
-THREADS=${THREADS:-}
 DEBUGINFOD_THREADS=${DEBUGINFOD_THREADS:-}
 UPLOAD=${UPLOAD:-1}
 UPLOAD_MB=${UPLOAD_MB:-100}
@@ -151,7 +149,7 @@ wait_200() {    # url, seconds, what
 
 EMBER_URL=""; DEBUGINFOD_URL=""
 case " $SERVERS " in *" ember "*)
-    "$EMBER" serve --listen 127.0.0.1:0 --data "$OUT/ember-data" ${THREADS:+--threads "$THREADS"} \
+    "$EMBER" serve --listen 127.0.0.1:0 --data "$OUT/ember-data" \
         > "$OUT/log/ember.stdout" 2> "$OUT/log/ember.log" &
     EMBER_PID=$!
     for ((i = 0; i < 100; i++)); do
@@ -209,7 +207,7 @@ HZ=$(getconf CLK_TCK)
     echo "wrk	$(wrk -v 2>&1 | head -1 | awk '{ print $2 }')"
     echo "debuginfod	$(debuginfod --version 2>&1 | head -1)"
     echo "libmicrohttpd	$(dpkg-query -W -f '${Version}' libmicrohttpd12 2>/dev/null || echo '?')"
-    echo "ember	$EMBER ${THREADS:+--threads $THREADS}"
+    echo "ember	$EMBER"
     echo "wrk_args	-t$WRK_THREADS -c$WRK_CONNS -d$DURATION --latency"
     echo "reps	$REPS"
     echo "sizes	small $SMALL_SIZE, big $BIG_SIZE, upload $UP_SIZE"
@@ -323,7 +321,7 @@ fi
 # directory (no ingest in its lifetime), after a short small-file and 404 load.
 if [ "${RESTART:-1}" = 1 ] && [ -n "$EMBER_PID" ]; then
     kill "$EMBER_PID"; wait "$EMBER_PID" 2>/dev/null || true
-    "$EMBER" serve --listen 127.0.0.1:0 --data "$OUT/ember-data" ${THREADS:+--threads "$THREADS"} \
+    "$EMBER" serve --listen 127.0.0.1:0 --data "$OUT/ember-data" \
         > "$OUT/log/ember2.stdout" 2> "$OUT/log/ember2.log" &
     EMBER_PID=$!
     EMBER_URL=""
