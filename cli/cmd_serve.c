@@ -186,6 +186,24 @@ static void block_signals(void)
 	signal(SIGXFSZ, SIG_IGN); /* a file size limit is a failed write, not death */
 }
 
+/*
+ * RocksDB is loaded (dlopen) with the dynamic loader's lock held for
+ * 10-15 ms, and pthread_create() waits for that lock: every connection
+ * accepted meanwhile (a thread each) would wait too.  So the store opens
+ * a moment after the start, once the first requests are answered from
+ * pinned indexes, or at once when a request needs a record (store_wait()
+ * begins it).
+ */
+#define STORE_OPEN_GRACE_MS 50
+
+static void wait_before_store_open(void)
+{
+	struct timespec ts = { 0, STORE_OPEN_GRACE_MS * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 static int run(const struct serve_opts *o, struct store *s)
 {
 	struct api_server_opts ao = { .sz = sizeof(ao) };
@@ -231,7 +249,8 @@ static int run(const struct serve_opts *o, struct store *s)
 		fprintf(stderr, "ember serve: cannot start the server: %s\n", strerror(-err));
 		return 1;
 	}
-	err = store_open_begin(s); /* RocksDB opens while saved indexes answer */
+	wait_before_store_open();
+	err = store_open_begin(s); /* a no-op if a request began it */
 	if (!err)
 		err = store_wait(s);
 	if (err)
