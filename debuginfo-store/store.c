@@ -132,6 +132,7 @@ static void *open_thread(void *arg)
 	pthread_mutex_lock(&s->open_mu);
 	s->open_err = err;
 	s->opened = true;
+	atomic_store_explicit(&s->usable, err == 0, memory_order_release);
 	pthread_cond_broadcast(&s->open_cv);
 	pthread_mutex_unlock(&s->open_mu);
 	return NULL;
@@ -215,8 +216,11 @@ int store_open_begin(struct store *s)
 
 int store_wait(struct store *s)
 {
-	int err = store_open_begin(s);
+	int err;
 
+	if (store_is_open(s)) /* every record access asks: no lock once open */
+		return 0;
+	err = store_open_begin(s);
 	if (err)
 		return err;
 	pthread_mutex_lock(&s->open_mu);
@@ -229,12 +233,7 @@ int store_wait(struct store *s)
 
 bool store_is_open(struct store *s)
 {
-	bool open;
-
-	pthread_mutex_lock(&s->open_mu);
-	open = s->opened && s->open_err == 0;
-	pthread_mutex_unlock(&s->open_mu);
-	return open;
+	return atomic_load_explicit(&s->usable, memory_order_acquire);
 }
 
 int store_open(const char *dir, struct store **out)

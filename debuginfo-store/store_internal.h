@@ -23,6 +23,7 @@ struct store {
 	pthread_cond_t open_cv;
 	bool opened;               /* the opener finished (under open_mu) */
 	int open_err;              /* and its result */
+	atomic_bool usable;        /* opened without error: read without the lock */
 	struct store_rocksdb rdb;  /* valid once opened without error */
 	rocksdb_t *db;
 	rocksdb_options_t *opts;
