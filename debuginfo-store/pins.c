@@ -19,6 +19,7 @@
 
 #define PIN_FILE_MAX 4096
 #define PIN_KIND_MAX 32
+#define PIN_LINE_MAX (PIN_KIND_MAX + STORE_NAME_MAX + STORE_SHA256_HEX + 4)
 
 /* Build IDs name files here: lowercase hex only, nothing else. */
 static bool valid_id(const char *id)
@@ -60,25 +61,36 @@ static int parse_line(const char *line, char kind[PIN_KIND_MAX], struct store_pi
 	       (line[end] == '\n' || line[end] == '\0');
 }
 
+int store_pins_find(const char *text, const char *kind, struct store_pin *out)
+{
+	char line[PIN_LINE_MAX], k[PIN_KIND_MAX];
+
+	for (const char *p = text, *nl; *p; p = nl + 1) {
+		size_t n;
+
+		if (!(nl = strchr(p, '\n')))
+			break; /* a torn last line */
+		n = (size_t)(nl - p);
+		if (n >= sizeof(line))
+			continue;
+		memcpy(line, p, n);
+		line[n] = '\0';
+		if (parse_line(line, k, out) && strcmp(k, kind) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
 int store_find_pin(struct store *s, const char *build_id, const char *kind,
 		   struct store_pin *out)
 {
-	char buf[PIN_FILE_MAX], k[PIN_KIND_MAX];
+	char buf[PIN_FILE_MAX];
 	ssize_t n;
 
 	if (!valid_id(build_id))
 		return -ENOENT;
 	n = read_pins(s, build_id, buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	for (char *line = buf, *nl; *line; line = nl + 1) {
-		if (!(nl = strchr(line, '\n')))
-			break; /* a torn last line */
-		*nl = '\0';
-		if (parse_line(line, k, out) && strcmp(k, kind) == 0)
-			return 0;
-	}
-	return -ENOENT;
+	return n < 0 ? (int)n : store_pins_find(buf, kind, out);
 }
 
 /* Replace id's pin file with text (removing it when text is empty). */

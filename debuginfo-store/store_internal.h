@@ -70,6 +70,9 @@ int store_blob_commit(struct store *s, struct store_blob *b, bool *existed);
 /* Remove every pin of build_id, durably (under write_mu, before an
  * artifact record of build_id is written): 0 or a negative errno. */
 int store_pins_clear(struct store *s, const char *build_id);
+/* The pin of kind in text, a pin file's bytes (NUL-terminated): 0 and
+ * *out, or -ENOENT.  Lines that do not parse are skipped. */
+int store_pins_find(const char *text, const char *kind, struct store_pin *out);
 /* Remove the pin naming derived artifact what of build_id, if any (under
  * write_mu, before the artifact is dropped). */
 int store_pin_drop(struct store *s, const char *build_id, const char *what);
