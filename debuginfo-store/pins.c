@@ -61,23 +61,34 @@ static int parse_line(const char *line, char kind[PIN_KIND_MAX], struct store_pi
 	       (line[end] == '\n' || line[end] == '\0');
 }
 
+/*
+ * The next whole line of *text into line (without its newline), moving
+ * *text past it: false at the end.  A last line without a newline (torn)
+ * is not returned; a line too long to be a pin comes back empty.
+ */
+static bool next_line(const char **text, char line[PIN_LINE_MAX])
+{
+	const char *nl = strchr(*text, '\n');
+	size_t n;
+
+	if (!nl)
+		return false;
+	n = (size_t)(nl - *text);
+	if (n >= PIN_LINE_MAX)
+		n = 0;
+	memcpy(line, *text, n);
+	line[n] = '\0';
+	*text = nl + 1;
+	return true;
+}
+
 int store_pins_find(const char *text, const char *kind, struct store_pin *out)
 {
 	char line[PIN_LINE_MAX], k[PIN_KIND_MAX];
 
-	for (const char *p = text, *nl; *p; p = nl + 1) {
-		size_t n;
-
-		if (!(nl = strchr(p, '\n')))
-			break; /* a torn last line */
-		n = (size_t)(nl - p);
-		if (n >= sizeof(line))
-			continue;
-		memcpy(line, p, n);
-		line[n] = '\0';
+	while (next_line(&text, line))
 		if (parse_line(line, k, out) && strcmp(k, kind) == 0)
 			return 0;
-	}
 	return -ENOENT;
 }
 
@@ -124,19 +135,17 @@ static int keep_lines(struct store *s, const char *id, char *out, size_t size,
 		      bool (*drop)(const char *kind, const struct store_pin *p, const void *arg),
 		      const void *arg, bool *changed)
 {
-	char buf[PIN_FILE_MAX], kind[PIN_KIND_MAX];
-	struct store_pin p;
+	char buf[PIN_FILE_MAX], line[PIN_LINE_MAX], kind[PIN_KIND_MAX];
 	ssize_t n = read_pins(s, id, buf, sizeof(buf));
+	const char *text = buf;
+	struct store_pin p;
 	size_t used = 0;
 
-	*changed = false;
 	out[0] = '\0';
+	*changed = n > 0 && buf[n - 1] != '\n'; /* a torn last line goes */
 	if (n < 0)
 		return (int)n;
-	for (char *line = buf, *nl; *line; line = nl + 1) {
-		if (!(nl = strchr(line, '\n')))
-			break; /* a torn last line is dropped */
-		*nl = '\0';
+	while (next_line(&text, line)) {
 		if (!parse_line(line, kind, &p) || drop(kind, &p, arg)) {
 			*changed = true;
 			continue;
@@ -170,7 +179,8 @@ int store_pin_derived(struct store *s, const char *build_id, const char *kind,
 	size_t used;
 	int err;
 
-	if (!valid_id(build_id) || strlen(kind) >= PIN_KIND_MAX || strpbrk(kind, " \n") ||
+	if (!valid_id(build_id) || !*kind || strlen(kind) >= PIN_KIND_MAX ||
+	    strpbrk(kind, " \n") || !*what || strlen(what) >= STORE_NAME_MAX ||
 	    strpbrk(what, " \n"))
 		return -EINVAL;
 	pthread_mutex_lock(&s->write_mu);
