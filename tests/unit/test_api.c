@@ -93,7 +93,6 @@ static int test_api__miss_cache_expires(void)
 	return 0;
 }
 
-#define CASE(n) { #n, n }
 /* Run a shell command; 0 when it exited 0. */
 static int run(const char *cmd)
 {
@@ -199,11 +198,11 @@ static int test_api__symcache_replaces_index_in_use(void)
 }
 
 static const struct unit_case cases[] = {
-	CASE(test_api__routes),
-	CASE(test_api__long_build_id_is_not_found),
-	CASE(test_api__source_path_canonicalized),
-	CASE(test_api__miss_cache_expires),
-	CASE(test_api__symcache_replaces_index_in_use),
+	UNIT_CASE(test_api__routes),
+	UNIT_CASE(test_api__long_build_id_is_not_found),
+	UNIT_CASE(test_api__source_path_canonicalized),
+	UNIT_CASE(test_api__miss_cache_expires),
+	UNIT_CASE(test_api__symcache_replaces_index_in_use),
 };
 
 int main(int argc, char **argv)

@@ -169,18 +169,13 @@ static int test_inspect__find_section(void)
 	return 0;
 }
 
-#define CASE(n) { #n, n }
 static const struct unit_case cases[] = {
-	CASE(test_inspect__fixture_features),
-	CASE(test_inspect__not_elf_and_truncated),
-	CASE(test_inspect__build_id_matches_readelf),
-	CASE(test_inspect__sources_are_absolute_and_canonical),
-	CASE(test_inspect__path_canonical),
-	CASE(test_inspect__find_section),
+	UNIT_CASE(test_inspect__fixture_features),
+	UNIT_CASE(test_inspect__not_elf_and_truncated),
+	UNIT_CASE(test_inspect__build_id_matches_readelf),
+	UNIT_CASE(test_inspect__sources_are_absolute_and_canonical),
+	UNIT_CASE(test_inspect__path_canonical),
+	UNIT_CASE(test_inspect__find_section),
 };
 
-int main(int argc, char **argv)
-{
-	ember_log_set_handler(unit_quiet, NULL);
-	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-}
+UNIT_MAIN_QUIET(cases)

@@ -399,25 +399,20 @@ static int test_store__damaged_pins_are_no_pins(void)
 	return 0;
 }
 
-#define CASE(n) { #n, n }
 static const struct unit_case cases[] = {
-	CASE(test_store__sha256_of_known_content),
-	CASE(test_store__duplicate_content_is_one_record),
-	CASE(test_store__dwarf_wins_whatever_the_order),
-	CASE(test_store__symtab_only_is_no_debuginfo),
-	CASE(test_store__reopen_keeps_records_and_drops_tmp),
-	CASE(test_store__damaged_record_is_skipped),
-	CASE(test_store__sources_only_when_named),
-	CASE(test_store__second_open_is_refused_at_once),
-	CASE(test_store__started_store_waits_for_its_open),
-	CASE(test_store__failed_open_fails_every_read),
-	CASE(test_store__pin_names_a_derived_artifact),
-	CASE(test_store__upload_removes_pins_and_races_refuse_them),
-	CASE(test_store__damaged_pins_are_no_pins),
+	UNIT_CASE(test_store__sha256_of_known_content),
+	UNIT_CASE(test_store__duplicate_content_is_one_record),
+	UNIT_CASE(test_store__dwarf_wins_whatever_the_order),
+	UNIT_CASE(test_store__symtab_only_is_no_debuginfo),
+	UNIT_CASE(test_store__reopen_keeps_records_and_drops_tmp),
+	UNIT_CASE(test_store__damaged_record_is_skipped),
+	UNIT_CASE(test_store__sources_only_when_named),
+	UNIT_CASE(test_store__second_open_is_refused_at_once),
+	UNIT_CASE(test_store__started_store_waits_for_its_open),
+	UNIT_CASE(test_store__failed_open_fails_every_read),
+	UNIT_CASE(test_store__pin_names_a_derived_artifact),
+	UNIT_CASE(test_store__upload_removes_pins_and_races_refuse_them),
+	UNIT_CASE(test_store__damaged_pins_are_no_pins),
 };
 
-int main(int argc, char **argv)
-{
-	ember_log_set_handler(unit_quiet, NULL);
-	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-}
+UNIT_MAIN_QUIET(cases)

@@ -343,16 +343,11 @@ static int test_symindex__damaged_body_stays_in_bounds(void)
 	return 0;
 }
 
-#define CASE(n) { #n, n }
 static const struct unit_case cases[] = {
-	CASE(test_symindex__round_trip_answers_alike),
-	CASE(test_symindex__deterministic_bytes),
-	CASE(test_symindex__refuses_foreign_and_damaged_files),
-	CASE(test_symindex__damaged_body_stays_in_bounds),
+	UNIT_CASE(test_symindex__round_trip_answers_alike),
+	UNIT_CASE(test_symindex__deterministic_bytes),
+	UNIT_CASE(test_symindex__refuses_foreign_and_damaged_files),
+	UNIT_CASE(test_symindex__damaged_body_stays_in_bounds),
 };
 
-int main(int argc, char **argv)
-{
-	ember_log_set_handler(unit_quiet, NULL);
-	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-}
+UNIT_MAIN_QUIET(cases)

@@ -69,6 +69,18 @@ static inline const char *unit_fixture(const char *name)
 	return path;
 }
 
+/* { "name", fn } for a table of cases. */
+#define UNIT_CASE(n) { #n, n }
+
+/* A main() that runs the case named in argv[1] (every case without one)
+ * with the libraries' logs dropped (unit_quiet). */
+#define UNIT_MAIN_QUIET(cases)                                               \
+	int main(int argc, char **argv)                                      \
+	{                                                                    \
+		ember_log_set_handler(unit_quiet, NULL);                     \
+		return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv); \
+	}
+
 static inline int unit_main(const struct unit_case *cases, size_t n,
 			    int argc, char **argv)
 {
