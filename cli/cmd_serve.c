@@ -250,9 +250,7 @@ static int run(const struct serve_opts *o, struct store *s)
 		return 1;
 	}
 	wait_before_store_open();
-	err = store_open_begin(s); /* a no-op if a request began it */
-	if (!err)
-		err = store_wait(s);
+	err = store_wait(s); /* begins the open, unless a request did */
 	if (err)
 		fprintf(stderr, "ember serve: cannot open the store in '%s': %s\n", o->data,
 			strerror(-err));

@@ -183,6 +183,11 @@ int store_pin_derived(struct store *s, const char *build_id, const char *kind,
 	    strpbrk(kind, " \n") || !*what || strlen(what) >= STORE_NAME_MAX ||
 	    strpbrk(what, " \n"))
 		return -EINVAL;
+	/* Pinned already (every index load asks): no lock, no RocksDB read.
+	 * A pin naming what is current: a drop or an upload would have
+	 * removed it. */
+	if (store_find_pin(s, build_id, kind, &old) == 0 && strcmp(old.what, what) == 0)
+		return 0;
 	pthread_mutex_lock(&s->write_mu);
 	if (store_generation(s) != gen) {
 		err = -ESTALE; /* an upload came since the inputs were chosen */
@@ -191,9 +196,6 @@ int store_pin_derived(struct store *s, const char *build_id, const char *kind,
 	err = store_find_derived(s, build_id, what, &a);
 	if (err)
 		goto out;
-	if (store_find_pin(s, build_id, kind, &old) == 0 && strcmp(old.what, what) == 0 &&
-	    strcmp(old.sha256, a.sha256) == 0)
-		goto out; /* pinned already */
 	err = keep_lines(s, build_id, text, sizeof(text), same_kind, kind, &changed);
 	used = strlen(text);
 	if (!err && (size_t)snprintf(text + used, sizeof(text) - used, "%s %s %s\n", kind, what,
