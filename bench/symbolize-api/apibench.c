@@ -79,7 +79,8 @@ static double self_cpu(void)
 }
 
 /* utime+stime of a process, in seconds; -1 when it cannot be read. */
-static double proc_cpu(pid_t pid)
+/* Fields 10 (minflt), 14 (utime) and 15 (stime) of /proc/PID/stat. */
+static int proc_stat(pid_t pid, unsigned long *minflt, unsigned long *ticks)
 {
 	char path[64], buf[2048], *p;
 	unsigned long ut, st;
@@ -94,9 +95,26 @@ static double proc_cpu(pid_t pid)
 	buf[n] = '\0';
 	/* Field 2 (comm) may hold spaces: count fields after its ')'. */
 	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lu %*u %*u %*u %lu %lu", minflt, &ut, &st) != 3)
 		return -1;
-	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+	*ticks = ut + st;
+	return 0;
+}
+
+static double proc_cpu(pid_t pid)
+{
+	unsigned long minflt, ticks;
+
+	if (proc_stat(pid, &minflt, &ticks))
+		return -1;
+	return (double)ticks / sysconf(_SC_CLK_TCK);
+}
+
+static long proc_minflt(pid_t pid)
+{
+	unsigned long minflt, ticks;
+
+	return proc_stat(pid, &minflt, &ticks) ? -1 : (long)minflt;
 }
 
 static long proc_status_kb(pid_t pid, const char *key)
@@ -451,7 +469,7 @@ static int cmd_cold(char **av)
 	char *args[] = { (char *)ember, "serve", "--listen", listen, "--data", (char *)data, NULL };
 	posix_spawn_file_actions_t fa;
 	double timeout = atof(av[6]), t0, t_ready = 0, t_ok = 0, r0 = 0, connect_s = 0, second_s;
-	long resolved = -1, attempts = 0, index_mem = -1;
+	long resolved = -1, attempts = 0, index_mem = -1, flt_ready = -1, flt_ok = -1;
 	char *line = NULL;
 	size_t lcap = 0;
 	struct client c;
@@ -489,6 +507,7 @@ static int cmd_cold(char **av)
 	while (getline(&line, &lcap, so) > 0)
 		if (strstr(line, "listening on")) {
 			t_ready = now();
+			flt_ready = proc_minflt(pid);
 			break;
 		}
 	if (t_ready == 0) {
@@ -504,6 +523,7 @@ static int cmd_cold(char **av)
 		attempts++;
 		if (rc == CURLE_OK && c.code == 200) {
 			t_ok = now();
+			flt_ok = proc_minflt(pid);
 			resolved = answer_resolved(&c.answer);
 			curl_easy_getinfo(c.h, CURLINFO_CONNECT_TIME, &connect_s);
 			break;
@@ -539,10 +559,10 @@ static int cmd_cold(char **av)
 	}
 	printf("first_answer_ms=%.3f listening_ms=%.3f last_attempt_ms=%.3f attempt_start_ms=%.3f connect_ms=%.3f "
 	       "attempts=%ld resolved=%ld second_req_ms=%.3f server_cpu_s=%.3f vmhwm_kb=%ld "
-	       "vmrss_kb=%ld index_mem_bytes=%ld\n",
+	       "vmrss_kb=%ld index_mem_bytes=%ld faults_listening=%ld faults_first_answer=%ld\n",
 	       1e3 * (t_ok - t0), 1e3 * (t_ready - t0), 1e3 * (t_ok - r0), 1e3 * (r0 - t0), 1e3 * connect_s, attempts,
 	       resolved, 1e3 * second_s, proc_cpu(pid), proc_status_kb(pid, "VmHWM"),
-	       proc_status_kb(pid, "VmRSS"), index_mem);
+	       proc_status_kb(pid, "VmRSS"), index_mem, flt_ready, flt_ok);
 	fflush(stdout);
 	kill(pid, SIGTERM);
 	waitpid(pid, &status, 0);

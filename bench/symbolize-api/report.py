@@ -201,10 +201,12 @@ if cold:
           "on the same directory after (a) answered; (c) the same as (b), spawning the server "
           "binary `ember-server serve` itself (`ember serve` execs it: the difference is that "
           "exec).  *listening*: spawn to that line (process start, dynamic loading, listen; the "
-          "store opens after it); *request*: the answering request.  Medians over reps "
-          "(min–max) for the first column, medians for the others.\n")
-    print("| binary | DWARF MB | case | first answer ms | listening ms | request ms | next request ms | server VmHWM MB | index in memory MB | index on disk (files) | on disk / DWARF |")
-    print("|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|")
+          "store opens after it); *request*: the answering request; *faults*: the server's minor "
+          "page faults (/proc/PID/stat) at its `listening` line and at the answer (a fault costs "
+          "10-25 µs on this VM).  Medians over reps (min–max) for the first column, medians for "
+          "the others.\n")
+    print("| binary | DWARF MB | case | first answer ms | listening ms | request ms | next request ms | faults listening / answer | server VmHWM MB | index in memory MB | index on disk (files) | on disk / DWARF |")
+    print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     bins = list(dict.fromkeys(r["binary"] for r in cold))
     for b in bins:
         for c in ("a", "b", "c"):
@@ -216,6 +218,8 @@ if cold:
             req = [float(r["last_attempt_ms"]) for r in v]
             nxt = [float(r["second_req_ms"]) for r in v]
             hwm = [int(r["vmhwm_kb"]) / 1024 for r in v]
+            flt = [(int(r.get("faults_listening", -1)), int(r.get("faults_first_answer", -1))) for r in v]
+            flt_s = f"{med([f[0] for f in flt]):.0f} / {med([f[1] for f in flt]):.0f}" if min(flt)[0] >= 0 else "?"
             im = [int(r.get("index_mem_bytes", -1)) / 1e6 for r in v]
             bad = [r for r in v if r["resolved"] != "1"]
             if c == "a":
@@ -228,7 +232,7 @@ if cold:
             label = {"a": "(a) build from DWARF", "b": "(b) restart, same data",
                      "c": "(c) as (b), `ember-server serve`"}[c]
             print(f"| {b} | {mbs(dwarf_mb(b))} | {label}{' ⚠ unresolved' if bad else ''} | {rng(fa, ms)} | "
-                  f"{ms(med(ready))} | {ms(med(req))} | {ms(med(nxt))} | {med(hwm):.1f} | "
+                  f"{ms(med(ready))} | {ms(med(req))} | {ms(med(nxt))} | {flt_s} | {med(hwm):.1f} | "
                   f"{mbs(med(im)) if med(im) >= 0 else '?'} | {idx} | {ratio} |")
     print()
     print("Index in memory: `ember_symbol_cache_bytes` from `/metrics` after the answer.\n")
