@@ -251,6 +251,26 @@ def test_server__listen_addresses_and_refusals():
         p.stdout.close()
 
 
+def test_server__gnutls_never_initialized():
+    """ember-server links GnuTLS (Debian's libmicrohttpd has HTTPS) but serves
+    plain HTTP, so neither GnuTLS's constructor nor libmicrohttpd's may
+    initialize it (cli/server_tls_off.c): that was 2 ms of every start."""
+    gdb = need("gdb")
+    server = os.path.join(os.path.dirname(EMBER), "ember-server")
+    r = subprocess.run([gdb, "-nx", "-batch", "-ex", "set breakpoint pending off",
+                        "-ex", "break asn1_array2tree", "-ex", "break gnutls_global_init",
+                        "-ex", "run", "--args", server],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))  # LSan refuses ptrace
+    out = r.stdout + r.stderr
+    if 'Function "asn1_array2tree" not defined' in out:
+        raise Skip("GnuTLS is not linked statically (EMBER_STATIC_DEPS=OFF)")
+    check("Breakpoint 1 at" in out and "Breakpoint 2 at" in out, "breakpoints not set: " + out[-600:])
+    check(not re.search(r"Breakpoint [12], ", out), "GnuTLS was initialized: " + out[-800:])
+    # Constructors, main (a usage error) and destructors ran to the end.
+    check("exited with code 02" in out, "ember-server did not run to its exit: " + out[-600:])
+
+
 def test_server__token_kept_and_token_file():
     srv = Server()
     token, data = srv.token, srv.data
