@@ -7,7 +7,6 @@
 #include "unwind_internal.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 int unwind_arch_get(uint16_t machine, struct unwind_arch *out)
@@ -21,37 +20,28 @@ int unwind_arch_get(uint16_t machine, struct unwind_arch *out)
 	return 0;
 }
 
-/*
- * Room for the blob before it is written, its pages faulted in with one
- * call: written page by page into a doubling buffer, a 1.8 MB blob took
- * ~450 page faults (about 10 us each on a VM) and two thirds of the
- * compiler's faults.  Blobs are 0.29-0.42 of their CFI (docs/unwind-
- * format.md); the estimate is only a hint, the buffer grows past it.
- */
+/* Blobs are 0.29-0.42 of their CFI (docs/unwind-format.md): room for
+ * 3/8, faulted in ahead; only a hint, the buffer grows past it. */
 static void reserve_blob(const struct unwind_input *in, struct ember_buf *out)
 {
 	size_t cfi = in->sec[UNWIND_SEC_EH].size + in->sec[UNWIND_SEC_DEBUG].size;
-	size_t want = cfi / 8 * 3, page = 4096;
-	uintptr_t lo, hi;
 
-	if (want < ((size_t)1 << 20) || ember_buf_reserve(out, want))
-		return; /* small: the faults do not matter */
-	lo = ((uintptr_t)out->data + out->len + page - 1) & ~(uintptr_t)(page - 1);
-	hi = ((uintptr_t)out->data + out->alloc) & ~(uintptr_t)(page - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* a hint: errors ignored */
+	unwind_buf_prefault(out, cfi / 8 * 3);
 }
 
 int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
 			 struct unwind_compile_stats *stats,
 			 struct ember_buf *out)
 {
+	struct unwind_split *split = NULL;
 	struct unwind_build b;
 	size_t start = out->len;
 	int err;
 
 	unwind_build_init(&b, in, d);
 	err = unwind_arch_get(in->machine, &b.arch);
+	if (!err && unwind_split_wanted(in))
+		split = unwind_split_begin(in);
 	if (!err) {
 		reserve_blob(in, out);
 		err = unwind_writer_new(&b, out);
@@ -61,7 +51,8 @@ int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
 	if (!err)
 		err = unwind_cfi_parse(&b, UNWIND_SEC_DEBUG);
 	if (!err)
-		err = unwind_table_build(&b);
+		err = unwind_table_build(&b, split);
+	unwind_split_end(split);
 	if (!err)
 		err = unwind_writer_finish(&b);
 	if (!err && stats)
@@ -94,6 +85,7 @@ static int compile_elves(struct unwind_elf *bin, struct unwind_elf *dbg,
 	struct unwind_input in;
 	int err = unwind_elf_input(bin, dbg, o->flags, d, &in);
 
+	in.threads = o->threads;
 	if (!err)
 		err = unwind_compile_input(&in, d, &st, out);
 	if (!err && o->stats)

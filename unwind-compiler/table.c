@@ -97,7 +97,7 @@ static int fdes_order(struct unwind_build *b)
 	bool in_order = true;
 	size_t n = b->nfdes;
 
-	b->order = unwind_big_alloc((n ? n : 1) * sizeof(*b->order));
+	b->order = ember_big_alloc((n ? n : 1) * sizeof(*b->order));
 	if (!b->order)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
@@ -114,7 +114,7 @@ static int fdes_order(struct unwind_build *b)
 		qsort_r(b->order, n, sizeof(*b->order), order_cmp, b->fdes);
 		return 0;
 	}
-	keys = unwind_big_alloc(2 * n * sizeof(*keys));
+	keys = ember_big_alloc(2 * n * sizeof(*keys));
 	if (!keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
@@ -126,12 +126,6 @@ static int fdes_order(struct unwind_build *b)
 	return 0;
 }
 
-/* The i-th FDE in address order. */
-static struct unwind_fde *fde_at(const struct unwind_build *b, size_t i)
-{
-	return &b->fdes[b->order[i]];
-}
-
 /* Rule 1: mark .debug_frame FDEs that overlap an .eh_frame FDE. */
 static void drop_debug_overlaps(struct unwind_build *b)
 {
@@ -139,7 +133,7 @@ static void drop_debug_overlaps(struct unwind_build *b)
 	size_t i;
 
 	for (i = 0; i < b->norder; i++) {	/* eh FDEs starting before */
-		struct unwind_fde *f = fde_at(b, i);
+		struct unwind_fde *f = unwind_fde_at(b, i);
 
 		if (f->sec == UNWIND_SEC_EH)
 			max_eh_end = f->end > max_eh_end ? f->end : max_eh_end;
@@ -147,7 +141,7 @@ static void drop_debug_overlaps(struct unwind_build *b)
 			f->dropped = true;
 	}
 	for (i = b->norder; i-- > 0;) {		/* eh FDEs starting after */
-		struct unwind_fde *f = fde_at(b, i);
+		struct unwind_fde *f = unwind_fde_at(b, i);
 
 		if (f->sec == UNWIND_SEC_EH)
 			min_eh_start = f->start;
@@ -162,7 +156,7 @@ static void fdes_compact(struct unwind_build *b)
 	size_t n = 0;
 
 	for (size_t i = 0; i < b->norder; i++) {
-		const struct unwind_fde *f = fde_at(b, i);
+		const struct unwind_fde *f = unwind_fde_at(b, i);
 
 		if (f->dropped || (n && b->fdes[b->order[n - 1]].start == f->start)) {
 			b->stats.fdes_dropped++;
@@ -173,47 +167,82 @@ static void fdes_compact(struct unwind_build *b)
 	b->norder = n;
 }
 
-/* Rule 3 before FDE f, whose predecessor ended at prev_end. */
+/* Rule 3 before FDE f, whose predecessor ended at prev_end; count says
+ * whether a bridged gap is counted (by one half only, table_split.c). */
 static int bridge_gap(struct unwind_build *b, uint64_t prev_end,
-		      const struct unwind_fde *f)
+		      const struct unwind_fde *f, bool count)
 {
 	struct unwind_rule end = { .cfa_kind = UNWIND_CFA_END };
 
 	if (f->start == prev_end)
 		return 0;
 	if (f->start - prev_end <= UNWIND_GAP_BRIDGE_MAX) {
-		b->stats.gaps_bridged++;
+		b->stats.gaps_bridged += count;
 		return 0;
 	}
 	return unwind_rows_push(b, prev_end, &end);
 }
 
-int unwind_table_build(struct unwind_build *b)
+/* Where the i-th FDE's rows stop: its end, or the next FDE's start. */
+static uint64_t fde_stop(const struct unwind_build *b, size_t i)
+{
+	uint64_t stop = unwind_fde_at(b, i)->end;
+
+	if (i + 1 < b->norder && unwind_fde_at(b, i + 1)->start < stop)
+		stop = unwind_fde_at(b, i + 1)->start;
+	return stop;
+}
+
+/* The i-th FDE's rows; counted in the stats when count. */
+static int run_fde(struct unwind_build *b, size_t i, bool count)
+{
+	const struct unwind_fde *f = unwind_fde_at(b, i);
+	size_t unsupported = b->stats.fdes_unsupported;
+	int err = unwind_program_run(b, f, fde_stop(b, i));
+
+	if (!count)
+		b->stats.fdes_unsupported = unsupported;
+	b->stats.fdes += count;
+	b->stats.fdes_debug_frame += count && f->sec == UNWIND_SEC_DEBUG;
+	return err;
+}
+
+int unwind_table_run_span(struct unwind_build *b, size_t from, size_t to,
+			  size_t count_from)
 {
 	struct unwind_rule end = { .cfa_kind = UNWIND_CFA_END };
-	uint64_t prev_end = 0;
+	int err = 0;
+
+	for (size_t i = from; i < to && !err; i++) {
+		if (i > from)
+			err = bridge_gap(b, fde_stop(b, i - 1), unwind_fde_at(b, i), i >= count_from);
+		if (!err)
+			err = run_fde(b, i, i >= count_from);
+	}
+	if (err || to == from)
+		return err;
+	if (to < b->norder)
+		return bridge_gap(b, fde_stop(b, to - 1), unwind_fde_at(b, to), false);
+	return unwind_rows_push(b, fde_stop(b, to - 1), &end);
+}
+
+int unwind_table_order(struct unwind_build *b)
+{
 	int err = fdes_order(b);
 
 	if (err)
 		return err;
 	drop_debug_overlaps(b);
 	fdes_compact(b);
-	for (size_t i = 0; i < b->norder; i++) {
-		const struct unwind_fde *f = fde_at(b, i);
-		uint64_t stop = f->end;
-
-		if (i + 1 < b->norder && fde_at(b, i + 1)->start < stop)
-			stop = fde_at(b, i + 1)->start;
-		err = i ? bridge_gap(b, prev_end, f) : 0;
-		if (!err)
-			err = unwind_program_run(b, f, stop);
-		if (err)
-			return err;
-		prev_end = stop;
-		b->stats.fdes++;
-		b->stats.fdes_debug_frame += f->sec == UNWIND_SEC_DEBUG;
-	}
-	if (b->norder)
-		return unwind_rows_push(b, prev_end, &end);
 	return 0;
+}
+
+int unwind_table_build(struct unwind_build *b, struct unwind_split *split)
+{
+	int err = unwind_table_order(b);
+
+	b->stats.threads = 1;
+	if (!err && split && b->norder >= 2)
+		return unwind_table_build_split(b, split);
+	return err ? err : unwind_table_run_span(b, 0, b->norder, 0);
 }

@@ -750,6 +750,129 @@ static int test_unwind__rows_across_pages(void)
 	return 0;
 }
 
+/* ---- two halves on two threads: the same blob ------------------------------------ */
+
+/*
+ * A table over many pages: 60 FDEs of three programs (push/pop, remember/
+ * restore, a 64 KiB advance), some spanning page bases and some covering
+ * whole pages, with real gaps (END rows) and bridged ones between them.
+ * shift moves every FDE, so the cut between the halves lands in
+ * different places.
+ */
+static void many_pages_cfi(struct cfi *c, uint64_t shift)
+{
+	static const uint8_t push_pop[] = { ADV(1), DEF_CFA_OFFSET(16), OFFSET(RBP, 2), ADV(3),
+					    DEF_CFA_REGISTER(RBP), ADV(0x3f), DEF_CFA(RSP, 8) };
+	static const uint8_t remember[] = { ADV(1), DEF_CFA_OFFSET(16), REMEMBER, ADV(2),
+					    DEF_CFA_OFFSET(32), RESTORE_STATE, ADV(1),
+					    DEF_CFA_OFFSET(24) };
+	static const uint8_t long_adv[] = { ADV(1), DEF_CFA_OFFSET(16), 0x03, 0xff, 0xff,
+					    DEF_CFA_OFFSET(24) };
+	uint64_t at = 0x10000 + shift;
+	size_t cie;
+
+	c->n = 0;
+	c->eh = true;
+	cie = cfi_cie(c, "zR");
+	for (uint32_t i = 0; i < 60; i++) {
+		uint32_t len = i % 7 == 3 ? 0x28000 : 0x300 + 0x1000 * (i % 5);
+
+		if (i % 3 == 0)
+			cfi_fde(c, cie, at, len, push_pop, sizeof(push_pop));
+		else if (i % 3 == 1)
+			cfi_fde(c, cie, at, len, remember, sizeof(remember));
+		else
+			cfi_fde(c, cie, at, len, long_adv, sizeof(long_adv));
+		at += len + (i % 4 == 0 ? 0x40 : i % 4 == 1 ? 8 : 0);
+	}
+}
+
+static int test_unwind__two_threads_same_blob(void)
+{
+	static struct cfi c;
+
+	for (uint64_t shift = 0; shift < 0x20000; shift += 0x2d08) {
+		struct unwind_compile_stats s1, s2;
+		struct ember_buf one, two;
+		struct unwind_input in;
+
+		many_pages_cfi(&c, shift);
+		input_init(&in, UNWIND_EM_X86_64);
+		input_set(&in, &c);
+		in.threads = 1;
+		CHECK_INT(compile(&in, &one, &s1), ==, 0);
+		in.threads = 2;
+		CHECK_INT(compile(&in, &two, &s2), ==, 0);
+		CHECK_INT(s1.threads, ==, 1);
+		CHECK_INT(s2.threads, ==, 2);
+		CHECK_INT(s1.pages, >, 10);
+		CHECK_INT(two.len, ==, one.len);
+		CHECK(memcmp(one.data, two.data, one.len) == 0);
+		s2.threads = 1;
+		CHECK(memcmp(&s1, &s2, sizeof(s1)) == 0); /* each FDE and gap counted once */
+		ember_buf_release(&one);
+		ember_buf_release(&two);
+	}
+	return 0;
+}
+
+/* An FDE at start whose def_cfa_offset operand (a LEB128) never ends. */
+static void bad_fde(struct cfi *c, size_t cie, uint64_t start)
+{
+	static const uint8_t ins[] = { ADV(1), 0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80 };
+
+	cfi_fde(c, cie, start, 0x100, ins, sizeof(ins));
+	for (size_t i = c->n - 8; i < c->n; i++) /* the nop padding joins the LEB */
+		if (c->b[i] == 0)
+			c->b[i] = 0x80;
+}
+
+/* Compile c with threads; the error, its message in msg. */
+static int compile_threads(const struct cfi *c, unsigned threads, char *msg, size_t size)
+{
+	struct ember_buf blob;
+	struct unwind_input in;
+	int err;
+
+	input_init(&in, UNWIND_EM_X86_64);
+	input_set(&in, c);
+	in.threads = threads;
+	err = compile(&in, &blob, NULL);
+	snprintf(msg, size, "%s", err_msg);
+	if (blob.len)
+		err = 1; /* a table despite the error */
+	ember_buf_release(&blob);
+	return err;
+}
+
+static int test_unwind__two_threads_first_error_reported(void)
+{
+	static const uint8_t ok[] = { ADV(1), DEF_CFA_OFFSET(16) };
+	static struct cfi c;
+	char m1[512], m2[512];
+
+	for (int both = 0; both < 2; both++) {
+		size_t cie;
+
+		c.n = 0;
+		c.eh = true;
+		cie = cfi_cie(&c, "zR");
+		if (both)
+			bad_fde(&c, cie, 0x10000);	/* first half */
+		else
+			cfi_fde(&c, cie, 0x10000, 0x100, ok, sizeof(ok));
+		cfi_fde(&c, cie, 0x10100, 0x100, ok, sizeof(ok));
+		cfi_fde(&c, cie, 0x30000, 0x100, ok, sizeof(ok));
+		bad_fde(&c, cie, 0x30100);		/* second half */
+		CHECK_INT(compile_threads(&c, 1, m1, sizeof(m1)), ==, -UNWIND_ERR_BAD_CFI);
+		CHECK_INT(compile_threads(&c, 2, m2, sizeof(m2)), ==, -UNWIND_ERR_BAD_CFI);
+		CHECK(strstr(m1, "operand of DW_CFA 0x0e runs past the entry"));
+		CHECK(strstr(m1, both ? "'.eh_frame' +0x18:" : "'.eh_frame' +0x60:"));
+		CHECK_STR(m2, m1);
+	}
+	return 0;
+}
+
 /* ---- corrupt CFI: a clear error and no table ---------------------------------------- */
 
 static int compile_expect_error(struct cfi *c, const char *what)
@@ -1238,6 +1361,8 @@ int main(int argc, char **argv)
 		C(test_unwind__many_cies_in_one_pass),
 		C(test_unwind__zero_length_entries_skipped),
 		C(test_unwind__rows_across_pages),
+		C(test_unwind__two_threads_same_blob),
+		C(test_unwind__two_threads_first_error_reported),
 		C(test_unwind__truncated_eh_frame_rejected),
 		C(test_unwind__bad_cie_pointer_rejected),
 		C(test_unwind__truncated_operand_rejected),
