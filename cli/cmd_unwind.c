@@ -84,11 +84,12 @@ static void print_stats(const struct unwind_compile_stats *st, double secs)
 		"fdes %zu\nfdes_debug_frame %zu\nfdes_dropped %zu\n"
 		"fdes_unsupported %zu\nrows %zu\nrows_stored %zu\nrows_invalid %zu\n"
 		"rows_end %zu\ngaps_bridged %zu\nrules %zu\npages %zu\nbytes %zu\n"
-		"bytes_per_row %.3f\nthreads %zu\nseconds %.6f\n",
+		"bytes_per_row %.3f\nthreads %zu\nwalk_threads %zu\nseconds %.6f\n",
 		st->fdes, st->fdes_debug_frame, st->fdes_dropped, st->fdes_unsupported,
 		st->rows, st->rows_stored, st->rows_invalid, st->rows_end,
 		st->gaps_bridged, st->rules, st->pages, st->blob_size,
-		st->rows ? (double)st->blob_size / (double)st->rows : 0.0, st->threads, secs);
+		st->rows ? (double)st->blob_size / (double)st->rows : 0.0, st->threads,
+		st->walk_threads, secs);
 }
 
 static double now(void)

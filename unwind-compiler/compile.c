@@ -39,6 +39,7 @@ int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
 	int err;
 
 	unwind_build_init(&b, in, d);
+	b.stats.walk_threads = 1;
 	err = unwind_arch_get(in->machine, &b.arch);
 	if (!err && unwind_split_wanted(in))
 		split = unwind_split_begin(in);
@@ -47,7 +48,7 @@ int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
 		err = unwind_writer_new(&b, out);
 	}
 	if (!err)
-		err = unwind_cfi_parse(&b, UNWIND_SEC_EH);
+		err = unwind_split_parse(&b, split);
 	if (!err)
 		err = unwind_cfi_parse(&b, UNWIND_SEC_DEBUG);
 	if (!err)

@@ -33,8 +33,10 @@ void unwind_build_release(struct unwind_build *b)
 {
 	if (!b)
 		return;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		free(b->cfi[i].cies);
+		free(b->cfi[i].borrowed);
+	}
 	free(b->fdes);
 	free(b->order);
 	unwind_writer_free(b->writer);

@@ -1,8 +1,16 @@
 /*
- * table_split.c - a big table in two halves on two threads.
+ * table_split.c - a big compile in two halves on two threads: the walk
+ * of .eh_frame, then the table.
  *
- * Running the FDEs into rows and encoding the pages is three quarters of
- * a compile (libLLVM: 95k FDEs, 818k rows).  The rows of one address
+ * The walk: the helper walks .eh_frame from an entry boundary near its
+ * middle (unwind_cfi_guess_boundary), borrowing the CIEs before it, while
+ * this thread walks up to it.  Only if this thread's walk arrives exactly
+ * there, and the first half has every CIE the second borrowed, are the
+ * second half's CIEs and FDEs appended (unwind_cfi_join); otherwise this
+ * thread walks on from where it stopped, as one thread would.
+ *
+ * The table: running the FDEs into rows and encoding the pages is most
+ * of a compile (libLLVM: 95k FDEs, 818k rows).  The rows of one address
  * range depend only on the FDE that covers it, so the ordered FDEs are
  * cut at the base S of a 64 KiB page:
  *
@@ -41,7 +49,11 @@
 enum { WAIT = 0, RUN = 1, QUIT = -1 };
 
 struct unwind_split {
-	struct unwind_build b;	/* the second half's build: its own writer,
+	const struct unwind_input *in;
+	struct unwind_build pb;	/* the second half's walk: its CIEs, FDEs */
+	size_t mid;		/* where it starts (0: no split walk) */
+	int parse_err;		/* of that walk */
+	struct unwind_build b;	/* the second half's table: its own writer,
 				   stats and message; the rest shared */
 	struct ember_buf out;
 	char msg[512];
@@ -54,6 +66,7 @@ struct unwind_split {
 	bool threaded;		/* thread started (else run in turn) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	bool parsed;		/* (mu) the second half's walk is done */
 	bool ready;		/* (mu) the helper's writer is made */
 	int go;			/* (mu) WAIT, RUN or QUIT */
 };
@@ -134,10 +147,35 @@ static int helper_work(struct unwind_split *sp)
 	return err ? err : unwind_writer_close(sp->b.writer);
 }
 
+/* Flag done (under mu) and wake the waiters. */
+static void helper_flag(struct unwind_split *sp, bool *flag)
+{
+	pthread_mutex_lock(&sp->mu);
+	*flag = true;
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+}
+
+/* Wait (under mu) for the helper to set flag. */
+static void helper_await(struct unwind_split *sp, const bool *flag)
+{
+	pthread_mutex_lock(&sp->mu);
+	while (!*flag)
+		pthread_cond_wait(&sp->cv, &sp->mu);
+	pthread_mutex_unlock(&sp->mu);
+}
+
 static void *helper_main(void *arg)
 {
 	struct unwind_split *sp = arg;
-	int err = helper_prepare(sp), go;
+	int err, go;
+
+	if (sp->mid) {
+		unwind_build_init(&sp->pb, sp->in, &sp->diag);
+		sp->parse_err = unwind_cfi_parse_second_half(&sp->pb, sp->mid);
+		helper_flag(sp, &sp->parsed);
+	}
+	err = helper_prepare(sp);
 
 	pthread_mutex_lock(&sp->mu);
 	sp->ready = true;
@@ -170,9 +208,13 @@ struct unwind_split *unwind_split_begin(const struct unwind_input *in)
 	if (!sp)
 		return NULL; /* one thread then */
 	ember_buf_init(&sp->out, SIZE_MAX / 2); /* the merge applies the caller's cap */
+	sp->in = in;
 	sp->diag = (struct unwind_diag){ sp->msg, sizeof(sp->msg), false };
 	sp->b.diag = &sp->diag;
 	sp->est = cfi / 16 * 3; /* half a blob (compile.c) */
+	if (in->sec[UNWIND_SEC_EH].size >= SPLIT_MIN_CFI || in->threads >= 2)
+		sp->mid = unwind_cfi_guess_boundary(&in->sec[UNWIND_SEC_EH],
+						    in->sec[UNWIND_SEC_EH].size / 2);
 	pthread_mutex_init(&sp->mu, NULL);
 	pthread_cond_init(&sp->cv, NULL);
 	sp->threaded = pthread_create(&sp->thread, NULL, helper_main, sp) == 0;
@@ -192,6 +234,7 @@ void unwind_split_end(struct unwind_split *sp)
 		pthread_join(sp->thread, NULL);
 	}
 	unwind_writer_free(sp->b.writer);
+	unwind_build_release(&sp->pb);
 	ember_buf_release(&sp->out);
 	pthread_cond_destroy(&sp->cv);
 	pthread_mutex_destroy(&sp->mu);
@@ -211,6 +254,7 @@ static void helper_start(struct unwind_split *sp, const struct unwind_build *b)
 	w = sp->b.writer;
 	sp->b = *b;
 	sp->b.writer = w;
+	sp->diag = (struct unwind_diag){ sp->msg, sizeof(sp->msg), false };
 	sp->b.diag = &sp->diag;
 	memset(&sp->b.stats, 0, sizeof(sp->b.stats));
 	sp->go = RUN;
@@ -231,16 +275,38 @@ static void stats_add(struct unwind_compile_stats *a,
 	a->gaps_bridged += b->gaps_bridged;
 }
 
-/* The first failure in address order: the first half's, else the
- * second's (its message copied). */
-static int halves_err(struct unwind_build *b, int err, const struct unwind_split *sp)
+/* The first failure in address order: the first half's err, else the
+ * second's err2 (its message copied). */
+static int halves_err(struct unwind_build *b, int err, const struct unwind_split *sp,
+		      int err2)
 {
-	if (err || !sp->err)
+	if (err || !err2)
 		return err;
 	if (b->diag->msg && b->diag->size && !b->diag->set)
 		snprintf(b->diag->msg, b->diag->size, "%s", sp->msg);
 	b->diag->set = true;
-	return sp->err;
+	return err2;
+}
+
+int unwind_split_parse(struct unwind_build *b, struct unwind_split *sp)
+{
+	size_t size = b->in->sec[UNWIND_SEC_EH].size, at;
+	int err;
+
+	if (!sp || !sp->mid || !sp->threaded)
+		return unwind_cfi_parse(b, UNWIND_SEC_EH);
+	err = unwind_cfi_parse_range(b, 0, sp->mid, &at);
+	if (err)
+		return err;	/* before the second half's */
+	helper_await(sp, &sp->parsed);
+	if (at == sp->mid && sp->parse_err != -EAGAIN) {
+		/* the second half's error stands if its CIEs are the first's */
+		err = unwind_cfi_join(b, &sp->pb, sp->parse_err != 0);
+		b->stats.walk_threads = err ? 1 : 2;
+		if (err != -EAGAIN)
+			return err ? err : halves_err(b, 0, sp, sp->parse_err);
+	}
+	return unwind_cfi_parse_range(b, at, size, &at); /* on, as one thread */
 }
 
 static int run_halves(struct unwind_build *b, struct unwind_split *sp)
@@ -265,7 +331,7 @@ static int run_halves(struct unwind_build *b, struct unwind_split *sp)
 		pthread_join(sp->thread, NULL);
 		sp->threaded = false;
 	}
-	err = halves_err(b, err, sp);
+	err = halves_err(b, err, sp, sp->err);
 	if (!err)
 		err = unwind_writer_merge(b->writer, sp->b.writer);
 	if (!err)

@@ -196,6 +196,7 @@ struct unwind_compile_stats {
 	size_t pages;
 	size_t blob_size;
 	size_t threads;		/* 2: the rows were run in two halves */
+	size_t walk_threads;	/* 2: .eh_frame was walked in two halves */
 };
 
 /* Options for the compile functions; NULL means all defaults. */

@@ -280,12 +280,37 @@ struct unwind_cfi {
 	struct unwind_cie *cies;
 	size_t ncies, cies_alloc;
 	size_t hint;		/* the CIE found last */
+	/* a second half's walk (cie_fde_split.c) starts at from; the CIEs
+	 * before it that its FDEs name are parsed into borrowed[] */
+	uint64_t from;
+	struct unwind_cie *borrowed;
+	size_t nborrowed, borrowed_alloc;
 };
+
+/* struct unwind_fde.cie of a borrowed CIE, until the halves are joined */
+#define UNWIND_CIE_BORROWED 0x80000000u
 
 struct unwind_build;
 
 /* Walk section sec of the input; append its FDEs to b->fdes. */
 int unwind_cfi_parse(struct unwind_build *b, enum unwind_sec sec);
+/* .eh_frame from byte from until an entry would begin at or past to;
+ * *at: where the next entry begins (to, or past it when one spans it). */
+int unwind_cfi_parse_range(struct unwind_build *b, size_t from, size_t to,
+			   size_t *at);
+/* .eh_frame from byte from to the end into b, a second half's own build
+ * (its FDEs in an array of its own, the CIEs before from borrowed):
+ * -EAGAIN when a borrowed CIE cannot be had. */
+int unwind_cfi_parse_second_half(struct unwind_build *b, size_t from);
+/* Append a second half's CIEs and FDEs (h) to b's, which stopped exactly
+ * where h began: -EAGAIN when h borrowed a CIE b does not have (the
+ * caller then walks on serially).  check_only: only that check. */
+int unwind_cfi_join(struct unwind_build *b, const struct unwind_build *h,
+		    bool check_only);
+/* An offset at or after near (within 64 KiB) where 16 plausible .eh_frame
+ * entries follow each other: a second half's start, verified when the
+ * first half's walk arrives there.  0: none found. */
+size_t unwind_cfi_guess_boundary(const struct unwind_section *s, size_t near);
 
 /* ---- the build ------------------------------------------------------------------ */
 
@@ -352,6 +377,8 @@ int unwind_table_build(struct unwind_build *b, struct unwind_split *split);
  */
 bool unwind_split_wanted(const struct unwind_input *in);
 struct unwind_split *unwind_split_begin(const struct unwind_input *in);
+/* .eh_frame's walk, its second half on the helper when sp has one. */
+int unwind_split_parse(struct unwind_build *b, struct unwind_split *sp);
 void unwind_split_end(struct unwind_split *sp);
 int unwind_table_build_split(struct unwind_build *b, struct unwind_split *sp);
 

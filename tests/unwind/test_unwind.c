@@ -787,31 +787,42 @@ static void many_pages_cfi(struct cfi *c, uint64_t shift)
 	}
 }
 
+/* c compiled on one thread (stats s1) and on two (s2): the same blob. */
+static int compile_both(const struct cfi *c, struct unwind_compile_stats *s1,
+			struct unwind_compile_stats *s2)
+{
+	struct ember_buf one, two;
+	struct unwind_input in;
+
+	input_init(&in, UNWIND_EM_X86_64);
+	input_set(&in, c);
+	in.threads = 1;
+	CHECK_INT(compile(&in, &one, s1), ==, 0);
+	in.threads = 2;
+	CHECK_INT(compile(&in, &two, s2), ==, 0);
+	CHECK_INT(two.len, ==, one.len);
+	CHECK(memcmp(one.data, two.data, one.len) == 0);
+	ember_buf_release(&one);
+	ember_buf_release(&two);
+	return 0;
+}
+
 static int test_unwind__two_threads_same_blob(void)
 {
 	static struct cfi c;
 
 	for (uint64_t shift = 0; shift < 0x20000; shift += 0x2d08) {
 		struct unwind_compile_stats s1, s2;
-		struct ember_buf one, two;
-		struct unwind_input in;
 
 		many_pages_cfi(&c, shift);
-		input_init(&in, UNWIND_EM_X86_64);
-		input_set(&in, &c);
-		in.threads = 1;
-		CHECK_INT(compile(&in, &one, &s1), ==, 0);
-		in.threads = 2;
-		CHECK_INT(compile(&in, &two, &s2), ==, 0);
+		if (compile_both(&c, &s1, &s2))
+			return 1;
 		CHECK_INT(s1.threads, ==, 1);
 		CHECK_INT(s2.threads, ==, 2);
+		CHECK_INT(s2.walk_threads, ==, 2);
 		CHECK_INT(s1.pages, >, 10);
-		CHECK_INT(two.len, ==, one.len);
-		CHECK(memcmp(one.data, two.data, one.len) == 0);
-		s2.threads = 1;
+		s2.threads = s2.walk_threads = 1;
 		CHECK(memcmp(&s1, &s2, sizeof(s1)) == 0); /* each FDE and gap counted once */
-		ember_buf_release(&one);
-		ember_buf_release(&two);
 	}
 	return 0;
 }
@@ -870,6 +881,86 @@ static int test_unwind__two_threads_first_error_reported(void)
 		CHECK(strstr(m1, both ? "'.eh_frame' +0x18:" : "'.eh_frame' +0x60:"));
 		CHECK_STR(m2, m1);
 	}
+	return 0;
+}
+
+/* n FDEs of 0x100 bytes from 0x10000 on, the one at bad_at (if any) made
+ * bad by how: 1 its CIE pointer names offset 4, 2 its length runs past
+ * the section (it is the last). */
+static void fdes_cfi(struct cfi *c, int n, int bad_at, int how)
+{
+	static const uint8_t ok[] = { ADV(1), DEF_CFA_OFFSET(16), ADV(2), DEF_CFA_OFFSET(8) };
+	size_t cie;
+
+	c->n = 0;
+	c->eh = true;
+	cie = cfi_cie(c, "zR");
+	for (int i = 0; i < n; i++) {
+		size_t at = c->n;
+
+		cfi_fde(c, cie, 0x10000 + 0x100 * (uint64_t)i, 0x100, ok, sizeof(ok));
+		if (i == bad_at && how == 1) {	/* CIE pointer: at + 4 - 4 -> offset 4 */
+			uint32_t ptr = (uint32_t)at;
+
+			memcpy(c->b + at + 4, &ptr, 4);
+		}
+		if (i == bad_at && how == 2)
+			memcpy(c->b + at, "\xf0\x00\x00\x00", 4);
+	}
+}
+
+static int test_unwind__two_threads_walk_errors_as_one(void)
+{
+	static struct cfi c;
+	char m1[512], m2[512];
+
+	/* the first bad FDE is in the walk's second half: its CIE pointer
+	 * names no CIE (the second half cannot borrow one: the first walks
+	 * on alone), or its length runs past the end (the second's error) */
+	for (int how = 1; how <= 2; how++) {
+		fdes_cfi(&c, 60, how == 1 ? 50 : 59, how);
+		CHECK_INT(compile_threads(&c, 1, m1, sizeof(m1)), ==, -UNWIND_ERR_BAD_CFI);
+		CHECK_INT(compile_threads(&c, 2, m2, sizeof(m2)), ==, -UNWIND_ERR_BAD_CFI);
+		CHECK(strstr(m1, how == 1 ? "FDE names no CIE at 0x4" : "runs past the section end"));
+		CHECK_STR(m2, m1);
+	}
+	/* bad in both halves: the first half's */
+	fdes_cfi(&c, 60, 3, 1);
+	memcpy(c.b + c.n - 24, "\xf0\x00\x00\x00", 4);	/* the last FDE's length */
+	CHECK_INT(compile_threads(&c, 1, m1, sizeof(m1)), ==, -UNWIND_ERR_BAD_CFI);
+	CHECK_INT(compile_threads(&c, 2, m2, sizeof(m2)), ==, -UNWIND_ERR_BAD_CFI);
+	CHECK(strstr(m1, "FDE names no CIE at 0x4"));
+	CHECK_STR(m2, m1);
+	return 0;
+}
+
+/* Where the walk's second half would start is inside an FDE whose
+ * instruction bytes look like a run of entries: the first half's walk
+ * passes that point, walks on alone, and the blob is the same. */
+static int test_unwind__two_threads_walk_wrong_guess(void)
+{
+	static const uint8_t ok[] = { ADV(1), DEF_CFA_OFFSET(16) };
+	static struct cfi c;
+	struct unwind_compile_stats s1, s2;
+	uint8_t fake[3 + 40 * 12];
+	size_t cie;
+
+	/* 3 nops, then [len 8][CIE id 0][8 bytes] x 40, 4-aligned in the
+	 * section (the instructions start at +0x41), over its middle */
+	memset(fake, 0, 3);
+	for (size_t i = 0; i < 40; i++)
+		memcpy(fake + 3 + 12 * i, "\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", 12);
+	c.n = 0;
+	c.eh = true;
+	cie = cfi_cie(&c, "zR");
+	cfi_fde(&c, cie, 0x10000, 0x100, ok, sizeof(ok));
+	cfi_fde(&c, cie, 0x10100, 0x100, fake, sizeof(fake));
+	cfi_fde(&c, cie, 0x10200, 0x100, ok, sizeof(ok));
+	CHECK_INT(unwind_cfi_guess_boundary(&(struct unwind_section){ c.b, c.n, SEC_VADDR, true },
+					    c.n / 2), ==, 0x128); /* inside the FDE at 0x30 */
+	if (compile_both(&c, &s1, &s2))
+		return 1;
+	CHECK_INT(s2.walk_threads, ==, 1);
 	return 0;
 }
 
@@ -1363,6 +1454,8 @@ int main(int argc, char **argv)
 		C(test_unwind__rows_across_pages),
 		C(test_unwind__two_threads_same_blob),
 		C(test_unwind__two_threads_first_error_reported),
+		C(test_unwind__two_threads_walk_errors_as_one),
+		C(test_unwind__two_threads_walk_wrong_guess),
 		C(test_unwind__truncated_eh_frame_rejected),
 		C(test_unwind__bad_cie_pointer_rejected),
 		C(test_unwind__truncated_operand_rejected),
