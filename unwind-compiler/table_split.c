@@ -115,17 +115,28 @@ static size_t split_point(const struct unwind_build *b, uint64_t *s)
 	return k < b->norder ? k : 0;
 }
 
-/* Every CIE an FDE in the order uses, run once here: both halves read
- * them (unwind_cie_initial() fills a CIE in on first use). */
-static int cies_prepare(struct unwind_build *b)
+/*
+ * Every CIE an FDE in the order uses, run once here: both halves read
+ * them (unwind_cie_initial() fills a CIE in on first use).  false when
+ * one fails: it is left unrun, for one thread to report the first
+ * failure in address order with its message, as it would alone.
+ */
+static bool cies_prepare(struct unwind_build *b)
 {
-	for (size_t i = 0; i < b->norder; i++) {
-		int err = unwind_cie_initial(b, unwind_fde_cie(b, unwind_fde_at(b, i)));
+	struct unwind_diag *d = b->diag, quiet = { NULL, 0, false };
+	bool ok = true;
 
-		if (err)
-			return err;
+	b->diag = &quiet;
+	for (size_t i = 0; i < b->norder && ok; i++) {
+		struct unwind_cie *cie = unwind_fde_cie(b, unwind_fde_at(b, i));
+
+		if (unwind_cie_initial(b, cie)) {
+			cie->initial_err = 1;
+			ok = false;
+		}
 	}
-	return 0;
+	b->diag = d;
+	return ok;
 }
 
 /* ---- the helper --------------------------------------------------------- */
@@ -342,11 +353,8 @@ static int run_halves(struct unwind_build *b, struct unwind_split *sp)
 
 int unwind_table_build_split(struct unwind_build *b, struct unwind_split *sp)
 {
-	int err;
-
 	sp->k = split_point(b, &sp->s);
-	if (sp->k == 0)
+	if (sp->k == 0 || !cies_prepare(b))
 		return unwind_table_run_span(b, 0, b->norder, 0);
-	err = cies_prepare(b);
-	return err ? err : run_halves(b, sp);
+	return run_halves(b, sp);
 }

@@ -79,11 +79,12 @@ static void exercise_blob(const void *data, size_t size, bool own)
 	unwind_blob_free(b);
 }
 
-/* in compiled in two halves (in->threads 2) gives err and one's blob. */
-static void same_in_two_halves(struct unwind_input *in, int err,
+/* in compiled in two halves (in->threads 2) gives err, its message
+ * msg1 and one's blob. */
+static void same_in_two_halves(struct unwind_input *in, int err, const char *msg1,
 			       const struct ember_buf *one)
 {
-	char msg[256];
+	char msg[256] = "";
 	struct unwind_diag d = { msg, sizeof(msg), false };
 	struct unwind_compile_stats st;
 	struct ember_buf two;
@@ -92,10 +93,10 @@ static void same_in_two_halves(struct unwind_input *in, int err,
 	in->threads = 2;
 	ember_buf_init(&two, 1 << 26);
 	err2 = unwind_compile_input(in, &d, &st, &two);
-	if (err2 != err || two.len != one->len ||
+	if (err2 != err || (err && strcmp(msg, msg1) != 0) || two.len != one->len ||
 	    (two.len && memcmp(two.data, one->data, two.len) != 0)) {
-		fprintf(stderr, "two halves: error %d, %zu bytes; one thread: %d, %zu bytes\n",
-			err2, two.len, err, one->len);
+		fprintf(stderr, "two halves: error %d '%s', %zu bytes; one thread: %d '%s', %zu bytes\n",
+			err2, msg, two.len, err, msg1, one->len);
 		abort();
 	}
 	ember_buf_release(&two);
@@ -105,7 +106,7 @@ static void compile_sections(const uint8_t *data, size_t size)
 {
 	struct unwind_input in = { .machine = UNWIND_EM_X86_64, .addr_size = 8,
 				   .code_hi = UINT64_C(1) << 24 };
-	char msg[256];
+	char msg[256] = "";
 	struct unwind_diag d = { msg, sizeof(msg), false };
 	struct unwind_compile_stats st;
 	struct ember_buf blob;
@@ -130,7 +131,7 @@ static void compile_sections(const uint8_t *data, size_t size)
 	err = unwind_compile_input(&in, &d, &st, &blob);
 	if (err == 0)
 		exercise_blob(blob.data, blob.len, true);
-	same_in_two_halves(&in, err, &blob);
+	same_in_two_halves(&in, err, msg, &blob);
 	ember_buf_release(&blob);
 }
 

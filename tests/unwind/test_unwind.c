@@ -884,6 +884,32 @@ static int test_unwind__two_threads_first_error_reported(void)
 	return 0;
 }
 
+/* A bad FDE in the first half and, in the second, an FDE whose CIE's
+ * initial instructions are truncated: the FDE's error, as with one thread. */
+static int test_unwind__two_threads_bad_cie_later(void)
+{
+	static const uint8_t ok[] = { ADV(1), DEF_CFA_OFFSET(16) };
+	static struct cfi c;
+	char m1[512], m2[512];
+	size_t cie, bad_cie;
+
+	c.n = 0;
+	c.eh = true;
+	cie = cfi_cie(&c, "zR");
+	bad_cie = cfi_cie(&c, "zR");
+	c.b[bad_cie + 22] = 0x0e;	/* def_cfa_offset, its operand past the end */
+	c.b[bad_cie + 23] = 0x80;
+	bad_fde(&c, cie, 0x10000);
+	cfi_fde(&c, cie, 0x10100, 0x100, ok, sizeof(ok));
+	cfi_fde(&c, cie, 0x30000, 0x100, ok, sizeof(ok));
+	cfi_fde(&c, bad_cie, 0x30100, 0x100, ok, sizeof(ok));
+	CHECK_INT(compile_threads(&c, 1, m1, sizeof(m1)), ==, -UNWIND_ERR_BAD_CFI);
+	CHECK_INT(compile_threads(&c, 2, m2, sizeof(m2)), ==, -UNWIND_ERR_BAD_CFI);
+	CHECK(strstr(m1, "'.eh_frame' +0x30: operand of DW_CFA 0x0e runs past the entry"));
+	CHECK_STR(m2, m1);
+	return 0;
+}
+
 /* n FDEs of 0x100 bytes from 0x10000 on, the one at bad_at (if any) made
  * bad by how: 1 its CIE pointer names offset 4, 2 its length runs past
  * the section (it is the last). */
@@ -1454,6 +1480,7 @@ int main(int argc, char **argv)
 		C(test_unwind__rows_across_pages),
 		C(test_unwind__two_threads_same_blob),
 		C(test_unwind__two_threads_first_error_reported),
+		C(test_unwind__two_threads_bad_cie_later),
 		C(test_unwind__two_threads_walk_errors_as_one),
 		C(test_unwind__two_threads_walk_wrong_guess),
 		C(test_unwind__truncated_eh_frame_rejected),
