@@ -21,6 +21,11 @@
  * Page data goes straight into the caller's buffer, after a header
  * placeholder; the rule table and the page table follow it at the end
  * (docs/unwind-format.md), so the data is written once and never copied.
+ *
+ * A big table is written by two writers (table_split.c): each stores the
+ * rows of its window of addresses (unwind_writer_window), and the second
+ * one's pages are appended to the first's with their palettes renumbered
+ * into the first's rule table (unwind_writer_merge) - the one copy.
  */
 #include "unwind_internal.h"
 
