@@ -6,9 +6,8 @@
  * server's start.
  */
 #include "rocksdb_lib.h"
-#include "common.h"
+#include "dl_lib.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 
@@ -18,23 +17,11 @@
 
 int store_rocksdb_load(struct store_rocksdb *r)
 {
+#define STORE_ROCKSDB_SLOT(name) { "rocksdb_" #name, (void **)&r->name },
+	const struct store_dl_fn fns[] = { STORE_ROCKSDB_FUNCS(STORE_ROCKSDB_SLOT) };
+#undef STORE_ROCKSDB_SLOT
+
 	memset(r, 0, sizeof(*r));
-	r->handle = dlopen(EMBER_ROCKSDB_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!r->handle) {
-		pr_warn("store: cannot load RocksDB: %s", dlerror());
-		return -ENOSYS;
-	}
-#define STORE_ROCKSDB_RESOLVE(name)                                            \
-	*(void **)&r->name = dlsym(r->handle, "rocksdb_" #name);               \
-	if (!r->name)                                                          \
-		goto missing;
-	STORE_ROCKSDB_FUNCS(STORE_ROCKSDB_RESOLVE)
-#undef STORE_ROCKSDB_RESOLVE
-	return 0;
-missing:
-	pr_warn("store: %s lacks a function the store needs: %s", EMBER_ROCKSDB_SONAME,
-		dlerror());
-	dlclose(r->handle);
-	memset(r, 0, sizeof(*r));
-	return -ENOSYS;
+	r->handle = store_dl_load(EMBER_ROCKSDB_SONAME, "store", fns, sizeof(fns) / sizeof(fns[0]));
+	return r->handle ? 0 : -ENOSYS;
 }

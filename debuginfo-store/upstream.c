@@ -16,6 +16,7 @@
  */
 #include "store.h"
 #include "store_upstream.h"
+#include "dl_lib.h"
 #include "common.h"
 
 #include <dlfcn.h>
@@ -28,16 +29,15 @@
 
 #define DEBUGINFOD_SONAME "libdebuginfod.so.1"
 
-/* The functions of libdebuginfod this file calls. */
+/* The functions of libdebuginfod this file calls, without "debuginfod_". */
+#define DBGD_FUNCS(X)                                                        \
+	X(begin) X(end) X(set_progressfn) X(add_http_header) X(find_debuginfo) \
+	X(find_executable) X(find_source)
+
 struct dbgd_api {
-	debuginfod_client *(*begin)(void);
-	void (*end)(debuginfod_client *);
-	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
-	int (*add_http_header)(debuginfod_client *, const char *);
-	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
-	int (*find_executable)(debuginfod_client *, const unsigned char *, int, char **);
-	int (*find_source)(debuginfod_client *, const unsigned char *, int, const char *,
-			   char **);
+#define DBGD_FIELD(name) __typeof__(debuginfod_##name) *name;
+	DBGD_FUNCS(DBGD_FIELD)
+#undef DBGD_FIELD
 };
 
 struct store_upstream {
@@ -69,37 +69,20 @@ void store_upstream_free(struct store_upstream *u)
 	free(u);
 }
 
-static int resolve(struct store_upstream *u)
-{
-	static const char *const names[] = {
-		"debuginfod_begin", "debuginfod_end", "debuginfod_set_progressfn",
-		"debuginfod_add_http_header", "debuginfod_find_debuginfo",
-		"debuginfod_find_executable", "debuginfod_find_source",
-	};
-	void *fn[sizeof(names) / sizeof(names[0])];
-
-	_Static_assert(sizeof(fn) == sizeof(struct dbgd_api), "one name per function");
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!(fn[i] = dlsym(u->handle, names[i]))) {
-			pr_warn("upstream: %s has no %s", DEBUGINFOD_SONAME, names[i]);
-			return -ENOSYS;
-		}
-	memcpy(&u->api, fn, sizeof(fn)); /* same order, all function pointers */
-	return 0;
-}
-
 /* Load the library once; -ENOSYS (logged once) when it cannot be. */
 static int load(struct store_upstream *u)
 {
+#define DBGD_SLOT(name) { "debuginfod_" #name, (void **)&u->api.name },
+	const struct store_dl_fn fns[] = { DBGD_FUNCS(DBGD_SLOT) };
+#undef DBGD_SLOT
 	int err;
 
 	pthread_mutex_lock(&u->mu);
 	if (!u->tried) {
 		u->tried = true;
-		u->handle = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
-		if (!u->handle)
-			pr_warn("upstream: cannot load %s: %s", DEBUGINFOD_SONAME, dlerror());
-		u->err = u->handle ? resolve(u) : -ENOSYS;
+		u->handle = store_dl_load(DEBUGINFOD_SONAME, "upstream", fns,
+					  sizeof(fns) / sizeof(fns[0]));
+		u->err = u->handle ? 0 : -ENOSYS;
 	}
 	err = u->err;
 	pthread_mutex_unlock(&u->mu);
