@@ -120,8 +120,9 @@ int cmd_symbolize_remote(int argc, char **argv);
 int cmd_unwind(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
-/* Run argv ("ember serve ...") in the helper binary next to this one
- * ("ember-server", "ember-client"); returns only on failure (127). */
-int cli_exec_helper(const char *helper, int argc, char **argv);
+/* Run argv ("ember serve ...", NULL-terminated) in the helper binary next
+ * to this one ("ember-server", "ember-client"); returns only on failure
+ * (127). */
+int cli_exec_helper(const char *helper, char **argv);
 
 #endif /* EMBER_CLI_H */

@@ -185,7 +185,7 @@ static int exec_remote(int argc, char **argv)
 	args[0] = "ember";
 	args[1] = "symbolize";
 	memcpy(&args[2], &argv[1], (size_t)(argc - 1) * sizeof(*args));
-	cli_exec_helper("ember-client", argc + 1, args);
+	cli_exec_helper("ember-client", args);
 	free(args);
 	return 1;
 }

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int cli_exec_helper(const char *helper, int argc, char **argv)
+int cli_exec_helper(const char *helper, char **argv)
 {
 	char self[PATH_MAX], path[PATH_MAX + 16];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -32,7 +32,6 @@ int cli_exec_helper(const char *helper, int argc, char **argv)
 	snprintf(path, sizeof(path), "%.*s/%s", slash ? (int)(slash - self) : 1,
 		 slash ? self : ".", helper);
 	argv[0] = path;
-	(void)argc;
 	execv(path, argv);
 	fprintf(stderr, "ember: cannot run '%s': %s\n", path, strerror(errno));
 	return 127;

@@ -54,9 +54,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "unwind") == 0)
 		return cmd_unwind(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
-		return cli_exec_helper("ember-server", argc, argv);
+		return cli_exec_helper("ember-server", argv);
 	if (strcmp(argv[1], "upload") == 0)
-		return cli_exec_helper("ember-client", argc, argv);
+		return cli_exec_helper("ember-client", argv);
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
