@@ -546,46 +546,42 @@ size_t unwind_cfi_guess_boundary(const struct unwind_section *s, size_t near)
 
 /* ---- joining a second half ------------------------------------------------- */
 
-/* The first half's index of each CIE the second borrowed, or -EAGAIN
- * when the first half has none at its offset. */
-static int borrowed_map(struct unwind_cfi *a, const struct unwind_cfi *h, uint32_t *map)
+bool unwind_cfi_lends(struct unwind_build *b, const struct unwind_build *h)
 {
-	for (size_t i = 0; i < h->nborrowed; i++) {
-		struct unwind_cie *c = find_cie(a, h->borrowed[i].offset);
+	const struct unwind_cfi *hc = &h->cfi[UNWIND_SEC_EH];
 
-		if (!c)
-			return -EAGAIN;
-		map[i] = (uint32_t)(c - a->cies);
-	}
-	return 0;
+	for (size_t i = 0; i < hc->nborrowed; i++)
+		if (!find_cie(&b->cfi[UNWIND_SEC_EH], hc->borrowed[i].offset))
+			return false;
+	return true;
 }
 
-int unwind_cfi_join(struct unwind_build *b, const struct unwind_build *h,
-		    bool check_only)
+/* b's index of the CIE at offset off (one unwind_cfi_lends() found). */
+static uint32_t lent_index(struct unwind_cfi *a, uint64_t off)
+{
+	return (uint32_t)(find_cie(a, off) - a->cies);
+}
+
+int unwind_cfi_join(struct unwind_build *b, const struct unwind_build *h)
 {
 	struct unwind_cfi *a = &b->cfi[UNWIND_SEC_EH];
 	const struct unwind_cfi *hc = &h->cfi[UNWIND_SEC_EH];
-	uint32_t *map = malloc((hc->nborrowed + 1) * sizeof(*map));
 	size_t base = a->ncies;
-	int err = map ? borrowed_map(a, hc, map) : -ENOMEM;
+	int err = 0;
 
-	if (check_only) {
-		free(map);
-		return err;
-	}
-	if (!err && b->nfdes + h->nfdes > b->fdes_alloc)
-		err = -EAGAIN; /* (cannot happen: both halves fit the bound) */
-	for (size_t i = 0; i < hc->ncies && !err; i++)
-		err = UNWIND_VEC_PUSH(a->cies, a->ncies, a->cies_alloc, hc->cies[i]);
-	for (size_t i = 0; i < h->nfdes && !err; i++) {
+	if (!unwind_cfi_lends(b, h) || b->nfdes + h->nfdes > b->fdes_alloc)
+		return -EAGAIN; /* (the bound holds both halves: cannot happen) */
+	for (size_t i = 0; i < h->nfdes; i++) {
 		struct unwind_fde f = h->fdes[i];
 
-		f.cie = f.cie & UNWIND_CIE_BORROWED ? map[f.cie & ~UNWIND_CIE_BORROWED]
-						    : (uint32_t)(base + f.cie);
+		f.cie = f.cie & UNWIND_CIE_BORROWED
+				? lent_index(a, hc->borrowed[f.cie & ~UNWIND_CIE_BORROWED].offset)
+				: (uint32_t)(base + f.cie);
 		b->fdes[b->nfdes++] = f;
 	}
+	for (size_t i = 0; i < hc->ncies && !err; i++)
+		err = UNWIND_VEC_PUSH(a->cies, a->ncies, a->cies_alloc, hc->cies[i]);
 	if (!err)
 		b->stats.fdes_dropped += h->stats.fdes_dropped;
-	free(map);
 	return err;
 }

@@ -39,7 +39,7 @@ int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
 	int err;
 
 	unwind_build_init(&b, in, d);
-	b.stats.walk_threads = 1;
+	b.stats.threads = b.stats.walk_threads = 1; /* 2 set by table_split.c */
 	err = unwind_arch_get(in->machine, &b.arch);
 	if (!err && unwind_split_wanted(in))
 		split = unwind_split_begin(in);

@@ -243,7 +243,6 @@ int unwind_table_build(struct unwind_build *b, struct unwind_split *split)
 {
 	int err = unwind_table_order(b);
 
-	b->stats.threads = 1;
 	if (!err && split && b->norder >= 2)
 		return unwind_table_build_split(b, split);
 	return err ? err : unwind_table_run_span(b, 0, b->norder, 0);

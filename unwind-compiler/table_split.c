@@ -310,12 +310,14 @@ int unwind_split_parse(struct unwind_build *b, struct unwind_split *sp)
 	if (err)
 		return err;	/* before the second half's */
 	helper_await(sp, &sp->parsed);
-	if (at == sp->mid && sp->parse_err != -EAGAIN) {
-		/* the second half's error stands if its CIEs are the first's */
-		err = unwind_cfi_join(b, &sp->pb, sp->parse_err != 0);
+	if (at == sp->mid && sp->parse_err && sp->parse_err != -EAGAIN &&
+	    unwind_cfi_lends(b, &sp->pb))
+		return halves_err(b, 0, sp, sp->parse_err); /* the second half's */
+	if (at == sp->mid && !sp->parse_err) {
+		err = unwind_cfi_join(b, &sp->pb);
 		b->stats.walk_threads = err ? 1 : 2;
 		if (err != -EAGAIN)
-			return err ? err : halves_err(b, 0, sp, sp->parse_err);
+			return err;
 	}
 	return unwind_cfi_parse_range(b, at, size, &at); /* on, as one thread */
 }

@@ -302,11 +302,12 @@ int unwind_cfi_parse_range(struct unwind_build *b, size_t from, size_t to,
  * (its FDEs in an array of its own, the CIEs before from borrowed):
  * -EAGAIN when a borrowed CIE cannot be had. */
 int unwind_cfi_parse_second_half(struct unwind_build *b, size_t from);
-/* Append a second half's CIEs and FDEs (h) to b's, which stopped exactly
- * where h began: -EAGAIN when h borrowed a CIE b does not have (the
- * caller then walks on serially).  check_only: only that check. */
-int unwind_cfi_join(struct unwind_build *b, const struct unwind_build *h,
-		    bool check_only);
+/* Whether b (a first half, stopped exactly where h began) has every CIE
+ * the second half h borrowed. */
+bool unwind_cfi_lends(struct unwind_build *b, const struct unwind_build *h);
+/* Append h's CIEs and FDEs to b's: -EAGAIN when b does not lend h its
+ * CIEs (the caller then walks on serially). */
+int unwind_cfi_join(struct unwind_build *b, const struct unwind_build *h);
 /* An offset at or after near (within 64 KiB) where 16 plausible .eh_frame
  * entries follow each other: a second half's start, verified when the
  * first half's walk arrives there.  0: none found. */
