@@ -12,6 +12,7 @@
 #include "unwind_internal.h"
 
 #include <stdlib.h>
+#include <zlib.h>
 
 struct unwind_blob {
 	struct unwind_blob_header hdr;	/* a copy */
@@ -88,8 +89,8 @@ static int check_header(const struct unwind_blob_header *h, size_t size,
 	if (h->machine != UNWIND_EM_X86_64 && h->machine != UNWIND_EM_AARCH64)
 		return -UNWIND_ERR_ARCH;
 	z.crc32 = 0;
-	crc = unwind_crc32(0, &z, sizeof(z));
-	crc = unwind_crc32(crc, data + sizeof(z), size - sizeof(z));
+	crc = crc32_z(0, (const Bytef *)&z, sizeof(z));
+	crc = crc32_z(crc, data + sizeof(z), size - sizeof(z));
 	return crc == h->crc32 ? 0 : -UNWIND_ERR_CHECKSUM;
 }
 

@@ -30,6 +30,7 @@
 #include "unwind_internal.h"
 
 #include <stdlib.h>
+#include <zlib.h>
 
 #define PAGE_ROWS_MAX (1u << UNWIND_PAGE_BITS)
 #define UNWIND_MAX_PAGES (1u << 18)	/* 16 GiB of code, a 4 MiB page table */
@@ -199,8 +200,8 @@ static int64_t rule_id(struct unwind_writer *w, const struct unwind_rule *r)
 {
 	int64_t id = unwind_rules_intern(&w->rules, r);
 
-	UNWIND_FAIL_IF(id >= UNWIND_MAX_RULES, w->b->diag, -UNWIND_ERR_LIMIT,
-		       "more than %d distinct rules", UNWIND_MAX_RULES);
+	EMBER_FAIL_IF(id >= UNWIND_MAX_RULES, w->b->diag, -UNWIND_ERR_LIMIT,
+		      "more than %d distinct rules", UNWIND_MAX_RULES);
 	return id;
 }
 
@@ -227,8 +228,8 @@ static int palette_slot(struct unwind_writer *w, const struct unwind_rule *r,
 static int data_limit(struct unwind_writer *w, int err)
 {
 	if (err == -E2BIG || (!err && data_len(w) > UINT32_MAX - 8))
-		return UNWIND_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
-				   "blob beyond its buffer's cap or 4 GiB of page data");
+		return EMBER_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
+				  "blob beyond its buffer's cap or 4 GiB of page data");
 	return err;
 }
 
@@ -256,8 +257,8 @@ static int page_encode(struct unwind_writer *w)
 /* 0, or the format's limit on pages is reached. */
 static int pages_limit(struct unwind_writer *w)
 {
-	UNWIND_FAIL_IF(w->npages >= UNWIND_MAX_PAGES, w->b->diag, -UNWIND_ERR_LIMIT,
-		       "more than %u pages of 64 KiB", UNWIND_MAX_PAGES);
+	EMBER_FAIL_IF(w->npages >= UNWIND_MAX_PAGES, w->b->diag, -UNWIND_ERR_LIMIT,
+		      "more than %u pages of 64 KiB", UNWIND_MAX_PAGES);
 	return 0;
 }
 
@@ -274,7 +275,7 @@ static int page_flush(struct unwind_writer *w)
 		all_end = w->rule[i].cfa_kind == UNWIND_CFA_END;
 	if (all_end)
 		return 0;
-	UNWIND_FORWARD_IF_ERROR(pages_limit(w));
+	EMBER_FORWARD_IF_ERROR(pages_limit(w));
 	page_merge(w);
 	w->npalette = 0;
 	for (size_t i = 0; i < w->m && !err; i++)
@@ -286,7 +287,7 @@ static int page_flush(struct unwind_writer *w)
 	p.nrows_m1 = (uint16_t)(w->m - 1);
 	p.npalette = (uint16_t)w->npalette;
 	w->nstored += w->m;
-	return UNWIND_VEC_PUSH(w->pages, w->npages, w->pages_alloc, p);
+	return EMBER_VEC_PUSH(w->pages, w->npages, w->pages_alloc, p);
 }
 
 /* Start collecting page pg; `in` is the rule in effect at its base. */
@@ -357,12 +358,11 @@ int unwind_rows_push(struct unwind_build *b, uint64_t pc,
 
 	if (w->have_last && memcmp(&w->last, r, sizeof(*r)) == 0)
 		return 0;
-	UNWIND_FAIL_IF(w->have_last && pc <= w->last_pc, b->diag, -EINVAL,
-		       "internal: row at 0x%llx after one at 0x%llx",
-		       (unsigned long long)pc, (unsigned long long)w->last_pc);
-	UNWIND_FAIL_IF(pg > UINT32_MAX, b->diag, -UNWIND_ERR_LIMIT,
-		       "address 0x%llx beyond the 48-bit page space",
-		       (unsigned long long)pc);
+	EMBER_FAIL_IF(w->have_last && pc <= w->last_pc, b->diag, -EINVAL,
+		      "internal: row at 0x%llx after one at 0x%llx", (unsigned long long)pc,
+		      (unsigned long long)w->last_pc);
+	EMBER_FAIL_IF(pg > UINT32_MAX, b->diag, -UNWIND_ERR_LIMIT,
+		      "address 0x%llx beyond the 48-bit page space", (unsigned long long)pc);
 	if (pc < w->lo || pc >= w->hi)
 		return row_outside(w, pc, r);
 	if (!w->open || pg != w->page) {
@@ -431,8 +431,8 @@ static int write_tables(struct unwind_writer *w)
 	uint32_t crc;
 	int err;
 
-	UNWIND_FAIL_IF(w->b->stats.rows > UINT32_MAX, w->b->diag, -UNWIND_ERR_LIMIT,
-		       "%zu rows, more than 2^32", w->b->stats.rows);
+	EMBER_FAIL_IF(w->b->stats.rows > UINT32_MAX, w->b->diag, -UNWIND_ERR_LIMIT,
+		      "%zu rows, more than 2^32", w->b->stats.rows);
 	err = append(w->out, zero, (8 - data_len(w) % 8) % 8);
 	data_size = data_len(w);
 	if (!err)
@@ -440,12 +440,12 @@ static int write_tables(struct unwind_writer *w)
 	if (!err)
 		err = append(w->out, w->pages, w->npages * sizeof(*w->pages));
 	if (err)
-		return err == -E2BIG ? UNWIND_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
+		return err == -E2BIG ? EMBER_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
 						   "blob beyond its buffer's cap") : err;
 	header_fill(w, data_size, &h);
 	blob = w->out->data + w->start;
 	memcpy(blob, &h, sizeof(h));
-	crc = unwind_crc32(0, blob, h.size);
+	crc = crc32_z(0, (const Bytef *)blob, h.size);
 	memcpy(blob + offsetof(struct unwind_blob_header, crc32), &crc, sizeof(crc));
 	w->b->stats.blob_size = h.size;
 	return 0;
@@ -490,8 +490,8 @@ static int pages_take(struct unwind_writer *w, const struct unwind_writer *w2,
 			memcpy(pal + 2 * j, &id, 2);
 		}
 		p.data_off += (uint32_t)base;
-		UNWIND_FORWARD_IF_ERROR(pages_limit(w));
-		if (UNWIND_VEC_PUSH(w->pages, w->npages, w->pages_alloc, p))
+		EMBER_FORWARD_IF_ERROR(pages_limit(w));
+		if (EMBER_VEC_PUSH(w->pages, w->npages, w->pages_alloc, p))
 			return -ENOMEM;
 	}
 	return 0;

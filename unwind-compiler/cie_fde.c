@@ -21,7 +21,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#define BAD(b, ...) UNWIND_FAIL((b)->diag, -UNWIND_ERR_BAD_CFI, __VA_ARGS__)
+#define BAD(b, ...) EMBER_FAIL((b)->diag, -UNWIND_ERR_BAD_CFI, __VA_ARGS__)
 
 static const char *sec_name(enum unwind_sec sec)
 {
@@ -148,10 +148,10 @@ static int parse_cie_fields(struct unwind_build *b, enum unwind_sec sec,
 	    (unwind_read_u8(p, e->end, &cie->addr_size) ||
 	     unwind_read_u8(p, e->end, &cie->seg_size)))
 		goto truncated;
-	UNWIND_FAIL_IF(cie->addr_size != b->in->addr_size || cie->seg_size > 8,
-		       b->diag, -UNWIND_ERR_BAD_CFI,
-		       "'%s' +0x%" PRIx64 ": CIE address size %u, segment size %u unsupported",
-		       sec_name(sec), e->off, cie->addr_size, cie->seg_size);
+	EMBER_FAIL_IF(cie->addr_size != b->in->addr_size || cie->seg_size > 8, b->diag,
+		      -UNWIND_ERR_BAD_CFI,
+		      "'%s' +0x%" PRIx64 ": CIE address size %u, segment size %u unsupported",
+		      sec_name(sec), e->off, cie->addr_size, cie->seg_size);
 	if (unwind_read_uleb(p, e->end, &cie->code_align) ||
 	    unwind_read_sleb(p, e->end, &cie->data_align))
 		goto truncated;
@@ -187,11 +187,11 @@ static int parse_cie(struct unwind_build *b, enum unwind_sec sec,
 	    unwind_read_cstr(&p, e->end, &aug))
 		return BAD(b, "'%s' +0x%" PRIx64 ": CIE header runs past the entry",
 			   sec_name(sec), e->off);
-	UNWIND_FAIL_IF(cie->version != 1 && cie->version != 3 &&
-			       (cie->version != 4 || sec == UNWIND_SEC_EH),
-		       b->diag, -UNWIND_ERR_BAD_CFI,
-		       "'%s' +0x%" PRIx64 ": CIE version %u unsupported",
-		       sec_name(sec), e->off, cie->version);
+	EMBER_FAIL_IF(cie->version != 1 && cie->version != 3 &&
+			      (cie->version != 4 || sec == UNWIND_SEC_EH),
+		      b->diag, -UNWIND_ERR_BAD_CFI,
+		      "'%s' +0x%" PRIx64 ": CIE version %u unsupported", sec_name(sec), e->off,
+		      cie->version);
 	if (strcmp(aug, "eh") == 0 &&
 	    unwind_read_un(&p, e->end, cie->addr_size, &skip))
 		return BAD(b, "'%s' +0x%" PRIx64 ": CIE 'eh' data runs past the entry",
@@ -207,10 +207,9 @@ static int parse_cie(struct unwind_build *b, enum unwind_sec sec,
 	} else if (strcmp(aug, "eh") != 0) {
 		/* without 'z' only flags that carry no data can be skipped
 		 * (gas writes "S" into .debug_frame) */
-		UNWIND_FAIL_IF(aug[strspn(aug, "SBG")] != '\0', b->diag,
-			       -UNWIND_ERR_BAD_CFI,
-			       "'%s' +0x%" PRIx64 ": CIE augmentation '%s' unsupported",
-			       sec_name(sec), e->off, aug);
+		EMBER_FAIL_IF(aug[strspn(aug, "SBG")] != '\0', b->diag, -UNWIND_ERR_BAD_CFI,
+			      "'%s' +0x%" PRIx64 ": CIE augmentation '%s' unsupported",
+			      sec_name(sec), e->off, aug);
 		cie->signal = strchr(aug, 'S') != NULL;
 	}
 	cie->insns = p;
@@ -227,7 +226,7 @@ static int add_cie(struct unwind_build *b, enum unwind_sec sec,
 
 	if (err)
 		return err;
-	return UNWIND_VEC_PUSH(cfi->cies, cfi->ncies, cfi->cies_alloc, cie);
+	return EMBER_VEC_PUSH(cfi->cies, cfi->ncies, cfi->cies_alloc, cie);
 }
 
 /* The CIE at offset off; FDEs name the same CIE as the FDE before them
@@ -276,7 +275,7 @@ static int borrow_cie(struct unwind_build *b, enum unwind_sec sec, uint64_t off,
 	walk_init(&w, &b->in->sec[sec], sec);
 	w.pos = w.start + off;
 	if (walk_next(b, &w, &e) != 1 || !entry_is_cie(&e, sec) || parse_cie(b, sec, &e, &cie) ||
-	    UNWIND_VEC_PUSH(cfi->borrowed, cfi->nborrowed, cfi->borrowed_alloc, cie))
+	    EMBER_VEC_PUSH(cfi->borrowed, cfi->nborrowed, cfi->borrowed_alloc, cie))
 		return -EAGAIN;
 	*out = &cfi->borrowed[cfi->nborrowed - 1];
 	*index = UNWIND_CIE_BORROWED | (uint32_t)(cfi->nborrowed - 1);
@@ -293,17 +292,18 @@ static int fde_cie(struct unwind_build *b, enum unwind_sec sec,
 	struct unwind_cfi *cfi = &b->cfi[sec];
 
 	if (sec == UNWIND_SEC_EH) {
-		UNWIND_FAIL_IF(e->id > at, b->diag, -UNWIND_ERR_BAD_CFI,
-			       "'%s' +0x%" PRIx64 ": CIE pointer 0x%" PRIx64 " points before the section",
-			       sec_name(sec), e->off, e->id);
+		EMBER_FAIL_IF(e->id > at, b->diag, -UNWIND_ERR_BAD_CFI,
+			      "'%s' +0x%" PRIx64 ": CIE pointer 0x%" PRIx64
+			      " points before the section",
+			      sec_name(sec), e->off, e->id);
 		off = at - e->id;
 	}
 	if (off < cfi->from)
 		return borrow_cie(b, sec, off, out, index);
 	*out = find_cie(cfi, off);
-	UNWIND_FAIL_IF(!*out, b->diag, -UNWIND_ERR_BAD_CFI,
-		       "'%s' +0x%" PRIx64 ": FDE names no CIE at 0x%" PRIx64,
-		       sec_name(sec), e->off, off);
+	EMBER_FAIL_IF(!*out, b->diag, -UNWIND_ERR_BAD_CFI,
+		      "'%s' +0x%" PRIx64 ": FDE names no CIE at 0x%" PRIx64, sec_name(sec),
+		      e->off, off);
 	*index = (uint32_t)(*out - cfi->cies);
 	return 0;
 }
@@ -357,9 +357,9 @@ static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 	if (cie->aug_z && (unwind_read_uleb(&p, e->end, &len) ||
 			      unwind_read_block(&p, e->end, len, &aug)))
 		goto truncated;
-	UNWIND_FAIL_IF(f->start + range < f->start, b->diag, -UNWIND_ERR_BAD_CFI,
-		       "'%s' +0x%" PRIx64 ": FDE range 0x%" PRIx64 "+0x%" PRIx64 " wraps around",
-		       sec_name(sec), e->off, f->start, range);
+	EMBER_FAIL_IF(f->start + range < f->start, b->diag, -UNWIND_ERR_BAD_CFI,
+		      "'%s' +0x%" PRIx64 ": FDE range 0x%" PRIx64 "+0x%" PRIx64 " wraps around",
+		      sec_name(sec), e->off, f->start, range);
 	f->end = f->start + range;
 	f->insns = p;
 	f->insns_len = (uint32_t)(e->end - p);
@@ -387,7 +387,7 @@ static int add_fde(struct unwind_build *b, enum unwind_sec sec,
 		b->stats.fdes_dropped++;
 		return 0;
 	}
-	return UNWIND_VEC_PUSH(b->fdes, b->nfdes, b->fdes_alloc, f);
+	return EMBER_VEC_PUSH(b->fdes, b->nfdes, b->fdes_alloc, f);
 }
 
 enum walk_what { WALK_CIES = 1, WALK_FDES = 2 };
@@ -452,8 +452,8 @@ static int parse_check(struct unwind_build *b, enum unwind_sec sec)
 {
 	const struct unwind_section *s = &b->in->sec[sec];
 
-	UNWIND_FAIL_IF(s->size > UINT32_MAX, b->diag, -UNWIND_ERR_LIMIT,
-		       "'%s': %zu bytes, more than 4 GiB", sec_name(sec), s->size);
+	EMBER_FAIL_IF(s->size > UINT32_MAX, b->diag, -UNWIND_ERR_LIMIT,
+		      "'%s': %zu bytes, more than 4 GiB", sec_name(sec), s->size);
 	return fdes_reserve(b);
 }
 
@@ -580,7 +580,7 @@ int unwind_cfi_join(struct unwind_build *b, const struct unwind_build *h)
 		b->fdes[b->nfdes++] = f;
 	}
 	for (size_t i = 0; i < hc->ncies && !err; i++)
-		err = UNWIND_VEC_PUSH(a->cies, a->ncies, a->cies_alloc, hc->cies[i]);
+		err = EMBER_VEC_PUSH(a->cies, a->ncies, a->cies_alloc, hc->cies[i]);
 	if (!err)
 		b->stats.fdes_dropped += h->stats.fdes_dropped;
 	return err;

@@ -29,7 +29,7 @@ static void reserve_blob(const struct unwind_input *in, struct ember_buf *out)
 	unwind_buf_prefault(out, cfi / 8 * 3);
 }
 
-int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
+int unwind_compile_input(const struct unwind_input *in, struct ember_diag *d,
 			 struct unwind_compile_stats *stats,
 			 struct ember_buf *out)
 {
@@ -80,7 +80,7 @@ static void opts_get(const struct unwind_compile_opts *opts,
 /* The pipeline on open images; frees them. */
 static int compile_elves(struct unwind_elf *bin, struct unwind_elf *dbg,
 			 const struct unwind_compile_opts *o,
-			 struct unwind_diag *d, struct ember_buf *out)
+			 struct ember_diag *d, struct ember_buf *out)
 {
 	struct unwind_compile_stats st;
 	struct unwind_input in;
@@ -103,11 +103,11 @@ int unwind_table_compile_mem(const void *elf, size_t elf_size,
 {
 	struct unwind_compile_opts o;
 	struct unwind_elf *bin = NULL, *dbg = NULL;
-	struct unwind_diag d;
+	struct ember_diag d;
 	int err;
 
 	opts_get(opts, &o);
-	d = (struct unwind_diag){ o.err_msg, o.err_msg_size, false };
+	d = (struct ember_diag){ o.err_msg, o.err_msg_size, false };
 	err = unwind_elf_open_mem(elf, elf_size, &d, &bin);
 	if (!err && debug)
 		err = unwind_elf_open_mem(debug, debug_size, &d, &dbg);
@@ -118,7 +118,7 @@ int unwind_table_compile_mem(const void *elf, size_t elf_size,
 	return compile_elves(bin, dbg, &o, &d, out);
 }
 
-static int open_file(const char *path, struct unwind_diag *d, int *fd,
+static int open_file(const char *path, struct ember_diag *d, int *fd,
 		     struct unwind_elf **out)
 {
 	int err;
@@ -126,7 +126,7 @@ static int open_file(const char *path, struct unwind_diag *d, int *fd,
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0) {
 		err = -errno;
-		return UNWIND_FAIL(d, err, "cannot open '%s': %s", path, strerror(-err));
+		return EMBER_FAIL(d, err, "cannot open '%s': %s", path, strerror(-err));
 	}
 	return unwind_elf_open_fd(*fd, d, out);
 }
@@ -137,11 +137,11 @@ int unwind_table_compile(const char *elf_path, const char *debug_path,
 {
 	struct unwind_compile_opts o;
 	struct unwind_elf *bin = NULL, *dbg = NULL;
-	struct unwind_diag d;
+	struct ember_diag d;
 	int fd = -1, dfd = -1, err;
 
 	opts_get(opts, &o);
-	d = (struct unwind_diag){ o.err_msg, o.err_msg_size, false };
+	d = (struct ember_diag){ o.err_msg, o.err_msg_size, false };
 	err = open_file(elf_path, &d, &fd, &bin);
 	if (!err && debug_path)
 		err = open_file(debug_path, &d, &dfd, &dbg);

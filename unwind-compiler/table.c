@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 void unwind_build_init(struct unwind_build *b, const struct unwind_input *in,
-		       struct unwind_diag *d)
+		       struct ember_diag *d)
 {
 	memset(b, 0, sizeof(*b));
 	b->in = in;

@@ -57,7 +57,7 @@ struct unwind_split {
 				   stats and message; the rest shared */
 	struct ember_buf out;
 	char msg[512];
-	struct unwind_diag diag;
+	struct ember_diag diag;
 	size_t est;		/* bytes of page data expected */
 	uint64_t s;		/* the cut: an address, a page base */
 	size_t k;		/* the first FDE at or after s */
@@ -123,7 +123,7 @@ static size_t split_point(const struct unwind_build *b, uint64_t *s)
  */
 static bool cies_prepare(struct unwind_build *b)
 {
-	struct unwind_diag *d = b->diag, quiet = { NULL, 0, false };
+	struct ember_diag *d = b->diag, quiet = { NULL, 0, false };
 	bool ok = true;
 
 	b->diag = &quiet;
@@ -220,7 +220,7 @@ struct unwind_split *unwind_split_begin(const struct unwind_input *in)
 		return NULL; /* one thread then */
 	ember_buf_init(&sp->out, SIZE_MAX / 2); /* the merge applies the caller's cap */
 	sp->in = in;
-	sp->diag = (struct unwind_diag){ sp->msg, sizeof(sp->msg), false };
+	sp->diag = (struct ember_diag){ sp->msg, sizeof(sp->msg), false };
 	sp->b.diag = &sp->diag;
 	sp->est = cfi / 16 * 3; /* half a blob (compile.c) */
 	if (in->sec[UNWIND_SEC_EH].size >= SPLIT_MIN_CFI || in->threads >= 2)
@@ -265,7 +265,7 @@ static void helper_start(struct unwind_split *sp, const struct unwind_build *b)
 	w = sp->b.writer;
 	sp->b = *b;
 	sp->b.writer = w;
-	sp->diag = (struct unwind_diag){ sp->msg, sizeof(sp->msg), false };
+	sp->diag = (struct ember_diag){ sp->msg, sizeof(sp->msg), false };
 	sp->b.diag = &sp->diag;
 	memset(&sp->b.stats, 0, sizeof(sp->b.stats));
 	sp->go = RUN;

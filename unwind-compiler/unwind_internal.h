@@ -12,11 +12,11 @@
  *   table.c         order the FDEs, bridge gaps, run them in order
  *   table_split.c   the same in two halves on two threads, for big tables
  *   blob_write.c    rows -> pages, palettes, push/pop merges, the blob
- *   crc32.c         the blob checksum
  *   blob_read.c     verify a blob, look rows up, iterate them
  *   dump.c          the text form of a row
  *   compile.c       the public entry points
- *   diag.c, vec.c   failure messages and error strings; growable arrays
+ *   errors.c        the component's error strings
+ *   prefault.c      output buffers faulted in ahead
  *
  * Rows are never stored whole: the interpreter emits them in address
  * order straight into the blob writer, which keeps one 64 KiB page of
@@ -38,47 +38,10 @@
 #define UNWIND_EM_X86_64 62
 #define UNWIND_EM_AARCH64 183
 
-/* ---- diagnostics ----------------------------------------------------------- */
+/* ---- output buffers (prefault.c) -------------------------------------------------- */
 
-/* Where a compile failure is explained (first failure wins). */
-#define unwind_diag ember_diag /* common/diag.c */
-
-/* Record "fmt..." (plus file:line in debug builds), log it at debug
- * level and return err. */
-int unwind_diag_fail(struct unwind_diag *d, int err, const char *where,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-#define UNWIND_STR_(x) #x
-#define UNWIND_STR(x) UNWIND_STR_(x)
-#ifdef NDEBUG
-#define UNWIND_WHERE NULL
-#else
-#define UNWIND_WHERE __FILE__ ":" UNWIND_STR(__LINE__)
-#endif
-
-/* Fail with a message saying which check failed (zstd's RETURN_ERROR_IF). */
-#define UNWIND_FAIL(d, err, ...) unwind_diag_fail((d), (err), UNWIND_WHERE, __VA_ARGS__)
-#define UNWIND_FAIL_IF(cond, d, err, ...)                                    \
-	do {                                                                 \
-		if (cond)                                                    \
-			return UNWIND_FAIL((d), (err), __VA_ARGS__);         \
-	} while (0)
-#define UNWIND_FORWARD_IF_ERROR(expr)                                        \
-	do {                                                                 \
-		int e_ = (expr);                                             \
-		if (e_ < 0)                                                  \
-			return e_;                                           \
-	} while (0)
-
-/* ---- growable arrays ---------------------------------------------------------- */
-
-/* Make room for one more element; 0 or -ENOMEM. */
-int unwind_vec_grow(void **data, size_t *alloc, size_t len, size_t elem);
 /* Reserve want more bytes in b and fault them in at once (a hint). */
 void unwind_buf_prefault(struct ember_buf *b, size_t want);
-#define UNWIND_VEC_PUSH(arr, len, alloc, val)                                \
-	(unwind_vec_grow((void **)&(arr), &(alloc), (len), sizeof(*(arr)))   \
-	 ? -ENOMEM : ((arr)[(len)++] = (val), 0))
 
 /* ---- cursor reads (cursor.c) ---------------------------------------------- */
 
@@ -184,14 +147,14 @@ struct unwind_input {
 struct unwind_elf;	/* an open ELF image (elf_input.c) */
 
 /* Open an ELF file (fd stays the caller's) or a borrowed memory image. */
-int unwind_elf_open_fd(int fd, struct unwind_diag *d, struct unwind_elf **out);
-int unwind_elf_open_mem(const void *image, size_t size, struct unwind_diag *d,
+int unwind_elf_open_fd(int fd, struct ember_diag *d, struct unwind_elf **out);
+int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
 			struct unwind_elf **out);
 void unwind_elf_free(struct unwind_elf *e);
 /* Fill in from the binary (and its debug file, or NULL); the sections
  * point into the images and are valid until unwind_elf_free(). */
 int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
-		     unsigned flags, struct unwind_diag *d,
+		     unsigned flags, struct ember_diag *d,
 		     struct unwind_input *in);
 
 /* .eh_frame_hdr at vaddr: the address of .eh_frame it names. */
@@ -319,7 +282,7 @@ struct unwind_writer;	/* the blob being written (blob_write.c) */
 
 struct unwind_build {
 	const struct unwind_input *in;
-	struct unwind_diag *diag;
+	struct ember_diag *diag;
 	struct unwind_arch arch;
 	struct unwind_cfi cfi[2];	/* by enum unwind_sec */
 	struct unwind_fde *fdes;	/* in (section, offset) order */
@@ -331,7 +294,7 @@ struct unwind_build {
 };
 
 void unwind_build_init(struct unwind_build *b, const struct unwind_input *in,
-		       struct unwind_diag *d);
+		       struct ember_diag *d);
 
 /* The CIE of an FDE (stable once its section is parsed). */
 static inline struct unwind_cie *unwind_fde_cie(const struct unwind_build *b,
@@ -407,13 +370,9 @@ int unwind_writer_finish(struct unwind_build *b);
 void unwind_writer_free(struct unwind_writer *w);
 
 /* Whole pipeline on prepared sections (compile.c). */
-int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
+int unwind_compile_input(const struct unwind_input *in, struct ember_diag *d,
 			 struct unwind_compile_stats *stats,
 			 struct ember_buf *out);
-
-/* CRC-32/ISO-HDLC (zlib's crc32()): crc = unwind_crc32(crc, data, len),
- * starting from 0. */
-uint32_t unwind_crc32(uint32_t crc, const void *data, size_t len);
 
 /* Register name as readelf prints it ("rsp", "r10", "x29"). */
 const char *unwind_reg_name(uint16_t machine, unsigned reg, char *buf,

@@ -85,7 +85,7 @@ static void same_in_two_halves(struct unwind_input *in, int err, const char *msg
 			       const struct ember_buf *one)
 {
 	char msg[256] = "";
-	struct unwind_diag d = { msg, sizeof(msg), false };
+	struct ember_diag d = { msg, sizeof(msg), false };
 	struct unwind_compile_stats st;
 	struct ember_buf two;
 	int err2;
@@ -107,7 +107,7 @@ static void compile_sections(const uint8_t *data, size_t size)
 	struct unwind_input in = { .machine = UNWIND_EM_X86_64, .addr_size = 8,
 				   .code_hi = UINT64_C(1) << 24 };
 	char msg[256] = "";
-	struct unwind_diag d = { msg, sizeof(msg), false };
+	struct ember_diag d = { msg, sizeof(msg), false };
 	struct unwind_compile_stats st;
 	struct ember_buf blob;
 	size_t split = size > 1 ? (size_t)data[1] * (size - 1) / 256 : 0;

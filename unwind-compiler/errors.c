@@ -1,25 +1,12 @@
 /*
- * diag.c - how the compiler explains a rejected input: the first failure
- * is formatted into the caller's err_msg buffer ("'.eh_frame' +0x1a4:
- * FDE length 0x100 runs past the section end"), with the file and line
- * of the failed check in debug builds, and logged at debug level.  Also
- * the component's error strings.
+ * errors.c - the unwind compiler's error strings (enum unwind_err).  A
+ * rejected input says more than its error: the first failed check is
+ * formatted into the caller's err_msg buffer ("'.eh_frame' +0x1a4: FDE
+ * length 0x100 runs past the section end") by common.h's EMBER_FAIL.
  */
 #include "unwind_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-
-int unwind_diag_fail(struct unwind_diag *d, int err, const char *where,
-		     const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	err = ember_diag_vfail(d, err, "unwind-compiler/", where, fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 const char *unwind_strerror(int err)
 {

@@ -1,31 +1,12 @@
 /*
- * vec.c - memory for the compiler's working sets: growable arrays
- * (capacity doubles, so pushes are amortized O(1)) and output buffers
- * faulted in ahead.  The few large arrays sized up front (the FDEs, the
- * sort keys) come from ember_big_alloc() (common/bigmem.c).
+ * prefault.c - the compiler's output buffer, faulted in ahead.  Growable
+ * arrays are common.h's EMBER_VEC_PUSH; the few large arrays sized up
+ * front (the FDEs, the sort keys) come from ember_big_alloc()
+ * (common/bigmem.c).
  */
 #include "unwind_internal.h"
 
-#include <stdlib.h>
 #include <sys/mman.h>
-
-int unwind_vec_grow(void **data, size_t *alloc, size_t len, size_t elem)
-{
-	size_t n;
-	void *p;
-
-	if (len < *alloc)
-		return 0;
-	n = *alloc ? *alloc * 2 : 16;
-	if (n > SIZE_MAX / elem)
-		return -ENOMEM;
-	p = realloc(*data, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*data = p;
-	*alloc = n;
-	return 0;
-}
 
 /*
  * Room for want more bytes in b, faulted in with one call: on huge pages
