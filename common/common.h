@@ -40,6 +40,7 @@ void ember_log_set_handler(ember_log_fn fn, void *ctx);
 /* Messages above max_level are dropped before formatting (default: warn).
  * From main() only, like the handler. */
 void ember_log_set_level(enum ember_log_level max_level);
+enum ember_log_level ember_log_get_level(void);
 bool ember_log_enabled(enum ember_log_level level);
 /* "error", "warn" (or "warning"), "info", "debug", any case: 0 or -EINVAL. */
 int ember_log_level_parse(const char *s, enum ember_log_level *out);

@@ -36,6 +36,11 @@ void ember_log_set_level(enum ember_log_level max_level)
 	log_max = max_level;
 }
 
+enum ember_log_level ember_log_get_level(void)
+{
+	return log_max;
+}
+
 bool ember_log_enabled(enum ember_log_level level)
 {
 	return level <= log_max;
