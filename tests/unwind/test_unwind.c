@@ -19,11 +19,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static void quiet(enum ember_log_level l, const char *m, void *c)
-{
-	(void)l, (void)m, (void)c;
-}
-
 /* ---- building CFI sections ------------------------------------------------ */
 
 #define SEC_VADDR 0x400
@@ -150,7 +145,6 @@ static int compile(const struct unwind_input *in, struct ember_buf *blob,
 	struct unwind_compile_stats dummy;
 
 	err_msg[0] = '\0';
-	ember_log_set_handler(quiet, NULL);
 	ember_buf_init(blob, 1 << 24);
 	return unwind_compile_input(in, &d, st ? st : &dummy, blob);
 }
@@ -935,15 +929,6 @@ static int test_unwind__blob_layout_checked(void)
 
 /* ---- ELF files ---------------------------------------------------------------------- */
 
-static const char *fixture(const char *name)
-{
-	static char path[4096];
-	const char *dir = getenv("EMBER_FIXTURES_DIR");
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
-	return path;
-}
-
 /* tests/unwind's own fixtures are built next to this binary. */
 static const char *own_fixture(const char *name)
 {
@@ -1005,7 +990,7 @@ static size_t elf_build_id(const char *path, uint8_t *out)
 
 static int test_unwind__elf_fixture_compiles(void)
 {
-	const char *path = fixture("c_O2_pie");
+	const char *path = unit_fixture("c_O2_pie");
 	struct unwind_compile_stats st;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .stats = &st };
 	uint8_t id[64];
@@ -1016,7 +1001,6 @@ static int test_unwind__elf_fixture_compiles(void)
 
 	if (n == 0)
 		return UNIT_SKIP;
-	ember_log_set_handler(quiet, NULL);
 	ember_buf_init(&blob, 1 << 24);
 	CHECK_INT(unwind_table_compile(path, NULL, &o, &blob), ==, 0);
 	b = unwind_blob_new(blob.data, blob.len, &err);
@@ -1039,21 +1023,20 @@ static int test_unwind__elf_errors(void)
 	struct ember_buf blob;
 	char bin[4096], other[4096];
 
-	snprintf(bin, sizeof(bin), "%s", fixture("c_stripped"));
-	snprintf(other, sizeof(other), "%s", fixture("cxx_O2"));
+	snprintf(bin, sizeof(bin), "%s", unit_fixture("c_stripped"));
+	snprintf(other, sizeof(other), "%s", unit_fixture("cxx_O2"));
 	if (access(bin, R_OK))
 		return UNIT_SKIP;
-	ember_log_set_handler(quiet, NULL);
 	ember_buf_init(&blob, 1 << 24);
 	CHECK_INT(unwind_table_compile("/nonexistent/x", NULL, &o, &blob), ==, -ENOENT);
 	CHECK(strstr(msg, "cannot open '/nonexistent/x'"));
-	CHECK_INT(unwind_table_compile(fixture("MANIFEST"), NULL, &o, &blob),
+	CHECK_INT(unwind_table_compile(unit_fixture("MANIFEST"), NULL, &o, &blob),
 		  ==, -UNWIND_ERR_NOT_ELF);
-	CHECK_INT(unwind_table_compile(fixture("c_stripped.debug"), NULL,
+	CHECK_INT(unwind_table_compile(unit_fixture("c_stripped.debug"), NULL,
 				       &o, &blob), ==, -UNWIND_ERR_NO_CFI);
 	CHECK_INT(unwind_table_compile(bin, other, &o, &blob), ==, -UNWIND_ERR_DEBUG_MISMATCH);
 	CHECK_INT(blob.len, ==, 0);
-	CHECK_INT(unwind_table_compile(bin, fixture("c_stripped.debug"),
+	CHECK_INT(unwind_table_compile(bin, unit_fixture("c_stripped.debug"),
 				       &o, &blob), ==, 0);
 	ember_buf_release(&blob);
 	return 0;
@@ -1088,7 +1071,7 @@ static int elf_section(const void *image, size_t size, const char *name,
 static int test_unwind__corrupt_eh_frame_in_elf(void)
 {
 	size_t size, off, len;
-	const char *path = fixture("c_O2_pie");
+	const char *path = unit_fixture("c_O2_pie");
 	uint8_t *ro = map_ro(path, &size), *copy;
 	char msg[256];
 	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
@@ -1102,7 +1085,6 @@ static int test_unwind__corrupt_eh_frame_in_elf(void)
 	munmap(ro, size);
 	CHECK_INT(elf_section(copy, size, ".eh_frame", &off, &len), ==, 0);
 	memcpy(copy + off + 0x18, "\x00\x00\x00\x7f", 4); /* second entry's length */
-	ember_log_set_handler(quiet, NULL);
 	ember_buf_init(&blob, 1 << 24);
 	CHECK_INT(unwind_table_compile_mem(copy, size, NULL, 0, &o, &blob), ==,
 		  -UNWIND_ERR_BAD_CFI);
@@ -1119,14 +1101,13 @@ static int test_unwind__corrupt_eh_frame_in_elf(void)
 static int test_unwind__compressed_debug_frame_readonly(void)
 {
 	size_t size;
-	void *ro = map_ro(fixture("go_prog"), &size);
+	void *ro = map_ro(unit_fixture("go_prog"), &size);
 	struct unwind_compile_stats st;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .stats = &st };
 	struct ember_buf blob;
 
 	if (!ro)
 		return UNIT_SKIP;
-	ember_log_set_handler(quiet, NULL);
 	ember_buf_init(&blob, 1 << 24);
 	CHECK_INT(unwind_table_compile_mem(ro, size, NULL, 0, &o, &blob), ==, 0);
 	CHECK(st.fdes_debug_frame > 100);
@@ -1141,7 +1122,7 @@ static int test_unwind__compressed_debug_frame_readonly(void)
 static int test_unwind__no_section_headers(void)
 {
 	size_t size;
-	const char *path = fixture("c_O2_pie");
+	const char *path = unit_fixture("c_O2_pie");
 	uint8_t *ro = map_ro(path, &size), *copy;
 	struct ember_buf a, b;
 	Elf64_Ehdr eh;
@@ -1157,7 +1138,6 @@ static int test_unwind__no_section_headers(void)
 	eh.e_shnum = 0;
 	eh.e_shstrndx = 0;
 	memcpy(copy, &eh, sizeof(eh));
-	ember_log_set_handler(quiet, NULL);
 	ember_buf_init(&a, 1 << 24);
 	ember_buf_init(&b, 1 << 24);
 	CHECK_INT(unwind_table_compile(path, NULL, NULL, &a), ==, 0);
@@ -1184,7 +1164,6 @@ static int test_unwind__assembled_cfi_cases(void)
 
 	if (access(path, R_OK))
 		return UNIT_SKIP;
-	ember_log_set_handler(quiet, NULL);
 	ember_buf_init(&blob, 1 << 24);
 	CHECK_INT(unwind_table_compile(path, NULL, &o, &blob), ==, 0);
 	rows = rows_of(&blob);
@@ -1208,43 +1187,38 @@ static int test_unwind__assembled_cfi_cases(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct unit_case cases[] = {
-#define C(name) { #name, name }
-		C(test_unwind__cursor_leb128),
-		C(test_unwind__cursor_encoded_pointers),
-		C(test_unwind__push_pop_rows_merged),
-		C(test_unwind__remember_restore_state),
-		C(test_unwind__cfa_offset_beyond_s16_kept),
-		C(test_unwind__reg_offset_beyond_s16_invalid),
-		C(test_unwind__expressions_classified),
-		C(test_unwind__ra_undefined_and_in_register),
-		C(test_unwind__unknown_opcode_rest_invalid),
-		C(test_unwind__restore_state_underflow_invalid),
-		C(test_unwind__signal_frame_cie),
-		C(test_unwind__arm64_negate_ra_state),
-		C(test_unwind__gap_bridging),
-		C(test_unwind__eh_frame_wins_over_debug_frame),
-		C(test_unwind__overlapping_and_duplicate_fdes),
-		C(test_unwind__debug_frame_64bit_cie_v4),
-		C(test_unwind__many_cies_in_one_pass),
-		C(test_unwind__zero_length_entries_skipped),
-		C(test_unwind__rows_across_pages),
-		C(test_unwind__truncated_eh_frame_rejected),
-		C(test_unwind__bad_cie_pointer_rejected),
-		C(test_unwind__truncated_operand_rejected),
-		C(test_unwind__blob_deterministic),
-		C(test_unwind__blob_corruption_detected),
-		C(test_unwind__blob_layout_checked),
-		C(test_unwind__elf_fixture_compiles),
-		C(test_unwind__elf_errors),
-		C(test_unwind__corrupt_eh_frame_in_elf),
-		C(test_unwind__compressed_debug_frame_readonly),
-		C(test_unwind__no_section_headers),
-		C(test_unwind__assembled_cfi_cases),
-#undef C
-	};
+static const struct unit_case cases[] = {
+	UNIT_CASE(test_unwind__cursor_leb128),
+	UNIT_CASE(test_unwind__cursor_encoded_pointers),
+	UNIT_CASE(test_unwind__push_pop_rows_merged),
+	UNIT_CASE(test_unwind__remember_restore_state),
+	UNIT_CASE(test_unwind__cfa_offset_beyond_s16_kept),
+	UNIT_CASE(test_unwind__reg_offset_beyond_s16_invalid),
+	UNIT_CASE(test_unwind__expressions_classified),
+	UNIT_CASE(test_unwind__ra_undefined_and_in_register),
+	UNIT_CASE(test_unwind__unknown_opcode_rest_invalid),
+	UNIT_CASE(test_unwind__restore_state_underflow_invalid),
+	UNIT_CASE(test_unwind__signal_frame_cie),
+	UNIT_CASE(test_unwind__arm64_negate_ra_state),
+	UNIT_CASE(test_unwind__gap_bridging),
+	UNIT_CASE(test_unwind__eh_frame_wins_over_debug_frame),
+	UNIT_CASE(test_unwind__overlapping_and_duplicate_fdes),
+	UNIT_CASE(test_unwind__debug_frame_64bit_cie_v4),
+	UNIT_CASE(test_unwind__many_cies_in_one_pass),
+	UNIT_CASE(test_unwind__zero_length_entries_skipped),
+	UNIT_CASE(test_unwind__rows_across_pages),
+	UNIT_CASE(test_unwind__truncated_eh_frame_rejected),
+	UNIT_CASE(test_unwind__bad_cie_pointer_rejected),
+	UNIT_CASE(test_unwind__truncated_operand_rejected),
+	UNIT_CASE(test_unwind__blob_deterministic),
+	UNIT_CASE(test_unwind__blob_corruption_detected),
+	UNIT_CASE(test_unwind__blob_layout_checked),
+	UNIT_CASE(test_unwind__elf_fixture_compiles),
+	UNIT_CASE(test_unwind__elf_errors),
+	UNIT_CASE(test_unwind__corrupt_eh_frame_in_elf),
+	UNIT_CASE(test_unwind__compressed_debug_frame_readonly),
+	UNIT_CASE(test_unwind__no_section_headers),
+	UNIT_CASE(test_unwind__assembled_cfi_cases),
+};
 
-	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-}
+UNIT_MAIN_QUIET(cases)
