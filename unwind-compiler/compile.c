@@ -1,7 +1,7 @@
 /*
  * compile.c - the public entry points of the compiler: open the binary
  * (and its debug file), find the CFI sections, parse them, run every
- * FDE into rows, encode the blob.  Each phase is its own file (see
+ * FDE into rows, encode the table.  Each phase is its own file (see
  * unwind_internal.h); this one only sequences them and owns cleanup.
  */
 #include "unwind_internal.h"
@@ -20,7 +20,7 @@ int unwind_arch_get(uint16_t machine, struct unwind_arch *out)
 	return 0;
 }
 
-/* Blobs are 0.29-0.42 of their CFI (docs/unwind-format.md): room for
+/* Tables are 0.29-0.42 of their CFI (docs/unwind-format.md): room for
  * 3/8, faulted in ahead; only a hint, the buffer grows past it. */
 static void reserve_blob(const struct unwind_input *in, struct ember_buf *out)
 {
@@ -53,7 +53,7 @@ int unwind_compile_input(const struct unwind_input *in, struct ember_diag *d,
 		err = unwind_writer_finish(&b);
 	if (!err && stats)
 		*stats = b.stats;
-	if (err && out->len > start) {	/* no partial blob */
+	if (err && out->len > start) {	/* no partial table */
 		out->len = start;
 		out->data[start] = '\0';
 	}

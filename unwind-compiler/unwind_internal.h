@@ -9,16 +9,16 @@
  *   cfa_program.c   run an FDE's CFA program into rows (DWARF 5 §6.4.2)
  *   cfa_expr.c      classify DWARF expressions (PLT, deref, breg)
  *   rule.c          interpreter state -> 16-byte rule; rule interning
- *   table.c         order the FDEs, bridge gaps, run them in order
- *   blob_write.c    rows -> pages, palettes, push/pop merges, the blob
- *   blob_read.c     verify a blob, look rows up, iterate them
+ *   fde_order.c         order the FDEs, bridge gaps, run them in order
+ *   table_write.c    rows -> pages, palettes, push/pop merges, the table
+ *   table_read.c     verify a table, look rows up, iterate them
  *   dump.c          the text form of a row
  *   compile.c       the public entry points
  *   errors.c        the component's error strings
  *   prefault.c      output buffers faulted in ahead
  *
  * Rows are never stored whole: the interpreter emits them in address
- * order straight into the blob writer, which keeps one 64 KiB page of
+ * order straight into the table writer, which keeps one 64 KiB page of
  * rows at a time.  Invariants of the emitted row stream: pc strictly
  * increasing, no two neighbours with the same rule, the last row END.
  */
@@ -233,7 +233,7 @@ struct unwind_fde {
 				   move while the section is parsed) */
 	uint32_t offset;	/* in its section */
 	uint8_t sec;		/* enum unwind_sec */
-	bool dropped;		/* overlapped (table.c) */
+	bool dropped;		/* overlapped (fde_order.c) */
 };
 
 /* One parsed section: its CIEs (sorted by offset). */
@@ -250,7 +250,7 @@ int unwind_cfi_parse(struct unwind_build *b, enum unwind_sec sec);
 
 /* ---- the build ------------------------------------------------------------------ */
 
-struct unwind_writer;	/* the blob being written (blob_write.c) */
+struct unwind_writer;	/* the table being written (table_write.c) */
 
 struct unwind_build {
 	const struct unwind_input *in;
@@ -282,15 +282,15 @@ int unwind_program_run(struct unwind_build *b, const struct unwind_fde *fde,
 /* The CIE's initial state (computed on first use). */
 int unwind_cie_initial(struct unwind_build *b, struct unwind_cie *cie);
 
-/* Order the FDEs and run them all, in address order (table.c). */
+/* Order the FDEs and run them all, in address order (fde_order.c). */
 int unwind_table_build(struct unwind_build *b);
 
 /*
- * The row sink (blob_write.c): rows arrive in strictly increasing pc
+ * The row sink (table_write.c): rows arrive in strictly increasing pc
  * order; a row whose rule equals the previous row's is dropped; pages
  * are encoded as soon as a row lands past them.  0 or a negative errno.
  */
-/* The blob is appended to out: the header placeholder now, page data as
+/* The table is appended to out: the header placeholder now, page data as
  * pages complete, the tables and the header at the end. */
 int unwind_writer_new(struct unwind_build *b, struct ember_buf *out);
 int unwind_rows_push(struct unwind_build *b, uint64_t pc,

@@ -2,7 +2,7 @@
  * unwind_bench.c - ember-unwind-bench [-n N] FILE...: the unwind
  * compiler's own time, without the `ember` process around it.  Each FILE
  * is compiled N times in one process (unwind_table_compile: open, parse,
- * run every FDE, encode, checksum; the blob stays in memory); printed are
+ * run every FDE, encode, checksum; the table stays in memory); printed are
  * the first run's wall time (cold: fresh memory, every page faulted in)
  * and the median, with the table's figures.  bench/unwind/run.sh
  * prints it next to the CLI's wall time, which adds the start of the
@@ -36,16 +36,16 @@ static int bench_file(const char *path, int n)
 	struct unwind_compile_stats st;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .stats = &st };
 	double *t = calloc((size_t)n, sizeof(*t)), first;
-	struct ember_buf blob;
+	struct ember_buf table;
 	int err = 0;
 
 	for (int i = 0; i < n && !err; i++) {
 		double t0 = now();
 
-		ember_buf_init(&blob, UINT64_C(1) << 32);
-		err = unwind_table_compile(path, NULL, &o, &blob);
+		ember_buf_init(&table, UINT64_C(1) << 32);
+		err = unwind_table_compile(path, NULL, &o, &table);
 		t[i] = now() - t0;
-		ember_buf_release(&blob);
+		ember_buf_release(&table);
 	}
 	if (err) {
 		fprintf(stderr, "ember-unwind-bench: '%s': %s\n", path, unwind_strerror(err));
@@ -56,8 +56,8 @@ static int bench_file(const char *path, int n)
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	printf("%s median_s %.6f first_s %.6f rows %zu stored %zu rules %zu bytes %zu"
 	       " bytes_per_row %.3f ns_per_row %.1f\n",
-	       path, t[n / 2], first, st.rows, st.rows_stored, st.rules, st.blob_size,
-	       (double)st.blob_size / (double)(st.rows ? st.rows : 1),
+	       path, t[n / 2], first, st.rows, st.rows_stored, st.rules, st.table_size,
+	       (double)st.table_size / (double)(st.rows ? st.rows : 1),
 	       t[n / 2] * 1e9 / (double)(st.rows ? st.rows : 1));
 	free(t);
 	return 0;

@@ -1,5 +1,5 @@
 /*
- * table.c - from FDEs to the logical row table, applying the
+ * fde_order.c - from FDEs to the logical row table, applying the
  * normalizations of docs/unwind-format.md ("Rows"):
  *
  *  1. .debug_frame FDEs that overlap any .eh_frame FDE are dropped
@@ -11,7 +11,7 @@
  *     (alignment padding) is bridged: the previous row extends over it;
  *     a wider gap, and the end of the last FDE, get an END row;
  *  4. a row whose rule equals the previous row's is dropped (by the
- *     row sink, blob_write.c).
+ *     row sink, table_write.c).
  *
  * Rows come out in address order, so no sort of rows is ever needed;
  * only the FDEs are ordered (a stable radix sort of their indexes by

@@ -1,5 +1,5 @@
 /*
- * blob_write.c - the row sink and the blob encoder (docs/unwind-format.md).
+ * table_write.c - the row sink and the table encoder (docs/unwind-format.md).
  *
  * Rows arrive from the interpreter in address order and are never
  * stored whole; the writer keeps the rows of one 64 KiB page of
@@ -15,7 +15,7 @@
  *    the change as a merge flag of its rule (OpenTelemetry's trick);
  *  - each page has a palette of the rule ids it uses, and each row
  *    stores a u8 index into it (u16 when a page uses more than 256);
- *  - rule ids number the rules in order of first use, so the blob is a
+ *  - rule ids number the rules in order of first use, so the table is a
  *    function of the rows alone: same input, same bytes.
  *
  * Page data goes straight into the caller's buffer, after a header
@@ -32,11 +32,11 @@
 
 struct unwind_writer {
 	struct unwind_build *b;
-	struct unwind_rule_set rules;	/* the blob's rule table */
+	struct unwind_rule_set rules;	/* the table's rule table */
 	struct unwind_page *pages;
 	size_t npages, pages_alloc;
-	struct ember_buf *out;		/* the blob: header, then page data */
-	size_t start;			/* of the blob in out */
+	struct ember_buf *out;		/* the table: header, then page data */
+	size_t start;			/* of the table in out */
 	size_t nstored;
 	/* the last row pushed */
 	struct unwind_rule last;
@@ -51,7 +51,7 @@ struct unwind_writer {
 	/* its palette and each row's index into it */
 	uint16_t *palette, *idx;
 	size_t npalette;
-	/* slot of each blob rule id in the palette, valid when pal_page[id]
+	/* slot of each table rule id in the palette, valid when pal_page[id]
 	 * is the page's index + 1 */
 	uint32_t *pal_page;
 	uint16_t *pal_slot;
@@ -60,7 +60,7 @@ struct unwind_writer {
 
 int unwind_writer_new(struct unwind_build *b, struct ember_buf *out)
 {
-	static const struct unwind_blob_header zero;
+	static const struct unwind_table_header zero;
 	struct unwind_writer *w = calloc(1, sizeof(*w));
 
 	if (!w)
@@ -76,7 +76,7 @@ int unwind_writer_new(struct unwind_build *b, struct ember_buf *out)
 /* Bytes of page data written so far. */
 static size_t data_len(const struct unwind_writer *w)
 {
-	return w->out->len - w->start - sizeof(struct unwind_blob_header);
+	return w->out->len - w->start - sizeof(struct unwind_table_header);
 }
 
 void unwind_writer_free(struct unwind_writer *w)
@@ -222,7 +222,7 @@ static int page_encode(struct unwind_writer *w)
 		err = ember_buf_append(w->out, &zero, 1);
 	if (err == -E2BIG || (!err && data_len(w) > UINT32_MAX - 8))
 		return EMBER_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
-				  "blob beyond its buffer's cap or 4 GiB of page data");
+				  "table beyond its buffer's cap or 4 GiB of page data");
 	return err;
 }
 
@@ -324,16 +324,16 @@ int unwind_rows_push(struct unwind_build *b, uint64_t pc,
 	return 0;
 }
 
-/* ---- the blob ------------------------------------------------------------------ */
+/* ---- the table ------------------------------------------------------------------ */
 
 static void header_fill(const struct unwind_writer *w, size_t data_size,
-			struct unwind_blob_header *h)
+			struct unwind_table_header *h)
 {
 	const struct unwind_build *b = w->b;
 
 	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, UNWIND_BLOB_MAGIC, sizeof(h->magic));
-	h->version = UNWIND_BLOB_VERSION;
+	memcpy(h->magic, UNWIND_TABLE_MAGIC, sizeof(h->magic));
+	h->version = UNWIND_TABLE_VERSION;
 	h->machine = b->in->machine;
 	h->header_size = sizeof(*h);
 	h->nrules = (uint32_t)w->rules.n;
@@ -345,9 +345,9 @@ static void header_fill(const struct unwind_writer *w, size_t data_size,
 	h->ninvalid = (uint32_t)b->stats.rows_invalid;
 	h->nfdes = (uint32_t)b->stats.fdes;
 	if (b->stats.fdes > b->stats.fdes_debug_frame)
-		h->flags |= UNWIND_BLOB_EH_FRAME;
+		h->flags |= UNWIND_TABLE_EH_FRAME;
 	if (b->stats.fdes_debug_frame)
-		h->flags |= UNWIND_BLOB_DEBUG_FRAME;
+		h->flags |= UNWIND_TABLE_DEBUG_FRAME;
 	h->build_id_len = (uint8_t)b->in->build_id_len;
 	memcpy(h->build_id, b->in->build_id, b->in->build_id_len);
 }
@@ -363,9 +363,9 @@ static int append(struct ember_buf *out, const void *p, size_t n)
 static int write_tables(struct unwind_writer *w)
 {
 	static const uint8_t zero[8];
-	struct unwind_blob_header h;
+	struct unwind_table_header h;
 	size_t data_size;
-	char *blob;
+	char *table;
 	uint32_t crc;
 	int err;
 
@@ -379,13 +379,13 @@ static int write_tables(struct unwind_writer *w)
 		err = append(w->out, w->pages, w->npages * sizeof(*w->pages));
 	if (err)
 		return err == -E2BIG ? EMBER_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
-						   "blob beyond its buffer's cap") : err;
+						   "table beyond its buffer's cap") : err;
 	header_fill(w, data_size, &h);
-	blob = w->out->data + w->start;
-	memcpy(blob, &h, sizeof(h));
-	crc = crc32_z(0, (const Bytef *)blob, h.size);
-	memcpy(blob + offsetof(struct unwind_blob_header, crc32), &crc, sizeof(crc));
-	w->b->stats.blob_size = h.size;
+	table = w->out->data + w->start;
+	memcpy(table, &h, sizeof(h));
+	crc = crc32_z(0, (const Bytef *)table, h.size);
+	memcpy(table + offsetof(struct unwind_table_header, crc32), &crc, sizeof(crc));
+	w->b->stats.table_size = h.size;
 	return 0;
 }
 
