@@ -13,7 +13,9 @@ JOBS ?= $(shell nproc)
 # Debian packages the build and the tests need (GnuTLS's own -dev
 # packages for the static archives the server links, CMakeLists.txt).  Peer tools (llvm, gdb,
 # elfutils, golang-go) are here because the tests run them as oracles or
-# as real clients.
+# as real clients; libc6-dbg because gdb names libc's frames from it.
+# tests/packages.txt maps each tool and file the tests need to its package,
+# and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev liblzma-dev \
 	libbz2-dev librocksdb-dev libmicrohttpd-dev libdebuginfod-dev \
@@ -21,7 +23,7 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
 	libunistring-dev
-TEST_PKGS := llvm binutils elfutils gdb golang-go golang-1.19-src \
+TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 

@@ -15,8 +15,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import packages  # noqa: E402
+
 EMBER, FIX = sys.argv[1], sys.argv[2]
-LLVM = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
+LLVM = packages.which("llvm-symbolizer", "llvm-symbolizer-14")
 
 
 def fx(name):
@@ -255,7 +259,7 @@ def test_cli__ember_does_not_link_curl():
 
 def main():
     if not LLVM:
-        print("SKIP: llvm-symbolizer not installed")
+        print("SKIP: " + packages.missing("llvm-symbolizer"))
         return 77
     cases = {k: v for k, v in globals().items() if k.startswith("test_cli__")}
     only = sys.argv[3] if len(sys.argv) > 3 else None

@@ -27,6 +27,10 @@ import threading
 import time
 import urllib.request
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import packages  # noqa: E402
+
 EMBER, FIX, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="ember-server-test.")
 
@@ -40,9 +44,9 @@ def fx(name):
 
 
 def need(tool):
-    path = shutil.which(tool)
+    path = packages.which(tool)
     if not path:
-        raise Skip("%s is not installed" % tool)
+        raise Skip(packages.missing(tool))
     return path
 
 
@@ -894,9 +898,9 @@ def func_addrs(elf, n=40):
 
 
 def test_server__symbolize_json_matches_llvm_symbolizer():
-    llvm = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
+    llvm = packages.which("llvm-symbolizer", "llvm-symbolizer-14")
     if not llvm:
-        raise Skip("llvm-symbolizer is not installed")
+        raise Skip(packages.missing("llvm-symbolizer"))
     srv = Server()
     for name in ("c_O2_pie", "cxx_O2"):
         path = fx(name)
@@ -1428,9 +1432,9 @@ def raw_locations(pprof_bin, profile):
 
 def test_server__symbolize_pprof_read_by_pprof():
     pprof_bin, mkprofile = pprof_tools()
-    llvm = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
+    llvm = packages.which("llvm-symbolizer", "llvm-symbolizer-14")
     if not llvm:
-        raise Skip("llvm-symbolizer is not installed")
+        raise Skip(packages.missing("llvm-symbolizer"))
     srv = Server()
     path = fx("c_O2_pie")
     b = build_id(path)

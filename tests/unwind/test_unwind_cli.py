@@ -7,10 +7,13 @@ not with the code under test.
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import packages  # noqa: E402
 
 
 def run(*args):
@@ -102,7 +105,8 @@ def main():
         print(__doc__)
         return 2
     ember, fx, case = sys.argv[1:]
-    if not shutil.which("readelf"):
+    if not packages.which("readelf"):
+        print("SKIP: " + packages.missing("readelf"))
         return 77
     fn = globals().get(case)
     if not fn:
