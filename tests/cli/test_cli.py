@@ -4,7 +4,7 @@
 Usage: test_cli.py EMBER_BIN FIXTURES_DIR [CASE]
 
 Each case is a function test_cli__NAME; with CASE only that one runs.
-Exit 0 pass, 1 fail, 77 skip (llvm-symbolizer missing).
+Exit 0 pass, 1 fail, 2 no such CASE, 77 skip (llvm-symbolizer missing).
 """
 import json
 import os
@@ -258,11 +258,14 @@ def test_cli__ember_does_not_link_curl():
 
 
 def main():
+    cases = {k: v for k, v in globals().items() if k.startswith("test_cli__")}
+    only = sys.argv[3] if len(sys.argv) > 3 else None
+    if only and only not in cases:
+        print("no case '%s' in %s" % (only, os.path.basename(__file__)))
+        return 2
     if not LLVM:
         print("SKIP: " + packages.missing("llvm-symbolizer"))
         return 77
-    cases = {k: v for k, v in globals().items() if k.startswith("test_cli__")}
-    only = sys.argv[3] if len(sys.argv) > 3 else None
     failed = 0
     for name, fn in cases.items():
         if only and name != only:
