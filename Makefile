@@ -1,9 +1,12 @@
 # Ember: two commands do all the setup on a fresh Debian 12 machine.
 #   make run   - install what is missing, build, start the server
-#   make test  - install what is missing, build with ASan+UBSan, run every test
+#   make test  - install what is missing, build with ASan+UBSan and as
+#                Release, run every test against both
 #
 # Everything else is plain CMake under build/ (tests, sanitizers) and
-# build-release/ (what `make run` and the benchmarks use).
+# build-release/ (what `make run` and the benchmarks use); both build
+# Ember's own code with -Werror (EMBER_WERROR).  docs/testing.md says how to
+# run one test.
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -44,15 +47,25 @@ deps:
 	fi
 
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON \
+		-DEMBER_WERROR=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-release: deps
-	cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_SANITIZE=OFF
+	cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_SANITIZE=OFF \
+		-DEMBER_WERROR=ON
 	cmake --build $(RELEASE_BUILD) -j $(JOBS)
 
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+# The whole suite twice: ASan+UBSan (build/), then Release without
+# sanitizers (build-release/, the binaries `make run` runs).  Both run even
+# if the first fails; either failing fails the target.
+test: build build-release
+	@rc=0; \
+	echo "== tests: ASan+UBSan build ($(BUILD))"; \
+	(cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=1; \
+	echo "== tests: Release build ($(RELEASE_BUILD))"; \
+	(cd $(RELEASE_BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=1; \
+	exit $$rc
 
 # The main job: the debuginfo server on ./ember-data, 127.0.0.1:8002.
 run: build-release
