@@ -23,7 +23,6 @@ struct unwind_args {
 	const char *out;	/* compile: -o */
 	const char *debug_file;
 	unsigned flags;
-	unsigned threads;	/* 0: the compiler decides */
 	bool stats;
 };
 
@@ -40,8 +39,6 @@ static void unwind_usage(FILE *f)
 	      "  --debug-file=FILE   separate debug file (its .debug_frame is used)\n"
 	      "  --eh-frame-only     ignore .debug_frame\n"
 	      "  --debug-frame-only  ignore .eh_frame\n"
-	      "  --threads=1|2       compile on one thread or two halves on two (default:\n"
-	      "                      two from 1 MiB of CFI on); the same table\n"
 	      "  --stats             print figures to stderr\n",
 	      f);
 }
@@ -60,8 +57,6 @@ static int parse_args(int argc, char **argv, bool compile, struct unwind_args *a
 			a->flags |= UNWIND_COMPILE_EH_FRAME_ONLY;
 		else if (strcmp(s, "--debug-frame-only") == 0)
 			a->flags |= UNWIND_COMPILE_DEBUG_FRAME_ONLY;
-		else if (strcmp(s, "--threads=1") == 0 || strcmp(s, "--threads=2") == 0)
-			a->threads = (unsigned)(s[10] - '0');
 		else if (strcmp(s, "--stats") == 0)
 			a->stats = true;
 		else if (s[0] == '-' || a->file) {
@@ -84,12 +79,11 @@ static void print_stats(const struct unwind_compile_stats *st, double secs)
 		"fdes %zu\nfdes_debug_frame %zu\nfdes_dropped %zu\n"
 		"fdes_unsupported %zu\nrows %zu\nrows_stored %zu\nrows_invalid %zu\n"
 		"rows_end %zu\ngaps_bridged %zu\nrules %zu\npages %zu\nbytes %zu\n"
-		"bytes_per_row %.3f\nthreads %zu\nwalk_threads %zu\nseconds %.6f\n",
+		"bytes_per_row %.3f\nseconds %.6f\n",
 		st->fdes, st->fdes_debug_frame, st->fdes_dropped, st->fdes_unsupported,
 		st->rows, st->rows_stored, st->rows_invalid, st->rows_end,
 		st->gaps_bridged, st->rules, st->pages, st->blob_size,
-		st->rows ? (double)st->blob_size / (double)st->rows : 0.0, st->threads,
-		st->walk_threads, secs);
+		st->rows ? (double)st->blob_size / (double)st->rows : 0.0, secs);
 }
 
 static double now(void)
@@ -107,7 +101,7 @@ static int compile_to(const struct unwind_args *a, struct ember_buf *blob)
 	struct unwind_compile_stats st;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .flags = a->flags,
 					 .err_msg = msg, .err_msg_size = sizeof(msg),
-					 .stats = &st, .threads = a->threads };
+					 .stats = &st };
 	double t0 = now();
 	int err = unwind_table_compile(a->file, a->debug_file, &o, blob);
 

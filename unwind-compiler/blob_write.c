@@ -21,11 +21,6 @@
  * Page data goes straight into the caller's buffer, after a header
  * placeholder; the rule table and the page table follow it at the end
  * (docs/unwind-format.md), so the data is written once and never copied.
- *
- * A big table is written by two writers (table_split.c): each stores the
- * rows of its window of addresses (unwind_writer_window), and the second
- * one's pages are appended to the first's with their palettes renumbered
- * into the first's rule table (unwind_writer_merge) - the one copy.
  */
 #include "unwind_internal.h"
 
@@ -46,14 +41,6 @@ struct unwind_writer {
 	struct unwind_rule last;
 	uint64_t last_pc;
 	bool have_last;
-	/* rows stored: [lo, hi) (a half of a split compile, table_split.c);
-	 * below lo a row only becomes the rule in effect, at or past hi it
-	 * is dropped */
-	uint64_t lo, hi;
-	uint64_t next_page;		/* after the last page collected (at
-					   first, the window's first page) */
-	bool open;			/* the page being collected has rows */
-	bool closed;			/* unwind_writer_close() done */
 	/* the page being collected: row offsets and rules, with room for
 	 * cap rows (grown up to PAGE_ROWS_MAX; pages rarely pass 4,000) */
 	uint64_t page;
@@ -80,7 +67,6 @@ int unwind_writer_new(struct unwind_build *b, struct ember_buf *out)
 	w->b = b;
 	w->out = out;
 	w->start = out->len;
-	w->hi = UINT64_MAX;
 	unwind_rules_init(&w->rules);
 	b->writer = w;
 	return ember_buf_append(out, &zero, sizeof(zero));
@@ -194,24 +180,16 @@ static int palette_grow(struct unwind_writer *w, size_t id)
 	return 0;
 }
 
-/* The blob's id of rule r (added if new), or a negative errno. */
-static int64_t rule_id(struct unwind_writer *w, const struct unwind_rule *r)
-{
-	int64_t id = unwind_rules_intern(&w->rules, r);
-
-	UNWIND_FAIL_IF(id >= UNWIND_MAX_RULES, w->b->diag, -UNWIND_ERR_LIMIT,
-		       "more than %d distinct rules", UNWIND_MAX_RULES);
-	return id;
-}
-
 /* Palette slot of rule r in the page being written (added if new). */
 static int palette_slot(struct unwind_writer *w, const struct unwind_rule *r,
 			uint16_t *slot)
 {
-	int64_t id = rule_id(w, r);
+	int64_t id = unwind_rules_intern(&w->rules, r);
 
 	if (id < 0)
 		return (int)id;
+	UNWIND_FAIL_IF(id >= UNWIND_MAX_RULES, w->b->diag, -UNWIND_ERR_LIMIT,
+		       "more than %d distinct rules", UNWIND_MAX_RULES);
 	if ((size_t)id >= w->pal_alloc && palette_grow(w, (size_t)id))
 		return -ENOMEM;
 	if (w->pal_page[id] != w->npages + 1) { /* first use in this page */
@@ -221,15 +199,6 @@ static int palette_slot(struct unwind_writer *w, const struct unwind_rule *r,
 	}
 	*slot = w->pal_slot[id];
 	return 0;
-}
-
-/* err of appending page data, or the format's limit on it. */
-static int data_limit(struct unwind_writer *w, int err)
-{
-	if (err == -E2BIG || (!err && data_len(w) > UINT32_MAX - 8))
-		return UNWIND_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
-				   "blob beyond its buffer's cap or 4 GiB of page data");
-	return err;
 }
 
 /* Append palette, pc_low[], indexes and padding of the page to data. */
@@ -250,15 +219,10 @@ static int page_encode(struct unwind_writer *w)
 				       isz * w->m);
 	if (!err && (data_len(w) & 1))
 		err = ember_buf_append(w->out, &zero, 1);
-	return data_limit(w, err);
-}
-
-/* 0, or the format's limit on pages is reached. */
-static int pages_limit(struct unwind_writer *w)
-{
-	UNWIND_FAIL_IF(w->npages >= UNWIND_MAX_PAGES, w->b->diag, -UNWIND_ERR_LIMIT,
-		       "more than %u pages of 64 KiB", UNWIND_MAX_PAGES);
-	return 0;
+	if (err == -E2BIG || (!err && data_len(w) > UINT32_MAX - 8))
+		return UNWIND_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
+				   "blob beyond its buffer's cap or 4 GiB of page data");
+	return err;
 }
 
 /* Encode the collected page, unless only END holds in it. */
@@ -269,12 +233,12 @@ static int page_flush(struct unwind_writer *w)
 	bool all_end = true;
 	int err = 0;
 
-	w->open = false;
 	for (size_t i = 0; i < w->m && all_end; i++)
 		all_end = w->rule[i].cfa_kind == UNWIND_CFA_END;
 	if (all_end)
 		return 0;
-	UNWIND_FORWARD_IF_ERROR(pages_limit(w));
+	UNWIND_FAIL_IF(w->npages >= UNWIND_MAX_PAGES, w->b->diag, -UNWIND_ERR_LIMIT,
+		       "more than %u pages of 64 KiB", UNWIND_MAX_PAGES);
 	page_merge(w);
 	w->npalette = 0;
 	for (size_t i = 0; i < w->m && !err; i++)
@@ -300,52 +264,28 @@ static int page_start(struct unwind_writer *w, uint64_t pg,
 	if (err)
 		return err;
 	w->page = pg;
-	w->next_page = pg + 1;
 	w->off[0] = 0;
 	w->rule[0] = *in;
 	w->m = 1;
-	w->open = true;
 	return 0;
-}
-
-/* Encode pages [from, to), which the last rule covers whole. */
-static int pages_fill(struct unwind_writer *w, uint64_t from, uint64_t to)
-{
-	int err = 0;
-
-	if (!w->have_last || w->last.cfa_kind == UNWIND_CFA_END)
-		return 0;
-	for (uint64_t pg = from; pg < to && !err; pg++) {
-		err = page_start(w, pg, &w->last);
-		if (!err)
-			err = page_flush(w);
-	}
-	return err;
 }
 
 /* Move on to page pg: flush the current one and every page in between
- * that the last rule covers (from the window's first page when no page
- * was collected yet: a second half starts with the rule in effect). */
+ * that the last rule covers. */
 static int page_advance(struct unwind_writer *w, uint64_t pg)
 {
 	static const struct unwind_rule end = { .cfa_kind = UNWIND_CFA_END };
-	int err = w->open ? page_flush(w) : 0;
+	int err;
 
-	if (!err)
-		err = pages_fill(w, w->next_page, pg);
-	return err ? err : page_start(w, pg, w->have_last ? &w->last : &end);
-}
-
-/* A row outside the window: below it, the rule in effect at its start. */
-static int row_outside(struct unwind_writer *w, uint64_t pc,
-		       const struct unwind_rule *r)
-{
-	if (pc < w->lo) {
-		w->last = *r;
-		w->last_pc = pc;
-		w->have_last = true;
+	if (!w->have_last)
+		return page_start(w, pg, &end);
+	err = page_flush(w);
+	while (!err && w->page + 1 < pg && w->last.cfa_kind != UNWIND_CFA_END) {
+		err = page_start(w, w->page + 1, &w->last);
+		if (!err)
+			err = page_flush(w);
 	}
-	return 0;
+	return err ? err : page_start(w, pg, &w->last);
 }
 
 int unwind_rows_push(struct unwind_build *b, uint64_t pc,
@@ -363,9 +303,7 @@ int unwind_rows_push(struct unwind_build *b, uint64_t pc,
 	UNWIND_FAIL_IF(pg > UINT32_MAX, b->diag, -UNWIND_ERR_LIMIT,
 		       "address 0x%llx beyond the 48-bit page space",
 		       (unsigned long long)pc);
-	if (pc < w->lo || pc >= w->hi)
-		return row_outside(w, pc, r);
-	if (!w->open || pg != w->page) {
+	if (!w->have_last || pg != w->page) {
 		err = page_advance(w, pg);
 		if (err)
 			return err;
@@ -451,81 +389,10 @@ static int write_tables(struct unwind_writer *w)
 	return 0;
 }
 
-void unwind_writer_window(struct unwind_writer *w, uint64_t lo, uint64_t hi)
-{
-	w->lo = lo;
-	w->hi = hi;
-	w->next_page = lo >> UNWIND_PAGE_BITS;
-}
-
-int unwind_writer_close(struct unwind_writer *w)
-{
-	int err;
-
-	if (w->closed)
-		return 0;
-	w->closed = true;
-	err = w->open ? page_flush(w) : 0;
-	if (!err && w->hi != UINT64_MAX)
-		err = pages_fill(w, w->next_page, w->hi >> UNWIND_PAGE_BITS);
-	return err;
-}
-
-/* Renumber the palette of each page of w2 (now at base in w's data)
- * through map, and add the pages to w's table. */
-static int pages_take(struct unwind_writer *w, const struct unwind_writer *w2,
-		      size_t base, const uint16_t *map)
-{
-	uint8_t *data = (uint8_t *)w->out->data + w->start + sizeof(struct unwind_blob_header);
-
-	for (size_t i = 0; i < w2->npages; i++) {
-		struct unwind_page p = w2->pages[i];
-		uint8_t *pal = data + base + p.data_off;
-
-		for (size_t j = 0; j < p.npalette; j++) {
-			uint16_t id;
-
-			memcpy(&id, pal + 2 * j, 2);
-			id = map[id];
-			memcpy(pal + 2 * j, &id, 2);
-		}
-		p.data_off += (uint32_t)base;
-		UNWIND_FORWARD_IF_ERROR(pages_limit(w));
-		if (UNWIND_VEC_PUSH(w->pages, w->npages, w->pages_alloc, p))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-int unwind_writer_merge(struct unwind_writer *w, const struct unwind_writer *w2)
-{
-	size_t base = data_len(w), n2 = data_len(w2);
-	uint16_t *map = malloc((w2->rules.n ? w2->rules.n : 1) * sizeof(*map));
-	int err = map ? 0 : -ENOMEM;
-
-	for (size_t id = 0; id < w2->rules.n && !err; id++) {
-		int64_t g = rule_id(w, &w2->rules.rules[id]);
-
-		if (g < 0)
-			err = (int)g;
-		else
-			map[id] = (uint16_t)g;
-	}
-	if (!err)
-		err = data_limit(w, append(w->out, w2->out->data + w2->start +
-						   sizeof(struct unwind_blob_header), n2));
-	if (!err)
-		err = pages_take(w, w2, base, map);
-	if (!err)
-		w->nstored += w2->nstored;
-	free(map);
-	return err;
-}
-
 int unwind_writer_finish(struct unwind_build *b)
 {
 	struct unwind_writer *w = b->writer;
-	int err = unwind_writer_close(w);
+	int err = w->have_last ? page_flush(w) : 0;
 
 	if (!err)
 		err = write_tables(w);

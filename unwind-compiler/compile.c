@@ -33,27 +33,22 @@ int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,
 			 struct unwind_compile_stats *stats,
 			 struct ember_buf *out)
 {
-	struct unwind_split *split = NULL;
 	struct unwind_build b;
 	size_t start = out->len;
 	int err;
 
 	unwind_build_init(&b, in, d);
-	b.stats.threads = b.stats.walk_threads = 1; /* 2 set by table_split.c */
 	err = unwind_arch_get(in->machine, &b.arch);
-	if (!err && unwind_split_wanted(in))
-		split = unwind_split_begin(in);
 	if (!err) {
 		reserve_blob(in, out);
 		err = unwind_writer_new(&b, out);
 	}
 	if (!err)
-		err = unwind_split_parse(&b, split);
+		err = unwind_cfi_parse(&b, UNWIND_SEC_EH);
 	if (!err)
 		err = unwind_cfi_parse(&b, UNWIND_SEC_DEBUG);
 	if (!err)
-		err = unwind_table_build(&b, split);
-	unwind_split_end(split);
+		err = unwind_table_build(&b);
 	if (!err)
 		err = unwind_writer_finish(&b);
 	if (!err && stats)
@@ -86,7 +81,6 @@ static int compile_elves(struct unwind_elf *bin, struct unwind_elf *dbg,
 	struct unwind_input in;
 	int err = unwind_elf_input(bin, dbg, o->flags, d, &in);
 
-	in.threads = o->threads;
 	if (!err)
 		err = unwind_compile_input(&in, d, &st, out);
 	if (!err && o->stats)

@@ -22,8 +22,7 @@
  * A struct unwind_blob borrows the bytes it was opened on: they must stay
  * valid and unchanged until unwind_blob_free().  Rows handed to callbacks
  * live for the duration of the call.  Nothing here keeps global state;
- * separate blobs and compilations may run on separate threads (and a
- * big compilation runs in two halves on two, unwind_compile_opts).
+ * separate blobs and compilations may run on separate threads.
  */
 #ifndef EMBER_UNWIND_H
 #define EMBER_UNWIND_H
@@ -195,8 +194,6 @@ struct unwind_compile_stats {
 	size_t rules;		/* rule table entries */
 	size_t pages;
 	size_t blob_size;
-	size_t threads;		/* 2: the rows were run in two halves */
-	size_t walk_threads;	/* 2: .eh_frame was walked in two halves */
 };
 
 /* Options for the compile functions; NULL means all defaults. */
@@ -206,10 +203,6 @@ struct unwind_compile_opts {
 	char *err_msg;		/* on failure, if non-NULL: why, where */
 	size_t err_msg_size;
 	struct unwind_compile_stats *stats; /* on success, if non-NULL */
-	/* 0: two threads from 1 MiB of CFI on when the machine has two
-	 * CPUs, else one; 1: one; 2: two whatever the size.  The blob is
-	 * the same bytes either way. */
-	unsigned threads;
 };
 
 /*

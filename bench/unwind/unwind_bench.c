@@ -1,11 +1,10 @@
 /*
- * unwind_bench.c - ember-unwind-bench [-n N] [-t 1|2] FILE...: the unwind
+ * unwind_bench.c - ember-unwind-bench [-n N] FILE...: the unwind
  * compiler's own time, without the `ember` process around it.  Each FILE
  * is compiled N times in one process (unwind_table_compile: open, parse,
  * run every FDE, encode, checksum; the blob stays in memory); printed are
  * the first run's wall time (cold: fresh memory, every page faulted in)
- * and the median, with the table's figures.  -t: the compiler's threads
- * (struct unwind_compile_opts; default: its own choice).  bench/unwind/run.sh
+ * and the median, with the table's figures.  bench/unwind/run.sh
  * prints it next to the CLI's wall time, which adds the start of the
  * `ember` binary (about 50 shared libraries, most of them the server's).
  */
@@ -32,10 +31,10 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int bench_file(const char *path, int n, unsigned threads)
+static int bench_file(const char *path, int n)
 {
 	struct unwind_compile_stats st;
-	struct unwind_compile_opts o = { .sz = sizeof(o), .stats = &st, .threads = threads };
+	struct unwind_compile_opts o = { .sz = sizeof(o), .stats = &st };
 	double *t = calloc((size_t)n, sizeof(*t)), first;
 	struct ember_buf blob;
 	int err = 0;
@@ -66,21 +65,17 @@ static int bench_file(const char *path, int n, unsigned threads)
 
 int main(int argc, char **argv)
 {
-	int n = 10, i = 1, rc = 0, threads = 0;
+	int n = 10, i = 1, rc = 0;
 
-	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
-		if (strcmp(argv[i], "-n") == 0)
-			n = atoi(argv[i + 1]);
-		else if (strcmp(argv[i], "-t") == 0)
-			threads = atoi(argv[i + 1]);
-		else
-			break;
+	if (argc > 2 && strcmp(argv[1], "-n") == 0) {
+		n = atoi(argv[2]);
+		i = 3;
 	}
-	if (i >= argc || n < 1 || threads < 0 || threads > 2) {
-		fprintf(stderr, "usage: ember-unwind-bench [-n N] [-t 1|2] FILE...\n");
+	if (i >= argc || n < 1) {
+		fprintf(stderr, "usage: ember-unwind-bench [-n N] FILE...\n");
 		return 2;
 	}
 	for (; i < argc; i++)
-		rc |= bench_file(argv[i], n, (unsigned)threads);
+		rc |= bench_file(argv[i], n);
 	return rc;
 }
