@@ -12,7 +12,9 @@
  * rc is the exit status, -SIG if killed by a signal, or "timeout" if it
  * ran longer than TIMEOUT_S and was killed.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
