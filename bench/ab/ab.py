@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """bench/ab/ab.py - two commands, interleaved, repeated: medians, ranges, ratio.
 
-    bench/ab/ab.py [-n RUNS] [--build DIR] [--field NAME]... \
+    bench/ab/ab.py [-n RUNS] [--build DIR] [--stdin FILE] [--field NAME]... \
         [--label A,B] -- CMD_A... -- CMD_B...
 
 Runs CMD_A and CMD_B alternately RUNS times (default 21; the order of the
 pair flips every run so neither always goes first), each as a fresh
 process under ember-runone (bench/runone.c) from the build directory
 (--build, default build-release/), after one untimed warm-up run each
-(the files in the page cache).
-Metrics: wall_s (fork to exit), user_s, sys_s, maxrss_kb (peak RSS), and
+(the files in the page cache).  Both read --stdin (default /dev/null).
+Metrics: wall_s (fork to exit), cpu_s (user_s + sys_s: the steadier one
+when other jobs take the cores), user_s, sys_s, maxrss_kb (peak RSS),
+minflt (page faults), and
 every --field NAME: the number after the token NAME in the command's
 stdout or stderr ("first_s 0.0312" from ember-unwind-bench, say).
 
@@ -29,7 +31,7 @@ import sys
 import tempfile
 import time
 
-BASE = ("wall_s", "user_s", "sys_s", "maxrss_kb")
+BASE = ("wall_s", "cpu_s", "user_s", "sys_s", "maxrss_kb", "minflt")
 
 
 def find_runone(build):
@@ -43,16 +45,18 @@ def find_runone(build):
     return p
 
 
-def run_once(runone, cmd, fields, tmp):
+def run_once(runone, cmd, opts, tmp):
+    fields = opts.field
     out = os.path.join(tmp, "out")
-    line = subprocess.run([runone, "/dev/null", out, "600", *cmd],
+    line = subprocess.run([runone, opts.stdin, out, "600", *cmd],
                           check=True, capture_output=True, text=True).stdout
-    wall, user, sys_, rss, rc = line.split()
+    wall, user, sys_, rss, rc, minflt, _ = line.split()
     if rc != "0":
         err = open(out + ".err", errors="replace").read()
         sys.exit(f"ab.py: {' '.join(cmd)}: exit {rc}\n{err}")
-    m = {"wall_s": float(wall), "user_s": float(user), "sys_s": float(sys_),
-         "maxrss_kb": float(rss)}
+    m = {"wall_s": float(wall), "cpu_s": float(user) + float(sys_),
+         "user_s": float(user), "sys_s": float(sys_),
+         "maxrss_kb": float(rss), "minflt": float(minflt)}
     text = open(out, errors="replace").read() + open(out + ".err", errors="replace").read()
     for f in fields:
         hit = re.search(r"(?:^|\s)" + re.escape(f) + r"[\s=:]+([-+0-9.eE]+)", text)
@@ -84,6 +88,7 @@ def main():
     ap.add_argument("--build")
     ap.add_argument("--field", action="append", default=[])
     ap.add_argument("--label", default="A,B")
+    ap.add_argument("--stdin", default="/dev/null")
     opts = ap.parse_args(argv[:k])
     cmd_a, cmd_b = split_cmds(argv[k:])
     la, lb = opts.label.split(",")
@@ -92,11 +97,11 @@ def main():
     res = {la: [], lb: []}
     with tempfile.TemporaryDirectory() as tmp:
         for cmd in (cmd_a, cmd_b):
-            run_once(runone, cmd, opts.field, tmp)
+            run_once(runone, cmd, opts, tmp)
         for i in range(opts.n):
             pair = [(la, cmd_a), (lb, cmd_b)]
             for lab, cmd in (pair if i % 2 == 0 else pair[::-1]):
-                res[lab].append(run_once(runone, cmd, opts.field, tmp))
+                res[lab].append(run_once(runone, cmd, opts, tmp))
     load1 = open("/proc/loadavg").read().split()[:3]
     print(f"A ({la}): {' '.join(cmd_a)}")
     print(f"B ({lb}): {' '.join(cmd_b)}")

@@ -127,7 +127,7 @@ cmd_for() {
 
 # ------------------------------------------------------------ runs
 RAW=$RES/raw.tsv
-printf 'rep\tbinary\ttool\tkind\tn_addrs\twall_s\tuser_s\tsys_s\tmaxrss_kb\trc\tout_bytes\tblocks\tload1\n' > "$RAW"
+printf 'rep\tbinary\ttool\tkind\tn_addrs\twall_s\tuser_s\tsys_s\tmaxrss_kb\trc\tminflt\tmajflt\tout_bytes\tblocks\tload1\n' > "$RAW"
 
 # Count answered addresses: llvm-style output ends each address with an
 # empty line; the addr2line-style tools (-a) print a 0x... line per address.
