@@ -21,12 +21,12 @@ int unwind_arch_get(uint16_t machine, struct unwind_arch *out)
 }
 
 /* Blobs are 0.29-0.42 of their CFI (docs/unwind-format.md): room for
- * 3/8, faulted in ahead; only a hint, the buffer grows past it. */
+ * 3/8 at once; only a hint, the buffer grows past it. */
 static void reserve_blob(const struct unwind_input *in, struct ember_buf *out)
 {
 	size_t cfi = in->sec[UNWIND_SEC_EH].size + in->sec[UNWIND_SEC_DEBUG].size;
 
-	unwind_buf_prefault(out, cfi / 8 * 3);
+	(void)ember_buf_reserve_big(out, cfi / 8 * 3); /* a hint: errors ignored */
 }
 
 int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,

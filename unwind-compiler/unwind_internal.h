@@ -73,8 +73,6 @@ int unwind_diag_fail(struct unwind_diag *d, int err, const char *where,
 
 /* Make room for one more element; 0 or -ENOMEM. */
 int unwind_vec_grow(void **data, size_t *alloc, size_t len, size_t elem);
-/* Reserve want more bytes in b and fault them in at once (a hint). */
-void unwind_buf_prefault(struct ember_buf *b, size_t want);
 #define UNWIND_VEC_PUSH(arr, len, alloc, val)                                \
 	(unwind_vec_grow((void **)&(arr), &(alloc), (len), sizeof(*(arr)))   \
 	 ? -ENOMEM : ((arr)[(len)++] = (val), 0))
