@@ -275,7 +275,6 @@ struct unwind_fde {
 struct unwind_cfi {
 	struct unwind_cie *cies;
 	size_t ncies, cies_alloc;
-	size_t hint;		/* the CIE found last */
 };
 
 struct unwind_build;
