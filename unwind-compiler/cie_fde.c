@@ -365,7 +365,7 @@ static int fdes_reserve(struct unwind_build *b)
 		n += b->in->sec[i].data ? b->in->sec[i].size / 10 : 0;
 	if (n > SIZE_MAX / sizeof(*b->fdes))
 		return -ENOMEM;
-	b->fdes = ember_big_alloc(n * sizeof(*b->fdes));
+	b->fdes = malloc(n * sizeof(*b->fdes));
 	if (!b->fdes)
 		return -ENOMEM;
 	b->fdes_alloc = n;

@@ -26,7 +26,7 @@ static void reserve_blob(const struct unwind_input *in, struct ember_buf *out)
 {
 	size_t cfi = in->sec[UNWIND_SEC_EH].size + in->sec[UNWIND_SEC_DEBUG].size;
 
-	(void)ember_buf_reserve_big(out, cfi / 8 * 3); /* a hint: errors ignored */
+	(void)ember_buf_reserve(out, cfi / 8 * 3); /* a hint: errors ignored */
 }
 
 int unwind_compile_input(const struct unwind_input *in, struct unwind_diag *d,

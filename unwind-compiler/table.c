@@ -62,7 +62,7 @@ static int fdes_order(struct unwind_build *b)
 	bool in_order = true;
 	size_t n = b->nfdes;
 
-	b->order = ember_big_alloc((n ? n : 1) * sizeof(*b->order));
+	b->order = malloc((n ? n : 1) * sizeof(*b->order));
 	if (!b->order)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {

@@ -1,8 +1,6 @@
 /*
- * vec.c - memory for the compiler's working sets: growable arrays
- * (capacity doubles, so pushes are amortized O(1)).  The few large arrays
- * sized up front (the FDEs, the sort keys) come from ember_big_alloc()
- * (common/bigmem.c).
+ * vec.c - growable arrays for the compiler's working sets (capacity
+ * doubles, so pushes are amortized O(1)).
  */
 #include "unwind_internal.h"
 
