@@ -236,7 +236,11 @@ static int run(const struct serve_opts *o, struct store *s)
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
 		return 1;
 	}
-	/* Connections queue from here on: say so while the server starts. */
+	err = api_server_start(s, &ao, fd, &srv);
+	if (err) {
+		fprintf(stderr, "ember serve: cannot start the server: %s\n", strerror(-err));
+		return 1;
+	}
 	printf("ember: data directory %s; upload token %s (%s)\n", o->data, token,
 	       o->token_file ? o->token_file : created ? "new, kept in DATA/token" : "from DATA/token");
 	if (upstream)
@@ -244,11 +248,6 @@ static int run(const struct serve_opts *o, struct store *s)
 	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
 	       strchr(addr, ':') ? "]" : "", port);
 	fflush(stdout);
-	err = api_server_start(s, &ao, fd, &srv);
-	if (err) {
-		fprintf(stderr, "ember serve: cannot start the server: %s\n", strerror(-err));
-		return 1;
-	}
 	wait_before_store_open();
 	err = store_wait(s); /* begins the open, unless a request did */
 	if (err)
