@@ -299,8 +299,7 @@ static int walk_all(struct pipeline *p, Dwarf *dw, bool threaded)
 
 /*
  * Reserve the index's big arrays from the sizes of the sections that fill
- * them: a mapping costs nothing until it is touched, and one that is big
- * from the start gets huge pages from the start (big_array.c).  Guesses
+ * them: a mapping costs nothing until it is touched (big_array.c).  Guesses
  * from objdump (545k segments from 3.9 MB of line programs, 29k nodes
  * from 20 MB of DIEs) and the fixtures; the arrays still grow if short.
  */

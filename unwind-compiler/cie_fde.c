@@ -17,7 +17,6 @@
  */
 #include "unwind_internal.h"
 
-#include <dwarf.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -228,14 +227,9 @@ static int add_cie(struct unwind_build *b, enum unwind_sec sec,
 	return EMBER_VEC_PUSH(cfi->cies, cfi->ncies, cfi->cies_alloc, cie);
 }
 
-/* The CIE at offset off; FDEs name the same CIE as the FDE before them
- * nearly always, so that one is tried first. */
 static struct unwind_cie *find_cie(struct unwind_cfi *cfi, uint64_t off)
 {
 	size_t lo = 0, hi = cfi->ncies;
-
-	if (cfi->hint < cfi->ncies && cfi->cies[cfi->hint].offset == off)
-		return &cfi->cies[cfi->hint];
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -245,10 +239,7 @@ static struct unwind_cie *find_cie(struct unwind_cfi *cfi, uint64_t off)
 		else
 			hi = mid;
 	}
-	if (lo >= cfi->ncies || cfi->cies[lo].offset != off)
-		return NULL;
-	cfi->hint = lo;
-	return &cfi->cies[lo];
+	return lo < cfi->ncies && cfi->cies[lo].offset == off ? &cfi->cies[lo] : NULL;
 }
 
 /* The CIE an FDE entry points at (it stays valid while this FDE is
@@ -272,26 +263,6 @@ static int fde_cie(struct unwind_build *b, enum unwind_sec sec,
 	return 0;
 }
 
-/* pc_begin and pc_range; GCC's and clang's pcrel|sdata4 inline (a
- * call per pointer was a tenth of the parse). */
-static int fde_span(const uint8_t **p, const uint8_t *end, uint8_t enc,
-		    const struct unwind_ptr_ctx *pc, uint64_t *start, uint64_t *range)
-{
-	int32_t a, r;
-	int err;
-
-	if (enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) || end - *p < 8) {
-		err = unwind_read_encoded(p, end, enc, pc, start);
-		return err ? err : unwind_read_encoded(p, end, enc & 0x0f, pc, range);
-	}
-	memcpy(&a, *p, 4);
-	memcpy(&r, *p + 4, 4);
-	*start = pc->sec_vaddr + (uint64_t)(*p - pc->sec_start) + (uint64_t)(int64_t)a;
-	*range = (uint64_t)(int64_t)r;
-	*p += 8;
-	return 0;
-}
-
 /* pc_begin, pc_range, augmentation data, instructions. */
 static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 		     const struct entry *e, struct unwind_fde *f)
@@ -311,7 +282,9 @@ static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 	enc = sec == UNWIND_SEC_EH ? cie->fde_enc : 0;
 	if (cie->seg_size && unwind_read_un(&p, e->end, cie->seg_size, &len))
 		goto truncated;
-	err = fde_span(&p, e->end, enc, &pc, &f->start, &range);
+	err = unwind_read_encoded(&p, e->end, enc, &pc, &f->start);
+	if (!err)
+		err = unwind_read_encoded(&p, e->end, enc & 0x0f, &pc, &range);
 	if (err == -ENOTSUP)
 		return BAD(b, "'%s' +0x%" PRIx64 ": FDE pointer encoding 0x%02x unsupported",
 			   sec_name(sec), e->off, enc);
@@ -392,7 +365,7 @@ static int fdes_reserve(struct unwind_build *b)
 		n += b->in->sec[i].data ? b->in->sec[i].size / 10 : 0;
 	if (n > SIZE_MAX / sizeof(*b->fdes))
 		return -ENOMEM;
-	b->fdes = ember_big_alloc(n * sizeof(*b->fdes));
+	b->fdes = malloc(n * sizeof(*b->fdes));
 	if (!b->fdes)
 		return -ENOMEM;
 	b->fdes_alloc = n;

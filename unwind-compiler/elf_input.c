@@ -16,7 +16,6 @@
 #include <gelf.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #ifndef SHF_COMPRESSED
 #define SHF_COMPRESSED (1 << 11)
@@ -193,23 +192,6 @@ int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
 	return elf_new(elf, copy, d, out);
 }
 
-/*
- * Map every page of a section the walk will read, in one call: read
- * through the file mapping, a 6 MB .eh_frame took a page fault per 64 KiB
- * (fault-around), and the first load of each FDE had 43 % of
- * walk_section's samples.  `ember unwind compile` of libcublasLt: 216 ->
- * 120 page faults.  A hint: errors are ignored (kernels before 5.14 lack
- * MADV_POPULATE_READ).
- */
-static void populate(const void *p, size_t n)
-{
-	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
-	uintptr_t hi = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
-
-	if (n >= ((size_t)1 << 20))
-		madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
-}
-
 /* The bytes of a found section, decompressed if need be. */
 static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
 		     struct ember_diag *d, struct unwind_section *out)
@@ -230,7 +212,6 @@ static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
 	out->size = data->d_size;
 	out->vaddr = sh->sh_addr;
 	out->size_known = true;
-	populate(out->data, out->size);
 	return 0;
 }
 

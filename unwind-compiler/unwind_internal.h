@@ -9,13 +9,12 @@
  *   cfa_program.c   run an FDE's CFA program into rows (DWARF 5 §6.4.2)
  *   cfa_expr.c      classify DWARF expressions (PLT, deref, breg)
  *   rule.c          interpreter state -> 16-byte rule; rule interning
- *   fde_order.c         order the FDEs, bridge gaps, run them in order
- *   table_write.c    rows -> pages, palettes, push/pop merges, the table
- *   table_read.c     verify a table, look rows up, iterate them
+ *   fde_order.c     order the FDEs, bridge gaps, run them in order
+ *   table_write.c   rows -> pages, palettes, push/pop merges, the table
+ *   table_read.c    verify a table, look rows up, iterate them
  *   dump.c          the text form of a row
  *   compile.c       the public entry points
  *   errors.c        the component's error strings
- *   prefault.c      output buffers faulted in ahead
  *
  * Rows are never stored whole: the interpreter emits them in address
  * order straight into the table writer, which keeps one 64 KiB page of
@@ -36,11 +35,6 @@
 
 #define UNWIND_EM_X86_64 62
 #define UNWIND_EM_AARCH64 183
-
-/* ---- output buffers (prefault.c) -------------------------------------------------- */
-
-/* Reserve want more bytes in b and fault them in at once (a hint). */
-void unwind_buf_prefault(struct ember_buf *b, size_t want);
 
 /* ---- cursor reads (cursor.c) ---------------------------------------------- */
 
@@ -240,7 +234,6 @@ struct unwind_fde {
 struct unwind_cfi {
 	struct unwind_cie *cies;
 	size_t ncies, cies_alloc;
-	size_t hint;		/* the CIE found last */
 };
 
 struct unwind_build;

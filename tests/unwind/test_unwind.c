@@ -800,7 +800,7 @@ static int test_unwind__truncated_operand_rejected(void)
 
 /* ---- the table ----------------------------------------------------------------------- */
 
-static int small_blob(struct ember_buf *table)
+static int small_table(struct ember_buf *table)
 {
 	static const uint8_t ins[] = { ADV(1), DEF_CFA_OFFSET(16), ADV(3), DEF_CFA_OFFSET(24),
 				       ADV(5), DEF_CFA_REGISTER(RBP), OFFSET(RBP, 2) };
@@ -820,15 +820,15 @@ static int small_blob(struct ember_buf *table)
 	return compile(&in, table, NULL);
 }
 
-static int test_unwind__blob_deterministic(void)
+static int test_unwind__table_deterministic(void)
 {
 	struct ember_buf a, b;
 	const struct unwind_table_header *h;
 	struct unwind_table *ub;
 	int err;
 
-	CHECK_INT(small_blob(&a), ==, 0);
-	CHECK_INT(small_blob(&b), ==, 0);
+	CHECK_INT(small_table(&a), ==, 0);
+	CHECK_INT(small_table(&b), ==, 0);
 	CHECK_INT(a.len, ==, b.len);
 	CHECK(memcmp(a.data, b.data, a.len) == 0);
 	ub = unwind_table_new(a.data, a.len, &err);
@@ -848,13 +848,13 @@ static int test_unwind__blob_deterministic(void)
 	return 0;
 }
 
-static int test_unwind__blob_corruption_detected(void)
+static int test_unwind__table_corruption_detected(void)
 {
 	struct ember_buf table;
 	struct unwind_table *b;
 	int err;
 
-	CHECK_INT(small_blob(&table), ==, 0);
+	CHECK_INT(small_table(&table), ==, 0);
 	for (size_t i = 0; i < table.len; i++) {
 		table.data[i] ^= 0x10;
 		b = unwind_table_new(table.data, table.len, &err);
@@ -888,7 +888,7 @@ static int reseal(struct ember_buf *table)
 	return 0;
 }
 
-static int test_unwind__blob_layout_checked(void)
+static int test_unwind__table_layout_checked(void)
 {
 	struct ember_buf table;
 	struct unwind_table_header h;
@@ -897,7 +897,7 @@ static int test_unwind__blob_layout_checked(void)
 	size_t pages;
 	int err;
 
-	CHECK_INT(small_blob(&table), ==, 0);
+	CHECK_INT(small_table(&table), ==, 0);
 	memcpy(&h, table.data, sizeof(h));
 	pages = sizeof(h) + h.data_size + h.nrules * sizeof(struct unwind_rule);
 	h.version = 2;
@@ -1210,9 +1210,9 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_unwind__truncated_eh_frame_rejected),
 	UNIT_CASE(test_unwind__bad_cie_pointer_rejected),
 	UNIT_CASE(test_unwind__truncated_operand_rejected),
-	UNIT_CASE(test_unwind__blob_deterministic),
-	UNIT_CASE(test_unwind__blob_corruption_detected),
-	UNIT_CASE(test_unwind__blob_layout_checked),
+	UNIT_CASE(test_unwind__table_deterministic),
+	UNIT_CASE(test_unwind__table_corruption_detected),
+	UNIT_CASE(test_unwind__table_layout_checked),
 	UNIT_CASE(test_unwind__elf_fixture_compiles),
 	UNIT_CASE(test_unwind__elf_errors),
 	UNIT_CASE(test_unwind__corrupt_eh_frame_in_elf),

@@ -1,7 +1,7 @@
-// mkprofile: write the unsymbolized CPU profile that bench/symbolize-api
+// gen-unsymbolized-profile: write the unsymbolized CPU profile that bench/symbolize-api
 // sends to POST /api/v1/symbolize/pprof (see ../README.md).
 //
-//	mkprofile -o OUT.pb.gz [-samples 10000] [-locations 2000] [-seed 1] BIN=ADDRS...
+//	gen-unsymbolized-profile -o OUT.pb.gz [-samples 10000] [-locations 2000] [-seed 1] BIN=ADDRS...
 //
 // Each BIN (an ELF file with a GNU build ID) becomes one mapping laid out
 // as perf would record it for a process: the executable PT_LOAD segment
@@ -138,7 +138,7 @@ func main() {
 	seed := flag.Int64("seed", 1, "random seed")
 	flag.Parse()
 	if *out == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: mkprofile -o OUT BIN=ADDRS...")
+		fmt.Fprintln(os.Stderr, "usage: gen-unsymbolized-profile -o OUT BIN=ADDRS...")
 		os.Exit(2)
 	}
 	var mods []*module
@@ -146,12 +146,12 @@ func main() {
 	for _, a := range flag.Args() {
 		i := strings.LastIndex(a, "=")
 		if i < 0 {
-			fmt.Fprintf(os.Stderr, "mkprofile: '%s': want BIN=ADDRS\n", a)
+			fmt.Fprintf(os.Stderr, "gen-unsymbolized-profile: '%s': want BIN=ADDRS\n", a)
 			os.Exit(2)
 		}
 		m, err := load(a[:i], a[i+1:], &nlib)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "mkprofile: %v\n", err)
+			fmt.Fprintf(os.Stderr, "gen-unsymbolized-profile: %v\n", err)
 			os.Exit(1)
 		}
 		mods = append(mods, m)
@@ -184,7 +184,7 @@ func main() {
 		}
 	}
 	if left > 0 {
-		fmt.Fprintf(os.Stderr, "mkprofile: only %d distinct addresses in all\n", *nlocs-left)
+		fmt.Fprintf(os.Stderr, "gen-unsymbolized-profile: only %d distinct addresses in all\n", *nlocs-left)
 		os.Exit(1)
 	}
 
@@ -204,7 +204,7 @@ func main() {
 			p.Location = append(p.Location, &profile.Location{
 				ID: uint64(len(p.Location) + 1), Mapping: mp, Address: m.bias + v})
 		}
-		fmt.Fprintf(os.Stderr, "mkprofile: mapping %d %s build ID %s start %#x limit %#x offset %#x: %d locations\n",
+		fmt.Fprintf(os.Stderr, "gen-unsymbolized-profile: mapping %d %s build ID %s start %#x limit %#x offset %#x: %d locations\n",
 			i+1, m.path, m.buildID, m.start, m.limit, m.offset, share[i])
 	}
 	rng := rand.New(rand.NewSource(*seed))
@@ -221,7 +221,7 @@ func main() {
 			Value: []int64{1, 10000000}})
 	}
 	if err := p.CheckValid(); err != nil {
-		fmt.Fprintf(os.Stderr, "mkprofile: invalid profile: %v\n", err)
+		fmt.Fprintf(os.Stderr, "gen-unsymbolized-profile: invalid profile: %v\n", err)
 		os.Exit(1)
 	}
 	f, err := os.Create(*out)
@@ -232,7 +232,7 @@ func main() {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mkprofile: %v\n", err)
+		fmt.Fprintf(os.Stderr, "gen-unsymbolized-profile: %v\n", err)
 		os.Exit(1)
 	}
 }

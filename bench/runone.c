@@ -4,15 +4,18 @@
  *
  * Runs CMD with stdin from STDIN_FILE, stdout to STDOUT_FILE and stderr to
  * STDOUT_FILE.err, and prints one TSV line:
- *     wall_s  user_s  sys_s  maxrss_kb  rc
+ *     wall_s  user_s  sys_s  maxrss_kb  rc  minflt  majflt
  * wall_s runs from just before fork() to the child's exit (wait4), i.e. it
  * includes process start. user/sys/maxrss come from the child's rusage
  * (ru_maxrss = peak RSS in KiB). A small C parent keeps the pre-exec RSS
  * of the child negligible (a Python parent would add ~14 MB to maxrss).
  * rc is the exit status, -SIG if killed by a signal, or "timeout" if it
- * ran longer than TIMEOUT_S and was killed.
+ * ran longer than TIMEOUT_S and was killed.  minflt/majflt are the child's
+ * page faults (ru_minflt, ru_majflt): most of a short run's time on a VM.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -106,9 +109,9 @@ int main(int argc, char **argv)
         snprintf(rc, sizeof rc, "%d", -WTERMSIG(status));
     else
         snprintf(rc, sizeof rc, "%d", WEXITSTATUS(status));
-    printf("%.6f\t%.6f\t%.6f\t%ld\t%s\n", t1 - t0,
+    printf("%.6f\t%.6f\t%.6f\t%ld\t%s\t%ld\t%ld\n", t1 - t0,
            (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6,
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6,
-           ru.ru_maxrss, rc);
+           ru.ru_maxrss, rc, ru.ru_minflt, ru.ru_majflt);
     return 0;
 }
