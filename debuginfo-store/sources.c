@@ -93,8 +93,10 @@ static int add_keyed(struct store *s, struct store_blob *b, enum store_key_tag t
 	       store_record_encode(&a, val + STORE_SHA256_HEX - 1,
 				   sizeof(val) - STORE_SHA256_HEX + 1);
 	pthread_mutex_lock(&s->write_mu);
-	*is_new = find_keyed(s, tag, build_id, rest, &(struct store_artifact){ 0 }) != 0;
-	err = store_batch_begin(s, &wb);
+	err = find_keyed(s, tag, build_id, rest, &(struct store_artifact){ 0 });
+	*is_new = err == -ENOENT;
+	if (!err || err == -ENOENT)
+		err = store_batch_begin(s, &wb);
 	if (!err) {
 		store_batch_put(&wb, key, (size_t)klen, (const char *)val, vlen);
 		err = store_batch_commit(&wb);

@@ -61,6 +61,10 @@ int store_record_decode(const uint8_t *p, size_t len, struct store_artifact *a);
 
 /* ---- blobs (blob.c) ------------------------------------------------------ */
 
+/* write(2) all of data to fd (retrying short writes and EINTR): 0, or the
+ * negative errno of the first failure (-EIO for a write of nothing). */
+int store_write_all(int fd, const void *data, size_t len);
+
 /* Move a sealed blob to blobs/xx/SHA (fsyncing the directory) and free it.
  * An existing blob of the same content is kept. */
 int store_blob_commit(struct store *s, struct store_blob *b, bool *existed);
