@@ -40,6 +40,28 @@ static enum MHD_Result serve_metrics(struct api_server *srv, struct MHD_Connecti
 				 "text/plain; version=0.0.4", text, len);
 }
 
+/* A miss asked upstream: 404 only when nobody has it, 503 when asking
+ * failed (as elfutils' server answers), or the fetch's file once stored. */
+static enum MHD_Result serve_fetched(struct api_server *srv, struct MHD_Connection *c,
+				     struct api_request *req)
+{
+	bool missing = true;
+	enum MHD_Result ret = MHD_YES;
+	int err = api_upstream_wait(srv, c, req);
+
+	if (!err)
+		ret = api_serve_buildid(srv, c, req, &missing);
+	if (!missing)
+		return ret;
+	if (err == -EHOSTUNREACH || err == -ECANCELED)
+		return api_respond_retry(srv, c, req,
+					 err == -ECANCELED ? "server stopping\n"
+							   : "upstream unavailable\n");
+	if (err && err != -ENOENT)
+		return api_respond_unavailable(srv, c, req, err);
+	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
+}
+
 static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req)
 {
@@ -48,11 +70,8 @@ static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connecti
 
 	if (!missing)
 		return ret;
-	if (srv->upstream && api_upstream_wait(srv, c, req)) { /* fetched, maybe */
-		ret = api_serve_buildid(srv, c, req, &missing);
-		if (!missing)
-			return ret;
-	}
+	if (srv->upstream)
+		return serve_fetched(srv, c, req);
 	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
 }
 

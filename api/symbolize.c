@@ -38,7 +38,9 @@ int api_symcache_reason(int err)
 		return SYMJSON_ERR_OVER_BUDGET;
 	if (err == -EHOSTUNREACH)
 		return SYMJSON_ERR_UPSTREAM_UNAVAILABLE;
-	return SYMJSON_ERR_NO_DEBUGINFO; /* no symbols, unreadable */
+	if (-err >= SYM_ERR_NOT_ELF && -err <= SYM_ERR_INDEX_VERSION)
+		return SYMJSON_ERR_NO_DEBUGINFO; /* no symbols, unreadable ELF */
+	return SYMJSON_ERR_STORE_UNAVAILABLE; /* the store or its files failed */
 }
 
 /* One address's result, from its frames (frames may be rewritten). */
@@ -97,8 +99,10 @@ struct answer_stream {
 	size_t sent, total;
 	size_t m, at;			/* the next address: modules[m].addrs[at] */
 	bool begun, in_module, done;
+	bool counted;			/* answered otherwise: no count in stream_free */
 	struct symcache_entry *e;	/* modules[m]'s index while in it */
 	int cache_err;
+	bool first_got;			/* modules[0]'s index got before the answer began */
 	struct symbatch batch;		/* looked up: [batch_at, batch_at + batch_n) */
 	size_t batch_at, batch_n;
 	struct symjson_frame *jf;
@@ -127,6 +131,17 @@ static int stream_address(struct answer_stream *s, const struct symjson_module *
 	return err ? err : write_address(&s->w, symcache_index(s->e), a, s->rq, f, nf, s->jf);
 }
 
+/* The index of mod into s->e, or its error into s->cache_err (a store
+ * failure counted in the metrics: its addresses get store_unavailable). */
+static void get_index(struct answer_stream *s, const struct symjson_module *mod)
+{
+	s->e = NULL;
+	s->cache_err = symcache_get(s->srv->symbols, mod->build_id, &s->e);
+	if (s->cache_err &&
+	    api_symcache_reason(s->cache_err) == SYMJSON_ERR_STORE_UNAVAILABLE)
+		api_metrics_store_error(&s->srv->metrics, s->ep);
+}
+
 /* One step of the answer: a module's start or end, or one address. */
 static int stream_step(struct answer_stream *s)
 {
@@ -144,7 +159,9 @@ static int stream_step(struct answer_stream *s)
 	if (!s->in_module) {
 		s->in_module = true;
 		s->at = s->batch_at = s->batch_n = 0;
-		s->cache_err = symcache_get(s->srv->symbols, mod->build_id, &s->e);
+		if (!s->first_got)
+			get_index(s, mod);
+		s->first_got = false;
 		return symjson_module_begin(&s->w, mod->build_id);
 	}
 	if (s->at < mod->naddrs) {
@@ -186,9 +203,10 @@ static void stream_free(void *cls)
 {
 	struct answer_stream *s = cls;
 
-	api_metrics_count(&s->srv->metrics, s->ep, s->done ? MHD_HTTP_OK
-							   : MHD_HTTP_INTERNAL_SERVER_ERROR,
-			  s->total);
+	if (!s->counted)
+		api_metrics_count(&s->srv->metrics, s->ep,
+				  s->done ? MHD_HTTP_OK : MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  s->total);
 	if (s->e)
 		symcache_put(s->srv->symbols, s->e);
 	symjson_request_free(s->rq);
@@ -240,6 +258,19 @@ enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection
 		symjson_request_free(rq);
 		return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
 					"out of memory\n");
+	}
+	/* The status goes out before the first byte: a store that cannot be
+	 * read for the first module is a 503 (later ones: per address). */
+	if (rq->nmodules) {
+		s->cache_err = symcache_get(srv->symbols, rq->modules[0].build_id, &s->e);
+		s->first_got = true;
+		if (s->cache_err &&
+		    api_symcache_reason(s->cache_err) == SYMJSON_ERR_STORE_UNAVAILABLE) {
+			err = s->cache_err;
+			s->counted = true; /* answered below */
+			stream_free(s);
+			return api_respond_unavailable(srv, c, req, err);
+		}
 	}
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_CHUNK, stream_read, s,
 						 stream_free);

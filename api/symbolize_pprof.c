@@ -53,6 +53,7 @@ struct pprof_run {
 	size_t resolved, unresolved;
 	size_t why[WHY_COUNT];
 	size_t why_cache[SYMJSON_ERR_COUNT];	/* by enum symjson_error */
+	int store_err;		/* a mapping's index failed for the store */
 };
 
 /* Count every location of mapping mid (0: of none) that has no lines yet
@@ -150,6 +151,8 @@ static void symbolize_mapping(struct pprof_run *r, const pprof_mapping_t *m)
 	}
 	err = symcache_get(r->srv->symbols, id, &e);
 	if (err) {
+		if (api_symcache_reason(err) == SYMJSON_ERR_STORE_UNAVAILABLE && !r->store_err)
+			r->store_err = err;
 		count_unresolved(r, mid, &r->why_cache[api_symcache_reason(err)]);
 		return;
 	}
@@ -226,6 +229,12 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
 					NULL, why);
 	}
 	symbolize_profile(r);
+	if (r->store_err) { /* a partial answer would pass for the whole one */
+		err = r->store_err;
+		pprof_profile_free(r->p);
+		free(r);
+		return api_respond_unavailable(srv, c, req, err);
+	}
 	ember_buf_init(&out, PROFILE_OUT_CAP);
 	err = pprof_encode(r->p, true, &out);
 	pprof_profile_free(r->p);

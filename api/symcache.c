@@ -175,7 +175,7 @@ static void free_victims(struct symcache_entry *v)
 /*
  * The inputs of id's index (asking upstream first when the store has
  * none and a fetch is set: -ENOENT when nobody has the build ID,
- * -EHOSTUNREACH when upstream failed).
+ * -EHOSTUNREACH when upstream failed, the store's error when it failed).
  */
 static int find_inputs(struct symcache *c, const char *id, struct symindex_inputs *in)
 {
@@ -184,9 +184,11 @@ static int find_inputs(struct symcache *c, const char *id, struct symindex_input
 	if (err != -ENOENT || !c->fetch)
 		return err;
 	err = c->fetch(c->fetch_arg, id);
-	if (err)
-		return err == -ENOENT || err == -ENOSYS ? -ENOENT : -EHOSTUNREACH;
-	return symindex_find_inputs(c->store, id, in);
+	if (err == -ENOENT || err == -ENOSYS)
+		return -ENOENT;
+	if (err == -EHOSTUNREACH || err == -ECANCELED)
+		return -EHOSTUNREACH;
+	return err ? err : symindex_find_inputs(c->store, id, in);
 }
 
 /*
@@ -312,13 +314,16 @@ static struct symcache_entry *check_fresh(struct symcache *c, struct symcache_en
 {
 	uint64_t gen = store_generation(c->store);
 	struct symindex_inputs in;
+	int err;
 
 	if (e->state != ENTRY_READY || e->gen == gen)
 		return e;
 	if (e->gen == UNCHECKED && !store_is_open(c->store))
 		return e; /* pinned; checked once the store can say */
-	if (symindex_find_inputs(c->store, e->build_id, &in) == 0 &&
-	    strcmp(in.what, e->what) == 0) {
+	err = symindex_find_inputs(c->store, e->build_id, &in);
+	if (err && err != -ENOENT)
+		return e; /* the store cannot say: as it was, checked again next time */
+	if (!err && strcmp(in.what, e->what) == 0) {
 		e->gen = gen;
 		return e;
 	}

@@ -29,10 +29,13 @@ void symcache_free(struct symcache *c);
  * A reference to the index of build_id in *out: its saved index when the
  * store has one for the current best files, else one built from them and
  * saved (api/symindex_store.h); an index made before better files were
- * uploaded is replaced.  Returns 0; -ENOENT when the store (and upstream)
- * has no file for it; -EHOSTUNREACH when upstream failed; -E2BIG when its index exceeds the budget;
- * or the symbolizer's error (-SYM_ERR_NO_SYMBOLS, ...).  Failures are not
- * cached: the next request tries again (a better upload may have come).
+ * uploaded is replaced (while the store cannot say whether better files
+ * came, a loaded index is kept).  Returns 0; -ENOENT when the store (and
+ * upstream) has no file for it; -EHOSTUNREACH when upstream failed; -E2BIG
+ * when its index exceeds the budget; the symbolizer's error
+ * (-SYM_ERR_NO_SYMBOLS, ...); or another negative errno: the store (or
+ * its files) could not be read or written.  Failures are not cached: the
+ * next request tries again (a better upload may have come).
  */
 int symcache_get(struct symcache *c, const char *build_id, struct symcache_entry **out);
 const struct sym_index *symcache_index(const struct symcache_entry *e);
@@ -53,8 +56,10 @@ void symcache_get_stats(struct symcache *c, struct symcache_stats *st);
 /*
  * Ask fn (the upstream debuginfod servers) for the files of a build ID the
  * store does not know, before answering -ENOENT.  fn stores what it gets
- * and returns 0, -ENOENT (nobody has it), -ENOSYS (no upstream) or another
- * negative errno (upstream failed: symcache_get then returns -EHOSTUNREACH).
+ * and returns 0, -ENOENT (nobody has it), -ENOSYS (no upstream),
+ * -EHOSTUNREACH or -ECANCELED (upstream failed or is stopped:
+ * symcache_get then returns -EHOSTUNREACH), or another negative errno:
+ * what arrived could not be stored (symcache_get returns it).
  * Set before the first symcache_get.
  */
 typedef int (*symcache_fetch_fn)(void *arg, const char *build_id);

@@ -21,8 +21,8 @@ struct symindex_inputs {
 	char what[STORE_NAME_MAX];	 /* the derived artifact's name */
 };
 
-/* The inputs of build_id's index: 0, or -ENOENT when the store has no
- * file with symbols for it. */
+/* The inputs of build_id's index: 0, -ENOENT when the store has no file
+ * with symbols for it, or the store's error. */
 int symindex_find_inputs(struct store *s, const char *build_id,
 			 struct symindex_inputs *in);
 
@@ -36,8 +36,11 @@ enum symindex_origin {
 /*
  * The index of build_id for inputs in: the saved one when it exists and
  * loads, else built from the inputs and saved.  A saved index that does
- * not load (damaged, another version) is rebuilt and replaced.  Returns
- * NULL with the symbolizer's error or a negative errno in *err.
+ * not load (damaged, another version) is rebuilt and replaced; one that
+ * cannot be saved is served from memory (SYMINDEX_BUILT_UNSAVED).
+ * Returns NULL with the symbolizer's error or a negative errno in *err
+ * (the store's, when it cannot say whether an index is saved, or a
+ * stored file is missing: -EIO).
  */
 struct sym_index *symindex_open(struct store *s, const char *build_id,
 				const struct symindex_inputs *in,

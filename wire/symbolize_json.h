@@ -100,6 +100,8 @@ enum symjson_error {
 	SYMJSON_ERR_NO_SYMBOLS_AT_ADDRESS, /* "no_symbols_at_address" */
 	SYMJSON_ERR_UPSTREAM_UNAVAILABLE,  /* "upstream_unavailable" */
 	SYMJSON_ERR_OVER_BUDGET,	/* "index_over_budget": larger than --symbol-cache-mb */
+	SYMJSON_ERR_STORE_UNAVAILABLE,	/* "store_unavailable": the store could not be
+					   read: ask again later */
 	SYMJSON_ERR_COUNT
 };
 

@@ -5,11 +5,15 @@
  */
 #include "api_internal.h"
 #include "miss_cache.h"
+#include "symbolize_json.h"
 #include "symcache.h"
 #include "unit.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static int test_api__routes(void)
@@ -80,15 +84,23 @@ static int test_api__source_path_canonicalized(void)
 static int test_api__miss_cache_expires(void)
 {
 	struct miss_cache *mc = miss_cache_new(0);
+	int err = 0;
 
 	CHECK(mc);
-	miss_cache_put(mc, "k");
-	CHECK(!miss_cache_has(mc, "k")); /* ttl 0: gone at once */
+	miss_cache_put(mc, "k", -ENOENT);
+	CHECK(!miss_cache_get(mc, "k", &err)); /* ttl 0: gone at once */
 	miss_cache_free(mc);
 	mc = miss_cache_new(600);
-	miss_cache_put(mc, "k");
-	CHECK(miss_cache_has(mc, "k"));
-	CHECK(!miss_cache_has(mc, "other"));
+	miss_cache_put(mc, "k", -ENOENT);
+	miss_cache_put(mc, "down", -EHOSTUNREACH);
+	CHECK(miss_cache_get(mc, "k", &err));
+	CHECK_INT(err, ==, -ENOENT);
+	CHECK(miss_cache_get(mc, "down", &err)); /* a failure is not a miss */
+	CHECK_INT(err, ==, -EHOSTUNREACH);
+	CHECK(!miss_cache_get(mc, "other", &err));
+	miss_cache_put(mc, "down", -ENOENT); /* the last answer counts */
+	CHECK(miss_cache_get(mc, "down", &err));
+	CHECK_INT(err, ==, -ENOENT);
 	miss_cache_free(mc);
 	return 0;
 }
@@ -197,12 +209,156 @@ static int test_api__symcache_replaces_index_in_use(void)
 	return run(cmd);
 }
 
+static int rm_rf(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return run(cmd);
+}
+
+/* A new token is the whole file, and no temporary file stays. */
+static int test_api__token_written_whole(void)
+{
+	char dir[] = "/tmp/ember-token-XXXXXX", path[300], tok[128], again[128], buf[256];
+	bool created;
+	FILE *f;
+	size_t n;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/token.tmp", dir); /* a crash's leftover */
+	CHECK((f = fopen(path, "w")));
+	fputs("0123", f);
+	fclose(f);
+	CHECK_INT(api_token_setup(dir, NULL, tok, sizeof(tok), &created), ==, 0);
+	CHECK(created);
+	CHECK_INT(strlen(tok), ==, 64);
+	CHECK(access(path, F_OK) != 0);
+	snprintf(path, sizeof(path), "%s/token", dir);
+	CHECK((f = fopen(path, "r")));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	CHECK_STR(buf, tok);
+	CHECK_INT(api_token_setup(dir, NULL, again, sizeof(again), &created), ==, 0);
+	CHECK(!created);
+	CHECK_STR(again, tok);
+	return rm_rf(dir);
+}
+
+/* A token that cannot be written (a file size limit: write fails with
+ * EFBIG) is an error, and leaves neither a token nor a temporary file:
+ * the next start makes a whole one. */
+static int test_api__token_write_failure_leaves_nothing(void)
+{
+	char dir[] = "/tmp/ember-token-XXXXXX", path[300], tok[128];
+	struct rlimit old, none = { 0, 0 };
+	bool created = true;
+	int err;
+
+	CHECK(mkdtemp(dir));
+	CHECK_INT(getrlimit(RLIMIT_FSIZE, &old), ==, 0);
+	none.rlim_max = old.rlim_max;
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &none), ==, 0);
+	err = api_token_setup(dir, NULL, tok, sizeof(tok), &created);
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
+	CHECK_INT(err, ==, -EFBIG);
+	CHECK(!created);
+	snprintf(path, sizeof(path), "%s/token", dir);
+	CHECK(access(path, F_OK) != 0);
+	snprintf(path, sizeof(path), "%s/token.tmp", dir);
+	CHECK(access(path, F_OK) != 0);
+	CHECK_INT(api_token_setup(dir, NULL, tok, sizeof(tok), &created), ==, 0);
+	CHECK(created);
+	return rm_rf(dir);
+}
+
+/* dir's store opened under rocksdb_fault.c (test builds): every record
+ * read fails once it is open. */
+static int open_unreadable(const char *dir, struct store **s)
+{
+	int err;
+
+	setenv("EMBER_TEST_STORE_FAULT", "+0", 1);
+	err = store_open(dir, s);
+	unsetenv("EMBER_TEST_STORE_FAULT");
+	return err;
+}
+
+/*
+ * A store that cannot read its records: the symbol cache says so (an
+ * errno that the JSON route reports as store_unavailable), never "unknown
+ * build ID"; storing a fetched file fails with the store's error, never
+ * the -EINVAL of a rejected file.
+ */
+static int test_api__store_failure_is_not_unknown(void)
+{
+	char dir[] = "/tmp/ember-symcache-XXXXXX", id[2 * EMBER_BUILD_ID_MAX + 1];
+	const char *exe = unit_fixture("c_O2_pie");
+	struct symcache_entry *e;
+	struct sym_index *idx;
+	struct symcache *c;
+	struct store *s;
+	const uint8_t *raw;
+	size_t len;
+	int err;
+
+#ifndef EMBER_STORE_FAULTS
+	fprintf(stderr, "skip: a build without EMBER_STORE_FAULTS (Debug builds have it)\n");
+	return UNIT_SKIP;
+#endif
+	CHECK(mkdtemp(dir));
+	idx = sym_index_open(exe, NULL, &err);
+	CHECK(idx);
+	raw = sym_index_build_id(idx, &len);
+	CHECK(raw && ember_build_id_to_hex(raw, len, id) == 0);
+	sym_index_free(idx);
+	CHECK_INT(store_open(dir, &s), ==, 0);
+	CHECK_INT(ingest(s, exe, id, STORE_KIND_EXECUTABLE), ==, 0);
+	store_free(s);
+	CHECK_INT(open_unreadable(dir, &s), ==, 0);
+	CHECK_INT(symcache_new(s, 1 << 30, &c), ==, 0);
+	err = symcache_get(c, id, &e);
+	CHECK_INT(err, ==, -EIO);
+	CHECK_INT(api_symcache_reason(err), ==, SYMJSON_ERR_STORE_UNAVAILABLE);
+	CHECK_INT(symcache_get(c, "abcd", &e), ==, -EIO); /* not -ENOENT either */
+	CHECK_INT(ingest(s, exe, id, STORE_KIND_DEBUGINFO), ==, -EIO);
+	symcache_free(c);
+	store_free(s);
+	CHECK_INT(api_symcache_reason(-ENOENT), ==, SYMJSON_ERR_UNKNOWN_BUILD_ID);
+	CHECK_INT(api_symcache_reason(-SYM_ERR_NO_SYMBOLS), ==, SYMJSON_ERR_NO_DEBUGINFO);
+	return rm_rf(dir);
+}
+
+/* A file that is not one (rejected by the checks) is -EINVAL. */
+static int test_api__rejected_fetch_is_einval(void)
+{
+	char dir[] = "/tmp/ember-ingest-XXXXXX", path[300];
+	struct store *s;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/not-elf", dir);
+	CHECK((f = fopen(path, "w")));
+	fputs("not an ELF file", f);
+	fclose(f);
+	CHECK_INT(store_open(dir, &s), ==, 0);
+	CHECK_INT(ingest(s, path, "abcd", STORE_KIND_DEBUGINFO), ==, -EINVAL);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__routes),
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),
 	UNIT_CASE(test_api__miss_cache_expires),
 	UNIT_CASE(test_api__symcache_replaces_index_in_use),
+	UNIT_CASE(test_api__token_written_whole),
+	UNIT_CASE(test_api__token_write_failure_leaves_nothing),
+	UNIT_CASE(test_api__store_failure_is_not_unknown),
+	UNIT_CASE(test_api__rejected_fetch_is_einval),
 };
 
 int main(int argc, char **argv)
