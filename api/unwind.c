@@ -27,7 +27,7 @@ static int find_inputs(struct store *s, const char *id, struct unwind_inputs *in
 
 	if (err)
 		return err;
-	snprintf(in->what, sizeof(in->what), "unwind-v%d-%.64s-%.64s", UNWIND_BLOB_VERSION,
+	snprintf(in->what, sizeof(in->what), "unwind-v%d-%.64s-%.64s", UNWIND_TABLE_VERSION,
 		 in->f.has_exe ? in->f.exe.sha256 : "none",
 		 in->f.has_dbg ? in->f.dbg.sha256 : "none");
 	return 0;
@@ -40,11 +40,12 @@ static int produce_table(void *arg, struct store_blob *b)
 	return store_blob_write(b, table->data, table->len);
 }
 
-/* The compiler's own rejections (-UNWIND_ERR_*), answered 404 or 422;
- * any other error is the store's or its files'. */
+/* The compiler's own rejections (-UNWIND_ERR_*, and -E2BIG for a table
+ * past the 2 GiB cap), answered 404 or 422; any other error is the
+ * store's or its files'. */
 static bool compiler_rejected(int err)
 {
-	return -err >= UNWIND_ERR_NOT_ELF && -err <= UNWIND_ERR_VERSION;
+	return err == -E2BIG || (-err >= UNWIND_ERR_NOT_ELF && -err <= UNWIND_ERR_VERSION);
 }
 
 /* Compile and store; msg gets the reason on failure. */

@@ -5,6 +5,7 @@
 #ifndef EMBER_CLI_H
 #define EMBER_CLI_H
 
+#include "common.h"
 #include "symbolizer.h"
 
 #include <stdbool.h>
@@ -113,6 +114,13 @@ void cli_print_answer(struct cli_out *out, const struct cli_symbolize_opts *o,
 /* Write the answer for an unparsable line. */
 void cli_print_invalid(struct cli_out *out, const struct cli_symbolize_opts *o,
 		       const char *module, const char *line, size_t len);
+
+/*
+ * Set the log level from --log-level (taken out of argv, *argc updated)
+ * or EMBER_LOG_LEVEL, else dflt.  0, or -1 after a message for a bad
+ * value (exit 2).
+ */
+int cli_log_setup(const char *prog, int *argc, char **argv, enum ember_log_level dflt);
 
 int cmd_symbolize(int argc, char **argv);
 /* `ember symbolize --server`, run in ember-client (symbolize_remote.c). */

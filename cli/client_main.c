@@ -11,6 +11,8 @@
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && cli_log_setup("ember", &argc, argv, EMBER_LOG_WARN))
+		return 2;
 	if (argc >= 2 && strcmp(argv[1], "upload") == 0)
 		return cmd_upload(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "symbolize") == 0)

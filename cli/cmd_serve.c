@@ -46,7 +46,9 @@ static void serve_usage(FILE *f)
 	      "                          default: $DEBUGINFOD_URLS)\n"
 	      "  --upstream-miss-ttl S   seconds an upstream miss is remembered (default 600)\n"
 	      "  --max-connections N     open connections, a thread each (default 1024)\n"
-	      "  --symbol-cache-mb N     memory for loaded symbol indexes (default 1024)\n",
+	      "  --symbol-cache-mb N     memory for loaded symbol indexes (default 1024)\n"
+	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
+	      "                          $EMBER_LOG_LEVEL\n",
 	      f);
 }
 
@@ -204,6 +206,34 @@ static void wait_before_store_open(void)
 		;
 }
 
+/*
+ * What a start set up, at info level: the data directory, where the
+ * token came from (the token itself only when it was just made: logs end
+ * up in journald and CI output), the upstream servers and whether they
+ * came from --upstream or an inherited DEBUGINFOD_URLS (elfutils'
+ * debuginfod federates the same way, so a server can start federating
+ * without anyone asking for it).
+ */
+static void log_start(const struct serve_opts *o, const char *token, bool created,
+		      bool upstream)
+{
+	char token_path[4096];
+
+	snprintf(token_path, sizeof(token_path), "%s/token", o->data);
+	pr_info("ember serve: data directory '%s'", o->data);
+	if (created)
+		printf("ember: new upload token %s (kept in '%s/token')\n", token, o->data);
+	else
+		pr_info("ember serve: upload token from '%s'",
+			o->token_file ? o->token_file : token_path);
+	if (upstream)
+		pr_info("ember serve: upstream servers %s (from %s)", getenv("DEBUGINFOD_URLS"),
+			o->n_upstreams ? "--upstream" : "the environment's DEBUGINFOD_URLS");
+	else
+		pr_info("ember serve: no upstream servers (neither --upstream nor "
+			"DEBUGINFOD_URLS)");
+}
+
 static int run(const struct serve_opts *o, struct store *s)
 {
 	struct api_server_opts ao = { .sz = sizeof(ao) };
@@ -237,10 +267,7 @@ static int run(const struct serve_opts *o, struct store *s)
 		return 1;
 	}
 	/* Connections queue from here on: say so while the server starts. */
-	printf("ember: data directory %s; upload token %s (%s)\n", o->data, token,
-	       o->token_file ? o->token_file : created ? "new, kept in DATA/token" : "from DATA/token");
-	if (upstream)
-		printf("ember: upstream servers: %s\n", getenv("DEBUGINFOD_URLS"));
+	log_start(o, token, created, upstream);
 	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
 	       strchr(addr, ':') ? "]" : "", port);
 	fflush(stdout);
@@ -251,11 +278,13 @@ static int run(const struct serve_opts *o, struct store *s)
 	}
 	wait_before_store_open();
 	err = store_wait(s); /* begins the open, unless a request did */
-	if (err)
+	if (err) {
 		fprintf(stderr, "ember serve: cannot open the store in '%s': %s\n", o->data,
 			strerror(-err));
-	else
+	} else {
+		pr_info("ember serve: store opened in '%s'", o->data);
 		wait_for_signal();
+	}
 	api_server_stop(srv);
 	return err ? 1 : 0;
 }

@@ -184,6 +184,8 @@ static int exec_remote(int argc, char **argv)
 		return 1;
 	args[0] = "ember";
 	args[1] = "symbolize";
+	/* --log-level was taken out of argv (log_level.c): hand it on */
+	setenv("EMBER_LOG_LEVEL", ember_log_level_name(ember_log_get_level()), 1);
 	memcpy(&args[2], &argv[1], (size_t)(argc - 1) * sizeof(*args));
 	cli_exec_helper("ember-client", args);
 	free(args);

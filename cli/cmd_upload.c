@@ -202,8 +202,7 @@ static int hash_fd(int fd, char out[65])
 	if (n < 0)
 		return -errno;
 	sha256_digest(&ctx, sizeof(digest), digest);
-	for (size_t i = 0; i < sizeof(digest); i++)
-		snprintf(out + 2 * i, 3, "%02x", digest[i]);
+	ember_hex_encode(digest, sizeof(digest), out);
 	return 0;
 }
 

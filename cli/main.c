@@ -23,6 +23,8 @@ static void usage(FILE *f)
 	      "  unwind      compile CFI into unwind tables, dump them (`ember unwind --help`)\n"
 	      "  help        this text\n"
 	      "\n"
+	      "Every command takes --log-level=error|warn|info|debug (or EMBER_LOG_LEVEL;\n"
+	      "default: info for serve, warn for the others).\n"
 	      "Installed as `llvm-symbolizer`, ember runs `symbolize`.\n",
 	      f);
 }
@@ -44,15 +46,21 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
 	if (strncmp(self, "llvm-symbolizer", 15) == 0)
-		return cmd_symbolize(argc, argv);
+		return cli_log_setup("llvm-symbolizer", &argc, argv, EMBER_LOG_WARN)
+			       ? 2 : cmd_symbolize(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "symbolize") == 0)
-		return cmd_symbolize(argc - 1, argv + 1);
-	if (strcmp(argv[1], "unwind") == 0)
-		return cmd_unwind(argc - 1, argv + 1);
+	/* the helpers (serve, upload, symbolize --server) read it themselves */
+	if (strcmp(argv[1], "symbolize") == 0 || strcmp(argv[1], "unwind") == 0) {
+		argc--;
+		argv++;
+		if (cli_log_setup("ember", &argc, argv, EMBER_LOG_WARN))
+			return 2;
+		return strcmp(argv[0], "unwind") == 0 ? cmd_unwind(argc, argv)
+						      : cmd_symbolize(argc, argv);
+	}
 	if (strcmp(argv[1], "serve") == 0)
 		return cli_exec_helper("ember-server", argv);
 	if (strcmp(argv[1], "upload") == 0)

@@ -6,6 +6,7 @@
  * write error is sticky and reported by cli_out_flush().
  */
 #include "cli.h"
+#include "common.h"
 
 #include <errno.h>
 #include <string.h>
@@ -83,13 +84,7 @@ void cli_out_u64(struct cli_out *o, uint64_t v)
 
 void cli_out_hex(struct cli_out *o, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char buf[18], *p = buf + sizeof(buf);
+	char buf[19] = "0x";
 
-	do
-		*--p = digits[v & 0xf];
-	while ((v >>= 4));
-	*--p = 'x';
-	*--p = '0';
-	cli_out_write(o, p, (size_t)(buf + sizeof(buf) - p));
+	cli_out_write(o, buf, 2 + ember_hex_u64(v, buf + 2));
 }

@@ -11,8 +11,11 @@
 
 int main(int argc, char **argv)
 {
-	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
+	if (argc >= 2 && strcmp(argv[1], "serve") == 0) {
+		if (cli_log_setup("ember serve", &argc, argv, EMBER_LOG_INFO))
+			return 2;
 		return cmd_serve(argc - 1, argv + 1);
+	}
 	fputs("usage: ember-server serve [options] (run as `ember serve`)\n", stderr);
 	return 2;
 }

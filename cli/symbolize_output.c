@@ -12,6 +12,7 @@
  * the index, a server's answers (symbolize_remote.c) bring the names.
  */
 #include "cli.h"
+#include "common.h"
 
 #include <string.h>
 
@@ -97,31 +98,17 @@ static void print_text_frame(struct cli_out *out,
 	cli_out_char(out, '\n');
 }
 
-/* The characters of s[0..n) escaped for the inside of a JSON string,
- * with the short escapes LLVM's JSON writer uses. */
+static int out_write(void *ctx, const void *data, size_t len)
+{
+	cli_out_write(ctx, data, len);
+	return 0;
+}
+
+/* The characters of s[0..n) escaped for the inside of a JSON string, as
+ * LLVM's JSON writer escapes them (common.h's ember_json_escape). */
 static void json_chars(struct cli_out *out, const char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		const char *esc = c == '\b' ? "\\b" : c == '\f' ? "\\f"
-				: c == '\n' ? "\\n" : c == '\r' ? "\\r"
-				: c == '\t' ? "\\t" : NULL;
-
-		if (c == '"' || c == '\\') {
-			cli_out_char(out, '\\');
-			cli_out_char(out, (char)c);
-		} else if (esc) {
-			cli_out_str(out, esc);
-		} else if (c < 0x20) {
-			cli_out_str(out, "\\u00");
-			cli_out_char(out, hex[c >> 4]);
-			cli_out_char(out, hex[c & 0xf]);
-		} else {
-			cli_out_char(out, (char)c);
-		}
-	}
+	ember_json_escape(s, n, out_write, out);
 }
 
 static void json_string(struct cli_out *out, const char *s)

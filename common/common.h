@@ -1,11 +1,14 @@
 /*
- * common.h - the bottom layer of Ember: logging, bounded buffers and
- * build-ID helpers shared by every component.
+ * common.h - the bottom layer of Ember, shared by every component:
+ * logging, the guard macros of parsers, growable arrays, bounded
+ * buffers, the hash function and hash set, hex, JSON string escaping,
+ * huge-page allocations, build-ID helpers.
  *
- * Nothing here knows about DWARF, HTTP or storage.  Library code never
- * prints: it reports through ember_log(), whose handler the program (or a
- * test) installs.  There is no global mutable state besides that one
- * handler pointer, which main() sets before starting any thread.
+ * Nothing here knows about ELF, DWARF, HTTP or storage.  Library code
+ * never prints: it reports through ember_log(), whose handler and level
+ * the program (or a test) installs.  There is no global mutable state
+ * besides that handler and level, which main() sets before starting any
+ * thread.
  */
 #ifndef EMBER_COMMON_H
 #define EMBER_COMMON_H
@@ -15,13 +18,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <stdint.h>
-
-/* TESTABLE: file-local in normal builds, exported in test builds. */
-#ifdef EMBER_TESTABLE_EXPORT
-#define TESTABLE
-#else
-#define TESTABLE static
-#endif
 
 /* ---- logging ---------------------------------------------------------- */
 
@@ -37,17 +33,25 @@ typedef void (*ember_log_fn)(enum ember_log_level level, const char *msg,
 
 /*
  * Install the process-wide log handler.  NULL restores the default, which
- * writes warnings and errors to stderr.  Call from main() only, before any
- * thread starts.
+ * writes each message as one line to stderr (info and debug prefixed with
+ * their level).  Call from main() only, before any thread starts.
  */
 void ember_log_set_handler(ember_log_fn fn, void *ctx);
+/* Messages above max_level are dropped before formatting (default: warn).
+ * From main() only, like the handler. */
 void ember_log_set_level(enum ember_log_level max_level);
+enum ember_log_level ember_log_get_level(void);
+bool ember_log_enabled(enum ember_log_level level);
+/* "error", "warn" (or "warning"), "info", "debug", any case: 0 or -EINVAL. */
+int ember_log_level_parse(const char *s, enum ember_log_level *out);
+const char *ember_log_level_name(enum ember_log_level level);
 
 /* Format and hand a message to the handler.  Messages follow the
  * "component: 'thing': reason" shape of STYLE.md. */
 void ember_log(enum ember_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+#define pr_err(...) ember_log(EMBER_LOG_ERROR, __VA_ARGS__)
 #define pr_warn(...) ember_log(EMBER_LOG_WARN, __VA_ARGS__)
 #define pr_info(...) ember_log(EMBER_LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) ember_log(EMBER_LOG_DEBUG, __VA_ARGS__)
@@ -112,7 +116,7 @@ static inline void ember_buf_reset(struct ember_buf *b)
 		b->data[0] = '\0';
 }
 
-/* ---- diagnostics of rejected input ------------------------------------ */
+/* ---- diagnostics of rejected input and parser guards (diag.c) ---------- */
 
 /* Where a parser explains a rejection: the caller's buffer (may be NULL);
  * the first failure wins. */
@@ -122,13 +126,130 @@ struct ember_diag {
 	bool set;
 };
 
+/* A diag over msg[0..size), emptied. */
+static inline struct ember_diag ember_diag_make(char *msg, size_t size)
+{
+	struct ember_diag d = { .msg = msg, .size = size, .set = false };
+
+	if (msg && size)
+		msg[0] = '\0';
+	return d;
+}
+
 /*
- * Record the first failure: "fmt..." and, when where ("file:line") is
- * given, " [where]" cut to start at component (e.g. "wire/"); log it at
- * debug level.  Returns err, so a parser can `return ember_diag_vfail(...)`.
+ * Record the first failure: "fmt..." and, when where ("path/file.c:line")
+ * is given, " [folder/file.c:line]"; log it at debug level.  Returns err,
+ * so a parser can `return ember_diag_fail(...)`.  d may be NULL.
  */
-int ember_diag_vfail(struct ember_diag *d, int err, const char *component,
-		     const char *where, const char *fmt, va_list ap);
+int ember_diag_vfail(struct ember_diag *d, int err, const char *where,
+		     const char *fmt, va_list ap);
+int ember_diag_fail(struct ember_diag *d, int err, const char *where,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#define EMBER_STR_(x) #x
+#define EMBER_STR(x) EMBER_STR_(x)
+#ifdef NDEBUG
+#define EMBER_WHERE NULL
+#else
+#define EMBER_WHERE __FILE__ ":" EMBER_STR(__LINE__)
+#endif
+
+/*
+ * The guards every parser of outside input uses (zstd's RETURN_ERROR_IF
+ * and FORWARD_IF_ERROR): fail saying which check failed, with the file
+ * and line of the check in debug builds.
+ */
+#define EMBER_FAIL(d, err, ...) ember_diag_fail((d), (err), EMBER_WHERE, __VA_ARGS__)
+#define EMBER_FAIL_IF(cond, d, err, ...)                                     \
+	do {                                                                 \
+		if (cond)                                                    \
+			return EMBER_FAIL((d), (err), __VA_ARGS__);          \
+	} while (0)
+#define EMBER_FORWARD_IF_ERROR(expr)                                         \
+	do {                                                                 \
+		int e_ = (expr);                                             \
+		if (e_ < 0)                                                  \
+			return e_;                                           \
+	} while (0)
+
+/* ---- growable arrays (vec.c) ------------------------------------------- */
+
+/*
+ * Room for need elements of elem bytes in *data (*alloc of them now):
+ * capacity doubles, so pushes are amortized O(1).  0; -E2BIG when the
+ * bytes would overflow size_t; -ENOMEM.  On failure *data is untouched.
+ */
+int ember_vec_reserve(void **data, size_t *alloc, size_t need, size_t elem);
+/* Room for element len (one more than len elements). */
+int ember_vec_grow(void **data, size_t *alloc, size_t len, size_t elem);
+/* Append val to arr[0..len) of capacity alloc: 0, -E2BIG or -ENOMEM. */
+#define EMBER_VEC_PUSH(arr, len, alloc, val)                                 \
+	((len) >= (alloc) &&                                                 \
+			 ember_vec_grow((void **)&(arr), &(alloc), (len),    \
+					sizeof(*(arr)))                      \
+		 ? -ENOMEM                                                   \
+		 : ((arr)[(len)++] = (val), 0))
+
+/* ---- hashing (hash.c, hset.c) ------------------------------------------ */
+
+/* 128 random bits keying one table's hash (SipHash-1-3). */
+struct ember_hash_key {
+	uint64_t k0, k1;
+};
+
+/* Fill k from the kernel's random source: 0 or a negative errno. */
+int ember_hash_key_init(struct ember_hash_key *k);
+uint64_t ember_hash(const struct ember_hash_key *k, const void *data, size_t len);
+uint64_t ember_hash_u64(const struct ember_hash_key *k, uint64_t v);
+
+/*
+ * struct ember_hset - a set of element indexes (< 2^32 - 2) that the
+ * caller's elements are deduplicated with.  The caller hashes an element
+ * with ember_hash(&set->key, ...) and says when an index's element equals
+ * a key; the set keeps index + 1 and 32 bits of the hash per slot (0:
+ * empty), at most half full.  Invariant: every element was inserted with
+ * the hash of its bytes under key.
+ */
+struct ember_hset_slot {
+	uint32_t idx1, tag;
+};
+
+struct ember_hset {
+	struct ember_hset_slot *slots;
+	size_t mask;	/* slots - 1, a power of two; 0 when unallocated */
+	size_t used;
+	struct ember_hash_key key;
+};
+
+typedef bool (*ember_hset_equal_fn)(const void *ctx, size_t idx, const void *key);
+
+/* An empty set with a new random key: 0 or a negative errno. */
+int ember_hset_init(struct ember_hset *s);
+void ember_hset_release(struct ember_hset *s);
+/* The index of an element equal to key (whose hash is hash), or SIZE_MAX. */
+size_t ember_hset_find(const struct ember_hset *s, uint64_t hash,
+		       ember_hset_equal_fn equal, const void *ctx, const void *key);
+/* Add index idx (not yet in the set) under hash: 0, -ENOMEM or -E2BIG. */
+int ember_hset_insert(struct ember_hset *s, uint64_t hash, size_t idx);
+
+/* ---- hex and JSON strings (hex.c, json_escape.c) ----------------------- */
+
+/* Lowercase hex of data[0..len) into out (2 * len + 1 bytes, NUL-ended). */
+void ember_hex_encode(const void *data, size_t len, char *out);
+/* Lowercase hex of v without a prefix or leading zeros; its length. */
+size_t ember_hex_u64(uint64_t v, char out[17]);
+
+/* A sink of bytes: 0 or a negative errno, which stops the writer. */
+typedef int (*ember_write_fn)(void *ctx, const void *data, size_t len);
+
+/*
+ * The inside of a JSON string from s[0..n), any bytes: escapes as
+ * LLVM's JSON writer writes them, and invalid UTF-8 replaced by U+FFFD,
+ * so the output is always valid JSON.  Returns write's first error.
+ */
+int ember_json_escape(const char *s, size_t n, ember_write_fn write, void *ctx);
+/* The whole string, quotes included, appended to b. */
+int ember_json_str(struct ember_buf *b, const char *s, size_t n);
 
 /* ---- build IDs --------------------------------------------------------- */
 
@@ -139,12 +260,5 @@ int ember_diag_vfail(struct ember_diag *d, int err, const char *component,
  * Returns 0, or -E2BIG when len exceeds EMBER_BUILD_ID_MAX.
  */
 int ember_build_id_to_hex(const uint8_t *id, size_t len, char *out);
-
-/*
- * Parse lowercase hex (even length, 2..2*EMBER_BUILD_ID_MAX digits) into
- * out.  Returns the number of bytes, or -EINVAL with nothing written to
- * *len semantics: out is only meaningful on success.
- */
-int ember_build_id_from_hex(const char *hex, uint8_t *out, size_t out_size);
 
 #endif /* EMBER_COMMON_H */

@@ -1,28 +1,56 @@
 /*
- * diag.c - how a parser of outside input explains its first failure:
- * formatted into the caller's buffer as "reason [file:line]" (the file
- * path cut to start at the component's folder), and logged at debug
- * level.  wire/ and unwind-compiler/ wrap it with their own prefixes.
+ * diag.c - how a parser of outside input explains its first failure
+ * (the EMBER_FAIL guard macros of common.h, after zstd's
+ * RETURN_ERROR_IF): formatted into the caller's buffer as "reason
+ * [folder/file.c:line]" in debug builds, "reason" in release builds,
+ * and logged at debug level.  The reason goes back to whoever sent the
+ * input: an uploader, a profiler, the user of `ember unwind compile`.
  */
 #include "common.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int ember_diag_vfail(struct ember_diag *d, int err, const char *component,
-		     const char *where, const char *fmt, va_list ap)
+/* The last two components of a source path: "wire/pprof_decode.c:12". */
+static const char *where_short(const char *where)
+{
+	const char *last = NULL, *prev = NULL;
+
+	for (const char *p = where; *p; p++)
+		if (*p == '/') {
+			prev = last;
+			last = p;
+		}
+	return prev ? prev + 1 : where;
+}
+
+int ember_diag_vfail(struct ember_diag *d, int err, const char *where,
+		     const char *fmt, va_list ap)
 {
 	char msg[256];
-	const char *cut;
 
 	if (!d || d->set)
 		return err;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	d->set = true;
-	if (where && (cut = strstr(where, component)))
-		where = cut;
+	if (where)
+		where = where_short(where);
 	if (d->msg && d->size)
 		snprintf(d->msg, d->size, where ? "%s [%s]" : "%s", msg, where);
-	pr_debug("%.*s: %s", (int)strcspn(component, "/-"), component, msg);
+	if (where)
+		pr_debug("%.*s: %s", (int)strcspn(where, "/"), where, msg);
+	else
+		pr_debug("%s", msg);
+	return err;
+}
+
+int ember_diag_fail(struct ember_diag *d, int err, const char *where,
+		    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = ember_diag_vfail(d, err, where, fmt, ap);
+	va_end(ap);
 	return err;
 }

@@ -29,7 +29,6 @@ struct store_blob {
 
 int store_blob_begin(struct store *s, struct store_blob **out)
 {
-	static const char digits[] = "0123456789abcdef";
 	struct store_blob *b = calloc(1, sizeof(*b));
 	uint8_t rnd[12];
 
@@ -40,10 +39,7 @@ int store_blob_begin(struct store *s, struct store_blob **out)
 		return -errno;
 	}
 	memcpy(b->tmp_name, "up-", 3);
-	for (size_t i = 0; i < sizeof(rnd); i++) {
-		b->tmp_name[3 + 2 * i] = digits[rnd[i] >> 4];
-		b->tmp_name[4 + 2 * i] = digits[rnd[i] & 15];
-	}
+	ember_hex_encode(rnd, sizeof(rnd), b->tmp_name + 3);
 	b->fd = openat(s->tmp_fd, b->tmp_name,
 		       O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (b->fd < 0) {
@@ -99,7 +95,7 @@ int store_blob_seal(struct store_blob *b, char sha256[STORE_SHA256_HEX],
 		if (fsync(b->fd))
 			return -errno;
 		sha256_digest(&b->sha, sizeof(digest), digest);
-		ember_build_id_to_hex(digest, sizeof(digest), b->sha256);
+		ember_hex_encode(digest, sizeof(digest), b->sha256);
 		b->sealed = true;
 	}
 	memcpy(sha256, b->sha256, STORE_SHA256_HEX);

@@ -121,7 +121,7 @@ static inline int read_spec(const uint8_t **pos, const uint8_t *end,
 		.implicit = (uint32_t)t->nimplicits,
 	};
 	if (form == DW_FORM_implicit_const &&
-	    SYM_VEC_PUSH(t->implicits, t->nimplicits, t->implicits_alloc, implicit))
+	    EMBER_VEC_PUSH(t->implicits, t->nimplicits, t->implicits_alloc, implicit))
 		return -ENOMEM;
 	return size == -2 ? -EOPNOTSUPP : 0;
 }
@@ -153,17 +153,17 @@ static int plan_ops(struct sym_dw_abbrevs *t, struct sym_dw_abbrev *a)
 			continue;
 		}
 		if (s->size >= 0) { /* a long run: close it, start anew */
-			if (SYM_VEC_PUSH(t->ops, t->nops, t->ops_alloc, op))
+			if (EMBER_VEC_PUSH(t->ops, t->nops, t->ops_alloc, op))
 				return -ENOMEM;
 			op = (struct sym_dw_skip){ (uint16_t)s->size, 0 };
 			continue;
 		}
 		op.var = skip_var(s->form);
-		if (SYM_VEC_PUSH(t->ops, t->nops, t->ops_alloc, op))
+		if (EMBER_VEC_PUSH(t->ops, t->nops, t->ops_alloc, op))
 			return -ENOMEM;
 		op = (struct sym_dw_skip){ 0, SYM_DW_SKIP_NONE };
 	}
-	if (op.fixed && SYM_VEC_PUSH(t->ops, t->nops, t->ops_alloc, op))
+	if (op.fixed && EMBER_VEC_PUSH(t->ops, t->nops, t->ops_alloc, op))
 		return -ENOMEM;
 	a->nops = (uint32_t)(t->nops - a->op_first);
 	return 0;
@@ -222,7 +222,7 @@ static int plan_caps(struct sym_dw_abbrevs *t, struct sym_dw_abbrev *a)
 				a->first_origin = s->slot;
 			/* after a value of variable size, or its form in the DIE */
 			ok = ok && fixed && s->form != DW_FORM_indirect;
-			if (ok && SYM_VEC_PUSH(t->caps, t->ncaps, t->caps_alloc, c))
+			if (ok && EMBER_VEC_PUSH(t->caps, t->ncaps, t->caps_alloc, c))
 				return -ENOMEM;
 		}
 		if (s->size < 0 || at > UINT32_MAX / 2)
@@ -261,7 +261,7 @@ static int read_abbrev(const uint8_t **pos, const uint8_t *end,
 			return err;
 		if (last)
 			break;
-		if (SYM_VEC_PUSH(t->specs, t->nspecs, t->specs_alloc, s))
+		if (EMBER_VEC_PUSH(t->specs, t->nspecs, t->specs_alloc, s))
 			return -ENOMEM;
 	}
 	a.code = code;
@@ -272,7 +272,7 @@ static int read_abbrev(const uint8_t **pos, const uint8_t *end,
 	plan_sibling(&a, t->specs);
 	if (plan_ops(t, &a) || plan_caps(t, &a))
 		return -ENOMEM;
-	return SYM_VEC_PUSH(t->v, t->n, t->alloc, a);
+	return EMBER_VEC_PUSH(t->v, t->n, t->alloc, a);
 }
 
 static int code_cmp(const void *pa, const void *pb)

@@ -26,7 +26,7 @@ int sym_unit_range_add(void *arg, uint64_t lo, uint64_t hi)
 
 	if (hi <= lo)
 		return 0;
-	if (sym_vec_grow((void **)&ur->r, &ur->alloc, ur->n, sizeof(*ur->r)))
+	if (ember_vec_grow((void **)&ur->r, &ur->alloc, ur->n, sizeof(*ur->r)))
 		return -ENOMEM;
 	ur->r[ur->n].lo = lo;
 	ur->r[ur->n].hi = hi;

@@ -34,7 +34,7 @@ struct walk {
 
 static int64_t intern(struct sym_index *idx, const char *s)
 {
-	return s ? sym_strtab_intern(&idx->strtab, s, NULL) : 0;
+	return s ? sym_strtab_intern(&idx->strtab, s) : 0;
 }
 
 /* Path of file number fileno of the current unit (strtab offset). */

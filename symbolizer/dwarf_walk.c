@@ -146,7 +146,7 @@ static int names_lookup(struct walk *w, const struct sym_dw_die *die,
 		return err;
 	if (sym_index_add_name(idx, chain_raw_name(&cn), &n->name))
 		return -ENOMEM;
-	short_off = cn.name ? sym_strtab_intern(&idx->strtab, cn.name, NULL) : 0;
+	short_off = cn.name ? sym_strtab_intern(&idx->strtab, cn.name) : 0;
 	if (short_off < 0)
 		return (int)short_off;
 	decl_off = chain_decl_file(w, die, &cn);

@@ -182,7 +182,7 @@ int sym_elf_read_loads(Elf *elf, struct sym_index *idx)
 			continue;
 		l = (struct sym_load){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
 				       ph.p_filesz };
-		if (SYM_VEC_PUSH(idx->loads, idx->nloads, alloc, l))
+		if (EMBER_VEC_PUSH(idx->loads, idx->nloads, alloc, l))
 			return -ENOMEM;
 	}
 	return 0;
@@ -200,7 +200,7 @@ int sym_elf_exec_ranges(Elf *elf, struct sym_ranges *out)
 		if (!(sh.sh_flags & SHF_EXECINSTR) || !(sh.sh_flags & SHF_ALLOC) ||
 		    sh.sh_size == 0)
 			continue;
-		if (sym_vec_grow((void **)&out->r, &out->alloc, out->n,
+		if (ember_vec_grow((void **)&out->r, &out->alloc, out->n,
 				 sizeof(*out->r)))
 			return -ENOMEM;
 		out->r[out->n].lo = sh.sh_addr;

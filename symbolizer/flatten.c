@@ -74,7 +74,7 @@ static int sort_scopes(struct sym_ivals *scopes, struct sym_ivals *tmp)
 	if (n < 2 || run_end(scopes->v, 0, n) == n)
 		return 0;
 	while (tmp->alloc < n)
-		if (sym_vec_grow((void **)&tmp->v, &tmp->alloc, tmp->alloc,
+		if (ember_vec_grow((void **)&tmp->v, &tmp->alloc, tmp->alloc,
 				 sizeof(*tmp->v)))
 			return -ENOMEM;
 	while (runs > 1) {
@@ -183,14 +183,14 @@ static bool order_runs(struct sym_ivals *lines, struct sym_ivals *spare)
 			continue;
 		}
 		struct run r = { v->lo, v->hi, i, 1 };
-		ok = SYM_VEC_PUSH(runs, nruns, alloc, r) == 0;
+		ok = EMBER_VEC_PUSH(runs, nruns, alloc, r) == 0;
 	}
 	if (ok && nruns > 1) {
 		qsort(runs, nruns, sizeof(*runs), run_cmp);
 		for (size_t k = 1; k < nruns && ok; k++)
 			ok = runs[k].lo >= runs[k - 1].hi;
 		while (ok && spare->alloc < lines->n)
-			ok = sym_vec_grow((void **)&spare->v, &spare->alloc,
+			ok = ember_vec_grow((void **)&spare->v, &spare->alloc,
 					  spare->alloc, sizeof(*spare->v)) == 0;
 		for (size_t k = 0; ok && k < nruns; k++) {
 			memcpy(spare->v + w, lines->v + runs[k].first,
@@ -275,7 +275,7 @@ static int block_close(struct sym_build *b, uint64_t end)
 		return err;
 	blk = (struct sym_block){ b->idx->seg_start[b->block_first],
 				  b->block_first, b->idx->nsegs - b->block_first };
-	err = SYM_VEC_PUSH(b->blocks, b->nblocks, b->blocks_alloc, blk);
+	err = EMBER_VEC_PUSH(b->blocks, b->nblocks, b->blocks_alloc, blk);
 	b->block_first = b->idx->nsegs;
 	return err;
 }

@@ -39,7 +39,7 @@ static int go_add_sect(struct sym_go_table *t, size_t *alloc,
 {
 	struct sym_go_sect s = { sh->sh_addr, d->d_buf, d->d_size };
 
-	return SYM_VEC_PUSH(t->sects, t->nsects, *alloc, s);
+	return EMBER_VEC_PUSH(t->sects, t->nsects, *alloc, s);
 }
 
 /* The allocated sections with contents, and the three Go needs by name. */
@@ -105,8 +105,8 @@ static int go_version(struct sym_go_table *t, uint32_t magic)
 		t->ver = SYM_GO_120;
 		return 0;
 	default:
-		return sym_go_fail(t, "unknown pcHeader magic (not Go 1.16 or later, "
-				   "or big-endian)", SYM_GO_WHERE);
+		return EMBER_FAIL(&t->diag, -EINVAL, "unknown pcHeader magic (not Go "
+				  "1.16 or later, or big-endian)");
 	}
 }
 
@@ -117,7 +117,8 @@ static int go_table_at(struct sym_go_table *t, const uint64_t *offsets,
 {
 	uint64_t off = offsets[k], end = t->pclntab.size;
 
-	SYM_GO_FAIL_IF(t, off >= t->pclntab.size, "a table offset is past the section");
+	EMBER_FAIL_IF(off >= t->pclntab.size, &t->diag, -EINVAL,
+		      "a table offset is past the section");
 	for (unsigned i = 0; i < 5; i++)
 		if (offsets[i] > off && offsets[i] < end)
 			end = offsets[i];
@@ -132,25 +133,23 @@ static int go_header(struct sym_go_table *t, uint64_t text_addr)
 	unsigned nwords, base;
 	int err;
 
-	SYM_GO_FAIL_IF(t, sym_cur_un(&p, end, 4, &magic) ||
-			   sym_cur_un(&p, end, 1, &pad1) ||
-			   sym_cur_un(&p, end, 1, &pad2) ||
-			   sym_cur_un(&p, end, 1, &w[0]) ||
-			   sym_cur_un(&p, end, 1, &w[1]),
-		       "pcHeader truncated");
+	EMBER_FAIL_IF(sym_cur_un(&p, end, 4, &magic) || sym_cur_un(&p, end, 1, &pad1) ||
+			      sym_cur_un(&p, end, 1, &pad2) || sym_cur_un(&p, end, 1, &w[0]) ||
+			      sym_cur_un(&p, end, 1, &w[1]),
+		      &t->diag, -EINVAL, "pcHeader truncated");
 	if ((err = go_version(t, (uint32_t)magic)))
 		return err;
 	t->quantum = (uint8_t)w[0];
 	t->ptrsize = (uint8_t)w[1];
-	SYM_GO_FAIL_IF(t, pad1 || pad2, "pcHeader padding is not zero");
-	SYM_GO_FAIL_IF(t, t->quantum != 1 && t->quantum != 2 && t->quantum != 4,
-		       "pcHeader: bad instruction size quantum");
-	SYM_GO_FAIL_IF(t, t->ptrsize != 4 && t->ptrsize != 8,
-		       "pcHeader: bad pointer size");
+	EMBER_FAIL_IF(pad1 || pad2, &t->diag, -EINVAL, "pcHeader padding is not zero");
+	EMBER_FAIL_IF(t->quantum != 1 && t->quantum != 2 && t->quantum != 4, &t->diag, -EINVAL,
+		      "pcHeader: bad instruction size quantum");
+	EMBER_FAIL_IF(t->ptrsize != 4 && t->ptrsize != 8, &t->diag, -EINVAL,
+		      "pcHeader: bad pointer size");
 	nwords = t->ver == SYM_GO_116 ? 7 : 8;
 	for (unsigned i = 0; i < nwords; i++)
-		SYM_GO_FAIL_IF(t, sym_cur_un(&p, end, t->ptrsize, &w[i]),
-			       "pcHeader truncated");
+		EMBER_FAIL_IF(sym_cur_un(&p, end, t->ptrsize, &w[i]), &t->diag, -EINVAL,
+			      "pcHeader truncated");
 	t->nfunc = w[0];
 	t->nfiles = w[1];
 	base = t->ver == SYM_GO_116 ? 2 : 3;
@@ -163,8 +162,8 @@ static int go_header(struct sym_go_table *t, uint64_t text_addr)
 	    (err = go_table_at(t, w + base, 4, &t->funcs)))
 		return err;
 	t->funcs_addr = t->pclntab.addr + w[base + 4];
-	SYM_GO_FAIL_IF(t, t->ver != SYM_GO_116 && t->text_start == 0,
-		       "no text start address (neither pcHeader nor .text)");
+	EMBER_FAIL_IF(t->ver != SYM_GO_116 && t->text_start == 0, &t->diag, -EINVAL,
+		      "no text start address (neither pcHeader nor .text)");
 	return 0;
 }
 
@@ -183,10 +182,9 @@ static int go_ftab(struct sym_go_table *t, uint64_t i, uint64_t *entry,
 	const uint8_t *p = t->funcs.data, *end = p + t->funcs.size;
 	uint64_t e, off = 0;
 
-	SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, i * 2 * fs) ||
-			   sym_cur_un(&p, end, fs, &e) ||
-			   (i < t->nfunc && sym_cur_un(&p, end, fs, &off)),
-		       "function table truncated");
+	EMBER_FAIL_IF(sym_cur_skip(&p, end, i * 2 * fs) || sym_cur_un(&p, end, fs, &e) ||
+			      (i < t->nfunc && sym_cur_un(&p, end, fs, &off)),
+		      &t->diag, -EINVAL, "function table truncated");
 	*entry = t->ver == SYM_GO_116 ? e : t->text_start + e;
 	*funcoff = off;
 	return 0;
@@ -213,20 +211,20 @@ static int go_func_read(struct sym_go_table *t, uint64_t funcoff,
 	const uint8_t *rec;
 	uint64_t e, v[9], nfd;
 
-	SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, funcoff) ||
-			   (uint64_t)(end - p) < size,
-		       "function record past the end of the table");
+	EMBER_FAIL_IF(sym_cur_skip(&p, end, funcoff) || (uint64_t)(end - p) < size, &t->diag,
+		      -EINVAL, "function record past the end of the table");
 	rec = p;
-	SYM_GO_FAIL_IF(t, sym_cur_un(&p, end, sz0, &e), "function record truncated");
+	EMBER_FAIL_IF(sym_cur_un(&p, end, sz0, &e), &t->diag, -EINVAL,
+		      "function record truncated");
 	for (unsigned i = 1; i <= 8; i++)
-		SYM_GO_FAIL_IF(t, sym_cur_un(&p, end, 4, &v[i]),
-			       "function record truncated");
+		EMBER_FAIL_IF(sym_cur_un(&p, end, 4, &v[i]), &t->diag, -EINVAL,
+			      "function record truncated");
 	e = t->ver == SYM_GO_116 ? e : t->text_start + e;
-	SYM_GO_FAIL_IF(t, e != entry,
-		       "function record's entry differs from the function table's");
+	EMBER_FAIL_IF(e != entry, &t->diag, -EINVAL,
+		      "function record's entry differs from the function table's");
 	p = rec + size - 1;
 	if (sym_cur_un(&p, end, 1, &nfd))
-		return sym_go_fail(t, "function record truncated", SYM_GO_WHERE);
+		return EMBER_FAIL(&t->diag, -EINVAL, "function record truncated");
 	*f = (struct sym_go_func){
 		.entry = entry, .nameoff = (uint32_t)v[1], .pcfile = (uint32_t)v[5],
 		.pcln = (uint32_t)v[6], .npcdata = (uint32_t)v[7],
@@ -235,8 +233,8 @@ static int go_func_read(struct sym_go_table *t, uint64_t funcoff,
 		.pcdata_addr = t->funcs_addr + (uint64_t)(rec + size - t->funcs.data),
 		.rec_end = end,
 	};
-	SYM_GO_FAIL_IF(t, (uint64_t)(end - f->pcdata) / 4 < f->npcdata,
-		       "function record's pcdata past the end of the table");
+	EMBER_FAIL_IF((uint64_t)(end - f->pcdata) / 4 < f->npcdata, &t->diag, -EINVAL,
+		      "function record's pcdata past the end of the table");
 	return 0;
 }
 
@@ -254,7 +252,7 @@ const char *sym_go_name(const struct sym_go_table *t, uint64_t off)
 
 static int go_runs_push(struct sym_go_runs *r, struct sym_go_run run)
 {
-	return SYM_VEC_PUSH(r->v, r->n, r->alloc, run);
+	return EMBER_VEC_PUSH(r->v, r->n, r->alloc, run);
 }
 
 /*
@@ -274,17 +272,18 @@ static int go_decode(struct sym_go_table *t, uint32_t off, uint64_t entry,
 	out->n = 0;
 	if (off == 0)
 		return 0; /* no table */
-	SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, off), "pc-value table offset past pctab");
+	EMBER_FAIL_IF(sym_cur_skip(&p, end, off), &t->diag, -EINVAL,
+		      "pc-value table offset past pctab");
 	for (;;) {
-		SYM_GO_FAIL_IF(t, sym_cur_uleb(&p, end, &uv) || uv > UINT32_MAX,
-			       "pc-value table truncated or malformed");
+		EMBER_FAIL_IF(sym_cur_uleb(&p, end, &uv) || uv > UINT32_MAX, &t->diag, -EINVAL,
+			      "pc-value table truncated or malformed");
 		if (uv == 0 && !first)
 			return 0;
 		val += (uint32_t)(-(uv & 1)) ^ (uint32_t)(uv >> 1);
-		SYM_GO_FAIL_IF(t, sym_cur_uleb(&p, end, &pcd) || pcd > UINT32_MAX,
-			       "pc-value table truncated or malformed");
-		SYM_GO_FAIL_IF(t, pcd * t->quantum > limit - pc,
-			       "pc-value table runs past its function");
+		EMBER_FAIL_IF(sym_cur_uleb(&p, end, &pcd) || pcd > UINT32_MAX, &t->diag,
+			      -EINVAL, "pc-value table truncated or malformed");
+		EMBER_FAIL_IF(pcd * t->quantum > limit - pc, &t->diag, -EINVAL,
+			      "pc-value table runs past its function");
 		if (pcd && go_runs_push(out, (struct sym_go_run){
 				   pc, pc + pcd * t->quantum, (int32_t)val }))
 			return -ENOMEM;
@@ -320,20 +319,21 @@ int64_t sym_go_file(struct sym_index *idx, struct sym_go_table *t,
 
 	if (fileno < 0 || cu_offset == UINT32_MAX)
 		return 0;
-	SYM_GO_FAIL_IF(t, i >= t->cutab.size / 4, "file number past the cu table");
+	EMBER_FAIL_IF(i >= t->cutab.size / 4, &t->diag, -EINVAL,
+		      "file number past the cu table");
 	if (cache[i])
 		return cache[i] == UINT32_MAX ? 0 : cache[i];
-	SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, 4 * i) || sym_cur_un(&p, end, 4, &fo),
-		       "cu table truncated");
+	EMBER_FAIL_IF(sym_cur_skip(&p, end, 4 * i) || sym_cur_un(&p, end, 4, &fo), &t->diag,
+		      -EINVAL, "cu table truncated");
 	if (fo == UINT32_MAX) { /* the runtime's "?" */
 		cache[i] = UINT32_MAX;
 		return 0;
 	}
 	p = t->filetab.data;
 	end = p + t->filetab.size;
-	SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, fo) || sym_cur_cstr(&p, end, &s),
-		       "file name past the end of filetab");
-	off = sym_strtab_intern(&idx->strtab, s, NULL);
+	EMBER_FAIL_IF(sym_cur_skip(&p, end, fo) || sym_cur_cstr(&p, end, &s), &t->diag, -EINVAL,
+		      "file name past the end of filetab");
+	off = sym_strtab_intern(&idx->strtab, s);
 	if (off < 0)
 		return off;
 	cache[i] = off ? (uint32_t)off : UINT32_MAX;
@@ -511,7 +511,7 @@ static int go_function(struct go_build *g, const struct sym_go_func *f)
 	    !sym_ranges_contain(&g->t->exec, f->entry, g->runs.end))
 		return 0; /* no code, or not in an executable section */
 	name = sym_go_name(g->t, f->nameoff);
-	SYM_GO_FAIL_IF(g->t, !name, "function name past the end of funcnametab");
+	EMBER_FAIL_IF(!name, &g->t->diag, -EINVAL, "function name past the end of funcnametab");
 	if ((err = sym_index_add_name(idx, name, &n.name)))
 		return err;
 	n.short_name = n.name == SYM_NONE ? 0 : idx->names[n.name];
@@ -527,7 +527,7 @@ static int go_function(struct go_build *g, const struct sym_go_func *f)
 	if (err == -EINVAL) { /* keep the function, without inline frames */
 		pr_debug("symbolizer: inline tree of '%s' unreadable: %s",
 			 sym_go_name(g->t, f->nameoff), g->t->why);
-		g->t->why = g->t->where = NULL;
+		g->t->diag = ember_diag_make(g->t->why, sizeof(g->t->why));
 		go_drop_nodes(idx, (size_t)node + 1);
 		g->b->scopes.n = nscopes;
 		err = 0;
@@ -541,8 +541,8 @@ static int go_functions(struct go_build *g)
 	uint64_t entry, limit, funcoff, next_off;
 	int err;
 
-	SYM_GO_FAIL_IF(t, t->nfunc > t->funcs.size / (2 * go_ftab_field(t)),
-		       "pcHeader: more functions than the function table holds");
+	EMBER_FAIL_IF(t->nfunc > t->funcs.size / (2 * go_ftab_field(t)), &t->diag, -EINVAL,
+		      "pcHeader: more functions than the function table holds");
 	if ((err = go_ftab(t, 0, &entry, &funcoff)))
 		return err;
 	for (uint64_t i = 0; i < t->nfunc; i++, entry = limit, funcoff = next_off) {
@@ -550,7 +550,8 @@ static int go_functions(struct go_build *g)
 
 		if ((err = go_ftab(t, i + 1, &limit, &next_off)))
 			return err;
-		SYM_GO_FAIL_IF(t, limit < entry, "function table not sorted by address");
+		EMBER_FAIL_IF(limit < entry, &t->diag, -EINVAL,
+			      "function table not sorted by address");
 		if ((err = go_func_read(t, funcoff, entry, &f)))
 			return err;
 		f.limit = limit;
@@ -585,6 +586,7 @@ int sym_go_table_open(struct sym_go_table *t, Elf *elf)
 	int err;
 
 	memset(t, 0, sizeof(*t));
+	t->diag = ember_diag_make(t->why, sizeof(t->why));
 	if ((err = go_sections(elf, t, &ge)) ||
 	    (err = sym_elf_exec_ranges(elf, &t->exec)))
 		return err;
@@ -632,9 +634,8 @@ int sym_gopclntab_collect(struct sym_build *b, Elf *elf)
 	if (err == 0)
 		err = go_collect(b, &t);
 	if (err == -EINVAL) {
-		pr_warn("symbolizer: '.gopclntab' unusable: %s%s%s; "
-			"using the symbol tables", t.why ? t.why : "malformed",
-			t.where ? " at " : "", t.where ? t.where : "");
+		pr_warn("symbolizer: '.gopclntab' unusable: %s; using the symbol tables",
+			t.why[0] ? t.why : "malformed");
 		err = 0;
 		go_rollback(b, &m);
 	} else if (err < 0) {

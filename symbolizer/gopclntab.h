@@ -65,8 +65,8 @@ struct sym_go_table {
 	struct sym_go_sect *sects;	/* allocated sections with contents */
 	size_t nsects;
 	struct sym_ranges exec;		/* executable sections */
-	const char *why;	/* the first check that failed, for the log */
-	const char *where;
+	struct ember_diag diag;	/* the first check that failed, into why */
+	char why[192];
 };
 
 /* One function of the table, as its _func record says. */
@@ -95,31 +95,6 @@ struct sym_go_fn_runs {
 	struct sym_go_runs file, line, inl;
 	uint64_t end;
 };
-
-#define SYM_GO_STR_(x) #x
-#define SYM_GO_STR(x) SYM_GO_STR_(x)
-#ifdef NDEBUG
-#define SYM_GO_WHERE NULL
-#else
-#define SYM_GO_WHERE __FILE__ ":" SYM_GO_STR(__LINE__)
-#endif
-
-/* Record the first failed check in t (what, and file:line in debug
- * builds) and return -EINVAL: zstd's RETURN_ERROR_IF. */
-static inline int sym_go_fail(struct sym_go_table *t, const char *why,
-			      const char *where)
-{
-	if (!t->why) {
-		t->why = why;
-		t->where = where;
-	}
-	return -EINVAL;
-}
-#define SYM_GO_FAIL_IF(t, cond, why)                                         \
-	do {                                                                 \
-		if (cond)                                                    \
-			return sym_go_fail((t), (why), SYM_GO_WHERE);        \
-	} while (0)
 
 /*
  * Find the pclntab of elf and read its header into t (and moduledata's

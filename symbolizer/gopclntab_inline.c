@@ -53,25 +53,25 @@ static int inl_tree_addr(struct sym_go_table *t, const struct sym_go_func *f,
 	*out = 0;
 	if (f->nfuncdata <= SYM_GO_FUNCDATA_INLTREE)
 		return 0;
-	SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, 4 * (uint64_t)f->npcdata),
-		       "function record's funcdata past the end of the table");
+	EMBER_FAIL_IF(sym_cur_skip(&p, end, 4 * (uint64_t)f->npcdata), &t->diag, -EINVAL,
+		      "function record's funcdata past the end of the table");
 	if (t->ver == SYM_GO_116) {
 		/* pointers, aligned as the runtime aligns them in memory */
 		uint64_t at = f->pcdata_addr + 4 * (uint64_t)f->npcdata;
 
 		if (t->ptrsize == 8 && (at & 4))
-			SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, 4),
-				       "function record's funcdata past the end");
-		SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, (uint64_t)t->ptrsize *
-							   SYM_GO_FUNCDATA_INLTREE) ||
-				   sym_cur_un(&p, end, t->ptrsize, &v),
-			       "function record's funcdata past the end");
+			EMBER_FAIL_IF(sym_cur_skip(&p, end, 4), &t->diag, -EINVAL,
+				      "function record's funcdata past the end");
+		EMBER_FAIL_IF(
+			sym_cur_skip(&p, end, (uint64_t)t->ptrsize * SYM_GO_FUNCDATA_INLTREE) ||
+				sym_cur_un(&p, end, t->ptrsize, &v),
+			&t->diag, -EINVAL, "function record's funcdata past the end");
 		*out = v;
 		return 0;
 	}
-	SYM_GO_FAIL_IF(t, sym_cur_skip(&p, end, 4 * SYM_GO_FUNCDATA_INLTREE) ||
-			   sym_cur_un(&p, end, 4, &v),
-		       "function record's funcdata past the end");
+	EMBER_FAIL_IF(sym_cur_skip(&p, end, 4 * SYM_GO_FUNCDATA_INLTREE) ||
+			      sym_cur_un(&p, end, 4, &v),
+		      &t->diag, -EINVAL, "function record's funcdata past the end");
 	if (v == UINT32_MAX)
 		return 0;
 	*out = t->gofunc + v;
@@ -87,15 +87,16 @@ static int inl_entry(struct inl_ctx *c, uint32_t ix, uint64_t *nameoff,
 	const uint8_t *end;
 	uint64_t parent_pc;
 
-	SYM_GO_FAIL_IF(c->t, !p, "inline tree entry outside the file's sections");
+	EMBER_FAIL_IF(!p, &c->t->diag, -EINVAL,
+		      "inline tree entry outside the file's sections");
 	end = p + c->esize;
-	SYM_GO_FAIL_IF(c->t, sym_cur_skip(&p, end, c->t->ver == SYM_GO_120 ? 4 : 12) ||
-			     sym_cur_un(&p, end, 4, nameoff) ||
-			     sym_cur_un(&p, end, 4, &parent_pc),
-		       "inline tree entry truncated");
-	SYM_GO_FAIL_IF(c->t, parent_pc > INT32_MAX ||
-			     parent_pc >= c->runs->end - c->f->entry,
-		       "inline tree entry's call site outside its function");
+	EMBER_FAIL_IF(sym_cur_skip(&p, end, c->t->ver == SYM_GO_120 ? 4 : 12) ||
+			      sym_cur_un(&p, end, 4, nameoff) ||
+			      sym_cur_un(&p, end, 4, &parent_pc),
+		      &c->t->diag, -EINVAL, "inline tree entry truncated");
+	EMBER_FAIL_IF(parent_pc > INT32_MAX || parent_pc >= c->runs->end - c->f->entry,
+		      &c->t->diag, -EINVAL,
+		      "inline tree entry's call site outside its function");
 	*pc = c->f->entry + parent_pc;
 	return 0;
 }
@@ -115,7 +116,7 @@ static int inl_make(struct inl_ctx *c, uint32_t ix, uint32_t parent)
 	if ((err = inl_entry(c, ix, &nameoff, &pc)))
 		return err;
 	name = sym_go_name(c->t, nameoff);
-	SYM_GO_FAIL_IF(c->t, !name, "inlined function's name past funcnametab");
+	EMBER_FAIL_IF(!name, &c->t->diag, -EINVAL, "inlined function's name past funcnametab");
 	if ((err = sym_index_add_name(c->idx, name, &n.name)))
 		return err;
 	n.short_name = n.name == SYM_NONE ? 0 : c->idx->names[n.name];
@@ -146,8 +147,8 @@ static int inl_node(struct inl_ctx *c, uint32_t ix, uint32_t *out)
 	while (cur >= 0 && c->node_of[cur] == SYM_NONE) {
 		uint64_t nameoff, pc;
 
-		SYM_GO_FAIL_IF(c->t, n == SYM_GO_MAX_INLINE_DEPTH,
-			       "inline chain too deep (or a cycle)");
+		EMBER_FAIL_IF(n == SYM_GO_MAX_INLINE_DEPTH, &c->t->diag, -EINVAL,
+			      "inline chain too deep (or a cycle)");
 		chain[n++] = (uint32_t)cur;
 		if ((err = inl_entry(c, (uint32_t)cur, &nameoff, &pc)))
 			return err;
@@ -202,11 +203,12 @@ int sym_go_inline(struct sym_index *idx, struct sym_go_table *t,
 		return 0;
 	if ((err = inl_tree_addr(t, f, &c.tree)))
 		return err;
-	SYM_GO_FAIL_IF(t, c.tree == 0, "inline tree index without an inline tree");
+	EMBER_FAIL_IF(c.tree == 0, &t->diag, -EINVAL,
+		      "inline tree index without an inline tree");
 	c.nentries = (uint32_t)max + 1;
 	/* every entry used must be in the file: bounds the table below */
-	SYM_GO_FAIL_IF(t, !sym_go_bytes_at(t, c.tree, (uint64_t)c.nentries * c.esize),
-		       "inline tree past the end of its section");
+	EMBER_FAIL_IF(!sym_go_bytes_at(t, c.tree, (uint64_t)c.nentries * c.esize), &t->diag,
+		      -EINVAL, "inline tree past the end of its section");
 	c.node_of = malloc(c.nentries * sizeof(*c.node_of));
 	if (!c.node_of)
 		return -ENOMEM;

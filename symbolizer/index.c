@@ -12,27 +12,41 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* Whether name id idx is the string at strtab offset *key. */
+static bool name_equal(const void *ctx, size_t idx, const void *key)
+{
+	return ((const uint32_t *)ctx)[idx] == *(const uint32_t *)key;
+}
+
 int sym_index_add_name(struct sym_index *idx, const char *raw,
 		       uint32_t *name_id)
 {
-	uint32_t *aux;
+	uint32_t off32;
+	uint64_t h;
+	size_t found;
 	int64_t off;
+	int err;
 
 	*name_id = SYM_NONE;
 	if (!raw || !*raw)
 		return 0;
-	off = sym_strtab_intern(&idx->strtab, raw, &aux);
+	off = sym_strtab_intern(&idx->strtab, raw);
 	if (off < 0)
 		return (int)off;
-	if (*aux == SYM_NONE) {
-		uint32_t id = (uint32_t)idx->nnames;
-
-		if (SYM_VEC_PUSH(idx->names, idx->nnames, idx->names_alloc,
-				 (uint32_t)off))
-			return -ENOMEM;
-		*aux = id;
+	off32 = (uint32_t)off;
+	h = ember_hash_u64(&idx->name_set.key, off32);
+	found = ember_hset_find(&idx->name_set, h, name_equal, idx->names, &off32);
+	if (found == SIZE_MAX) {
+		found = idx->nnames;
+		err = EMBER_VEC_PUSH(idx->names, idx->nnames, idx->names_alloc, off32);
+		if (!err)
+			err = ember_hset_insert(&idx->name_set, h, found);
+		if (err) {
+			idx->nnames = found;
+			return err;
+		}
 	}
-	*name_id = *aux;
+	*name_id = (uint32_t)found;
 	return 0;
 }
 
@@ -177,7 +191,12 @@ struct sym_index *sym_index_open_flags(const char *path,
 	idx->seg_source = SYM_SOURCE_DWARF;
 	e = sym_strtab_init(&idx->strtab);
 	if (!e)
+		e = ember_hset_init(&idx->name_set);
+	if (!e)
 		e = index_build(idx, path, opts, flags);
+	/* Built: nothing is interned any more. */
+	ember_hset_release(&idx->strtab.set);
+	ember_hset_release(&idx->name_set);
 	if (!e && idx->nnames) {
 		idx->demangled = calloc(2 * idx->nnames, sizeof(*idx->demangled));
 		if (!idx->demangled)
@@ -219,6 +238,7 @@ void sym_index_free(struct sym_index *idx)
 		return;
 	}
 	sym_strtab_release(&idx->strtab);
+	ember_hset_release(&idx->name_set);
 	free(idx->names);
 	sym_big_free(idx->nodes, idx->nodes_map);
 	sym_big_free(idx->seg_start, idx->seg_start_map);

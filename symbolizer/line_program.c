@@ -67,12 +67,12 @@ static int add_file(struct header *h, const char *name, uint64_t dir)
 {
 	struct file_entry e = { name, dir };
 
-	return SYM_VEC_PUSH(h->files, h->nfiles, h->files_alloc, e);
+	return EMBER_VEC_PUSH(h->files, h->nfiles, h->files_alloc, e);
 }
 
 static int add_dir(struct header *h, const char *name)
 {
-	return SYM_VEC_PUSH(h->dirs, h->ndirs, h->dirs_alloc, name);
+	return EMBER_VEC_PUSH(h->dirs, h->ndirs, h->dirs_alloc, name);
 }
 
 /* DWARF 2-4: NUL-terminated lists. */
@@ -257,7 +257,7 @@ static int64_t file_path(struct sym_index *idx, const struct header *h,
 	const char *dir = NULL;
 
 	if (is_abs(e->name))
-		return sym_strtab_intern(&idx->strtab, e->name, NULL);
+		return sym_strtab_intern(&idx->strtab, e->name);
 	if (h->version >= 5) {
 		if (e->dir < h->ndirs)
 			dir = h->dirs[e->dir];
@@ -271,7 +271,7 @@ static int64_t file_path(struct sym_index *idx, const struct header *h,
 	path_append(buf, e->name);
 	if (!buf->data)
 		return 0;
-	return sym_strtab_intern(&idx->strtab, buf->data, NULL);
+	return sym_strtab_intern(&idx->strtab, buf->data);
 }
 
 /* File numbers as DW_AT_call_file/decl_file and the program use them:

@@ -33,7 +33,7 @@ int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 	dl = comp_dir ? strlen(comp_dir) : 0;
 	if (name[0] == '/' || !comp_dir ||
 	    (strncmp(name, comp_dir, dl) == 0 && name[dl] == '/'))
-		return sym_strtab_intern(&idx->strtab, name, NULL);
+		return sym_strtab_intern(&idx->strtab, name);
 	nl = strlen(name);
 	if (dl + nl + 2 > sizeof(stackbuf)) {
 		buf = malloc(dl + nl + 2);
@@ -44,7 +44,7 @@ int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 	if (dl && comp_dir[dl - 1] != '/')
 		buf[dl++] = '/';
 	memcpy(buf + dl, name, nl + 1);
-	off = sym_strtab_intern(&idx->strtab, buf, NULL);
+	off = sym_strtab_intern(&idx->strtab, buf);
 	if (buf != stackbuf)
 		free(buf);
 	return off;

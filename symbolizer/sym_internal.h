@@ -151,14 +151,7 @@ static inline int sym_cur_cstr(const uint8_t **pos, const uint8_t *end,
 
 /* ---- growable arrays --------------------------------------------------- */
 
-/* Make room for one more element; returns 0 or -ENOMEM. */
-int sym_vec_grow(void **data, size_t *alloc, size_t len, size_t elem);
-#define SYM_VEC_PUSH(arr, len, alloc, val)                                   \
-	((len) >= (alloc) &&                                                 \
-	 sym_vec_grow((void **)&(arr), &(alloc), (len), sizeof(*(arr)))      \
-		 ? -ENOMEM                                                   \
-		 : ((arr)[(len)++] = (val), 0))
-
+/* Small growable arrays are common.h's EMBER_VEC_PUSH. */
 /* Arrays of many megabytes, mapped (big_array.c): make room for need
  * bytes (*bytes: the mapped size, 0 at first); free with the size. */
 int sym_big_grow(void **data, size_t *bytes, size_t need);
@@ -169,17 +162,13 @@ void sym_big_free(void *data, size_t bytes);
 struct sym_strtab {
 	char *data;
 	size_t len, alloc;
-	/* open-addressing hash: slot = {offset, aux}; offset 0 = empty slot */
-	uint32_t *slots;
-	size_t nslots, count;
+	struct ember_hset set;	/* of the strings' offsets; unset when loaded */
 };
 
 int sym_strtab_init(struct sym_strtab *st);
 void sym_strtab_release(struct sym_strtab *st);
-/* Offset of s (interned), or a negative errno.  aux, if non-NULL, points
- * at a per-string u32 the caller may use (initially SYM_NONE). */
-int64_t sym_strtab_intern(struct sym_strtab *st, const char *s,
-			  uint32_t **aux);
+/* Offset of s (interned once), or a negative errno. */
+int64_t sym_strtab_intern(struct sym_strtab *st, const char *s);
 static inline const char *sym_strtab_get(const struct sym_strtab *st,
 					 uint32_t off)
 {
@@ -227,6 +216,7 @@ struct sym_index {
 	struct sym_strtab strtab;
 	uint32_t *names;	/* name id -> strtab offset of raw name */
 	size_t nnames, names_alloc;
+	struct ember_hset name_set; /* of name ids, by offset (builds only) */
 	_Atomic(char *) *demangled; /* 2 per name: [short, with params] */
 
 	struct sym_node *nodes;
@@ -363,7 +353,7 @@ struct sym_ivals {
 static inline int sym_ivals_push(struct sym_ivals *iv, struct sym_ival x)
 {
 	if (iv->n >= iv->alloc &&
-	    sym_vec_grow((void **)&iv->v, &iv->alloc, iv->n, sizeof(x)))
+	    ember_vec_grow((void **)&iv->v, &iv->alloc, iv->n, sizeof(x)))
 		return -ENOMEM;
 	iv->v[iv->n++] = x;
 	return 0;

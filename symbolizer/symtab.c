@@ -69,7 +69,7 @@ static void table_strings(Elf *elf, size_t link, struct sym_sect *out)
 
 static int table_add(struct sym_symtab *t, const struct sym_symsrc *src)
 {
-	return SYM_VEC_PUSH(t->v, t->n, t->alloc, *src);
+	return EMBER_VEC_PUSH(t->v, t->n, t->alloc, *src);
 }
 
 /* The symbol tables of one kind in elf, in section order. */
@@ -152,7 +152,7 @@ static int collect_table(const struct sym_symsrc *src, struct sym_symlist *out)
 		struct sym_tmp t = { { sym.st_value, sym.st_size, 0, 0 }, name,
 				     GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL,
 				     out->n };
-		if (SYM_VEC_PUSH(out->v, out->n, out->alloc, t))
+		if (EMBER_VEC_PUSH(out->v, out->n, out->alloc, t))
 			return -ENOMEM;
 	}
 	return 0;
@@ -189,7 +189,7 @@ static int symtab_store(struct sym_index *idx, const struct sym_tmp *t, size_t n
 		v[w] = t[i].s;
 		err = sym_index_add_name(idx, t[i].name, &v[w].name);
 		if (!err && t[i].file && *t[i].file) {
-			int64_t off = sym_strtab_intern(&idx->strtab, t[i].file, NULL);
+			int64_t off = sym_strtab_intern(&idx->strtab, t[i].file);
 
 			err = off < 0 ? (int)off : 0;
 			v[w].file = off > 0 ? (uint32_t)off : 0;

@@ -49,9 +49,9 @@ static uint64_t where_off(const struct prog *pr)
 
 static int truncated(struct prog *pr, unsigned op)
 {
-	return UNWIND_FAIL(pr->b->diag, -UNWIND_ERR_BAD_CFI,
-			   "'%s' +0x%" PRIx64 ": operand of DW_CFA 0x%02x runs past the entry",
-			   where_sec(pr), where_off(pr), op);
+	return EMBER_FAIL(pr->b->diag, -UNWIND_ERR_BAD_CFI,
+			  "'%s' +0x%" PRIx64 ": operand of DW_CFA 0x%02x runs past the entry",
+			  where_sec(pr), where_off(pr), op);
 }
 
 /* The rest of the FDE is INVALID (or the CIE's whole initial state). */

@@ -51,7 +51,7 @@ void unwind_elf_free(struct unwind_elf *e)
 }
 
 /* Every header and non-NOBITS section inside the image. */
-static int check_bounds(Elf *elf, struct unwind_diag *d)
+static int check_bounds(Elf *elf, struct ember_diag *d)
 {
 	size_t size, n;
 	Elf_Scn *scn = NULL;
@@ -59,35 +59,35 @@ static int check_bounds(Elf *elf, struct unwind_diag *d)
 
 	elf_rawfile(elf, &size);
 	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n) || elf_getshdrnum(elf, &n))
-		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "ELF headers unreadable: %s",
-				   elf_errmsg(-1));
-	UNWIND_FAIL_IF(eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > size ||
-			       eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > size,
-		       d, -UNWIND_ERR_BAD_ELF, "ELF header tables run past the end of the file");
+		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF, "ELF headers unreadable: %s",
+				  elf_errmsg(-1));
+	EMBER_FAIL_IF(eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > size ||
+			      eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > size,
+		      d, -UNWIND_ERR_BAD_ELF, "ELF header tables run past the end of the file");
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh))
-			return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "section header unreadable");
-		UNWIND_FAIL_IF(sh.sh_type != SHT_NOBITS &&
-				       (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset),
-			       d, -UNWIND_ERR_BAD_ELF,
-			       "section %zu runs past the end of the file", elf_ndxscn(scn));
+			return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF, "section header unreadable");
+		EMBER_FAIL_IF(sh.sh_type != SHT_NOBITS &&
+				      (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset),
+			      d, -UNWIND_ERR_BAD_ELF,
+			      "section %zu runs past the end of the file", elf_ndxscn(scn));
 	}
 	return 0;
 }
 
-static int check_machine(Elf *elf, struct unwind_elf *e, struct unwind_diag *d)
+static int check_machine(Elf *elf, struct unwind_elf *e, struct ember_diag *d)
 {
 	GElf_Ehdr eh;
 
 	if (!gelf_getehdr(elf, &eh))
-		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "ELF header unreadable");
-	UNWIND_FAIL_IF(eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-			       eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-			       (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64),
-		       d, -UNWIND_ERR_ARCH, "ELF machine %u, class %u: not x86-64 or arm64",
-		       eh.e_machine, eh.e_ident[EI_CLASS]);
+		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF, "ELF header unreadable");
+	EMBER_FAIL_IF(eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+			      eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+			      (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64),
+		      d, -UNWIND_ERR_ARCH, "ELF machine %u, class %u: not x86-64 or arm64",
+		      eh.e_machine, eh.e_ident[EI_CLASS]);
 	e->machine = eh.e_machine;
 	return 0;
 }
@@ -128,7 +128,7 @@ static bool needs_decompressing(Elf *elf)
 	return s.scn[SCN_DEBUG] && (s.zdebug || (s.sh[SCN_DEBUG].sh_flags & SHF_COMPRESSED));
 }
 
-static int elf_new(Elf *elf, void *copy, struct unwind_diag *d,
+static int elf_new(Elf *elf, void *copy, struct ember_diag *d,
 		   struct unwind_elf **out)
 {
 	struct unwind_elf *e = calloc(1, sizeof(*e));
@@ -142,7 +142,7 @@ static int elf_new(Elf *elf, void *copy, struct unwind_diag *d,
 	}
 	e->elf = elf;
 	e->copy = copy;
-	err = elf_kind(elf) == ELF_K_ELF ? 0 : UNWIND_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file");
+	err = elf_kind(elf) == ELF_K_ELF ? 0 : EMBER_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file");
 	if (!err)
 		err = check_machine(elf, e, d);
 	if (!err)
@@ -156,18 +156,19 @@ static int elf_new(Elf *elf, void *copy, struct unwind_diag *d,
 	return 0;
 }
 
-int unwind_elf_open_fd(int fd, struct unwind_diag *d, struct unwind_elf **out)
+int unwind_elf_open_fd(int fd, struct ember_diag *d, struct unwind_elf **out)
 {
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (!elf)
-		return UNWIND_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s", elf_errmsg(-1));
+		return EMBER_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s",
+				  elf_errmsg(-1));
 	return elf_new(elf, NULL, d, out);
 }
 
-int unwind_elf_open_mem(const void *image, size_t size, struct unwind_diag *d,
+int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
 			struct unwind_elf **out)
 {
 	void *copy = NULL;
@@ -186,7 +187,8 @@ int unwind_elf_open_mem(const void *image, size_t size, struct unwind_diag *d,
 	}
 	if (!elf) {
 		free(copy);
-		return UNWIND_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s", elf_errmsg(-1));
+		return EMBER_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s",
+				  elf_errmsg(-1));
 	}
 	return elf_new(elf, copy, d, out);
 }
@@ -210,20 +212,20 @@ static void populate(const void *p, size_t n)
 
 /* The bytes of a found section, decompressed if need be. */
 static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
-		     struct unwind_diag *d, struct unwind_section *out)
+		     struct ember_diag *d, struct unwind_section *out)
 {
 	Elf_Data *data;
 
 	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "'.debug_frame': cannot decompress: %s",
-				   elf_errmsg(-1));
+		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF,
+				  "'.debug_frame': cannot decompress: %s", elf_errmsg(-1));
 	if (zdebug && elf_compress_gnu(scn, 0, 0) < 0)
-		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "'.zdebug_frame': cannot decompress: %s",
-				   elf_errmsg(-1));
+		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF,
+				  "'.zdebug_frame': cannot decompress: %s", elf_errmsg(-1));
 	data = elf_getdata(scn, NULL);
 	if (!data || (!data->d_buf && data->d_size))
-		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_ELF, "section %zu unreadable: %s",
-				   elf_ndxscn(scn), elf_errmsg(-1));
+		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF, "section %zu unreadable: %s",
+				  elf_ndxscn(scn), elf_errmsg(-1));
 	out->data = data->d_buf;
 	out->size = data->d_size;
 	out->vaddr = sh->sh_addr;
@@ -233,7 +235,7 @@ static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
 }
 
 /* No section headers: .eh_frame through PT_GNU_EH_FRAME and its PT_LOAD. */
-static int eh_frame_from_phdrs(Elf *elf, struct unwind_diag *d,
+static int eh_frame_from_phdrs(Elf *elf, struct ember_diag *d,
 			       struct unwind_section *eh)
 {
 	size_t size, phnum;
@@ -250,7 +252,7 @@ static int eh_frame_from_phdrs(Elf *elf, struct unwind_diag *d,
 	    hdr.p_filesz > size - hdr.p_offset)
 		return 0;
 	if (unwind_hdr_eh_frame_ptr(image + hdr.p_offset, hdr.p_filesz, hdr.p_vaddr, &at))
-		return UNWIND_FAIL(d, -UNWIND_ERR_BAD_CFI, "'.eh_frame_hdr': unreadable header");
+		return EMBER_FAIL(d, -UNWIND_ERR_BAD_CFI, "'.eh_frame_hdr': unreadable header");
 	for (size_t i = 0; i < phnum; i++) {
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
 		    at < ph.p_vaddr || at - ph.p_vaddr >= ph.p_filesz ||
@@ -262,9 +264,9 @@ static int eh_frame_from_phdrs(Elf *elf, struct unwind_diag *d,
 		eh->size_known = false;
 		return 0;
 	}
-	return UNWIND_FAIL(d, -UNWIND_ERR_BAD_CFI,
-			   "'.eh_frame_hdr': .eh_frame at 0x%llx is in no PT_LOAD segment",
-			   (unsigned long long)at);
+	return EMBER_FAIL(d, -UNWIND_ERR_BAD_CFI,
+			  "'.eh_frame_hdr': .eh_frame at 0x%llx is in no PT_LOAD segment",
+			  (unsigned long long)at);
 }
 
 /*
@@ -343,7 +345,7 @@ static size_t read_build_id(Elf *elf, uint8_t *out)
 
 /* .eh_frame and .eh_frame_hdr of the binary. */
 static int input_eh(struct unwind_elf *bin, const struct scns *s,
-		    struct unwind_diag *d, struct unwind_input *in)
+		    struct ember_diag *d, struct unwind_input *in)
 {
 	struct unwind_section *eh = &in->sec[UNWIND_SEC_EH];
 	uint64_t at;
@@ -366,7 +368,7 @@ static int input_eh(struct unwind_elf *bin, const struct scns *s,
 
 /* .debug_frame of the binary, else of the debug file. */
 static int input_debug(struct unwind_elf *bin, const struct scns *s,
-		       struct unwind_elf *dbg, struct unwind_diag *d,
+		       struct unwind_elf *dbg, struct ember_diag *d,
 		       struct unwind_input *in)
 {
 	struct scns ds;
@@ -384,20 +386,20 @@ static int input_debug(struct unwind_elf *bin, const struct scns *s,
 }
 
 static int check_debug_file(struct unwind_elf *bin, struct unwind_elf *dbg,
-			    struct unwind_diag *d, struct unwind_input *in)
+			    struct ember_diag *d, struct unwind_input *in)
 {
 	uint8_t id[EMBER_BUILD_ID_MAX];
 	size_t n;
 
 	if (!dbg)
 		return 0;
-	UNWIND_FAIL_IF(dbg->machine != bin->machine, d, -UNWIND_ERR_DEBUG_MISMATCH,
-		       "debug file is for ELF machine %u, the binary for %u",
-		       dbg->machine, bin->machine);
+	EMBER_FAIL_IF(dbg->machine != bin->machine, d, -UNWIND_ERR_DEBUG_MISMATCH,
+		      "debug file is for ELF machine %u, the binary for %u", dbg->machine,
+		      bin->machine);
 	n = read_build_id(dbg->elf, id);
-	UNWIND_FAIL_IF(n && in->build_id_len &&
-			       (n != in->build_id_len || memcmp(id, in->build_id, n)),
-		       d, -UNWIND_ERR_DEBUG_MISMATCH, "debug file has another build ID");
+	EMBER_FAIL_IF(n && in->build_id_len &&
+			      (n != in->build_id_len || memcmp(id, in->build_id, n)),
+		      d, -UNWIND_ERR_DEBUG_MISMATCH, "debug file has another build ID");
 	if (!in->build_id_len) {
 		memcpy(in->build_id, id, n);
 		in->build_id_len = n;
@@ -406,7 +408,7 @@ static int check_debug_file(struct unwind_elf *bin, struct unwind_elf *dbg,
 }
 
 int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
-		     unsigned flags, struct unwind_diag *d,
+		     unsigned flags, struct ember_diag *d,
 		     struct unwind_input *in)
 {
 	struct scns s;
@@ -428,7 +430,7 @@ int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
 		err = input_debug(bin, &s, dbg, d, in);
 	if (err)
 		return err;
-	UNWIND_FAIL_IF(!in->sec[UNWIND_SEC_EH].data && !in->sec[UNWIND_SEC_DEBUG].data,
-		       d, -UNWIND_ERR_NO_CFI, "no .eh_frame or .debug_frame");
+	EMBER_FAIL_IF(!in->sec[UNWIND_SEC_EH].data && !in->sec[UNWIND_SEC_DEBUG].data, d,
+		      -UNWIND_ERR_NO_CFI, "no .eh_frame or .debug_frame");
 	return 0;
 }

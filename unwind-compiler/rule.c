@@ -1,5 +1,5 @@
 /*
- * rule.c - from the interpreter's state to the blob's 16-byte rule, and
+ * rule.c - from the interpreter's state to the table's 16-byte rule, and
  * the set that interns rules (a binary has a few hundred distinct ones
  * against up to millions of rows).
  *
@@ -168,7 +168,7 @@ int64_t unwind_rules_intern(struct unwind_rule_set *s, const struct unwind_rule 
 		return id;
 	if (s->n >= UINT32_MAX - 1)
 		return -E2BIG;
-	if (UNWIND_VEC_PUSH(s->rules, s->n, s->alloc, *r))
+	if (EMBER_VEC_PUSH(s->rules, s->n, s->alloc, *r))
 		return -ENOMEM;
 	s->slots[slot] = (uint32_t)s->n;
 	return (int64_t)s->n - 1;

@@ -30,19 +30,19 @@ enum wire_compression wire_detect_compression(const void *data, size_t size)
 }
 
 static int append_chunk(struct ember_buf *out, const uint8_t *chunk, size_t n,
-			struct wire_diag *d, const char *what)
+			struct ember_diag *d, const char *what)
 {
 	int err = ember_buf_append(out, chunk, n);
 
-	WIRE_FAIL_IF(err == -E2BIG, d, -E2BIG,
-		     "%s: decompressed profile larger than %zu bytes", what, out->cap);
-	WIRE_FAIL_IF(err, d, err, "%s: out of memory", what);
+	EMBER_FAIL_IF(err == -E2BIG, d, -E2BIG,
+		      "%s: decompressed profile larger than %zu bytes", what, out->cap);
+	EMBER_FAIL_IF(err, d, err, "%s: out of memory", what);
 	return 0;
 }
 
 /* Inflate one gzip member from *pos; advance *pos past it on success. */
 static int gunzip_member(z_stream *zs, const uint8_t **pos, const uint8_t *end,
-			 struct ember_buf *out, struct wire_diag *d)
+			 struct ember_buf *out, struct ember_diag *d)
 {
 	uint8_t chunk[CHUNK];
 	int zr;
@@ -53,32 +53,33 @@ static int gunzip_member(z_stream *zs, const uint8_t **pos, const uint8_t *end,
 		zs->next_out = chunk;
 		zs->avail_out = sizeof(chunk);
 		zr = inflate(zs, Z_NO_FLUSH);
-		WIRE_FAIL_IF(zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR, d,
-			     -PPROF_ERR_COMPRESSION, "gzip: corrupt stream at input byte %zu (%s)",
-			     (size_t)((const uint8_t *)zs->next_in - *pos),
-			     zs->msg ? zs->msg : "zlib error");
-		WIRE_FORWARD_IF_ERROR(append_chunk(out, chunk, sizeof(chunk) - zs->avail_out,
+		EMBER_FAIL_IF(zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR, d,
+			      -PPROF_ERR_COMPRESSION,
+			      "gzip: corrupt stream at input byte %zu (%s)",
+			      (size_t)((const uint8_t *)zs->next_in - *pos),
+			      zs->msg ? zs->msg : "zlib error");
+		EMBER_FORWARD_IF_ERROR(append_chunk(out, chunk, sizeof(chunk) - zs->avail_out,
 						   d, "gzip"));
-		WIRE_FAIL_IF(zr == Z_BUF_ERROR && zs->avail_out != 0, d,
-			     -PPROF_ERR_COMPRESSION, "gzip: truncated stream");
+		EMBER_FAIL_IF(zr == Z_BUF_ERROR && zs->avail_out != 0, d,
+			      -PPROF_ERR_COMPRESSION, "gzip: truncated stream");
 	} while (zr != Z_STREAM_END);
 	*pos = zs->next_in;
 	return 0;
 }
 
-int wire_gunzip(const void *data, size_t size, struct ember_buf *out, struct wire_diag *d)
+int wire_gunzip(const void *data, size_t size, struct ember_buf *out, struct ember_diag *d)
 {
 	const uint8_t *pos = data, *end = pos + size;
 	z_stream zs;
 	int err = 0;
 
-	WIRE_FAIL_IF(size > UINT32_MAX, d, -E2BIG, "gzip: input larger than 4 GiB");
+	EMBER_FAIL_IF(size > UINT32_MAX, d, -E2BIG, "gzip: input larger than 4 GiB");
 	memset(&zs, 0, sizeof(zs));
 	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-		return WIRE_FAIL(d, -ENOMEM, "gzip: cannot start zlib");
+		return EMBER_FAIL(d, -ENOMEM, "gzip: cannot start zlib");
 	while (!err && pos < end) {
 		if (wire_detect_compression(pos, (size_t)(end - pos)) != WIRE_COMP_GZIP) {
-			err = WIRE_FAIL(d, -PPROF_ERR_COMPRESSION,
+			err = EMBER_FAIL(d, -PPROF_ERR_COMPRESSION,
 					"gzip: %zu bytes of garbage after the stream",
 					(size_t)(end - pos));
 			break;
@@ -103,7 +104,7 @@ static int zstd_window_log(size_t cap)
 }
 
 static int unzstd_loop(ZSTD_DStream *ds, const void *data, size_t size,
-		       struct ember_buf *out, struct wire_diag *d)
+		       struct ember_buf *out, struct ember_diag *d)
 {
 	ZSTD_inBuffer in = { data, size, 0 };
 	uint8_t chunk[CHUNK];
@@ -114,23 +115,23 @@ static int unzstd_loop(ZSTD_DStream *ds, const void *data, size_t size,
 		size_t before = in.pos;
 
 		zr = ZSTD_decompressStream(ds, &ob, &in);
-		WIRE_FAIL_IF(ZSTD_isError(zr), d, -PPROF_ERR_COMPRESSION,
-			     "zstd: corrupt stream near input byte %zu (%s)", in.pos,
-			     ZSTD_getErrorName(zr));
-		WIRE_FORWARD_IF_ERROR(append_chunk(out, chunk, ob.pos, d, "zstd"));
-		WIRE_FAIL_IF(zr != 0 && in.pos == in.size && before == in.pos && ob.pos == 0,
-			     d, -PPROF_ERR_COMPRESSION, "zstd: truncated stream");
+		EMBER_FAIL_IF(ZSTD_isError(zr), d, -PPROF_ERR_COMPRESSION,
+			      "zstd: corrupt stream near input byte %zu (%s)", in.pos,
+			      ZSTD_getErrorName(zr));
+		EMBER_FORWARD_IF_ERROR(append_chunk(out, chunk, ob.pos, d, "zstd"));
+		EMBER_FAIL_IF(zr != 0 && in.pos == in.size && before == in.pos && ob.pos == 0,
+			      d, -PPROF_ERR_COMPRESSION, "zstd: truncated stream");
 	}
 	return 0;
 }
 
-int wire_unzstd(const void *data, size_t size, struct ember_buf *out, struct wire_diag *d)
+int wire_unzstd(const void *data, size_t size, struct ember_buf *out, struct ember_diag *d)
 {
 	ZSTD_DStream *ds = ZSTD_createDStream();
 	int err;
 
 	if (!ds)
-		return WIRE_FAIL(d, -ENOMEM, "zstd: cannot start libzstd");
+		return EMBER_FAIL(d, -ENOMEM, "zstd: cannot start libzstd");
 	ZSTD_DCtx_setParameter(ds, ZSTD_d_windowLogMax, zstd_window_log(out->cap));
 	err = unzstd_loop(ds, data, size, out, d);
 	ZSTD_freeDStream(ds);

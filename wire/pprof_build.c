@@ -15,8 +15,8 @@ static int new_value_type(struct pprof_profile *p, const char *type, const char 
 	Perftools__Profiles__ValueType *vt;
 	int64_t t, u;
 
-	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, type, &t));
-	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, unit, &u));
+	EMBER_FORWARD_IF_ERROR(pprof_add_string(p, type, &t));
+	EMBER_FORWARD_IF_ERROR(pprof_add_string(p, unit, &u));
 	vt = malloc(sizeof(*vt));
 	if (!vt)
 		return -ENOMEM;
@@ -34,9 +34,9 @@ int pprof_add_sample_type(struct pprof_profile *p, const char *type, const char 
 
 	if (m->n_sample)
 		return -EBUSY;
-	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->sample_type, m->n_sample_type,
+	EMBER_FORWARD_IF_ERROR(pprof_grow(&m->sample_type, m->n_sample_type,
 					 &p->caps.sample_types, sizeof(*m->sample_type)));
-	WIRE_FORWARD_IF_ERROR(new_value_type(p, type, unit, &vt));
+	EMBER_FORWARD_IF_ERROR(new_value_type(p, type, unit, &vt));
 	m->sample_type[m->n_sample_type++] = vt;
 	return 0;
 }
@@ -46,7 +46,7 @@ int pprof_set_period(struct pprof_profile *p, const char *type, const char *unit
 {
 	Perftools__Profiles__ValueType *vt;
 
-	WIRE_FORWARD_IF_ERROR(new_value_type(p, type, unit, &vt));
+	EMBER_FORWARD_IF_ERROR(new_value_type(p, type, unit, &vt));
 	if (p->msg->period_type)
 		perftools__profiles__value_type__free_unpacked(p->msg->period_type, NULL);
 	p->msg->period_type = vt;
@@ -63,9 +63,9 @@ int pprof_add_mapping(struct pprof_profile *p, const struct pprof_mapping_desc *
 
 	if (md->start > md->limit)
 		return -EINVAL;
-	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, md->filename, &file));
-	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, md->build_id, &bid));
-	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->mapping, m->n_mapping, &p->caps.mappings,
+	EMBER_FORWARD_IF_ERROR(pprof_add_string(p, md->filename, &file));
+	EMBER_FORWARD_IF_ERROR(pprof_add_string(p, md->build_id, &bid));
+	EMBER_FORWARD_IF_ERROR(pprof_grow(&m->mapping, m->n_mapping, &p->caps.mappings,
 					 sizeof(*m->mapping)));
 	mp = malloc(sizeof(*mp));
 	if (!mp)
@@ -94,7 +94,7 @@ int pprof_add_location(struct pprof_profile *p, uint64_t mapping_id, uint64_t ad
 
 	if (mapping_id && pprof_index_find(&p->mappings, mapping_id) == SIZE_MAX)
 		return -ENOENT;
-	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->location, m->n_location, &p->caps.locations,
+	EMBER_FORWARD_IF_ERROR(pprof_grow(&m->location, m->n_location, &p->caps.locations,
 					 sizeof(*m->location)));
 	l = malloc(sizeof(*l));
 	if (!l)
@@ -147,7 +147,7 @@ int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size
 	for (size_t i = 0; i < nlocs; i++)
 		if (pprof_index_find(&p->locations, location_ids[i]) == SIZE_MAX)
 			return -ENOENT;
-	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->sample, m->n_sample, &p->caps.samples,
+	EMBER_FORWARD_IF_ERROR(pprof_grow(&m->sample, m->n_sample, &p->caps.samples,
 					 sizeof(*m->sample)));
 	s = new_sample(location_ids, nlocs, values, nvalues);
 	if (!s)

@@ -11,6 +11,7 @@
 #include "wire_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define MIB ((size_t)1 << 20)
 
@@ -69,37 +70,38 @@ static void budget_free(void *ctx, void *ptr)
 }
 
 static int unpack(const uint8_t *data, size_t size, const struct pprof_limits *lim,
-		  pprof_message_t **out, struct wire_diag *d)
+		  pprof_message_t **out, struct ember_diag *d)
 {
 	struct budget b = { .cap = lim->max_memory_bytes };
 	ProtobufCAllocator a = { budget_alloc, budget_free, &b };
 
 	*out = perftools__profiles__profile__unpack(&a, size, data);
-	WIRE_FAIL_IF(!*out && b.exceeded, d, -E2BIG,
-		     "profile needs more than %zu bytes of memory to unpack",
-		     lim->max_memory_bytes);
-	WIRE_FAIL_IF(!*out, d, -PPROF_ERR_PROTOBUF,
-		     "not a profile.proto message: truncated or malformed protobuf (%zu bytes)",
-		     size);
+	EMBER_FAIL_IF(!*out && b.exceeded, d, -E2BIG,
+		      "profile needs more than %zu bytes of memory to unpack",
+		      lim->max_memory_bytes);
+	EMBER_FAIL_IF(
+		!*out, d, -PPROF_ERR_PROTOBUF,
+		"not a profile.proto message: truncated or malformed protobuf (%zu bytes)",
+		size);
 	return 0;
 }
 
 /* Phase 1: the protobuf bytes, in raw (borrowed from data or owned). */
 static int plain_bytes(const void *data, size_t size, const struct pprof_limits *lim,
 		       struct ember_buf *raw, const uint8_t **pb, size_t *pb_size,
-		       struct wire_diag *d)
+		       struct ember_diag *d)
 {
 	enum wire_compression c = wire_detect_compression(data, size);
 
 	if (c == WIRE_COMP_RAW) {
-		WIRE_FAIL_IF(size > lim->max_input_bytes, d, -E2BIG,
-			     "profile of %zu bytes larger than %zu", size,
-			     lim->max_input_bytes);
+		EMBER_FAIL_IF(size > lim->max_input_bytes, d, -E2BIG,
+			      "profile of %zu bytes larger than %zu", size,
+			      lim->max_input_bytes);
 		*pb = data;
 		*pb_size = size;
 		return 0;
 	}
-	WIRE_FORWARD_IF_ERROR(c == WIRE_COMP_GZIP ? wire_gunzip(data, size, raw, d)
+	EMBER_FORWARD_IF_ERROR(c == WIRE_COMP_GZIP ? wire_gunzip(data, size, raw, d)
 						  : wire_unzstd(data, size, raw, d));
 	*pb = (const uint8_t *)raw->data;
 	*pb_size = raw->len;
@@ -120,7 +122,7 @@ static void take_capacities(struct pprof_profile *p)
 int pprof_decode(const void *data, size_t size, const struct pprof_limits *lim_in,
 		 struct pprof_profile **out, char *why, size_t why_size)
 {
-	struct wire_diag d = wire_diag_make(why, why_size);
+	struct ember_diag d = ember_diag_make(why, why_size);
 	struct pprof_limits lim;
 	struct pprof_profile *p = NULL;
 	struct ember_buf raw;
@@ -135,7 +137,7 @@ int pprof_decode(const void *data, size_t size, const struct pprof_limits *lim_i
 		goto out;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		err = WIRE_FAIL(&d, -ENOMEM, "out of memory");
+		err = EMBER_FAIL(&d, -ENOMEM, "out of memory");
 		goto out;
 	}
 	err = unpack(pb ? pb : (const uint8_t *)"", pb_size, &lim, &p->msg, &d);
@@ -151,4 +153,18 @@ out:
 	}
 	*out = p;
 	return 0;
+}
+
+const char *pprof_strerror(int err)
+{
+	switch (-err) {
+	case PPROF_ERR_COMPRESSION:
+		return "corrupt or truncated gzip or zstd stream";
+	case PPROF_ERR_PROTOBUF:
+		return "not a protobuf profile (truncated or malformed)";
+	case PPROF_ERR_INVALID:
+		return "inconsistent profile (dangling id, bad string index, ...)";
+	default:
+		return strerror(-err);
+	}
 }

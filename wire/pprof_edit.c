@@ -21,13 +21,6 @@ static struct fn_key key_of(const pprof_function_t *f)
 	return (struct fn_key){ f->name, f->system_name, f->filename, f->start_line };
 }
 
-static uint64_t fn_hash(const void *ctx, size_t idx)
-{
-	struct fn_key k = key_of(((const pprof_message_t *)ctx)->function[idx]);
-
-	return wire_hash_bytes(&k, sizeof(k), 1);
-}
-
 static bool fn_equal(const void *ctx, size_t idx, const void *key)
 {
 	struct fn_key k = key_of(((const pprof_message_t *)ctx)->function[idx]);
@@ -35,19 +28,23 @@ static bool fn_equal(const void *ctx, size_t idx, const void *key)
 	return memcmp(&k, key, sizeof(k)) == 0;
 }
 
-static const struct wire_hset_ops fn_ops = { fn_hash, fn_equal };
+static uint64_t fn_hash(const struct pprof_profile *p, const struct fn_key *k)
+{
+	return ember_hash(&p->funcs.key, k, sizeof(*k));
+}
 
 static int build_fn_set(struct pprof_profile *p)
 {
 	const pprof_message_t *m = p->msg;
 
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&p->funcs));
 	for (size_t i = 0; i < m->n_function; i++) {
 		struct fn_key k = key_of(m->function[i]);
+		uint64_t h = fn_hash(p, &k);
 
-		if (wire_hset_find(&p->funcs, &fn_ops, m, wire_hash_bytes(&k, sizeof(k), 1),
-				   &k) != SIZE_MAX)
+		if (ember_hset_find(&p->funcs, h, fn_equal, m, &k) != SIZE_MAX)
 			continue;
-		WIRE_FORWARD_IF_ERROR(wire_hset_insert(&p->funcs, &fn_ops, m, i));
+		EMBER_FORWARD_IF_ERROR(ember_hset_insert(&p->funcs, h, i));
 	}
 	return 0;
 }
@@ -57,7 +54,7 @@ static int new_function(struct pprof_profile *p, const struct fn_key *k, uint64_
 	pprof_message_t *m = p->msg;
 	pprof_function_t *f;
 
-	WIRE_FORWARD_IF_ERROR(pprof_grow(&m->function, m->n_function, &p->caps.functions,
+	EMBER_FORWARD_IF_ERROR(pprof_grow(&m->function, m->n_function, &p->caps.functions,
 					 sizeof(*m->function)));
 	f = malloc(sizeof(*f));
 	if (!f)
@@ -74,7 +71,7 @@ static int new_function(struct pprof_profile *p, const struct fn_key *k, uint64_
 	}
 	m->function[m->n_function++] = f;
 	/* The set only saves duplicates: a failed insert costs nothing else. */
-	wire_hset_insert(&p->funcs, &fn_ops, m, m->n_function - 1);
+	ember_hset_insert(&p->funcs, fn_hash(p, k), m->n_function - 1);
 	*id = f->id;
 	return 0;
 }
@@ -85,12 +82,12 @@ int pprof_add_function(struct pprof_profile *p, const struct pprof_function_desc
 	struct fn_key k = { .start_line = fd->start_line };
 	size_t found;
 
-	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, fd->name, &k.name));
-	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, fd->system_name, &k.system_name));
-	WIRE_FORWARD_IF_ERROR(pprof_add_string(p, fd->filename, &k.filename));
+	EMBER_FORWARD_IF_ERROR(pprof_add_string(p, fd->name, &k.name));
+	EMBER_FORWARD_IF_ERROR(pprof_add_string(p, fd->system_name, &k.system_name));
+	EMBER_FORWARD_IF_ERROR(pprof_add_string(p, fd->filename, &k.filename));
 	if (!p->funcs.mask)
-		WIRE_FORWARD_IF_ERROR(build_fn_set(p));
-	found = wire_hset_find(&p->funcs, &fn_ops, p->msg, wire_hash_bytes(&k, sizeof(k), 1), &k);
+		EMBER_FORWARD_IF_ERROR(build_fn_set(p));
+	found = ember_hset_find(&p->funcs, fn_hash(p, &k), fn_equal, p->msg, &k);
 	if (found != SIZE_MAX) {
 		*id = p->msg->function[found]->id;
 		return 0;

@@ -66,8 +66,8 @@ void pprof_profile_free(struct pprof_profile *p)
 	pprof_index_release(&p->mappings);
 	pprof_index_release(&p->locations);
 	pprof_index_release(&p->functions);
-	wire_hset_release(&p->strings);
-	wire_hset_release(&p->funcs);
+	ember_hset_release(&p->strings);
+	ember_hset_release(&p->funcs);
 	free(p);
 }
 

@@ -9,11 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t str_hash(const void *ctx, size_t idx)
+static uint64_t str_hash(const struct pprof_profile *p, const char *s)
 {
-	const char *s = ((const pprof_message_t *)ctx)->string_table[idx];
-
-	return wire_hash_bytes(s, strlen(s), 0);
+	return ember_hash(&p->strings.key, s, strlen(s));
 }
 
 static bool str_equal(const void *ctx, size_t idx, const void *key)
@@ -21,19 +19,18 @@ static bool str_equal(const void *ctx, size_t idx, const void *key)
 	return strcmp(((const pprof_message_t *)ctx)->string_table[idx], key) == 0;
 }
 
-static const struct wire_hset_ops str_ops = { str_hash, str_equal };
-
 static int build_set(struct pprof_profile *p)
 {
 	const pprof_message_t *m = p->msg;
 
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&p->strings));
 	for (size_t i = 0; i < m->n_string_table; i++) {
 		const char *s = m->string_table[i];
+		uint64_t h = str_hash(p, s);
 
-		if (wire_hset_find(&p->strings, &str_ops, m,
-				   wire_hash_bytes(s, strlen(s), 0), s) != SIZE_MAX)
+		if (ember_hset_find(&p->strings, h, str_equal, m, s) != SIZE_MAX)
 			continue;
-		WIRE_FORWARD_IF_ERROR(wire_hset_insert(&p->strings, &str_ops, m, i));
+		EMBER_FORWARD_IF_ERROR(ember_hset_insert(&p->strings, h, i));
 	}
 	return 0;
 }
@@ -53,7 +50,7 @@ static int append_string(struct pprof_profile *p, const char *s, int64_t *idx)
 	if (!copy)
 		return -ENOMEM;
 	m->string_table[m->n_string_table] = copy;
-	err = wire_hset_insert(&p->strings, &str_ops, m, m->n_string_table);
+	err = ember_hset_insert(&p->strings, str_hash(p, s), m->n_string_table);
 	if (err) {
 		free(copy);
 		return err;
@@ -69,9 +66,8 @@ int pprof_add_string(struct pprof_profile *p, const char *s, int64_t *idx)
 	if (!s)
 		s = "";
 	if (!p->strings.mask)
-		WIRE_FORWARD_IF_ERROR(build_set(p));
-	found = wire_hset_find(&p->strings, &str_ops, p->msg,
-			       wire_hash_bytes(s, strlen(s), 0), s);
+		EMBER_FORWARD_IF_ERROR(build_set(p));
+	found = ember_hset_find(&p->strings, str_hash(p, s), str_equal, p->msg, s);
 	if (found != SIZE_MAX) {
 		*idx = (int64_t)found;
 		return 0;

@@ -2,10 +2,8 @@
  * wire_internal.h - what only wire/ sees.
  *
  * One concept a file:
- *   diag.c            how a rejected input explains itself (the why buffer)
  *   decompress.c      gzip/zstd detection and bounded decompression
  *   pb_sink.c         protobuf-c output sinks into an ember_buf: raw or gzip
- *   hset.c            open-addressing set of element indexes (dedup tables)
  *   pprof_profile.c   the profile's memory: new/free, lookups, array growth
  *   pprof_decode.c    pprof_decode: decompress, unpack under a budget, check
  *   pprof_validate.c  the profile invariants of pprof.h
@@ -30,47 +28,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- diagnostics (diag.c) --------------------------------------------- */
-
-/* Where a rejection is explained: the caller's buffer; first failure wins. */
-#define wire_diag ember_diag /* common/diag.c */
-
-static inline struct wire_diag wire_diag_make(char *msg, size_t size)
-{
-	struct wire_diag d = { .msg = msg, .size = size, .set = false };
-
-	if (msg && size)
-		msg[0] = '\0';
-	return d;
-}
-
-/* Record "fmt..." (plus file:line in debug builds), log it at debug level
- * and return err. */
-int wire_diag_fail(struct wire_diag *d, int err, const char *where, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-#define WIRE_STR_(x) #x
-#define WIRE_STR(x) WIRE_STR_(x)
-#ifdef NDEBUG
-#define WIRE_WHERE NULL
-#else
-#define WIRE_WHERE __FILE__ ":" WIRE_STR(__LINE__)
-#endif
-
-/* Fail saying which check failed (zstd's RETURN_ERROR_IF). */
-#define WIRE_FAIL(d, err, ...) wire_diag_fail((d), (err), WIRE_WHERE, __VA_ARGS__)
-#define WIRE_FAIL_IF(cond, d, err, ...)                                      \
-	do {                                                                 \
-		if (cond)                                                    \
-			return WIRE_FAIL((d), (err), __VA_ARGS__);           \
-	} while (0)
-#define WIRE_FORWARD_IF_ERROR(expr)                                          \
-	do {                                                                 \
-		int e_ = (expr);                                             \
-		if (e_ < 0)                                                  \
-			return e_;                                           \
-	} while (0)
-
 /* ---- compression (decompress.c, pb_sink.c) ----------------------------- */
 
 enum wire_compression {
@@ -85,9 +42,9 @@ enum wire_compression wire_detect_compression(const void *data, size_t size);
  * appending to out, whose cap bounds the output: -E2BIG at the cap,
  * -PPROF_ERR_COMPRESSION on a corrupt or truncated stream, -ENOMEM. */
 int wire_gunzip(const void *data, size_t size, struct ember_buf *out,
-		struct wire_diag *d);
+		struct ember_diag *d);
 int wire_unzstd(const void *data, size_t size, struct ember_buf *out,
-		struct wire_diag *d);
+		struct ember_diag *d);
 
 /* A protobuf-c output sink: appends to out (raw) or gzips into it.
  * err is sticky: the first failure (-E2BIG, -ENOMEM) stops all output. */
@@ -105,9 +62,8 @@ int wire_sink_finish(struct wire_pb_sink *s);
 
 /* ---- JSON output (json_writer.c) ------------------------------------- */
 
-/* Append a JSON string literal of s: quotes, escapes for '"', '\\' and
- * control characters, and U+FFFD for each byte that is not part of valid
- * UTF-8 (names from ELF files are bytes, JSON text is UTF-8). */
+/* Append a JSON string literal of s (common.h's ember_json_str: names
+ * from ELF files are bytes, JSON text is UTF-8). */
 int wire_json_str(struct ember_buf *b, const char *s);
 /* Append v in decimal. */
 int wire_json_u64(struct ember_buf *b, uint64_t v);
@@ -135,31 +91,6 @@ int symjson_build_id_value(const struct json_t *v, char *out, size_t out_size,
 /* "vaddr" or "file_offset". */
 int symjson_kind_value(const struct json_t *v, int *out, const char **why);
 
-/* ---- index sets for deduplication (hset.c) ------------------------------ */
-
-/* A set of element indexes (< 2^32 - 1) keyed by hash and equality the
- * caller supplies through ctx.  Slots hold index + 1; 0 is empty. */
-struct wire_hset {
-	uint32_t *slots;
-	size_t mask;	/* slots - 1, slots a power of two; 0 when unallocated */
-	size_t used;
-};
-
-struct wire_hset_ops {
-	uint64_t (*hash)(const void *ctx, size_t idx);
-	bool (*equal)(const void *ctx, size_t idx, const void *key);
-};
-
-/* Index of an element equal to key (hash is key's hash), or SIZE_MAX. */
-size_t wire_hset_find(const struct wire_hset *s, const struct wire_hset_ops *ops,
-		      const void *ctx, uint64_t hash, const void *key);
-/* Add element idx (not yet in the set).  0, -ENOMEM or -E2BIG. */
-int wire_hset_insert(struct wire_hset *s, const struct wire_hset_ops *ops,
-		     const void *ctx, size_t idx);
-void wire_hset_release(struct wire_hset *s);
-
-uint64_t wire_hash_bytes(const void *data, size_t len, uint64_t seed);
-
 /* ---- the profile (pprof_*.c) ------------------------------------------ */
 
 /* id -> index into the message's array of that kind. */
@@ -184,8 +115,8 @@ struct pprof_profile {
 	pprof_message_t *msg;		/* owned; freed with free_unpacked */
 	struct pprof_id_index mappings, locations, functions;
 	struct pprof_caps caps;
-	struct wire_hset strings;	/* built on first pprof_add_string */
-	struct wire_hset funcs;		/* built on first pprof_add_function */
+	struct ember_hset strings;	/* built on first pprof_add_string */
+	struct ember_hset funcs;		/* built on first pprof_add_function */
 };
 
 /* Limits with zero fields replaced by the defaults. */
@@ -194,7 +125,7 @@ void pprof_limits_resolve(const struct pprof_limits *in, struct pprof_limits *ou
 /* Check the invariants of pprof.h on a freshly unpacked message and build
  * the id indexes.  -E2BIG (a count past lim) or -PPROF_ERR_INVALID. */
 int pprof_validate(struct pprof_profile *p, const struct pprof_limits *lim,
-		   struct wire_diag *d);
+		   struct ember_diag *d);
 
 typedef uint64_t (*pprof_id_of_fn)(const void *elem);
 

@@ -253,6 +253,34 @@ def test_cli__ember_does_not_link_curl():
     assert "libc.so" in libs and "curl" not in libs and "jansson" not in libs, libs
 
 
+def test_cli__log_level_bad_value_fails():
+    res = ember("--log-level=loud", "0x1")
+    assert res.returncode == 2 and "bad log level 'loud'" in res.stderr, res
+    env = dict(os.environ, EMBER_LOG_LEVEL="chatty")
+    res = subprocess.run([EMBER, "symbolize", "0x1"], capture_output=True, text=True, env=env)
+    assert res.returncode == 2 and "EMBER_LOG_LEVEL" in res.stderr, res
+
+
+def test_cli__log_level_debug_explains_rejections():
+    """The default level prints the rejection; debug adds each failed check
+    as it happens, warn and error alike keep quiet about them."""
+    with tempfile.NamedTemporaryFile("wb") as f:
+        f.write(open(fx("c_O2_pie"), "rb").read()[:3000])
+        f.flush()
+        cmd = [EMBER, "unwind", "compile", f.name, "-o", os.devnull]
+        quiet = run(cmd)
+        loud = run(cmd[:2] + ["--log-level", "debug"] + cmd[2:])
+        env = dict(os.environ, EMBER_LOG_LEVEL="debug")
+        by_env = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        opt_wins = subprocess.run(cmd[:2] + ["--log-level=warn"] + cmd[2:],
+                                  capture_output=True, text=True, env=env)
+    assert quiet.returncode == loud.returncode == 1, (quiet, loud)
+    assert "debug:" not in quiet.stderr and "malformed" in quiet.stderr, quiet.stderr
+    assert "debug: unwind-compiler: " in loud.stderr, loud.stderr
+    assert "debug: unwind-compiler: " in by_env.stderr, by_env.stderr
+    assert "debug:" not in opt_wins.stderr and "malformed" in opt_wins.stderr, opt_wins
+
+
 def main():
     if not LLVM:
         print("SKIP: llvm-symbolizer not installed")

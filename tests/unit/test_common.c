@@ -1,0 +1,279 @@
+/*
+ * test_common.c - unit tests of common/: growable arrays, the keyed hash
+ * and hash set, hex, JSON string escaping, the parser guards and the log
+ * level.
+ */
+#include "common.h"
+#include "unit.h"
+
+#include <errno.h>
+
+static int test_common__vec_push_grows(void)
+{
+	uint32_t *v = NULL;
+	size_t n = 0, alloc = 0;
+
+	for (uint32_t i = 0; i < 1000; i++)
+		CHECK(EMBER_VEC_PUSH(v, n, alloc, i) == 0);
+	CHECK_INT(n, ==, 1000);
+	CHECK_INT(alloc, >=, 1000);
+	for (uint32_t i = 0; i < 1000; i++)
+		CHECK_INT(v[i], ==, i);
+	free(v);
+	return 0;
+}
+
+/* A count whose bytes overflow size_t is refused, never a short block. */
+static int test_common__vec_overflow_refused(void)
+{
+	void *data = NULL;
+	size_t alloc = 0;
+
+	CHECK_INT(ember_vec_reserve(&data, &alloc, SIZE_MAX / 8 + 1, 8), ==, -E2BIG);
+	CHECK(data == NULL && alloc == 0);
+	alloc = SIZE_MAX / 16; /* as if that many were there */
+	CHECK_INT(ember_vec_grow(&data, &alloc, alloc, 16), ==, -E2BIG);
+	CHECK_INT(ember_vec_grow(&data, &alloc, SIZE_MAX, 1), ==, -E2BIG);
+	return 0;
+}
+
+/* SipHash-1-3: the same input under one key hashes the same, under
+ * another key differently; the length is part of the input. */
+static int test_common__hash_keyed(void)
+{
+	struct ember_hash_key a = { 1, 2 }, b = { 1, 3 };
+	const char s[] = "symbolizer";
+
+	CHECK(ember_hash(&a, s, sizeof(s) - 1) == ember_hash(&a, s, sizeof(s) - 1));
+	CHECK(ember_hash(&a, s, sizeof(s) - 1) != ember_hash(&b, s, sizeof(s) - 1));
+	CHECK(ember_hash(&a, s, 3) != ember_hash(&a, s, 4));
+	CHECK(ember_hash(&a, "", 0) != ember_hash(&a, "\0", 1));
+	CHECK(ember_hash_u64(&a, 7) == ember_hash(&a, &(uint64_t){ 7 }, 8));
+	CHECK(ember_hash_key_init(&b) == 0);
+	CHECK(b.k0 != 0 || b.k1 != 0);
+	return 0;
+}
+
+static bool str_eq(const void *ctx, size_t idx, const void *key)
+{
+	return strcmp(((const char *const *)ctx)[idx], key) == 0;
+}
+
+static int test_common__hset_dedups(void)
+{
+	static const char *words[] = { "a", "b", "c", "a", "b", "d" };
+	const char *kept[8];
+	size_t nkept = 0;
+	struct ember_hset s;
+
+	CHECK(ember_hset_init(&s) == 0);
+	CHECK(ember_hset_find(&s, 0, str_eq, kept, "a") == SIZE_MAX);
+	for (size_t i = 0; i < 6; i++) {
+		uint64_t h = ember_hash(&s.key, words[i], strlen(words[i]));
+
+		if (ember_hset_find(&s, h, str_eq, kept, words[i]) != SIZE_MAX)
+			continue;
+		kept[nkept] = words[i];
+		CHECK(ember_hset_insert(&s, h, nkept++) == 0);
+	}
+	CHECK_INT(nkept, ==, 4);
+	CHECK_INT(ember_hset_find(&s, ember_hash(&s.key, "d", 1), str_eq, kept, "d"), ==, 3);
+	ember_hset_release(&s);
+	ember_hset_release(NULL);
+	return 0;
+}
+
+/* Growing keeps every element findable (positions come from the kept
+ * hash bits, nothing is hashed again). */
+static int test_common__hset_grows(void)
+{
+	enum { N = 100000 };
+	uint64_t *keys = malloc(N * sizeof(*keys));
+	struct ember_hset s;
+
+	CHECK(keys && ember_hset_init(&s) == 0);
+	for (size_t i = 0; i < N; i++) {
+		keys[i] = i * 0x9e3779b97f4a7c15ull;
+		CHECK(ember_hset_insert(&s, ember_hash_u64(&s.key, keys[i]), i) == 0);
+	}
+	CHECK_INT(s.used, ==, N);
+	CHECK_INT(s.mask + 1, >=, 2 * N);
+	for (size_t i = 0; i < N; i += 97) {
+		size_t got = SIZE_MAX;
+		uint64_t h = ember_hash_u64(&s.key, keys[i]);
+
+		for (size_t j = h & s.mask; s.slots[j].idx1; j = (j + 1) & s.mask)
+			if (keys[s.slots[j].idx1 - 1] == keys[i])
+				got = s.slots[j].idx1 - 1;
+		CHECK_INT(got, ==, i);
+	}
+	CHECK_INT(ember_hset_insert(&s, 0, UINT32_MAX - 1), ==, -E2BIG);
+	ember_hset_release(&s);
+	free(keys);
+	return 0;
+}
+
+static int test_common__hex(void)
+{
+	char out[17], id[9];
+
+	ember_hex_encode((const uint8_t[]){ 0x00, 0xab, 0x10, 0xff }, 4, id);
+	CHECK_STR(id, "00ab10ff");
+	CHECK_INT(ember_hex_u64(0, out), ==, 1);
+	CHECK_STR(out, "0");
+	CHECK_INT(ember_hex_u64(0x4c3a0, out), ==, 5);
+	CHECK_STR(out, "4c3a0");
+	CHECK_INT(ember_hex_u64(UINT64_MAX, out), ==, 16);
+	CHECK_STR(out, "ffffffffffffffff");
+	CHECK_INT(ember_build_id_to_hex((const uint8_t *)"", EMBER_BUILD_ID_MAX + 1, out),
+		  ==, -E2BIG);
+	return 0;
+}
+
+static char *json_of(const char *s, size_t n)
+{
+	struct ember_buf b;
+
+	ember_buf_init(&b, 1 << 16);
+	if (ember_json_str(&b, s, n)) {
+		ember_buf_release(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+/* Escapes as LLVM's JSON writer writes them; invalid UTF-8 replaced by
+ * U+FFFD (the bytes EF BF BD), valid UTF-8 kept; DEL is not escaped. */
+static int test_common__json_escape(void)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *out;
+	} cases[] = {
+		{ "plain", 5, "\"plain\"" },
+		{ "a\"b\\c", 5, "\"a\\\"b\\\\c\"" },
+		{ "\n\r\t\b\f", 5, "\"\\n\\r\\t\\b\\f\"" },
+		{ "\x01\x1f\x7f", 3, "\"\\u0001\\u001f\x7f\"" },
+		{ "caf\xc3\xa9", 5, "\"caf\xc3\xa9\"" },
+		{ "\xf0\x9f\x94\xa5", 4, "\"\xf0\x9f\x94\xa5\"" },
+		{ "a\xff" "b", 3, "\"a\xef\xbf\xbd" "b\"" },
+		{ "\xc3", 1, "\"\xef\xbf\xbd\"" },		/* cut sequence */
+		{ "\xc0\xaf", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\"" },	/* overlong */
+		{ "\xed\xa0\x80", 3, "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"" }, /* surrogate */
+		{ "x\0y", 3, "\"x\\u0000y\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = json_of(cases[i].in, cases[i].n);
+
+		CHECK_STR(got, cases[i].out);
+		free(got);
+	}
+	return 0;
+}
+
+/* The first failure wins; the place is cut to folder/file.c:line. */
+static int test_common__diag_first_failure(void)
+{
+	char msg[128];
+	struct ember_diag d = ember_diag_make(msg, sizeof(msg));
+
+	CHECK_INT(ember_diag_fail(&d, -EINVAL, "/src/ember/wire/pprof_decode.c:12",
+				  "sample %d: bad", 3), ==, -EINVAL);
+	CHECK_STR(msg, "sample 3: bad [wire/pprof_decode.c:12]");
+	CHECK_INT(ember_diag_fail(&d, -E2BIG, NULL, "second"), ==, -E2BIG);
+	CHECK_STR(msg, "sample 3: bad [wire/pprof_decode.c:12]");
+	d = ember_diag_make(msg, sizeof(msg));
+	CHECK_STR(msg, "");
+	CHECK_INT(ember_diag_fail(&d, -EIO, NULL, "no place"), ==, -EIO);
+	CHECK_STR(msg, "no place");
+	CHECK_INT(ember_diag_fail(NULL, -EIO, NULL, "nowhere"), ==, -EIO);
+	return 0;
+}
+
+static int guarded(int v, struct ember_diag *d)
+{
+	EMBER_FAIL_IF(v < 0, d, -ERANGE, "value %d is negative", v);
+	return 0;
+}
+
+static int test_common__fail_if_names_the_check(void)
+{
+	char msg[128];
+	struct ember_diag d = ember_diag_make(msg, sizeof(msg));
+
+	CHECK_INT(guarded(1, &d), ==, 0);
+	CHECK_STR(msg, "");
+	CHECK_INT(guarded(-2, &d), ==, -ERANGE);
+	CHECK(strncmp(msg, "value -2 is negative [unit/test_common.c:", 41) == 0);
+	return 0;
+}
+
+static int test_common__log_level_parse(void)
+{
+	enum ember_log_level l;
+
+	CHECK(ember_log_level_parse("debug", &l) == 0 && l == EMBER_LOG_DEBUG);
+	CHECK(ember_log_level_parse("INFO", &l) == 0 && l == EMBER_LOG_INFO);
+	CHECK(ember_log_level_parse("warning", &l) == 0 && l == EMBER_LOG_WARN);
+	CHECK(ember_log_level_parse("error", &l) == 0 && l == EMBER_LOG_ERROR);
+	CHECK_INT(ember_log_level_parse("loud", &l), ==, -EINVAL);
+	CHECK_STR(ember_log_level_name(EMBER_LOG_INFO), "info");
+	return 0;
+}
+
+struct seen {
+	int n;
+	enum ember_log_level last;
+};
+
+static void count_log(enum ember_log_level level, const char *msg, void *ctx)
+{
+	struct seen *s = ctx;
+
+	(void)msg;
+	s->n++;
+	s->last = level;
+}
+
+/* Messages above the level never reach the handler. */
+static int test_common__log_level_filters(void)
+{
+	struct seen s = { 0 };
+
+	ember_log_set_handler(count_log, &s);
+	ember_log_set_level(EMBER_LOG_WARN);
+	pr_info("dropped");
+	pr_debug("dropped");
+	pr_warn("kept");
+	CHECK_INT(s.n, ==, 1);
+	ember_log_set_level(EMBER_LOG_DEBUG);
+	CHECK(ember_log_enabled(EMBER_LOG_DEBUG));
+	pr_debug("kept");
+	CHECK_INT(s.n, ==, 2);
+	CHECK(s.last == EMBER_LOG_DEBUG);
+	ember_log_set_level(EMBER_LOG_ERROR);
+	CHECK(!ember_log_enabled(EMBER_LOG_WARN));
+	pr_warn("dropped");
+	CHECK_INT(s.n, ==, 2);
+	ember_log_set_handler(unit_quiet, NULL);
+	ember_log_set_level(EMBER_LOG_WARN);
+	return 0;
+}
+
+static const struct unit_case cases[] = {
+	UNIT_CASE(test_common__vec_push_grows),
+	UNIT_CASE(test_common__vec_overflow_refused),
+	UNIT_CASE(test_common__hash_keyed),
+	UNIT_CASE(test_common__hset_dedups),
+	UNIT_CASE(test_common__hset_grows),
+	UNIT_CASE(test_common__hex),
+	UNIT_CASE(test_common__json_escape),
+	UNIT_CASE(test_common__diag_first_failure),
+	UNIT_CASE(test_common__fail_if_names_the_check),
+	UNIT_CASE(test_common__log_level_parse),
+	UNIT_CASE(test_common__log_level_filters),
+};
+
+UNIT_MAIN_QUIET(cases)
