@@ -94,21 +94,20 @@ void api_metrics_reject(struct api_metrics *m, enum api_reject why);
  * store could not be read or written. */
 void api_metrics_store_error(struct api_metrics *m, enum api_endpoint ep);
 /* Prometheus text exposition into a malloc'd string (caller frees). */
-struct symcache;
-char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache *c,
+struct symsvc;
+char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
 			 size_t *len);
 
 /* ---- the server ------------------------------------------------------------ */
 
 struct api_upstream;
-struct symcache;
 
 struct api_server {
 	struct MHD_Daemon *daemon;
 	struct store *store;
 	struct api_metrics metrics;
 	struct api_upstream *upstream;    /* NULL without upstream servers */
-	struct symcache *symbols;         /* loaded symbol indexes */
+	struct symsvc *symbols;           /* the symbolization service */
 	char token[128];
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
 	uint64_t max_upload;
@@ -172,9 +171,6 @@ enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *
 enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *c,
 				 struct api_request *req);
 
-/* The reason (enum symjson_error) every address of a module gets when
- * symcache_get failed with err: both symbolization routes report it. */
-int api_symcache_reason(int err);
 /* POST /api/v1/symbolize once req->body is complete (symbolize.c). */
 enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req);
@@ -224,22 +220,23 @@ int api_ingest_fd(struct store *s, int fd, const char *build_id, unsigned kinds,
 int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
 			 const char *path);
 
-/* ---- upstream (upstream.c) ---------------------------------------------------- */
+/* ---- upstream (federation.c) ---------------------------------------------------- */
 
 int api_upstream_new(unsigned workers, unsigned miss_ttl_s,
 		     struct api_upstream **out);
 void api_upstream_shutdown(struct api_upstream *u);
 void api_upstream_free(struct api_upstream *u);
 /*
- * Fetch the debug file and the executable of build_id from upstream on
- * the calling thread and store them (a symcache_fetch_fn; arg is the
- * server).  0 when either arrived; -ENOENT when no server has them (or
- * that was learnt within the miss TTL); -ENOSYS without upstream;
- * -EHOSTUNREACH when upstream failed (or that was learnt), -ECANCELED
- * when the server stops; any other negative errno is the store's: what
- * arrived could not be stored.
+ * Fetch the file of build_id that want names (debug file or executable)
+ * from upstream on the calling thread, validate and store it, remembered
+ * in the miss cache like a debuginfod request's: the symbolization
+ * service's upstream fetch (a symsvc_fetch_fn; arg is the server).  0 when
+ * it is stored; -ENOENT when no server has it (or that was learnt within
+ * the miss TTL); -ENOSYS without upstream; -EHOSTUNREACH when upstream
+ * failed (or that was learnt), -ECANCELED when the server stops; any
+ * other negative errno is the store's: what arrived could not be stored.
  */
-int api_upstream_fetch_build_id(void *arg, const char *build_id);
+int api_upstream_fetch(void *arg, const char *build_id, enum store_want want);
 /*
  * Start (or join) the fetch for req's route and wait, on c's own thread,
  * until it ends.  0: it ended and the file is in the store; -ENOENT: no

@@ -5,7 +5,7 @@
  * not a snapshot, as with any Prometheus exporter).
  */
 #include "api_internal.h"
-#include "symcache.h"
+#include "symsvc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,11 +132,11 @@ static void render_store(FILE *f, struct store *s)
 		(unsigned long long)st.blob_bytes);
 }
 
-static void render_symbols(FILE *f, struct symcache *c)
+static void render_symbols(FILE *f, struct symsvc *svc)
 {
-	struct symcache_stats st;
+	struct symsvc_stats st;
 
-	symcache_get_stats(c, &st);
+	symsvc_get_stats(svc, &st);
 	fprintf(f, "# HELP ember_symbol_cache_bytes Memory of the loaded symbol indexes.\n"
 		   "# TYPE ember_symbol_cache_bytes gauge\n"
 		   "ember_symbol_cache_bytes %llu\n"
@@ -155,7 +155,7 @@ static void render_symbols(FILE *f, struct symcache *c)
 		st.rebuilds);
 }
 
-char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache *c,
+char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
 			 size_t *len)
 {
 	char *buf = NULL;
@@ -168,7 +168,7 @@ char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache
 	render_uploads(f, m);
 	render_upstream(f, m);
 	render_store(f, s);
-	render_symbols(f, c);
+	render_symbols(f, svc);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;

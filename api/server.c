@@ -7,13 +7,13 @@
  * 0.9.75's step in that mode; 2 MiB with a thread per connection), which
  * doubled their latency: 4 MB files had a p99 above debuginfod's
  * (docs/benchmarks.md).  A request that needs an upstream fetch waits on
- * its own thread while a fetch thread works (upstream.c).  poll(2), not
+ * its own thread while a fetch thread works (federation.c).  poll(2), not
  * epoll: in epoll mode MHD 0.9.75 missed a client closing mid-upload
  * under load.  Per-request state lives from the first callback to MHD's
  * completion notice, where an unfinished upload is discarded.
  */
 #include "api_internal.h"
-#include "symcache.h"
+#include "symsvc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -188,16 +188,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static int init_server(struct api_server *srv, struct store *s,
 		       const struct api_server_opts *o)
 {
+	struct symsvc_opts so = { .sz = sizeof(so), .cache_bytes = o->symbol_cache_bytes,
+				  .fetch = api_upstream_fetch, .fetch_arg = srv };
+	int err;
+
 	srv->store = s;
 	pthread_mutex_init(&srv->unwind_mu, NULL);
 	srv->max_upload = o->max_upload ? o->max_upload : (uint64_t)4 << 30;
 	if (!o->token || strlen(o->token) >= sizeof(srv->token))
 		return -EINVAL;
 	strcpy(srv->token, o->token);
-	if (symcache_new(s, o->symbol_cache_bytes ? o->symbol_cache_bytes : (uint64_t)1 << 30,
-			 &srv->symbols))
-		return -ENOMEM;
-	symcache_set_fetch(srv->symbols, api_upstream_fetch_build_id, srv);
+	err = symsvc_new(s, &so, &srv->symbols);
+	if (err)
+		return err;
 	if (o->upstream)
 		return api_upstream_new(o->upstream_workers ? o->upstream_workers : 4,
 					o->upstream_miss_ttl ? o->upstream_miss_ttl : 600,
@@ -250,7 +253,7 @@ void api_server_stop(struct api_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	api_upstream_free(srv->upstream);
-	symcache_free(srv->symbols);
+	symsvc_free(srv->symbols);
 	pthread_mutex_destroy(&srv->unwind_mu);
 	free(srv);
 }

@@ -8,8 +8,9 @@
  * DB handle the wrapped open returns is a struct fault_db holding the real
  * handle and a budget of N record reads, counted from RocksDB's open (N)
  * or from the end of the store's open, once it has counted its records
- * (+N), and each iterator a struct fault_iter.  A read is an iterator
- * step onto a key (the one past a prefix included) or a get.
+ * (+N), and each iterator a struct fault_iter.  A read is a seek, an
+ * iterator step onto a key (the one past a prefix included) or a get: a
+ * store past its budget cannot even look for a key.
  * Once the budget is spent, a get fails with an error string and an
  * iterator turns invalid with its error set, exactly as RocksDB reports
  * an I/O error or a corrupt block, so the store's own error paths run.
@@ -131,7 +132,12 @@ static void fault_iter_destroy(rocksdb_iterator_t *it)
 
 static void fault_iter_seek(rocksdb_iterator_t *it, const char *k, size_t klen)
 {
-	real.iter_seek(((struct fault_iter *)it)->it, k, klen);
+	struct fault_iter *fi = (struct fault_iter *)it;
+
+	if (read_allowed(fi->f))
+		real.iter_seek(fi->it, k, klen);
+	else
+		fi->failed = true;
 }
 
 static void fault_iter_next(rocksdb_iterator_t *it)

@@ -48,7 +48,7 @@ int store_rocksdb_load(struct store_rocksdb *r);
 /*
  * Test builds only (rocksdb_fault.c): with EMBER_TEST_STORE_FAULT=N set,
  * replace r's open, close, get and iterator functions by wrappers under
- * which the DB answers N record reads (an iterator step or a get, counted
+ * which the DB answers N record reads (a seek, an iterator step or a get, counted
  * per DB from its open, the store's own count of its records included;
  * with =+N from store_rocksdb_fault_opened() on) and then fails every
  * read as RocksDB reports an I/O error: the get with an error string, an

@@ -1,12 +1,10 @@
 /*
  * test_api.c - unit tests of api/'s parts below HTTP: request routing
  * with the debuginfod server's error answers, the upstream miss cache,
- * and the symbol cache's replacement of an index while it is in use.
+ * the upload token, and what storing a fetched file answers.
  */
 #include "api_internal.h"
 #include "miss_cache.h"
-#include "symbolize_json.h"
-#include "symcache.h"
 #include "unit.h"
 
 #include <errno.h>
@@ -122,93 +120,6 @@ static int ingest(struct store *s, const char *path, const char *id, unsigned ki
 	return err;
 }
 
-/* The source answering for the main symbol's address, or -1. */
-static int source_at(const struct symcache_entry *e, uint64_t addr)
-{
-	struct sym_frame f[16];
-	int n = sym_index_lookup(symcache_index(e), addr, SYM_ADDR_VADDR, 0, f, 16);
-
-	return n > 0 ? (int)f[n - 1].source : -1;
-}
-
-/*
- * A request holds the index of a build ID when a debug file arrives: the
- * next request gets a new index from it, the held one stays usable until
- * released, and then it is freed once (ASan checks).
- */
-static int test_api__symcache_replaces_index_in_use(void)
-{
-	char dir[] = "/tmp/ember-symcache-XXXXXX", full[4096], nodebug[4200], cmd[9000];
-	char id[2 * EMBER_BUILD_ID_MAX + 1], line[256];
-	struct symcache_entry *old, *new;
-	struct symcache_stats st;
-	struct sym_index_stats full_st, nodebug_st;
-	struct symcache *c;
-	struct store *s;
-	struct sym_index *idx;
-	uint64_t budget;
-	const uint8_t *raw;
-	unsigned long long main_addr = 0;
-	size_t len;
-	int err;
-	FILE *p;
-
-	CHECK(mkdtemp(dir));
-	snprintf(full, sizeof(full), "%s", unit_fixture("c_O2_pie"));
-	snprintf(nodebug, sizeof(nodebug), "%s/nodebug", dir);
-	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug '%s' '%s'", full, nodebug);
-	if (run(cmd))
-		return UNIT_SKIP; /* no binutils */
-	idx = sym_index_open(full, NULL, &err);
-	CHECK(idx);
-	raw = sym_index_build_id(idx, &len);
-	CHECK(raw && ember_build_id_to_hex(raw, len, id) == 0);
-	sym_index_get_stats(idx, &full_st);
-	sym_index_free(idx);
-	idx = sym_index_open(nodebug, NULL, &err);
-	CHECK(idx);
-	sym_index_get_stats(idx, &nodebug_st);
-	sym_index_free(idx);
-	/* A budget that holds either index but not both (the stored ones
-	 * differ from these by a few bytes of strings): releasing the old
-	 * one must evict it exactly once. */
-	budget = full_st.bytes + nodebug_st.bytes / 2;
-	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' | awk '$4 == \"FUNC\" && $8 == \"main\" { print $2 }'",
-		 full);
-	p = popen(cmd, "r");
-	CHECK(p && fgets(line, sizeof(line), p));
-	pclose(p);
-	main_addr = strtoull(line, NULL, 16);
-	CHECK(main_addr);
-
-	CHECK_INT(store_open(dir, &s), ==, 0);
-	CHECK_INT(symcache_new(s, budget, &c), ==, 0);
-	CHECK_INT(ingest(s, nodebug, id, STORE_KIND_EXECUTABLE), ==, 0);
-	CHECK_INT(symcache_get(c, id, &old), ==, 0);
-	CHECK_INT(source_at(old, main_addr), ==, SYM_SOURCE_SYMTAB);
-	CHECK_INT(ingest(s, full, id, STORE_KIND_DEBUGINFO), ==, 0);
-	CHECK_INT(symcache_get(c, id, &new), ==, 0);
-	CHECK(new != old);
-	CHECK_INT(source_at(new, main_addr), ==, SYM_SOURCE_DWARF);
-	CHECK_INT(source_at(old, main_addr), ==, SYM_SOURCE_SYMTAB); /* still usable */
-	symcache_get_stats(c, &st);
-	CHECK(st.bytes > st.budget); /* the old one waits for its user */
-	symcache_put(c, old);
-	symcache_get_stats(c, &st);
-	CHECK_INT(st.rebuilds, ==, 1);
-	CHECK_INT(st.loaded, ==, 1);
-	CHECK_INT(st.builds, ==, 2);
-	symcache_put(c, new);
-	CHECK_INT(symcache_get(c, id, &new), ==, 0); /* the same, cached */
-	symcache_get_stats(c, &st);
-	CHECK_INT(st.builds, ==, 2);
-	symcache_put(c, new);
-	symcache_free(c);
-	store_free(s);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return run(cmd);
-}
-
 static int rm_rf(const char *dir)
 {
 	char cmd[4200];
@@ -274,63 +185,6 @@ static int test_api__token_write_failure_leaves_nothing(void)
 	return rm_rf(dir);
 }
 
-/* dir's store opened under rocksdb_fault.c (test builds): every record
- * read fails once it is open. */
-static int open_unreadable(const char *dir, struct store **s)
-{
-	int err;
-
-	setenv("EMBER_TEST_STORE_FAULT", "+0", 1);
-	err = store_open(dir, s);
-	unsetenv("EMBER_TEST_STORE_FAULT");
-	return err;
-}
-
-/*
- * A store that cannot read its records: the symbol cache says so (an
- * errno that the JSON route reports as store_unavailable), never "unknown
- * build ID"; storing a fetched file fails with the store's error, never
- * the -EINVAL of a rejected file.
- */
-static int test_api__store_failure_is_not_unknown(void)
-{
-	char dir[] = "/tmp/ember-symcache-XXXXXX", id[2 * EMBER_BUILD_ID_MAX + 1];
-	const char *exe = unit_fixture("c_O2_pie");
-	struct symcache_entry *e;
-	struct sym_index *idx;
-	struct symcache *c;
-	struct store *s;
-	const uint8_t *raw;
-	size_t len;
-	int err;
-
-#ifndef EMBER_STORE_FAULTS
-	fprintf(stderr, "skip: a build without EMBER_STORE_FAULTS (Debug builds have it)\n");
-	return UNIT_SKIP;
-#endif
-	CHECK(mkdtemp(dir));
-	idx = sym_index_open(exe, NULL, &err);
-	CHECK(idx);
-	raw = sym_index_build_id(idx, &len);
-	CHECK(raw && ember_build_id_to_hex(raw, len, id) == 0);
-	sym_index_free(idx);
-	CHECK_INT(store_open(dir, &s), ==, 0);
-	CHECK_INT(ingest(s, exe, id, STORE_KIND_EXECUTABLE), ==, 0);
-	store_free(s);
-	CHECK_INT(open_unreadable(dir, &s), ==, 0);
-	CHECK_INT(symcache_new(s, 1 << 30, &c), ==, 0);
-	err = symcache_get(c, id, &e);
-	CHECK_INT(err, ==, -EIO);
-	CHECK_INT(api_symcache_reason(err), ==, SYMJSON_ERR_STORE_UNAVAILABLE);
-	CHECK_INT(symcache_get(c, "abcd", &e), ==, -EIO); /* not -ENOENT either */
-	CHECK_INT(ingest(s, exe, id, STORE_KIND_DEBUGINFO), ==, -EIO);
-	symcache_free(c);
-	store_free(s);
-	CHECK_INT(api_symcache_reason(-ENOENT), ==, SYMJSON_ERR_UNKNOWN_BUILD_ID);
-	CHECK_INT(api_symcache_reason(-SYM_ERR_NO_SYMBOLS), ==, SYMJSON_ERR_NO_DEBUGINFO);
-	return rm_rf(dir);
-}
-
 /* A file that is not one (rejected by the checks) is -EINVAL. */
 static int test_api__rejected_fetch_is_einval(void)
 {
@@ -354,10 +208,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),
 	UNIT_CASE(test_api__miss_cache_expires),
-	UNIT_CASE(test_api__symcache_replaces_index_in_use),
 	UNIT_CASE(test_api__token_written_whole),
 	UNIT_CASE(test_api__token_write_failure_leaves_nothing),
-	UNIT_CASE(test_api__store_failure_is_not_unknown),
 	UNIT_CASE(test_api__rejected_fetch_is_einval),
 };
 

@@ -380,9 +380,10 @@ static int test_store__scan_failure_midway_is_an_error(void)
 	CHECK_INT(put(s, "ab02", "dwarf, bigger", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO,
 		      &is_new), ==, 0);
 	store_free(s);
-	/* 3 reads counting the records at open, then the first candidate of
-	 * the next scan: the second fails. */
-	CHECK_INT(open_faulty(4, &s), ==, 0);
+	/* 5 reads counting the records at open (a seek and 3 records of
+	 * "A", a seek of "S"), then the seek and the first candidate of the
+	 * next scan: the second candidate fails. */
+	CHECK_INT(open_faulty(7, &s), ==, 0);
 	CHECK_INT(store_find_best(s, "ab02", STORE_WANT_DEBUGINFO, &best), ==, -EIO);
 	CHECK_INT(store_list(s, "ab02", list_count, &seen), ==, -EIO);
 	CHECK_INT(seen, ==, 0);
@@ -414,9 +415,9 @@ static int test_store__unreadable_records_fail_the_open(void)
 	CHECK_INT(put(s, "ab03", "two", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO, &is_new), ==, 0);
 	store_free(s);
 	s = (struct store *)1;
-	CHECK_INT(open_faulty(1, &s), ==, -EIO);
+	CHECK_INT(open_faulty(1, &s), ==, -EIO); /* the seek, then the first record fails */
 	CHECK(s == NULL);
-	CHECK_INT(open_faulty(2, &s), ==, 0); /* both counted: open */
+	CHECK_INT(open_faulty(4, &s), ==, 0); /* two seeks, both records: open */
 	if (check_reads_fail(s, "ab03", -EIO))
 		return 1;
 	store_free(s);

@@ -1,5 +1,5 @@
 /*
- * upstream.c - misses fetched from upstream debuginfod servers.
+ * federation.c - misses fetched from upstream debuginfod servers.
  *
  * A request for something the store lacks is handed to a small pool of
  * fetch threads, and its connection's own thread (one per connection:
@@ -78,7 +78,7 @@ static bool is_stopping(void *arg)
 static int fetch_file(struct fetch_job *j, enum store_want want, const char *src,
 		      bool *local)
 {
-	struct store_fetch f = { .build_id = j->route.build_id, .want = want,
+	struct store_upstream_query f = { .build_id = j->route.build_id, .want = want,
 				 .source_path = src,
 				 .forwarded_for = j->forwarded_for[0] ? j->forwarded_for : NULL,
 				 .cancelled = is_stopping, .cancel_arg = j->srv->upstream };
@@ -433,19 +433,20 @@ int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 	return err;
 }
 
-/* ---- fetching for the symbolization API ------------------------------------------ */
+/* ---- fetching for the symbolization service -------------------------------------- */
 
-/* One file of id, on the calling thread, remembered in the miss cache
- * like a debuginfod request's: a job_result(). */
-static int fetch_now(struct api_server *srv, const char *id, enum api_endpoint ep)
+int api_upstream_fetch(void *arg, const char *id, enum store_want want)
 {
+	struct api_server *srv = arg;
 	struct api_upstream *u = srv->upstream;
 	struct fetch_job j = { .srv = srv };
 	bool known, local = false;
 	int err;
 
+	if (!u)
+		return -ENOSYS;
 	snprintf(j.route.build_id, sizeof(j.route.build_id), "%s", id);
-	j.route.ep = ep;
+	j.route.ep = want == STORE_WANT_EXECUTABLE ? API_EP_EXECUTABLE : API_EP_DEBUGINFO;
 	job_key(&j.route, j.key);
 	pthread_mutex_lock(&u->mu);
 	known = known_locked(srv, j.key, &err);
@@ -459,31 +460,4 @@ static int fetch_now(struct api_server *srv, const char *id, enum api_endpoint e
 	remember_failure_locked(u, j.key, err, local);
 	pthread_mutex_unlock(&u->mu);
 	return err;
-}
-
-/* Of two job_result()s, what the pair is: a local failure first (it is
- * the store's), then upstream's, then "nobody has it". */
-static int pair_result(int dbg, int exe)
-{
-	if (!dbg || !exe)
-		return 0; /* either file is enough to symbolize */
-	if (dbg != -ENOENT && dbg != -EHOSTUNREACH && dbg != -ECANCELED)
-		return dbg;
-	if (exe != -ENOENT && exe != -EHOSTUNREACH && exe != -ECANCELED)
-		return exe;
-	return dbg == -ENOENT ? exe : dbg;
-}
-
-int api_upstream_fetch_build_id(void *arg, const char *build_id)
-{
-	struct api_server *srv = arg;
-	int dbg, exe;
-
-	if (!srv->upstream)
-		return -ENOSYS;
-	dbg = fetch_now(srv, build_id, API_EP_DEBUGINFO);
-	exe = dbg && dbg != -ENOENT && dbg != -EHOSTUNREACH && dbg != -ECANCELED
-		      ? dbg /* the store failed: asking again would fail the same */
-		      : fetch_now(srv, build_id, API_EP_EXECUTABLE);
-	return pair_result(dbg, exe);
 }

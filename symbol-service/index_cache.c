@@ -1,15 +1,23 @@
 /*
- * symcache.c - the LRU of loaded symbol indexes (see symcache.h).
+ * index_cache.c - the loaded symbol indexes, by build ID, under a memory
+ * budget (symsvc_index_get() in symsvc.h).
+ *
+ * The first request of a build ID builds its index from the best files the
+ * store holds (or maps the saved one, saved_index.c); requests that arrive
+ * meanwhile wait for that one build.  Indexes live in an LRU whose total
+ * size (sym_index_get_stats().bytes) stays under the budget: an index not
+ * in use is evicted when a new one needs room, and an index larger than
+ * the whole budget is refused (-E2BIG).  Indexes in use are never freed
+ * under their users, so the total can exceed the budget by the indexes of
+ * requests in flight.
  *
  * One mutex guards the table, the LRU list and the counters; an index is
  * built outside it, by the first requester, while later ones wait on a
  * condition variable for that entry.
  */
-#include "symcache.h"
-#include "symindex_store.h"
+#include "symsvc_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +25,7 @@
 
 enum entry_state { ENTRY_BUILDING, ENTRY_READY, ENTRY_FAILED };
 
-struct symcache_entry {
+struct symsvc_index {
 	char build_id[STORE_BUILD_ID_HEX];
 	struct sym_index *idx;
 	uint64_t bytes;
@@ -28,55 +36,36 @@ struct symcache_entry {
 	uint64_t gen;                         /* store generation they were checked at,
 						 or UNCHECKED (mapped through a pin) */
 	bool stale;                           /* better inputs arrived: freed when unused */
-	struct symcache_entry *prev, *next;   /* LRU, most recent first */
-	struct symcache_entry *hnext;         /* table chain */
+	struct symsvc_index *prev, *next;     /* LRU, most recent first */
+	struct symsvc_index *hnext;           /* table chain */
 };
 
-#define BUCKETS 1024
 #define UNCHECKED UINT64_MAX /* never a store generation */
 
-struct symcache {
-	struct store *store;
-	pthread_mutex_t mu;
-	pthread_cond_t built;
-	struct symcache_entry *table[BUCKETS];
-	struct symcache_entry *lru_head, *lru_tail;
-	uint64_t bytes, budget;
-	size_t loaded, builds, evictions, refused, disk_loads, pin_loads, unsaved, rebuilds;
-	symcache_fetch_fn fetch;
-	void *fetch_arg;
-};
-
-static size_t bucket(const char *id)
+static size_t bucket(const struct symsvc_cache *c, const char *id)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 1099511628211ull;
-	return h % BUCKETS;
+	return ember_hash(&c->key, id, strlen(id)) % SYMSVC_CACHE_BUCKETS;
 }
 
-int symcache_new(struct store *s, uint64_t budget_bytes, struct symcache **out)
+int symsvc_cache_init(struct symsvc_cache *c, uint64_t budget)
 {
-	struct symcache *c = calloc(1, sizeof(*c));
+	int err;
 
-	if (!c)
-		return -ENOMEM;
-	c->store = s;
-	c->budget = budget_bytes;
+	memset(c, 0, sizeof(*c));
+	err = ember_hash_key_init(&c->key);
+	if (err)
+		return err;
+	c->budget = budget;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->built, NULL);
-	*out = c;
 	return 0;
 }
 
-void symcache_free(struct symcache *c)
+void symsvc_cache_release(struct symsvc_cache *c)
 {
-	if (!c)
-		return;
-	for (size_t i = 0; i < BUCKETS; i++)
+	for (size_t i = 0; i < SYMSVC_CACHE_BUCKETS; i++)
 		while (c->table[i]) {
-			struct symcache_entry *e = c->table[i];
+			struct symsvc_index *e = c->table[i];
 
 			c->table[i] = e->hnext;
 			sym_index_free(e->idx);
@@ -84,29 +73,28 @@ void symcache_free(struct symcache *c)
 		}
 	pthread_cond_destroy(&c->built);
 	pthread_mutex_destroy(&c->mu);
-	free(c);
 }
 
 /* ---- table and LRU (under mu) ------------------------------------------- */
 
-static struct symcache_entry *find(struct symcache *c, const char *id)
+static struct symsvc_index *find(struct symsvc_cache *c, const char *id)
 {
-	for (struct symcache_entry *e = c->table[bucket(id)]; e; e = e->hnext)
+	for (struct symsvc_index *e = c->table[bucket(c, id)]; e; e = e->hnext)
 		if (strcmp(e->build_id, id) == 0)
 			return e;
 	return NULL;
 }
 
-static void unhash(struct symcache *c, struct symcache_entry *e)
+static void unhash(struct symsvc_cache *c, struct symsvc_index *e)
 {
-	for (struct symcache_entry **p = &c->table[bucket(e->build_id)]; *p; p = &(*p)->hnext)
+	for (struct symsvc_index **p = &c->table[bucket(c, e->build_id)]; *p; p = &(*p)->hnext)
 		if (*p == e) {
 			*p = e->hnext;
 			return;
 		}
 }
 
-static void lru_unlink(struct symcache *c, struct symcache_entry *e)
+static void lru_unlink(struct symsvc_cache *c, struct symsvc_index *e)
 {
 	if (e->prev)
 		e->prev->next = e->next;
@@ -119,7 +107,7 @@ static void lru_unlink(struct symcache *c, struct symcache_entry *e)
 	e->prev = e->next = NULL;
 }
 
-static void lru_push_front(struct symcache *c, struct symcache_entry *e)
+static void lru_push_front(struct symsvc_cache *c, struct symsvc_index *e)
 {
 	e->next = c->lru_head;
 	e->prev = NULL;
@@ -131,7 +119,7 @@ static void lru_push_front(struct symcache *c, struct symcache_entry *e)
 }
 
 /* Take e out of the LRU and the byte count (under mu); the caller frees it. */
-static void drop(struct symcache *c, struct symcache_entry *e)
+static void drop(struct symsvc_cache *c, struct symsvc_index *e)
 {
 	lru_unlink(c, e);
 	c->bytes -= e->bytes;
@@ -140,12 +128,12 @@ static void drop(struct symcache *c, struct symcache_entry *e)
 
 /* Evict unused indexes, least recent first, until `need` more bytes fit.
  * Returns the indexes to free once the lock is dropped (chained by next). */
-static struct symcache_entry *make_room(struct symcache *c, uint64_t need)
+static struct symsvc_index *make_room(struct symsvc_cache *c, uint64_t need)
 {
-	struct symcache_entry *victims = NULL, *e = c->lru_tail;
+	struct symsvc_index *victims = NULL, *e = c->lru_tail;
 
 	while (e && c->bytes + need > c->budget) {
-		struct symcache_entry *prev = e->prev;
+		struct symsvc_index *prev = e->prev;
 
 		if (e->refs == 0 && e->state == ENTRY_READY) {
 			drop(c, e);
@@ -159,10 +147,10 @@ static struct symcache_entry *make_room(struct symcache *c, uint64_t need)
 	return victims;
 }
 
-static void free_victims(struct symcache_entry *v)
+static void free_victims(struct symsvc_index *v)
 {
 	while (v) {
-		struct symcache_entry *next = v->next;
+		struct symsvc_index *next = v->next;
 
 		sym_index_free(v->idx);
 		free(v);
@@ -173,22 +161,18 @@ static void free_victims(struct symcache_entry *v)
 /* ---- building ----------------------------------------------------------------- */
 
 /*
- * The inputs of id's index (asking upstream first when the store has
- * none and a fetch is set: -ENOENT when nobody has the build ID,
- * -EHOSTUNREACH when upstream failed, the store's error when it failed).
+ * The inputs of id's index, asking upstream first when the store has none
+ * (fetch.c): -ENOENT when nobody has the build ID, -EHOSTUNREACH when
+ * upstream failed, the store's error when it failed.
  */
-static int find_inputs(struct symcache *c, const char *id, struct symindex_inputs *in)
+static int find_inputs(struct symsvc *svc, const char *id, struct symsvc_inputs *in)
 {
-	int err = symindex_find_inputs(c->store, id, in);
+	int err = symsvc_inputs_find(svc->store, id, in);
 
-	if (err != -ENOENT || !c->fetch)
+	if (err != -ENOENT || !svc->fetch)
 		return err;
-	err = c->fetch(c->fetch_arg, id);
-	if (err == -ENOENT || err == -ENOSYS)
-		return -ENOENT;
-	if (err == -EHOSTUNREACH || err == -ECANCELED)
-		return -EHOSTUNREACH;
-	return err ? err : symindex_find_inputs(c->store, id, in);
+	err = symsvc_fetch_build_id(svc, id);
+	return err ? err : symsvc_inputs_find(svc->store, id, in);
 }
 
 /*
@@ -196,15 +180,16 @@ static int find_inputs(struct symcache *c, const char *id, struct symindex_input
  * compares it with the store's inputs once the store is open).  NULL
  * when there is none that loads: the caller waits for the store.
  */
-static struct sym_index *open_pinned(struct symcache *c, struct symcache_entry *e)
+static struct sym_index *open_pinned(struct symsvc *svc, struct symsvc_index *e)
 {
+	struct symsvc_cache *c = &svc->cache;
 	char what[STORE_NAME_MAX];
 	struct sym_index *idx;
 	int err;
 
-	if (store_is_open(c->store))
+	if (store_is_open(svc->store))
 		return NULL;
-	idx = symindex_open_pinned(c->store, e->build_id, what, &err);
+	idx = symsvc_saved_open_pinned(svc->store, e->build_id, what, &err);
 	if (!idx)
 		return NULL;
 	pthread_mutex_lock(&c->mu);
@@ -217,41 +202,42 @@ static struct sym_index *open_pinned(struct symcache *c, struct symcache_entry *
 }
 
 /* Load or build the index of e (outside mu); counts under mu. */
-static struct sym_index *open_index(struct symcache *c, struct symcache_entry *e, int *err)
+static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e, int *err)
 {
-	enum symindex_origin origin = SYMINDEX_BUILT;
-	struct symindex_inputs in;
-	struct sym_index *idx = open_pinned(c, e);
+	struct symsvc_cache *c = &svc->cache;
+	enum symsvc_origin origin = SYMSVC_BUILT;
+	struct symsvc_inputs in;
+	struct sym_index *idx = open_pinned(svc, e);
 	uint64_t gen;
 
 	if (idx)
 		return idx;
-	*err = store_wait(c->store);
-	gen = store_generation(c->store); /* before the inputs are read */
+	*err = store_wait(svc->store);
+	gen = store_generation(svc->store); /* before the inputs are read */
 	if (!*err)
-		*err = find_inputs(c, e->build_id, &in);
+		*err = find_inputs(svc, e->build_id, &in);
 	if (!*err)
-		idx = symindex_open(c->store, e->build_id, &in, &origin, err);
-	if (idx && origin != SYMINDEX_BUILT_UNSAVED)
-		symindex_pin(c->store, e->build_id, &in, gen);
+		idx = symsvc_saved_open(svc->store, e->build_id, &in, &origin, err);
+	if (idx && origin != SYMSVC_BUILT_UNSAVED)
+		symsvc_saved_pin(svc->store, e->build_id, &in, gen);
 	pthread_mutex_lock(&c->mu);
 	if (idx) {
 		snprintf(e->what, sizeof(e->what), "%s", in.what);
 		e->gen = gen;
-		c->disk_loads += origin == SYMINDEX_LOADED;
-		c->builds += origin != SYMINDEX_LOADED;
-		c->unsaved += origin == SYMINDEX_BUILT_UNSAVED;
+		c->disk_loads += origin == SYMSVC_LOADED;
+		c->builds += origin != SYMSVC_LOADED;
+		c->unsaved += origin == SYMSVC_BUILT_UNSAVED;
 	}
 	pthread_mutex_unlock(&c->mu);
 	return idx;
 }
 
 /* Publish the result of a build (under mu) and wake the waiters. */
-static struct symcache_entry *publish(struct symcache *c, struct symcache_entry *e,
-				      struct sym_index *idx, int err)
+static struct symsvc_index *publish(struct symsvc_cache *c, struct symsvc_index *e,
+				    struct sym_index *idx, int err)
 {
 	struct sym_index_stats st;
-	struct symcache_entry *victims = NULL;
+	struct symsvc_index *victims = NULL;
 
 	if (idx) {
 		sym_index_get_stats(idx, &st);
@@ -277,14 +263,16 @@ static struct symcache_entry *publish(struct symcache *c, struct symcache_entry 
 	return victims;
 }
 
-static int build_entry(struct symcache *c, struct symcache_entry *e)
+/* Build e (called and returning under mu, which it drops meanwhile). */
+static int build_entry(struct symsvc *svc, struct symsvc_index *e)
 {
-	struct symcache_entry *victims;
+	struct symsvc_cache *c = &svc->cache;
+	struct symsvc_index *victims;
 	struct sym_index *idx;
 	int err = 0;
 
 	pthread_mutex_unlock(&c->mu);
-	idx = open_index(c, e, &err);
+	idx = open_index(svc, e, &err);
 	pthread_mutex_lock(&c->mu);
 	victims = publish(c, e, idx, idx ? 0 : err);
 	pthread_mutex_unlock(&c->mu);
@@ -294,7 +282,7 @@ static int build_entry(struct symcache *c, struct symcache_entry *e)
 }
 
 /* Drop a reference to a failed entry; the last one frees it. */
-static int fail_ref(struct symcache_entry *e)
+static int fail_ref(struct symsvc_index *e)
 {
 	int err = e->err;
 
@@ -307,20 +295,21 @@ static int fail_ref(struct symcache_entry *e)
  * e as it is, or NULL when better files for its build ID were stored
  * since it was made: it is then unhashed, so the caller makes a new one,
  * and freed now (into *victim) or by its last user.  The store is asked
- * only when its generation moved, i.e. after an upload.
+ * only when its generation moved, i.e. after an upload (under mu).
  */
-static struct symcache_entry *check_fresh(struct symcache *c, struct symcache_entry *e,
-					  struct symcache_entry **victim)
+static struct symsvc_index *check_fresh(struct symsvc *svc, struct symsvc_index *e,
+					struct symsvc_index **victim)
 {
-	uint64_t gen = store_generation(c->store);
-	struct symindex_inputs in;
+	struct symsvc_cache *c = &svc->cache;
+	uint64_t gen = store_generation(svc->store);
+	struct symsvc_inputs in;
 	int err;
 
 	if (e->state != ENTRY_READY || e->gen == gen)
 		return e;
-	if (e->gen == UNCHECKED && !store_is_open(c->store))
+	if (e->gen == UNCHECKED && !store_is_open(svc->store))
 		return e; /* pinned; checked once the store can say */
-	err = symindex_find_inputs(c->store, e->build_id, &in);
+	err = symsvc_inputs_find(svc->store, e->build_id, &in);
 	if (err && err != -ENOENT)
 		return e; /* the store cannot say: as it was, checked again next time */
 	if (!err && strcmp(in.what, e->what) == 0) {
@@ -337,9 +326,27 @@ static struct symcache_entry *check_fresh(struct symcache *c, struct symcache_en
 	return NULL;
 }
 
-int symcache_get(struct symcache *c, const char *build_id, struct symcache_entry **out)
+/* A new entry of build_id in the table, built by this caller (under mu). */
+static int add_entry(struct symsvc *svc, const char *build_id, struct symsvc_index **out)
 {
-	struct symcache_entry *e, *stale = NULL;
+	struct symsvc_cache *c = &svc->cache;
+	struct symsvc_index *e = calloc(1, sizeof(*e));
+
+	*out = e;
+	if (!e)
+		return -ENOMEM;
+	strcpy(e->build_id, build_id);
+	e->state = ENTRY_BUILDING;
+	e->hnext = c->table[bucket(c, build_id)];
+	c->table[bucket(c, build_id)] = e;
+	e->refs++;
+	return build_entry(svc, e);
+}
+
+int symsvc_index_get(struct symsvc *svc, const char *build_id, struct symsvc_index **out)
+{
+	struct symsvc_cache *c = &svc->cache;
+	struct symsvc_index *e, *stale = NULL;
 	int err = 0;
 
 	if (strlen(build_id) >= STORE_BUILD_ID_HEX)
@@ -347,21 +354,14 @@ int symcache_get(struct symcache *c, const char *build_id, struct symcache_entry
 	pthread_mutex_lock(&c->mu);
 	e = find(c, build_id);
 	if (e)
-		e = check_fresh(c, e, &stale);
-	if (!e && (e = calloc(1, sizeof(*e)))) {
-		strcpy(e->build_id, build_id);
-		e->state = ENTRY_BUILDING;
-		e->hnext = c->table[bucket(build_id)];
-		c->table[bucket(build_id)] = e;
-		e->refs++;
-		err = build_entry(c, e);
-	} else if (e) {
+		e = check_fresh(svc, e, &stale);
+	if (!e) {
+		err = add_entry(svc, build_id, &e);
+	} else {
 		e->refs++;
 		while (e->state == ENTRY_BUILDING)
 			pthread_cond_wait(&c->built, &c->mu);
 		err = e->state == ENTRY_READY ? 0 : e->err;
-	} else {
-		err = -ENOMEM;
 	}
 	if (e && e->state == ENTRY_READY) {
 		lru_unlink(c, e);
@@ -378,14 +378,15 @@ int symcache_get(struct symcache *c, const char *build_id, struct symcache_entry
 	return err;
 }
 
-const struct sym_index *symcache_index(const struct symcache_entry *e)
+const struct sym_index *symsvc_index_sym(const struct symsvc_index *ix)
 {
-	return e->idx;
+	return ix->idx;
 }
 
-void symcache_put(struct symcache *c, struct symcache_entry *e)
+void symsvc_index_put(struct symsvc *svc, struct symsvc_index *e)
 {
-	struct symcache_entry *victims, *stale = NULL;
+	struct symsvc_cache *c = &svc->cache;
+	struct symsvc_index *victims, *stale = NULL;
 
 	pthread_mutex_lock(&c->mu);
 	e->refs--;
@@ -400,17 +401,11 @@ void symcache_put(struct symcache *c, struct symcache_entry *e)
 	free_victims(stale);
 }
 
-void symcache_get_stats(struct symcache *c, struct symcache_stats *st)
+void symsvc_cache_get_stats(struct symsvc_cache *c, struct symsvc_stats *st)
 {
 	pthread_mutex_lock(&c->mu);
-	*st = (struct symcache_stats){ c->bytes, c->budget, c->loaded, c->builds,
-				       c->evictions, c->refused, c->disk_loads,
-				       c->pin_loads, c->unsaved, c->rebuilds };
+	*st = (struct symsvc_stats){ c->bytes, c->budget, c->loaded, c->builds,
+				     c->evictions, c->refused, c->disk_loads,
+				     c->pin_loads, c->unsaved, c->rebuilds };
 	pthread_mutex_unlock(&c->mu);
-}
-
-void symcache_set_fetch(struct symcache *c, symcache_fetch_fn fn, void *arg)
-{
-	c->fetch = fn;
-	c->fetch_arg = arg;
 }
