@@ -338,7 +338,8 @@ static int put_derived_text(void *arg, struct store_blob *b)
 #else
 #define NEED_STORE_FAULTS()                                                          \
 	do {                                                                         \
-		fprintf(stderr, "skip: a build without EMBER_STORE_FAULTS (Debug has it)\n"); \
+		fprintf(stderr, "SKIP: a Release build: the store's fault injection " \
+				"(EMBER_TEST_STORE_FAULT) is in Debug builds only\n");         \
 		return UNIT_SKIP;                                                    \
 	} while (0)
 #endif

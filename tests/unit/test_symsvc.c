@@ -114,8 +114,10 @@ static int test_symsvc__replaces_index_in_use(void)
 	snprintf(full, sizeof(full), "%s", unit_fixture("c_O2_pie"));
 	snprintf(nodebug, sizeof(nodebug), "%s/nodebug", dir);
 	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug '%s' '%s'", full, nodebug);
-	if (run(cmd))
-		return UNIT_SKIP; /* no binutils */
+	if (run(cmd)) {
+		fprintf(stderr, "SKIP: objcopy failed (Debian package binutils)\n");
+		return UNIT_SKIP;
+	}
 	idx = sym_index_open(full, NULL, &err);
 	CHECK(idx);
 	sym_index_get_stats(idx, &full_st);
@@ -196,7 +198,8 @@ static int test_symsvc__store_failure_is_not_unknown(void)
 	int seen = 0;
 
 #ifndef EMBER_STORE_FAULTS
-	fprintf(stderr, "skip: a build without EMBER_STORE_FAULTS (Debug builds have it)\n");
+	fprintf(stderr, "SKIP: a Release build: the store's fault injection "
+		"(EMBER_TEST_STORE_FAULT) is in Debug builds only\n");
 	return UNIT_SKIP;
 #endif
 	CHECK(mkdtemp(dir));
