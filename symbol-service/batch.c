@@ -15,19 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct symsvc_batch {
-	struct batch_item {	/* the batch sorted by address */
-		uint64_t vaddr;
-		uint32_t pos;
-	} *items, *spare;	/* spare: the radix sort's other half */
-	struct batch_answer {	/* per position in the batch */
-		uint32_t first;	/* its frames: pool[first, first + n) */
-		int32_t n;	/* sym_index_lookup's result, clamped */
-	} *answers;
-	struct sym_frame *pool;
-	size_t pool_len, pool_cap;
-};
-
 int symsvc_batch_new(struct symsvc_batch **out)
 {
 	struct symsvc_batch *b = calloc(1, sizeof(*b));
@@ -123,7 +110,8 @@ int symsvc_batch_run(struct symsvc_batch *b, const struct sym_index *idx,
 			*a = b->answers[b->items[k - 1].pos]; /* the same answer */
 			continue;
 		}
-		if (ember_vec_reserve((void **)&b->pool, &b->pool_cap,
+		if (b->pool_cap - b->pool_len < SYMSVC_FRAMES_MAX && /* nearly always room */
+		    ember_vec_reserve((void **)&b->pool, &b->pool_cap,
 				      b->pool_len + SYMSVC_FRAMES_MAX, sizeof(*b->pool)))
 			return -ENOMEM;
 		got = sym_index_lookup(idx, b->items[k].vaddr, SYM_ADDR_VADDR, flags,
@@ -139,6 +127,5 @@ int symsvc_batch_run(struct symsvc_batch *b, const struct sym_index *idx,
 
 const struct sym_frame *symsvc_batch_frames(const struct symsvc_batch *b, size_t i, int *n)
 {
-	*n = b->answers[i].n;
-	return *n > 0 ? &b->pool[b->answers[i].first] : NULL;
+	return symsvc_batch_frames_at(b, i, n);
 }

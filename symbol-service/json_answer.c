@@ -109,7 +109,7 @@ static int write_next_address(struct symsvc_json_answer *a, const struct symjson
 		err = symsvc_batch_run(a->batch, symsvc_index_sym(a->ix), addr, a->batch_n,
 				       SYM_LOOKUP_SYMBOL_NAME);
 	}
-	f = err ? NULL : symsvc_batch_frames(a->batch, a->at - a->batch_at, &nf);
+	f = err ? NULL : symsvc_batch_frames_at(a->batch, a->at - a->batch_at, &nf);
 	return err ? err : write_address(&a->w, symsvc_index_sym(a->ix), addr, a->rq, f, nf,
 					 a->jf);
 }

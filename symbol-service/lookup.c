@@ -21,7 +21,7 @@ static int lookup_all(struct symsvc_batch *b, const struct sym_index *idx,
 		err = symsvc_batch_run(b, idx, addrs + at, k, flags);
 		for (size_t i = 0; !err && i < k; i++) {
 			int nf;
-			const struct sym_frame *f = symsvc_batch_frames(b, i, &nf);
+			const struct sym_frame *f = symsvc_batch_frames_at(b, i, &nf);
 
 			err = fn(arg, at + i, f, nf);
 		}

@@ -19,6 +19,31 @@
 
 #include <pthread.h>
 
+/* ---- batches (batch.c) ------------------------------------------------------ */
+
+/* Invariant: after a run, answers[i] for each position i of the batch,
+ * its frames pool[first, first + n) when n > 0. */
+struct symsvc_batch {
+	struct batch_item {	/* the batch sorted by address */
+		uint64_t vaddr;
+		uint32_t pos;
+	} *items, *spare;	/* spare: the radix sort's other half */
+	struct batch_answer {	/* per position in the batch */
+		uint32_t first;	/* its frames: pool[first, first + n) */
+		int32_t n;	/* sym_index_lookup's result, clamped */
+	} *answers;
+	struct sym_frame *pool;
+	size_t pool_len, pool_cap;
+};
+
+/* symsvc_batch_frames() inline, for the folder's per-address loops. */
+static inline const struct sym_frame *symsvc_batch_frames_at(const struct symsvc_batch *b,
+							     size_t i, int *n)
+{
+	*n = b->answers[i].n;
+	return *n > 0 ? &b->pool[b->answers[i].first] : NULL;
+}
+
 /* ---- the index cache (index_cache.c) --------------------------------------- */
 
 #define SYMSVC_CACHE_BUCKETS 1024
