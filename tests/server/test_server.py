@@ -833,6 +833,30 @@ def test_server__upstream_federation():
             up.stop()
 
 
+def test_server__failed_upstream_is_503_not_404():
+    """An upstream that cannot be reached is a failure, not a miss: 503
+    with Retry-After (as elfutils' server answers a failed federation),
+    remembered as such within the miss TTL, counted as an upstream error;
+    only a real miss is 404."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: connection refused
+    srv = Server(args=["--upstream", "http://127.0.0.1:%d" % port])
+    b = "cd" * 20
+    for attempt in ("fetched", "remembered"):
+        s, body, h = srv.get("/buildid/%s/debuginfo" % b)
+        check(s == 503 and h.get("retry-after") and b"upstream unavailable" in body,
+              "%s: %d %r %r" % (attempt, s, h.get("retry-after"), body))
+    check(srv.metric('ember_upstream_requests_total{result="error"}') == 1, "error count")
+    check(srv.metric('ember_upstream_requests_total{result="negative_cached"}') == 1,
+          "the failure was not remembered")
+    check(srv.metric('ember_upstream_requests_total{result="miss"}') == 0, "counted as a miss")
+    check(srv.metric('ember_store_errors_total{endpoint="debuginfo"}') == 0,
+          "an upstream failure counted as the store's")
+    srv.stop()
+
+
 def test_server__slow_upstream_does_not_stall():
     hang = socket.socket()
     hang.bind(("127.0.0.1", 0))
