@@ -1,5 +1,5 @@
 /*
- * upstream.c - misses fetched from upstream debuginfod servers.
+ * federation.c - misses fetched from upstream debuginfod servers.
  *
  * A request for something the store lacks is handed to a small pool of
  * fetch threads, and its connection's own thread (one per connection:
@@ -30,6 +30,7 @@
 /* A connection thread waiting for a job (on its stack, under u->mu). */
 struct waiter {
 	bool done;
+	int err;		/* the job's result (job_result()) */
 	struct waiter *next;
 };
 
@@ -68,9 +69,16 @@ static bool is_stopping(void *arg)
 	return stop;
 }
 
-static int fetch_file(struct fetch_job *j, enum store_want want, const char *src)
+/*
+ * Fetch one file and store it.  A failure on our side (the store, the
+ * disk) sets *local: it says nothing about upstream, so it is neither
+ * counted nor remembered as an upstream failure.  A file upstream sends
+ * that fails validation (-EINVAL) is upstream's.
+ */
+static int fetch_file(struct fetch_job *j, enum store_want want, const char *src,
+		      bool *local)
 {
-	struct store_fetch f = { .build_id = j->route.build_id, .want = want,
+	struct store_upstream_query f = { .build_id = j->route.build_id, .want = want,
 				 .source_path = src,
 				 .forwarded_for = j->forwarded_for[0] ? j->forwarded_for : NULL,
 				 .cancelled = is_stopping, .cancel_arg = j->srv->upstream };
@@ -89,37 +97,69 @@ static int fetch_file(struct fetch_job *j, enum store_want want, const char *src
 	close(fd);
 	unlink(path); /* stored now: libdebuginfod's copy would double the disk use */
 	free(path);
+	if (err && (src || err != -EINVAL))
+		*local = true;
 	return err;
 }
 
-static int fetch_source(struct fetch_job *j)
+/* A store error met on the way is ours (*local). */
+static int local_failure(int err, bool *local)
+{
+	if (err && err != -ENOENT)
+		*local = true;
+	return err;
+}
+
+static int fetch_source(struct fetch_job *j, bool *local)
 {
 	struct store *s = j->srv->store;
 	struct store_artifact a;
-	int err = 0;
+	int err = local_failure(store_find_best(s, j->route.build_id, STORE_WANT_DEBUGINFO, &a),
+				local);
 
-	if (store_find_best(s, j->route.build_id, STORE_WANT_DEBUGINFO, &a))
-		err = fetch_file(j, STORE_WANT_DEBUGINFO, NULL);
-	if (!err && store_source_named(s, j->route.build_id, j->route.path))
-		err = -ENOENT; /* the DWARF does not name it: never fetched */
-	return err ? err : fetch_file(j, STORE_WANT_SYMBOLS, j->route.path);
+	if (err == -ENOENT)
+		err = fetch_file(j, STORE_WANT_DEBUGINFO, NULL, local);
+	if (!err) /* -ENOENT: the DWARF does not name it, never fetched */
+		err = local_failure(store_source_named(s, j->route.build_id, j->route.path),
+				    local);
+	return err ? err : fetch_file(j, STORE_WANT_SYMBOLS, j->route.path, local);
 }
 
-static int run_job(struct fetch_job *j)
+static int run_job(struct fetch_job *j, bool *local)
 {
 	int err;
 
 	switch (j->route.ep) {
 	case API_EP_DEBUGINFO:
-		return fetch_file(j, STORE_WANT_DEBUGINFO, NULL);
+		return fetch_file(j, STORE_WANT_DEBUGINFO, NULL, local);
 	case API_EP_EXECUTABLE:
-		return fetch_file(j, STORE_WANT_EXECUTABLE, NULL);
+		return fetch_file(j, STORE_WANT_EXECUTABLE, NULL, local);
 	case API_EP_SECTION:
-		err = fetch_file(j, STORE_WANT_DEBUGINFO, NULL);
-		return err ? fetch_file(j, STORE_WANT_EXECUTABLE, NULL) : 0;
+		err = fetch_file(j, STORE_WANT_DEBUGINFO, NULL, local);
+		return err && !*local ? fetch_file(j, STORE_WANT_EXECUTABLE, NULL, local) : err;
 	default:
-		return fetch_source(j);
+		return fetch_source(j, local);
 	}
+}
+
+/*
+ * What a fetch's waiters are told (api_upstream_wait()): 0, -ENOENT when
+ * no upstream has it (-ENOSYS, none configured, is the same), -ECANCELED
+ * when the server stops, -EHOSTUNREACH when upstream failed (the reason
+ * logged here), or a local failure's own error.
+ */
+static int job_result(const struct fetch_job *j, int err, bool local)
+{
+	if (local && err)
+		pr_warn("api: cannot store what upstream sent for '%s': %s", j->route.build_id,
+			strerror(-err));
+	if (local || !err || err == -ENOENT || err == -ECANCELED)
+		return err;
+	if (err == -ENOSYS)
+		return -ENOENT;
+	pr_warn("api: upstream fetch for '%s' failed: %s", j->route.build_id,
+		err == -EINVAL ? "the file it sent was rejected" : strerror(-err));
+	return -EHOSTUNREACH;
 }
 
 /* ---- the pool -------------------------------------------------------------------- */
@@ -133,40 +173,48 @@ static void unlink_running(struct api_upstream *u, struct fetch_job *j)
 		}
 }
 
-/* Wake the connections waiting for a fetch (under u->mu): they answer
- * from the store. */
-static void wake_waiters_locked(struct api_upstream *u, struct waiter *w)
+/* Wake the connections waiting for a fetch (under u->mu) with its
+ * result: on 0 they answer from the store. */
+static void wake_waiters_locked(struct api_upstream *u, struct waiter *w, int err)
 {
-	for (; w; w = w->next)
+	for (; w; w = w->next) {
+		w->err = err;
 		w->done = true;
+	}
 	pthread_cond_broadcast(&u->done_cv);
 }
 
-/* Count a fetch's result, and remember a failure (under u->mu) so the
- * same key is not asked for again within the miss TTL. */
-static void count_result(struct api_metrics *m, int err)
+/* Count a fetch's result (a job_result()), and remember a miss or an
+ * upstream failure (under u->mu) so the same key is not asked for again
+ * within the miss TTL.  Local failures are neither: the next request
+ * tries again. */
+static void count_result(struct api_metrics *m, int err, bool local)
 {
+	if (local)
+		return;
 	if (!err)
 		m->upstream_hits++;
 	else if (err == -ENOENT)
 		m->upstream_misses++;
-	else
+	else if (err != -ECANCELED)
 		m->upstream_errors++;
 }
 
-static void remember_failure_locked(struct api_upstream *u, const char *key, int err)
+static void remember_failure_locked(struct api_upstream *u, const char *key, int err,
+				    bool local)
 {
-	if (err && err != -ECANCELED)
-		miss_cache_put(u->misses, key);
+	if (err && err != -ECANCELED && !local)
+		miss_cache_put(u->misses, key, err);
 }
 
-static void finish_job(struct api_upstream *u, struct fetch_job *j, int err)
+static void finish_job(struct api_upstream *u, struct fetch_job *j, int err, bool local)
 {
-	count_result(&j->srv->metrics, err);
+	err = job_result(j, err, local);
+	count_result(&j->srv->metrics, err, local);
 	pthread_mutex_lock(&u->mu);
-	remember_failure_locked(u, j->key, err);
+	remember_failure_locked(u, j->key, err, local);
 	unlink_running(u, j);
-	wake_waiters_locked(u, j->waiters);
+	wake_waiters_locked(u, j->waiters, err);
 	pthread_mutex_unlock(&u->mu);
 	free(j);
 }
@@ -178,6 +226,8 @@ static void *fetch_thread(void *arg)
 	pthread_mutex_lock(&u->mu);
 	for (;;) {
 		struct fetch_job *j;
+		bool local = false;
+		int err;
 
 		while (!u->queue && !u->stopping)
 			pthread_cond_wait(&u->cv, &u->mu);
@@ -188,7 +238,8 @@ static void *fetch_thread(void *arg)
 		j->next = u->running;
 		u->running = j;
 		pthread_mutex_unlock(&u->mu);
-		finish_job(u, j, run_job(j));
+		err = run_job(j, &local);
+		finish_job(u, j, err, local);
 		pthread_mutex_lock(&u->mu);
 	}
 	pthread_mutex_unlock(&u->mu);
@@ -237,11 +288,11 @@ void api_upstream_shutdown(struct api_upstream *u)
 	queued = u->queue;
 	u->queue = NULL;
 	for (struct fetch_job *j = u->running; j; j = j->next) {
-		wake_waiters_locked(u, j->waiters);
+		wake_waiters_locked(u, j->waiters, -ECANCELED);
 		j->waiters = NULL;
 	}
 	for (struct fetch_job *j = queued; j; j = j->next)
-		wake_waiters_locked(u, j->waiters);
+		wake_waiters_locked(u, j->waiters, -ECANCELED);
 	pthread_mutex_unlock(&u->mu);
 	while (queued) {
 		struct fetch_job *next = queued->next;
@@ -332,77 +383,81 @@ static void enqueue(struct api_upstream *u, struct fetch_job *j)
 	pthread_cond_signal(&u->cv);
 }
 
-bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
-		       const struct api_request *req)
+/* Whether key's fetch is to be answered without asking (under u->mu):
+ * the server stops, or a miss or failure is remembered; *err says how. */
+static bool known_locked(struct api_server *srv, const char *key, int *err)
+{
+	struct api_upstream *u = srv->upstream;
+
+	if (u->stopping) {
+		*err = -ECANCELED;
+		return true;
+	}
+	if (!miss_cache_get(u->misses, key, err))
+		return false;
+	srv->metrics.upstream_negative_cached++;
+	return true;
+}
+
+int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
+		      const struct api_request *req)
 {
 	struct api_upstream *u = srv->upstream;
 	char key[MISS_KEY_MAX], xff[512];
 	struct waiter w = { 0 };
 	struct fetch_job *j;
+	int err;
 
 	if (!forwarded_for(c, xff, sizeof(xff)))
-		return false;
+		return -ENOENT; /* not ours to forward: as if nobody had it */
 	job_key(&req->route, key);
 	pthread_mutex_lock(&u->mu);
-	if (u->stopping || miss_cache_has(u->misses, key)) {
-		if (!u->stopping)
-			srv->metrics.upstream_negative_cached++;
+	if (known_locked(srv, key, &err)) {
 		pthread_mutex_unlock(&u->mu);
-		return false;
+		return err;
 	}
 	j = find_job(u->running, key);
 	if (!j)
 		j = find_job(u->queue, key);
 	if (!j && (j = new_job(srv, req, key, xff)))
 		enqueue(u, j);
+	err = j ? 0 : -ENOMEM;
 	if (j) {
 		w.next = j->waiters;
 		j->waiters = &w;
 		while (!w.done) /* j is freed once it wakes its waiters */
 			pthread_cond_wait(&u->done_cv, &u->mu);
+		err = w.err;
 	}
-	pthread_mutex_unlock(&u->mu);
-	return j != NULL;
-}
-
-/* ---- fetching for the symbolization API ------------------------------------------ */
-
-/* One file of id, on the calling thread, remembered in the miss cache
- * like a debuginfod request's. */
-static int fetch_now(struct api_server *srv, const char *id, enum api_endpoint ep)
-{
-	struct api_upstream *u = srv->upstream;
-	struct fetch_job j = { .srv = srv };
-	int err;
-
-	snprintf(j.route.build_id, sizeof(j.route.build_id), "%s", id);
-	j.route.ep = ep;
-	job_key(&j.route, j.key);
-	pthread_mutex_lock(&u->mu);
-	err = u->stopping ? -ECANCELED : miss_cache_has(u->misses, j.key) ? -ENOENT : 0;
-	pthread_mutex_unlock(&u->mu);
-	if (err) {
-		srv->metrics.upstream_negative_cached += err == -ENOENT;
-		return err;
-	}
-	err = run_job(&j);
-	count_result(&srv->metrics, err);
-	pthread_mutex_lock(&u->mu);
-	remember_failure_locked(u, j.key, err);
 	pthread_mutex_unlock(&u->mu);
 	return err;
 }
 
-int api_upstream_fetch_build_id(void *arg, const char *build_id)
+/* ---- fetching for the symbolization service -------------------------------------- */
+
+int api_upstream_fetch(void *arg, const char *id, enum store_want want)
 {
 	struct api_server *srv = arg;
-	int dbg, exe;
+	struct api_upstream *u = srv->upstream;
+	struct fetch_job j = { .srv = srv };
+	bool known, local = false;
+	int err;
 
-	if (!srv->upstream)
+	if (!u)
 		return -ENOSYS;
-	dbg = fetch_now(srv, build_id, API_EP_DEBUGINFO);
-	exe = fetch_now(srv, build_id, API_EP_EXECUTABLE);
-	if (!dbg || !exe)
-		return 0; /* either file is enough to symbolize */
-	return dbg == -ENOENT ? exe : dbg;
+	snprintf(j.route.build_id, sizeof(j.route.build_id), "%s", id);
+	j.route.ep = want == STORE_WANT_EXECUTABLE ? API_EP_EXECUTABLE : API_EP_DEBUGINFO;
+	job_key(&j.route, j.key);
+	pthread_mutex_lock(&u->mu);
+	known = known_locked(srv, j.key, &err);
+	pthread_mutex_unlock(&u->mu);
+	if (known)
+		return err;
+	err = run_job(&j, &local);
+	err = job_result(&j, err, local);
+	count_result(&srv->metrics, err, local);
+	pthread_mutex_lock(&u->mu);
+	remember_failure_locked(u, j.key, err, local);
+	pthread_mutex_unlock(&u->mu);
+	return err;
 }

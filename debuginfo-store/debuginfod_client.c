@@ -1,11 +1,12 @@
 /*
- * upstream.c - fetch one artifact from upstream debuginfod servers.
+ * debuginfod_client.c - fetch one artifact from upstream debuginfod servers
+ * (store_upstream.h).
  *
  * libdebuginfod does the protocol: it reads the server list from
  * DEBUGINFOD_URLS, queries them in parallel, and downloads into its cache
  * (DEBUGINFOD_CACHE_PATH); `ember serve` sets both before any thread
  * starts.  This file makes one fetch; caching misses and merging
- * concurrent requests is the server's job (api/upstream.c), and the caller
+ * concurrent requests is the server's job (api/federation.c), and the caller
  * validates and stores what arrives.
  *
  * The library is loaded with dlopen on the first fetch, as elfutils' own
@@ -90,7 +91,7 @@ static int load(struct store_upstream *u)
 }
 
 static int add_headers(const struct dbgd_api *api, debuginfod_client *c,
-		       const struct store_fetch *f)
+		       const struct store_upstream_query *f)
 {
 	char hdr[1024];
 
@@ -109,19 +110,19 @@ static int add_headers(const struct dbgd_api *api, debuginfod_client *c,
  * table the callback cannot reach.  Set for the duration of one fetch,
  * like errno.
  */
-static _Thread_local const struct store_fetch *this_fetch;
+static _Thread_local const struct store_upstream_query *this_fetch;
 
 /* libdebuginfod calls this while it waits; non-zero aborts the transfer. */
 static int on_progress(debuginfod_client *c, long done, long total)
 {
-	const struct store_fetch *f = this_fetch;
+	const struct store_upstream_query *f = this_fetch;
 
 	(void)c, (void)done, (void)total;
 	return f && f->cancelled && f->cancelled(f->cancel_arg);
 }
 
 static int find(const struct dbgd_api *api, debuginfod_client *c,
-		const struct store_fetch *f, char **path)
+		const struct store_upstream_query *f, char **path)
 {
 	const unsigned char *id = (const unsigned char *)f->build_id;
 
@@ -136,8 +137,8 @@ static int find(const struct dbgd_api *api, debuginfod_client *c,
 	}
 }
 
-int store_upstream_fetch(struct store_upstream *u, const struct store_fetch *f, int *fd,
-			 char **path)
+int store_upstream_fetch(struct store_upstream *u, const struct store_upstream_query *f,
+			 int *fd, char **path)
 {
 	const struct dbgd_api *api = &u->api;
 	debuginfod_client *c;
