@@ -150,14 +150,20 @@ static int run_job(struct fetch_job *j, bool *local)
  */
 static int job_result(const struct fetch_job *j, int err, bool local)
 {
+	const char *id = j->route.build_id, *what = api_endpoint_name(j->route.ep);
+
 	if (local && err)
-		pr_warn("api: cannot store what upstream sent for '%s': %s", j->route.build_id,
+		pr_warn("api: cannot store what upstream sent for '%s' (%s): %s", id, what,
 			strerror(-err));
+	else if (!err)
+		pr_info("api: upstream fetch of '%s' (%s): stored", id, what);
+	else if (err == -ENOENT || err == -ENOSYS)
+		pr_info("api: upstream fetch of '%s' (%s): no upstream has it", id, what);
 	if (local || !err || err == -ENOENT || err == -ECANCELED)
 		return err;
 	if (err == -ENOSYS)
 		return -ENOENT;
-	pr_warn("api: upstream fetch for '%s' failed: %s", j->route.build_id,
+	pr_warn("api: upstream fetch of '%s' (%s) failed: %s", id, what,
 		err == -EINVAL ? "the file it sent was rejected" : strerror(-err));
 	return -EHOSTUNREACH;
 }

@@ -16,10 +16,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *kind_name(enum api_upload_kind k)
+{
+	return k == API_UPLOAD_EXECUTABLE ? "executable"
+	       : k == API_UPLOAD_SOURCES ? "sources" : "debuginfo";
+}
+
+/* Each upload's outcome at info level: what, and the reason a client got
+ * when it was refused (msg ends with a newline). */
+static void log_outcome(const struct api_request *req, unsigned status, const char *how,
+			const char *msg)
+{
+	pr_info("api: upload of '%s' (%s) %s (%u)%s%.*s", req->route.build_id,
+		kind_name(req->route.kind), how, status, msg ? ": " : "",
+		msg ? (int)strcspn(msg, "\n") : 0, msg ? msg : "");
+}
+
 static enum MHD_Result reject(struct api_server *srv, struct MHD_Connection *c,
 			      struct api_request *req, unsigned status,
 			      enum api_reject why, const char *msg)
 {
+	log_outcome(req, status, "refused", msg);
 	api_metrics_reject(&srv->metrics, why);
 	store_blob_discard(req->blob);
 	req->blob = NULL;
@@ -121,6 +138,9 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 		srv->metrics.uploads_accepted++;
 	else
 		srv->metrics.uploads_duplicate++;
+	log_outcome(req, res.status,
+		    res.status >= 400 ? "refused" : res.is_new ? "accepted" : "already stored",
+		    res.status >= 400 ? res.message : NULL);
 	if (res.status == MHD_HTTP_SERVICE_UNAVAILABLE)
 		return api_respond_unavailable_msg(srv, c, req, res.message);
 	return api_respond_text(srv, c, req, res.status,
@@ -145,6 +165,8 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 		 * answer in the middle of a body, so the connection is closed
 		 * rather than reading on without end. */
 		if (req->upload_err == -E2BIG) {
+			log_outcome(req, MHD_HTTP_CONTENT_TOO_LARGE, "cut off",
+				    "chunked body past the upload limit\n");
 			api_metrics_reject(&srv->metrics, API_REJECT_TOO_LARGE);
 			return MHD_NO;
 		}

@@ -857,6 +857,42 @@ def test_server__failed_upstream_is_503_not_404():
     srv.stop()
 
 
+def test_server__info_log_says_what_happened():
+    """At the default level (info) the server logs its start (data
+    directory, where the upstream servers came from), the store's open,
+    each upload accepted or refused with its reason, and each upstream
+    fetch; --log-level=warn keeps all of that quiet."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    srv = Server(env={"DEBUGINFOD_URLS": "http://127.0.0.1:%d" % port})
+    b = build_id(fx("c_O2_pie"))
+    check(srv.upload(fx("c_O2_pie"), b, "debuginfo")[0] == 201, "upload")
+    check(srv.upload(fx("c_O2_pie"), b, "debuginfo")[0] in (200, 201), "second upload")
+    with tempfile.NamedTemporaryFile("w", dir=TMP) as f:
+        f.write("not an ELF\n")
+        f.flush()
+        s = srv.upload(f.name, "ab" * 20, "debuginfo")[0]
+    check(s == 415, "a text file: %d" % s)
+    check(srv.get("/buildid/%s/executable" % ("cd" * 20))[0] == 503, "upstream down")
+    srv.stop()
+    log = srv.stderr()
+    for want in ("info: ember serve: data directory '%s'" % srv.data,
+                 "upstream servers http://127.0.0.1:%d (from the environment's "
+                 "DEBUGINFOD_URLS)" % port,
+                 "info: ember serve: store opened",
+                 "upload of '%s' (debuginfo) accepted (201)" % b,
+                 "upload of '%s' (debuginfo) already stored" % b,
+                 "upload of '%s' (debuginfo) refused (415): " % ("ab" * 20),
+                 "upstream fetch of '%s' (executable) failed: " % ("cd" * 20)):
+        check(want in log, "%r not logged in:\n%s" % (want, log))
+    quiet = Server(args=["--log-level=warn"])
+    check(quiet.upload(fx("c_O2_pie"), b, "debuginfo")[0] == 201, "upload at warn")
+    quiet.stop()
+    check("info:" not in quiet.stderr(), "info logged at warn: " + quiet.stderr())
+
+
 def test_server__slow_upstream_does_not_stall():
     hang = socket.socket()
     hang.bind(("127.0.0.1", 0))
