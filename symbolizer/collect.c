@@ -309,7 +309,7 @@ static int reserve_arrays(struct sym_index *idx, const struct sym_line_ctx *ctx,
 {
 	static const char *const info[] = { ".debug_info", ".zdebug_info", NULL };
 	size_t segs = ctx->line.size / 6;
-	size_t nodes = sym_elf_dwarf_section(dwarf_getelf(dw), info).size / 160;
+	size_t nodes = elfdw_section_loaded(dwarf_getelf(dw), info).size / 160;
 
 	if (sym_big_grow((void **)&idx->seg_start, &idx->seg_start_map,
 			 segs * sizeof(*idx->seg_start)) ||

@@ -102,11 +102,11 @@ static inline int read_spec(const uint8_t **pos, const uint8_t *end,
 	int64_t implicit = 0;
 	int size;
 
-	if (sym_cur_uleb(&p, end, &name) || sym_cur_uleb(&p, end, &form))
+	if (elfdw_read_uleb(&p, end, &name) || elfdw_read_uleb(&p, end, &form))
 		return -EINVAL;
 	*done = name == 0 && form == 0;
 	if (!*done && form == DW_FORM_implicit_const &&
-	    sym_cur_sleb(&p, end, &implicit))
+	    elfdw_read_sleb(&p, end, &implicit))
 		return -EINVAL;
 	*pos = p;
 	if (*done)
@@ -243,12 +243,12 @@ static int read_abbrev(const uint8_t **pos, const uint8_t *end,
 	uint64_t code, tag, children;
 	bool last = false;
 
-	if (sym_cur_uleb(pos, end, &code))
+	if (elfdw_read_uleb(pos, end, &code))
 		return -EINVAL;
 	*done = code == 0;
 	if (*done)
 		return 0;
-	if (sym_cur_uleb(pos, end, &tag) || sym_cur_un(pos, end, 1, &children) ||
+	if (elfdw_read_uleb(pos, end, &tag) || elfdw_read_un(pos, end, 1, &children) ||
 	    t->nspecs >= UINT32_MAX / 2)
 		return -EINVAL;
 	for (;;) {
@@ -300,7 +300,7 @@ static int index_codes(struct sym_dw_abbrevs *t)
 	return 0;
 }
 
-int sym_dw_abbrevs_read(struct sym_dw_abbrevs *t, const struct sym_sect *sect,
+int sym_dw_abbrevs_read(struct sym_dw_abbrevs *t, const struct elfdw_sect *sect,
 			uint64_t off, uint8_t addr_size, uint8_t version)
 {
 	const uint8_t *p, *end;

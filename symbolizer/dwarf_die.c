@@ -21,7 +21,7 @@ static int keep(const struct sym_dw *r, const struct sym_dw_spec *s,
 	if (d->have & (1u << s->slot))
 		return 0;
 	if (form == DW_FORM_indirect) {
-		if (sym_cur_uleb(&pos, end, &real) || real > UINT16_MAX)
+		if (elfdw_read_uleb(&pos, end, &real) || real > UINT16_MAX)
 			return -EINVAL;
 		form = (unsigned)real;
 	}
@@ -56,7 +56,7 @@ static int read_values(const struct sym_dw *r, const struct sym_dw_unit *u,
 		    (err = keep(r, s, p, end, d)))
 			return err;
 		if (s->size >= 0)
-			err = sym_cur_skip(&p, end, (uint64_t)s->size);
+			err = elfdw_skip(&p, end, (uint64_t)s->size);
 		else
 			err = sym_dw_form_skip(&p, end, s->form, u->addr_size,
 					       u->version);

@@ -66,9 +66,9 @@ static int skip_block(const uint8_t **pos, const uint8_t *end,
 	const uint8_t *p = *pos;
 	uint64_t n;
 
-	if ((len_size ? sym_cur_un(&p, end, len_size, &n)
-		      : sym_cur_uleb(&p, end, &n)) ||
-	    sym_cur_skip(&p, end, n))
+	if ((len_size ? elfdw_read_un(&p, end, len_size, &n)
+		      : elfdw_read_uleb(&p, end, &n)) ||
+	    elfdw_skip(&p, end, n))
 		return -EINVAL;
 	*pos = p;
 	return 0;
@@ -83,7 +83,7 @@ static int skip_variable(const uint8_t **pos, const uint8_t *end,
 
 	switch (form) {
 	case DW_FORM_string:
-		return sym_cur_cstr(pos, end, &s);
+		return elfdw_read_cstr(pos, end, &s);
 	case DW_FORM_block1:
 		return skip_block(pos, end, 1);
 	case DW_FORM_block2:
@@ -95,14 +95,14 @@ static int skip_variable(const uint8_t **pos, const uint8_t *end,
 		return skip_block(pos, end, 0);
 	case DW_FORM_indirect:
 		/* The form comes first; libdw refuses these two inside it. */
-		if (sym_cur_uleb(&p, end, &v) || v == DW_FORM_indirect ||
+		if (elfdw_read_uleb(&p, end, &v) || v == DW_FORM_indirect ||
 		    v == DW_FORM_implicit_const || v > UINT16_MAX ||
 		    sym_dw_form_skip(&p, end, (unsigned)v, addr_size, version))
 			return -EINVAL;
 		*pos = p;
 		return 0;
 	default: /* the ULEB128 and SLEB128 forms: same bytes */
-		return sym_cur_uleb(pos, end, &v);
+		return elfdw_read_uleb(pos, end, &v);
 	}
 }
 
@@ -112,7 +112,7 @@ int sym_dw_form_skip(const uint8_t **pos, const uint8_t *end, unsigned form,
 	int size = sym_dw_form_size(form, addr_size, version);
 
 	if (size >= 0)
-		return sym_cur_skip(pos, end, (uint64_t)size);
+		return elfdw_skip(pos, end, (uint64_t)size);
 	if (size == -2)
 		return -EOPNOTSUPP;
 	return skip_variable(pos, end, form, addr_size, version);
@@ -143,8 +143,8 @@ static int slot_val(const struct sym_dw *r, const struct sym_dw_die *d,
 /* An unsigned value of size bytes, or ULEB128 for size 0. */
 static int val_uint(struct val *v, unsigned size, uint64_t *out)
 {
-	return size ? sym_cur_un(&v->p, v->end, size, out)
-		    : sym_cur_uleb(&v->p, v->end, out);
+	return size ? elfdw_read_un(&v->p, v->end, size, out)
+		    : elfdw_read_uleb(&v->p, v->end, out);
 }
 
 /* The size val_uint takes for a constant or reference form. */
@@ -170,7 +170,7 @@ int sym_dw_val_const(const struct sym_dw *r, const struct sym_dw_die *d,
 	case DW_FORM_data8: case DW_FORM_udata:
 		return val_uint(&v, uint_size(v.form), out);
 	case DW_FORM_sdata:
-		err = sym_cur_sleb(&v.p, v.end, &sv);
+		err = elfdw_read_sleb(&v.p, v.end, &sv);
 		if (!err)
 			*out = (uint64_t)sv;
 		return err;
@@ -184,7 +184,7 @@ int sym_dw_val_const(const struct sym_dw *r, const struct sym_dw_die *d,
 
 /* Entry idx of size bytes of a table at base in sect (.debug_addr,
  * .debug_str_offsets); base must have been given (UINT64_MAX: absent). */
-static int table_entry(const struct sym_sect *sect, uint64_t base,
+static int table_entry(const struct elfdw_sect *sect, uint64_t base,
 		       uint64_t idx, unsigned size, uint64_t *out)
 {
 	const uint8_t *p;
@@ -194,7 +194,7 @@ static int table_entry(const struct sym_sect *sect, uint64_t base,
 	if (base > sect->size || idx >= (sect->size - base) / size)
 		return -EINVAL;
 	p = sect->data + base + idx * size;
-	return sym_cur_un(&p, sect->data + sect->size, size, out);
+	return elfdw_read_un(&p, sect->data + sect->size, size, out);
 }
 
 int sym_dw_addrx(const struct sym_dw *r, const struct sym_dw_unit *u,
@@ -242,7 +242,7 @@ int sym_dw_val_addr(const struct sym_dw *r, const struct sym_dw_die *d,
 }
 
 /* A NUL-terminated string at off in sect. */
-static int sect_string(const struct sym_sect *sect, uint64_t off,
+static int sect_string(const struct elfdw_sect *sect, uint64_t off,
 		       const char **out)
 {
 	const uint8_t *p;
@@ -252,7 +252,7 @@ static int sect_string(const struct sym_sect *sect, uint64_t off,
 	if (off >= sect->size)
 		return -EINVAL;
 	p = sect->data + off;
-	return sym_cur_cstr(&p, sect->data + sect->size, out);
+	return elfdw_read_cstr(&p, sect->data + sect->size, out);
 }
 
 int sym_dw_val_str(const struct sym_dw *r, const struct sym_dw_die *d,
@@ -266,7 +266,7 @@ int sym_dw_val_str(const struct sym_dw *r, const struct sym_dw_die *d,
 		return err;
 	switch (v.form) {
 	case DW_FORM_string:
-		return sym_cur_cstr(&v.p, v.end, out);
+		return elfdw_read_cstr(&v.p, v.end, out);
 	case DW_FORM_strp:
 	case DW_FORM_line_strp:
 		err = val_uint(&v, 4, &off);

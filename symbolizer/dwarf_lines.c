@@ -13,49 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int range_cmp(const void *pa, const void *pb)
-{
-	const uint64_t *a = pa, *b = pb;
-
-	return a[0] < b[0] ? -1 : a[0] > b[0];
-}
-
-int sym_unit_range_add(void *arg, uint64_t lo, uint64_t hi)
-{
-	struct sym_ranges *ur = arg;
-
-	if (hi <= lo)
-		return 0;
-	if (ember_vec_grow((void **)&ur->r, &ur->alloc, ur->n, sizeof(*ur->r)))
-		return -ENOMEM;
-	ur->r[ur->n].lo = lo;
-	ur->r[ur->n].hi = hi;
-	ur->n++;
-	return 0;
-}
-
-void sym_unit_ranges_sort(struct sym_ranges *ur)
-{
-	if (ur->n > 1)
-		qsort(ur->r, ur->n, sizeof(*ur->r), range_cmp);
-}
-
-static int unit_ranges_read(Dwarf_Die *cudie, struct sym_ranges *ur)
+static int unit_ranges_read(Dwarf_Die *cudie, struct elfdw_ranges *ur)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 
 	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0)
-		if (sym_unit_range_add(ur, lo, hi))
+		if (elfdw_ranges_add(ur, lo, hi))
 			return -ENOMEM;
-	sym_unit_ranges_sort(ur);
+	elfdw_ranges_sort(ur);
 	return 0;
 }
 
 /* Index + 1 of the last unit range starting at or before lo (0: none).
  * Rows come in address order, so the range of the row before is tried
  * first (*last). */
-static size_t unit_range_find(const struct sym_ranges *ur, uint64_t lo,
+static size_t unit_range_find(const struct elfdw_ranges *ur, uint64_t lo,
 			      size_t *last)
 {
 	size_t a = 0, b = ur->n, k = *last;
@@ -78,7 +51,7 @@ static size_t unit_range_find(const struct sym_ranges *ur, uint64_t lo,
 
 /* Clip [*lo, *hi) to the unit range holding *lo; false if none does.
  * A unit without ranges keeps all its rows. */
-static bool unit_ranges_clip(const struct sym_ranges *ur, uint64_t lo,
+static bool unit_ranges_clip(const struct elfdw_ranges *ur, uint64_t lo,
 			     uint64_t *hi, size_t *last)
 {
 	size_t a;
@@ -103,27 +76,27 @@ int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx)
 
 	if (!elf)
 		return -SYM_ERR_BAD_ELF;
-	ctx->line = sym_elf_dwarf_section(elf, line);
-	ctx->line_str = sym_elf_dwarf_section(elf, line_str);
-	ctx->str = sym_elf_dwarf_section(elf, str);
+	ctx->line = elfdw_section_loaded(elf, line);
+	ctx->line_str = elfdw_section_loaded(elf, line_str);
+	ctx->str = elfdw_section_loaded(elf, str);
 	return 0;
 }
 
 struct unit_rows {
 	const struct sym_unit *u;
-	const struct sym_ranges *exec;	/* NULL: the unit's ranges are all live */
+	const struct elfdw_ranges *exec;	/* NULL: the unit's ranges are all live */
 	struct sym_ivals *lines;
 	size_t last;			/* unit range of the row before */
 };
 
 /* True when rows clipped to the unit's ranges need no further check. */
-static bool unit_all_exec(const struct sym_ranges *ur,
-			  const struct sym_ranges *exec)
+static bool unit_all_exec(const struct elfdw_ranges *ur,
+			  const struct elfdw_ranges *exec)
 {
 	if (ur->n == 0)
 		return false;
 	for (size_t i = 0; i < ur->n; i++)
-		if (!sym_ranges_contain(exec, ur->r[i].lo, ur->r[i].hi))
+		if (!elfdw_ranges_contain(exec, ur->r[i].lo, ur->r[i].hi))
 			return false;
 	return true;
 }
@@ -136,7 +109,7 @@ static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 	uint32_t file;
 
 	if (!unit_ranges_clip(&ur->u->ranges, r->addr, &hi, &ur->last) ||
-	    (ur->exec && !sym_ranges_contain(ur->exec, r->addr, hi)))
+	    (ur->exec && !elfdw_ranges_contain(ur->exec, r->addr, hi)))
 		return 0;
 	file = r->file < files->n ? files->off[r->file] : 0;
 	return sym_ivals_push(ur->lines, (struct sym_ival){
@@ -150,9 +123,9 @@ static uint64_t program_end(const struct sym_line_ctx *ctx, uint64_t off)
 	const uint8_t *p = ctx->line.data + off, *end = ctx->line.data + ctx->line.size;
 	uint64_t len;
 
-	if (sym_cur_un(&p, end, 4, &len))
+	if (elfdw_read_un(&p, end, 4, &len))
 		return off;
-	if (len == 0xffffffff && sym_cur_un(&p, end, 8, &len))
+	if (len == 0xffffffff && elfdw_read_un(&p, end, 8, &len))
 		return off;
 	if (len > (uint64_t)(end - p))
 		return ctx->line.size;
@@ -192,7 +165,7 @@ int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
 }
 
 int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
-		  const struct sym_ranges *exec, struct sym_ivals *lines)
+		  const struct elfdw_ranges *exec, struct sym_ivals *lines)
 {
 	struct unit_rows ur = { u, exec, lines, 0 };
 	int err;

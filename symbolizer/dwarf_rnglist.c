@@ -55,12 +55,12 @@ static int list_offset(const struct sym_dw *r, const struct sym_dw_die *d,
 		return sym_dw_val_secoff(r, d, SYM_DW_RANGES, off);
 	if (u->rnglists_base == UINT64_MAX)
 		return -EOPNOTSUPP; /* libdw would look for a default */
-	if (sym_cur_uleb(&p, sym_dw_unit_end(r, u), &idx) ||
+	if (elfdw_read_uleb(&p, sym_dw_unit_end(r, u), &idx) ||
 	    u->rnglists_base > r->s.rnglists.size ||
 	    idx >= (r->s.rnglists.size - u->rnglists_base) / 4)
 		return -EINVAL;
 	p = r->s.rnglists.data + u->rnglists_base + idx * 4;
-	if (sym_cur_un(&p, r->s.rnglists.data + r->s.rnglists.size, 4, &entry))
+	if (elfdw_read_un(&p, r->s.rnglists.data + r->s.rnglists.size, 4, &entry))
 		return -EINVAL;
 	*off = u->rnglists_base + entry;
 	return 0;
@@ -81,8 +81,8 @@ static int read_ranges(const struct sym_dw_unit *u, struct list *l)
 	int err;
 
 	for (;;) {
-		if (sym_cur_un(&l->p, l->end, u->addr_size, &begin) ||
-		    sym_cur_un(&l->p, l->end, u->addr_size, &end))
+		if (elfdw_read_un(&l->p, l->end, u->addr_size, &begin) ||
+		    elfdw_read_un(&l->p, l->end, u->addr_size, &end))
 			return -EINVAL;
 		if (begin == all_ones) { /* base address selection */
 			if (end == all_ones)
@@ -104,7 +104,7 @@ static int read_addrx(const struct sym_dw *r, const struct sym_dw_unit *u,
 {
 	uint64_t idx;
 
-	if (sym_cur_uleb(&l->p, l->end, &idx))
+	if (elfdw_read_uleb(&l->p, l->end, &idx))
 		return -EINVAL;
 	return sym_dw_addrx(r, u, idx, out);
 }
@@ -125,28 +125,28 @@ static int rle_entry(const struct sym_dw *r, const struct sym_dw_unit *u,
 		err = read_addrx(r, u, l, &l->base);
 		return err ? err : 1;
 	case DW_RLE_base_address:
-		return sym_cur_un(&l->p, l->end, w, &l->base) ? -EINVAL : 1;
+		return elfdw_read_un(&l->p, l->end, w, &l->base) ? -EINVAL : 1;
 	case DW_RLE_startx_endx:
 		err = read_addrx(r, u, l, lo);
 		return err ? err : read_addrx(r, u, l, hi);
 	case DW_RLE_startx_length:
 		err = read_addrx(r, u, l, lo);
-		if (!err && sym_cur_uleb(&l->p, l->end, &len))
+		if (!err && elfdw_read_uleb(&l->p, l->end, &len))
 			err = -EINVAL;
 		break;
 	case DW_RLE_offset_pair:
-		if (l->base == UINT64_MAX || sym_cur_uleb(&l->p, l->end, lo) ||
-		    sym_cur_uleb(&l->p, l->end, hi))
+		if (l->base == UINT64_MAX || elfdw_read_uleb(&l->p, l->end, lo) ||
+		    elfdw_read_uleb(&l->p, l->end, hi))
 			return -EINVAL;
 		*lo += l->base;
 		*hi += l->base;
 		return 0;
 	case DW_RLE_start_end:
-		return sym_cur_un(&l->p, l->end, w, lo) ||
-		       sym_cur_un(&l->p, l->end, w, hi) ? -EINVAL : 0;
+		return elfdw_read_un(&l->p, l->end, w, lo) ||
+		       elfdw_read_un(&l->p, l->end, w, hi) ? -EINVAL : 0;
 	case DW_RLE_start_length:
-		err = sym_cur_un(&l->p, l->end, w, lo) ||
-		      sym_cur_uleb(&l->p, l->end, &len) ? -EINVAL : 0;
+		err = elfdw_read_un(&l->p, l->end, w, lo) ||
+		      elfdw_read_uleb(&l->p, l->end, &len) ? -EINVAL : 0;
 		break;
 	default:
 		return -EINVAL;
@@ -164,7 +164,7 @@ static int read_rnglists(const struct sym_dw *r, const struct sym_dw_unit *u,
 	int rc;
 
 	for (;;) {
-		if (sym_cur_un(&l->p, l->end, 1, &kind))
+		if (elfdw_read_un(&l->p, l->end, 1, &kind))
 			return -EINVAL;
 		rc = rle_entry(r, u, l, kind, &lo, &hi);
 		if (rc == 2)
@@ -180,7 +180,7 @@ int sym_dw_die_ranges(const struct sym_dw *r, const struct sym_dw_die *d,
 		      sym_dw_range_fn fn, void *arg)
 {
 	const struct sym_dw_unit *u = d->unit;
-	const struct sym_sect *sect = u->version < 5 ? &r->s.ranges
+	const struct elfdw_sect *sect = u->version < 5 ? &r->s.ranges
 						     : &r->s.rnglists;
 	struct list l = { .base = u->base, .fn = fn, .arg = arg };
 	uint64_t lo, hi, off;

@@ -24,7 +24,7 @@
 
 struct walk {
 	struct sym_index *idx;
-	const struct sym_ranges *exec;
+	const struct elfdw_ranges *exec;
 	struct sym_ivals *scopes;
 	const struct sym_unit_files *files; /* the unit's file table */
 	struct sym_origin_cache *origins;
@@ -182,7 +182,7 @@ static int node_add_ranges(struct walk *w, Dwarf_Die *die, uint32_t node,
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		struct sym_ival iv = { lo, hi, node, depth, 0, 0 };
 
-		if (hi <= lo || !sym_ranges_contain(w->exec, lo, hi))
+		if (hi <= lo || !elfdw_ranges_contain(w->exec, lo, hi))
 			continue;
 		if (sym_ivals_push(w->scopes, iv))
 			return -ENOMEM;
@@ -278,7 +278,7 @@ static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
 	return 0;
 }
 
-int sym_dwarf_walk_unit(struct sym_index *idx, const struct sym_ranges *exec,
+int sym_dwarf_walk_unit(struct sym_index *idx, const struct elfdw_ranges *exec,
 			struct sym_origin_cache *origins, Dwarf_Die *cudie,
 			const char *comp_dir, const struct sym_unit_files *files,
 			struct sym_ivals *scopes)

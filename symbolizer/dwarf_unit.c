@@ -17,29 +17,29 @@
 
 /* The 32-bit header of the unit at off; the unit is BAD if it does not
  * parse or libdw's unit DIE is not right after it. */
-static void unit_header(const struct sym_sect *info, struct sym_dw_unit *u)
+static void unit_header(const struct elfdw_sect *info, struct sym_dw_unit *u)
 {
 	const uint8_t *p = info->data + u->off, *end = info->data + info->size;
 	uint64_t len, version, type = DW_UT_compile, asize, abbrev;
 
 	u->state = SYM_DW_UNIT_BAD;
-	if (sym_cur_un(&p, end, 4, &len) || len >= 0xfffffff0 ||
-	    len > (uint64_t)(end - p) || sym_cur_un(&p, end, 2, &version) ||
+	if (elfdw_read_un(&p, end, 4, &len) || len >= 0xfffffff0 ||
+	    len > (uint64_t)(end - p) || elfdw_read_un(&p, end, 2, &version) ||
 	    version < 2 || version > 5)
 		return;
 	u->end = u->off + 4 + len;
 	end = info->data + u->end;
-	if (version >= 5 && sym_cur_un(&p, end, 1, &type))
+	if (version >= 5 && elfdw_read_un(&p, end, 1, &type))
 		return;
-	if (version >= 5 ? sym_cur_un(&p, end, 1, &asize) ||
-				   sym_cur_un(&p, end, 4, &abbrev)
-			 : sym_cur_un(&p, end, 4, &abbrev) ||
-				   sym_cur_un(&p, end, 1, &asize))
+	if (version >= 5 ? elfdw_read_un(&p, end, 1, &asize) ||
+				   elfdw_read_un(&p, end, 4, &abbrev)
+			 : elfdw_read_un(&p, end, 4, &abbrev) ||
+				   elfdw_read_un(&p, end, 1, &asize))
 		return;
 	if (((type == DW_UT_skeleton || type == DW_UT_split_compile) &&
-	     sym_cur_skip(&p, end, 8)) || /* dwo_id */
+	     elfdw_skip(&p, end, 8)) || /* dwo_id */
 	    ((type == DW_UT_type || type == DW_UT_split_type) &&
-	     sym_cur_skip(&p, end, 12))) /* type signature and offset */
+	     elfdw_skip(&p, end, 12))) /* type signature and offset */
 		return;
 	if ((asize != 4 && asize != 8) || version != u->version ||
 	    (uint64_t)(p - info->data) != u->die_off || u->die_off >= u->end)
@@ -148,14 +148,14 @@ int sym_dw_open(struct sym_dw *r, Dwarf *dw)
 	memset(r, 0, sizeof(*r));
 	if (!ident || ident[EI_DATA] != ELFDATA2LSB)
 		return -EOPNOTSUPP;
-	r->s.info = sym_elf_dwarf_section(elf, info);
-	r->s.abbrev = sym_elf_dwarf_section(elf, abbrev);
-	r->s.str = sym_elf_dwarf_section(elf, str);
-	r->s.line_str = sym_elf_dwarf_section(elf, line_str);
-	r->s.str_offsets = sym_elf_dwarf_section(elf, str_off);
-	r->s.addr = sym_elf_dwarf_section(elf, addr);
-	r->s.ranges = sym_elf_dwarf_section(elf, ranges);
-	r->s.rnglists = sym_elf_dwarf_section(elf, rnglists);
+	r->s.info = elfdw_section_loaded(elf, info);
+	r->s.abbrev = elfdw_section_loaded(elf, abbrev);
+	r->s.str = elfdw_section_loaded(elf, str);
+	r->s.line_str = elfdw_section_loaded(elf, line_str);
+	r->s.str_offsets = elfdw_section_loaded(elf, str_off);
+	r->s.addr = elfdw_section_loaded(elf, addr);
+	r->s.ranges = elfdw_section_loaded(elf, ranges);
+	r->s.rnglists = elfdw_section_loaded(elf, rnglists);
 	if (!r->s.info.data || !r->s.abbrev.data)
 		return -EOPNOTSUPP;
 	r->dw = dw;
@@ -200,7 +200,7 @@ struct sym_dw_unit *sym_dw_unit_at(struct sym_dw *r, uint64_t off)
 
 /* A base attribute of the unit DIE: a section offset within sect. */
 static int unit_base(const struct sym_dw *r, const struct sym_dw_die *d,
-		     enum sym_dw_slot s, const struct sym_sect *sect,
+		     enum sym_dw_slot s, const struct elfdw_sect *sect,
 		     uint64_t *out)
 {
 	int err = sym_dw_val_secoff(r, d, s, out);

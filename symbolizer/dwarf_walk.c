@@ -207,7 +207,7 @@ static int node_range(void *arg, uint64_t lo, uint64_t hi)
 {
 	struct node_ranges *nr = arg;
 
-	if (hi <= lo || !sym_ranges_contain(nr->w->c->exec, lo, hi))
+	if (hi <= lo || !elfdw_ranges_contain(nr->w->c->exec, lo, hi))
 		return 0;
 	nr->count++;
 	return sym_ivals_push(nr->w->scopes, (struct sym_ival){
@@ -375,10 +375,10 @@ static int unit_prepare(struct sym_dw *r, const struct sym_dw_die *cu,
 		*comp_dir = NULL;
 	else if (err)
 		return err;
-	err = sym_dw_die_ranges(r, cu, sym_unit_range_add, &su->ranges);
+	err = sym_dw_die_ranges(r, cu, elfdw_ranges_add, &su->ranges);
 	if (err)
 		return err;
-	sym_unit_ranges_sort(&su->ranges);
+	elfdw_ranges_sort(&su->ranges);
 	err = sym_dw_val_secoff(r, cu, SYM_DW_STMT_LIST, &stmt);
 	if (err == -ENOENT)
 		return 0; /* no line table: functions still resolve */

@@ -70,15 +70,17 @@ int sym_index_add_node(struct sym_index *idx, const struct sym_node *n)
 static int index_dwarf(struct sym_build *b, const struct sym_elf *dw_file,
 		       struct sym_symjob *syms)
 {
-	struct sym_ranges exec = { 0 };
+	struct elfdw_ranges exec = { 0 };
 	Elf *dw_elf = dw_file->elf;
 	Dwarf *dw;
 	int err;
 
 	sym_pages_init(&b->pages, dw_file);
-	err = sym_elf_exec_ranges(dw_elf, &exec);
-	if (err)
-		return err;
+	err = elfdw_exec_sections(dw_elf, &exec);
+	if (err) {
+		free(exec.r);
+		return err == -EINVAL ? -SYM_ERR_BAD_ELF : err;
+	}
 	b->exec = &exec;
 	dw = dwarf_begin_elf(dw_elf, DWARF_C_READ, NULL);
 	if (!dw) {
@@ -115,8 +117,14 @@ static int index_read(struct sym_build *b, const char *path,
 	err = sym_elf_open(path, &main_elf);
 	if (err)
 		return err;
-	n = sym_elf_build_id(main_elf.elf, idx->build_id, sizeof(idx->build_id));
-	idx->build_id_len = n > 0 ? (size_t)n : 0;
+	n = elfdw_build_id(main_elf.elf, idx->build_id, sizeof(idx->build_id));
+	if (n < 0) {
+		pr_debug("symbolizer: '%s': build-ID note unreadable: %s", path,
+			 strerror(-n));
+		err = -SYM_ERR_BAD_ELF;
+		goto out;
+	}
+	idx->build_id_len = (size_t)n;
 	err = sym_elf_read_loads(main_elf.elf, idx);
 	if (err)
 		goto out;
@@ -126,8 +134,11 @@ static int index_read(struct sym_build *b, const char *path,
 		if (err)
 			goto out;
 	} else if (!(own_dwarf = sym_elf_has_dwarf(main_elf.elf))) {
-		sym_debug_find(&main_elf, idx->build_id, idx->build_id_len, opts,
-			       &dbg);
+		/* none found: the symbol tables answer; any other error ends */
+		err = sym_debug_find(&main_elf, idx->build_id, idx->build_id_len,
+				     opts, &dbg);
+		if (err && err != -ENOENT)
+			goto out;
 	}
 	err = sym_symjob_prepare(&syms, main_elf.elf, dbg.elf);
 	if (err)

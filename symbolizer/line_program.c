@@ -28,21 +28,21 @@ struct cursor {
 /* The shared cursors (sym_internal.h) over a struct cursor. */
 static int rd_u(struct cursor *c, unsigned n, uint64_t *v)
 {
-	return sym_cur_un(&c->p, c->end, n, v);
+	return elfdw_read_un(&c->p, c->end, n, v);
 }
 
 static int rd_uleb(struct cursor *c, uint64_t *v)
 {
-	return sym_cur_uleb(&c->p, c->end, v);
+	return elfdw_read_uleb(&c->p, c->end, v);
 }
 
 static int rd_cstr(struct cursor *c, const char **s)
 {
-	return sym_cur_cstr(&c->p, c->end, s);
+	return elfdw_read_cstr(&c->p, c->end, s);
 }
 
 /* A string stored at offset off of a string section. */
-static const char *sect_str(const struct sym_sect *s, uint64_t off)
+static const char *sect_str(const struct elfdw_sect *s, uint64_t off)
 {
 	if (!s->data || off >= s->size || !memchr(s->data + off, 0, s->size - off))
 		return NULL;
@@ -344,7 +344,7 @@ static int run_extended(const uint8_t **pos, const uint8_t *end,
 	const uint8_t *p = *pos, *op_end;
 	uint64_t len, sub, v;
 
-	if (sym_cur_uleb(&p, end, &len) || len == 0 ||
+	if (elfdw_read_uleb(&p, end, &len) || len == 0 ||
 	    (uint64_t)(end - p) < len)
 		return -EINVAL;
 	op_end = p + len;
@@ -354,12 +354,12 @@ static int run_extended(const uint8_t **pos, const uint8_t *end,
 	case DW_LNE_end_sequence:
 		return 1;
 	case DW_LNE_set_address:
-		if (len - 1 > 8 || sym_cur_un(&p, op_end, (unsigned)(len - 1), &v))
+		if (len - 1 > 8 || elfdw_read_un(&p, op_end, (unsigned)(len - 1), &v))
 			return -EINVAL;
 		m->addr = v;
 		return 0;
 	case DW_LNE_set_discriminator:
-		return sym_cur_uleb(&p, op_end, &m->disc);
+		return elfdw_read_uleb(&p, op_end, &m->disc);
 	default: /* define_file and vendor extensions: skipped */
 		return 0;
 	}
@@ -376,24 +376,24 @@ static int run_standard(const uint8_t **pos, const uint8_t *end,
 	case DW_LNS_copy:
 		return 1;
 	case DW_LNS_advance_pc:
-		if (sym_cur_uleb(pos, end, &v))
+		if (elfdw_read_uleb(pos, end, &v))
 			return -EINVAL;
 		m->addr += v * h->min_inst;
 		return 0;
 	case DW_LNS_advance_line:
-		if (sym_cur_sleb(pos, end, &sv))
+		if (elfdw_read_sleb(pos, end, &sv))
 			return -EINVAL;
 		m->line += (uint64_t)sv;
 		return 0;
 	case DW_LNS_set_file:
-		return sym_cur_uleb(pos, end, &m->file);
+		return elfdw_read_uleb(pos, end, &m->file);
 	case DW_LNS_set_column:
-		return sym_cur_uleb(pos, end, &m->col);
+		return elfdw_read_uleb(pos, end, &m->col);
 	case DW_LNS_const_add_pc:
 		m->addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst;
 		return 0;
 	case DW_LNS_fixed_advance_pc:
-		if (sym_cur_un(pos, end, 2, &v))
+		if (elfdw_read_un(pos, end, 2, &v))
 			return -EINVAL;
 		m->addr += v;
 		return 0;
@@ -404,7 +404,7 @@ static int run_standard(const uint8_t **pos, const uint8_t *end,
 		return 0;
 	default: /* set_isa and unknown opcodes: skip their operands */
 		for (unsigned i = 0; i < h->std_lengths[op - 1]; i++)
-			if (sym_cur_uleb(pos, end, &v))
+			if (elfdw_read_uleb(pos, end, &v))
 				return -EINVAL;
 		return 0;
 	}

@@ -17,6 +17,7 @@
 
 #include "symbolizer.h"
 #include "common.h"
+#include "elfdw.h"
 
 #include <errno.h>
 
@@ -30,124 +31,12 @@
 /* ---- cursors over outside input ------------------------------------------
  *
  * Every parser of file bytes (line programs, DIEs, abbreviations, range
- * lists) reads through these: each reads one value at *pos, never past
- * end, and on success advances *pos and writes *out; on failure it
- * returns -EINVAL and leaves both alone.  Multi-byte values are little
- * endian: the readers run on little-endian hosts and hand big-endian
- * files to libdw (see sym_dw_open).
+ * lists, .gopclntab) reads through the ELF/DWARF layer's cursors
+ * (elfdw.h): (pos, end, out), advancing only on success, -ENODATA when
+ * the bytes end, -ERANGE for a LEB128 number past 64 bits.  The readers
+ * run on little-endian hosts and hand big-endian files to libdw (see
+ * sym_dw_open).
  */
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the DWARF cursors read little-endian values with memcpy"
-#endif
-
-static inline int sym_cur_skip(const uint8_t **pos, const uint8_t *end,
-			       uint64_t n)
-{
-	if ((uint64_t)(end - *pos) < n)
-		return -EINVAL;
-	*pos += n;
-	return 0;
-}
-
-/* An unsigned value of n bytes, 1 <= n <= 8. */
-static inline int sym_cur_un(const uint8_t **pos, const uint8_t *end,
-			     unsigned n, uint64_t *out)
-{
-	uint64_t v = 0;
-	uint32_t v4;
-	uint16_t v2;
-
-	if ((size_t)(end - *pos) < n || n > 8)
-		return -EINVAL;
-	switch (n) { /* constant sizes: no call to memcpy */
-	case 1:
-		v = **pos;
-		break;
-	case 2:
-		memcpy(&v2, *pos, 2);
-		v = v2;
-		break;
-	case 4:
-		memcpy(&v4, *pos, 4);
-		v = v4;
-		break;
-	case 8:
-		memcpy(&v, *pos, 8);
-		break;
-	default:
-		memcpy(&v, *pos, n);
-		break;
-	}
-	*pos += n;
-	*out = v;
-	return 0;
-}
-
-/* The bits of a LEB128 number (bits past the 64th are dropped, as libdw
- * does); *shift tells how many it had, *last its last byte. */
-static inline int sym_cur_leb(const uint8_t **pos, const uint8_t *end,
-			      uint64_t *out, unsigned *shift, uint8_t *last)
-{
-	const uint8_t *p = *pos;
-	uint64_t v = 0;
-	uint8_t b;
-
-	*shift = 0;
-	do {
-		if (p >= end)
-			return -EINVAL;
-		b = *p++;
-		if (*shift < 64)
-			v |= (uint64_t)(b & 0x7f) << *shift;
-		*shift += 7;
-	} while (b & 0x80);
-	*pos = p;
-	*out = v;
-	*last = b;
-	return 0;
-}
-
-static inline int sym_cur_uleb(const uint8_t **pos, const uint8_t *end,
-			       uint64_t *out)
-{
-	unsigned shift;
-	uint8_t last;
-
-	if (*pos < end && **pos < 0x80) { /* the common one-byte case */
-		*out = *(*pos)++;
-		return 0;
-	}
-	return sym_cur_leb(pos, end, out, &shift, &last);
-}
-
-static inline int sym_cur_sleb(const uint8_t **pos, const uint8_t *end,
-			       int64_t *out)
-{
-	unsigned shift;
-	uint8_t last;
-	uint64_t v;
-
-	if (sym_cur_leb(pos, end, &v, &shift, &last))
-		return -EINVAL;
-	if (shift < 64 && (last & 0x40))
-		v |= ~UINT64_C(0) << shift;
-	*out = (int64_t)v;
-	return 0;
-}
-
-/* A NUL-terminated string that ends before end. */
-static inline int sym_cur_cstr(const uint8_t **pos, const uint8_t *end,
-			       const char **out)
-{
-	const uint8_t *nul = *pos < end ? memchr(*pos, 0, (size_t)(end - *pos))
-					: NULL;
-
-	if (!nul)
-		return -EINVAL;
-	*out = (const char *)*pos;
-	*pos = nul + 1;
-	return 0;
-}
 
 /* ---- growable arrays --------------------------------------------------- */
 
@@ -280,35 +169,14 @@ struct sym_elf {
 	char *path;
 };
 
-/* Executable address ranges, to reject DWARF for discarded code. */
-struct sym_ranges {
-	struct { uint64_t lo, hi; } *r;
-	size_t n, alloc;
-};
+/* Executable address ranges (struct elfdw_ranges, elfdw_exec_sections)
+ * reject DWARF for discarded code. */
 
 int sym_elf_open(const char *path, struct sym_elf *out);
 void sym_elf_close(struct sym_elf *e);
-/* The section called name, or NULL. */
-Elf_Scn *sym_elf_find_section(Elf *elf, const char *name);
 bool sym_elf_has_dwarf(Elf *elf);
-
-/* Bytes of a section (borrowed from libelf/libdw). */
-struct sym_sect {
-	const uint8_t *data;
-	size_t size;
-};
-
-/*
- * Bytes of the first of the named sections (a NULL-terminated list) that
- * libdw has loaded: libdw decompresses SHF_COMPRESSED and GNU .zdebug
- * sections in place when it opens the file, so one still compressed is
- * one libdw did not use.  {NULL, 0} when none is there.
- */
-struct sym_sect sym_elf_dwarf_section(Elf *elf, const char *const *names);
-int sym_elf_build_id(Elf *elf, uint8_t *out, size_t size);
+/* The PT_LOAD segments of elf into idx->loads. */
 int sym_elf_read_loads(Elf *elf, struct sym_index *idx);
-int sym_elf_exec_ranges(Elf *elf, struct sym_ranges *out);
-bool sym_ranges_contain(const struct sym_ranges *r, uint64_t lo, uint64_t hi);
 
 /*
  * The image of an ELF file as libelf mapped it, when that is a read-only
@@ -376,7 +244,7 @@ struct sym_build {
 	unsigned flags;			/* enum sym_build_flags */
 	struct sym_pages pages;		/* of the file DWARF is read from */
 	const uint8_t *line_done;	/* the worker's: line programs read */
-	const struct sym_ranges *exec;
+	const struct elfdw_ranges *exec;
 	struct sym_ivals scopes, lines, inner; /* the current unit's */
 	struct sym_ivals spare;		/* scratch for reordering rows */
 	struct sym_block *blocks;
@@ -393,7 +261,7 @@ int sym_dwarf_collect(struct sym_build *b, Dwarf *dw, struct sym_symjob *syms);
 
 /* The sections a line program refers to (decompressed by libelf/libdw). */
 struct sym_line_ctx {
-	struct sym_sect line, line_str, str;
+	struct elfdw_sect line, line_str, str;
 };
 
 /* A unit's file table: file number -> strtab offset (0 = none). */
@@ -442,7 +310,7 @@ int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx);
 
 /* The sections the reader uses, as libdw loaded them (decompressed). */
 struct sym_dw_sects {
-	struct sym_sect info, abbrev, str, line_str, str_offsets, addr, ranges,
+	struct elfdw_sect info, abbrev, str, line_str, str_offsets, addr, ranges,
 		rnglists;
 };
 
@@ -669,7 +537,7 @@ int sym_dw_val_secoff(const struct sym_dw *r, const struct sym_dw_die *d,
 		      enum sym_dw_slot s, uint64_t *out);
 
 /* Abbreviation tables (dwarf_abbrev.c). */
-int sym_dw_abbrevs_read(struct sym_dw_abbrevs *t, const struct sym_sect *sect,
+int sym_dw_abbrevs_read(struct sym_dw_abbrevs *t, const struct elfdw_sect *sect,
 			uint64_t off, uint8_t addr_size, uint8_t version);
 void sym_dw_abbrevs_release(struct sym_dw_abbrevs *t);
 const struct sym_dw_abbrev *sym_dw_abbrev_search(const struct sym_dw_abbrevs *t,
@@ -720,7 +588,7 @@ static inline int sym_dw_die_abbrev(const struct sym_dw_abbrevs *t,
 
 	/* A null entry is a single 0 byte here; 0 spelled longer is not one
 	 * for libdw either. */
-	if (sym_cur_uleb(&p, end, &code) || code == 0)
+	if (elfdw_read_uleb(&p, end, &code) || code == 0)
 		return -EINVAL;
 	ab = sym_dw_abbrev_find(t, code);
 	if (!ab)
@@ -772,7 +640,7 @@ int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 /* One unit on its way through the index build (collect.c). */
 struct sym_unit {
 	struct sym_unit_files files;	/* file number -> strtab offset */
-	struct sym_ranges ranges;	/* the unit's own ranges, sorted */
+	struct elfdw_ranges ranges;	/* the unit's own ranges, sorted */
 	uint64_t stmt_off, stmt_end;	/* its line program in .debug_line */
 	bool has_lines;
 	bool rows_read;			/* lines holds its rows already */
@@ -781,10 +649,6 @@ struct sym_unit {
 	struct sym_unit *next;
 };
 
-/* Add [lo, hi) to a unit's ranges unless empty (a sym_dw_range_fn), and
- * sort them once all are in. */
-int sym_unit_range_add(void *arg, uint64_t lo, uint64_t hi);
-void sym_unit_ranges_sort(struct sym_ranges *ur);
 /* Read the header of the unit's line program at off (files interned). */
 int sym_unit_lines_open(struct sym_index *idx, const struct sym_line_ctx *ctx,
 			uint64_t off, const char *comp_dir, struct sym_unit *u);
@@ -794,7 +658,7 @@ int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
 		     struct sym_unit *u);
 /* The unit's line rows as intervals into lines; touches nothing shared. */
 int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
-		  const struct sym_ranges *exec, struct sym_ivals *lines);
+		  const struct elfdw_ranges *exec, struct sym_ivals *lines);
 void sym_unit_free(struct sym_unit *u);
 
 /* Both DIE walks stop descending at this nesting: deeper is corrupt
@@ -833,7 +697,7 @@ uint8_t sym_dw_tag_kind(uint64_t tag);
  * walks owns them) and reads. */
 struct sym_walk_ctx {
 	struct sym_index *idx;
-	const struct sym_ranges *exec;
+	const struct elfdw_ranges *exec;
 	struct sym_origin_cache *origins;
 	const struct sym_line_ctx *lines;
 	Dwarf *dw;		/* libdw, for what the reader leaves to it */
@@ -863,7 +727,7 @@ void sym_origin_cache_put(struct sym_origin_cache *c, struct sym_origin *slot,
 			  uint64_t key, const struct sym_node *n);
 
 /* The DIE walk of one unit: nodes into idx, scope intervals into scopes. */
-int sym_dwarf_walk_unit(struct sym_index *idx, const struct sym_ranges *exec,
+int sym_dwarf_walk_unit(struct sym_index *idx, const struct elfdw_ranges *exec,
 			struct sym_origin_cache *origins, Dwarf_Die *cudie,
 			const char *comp_dir, const struct sym_unit_files *files,
 			struct sym_ivals *scopes);
@@ -880,7 +744,7 @@ int sym_dw_unit_collect(struct sym_dw *r, struct sym_dw_unit *u,
 
 /* One symbol table: bytes libelf loaded, borrowed until the ELF closes. */
 struct sym_symsrc {
-	struct sym_sect syms, strs;
+	struct elfdw_sect syms, strs;
 	size_t entsize;
 	bool is64;
 };

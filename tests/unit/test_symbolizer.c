@@ -17,7 +17,9 @@
 #include <gelf.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAXF 64
@@ -399,6 +401,38 @@ static int test_symbolizer__stale_debug_file_rejected(void)
 	rmdir(dir);
 	CHECK(idx == NULL);
 	CHECK_INT(err, ==, -SYM_ERR_NO_SYMBOLS);
+	return 0;
+}
+
+/*
+ * A failure of the machine while looking for the debug file is an error,
+ * not "no debug file": with one file descriptor left, the binary opens
+ * and its debuglink target does not (EMFILE), and the build must fail
+ * with that, not answer from .dynsym as if the debug file were absent.
+ */
+static int test_symbolizer__debug_search_failure_is_an_error(void)
+{
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl;
+		struct sym_index *idx;
+		int err = 0;
+
+		fd = dup(0); /* the lowest free descriptor: the binary gets it */
+		close(fd);
+		rl.rlim_cur = rl.rlim_max = (rlim_t)fd + 1;
+		if (fd < 0 || setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(2);
+		idx = sym_index_open(unit_fixture("c_stripped"), NULL, &err);
+		_exit(idx == NULL && err == -EMFILE ? 0 : 1);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), ==, 0);
 	return 0;
 }
 
@@ -1420,7 +1454,7 @@ static const uint8_t abbrev_tab[] = {
 static int test_symbolizer__abbrev_table(void)
 {
 	struct sym_dw_abbrevs t = { 0 };
-	struct sym_sect sect = { abbrev_tab, sizeof(abbrev_tab) };
+	struct elfdw_sect sect = { abbrev_tab, sizeof(abbrev_tab) };
 	const struct sym_dw_abbrev *a;
 	const struct sym_dw_skip *op;
 
@@ -1461,14 +1495,14 @@ static int test_symbolizer__abbrev_table_malformed(void)
 	static const uint8_t twice[] = { 2, DW_TAG_variable, 0, 0, 0,
 					 2, DW_TAG_member, 0, 0, 0, 0 };
 	struct sym_dw_abbrevs t = { 0 };
-	struct sym_sect sect = { twice, sizeof(twice) };
+	struct elfdw_sect sect = { twice, sizeof(twice) };
 
 	CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, -EINVAL);
 	for (size_t cut = 0; cut < sizeof(abbrev_tab); cut++) {
 		uint8_t *copy = malloc(cut ? cut : 1);
 
 		memcpy(copy, abbrev_tab, cut);
-		sect = (struct sym_sect){ copy, cut };
+		sect = (struct elfdw_sect){ copy, cut };
 		CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, -EINVAL);
 		free(copy);
 	}
@@ -1504,7 +1538,7 @@ static void fake_dw_init(struct fake_dw *f, const uint8_t *info, size_t size,
 			 uint8_t version, unsigned form)
 {
 	memset(f, 0, sizeof(*f));
-	f->r.s.info = (struct sym_sect){ info, size };
+	f->r.s.info = (struct elfdw_sect){ info, size };
 	f->u = (struct sym_dw_unit){ .end = size, .version = version,
 				     .addr_size = 8, .base = 0x1000,
 				     .addr_base = UINT64_MAX,
@@ -1535,7 +1569,7 @@ static int test_symbolizer__range_list_dwarf4(void)
 	struct fake_dw f;
 
 	fake_dw_init(&f, info, sizeof(info), 4, DW_FORM_sec_offset);
-	f.r.s.ranges = (struct sym_sect){ ranges, sizeof(ranges) };
+	f.r.s.ranges = (struct elfdw_sect){ ranges, sizeof(ranges) };
 	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, 0);
 	CHECK_INT(g.n, ==, 2);
 	CHECK(g.lo[0] == 0x1010 && g.hi[0] == 0x1020);
@@ -1544,7 +1578,7 @@ static int test_symbolizer__range_list_dwarf4(void)
 		uint8_t *copy = malloc(cut ? cut : 1);
 
 		memcpy(copy, ranges, cut);
-		f.r.s.ranges = (struct sym_sect){ copy, cut };
+		f.r.s.ranges = (struct elfdw_sect){ copy, cut };
 		g.n = 0;
 		CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, -EINVAL);
 		free(copy);
@@ -1584,8 +1618,8 @@ static int test_symbolizer__range_list_dwarf5(void)
 	fake_dw_init(&f, info, sizeof(info), 5, DW_FORM_rnglistx);
 	f.u.addr_base = 8;
 	f.u.rnglists_base = 4;
-	f.r.s.addr = (struct sym_sect){ addr, sizeof(addr) };
-	f.r.s.rnglists = (struct sym_sect){ lists, sizeof(lists) };
+	f.r.s.addr = (struct elfdw_sect){ addr, sizeof(addr) };
+	f.r.s.rnglists = (struct elfdw_sect){ lists, sizeof(lists) };
 	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, 0);
 	CHECK_INT(g.n, ==, 7);
 	for (int i = 0; i < 7; i++)
@@ -1599,7 +1633,7 @@ static int test_symbolizer__range_list_dwarf5(void)
 		int err;
 
 		memcpy(copy, lists, cut);
-		f.r.s.rnglists = (struct sym_sect){ copy, cut };
+		f.r.s.rnglists = (struct elfdw_sect){ copy, cut };
 		g.n = 0;
 		err = sym_dw_die_ranges(&f.r, &f.d, got_range, &g);
 		CHECK_INT(err, ==, -EINVAL);
@@ -1719,6 +1753,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__build_id_directory),
 	UNIT_CASE(test_symbolizer__explicit_debug_file),
 	UNIT_CASE(test_symbolizer__stale_debug_file_rejected),
+	UNIT_CASE(test_symbolizer__debug_search_failure_is_an_error),
 	UNIT_CASE(test_symbolizer__symtab_fallback),
 	UNIT_CASE(test_symbolizer__dynsym_fallback),
 	UNIT_CASE(test_symbolizer__compressed_debug_sections),
