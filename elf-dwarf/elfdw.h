@@ -302,4 +302,341 @@ int elfdw_exec_sections(Elf *elf, struct elfdw_ranges *out);
 /* The executable (PF_X) PT_LOAD segments appended to out. */
 int elfdw_exec_segments(Elf *elf, struct elfdw_ranges *out);
 
+/* ---- DWARF: sections and units (dwarf_unit.c) ------------------------------ */
+
+/* The sections the DWARF readers use (decompressed). */
+struct elfdw_sections {
+	struct elfdw_sect info, abbrev, str, line_str, str_offsets, addr,
+		ranges, rnglists, line;
+};
+
+/* Each of them as elfdw_section_loaded finds it (.zdebug_* too). */
+void elfdw_sections_loaded(Elf *elf, struct elfdw_sections *s);
+/* Each of them by elfdw_section_read (none inflated past max_size);
+ * absent ones are {NULL, 0}.  0 or elfdw_section_read's first error but
+ * -ENOENT. */
+int elfdw_sections_read(Elf *elf, uint64_t max_size, struct elfdw_sections *s);
+
+/* A unit of .debug_info (DWARF 5 §7.5.1). */
+struct elfdw_unit {
+	uint64_t off, end;	/* its bytes in .debug_info: [off, end) */
+	uint64_t die_off;	/* its unit DIE, right after the header */
+	uint64_t abbrev_off;
+	uint64_t unit_id;	/* dwo_id, or type signature (0: none) */
+	uint64_t type_off;	/* type units: the type DIE, from off */
+	uint8_t version, unit_type, addr_size, offset_size;
+	/* From the unit DIE (elfdw_unit_open); UINT64_MAX = absent. */
+	uint64_t base;		/* base address of range lists: low_pc,
+				   else entry_pc, else 0 (as libdw) */
+	uint64_t addr_base, str_off_base, rnglists_base;
+	uint32_t die_tag;
+	bool split;		/* the unit DIE has split-DWARF attributes */
+};
+
+/*
+ * The header of the unit at offset off of info: 32- or 64-bit, DWARF
+ * 2-5 (before 5 its type is DW_UT_compile).  -ENODATA when the unit runs
+ * past the section or the header past the unit, -EINVAL for a reserved
+ * length, -EOPNOTSUPP for a version or DWARF 5 unit type it cannot read.
+ * The bases are unset (UINT64_MAX) until elfdw_unit_open.
+ */
+int elfdw_unit_header(const struct elfdw_sect *info, uint64_t off,
+		      struct elfdw_unit *u, struct ember_diag *d);
+
+/* The start and end of u's bytes. */
+static inline const uint8_t *elfdw_unit_start(const struct elfdw_sections *s,
+					      const struct elfdw_unit *u)
+{
+	return s->info.data + u->off;
+}
+
+static inline const uint8_t *elfdw_unit_end(const struct elfdw_sections *s,
+					    const struct elfdw_unit *u)
+{
+	return s->info.data + u->end;
+}
+
+/* ---- DWARF: the schema, abbreviations, DIEs (dwarf_abbrev.c, dwarf_die.c) -
+ *
+ * A DIE is read into slots: for each attribute its abbreviation lists
+ * that the schema keeps, where its value is and its form.  Slots below
+ * ELFDW_SLOT_USER are the layer's own (it steps by the sibling, reads the
+ * unit bases and range lists from them); the schema maps other
+ * attributes to ELFDW_SLOT_USER.. ELFDW_MAX_SLOTS - 1.  The schema also
+ * sorts tags into kinds (< 32): the walk of a caller asks for DIEs by
+ * kind and reads whole (all slots) only those of the kinds it says.
+ */
+enum elfdw_slot {
+	ELFDW_NOSLOT = 0,
+	ELFDW_SLOT_SIBLING,
+	ELFDW_SLOT_LOW_PC,
+	ELFDW_SLOT_HIGH_PC,
+	ELFDW_SLOT_RANGES,
+	ELFDW_SLOT_ENTRY_PC,
+	ELFDW_SLOT_ADDR_BASE,
+	ELFDW_SLOT_STR_OFFSETS_BASE,
+	ELFDW_SLOT_RNGLISTS_BASE,
+	ELFDW_SLOT_SPLIT,	/* DW_AT_dwo_name or a GNU split-DWARF attribute */
+	ELFDW_SLOT_USER,	/* the first slot of a schema */
+	ELFDW_MAX_SLOTS = 32,
+};
+
+#define ELFDW_KIND_OTHER 0	/* a kind no walk wants: skipped unread */
+#define ELFDW_ALL_KINDS (~0u)
+
+struct elfdw_schema {
+	/* The slot keeping attribute name (>= ELFDW_SLOT_USER), or 0. */
+	uint8_t (*attr_slot)(uint64_t name);
+	/* The kind of tag, < 32. */
+	uint8_t (*tag_kind)(uint64_t tag);
+	/* Kinds (1 << kind) whose DIEs are read whole often: their
+	 * abbreviations get a capture list (the slots' offsets, when all
+	 * are fixed), so such a DIE is read without a look at its values. */
+	uint32_t capture_kinds;
+	/* Slots (1 << slot) of which a DIE records the first it has in
+	 * attribute order (struct elfdw_die's first_slot), e.g. the two origins. */
+	uint32_t first_mask;
+};
+
+/* An attribute of an abbreviation, as the reader needs it: 8 bytes, for
+ * there are hundreds of thousands in a big program. */
+struct elfdw_spec {
+	uint16_t form;		/* DW_FORM_* (0xffff when unknown) */
+	int8_t size;		/* fixed size of the value, or -1 */
+	uint8_t slot;		/* enum elfdw_slot or a schema slot */
+	uint32_t implicit;	/* DW_FORM_implicit_const: its value's index
+				   in the table's implicits[] */
+};
+
+/* A step of skipping a DIE's values: fixed bytes, then one value whose
+ * size is in the data (var: enum elfdw_skip_var). */
+struct elfdw_skip_op {
+	uint16_t fixed;
+	uint8_t var;
+};
+
+enum elfdw_skip_var {
+	ELFDW_SKIP_NONE = 0,
+	ELFDW_SKIP_LEB,		/* ULEB128 or SLEB128 */
+	ELFDW_SKIP_STRING,
+	ELFDW_SKIP_BLOCK1,
+	ELFDW_SKIP_BLOCK2,
+	ELFDW_SKIP_BLOCK4,
+	ELFDW_SKIP_BLOCK,	/* ULEB128 length: block, exprloc */
+	ELFDW_SKIP_INDIRECT,
+};
+
+struct elfdw_abbrev {
+	uint64_t code;
+	uint32_t tag;
+	uint8_t kind;		/* the schema's */
+	bool children;
+	bool bad;		/* a form of unknown size: unreadable */
+	int32_t sibling_at;	/* offset of a fixed-position DW_AT_sibling, or -1 */
+	uint16_t sibling_form;
+	uint32_t first, n;	/* its specs in the table's specs[] */
+	uint32_t op_first, nops; /* its skip program in the table's ops[] */
+	/* Its slots' values at fixed offsets from its first value, when all
+	 * are (caps_fixed): caps[cap_first..+ncaps), first of each slot. */
+	uint32_t cap_first, ncaps, cap_mask;
+	uint8_t first_slot;	/* as in struct elfdw_die */
+	bool caps_fixed;
+};
+
+/* Where a slot's value is in a DIE of one abbreviation. */
+struct elfdw_cap {
+	uint8_t slot;
+	uint16_t form;
+	uint32_t at;		/* offset from the DIE's first value; for
+				   DW_FORM_implicit_const, as in elfdw_val */
+};
+
+/*
+ * One abbreviation table (.debug_abbrev, §7.5.3) parsed for one kind of
+ * unit (the sizes of some forms depend on the unit's address size and
+ * version) under one schema, with a plan per abbreviation: the slot of
+ * each attribute, the size of each value whose form has a fixed size, a
+ * skip program in which each run of fixed-size values is one step, the
+ * place of a fixed-position DW_AT_sibling and the capture list.
+ * Invariant: v[] is sorted by code; dense means v[i].code == i + 1.
+ */
+struct elfdw_abbrevs {
+	const struct elfdw_schema *schema;
+	uint64_t off;
+	uint8_t addr_size, version;	/* addr_size 0: nothing parsed */
+	bool dense;
+	struct elfdw_abbrev *v;
+	size_t n, alloc;
+	struct elfdw_spec *specs;
+	size_t nspecs, specs_alloc;
+	struct elfdw_skip_op *ops;
+	size_t nops, ops_alloc;
+	struct elfdw_cap *caps;
+	size_t ncaps, caps_alloc;
+	int64_t *implicits;
+	size_t nimplicits, implicits_alloc;
+};
+
+/*
+ * Parse the table at off of sect into t (whose arrays are reused: a
+ * zeroed struct the first time).  -EINVAL for a malformed table (a code
+ * twice, a table without its end), -ENODATA when it runs past the
+ * section.  An abbreviation with a form of unknown size is kept, marked
+ * bad: a DIE of it cannot be read.  On failure t->addr_size is 0.
+ */
+int elfdw_abbrevs_read(struct elfdw_abbrevs *t, const struct elfdw_schema *schema,
+		       const struct elfdw_sect *sect, uint64_t off,
+		       uint8_t addr_size, uint8_t version, struct ember_diag *d);
+void elfdw_abbrevs_release(struct elfdw_abbrevs *t);
+const struct elfdw_abbrev *elfdw_abbrev_search(const struct elfdw_abbrevs *t,
+					       uint64_t code);
+/* The abbreviation of code, or NULL. */
+static inline const struct elfdw_abbrev *
+elfdw_abbrev_find(const struct elfdw_abbrevs *t, uint64_t code)
+{
+	if (t->dense)
+		return code - 1 < t->n ? &t->v[code - 1] : NULL;
+	return elfdw_abbrev_search(t, code);
+}
+
+/* A kept attribute value: where it is in its unit, and its form (8
+ * bytes: a DIE keeps a score of them, and a walk a DIE a level). */
+struct elfdw_val {
+	uint32_t at;		/* offset from the unit's start; for
+				   DW_FORM_implicit_const the value's index
+				   in the DIE's implicits[] */
+	uint16_t form;
+};
+
+/* A DIE as read: its abbreviation and the attributes kept in slots. */
+struct elfdw_die {
+	const struct elfdw_unit *unit;
+	const struct elfdw_abbrev *ab;	/* NULL for a null entry */
+	const int64_t *implicits;	/* of the table it was read with: read
+					   its values while that table lives */
+	uint64_t off;			/* in .debug_info */
+	const uint8_t *end;		/* first byte after its attributes */
+	uint32_t have;			/* 1 << slot for each kept attribute */
+	uint8_t first_slot;		/* the first slot of the schema's
+					   first_mask it has, in attribute
+					   order; 0 if none */
+	struct elfdw_val v[ELFDW_MAX_SLOTS];
+};
+
+static inline bool elfdw_die_has(const struct elfdw_die *d, unsigned slot)
+{
+	return d->have & (1u << slot);
+}
+
+/*
+ * The abbreviation of the DIE at *pos (not a null entry); *pos moves
+ * past the code.  -EINVAL for an unknown code, -EOPNOTSUPP for an
+ * abbreviation with a form of unknown size.
+ */
+static inline int elfdw_die_abbrev(const struct elfdw_abbrevs *t,
+				   const uint8_t **pos, const uint8_t *end,
+				   const struct elfdw_abbrev **out)
+{
+	const uint8_t *p = *pos;
+	const struct elfdw_abbrev *ab;
+	uint64_t code;
+	int err = elfdw_read_uleb(&p, end, &code);
+
+	/* A null entry is a single 0 byte here; 0 spelled longer is not one
+	 * for libdw either. */
+	if (err)
+		return err;
+	ab = code ? elfdw_abbrev_find(t, code) : NULL;
+	if (!ab)
+		return -EINVAL;
+	if (ab->bad)
+		return -EOPNOTSUPP;
+	*pos = p;
+	*out = ab;
+	return 0;
+}
+
+/*
+ * Read the DIE at *pos of unit u (t: the unit's table): all its slots
+ * when its kind is in full (a mask of 1 << kind), else only what finding
+ * its end needs (the sibling).  *pos moves past its values.  Null
+ * entries (a 0 byte at *pos) are for the caller to see first.
+ */
+int elfdw_die_read(const struct elfdw_sections *s, const struct elfdw_unit *u,
+		   const struct elfdw_abbrevs *t, const uint8_t **pos,
+		   unsigned full, struct elfdw_die *d);
+/*
+ * The next DIE of a list of siblings at *pos whose kind is in want (a
+ * mask of 1 << kind), read into d as elfdw_die_read reads it: returns 0.
+ * The DIEs before it are stepped over with their subtrees, as libdw's
+ * dwarf_siblingof does (by DW_AT_sibling where a DIE has one).  At the
+ * end of the list returns 1, *pos past its null entry (or at the unit's
+ * end).
+ */
+int elfdw_next_child(const struct elfdw_sections *s, const struct elfdw_unit *u,
+		     const struct elfdw_abbrevs *t, const uint8_t **pos,
+		     unsigned want, unsigned full, struct elfdw_die *d);
+/* Where the next sibling of d starts (its DW_AT_sibling, or past its
+ * subtree), as libdw's dwarf_siblingof finds it. */
+int elfdw_die_after(const struct elfdw_sections *s, const struct elfdw_abbrevs *t,
+		    const struct elfdw_die *d, const uint8_t **next);
+
+/*
+ * Read unit u's DIE (at die_off; t: its table) with every slot into *cu
+ * (when set) and the bases it gives the unit's values: the base address
+ * of its range lists, DW_AT_addr_base, DW_AT_str_offsets_base,
+ * DW_AT_rnglists_base; u->split when it has split-DWARF attributes (the
+ * caller decides).  -EOPNOTSUPP for DWARF 64 or an address size but 4
+ * and 8.
+ */
+int elfdw_unit_open(const struct elfdw_sections *s, struct elfdw_unit *u,
+		    const struct elfdw_abbrevs *t, struct elfdw_die *cu);
+
+/* ---- DWARF: values (dwarf_form.c) -----------------------------------------
+ *
+ * Read as libdw's dwarf_formudata, dwarf_formaddr, dwarf_formstring and
+ * dwarf_formref_die read them, for the forms handled here; any other form
+ * is -EOPNOTSUPP; a slot the DIE lacks is -ENOENT.  Strings point into
+ * the sections.
+ */
+
+/* Size of a value of form: >= 0 fixed, -1 in the data, -2 unknown form. */
+int elfdw_form_size(unsigned form, uint8_t addr_size, uint8_t version);
+/* Step over a value of form at *pos. */
+int elfdw_form_skip(const uint8_t **pos, const uint8_t *end, unsigned form,
+		    uint8_t addr_size, uint8_t version);
+/* A constant (data1-8, udata, sdata, implicit_const). */
+int elfdw_val_const(const struct elfdw_sections *s, const struct elfdw_die *d,
+		    unsigned slot, uint64_t *out);
+/* An address (addr, addrx*). */
+int elfdw_val_addr(const struct elfdw_sections *s, const struct elfdw_die *d,
+		   unsigned slot, uint64_t *out);
+/* A string (string, strp, line_strp, strx*). */
+int elfdw_val_str(const struct elfdw_sections *s, const struct elfdw_die *d,
+		  unsigned slot, const char **out);
+/* The section offset of the DIE a reference points to. */
+int elfdw_val_ref(const struct elfdw_sections *s, const struct elfdw_die *d,
+		  unsigned slot, uint64_t *out);
+/* An offset into another section (DW_FORM_sec_offset; data4/data8
+ * before DWARF 4). */
+int elfdw_val_secoff(const struct elfdw_sections *s, const struct elfdw_die *d,
+		     unsigned slot, uint64_t *out);
+/* The same reference read from a value of form at p of unit u. */
+int elfdw_form_ref(const struct elfdw_sections *s, const struct elfdw_unit *u,
+		   unsigned form, const uint8_t *p, uint64_t *out);
+/* Entry idx of the unit's part of .debug_addr (DW_AT_addr_base). */
+int elfdw_addrx(const struct elfdw_sections *s, const struct elfdw_unit *u,
+		uint64_t idx, uint64_t *out);
+
+/* ---- DWARF: range lists (dwarf_rnglist.c) ---------------------------------
+ *
+ * The ranges of a DIE as libdw's dwarf_ranges lists them: low_pc and
+ * high_pc, else the list DW_AT_ranges points to (.debug_ranges before
+ * DWARF 5, .debug_rnglists from 5 on).  fn sees every range, empty ones
+ * too; its non-zero return stops the list and is returned.
+ */
+typedef int (*elfdw_range_fn)(void *arg, uint64_t lo, uint64_t hi);
+int elfdw_die_ranges(const struct elfdw_sections *s, const struct elfdw_die *d,
+		     elfdw_range_fn fn, void *arg);
+
 #endif /* EMBER_ELFDW_H */

@@ -170,7 +170,7 @@ static int inl_scopes(struct inl_ctx *c, struct sym_ivals *scopes)
 	int err;
 
 	for (size_t i = 0; i < r->n; i++) {
-		uint32_t node;
+		uint32_t node = SYM_NONE;
 
 		if (r->v[i].v < 0)
 			continue;

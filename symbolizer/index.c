@@ -1,7 +1,7 @@
 /*
  * index.c - building and freeing a symbol index: the orchestration of
- * elf_file.c, debug_find.c, symtab.c, collect.c (which drives
- * dwarf_scopes.c, dwarf_lines.c, line_program.c and flatten.c) and the
+ * elf_file.c, debug_find.c, symtab.c, collect.c (which drives die_walk.c,
+ * libdw_walk.c, unit_lines.c, line_program.c and flatten.c) and the
  * lookup tables of lookup.c.  The ELF and DWARF handles are closed before
  * the segment blocks are joined: the index holds copies of everything it
  * needs.
@@ -87,7 +87,7 @@ static int index_dwarf(struct sym_build *b, const struct sym_elf *dw_file,
 		pr_warn("symbolizer: cannot read DWARF: %s", dwarf_errmsg(-1));
 		err = 0; /* fall back to the symbol tables */
 	} else {
-		err = sym_dwarf_collect(b, dw, sym_symjob_big(syms) ? syms : NULL);
+		err = sym_collect_units(b, dw, sym_symjob_big(syms) ? syms : NULL);
 		dwarf_end(dw);
 	}
 	b->exec = NULL;

@@ -98,7 +98,7 @@ static int read_v4_tables(struct cursor *c, struct header *h)
 
 /* One attribute value of a DWARF 5 entry: a string or a number. */
 static int read_form(struct cursor *c, const struct header *h,
-		     const struct sym_line_ctx *ctx, uint64_t form,
+		     const struct elfdw_sections *ctx, uint64_t form,
 		     const char **str, uint64_t *num)
 {
 	uint64_t off;
@@ -142,7 +142,7 @@ static int read_form(struct cursor *c, const struct header *h,
 
 /* DWARF 5: self-describing entry formats (§6.2.4.1). */
 static int read_v5_entries(struct cursor *c, struct header *h,
-			   const struct sym_line_ctx *ctx, bool files)
+			   const struct elfdw_sections *ctx, bool files)
 {
 	uint64_t fmt[16][2], count, v;
 	uint64_t nfmt;
@@ -177,7 +177,7 @@ static int read_v5_entries(struct cursor *c, struct header *h,
 }
 
 static int read_header(struct cursor *c, struct header *h,
-		       const struct sym_line_ctx *ctx, const uint8_t **prog_end)
+		       const struct elfdw_sections *ctx, const uint8_t **prog_end)
 {
 	uint64_t len, hlen, v;
 	struct cursor hc;
@@ -452,7 +452,7 @@ static int run_program(struct cursor *c, const struct header *h,
 	return rc < 0 ? rc : 0;
 }
 
-int sym_line_program_read(struct sym_index *idx, const struct sym_line_ctx *ctx,
+int sym_line_program_read(struct sym_index *idx, const struct elfdw_sections *ctx,
 			  uint64_t offset, const char *comp_dir,
 			  struct sym_unit_files *files, sym_line_row_fn fn,
 			  void *arg)

@@ -1169,7 +1169,7 @@ static int test_symbolizer__line_program_v4(void)
 
 	CHECK(idx && sym_strtab_init(&idx->strtab) == 0);
 	line_v4_bytes(buf, &len);
-	struct sym_line_ctx ctx = { .line = { buf, len } };
+	struct elfdw_sections ctx = { .line = { buf, len } };
 	err = sym_line_program_read(idx, &ctx, 0, "/cd", &files, collect_row, &rs);
 	CHECK_INT(err, ==, 0);
 	CHECK_INT(files.n, ==, 3); /* DWARF 4: file numbers start at 1 */
@@ -1207,7 +1207,7 @@ static int test_symbolizer__line_program_truncated(void)
 		int err;
 
 		memcpy(copy, full, cut);
-		struct sym_line_ctx ctx = { .line = { copy, cut } };
+		struct elfdw_sections ctx = { .line = { copy, cut } };
 		err = sym_line_program_read(idx, &ctx, 0, "/cd", &files,
 					    collect_row, &rs);
 		CHECK(err == -EINVAL || err == 0);
@@ -1427,221 +1427,6 @@ static int test_symbolizer__reader_leaves_unit_to_libdw(void)
 	return 0;
 }
 
-/* An abbreviation table: codes, kinds, slots and skip programs. */
-static const uint8_t abbrev_tab[] = {
-	1, DW_TAG_subprogram, DW_CHILDREN_yes,
-	DW_AT_sibling, DW_FORM_ref4,
-	DW_AT_name, DW_FORM_strp,
-	DW_AT_low_pc, DW_FORM_addr,
-	DW_AT_high_pc, DW_FORM_data4,
-	DW_AT_frame_base, DW_FORM_exprloc,
-	DW_AT_decl_line, DW_FORM_implicit_const, 0x7f, /* -1 */
-	0, 0,
-	2, DW_TAG_variable, DW_CHILDREN_no,
-	DW_AT_name, DW_FORM_string,
-	DW_AT_type, DW_FORM_ref4,
-	0, 0,
-	3, DW_TAG_lexical_block, DW_CHILDREN_yes,
-	DW_AT_low_pc, DW_FORM_addr,
-	DW_AT_high_pc, DW_FORM_data8,
-	0, 0,
-	4, DW_TAG_variable, DW_CHILDREN_no,
-	DW_AT_location, 0x7f, /* no such form */
-	0, 0,
-	0,
-};
-
-static int test_symbolizer__abbrev_table(void)
-{
-	struct sym_dw_abbrevs t = { 0 };
-	struct elfdw_sect sect = { abbrev_tab, sizeof(abbrev_tab) };
-	const struct sym_dw_abbrev *a;
-	const struct sym_dw_skip *op;
-
-	CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, 0);
-	CHECK_INT(t.n, ==, 4);
-	CHECK(t.dense);
-	CHECK(!sym_dw_abbrev_find(&t, 0) && !sym_dw_abbrev_find(&t, 5));
-	a = sym_dw_abbrev_find(&t, 1);
-	CHECK(a && a->kind == SYM_DW_FUNC && a->children && !a->bad);
-	CHECK_INT(a->sibling_at, ==, 0);
-	CHECK_INT(a->sibling_form, ==, DW_FORM_ref4);
-	CHECK_INT(t.specs[a->first + 1].slot, ==, SYM_DW_NAME);
-	CHECK_INT(t.specs[a->first + 5].slot, ==, SYM_DW_DECL_LINE);
-	CHECK_INT(t.implicits[t.specs[a->first + 5].implicit], ==, -1);
-	/* ref4 + strp + addr + data4 in one step, then the exprloc */
-	CHECK_INT(a->nops, ==, 1);
-	op = &t.ops[a->op_first];
-	CHECK(op->fixed == 20 && op->var == SYM_DW_SKIP_BLOCK);
-	a = sym_dw_abbrev_find(&t, 2);
-	CHECK(a && a->kind == SYM_DW_OTHER && !a->children && a->sibling_at < 0);
-	CHECK_INT(a->nops, ==, 2);
-	op = &t.ops[a->op_first];
-	CHECK(op[0].fixed == 0 && op[0].var == SYM_DW_SKIP_STRING);
-	CHECK(op[1].fixed == 4 && op[1].var == SYM_DW_SKIP_NONE);
-	a = sym_dw_abbrev_find(&t, 3);
-	CHECK(a && a->kind == SYM_DW_BLOCK && a->nops == 1 &&
-	      t.ops[a->op_first].fixed == 16);
-	a = sym_dw_abbrev_find(&t, 4);
-	CHECK(a && a->bad);
-	sym_dw_abbrevs_release(&t);
-	return 0;
-}
-
-/* Every truncation of a table fails cleanly (ASan watches the exactly
- * sized copy); a code defined twice is malformed. */
-static int test_symbolizer__abbrev_table_malformed(void)
-{
-	static const uint8_t twice[] = { 2, DW_TAG_variable, 0, 0, 0,
-					 2, DW_TAG_member, 0, 0, 0, 0 };
-	struct sym_dw_abbrevs t = { 0 };
-	struct elfdw_sect sect = { twice, sizeof(twice) };
-
-	CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, -EINVAL);
-	for (size_t cut = 0; cut < sizeof(abbrev_tab); cut++) {
-		uint8_t *copy = malloc(cut ? cut : 1);
-
-		memcpy(copy, abbrev_tab, cut);
-		sect = (struct elfdw_sect){ copy, cut };
-		CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, -EINVAL);
-		free(copy);
-	}
-	sym_dw_abbrevs_release(&t);
-	return 0;
-}
-
-struct got_ranges {
-	uint64_t lo[16], hi[16];
-	int n;
-};
-
-static int got_range(void *arg, uint64_t lo, uint64_t hi)
-{
-	struct got_ranges *g = arg;
-
-	if (g->n < 16) {
-		g->lo[g->n] = lo;
-		g->hi[g->n++] = hi;
-	}
-	return 0;
-}
-
-/* A reader over hand-made sections: one unit whose DIE has DW_AT_ranges
- * (form, at the start of info) and nothing else. */
-struct fake_dw {
-	struct sym_dw r;
-	struct sym_dw_unit u;
-	struct sym_dw_die d;
-};
-
-static void fake_dw_init(struct fake_dw *f, const uint8_t *info, size_t size,
-			 uint8_t version, unsigned form)
-{
-	memset(f, 0, sizeof(*f));
-	f->r.s.info = (struct elfdw_sect){ info, size };
-	f->u = (struct sym_dw_unit){ .end = size, .version = version,
-				     .addr_size = 8, .base = 0x1000,
-				     .addr_base = UINT64_MAX,
-				     .str_off_base = UINT64_MAX,
-				     .rnglists_base = UINT64_MAX };
-	f->d.unit = &f->u;
-	f->d.have = 1u << SYM_DW_RANGES;
-	f->d.v[SYM_DW_RANGES] = (struct sym_dw_val){ 0, (uint16_t)form };
-}
-
-#define U64LE(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), \
-	(uint8_t)((v) >> 24), (uint8_t)((uint64_t)(v) >> 32),              \
-	(uint8_t)((uint64_t)(v) >> 40), (uint8_t)((uint64_t)(v) >> 48),    \
-	(uint8_t)((uint64_t)(v) >> 56)
-
-/* DWARF 4 .debug_ranges: pairs after the unit's base, a base selection,
- * the (0, 0) end. */
-static int test_symbolizer__range_list_dwarf4(void)
-{
-	static const uint8_t info[] = { 0, 0, 0, 0 }; /* sec_offset 0 */
-	static const uint8_t ranges[] = {
-		U64LE(0x10), U64LE(0x20),
-		U64LE(UINT64_MAX), U64LE(0x5000),
-		U64LE(0x1), U64LE(0x3),
-		U64LE(0), U64LE(0),
-	};
-	struct got_ranges g = { .n = 0 };
-	struct fake_dw f;
-
-	fake_dw_init(&f, info, sizeof(info), 4, DW_FORM_sec_offset);
-	f.r.s.ranges = (struct elfdw_sect){ ranges, sizeof(ranges) };
-	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, 0);
-	CHECK_INT(g.n, ==, 2);
-	CHECK(g.lo[0] == 0x1010 && g.hi[0] == 0x1020);
-	CHECK(g.lo[1] == 0x5001 && g.hi[1] == 0x5003);
-	for (size_t cut = 0; cut < sizeof(ranges); cut++) {
-		uint8_t *copy = malloc(cut ? cut : 1);
-
-		memcpy(copy, ranges, cut);
-		f.r.s.ranges = (struct elfdw_sect){ copy, cut };
-		g.n = 0;
-		CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, -EINVAL);
-		free(copy);
-	}
-	return 0;
-}
-
-/* DWARF 5 .debug_rnglists: every DW_RLE_* kind, reached through
- * DW_FORM_rnglistx and the unit's offset table. */
-static int test_symbolizer__range_list_dwarf5(void)
-{
-	static const uint8_t info[] = { 1 }; /* rnglistx 1 */
-	static const uint8_t addr[] = { U64LE(0), U64LE(0x3000), U64LE(0x7000) };
-	static const uint8_t lists[] = {
-		0, 0, 0, 0,		/* base - 4: (a header, unused) */
-		0xff, 0xff, 0, 0,	/* offsets[0]: junk, unused */
-		8, 0, 0, 0,		/* offsets[1]: list at base + 8 */
-		DW_RLE_offset_pair, 0x10, 0x20,
-		DW_RLE_base_addressx, 1,
-		DW_RLE_offset_pair, 0, 4,
-		DW_RLE_startx_length, 0, 8,
-		DW_RLE_start_end, U64LE(0x100), U64LE(0x200),
-		DW_RLE_base_address, U64LE(0x9000),
-		DW_RLE_offset_pair, 1, 2,
-		DW_RLE_start_length, U64LE(0x400), 0x10,
-		DW_RLE_startx_endx, 0, 1,
-		DW_RLE_end_of_list,
-	};
-	static const uint64_t want[][2] = {
-		{ 0x1010, 0x1020 }, { 0x7000, 0x7004 }, { 0x3000, 0x3008 },
-		{ 0x100, 0x200 }, { 0x9001, 0x9002 }, { 0x400, 0x410 },
-		{ 0x3000, 0x7000 },
-	};
-	struct got_ranges g = { .n = 0 };
-	struct fake_dw f;
-
-	fake_dw_init(&f, info, sizeof(info), 5, DW_FORM_rnglistx);
-	f.u.addr_base = 8;
-	f.u.rnglists_base = 4;
-	f.r.s.addr = (struct elfdw_sect){ addr, sizeof(addr) };
-	f.r.s.rnglists = (struct elfdw_sect){ lists, sizeof(lists) };
-	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, 0);
-	CHECK_INT(g.n, ==, 7);
-	for (int i = 0; i < 7; i++)
-		CHECK(g.lo[i] == want[i][0] && g.hi[i] == want[i][1]);
-	/* no DW_AT_rnglists_base: libdw would guess one, the reader does not */
-	f.u.rnglists_base = UINT64_MAX;
-	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, -EOPNOTSUPP);
-	f.u.rnglists_base = 4;
-	for (size_t cut = 0; cut < sizeof(lists); cut++) {
-		uint8_t *copy = malloc(cut ? cut : 1);
-		int err;
-
-		memcpy(copy, lists, cut);
-		f.r.s.rnglists = (struct elfdw_sect){ copy, cut };
-		g.n = 0;
-		err = sym_dw_die_ranges(&f.r, &f.d, got_range, &g);
-		CHECK_INT(err, ==, -EINVAL);
-		free(copy);
-	}
-	return 0;
-}
-
 /* A big array keeps its contents across every growth step: 4 KB pages,
  * the move to a huge-page mapping at 2 MB, mremap after. */
 static int test_symbolizer__big_array_growth(void)
@@ -1772,10 +1557,6 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__reader_matches_libdw),
 	UNIT_CASE(test_symbolizer__reader_matches_libdw_seeds),
 	UNIT_CASE(test_symbolizer__reader_leaves_unit_to_libdw),
-	UNIT_CASE(test_symbolizer__abbrev_table),
-	UNIT_CASE(test_symbolizer__abbrev_table_malformed),
-	UNIT_CASE(test_symbolizer__range_list_dwarf4),
-	UNIT_CASE(test_symbolizer__range_list_dwarf5),
 	UNIT_CASE(test_symbolizer__big_array_growth),
 	UNIT_CASE(test_symbolizer__file_pages_read_back),
 	UNIT_CASE(test_symbolizer__file_pages_only_file_mappings),

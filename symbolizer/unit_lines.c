@@ -1,5 +1,5 @@
 /*
- * dwarf_lines.c - line-table rows of one unit as address intervals
+ * unit_lines.c - line-table rows of one unit as address intervals
  * (DWARF 5 §6.2), read by line_program.c.  Row i covers [addr_i,
  * addr_{i+1}) of its sequence; among rows at one address the last wins
  * (as llvm-symbolizer does).  Rows are clipped to the unit's own address
@@ -9,21 +9,8 @@
  */
 #include "sym_internal.h"
 
-#include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int unit_ranges_read(Dwarf_Die *cudie, struct elfdw_ranges *ur)
-{
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
-
-	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0)
-		if (elfdw_ranges_add(ur, lo, hi))
-			return -ENOMEM;
-	elfdw_ranges_sort(ur);
-	return 0;
-}
 
 /* Index + 1 of the last unit range starting at or before lo (0: none).
  * Rows come in address order, so the range of the row before is tried
@@ -66,22 +53,6 @@ static bool unit_ranges_clip(const struct elfdw_ranges *ur, uint64_t lo,
 	return true;
 }
 
-/* The raw sections line programs use. */
-int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx)
-{
-	static const char *const line[] = { ".debug_line", ".zdebug_line", NULL };
-	static const char *const line_str[] = { ".debug_line_str", NULL };
-	static const char *const str[] = { ".debug_str", ".zdebug_str", NULL };
-	Elf *elf = dwarf_getelf(dw);
-
-	if (!elf)
-		return -SYM_ERR_BAD_ELF;
-	ctx->line = elfdw_section_loaded(elf, line);
-	ctx->line_str = elfdw_section_loaded(elf, line_str);
-	ctx->str = elfdw_section_loaded(elf, str);
-	return 0;
-}
-
 struct unit_rows {
 	const struct sym_unit *u;
 	const struct elfdw_ranges *exec;	/* NULL: the unit's ranges are all live */
@@ -118,9 +89,9 @@ static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 
 /* Where the line program at off ends (its unit_length), within the
  * section; off itself if that cannot be read. */
-static uint64_t program_end(const struct sym_line_ctx *ctx, uint64_t off)
+static uint64_t program_end(const struct elfdw_sections *s, uint64_t off)
 {
-	const uint8_t *p = ctx->line.data + off, *end = ctx->line.data + ctx->line.size;
+	const uint8_t *p = s->line.data + off, *end = s->line.data + s->line.size;
 	uint64_t len;
 
 	if (elfdw_read_un(&p, end, 4, &len))
@@ -128,14 +99,14 @@ static uint64_t program_end(const struct sym_line_ctx *ctx, uint64_t off)
 	if (len == 0xffffffff && elfdw_read_un(&p, end, 8, &len))
 		return off;
 	if (len > (uint64_t)(end - p))
-		return ctx->line.size;
-	return (uint64_t)(p - ctx->line.data) + len;
+		return s->line.size;
+	return (uint64_t)(p - s->line.data) + len;
 }
 
-int sym_unit_lines_open(struct sym_index *idx, const struct sym_line_ctx *ctx,
+int sym_unit_lines_open(struct sym_index *idx, const struct elfdw_sections *s,
 			uint64_t off, const char *comp_dir, struct sym_unit *u)
 {
-	int err = sym_line_program_read(idx, ctx, off, comp_dir, &u->files,
+	int err = sym_line_program_read(idx, s, off, comp_dir, &u->files,
 					NULL, NULL);
 
 	if (err == -EINVAL) {
@@ -144,27 +115,12 @@ int sym_unit_lines_open(struct sym_index *idx, const struct sym_line_ctx *ctx,
 		return 0;
 	}
 	u->stmt_off = off;
-	u->stmt_end = program_end(ctx, off);
+	u->stmt_end = program_end(s, off);
 	u->has_lines = !err;
 	return err;
 }
 
-int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
-		     const struct sym_line_ctx *ctx, const char *comp_dir,
-		     struct sym_unit *u)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word off;
-
-	if (unit_ranges_read(cudie, &u->ranges))
-		return -ENOMEM;
-	if (!dwarf_attr(cudie, DW_AT_stmt_list, &attr) ||
-	    dwarf_formudata(&attr, &off))
-		return 0; /* no line table: functions still resolve */
-	return sym_unit_lines_open(idx, ctx, off, comp_dir, u);
-}
-
-int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
+int sym_unit_rows(const struct sym_unit *u, const struct elfdw_sections *s,
 		  const struct elfdw_ranges *exec, struct sym_ivals *lines)
 {
 	struct unit_rows ur = { u, exec, lines, 0 };
@@ -174,7 +130,7 @@ int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
 		return 0;
 	if (unit_all_exec(&u->ranges, exec))
 		ur.exec = NULL; /* checked once here, not once a row */
-	err = sym_line_program_read(NULL, ctx, u->stmt_off, NULL, NULL,
+	err = sym_line_program_read(NULL, s, u->stmt_off, NULL, NULL,
 				    unit_row, &ur);
 	if (err == -EINVAL) {
 		pr_debug("symbolizer: malformed line program at 0x%llx",
