@@ -639,4 +639,47 @@ typedef int (*elfdw_range_fn)(void *arg, uint64_t lo, uint64_t hi);
 int elfdw_die_ranges(const struct elfdw_sections *s, const struct elfdw_die *d,
 		     elfdw_range_fn fn, void *arg);
 
+/* ---- DWARF: line-program headers (line_header.c) ---------------------------
+ *
+ * The header of a line-number program (DWARF 2-5, §6.2.4), for a caller
+ * that runs the program (the symbolizer) or lists its files (elf-inspect).
+ * The tables are as the header has them: DWARF 5 directory 0 is the
+ * unit's directory and file numbers start at 0; before 5 the unit's
+ * directory is implicit (index 0) and dirs[0] is directory 1.
+ */
+struct elfdw_line_file {
+	const char *name;	/* into the sections */
+	uint64_t dir;		/* directory index as written */
+};
+
+struct elfdw_line_header {
+	uint64_t off, end;		/* the unit in .debug_line: [off, end) */
+	const uint8_t *program, *program_end;	/* its opcodes */
+	uint8_t version, offset_size, addr_size, min_inst, max_ops;
+	uint8_t line_range, opcode_base;
+	int8_t line_base;
+	bool default_stmt;
+	const uint8_t *std_lengths;	/* opcode_base - 1 operand counts */
+	const char **dirs;		/* NULL without ELFDW_LINE_TABLES */
+	size_t ndirs;
+	struct elfdw_line_file *files;
+	size_t nfiles;
+};
+
+enum elfdw_line_flags {
+	ELFDW_LINE_TABLES = 1 << 0,	/* read the directory and file tables */
+};
+
+/*
+ * Read the header at offset off of s->line (strings of DWARF 5 entries
+ * from s->line_str and s->str).  What it allocates is bounded by the
+ * input: a table's count is checked against the bytes left before any
+ * allocation.  -ENODATA, -ERANGE, -EINVAL (explained in d), -ENOMEM.
+ * On failure h holds nothing to release.
+ */
+int elfdw_line_header_read(const struct elfdw_sections *s, uint64_t off,
+			   unsigned flags, struct elfdw_line_header *h,
+			   struct ember_diag *d);
+void elfdw_line_header_release(struct elfdw_line_header *h);
+
 #endif /* EMBER_ELFDW_H */

@@ -275,17 +275,19 @@ typedef int (*sym_line_row_fn)(void *arg, const struct sym_line_row *row,
 			       uint64_t end);
 
 /*
- * Read the line program at offset of .debug_line (strings from
- * .debug_line_str and .debug_str of s): if files is set, the file table
- * interned into idx (caller frees files->off); if fn is set, every row.
- * With files NULL nothing is written but through fn, so the rows of one
- * unit can be read on another thread than the one interning.  -EINVAL
- * for a malformed program (rows already passed to fn stay valid).
+ * Read the line program at offset of .debug_line (its header by the
+ * ELF/DWARF layer, strings from .debug_line_str and .debug_str of s): if
+ * files is set, the file table interned into idx (caller frees
+ * files->off); if fn is set, every row.  With files NULL nothing is
+ * written but through fn, so the rows of one unit can be read on another
+ * thread than the one interning.  A malformed program is an input error
+ * (elfdw_err_input), a path longer than 64 KiB -E2BIG, both explained in
+ * d (may be NULL); rows already passed to fn stay valid.
  */
 int sym_line_program_read(struct sym_index *idx, const struct elfdw_sections *s,
 			  uint64_t offset, const char *comp_dir,
 			  struct sym_unit_files *files, sym_line_row_fn fn,
-			  void *arg);
+			  void *arg, struct ember_diag *d);
 
 /* ---- the schema of the DIE reader (die_schema.c) ---------------------------
  *

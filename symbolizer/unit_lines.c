@@ -87,43 +87,45 @@ static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 		r->addr, hi, file, r->line, r->col, r->disc });
 }
 
-/* Where the line program at off ends (its unit_length), within the
- * section; off itself if that cannot be read. */
-static uint64_t program_end(const struct elfdw_sections *s, uint64_t off)
+/* Whether err says the line program is unusable (malformed, a path too
+ * long): the unit goes without rows, the build goes on. */
+static bool lines_unusable(int err)
 {
-	const uint8_t *p = s->line.data + off, *end = s->line.data + s->line.size;
-	uint64_t len;
-
-	if (elfdw_read_un(&p, end, 4, &len))
-		return off;
-	if (len == 0xffffffff && elfdw_read_un(&p, end, 8, &len))
-		return off;
-	if (len > (uint64_t)(end - p))
-		return s->line.size;
-	return (uint64_t)(p - s->line.data) + len;
+	return elfdw_err_input(err) || err == -E2BIG;
 }
 
 int sym_unit_lines_open(struct sym_index *idx, const struct elfdw_sections *s,
 			uint64_t off, const char *comp_dir, struct sym_unit *u)
 {
+	char why[160];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct elfdw_line_header h;
 	int err = sym_line_program_read(idx, s, off, comp_dir, &u->files,
-					NULL, NULL);
+					NULL, NULL, &d);
 
-	if (err == -EINVAL) {
-		pr_debug("symbolizer: malformed line program header at 0x%llx",
-			 (unsigned long long)off);
+	if (lines_unusable(err)) {
+		pr_debug("symbolizer: line program header at 0x%llx not used: %s",
+			 (unsigned long long)off, why);
 		return 0;
 	}
+	if (err)
+		return err;
+	/* read again without its tables: where the program ends */
+	err = elfdw_line_header_read(s, off, 0, &h, NULL);
+	if (err)
+		return err;
 	u->stmt_off = off;
-	u->stmt_end = program_end(s, off);
-	u->has_lines = !err;
-	return err;
+	u->stmt_end = h.end;
+	u->has_lines = true;
+	return 0;
 }
 
 int sym_unit_rows(const struct sym_unit *u, const struct elfdw_sections *s,
 		  const struct elfdw_ranges *exec, struct sym_ivals *lines)
 {
 	struct unit_rows ur = { u, exec, lines, 0 };
+	char why[160];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
 	int err;
 
 	if (!u->has_lines)
@@ -131,10 +133,10 @@ int sym_unit_rows(const struct sym_unit *u, const struct elfdw_sections *s,
 	if (unit_all_exec(&u->ranges, exec))
 		ur.exec = NULL; /* checked once here, not once a row */
 	err = sym_line_program_read(NULL, s, u->stmt_off, NULL, NULL,
-				    unit_row, &ur);
-	if (err == -EINVAL) {
-		pr_debug("symbolizer: malformed line program at 0x%llx",
-			 (unsigned long long)u->stmt_off);
+				    unit_row, &ur, &d);
+	if (lines_unusable(err)) {
+		pr_debug("symbolizer: line program at 0x%llx stopped: %s",
+			 (unsigned long long)u->stmt_off, why);
 		return 0; /* keep the rows read before the damage */
 	}
 	return err;

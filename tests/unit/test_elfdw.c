@@ -892,6 +892,102 @@ static int test_elfdw__range_list_dwarf5(void)
 	return 0;
 }
 
+/* A DWARF 5 line-program header: directory and file tables with string,
+ * line_strp and udata forms, an MD5 skipped. */
+static const uint8_t line_v5[] = {
+	0, 0, 0, 0,		/* unit_length, patched */
+	5, 0, 8, 0,		/* version 5, address size 8, selector size 0 */
+	0, 0, 0, 0,		/* header_length, patched */
+	1, 1, 1, (uint8_t)-5, 14, 13, /* min_inst, max_ops, default_is_stmt, base, range, opcode_base */
+	0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1,
+	1, DW_LNCT_path, DW_FORM_line_strp,	/* directories: path */
+	2, U32LE(0), U32LE(4),			/* "/cd", "inc" */
+	3, DW_LNCT_path, DW_FORM_string, DW_LNCT_directory_index, DW_FORM_udata,
+	   DW_LNCT_MD5, DW_FORM_data16,
+	2, 'a', '.', 'c', 0, 0, U64LE(1), U64LE(2),
+	   'b', '.', 'h', 0, 1, U64LE(3), U64LE(4),
+	1,			/* the program: DW_LNS_copy */
+};
+
+static size_t line_v5_bytes(uint8_t *buf)
+{
+	uint32_t len = sizeof(line_v5) - 4, hlen = sizeof(line_v5) - 12 - 1;
+
+	memcpy(buf, line_v5, sizeof(line_v5));
+	memcpy(buf, &len, 4);
+	memcpy(buf + 8, &hlen, 4);
+	return sizeof(line_v5);
+}
+
+static int test_elfdw__line_header_v5(void)
+{
+	static const uint8_t line_str[] = "/cd\0inc";
+	uint8_t buf[sizeof(line_v5)], *own;
+	struct elfdw_sections s = { .line_str = { line_str, sizeof(line_str) } };
+	struct elfdw_line_header h;
+	size_t len = line_v5_bytes(buf);
+
+	s.line = (struct elfdw_sect){ buf, len };
+	CHECK_INT(elfdw_line_header_read(&s, 0, ELFDW_LINE_TABLES, &h, NULL), ==, 0);
+	CHECK(h.version == 5 && h.offset_size == 4 && h.addr_size == 8 &&
+	      h.min_inst == 1 && h.line_base == -5 && h.line_range == 14 &&
+	      h.opcode_base == 13 && h.default_stmt);
+	CHECK_INT(h.ndirs, ==, 2);
+	CHECK_STR(h.dirs[0], "/cd");
+	CHECK_STR(h.dirs[1], "inc");
+	CHECK_INT(h.nfiles, ==, 2);
+	CHECK_STR(h.files[1].name, "b.h");
+	CHECK_INT(h.files[1].dir, ==, 1);
+	CHECK(h.program == buf + len - 1 && h.program_end == buf + len && h.end == len);
+	elfdw_line_header_release(&h);
+	CHECK_INT(elfdw_line_header_read(&s, 0, 0, &h, NULL), ==, 0);
+	CHECK(h.dirs == NULL && h.files == NULL && h.program == buf + len - 1);
+	/* every truncation of the unit: an input error, nothing to release */
+	for (size_t cut = 0; cut < len - 1; cut++) {
+		s.line = (struct elfdw_sect){ exact(buf, cut, &own), cut };
+		CHECK(elfdw_err_input(elfdw_line_header_read(&s, 0, ELFDW_LINE_TABLES,
+							     &h, NULL)));
+		free(own);
+	}
+	return 0;
+}
+
+/*
+ * A DWARF 5 table claiming a million entries in a few bytes fails before
+ * it allocates (the count against the bytes left), and says why; a
+ * format no entry uses may hold forms the tables cannot.
+ */
+static int test_elfdw__line_header_bounded(void)
+{
+	uint8_t buf[sizeof(line_v5)];
+	struct elfdw_sections s = { 0 };
+	struct elfdw_line_header h;
+	char why[160];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	size_t len = line_v5_bytes(buf), count_at = 33;
+
+	s.line = (struct elfdw_sect){ buf, len };
+	CHECK_INT(buf[count_at], ==, 2); /* the directory count */
+	buf[count_at] = 0x80 | (1000000 & 0x7f); /* ... made a million (3 bytes) */
+	buf[count_at + 1] = 0x80 | ((1000000 >> 7) & 0x7f);
+	buf[count_at + 2] = (1000000 >> 14) & 0x7f;
+	CHECK_INT(elfdw_line_header_read(&s, 0, ELFDW_LINE_TABLES, &h, &d), ==, -EINVAL);
+	CHECK(strstr(why, "1000000 entries cannot fit"));
+	/* no directories, with a format of strx: fine, nothing uses it */
+	len = line_v5_bytes(buf);
+	buf[count_at - 1] = DW_FORM_strx;
+	buf[count_at] = 0;
+	memmove(buf + count_at + 1, buf + count_at + 9, len - count_at - 9);
+	len -= 8;
+	buf[0] = (uint8_t)(len - 4);
+	buf[8] = (uint8_t)(len - 13);
+	s.line = (struct elfdw_sect){ buf, len };
+	CHECK_INT(elfdw_line_header_read(&s, 0, ELFDW_LINE_TABLES, &h, NULL), ==, 0);
+	CHECK(h.ndirs == 0 && h.nfiles == 2);
+	elfdw_line_header_release(&h);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_elfdw__cursors_reject_pos_past_end),
 	UNIT_CASE(test_elfdw__cursors_fixed_size),
@@ -912,6 +1008,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_elfdw__die_sibling_past_unit),
 	UNIT_CASE(test_elfdw__range_list_dwarf4),
 	UNIT_CASE(test_elfdw__range_list_dwarf5),
+	UNIT_CASE(test_elfdw__line_header_v5),
+	UNIT_CASE(test_elfdw__line_header_bounded),
 };
 
 UNIT_MAIN_QUIET(cases)

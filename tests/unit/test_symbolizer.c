@@ -1170,7 +1170,7 @@ static int test_symbolizer__line_program_v4(void)
 	CHECK(idx && sym_strtab_init(&idx->strtab) == 0);
 	line_v4_bytes(buf, &len);
 	struct elfdw_sections ctx = { .line = { buf, len } };
-	err = sym_line_program_read(idx, &ctx, 0, "/cd", &files, collect_row, &rs);
+	err = sym_line_program_read(idx, &ctx, 0, "/cd", &files, collect_row, &rs, NULL);
 	CHECK_INT(err, ==, 0);
 	CHECK_INT(files.n, ==, 3); /* DWARF 4: file numbers start at 1 */
 	CHECK_STR(sym_strtab_get(&idx->strtab, files.off[1]), "/cd/a.c");
@@ -1190,8 +1190,8 @@ static int test_symbolizer__line_program_v4(void)
 	return 0;
 }
 
-/* Every truncation of the program: -EINVAL or fewer rows, never a crash
- * or a read past the end (ASan watches the copy, exactly sized). */
+/* Every truncation of the program: an input error or fewer rows, never
+ * a crash or a read past the end (ASan watches the copy, exactly sized). */
 static int test_symbolizer__line_program_truncated(void)
 {
 	struct sym_index *idx = calloc(1, sizeof(*idx));
@@ -1209,12 +1209,59 @@ static int test_symbolizer__line_program_truncated(void)
 		memcpy(copy, full, cut);
 		struct elfdw_sections ctx = { .line = { copy, cut } };
 		err = sym_line_program_read(idx, &ctx, 0, "/cd", &files,
-					    collect_row, &rs);
-		CHECK(err == -EINVAL || err == 0);
+					    collect_row, &rs, NULL);
+		CHECK(elfdw_err_input(err) || err == 0);
 		CHECK_INT(rs.n, <=, 3);
 		free(files.off);
 		free(copy);
 	}
+	sym_index_free(idx);
+	return 0;
+}
+
+/*
+ * A DWARF 4 line table whose include directory is longer than the 64 KiB
+ * a path may take: building the file's path fails with -E2BIG (the table
+ * is not used), and no path cut short is interned as if it were real.
+ */
+static int test_symbolizer__line_program_path_too_long(void)
+{
+	static const uint8_t params[] = { 1, 1, 1, (uint8_t)-5, 14, 13,
+					  0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	static const uint8_t file[] = { 'a', '.', 'c', 0, 1, 0, 0, 0 };
+	size_t dirlen = 70000, len = 10 + sizeof(params) + dirlen + 2 + sizeof(file);
+	struct sym_index *idx = calloc(1, sizeof(*idx));
+	uint8_t *buf = calloc(1, len);
+	struct sym_unit_files files = { 0 };
+	struct sym_unit *u = calloc(1, sizeof(*u));
+	uint32_t v;
+	char why[160];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	size_t at;
+
+	CHECK(idx && buf && u && sym_strtab_init(&idx->strtab) == 0);
+	v = (uint32_t)(len - 4);
+	memcpy(buf, &v, 4);
+	buf[4] = 4;
+	v = (uint32_t)(len - 10);
+	memcpy(buf + 6, &v, 4);
+	memcpy(buf + 10, params, sizeof(params));
+	at = 10 + sizeof(params);
+	memset(buf + at, 'x', dirlen); /* the directory, then its NUL and the list's */
+	at += dirlen + 2;
+	memcpy(buf + at, file, sizeof(file));
+	struct elfdw_sections ctx = { .line = { buf, len } };
+	CHECK_INT(sym_line_program_read(idx, &ctx, 0, "/cd", &files, NULL, NULL, &d),
+		  ==, -E2BIG);
+	CHECK(strstr(why, "longer than"));
+	CHECK(files.off == NULL && files.n == 0);
+	for (size_t off = 1; off < idx->strtab.len; off += strlen(idx->strtab.data + off) + 1)
+		CHECK(strlen(idx->strtab.data + off) < 60000);
+	/* the unit goes without rows, the build goes on */
+	CHECK_INT(sym_unit_lines_open(idx, &ctx, 0, "/cd", u), ==, 0);
+	CHECK(!u->has_lines);
+	sym_unit_free(u);
+	free(buf);
 	sym_index_free(idx);
 	return 0;
 }
@@ -1554,6 +1601,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__concurrent_lookups),
 	UNIT_CASE(test_symbolizer__line_program_v4),
 	UNIT_CASE(test_symbolizer__line_program_truncated),
+	UNIT_CASE(test_symbolizer__line_program_path_too_long),
 	UNIT_CASE(test_symbolizer__reader_matches_libdw),
 	UNIT_CASE(test_symbolizer__reader_matches_libdw_seeds),
 	UNIT_CASE(test_symbolizer__reader_leaves_unit_to_libdw),
