@@ -69,6 +69,28 @@ static int read_length(const uint8_t **p, const uint8_t *end, uint64_t *len,
 	return elfdw_read_un(p, end, 8, len);
 }
 
+int elfdw_unit_version(const uint8_t *head, size_t len, uint64_t size,
+		       uint8_t *version, struct ember_diag *d)
+{
+	const uint8_t *p = head, *end = head + len;
+	uint8_t offset_size;
+	uint64_t ulen, v;
+	int err;
+
+	/* libdw: no unit unless 4 bytes and one more are there */
+	EMBER_FAIL_IF(size <= 4, d, -ENODATA, "first unit: .debug_info of %llu bytes",
+		      (unsigned long long)size);
+	if ((err = read_length(&p, end, &ulen, &offset_size)))
+		return EMBER_FAIL(d, err, "first unit: %s",
+				  err == -EINVAL ? "reserved unit length" : "truncated length");
+	if ((err = elfdw_read_un(&p, end, 2, &v)))
+		return EMBER_FAIL(d, err, "first unit: truncated header");
+	EMBER_FAIL_IF(v < 2 || v > 5, d, -EOPNOTSUPP, "first unit: DWARF version %llu",
+		      (unsigned long long)v);
+	*version = (uint8_t)v;
+	return 0;
+}
+
 static bool unit_type_known(uint64_t type)
 {
 	return type == DW_UT_compile || type == DW_UT_partial ||

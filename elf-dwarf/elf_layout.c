@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #ifndef SHF_COMPRESSED
 #define SHF_COMPRESSED (1 << 11)
@@ -77,23 +78,34 @@ static enum packing section_packing(Elf_Scn *scn, const char *name,
 	       memcmp(raw->d_buf, "ZLIB", 4) == 0 ? GNU : PLAIN;
 }
 
-/* Inflate a compressed section in place, unless it grows past max_size
- * (its Chdr's size, or the big-endian size after a GNU "ZLIB"). */
-static int section_inflate(Elf_Scn *scn, enum packing how, uint64_t max_size)
+/* The inflated size of a compressed section (its Chdr's, or the
+ * big-endian one after a GNU "ZLIB"). */
+static int inflated_size(Elf_Scn *scn, enum packing how, uint64_t *size)
 {
 	const uint8_t *raw;
-	uint64_t size = 0;
 	GElf_Chdr ch;
 
 	if (how == GABI) {
 		if (!gelf_getchdr(scn, &ch))
 			return -EINVAL;
-		size = ch.ch_size;
-	} else {
-		raw = elf_getdata(scn, NULL)->d_buf; /* checked by section_packing */
-		for (int i = 0; i < 8; i++)
-			size = size << 8 | raw[4 + i];
+		*size = ch.ch_size;
+		return 0;
 	}
+	raw = elf_getdata(scn, NULL)->d_buf; /* checked by section_packing */
+	*size = 0;
+	for (int i = 0; i < 8; i++)
+		*size = *size << 8 | raw[4 + i];
+	return 0;
+}
+
+/* Inflate a compressed section in place, unless it grows past max_size. */
+static int section_inflate(Elf_Scn *scn, enum packing how, uint64_t max_size)
+{
+	uint64_t size;
+	int err = inflated_size(scn, how, &size);
+
+	if (err)
+		return err;
 	if (size > max_size)
 		return -E2BIG;
 	if (how == GABI ? elf_compress(scn, 0, 0) < 0 : elf_compress_gnu(scn, 0, 0) < 0)
@@ -120,6 +132,84 @@ int elfdw_section_read(Elf *elf, const char *const *names, uint64_t max_size,
 		if (!d || (!d->d_buf && d->d_size))
 			return -EINVAL;
 		*out = (struct elfdw_sect){ d->d_buf, d->d_size };
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Inflate the zlib stream in[0..n) into out[0..size): how many bytes
+ * came out (up to size), or -EINVAL. */
+static ssize_t inflate_head(const uint8_t *in, size_t n, uint8_t *out, size_t size)
+{
+	z_stream z = { .next_in = (Bytef *)in, .avail_in = (uInt)(n > UINT32_MAX ? UINT32_MAX : n),
+		       .next_out = out, .avail_out = (uInt)size };
+	int rc;
+
+	if (inflateInit(&z) != Z_OK)
+		return -ENOMEM;
+	rc = inflate(&z, Z_SYNC_FLUSH);
+	inflateEnd(&z);
+	if (rc != Z_OK && rc != Z_STREAM_END && !(rc == Z_BUF_ERROR && z.avail_out == 0))
+		return -EINVAL;
+	return (ssize_t)(size - z.avail_out);
+}
+
+/* Where a compressed section's zlib stream starts in its raw bytes. */
+static int zlib_stream(Elf *elf, Elf_Scn *scn, enum packing how,
+		       const uint8_t **in, size_t *n)
+{
+	Elf_Data *raw = how == GABI ? elf_rawdata(scn, NULL) : elf_getdata(scn, NULL);
+	size_t skip = 12; /* "ZLIB" and the big-endian size */
+	GElf_Chdr ch;
+
+	if (!raw || !raw->d_buf)
+		return -EINVAL;
+	if (how == GABI) {
+		if (!gelf_getchdr(scn, &ch))
+			return -EINVAL;
+		if (ch.ch_type != ELFCOMPRESS_ZLIB)
+			return -EOPNOTSUPP;
+		skip = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr)
+							 : sizeof(Elf64_Chdr);
+	}
+	if (raw->d_size < skip)
+		return -EINVAL;
+	*in = (const uint8_t *)raw->d_buf + skip;
+	*n = raw->d_size - skip;
+	return 0;
+}
+
+int elfdw_section_head(Elf *elf, const char *const *names, uint8_t *buf,
+		       size_t size, size_t *got, uint64_t *total)
+{
+	for (; *names; names++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elfdw_section_by_name(elf, *names, &sh);
+		const uint8_t *in;
+		enum packing how;
+		Elf_Data *d;
+		ssize_t n;
+		size_t len;
+		int err;
+
+		if (!scn || sh.sh_type == SHT_NOBITS)
+			continue;
+		how = section_packing(scn, *names, &sh);
+		if (how == PLAIN) {
+			d = elf_getdata(scn, NULL);
+			if (!d || (!d->d_buf && d->d_size))
+				return -EINVAL;
+			*got = d->d_size < size ? d->d_size : size;
+			memcpy(buf, d->d_buf, *got);
+			*total = d->d_size;
+			return 0;
+		}
+		if ((err = zlib_stream(elf, scn, how, &in, &len)) ||
+		    (err = inflated_size(scn, how, total)))
+			return err;
+		if ((n = inflate_head(in, len, buf, size)) < 0)
+			return (int)n;
+		*got = (size_t)n;
 		return 0;
 	}
 	return -ENOENT;

@@ -259,6 +259,19 @@ struct elfdw_sect elfdw_section_loaded(Elf *elf, const char *const *names);
 int elfdw_section_read(Elf *elf, const char *const *names, uint64_t max_size,
 		       struct elfdw_sect *out);
 
+/*
+ * The first bytes of the first of the named sections with bytes, into
+ * buf[0..size): *got of them (fewer when the section is shorter), and
+ * *total, the size of the whole section (inflated).  A compressed
+ * section (SHF_COMPRESSED with zlib, or a GNU .zdebug one) is inflated
+ * only as far as size bytes: nothing is allocated, nothing of elf
+ * rewritten, so a header can be read from any image.  0; -ENOENT;
+ * -EINVAL when the compressed bytes do not inflate; -EOPNOTSUPP for
+ * another compression.
+ */
+int elfdw_section_head(Elf *elf, const char *const *names, uint8_t *buf,
+		       size_t size, size_t *got, uint64_t *total);
+
 /* A PT_LOAD segment. */
 struct elfdw_load {
 	uint64_t vaddr, memsz, offset, filesz;
@@ -342,6 +355,16 @@ struct elfdw_unit {
  */
 int elfdw_unit_header(const struct elfdw_sect *info, uint64_t off,
 		      struct elfdw_unit *u, struct ember_diag *d);
+
+/*
+ * The DWARF version of the unit whose first bytes are head[0..len) in a
+ * section of size bytes (e.g. read by elfdw_section_head): its length
+ * (32- or 64-bit) and version only, checked as libdw's dwarf_next_unit
+ * checks them.  -ENODATA, -EINVAL (a reserved length), -EOPNOTSUPP (a
+ * version but 2-5).
+ */
+int elfdw_unit_version(const uint8_t *head, size_t len, uint64_t size,
+		       uint8_t *version, struct ember_diag *d);
 
 /* The start and end of u's bytes. */
 static inline const uint8_t *elfdw_unit_start(const struct elfdw_sections *s,

@@ -264,23 +264,6 @@ static int test_elfdw__build_id_buffer_too_small(void)
 	return 0;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-	char *buf = NULL;
-
-	if (fd >= 0 && !fstat(fd, &st) && (buf = malloc((size_t)st.st_size + 1)) &&
-	    read(fd, buf, (size_t)st.st_size) != st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	if (fd >= 0)
-		close(fd);
-	*len = buf ? (size_t)st.st_size : 0;
-	return buf;
-}
-
 /* Without section headers (as sstrip leaves a file) the note is found in
  * the PT_NOTE segments, as dwelf finds it. */
 static int test_elfdw__build_id_from_segments(void)
@@ -288,7 +271,7 @@ static int test_elfdw__build_id_from_segments(void)
 	uint8_t id[EMBER_BUILD_ID_MAX];
 	char hex[2 * EMBER_BUILD_ID_MAX + 1], want[2 * EMBER_BUILD_ID_MAX + 1];
 	size_t len;
-	char *img = slurp(unit_fixture("c_O2_pie"), &len);
+	char *img = unit_slurp(unit_fixture("c_O2_pie"), &len);
 	GElf_Ehdr eh;
 	Elf *elf;
 	int n;
@@ -346,7 +329,7 @@ static int test_elfdw__debuglink(void)
 	const char *name = NULL;
 	uint32_t crc = 0;
 	size_t len;
-	char *dbg = slurp(unit_fixture("c_stripped.debug"), &len);
+	char *dbg = unit_slurp(unit_fixture("c_stripped.debug"), &len);
 
 	CHECK(dbg);
 	CHECK_INT(elf_file_open(unit_fixture("c_stripped"), ELF_C_READ_MMAP, &f), ==, 0);

@@ -69,6 +69,28 @@ static inline const char *unit_fixture(const char *name)
 	return path;
 }
 
+/* The whole file at path in a malloc'ed buffer (caller frees), its size
+ * in *len; NULL when it cannot be read. */
+static inline char *unit_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long size = -1;
+
+	if (f && fseek(f, 0, SEEK_END) == 0)
+		size = ftell(f);
+	if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)size + 1)) &&
+	    fread(buf, 1, (size_t)size, f) != (size_t)size) {
+		free(buf);
+		buf = NULL;
+	}
+	if (f)
+		fclose(f);
+	*len = buf ? (size_t)size : 0;
+	return buf;
+}
+
 /* { "name", fn } for a table of cases. */
 #define UNIT_CASE(n) { #n, n }
 
