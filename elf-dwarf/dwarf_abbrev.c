@@ -48,15 +48,21 @@ void elfdw_abbrevs_release(struct elfdw_abbrevs *t)
 }
 
 /* Sizes of the forms below 0x2d for a table's units: a lookup instead of
- * a switch per attribute (the GNU forms above take the switch). */
+ * a switch per attribute (the GNU forms above take the switch); the
+ * slots of the attributes below 0x90 likewise (t->slot, once a schema). */
 struct form_sizes {
 	int8_t size[0x2d];
 };
 
-static void form_sizes_init(struct form_sizes *fs, const struct elfdw_abbrevs *t)
+static void form_sizes_init(struct form_sizes *fs, struct elfdw_abbrevs *t)
 {
 	for (unsigned f = 0; f < sizeof(fs->size); f++)
 		fs->size[f] = (int8_t)elfdw_form_size(f, t->addr_size, t->version);
+	if (t->slots_of == t->schema)
+		return;
+	for (unsigned a = 0; a < sizeof(t->slot); a++)
+		t->slot[a] = attr_slot(t->schema, a);
+	t->slots_of = t->schema;
 }
 
 /* One (name, form[, implicit value]) pair; *done at the (0, 0) end. */
@@ -86,7 +92,7 @@ static inline int read_spec(const uint8_t **pos, const uint8_t *end,
 	*s = (struct elfdw_spec){
 		.form = form > UINT16_MAX ? UINT16_MAX : (uint16_t)form,
 		.size = (int8_t)(size >= 0 ? size : -1),
-		.slot = attr_slot(t->schema, name),
+		.slot = name < sizeof(t->slot) ? t->slot[name] : attr_slot(t->schema, name),
 		.implicit = (uint32_t)t->nimplicits,
 	};
 	if (form == DW_FORM_implicit_const &&

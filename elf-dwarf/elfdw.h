@@ -131,13 +131,40 @@ static inline int elfdw_read_un(const uint8_t **pos, const uint8_t *end,
 }
 
 /*
- * A LEB128 number of any length (the slow path of the readers below):
- * -ERANGE when it does not fit 64 bits.  Bytes past the 64th bit may
- * only repeat zero (unsigned) or the sign (signed): padding producers
- * write, which changes no value.
+ * A LEB128 number of any length: -ERANGE when it does not fit 64 bits.
+ * Bytes past the 64th bit may only repeat zero (unsigned) or the sign
+ * (signed): padding producers write, which changes no value.  Numbers of
+ * ten bytes or more take this out-of-line path (cursor.c); the inline
+ * readers below do the rest.
  */
 int elfdw_read_leb(const uint8_t **pos, const uint8_t *end, bool is_signed,
 		   uint64_t *out);
+
+/* Up to nine bytes inline (as the DIE reader and the line programs read
+ * them, a few million a second); ten or more: elfdw_read_leb. */
+static inline int elfdw_read_leb_inline(const uint8_t **pos, const uint8_t *end,
+					bool is_signed, uint64_t *out)
+{
+	const uint8_t *p = *pos;
+	unsigned shift = 0;
+	uint64_t v = 0;
+	uint8_t b;
+
+	do {
+		if (p >= end) /* also *pos > end */
+			return -ENODATA;
+		if (shift == 63)
+			return elfdw_read_leb(pos, end, is_signed, out);
+		b = *p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (is_signed && (b & 0x40))
+		v |= ~UINT64_C(0) << shift;
+	*pos = p;
+	*out = v;
+	return 0;
+}
 
 static inline int elfdw_read_uleb(const uint8_t **pos, const uint8_t *end,
 				  uint64_t *out)
@@ -146,7 +173,7 @@ static inline int elfdw_read_uleb(const uint8_t **pos, const uint8_t *end,
 		*out = *(*pos)++;
 		return 0;
 	}
-	return elfdw_read_leb(pos, end, false, out);
+	return elfdw_read_leb_inline(pos, end, false, out);
 }
 
 static inline int elfdw_read_sleb(const uint8_t **pos, const uint8_t *end,
@@ -161,7 +188,7 @@ static inline int elfdw_read_sleb(const uint8_t **pos, const uint8_t *end,
 		*out = (b & 0x40) ? (int64_t)b - 0x80 : (int64_t)b;
 		return 0;
 	}
-	err = elfdw_read_leb(pos, end, true, &v);
+	err = elfdw_read_leb_inline(pos, end, true, &v);
 	if (!err)
 		*out = (int64_t)v;
 	return err;
@@ -174,10 +201,8 @@ static inline int elfdw_skip_leb(const uint8_t **pos, const uint8_t *end)
 {
 	const uint8_t *p = *pos;
 
-	if (p > end)
-		return -ENODATA;
 	do {
-		if (p >= end)
+		if (p >= end) /* also *pos > end */
 			return -ENODATA;
 	} while (*p++ & 0x80);
 	*pos = p;
@@ -485,6 +510,11 @@ struct elfdw_cap {
  */
 struct elfdw_abbrevs {
 	const struct elfdw_schema *schema;
+	/* The schema's slot of each attribute below 0x90, worked out once
+	 * for the struct (a table is parsed again into the same struct), so
+	 * that a spec is a lookup, not a call; for slots_of. */
+	const struct elfdw_schema *slots_of;
+	uint8_t slot[0x90];
 	uint64_t off;
 	uint8_t addr_size, version;	/* addr_size 0: nothing parsed */
 	bool dense;

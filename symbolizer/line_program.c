@@ -221,6 +221,7 @@ static int run_program(const struct elfdw_line_header *h, sym_line_row_fn fn,
 		       void *arg)
 {
 	const uint8_t *p = h->program, *end = h->program_end;
+	const unsigned opcode_base = h->opcode_base; /* in a register: fn may write */
 	struct machine m = machine_init;
 	struct sym_line_row row = { 0 };
 	bool pending = false;
@@ -231,7 +232,7 @@ static int run_program(const struct elfdw_line_header *h, sym_line_row_fn fn,
 	while (p < end) {
 		unsigned op = *p++;
 
-		if (op >= h->opcode_base) {
+		if (op >= opcode_base) {
 			m.addr += sp.addr[op];
 			m.line += (uint64_t)(int64_t)sp.line[op];
 			rc = 1;
