@@ -253,6 +253,24 @@ static int test_elfdw__build_id_matches_readelf(void)
 	return 0;
 }
 
+/* A note of 68 bytes: longer than EMBER_BUILD_ID_MAX, an error (not "no
+ * build ID"). */
+static int test_elfdw__build_id_too_long(void)
+{
+	uint8_t id[EMBER_BUILD_ID_MAX];
+	char path[4096];
+	struct elf_file f;
+	int rc = unit_long_build_id_elf(path, sizeof(path));
+
+	if (rc)
+		return rc;
+	CHECK_INT(elf_file_open(path, ELF_C_READ_MMAP, &f), ==, 0);
+	CHECK_INT(elfdw_build_id(f.elf, id, sizeof(id)), ==, -E2BIG);
+	elf_file_close(&f);
+	unlink(path);
+	return 0;
+}
+
 static int test_elfdw__build_id_buffer_too_small(void)
 {
 	uint8_t id[8];
@@ -979,6 +997,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_elfdw__cursors_strings_and_blocks),
 	UNIT_CASE(test_elfdw__build_id_matches_readelf),
 	UNIT_CASE(test_elfdw__build_id_buffer_too_small),
+	UNIT_CASE(test_elfdw__build_id_too_long),
 	UNIT_CASE(test_elfdw__build_id_from_segments),
 	UNIT_CASE(test_elfdw__build_id_absent),
 	UNIT_CASE(test_elfdw__debuglink),

@@ -168,6 +168,25 @@ static int test_inspect__sources_are_absolute_and_canonical(void)
 	return 0;
 }
 
+/* A build ID longer than the store's keys is refused, saying so. */
+static int test_inspect__long_build_id_explained(void)
+{
+	char path[4096], why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct inspect_info info;
+	int fd, err, rc = unit_long_build_id_elf(path, sizeof(path));
+
+	if (rc)
+		return rc;
+	fd = open(path, O_RDONLY);
+	err = inspect_elf_fd_diag(fd, &info, &d);
+	close(fd);
+	unlink(path);
+	CHECK_INT(err, ==, -INSPECT_ERR_BAD_ELF);
+	CHECK(strstr(why, "build-ID note longer than 64 bytes"));
+	return 0;
+}
+
 /* The DWARF version and sources of a compressed file, in either
  * compression (SHF_COMPRESSED and GNU .zdebug), and the memory image of
  * the upload is never written to. */
@@ -252,6 +271,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_inspect__not_elf_and_truncated),
 	UNIT_CASE(test_inspect__rejections_explain_themselves),
 	UNIT_CASE(test_inspect__no_build_id_explained),
+	UNIT_CASE(test_inspect__long_build_id_explained),
 	UNIT_CASE(test_inspect__compressed_dwarf_read_in_place),
 	UNIT_CASE(test_inspect__build_id_matches_readelf),
 	UNIT_CASE(test_inspect__sources_are_absolute_and_canonical),

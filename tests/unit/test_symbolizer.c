@@ -436,6 +436,23 @@ static int test_symbolizer__debug_search_failure_is_an_error(void)
 	return 0;
 }
 
+/* A build-ID note the index cannot hold (68 bytes) is an error, not a
+ * file without a build ID (whose debug file would go unchecked). */
+static int test_symbolizer__long_build_id_is_an_error(void)
+{
+	char path[4096];
+	struct sym_index *idx;
+	int err = 0, rc = unit_long_build_id_elf(path, sizeof(path));
+
+	if (rc)
+		return rc;
+	idx = sym_index_open(path, NULL, &err);
+	unlink(path);
+	CHECK(idx == NULL);
+	CHECK_INT(err, ==, -SYM_ERR_BAD_ELF);
+	return 0;
+}
+
 static int check_fallback(const char *bin, const char *sym, enum sym_source src,
 			  const char *file)
 {
@@ -1587,6 +1604,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__explicit_debug_file),
 	UNIT_CASE(test_symbolizer__stale_debug_file_rejected),
 	UNIT_CASE(test_symbolizer__debug_search_failure_is_an_error),
+	UNIT_CASE(test_symbolizer__long_build_id_is_an_error),
 	UNIT_CASE(test_symbolizer__symtab_fallback),
 	UNIT_CASE(test_symbolizer__dynsym_fallback),
 	UNIT_CASE(test_symbolizer__compressed_debug_sections),

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -89,6 +90,31 @@ static inline char *unit_slurp(const char *path, size_t *len)
 		fclose(f);
 	*len = buf ? (size_t)size : 0;
 	return buf;
+}
+
+/*
+ * A small program linked with a build ID of 68 bytes (ld --build-id=0x...),
+ * longer than the 64 Ember keys files by: written to path (a buffer of
+ * size bytes, filled).  0, or UNIT_SKIP when it cannot be built (no gcc).
+ */
+static inline int unit_long_build_id_elf(char *path, size_t size)
+{
+	char src[] = "/tmp/ember-longid-XXXXXX.c", cmd[8400], id[137];
+	int fd = mkstemps(src, 2), rc;
+
+	if (fd < 0)
+		return UNIT_SKIP;
+	rc = write(fd, "int main(void) { return 0; }\n", 29) == 29 ? 0 : -1;
+	close(fd);
+	for (int i = 0; i < 68; i++)
+		snprintf(id + 2 * i, 3, "%02x", 0xa0 + i);
+	snprintf(path, size, "%.*s", (int)(strlen(src) - 2), src);
+	snprintf(cmd, sizeof(cmd), "gcc -o '%s' '%s' -Wl,--build-id=0x%s 2>/dev/null",
+		 path, src, id);
+	if (!rc)
+		rc = system(cmd);
+	unlink(src);
+	return rc ? UNIT_SKIP : 0;
 }
 
 /* { "name", fn } for a table of cases. */
