@@ -27,12 +27,12 @@ static void unit_header(struct sym_die_reader *r, struct sym_die_unit *du)
 	if (err)
 		return;
 	if (h.offset_size != 4) {
-		EMBER_FAIL(&r->diag, -EOPNOTSUPP, "unit at 0x%llx: DWARF 64",
+		(void)EMBER_FAIL(&r->diag, -EOPNOTSUPP, "unit at 0x%llx: DWARF 64",
 			   (unsigned long long)du->u.off);
 		return;
 	}
 	if (h.version != du->u.version || h.die_off != du->u.die_off) {
-		EMBER_FAIL(&r->diag, -EINVAL, "unit at 0x%llx: header differs from libdw's",
+		(void)EMBER_FAIL(&r->diag, -EINVAL, "unit at 0x%llx: header differs from libdw's",
 			   (unsigned long long)du->u.off);
 		return;
 	}
@@ -192,7 +192,7 @@ static int unit_open(struct sym_die_reader *r, struct sym_die_unit *u,
 		err = EMBER_FAIL(&r->diag, -EOPNOTSUPP, "unit at 0x%llx: split DWARF",
 				 (unsigned long long)u->u.off);
 	else if (err)
-		EMBER_FAIL(&r->diag, err, "unit at 0x%llx: unit DIE unreadable: %s",
+		(void)EMBER_FAIL(&r->diag, err, "unit at 0x%llx: unit DIE unreadable: %s",
 			   (unsigned long long)u->u.off, strerror(-err));
 	u->state = err ? SYM_DIE_UNIT_BAD : SYM_DIE_UNIT_OPEN;
 	return err;

@@ -409,7 +409,7 @@ int sym_die_walk_unit(struct sym_die_reader *r, struct sym_die_unit *u,
 	if (!err)
 		err = walk_children(&w, &cu, SYM_NONE, 0, 0, &after);
 	if (err && err != -ENOMEM)
-		EMBER_FAIL(&r->diag, err, "unit at 0x%llx: %s", (unsigned long long)u->u.off,
+		(void)EMBER_FAIL(&r->diag, err, "unit at 0x%llx: %s", (unsigned long long)u->u.off,
 			   strerror(-err));
 	r->pinned = NULL;
 	r->last_walked = w.t;

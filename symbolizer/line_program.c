@@ -273,10 +273,10 @@ int sym_line_program_read(struct sym_index *idx, const struct elfdw_sections *s,
 	if (err)
 		return err;
 	if (files && (err = intern_files(idx, &h, comp_dir, files)) == -E2BIG)
-		EMBER_FAIL(d, err, "line program at 0x%llx: a path longer than %u bytes",
+		(void)EMBER_FAIL(d, err, "line program at 0x%llx: a path longer than %u bytes",
 			   (unsigned long long)offset, PATH_CAP);
 	if (!err && fn && (err = run_program(&h, fn, arg)) == -EINVAL)
-		EMBER_FAIL(d, err, "line program at 0x%llx: an opcode runs past the unit",
+		(void)EMBER_FAIL(d, err, "line program at 0x%llx: an opcode runs past the unit",
 			   (unsigned long long)offset);
 	elfdw_line_header_release(&h);
 	return err;
