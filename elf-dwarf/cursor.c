@@ -1,7 +1,7 @@
 /*
  * cursor.c - the slow path of the LEB128 readers (DWARF 5 §7.6): numbers
- * of ten bytes or more, where a value may overflow 64 bits.  Shorter
- * ones and every other cursor are inline in elfdw.h.
+ * of more than two bytes (signed: more than one).  Shorter ones and every
+ * other cursor are inline in elfdw.h.
  *
  * A value must fit 64 bits: the 10th byte may carry only bit 63 (and,
  * for a signed number, copies of it), later bytes only padding (0x00 or

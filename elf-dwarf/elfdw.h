@@ -28,9 +28,12 @@
  *                unknown form, a base the producer left to a default)
  *   -ENOENT      a DIE without the attribute asked for; a missing section
  *   -ENOMEM, -E2BIG
- * The first three are what elfdw_err_input() calls malformed: cursors
- * say which of truncated and overflowing, so that a diagnosis can too;
- * the readers above them use -EINVAL for the checks of meaning.
+ * The first four are the input's fault, not the machine's
+ * (elfdw_err_input).  Why these codes: the cursors tell truncated
+ * (-ENODATA) from overflowing (-ERANGE), so that a message can say which
+ * (the unwind compiler's readers did already), and neither is -EINVAL,
+ * which the readers above them keep for checks of meaning; none of them
+ * is -ENOENT, which means "absent" and would read as "not found".
  *
  * Ownership: every pointer handed out points into the caller's section
  * bytes (or libelf's), valid as long as those are; tables the readers
@@ -131,49 +134,34 @@ static inline int elfdw_read_un(const uint8_t **pos, const uint8_t *end,
 }
 
 /*
- * A LEB128 number of any length: -ERANGE when it does not fit 64 bits.
- * Bytes past the 64th bit may only repeat zero (unsigned) or the sign
- * (signed): padding producers write, which changes no value.  Numbers of
- * ten bytes or more take this out-of-line path (cursor.c); the inline
- * readers below do the rest.
+ * A LEB128 number of any length (the out-of-line path of the readers
+ * below, cursor.c): -ERANGE when it does not fit 64 bits.  Bytes past the
+ * 64th bit may only repeat zero (unsigned) or the sign (signed): padding
+ * producers write, which changes no value.
  */
 int elfdw_read_leb(const uint8_t **pos, const uint8_t *end, bool is_signed,
 		   uint64_t *out);
 
-/* Up to nine bytes inline (as the DIE reader and the line programs read
- * them, a few million a second); ten or more: elfdw_read_leb. */
-static inline int elfdw_read_leb_inline(const uint8_t **pos, const uint8_t *end,
-					bool is_signed, uint64_t *out)
-{
-	const uint8_t *p = *pos;
-	unsigned shift = 0;
-	uint64_t v = 0;
-	uint8_t b;
-
-	do {
-		if (p >= end) /* also *pos > end */
-			return -ENODATA;
-		if (shift == 63)
-			return elfdw_read_leb(pos, end, is_signed, out);
-		b = *p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (is_signed && (b & 0x40))
-		v |= ~UINT64_C(0) << shift;
-	*pos = p;
-	*out = v;
-	return 0;
-}
-
+/* Values below 2^14 (one or two bytes: most attribute names, line
+ * advances, abbreviation codes) inline; the rest through elfdw_read_leb.
+ * A bigger inline body made callers too big to inline in turn (the unwind
+ * compiler's CFA opcodes: 2% more instructions). */
 static inline int elfdw_read_uleb(const uint8_t **pos, const uint8_t *end,
 				  uint64_t *out)
 {
-	if (*pos < end && !(**pos & 0x80)) { /* the common one-byte case */
-		*out = *(*pos)++;
+	const uint8_t *p = *pos;
+
+	if (p < end && !(p[0] & 0x80)) { /* the common one-byte case */
+		*out = p[0];
+		*pos = p + 1;
 		return 0;
 	}
-	return elfdw_read_leb_inline(pos, end, false, out);
+	if (end - p >= 2 && !(p[1] & 0x80)) { /* below 2^14 */
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		*pos = p + 2;
+		return 0;
+	}
+	return elfdw_read_leb(pos, end, false, out);
 }
 
 static inline int elfdw_read_sleb(const uint8_t **pos, const uint8_t *end,
@@ -188,7 +176,7 @@ static inline int elfdw_read_sleb(const uint8_t **pos, const uint8_t *end,
 		*out = (b & 0x40) ? (int64_t)b - 0x80 : (int64_t)b;
 		return 0;
 	}
-	err = elfdw_read_leb_inline(pos, end, true, &v);
+	err = elfdw_read_leb(pos, end, true, &v);
 	if (!err)
 		*out = (int64_t)v;
 	return err;

@@ -82,6 +82,8 @@ struct leb_case {
 static const struct leb_case leb_cases[] = {
 	{ { 0x00 }, 1, 0, 0, 0, 0 },
 	{ { 0x7f }, 1, 0, 0x7f, 0, -1 },
+	{ { 0xe5, 0x0e }, 2, 0, 1893, 0, 1893 },
+	{ { 0xff, 0x7f }, 2, 0, 16383, 0, -1 },
 	{ { 0xe5, 0x8e, 0x26 }, 3, 0, 624485, 0, 624485 },
 	{ { 0xc0, 0xbb, 0x78 }, 3, 0, 0x1e1dc0, 0, -123456 },
 	/* zero padding: fine for both */
