@@ -45,21 +45,25 @@ static void fail_local(struct api_ingest_result *res, int err, const char *what)
 static int check_elf(int fd, const char *build_id, struct inspect_info *info,
 		     struct api_ingest_result *res)
 {
-	char hex[2 * EMBER_BUILD_ID_MAX + 1];
-	int err = inspect_elf_fd(fd, info);
+	char hex[2 * EMBER_BUILD_ID_MAX + 1], why[200], reason[320];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = inspect_elf_fd_diag(fd, info, &d);
 
 	if (err && -err < INSPECT_ERR_NOT_ELF) { /* reading our own copy failed */
 		fail_local(res, err, "upload (reading it back)");
 		return err;
 	}
+	/* the class of the rejection, then which check failed */
+	snprintf(reason, sizeof(reason), why[0] ? "%s: %s" : "%s",
+		 inspect_strerror(err), why);
 	if (err == -INSPECT_ERR_NOT_ELF) {
 		fail(res, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, API_REJECT_NOT_ELF,
-		     "rejected: %s\n", inspect_strerror(err));
+		     "rejected: %s\n", reason);
 		return err;
 	}
 	if (err) {
 		fail(res, MHD_HTTP_UNPROCESSABLE_CONTENT, API_REJECT_BAD_ELF,
-		     "rejected: %s\n", inspect_strerror(err));
+		     "rejected: %s\n", reason);
 		return err;
 	}
 	ember_build_id_to_hex(info->build_id, info->build_id_len, hex);

@@ -250,21 +250,21 @@ static int test_unwind__cursor_leb128(void)
 	int64_t sv;
 
 	p = u;
-	CHECK_INT(unwind_read_uleb(&p, u + 3, &v), ==, 0);
+	CHECK_INT(elfdw_read_uleb(&p, u + 3, &v), ==, 0);
 	CHECK_INT(v, ==, 624485);
 	CHECK(p == u + 3);
 	p = s;
-	CHECK_INT(unwind_read_sleb(&p, s + 3, &sv), ==, 0);
+	CHECK_INT(elfdw_read_sleb(&p, s + 3, &sv), ==, 0);
 	CHECK_INT(sv, ==, -123456);
 	p = big;
-	CHECK_INT(unwind_read_uleb(&p, big + 10, &v), ==, 0);
+	CHECK_INT(elfdw_read_uleb(&p, big + 10, &v), ==, 0);
 	CHECK(v == UINT64_MAX);
 	p = over;
-	CHECK_INT(unwind_read_uleb(&p, over + 10, &v), ==, -ERANGE);
+	CHECK_INT(elfdw_read_uleb(&p, over + 10, &v), ==, -ERANGE);
 	CHECK(p == over); /* no advance on failure */
 	p = cut;
-	CHECK_INT(unwind_read_uleb(&p, cut + 2, &v), ==, -ENODATA);
-	CHECK_INT(unwind_read_sleb(&p, cut + 2, &sv), ==, -ENODATA);
+	CHECK_INT(elfdw_read_uleb(&p, cut + 2, &v), ==, -ENODATA);
+	CHECK_INT(elfdw_read_sleb(&p, cut + 2, &sv), ==, -ENODATA);
 	CHECK(p == cut);
 	return 0;
 }
@@ -1042,6 +1042,27 @@ static int test_unwind__elf_errors(void)
 	return 0;
 }
 
+/* A build-ID note longer than a table's header holds (68 bytes) is an
+ * error saying so, not a table without a build ID. */
+static int test_unwind__long_build_id_rejected(void)
+{
+	char msg[256], path[4096];
+	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
+					 .err_msg_size = sizeof(msg) };
+	struct ember_buf table;
+	int err, rc = unit_long_build_id_elf(path, sizeof(path));
+
+	if (rc)
+		return rc;
+	ember_buf_init(&table, 1 << 24);
+	err = unwind_table_compile(path, NULL, &o, &table);
+	unlink(path);
+	ember_buf_release(&table);
+	CHECK_INT(err, ==, -UNWIND_ERR_BAD_ELF);
+	CHECK(strstr(msg, "build-ID note longer than 64 bytes"));
+	return 0;
+}
+
 /* The .eh_frame section of an image: offset and size, via libelf. */
 static int elf_section(const void *image, size_t size, const char *name,
 		       size_t *off, size_t *len)
@@ -1189,6 +1210,7 @@ static int test_unwind__assembled_cfi_cases(void)
 
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_unwind__cursor_leb128),
+	UNIT_CASE(test_unwind__long_build_id_rejected),
 	UNIT_CASE(test_unwind__cursor_encoded_pointers),
 	UNIT_CASE(test_unwind__push_pop_rows_merged),
 	UNIT_CASE(test_unwind__remember_restore_state),

@@ -1,8 +1,8 @@
 /*
- * dwarf_walk.c - the DIE walk of the index build on the DIE reader: the
- * same walk as dwarf_scopes.c does through libdw, with the same result
- * (nodes, names, scope intervals, interned in the same order), at a
- * fraction of the cost: subtrees the index does not need are skipped by
+ * die_walk.c - the DIE walk of the index build on the ELF/DWARF layer's
+ * DIE reader: the same walk as libdw_walk.c does through libdw, with the
+ * same result (nodes, names, scope intervals, interned in the same
+ * order), at a fraction of the cost: subtrees the index does not need are skipped by
  * DW_AT_sibling or by their abbreviations' sizes, and only subprograms
  * and inlined subroutines have their attributes read.
  *
@@ -13,8 +13,8 @@
  * are namespaces, modules and types outside functions (C++ and Rust
  * define functions there).  Names follow DW_AT_abstract_origin and
  * DW_AT_specification as libdw's dwarf_attr_integrate does.  Whatever
- * the reader does not handle ends the walk with -EINVAL or -EOPNOTSUPP,
- * and the caller walks the unit with libdw instead.
+ * the reader does not handle ends the walk with an input error
+ * (elfdw_err_input), and the caller walks the unit with libdw instead.
  */
 #include "sym_internal.h"
 
@@ -25,14 +25,14 @@
 #define CHAIN_MAX 17
 
 /* Slots that give a DIE names of its own (then no origin lends them). */
-#define OWN_NAMES ((1u << SYM_DW_NAME) | (1u << SYM_DW_LINKAGE_NAME) |     \
-		   (1u << SYM_DW_MIPS_LINKAGE_NAME) | (1u << SYM_DW_DECL_FILE) | \
-		   (1u << SYM_DW_DECL_LINE))
+#define OWN_NAMES ((1u << SYM_SLOT_NAME) | (1u << SYM_SLOT_LINKAGE_NAME) |  \
+		   (1u << SYM_SLOT_MIPS_LINKAGE_NAME) |                      \
+		   (1u << SYM_SLOT_DECL_FILE) | (1u << SYM_SLOT_DECL_LINE))
 
 struct walk {
-	struct sym_dw *r;
-	struct sym_dw_unit *u;
-	const struct sym_dw_abbrevs *t;
+	struct sym_die_reader *r;
+	struct sym_die_unit *u;
+	const struct elfdw_abbrevs *t;
 	const struct sym_walk_ctx *c;
 	struct sym_ivals *scopes;
 	const struct sym_unit_files *files;
@@ -57,52 +57,52 @@ struct chain_names {
 };
 
 /* Take from d what no DIE before it in the chain had. */
-static int chain_take(const struct walk *w, const struct sym_dw_die *d,
+static int chain_take(const struct walk *w, const struct elfdw_die *d,
 		      struct chain_names *cn)
 {
 	int err = 0;
 
-	if (!cn->name && sym_dw_has(d, SYM_DW_NAME))
-		err = sym_dw_val_str(w->r, d, SYM_DW_NAME, &cn->name);
-	if (!err && !cn->has_linkage && sym_dw_has(d, SYM_DW_LINKAGE_NAME)) {
+	if (!cn->name && elfdw_die_has(d, SYM_SLOT_NAME))
+		err = elfdw_val_str(w->r->s, d, SYM_SLOT_NAME, &cn->name);
+	if (!err && !cn->has_linkage && elfdw_die_has(d, SYM_SLOT_LINKAGE_NAME)) {
 		cn->has_linkage = true;
-		err = sym_dw_val_str(w->r, d, SYM_DW_LINKAGE_NAME, &cn->linkage);
+		err = elfdw_val_str(w->r->s, d, SYM_SLOT_LINKAGE_NAME, &cn->linkage);
 	}
-	if (!err && !cn->has_mips && sym_dw_has(d, SYM_DW_MIPS_LINKAGE_NAME)) {
+	if (!err && !cn->has_mips && elfdw_die_has(d, SYM_SLOT_MIPS_LINKAGE_NAME)) {
 		cn->has_mips = true;
-		err = sym_dw_val_str(w->r, d, SYM_DW_MIPS_LINKAGE_NAME, &cn->mips);
+		err = elfdw_val_str(w->r->s, d, SYM_SLOT_MIPS_LINKAGE_NAME, &cn->mips);
 	}
-	if (!err && !cn->has_file && sym_dw_has(d, SYM_DW_DECL_FILE)) {
+	if (!err && !cn->has_file && elfdw_die_has(d, SYM_SLOT_DECL_FILE)) {
 		cn->has_file = true;
-		cn->file_here = d->unit == w->u;
-		err = sym_dw_val_const(w->r, d, SYM_DW_DECL_FILE, &cn->fileno);
+		cn->file_here = d->unit == &w->u->u;
+		err = elfdw_val_const(w->r->s, d, SYM_SLOT_DECL_FILE, &cn->fileno);
 	}
-	if (!err && !cn->has_line && sym_dw_has(d, SYM_DW_DECL_LINE)) {
+	if (!err && !cn->has_line && elfdw_die_has(d, SYM_SLOT_DECL_LINE)) {
 		cn->has_line = true;
-		err = sym_dw_val_const(w->r, d, SYM_DW_DECL_LINE, &cn->line);
+		err = elfdw_val_const(w->r->s, d, SYM_SLOT_DECL_LINE, &cn->line);
 	}
 	return err;
 }
 
-static int chain_read(struct walk *w, const struct sym_dw_die *die,
+static int chain_read(struct walk *w, const struct elfdw_die *die,
 		      struct chain_names *cn)
 {
-	const struct sym_dw_die *cur = die;
-	struct sym_dw_die mem[2];
+	const struct elfdw_die *cur = die;
+	struct elfdw_die mem[2];
 
 	*cn = (struct chain_names){ 0 };
 	for (unsigned n = 1;; n++) {
-		enum sym_dw_slot s = sym_dw_has(cur, SYM_DW_ABSTRACT_ORIGIN)
-					     ? SYM_DW_ABSTRACT_ORIGIN
-					     : SYM_DW_SPECIFICATION;
+		unsigned s = elfdw_die_has(cur, SYM_SLOT_ABSTRACT_ORIGIN)
+					     ? SYM_SLOT_ABSTRACT_ORIGIN
+					     : SYM_SLOT_SPECIFICATION;
 		uint64_t off;
 		int err = chain_take(w, cur, cn);
 
-		if (err || n == CHAIN_MAX || !sym_dw_has(cur, s))
+		if (err || n == CHAIN_MAX || !elfdw_die_has(cur, s))
 			return err;
-		err = sym_dw_val_ref(w->r, cur, s, &off);
+		err = elfdw_val_ref(w->r->s, cur, s, &off);
 		if (!err)
-			err = sym_dw_die_at(w->r, off, &mem[n & 1]);
+			err = sym_die_at(w->r, off, &mem[n & 1]);
 		if (err)
 			return err;
 		cur = &mem[n & 1];
@@ -112,7 +112,7 @@ static int chain_read(struct walk *w, const struct sym_dw_die *die,
 /* Declaration file: a file number of the unit whose DIE has it; libdw
  * reads another unit's file table (a cross-unit origin, rare). */
 static int64_t chain_decl_file(const struct walk *w,
-			       const struct sym_dw_die *die,
+			       const struct elfdw_die *die,
 			       const struct chain_names *cn)
 {
 	Dwarf_Die ld;
@@ -126,7 +126,7 @@ static int64_t chain_decl_file(const struct walk *w,
 	return sym_intern_path(w->c->idx, w->comp_dir, dwarf_decl_file(&ld));
 }
 
-/* Linkage name, else DW_AT_name: die_raw_name() of dwarf_scopes.c. */
+/* Linkage name, else DW_AT_name: die_raw_name() of libdw_walk.c. */
 static const char *chain_raw_name(const struct chain_names *cn)
 {
 	const char *s = cn->has_linkage ? cn->linkage : cn->mips;
@@ -134,7 +134,7 @@ static const char *chain_raw_name(const struct chain_names *cn)
 	return s && *s ? s : cn->name;
 }
 
-static int names_lookup(struct walk *w, const struct sym_dw_die *die,
+static int names_lookup(struct walk *w, const struct elfdw_die *die,
 			struct sym_node *n)
 {
 	struct sym_index *idx = w->c->idx;
@@ -161,22 +161,22 @@ static int names_lookup(struct walk *w, const struct sym_dw_die *die,
 
 /* Offset + 1 of the DIE whose names die takes over unchanged, or 0 when
  * die has a name or declaration of its own (die_origin() of
- * dwarf_scopes.c: the first origin attribute in attribute order). */
-static int origin_key(const struct walk *w, const struct sym_dw_die *die,
+ * libdw_walk.c: the first origin attribute in attribute order). */
+static int origin_key(const struct walk *w, const struct elfdw_die *die,
 		      uint64_t *key)
 {
 	int err;
 
 	*key = 0;
-	if ((die->have & OWN_NAMES) || !die->first_origin)
+	if ((die->have & OWN_NAMES) || !die->first_slot)
 		return 0;
-	err = sym_dw_val_ref(w->r, die, die->first_origin, key);
+	err = elfdw_val_ref(w->r->s, die, die->first_slot, key);
 	if (!err)
 		(*key)++;
 	return err;
 }
 
-static int fill_names(struct walk *w, const struct sym_dw_die *die,
+static int fill_names(struct walk *w, const struct elfdw_die *die,
 		      struct sym_node *n)
 {
 	struct sym_origin *slot;
@@ -207,7 +207,7 @@ static int node_range(void *arg, uint64_t lo, uint64_t hi)
 {
 	struct node_ranges *nr = arg;
 
-	if (hi <= lo || !sym_ranges_contain(nr->w->c->exec, lo, hi))
+	if (hi <= lo || !elfdw_ranges_contain(nr->w->c->exec, lo, hi))
 		return 0;
 	nr->count++;
 	return sym_ivals_push(nr->w->scopes, (struct sym_ival){
@@ -215,11 +215,11 @@ static int node_range(void *arg, uint64_t lo, uint64_t hi)
 }
 
 /* A constant of the DIE itself, clamped to 32 bits; 0 when absent. */
-static int own_u32(const struct walk *w, const struct sym_dw_die *die,
-		   enum sym_dw_slot s, uint32_t *out)
+static int own_u32(const struct walk *w, const struct elfdw_die *die,
+		   unsigned s, uint32_t *out)
 {
 	uint64_t v;
-	int err = sym_dw_val_const(w->r, die, s, &v);
+	int err = elfdw_val_const(w->r->s, die, s, &v);
 
 	*out = 0;
 	if (err == -ENOENT)
@@ -229,25 +229,25 @@ static int own_u32(const struct walk *w, const struct sym_dw_die *die,
 	return err;
 }
 
-static int call_site(const struct walk *w, const struct sym_dw_die *die,
+static int call_site(const struct walk *w, const struct elfdw_die *die,
 		     struct sym_node *n)
 {
 	uint32_t fileno;
-	int err = own_u32(w, die, SYM_DW_CALL_FILE, &fileno);
+	int err = own_u32(w, die, SYM_SLOT_CALL_FILE, &fileno);
 
 	n->call_file = walk_file(w, fileno);
 	if (!err)
-		err = own_u32(w, die, SYM_DW_CALL_LINE, &n->call_line);
+		err = own_u32(w, die, SYM_SLOT_CALL_LINE, &n->call_line);
 	if (!err)
-		err = own_u32(w, die, SYM_DW_CALL_COLUMN, &n->call_col);
+		err = own_u32(w, die, SYM_SLOT_CALL_COLUMN, &n->call_col);
 	if (!err)
-		err = own_u32(w, die, SYM_DW_DISCRIMINATOR, &n->call_disc);
+		err = own_u32(w, die, SYM_SLOT_DISCRIMINATOR, &n->call_disc);
 	return err;
 }
 
 /* A node for die (a subprogram when parent is SYM_NONE, an inlined
  * instance otherwise); *out is SYM_NONE when die has no live code. */
-static int add_node(struct walk *w, const struct sym_dw_die *die,
+static int add_node(struct walk *w, const struct elfdw_die *die,
 		    uint32_t parent, uint32_t depth, uint32_t *out)
 {
 	struct sym_index *idx = w->c->idx;
@@ -259,10 +259,10 @@ static int add_node(struct walk *w, const struct sym_dw_die *die,
 	*out = SYM_NONE;
 	if (idx->nnodes >= SYM_NONE - 1)
 		return -E2BIG;
-	err = sym_dw_die_ranges(w->r, die, node_range, &nr);
+	err = elfdw_die_ranges(w->r->s, die, node_range, &nr);
 	if (err || nr.count == 0)
 		return err;
-	err = sym_dw_val_addr(w->r, die, SYM_DW_LOW_PC, &lowpc);
+	err = elfdw_val_addr(w->r->s, die, ELFDW_SLOT_LOW_PC, &lowpc);
 	if (!err)
 		n.entry = lowpc; /* only DW_AT_low_pc, like llvm-symbolizer */
 	else if (err != -ENOENT)
@@ -277,13 +277,13 @@ static int add_node(struct walk *w, const struct sym_dw_die *die,
 	return err;
 }
 
-static int walk_children(struct walk *w, const struct sym_dw_die *die,
+static int walk_children(struct walk *w, const struct elfdw_die *die,
 			 uint32_t node, uint32_t depth, unsigned nest,
 			 const uint8_t **after);
 
 /* One DIE; *after is where its subtree ends when its children were
  * walked, else NULL. */
-static int walk_die(struct walk *w, const struct sym_dw_die *die,
+static int walk_die(struct walk *w, const struct elfdw_die *die,
 		    uint32_t node, uint32_t depth, unsigned nest,
 		    const uint8_t **after)
 {
@@ -312,7 +312,7 @@ static int walk_die(struct walk *w, const struct sym_dw_die *die,
 /* The DIE kinds whose attributes the walk reads, inside a function or not. */
 static unsigned full_kinds(uint32_t node)
 {
-	return (1u << SYM_DW_FUNC) | (node != SYM_NONE ? 1u << SYM_DW_INLINED : 0);
+	return (1u << SYM_KIND_FUNC) | (node != SYM_NONE ? 1u << SYM_KIND_INLINED : 0);
 }
 
 /* The DIE kinds walk_die does anything with, inside a function or not:
@@ -321,7 +321,7 @@ static unsigned wanted_kinds(uint32_t node)
 {
 	unsigned want = 0;
 
-	for (uint8_t k = SYM_DW_OTHER; k <= SYM_DW_SCOPE; k++)
+	for (uint8_t k = SYM_KIND_OTHER; k <= SYM_KIND_SCOPE; k++)
 		if (sym_walk_step(k, node) != SYM_WALK_SKIP)
 			want |= 1u << k;
 	return want;
@@ -329,13 +329,13 @@ static unsigned wanted_kinds(uint32_t node)
 
 /* Walk the children of die; *after is past the null entry ending them
  * (or the unit's end), NULL when nesting stopped the walk. */
-static int walk_children(struct walk *w, const struct sym_dw_die *die,
+static int walk_children(struct walk *w, const struct elfdw_die *die,
 			 uint32_t node, uint32_t depth, unsigned nest,
 			 const uint8_t **after)
 {
 	const uint8_t *p = die->end, *sub;
 	unsigned want = wanted_kinds(node), full = full_kinds(node);
-	struct sym_dw_die c;
+	struct elfdw_die c;
 	int rc;
 
 	*after = NULL;
@@ -345,13 +345,13 @@ static int walk_children(struct walk *w, const struct sym_dw_die *die,
 		*after = p;
 		return 0;
 	}
-	while ((rc = sym_dw_next_child(w->r, w->u, w->t, &p, want, full,
+	while ((rc = elfdw_next_child(w->r->s, &w->u->u, w->t, &p, want, full,
 				       &c)) == 0) {
 		rc = walk_die(w, &c, node, depth, nest, &sub);
 		if (rc)
 			return rc;
-		if (sym_dw_has(&c, SYM_DW_SIBLING) || !sub)
-			rc = sym_dw_die_after(w->r, w->t, &c, &p);
+		if (elfdw_die_has(&c, ELFDW_SLOT_SIBLING) || !sub)
+			rc = elfdw_die_after(w->r->s, w->t, &c, &p);
 		else
 			p = sub;
 		if (rc)
@@ -364,47 +364,53 @@ static int walk_children(struct walk *w, const struct sym_dw_die *die,
 }
 
 /* The unit's comp_dir, ranges and line-program header into su. */
-static int unit_prepare(struct sym_dw *r, const struct sym_dw_die *cu,
+static int unit_prepare(struct sym_die_reader *r, const struct elfdw_die *cu,
 			const struct sym_walk_ctx *c, const char **comp_dir,
 			struct sym_unit *su)
 {
 	uint64_t stmt;
-	int err = sym_dw_val_str(r, cu, SYM_DW_COMP_DIR, comp_dir);
+	int err = elfdw_val_str(r->s, cu, SYM_SLOT_COMP_DIR, comp_dir);
 
 	if (err == -ENOENT || (!err && !**comp_dir))
 		*comp_dir = NULL;
 	else if (err)
 		return err;
-	err = sym_dw_die_ranges(r, cu, sym_unit_range_add, &su->ranges);
+	err = elfdw_die_ranges(r->s, cu, elfdw_ranges_add, &su->ranges);
 	if (err)
 		return err;
-	sym_unit_ranges_sort(&su->ranges);
-	err = sym_dw_val_secoff(r, cu, SYM_DW_STMT_LIST, &stmt);
+	elfdw_ranges_sort(&su->ranges);
+	err = elfdw_val_secoff(r->s, cu, SYM_SLOT_STMT_LIST, &stmt);
 	if (err == -ENOENT)
 		return 0; /* no line table: functions still resolve */
-	return err ? err : sym_unit_lines_open(c->idx, c->lines, stmt,
+	return err ? err : sym_unit_lines_open(c->idx, c->sects, stmt,
 					       *comp_dir, su);
 }
 
-int sym_dw_unit_collect(struct sym_dw *r, struct sym_dw_unit *u,
-			const struct sym_walk_ctx *c, struct sym_unit *su)
+int sym_die_walk_unit(struct sym_die_reader *r, struct sym_die_unit *u,
+		      const struct sym_walk_ctx *c, struct sym_unit *su)
 {
 	struct walk w = { .r = r, .u = u, .c = c, .scopes = &su->scopes,
 			  .files = &su->files };
-	const uint8_t *p = r->s.info.data + u->die_off, *after;
-	struct sym_dw_die cu;
-	int err = sym_dw_unit_abbrevs(r, u, &w.t);
+	const uint8_t *p = r->s->info.data + u->u.die_off, *after;
+	struct elfdw_die cu;
+	int err;
 
+	r->diag = ember_diag_make(r->why, sizeof(r->why));
+	err = sym_die_unit_abbrevs(r, u, &w.t);
 	if (err)
 		return err;
 	r->pinned = w.t; /* reads in other units must not evict it */
-	err = sym_dw_die_read(r, u, w.t, &p, SYM_DW_ALL_KINDS, &cu);
-	if (!err && cu.ab->kind != SYM_DW_UNIT)
-		err = -EOPNOTSUPP;
+	err = elfdw_die_read(r->s, &u->u, w.t, &p, ELFDW_ALL_KINDS, &cu);
+	if (!err && cu.ab->kind != SYM_KIND_UNIT)
+		err = EMBER_FAIL(&r->diag, -EOPNOTSUPP, "unit at 0x%llx: a unit DIE of tag 0x%x",
+				 (unsigned long long)u->u.off, cu.ab->tag);
 	if (!err)
 		err = unit_prepare(r, &cu, c, &w.comp_dir, su);
 	if (!err)
 		err = walk_children(&w, &cu, SYM_NONE, 0, 0, &after);
+	if (err && err != -ENOMEM)
+		(void)EMBER_FAIL(&r->diag, err, "unit at 0x%llx: %s", (unsigned long long)u->u.off,
+			   strerror(-err));
 	r->pinned = NULL;
 	r->last_walked = w.t;
 	return err;

@@ -1,6 +1,6 @@
 /*
- * dwarf_scopes.c - the DWARF walk of the index build through libdw: the
- * reference the DIE reader's walk (dwarf_walk.c) matches byte for byte,
+ * libdw_walk.c - the DWARF walk of the index build through libdw: the
+ * reference the DIE reader's walk (die_walk.c) matches byte for byte,
  * and what walks the units that reader leaves to libdw (DWARF 64, split
  * DWARF, unknown forms, anything malformed) and the files it does not
  * read at all (big-endian ones).
@@ -9,7 +9,7 @@
  * function node, each DW_TAG_inlined_subroutine a node whose parent is the
  * enclosing function or inlined instance, carrying its call site
  * (DW_AT_call_file/line/column, DWARF 5 §3.3.8.2).  Every address range
- * of a node becomes a scope interval; dwarf_lines.c adds the line rows,
+ * of a node becomes a scope interval; unit_lines.c adds the line rows,
  * flatten.c turns both into one sorted table and collect.c runs the
  * units through all three.
  *
@@ -24,7 +24,7 @@
 
 struct walk {
 	struct sym_index *idx;
-	const struct sym_ranges *exec;
+	const struct elfdw_ranges *exec;
 	struct sym_ivals *scopes;
 	const struct sym_unit_files *files; /* the unit's file table */
 	struct sym_origin_cache *origins;
@@ -182,7 +182,7 @@ static int node_add_ranges(struct walk *w, Dwarf_Die *die, uint32_t node,
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		struct sym_ival iv = { lo, hi, node, depth, 0, 0 };
 
-		if (hi <= lo || !sym_ranges_contain(w->exec, lo, hi))
+		if (hi <= lo || !elfdw_ranges_contain(w->exec, lo, hi))
 			continue;
 		if (sym_ivals_push(w->scopes, iv))
 			return -ENOMEM;
@@ -239,7 +239,7 @@ static int walk_die(struct walk *w, Dwarf_Die *die, uint32_t node,
 	uint32_t child_node;
 	int err;
 
-	switch (sym_walk_step(tag < 0 ? SYM_DW_OTHER : sym_dw_tag_kind((unsigned)tag),
+	switch (sym_walk_step(tag < 0 ? SYM_KIND_OTHER : sym_tag_kind((unsigned)tag),
 			      node)) {
 	case SYM_WALK_FUNCTION:
 		err = walk_add_node(w, die, SYM_NONE, 0, &child_node);
@@ -278,14 +278,46 @@ static int walk_children(struct walk *w, Dwarf_Die *die, uint32_t node,
 	return 0;
 }
 
-int sym_dwarf_walk_unit(struct sym_index *idx, const struct sym_ranges *exec,
-			struct sym_origin_cache *origins, Dwarf_Die *cudie,
-			const char *comp_dir, const struct sym_unit_files *files,
-			struct sym_ivals *scopes)
+/* DW_AT_comp_dir of a unit, or NULL. */
+static const char *unit_comp_dir(Dwarf_Die *cudie)
 {
-	struct walk w = { .idx = idx, .exec = exec, .scopes = scopes,
-			  .files = files, .origins = origins, .cu = cudie->cu,
-			  .comp_dir = comp_dir };
+	Dwarf_Attribute attr;
+	const char *dir;
 
-	return walk_children(&w, cudie, SYM_NONE, 0, 0);
+	if (!dwarf_attr(cudie, DW_AT_comp_dir, &attr))
+		return NULL;
+	dir = dwarf_formstring(&attr);
+	return dir && *dir ? dir : NULL;
+}
+
+/* The unit's own ranges (sorted) and line-program header (files
+ * interned) into su. */
+static int unit_prepare(const struct sym_walk_ctx *c, Dwarf_Die *cudie,
+			const char *comp_dir, struct sym_unit *su)
+{
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Attribute attr;
+	ptrdiff_t off = 0;
+	Dwarf_Word stmt;
+
+	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0)
+		if (elfdw_ranges_add(&su->ranges, lo, hi))
+			return -ENOMEM;
+	elfdw_ranges_sort(&su->ranges);
+	if (!dwarf_attr(cudie, DW_AT_stmt_list, &attr) ||
+	    dwarf_formudata(&attr, &stmt))
+		return 0; /* no line table: functions still resolve */
+	return sym_unit_lines_open(c->idx, c->sects, stmt, comp_dir, su);
+}
+
+int sym_libdw_walk_unit(const struct sym_walk_ctx *c, Dwarf_Die *cudie,
+			struct sym_unit *su)
+{
+	const char *comp_dir = unit_comp_dir(cudie);
+	struct walk w = { .idx = c->idx, .exec = c->exec, .scopes = &su->scopes,
+			  .files = &su->files, .origins = c->origins,
+			  .cu = cudie->cu, .comp_dir = comp_dir };
+	int err = unit_prepare(c, cudie, comp_dir, su);
+
+	return err ? err : walk_children(&w, cudie, SYM_NONE, 0, 0);
 }

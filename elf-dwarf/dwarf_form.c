@@ -7,18 +7,13 @@
  *
  * The values are read as libdw's dwarf_formudata, dwarf_formaddr,
  * dwarf_formstring and dwarf_formref_die read them, for the forms this
- * reader handles; any other form is -EOPNOTSUPP, so that the unit goes
- * to libdw instead.  Only 32-bit DWARF reaches here (sym_dw_open).
+ * reader handles; any other form is -EOPNOTSUPP, so that a caller with
+ * libdw can hand the unit to libdw instead.  Only 32-bit DWARF reaches
+ * here (elfdw_unit_open refuses DWARF 64).
  */
-#include "sym_internal.h"
+#include "elfdw_internal.h"
 
-#include <dwarf.h>
-
-/* The GNU split-DWARF forms (not in every dwarf.h as names we need). */
-#define FORM_GNU_ADDR_INDEX 0x1f01
-#define FORM_GNU_STR_INDEX 0x1f02
-
-int sym_dw_form_size(unsigned form, uint8_t addr_size, uint8_t version)
+int elfdw_form_size(unsigned form, uint8_t addr_size, uint8_t version)
 {
 	switch (form) {
 	case DW_FORM_flag_present:
@@ -49,8 +44,8 @@ int sym_dw_form_size(unsigned form, uint8_t addr_size, uint8_t version)
 		return version == 2 ? addr_size : 4;
 	case DW_FORM_udata: case DW_FORM_sdata: case DW_FORM_ref_udata:
 	case DW_FORM_strx: case DW_FORM_addrx: case DW_FORM_rnglistx:
-	case DW_FORM_loclistx: case FORM_GNU_ADDR_INDEX:
-	case FORM_GNU_STR_INDEX: case DW_FORM_string: case DW_FORM_block:
+	case DW_FORM_loclistx: case ELFDW_FORM_GNU_ADDR_INDEX:
+	case ELFDW_FORM_GNU_STR_INDEX: case DW_FORM_string: case DW_FORM_block:
 	case DW_FORM_block1: case DW_FORM_block2: case DW_FORM_block4:
 	case DW_FORM_exprloc: case DW_FORM_indirect:
 		return -1;
@@ -66,9 +61,9 @@ static int skip_block(const uint8_t **pos, const uint8_t *end,
 	const uint8_t *p = *pos;
 	uint64_t n;
 
-	if ((len_size ? sym_cur_un(&p, end, len_size, &n)
-		      : sym_cur_uleb(&p, end, &n)) ||
-	    sym_cur_skip(&p, end, n))
+	if ((len_size ? elfdw_read_un(&p, end, len_size, &n)
+		      : elfdw_read_uleb(&p, end, &n)) ||
+	    elfdw_skip(&p, end, n))
 		return -EINVAL;
 	*pos = p;
 	return 0;
@@ -83,7 +78,7 @@ static int skip_variable(const uint8_t **pos, const uint8_t *end,
 
 	switch (form) {
 	case DW_FORM_string:
-		return sym_cur_cstr(pos, end, &s);
+		return elfdw_read_cstr(pos, end, &s);
 	case DW_FORM_block1:
 		return skip_block(pos, end, 1);
 	case DW_FORM_block2:
@@ -95,24 +90,24 @@ static int skip_variable(const uint8_t **pos, const uint8_t *end,
 		return skip_block(pos, end, 0);
 	case DW_FORM_indirect:
 		/* The form comes first; libdw refuses these two inside it. */
-		if (sym_cur_uleb(&p, end, &v) || v == DW_FORM_indirect ||
+		if (elfdw_read_uleb(&p, end, &v) || v == DW_FORM_indirect ||
 		    v == DW_FORM_implicit_const || v > UINT16_MAX ||
-		    sym_dw_form_skip(&p, end, (unsigned)v, addr_size, version))
+		    elfdw_form_skip(&p, end, (unsigned)v, addr_size, version))
 			return -EINVAL;
 		*pos = p;
 		return 0;
 	default: /* the ULEB128 and SLEB128 forms: same bytes */
-		return sym_cur_uleb(pos, end, &v);
+		return elfdw_read_uleb(pos, end, &v);
 	}
 }
 
-int sym_dw_form_skip(const uint8_t **pos, const uint8_t *end, unsigned form,
+int elfdw_form_skip(const uint8_t **pos, const uint8_t *end, unsigned form,
 		     uint8_t addr_size, uint8_t version)
 {
-	int size = sym_dw_form_size(form, addr_size, version);
+	int size = elfdw_form_size(form, addr_size, version);
 
 	if (size >= 0)
-		return sym_cur_skip(pos, end, (uint64_t)size);
+		return elfdw_skip(pos, end, (uint64_t)size);
 	if (size == -2)
 		return -EOPNOTSUPP;
 	return skip_variable(pos, end, form, addr_size, version);
@@ -126,16 +121,16 @@ struct val {
 };
 
 /* The slot's value, or -ENOENT when the DIE has no such attribute. */
-static int slot_val(const struct sym_dw *r, const struct sym_dw_die *d,
-		    enum sym_dw_slot s, struct val *v)
+static int slot_val(const struct elfdw_sections *s, const struct elfdw_die *d,
+		    unsigned slot, struct val *v)
 {
-	if (!sym_dw_has(d, s))
+	if (!elfdw_die_has(d, slot))
 		return -ENOENT;
-	*v = (struct val){ sym_dw_unit_start(r, d->unit) + d->v[s].at,
-			   sym_dw_unit_end(r, d->unit), d->v[s].form, 0 };
+	*v = (struct val){ elfdw_unit_start(s, d->unit) + d->v[slot].at,
+			   elfdw_unit_end(s, d->unit), d->v[slot].form, 0 };
 	if (v->form == DW_FORM_implicit_const) {
 		v->p = v->end; /* no bytes in the DIE */
-		v->implicit = d->implicits[d->v[s].at];
+		v->implicit = d->implicits[d->v[slot].at];
 	}
 	return 0;
 }
@@ -143,25 +138,25 @@ static int slot_val(const struct sym_dw *r, const struct sym_dw_die *d,
 /* An unsigned value of size bytes, or ULEB128 for size 0. */
 static int val_uint(struct val *v, unsigned size, uint64_t *out)
 {
-	return size ? sym_cur_un(&v->p, v->end, size, out)
-		    : sym_cur_uleb(&v->p, v->end, out);
+	return size ? elfdw_read_un(&v->p, v->end, size, out)
+		    : elfdw_read_uleb(&v->p, v->end, out);
 }
 
 /* The size val_uint takes for a constant or reference form. */
 static unsigned uint_size(unsigned form)
 {
-	int size = sym_dw_form_size(form, 0, 0);
+	int size = elfdw_form_size(form, 0, 0);
 
 	return size > 0 ? (unsigned)size : 0;
 }
 
 /* dwarf_formudata's constants (its section-offset cases are not here). */
-int sym_dw_val_const(const struct sym_dw *r, const struct sym_dw_die *d,
-		     enum sym_dw_slot s, uint64_t *out)
+int elfdw_val_const(const struct elfdw_sections *s, const struct elfdw_die *d,
+		     unsigned slot, uint64_t *out)
 {
 	struct val v;
 	int64_t sv;
-	int err = slot_val(r, d, s, &v);
+	int err = slot_val(s, d, slot, &v);
 
 	if (err)
 		return err;
@@ -170,7 +165,7 @@ int sym_dw_val_const(const struct sym_dw *r, const struct sym_dw_die *d,
 	case DW_FORM_data8: case DW_FORM_udata:
 		return val_uint(&v, uint_size(v.form), out);
 	case DW_FORM_sdata:
-		err = sym_cur_sleb(&v.p, v.end, &sv);
+		err = elfdw_read_sleb(&v.p, v.end, &sv);
 		if (!err)
 			*out = (uint64_t)sv;
 		return err;
@@ -184,23 +179,23 @@ int sym_dw_val_const(const struct sym_dw *r, const struct sym_dw_die *d,
 
 /* Entry idx of size bytes of a table at base in sect (.debug_addr,
  * .debug_str_offsets); base must have been given (UINT64_MAX: absent). */
-static int table_entry(const struct sym_sect *sect, uint64_t base,
+static int table_entry(const struct elfdw_sect *sect, uint64_t base,
 		       uint64_t idx, unsigned size, uint64_t *out)
 {
 	const uint8_t *p;
 
-	if (base == UINT64_MAX || !sect->data)
+	if (base == UINT64_MAX || !sect->data || size == 0)
 		return -EOPNOTSUPP; /* libdw would use a default: not ours */
 	if (base > sect->size || idx >= (sect->size - base) / size)
 		return -EINVAL;
 	p = sect->data + base + idx * size;
-	return sym_cur_un(&p, sect->data + sect->size, size, out);
+	return elfdw_read_un(&p, sect->data + sect->size, size, out);
 }
 
-int sym_dw_addrx(const struct sym_dw *r, const struct sym_dw_unit *u,
+int elfdw_addrx(const struct elfdw_sections *s, const struct elfdw_unit *u,
 		 uint64_t idx, uint64_t *out)
 {
-	return table_entry(&r->s.addr, u->addr_base, idx, u->addr_size, out);
+	return table_entry(&s->addr, u->addr_base, idx, u->addr_size, out);
 }
 
 /* The index of an addrx/strx form: fixed-size or ULEB128. */
@@ -220,12 +215,12 @@ static int read_index(struct val *v, uint64_t *idx)
 	}
 }
 
-int sym_dw_val_addr(const struct sym_dw *r, const struct sym_dw_die *d,
-		    enum sym_dw_slot s, uint64_t *out)
+int elfdw_val_addr(const struct elfdw_sections *s, const struct elfdw_die *d,
+		    unsigned slot, uint64_t *out)
 {
 	struct val v;
 	uint64_t idx;
-	int err = slot_val(r, d, s, &v);
+	int err = slot_val(s, d, slot, &v);
 
 	if (err)
 		return err;
@@ -235,15 +230,14 @@ int sym_dw_val_addr(const struct sym_dw *r, const struct sym_dw_die *d,
 	case DW_FORM_addrx: case DW_FORM_addrx1: case DW_FORM_addrx2:
 	case DW_FORM_addrx3: case DW_FORM_addrx4:
 		err = read_index(&v, &idx);
-		return err ? err : sym_dw_addrx(r, d->unit, idx, out);
+		return err ? err : elfdw_addrx(s, d->unit, idx, out);
 	default:
 		return -EOPNOTSUPP;
 	}
 }
 
-/* A NUL-terminated string at off in sect. */
-static int sect_string(const struct sym_sect *sect, uint64_t off,
-		       const char **out)
+int elfdw_sect_string(const struct elfdw_sect *sect, uint64_t off,
+		      const char **out)
 {
 	const uint8_t *p;
 
@@ -252,42 +246,42 @@ static int sect_string(const struct sym_sect *sect, uint64_t off,
 	if (off >= sect->size)
 		return -EINVAL;
 	p = sect->data + off;
-	return sym_cur_cstr(&p, sect->data + sect->size, out);
+	return elfdw_read_cstr(&p, sect->data + sect->size, out);
 }
 
-int sym_dw_val_str(const struct sym_dw *r, const struct sym_dw_die *d,
-		   enum sym_dw_slot s, const char **out)
+int elfdw_val_str(const struct elfdw_sections *s, const struct elfdw_die *d,
+		   unsigned slot, const char **out)
 {
 	struct val v;
 	uint64_t off;
-	int err = slot_val(r, d, s, &v);
+	int err = slot_val(s, d, slot, &v);
 
 	if (err)
 		return err;
 	switch (v.form) {
 	case DW_FORM_string:
-		return sym_cur_cstr(&v.p, v.end, out);
+		return elfdw_read_cstr(&v.p, v.end, out);
 	case DW_FORM_strp:
 	case DW_FORM_line_strp:
 		err = val_uint(&v, 4, &off);
-		return err ? err : sect_string(v.form == DW_FORM_strp ? &r->s.str
-					       : &r->s.line_str, off, out);
+		return err ? err : elfdw_sect_string(v.form == DW_FORM_strp ? &s->str
+						     : &s->line_str, off, out);
 	case DW_FORM_strx: case DW_FORM_strx1: case DW_FORM_strx2:
 	case DW_FORM_strx3: case DW_FORM_strx4:
 		err = read_index(&v, &off);
 		if (!err)
-			err = table_entry(&r->s.str_offsets, d->unit->str_off_base,
+			err = table_entry(&s->str_offsets, d->unit->str_off_base,
 					  off, 4, &off);
-		return err ? err : sect_string(&r->s.str, off, out);
+		return err ? err : elfdw_sect_string(&s->str, off, out);
 	default:
 		return -EOPNOTSUPP;
 	}
 }
 
-int sym_dw_form_ref(const struct sym_dw *r, const struct sym_dw_unit *u,
+int elfdw_form_ref(const struct elfdw_sections *s, const struct elfdw_unit *u,
 		    unsigned form, const uint8_t *p, uint64_t *out)
 {
-	struct val v = { p, sym_dw_unit_end(r, u), form, 0 };
+	struct val v = { p, elfdw_unit_end(s, u), form, 0 };
 	uint64_t off;
 	int err;
 
@@ -313,20 +307,20 @@ int sym_dw_form_ref(const struct sym_dw *r, const struct sym_dw_unit *u,
 	return 0;
 }
 
-int sym_dw_val_ref(const struct sym_dw *r, const struct sym_dw_die *d,
-		   enum sym_dw_slot s, uint64_t *out)
+int elfdw_val_ref(const struct elfdw_sections *s, const struct elfdw_die *d,
+		   unsigned slot, uint64_t *out)
 {
 	struct val v;
-	int err = slot_val(r, d, s, &v);
+	int err = slot_val(s, d, slot, &v);
 
-	return err ? err : sym_dw_form_ref(r, d->unit, v.form, v.p, out);
+	return err ? err : elfdw_form_ref(s, d->unit, v.form, v.p, out);
 }
 
-int sym_dw_val_secoff(const struct sym_dw *r, const struct sym_dw_die *d,
-		      enum sym_dw_slot s, uint64_t *out)
+int elfdw_val_secoff(const struct elfdw_sections *s, const struct elfdw_die *d,
+		      unsigned slot, uint64_t *out)
 {
 	struct val v;
-	int err = slot_val(r, d, s, &v);
+	int err = slot_val(s, d, slot, &v);
 
 	if (err)
 		return err;
