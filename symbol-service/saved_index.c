@@ -41,38 +41,50 @@ int symsvc_inputs_find(struct store *s, const char *id, struct symsvc_inputs *in
 	return 0;
 }
 
-/* Map the index saved in blob sha256. */
+/* Map the index saved in blob sha256; a refused file's reason (which
+ * check failed) into why. */
 static struct sym_index *load_blob(struct store *s, const char *sha256, unsigned flags,
-				   int *err)
+				   char *why, size_t why_size, int *err)
 {
+	struct ember_diag d = ember_diag_make(why, why_size);
 	struct sym_index *idx;
 	int fd;
 
 	*err = store_blob_open(s, sha256, &fd);
 	if (*err)
 		return NULL;
-	idx = sym_index_load(fd, flags, err);
+	idx = sym_index_load_diag(fd, flags, &d, err);
 	close(fd);
 	return idx;
 }
 
+/* The file itself is bad (not a failure to read it: EMFILE, ENOMEM, EIO
+ * say nothing of the file, which stays). */
+static bool is_damage(int err)
+{
+	return err == -SYM_ERR_BAD_INDEX || err == -SYM_ERR_INDEX_VERSION;
+}
+
 /*
  * Map the saved index of what: NULL with -ENOENT when there is none, or
- * with the store's error in *err; NULL with *damaged set when it is there
- * but does not load (the reason in *err).
+ * with the store's (or the loader's) error in *err; NULL with *damaged
+ * set when the file is there but damaged or of another version (the
+ * error in *err, which check refused it in why).
  */
 static struct sym_index *load_saved(struct store *s, const char *id, const char *what,
-				    unsigned flags, int *err, bool *damaged)
+				    unsigned flags, char *why, size_t why_size, int *err,
+				    bool *damaged)
 {
 	struct store_artifact a;
 	struct sym_index *idx;
 
 	*damaged = false;
+	why[0] = '\0';
 	*err = store_find_derived(s, id, what, &a);
 	if (*err)
 		return NULL;
-	idx = load_blob(s, a.sha256, flags, err);
-	*damaged = !idx;
+	idx = load_blob(s, a.sha256, flags, why, why_size, err);
+	*damaged = !idx && is_damage(*err);
 	return idx;
 }
 
@@ -81,13 +93,16 @@ struct sym_index *symsvc_saved_open_pinned(struct store *s, const char *id,
 {
 	struct store_pin pin;
 	struct sym_index *idx;
+	char why[192];
 
 	*err = store_find_pin(s, id, SYMINDEX_PIN, &pin);
 	if (*err)
 		return NULL;
-	idx = load_blob(s, pin.sha256, 0, err);
+	idx = load_blob(s, pin.sha256, 0, why, sizeof(why), err);
 	if (idx)
 		memcpy(what, pin.what, STORE_NAME_MAX);
+	else if (is_damage(*err)) /* the open store drops it (symsvc_saved_open) */
+		pr_info("symsvc: pinned index of %s refused: %s", id, why);
 	return idx;
 }
 
@@ -135,12 +150,13 @@ static int produce_index(void *arg, struct store_blob *b)
 
 /* A saved index that does not load (damaged, another version) is dropped,
  * to be made again. */
-static void drop_damaged(struct store *s, const char *id, const char *what, int why)
+static void drop_damaged(struct store *s, const char *id, const char *what, int why,
+			 const char *reason)
 {
 	int err;
 
-	pr_warn("symsvc: saved index %s of %s: %s; rebuilding it", what, id,
-		sym_strerror(why));
+	pr_warn("symsvc: saved index %s of %s: %s%s%s; rebuilding it", what, id,
+		sym_strerror(why), reason[0] ? ": " : "", reason);
 	err = store_drop_derived(s, id, what);
 	if (err && err != -ENOENT) /* saving the new one replaces the record */
 		pr_warn("symsvc: cannot drop the saved index %s of %s: %s", what, id,
@@ -151,21 +167,27 @@ struct sym_index *symsvc_saved_open(struct store *s, const char *id,
 				const struct symsvc_inputs *in,
 				enum symsvc_origin *origin, int *err)
 {
+	char why[192];
 	bool damaged;
-	struct sym_index *idx = load_saved(s, id, in->what, 0, err, &damaged), *saved;
+	struct sym_index *idx = load_saved(s, id, in->what, 0, why, sizeof(why), err,
+					   &damaged),
+			 *saved;
 
 	*origin = SYMSVC_LOADED;
 	if (idx)
 		return idx;
 	if (damaged)
-		drop_damaged(s, id, in->what, *err);
+		drop_damaged(s, id, in->what, *err, why);
 	else if (*err != -ENOENT)
-		return NULL; /* the store cannot say whether one is saved */
+		return NULL; /* the store cannot say whether one is saved, or the
+				file could not be read now: it stays */
 	idx = build(s, in, err);
 	if (!idx)
 		return NULL;
 	*err = store_put_derived(s, id, in->what, produce_index, idx);
-	saved = *err ? NULL : load_saved(s, id, in->what, SYM_LOAD_VERIFY, err, &damaged);
+	saved = *err ? NULL
+		     : load_saved(s, id, in->what, SYM_LOAD_VERIFY, why, sizeof(why), err,
+				  &damaged);
 	if (!saved) {
 		pr_warn("symsvc: cannot save the index of %s: %s; serving it from memory",
 			id, sym_strerror(*err));

@@ -1161,6 +1161,10 @@ def test_server__symbol_index_saved_and_mapped_after_restart():
         check(symbolize_frames(srv, b, addrs) == answers[b], "answers differ after repair")
     check(srv.metric('ember_symbol_cache_events_total{event="build"}') == 2, "rebuilt")
     srv.stop()
+    check(re.search(r"saved index symidx-\S+ of \S+: .*: header of 416 bytes and 4294967295 "
+                    r"sections, not 416 and 12.*; rebuilding it",
+                    srv.stderr()), "the log does not say which check refused the index: "
+          + srv.stderr())
     srv = Server(data=srv.data)
     b, addrs = ids[0]
     check(symbolize_frames(srv, b, addrs) == answers[b], "answers after the repair's restart")
