@@ -1,13 +1,12 @@
 /*
  * lookup.c - answering one address from a built index: one binary search
  * in the segment table, then the node chain for the inlined frames, with
- * the ELF symbol tables as fallbacks.  Lookups only read the index (the
- * demangling cache is filled with atomic compare-and-swap), so any number
- * of threads may call them at once.
+ * the ELF symbol tables as fallbacks.  Lookups only read the index, so
+ * any number of threads may call them at once (demangling and its cache:
+ * demangle.c).
  */
 #include "sym_internal.h"
 
-#include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,34 +245,4 @@ int sym_index_offset_to_vaddr(const struct sym_index *idx, uint64_t offset,
 		}
 	}
 	return -SYM_ERR_OFFSET_UNMAPPED;
-}
-
-static bool is_mangled(const char *s)
-{
-	return (s[0] == '_' && (s[1] == 'Z' || s[1] == 'R')) ||
-	       (s[0] == '_' && s[1] == '_' && s[2] == 'Z');
-}
-
-const char *sym_frame_demangled(const struct sym_index *idx,
-				const struct sym_frame *frame, bool params)
-{
-	_Atomic(char *) *slot;
-	char *d, *expected = NULL;
-
-	if (!frame->name || frame->name_id == SYM_NONE ||
-	    frame->name_id >= idx->nnames || !is_mangled(frame->name))
-		return frame->name;
-	slot = &idx->demangled[2 * (size_t)frame->name_id + (params ? 1 : 0)];
-	d = atomic_load_explicit(slot, memory_order_acquire);
-	if (d)
-		return d;
-	d = cplus_demangle(frame->name, DMGL_ANSI | (params ? DMGL_PARAMS : 0));
-	if (!d)
-		d = (char *)frame->name; /* not demangleable: keep it raw */
-	if (!atomic_compare_exchange_strong(slot, &expected, d)) {
-		if (d != frame->name)
-			free(d);
-		d = expected;
-	}
-	return d;
 }

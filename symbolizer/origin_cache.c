@@ -3,7 +3,10 @@
  * both DIE walks (die_walk.c, libdw_walk.c): every inlined instance
  * and out-of-line copy of a function refers to the same abstract DIE,
  * whose names and declaration are looked up once.  Open addressing on
- * the offset; the values are interned, so they hold for every unit.
+ * the offset, hashed with the table's own random key (common.h's
+ * SipHash): the offsets come from the file, and a fixed hash would let
+ * its writer choose offsets that all probe one run of slots.  The values
+ * are interned, so they hold for every unit.
  */
 #include "sym_internal.h"
 
@@ -20,17 +23,23 @@ void sym_origin_cache_release(struct sym_origin_cache *c)
 static struct sym_origin *origin_slot(struct sym_origin_cache *c, uint64_t key)
 {
 	size_t mask = c->nslots - 1;
-	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & mask;
+	size_t i = (size_t)ember_hash_u64(&c->key, key) & mask;
 
-	while (c->slots[i].key && c->slots[i].key != key)
+	while (c->slots[i].key && c->slots[i].key != key) {
 		i = (i + 1) & mask;
+		c->probes++;
+	}
 	return &c->slots[i];
 }
 
 static int origin_grow(struct sym_origin_cache *c)
 {
-	struct sym_origin_cache n = { .nslots = c->nslots ? 2 * c->nslots : 64 };
+	struct sym_origin_cache n = { .nslots = c->nslots ? 2 * c->nslots : 64,
+				      .key = c->key, .probes = c->probes };
+	int err;
 
+	if (!c->nslots && (err = ember_hash_key_init(&n.key)))
+		return err;
 	n.slots = calloc(n.nslots, sizeof(*n.slots));
 	if (!n.slots)
 		return -ENOMEM;
@@ -47,9 +56,10 @@ int sym_origin_cache_get(struct sym_origin_cache *c, uint64_t key,
 			 struct sym_node *n, struct sym_origin **slot)
 {
 	struct sym_origin *o;
+	int err;
 
-	if ((c->count + 1) * 2 > c->nslots && origin_grow(c))
-		return -ENOMEM;
+	if ((c->count + 1) * 2 > c->nslots && (err = origin_grow(c)))
+		return err;
 	o = origin_slot(c, key);
 	if (!o->key) {
 		*slot = o;

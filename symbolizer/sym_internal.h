@@ -107,6 +107,7 @@ struct sym_index {
 	size_t nnames, names_alloc;
 	struct ember_hset name_set; /* of name ids, by offset (builds only) */
 	_Atomic(char *) *demangled; /* 2 per name: [short, with params] */
+	_Atomic size_t demangled_bytes;	/* their texts' (demangle.c) */
 
 	struct sym_node *nodes;
 	size_t nnodes, nodes_map;	/* a big array (bytes mapped) */
@@ -160,6 +161,16 @@ int sym_index_add_node(struct sym_index *idx, const struct sym_node *n);
 /* Intern a raw function name as a name id (SYM_NONE for NULL). */
 int sym_index_add_name(struct sym_index *idx, const char *raw,
 		       uint32_t *name_id);
+
+/*
+ * The text of a mangled name (demangle.c), params: with parameter lists;
+ * NULL when libiberty cannot read it or it is past the bounds of
+ * sym_frame_demangled.  Caller frees.  *work (when set): the bytes of
+ * text the demanglers wrote, at most twice sym_demangle_cap(its length).
+ */
+char *sym_demangle(const char *name, bool params, size_t *work);
+/* The most text a name of len bytes may demangle to. */
+size_t sym_demangle_cap(size_t len);
 
 /* ---- ELF files ------------------------------------------------------------ */
 
@@ -484,12 +495,14 @@ struct sym_origin_cache {
 		uint32_t name, short_name, decl_file, decl_line;
 	} *slots;
 	size_t nslots, count;
+	struct ember_hash_key key;	/* drawn at the first insert */
+	size_t probes;			/* slots stepped past, for tests */
 };
 
 void sym_origin_cache_release(struct sym_origin_cache *c);
 /* Names of key into n (returns 1), or 0 with *slot the place to put them
- * with sym_origin_cache_put once looked up; -ENOMEM.  *slot stays valid
- * until the next call. */
+ * with sym_origin_cache_put once looked up; -ENOMEM, or the error of
+ * drawing the key.  *slot stays valid until the next call. */
 int sym_origin_cache_get(struct sym_origin_cache *c, uint64_t key,
 			 struct sym_node *n, struct sym_origin **slot);
 void sym_origin_cache_put(struct sym_origin_cache *c, struct sym_origin *slot,

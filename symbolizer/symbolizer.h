@@ -127,11 +127,26 @@ int sym_index_offset_to_vaddr(const struct sym_index *idx, uint64_t offset,
 
 /*
  * Demangled name of a frame (C++ Itanium, Rust legacy and v0, via
- * libiberty's cplus_demangle), with parameter lists when params is set.
- * Returns frame->name itself when it is not mangled, NULL when the frame
- * has no name.  The result is cached in the index (each name is demangled
- * at most once) and valid until sym_index_free().
+ * libiberty, as cplus_demangle reads them), with parameter lists when
+ * params is set.  Returns frame->name itself when it is not mangled or
+ * not demangled, NULL when the frame has no name.  The result is cached
+ * in the index (each name is demangled at most once) and valid until
+ * sym_index_free().
+ *
+ * Bounded, for names come from files anybody may have written: a name
+ * longer than SYM_DEMANGLE_MAX_NAME bytes, or one whose demangled text
+ * would be longer than 64 bytes per byte of the name plus 256, or than
+ * SYM_DEMANGLE_MAX_TEXT, stays raw, and demangling it stops as soon as
+ * the text is too long (a 200-byte name can stand for a gigabyte of
+ * text); an index caches at most 64 MiB plus 16 times its strings of
+ * text, names past that stay raw.  libiberty itself reads no C++ name
+ * longer than 1024 bytes (its arrays live on the stack) and recurses at
+ * most DEMANGLE_RECURSION_LIMIT deep: demangling takes up to about half
+ * a megabyte of stack, so look names up from threads of at least 1 MB.
  */
+#define SYM_DEMANGLE_MAX_NAME 16384
+#define SYM_DEMANGLE_MAX_TEXT (256u << 10)
+
 const char *sym_frame_demangled(const struct sym_index *idx,
 				const struct sym_frame *frame, bool params);
 

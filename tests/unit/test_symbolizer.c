@@ -12,6 +12,7 @@
 #include "unit.h"
 
 #include <dwarf.h>
+#include <libiberty/demangle.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -580,6 +581,194 @@ static int test_symbolizer__demangle_rust_legacy(void)
 static int test_symbolizer__demangle_rust_v0(void)
 {
 	return check_demangles("rust_v0", "_RNv");
+}
+
+/* The text sym_demangle gives is libiberty's own (cplus_demangle) for
+ * every name of the C++ and Rust fixtures' symbol tables. */
+static int same_as_libiberty(void *arg, const char *name, const GElf_Sym *s)
+{
+	int *n = arg;
+
+	(void)s;
+	for (int params = 0; params < 2; params++) {
+		char *want = cplus_demangle(name, DMGL_ANSI | (params ? DMGL_PARAMS : 0));
+		char *got = sym_demangle(name, params, NULL);
+
+		if (!want != !got || (want && strcmp(want, got) != 0)) {
+			fprintf(stderr, "'%s': '%s', libiberty '%s'\n", name,
+				got ? got : "(null)", want ? want : "(null)");
+			free(want);
+			free(got);
+			return -1;
+		}
+		*n += want != NULL;
+		free(want);
+		free(got);
+	}
+	return 0;
+}
+
+static int test_symbolizer__demangle_as_libiberty(void)
+{
+	static const char *const fx[] = { "cxx_O2", "rust_O2", "rust_v0" };
+
+	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		int n = 0;
+
+		CHECK_INT(elf_each_symbol(unit_fixture(fx[i]), true, same_as_libiberty, &n),
+			  ==, 0);
+		CHECK_INT(n, >, 100);
+	}
+	return 0;
+}
+
+/* A C++ name of about 16 * k bytes whose text doubles with each of its
+ * k levels: f<B<B<...>, B<...>>>(...), each template argument the one
+ * before twice (g++ mangles B<T4, T4> so; substitutions S<n>_ name the
+ * levels). */
+static size_t doubling_name(char *buf, size_t size, int k)
+{
+	size_t n = (size_t)snprintf(buf, size, "_Z1fI1BI");
+
+	for (int i = 0; i < k - 1; i++)
+		n += (size_t)snprintf(buf + n, size - n, "S0_I");
+	n += (size_t)snprintf(buf + n, size - n, "1AS1_E");
+	for (int i = 2; i <= k; i++) { /* S<i in base 36>_E */
+		char d[8];
+		int m = 0;
+
+		for (int v = i; v; v /= 36)
+			d[m++] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[v % 36];
+		n += (size_t)snprintf(buf + n, size - n, "S");
+		while (m)
+			buf[n++] = d[--m];
+		n += (size_t)snprintf(buf + n, size - n, "_E");
+	}
+	return n + (size_t)snprintf(buf + n, size - n, "EvT_");
+}
+
+/* A legacy Rust name of len bytes (len >= 128): aaa::aaa::...::aaa::h<hash>,
+ * in components of up to 997 a's. */
+static char *long_name(size_t len)
+{
+	static const char hash[] = "17h0123456789abcdefE";
+	char *s = malloc(len + 1);
+	size_t at = 3, rem = len - 3 - (sizeof(hash) - 1);
+
+	if (!s)
+		return NULL;
+	memcpy(s, "_ZN", 3);
+	while (rem) {
+		size_t m = rem > 1000 ? 500 : rem - 3; /* three digits */
+
+		snprintf(s + at, 4, "%03zu", m);
+		memset(s + at + 3, 'a', m);
+		at += 3 + m;
+		rem -= 3 + m;
+	}
+	memcpy(s + at, hash, sizeof(hash));
+	return s;
+}
+
+/*
+ * Demangling is bounded by the text a name may have, not by the text it
+ * stands for: a 218-byte name whose text would be 872 MB (2^26 copies
+ * of "A") stays raw after at most twice its cap of text was written; a
+ * small one of the same shape demangles as libiberty does it.  Names
+ * past SYM_DEMANGLE_MAX_NAME stay raw; one of that length demangles.
+ */
+static int test_symbolizer__demangle_bounded(void)
+{
+	char name[512], *want, *got;
+	size_t work, len;
+	char *longname;
+
+	len = doubling_name(name, sizeof(name), 4);
+	want = cplus_demangle(name, DMGL_ANSI | DMGL_PARAMS);
+	got = sym_demangle(name, true, &work);
+	CHECK(want && got);
+	CHECK_STR(got, want);
+	CHECK(strstr(got, "B<B<B<B<A, A>, B<A, A> >"));
+	CHECK_INT(work, ==, strlen(got));
+	free(want);
+	free(got);
+	len = doubling_name(name, sizeof(name), 26);
+	CHECK_INT(len, ==, 218);
+	CHECK(sym_demangle(name, true, &work) == NULL);
+	CHECK_INT(work, <=, 2 * sym_demangle_cap(len));
+	CHECK_INT(sym_demangle_cap(len), ==, 256 + 64 * 218);
+	/* a long Rust name (libiberty reads no C++ name past 1024 bytes) */
+	longname = long_name(SYM_DEMANGLE_MAX_NAME + 1);
+	CHECK(longname);
+	CHECK(sym_demangle(longname, true, &work) == NULL);
+	CHECK_INT(work, ==, 0);
+	free(longname);
+	longname = long_name(SYM_DEMANGLE_MAX_NAME);
+	CHECK(longname && strlen(longname) == SYM_DEMANGLE_MAX_NAME);
+	got = sym_demangle(longname, true, &work);
+	want = cplus_demangle(longname, DMGL_ANSI | DMGL_PARAMS);
+	CHECK(got && want);
+	CHECK_STR(got, want);
+	CHECK(strstr(got, "aaa::aaa") && !strstr(got, "17h"));
+	free(want);
+	free(got);
+	free(longname);
+	return 0;
+}
+
+struct demangle_job {
+	const char *name;
+	bool done, ok;
+};
+
+static void *demangle_thread(void *arg)
+{
+	struct demangle_job *j = arg;
+	char *d = sym_demangle(j->name, true, NULL);
+
+	j->ok = d != NULL;
+	free(d);
+	j->done = true;
+	return NULL;
+}
+
+/* f(int, int, ...) with n parameters. */
+static char *params_name(size_t n)
+{
+	char *s = malloc(n + 5);
+
+	if (!s)
+		return NULL;
+	memcpy(s, "_Z1f", 4);
+	memset(s + 4, 'i', n);
+	s[4 + n] = '\0';
+	return s;
+}
+
+/* The stack symbolizer.h says is enough, a thread of 1 MB: the C++ name
+ * libiberty recurses deepest on (the longest parameter list it reads:
+ * 1020, one level each) and the longest Rust name demangled. */
+static int test_symbolizer__demangle_stack(void)
+{
+	struct demangle_job jobs[2] = {
+		{ .name = params_name(1020) },
+		{ .name = long_name(SYM_DEMANGLE_MAX_NAME) },
+	};
+	pthread_attr_t attr;
+
+	CHECK(pthread_attr_init(&attr) == 0 &&
+	      pthread_attr_setstacksize(&attr, 1u << 20) == 0);
+	for (int i = 0; i < 2; i++) {
+		pthread_t t;
+
+		CHECK(jobs[i].name);
+		CHECK(pthread_create(&t, &attr, demangle_thread, &jobs[i]) == 0);
+		CHECK(pthread_join(t, NULL) == 0);
+		CHECK(jobs[i].done && jobs[i].ok);
+		free((char *)jobs[i].name);
+	}
+	pthread_attr_destroy(&attr);
+	return 0;
 }
 
 static int test_symbolizer__go_names(void)
@@ -1284,6 +1473,44 @@ static int test_symbolizer__line_program_path_too_long(void)
 	return 0;
 }
 
+/*
+ * The origin cache's hash has a key of its own: keys that the fixed hash
+ * it had (Fibonacci hashing, bits 20 and up of key * 0x9e3779b97f4a7c15)
+ * sends to one slot of the final table, 4,000 of them, which took
+ * 8 million probes there, take about one each, and all are found again.
+ */
+static int test_symbolizer__origin_cache_keyed(void)
+{
+	const uint64_t mul = 0x9e3779b97f4a7c15ull;
+	struct sym_origin_cache c = { 0 };
+	uint64_t inv = mul;
+	size_t n = 4000;
+
+	for (int i = 0; i < 6; i++) /* Newton: the inverse of mul mod 2^64 */
+		inv *= 2 - mul * inv;
+	CHECK_INT(inv * mul, ==, 1);
+	for (size_t j = 1; j <= n; j++) {
+		uint64_t key = (j << 33) * inv; /* key * mul = j << 33 */
+		struct sym_node node = { .name = (uint32_t)j, .short_name = 7 };
+		struct sym_origin *slot;
+
+		CHECK_INT((key * mul >> 20) & 8191, ==, 0); /* one slot of 8192 */
+		CHECK_INT(sym_origin_cache_get(&c, key, &node, &slot), ==, 0);
+		sym_origin_cache_put(&c, slot, key, &node);
+	}
+	CHECK_INT(c.nslots, ==, 8192);
+	CHECK_INT(c.probes, <, 4 * n);
+	for (size_t j = 1; j <= n; j++) {
+		struct sym_node node = { 0 };
+		struct sym_origin *slot;
+
+		CHECK_INT(sym_origin_cache_get(&c, (j << 33) * inv, &node, &slot), ==, 1);
+		CHECK_INT(node.name, ==, j);
+	}
+	sym_origin_cache_release(&c);
+	return 0;
+}
+
 /* ---- the DIE reader (dwarf_*.c) against libdw's walk ------------------ */
 
 static bool node_equal(const struct sym_node *a, const struct sym_node *b)
@@ -1612,6 +1839,10 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__demangle_cxx),
 	UNIT_CASE(test_symbolizer__demangle_rust_legacy),
 	UNIT_CASE(test_symbolizer__demangle_rust_v0),
+	UNIT_CASE(test_symbolizer__demangle_as_libiberty),
+	UNIT_CASE(test_symbolizer__demangle_bounded),
+	UNIT_CASE(test_symbolizer__demangle_stack),
+	UNIT_CASE(test_symbolizer__origin_cache_keyed),
 	UNIT_CASE(test_symbolizer__go_names),
 	UNIT_CASE(test_symbolizer__gopclntab_matches_go_addr2line),
 	UNIT_CASE(test_symbolizer__gopclntab_matches_dwarf),
