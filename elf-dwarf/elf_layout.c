@@ -44,17 +44,38 @@ static bool still_zlib(const char *name, const Elf_Data *d)
 	return name[1] == 'z' && d->d_size >= 4 && memcmp(d->d_buf, "ZLIB", 4) == 0;
 }
 
+/* Whether name is one of names. */
+static bool name_in(const char *name, const char *const *names)
+{
+	for (; name && *names; names++)
+		if (strcmp(name, *names) == 0)
+			return true;
+	return false;
+}
+
+/* libdw's dwarf_begin_elf takes the first section of a name in file
+ * order that has bytes, is in no section group (SHF_GROUP: it reads
+ * those only inside the group) and that it could inflate. */
 struct elfdw_sect elfdw_section_loaded(Elf *elf, const char *const *names)
 {
-	for (; *names; names++) {
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return (struct elfdw_sect){ NULL, 0 };
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
 		GElf_Shdr sh;
-		Elf_Scn *scn = elfdw_section_by_name(elf, *names, &sh);
 		Elf_Data *d;
 
-		if (!scn || sh.sh_type == SHT_NOBITS || (sh.sh_flags & SHF_COMPRESSED))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    (sh.sh_flags & (SHF_COMPRESSED | SHF_GROUP)))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name_in(name, names))
 			continue;
 		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || still_zlib(*names, d))
+		if (!d || !d->d_buf || still_zlib(name, d))
 			continue;
 		return (struct elfdw_sect){ d->d_buf, d->d_size };
 	}

@@ -253,11 +253,14 @@ int elfdw_debuglink(Elf *elf, const char **name, uint32_t *crc);
 Elf_Scn *elfdw_section_by_name(Elf *elf, const char *name, GElf_Shdr *sh);
 
 /*
- * The bytes of the first of the named sections (a NULL-terminated list)
- * that has them as they are now: not NOBITS, not still compressed
- * (SHF_COMPRESSED, or a GNU .zdebug section still starting "ZLIB").
- * libdw decompresses the sections it uses when it opens a file, so after
- * dwarf_begin_elf these are libdw's bytes.  {NULL, 0} when none is.
+ * The bytes of the section libdw reads for the named ones (a
+ * NULL-terminated list, e.g. ".debug_info" and ".zdebug_info"): the
+ * first of them in file order that has bytes as they are now (not
+ * NOBITS, not still compressed: SHF_COMPRESSED, or a GNU .zdebug section
+ * still starting "ZLIB") and is in no section group (SHF_GROUP, which
+ * libdw ignores outside the group).  libdw decompresses the sections it
+ * uses when it opens a file, so after dwarf_begin_elf these are libdw's
+ * bytes.  {NULL, 0} when none is.
  */
 struct elfdw_sect elfdw_section_loaded(Elf *elf, const char *const *names);
 
