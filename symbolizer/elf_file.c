@@ -106,24 +106,3 @@ bool sym_elf_has_dwarf(Elf *elf)
 	}
 	return false;
 }
-
-struct loads {
-	struct sym_index *idx;
-	size_t alloc;
-};
-
-static int add_load(void *arg, const struct elfdw_load *l)
-{
-	struct loads *ls = arg;
-	struct sym_load v = { l->vaddr, l->memsz, l->offset, l->filesz };
-
-	return EMBER_VEC_PUSH(ls->idx->loads, ls->idx->nloads, ls->alloc, v);
-}
-
-int sym_elf_read_loads(Elf *elf, struct sym_index *idx)
-{
-	struct loads ls = { idx, 0 };
-	int err = elfdw_each_load(elf, add_load, &ls);
-
-	return err == -EINVAL ? -SYM_ERR_BAD_ELF : err;
-}

@@ -213,6 +213,8 @@ struct sym_index *sym_index_load_diag(int fd, unsigned flags, struct ember_diag 
 	map = NULL;
 	e = index_from_map(idx, idx->file_map, idx->file_map);
 	if (!e)
+		e = sym_loads_check(idx, d);
+	if (!e)
 		return idx;
 fail:
 	if (map && map != MAP_FAILED)

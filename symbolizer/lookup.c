@@ -180,17 +180,7 @@ static void frame_from_symbol(const struct sym_index *idx,
 }
 
 /* Addresses outside every PT_LOAD are code of nobody (a size-0 symbol
- * such as _fini must not claim the rest of the address space). */
-static bool in_loads(const struct sym_index *idx, uint64_t addr)
-{
-	if (idx->nloads == 0)
-		return true;
-	for (size_t i = 0; i < idx->nloads; i++)
-		if (addr >= idx->loads[i].vaddr &&
-		    addr - idx->loads[i].vaddr < idx->loads[i].memsz)
-			return true;
-	return false;
-}
+ * such as _fini must not claim the rest of the address space): loads.c. */
 
 int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 		     enum sym_addr_kind kind, unsigned flags,
@@ -206,7 +196,7 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 		if (err)
 			return err;
 	}
-	if (!in_loads(idx, addr))
+	if (!sym_loads_hold(idx, addr))
 		return 0;
 	i = seg_find(idx, addr);
 	if (i != SIZE_MAX) {
@@ -231,18 +221,4 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 			n = 1;
 	}
 	return n;
-}
-
-int sym_index_offset_to_vaddr(const struct sym_index *idx, uint64_t offset,
-			      uint64_t *vaddr)
-{
-	for (size_t i = 0; i < idx->nloads; i++) {
-		const struct sym_load *l = &idx->loads[i];
-
-		if (offset >= l->offset && offset - l->offset < l->filesz) {
-			*vaddr = offset - l->offset + l->vaddr;
-			return 0;
-		}
-	}
-	return -SYM_ERR_OFFSET_UNMAPPED;
 }

@@ -131,8 +131,10 @@ struct sym_index {
 	uint64_t *symtab_addr, *dynsym_addr;
 	bool symtab_in_debug;	/* .symtab came from the separate debug file */
 
-	struct sym_load *loads;
-	size_t nloads;
+	struct sym_load *loads;		/* by vaddr, disjoint when loads_sorted */
+	size_t nloads;			/* at most SYM_MAX_LOADS */
+	bool loads_sorted;		/* searched, else scanned (loads.c) */
+	bool loads_by_offset;		/* their file ranges in order too */
 
 	uint8_t build_id[EMBER_BUILD_ID_MAX];
 	size_t build_id_len;
@@ -186,8 +188,19 @@ struct sym_elf {
 int sym_elf_open(const char *path, struct sym_elf *out);
 void sym_elf_close(struct sym_elf *e);
 bool sym_elf_has_dwarf(Elf *elf);
-/* The PT_LOAD segments of elf into idx->loads. */
+/* ---- PT_LOAD segments (loads.c) ------------------------------------------ */
+
+/* More PT_LOAD segments than this make a file malformed. */
+#define SYM_MAX_LOADS 4096u
+
+/* The PT_LOAD segments of elf into idx->loads, by address, disjoint:
+ * 0, -SYM_ERR_BAD_ELF (unreadable, or too many), -ENOMEM. */
 int sym_elf_read_loads(Elf *elf, struct sym_index *idx);
+/* A loaded index's segments: -SYM_ERR_BAD_INDEX past SYM_MAX_LOADS;
+ * their order noted (out of order: scanned). */
+int sym_loads_check(struct sym_index *idx, struct ember_diag *d);
+/* Whether addr is in one of them (true without any). */
+bool sym_loads_hold(const struct sym_index *idx, uint64_t addr);
 
 /*
  * The image of an ELF file as libelf mapped it, when that is a read-only

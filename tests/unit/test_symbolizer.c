@@ -10,6 +10,7 @@
 #include "gopclntab.h"     /* the Go table reader, likewise */
 #include "common.h"
 #include "unit.h"
+#include "craft_elf.h"
 
 #include <dwarf.h>
 #include <libiberty/demangle.h>
@@ -1511,6 +1512,110 @@ static int test_symbolizer__origin_cache_keyed(void)
 	return 0;
 }
 
+/* A file of n PT_LOAD segments (i: 0x1000 bytes at 0x100000 + 0x2000 i,
+ * file offset 0x1000 i), in reverse program-header order when reversed,
+ * and one more overlapping segment 5, which the index drops; .text and
+ * one function symbol "f" at 0x100000 of size 0 (to the next symbol: the
+ * segments bound it). */
+static int write_many_loads(const char *path, size_t n, bool reversed)
+{
+	static const uint8_t code[16] = { 0xc3 };
+	static const char strtab[] = "\0f";
+	Elf64_Sym syms[2] = { { 0 }, { .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				       .st_shndx = 1, .st_value = 0x100000 } };
+	const struct craft_sect sects[] = {
+		{ .name = ".text", .flags = SHF_ALLOC | SHF_EXECINSTR, .addr = 0x100000,
+		  .data = code, .size = sizeof(code) },
+		{ .name = ".symtab", .type = SHT_SYMTAB, .data = syms, .size = sizeof(syms),
+		  .link = 3, .info = 1, .entsize = sizeof(Elf64_Sym) },
+		{ .name = ".strtab", .type = SHT_STRTAB, .data = strtab, .size = sizeof(strtab) },
+	};
+	struct craft_load *l = calloc(n + 1, sizeof(*l));
+	struct craft_elf e = { sects, 3, l, n + 1 };
+	int err;
+
+	if (!l)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		l[reversed ? n - 1 - i : i] = (struct craft_load){
+			0x100000 + 0x2000 * i, 0x1000, 0x1000 * i, 0x1000, PF_R | PF_X };
+	l[n] = (struct craft_load){ 0x100000 + 0x2000 * 5 + 0x800, 0x1000, 0x400, 0x10, PF_R };
+	err = craft_elf_write(path, &e);
+	free(l);
+	return err;
+}
+
+/* Lookups of idx inside, between and past the segments of write_many_loads:
+ * by address, and by file offset. */
+static int check_many_loads(const struct sym_index *idx, size_t n)
+{
+	struct sym_frame f[4];
+	uint64_t va;
+
+	for (size_t i = 0; i < n; i += 7) {
+		uint64_t at = 0x100000 + 0x2000 * i;
+
+		CHECK_INT(sym_index_lookup(idx, at + 0xfff, SYM_ADDR_VADDR, 0, f, 4), ==, 1);
+		CHECK_STR(f[0].name, "f");
+		CHECK_INT(sym_index_lookup(idx, at + 0x1000, SYM_ADDR_VADDR, 0, f, 4), ==, 0);
+		CHECK_INT(sym_index_offset_to_vaddr(idx, 0x1000 * i + 5, &va), ==, 0);
+		CHECK_INT(va, ==, at + 5);
+	}
+	CHECK_INT(sym_index_lookup(idx, 0x100000 - 1, SYM_ADDR_VADDR, 0, f, 4), ==, 0);
+	CHECK_INT(sym_index_offset_to_vaddr(idx, 0x1000 * n, &va), ==,
+		  -SYM_ERR_OFFSET_UNMAPPED);
+	return 0;
+}
+
+/*
+ * A lookup searches the PT_LOAD segments (it scanned them all before, a
+ * cost the file chose): SYM_MAX_LOADS segments in any program-header
+ * order are put in address order, an overlapping one dropped, and every
+ * lookup by address and by offset answers as the segments say; one
+ * segment more makes the file malformed.  Segments out of order (a
+ * damaged saved index) are scanned, with the same answers.
+ */
+static int test_symbolizer__loads_searched(void)
+{
+	char path[] = "/tmp/ember-loads-XXXXXX";
+	int fd = mkstemp(path), err = 0;
+	size_t n = SYM_MAX_LOADS - 1;
+	struct sym_index *idx;
+
+	CHECK(fd >= 0);
+	close(fd);
+	for (int reversed = 0; reversed < 2; reversed++) {
+		CHECK_INT(write_many_loads(path, n, reversed), ==, 0);
+		idx = sym_index_open(path, NULL, &err);
+		CHECK(idx);
+		CHECK_INT(idx->nloads, ==, n);
+		CHECK(idx->loads_sorted && idx->loads_by_offset);
+		if (check_many_loads(idx, n))
+			return 1;
+		sym_index_free(idx);
+	}
+	/* out of order, as a damaged saved index could be: scanned */
+	CHECK_INT(write_many_loads(path, n, false), ==, 0);
+	idx = sym_index_open(path, NULL, &err);
+	CHECK(idx);
+	for (size_t i = 0; i < n / 2; i++) {
+		struct sym_load t = idx->loads[i];
+
+		idx->loads[i] = idx->loads[n - 1 - i];
+		idx->loads[n - 1 - i] = t;
+	}
+	CHECK_INT(sym_loads_check(idx, NULL), ==, 0);
+	CHECK(!idx->loads_sorted && !idx->loads_by_offset);
+	if (check_many_loads(idx, n))
+		return 1;
+	sym_index_free(idx);
+	CHECK_INT(write_many_loads(path, n + 1, false), ==, 0);
+	CHECK(sym_index_open(path, NULL, &err) == NULL);
+	CHECK_INT(err, ==, -SYM_ERR_BAD_ELF);
+	unlink(path);
+	return 0;
+}
+
 /* ---- the DIE reader (dwarf_*.c) against libdw's walk ------------------ */
 
 static bool node_equal(const struct sym_node *a, const struct sym_node *b)
@@ -1843,6 +1948,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__demangle_bounded),
 	UNIT_CASE(test_symbolizer__demangle_stack),
 	UNIT_CASE(test_symbolizer__origin_cache_keyed),
+	UNIT_CASE(test_symbolizer__loads_searched),
 	UNIT_CASE(test_symbolizer__go_names),
 	UNIT_CASE(test_symbolizer__gopclntab_matches_go_addr2line),
 	UNIT_CASE(test_symbolizer__gopclntab_matches_dwarf),
