@@ -310,6 +310,7 @@ static int read_table(struct elfdw_abbrevs *t, const struct elfdw_sect *sect,
 	form_sizes_init(&fs, t);
 	while (!err && !done)
 		err = read_abbrev(&p, end, t, &fs, &done, d);
+	t->end = (uint64_t)(p - sect->data);
 	return err ? err : index_codes(t, d);
 }
 

@@ -42,11 +42,12 @@ void elfdw_sections_loaded(Elf *elf, struct elfdw_sections *s)
 		*field(s, (int)i) = elfdw_section_loaded(elf, all_names[i]);
 }
 
-int elfdw_sections_read(Elf *elf, uint64_t max_size, struct elfdw_sections *s)
+int elfdw_sections_read(Elf *elf, uint64_t max_size, struct elfdw_sections *s,
+			struct ember_diag *d)
 {
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < NSECTIONS; i++) {
-		int err = elfdw_section_read(elf, all_names[i], max_size, field(s, (int)i));
+		int err = elfdw_section_read(elf, all_names[i], max_size, field(s, (int)i), d);
 
 		if (err && err != -ENOENT)
 			return err;

@@ -92,7 +92,7 @@ static enum packing section_packing(Elf_Scn *scn, const char *name,
 
 	if (sh->sh_flags & SHF_COMPRESSED)
 		return GABI;
-	if (name[1] != 'z')
+	if (!name || name[1] != 'z')
 		return PLAIN;
 	raw = elf_getdata(scn, NULL); /* PROGBITS: the bytes as they are */
 	return raw && raw->d_buf && raw->d_size >= 12 &&
@@ -119,40 +119,123 @@ static int inflated_size(Elf_Scn *scn, enum packing how, uint64_t *size)
 	return 0;
 }
 
-/* Inflate a compressed section in place, unless it grows past max_size. */
-static int section_inflate(Elf_Scn *scn, enum packing how, uint64_t max_size)
+/* The name of scn, or NULL. */
+static const char *section_name(Elf *elf, const GElf_Shdr *sh)
 {
-	uint64_t size;
-	int err = inflated_size(scn, how, &size);
+	size_t shstrndx;
 
-	if (err)
-		return err;
-	if (size > max_size)
-		return -E2BIG;
-	if (how == GABI ? elf_compress(scn, 0, 0) < 0 : elf_compress_gnu(scn, 0, 0) < 0)
+	return elf_getshdrstrndx(elf, &shstrndx) ? NULL
+		: elf_strptr(elf, shstrndx, sh->sh_name);
+}
+
+int elfdw_section_inflated_size(Elf *elf, Elf_Scn *scn, uint64_t *size)
+{
+	GElf_Shdr sh;
+	enum packing how;
+	int err;
+
+	if (!gelf_getshdr(scn, &sh))
 		return -EINVAL;
+	if (sh.sh_type == SHT_NOBITS)
+		return 0;
+	how = section_packing(scn, section_name(elf, &sh), &sh);
+	if (how == PLAIN)
+		return 0;
+	err = inflated_size(scn, how, size);
+	return err ? err : 1;
+}
+
+/* The refusal of a section that would inflate past max_size. */
+static int too_big(Elf *elf, Elf_Scn *scn, uint64_t size, uint64_t max_size,
+		   struct ember_diag *d)
+{
+	GElf_Shdr sh;
+	const char *name = gelf_getshdr(scn, &sh) ? section_name(elf, &sh) : NULL;
+
+	return EMBER_FAIL(d, -E2BIG,
+			  "section '%s' inflates to %llu bytes, more than the limit of %llu",
+			  name ? name : "?", (unsigned long long)size,
+			  (unsigned long long)max_size);
+}
+
+int elfdw_section_inflate(Elf *elf, Elf_Scn *scn, uint64_t max_size,
+			  struct ember_diag *d)
+{
+	uint64_t size = 0;
+	int rc = elfdw_section_inflated_size(elf, scn, &size);
+	GElf_Shdr sh;
+
+	if (rc <= 0)
+		return rc == -EINVAL
+			? EMBER_FAIL(d, -EINVAL, "section %zu: compression header unreadable",
+				     elf_ndxscn(scn))
+			: rc;
+	if (size > max_size)
+		return too_big(elf, scn, size, max_size, d);
+	if (!gelf_getshdr(scn, &sh))
+		return -EINVAL;
+	if ((sh.sh_flags & SHF_COMPRESSED) ? elf_compress(scn, 0, 0) < 0
+					   : elf_compress_gnu(scn, 0, 0) < 0)
+		return EMBER_FAIL(d, -EINVAL, "section %zu: does not inflate: %s",
+				  elf_ndxscn(scn), elf_errmsg(-1));
+	return 0;
+}
+
+/* Whether name is a DWARF section libdw may inflate. */
+static bool debug_section(const char *name)
+{
+	return name && (strncmp(name, ".debug_", 7) == 0 ||
+			strncmp(name, ".zdebug_", 8) == 0);
+}
+
+int elfdw_inflate_check(Elf *elf, const char *const *names, uint64_t max_size,
+			uint64_t *total, struct ember_diag *d)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		uint64_t size = 0;
+		GElf_Shdr sh;
+		const char *name;
+		int rc;
+
+		if (!gelf_getshdr(scn, &sh))
+			return EMBER_FAIL(d, -EINVAL, "section %zu: header unreadable",
+					  elf_ndxscn(scn));
+		name = section_name(elf, &sh);
+		if (names ? !name_in(name, names) : !debug_section(name))
+			continue;
+		rc = elfdw_section_inflated_size(elf, scn, &size);
+		if (rc < 0)
+			return EMBER_FAIL(d, rc, "section '%s': compression header unreadable",
+					  name ? name : "?");
+		if (rc && size > max_size)
+			return too_big(elf, scn, size, max_size, d);
+		sum += rc && sum + size >= sum ? size : 0;
+	}
+	if (total)
+		*total = sum;
 	return 0;
 }
 
 int elfdw_section_read(Elf *elf, const char *const *names, uint64_t max_size,
-		       struct elfdw_sect *out)
+		       struct elfdw_sect *out, struct ember_diag *d)
 {
 	for (; *names; names++) {
 		GElf_Shdr sh;
 		Elf_Scn *scn = elfdw_section_by_name(elf, *names, &sh);
-		enum packing how;
-		Elf_Data *d;
+		Elf_Data *data;
 		int err;
 
 		if (!scn || sh.sh_type == SHT_NOBITS)
 			continue;
-		how = section_packing(scn, *names, &sh);
-		if (how != PLAIN && (err = section_inflate(scn, how, max_size)))
+		if ((err = elfdw_section_inflate(elf, scn, max_size, d)))
 			return err;
-		d = elf_getdata(scn, NULL);
-		if (!d || (!d->d_buf && d->d_size))
-			return -EINVAL;
-		*out = (struct elfdw_sect){ d->d_buf, d->d_size };
+		data = elf_getdata(scn, NULL);
+		if (!data || (!data->d_buf && data->d_size))
+			return EMBER_FAIL(d, -EINVAL, "section '%s': bytes unreadable", *names);
+		*out = (struct elfdw_sect){ data->d_buf, data->d_size };
 		return 0;
 	}
 	return -ENOENT;

@@ -264,16 +264,55 @@ Elf_Scn *elfdw_section_by_name(Elf *elf, const char *name, GElf_Shdr *sh);
  */
 struct elfdw_sect elfdw_section_loaded(Elf *elf, const char *const *names);
 
+/* ---- compressed sections ------------------------------------------------
+ *
+ * A compressed section says how big it is inflated (an SHF_COMPRESSED
+ * section's Elf64_Chdr/Elf32_Chdr ch_size; a GNU .zdebug section's
+ * big-endian size after "ZLIB"), and libelf allocates that much when it
+ * inflates it, whatever the compressed bytes really hold: a few
+ * kilobytes of file can claim gigabytes.  Every reader that inflates
+ * (elfdw_section_read here, the unwind compiler's .debug_frame, the
+ * symbolizer's string tables, and libdw's dwarf_begin_elf, which
+ * inflates every DWARF section it knows) checks that size against a
+ * limit first, through elfdw_section_inflated_size.  The callers'
+ * default limit is ELFDW_MAX_INFLATE_DEFAULT.
+ */
+#define ELFDW_MAX_INFLATE_DEFAULT ((uint64_t)1 << 30) /* 1 GiB */
+
 /*
- * The same, decompressing the section first when it is compressed
- * (elf_compress, elf_compress_gnu), unless its inflated size exceeds
- * max_size: -E2BIG.  libelf rewrites the section header in place: elf
- * must be writable (ELF_C_READ_MMAP, ELF_C_READ_MMAP_PRIVATE, or a
- * private memory image).  0; -ENOENT when none of the names is a section
- * with bytes; -EINVAL when decompression fails.
+ * The size scn inflates to, as its header says: 1 and *size for a
+ * compressed section, 0 for one stored as it is (or NOBITS), -EINVAL for
+ * an unreadable header.  Reads nothing but headers.
+ */
+int elfdw_section_inflated_size(Elf *elf, Elf_Scn *scn, uint64_t *size);
+/*
+ * Inflate scn in place (elf_compress, elf_compress_gnu) when it is
+ * compressed, unless its inflated size exceeds max_size: -E2BIG, with
+ * the section, its size and the limit in d.  libelf rewrites the section
+ * header in place: elf must be writable (ELF_C_READ_MMAP,
+ * ELF_C_READ_MMAP_PRIVATE, or a private memory image).  0 (also for a
+ * section stored as it is); -EINVAL when it does not inflate.
+ */
+int elfdw_section_inflate(Elf *elf, Elf_Scn *scn, uint64_t max_size,
+			  struct ember_diag *d);
+/*
+ * Before anything is inflated: every compressed section named in names
+ * (a NULL-terminated list), or every .debug_* and .zdebug_* section when
+ * names is NULL (what libdw's dwarf_begin_elf inflates), inflates to at
+ * most max_size bytes: 0, and their inflated sizes added up in *total
+ * (when set); else -E2BIG explained in d as elfdw_section_inflate does.
+ */
+int elfdw_inflate_check(Elf *elf, const char *const *names, uint64_t max_size,
+			uint64_t *total, struct ember_diag *d);
+
+/*
+ * The bytes of the first of the named sections that has bytes, inflated
+ * first when it is compressed (elfdw_section_inflate: not past max_size).
+ * 0; -ENOENT when none of the names is a section with bytes; -E2BIG and
+ * -EINVAL as elfdw_section_inflate, explained in d.
  */
 int elfdw_section_read(Elf *elf, const char *const *names, uint64_t max_size,
-		       struct elfdw_sect *out);
+		       struct elfdw_sect *out, struct ember_diag *d);
 
 /*
  * The first bytes of the first of the named sections with bytes, into
@@ -343,8 +382,9 @@ struct elfdw_sections {
 void elfdw_sections_loaded(Elf *elf, struct elfdw_sections *s);
 /* Each of them by elfdw_section_read (none inflated past max_size);
  * absent ones are {NULL, 0}.  0 or elfdw_section_read's first error but
- * -ENOENT. */
-int elfdw_sections_read(Elf *elf, uint64_t max_size, struct elfdw_sections *s);
+ * -ENOENT, explained in d. */
+int elfdw_sections_read(Elf *elf, uint64_t max_size, struct elfdw_sections *s,
+			struct ember_diag *d);
 
 /* A unit of .debug_info (DWARF 5 §7.5.1). */
 struct elfdw_unit {
@@ -506,7 +546,7 @@ struct elfdw_abbrevs {
 	 * that a spec is a lookup, not a call; for slots_of. */
 	const struct elfdw_schema *slots_of;
 	uint8_t slot[0x90];
-	uint64_t off;
+	uint64_t off, end;		/* the table's bytes: [off, end) */
 	uint8_t addr_size, version;	/* addr_size 0: nothing parsed */
 	bool dense;
 	struct elfdw_abbrev *v;
@@ -708,7 +748,15 @@ struct elfdw_line_header {
 	size_t ndirs;
 	struct elfdw_line_file *files;
 	size_t nfiles;
+	uint64_t strings;		/* bytes of strings the tables named in
+					   the string sections */
 };
+
+/* The strings a header's tables may name in .debug_line_str and
+ * .debug_str: this many bytes per byte of the tables, plus the minimum
+ * (a table of 8-byte entries of 60-byte paths needs 8 a byte). */
+#define ELFDW_LINE_STRINGS_PER_BYTE 64
+#define ELFDW_LINE_STRINGS_MIN ((uint64_t)64 << 10)
 
 enum elfdw_line_flags {
 	ELFDW_LINE_TABLES = 1 << 0,	/* read the directory and file tables */
@@ -716,10 +764,12 @@ enum elfdw_line_flags {
 
 /*
  * Read the header at offset off of s->line (strings of DWARF 5 entries
- * from s->line_str and s->str).  What it allocates is bounded by the
- * input: a table's count is checked against the bytes left before any
- * allocation.  -ENODATA, -ERANGE, -EINVAL (explained in d), -ENOMEM.
- * On failure h holds nothing to release.
+ * from s->line_str and s->str).  What it allocates and reads is bounded
+ * by the input: a table's count is checked against the bytes left before
+ * any allocation, and the strings its entries name against
+ * ELFDW_LINE_STRINGS_PER_BYTE times the tables' bytes (-E2BIG past it).
+ * -ENODATA, -ERANGE, -EINVAL, -E2BIG (explained in d), -ENOMEM.  On
+ * failure h holds nothing to release.
  */
 int elfdw_line_header_read(const struct elfdw_sections *s, uint64_t off,
 			   unsigned flags, struct elfdw_line_header *h,

@@ -11,7 +11,12 @@
  * header's own length.  A DWARF 5 table's count is checked against the
  * bytes left (each entry takes at least the minimal size of its forms),
  * so a header claiming a million entries in a few bytes fails before it
- * allocates anything.
+ * allocates anything: what it allocates (16 bytes an entry) is
+ * proportional to its bytes.  The strings its entries name in
+ * .debug_line_str and .debug_str are bounded the same way
+ * (ELFDW_LINE_STRINGS_PER_BYTE): entries are a few bytes each but may
+ * all name one long string, or a suffix of it each, and every string is
+ * searched for its end.
  */
 #include "elfdw_internal.h"
 
@@ -42,11 +47,13 @@ static int add_file(struct tables *t, const char *name, uint64_t dir)
 	return EMBER_VEC_PUSH(t->files, t->nfiles, t->files_alloc, f);
 }
 
-/* What the readers of one header share. */
+/* What the readers of one header share; strings_left: the bytes of
+ * strings its tables may still name (see elfdw_line_header_read). */
 struct reader {
 	const struct elfdw_sections *s;
 	struct elfdw_line_header *h;
 	struct ember_diag *d;
+	uint64_t strings_left;
 };
 
 #define FAIL(r, err, what)                                                   \
@@ -55,7 +62,7 @@ struct reader {
 
 /* DWARF 2-4: NUL-terminated lists; each file has three ULEB128s after
  * its name (directory, time, size). */
-static int read_v4_tables(const struct reader *r, const uint8_t **p,
+static int read_v4_tables(struct reader *r, const uint8_t **p,
 			  const uint8_t *end, struct tables *t)
 {
 	const char *s;
@@ -96,16 +103,34 @@ static unsigned form_min_size(uint64_t form, unsigned offset_size)
 	}
 }
 
-/* A string at offset off of a string section. */
-static int sect_str(const struct elfdw_sect *sect, uint64_t off, const char **out)
+/* A string at offset off of a string section, counted against the
+ * strings the header may name: no search past what is left of them. */
+static int sect_str(struct reader *r, const struct elfdw_sect *sect, uint64_t off,
+		    const char **out)
 {
-	int err = elfdw_sect_string(sect, off, out);
+	const uint8_t *p, *nul;
+	uint64_t n;
 
-	return err == -EOPNOTSUPP ? -EINVAL : err; /* no section: malformed */
+	if (!sect->data || off >= sect->size)
+		return -EINVAL; /* no section, or outside it: malformed */
+	p = sect->data + off;
+	n = sect->size - off < r->strings_left ? sect->size - off : r->strings_left;
+	nul = memchr(p, 0, (size_t)n);
+	if (!nul && n == r->strings_left)
+		return EMBER_FAIL(r->d, -E2BIG,
+				  "line program at 0x%llx: its tables name more than %llu bytes of strings",
+				  (unsigned long long)r->h->off,
+				  (unsigned long long)r->h->strings + r->strings_left);
+	if (!nul)
+		return -ENODATA;
+	r->strings_left -= (uint64_t)(nul - p) + 1;
+	r->h->strings += (uint64_t)(nul - p) + 1;
+	*out = (const char *)p;
+	return 0;
 }
 
 /* One value of a DWARF 5 entry: a string (*str) or a number (*num). */
-static int read_form(const struct reader *r, const uint8_t **p,
+static int read_form(struct reader *r, const uint8_t **p,
 		     const uint8_t *end, uint64_t form, const char **str,
 		     uint64_t *num)
 {
@@ -121,8 +146,8 @@ static int read_form(const struct reader *r, const uint8_t **p,
 	case DW_FORM_line_strp:
 	case DW_FORM_strp:
 		err = elfdw_read_un(p, end, r->h->offset_size, &v);
-		return err ? err : sect_str(form == DW_FORM_line_strp ? &r->s->line_str
-						: &r->s->str, v, str);
+		return err ? err : sect_str(r, form == DW_FORM_line_strp ? &r->s->line_str
+						   : &r->s->str, v, str);
 	case DW_FORM_udata:
 		return elfdw_read_uleb(p, end, num);
 	case DW_FORM_data1: case DW_FORM_data2: case DW_FORM_data4:
@@ -147,7 +172,7 @@ struct format {
 	uint64_t bad_form;	/* a form entries may not use, or 0 */
 };
 
-static int read_format(const struct reader *r, const uint8_t **p,
+static int read_format(struct reader *r, const uint8_t **p,
 		       const uint8_t *end, struct format *f)
 {
 	int err = elfdw_read_u8(p, end, &f->n);
@@ -176,7 +201,7 @@ static int read_format(const struct reader *r, const uint8_t **p,
 }
 
 /* One entry: its path and directory index. */
-static int read_entry(const struct reader *r, const uint8_t **p,
+static int read_entry(struct reader *r, const uint8_t **p,
 		      const uint8_t *end, const struct format *f,
 		      const char **path, uint64_t *dir)
 {
@@ -187,6 +212,8 @@ static int read_entry(const struct reader *r, const uint8_t **p,
 		uint64_t v;
 		int err = read_form(r, p, end, f->pair[i][1], &s, &v);
 
+		if (err == -E2BIG)
+			return err;
 		if (err)
 			return FAIL(r, err, "entry truncated");
 		if (f->pair[i][0] == DW_LNCT_path)
@@ -201,7 +228,7 @@ static int read_entry(const struct reader *r, const uint8_t **p,
 }
 
 /* DWARF 5: a directory or file table (an entry format, then entries). */
-static int read_v5_table(const struct reader *r, const uint8_t **p,
+static int read_v5_table(struct reader *r, const uint8_t **p,
 			 const uint8_t *end, struct tables *t, bool files)
 {
 	struct format f;
@@ -237,7 +264,7 @@ static int read_v5_table(const struct reader *r, const uint8_t **p,
 }
 
 /* The fixed fields after header_length (§6.2.4 items 5-11). */
-static int read_params(const struct reader *r, const uint8_t **p,
+static int read_params(struct reader *r, const uint8_t **p,
 		       const uint8_t *end)
 {
 	struct elfdw_line_header *h = r->h;
@@ -273,7 +300,7 @@ static int read_params(const struct reader *r, const uint8_t **p,
 
 /* From unit_length to header_length: *p at the parameters, *hend where
  * the header ends (the program starts). */
-static int read_prologue(const struct reader *r, const uint8_t **p,
+static int read_prologue(struct reader *r, const uint8_t **p,
 			 const uint8_t **hend)
 {
 	struct elfdw_line_header *h = r->h;
@@ -312,11 +339,13 @@ static int read_prologue(const struct reader *r, const uint8_t **p,
 	return 0;
 }
 
-static int read_tables(const struct reader *r, const uint8_t **p,
+static int read_tables(struct reader *r, const uint8_t **p,
 		       const uint8_t *end, struct tables *t)
 {
 	int err;
 
+	r->strings_left = ELFDW_LINE_STRINGS_PER_BYTE * (uint64_t)(end - *p) +
+			  ELFDW_LINE_STRINGS_MIN;
 	if (r->h->version < 5)
 		return read_v4_tables(r, p, end, t);
 	err = read_v5_table(r, p, end, t, false);
@@ -328,7 +357,7 @@ int elfdw_line_header_read(const struct elfdw_sections *s, uint64_t off,
 			   struct ember_diag *d)
 {
 	struct elfdw_line_header h = { .off = off };
-	struct reader r = { s, &h, d };
+	struct reader r = { s, &h, d, 0 };
 	struct tables t = { 0 };
 	const uint8_t *p, *hend = NULL;
 	int err;

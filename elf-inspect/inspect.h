@@ -85,12 +85,44 @@ const char *inspect_flags_str(const struct inspect_info *info, char *buf,
 /*
  * Call cb once for each distinct source file the DWARF in fd names (the
  * line tables' file entries and each unit's DW_AT_name, made absolute with
- * DW_AT_comp_dir and canonicalized by inspect_path_canonical()).  path is
- * valid only during the call.  A non-zero return from cb stops the walk
- * and is returned.  Returns 0, a negative errno or -INSPECT_ERR_BAD_DWARF.
+ * DW_AT_comp_dir and canonicalized by inspect_path_canonical()), in
+ * strcmp order.  path is valid only during the call.  A non-zero return
+ * from cb stops the walk and is returned.  Returns 0, a negative errno or
+ * -INSPECT_ERR_BAD_DWARF; -E2BIG past a limit of inspect_sources_opts
+ * (the defaults here).
  */
 int inspect_list_sources(int fd, int (*cb)(const char *path, void *arg),
 			 void *arg);
+
+/* A path longer than this names no file (PATH_MAX): not listed. */
+#define INSPECT_PATH_MAX 4096
+
+/*
+ * The limits of a listing, for files from anybody: what it may inflate,
+ * keep and do.  Fields at 0 take the defaults; NULL options are all
+ * defaults.
+ */
+struct inspect_sources_opts {
+	size_t sz;		/* sizeof(struct inspect_sources_opts) */
+	/* A compressed DWARF section whose header says it inflates past
+	 * this is refused before anything is inflated (-E2BIG).  Default
+	 * 1 GiB (ELFDW_MAX_INFLATE_DEFAULT); UINT64_MAX: no limit. */
+	uint64_t max_section_bytes;
+	/* The distinct paths listed, each with its NUL, may add up to this
+	 * (-E2BIG past it).  Default 64 MiB. */
+	uint64_t max_names_bytes;
+	/* Why -E2BIG (or an unreadable section), for the uploader; may be
+	 * NULL.  Every path joined (before duplicates are dropped) counts
+	 * too: at most 64 times the file's .debug_line and .debug_info plus
+	 * 64 MiB, so that no line table can make the listing work more than
+	 * its bytes say (a million entries of one long path). */
+	struct ember_diag *diag;
+};
+
+#define INSPECT_MAX_NAMES_DEFAULT ((uint64_t)64 << 20)
+
+int inspect_list_sources_opts(int fd, const struct inspect_sources_opts *opts,
+			      int (*cb)(const char *path, void *arg), void *arg);
 
 /*
  * Canonicalize an absolute path in place, lexically: collapse "//", drop

@@ -22,15 +22,19 @@ int inspect_each_section(Elf *elf, int (*cb)(const char *name, Elf_Scn *scn,
 			 void *arg);
 
 /*
- * Call cb(dir, name) for each file entry of the line program at offset in
- * s->line (dir is absolute when the unit says where it is, else relative
- * or NULL; name may itself be absolute).  comp_dir is the unit's
- * DW_AT_comp_dir (DWARF 2-4 directory 0).  Reads the header only.
- * Returns 0, an input error (elfdw_err_input) for a malformed header,
- * -ENOMEM, or cb's non-zero return.
+ * Call cb(base, dir, name) for each file entry of the line program at
+ * offset in s->line: the entry's name (which may itself be absolute),
+ * its directory (or NULL), and the directory that one is relative to
+ * (the unit's, when dir is relative; else NULL): the path is base/dir/name
+ * without the parts that are NULL.  comp_dir is the unit's
+ * DW_AT_comp_dir (DWARF 2-4 directory 0).  Reads the header only, and
+ * joins nothing: cb does, bounded.  Returns 0, an input error
+ * (elfdw_err_input) for a malformed header, -ENOMEM, or cb's non-zero
+ * return.
  */
+typedef int (*inspect_file_fn)(const char *base, const char *dir, const char *name,
+			       void *arg);
 int inspect_line_files(const struct elfdw_sections *s, uint64_t offset,
-		       const char *comp_dir,
-		       int (*cb)(const char *dir, const char *name, void *arg), void *arg);
+		       const char *comp_dir, inspect_file_fn cb, void *arg);
 
 #endif /* EMBER_INSPECT_INTERNAL_H */

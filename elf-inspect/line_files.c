@@ -7,13 +7,12 @@
  *
  * Directory 0 is the unit's: before DWARF 5 it is implicit (the unit's
  * DW_AT_comp_dir) and the header's list starts at 1; from DWARF 5 on the
- * header lists it first.  A relative directory is joined to it.
+ * header lists it first.  A relative directory is joined to it (by the
+ * caller, which bounds what it joins: sources.c).
  */
 #include "inspect_internal.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 /* The directory of file entry f, as the header numbers them. */
 static const char *file_dir(const struct elfdw_line_header *h,
@@ -27,29 +26,21 @@ static const char *file_dir(const struct elfdw_line_header *h,
 }
 
 static int emit(const struct elfdw_line_header *h, const char *comp_dir,
-		int (*cb)(const char *dir, const char *name, void *arg), void *arg)
+		inspect_file_fn cb, void *arg)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < h->nfiles && !err; i++) {
 		const char *dir = file_dir(h, &h->files[i], comp_dir);
-		char *joined;
+		bool relative = dir && dir[0] != '/' && comp_dir;
 
-		if (!dir || dir[0] == '/' || !comp_dir) {
-			err = cb(dir, h->files[i].name, arg);
-			continue;
-		}
-		if (asprintf(&joined, "%s/%s", comp_dir, dir) < 0)
-			return -ENOMEM;
-		err = cb(joined, h->files[i].name, arg);
-		free(joined);
+		err = cb(relative ? comp_dir : NULL, dir, h->files[i].name, arg);
 	}
 	return err;
 }
 
 int inspect_line_files(const struct elfdw_sections *s, uint64_t offset,
-		       const char *comp_dir,
-		       int (*cb)(const char *dir, const char *name, void *arg), void *arg)
+		       const char *comp_dir, inspect_file_fn cb, void *arg)
 {
 	struct elfdw_line_header h;
 	int err = elfdw_line_header_read(s, offset, ELFDW_LINE_TABLES, &h, NULL);

@@ -131,8 +131,8 @@ static void *worker_run(void *arg)
 
 /* The main thread's half of one unit through libdw: a new sym_unit, or
  * NULL with *err. */
-static struct sym_unit *unit_start(struct pipeline *p, Dwarf_Die *cudie,
-				   int *err)
+/* A new unit, its intervals charged to the build's budget. */
+static struct sym_unit *unit_new(struct pipeline *p, int *err)
 {
 	struct sym_unit *u = calloc(1, sizeof(*u));
 
@@ -140,6 +140,17 @@ static struct sym_unit *unit_start(struct pipeline *p, Dwarf_Die *cudie,
 		*err = -ENOMEM;
 		return NULL;
 	}
+	u->scopes.budget = u->lines.budget = p->b->budget;
+	return u;
+}
+
+static struct sym_unit *unit_start(struct pipeline *p, Dwarf_Die *cudie,
+				   int *err)
+{
+	struct sym_unit *u = unit_new(p, err);
+
+	if (!u)
+		return NULL;
 	*err = sym_libdw_walk_unit(&p->wc, cudie, u);
 	if (*err) {
 		sym_unit_free(u);
@@ -158,12 +169,10 @@ static struct sym_unit *unit_start_reader(struct pipeline *p,
 	struct sym_index *idx = p->b->idx;
 	size_t nnodes = idx->nnodes, nfunctions = idx->nfunctions,
 	       ninlined = idx->ninlined;
-	struct sym_unit *u = calloc(1, sizeof(*u));
+	struct sym_unit *u = unit_new(p, err);
 
-	if (!u) {
-		*err = -ENOMEM;
+	if (!u)
 		return NULL;
-	}
 	*err = sym_die_walk_unit(r, du, &p->wc, u);
 	if (!*err) {
 		idx->units_read++;
@@ -195,12 +204,33 @@ static bool worker_behind(struct pipeline *p)
 	return behind;
 }
 
+/* A unit whose line program an earlier unit took the rows of keeps its
+ * files and leaves the rows (budget.c says why). */
+static int unit_claim_rows(struct pipeline *p, struct sym_unit *u)
+{
+	int rc;
+
+	if (!u->has_lines || !p->b->budget)
+		return 0;
+	rc = sym_budget_program_seen(p->b->budget, u->stmt_off);
+	if (rc == 1) {
+		u->has_lines = false;
+		p->b->idx->lines_shared++;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* Pass a started unit on to the worker (its rows read here when the
  * worker is behind), or finish it here if there is no worker. */
 static int unit_hand_over(struct pipeline *p, struct sym_unit *u,
 			  bool threaded)
 {
-	int err = 0;
+	int err = unit_claim_rows(p, u);
+
+	if (err) {
+		sym_unit_free(u);
+		return err;
+	}
 
 	if (threaded) {
 		if (worker_behind(p)) {
@@ -285,10 +315,12 @@ static int walk_all(struct pipeline *p, Dwarf *dw, bool threaded)
 	memset(&r, 0, sizeof(r));
 	if (!(p->b->flags & SYM_BUILD_LIBDW_ONLY))
 		err = sym_die_open(&r, dw, p->ctx);
+	r.budget = p->b->budget;
 	if (!err)
 		err = walk_units_reader(p, &r, threaded);
 	else if (err == -EOPNOTSUPP)
 		err = walk_units(p, dw, threaded);
+	p->b->idx->abbrev_parses += r.abbrev_parses;
 	sym_die_release(&r);
 	return err;
 }

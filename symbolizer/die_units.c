@@ -5,7 +5,10 @@
  * header read again by the ELF/DWARF layer (elfdw_unit_header) and
  * checked against libdw's, the bases of its unit DIE (elfdw_unit_open),
  * a cache of parsed abbreviation tables, and reading a DIE of any unit
- * (a reference across units).
+ * (a reference across units).  The bytes of every table parsed count
+ * toward the build's work (budget.c): units may name any offsets of
+ * .debug_abbrev, and a cache of a few tables can be made to miss on
+ * every unit.
  *
  * A unit this reader cannot handle (DWARF 64, an unknown version or
  * address size, a header that disagrees with libdw's, split DWARF) is
@@ -61,6 +64,9 @@ static int unit_room(struct sym_die_reader *r)
 		r->chunks = v;
 		r->nchunks = (c + 1) * 2;
 	}
+	if (sym_budget_charge(r->budget, SYM_DIE_CHUNK * sizeof(**r->chunks),
+			      "unit records"))
+		return -E2BIG;
 	r->chunks[c] = malloc(SYM_DIE_CHUNK * sizeof(**r->chunks));
 	return r->chunks[c] ? 0 : -ENOMEM;
 }
@@ -240,6 +246,14 @@ int sym_die_unit_abbrevs(struct sym_die_reader *r, struct sym_die_unit *u,
 	t = cache_victim(r);
 	err = elfdw_abbrevs_read(t, &sym_die_schema, &r->s->abbrev, u->u.abbrev_off,
 				 u->u.addr_size, u->u.version, &r->diag);
+	r->abbrev_parses++;
+	/* units may name any offsets, a cache of a few tables thrash: the
+	 * build's work budget bounds the parsing */
+	if (t->end > t->off &&
+	    sym_budget_work(r->budget, t->end - t->off, "abbreviation tables")) {
+		t->addr_size = 0; /* parsed, but not for use */
+		return -E2BIG;
+	}
 	if (err) {
 		u->state = SYM_DIE_UNIT_BAD;
 		return err;

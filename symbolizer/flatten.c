@@ -23,9 +23,29 @@ void sym_ivals_release(struct sym_ivals *iv)
 {
 	if (!iv)
 		return;
+	sym_budget_give(iv->budget, iv->alloc * sizeof(*iv->v));
 	free(iv->v);
 	iv->v = NULL;
 	iv->n = iv->alloc = 0;
+}
+
+int sym_ivals_reserve(struct sym_ivals *iv, size_t need)
+{
+	size_t was = iv->alloc, n = was ? was : 16;
+	int err;
+
+	if (need <= was)
+		return 0;
+	while (n < need)
+		n = n > SIZE_MAX / 2 ? need : 2 * n;
+	if (n > SIZE_MAX / sizeof(*iv->v))
+		return -E2BIG;
+	err = sym_budget_charge(iv->budget, (n - was) * sizeof(*iv->v), "intervals");
+	if (!err)
+		err = ember_vec_reserve((void **)&iv->v, &iv->alloc, n, sizeof(*iv->v));
+	if (err) /* (ember_vec_reserve grows as above: alloc is n now) */
+		sym_budget_give(iv->budget, (n - was) * sizeof(*iv->v));
+	return err;
 }
 
 /* Outer scopes before the scopes they contain: by start, depth, end
@@ -70,13 +90,12 @@ static void merge_runs(const struct sym_ival *a, size_t na,
 static int sort_scopes(struct sym_ivals *scopes, struct sym_ivals *tmp)
 {
 	size_t n = scopes->n, runs = 2;
+	int err;
 
 	if (n < 2 || run_end(scopes->v, 0, n) == n)
 		return 0;
-	while (tmp->alloc < n)
-		if (ember_vec_grow((void **)&tmp->v, &tmp->alloc, tmp->alloc,
-				 sizeof(*tmp->v)))
-			return -ENOMEM;
+	if ((err = sym_ivals_reserve(tmp, n)))
+		return err;
 	while (runs > 1) {
 		struct sym_ivals t = *scopes;
 
@@ -189,9 +208,7 @@ static bool order_runs(struct sym_ivals *lines, struct sym_ivals *spare)
 		qsort(runs, nruns, sizeof(*runs), run_cmp);
 		for (size_t k = 1; k < nruns && ok; k++)
 			ok = runs[k].lo >= runs[k - 1].hi;
-		while (ok && spare->alloc < lines->n)
-			ok = ember_vec_grow((void **)&spare->v, &spare->alloc,
-					  spare->alloc, sizeof(*spare->v)) == 0;
+		ok = ok && sym_ivals_reserve(spare, lines->n) == 0;
 		for (size_t k = 0; ok && k < nruns; k++) {
 			memcpy(spare->v + w, lines->v + runs[k].first,
 			       runs[k].n * sizeof(*spare->v));
@@ -241,14 +258,31 @@ static bool seg_is_gap(const struct sym_seg *s)
 	return seg_equal(s, &seg_gap);
 }
 
+/* Segments the budget is charged for at a time (1.5 MB). */
+#define SEGS_CHARGE ((size_t)1 << 16)
+
+static int segs_charge(struct sym_build *b)
+{
+	int err = sym_budget_charge(b->budget,
+				    SEGS_CHARGE * (sizeof(uint64_t) + sizeof(struct sym_seg)),
+				    "segments");
+
+	if (!err)
+		b->segs_charged += SEGS_CHARGE;
+	return err;
+}
+
 static inline int seg_push(struct sym_build *b, uint64_t start,
 			   struct sym_seg s)
 {
 	struct sym_index *idx = b->idx;
 	size_t n = idx->nsegs;
+	int err;
 
 	if (n > b->block_first && seg_equal(&idx->segs[n - 1], &s))
 		return 0;
+	if (n + 1 > b->segs_charged && (err = segs_charge(b)))
+		return err;
 	if (((n + 1) * sizeof(uint64_t) > idx->seg_start_map &&
 	     sym_big_grow((void **)&idx->seg_start, &idx->seg_start_map,
 			  (n + 1) * sizeof(uint64_t))) ||
@@ -275,6 +309,10 @@ static int block_close(struct sym_build *b, uint64_t end)
 		return err;
 	blk = (struct sym_block){ b->idx->seg_start[b->block_first],
 				  b->block_first, b->idx->nsegs - b->block_first };
+	if (b->nblocks == b->blocks_alloc &&
+	    (err = sym_budget_charge(b->budget, (b->blocks_alloc ? b->blocks_alloc : 16) *
+					    sizeof(blk), "segment blocks")))
+		return err;
 	err = EMBER_VEC_PUSH(b->blocks, b->nblocks, b->blocks_alloc, blk);
 	b->block_first = b->idx->nsegs;
 	return err;
@@ -502,12 +540,22 @@ static void join_blocks(struct sym_index *idx, const size_t *sizes,
 	idx->nsegs = on;
 }
 
+/* The bytes split_blocks and order_blocks take (at most). */
+static uint64_t finish_bytes(const struct sym_build *b)
+{
+	return (uint64_t)(b->nblocks + 1) * (2 * sizeof(struct sym_block) + sizeof(size_t)) +
+	       (uint64_t)(b->idx->nsegs + 1) * (sizeof(uint64_t) + sizeof(struct sym_seg));
+}
+
 int sym_flatten_finish(struct sym_build *b)
 {
 	struct sym_index *idx = b->idx;
 	struct block_lists l = { 0 };
-	int err;
+	uint64_t scratch = finish_bytes(b);
+	int err = sym_budget_charge(b->budget, scratch, "ordering the segments");
 
+	if (err)
+		return err;
 	/* Every segment belongs to a block: the table is their concatenation. */
 	err = split_blocks(b, &l);
 	if (!err && l.nside)
@@ -520,6 +568,7 @@ int sym_flatten_finish(struct sym_build *b)
 	free(l.main);
 	free(l.side);
 	free(l.sizes);
+	sym_budget_give(b->budget, scratch);
 	return err;
 }
 

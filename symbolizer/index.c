@@ -8,9 +8,11 @@
  */
 #include "sym_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 /* Whether name id idx is the string at strtab offset *key. */
 static bool name_equal(const void *ctx, size_t idx, const void *key)
@@ -38,6 +40,12 @@ int sym_index_add_name(struct sym_index *idx, const char *raw,
 	found = ember_hset_find(&idx->name_set, h, name_equal, idx->names, &off32);
 	if (found == SIZE_MAX) {
 		found = idx->nnames;
+		/* each name: its id, its set slots, its two demangled texts */
+		if (idx->nnames == idx->names_alloc &&
+		    (err = sym_budget_charge(idx->budget, (idx->names_alloc ? idx->names_alloc : 16) *
+						     (sizeof(*idx->names) + 16 + 2 * sizeof(void *)),
+					     "names")))
+			return err;
 		err = EMBER_VEC_PUSH(idx->names, idx->nnames, idx->names_alloc, off32);
 		if (!err)
 			err = ember_hset_insert(&idx->name_set, h, found);
@@ -50,10 +58,19 @@ int sym_index_add_name(struct sym_index *idx, const char *raw,
 	return 0;
 }
 
+/* Nodes the budget is charged for at a time (192 KB). */
+#define NODES_CHARGE ((size_t)4096)
+
 int sym_index_add_node(struct sym_index *idx, const struct sym_node *n)
 {
 	size_t need = (idx->nnodes + 1) * sizeof(*n);
+	int err;
 
+	if (idx->nnodes + 1 > idx->nodes_charged) {
+		if ((err = sym_budget_charge(idx->budget, NODES_CHARGE * sizeof(*n), "nodes")))
+			return err;
+		idx->nodes_charged += NODES_CHARGE;
+	}
 	if (need > idx->nodes_map &&
 	    sym_big_grow((void **)&idx->nodes, &idx->nodes_map, need))
 		return -ENOMEM;
@@ -65,10 +82,36 @@ int sym_index_add_node(struct sym_index *idx, const struct sym_node *n)
 	return 0;
 }
 
+/* The bytes of the file open on fd (0 if fstat fails). */
+static uint64_t file_bytes(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Before libdw inflates anything: no DWARF section of dw_elf inflates
+ * past the limit, and the budget holds them all; the work allowed is
+ * set by the bytes read (both files, the inflated sections). */
+static int dwarf_sections_fit(struct sym_build *b, const struct sym_elf *dw_file,
+			      uint64_t other_bytes)
+{
+	uint64_t inflated = 0;
+	int err = elfdw_inflate_check(dw_file->elf, NULL, b->max_section, &inflated,
+				      &b->budget->diag);
+
+	if (err == -E2BIG)
+		atomic_store(&b->budget->exceeded, true); /* its why is recorded */
+	if (err)
+		return err == -EINVAL ? -SYM_ERR_BAD_ELF : err;
+	sym_budget_set_input(b->budget, file_bytes(dw_file->fd) + other_bytes + inflated);
+	return sym_budget_charge(b->budget, inflated, "inflated DWARF sections");
+}
+
 /* Scopes and lines of dw_elf, flattened unit by unit into b; the symbol
  * tables of syms read meanwhile on the pipeline's worker. */
 static int index_dwarf(struct sym_build *b, const struct sym_elf *dw_file,
-		       struct sym_symjob *syms)
+		       uint64_t other_bytes, struct sym_symjob *syms)
 {
 	struct elfdw_ranges exec = { 0 };
 	Elf *dw_elf = dw_file->elf;
@@ -76,6 +119,9 @@ static int index_dwarf(struct sym_build *b, const struct sym_elf *dw_file,
 	int err;
 
 	sym_pages_init(&b->pages, dw_file);
+	err = dwarf_sections_fit(b, dw_file, other_bytes);
+	if (err)
+		return err;
 	err = elfdw_exec_sections(dw_elf, &exec);
 	if (err) {
 		free(exec.r);
@@ -140,7 +186,7 @@ static int index_read(struct sym_build *b, const char *path,
 		if (err && err != -ENOENT)
 			goto out;
 	}
-	err = sym_symjob_prepare(&syms, main_elf.elf, dbg.elf);
+	err = sym_symjob_prepare(&syms, main_elf.elf, dbg.elf, b->budget, b->max_section);
 	if (err)
 		goto out;
 	/* A debug file found here has DWARF: sym_debug_find checked. */
@@ -148,8 +194,11 @@ static int index_read(struct sym_build *b, const char *path,
 		const struct sym_elf *dw_file = dbg.elf ? &dbg : &main_elf;
 
 		idx->debug_path = strdup(dw_file->path);
-		err = idx->debug_path ? index_dwarf(b, dw_file, &syms) : -ENOMEM;
+		err = idx->debug_path
+			? index_dwarf(b, dw_file, dbg.elf ? file_bytes(main_elf.fd) : 0, &syms)
+			: -ENOMEM;
 	} else {
+		sym_budget_set_input(b->budget, file_bytes(main_elf.fd));
 		err = sym_gopclntab_collect(b, main_elf.elf); /* DWARF wins */
 	}
 	if (!err)
@@ -161,6 +210,29 @@ out:
 	return err;
 }
 
+/* Field f of the caller's options when its struct has it, else 0. */
+#define OPT(o, f)                                                            \
+	((o) && (o)->sz >= offsetof(struct sym_open_opts, f) + sizeof((o)->f) \
+		 ? (o)->f : 0)
+
+/* A build refused by a limit: logged, and explained in the caller's diag. */
+static void report_limit(const char *path, const struct sym_budget *budget,
+			 const struct sym_open_opts *opts)
+{
+	struct ember_diag *d = OPT(opts, diag);
+
+	pr_warn("symbolizer: '%s': %s", path, budget->why);
+	if (d)
+		(void)EMBER_FAIL(d, -E2BIG, "%s", budget->why);
+}
+
+/* The budget's share in the build's arrays. */
+static void build_budget(struct sym_build *b, struct sym_budget *budget)
+{
+	b->budget = b->idx->budget = b->idx->strtab.budget = budget;
+	b->scopes.budget = b->lines.budget = b->inner.budget = b->spare.budget = budget;
+}
+
 /*
  * Build the index.  The files are closed (and their pages unmapped)
  * before the segment blocks are joined, so the two phases' memory never
@@ -169,9 +241,18 @@ out:
 static int index_build(struct sym_index *idx, const char *path,
 		       const struct sym_open_opts *opts, unsigned flags)
 {
-	struct sym_build b = { .idx = idx, .flags = flags };
-	int err = index_read(&b, path, opts);
+	struct sym_build b = { .idx = idx, .flags = flags,
+			       .max_section = OPT(opts, max_section_bytes) };
+	struct sym_budget budget;
+	int err;
 
+	if (!b.max_section)
+		b.max_section = ELFDW_MAX_INFLATE_DEFAULT;
+	err = sym_budget_init(&budget, OPT(opts, max_bytes));
+	if (err)
+		return err;
+	build_budget(&b, &budget);
+	err = index_read(&b, path, opts);
 	if (!err)
 		err = sym_flatten_finish(&b);
 	sym_build_release(&b);
@@ -179,6 +260,10 @@ static int index_build(struct sym_index *idx, const char *path,
 		err = sym_index_build_buckets(idx);
 	if (!err && idx->nsegs == 0 && idx->nsymtab == 0 && idx->ndynsym == 0)
 		err = -SYM_ERR_NO_SYMBOLS;
+	if (err == -E2BIG && budget.why[0])
+		report_limit(path, &budget, opts);
+	idx->budget = idx->strtab.budget = NULL;
+	sym_budget_release(&budget);
 	return err;
 }
 

@@ -257,6 +257,30 @@ static int run_program(const struct elfdw_line_header *h, sym_line_row_fn fn,
 	return rc < 0 ? rc : 0;
 }
 
+/* Whether the build's budget refused something (an -E2BIG that is not
+ * the input's). */
+static bool budget_out(const struct sym_index *idx)
+{
+	return idx->budget && atomic_load(&idx->budget->exceeded);
+}
+
+/* The header's file table interned into files; the header and the
+ * strings it named count toward the build's work (every unit naming it
+ * reads it again). */
+static int read_files(struct sym_index *idx, const struct elfdw_sections *s,
+		      const struct elfdw_line_header *h, const char *comp_dir,
+		      struct sym_unit_files *files, struct ember_diag *d)
+{
+	uint64_t read = (uint64_t)(h->program - (s->line.data + h->off)) + h->strings;
+	int err = sym_budget_work(idx->budget, read, "line tables");
+
+	if (!err && (err = intern_files(idx, h, comp_dir, files)) == -E2BIG &&
+	    !budget_out(idx))
+		(void)EMBER_FAIL(d, err, "line program at 0x%llx: a path longer than %u bytes",
+				 (unsigned long long)h->off, PATH_CAP);
+	return err;
+}
+
 int sym_line_program_read(struct sym_index *idx, const struct elfdw_sections *s,
 			  uint64_t offset, const char *comp_dir,
 			  struct sym_unit_files *files, sym_line_row_fn fn,
@@ -272,9 +296,8 @@ int sym_line_program_read(struct sym_index *idx, const struct elfdw_sections *s,
 	err = elfdw_line_header_read(s, offset, files ? ELFDW_LINE_TABLES : 0, &h, d);
 	if (err)
 		return err;
-	if (files && (err = intern_files(idx, &h, comp_dir, files)) == -E2BIG)
-		(void)EMBER_FAIL(d, err, "line program at 0x%llx: a path longer than %u bytes",
-			   (unsigned long long)offset, PATH_CAP);
+	if (files)
+		err = read_files(idx, s, &h, comp_dir, files, d);
 	if (!err && fn && (err = run_program(&h, fn, arg)) == -EINVAL)
 		(void)EMBER_FAIL(d, err, "line program at 0x%llx: an opcode runs past the unit",
 			   (unsigned long long)offset);

@@ -57,9 +57,14 @@ static bool str_equal(const void *ctx, size_t idx, const void *key)
 	return t[0] == k->s[0] && strncmp(t, k->s, k->n) == 0 && t[k->n] == '\0';
 }
 
+/* A new string's share of the hash set (a slot of 8 bytes, at most half
+ * full), charged with its bytes. */
+#define SET_BYTES 16
+
 static int64_t strtab_append(struct sym_strtab *st, const char *s, size_t n)
 {
 	size_t off = st->len;
+	int err;
 
 	if (st->len + n + 1 > UINT32_MAX - 2)
 		return -E2BIG;
@@ -69,12 +74,18 @@ static int64_t strtab_append(struct sym_strtab *st, const char *s, size_t n)
 
 		while (st->len + n + 1 > na)
 			na *= 2;
+		if ((err = sym_budget_charge(st->budget, na - st->alloc, "strings")))
+			return err;
 		p = realloc(st->data, na);
-		if (!p)
+		if (!p) {
+			sym_budget_give(st->budget, na - st->alloc);
 			return -ENOMEM;
+		}
 		st->data = p;
 		st->alloc = na;
 	}
+	if ((err = sym_budget_charge(st->budget, SET_BYTES, "strings")))
+		return err;
 	memcpy(st->data + off, s, n);
 	st->data[off + n] = '\0';
 	st->len += n + 1;
@@ -91,6 +102,8 @@ int64_t sym_strtab_intern(struct sym_strtab *st, const char *s)
 
 	if (k.n == 0)
 		return 0;
+	if ((err = sym_budget_work(st->budget, k.n, "strings")))
+		return err;
 	h = ember_hash(&st->set.key, s, k.n);
 	found = ember_hset_find(&st->set, h, str_equal, st->data, &k);
 	if (found != SIZE_MAX)

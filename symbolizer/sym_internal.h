@@ -38,6 +38,45 @@
  * sym_die_open).
  */
 
+/* ---- what bounds a build (budget.c) -------------------------------------
+ *
+ * The bytes a build holds (sym_open_opts.max_bytes) and the work it does
+ * reading strings and tables (64 times its input), both checked before
+ * they grow; past either, -E2BIG and why.  Charged by both threads.
+ */
+struct sym_budget {
+	uint64_t max_bytes;		/* 0: no limit */
+	_Atomic uint64_t bytes;		/* held now */
+	uint64_t max_work, work;	/* main thread only */
+	_Atomic bool exceeded;		/* the first refusal is recorded */
+	struct ember_diag diag;
+	char why[200];
+	/* Main thread: the line programs whose rows a unit took, by offset
+	 * (indexes into programs[] in a keyed set): a unit naming one again
+	 * takes its files, not its rows (unit_lines.c). */
+	struct ember_hset program_set;
+	uint64_t *programs;
+	size_t nprograms, programs_alloc;
+};
+
+/* 0, or the error of drawing the set's key; release with _release. */
+int sym_budget_init(struct sym_budget *b, uint64_t max_bytes);
+void sym_budget_release(struct sym_budget *b);
+/* Whether the rows of the line program at off were taken by a unit
+ * already: 1 if so, 0 if not (and now they are), -ENOMEM. */
+int sym_budget_program_seen(struct sym_budget *b, uint64_t off);
+/* The work allowed for input_bytes of input. */
+void sym_budget_set_input(struct sym_budget *b, uint64_t input_bytes);
+/* Charge n bytes before allocating them, for what ("segments"): 0, or
+ * -E2BIG past max_bytes (or after any refusal).  b may be NULL. */
+int sym_budget_charge(struct sym_budget *b, uint64_t n, const char *what);
+void sym_budget_give(struct sym_budget *b, uint64_t n);
+/* Count n bytes read of what ("line table at 0x..."): 0 or -E2BIG. */
+int sym_budget_work(struct sym_budget *b, uint64_t n, const char *what);
+/* A limit of limit bytes read for what, hit elsewhere: -E2BIG, recorded
+ * when it is the first refusal. */
+int sym_budget_fail(struct sym_budget *b, const char *what, uint64_t limit);
+
 /* ---- growable arrays --------------------------------------------------- */
 
 /* Small growable arrays are common.h's EMBER_VEC_PUSH. */
@@ -52,6 +91,7 @@ struct sym_strtab {
 	char *data;
 	size_t len, alloc;
 	struct ember_hset set;	/* of the strings' offsets; unset when loaded */
+	struct sym_budget *budget; /* a build's: bytes and work charged */
 };
 
 int sym_strtab_init(struct sym_strtab *st);
@@ -139,6 +179,12 @@ struct sym_index {
 	uint8_t build_id[EMBER_BUILD_ID_MAX];
 	size_t build_id_len;
 	char *debug_path;
+
+	struct sym_budget *budget;	/* the build's; NULL after it */
+	size_t nodes_charged;		/* nodes the budget was charged for */
+	size_t lines_shared;		/* units whose line program an earlier
+					   unit's rows were read from */
+	size_t abbrev_parses;		/* abbreviation tables parsed */
 
 	/* A loaded index (index_file.c): the arrays above point into this
 	 * read-only mapping of its file, and only the demangling cache and
@@ -239,17 +285,22 @@ struct sym_ival {
 struct sym_ivals {
 	struct sym_ival *v;
 	size_t n, alloc;
+	struct sym_budget *budget;	/* charged for alloc; NULL: none */
 };
 
+/* Room for need intervals (the budget charged first): 0, -E2BIG, -ENOMEM. */
+int sym_ivals_reserve(struct sym_ivals *iv, size_t need);
 /* Append x (inline fast path: growth only when full). */
 static inline int sym_ivals_push(struct sym_ivals *iv, struct sym_ival x)
 {
-	if (iv->n >= iv->alloc &&
-	    ember_vec_grow((void **)&iv->v, &iv->alloc, iv->n, sizeof(x)))
-		return -ENOMEM;
+	int err;
+
+	if (iv->n >= iv->alloc && (err = sym_ivals_reserve(iv, iv->n + 1)))
+		return err;
 	iv->v[iv->n++] = x;
 	return 0;
 }
+/* Free the intervals (their charge given back); the budget stays. */
 void sym_ivals_release(struct sym_ivals *iv);
 
 /* A run of a unit's segments that ends with a gap marker. */
@@ -266,6 +317,9 @@ enum sym_build_flags {
 struct sym_build {
 	struct sym_index *idx;
 	unsigned flags;			/* enum sym_build_flags */
+	struct sym_budget *budget;	/* idx->budget */
+	uint64_t max_section;		/* sym_open_opts.max_section_bytes */
+	size_t segs_charged;		/* segments the budget was charged for */
 	struct sym_pages pages;		/* of the file DWARF is read from */
 	const uint8_t *line_done;	/* the worker's: line programs read */
 	const struct elfdw_ranges *exec;
@@ -411,6 +465,8 @@ struct sym_die_reader {
 	const struct elfdw_abbrevs *last_walked; /* evicted first */
 	struct ember_diag diag;		/* why the last unit went to libdw */
 	char why[160];
+	struct sym_budget *budget;	/* unit records, abbreviation work */
+	size_t abbrev_parses;		/* tables parsed (the cache missed) */
 };
 
 /* The reader over s (the sections libdw loaded from dw's file);
@@ -569,9 +625,17 @@ struct sym_symjob {
 	bool symtab_in_debug;	/* .symtab came from the debug file */
 	bool collected;
 	int err;		/* of collect, when another thread ran it */
+	struct sym_budget *budget;
+	/* Bytes the names may take to find their ends: 64 per byte of
+	 * their string tables plus 16 MiB (a name is searched for its NUL,
+	 * and every symbol may point into one long string). */
+	uint64_t scan_left, scan_max;
 };
 
-int sym_symjob_prepare(struct sym_symjob *j, Elf *main_elf, Elf *dbg_elf);
+/* The tables of both files; their symbols' memory charged to b, their
+ * string tables inflated up to max_section bytes (-E2BIG, in b). */
+int sym_symjob_prepare(struct sym_symjob *j, Elf *main_elf, Elf *dbg_elf,
+		       struct sym_budget *b, uint64_t max_section);
 /* Whether the tables are big enough to be worth another thread. */
 bool sym_symjob_big(const struct sym_symjob *j);
 int sym_symjob_collect(struct sym_symjob *j);

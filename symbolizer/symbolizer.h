@@ -75,6 +75,8 @@ struct sym_frame {
 	uint32_t name_id;	  /* private: key of the demangling cache */
 };
 
+struct ember_diag;
+
 /* Options for sym_index_open; NULL means all defaults. */
 struct sym_open_opts {
 	size_t sz;		  /* sizeof(struct sym_open_opts) */
@@ -82,14 +84,40 @@ struct sym_open_opts {
 	const char *debug_root;	  /* root of /usr/lib/debug-style layout;
 				     NULL: "/usr/lib/debug" */
 	bool no_debug_search;	  /* do not look for separate debug files */
+	/*
+	 * The bytes the build may hold at once; 0: no limit.  Charged before
+	 * each of the index's arrays grows (segments, nodes, strings, names,
+	 * symbols) and for the build's scratch (the intervals of the units
+	 * in flight, segment blocks, unit records) and the DWARF sections
+	 * libdw inflates; past it the build stops with -E2BIG.  The index
+	 * it builds holds at most this much (sym_index_get_stats' bytes).
+	 * Not counted: libdw's own allocations for the units it walks and
+	 * the parsed abbreviation tables, both bounded by the input's size.
+	 * A server passes its symbol cache's budget (or what is left of it).
+	 */
+	uint64_t max_bytes;
+	/*
+	 * A compressed section (SHF_COMPRESSED or .zdebug_*) of the DWARF or
+	 * the symbol tables whose header says it inflates past this is
+	 * refused before anything is inflated: -E2BIG.  0: 1 GiB
+	 * (ELFDW_MAX_INFLATE_DEFAULT); UINT64_MAX: no limit.
+	 */
+	uint64_t max_section_bytes;
+	/* Why a build stopped at a limit (-E2BIG): which limit, what it was
+	 * building ("the index needs more than its limit of 268435456 bytes
+	 * (segments: ...)"); also logged at warning level.  May be NULL. */
+	struct ember_diag *diag;
 };
 
 /*
  * Open the ELF at path, find its debug info (the file itself, an explicit
  * debug_file, its .gnu_debuglink target next to it, in .debug/ or under
  * debug_root, or debug_root/.build-id/xx/rest.debug) and build the index.
- * Returns NULL and a negative errno or -SYM_ERR_* in *err on failure.
- * Caller frees with sym_index_free().
+ * Returns NULL and a negative errno or -SYM_ERR_* in *err on failure;
+ * -E2BIG when a limit of opts stopped it (or the work its reading took:
+ * at most 64 bytes of strings and tables read per byte of input plus
+ * 16 MiB, which no file a compiler wrote comes near), explained in
+ * opts->diag.  Caller frees with sym_index_free().
  */
 struct sym_index *sym_index_open(const char *path,
 				 const struct sym_open_opts *opts, int *err);
@@ -201,7 +229,6 @@ struct sym_index *sym_index_load(int fd, unsigned flags, int *err);
  * 3: 12 records run past the file", "format version 2, this build reads
  * 1"), for the caller to log.
  */
-struct ember_diag;
 struct sym_index *sym_index_load_diag(int fd, unsigned flags, struct ember_diag *d,
 				      int *err);
 

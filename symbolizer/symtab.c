@@ -47,24 +47,39 @@ static bool sym_wanted(const GElf_Sym *sym)
 }
 
 /* The string table a symbol table links to, as elf_strptr reads it: the
- * bytes of an SHT_STRTAB (none when it is something else). */
-static void table_strings(Elf *elf, size_t link, struct elfdw_sect *out)
+ * bytes of an SHT_STRTAB (none when it is something else).  -E2BIG for a
+ * compressed one that would inflate past max_section (explained in b). */
+static int table_strings(Elf *elf, size_t link, uint64_t max_section,
+			 struct sym_budget *b, struct elfdw_sect *out)
 {
 	Elf_Scn *scn = elf_getscn(elf, link);
+	uint64_t inflated = 0;
 	Elf_Data *d;
 	GElf_Shdr sh;
+	int err;
 
 	*out = (struct elfdw_sect){ NULL, 0 };
 	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB)
-		return; /* elf_strptr finds nothing there: no names */
+		return 0; /* elf_strptr finds nothing there: no names */
 	/* elf_strptr reads a compressed table decompressed: so do we */
-	if ((sh.sh_flags & SHF_COMPRESSED) &&
-	    (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, &sh)))
-		return;
+	if (sh.sh_flags & SHF_COMPRESSED) {
+		if (elfdw_section_inflated_size(elf, scn, &inflated) < 0)
+			return 0; /* unreadable: no names, as for elf_strptr */
+		err = elfdw_section_inflate(elf, scn, max_section, b ? &b->diag : NULL);
+		if (err == -E2BIG && b)
+			atomic_store(&b->exceeded, true);
+		if (!err)
+			err = sym_budget_charge(b, inflated, "inflated string table");
+		if (err == -E2BIG || err == -ENOMEM)
+			return err;
+		if (err || !gelf_getshdr(scn, &sh))
+			return 0;
+	}
 	d = elf_rawdata(scn, NULL);
 	if (d && d->d_buf)
 		*out = (struct elfdw_sect){ d->d_buf, d->d_size < sh.sh_size
 							? d->d_size : sh.sh_size };
+	return 0;
 }
 
 static int table_add(struct sym_symtab *t, const struct sym_symsrc *src)
@@ -73,11 +88,13 @@ static int table_add(struct sym_symtab *t, const struct sym_symsrc *src)
 }
 
 /* The symbol tables of one kind in elf, in section order. */
-static int symtab_prepare(Elf *elf, bool dynamic, struct sym_symtab *out)
+static int symtab_prepare(Elf *elf, bool dynamic, uint64_t max_section,
+			  struct sym_budget *b, struct sym_symtab *out)
 {
 	GElf_Word want = dynamic ? SHT_DYNSYM : SHT_SYMTAB;
 	bool is64 = gelf_getclass(elf) == ELFCLASS64;
 	Elf_Scn *scn = NULL;
+	int err;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		struct sym_symsrc src = { .is64 = is64 };
@@ -93,9 +110,15 @@ static int symtab_prepare(Elf *elf, bool dynamic, struct sym_symtab *out)
 			continue; /* gelf_getsym would read nothing */
 		src.syms = (struct elfdw_sect){ data->d_buf, data->d_size };
 		src.entsize = sh.sh_entsize;
-		table_strings(elf, sh.sh_link, &src.strs);
-		if (table_add(out, &src))
-			return -ENOMEM;
+		err = table_strings(elf, sh.sh_link, max_section, b, &src.strs);
+		if (err)
+			return err;
+		/* what collecting and storing its symbols takes */
+		err = sym_budget_charge(b, data->d_size / sh.sh_entsize *
+						   (sizeof(struct sym_tmp) + sizeof(struct sym_symbol) + 8),
+					"symbols");
+		if (err || (err = table_add(out, &src)))
+			return err;
 	}
 	return 0;
 }
@@ -119,34 +142,46 @@ static bool read_sym(const struct sym_symsrc *src, size_t i, GElf_Sym *sym)
 }
 
 /* The string at off, as elf_strptr finds it: NULL unless it ends inside
- * the table. */
-static const char *sym_string(const struct sym_symsrc *src, size_t off)
+ * the table.  Its search is counted in *left (0 when the count ran out). */
+static const char *sym_string(const struct sym_symsrc *src, size_t off,
+			      uint64_t *left)
 {
 	const struct elfdw_sect *s = &src->strs;
+	const uint8_t *nul;
+	uint64_t n;
 
-	if (!s->data || off >= s->size || !memchr(s->data + off, 0, s->size - off))
+	if (!s->data || off >= s->size)
 		return NULL;
+	n = s->size - off < *left ? s->size - off : *left;
+	nul = memchr(s->data + off, 0, (size_t)n);
+	if (!nul) {
+		if (n == *left)
+			*left = 0;
+		return NULL;
+	}
+	*left -= (uint64_t)(nul - (s->data + off)) + 1;
 	return (const char *)s->data + off;
 }
 
-static int collect_table(const struct sym_symsrc *src, struct sym_symlist *out)
+static int collect_table(const struct sym_symsrc *src, struct sym_symlist *out,
+			 uint64_t *left)
 {
 	size_t count = src->syms.size / src->entsize;
 	const char *file = NULL;
 
-	for (size_t i = 0; i < count; i++) {
+	for (size_t i = 0; i < count && *left; i++) {
 		const char *name;
 		GElf_Sym sym;
 
 		if (!read_sym(src, i, &sym))
 			continue;
 		if (GELF_ST_TYPE(sym.st_info) == STT_FILE) {
-			file = sym_string(src, sym.st_name);
+			file = sym_string(src, sym.st_name, left);
 			continue;
 		}
 		if (!sym_wanted(&sym))
 			continue;
-		name = sym_string(src, sym.st_name);
+		name = sym_string(src, sym.st_name, left);
 		if (!name || !*name)
 			continue;
 		struct sym_tmp t = { { sym.st_value, sym.st_size, 0, 0 }, name,
@@ -158,12 +193,15 @@ static int collect_table(const struct sym_symsrc *src, struct sym_symlist *out)
 	return 0;
 }
 
-static int symtab_collect(const struct sym_symtab *t, struct sym_symlist *out)
+static int symtab_collect(struct sym_symjob *j, const struct sym_symtab *t,
+			  struct sym_symlist *out)
 {
 	int err = 0;
 
 	for (size_t i = 0; i < t->n && !err; i++)
-		err = collect_table(&t->v[i], out);
+		err = collect_table(&t->v[i], out, &j->scan_left);
+	if (!err && !j->scan_left)
+		err = sym_budget_fail(j->budget, "symbol names", j->scan_max);
 	if (!err && out->n)
 		qsort(out->v, out->n, sizeof(*out->v), tmp_cmp);
 	return err;
@@ -220,16 +258,32 @@ static void symlist_release(struct sym_symlist *l)
 	memset(l, 0, sizeof(*l));
 }
 
-int sym_symjob_prepare(struct sym_symjob *j, Elf *main_elf, Elf *dbg_elf)
+/* The bytes of the string tables of t's symbol tables. */
+static uint64_t strings_bytes(const struct sym_symtab *t)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		n += t->v[i].strs.size;
+	return n;
+}
+
+int sym_symjob_prepare(struct sym_symjob *j, Elf *main_elf, Elf *dbg_elf,
+		       struct sym_budget *b, uint64_t max_section)
 {
 	int err;
 
 	memset(j, 0, sizeof(*j));
-	err = symtab_prepare(main_elf, false, &j->symtab);
+	j->budget = b;
+	err = symtab_prepare(main_elf, false, max_section, b, &j->symtab);
 	if (!err && dbg_elf)
-		err = symtab_prepare(dbg_elf, false, &j->symtab_dbg);
+		err = symtab_prepare(dbg_elf, false, max_section, b, &j->symtab_dbg);
 	if (!err)
-		err = symtab_prepare(main_elf, true, &j->dynsym);
+		err = symtab_prepare(main_elf, true, max_section, b, &j->dynsym);
+	j->scan_max = ((uint64_t)16 << 20) + 64 * (strings_bytes(&j->symtab) +
+						   strings_bytes(&j->symtab_dbg) +
+						   strings_bytes(&j->dynsym));
+	j->scan_left = j->scan_max;
 	return err;
 }
 
@@ -251,14 +305,14 @@ bool sym_symjob_big(const struct sym_symjob *j)
 /* .symtab of the binary, else of its debug file; .dynsym. */
 int sym_symjob_collect(struct sym_symjob *j)
 {
-	int err = symtab_collect(&j->symtab, &j->symtab_list);
+	int err = symtab_collect(j, &j->symtab, &j->symtab_list);
 
 	if (!err && j->symtab_list.n == 0) {
-		err = symtab_collect(&j->symtab_dbg, &j->symtab_list);
+		err = symtab_collect(j, &j->symtab_dbg, &j->symtab_list);
 		j->symtab_in_debug = j->symtab_list.n > 0;
 	}
 	if (!err)
-		err = symtab_collect(&j->dynsym, &j->dynsym_list);
+		err = symtab_collect(j, &j->dynsym, &j->dynsym_list);
 	j->collected = true;
 	return err;
 }

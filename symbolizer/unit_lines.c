@@ -88,9 +88,12 @@ static int unit_row(void *arg, const struct sym_line_row *r, uint64_t end)
 }
 
 /* Whether err says the line program is unusable (malformed, a path too
- * long): the unit goes without rows, the build goes on. */
-static bool lines_unusable(int err)
+ * long): the unit goes without rows, the build goes on.  An -E2BIG of
+ * the build's budget is the build's end instead. */
+static bool lines_unusable(struct sym_budget *b, int err)
 {
+	if (err == -E2BIG && b && atomic_load(&b->exceeded))
+		return false;
 	return elfdw_err_input(err) || err == -E2BIG;
 }
 
@@ -103,7 +106,7 @@ int sym_unit_lines_open(struct sym_index *idx, const struct elfdw_sections *s,
 	int err = sym_line_program_read(idx, s, off, comp_dir, &u->files,
 					NULL, NULL, &d);
 
-	if (lines_unusable(err)) {
+	if (lines_unusable(idx->budget, err)) {
 		pr_debug("symbolizer: line program header at 0x%llx not used: %s",
 			 (unsigned long long)off, why);
 		return 0;
@@ -134,7 +137,7 @@ int sym_unit_rows(const struct sym_unit *u, const struct elfdw_sections *s,
 		ur.exec = NULL; /* checked once here, not once a row */
 	err = sym_line_program_read(NULL, s, u->stmt_off, NULL, NULL,
 				    unit_row, &ur, &d);
-	if (lines_unusable(err)) {
+	if (lines_unusable(lines->budget, err)) {
 		pr_debug("symbolizer: line program at 0x%llx stopped: %s",
 			 (unsigned long long)u->stmt_off, why);
 		return 0; /* keep the rows read before the damage */

@@ -79,7 +79,9 @@ static int compile_elves(struct unwind_elf *bin, struct unwind_elf *dbg,
 {
 	struct unwind_compile_stats st;
 	struct unwind_input in;
-	int err = unwind_elf_input(bin, dbg, o->flags, d, &in);
+	uint64_t max = o->max_section_bytes ? o->max_section_bytes
+					    : ELFDW_MAX_INFLATE_DEFAULT;
+	int err = unwind_elf_input(bin, dbg, o->flags, max, d, &in);
 
 	if (!err)
 		err = unwind_compile_input(&in, d, &st, out);

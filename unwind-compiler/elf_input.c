@@ -34,7 +34,6 @@ enum cfi_scn { SCN_EH, SCN_HDR, SCN_DEBUG, SCN_COUNT };
 struct scns {
 	Elf_Scn *scn[SCN_COUNT];
 	GElf_Shdr sh[SCN_COUNT];
-	bool zdebug;		/* .zdebug_frame (GNU compression) */
 };
 
 static const char *const scn_names[SCN_COUNT] = {
@@ -114,18 +113,23 @@ static void find_scns(Elf *elf, struct scns *s)
 			if (!s->scn[i] && (z || strcmp(name, scn_names[i]) == 0)) {
 				s->scn[i] = scn;
 				s->sh[i] = sh;
-				s->zdebug |= z;
 			}
 		}
 	}
 }
 
+/* Whether a CFI section is compressed: libelf would write to the image
+ * when inflating it. */
 static bool needs_decompressing(Elf *elf)
 {
 	struct scns s;
+	uint64_t size;
 
 	find_scns(elf, &s);
-	return s.scn[SCN_DEBUG] && (s.zdebug || (s.sh[SCN_DEBUG].sh_flags & SHF_COMPRESSED));
+	for (int i = 0; i < SCN_COUNT; i++)
+		if (s.scn[i] && elfdw_section_inflated_size(elf, s.scn[i], &size) != 0)
+			return true;
+	return false;
 }
 
 static int elf_new(Elf *elf, void *copy, struct ember_diag *d,
@@ -193,18 +197,17 @@ int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
 	return elf_new(elf, copy, d, out);
 }
 
-/* The bytes of a found section, decompressed if need be. */
-static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
-		     struct ember_diag *d, struct unwind_section *out)
+/* The bytes of a found section, inflated if need be (the ELF/DWARF
+ * layer checks the size it claims against max_inflate first). */
+static int scn_bytes(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+		     uint64_t max_inflate, struct ember_diag *d,
+		     struct unwind_section *out)
 {
 	Elf_Data *data;
+	int err = elfdw_section_inflate(elf, scn, max_inflate, d);
 
-	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF,
-				  "'.debug_frame': cannot decompress: %s", elf_errmsg(-1));
-	if (zdebug && elf_compress_gnu(scn, 0, 0) < 0)
-		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF,
-				  "'.zdebug_frame': cannot decompress: %s", elf_errmsg(-1));
+	if (err)
+		return err == -EINVAL ? -UNWIND_ERR_BAD_ELF : err;
 	data = elf_getdata(scn, NULL);
 	if (!data || (!data->d_buf && data->d_size))
 		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF, "section %zu unreadable: %s",
@@ -292,7 +295,7 @@ static int read_build_id(Elf *elf, struct ember_diag *d, uint8_t *out, size_t *l
 
 /* .eh_frame and .eh_frame_hdr of the binary. */
 static int input_eh(struct unwind_elf *bin, const struct scns *s,
-		    struct ember_diag *d, struct unwind_input *in)
+		    uint64_t max_inflate, struct ember_diag *d, struct unwind_input *in)
 {
 	struct unwind_section *eh = &in->sec[UNWIND_SEC_EH];
 	uint64_t at;
@@ -300,12 +303,12 @@ static int input_eh(struct unwind_elf *bin, const struct scns *s,
 
 	if (!s->scn[SCN_EH])
 		return bin->has_sections ? 0 : eh_frame_from_phdrs(bin->elf, d, eh);
-	err = scn_bytes(s->scn[SCN_EH], &s->sh[SCN_EH], false, d, eh);
+	err = scn_bytes(bin->elf, s->scn[SCN_EH], &s->sh[SCN_EH], max_inflate, d, eh);
 	if (err || !s->scn[SCN_HDR])
 		return err;
 	struct unwind_section hdr;
 
-	err = scn_bytes(s->scn[SCN_HDR], &s->sh[SCN_HDR], false, d, &hdr);
+	err = scn_bytes(bin->elf, s->scn[SCN_HDR], &s->sh[SCN_HDR], max_inflate, d, &hdr);
 	if (!err && (unwind_hdr_eh_frame_ptr(hdr.data, hdr.size, hdr.vaddr, &at) ||
 		     at != eh->vaddr))
 		pr_info("unwind: '.eh_frame_hdr' does not point at '.eh_frame' (0x%llx)",
@@ -315,20 +318,20 @@ static int input_eh(struct unwind_elf *bin, const struct scns *s,
 
 /* .debug_frame of the binary, else of the debug file. */
 static int input_debug(struct unwind_elf *bin, const struct scns *s,
-		       struct unwind_elf *dbg, struct ember_diag *d,
-		       struct unwind_input *in)
+		       struct unwind_elf *dbg, uint64_t max_inflate,
+		       struct ember_diag *d, struct unwind_input *in)
 {
 	struct scns ds;
 
 	if (s->scn[SCN_DEBUG])
-		return scn_bytes(s->scn[SCN_DEBUG], &s->sh[SCN_DEBUG], s->zdebug, d,
-				 &in->sec[UNWIND_SEC_DEBUG]);
+		return scn_bytes(bin->elf, s->scn[SCN_DEBUG], &s->sh[SCN_DEBUG],
+				 max_inflate, d, &in->sec[UNWIND_SEC_DEBUG]);
 	if (!dbg)
 		return 0;
 	find_scns(dbg->elf, &ds);
 	if (!ds.scn[SCN_DEBUG])
 		return 0;
-	return scn_bytes(ds.scn[SCN_DEBUG], &ds.sh[SCN_DEBUG], ds.zdebug, d,
+	return scn_bytes(dbg->elf, ds.scn[SCN_DEBUG], &ds.sh[SCN_DEBUG], max_inflate, d,
 			 &in->sec[UNWIND_SEC_DEBUG]);
 }
 
@@ -357,7 +360,7 @@ static int check_debug_file(struct unwind_elf *bin, struct unwind_elf *dbg,
 }
 
 int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
-		     unsigned flags, struct ember_diag *d,
+		     unsigned flags, uint64_t max_inflate, struct ember_diag *d,
 		     struct unwind_input *in)
 {
 	struct scns s;
@@ -376,9 +379,9 @@ int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
 		return err;
 	find_scns(bin->elf, &s);
 	if (!(flags & UNWIND_COMPILE_DEBUG_FRAME_ONLY))
-		err = input_eh(bin, &s, d, in);
+		err = input_eh(bin, &s, max_inflate, d, in);
 	if (!err && !(flags & UNWIND_COMPILE_EH_FRAME_ONLY))
-		err = input_debug(bin, &s, dbg, d, in);
+		err = input_debug(bin, &s, dbg, max_inflate, d, in);
 	if (err)
 		return err;
 	EMBER_FAIL_IF(!in->sec[UNWIND_SEC_EH].data && !in->sec[UNWIND_SEC_DEBUG].data, d,

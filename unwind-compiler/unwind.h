@@ -203,6 +203,11 @@ struct unwind_compile_opts {
 	char *err_msg;		/* on failure, if non-NULL: why, where */
 	size_t err_msg_size;
 	struct unwind_compile_stats *stats; /* on success, if non-NULL */
+	/* A compressed .debug_frame (or other CFI section) whose header
+	 * says it inflates past this is refused before anything is
+	 * inflated: -E2BIG, the section and sizes in err_msg.  0: 1 GiB
+	 * (ELFDW_MAX_INFLATE_DEFAULT); UINT64_MAX: no limit. */
+	uint64_t max_section_bytes;
 };
 
 /*

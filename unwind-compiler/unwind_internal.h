@@ -89,9 +89,10 @@ int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
 			struct unwind_elf **out);
 void unwind_elf_free(struct unwind_elf *e);
 /* Fill in from the binary (and its debug file, or NULL); the sections
- * point into the images and are valid until unwind_elf_free(). */
+ * point into the images and are valid until unwind_elf_free().  A
+ * compressed section is inflated only up to max_inflate bytes (-E2BIG). */
 int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
-		     unsigned flags, struct ember_diag *d,
+		     unsigned flags, uint64_t max_inflate, struct ember_diag *d,
 		     struct unwind_input *in);
 
 /* .eh_frame_hdr at vaddr: the address of .eh_frame it names. */

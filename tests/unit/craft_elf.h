@@ -47,6 +47,45 @@ struct craft_elf {
 	size_t nloads;
 };
 
+/* A growing byte string: the sections a test makes by hand.  Aborts
+ * when memory runs out (a test's own input). */
+struct craft_buf {
+	uint8_t *v;
+	size_t n, alloc;
+};
+
+static inline void craft_buf_put(struct craft_buf *b, const void *p, size_t n)
+{
+	if (b->n + n > b->alloc) {
+		b->alloc = 2 * (b->n + n) + 64;
+		b->v = realloc(b->v, b->alloc);
+		if (!b->v)
+			abort();
+	}
+	memcpy(b->v + b->n, p, n);
+	b->n += n;
+}
+
+static inline void craft_put1(struct craft_buf *b, uint8_t v)
+{
+	craft_buf_put(b, &v, 1);
+}
+
+static inline void craft_put4(struct craft_buf *b, uint32_t v)
+{
+	craft_buf_put(b, &v, 4);
+}
+
+static inline void craft_uleb(struct craft_buf *b, uint64_t v)
+{
+	do {
+		uint8_t byte = v & 0x7f;
+
+		v >>= 7;
+		craft_put1(b, byte | (v ? 0x80 : 0));
+	} while (v);
+}
+
 /* Append n bytes to the file image (*buf, *len), aligned to align. */
 static inline int craft_put(uint8_t **buf, size_t *len, const void *p, size_t n,
 			    size_t align)

@@ -422,15 +422,15 @@ static int test_elfdw__section_read_decompresses(void)
 	CHECK_INT(elf_file_open(unit_fixture("c_gz"), ELF_C_READ_MMAP_PRIVATE, &f), ==, 0);
 	s = elfdw_section_loaded(f.elf, info);
 	CHECK(s.data == NULL); /* still compressed */
-	CHECK_INT(elfdw_section_read(f.elf, info, 16, &s), ==, -E2BIG);
-	CHECK_INT(elfdw_section_read(f.elf, info, UINT64_MAX, &s), ==, 0);
+	CHECK_INT(elfdw_section_read(f.elf, info, 16, &s, NULL), ==, -E2BIG);
+	CHECK_INT(elfdw_section_read(f.elf, info, UINT64_MAX, &s, NULL), ==, 0);
 	p = s.data;
 	CHECK(elfdw_read_un(&p, s.data + s.size, 4, &len) == 0 && len + 4 <= s.size);
 	CHECK(elfdw_read_un(&p, s.data + s.size, 2, &version) == 0 && version == 5);
 	s = elfdw_section_loaded(f.elf, info);
 	CHECK(s.data != NULL); /* inflated now */
 	CHECK_INT(elfdw_section_read(f.elf, (const char *const[]){ ".nope", NULL },
-				     UINT64_MAX, &s), ==, -ENOENT);
+				     UINT64_MAX, &s, NULL), ==, -ENOENT);
 	elf_file_close(&f);
 	return 0;
 }

@@ -1616,6 +1616,241 @@ static int test_symbolizer__loads_searched(void)
 	return 0;
 }
 
+/* ---- bounds of a build from hostile DWARF ------------------------------ */
+
+/* A DWARF 4 line program of rows rows from 0x1001, one a byte, lines 2,
+ * 3, 4 ... of file "u.c" in "/src". */
+static void line_program_v4(struct craft_buf *b, size_t rows)
+{
+	static const uint8_t params[] = { 1, 1, 1, (uint8_t)-5, 14, 13,
+					  0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	size_t start = b->n, hstart;
+	uint32_t v;
+
+	craft_put4(b, 0);			/* unit_length, patched */
+	craft_buf_put(b, (uint8_t[]){ 4, 0 }, 2);	/* version 4 */
+	craft_put4(b, 0);			/* header_length, patched */
+	hstart = b->n;
+	craft_buf_put(b, params, sizeof(params));
+	craft_buf_put(b, "/src\0\0u.c\0\1\0\0\0", 15); /* dirs; files: u.c in dir 1 */
+	v = (uint32_t)(b->n - hstart);
+	memcpy(b->v + start + 6, &v, 4);
+	craft_buf_put(b, (uint8_t[]){ 0, 9, DW_LNE_set_address, 0, 0x10, 0, 0, 0, 0, 0, 0 }, 11);
+	for (size_t i = 0; i < rows; i++) /* address +1, line +1: 13 + 5 + 14 */
+		craft_put1(b, 13 + 6 + 14);
+	craft_buf_put(b, (uint8_t[]){ DW_LNS_advance_pc, 1, 0, 1, DW_LNE_end_sequence }, 5);
+	v = (uint32_t)(b->n - start - 4);
+	memcpy(b->v + start, &v, 4);
+}
+
+/* A DWARF 4 unit whose DIE (abbreviation code 1 at abbrev_off) has a
+ * DW_AT_stmt_list of 0 and nothing else. */
+static void unit_v4(struct craft_buf *b, uint32_t abbrev_off, uint8_t code)
+{
+	craft_put4(b, 2 + 4 + 1 + 1 + 4);
+	craft_buf_put(b, (uint8_t[]){ 4, 0 }, 2);
+	craft_put4(b, abbrev_off);
+	craft_put1(b, 8);
+	craft_put1(b, code);
+	craft_put4(b, 0);
+}
+
+/* An ELF of units and a program of rows rows, .text over the rows. */
+static int write_dwarf_elf(const char *path, const struct craft_buf *info,
+			   const struct craft_buf *abbrev, const struct craft_buf *line,
+			   size_t rows)
+{
+	static const uint8_t code[1] = { 0xc3 };
+	uint8_t *text = calloc(1, rows + 16);
+	const struct craft_sect sects[] = {
+		{ .name = ".text", .flags = SHF_ALLOC | SHF_EXECINSTR, .addr = 0x1000,
+		  .type = SHT_NOBITS, .data = code, .size = rows + 16 },
+		{ .name = ".debug_info", .data = info->v, .size = info->n },
+		{ .name = ".debug_abbrev", .data = abbrev->v, .size = abbrev->n },
+		{ .name = ".debug_line", .data = line->v, .size = line->n },
+	};
+	struct craft_elf e = { sects, 4, NULL, 0 };
+	int err = text ? craft_elf_write(path, &e) : -ENOMEM;
+
+	free(text);
+	return err;
+}
+
+/*
+ * Units that share one line program take its rows once: 1,000 units
+ * naming one program of 20,000 rows (which took 1,000 times its rows
+ * before: 20 million intervals, 480 MB of segments) build within 16 MiB,
+ * with 999 units counted as sharing, every row found; and the build's
+ * byte budget refuses the same file at 256 KiB, saying what it needed.
+ */
+static int test_symbolizer__shared_line_program_read_once(void)
+{
+	static const uint8_t abbrev_v[] = { 1, DW_TAG_compile_unit, DW_CHILDREN_no,
+					    DW_AT_stmt_list, DW_FORM_data4, 0, 0, 0 };
+	struct craft_buf info = { 0 }, abbrev = { 0 }, line = { 0 };
+	char path[] = "/tmp/ember-shared-lines-XXXXXX", why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct sym_open_opts o = { .sz = sizeof(o), .max_bytes = 16u << 20, .diag = &d };
+	int fd = mkstemp(path), err = 0;
+	size_t rows = 20000, units = 1000;
+	struct sym_index *idx;
+	struct sym_frame f[4];
+
+	CHECK(fd >= 0);
+	close(fd);
+	craft_buf_put(&abbrev, abbrev_v, sizeof(abbrev_v));
+	line_program_v4(&line, rows);
+	for (size_t i = 0; i < units; i++)
+		unit_v4(&info, 0, 1);
+	CHECK_INT(write_dwarf_elf(path, &info, &abbrev, &line, rows), ==, 0);
+	idx = sym_index_open(path, &o, &err);
+	if (!idx)
+		fprintf(stderr, "%s: %s\n", sym_strerror(err), why);
+	CHECK(idx);
+	CHECK_INT(idx->lines_shared, ==, units - 1);
+	CHECK_INT(idx->nsegs, <=, rows + 2);
+	for (size_t k = 0; k < rows; k += 997) {
+		CHECK_INT(sym_index_lookup(idx, 0x1001 + k, SYM_ADDR_VADDR, 0, f, 4), ==, 1);
+		CHECK_INT(f[0].line, ==, k + 2);
+		CHECK_STR(f[0].file, "/src/u.c");
+	}
+	sym_index_free(idx);
+	o.max_bytes = 256u << 10;
+	CHECK(sym_index_open(path, &o, &err) == NULL);
+	CHECK_INT(err, ==, -E2BIG);
+	CHECK(strstr(why, "limit of 262144 bytes"));
+	unlink(path);
+	free(info.v);
+	free(abbrev.v);
+	free(line.v);
+	return 0;
+}
+
+/* The byte budget on a real file: each limit below what the index of
+ * c_O2_pie needs fails with -E2BIG, explained; the index built within a
+ * limit holds less than it. */
+static int test_symbolizer__byte_budget(void)
+{
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct sym_open_opts o = { .sz = sizeof(o), .diag = &d };
+	struct sym_index_stats st;
+	struct sym_index *idx;
+	int err = 0;
+
+	for (uint64_t max = 1024; max < (64u << 10); max *= 4) {
+		o.max_bytes = max;
+		d = ember_diag_make(why, sizeof(why));
+		CHECK(sym_index_open(unit_fixture("c_O2_pie"), &o, &err) == NULL);
+		CHECK_INT(err, ==, -E2BIG);
+		CHECK(strstr(why, "the index needs more than its limit of"));
+	}
+	o.max_bytes = 8u << 20;
+	idx = sym_index_open(unit_fixture("c_O2_pie"), &o, &err);
+	CHECK(idx);
+	sym_index_get_stats(idx, &st);
+	CHECK_INT(st.bytes, <, o.max_bytes);
+	CHECK_INT(st.functions, >, 0);
+	sym_index_free(idx);
+	return 0;
+}
+
+/*
+ * A compressed DWARF section is checked against the limit before libdw
+ * inflates anything: a .debug_info of a few bytes whose header claims
+ * 2 GiB is refused at the default limit (1 GiB) without an allocation,
+ * naming the section; a real compressed file (objcopy) builds the index
+ * its uncompressed original builds unless the limit is below one of its
+ * sections.
+ */
+static int test_symbolizer__compressed_section_limit(void)
+{
+	static const uint8_t zeros[64];
+	const struct craft_sect sects[] = {
+		{ .name = ".debug_info", .flags = SHF_COMPRESSED, .data = zeros,
+		  .size = sizeof(zeros), .claim = (uint64_t)2 << 30 },
+		{ .name = ".debug_abbrev", .data = zeros, .size = 8 },
+	};
+	struct craft_elf e = { sects, 2, NULL, 0 };
+	char path[] = "/tmp/ember-zclaim-XXXXXX", cmd[8400], why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct sym_open_opts o = { .sz = sizeof(o), .diag = &d };
+	struct sym_index *a, *b;
+	int fd = mkstemp(path), err = 0;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(craft_elf_write(path, &e), ==, 0);
+	CHECK(sym_index_open(path, &o, &err) == NULL);
+	CHECK_INT(err, ==, -E2BIG);
+	CHECK(strstr(why, "section '.debug_info' inflates to 2147483648 bytes, "
+		      "more than the limit of 1073741824"));
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s'",
+		 unit_fixture("c_O2_pie"), path);
+	if (system(cmd) != 0) {
+		unlink(path);
+		fprintf(stderr, "no objcopy (binutils)\n");
+		return UNIT_SKIP;
+	}
+	a = sym_index_open(path, NULL, &err);
+	b = sym_index_open(unit_fixture("c_O2_pie"), NULL, &err);
+	CHECK(a && b);
+	CHECK_INT(a->nsegs, ==, b->nsegs);
+	CHECK_INT(a->nnodes, ==, b->nnodes);
+	sym_index_free(a);
+	sym_index_free(b);
+	o.max_section_bytes = 64;
+	d = ember_diag_make(why, sizeof(why));
+	CHECK(sym_index_open(path, &o, &err) == NULL);
+	CHECK_INT(err, ==, -E2BIG);
+	CHECK(strstr(why, "section '.debug_") && strstr(why, "more than the limit of 64"));
+	unlink(path);
+	return 0;
+}
+
+/*
+ * Abbreviation tables parsed are counted as work: every unit naming an
+ * offset of its own into one table of 32 KB (each offset a valid table
+ * of the rest) would parse most of it again, 1,000 times; the build
+ * stops past its work allowance (64 times its 60 KB, plus 16 MiB) and
+ * says so.  A file a compiler wrote
+ * parses each unit's table once (fixtures).
+ */
+static int test_symbolizer__abbrev_parses_bounded(void)
+{
+	struct craft_buf info = { 0 }, abbrev = { 0 }, line = { 0 };
+	char path[] = "/tmp/ember-abbrevs-XXXXXX", why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct sym_open_opts o = { .sz = sizeof(o), .diag = &d };
+	int fd = mkstemp(path), err = 0;
+	size_t units = 1000, pairs = 16384;
+	struct sym_index *idx;
+
+	CHECK(fd >= 0);
+	close(fd);
+	/* 0x19 0x19 ...: from any offset, code 25, tag 25, then pairs of
+	 * (attribute 25, DW_FORM_flag_present) up to the end */
+	for (size_t i = 0; i < 2 * pairs + 3; i++)
+		craft_put1(&abbrev, 0x19);
+	craft_buf_put(&abbrev, (uint8_t[]){ 0, 0, 0 }, 3);
+	line_program_v4(&line, 16);
+	for (size_t i = 0; i < units; i++)
+		unit_v4(&info, (uint32_t)i, 0x19);
+	CHECK_INT(write_dwarf_elf(path, &info, &abbrev, &line, 16), ==, 0);
+	CHECK(sym_index_open(path, &o, &err) == NULL);
+	CHECK_INT(err, ==, -E2BIG);
+	CHECK(strstr(why, "abbreviation tables: ") && strstr(why, "64 per byte"));
+	unlink(path);
+	idx = sym_index_open(unit_fixture("c_O2_pie"), NULL, &err);
+	CHECK(idx);
+	CHECK_INT(idx->abbrev_parses, ==, idx->units_read);
+	sym_index_free(idx);
+	free(info.v);
+	free(abbrev.v);
+	free(line.v);
+	return 0;
+}
+
 /* ---- the DIE reader (dwarf_*.c) against libdw's walk ------------------ */
 
 static bool node_equal(const struct sym_node *a, const struct sym_node *b)
@@ -1949,6 +2184,10 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__demangle_stack),
 	UNIT_CASE(test_symbolizer__origin_cache_keyed),
 	UNIT_CASE(test_symbolizer__loads_searched),
+	UNIT_CASE(test_symbolizer__shared_line_program_read_once),
+	UNIT_CASE(test_symbolizer__byte_budget),
+	UNIT_CASE(test_symbolizer__compressed_section_limit),
+	UNIT_CASE(test_symbolizer__abbrev_parses_bounded),
 	UNIT_CASE(test_symbolizer__go_names),
 	UNIT_CASE(test_symbolizer__gopclntab_matches_go_addr2line),
 	UNIT_CASE(test_symbolizer__gopclntab_matches_dwarf),
