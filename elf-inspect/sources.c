@@ -39,6 +39,7 @@ struct name_list {
 	struct ember_hset set;
 	uint64_t bytes, max_bytes;
 	uint64_t work, max_work;
+	bool limit;		/* a limit of the listing's was hit */
 	struct ember_diag *d;
 	char buf[3 * (INSPECT_PATH_MAX + 1)];
 };
@@ -94,7 +95,8 @@ static int names_keep(struct name_list *l, size_t len)
 	if (ember_hset_find(&l->set, h, name_equal, l->names, l->buf) != SIZE_MAX)
 		return 0;
 	l->bytes += len + 1;
-	EMBER_FAIL_IF(l->bytes > l->max_bytes, l->d, -E2BIG,
+	l->limit = l->bytes > l->max_bytes;
+	EMBER_FAIL_IF(l->limit, l->d, -E2BIG,
 		      "source paths: more than %llu bytes of distinct paths",
 		      (unsigned long long)l->max_bytes);
 	path = strdup(l->buf);
@@ -118,7 +120,8 @@ static int names_add(struct name_list *l, const char *base, const char *dir,
 	if (!len)
 		return 0;
 	l->work += len;
-	EMBER_FAIL_IF(l->work > l->max_work, l->d, -E2BIG,
+	l->limit = l->work > l->max_work;
+	EMBER_FAIL_IF(l->limit, l->d, -E2BIG,
 		      "source paths: %llu bytes of paths joined, more than the %llu "
 		      "the DWARF's size allows", (unsigned long long)l->work,
 		      (unsigned long long)l->max_work);
@@ -169,8 +172,9 @@ static int unit_names(const struct elfdw_sections *s, const struct elfdw_die *cu
 	if (err || elfdw_val_secoff(s, cu, SRC_STMT_LIST, &stmt_list))
 		return err;
 	err = inspect_line_files(s, stmt_list, comp_dir, add_file, l);
-	/* a malformed table names nothing; a limit ends the listing */
-	return err == -ENOMEM || err == -E2BIG ? err : 0;
+	/* a malformed table (one naming too many strings too) names
+	 * nothing; a limit of the listing's ends it */
+	return err == -ENOMEM || (err == -E2BIG && l->limit) ? err : 0;
 }
 
 /* The unit at off: its names, and where the next one starts (0 after

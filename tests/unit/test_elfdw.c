@@ -9,6 +9,7 @@
  */
 #include "elfdw.h"
 #include "unit.h"
+#include "craft_elf.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -991,6 +992,94 @@ static int test_elfdw__line_header_bounded(void)
 	return 0;
 }
 
+/* A DWARF 5 line-program header of n file entries, each (path: a
+ * line_strp of .debug_line_str offset at(i), directory 0), one
+ * directory "/d"; its program empty. */
+static void line_v5_files(struct craft_buf *b, size_t n, uint32_t (*at)(size_t))
+{
+	static const uint8_t params[] = { 1, 1, 1, (uint8_t)-5, 14, 13,
+					  0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	uint32_t v;
+
+	craft_put4(b, 0);
+	craft_buf_put(b, (uint8_t[]){ 5, 0, 8, 0 }, 4);
+	craft_put4(b, 0);
+	craft_buf_put(b, params, sizeof(params));
+	craft_buf_put(b, (uint8_t[]){ 1, DW_LNCT_path, DW_FORM_line_strp, 1 }, 4);
+	craft_put4(b, 0); /* "/d" */
+	craft_buf_put(b, (uint8_t[]){ 2, DW_LNCT_path, DW_FORM_line_strp,
+				      DW_LNCT_directory_index, DW_FORM_udata }, 5);
+	craft_uleb(b, n);
+	for (size_t i = 0; i < n; i++) {
+		craft_put4(b, at(i));
+		craft_put1(b, 0);
+	}
+	v = (uint32_t)(b->n - 4);
+	memcpy(b->v, &v, 4);
+	v = (uint32_t)(b->n - 12);
+	memcpy(b->v + 8, &v, 4);
+}
+
+static uint32_t at_short(size_t i)
+{
+	(void)i;
+	return 3; /* "a.c" */
+}
+
+static uint32_t at_long(size_t i)
+{
+	(void)i;
+	return 7; /* 60,000 a's */
+}
+
+static uint32_t at_suffix(size_t i)
+{
+	return (uint32_t)(7 + i % 60000); /* a suffix of them each */
+}
+
+/*
+ * Issue 13's validation case: a DWARF 5 file table of a million entries.
+ * Naming a short path they read (5 MB of table, 16 bytes allocated an
+ * entry, 4 MB of strings); naming one 60 KB path, or a different suffix
+ * of it each, they are refused once the strings reach 64 bytes per byte
+ * of the table (-E2BIG, saying so) instead of reading 60 GB.
+ */
+static int test_elfdw__line_header_million_files(void)
+{
+	uint32_t (*const at[])(size_t) = { at_short, at_long, at_suffix };
+	size_t n = 1000000, lslen = 7 + 60000 + 1;
+	char *line_str = calloc(1, lslen), why[200];
+	struct elfdw_line_header h;
+
+	CHECK(line_str);
+	memcpy(line_str, "/d\0a.c\0", 7);
+	memset(line_str + 7, 'a', 60000);
+	for (int k = 0; k < 3; k++) {
+		struct craft_buf b = { 0 };
+		struct ember_diag d = ember_diag_make(why, sizeof(why));
+		struct elfdw_sections s = { .line_str = { (uint8_t *)line_str, lslen } };
+		int err;
+
+		line_v5_files(&b, n, at[k]);
+		s.line = (struct elfdw_sect){ b.v, b.n };
+		err = elfdw_line_header_read(&s, 0, ELFDW_LINE_TABLES, &h, &d);
+		if (k == 0) {
+			CHECK_INT(err, ==, 0);
+			CHECK_INT(h.nfiles, ==, n);
+			CHECK_STR(h.files[n - 1].name, "a.c");
+			CHECK_INT(h.strings, ==, 3 + 4 * n);
+			CHECK_INT(b.n, >=, 5 * n);
+			elfdw_line_header_release(&h);
+		} else {
+			CHECK_INT(err, ==, -E2BIG);
+			CHECK(strstr(why, "its tables name more than"));
+		}
+		free(b.v);
+	}
+	free(line_str);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_elfdw__cursors_reject_pos_past_end),
 	UNIT_CASE(test_elfdw__cursors_fixed_size),
@@ -1014,6 +1103,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_elfdw__range_list_dwarf5),
 	UNIT_CASE(test_elfdw__line_header_v5),
 	UNIT_CASE(test_elfdw__line_header_bounded),
+	UNIT_CASE(test_elfdw__line_header_million_files),
 };
 
 UNIT_MAIN_QUIET(cases)

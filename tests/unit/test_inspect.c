@@ -5,9 +5,14 @@
 #include "inspect.h"
 #include "unit.h"
 
+#include "craft_elf.h"
+
+#include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int inspect_fixture(const char *name, struct inspect_info *info)
@@ -231,6 +236,218 @@ static int test_inspect__compressed_dwarf_read_in_place(void)
 	return 0;
 }
 
+/* An ELF of one DWARF 5 unit ("/src/u.c" in "/src") whose line
+ * program lists n files, entry i a line_strp of .debug_line_str offset
+ * at(i) in directory 0 ("/d"), copied units times; .debug_line_str is
+ * line_str.  DW_AT_name and DW_AT_comp_dir inline strings, stmt_list 0. */
+static int write_listing_elf(const char *path, size_t units, size_t n,
+			     uint32_t (*at)(size_t), const struct craft_buf *line_str,
+			     const struct craft_sect *extra)
+{
+	static const uint8_t params[] = { 1, 1, 1, (uint8_t)-5, 14, 13,
+					  0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	static const uint8_t abbrev[] = { 1, DW_TAG_compile_unit, DW_CHILDREN_no,
+					  DW_AT_name, DW_FORM_string,
+					  DW_AT_comp_dir, DW_FORM_string,
+					  DW_AT_stmt_list, DW_FORM_sec_offset, 0, 0, 0 };
+	struct craft_buf info = { 0 }, line = { 0 };
+	uint32_t v;
+	int err;
+
+	for (size_t u = 0; u < units; u++) { /* 31 bytes: 12 of header */
+		craft_put4(&info, 27);
+		craft_buf_put(&info, (uint8_t[]){ 5, 0, DW_UT_compile, 8 }, 4);
+		craft_put4(&info, 0);
+		craft_buf_put(&info, "\1/src/u.c\0/src", 15);
+		craft_put4(&info, 0);
+	}
+	craft_put4(&line, 0);
+	craft_buf_put(&line, (uint8_t[]){ 5, 0, 8, 0 }, 4);
+	craft_put4(&line, 0);
+	craft_buf_put(&line, params, sizeof(params));
+	craft_buf_put(&line, (uint8_t[]){ 1, DW_LNCT_path, DW_FORM_line_strp, 1 }, 4);
+	craft_put4(&line, 0); /* "/d" */
+	craft_buf_put(&line, (uint8_t[]){ 2, DW_LNCT_path, DW_FORM_line_strp,
+					  DW_LNCT_directory_index, DW_FORM_udata }, 5);
+	craft_uleb(&line, n);
+	for (size_t i = 0; i < n; i++) {
+		craft_put4(&line, at(i));
+		craft_put1(&line, 0);
+	}
+	v = (uint32_t)(line.n - 4);
+	memcpy(line.v, &v, 4);
+	v = (uint32_t)(line.n - 12);
+	memcpy(line.v + 8, &v, 4);
+	{
+		const struct craft_sect sects[] = {
+			{ .name = ".debug_info", .data = info.v, .size = info.n },
+			{ .name = ".debug_abbrev", .data = abbrev, .size = sizeof(abbrev) },
+			{ .name = ".debug_line", .data = line.v, .size = line.n },
+			{ .name = ".debug_line_str", .data = line_str->v, .size = line_str->n },
+			extra ? *extra : (struct craft_sect){ .name = ".comment", .data = "", .size = 1 },
+		};
+		struct craft_elf e = { sects, 5, NULL, 0 };
+
+		err = craft_elf_write(path, &e);
+	}
+	free(info.v);
+	free(line.v);
+	return err;
+}
+
+/* .debug_line_str: "/d", "a.c", then 60,000 a's. */
+static void listing_strings(struct craft_buf *b)
+{
+	craft_buf_put(b, "/d\0a.c\0", 7);
+	for (int i = 0; i < 60000; i++)
+		craft_put1(b, 'a');
+	craft_put1(b, 0);
+}
+
+static uint32_t at_short(size_t i)
+{
+	(void)i;
+	return 3;
+}
+
+static uint32_t at_long(size_t i)
+{
+	(void)i;
+	return 7;
+}
+
+static uint32_t at_suffix(size_t i)
+{
+	return (uint32_t)(7 + 60000 - 61 - i % 100); /* 61..160 a's */
+}
+
+static int count_paths(const char *path, void *arg)
+{
+	(void)path;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+/* The listing of path in a child: 0, how many paths, and how much its
+ * peak RSS grew (KB), through a pipe. */
+static int listing_in_child(const char *path, const struct inspect_sources_opts *o,
+			    long *listed, long *grew_kb, int *err)
+{
+	int fds[2];
+	long out[3] = { 0, 0, 0 };
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct rusage before, after;
+		size_t n = 0;
+		int fd = open(path, O_RDONLY);
+
+		getrusage(RUSAGE_SELF, &before);
+		out[0] = inspect_list_sources_opts(fd, o, count_paths, &n);
+		getrusage(RUSAGE_SELF, &after);
+		out[1] = (long)n;
+		out[2] = after.ru_maxrss - before.ru_maxrss;
+		if (write(fds[1], out, sizeof(out)) != sizeof(out))
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], out, sizeof(out)) != sizeof(out)) {
+		close(fds[0]);
+		return -1;
+	}
+	close(fds[0]);
+	waitpid(pid, NULL, 0);
+	*err = (int)out[0];
+	*listed = out[1];
+	*grew_kb = out[2];
+	return 0;
+}
+
+/*
+ * Issue 13: a DWARF 5 line table of a million file entries naming one
+ * long path made validation allocate without bound (a copy of the path
+ * an entry).  Now: the million naming one 60 KB path names nothing (the
+ * layer refuses a table naming 64 times its bytes of strings), a million
+ * naming a short one lists it once, and the listing's memory grows by
+ * less than 64 MB either way (the table is 5 MB; one path a copy would
+ * have been 60 GB).
+ */
+static int test_inspect__sources_million_entries_bounded(void)
+{
+	char path[] = "/tmp/ember-listing-XXXXXX";
+	struct craft_buf ls = { 0 };
+	long listed, grew;
+	int fd = mkstemp(path), err;
+
+	CHECK(fd >= 0);
+	close(fd);
+	listing_strings(&ls);
+	CHECK_INT(write_listing_elf(path, 1, 1000000, at_long, &ls, NULL), ==, 0);
+	CHECK_INT(listing_in_child(path, NULL, &listed, &grew, &err), ==, 0);
+	CHECK_INT(err, ==, 0);
+	CHECK_INT(listed, ==, 1); /* /src/u.c, the unit's name */
+	CHECK_INT(grew, <, 64 << 10);
+	CHECK_INT(write_listing_elf(path, 1, 1000000, at_short, &ls, NULL), ==, 0);
+	CHECK_INT(listing_in_child(path, NULL, &listed, &grew, &err), ==, 0);
+	CHECK_INT(err, ==, 0);
+	CHECK_INT(listed, ==, 2); /* and /d/a.c */
+	CHECK_INT(grew, <, 64 << 10);
+	unlink(path);
+	free(ls.v);
+	return 0;
+}
+
+/*
+ * The listing's own limits, each -E2BIG with its reason: distinct paths
+ * past max_names_bytes; paths joined past 64 times the DWARF (units that
+ * all name one table of 1,000 paths of 60 to 160 bytes); a compressed section whose
+ * header claims 2 GiB, before anything is inflated.
+ */
+static int test_inspect__sources_limits(void)
+{
+	char path[] = "/tmp/ember-limits-XXXXXX", why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct inspect_sources_opts o = { .sz = sizeof(o), .max_names_bytes = 4096,
+					  .diag = &d };
+	static const uint8_t zeros[64];
+	const struct craft_sect big = { .name = ".debug_str", .flags = SHF_COMPRESSED,
+					.data = zeros, .size = sizeof(zeros),
+					.claim = (uint64_t)2 << 30 };
+	struct craft_buf ls = { 0 };
+	size_t n = 0;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	listing_strings(&ls);
+	CHECK_INT(write_listing_elf(path, 1, 1000, at_suffix, &ls, NULL), ==, 0);
+	fd = open(path, O_RDONLY);
+	CHECK_INT(inspect_list_sources_opts(fd, &o, count_paths, &n), ==, -E2BIG);
+	CHECK(strstr(why, "more than 4096 bytes of distinct paths"));
+	CHECK_INT(n, ==, 0);
+	close(fd);
+	CHECK_INT(write_listing_elf(path, 2000, 1000, at_suffix, &ls, NULL), ==, 0);
+	fd = open(path, O_RDONLY);
+	d = ember_diag_make(why, sizeof(why));
+	o.max_names_bytes = 0;
+	CHECK_INT(inspect_list_sources_opts(fd, &o, count_paths, &n), ==, -E2BIG);
+	CHECK(strstr(why, "bytes of paths joined, more than the"));
+	close(fd);
+	CHECK_INT(write_listing_elf(path, 1, 10, at_short, &ls, &big), ==, 0);
+	fd = open(path, O_RDONLY);
+	d = ember_diag_make(why, sizeof(why));
+	CHECK_INT(inspect_list_sources_opts(fd, &o, count_paths, &n), ==, -E2BIG);
+	CHECK(strstr(why, "section '.debug_str' inflates to 2147483648 bytes"));
+	close(fd);
+	unlink(path);
+	free(ls.v);
+	return 0;
+}
+
 static int test_inspect__path_canonical(void)
 {
 	static const struct { const char *in, *out; } cases[] = {
@@ -275,6 +492,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_inspect__compressed_dwarf_read_in_place),
 	UNIT_CASE(test_inspect__build_id_matches_readelf),
 	UNIT_CASE(test_inspect__sources_are_absolute_and_canonical),
+	UNIT_CASE(test_inspect__sources_million_entries_bounded),
+	UNIT_CASE(test_inspect__sources_limits),
 	UNIT_CASE(test_inspect__path_canonical),
 	UNIT_CASE(test_inspect__find_section),
 };

@@ -10,6 +10,7 @@
 #include "unwind_internal.h" /* sections in, the cursor readers */
 #include "common.h"
 #include "unit.h"
+#include "craft_elf.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -1138,6 +1139,51 @@ static int test_unwind__compressed_debug_frame_readonly(void)
 	return 0;
 }
 
+/*
+ * A compressed .debug_frame is checked against the limit before it is
+ * inflated (the unwind route took 3.2 GB for one that inflated to
+ * 2 GiB): a few bytes whose header claims 2 GiB are refused at the
+ * default limit of 1 GiB, and Go's real one (22 KiB inflated) below its
+ * size, each naming the section and the sizes; at its size it compiles.
+ */
+static int test_unwind__compressed_section_limit(void)
+{
+	static const uint8_t zeros[64];
+	const struct craft_sect sects[] = {
+		{ .name = ".text", .flags = SHF_ALLOC | SHF_EXECINSTR, .addr = 0x1000,
+		  .data = zeros, .size = 16 },
+		{ .name = ".debug_frame", .flags = SHF_COMPRESSED, .data = zeros,
+		  .size = sizeof(zeros), .claim = (uint64_t)2 << 30 },
+	};
+	struct craft_elf e = { sects, 2, NULL, 0 };
+	char msg[256];
+	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
+					 .err_msg_size = sizeof(msg) };
+	struct ember_buf table;
+	uint8_t *img;
+	size_t len, size;
+	void *ro;
+
+	CHECK_INT(craft_elf_image(&e, &img, &len), ==, 0);
+	ember_buf_init(&table, 1 << 24);
+	CHECK_INT(unwind_table_compile_mem(img, len, NULL, 0, &o, &table), ==, -E2BIG);
+	CHECK(strstr(msg, "section '.debug_frame' inflates to 2147483648 bytes, "
+		      "more than the limit of 1073741824"));
+	free(img);
+	ro = map_ro(unit_fixture("go_prog"), &size);
+	if (!ro)
+		return UNIT_SKIP;
+	o.max_section_bytes = 0x5000;
+	CHECK_INT(unwind_table_compile_mem(ro, size, NULL, 0, &o, &table), ==, -E2BIG);
+	CHECK(strstr(msg, "section '.debug_frame' inflates to ") &&
+	      strstr(msg, "more than the limit of 20480"));
+	o.max_section_bytes = 1u << 20;
+	CHECK_INT(unwind_table_compile_mem(ro, size, NULL, 0, &o, &table), ==, 0);
+	munmap(ro, size);
+	ember_buf_release(&table);
+	return 0;
+}
+
 /* Without section headers .eh_frame is found through PT_GNU_EH_FRAME:
  * the same rows. */
 static int test_unwind__no_section_headers(void)
@@ -1239,6 +1285,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_unwind__elf_errors),
 	UNIT_CASE(test_unwind__corrupt_eh_frame_in_elf),
 	UNIT_CASE(test_unwind__compressed_debug_frame_readonly),
+	UNIT_CASE(test_unwind__compressed_section_limit),
 	UNIT_CASE(test_unwind__no_section_headers),
 	UNIT_CASE(test_unwind__assembled_cfi_cases),
 };
