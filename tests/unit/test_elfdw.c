@@ -767,6 +767,78 @@ static int test_elfdw__die_sibling_past_unit(void)
 	return 0;
 }
 
+/*
+ * The case issue 13 describes, at its size: an abbreviation whose
+ * fixed-position DW_AT_sibling is 1 GiB past its DIE (what 67 million
+ * data16 values before it would give; plan_sibling keeps offsets up to
+ * that), its skip program as dwarf_abbrev.c plans one, in a unit of a
+ * few bytes allocated exactly.  Every way to the sibling fails with
+ * -ENODATA and ASan sees no read: the step over it (a walk that skips
+ * the DIE, alone and inside a parent's children), reading it for its
+ * sibling, and the sibling value itself when a DIE was read with it in
+ * place (the cursor at unit start + 1 GiB, past the end: rejected, not
+ * wrapped).  Reading it whole goes value by value through the cursors
+ * (test_elfdw__die_sibling_past_unit, on a parsed table).
+ */
+static int test_elfdw__die_sibling_a_gib_out(void)
+{
+	enum { GIB = 1 << 30 };
+	static const uint8_t dies[] = {
+		1,			/* 12: the unit DIE */
+		3,			/* 13: a parent, its child: */
+		2, 0xaa, 0xbb,		/* 14: the struct of the far sibling */
+		0,			/* 17: the parent's end */
+		2, 0xcc,		/* 18: the struct again */
+		0,			/* 20: the unit's end */
+	};
+	size_t nops = GIB / 65519 + 1;
+	struct elfdw_skip_op *ops = calloc(nops, sizeof(*ops));
+	struct elfdw_abbrev ab[3] = {
+		{ .code = 1, .tag = DW_TAG_compile_unit, .kind = T_UNIT,
+		  .children = true, .sibling_at = -1 },
+		{ .code = 2, .tag = DW_TAG_structure_type, .kind = T_OTHER,
+		  .sibling_at = GIB, .sibling_form = DW_FORM_ref4,
+		  .nops = (uint32_t)nops },
+		{ .code = 3, .tag = DW_TAG_lexical_block, .kind = T_BLOCK,
+		  .children = true, .sibling_at = -1 },
+	};
+	struct elfdw_abbrevs t = { .schema = &t_schema, .addr_size = 8, .version = 5,
+				   .dense = true, .v = ab, .n = 3, .ops = ops,
+				   .nops = nops };
+	struct elfdw_sections s = { 0 };
+	struct elfdw_unit u;
+	struct elfdw_die cu, d;
+	uint8_t buf[64], *own;
+	const uint8_t *p, *next;
+	size_t len = make_unit(buf, dies, sizeof(dies));
+
+	CHECK(ops);
+	for (size_t i = 0; i < nops; i++) /* runs of 65519 bytes, the sibling's 4 last */
+		ops[i] = (struct elfdw_skip_op){ (uint16_t)(i + 1 < nops ? 65519
+							    : GIB + 4 - 65519 * (nops - 1)),
+						 ELFDW_SKIP_NONE };
+	s.info = (struct elfdw_sect){ exact(buf, len, &own), len };
+	CHECK_INT(elfdw_unit_header(&s.info, 0, &u, NULL), ==, 0);
+	CHECK_INT(elfdw_unit_open(&s, &u, &t, &cu), ==, 0);
+	p = cu.end; /* the parent, stepped over: the struct inside it */
+	CHECK_INT(elfdw_next_child(&s, &u, &t, &p, 1u << T_FUNC, 0, &d), ==, -ENODATA);
+	p = cu.end + 1; /* the struct, stepped over on its own */
+	CHECK_INT(elfdw_next_child(&s, &u, &t, &p, 1u << T_FUNC, 0, &d), ==, -ENODATA);
+	p = cu.end + 1; /* read for its sibling only: the skip program fails */
+	CHECK_INT(elfdw_die_read(&s, &u, &t, &p, 0, &d), ==, -ENODATA);
+	/* a skip program that does not reach the sibling (a table made
+	 * wrong): the DIE reads, its sibling value does not */
+	ab[1].nops = 0;
+	p = cu.end + 1;
+	CHECK_INT(elfdw_die_read(&s, &u, &t, &p, 0, &d), ==, 0);
+	CHECK(elfdw_die_has(&d, ELFDW_SLOT_SIBLING));
+	CHECK_INT(d.v[ELFDW_SLOT_SIBLING].at, ==, 14 + 1 + GIB);
+	CHECK_INT(elfdw_die_after(&s, &t, &d, &next), ==, -ENODATA);
+	free(own);
+	free(ops);
+	return 0;
+}
+
 struct got_ranges {
 	uint64_t lo[16], hi[16];
 	int n;
@@ -1099,6 +1171,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_elfdw__abbrev_table_malformed),
 	UNIT_CASE(test_elfdw__die_steps),
 	UNIT_CASE(test_elfdw__die_sibling_past_unit),
+	UNIT_CASE(test_elfdw__die_sibling_a_gib_out),
 	UNIT_CASE(test_elfdw__range_list_dwarf4),
 	UNIT_CASE(test_elfdw__range_list_dwarf5),
 	UNIT_CASE(test_elfdw__line_header_v5),
