@@ -94,14 +94,12 @@ void unwind_rule_from_state(const struct unwind_state *s, struct unwind_rule *r)
 
 /* ---- interning ------------------------------------------------------------ */
 
-static uint64_t rule_hash(const struct unwind_rule *r)
+/* Keyed (common.h's SipHash, the set's own key): the rules come from the
+ * file's CFI, and a fixed hash would let its writer make every rule probe
+ * one run of slots, up to 65,535 of them. */
+static uint64_t rule_hash(const struct unwind_rule_set *s, const struct unwind_rule *r)
 {
-	uint64_t a, b;
-
-	memcpy(&a, r, 8);
-	memcpy(&b, (const uint8_t *)r + 8, 8);
-	a = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-	return a ^ (a >> 31);
+	return ember_hash(&s->key, r, sizeof(*r));
 }
 
 void unwind_rules_init(struct unwind_rule_set *s)
@@ -121,7 +119,7 @@ void unwind_rules_release(struct unwind_rule_set *s)
 static int64_t slot_find(const struct unwind_rule_set *s,
 			 const struct unwind_rule *r, size_t *slot)
 {
-	size_t mask = s->nslots - 1, i = (size_t)rule_hash(r) & mask;
+	size_t mask = s->nslots - 1, i = (size_t)rule_hash(s, r) & mask;
 
 	for (;; i = (i + 1) & mask) {
 		uint32_t id = s->slots[i];
@@ -130,6 +128,7 @@ static int64_t slot_find(const struct unwind_rule_set *s,
 			*slot = i;
 			return (int64_t)id - 1;
 		}
+		((struct unwind_rule_set *)s)->probes++; /* a counter: for tests */
 	}
 }
 
@@ -139,7 +138,10 @@ static int slots_grow(struct unwind_rule_set *s)
 	size_t n = s->nslots ? s->nslots * 2 : 256, slot;
 	uint32_t *old = s->slots;
 	size_t nold = s->nslots;
+	int err;
 
+	if (!nold && (err = ember_hash_key_init(&s->key)))
+		return err;
 	s->slots = calloc(n, sizeof(*s->slots));
 	if (!s->slots) {
 		s->slots = old;
@@ -160,9 +162,10 @@ int64_t unwind_rules_intern(struct unwind_rule_set *s, const struct unwind_rule 
 {
 	size_t slot;
 	int64_t id;
+	int err;
 
-	if (2 * (s->n + 1) > s->nslots && slots_grow(s))
-		return -ENOMEM;
+	if (2 * (s->n + 1) > s->nslots && (err = slots_grow(s)))
+		return err;
 	id = slot_find(s, r, &slot);
 	if (id >= 0)
 		return id;

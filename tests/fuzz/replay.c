@@ -3,7 +3,9 @@
  * keeps every target alive: each file argument (or each file of a
  * directory argument) is fed to LLVMFuzzerTestOneInput as is, and with
  * --mutate N also N deterministic mutations of it (truncations and
- * random byte overwrites from a fixed seed), the cheap half of fuzzing.
+ * random byte overwrites from a fixed seed; for a target with its own
+ * LLVMFuzzerCustomMutator, that mutator with seeds 0..N-1), the cheap
+ * half of fuzzing.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -13,6 +15,9 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* A target's own mutator (fuzz_dies.c), when it has one. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed) __attribute__((weak));
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -31,6 +36,11 @@ static void mutate_and_run(const uint8_t *data, size_t size, int n,
 		size_t len = size;
 
 		memcpy(copy, data, size);
+		if (LLVMFuzzerCustomMutator) { /* the target's, seeded 0, 1, ... */
+			len = LLVMFuzzerCustomMutator(copy, size, size, (unsigned)i);
+			LLVMFuzzerTestOneInput(copy, len);
+			continue;
+		}
 		if (i % 3 == 0 && size)
 			len = (size_t)(rng_next(&seed) % size);
 		for (int k = 0; k < 1 + i % 8 && len; k++)

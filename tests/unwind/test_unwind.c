@@ -1184,6 +1184,33 @@ static int test_unwind__compressed_section_limit(void)
 	return 0;
 }
 
+/*
+ * The rule set's hash is keyed: 20,000 rules that all had one hash under
+ * the fixed one it had ((a ^ b * 0x9e3779b97f4a7c15) * 0xbf58476d1ce4e5b9,
+ * a and b the rule's two words: pick b, then a = x ^ b * 0x9e37...) and
+ * took 200 million probes take about one each, and intern as themselves.
+ */
+static int test_unwind__rule_set_keyed(void)
+{
+	const uint64_t x = 0x0123456789abcdefull, c1 = 0x9e3779b97f4a7c15ull;
+	struct unwind_rule_set set;
+	size_t n = 20000;
+
+	unwind_rules_init(&set);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t j = 0; j < n; j++) {
+			uint64_t w[2] = { x ^ (j * c1), j };
+			struct unwind_rule r;
+
+			memcpy(&r, w, sizeof(r));
+			CHECK_INT(unwind_rules_intern(&set, &r), ==, j);
+		}
+	CHECK_INT(set.n, ==, n);
+	CHECK_INT(set.probes, <, 8 * n);
+	unwind_rules_release(&set);
+	return 0;
+}
+
 /* Without section headers .eh_frame is found through PT_GNU_EH_FRAME:
  * the same rows. */
 static int test_unwind__no_section_headers(void)
@@ -1286,6 +1313,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_unwind__corrupt_eh_frame_in_elf),
 	UNIT_CASE(test_unwind__compressed_debug_frame_readonly),
 	UNIT_CASE(test_unwind__compressed_section_limit),
+	UNIT_CASE(test_unwind__rule_set_keyed),
 	UNIT_CASE(test_unwind__no_section_headers),
 	UNIT_CASE(test_unwind__assembled_cfi_cases),
 };
