@@ -34,13 +34,16 @@ struct digest_run {
 	struct md5_ctx whole_md5, part_md5;
 };
 
+/* Three hash passes over each byte at most: a multipart upload never
+ * sends the whole body's MD5, so it is computed for a single PUT only. */
 static void run_update(struct digest_run *r, const uint8_t *p, size_t n, bool parts)
 {
 	sha256_update(&r->whole, n, p);
-	md5_update(&r->whole_md5, n, p);
 	if (parts) {
 		sha256_update(&r->part_sha, n, p);
 		md5_update(&r->part_md5, n, p);
+	} else {
+		md5_update(&r->whole_md5, n, p);
 	}
 }
 
@@ -94,7 +97,7 @@ int objstore_digest_fd(int fd, off_t offset, uint64_t len, struct objstore_diges
 	}
 	if (!err) {
 		sha256_digest(&r.whole, sizeof(d->sha256), d->sha256);
-		md5_digest(&r.whole_md5, sizeof(d->md5), d->md5);
+		md5_digest(&r.whole_md5, sizeof(d->md5), d->md5); /* parts: unused */
 	}
 	free(buf);
 	return err;

@@ -106,7 +106,8 @@ struct objstore_digest {
 
 void objstore_digest_mem(const void *data, size_t len, struct objstore_digest *d);
 /* Digests of len bytes of fd at offset (pread), plus, when parts is not
- * NULL, of each part_size piece.  0, -EIO (short file), -errno. */
+ * NULL, of each part_size piece (d->md5 is then not computed: a multipart
+ * upload does not send it).  0, -EIO (short file), -errno. */
 int objstore_digest_fd(int fd, off_t offset, uint64_t len, struct objstore_digest *d,
 		       size_t part_size, struct objstore_digest *parts);
 /* Standard base64 of len bytes (NUL-terminated; out holds 4*ceil(len/3)+1). */

@@ -99,17 +99,19 @@ mon warn on pool no redundancy = false
 mon data avail warn = 1
 mon data avail crit = 0
 osd objectstore = memstore
-memstore device bytes = 1073741824
+memstore device bytes = 3221225472
 osd data = $DIR/osd
 osd max object name len = 460
 osd max object namespace len = 64
 mon data = $DIR/mon
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$RGW_PORT
+rgw frontends = beast endpoint=127.0.0.1:$RGW_PORT tcp_nodelay=1
 rgw data = $DIR/rgw
 rgw dns name = localhost
 rgw enable usage log = false
 rgw thread pool size = 32
+rgw gc obj min wait = 1
+rgw gc processor period = 5
 EOF
 }
 

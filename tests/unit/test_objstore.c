@@ -1414,6 +1414,48 @@ static int test_objstore__rgw_put_fd_create_only(void)
 	return 0;
 }
 
+static void virtual_host(struct objstore_opts *o, void *ctx)
+{
+	static char ep[64];
+
+	/* curl resolves *.localhost to loopback, and radosgw's dns name is
+	 * localhost (ceph_cluster.sh): bucket.localhost names the bucket */
+	snprintf(ep, sizeof(ep), "http://localhost:%d", *(int *)ctx);
+	o->endpoint = ep;
+	o->addressing = OBJSTORE_ADDRESSING_VIRTUAL_HOST;
+}
+
+static int test_objstore__rgw_virtual_host(void)
+{
+	struct rgw_env e;
+	struct objstore *s, *path_style;
+	struct objstore_status st;
+	struct list_seen ls = { .n = 0 };
+	char prefix[128], key[256];
+	void *got;
+	size_t len;
+
+	RGW_SETUP(e);
+	CHECK((s = rgw_open(&e, 0, virtual_host, &e.port)) != NULL);
+	snprintf(key, sizeof(key), "%s.localhost:%d", e.bucket, e.port);
+	CHECK_STR(s->host, key);
+	snprintf(prefix, sizeof(prefix), "%s", case_prefix("vhost"));
+	snprintf(key, sizeof(key), "%sa b", prefix);
+	CHECK(objstore_put_mem(s, key, "vhost", 5, NULL, NULL, &st) == 0);
+	CHECK(objstore_list(s, prefix, 0, list_collect, &ls, NULL, &st) == 0);
+	CHECK_INT(ls.n, ==, 1);
+	CHECK_STR(ls.keys[0], key);
+	/* the same object, seen through path-style addressing */
+	CHECK((path_style = rgw_open(&e, 0, NULL, NULL)) != NULL);
+	CHECK(objstore_get_mem(path_style, key, NULL, 64, &got, &len, &st) == 0);
+	CHECK(len == 5 && memcmp(got, "vhost", 5) == 0);
+	free(got);
+	CHECK(objstore_delete(s, key, &st) == 0);
+	objstore_free(s);
+	objstore_free(path_style);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_objstore__sigv4_suite_header),
 	UNIT_CASE(test_objstore__sigv4_suite_presign),
@@ -1444,6 +1486,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_objstore__rgw_kill9_multipart),
 	UNIT_CASE(test_objstore__rgw_upload_abort),
 	UNIT_CASE(test_objstore__rgw_put_fd_create_only),
+	UNIT_CASE(test_objstore__rgw_virtual_host),
 };
 
 UNIT_MAIN_QUIET(cases)
