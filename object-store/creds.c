@@ -179,6 +179,7 @@ int objstore_creds_load(struct objstore_creds *c, const char *profile,
 {
 	struct ember_buf text;
 	char path[4096];
+	bool read_ok;
 	int err;
 
 	if (!profile || !*profile)
@@ -197,14 +198,15 @@ int objstore_creds_load(struct objstore_creds *c, const char *profile,
 	}
 	ember_buf_init(&text, CREDS_FILE_CAP);
 	err = read_small_file(path, &text);
-	if (!err)
+	read_ok = err == 0;
+	if (read_ok)
 		err = objstore_creds_parse(c, text.data ? text.data : "", text.len, profile);
 	if (err && msg)
 		snprintf(msg, msg_size, "objstore: no credentials: AWS_ACCESS_KEY_ID and "
-			 "AWS_SECRET_ACCESS_KEY are not set, and '%s' %s profile '%s'",
-			 path, err == -EINVAL ? "lacks a key in" :
-			 err == -ENOENT && text.data ? "has no" : "cannot be read for",
-			 profile);
+			 "AWS_SECRET_ACCESS_KEY are not set, and '%s' %s profile '%s'%s%s",
+			 path, !read_ok ? "cannot be read for" :
+			 err == -EINVAL ? "lacks a key in" : "has no", profile,
+			 read_ok ? "" : ": ", read_ok ? "" : strerror(-err));
 	if (text.data)
 		explicit_bzero(text.data, text.len);
 	ember_buf_release(&text);

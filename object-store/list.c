@@ -14,28 +14,18 @@ static int list_page(struct objstore *s, const char *prefix, const char *max_key
 		     const char *token, objstore_list_fn fn, void *ctx,
 		     struct objstore_xml_list *page, struct objstore_status *st)
 {
+	struct sigv4_param p[4] = { { "list-type", "2" }, { "prefix", prefix ? prefix : "" },
+				    { "max-keys", max_keys }, { "continuation-token", token } };
 	struct ember_diag d;
 	struct ember_buf b;
-	struct os_request r;
 	int err;
 
-	os_request_init(&r, "GET", NULL);
-	os_request_sink_buf(&r, &b, OBJSTORE_XML_ANSWER_CAP);
-	err = os_request_param(&r, "list-type", "2");
-	if (!err)
-		err = os_request_param(&r, "prefix", prefix ? prefix : "");
-	if (!err)
-		err = os_request_param(&r, "max-keys", max_keys);
-	if (!err && token)
-		err = os_request_param(&r, "continuation-token", token);
-	if (!err)
-		err = os_request_run(s, &r, st);
+	err = os_bucket_get_xml(s, p, token ? 4 : 3, &b, st);
 	if (!err) {
 		d = ember_diag_make(st ? st->msg : NULL, st ? sizeof(st->msg) : 0);
 		err = objstore_xml_parse_list(b.data ? b.data : "", b.len, fn, ctx, page, &d);
 	}
 	ember_buf_release(&b);
-	os_request_release(&r);
 	return err;
 }
 

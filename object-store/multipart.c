@@ -263,25 +263,19 @@ static int uploads_page(struct cleanup_ctx *c, const char *prefix,
 			struct objstore_xml_uploads *page, const char *key_marker,
 			const char *id_marker)
 {
+	struct sigv4_param p[4] = { { "uploads", "" }, { "prefix", prefix ? prefix : "" } };
 	struct ember_diag d;
 	struct ember_buf b;
-	struct os_request r;
+	size_t n = 2;
 	int err;
 
-	os_request_init(&r, "GET", NULL);
-	os_request_sink_buf(&r, &b, OBJSTORE_XML_ANSWER_CAP);
-	err = os_request_param(&r, "uploads", "");
-	if (!err)
-		err = os_request_param(&r, "prefix", prefix ? prefix : "");
-	if (!err && key_marker)
-		err = os_request_param(&r, "key-marker", key_marker);
-	if (!err && id_marker)
-		err = os_request_param(&r, "upload-id-marker", id_marker);
-	if (!err)
-		err = os_request_run(c->s, &r, c->st);
-	os_request_release(&r);
+	if (key_marker)
+		p[n++] = (struct sigv4_param){ "key-marker", key_marker };
+	if (id_marker)
+		p[n++] = (struct sigv4_param){ "upload-id-marker", id_marker };
+	err = os_bucket_get_xml(c->s, p, n, &b, c->st);
 	if (!err) {
-		/* parse, then abort: no request of the page's runs during another */
+		/* parsed, then aborted one by one: the page is all read by then */
 		d = ember_diag_make(c->st ? c->st->msg : NULL, c->st ? sizeof(c->st->msg) : 0);
 		err = objstore_xml_parse_uploads(b.data ? b.data : "", b.len, cleanup_one, c,
 						 page, &d);

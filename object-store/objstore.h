@@ -194,7 +194,8 @@ int objstore_put_mem(struct objstore *s, const char *key, const void *data,
  * (x-amz-meta-sha256), each request carries its body's sha256 and MD5,
  * which the store checks.  Create-only multipart uploads check the key
  * first and again at completion (S3's CompleteMultipartUpload honours
- * If-None-Match).  -ESPIPE for a fd that cannot be read with pread.
+ * If-None-Match; radosgw 16 does not, docs/object-store.md).  -ESPIPE for a
+ * fd that is not a regular file, -EFBIG past 10,000 parts.
  */
 int objstore_put_fd(struct objstore *s, const char *key, int fd, off_t offset,
 		    uint64_t len, const struct objstore_put_opts *opts,

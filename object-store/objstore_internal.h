@@ -232,6 +232,10 @@ void os_request_body_fd(struct os_request *r, int fd, off_t off, uint64_t len,
 
 /* Answers of 2xx go to b, initialized with cap (the caller releases it). */
 void os_request_sink_buf(struct os_request *r, struct ember_buf *b, size_t cap);
+/* GET on the bucket with these query parameters (the listings): the
+ * answer's XML into *answer, initialized here, released by the caller. */
+int os_bucket_get_xml(struct objstore *s, const struct sigv4_param *params, size_t n,
+		      struct ember_buf *answer, struct objstore_status *st);
 /* Answers of 2xx go to fd from its current offset, hashed on the way. */
 int os_request_sink_fd(struct os_request *r, int fd);
 /* The sha256 of what went to the fd sink (once, after the last attempt). */

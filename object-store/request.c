@@ -268,6 +268,22 @@ void os_request_sink_buf(struct os_request *r, struct ember_buf *b, size_t cap)
 	r->sink_buf = b;
 }
 
+int os_bucket_get_xml(struct objstore *s, const struct sigv4_param *params, size_t n,
+		      struct ember_buf *answer, struct objstore_status *st)
+{
+	struct os_request r;
+	int err = 0;
+
+	os_request_init(&r, "GET", NULL);
+	os_request_sink_buf(&r, answer, OBJSTORE_XML_ANSWER_CAP);
+	for (size_t i = 0; i < n && !err; i++)
+		err = os_request_param(&r, params[i].name, params[i].value);
+	if (!err)
+		err = os_request_run(s, &r, st);
+	os_request_release(&r);
+	return err;
+}
+
 int os_request_sink_fd(struct os_request *r, int fd)
 {
 	struct stat st;

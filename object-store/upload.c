@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -101,6 +102,14 @@ static int put_multipart(struct objstore *s, const char *key, int fd, off_t offs
 	return err;
 }
 
+static int local_failure(struct objstore_status *st, const char *key, int err,
+			 const char *why)
+{
+	objstore_status_set(st, 0, "", "objstore: PUT '%s': %s: %s", key, why,
+			    strerror(-err));
+	return err;
+}
+
 int objstore_put_fd(struct objstore *s, const char *key, int fd, off_t offset,
 		    uint64_t len, const struct objstore_put_opts *opts, bool *existed,
 		    struct objstore_status *st)
@@ -112,20 +121,24 @@ int objstore_put_fd(struct objstore *s, const char *key, int fd, off_t offset,
 
 	os_status_begin(st);
 	if (fstat(fd, &sb) != 0)
-		return -errno;
+		return local_failure(st, key, -errno, "cannot stat the file");
 	if (!S_ISREG(sb.st_mode) && !S_ISBLK(sb.st_mode))
-		return -ESPIPE;
+		return local_failure(st, key, -ESPIPE, "not a regular file (a pipe cannot "
+				     "be read twice)");
 	if (len >= s->multipart_threshold) {
 		uint64_t n = (len + s->part_size - 1) / s->part_size;
 
-		if (n > 10000)
-			return -EFBIG; /* S3's part count limit: raise part_size */
+		if (n > 10000) /* S3's part count limit */
+			return local_failure(st, key, -EFBIG, "more than 10,000 parts: "
+					     "raise the part size");
 		nparts = (unsigned)n;
 		parts = calloc(nparts, sizeof(*parts));
 		if (!parts)
 			return -ENOMEM;
 	}
 	err = objstore_digest_fd(fd, offset, len, &whole, s->part_size, parts);
+	if (err)
+		local_failure(st, key, err, "cannot read the file");
 	if (!err && opts && opts->sha256)
 		memcpy(whole.sha256, opts->sha256, 32);
 	if (!err && !parts)

@@ -300,20 +300,14 @@ static int list_end(void *ctx, const char *parent, const char *name, const char 
 int objstore_xml_parse_list(const char *xml, size_t len, objstore_list_fn fn, void *ctx,
 			    struct objstore_xml_list *out, struct ember_diag *d)
 {
-	struct list_ctx *c = calloc(1, sizeof(*c));
+	struct list_ctx c = { .fn = fn, .fn_ctx = ctx, .out = out };
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!c)
-		return -ENOMEM;
-	c->fn = fn;
-	c->fn_ctx = ctx;
-	c->out = out;
-	err = xml_walk_run(xml, len, "ListBucketResult", NULL, list_end, c, d);
-	err = page_finish(err, out->truncated, out->next_token, c->stop, "list", d);
+	err = xml_walk_run(xml, len, "ListBucketResult", NULL, list_end, &c, d);
+	err = page_finish(err, out->truncated, out->next_token, c.stop, "list", d);
 	if (err)
 		objstore_xml_list_release(out);
-	free(c);
 	return err;
 }
 
@@ -429,20 +423,14 @@ int objstore_xml_parse_uploads(const char *xml, size_t len, objstore_xml_upload_
 			       void *ctx, struct objstore_xml_uploads *out,
 			       struct ember_diag *d)
 {
-	struct uploads_ctx *c = calloc(1, sizeof(*c));
+	struct uploads_ctx c = { .fn = fn, .fn_ctx = ctx, .out = out };
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!c)
-		return -ENOMEM;
-	c->fn = fn;
-	c->fn_ctx = ctx;
-	c->out = out;
-	err = xml_walk_run(xml, len, "ListMultipartUploadsResult", NULL, uploads_end, c, d);
-	err = page_finish(err, out->truncated, out->next_key, c->stop, "upload list", d);
+	err = xml_walk_run(xml, len, "ListMultipartUploadsResult", NULL, uploads_end, &c, d);
+	err = page_finish(err, out->truncated, out->next_key, c.stop, "upload list", d);
 	if (err)
 		objstore_xml_uploads_release(out);
-	free(c);
 	return err;
 }
 

@@ -46,8 +46,10 @@ stop_daemons() {
 		pids="$pids $(cat "$f")"
 	done
 	[ -n "${pids// /}" ] || return 0
+	# SIGTERM, then SIGKILL after 2 s: the data is in memory (memstore) and
+	# thrown away, and the OSD can take longer than that to shut down.
 	kill $pids 2>/dev/null
-	for _ in $(seq 50); do
+	for _ in $(seq 20); do
 		kill -0 $pids 2>/dev/null || return 0
 		sleep 0.1
 	done
