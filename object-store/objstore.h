@@ -114,7 +114,8 @@ struct objstore_status {
 };
 
 /* A new handle; NULL with *err set (and msg filled) on failure: -EINVAL
- * for a bad option, -ENOENT without credentials, -ENOMEM. */
+ * for a bad option, -ENOENT without credentials, -ENOMEM.  It initializes
+ * libcurl: create the first handle before starting threads. */
 struct objstore *objstore_new(const struct objstore_opts *opts, int *err,
 			      char *msg, size_t msg_size);
 void objstore_free(struct objstore *s);
@@ -144,8 +145,8 @@ struct objstore_range {
  * from fd's current offset (pwrite on a regular file, so a retried
  * transfer rewrites the same bytes; a pipe is retried only when nothing
  * was written yet).  A whole-object GET is verified against the object's
- * stored sha256 (x-amz-checksum-sha256 or the x-amz-meta-sha256 this
- * client writes): -EBADMSG on a mismatch.  info (may be NULL) is filled
+ * stored sha256 (the x-amz-meta-sha256 this client writes with every
+ * object; an object without it is not checked): -EBADMSG on a mismatch.  info (may be NULL) is filled
  * on success; *written (may be NULL) is the number of bytes written.
  */
 int objstore_get_fd(struct objstore *s, const char *key,

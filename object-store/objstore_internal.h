@@ -207,7 +207,6 @@ struct os_request {
 	uint64_t range_total; /* from Content-Range, when has_range_total */
 	bool has_range_total;
 	char meta_sha256[65];  /* x-amz-meta-sha256 */
-	char checksum_sha256[48]; /* x-amz-checksum-sha256 (base64) */
 	time_t last_modified;
 	struct objstore_xml_error err;
 	/* private to request.c */

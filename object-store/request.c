@@ -146,8 +146,6 @@ static void answer_header(struct os_request *r, const char *line, size_t n)
 		parse_content_range(r, v, vn);
 	} else if (header_is(line, n, "x-amz-meta-sha256", &v, &vn)) {
 		copy_value(r->meta_sha256, sizeof(r->meta_sha256), v, vn);
-	} else if (header_is(line, n, "x-amz-checksum-sha256", &v, &vn)) {
-		copy_value(r->checksum_sha256, sizeof(r->checksum_sha256), v, vn);
 	} else if (header_is(line, n, "Last-Modified", &v, &vn)) {
 		copy_value(tmp, sizeof(tmp), v, vn);
 		r->last_modified = curl_getdate(tmp, NULL);
@@ -166,7 +164,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
 
 		if (sp && sscanf(sp, " %3d", &code) == 1)
 			r->http = code;
-		r->etag[0] = r->meta_sha256[0] = r->checksum_sha256[0] = '\0';
+		r->etag[0] = r->meta_sha256[0] = '\0';
 		r->has_content_length = r->has_range_total = false;
 		return n;
 	}
@@ -209,8 +207,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
 
 	if (r->http < 200 || r->http >= 300) {
 		/* an error's XML: past the cap the rest is dropped, it is only read */
-		if (ember_buf_append(&r->errbuf, p, n) != 0)
-			return n;
+		(void)ember_buf_append(&r->errbuf, p, n);
 		return n;
 	}
 	if (r->sink == OS_SINK_BUF)
