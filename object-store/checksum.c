@@ -2,7 +2,9 @@
  * checksum.c - the digests an upload carries: sha256 (SigV4's payload
  * hash, checked by the store, and the object's stored x-amz-meta-sha256)
  * and MD5 (Content-MD5, RFC 1864, checked by the store), over memory or
- * over a file range read with pread in 1 MiB steps, never whole.
+ * over a file range read with pread in 1 MiB steps, never whole.  The MD5
+ * is optional over a file: the whole body's digest of a multipart upload
+ * is its sha256 alone.
  */
 #include "objstore_internal.h"
 
@@ -28,25 +30,6 @@ void objstore_digest_mem(const void *data, size_t len, struct objstore_digest *d
 	md5_digest(&m, sizeof(d->md5), d->md5);
 }
 
-struct digest_run {
-	struct sha256_ctx whole;
-	struct sha256_ctx part_sha;
-	struct md5_ctx whole_md5, part_md5;
-};
-
-/* Three hash passes over each byte at most: a multipart upload never
- * sends the whole body's MD5, so it is computed for a single PUT only. */
-static void run_update(struct digest_run *r, const uint8_t *p, size_t n, bool parts)
-{
-	sha256_update(&r->whole, n, p);
-	if (parts) {
-		sha256_update(&r->part_sha, n, p);
-		md5_update(&r->part_md5, n, p);
-	} else {
-		md5_update(&r->whole_md5, n, p);
-	}
-}
-
 static int pread_full(int fd, uint8_t *buf, size_t n, off_t off)
 {
 	size_t done = 0;
@@ -66,38 +49,30 @@ static int pread_full(int fd, uint8_t *buf, size_t n, off_t off)
 }
 
 int objstore_digest_fd(int fd, off_t offset, uint64_t len, struct objstore_digest *d,
-		       size_t part_size, struct objstore_digest *parts)
+		       bool with_md5)
 {
-	struct digest_run r;
 	uint8_t *buf = malloc(DIGEST_STEP);
-	uint64_t pos = 0, part_left = part_size;
-	size_t part = 0;
+	struct sha256_ctx sha;
+	struct md5_ctx md5;
+	uint64_t pos = 0;
 	int err = buf ? 0 : -ENOMEM;
 
-	sha256_init(&r.whole);
-	md5_init(&r.whole_md5);
-	sha256_init(&r.part_sha);
-	md5_init(&r.part_md5);
+	sha256_init(&sha);
+	md5_init(&md5);
 	while (!err && pos < len) {
 		size_t n = len - pos < DIGEST_STEP ? (size_t)(len - pos) : DIGEST_STEP;
 
-		if (parts && n > part_left)
-			n = (size_t)part_left; /* stop at the part's end */
 		err = pread_full(fd, buf, n, offset + (off_t)pos);
 		if (err)
 			break;
-		run_update(&r, buf, n, parts != NULL);
+		sha256_update(&sha, n, buf);
+		if (with_md5)
+			md5_update(&md5, n, buf);
 		pos += n;
-		if (parts && ((part_left -= n) == 0 || pos == len)) {
-			sha256_digest(&r.part_sha, 32, parts[part].sha256);
-			md5_digest(&r.part_md5, 16, parts[part].md5);
-			part++;
-			part_left = part_size;
-		}
 	}
 	if (!err) {
-		sha256_digest(&r.whole, sizeof(d->sha256), d->sha256);
-		md5_digest(&r.whole_md5, sizeof(d->md5), d->md5); /* parts: unused */
+		sha256_digest(&sha, sizeof(d->sha256), d->sha256);
+		md5_digest(&md5, sizeof(d->md5), d->md5);
 	}
 	free(buf);
 	return err;

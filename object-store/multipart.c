@@ -9,6 +9,7 @@
  */
 #include "objstore_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,14 +62,14 @@ int os_upload_create(struct objstore *s, const char *key, const uint8_t *sha256,
 	return err;
 }
 
-static int etag_slot(struct objstore_upload *u, unsigned part)
+int os_upload_reserve(struct objstore_upload *u, unsigned nparts)
 {
 	unsigned n = u->alloc;
 	char **e;
 
-	if (part <= n)
+	if (nparts <= n)
 		return 0;
-	while (n < part)
+	while (n < nparts)
 		n = n ? n * 2 : 16;
 	e = realloc(u->etags, n * sizeof(*e));
 	if (!e)
@@ -79,9 +80,24 @@ static int etag_slot(struct objstore_upload *u, unsigned part)
 	return 0;
 }
 
-int os_upload_part(struct objstore *s, struct objstore_upload *u, unsigned part, int fd,
-		   off_t offset, size_t len, const struct objstore_digest *d,
-		   struct objstore_status *st)
+int os_upload_set_etag(struct objstore_upload *u, unsigned part, const char *etag)
+{
+	char *e;
+
+	assert(part >= 1 && part <= u->alloc);
+	e = strdup(etag);
+	if (!e)
+		return -ENOMEM;
+	free(u->etags[part - 1]);
+	u->etags[part - 1] = e;
+	if (part > u->nparts)
+		u->nparts = part;
+	return 0;
+}
+
+int os_upload_part(struct objstore *s, const struct objstore_upload *u, unsigned part,
+		   int fd, off_t offset, size_t len, const struct objstore_digest *d,
+		   char etag[80], struct objstore_status *st)
 {
 	struct os_request r;
 	char num[16], md5[25];
@@ -89,9 +105,6 @@ int os_upload_part(struct objstore *s, struct objstore_upload *u, unsigned part,
 
 	if (part < 1 || part > 10000)
 		return -EINVAL; /* S3's part numbers */
-	err = etag_slot(u, part);
-	if (err)
-		return err;
 	snprintf(num, sizeof(num), "%u", part);
 	os_request_init(&r, "PUT", u->key);
 	os_request_body_fd(&r, fd, offset, len, d, md5);
@@ -105,13 +118,8 @@ int os_upload_part(struct objstore *s, struct objstore_upload *u, unsigned part,
 				    "in the answer", u->key, part);
 		err = -EPROTO;
 	}
-	if (!err) {
-		free(u->etags[part - 1]);
-		u->etags[part - 1] = strdup(r.etag);
-		err = u->etags[part - 1] ? 0 : -ENOMEM;
-	}
-	if (!err && part > u->nparts)
-		u->nparts = part;
+	if (!err)
+		memcpy(etag, r.etag, sizeof(r.etag));
 	os_request_release(&r);
 	return err;
 }
@@ -120,13 +128,18 @@ int objstore_upload_part_fd(struct objstore *s, struct objstore_upload *u, unsig
 			    int fd, off_t offset, size_t len, struct objstore_status *st)
 {
 	struct objstore_digest d;
+	char etag[80];
 	int err;
 
 	os_status_begin(st);
-	err = objstore_digest_fd(fd, offset, len, &d, 0, NULL);
-	if (err)
-		return err;
-	return os_upload_part(s, u, part, fd, offset, len, &d, st);
+	err = objstore_digest_fd(fd, offset, len, &d, true);
+	if (!err)
+		err = os_upload_reserve(u, part);
+	if (!err)
+		err = os_upload_part(s, u, part, fd, offset, len, &d, etag, st);
+	if (!err)
+		err = os_upload_set_etag(u, part, etag);
+	return err;
 }
 
 static int complete_body(const struct objstore_upload *u, struct ember_buf *b)

@@ -160,6 +160,7 @@ static void policy_init(struct objstore *s, const struct objstore_opts *o)
 	s->part_size = o->part_size ? o->part_size : PART_SIZE_DEFAULT;
 	s->multipart_threshold = o->multipart_threshold ? o->multipart_threshold :
 				 MULTIPART_THRESHOLD_DEFAULT;
+	s->part_concurrency = o->part_concurrency ? o->part_concurrency : 2;
 	s->clock = o->clock;
 	s->clock_ctx = o->clock_ctx;
 }

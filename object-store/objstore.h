@@ -100,6 +100,7 @@ struct objstore_opts {
 	unsigned stall_timeout_ms;
 	size_t part_size;	  /* multipart part size, 0: 8 MiB (S3's minimum is 5 MiB) */
 	size_t multipart_threshold; /* uploads from this size are multipart, 0: 16 MiB */
+	unsigned part_concurrency; /* parts of one upload sent at once, 0: 2 */
 	objstore_clock_fn clock;  /* NULL: time() */
 	void *clock_ctx;
 };
@@ -172,8 +173,10 @@ struct objstore_put_opts {
 	unsigned flags;		    /* enum objstore_put_flags */
 	const char *content_type;   /* NULL: application/octet-stream */
 	/* The body's sha256 when the caller knows it (content addressing):
-	 * sent and checked by the store instead of being computed.  A wrong
-	 * one fails with -EBADMSG. */
+	 * sent and checked by the store instead of being computed; a wrong
+	 * one fails with -EBADMSG.  A multipart upload stores it without a
+	 * pass of its own, and the store checks each part instead (a wrong
+	 * one then shows at the first whole GET, as -EBADMSG). */
 	const uint8_t *sha256;
 	/* Multipart uploads: called after each part is stored (tests use it
 	 * to kill an upload at a known point). */
@@ -190,10 +193,13 @@ int objstore_put_mem(struct objstore *s, const char *key, const void *data,
 /*
  * Upload len bytes of fd from offset (a regular file, read with pread and
  * never whole in memory): one PUT below the multipart threshold, else a
- * multipart upload of part_size parts, each retried on its own, aborted
- * when it fails.  The sha256 of the whole body is stored with the object
- * (x-amz-meta-sha256), each request carries its body's sha256 and MD5,
- * which the store checks.  Create-only multipart uploads check the key
+ * multipart upload of part_size parts, part_concurrency of them at once
+ * (each on its own thread, hashed there just before it is sent), each
+ * retried on its own, the upload aborted when one fails.  The sha256 of
+ * the whole body is stored with the object (x-amz-meta-sha256: opts->sha256
+ * when given, else computed in a first pass), each request carries its
+ * body's sha256 and MD5, which the store checks.  opts->on_part may then
+ * be called from those threads.  Create-only multipart uploads check the key
  * first and again at completion (S3's CompleteMultipartUpload honours
  * If-None-Match; radosgw 16 does not, docs/object-store.md).  -ESPIPE for a
  * fd that is not a regular file, -EFBIG past 10,000 parts.

@@ -37,6 +37,7 @@ struct objstore {
 	unsigned max_attempts, retry_base_ms, retry_max_ms;
 	unsigned connect_timeout_ms, stall_timeout_ms;
 	size_t part_size, multipart_threshold;
+	unsigned part_concurrency;
 	objstore_clock_fn clock;
 	void *clock_ctx;
 	void *share;		   /* CURLSH *: connections and DNS */
@@ -105,11 +106,10 @@ struct objstore_digest {
 };
 
 void objstore_digest_mem(const void *data, size_t len, struct objstore_digest *d);
-/* Digests of len bytes of fd at offset (pread), plus, when parts is not
- * NULL, of each part_size piece (d->md5 is then not computed: a multipart
- * upload does not send it).  0, -EIO (short file), -errno. */
+/* The digests of len bytes of fd at offset (pread), MD5 only when
+ * with_md5 (else d->md5 is that of nothing).  0, -EIO (short file), -errno. */
 int objstore_digest_fd(int fd, off_t offset, uint64_t len, struct objstore_digest *d,
-		       size_t part_size, struct objstore_digest *parts);
+		       bool with_md5);
 /* Standard base64 of len bytes (NUL-terminated; out holds 4*ceil(len/3)+1). */
 void objstore_base64(const uint8_t *data, size_t len, char *out);
 
@@ -263,10 +263,15 @@ int os_upload_complete(struct objstore *s, struct objstore_upload *u, bool creat
 		       bool *existed, struct objstore_status *st);
 int os_upload_abort(struct objstore *s, const struct objstore_upload *u,
 		    struct objstore_status *st);
-/* UploadPart with its digest already known (multipart.c). */
-int os_upload_part(struct objstore *s, struct objstore_upload *u, unsigned part, int fd,
-		   off_t offset, size_t len, const struct objstore_digest *d,
-		   struct objstore_status *st);
+/* UploadPart with its digest already known (multipart.c): the part's
+ * ETag into etag (80 bytes).  It does not touch u, so that parts can be
+ * sent from several threads; the caller records the ETag
+ * (os_upload_set_etag, after os_upload_reserve for all the parts). */
+int os_upload_part(struct objstore *s, const struct objstore_upload *u, unsigned part,
+		   int fd, off_t offset, size_t len, const struct objstore_digest *d,
+		   char etag[80], struct objstore_status *st);
+int os_upload_reserve(struct objstore_upload *u, unsigned nparts);
+int os_upload_set_etag(struct objstore_upload *u, unsigned part, const char *etag);
 
 /* The delay before attempt (from 1) under s's policy: full jitter. */
 unsigned os_retry_delay_ms(const struct objstore *s, unsigned attempt);

@@ -1,16 +1,21 @@
 /*
- * upload.c - an upload from a file: one pass with pread computes the
- * whole body's sha256 (stored as x-amz-meta-sha256) and each part's MD5
- * and sha256; then one PUT below the multipart threshold, else a
- * multipart upload whose parts are sent from the file again, each retried
- * on its own, the upload aborted when it fails.  Memory: one 1 MiB read
- * buffer and 48 bytes a part, whatever the file's size.
+ * upload.c - an upload from a file, never whole in memory.  Below the
+ * multipart threshold: one pread pass computes the body's sha256 and MD5,
+ * then one PUT sends it.  From the threshold up: the whole body's sha256
+ * (the caller's, else a first sha256-only pass) goes into
+ * CreateMultipartUpload as x-amz-meta-sha256; then part_concurrency
+ * threads take the parts in order, each hashing its part (sha256 and MD5)
+ * just before sending it, so that one part is hashed while another is on
+ * the wire; each part is retried on its own; the first failure stops the
+ * others and the upload is aborted.  Memory: a 1 MiB read buffer a thread
+ * and 80 bytes of ETag a part.
  */
 #include "objstore_internal.h"
 
 #include <errno.h>
-#include <stdlib.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -48,33 +53,115 @@ static int complete_was_done(struct objstore *s, const char *key, const uint8_t 
 	       memcmp(info.sha256, sha, 32) == 0;
 }
 
-static int send_parts(struct objstore *s, struct objstore_upload *u, int fd,
-		      off_t offset, uint64_t len, const struct objstore_digest *parts,
-		      unsigned nparts, const struct objstore_put_opts *opts,
-		      struct objstore_status *st)
-{
-	for (unsigned i = 0; i < nparts; i++) {
-		uint64_t off = (uint64_t)i * s->part_size;
-		size_t n = len - off < s->part_size ? (size_t)(len - off) : s->part_size;
-		int err = os_upload_part(s, u, i + 1, fd, offset + (off_t)off, n, &parts[i],
-					 st);
+/* ---- the parts, on part_concurrency threads -------------------------------- */
 
-		if (err)
-			return err;
-		if (opts && opts->on_part)
-			opts->on_part(opts->on_part_ctx, i + 1, nparts);
+struct parts_run {
+	struct objstore *s;
+	struct objstore_upload *u;
+	int fd;
+	off_t offset;
+	uint64_t len;
+	unsigned nparts;
+	const struct objstore_put_opts *opts;
+	pthread_mutex_t lock; /* guards what follows, and u's ETags */
+	unsigned next;	      /* the next part to send, from 0 */
+	int err;	      /* the first failure; it stops every thread */
+	struct objstore_status err_st;
+	unsigned attempts;
+};
+
+/* Hash part i and send it: 0 or the failure, *pst filled. */
+static int send_part(struct parts_run *p, unsigned i, struct objstore_status *pst)
+{
+	uint64_t off = (uint64_t)i * p->s->part_size;
+	size_t n = p->len - off < p->s->part_size ? (size_t)(p->len - off) : p->s->part_size;
+	struct objstore_digest d;
+	char etag[80];
+	int err;
+
+	err = objstore_digest_fd(p->fd, p->offset + (off_t)off, n, &d, true);
+	if (err) {
+		objstore_status_set(pst, 0, "", "objstore: PUT '%s' part %u: cannot read "
+				    "the file: %s", p->u->key, i + 1, strerror(-err));
+		return err;
 	}
-	return 0;
+	err = os_upload_part(p->s, p->u, i + 1, p->fd, p->offset + (off_t)off, n, &d, etag,
+			     pst);
+	if (!err) {
+		pthread_mutex_lock(&p->lock);
+		err = os_upload_set_etag(p->u, i + 1, etag);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return err;
+}
+
+static void *parts_worker(void *arg)
+{
+	struct parts_run *p = arg;
+
+	for (;;) {
+		struct objstore_status pst = { 0 };
+		unsigned i;
+		int err;
+
+		pthread_mutex_lock(&p->lock);
+		i = p->next < p->nparts && !p->err ? p->next++ : p->nparts;
+		pthread_mutex_unlock(&p->lock);
+		if (i == p->nparts)
+			return NULL;
+		err = send_part(p, i, &pst);
+		pthread_mutex_lock(&p->lock);
+		p->attempts += pst.attempts;
+		if (err && !p->err) {
+			p->err = err;
+			p->err_st = pst;
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (!err && p->opts && p->opts->on_part)
+			p->opts->on_part(p->opts->on_part_ctx, i + 1, p->nparts);
+	}
+}
+
+static int send_parts(struct parts_run *p, struct objstore_status *st)
+{
+	unsigned nthreads = p->s->part_concurrency < p->nparts ? p->s->part_concurrency :
+			    p->nparts;
+	pthread_t *t = calloc(nthreads, sizeof(*t));
+	unsigned started = 0;
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_init(&p->lock, NULL);
+	/* the first part on this thread, the others' beside it */
+	while (started + 1 < nthreads &&
+	       pthread_create(&t[started], NULL, parts_worker, p) == 0)
+		started++;
+	parts_worker(p);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&p->lock);
+	free(t);
+	if (st) {
+		st->attempts += p->attempts;
+		if (p->err) {
+			unsigned attempts = st->attempts;
+
+			*st = p->err_st;
+			st->attempts = attempts;
+		}
+	}
+	return p->err;
 }
 
 static int put_multipart(struct objstore *s, const char *key, int fd, off_t offset,
 			 uint64_t len, const struct objstore_put_opts *opts,
-			 const struct objstore_digest *whole,
-			 const struct objstore_digest *parts, unsigned nparts,
-			 bool *existed, struct objstore_status *st)
+			 const uint8_t sha256[32], unsigned nparts, bool *existed,
+			 struct objstore_status *st)
 {
 	bool create_only = opts && (opts->flags & OBJSTORE_PUT_CREATE_ONLY);
 	struct objstore_upload u;
+	struct parts_run p = { .s = s, .u = &u, .fd = fd, .offset = offset, .len = len,
+			       .nparts = nparts, .opts = opts };
 	int err;
 
 	if (create_only) { /* no parts sent for a key already there */
@@ -82,13 +169,15 @@ static int put_multipart(struct objstore *s, const char *key, int fd, off_t offs
 		if (err != -ENOENT)
 			return os_put_outcome(err ? err : -EEXIST, existed, st);
 	}
-	err = os_upload_create(s, key, whole->sha256, &u, st);
+	err = os_upload_create(s, key, sha256, &u, st);
 	if (err)
 		return err;
-	err = send_parts(s, &u, fd, offset, len, parts, nparts, opts, st);
+	err = os_upload_reserve(&u, nparts);
+	if (!err)
+		err = send_parts(&p, st);
 	if (!err) {
 		err = os_upload_complete(s, &u, create_only, existed, st);
-		if (err == -ESRCH && complete_was_done(s, key, whole->sha256))
+		if (err == -ESRCH && complete_was_done(s, key, sha256))
 			err = 0;
 	}
 	if (err) {
@@ -114,10 +203,11 @@ int objstore_put_fd(struct objstore *s, const char *key, int fd, off_t offset,
 		    uint64_t len, const struct objstore_put_opts *opts, bool *existed,
 		    struct objstore_status *st)
 {
-	struct objstore_digest whole, *parts = NULL;
-	unsigned nparts = 0;
+	bool multipart = len >= s->multipart_threshold;
+	uint64_t nparts = multipart ? (len + s->part_size - 1) / s->part_size : 0;
+	struct objstore_digest d;
 	struct stat sb;
-	int err;
+	int err = 0;
 
 	os_status_begin(st);
 	if (fstat(fd, &sb) != 0)
@@ -125,27 +215,19 @@ int objstore_put_fd(struct objstore *s, const char *key, int fd, off_t offset,
 	if (!S_ISREG(sb.st_mode) && !S_ISBLK(sb.st_mode))
 		return local_failure(st, key, -ESPIPE, "not a regular file (a pipe cannot "
 				     "be read twice)");
-	if (len >= s->multipart_threshold) {
-		uint64_t n = (len + s->part_size - 1) / s->part_size;
-
-		if (n > 10000) /* S3's part count limit */
-			return local_failure(st, key, -EFBIG, "more than 10,000 parts: "
-					     "raise the part size");
-		nparts = (unsigned)n;
-		parts = calloc(nparts, sizeof(*parts));
-		if (!parts)
-			return -ENOMEM;
-	}
-	err = objstore_digest_fd(fd, offset, len, &whole, s->part_size, parts);
+	if (nparts > 10000) /* S3's part count limit */
+		return local_failure(st, key, -EFBIG, "more than 10,000 parts: raise the "
+				     "part size");
+	/* a multipart upload needs no whole-body MD5, nor a pass for a sha256
+	 * the caller already knows */
+	if (!multipart || !(opts && opts->sha256))
+		err = objstore_digest_fd(fd, offset, len, &d, !multipart);
 	if (err)
-		local_failure(st, key, err, "cannot read the file");
-	if (!err && opts && opts->sha256)
-		memcpy(whole.sha256, opts->sha256, 32);
-	if (!err && !parts)
-		err = put_single(s, key, fd, offset, len, opts, &whole, existed, st);
-	else if (!err)
-		err = put_multipart(s, key, fd, offset, len, opts, &whole, parts, nparts,
-				    existed, st);
-	free(parts);
-	return err;
+		return local_failure(st, key, err, "cannot read the file");
+	if (opts && opts->sha256)
+		memcpy(d.sha256, opts->sha256, 32);
+	if (!multipart)
+		return put_single(s, key, fd, offset, len, opts, &d, existed, st);
+	return put_multipart(s, key, fd, offset, len, opts, d.sha256, (unsigned)nparts,
+			     existed, st);
 }

@@ -2,11 +2,12 @@
  * objstore_bench.c - the object store client's side of the benchmark
  * (bench/object-store/run.sh, which runs curl as the peer in the same run):
  *
- *   ember-objstore-bench upload FILE KEY [single|multipart]
- *       objstore_put_fd of the whole file; prints "seconds bytes attempts"
+ *   ember-objstore-bench upload FILE KEY [single|multipart|multipart1]
+ *       objstore_put_fd of the whole file (multipart1: one part at a time);
+ *       prints "seconds bytes attempts"
  *   ember-objstore-bench digest FILE
- *       the client's pass over a file before an upload (sha256 and MD5,
- *       with 8 MiB parts' too); prints "seconds bytes"
+ *       the client's pass over a file before a single PUT (sha256 and
+ *       MD5); prints "seconds bytes"
  *   ember-objstore-bench get KEY N
  *       N whole-object GETs of KEY into memory on one handle (keep-alive);
  *       prints each request's seconds, one a line
@@ -33,13 +34,14 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static struct objstore *open_store(size_t threshold)
+static struct objstore *open_store(size_t threshold, unsigned concurrency)
 {
 	struct objstore_opts o = { .sz = sizeof(o),
 				   .endpoint = getenv("OBJSTORE_TEST_ENDPOINT"),
 				   .region = getenv("OBJSTORE_TEST_REGION"),
 				   .bucket = getenv("OBJSTORE_TEST_BUCKET"),
-				   .multipart_threshold = threshold };
+				   .multipart_threshold = threshold,
+				   .part_concurrency = concurrency };
 	char msg[256];
 	struct objstore *s;
 	int err;
@@ -63,7 +65,8 @@ static int cmd_upload(const char *file, const char *key, const char *mode)
 		perror(file);
 		return 1;
 	}
-	s = open_store(single ? (size_t)sb.st_size + 1 : 0);
+	s = open_store(single ? (size_t)sb.st_size + 1 : 0,
+		       mode && strcmp(mode, "multipart1") == 0 ? 1 : 0);
 	if (!s)
 		return 1;
 	t0 = now();
@@ -80,7 +83,7 @@ static int cmd_upload(const char *file, const char *key, const char *mode)
 
 static int cmd_digest(const char *file)
 {
-	struct objstore_digest whole, *parts;
+	struct objstore_digest whole;
 	struct stat sb;
 	double t0;
 	int fd = open(file, O_RDONLY);
@@ -89,14 +92,12 @@ static int cmd_digest(const char *file)
 		perror(file);
 		return 1;
 	}
-	parts = calloc((size_t)sb.st_size / (8 << 20) + 1, sizeof(*parts));
 	t0 = now();
-	if (!parts || objstore_digest_fd(fd, 0, (uint64_t)sb.st_size, &whole, 8 << 20, parts)) {
+	if (objstore_digest_fd(fd, 0, (uint64_t)sb.st_size, &whole, true)) {
 		fprintf(stderr, "objstore-bench: cannot digest '%s'\n", file);
 		return 1;
 	}
 	printf("%.6f %lld\n", now() - t0, (long long)sb.st_size);
-	free(parts);
 	close(fd);
 	return 0;
 }
@@ -104,7 +105,7 @@ static int cmd_digest(const char *file)
 static int cmd_get(const char *key, int n)
 {
 	struct objstore_status st;
-	struct objstore *s = open_store(0);
+	struct objstore *s = open_store(0, 0);
 
 	if (!s)
 		return 1;
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
 		return cmd_digest(argv[2]);
 	if (argc == 4 && strcmp(argv[1], "get") == 0)
 		return cmd_get(argv[2], atoi(argv[3]));
-	fprintf(stderr, "usage: ember-objstore-bench upload FILE KEY [single|multipart]\n"
+	fprintf(stderr, "usage: ember-objstore-bench upload FILE KEY [single|multipart|multipart1]\n"
 			"       ember-objstore-bench digest FILE\n"
 			"       ember-objstore-bench get KEY N\n");
 	return 2;

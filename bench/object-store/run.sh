@@ -16,7 +16,7 @@
 # What each side does: `ember single` is objstore_put_fd as one PUT (one
 # pread pass computing sha256 and MD5, then the body with both checked by
 # radosgw); `ember multipart` is the same file in 8 MiB parts (each part
-# checked); `curl` is `curl -T` with --aws-sigv4 and UNSIGNED-PAYLOAD: the
+# checked), two parts at a time (`ember-multipart-1`: one at a time); `curl` is `curl -T` with --aws-sigv4 and UNSIGNED-PAYLOAD: the
 # bytes alone, no checksum, the transfer's ceiling; `curl-checked` is curl
 # with the sha256 and Content-MD5 computed beforehand (not timed), so that
 # radosgw checks both as it does for Ember: the store's share of the cost.
@@ -97,6 +97,7 @@ upload_one() { # tool rep -> a line of upload.tsv
     ember-digest) line=$("$BENCH" digest "$FILE" | cut -d' ' -f1) ;;
     ember-single) line=$("$BENCH" upload "$FILE" "$key" single | cut -d' ' -f1) ;;
     ember-multipart) line=$("$BENCH" upload "$FILE" "$key" multipart | cut -d' ' -f1) ;;
+    ember-multipart-1) line=$("$BENCH" upload "$FILE" "$key" multipart1 | cut -d' ' -f1) ;;
     esac
     printf '%s\t%s\t%s\t%s\n' "$rep" "$tool" "$line" $((UPLOAD_MB << 20)) >> "$OUT/upload.tsv"
     [ "$tool" = ember-digest ] || curl_delete "$key"
@@ -125,8 +126,8 @@ for tool in ember-single ember-multipart curl curl-checked; do
 done
 printf 'rep\ttool\tseconds\tbytes\n' > "$OUT/upload.tsv"
 for rep in $(seq "$REPS"); do
-    if [ $((rep % 2)) = 1 ]; then order="ember-digest ember-single ember-multipart curl curl-checked"
-    else order="curl-checked curl ember-multipart ember-single ember-digest"; fi
+    if [ $((rep % 2)) = 1 ]; then order="ember-digest ember-single ember-multipart ember-multipart-1 curl curl-checked"
+    else order="curl-checked curl ember-multipart-1 ember-multipart ember-single ember-digest"; fi
     for tool in $order; do
         log "rep $rep: upload $tool"
         upload_one "$tool" "$rep"
@@ -140,7 +141,8 @@ python3 - "$OUT" "$UPLOAD_MB" "$GET_KB" "$GETS" "$REPS" <<'EOF' > "$OUT/results.
 import csv, statistics, sys
 out, mb, kb, gets, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 up = list(csv.DictReader(open(out + "/upload.tsv"), delimiter="\t"))
-tools = ["ember-single", "ember-multipart", "curl", "curl-checked", "ember-digest"]
+tools = ["ember-single", "ember-multipart", "ember-multipart-1", "curl", "curl-checked",
+         "ember-digest"]
 rate = {t: {r["rep"]: int(r["bytes"]) / float(r["seconds"]) / 1e6 for r in up if r["tool"] == t}
         for t in tools}
 print(open(out + "/machine.txt").read().strip().replace("\n", "  \n"))

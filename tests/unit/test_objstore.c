@@ -952,8 +952,8 @@ static void small_parts(struct objstore_opts *o, void *ctx)
 	o->multipart_threshold = 5 << 20;
 }
 
-/* A 12 MiB upload in 5 MiB parts through a proxy that cuts the connection
- * once it has carried 7 MiB: the part in flight fails and is retried, the
+/* A 12 MiB upload in 5 MiB parts through a proxy that cuts a connection
+ * once it has carried 3 MiB: a part in flight fails and is retried, the
  * object is complete and whole. */
 static int test_objstore__rgw_multipart_part_retried(void)
 {
@@ -970,7 +970,7 @@ static int test_objstore__rgw_multipart_part_retried(void)
 
 	RGW_SETUP(e);
 	CHECK((fd = temp_file(n, 42, sha)) >= 0);
-	CHECK((p = tcp_proxy_start(e.port, TCP_PROXY_CUT, 7 << 20, &port)) != NULL);
+	CHECK((p = tcp_proxy_start(e.port, TCP_PROXY_CUT, 3 << 20, &port)) != NULL);
 	CHECK((s = rgw_open(&e, port, small_parts, NULL)) != NULL);
 	snprintf(key, sizeof(key), "%sbig", case_prefix("multipart"));
 	CHECK(objstore_put_fd(s, key, fd, 0, n, NULL, NULL, &st) == 0);
