@@ -240,6 +240,9 @@ int os_request_sink_fd(struct os_request *r, int fd);
 /* The sha256 of what went to the fd sink (once, after the last attempt). */
 void os_request_sink_sha256(struct os_request *r, uint8_t out[32]);
 
+/* One header line of an answer (answer.c): the fields r keeps. */
+void os_answer_header(struct os_request *r, const char *line, size_t n);
+
 /* Send r, retrying transient failures (retry.c): 0 on a 2xx, else the
  * errno of the answer, st filled either way. */
 int os_request_run(struct objstore *s, struct os_request *r, struct objstore_status *st);
