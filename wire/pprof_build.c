@@ -136,8 +136,39 @@ static Perftools__Profiles__Sample *new_sample(const uint64_t *locs, size_t nloc
 	return s;
 }
 
-int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size_t nlocs,
-		     const int64_t *values, size_t nvalues)
+/* The labels of s, their strings interned: 0 or -ENOMEM (s keeps what
+ * was added, freed with it). */
+static int add_labels(struct pprof_profile *p, Perftools__Profiles__Sample *s,
+		      const struct pprof_label *labels, size_t n)
+{
+	if (!n)
+		return 0;
+	s->label = calloc(n, sizeof(*s->label));
+	if (!s->label)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		Perftools__Profiles__Label *l = malloc(sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		perftools__profiles__label__init(l);
+		s->label[s->n_label++] = l;
+		EMBER_FORWARD_IF_ERROR(pprof_add_string(p, labels[i].key, &l->key));
+		if (labels[i].str) {
+			EMBER_FORWARD_IF_ERROR(pprof_add_string(p, labels[i].str, &l->str));
+		} else {
+			l->num = labels[i].num;
+			if (labels[i].num_unit)
+				EMBER_FORWARD_IF_ERROR(pprof_add_string(p, labels[i].num_unit,
+									&l->num_unit));
+		}
+	}
+	return 0;
+}
+
+int pprof_add_sample_labels(struct pprof_profile *p, const uint64_t *location_ids,
+			    size_t nlocs, const int64_t *values, size_t nvalues,
+			    const struct pprof_label *labels, size_t nlabels)
 {
 	pprof_message_t *m = p->msg;
 	Perftools__Profiles__Sample *s;
@@ -152,6 +183,22 @@ int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size
 	s = new_sample(location_ids, nlocs, values, nvalues);
 	if (!s)
 		return -ENOMEM;
+	if (add_labels(p, s, labels, nlabels)) {
+		perftools__profiles__sample__free_unpacked(s, NULL);
+		return -ENOMEM;
+	}
 	m->sample[m->n_sample++] = s;
 	return 0;
+}
+
+int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size_t nlocs,
+		     const int64_t *values, size_t nvalues)
+{
+	return pprof_add_sample_labels(p, location_ids, nlocs, values, nvalues, NULL, 0);
+}
+
+void pprof_set_time(struct pprof_profile *p, int64_t time_nanos, int64_t duration_nanos)
+{
+	p->msg->time_nanos = time_nanos;
+	p->msg->duration_nanos = duration_nanos;
 }
