@@ -1,0 +1,67 @@
+/*
+ * elf_info.c - what the agent needs of a mapped file: its build ID (the
+ * key of its unwind table and of its symbols on the server) and its
+ * PT_LOAD segments (file offset -> ELF virtual address, for the load
+ * bias of each mapping).
+ */
+#include "agent_internal.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <string.h>
+
+static int read_loads(Elf *elf, struct agent_elf_info *e)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (size_t i = 0; i < n && e->nloads < AGENT_MAX_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		e->loads[e->nloads++] = (struct agent_load){ .offset = ph.p_offset,
+							     .vaddr = ph.p_vaddr,
+							     .filesz = ph.p_filesz };
+	}
+	return e->nloads ? 0 : -ENOEXEC;
+}
+
+int agent_elf_info_read(int fd, struct agent_elf_info *out)
+{
+	struct agent_elf_info e = { 0 };
+	GElf_Ehdr eh;
+	Elf *elf;
+	int err;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	err = elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) ? 0 : -ENOEXEC;
+	if (!err) {
+		e.machine = eh.e_machine;
+		err = read_loads(elf, &e);
+	}
+	if (!err && !agent_build_id_read((struct Elf *)elf, e.build_id, &e.build_id_len))
+		ember_hex_encode(e.build_id, e.build_id_len, e.build_id_hex);
+	elf_end(elf);
+	if (!err)
+		*out = e;
+	return err;
+}
+
+int agent_elf_offset_to_vaddr(const struct agent_elf_info *e, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < e->nloads; i++) {
+		const struct agent_load *l = &e->loads[i];
+
+		/* a mapping starts at a page boundary, often below p_offset */
+		if (off + 0x1000 > l->offset && off < l->offset + l->filesz) {
+			*vaddr = l->vaddr + off - l->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

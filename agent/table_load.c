@@ -1,0 +1,136 @@
+/*
+ * table_load.c - an unwind blob into the three BPF maps, exactly as
+ * docs/unwind-format.md section 4 says: verify it (unwind_blob_new:
+ * magic, version, checksum, every offset), take data_size bytes of
+ * unwind_data at an even global offset and nrules slots of unwind_rules,
+ * memcpy the data area and the rule table through the maps' mmap, then
+ * one unwind_pages entry a page with data_off + base.  Unloading frees
+ * the ranges and deletes the page entries.
+ */
+#include "agent_internal.h"
+#include "unwind.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(struct agent_unwind_rule) == sizeof(struct unwind_rule),
+	       "the rules array holds struct unwind_rule");
+
+int agent_table_maps_init(struct agent_table_maps *t, int pages_fd, uint8_t *data,
+			  size_t data_size, struct agent_unwind_rule *rules, size_t nrules)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pages_fd = pages_fd;
+	t->data = data;
+	t->data_size = data_size;
+	t->rules = rules;
+	t->nrules = nrules;
+	err = agent_ranges_init(&t->data_free, data_size);
+	if (!err)
+		err = agent_ranges_init(&t->rules_free, nrules);
+	return err;
+}
+
+void agent_table_maps_release(struct agent_table_maps *t)
+{
+	agent_ranges_release(&t->data_free);
+	agent_ranges_release(&t->rules_free);
+}
+
+static void delete_pages(struct agent_table_maps *t, uint64_t file_id, const uint32_t *pages,
+			 size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct agent_page_key k = { .file_id = file_id, .page = pages[i] };
+
+		bpf_map_delete_elem(t->pages_fd, &k);
+	}
+}
+
+/* One unwind_pages entry per page of the blob; on failure none stays. */
+static int insert_pages(struct agent_table_maps *t, const uint8_t *blob,
+			const struct unwind_blob_header *h, struct agent_loaded *l)
+{
+	const uint8_t *pages = blob + h->header_size + h->data_size +
+			       (size_t)h->nrules * sizeof(struct unwind_rule);
+
+	l->pages = calloc(h->npages ? h->npages : 1, sizeof(*l->pages));
+	if (!l->pages)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < h->npages; i++) {
+		struct unwind_page pg;
+		struct agent_page_key k = { .file_id = l->file_id };
+		struct agent_page_val v = { 0 };
+
+		memcpy(&pg, pages + (size_t)i * sizeof(pg), sizeof(pg));
+		k.page = pg.page;
+		v.data_off = (uint32_t)(pg.data_off + l->data_base);
+		v.nrows_m1 = pg.nrows_m1;
+		v.npalette = pg.npalette;
+		v.rule_base = (uint32_t)l->rule_base;
+		if (bpf_map_update_elem(t->pages_fd, &k, &v, BPF_ANY)) {
+			int err = errno == E2BIG ? -ENOSPC : -errno;
+
+			delete_pages(t, l->file_id, l->pages, l->npages);
+			return err;
+		}
+		l->pages[l->npages++] = pg.page;
+	}
+	return 0;
+}
+
+static int place(struct agent_table_maps *t, const uint8_t *blob,
+		 const struct unwind_blob_header *h, struct agent_loaded *l)
+{
+	int err;
+
+	l->data_len = h->data_size;
+	l->rule_len = h->nrules;
+	if (agent_ranges_alloc(&t->data_free, l->data_len ? l->data_len : 8, 8, &l->data_base))
+		return -ENOSPC;
+	if (agent_ranges_alloc(&t->rules_free, l->rule_len ? l->rule_len : 1, 1, &l->rule_base)) {
+		agent_ranges_free(&t->data_free, l->data_base, l->data_len ? l->data_len : 8);
+		return -ENOSPC;
+	}
+	memcpy(t->data + l->data_base, blob + h->header_size, h->data_size);
+	memcpy(t->rules + l->rule_base, blob + h->header_size + h->data_size,
+	       (size_t)h->nrules * sizeof(struct unwind_rule));
+	err = insert_pages(t, blob, h, l);
+	if (err) {
+		agent_ranges_free(&t->data_free, l->data_base, l->data_len ? l->data_len : 8);
+		agent_ranges_free(&t->rules_free, l->rule_base, l->rule_len ? l->rule_len : 1);
+		free(l->pages);
+		l->pages = NULL;
+	}
+	return err;
+}
+
+int agent_table_load(struct agent_table_maps *t, const void *blob, size_t size,
+		     uint64_t file_id, struct agent_loaded *out)
+{
+	struct agent_loaded l = { .file_id = file_id };
+	struct unwind_blob *b;
+	int err;
+
+	b = unwind_blob_new(blob, size, &err);
+	if (!b)
+		return err;
+	err = place(t, blob, unwind_blob_header(b), &l);
+	unwind_blob_free(b);
+	if (!err)
+		*out = l;
+	return err;
+}
+
+void agent_table_unload(struct agent_table_maps *t, struct agent_loaded *l)
+{
+	delete_pages(t, l->file_id, l->pages, l->npages);
+	agent_ranges_free(&t->data_free, l->data_base, l->data_len ? l->data_len : 8);
+	agent_ranges_free(&t->rules_free, l->rule_base, l->rule_len ? l->rule_len : 1);
+	free(l->pages);
+	memset(l, 0, sizeof(*l));
+}
