@@ -70,7 +70,7 @@ struct agent_opts {
 	const char *metrics_listen; /* --metrics-listen HOST:PORT */
 	struct agent_label *labels; /* --label k=v */
 	size_t nlabels;
-	size_t buffer_bytes;	   /* --buffer-mb: profiles waiting to be pushed */
+	size_t buffer_bytes;	   /* --buffer-kb: profiles waiting to be pushed */
 	unsigned data_chunks;	   /* unwind_data size in 4 KiB chunks */
 	unsigned rule_slots;	   /* unwind_rules entries */
 	unsigned page_entries;	   /* unwind_pages entries */
@@ -100,10 +100,13 @@ struct agent_bpf;
 typedef int (*agent_event_fn)(void *ctx, const struct agent_event *e);
 
 /* Open, set the tunables from o, load (the verifier runs here), attach
- * the tracepoints and one perf event per online CPU.  NULL with a negative
- * errno in *err and the reason in why. */
+ * the exec/exit tracepoints.  NULL with a negative errno in *err and the
+ * reason in why. */
 struct agent_bpf *agent_bpf_new(const struct agent_opts *o, agent_event_fn fn, void *ctx,
 				int *err, char *why, size_t why_size);
+/* Start sampling: one perf event per online CPU.  0 or a negative errno
+ * (why says which capability or setting refused it). */
+int agent_bpf_start(struct agent_bpf *b, unsigned frequency, char *why, size_t why_size);
 void agent_bpf_free(struct agent_bpf *b);
 /* Map fds and the mmap'ed unwind arrays. */
 int agent_bpf_procs_fd(const struct agent_bpf *b);
@@ -147,6 +150,7 @@ int agent_maps_parse_line(char *line, struct agent_map_line *out);
 
 struct agent_load {
 	uint64_t offset, vaddr, filesz;
+	bool exec;		/* PF_X */
 };
 
 struct agent_elf_info {
@@ -161,7 +165,9 @@ struct agent_elf_info {
 /* Read the build ID and the PT_LOAD segments of the ELF open on fd.
  * 0; -UNWIND_ERR_NOT_ELF-like errors are reported as -ENOEXEC. */
 int agent_elf_info_read(int fd, struct agent_elf_info *out);
-/* ELF virtual address of file offset off, through the loads: 0 or -ENOENT. */
+/* ELF virtual address of file offset off (a mapping's offset, page-aligned)
+ * through the loads, an executable one first (pages can hold the end of
+ * one segment and the start of the next): 0 or -ENOENT. */
 int agent_elf_offset_to_vaddr(const struct agent_elf_info *e, uint64_t off, uint64_t *vaddr);
 
 /* Temporary (until the ELF layer's build-ID reader is on main): the GNU
@@ -390,7 +396,11 @@ void agent_kallsyms_text(const struct agent_kallsyms *k, uint64_t *start, uint64
 /* ---- JIT symbols, /tmp/perf-PID.map (perfmap.c) ----------------------- */
 
 struct agent_perfmap;
+/* Read path (not through a symlink; a regular file under 64 MiB): NULL
+ * with *err when it cannot be read. */
 struct agent_perfmap *agent_perfmap_new(const char *path, int *err);
+/* The same from memory (data need not be NUL-terminated). */
+struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *err);
 void agent_perfmap_free(struct agent_perfmap *m);
 const char *agent_perfmap_lookup(const struct agent_perfmap *m, uint64_t addr);
 

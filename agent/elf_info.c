@@ -23,7 +23,8 @@ static int read_loads(Elf *elf, struct agent_elf_info *e)
 			continue;
 		e->loads[e->nloads++] = (struct agent_load){ .offset = ph.p_offset,
 							     .vaddr = ph.p_vaddr,
-							     .filesz = ph.p_filesz };
+							     .filesz = ph.p_filesz,
+							     .exec = (ph.p_flags & PF_X) != 0 };
 	}
 	return e->nloads ? 0 : -ENOEXEC;
 }
@@ -54,13 +55,17 @@ int agent_elf_info_read(int fd, struct agent_elf_info *out)
 
 int agent_elf_offset_to_vaddr(const struct agent_elf_info *e, uint64_t off, uint64_t *vaddr)
 {
-	for (size_t i = 0; i < e->nloads; i++) {
-		const struct agent_load *l = &e->loads[i];
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < e->nloads; i++) {
+			const struct agent_load *l = &e->loads[i];
 
-		/* a mapping starts at a page boundary, often below p_offset */
-		if (off + 0x1000 > l->offset && off < l->offset + l->filesz) {
-			*vaddr = l->vaddr + off - l->offset;
-			return 0;
+			if (pass == 0 && !l->exec)
+				continue;
+			/* a mapping starts at a page boundary, often below p_offset */
+			if (off + 0x1000 > l->offset && off < l->offset + l->filesz) {
+				*vaddr = l->vaddr + off - l->offset;
+				return 0;
+			}
 		}
 	}
 	return -ENOENT;

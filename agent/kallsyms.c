@@ -97,7 +97,8 @@ struct agent_kallsyms *agent_kallsyms_new(const char *path, int *err)
 		*err = e;
 		return NULL;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	if (k->n)
+		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
 	return k;
 }
 

@@ -231,6 +231,7 @@ int main(int argc, char **argv)
 	struct agent_opts o;
 	struct agent a = { .opts = &o };
 	char why[1024] = "";
+	uint64_t start_ns;
 	int rc, err, sfd;
 
 	if (log_setup())
@@ -245,7 +246,7 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	}
 	err = agent_check_environment(why, sizeof(why));
-	a.start_mono_ns = agent_now_mono_ns();
+	start_ns = a.start_mono_ns = agent_now_mono_ns();
 	a.last_drain_mono_ns = a.start_mono_ns;
 	a.interval_start_ns = agent_now_wall_ns();
 	sfd = signal_fd();
@@ -257,9 +258,22 @@ int main(int argc, char **argv)
 		agent_opts_release(&o);
 		return 1;
 	}
+	/* The running processes first, then the samples: none of them is
+	 * taken before the agent knows their mappings. */
 	agent_procs_scan_all(a.procs, o.pids, o.npids);
-	pr_info("agent: sampling at %u Hz on every CPU, %zu processes, a profile every %u s%s%s%s%s",
-		o.frequency, agent_procs_count(a.procs), o.interval_s,
+	err = agent_bpf_start(a.bpf, o.frequency, why, sizeof(why));
+	if (err) {
+		pr_err("%s", why);
+		teardown(&a);
+		agent_opts_release(&o);
+		return 1;
+	}
+	a.last_drain_mono_ns = agent_now_mono_ns(); /* the first interval starts now */
+	a.interval_start_ns = agent_now_wall_ns();
+	pr_info("agent: sampling at %u Hz on every CPU, %zu processes (scanned in %.2f s), "
+		"a profile every %u s%s%s%s%s",
+		o.frequency, agent_procs_count(a.procs),
+		(double)(a.last_drain_mono_ns - start_ns) / 1e9, o.interval_s,
 		o.output_dir ? " to " : "", o.output_dir ? o.output_dir : "",
 		o.server ? " and to " : "", o.server ? o.server : "");
 	run(&a, sfd);

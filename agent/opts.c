@@ -15,7 +15,7 @@
 enum {
 	OPT_FREQUENCY = 256, OPT_INTERVAL, OPT_DURATION, OPT_PID, OPT_CGROUP, OPT_SERVER,
 	OPT_CACHE_DIR, OPT_OUTPUT, OPT_TOKEN, OPT_TOKEN_FILE, OPT_UPLOAD_MISSING,
-	OPT_NO_LOCAL_COMPILE, OPT_COMPRESSION, OPT_METRICS_LISTEN, OPT_LABEL, OPT_BUFFER_MB,
+	OPT_NO_LOCAL_COMPILE, OPT_COMPRESSION, OPT_METRICS_LISTEN, OPT_LABEL, OPT_BUFFER_KB,
 	OPT_UNWIND_DATA_MB, OPT_LOG_LEVEL, OPT_HOST, OPT_HELP,
 };
 
@@ -35,7 +35,7 @@ static const struct option longopts[] = {
 	{ "compression", required_argument, NULL, OPT_COMPRESSION },
 	{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
 	{ "label", required_argument, NULL, OPT_LABEL },
-	{ "buffer-mb", required_argument, NULL, OPT_BUFFER_MB },
+	{ "buffer-kb", required_argument, NULL, OPT_BUFFER_KB },
 	{ "unwind-data-mb", required_argument, NULL, OPT_UNWIND_DATA_MB },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -60,7 +60,7 @@ void agent_opts_usage(FILE *out)
 	      "  --compression zstd|gzip   of pushed profiles (zstd)\n"
 	      "  --metrics-listen HOST:PORT  serve the agent's /metrics\n"
 	      "  --label K=V           add a label to every sample (repeatable)\n"
-	      "  --buffer-mb N         profiles kept while the server is down (64)\n"
+	      "  --buffer-kb N         compressed profiles kept while the server is down (65536)\n"
 	      "  --unwind-data-mb N    size of the unwind_data map (64)\n"
 	      "  --host NAME           the host label (the host name)\n"
 	      "  --log-level error|warn|info|debug  (info; or $EMBER_LOG_LEVEL)\n",
@@ -186,9 +186,9 @@ static int one(struct agent_opts *o, int c, const char *arg, char *why, size_t w
 		break;
 	case OPT_METRICS_LISTEN: o->metrics_listen = arg; break;
 	case OPT_LABEL: err = add_label(o, arg); break;
-	case OPT_BUFFER_MB:
-		err = parse_uint(arg, 1, 1 << 20, &v);
-		o->buffer_bytes = (size_t)v << 20;
+	case OPT_BUFFER_KB:
+		err = parse_uint(arg, 1, 1u << 30, &v);
+		o->buffer_bytes = (size_t)v << 10;
 		break;
 	case OPT_UNWIND_DATA_MB:
 		err = parse_uint(arg, 1, 4096, &v);

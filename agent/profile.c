@@ -231,14 +231,17 @@ struct agent_bpf *agent_bpf_new(const struct agent_opts *o, agent_event_fn fn, v
 				 strerror(errno));
 		}
 	}
-	if (!e)
-		e = attach_cpus(b, o->frequency, why, why_size);
 	if (e) {
 		agent_bpf_free(b);
 		*err = e;
 		return NULL;
 	}
 	return b;
+}
+
+int agent_bpf_start(struct agent_bpf *b, unsigned frequency, char *why, size_t why_size)
+{
+	return attach_cpus(b, frequency, why, why_size);
 }
 
 void agent_bpf_free(struct agent_bpf *b)

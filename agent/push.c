@@ -1,7 +1,7 @@
 /*
  * push.c - the profiles to POST SERVER/api/v1/profiles, zstd- or
  * gzip-compressed, with the bearer token.  Profiles wait in a bounded
- * queue (--buffer-mb) while the server is down; retries back off
+ * queue (--buffer-kb) while the server is down; retries back off
  * exponentially (1 s doubling to 5 min, reset by a success).  When the
  * queue would pass its cap the oldest profiles are dropped and counted;
  * a profile the server refuses (4xx other than 404, 408 and 429) is
