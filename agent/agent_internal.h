@@ -199,7 +199,7 @@ int agent_ranges_alloc(struct agent_ranges *r, uint64_t len, uint64_t align, uin
 /* Give back [off, off + len): 0 or -ENOMEM (the range then stays used). */
 int agent_ranges_free(struct agent_ranges *r, uint64_t off, uint64_t len);
 
-/* ---- loading a blob into the maps (table_load.c) ----------------------- */
+/* ---- loading a table into the maps (table_load.c) ----------------------- */
 
 struct agent_table_maps {
 	int pages_fd;
@@ -223,9 +223,9 @@ struct agent_loaded {
 int agent_table_maps_init(struct agent_table_maps *t, int pages_fd, uint8_t *data,
 			  size_t data_size, struct agent_unwind_rule *rules, size_t nrules);
 void agent_table_maps_release(struct agent_table_maps *t);
-/* Verify blob and load it under file_id: 0, -ENOSPC (maps full), or the
- * blob's error (-UNWIND_ERR_*).  On failure nothing stays loaded. */
-int agent_table_load(struct agent_table_maps *t, const void *blob, size_t size,
+/* Verify image and load it under file_id: 0, -ENOSPC (maps full), or the
+ * image's error (-UNWIND_ERR_*).  On failure nothing stays loaded. */
+int agent_table_load(struct agent_table_maps *t, const void *image, size_t size,
 		     uint64_t file_id, struct agent_loaded *out);
 void agent_table_unload(struct agent_table_maps *t, struct agent_loaded *l);
 
@@ -258,7 +258,7 @@ struct agent_file {
 	struct agent_loaded table;
 	char why[256];		/* why it fell back to frame pointers */
 	uint64_t idle_since_ns;	/* when refs dropped to 0 */
-	bool upload_tried;
+	bool pending;		/* a job is out on the worker */
 };
 
 struct agent_tables_opts {
@@ -269,19 +269,57 @@ struct agent_tables_opts {
 	const char *token;
 };
 
+/* table_worker.c: one job a file, run on the worker thread. */
+struct agent_table_job {
+	struct agent_file *file; /* identity only: the worker never reads it */
+	char build_id_hex[2 * EMBER_BUILD_ID_MAX + 1]; /* "" without one */
+	char path[512], open_path[600];
+	/* filled by the worker */
+	struct ember_buf image;	/* the table's bytes, when err == 0 */
+	enum agent_table_source source;
+	char why[256];
+	bool uploaded;
+	int err;
+	uint64_t queued_ns, started_ns, done_ns; /* agent_now_mono_ns() */
+	struct agent_table_job *next;
+};
+
+struct agent_worker;
+struct agent_worker *agent_worker_new(const struct agent_tables_opts *o, int *err);
+/* Stops the thread (after its current job) and frees every job. */
+void agent_worker_free(struct agent_worker *w);
+/* Queue j (the worker owns it until it comes back from take_done). */
+void agent_worker_submit(struct agent_worker *w, struct agent_table_job *j);
+/* The finished jobs, oldest first (caller frees each with
+ * agent_table_job_free); clears the eventfd. */
+struct agent_table_job *agent_worker_take_done(struct agent_worker *w);
+/* Readable when finished jobs wait. */
+int agent_worker_fd(const struct agent_worker *w);
+void agent_table_job_free(struct agent_table_job *j);
+
 struct agent_tables *agent_tables_new(const struct agent_tables_opts *o,
 				      struct agent_table_maps *maps, struct agent_http *http,
 				      int *err);
 void agent_tables_free(struct agent_tables *t);
 /*
  * The file of a mapping, acquired (refs + 1): found by key, or made from
- * the ELF open on fd, its table brought in (cache, server, compiled, or
- * frame pointers; logged).  NULL with *err (-ENOEXEC: not an ELF).
+ * the ELF open on fd, its table asked for on the worker thread (loaded
+ * later by agent_tables_collect; until then the walk uses frame
+ * pointers).  NULL with *err (-ENOEXEC: not an ELF).
  */
 struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *key, int fd,
 					const char *path, const char *open_path, int *err);
 /* refs - 1 (NULL is ignored). */
 void agent_tables_release(struct agent_tables *t, struct agent_file *f);
+/* Load the tables the worker brought (or note why there is none), log
+ * each outcome, and call ready(ctx, f) for each file whose table is now
+ * in the maps.  Returns the number of jobs collected. */
+size_t agent_tables_collect(struct agent_tables *t,
+			    void (*ready)(void *ctx, struct agent_file *f), void *ctx);
+/* Files whose table is still being fetched or compiled. */
+size_t agent_tables_pending(const struct agent_tables *t);
+/* Readable when agent_tables_collect has work. */
+int agent_tables_fd(const struct agent_tables *t);
 /* Unload and forget the files no mapping has used since idle_before_ns. */
 void agent_tables_gc(struct agent_tables *t, uint64_t idle_before_ns);
 /* Counts by source, for /metrics and the log. */
@@ -292,17 +330,17 @@ void agent_tables_foreach(const struct agent_tables *t,
 			  void (*fn)(void *ctx, const struct agent_file *f), void *ctx);
 
 /* table_cache.c: DIR/BUILDID.unwind and DIR/BUILDID.etag. */
-int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *blob,
+int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *image,
 		     char *etag, size_t etag_size);
-int agent_cache_write(const char *dir, const char *build_id, const void *blob, size_t size,
+int agent_cache_write(const char *dir, const char *build_id, const void *image, size_t size,
 		      const char *etag);
 
 /* table_fetch.c: GET SERVER/api/v1/unwind/ID.  With etag non-empty, sends
- * If-None-Match.  Returns 200 (blob and new_etag filled), 304, 404, another
+ * If-None-Match.  Returns 200 (image and new_etag filled), 304, 404, another
  * HTTP status, or a negative errno (-ECONNREFUSED, -ETIMEDOUT, ...) with
  * why. */
 int agent_fetch_table(struct agent_http *h, const char *server, const char *build_id,
-		      const char *etag, struct ember_buf *blob, char *new_etag,
+		      const char *etag, struct ember_buf *image, char *new_etag,
 		      size_t new_etag_size, char *why, size_t why_size);
 
 /* ---- HTTP client (http.c) --------------------------------------------- */
@@ -363,6 +401,8 @@ struct agent_procs;
 
 struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *err);
 void agent_procs_free(struct agent_procs *p);
+/* f's table is loaded: rewrite the BPF entry of every process mapping it. */
+void agent_procs_file_ready(void *procs, struct agent_file *f);
 /* (Re)read pid's mappings, acquire their files, write the BPF entry. */
 int agent_procs_scan(struct agent_procs *p, pid_t pid);
 /* Scan every process under /proc (or only those of pids). */
@@ -467,10 +507,11 @@ void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s);
 
 /* ---- upload-missing (upload.c) ----------------------------------------- */
 
-/* Ask the server whether it knows f's build ID (GET /api/v1/artifacts/ID)
- * and upload the executable if not.  0, or a negative errno / HTTP
- * status > 0 when refused (logged with the server's reason). */
-int agent_upload_missing(struct agent_http *h, const char *server, struct agent_file *f);
+/* Ask the server whether it knows build_id (GET /api/v1/artifacts/ID) and
+ * upload the file at open_path (named path) if not.  0, or a negative
+ * errno / HTTP status > 0 when refused (logged with the server's reason). */
+int agent_upload_missing(struct agent_http *h, const char *server, const char *build_id,
+			 const char *path, const char *open_path);
 
 /* ---- metrics (metrics.c) ----------------------------------------------- */
 

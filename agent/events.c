@@ -38,6 +38,10 @@ int agent_on_event(void *ctx, const struct agent_event *e)
 		return 0;
 	}
 	err = agent_procs_scan(a->procs, (pid_t)e->pid);
+	if (ember_log_enabled(EMBER_LOG_DEBUG))
+		pr_debug("agent: pid %u scanned (event %u) %.1f ms after the event, in %.1f ms",
+			 e->pid, e->kind, (double)(now - e->ktime_ns) / 1e6,
+			 (double)(agent_now_mono_ns() - now) / 1e6);
 	pr = agent_procs_find(a->procs, (pid_t)e->pid);
 	if (pr && e->kind == AGENT_EVENT_UNKNOWN_PC)
 		pr->seen_ns = now; /* exec and first-sample scans come before

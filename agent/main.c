@@ -182,10 +182,11 @@ static void run(struct agent *a, int sfd)
 	uint64_t end_ns = a->opts->duration_s > 0
 				  ? a->start_mono_ns + (uint64_t)(a->opts->duration_s * 1e9)
 				  : 0;
-	struct pollfd pfd[3] = {
+	struct pollfd pfd[4] = {
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = agent_bpf_events_fd(a->bpf), .events = POLLIN },
 		{ .fd = a->metrics ? agent_metrics_fd(a->metrics) : -1, .events = POLLIN },
+		{ .fd = agent_tables_fd(a->tables), .events = POLLIN },
 	};
 
 	for (;;) {
@@ -195,7 +196,7 @@ static void run(struct agent *a, int sfd)
 			break;
 		if (now - a->last_drain_mono_ns >= (uint64_t)a->opts->interval_s * 1000000000ull)
 			emit(a);
-		if (poll(pfd, 3, next_timeout(a, agent_now_mono_ns(), end_ns)) < 0 &&
+		if (poll(pfd, 4, next_timeout(a, agent_now_mono_ns(), end_ns)) < 0 &&
 		    errno != EINTR)
 			break;
 		if (pfd[0].revents)
@@ -204,10 +205,28 @@ static void run(struct agent *a, int sfd)
 			agent_bpf_poll(a->bpf, 0);
 		if (pfd[2].revents)
 			agent_metrics_serve(a->metrics, a);
+		if (pfd[3].revents)
+			agent_tables_collect(a->tables, agent_procs_file_ready, a->procs);
 	}
 	emit(a); /* the last, partial interval */
 	if (a->push)
 		agent_push_run(a->push, agent_now_mono_ns() / 1000000);
+}
+
+/* The tables of the processes found at start, before sampling starts (at
+ * most max_s seconds: then the rest arrive while sampling). */
+static void wait_for_tables(struct agent *a, unsigned max_s)
+{
+	uint64_t end = agent_now_mono_ns() + (uint64_t)max_s * 1000000000ull;
+	struct pollfd pfd = { .fd = agent_tables_fd(a->tables), .events = POLLIN };
+
+	while (agent_tables_pending(a->tables) && agent_now_mono_ns() < end) {
+		if (poll(&pfd, 1, 100) > 0)
+			agent_tables_collect(a->tables, agent_procs_file_ready, a->procs);
+	}
+	if (agent_tables_pending(a->tables))
+		pr_info("agent: %zu tables still coming; sampling starts meanwhile",
+			agent_tables_pending(a->tables));
 }
 
 static int log_setup(void)
@@ -261,6 +280,7 @@ int main(int argc, char **argv)
 	/* The running processes first, then the samples: none of them is
 	 * taken before the agent knows their mappings. */
 	agent_procs_scan_all(a.procs, o.pids, o.npids);
+	wait_for_tables(&a, 30);
 	err = agent_bpf_start(a.bpf, o.frequency, why, sizeof(why));
 	if (err) {
 		pr_err("%s", why);

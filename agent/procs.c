@@ -323,6 +323,24 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 	return write_bpf(p, pr);
 }
 
+void agent_procs_file_ready(void *ctx, struct agent_file *f)
+{
+	struct agent_procs *p = ctx;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent_process *pr = p->v[i];
+
+		for (size_t k = 0; k < pr->nmaps; k++) {
+			if (pr->maps[k].file == f) {
+				if (!pr->exited && write_bpf(p, pr))
+					pr_debug("agent: pid %d: cannot update its BPF entry",
+						 (int)pr->pid);
+				break;
+			}
+		}
+	}
+}
+
 int agent_procs_scan_all(struct agent_procs *p, const pid_t *pids, size_t npids)
 {
 	DIR *d;

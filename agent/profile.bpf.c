@@ -176,6 +176,7 @@ static __always_inline void notify(__u32 kind, __u32 pid, __u64 addr)
 	e->kind = kind;
 	e->pid = pid;
 	e->addr = addr;
+	e->ktime_ns = now;
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -300,7 +301,7 @@ static __always_inline int lookup_rule(__u64 file_id, __u64 addr,
 	nrows = (__u32)pg->nrows_m1 + 1;
 	pcl = pg->data_off + 2 * (__u32)pg->npalette;
 	row = agent_search_page(pcl, 0, nrows, low);
-	if (row < 0) /* pc_low[0] == 0: not with a checked blob */
+	if (row < 0) /* pc_low[0] == 0: not with a checked image */
 		return -1;
 	at = data_u16(pcl + 2 * (__u32)row);
 	if (at < 0)

@@ -251,26 +251,26 @@ static const char *exe_build_id(const struct agent_process *proc)
 }
 
 static size_t labels_of(const struct agent_profile *pr, const struct agent_sample *s,
-			const struct agent_process *proc, char *pidbuf, struct pprof_label *l)
+			const struct agent_process *proc, char *pidbuf, struct pprof_sample_label *l)
 {
 	const char *bid = exe_build_id(proc);
 	size_t n = 0;
 
 	snprintf(pidbuf, 16, "%u", s->pid);
-	l[n++] = (struct pprof_label){ .key = "host", .str = pr->o->host };
-	l[n++] = (struct pprof_label){ .key = "comm", .str = s->comm };
-	l[n++] = (struct pprof_label){ .key = "pid", .str = pidbuf };
+	l[n++] = (struct pprof_sample_label){ .key = "host", .str = pr->o->host };
+	l[n++] = (struct pprof_sample_label){ .key = "comm", .str = s->comm };
+	l[n++] = (struct pprof_sample_label){ .key = "pid", .str = pidbuf };
 	if (proc && proc->exe[0])
-		l[n++] = (struct pprof_label){ .key = "executable", .str = proc->exe };
+		l[n++] = (struct pprof_sample_label){ .key = "executable", .str = proc->exe };
 	if (bid)
-		l[n++] = (struct pprof_label){ .key = "build_id", .str = bid };
+		l[n++] = (struct pprof_sample_label){ .key = "build_id", .str = bid };
 	if (proc && proc->cgroup[0])
-		l[n++] = (struct pprof_label){ .key = "cgroup", .str = proc->cgroup };
+		l[n++] = (struct pprof_sample_label){ .key = "cgroup", .str = proc->cgroup };
 	if (proc && proc->container[0])
-		l[n++] = (struct pprof_label){ .key = "container_id", .str = proc->container };
-	l[n++] = (struct pprof_label){ .key = "unwind", .str = unwind_label(s->flags) };
+		l[n++] = (struct pprof_sample_label){ .key = "container_id", .str = proc->container };
+	l[n++] = (struct pprof_sample_label){ .key = "unwind", .str = unwind_label(s->flags) };
 	for (size_t i = 0; i < pr->o->nlabels; i++)
-		l[n++] = (struct pprof_label){ .key = pr->o->labels[i].key,
+		l[n++] = (struct pprof_sample_label){ .key = pr->o->labels[i].key,
 					       .str = pr->o->labels[i].value };
 	return n;
 }
@@ -280,7 +280,7 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 	struct agent_profile *pr = ctx;
 	struct agent_process *proc = agent_procs_find(pr->procs, (pid_t)s->pid);
 	uint64_t ids[AGENT_MAX_KFRAMES + AGENT_MAX_FRAMES + 1];
-	struct pprof_label labels[8 + pr->o->nlabels];
+	struct pprof_sample_label labels[8 + pr->o->nlabels];
 	int64_t values[2] = { (int64_t)s->count, (int64_t)s->count * pr->period_ns };
 	char pidbuf[16];
 	size_t n = 0;
@@ -293,7 +293,7 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 	if (s->flags & AGENT_STACK_TRUNCATED)
 		EMBER_FORWARD_IF_ERROR(pseudo_location(pr, "[truncated]", &ids[n++]));
 	pr->nsamples += s->count;
-	return pprof_add_sample_labels(pr->p, ids, n, values, 2, labels,
+	return pprof_add_sample_labeled(pr->p, ids, n, values, 2, labels,
 				       labels_of(pr, s, proc, pidbuf, labels));
 }
 

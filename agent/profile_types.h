@@ -5,7 +5,7 @@
  * _Static_assert, so both sides agree on every byte.
  *
  * The unwind maps are the three of docs/unwind-format.md section 4; their
- * values are the blob's own bytes (struct unwind_rule is repeated here as
+ * values are the table's own bytes (struct unwind_rule is repeated here as
  * struct agent_unwind_rule because the BPF build cannot include
  * unwind.h; the user-space build asserts the two are the same layout).
  */
@@ -113,6 +113,7 @@ struct agent_event {
 	__u32 kind;
 	__u32 pid;
 	__u64 addr;		/* UNKNOWN_PC: the pc */
+	__u64 ktime_ns;		/* bpf_ktime_get_ns() when it happened */
 };
 
 /* stats: one per-CPU array slot each. */
@@ -147,7 +148,7 @@ _Static_assert(sizeof(struct agent_unwind_rule) == 16 &&
 	       "agent_unwind_rule is struct unwind_rule");
 _Static_assert(sizeof(struct agent_ustack) == 8 + 8 * AGENT_MAX_FRAMES, "agent_ustack");
 _Static_assert(sizeof(struct agent_count_key) == 40, "agent_count_key");
-_Static_assert(sizeof(struct agent_event) == 16, "agent_event");
+_Static_assert(sizeof(struct agent_event) == 24, "agent_event");
 #endif
 
 #endif /* EMBER_AGENT_PROFILE_TYPES_H */

@@ -1,9 +1,9 @@
 /*
  * table_cache.c - unwind tables kept on disk under --cache-dir across
- * restarts: DIR/BUILDID.unwind (the blob, as the server sent it or the
+ * restarts: DIR/BUILDID.unwind (the table, as the server sent it or the
  * agent compiled it) and DIR/BUILDID.etag (the server's ETag, empty for
  * a table compiled here).  Written to a temporary name and renamed, so a
- * crash never leaves half a table; a corrupt one fails unwind_blob_new()
+ * crash never leaves half a table; a corrupt one fails unwind_table_new()
  * when loaded and is fetched again.
  */
 #include "agent_internal.h"
@@ -33,7 +33,7 @@ static int read_all(const char *path, struct ember_buf *b)
 	return err;
 }
 
-int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *blob,
+int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *image,
 		     char *etag, size_t etag_size)
 {
 	char path[1024];
@@ -41,8 +41,8 @@ int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *bl
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s.unwind", dir, build_id);
-	ember_buf_init(blob, CACHE_MAX);
-	err = read_all(path, blob);
+	ember_buf_init(image, CACHE_MAX);
+	err = read_all(path, image);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s/%s.etag", dir, build_id);
@@ -54,7 +54,7 @@ int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *bl
 	return 0;
 }
 
-int agent_cache_write(const char *dir, const char *build_id, const void *blob, size_t size,
+int agent_cache_write(const char *dir, const char *build_id, const void *image, size_t size,
 		      const char *etag)
 {
 	char path[1024];
@@ -65,5 +65,5 @@ int agent_cache_write(const char *dir, const char *build_id, const void *blob, s
 	snprintf(path, sizeof(path), "%s/%s.etag", dir, build_id);
 	err = agent_write_atomic(path, etag ? etag : "", etag ? strlen(etag) : 0);
 	snprintf(path, sizeof(path), "%s/%s.unwind", dir, build_id);
-	return err ? err : agent_write_atomic(path, blob, size);
+	return err ? err : agent_write_atomic(path, image, size);
 }

@@ -12,7 +12,7 @@
 #define TABLE_MAX ((size_t)256 << 20)
 
 int agent_fetch_table(struct agent_http *h, const char *server, const char *build_id,
-		      const char *etag, struct ember_buf *blob, char *new_etag,
+		      const char *etag, struct ember_buf *image, char *new_etag,
 		      size_t new_etag_size, char *why, size_t why_size)
 {
 	char url[1024];
@@ -29,8 +29,8 @@ int agent_fetch_table(struct agent_http *h, const char *server, const char *buil
 		return err;
 	}
 	if (r.status == 200) {
-		ember_buf_release(blob);
-		*blob = r.body; /* ownership moves to the caller */
+		ember_buf_release(image);
+		*image = r.body; /* ownership moves to the caller */
 		snprintf(new_etag, new_etag_size, "%s", r.etag);
 		return 200;
 	}

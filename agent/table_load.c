@@ -1,6 +1,6 @@
 /*
- * table_load.c - an unwind blob into the three BPF maps, exactly as
- * docs/unwind-format.md section 4 says: verify it (unwind_blob_new:
+ * table_load.c - an unwind table into the three BPF maps, exactly as
+ * docs/unwind-format.md section 4 says: verify it (unwind_table_new:
  * magic, version, checksum, every offset), take data_size bytes of
  * unwind_data at an even global offset and nrules slots of unwind_rules,
  * memcpy the data area and the rule table through the maps' mmap, then
@@ -51,11 +51,11 @@ static void delete_pages(struct agent_table_maps *t, uint64_t file_id, const uin
 	}
 }
 
-/* One unwind_pages entry per page of the blob; on failure none stays. */
-static int insert_pages(struct agent_table_maps *t, const uint8_t *blob,
-			const struct unwind_blob_header *h, struct agent_loaded *l)
+/* One unwind_pages entry per page of the table; on failure none stays. */
+static int insert_pages(struct agent_table_maps *t, const uint8_t *image,
+			const struct unwind_table_header *h, struct agent_loaded *l)
 {
-	const uint8_t *pages = blob + h->header_size + h->data_size +
+	const uint8_t *pages = image + h->header_size + h->data_size +
 			       (size_t)h->nrules * sizeof(struct unwind_rule);
 
 	l->pages = calloc(h->npages ? h->npages : 1, sizeof(*l->pages));
@@ -83,8 +83,8 @@ static int insert_pages(struct agent_table_maps *t, const uint8_t *blob,
 	return 0;
 }
 
-static int place(struct agent_table_maps *t, const uint8_t *blob,
-		 const struct unwind_blob_header *h, struct agent_loaded *l)
+static int place(struct agent_table_maps *t, const uint8_t *image,
+		 const struct unwind_table_header *h, struct agent_loaded *l)
 {
 	int err;
 
@@ -96,10 +96,10 @@ static int place(struct agent_table_maps *t, const uint8_t *blob,
 		agent_ranges_free(&t->data_free, l->data_base, l->data_len ? l->data_len : 8);
 		return -ENOSPC;
 	}
-	memcpy(t->data + l->data_base, blob + h->header_size, h->data_size);
-	memcpy(t->rules + l->rule_base, blob + h->header_size + h->data_size,
+	memcpy(t->data + l->data_base, image + h->header_size, h->data_size);
+	memcpy(t->rules + l->rule_base, image + h->header_size + h->data_size,
 	       (size_t)h->nrules * sizeof(struct unwind_rule));
-	err = insert_pages(t, blob, h, l);
+	err = insert_pages(t, image, h, l);
 	if (err) {
 		agent_ranges_free(&t->data_free, l->data_base, l->data_len ? l->data_len : 8);
 		agent_ranges_free(&t->rules_free, l->rule_base, l->rule_len ? l->rule_len : 1);
@@ -109,18 +109,18 @@ static int place(struct agent_table_maps *t, const uint8_t *blob,
 	return err;
 }
 
-int agent_table_load(struct agent_table_maps *t, const void *blob, size_t size,
+int agent_table_load(struct agent_table_maps *t, const void *image, size_t size,
 		     uint64_t file_id, struct agent_loaded *out)
 {
 	struct agent_loaded l = { .file_id = file_id };
-	struct unwind_blob *b;
+	struct unwind_table *b;
 	int err;
 
-	b = unwind_blob_new(blob, size, &err);
+	b = unwind_table_new(image, size, &err);
 	if (!b)
 		return err;
-	err = place(t, blob, unwind_blob_header(b), &l);
-	unwind_blob_free(b);
+	err = place(t, image, unwind_table_header(b), &l);
+	unwind_table_free(b);
 	if (!err)
 		*out = l;
 	return err;

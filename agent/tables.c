@@ -1,7 +1,8 @@
 /*
  * tables.c - the table manager: one entry per mapped file (by build ID),
  * holding where its unwind table came from and where it sits in the BPF
- * maps.  The first mapping of a file brings its table in, in this order:
+ * maps.  The first mapping of a file asks the worker thread
+ * (table_worker.c) for its table, which tries, in this order:
  *
  *   1. --cache-dir: DIR/BUILDID.unwind, revalidated with the server's
  *      ETag (If-None-Match: a 304 keeps it);
@@ -11,7 +12,9 @@
  *   4. nothing compiles (no CFI, no build ID and no compiler, maps full):
  *      frame pointers, with the reason.
  *
- * Each outcome is logged once per file and counted (/metrics).  A table
+ * The main thread loads what comes back (agent_tables_collect) and has
+ * the processes that map the file rewritten; until then their walks use
+ * frame pointers in it.  Each outcome is logged once per file and counted (/metrics).  A table
  * no mapping uses any more is unloaded by the next agent_tables_gc()
  * after it has been idle a whole interval, so the short-lived processes
  * of a build or a shell loop do not load and unload libc each time.
@@ -25,7 +28,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define BLOB_MAX ((size_t)256 << 20)
 
 struct agent_tables {
 	struct agent_tables_opts o;
@@ -37,6 +39,8 @@ struct agent_tables {
 	size_t unloads;
 	size_t uploads;
 	size_t reuses;
+	size_t npending;
+	struct agent_worker *worker;
 };
 
 static const char *const source_names[AGENT_TABLE_SOURCE_COUNT] = {
@@ -66,6 +70,11 @@ struct agent_tables *agent_tables_new(const struct agent_tables_opts *o,
 	t->maps = maps;
 	t->http = http;
 	t->next_file_id = 1;
+	t->worker = agent_worker_new(o, err);
+	if (!t->worker) {
+		free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -73,6 +82,7 @@ void agent_tables_free(struct agent_tables *t)
 {
 	if (!t)
 		return;
+	agent_worker_free(t->worker); /* first: its jobs name the files */
 	for (size_t i = 0; i < t->nfiles; i++) {
 		if (t->files[i]->loaded)
 			agent_table_unload(t->maps, &t->files[i]->table);
@@ -88,76 +98,6 @@ static struct agent_file *find(struct agent_tables *t, const char *key)
 		if (!strcmp(t->files[i]->key, key))
 			return t->files[i];
 	return NULL;
-}
-
-/* Compile f's table here: 0, or the compiler's error with f->why. */
-static int compile_here(struct agent_file *f, struct ember_buf *blob)
-{
-	char msg[200] = "";
-	struct unwind_compile_opts co = { .sz = sizeof(co), .err_msg = msg,
-					  .err_msg_size = sizeof(msg), .threads = 1 };
-	int err;
-
-	ember_buf_release(blob);
-	ember_buf_init(blob, BLOB_MAX);
-	err = unwind_table_compile(f->open_path, NULL, &co, blob);
-	if (err)
-		snprintf(f->why, sizeof(f->why), "cannot compile a table: %s%s%s",
-			 unwind_strerror(err), msg[0] ? ": " : "", msg);
-	return err;
-}
-
-/*
- * The blob of f from the cache and the server: 0 with f->source set, or
- * -ENOENT when neither has one (why says what the server answered).
- */
-static int from_cache_or_server(struct agent_tables *t, struct agent_file *f,
-				struct ember_buf *blob, bool *server_lacks)
-{
-	char etag[160] = "", new_etag[160] = "", why[256] = "";
-	const char *id = f->elf.build_id_hex;
-	bool cached = false;
-	int st;
-
-	if (!f->elf.build_id_len)
-		return -ENOENT;
-	if (t->o.cache_dir)
-		cached = agent_cache_read(t->o.cache_dir, id, blob, etag, sizeof(etag)) == 0;
-	if (!t->o.server) {
-		f->source = AGENT_TABLE_CACHE;
-		return cached ? 0 : -ENOENT;
-	}
-	st = agent_fetch_table(t->http, t->o.server, id, cached ? etag : NULL, blob, new_etag,
-			       sizeof(new_etag), why, sizeof(why));
-	if (st == 304 && cached) {
-		f->source = AGENT_TABLE_CACHE;
-		return 0;
-	}
-	if (st == 200) {
-		f->source = AGENT_TABLE_SERVER;
-		if (t->o.cache_dir &&
-		    agent_cache_write(t->o.cache_dir, id, blob->data, blob->len, new_etag))
-			pr_warn("agent: cannot write '%s/%s.unwind' to the cache", t->o.cache_dir, id);
-		return 0;
-	}
-	*server_lacks = st == 404;
-	if (st < 0)
-		pr_warn("agent: server '%s' unreachable for the table of '%s': %s", t->o.server,
-			f->path, why[0] ? why : strerror(-st));
-	else if (st != 404)
-		pr_warn("agent: server '%s' answered %d for the table of '%s': %s", t->o.server, st,
-			f->path, why);
-	if (cached && etag[0] == '\0') {
-		f->source = AGENT_TABLE_CACHE; /* compiled here before */
-		return 0;
-	}
-	if (cached && st < 0) {
-		f->source = AGENT_TABLE_CACHE; /* keep using it while the server is away */
-		return 0;
-	}
-	snprintf(f->why, sizeof(f->why), "the server has no table (%d%s%.200s)", st,
-		 why[0] ? ": " : "", why);
-	return -ENOENT;
 }
 
 static void log_outcome(const struct agent_file *f, size_t size)
@@ -184,51 +124,80 @@ static void log_outcome(const struct agent_file *f, size_t size)
 	}
 }
 
-/* Bring f's table in and load it (or settle for frame pointers). */
-static void bring_table(struct agent_tables *t, struct agent_file *f)
+/* Ask the worker for f's table. */
+static int submit(struct agent_tables *t, struct agent_file *f)
 {
-	struct ember_buf blob;
-	bool server_lacks = false;
-	int err;
+	struct agent_table_job *j = calloc(1, sizeof(*j));
 
-	ember_buf_init(&blob, BLOB_MAX);
-	err = from_cache_or_server(t, f, &blob, &server_lacks);
-	if (server_lacks && t->o.upload_missing && f->elf.build_id_len && !f->upload_tried) {
-		f->upload_tried = true;
-		if (agent_upload_missing(t->http, t->o.server, f) == 0)
-			t->uploads++;
-	}
-	if (err && t->o.local_compile) {
-		char server_why[256];
+	if (!j)
+		return -ENOMEM;
+	j->file = f;
+	snprintf(j->build_id_hex, sizeof(j->build_id_hex), "%s",
+		 f->elf.build_id_len ? f->elf.build_id_hex : "");
+	snprintf(j->path, sizeof(j->path), "%s", f->path);
+	snprintf(j->open_path, sizeof(j->open_path), "%s", f->open_path);
+	f->pending = true;
+	t->npending++;
+	agent_worker_submit(t->worker, j);
+	return 0;
+}
 
-		snprintf(server_why, sizeof(server_why), "%s", f->why);
-		err = compile_here(f, &blob);
-		if (!err) {
-			f->source = AGENT_TABLE_COMPILED;
-			snprintf(f->why, sizeof(f->why), "%s",
-				 t->o.server ? server_why : "no --server");
-			if (t->o.cache_dir && f->elf.build_id_len)
-				agent_cache_write(t->o.cache_dir, f->elf.build_id_hex, blob.data,
-						  blob.len, "");
-		}
-	} else if (err) {
-		snprintf(f->why + strlen(f->why), sizeof(f->why) - strlen(f->why),
-			 "; local compilation is off");
-	}
+/* The worker's result for f: load the table (or settle for frame pointers). */
+static bool apply(struct agent_tables *t, struct agent_file *f, struct agent_table_job *j)
+{
+	int err = j->err;
+
+	f->pending = false;
+	t->npending--;
+	f->source = j->source;
+	snprintf(f->why, sizeof(f->why), "%s", j->why);
+	t->uploads += j->uploaded;
 	if (!err) {
-		err = agent_table_load(t->maps, blob.data, blob.len, t->next_file_id, &f->table);
+		err = agent_table_load(t->maps, j->image.data, j->image.len, t->next_file_id,
+				       &f->table);
 		if (!err) {
 			f->loaded = true;
 			t->next_file_id++;
 		} else {
 			snprintf(f->why, sizeof(f->why), "cannot load its table: %s",
 				 err == -ENOSPC ? "the unwind maps are full" : unwind_strerror(err));
+			f->source = AGENT_TABLE_FRAME_POINTERS;
 		}
 	}
-	if (err)
-		f->source = AGENT_TABLE_FRAME_POINTERS;
-	log_outcome(f, blob.len);
-	ember_buf_release(&blob);
+	log_outcome(f, j->image.len);
+	pr_debug("agent: '%s': table job waited %.1f ms, ran %.1f ms, loaded %.1f ms later",
+		 f->path, (double)(j->started_ns - j->queued_ns) / 1e6,
+		 (double)(j->done_ns - j->started_ns) / 1e6,
+		 (double)(agent_now_mono_ns() - j->done_ns) / 1e6);
+	return f->loaded;
+}
+
+size_t agent_tables_collect(struct agent_tables *t,
+			    void (*ready)(void *ctx, struct agent_file *f), void *ctx)
+{
+	struct agent_table_job *j = agent_worker_take_done(t->worker);
+	size_t n = 0;
+
+	while (j) {
+		struct agent_table_job *next = j->next;
+
+		if (apply(t, j->file, j) && ready)
+			ready(ctx, j->file);
+		agent_table_job_free(j);
+		j = next;
+		n++;
+	}
+	return n;
+}
+
+size_t agent_tables_pending(const struct agent_tables *t)
+{
+	return t->npending;
+}
+
+int agent_tables_fd(const struct agent_tables *t)
+{
+	return agent_worker_fd(t->worker);
 }
 
 struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *ident, int fd,
@@ -265,8 +234,13 @@ struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *iden
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	snprintf(f->open_path, sizeof(f->open_path), "%s", open_path);
 	f->refs = 1;
+	e2 = submit(t, f);
+	if (e2) {
+		free(f);
+		*err = e2;
+		return NULL;
+	}
 	t->files[t->nfiles++] = f;
-	bring_table(t, f);
 	return f;
 }
 
@@ -293,7 +267,7 @@ void agent_tables_gc(struct agent_tables *t, uint64_t idle_before_ns)
 	for (size_t i = 0; i < t->nfiles; i++) {
 		struct agent_file *f = t->files[i];
 
-		if (f->refs == 0 && f->idle_since_ns < idle_before_ns) {
+		if (f->refs == 0 && !f->pending && f->idle_since_ns < idle_before_ns) {
 			file_drop(t, f);
 			continue;
 		}

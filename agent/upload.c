@@ -46,8 +46,8 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static int put_file(struct agent_http *h, const char *server, struct agent_file *f,
-		    const void *data, size_t size)
+static int put_file(struct agent_http *h, const char *server, const char *id,
+		    const char *path, const void *data, size_t size)
 {
 	char url[1400];
 	struct agent_http_req q = { .method = "PUT", .url = url, .body = data, .body_len = size,
@@ -56,16 +56,16 @@ static int put_file(struct agent_http *h, const char *server, struct agent_file 
 	struct agent_http_reply r;
 	int err;
 
-	snprintf(url, sizeof(url), "%s/api/v1/artifacts/%s/executable?name=%s", server,
-		 f->elf.build_id_hex, base_name(f->path));
+	snprintf(url, sizeof(url), "%s/api/v1/artifacts/%s/executable?name=%s", server, id,
+		 base_name(path));
 	err = agent_http_do(h, &q, &r);
 	if (err) {
-		pr_warn("agent: cannot upload '%s' to '%s': %s", f->path, server, r.err);
+		pr_warn("agent: cannot upload '%s' to '%s': %s", path, server, r.err);
 	} else if (r.status == 200 || r.status == 201) {
-		pr_info("agent: uploaded '%s' (build ID %s, %zu bytes) to the server", f->path,
-			f->elf.build_id_hex, size);
+		pr_info("agent: uploaded '%s' (build ID %s, %zu bytes) to the server", path, id,
+			size);
 	} else {
-		pr_warn("agent: the server refused the upload of '%s': HTTP %ld: %.*s%s", f->path,
+		pr_warn("agent: the server refused the upload of '%s': HTTP %ld: %.*s%s", path,
 			r.status, (int)strcspn(r.body.data ? r.body.data : "", "\n"),
 			r.body.data ? r.body.data : "",
 			r.status == 401 ? " (give --token, --token-file or EMBER_TOKEN)" : "");
@@ -75,18 +75,19 @@ static int put_file(struct agent_http *h, const char *server, struct agent_file 
 	return err;
 }
 
-int agent_upload_missing(struct agent_http *h, const char *server, struct agent_file *f)
+int agent_upload_missing(struct agent_http *h, const char *server, const char *id,
+			 const char *path, const char *open_path)
 {
 	struct stat st;
 	void *data;
-	int fd, err = server_has_executable(h, server, f->elf.build_id_hex);
+	int fd, err = server_has_executable(h, server, id);
 
 	if (err != 0)
 		return err > 0 ? 0 : err;
-	fd = open(f->open_path, O_RDONLY | O_CLOEXEC);
+	fd = open(open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) || (size_t)st.st_size > UPLOAD_MAX || st.st_size == 0) {
 		err = fd < 0 ? -errno : -EFBIG;
-		pr_warn("agent: cannot upload '%s': %s", f->path, strerror(-err));
+		pr_warn("agent: cannot upload '%s': %s", path, strerror(-err));
 		if (fd >= 0)
 			close(fd);
 		return err;
@@ -95,7 +96,7 @@ int agent_upload_missing(struct agent_http *h, const char *server, struct agent_
 	close(fd);
 	if (data == MAP_FAILED)
 		return -errno;
-	err = put_file(h, server, f, data, (size_t)st.st_size);
+	err = put_file(h, server, id, path, data, (size_t)st.st_size);
 	munmap(data, (size_t)st.st_size);
 	return err;
 }

@@ -24,7 +24,7 @@ struct unwind_inputs {
 static void find_inputs(struct store *s, const char *id, struct unwind_inputs *in)
 {
 	store_find_pair(s, id, &in->f);
-	snprintf(in->what, sizeof(in->what), "unwind-v%d-%.64s-%.64s", UNWIND_BLOB_VERSION,
+	snprintf(in->what, sizeof(in->what), "unwind-v%d-%.64s-%.64s", UNWIND_TABLE_VERSION,
 		 in->f.has_exe ? in->f.exe.sha256 : "none",
 		 in->f.has_dbg ? in->f.dbg.sha256 : "none");
 }

@@ -1,7 +1,7 @@
 /*
  * cmd_unwind.c - `ember unwind compile|dump`: compile an ELF file's CFI
- * into an unwind blob (unwind-compiler/unwind.h, docs/unwind-format.md),
- * and print a blob's rows (or an ELF file's, compiled in memory) in the
+ * into an unwind table (unwind-compiler/unwind.h, docs/unwind-format.md),
+ * and print a table's rows (or an ELF file's, compiled in memory) in the
  * normalized text form the tests diff against readelf.
  */
 #include "cli.h"
@@ -23,7 +23,6 @@ struct unwind_args {
 	const char *out;	/* compile: -o */
 	const char *debug_file;
 	unsigned flags;
-	unsigned threads;	/* 0: the compiler decides */
 	bool stats;
 };
 
@@ -40,8 +39,6 @@ static void unwind_usage(FILE *f)
 	      "  --debug-file=FILE   separate debug file (its .debug_frame is used)\n"
 	      "  --eh-frame-only     ignore .debug_frame\n"
 	      "  --debug-frame-only  ignore .eh_frame\n"
-	      "  --threads=1|2       compile on one thread or two halves on two (default:\n"
-	      "                      two from 1 MiB of CFI on); the same table\n"
 	      "  --stats             print figures to stderr\n",
 	      f);
 }
@@ -60,8 +57,6 @@ static int parse_args(int argc, char **argv, bool compile, struct unwind_args *a
 			a->flags |= UNWIND_COMPILE_EH_FRAME_ONLY;
 		else if (strcmp(s, "--debug-frame-only") == 0)
 			a->flags |= UNWIND_COMPILE_DEBUG_FRAME_ONLY;
-		else if (strcmp(s, "--threads=1") == 0 || strcmp(s, "--threads=2") == 0)
-			a->threads = (unsigned)(s[10] - '0');
 		else if (strcmp(s, "--stats") == 0)
 			a->stats = true;
 		else if (s[0] == '-' || a->file) {
@@ -84,12 +79,11 @@ static void print_stats(const struct unwind_compile_stats *st, double secs)
 		"fdes %zu\nfdes_debug_frame %zu\nfdes_dropped %zu\n"
 		"fdes_unsupported %zu\nrows %zu\nrows_stored %zu\nrows_invalid %zu\n"
 		"rows_end %zu\ngaps_bridged %zu\nrules %zu\npages %zu\nbytes %zu\n"
-		"bytes_per_row %.3f\nthreads %zu\nwalk_threads %zu\nseconds %.6f\n",
+		"bytes_per_row %.3f\nseconds %.6f\n",
 		st->fdes, st->fdes_debug_frame, st->fdes_dropped, st->fdes_unsupported,
 		st->rows, st->rows_stored, st->rows_invalid, st->rows_end,
-		st->gaps_bridged, st->rules, st->pages, st->blob_size,
-		st->rows ? (double)st->blob_size / (double)st->rows : 0.0, st->threads,
-		st->walk_threads, secs);
+		st->gaps_bridged, st->rules, st->pages, st->table_size,
+		st->rows ? (double)st->table_size / (double)st->rows : 0.0, secs);
 }
 
 static double now(void)
@@ -100,16 +94,16 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Compile a->file into blob; prints the error. */
-static int compile_to(const struct unwind_args *a, struct ember_buf *blob)
+/* Compile a->file into table; prints the error. */
+static int compile_to(const struct unwind_args *a, struct ember_buf *table)
 {
 	char msg[512];
 	struct unwind_compile_stats st;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .flags = a->flags,
 					 .err_msg = msg, .err_msg_size = sizeof(msg),
-					 .stats = &st, .threads = a->threads };
+					 .stats = &st };
 	double t0 = now();
-	int err = unwind_table_compile(a->file, a->debug_file, &o, blob);
+	int err = unwind_table_compile(a->file, a->debug_file, &o, table);
 
 	if (err) {
 		fprintf(stderr, "ember unwind: '%s': %s%s%s\n", a->file,
@@ -138,7 +132,7 @@ static int write_all(int fd, const char *p, size_t n)
 
 static int cmd_compile(const struct unwind_args *a)
 {
-	struct ember_buf blob;
+	struct ember_buf table;
 	int fd = STDOUT_FILENO, err;
 
 	if (!a->out && isatty(STDOUT_FILENO)) {
@@ -146,21 +140,21 @@ static int cmd_compile(const struct unwind_args *a)
 		      stderr);
 		return 2;
 	}
-	ember_buf_init(&blob, BLOB_CAP);
-	err = compile_to(a, &blob);
+	ember_buf_init(&table, BLOB_CAP);
+	err = compile_to(a, &table);
 	if (!err && a->out) {
 		fd = open(a->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)
 			err = -errno;
 	}
 	if (!err)
-		err = write_all(fd, blob.data, blob.len);
+		err = write_all(fd, table.data, table.len);
 	if (a->out && fd >= 0 && close(fd) < 0 && !err)
 		err = -errno;
-	if (err && blob.len)
+	if (err && table.len)
 		fprintf(stderr, "ember unwind: cannot write '%s': %s\n",
 			a->out ? a->out : "stdout", strerror(-err));
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return err ? 1 : 0;
 }
 
@@ -185,22 +179,22 @@ static int dump_row(const struct unwind_row *row, void *ctx)
 static int dump_blob(const char *name, const void *data, size_t size)
 {
 	struct dump_ctx d;
-	struct unwind_blob *b;
+	struct unwind_table *b;
 	int err;
 
-	b = unwind_blob_new(data, size, &err);
+	b = unwind_table_new(data, size, &err);
 	if (!b) {
 		fprintf(stderr, "ember unwind: '%s': %s\n", name, unwind_strerror(err));
 		return 1;
 	}
 	cli_out_init(&d.out, STDOUT_FILENO);
-	d.machine = unwind_blob_header(b)->machine;
+	d.machine = unwind_table_header(b)->machine;
 	cli_out_str(&d.out, d.machine == 62 ? "# pc_start cfa_reg cfa_off ra_rule rbp_rule\n"
 					    : "# pc_start cfa_reg cfa_off ra_rule fp_rule\n");
-	err = unwind_blob_foreach_row(b, dump_row, &d);
+	err = unwind_table_foreach_row(b, dump_row, &d);
 	if (!err)
 		err = cli_out_flush(&d.out);
-	unwind_blob_free(b);
+	unwind_table_free(b);
 	if (err)
 		fprintf(stderr, "ember unwind: cannot write rows: %s\n", strerror(-err));
 	return err ? 1 : 0;
@@ -230,7 +224,7 @@ static int map_file(const char *path, void **data, size_t *size)
 
 static int cmd_dump(const struct unwind_args *a)
 {
-	struct ember_buf blob;
+	struct ember_buf table;
 	void *data;
 	size_t size;
 	int rc, err = map_file(a->file, &data, &size);
@@ -239,16 +233,16 @@ static int cmd_dump(const struct unwind_args *a)
 		fprintf(stderr, "ember unwind: cannot read '%s': %s\n", a->file, strerror(-err));
 		return 1;
 	}
-	if (size >= 8 && memcmp(data, UNWIND_BLOB_MAGIC, 8) == 0) {
+	if (size >= 8 && memcmp(data, UNWIND_TABLE_MAGIC, 8) == 0) {
 		rc = dump_blob(a->file, data, size);
 		munmap(data, size);
 		return rc;
 	}
 	if (size)
 		munmap(data, size);
-	ember_buf_init(&blob, BLOB_CAP);
-	rc = compile_to(a, &blob) ? 1 : dump_blob(a->file, blob.data, blob.len);
-	ember_buf_release(&blob);
+	ember_buf_init(&table, BLOB_CAP);
+	rc = compile_to(a, &table) ? 1 : dump_blob(a->file, table.data, table.len);
+	ember_buf_release(&table);
 	return rc;
 }
 

@@ -42,7 +42,6 @@ struct walk {
 	enum unwind_sec sec;
 	const uint8_t *start, *end;
 	const uint8_t *pos;	/* next entry */
-	const uint8_t *stop;	/* no entry is begun at or past it */
 	bool stop_at_zero;	/* size unknown: a zero length ends it */
 };
 
@@ -51,7 +50,7 @@ static void walk_init(struct walk *w, const struct unwind_section *s,
 {
 	w->sec = sec;
 	w->start = w->pos = s->data;
-	w->end = w->stop = s->data + s->size;
+	w->end = s->data + s->size;
 	w->stop_at_zero = !s->size_known;
 }
 
@@ -64,7 +63,7 @@ static int walk_next(struct unwind_build *b, struct walk *w, struct entry *e)
 	for (;;) {
 		p = w->pos;
 		off = (uint64_t)(p - w->start);
-		if (p >= w->stop)
+		if (p == w->end)
 			return 0;
 		if (unwind_read_un(&p, w->end, 4, &len))
 			return BAD(b, "'%s' +0x%" PRIx64 ": entry length runs past the section end",
@@ -252,44 +251,12 @@ static struct unwind_cie *find_cie(struct unwind_cfi *cfi, uint64_t off)
 	return &cfi->cies[lo];
 }
 
-/*
- * A CIE before the walk's start (a second half's, cie_fde_split.c): the
- * entry at off parsed here and kept in cfi->borrowed; its index in the
- * FDE is UNWIND_CIE_BORROWED | i until the halves are joined.  -EAGAIN
- * when off holds no CIE: the serial walk decides what that means.
- */
-static int borrow_cie(struct unwind_build *b, enum unwind_sec sec, uint64_t off,
-		      struct unwind_cie **out, uint32_t *index)
-{
-	struct unwind_cfi *cfi = &b->cfi[sec];
-	struct walk w;
-	struct entry e;
-	struct unwind_cie cie;
-
-	for (size_t i = 0; i < cfi->nborrowed; i++)
-		if (cfi->borrowed[i].offset == off) {
-			*out = &cfi->borrowed[i];
-			*index = UNWIND_CIE_BORROWED | (uint32_t)i;
-			return 0;
-		}
-	walk_init(&w, &b->in->sec[sec], sec);
-	w.pos = w.start + off;
-	if (walk_next(b, &w, &e) != 1 || !entry_is_cie(&e, sec) || parse_cie(b, sec, &e, &cie) ||
-	    EMBER_VEC_PUSH(cfi->borrowed, cfi->nborrowed, cfi->borrowed_alloc, cie))
-		return -EAGAIN;
-	*out = &cfi->borrowed[cfi->nborrowed - 1];
-	*index = UNWIND_CIE_BORROWED | (uint32_t)(cfi->nborrowed - 1);
-	return 0;
-}
-
-/* The CIE an FDE entry points at, and its index (it stays valid while
- * this FDE is parsed; FDEs keep the index, since the array grows in one
- * pass). */
+/* The CIE an FDE entry points at (it stays valid while this FDE is
+ * parsed; FDEs keep its index, since the array grows in one pass). */
 static int fde_cie(struct unwind_build *b, enum unwind_sec sec,
-		   const struct entry *e, struct unwind_cie **out, uint32_t *index)
+		   const struct entry *e, struct unwind_cie **out)
 {
 	uint64_t at = (uint64_t)(e->id_pos - b->in->sec[sec].data), off = e->id;
-	struct unwind_cfi *cfi = &b->cfi[sec];
 
 	if (sec == UNWIND_SEC_EH) {
 		EMBER_FAIL_IF(e->id > at, b->diag, -UNWIND_ERR_BAD_CFI,
@@ -298,13 +265,10 @@ static int fde_cie(struct unwind_build *b, enum unwind_sec sec,
 			      sec_name(sec), e->off, e->id);
 		off = at - e->id;
 	}
-	if (off < cfi->from)
-		return borrow_cie(b, sec, off, out, index);
-	*out = find_cie(cfi, off);
+	*out = find_cie(&b->cfi[sec], off);
 	EMBER_FAIL_IF(!*out, b->diag, -UNWIND_ERR_BAD_CFI,
 		      "'%s' +0x%" PRIx64 ": FDE names no CIE at 0x%" PRIx64, sec_name(sec),
 		      e->off, off);
-	*index = (uint32_t)(*out - cfi->cies);
 	return 0;
 }
 
@@ -336,11 +300,10 @@ static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 	const uint8_t *p = e->body, *aug;
 	struct unwind_cie *cie;
 	uint64_t range, len;
-	uint32_t cie_index;
 	uint8_t enc;
 	int err;
 
-	err = fde_cie(b, sec, e, &cie, &cie_index);
+	err = fde_cie(b, sec, e, &cie);
 	if (err)
 		return err;
 	struct unwind_ptr_ctx pc = { s->data, s->vaddr, 0, cie->addr_size };
@@ -363,7 +326,7 @@ static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 	f->end = f->start + range;
 	f->insns = p;
 	f->insns_len = (uint32_t)(e->end - p);
-	f->cie = cie_index;
+	f->cie = (uint32_t)(cie - b->cfi[sec].cies);
 	f->offset = (uint32_t)e->off;
 	f->sec = (uint8_t)sec;
 	f->dropped = false;
@@ -392,21 +355,15 @@ static int add_fde(struct unwind_build *b, enum unwind_sec sec,
 
 enum walk_what { WALK_CIES = 1, WALK_FDES = 2 };
 
-/*
- * One pass over the section from byte from, parsing the entries asked
- * for, until an entry would begin at or past byte to (or the end); *at:
- * where the next entry begins (to, or past it when an entry spans it).
- */
+/* One pass over the section, parsing the entries asked for. */
 static int walk_section(struct unwind_build *b, enum unwind_sec sec,
-			enum walk_what what, size_t from, size_t to, size_t *at)
+			enum walk_what what)
 {
 	struct walk w;
 	struct entry e = { 0 };
 	int r;
 
 	walk_init(&w, &b->in->sec[sec], sec);
-	w.pos = w.start + from;
-	w.stop = w.start + to;
 	while ((r = walk_next(b, &w, &e)) > 0) {
 		bool cie = entry_is_cie(&e, sec);
 
@@ -416,16 +373,23 @@ static int walk_section(struct unwind_build *b, enum unwind_sec sec,
 		if (r)
 			return r;
 	}
-	*at = (size_t)(w.pos - w.start);
 	return r;
 }
 
 /*
- * Room for n FDEs at once: one allocation, never copied while growing,
- * its untouched pages never backed.
+ * Room for every FDE the input can hold, at once: an FDE that parses
+ * takes at least 10 bytes (length, CIE pointer, two 1-byte pointers).
+ * One allocation, never copied while growing, its untouched pages never
+ * backed.
  */
-static int fdes_alloc(struct unwind_build *b, size_t n)
+static int fdes_reserve(struct unwind_build *b)
 {
+	size_t n = 1;
+
+	if (b->fdes)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		n += b->in->sec[i].data ? b->in->sec[i].size / 10 : 0;
 	if (n > SIZE_MAX / sizeof(*b->fdes))
 		return -ENOMEM;
 	b->fdes = ember_big_alloc(n * sizeof(*b->fdes));
@@ -435,153 +399,22 @@ static int fdes_alloc(struct unwind_build *b, size_t n)
 	return 0;
 }
 
-/* Room for every FDE the input can hold: an FDE that parses takes at
- * least 10 bytes (length, CIE pointer, two 1-byte pointers). */
-static int fdes_reserve(struct unwind_build *b)
-{
-	size_t n = 1;
-
-	if (b->fdes)
-		return 0;
-	for (int i = 0; i < 2; i++)
-		n += b->in->sec[i].data ? b->in->sec[i].size / 10 : 0;
-	return fdes_alloc(b, n);
-}
-
-static int parse_check(struct unwind_build *b, enum unwind_sec sec)
-{
-	const struct unwind_section *s = &b->in->sec[sec];
-
-	EMBER_FAIL_IF(s->size > UINT32_MAX, b->diag, -UNWIND_ERR_LIMIT,
-		      "'%s': %zu bytes, more than 4 GiB", sec_name(sec), s->size);
-	return fdes_reserve(b);
-}
-
-int unwind_cfi_parse_range(struct unwind_build *b, size_t from, size_t to,
-			   size_t *at)
-{
-	const struct unwind_section *s = &b->in->sec[UNWIND_SEC_EH];
-	int err = parse_check(b, UNWIND_SEC_EH);
-
-	*at = from;
-	if (err || !s->data)
-		return err;
-	return walk_section(b, UNWIND_SEC_EH, WALK_CIES | WALK_FDES, from, to, at);
-}
-
 int unwind_cfi_parse(struct unwind_build *b, enum unwind_sec sec)
 {
 	const struct unwind_section *s = &b->in->sec[sec];
-	size_t at;
 	int err;
 
 	if (!s->data)
 		return 0;
+	EMBER_FAIL_IF(s->size > UINT32_MAX, b->diag, -UNWIND_ERR_LIMIT,
+		      "'%s': %zu bytes, more than 4 GiB", sec_name(sec), s->size);
+	err = fdes_reserve(b);
+	if (err)
+		return err;
 	/* .eh_frame CIE pointers point back: one pass sees each CIE before
 	 * its FDEs.  A .debug_frame FDE may name a later CIE: CIEs first. */
 	if (sec == UNWIND_SEC_EH)
-		return unwind_cfi_parse_range(b, 0, s->size, &at);
-	err = parse_check(b, sec);
-	if (!err)
-		err = walk_section(b, sec, WALK_CIES, 0, s->size, &at);
-	return err ? err : walk_section(b, sec, WALK_FDES, 0, s->size, &at);
-}
-
-int unwind_cfi_parse_second_half(struct unwind_build *b, size_t from)
-{
-	const struct unwind_section *s = &b->in->sec[UNWIND_SEC_EH];
-	size_t at;
-	int err = fdes_alloc(b, (s->size - from) / 10 + 1);
-
-	b->cfi[UNWIND_SEC_EH].from = from;
-	return err ? err : walk_section(b, UNWIND_SEC_EH, WALK_CIES | WALK_FDES, from,
-					s->size, &at);
-}
-
-/* ---- a second half (table_split.c) ------------------------------------------ */
-
-/* Whether an .eh_frame entry plausibly begins at off: a 32-bit length
- * that fits, and a CIE id of 0 or a CIE pointer to an entry with id 0. */
-static bool entry_plausible(const uint8_t *d, size_t size, size_t off, size_t *next)
-{
-	uint32_t len, id, cie_id;
-	size_t cie;
-
-	if (off + 8 > size)
-		return false;
-	memcpy(&len, d + off, 4);
-	memcpy(&id, d + off + 4, 4);
-	if (len < 8 || len == 0xffffffffu || len % 4 || len > size - off - 4)
-		return false;
-	if (id != 0) {
-		if (id > off + 4)
-			return false;
-		cie = off + 4 - id;
-		if (cie + 8 > size)
-			return false;
-		memcpy(&cie_id, d + cie + 4, 4);
-		if (cie_id != 0)
-			return false;
-	}
-	*next = off + 4 + len;
-	return true;
-}
-
-size_t unwind_cfi_guess_boundary(const struct unwind_section *s, size_t near)
-{
-	const size_t chain = 16, window = (size_t)64 << 10;
-
-	if (!s->data || !s->size_known)
-		return 0;
-	for (size_t off = (near + 3) & ~(size_t)3; off < near + window && off < s->size; off += 4) {
-		size_t at = off, n = 0;
-
-		while (n < chain && at < s->size && entry_plausible(s->data, s->size, at, &at))
-			n++;
-		if (n == chain)
-			return off;
-	}
-	return 0;
-}
-
-/* ---- joining a second half ------------------------------------------------- */
-
-bool unwind_cfi_lends(struct unwind_build *b, const struct unwind_build *h)
-{
-	const struct unwind_cfi *hc = &h->cfi[UNWIND_SEC_EH];
-
-	for (size_t i = 0; i < hc->nborrowed; i++)
-		if (!find_cie(&b->cfi[UNWIND_SEC_EH], hc->borrowed[i].offset))
-			return false;
-	return true;
-}
-
-/* b's index of the CIE at offset off (one unwind_cfi_lends() found). */
-static uint32_t lent_index(struct unwind_cfi *a, uint64_t off)
-{
-	return (uint32_t)(find_cie(a, off) - a->cies);
-}
-
-int unwind_cfi_join(struct unwind_build *b, const struct unwind_build *h)
-{
-	struct unwind_cfi *a = &b->cfi[UNWIND_SEC_EH];
-	const struct unwind_cfi *hc = &h->cfi[UNWIND_SEC_EH];
-	size_t base = a->ncies;
-	int err = 0;
-
-	if (!unwind_cfi_lends(b, h) || b->nfdes + h->nfdes > b->fdes_alloc)
-		return -EAGAIN; /* (the bound holds both halves: cannot happen) */
-	for (size_t i = 0; i < h->nfdes; i++) {
-		struct unwind_fde f = h->fdes[i];
-
-		f.cie = f.cie & UNWIND_CIE_BORROWED
-				? lent_index(a, hc->borrowed[f.cie & ~UNWIND_CIE_BORROWED].offset)
-				: (uint32_t)(base + f.cie);
-		b->fdes[b->nfdes++] = f;
-	}
-	for (size_t i = 0; i < hc->ncies && !err; i++)
-		err = EMBER_VEC_PUSH(a->cies, a->ncies, a->cies_alloc, hc->cies[i]);
-	if (!err)
-		b->stats.fdes_dropped += h->stats.fdes_dropped;
-	return err;
+		return walk_section(b, sec, WALK_CIES | WALK_FDES);
+	err = walk_section(b, sec, WALK_CIES);
+	return err ? err : walk_section(b, sec, WALK_FDES);
 }

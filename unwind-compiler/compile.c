@@ -1,7 +1,7 @@
 /*
  * compile.c - the public entry points of the compiler: open the binary
  * (and its debug file), find the CFI sections, parse them, run every
- * FDE into rows, encode the blob.  Each phase is its own file (see
+ * FDE into rows, encode the table.  Each phase is its own file (see
  * unwind_internal.h); this one only sequences them and owns cleanup.
  */
 #include "unwind_internal.h"
@@ -20,7 +20,7 @@ int unwind_arch_get(uint16_t machine, struct unwind_arch *out)
 	return 0;
 }
 
-/* Blobs are 0.29-0.42 of their CFI (docs/unwind-format.md): room for
+/* Tables are 0.29-0.42 of their CFI (docs/unwind-format.md): room for
  * 3/8, faulted in ahead; only a hint, the buffer grows past it. */
 static void reserve_blob(const struct unwind_input *in, struct ember_buf *out)
 {
@@ -33,32 +33,27 @@ int unwind_compile_input(const struct unwind_input *in, struct ember_diag *d,
 			 struct unwind_compile_stats *stats,
 			 struct ember_buf *out)
 {
-	struct unwind_split *split = NULL;
 	struct unwind_build b;
 	size_t start = out->len;
 	int err;
 
 	unwind_build_init(&b, in, d);
-	b.stats.threads = b.stats.walk_threads = 1; /* 2 set by table_split.c */
 	err = unwind_arch_get(in->machine, &b.arch);
-	if (!err && unwind_split_wanted(in))
-		split = unwind_split_begin(in);
 	if (!err) {
 		reserve_blob(in, out);
 		err = unwind_writer_new(&b, out);
 	}
 	if (!err)
-		err = unwind_split_parse(&b, split);
+		err = unwind_cfi_parse(&b, UNWIND_SEC_EH);
 	if (!err)
 		err = unwind_cfi_parse(&b, UNWIND_SEC_DEBUG);
 	if (!err)
-		err = unwind_table_build(&b, split);
-	unwind_split_end(split);
+		err = unwind_table_build(&b);
 	if (!err)
 		err = unwind_writer_finish(&b);
 	if (!err && stats)
 		*stats = b.stats;
-	if (err && out->len > start) {	/* no partial blob */
+	if (err && out->len > start) {	/* no partial table */
 		out->len = start;
 		out->data[start] = '\0';
 	}
@@ -86,7 +81,6 @@ static int compile_elves(struct unwind_elf *bin, struct unwind_elf *dbg,
 	struct unwind_input in;
 	int err = unwind_elf_input(bin, dbg, o->flags, d, &in);
 
-	in.threads = o->threads;
 	if (!err)
 		err = unwind_compile_input(&in, d, &st, out);
 	if (!err && o->stats)

@@ -25,7 +25,7 @@ const char *unwind_strerror(int err)
 		return "debug file does not match the binary's build ID";
 	case UNWIND_ERR_LIMIT:
 		return "table exceeds the format's limits";
-	case UNWIND_ERR_BAD_BLOB:
+	case UNWIND_ERR_BAD_TABLE:
 		return "not an unwind table, or a truncated or inconsistent one";
 	case UNWIND_ERR_CHECKSUM:
 		return "unwind table checksum mismatch";

@@ -11,7 +11,7 @@
 /*
  * Room for want more bytes in b, faulted in with one call: on huge pages
  * (common/bigmem.c), and written page by page into a doubling buffer a
- * 1.8 MB blob took ~450 page faults, two thirds of the compiler's.
+ * 1.8 MB table took ~450 page faults, two thirds of the compiler's.
  * Below EMBER_BIG_MIN the faults do not matter.  A hint: on failure the
  * buffer grows as it is written.
  */

@@ -1,5 +1,5 @@
 /*
- * rule.c - from the interpreter's state to the blob's 16-byte rule, and
+ * rule.c - from the interpreter's state to the table's 16-byte rule, and
  * the set that interns rules (a binary has a few hundred distinct ones
  * against up to millions of rows).
  *

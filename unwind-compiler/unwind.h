@@ -1,29 +1,28 @@
 /*
  * unwind.h - the unwind compiler: an ELF file's call-frame information
  * (.eh_frame with .eh_frame_hdr, .debug_frame; DWARF 5 section 6.4) ->
- * a compact, versioned, checksummed table ("blob") that an eBPF unwinder
+ * a compact, versioned, checksummed unwind table that an eBPF unwinder
  * searches in a bounded number of steps.
  *
- * Pipeline position: the server compiles a blob once per build ID (from
+ * Pipeline position: the server compiles a table once per build ID (from
  * the binary and, optionally, its separate debug file) and hands it to
  * agents, which load it into BPF maps at startup.  The byte layout, the
  * normalizations (merges, gap bridging) and the BPF loading scheme are in
  * docs/unwind-format.md; the structs and constants below are that layout.
  *
- * A blob holds, for every code address covered by CFI, one rule with
+ * A table holds, for every code address covered by CFI, one rule with
  * three parts: how to compute the CFA, where the return address is, and
  * where the caller's frame pointer is (rbp on x86-64, x29 on arm64).
  * What the format cannot express is an explicit kind (INVALID), never a
  * guess; offsets are never truncated.
  *
  * Ownership: compile functions append to a caller-owned struct ember_buf
- * (whose cap bounds the blob); on failure its contents are left as they
+ * (whose cap bounds the table); on failure its contents are left as they
  * were (its allocation may have grown: release it as always).
- * A struct unwind_blob borrows the bytes it was opened on: they must stay
- * valid and unchanged until unwind_blob_free().  Rows handed to callbacks
+ * A struct unwind_table borrows the bytes it was opened on: they must stay
+ * valid and unchanged until unwind_table_free().  Rows handed to callbacks
  * live for the duration of the call.  Nothing here keeps global state;
- * separate blobs and compilations may run on separate threads (and a
- * big compilation runs in two halves on two, unwind_compile_opts).
+ * separate tables and compilations may run on separate threads.
  */
 #ifndef EMBER_UNWIND_H
 #define EMBER_UNWIND_H
@@ -34,13 +33,13 @@
 #include <stdint.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the unwind blob is little-endian; add byte swapping for this host"
+#error "the unwind table is little-endian; add byte swapping for this host"
 #endif
 
-/* ---- the blob layout (docs/unwind-format.md) -------------------------- */
+/* ---- the table layout (docs/unwind-format.md) -------------------------- */
 
-#define UNWIND_BLOB_MAGIC "EMBUNWND"	/* 8 bytes, no terminator */
-#define UNWIND_BLOB_VERSION 1
+#define UNWIND_TABLE_MAGIC "EMBUNWND"	/* 8 bytes, no terminator */
+#define UNWIND_TABLE_VERSION 1
 #define UNWIND_PAGE_BITS 16		/* a page is 64 KiB of addresses */
 #define UNWIND_GAP_BRIDGE_MAX 15	/* gaps between FDEs up to this are bridged */
 #define UNWIND_MAX_RULES 65535		/* palette entries are u16 */
@@ -112,15 +111,15 @@ static inline enum unwind_reg_kind unwind_rule_fp_kind(const struct unwind_rule 
 	return (enum unwind_reg_kind)(r->reg_kinds >> 4);
 }
 
-/* Blob header, 128 bytes at offset 0. */
-struct unwind_blob_header {
-	char magic[8];		/* UNWIND_BLOB_MAGIC */
-	uint16_t version;	/* UNWIND_BLOB_VERSION */
+/* Table header, 128 bytes at offset 0. */
+struct unwind_table_header {
+	char magic[8];		/* UNWIND_TABLE_MAGIC */
+	uint16_t version;	/* UNWIND_TABLE_VERSION */
 	uint16_t machine;	/* ELF e_machine: 62 x86-64, 183 arm64 */
-	uint32_t header_size;	/* sizeof(struct unwind_blob_header) */
-	uint32_t crc32;		/* CRC-32 (zlib's) of the blob, this field as 0 */
-	uint32_t flags;		/* enum unwind_blob_flags */
-	uint64_t size;		/* the whole blob */
+	uint32_t header_size;	/* sizeof(struct unwind_table_header) */
+	uint32_t crc32;		/* CRC-32 (zlib's) of the table, this field as 0 */
+	uint32_t flags;		/* enum unwind_table_flags */
+	uint64_t size;		/* the whole table */
 	uint32_t nrules;	/* struct unwind_rule[nrules] after the data */
 	uint32_t npages;	/* struct unwind_page[npages] after the rules */
 	uint32_t data_size;	/* page data area at header_size, a multiple of 8 */
@@ -132,11 +131,11 @@ struct unwind_blob_header {
 	uint8_t reserved[3];
 	uint8_t build_id[64];	/* GNU build ID of the binary, zero-padded */
 };
-_Static_assert(sizeof(struct unwind_blob_header) == 128, "header is 128 bytes");
+_Static_assert(sizeof(struct unwind_table_header) == 128, "header is 128 bytes");
 
-enum unwind_blob_flags {
-	UNWIND_BLOB_EH_FRAME = 1 << 0,	  /* rows from .eh_frame */
-	UNWIND_BLOB_DEBUG_FRAME = 1 << 1, /* rows from .debug_frame */
+enum unwind_table_flags {
+	UNWIND_TABLE_EH_FRAME = 1 << 0,	  /* rows from .eh_frame */
+	UNWIND_TABLE_DEBUG_FRAME = 1 << 1, /* rows from .debug_frame */
 };
 
 /*
@@ -166,9 +165,9 @@ enum unwind_error {
 	UNWIND_ERR_BAD_CFI,	    /* truncated or malformed CFI (err_msg says where) */
 	UNWIND_ERR_DEBUG_MISMATCH,  /* debug file's build ID differs */
 	UNWIND_ERR_LIMIT,	    /* more than the format holds (rules, sizes) */
-	UNWIND_ERR_BAD_BLOB,	    /* not a blob, truncated or inconsistent */
-	UNWIND_ERR_CHECKSUM,	    /* blob checksum mismatch */
-	UNWIND_ERR_VERSION,	    /* blob of another format version */
+	UNWIND_ERR_BAD_TABLE,	    /* not a table, truncated or inconsistent */
+	UNWIND_ERR_CHECKSUM,	    /* table checksum mismatch */
+	UNWIND_ERR_VERSION,	    /* table of another format version */
 };
 
 /* Message for a negative error of this component (errno or UNWIND_ERR). */
@@ -194,9 +193,7 @@ struct unwind_compile_stats {
 	size_t gaps_bridged;	/* gaps <= UNWIND_GAP_BRIDGE_MAX bytes */
 	size_t rules;		/* rule table entries */
 	size_t pages;
-	size_t blob_size;
-	size_t threads;		/* 2: the rows were run in two halves */
-	size_t walk_threads;	/* 2: .eh_frame was walked in two halves */
+	size_t table_size;
 };
 
 /* Options for the compile functions; NULL means all defaults. */
@@ -206,19 +203,15 @@ struct unwind_compile_opts {
 	char *err_msg;		/* on failure, if non-NULL: why, where */
 	size_t err_msg_size;
 	struct unwind_compile_stats *stats; /* on success, if non-NULL */
-	/* 0: two threads from 1 MiB of CFI on when the machine has two
-	 * CPUs, else one; 1: one; 2: two whatever the size.  The blob is
-	 * the same bytes either way. */
-	unsigned threads;
 };
 
 /*
  * Compile the CFI of the ELF at elf_path (and the .debug_frame of
  * debug_path, a separate debug file whose build ID must match, or NULL)
- * and append the blob to out.  .eh_frame wins where both sections cover
+ * and append the table to out.  .eh_frame wins where both sections cover
  * an address.  Returns 0, a negative errno or -UNWIND_ERR_*; a corrupt
- * CFI section is an error and no blob is written.  The output depends
- * only on the input bytes (same input, same blob).
+ * CFI section is an error and no table is written.  The output depends
+ * only on the input bytes (same input, same table).
  */
 int unwind_table_compile(const char *elf_path, const char *debug_path,
 			 const struct unwind_compile_opts *opts,
@@ -231,23 +224,23 @@ int unwind_table_compile_mem(const void *elf, size_t elf_size,
 			     const struct unwind_compile_opts *opts,
 			     struct ember_buf *out);
 
-/* ---- reading a blob -------------------------------------------------------- */
+/* ---- reading a table -------------------------------------------------------- */
 
-struct unwind_blob;
+struct unwind_table;
 
 /*
- * Check a blob completely (magic, version, size, checksum, every offset
+ * Check a table completely (magic, version, size, checksum, every offset
  * and index) and return a handle on it, or NULL with a negative errno or
  * -UNWIND_ERR_* in *err.  Borrows data (see Ownership above); caller
- * frees the handle with unwind_blob_free().  Once open, lookups need no
+ * frees the handle with unwind_table_free().  Once open, lookups need no
  * further checks.
  */
-struct unwind_blob *unwind_blob_new(const void *data, size_t size, int *err);
-void unwind_blob_free(struct unwind_blob *b);
+struct unwind_table *unwind_table_new(const void *data, size_t size, int *err);
+void unwind_table_free(struct unwind_table *b);
 
-/* The header of an open blob (a copy owned by b; valid until
- * unwind_blob_free). */
-const struct unwind_blob_header *unwind_blob_header(const struct unwind_blob *b);
+/* The header of an open table (a copy owned by b; valid until
+ * unwind_table_free). */
+const struct unwind_table_header *unwind_table_header(const struct unwind_table *b);
 
 /* A row: rule holds from pc up to the next row's pc.  Rules handed out
  * here have their push/pop merge applied (flags & UNWIND_MERGE_* == 0). */
@@ -261,7 +254,7 @@ struct unwind_row {
  * unwinder does (page, then a binary search in the page).  Returns 0, or
  * -ENOENT when no CFI covers pc (outside every page, or an END row).
  */
-int unwind_blob_lookup(const struct unwind_blob *b, uint64_t pc,
+int unwind_table_lookup(const struct unwind_table *b, uint64_t pc,
 		       struct unwind_row *out);
 
 /*
@@ -270,14 +263,14 @@ int unwind_blob_lookup(const struct unwind_blob *b, uint64_t pc,
  * Stops at and returns fn's first non-zero result; 0 at the end.
  */
 typedef int (*unwind_row_fn)(const struct unwind_row *row, void *ctx);
-int unwind_blob_foreach_row(const struct unwind_blob *b, unwind_row_fn fn,
+int unwind_table_foreach_row(const struct unwind_table *b, unwind_row_fn fn,
 			    void *ctx);
 
 /*
  * Format a row as one line of `ember unwind dump` (no newline):
  *   pc_start cfa_reg cfa_off ra_rule fp_rule
  *   000000000002600f rsp 16 c-8 same
- * (vocabulary in docs/unwind-format.md).  machine is the blob's.
+ * (vocabulary in docs/unwind-format.md).  machine is the table's.
  * Returns the length, or -E2BIG when size is too small (64 is enough).
  */
 int unwind_row_format(const struct unwind_row *row, uint16_t machine,

@@ -9,17 +9,16 @@
  *   cfa_program.c   run an FDE's CFA program into rows (DWARF 5 §6.4.2)
  *   cfa_expr.c      classify DWARF expressions (PLT, deref, breg)
  *   rule.c          interpreter state -> 16-byte rule; rule interning
- *   table.c         order the FDEs, bridge gaps, run them in order
- *   table_split.c   the same in two halves on two threads, for big tables
- *   blob_write.c    rows -> pages, palettes, push/pop merges, the blob
- *   blob_read.c     verify a blob, look rows up, iterate them
+ *   fde_order.c         order the FDEs, bridge gaps, run them in order
+ *   table_write.c    rows -> pages, palettes, push/pop merges, the table
+ *   table_read.c     verify a table, look rows up, iterate them
  *   dump.c          the text form of a row
  *   compile.c       the public entry points
  *   errors.c        the component's error strings
  *   prefault.c      output buffers faulted in ahead
  *
  * Rows are never stored whole: the interpreter emits them in address
- * order straight into the blob writer, which keeps one 64 KiB page of
+ * order straight into the table writer, which keeps one 64 KiB page of
  * rows at a time.  Invariants of the emitted row stream: pc strictly
  * increasing, no two neighbours with the same rule, the last row END.
  */
@@ -136,7 +135,6 @@ struct unwind_input {
 	uint16_t machine;	/* UNWIND_EM_* */
 	uint8_t addr_size;	/* 8 */
 	unsigned flags;		/* enum unwind_compile_flags */
-	unsigned threads;	/* as in struct unwind_compile_opts */
 	struct unwind_section sec[2];	/* by enum unwind_sec */
 	uint64_t code_lo, code_hi;	/* the binary's code; FDEs not inside
 					   [code_lo, code_hi) are dropped */
@@ -235,7 +233,7 @@ struct unwind_fde {
 				   move while the section is parsed) */
 	uint32_t offset;	/* in its section */
 	uint8_t sec;		/* enum unwind_sec */
-	bool dropped;		/* overlapped (table.c) */
+	bool dropped;		/* overlapped (fde_order.c) */
 };
 
 /* One parsed section: its CIEs (sorted by offset). */
@@ -243,42 +241,16 @@ struct unwind_cfi {
 	struct unwind_cie *cies;
 	size_t ncies, cies_alloc;
 	size_t hint;		/* the CIE found last */
-	/* a second half's walk (cie_fde_split.c) starts at from; the CIEs
-	 * before it that its FDEs name are parsed into borrowed[] */
-	uint64_t from;
-	struct unwind_cie *borrowed;
-	size_t nborrowed, borrowed_alloc;
 };
-
-/* struct unwind_fde.cie of a borrowed CIE, until the halves are joined */
-#define UNWIND_CIE_BORROWED 0x80000000u
 
 struct unwind_build;
 
 /* Walk section sec of the input; append its FDEs to b->fdes. */
 int unwind_cfi_parse(struct unwind_build *b, enum unwind_sec sec);
-/* .eh_frame from byte from until an entry would begin at or past to;
- * *at: where the next entry begins (to, or past it when one spans it). */
-int unwind_cfi_parse_range(struct unwind_build *b, size_t from, size_t to,
-			   size_t *at);
-/* .eh_frame from byte from to the end into b, a second half's own build
- * (its FDEs in an array of its own, the CIEs before from borrowed):
- * -EAGAIN when a borrowed CIE cannot be had. */
-int unwind_cfi_parse_second_half(struct unwind_build *b, size_t from);
-/* Whether b (a first half, stopped exactly where h began) has every CIE
- * the second half h borrowed. */
-bool unwind_cfi_lends(struct unwind_build *b, const struct unwind_build *h);
-/* Append h's CIEs and FDEs to b's: -EAGAIN when b does not lend h its
- * CIEs (the caller then walks on serially). */
-int unwind_cfi_join(struct unwind_build *b, const struct unwind_build *h);
-/* An offset at or after near (within 64 KiB) where 16 plausible .eh_frame
- * entries follow each other: a second half's start, verified when the
- * first half's walk arrives there.  0: none found. */
-size_t unwind_cfi_guess_boundary(const struct unwind_section *s, size_t near);
 
 /* ---- the build ------------------------------------------------------------------ */
 
-struct unwind_writer;	/* the blob being written (blob_write.c) */
+struct unwind_writer;	/* the table being written (table_write.c) */
 
 struct unwind_build {
 	const struct unwind_input *in;
@@ -310,62 +282,20 @@ int unwind_program_run(struct unwind_build *b, const struct unwind_fde *fde,
 /* The CIE's initial state (computed on first use). */
 int unwind_cie_initial(struct unwind_build *b, struct unwind_cie *cie);
 
-/* The i-th FDE in address order (once ordered). */
-static inline struct unwind_fde *unwind_fde_at(const struct unwind_build *b,
-					       size_t i)
-{
-	return &b->fdes[b->order[i]];
-}
-
-/* Order the FDEs (b->order), drop overlapped and duplicate ones (table.c). */
-int unwind_table_order(struct unwind_build *b);
-/*
- * Run the FDEs [from, to) of the order into rows, with the gap rows
- * before each and, after the last, the gap to FDE `to` (or the final END
- * row when to is the end).  FDEs and gaps before count_from are run but
- * not counted in b->stats (a second half re-runs the FDE it starts in).
- */
-int unwind_table_run_span(struct unwind_build *b, size_t from, size_t to,
-			  size_t count_from);
-/* Order the FDEs and run them all, in address order: in two halves when
- * split is given (table_split.c), else on this thread. */
-struct unwind_split;
-int unwind_table_build(struct unwind_build *b, struct unwind_split *split);
+/* Order the FDEs and run them all, in address order (fde_order.c). */
+int unwind_table_build(struct unwind_build *b);
 
 /*
- * table_split.c: whether in's table is worth two threads (in->threads, or
- * 1 MiB of CFI on a machine with two CPUs); the helper thread, begun
- * before the parse (NULL: out of memory, one thread then) and ended
- * (joined, freed) after the table is built; and building the table with
- * it.  The blob is the same bytes as one thread's.
- */
-bool unwind_split_wanted(const struct unwind_input *in);
-struct unwind_split *unwind_split_begin(const struct unwind_input *in);
-/* .eh_frame's walk, its second half on the helper when sp has one. */
-int unwind_split_parse(struct unwind_build *b, struct unwind_split *sp);
-void unwind_split_end(struct unwind_split *sp);
-int unwind_table_build_split(struct unwind_build *b, struct unwind_split *sp);
-
-/*
- * The row sink (blob_write.c): rows arrive in strictly increasing pc
+ * The row sink (table_write.c): rows arrive in strictly increasing pc
  * order; a row whose rule equals the previous row's is dropped; pages
  * are encoded as soon as a row lands past them.  0 or a negative errno.
  */
-/* The blob is appended to out: the header placeholder now, page data as
+/* The table is appended to out: the header placeholder now, page data as
  * pages complete, the tables and the header at the end. */
 int unwind_writer_new(struct unwind_build *b, struct ember_buf *out);
 int unwind_rows_push(struct unwind_build *b, uint64_t pc,
 		     const struct unwind_rule *r);
-/* Store only rows in [lo, hi) (one half of a split compile): a row below
- * lo only sets the rule in effect at lo, a row at or past hi is dropped.
- * Set before the first row; lo and hi are page bases (or hi UINT64_MAX). */
-void unwind_writer_window(struct unwind_writer *w, uint64_t lo, uint64_t hi);
-/* Encode the last page, and the pages up to hi that the last rule covers. */
-int unwind_writer_close(struct unwind_writer *w);
-/* Append the pages of w2 (closed; its window starts where w's ends) after
- * w's (closed), its rules renumbered into w's table. */
-int unwind_writer_merge(struct unwind_writer *w, const struct unwind_writer *w2);
-/* Close, then encode the tables, the header and the checksum. */
+/* Encode the last page, the tables, the header and the checksum. */
 int unwind_writer_finish(struct unwind_build *b);
 void unwind_writer_free(struct unwind_writer *w);
 

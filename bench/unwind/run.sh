@@ -8,7 +8,7 @@
 # wall clock of the whole process each; then the compiler alone, in a
 # lean process (ember-unwind-bench): once per fresh process (cold) and
 # RUNS times in one process (warm).  Prints the medians and
-# ratios, the blob size, rows (as `ember unwind dump` prints them), stored
+# ratios, the table size, rows (as `ember unwind dump` prints them), stored
 # rows, rules and bytes per row.  Everything reads the file from the page
 # cache (one warm-up run each first).
 #
@@ -75,12 +75,12 @@ median() {
 printf '%-20s %8s %6s %7s %7s %5s %5s %9s %5s %7s %7s %7s %9s %5s %6s %5s\n' binary eh_frame fdes rows stored rules pages blob_B B/row cli_s cold_s lib_s readelf_s x_cli x_cold x_lib
 for bin in "$@"; do
 	name=$(basename "$bin")
-	"$EMBER" unwind compile "$bin" -o "$OUT/blob" --stats 2>"$OUT/stats"
+	"$EMBER" unwind compile "$bin" -o "$OUT/table" --stats 2>"$OUT/stats"
 	"$READELF" --debug-dump=no-follow-links --debug-dump=frames-interp "$bin" >/dev/null 2>&1 || true
 	: >"$OUT/e"
 	: >"$OUT/r"
 	for _ in $(seq "$RUNS"); do
-		walltime "$EMBER" unwind compile "$bin" -o "$OUT/blob" >>"$OUT/e"
+		walltime "$EMBER" unwind compile "$bin" -o "$OUT/table" >>"$OUT/e"
 		walltime "$READELF" --debug-dump=no-follow-links --debug-dump=frames-interp "$bin" >>"$OUT/r"
 	done
 	st() { awk -v k="$1" '$1 == k { print $2 }' "$OUT/stats"; }

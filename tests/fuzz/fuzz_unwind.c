@@ -1,18 +1,17 @@
 /*
  * fuzz_unwind.c - libFuzzer target for the unwind compiler's parsers of
  * outside input (CIE/FDE records, LEB128, encoded pointers, CFA programs,
- * DWARF expressions, ELF headers, .eh_frame_hdr) and for the blob reader.
+ * DWARF expressions, ELF headers, .eh_frame_hdr) and for the table reader.
  *
  * The input selects what it is:
  *   "\x7fELF..."        an ELF image, compiled with unwind_table_compile_mem;
- *   "EMBUNWND..."       a blob, opened, dumped and looked up;
+ *   "EMBUNWND..."       a table, opened, dumped and looked up;
  *   otherwise byte 0    0: .eh_frame, 1: .debug_frame, 2: both (split at
  *                       byte 1 * len / 256), 3: .eh_frame of an arm64
  *                       binary; the rest is the section.
- * Besides not crashing, every blob the compiler writes must open, each of
- * its rows must be what a lookup at that row's pc finds, and the sections
- * compiled in two halves on two threads must give the same blob (or the
- * same error) as on one: a violation aborts, so the fuzzer reports it.
+ * Besides not crashing, every table the compiler writes must open, and each
+ * of its rows must be what a lookup at that row's pc finds: a violation
+ * aborts, so the fuzzer reports it.
  *
  * Built with -fsanitize=fuzzer under EMBER_FUZZ=ON; the plain build links
  * it with replay.c so CI replays the corpus and mutated inputs.
@@ -33,7 +32,7 @@ static void quiet(enum ember_log_level l, const char *m, void *c)
 }
 
 struct check {
-	const struct unwind_blob *b;
+	const struct unwind_table *b;
 	uint16_t machine;
 	size_t rows;
 };
@@ -44,7 +43,7 @@ static int check_row(const struct unwind_row *row, void *ctx)
 	struct check *c = ctx;
 	struct unwind_row found;
 	char line[128];
-	int err = unwind_blob_lookup(c->b, row->pc, &found);
+	int err = unwind_table_lookup(c->b, row->pc, &found);
 
 	if (unwind_row_format(row, c->machine, line, sizeof(line)) < 0)
 		abort();
@@ -55,51 +54,28 @@ static int check_row(const struct unwind_row *row, void *ctx)
 	return 0;
 }
 
-/* Open a blob and walk it; own = written by the compiler, must be valid. */
+/* Open a table and walk it; own = written by the compiler, must be valid. */
 static void exercise_blob(const void *data, size_t size, bool own)
 {
 	struct check c = { 0 };
 	struct unwind_row row;
-	struct unwind_blob *b;
+	struct unwind_table *b;
 	int err;
 
-	b = unwind_blob_new(data, size, &err);
+	b = unwind_table_new(data, size, &err);
 	if (!b) {
 		if (own)
 			abort();
 		return;
 	}
 	c.b = b;
-	c.machine = unwind_blob_header(b)->machine;
-	unwind_blob_foreach_row(b, check_row, &c);
-	if (own && c.rows != unwind_blob_header(b)->nrows)
+	c.machine = unwind_table_header(b)->machine;
+	unwind_table_foreach_row(b, check_row, &c);
+	if (own && c.rows != unwind_table_header(b)->nrows)
 		abort();
 	for (uint64_t pc = 0; pc < 0x40000; pc += 0x3f1)
-		unwind_blob_lookup(b, pc, &row);
-	unwind_blob_free(b);
-}
-
-/* in compiled in two halves (in->threads 2) gives err, its message
- * msg1 and one's blob. */
-static void same_in_two_halves(struct unwind_input *in, int err, const char *msg1,
-			       const struct ember_buf *one)
-{
-	char msg[256] = "";
-	struct ember_diag d = { msg, sizeof(msg), false };
-	struct unwind_compile_stats st;
-	struct ember_buf two;
-	int err2;
-
-	in->threads = 2;
-	ember_buf_init(&two, 1 << 26);
-	err2 = unwind_compile_input(in, &d, &st, &two);
-	if (err2 != err || (err && strcmp(msg, msg1) != 0) || two.len != one->len ||
-	    (two.len && memcmp(two.data, one->data, two.len) != 0)) {
-		fprintf(stderr, "two halves: error %d '%s', %zu bytes; one thread: %d '%s', %zu bytes\n",
-			err2, msg, two.len, err, msg1, one->len);
-		abort();
-	}
-	ember_buf_release(&two);
+		unwind_table_lookup(b, pc, &row);
+	unwind_table_free(b);
 }
 
 static void compile_sections(const uint8_t *data, size_t size)
@@ -109,10 +85,9 @@ static void compile_sections(const uint8_t *data, size_t size)
 	char msg[256] = "";
 	struct ember_diag d = { msg, sizeof(msg), false };
 	struct unwind_compile_stats st;
-	struct ember_buf blob;
+	struct ember_buf table;
 	size_t split = size > 1 ? (size_t)data[1] * (size - 1) / 256 : 0;
 	uint8_t mode = size ? data[0] % 4 : 0;
-	int err;
 
 	if (size < 2)
 		return;
@@ -126,26 +101,23 @@ static void compile_sections(const uint8_t *data, size_t size)
 		in.sec[mode == 1 ? UNWIND_SEC_DEBUG : UNWIND_SEC_EH] =
 			(struct unwind_section){ data, size, mode == 1 ? 0 : 0x1000, true };
 	}
-	ember_buf_init(&blob, 1 << 26);
-	in.threads = 1;
-	err = unwind_compile_input(&in, &d, &st, &blob);
-	if (err == 0)
-		exercise_blob(blob.data, blob.len, true);
-	same_in_two_halves(&in, err, msg, &blob);
-	ember_buf_release(&blob);
+	ember_buf_init(&table, 1 << 26);
+	if (unwind_compile_input(&in, &d, &st, &table) == 0)
+		exercise_blob(table.data, table.len, true);
+	ember_buf_release(&table);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ember_buf blob;
+	struct ember_buf table;
 
 	ember_log_set_handler(quiet, NULL);
 	if (size >= 4 && memcmp(data, "\x7f" "ELF", 4) == 0) {
-		ember_buf_init(&blob, 1 << 26);
-		if (unwind_table_compile_mem(data, size, NULL, 0, NULL, &blob) == 0)
-			exercise_blob(blob.data, blob.len, true);
-		ember_buf_release(&blob);
-	} else if (size >= 8 && memcmp(data, UNWIND_BLOB_MAGIC, 8) == 0) {
+		ember_buf_init(&table, 1 << 26);
+		if (unwind_table_compile_mem(data, size, NULL, 0, NULL, &table) == 0)
+			exercise_blob(table.data, table.len, true);
+		ember_buf_release(&table);
+	} else if (size >= 8 && memcmp(data, UNWIND_TABLE_MAGIC, 8) == 0) {
 		exercise_blob(data, size, false);
 	} else {
 		compile_sections(data, size);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# build-pprof.sh OUTDIR: build the standalone `pprof` and `mkprofile`
+# build-pprof.sh OUTDIR: build the standalone `pprof` and `addrprofile`
 # binaries into OUTDIR, offline.
 #
 # Google's standalone pprof is not packaged by Debian, and `go tool pprof`
@@ -29,9 +29,9 @@ outdir=$(cd "$1" && pwd)
 # Up to date: both binaries newer than this script and the Go sources.
 up_to_date() {
 	local b s
-	for b in "$outdir/pprof" "$outdir/mkprofile"; do
+	for b in "$outdir/pprof" "$outdir/addrprofile"; do
 		[ -x "$b" ] || return 1
-		for s in "$here/build-pprof.sh" "$here/pprof/main.go" "$here/mkprofile/main.go"; do
+		for s in "$here/build-pprof.sh" "$here/pprof/main.go" "$here/addrprofile/main.go"; do
 			[ "$b" -nt "$s" ] || return 1
 		done
 	done
@@ -65,11 +65,11 @@ done
 src="$outdir/src"
 rm -rf "$src"
 mkdir -p "$src/vendor/github.com/google" "$src/vendor/github.com/ianlancetaylor" \
-	"$src/cmd/pprof" "$src/cmd/mkprofile"
+	"$src/cmd/pprof" "$src/cmd/addrprofile"
 cp -R "$vendor/github.com/google/pprof" "$src/vendor/github.com/google/"
 cp -R "$vendor/github.com/ianlancetaylor/demangle" "$src/vendor/github.com/ianlancetaylor/"
 cp "$here/pprof/main.go" "$src/cmd/pprof/main.go"
-cp "$here/mkprofile/main.go" "$src/cmd/mkprofile/main.go"
+cp "$here/addrprofile/main.go" "$src/cmd/addrprofile/main.go"
 
 # Keep only the two modules' sections of the distribution's modules.txt;
 # their "# path version" headers give the versions go.mod must require.
@@ -93,12 +93,12 @@ start=$(date +%s)
 (
 	cd "$src"
 	go build -trimpath -o "$outdir/pprof.tmp" ./cmd/pprof
-	go build -trimpath -o "$outdir/mkprofile.tmp" ./cmd/mkprofile
+	go build -trimpath -o "$outdir/addrprofile.tmp" ./cmd/addrprofile
 ) || {
 	echo "$prog: go build failed in '$src'" >&2
 	exit 1
 }
 mv -f "$outdir/pprof.tmp" "$outdir/pprof"
-mv -f "$outdir/mkprofile.tmp" "$outdir/mkprofile"
-echo "$prog: built pprof and mkprofile in $(($(date +%s) - start))s ($(go env GOVERSION)," \
+mv -f "$outdir/addrprofile.tmp" "$outdir/addrprofile"
+echo "$prog: built pprof and addrprofile in $(($(date +%s) - start))s ($(go env GOVERSION)," \
 	"$(awk '/^# github.com\/google\/pprof / { print $3 }' "$src/vendor/modules.txt"))" >&2

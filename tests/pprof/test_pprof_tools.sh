@@ -10,7 +10,7 @@
 # (internal/binutils/addr2liner_llvm.go in pprof).
 #
 # Steps:
-#  1. build pprof and mkprofile with build-pprof.sh into PPROF_OUTDIR;
+#  1. build pprof and addrprofile with build-pprof.sh into PPROF_OUTDIR;
 #  2. pick up to 20 addresses inside FUNC symbols of FIXTURE_ELF, favouring
 #     ones with inlined frames, and ask the system llvm-symbolizer (the
 #     oracle) what they are;
@@ -65,12 +65,12 @@ fixture=$(cd "$(dirname "$fixture")" && pwd)/$(basename "$fixture")
 [ "$(readlink -f "$sym_bin")" != "$(readlink -f "$oracle")" ] ||
 	echo "$prog: note: the symbolizer under test is the oracle itself" >&2
 
-# 1. pprof and mkprofile.
+# 1. pprof and addrprofile.
 "$here/build-pprof.sh" "$pprof_outdir"
 rc=$?
 [ $rc -eq 77 ] && skip "cannot build pprof (see above)"
 [ $rc -eq 0 ] || fail "build-pprof.sh '$pprof_outdir' exited $rc"
-pprof=$pprof_outdir/pprof mkprofile=$pprof_outdir/mkprofile
+pprof=$pprof_outdir/pprof addrprofile=$pprof_outdir/addrprofile
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ember-pprof.XXXXXX") || fail "mktemp failed"
 if [ -n "${KEEP_TMP:-}" ]; then
@@ -180,10 +180,10 @@ else
 	located=$tmp/binaries/$base
 fi
 # shellcheck disable=SC2086 # runtime_addrs is a list
-"$mkprofile" -o "$tmp/cpu.pb.gz" -bin "$remote_path" -buildid "$build_id" \
+"$addrprofile" -o "$tmp/cpu.pb.gz" -bin "$remote_path" -buildid "$build_id" \
 	-start "$(printf '0x%x' $map_start)" -limit "$(printf '0x%x' $map_limit)" \
 	-offset "$(printf '0x%x' $map_offset)" $runtime_addrs ||
-	fail "mkprofile failed"
+	fail "addrprofile failed"
 
 # 4. The tools dir: llvm-symbolizer only. pprof execs the found path, so
 # argv[0] is "<tools>/llvm-symbolizer"; the wrapper passes that argv[0] on

@@ -1396,7 +1396,7 @@ def pprof_tools():
     if rc == 77:
         raise Skip("cannot build pprof offline here")
     check(rc == 0, "build-pprof.sh failed")
-    return os.path.join(out, "pprof"), os.path.join(out, "mkprofile")
+    return os.path.join(out, "pprof"), os.path.join(out, "addrprofile")
 
 
 def raw_locations(pprof_bin, profile):
@@ -1427,7 +1427,7 @@ def raw_locations(pprof_bin, profile):
 
 
 def test_server__symbolize_pprof_read_by_pprof():
-    pprof_bin, mkprofile = pprof_tools()
+    pprof_bin, addrprofile = pprof_tools()
     llvm = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
     if not llvm:
         raise Skip("llvm-symbolizer is not installed")
@@ -1438,7 +1438,7 @@ def test_server__symbolize_pprof_read_by_pprof():
     start = 0x555555554000
     vaddrs = func_addrs(path, 30)
     prof = os.path.join(TMP, "raw.pb.gz")
-    subprocess.run([mkprofile, "-o", prof, "-bin", "/opt/app/c_O2_pie", "-buildid", b,
+    subprocess.run([addrprofile, "-o", prof, "-bin", "/opt/app/c_O2_pie", "-buildid", b,
                     "-start", hex(start), "-limit", hex(start + os.path.getsize(path) + 0x10000),
                     "-offset", "0"] + [hex(start + v) for v in vaddrs], check=True)
     s, body, h = srv.request("POST", "/api/v1/symbolize/pprof", open(prof, "rb").read(), {})

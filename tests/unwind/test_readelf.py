@@ -7,7 +7,7 @@ readelf gives after the documented normalizations (readelf_rows.py).
   test_readelf.py EMBER --manifest DIR      every ELF fixture in DIR/MANIFEST
 
 Each binary is dumped straight from the ELF file (`ember unwind dump
-FILE`); with --round-trip it is also compiled to a blob file with `ember
+FILE`); with --round-trip it is also compiled to a table file with `ember
 unwind compile -o`, whose dump must be the same.  A binary without CFI
 must be refused by ember with "no .eh_frame or .debug_frame" and give
 readelf no rows.  Exits 77 when readelf or the binary is missing.
@@ -29,7 +29,7 @@ LIB_DIRS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
 
 
 def ember_rows(ember, binary, sections, tmp, round_trip):
-    """(rows from the ELF, rows from a compiled blob file, stderr)"""
+    """(rows from the ELF, rows from a compiled table file, stderr)"""
     flags = FLAGS[sections]
     direct = subprocess.run([ember, "unwind", "dump"] + flags + [binary],
                             capture_output=True, text=True)
@@ -38,12 +38,12 @@ def ember_rows(ember, binary, sections, tmp, round_trip):
     if not round_trip:
         return direct.stdout.splitlines(), direct.stdout.splitlines(), ""
 
-    blob = os.path.join(tmp, "table")
-    c = subprocess.run([ember, "unwind", "compile"] + flags + [binary, "-o", blob],
+    table = os.path.join(tmp, "table")
+    c = subprocess.run([ember, "unwind", "compile"] + flags + [binary, "-o", table],
                        capture_output=True, text=True)
     if c.returncode != 0:
         return direct.stdout.splitlines(), None, c.stderr
-    via = subprocess.run([ember, "unwind", "dump", blob], capture_output=True, text=True)
+    via = subprocess.run([ember, "unwind", "dump", table], capture_output=True, text=True)
     return direct.stdout.splitlines(), via.stdout.splitlines(), via.stderr
 
 
@@ -59,7 +59,7 @@ def check(ember, binary, sections, round_trip=False):
             return True
         print("FAIL %s: ember failed: %s" % (name, err.strip()))
         return False
-    for label, got in (("dump of the ELF", direct), ("dump of the blob file", via)):
+    for label, got in (("dump of the ELF", direct), ("dump of the table file", via)):
         if got != want:
             print("FAIL %s: %s differs from readelf (%d vs %d lines):" %
                   (name, label, len(got or []), len(want)))

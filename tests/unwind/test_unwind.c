@@ -19,11 +19,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static void quiet(enum ember_log_level l, const char *m, void *c)
-{
-	(void)l, (void)m, (void)c;
-}
-
 /* ---- building CFI sections ------------------------------------------------ */
 
 #define SEC_VADDR 0x400
@@ -143,27 +138,26 @@ static void input_set(struct unwind_input *in, const struct cfi *c)
 
 static char err_msg[512];
 
-static int compile(const struct unwind_input *in, struct ember_buf *blob,
+static int compile(const struct unwind_input *in, struct ember_buf *table,
 		   struct unwind_compile_stats *st)
 {
 	struct ember_diag d = { err_msg, sizeof(err_msg), false };
 	struct unwind_compile_stats dummy;
 
 	err_msg[0] = '\0';
-	ember_log_set_handler(quiet, NULL);
-	ember_buf_init(blob, 1 << 24);
-	return unwind_compile_input(in, &d, st ? st : &dummy, blob);
+	ember_buf_init(table, 1 << 24);
+	return unwind_compile_input(in, &d, st ? st : &dummy, table);
 }
 
 /* Compile one section (.eh_frame or .debug_frame) of a binary for machine. */
-static int compile_cfi(const struct cfi *c, uint16_t machine, struct ember_buf *blob,
+static int compile_cfi(const struct cfi *c, uint16_t machine, struct ember_buf *table,
 		       struct unwind_compile_stats *st)
 {
 	struct unwind_input in;
 
 	input_init(&in, machine);
 	input_set(&in, c);
-	return compile(&in, blob, st);
+	return compile(&in, table, st);
 }
 
 /* ---- reading the rows back ---------------------------------------------------- */
@@ -189,47 +183,47 @@ static int text_row(const struct unwind_row *row, void *ctx)
 	return 0;
 }
 
-/* All rows of a blob as text (empty string if the blob does not open). */
-static const char *rows_of(const struct ember_buf *blob)
+/* All rows of a table as text (empty string if the table does not open). */
+static const char *rows_of(const struct ember_buf *table)
 {
 	static struct text t;
-	struct unwind_blob *b;
+	struct unwind_table *b;
 	int err;
 
 	t.n = 0;
 	t.s[0] = '\0';
-	b = unwind_blob_new(blob->data, blob->len, &err);
+	b = unwind_table_new(table->data, table->len, &err);
 	if (!b)
-		return "(blob does not open)";
-	t.machine = unwind_blob_header(b)->machine;
-	unwind_blob_foreach_row(b, text_row, &t);
-	unwind_blob_free(b);
+		return "(table does not open)";
+	t.machine = unwind_table_header(b)->machine;
+	unwind_table_foreach_row(b, text_row, &t);
+	unwind_table_free(b);
 	return t.s;
 }
 
-/* Rule text at pc through unwind_blob_lookup ("-ENOENT" when none). */
-static const char *lookup_of(const struct ember_buf *blob, uint64_t pc)
+/* Rule text at pc through unwind_table_lookup ("-ENOENT" when none). */
+static const char *lookup_of(const struct ember_buf *table, uint64_t pc)
 {
 	static char line[128];
-	struct unwind_blob *b;
+	struct unwind_table *b;
 	struct unwind_row row;
 	int err;
 
-	b = unwind_blob_new(blob->data, blob->len, &err);
+	b = unwind_table_new(table->data, table->len, &err);
 	if (!b)
-		return "(blob does not open)";
-	err = unwind_blob_lookup(b, pc, &row);
+		return "(table does not open)";
+	err = unwind_table_lookup(b, pc, &row);
 	if (err)
 		snprintf(line, sizeof(line), "%s", err == -ENOENT ? "-ENOENT" : "error");
 	else
-		unwind_row_format(&row, unwind_blob_header(b)->machine, line, sizeof(line));
-	unwind_blob_free(b);
+		unwind_row_format(&row, unwind_table_header(b)->machine, line, sizeof(line));
+	unwind_table_free(b);
 	return err ? line : line + 17; /* without the pc */
 }
 
 /* One FDE of .eh_frame under the standard CIE: its rows. */
 static const char *rows_of_program(const uint8_t *ins, size_t n, uint32_t len,
-				   struct ember_buf *blob)
+				   struct ember_buf *table)
 {
 	static struct cfi c;
 	size_t cie;
@@ -238,9 +232,9 @@ static const char *rows_of_program(const uint8_t *ins, size_t n, uint32_t len,
 	c.eh = true;
 	cie = cfi_cie(&c, "zR");
 	cfi_fde(&c, cie, 0x1000, len, ins, n);
-	if (compile_cfi(&c, UNWIND_EM_X86_64, blob, NULL))
+	if (compile_cfi(&c, UNWIND_EM_X86_64, table, NULL))
 		return err_msg;
-	return rows_of(blob);
+	return rows_of(table);
 }
 
 /* ---- cursor -------------------------------------------------------------------- */
@@ -307,14 +301,14 @@ static int test_unwind__push_pop_rows_merged(void)
 		ADV(1), DEF_CFA_OFFSET(16),			/* pop rbx */
 		ADV(1), DEF_CFA_OFFSET(8),			/* pop rbp */
 	};
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct unwind_compile_stats st;
 	struct cfi c = { .eh = true };
 	size_t cie = cfi_cie(&c, "zR");
 
 	cfi_fde(&c, cie, 0x1000, 0x20, ins, sizeof(ins));
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, &st), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, &st), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1001 rsp 16 c-8 c-16\n"
 		  "1002 rsp 24 c-8 c-16\n"
@@ -328,15 +322,15 @@ static int test_unwind__push_pop_rows_merged(void)
 	/* 1001+1002 and 100f+1010 fold into one stored row each; the page
 	 * (0-0xffff) starts with a stored END row at 0 */
 	CHECK_INT(st.rows_stored, ==, 7);
-	CHECK_STR(lookup_of(&blob, 0x1001), "rsp 16 c-8 c-16");
-	CHECK_STR(lookup_of(&blob, 0x1002), "rsp 24 c-8 c-16");
-	CHECK_STR(lookup_of(&blob, 0x1005), "rsp 24 c-8 c-16");
-	CHECK_STR(lookup_of(&blob, 0x100f), "rsp 24 c-8 c-16");
-	CHECK_STR(lookup_of(&blob, 0x1010), "rsp 16 c-8 c-16");
-	CHECK_STR(lookup_of(&blob, 0x101f), "rsp 8 c-8 c-16");
-	CHECK_STR(lookup_of(&blob, 0x1020), "-ENOENT");
-	CHECK_STR(lookup_of(&blob, 0xfff), "-ENOENT");
-	ember_buf_release(&blob);
+	CHECK_STR(lookup_of(&table, 0x1001), "rsp 16 c-8 c-16");
+	CHECK_STR(lookup_of(&table, 0x1002), "rsp 24 c-8 c-16");
+	CHECK_STR(lookup_of(&table, 0x1005), "rsp 24 c-8 c-16");
+	CHECK_STR(lookup_of(&table, 0x100f), "rsp 24 c-8 c-16");
+	CHECK_STR(lookup_of(&table, 0x1010), "rsp 16 c-8 c-16");
+	CHECK_STR(lookup_of(&table, 0x101f), "rsp 8 c-8 c-16");
+	CHECK_STR(lookup_of(&table, 0x1020), "-ENOENT");
+	CHECK_STR(lookup_of(&table, 0xfff), "-ENOENT");
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -347,15 +341,15 @@ static int test_unwind__remember_restore_state(void)
 		ADV(4), REMEMBER, DEF_CFA_OFFSET(8), 0xc0 | RBP, /* restore rbp */
 		ADV(1), RESTORE_STATE,
 	};
-	struct ember_buf blob;
+	struct ember_buf table;
 
-	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x10, &blob),
+	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x10, &table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1001 rsp 16 c-8 c-16\n"
 		  "1005 rsp 8 c-8 same\n"
 		  "1006 rsp 16 c-8 c-16\n"
 		  "1010 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -363,13 +357,13 @@ static int test_unwind__cfa_offset_beyond_s16_kept(void)
 {
 	/* sub $0x2c440,%rsp: def_cfa_offset 181320 (uleb c8 88 0b) */
 	static const uint8_t ins[] = { ADV(7), 0x0e, 0xc8, 0x88, 0x0b };
-	struct ember_buf blob;
+	struct ember_buf table;
 
-	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x10, &blob),
+	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x10, &table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1007 rsp 181320 c-8 same\n"
 		  "1010 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -378,14 +372,14 @@ static int test_unwind__reg_offset_beyond_s16_invalid(void)
 	/* rbp at CFA - 8 * 5000 = -40000: only that column is invalid */
 	static const uint8_t ins[] = { ADV(1), 0x80 | RBP, 0x88, 0x27, ADV(1),
 				       0x80 | RBP, 2 };
-	struct ember_buf blob;
+	struct ember_buf table;
 
-	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x10, &blob),
+	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x10, &table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1001 rsp 8 c-8 invalid\n"
 		  "1002 rsp 8 c-8 c-16\n"
 		  "1010 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -404,11 +398,11 @@ static int test_unwind__expressions_classified(void)
 		ADV(2), 0x10, RBP, 3, 0x77, 0x08, 0x06,	/* rbp: breg7 8; deref */
 	};
 	uint8_t prog[sizeof(ins) + sizeof(tail)];
-	struct ember_buf blob;
+	struct ember_buf table;
 
 	memcpy(prog, ins, sizeof(ins));
 	memcpy(prog + sizeof(ins), tail, sizeof(tail));
-	CHECK_STR(rows_of_program(prog, sizeof(prog), 0x10, &blob),
+	CHECK_STR(rows_of_program(prog, sizeof(prog), 0x10, &table),
 		  "1000 plt 10 c-8 same\n"
 		  "1002 deref(rbp-8) 16 c-8 same\n"
 		  "1004 invalid - - -\n"
@@ -416,7 +410,7 @@ static int test_unwind__expressions_classified(void)
 		  "1008 rsp 8 c-8 vat(rsp+8)\n"
 		  "100a rsp 8 c-8 invalid\n"
 		  "1010 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -424,14 +418,14 @@ static int test_unwind__ra_undefined_and_in_register(void)
 {
 	static const uint8_t ins[] = { UNDEFINED(RIP), ADV(3), 0x09, RIP, 5,
 				       ADV(1), 0x14, RBP, 2 /* val_offset */ };
-	struct ember_buf blob;
+	struct ember_buf table;
 
-	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x8, &blob),
+	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x8, &table),
 		  "1000 rsp 8 undefined same\n"
 		  "1003 rsp 8 reg:rdi same\n"
 		  "1004 rsp 8 reg:rdi v-16\n"
 		  "1008 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -439,15 +433,15 @@ static int test_unwind__unknown_opcode_rest_invalid(void)
 {
 	static const uint8_t ins[] = { ADV(1), DEF_CFA_OFFSET(16), ADV(1), 0x3f,
 				       ADV(1), DEF_CFA_OFFSET(24) };
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct unwind_compile_stats st;
 	struct cfi c = { .eh = true };
 	size_t cie = cfi_cie(&c, "zR");
 
 	cfi_fde(&c, cie, 0x1000, 0x10, ins, sizeof(ins));
 	cfi_fde(&c, cie, 0x1010, 0x10, ins, 0);
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, &st), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, &st), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1001 rsp 16 c-8 same\n"
 		  "1002 invalid - - -\n"
@@ -455,36 +449,36 @@ static int test_unwind__unknown_opcode_rest_invalid(void)
 		  "1020 end - - -\n");
 	CHECK_INT(st.fdes_unsupported, ==, 1);
 	CHECK_INT(st.rows_invalid, ==, 1);
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
 static int test_unwind__restore_state_underflow_invalid(void)
 {
 	static const uint8_t ins[] = { ADV(1), DEF_CFA_OFFSET(16), ADV(1), RESTORE_STATE };
-	struct ember_buf blob;
+	struct ember_buf table;
 
-	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x10, &blob),
+	CHECK_STR(rows_of_program(ins, sizeof(ins), 0x10, &table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1001 rsp 16 c-8 same\n"
 		  "1002 invalid - - -\n"
 		  "1010 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
 static int test_unwind__signal_frame_cie(void)
 {
 	static const uint8_t ins[] = { 0x0f, 3, 0x77, 0xa0, 0x01, 0x06 };
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct cfi c = { .eh = true };
 	size_t cie = cfi_cie(&c, "zRS");
 
 	cfi_fde(&c, cie, 0x2000, 0x9, ins, sizeof(ins));
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, NULL), ==, 0);
-	CHECK_STR(rows_of(&blob), "2000 signal - - -\n2009 end - - -\n");
-	CHECK_STR(lookup_of(&blob, 0x2004), "signal - - -");
-	ember_buf_release(&blob);
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, NULL), ==, 0);
+	CHECK_STR(rows_of(&table), "2000 signal - - -\n2009 end - - -\n");
+	CHECK_STR(lookup_of(&table, 0x2004), "signal - - -");
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -493,7 +487,7 @@ static int test_unwind__arm64_negate_ra_state(void)
 	/* CIE: CFA = sp + 0, RA = x30 same; FDE: paciasp, stp x29, x30 */
 	static const uint8_t ins[] = { ADV(1), 0x2d, ADV(1), DEF_CFA_OFFSET(16),
 				       0x80 | 29, 2, 0x80 | 30, 1, ADV(1), 0x2d };
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct cfi c = { .eh = true };
 	size_t at = c.n;
 
@@ -512,14 +506,14 @@ static int test_unwind__arm64_negate_ra_state(void)
 	put_u8(&c, 0);
 	entry_end(&c, at);
 	cfi_fde(&c, at, 0x1000, 0x20, ins, sizeof(ins));
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_AARCH64, &blob, NULL), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_AARCH64, &table, NULL), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "1000 sp 0 same same\n"
 		  "1004 sp 0 same(signed) same\n"
 		  "1008 sp 16 c-8(signed) c-16\n"
 		  "100c sp 16 c-8 c-16\n"
 		  "1020 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -528,7 +522,7 @@ static int test_unwind__arm64_negate_ra_state(void)
 static int test_unwind__gap_bridging(void)
 {
 	static const uint8_t push[] = { ADV(1), DEF_CFA_OFFSET(16) };
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct unwind_compile_stats st;
 	struct cfi c = { .eh = true };
 	size_t cie = cfi_cie(&c, "zR");
@@ -536,8 +530,8 @@ static int test_unwind__gap_bridging(void)
 	cfi_fde(&c, cie, 0x1000, 0x11, push, sizeof(push));	/* gap 15 */
 	cfi_fde(&c, cie, 0x1020, 0x10, push, sizeof(push));	/* gap 16 */
 	cfi_fde(&c, cie, 0x1040, 0x10, push, 0);
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, &st), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, &st), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1001 rsp 16 c-8 same\n"
 		  "1020 rsp 8 c-8 same\n"
@@ -547,9 +541,9 @@ static int test_unwind__gap_bridging(void)
 		  "1050 end - - -\n");
 	CHECK_INT(st.gaps_bridged, ==, 1);
 	CHECK_INT(st.rows_end, ==, 2);
-	CHECK_STR(lookup_of(&blob, 0x101f), "rsp 16 c-8 same");
-	CHECK_STR(lookup_of(&blob, 0x1035), "-ENOENT");
-	ember_buf_release(&blob);
+	CHECK_STR(lookup_of(&table, 0x101f), "rsp 16 c-8 same");
+	CHECK_STR(lookup_of(&table, 0x1035), "-ENOENT");
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -557,7 +551,7 @@ static int test_unwind__eh_frame_wins_over_debug_frame(void)
 {
 	static const uint8_t eh_ins[] = { ADV(1), DEF_CFA_OFFSET(16) };
 	static const uint8_t dbg_ins[] = { ADV(2), DEF_CFA_OFFSET(32) };
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct unwind_compile_stats st;
 	struct unwind_input in;
 	struct cfi eh = { .eh = true }, dbg = { .eh = false };
@@ -570,8 +564,8 @@ static int test_unwind__eh_frame_wins_over_debug_frame(void)
 	input_init(&in, UNWIND_EM_X86_64);
 	input_set(&in, &eh);
 	input_set(&in, &dbg);
-	CHECK_INT(compile(&in, &blob, &st), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	CHECK_INT(compile(&in, &table, &st), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1001 rsp 16 c-8 same\n"
 		  "1020 end - - -\n"
@@ -583,9 +577,9 @@ static int test_unwind__eh_frame_wins_over_debug_frame(void)
 	CHECK_INT(st.fdes_dropped, ==, 2);
 	in.flags = UNWIND_COMPILE_DEBUG_FRAME_ONLY;
 	in.sec[UNWIND_SEC_EH].data = NULL;
-	ember_buf_release(&blob);
-	CHECK_INT(compile(&in, &blob, &st), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	ember_buf_release(&table);
+	CHECK_INT(compile(&in, &table, &st), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1002 rsp 32 c-8 same\n"
 		  "1018 rsp 8 c-8 same\n"
@@ -593,7 +587,7 @@ static int test_unwind__eh_frame_wins_over_debug_frame(void)
 		  "1040 rsp 8 c-8 same\n"
 		  "1042 rsp 32 c-8 same\n"
 		  "1050 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -601,21 +595,21 @@ static int test_unwind__overlapping_and_duplicate_fdes(void)
 {
 	static const uint8_t a[] = { ADV(1), DEF_CFA_OFFSET(16) };
 	static const uint8_t b[] = { ADV(1), DEF_CFA_OFFSET(48) };
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct cfi c = { .eh = true };
 	size_t cie = cfi_cie(&c, "zR");
 
 	cfi_fde(&c, cie, 0x1080, 0x10, b, sizeof(b));	/* inside the next one */
 	cfi_fde(&c, cie, 0x1000, 0x100, a, sizeof(a));
 	cfi_fde(&c, cie, 0x1000, 0x10, b, sizeof(b));	/* same start: dropped */
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, NULL), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, NULL), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "1000 rsp 8 c-8 same\n"
 		  "1001 rsp 16 c-8 same\n"
 		  "1080 rsp 8 c-8 same\n"
 		  "1081 rsp 48 c-8 same\n"
 		  "1090 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -623,7 +617,7 @@ static int test_unwind__debug_frame_64bit_cie_v4(void)
 {
 	static const uint8_t ins[] = { ADV(4), DEF_CFA_OFFSET(16) };
 	struct cfi c = { .eh = false };
-	struct ember_buf blob;
+	struct ember_buf table;
 	size_t cie = c.n;
 
 	/* 64-bit DWARF CIE, version 4 (address size 8, segment size 0) */
@@ -656,12 +650,12 @@ static int test_unwind__debug_frame_64bit_cie_v4(void)
 
 		memcpy(c.b + fde + 4, &len, 8);
 	}
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, NULL), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, NULL), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "3000 rsp 8 c-8 same\n"
 		  "3004 rsp 16 c-8 same\n"
 		  "3010 end - - -\n");
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -670,7 +664,7 @@ static int test_unwind__debug_frame_64bit_cie_v4(void)
  * 42 CIEs; FDEs once kept pointers into the array). */
 static int test_unwind__many_cies_in_one_pass(void)
 {
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct unwind_compile_stats st;
 	struct cfi c = { .eh = true };
 	char want[4096];
@@ -691,26 +685,26 @@ static int test_unwind__many_cies_in_one_pass(void)
 					      0x1000 + 0x40 * i, 0x1001 + 0x40 * i,
 					      16 + 8 * (i % 4), 0x1020 + 0x40 * i);
 	}
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, &st), ==, 0);
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, &st), ==, 0);
 	CHECK_INT(st.fdes, ==, 40);
-	CHECK_STR(rows_of(&blob), want);
-	ember_buf_release(&blob);
+	CHECK_STR(rows_of(&table), want);
+	ember_buf_release(&table);
 	return 0;
 }
 
 static int test_unwind__zero_length_entries_skipped(void)
 {
 	static const uint8_t ins[] = { ADV(1), DEF_CFA_OFFSET(16) };
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct cfi c = { .eh = true };
 	size_t cie = cfi_cie(&c, "zR");
 
 	put_u32(&c, 0);		/* a zero terminator in the middle */
 	cfi_fde(&c, cie, 0x1000, 0x10, ins, sizeof(ins));
 	put_u32(&c, 0);
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, NULL), ==, 0);
-	CHECK_STR(rows_of(&blob), "1000 rsp 8 c-8 same\n1001 rsp 16 c-8 same\n1010 end - - -\n");
-	ember_buf_release(&blob);
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, NULL), ==, 0);
+	CHECK_STR(rows_of(&table), "1000 rsp 8 c-8 same\n1001 rsp 16 c-8 same\n1010 end - - -\n");
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -722,265 +716,25 @@ static int test_unwind__rows_across_pages(void)
 		0x03, 0xff, 0xff, DEF_CFA_OFFSET(24),	/* advance_loc2 65535 -> 0x20000 */
 		0x03, 0x00, 0x80, DEF_CFA_OFFSET(32),	/* +32768 -> 0x28000 */
 	};
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct unwind_compile_stats st;
 	struct cfi c = { .eh = true };
 	size_t cie = cfi_cie(&c, "zR");
 
 	cfi_fde(&c, cie, 0x10000, 0x30000, ins, sizeof(ins));
-	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &blob, &st), ==, 0);
-	CHECK_STR(rows_of(&blob),
+	CHECK_INT(compile_cfi(&c, UNWIND_EM_X86_64, &table, &st), ==, 0);
+	CHECK_STR(rows_of(&table),
 		  "10000 rsp 8 c-8 same\n"
 		  "10001 rsp 16 c-8 same\n"
 		  "20000 rsp 24 c-8 same\n"
 		  "28000 rsp 32 c-8 same\n"
 		  "40000 end - - -\n");
 	CHECK_INT(st.pages, ==, 3); /* the page at 0x40000 holds only END */
-	CHECK_STR(lookup_of(&blob, 0x1ffff), "rsp 16 c-8 same");
-	CHECK_STR(lookup_of(&blob, 0x20000), "rsp 24 c-8 same");
-	CHECK_STR(lookup_of(&blob, 0x3ffff), "rsp 32 c-8 same");
-	CHECK_STR(lookup_of(&blob, 0x40000), "-ENOENT");
-	ember_buf_release(&blob);
-	return 0;
-}
-
-/* ---- two halves on two threads: the same blob ------------------------------------ */
-
-/*
- * A table over many pages: 60 FDEs of three programs (push/pop, remember/
- * restore, a 64 KiB advance), some spanning page bases and some covering
- * whole pages, with real gaps (END rows) and bridged ones between them.
- * shift moves every FDE, so the cut between the halves lands in
- * different places.
- */
-static void many_pages_cfi(struct cfi *c, uint64_t shift)
-{
-	static const uint8_t push_pop[] = { ADV(1), DEF_CFA_OFFSET(16), OFFSET(RBP, 2), ADV(3),
-					    DEF_CFA_REGISTER(RBP), ADV(0x3f), DEF_CFA(RSP, 8) };
-	static const uint8_t remember[] = { ADV(1), DEF_CFA_OFFSET(16), REMEMBER, ADV(2),
-					    DEF_CFA_OFFSET(32), RESTORE_STATE, ADV(1),
-					    DEF_CFA_OFFSET(24) };
-	static const uint8_t long_adv[] = { ADV(1), DEF_CFA_OFFSET(16), 0x03, 0xff, 0xff,
-					    DEF_CFA_OFFSET(24) };
-	uint64_t at = 0x10000 + shift;
-	size_t cie;
-
-	c->n = 0;
-	c->eh = true;
-	cie = cfi_cie(c, "zR");
-	for (uint32_t i = 0; i < 60; i++) {
-		uint32_t len = i % 7 == 3 ? 0x28000 : 0x300 + 0x1000 * (i % 5);
-
-		if (i % 3 == 0)
-			cfi_fde(c, cie, at, len, push_pop, sizeof(push_pop));
-		else if (i % 3 == 1)
-			cfi_fde(c, cie, at, len, remember, sizeof(remember));
-		else
-			cfi_fde(c, cie, at, len, long_adv, sizeof(long_adv));
-		at += len + (i % 4 == 0 ? 0x40 : i % 4 == 1 ? 8 : 0);
-	}
-}
-
-/* c compiled on one thread (stats s1) and on two (s2): the same blob. */
-static int compile_both(const struct cfi *c, struct unwind_compile_stats *s1,
-			struct unwind_compile_stats *s2)
-{
-	struct ember_buf one, two;
-	struct unwind_input in;
-
-	input_init(&in, UNWIND_EM_X86_64);
-	input_set(&in, c);
-	in.threads = 1;
-	CHECK_INT(compile(&in, &one, s1), ==, 0);
-	in.threads = 2;
-	CHECK_INT(compile(&in, &two, s2), ==, 0);
-	CHECK_INT(two.len, ==, one.len);
-	CHECK(memcmp(one.data, two.data, one.len) == 0);
-	ember_buf_release(&one);
-	ember_buf_release(&two);
-	return 0;
-}
-
-static int test_unwind__two_threads_same_blob(void)
-{
-	static struct cfi c;
-
-	for (uint64_t shift = 0; shift < 0x20000; shift += 0x2d08) {
-		struct unwind_compile_stats s1, s2;
-
-		many_pages_cfi(&c, shift);
-		if (compile_both(&c, &s1, &s2))
-			return 1;
-		CHECK_INT(s1.threads, ==, 1);
-		CHECK_INT(s2.threads, ==, 2);
-		CHECK_INT(s2.walk_threads, ==, 2);
-		CHECK_INT(s1.pages, >, 10);
-		s2.threads = s2.walk_threads = 1;
-		CHECK(memcmp(&s1, &s2, sizeof(s1)) == 0); /* each FDE and gap counted once */
-	}
-	return 0;
-}
-
-/* An FDE at start whose def_cfa_offset operand (a LEB128) never ends. */
-static void bad_fde(struct cfi *c, size_t cie, uint64_t start)
-{
-	static const uint8_t ins[] = { ADV(1), 0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80 };
-
-	cfi_fde(c, cie, start, 0x100, ins, sizeof(ins));
-	for (size_t i = c->n - 8; i < c->n; i++) /* the nop padding joins the LEB */
-		if (c->b[i] == 0)
-			c->b[i] = 0x80;
-}
-
-/* Compile c with threads; the error, its message in msg. */
-static int compile_threads(const struct cfi *c, unsigned threads, char *msg, size_t size)
-{
-	struct ember_buf blob;
-	struct unwind_input in;
-	int err;
-
-	input_init(&in, UNWIND_EM_X86_64);
-	input_set(&in, c);
-	in.threads = threads;
-	err = compile(&in, &blob, NULL);
-	snprintf(msg, size, "%s", err_msg);
-	if (blob.len)
-		err = 1; /* a table despite the error */
-	ember_buf_release(&blob);
-	return err;
-}
-
-static int test_unwind__two_threads_first_error_reported(void)
-{
-	static const uint8_t ok[] = { ADV(1), DEF_CFA_OFFSET(16) };
-	static struct cfi c;
-	char m1[512], m2[512];
-
-	for (int both = 0; both < 2; both++) {
-		size_t cie;
-
-		c.n = 0;
-		c.eh = true;
-		cie = cfi_cie(&c, "zR");
-		if (both)
-			bad_fde(&c, cie, 0x10000);	/* first half */
-		else
-			cfi_fde(&c, cie, 0x10000, 0x100, ok, sizeof(ok));
-		cfi_fde(&c, cie, 0x10100, 0x100, ok, sizeof(ok));
-		cfi_fde(&c, cie, 0x30000, 0x100, ok, sizeof(ok));
-		bad_fde(&c, cie, 0x30100);		/* second half */
-		CHECK_INT(compile_threads(&c, 1, m1, sizeof(m1)), ==, -UNWIND_ERR_BAD_CFI);
-		CHECK_INT(compile_threads(&c, 2, m2, sizeof(m2)), ==, -UNWIND_ERR_BAD_CFI);
-		CHECK(strstr(m1, "operand of DW_CFA 0x0e runs past the entry"));
-		CHECK(strstr(m1, both ? "'.eh_frame' +0x18:" : "'.eh_frame' +0x60:"));
-		CHECK_STR(m2, m1);
-	}
-	return 0;
-}
-
-/* A bad FDE in the first half and, in the second, an FDE whose CIE's
- * initial instructions are truncated: the FDE's error, as with one thread. */
-static int test_unwind__two_threads_bad_cie_later(void)
-{
-	static const uint8_t ok[] = { ADV(1), DEF_CFA_OFFSET(16) };
-	static struct cfi c;
-	char m1[512], m2[512];
-	size_t cie, bad_cie;
-
-	c.n = 0;
-	c.eh = true;
-	cie = cfi_cie(&c, "zR");
-	bad_cie = cfi_cie(&c, "zR");
-	c.b[bad_cie + 22] = 0x0e;	/* def_cfa_offset, its operand past the end */
-	c.b[bad_cie + 23] = 0x80;
-	bad_fde(&c, cie, 0x10000);
-	cfi_fde(&c, cie, 0x10100, 0x100, ok, sizeof(ok));
-	cfi_fde(&c, cie, 0x30000, 0x100, ok, sizeof(ok));
-	cfi_fde(&c, bad_cie, 0x30100, 0x100, ok, sizeof(ok));
-	CHECK_INT(compile_threads(&c, 1, m1, sizeof(m1)), ==, -UNWIND_ERR_BAD_CFI);
-	CHECK_INT(compile_threads(&c, 2, m2, sizeof(m2)), ==, -UNWIND_ERR_BAD_CFI);
-	CHECK(strstr(m1, "'.eh_frame' +0x30: operand of DW_CFA 0x0e runs past the entry"));
-	CHECK_STR(m2, m1);
-	return 0;
-}
-
-/* n FDEs of 0x100 bytes from 0x10000 on, the one at bad_at (if any) made
- * bad by how: 1 its CIE pointer names offset 4, 2 its length runs past
- * the section (it is the last). */
-static void fdes_cfi(struct cfi *c, int n, int bad_at, int how)
-{
-	static const uint8_t ok[] = { ADV(1), DEF_CFA_OFFSET(16), ADV(2), DEF_CFA_OFFSET(8) };
-	size_t cie;
-
-	c->n = 0;
-	c->eh = true;
-	cie = cfi_cie(c, "zR");
-	for (int i = 0; i < n; i++) {
-		size_t at = c->n;
-
-		cfi_fde(c, cie, 0x10000 + 0x100 * (uint64_t)i, 0x100, ok, sizeof(ok));
-		if (i == bad_at && how == 1) {	/* CIE pointer: at + 4 - 4 -> offset 4 */
-			uint32_t ptr = (uint32_t)at;
-
-			memcpy(c->b + at + 4, &ptr, 4);
-		}
-		if (i == bad_at && how == 2)
-			memcpy(c->b + at, "\xf0\x00\x00\x00", 4);
-	}
-}
-
-static int test_unwind__two_threads_walk_errors_as_one(void)
-{
-	static struct cfi c;
-	char m1[512], m2[512];
-
-	/* the first bad FDE is in the walk's second half: its CIE pointer
-	 * names no CIE (the second half cannot borrow one: the first walks
-	 * on alone), or its length runs past the end (the second's error) */
-	for (int how = 1; how <= 2; how++) {
-		fdes_cfi(&c, 60, how == 1 ? 50 : 59, how);
-		CHECK_INT(compile_threads(&c, 1, m1, sizeof(m1)), ==, -UNWIND_ERR_BAD_CFI);
-		CHECK_INT(compile_threads(&c, 2, m2, sizeof(m2)), ==, -UNWIND_ERR_BAD_CFI);
-		CHECK(strstr(m1, how == 1 ? "FDE names no CIE at 0x4" : "runs past the section end"));
-		CHECK_STR(m2, m1);
-	}
-	/* bad in both halves: the first half's */
-	fdes_cfi(&c, 60, 3, 1);
-	memcpy(c.b + c.n - 24, "\xf0\x00\x00\x00", 4);	/* the last FDE's length */
-	CHECK_INT(compile_threads(&c, 1, m1, sizeof(m1)), ==, -UNWIND_ERR_BAD_CFI);
-	CHECK_INT(compile_threads(&c, 2, m2, sizeof(m2)), ==, -UNWIND_ERR_BAD_CFI);
-	CHECK(strstr(m1, "FDE names no CIE at 0x4"));
-	CHECK_STR(m2, m1);
-	return 0;
-}
-
-/* Where the walk's second half would start is inside an FDE whose
- * instruction bytes look like a run of entries: the first half's walk
- * passes that point, walks on alone, and the blob is the same. */
-static int test_unwind__two_threads_walk_wrong_guess(void)
-{
-	static const uint8_t ok[] = { ADV(1), DEF_CFA_OFFSET(16) };
-	static struct cfi c;
-	struct unwind_compile_stats s1, s2;
-	uint8_t fake[3 + 40 * 12];
-	size_t cie;
-
-	/* 3 nops, then [len 8][CIE id 0][8 bytes] x 40, 4-aligned in the
-	 * section (the instructions start at +0x41), over its middle */
-	memset(fake, 0, 3);
-	for (size_t i = 0; i < 40; i++)
-		memcpy(fake + 3 + 12 * i, "\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", 12);
-	c.n = 0;
-	c.eh = true;
-	cie = cfi_cie(&c, "zR");
-	cfi_fde(&c, cie, 0x10000, 0x100, ok, sizeof(ok));
-	cfi_fde(&c, cie, 0x10100, 0x100, fake, sizeof(fake));
-	cfi_fde(&c, cie, 0x10200, 0x100, ok, sizeof(ok));
-	CHECK_INT(unwind_cfi_guess_boundary(&(struct unwind_section){ c.b, c.n, SEC_VADDR, true },
-					    c.n / 2), ==, 0x128); /* inside the FDE at 0x30 */
-	if (compile_both(&c, &s1, &s2))
-		return 1;
-	CHECK_INT(s2.walk_threads, ==, 1);
+	CHECK_STR(lookup_of(&table, 0x1ffff), "rsp 16 c-8 same");
+	CHECK_STR(lookup_of(&table, 0x20000), "rsp 24 c-8 same");
+	CHECK_STR(lookup_of(&table, 0x3ffff), "rsp 32 c-8 same");
+	CHECK_STR(lookup_of(&table, 0x40000), "-ENOENT");
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -988,17 +742,17 @@ static int test_unwind__two_threads_walk_wrong_guess(void)
 
 static int compile_expect_error(struct cfi *c, const char *what)
 {
-	struct ember_buf blob;
+	struct ember_buf table;
 	int err;
 
-	err = compile_cfi(c, UNWIND_EM_X86_64, &blob, NULL);
+	err = compile_cfi(c, UNWIND_EM_X86_64, &table, NULL);
 	CHECK_INT(err, ==, -UNWIND_ERR_BAD_CFI);
-	CHECK_INT(blob.len, ==, 0);
+	CHECK_INT(table.len, ==, 0);
 	if (!strstr(err_msg, what)) {
 		fprintf(stderr, "message '%s' lacks '%s'\n", err_msg, what);
 		return 1;
 	}
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -1044,9 +798,9 @@ static int test_unwind__truncated_operand_rejected(void)
 	return compile_expect_error(&c, "operand of DW_CFA 0x0e runs past the entry");
 }
 
-/* ---- the blob ----------------------------------------------------------------------- */
+/* ---- the table ----------------------------------------------------------------------- */
 
-static int small_blob(struct ember_buf *blob)
+static int small_blob(struct ember_buf *table)
 {
 	static const uint8_t ins[] = { ADV(1), DEF_CFA_OFFSET(16), ADV(3), DEF_CFA_OFFSET(24),
 				       ADV(5), DEF_CFA_REGISTER(RBP), OFFSET(RBP, 2) };
@@ -1063,24 +817,24 @@ static int small_blob(struct ember_buf *blob)
 	input_set(&in, &c);
 	memcpy(in.build_id, "\x01\x02\x03\x04", 4);
 	in.build_id_len = 4;
-	return compile(&in, blob, NULL);
+	return compile(&in, table, NULL);
 }
 
 static int test_unwind__blob_deterministic(void)
 {
 	struct ember_buf a, b;
-	const struct unwind_blob_header *h;
-	struct unwind_blob *ub;
+	const struct unwind_table_header *h;
+	struct unwind_table *ub;
 	int err;
 
 	CHECK_INT(small_blob(&a), ==, 0);
 	CHECK_INT(small_blob(&b), ==, 0);
 	CHECK_INT(a.len, ==, b.len);
 	CHECK(memcmp(a.data, b.data, a.len) == 0);
-	ub = unwind_blob_new(a.data, a.len, &err);
+	ub = unwind_table_new(a.data, a.len, &err);
 	CHECK(ub);
-	h = unwind_blob_header(ub);
-	CHECK_INT(h->version, ==, UNWIND_BLOB_VERSION);
+	h = unwind_table_header(ub);
+	CHECK_INT(h->version, ==, UNWIND_TABLE_VERSION);
 	CHECK_INT(h->machine, ==, 62);
 	CHECK_INT(h->build_id_len, ==, 4);
 	CHECK(memcmp(h->build_id, "\x01\x02\x03\x04", 4) == 0);
@@ -1088,7 +842,7 @@ static int test_unwind__blob_deterministic(void)
 	CHECK_INT(h->npages, ==, 2);
 	CHECK_INT(h->nfdes, ==, 2);
 	CHECK_INT(h->size, ==, a.len);
-	unwind_blob_free(ub);
+	unwind_table_free(ub);
 	ember_buf_release(&a);
 	ember_buf_release(&b);
 	return 0;
@@ -1096,93 +850,84 @@ static int test_unwind__blob_deterministic(void)
 
 static int test_unwind__blob_corruption_detected(void)
 {
-	struct ember_buf blob;
-	struct unwind_blob *b;
+	struct ember_buf table;
+	struct unwind_table *b;
 	int err;
 
-	CHECK_INT(small_blob(&blob), ==, 0);
-	for (size_t i = 0; i < blob.len; i++) {
-		blob.data[i] ^= 0x10;
-		b = unwind_blob_new(blob.data, blob.len, &err);
+	CHECK_INT(small_blob(&table), ==, 0);
+	for (size_t i = 0; i < table.len; i++) {
+		table.data[i] ^= 0x10;
+		b = unwind_table_new(table.data, table.len, &err);
 		CHECK(b == NULL);
-		CHECK(err == -UNWIND_ERR_CHECKSUM || err == -UNWIND_ERR_BAD_BLOB ||
+		CHECK(err == -UNWIND_ERR_CHECKSUM || err == -UNWIND_ERR_BAD_TABLE ||
 		      err == -UNWIND_ERR_VERSION || err == -UNWIND_ERR_ARCH);
-		blob.data[i] ^= 0x10;
+		table.data[i] ^= 0x10;
 	}
-	for (size_t n = 0; n < blob.len; n += 7) {
-		b = unwind_blob_new(blob.data, n, &err);
+	for (size_t n = 0; n < table.len; n += 7) {
+		b = unwind_table_new(table.data, n, &err);
 		CHECK(b == NULL);
 	}
-	b = unwind_blob_new(blob.data, blob.len, &err);
+	b = unwind_table_new(table.data, table.len, &err);
 	CHECK(b != NULL);
-	unwind_blob_free(b);
-	ember_buf_release(&blob);
+	unwind_table_free(b);
+	ember_buf_release(&table);
 	return 0;
 }
 
 /* Change a field and fix the checksum: the layout checks must catch it. */
-static int reseal(struct ember_buf *blob)
+static int reseal(struct ember_buf *table)
 {
-	struct unwind_blob_header h;
+	struct unwind_table_header h;
 	uint32_t crc;
 
-	memcpy(&h, blob->data, sizeof(h));
+	memcpy(&h, table->data, sizeof(h));
 	h.crc32 = 0;
-	memcpy(blob->data, &h, sizeof(h));
-	crc = (uint32_t)crc32_z(0, (const Bytef *)blob->data, blob->len);
-	memcpy(blob->data + offsetof(struct unwind_blob_header, crc32), &crc, 4);
+	memcpy(table->data, &h, sizeof(h));
+	crc = (uint32_t)crc32_z(0, (const Bytef *)table->data, table->len);
+	memcpy(table->data + offsetof(struct unwind_table_header, crc32), &crc, 4);
 	return 0;
 }
 
 static int test_unwind__blob_layout_checked(void)
 {
-	struct ember_buf blob;
-	struct unwind_blob_header h;
-	struct unwind_blob *b;
+	struct ember_buf table;
+	struct unwind_table_header h;
+	struct unwind_table *b;
 	struct unwind_page p;
 	size_t pages;
 	int err;
 
-	CHECK_INT(small_blob(&blob), ==, 0);
-	memcpy(&h, blob.data, sizeof(h));
+	CHECK_INT(small_blob(&table), ==, 0);
+	memcpy(&h, table.data, sizeof(h));
 	pages = sizeof(h) + h.data_size + h.nrules * sizeof(struct unwind_rule);
 	h.version = 2;
-	memcpy(blob.data, &h, sizeof(h));
-	reseal(&blob);
-	CHECK(!unwind_blob_new(blob.data, blob.len, &err));
+	memcpy(table.data, &h, sizeof(h));
+	reseal(&table);
+	CHECK(!unwind_table_new(table.data, table.len, &err));
 	CHECK_INT(err, ==, -UNWIND_ERR_VERSION);
-	h.version = UNWIND_BLOB_VERSION;
-	memcpy(blob.data, &h, sizeof(h));
-	memcpy(&p, blob.data + pages, sizeof(p));
+	h.version = UNWIND_TABLE_VERSION;
+	memcpy(table.data, &h, sizeof(h));
+	memcpy(&p, table.data + pages, sizeof(p));
 	p.data_off = h.data_size;		/* page data out of bounds */
-	memcpy(blob.data + pages, &p, sizeof(p));
-	reseal(&blob);
-	CHECK(!unwind_blob_new(blob.data, blob.len, &err));
-	CHECK_INT(err, ==, -UNWIND_ERR_BAD_BLOB);
+	memcpy(table.data + pages, &p, sizeof(p));
+	reseal(&table);
+	CHECK(!unwind_table_new(table.data, table.len, &err));
+	CHECK_INT(err, ==, -UNWIND_ERR_BAD_TABLE);
 	p.data_off = 0;
-	memcpy(blob.data + pages, &p, sizeof(p));
-	reseal(&blob);
-	b = unwind_blob_new(blob.data, blob.len, &err);
+	memcpy(table.data + pages, &p, sizeof(p));
+	reseal(&table);
+	b = unwind_table_new(table.data, table.len, &err);
 	CHECK(b); /* restored */
-	unwind_blob_free(b);
-	memcpy(blob.data + sizeof(h), "\xff\xff", 2); /* page 0's palette[0] */
-	reseal(&blob);
-	CHECK(!unwind_blob_new(blob.data, blob.len, &err));
-	CHECK_INT(err, ==, -UNWIND_ERR_BAD_BLOB);
-	ember_buf_release(&blob);
+	unwind_table_free(b);
+	memcpy(table.data + sizeof(h), "\xff\xff", 2); /* page 0's palette[0] */
+	reseal(&table);
+	CHECK(!unwind_table_new(table.data, table.len, &err));
+	CHECK_INT(err, ==, -UNWIND_ERR_BAD_TABLE);
+	ember_buf_release(&table);
 	return 0;
 }
 
 /* ---- ELF files ---------------------------------------------------------------------- */
-
-static const char *fixture(const char *name)
-{
-	static char path[4096];
-	const char *dir = getenv("EMBER_FIXTURES_DIR");
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
-	return path;
-}
 
 /* tests/unwind's own fixtures are built next to this binary. */
 static const char *own_fixture(const char *name)
@@ -1245,29 +990,28 @@ static size_t elf_build_id(const char *path, uint8_t *out)
 
 static int test_unwind__elf_fixture_compiles(void)
 {
-	const char *path = fixture("c_O2_pie");
+	const char *path = unit_fixture("c_O2_pie");
 	struct unwind_compile_stats st;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .stats = &st };
 	uint8_t id[64];
 	size_t n = elf_build_id(path, id);
-	struct ember_buf blob;
-	struct unwind_blob *b;
+	struct ember_buf table;
+	struct unwind_table *b;
 	int err;
 
 	if (n == 0)
 		return UNIT_SKIP;
-	ember_log_set_handler(quiet, NULL);
-	ember_buf_init(&blob, 1 << 24);
-	CHECK_INT(unwind_table_compile(path, NULL, &o, &blob), ==, 0);
-	b = unwind_blob_new(blob.data, blob.len, &err);
+	ember_buf_init(&table, 1 << 24);
+	CHECK_INT(unwind_table_compile(path, NULL, &o, &table), ==, 0);
+	b = unwind_table_new(table.data, table.len, &err);
 	CHECK(b);
-	CHECK_INT(unwind_blob_header(b)->build_id_len, ==, n);
-	CHECK(memcmp(unwind_blob_header(b)->build_id, id, n) == 0);
-	CHECK_INT(unwind_blob_header(b)->flags, ==, UNWIND_BLOB_EH_FRAME);
-	CHECK_INT(st.blob_size, ==, blob.len);
+	CHECK_INT(unwind_table_header(b)->build_id_len, ==, n);
+	CHECK(memcmp(unwind_table_header(b)->build_id, id, n) == 0);
+	CHECK_INT(unwind_table_header(b)->flags, ==, UNWIND_TABLE_EH_FRAME);
+	CHECK_INT(st.table_size, ==, table.len);
 	CHECK(st.fdes > 5);
-	unwind_blob_free(b);
-	ember_buf_release(&blob);
+	unwind_table_free(b);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -1276,26 +1020,25 @@ static int test_unwind__elf_errors(void)
 	char msg[256];
 	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
 					 .err_msg_size = sizeof(msg) };
-	struct ember_buf blob;
+	struct ember_buf table;
 	char bin[4096], other[4096];
 
-	snprintf(bin, sizeof(bin), "%s", fixture("c_stripped"));
-	snprintf(other, sizeof(other), "%s", fixture("cxx_O2"));
+	snprintf(bin, sizeof(bin), "%s", unit_fixture("c_stripped"));
+	snprintf(other, sizeof(other), "%s", unit_fixture("cxx_O2"));
 	if (access(bin, R_OK))
 		return UNIT_SKIP;
-	ember_log_set_handler(quiet, NULL);
-	ember_buf_init(&blob, 1 << 24);
-	CHECK_INT(unwind_table_compile("/nonexistent/x", NULL, &o, &blob), ==, -ENOENT);
+	ember_buf_init(&table, 1 << 24);
+	CHECK_INT(unwind_table_compile("/nonexistent/x", NULL, &o, &table), ==, -ENOENT);
 	CHECK(strstr(msg, "cannot open '/nonexistent/x'"));
-	CHECK_INT(unwind_table_compile(fixture("MANIFEST"), NULL, &o, &blob),
+	CHECK_INT(unwind_table_compile(unit_fixture("MANIFEST"), NULL, &o, &table),
 		  ==, -UNWIND_ERR_NOT_ELF);
-	CHECK_INT(unwind_table_compile(fixture("c_stripped.debug"), NULL,
-				       &o, &blob), ==, -UNWIND_ERR_NO_CFI);
-	CHECK_INT(unwind_table_compile(bin, other, &o, &blob), ==, -UNWIND_ERR_DEBUG_MISMATCH);
-	CHECK_INT(blob.len, ==, 0);
-	CHECK_INT(unwind_table_compile(bin, fixture("c_stripped.debug"),
-				       &o, &blob), ==, 0);
-	ember_buf_release(&blob);
+	CHECK_INT(unwind_table_compile(unit_fixture("c_stripped.debug"), NULL,
+				       &o, &table), ==, -UNWIND_ERR_NO_CFI);
+	CHECK_INT(unwind_table_compile(bin, other, &o, &table), ==, -UNWIND_ERR_DEBUG_MISMATCH);
+	CHECK_INT(table.len, ==, 0);
+	CHECK_INT(unwind_table_compile(bin, unit_fixture("c_stripped.debug"),
+				       &o, &table), ==, 0);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -1328,12 +1071,12 @@ static int elf_section(const void *image, size_t size, const char *name,
 static int test_unwind__corrupt_eh_frame_in_elf(void)
 {
 	size_t size, off, len;
-	const char *path = fixture("c_O2_pie");
+	const char *path = unit_fixture("c_O2_pie");
 	uint8_t *ro = map_ro(path, &size), *copy;
 	char msg[256];
 	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
 					 .err_msg_size = sizeof(msg) };
-	struct ember_buf blob;
+	struct ember_buf table;
 
 	if (!ro)
 		return UNIT_SKIP;
@@ -1342,14 +1085,13 @@ static int test_unwind__corrupt_eh_frame_in_elf(void)
 	munmap(ro, size);
 	CHECK_INT(elf_section(copy, size, ".eh_frame", &off, &len), ==, 0);
 	memcpy(copy + off + 0x18, "\x00\x00\x00\x7f", 4); /* second entry's length */
-	ember_log_set_handler(quiet, NULL);
-	ember_buf_init(&blob, 1 << 24);
-	CHECK_INT(unwind_table_compile_mem(copy, size, NULL, 0, &o, &blob), ==,
+	ember_buf_init(&table, 1 << 24);
+	CHECK_INT(unwind_table_compile_mem(copy, size, NULL, 0, &o, &table), ==,
 		  -UNWIND_ERR_BAD_CFI);
-	CHECK_INT(blob.len, ==, 0);
+	CHECK_INT(table.len, ==, 0);
 	CHECK(strstr(msg, "'.eh_frame' +0x18: entry length 0x7f000000 runs past the "
 			  "section end (0x26c)") == msg);
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	free(copy);
 	return 0;
 }
@@ -1359,20 +1101,19 @@ static int test_unwind__corrupt_eh_frame_in_elf(void)
 static int test_unwind__compressed_debug_frame_readonly(void)
 {
 	size_t size;
-	void *ro = map_ro(fixture("go_prog"), &size);
+	void *ro = map_ro(unit_fixture("go_prog"), &size);
 	struct unwind_compile_stats st;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .stats = &st };
-	struct ember_buf blob;
+	struct ember_buf table;
 
 	if (!ro)
 		return UNIT_SKIP;
-	ember_log_set_handler(quiet, NULL);
-	ember_buf_init(&blob, 1 << 24);
-	CHECK_INT(unwind_table_compile_mem(ro, size, NULL, 0, &o, &blob), ==, 0);
+	ember_buf_init(&table, 1 << 24);
+	CHECK_INT(unwind_table_compile_mem(ro, size, NULL, 0, &o, &table), ==, 0);
 	CHECK(st.fdes_debug_frame > 100);
 	CHECK_INT(st.fdes_debug_frame, ==, st.fdes);
 	munmap(ro, size);
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
@@ -1381,7 +1122,7 @@ static int test_unwind__compressed_debug_frame_readonly(void)
 static int test_unwind__no_section_headers(void)
 {
 	size_t size;
-	const char *path = fixture("c_O2_pie");
+	const char *path = unit_fixture("c_O2_pie");
 	uint8_t *ro = map_ro(path, &size), *copy;
 	struct ember_buf a, b;
 	Elf64_Ehdr eh;
@@ -1397,7 +1138,6 @@ static int test_unwind__no_section_headers(void)
 	eh.e_shnum = 0;
 	eh.e_shstrndx = 0;
 	memcpy(copy, &eh, sizeof(eh));
-	ember_log_set_handler(quiet, NULL);
 	ember_buf_init(&a, 1 << 24);
 	ember_buf_init(&b, 1 << 24);
 	CHECK_INT(unwind_table_compile(path, NULL, NULL, &a), ==, 0);
@@ -1417,17 +1157,16 @@ static int test_unwind__no_section_headers(void)
 static int test_unwind__assembled_cfi_cases(void)
 {
 	const char *path = own_fixture("libcfi_cases.so");
-	struct ember_buf blob;
+	struct ember_buf table;
 	struct unwind_compile_opts o = { .sz = sizeof(o),
 					 .flags = UNWIND_COMPILE_EH_FRAME_ONLY };
 	const char *rows;
 
 	if (access(path, R_OK))
 		return UNIT_SKIP;
-	ember_log_set_handler(quiet, NULL);
-	ember_buf_init(&blob, 1 << 24);
-	CHECK_INT(unwind_table_compile(path, NULL, &o, &blob), ==, 0);
-	rows = rows_of(&blob);
+	ember_buf_init(&table, 1 << 24);
+	CHECK_INT(unwind_table_compile(path, NULL, &o, &table), ==, 0);
+	rows = rows_of(&table);
 	CHECK(strstr(rows,
 		     "1000 rsp 8 c-8 same\n"
 		     "1001 rsp 16 c-8 c-16\n"
@@ -1444,52 +1183,42 @@ static int test_unwind__assembled_cfi_cases(void)
 		     "1046 r10 0 c-8 at(rbp+0)\n"
 		     "104b rsp 8 c-8 at(rbp+0)\n"));
 	CHECK(strstr(rows, "1076 end - - -\n10b1 signal - - -\n"));
-	ember_buf_release(&blob);
+	ember_buf_release(&table);
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct unit_case cases[] = {
-#define C(name) { #name, name }
-		C(test_unwind__cursor_leb128),
-		C(test_unwind__cursor_encoded_pointers),
-		C(test_unwind__push_pop_rows_merged),
-		C(test_unwind__remember_restore_state),
-		C(test_unwind__cfa_offset_beyond_s16_kept),
-		C(test_unwind__reg_offset_beyond_s16_invalid),
-		C(test_unwind__expressions_classified),
-		C(test_unwind__ra_undefined_and_in_register),
-		C(test_unwind__unknown_opcode_rest_invalid),
-		C(test_unwind__restore_state_underflow_invalid),
-		C(test_unwind__signal_frame_cie),
-		C(test_unwind__arm64_negate_ra_state),
-		C(test_unwind__gap_bridging),
-		C(test_unwind__eh_frame_wins_over_debug_frame),
-		C(test_unwind__overlapping_and_duplicate_fdes),
-		C(test_unwind__debug_frame_64bit_cie_v4),
-		C(test_unwind__many_cies_in_one_pass),
-		C(test_unwind__zero_length_entries_skipped),
-		C(test_unwind__rows_across_pages),
-		C(test_unwind__two_threads_same_blob),
-		C(test_unwind__two_threads_first_error_reported),
-		C(test_unwind__two_threads_bad_cie_later),
-		C(test_unwind__two_threads_walk_errors_as_one),
-		C(test_unwind__two_threads_walk_wrong_guess),
-		C(test_unwind__truncated_eh_frame_rejected),
-		C(test_unwind__bad_cie_pointer_rejected),
-		C(test_unwind__truncated_operand_rejected),
-		C(test_unwind__blob_deterministic),
-		C(test_unwind__blob_corruption_detected),
-		C(test_unwind__blob_layout_checked),
-		C(test_unwind__elf_fixture_compiles),
-		C(test_unwind__elf_errors),
-		C(test_unwind__corrupt_eh_frame_in_elf),
-		C(test_unwind__compressed_debug_frame_readonly),
-		C(test_unwind__no_section_headers),
-		C(test_unwind__assembled_cfi_cases),
-#undef C
-	};
+static const struct unit_case cases[] = {
+	UNIT_CASE(test_unwind__cursor_leb128),
+	UNIT_CASE(test_unwind__cursor_encoded_pointers),
+	UNIT_CASE(test_unwind__push_pop_rows_merged),
+	UNIT_CASE(test_unwind__remember_restore_state),
+	UNIT_CASE(test_unwind__cfa_offset_beyond_s16_kept),
+	UNIT_CASE(test_unwind__reg_offset_beyond_s16_invalid),
+	UNIT_CASE(test_unwind__expressions_classified),
+	UNIT_CASE(test_unwind__ra_undefined_and_in_register),
+	UNIT_CASE(test_unwind__unknown_opcode_rest_invalid),
+	UNIT_CASE(test_unwind__restore_state_underflow_invalid),
+	UNIT_CASE(test_unwind__signal_frame_cie),
+	UNIT_CASE(test_unwind__arm64_negate_ra_state),
+	UNIT_CASE(test_unwind__gap_bridging),
+	UNIT_CASE(test_unwind__eh_frame_wins_over_debug_frame),
+	UNIT_CASE(test_unwind__overlapping_and_duplicate_fdes),
+	UNIT_CASE(test_unwind__debug_frame_64bit_cie_v4),
+	UNIT_CASE(test_unwind__many_cies_in_one_pass),
+	UNIT_CASE(test_unwind__zero_length_entries_skipped),
+	UNIT_CASE(test_unwind__rows_across_pages),
+	UNIT_CASE(test_unwind__truncated_eh_frame_rejected),
+	UNIT_CASE(test_unwind__bad_cie_pointer_rejected),
+	UNIT_CASE(test_unwind__truncated_operand_rejected),
+	UNIT_CASE(test_unwind__blob_deterministic),
+	UNIT_CASE(test_unwind__blob_corruption_detected),
+	UNIT_CASE(test_unwind__blob_layout_checked),
+	UNIT_CASE(test_unwind__elf_fixture_compiles),
+	UNIT_CASE(test_unwind__elf_errors),
+	UNIT_CASE(test_unwind__corrupt_eh_frame_in_elf),
+	UNIT_CASE(test_unwind__compressed_debug_frame_readonly),
+	UNIT_CASE(test_unwind__no_section_headers),
+	UNIT_CASE(test_unwind__assembled_cfi_cases),
+};
 
-	return unit_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
-}
+UNIT_MAIN_QUIET(cases)

@@ -3,7 +3,7 @@
  * compiled unwind tables: what an eBPF unwinder does, in C.  Given the
  * registers and the stack of a stopped process (written by
  * test_gdb_unwind.py through gdb), it compiles a table for each mapped
- * ELF file, then walks frame by frame with unwind_blob_lookup() and
+ * ELF file, then walks frame by frame with unwind_table_lookup() and
  * prints each frame's pc.  The test compares them with gdb's frames.
  *
  * Input file, one item a line:
@@ -35,8 +35,8 @@ struct map {
 
 struct module {
 	char path[512];
-	struct ember_buf blob;
-	struct unwind_blob *b;
+	struct ember_buf table;
+	struct unwind_table *b;
 	GElf_Phdr loads[16];
 	size_t nloads;
 };
@@ -149,10 +149,10 @@ static struct module *module_of(struct proc *p, struct map *mp)
 			return p->mods[i];
 	m = calloc(1, sizeof(*m));
 	snprintf(m->path, sizeof(m->path), "%s", mp->path);
-	ember_buf_init(&m->blob, 1u << 30);
-	err = unwind_table_compile(m->path, NULL, &o, &m->blob);
+	ember_buf_init(&m->table, 1u << 30);
+	err = unwind_table_compile(m->path, NULL, &o, &m->table);
 	if (!err)
-		m->b = unwind_blob_new(m->blob.data, m->blob.len, &err);
+		m->b = unwind_table_new(m->table.data, m->table.len, &err);
 	if (err || module_loads(m)) {
 		printf("error: cannot compile '%s': %s %s\n", m->path, unwind_strerror(err), msg);
 		return NULL;
@@ -269,7 +269,7 @@ static int step(struct proc *p, bool exact)
 
 	if (err)
 		return err;
-	err = unwind_blob_lookup(m->b, exact ? vaddr : vaddr - 1, &row);
+	err = unwind_table_lookup(m->b, exact ? vaddr : vaddr - 1, &row);
 	if (err) {
 		printf("error: no row for 0x%" PRIx64 " in '%s'\n", vaddr, m->path);
 		return err;

@@ -1,11 +1,11 @@
 /*
- * blob_read.c - open a blob (docs/unwind-format.md): check everything
+ * table_read.c - open a table (docs/unwind-format.md): check everything
  * once, then look rows up the way the eBPF unwinder does (page, then a
  * binary search of at most 16 steps in the page) and iterate the rows
  * with merges expanded, which is what `ember unwind dump` prints.
  *
- * Blobs come from outside (the server's store, the network), so the
- * checks are complete: after unwind_blob_new() succeeds every offset,
+ * Tables come from outside (the server's store, the network), so the
+ * checks are complete: after unwind_table_new() succeeds every offset,
  * count and index is known to be in bounds and lookups check nothing.
  * The bytes may sit at any alignment: fields are read with memcpy.
  */
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-struct unwind_blob {
-	struct unwind_blob_header hdr;	/* a copy */
+struct unwind_table {
+	struct unwind_table_header hdr;	/* a copy */
 	const uint8_t *rules, *pages, *data;
 };
 
@@ -35,17 +35,17 @@ static uint16_t rd16(const uint8_t *p)
 	return v;
 }
 
-static void page_get(const struct unwind_blob *b, size_t i, struct unwind_page *p)
+static void page_get(const struct unwind_table *b, size_t i, struct unwind_page *p)
 {
 	memcpy(p, b->pages + i * sizeof(*p), sizeof(*p));
 }
 
-static void rule_get(const struct unwind_blob *b, size_t id, struct unwind_rule *r)
+static void rule_get(const struct unwind_table *b, size_t id, struct unwind_rule *r)
 {
 	memcpy(r, b->rules + id * sizeof(*r), sizeof(*r));
 }
 
-static void view_of(const struct unwind_blob *b, const struct unwind_page *p,
+static void view_of(const struct unwind_table *b, const struct unwind_page *p,
 		    struct page_view *v)
 {
 	v->base = (uint64_t)p->page << UNWIND_PAGE_BITS;
@@ -62,7 +62,7 @@ static size_t view_idx(const struct page_view *v, size_t i)
 	return v->idx_size == 2 ? rd16(v->idx + 2 * i) : v->idx[i];
 }
 
-static void view_rule(const struct unwind_blob *b, const struct page_view *v,
+static void view_rule(const struct unwind_table *b, const struct page_view *v,
 		      size_t i, struct unwind_rule *r)
 {
 	rule_get(b, rd16(v->palette + 2 * view_idx(v, i)), r);
@@ -70,22 +70,22 @@ static void view_rule(const struct unwind_blob *b, const struct page_view *v,
 
 /* ---- checks ------------------------------------------------------------------ */
 
-static int check_header(const struct unwind_blob_header *h, size_t size,
+static int check_header(const struct unwind_table_header *h, size_t size,
 			const uint8_t *data)
 {
-	struct unwind_blob_header z = *h;
+	struct unwind_table_header z = *h;
 	uint32_t crc;
 
-	if (memcmp(h->magic, UNWIND_BLOB_MAGIC, sizeof(h->magic)) != 0)
-		return -UNWIND_ERR_BAD_BLOB;
-	if (h->version != UNWIND_BLOB_VERSION)
+	if (memcmp(h->magic, UNWIND_TABLE_MAGIC, sizeof(h->magic)) != 0)
+		return -UNWIND_ERR_BAD_TABLE;
+	if (h->version != UNWIND_TABLE_VERSION)
 		return -UNWIND_ERR_VERSION;
 	if (h->header_size != sizeof(*h) || h->size != size ||
 	    h->build_id_len > sizeof(h->build_id) || h->data_size % 8 ||
 	    (uint64_t)sizeof(*h) + (uint64_t)h->nrules * sizeof(struct unwind_rule) +
 			    (uint64_t)h->npages * sizeof(struct unwind_page) +
 			    h->data_size != size)
-		return -UNWIND_ERR_BAD_BLOB;
+		return -UNWIND_ERR_BAD_TABLE;
 	if (h->machine != UNWIND_EM_X86_64 && h->machine != UNWIND_EM_AARCH64)
 		return -UNWIND_ERR_ARCH;
 	z.crc32 = 0;
@@ -103,23 +103,23 @@ static bool rule_ok(const struct unwind_rule *r)
 	       (r->cfa_kind == UNWIND_CFA_REG || !(r->flags & UNWIND_MERGE_AT_MASK));
 }
 
-static int check_rules(const struct unwind_blob *b)
+static int check_rules(const struct unwind_table *b)
 {
 	struct unwind_rule r;
 
 	if (b->hdr.nrules > UNWIND_MAX_RULES)
-		return -UNWIND_ERR_BAD_BLOB;
+		return -UNWIND_ERR_BAD_TABLE;
 	for (size_t i = 0; i < b->hdr.nrules; i++) {
 		rule_get(b, i, &r);
 		if (!rule_ok(&r))
-			return -UNWIND_ERR_BAD_BLOB;
+			return -UNWIND_ERR_BAD_TABLE;
 	}
 	return 0;
 }
 
 /* Rows strictly increasing from 0, indexes in the palette, a merge
  * point before the next row. */
-static int check_rows(const struct unwind_blob *b, const struct page_view *v)
+static int check_rows(const struct unwind_table *b, const struct page_view *v)
 {
 	struct unwind_rule r;
 	uint32_t prev = 0;
@@ -130,33 +130,33 @@ static int check_rows(const struct unwind_blob *b, const struct page_view *v)
 
 		if ((i == 0 && pc != 0) || (i > 0 && pc <= prev) ||
 		    view_idx(v, i) >= v->npalette)
-			return -UNWIND_ERR_BAD_BLOB;
+			return -UNWIND_ERR_BAD_TABLE;
 		view_rule(b, v, i, &r);
 		if (pc + (r.flags & UNWIND_MERGE_AT_MASK) >= next)
-			return -UNWIND_ERR_BAD_BLOB;
+			return -UNWIND_ERR_BAD_TABLE;
 		prev = pc;
 	}
 	return 0;
 }
 
-static int check_page(const struct unwind_blob *b, const struct unwind_page *p)
+static int check_page(const struct unwind_table *b, const struct unwind_page *p)
 {
 	struct page_view v;
 	uint64_t need;
 
 	if ((p->data_off & 1) || p->npalette == 0 || p->data_off > b->hdr.data_size)
-		return -UNWIND_ERR_BAD_BLOB;
+		return -UNWIND_ERR_BAD_TABLE;
 	view_of(b, p, &v);
 	need = 2 * (uint64_t)v.npalette + (2 + v.idx_size) * (uint64_t)v.nrows;
 	if (need > b->hdr.data_size - p->data_off)
-		return -UNWIND_ERR_BAD_BLOB;
+		return -UNWIND_ERR_BAD_TABLE;
 	for (size_t i = 0; i < v.npalette; i++)
 		if (rd16(v.palette + 2 * i) >= b->hdr.nrules)
-			return -UNWIND_ERR_BAD_BLOB;
+			return -UNWIND_ERR_BAD_TABLE;
 	return check_rows(b, &v);
 }
 
-static int check_pages(const struct unwind_blob *b)
+static int check_pages(const struct unwind_table *b)
 {
 	struct unwind_page p;
 	uint32_t prev = 0;
@@ -165,7 +165,7 @@ static int check_pages(const struct unwind_blob *b)
 	for (size_t i = 0; i < b->hdr.npages; i++) {
 		page_get(b, i, &p);
 		if (i > 0 && p.page <= prev)
-			return -UNWIND_ERR_BAD_BLOB;
+			return -UNWIND_ERR_BAD_TABLE;
 		err = check_page(b, &p);
 		if (err)
 			return err;
@@ -174,13 +174,13 @@ static int check_pages(const struct unwind_blob *b)
 	return 0;
 }
 
-struct unwind_blob *unwind_blob_new(const void *data, size_t size, int *err)
+struct unwind_table *unwind_table_new(const void *data, size_t size, int *err)
 {
-	struct unwind_blob *b;
+	struct unwind_table *b;
 	int e;
 
-	if (!data || size < sizeof(struct unwind_blob_header)) {
-		*err = -UNWIND_ERR_BAD_BLOB;
+	if (!data || size < sizeof(struct unwind_table_header)) {
+		*err = -UNWIND_ERR_BAD_TABLE;
 		return NULL;
 	}
 	b = calloc(1, sizeof(*b));
@@ -205,12 +205,12 @@ struct unwind_blob *unwind_blob_new(const void *data, size_t size, int *err)
 	return b;
 }
 
-void unwind_blob_free(struct unwind_blob *b)
+void unwind_table_free(struct unwind_table *b)
 {
 	free(b);
 }
 
-const struct unwind_blob_header *unwind_blob_header(const struct unwind_blob *b)
+const struct unwind_table_header *unwind_table_header(const struct unwind_table *b)
 {
 	return &b->hdr;
 }
@@ -232,7 +232,7 @@ static size_t row_search(const struct page_view *v, uint32_t off)
 	return lo;
 }
 
-static bool page_search(const struct unwind_blob *b, uint64_t page,
+static bool page_search(const struct unwind_table *b, uint64_t page,
 			struct unwind_page *out)
 {
 	size_t lo = 0, hi = b->hdr.npages;
@@ -258,7 +258,7 @@ static void merge_apply(struct unwind_rule *r)
 	r->flags &= (uint8_t)~(UNWIND_MERGE_AT_MASK | UNWIND_MERGE_POP);
 }
 
-int unwind_blob_lookup(const struct unwind_blob *b, uint64_t pc,
+int unwind_table_lookup(const struct unwind_table *b, uint64_t pc,
 		       struct unwind_row *out)
 {
 	struct unwind_page p;
@@ -301,7 +301,7 @@ static int iter_emit(struct iter *it, uint64_t pc, const struct unwind_rule *r)
 }
 
 /* A page's rows, each merged row as its two rows. */
-static int iter_page(const struct unwind_blob *b, const struct page_view *v,
+static int iter_page(const struct unwind_table *b, const struct page_view *v,
 		     struct iter *it)
 {
 	int r = 0;
@@ -324,7 +324,7 @@ static int iter_page(const struct unwind_blob *b, const struct page_view *v,
 	return r;
 }
 
-int unwind_blob_foreach_row(const struct unwind_blob *b, unwind_row_fn fn,
+int unwind_table_foreach_row(const struct unwind_table *b, unwind_row_fn fn,
 			    void *ctx)
 {
 	static const struct unwind_rule end = { .cfa_kind = UNWIND_CFA_END };
@@ -337,7 +337,7 @@ int unwind_blob_foreach_row(const struct unwind_blob *b, unwind_row_fn fn,
 		page_get(b, pi, &p);
 		view_of(b, &p, &v);
 		r = iter_page(b, &v, &it);
-		/* A page left out holds only END from its base on (blob_write.c):
+		/* A page left out holds only END from its base on (table_write.c):
 		 * the END row that started there. */
 		if (pi + 1 < b->hdr.npages)
 			page_get(b, pi + 1, &next);

@@ -1,5 +1,5 @@
 /*
- * table.c - from FDEs to the logical row table, applying the
+ * fde_order.c - from FDEs to the logical row table, applying the
  * normalizations of docs/unwind-format.md ("Rows"):
  *
  *  1. .debug_frame FDEs that overlap any .eh_frame FDE are dropped
@@ -11,7 +11,7 @@
  *     (alignment padding) is bridged: the previous row extends over it;
  *     a wider gap, and the end of the last FDE, get an END row;
  *  4. a row whose rule equals the previous row's is dropped (by the
- *     row sink, blob_write.c).
+ *     row sink, table_write.c).
  *
  * Rows come out in address order, so no sort of rows is ever needed;
  * only the FDEs are ordered (a stable radix sort of their indexes by
@@ -33,10 +33,8 @@ void unwind_build_release(struct unwind_build *b)
 {
 	if (!b)
 		return;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		free(b->cfi[i].cies);
-		free(b->cfi[i].borrowed);
-	}
 	free(b->fdes);
 	free(b->order);
 	unwind_writer_free(b->writer);
@@ -128,6 +126,12 @@ static int fdes_order(struct unwind_build *b)
 	return 0;
 }
 
+/* The i-th FDE in address order. */
+static struct unwind_fde *fde_at(const struct unwind_build *b, size_t i)
+{
+	return &b->fdes[b->order[i]];
+}
+
 /* Rule 1: mark .debug_frame FDEs that overlap an .eh_frame FDE. */
 static void drop_debug_overlaps(struct unwind_build *b)
 {
@@ -135,7 +139,7 @@ static void drop_debug_overlaps(struct unwind_build *b)
 	size_t i;
 
 	for (i = 0; i < b->norder; i++) {	/* eh FDEs starting before */
-		struct unwind_fde *f = unwind_fde_at(b, i);
+		struct unwind_fde *f = fde_at(b, i);
 
 		if (f->sec == UNWIND_SEC_EH)
 			max_eh_end = f->end > max_eh_end ? f->end : max_eh_end;
@@ -143,7 +147,7 @@ static void drop_debug_overlaps(struct unwind_build *b)
 			f->dropped = true;
 	}
 	for (i = b->norder; i-- > 0;) {		/* eh FDEs starting after */
-		struct unwind_fde *f = unwind_fde_at(b, i);
+		struct unwind_fde *f = fde_at(b, i);
 
 		if (f->sec == UNWIND_SEC_EH)
 			min_eh_start = f->start;
@@ -158,7 +162,7 @@ static void fdes_compact(struct unwind_build *b)
 	size_t n = 0;
 
 	for (size_t i = 0; i < b->norder; i++) {
-		const struct unwind_fde *f = unwind_fde_at(b, i);
+		const struct unwind_fde *f = fde_at(b, i);
 
 		if (f->dropped || (n && b->fdes[b->order[n - 1]].start == f->start)) {
 			b->stats.fdes_dropped++;
@@ -169,81 +173,47 @@ static void fdes_compact(struct unwind_build *b)
 	b->norder = n;
 }
 
-/* Rule 3 before FDE f, whose predecessor ended at prev_end; count says
- * whether a bridged gap is counted (by one half only, table_split.c). */
+/* Rule 3 before FDE f, whose predecessor ended at prev_end. */
 static int bridge_gap(struct unwind_build *b, uint64_t prev_end,
-		      const struct unwind_fde *f, bool count)
+		      const struct unwind_fde *f)
 {
 	struct unwind_rule end = { .cfa_kind = UNWIND_CFA_END };
 
 	if (f->start == prev_end)
 		return 0;
 	if (f->start - prev_end <= UNWIND_GAP_BRIDGE_MAX) {
-		b->stats.gaps_bridged += count;
+		b->stats.gaps_bridged++;
 		return 0;
 	}
 	return unwind_rows_push(b, prev_end, &end);
 }
 
-/* Where the i-th FDE's rows stop: its end, or the next FDE's start. */
-static uint64_t fde_stop(const struct unwind_build *b, size_t i)
-{
-	uint64_t stop = unwind_fde_at(b, i)->end;
-
-	if (i + 1 < b->norder && unwind_fde_at(b, i + 1)->start < stop)
-		stop = unwind_fde_at(b, i + 1)->start;
-	return stop;
-}
-
-/* The i-th FDE's rows; counted in the stats when count. */
-static int run_fde(struct unwind_build *b, size_t i, bool count)
-{
-	const struct unwind_fde *f = unwind_fde_at(b, i);
-	size_t unsupported = b->stats.fdes_unsupported;
-	int err = unwind_program_run(b, f, fde_stop(b, i));
-
-	if (!count)
-		b->stats.fdes_unsupported = unsupported;
-	b->stats.fdes += count;
-	b->stats.fdes_debug_frame += count && f->sec == UNWIND_SEC_DEBUG;
-	return err;
-}
-
-int unwind_table_run_span(struct unwind_build *b, size_t from, size_t to,
-			  size_t count_from)
+int unwind_table_build(struct unwind_build *b)
 {
 	struct unwind_rule end = { .cfa_kind = UNWIND_CFA_END };
-	int err = 0;
-
-	for (size_t i = from; i < to && !err; i++) {
-		if (i > from)
-			err = bridge_gap(b, fde_stop(b, i - 1), unwind_fde_at(b, i), i >= count_from);
-		if (!err)
-			err = run_fde(b, i, i >= count_from);
-	}
-	if (err || to == from)
-		return err;
-	if (to < b->norder)
-		return bridge_gap(b, fde_stop(b, to - 1), unwind_fde_at(b, to), false);
-	return unwind_rows_push(b, fde_stop(b, to - 1), &end);
-}
-
-int unwind_table_order(struct unwind_build *b)
-{
+	uint64_t prev_end = 0;
 	int err = fdes_order(b);
 
 	if (err)
 		return err;
 	drop_debug_overlaps(b);
 	fdes_compact(b);
+	for (size_t i = 0; i < b->norder; i++) {
+		const struct unwind_fde *f = fde_at(b, i);
+		uint64_t stop = f->end;
+
+		if (i + 1 < b->norder && fde_at(b, i + 1)->start < stop)
+			stop = fde_at(b, i + 1)->start;
+		err = i ? bridge_gap(b, prev_end, f) : 0;
+		if (!err)
+			err = unwind_program_run(b, f, stop);
+		if (err)
+			return err;
+		prev_end = stop;
+		b->stats.fdes++;
+		b->stats.fdes_debug_frame += f->sec == UNWIND_SEC_DEBUG;
+	}
+	if (b->norder)
+		return unwind_rows_push(b, prev_end, &end);
 	return 0;
-}
-
-int unwind_table_build(struct unwind_build *b, struct unwind_split *split)
-{
-	int err = unwind_table_order(b);
-
-	if (!err && split && b->norder >= 2)
-		return unwind_table_build_split(b, split);
-	return err ? err : unwind_table_run_span(b, 0, b->norder, 0);
 }

@@ -1,4 +1,4 @@
-// Command mkprofile writes an unsymbolized native CPU profile
+// Command addrprofile writes an unsymbolized native CPU profile
 // (profile.proto, gzipped) for one ELF mapping, the way a sampling
 // profiler that leaves symbolization to pprof would: a single Mapping
 // with no function, file or line information, one Location per given
@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	mkprofile -o out.pb.gz -bin PATH -start 0x.. -limit 0x.. -offset 0x.. \
+//	addrprofile -o out.pb.gz -bin PATH -start 0x.. -limit 0x.. -offset 0x.. \
 //	          [-buildid HEX] ADDR...
 //
 // Samples: location i alone, with value (i+1) samples, so each address
@@ -29,7 +29,7 @@ const periodNanos = 10000000 // 100 Hz
 func parseHex(name, s string) uint64 {
 	v, err := strconv.ParseUint(s, 0, 64)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mkprofile: '%s' is not a number for %s: %v\n", s, name, err)
+		fmt.Fprintf(os.Stderr, "addrprofile: '%s' is not a number for %s: %v\n", s, name, err)
 		os.Exit(2)
 	}
 	return v
@@ -85,7 +85,7 @@ func main() {
 	buildID := flag.String("buildid", "", "GNU build ID of the ELF, hex")
 	flag.Parse()
 	if *out == "" || *bin == "" || *start == "" || *limit == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: mkprofile -o OUT -bin PATH -start 0x.. -limit 0x.. -offset 0x.. [-buildid HEX] ADDR...")
+		fmt.Fprintln(os.Stderr, "usage: addrprofile -o OUT -bin PATH -start 0x.. -limit 0x.. -offset 0x.. [-buildid HEX] ADDR...")
 		os.Exit(2)
 	}
 	var addrs []uint64
@@ -95,20 +95,20 @@ func main() {
 	p := newProfile(*bin, *buildID, parseHex("-start", *start), parseHex("-limit", *limit),
 		parseHex("-offset", *offset), addrs)
 	if err := p.CheckValid(); err != nil {
-		fmt.Fprintf(os.Stderr, "mkprofile: invalid profile: %v\n", err)
+		fmt.Fprintf(os.Stderr, "addrprofile: invalid profile: %v\n", err)
 		os.Exit(1)
 	}
 	f, err := os.Create(*out)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mkprofile: cannot create '%s': %v\n", *out, err)
+		fmt.Fprintf(os.Stderr, "addrprofile: cannot create '%s': %v\n", *out, err)
 		os.Exit(1)
 	}
 	if err := p.Write(f); err != nil {
-		fmt.Fprintf(os.Stderr, "mkprofile: cannot write '%s': %v\n", *out, err)
+		fmt.Fprintf(os.Stderr, "addrprofile: cannot write '%s': %v\n", *out, err)
 		os.Exit(1)
 	}
 	if err := f.Close(); err != nil {
-		fmt.Fprintf(os.Stderr, "mkprofile: cannot close '%s': %v\n", *out, err)
+		fmt.Fprintf(os.Stderr, "addrprofile: cannot close '%s': %v\n", *out, err)
 		os.Exit(1)
 	}
 }

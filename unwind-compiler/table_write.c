@@ -1,5 +1,5 @@
 /*
- * blob_write.c - the row sink and the blob encoder (docs/unwind-format.md).
+ * table_write.c - the row sink and the table encoder (docs/unwind-format.md).
  *
  * Rows arrive from the interpreter in address order and are never
  * stored whole; the writer keeps the rows of one 64 KiB page of
@@ -15,17 +15,12 @@
  *    the change as a merge flag of its rule (OpenTelemetry's trick);
  *  - each page has a palette of the rule ids it uses, and each row
  *    stores a u8 index into it (u16 when a page uses more than 256);
- *  - rule ids number the rules in order of first use, so the blob is a
+ *  - rule ids number the rules in order of first use, so the table is a
  *    function of the rows alone: same input, same bytes.
  *
  * Page data goes straight into the caller's buffer, after a header
  * placeholder; the rule table and the page table follow it at the end
  * (docs/unwind-format.md), so the data is written once and never copied.
- *
- * A big table is written by two writers (table_split.c): each stores the
- * rows of its window of addresses (unwind_writer_window), and the second
- * one's pages are appended to the first's with their palettes renumbered
- * into the first's rule table (unwind_writer_merge) - the one copy.
  */
 #include "unwind_internal.h"
 
@@ -37,24 +32,16 @@
 
 struct unwind_writer {
 	struct unwind_build *b;
-	struct unwind_rule_set rules;	/* the blob's rule table */
+	struct unwind_rule_set rules;	/* the table's rule table */
 	struct unwind_page *pages;
 	size_t npages, pages_alloc;
-	struct ember_buf *out;		/* the blob: header, then page data */
-	size_t start;			/* of the blob in out */
+	struct ember_buf *out;		/* the table: header, then page data */
+	size_t start;			/* of the table in out */
 	size_t nstored;
 	/* the last row pushed */
 	struct unwind_rule last;
 	uint64_t last_pc;
 	bool have_last;
-	/* rows stored: [lo, hi) (a half of a split compile, table_split.c);
-	 * below lo a row only becomes the rule in effect, at or past hi it
-	 * is dropped */
-	uint64_t lo, hi;
-	uint64_t next_page;		/* after the last page collected (at
-					   first, the window's first page) */
-	bool open;			/* the page being collected has rows */
-	bool closed;			/* unwind_writer_close() done */
 	/* the page being collected: row offsets and rules, with room for
 	 * cap rows (grown up to PAGE_ROWS_MAX; pages rarely pass 4,000) */
 	uint64_t page;
@@ -64,7 +51,7 @@ struct unwind_writer {
 	/* its palette and each row's index into it */
 	uint16_t *palette, *idx;
 	size_t npalette;
-	/* slot of each blob rule id in the palette, valid when pal_page[id]
+	/* slot of each table rule id in the palette, valid when pal_page[id]
 	 * is the page's index + 1 */
 	uint32_t *pal_page;
 	uint16_t *pal_slot;
@@ -73,7 +60,7 @@ struct unwind_writer {
 
 int unwind_writer_new(struct unwind_build *b, struct ember_buf *out)
 {
-	static const struct unwind_blob_header zero;
+	static const struct unwind_table_header zero;
 	struct unwind_writer *w = calloc(1, sizeof(*w));
 
 	if (!w)
@@ -81,7 +68,6 @@ int unwind_writer_new(struct unwind_build *b, struct ember_buf *out)
 	w->b = b;
 	w->out = out;
 	w->start = out->len;
-	w->hi = UINT64_MAX;
 	unwind_rules_init(&w->rules);
 	b->writer = w;
 	return ember_buf_append(out, &zero, sizeof(zero));
@@ -90,7 +76,7 @@ int unwind_writer_new(struct unwind_build *b, struct ember_buf *out)
 /* Bytes of page data written so far. */
 static size_t data_len(const struct unwind_writer *w)
 {
-	return w->out->len - w->start - sizeof(struct unwind_blob_header);
+	return w->out->len - w->start - sizeof(struct unwind_table_header);
 }
 
 void unwind_writer_free(struct unwind_writer *w)
@@ -195,24 +181,16 @@ static int palette_grow(struct unwind_writer *w, size_t id)
 	return 0;
 }
 
-/* The blob's id of rule r (added if new), or a negative errno. */
-static int64_t rule_id(struct unwind_writer *w, const struct unwind_rule *r)
-{
-	int64_t id = unwind_rules_intern(&w->rules, r);
-
-	EMBER_FAIL_IF(id >= UNWIND_MAX_RULES, w->b->diag, -UNWIND_ERR_LIMIT,
-		      "more than %d distinct rules", UNWIND_MAX_RULES);
-	return id;
-}
-
 /* Palette slot of rule r in the page being written (added if new). */
 static int palette_slot(struct unwind_writer *w, const struct unwind_rule *r,
 			uint16_t *slot)
 {
-	int64_t id = rule_id(w, r);
+	int64_t id = unwind_rules_intern(&w->rules, r);
 
 	if (id < 0)
 		return (int)id;
+	EMBER_FAIL_IF(id >= UNWIND_MAX_RULES, w->b->diag, -UNWIND_ERR_LIMIT,
+		      "more than %d distinct rules", UNWIND_MAX_RULES);
 	if ((size_t)id >= w->pal_alloc && palette_grow(w, (size_t)id))
 		return -ENOMEM;
 	if (w->pal_page[id] != w->npages + 1) { /* first use in this page */
@@ -222,15 +200,6 @@ static int palette_slot(struct unwind_writer *w, const struct unwind_rule *r,
 	}
 	*slot = w->pal_slot[id];
 	return 0;
-}
-
-/* err of appending page data, or the format's limit on it. */
-static int data_limit(struct unwind_writer *w, int err)
-{
-	if (err == -E2BIG || (!err && data_len(w) > UINT32_MAX - 8))
-		return EMBER_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
-				  "blob beyond its buffer's cap or 4 GiB of page data");
-	return err;
 }
 
 /* Append palette, pc_low[], indexes and padding of the page to data. */
@@ -251,15 +220,10 @@ static int page_encode(struct unwind_writer *w)
 				       isz * w->m);
 	if (!err && (data_len(w) & 1))
 		err = ember_buf_append(w->out, &zero, 1);
-	return data_limit(w, err);
-}
-
-/* 0, or the format's limit on pages is reached. */
-static int pages_limit(struct unwind_writer *w)
-{
-	EMBER_FAIL_IF(w->npages >= UNWIND_MAX_PAGES, w->b->diag, -UNWIND_ERR_LIMIT,
-		      "more than %u pages of 64 KiB", UNWIND_MAX_PAGES);
-	return 0;
+	if (err == -E2BIG || (!err && data_len(w) > UINT32_MAX - 8))
+		return EMBER_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
+				  "table beyond its buffer's cap or 4 GiB of page data");
+	return err;
 }
 
 /* Encode the collected page, unless only END holds in it. */
@@ -270,12 +234,12 @@ static int page_flush(struct unwind_writer *w)
 	bool all_end = true;
 	int err = 0;
 
-	w->open = false;
 	for (size_t i = 0; i < w->m && all_end; i++)
 		all_end = w->rule[i].cfa_kind == UNWIND_CFA_END;
 	if (all_end)
 		return 0;
-	EMBER_FORWARD_IF_ERROR(pages_limit(w));
+	EMBER_FAIL_IF(w->npages >= UNWIND_MAX_PAGES, w->b->diag, -UNWIND_ERR_LIMIT,
+		      "more than %u pages of 64 KiB", UNWIND_MAX_PAGES);
 	page_merge(w);
 	w->npalette = 0;
 	for (size_t i = 0; i < w->m && !err; i++)
@@ -301,52 +265,28 @@ static int page_start(struct unwind_writer *w, uint64_t pg,
 	if (err)
 		return err;
 	w->page = pg;
-	w->next_page = pg + 1;
 	w->off[0] = 0;
 	w->rule[0] = *in;
 	w->m = 1;
-	w->open = true;
 	return 0;
-}
-
-/* Encode pages [from, to), which the last rule covers whole. */
-static int pages_fill(struct unwind_writer *w, uint64_t from, uint64_t to)
-{
-	int err = 0;
-
-	if (!w->have_last || w->last.cfa_kind == UNWIND_CFA_END)
-		return 0;
-	for (uint64_t pg = from; pg < to && !err; pg++) {
-		err = page_start(w, pg, &w->last);
-		if (!err)
-			err = page_flush(w);
-	}
-	return err;
 }
 
 /* Move on to page pg: flush the current one and every page in between
- * that the last rule covers (from the window's first page when no page
- * was collected yet: a second half starts with the rule in effect). */
+ * that the last rule covers. */
 static int page_advance(struct unwind_writer *w, uint64_t pg)
 {
 	static const struct unwind_rule end = { .cfa_kind = UNWIND_CFA_END };
-	int err = w->open ? page_flush(w) : 0;
+	int err;
 
-	if (!err)
-		err = pages_fill(w, w->next_page, pg);
-	return err ? err : page_start(w, pg, w->have_last ? &w->last : &end);
-}
-
-/* A row outside the window: below it, the rule in effect at its start. */
-static int row_outside(struct unwind_writer *w, uint64_t pc,
-		       const struct unwind_rule *r)
-{
-	if (pc < w->lo) {
-		w->last = *r;
-		w->last_pc = pc;
-		w->have_last = true;
+	if (!w->have_last)
+		return page_start(w, pg, &end);
+	err = page_flush(w);
+	while (!err && w->page + 1 < pg && w->last.cfa_kind != UNWIND_CFA_END) {
+		err = page_start(w, w->page + 1, &w->last);
+		if (!err)
+			err = page_flush(w);
 	}
-	return 0;
+	return err ? err : page_start(w, pg, &w->last);
 }
 
 int unwind_rows_push(struct unwind_build *b, uint64_t pc,
@@ -363,9 +303,7 @@ int unwind_rows_push(struct unwind_build *b, uint64_t pc,
 		      (unsigned long long)w->last_pc);
 	EMBER_FAIL_IF(pg > UINT32_MAX, b->diag, -UNWIND_ERR_LIMIT,
 		      "address 0x%llx beyond the 48-bit page space", (unsigned long long)pc);
-	if (pc < w->lo || pc >= w->hi)
-		return row_outside(w, pc, r);
-	if (!w->open || pg != w->page) {
+	if (!w->have_last || pg != w->page) {
 		err = page_advance(w, pg);
 		if (err)
 			return err;
@@ -386,16 +324,16 @@ int unwind_rows_push(struct unwind_build *b, uint64_t pc,
 	return 0;
 }
 
-/* ---- the blob ------------------------------------------------------------------ */
+/* ---- the table ------------------------------------------------------------------ */
 
 static void header_fill(const struct unwind_writer *w, size_t data_size,
-			struct unwind_blob_header *h)
+			struct unwind_table_header *h)
 {
 	const struct unwind_build *b = w->b;
 
 	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, UNWIND_BLOB_MAGIC, sizeof(h->magic));
-	h->version = UNWIND_BLOB_VERSION;
+	memcpy(h->magic, UNWIND_TABLE_MAGIC, sizeof(h->magic));
+	h->version = UNWIND_TABLE_VERSION;
 	h->machine = b->in->machine;
 	h->header_size = sizeof(*h);
 	h->nrules = (uint32_t)w->rules.n;
@@ -407,9 +345,9 @@ static void header_fill(const struct unwind_writer *w, size_t data_size,
 	h->ninvalid = (uint32_t)b->stats.rows_invalid;
 	h->nfdes = (uint32_t)b->stats.fdes;
 	if (b->stats.fdes > b->stats.fdes_debug_frame)
-		h->flags |= UNWIND_BLOB_EH_FRAME;
+		h->flags |= UNWIND_TABLE_EH_FRAME;
 	if (b->stats.fdes_debug_frame)
-		h->flags |= UNWIND_BLOB_DEBUG_FRAME;
+		h->flags |= UNWIND_TABLE_DEBUG_FRAME;
 	h->build_id_len = (uint8_t)b->in->build_id_len;
 	memcpy(h->build_id, b->in->build_id, b->in->build_id_len);
 }
@@ -425,9 +363,9 @@ static int append(struct ember_buf *out, const void *p, size_t n)
 static int write_tables(struct unwind_writer *w)
 {
 	static const uint8_t zero[8];
-	struct unwind_blob_header h;
+	struct unwind_table_header h;
 	size_t data_size;
-	char *blob;
+	char *table;
 	uint32_t crc;
 	int err;
 
@@ -441,91 +379,20 @@ static int write_tables(struct unwind_writer *w)
 		err = append(w->out, w->pages, w->npages * sizeof(*w->pages));
 	if (err)
 		return err == -E2BIG ? EMBER_FAIL(w->b->diag, -UNWIND_ERR_LIMIT,
-						   "blob beyond its buffer's cap") : err;
+						   "table beyond its buffer's cap") : err;
 	header_fill(w, data_size, &h);
-	blob = w->out->data + w->start;
-	memcpy(blob, &h, sizeof(h));
-	crc = crc32_z(0, (const Bytef *)blob, h.size);
-	memcpy(blob + offsetof(struct unwind_blob_header, crc32), &crc, sizeof(crc));
-	w->b->stats.blob_size = h.size;
+	table = w->out->data + w->start;
+	memcpy(table, &h, sizeof(h));
+	crc = crc32_z(0, (const Bytef *)table, h.size);
+	memcpy(table + offsetof(struct unwind_table_header, crc32), &crc, sizeof(crc));
+	w->b->stats.table_size = h.size;
 	return 0;
-}
-
-void unwind_writer_window(struct unwind_writer *w, uint64_t lo, uint64_t hi)
-{
-	w->lo = lo;
-	w->hi = hi;
-	w->next_page = lo >> UNWIND_PAGE_BITS;
-}
-
-int unwind_writer_close(struct unwind_writer *w)
-{
-	int err;
-
-	if (w->closed)
-		return 0;
-	w->closed = true;
-	err = w->open ? page_flush(w) : 0;
-	if (!err && w->hi != UINT64_MAX)
-		err = pages_fill(w, w->next_page, w->hi >> UNWIND_PAGE_BITS);
-	return err;
-}
-
-/* Renumber the palette of each page of w2 (now at base in w's data)
- * through map, and add the pages to w's table. */
-static int pages_take(struct unwind_writer *w, const struct unwind_writer *w2,
-		      size_t base, const uint16_t *map)
-{
-	uint8_t *data = (uint8_t *)w->out->data + w->start + sizeof(struct unwind_blob_header);
-
-	for (size_t i = 0; i < w2->npages; i++) {
-		struct unwind_page p = w2->pages[i];
-		uint8_t *pal = data + base + p.data_off;
-
-		for (size_t j = 0; j < p.npalette; j++) {
-			uint16_t id;
-
-			memcpy(&id, pal + 2 * j, 2);
-			id = map[id];
-			memcpy(pal + 2 * j, &id, 2);
-		}
-		p.data_off += (uint32_t)base;
-		EMBER_FORWARD_IF_ERROR(pages_limit(w));
-		if (EMBER_VEC_PUSH(w->pages, w->npages, w->pages_alloc, p))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-int unwind_writer_merge(struct unwind_writer *w, const struct unwind_writer *w2)
-{
-	size_t base = data_len(w), n2 = data_len(w2);
-	uint16_t *map = malloc((w2->rules.n ? w2->rules.n : 1) * sizeof(*map));
-	int err = map ? 0 : -ENOMEM;
-
-	for (size_t id = 0; id < w2->rules.n && !err; id++) {
-		int64_t g = rule_id(w, &w2->rules.rules[id]);
-
-		if (g < 0)
-			err = (int)g;
-		else
-			map[id] = (uint16_t)g;
-	}
-	if (!err)
-		err = data_limit(w, append(w->out, w2->out->data + w2->start +
-						   sizeof(struct unwind_blob_header), n2));
-	if (!err)
-		err = pages_take(w, w2, base, map);
-	if (!err)
-		w->nstored += w2->nstored;
-	free(map);
-	return err;
 }
 
 int unwind_writer_finish(struct unwind_build *b)
 {
 	struct unwind_writer *w = b->writer;
-	int err = unwind_writer_close(w);
+	int err = w->have_last ? page_flush(w) : 0;
 
 	if (!err)
 		err = write_tables(w);
