@@ -13,16 +13,16 @@ JOBS ?= $(shell nproc)
 # Debian packages the build and the tests need (GnuTLS's own -dev
 # packages for the static archives the server links, CMakeLists.txt).  Peer tools (llvm, gdb,
 # elfutils, golang-go) are here because the tests run them as oracles or
-# as real clients.
+# as real clients; bpftrace and linux-perf are the agent benchmark's peers.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev liblzma-dev \
 	libbz2-dev librocksdb-dev libmicrohttpd-dev libdebuginfod-dev \
 	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
-	libunistring-dev
+	libunistring-dev libbpf-dev bpftool
 TEST_PKGS := llvm binutils elfutils gdb golang-go golang-1.19-src \
-	python3 libclang-rt-14-dev rustc debuginfod curl
+	python3 libclang-rt-14-dev rustc debuginfod curl bpftrace linux-perf
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps build build-release run test bench clean

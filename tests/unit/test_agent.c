@@ -109,25 +109,25 @@ static int test_agent__kallsyms_names_a_kernel_function(void)
 }
 
 /* The build ID the agent reads is the one the unwind compiler puts in the
- * blob, and the bias of the text mapping is what the PT_LOADs give. */
+ * image, and the bias of the text mapping is what the PT_LOADs give. */
 static int test_agent__elf_info_matches_unwind_compiler(void)
 {
 	const char *path = unit_fixture("c_O2_pie");
 	struct agent_elf_info e;
-	struct ember_buf blob;
-	struct unwind_blob *b;
+	struct ember_buf image;
+	struct unwind_table *b;
 	uint64_t vaddr;
 	int fd = open(path, O_RDONLY), err;
 
 	CHECK(fd >= 0);
 	CHECK(agent_elf_info_read(fd, &e) == 0);
 	close(fd);
-	ember_buf_init(&blob, 64 << 20);
-	CHECK(unwind_table_compile(path, NULL, NULL, &blob) == 0);
-	b = unwind_blob_new(blob.data, blob.len, &err);
+	ember_buf_init(&image, 64 << 20);
+	CHECK(unwind_table_compile(path, NULL, NULL, &image) == 0);
+	b = unwind_table_new(image.data, image.len, &err);
 	CHECK(b != NULL);
-	CHECK_INT(e.build_id_len, ==, unwind_blob_header(b)->build_id_len);
-	CHECK(!memcmp(e.build_id, unwind_blob_header(b)->build_id, e.build_id_len));
+	CHECK_INT(e.build_id_len, ==, unwind_table_header(b)->build_id_len);
+	CHECK(!memcmp(e.build_id, unwind_table_header(b)->build_id, e.build_id_len));
 	CHECK_INT(strlen(e.build_id_hex), ==, 2 * e.build_id_len);
 	for (size_t i = 0; i < e.nloads; i++) {
 		if (!e.loads[i].exec)
@@ -135,13 +135,13 @@ static int test_agent__elf_info_matches_unwind_compiler(void)
 		CHECK(agent_elf_offset_to_vaddr(&e, e.loads[i].offset & ~0xfffull, &vaddr) == 0);
 		CHECK(vaddr == e.loads[i].vaddr - (e.loads[i].offset & 0xfff));
 	}
-	unwind_blob_free(b);
-	ember_buf_release(&blob);
+	unwind_table_free(b);
+	ember_buf_release(&image);
 	return 0;
 }
 
 /* Real BPF maps of the sizes docs/unwind-format.md section 4 gives (small
- * here): the blob's data area and rules land at the allocated offsets,
+ * here): the table's data area and rules land at the allocated offsets,
  * one page entry a page with data_off + base; unloading removes them. */
 static int test_agent__table_load_into_bpf_maps(void)
 {
@@ -153,9 +153,9 @@ static int test_agent__table_load_into_bpf_maps(void)
 	int rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rules", 4, 16, 4096, &mm);
 	struct agent_table_maps t;
 	struct agent_loaded l1, l2;
-	struct ember_buf blob;
-	const struct unwind_blob_header *h;
-	struct unwind_blob *b;
+	struct ember_buf image;
+	const struct unwind_table_header *h;
+	struct unwind_table *b;
 	uint8_t *dp;
 	struct agent_unwind_rule *rp;
 	struct agent_page_key k = { 0 }, next;
@@ -171,17 +171,17 @@ static int test_agent__table_load_into_bpf_maps(void)
 	rp = mmap(NULL, 4096 * 16, PROT_READ | PROT_WRITE, MAP_SHARED, rules, 0);
 	CHECK(dp != MAP_FAILED && rp != MAP_FAILED);
 	CHECK(agent_table_maps_init(&t, pages, dp, 256 * AGENT_DATA_CHUNK, rp, 4096) == 0);
-	ember_buf_init(&blob, 64 << 20);
-	CHECK(unwind_table_compile(unit_fixture("c_O2_pie"), NULL, NULL, &blob) == 0);
-	b = unwind_blob_new(blob.data, blob.len, &err);
+	ember_buf_init(&image, 64 << 20);
+	CHECK(unwind_table_compile(unit_fixture("c_O2_pie"), NULL, NULL, &image) == 0);
+	b = unwind_table_new(image.data, image.len, &err);
 	CHECK(b != NULL);
-	h = unwind_blob_header(b);
-	CHECK(agent_table_load(&t, blob.data, blob.len, 7, &l1) == 0);
-	CHECK(agent_table_load(&t, blob.data, blob.len, 8, &l2) == 0);
+	h = unwind_table_header(b);
+	CHECK(agent_table_load(&t, image.data, image.len, 7, &l1) == 0);
+	CHECK(agent_table_load(&t, image.data, image.len, 8, &l2) == 0);
 	CHECK(l2.data_base >= l1.data_base + h->data_size && l2.data_base % 8 == 0);
 	CHECK(l2.rule_base == l1.rule_base + h->nrules);
-	CHECK(!memcmp(dp + l2.data_base, blob.data + 128, h->data_size));
-	CHECK(!memcmp(rp + l2.rule_base, blob.data + 128 + h->data_size, 16 * h->nrules));
+	CHECK(!memcmp(dp + l2.data_base, image.data + 128, h->data_size));
+	CHECK(!memcmp(rp + l2.rule_base, image.data + 128 + h->data_size, 16 * h->nrules));
 	while (!bpf_map_get_next_key(pages, n ? &k : NULL, &next)) {
 		CHECK(bpf_map_lookup_elem(pages, &next, &v) == 0);
 		CHECK(v.rule_base == (next.file_id == 7 ? l1.rule_base : l2.rule_base));
@@ -195,14 +195,14 @@ static int test_agent__table_load_into_bpf_maps(void)
 	CHECK(bpf_map_lookup_elem(pages, &k, &v) != 0); /* gone */
 	k.file_id = 8;
 	CHECK(bpf_map_lookup_elem(pages, &k, &v) == 0); /* the other stays */
-	/* A blob that fails its checksum loads nothing. */
-	blob.data[200] ^= 1;
-	CHECK(agent_table_load(&t, blob.data, blob.len, 9, &l1) == -UNWIND_ERR_CHECKSUM);
+	/* A image that fails its checksum loads nothing. */
+	image.data[200] ^= 1;
+	CHECK(agent_table_load(&t, image.data, image.len, 9, &l1) == -UNWIND_ERR_CHECKSUM);
 	agent_table_unload(&t, &l2);
 	CHECK_INT(t.data_free.used, ==, 0);
 	CHECK_INT(t.rules_free.used, ==, 0);
-	unwind_blob_free(b);
-	ember_buf_release(&blob);
+	unwind_table_free(b);
+	ember_buf_release(&image);
 	agent_table_maps_release(&t);
 	munmap(dp, 256 * AGENT_DATA_CHUNK);
 	munmap(rp, 4096 * 16);
