@@ -108,11 +108,12 @@ struct agent_bpf *agent_bpf_new(const struct agent_opts *o, agent_event_fn fn, v
  * (why says which capability or setting refused it). */
 int agent_bpf_start(struct agent_bpf *b, unsigned frequency, char *why, size_t why_size);
 void agent_bpf_free(struct agent_bpf *b);
-/* Map fds and the mmap'ed unwind arrays. */
+/* Map fds (the two unwind arrays are BPF_F_MMAPABLE: size in bytes, in
+ * rule slots). */
 int agent_bpf_procs_fd(const struct agent_bpf *b);
 int agent_bpf_pages_fd(const struct agent_bpf *b);
-uint8_t *agent_bpf_data(const struct agent_bpf *b, size_t *size);
-struct agent_unwind_rule *agent_bpf_rules(const struct agent_bpf *b, size_t *n);
+int agent_bpf_data_fd(const struct agent_bpf *b, size_t *size);
+int agent_bpf_rules_fd(const struct agent_bpf *b, size_t *nrules);
 /* Wait up to timeout_ms for events and hand them to the callback. */
 int agent_bpf_poll(struct agent_bpf *b, int timeout_ms);
 int agent_bpf_events_fd(const struct agent_bpf *b);
@@ -203,9 +204,9 @@ int agent_ranges_free(struct agent_ranges *r, uint64_t off, uint64_t len);
 
 struct agent_table_maps {
 	int pages_fd;
-	uint8_t *data;		/* unwind_data, mmap'ed */
+	int data_fd;		/* unwind_data: mmap'ed a window at a time */
 	size_t data_size;
-	struct agent_unwind_rule *rules; /* unwind_rules, mmap'ed */
+	int rules_fd;		/* unwind_rules: the same */
 	size_t nrules;
 	struct agent_ranges data_free; /* in bytes (8-aligned) */
 	struct agent_ranges rules_free; /* in rule slots */
@@ -220,8 +221,8 @@ struct agent_loaded {
 	uint32_t *pages; /* page numbers, to delete on unload */
 };
 
-int agent_table_maps_init(struct agent_table_maps *t, int pages_fd, uint8_t *data,
-			  size_t data_size, struct agent_unwind_rule *rules, size_t nrules);
+int agent_table_maps_init(struct agent_table_maps *t, int pages_fd, int data_fd,
+			  size_t data_size, int rules_fd, size_t nrules);
 void agent_table_maps_release(struct agent_table_maps *t);
 /* Verify image and load it under file_id: 0, -ENOSPC (maps full), or the
  * image's error (-UNWIND_ERR_*).  On failure nothing stays loaded. */

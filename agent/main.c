@@ -106,8 +106,7 @@ static int setup(struct agent *a, char *why, size_t why_size)
 					.upload_missing = a->opts->upload_missing,
 					.token = a->opts->token };
 	size_t dsize, nrules;
-	uint8_t *data;
-	struct agent_unwind_rule *rules;
+	int data_fd, rules_fd;
 	int err = 0;
 
 	a->kallsyms = agent_kallsyms_new(NULL, &err);
@@ -117,10 +116,10 @@ static int setup(struct agent *a, char *why, size_t why_size)
 	a->bpf = agent_bpf_new(a->opts, agent_on_event, a, &err, why, why_size);
 	if (!a->bpf)
 		return err;
-	data = agent_bpf_data(a->bpf, &dsize);
-	rules = agent_bpf_rules(a->bpf, &nrules);
-	err = agent_table_maps_init(&a->maps, agent_bpf_pages_fd(a->bpf), data, dsize, rules,
-				    nrules);
+	data_fd = agent_bpf_data_fd(a->bpf, &dsize);
+	rules_fd = agent_bpf_rules_fd(a->bpf, &nrules);
+	err = agent_table_maps_init(&a->maps, agent_bpf_pages_fd(a->bpf), data_fd, dsize,
+				    rules_fd, nrules);
 	a->http = err ? NULL : agent_http_new(a->opts->token);
 	if (!err && !a->http)
 		err = -ENOMEM;

@@ -156,7 +156,7 @@ static void defaults(struct agent_opts *o)
 /* One option: 0, or -EINVAL with why. */
 static int one(struct agent_opts *o, int c, const char *arg, char *why, size_t why_size)
 {
-	unsigned v;
+	unsigned v = 0;
 	int err = 0;
 
 	switch (c) {

@@ -29,10 +29,6 @@ struct agent_bpf {
 	struct ring_buffer *rb;
 	agent_event_fn fn;
 	void *fn_ctx;
-	uint8_t *data;
-	size_t data_size;
-	struct agent_unwind_rule *rules;
-	size_t nrules;
 	int cgroup_fd;
 };
 
@@ -151,26 +147,6 @@ static int attach_cpus(struct agent_bpf *b, unsigned freq, char *why, size_t why
 	return 0;
 }
 
-static int map_arrays(struct agent_bpf *b)
-{
-	struct profile_bpf *s = b->skel;
-	void *p;
-
-	b->data_size = (size_t)bpf_map__max_entries(s->maps.unwind_data) * AGENT_DATA_CHUNK;
-	p = mmap(NULL, b->data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(s->maps.unwind_data), 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	b->data = p;
-	b->nrules = bpf_map__max_entries(s->maps.unwind_rules);
-	p = mmap(NULL, b->nrules * sizeof(*b->rules), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(s->maps.unwind_rules), 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	b->rules = p;
-	return 0;
-}
-
 static int load(struct agent_bpf *b, const struct agent_opts *o, char *why, size_t why_size)
 {
 	int err;
@@ -194,11 +170,6 @@ static int load(struct agent_bpf *b, const struct agent_opts *o, char *why, size
 	err = fill_filters(b, o, why, why_size);
 	if (err)
 		return err;
-	err = map_arrays(b);
-	if (err) {
-		snprintf(why, why_size, "agent: cannot mmap the unwind maps: %s", strerror(-err));
-		return err;
-	}
 	return 0;
 }
 
@@ -256,10 +227,6 @@ void agent_bpf_free(struct agent_bpf *b)
 	free(b->links);
 	free(b->perf_fds);
 	ring_buffer__free(b->rb);
-	if (b->data)
-		munmap(b->data, b->data_size);
-	if (b->rules)
-		munmap(b->rules, b->nrules * sizeof(*b->rules));
 	profile_bpf__destroy(b->skel);
 	if (b->cgroup_fd >= 0)
 		close(b->cgroup_fd);
@@ -276,16 +243,16 @@ int agent_bpf_pages_fd(const struct agent_bpf *b)
 	return bpf_map__fd(b->skel->maps.unwind_pages);
 }
 
-uint8_t *agent_bpf_data(const struct agent_bpf *b, size_t *size)
+int agent_bpf_data_fd(const struct agent_bpf *b, size_t *size)
 {
-	*size = b->data_size;
-	return b->data;
+	*size = (size_t)bpf_map__max_entries(b->skel->maps.unwind_data) * AGENT_DATA_CHUNK;
+	return bpf_map__fd(b->skel->maps.unwind_data);
 }
 
-struct agent_unwind_rule *agent_bpf_rules(const struct agent_bpf *b, size_t *n)
+int agent_bpf_rules_fd(const struct agent_bpf *b, size_t *n)
 {
-	*n = b->nrules;
-	return b->rules;
+	*n = bpf_map__max_entries(b->skel->maps.unwind_rules);
+	return bpf_map__fd(b->skel->maps.unwind_rules);
 }
 
 int agent_bpf_poll(struct agent_bpf *b, int timeout_ms)

@@ -3,7 +3,8 @@
  * docs/unwind-format.md section 4 says: verify it (unwind_table_new:
  * magic, version, checksum, every offset), take data_size bytes of
  * unwind_data at an even global offset and nrules slots of unwind_rules,
- * memcpy the data area and the rule table through the maps' mmap, then
+ * memcpy the data area and the rule table through the maps' mmap (of the
+ * pages they go to only), then
  * one unwind_pages entry a page with data_off + base.  Unloading frees
  * the ranges and deletes the page entries.
  */
@@ -14,20 +15,22 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 _Static_assert(sizeof(struct agent_unwind_rule) == sizeof(struct unwind_rule),
 	       "the rules array holds struct unwind_rule");
 
-int agent_table_maps_init(struct agent_table_maps *t, int pages_fd, uint8_t *data,
-			  size_t data_size, struct agent_unwind_rule *rules, size_t nrules)
+int agent_table_maps_init(struct agent_table_maps *t, int pages_fd, int data_fd,
+			  size_t data_size, int rules_fd, size_t nrules)
 {
 	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->pages_fd = pages_fd;
-	t->data = data;
+	t->data_fd = data_fd;
 	t->data_size = data_size;
-	t->rules = rules;
+	t->rules_fd = rules_fd;
 	t->nrules = nrules;
 	err = agent_ranges_init(&t->data_free, data_size);
 	if (!err)
@@ -83,6 +86,28 @@ static int insert_pages(struct agent_table_maps *t, const uint8_t *image,
 	return 0;
 }
 
+/*
+ * size bytes to offset off of an mmapable array map, through a mapping of
+ * just the pages they cover: the kernel maps an array's whole memory into
+ * a mapping at once, so a mapping kept of the 64 MiB data array would be
+ * 64 MiB of the agent's RSS.
+ */
+static int copy_in(int fd, uint64_t off, const void *src, size_t size)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t start = off & ~(uint64_t)(pg - 1), len = off + size - start;
+	void *p;
+
+	if (!size)
+		return 0;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
+	if (p == MAP_FAILED)
+		return -errno;
+	memcpy((uint8_t *)p + (off - start), src, size);
+	munmap(p, len);
+	return 0;
+}
+
 static int place(struct agent_table_maps *t, const uint8_t *image,
 		 const struct unwind_table_header *h, struct agent_loaded *l)
 {
@@ -96,10 +121,13 @@ static int place(struct agent_table_maps *t, const uint8_t *image,
 		agent_ranges_free(&t->data_free, l->data_base, l->data_len ? l->data_len : 8);
 		return -ENOSPC;
 	}
-	memcpy(t->data + l->data_base, image + h->header_size, h->data_size);
-	memcpy(t->rules + l->rule_base, image + h->header_size + h->data_size,
-	       (size_t)h->nrules * sizeof(struct unwind_rule));
-	err = insert_pages(t, image, h, l);
+	err = copy_in(t->data_fd, l->data_base, image + h->header_size, h->data_size);
+	if (!err)
+		err = copy_in(t->rules_fd, l->rule_base * sizeof(struct unwind_rule),
+			      image + h->header_size + h->data_size,
+			      (size_t)h->nrules * sizeof(struct unwind_rule));
+	if (!err)
+		err = insert_pages(t, image, h, l);
 	if (err) {
 		agent_ranges_free(&t->data_free, l->data_base, l->data_len ? l->data_len : 8);
 		agent_ranges_free(&t->rules_free, l->rule_base, l->rule_len ? l->rule_len : 1);

@@ -170,7 +170,7 @@ static int test_agent__table_load_into_bpf_maps(void)
 	dp = mmap(NULL, 256 * AGENT_DATA_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, data, 0);
 	rp = mmap(NULL, 4096 * 16, PROT_READ | PROT_WRITE, MAP_SHARED, rules, 0);
 	CHECK(dp != MAP_FAILED && rp != MAP_FAILED);
-	CHECK(agent_table_maps_init(&t, pages, dp, 256 * AGENT_DATA_CHUNK, rp, 4096) == 0);
+	CHECK(agent_table_maps_init(&t, pages, data, 256 * AGENT_DATA_CHUNK, rules, 4096) == 0);
 	ember_buf_init(&image, 64 << 20);
 	CHECK(unwind_table_compile(unit_fixture("c_O2_pie"), NULL, NULL, &image) == 0);
 	b = unwind_table_new(image.data, image.len, &err);
