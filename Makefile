@@ -1,9 +1,12 @@
 # Ember: two commands do all the setup on a fresh Debian 12 machine.
 #   make run   - install what is missing, build, start the server
-#   make test  - install what is missing, build with ASan+UBSan, run every test
+#   make test  - install what is missing, build with ASan+UBSan and as
+#                Release, run every test against both
 #
 # Everything else is plain CMake under build/ (tests, sanitizers) and
-# build-release/ (what `make run` and the benchmarks use).
+# build-release/ (what `make run` and the benchmarks use); both build
+# Ember's own code with -Werror (EMBER_WERROR).  docs/testing.md says how to
+# run one test.
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -13,7 +16,10 @@ JOBS ?= $(shell nproc)
 # Debian packages the build and the tests need (GnuTLS's own -dev
 # packages for the static archives the server links, CMakeLists.txt).  Peer tools (llvm, gdb,
 # elfutils, golang-go) are here because the tests run them as oracles or
-# as real clients; bpftrace and linux-perf are the agent benchmark's peers.
+# as real clients; libc6-dbg because gdb names libc's frames from it;
+# bpftrace and linux-perf are the agent benchmark's peers.
+# tests/packages.txt maps each tool and file the tests need to its package,
+# and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev liblzma-dev \
 	libbz2-dev librocksdb-dev libmicrohttpd-dev libdebuginfod-dev \
@@ -21,7 +27,7 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
 	libunistring-dev libbpf-dev bpftool
-TEST_PKGS := llvm binutils elfutils gdb golang-go golang-1.19-src \
+TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl bpftrace linux-perf
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
@@ -42,15 +48,25 @@ deps:
 	fi
 
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON \
+		-DEMBER_WERROR=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-release: deps
-	cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_SANITIZE=OFF
+	cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_SANITIZE=OFF \
+		-DEMBER_WERROR=ON
 	cmake --build $(RELEASE_BUILD) -j $(JOBS)
 
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+# The whole suite twice: ASan+UBSan (build/), then Release without
+# sanitizers (build-release/, the binaries `make run` runs).  Both run even
+# if the first fails; either failing fails the target.
+test: build build-release
+	@rc=0; \
+	echo "== tests: ASan+UBSan build ($(BUILD))"; \
+	(cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=1; \
+	echo "== tests: Release build ($(RELEASE_BUILD))"; \
+	(cd $(RELEASE_BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=1; \
+	exit $$rc
 
 # The main job: the debuginfo server on ./ember-data, 127.0.0.1:8002.
 run: build-release

@@ -137,9 +137,10 @@ static inline struct ember_diag ember_diag_make(char *msg, size_t size)
 }
 
 /*
- * Record the first failure: "fmt..." and, when where ("path/file.c:line")
- * is given, " [folder/file.c:line]"; log it at debug level.  Returns err,
- * so a parser can `return ember_diag_fail(...)`.  d may be NULL.
+ * Record the first failure: "fmt..." and, in debug builds, when where
+ * ("path/file.c:line") is given, " [folder/file.c:line]"; log it at debug
+ * level as "folder: fmt... (folder/file.c:line)" in every build.  Returns
+ * err, so a parser can `return ember_diag_fail(...)`.  d may be NULL.
  */
 int ember_diag_vfail(struct ember_diag *d, int err, const char *where,
 		     const char *fmt, va_list ap);
@@ -148,18 +149,17 @@ int ember_diag_fail(struct ember_diag *d, int err, const char *where,
 
 #define EMBER_STR_(x) #x
 #define EMBER_STR(x) EMBER_STR_(x)
-#ifdef NDEBUG
-#define EMBER_WHERE NULL
-#else
 #define EMBER_WHERE __FILE__ ":" EMBER_STR(__LINE__)
-#endif
 
 /*
  * The guards every parser of outside input uses (zstd's RETURN_ERROR_IF
  * and FORWARD_IF_ERROR): fail saying which check failed, with the file
- * and line of the check in debug builds.
+ * and line of the check in debug builds.  The value is err itself (a
+ * constant at every use), so the compiler sees that a failed check never
+ * returns 0.
  */
-#define EMBER_FAIL(d, err, ...) ember_diag_fail((d), (err), EMBER_WHERE, __VA_ARGS__)
+#define EMBER_FAIL(d, err, ...)                                              \
+	(ember_diag_fail((d), (err), EMBER_WHERE, __VA_ARGS__), (err))
 #define EMBER_FAIL_IF(cond, d, err, ...)                                     \
 	do {                                                                 \
 		if (cond)                                                    \

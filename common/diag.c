@@ -3,7 +3,7 @@
  * (the EMBER_FAIL guard macros of common.h, after zstd's
  * RETURN_ERROR_IF): formatted into the caller's buffer as "reason
  * [folder/file.c:line]" in debug builds, "reason" in release builds,
- * and logged at debug level.  The reason goes back to whoever sent the
+ * and logged at debug level with the place in every build.  The reason goes back to whoever sent the
  * input: an uploader, a profiler, the user of `ember unwind compile`.
  */
 #include "common.h"
@@ -35,10 +35,15 @@ int ember_diag_vfail(struct ember_diag *d, int err, const char *where,
 	d->set = true;
 	if (where)
 		where = where_short(where);
+#ifdef NDEBUG
+	if (d->msg && d->size) /* the user gets the reason, the log the place */
+		snprintf(d->msg, d->size, "%s", msg);
+#else
 	if (d->msg && d->size)
 		snprintf(d->msg, d->size, where ? "%s [%s]" : "%s", msg, where);
+#endif
 	if (where)
-		pr_debug("%.*s: %s", (int)strcspn(where, "/"), where, msg);
+		pr_debug("%.*s: %s (%s)", (int)strcspn(where, "/"), where, msg, where);
 	else
 		pr_debug("%s", msg);
 	return err;

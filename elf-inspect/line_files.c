@@ -161,7 +161,7 @@ static int read_form(struct cursor *c, const struct header *h, uint64_t form,
 
 static int read_v5_entries(struct cursor *c, const struct header *h, struct table *t)
 {
-	uint64_t fmt[2 * 16], nfmt, count;
+	uint64_t fmt[2 * 16], nfmt, count = 0;
 	int err = rd_u(c, 1, &nfmt);
 
 	if (err || nfmt > 16)

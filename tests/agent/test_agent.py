@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of ember-agent with real BPF in this kernel.
 
-    test_agent.py AGENT EMBER FIXTURES_DIR CASE
+    test_agent.py AGENT EMBER FIXTURES_DIR CASE      (CASE: test_agent_bpf__*)
 
 Each case starts the real agent (waiting for its "sampling" line, never a
 bare sleep), runs a fixture from tests/agent/fixtures/, stops the agent
@@ -22,10 +22,14 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import packages  # noqa: E402
+
 AGENT, EMBER, FXDIR, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-agent-test.")
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
-GO = shutil.which("go")
+GO = packages.which("go")
 CHILDREN = []  # stopped at exit, whatever the outcome
 
 
@@ -52,7 +56,8 @@ def free_port():
 
 
 def build_id(path):
-    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    out = subprocess.run([packages.which("readelf") or "readelf", "-n", path],
+                         capture_output=True, text=True).stdout
     m = re.search(r"Build ID: ([0-9a-f]+)", out)
     check(m, "no build ID in %s" % path)
     return m.group(1)
@@ -269,13 +274,13 @@ CHAIN = ["c", "b", "a", "main"]
 
 def needs_go():
     if not GO:
-        skip("no Go toolchain: `go tool pprof` reads the profiles")
+        skip(packages.missing("go", "`go tool pprof` reads the profiles"))
 
 
 # ---- cases --------------------------------------------------------------------
 
 
-def test_agent__chain_without_frame_pointers():
+def test_agent_bpf__chain_without_frame_pointers():
     """-O2 -fomit-frame-pointer, already running when the agent starts:
     only the table the agent compiles can walk it."""
     needs_go()
@@ -293,7 +298,7 @@ def test_agent__chain_without_frame_pointers():
     print("%.1f%% of %d samples show c <- b <- a <- main" % (100 * frac, total))
 
 
-def test_agent__chain_with_frame_pointers():
+def test_agent_bpf__chain_with_frame_pointers():
     needs_go()
     require_bpf()
     agent = Agent([])
@@ -304,7 +309,7 @@ def test_agent__chain_with_frame_pointers():
     check_chain(samples_of(srv, agent, p.pid, [fx("chain_fp"), LIBC]), CHAIN)
 
 
-def test_agent__process_started_after_the_agent():
+def test_agent_bpf__process_started_after_the_agent():
     """Started after the agent: found by its exec event or its first sample,
     its libc by the next unknown pc; unwound by tables all the same."""
     needs_go()
@@ -319,7 +324,7 @@ def test_agent__process_started_after_the_agent():
     check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
 
 
-def test_agent__qsort_walk_crosses_libc():
+def test_agent_bpf__qsort_walk_crosses_libc():
     """main -> sorter -> qsort (libc, unwound by libc's table) -> cmp."""
     needs_go()
     require_bpf()
@@ -339,7 +344,7 @@ def test_agent__qsort_walk_crosses_libc():
           % (100 * frac, total))
 
 
-def test_agent__syscall_kernel_frames_named():
+def test_agent_bpf__syscall_kernel_frames_named():
     needs_go()
     require_bpf()
     agent = Agent([])
@@ -357,13 +362,13 @@ def test_agent__syscall_kernel_frames_named():
           "reader <- main; e.g. %r" % (100 * frac, total, s[0][2]))
 
 
-def test_agent__process_in_another_mount_namespace():
+def test_agent_bpf__process_in_another_mount_namespace():
     """The binary exists only in the process's own mount namespace, at a path
     that does not exist outside it: read through /proc/PID/map_files."""
     needs_go()
     require_bpf()
-    if not shutil.which("unshare"):
-        skip("no unshare(1)")
+    if not packages.which("unshare"):
+        skip(packages.missing("unshare"))
     where = tempfile.mkdtemp(dir=TMP, prefix="ns.")
     app = os.path.join(where, "app")
     agent = Agent([])
@@ -379,7 +384,7 @@ def test_agent__process_in_another_mount_namespace():
     check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
 
 
-def test_agent__server_without_table_agent_compiles():
+def test_agent_bpf__server_without_table_agent_compiles():
     needs_go()
     require_bpf()
     srv = Server()  # stores nothing: GET /api/v1/unwind/ID answers 404
@@ -396,7 +401,7 @@ def test_agent__server_without_table_agent_compiles():
     check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
 
 
-def test_agent__table_from_server_then_from_cache():
+def test_agent_bpf__table_from_server_then_from_cache():
     needs_go()
     require_bpf()
     srv = Server()
@@ -424,7 +429,7 @@ def test_agent__table_from_server_then_from_cache():
     check_chain(samples_of(srv, agent, p.pid, [LIBC]), CHAIN)
 
 
-def test_agent__unreachable_server_keeps_sampling_bounded():
+def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
     """Nothing listens at --server: the agent compiles its tables, keeps
     sampling and writing profiles, queues pushes within --buffer-kb, drops
     the oldest and counts them."""
@@ -449,7 +454,7 @@ def test_agent__unreachable_server_keeps_sampling_bounded():
     check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
 
 
-def test_agent__delivered_once_the_server_is_back():
+def test_agent_bpf__delivered_once_the_server_is_back():
     require_bpf()
     srv = Server()
     st, body, _ = srv.request("POST", "/api/v1/profiles", b"",
@@ -476,7 +481,7 @@ def test_agent__delivered_once_the_server_is_back():
     agent.stop()
 
 
-def test_agent__upload_missing_and_refused_upload():
+def test_agent_bpf__upload_missing_and_refused_upload():
     require_bpf()
     srv = Server()
     bid = build_id(fx("chain_fp"))
@@ -505,7 +510,7 @@ def test_agent__upload_missing_and_refused_upload():
     check(b'"executable":"' not in body, "uploaded despite the wrong token")
 
 
-def test_agent__truncated_stacks_are_marked():
+def test_agent_bpf__truncated_stacks_are_marked():
     needs_go()
     require_bpf()
     agent = Agent([])
@@ -522,14 +527,16 @@ def test_agent__truncated_stacks_are_marked():
           "truncated samples not labelled unwind=truncated")
 
 
-def test_agent__clear_errors():
+def test_agent_bpf__clear_errors():
     r = subprocess.run([AGENT], capture_output=True, text=True)
     check(r.returncode == 2 and "give --output DIR or --server URL" in r.stderr, r.stderr)
     r = subprocess.run([AGENT, "--output", TMP, "--frequency", "x"], capture_output=True,
                        text=True)
     check(r.returncode == 2 and "invalid value 'x' for --frequency" in r.stderr, r.stderr)
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        skip("the capability check needs root and setpriv(1)")
+    if os.geteuid() != 0:
+        skip("the capability check needs root (to drop its capabilities)")
+    if not packages.which("setpriv"):
+        skip(packages.missing("setpriv"))
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                         "--inh-caps=-all", AGENT, "--output", TMP],
                        capture_output=True, text=True, timeout=60)
@@ -539,7 +546,9 @@ def test_agent__clear_errors():
 
 def main():
     fn = globals().get(CASE)
-    check(fn and CASE.startswith("test_agent__"), "no case " + CASE)
+    if not fn or not CASE.startswith("test_agent_bpf__"):
+        print("test_agent.py: no case '%s'" % CASE)
+        sys.exit(2)
     try:
         fn()
     finally:

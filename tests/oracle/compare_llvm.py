@@ -30,12 +30,16 @@ Exits 0 when at least --min-agree percent of frames agree (default 99.5),
 difference is printed with its category.
 """
 import json
+import os
 import random
 import re
-import shutil
 import subprocess
 import sys
 from collections import Counter
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import packages  # noqa: E402
 
 CLONE_RE = re.compile(r"(\.(part|isra|constprop|cold|lto_priv|llvm)(\.\d+)?)+$")
 
@@ -138,9 +142,9 @@ def main():
     while i < len(args):
         opts[args[i]] = type(opts[args[i]])(args[i + 1])
         i += 2
-    llvm = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
+    llvm = packages.which("llvm-symbolizer", "llvm-symbolizer-14")
     if not llvm:
-        print("SKIP: llvm-symbolizer not installed")
+        print("SKIP: " + packages.missing("llvm-symbolizer"))
         sys.exit(77)
     addrs = pick_addresses(elf, opts["--count"], opts["--seed"], opts["--symbols-from"])
     flags = ["--inlines", "--output-style=JSON", "--no-demangle", "--obj=" + elf]

@@ -49,7 +49,8 @@ sym_bin=$1 fixture=$2 pprof_outdir=$3
 [ -x "$sym_bin" ] || fail "symbolizer '$sym_bin' is not an executable file"
 [ -f "$fixture" ] || skip "fixture '$fixture' not found (is the fixture built?)"
 for t in readelf timeout sort diff; do
-	command -v "$t" >/dev/null 2>&1 || skip "'$t' not found in PATH"
+	command -v "$t" >/dev/null 2>&1 || skip "'$t' not found in PATH (Debian package" \
+		"$(awk -v t="$t" '$1 == t { print $2 }' "$here/../packages.txt"))"
 done
 oracle=${ORACLE_LLVM_SYMBOLIZER:-}
 if [ -z "$oracle" ]; then

@@ -671,6 +671,7 @@ static int test_symbolizer__gopclntab_matches_go_addr2line(void)
 		free(addrs);
 		close(fd);
 		unlink(in);
+		fprintf(stderr, "SKIP: 'go' not found in PATH (Debian package golang-go)\n");
 		return UNIT_SKIP;
 	}
 	CHECK(fd >= 0 && n > 1000);

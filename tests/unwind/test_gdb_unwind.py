@@ -8,14 +8,19 @@ are gdb's reconstructions, not stack frames, and are left out), and dumps
 rip, rsp, rbp, the mappings and the stack.  unwind_walk then walks that
 stack using only `ember unwind`-compiled tables of the fixture and
 libc.so.6.  The pcs must be exactly gdb's, down to the outermost frame
-(_start, whose RA is undefined).  Exits 77 when gdb is missing or may not
-trace.
+(_start, whose RA is undefined).  gdb names libc's frames (__restore_rt
+among them) from libc's debug symbols, Debian package libc6-dbg.  Exits 77,
+naming the package, when gdb or libc's debug symbols are missing, or when
+gdb may not trace.
 """
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import packages  # noqa: E402
 
 GDB_SCRIPT = r'''
 import gdb
@@ -58,8 +63,12 @@ def main():
         print(__doc__)
         return 2
     walker, fixture = sys.argv[1:]
-    if not shutil.which("gdb"):
-        print("SKIP: gdb not installed")
+    if not packages.which("gdb"):
+        print("SKIP: " + packages.missing("gdb"))
+        return 77
+    if not packages.debug_file("libc.so.6"):
+        print("SKIP: " + packages.missing("debug:libc.so.6",
+                                          "libc.so.6 has no debug file in /usr/lib/debug"))
         return 77
     with tempfile.TemporaryDirectory() as tmp:
         state, stack = os.path.join(tmp, "state"), os.path.join(tmp, "stack")

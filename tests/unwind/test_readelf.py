@@ -15,13 +15,15 @@ readelf no rows.  Exits 77 when readelf or the binary is missing.
 import argparse
 import difflib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readelf_rows  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import packages  # noqa: E402
 
 FLAGS = {"eh": ["--eh-frame-only"], "debug": ["--debug-frame-only"], "all": []}
 LIB_DIRS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
@@ -98,15 +100,15 @@ def main():
     ap.add_argument("--round-trip", action="store_true")
     ap.add_argument("binary", nargs="?")
     a = ap.parse_intermixed_args()
-    if not shutil.which("readelf"):
-        print("SKIP: readelf not installed")
+    if not packages.which("readelf"):
+        print("SKIP: " + packages.missing("readelf"))
         return 77
     if a.manifest:
         binaries = manifest_binaries(a.manifest)
     elif a.find:
         lib = find_lib(a.find)
         if not lib:
-            print("SKIP: %s not found" % a.find)
+            print("SKIP: " + packages.missing("lib:" + a.find, "%s not found" % a.find))
             return 77
         binaries = [lib]
     else:
