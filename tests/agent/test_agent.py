@@ -285,9 +285,11 @@ def test_agent_bpf__chain_without_frame_pointers():
     only the table the agent compiles can walk it."""
     needs_go()
     require_bpf()
-    p = run_fixture("chain_nofp", 6)
+    p = run_fixture("chain_nofp", 600)
     time.sleep(0.3)  # it exists before the agent: found by the start-up scan of /proc
     agent = Agent([])
+    time.sleep(4)  # sampled for 4 s once the agent samples (its start-up may take long)
+    p.terminate()
     p.wait()
     log = agent.stop()
     check(re.search(r"'%s' \(build ID [0-9a-f]+\): unwind table compiled by the agent"
