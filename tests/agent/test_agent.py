@@ -512,6 +512,21 @@ def test_agent_bpf__upload_missing_and_refused_upload():
     check(b'"executable":"' not in body, "uploaded despite the wrong token")
 
 
+def test_agent_bpf__jit_frames_named_from_perf_map():
+    """Code in anonymous executable memory, named in /tmp/perf-PID.map."""
+    needs_go()
+    require_bpf()
+    agent = Agent([])
+    p = run_fixture("jit_fp", 4)
+    p.wait()
+    agent.stop()
+    srv = Server()
+    s = samples_of(srv, agent, p.pid, [fx("jit_fp"), LIBC])
+    frac, total = share(s, lambda f: f[0] == "jit_spin" and "main" in f)
+    check(frac >= 0.8, "only %.1f%% of %d samples have the leaf jit_spin under main; e.g. %r"
+          % (100 * frac, total, [f for _, _, f in s[:3]]))
+
+
 def test_agent_bpf__truncated_stacks_are_marked():
     needs_go()
     require_bpf()
