@@ -62,7 +62,17 @@ class Profiler:
 
     def stop(self, sig=signal.SIGINT):
         self.proc.send_signal(sig)
-        _, status, ru = os.wait4(self.proc.pid, 0)
+        # bpftrace 0.17 sometimes misses a SIGINT: ask again, then kill
+        for _ in range(120):
+            pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                break
+            time.sleep(0.5)
+            if _ % 20 == 19:
+                self.proc.send_signal(sig)
+        else:
+            self.proc.kill()
+            _, status, ru = os.wait4(self.proc.pid, 0)
         self.proc.returncode = os.waitstatus_to_exitcode(status)
         self.cpu = cpu(ru)
         self.rss_mb = ru.ru_maxrss / 1024
