@@ -319,6 +319,8 @@ size_t agent_tables_collect(struct agent_tables *t,
 			    void (*ready)(void *ctx, struct agent_file *f), void *ctx);
 /* Files whose table is still being fetched or compiled. */
 size_t agent_tables_pending(const struct agent_tables *t);
+/* Executables uploaded with --upload-missing. */
+size_t agent_tables_uploads(const struct agent_tables *t);
 /* Readable when agent_tables_collect has work. */
 int agent_tables_fd(const struct agent_tables *t);
 /* Unload and forget the files no mapping has used since idle_before_ns. */

@@ -144,6 +144,8 @@ static void table_metrics(struct agent *a, struct ember_buf *b)
 		put(b, "ember_agent_files", l, counts[s]);
 	}
 	put(b, "ember_agent_table_bytes", NULL, bytes);
+	put(b, "ember_agent_tables_pending", NULL, agent_tables_pending(a->tables));
+	put(b, "ember_agent_uploads_total", NULL, agent_tables_uploads(a->tables));
 	put(b, "ember_agent_table_unloads_total", NULL, unloads);
 	if (first)
 		ember_buf_appendf(b, "ember_agent_first_table_sample_seconds %.6f\n",

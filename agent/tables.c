@@ -195,6 +195,11 @@ size_t agent_tables_pending(const struct agent_tables *t)
 	return t->npending;
 }
 
+size_t agent_tables_uploads(const struct agent_tables *t)
+{
+	return t->uploads;
+}
+
 int agent_tables_fd(const struct agent_tables *t)
 {
 	return agent_worker_fd(t->worker);
