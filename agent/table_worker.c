@@ -1,12 +1,13 @@
 /*
- * table_worker.c - the table manager's thread: what takes time to get a
+ * table_worker.c - the table manager's threads (two): what takes time to get a
  * file's unwind table (the disk cache, a download from --server, a
  * compilation here, an upload with --upload-missing) runs here, so the
  * agent's loop keeps answering exec events, draining maps and pushing
  * profiles meanwhile.  A job names a file by copies of its build ID and
  * paths and gets back the table's bytes (or why there are none); the
  * main thread loads them into the BPF maps (tables.c).  One mutex guards
- * both queues; an eventfd tells the main loop that results are waiting.
+ * both queues (the threads share nothing else: each has its own curl
+ * handle); an eventfd tells the main loop that results are waiting.
  */
 #include "agent_internal.h"
 #include "unwind.h"
@@ -21,11 +22,15 @@
 #include <unistd.h>
 
 #define TABLE_BYTES_MAX ((size_t)256 << 20)
+/* Two threads: a big binary's compilation (a second or more) does not
+ * hold up the small tables queued behind it. */
+#define WORKER_THREADS 2
 
 struct agent_worker {
 	struct agent_tables_opts o;
-	struct agent_http *http; /* the worker's own: curl handles are per thread */
-	pthread_t thread;
+	struct agent_http *http[WORKER_THREADS]; /* curl handles are per thread */
+	pthread_t thread[WORKER_THREADS];
+	int nthreads;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct agent_table_job *todo, *todo_tail, *done;
@@ -54,8 +59,8 @@ static int compile_here(struct agent_table_job *j)
  * The table from the cache and the server: 0 with j->source set, or
  * -ENOENT when neither has one (j->why says what the server answered).
  */
-static int from_cache_or_server(struct agent_worker *w, struct agent_table_job *j,
-				bool *server_lacks)
+static int from_cache_or_server(struct agent_worker *w, struct agent_http *http,
+				struct agent_table_job *j, bool *server_lacks)
 {
 	char etag[160] = "", new_etag[160] = "", why[256] = "";
 	const char *id = j->build_id_hex;
@@ -70,7 +75,7 @@ static int from_cache_or_server(struct agent_worker *w, struct agent_table_job *
 		j->source = AGENT_TABLE_CACHE;
 		return cached ? 0 : -ENOENT;
 	}
-	st = agent_fetch_table(w->http, w->o.server, id, cached ? etag : NULL, &j->image,
+	st = agent_fetch_table(http, w->o.server, id, cached ? etag : NULL, &j->image,
 			       new_etag, sizeof(new_etag), why, sizeof(why));
 	if (st == 304 && cached) {
 		j->source = AGENT_TABLE_CACHE;
@@ -101,15 +106,15 @@ static int from_cache_or_server(struct agent_worker *w, struct agent_table_job *
 }
 
 /* The whole job: cache, server, upload, compilation. */
-static void run_job(struct agent_worker *w, struct agent_table_job *j)
+static void run_job(struct agent_worker *w, struct agent_http *http, struct agent_table_job *j)
 {
 	bool server_lacks = false;
 	int err;
 
 	ember_buf_init(&j->image, TABLE_BYTES_MAX);
-	err = from_cache_or_server(w, j, &server_lacks);
+	err = from_cache_or_server(w, http, j, &server_lacks);
 	if (server_lacks && w->o.upload_missing && j->build_id_hex[0])
-		j->uploaded = agent_upload_missing(w->http, w->o.server, j->build_id_hex, j->path,
+		j->uploaded = agent_upload_missing(http, w->o.server, j->build_id_hex, j->path,
 						   j->open_path) == 0;
 	if (err && w->o.local_compile) {
 		char server_why[256];
@@ -134,11 +139,18 @@ static void run_job(struct agent_worker *w, struct agent_table_job *j)
 	j->err = err;
 }
 
+struct worker_arg {
+	struct agent_worker *w;
+	struct agent_http *http;
+};
+
 static void *worker_main(void *arg)
 {
-	struct agent_worker *w = arg;
+	struct agent_worker *w = ((struct worker_arg *)arg)->w;
+	struct agent_http *http = ((struct worker_arg *)arg)->http;
 	uint64_t one = 1;
 
+	free(arg);
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		struct agent_table_job *j;
@@ -153,8 +165,9 @@ static void *worker_main(void *arg)
 			w->todo_tail = NULL;
 		pthread_mutex_unlock(&w->lock);
 		j->started_ns = agent_now_mono_ns();
-		run_job(w, j);
+		run_job(w, http, j);
 		j->done_ns = agent_now_mono_ns();
+		malloc_trim(0); /* a compilation's buffers go back to the system */
 		pthread_mutex_lock(&w->lock);
 		j->next = w->done;
 		w->done = j;
@@ -175,15 +188,31 @@ struct agent_worker *agent_worker_new(const struct agent_tables_opts *o, int *er
 	}
 	w->o = *o;
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	w->http = agent_http_new(o->token);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
-	if (w->efd < 0 || !w->http || pthread_create(&w->thread, NULL, worker_main, w)) {
-		*err = w->efd < 0 ? -errno : -ENOMEM;
-		if (w->efd >= 0)
-			close(w->efd);
-		agent_http_free(w->http);
+	if (w->efd < 0) {
+		*err = -errno;
 		free(w);
+		return NULL;
+	}
+	for (int i = 0; i < WORKER_THREADS; i++) {
+		struct worker_arg *a = malloc(sizeof(*a));
+
+		w->http[i] = agent_http_new(o->token);
+		if (!a || !w->http[i]) {
+			free(a);
+			break;
+		}
+		*a = (struct worker_arg){ .w = w, .http = w->http[i] };
+		if (pthread_create(&w->thread[i], NULL, worker_main, a)) {
+			free(a);
+			break;
+		}
+		w->nthreads++;
+	}
+	if (!w->nthreads) {
+		*err = -ENOMEM;
+		agent_worker_free(w);
 		return NULL;
 	}
 	return w;
@@ -205,12 +234,14 @@ void agent_worker_free(struct agent_worker *w)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
-	pthread_cond_signal(&w->wake);
+	pthread_cond_broadcast(&w->wake);
 	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
+	for (int i = 0; i < w->nthreads; i++)
+		pthread_join(w->thread[i], NULL);
 	free_jobs(w->todo);
 	free_jobs(w->done);
-	agent_http_free(w->http);
+	for (int i = 0; i < WORKER_THREADS; i++)
+		agent_http_free(w->http[i]);
 	close(w->efd);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->wake);

@@ -99,6 +99,13 @@ def metric(text, name):
 def start(config, args, tmp):
     if config == "off":
         return None
+    before = set(perf_event_progs())
+    p = start_profiler(config, args, tmp)
+    p.bpf_ids = set(perf_event_progs()) - before  # this bpftool has no pids to match by
+    return p
+
+
+def start_profiler(config, args, tmp):
     if config.startswith("agent"):
         hz = int(config.split("@")[1])
         argv, port = agent_argv(args, tmp, hz)
@@ -120,6 +127,24 @@ def start(config, args, tmp):
     raise ValueError(config)
 
 
+def perf_event_progs():
+    """{id: (run_time_ns, run_cnt)} of the loaded perf_event BPF programs
+    (kernel.bpf_stats_enabled=1 makes the kernel time them)."""
+    import json
+    r = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True)
+    return {p["id"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0))
+            for p in json.loads(r.stdout or "[]") if p.get("type") == "perf_event"}
+
+
+def bpf_time(ids):
+    """(run_time_ns, run_cnt) summed over the programs ids: the exact
+    in-kernel cost of a profiler's samples, which the workload's CPU time
+    carries."""
+    progs = perf_event_progs()
+    return (sum(progs[i][0] for i in ids if i in progs),
+            sum(progs[i][1] for i in ids if i in progs))
+
+
 def run_workload(wl, work):
     t = time.time()
     p = subprocess.Popen([wl, str(work)], stdout=subprocess.DEVNULL)
@@ -130,7 +155,14 @@ def run_workload(wl, work):
 def one_round(configs, args, tmp, wl, results, prof):
     for c in configs:
         p = start(c, args, tmp)
+        b0 = bpf_time(p.bpf_ids) if p else (0, 0)
         w_cpu, w_wall = run_workload(wl, args.work)
+        if p:
+            b1 = bpf_time(p.bpf_ids)
+            if b1[1] > b0[1]:
+                prof.setdefault(c + " bpf ns/sample", []).append((b1[0] - b0[0]) / (b1[1] - b0[1]))
+                prof.setdefault(c + " bpf % of cpu time", []).append(
+                    100 * (b1[0] - b0[0]) / 1e9 / (w_wall * os.cpu_count()))
         if p and p.name.startswith("agent"):
             text = metrics(p.port)
             prof.setdefault(c + " table frames", []).append(
@@ -195,6 +227,10 @@ def main():
     subprocess.run(["g++", "-O2", "-g", "-fomit-frame-pointer", "-o", wl,
                     os.path.join(HERE, "workload.cc")], check=True)
     configs = ["off", "agent@19", "agent@99", "perf@99", "bpftrace@99"]
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_before = f.read().strip()
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1")
     results, prof = {}, {}
     for r in range(args.rounds):
         order = configs[r % len(configs):] + configs[:r % len(configs)]
@@ -211,6 +247,12 @@ def main():
               "| %s | %.4f (%+.2f%%)%s |" % (c, median(ratios), 100 * (median(ratios) - 1), extra))
     print("agent start-up (scan of every process, tables compiled here): %.3f s CPU (median)"
           % median(prof["agent@19 startup cpu s"] + prof["agent@99 startup cpu s"]))
+    for c in ("agent@19", "agent@99", "bpftrace@99"):
+        if prof.get(c + " bpf ns/sample"):
+            print("%s: BPF program %.0f ns a sample (median), %.3f%% of the machine's CPU time"
+                  % (c, median(prof[c + " bpf ns/sample"]), median(prof[c + " bpf % of cpu time"])))
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write(stats_before)
     for c in ("agent@19", "agent@99"):
         print("%s: frames table %d, frame pointer %d (last round); first table-unwound sample "
               "%.3f s after start (median)" % (c, prof[c + " table frames"][-1] or 0,
