@@ -6,7 +6,7 @@
  *                  CPU-clock perf event per CPU, ring buffer of events
  *   events.c       events from BPF (unknown process or pc, exec, exit)
  *   procs.c        the processes: their executable mappings (procmaps.c),
- *                  each file's ELF facts (elf_info.c, build_id.c), labels;
+ *                  each file's ELF facts (elf_info.c), labels;
  *                  writes each process' mappings into the BPF procs map
  *   tables.c       one entry per file (build ID): where its unwind table
  *                  came from (table_cache.c on disk, table_fetch.c from
@@ -145,7 +145,7 @@ int agent_maps_foreach(pid_t pid, agent_map_fn fn, void *ctx);
 /* Parse one line of a maps file: 0 or -EINVAL.  TESTABLE. */
 int agent_maps_parse_line(char *line, struct agent_map_line *out);
 
-/* ---- ELF facts of a mapped file (elf_info.c, build_id.c) -------------- */
+/* ---- ELF facts of a mapped file (elf_info.c, on the ELF layer) --------- */
 
 #define AGENT_MAX_LOADS 16
 
@@ -171,10 +171,6 @@ int agent_elf_info_read(int fd, struct agent_elf_info *out);
  * one segment and the start of the next): 0 or -ENOENT. */
 int agent_elf_offset_to_vaddr(const struct agent_elf_info *e, uint64_t off, uint64_t *vaddr);
 
-/* Temporary (until the ELF layer's build-ID reader is on main): the GNU
- * build-ID note of an ELF opened with libelf. */
-struct Elf;
-int agent_build_id_read(struct Elf *elf, uint8_t *out, size_t *len);
 
 /* ---- allocator of ranges (range_alloc.c) ------------------------------- */
 

@@ -2,31 +2,25 @@
  * elf_info.c - what the agent needs of a mapped file: its build ID (the
  * key of its unwind table and of its symbols on the server) and its
  * PT_LOAD segments (file offset -> ELF virtual address, for the load
- * bias of each mapping).
+ * bias of each mapping), both read through the ELF layer (elfdw.h).
  */
 #include "agent_internal.h"
+#include "elfdw.h"
 
 #include <errno.h>
 #include <gelf.h>
 #include <string.h>
 
-static int read_loads(Elf *elf, struct agent_elf_info *e)
+static int add_load(void *arg, const struct elfdw_load *l)
 {
-	size_t n;
+	struct agent_elf_info *e = arg;
 
-	if (elf_getphdrnum(elf, &n))
-		return -ENOEXEC;
-	for (size_t i = 0; i < n && e->nloads < AGENT_MAX_LOADS; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		e->loads[e->nloads++] = (struct agent_load){ .offset = ph.p_offset,
-							     .vaddr = ph.p_vaddr,
-							     .filesz = ph.p_filesz,
-							     .exec = (ph.p_flags & PF_X) != 0 };
-	}
-	return e->nloads ? 0 : -ENOEXEC;
+	if (e->nloads < AGENT_MAX_LOADS)
+		e->loads[e->nloads++] = (struct agent_load){ .offset = l->offset,
+							     .vaddr = l->vaddr,
+							     .filesz = l->filesz,
+							     .exec = (l->flags & PF_X) != 0 };
+	return 0;
 }
 
 int agent_elf_info_read(int fd, struct agent_elf_info *out)
@@ -34,7 +28,7 @@ int agent_elf_info_read(int fd, struct agent_elf_info *out)
 	struct agent_elf_info e = { 0 };
 	GElf_Ehdr eh;
 	Elf *elf;
-	int err;
+	int err, n;
 
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -43,16 +37,22 @@ int agent_elf_info_read(int fd, struct agent_elf_info *out)
 	err = elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) ? 0 : -ENOEXEC;
 	if (!err) {
 		e.machine = eh.e_machine;
-		err = read_loads(elf, &e);
+		err = elfdw_each_load(elf, add_load, &e) ? -ENOEXEC : 0;
 	}
-	if (!err && !agent_build_id_read((struct Elf *)elf, e.build_id, &e.build_id_len))
-		ember_hex_encode(e.build_id, e.build_id_len, e.build_id_hex);
+	if (!err && !e.nloads)
+		err = -ENOEXEC;
+	if (!err) {
+		n = elfdw_build_id(elf, e.build_id, sizeof(e.build_id));
+		if (n > 0) {
+			e.build_id_len = (size_t)n;
+			ember_hex_encode(e.build_id, e.build_id_len, e.build_id_hex);
+		}
+	}
 	elf_end(elf);
 	if (!err)
 		*out = e;
 	return err;
 }
-
 int agent_elf_offset_to_vaddr(const struct agent_elf_info *e, uint64_t off, uint64_t *vaddr)
 {
 	for (int pass = 0; pass < 2; pass++) {

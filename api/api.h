@@ -35,9 +35,8 @@ struct api_server_opts {
 /*
  * Bind and listen on opts->listen_addr and opts->port (api/listen.c):
  * connections queue from now on, answered once api_server_start() runs
- * on the socket, so the caller can announce the address meanwhile.  *fd
- * is the caller's until given to api_server_start(); *port is the port
- * bound.  Returns 0, -EINVAL for a bad address, or -EADDRINUSE / another
+ * on the socket.  *fd is the caller's until given to api_server_start();
+ * *port is the port bound.  Returns 0, -EINVAL for a bad address, or -EADDRINUSE / another
  * negative errno.
  */
 int api_server_listen(const struct api_server_opts *opts, int *fd, uint16_t *port);

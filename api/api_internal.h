@@ -61,18 +61,6 @@ const char *api_endpoint_name(enum api_endpoint ep);
 
 #define API_STATUS_SLOTS 16
 
-struct api_metrics {
-	_Atomic uint64_t responses[API_EP_COUNT][API_STATUS_SLOTS];
-	_Atomic uint64_t bytes_served[API_EP_COUNT];
-	_Atomic uint64_t uploads_accepted;
-	_Atomic uint64_t uploads_duplicate;
-	_Atomic uint64_t uploads_rejected[8]; /* enum api_reject */
-	_Atomic uint64_t upstream_hits;
-	_Atomic uint64_t upstream_misses;
-	_Atomic uint64_t upstream_errors;
-	_Atomic uint64_t upstream_negative_cached;
-};
-
 enum api_reject {
 	API_REJECT_AUTH,
 	API_REJECT_TOO_LARGE,
@@ -82,27 +70,44 @@ enum api_reject {
 	API_REJECT_NO_SPACE,
 	API_REJECT_ABORTED,
 	API_REJECT_OTHER,
+	API_REJECT_STORE,	/* the store could not be read or written: 503 */
+	API_REJECT_COUNT
+};
+
+struct api_metrics {
+	_Atomic uint64_t responses[API_EP_COUNT][API_STATUS_SLOTS];
+	_Atomic uint64_t bytes_served[API_EP_COUNT];
+	_Atomic uint64_t store_errors[API_EP_COUNT]; /* answered 503: the store failed */
+	_Atomic uint64_t uploads_accepted;
+	_Atomic uint64_t uploads_duplicate;
+	_Atomic uint64_t uploads_rejected[API_REJECT_COUNT];
+	_Atomic uint64_t upstream_hits;
+	_Atomic uint64_t upstream_misses;
+	_Atomic uint64_t upstream_errors;
+	_Atomic uint64_t upstream_negative_cached;
 };
 
 void api_metrics_count(struct api_metrics *m, enum api_endpoint ep,
 		       unsigned status, uint64_t bytes);
 void api_metrics_reject(struct api_metrics *m, enum api_reject why);
+/* A request of ep (a module of a symbolization batch) failed because the
+ * store could not be read or written. */
+void api_metrics_store_error(struct api_metrics *m, enum api_endpoint ep);
 /* Prometheus text exposition into a malloc'd string (caller frees). */
-struct symcache;
-char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache *c,
+struct symsvc;
+char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
 			 size_t *len);
 
 /* ---- the server ------------------------------------------------------------ */
 
 struct api_upstream;
-struct symcache;
 
 struct api_server {
 	struct MHD_Daemon *daemon;
 	struct store *store;
 	struct api_metrics metrics;
 	struct api_upstream *upstream;    /* NULL without upstream servers */
-	struct symcache *symbols;         /* loaded symbol indexes */
+	struct symsvc *symbols;           /* the symbolization service */
 	char token[128];
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
 	uint64_t max_upload;
@@ -131,6 +136,25 @@ enum MHD_Result api_respond_owned(struct api_server *srv, struct MHD_Connection 
 				  const struct api_request *req, unsigned status,
 				  const char *type, char *body, size_t len);
 
+/* 503 with Retry-After: what is asked for may be there, ask again. */
+#define API_RETRY_AFTER_S "5"
+enum MHD_Result api_respond_retry(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req, const char *body);
+/*
+ * A store that cannot answer (err: its negative errno) is never "not
+ * found", which debuginfod clients cache: 503 "store unavailable: REASON"
+ * with Retry-After, counted in ember_store_errors_total.  The _msg form
+ * takes the reason.
+ */
+enum MHD_Result api_respond_unavailable(struct api_server *srv, struct MHD_Connection *c,
+					const struct api_request *req, int err);
+enum MHD_Result api_respond_unavailable_msg(struct api_server *srv,
+					    struct MHD_Connection *c,
+					    const struct api_request *req, const char *why);
+/* The status for a failure to store something (err < 0): 507 when the
+ * disk refuses the bytes (-ENOSPC, -EDQUOT, -EFBIG), else 503. */
+unsigned api_store_failure_status(int err);
+
 /* ---- debuginfod GET endpoints (debuginfod.c) -------------------------------- */
 
 /* Answer /buildid/... from the store.  When the store has nothing for the
@@ -147,9 +171,6 @@ enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *
 enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *c,
 				 struct api_request *req);
 
-/* The reason (enum symjson_error) every address of a module gets when
- * symcache_get failed with err: both symbolization routes report it. */
-int api_symcache_reason(int err);
 /* POST /api/v1/symbolize once req->body is complete (symbolize.c). */
 enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req);
@@ -176,6 +197,9 @@ struct api_ingest_result {
 	enum api_reject reject;      /* when status >= 400 */
 	char message[512];           /* reason, or JSON body on success */
 	bool is_new;
+	int err;                     /* when status >= 400: the negative errno of
+					a failure on our side (store, disk), or
+					-EINVAL for a file rejected for what it is */
 };
 
 /* Validate the sealed blob as an ELF artifact for build_id and store it
@@ -188,36 +212,41 @@ void api_ingest_artifact(struct store *s, struct store_blob *b,
 void api_ingest_sources(struct store *s, struct store_blob *b,
 			const char *build_id, uint64_t max_bytes,
 			struct api_ingest_result *res);
-/* Store a file fetched from upstream (fd stays the caller's). */
+/* Store a file fetched from upstream (fd stays the caller's): 0, -EINVAL
+ * when the file is rejected (logged), or the store's error. */
 int api_ingest_fd(struct store *s, int fd, const char *build_id, unsigned kinds,
 		  const char *name);
 /* Store a source file fetched from upstream for a named path. */
 int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
 			 const char *path);
 
-/* ---- upstream (upstream.c) ---------------------------------------------------- */
+/* ---- upstream (federation.c) ---------------------------------------------------- */
 
 int api_upstream_new(unsigned workers, unsigned miss_ttl_s,
 		     struct api_upstream **out);
 void api_upstream_shutdown(struct api_upstream *u);
 void api_upstream_free(struct api_upstream *u);
 /*
- * Fetch the debug file and the executable of build_id from upstream on
- * the calling thread and store them (a symcache_fetch_fn; arg is the
- * server).  0 when either arrived, -ENOENT when no server has them (or
- * that was learnt within the miss TTL), -ENOSYS without upstream, or the
- * transport's error.
+ * Fetch the file of build_id that want names (debug file or executable)
+ * from upstream on the calling thread, validate and store it, remembered
+ * in the miss cache like a debuginfod request's: the symbolization
+ * service's upstream fetch (a symsvc_fetch_fn; arg is the server).  0 when
+ * it is stored; -ENOENT when no server has it (or that was learnt within
+ * the miss TTL); -ENOSYS without upstream; -EHOSTUNREACH when upstream
+ * failed (or that was learnt), -ECANCELED when the server stops; any
+ * other negative errno is the store's: what arrived could not be stored.
  */
-int api_upstream_fetch_build_id(void *arg, const char *build_id);
+int api_upstream_fetch(void *arg, const char *build_id, enum store_want want);
 /*
  * Start (or join) the fetch for req's route and wait, on c's own thread,
- * until it ends.  true: it ended (the file is in the store unless the
- * fetch failed); false without waiting when the answer is known missing
- * (negative cache), the X-Forwarded-For hop limit is reached, or the
- * server is stopping.
+ * until it ends.  0: it ended and the file is in the store; -ENOENT: no
+ * upstream has it (now, or learnt within the miss TTL), or the
+ * X-Forwarded-For hop limit is reached; -EHOSTUNREACH: upstream failed
+ * (now or within the TTL); -ECANCELED: the server is stopping; any other
+ * negative errno: what arrived could not be stored (the store's error).
  */
-bool api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
-		       const struct api_request *req);
+int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
+		      const struct api_request *req);
 
 /* ---- auth (auth.c) ---------------------------------------------------------------- */
 

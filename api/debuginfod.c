@@ -27,6 +27,7 @@ struct file_part {
 	const struct store_artifact *a;
 	int fd;
 	uint64_t offset, size;  /* the part of the blob that is "the file" */
+	bool compressed;        /* a section with SHF_COMPRESSED */
 	char etag[STORE_SHA256_HEX + 80];
 };
 
@@ -167,14 +168,53 @@ enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *
 {
 	struct file_part p = { .a = a, .size = a->size };
 	char msg[96];
+	int err;
 
 	if (over_max_size(c, a->size, msg, sizeof(msg)))
 		return api_respond_text(srv, c, req, MHD_HTTP_NOT_ACCEPTABLE, NULL, msg);
-	if (store_blob_open(srv->store, a->sha256, &p.fd))
-		return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR,
-					NULL, "stored file unreadable");
+	err = store_blob_open(srv->store, a->sha256, &p.fd);
+	if (err) {
+		pr_warn("api: stored file '%s' of '%s' unreadable: %s", a->sha256, a->build_id,
+			strerror(-err));
+		return api_respond_unavailable(srv, c, req, err);
+	}
 	snprintf(p.etag, sizeof(p.etag), "\"%s\"", a->sha256);
 	return send_part(srv, c, req, &p);
+}
+
+/*
+ * Where section rt->path lies in the best candidate for want: 0 with *a
+ * and *p (p->fd open); -ENOENT when there is no such candidate (*found
+ * stays false) or it has no such section, or one without bytes; else the
+ * error of a store or stored file that cannot be read (logged).
+ */
+static int find_section(struct store *s, const struct api_route *rt, enum store_want want,
+			struct store_artifact *a, struct file_part *p, bool *found)
+{
+	uint64_t flags;
+	int err = store_find_best(s, rt->build_id, want, a);
+
+	if (err)
+		return err;
+	*found = true;
+	p->a = a;
+	err = store_blob_open(s, a->sha256, &p->fd);
+	if (err == -ENOENT)
+		err = -EIO; /* recorded, so its file must be there */
+	if (!err) {
+		err = inspect_find_section(p->fd, rt->path, &p->offset, &p->size, &flags);
+		if (err)
+			close(p->fd);
+	}
+	if (err == -ENOENT || err == -ENODATA)
+		return -ENOENT;
+	if (err) { /* a file validated when stored: it must be readable */
+		pr_warn("api: section '%s' of stored file '%s': %s", rt->path, a->sha256,
+			inspect_strerror(err));
+		return -err >= INSPECT_ERR_NOT_ELF ? -EIO : err;
+	}
+	p->compressed = (flags & SHF_COMPRESSED) != 0;
+	return 0;
 }
 
 /* The section from the best debuginfo, then the best executable. */
@@ -187,20 +227,15 @@ static enum MHD_Result serve_section(struct api_server *srv, struct MHD_Connecti
 
 	for (size_t i = 0; i < 2; i++) {
 		struct store_artifact a;
-		struct file_part p = { .a = &a };
-		uint64_t flags;
+		struct file_part p = { 0 };
 		char msg[96];
+		int err = find_section(srv->store, rt, order[i], &a, &p, &any);
 
-		if (store_find_best(srv->store, rt->build_id, order[i], &a))
+		if (err == -ENOENT)
 			continue;
-		any = true;
-		if (store_blob_open(srv->store, a.sha256, &p.fd))
-			continue;
-		if (inspect_find_section(p.fd, rt->path, &p.offset, &p.size, &flags)) {
-			close(p.fd);
-			continue;
-		}
-		if (flags & SHF_COMPRESSED) {
+		if (err)
+			return api_respond_unavailable(srv, c, req, err);
+		if (p.compressed) {
 			close(p.fd); /* the client inflates it from the whole file */
 			return api_respond_text(srv, c, req, MHD_HTTP_SERVICE_UNAVAILABLE,
 						NULL, "compressed section: fetch the file");
@@ -237,12 +272,16 @@ enum MHD_Result api_serve_buildid(struct api_server *srv, struct MHD_Connection 
 				  struct api_request *req, bool *missing)
 {
 	struct store_artifact a;
+	int err;
 
 	*missing = false;
 	if (req->route.ep == API_EP_SECTION)
 		return serve_section(srv, c, req, missing);
-	if (find_for(srv, &req->route, &a) == 0)
+	err = find_for(srv, &req->route, &a);
+	if (err == 0)
 		return api_serve_stored(srv, c, req, &a);
+	if (err != -ENOENT) /* never "not found", nor a question upstream */
+		return api_respond_unavailable(srv, c, req, err);
 	*missing = true;
 	return MHD_YES;
 }

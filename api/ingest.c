@@ -19,28 +19,51 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The file is rejected for what it is. */
 static void fail(struct api_ingest_result *res, unsigned status,
 		 enum api_reject why, const char *fmt, const char *detail)
 {
 	res->status = status;
 	res->reject = why;
+	res->err = -EINVAL;
 	snprintf(res->message, sizeof(res->message), fmt, detail);
+}
+
+/* We could not keep it (err < 0): 507 for a full disk, else 503. */
+static void fail_local(struct api_ingest_result *res, int err, const char *what)
+{
+	unsigned status = api_store_failure_status(err);
+
+	res->status = status;
+	res->reject = status == MHD_HTTP_INSUFFICIENT_STORAGE ? API_REJECT_NO_SPACE
+							       : API_REJECT_STORE;
+	res->err = err;
+	snprintf(res->message, sizeof(res->message), "cannot store the %s: %s\n", what,
+		 strerror(-err));
 }
 
 static int check_elf(int fd, const char *build_id, struct inspect_info *info,
 		     struct api_ingest_result *res)
 {
-	char hex[2 * EMBER_BUILD_ID_MAX + 1];
-	int err = inspect_elf_fd(fd, info);
+	char hex[2 * EMBER_BUILD_ID_MAX + 1], why[200], reason[320];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = inspect_elf_fd_diag(fd, info, &d);
 
+	if (err && -err < INSPECT_ERR_NOT_ELF) { /* reading our own copy failed */
+		fail_local(res, err, "upload (reading it back)");
+		return err;
+	}
+	/* the class of the rejection, then which check failed */
+	snprintf(reason, sizeof(reason), why[0] ? "%s: %s" : "%s",
+		 inspect_strerror(err), why);
 	if (err == -INSPECT_ERR_NOT_ELF) {
 		fail(res, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, API_REJECT_NOT_ELF,
-		     "rejected: %s\n", inspect_strerror(err));
+		     "rejected: %s\n", reason);
 		return err;
 	}
 	if (err) {
 		fail(res, MHD_HTTP_UNPROCESSABLE_CONTENT, API_REJECT_BAD_ELF,
-		     "rejected: %s\n", inspect_strerror(err));
+		     "rejected: %s\n", reason);
 		return err;
 	}
 	ember_build_id_to_hex(info->build_id, info->build_id_len, hex);
@@ -110,15 +133,17 @@ static void store_checked(struct store *s, struct store_blob *b, int fd,
 		err = inspect_list_sources(fd, add_name, &names);
 	if (err && err != -INSPECT_ERR_BAD_DWARF) {
 		store_blob_discard(b);
-		fail(res, MHD_HTTP_INTERNAL_SERVER_ERROR, API_REJECT_OTHER,
-		     "cannot list sources: %s\n", strerror(-err));
+		if (-err < INSPECT_ERR_NOT_ELF) /* reading our own copy failed */
+			fail_local(res, err, "file (listing its sources)");
+		else
+			fail(res, MHD_HTTP_INTERNAL_SERVER_ERROR, API_REJECT_OTHER,
+			     "cannot list sources: %s\n", inspect_strerror(err));
 		goto out;
 	}
 	err = store_add_artifact(s, b, a, (const char *const *)names.v, names.len,
 				 &res->is_new);
 	if (err) {
-		fail(res, MHD_HTTP_INSUFFICIENT_STORAGE, API_REJECT_NO_SPACE,
-		     "cannot store the file: %s\n", strerror(-err));
+		fail_local(res, err, "file");
 		goto out;
 	}
 	res->status = res->is_new ? MHD_HTTP_CREATED : MHD_HTTP_OK;
@@ -137,11 +162,11 @@ void api_ingest_artifact(struct store *s, struct store_blob *b,
 	struct store_artifact a = { .kinds = kinds, .mtime = time(NULL) };
 	struct inspect_info info;
 	int fd = store_blob_fd(b);
+	int err = store_blob_seal(b, a.sha256, &a.size);
 
-	if (store_blob_seal(b, a.sha256, &a.size)) {
+	if (err) {
 		store_blob_discard(b);
-		fail(res, MHD_HTTP_INSUFFICIENT_STORAGE, API_REJECT_NO_SPACE,
-		     "cannot store the upload%s\n", "");
+		fail_local(res, err, "upload");
 		return;
 	}
 	if (check_elf(fd, build_id, &info, res)) {
@@ -205,8 +230,9 @@ int api_ingest_fd(struct store *s, int fd, const char *build_id, unsigned kinds,
 		return err;
 	api_ingest_artifact(s, b, build_id, kinds, name, &res);
 	if (res.status >= 400) {
-		pr_warn("api: upstream file for '%s' rejected: %s", build_id, res.message);
-		return -EINVAL;
+		pr_warn("api: upstream file for '%s' not stored: %.*s", build_id,
+			(int)strcspn(res.message, "\n"), res.message);
+		return res.err;
 	}
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include "api_internal.h"
 #include "inspect.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,33 +33,56 @@ static int add_candidate(const struct store_artifact *a, void *arg)
 		"dwarf_version", a->dwarf_version, "name", a->name,
 		"uploaded", (json_int_t)a->mtime);
 
-	return o ? json_array_append_new(arg, o) : -1;
+	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;
 }
 
-static json_t *best_json(struct store *s, const char *id, enum store_want want)
+/* The sha256 of the best candidate for want as JSON (null when there is
+ * none) into *out: 0, or the store's error. */
+static int best_json(struct store *s, const char *id, enum store_want want, json_t **out)
 {
 	struct store_artifact a;
+	int err = store_find_best(s, id, want, &a);
 
-	return store_find_best(s, id, want, &a) ? json_null() : json_string(a.sha256);
+	if (err && err != -ENOENT)
+		return err;
+	*out = err ? json_null() : json_string(a.sha256);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* The listing of id: 0 and *out (the caller's), or a negative errno. */
+static int listing_json(struct store *s, const char *id, json_t **out)
+{
+	static const enum store_want wants[3] = { STORE_WANT_DEBUGINFO, STORE_WANT_EXECUTABLE,
+						  STORE_WANT_SYMBOLS };
+	json_t *list = json_array(), *best[3] = { NULL, NULL, NULL };
+	int err = list ? store_list(s, id, add_candidate, list) : -ENOMEM;
+
+	for (int i = 0; !err && i < 3; i++)
+		err = best_json(s, id, wants[i], &best[i]);
+	if (!err) {
+		*out = json_pack("{s:s, s:o, s:{s:o, s:o, s:o}}", "build_id", id, "artifacts",
+				 list, "best", "debuginfo", best[0], "executable", best[1],
+				 "symbols", best[2]);
+		return *out ? 0 : -ENOMEM; /* json_pack took the references either way */
+	}
+	json_decref(list);
+	for (int i = 0; i < 3; i++)
+		json_decref(best[i]);
+	return err;
 }
 
 enum MHD_Result api_serve_list(struct api_server *srv, struct MHD_Connection *c,
 			       struct api_request *req)
 {
-	const char *id = req->route.build_id;
-	json_t *list = json_array();
 	json_t *o;
 	char *text;
+	int err = listing_json(srv->store, req->route.build_id, &o);
 
-	if (!list || store_list(srv->store, id, add_candidate, list)) {
-		json_decref(list);
+	if (err == -ENOMEM)
 		return MHD_NO;
-	}
-	o = json_pack("{s:s, s:o, s:{s:o, s:o, s:o}}", "build_id", id, "artifacts", list,
-		      "best", "debuginfo", best_json(srv->store, id, STORE_WANT_DEBUGINFO),
-		      "executable", best_json(srv->store, id, STORE_WANT_EXECUTABLE),
-		      "symbols", best_json(srv->store, id, STORE_WANT_SYMBOLS));
-	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (err)
+		return api_respond_unavailable(srv, c, req, err);
+	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!text)
 		return MHD_NO;

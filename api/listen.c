@@ -2,10 +2,9 @@
  * listen.c - the server's listening socket, made before the server runs
  * (api_server_listen() in api.h).
  *
- * The kernel queues connections from listen() on; libmicrohttpd takes
- * the socket over (MHD_OPTION_LISTEN_SOCKET) and answers them once its
- * threads run.  So `ember serve` announces its address first, and a
- * client's connect and request overlap the start of the threads.
+ * Binding here, rather than in libmicrohttpd, gives the caller the port
+ * bound (`--listen ADDR:0`) and the bind error before the server starts;
+ * libmicrohttpd then takes the socket over (MHD_OPTION_LISTEN_SOCKET).
  */
 #include "api.h"
 #include "common.h"

@@ -5,7 +5,7 @@
  * not a snapshot, as with any Prometheus exporter).
  */
 #include "api_internal.h"
-#include "symcache.h"
+#include "symsvc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +14,12 @@ static const unsigned status_codes[API_STATUS_SLOTS] = {
 	200, 201, 206, 304, 400, 401, 404, 406, 409, 413, 416, 422, 500, 503, 507, 0,
 };
 
-static const char *const reject_names[] = {
+static const char *const reject_names[API_REJECT_COUNT] = {
 	[API_REJECT_AUTH] = "unauthorized",  [API_REJECT_TOO_LARGE] = "too_large",
 	[API_REJECT_NOT_ELF] = "not_elf",     [API_REJECT_BUILD_ID] = "build_id_mismatch",
 	[API_REJECT_BAD_ELF] = "bad_elf",     [API_REJECT_NO_SPACE] = "no_space",
 	[API_REJECT_ABORTED] = "aborted",     [API_REJECT_OTHER] = "other",
+	[API_REJECT_STORE] = "store_unavailable",
 };
 
 static unsigned status_slot(unsigned status)
@@ -40,6 +41,23 @@ void api_metrics_count(struct api_metrics *m, enum api_endpoint ep,
 void api_metrics_reject(struct api_metrics *m, enum api_reject why)
 {
 	atomic_fetch_add_explicit(&m->uploads_rejected[why], 1, memory_order_relaxed);
+}
+
+void api_metrics_store_error(struct api_metrics *m, enum api_endpoint ep)
+{
+	atomic_fetch_add_explicit(&m->store_errors[ep], 1, memory_order_relaxed);
+}
+
+static void render_store_errors(FILE *f, struct api_metrics *m)
+{
+	fputs("# HELP ember_store_errors_total Requests answered 503 (modules of a "
+	      "symbolization batch left unresolved) because the store could not be read "
+	      "or written.\n"
+	      "# TYPE ember_store_errors_total counter\n", f);
+	for (int ep = 0; ep < API_EP_COUNT; ep++)
+		if (m->store_errors[ep])
+			fprintf(f, "ember_store_errors_total{endpoint=\"%s\"} %llu\n",
+				api_endpoint_name(ep), (unsigned long long)m->store_errors[ep]);
 }
 
 static void render_responses(FILE *f, struct api_metrics *m)
@@ -77,7 +95,7 @@ static void render_uploads(FILE *f, struct api_metrics *m)
 		   "ember_uploads_total{result=\"duplicate\"} %llu\n",
 		(unsigned long long)m->uploads_accepted,
 		(unsigned long long)m->uploads_duplicate);
-	for (size_t i = 0; i < sizeof(reject_names) / sizeof(reject_names[0]); i++)
+	for (size_t i = 0; i < API_REJECT_COUNT; i++)
 		fprintf(f, "ember_uploads_total{result=\"rejected\",reason=\"%s\"} %llu\n",
 			reject_names[i], (unsigned long long)m->uploads_rejected[i]);
 }
@@ -114,11 +132,11 @@ static void render_store(FILE *f, struct store *s)
 		(unsigned long long)st.blob_bytes);
 }
 
-static void render_symbols(FILE *f, struct symcache *c)
+static void render_symbols(FILE *f, struct symsvc *svc)
 {
-	struct symcache_stats st;
+	struct symsvc_stats st;
 
-	symcache_get_stats(c, &st);
+	symsvc_get_stats(svc, &st);
 	fprintf(f, "# HELP ember_symbol_cache_bytes Memory of the loaded symbol indexes.\n"
 		   "# TYPE ember_symbol_cache_bytes gauge\n"
 		   "ember_symbol_cache_bytes %llu\n"
@@ -137,7 +155,7 @@ static void render_symbols(FILE *f, struct symcache *c)
 		st.rebuilds);
 }
 
-char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache *c,
+char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
 			 size_t *len)
 {
 	char *buf = NULL;
@@ -146,10 +164,11 @@ char *api_metrics_render(struct api_metrics *m, struct store *s, struct symcache
 	if (!f)
 		return NULL;
 	render_responses(f, m);
+	render_store_errors(f, m);
 	render_uploads(f, m);
 	render_upstream(f, m);
 	render_store(f, s);
-	render_symbols(f, c);
+	render_symbols(f, svc);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;

@@ -16,6 +16,7 @@
 struct miss_entry {
 	struct miss_entry *next;
 	time_t expires;
+	int err;
 	char key[];
 };
 
@@ -87,7 +88,7 @@ static struct miss_entry *sweep(struct miss_cache *mc, size_t b, const char *key
 	return found;
 }
 
-void miss_cache_put(struct miss_cache *mc, const char *key)
+void miss_cache_put(struct miss_cache *mc, const char *key, int err)
 {
 	size_t b = bucket_of(key);
 	struct miss_entry *e = sweep(mc, b, key);
@@ -95,18 +96,24 @@ void miss_cache_put(struct miss_cache *mc, const char *key)
 
 	if (e) {
 		e->expires = now() + mc->ttl;
+		e->err = err;
 		return;
 	}
 	if (mc->count >= MISS_CACHE_MAX || !(e = malloc(sizeof(*e) + len + 1)))
 		return;
 	memcpy(e->key, key, len + 1);
 	e->expires = now() + mc->ttl;
+	e->err = err;
 	e->next = mc->buckets[b];
 	mc->buckets[b] = e;
 	mc->count++;
 }
 
-bool miss_cache_has(struct miss_cache *mc, const char *key)
+bool miss_cache_get(struct miss_cache *mc, const char *key, int *err)
 {
-	return sweep(mc, bucket_of(key), key) != NULL;
+	struct miss_entry *e = sweep(mc, bucket_of(key), key);
+
+	if (e)
+		*err = e->err;
+	return e != NULL;
 }

@@ -1,5 +1,6 @@
 /*
- * miss_cache.h - keys remembered for a while (upstream misses).
+ * miss_cache.h - keys remembered for a while, each with its error
+ * (upstream misses, -ENOENT, and upstream failures).
  * Not thread-safe: the caller holds its lock.  Bounded: with
  * MISS_CACHE_MAX live entries, new keys are not remembered.
  */
@@ -15,9 +16,10 @@ struct miss_cache;
 
 struct miss_cache *miss_cache_new(unsigned ttl_s);
 void miss_cache_free(struct miss_cache *mc);
-/* Remember key for ttl seconds from now. */
-void miss_cache_put(struct miss_cache *mc, const char *key);
-/* Whether key was put less than ttl seconds ago. */
-bool miss_cache_has(struct miss_cache *mc, const char *key);
+/* Remember key, and the error err (< 0) its fetch failed with, for ttl
+ * seconds from now. */
+void miss_cache_put(struct miss_cache *mc, const char *key, int err);
+/* Whether key was put less than ttl seconds ago: then *err is its error. */
+bool miss_cache_get(struct miss_cache *mc, const char *key, int *err);
 
 #endif /* EMBER_MISS_CACHE_H */

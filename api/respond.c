@@ -4,11 +4,15 @@
  */
 #include "api_internal.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-enum MHD_Result api_respond_owned(struct api_server *srv, struct MHD_Connection *c,
-				  const struct api_request *req, unsigned status,
-				  const char *type, char *body, size_t len)
+/* The body (malloc'd) with status, type and, when retry_after, the
+ * Retry-After header of a 503. */
+static enum MHD_Result respond(struct api_server *srv, struct MHD_Connection *c,
+			       const struct api_request *req, unsigned status,
+			       const char *type, char *body, size_t len, bool retry_after)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -18,10 +22,19 @@ enum MHD_Result api_respond_owned(struct api_server *srv, struct MHD_Connection 
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				type ? type : "text/plain");
+	if (retry_after)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, API_RETRY_AFTER_S);
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	api_metrics_count(&srv->metrics, req->route.ep, status, len);
 	return ret;
+}
+
+enum MHD_Result api_respond_owned(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req, unsigned status,
+				  const char *type, char *body, size_t len)
+{
+	return respond(srv, c, req, status, type, body, len, false);
 }
 
 enum MHD_Result api_respond_text(struct api_server *srv, struct MHD_Connection *c,
@@ -33,4 +46,40 @@ enum MHD_Result api_respond_text(struct api_server *srv, struct MHD_Connection *
 	if (!copy)
 		return MHD_NO;
 	return api_respond_owned(srv, c, req, status, type, copy, strlen(copy));
+}
+
+enum MHD_Result api_respond_retry(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req, const char *body)
+{
+	char *copy = strdup(body);
+
+	if (!copy)
+		return MHD_NO;
+	return respond(srv, c, req, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, copy, strlen(copy),
+		       true);
+}
+
+enum MHD_Result api_respond_unavailable_msg(struct api_server *srv,
+					    struct MHD_Connection *c,
+					    const struct api_request *req, const char *why)
+{
+	char body[700];
+
+	snprintf(body, sizeof(body), "store unavailable: %s%s", why,
+		 why[0] && why[strlen(why) - 1] == '\n' ? "" : "\n");
+	api_metrics_store_error(&srv->metrics, req->route.ep);
+	return api_respond_retry(srv, c, req, body);
+}
+
+enum MHD_Result api_respond_unavailable(struct api_server *srv, struct MHD_Connection *c,
+					const struct api_request *req, int err)
+{
+	return api_respond_unavailable_msg(srv, c, req, strerror(-err));
+}
+
+unsigned api_store_failure_status(int err)
+{
+	if (err == -ENOSPC || err == -EDQUOT || err == -EFBIG)
+		return MHD_HTTP_INSUFFICIENT_STORAGE;
+	return MHD_HTTP_SERVICE_UNAVAILABLE;
 }

@@ -7,13 +7,13 @@
  * 0.9.75's step in that mode; 2 MiB with a thread per connection), which
  * doubled their latency: 4 MB files had a p99 above debuginfod's
  * (docs/benchmarks.md).  A request that needs an upstream fetch waits on
- * its own thread while a fetch thread works (upstream.c).  poll(2), not
+ * its own thread while a fetch thread works (federation.c).  poll(2), not
  * epoll: in epoll mode MHD 0.9.75 missed a client closing mid-upload
  * under load.  Per-request state lives from the first callback to MHD's
  * completion notice, where an unfinished upload is discarded.
  */
 #include "api_internal.h"
-#include "symcache.h"
+#include "symsvc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,6 +40,28 @@ static enum MHD_Result serve_metrics(struct api_server *srv, struct MHD_Connecti
 				 "text/plain; version=0.0.4", text, len);
 }
 
+/* A miss asked upstream: 404 only when nobody has it, 503 when asking
+ * failed (as elfutils' server answers), or the fetch's file once stored. */
+static enum MHD_Result serve_fetched(struct api_server *srv, struct MHD_Connection *c,
+				     struct api_request *req)
+{
+	bool missing = true;
+	enum MHD_Result ret = MHD_YES;
+	int err = api_upstream_wait(srv, c, req);
+
+	if (!err)
+		ret = api_serve_buildid(srv, c, req, &missing);
+	if (!missing)
+		return ret;
+	if (err == -EHOSTUNREACH || err == -ECANCELED)
+		return api_respond_retry(srv, c, req,
+					 err == -ECANCELED ? "server stopping\n"
+							   : "upstream unavailable\n");
+	if (err && err != -ENOENT)
+		return api_respond_unavailable(srv, c, req, err);
+	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
+}
+
 static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req)
 {
@@ -48,11 +70,8 @@ static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connecti
 
 	if (!missing)
 		return ret;
-	if (srv->upstream && api_upstream_wait(srv, c, req)) { /* fetched, maybe */
-		ret = api_serve_buildid(srv, c, req, &missing);
-		if (!missing)
-			return ret;
-	}
+	if (srv->upstream)
+		return serve_fetched(srv, c, req);
 	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
 }
 
@@ -169,16 +188,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static int init_server(struct api_server *srv, struct store *s,
 		       const struct api_server_opts *o)
 {
+	struct symsvc_opts so = { .sz = sizeof(so), .cache_bytes = o->symbol_cache_bytes,
+				  .fetch = api_upstream_fetch, .fetch_arg = srv };
+	int err;
+
 	srv->store = s;
 	pthread_mutex_init(&srv->unwind_mu, NULL);
 	srv->max_upload = o->max_upload ? o->max_upload : (uint64_t)4 << 30;
 	if (!o->token || strlen(o->token) >= sizeof(srv->token))
 		return -EINVAL;
 	strcpy(srv->token, o->token);
-	if (symcache_new(s, o->symbol_cache_bytes ? o->symbol_cache_bytes : (uint64_t)1 << 30,
-			 &srv->symbols))
-		return -ENOMEM;
-	symcache_set_fetch(srv->symbols, api_upstream_fetch_build_id, srv);
+	err = symsvc_new(s, &so, &srv->symbols);
+	if (err)
+		return err;
 	if (o->upstream)
 		return api_upstream_new(o->upstream_workers ? o->upstream_workers : 4,
 					o->upstream_miss_ttl ? o->upstream_miss_ttl : 600,
@@ -231,7 +253,7 @@ void api_server_stop(struct api_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	api_upstream_free(srv->upstream);
-	symcache_free(srv->symbols);
+	symsvc_free(srv->symbols);
 	pthread_mutex_destroy(&srv->unwind_mu);
 	free(srv);
 }

@@ -61,9 +61,12 @@ static int copy_member(struct unpack *u, struct archive *ar, struct store_blob *
 			return -E2BIG;
 		}
 		u->budget -= (uint64_t)n;
-		if (store_blob_write(b, buf, (size_t)n)) {
-			snprintf(u->error, sizeof(u->error), "cannot store a source file");
-			return -ENOSPC;
+		int err = store_blob_write(b, buf, (size_t)n);
+
+		if (err) {
+			snprintf(u->error, sizeof(u->error), "cannot store a source file: %s",
+				 strerror(-err));
+			return err;
 		}
 	}
 }
@@ -99,21 +102,31 @@ static void skip_member(struct unpack *u, const char *path)
 		json_array_append_new(u->skipped_names, json_string(path));
 }
 
+/* One regular member: stored when the DWARF names its path, else skipped. */
+static int unpack_member(struct unpack *u, struct archive *ar, struct archive_entry *e)
+{
+	char path[4096];
+	int err = member_path(archive_entry_pathname(e), path, sizeof(path))
+			  ? -ENOENT : store_source_named(u->s, u->build_id, path);
+
+	if (!err)
+		return store_member(u, ar, path);
+	if (err == -ENOENT) {
+		skip_member(u, archive_entry_pathname(e));
+		return 0;
+	}
+	snprintf(u->error, sizeof(u->error), "cannot read the store: %s", strerror(-err));
+	return err;
+}
+
 static int unpack_all(struct unpack *u, struct archive *ar)
 {
 	struct archive_entry *e;
-	char path[4096];
 	int r, err = 0;
 
-	while (!err && (r = archive_read_next_header(ar, &e)) == ARCHIVE_OK) {
-		if (archive_entry_filetype(e) != AE_IFREG)
-			continue;
-		if (member_path(archive_entry_pathname(e), path, sizeof(path)) ||
-		    store_source_named(u->s, u->build_id, path))
-			skip_member(u, archive_entry_pathname(e));
-		else
-			err = store_member(u, ar, path);
-	}
+	while (!err && (r = archive_read_next_header(ar, &e)) == ARCHIVE_OK)
+		if (archive_entry_filetype(e) == AE_IFREG)
+			err = unpack_member(u, ar, e);
 	if (!err && r != ARCHIVE_EOF) {
 		snprintf(u->error, sizeof(u->error), "bad archive: %s",
 			 archive_error_string(ar));
@@ -122,18 +135,31 @@ static int unpack_all(struct unpack *u, struct archive *ar)
 	return err;
 }
 
+/* The archive is rejected (-E2BIG: over the cap, -EINVAL: not a tar we
+ * can read), or we could not keep it (another error: 507 or 503). */
+static void fail(const struct unpack *u, int err, struct api_ingest_result *res)
+{
+	bool ours = err != -E2BIG && err != -EINVAL;
+
+	res->status = err == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE
+		      : err == -EINVAL ? MHD_HTTP_UNPROCESSABLE_CONTENT
+				       : api_store_failure_status(err);
+	res->reject = err == -E2BIG ? API_REJECT_TOO_LARGE
+		      : !ours ? API_REJECT_OTHER
+		      : res->status == MHD_HTTP_INSUFFICIENT_STORAGE ? API_REJECT_NO_SPACE
+								       : API_REJECT_STORE;
+	res->err = ours ? err : -EINVAL;
+	snprintf(res->message, sizeof(res->message), "%s: %s\n", ours ? "not stored" : "rejected",
+		 u->error[0] ? u->error : strerror(-err));
+}
+
 static void answer(struct unpack *u, int err, struct api_ingest_result *res)
 {
 	json_t *o;
 	char *s;
 
 	if (err) {
-		res->status = err == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE :
-			      err == -EINVAL ? MHD_HTTP_UNPROCESSABLE_CONTENT :
-			      MHD_HTTP_INSUFFICIENT_STORAGE;
-		res->reject = err == -E2BIG ? API_REJECT_TOO_LARGE : API_REJECT_OTHER;
-		snprintf(res->message, sizeof(res->message), "rejected: %s\n",
-			 u->error[0] ? u->error : strerror(-err));
+		fail(u, err, res);
 		return;
 	}
 	o = json_pack("{s:s, s:I, s:I, s:I, s:O}", "build_id", u->build_id,
@@ -148,13 +174,6 @@ static void answer(struct unpack *u, int err, struct api_ingest_result *res)
 	json_decref(o);
 }
 
-static bool has_dwarf(struct store *s, const char *build_id)
-{
-	struct store_artifact a;
-
-	return store_find_best(s, build_id, STORE_WANT_DEBUGINFO, &a) == 0;
-}
-
 void api_ingest_sources(struct store *s, struct store_blob *b, const char *build_id,
 			uint64_t max_bytes, struct api_ingest_result *res)
 {
@@ -162,18 +181,22 @@ void api_ingest_sources(struct store *s, struct store_blob *b, const char *build
 			    .skipped_names = json_array() };
 	struct archive *ar = archive_read_new();
 	char sha[STORE_SHA256_HEX];
+	struct store_artifact dbg;
 	uint64_t size;
-	int err = -ENOMEM;
+	int err = store_find_best(s, build_id, STORE_WANT_DEBUGINFO, &dbg);
 
-	if (!has_dwarf(s, build_id)) {
+	if (err == -ENOENT) {
 		res->status = MHD_HTTP_CONFLICT;
 		res->reject = API_REJECT_OTHER;
+		res->err = -EINVAL;
 		snprintf(res->message, sizeof(res->message),
 			 "rejected: no debuginfo stored for %s: upload it before its sources\n",
 			 build_id);
 		goto out;
 	}
-	if (ar && u.skipped_names && !store_blob_seal(b, sha, &size)) {
+	if (!err)
+		err = ar && u.skipped_names ? store_blob_seal(b, sha, &size) : -ENOMEM;
+	if (!err) {
 		archive_read_support_format_tar(ar);
 		archive_read_support_filter_gzip(ar);
 		archive_read_support_filter_zstd(ar);

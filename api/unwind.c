@@ -21,12 +21,16 @@ struct unwind_inputs {
 	char what[STORE_NAME_MAX];
 };
 
-static void find_inputs(struct store *s, const char *id, struct unwind_inputs *in)
+static int find_inputs(struct store *s, const char *id, struct unwind_inputs *in)
 {
-	store_find_pair(s, id, &in->f);
+	int err = store_find_pair(s, id, &in->f);
+
+	if (err)
+		return err;
 	snprintf(in->what, sizeof(in->what), "unwind-v%d-%.64s-%.64s", UNWIND_TABLE_VERSION,
 		 in->f.has_exe ? in->f.exe.sha256 : "none",
 		 in->f.has_dbg ? in->f.dbg.sha256 : "none");
+	return 0;
 }
 
 static int produce_table(void *arg, struct store_blob *b)
@@ -36,6 +40,14 @@ static int produce_table(void *arg, struct store_blob *b)
 	return store_blob_write(b, table->data, table->len);
 }
 
+/* The compiler's own rejections (-UNWIND_ERR_*, and -E2BIG for a table
+ * past the 2 GiB cap), answered 404 or 422; any other error is the
+ * store's or its files'. */
+static bool compiler_rejected(int err)
+{
+	return err == -E2BIG || (-err >= UNWIND_ERR_NOT_ELF && -err <= UNWIND_ERR_VERSION);
+}
+
 /* Compile and store; msg gets the reason on failure. */
 static int compile(struct store *s, const char *id, const struct unwind_inputs *in,
 		   char *msg, size_t msg_size)
@@ -43,22 +55,43 @@ static int compile(struct store *s, const char *id, const struct unwind_inputs *
 	char main_path[4096], dbg_path[4096];
 	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
 					 .err_msg_size = msg_size };
+	bool two = in->f.has_exe && in->f.has_dbg;
 	struct ember_buf table;
 	int err;
 
-	store_blob_path(s, in->f.has_exe ? in->f.exe.sha256 : in->f.dbg.sha256, main_path,
-			sizeof(main_path));
-	if (in->f.has_exe && in->f.has_dbg)
-		store_blob_path(s, in->f.dbg.sha256, dbg_path, sizeof(dbg_path));
+	err = store_blob_path(s, in->f.has_exe ? in->f.exe.sha256 : in->f.dbg.sha256,
+			      main_path, sizeof(main_path));
+	if (!err && two)
+		err = store_blob_path(s, in->f.dbg.sha256, dbg_path, sizeof(dbg_path));
+	if (err)
+		return err;
 	ember_buf_init(&table, (size_t)1 << 31);
 	msg[0] = '\0';
-	err = unwind_table_compile(main_path, in->f.has_exe && in->f.has_dbg ? dbg_path : NULL,
-				   &o, &table);
+	err = unwind_table_compile(main_path, two ? dbg_path : NULL, &o, &table);
 	if (!err)
 		err = store_put_derived(s, id, in->what, produce_table, &table);
 	if (err && !msg[0])
 		snprintf(msg, msg_size, "%s", unwind_strerror(err));
 	ember_buf_release(&table);
+	return err;
+}
+
+/* The stored table of in into *table, compiled first if need be. */
+static int find_or_compile(struct api_server *srv, const char *id,
+			   const struct unwind_inputs *in, struct store_artifact *table,
+			   char *msg, size_t msg_size)
+{
+	int err = store_find_derived(srv->store, id, in->what, table);
+
+	if (err != -ENOENT)
+		return err;
+	pthread_mutex_lock(&srv->unwind_mu);
+	err = store_find_derived(srv->store, id, in->what, table);
+	if (err == -ENOENT)
+		err = compile(srv->store, id, in, msg, msg_size);
+	if (!err)
+		err = store_find_derived(srv->store, id, in->what, table);
+	pthread_mutex_unlock(&srv->unwind_mu);
 	return err;
 }
 
@@ -69,26 +102,24 @@ enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *
 	struct unwind_inputs in;
 	struct store_artifact table;
 	char msg[512], body[700];
-	int err = 0;
+	int err = find_inputs(srv->store, id, &in);
 
-	find_inputs(srv->store, id, &in);
+	if (err)
+		return api_respond_unavailable(srv, c, req, err);
 	if (!in.f.has_exe && !in.f.has_dbg)
 		return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL,
 					"no executable or debug file stored for this build ID\n");
-	if (store_find_derived(srv->store, id, in.what, &table)) {
-		pthread_mutex_lock(&srv->unwind_mu);
-		if (store_find_derived(srv->store, id, in.what, &table))
-			err = compile(srv->store, id, &in, msg, sizeof(msg));
-		if (!err)
-			err = store_find_derived(srv->store, id, in.what, &table);
-		pthread_mutex_unlock(&srv->unwind_mu);
+	msg[0] = '\0';
+	err = find_or_compile(srv, id, &in, &table, msg, sizeof(msg));
+	if (!err)
+		return api_serve_stored(srv, c, req, &table);
+	if (!compiler_rejected(err)) {
+		pr_warn("api: unwind table of '%s': %s", id, msg[0] ? msg : strerror(-err));
+		return api_respond_unavailable(srv, c, req, err);
 	}
-	if (err) {
-		snprintf(body, sizeof(body), "cannot compile an unwind table: %s\n", msg);
-		return api_respond_text(srv, c, req,
-					err == -UNWIND_ERR_NO_CFI ? MHD_HTTP_NOT_FOUND
-								  : MHD_HTTP_UNPROCESSABLE_CONTENT,
-					NULL, body);
-	}
-	return api_serve_stored(srv, c, req, &table);
+	snprintf(body, sizeof(body), "cannot compile an unwind table: %s\n", msg);
+	return api_respond_text(srv, c, req,
+				err == -UNWIND_ERR_NO_CFI ? MHD_HTTP_NOT_FOUND
+							  : MHD_HTTP_UNPROCESSABLE_CONTENT,
+				NULL, body);
 }

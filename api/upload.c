@@ -16,14 +16,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *kind_name(enum api_upload_kind k)
+{
+	return k == API_UPLOAD_EXECUTABLE ? "executable"
+	       : k == API_UPLOAD_SOURCES ? "sources" : "debuginfo";
+}
+
+/* Each upload's outcome at info level: what, and the reason a client got
+ * when it was refused (msg ends with a newline). */
+static void log_outcome(const struct api_request *req, unsigned status, const char *how,
+			const char *msg)
+{
+	pr_info("api: upload of '%s' (%s) %s (%u)%s%.*s", req->route.build_id,
+		kind_name(req->route.kind), how, status, msg ? ": " : "",
+		msg ? (int)strcspn(msg, "\n") : 0, msg ? msg : "");
+}
+
 static enum MHD_Result reject(struct api_server *srv, struct MHD_Connection *c,
 			      struct api_request *req, unsigned status,
 			      enum api_reject why, const char *msg)
 {
+	log_outcome(req, status, "refused", msg);
 	api_metrics_reject(&srv->metrics, why);
 	store_blob_discard(req->blob);
 	req->blob = NULL;
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE) /* the store failed: try again */
+		return api_respond_unavailable_msg(srv, c, req, msg);
 	return api_respond_text(srv, c, req, status, NULL, msg);
+}
+
+/* The upload could not be stored (err < 0): 507 when the disk is full,
+ * 503 (try again) when the store failed otherwise. */
+static enum MHD_Result reject_stored(struct api_server *srv, struct MHD_Connection *c,
+				     struct api_request *req, int err)
+{
+	unsigned status = api_store_failure_status(err);
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "cannot store the upload: %s\n", strerror(-err));
+	return reject(srv, c, req, status,
+		      status == MHD_HTTP_INSUFFICIENT_STORAGE ? API_REJECT_NO_SPACE
+							      : API_REJECT_STORE,
+		      msg);
 }
 
 static bool declared_too_large(struct api_server *srv, struct MHD_Connection *c)
@@ -51,8 +85,7 @@ static enum MHD_Result begin(struct api_server *srv, struct MHD_Connection *c,
 	}
 	err = store_blob_begin(srv->store, &req->blob);
 	if (err)
-		return reject(srv, c, req, MHD_HTTP_INSUFFICIENT_STORAGE,
-			      API_REJECT_NO_SPACE, "cannot store the upload\n");
+		return reject_stored(srv, c, req, err);
 	return MHD_YES;
 }
 
@@ -73,17 +106,6 @@ static void receive(struct api_server *srv, struct api_request *req,
 		store_blob_discard(req->blob);
 		req->blob = NULL;
 	}
-}
-
-static enum MHD_Result finish_error(struct api_server *srv, struct MHD_Connection *c,
-				    struct api_request *req)
-{
-	char msg[160];
-
-	snprintf(msg, sizeof(msg), "cannot store the upload: %s\n",
-		 strerror(-req->upload_err));
-	return reject(srv, c, req, MHD_HTTP_INSUFFICIENT_STORAGE, API_REJECT_NO_SPACE,
-		      msg);
 }
 
 static const char *upload_name(struct MHD_Connection *c, const struct api_request *req)
@@ -116,6 +138,11 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 		srv->metrics.uploads_accepted++;
 	else
 		srv->metrics.uploads_duplicate++;
+	log_outcome(req, res.status,
+		    res.status >= 400 ? "refused" : res.is_new ? "accepted" : "already stored",
+		    res.status >= 400 ? res.message : NULL);
+	if (res.status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		return api_respond_unavailable_msg(srv, c, req, res.message);
 	return api_respond_text(srv, c, req, res.status,
 				res.status < 400 ? "application/json" : NULL,
 				res.message);
@@ -138,12 +165,15 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 		 * answer in the middle of a body, so the connection is closed
 		 * rather than reading on without end. */
 		if (req->upload_err == -E2BIG) {
+			log_outcome(req, MHD_HTTP_CONTENT_TOO_LARGE, "cut off",
+				    "chunked body past the upload limit\n");
 			api_metrics_reject(&srv->metrics, API_REJECT_TOO_LARGE);
 			return MHD_NO;
 		}
 		return MHD_YES;
 	}
-	return req->upload_err ? finish_error(srv, c, req) : finish(srv, c, req);
+	return req->upload_err ? reject_stored(srv, c, req, req->upload_err)
+			       : finish(srv, c, req);
 }
 
 void api_upload_abort(struct api_server *srv, struct api_request *req)

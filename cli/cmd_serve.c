@@ -266,16 +266,15 @@ static int run(const struct serve_opts *o, struct store *s)
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
 		return 1;
 	}
-	/* Connections queue from here on: say so while the server starts. */
-	log_start(o, token, created, upstream);
-	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
-	       strchr(addr, ':') ? "]" : "", port);
-	fflush(stdout);
 	err = api_server_start(s, &ao, fd, &srv);
 	if (err) {
 		fprintf(stderr, "ember serve: cannot start the server: %s\n", strerror(-err));
 		return 1;
 	}
+	log_start(o, token, created, upstream);
+	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
+	       strchr(addr, ':') ? "]" : "", port);
+	fflush(stdout);
 	wait_before_store_open();
 	err = store_wait(s); /* begins the open, unless a request did */
 	if (err) {

@@ -176,7 +176,7 @@ static int dump_row(const struct unwind_row *row, void *ctx)
 	return d->out.err;
 }
 
-static int dump_blob(const char *name, const void *data, size_t size)
+static int dump_table(const char *name, const void *data, size_t size)
 {
 	struct dump_ctx d;
 	struct unwind_table *b;
@@ -234,14 +234,14 @@ static int cmd_dump(const struct unwind_args *a)
 		return 1;
 	}
 	if (size >= 8 && memcmp(data, UNWIND_TABLE_MAGIC, 8) == 0) {
-		rc = dump_blob(a->file, data, size);
+		rc = dump_table(a->file, data, size);
 		munmap(data, size);
 		return rc;
 	}
 	if (size)
 		munmap(data, size);
 	ember_buf_init(&table, BLOB_CAP);
-	rc = compile_to(a, &table) ? 1 : dump_blob(a->file, table.data, table.len);
+	rc = compile_to(a, &table) ? 1 : dump_table(a->file, table.data, table.len);
 	ember_buf_release(&table);
 	return rc;
 }

@@ -246,16 +246,21 @@ static int send_item(const struct upload_opts *o, const char *id, json_t *listin
 static int open_item(struct upload_item *it, const char *path, const char *kind)
 {
 	struct stat st;
+	int err;
 
 	it->path = path;
 	it->kind = kind;
 	it->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (it->fd < 0 || fstat(it->fd, &st)) {
-		fprintf(stderr, "ember upload: cannot open '%s': %s\n", path, strerror(errno));
-		return -errno;
+		err = -errno; /* before fprintf, which may change errno */
+		fprintf(stderr, "ember upload: cannot open '%s': %s\n", path, strerror(-err));
+		return err;
 	}
 	it->size = (uint64_t)st.st_size;
-	return hash_fd(it->fd, it->sha256);
+	err = hash_fd(it->fd, it->sha256);
+	if (err)
+		fprintf(stderr, "ember upload: cannot read '%s': %s\n", path, strerror(-err));
+	return err;
 }
 
 static void close_items(struct upload_item *items, size_t n)
@@ -285,7 +290,11 @@ static int send_sources(const struct upload_opts *o, const char *id, json_t *lis
 	if (!o->quiet)
 		printf("%s: %zu of the %zu source files its DWARF names are here\n",
 		       dwarf_path, found, named);
-	if (found && !fstat(it.fd, &st)) {
+	if (found && fstat(it.fd, &st)) {
+		err = -errno;
+		fprintf(stderr, "ember upload: '%s': cannot read the packed sources: %s\n",
+			dwarf_path, strerror(-err));
+	} else if (found) {
 		it.size = (uint64_t)st.st_size;
 		err = send_item(o, id, listing, &it);
 	}

@@ -7,7 +7,6 @@
 #include "cli.h"
 #include "common.h"
 
-#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,11 +38,6 @@ static const char *base_name(const char *p)
 int main(int argc, char **argv)
 {
 	const char *self = argc > 0 ? base_name(argv[0]) : "ember";
-
-	/* Index arrays grow to hundreds of MB: a fixed mmap threshold keeps
-	 * their reallocs in mremap (no copying) instead of letting glibc's
-	 * dynamic threshold move them onto the heap. */
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
 	if (strncmp(self, "llvm-symbolizer", 15) == 0)
 		return cli_log_setup("llvm-symbolizer", &argc, argv, EMBER_LOG_WARN)

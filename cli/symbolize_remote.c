@@ -2,7 +2,7 @@
  * symbolize_remote.c - `ember symbolize --server URL --build-id ID`: the
  * llvm-symbolizer interface of cmd_symbolize.c, answered by an `ember
  * serve` through POST /api/v1/symbolize (docs/symbolize-api.md) instead
- * of a local file.  It runs in ember-server, which links libcurl; `ember`
+ * of a local file.  It runs in ember-client, which links libcurl; `ember`
  * execs it (cmd_symbolize.c, exec_server.c).
  *
  * Input lines are queued and sent as one request whenever the next read
@@ -148,7 +148,7 @@ static void report_reason(struct remote_run *run, const char *reason)
 		run->opts.server, reason);
 }
 
-static void print_result(struct remote_run *run, const struct remote_answer *ans,
+static void print_result(struct remote_run *run, const struct symjson_reply *ans,
 			 size_t k, uint64_t addr)
 {
 	struct remote_result *r = &run->result;
@@ -168,8 +168,8 @@ static void print_result(struct remote_run *run, const struct remote_answer *ans
 	remote_result_release(r);
 }
 
-/* Ask the server for addrs[0..n): a checked answer in *ans. */
-static int ask(struct remote_run *run, size_t n, struct remote_answer *ans)
+/* Ask the server for addrs[0..n): a checked reply in *ans. */
+static int ask(struct remote_run *run, size_t n, struct symjson_reply **ans)
 {
 	char why[512];
 	long status = 0;
@@ -177,8 +177,10 @@ static int ask(struct remote_run *run, size_t n, struct remote_answer *ans)
 	int err;
 
 	ember_buf_reset(&run->body);
-	err = remote_request_write(&run->body, run->opts.build_id,
-				   run->opts.addr_kind == SYM_ADDR_FILE_OFFSET, run->addrs, n);
+	err = symjson_request_write(&run->body, run->opts.build_id,
+				    run->opts.addr_kind == SYM_ADDR_FILE_OFFSET ? SYMJSON_FILE_OFFSET
+										: SYMJSON_VADDR,
+				    run->addrs, n);
 	if (err)
 		fprintf(stderr, "ember symbolize: cannot write the request: %s\n", strerror(-err));
 	else
@@ -195,7 +197,7 @@ static int ask(struct remote_run *run, size_t n, struct remote_answer *ans)
 			run->http.url, status, (int)strcspn(b, "\n"), b);
 		return -EIO;
 	}
-	err = remote_answer_parse(run->http.reply.data, run->http.reply.len, run->addrs, n,
+	err = symjson_reply_parse(run->http.reply.data, run->http.reply.len, run->addrs, n,
 				  ans, why, sizeof(why));
 	if (err)
 		fprintf(stderr, "ember symbolize: '%s': bad answer: %s\n", run->http.url,
@@ -215,7 +217,7 @@ static const char *queued_line(const struct remote_run *run, size_t i, size_t *l
  * queued line's answer, in order. */
 static int send_queue(struct remote_run *run)
 {
-	struct remote_answer ans = { 0 };
+	struct symjson_reply *ans = NULL;
 	struct cli_request req;
 	size_t n = 0, len, k = 0;
 	const char *line;
@@ -233,13 +235,13 @@ static int send_queue(struct remote_run *run)
 		line = queued_line(run, i, &len);
 		cli_parse_request(line, len, &req);
 		if (req.valid && !req.module) {
-			print_result(run, &ans, k, run->addrs[k]);
+			print_result(run, ans, k, run->addrs[k]);
 			k++;
 		} else { /* a MODULE is the --build-id's to name, not the line's */
 			cli_print_invalid(&run->out, &run->opts, run->opts.build_id, line, len);
 		}
 	}
-	remote_answer_release(&ans);
+	symjson_reply_free(ans);
 	run->nlines = 0;
 	ember_buf_reset(&run->queue);
 	return err;

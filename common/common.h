@@ -56,14 +56,6 @@ void ember_log(enum ember_log_level level, const char *fmt, ...)
 #define pr_info(...) ember_log(EMBER_LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) ember_log(EMBER_LOG_DEBUG, __VA_ARGS__)
 
-/* ---- large allocations (bigmem.c) ------------------------------------- */
-
-/* From this size up, ember_big_alloc() uses 2 MiB huge pages. */
-#define EMBER_BIG_MIN ((size_t)256 << 10)
-/* size bytes, 2 MiB-aligned and advised MADV_HUGEPAGE from EMBER_BIG_MIN
- * up (else malloc); free() it.  NULL when out of memory. */
-void *ember_big_alloc(size_t size);
-
 /* ---- bounded growable buffer ------------------------------------------ */
 
 /*
@@ -84,9 +76,6 @@ void ember_buf_release(struct ember_buf *b);
 /* Make room for extra more bytes now (one allocation instead of a series
  * of doublings): 0, -E2BIG past the cap, -ENOMEM. */
 int ember_buf_reserve(struct ember_buf *b, size_t extra);
-/* The same for megabytes: the new allocation on transparent huge pages
- * (bigmem.c); below EMBER_BIG_MIN, ember_buf_reserve(). */
-int ember_buf_reserve_big(struct ember_buf *b, size_t extra);
 /* Growing the allocation (or -E2BIG / -ENOMEM): ember_buf_append's slow
  * path. */
 int ember_buf_append_grow(struct ember_buf *b, const void *data, size_t len);

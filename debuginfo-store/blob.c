@@ -55,23 +55,32 @@ int store_blob_begin(struct store *s, struct store_blob **out)
 	return 0;
 }
 
-int store_blob_write(struct store_blob *b, const void *data, size_t len)
+int store_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
-	size_t left = len;
 
-	if (b->sealed)
-		return -EINVAL;
-	while (left) {
-		ssize_t n = write(b->fd, p, left);
+	while (len) {
+		ssize_t n = write(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		p += n;
-		left -= (size_t)n;
+		len -= (size_t)n;
 	}
+	return 0;
+}
+
+int store_blob_write(struct store_blob *b, const void *data, size_t len)
+{
+	int err;
+
+	if (b->sealed)
+		return -EINVAL;
+	err = store_write_all(b->fd, data, len);
+	if (err)
+		return err;
 	sha256_update(&b->sha, len, data);
 	b->size += len;
 	return 0;

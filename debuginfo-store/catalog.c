@@ -172,10 +172,13 @@ int store_find_best(struct store *s, const char *build_id,
 	struct store_artifact best;
 	struct best_walk w = { want, &best, -1 };
 	int plen = store_key_make(prefix, STORE_TAG_ARTIFACT, build_id, NULL);
+	int err;
 
 	if (plen < 0)
-		return -ENOENT;
-	store_db_scan(s, prefix, (size_t)plen, consider, &w);
+		return -ENOENT; /* an ID too long to be stored is not */
+	err = store_db_scan(s, prefix, (size_t)plen, consider, &w);
+	if (err)
+		return err; /* a walk cut short ranks nothing */
 	if (w.best_rank < 0)
 		return -ENOENT;
 	*out = best;
@@ -210,10 +213,30 @@ int store_list(struct store *s, const char *build_id,
 	return store_db_scan(s, prefix, (size_t)plen, list_one, &w);
 }
 
-void store_find_pair(struct store *s, const char *build_id, struct store_pair *out)
+/* The best candidate for want into *a: true when found, false when there
+ * is none (-ENOENT), or the error in *err. */
+static bool find_one(struct store *s, const char *build_id, enum store_want want,
+		     struct store_artifact *a, int *err)
 {
-	out->has_exe = store_find_best(s, build_id, STORE_WANT_EXECUTABLE, &out->exe) == 0;
-	out->has_dbg = store_find_best(s, build_id, STORE_WANT_DEBUGINFO, &out->dbg) == 0;
-	if (out->has_exe && out->has_dbg && strcmp(out->exe.sha256, out->dbg.sha256) == 0)
-		out->has_dbg = false; /* one unstripped file */
+	int ret = store_find_best(s, build_id, want, a);
+
+	if (ret && ret != -ENOENT)
+		*err = ret;
+	return ret == 0;
+}
+
+int store_find_pair(struct store *s, const char *build_id, struct store_pair *out)
+{
+	struct store_pair p = { 0 };
+	int err = 0;
+
+	p.has_exe = find_one(s, build_id, STORE_WANT_EXECUTABLE, &p.exe, &err);
+	if (!err)
+		p.has_dbg = find_one(s, build_id, STORE_WANT_DEBUGINFO, &p.dbg, &err);
+	if (err)
+		return err;
+	if (p.has_exe && p.has_dbg && strcmp(p.exe.sha256, p.dbg.sha256) == 0)
+		p.has_dbg = false; /* one unstripped file */
+	*out = p;
+	return 0;
 }

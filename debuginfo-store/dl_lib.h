@@ -1,6 +1,6 @@
 /*
  * dl_lib.h - the libraries the store loads with dlopen when first needed
- * (RocksDB: rocksdb_lib.c; libdebuginfod: upstream.c), private to
+ * (RocksDB: rocksdb_lib.c; libdebuginfod: debuginfod_client.c), private to
  * debuginfo-store/.
  *
  * Each caller lists the functions it calls in an X-macro and gets a

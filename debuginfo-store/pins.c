@@ -40,9 +40,11 @@ static ssize_t read_pins(struct store *s, const char *id, char *buf, size_t size
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno; /* before close(), which may change errno */
 	close(fd);
 	if (n < 0)
-		return -errno;
+		return n;
 	buf[n] = '\0';
 	return n;
 }
@@ -117,9 +119,9 @@ static int write_pins(struct store *s, const char *id, const char *text)
 	fd = openat(s->pins_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		err = errno ? -errno : -EIO;
-	close(fd);
+	err = store_write_all(fd, text, len);
+	if (close(fd) && !err)
+		err = -errno;
 	if (!err && renameat(s->pins_fd, tmp, s->pins_fd, id))
 		err = -errno;
 	if (err)

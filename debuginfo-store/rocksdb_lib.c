@@ -23,5 +23,11 @@ int store_rocksdb_load(struct store_rocksdb *r)
 
 	memset(r, 0, sizeof(*r));
 	r->handle = store_dl_load(EMBER_ROCKSDB_SONAME, "store", fns, sizeof(fns) / sizeof(fns[0]));
-	return r->handle ? 0 : -ENOSYS;
+	if (!r->handle)
+		return -ENOSYS;
+#ifdef EMBER_STORE_FAULTS
+	return store_rocksdb_fault_wrap(r);
+#else
+	return 0;
+#endif
 }

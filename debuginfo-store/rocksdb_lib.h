@@ -28,7 +28,7 @@
 	X(writebatch_create) X(writebatch_destroy) X(writebatch_put)              \
 	X(writebatch_delete)                                                      \
 	X(create_iterator) X(iter_destroy) X(iter_seek) X(iter_valid)             \
-	X(iter_next) X(iter_key) X(iter_value)
+	X(iter_next) X(iter_key) X(iter_value) X(iter_get_error)
 
 struct store_rocksdb {
 	void *handle;
@@ -39,7 +39,31 @@ struct store_rocksdb {
 
 /* Load the library and resolve every function: 0, or -ENOSYS with the
  * reason logged.  A loaded library stays for the life of the process:
- * RocksDB's default environment keeps threads that outlive any DB. */
+ * RocksDB's default environment keeps threads that outlive any DB.
+ * In test builds, EMBER_TEST_STORE_FAULT in the environment puts the
+ * fault-injecting functions of rocksdb_fault.c in the table. */
 int store_rocksdb_load(struct store_rocksdb *r);
+
+#ifdef EMBER_STORE_FAULTS
+/*
+ * Test builds only (rocksdb_fault.c): with EMBER_TEST_STORE_FAULT=N set,
+ * replace r's open, close, get and iterator functions by wrappers under
+ * which the DB answers N record reads (a seek, an iterator step or a get, counted
+ * per DB from its open, the store's own count of its records included;
+ * with =+N from store_rocksdb_fault_opened() on) and then fails every
+ * read as RocksDB reports an I/O error: the get with an error string, an
+ * iterator by turning invalid with rocksdb_iter_get_error() set.  Writes
+ * pass.  0, or -EINVAL (logged) for a value that is not N or +N.
+ * Without the variable r is left as it is.
+ */
+int store_rocksdb_fault_wrap(struct store_rocksdb *r);
+/* The store has opened db (and counted its records): "+N" starts counting. */
+void store_rocksdb_fault_opened(const struct store_rocksdb *r, rocksdb_t *db);
+#else
+static inline void store_rocksdb_fault_opened(const struct store_rocksdb *r, rocksdb_t *db)
+{
+	(void)r, (void)db;
+}
+#endif
 
 #endif /* EMBER_ROCKSDB_LIB_H */

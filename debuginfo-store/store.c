@@ -22,6 +22,7 @@
 static int open_subdir(const char *dir, const char *sub, int *fd)
 {
 	char path[4096];
+	int err;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, sub) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -31,8 +32,9 @@ static int open_subdir(const char *dir, const char *sub, int *fd)
 	if (*fd >= 0)
 		return 0;
 fail:
-	pr_warn("store: cannot create '%s': %s", path, strerror(errno));
-	return -errno;
+	err = -errno; /* before the log call, which may change errno */
+	pr_warn("store: cannot create '%s': %s", path, strerror(-err));
+	return err;
 }
 
 /* Temporary blobs of a crashed run were never acknowledged: drop them. */
@@ -55,7 +57,8 @@ static int open_db(struct store *s)
 	char path[4096];
 	char *err = NULL;
 
-	snprintf(path, sizeof(path), "%s/db", s->dir);
+	if (snprintf(path, sizeof(path), "%s/db", s->dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	s->opts = r->options_create();
 	s->cache = r->cache_create_lru(4 << 20);
 	s->table_opts = r->block_based_options_create();
@@ -77,6 +80,23 @@ static int open_db(struct store *s)
 	return 0;
 }
 
+/*
+ * -EIO (logged) when the iterator stopped on an error rather than at the
+ * end of the keys: RocksDB's iterators turn invalid on an I/O error or a
+ * corrupt block too, and only rocksdb_iter_get_error() tells the two apart.
+ */
+static int iter_error(const struct store_rocksdb *r, const rocksdb_iterator_t *it)
+{
+	char *err = NULL;
+
+	r->iter_get_error(it, &err);
+	if (!err)
+		return 0;
+	pr_warn("store: cannot read records: %s", err);
+	r->free(err);
+	return -EIO;
+}
+
 /* The walk of store_db_scan(), on an open DB. */
 static int scan(struct store *s, const char *prefix, size_t plen,
 		int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,
@@ -96,6 +116,8 @@ static int scan(struct store *s, const char *prefix, size_t plen,
 			break;
 		ret = cb(k, klen, v, vlen, arg);
 	}
+	if (!ret)
+		ret = iter_error(r, it);
 	r->iter_destroy(it);
 	return ret;
 }
@@ -117,7 +139,9 @@ static int count_record(const char *key, size_t klen, const char *val,
 }
 
 /* The opening thread: load RocksDB, open the DB, count what it holds
- * (the counters of store_get_stats()), then let every waiting caller in. */
+ * (the counters of store_get_stats()), then let every waiting caller in.
+ * A DB whose records cannot be read through is not opened: its error is
+ * every caller's. */
 static void *open_thread(void *arg)
 {
 	struct store *s = arg;
@@ -125,10 +149,12 @@ static void *open_thread(void *arg)
 
 	if (!err)
 		err = open_db(s);
-	if (!err) {
-		scan(s, "A", 1, count_record, s);
-		scan(s, "S", 1, count_record, s);
-	}
+	if (!err)
+		err = scan(s, "A", 1, count_record, s);
+	if (!err)
+		err = scan(s, "S", 1, count_record, s);
+	if (!err)
+		store_rocksdb_fault_opened(&s->rdb, s->db); /* test builds: rocksdb_fault.c */
 	pthread_mutex_lock(&s->open_mu);
 	s->open_err = err;
 	s->opened = true;
@@ -148,7 +174,8 @@ static int lock_dir(struct store *s)
 {
 	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/lock", s->dir);
+	if (snprintf(path, sizeof(path), "%s/lock", s->dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (s->lock_fd < 0)
 		return -errno;

@@ -147,7 +147,13 @@ int store_add_artifact(struct store *s, struct store_blob *b,
  */
 uint64_t store_generation(struct store *s);
 
-/* The best candidate of build_id for want into *out: 0, or -ENOENT. */
+/*
+ * The best candidate of build_id for want into *out: 0; -ENOENT when the
+ * store holds none; or the negative errno of a store that cannot read its
+ * records (-EIO, logged, or the open's error): never -ENOENT for that, so
+ * a caller can tell "not here" from "cannot say".  The same holds for
+ * every reading function below.
+ */
 int store_find_best(struct store *s, const char *build_id,
 		    enum store_want want, struct store_artifact *out);
 
@@ -161,10 +167,13 @@ struct store_pair {
 	struct store_artifact exe, dbg;
 	bool has_exe, has_dbg;
 };
-void store_find_pair(struct store *s, const char *build_id, struct store_pair *out);
+/* 0 and *out (both has_ false when nothing is stored), or the negative
+ * errno of a store that cannot read its records (*out untouched). */
+int store_find_pair(struct store *s, const char *build_id, struct store_pair *out);
 
 /* Every candidate of build_id, in sha256 order; a non-zero return of cb
- * stops the walk and is returned. */
+ * stops the walk and is returned.  A store that cannot read its records:
+ * its negative errno, possibly after some calls of cb. */
 int store_list(struct store *s, const char *build_id,
 	       int (*cb)(const struct store_artifact *a, void *arg), void *arg);
 
@@ -174,7 +183,8 @@ int store_blob_open(struct store *s, const char *sha256, int *fd);
 /* The file name of a recorded blob, for libraries that open paths. */
 int store_blob_path(struct store *s, const char *sha256, char *out, size_t size);
 
-/* Whether any candidate of build_id names path as a source: 0 or -ENOENT. */
+/* Whether any candidate of build_id names path as a source: 0, -ENOENT,
+ * or a store error. */
 int store_source_named(struct store *s, const char *build_id,
 		       const char *path);
 
@@ -186,7 +196,8 @@ int store_add_source(struct store *s, struct store_blob *b,
 		     bool *is_new);
 
 /* The stored content of source path of build_id: sha256, size, mtime and
- * name (the path's base name) in *out.  0 or -ENOENT. */
+ * name (the path's base name) in *out.  0, -ENOENT (none, or a damaged
+ * record: docs/store-format.md), or a store error. */
 int store_find_source(struct store *s, const char *build_id, const char *path,
 		      struct store_artifact *out);
 

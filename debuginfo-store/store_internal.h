@@ -59,7 +59,24 @@ size_t store_record_encode(const struct store_artifact *a, uint8_t *out,
 			   size_t size);
 int store_record_decode(const uint8_t *p, size_t len, struct store_artifact *a);
 
+/* ---- blobs under a key (keyed.c) ---------------------------------------- */
+
+/* The blob recorded under (tag, build_id, rest): its sha256, size, mtime
+ * and name in *out.  0, -ENOENT (none, or a damaged record), or a store
+ * error. */
+int store_keyed_find(struct store *s, enum store_key_tag tag, const char *build_id,
+		     const char *rest, struct store_artifact *out);
+/* Commit sealed blob b and record it under (tag, build_id, rest) as name;
+ * consumes b like store_add_artifact().  *is_new: there was none. */
+int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag tag,
+		    const char *build_id, const char *rest, const char *name,
+		    const char sha256[STORE_SHA256_HEX], uint64_t size, bool *is_new);
+
 /* ---- blobs (blob.c) ------------------------------------------------------ */
+
+/* write(2) all of data to fd (retrying short writes and EINTR): 0, or the
+ * negative errno of the first failure (-EIO for a write of nothing). */
+int store_write_all(int fd, const void *data, size_t len);
 
 /* Move a sealed blob to blobs/xx/SHA (fsyncing the directory) and free it.
  * An existing blob of the same content is kept. */

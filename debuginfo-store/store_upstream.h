@@ -8,7 +8,7 @@
 
 #include "store.h"
 
-struct store_fetch {
+struct store_upstream_query {
 	const char *build_id;       /* lowercase hex */
 	enum store_want want;       /* DEBUGINFO or EXECUTABLE, or SYMBOLS with
 				       source_path set: the source file */
@@ -34,7 +34,7 @@ void store_upstream_free(struct store_upstream *u);
  * errno for transport failures; -ENOSYS too when libdebuginfod cannot be
  * loaded (logged once).
  */
-int store_upstream_fetch(struct store_upstream *u, const struct store_fetch *f, int *fd,
-			 char **path);
+int store_upstream_fetch(struct store_upstream *u, const struct store_upstream_query *f,
+			 int *fd, char **path);
 
 #endif /* EMBER_STORE_UPSTREAM_H */

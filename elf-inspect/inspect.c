@@ -3,14 +3,16 @@
  *
  * libelf parses the headers; before trusting any section we check that
  * its bytes lie inside the file, so a truncated upload is named as such
- * instead of failing later in a debugger.  The build ID comes from the
- * GNU build-ID note (dwelf), the DWARF version from the first unit header.
+ * instead of failing later in a debugger.  The build ID, the debuglink
+ * and the DWARF version of the first unit header come from the ELF/DWARF
+ * layer (elfdw.h): no libdw, and a compressed .debug_info is inflated
+ * only as far as that header.  Every rejection says which check failed
+ * (struct ember_diag): the upload API answers it as the 422 reason.
  */
 #include "inspect.h"
 #include "inspect_internal.h"
+#include "elfdw.h"
 
-#include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -37,33 +39,45 @@ static const struct section_flag section_flags[] = {
 	{ ".gnu_debuglink", INSPECT_DEBUGLINK },
 };
 
-static int check_span(uint64_t off, uint64_t len, uint64_t file_size)
+static bool span_outside(uint64_t off, uint64_t len, uint64_t file_size)
 {
-	if (off > file_size || len > file_size - off)
-		return -INSPECT_ERR_TRUNCATED;
-	return 0;
+	return off > file_size || len > file_size - off;
 }
 
 /* Every header table and every section with bytes lies inside the file. */
-static int check_extents(Elf *elf, uint64_t file_size)
+static int check_extents(Elf *elf, uint64_t file_size, struct ember_diag *d)
 {
 	GElf_Ehdr eh;
 	size_t shnum, phnum;
 
 	if (!gelf_getehdr(elf, &eh) || elf_getshdrnum(elf, &shnum) ||
 	    elf_getphdrnum(elf, &phnum))
-		return -INSPECT_ERR_BAD_ELF;
-	if (check_span(eh.e_shoff, (uint64_t)shnum * eh.e_shentsize, file_size) ||
-	    check_span(eh.e_phoff, (uint64_t)phnum * eh.e_phentsize, file_size))
-		return -INSPECT_ERR_TRUNCATED;
+		return EMBER_FAIL(d, -INSPECT_ERR_BAD_ELF, "ELF headers unreadable: %s",
+				  elf_errmsg(-1));
+	/* libelf counts no sections (or segments) when their table does not
+	 * fit the file: the header's own counts say how far it must reach */
+	shnum = shnum > eh.e_shnum ? shnum : eh.e_shnum;
+	phnum = phnum > eh.e_phnum ? phnum : eh.e_phnum;
+	EMBER_FAIL_IF(span_outside(eh.e_shoff, (uint64_t)shnum * eh.e_shentsize, file_size),
+		      d, -INSPECT_ERR_TRUNCATED,
+		      "section headers at 0x%llx run past the end of the file (%llu bytes)",
+		      (unsigned long long)eh.e_shoff, (unsigned long long)file_size);
+	EMBER_FAIL_IF(span_outside(eh.e_phoff, (uint64_t)phnum * eh.e_phentsize, file_size),
+		      d, -INSPECT_ERR_TRUNCATED,
+		      "program headers at 0x%llx run past the end of the file (%llu bytes)",
+		      (unsigned long long)eh.e_phoff, (unsigned long long)file_size);
 	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh))
-			return -INSPECT_ERR_BAD_ELF;
-		if (sh.sh_type != SHT_NOBITS &&
-		    check_span(sh.sh_offset, sh.sh_size, file_size))
-			return -INSPECT_ERR_TRUNCATED;
+			return EMBER_FAIL(d, -INSPECT_ERR_BAD_ELF, "section %zu: header unreadable",
+					  elf_ndxscn(scn));
+		EMBER_FAIL_IF(sh.sh_type != SHT_NOBITS &&
+				      span_outside(sh.sh_offset, sh.sh_size, file_size),
+			      d, -INSPECT_ERR_TRUNCATED,
+			      "section %zu: its %llu bytes at 0x%llx run past the end of the file (%llu bytes)",
+			      elf_ndxscn(scn), (unsigned long long)sh.sh_size,
+			      (unsigned long long)sh.sh_offset, (unsigned long long)file_size);
 	}
 	return 0;
 }
@@ -88,10 +102,12 @@ static unsigned section_flag_of(const char *name, const GElf_Shdr *sh)
 
 static void read_debuglink(Elf *elf, struct inspect_info *info)
 {
-	GElf_Word crc;
-	const char *name = dwelf_elf_gnu_debuglink(elf, &crc);
+	const char *name;
+	uint32_t crc;
 
-	if (!name || strlen(name) >= sizeof(info->debuglink)) {
+	/* a malformed one names nothing: the file is not the less whole */
+	if (elfdw_debuglink(elf, &name, &crc) ||
+	    strlen(name) >= sizeof(info->debuglink)) {
 		info->flags &= ~(unsigned)INSPECT_DEBUGLINK;
 		return;
 	}
@@ -127,72 +143,76 @@ static int add_section_flags(const char *name, Elf_Scn *scn, const GElf_Shdr *sh
 	return 0;
 }
 
-static int read_sections(Elf *elf, struct inspect_info *info)
+static int read_sections(Elf *elf, struct inspect_info *info, struct ember_diag *d)
 {
 	int err = inspect_each_section(elf, add_section_flags, info);
 
+	if (err == -INSPECT_ERR_BAD_ELF)
+		return EMBER_FAIL(d, err, "section names unreadable: %s", elf_errmsg(-1));
 	if (!err && (info->flags & INSPECT_DEBUGLINK))
 		read_debuglink(elf, info);
 	return err;
 }
 
-/* DWARF version of the first unit, through libdw (which also inflates
- * compressed sections).  A .debug_info libdw cannot read is an error. */
-static int read_dwarf_version(Elf *elf, struct inspect_info *info)
+/* DWARF version of the first unit: its header read from the first bytes
+ * of .debug_info (inflated only that far when compressed).  A
+ * .debug_info that cannot be read so is an error. */
+static int read_dwarf_version(Elf *elf, struct inspect_info *info,
+			      struct ember_diag *d)
 {
-	Dwarf *dw;
-	Dwarf_Half version = 0;
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	int err = 0;
+	static const char *const names[] = { ".debug_info", ".zdebug_info", NULL };
+	uint8_t head[16], version;
+	uint64_t size;
+	size_t got;
+	int err;
 
 	if (!(info->flags & INSPECT_DWARF))
 		return 0;
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dw)
-		return -INSPECT_ERR_BAD_DWARF;
-	if (dwarf_next_unit(dw, off, &next, &hsize, &version, NULL, NULL, NULL,
-			    NULL, NULL) != 0 || version < 2 || version > 5)
-		err = -INSPECT_ERR_BAD_DWARF;
-	else
-		info->dwarf_version = version;
-	dwarf_end(dw);
-	return err;
+	err = elfdw_section_head(elf, names, head, sizeof(head), &got, &size);
+	if (err)
+		return EMBER_FAIL(d, -INSPECT_ERR_BAD_DWARF, "'.debug_info': %s",
+				  err == -EOPNOTSUPP ? "compressed in a way libelf cannot inflate"
+						     : "does not inflate");
+	if (elfdw_unit_version(head, got, size, &version, d))
+		return EMBER_FAIL(d, -INSPECT_ERR_BAD_DWARF, "'.debug_info': no readable unit");
+	info->dwarf_version = version;
+	return 0;
 }
 
-static int read_build_id(Elf *elf, struct inspect_info *info)
+static int read_build_id(Elf *elf, struct inspect_info *info, struct ember_diag *d)
 {
-	const void *id;
-	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+	int n = elfdw_build_id(elf, info->build_id, sizeof(info->build_id));
 
-	if (n <= 0)
-		return -INSPECT_ERR_NO_BUILD_ID;
-	if ((size_t)n > sizeof(info->build_id))
-		return -INSPECT_ERR_BAD_ELF;
-	memcpy(info->build_id, id, (size_t)n);
+	EMBER_FAIL_IF(n == -E2BIG, d, -INSPECT_ERR_BAD_ELF,
+		      "build-ID note longer than %d bytes", EMBER_BUILD_ID_MAX);
+	EMBER_FAIL_IF(n < 0, d, -INSPECT_ERR_BAD_ELF, "build-ID note unreadable");
+	EMBER_FAIL_IF(n == 0, d, -INSPECT_ERR_NO_BUILD_ID,
+		      "no NT_GNU_BUILD_ID note (link with --build-id)");
 	info->build_id_len = (size_t)n;
 	return 0;
 }
 
-int inspect_elf(Elf *elf, uint64_t file_size, struct inspect_info *out)
+int inspect_elf(Elf *elf, uint64_t file_size, struct inspect_info *out,
+		struct ember_diag *d)
 {
 	struct inspect_info info = { .size = file_size };
 	GElf_Ehdr eh;
 	int err;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		return -INSPECT_ERR_NOT_ELF;
+		return EMBER_FAIL(d, -INSPECT_ERR_NOT_ELF, "no ELF header");
 	if (!gelf_getehdr(elf, &eh))
-		return -INSPECT_ERR_BAD_ELF;
+		return EMBER_FAIL(d, -INSPECT_ERR_BAD_ELF, "ELF header unreadable: %s",
+				  elf_errmsg(-1));
 	info.elf_type = eh.e_type;
 	info.machine = eh.e_machine;
-	err = check_extents(elf, file_size);
+	err = check_extents(elf, file_size, d);
 	if (!err)
-		err = read_sections(elf, &info);
+		err = read_sections(elf, &info, d);
 	if (!err)
-		err = read_build_id(elf, &info);
+		err = read_build_id(elf, &info, d);
 	if (!err)
-		err = read_dwarf_version(elf, &info);
+		err = read_dwarf_version(elf, &info, d);
 	if (!err)
 		*out = info;
 	return err;
@@ -200,14 +220,16 @@ int inspect_elf(Elf *elf, uint64_t file_size, struct inspect_info *out)
 
 /* libelf rejects a file too short for an ELF header as "not ELF"; say
  * truncated when it starts with the ELF magic. */
-static int classify_unopened(const void *head, size_t len)
+static int classify_unopened(const void *head, size_t len, struct ember_diag *d)
 {
 	if (len >= 4 && memcmp(head, ELFMAG, 4) == 0)
-		return -INSPECT_ERR_TRUNCATED;
-	return -INSPECT_ERR_NOT_ELF;
+		return EMBER_FAIL(d, -INSPECT_ERR_TRUNCATED,
+				  "the ELF header is cut short (%zu bytes)", len);
+	return EMBER_FAIL(d, -INSPECT_ERR_NOT_ELF, "no ELF magic at the start");
 }
 
-int inspect_elf_mem(const void *data, size_t size, struct inspect_info *out)
+int inspect_elf_mem_diag(const void *data, size_t size, struct inspect_info *out,
+			 struct ember_diag *d)
 {
 	Elf *elf;
 	int err;
@@ -215,14 +237,19 @@ int inspect_elf_mem(const void *data, size_t size, struct inspect_info *out)
 	elf_version(EV_CURRENT);
 	elf = elf_memory((char *)data, size);
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		err = classify_unopened(data, size);
+		err = classify_unopened(data, size, d);
 	else
-		err = inspect_elf(elf, size, out);
+		err = inspect_elf(elf, size, out, d);
 	elf_end(elf);
 	return err;
 }
 
-int inspect_elf_fd(int fd, struct inspect_info *out)
+int inspect_elf_mem(const void *data, size_t size, struct inspect_info *out)
+{
+	return inspect_elf_mem_diag(data, size, out, NULL);
+}
+
+int inspect_elf_fd_diag(int fd, struct inspect_info *out, struct ember_diag *d)
 {
 	struct stat st;
 	unsigned char head[4] = { 0 };
@@ -236,12 +263,17 @@ int inspect_elf_fd(int fd, struct inspect_info *out)
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		ssize_t n = pread(fd, head, sizeof(head), 0);
 
-		err = classify_unopened(head, n > 0 ? (size_t)n : 0);
+		err = n < 0 ? -errno : classify_unopened(head, (size_t)n, d);
 	} else {
-		err = inspect_elf(elf, (uint64_t)st.st_size, out);
+		err = inspect_elf(elf, (uint64_t)st.st_size, out, d);
 	}
 	elf_end(elf);
 	return err;
+}
+
+int inspect_elf_fd(int fd, struct inspect_info *out)
+{
+	return inspect_elf_fd_diag(fd, out, NULL);
 }
 
 const char *inspect_strerror(int err)

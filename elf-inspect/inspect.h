@@ -10,7 +10,8 @@
  * `ember upload` uses the same functions on the client side, so both ends
  * agree on what a file is.
  *
- * Layer: beside the symbolizer, on libelf/libdw and ember_common only.
+ * Layer: beside the symbolizer, on the ELF/DWARF layer (elf-dwarf/, libelf)
+ * and ember_common only: no libdw.
  */
 #ifndef EMBER_INSPECT_H
 #define EMBER_INSPECT_H
@@ -60,9 +61,16 @@ struct inspect_info {
  * caller's).  Returns 0, a negative errno, or -INSPECT_ERR_*.
  */
 int inspect_elf_fd(int fd, struct inspect_info *out);
+/* The same, with a rejection explained in d (may be NULL): which check
+ * failed and on what ("section 12: its 4096 bytes at 0x3000 run past the
+ * end of the file (8192 bytes)"), for the uploader. */
+int inspect_elf_fd_diag(int fd, struct inspect_info *out, struct ember_diag *d);
 
-/* The same on a memory image (the fuzz target's entry point). */
+/* The same on a memory image (the fuzz target's entry point); elf-inspect
+ * never writes to it. */
 int inspect_elf_mem(const void *data, size_t size, struct inspect_info *out);
+int inspect_elf_mem_diag(const void *data, size_t size, struct inspect_info *out,
+			 struct ember_diag *d);
 
 /* Human-readable reason for any error inspect_* returned. */
 const char *inspect_strerror(int err);

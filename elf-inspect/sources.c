@@ -4,15 +4,19 @@
  * The debuginfod protocol serves /buildid/ID/source/PATH only for paths the
  * DWARF of ID references; `ember upload --sources` packs exactly those
  * files.  Both ask here.  Names come from each unit's line table file
- * entries (libdw joins them with their include directory) and the unit's
+ * entries (joined with their include directory) and the unit's
  * DW_AT_name; relative ones are made absolute with DW_AT_comp_dir, then
- * canonicalized, sorted and de-duplicated.
+ * canonicalized, sorted and de-duplicated.  Units, unit DIEs and line
+ * tables are read by the ELF/DWARF layer with a schema of three
+ * attributes: no libdw, and only the sections this needs are inflated.
+ * A unit the layer does not read (DWARF 64, a form it leaves to libdw)
+ * names nothing.
  */
 #include "inspect_internal.h"
 
 #include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,37 +61,20 @@ static void names_release(struct name_list *l)
 	free(l->names);
 }
 
-struct section_want {
-	const char *name, *zname;
-	struct inspect_bytes *out;
-};
+/* The three attributes of a unit DIE sources are named by. */
+enum { SRC_NAME = ELFDW_SLOT_USER, SRC_COMP_DIR, SRC_STMT_LIST };
 
-static int take_section(const char *name, Elf_Scn *scn, const GElf_Shdr *sh, void *arg)
+static uint8_t src_slot(uint64_t name)
 {
-	struct section_want *w = arg;
-	Elf_Data *d;
-
-	if (strcmp(name, w->name) != 0 && strcmp(name, w->zname) != 0)
-		return 0;
-	/* libdw inflated the compressed debug sections in dwarf_begin(). */
-	d = elf_getdata(scn, NULL);
-	if (d && d->d_buf && sh->sh_type != SHT_NOBITS)
-		*w->out = (struct inspect_bytes){ d->d_buf, d->d_size };
-	return 1;
+	switch (name) {
+	case DW_AT_name: return SRC_NAME;
+	case DW_AT_comp_dir: return SRC_COMP_DIR;
+	case DW_AT_stmt_list: return SRC_STMT_LIST;
+	default: return 0;
+	}
 }
 
-static void line_sections(Dwarf *dw, struct inspect_line_sections *s)
-{
-	struct section_want want[] = {
-		{ ".debug_line", ".zdebug_line", &s->line },
-		{ ".debug_line_str", ".zdebug_line_str", &s->line_str },
-		{ ".debug_str", ".zdebug_str", &s->str },
-	};
-
-	memset(s, 0, sizeof(*s));
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		inspect_each_section(dwarf_getelf(dw), take_section, &want[i]);
-}
+static const struct elfdw_schema src_schema = { .attr_slot = src_slot };
 
 static int add_file(const char *dir, const char *name, void *arg)
 {
@@ -95,41 +82,64 @@ static int add_file(const char *dir, const char *name, void *arg)
 }
 
 /* A unit's DW_AT_name (with DW_AT_comp_dir) and its line table's files. */
-static int unit_names(Dwarf_Die *cu, const struct inspect_line_sections *secs,
+static int unit_names(const struct elfdw_sections *s, const struct elfdw_die *cu,
 		      struct name_list *l)
 {
-	Dwarf_Attribute attr;
-	Dwarf_Word stmt_list;
-	const char *comp_dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
-	int err = names_add(l, comp_dir, dwarf_diename(cu));
+	const char *comp_dir = NULL, *name = NULL;
+	uint64_t stmt_list;
+	int err;
 
-	if (err || dwarf_formudata(dwarf_attr(cu, DW_AT_stmt_list, &attr), &stmt_list))
+	if (elfdw_val_str(s, cu, SRC_COMP_DIR, &comp_dir))
+		comp_dir = NULL;
+	if (elfdw_val_str(s, cu, SRC_NAME, &name))
+		name = NULL;
+	err = names_add(l, comp_dir, name);
+	if (err || elfdw_val_secoff(s, cu, SRC_STMT_LIST, &stmt_list))
 		return err;
-	err = inspect_line_files(secs, stmt_list, comp_dir, add_file, l);
+	err = inspect_line_files(s, stmt_list, comp_dir, add_file, l);
 	return err == -ENOMEM ? err : 0; /* a malformed table names nothing */
 }
 
-/*
- * libdw 0.188 reads a unit's file table only by decoding and keeping all
- * its rows (19 MB of heap for a 4 MB debug file, measured with massif),
- * so the line program headers are read by line_files.c instead.
- */
-static int collect_names(Dwarf *dw, struct name_list *l)
+/* The unit at off: its names, and where the next one starts (0 after
+ * the last readable one). */
+static int unit_at(const struct elfdw_sections *s, struct elfdw_abbrevs *t,
+		   uint64_t off, struct name_list *l, uint64_t *next)
 {
-	struct inspect_line_sections secs;
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	struct elfdw_unit u;
+	struct elfdw_die cu;
+	int err;
+
+	*next = 0;
+	if (elfdw_unit_header(&s->info, off, &u, NULL))
+		return 0; /* libdw stops at a unit it cannot read, too */
+	*next = u.end;
+	if (t->addr_size != u.addr_size || t->off != u.abbrev_off ||
+	    t->version != u.version) {
+		err = elfdw_abbrevs_read(t, &src_schema, &s->abbrev, u.abbrev_off,
+					 u.addr_size, u.version, NULL);
+		if (err)
+			return err == -ENOMEM ? err : 0;
+	}
+	err = elfdw_unit_open(s, &u, t, &cu);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	return unit_names(s, &cu, l);
+}
+
+static int collect_names(const struct elfdw_sections *s, struct name_list *l)
+{
+	struct elfdw_abbrevs t = { 0 };
+	uint64_t off = 0, next;
 	int err = 0;
 
-	line_sections(dw, &secs);
-	while (!err && dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL,
-				       NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-
-		if (dwarf_offdie(dw, off + hsize, &cu))
-			err = unit_names(&cu, &secs, l);
+	/* libdw's iteration: a unit needs more than its first 4 bytes */
+	while (!err && off + 4 < s->info.size) {
+		err = unit_at(s, &t, off, l, &next);
+		if (next <= off)
+			break;
 		off = next;
 	}
+	elfdw_abbrevs_release(&t);
 	return err;
 }
 
@@ -138,17 +148,35 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The DWARF sections of the file open on fd, inflated: *elf is a private
+ * mapping (libelf rewrites a decompressed section's header). */
+static int open_sections(int fd, Elf **elf, struct elfdw_sections *s)
+{
+	int err;
+
+	elf_version(EV_CURRENT);
+	*elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF)
+		return -INSPECT_ERR_BAD_DWARF;
+	err = elfdw_sections_read(*elf, UINT64_MAX, s);
+	if (err == -ENOMEM)
+		return err;
+	if (err || !s->info.data || !s->abbrev.data)
+		return -INSPECT_ERR_BAD_DWARF;
+	return 0;
+}
+
 int inspect_list_sources(int fd, int (*cb)(const char *path, void *arg),
 			 void *arg)
 {
 	struct name_list l = { 0 };
-	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
-	int err;
+	struct elfdw_sections s;
+	Elf *elf = NULL;
+	int err = open_sections(fd, &elf, &s);
 
-	if (!dw)
-		return -INSPECT_ERR_BAD_DWARF;
-	err = collect_names(dw, &l);
-	dwarf_end(dw);
+	if (!err)
+		err = collect_names(&s, &l);
+	elf_end(elf);
 	if (!err && l.len)
 		qsort(l.names, l.len, sizeof(*l.names), cmp_str);
 	for (size_t i = 0; !err && i < l.len; i++)

@@ -10,8 +10,8 @@
  *
  * When units pile up for the worker, the main thread reads the rows of
  * the next one itself, so that neither thread idles whichever half costs
- * more on an input.  The DIE walk is the DIE reader's (dwarf_walk.c) for
- * every unit it handles, libdw's (dwarf_scopes.c) for the others and for
+ * more on an input.  The DIE walk is the DIE reader's (die_walk.c) for
+ * every unit it handles, libdw's (libdw_walk.c) for the others and for
  * files the reader does not read at all.  Ownership is split so that
  * nothing needs a lock but the queue: the main thread alone writes the
  * string table, names and nodes and uses libdw and libelf; the worker
@@ -37,7 +37,7 @@ struct pipeline {
 	bool done;		/* the main thread has queued its last unit */
 	int err;		/* the worker's first error */
 	struct sym_build *b;
-	const struct sym_line_ctx *ctx;
+	const struct elfdw_sections *ctx;
 	struct sym_origin_cache origins;	/* the main thread's */
 	struct sym_walk_ctx wc;			/* the main thread's */
 	struct sym_symjob *syms;		/* the worker's, before units */
@@ -45,7 +45,7 @@ struct pipeline {
 
 /* The worker's half of one unit: its rows (unless the main thread read
  * them) and its flattening.  The unit's buffers are lent to b meanwhile. */
-static int unit_finish(struct sym_build *b, const struct sym_line_ctx *ctx,
+static int unit_finish(struct sym_build *b, const struct elfdw_sections *ctx,
 		       struct sym_unit *u)
 {
 	struct sym_ivals scopes = b->scopes, lines = b->lines;
@@ -134,30 +134,26 @@ static void *worker_run(void *arg)
 static struct sym_unit *unit_start(struct pipeline *p, Dwarf_Die *cudie,
 				   int *err)
 {
-	struct sym_build *b = p->b;
 	struct sym_unit *u = calloc(1, sizeof(*u));
-	const char *comp_dir = sym_unit_comp_dir(cudie);
 
 	if (!u) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*err = sym_unit_prepare(b->idx, cudie, p->ctx, comp_dir, u);
-	if (!*err)
-		*err = sym_dwarf_walk_unit(b->idx, b->exec, &p->origins, cudie,
-					   comp_dir, &u->files, &u->scopes);
+	*err = sym_libdw_walk_unit(&p->wc, cudie, u);
 	if (*err) {
 		sym_unit_free(u);
 		return NULL;
 	}
-	b->idx->units_libdw++;
+	p->b->idx->units_libdw++;
 	return u;
 }
 
 /* The same by the DIE reader; a unit it leaves to libdw goes to
  * unit_start once what the reader added for it is dropped. */
-static struct sym_unit *unit_start_reader(struct pipeline *p, struct sym_dw *r,
-					  struct sym_dw_unit *du, int *err)
+static struct sym_unit *unit_start_reader(struct pipeline *p,
+					  struct sym_die_reader *r,
+					  struct sym_die_unit *du, int *err)
 {
 	struct sym_index *idx = p->b->idx;
 	size_t nnodes = idx->nnodes, nfunctions = idx->nfunctions,
@@ -168,16 +164,16 @@ static struct sym_unit *unit_start_reader(struct pipeline *p, struct sym_dw *r,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*err = sym_dw_unit_collect(r, du, &p->wc, u);
+	*err = sym_die_walk_unit(r, du, &p->wc, u);
 	if (!*err) {
 		idx->units_read++;
 		return u;
 	}
 	sym_unit_free(u);
-	if (*err != -EINVAL && *err != -EOPNOTSUPP)
+	if (!elfdw_err_input(*err))
 		return NULL;
 	pr_debug("symbolizer: unit at 0x%llx left to libdw: %s",
-		 (unsigned long long)du->off, strerror(-*err));
+		 (unsigned long long)du->u.off, r->why[0] ? r->why : strerror(-*err));
 	idx->nnodes = nnodes; /* strings interned meanwhile stay: harmless */
 	idx->nfunctions = nfunctions;
 	idx->ninlined = ninlined;
@@ -255,24 +251,24 @@ static int walk_units(struct pipeline *p, Dwarf *dw, bool threaded)
 }
 
 /* The same units, listed by the DIE reader, which walks those it can. */
-static int walk_units_reader(struct pipeline *p, struct sym_dw *r,
+static int walk_units_reader(struct pipeline *p, struct sym_die_reader *r,
 			     bool threaded)
 {
-	const uint8_t *info_done = r->s.info.data;
-	struct sym_dw_unit *du;
+	const uint8_t *info_done = r->s->info.data;
+	struct sym_die_unit *du;
 	int err = 0;
 
-	for (size_t i = 0; !err && (du = sym_dw_unit(r, i, &err)); i++) {
+	for (size_t i = 0; !err && (du = sym_die_unit(r, i, &err)); i++) {
 		struct sym_unit *u;
 
-		if (!unit_wanted(du->unit_type))
+		if (!unit_wanted(du->u.unit_type))
 			continue;
 		u = unit_start_reader(p, r, du, &err);
 		if (!u)
 			break;
 		/* its DIEs are read: later reads (references) fault them in */
 		sym_pages_done(&p->b->pages, &info_done,
-			       r->s.info.data + du->end);
+			       r->s->info.data + du->u.end);
 		err = unit_hand_over(p, u, threaded);
 	}
 	if (!err && r->truncated)
@@ -283,33 +279,30 @@ static int walk_units_reader(struct pipeline *p, struct sym_dw *r,
 /* The reader's walk when it reads the file (and b allows it), else libdw's. */
 static int walk_all(struct pipeline *p, Dwarf *dw, bool threaded)
 {
-	struct sym_dw r;
+	struct sym_die_reader r;
 	int err = -EOPNOTSUPP;
 
 	memset(&r, 0, sizeof(r));
 	if (!(p->b->flags & SYM_BUILD_LIBDW_ONLY))
-		err = sym_dw_open(&r, dw);
+		err = sym_die_open(&r, dw, p->ctx);
 	if (!err)
 		err = walk_units_reader(p, &r, threaded);
 	else if (err == -EOPNOTSUPP)
 		err = walk_units(p, dw, threaded);
-	sym_dw_release(&r);
+	sym_die_release(&r);
 	return err;
 }
 
 /*
  * Reserve the index's big arrays from the sizes of the sections that fill
- * them: a mapping costs nothing until it is touched, and one that is big
- * from the start gets huge pages from the start (big_array.c).  Guesses
+ * them: a mapping costs nothing until it is touched (big_array.c).  Guesses
  * from objdump (545k segments from 3.9 MB of line programs, 29k nodes
  * from 20 MB of DIEs) and the fixtures; the arrays still grow if short.
  */
-static int reserve_arrays(struct sym_index *idx, const struct sym_line_ctx *ctx,
-			  Dwarf *dw)
+static int reserve_arrays(struct sym_index *idx, const struct elfdw_sections *ctx)
 {
-	static const char *const info[] = { ".debug_info", ".zdebug_info", NULL };
 	size_t segs = ctx->line.size / 6;
-	size_t nodes = sym_elf_dwarf_section(dwarf_getelf(dw), info).size / 160;
+	size_t nodes = ctx->info.size / 160;
 
 	if (sym_big_grow((void **)&idx->seg_start, &idx->seg_start_map,
 			 segs * sizeof(*idx->seg_start)) ||
@@ -321,17 +314,18 @@ static int reserve_arrays(struct sym_index *idx, const struct sym_line_ctx *ctx,
 	return 0;
 }
 
-int sym_dwarf_collect(struct sym_build *b, Dwarf *dw, struct sym_symjob *syms)
+int sym_collect_units(struct sym_build *b, Dwarf *dw, struct sym_symjob *syms)
 {
-	struct sym_line_ctx ctx;
+	struct elfdw_sections ctx;
 	struct pipeline p = { .b = b, .ctx = &ctx, .syms = syms };
 	pthread_t worker;
 	bool threaded;
 	int err;
 
-	err = sym_line_ctx_init(dw, &ctx);
-	if (!err)
-		err = reserve_arrays(b->idx, &ctx, dw);
+	if (!dwarf_getelf(dw))
+		return -SYM_ERR_BAD_ELF;
+	elfdw_sections_loaded(dwarf_getelf(dw), &ctx); /* as libdw loaded them */
+	err = reserve_arrays(b->idx, &ctx);
 	if (err)
 		return err;
 	pthread_mutex_init(&p.lock, NULL);

@@ -19,7 +19,7 @@ int sym_debug_file_path(const char *path, const char *debug_root, char *out,
 	err = sym_elf_open(path, &main_elf);
 	if (err)
 		return err;
-	n = sym_elf_build_id(main_elf.elf, id, sizeof(id));
+	n = elfdw_build_id(main_elf.elf, id, sizeof(id));
 	err = sym_debug_find(&main_elf, id, n > 0 ? (size_t)n : 0, &opts, &dbg);
 	sym_elf_close(&main_elf);
 	if (err)

@@ -55,7 +55,7 @@ struct sym_go_table {
 	uint64_t nfunc, nfiles;	/* nfiles: distinct names, not cutab entries */
 	uint64_t text_start;	/* base of 1.18+ entry offsets */
 	struct sym_go_sect pclntab;	/* .gopclntab: the pcHeader first */
-	struct sym_sect funcnames, cutab, filetab, pctab, funcs;
+	struct elfdw_sect funcnames, cutab, filetab, pctab, funcs;
 	uint64_t funcs_addr;	/* address of funcs.data (1.16 alignment) */
 	/* moduledata.gofunc (1.18+), the base of funcdata offsets; found is
 	 * false when moduledata could not be found and checked exactly, and
@@ -64,7 +64,7 @@ struct sym_go_table {
 	bool gofunc_found;
 	struct sym_go_sect *sects;	/* allocated sections with contents */
 	size_t nsects;
-	struct sym_ranges exec;		/* executable sections */
+	struct elfdw_ranges exec;		/* executable sections */
 	struct ember_diag diag;	/* the first check that failed, into why */
 	char why[192];
 };

@@ -1,7 +1,7 @@
 /*
  * index.c - building and freeing a symbol index: the orchestration of
- * elf_file.c, debug_find.c, symtab.c, collect.c (which drives
- * dwarf_scopes.c, dwarf_lines.c, line_program.c and flatten.c) and the
+ * elf_file.c, debug_find.c, symtab.c, collect.c (which drives die_walk.c,
+ * libdw_walk.c, unit_lines.c, line_program.c and flatten.c) and the
  * lookup tables of lookup.c.  The ELF and DWARF handles are closed before
  * the segment blocks are joined: the index holds copies of everything it
  * needs.
@@ -70,22 +70,24 @@ int sym_index_add_node(struct sym_index *idx, const struct sym_node *n)
 static int index_dwarf(struct sym_build *b, const struct sym_elf *dw_file,
 		       struct sym_symjob *syms)
 {
-	struct sym_ranges exec = { 0 };
+	struct elfdw_ranges exec = { 0 };
 	Elf *dw_elf = dw_file->elf;
 	Dwarf *dw;
 	int err;
 
 	sym_pages_init(&b->pages, dw_file);
-	err = sym_elf_exec_ranges(dw_elf, &exec);
-	if (err)
-		return err;
+	err = elfdw_exec_sections(dw_elf, &exec);
+	if (err) {
+		free(exec.r);
+		return err == -EINVAL ? -SYM_ERR_BAD_ELF : err;
+	}
 	b->exec = &exec;
 	dw = dwarf_begin_elf(dw_elf, DWARF_C_READ, NULL);
 	if (!dw) {
 		pr_warn("symbolizer: cannot read DWARF: %s", dwarf_errmsg(-1));
 		err = 0; /* fall back to the symbol tables */
 	} else {
-		err = sym_dwarf_collect(b, dw, sym_symjob_big(syms) ? syms : NULL);
+		err = sym_collect_units(b, dw, sym_symjob_big(syms) ? syms : NULL);
 		dwarf_end(dw);
 	}
 	b->exec = NULL;
@@ -115,8 +117,14 @@ static int index_read(struct sym_build *b, const char *path,
 	err = sym_elf_open(path, &main_elf);
 	if (err)
 		return err;
-	n = sym_elf_build_id(main_elf.elf, idx->build_id, sizeof(idx->build_id));
-	idx->build_id_len = n > 0 ? (size_t)n : 0;
+	n = elfdw_build_id(main_elf.elf, idx->build_id, sizeof(idx->build_id));
+	if (n < 0) {
+		pr_debug("symbolizer: '%s': build-ID note unreadable: %s", path,
+			 strerror(-n));
+		err = -SYM_ERR_BAD_ELF;
+		goto out;
+	}
+	idx->build_id_len = (size_t)n;
 	err = sym_elf_read_loads(main_elf.elf, idx);
 	if (err)
 		goto out;
@@ -126,8 +134,11 @@ static int index_read(struct sym_build *b, const char *path,
 		if (err)
 			goto out;
 	} else if (!(own_dwarf = sym_elf_has_dwarf(main_elf.elf))) {
-		sym_debug_find(&main_elf, idx->build_id, idx->build_id_len, opts,
-			       &dbg);
+		/* none found: the symbol tables answer; any other error ends */
+		err = sym_debug_find(&main_elf, idx->build_id, idx->build_id_len,
+				     opts, &dbg);
+		if (err && err != -ENOENT)
+			goto out;
 	}
 	err = sym_symjob_prepare(&syms, main_elf.elf, dbg.elf);
 	if (err)

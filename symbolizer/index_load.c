@@ -1,6 +1,7 @@
 /*
  * index_load.c - mapping a saved index (index_file.h,
- * docs/symbol-index-format.md).
+ * docs/symbol-index-format.md).  Each check that refuses a file says
+ * which it is (struct ember_diag), for the caller's log.
  *
  * Loading maps the file read-only and checks the header and directory:
  * the magic, the version, the byte order, the header's CRC, every
@@ -48,49 +49,77 @@ static const uint32_t sect_elem[SYM_SECT_COUNT] = {
 	[SYM_SECT_DEBUG_PATH] = 1,
 };
 
-static int check_header(const struct sym_file_header *h, uint64_t size)
+static int check_header(const struct sym_file_header *h, uint64_t size,
+			struct ember_diag *d)
 {
 	struct sym_file_header copy;
 
-	if (size < sizeof(*h) || memcmp(h->magic, SYM_FILE_MAGIC, sizeof(h->magic)))
-		return -SYM_ERR_BAD_INDEX;
-	if (h->version != SYM_FILE_VERSION)
-		return -SYM_ERR_INDEX_VERSION;
-	if (h->byte_order != SYM_FILE_BYTE_ORDER || h->header_size != sizeof(*h) ||
-	    h->nsections != SYM_SECT_COUNT || h->file_size != size)
-		return -SYM_ERR_BAD_INDEX;
+	EMBER_FAIL_IF(size < sizeof(*h), d, -SYM_ERR_BAD_INDEX,
+		      "%llu bytes: shorter than the header (%zu)",
+		      (unsigned long long)size, sizeof(*h));
+	EMBER_FAIL_IF(memcmp(h->magic, SYM_FILE_MAGIC, sizeof(h->magic)), d,
+		      -SYM_ERR_BAD_INDEX, "no " SYM_FILE_MAGIC " magic: not a symbol index");
+	EMBER_FAIL_IF(h->version != SYM_FILE_VERSION, d, -SYM_ERR_INDEX_VERSION,
+		      "format version %u, this build reads %u", h->version,
+		      SYM_FILE_VERSION);
+	EMBER_FAIL_IF(h->byte_order != SYM_FILE_BYTE_ORDER, d, -SYM_ERR_BAD_INDEX,
+		      "byte-order mark 0x%08x: written on another byte order",
+		      h->byte_order);
+	EMBER_FAIL_IF(h->header_size != sizeof(*h) || h->nsections != SYM_SECT_COUNT,
+		      d, -SYM_ERR_BAD_INDEX, "header of %u bytes and %u sections, not %zu and %u",
+		      h->header_size, h->nsections, sizeof(*h), SYM_SECT_COUNT);
+	EMBER_FAIL_IF(h->file_size != size, d, -SYM_ERR_BAD_INDEX,
+		      "the header says %llu bytes, the file has %llu",
+		      (unsigned long long)h->file_size, (unsigned long long)size);
 	copy = *h;
 	copy.header_crc = 0;
-	if (crc_of(&copy, sizeof(copy)) != h->header_crc)
-		return -SYM_ERR_BAD_INDEX;
-	if (h->build_id_len > sizeof(h->build_id) || h->bucket_shift > 63)
-		return -SYM_ERR_BAD_INDEX;
+	EMBER_FAIL_IF(crc_of(&copy, sizeof(copy)) != h->header_crc, d, -SYM_ERR_BAD_INDEX,
+		      "header checksum mismatch");
+	EMBER_FAIL_IF(h->build_id_len > sizeof(h->build_id), d, -SYM_ERR_BAD_INDEX,
+		      "build ID of %u bytes", h->build_id_len);
+	EMBER_FAIL_IF(h->bucket_shift > 63, d, -SYM_ERR_BAD_INDEX,
+		      "bucket shift %u", h->bucket_shift);
 	return 0;
 }
 
-static int check_sections(const struct sym_file_header *h, const uint8_t *base)
+/* Directory entry i: its kind, record size, alignment, place. */
+static int check_entry(const struct sym_file_header *h, unsigned i, struct ember_diag *d)
 {
-	for (unsigned i = 0; i < SYM_SECT_COUNT; i++) {
-		const struct sym_file_sect_entry *e = &h->sect[i];
+	const struct sym_file_sect_entry *e = &h->sect[i];
 
-		if (e->kind != i || e->elem_size != sect_elem[i] ||
-		    e->offset % SYM_FILE_ALIGN || e->offset < sizeof(*h) ||
-		    e->offset > h->file_size || e->count >= SYM_NONE ||
-		    e->count > (h->file_size - e->offset) / e->elem_size)
-			return -SYM_ERR_BAD_INDEX;
-	}
+	EMBER_FAIL_IF(e->kind != i || e->elem_size != sect_elem[i], d, -SYM_ERR_BAD_INDEX,
+		      "section %u: kind %u of %u-byte records, not %u of %u", i,
+		      e->kind, e->elem_size, i, sect_elem[i]);
+	EMBER_FAIL_IF(e->offset % SYM_FILE_ALIGN || e->offset < sizeof(*h) ||
+			      e->offset > h->file_size,
+		      d, -SYM_ERR_BAD_INDEX, "section %u: offset 0x%llx misplaced", i,
+		      (unsigned long long)e->offset);
+	EMBER_FAIL_IF(e->count >= SYM_NONE ||
+			      e->count > (h->file_size - e->offset) / e->elem_size,
+		      d, -SYM_ERR_BAD_INDEX, "section %u: %llu records run past the file", i,
+		      (unsigned long long)e->count);
+	return 0;
+}
+
+static int check_sections(const struct sym_file_header *h, const uint8_t *base,
+			  struct ember_diag *d)
+{
 	const struct sym_file_sect_entry *st = &h->sect[SYM_SECT_STRTAB];
 	const struct sym_file_sect_entry *dp = &h->sect[SYM_SECT_DEBUG_PATH];
 
-	if (st->count == 0 || base[st->offset] != 0 || base[st->offset + st->count - 1] != 0)
-		return -SYM_ERR_BAD_INDEX;
-	if (dp->count == 0 || base[dp->offset + dp->count - 1] != 0)
-		return -SYM_ERR_BAD_INDEX;
-	if (h->sect[SYM_SECT_SEGS].count != h->sect[SYM_SECT_SEG_START].count ||
-	    h->sect[SYM_SECT_SYMTAB].count != h->sect[SYM_SECT_SYMTAB_ADDR].count ||
-	    h->sect[SYM_SECT_DYNSYM].count != h->sect[SYM_SECT_DYNSYM_ADDR].count ||
-	    (h->sect[SYM_SECT_BUCKETS].count && !h->sect[SYM_SECT_SEGS].count))
-		return -SYM_ERR_BAD_INDEX;
+	for (unsigned i = 0; i < SYM_SECT_COUNT; i++)
+		EMBER_FORWARD_IF_ERROR(check_entry(h, i, d));
+	EMBER_FAIL_IF(st->count == 0 || base[st->offset] != 0 ||
+			      base[st->offset + st->count - 1] != 0,
+		      d, -SYM_ERR_BAD_INDEX, "string table not NUL-terminated at both ends");
+	EMBER_FAIL_IF(dp->count == 0 || base[dp->offset + dp->count - 1] != 0, d,
+		      -SYM_ERR_BAD_INDEX, "debug path not NUL-terminated");
+	EMBER_FAIL_IF(h->sect[SYM_SECT_SEGS].count != h->sect[SYM_SECT_SEG_START].count ||
+			      h->sect[SYM_SECT_SYMTAB].count != h->sect[SYM_SECT_SYMTAB_ADDR].count ||
+			      h->sect[SYM_SECT_DYNSYM].count != h->sect[SYM_SECT_DYNSYM_ADDR].count,
+		      d, -SYM_ERR_BAD_INDEX, "paired sections of different lengths");
+	EMBER_FAIL_IF(h->sect[SYM_SECT_BUCKETS].count && !h->sect[SYM_SECT_SEGS].count, d,
+		      -SYM_ERR_BAD_INDEX, "buckets without segments");
 	return 0;
 }
 
@@ -136,38 +165,45 @@ static int index_from_map(struct sym_index *idx, const struct sym_file_header *h
 	return 0;
 }
 
-static int map_file(int fd, void **map, size_t *size)
+static int map_file(int fd, void **map, size_t *size, struct ember_diag *d)
 {
 	struct stat st;
 
 	if (fstat(fd, &st))
 		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if ((uint64_t)st.st_size < sizeof(struct sym_file_header))
-		return -SYM_ERR_BAD_INDEX;
+	EMBER_FAIL_IF(!S_ISREG(st.st_mode), d, -EINVAL, "not a regular file");
+	EMBER_FAIL_IF((uint64_t)st.st_size < sizeof(struct sym_file_header), d,
+		      -SYM_ERR_BAD_INDEX, "%llu bytes: shorter than the header (%zu)",
+		      (unsigned long long)st.st_size, sizeof(struct sym_file_header));
 	*size = (size_t)st.st_size;
 	*map = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
 	return *map == MAP_FAILED ? -errno : 0;
 }
 
-struct sym_index *sym_index_load(int fd, unsigned flags, int *err)
+/* The header, the directory and, with SYM_LOAD_VERIFY, the body's CRC. */
+static int check_file(const uint8_t *map, size_t size, unsigned flags,
+		      struct ember_diag *d)
+{
+	const struct sym_file_header *h = (const void *)map;
+
+	EMBER_FORWARD_IF_ERROR(check_header(h, size, d));
+	EMBER_FORWARD_IF_ERROR(check_sections(h, map, d));
+	EMBER_FAIL_IF((flags & SYM_LOAD_VERIFY) &&
+			      crc_of(map + sizeof(*h), size - sizeof(*h)) != h->body_crc,
+		      d, -SYM_ERR_BAD_INDEX, "body checksum mismatch");
+	return 0;
+}
+
+struct sym_index *sym_index_load_diag(int fd, unsigned flags, struct ember_diag *d,
+				      int *err)
 {
 	struct sym_index *idx = NULL;
-	const struct sym_file_header *h;
 	void *map = NULL;
 	size_t size = 0;
-	int e = map_file(fd, &map, &size);
+	int e = map_file(fd, &map, &size, d);
 
-	if (e)
-		goto fail;
-	h = map;
-	e = check_header(h, size);
 	if (!e)
-		e = check_sections(h, map);
-	if (!e && (flags & SYM_LOAD_VERIFY) &&
-	    crc_of((const uint8_t *)map + sizeof(*h), size - sizeof(*h)) != h->body_crc)
-		e = -SYM_ERR_BAD_INDEX;
+		e = check_file(map, size, flags, d);
 	if (!e && !(idx = calloc(1, sizeof(*idx))))
 		e = -ENOMEM;
 	if (e)
@@ -175,7 +211,7 @@ struct sym_index *sym_index_load(int fd, unsigned flags, int *err)
 	idx->file_map = map;
 	idx->file_map_size = size;
 	map = NULL;
-	e = index_from_map(idx, h, idx->file_map);
+	e = index_from_map(idx, idx->file_map, idx->file_map);
 	if (!e)
 		return idx;
 fail:
@@ -185,4 +221,9 @@ fail:
 	if (err)
 		*err = e;
 	return NULL;
+}
+
+struct sym_index *sym_index_load(int fd, unsigned flags, int *err)
+{
+	return sym_index_load_diag(fd, flags, NULL, err);
 }

@@ -1,6 +1,6 @@
 /*
  * origin_cache.c - names of abstract functions by DIE offset, shared by
- * both DIE walks (dwarf_walk.c, dwarf_scopes.c): every inlined instance
+ * both DIE walks (die_walk.c, libdw_walk.c): every inlined instance
  * and out-of-line copy of a function refers to the same abstract DIE,
  * whose names and declaration are looked up once.  Open addressing on
  * the offset; the values are interned, so they hold for every unit.

@@ -6,20 +6,8 @@
  */
 #include "sym_internal.h"
 
-#include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *sym_unit_comp_dir(Dwarf_Die *cudie)
-{
-	Dwarf_Attribute attr;
-	const char *dir;
-
-	if (!dwarf_attr(cudie, DW_AT_comp_dir, &attr))
-		return NULL;
-	dir = dwarf_formstring(&attr);
-	return dir && *dir ? dir : NULL;
-}
 
 int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 			const char *name)

@@ -17,6 +17,7 @@
 
 #include "symbolizer.h"
 #include "common.h"
+#include "elfdw.h"
 
 #include <errno.h>
 
@@ -30,124 +31,12 @@
 /* ---- cursors over outside input ------------------------------------------
  *
  * Every parser of file bytes (line programs, DIEs, abbreviations, range
- * lists) reads through these: each reads one value at *pos, never past
- * end, and on success advances *pos and writes *out; on failure it
- * returns -EINVAL and leaves both alone.  Multi-byte values are little
- * endian: the readers run on little-endian hosts and hand big-endian
- * files to libdw (see sym_dw_open).
+ * lists, .gopclntab) reads through the ELF/DWARF layer's cursors
+ * (elfdw.h): (pos, end, out), advancing only on success, -ENODATA when
+ * the bytes end, -ERANGE for a LEB128 number past 64 bits.  The readers
+ * run on little-endian hosts and hand big-endian files to libdw (see
+ * sym_die_open).
  */
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the DWARF cursors read little-endian values with memcpy"
-#endif
-
-static inline int sym_cur_skip(const uint8_t **pos, const uint8_t *end,
-			       uint64_t n)
-{
-	if ((uint64_t)(end - *pos) < n)
-		return -EINVAL;
-	*pos += n;
-	return 0;
-}
-
-/* An unsigned value of n bytes, 1 <= n <= 8. */
-static inline int sym_cur_un(const uint8_t **pos, const uint8_t *end,
-			     unsigned n, uint64_t *out)
-{
-	uint64_t v = 0;
-	uint32_t v4;
-	uint16_t v2;
-
-	if ((size_t)(end - *pos) < n || n > 8)
-		return -EINVAL;
-	switch (n) { /* constant sizes: no call to memcpy */
-	case 1:
-		v = **pos;
-		break;
-	case 2:
-		memcpy(&v2, *pos, 2);
-		v = v2;
-		break;
-	case 4:
-		memcpy(&v4, *pos, 4);
-		v = v4;
-		break;
-	case 8:
-		memcpy(&v, *pos, 8);
-		break;
-	default:
-		memcpy(&v, *pos, n);
-		break;
-	}
-	*pos += n;
-	*out = v;
-	return 0;
-}
-
-/* The bits of a LEB128 number (bits past the 64th are dropped, as libdw
- * does); *shift tells how many it had, *last its last byte. */
-static inline int sym_cur_leb(const uint8_t **pos, const uint8_t *end,
-			      uint64_t *out, unsigned *shift, uint8_t *last)
-{
-	const uint8_t *p = *pos;
-	uint64_t v = 0;
-	uint8_t b;
-
-	*shift = 0;
-	do {
-		if (p >= end)
-			return -EINVAL;
-		b = *p++;
-		if (*shift < 64)
-			v |= (uint64_t)(b & 0x7f) << *shift;
-		*shift += 7;
-	} while (b & 0x80);
-	*pos = p;
-	*out = v;
-	*last = b;
-	return 0;
-}
-
-static inline int sym_cur_uleb(const uint8_t **pos, const uint8_t *end,
-			       uint64_t *out)
-{
-	unsigned shift;
-	uint8_t last;
-
-	if (*pos < end && **pos < 0x80) { /* the common one-byte case */
-		*out = *(*pos)++;
-		return 0;
-	}
-	return sym_cur_leb(pos, end, out, &shift, &last);
-}
-
-static inline int sym_cur_sleb(const uint8_t **pos, const uint8_t *end,
-			       int64_t *out)
-{
-	unsigned shift;
-	uint8_t last;
-	uint64_t v;
-
-	if (sym_cur_leb(pos, end, &v, &shift, &last))
-		return -EINVAL;
-	if (shift < 64 && (last & 0x40))
-		v |= ~UINT64_C(0) << shift;
-	*out = (int64_t)v;
-	return 0;
-}
-
-/* A NUL-terminated string that ends before end. */
-static inline int sym_cur_cstr(const uint8_t **pos, const uint8_t *end,
-			       const char **out)
-{
-	const uint8_t *nul = *pos < end ? memchr(*pos, 0, (size_t)(end - *pos))
-					: NULL;
-
-	if (!nul)
-		return -EINVAL;
-	*out = (const char *)*pos;
-	*pos = nul + 1;
-	return 0;
-}
 
 /* ---- growable arrays --------------------------------------------------- */
 
@@ -280,35 +169,14 @@ struct sym_elf {
 	char *path;
 };
 
-/* Executable address ranges, to reject DWARF for discarded code. */
-struct sym_ranges {
-	struct { uint64_t lo, hi; } *r;
-	size_t n, alloc;
-};
+/* Executable address ranges (struct elfdw_ranges, elfdw_exec_sections)
+ * reject DWARF for discarded code. */
 
 int sym_elf_open(const char *path, struct sym_elf *out);
 void sym_elf_close(struct sym_elf *e);
-/* The section called name, or NULL. */
-Elf_Scn *sym_elf_find_section(Elf *elf, const char *name);
 bool sym_elf_has_dwarf(Elf *elf);
-
-/* Bytes of a section (borrowed from libelf/libdw). */
-struct sym_sect {
-	const uint8_t *data;
-	size_t size;
-};
-
-/*
- * Bytes of the first of the named sections (a NULL-terminated list) that
- * libdw has loaded: libdw decompresses SHF_COMPRESSED and GNU .zdebug
- * sections in place when it opens the file, so one still compressed is
- * one libdw did not use.  {NULL, 0} when none is there.
- */
-struct sym_sect sym_elf_dwarf_section(Elf *elf, const char *const *names);
-int sym_elf_build_id(Elf *elf, uint8_t *out, size_t size);
+/* The PT_LOAD segments of elf into idx->loads. */
 int sym_elf_read_loads(Elf *elf, struct sym_index *idx);
-int sym_elf_exec_ranges(Elf *elf, struct sym_ranges *out);
-bool sym_ranges_contain(const struct sym_ranges *r, uint64_t lo, uint64_t hi);
 
 /*
  * The image of an ELF file as libelf mapped it, when that is a read-only
@@ -376,7 +244,7 @@ struct sym_build {
 	unsigned flags;			/* enum sym_build_flags */
 	struct sym_pages pages;		/* of the file DWARF is read from */
 	const uint8_t *line_done;	/* the worker's: line programs read */
-	const struct sym_ranges *exec;
+	const struct elfdw_ranges *exec;
 	struct sym_ivals scopes, lines, inner; /* the current unit's */
 	struct sym_ivals spare;		/* scratch for reordering rows */
 	struct sym_block *blocks;
@@ -385,16 +253,11 @@ struct sym_build {
 };
 
 /* Walk all DWARF units: nodes into b->idx, each unit flattened in turn;
- * syms (if set) is collected on the worker meanwhile. */
+ * syms (if set) is collected on the worker meanwhile (collect.c). */
 struct sym_symjob;
-int sym_dwarf_collect(struct sym_build *b, Dwarf *dw, struct sym_symjob *syms);
+int sym_collect_units(struct sym_build *b, Dwarf *dw, struct sym_symjob *syms);
 
 /* ---- line programs (line_program.c) --------------------------------------- */
-
-/* The sections a line program refers to (decompressed by libelf/libdw). */
-struct sym_line_ctx {
-	struct sym_sect line, line_str, str;
-};
 
 /* A unit's file table: file number -> strtab offset (0 = none). */
 struct sym_unit_files {
@@ -412,175 +275,94 @@ typedef int (*sym_line_row_fn)(void *arg, const struct sym_line_row *row,
 			       uint64_t end);
 
 /*
- * Read the line program at offset of .debug_line: if files is set, the
- * file table interned into idx (caller frees files->off); if fn is set,
- * every row.  With files NULL nothing is written but through fn, so the
- * rows of one unit can be read on another thread than the one interning.
- * -EINVAL for a malformed program (rows already passed to fn stay valid).
+ * Read the line program at offset of .debug_line (its header by the
+ * ELF/DWARF layer, strings from .debug_line_str and .debug_str of s): if
+ * files is set, the file table interned into idx (caller frees
+ * files->off); if fn is set, every row.  With files NULL nothing is
+ * written but through fn, so the rows of one unit can be read on another
+ * thread than the one interning.  A malformed program is an input error
+ * (elfdw_err_input), a path longer than 64 KiB -E2BIG, both explained in
+ * d (may be NULL); rows already passed to fn stay valid.
  */
-int sym_line_program_read(struct sym_index *idx, const struct sym_line_ctx *ctx,
+int sym_line_program_read(struct sym_index *idx, const struct elfdw_sections *s,
 			  uint64_t offset, const char *comp_dir,
 			  struct sym_unit_files *files, sym_line_row_fn fn,
-			  void *arg);
-int sym_line_ctx_init(Dwarf *dw, struct sym_line_ctx *ctx);
+			  void *arg, struct ember_diag *d);
 
-/* ---- the DIE reader (dwarf_form.c, dwarf_abbrev.c, dwarf_unit.c,
- *      dwarf_die.c, dwarf_rnglist.c) ------------------------------------------
+/* ---- the schema of the DIE reader (die_schema.c) ---------------------------
  *
- * Reads .debug_info for the few attributes the index needs, in place of
- * libdw's DIE traversal: 32-bit DWARF 2-5 compile and partial units of
- * little-endian files.  Whatever it cannot read exactly as libdw would
- * (DWARF 64, split DWARF, supplementary files, unknown forms, bases it
- * would have to default, anything malformed) makes it return -EINVAL
- * (malformed) or -EOPNOTSUPP (not handled); the caller then hands the
- * whole unit to libdw.  It never guesses.  Spec: DWARF 5 §7.5 (unit
- * headers, abbreviations, forms), §2.17.3 and §7.25 (range lists).
+ * What the index needs of a DIE, as the ELF/DWARF layer's DIE reader is
+ * told (struct elfdw_schema): the attributes it keeps (its slots past the
+ * layer's own), and the kinds of tags the walks tell apart.
  */
 
 /* GCC's discriminator of an inlined call (not in elfutils' dwarf.h). */
 #define SYM_AT_GNU_DISCRIMINATOR 0x2136
 
-/* The sections the reader uses, as libdw loaded them (decompressed). */
-struct sym_dw_sects {
-	struct sym_sect info, abbrev, str, line_str, str_offsets, addr, ranges,
-		rnglists;
+enum sym_slot {
+	SYM_SLOT_NAME = ELFDW_SLOT_USER,
+	SYM_SLOT_LINKAGE_NAME,
+	SYM_SLOT_MIPS_LINKAGE_NAME,
+	SYM_SLOT_DECL_FILE,
+	SYM_SLOT_DECL_LINE,
+	SYM_SLOT_ABSTRACT_ORIGIN,
+	SYM_SLOT_SPECIFICATION,
+	SYM_SLOT_CALL_FILE,
+	SYM_SLOT_CALL_LINE,
+	SYM_SLOT_CALL_COLUMN,
+	SYM_SLOT_DISCRIMINATOR,	/* DW_AT_GNU_discriminator */
+	SYM_SLOT_COMP_DIR,
+	SYM_SLOT_STMT_LIST,
+	SYM_NSLOTS
 };
 
-/* Attributes the reader keeps when it reads a DIE (its slots). */
-enum sym_dw_slot {
-	SYM_DW_NOSLOT = 0,
-	SYM_DW_SIBLING,
-	SYM_DW_NAME,
-	SYM_DW_LINKAGE_NAME,
-	SYM_DW_MIPS_LINKAGE_NAME,
-	SYM_DW_DECL_FILE,
-	SYM_DW_DECL_LINE,
-	SYM_DW_ABSTRACT_ORIGIN,
-	SYM_DW_SPECIFICATION,
-	SYM_DW_LOW_PC,
-	SYM_DW_HIGH_PC,
-	SYM_DW_RANGES,
-	SYM_DW_ENTRY_PC,
-	SYM_DW_CALL_FILE,
-	SYM_DW_CALL_LINE,
-	SYM_DW_CALL_COLUMN,
-	SYM_DW_DISCRIMINATOR,	/* DW_AT_GNU_discriminator */
-	SYM_DW_COMP_DIR,
-	SYM_DW_STMT_LIST,
-	SYM_DW_ADDR_BASE,
-	SYM_DW_STR_OFFSETS_BASE,
-	SYM_DW_RNGLISTS_BASE,
-	SYM_DW_SPLIT,		/* any GNU split-DWARF attribute or DW_AT_dwo_name */
-	SYM_DW_NSLOTS
+_Static_assert((int)SYM_NSLOTS <= (int)ELFDW_MAX_SLOTS, "the index's slots fit a DIE");
+
+/* What the walks do with a DIE, by tag. */
+enum sym_kind {
+	SYM_KIND_OTHER = ELFDW_KIND_OTHER, /* skipped with its subtree */
+	SYM_KIND_UNIT,		/* compile or partial unit */
+	SYM_KIND_FUNC,		/* subprogram */
+	SYM_KIND_INLINED,	/* inlined_subroutine */
+	SYM_KIND_BLOCK,		/* lexical, try and catch blocks */
+	SYM_KIND_SCOPE,		/* namespace, module, class, struct, union */
 };
 
-/* What the walk does with a DIE, by tag. */
-enum sym_dw_kind {
-	SYM_DW_OTHER = 0,	/* skipped with its subtree */
-	SYM_DW_UNIT,		/* compile or partial unit */
-	SYM_DW_FUNC,		/* subprogram */
-	SYM_DW_INLINED,		/* inlined_subroutine */
-	SYM_DW_BLOCK,		/* lexical, try and catch blocks */
-	SYM_DW_SCOPE,		/* namespace, module, class, struct, union */
-};
+/* The index's schema: subprograms and inlined subroutines are read whole
+ * (capture lists), and a DIE notes which of its two origins comes first. */
+extern const struct elfdw_schema sym_die_schema;
+/* The kind of a DIE tag (enum sym_kind). */
+uint8_t sym_tag_kind(uint64_t tag);
 
-/* An attribute of an abbreviation, as the reader needs it: 8 bytes, for
- * there are hundreds of thousands in a big program. */
-struct sym_dw_spec {
-	uint16_t form;		/* DW_FORM_* (0xffff when unknown) */
-	int8_t size;		/* fixed size of the value, or -1 */
-	uint8_t slot;		/* enum sym_dw_slot */
-	uint32_t implicit;	/* DW_FORM_implicit_const: its value's index
-				   in the table's implicits[] */
-};
-
-/* A step of skipping a DIE's values: fixed bytes, then one value whose
- * size is in the data (var: enum sym_dw_skip_var). */
-struct sym_dw_skip {
-	uint16_t fixed;
-	uint8_t var;
-};
-
-enum sym_dw_skip_var {
-	SYM_DW_SKIP_NONE = 0,
-	SYM_DW_SKIP_LEB,	/* ULEB128 or SLEB128 */
-	SYM_DW_SKIP_STRING,
-	SYM_DW_SKIP_BLOCK1,
-	SYM_DW_SKIP_BLOCK2,
-	SYM_DW_SKIP_BLOCK4,
-	SYM_DW_SKIP_BLOCK,	/* ULEB128 length: block, exprloc */
-	SYM_DW_SKIP_INDIRECT,
-};
-
-struct sym_dw_abbrev {
-	uint64_t code;
-	uint32_t tag;
-	uint8_t kind;		/* enum sym_dw_kind */
-	bool children;
-	bool bad;		/* a form of unknown size: unreadable */
-	int32_t sibling_at;	/* offset of a fixed-position DW_AT_sibling, or -1 */
-	uint16_t sibling_form;
-	uint32_t first, n;	/* its specs in the table's specs[] */
-	uint32_t op_first, nops; /* its skip program in the table's ops[] */
-	/* Its slots' values at fixed offsets from its first value, when all
-	 * are (caps_fixed): caps[cap_first..+ncaps), first of each slot. */
-	uint32_t cap_first, ncaps, cap_mask;
-	uint8_t first_origin;	/* as in struct sym_dw_die */
-	bool caps_fixed;
-};
-
-/* Where a slot's value is in a DIE of one abbreviation. */
-struct sym_dw_cap {
-	uint8_t slot;
-	uint16_t form;
-	uint32_t at;		/* offset from the DIE's first value; for
-				   DW_FORM_implicit_const, as in sym_dw_val */
-};
-
-/*
- * One abbreviation table parsed for one kind of unit (the sizes of some
- * forms depend on the unit's address size and version).  Invariant:
- * v[] is sorted by code; dense means v[i].code == i + 1 for all i.
+/* ---- the DIE reader's units (die_units.c) ---------------------------------
+ *
+ * The index build reads .debug_info with the layer's DIE reader (elfdw.h)
+ * for the few attributes it needs, in place of libdw's DIE traversal:
+ * 32-bit DWARF 2-5 compile and partial units of little-endian files.
+ * Which units exist and what type each is are libdw's answers
+ * (dwarf_get_units), never a second opinion; the reader reads each
+ * header again and walks what it can.  Whatever it cannot read exactly
+ * as libdw would (DWARF 64, split DWARF, supplementary files, unknown
+ * forms, bases it would have to default, anything malformed) makes it
+ * return an input error (elfdw_err_input); the caller then hands the
+ * whole unit to libdw.  It never guesses.
  */
-struct sym_dw_abbrevs {
-	uint64_t off;
-	uint8_t addr_size, version;
-	bool dense;
-	struct sym_dw_abbrev *v;
-	size_t n, alloc;
-	struct sym_dw_spec *specs;
-	size_t nspecs, specs_alloc;
-	struct sym_dw_skip *ops;
-	size_t nops, ops_alloc;
-	struct sym_dw_cap *caps;
-	size_t ncaps, caps_alloc;
-	int64_t *implicits;
-	size_t nimplicits, implicits_alloc;
+
+enum sym_die_unit_state {
+	SYM_DIE_UNIT_NEW = 0,	/* header read, unit DIE not yet */
+	SYM_DIE_UNIT_OPEN,	/* unit DIE read: bases known */
+	SYM_DIE_UNIT_BAD,	/* not readable here: left to libdw */
 };
 
-/* A unit of .debug_info. */
-struct sym_dw_unit {
-	uint64_t off, end;	/* its bytes in .debug_info: [off, end) */
-	uint64_t die_off;	/* its unit DIE */
-	uint64_t abbrev_off;
-	uint8_t version, unit_type, addr_size;
-	uint8_t state;		/* enum sym_dw_unit_state */
-	/* From the unit DIE (sym_dw_unit_open); UINT64_MAX = absent. */
-	uint64_t base;		/* base address of its range lists */
-	uint64_t addr_base, str_off_base, rnglists_base;
-	uint32_t die_tag;
-	bool split;		/* the unit DIE carries split-DWARF attributes */
+/* A unit of .debug_info as libdw lists it. */
+struct sym_die_unit {
+	struct elfdw_unit u;	/* its header and bases (the layer's) */
+	uint8_t state;		/* enum sym_die_unit_state */
 	Dwarf_Die cudie;	/* libdw's unit DIE, for the units left to it */
 };
 
-enum sym_dw_unit_state {
-	SYM_DW_UNIT_NEW = 0,	/* header read, unit DIE not yet */
-	SYM_DW_UNIT_OPEN,	/* unit DIE read: bases known */
-	SYM_DW_UNIT_BAD,	/* not readable here: left to libdw */
-};
-
-#define SYM_DW_CACHE 8
-#define SYM_DW_CHUNK 64	/* units a chunk */
+#define SYM_DIE_CACHE 8
+#define SYM_DIE_CHUNK 64	/* units a chunk */
 
 /*
  * The reader of one file: its sections, its units as libdw lists them
@@ -590,189 +372,51 @@ enum sym_dw_unit_state {
  * pointers to them stay valid while more are listed.  Used by one thread
  * at a time.
  */
-struct sym_dw {
-	struct sym_dw_sects s;
+struct sym_die_reader {
+	const struct elfdw_sections *s;	/* borrowed from the build */
 	Dwarf *dw;
 	Dwarf_CU *cu;			/* libdw's iteration: the last listed */
-	struct sym_dw_unit **chunks;	/* unit i: chunks[i / CHUNK][i % CHUNK] */
+	struct sym_die_unit **chunks;	/* unit i: chunks[i / CHUNK][i % CHUNK] */
 	size_t nunits, nchunks;
 	size_t ninfo;			/* units 0..ninfo: .debug_info's, by offset */
 	bool listed;			/* libdw has no more units */
 	bool truncated;			/* libdw could not read past the last */
-	struct sym_dw_abbrevs cache[SYM_DW_CACHE];
+	struct elfdw_abbrevs cache[SYM_DIE_CACHE];
 	unsigned cache_next;
-	const struct sym_dw_abbrevs *pinned; /* never evicted */
-	const struct sym_dw_abbrevs *last_walked; /* evicted first */
+	const struct elfdw_abbrevs *pinned; /* never evicted */
+	const struct elfdw_abbrevs *last_walked; /* evicted first */
+	struct ember_diag diag;		/* why the last unit went to libdw */
+	char why[160];
 };
 
-/* A kept attribute value: where it is in its unit, and its form (8
- * bytes: a DIE keeps a score of them, and the walk a DIE a level). */
-struct sym_dw_val {
-	uint32_t at;		/* offset from the unit's start; for
-				   DW_FORM_implicit_const the value's index
-				   in the DIE's implicits[] */
-	uint16_t form;
-};
-
-/* A DIE as read: its abbreviation and the attributes kept in slots. */
-struct sym_dw_die {
-	const struct sym_dw_unit *unit;
-	const struct sym_dw_abbrev *ab;	/* NULL for a null entry */
-	const int64_t *implicits;	/* of the table it was read with: read
-					   its values before reading another
-					   unit's DIE (the cache may move) */
-	uint64_t off;
-	const uint8_t *end;		/* first byte after its attributes */
-	uint32_t have;			/* 1 << slot for each kept attribute */
-	uint8_t first_origin;		/* the first of abstract_origin and
-					   specification, in attribute order */
-	struct sym_dw_val v[SYM_DW_NSLOTS];
-};
-
-static inline bool sym_dw_has(const struct sym_dw_die *d, enum sym_dw_slot s)
-{
-	return d->have & (1u << s);
-}
-
-/* The start of unit u's bytes. */
-static inline const uint8_t *sym_dw_unit_start(const struct sym_dw *r,
-					       const struct sym_dw_unit *u)
-{
-	return r->s.info.data + u->off;
-}
-
-/* Forms (dwarf_form.c).  Size of a value of form: >= 0 fixed, -1 to be
- * read, -2 unknown form. */
-int sym_dw_form_size(unsigned form, uint8_t addr_size, uint8_t version);
-int sym_dw_form_skip(const uint8_t **pos, const uint8_t *end, unsigned form,
-		     uint8_t addr_size, uint8_t version);
-/* Attribute values, as libdw's dwarf_form* read them; -EOPNOTSUPP for a
- * form the reader leaves to libdw.  Strings point into the sections. */
-int sym_dw_val_const(const struct sym_dw *r, const struct sym_dw_die *d,
-		     enum sym_dw_slot s, uint64_t *out);
-int sym_dw_val_addr(const struct sym_dw *r, const struct sym_dw_die *d,
-		    enum sym_dw_slot s, uint64_t *out);
-int sym_dw_val_str(const struct sym_dw *r, const struct sym_dw_die *d,
-		   enum sym_dw_slot s, const char **out);
-/* Entry idx of the unit's part of .debug_addr (DW_AT_addr_base). */
-int sym_dw_addrx(const struct sym_dw *r, const struct sym_dw_unit *u,
-		 uint64_t idx, uint64_t *out);
-/* Section offset of the DIE a reference of form at p in unit u points to. */
-int sym_dw_form_ref(const struct sym_dw *r, const struct sym_dw_unit *u,
-		    unsigned form, const uint8_t *p, uint64_t *out);
-/* Section offset of the DIE a reference points to. */
-int sym_dw_val_ref(const struct sym_dw *r, const struct sym_dw_die *d,
-		   enum sym_dw_slot s, uint64_t *out);
-/* An offset into another section (DW_FORM_sec_offset; data4/data8 before
- * DWARF 4). */
-int sym_dw_val_secoff(const struct sym_dw *r, const struct sym_dw_die *d,
-		      enum sym_dw_slot s, uint64_t *out);
-
-/* Abbreviation tables (dwarf_abbrev.c). */
-int sym_dw_abbrevs_read(struct sym_dw_abbrevs *t, const struct sym_sect *sect,
-			uint64_t off, uint8_t addr_size, uint8_t version);
-void sym_dw_abbrevs_release(struct sym_dw_abbrevs *t);
-const struct sym_dw_abbrev *sym_dw_abbrev_search(const struct sym_dw_abbrevs *t,
-						 uint64_t code);
-/* The abbreviation of code, or NULL. */
-static inline const struct sym_dw_abbrev *
-sym_dw_abbrev_find(const struct sym_dw_abbrevs *t, uint64_t code)
-{
-	if (t->dense)
-		return code - 1 < t->n ? &t->v[code - 1] : NULL;
-	return sym_dw_abbrev_search(t, code);
-}
-
-/* Units (dwarf_unit.c).  sym_dw_open finds the sections of dw;
- * -EOPNOTSUPP when the file is not for this reader at all. */
-int sym_dw_open(struct sym_dw *r, Dwarf *dw);
-void sym_dw_release(struct sym_dw *r);
+/* The reader over s (the sections libdw loaded from dw's file);
+ * -EOPNOTSUPP when the file is not for this reader at all (big endian,
+ * no .debug_info or .debug_abbrev). */
+int sym_die_open(struct sym_die_reader *r, Dwarf *dw, const struct elfdw_sections *s);
+void sym_die_release(struct sym_die_reader *r);
 /* Unit i in libdw's order (listing it now if need be), NULL past the
  * last; *err is set on failure (-ENOMEM). */
-struct sym_dw_unit *sym_dw_unit(struct sym_dw *r, size_t i, int *err);
+struct sym_die_unit *sym_die_unit(struct sym_die_reader *r, size_t i, int *err);
 /* The unit holding section offset off, or NULL. */
-struct sym_dw_unit *sym_dw_unit_at(struct sym_dw *r, uint64_t off);
-/* Read the unit's DIE for its bases; t is the unit's abbreviations. */
-int sym_dw_unit_open(struct sym_dw *r, struct sym_dw_unit *u,
-		     const struct sym_dw_abbrevs *t);
+struct sym_die_unit *sym_die_unit_at(struct sym_die_reader *r, uint64_t off);
 /* The abbreviations of unit u, parsed or from the cache (valid until the
- * next call); the unit is opened too. */
-int sym_dw_unit_abbrevs(struct sym_dw *r, struct sym_dw_unit *u,
-			const struct sym_dw_abbrevs **out);
-
-/* DIEs (dwarf_die.c).  Read the DIE at *pos of unit u: all its slots when
- * its kind is in full (a mask of 1 << enum sym_dw_kind), else only what
- * finding its end needs (the sibling).  Null entries (a 0 byte at *pos)
- * are for the caller to see first. */
-#define SYM_DW_ALL_KINDS (~0u)
-int sym_dw_die_read(const struct sym_dw *r, const struct sym_dw_unit *u,
-		    const struct sym_dw_abbrevs *t, const uint8_t **pos,
-		    unsigned full, struct sym_dw_die *d);
-/* The abbreviation of the DIE at *pos (not a null entry); *pos moves
- * past the code.  -EOPNOTSUPP for one with a form of unknown size. */
-static inline int sym_dw_die_abbrev(const struct sym_dw_abbrevs *t,
-				    const uint8_t **pos, const uint8_t *end,
-				    const struct sym_dw_abbrev **out)
-{
-	const uint8_t *p = *pos;
-	const struct sym_dw_abbrev *ab;
-	uint64_t code;
-
-	/* A null entry is a single 0 byte here; 0 spelled longer is not one
-	 * for libdw either. */
-	if (sym_cur_uleb(&p, end, &code) || code == 0)
-		return -EINVAL;
-	ab = sym_dw_abbrev_find(t, code);
-	if (!ab)
-		return -EINVAL;
-	if (ab->bad)
-		return -EOPNOTSUPP;
-	*pos = p;
-	*out = ab;
-	return 0;
-}
-/*
- * The next DIE of a list of siblings at *pos whose kind is in want (a
- * mask of 1 << enum sym_dw_kind), read into d as sym_dw_die_read reads it
- * (*pos moves past its values): returns 0.  The DIEs before it are
- * stepped over with their subtrees, as libdw's dwarf_siblingof does (by
- * DW_AT_sibling where a DIE has one).  At the end of the list returns 1,
- * *pos past its null entry (or at the unit's end).
- */
-int sym_dw_next_child(const struct sym_dw *r, const struct sym_dw_unit *u,
-		      const struct sym_dw_abbrevs *t, const uint8_t **pos,
-		      unsigned want, unsigned full, struct sym_dw_die *d);
+ * next call); the unit is opened too (its bases read). */
+int sym_die_unit_abbrevs(struct sym_die_reader *r, struct sym_die_unit *u,
+			 const struct elfdw_abbrevs **out);
 /* Read the DIE at section offset off, in whatever unit holds it. */
-int sym_dw_die_at(struct sym_dw *r, uint64_t off, struct sym_dw_die *d);
-/* Where the next sibling of d starts (its DW_AT_sibling, or past its
- * subtree), as libdw's dwarf_siblingof finds it. */
-int sym_dw_die_after(const struct sym_dw *r, const struct sym_dw_abbrevs *t,
-		     const struct sym_dw_die *d, const uint8_t **next);
-/* The end of unit u's bytes. */
-static inline const uint8_t *sym_dw_unit_end(const struct sym_dw *r,
-					     const struct sym_dw_unit *u)
-{
-	return r->s.info.data + u->end;
-}
+int sym_die_at(struct sym_die_reader *r, uint64_t off, struct elfdw_die *d);
 
-/* Ranges of a DIE (dwarf_rnglist.c), as libdw's dwarf_ranges lists them:
- * low_pc/high_pc, else DW_AT_ranges.  fn sees every range, empty ones too. */
-typedef int (*sym_dw_range_fn)(void *arg, uint64_t lo, uint64_t hi);
-int sym_dw_die_ranges(const struct sym_dw *r, const struct sym_dw_die *d,
-		      sym_dw_range_fn fn, void *arg);
-
-/* DW_AT_comp_dir of a unit, or NULL (paths.c). */
-const char *sym_unit_comp_dir(Dwarf_Die *cudie);
-/* Intern name, joined to comp_dir when it is relative; 0 for NULL. */
+/* Intern name, joined to comp_dir when it is relative; 0 for NULL
+ * (paths.c). */
 int64_t sym_intern_path(struct sym_index *idx, const char *comp_dir,
 			const char *name);
 
-/* ---- units (collect.c, dwarf_lines.c, dwarf_scopes.c) -------------------- */
+/* ---- units (collect.c, unit_lines.c, die_walk.c, libdw_walk.c) ----------- */
 
 /* One unit on its way through the index build (collect.c). */
 struct sym_unit {
 	struct sym_unit_files files;	/* file number -> strtab offset */
-	struct sym_ranges ranges;	/* the unit's own ranges, sorted */
+	struct elfdw_ranges ranges;	/* the unit's own ranges, sorted */
 	uint64_t stmt_off, stmt_end;	/* its line program in .debug_line */
 	bool has_lines;
 	bool rows_read;			/* lines holds its rows already */
@@ -781,28 +425,20 @@ struct sym_unit {
 	struct sym_unit *next;
 };
 
-/* Add [lo, hi) to a unit's ranges unless empty (a sym_dw_range_fn), and
- * sort them once all are in. */
-int sym_unit_range_add(void *arg, uint64_t lo, uint64_t hi);
-void sym_unit_ranges_sort(struct sym_ranges *ur);
 /* Read the header of the unit's line program at off (files interned). */
-int sym_unit_lines_open(struct sym_index *idx, const struct sym_line_ctx *ctx,
+int sym_unit_lines_open(struct sym_index *idx, const struct elfdw_sections *s,
 			uint64_t off, const char *comp_dir, struct sym_unit *u);
-/* Read the unit's ranges and line-program header (files interned). */
-int sym_unit_prepare(struct sym_index *idx, Dwarf_Die *cudie,
-		     const struct sym_line_ctx *ctx, const char *comp_dir,
-		     struct sym_unit *u);
 /* The unit's line rows as intervals into lines; touches nothing shared. */
-int sym_unit_rows(const struct sym_unit *u, const struct sym_line_ctx *ctx,
-		  const struct sym_ranges *exec, struct sym_ivals *lines);
+int sym_unit_rows(const struct sym_unit *u, const struct elfdw_sections *s,
+		  const struct elfdw_ranges *exec, struct sym_ivals *lines);
 void sym_unit_free(struct sym_unit *u);
 
 /* Both DIE walks stop descending at this nesting: deeper is corrupt
  * input, not code. */
 #define SYM_WALK_MAX_DEPTH 512
 
-/* What both DIE walks (dwarf_walk.c, dwarf_scopes.c) do with a DIE of a
- * kind (enum sym_dw_kind), inside a function's tree (node set) or not. */
+/* What both DIE walks (die_walk.c, libdw_walk.c) do with a DIE of a
+ * kind (enum sym_kind), inside a function's tree (node set) or not. */
 enum sym_walk_step {
 	SYM_WALK_SKIP = 0,	/* step over it and its subtree */
 	SYM_WALK_FUNCTION,	/* a function node; its children in it */
@@ -813,29 +449,26 @@ enum sym_walk_step {
 static inline enum sym_walk_step sym_walk_step(uint8_t kind, uint32_t node)
 {
 	switch (kind) {
-	case SYM_DW_FUNC:
+	case SYM_KIND_FUNC:
 		return SYM_WALK_FUNCTION;
-	case SYM_DW_INLINED: /* an inlined call outside any function: none */
+	case SYM_KIND_INLINED: /* an inlined call outside any function: none */
 		return node == SYM_NONE ? SYM_WALK_SKIP : SYM_WALK_INLINED;
-	case SYM_DW_BLOCK:
+	case SYM_KIND_BLOCK:
 		return node == SYM_NONE ? SYM_WALK_SKIP : SYM_WALK_DESCEND;
-	case SYM_DW_SCOPE: /* Rust and C++ define functions in these */
+	case SYM_KIND_SCOPE: /* Rust and C++ define functions in these */
 		return node == SYM_NONE ? SYM_WALK_DESCEND : SYM_WALK_SKIP;
 	default:
 		return SYM_WALK_SKIP;
 	}
 }
 
-/* The kind of a DIE tag (dwarf_abbrev.c). */
-uint8_t sym_dw_tag_kind(uint64_t tag);
-
 /* What the DIE walk of a unit writes to (nodes, strings: the thread that
  * walks owns them) and reads. */
 struct sym_walk_ctx {
 	struct sym_index *idx;
-	const struct sym_ranges *exec;
+	const struct elfdw_ranges *exec;
 	struct sym_origin_cache *origins;
-	const struct sym_line_ctx *lines;
+	const struct elfdw_sections *sects;
 	Dwarf *dw;		/* libdw, for what the reader leaves to it */
 };
 
@@ -862,25 +495,26 @@ int sym_origin_cache_get(struct sym_origin_cache *c, uint64_t key,
 void sym_origin_cache_put(struct sym_origin_cache *c, struct sym_origin *slot,
 			  uint64_t key, const struct sym_node *n);
 
-/* The DIE walk of one unit: nodes into idx, scope intervals into scopes. */
-int sym_dwarf_walk_unit(struct sym_index *idx, const struct sym_ranges *exec,
-			struct sym_origin_cache *origins, Dwarf_Die *cudie,
-			const char *comp_dir, const struct sym_unit_files *files,
-			struct sym_ivals *scopes);
 /*
- * The main thread's half of unit u by the DIE reader (dwarf_walk.c): its
- * ranges, line-program header and DIE walk, into su (nodes and strings
- * into c->idx).  -EINVAL or -EOPNOTSUPP: the reader leaves the unit to
- * libdw; the caller drops su and the nodes added since, and walks the
- * unit with sym_dwarf_walk_unit instead.
+ * The main thread's half of unit u through libdw (libdw_walk.c): its
+ * ranges and line-program header (files interned) into su, then the DIE
+ * walk: nodes into c->idx, scope intervals into su->scopes.
  */
-int sym_dw_unit_collect(struct sym_dw *r, struct sym_dw_unit *u,
-			const struct sym_walk_ctx *c, struct sym_unit *su);
+int sym_libdw_walk_unit(const struct sym_walk_ctx *c, Dwarf_Die *cudie,
+			struct sym_unit *su);
+/*
+ * The same by the DIE reader (die_walk.c).  An input error
+ * (elfdw_err_input, explained in r->diag): the reader leaves the unit to
+ * libdw; the caller drops su and the nodes added since, and walks the
+ * unit with sym_libdw_walk_unit instead.
+ */
+int sym_die_walk_unit(struct sym_die_reader *r, struct sym_die_unit *u,
+		      const struct sym_walk_ctx *c, struct sym_unit *su);
 /* ---- symbol tables (symtab.c) --------------------------------------------- */
 
 /* One symbol table: bytes libelf loaded, borrowed until the ELF closes. */
 struct sym_symsrc {
-	struct sym_sect syms, strs;
+	struct elfdw_sect syms, strs;
 	size_t entsize;
 	bool is64;
 };

@@ -180,6 +180,15 @@ enum sym_load_flags {
  * errno in *err.
  */
 struct sym_index *sym_index_load(int fd, unsigned flags, int *err);
+/*
+ * The same, a refused file explained in d (common.h's struct ember_diag;
+ * may be NULL): which check failed ("header checksum mismatch", "section
+ * 3: 12 records run past the file", "format version 2, this build reads
+ * 1"), for the caller to log.
+ */
+struct ember_diag;
+struct sym_index *sym_index_load_diag(int fd, unsigned flags, struct ember_diag *d,
+				      int *err);
 
 const char *sym_source_name(enum sym_source src);
 /* Message for a negative error from this component (errno or SYM_ERR). */

@@ -48,13 +48,13 @@ static bool sym_wanted(const GElf_Sym *sym)
 
 /* The string table a symbol table links to, as elf_strptr reads it: the
  * bytes of an SHT_STRTAB (none when it is something else). */
-static void table_strings(Elf *elf, size_t link, struct sym_sect *out)
+static void table_strings(Elf *elf, size_t link, struct elfdw_sect *out)
 {
 	Elf_Scn *scn = elf_getscn(elf, link);
 	Elf_Data *d;
 	GElf_Shdr sh;
 
-	*out = (struct sym_sect){ NULL, 0 };
+	*out = (struct elfdw_sect){ NULL, 0 };
 	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB)
 		return; /* elf_strptr finds nothing there: no names */
 	/* elf_strptr reads a compressed table decompressed: so do we */
@@ -63,7 +63,7 @@ static void table_strings(Elf *elf, size_t link, struct sym_sect *out)
 		return;
 	d = elf_rawdata(scn, NULL);
 	if (d && d->d_buf)
-		*out = (struct sym_sect){ d->d_buf, d->d_size < sh.sh_size
+		*out = (struct elfdw_sect){ d->d_buf, d->d_size < sh.sh_size
 							? d->d_size : sh.sh_size };
 }
 
@@ -91,7 +91,7 @@ static int symtab_prepare(Elf *elf, bool dynamic, struct sym_symtab *out)
 			return -SYM_ERR_BAD_ELF;
 		if (data->d_type != ELF_T_SYM)
 			continue; /* gelf_getsym would read nothing */
-		src.syms = (struct sym_sect){ data->d_buf, data->d_size };
+		src.syms = (struct elfdw_sect){ data->d_buf, data->d_size };
 		src.entsize = sh.sh_entsize;
 		table_strings(elf, sh.sh_link, &src.strs);
 		if (table_add(out, &src))
@@ -122,7 +122,7 @@ static bool read_sym(const struct sym_symsrc *src, size_t i, GElf_Sym *sym)
  * the table. */
 static const char *sym_string(const struct sym_symsrc *src, size_t off)
 {
-	const struct sym_sect *s = &src->strs;
+	const struct elfdw_sect *s = &src->strs;
 
 	if (!s->data || off >= s->size || !memchr(s->data + off, 0, s->size - off))
 		return NULL;

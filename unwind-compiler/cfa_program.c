@@ -169,8 +169,8 @@ static int op_offset(struct prog *pr, unsigned op, uint64_t reg)
 			       ? UNWIND_REG_VAL_CFA : UNWIND_REG_AT_CFA;
 	struct unwind_col *c;
 
-	if (sf ? unwind_read_sleb(&pr->p, pr->end, &s)
-	       : unwind_read_uleb(&pr->p, pr->end, &u))
+	if (sf ? elfdw_read_sleb(&pr->p, pr->end, &s)
+	       : elfdw_read_uleb(&pr->p, pr->end, &u))
 		return truncated(pr, op);
 	if (!sf)
 		s = s64_of(u, &ok);
@@ -210,7 +210,7 @@ static int op_register_rule(struct prog *pr, unsigned op)
 	const uint8_t *block = NULL;
 	struct unwind_col *c;
 
-	if (unwind_read_uleb(&pr->p, pr->end, &reg))
+	if (elfdw_read_uleb(&pr->p, pr->end, &reg))
 		return truncated(pr, op);
 	switch (op) {
 	case DW_CFA_offset_extended: case DW_CFA_offset_extended_sf:
@@ -221,12 +221,12 @@ static int op_register_rule(struct prog *pr, unsigned op)
 		op_restore(pr, reg);
 		return OP_CONTINUE;
 	case DW_CFA_register:
-		if (unwind_read_uleb(&pr->p, pr->end, &reg2))
+		if (elfdw_read_uleb(&pr->p, pr->end, &reg2))
 			return truncated(pr, op);
 		break;
 	case DW_CFA_expression: case DW_CFA_val_expression:
-		if (unwind_read_uleb(&pr->p, pr->end, &len) ||
-		    unwind_read_block(&pr->p, pr->end, len, &block))
+		if (elfdw_read_uleb(&pr->p, pr->end, &len) ||
+		    elfdw_read_block(&pr->p, pr->end, len, &block))
 			return truncated(pr, op);
 		break;
 	}
@@ -255,18 +255,18 @@ static int op_def_cfa(struct prog *pr, unsigned op)
 
 	pr->dirty = true;
 	if (op == DW_CFA_def_cfa_expression) {
-		if (unwind_read_uleb(&pr->p, pr->end, &len) ||
-		    unwind_read_block(&pr->p, pr->end, len, &block))
+		if (elfdw_read_uleb(&pr->p, pr->end, &len) ||
+		    elfdw_read_block(&pr->p, pr->end, len, &block))
 			return truncated(pr, op);
 		unwind_expr_cfa(block, len, pr->b->in->machine, s);
 		return OP_CONTINUE;
 	}
 	if (op != DW_CFA_def_cfa_offset && op != DW_CFA_def_cfa_offset_sf &&
-	    unwind_read_uleb(&pr->p, pr->end, &reg))
+	    elfdw_read_uleb(&pr->p, pr->end, &reg))
 		return truncated(pr, op);
 	if (op != DW_CFA_def_cfa_register &&
-	    (sf ? unwind_read_sleb(&pr->p, pr->end, &off)
-		: unwind_read_uleb(&pr->p, pr->end, &u)))
+	    (sf ? elfdw_read_sleb(&pr->p, pr->end, &off)
+		: elfdw_read_uleb(&pr->p, pr->end, &u)))
 		return truncated(pr, op);
 	if (op == DW_CFA_def_cfa_register) {
 		off = s->cfa_off; /* the offset stays (readelf, libgcc) */
@@ -307,7 +307,7 @@ static int op_advance(struct prog *pr, unsigned op)
 	unsigned n = op == DW_CFA_MIPS_advance_loc8 ? 8 : size[op];
 	uint64_t delta;
 
-	if (unwind_read_un(&pr->p, pr->end, n, &delta))
+	if (elfdw_read_un(&pr->p, pr->end, n, &delta))
 		return truncated(pr, op);
 	return advance(pr, delta);
 }
@@ -338,7 +338,7 @@ static int op_extended(struct prog *pr, unsigned op)
 	case DW_CFA_def_cfa_sf: case DW_CFA_def_cfa_offset_sf:
 		return op_def_cfa(pr, op);
 	case DW_CFA_GNU_args_size:
-		return unwind_read_uleb(&pr->p, pr->end, &skip) ? truncated(pr, op)
+		return elfdw_read_uleb(&pr->p, pr->end, &skip) ? truncated(pr, op)
 								: OP_CONTINUE;
 	case DW_CFA_AARCH64_negate_ra_state: /* = DW_CFA_GNU_window_save */
 		if (pr->b->in->machine == UNWIND_EM_AARCH64) {

@@ -17,7 +17,6 @@
  */
 #include "unwind_internal.h"
 
-#include <dwarf.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -65,7 +64,7 @@ static int walk_next(struct unwind_build *b, struct walk *w, struct entry *e)
 		off = (uint64_t)(p - w->start);
 		if (p == w->end)
 			return 0;
-		if (unwind_read_un(&p, w->end, 4, &len))
+		if (elfdw_read_un(&p, w->end, 4, &len))
 			return BAD(b, "'%s' +0x%" PRIx64 ": entry length runs past the section end",
 				   sec_name(w->sec), off);
 		if (len != 0)
@@ -75,7 +74,7 @@ static int walk_next(struct unwind_build *b, struct walk *w, struct entry *e)
 		w->pos = p; /* zero terminator or padding: keep walking */
 	}
 	e->is64 = len == 0xffffffff;
-	if (e->is64 && unwind_read_un(&p, w->end, 8, &len))
+	if (e->is64 && elfdw_read_un(&p, w->end, 8, &len))
 		return BAD(b, "'%s' +0x%" PRIx64 ": 64-bit entry length runs past the section end",
 			   sec_name(w->sec), off);
 	if (len > (uint64_t)(w->end - p))
@@ -84,7 +83,7 @@ static int walk_next(struct unwind_build *b, struct walk *w, struct entry *e)
 	e->off = off;
 	e->end = p + len;
 	e->id_pos = p;
-	if (unwind_read_un(&p, e->end, e->is64 ? 8 : 4, &e->id))
+	if (elfdw_read_un(&p, e->end, e->is64 ? 8 : 4, &e->id))
 		return BAD(b, "'%s' +0x%" PRIx64 ": entry too short for its CIE id",
 			   sec_name(w->sec), off);
 	e->body = p;
@@ -110,8 +109,8 @@ static int parse_cie_aug(struct unwind_build *b, enum unwind_sec sec,
 	uint64_t len, skip;
 	uint8_t enc;
 
-	if (unwind_read_uleb(pos, e->end, &len) ||
-	    unwind_read_block(pos, e->end, len, &q))
+	if (elfdw_read_uleb(pos, e->end, &len) ||
+	    elfdw_read_block(pos, e->end, len, &q))
 		return BAD(b, "'%s' +0x%" PRIx64 ": CIE augmentation data runs past the entry",
 			   sec_name(sec), e->off);
 	qend = q + len;
@@ -119,12 +118,12 @@ static int parse_cie_aug(struct unwind_build *b, enum unwind_sec sec,
 		if (*c == 'S' || *c == 'B' || *c == 'G')
 			cie->signal |= *c == 'S';
 		else if (*c == 'L' || *c == 'R') {
-			if (unwind_read_u8(&q, qend, &enc))
+			if (elfdw_read_u8(&q, qend, &enc))
 				goto truncated;
 			if (*c == 'R')
 				cie->fde_enc = enc;
 		} else if (*c == 'P') {
-			if (unwind_read_u8(&q, qend, &enc) ||
+			if (elfdw_read_u8(&q, qend, &enc) ||
 			    unwind_read_encoded(&q, qend, enc & 0x0f, &pc, &skip))
 				goto truncated;
 		} else
@@ -144,23 +143,23 @@ static int parse_cie_fields(struct unwind_build *b, enum unwind_sec sec,
 	uint64_t ra;
 
 	if (cie->version >= 4 &&
-	    (unwind_read_u8(p, e->end, &cie->addr_size) ||
-	     unwind_read_u8(p, e->end, &cie->seg_size)))
+	    (elfdw_read_u8(p, e->end, &cie->addr_size) ||
+	     elfdw_read_u8(p, e->end, &cie->seg_size)))
 		goto truncated;
 	EMBER_FAIL_IF(cie->addr_size != b->in->addr_size || cie->seg_size > 8, b->diag,
 		      -UNWIND_ERR_BAD_CFI,
 		      "'%s' +0x%" PRIx64 ": CIE address size %u, segment size %u unsupported",
 		      sec_name(sec), e->off, cie->addr_size, cie->seg_size);
-	if (unwind_read_uleb(p, e->end, &cie->code_align) ||
-	    unwind_read_sleb(p, e->end, &cie->data_align))
+	if (elfdw_read_uleb(p, e->end, &cie->code_align) ||
+	    elfdw_read_sleb(p, e->end, &cie->data_align))
 		goto truncated;
 	if (cie->version == 1) {
 		uint8_t r;
 
-		if (unwind_read_u8(p, e->end, &r))
+		if (elfdw_read_u8(p, e->end, &r))
 			goto truncated;
 		ra = r;
-	} else if (unwind_read_uleb(p, e->end, &ra))
+	} else if (elfdw_read_uleb(p, e->end, &ra))
 		goto truncated;
 	cie->ra_reg = ra;
 	return 0;
@@ -182,8 +181,8 @@ static int parse_cie(struct unwind_build *b, enum unwind_sec sec,
 	cie->sec = (uint8_t)sec;
 	cie->addr_size = b->in->addr_size;
 	cie->initial_err = 1;
-	if (unwind_read_u8(&p, e->end, &cie->version) ||
-	    unwind_read_cstr(&p, e->end, &aug))
+	if (elfdw_read_u8(&p, e->end, &cie->version) ||
+	    elfdw_read_cstr(&p, e->end, &aug))
 		return BAD(b, "'%s' +0x%" PRIx64 ": CIE header runs past the entry",
 			   sec_name(sec), e->off);
 	EMBER_FAIL_IF(cie->version != 1 && cie->version != 3 &&
@@ -192,7 +191,7 @@ static int parse_cie(struct unwind_build *b, enum unwind_sec sec,
 		      "'%s' +0x%" PRIx64 ": CIE version %u unsupported", sec_name(sec), e->off,
 		      cie->version);
 	if (strcmp(aug, "eh") == 0 &&
-	    unwind_read_un(&p, e->end, cie->addr_size, &skip))
+	    elfdw_read_un(&p, e->end, cie->addr_size, &skip))
 		return BAD(b, "'%s' +0x%" PRIx64 ": CIE 'eh' data runs past the entry",
 			   sec_name(sec), e->off);
 	err = parse_cie_fields(b, sec, e, &p, cie);
@@ -228,14 +227,9 @@ static int add_cie(struct unwind_build *b, enum unwind_sec sec,
 	return EMBER_VEC_PUSH(cfi->cies, cfi->ncies, cfi->cies_alloc, cie);
 }
 
-/* The CIE at offset off; FDEs name the same CIE as the FDE before them
- * nearly always, so that one is tried first. */
 static struct unwind_cie *find_cie(struct unwind_cfi *cfi, uint64_t off)
 {
 	size_t lo = 0, hi = cfi->ncies;
-
-	if (cfi->hint < cfi->ncies && cfi->cies[cfi->hint].offset == off)
-		return &cfi->cies[cfi->hint];
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -245,10 +239,7 @@ static struct unwind_cie *find_cie(struct unwind_cfi *cfi, uint64_t off)
 		else
 			hi = mid;
 	}
-	if (lo >= cfi->ncies || cfi->cies[lo].offset != off)
-		return NULL;
-	cfi->hint = lo;
-	return &cfi->cies[lo];
+	return lo < cfi->ncies && cfi->cies[lo].offset == off ? &cfi->cies[lo] : NULL;
 }
 
 /* The CIE an FDE entry points at (it stays valid while this FDE is
@@ -272,26 +263,6 @@ static int fde_cie(struct unwind_build *b, enum unwind_sec sec,
 	return 0;
 }
 
-/* pc_begin and pc_range; GCC's and clang's pcrel|sdata4 inline (a
- * call per pointer was a tenth of the parse). */
-static int fde_span(const uint8_t **p, const uint8_t *end, uint8_t enc,
-		    const struct unwind_ptr_ctx *pc, uint64_t *start, uint64_t *range)
-{
-	int32_t a, r;
-	int err;
-
-	if (enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) || end - *p < 8) {
-		err = unwind_read_encoded(p, end, enc, pc, start);
-		return err ? err : unwind_read_encoded(p, end, enc & 0x0f, pc, range);
-	}
-	memcpy(&a, *p, 4);
-	memcpy(&r, *p + 4, 4);
-	*start = pc->sec_vaddr + (uint64_t)(*p - pc->sec_start) + (uint64_t)(int64_t)a;
-	*range = (uint64_t)(int64_t)r;
-	*p += 8;
-	return 0;
-}
-
 /* pc_begin, pc_range, augmentation data, instructions. */
 static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 		     const struct entry *e, struct unwind_fde *f)
@@ -309,16 +280,18 @@ static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 	struct unwind_ptr_ctx pc = { s->data, s->vaddr, 0, cie->addr_size };
 
 	enc = sec == UNWIND_SEC_EH ? cie->fde_enc : 0;
-	if (cie->seg_size && unwind_read_un(&p, e->end, cie->seg_size, &len))
+	if (cie->seg_size && elfdw_read_un(&p, e->end, cie->seg_size, &len))
 		goto truncated;
-	err = fde_span(&p, e->end, enc, &pc, &f->start, &range);
+	err = unwind_read_encoded(&p, e->end, enc, &pc, &f->start);
+	if (!err)
+		err = unwind_read_encoded(&p, e->end, enc & 0x0f, &pc, &range);
 	if (err == -ENOTSUP)
 		return BAD(b, "'%s' +0x%" PRIx64 ": FDE pointer encoding 0x%02x unsupported",
 			   sec_name(sec), e->off, enc);
 	if (err)
 		goto truncated;
-	if (cie->aug_z && (unwind_read_uleb(&p, e->end, &len) ||
-			      unwind_read_block(&p, e->end, len, &aug)))
+	if (cie->aug_z && (elfdw_read_uleb(&p, e->end, &len) ||
+			      elfdw_read_block(&p, e->end, len, &aug)))
 		goto truncated;
 	EMBER_FAIL_IF(f->start + range < f->start, b->diag, -UNWIND_ERR_BAD_CFI,
 		      "'%s' +0x%" PRIx64 ": FDE range 0x%" PRIx64 "+0x%" PRIx64 " wraps around",
@@ -392,7 +365,7 @@ static int fdes_reserve(struct unwind_build *b)
 		n += b->in->sec[i].data ? b->in->sec[i].size / 10 : 0;
 	if (n > SIZE_MAX / sizeof(*b->fdes))
 		return -ENOMEM;
-	b->fdes = ember_big_alloc(n * sizeof(*b->fdes));
+	b->fdes = malloc(n * sizeof(*b->fdes));
 	if (!b->fdes)
 		return -ENOMEM;
 	b->fdes_alloc = n;

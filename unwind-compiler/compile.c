@@ -21,12 +21,12 @@ int unwind_arch_get(uint16_t machine, struct unwind_arch *out)
 }
 
 /* Tables are 0.29-0.42 of their CFI (docs/unwind-format.md): room for
- * 3/8, faulted in ahead; only a hint, the buffer grows past it. */
-static void reserve_blob(const struct unwind_input *in, struct ember_buf *out)
+ * 3/8 at once; only a hint, the buffer grows past it. */
+static void reserve_table(const struct unwind_input *in, struct ember_buf *out)
 {
 	size_t cfi = in->sec[UNWIND_SEC_EH].size + in->sec[UNWIND_SEC_DEBUG].size;
 
-	unwind_buf_prefault(out, cfi / 8 * 3);
+	(void)ember_buf_reserve(out, cfi / 8 * 3); /* a hint: errors ignored */
 }
 
 int unwind_compile_input(const struct unwind_input *in, struct ember_diag *d,
@@ -40,7 +40,7 @@ int unwind_compile_input(const struct unwind_input *in, struct ember_diag *d,
 	unwind_build_init(&b, in, d);
 	err = unwind_arch_get(in->machine, &b.arch);
 	if (!err) {
-		reserve_blob(in, out);
+		reserve_table(in, out);
 		err = unwind_writer_new(&b, out);
 	}
 	if (!err)

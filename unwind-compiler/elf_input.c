@@ -1,7 +1,8 @@
 /*
  * elf_input.c - from an ELF image to its CFI sections (libelf): the
  * checks that turn a foreign or truncated file into a clear error, the
- * GNU build ID, and .eh_frame, .eh_frame_hdr and .debug_frame (from the
+ * GNU build ID and the span of the code (from the ELF/DWARF layer), and
+ * .eh_frame, .eh_frame_hdr and .debug_frame (from the
  * binary, else from its separate debug file; decompressed when
  * SHF_COMPRESSED or .zdebug_frame).  A binary without section headers
  * is read through PT_GNU_EH_FRAME, as runtime unwinders do.
@@ -16,7 +17,6 @@
 #include <gelf.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #ifndef SHF_COMPRESSED
 #define SHF_COMPRESSED (1 << 11)
@@ -193,23 +193,6 @@ int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
 	return elf_new(elf, copy, d, out);
 }
 
-/*
- * Map every page of a section the walk will read, in one call: read
- * through the file mapping, a 6 MB .eh_frame took a page fault per 64 KiB
- * (fault-around), and the first load of each FDE had 43 % of
- * walk_section's samples.  `ember unwind compile` of libcublasLt: 216 ->
- * 120 page faults.  A hint: errors are ignored (kernels before 5.14 lack
- * MADV_POPULATE_READ).
- */
-static void populate(const void *p, size_t n)
-{
-	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
-	uintptr_t hi = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
-
-	if (n >= ((size_t)1 << 20))
-		madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
-}
-
 /* The bytes of a found section, decompressed if need be. */
 static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
 		     struct ember_diag *d, struct unwind_section *out)
@@ -230,7 +213,6 @@ static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, bool zdebug,
 	out->size = data->d_size;
 	out->vaddr = sh->sh_addr;
 	out->size_known = true;
-	populate(out->data, out->size);
 	return 0;
 }
 
@@ -272,75 +254,40 @@ static int eh_frame_from_phdrs(Elf *elf, struct ember_diag *d,
 /*
  * The span of the binary's code: its executable PT_LOAD segments, else
  * (a debug file, an object without program headers) its executable
- * sections.  An FDE outside it describes no code of this binary.
+ * sections, as the ELF/DWARF layer lists them.  An FDE outside it
+ * describes no code of this binary.
  */
-static void code_span(Elf *elf, uint64_t *lo, uint64_t *hi)
+static int code_span(Elf *elf, struct ember_diag *d, uint64_t *lo, uint64_t *hi)
 {
-	size_t phnum = 0, phnum_x = 0;
-	Elf_Scn *scn = NULL;
-	GElf_Phdr ph;
-	GElf_Shdr sh;
+	struct elfdw_ranges r = { 0 };
+	int err = elfdw_exec_segments(elf, &r);
 
+	if (!err && r.n == 0)
+		err = elfdw_exec_sections(elf, &r);
 	*lo = UINT64_MAX;
 	*hi = 0;
-	if (elf_getphdrnum(elf, &phnum))
-		phnum = 0;
-	for (size_t i = 0; i < phnum; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    !(ph.p_flags & PF_X) || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
-			continue;
-		*lo = ph.p_vaddr < *lo ? ph.p_vaddr : *lo;
-		*hi = ph.p_vaddr + ph.p_memsz > *hi ? ph.p_vaddr + ph.p_memsz : *hi;
-		phnum_x++;
+	for (size_t i = 0; !err && i < r.n; i++) {
+		*lo = r.r[i].lo < *lo ? r.r[i].lo : *lo;
+		*hi = r.r[i].hi > *hi ? r.r[i].hi : *hi;
 	}
-	while (phnum_x == 0 && (scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
-		    sh.sh_addr + sh.sh_size >= sh.sh_addr) {
-			*lo = sh.sh_addr < *lo ? sh.sh_addr : *lo;
-			*hi = sh.sh_addr + sh.sh_size > *hi ? sh.sh_addr + sh.sh_size : *hi;
-		}
 	if (*hi == 0)
 		*lo = 0;
+	elfdw_ranges_release(&r);
+	if (err == -ENOMEM)
+		return err;
+	return err ? EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF, "ELF headers unreadable") : 0;
 }
 
-/* GNU build ID from a note section or segment data. */
-static size_t note_build_id(Elf_Data *data, uint8_t *out)
+/* The GNU build ID, as elfutils and debuginfod clients read it. */
+static int read_build_id(Elf *elf, struct ember_diag *d, uint8_t *out, size_t *len)
 {
-	size_t off = 0, name_off, desc_off, next;
-	GElf_Nhdr nh;
+	int n = elfdw_build_id(elf, out, EMBER_BUILD_ID_MAX);
 
-	while (data && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
-		    nh.n_descsz > 0 && nh.n_descsz <= EMBER_BUILD_ID_MAX) {
-			memcpy(out, (const char *)data->d_buf + desc_off, nh.n_descsz);
-			return nh.n_descsz;
-		}
-		off = next;
-	}
+	EMBER_FAIL_IF(n == -E2BIG, d, -UNWIND_ERR_BAD_ELF,
+		      "build-ID note longer than %d bytes", EMBER_BUILD_ID_MAX);
+	EMBER_FAIL_IF(n < 0, d, -UNWIND_ERR_BAD_ELF, "build-ID note unreadable");
+	*len = (size_t)n;
 	return 0;
-}
-
-static size_t read_build_id(Elf *elf, uint8_t *out)
-{
-	Elf_Scn *scn = NULL;
-	size_t n = 0, phnum;
-	GElf_Phdr ph;
-
-	while (!n && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE)
-			n = note_build_id(elf_getdata(scn, NULL), out);
-	}
-	if (n || elf_getphdrnum(elf, &phnum))
-		return n;
-	for (size_t i = 0; !n && i < phnum; i++)
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_NOTE)
-			n = note_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
-							       ph.p_filesz, ELF_T_NHDR),
-					  out);
-	return n;
 }
 
 /* .eh_frame and .eh_frame_hdr of the binary. */
@@ -389,14 +336,16 @@ static int check_debug_file(struct unwind_elf *bin, struct unwind_elf *dbg,
 			    struct ember_diag *d, struct unwind_input *in)
 {
 	uint8_t id[EMBER_BUILD_ID_MAX];
-	size_t n;
+	size_t n = 0;
+	int err;
 
 	if (!dbg)
 		return 0;
 	EMBER_FAIL_IF(dbg->machine != bin->machine, d, -UNWIND_ERR_DEBUG_MISMATCH,
 		      "debug file is for ELF machine %u, the binary for %u", dbg->machine,
 		      bin->machine);
-	n = read_build_id(dbg->elf, id);
+	if ((err = read_build_id(dbg->elf, d, id, &n)))
+		return err;
 	EMBER_FAIL_IF(n && in->build_id_len &&
 			      (n != in->build_id_len || memcmp(id, in->build_id, n)),
 		      d, -UNWIND_ERR_DEBUG_MISMATCH, "debug file has another build ID");
@@ -418,9 +367,11 @@ int unwind_elf_input(struct unwind_elf *bin, struct unwind_elf *dbg,
 	in->machine = bin->machine;
 	in->addr_size = 8;
 	in->flags = flags;
-	in->build_id_len = read_build_id(bin->elf, in->build_id);
-	code_span(bin->elf, &in->code_lo, &in->code_hi);
-	err = check_debug_file(bin, dbg, d, in);
+	err = read_build_id(bin->elf, d, in->build_id, &in->build_id_len);
+	if (!err)
+		err = code_span(bin->elf, d, &in->code_lo, &in->code_hi);
+	if (!err)
+		err = check_debug_file(bin, dbg, d, in);
 	if (err)
 		return err;
 	find_scns(bin->elf, &s);

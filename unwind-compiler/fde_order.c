@@ -14,8 +14,8 @@
  *     row sink, table_write.c).
  *
  * Rows come out in address order, so no sort of rows is ever needed;
- * only the FDEs are ordered (a stable radix sort of their indexes by
- * start address, skipped when the sections are already in order).
+ * only the FDEs are ordered (a sort of their indexes by start address,
+ * skipped when the sections are already in order).
  */
 #include "unwind_internal.h"
 
@@ -41,37 +41,7 @@ void unwind_build_release(struct unwind_build *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/*
- * Stable LSD radix sort of packed keys on 11-bit digits, over bits
- * [from, to) only (the bits below hold the index, already in order).
- * Returns the array the result is in (a or tmp).
- */
-static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n,
-			    unsigned from, unsigned to)
-{
-	for (unsigned shift = from; shift < to; shift += 11) {
-		size_t count[2049] = { 0 };
-		uint64_t *t;
-
-		for (size_t i = 0; i < n; i++)
-			count[((a[i] >> shift) & 2047) + 1]++;
-		for (int d = 1; d <= 2048; d++)
-			count[d] += count[d - 1];
-		for (size_t i = 0; i < n; i++)
-			tmp[count[(a[i] >> shift) & 2047]++] = a[i];
-		t = a;
-		a = tmp;
-		tmp = t;
-	}
-	return a;
-}
-
-static unsigned bits_of(uint64_t v)
-{
-	return v ? 64 - (unsigned)__builtin_clzll(v) : 0;
-}
-
-/* qsort_r order for what does not pack: start, then index. */
+/* qsort_r order: start, then index (so the sort is stable). */
 static int order_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const struct unwind_fde *f = ctx;
@@ -85,44 +55,23 @@ static int order_cmp(const void *pa, const void *pb, void *ctx)
 /*
  * b->order: the FDEs by start address, stably (b->fdes is built in
  * (section, offset) order, so equal starts keep .eh_frame first, then
- * lower offsets).  Sorting an index keeps the FDEs where they are: a
- * radix sort of (start - min) << index bits | index, or qsort_r when
- * that does not fit 64 bits.  (qsort of the FDEs cost 10 of libLLVM's
- * 60 ms, and gathering them 4 MB of fresh pages.)
+ * lower offsets).  Sorting an index keeps the FDEs where they are.
  */
 static int fdes_order(struct unwind_build *b)
 {
-	uint64_t lo = UINT64_MAX, hi = 0, *keys, *sorted;
-	unsigned kbits, ibits = bits_of(b->nfdes ? b->nfdes - 1 : 0);
 	bool in_order = true;
 	size_t n = b->nfdes;
 
-	b->order = ember_big_alloc((n ? n : 1) * sizeof(*b->order));
+	b->order = malloc((n ? n : 1) * sizeof(*b->order));
 	if (!b->order)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		b->order[i] = (uint32_t)i;
-		lo = b->fdes[i].start < lo ? b->fdes[i].start : lo;
-		hi = b->fdes[i].start > hi ? b->fdes[i].start : hi;
 		in_order &= i == 0 || b->fdes[i - 1].start <= b->fdes[i].start;
 	}
 	b->norder = n;
-	if (in_order)
-		return 0;
-	kbits = bits_of(hi - lo);
-	if (kbits + ibits > 64) {
+	if (!in_order)
 		qsort_r(b->order, n, sizeof(*b->order), order_cmp, b->fdes);
-		return 0;
-	}
-	keys = ember_big_alloc(2 * n * sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		keys[i] = (b->fdes[i].start - lo) << ibits | i;
-	sorted = radix_sort(keys, keys + n, n, ibits, ibits + kbits);
-	for (size_t i = 0; i < n; i++)
-		b->order[i] = (uint32_t)(sorted[i] & ((UINT64_C(1) << ibits) - 1));
-	free(keys);
 	return 0;
 }
 

@@ -4,18 +4,17 @@
  * The compiler runs in phases, one file each:
  *   elf_input.c     ELF image -> the CFI sections (struct unwind_input)
  *   eh_frame_hdr.c  .eh_frame_hdr: locate .eh_frame without section headers
- *   cursor.c        bounds-checked reads: LEB128, fixed-size, encoded pointers
+ *   eh_pointer.c    DW_EH_PE_* encoded pointers (the cursors are elfdw.h's)
  *   cie_fde.c       walk a CFI section into CIEs and FDEs
  *   cfa_program.c   run an FDE's CFA program into rows (DWARF 5 §6.4.2)
  *   cfa_expr.c      classify DWARF expressions (PLT, deref, breg)
  *   rule.c          interpreter state -> 16-byte rule; rule interning
- *   fde_order.c         order the FDEs, bridge gaps, run them in order
- *   table_write.c    rows -> pages, palettes, push/pop merges, the table
- *   table_read.c     verify a table, look rows up, iterate them
+ *   fde_order.c     order the FDEs, bridge gaps, run them in order
+ *   table_write.c   rows -> pages, palettes, push/pop merges, the table
+ *   table_read.c    verify a table, look rows up, iterate them
  *   dump.c          the text form of a row
  *   compile.c       the public entry points
  *   errors.c        the component's error strings
- *   prefault.c      output buffers faulted in ahead
  *
  * Rows are never stored whole: the interpreter emits them in address
  * order straight into the table writer, which keeps one 64 KiB page of
@@ -27,6 +26,7 @@
 
 #include "unwind.h"
 #include "common.h"
+#include "elfdw.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -37,75 +37,14 @@
 #define UNWIND_EM_X86_64 62
 #define UNWIND_EM_AARCH64 183
 
-/* ---- output buffers (prefault.c) -------------------------------------------------- */
-
-/* Reserve want more bytes in b and fault them in at once (a hint). */
-void unwind_buf_prefault(struct ember_buf *b, size_t want);
-
-/* ---- cursor reads (cursor.c) ---------------------------------------------- */
-
-/*
- * (pos, end, out): read at *pos, advance *pos only on success, never
- * read at or past end whatever a length says.  -ENODATA: the data ends
- * first; -ERANGE: a LEB128 value does not fit 64 bits; -ENOTSUP: a
- * pointer encoding this reader does not apply.
+/* ---- cursor reads (elfdw.h) and pointer encodings (eh_pointer.c) --------
+ *
+ * Every parser of outside input here reads through the ELF/DWARF layer's
+ * cursors: (pos, end, out), advancing *pos only on success, never at or
+ * past end whatever a length says; -ENODATA when the data ends first,
+ * -ERANGE for a LEB128 value that does not fit 64 bits.  -ENOTSUP: a
+ * pointer encoding unwind_read_encoded does not apply.
  */
-static inline int unwind_read_u8(const uint8_t **pos, const uint8_t *end,
-				 uint8_t *out)
-{
-	if (*pos >= end)
-		return -ENODATA;
-	*out = *(*pos)++;
-	return 0;
-}
-
-/* n-byte little-endian unsigned, n in 1..8. */
-static inline int unwind_read_un(const uint8_t **pos, const uint8_t *end,
-				 unsigned n, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(end - *pos) < n)
-		return -ENODATA;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)(*pos)[i] << (8 * i);
-	*pos += n;
-	*out = v;
-	return 0;
-}
-
-int unwind_read_uleb_slow(const uint8_t **pos, const uint8_t *end,
-			  uint64_t *out);
-int unwind_read_sleb_slow(const uint8_t **pos, const uint8_t *end,
-			  int64_t *out);
-
-static inline int unwind_read_uleb(const uint8_t **pos, const uint8_t *end,
-				   uint64_t *out)
-{
-	if (*pos < end && !(**pos & 0x80)) {
-		*out = *(*pos)++;
-		return 0;
-	}
-	return unwind_read_uleb_slow(pos, end, out);
-}
-
-static inline int unwind_read_sleb(const uint8_t **pos, const uint8_t *end,
-				   int64_t *out)
-{
-	if (*pos < end && !(**pos & 0x80)) {
-		uint8_t b = *(*pos)++;
-
-		*out = (b & 0x40) ? (int64_t)b - 0x80 : (int64_t)b;
-		return 0;
-	}
-	return unwind_read_sleb_slow(pos, end, out);
-}
-
-/* A NUL-terminated string. */
-int unwind_read_cstr(const uint8_t **pos, const uint8_t *end, const char **out);
-/* len bytes as a block: *out points at them. */
-int unwind_read_block(const uint8_t **pos, const uint8_t *end, uint64_t len,
-		      const uint8_t **out);
 
 /* What DW_EH_PE_pcrel and DW_EH_PE_datarel are relative to. */
 struct unwind_ptr_ctx {
@@ -240,7 +179,6 @@ struct unwind_fde {
 struct unwind_cfi {
 	struct unwind_cie *cies;
 	size_t ncies, cies_alloc;
-	size_t hint;		/* the CIE found last */
 };
 
 struct unwind_build;

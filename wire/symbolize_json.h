@@ -7,12 +7,14 @@
  *
  * Pipeline position: the server parses a request body here, hands the
  * plain C request to the symbolizer, and streams each address's frames
- * back through the writer.  Nothing here knows about HTTP or DWARF: the
- * frame struct below is this component's own, filled in by the caller.
+ * back through the writer; a client (`ember symbolize --server`) writes
+ * the request and checks the reply here too.  Nothing here knows about
+ * HTTP or DWARF: the frame struct below is this component's own, filled
+ * in by the caller.
  *
  * Ownership: a struct symjson_request owns all its memory and is freed
  * with symjson_request_free(); the body it was parsed from is not
- * referenced afterwards.  The writer borrows its ember_buf (caller-owned)
+ * referenced afterwards.  So does a struct symjson_reply.  The writer borrows its ember_buf (caller-owned)
  * for as long as it writes; frame strings are read during the call only.
  * No global state: separate requests and writers may run on separate
  * threads.
@@ -100,6 +102,8 @@ enum symjson_error {
 	SYMJSON_ERR_NO_SYMBOLS_AT_ADDRESS, /* "no_symbols_at_address" */
 	SYMJSON_ERR_UPSTREAM_UNAVAILABLE,  /* "upstream_unavailable" */
 	SYMJSON_ERR_OVER_BUDGET,	/* "index_over_budget": larger than --symbol-cache-mb */
+	SYMJSON_ERR_STORE_UNAVAILABLE,	/* "store_unavailable": the store could not be
+					   read: ask again later */
 	SYMJSON_ERR_COUNT
 };
 
@@ -153,5 +157,42 @@ int symjson_answer_end(struct symjson_writer *w);
 
 const char *symjson_error_name(enum symjson_error e);	 /* NULL for SYMJSON_OK */
 const char *symjson_source_name(enum symjson_source s); /* NULL for NONE */
+
+/* ---- the client side: a request out, its reply in -------------------- */
+
+/*
+ * The request of one module's batch: addrs[0, n) of build_id as "0x" hex
+ * strings of kind, with inlined frames and demangled names asked for (a
+ * client applies its own options when printing).  Appended to body: 0, or
+ * -E2BIG past its cap, -ENOMEM.
+ */
+int symjson_request_write(struct ember_buf *body, const char *build_id,
+			  enum symjson_addr_kind kind, const uint64_t *addrs, size_t n);
+
+/* One result of a checked reply.  Strings point into the reply: valid
+ * until symjson_reply_free(). */
+struct symjson_reply_item {
+	uint64_t address;
+	const struct symjson_frame *frames;	/* innermost first */
+	size_t nframes;
+	const char *error;	/* the server's reason ("unknown_build_id"), NULL if none */
+	const char *source;	/* "dwarf", "symtab", ...; NULL if none */
+};
+
+struct symjson_reply;
+
+/*
+ * Parse and check the reply to a request for addrs[0, naddrs) of one
+ * module: modules[0].results must hold exactly naddrs results, each naming
+ * its address in order, each field of the type the schema says.  0 and
+ * *out (free with symjson_reply_free), or -EPROTO with why (if non-NULL)
+ * naming the check that failed by its JSON path, or -ENOMEM.  Reasons and
+ * sources are passed on as sent: a newer server's are not rejected.
+ */
+int symjson_reply_parse(const char *body, size_t len, const uint64_t *addrs, size_t naddrs,
+			struct symjson_reply **out, char *why, size_t why_size);
+/* Result i (< naddrs) of a checked reply. */
+const struct symjson_reply_item *symjson_reply_item(const struct symjson_reply *r, size_t i);
+void symjson_reply_free(struct symjson_reply *r); /* NULL is fine */
 
 #endif /* EMBER_WIRE_SYMBOLIZE_JSON_H */

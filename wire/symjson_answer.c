@@ -20,6 +20,7 @@ const char *symjson_error_name(enum symjson_error e)
 		[SYMJSON_ERR_NO_SYMBOLS_AT_ADDRESS] = "no_symbols_at_address",
 		[SYMJSON_ERR_UPSTREAM_UNAVAILABLE] = "upstream_unavailable",
 		[SYMJSON_ERR_OVER_BUDGET] = "index_over_budget",
+		[SYMJSON_ERR_STORE_UNAVAILABLE] = "store_unavailable",
 	};
 
 	return (unsigned)e < SYMJSON_ERR_COUNT ? names[e] : NULL;

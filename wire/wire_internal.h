@@ -16,6 +16,7 @@
  *   symjson_values.c  request scalars: addresses, build IDs, kinds
  *   symjson_request.c the POST /api/v1/symbolize request (jansson)
  *   symjson_answer.c  the answer, written incrementally
+ *   symjson_client.c  the client side: a module's request, its reply checked
  */
 #ifndef EMBER_WIRE_INTERNAL_H
 #define EMBER_WIRE_INTERNAL_H

@@ -17,8 +17,8 @@
 #   RESTART=1         at the end, restart Ember on the same data and record its
 #                     memory when it only serves (0: skip)
 #   KEEP_DATA=0       1 keeps out/ember-data (with the uploaded blobs) at the end
-#   EMBER=<repo>/build-bench/ember   the binary; built (Release, no
-#                     sanitizers) into build-bench/ when missing
+#   BUILD=<repo>/build-release   the build directory whose ember is used,
+#                     brought up to date first (bench/build-dir.sh)
 # Writes out/raw.tsv, out/upload.tsv, out/machine.txt, out/results.md, and
 # the wrk outputs and server logs of the run in out/wrk/ and out/log/.
 set -euo pipefail
@@ -35,7 +35,6 @@ SERVERS=${SERVERS:-"ember debuginfod"}
 DEBUGINFOD_THREADS=${DEBUGINFOD_THREADS:-}
 UPLOAD=${UPLOAD:-1}
 UPLOAD_MB=${UPLOAD_MB:-100}
-EMBER=${EMBER:-$REPO/build-bench/ember}
 UNKNOWN_ID=0123456789abcdef0123456789abcdef01234567   # well-formed, never stored
 log() { echo "[server-bench] $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -49,13 +48,11 @@ rm -rf "$OUT/wrk" "$OUT/log" "$OUT/ember-data" "$OUT/debuginfod.sqlite"* "$OUT/u
 mkdir -p "$OUT/wrk" "$OUT/log" "$OUT/upload-work"
 
 # ------------------------------------------------------------ ember binary
-if [ ! -x "$EMBER" ]; then
-    log "building $EMBER (Release, no sanitizers)"
-    cmake -S "$REPO" -B "$REPO/build-bench" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-          -DEMBER_SANITIZE=OFF > "$OUT/log/build.log" 2>&1 &&
-        cmake --build "$REPO/build-bench" -j2 --target ember >> "$OUT/log/build.log" 2>&1 ||
-        { tail -20 "$OUT/log/build.log" >&2; die "ember build failed (see out/log/build.log)"; }
-fi
+# shellcheck source=../build-dir.sh
+. "$REPO/bench/build-dir.sh"
+BENCH_BUILD_LOG=$OUT/log/build.log
+bench_build ember || die "ember build failed (see out/log/build.log)"
+EMBER=$BUILD/ember
 
 # ------------------------------------------------------------ corpus (cached)
 # small.debug: 50 functions, -g -O2, split: ~21 KB (the reference's 21,152 B).

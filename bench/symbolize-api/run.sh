@@ -3,11 +3,13 @@
 # POST /api/v1/symbolize/pprof, against a warm llvm-symbolizer coprocess on
 # the same binaries and addresses in the same run.  See README.md.
 #
-#   EMBER=build-apibench/ember bench/symbolize-api/run.sh   # REPS=3, about 3 minutes
+#   bench/symbolize-api/run.sh   # REPS=3, about 3 minutes
 #
 # Env:
-#   EMBER=<repo>/build-apibench/ember   the binary (Release, no sanitizers);
-#                     built into build-apibench/ when it is that default and missing
+#   BUILD=<repo>/build-release   the build directory (Release, no
+#                     sanitizers): ember, ember-api-bench and
+#                     gen-unsymbolized-profile are brought up to date there
+#                     and used (bench/build-dir.sh)
 #   REPS=3            repetitions of the warm, cold and pprof measurements
 #   BATCHES="1000 10000 100000"   addresses per HTTP request, each reported
 #   DURATION=3        seconds of requests per (binary, batch) cell (at least MIN_REQS)
@@ -20,7 +22,7 @@
 #   PPROF_N=20        timed pprof requests per rep (after one warm-up)
 #   SECTIONS="warm pprof cold"    which parts to run
 #   FIXTURES=         directory of Ember's ELF fixtures (default: the first
-#                     build*/fixtures holding all of them, build-apibench first)
+#                     build*/fixtures holding all of them, $BUILD's first)
 #   LLVM_SYMBOLIZER=llvm-symbolizer
 # Writes out/raw.tsv (warm), out/pprof.tsv, out/cold.tsv, out/machine.txt,
 # out/report.md (also printed), logs in out/log/.
@@ -39,34 +41,27 @@ COLD_BINS=${COLD_BINS:-"objdump cxx_O2 c_O2_pie"}
 PPROF_BINS="objdump cxx_O2 c_O2_pie c_O2_nopie libfixture.so"
 PPROF_N=${PPROF_N:-20}
 SECTIONS=${SECTIONS:-"warm pprof cold"}
-EMBER=${EMBER:-$REPO/build-apibench/ember}
 LLVM_SYMBOLIZER=${LLVM_SYMBOLIZER:-$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)}
 log() { echo "[symbolize-api] $*" >&2; }
 die() { log "$*"; exit 1; }
 has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 unset DEBUGINFOD_URLS   # the server must never ask upstream
-for t in cc curl readelf objdump python3; do
+for t in curl readelf objdump python3; do
     command -v "$t" >/dev/null || die "$t not found"
 done
 [ -n "$LLVM_SYMBOLIZER" ] || die "llvm-symbolizer not found (apt-get install llvm)"
-mkdir -p "$OUT/bin" "$OUT/corpus" "$OUT/addrs"
+mkdir -p "$OUT/corpus" "$OUT/addrs"
 rm -rf "$OUT/log" "$OUT"/data-*
 mkdir -p "$OUT/log"
 
 # ------------------------------------------------------------ binaries
-if [ ! -x "$EMBER" ]; then
-    [ "$EMBER" = "$REPO/build-apibench/ember" ] || die "EMBER=$EMBER is not an executable"
-    log "building $EMBER (Release, no sanitizers)"
-    { cmake -S "$REPO" -B "$REPO/build-apibench" -DCMAKE_BUILD_TYPE=Release -DEMBER_SANITIZE=OFF &&
-      cmake --build "$REPO/build-apibench" -j2; } > "$OUT/log/build.log" 2>&1 ||
-        { tail -20 "$OUT/log/build.log" >&2; die "ember build failed (see out/log/build.log)"; }
-fi
-APIBENCH=$OUT/bin/apibench
-if [ ! -x "$APIBENCH" ] || [ "$HERE/apibench.c" -nt "$APIBENCH" ]; then
-    cc -std=c11 -O2 -D_GNU_SOURCE -Wall -Wextra -o "$APIBENCH" "$HERE/apibench.c" -lcurl ||
-        die "cannot build apibench (apt-get install libcurl4-gnutls-dev)"
-fi
+# shellcheck source=../build-dir.sh
+. "$REPO/bench/build-dir.sh"
+BENCH_BUILD_LOG=$OUT/log/build.log
+bench_build all || die "build failed (see out/log/build.log)"
+EMBER=$BUILD/ember
+APIBENCH=$BUILD/ember-api-bench
 
 # ------------------------------------------------------------ corpus
 # objdump (and its address set) is bench/symbolize's: both scripts are
@@ -77,7 +72,7 @@ fi
     die "no objdump in bench/symbolize/out/corpus (see out/log/make-corpus.log)"
 FIXTURE_NAMES="c_O2_pie c_O2_nopie cxx_O2 libfixture.so"
 if [ -z "${FIXTURES:-}" ]; then
-    for d in "$REPO/build-apibench/fixtures" "$REPO"/build*/fixtures; do
+    for d in "$BUILD/fixtures" "$REPO"/build*/fixtures; do
         ok=1; for f in $FIXTURE_NAMES; do [ -s "$d/$f" ] || ok=0; done
         if [ $ok = 1 ]; then FIXTURES=$d; break; fi
     done
@@ -229,29 +224,14 @@ if has pprof; then
         log "SKIP pprof: 'go' not found (apt-get install golang-go)"
         echo "pprof_skipped	go not found" >> "$OUT/machine.txt"
     else
-        # mkprofile, offline: GOPATH mode over a copy of the profile package
-        # (golang-github-google-pprof-dev, or the copy vendored in Go's cmd/).
-        GOW=$OUT/go
-        if [ ! -x "$OUT/bin/mkprofile" ] || [ "$HERE/mkprofile/main.go" -nt "$OUT/bin/mkprofile" ]; then
-            src=""
-            for d in /usr/share/gocode/src/github.com/google/pprof/profile \
-                     "$(go env GOROOT)/src/cmd/vendor/github.com/google/pprof/profile"; do
-                [ -f "$d/profile.go" ] && { src=$d; break; }
-            done
-            [ -n "$src" ] || die "no github.com/google/pprof/profile source (apt-get install golang-github-google-pprof-dev)"
-            rm -rf "$GOW/src"; mkdir -p "$GOW/src/github.com/google/pprof/profile" "$GOW/src/mkprofile"
-            find "$src" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cp {} "$GOW/src/github.com/google/pprof/profile/" \;
-            cp "$HERE/mkprofile/main.go" "$GOW/src/mkprofile/"
-            (cd "$GOW/src/mkprofile" && GO111MODULE=off GOPATH=$GOW GOCACHE=$GOW/cache GOPROXY=off \
-                GOFLAGS='' CGO_ENABLED=0 HOME=$GOW go build -o "$OUT/bin/mkprofile" .) ||
-                die "mkprofile: go build failed"
-            echo "$src" > "$OUT/bin/mkprofile.src"
-        fi
+        bench_build gen-unsymbolized-profile || die "gen-unsymbolized-profile: build failed (see out/log/build.log)"
+        GENPROF=$BUILD/gen-unsymbolized-profile
         args=()
         for b in $PPROF_BINS; do args+=("$OUT/corpus/$b=$OUT/addrs/$b.addrs"); done
-        "$OUT/bin/mkprofile" -o "$OUT/profile.pb.gz" -samples 10000 -locations 2000 "${args[@]}" \
-            2> "$OUT/log/mkprofile.log" || die "mkprofile failed: $(cat "$OUT/log/mkprofile.log")"
-        echo "pprof_profile	$(stat -c %s "$OUT/profile.pb.gz") bytes gzip; mkprofile over $(cat "$OUT/bin/mkprofile.src")" >> "$OUT/machine.txt"
+        "$GENPROF" -o "$OUT/profile.pb.gz" -samples 10000 -locations 2000 "${args[@]}" \
+            2> "$OUT/log/gen-unsymbolized-profile.log" ||
+            die "gen-unsymbolized-profile failed: $(cat "$OUT/log/gen-unsymbolized-profile.log")"
+        echo "pprof_profile	$(stat -c %s "$OUT/profile.pb.gz") bytes gzip; gen-unsymbolized-profile over $(cat "$GENPROF.src")" >> "$OUT/machine.txt"
         for ((rep = 1; rep <= REPS; rep++)); do
             "$APIBENCH" pprof "$URL/api/v1/symbolize/pprof" "$OUT/profile.pb.gz" "$PPROF_N" \
                 "$OUT/answer.pb.gz" "$SERVER_PID" > "$OUT/log/pprof.$rep.txt"

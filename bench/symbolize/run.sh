@@ -5,12 +5,14 @@
 #   bench/symbolize/run.sh            # REPS=3; report on stdout
 #
 # Builds what is missing first: make-corpus.sh (objdump: ~15 min the first
-# time), make-addrs.sh, build-gimli.sh, out/bin/runone.
+# time), make-addrs.sh, build-gimli.sh, and ember and ember-runone in the
+# build directory (bench/build-dir.sh).
 # Env:
+#   BUILD=<repo>/build-release   the build directory (ember, ember-runone)
 #   REPS=3             repetitions (each rep runs every tool on every binary)
 #   TOOLS="llvm gnu eu gimli ember"   subset/order of tools
 #   BINS="objdump cxx_O2 c_O2_pie"    subset of corpus binaries (default: all present)
-#   EMBER_BIN="<repo>/build-release/ember symbolize"   ember command (words)
+#   EMBER_BIN="$BUILD/ember symbolize"   ember command (words)
 #   LLVM_SYMBOLIZER=llvm-symbolizer   which llvm-symbolizer (ratio baseline)
 #   SLOW_N=2000        addresses given to eu-addr2line (it is very slow)
 #   TIMEOUT=300        seconds before one run is killed (recorded as "timeout")
@@ -26,15 +28,15 @@ REPS=${REPS:-3}
 SLOW_N=${SLOW_N:-2000}
 TIMEOUT=${TIMEOUT:-300}
 TOOLS=${TOOLS:-"llvm gnu eu gimli ember"}
-EMBER_BIN=${EMBER_BIN:-"$REPO/build-release/ember symbolize"}
 log() { echo "[run] $*" >&2; }
 
 # ------------------------------------------------------------ prerequisites
 mkdir -p "$OUT/bin" "$RES/out"
-if [ ! -x "$OUT/bin/runone" ] || [ "$HERE/runone.c" -nt "$OUT/bin/runone" ]; then
-    cc -std=c11 -O2 -o "$OUT/bin/runone" "$HERE/runone.c"
-fi
-RUNONE=$OUT/bin/runone
+# shellcheck source=../build-dir.sh
+. "$REPO/bench/build-dir.sh"
+if [ -n "${EMBER_BIN:-}" ]; then bench_build ember-runone; else bench_build ember-runone ember; fi
+EMBER_BIN=${EMBER_BIN:-"$BUILD/ember symbolize"}
+RUNONE=$BUILD/ember-runone
 
 # Cheap when everything exists: make-corpus.sh only builds objdump if it is
 # missing, and picks up Ember's fixtures once the project has built them.
@@ -125,7 +127,7 @@ cmd_for() {
 
 # ------------------------------------------------------------ runs
 RAW=$RES/raw.tsv
-printf 'rep\tbinary\ttool\tkind\tn_addrs\twall_s\tuser_s\tsys_s\tmaxrss_kb\trc\tout_bytes\tblocks\tload1\n' > "$RAW"
+printf 'rep\tbinary\ttool\tkind\tn_addrs\twall_s\tuser_s\tsys_s\tmaxrss_kb\trc\tminflt\tmajflt\tout_bytes\tblocks\tload1\n' > "$RAW"
 
 # Count answered addresses: llvm-style output ends each address with an
 # empty line; the addr2line-style tools (-a) print a 0x... line per address.

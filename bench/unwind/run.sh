@@ -15,14 +15,18 @@
 # Default binaries: /usr/bin/bash, libc.so.6, libLLVM-14 (the anchor of
 # ../shared/reference/unwind-anchors.md) when installed, and the largest
 # x86-64 shared library with .eh_frame under /usr/lib, /usr/local, /opt.
-# EMBER overrides the binary (default build-unwind-release/ember, built
-# with -DCMAKE_BUILD_TYPE=Release).
+# BUILD: the build directory whose ember, ember-unwind-bench and
+# ember-runone are used, brought up to date first (default build-release/;
+# bench/build-dir.sh).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-ROOT=$(cd "$HERE/../.." && pwd -P)
-EMBER=${EMBER:-$ROOT/build-unwind-release/ember}
-BENCH=${BENCH:-$(dirname "$EMBER")/ember-unwind-bench}
+# shellcheck source=../build-dir.sh
+. "$HERE/../build-dir.sh"
+bench_build ember ember-unwind-bench ember-runone
+EMBER=$BUILD/ember
+BENCH=$BUILD/ember-unwind-bench
+RUNONE=$BUILD/ember-runone
 READELF=${READELF:-readelf}
 RUNS=5
 
@@ -30,7 +34,6 @@ if [ "${1:-}" = "-n" ]; then
 	RUNS=$2
 	shift 2
 fi
-[ -x "$EMBER" ] || { echo "run.sh: no $EMBER (cmake -S . -B build-unwind-release -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build-unwind-release --target ember)" >&2; exit 2; }
 
 largest_so() {
 	find /usr/lib /usr/local /opt -xdev -type f -name '*.so*' -size +20M \
@@ -59,11 +62,9 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
 # wall SECONDS of one run of "$@", output discarded, from just before
-# fork() to the child's exit, measured by bench/symbolize's runone (a small
-# C parent): bash's own fork and wait added 6-9 ms to every run here,
-# which flattened the ratio of the faster tool.
-RUNONE=$OUT/runone
-cc -std=c11 -O2 -o "$RUNONE" "$(dirname "$0")/../symbolize/runone.c"
+# fork() to the child's exit, measured by ember-runone (bench/runone.c, a
+# small C parent): bash's own fork and wait added 6-9 ms to every run
+# here, which flattened the ratio of the faster tool.
 walltime() {
 	"$RUNONE" /dev/null "$OUT/out" 600 "$@" | cut -f1
 }

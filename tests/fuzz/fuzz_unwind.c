@@ -55,7 +55,7 @@ static int check_row(const struct unwind_row *row, void *ctx)
 }
 
 /* Open a table and walk it; own = written by the compiler, must be valid. */
-static void exercise_blob(const void *data, size_t size, bool own)
+static void exercise_table(const void *data, size_t size, bool own)
 {
 	struct check c = { 0 };
 	struct unwind_row row;
@@ -103,7 +103,7 @@ static void compile_sections(const uint8_t *data, size_t size)
 	}
 	ember_buf_init(&table, 1 << 26);
 	if (unwind_compile_input(&in, &d, &st, &table) == 0)
-		exercise_blob(table.data, table.len, true);
+		exercise_table(table.data, table.len, true);
 	ember_buf_release(&table);
 }
 
@@ -115,10 +115,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= 4 && memcmp(data, "\x7f" "ELF", 4) == 0) {
 		ember_buf_init(&table, 1 << 26);
 		if (unwind_table_compile_mem(data, size, NULL, 0, NULL, &table) == 0)
-			exercise_blob(table.data, table.len, true);
+			exercise_table(table.data, table.len, true);
 		ember_buf_release(&table);
 	} else if (size >= 8 && memcmp(data, UNWIND_TABLE_MAGIC, 8) == 0) {
-		exercise_blob(data, size, false);
+		exercise_table(data, size, false);
 	} else {
 		compile_sections(data, size);
 	}

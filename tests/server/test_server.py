@@ -74,19 +74,21 @@ SERVERS = []  # stopped at exit, whatever the outcome
 
 
 class Server:
-    def __init__(self, data=None, args=(), preexec=None, ready=True):
+    def __init__(self, data=None, args=(), preexec=None, ready=True, env=None):
         SERVERS.append(self)
         self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
         self.args = list(args)
         self.preexec = preexec
+        self.env = dict(os.environ, **env) if env else None
         self.start(ready)
 
     def start(self, ready=True):
         """Start; with ready, also wait for /healthz (the store open)."""
         self.log = open(os.path.join(TMP, "server.log"), "ab")
+        self.log_start = self.log.tell()
         self.proc = subprocess.Popen(
             [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data] + self.args,
-            stdout=subprocess.PIPE, stderr=self.log, preexec_fn=self.preexec)
+            stdout=subprocess.PIPE, stderr=self.log, preexec_fn=self.preexec, env=self.env)
         self.port = None
         deadline = time.time() + 20
         while self.port is None:
@@ -150,6 +152,12 @@ class Server:
 
     def tmp_files(self):
         return os.listdir(os.path.join(self.data, "tmp"))
+
+    def stderr(self):
+        """What this run of the server wrote to stderr so far."""
+        with open(os.path.join(TMP, "server.log"), "rb") as f:
+            f.seek(self.log_start)
+            return f.read().decode(errors="replace")
 
 
 def client_env(server_urls, cache=None):
@@ -823,6 +831,66 @@ def test_server__upstream_federation():
     finally:
         if up.proc.poll() is None:
             up.stop()
+
+
+def test_server__failed_upstream_is_503_not_404():
+    """An upstream that cannot be reached is a failure, not a miss: 503
+    with Retry-After (as elfutils' server answers a failed federation),
+    remembered as such within the miss TTL, counted as an upstream error;
+    only a real miss is 404."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: connection refused
+    srv = Server(args=["--upstream", "http://127.0.0.1:%d" % port])
+    b = "cd" * 20
+    for attempt in ("fetched", "remembered"):
+        s, body, h = srv.get("/buildid/%s/debuginfo" % b)
+        check(s == 503 and h.get("retry-after") and b"upstream unavailable" in body,
+              "%s: %d %r %r" % (attempt, s, h.get("retry-after"), body))
+    check(srv.metric('ember_upstream_requests_total{result="error"}') == 1, "error count")
+    check(srv.metric('ember_upstream_requests_total{result="negative_cached"}') == 1,
+          "the failure was not remembered")
+    check(srv.metric('ember_upstream_requests_total{result="miss"}') == 0, "counted as a miss")
+    check(srv.metric('ember_store_errors_total{endpoint="debuginfo"}') == 0,
+          "an upstream failure counted as the store's")
+    srv.stop()
+
+
+def test_server__info_log_says_what_happened():
+    """At the default level (info) the server logs its start (data
+    directory, where the upstream servers came from), the store's open,
+    each upload accepted or refused with its reason, and each upstream
+    fetch; --log-level=warn keeps all of that quiet."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    srv = Server(env={"DEBUGINFOD_URLS": "http://127.0.0.1:%d" % port})
+    b = build_id(fx("c_O2_pie"))
+    check(srv.upload(fx("c_O2_pie"), b, "debuginfo")[0] == 201, "upload")
+    check(srv.upload(fx("c_O2_pie"), b, "debuginfo")[0] in (200, 201), "second upload")
+    with tempfile.NamedTemporaryFile("w", dir=TMP) as f:
+        f.write("not an ELF\n")
+        f.flush()
+        s = srv.upload(f.name, "ab" * 20, "debuginfo")[0]
+    check(s == 415, "a text file: %d" % s)
+    check(srv.get("/buildid/%s/executable" % ("cd" * 20))[0] == 503, "upstream down")
+    srv.stop()
+    log = srv.stderr()
+    for want in ("info: ember serve: data directory '%s'" % srv.data,
+                 "upstream servers http://127.0.0.1:%d (from the environment's "
+                 "DEBUGINFOD_URLS)" % port,
+                 "info: ember serve: store opened",
+                 "upload of '%s' (debuginfo) accepted (201)" % b,
+                 "upload of '%s' (debuginfo) already stored" % b,
+                 "upload of '%s' (debuginfo) refused (415): " % ("ab" * 20),
+                 "upstream fetch of '%s' (executable) failed: " % ("cd" * 20)):
+        check(want in log, "%r not logged in:\n%s" % (want, log))
+    quiet = Server(args=["--log-level=warn"])
+    check(quiet.upload(fx("c_O2_pie"), b, "debuginfo")[0] == 201, "upload at warn")
+    quiet.stop()
+    check("info:" not in quiet.stderr(), "info logged at warn: " + quiet.stderr())
 
 
 def test_server__slow_upstream_does_not_stall():
@@ -1554,6 +1622,77 @@ def test_server__symbolize_pprof_inconsistent_mappings():
           "counts: %r" % hdrs.get("x-ember-locations"))
     check(hdrs.get("x-ember-unresolved") == "no_mapping=1, outside_mapping=1, "
           "offset_not_in_elf=1, unknown_build_id=1", "reasons: %r" % hdrs.get("x-ember-unresolved"))
+    srv.stop()
+
+
+# ---- a store that cannot be read ------------------------------------------------------
+
+
+def check_unavailable(reply, what):
+    s, body, h = reply
+    check(s == 503 and h.get("retry-after") and body.startswith(b"store unavailable"),
+          "%s: %d %r %r" % (what, s, h.get("retry-after"), body[:100]))
+
+
+def test_server__unreadable_store_answers_503():
+    """RocksDB failing every read once the store is open.  Nothing real
+    fails on demand under a running server, so this uses the store's fault
+    injection of test builds (EMBER_TEST_STORE_FAULT, rocksdb_fault.c):
+    RocksDB's iterators then stop with their error set and its gets fail.
+    Every route that needs a record answers 503 with Retry-After: never 404
+    (debuginfod clients cache it), never "unknown build ID", never a
+    question to upstream; /metrics counts them."""
+    srv = Server()
+    b = upload_split_pair(srv)
+    main = int(main_addr(None), 16)
+    srv.stop()
+    hang = socket.socket()  # the upstream: must never be asked
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(16)
+    hang.settimeout(0.2)
+    srv = Server(data=srv.data, env={"EMBER_TEST_STORE_FAULT": "+0"},
+                 args=["--upstream", "http://127.0.0.1:%d" % hang.getsockname()[1]])
+    if "EMBER_TEST_STORE_FAULT=+0" not in srv.stderr():
+        raise Skip("a Release build: the store's fault injection (EMBER_TEST_STORE_FAULT) "
+                   "is in Debug builds only")
+    for kind in ("debuginfo", "executable", "section/.debug_info",
+                 "source/ember/fixtures/src/prog.c"):
+        check_unavailable(srv.get("/buildid/%s/%s" % (b, kind)), kind)
+    s, _, h = srv.request("HEAD", "/buildid/%s/debuginfo" % b)
+    check(s == 503 and h.get("retry-after"), "HEAD: %d" % s)
+    check_unavailable(srv.get("/api/v1/artifacts/" + b), "listing")
+    check_unavailable(srv.get("/api/v1/unwind/" + b), "unwind")
+    body = json.dumps({"modules": [{"build_id": b, "addresses": [main]}]}).encode()
+    check_unavailable(srv.request("POST", "/api/v1/symbolize", body, {}), "symbolize")
+    base = 0x555555554000
+    prof = pprof_profile([{"id": 1, "start": base, "limit": base + 0x100000, "build_id": b}],
+                         [(1, 1, base + main)])
+    check_unavailable(srv.request("POST", "/api/v1/symbolize/pprof", prof, {}), "pprof")
+    other = build_id(fx("c_O2_pie"))
+    check_unavailable(srv.upload(fx("c_O2_pie"), other, "executable"), "upload")
+    tar = os.path.join(TMP, "src.tar")
+    src_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../fixtures/elf/src")
+    subprocess.run(["tar", "-C", src_dir, "--transform", "s,^,ember/fixtures/src/,",
+                    "-cf", tar, "prog.c"], check=True)
+    check_unavailable(srv.upload(tar, b, "sources"), "sources upload")
+    check(srv.tmp_files() == [], "temporary files left")
+    try:
+        hang.accept()[0].close()
+        check(False, "a store failure was asked upstream")
+    except socket.timeout:
+        pass
+    for ep, n in (("debuginfo", 2), ("executable", 1), ("section", 1), ("source", 1),
+                  ("list", 1), ("unwind", 1), ("symbolize", 1), ("symbolize_pprof", 1),
+                  ("upload", 2)):
+        got = srv.metric('ember_store_errors_total{endpoint="%s"}' % ep)
+        check(got == n, "ember_store_errors_total{endpoint=%s}: %r, want %d" % (ep, got, n))
+    check(srv.metric('ember_uploads_total{result="rejected",reason="store_unavailable"}') == 2,
+          "upload rejection not counted")
+    check(srv.metric('ember_upstream_requests_total{result="error"}') == 0, "upstream asked")
+    srv.stop()
+    hang.close()
+    srv = Server(data=srv.data)  # the same store, readable: all there
+    check(srv.get("/buildid/%s/debuginfo" % b)[0] == 200, "stored files lost")
     srv.stop()
 
 

@@ -1,15 +1,17 @@
 /*
  * test_api.c - unit tests of api/'s parts below HTTP: request routing
  * with the debuginfod server's error answers, the upstream miss cache,
- * and the symbol cache's replacement of an index while it is in use.
+ * the upload token, and what storing a fetched file answers.
  */
 #include "api_internal.h"
 #include "miss_cache.h"
-#include "symcache.h"
 #include "unit.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static int test_api__routes(void)
@@ -80,15 +82,23 @@ static int test_api__source_path_canonicalized(void)
 static int test_api__miss_cache_expires(void)
 {
 	struct miss_cache *mc = miss_cache_new(0);
+	int err = 0;
 
 	CHECK(mc);
-	miss_cache_put(mc, "k");
-	CHECK(!miss_cache_has(mc, "k")); /* ttl 0: gone at once */
+	miss_cache_put(mc, "k", -ENOENT);
+	CHECK(!miss_cache_get(mc, "k", &err)); /* ttl 0: gone at once */
 	miss_cache_free(mc);
 	mc = miss_cache_new(600);
-	miss_cache_put(mc, "k");
-	CHECK(miss_cache_has(mc, "k"));
-	CHECK(!miss_cache_has(mc, "other"));
+	miss_cache_put(mc, "k", -ENOENT);
+	miss_cache_put(mc, "down", -EHOSTUNREACH);
+	CHECK(miss_cache_get(mc, "k", &err));
+	CHECK_INT(err, ==, -ENOENT);
+	CHECK(miss_cache_get(mc, "down", &err)); /* a failure is not a miss */
+	CHECK_INT(err, ==, -EHOSTUNREACH);
+	CHECK(!miss_cache_get(mc, "other", &err));
+	miss_cache_put(mc, "down", -ENOENT); /* the last answer counts */
+	CHECK(miss_cache_get(mc, "down", &err));
+	CHECK_INT(err, ==, -ENOENT);
 	miss_cache_free(mc);
 	return 0;
 }
@@ -110,93 +120,87 @@ static int ingest(struct store *s, const char *path, const char *id, unsigned ki
 	return err;
 }
 
-/* The source answering for the main symbol's address, or -1. */
-static int source_at(const struct symcache_entry *e, uint64_t addr)
+static int rm_rf(const char *dir)
 {
-	struct sym_frame f[16];
-	int n = sym_index_lookup(symcache_index(e), addr, SYM_ADDR_VADDR, 0, f, 16);
+	char cmd[4200];
 
-	return n > 0 ? (int)f[n - 1].source : -1;
-}
-
-/*
- * A request holds the index of a build ID when a debug file arrives: the
- * next request gets a new index from it, the held one stays usable until
- * released, and then it is freed once (ASan checks).
- */
-static int test_api__symcache_replaces_index_in_use(void)
-{
-	char dir[] = "/tmp/ember-symcache-XXXXXX", full[4096], nodebug[4200], cmd[9000];
-	char id[2 * EMBER_BUILD_ID_MAX + 1], line[256];
-	struct symcache_entry *old, *new;
-	struct symcache_stats st;
-	struct sym_index_stats full_st, nodebug_st;
-	struct symcache *c;
-	struct store *s;
-	struct sym_index *idx;
-	uint64_t budget;
-	const uint8_t *raw;
-	unsigned long long main_addr = 0;
-	size_t len;
-	int err;
-	FILE *p;
-
-	CHECK(mkdtemp(dir));
-	snprintf(full, sizeof(full), "%s", unit_fixture("c_O2_pie"));
-	snprintf(nodebug, sizeof(nodebug), "%s/nodebug", dir);
-	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug '%s' '%s'", full, nodebug);
-	if (run(cmd)) {
-		fprintf(stderr, "SKIP: objcopy failed (Debian package binutils)\n");
-		return UNIT_SKIP;
-	}
-	idx = sym_index_open(full, NULL, &err);
-	CHECK(idx);
-	raw = sym_index_build_id(idx, &len);
-	CHECK(raw && ember_build_id_to_hex(raw, len, id) == 0);
-	sym_index_get_stats(idx, &full_st);
-	sym_index_free(idx);
-	idx = sym_index_open(nodebug, NULL, &err);
-	CHECK(idx);
-	sym_index_get_stats(idx, &nodebug_st);
-	sym_index_free(idx);
-	/* A budget that holds either index but not both (the stored ones
-	 * differ from these by a few bytes of strings): releasing the old
-	 * one must evict it exactly once. */
-	budget = full_st.bytes + nodebug_st.bytes / 2;
-	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' | awk '$4 == \"FUNC\" && $8 == \"main\" { print $2 }'",
-		 full);
-	p = popen(cmd, "r");
-	CHECK(p && fgets(line, sizeof(line), p));
-	pclose(p);
-	main_addr = strtoull(line, NULL, 16);
-	CHECK(main_addr);
-
-	CHECK_INT(store_open(dir, &s), ==, 0);
-	CHECK_INT(symcache_new(s, budget, &c), ==, 0);
-	CHECK_INT(ingest(s, nodebug, id, STORE_KIND_EXECUTABLE), ==, 0);
-	CHECK_INT(symcache_get(c, id, &old), ==, 0);
-	CHECK_INT(source_at(old, main_addr), ==, SYM_SOURCE_SYMTAB);
-	CHECK_INT(ingest(s, full, id, STORE_KIND_DEBUGINFO), ==, 0);
-	CHECK_INT(symcache_get(c, id, &new), ==, 0);
-	CHECK(new != old);
-	CHECK_INT(source_at(new, main_addr), ==, SYM_SOURCE_DWARF);
-	CHECK_INT(source_at(old, main_addr), ==, SYM_SOURCE_SYMTAB); /* still usable */
-	symcache_get_stats(c, &st);
-	CHECK(st.bytes > st.budget); /* the old one waits for its user */
-	symcache_put(c, old);
-	symcache_get_stats(c, &st);
-	CHECK_INT(st.rebuilds, ==, 1);
-	CHECK_INT(st.loaded, ==, 1);
-	CHECK_INT(st.builds, ==, 2);
-	symcache_put(c, new);
-	CHECK_INT(symcache_get(c, id, &new), ==, 0); /* the same, cached */
-	symcache_get_stats(c, &st);
-	CHECK_INT(st.builds, ==, 2);
-	symcache_put(c, new);
-	symcache_free(c);
-	store_free(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return run(cmd);
+}
+
+/* A new token is the whole file, and no temporary file stays. */
+static int test_api__token_written_whole(void)
+{
+	char dir[] = "/tmp/ember-token-XXXXXX", path[300], tok[128], again[128], buf[256];
+	bool created;
+	FILE *f;
+	size_t n;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/token.tmp", dir); /* a crash's leftover */
+	CHECK((f = fopen(path, "w")));
+	fputs("0123", f);
+	fclose(f);
+	CHECK_INT(api_token_setup(dir, NULL, tok, sizeof(tok), &created), ==, 0);
+	CHECK(created);
+	CHECK_INT(strlen(tok), ==, 64);
+	CHECK(access(path, F_OK) != 0);
+	snprintf(path, sizeof(path), "%s/token", dir);
+	CHECK((f = fopen(path, "r")));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	CHECK_STR(buf, tok);
+	CHECK_INT(api_token_setup(dir, NULL, again, sizeof(again), &created), ==, 0);
+	CHECK(!created);
+	CHECK_STR(again, tok);
+	return rm_rf(dir);
+}
+
+/* A token that cannot be written (a file size limit: write fails with
+ * EFBIG) is an error, and leaves neither a token nor a temporary file:
+ * the next start makes a whole one. */
+static int test_api__token_write_failure_leaves_nothing(void)
+{
+	char dir[] = "/tmp/ember-token-XXXXXX", path[300], tok[128];
+	struct rlimit old, none = { 0, 0 };
+	bool created = true;
+	int err;
+
+	CHECK(mkdtemp(dir));
+	CHECK_INT(getrlimit(RLIMIT_FSIZE, &old), ==, 0);
+	none.rlim_max = old.rlim_max;
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &none), ==, 0);
+	err = api_token_setup(dir, NULL, tok, sizeof(tok), &created);
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
+	CHECK_INT(err, ==, -EFBIG);
+	CHECK(!created);
+	snprintf(path, sizeof(path), "%s/token", dir);
+	CHECK(access(path, F_OK) != 0);
+	snprintf(path, sizeof(path), "%s/token.tmp", dir);
+	CHECK(access(path, F_OK) != 0);
+	CHECK_INT(api_token_setup(dir, NULL, tok, sizeof(tok), &created), ==, 0);
+	CHECK(created);
+	return rm_rf(dir);
+}
+
+/* A file that is not one (rejected by the checks) is -EINVAL. */
+static int test_api__rejected_fetch_is_einval(void)
+{
+	char dir[] = "/tmp/ember-ingest-XXXXXX", path[300];
+	struct store *s;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/not-elf", dir);
+	CHECK((f = fopen(path, "w")));
+	fputs("not an ELF file", f);
+	fclose(f);
+	CHECK_INT(store_open(dir, &s), ==, 0);
+	CHECK_INT(ingest(s, path, "abcd", STORE_KIND_DEBUGINFO), ==, -EINVAL);
+	store_free(s);
+	return rm_rf(dir);
 }
 
 static const struct unit_case cases[] = {
@@ -204,7 +208,9 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),
 	UNIT_CASE(test_api__miss_cache_expires),
-	UNIT_CASE(test_api__symcache_replaces_index_in_use),
+	UNIT_CASE(test_api__token_written_whole),
+	UNIT_CASE(test_api__token_write_failure_leaves_nothing),
+	UNIT_CASE(test_api__rejected_fetch_is_einval),
 };
 
 int main(int argc, char **argv)

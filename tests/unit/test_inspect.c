@@ -22,23 +22,6 @@ static int inspect_fixture(const char *name, struct inspect_info *info)
 	return err;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-	char *buf = NULL;
-
-	if (fd >= 0 && !fstat(fd, &st) && (buf = malloc((size_t)st.st_size)) &&
-	    read(fd, buf, (size_t)st.st_size) != st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	if (fd >= 0)
-		close(fd);
-	*len = buf ? (size_t)st.st_size : 0;
-	return buf;
-}
-
 static int test_inspect__fixture_features(void)
 {
 	static const struct { const char *name; const char *features; } want[] = {
@@ -70,7 +53,7 @@ static int test_inspect__not_elf_and_truncated(void)
 {
 	struct inspect_info info;
 	size_t len;
-	char *elf = slurp(unit_fixture("c_O2_pie"), &len);
+	char *elf = unit_slurp(unit_fixture("c_O2_pie"), &len);
 
 	CHECK(elf);
 	CHECK_INT(inspect_elf_mem("#!/bin/sh\n", 10, &info), ==, -INSPECT_ERR_NOT_ELF);
@@ -78,11 +61,61 @@ static int test_inspect__not_elf_and_truncated(void)
 	CHECK_INT(inspect_elf_mem(elf, 40, &info), ==, -INSPECT_ERR_TRUNCATED);
 	CHECK_INT(inspect_elf_mem(elf, len / 2, &info), ==, -INSPECT_ERR_TRUNCATED);
 	CHECK_INT(inspect_elf_mem(elf, len, &info), ==, 0);
-	/* Every prefix that cuts into the section headers (at the end of the
-	 * file) is refused with a reason, never accepted or crashed on. */
-	for (size_t cut = 0; cut < len * 3 / 4; cut += 97)
+	/* Every prefix is refused with a reason, never accepted or crashed
+	 * on, also one that cuts only into the section headers at the end
+	 * (libelf then counts no sections at all). */
+	for (size_t cut = 0; cut < len; cut += 97)
 		CHECK(inspect_elf_mem(elf, cut, &info) < 0);
+	CHECK(inspect_elf_mem(elf, len - 1, &info) < 0);
 	free(elf);
+	return 0;
+}
+
+/* A rejection names the check that failed, for the 422 an uploader gets. */
+static int test_inspect__rejections_explain_themselves(void)
+{
+	struct inspect_info info;
+	char why[256];
+	struct ember_diag d;
+	size_t len;
+	char *elf = unit_slurp(unit_fixture("c_O2_pie"), &len);
+
+	CHECK(elf);
+	d = ember_diag_make(why, sizeof(why));
+	CHECK_INT(inspect_elf_mem_diag("#!/bin/sh\n", 10, &info, &d), ==, -INSPECT_ERR_NOT_ELF);
+	CHECK(strstr(why, "no ELF magic"));
+	d = ember_diag_make(why, sizeof(why));
+	CHECK_INT(inspect_elf_mem_diag(elf, 40, &info, &d), ==, -INSPECT_ERR_TRUNCATED);
+	CHECK(strstr(why, "ELF header is cut short"));
+	d = ember_diag_make(why, sizeof(why));
+	CHECK_INT(inspect_elf_mem_diag(elf, len - 100, &info, &d), ==, -INSPECT_ERR_TRUNCATED);
+	CHECK(strstr(why, "section headers at 0x") && strstr(why, "run past the end"));
+	free(elf);
+	return 0;
+}
+
+/* A file without a build-ID note is refused, saying so. */
+static int test_inspect__no_build_id_explained(void)
+{
+	char tmp[] = "/tmp/ember-inspect-XXXXXX", cmd[8400], why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct inspect_info info;
+	int fd = mkstemp(tmp), err;
+
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --remove-section=.note.gnu.build-id '%s' '%s'",
+		 unit_fixture("c_O2_pie"), tmp);
+	if (system(cmd) != 0) {
+		unlink(tmp);
+		return UNIT_SKIP;
+	}
+	fd = open(tmp, O_RDONLY);
+	err = inspect_elf_fd_diag(fd, &info, &d);
+	close(fd);
+	unlink(tmp);
+	CHECK_INT(err, ==, -INSPECT_ERR_NO_BUILD_ID);
+	CHECK(strstr(why, "no NT_GNU_BUILD_ID note"));
 	return 0;
 }
 
@@ -135,6 +168,69 @@ static int test_inspect__sources_are_absolute_and_canonical(void)
 	return 0;
 }
 
+/* A build ID longer than the store's keys is refused, saying so. */
+static int test_inspect__long_build_id_explained(void)
+{
+	char path[4096], why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct inspect_info info;
+	int fd, err, rc = unit_long_build_id_elf(path, sizeof(path));
+
+	if (rc)
+		return rc;
+	fd = open(path, O_RDONLY);
+	err = inspect_elf_fd_diag(fd, &info, &d);
+	close(fd);
+	unlink(path);
+	CHECK_INT(err, ==, -INSPECT_ERR_BAD_ELF);
+	CHECK(strstr(why, "build-ID note longer than 64 bytes"));
+	return 0;
+}
+
+/* The DWARF version and sources of a compressed file, in either
+ * compression (SHF_COMPRESSED and GNU .zdebug), and the memory image of
+ * the upload is never written to. */
+static int test_inspect__compressed_dwarf_read_in_place(void)
+{
+	static const char *const modes[] = { "zlib", "zlib-gnu" };
+	char tmp[] = "/tmp/ember-inspect-XXXXXX", cmd[8400];
+	struct inspect_info info;
+	int n[3], fd;
+
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	close(fd);
+	for (size_t i = 0; i < 2; i++) {
+		size_t len;
+		char *img, *copy;
+
+		snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=%s '%s' '%s'",
+			 modes[i], unit_fixture("c_O2_pie"), tmp);
+		if (system(cmd) != 0) {
+			unlink(tmp);
+			return UNIT_SKIP;
+		}
+		img = unit_slurp(tmp, &len);
+		copy = img ? malloc(len) : NULL;
+		CHECK(img && copy);
+		memcpy(copy, img, len);
+		CHECK_INT(inspect_elf_mem(img, len, &info), ==, 0);
+		CHECK(memcmp(img, copy, len) == 0);
+		CHECK_INT(info.dwarf_version, ==, 5);
+		CHECK(info.flags & INSPECT_COMPRESSED);
+		free(img);
+		free(copy);
+		memset(n, 0, sizeof(n));
+		fd = open(tmp, O_RDONLY);
+		CHECK_INT(inspect_list_sources(fd, collect, n), ==, 0);
+		close(fd);
+		CHECK_INT(n[0], ==, 1);
+		CHECK(n[2] >= 3);
+	}
+	unlink(tmp);
+	return 0;
+}
+
 static int test_inspect__path_canonical(void)
 {
 	static const struct { const char *in, *out; } cases[] = {
@@ -173,6 +269,10 @@ static int test_inspect__find_section(void)
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_inspect__fixture_features),
 	UNIT_CASE(test_inspect__not_elf_and_truncated),
+	UNIT_CASE(test_inspect__rejections_explain_themselves),
+	UNIT_CASE(test_inspect__no_build_id_explained),
+	UNIT_CASE(test_inspect__long_build_id_explained),
+	UNIT_CASE(test_inspect__compressed_dwarf_read_in_place),
 	UNIT_CASE(test_inspect__build_id_matches_readelf),
 	UNIT_CASE(test_inspect__sources_are_absolute_and_canonical),
 	UNIT_CASE(test_inspect__path_canonical),

@@ -10,8 +10,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -276,9 +278,32 @@ static int test_store__started_store_waits_for_its_open(void)
 	return 0;
 }
 
+static int list_count(const struct store_artifact *a, void *arg)
+{
+	(void)a;
+	++*(int *)arg;
+	return 0;
+}
+
+/* Every reading function, on a store whose records cannot be read, gives
+ * want (the error, never -ENOENT). */
+static int check_reads_fail(struct store *s, const char *id, int want)
+{
+	struct store_artifact a;
+	struct store_pair pair;
+
+	CHECK_INT(store_find_best(s, id, STORE_WANT_DEBUGINFO, &a), ==, want);
+	CHECK_INT(store_find_best(s, id, STORE_WANT_SYMBOLS, &a), ==, want);
+	CHECK_INT(store_find_pair(s, id, &pair), ==, want);
+	CHECK_INT(store_list(s, id, list_count, &(int){ 0 }), ==, want);
+	CHECK_INT(store_source_named(s, id, "/src/a.c"), ==, want);
+	CHECK_INT(store_find_source(s, id, "/src/a.c", &a), ==, want);
+	CHECK_INT(store_find_derived(s, id, "idx-1", &a), ==, want);
+	return 0;
+}
+
 static int test_store__failed_open_fails_every_read(void)
 {
-	struct store_artifact best;
 	struct store *s;
 	char path[300];
 	FILE *f;
@@ -292,7 +317,9 @@ static int test_store__failed_open_fails_every_read(void)
 	CHECK_INT(store_open_begin(s), ==, 0);
 	CHECK_INT(store_wait(s), ==, -EIO);
 	CHECK(!store_is_open(s));
-	CHECK_INT(store_find_best(s, "ab", STORE_WANT_DEBUGINFO, &best), ==, -ENOENT);
+	/* Not "not found": a debuginfod client would cache that. */
+	if (check_reads_fail(s, "ab", -EIO))
+		return 1;
 	store_free(s);
 	CHECK_INT(store_open(dir, &s), ==, -EIO);
 	remove_dir();
@@ -302,6 +329,162 @@ static int test_store__failed_open_fails_every_read(void)
 static int put_derived_text(void *arg, struct store_blob *b)
 {
 	return store_blob_write(b, arg, strlen(arg));
+}
+
+/* Cases that need a RocksDB failing on demand (rocksdb_fault.c) skip in
+ * builds without it. */
+#ifdef EMBER_STORE_FAULTS
+#define NEED_STORE_FAULTS() ((void)0)
+#else
+#define NEED_STORE_FAULTS()                                                          \
+	do {                                                                         \
+		fprintf(stderr, "SKIP: a Release build: the store's fault injection " \
+				"(EMBER_TEST_STORE_FAULT) is in Debug builds only\n");         \
+		return UNIT_SKIP;                                                    \
+	} while (0)
+#endif
+
+/* dir's store reopened under rocksdb_fault.c: `reads` record reads are
+ * answered, counted from the open (its count of the records included). */
+static int open_faulty(int reads, struct store **s)
+{
+	char n[32];
+	int err;
+
+	snprintf(n, sizeof(n), "%d", reads);
+	setenv("EMBER_TEST_STORE_FAULT", n, 1);
+	err = store_open(dir, s);
+	unsetenv("EMBER_TEST_STORE_FAULT");
+	return err;
+}
+
+/*
+ * RocksDB fails in the middle of a scan (an iterator turning invalid with
+ * its error set, as on an I/O error or a corrupt block): the lookup fails
+ * with -EIO, never answers from the candidates it saw before, never
+ * -ENOENT.
+ */
+static int test_store__scan_failure_midway_is_an_error(void)
+{
+	struct store *s;
+	struct store_artifact best;
+	int seen = 0;
+	bool is_new;
+
+	NEED_STORE_FAULTS();
+	s = fresh_store();
+	CHECK(s);
+	CHECK_INT(put(s, "ab02", "symtab only", STORE_HAS_SYMTAB, STORE_KIND_EXECUTABLE,
+		      &is_new), ==, 0);
+	CHECK_INT(put(s, "ab02", "dwarf one", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO,
+		      &is_new), ==, 0);
+	CHECK_INT(put(s, "ab02", "dwarf, bigger", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO,
+		      &is_new), ==, 0);
+	store_free(s);
+	/* 5 reads counting the records at open (a seek and 3 records of
+	 * "A", a seek of "S"), then the seek and the first candidate of the
+	 * next scan: the second candidate fails. */
+	CHECK_INT(open_faulty(7, &s), ==, 0);
+	CHECK_INT(store_find_best(s, "ab02", STORE_WANT_DEBUGINFO, &best), ==, -EIO);
+	CHECK_INT(store_list(s, "ab02", list_count, &seen), ==, -EIO);
+	CHECK_INT(seen, ==, 0);
+	if (check_reads_fail(s, "ab02", -EIO))
+		return 1;
+	store_free(s);
+	/* The same store without the faults answers. */
+	CHECK_INT(store_open(dir, &s), ==, 0);
+	CHECK_INT(store_find_best(s, "ab02", STORE_WANT_DEBUGINFO, &best), ==, 0);
+	CHECK_STR(best.name, "file-13");
+	CHECK_INT(store_list(s, "ab02", list_count, &seen), ==, 0);
+	CHECK_INT(seen, ==, 3);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A store whose records cannot be read through when it opens (its count
+ * of them fails) is not opened. */
+static int test_store__unreadable_records_fail_the_open(void)
+{
+	struct store *s;
+	bool is_new;
+
+	NEED_STORE_FAULTS();
+	s = fresh_store();
+	CHECK(s);
+	CHECK_INT(put(s, "ab03", "one", STORE_HAS_SYMTAB, STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+	CHECK_INT(put(s, "ab03", "two", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO, &is_new), ==, 0);
+	store_free(s);
+	s = (struct store *)1;
+	CHECK_INT(open_faulty(1, &s), ==, -EIO); /* the seek, then the first record fails */
+	CHECK(s == NULL);
+	CHECK_INT(open_faulty(4, &s), ==, 0); /* two seeks, both records: open */
+	if (check_reads_fail(s, "ab03", -EIO))
+		return 1;
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A log handler that changes errno, as a real one writing to a file may. */
+static void errno_clobbering_log(enum ember_log_level l, const char *m, void *c)
+{
+	(void)l, (void)m, (void)c;
+	errno = EBADMSG;
+}
+
+/* The error returned is the failure's, not what the log call left in errno. */
+static int test_store__errno_survives_the_log(void)
+{
+	struct store *s = (struct store *)1;
+	char path[300];
+	FILE *f;
+	int err;
+
+	snprintf(dir, sizeof(dir), "/tmp/ember-test-store.XXXXXX");
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/blobs", dir); /* a file where a folder goes */
+	CHECK((f = fopen(path, "w")));
+	fclose(f);
+	ember_log_set_handler(errno_clobbering_log, NULL);
+	err = store_new(dir, &s);
+	ember_log_set_handler(unit_quiet, NULL);
+	CHECK_INT(err, ==, -ENOTDIR);
+	CHECK(s == (struct store *)1);
+	remove_dir();
+	return 0;
+}
+
+/* A pin file that cannot be written (a file size limit here) fails the
+ * pin, leaves no pin and no temporary file. */
+static int test_store__pin_write_failure_is_an_error(void)
+{
+	struct store *s = fresh_store();
+	struct rlimit old, none = { 0, 0 };
+	struct store_pin pin;
+	char tmp[300];
+	bool is_new;
+	int err;
+
+	CHECK(s);
+	CHECK_INT(put(s, "cd02", "exe", STORE_HAS_SYMTAB, STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+	CHECK_INT(store_put_derived(s, "cd02", "idx-1", put_derived_text, "index"), ==, 0);
+	CHECK_INT(getrlimit(RLIMIT_FSIZE, &old), ==, 0);
+	none.rlim_max = old.rlim_max;
+	signal(SIGXFSZ, SIG_IGN); /* a failed write, not death */
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &none), ==, 0);
+	err = store_pin_derived(s, "cd02", "idx", "idx-1", store_generation(s));
+	CHECK_INT(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
+	CHECK_INT(err, ==, -EFBIG);
+	CHECK_INT(store_find_pin(s, "cd02", "idx", &pin), ==, -ENOENT);
+	CHECK_INT(count_files("pins"), ==, 0);
+	snprintf(tmp, sizeof(tmp), "%s/pins/.cd02.tmp", dir);
+	CHECK(access(tmp, F_OK) != 0);
+	CHECK_INT(store_pin_derived(s, "cd02", "idx", "idx-1", store_generation(s)), ==, 0);
+	CHECK_INT(store_find_pin(s, "cd02", "idx", &pin), ==, 0);
+	store_free(s);
+	remove_dir();
+	return 0;
 }
 
 static int test_store__pin_names_a_derived_artifact(void)
@@ -410,6 +593,10 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_store__second_open_is_refused_at_once),
 	UNIT_CASE(test_store__started_store_waits_for_its_open),
 	UNIT_CASE(test_store__failed_open_fails_every_read),
+	UNIT_CASE(test_store__scan_failure_midway_is_an_error),
+	UNIT_CASE(test_store__unreadable_records_fail_the_open),
+	UNIT_CASE(test_store__errno_survives_the_log),
+	UNIT_CASE(test_store__pin_write_failure_is_an_error),
 	UNIT_CASE(test_store__pin_names_a_derived_artifact),
 	UNIT_CASE(test_store__upload_removes_pins_and_races_refuse_them),
 	UNIT_CASE(test_store__damaged_pins_are_no_pins),

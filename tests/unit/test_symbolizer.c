@@ -17,7 +17,9 @@
 #include <gelf.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAXF 64
@@ -399,6 +401,55 @@ static int test_symbolizer__stale_debug_file_rejected(void)
 	rmdir(dir);
 	CHECK(idx == NULL);
 	CHECK_INT(err, ==, -SYM_ERR_NO_SYMBOLS);
+	return 0;
+}
+
+/*
+ * A failure of the machine while looking for the debug file is an error,
+ * not "no debug file": with one file descriptor left, the binary opens
+ * and its debuglink target does not (EMFILE), and the build must fail
+ * with that, not answer from .dynsym as if the debug file were absent.
+ */
+static int test_symbolizer__debug_search_failure_is_an_error(void)
+{
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl;
+		struct sym_index *idx;
+		int err = 0;
+
+		fd = dup(0); /* the lowest free descriptor: the binary gets it */
+		close(fd);
+		rl.rlim_cur = rl.rlim_max = (rlim_t)fd + 1;
+		if (fd < 0 || setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(2);
+		idx = sym_index_open(unit_fixture("c_stripped"), NULL, &err);
+		_exit(idx == NULL && err == -EMFILE ? 0 : 1);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), ==, 0);
+	return 0;
+}
+
+/* A build-ID note the index cannot hold (68 bytes) is an error, not a
+ * file without a build ID (whose debug file would go unchecked). */
+static int test_symbolizer__long_build_id_is_an_error(void)
+{
+	char path[4096];
+	struct sym_index *idx;
+	int err = 0, rc = unit_long_build_id_elf(path, sizeof(path));
+
+	if (rc)
+		return rc;
+	idx = sym_index_open(path, NULL, &err);
+	unlink(path);
+	CHECK(idx == NULL);
+	CHECK_INT(err, ==, -SYM_ERR_BAD_ELF);
 	return 0;
 }
 
@@ -1136,8 +1187,8 @@ static int test_symbolizer__line_program_v4(void)
 
 	CHECK(idx && sym_strtab_init(&idx->strtab) == 0);
 	line_v4_bytes(buf, &len);
-	struct sym_line_ctx ctx = { .line = { buf, len } };
-	err = sym_line_program_read(idx, &ctx, 0, "/cd", &files, collect_row, &rs);
+	struct elfdw_sections ctx = { .line = { buf, len } };
+	err = sym_line_program_read(idx, &ctx, 0, "/cd", &files, collect_row, &rs, NULL);
 	CHECK_INT(err, ==, 0);
 	CHECK_INT(files.n, ==, 3); /* DWARF 4: file numbers start at 1 */
 	CHECK_STR(sym_strtab_get(&idx->strtab, files.off[1]), "/cd/a.c");
@@ -1157,8 +1208,8 @@ static int test_symbolizer__line_program_v4(void)
 	return 0;
 }
 
-/* Every truncation of the program: -EINVAL or fewer rows, never a crash
- * or a read past the end (ASan watches the copy, exactly sized). */
+/* Every truncation of the program: an input error or fewer rows, never
+ * a crash or a read past the end (ASan watches the copy, exactly sized). */
 static int test_symbolizer__line_program_truncated(void)
 {
 	struct sym_index *idx = calloc(1, sizeof(*idx));
@@ -1174,14 +1225,61 @@ static int test_symbolizer__line_program_truncated(void)
 		int err;
 
 		memcpy(copy, full, cut);
-		struct sym_line_ctx ctx = { .line = { copy, cut } };
+		struct elfdw_sections ctx = { .line = { copy, cut } };
 		err = sym_line_program_read(idx, &ctx, 0, "/cd", &files,
-					    collect_row, &rs);
-		CHECK(err == -EINVAL || err == 0);
+					    collect_row, &rs, NULL);
+		CHECK(elfdw_err_input(err) || err == 0);
 		CHECK_INT(rs.n, <=, 3);
 		free(files.off);
 		free(copy);
 	}
+	sym_index_free(idx);
+	return 0;
+}
+
+/*
+ * A DWARF 4 line table whose include directory is longer than the 64 KiB
+ * a path may take: building the file's path fails with -E2BIG (the table
+ * is not used), and no path cut short is interned as if it were real.
+ */
+static int test_symbolizer__line_program_path_too_long(void)
+{
+	static const uint8_t params[] = { 1, 1, 1, (uint8_t)-5, 14, 13,
+					  0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	static const uint8_t file[] = { 'a', '.', 'c', 0, 1, 0, 0, 0 };
+	size_t dirlen = 70000, len = 10 + sizeof(params) + dirlen + 2 + sizeof(file);
+	struct sym_index *idx = calloc(1, sizeof(*idx));
+	uint8_t *buf = calloc(1, len);
+	struct sym_unit_files files = { 0 };
+	struct sym_unit *u = calloc(1, sizeof(*u));
+	uint32_t v;
+	char why[160];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	size_t at;
+
+	CHECK(idx && buf && u && sym_strtab_init(&idx->strtab) == 0);
+	v = (uint32_t)(len - 4);
+	memcpy(buf, &v, 4);
+	buf[4] = 4;
+	v = (uint32_t)(len - 10);
+	memcpy(buf + 6, &v, 4);
+	memcpy(buf + 10, params, sizeof(params));
+	at = 10 + sizeof(params);
+	memset(buf + at, 'x', dirlen); /* the directory, then its NUL and the list's */
+	at += dirlen + 2;
+	memcpy(buf + at, file, sizeof(file));
+	struct elfdw_sections ctx = { .line = { buf, len } };
+	CHECK_INT(sym_line_program_read(idx, &ctx, 0, "/cd", &files, NULL, NULL, &d),
+		  ==, -E2BIG);
+	CHECK(strstr(why, "longer than"));
+	CHECK(files.off == NULL && files.n == 0);
+	for (size_t off = 1; off < idx->strtab.len; off += strlen(idx->strtab.data + off) + 1)
+		CHECK(strlen(idx->strtab.data + off) < 60000);
+	/* the unit goes without rows, the build goes on */
+	CHECK_INT(sym_unit_lines_open(idx, &ctx, 0, "/cd", u), ==, 0);
+	CHECK(!u->has_lines);
+	sym_unit_free(u);
+	free(buf);
 	sym_index_free(idx);
 	return 0;
 }
@@ -1394,221 +1492,6 @@ static int test_symbolizer__reader_leaves_unit_to_libdw(void)
 	return 0;
 }
 
-/* An abbreviation table: codes, kinds, slots and skip programs. */
-static const uint8_t abbrev_tab[] = {
-	1, DW_TAG_subprogram, DW_CHILDREN_yes,
-	DW_AT_sibling, DW_FORM_ref4,
-	DW_AT_name, DW_FORM_strp,
-	DW_AT_low_pc, DW_FORM_addr,
-	DW_AT_high_pc, DW_FORM_data4,
-	DW_AT_frame_base, DW_FORM_exprloc,
-	DW_AT_decl_line, DW_FORM_implicit_const, 0x7f, /* -1 */
-	0, 0,
-	2, DW_TAG_variable, DW_CHILDREN_no,
-	DW_AT_name, DW_FORM_string,
-	DW_AT_type, DW_FORM_ref4,
-	0, 0,
-	3, DW_TAG_lexical_block, DW_CHILDREN_yes,
-	DW_AT_low_pc, DW_FORM_addr,
-	DW_AT_high_pc, DW_FORM_data8,
-	0, 0,
-	4, DW_TAG_variable, DW_CHILDREN_no,
-	DW_AT_location, 0x7f, /* no such form */
-	0, 0,
-	0,
-};
-
-static int test_symbolizer__abbrev_table(void)
-{
-	struct sym_dw_abbrevs t = { 0 };
-	struct sym_sect sect = { abbrev_tab, sizeof(abbrev_tab) };
-	const struct sym_dw_abbrev *a;
-	const struct sym_dw_skip *op;
-
-	CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, 0);
-	CHECK_INT(t.n, ==, 4);
-	CHECK(t.dense);
-	CHECK(!sym_dw_abbrev_find(&t, 0) && !sym_dw_abbrev_find(&t, 5));
-	a = sym_dw_abbrev_find(&t, 1);
-	CHECK(a && a->kind == SYM_DW_FUNC && a->children && !a->bad);
-	CHECK_INT(a->sibling_at, ==, 0);
-	CHECK_INT(a->sibling_form, ==, DW_FORM_ref4);
-	CHECK_INT(t.specs[a->first + 1].slot, ==, SYM_DW_NAME);
-	CHECK_INT(t.specs[a->first + 5].slot, ==, SYM_DW_DECL_LINE);
-	CHECK_INT(t.implicits[t.specs[a->first + 5].implicit], ==, -1);
-	/* ref4 + strp + addr + data4 in one step, then the exprloc */
-	CHECK_INT(a->nops, ==, 1);
-	op = &t.ops[a->op_first];
-	CHECK(op->fixed == 20 && op->var == SYM_DW_SKIP_BLOCK);
-	a = sym_dw_abbrev_find(&t, 2);
-	CHECK(a && a->kind == SYM_DW_OTHER && !a->children && a->sibling_at < 0);
-	CHECK_INT(a->nops, ==, 2);
-	op = &t.ops[a->op_first];
-	CHECK(op[0].fixed == 0 && op[0].var == SYM_DW_SKIP_STRING);
-	CHECK(op[1].fixed == 4 && op[1].var == SYM_DW_SKIP_NONE);
-	a = sym_dw_abbrev_find(&t, 3);
-	CHECK(a && a->kind == SYM_DW_BLOCK && a->nops == 1 &&
-	      t.ops[a->op_first].fixed == 16);
-	a = sym_dw_abbrev_find(&t, 4);
-	CHECK(a && a->bad);
-	sym_dw_abbrevs_release(&t);
-	return 0;
-}
-
-/* Every truncation of a table fails cleanly (ASan watches the exactly
- * sized copy); a code defined twice is malformed. */
-static int test_symbolizer__abbrev_table_malformed(void)
-{
-	static const uint8_t twice[] = { 2, DW_TAG_variable, 0, 0, 0,
-					 2, DW_TAG_member, 0, 0, 0, 0 };
-	struct sym_dw_abbrevs t = { 0 };
-	struct sym_sect sect = { twice, sizeof(twice) };
-
-	CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, -EINVAL);
-	for (size_t cut = 0; cut < sizeof(abbrev_tab); cut++) {
-		uint8_t *copy = malloc(cut ? cut : 1);
-
-		memcpy(copy, abbrev_tab, cut);
-		sect = (struct sym_sect){ copy, cut };
-		CHECK_INT(sym_dw_abbrevs_read(&t, &sect, 0, 8, 5), ==, -EINVAL);
-		free(copy);
-	}
-	sym_dw_abbrevs_release(&t);
-	return 0;
-}
-
-struct got_ranges {
-	uint64_t lo[16], hi[16];
-	int n;
-};
-
-static int got_range(void *arg, uint64_t lo, uint64_t hi)
-{
-	struct got_ranges *g = arg;
-
-	if (g->n < 16) {
-		g->lo[g->n] = lo;
-		g->hi[g->n++] = hi;
-	}
-	return 0;
-}
-
-/* A reader over hand-made sections: one unit whose DIE has DW_AT_ranges
- * (form, at the start of info) and nothing else. */
-struct fake_dw {
-	struct sym_dw r;
-	struct sym_dw_unit u;
-	struct sym_dw_die d;
-};
-
-static void fake_dw_init(struct fake_dw *f, const uint8_t *info, size_t size,
-			 uint8_t version, unsigned form)
-{
-	memset(f, 0, sizeof(*f));
-	f->r.s.info = (struct sym_sect){ info, size };
-	f->u = (struct sym_dw_unit){ .end = size, .version = version,
-				     .addr_size = 8, .base = 0x1000,
-				     .addr_base = UINT64_MAX,
-				     .str_off_base = UINT64_MAX,
-				     .rnglists_base = UINT64_MAX };
-	f->d.unit = &f->u;
-	f->d.have = 1u << SYM_DW_RANGES;
-	f->d.v[SYM_DW_RANGES] = (struct sym_dw_val){ 0, (uint16_t)form };
-}
-
-#define U64LE(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), \
-	(uint8_t)((v) >> 24), (uint8_t)((uint64_t)(v) >> 32),              \
-	(uint8_t)((uint64_t)(v) >> 40), (uint8_t)((uint64_t)(v) >> 48),    \
-	(uint8_t)((uint64_t)(v) >> 56)
-
-/* DWARF 4 .debug_ranges: pairs after the unit's base, a base selection,
- * the (0, 0) end. */
-static int test_symbolizer__range_list_dwarf4(void)
-{
-	static const uint8_t info[] = { 0, 0, 0, 0 }; /* sec_offset 0 */
-	static const uint8_t ranges[] = {
-		U64LE(0x10), U64LE(0x20),
-		U64LE(UINT64_MAX), U64LE(0x5000),
-		U64LE(0x1), U64LE(0x3),
-		U64LE(0), U64LE(0),
-	};
-	struct got_ranges g = { .n = 0 };
-	struct fake_dw f;
-
-	fake_dw_init(&f, info, sizeof(info), 4, DW_FORM_sec_offset);
-	f.r.s.ranges = (struct sym_sect){ ranges, sizeof(ranges) };
-	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, 0);
-	CHECK_INT(g.n, ==, 2);
-	CHECK(g.lo[0] == 0x1010 && g.hi[0] == 0x1020);
-	CHECK(g.lo[1] == 0x5001 && g.hi[1] == 0x5003);
-	for (size_t cut = 0; cut < sizeof(ranges); cut++) {
-		uint8_t *copy = malloc(cut ? cut : 1);
-
-		memcpy(copy, ranges, cut);
-		f.r.s.ranges = (struct sym_sect){ copy, cut };
-		g.n = 0;
-		CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, -EINVAL);
-		free(copy);
-	}
-	return 0;
-}
-
-/* DWARF 5 .debug_rnglists: every DW_RLE_* kind, reached through
- * DW_FORM_rnglistx and the unit's offset table. */
-static int test_symbolizer__range_list_dwarf5(void)
-{
-	static const uint8_t info[] = { 1 }; /* rnglistx 1 */
-	static const uint8_t addr[] = { U64LE(0), U64LE(0x3000), U64LE(0x7000) };
-	static const uint8_t lists[] = {
-		0, 0, 0, 0,		/* base - 4: (a header, unused) */
-		0xff, 0xff, 0, 0,	/* offsets[0]: junk, unused */
-		8, 0, 0, 0,		/* offsets[1]: list at base + 8 */
-		DW_RLE_offset_pair, 0x10, 0x20,
-		DW_RLE_base_addressx, 1,
-		DW_RLE_offset_pair, 0, 4,
-		DW_RLE_startx_length, 0, 8,
-		DW_RLE_start_end, U64LE(0x100), U64LE(0x200),
-		DW_RLE_base_address, U64LE(0x9000),
-		DW_RLE_offset_pair, 1, 2,
-		DW_RLE_start_length, U64LE(0x400), 0x10,
-		DW_RLE_startx_endx, 0, 1,
-		DW_RLE_end_of_list,
-	};
-	static const uint64_t want[][2] = {
-		{ 0x1010, 0x1020 }, { 0x7000, 0x7004 }, { 0x3000, 0x3008 },
-		{ 0x100, 0x200 }, { 0x9001, 0x9002 }, { 0x400, 0x410 },
-		{ 0x3000, 0x7000 },
-	};
-	struct got_ranges g = { .n = 0 };
-	struct fake_dw f;
-
-	fake_dw_init(&f, info, sizeof(info), 5, DW_FORM_rnglistx);
-	f.u.addr_base = 8;
-	f.u.rnglists_base = 4;
-	f.r.s.addr = (struct sym_sect){ addr, sizeof(addr) };
-	f.r.s.rnglists = (struct sym_sect){ lists, sizeof(lists) };
-	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, 0);
-	CHECK_INT(g.n, ==, 7);
-	for (int i = 0; i < 7; i++)
-		CHECK(g.lo[i] == want[i][0] && g.hi[i] == want[i][1]);
-	/* no DW_AT_rnglists_base: libdw would guess one, the reader does not */
-	f.u.rnglists_base = UINT64_MAX;
-	CHECK_INT(sym_dw_die_ranges(&f.r, &f.d, got_range, &g), ==, -EOPNOTSUPP);
-	f.u.rnglists_base = 4;
-	for (size_t cut = 0; cut < sizeof(lists); cut++) {
-		uint8_t *copy = malloc(cut ? cut : 1);
-		int err;
-
-		memcpy(copy, lists, cut);
-		f.r.s.rnglists = (struct sym_sect){ copy, cut };
-		g.n = 0;
-		err = sym_dw_die_ranges(&f.r, &f.d, got_range, &g);
-		CHECK_INT(err, ==, -EINVAL);
-		free(copy);
-	}
-	return 0;
-}
-
 /* A big array keeps its contents across every growth step: 4 KB pages,
  * the move to a huge-page mapping at 2 MB, mremap after. */
 static int test_symbolizer__big_array_growth(void)
@@ -1720,6 +1603,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__build_id_directory),
 	UNIT_CASE(test_symbolizer__explicit_debug_file),
 	UNIT_CASE(test_symbolizer__stale_debug_file_rejected),
+	UNIT_CASE(test_symbolizer__debug_search_failure_is_an_error),
+	UNIT_CASE(test_symbolizer__long_build_id_is_an_error),
 	UNIT_CASE(test_symbolizer__symtab_fallback),
 	UNIT_CASE(test_symbolizer__dynsym_fallback),
 	UNIT_CASE(test_symbolizer__compressed_debug_sections),
@@ -1735,13 +1620,10 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symbolizer__concurrent_lookups),
 	UNIT_CASE(test_symbolizer__line_program_v4),
 	UNIT_CASE(test_symbolizer__line_program_truncated),
+	UNIT_CASE(test_symbolizer__line_program_path_too_long),
 	UNIT_CASE(test_symbolizer__reader_matches_libdw),
 	UNIT_CASE(test_symbolizer__reader_matches_libdw_seeds),
 	UNIT_CASE(test_symbolizer__reader_leaves_unit_to_libdw),
-	UNIT_CASE(test_symbolizer__abbrev_table),
-	UNIT_CASE(test_symbolizer__abbrev_table_malformed),
-	UNIT_CASE(test_symbolizer__range_list_dwarf4),
-	UNIT_CASE(test_symbolizer__range_list_dwarf5),
 	UNIT_CASE(test_symbolizer__big_array_growth),
 	UNIT_CASE(test_symbolizer__file_pages_read_back),
 	UNIT_CASE(test_symbolizer__file_pages_only_file_mappings),

@@ -297,6 +297,83 @@ static int test_symindex__refuses_foreign_and_damaged_files(void)
 	return 0;
 }
 
+/* The reason load_bytes' file was refused, for one damage. */
+static const char *refusal(const void *data, size_t len, unsigned flags, int *err)
+{
+	static char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int fd = file_of(data, len);
+	struct sym_index *idx;
+
+	if (fd < 0)
+		return "(no file)";
+	idx = sym_index_load_diag(fd, flags, &d, err);
+	close(fd);
+	sym_index_free(idx);
+	return idx ? "(loaded)" : why;
+}
+
+/* Each check that refuses a file says which it is. */
+static int test_symindex__refusals_name_their_check(void)
+{
+	int err = 0;
+	struct sym_index *idx = sym_index_open(unit_fixture("c_O2_pie"), NULL, &err);
+	struct sym_file_header *h;
+	struct membuf m;
+	uint8_t *copy;
+
+	CHECK(idx);
+	CHECK_INT(save(idx, &m), ==, 0);
+	copy = malloc(m.len);
+	CHECK(copy);
+	h = (struct sym_file_header *)copy;
+	CHECK(strstr(refusal(m.data, 10, 0, &err), "shorter than the header"));
+	memcpy(copy, m.data, m.len);
+	copy[0] = 'X';
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "not a symbol index"));
+	memcpy(copy, m.data, m.len);
+	h->version = SYM_FILE_VERSION + 1;
+	reseal_header(copy);
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "format version"));
+	CHECK_INT(err, ==, -SYM_ERR_INDEX_VERSION);
+	CHECK(strstr(refusal(m.data, m.len - 64, 0, &err), "the file has"));
+	memcpy(copy, m.data, m.len);
+	h->nfunctions ^= 1;
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "header checksum mismatch"));
+	memcpy(copy, m.data, m.len);
+	h->bucket_shift = 64;
+	reseal_header(copy);
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "bucket shift 64"));
+	memcpy(copy, m.data, m.len);
+	h->sect[SYM_SECT_SEGS].count = m.len;
+	reseal_header(copy);
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "records run past the file"));
+	memcpy(copy, m.data, m.len);
+	h->sect[SYM_SECT_NODES].offset += 8;
+	reseal_header(copy);
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "misplaced"));
+	memcpy(copy, m.data, m.len);
+	h->sect[SYM_SECT_NODES].elem_size++;
+	reseal_header(copy);
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "records, not"));
+	memcpy(copy, m.data, m.len);
+	h->sect[SYM_SECT_DYNSYM_ADDR].count = h->sect[SYM_SECT_DYNSYM].count + 1;
+	reseal_header(copy);
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "different lengths") ||
+	      strstr(refusal(copy, m.len, 0, &err), "run past"));
+	memcpy(copy, m.data, m.len);
+	copy[h->sect[SYM_SECT_STRTAB].offset] = 'x';
+	CHECK(strstr(refusal(copy, m.len, 0, &err), "string table"));
+	memcpy(copy, m.data, m.len);
+	copy[h->sect[SYM_SECT_NODES].offset + 3] ^= 1;
+	CHECK(strstr(refusal(copy, m.len, SYM_LOAD_VERIFY, &err), "body checksum mismatch"));
+	CHECK_INT(err, ==, -SYM_ERR_BAD_INDEX);
+	sym_index_free(idx);
+	free(copy);
+	free(m.data);
+	return 0;
+}
+
 /* Lookups over every address of an index whose body is garbage in places
  * (not verified): answers may be wrong, reads stay inside (ASan checks). */
 static int test_symindex__damaged_body_stays_in_bounds(void)
@@ -347,6 +424,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symindex__round_trip_answers_alike),
 	UNIT_CASE(test_symindex__deterministic_bytes),
 	UNIT_CASE(test_symindex__refuses_foreign_and_damaged_files),
+	UNIT_CASE(test_symindex__refusals_name_their_check),
 	UNIT_CASE(test_symindex__damaged_body_stays_in_bounds),
 };
 

@@ -968,6 +968,99 @@ static int test_wire__json_answer_errors_are_sticky(void)
 	return 0;
 }
 
+/* The client's request, parsed by the server's parser: the same module,
+ * addresses and kind, inlines and demangling asked for; a build ID with
+ * quotes cannot break out of its string. */
+static int test_wire__json_request_write_parses_back(void)
+{
+	static const uint64_t addrs[] = { 0x1000, 0, 0xffffffffffffffffull };
+	struct symjson_request *rq;
+	struct ember_buf b;
+	json_t *doc;
+
+	ember_buf_init(&b, 1 << 16);
+	CHECK_INT(symjson_request_write(&b, "00ffab", SYMJSON_FILE_OFFSET, addrs, 3), ==, 0);
+	CHECK_INT(symjson_request_parse(b.data, b.len, NULL, &rq, NULL, 0), ==, 0);
+	CHECK_INT(rq->nmodules, ==, 1);
+	CHECK_STR(rq->modules[0].build_id, "00ffab");
+	CHECK_INT(rq->modules[0].naddrs, ==, 3);
+	for (size_t i = 0; i < 3; i++) {
+		CHECK(rq->modules[0].addrs[i].addr == addrs[i]);
+		CHECK_INT(rq->modules[0].addrs[i].kind, ==, SYMJSON_FILE_OFFSET);
+	}
+	CHECK(rq->inlines && rq->demangle);
+	symjson_request_free(rq);
+	ember_buf_reset(&b);
+	CHECK_INT(symjson_request_write(&b, "ab\",\"x", SYMJSON_VADDR, addrs, 1), ==, 0);
+	doc = json_loadb(b.data, b.len, 0, NULL); /* valid JSON, the ID one string */
+	CHECK(doc);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(doc, "modules"),
+								   0), "build_id")),
+		  "ab\",\"x");
+	json_decref(doc);
+	CHECK_INT(symjson_request_parse(b.data, b.len, NULL, &rq, NULL, 0), ==, -EINVAL);
+	ember_buf_release(&b);
+	b = (struct ember_buf){ 0 };
+	ember_buf_init(&b, 8);
+	CHECK_INT(symjson_request_write(&b, "ab", SYMJSON_VADDR, addrs, 3), ==, -E2BIG);
+	ember_buf_release(&b);
+	return 0;
+}
+
+/* A reply the server would write passes and gives its items; every check
+ * that fails names itself by its JSON path. */
+static int test_wire__json_reply_checked(void)
+{
+	static const uint64_t addrs[] = { 0x1000, 0x2000 };
+	static const struct { const char *body; const char *why; } bad[] = {
+		{ "{\"modules\":[", "not JSON" },
+		{ "{\"modules\":[{\"results\":{}}]}", "modules[0].results: not an array" },
+		{ "{\"modules\":[{\"results\":[]}]}", "0 results for 2 addresses" },
+		{ "{\"modules\":[{\"results\":[{\"address\":\"0x1000\",\"frames\":[]},"
+		  "{\"address\":\"0x2001\",\"frames\":[]}]}]}", "results[1].address: 0x2001" },
+		{ "{\"modules\":[{\"results\":[{\"address\":\"0x1000\",\"frames\":[{\"line\":-1}]},"
+		  "{\"address\":\"0x2000\",\"frames\":[]}]}]}",
+		  "results[0].frames[0].line: not a line number" },
+		{ "{\"modules\":[{\"results\":[{\"address\":\"0x1000\",\"frames\":[],\"error\":1},"
+		  "{\"address\":\"0x2000\",\"frames\":[]}]}]}", "results[0].error: not a string" },
+	};
+	const char *good = "{\"modules\":[{\"build_id\":\"ab\",\"results\":["
+			   "{\"address\":\"0x1000\",\"frames\":[{\"inlined\":true,\"function\":\"f\","
+			   "\"linkage_name\":\"_Z1fv\",\"file\":\"/a.c\",\"line\":3,\"column\":7},"
+			   "{\"inlined\":false,\"function\":\"main\"}],\"error\":null,"
+			   "\"source\":\"dwarf\"},{\"address\":\"0x2000\",\"frames\":[],"
+			   "\"error\":\"a_reason_of_tomorrow\",\"source\":null}]}]}";
+	const struct symjson_reply_item *it;
+	struct symjson_reply *r;
+	char why[256];
+
+	CHECK_INT(symjson_reply_parse(good, strlen(good), addrs, 2, &r, why, sizeof(why)), ==, 0);
+	it = symjson_reply_item(r, 0);
+	CHECK(it->address == 0x1000);
+	CHECK_INT(it->nframes, ==, 2);
+	CHECK_STR(it->frames[0].linkage_name, "_Z1fv");
+	CHECK_INT(it->frames[0].line, ==, 3);
+	CHECK_INT(it->frames[0].column, ==, 7);
+	CHECK(it->frames[0].inlined && !it->frames[1].inlined);
+	CHECK(it->frames[1].file == NULL);
+	CHECK_STR(it->source, "dwarf");
+	CHECK(it->error == NULL);
+	it = symjson_reply_item(r, 1);
+	CHECK_STR(it->error, "a_reason_of_tomorrow"); /* passed on, not rejected */
+	CHECK(it->source == NULL && it->nframes == 0);
+	symjson_reply_free(r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = (struct symjson_reply *)1;
+		CHECK_INT(symjson_reply_parse(bad[i].body, strlen(bad[i].body), addrs, 2, &r, why,
+					      sizeof(why)), ==, -EPROTO);
+		CHECK(r == (struct symjson_reply *)1);
+		if (!strstr(why, bad[i].why))
+			fprintf(stderr, "bad[%zu]: '%s'\n", i, why);
+		CHECK(strstr(why, bad[i].why) != NULL);
+	}
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_wire__pprof_build_encode_decode),
 	UNIT_CASE(test_wire__pprof_decode_gzip_and_zstd),
@@ -1002,6 +1095,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_wire__json_answer_parses_back),
 	UNIT_CASE(test_wire__json_answer_invalid_utf8_replaced),
 	UNIT_CASE(test_wire__json_answer_errors_are_sticky),
+	UNIT_CASE(test_wire__json_request_write_parses_back),
+	UNIT_CASE(test_wire__json_reply_checked),
 };
 
 UNIT_MAIN_QUIET(cases)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -67,6 +68,53 @@ static inline const char *unit_fixture(const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
 	return path;
+}
+
+/* The whole file at path in a malloc'ed buffer (caller frees), its size
+ * in *len; NULL when it cannot be read. */
+static inline char *unit_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long size = -1;
+
+	if (f && fseek(f, 0, SEEK_END) == 0)
+		size = ftell(f);
+	if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)size + 1)) &&
+	    fread(buf, 1, (size_t)size, f) != (size_t)size) {
+		free(buf);
+		buf = NULL;
+	}
+	if (f)
+		fclose(f);
+	*len = buf ? (size_t)size : 0;
+	return buf;
+}
+
+/*
+ * A small program linked with a build ID of 68 bytes (ld --build-id=0x...),
+ * longer than the 64 Ember keys files by: written to path (a buffer of
+ * size bytes, filled).  0, or UNIT_SKIP when it cannot be built (no gcc).
+ */
+static inline int unit_long_build_id_elf(char *path, size_t size)
+{
+	char src[] = "/tmp/ember-longid-XXXXXX.c", cmd[8400], id[137];
+	int fd = mkstemps(src, 2), rc;
+
+	if (fd < 0)
+		return UNIT_SKIP;
+	rc = write(fd, "int main(void) { return 0; }\n", 29) == 29 ? 0 : -1;
+	close(fd);
+	for (int i = 0; i < 68; i++)
+		snprintf(id + 2 * i, 3, "%02x", 0xa0 + i);
+	snprintf(path, size, "%.*s", (int)(strlen(src) - 2), src);
+	snprintf(cmd, sizeof(cmd), "gcc -o '%s' '%s' -Wl,--build-id=0x%s 2>/dev/null",
+		 path, src, id);
+	if (!rc)
+		rc = system(cmd);
+	unlink(src);
+	return rc ? UNIT_SKIP : 0;
 }
 
 /* { "name", fn } for a table of cases. */

@@ -250,21 +250,21 @@ static int test_unwind__cursor_leb128(void)
 	int64_t sv;
 
 	p = u;
-	CHECK_INT(unwind_read_uleb(&p, u + 3, &v), ==, 0);
+	CHECK_INT(elfdw_read_uleb(&p, u + 3, &v), ==, 0);
 	CHECK_INT(v, ==, 624485);
 	CHECK(p == u + 3);
 	p = s;
-	CHECK_INT(unwind_read_sleb(&p, s + 3, &sv), ==, 0);
+	CHECK_INT(elfdw_read_sleb(&p, s + 3, &sv), ==, 0);
 	CHECK_INT(sv, ==, -123456);
 	p = big;
-	CHECK_INT(unwind_read_uleb(&p, big + 10, &v), ==, 0);
+	CHECK_INT(elfdw_read_uleb(&p, big + 10, &v), ==, 0);
 	CHECK(v == UINT64_MAX);
 	p = over;
-	CHECK_INT(unwind_read_uleb(&p, over + 10, &v), ==, -ERANGE);
+	CHECK_INT(elfdw_read_uleb(&p, over + 10, &v), ==, -ERANGE);
 	CHECK(p == over); /* no advance on failure */
 	p = cut;
-	CHECK_INT(unwind_read_uleb(&p, cut + 2, &v), ==, -ENODATA);
-	CHECK_INT(unwind_read_sleb(&p, cut + 2, &sv), ==, -ENODATA);
+	CHECK_INT(elfdw_read_uleb(&p, cut + 2, &v), ==, -ENODATA);
+	CHECK_INT(elfdw_read_sleb(&p, cut + 2, &sv), ==, -ENODATA);
 	CHECK(p == cut);
 	return 0;
 }
@@ -800,7 +800,7 @@ static int test_unwind__truncated_operand_rejected(void)
 
 /* ---- the table ----------------------------------------------------------------------- */
 
-static int small_blob(struct ember_buf *table)
+static int small_table(struct ember_buf *table)
 {
 	static const uint8_t ins[] = { ADV(1), DEF_CFA_OFFSET(16), ADV(3), DEF_CFA_OFFSET(24),
 				       ADV(5), DEF_CFA_REGISTER(RBP), OFFSET(RBP, 2) };
@@ -820,15 +820,15 @@ static int small_blob(struct ember_buf *table)
 	return compile(&in, table, NULL);
 }
 
-static int test_unwind__blob_deterministic(void)
+static int test_unwind__table_deterministic(void)
 {
 	struct ember_buf a, b;
 	const struct unwind_table_header *h;
 	struct unwind_table *ub;
 	int err;
 
-	CHECK_INT(small_blob(&a), ==, 0);
-	CHECK_INT(small_blob(&b), ==, 0);
+	CHECK_INT(small_table(&a), ==, 0);
+	CHECK_INT(small_table(&b), ==, 0);
 	CHECK_INT(a.len, ==, b.len);
 	CHECK(memcmp(a.data, b.data, a.len) == 0);
 	ub = unwind_table_new(a.data, a.len, &err);
@@ -848,13 +848,13 @@ static int test_unwind__blob_deterministic(void)
 	return 0;
 }
 
-static int test_unwind__blob_corruption_detected(void)
+static int test_unwind__table_corruption_detected(void)
 {
 	struct ember_buf table;
 	struct unwind_table *b;
 	int err;
 
-	CHECK_INT(small_blob(&table), ==, 0);
+	CHECK_INT(small_table(&table), ==, 0);
 	for (size_t i = 0; i < table.len; i++) {
 		table.data[i] ^= 0x10;
 		b = unwind_table_new(table.data, table.len, &err);
@@ -888,7 +888,7 @@ static int reseal(struct ember_buf *table)
 	return 0;
 }
 
-static int test_unwind__blob_layout_checked(void)
+static int test_unwind__table_layout_checked(void)
 {
 	struct ember_buf table;
 	struct unwind_table_header h;
@@ -897,7 +897,7 @@ static int test_unwind__blob_layout_checked(void)
 	size_t pages;
 	int err;
 
-	CHECK_INT(small_blob(&table), ==, 0);
+	CHECK_INT(small_table(&table), ==, 0);
 	memcpy(&h, table.data, sizeof(h));
 	pages = sizeof(h) + h.data_size + h.nrules * sizeof(struct unwind_rule);
 	h.version = 2;
@@ -1039,6 +1039,27 @@ static int test_unwind__elf_errors(void)
 	CHECK_INT(unwind_table_compile(bin, unit_fixture("c_stripped.debug"),
 				       &o, &table), ==, 0);
 	ember_buf_release(&table);
+	return 0;
+}
+
+/* A build-ID note longer than a table's header holds (68 bytes) is an
+ * error saying so, not a table without a build ID. */
+static int test_unwind__long_build_id_rejected(void)
+{
+	char msg[256], path[4096];
+	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
+					 .err_msg_size = sizeof(msg) };
+	struct ember_buf table;
+	int err, rc = unit_long_build_id_elf(path, sizeof(path));
+
+	if (rc)
+		return rc;
+	ember_buf_init(&table, 1 << 24);
+	err = unwind_table_compile(path, NULL, &o, &table);
+	unlink(path);
+	ember_buf_release(&table);
+	CHECK_INT(err, ==, -UNWIND_ERR_BAD_ELF);
+	CHECK(strstr(msg, "build-ID note longer than 64 bytes"));
 	return 0;
 }
 
@@ -1189,6 +1210,7 @@ static int test_unwind__assembled_cfi_cases(void)
 
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_unwind__cursor_leb128),
+	UNIT_CASE(test_unwind__long_build_id_rejected),
 	UNIT_CASE(test_unwind__cursor_encoded_pointers),
 	UNIT_CASE(test_unwind__push_pop_rows_merged),
 	UNIT_CASE(test_unwind__remember_restore_state),
@@ -1210,9 +1232,9 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_unwind__truncated_eh_frame_rejected),
 	UNIT_CASE(test_unwind__bad_cie_pointer_rejected),
 	UNIT_CASE(test_unwind__truncated_operand_rejected),
-	UNIT_CASE(test_unwind__blob_deterministic),
-	UNIT_CASE(test_unwind__blob_corruption_detected),
-	UNIT_CASE(test_unwind__blob_layout_checked),
+	UNIT_CASE(test_unwind__table_deterministic),
+	UNIT_CASE(test_unwind__table_corruption_detected),
+	UNIT_CASE(test_unwind__table_layout_checked),
 	UNIT_CASE(test_unwind__elf_fixture_compiles),
 	UNIT_CASE(test_unwind__elf_errors),
 	UNIT_CASE(test_unwind__corrupt_eh_frame_in_elf),

@@ -1,0 +1,80 @@
+/*
+ * keyed.c - a blob recorded under a key (tag, build ID, name), whose value
+ * is the blob's sha256 in hex and a record (docs/store-format.md): what
+ * source files (source_files.c) and derived artifacts (derived.c) are.
+ * A damaged record reads as none and is replaced by the next write.
+ */
+#include "store_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int store_keyed_find(struct store *s, enum store_key_tag tag, const char *build_id,
+		     const char *rest, struct store_artifact *out)
+{
+	char key[STORE_KEY_MAX];
+	char *val;
+	size_t vlen;
+	int klen = store_key_make(key, tag, build_id, rest);
+	int err;
+
+	if (klen < 0)
+		return -ENOENT;
+	err = store_db_get(s, key, (size_t)klen, &val, &vlen);
+	if (err)
+		return err;
+	if (vlen < STORE_SHA256_HEX - 1 ||
+	    store_record_decode((const uint8_t *)val + STORE_SHA256_HEX - 1,
+				vlen - STORE_SHA256_HEX + 1, out)) {
+		free(val);
+		return -ENOENT;
+	}
+	memcpy(out->sha256, val, STORE_SHA256_HEX - 1);
+	out->sha256[STORE_SHA256_HEX - 1] = '\0';
+	snprintf(out->build_id, sizeof(out->build_id), "%s", build_id);
+	free(val);
+	return 0;
+}
+
+int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag tag,
+		    const char *build_id, const char *rest, const char *name,
+		    const char sha256[STORE_SHA256_HEX], uint64_t size, bool *is_new)
+{
+	struct store_artifact a = { .size = size, .mtime = time(NULL) };
+	char key[STORE_KEY_MAX];
+	uint8_t val[STORE_SHA256_HEX + 64 + STORE_NAME_MAX];
+	struct store_batch wb;
+	size_t vlen;
+	bool existed;
+	int klen = store_key_make(key, tag, build_id, rest);
+	int err;
+
+	if (klen < 0) {
+		store_blob_discard(b);
+		return klen;
+	}
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	err = store_blob_commit(s, b, &existed);
+	if (err)
+		return err;
+	memcpy(val, sha256, STORE_SHA256_HEX - 1);
+	vlen = STORE_SHA256_HEX - 1 +
+	       store_record_encode(&a, val + STORE_SHA256_HEX - 1,
+				   sizeof(val) - STORE_SHA256_HEX + 1);
+	pthread_mutex_lock(&s->write_mu);
+	err = store_keyed_find(s, tag, build_id, rest, &(struct store_artifact){ 0 });
+	*is_new = err == -ENOENT;
+	if (!err || err == -ENOENT)
+		err = store_batch_begin(s, &wb);
+	if (!err) {
+		store_batch_put(&wb, key, (size_t)klen, (const char *)val, vlen);
+		err = store_batch_commit(&wb);
+	}
+	if (!err && *is_new && tag == STORE_TAG_SOURCE)
+		s->n_sources++;
+	pthread_mutex_unlock(&s->write_mu);
+	return err;
+}

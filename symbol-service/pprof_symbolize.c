@@ -1,0 +1,230 @@
+/*
+ * pprof_symbolize.c - a decoded pprof profile's locations given functions
+ * and lines (symsvc_symbolize_pprof() in symsvc.h), for POST
+ * /api/v1/symbolize/pprof and the profile store's ingest alike.
+ *
+ * For each location whose mapping carries a build ID: the address is
+ * normalized through the mapping (file offset = address - memory_start +
+ * file_offset) and the ELF's program headers (offset -> virtual address),
+ * looked up, and its frames written as Location.line, inlined callees
+ * first as profile.proto specifies.  Mappings get has_functions /
+ * has_filenames / has_line_numbers / has_inline_frames from what answered.
+ * Locations that already have lines are left alone; the others that stay
+ * without lines are counted by reason, never dropped.  The profile's
+ * invariants and edits are wire/'s (wire/pprof.h).
+ */
+#include "symsvc_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const why_names[SYMSVC_PPROF_WHY_INDEX] = {
+	[SYMSVC_PPROF_NO_MAPPING] = "no_mapping",
+	[SYMSVC_PPROF_NO_BUILD_ID] = "no_build_id",
+	[SYMSVC_PPROF_OUTSIDE_MAPPING] = "outside_mapping",
+	[SYMSVC_PPROF_NOT_IN_ELF] = "offset_not_in_elf",
+	[SYMSVC_PPROF_NO_SYMBOLS] = "no_symbols_at_address",
+};
+
+struct pprof_run {
+	struct symsvc *svc;
+	struct pprof_profile *p;
+	bool linkage_names;
+	struct symsvc_pprof_stats *st;
+	struct sym_frame frames[SYMSVC_FRAMES_MAX];
+	struct pprof_line lines[SYMSVC_FRAMES_MAX];
+};
+
+const char *symsvc_pprof_why_name(unsigned why)
+{
+	if (why < SYMSVC_PPROF_WHY_INDEX)
+		return why_names[why];
+	return why < SYMSVC_PPROF_WHY_COUNT
+		       ? symjson_error_name((enum symjson_error)(why - SYMSVC_PPROF_WHY_INDEX))
+		       : NULL;
+}
+
+void symsvc_pprof_why_list(const struct symsvc_pprof_stats *st, char *out, size_t size)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < SYMSVC_PPROF_WHY_COUNT && at < size; i++) {
+		const char *name = symsvc_pprof_why_name(i);
+
+		if (st->why[i] && name)
+			at += (size_t)snprintf(out + at, size - at, "%s%s=%zu", at ? ", " : "",
+					       name, st->why[i]);
+	}
+}
+
+/* Count every location of mapping mid (0: of none) that has no lines yet
+ * as unresolved for why. */
+static void count_unresolved(struct pprof_run *r, uint64_t mid, unsigned why)
+{
+	const pprof_message_t *msg = pprof_message(r->p);
+
+	for (size_t i = 0; i < msg->n_location; i++)
+		if (msg->location[i]->mapping_id == mid && !msg->location[i]->n_line) {
+			r->st->unresolved++;
+			r->st->why[why]++;
+		}
+}
+
+/* The mapping's build ID as lowercase hex, or false when it has none. */
+static bool mapping_build_id(const struct pprof_profile *p, const pprof_mapping_t *m,
+			     char *out, size_t size)
+{
+	const char *s = pprof_string(p, m->build_id);
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < 2 || n % 2 || n >= size)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+		out[i] = (char)tolower((unsigned char)s[i]);
+	}
+	out[n] = '\0';
+	return true;
+}
+
+static unsigned flags_of(const struct sym_frame *f, int n)
+{
+	unsigned flags = PPROF_MAPPING_HAS_FUNCTIONS;
+
+	if (f[n - 1].source == SYM_SOURCE_DWARF || f[n - 1].source == SYM_SOURCE_GOPCLNTAB)
+		flags |= PPROF_MAPPING_HAS_FILENAMES | PPROF_MAPPING_HAS_LINE_NUMBERS |
+			 PPROF_MAPPING_HAS_INLINE_FRAMES;
+	return flags;
+}
+
+/* Frames [0, n) of r->frames as loc's lines: 0 or wire's error. */
+static int set_lines(struct pprof_run *r, const struct sym_index *idx,
+		     const pprof_location_t *loc, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct sym_frame *f = &r->frames[i];
+		const char *dm = r->linkage_names ? NULL : sym_frame_demangled(idx, f, true);
+		struct pprof_function_desc d = { .name = dm ? dm : f->name ? f->name : "??",
+						 .system_name = f->name ? f->name : "??",
+						 .filename = f->file ? f->file : "",
+						 .start_line = f->decl_line };
+		int err = pprof_add_function(r->p, &d, &r->lines[i].function_id);
+
+		if (err)
+			return err;
+		r->lines[i].line = f->line;
+		r->lines[i].column = f->column;
+	}
+	return pprof_location_set_lines(r->p, loc->id, r->lines, (size_t)n);
+}
+
+/* One location's frames as its lines: the mapping flags they give in
+ * *flags, or 0 with *why set; a negative errno when editing fails. */
+static int symbolize_location(struct pprof_run *r, const struct sym_index *idx,
+			      const pprof_mapping_t *m, const pprof_location_t *loc,
+			      unsigned *flags, unsigned *why)
+{
+	uint64_t vaddr, off = loc->address - m->memory_start + m->file_offset;
+	int n, err;
+
+	*flags = 0;
+	*why = SYMSVC_PPROF_OUTSIDE_MAPPING;
+	if (loc->address < m->memory_start || (m->memory_limit && loc->address >= m->memory_limit))
+		return 0;
+	*why = SYMSVC_PPROF_NOT_IN_ELF;
+	if (sym_index_offset_to_vaddr(idx, off, &vaddr))
+		return 0;
+	*why = SYMSVC_PPROF_NO_SYMBOLS;
+	n = sym_index_lookup(idx, vaddr, SYM_ADDR_VADDR, SYM_LOOKUP_SYMBOL_NAME, r->frames,
+			     SYMSVC_FRAMES_MAX);
+	if (n <= 0)
+		return 0;
+	n = n > SYMSVC_FRAMES_MAX ? SYMSVC_FRAMES_MAX : n;
+	err = set_lines(r, idx, loc, n);
+	if (!err)
+		*flags = flags_of(r->frames, n);
+	return err;
+}
+
+/* The locations of mapping mid without lines, through index ix. */
+static int symbolize_locations(struct pprof_run *r, const struct sym_index *idx, uint64_t mid)
+{
+	const pprof_message_t *msg = pprof_message(r->p);
+	const pprof_mapping_t *m = pprof_mapping_by_id(r->p, mid);
+	unsigned all = 0, flags, why;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < msg->n_location; i++) {
+		const pprof_location_t *loc = msg->location[i];
+
+		if (loc->mapping_id != mid || loc->n_line)
+			continue;
+		err = symbolize_location(r, idx, m, loc, &flags, &why);
+		all |= flags;
+		if (flags) {
+			r->st->resolved++;
+		} else if (!err) {
+			r->st->unresolved++;
+			r->st->why[why]++;
+		}
+		msg = pprof_message(r->p); /* edits may move the arrays */
+		m = pprof_mapping_by_id(r->p, mid);
+	}
+	return !err && all ? pprof_mapping_set_flags(r->p, mid, all) : err;
+}
+
+static int symbolize_mapping(struct pprof_run *r, const pprof_mapping_t *m)
+{
+	struct symsvc_index *ix;
+	char id[STORE_BUILD_ID_HEX];
+	uint64_t mid = m->id;
+	int err;
+
+	if (!mapping_build_id(r->p, m, id, sizeof(id))) {
+		count_unresolved(r, mid, SYMSVC_PPROF_NO_BUILD_ID);
+		return 0;
+	}
+	err = symsvc_index_get(r->svc, id, &ix);
+	if (err) {
+		enum symjson_error reason = symsvc_error_reason(err);
+
+		if (reason == SYMJSON_ERR_STORE_UNAVAILABLE && !r->st->store_err)
+			r->st->store_err = err;
+		count_unresolved(r, mid, SYMSVC_PPROF_WHY_INDEX + (unsigned)reason);
+		return 0;
+	}
+	err = symbolize_locations(r, symsvc_index_sym(ix), mid);
+	symsvc_index_put(r->svc, ix);
+	return err;
+}
+
+int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
+			   const struct symsvc_pprof_opts *opts, struct symsvc_pprof_stats *st)
+{
+	struct pprof_run *r = calloc(1, sizeof(*r));
+	size_t n = pprof_message(p)->n_mapping;
+	int err = 0;
+
+	if (!r)
+		return -ENOMEM;
+	*st = (struct symsvc_pprof_stats){ 0 };
+	*r = (struct pprof_run){ .svc = svc, .p = p, .st = st };
+	r->linkage_names = opts && opts->linkage_names &&
+			   opts->sz >= offsetof(struct symsvc_pprof_opts, linkage_names) +
+					       sizeof(opts->linkage_names);
+	for (size_t i = 0; !err && i < n; i++) {
+		uint64_t mid = pprof_message(p)->mapping[i]->id;
+
+		err = symbolize_mapping(r, pprof_mapping_by_id(p, mid));
+	}
+	if (!err)
+		count_unresolved(r, 0, SYMSVC_PPROF_NO_MAPPING);
+	free(r);
+	return err;
+}

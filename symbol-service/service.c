@@ -1,0 +1,62 @@
+/*
+ * service.c - the symbolization service itself (symsvc.h): its options,
+ * lifetime and figures, and what each error means for an address.
+ */
+#include "symsvc_internal.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#define DEFAULT_CACHE_BYTES ((uint64_t)1 << 30)
+
+/* Field f of o when the caller's struct has it (o->sz), else 0: the
+ * default (libbpf's OPTS_GET). */
+#define OPT(o, f)                                                                  \
+	((o) && (o)->sz >= offsetof(struct symsvc_opts, f) + sizeof((o)->f) ? (o)->f : 0)
+
+int symsvc_new(struct store *s, const struct symsvc_opts *o, struct symsvc **out)
+{
+	struct symsvc *svc = calloc(1, sizeof(*svc));
+	uint64_t budget = OPT(o, cache_bytes);
+	int err;
+
+	if (!svc)
+		return -ENOMEM;
+	svc->store = s;
+	svc->fetch = OPT(o, fetch);
+	svc->fetch_arg = OPT(o, fetch_arg);
+	err = symsvc_cache_init(&svc->cache, budget ? budget : DEFAULT_CACHE_BYTES);
+	if (err) {
+		free(svc);
+		return err;
+	}
+	*out = svc;
+	return 0;
+}
+
+void symsvc_free(struct symsvc *svc)
+{
+	if (!svc)
+		return;
+	symsvc_cache_release(&svc->cache);
+	free(svc);
+}
+
+void symsvc_get_stats(struct symsvc *svc, struct symsvc_stats *st)
+{
+	symsvc_cache_get_stats(&svc->cache, st);
+}
+
+enum symjson_error symsvc_error_reason(int err)
+{
+	if (err == -ENOENT)
+		return SYMJSON_ERR_UNKNOWN_BUILD_ID;
+	if (err == -E2BIG)
+		return SYMJSON_ERR_OVER_BUDGET;
+	if (err == -EHOSTUNREACH)
+		return SYMJSON_ERR_UPSTREAM_UNAVAILABLE;
+	if (-err >= SYM_ERR_NOT_ELF && -err <= SYM_ERR_INDEX_VERSION)
+		return SYMJSON_ERR_NO_DEBUGINFO; /* no symbols, unreadable ELF */
+	return SYMJSON_ERR_STORE_UNAVAILABLE; /* the store or its files failed */
+}
