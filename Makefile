@@ -18,7 +18,8 @@ JOBS ?= $(shell nproc)
 # elfutils, golang-go) are here because the tests run them as oracles or
 # as real clients; libc6-dbg because gdb names libc's frames from it; Ceph
 # (monitor, OSD, radosgw) because the S3 client is tested against a real
-# single-node cluster (tests/objstore/ceph_cluster.sh).
+# single-node cluster (tests/objstore/ceph_cluster.sh); bpftrace and
+# linux-perf are the agent benchmark's peers.
 # tests/packages.txt maps each tool and file the tests need to its package,
 # and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
@@ -27,10 +28,10 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
-	libunistring-dev libexpat1-dev
+	libunistring-dev libexpat1-dev libbpf-dev bpftool
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
-	ceph-mon ceph-osd radosgw ceph-common
+	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps build build-release run test bench clean
