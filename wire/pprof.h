@@ -207,6 +207,25 @@ int pprof_add_location(struct pprof_profile *p, uint64_t mapping_id, uint64_t ad
 int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size_t nlocs,
 		     const int64_t *values, size_t nvalues);
 
+/* A sample label: key and a string value (str non-NULL), or key and a
+ * number (str NULL; num_unit NULL means none). */
+struct pprof_sample_label {
+	const char *key;
+	const char *str;
+	int64_t num;
+	const char *num_unit;
+};
+
+/* pprof_add_sample() with labels[0..nlabels) (strings copied), as pprof
+ * marks the base of a diff ("pprof::base" = "true"). */
+int pprof_add_sample_labeled(struct pprof_profile *p, const uint64_t *location_ids,
+			     size_t nlocs, const int64_t *values, size_t nvalues,
+			     const struct pprof_sample_label *labels, size_t nlabels);
+
+/* Set time_nanos and duration_nanos (when the profile was taken, for how
+ * long).  Never fails. */
+void pprof_set_time(struct pprof_profile *p, int64_t time_nanos, int64_t duration_nanos);
+
 /* ---- encoding --------------------------------------------------------- */
 
 /*

@@ -1,6 +1,7 @@
 /*
  * pprof_build.c - a profile from scratch (an agent's output, tests):
- * sample types, the period, mappings, locations and samples, each added
+ * sample types, the period, the time, mappings, locations and samples
+ * (with labels), each added
  * with the invariants of pprof.h already true, so pprof_encode() never
  * writes a profile pprof_decode() would reject.
  */
@@ -136,11 +137,42 @@ static Perftools__Profiles__Sample *new_sample(const uint64_t *locs, size_t nloc
 	return s;
 }
 
-int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size_t nlocs,
-		     const int64_t *values, size_t nvalues)
+/* Label messages for s from labels[0..n); -ENOMEM leaves s for its owner
+ * to free (free_unpacked releases what was attached). */
+static int add_labels(struct pprof_profile *p, Perftools__Profiles__Sample *s,
+		      const struct pprof_sample_label *labels, size_t n)
+{
+	if (!n)
+		return 0;
+	s->label = calloc(n, sizeof(*s->label));
+	if (!s->label)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		Perftools__Profiles__Label *lb = malloc(sizeof(*lb));
+
+		if (!lb)
+			return -ENOMEM;
+		perftools__profiles__label__init(lb);
+		s->label[s->n_label++] = lb;
+		WIRE_FORWARD_IF_ERROR(pprof_add_string(p, labels[i].key, &lb->key));
+		if (labels[i].str)
+			WIRE_FORWARD_IF_ERROR(pprof_add_string(p, labels[i].str, &lb->str));
+		else
+			lb->num = labels[i].num;
+		if (!labels[i].str && labels[i].num_unit)
+			WIRE_FORWARD_IF_ERROR(pprof_add_string(p, labels[i].num_unit,
+							       &lb->num_unit));
+	}
+	return 0;
+}
+
+int pprof_add_sample_labeled(struct pprof_profile *p, const uint64_t *location_ids,
+			     size_t nlocs, const int64_t *values, size_t nvalues,
+			     const struct pprof_sample_label *labels, size_t nlabels)
 {
 	pprof_message_t *m = p->msg;
 	Perftools__Profiles__Sample *s;
+	int err;
 
 	if (nvalues != m->n_sample_type)
 		return -EINVAL;
@@ -152,6 +184,23 @@ int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size
 	s = new_sample(location_ids, nlocs, values, nvalues);
 	if (!s)
 		return -ENOMEM;
+	err = add_labels(p, s, labels, nlabels);
+	if (err) {
+		perftools__profiles__sample__free_unpacked(s, NULL);
+		return err;
+	}
 	m->sample[m->n_sample++] = s;
 	return 0;
+}
+
+int pprof_add_sample(struct pprof_profile *p, const uint64_t *location_ids, size_t nlocs,
+		     const int64_t *values, size_t nvalues)
+{
+	return pprof_add_sample_labeled(p, location_ids, nlocs, values, nvalues, NULL, 0);
+}
+
+void pprof_set_time(struct pprof_profile *p, int64_t time_nanos, int64_t duration_nanos)
+{
+	p->msg->time_nanos = time_nanos;
+	p->msg->duration_nanos = duration_nanos;
 }

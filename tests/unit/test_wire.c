@@ -288,6 +288,38 @@ static int test_wire__pprof_build_rejects_bad_arguments(void)
 	return 0;
 }
 
+static int test_wire__pprof_sample_labels_and_time_roundtrip(void)
+{
+	struct pprof_profile *p = small_profile(), *q = NULL;
+	struct pprof_sample_label labels[2] = {
+		{ .key = "pprof::base", .str = "true" },
+		{ .key = "bytes", .num = 512, .num_unit = "bytes" },
+	};
+	uint64_t locs[1] = { 1 };
+	int64_t vals[2] = { -3, -30000000 };
+	const Perftools__Profiles__Sample *s;
+
+	CHECK(p);
+	CHECK_INT(pprof_add_sample_labeled(p, locs, 1, vals, 2, labels, 2), ==, 0);
+	pprof_set_time(p, 1700000000000000000, 10000000000);
+	CHECK_INT(reencode(p, NULL, &q, NULL, 0), ==, 0);
+	CHECK_INT(pprof_message(q)->n_sample, ==, 3);
+	CHECK_INT(pprof_message(q)->time_nanos, ==, 1700000000000000000);
+	CHECK_INT(pprof_message(q)->duration_nanos, ==, 10000000000);
+	s = pprof_message(q)->sample[2];
+	CHECK_INT(s->n_label, ==, 2);
+	CHECK_STR(pprof_string(q, s->label[0]->key), "pprof::base");
+	CHECK_STR(pprof_string(q, s->label[0]->str), "true");
+	CHECK_STR(pprof_string(q, s->label[1]->key), "bytes");
+	CHECK_INT(s->label[1]->num, ==, 512);
+	CHECK_STR(pprof_string(q, s->label[1]->num_unit), "bytes");
+	CHECK_INT(s->value[1], ==, -30000000);
+	CHECK_INT(pprof_message(q)->sample[0]->n_label, ==, 0);
+	pprof_profile_free(p);
+	pprof_profile_free(q);
+	return 0;
+}
+
 static int test_wire__pprof_encode_over_cap_leaves_buffer(void)
 {
 	struct pprof_profile *p = small_profile();
@@ -944,6 +976,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_wire__pprof_add_function_deduplicates),
 	UNIT_CASE(test_wire__pprof_set_lines_replaces),
 	UNIT_CASE(test_wire__pprof_build_rejects_bad_arguments),
+	UNIT_CASE(test_wire__pprof_sample_labels_and_time_roundtrip),
 	UNIT_CASE(test_wire__pprof_encode_over_cap_leaves_buffer),
 	UNIT_CASE(test_wire__pprof_rejects_truncated_protobuf),
 	UNIT_CASE(test_wire__pprof_rejects_garbage),
