@@ -135,30 +135,9 @@ int symjson_build_id_value(const struct json_t *v, char *out, size_t out_size,
 /* "vaddr" or "file_offset". */
 int symjson_kind_value(const struct json_t *v, int *out, const char **why);
 
-/* ---- index sets for deduplication (hset.c) ------------------------------ */
+/* ---- index sets for deduplication (hset.c, wire_hset.h) ------------------ */
 
-/* A set of element indexes (< 2^32 - 1) keyed by hash and equality the
- * caller supplies through ctx.  Slots hold index + 1; 0 is empty. */
-struct wire_hset {
-	uint32_t *slots;
-	size_t mask;	/* slots - 1, slots a power of two; 0 when unallocated */
-	size_t used;
-};
-
-struct wire_hset_ops {
-	uint64_t (*hash)(const void *ctx, size_t idx);
-	bool (*equal)(const void *ctx, size_t idx, const void *key);
-};
-
-/* Index of an element equal to key (hash is key's hash), or SIZE_MAX. */
-size_t wire_hset_find(const struct wire_hset *s, const struct wire_hset_ops *ops,
-		      const void *ctx, uint64_t hash, const void *key);
-/* Add element idx (not yet in the set).  0, -ENOMEM or -E2BIG. */
-int wire_hset_insert(struct wire_hset *s, const struct wire_hset_ops *ops,
-		     const void *ctx, size_t idx);
-void wire_hset_release(struct wire_hset *s);
-
-uint64_t wire_hash_bytes(const void *data, size_t len, uint64_t seed);
+#include "wire_hset.h"
 
 /* ---- the profile (pprof_*.c) ------------------------------------------ */
 
