@@ -1,0 +1,188 @@
+/*
+ * head.c - the head: what the current log segment holds, in memory and
+ * queryable at once.  Profiles are added pending, become visible when
+ * their log record is durable (or dead when it failed), and a sealed
+ * head (its segment closed) is written as blocks by the compactor, then
+ * dropped.  The rows of a profile are contiguous in row_node/row_val;
+ * values are row-major with the series' column count.
+ */
+#include "pstore_internal.h"
+
+struct ps_head *ps_head_new(uint64_t seq, int64_t now_ns)
+{
+	struct ps_head *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	if (pthread_rwlock_init(&h->lock, NULL)) {
+		free(h);
+		return NULL;
+	}
+	atomic_init(&h->refs, 1);
+	h->seq = seq;
+	h->created_ns = now_ns;
+	h->min_time = INT64_MAX;
+	h->max_time = INT64_MIN;
+	if (ps_dict_init(&h->dict) || ps_seriestab_init(&h->series)) {
+		ps_head_unref(h);
+		return NULL;
+	}
+	return h;
+}
+
+struct ps_head *ps_head_ref(struct ps_head *h)
+{
+	atomic_fetch_add(&h->refs, 1);
+	return h;
+}
+
+void ps_head_unref(struct ps_head *h)
+{
+	if (!h || atomic_fetch_sub(&h->refs, 1) != 1)
+		return;
+	ps_dict_release(&h->dict);
+	ps_seriestab_release(&h->series);
+	ps_vec_free(&h->profs);
+	ps_vec_free(&h->state);
+	ps_vec_free(&h->row_node);
+	ps_vec_free(&h->row_val);
+	ps_vec_free(&h->totals);
+	ps_vec_free(&h->cov);
+	pthread_rwlock_destroy(&h->lock);
+	free(h);
+}
+
+size_t ps_head_bytes(const struct ps_head *h)
+{
+	return ps_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
+	       h->profs.cap * sizeof(struct ps_prof) + h->row_node.cap * 4 +
+	       h->row_val.cap * 8 + h->totals.cap * 8 + h->cov.cap * sizeof(struct ps_cov);
+}
+
+/* The caller's reason for an unresolved build ID. */
+static const char *reason_of(const struct ps_head_add *a, const char *bid)
+{
+	for (size_t i = 0; i < a->n_unresolved; i++)
+		if (a->unresolved[i].build_id && strcmp(a->unresolved[i].build_id, bid) == 0)
+			return a->unresolved[i].reason ? a->unresolved[i].reason : "unsymbolized";
+	return *bid ? "unsymbolized" : "no_build_id";
+}
+
+static int add_coverage(struct ps_head *h, const struct ps_ingest *in,
+			const struct ps_group *g, const struct ps_head_add *a,
+			struct ps_prof *pr)
+{
+	pr->cov_off = (uint32_t)h->cov.n;
+	pr->ncov = (uint32_t)g->cov.n;
+	pr->samples = g->samples;
+	pr->resolved = g->resolved;
+	PS_TRY(ps_vec_reserve(&h->cov, h->cov.n + g->cov.n));
+	for (size_t i = 0; i < g->cov.n; i++) {
+		const char *bid = in->bids.v[g->cov.v[i].bid];
+		struct ps_cov c = { .samples = g->cov.v[i].samples };
+
+		PS_TRY(ps_strtab_intern0(&h->series.str, bid, &c.build_id));
+		PS_TRY(ps_strtab_intern0(&h->series.str, reason_of(a, bid), &c.reason));
+		h->cov.v[h->cov.n++] = c;
+	}
+	return 0;
+}
+
+static int add_rows(struct ps_head *h, const struct ps_rows *r, struct ps_prof *pr)
+{
+	size_t c = r->ncols;
+
+	pr->row_off = h->row_node.n;
+	pr->val_off = h->row_val.n;
+	pr->nrows = (uint32_t)r->node.n;
+	pr->tot_off = (uint32_t)h->totals.n;
+	PS_TRY(ps_vec_reserve(&h->row_node, h->row_node.n + r->node.n));
+	PS_TRY(ps_vec_reserve(&h->row_val, h->row_val.n + r->val.n));
+	PS_TRY(ps_vec_reserve(&h->totals, h->totals.n + c));
+	ps_memcpy(h->row_node.v + h->row_node.n, r->node.v, r->node.n * sizeof(uint32_t));
+	ps_memcpy(h->row_val.v + h->row_val.n, r->val.v, r->val.n * sizeof(int64_t));
+	h->row_node.n += r->node.n;
+	h->row_val.n += r->val.n;
+	for (size_t k = 0; k < c; k++) {
+		int64_t t = 0;
+
+		for (size_t i = 0; i < r->node.n; i++)
+			t += r->val.v[i * c + k];
+		h->totals.v[h->totals.n++] = t;
+	}
+	return 0;
+}
+
+static int series_of(struct ps_head *h, const struct ps_labels *l, const struct ps_head_add *a,
+		     const struct ps_series_gate *gate, uint32_t *sid, struct ps_diag *d)
+{
+	uint32_t types[64];
+	const char *tids[64];
+	bool added;
+
+	PS_FAIL_IF(a->ncols > 64 || !a->ncols, d, -PSTORE_ERR_LIMIT,
+		   "%zu sample types (1 to 64 allowed)", a->ncols);
+	for (size_t k = 0; k < a->ncols; k++)
+		PS_TRY(ps_seriestab_type(&h->series, a->types[k], &types[k]));
+	for (size_t k = 0; k < a->ncols; k++) /* after interning: the table moves */
+		tids[k] = ps_type_str(&h->series, types[k]);
+	if (gate && ps_seriestab_find(&h->series, ps_series_key(l->v, l->n, tids, a->ncols)) ==
+			    UINT32_MAX)
+		PS_TRY(gate->admit(gate->ctx, ps_series_key(l->v, l->n, tids, a->ncols), d));
+	return ps_seriestab_series(&h->series, l->v, l->n, types, a->ncols, sid, &added);
+}
+
+static int add_group(struct ps_head *h, const struct ps_ingest *in, size_t g,
+		     const struct ps_labels *l, const struct ps_head_add *a,
+		     const struct ps_series_gate *gate, struct ps_diag *d)
+{
+	struct ps_prof pr = { .time = a->time, .duration = a->duration, .period = a->period };
+
+	PS_TRY(series_of(h, l, a, gate, &pr.series, d));
+	PS_TRY(add_rows(h, &in->groups.v[g].rows, &pr));
+	PS_TRY(add_coverage(h, in, &in->groups.v[g], a, &pr));
+	PS_TRY(ps_vec_reserve(&h->state, h->profs.n + 1));
+	PS_TRY(ps_vec_push(&h->profs, pr));
+	h->state.v[h->state.n++] = PS_PENDING;
+	return 0;
+}
+
+int ps_head_add(struct ps_head *h, const struct ps_ingest *in, const struct ps_labels *labels,
+		const struct ps_head_add *a, const struct ps_series_gate *gate, size_t *first,
+		size_t *count, struct ps_diag *d)
+{
+	size_t start = h->profs.n;
+	int err = 0;
+
+	for (size_t g = 0; !err && g < in->groups.n; g++) {
+		/* Group 0 holds the unlabeled samples: empty when every sample
+		 * had labels, and then not a profile of its own. */
+		if (g == 0 && !in->groups.v[0].rows.node.n && in->groups.n > 1)
+			continue;
+		err = add_group(h, in, g, &labels[g], a, gate, d);
+	}
+	if (err) {
+		/* Nothing of a failed add stays: drop what was added (rows and
+		 * dictionary entries stay unreferenced, which is harmless). */
+		for (size_t i = start; i < h->profs.n; i++)
+			h->state.v[i] = PS_DEAD;
+		return err == -ENOMEM ? PS_FAIL(d, err, "out of memory") : err;
+	}
+	*first = start;
+	*count = h->profs.n - start;
+	return 0;
+}
+
+void ps_head_settle(struct ps_head *h, size_t first, size_t count, bool ok)
+{
+	for (size_t i = first; i < first + count; i++) {
+		h->state.v[i] = ok ? PS_VISIBLE : PS_DEAD;
+		if (!ok)
+			continue;
+		h->visible++;
+		if (h->profs.v[i].time < h->min_time)
+			h->min_time = h->profs.v[i].time;
+		if (h->profs.v[i].time > h->max_time)
+			h->max_time = h->profs.v[i].time;
+	}
+}

@@ -1,0 +1,43 @@
+/*
+ * out_folded.c - folded stacks as Brendan Gregg's stackcollapse scripts
+ * write them and flamegraph.pl reads them: one line per stack with a
+ * value, "root;caller;...;leaf value", frames named as in the flame
+ * graph, lines in tree order (children sorted by name).
+ */
+#include "pstore_internal.h"
+
+#include <inttypes.h>
+
+struct folded {
+	const struct ps_ntree *t;
+	struct ps_out *o;
+	struct ember_buf path;
+};
+
+static int visit(void *ctx, uint32_t n, int depth, bool enter)
+{
+	struct folded *f = ctx;
+
+	if (!enter || !n || !f->t->self.v[n])
+		return 0;
+	PS_TRY(ps_ntree_path(f->t, n, &f->path));
+	ps_out_write(f->o, f->path.data, f->path.len);
+	return ps_out_printf(f->o, " %" PRId64 "\n", f->t->self.v[n]);
+	(void)depth;
+}
+
+int pstore_write_folded(const struct pstore_result *r, pstore_write_fn fn, void *ctx)
+{
+	struct ps_ntree t;
+	struct ps_out o;
+	struct folded f = { .t = &t, .o = &o };
+	int err = ps_ntree_build(r, &t);
+
+	ps_out_init(&o, fn, ctx);
+	ember_buf_init(&f.path, SIZE_MAX / 2);
+	if (!err)
+		err = ps_ntree_walk(&t, visit, &f);
+	ember_buf_release(&f.path);
+	ps_ntree_release(&t);
+	return err ? (ps_out_finish(&o), err) : ps_out_finish(&o);
+}

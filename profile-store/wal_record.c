@@ -1,0 +1,126 @@
+/*
+ * wal_record.c - one pstore_append as a log record: the time and
+ * duration the store gave the profile, the caller's labels and
+ * unresolved build IDs, the size of the body as received, and the
+ * profile itself as raw profile.proto (wire's encoder), so that a replay
+ * runs exactly the ingest the append ran.  Layout (varints, strings
+ * length-prefixed): version 1, time, duration, input_bytes, labels,
+ * unresolved, pprof.
+ */
+#include "pstore_internal.h"
+
+#define RECORD_VERSION 1
+#define STR_MAX 65536
+#define LIST_MAX 4096
+
+int ps_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t duration,
+		     const struct pprof_profile *p, struct ember_buf *out)
+{
+	struct ember_buf pb;
+	int err;
+
+	PS_TRY(ps_put_uvarint(out, RECORD_VERSION));
+	PS_TRY(ps_put_svarint(out, time));
+	PS_TRY(ps_put_svarint(out, duration));
+	PS_TRY(ps_put_uvarint(out, o ? o->input_bytes : 0));
+	PS_TRY(ps_put_uvarint(out, o ? o->n_labels : 0));
+	for (size_t i = 0; o && i < o->n_labels; i++) {
+		PS_TRY(ps_put_str(out, o->labels[i].name, strlen(o->labels[i].name)));
+		PS_TRY(ps_put_str(out, o->labels[i].value, strlen(o->labels[i].value)));
+	}
+	PS_TRY(ps_put_uvarint(out, o ? o->n_unresolved : 0));
+	for (size_t i = 0; o && i < o->n_unresolved; i++) {
+		const char *b = o->unresolved[i].build_id ? o->unresolved[i].build_id : "";
+		const char *r = o->unresolved[i].reason ? o->unresolved[i].reason : "";
+
+		PS_TRY(ps_put_str(out, b, strlen(b)));
+		PS_TRY(ps_put_str(out, r, strlen(r)));
+	}
+	ember_buf_init(&pb, PS_WAL_RECORD_MAX);
+	err = pprof_encode(p, false, &pb);
+	if (!err)
+		err = ps_put_str(out, pb.data ? pb.data : "", pb.len);
+	ember_buf_release(&pb);
+	return err;
+}
+
+static int get_cstr(const uint8_t **p, const uint8_t *end, char **out, struct ps_diag *d)
+{
+	const char *s;
+	size_t len;
+
+	PS_FAIL_IF(ps_get_str(p, end, STR_MAX, &s, &len) || memchr(s, '\0', len), d,
+		   -PSTORE_ERR_CORRUPT, "log record: bad string");
+	*out = strndup(s, len);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int get_pairs(const uint8_t **p, const uint8_t *end, struct ps_record *r, bool labels,
+		     struct ps_diag *d)
+{
+	uint32_t n;
+
+	PS_FAIL_IF(ps_get_u32max(p, end, LIST_MAX, &n), d, -PSTORE_ERR_CORRUPT,
+		   "log record: bad count");
+	for (uint32_t i = 0; i < n; i++) {
+		char *a = NULL, *b = NULL;
+		int err = get_cstr(p, end, &a, d);
+
+		if (!err)
+			err = get_cstr(p, end, &b, d);
+		if (!err && labels)
+			err = ps_vec_push(&r->labels, ((struct pstore_label){ a, b }));
+		else if (!err)
+			err = ps_vec_push(&r->unresolved, ((struct pstore_unresolved){ a, b }));
+		if (err) {
+			free(a);
+			free(b);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int ps_record_decode(const uint8_t *data, size_t len, struct ps_record *r, struct ps_diag *d)
+{
+	const uint8_t *p = data, *end = data + len;
+	uint64_t version, input;
+	const char *pb;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	PS_FAIL_IF(ps_get_uvarint(&p, end, &version) || version != RECORD_VERSION, d,
+		   -PSTORE_ERR_CORRUPT, "log record: unknown version");
+	PS_FAIL_IF(ps_get_svarint(&p, end, &r->time) || ps_get_svarint(&p, end, &r->duration) ||
+			   ps_get_uvarint(&p, end, &input), d, -PSTORE_ERR_CORRUPT,
+		   "log record: truncated");
+	r->input_bytes = (size_t)input;
+	err = get_pairs(&p, end, r, true, d);
+	if (!err)
+		err = get_pairs(&p, end, r, false, d);
+	if (!err && ps_get_str(&p, end, PS_WAL_RECORD_MAX, &pb, &r->pprof_len))
+		err = PS_FAIL(d, -PSTORE_ERR_CORRUPT, "log record: truncated profile");
+	if (!err && p != end)
+		err = PS_FAIL(d, -PSTORE_ERR_CORRUPT, "log record: %zu bytes after the profile",
+			      (size_t)(end - p));
+	if (err) {
+		ps_record_release(r);
+		return err;
+	}
+	r->pprof = (const uint8_t *)pb;
+	return 0;
+}
+
+void ps_record_release(struct ps_record *r)
+{
+	for (size_t i = 0; i < r->labels.n; i++) {
+		free((char *)r->labels.v[i].name);
+		free((char *)r->labels.v[i].value);
+	}
+	for (size_t i = 0; i < r->unresolved.n; i++) {
+		free((char *)r->unresolved.v[i].build_id);
+		free((char *)r->unresolved.v[i].reason);
+	}
+	ps_vec_free(&r->labels);
+	ps_vec_free(&r->unresolved);
+}
