@@ -1,8 +1,8 @@
 /*
- * background.c - the store's compaction thread: every second (or when an
- * append finds the head full) it seals the head when it is old or large
- * enough, writes sealed heads as blocks, merges partitions and applies
- * the retention.  A failure is logged and counted and tried again at the
+ * background.c - the store's compaction thread: every second (half the
+ * head's age when that is shorter), or when an append finds the head
+ * full, it seals the head when it is old or large enough, writes sealed
+ * heads as blocks, merges partitions and applies the retention.  A failure is logged and counted and tried again at the
  * next tick: the log still holds everything acknowledged.
  */
 #include "pstore_internal.h"
@@ -17,8 +17,14 @@ static void *loop(void *arg)
 	while (!s->bg_stop) {
 		struct timespec ts;
 
+		int64_t tick = s->opts.head_max_age_ns / 2;
+
+		if (tick > 1000000000 || tick <= 0)
+			tick = 1000000000;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
+		ts.tv_nsec += tick;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
 		if (!s->bg_kick)
 			pthread_cond_timedwait(&s->bg_cv, &s->bg_mu, &ts);
 		if (s->bg_stop)

@@ -258,14 +258,19 @@ int ps_block_load(struct ps_block *b, struct ps_bdata **out, struct ps_diag *d)
 	if (!bd)
 		return -ENOMEM;
 	atomic_init(&bd->refs, 1);
+	char why[200] = "";
+	struct ps_diag sd = ps_diag_make(why, sizeof(why));
+
 	err = ps_dict_init(&bd->dict);
 	if (!err)
-		err = load_rows_index(&r, b, bd, d);
+		err = load_rows_index(&r, b, bd, &sd);
 	if (!err)
-		err = load_dict(&r, b, bd, d);
+		err = load_dict(&r, b, bd, &sd);
 	if (err) {
 		ps_bdata_unref(bd);
-		return err;
+		if (err == -PSTORE_ERR_CORRUPT)
+			return PS_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
+		return PS_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
 	}
 	bd->bytes = ps_dict_bytes(&bd->dict) + bd->profs.cap * sizeof(struct ps_prof) +
 		    bd->totals.cap * 8 + bd->cov.cap * sizeof(struct ps_cov) +
@@ -279,17 +284,21 @@ int ps_block_read_stream(struct ps_block *b, const struct ps_stream *st, struct 
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct ember_buf stored;
+	char why[200] = "";
+	struct ps_diag sd = ps_diag_make(why, sizeof(why));
 	int err;
 
 	ember_buf_init(&r.prefix, 0);
 	ember_buf_init(&stored, 0);
-	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored, d);
+	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored, &sd);
 	if (!err)
-		err = ps_stream_load(st, (const uint8_t *)stored.data, stored.len, out, d);
+		err = ps_stream_load(st, (const uint8_t *)stored.data, stored.len, out, &sd);
 	ember_buf_release(&stored);
 	if (err == -PSTORE_ERR_CORRUPT)
-		return PS_FAIL(d, err, "block '%s': row stream corrupt", b->name);
-	return err;
+		return PS_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
+	if (err)
+		return PS_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
+	return 0;
 }
 
 /* ---- the store's list ------------------------------------------------------------- */
