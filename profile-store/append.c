@@ -181,7 +181,7 @@ int ps_append_apply(struct pstore *s, struct ps_head *h, const struct pprof_prof
 
 static int check_size(struct pstore *s, const struct pstore_append_opts *o, struct ps_diag *d)
 {
-	size_t bytes = OPT(o, input_bytes, 0);
+	size_t bytes = OPT(o, input_bytes, 0) ? OPT(o, input_bytes, 0) : OPT(o, body_len, 0);
 
 	PS_FAIL_IF(bytes > s->lim.max_profile_bytes, d, -PSTORE_ERR_LIMIT,
 		   "profile of %zu bytes, larger than the limit of %zu", bytes,
@@ -228,7 +228,8 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 	if (!time)
 		time = ps_now(s);
 	ember_buf_init(&rec, PS_WAL_RECORD_MAX);
-	if (!err && ps_record_encode(o, time, duration, p, &rec))
+	if (!err && ps_record_encode(o, time, duration, OPT(o, body, NULL), OPT(o, body_len, 0), p,
+				     &rec))
 		err = PS_FAIL(&d, -PSTORE_ERR_LIMIT, "profile larger than a log record (%zu MiB)",
 			      PS_WAL_RECORD_MAX >> 20);
 	if (!err)

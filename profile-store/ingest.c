@@ -70,15 +70,21 @@ struct walk {
 	const pprof_message_t *m;
 	struct idmap ids;
 	uint32_t *loc;	    /* pprof location index -> dict location */
+	uint32_t *str;	    /* pprof string index -> dict string, UNSET when not yet */
 	int32_t *loc_bid;   /* -> index into out->bids when unresolved, else -1 */
 	struct ps_ingest *out;
 	const struct pstore_limits *lim;
 	bool split;
 };
 
+/* Each of the profile's strings is hashed once, however many functions
+ * and mappings share it. */
 static int intern_str(struct walk *w, int64_t idx, uint32_t *out)
 {
-	return ps_strtab_intern0(&w->dict->str, pprof_string(w->p, idx), out);
+	if (w->str[idx] == UNSET)
+		PS_TRY(ps_strtab_intern0(&w->dict->str, pprof_string(w->p, idx), &w->str[idx]));
+	*out = w->str[idx];
+	return 0;
 }
 
 static int intern_mapping(struct walk *w, const pprof_mapping_t *pm, uint32_t *out)
@@ -311,10 +317,12 @@ static int setup(struct walk *w, struct ps_dict *dict, const struct pprof_profil
 	out->count_col = first_count_col(p);
 	g0.rows.ncols = out->ncols;
 	g0.hash = labels_hash(NULL, 0);
+	w->str = malloc(w->m->n_string_table * sizeof(*w->str));
 	w->loc = malloc((w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc));
 	w->loc_bid = malloc((w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc_bid));
-	if (!w->loc || !w->loc_bid || ps_vec_push(&out->groups, g0))
+	if (!w->str || !w->loc || !w->loc_bid || ps_vec_push(&out->groups, g0))
 		return -ENOMEM;
+	memset(w->str, 0xff, w->m->n_string_table * sizeof(*w->str));
 	memset(w->loc, 0xff, (w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc));
 	return idmap_build(&w->ids, w->m->location, w->m->n_location);
 }
@@ -334,6 +342,7 @@ int ps_ingest_profile(struct ps_dict *dict, const struct pprof_profile *p,
 		err = walk_samples(&w, d);
 	for (size_t i = 0; !err && i < out->groups.n; i++)
 		err = ps_rows_normalize(&out->groups.v[i].rows);
+	free(w.str);
 	free(w.loc);
 	free(w.loc_bid);
 	free(w.ids.slots);

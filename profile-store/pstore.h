@@ -212,6 +212,11 @@ struct pstore_append_opts {
 	size_t input_bytes;	/* size of the body as received (limit check) */
 	const struct pstore_unresolved *unresolved;
 	size_t n_unresolved;
+	/* The profile as received (raw, gzip or zstd protobuf), written to
+	 * the log as is instead of encoding p again; it must decode to p.
+	 * NULL: p is encoded.  Its size is input_bytes when that is 0. */
+	const void *body;
+	size_t body_len;
 };
 
 /*

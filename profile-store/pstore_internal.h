@@ -952,8 +952,10 @@ struct ps_record {
 	size_t input_bytes;
 };
 
+/* body NULL: p encoded raw. */
 int ps_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t duration,
-		     const struct pprof_profile *p, struct ember_buf *out);
+		     const void *body, size_t body_len, const struct pprof_profile *p,
+		     struct ember_buf *out);
 /* Decode a record payload (borrowed: strings point into data, which is
  * NUL-terminated per string by the encoder). */
 int ps_record_decode(const uint8_t *data, size_t len, struct ps_record *r,

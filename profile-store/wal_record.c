@@ -2,8 +2,9 @@
  * wal_record.c - one pstore_append as a log record: the time and
  * duration the store gave the profile, the caller's labels and
  * unresolved build IDs, the size of the body as received, and the
- * profile itself as raw profile.proto (wire's encoder), so that a replay
- * runs exactly the ingest the append ran.  Layout (varints, strings
+ * profile itself: the body as the caller received it (raw, gzip or zstd)
+ * when it gives it, else raw profile.proto from wire's encoder; a replay
+ * decodes it and runs exactly the ingest the append ran.  Layout (varints, strings
  * length-prefixed): version 1, time, duration, input_bytes, labels,
  * unresolved, pprof.
  */
@@ -14,7 +15,8 @@
 #define LIST_MAX 4096
 
 int ps_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t duration,
-		     const struct pprof_profile *p, struct ember_buf *out)
+		     const void *body, size_t body_len, const struct pprof_profile *p,
+		     struct ember_buf *out)
 {
 	struct ember_buf pb;
 	int err;
@@ -22,7 +24,7 @@ int ps_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t d
 	PS_TRY(ps_put_uvarint(out, RECORD_VERSION));
 	PS_TRY(ps_put_svarint(out, time));
 	PS_TRY(ps_put_svarint(out, duration));
-	PS_TRY(ps_put_uvarint(out, o ? o->input_bytes : 0));
+	PS_TRY(ps_put_uvarint(out, o ? o->input_bytes : 0)); /* the caller's, for the limit */
 	PS_TRY(ps_put_uvarint(out, o ? o->n_labels : 0));
 	for (size_t i = 0; o && i < o->n_labels; i++) {
 		PS_TRY(ps_put_str(out, o->labels[i].name, strlen(o->labels[i].name)));
@@ -36,6 +38,8 @@ int ps_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t d
 		PS_TRY(ps_put_str(out, b, strlen(b)));
 		PS_TRY(ps_put_str(out, r, strlen(r)));
 	}
+	if (body)
+		return ps_put_str(out, body, body_len);
 	ember_buf_init(&pb, PS_WAL_RECORD_MAX);
 	err = pprof_encode(p, false, &pb);
 	if (!err)

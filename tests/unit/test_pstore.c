@@ -946,8 +946,21 @@ static int test_pstore__log_replayed_at_open(void)
 	struct pstore_stats st;
 
 	CHECK(s);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 2; i++)
 		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
+	{	/* one logged as its body (gzip), as received */
+		struct pprof_profile *p = mkprof(S3, C3, 3, T0 + 2 * SEC);
+		struct ember_buf gz;
+		struct pstore_append_opts o = { .sz = sizeof(o) };
+
+		ember_buf_init(&gz, 1 << 20);
+		CHECK(p && !pprof_encode(p, true, &gz));
+		o.body = gz.data;
+		o.body_len = gz.len;
+		CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+		ember_buf_release(&gz);
+		pprof_profile_free(p);
+	}
 	pstore_free(s); /* no flush: only the log has them */
 	CHECK_INT(count_files("wal", ".wal"), ==, 1);
 	s = open_store(NULL);
