@@ -22,7 +22,7 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
 	libunistring-dev
 TEST_PKGS := llvm binutils elfutils gdb golang-go golang-1.19-src \
-	python3 libclang-rt-14-dev rustc debuginfod curl
+	python3 libclang-rt-14-dev rustc debuginfod curl libxml2-utils
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps build build-release run test bench clean

@@ -72,7 +72,8 @@ static uint64_t loc_hash(const void *ctx, size_t i)
 	const struct ps_dict *d = ctx;
 	const struct ps_loc *l = &d->locs.v[i];
 
-	return loc_hash_of(l->mapping, l->address, d->lines.v + l->line_off, l->nlines);
+	return loc_hash_of(l->mapping, l->address, l->nlines ? d->lines.v + l->line_off : NULL,
+			   l->nlines);
 }
 
 static bool loc_equal(const void *ctx, size_t i, const void *key)
@@ -80,7 +81,7 @@ static bool loc_equal(const void *ctx, size_t i, const void *key)
 	const struct ps_dict *d = ctx;
 	const struct ps_loc *l = &d->locs.v[i];
 	const struct loc_key *k = key;
-	const struct ps_line *a = d->lines.v + l->line_off;
+	const struct ps_line *a = l->nlines ? d->lines.v + l->line_off : NULL;
 
 	if (l->mapping != k->mapping || l->address != k->address || l->nlines != k->n)
 		return false;

@@ -10,7 +10,7 @@
  * function's self share is compared with the standard error of a
  * difference of two proportions, sqrt(p (1 - p) (1/n1 + 1/n2)) with p the
  * pooled share (k1 + k2) / (n1 + n2): z = delta / se.  2 -> 5 samples of
- * 1,000 is z = 1.1, noise; 20 -> 50 is z = 3.5.  A row is flagged when
+ * 1,000 is z = 1.1, noise; 20 -> 50 is z = 3.6.  A row is flagged when
  * the change passes min_abs_pct points, min_rel relative and min_z sigmas.
  */
 #include "pstore_internal.h"

@@ -99,8 +99,10 @@ static int add_rows(struct ps_head *h, const struct ps_rows *r, struct ps_prof *
 	PS_TRY(ps_vec_reserve(&h->row_node, h->row_node.n + r->node.n));
 	PS_TRY(ps_vec_reserve(&h->row_val, h->row_val.n + r->val.n));
 	PS_TRY(ps_vec_reserve(&h->totals, h->totals.n + c));
-	ps_memcpy(h->row_node.v + h->row_node.n, r->node.v, r->node.n * sizeof(uint32_t));
-	ps_memcpy(h->row_val.v + h->row_val.n, r->val.v, r->val.n * sizeof(int64_t));
+	if (r->node.n) { /* (a NULL vector plus 0 is undefined) */
+		memcpy(h->row_node.v + h->row_node.n, r->node.v, r->node.n * sizeof(uint32_t));
+		memcpy(h->row_val.v + h->row_val.n, r->val.v, r->val.n * sizeof(int64_t));
+	}
 	h->row_node.n += r->node.n;
 	h->row_val.n += r->val.n;
 	for (size_t k = 0; k < c; k++) {

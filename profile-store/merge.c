@@ -76,8 +76,9 @@ static int stage_profiles(struct stage *st, const struct ps_block *b, const stru
 			PS_TRY(ps_vec_push(&st->h->row_node, to));
 		}
 		PS_TRY(ps_vec_reserve(&st->h->row_val, st->h->row_val.n + (size_t)p->nrows * ncols));
-		ps_memcpy(st->h->row_val.v + st->h->row_val.n, vals + (row - p->nrows) * ncols,
-		       (size_t)p->nrows * ncols * sizeof(*vals));
+		if (p->nrows)
+			memcpy(st->h->row_val.v + st->h->row_val.n, vals + (row - p->nrows) * ncols,
+			       (size_t)p->nrows * ncols * sizeof(*vals));
 		st->h->row_val.n += (size_t)p->nrows * ncols;
 		for (uint32_t c = 0; c < ncols; c++)
 			PS_TRY(ps_vec_push(&st->h->totals, bd->totals.v[p->tot_off + c]));

@@ -49,9 +49,13 @@ int ps_plan(const struct ps_query *q, const struct ps_seriestab *t, const struct
 static void sum_head_rows(const struct ps_head *h, const struct ps_prof *p, uint32_t ncols,
 			  int32_t col, int64_t *self)
 {
-	const uint32_t *node = h->row_node.v + p->row_off;
-	const int64_t *val = h->row_val.v + p->val_off + col;
+	const uint32_t *node;
+	const int64_t *val;
 
+	if (!p->nrows)
+		return;
+	node = h->row_node.v + p->row_off;
+	val = h->row_val.v + p->val_off + col;
 	for (uint32_t i = 0; i < p->nrows; i++)
 		self[node[i]] += val[(size_t)i * ncols];
 }

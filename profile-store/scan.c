@@ -30,7 +30,8 @@ static int head_scan(struct ps_head *h, struct ps_scan *sc)
 		seen[p->series] = 1;
 		if (!err && sc->profile)
 			err = sc->profile(sc->ctx, &h->series, p, col[p->series],
-					  h->totals.v + p->tot_off, h->cov.v + p->cov_off);
+					  h->totals.v + p->tot_off,
+					  p->ncov ? h->cov.v + p->cov_off : NULL);
 	}
 	ps_lindex_release(&ix);
 	free(col);
@@ -55,7 +56,8 @@ static int block_profiles(struct ps_block *b, const struct ps_bdata *bd, const i
 
 			if (p->time >= sc->q.from && p->time < sc->q.to)
 				err = sc->profile(sc->ctx, &b->series, p, col[s],
-						  bd->totals.v + p->tot_off, bd->cov.v + p->cov_off);
+						  bd->totals.v + p->tot_off,
+						  p->ncov ? bd->cov.v + p->cov_off : NULL);
 		}
 	}
 	return err;

@@ -115,10 +115,19 @@ static int parse_op(struct cur *c, enum ps_match_op *op)
 	return 0;
 }
 
-/* The product of a regex's counted repetitions, and no back-references. */
+static bool quantifier(char ch)
+{
+	return ch == '*' || ch == '+' || ch == '?' || ch == '{';
+}
+
+/* What could make glibc's regcomp or regexec expensive: back-references,
+ * a quantifier applied to a quantifier ("a++", "a*{9}": POSIX leaves them
+ * undefined, glibc nests them, and 40 of them take gigabytes), more than
+ * 64 quantifiers, counted repetitions multiplying past 1,000. */
 static int regex_cost(struct cur *c, const char *re)
 {
 	double product = 1;
+	int nq = 0;
 
 	for (const char *p = re; *p; p++) {
 		if (*p == '\\' && p[1] >= '1' && p[1] <= '9')
@@ -127,6 +136,23 @@ static int regex_cost(struct cur *c, const char *re)
 			p++;
 			continue;
 		}
+		if (*p == '[') { /* a bracket expression: its characters are literal */
+			const char *q = p + 1 + (p[1] == '^');
+
+			q += *q == ']';
+			while (*q && *q != ']')
+				q += q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=') &&
+					     strchr(q + 2, ']') ? strchr(q + 2, ']') - q + 1 : 1;
+			if (!*q)
+				break; /* unterminated: regcomp says so */
+			p = q;
+			continue;
+		}
+		if (quantifier(*p) && ++nq > 64)
+			return SEL_FAIL(c, "selector: regex '%.64s' has more than 64 repetitions", re);
+		if ((*p == '}' || (quantifier(*p) && *p != '{')) && quantifier(p[1]))
+			return SEL_FAIL(c, "selector: regex '%.64s' repeats a repetition (\"%c%c\")", re,
+					*p, p[1]);
 		if (*p == '{') {
 			unsigned long a = strtoul(p + 1, NULL, 10), b = a;
 			const char *comma = strchr(p, ',');

@@ -368,6 +368,9 @@ static int test_pstore__selector_errors_explain(void)
 	CHECK(!expect_bad_selector("{a=~\"(x)\\\\1\"}", "back-references"));
 	CHECK(!expect_bad_selector("{a=~\"((a{100}){100})\"}", "repeats too much"));
 	CHECK(!expect_bad_selector("{a=\"x\"} junk", "unexpected text"));
+	CHECK(!expect_bad_selector("{a=~\"x++\"}", "repeats a repetition"));
+	CHECK(!expect_bad_selector("{a=~\"x{2}*\"}", "repeats a repetition"));
+	CHECK_INT(matches("{a=~\"[+*]+x\"}", (const struct pstore_label[]){ { "a", "*+x" } }, 1), ==, 1);
 	return 0;
 }
 
@@ -417,6 +420,31 @@ static int test_pstore__append_query_head_blocks_merged_agree(void)
 	s = open_store(NULL);
 	CHECK(s);
 	CHECK(!check_folded(s, "{service=\"cart\"}", WANT3));
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A profile without samples is a data point too (no CPU in 10 s). */
+static int test_pstore__empty_profile_stored(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_result *r;
+	struct pstore_stats st;
+	struct pstore_result_info info;
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 0, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 0, T0 + SEC), "a", "1"), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.profiles, ==, 2);
+	r = query(s, NULL, "cpu", 0, 0);
+	CHECK(r);
+	pstore_result_info(r, &info);
+	CHECK_INT(info.profiles, ==, 2);
+	CHECK_INT(info.total, ==, 0);
+	pstore_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1124,6 +1152,11 @@ static int run_and_kill(int first, int after, unsigned delay_us)
 	close(fds[1]);
 	while (got < after && read(fds[0], &last, sizeof(last)) == sizeof(last))
 		got++;
+	/* and until the child's compaction has written a block (at most 20 s),
+	 * so the kill may land in a flush or a merge as well as in appends */
+	for (int i = 0; i < 20000 && count_files("blocks", ".pblk") < 1; i++)
+		if (read(fds[0], &last, sizeof(last)) == sizeof(last))
+			got++;
 	usleep(delay_us);
 	kill(pid, SIGKILL);
 	/* acknowledgements written before the kill still count */
@@ -1809,6 +1842,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__selector_matching),
 	UNIT_CASE(test_pstore__selector_errors_explain),
 	UNIT_CASE(test_pstore__append_query_head_blocks_merged_agree),
+	UNIT_CASE(test_pstore__empty_profile_stored),
 	UNIT_CASE(test_pstore__time_range_selects_profiles),
 	UNIT_CASE(test_pstore__time_from_profile_else_arrival),
 	UNIT_CASE(test_pstore__sample_labels_split_series),
