@@ -247,6 +247,36 @@ static int merge_blocks(struct pstore *s, struct ps_block **blocks, size_t n, st
 	return err;
 }
 
+/* Size tier of a block: sizes within a factor of 4 share one. */
+static int tier(const struct ps_block *b)
+{
+	int t = 0;
+
+	for (uint64_t sz = b->size / 4096; sz >= 4; sz /= 4)
+		t++;
+	return t;
+}
+
+/* Whether block k belongs to the merge of partition part: a closed
+ * partition merges all its blocks, an open one the blocks of a size tier
+ * that has OPEN_MERGE_AT of them (so a growing partition's big block is
+ * not rewritten at every merge: each row is rewritten about log4 times,
+ * not once per merge). */
+static bool picked(const struct pstore *s, const struct ps_block *k, int64_t part, bool closed,
+		   int t)
+{
+	return !k->corrupt && k->meta.partition == part && (closed || tier(k) == t);
+}
+
+static size_t count(const struct pstore *s, int64_t part, bool closed, int t)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < s->blocks.n; k++)
+		n += picked(s, s->blocks.v[k], part, closed, t);
+	return n;
+}
+
 /* The blocks of the first partition due for a merge (referenced). */
 static int pick_partition(struct pstore *s, struct ps_blocks *out)
 {
@@ -254,18 +284,15 @@ static int pick_partition(struct pstore *s, struct ps_blocks *out)
 
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->blocks.n && !out->n; i++) {
-		int64_t part = s->blocks.v[i]->meta.partition;
-		size_t count = 0;
+		const struct ps_block *b = s->blocks.v[i];
+		int64_t part = b->meta.partition;
 		bool closed = now >= part + s->opts.partition_ns + s->opts.head_max_age_ns;
+		int t = tier(b);
 
-		if (s->blocks.v[i]->corrupt)
+		if (b->corrupt || count(s, part, closed, t) < (closed ? 2 : OPEN_MERGE_AT))
 			continue;
 		for (size_t k = 0; k < s->blocks.n; k++)
-			count += !s->blocks.v[k]->corrupt && s->blocks.v[k]->meta.partition == part;
-		if (count < 2 || (!closed && count < OPEN_MERGE_AT))
-			continue;
-		for (size_t k = 0; k < s->blocks.n; k++)
-			if (!s->blocks.v[k]->corrupt && s->blocks.v[k]->meta.partition == part &&
+			if (picked(s, s->blocks.v[k], part, closed, t) &&
 			    !ps_vec_push(out, s->blocks.v[k]))
 				ps_block_ref(s->blocks.v[k]);
 	}

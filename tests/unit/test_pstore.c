@@ -886,6 +886,32 @@ static int test_pstore__retention_drops_whole_blocks(void)
 	return 0;
 }
 
+static int count_files(const char *sub, const char *suffix);
+
+/* In the current hour, four small blocks are merged without waiting. */
+static int test_pstore__open_partition_merges_four(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+	struct pstore_result *r;
+
+	CHECK(s);
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
+		CHECK_INT(pstore_flush(s), ==, 0);
+		CHECK_INT(pstore_compact(s), ==, 0);
+	}
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.merges, ==, 1);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 4 * 45);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static int count_files(const char *sub, const char *suffix)
 {
 	char path[400];
@@ -1854,6 +1880,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__compaction_resolver_updates_block),
 	UNIT_CASE(test_pstore__retention_drops_whole_blocks),
 	UNIT_CASE(test_pstore__merge_parents_deleted_after_crash),
+	UNIT_CASE(test_pstore__open_partition_merges_four),
 	UNIT_CASE(test_pstore__log_replayed_at_open),
 	UNIT_CASE(test_pstore__replay_skips_what_blocks_hold),
 	UNIT_CASE(test_pstore__torn_log_tail_dropped),
