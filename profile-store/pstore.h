@@ -145,7 +145,8 @@ struct pstore_limits {
 
 struct pstore_opts {
 	size_t sz;			 /* sizeof(struct pstore_opts) */
-	/* Where blocks go; NULL: pstore_blockio_dir(DIR/blocks).  The store
+	/* Where blocks go; NULL: pstore_blockio_dir(DIR) (blocks in
+	 * DIR/blocks).  The store
 	 * takes ownership (it calls release at pstore_free, and on a failed
 	 * open). */
 	const struct pstore_blockio *blocks;
@@ -175,8 +176,9 @@ struct pstore_opts {
  * log is replayed (its torn tail dropped), the blocks listed and their
  * headers read; blocks superseded by a compaction are deleted.  On
  * success *out is a store to pstore_free().  -EBUSY when another process
- * has dir open; -PSTORE_ERR_CORRUPT never (a corrupt block is reported by
- * the queries that need it and in the stats).
+ * has dir open; an errno of the directory or the block storage.  A corrupt
+ * block does not fail the open: the queries that need it fail, and the
+ * stats count it; a segment with a bad header is moved aside.
  */
 int pstore_open(const char *dir, const struct pstore_opts *opts, struct pstore **out,
 		char *why, size_t why_size);
@@ -297,7 +299,8 @@ int pstore_write_buf(void *ctx, const void *data, size_t len);
 
 /* pprof, gzip-compressed (what `go tool pprof` reads), into out. */
 int pstore_write_pprof(const struct pstore_result *r, struct ember_buf *out);
-/* Folded stacks, "root;...;leaf value\n", lines sorted. */
+/* Folded stacks, "root;...;leaf value\n", in tree order (children sorted
+ * by name). */
 int pstore_write_folded(const struct pstore_result *r, pstore_write_fn fn, void *ctx);
 
 /* One row of the top table: per function, self and cumulative (each
@@ -342,7 +345,7 @@ struct pstore_diff_opts {
 /*
  * Compare base and new (neither kept) after normalizing each to fractions
  * of its own total.  *out to pstore_diff_free().  -PSTORE_ERR_TYPE when
- * their types differ, -ENOMEM.
+ * their sample types or units differ, -ENOMEM.
  */
 int pstore_diff_new(const struct pstore_result *base, const struct pstore_result *new_,
 		    const struct pstore_diff_opts *o, struct pstore_diff **out);

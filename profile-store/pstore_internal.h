@@ -4,7 +4,7 @@
  * One concept a file:
  *   diag.c          errors, the why buffer, pstore_strerror
  *   vec.c           growable arrays (ps_grow)
- *   hash.c          the hash function (block names, log records, interning)
+ *   hash.c          the hash function (the sets are wire's, wire_hset.h)
  *   varint.c        LEB128 varints and zigzag, bounded cursor readers
  *   strtab.c        interned strings
  *   dict.c          the dictionary: functions, mappings, locations, stack nodes
@@ -13,36 +13,41 @@
  *   seriestab.c     series (labels x sample types) and profile types
  *   types.c         profile type names, aliases, the profile's name
  *   lindex.c        the label index (name -> values -> series)
- *   limits.c        ingest limits, their defaults and checks
- *   ingest.c        a decoded pprof -> dictionary entries and rows
- *   coverage.c      symbolization coverage of a profile
+ *   limits.c        ingest limits and their defaults
+ *   rows.c          one profile's rows, sorted and summed per stack
+ *   ingest.c        a decoded pprof -> dictionary entries, rows, coverage
  *   head.c          the in-memory head: what the log segment holds
+ *   keys.c          the series the store holds (the series limit)
+ *   unbounded.c     labels that look unbounded
+ *   append.c        pstore_append
  *   wal_record.c    one append as a log record
  *   wal_segment.c   the log segment writer (group commit)
- *   wal_replay.c    reading segments back, dropping a torn tail
- *   block_encode.c  a head (or merged blocks) -> block bytes
+ *   wal_replay.c    reading a segment back, dropping a torn tail
+ *   recover.c       the log replayed at open
+ *   block_encode.c  a partition's profiles -> block bytes
  *   block_rows.c    the row streams of a series: encode, decode, sum
  *   block_decode.c  block bytes -> header, meta, series, dictionary
  *   blockio_dir.c   the local-directory block storage
- *   catalog.c       the live blocks, superseded and expired ones
+ *   catalog.c       blocks opened, read by range, listed, superseded
  *   cache.c         decoded block data under a byte budget
- *   compact.c       heads -> blocks, blocks of a partition -> one
+ *   compact.c       rotation, heads -> blocks, retention
+ *   merge.c         a partition's blocks -> one (resolver applied)
+ *   coverage.c      coverage recounted after a compaction's resolver
  *   background.c    the compaction thread
- *   store.c         open, free, stats, warnings
- *   append.c        pstore_append
- *   unbounded.c     labels that look unbounded
+ *   store.c         open, free, snapshots, stats, warnings
  *   selector.c      the selector parser; matching a label set
  *   match.c         a selector over a label index -> series bitmap
- *   query.c         pstore_query: blocks and heads summed into a result
+ *   query.c         pstore_query over heads and blocks
+ *   block_query.c   one block's share of a query
+ *   scan.c          selections without rows: discovery, totals, coverage
+ *   discovery.c, series_totals.c, coverage_query.c  those three calls
  *   result.c        the merged result: dictionary + value per stack
  *   resolve.c       resolver callbacks applied to a dictionary
  *   ntree.c         the tree of frame names (outputs, diffs)
+ *   out.c           buffered writing, XML and JSON escaping
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
  *   svg_script.c    the outputs; the flame graph's script
  *   diff.c, diff_table.c, diff_out.c  the diff and its outputs
- *   discovery.c     label names, values, profile types
- *   series_totals.c totals over time
- *   coverage_query.c pstore_coverage
  */
 #ifndef EMBER_PSTORE_INTERNAL_H
 #define EMBER_PSTORE_INTERNAL_H
@@ -114,7 +119,6 @@ int ps_grow(void *arr, size_t *cap, size_t need, size_t elem);
 	}
 PS_VEC_DEF(ps_labels, struct pstore_label);
 PS_VEC_DEF(ps_u32s, uint32_t);
-PS_VEC_DEF(ps_i64s, int64_t);
 PS_VEC_DEF(ps_strs, char *);
 PS_VEC_DEF(ps_u64s, uint64_t);
 #define ps_vec_reserve(vec, need) ps_grow(&(vec)->v, &(vec)->cap, (need), sizeof(*(vec)->v))
@@ -210,8 +214,6 @@ static inline int ps_put_svarint(struct ember_buf *b, int64_t v)
 {
 	return ps_put_uvarint(b, ps_zigzag(v));
 }
-int ps_put_u32le(struct ember_buf *b, uint32_t v);
-int ps_put_u64le(struct ember_buf *b, uint64_t v);
 /* A length-prefixed string. */
 int ps_put_str(struct ember_buf *b, const char *s, size_t len);
 
@@ -222,8 +224,6 @@ int ps_get_svarint(const uint8_t **pos, const uint8_t *end, int64_t *out);
 /* A uvarint that must fit in 32 bits and be <= max. */
 int ps_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_t *out);
 int ps_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_t **out);
-int ps_get_u32le(const uint8_t **pos, const uint8_t *end, uint32_t *out);
-int ps_get_u64le(const uint8_t **pos, const uint8_t *end, uint64_t *out);
 /* A length-prefixed string of at most max bytes (not NUL-terminated). */
 int ps_get_str(const uint8_t **pos, const uint8_t *end, size_t max, const char **s,
 	       size_t *len);
@@ -638,12 +638,6 @@ int ps_head_add(struct ps_head *h, const struct ps_ingest *in, const struct ps_l
 /* Mark profiles [first, first + count) visible (ok) or dead.  Under h's
  * write lock. */
 void ps_head_settle(struct ps_head *h, size_t first, size_t count, bool ok);
-
-/* ---- block storage helpers --------------------------------------------- */
-
-/* The store's blockio (owned); pstore_blockio_dir's. */
-int ps_blockio_get_all(const struct pstore_blockio *io, const char *name,
-		       struct ember_buf *out);
 
 /* ---- blocks (block_encode.c, block_decode.c, block_rows.c) ------------- */
 

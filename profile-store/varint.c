@@ -20,22 +20,6 @@ int ps_put_uvarint(struct ember_buf *b, uint64_t v)
 	return ember_buf_append(b, tmp, n);
 }
 
-int ps_put_u32le(struct ember_buf *b, uint32_t v)
-{
-	uint8_t tmp[4];
-
-	ps_le32(tmp, v);
-	return ember_buf_append(b, tmp, 4);
-}
-
-int ps_put_u64le(struct ember_buf *b, uint64_t v)
-{
-	uint8_t tmp[8];
-
-	ps_le64(tmp, v);
-	return ember_buf_append(b, tmp, 8);
-}
-
 int ps_put_str(struct ember_buf *b, const char *s, size_t len)
 {
 	PS_TRY(ps_put_uvarint(b, len));
@@ -92,24 +76,6 @@ int ps_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_
 		return -PSTORE_ERR_CORRUPT;
 	*out = *pos;
 	*pos += n;
-	return 0;
-}
-
-int ps_get_u32le(const uint8_t **pos, const uint8_t *end, uint32_t *out)
-{
-	const uint8_t *p;
-
-	PS_TRY(ps_get_bytes(pos, end, 4, &p));
-	*out = ps_rd32(p);
-	return 0;
-}
-
-int ps_get_u64le(const uint8_t **pos, const uint8_t *end, uint64_t *out)
-{
-	const uint8_t *p;
-
-	PS_TRY(ps_get_bytes(pos, end, 8, &p));
-	*out = ps_rd64(p);
 	return 0;
 }
 

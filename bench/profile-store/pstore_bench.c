@@ -18,7 +18,9 @@
  * Measured (each printed as "name value unit"):
  *  - ingest: profiles per second of the appending thread and its CPU time
  *    per profile, log fsync on (the default) and, in a second pass over
- *    a fresh directory, off (the store's own CPU alone);
+ *    a fresh directory, off (the store's own CPU alone), and the
+ *    compaction thread's CPU; then 600 profiles appended by 1 thread and
+ *    by 8 threads with fsync on, which share their syncs (group commit);
  *  - size: bytes of blocks on disk per profile, against the gzip'd pprof;
  *  - query: the first hour of the 20 series merged and written as a flame
  *    graph (cold: the first after a reopen; warm: the median of REPS);
@@ -34,6 +36,7 @@
 #include "pstore_internal.h" /* ps_result_add, for the peer's merge */
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,7 +262,8 @@ static double now_s(clockid_t c)
 
 struct ingest {
 	double wall, cpu;	/* of the appending thread, in pstore_append */
-	uint64_t profiles, gz_bytes, raw_bytes;
+	double bg_cpu;		/* the other threads: compaction */
+	uint64_t profiles, gz_bytes, stacks;
 };
 
 /* Keep the first hour's gzip'd profiles for the peer. */
@@ -297,6 +301,7 @@ static void append_one(struct pstore *s, int si, int pod, int hour, int64_t t, s
 	ember_buf_init(&gz, 64 << 20);
 	if (pprof_encode(p, true, &gz))
 		exit(1);
+	in->stacks += pprof_message(p)->n_sample;
 	o.input_bytes = gz.len;
 	o.body = gz.data; /* logged as received, as the HTTP layer will */
 	o.body_len = gz.len;
@@ -334,6 +339,7 @@ static struct ingest run_stream(const char *dir, int hours, bool fsync, struct k
 {
 	struct ingest in = { 0 };
 	struct pstore *s;
+	double main0 = now_s(CLOCK_THREAD_CPUTIME_ID), proc0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
 
 	rng = 0x9e3779b97f4a7c15ull; /* the same stream every time */
 	make_services();
@@ -352,7 +358,87 @@ static struct ingest run_stream(const char *dir, int hours, bool fsync, struct k
 	if (pstore_flush(s) || pstore_compact(s))
 		exit(1);
 	pstore_free(s);
+	in.bg_cpu = (now_s(CLOCK_PROCESS_CPUTIME_ID) - proc0) - (now_s(CLOCK_THREAD_CPUTIME_ID) - main0);
 	return in;
+}
+
+/* ---- group commit: appending threads sharing syncs ------------------------------ */
+
+struct job {
+	struct pstore *s;
+	struct pprof_profile **p;
+	struct ember_buf *gz;
+	char (*labels)[3][64];
+	size_t first, end;
+};
+
+static void *append_slice(void *arg)
+{
+	struct job *j = arg;
+
+	for (size_t i = j->first; i < j->end; i++) {
+		struct pstore_label l[3] = { { "service_name", j->labels[i][0] },
+					     { "pod", j->labels[i][1] }, { "seq", j->labels[i][2] } };
+		struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 3,
+						.body = j->gz[i].data, .body_len = j->gz[i].len };
+
+		if (pstore_append(j->s, j->p[i], &o, NULL, 0))
+			exit(1);
+	}
+	return NULL;
+}
+
+/* n profiles appended by threads threads (fsync on); profiles/s. */
+static double concurrent(const char *dir, struct pprof_profile **p, struct ember_buf *gz,
+			 char (*labels)[3][64], size_t n, int threads)
+{
+	pthread_t t[64];
+	struct job j[64];
+	struct pstore *s = open_store(dir, true, true);
+	double w = now_s(CLOCK_MONOTONIC);
+
+	for (int i = 0; i < threads; i++) {
+		j[i] = (struct job){ s, p, gz, labels, n * i / threads, n * (i + 1) / threads };
+		pthread_create(&t[i], NULL, append_slice, &j[i]);
+	}
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	w = now_s(CLOCK_MONOTONIC) - w;
+	pstore_free(s);
+	return n / w;
+}
+
+static void group_commit(const char *base)
+{
+	enum { N = 600 };
+	static struct pprof_profile *p[N];
+	static struct ember_buf gz[N];
+	static char labels[N][3][64];
+	char dir[600], cmd[700];
+
+	for (size_t i = 0; i < N; i++) {
+		const struct service *sv = &services[i % 3];
+
+		p[i] = make_profile(sv, 0, T0 + (int64_t)(i / 20) * STEP);
+		ember_buf_init(&gz[i], 64 << 20);
+		if (pprof_encode(p[i], true, &gz[i]))
+			exit(1);
+		snprintf(labels[i][0], 64, "%s", sv->name);
+		snprintf(labels[i][1], 64, "%s-%zu", sv->name, i % 20);
+		snprintf(labels[i][2], 64, "%zu", i);
+	}
+	for (int threads = 1; threads <= 8; threads *= 8) {
+		snprintf(dir, sizeof(dir), "%s/group%d", base, threads);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			exit(1);
+		printf("ingest_fsync_%dthreads %.0f profiles/s (%d profiles, wall)\n", threads,
+		       concurrent(dir, p, gz, labels, N, threads), N);
+	}
+	for (size_t i = 0; i < N; i++) {
+		pprof_profile_free(p[i]);
+		ember_buf_release(&gz[i]);
+	}
 }
 
 /* ---- queries ------------------------------------------------------------------------ */
@@ -505,12 +591,16 @@ int main(int argc, char **argv)
 	nf = run_stream(path, hours, false, NULL);
 	snprintf(path, sizeof(path), "%s/store", dir);
 	in = run_stream(path, hours, fsync_pass, &kept);
-	printf("profiles %llu\n", (unsigned long long)in.profiles);
+	printf("profiles %llu (%.0f distinct stacks each)\n", (unsigned long long)in.profiles,
+	       (double)in.stacks / in.profiles);
 	if (fsync_pass)
 		printf("ingest_fsync %.0f profiles/s (append thread wall), %.1f us cpu/profile\n",
 		       in.profiles / in.wall, 1e6 * in.cpu / in.profiles);
 	printf("ingest_nofsync %.0f profiles/s (append thread wall), %.1f us cpu/profile\n",
 	       nf.profiles / nf.wall, 1e6 * nf.cpu / nf.profiles);
+	printf("ingest_per_core %.0f profiles/s (1 / append cpu, no fsync)\n", nf.profiles / nf.cpu);
+	printf("compaction_cpu %.1f us/profile (flushes and merges, the other thread)\n",
+	       1e6 * nf.bg_cpu / nf.profiles);
 	s = open_store(path, true, false);
 	pstore_stats(s, &st);
 	printf("gzip_pprof_bytes_per_profile %.0f\n", (double)in.gz_bytes / in.profiles);
@@ -533,6 +623,7 @@ int main(int argc, char **argv)
 	report("query_flame_warm", q, reps, "ms", 1e3);
 	report("diff_flame_table_warm", dq, reps, "ms", 1e3);
 	pstore_free(s);
+	group_commit(dir);
 	naive = naive_merge(&kept);
 	printf("peer_decode_merge_pprof_gz %.1f ms (%zu files; ratio to the warm query %.1f x)\n",
 	       1e3 * naive, kept.n, naive / q[reps / 2]);

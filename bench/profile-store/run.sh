@@ -39,7 +39,7 @@ python3 - "$OUT/runs.txt" <<'PY' | tee -a "$OUT/runs.txt"
 import re, statistics, sys
 vals = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"^([a-z_]+) ([0-9.]+) ", line)
+    m = re.match(r"^([a-z_0-9]+) ([0-9.]+)( |$)", line)
     if m:
         vals.setdefault(m.group(1), []).append(float(m.group(2)))
 for k, v in vals.items():
