@@ -124,8 +124,13 @@ int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstor
 		if (i && fabs(s.delta[i]) > s.max)
 			s.max = fabs(s.delta[i]);
 	}
-	snprintf(sub, sizeof(sub), "%s, base total %" PRId64 ", new total %" PRId64,
-		 d->new_->type, d->btotal, d->ntotal);
+	{
+		char bv[64], nv[64];
+
+		ps_format_value((double)d->btotal, d->base->sample_unit, bv, sizeof(bv));
+		ps_format_value((double)d->ntotal, d->new_->sample_unit, nv, sizeof(nv));
+		snprintf(sub, sizeof(sub), "%s, base total %s, new total %s", d->new_->type, bv, nv);
+	}
 	src.subtitle = sub;
 	if (!err)
 		err = ps_svg_render(&src, &so, fn, ctx);

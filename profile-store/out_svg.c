@@ -57,6 +57,32 @@ static int frame_y(const struct layout *l, int depth)
 	return l->icicle ? TOP + depth * FRAME_H : l->height - BOTTOM - (depth + 1) * FRAME_H;
 }
 
+/* The label that fits w px (the script's rule: 7 px a character, ".."
+ * when cut, nothing under 3 characters), cut on a character boundary; so
+ * the graph reads without the script too. */
+static void emit_label(struct ps_out *o, const char *name, double w)
+{
+	int fit = (int)((w - 6) / 7);
+	size_t n = strlen(name), cut;
+	char *copy;
+
+	if (fit < 3)
+		return;
+	if (n <= (size_t)fit) {
+		ps_out_xml(o, name);
+		return;
+	}
+	cut = (size_t)fit - 2;
+	while (cut && ((unsigned char)name[cut] & 0xc0) == 0x80)
+		cut--;
+	copy = strndup(name, cut);
+	if (!copy)
+		return;
+	ps_out_xml(o, copy);
+	ps_out_str(o, "..");
+	free(copy);
+}
+
 static void emit_frame(struct layout *l, uint32_t n, int depth, double x, double w)
 {
 	const struct ps_ntree *t = l->src->t;
@@ -69,9 +95,11 @@ static void emit_frame(struct layout *l, uint32_t n, int depth, double x, double
 	ps_out_str(l->o, "\"><title>");
 	l->src->title(l->src->ctx, n, l->o);
 	ps_out_printf(l->o, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
-		      "fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
+		      "fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%d\">",
 		      PAD + x * l->px, frame_y(l, depth), w * l->px, FRAME_H - 1, rgb,
 		      PAD + x * l->px + 3, frame_y(l, depth) + 11);
+	emit_label(l->o, name, w * l->px);
+	ps_out_str(l->o, "</text></g>\n");
 }
 
 static int visit(void *ctx, uint32_t n, int depth, bool enter)

@@ -25,11 +25,15 @@
  *  - query: the first hour of the 20 series merged and written as a flame
  *    graph (cold: the first after a reopen; warm: the median of REPS);
  *  - diff: the two hours' selections, queried, diffed, written as a
- *    differential flame graph and the regression table;
+ *    differential flame graph and the regression table (the second hour's
+ *    version spends 4 times the samples in one function of each service:
+ *    the table's top row must be one of them, flagged);
  *  - the peer: the same hour merged from the 7,200 gzip'd pprof files
  *    decoded one by one (what keeping raw pprof files costs a query).
  *
- * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n]   (-n: no fsync pass)
+ * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT]
+ *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
+ *   and the diff's flame graph and table into OUT, to look at.
  */
 #include "pprof.h"
 #include "pstore.h"
@@ -176,6 +180,17 @@ static int zipf(const struct service *s)
 	return lo;
 }
 
+/* The function the second version made slower: the leaf of the 12th most
+ * frequent stack, or of the next one, that is the service's own (not the
+ * runtime's or libc's): about 1% of the samples. */
+static int slow_func(const struct service *s)
+{
+	for (int k = 11; k < NSTACKS; k++)
+		if (s->stack[k][s->depth[k] - 1] >= 14)
+			return s->stack[k][s->depth[k] - 1];
+	return 20;
+}
+
 static struct service services[3] = { { .name = "checkout", .pods = 8 }, { .name = "cart", .pods = 6 },
 				      { .name = "search", .pods = 6 } };
 
@@ -213,8 +228,13 @@ static struct pprof_profile *make_profile(const struct service *s, int version, 
 	    pprof_add_mapping(p, &lc, &mid[1]))
 		exit(1);
 	pprof_set_time(p, time, STEP);
-	for (int i = 0; i < SAMPLES; i++)
-		counts[zipf(s)]++;
+	for (int i = 0; i < SAMPLES; i++) {
+		int k = zipf(s);
+
+		/* the second version is slower in one function (what a diff must
+		 * find): the samples of stacks ending in it count 4 times */
+		counts[k] += version && s->stack[k][s->depth[k] - 1] == slow_func(s) ? 4 : 1;
+	}
 	for (int k = 0; k < NSTACKS; k++) {
 		uint64_t ids[40];
 		int64_t v[2] = { counts[k], counts[k] * 10 * MS };
@@ -476,7 +496,7 @@ static double flame_query(struct pstore *s, size_t *svg_bytes, uint64_t *profile
 	return t;
 }
 
-static double diff_query(struct pstore *s)
+static double diff_query(struct pstore *s, char *top)
 {
 	double t = now_s(CLOCK_MONOTONIC);
 	struct pstore_result *a = query(s, "{env=\"prod\"}", 0), *b = query(s, "{env=\"prod\"}", 1);
@@ -489,6 +509,17 @@ static double diff_query(struct pstore *s)
 	    pstore_write_diff_table(d, 50, false, pstore_write_buf, &out))
 		exit(1);
 	t = now_s(CLOCK_MONOTONIC) - t;
+	if (top) {
+		struct pstore_diff_row *rows;
+		size_t n;
+
+		if (pstore_diff_table(d, &rows, &n))
+			exit(1);
+		snprintf(top, 512, "%s (%+.2f points, z %.1f, %s)", n ? rows[0].name : "-",
+			 n ? rows[0].delta_self_pct : 0, n ? rows[0].z : 0,
+			 n && rows[0].flagged ? "flagged" : "not flagged");
+		free(rows);
+	}
 	ember_buf_release(&out);
 	pstore_diff_free(d);
 	pstore_result_free(a);
@@ -529,6 +560,47 @@ static double naive_merge(const struct kept *k)
 	return t;
 }
 
+static void save_file(const char *dir, const char *name, const struct ember_buf *b)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(b->data, 1, b->len, f) != b->len || fclose(f))
+		exit(1);
+}
+
+/* What the benchmark draws, to look at. */
+static void save_outputs(struct pstore *s, const char *dir)
+{
+	struct pstore_result *a = query(s, "{env=\"prod\"}", 0), *b = query(s, "{env=\"prod\"}", 1);
+	struct pstore_diff *d = NULL;
+	struct ember_buf out;
+
+	ember_buf_init(&out, 256 << 20);
+	if (pstore_write_pprof(a, &out))
+		exit(1);
+	save_file(dir, "hour0.pb.gz", &out);
+	ember_buf_reset(&out);
+	if (pstore_write_flamegraph(a, NULL, pstore_write_buf, &out))
+		exit(1);
+	save_file(dir, "hour0.svg", &out);
+	ember_buf_reset(&out);
+	if (pstore_diff_new(a, b, NULL, &d) ||
+	    pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out))
+		exit(1);
+	save_file(dir, "diff.svg", &out);
+	ember_buf_reset(&out);
+	if (pstore_write_diff_table(d, 30, false, pstore_write_buf, &out))
+		exit(1);
+	save_file(dir, "diff.txt", &out);
+	ember_buf_release(&out);
+	pstore_diff_free(d);
+	pstore_result_free(a);
+	pstore_result_free(b);
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -562,6 +634,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = "/tmp/pstore-bench";
 	int reps = 7, hours = 2, opt;
+	const char *save = NULL;
 	bool fsync_pass = true;
 	struct kept kept = { 0 };
 	struct ingest in, nf;
@@ -570,10 +643,12 @@ int main(int argc, char **argv)
 	double *q, *dq, cold, naive;
 	size_t svg = 0;
 	uint64_t profiles = 0;
-	char path[600], cmd[700];
+	char path[600], cmd[700], top[512];
 
-	while ((opt = getopt(argc, argv, "d:r:h:n")) != -1) {
-		if (opt == 'n')
+	while ((opt = getopt(argc, argv, "d:r:h:no:")) != -1) {
+		if (opt == 'o')
+			save = optarg;
+		else if (opt == 'n')
 			fsync_pass = false;
 		else if (opt == 'd')
 			dir = optarg;
@@ -618,10 +693,15 @@ int main(int argc, char **argv)
 	dq = calloc((size_t)reps, sizeof(*dq));
 	for (int i = 0; i < reps; i++) {
 		q[i] = flame_query(s, &svg, &profiles);
-		dq[i] = diff_query(s);
+		dq[i] = diff_query(s, i ? NULL : top);
 	}
+	if (save)
+		save_outputs(s, save);
 	report("query_flame_warm", q, reps, "ms", 1e3);
 	report("diff_flame_table_warm", dq, reps, "ms", 1e3);
+	printf("diff_top_row %s; planted: %s, %s, %s\n", top, services[0].funcs[slow_func(&services[0])].name,
+	       services[1].funcs[slow_func(&services[1])].name,
+	       services[2].funcs[slow_func(&services[2])].name);
 	pstore_free(s);
 	group_commit(dir);
 	naive = naive_merge(&kept);
