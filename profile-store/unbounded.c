@@ -4,18 +4,23 @@
  * label name the store remembers the values seen (hashes, from the
  * blocks at open and every append since) and, over the last 128 profiles
  * carrying the name, how many brought a value never seen before; a name
- * with at least 64 such profiles of which more than half were new is
- * reported (pstore_warnings, the stats, and one warning in the log).
- * Bounded: at most 1,024 names and 100,000 values a name are remembered.
+ * with more than half of them new, and at least 256 values in all, is
+ * reported (pstore_warnings, the stats, and one warning in the log).  The
+ * second condition keeps a fleet of pods that each send their first
+ * profile from looking unbounded: its values stop being new once every
+ * pod has been seen, a request ID's never do.
+ * Bounded: at most 1,024 names, 100,000 values a name and 1,000,000 in
+ * all are remembered.
  */
 #include "pstore_internal.h"
 
 #include <stdio.h>
 
 #define WINDOW 128
-#define MIN_SEEN 64
+#define MIN_VALUES 256
 #define MAX_NAMES 1024
 #define MAX_VALUES 100000
+#define MAX_TOTAL 1000000 /* hashes remembered in all: 8 MB */
 
 struct uname {
 	char *name;
@@ -28,6 +33,7 @@ struct uname {
 
 struct ps_unbounded {
 	pthread_mutex_t mu;
+	size_t total; /* values remembered, all names */
 	PS_VEC(struct uname) names;
 };
 
@@ -92,7 +98,7 @@ static bool grow_vals(struct uname *n)
 }
 
 /* Remember value; true when it was not known. */
-static bool add_value(struct uname *n, const char *value)
+static bool add_value(struct ps_unbounded *u, struct uname *n, const char *value)
 {
 	uint64_t h = ps_hash(value, strlen(value), 7) | 1;
 	size_t i;
@@ -101,7 +107,7 @@ static bool add_value(struct uname *n, const char *value)
 		for (i = h & n->mask; n->vals[i]; i = (i + 1) & n->mask)
 			if (n->vals[i] == h)
 				return false;
-	if (n->nvals >= MAX_VALUES || n->flagged)
+	if (n->nvals >= MAX_VALUES || u->total >= MAX_TOTAL)
 		return true; /* new, but no longer remembered */
 	if ((!n->mask || 2 * (n->nvals + 1) > n->mask + 1) && !grow_vals(n))
 		return true;
@@ -109,6 +115,7 @@ static bool add_value(struct uname *n, const char *value)
 		;
 	n->vals[i] = h;
 	n->nvals++;
+	u->total++;
 	return true;
 }
 
@@ -121,7 +128,7 @@ static void note(struct uname *n, bool fresh)
 	n->ring[n->pos] = fresh;
 	n->fresh += fresh;
 	n->pos = (n->pos + 1) % WINDOW;
-	n->flagged = n->seen >= MIN_SEEN && 2 * n->fresh > n->seen;
+	n->flagged = n->seen == WINDOW && 2 * n->fresh > n->seen && n->nvals >= MIN_VALUES;
 	if (n->flagged && !n->warned) {
 		n->warned = true;
 		pr_warn("pstore: label '%s' looks unbounded: a new value in %u of the last %u "
@@ -136,7 +143,7 @@ void ps_unbounded_observe(struct ps_unbounded *u, const struct pstore_label *lab
 		struct uname *un = find_name(u, labels[i].name);
 
 		if (un)
-			note(un, add_value(un, labels[i].value));
+			note(un, add_value(u, un, labels[i].value));
 	}
 	pthread_mutex_unlock(&u->mu);
 }
@@ -148,7 +155,7 @@ void ps_unbounded_seed(struct ps_unbounded *u, const char *name, const char *val
 	pthread_mutex_lock(&u->mu);
 	un = find_name(u, name);
 	if (un)
-		add_value(un, value);
+		add_value(u, un, value);
 	pthread_mutex_unlock(&u->mu);
 }
 

@@ -1772,24 +1772,26 @@ static int test_pstore__unbounded_label_reported(void)
 	struct pstore_stats st;
 
 	CHECK(s);
-	for (int i = 0; i < 80; i++) {
+	for (int i = 0; i < 300; i++) {
 		char id[16];
-		struct pstore_label l[2] = { { "request_id", id }, { "pod", i % 3 ? "p1" : "p2" } };
+		char pod[16];
+		struct pstore_label l[2] = { { "request_id", id }, { "pod", pod } };
 		struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 2 };
 		struct pprof_profile *p = mkprof(S3, C3, 1, T0 + i);
 
 		snprintf(id, sizeof(id), "r%d", i);
+		snprintf(pod, sizeof(pod), "pod-%d", i % 200); /* 200 pods: not unbounded */
 		CHECK(p);
 		CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
 		pprof_profile_free(p);
 	}
 	CHECK_INT(pstore_warnings(s, &w), ==, 0);
 	CHECK_INT(w->n, ==, 1);
-	CHECK(strstr(w->v[0], "request_id: 80 new values in the last 80 profiles"));
+	CHECK(strstr(w->v[0], "request_id: 128 new values in the last 128 profiles"));
 	pstore_strlist_free(w);
 	pstore_stats(s, &st);
 	CHECK_INT(st.unbounded_labels, ==, 1);
-	CHECK_INT(st.series, ==, 80);
+	CHECK_INT(st.series, ==, 300);
 	pstore_free(s);
 	remove_dir();
 	return 0;
