@@ -9,29 +9,31 @@
  *   4. append the record to the segment and wait for the sync;
  *   5. mark the profiles visible (or dead when the log failed).
  * A replay at open runs steps 1 and 3 on the recovered records
- * (ps_append_apply), visible at once.
+ * (pstore_append_apply), visible at once.
  */
 #include "pstore_internal.h"
 
-#define OPT(o, f, def) ((o) && (o)->sz >= offsetof(struct pstore_append_opts, f) + sizeof((o)->f) ? (o)->f : (def))
+#define OPT(o, f, def)                                                                             \
+	((o) && (o)->sz >= offsetof(struct pstore_append_opts, f) + sizeof((o)->f) ? (o)->f : (def))
 
 struct labelsets {
-	struct ps_labels caller;     /* sorted, checked, __name__ included */
-	struct ps_labels *groups;    /* per ingest group */
+	struct pstore_labels caller;     /* sorted, checked, __name__ included */
+	struct pstore_labels *groups;    /* per ingest group */
 	size_t n;
 };
 
 static void labelsets_release(struct labelsets *ls)
 {
 	for (size_t i = 0; i < ls->n; i++)
-		ps_vec_free(&ls->groups[i]);
+		pstore_vec_free(&ls->groups[i]);
 	free(ls->groups);
-	ps_vec_free(&ls->caller);
+	pstore_vec_free(&ls->caller);
 }
 
 /* The caller's labels with empty values dropped, plus __name__. */
 static int caller_labels(const struct pstore_append_opts *o, const struct pprof_profile *p,
-			 const struct pstore_limits *lim, struct labelsets *ls, struct ps_diag *d)
+			 const struct pstore_limits *lim, struct labelsets *ls,
+			 struct pstore_diag *d)
 {
 	const struct pstore_label *l = OPT(o, labels, NULL);
 	size_t n = l ? OPT(o, n_labels, 0) : 0;
@@ -42,15 +44,15 @@ static int caller_labels(const struct pstore_append_opts *o, const struct pprof_
 		if (!*l[i].value)
 			continue;
 		named |= strcmp(l[i].name, "__name__") == 0;
-		PS_TRY(ps_vec_push(&ls->caller, l[i]));
+		PS_TRY(pstore_vec_push(&ls->caller, l[i]));
 	}
 	if (!named)
-		PS_TRY(ps_vec_push(&ls->caller, ((struct pstore_label){ "__name__",
-									ps_profile_name(p) })));
-	return ps_labels_check(ls->caller.v, ls->caller.n, lim, d);
+		PS_TRY(pstore_vec_push(&ls->caller, ((struct pstore_label){ "__name__",
+									pstore_profile_name(p) })));
+	return pstore_labels_check(ls->caller.v, ls->caller.n, lim, d);
 }
 
-static bool has_name(const struct ps_labels *l, const char *name)
+static bool has_name(const struct pstore_labels *l, const char *name)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (strcmp(l->v[i].name, name) == 0)
@@ -59,16 +61,17 @@ static bool has_name(const struct ps_labels *l, const char *name)
 }
 
 /* Group g's labels: the caller's, and the sample labels it does not set. */
-static int group_labels(struct labelsets *ls, const struct ps_group *g,
-			const struct pstore_limits *lim, struct ps_labels *out, struct ps_diag *d)
+static int group_labels(struct labelsets *ls, const struct pstore_group *g,
+			const struct pstore_limits *lim, struct pstore_labels *out,
+			struct pstore_diag *d)
 {
-	PS_TRY(ps_vec_reserve(out, ls->caller.n + g->labels.n));
-	ps_memcpy(out->v, ls->caller.v, ls->caller.n * sizeof(*out->v));
+	PS_TRY(pstore_vec_reserve(out, ls->caller.n + g->labels.n));
+	pstore_memcpy(out->v, ls->caller.v, ls->caller.n * sizeof(*out->v));
 	out->n = ls->caller.n;
 	for (size_t i = 0; i < g->labels.n; i++)
 		if (!has_name(&ls->caller, g->labels.v[i].name))
 			out->v[out->n++] = g->labels.v[i];
-	return ps_labels_check(out->v, out->n, lim, d);
+	return pstore_labels_check(out->v, out->n, lim, d);
 }
 
 static int column_types(const struct pprof_profile *p, const char *name,
@@ -92,7 +95,7 @@ static int column_types(const struct pprof_profile *p, const char *name,
 	return 0;
 }
 
-static const char *name_label(const struct ps_labels *l)
+static const char *name_label(const struct pstore_labels *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (strcmp(l->v[i].name, "__name__") == 0)
@@ -106,41 +109,45 @@ struct gate_ctx {
 	bool replay;
 };
 
-static int admit(void *ctx, uint64_t key, struct ps_diag *d)
+static int admit(void *ctx, uint64_t key, struct pstore_diag *d)
 {
 	struct gate_ctx *g = ctx;
 	struct pstore *s = g->s;
 	int err = 0;
 
 	pthread_mutex_lock(&s->mu);
-	if (!g->replay && !ps_keys_has(s->keys, key) && ps_keys_count(s->keys) >= s->lim.max_series)
+	if (!g->replay && !pstore_keys_has(s->keys, key) &&
+	    pstore_keys_count(s->keys) >= s->lim.max_series)
 		err = PS_FAIL(d, -PSTORE_ERR_SERIES_LIMIT,
 			      "the store holds %zu series, its limit: no new series",
 			      s->lim.max_series);
 	if (!err)
-		err = ps_keys_add(&s->keys, key);
+		err = pstore_keys_add(&s->keys, key);
 	pthread_mutex_unlock(&s->mu);
 	return err;
 }
 
-static int into_head(struct pstore *s, struct ps_head *h, const struct pprof_profile *p,
+static int into_head(struct pstore *s, struct pstore_head *h, const struct pprof_profile *p,
 		     struct labelsets *ls, const struct pstore_append_opts *o, int64_t time,
 		     int64_t duration, bool replay, size_t *first, size_t *count,
-		     struct ps_diag *d)
+		     struct pstore_diag *d)
 {
-	struct ps_ingest in;
+	struct pstore_ingest in;
 	struct gate_ctx gc = { s, replay };
-	struct ps_series_gate gate = { admit, &gc };
-	struct ps_head_add a = { .time = time, .duration = duration,
-				 .period = pprof_message(p)->period,
-				 .ncols = pprof_message(p)->n_sample_type,
-				 .unresolved = OPT(o, unresolved, NULL),
-				 .n_unresolved = OPT(o, unresolved, NULL) ? OPT(o, n_unresolved, 0) : 0 };
+	struct pstore_series_gate gate = { admit, &gc };
+	struct pstore_head_add a = { .time = time,
+				     .duration = duration,
+				     .period = pprof_message(p)->period,
+				     .ncols = pprof_message(p)->n_sample_type,
+				     .unresolved = OPT(o, unresolved, NULL),
+				     .n_unresolved = OPT(o, unresolved, NULL)
+							     ? OPT(o, n_unresolved, 0)
+							     : 0 };
 	int err = column_types(p, name_label(&ls->caller), &a.types);
 
 	if (err)
 		return err;
-	err = ps_ingest_profile(&h->dict, p, &s->lim, true, &in, d);
+	err = pstore_ingest_profile(&h->dict, p, &s->lim, true, &in, d);
 	if (err) {
 		free(a.types);
 		return err;
@@ -150,18 +157,18 @@ static int into_head(struct pstore *s, struct ps_head *h, const struct pprof_pro
 	for (size_t g = 0; !err && g < in.groups.n; g++, ls->n++)
 		err = group_labels(ls, &in.groups.v[g], &s->lim, &ls->groups[g], d);
 	if (!err)
-		err = ps_head_add(h, &in, ls->groups, &a, &gate, first, count, d);
+		err = pstore_head_add(h, &in, ls->groups, &a, &gate, first, count, d);
 	if (!err)
 		for (size_t g = 0; g < ls->n; g++)
-			ps_unbounded_observe(s->unbounded, ls->groups[g].v, ls->groups[g].n);
-	ps_ingest_release(&in);
+			pstore_unbounded_observe(s->unbounded, ls->groups[g].v, ls->groups[g].n);
+	pstore_ingest_release(&in);
 	free(a.types);
 	return err;
 }
 
-int ps_append_apply(struct pstore *s, struct ps_head *h, const struct pprof_profile *p,
+int pstore_append_apply(struct pstore *s, struct pstore_head *h, const struct pprof_profile *p,
 		    const struct pstore_append_opts *o, int64_t time, int64_t duration,
-		    bool replay, size_t *first, size_t *count, struct ps_diag *d)
+		    bool replay, size_t *first, size_t *count, struct pstore_diag *d)
 {
 	struct labelsets ls = { 0 };
 	int err = caller_labels(o, p, &s->lim, &ls, d);
@@ -172,14 +179,14 @@ int ps_append_apply(struct pstore *s, struct ps_head *h, const struct pprof_prof
 		pthread_rwlock_wrlock(&h->lock);
 		err = into_head(s, h, p, &ls, o, time, duration, replay, first, count, d);
 		if (!err && replay)
-			ps_head_settle(h, *first, *count, true);
+			pstore_head_settle(h, *first, *count, true);
 		pthread_rwlock_unlock(&h->lock);
 	}
 	labelsets_release(&ls);
 	return err;
 }
 
-static int check_size(struct pstore *s, const struct pstore_append_opts *o, struct ps_diag *d)
+static int check_size(struct pstore *s, const struct pstore_append_opts *o, struct pstore_diag *d)
 {
 	size_t bytes = OPT(o, input_bytes, 0) ? OPT(o, input_bytes, 0) : OPT(o, body_len, 0);
 
@@ -191,21 +198,21 @@ static int check_size(struct pstore *s, const struct pstore_append_opts *o, stru
 
 static int logged_append(struct pstore *s, const struct pprof_profile *p,
 			 const struct pstore_append_opts *o, int64_t time, int64_t duration,
-			 const struct ember_buf *rec, bool *full, struct ps_diag *d)
+			 const struct ember_buf *rec, bool *full, struct pstore_diag *d)
 {
-	struct ps_head *h;
+	struct pstore_head *h;
 	size_t first = 0, count = 0;
 	int err;
 
 	pthread_rwlock_rdlock(&s->rot);
 	h = s->head;
-	err = s->wal ? ps_append_apply(s, h, p, o, time, duration, false, &first, &count, d)
+	err = s->wal ? pstore_append_apply(s, h, p, o, time, duration, false, &first, &count, d)
 		     : PS_FAIL(d, -PSTORE_ERR_CLOSED, "the store has no log segment open");
 	if (!err) {
-		err = ps_wal_append(s->wal, rec->data, rec->len);
+		err = pstore_wal_append(s->wal, rec->data, rec->len);
 		pthread_rwlock_wrlock(&h->lock);
-		ps_head_settle(h, first, count, !err);
-		*full = ps_head_bytes(h) > s->opts.head_max_bytes;
+		pstore_head_settle(h, first, count, !err);
+		*full = pstore_head_bytes(h) > s->opts.head_max_bytes;
 		pthread_rwlock_unlock(&h->lock);
 		if (err)
 			err = PS_FAIL(d, err, "log segment: %s", pstore_strerror(err));
@@ -217,7 +224,7 @@ static int logged_append(struct pstore *s, const struct pprof_profile *p,
 int pstore_append(struct pstore *s, const struct pprof_profile *p,
 		  const struct pstore_append_opts *o, char *why, size_t why_size)
 {
-	struct ps_diag d = ps_diag_make(why, why_size);
+	struct pstore_diag d = pstore_diag_make(why, why_size);
 	const pprof_message_t *m = pprof_message(p);
 	int64_t time = m->time_nanos ? m->time_nanos : OPT(o, time_ns, 0);
 	int64_t duration = m->duration_nanos ? m->duration_nanos : OPT(o, duration_ns, 0);
@@ -226,10 +233,10 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 	int err = check_size(s, o, &d);
 
 	if (!time)
-		time = ps_now(s);
+		time = pstore_now(s);
 	ember_buf_init(&rec, PS_WAL_RECORD_MAX);
-	if (!err && ps_record_encode(o, time, duration, OPT(o, body, NULL), OPT(o, body_len, 0), p,
-				     &rec))
+	if (!err && pstore_record_encode(o, time, duration, OPT(o, body, NULL), OPT(o, body_len, 0),
+					 p, &rec))
 		err = PS_FAIL(&d, -PSTORE_ERR_LIMIT, "profile larger than a log record (%zu MiB)",
 			      PS_WAL_RECORD_MAX >> 20);
 	if (!err)
@@ -237,6 +244,6 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 	ember_buf_release(&rec);
 	atomic_fetch_add(err ? &s->rejected : &s->appends, 1);
 	if (full)
-		ps_background_kick(s);
+		pstore_background_kick(s);
 	return err == -ENOMEM ? PS_FAIL(&d, err, "out of memory") : err;
 }

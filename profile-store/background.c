@@ -2,8 +2,9 @@
  * background.c - the store's compaction thread: every second (half the
  * head's age when that is shorter), or when an append finds the head
  * full, it seals the head when it is old or large enough, writes sealed
- * heads as blocks, merges partitions and applies the retention.  A failure is logged and counted and tried again at the
- * next tick: the log still holds everything acknowledged.
+ * heads as blocks, merges partitions and applies the retention.  A
+ * failure is logged and counted and tried again at the next tick: the
+ * log still holds everything acknowledged.
  */
 #include "pstore_internal.h"
 
@@ -31,14 +32,14 @@ static void *loop(void *arg)
 			break;
 		s->bg_kick = false;
 		pthread_mutex_unlock(&s->bg_mu);
-		ps_compact_pass(s, true);
+		pstore_compact_pass(s, true);
 		pthread_mutex_lock(&s->bg_mu);
 	}
 	pthread_mutex_unlock(&s->bg_mu);
 	return NULL;
 }
 
-int ps_background_start(struct pstore *s)
+int pstore_background_start(struct pstore *s)
 {
 	int err = pthread_create(&s->bg, NULL, loop, s);
 
@@ -48,7 +49,7 @@ int ps_background_start(struct pstore *s)
 	return 0;
 }
 
-void ps_background_stop(struct pstore *s)
+void pstore_background_stop(struct pstore *s)
 {
 	if (!s->has_bg)
 		return;
@@ -60,7 +61,7 @@ void ps_background_stop(struct pstore *s)
 	s->has_bg = false;
 }
 
-void ps_background_kick(struct pstore *s)
+void pstore_background_kick(struct pstore *s)
 {
 	pthread_mutex_lock(&s->bg_mu);
 	s->bg_kick = true;

@@ -20,38 +20,42 @@
 	} while (0)
 #define MAX_DEPTH 4096
 
-void ps_block_meta_release(struct ps_block_meta *m)
+void pstore_block_meta_release(struct pstore_block_meta *m)
 {
 	for (size_t i = 0; i < m->parents.n; i++)
 		free(m->parents.v[i]);
-	ps_vec_free(&m->parents);
-	ps_vec_free(&m->wal);
+	pstore_vec_free(&m->parents);
+	pstore_vec_free(&m->wal);
 }
 
 /* ---- header and sections ---------------------------------------------------- */
 
-int ps_block_header_len(const uint8_t *data, size_t len, size_t *need, struct ps_diag *d)
+int pstore_block_header_len(const uint8_t *data, size_t len, size_t *need, struct pstore_diag *d)
 {
 	uint32_t nsec;
 
 	PS_FAIL_IF(len < PS_BLOCK_HEADER || memcmp(data, PS_BLOCK_MAGIC, 8) != 0, d,
-		   -PSTORE_ERR_CORRUPT, "block: not a block (bad magic or shorter than its header)");
-	PS_FAIL_IF(ps_rd32(data + 8) != PS_BLOCK_VERSION, d, -PSTORE_ERR_CORRUPT,
-		   "block: version %u, this build reads version %d", ps_rd32(data + 8),
+		   -PSTORE_ERR_CORRUPT,
+		   "block: not a block (bad magic or shorter than its header)");
+	PS_FAIL_IF(pstore_rd32(data + 8) != PS_BLOCK_VERSION, d, -PSTORE_ERR_CORRUPT,
+		   "block: version %u, this build reads version %d", pstore_rd32(data + 8),
 		   PS_BLOCK_VERSION);
-	nsec = ps_rd32(data + 12);
+	nsec = pstore_rd32(data + 12);
 	PS_FAIL_IF(nsec > PS_BLOCK_MAX_SECTIONS, d, -PSTORE_ERR_CORRUPT,
 		   "block: %u sections, more than %d", nsec, PS_BLOCK_MAX_SECTIONS);
 	*need = PS_BLOCK_HEADER + (size_t)nsec * PS_SECTION_ENTRY;
 	return 0;
 }
 
-static int read_entry(const uint8_t *e, uint64_t hlen, uint64_t size, struct ps_block_meta *m,
-		      struct ps_diag *d)
+static int read_entry(const uint8_t *e, uint64_t hlen, uint64_t size, struct pstore_block_meta *m,
+		      struct pstore_diag *d)
 {
-	struct ps_section s = { .kind = ps_rd32(e), .codec = ps_rd32(e + 4), .off = ps_rd64(e + 8),
-				.stored = ps_rd64(e + 16), .raw = ps_rd64(e + 24),
-				.hash = ps_rd64(e + 32) };
+	struct pstore_section s = { .kind = pstore_rd32(e),
+				   .codec = pstore_rd32(e + 4),
+				   .off = pstore_rd64(e + 8),
+				   .stored = pstore_rd64(e + 16),
+				   .raw = pstore_rd64(e + 24),
+				   .hash = pstore_rd64(e + 32) };
 
 	PS_FAIL_IF(s.off < hlen || s.off > size || s.stored > size - s.off, d, -PSTORE_ERR_CORRUPT,
 		   "block: section %u lies outside the file", s.kind);
@@ -66,25 +70,26 @@ static int read_entry(const uint8_t *e, uint64_t hlen, uint64_t size, struct ps_
 	return 0;
 }
 
-int ps_block_header(const uint8_t *data, size_t len, uint64_t size, struct ps_block_meta *m,
-		    struct ps_diag *d)
+int pstore_block_header(const uint8_t *data, size_t len, uint64_t size, struct pstore_block_meta *m,
+		    struct pstore_diag *d)
 {
 	size_t hlen;
 
 	memset(m, 0, sizeof(*m));
-	PS_TRY(ps_block_header_len(data, len, &hlen, d));
+	PS_TRY(pstore_block_header_len(data, len, &hlen, d));
 	PS_FAIL_IF(len < hlen || size < hlen, d, -PSTORE_ERR_CORRUPT,
 		   "block: shorter than its section table");
-	PS_FAIL_IF(ps_rd64(data + 48) != ps_hash(data + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
-						 ps_hash(data, 48, 0)),
+	PS_FAIL_IF(pstore_rd64(data + 48) != pstore_hash(data + PS_BLOCK_HEADER,
+							 hlen - PS_BLOCK_HEADER,
+							 pstore_hash(data, 48, 0)),
 		   d, -PSTORE_ERR_CORRUPT, "block: header hash mismatch");
-	m->min_time = (int64_t)ps_rd64(data + 16);
-	m->max_time = (int64_t)ps_rd64(data + 24);
-	m->partition = (int64_t)ps_rd64(data + 32);
-	m->partition_ns = (int64_t)ps_rd64(data + 40);
+	m->min_time = (int64_t)pstore_rd64(data + 16);
+	m->max_time = (int64_t)pstore_rd64(data + 24);
+	m->partition = (int64_t)pstore_rd64(data + 32);
+	m->partition_ns = (int64_t)pstore_rd64(data + 40);
 	PS_FAIL_IF(m->min_time > m->max_time || m->partition_ns <= 0, d, -PSTORE_ERR_CORRUPT,
 		   "block: bad time range");
-	for (uint32_t i = 0; i < ps_rd32(data + 12); i++)
+	for (uint32_t i = 0; i < pstore_rd32(data + 12); i++)
 		PS_TRY(read_entry(data + PS_BLOCK_HEADER + (size_t)i * PS_SECTION_ENTRY, hlen, size,
 				  m, d));
 	for (int k = 1; k < PS_SEC_KIND_MAX; k++)
@@ -93,20 +98,21 @@ int ps_block_header(const uint8_t *data, size_t len, uint64_t size, struct ps_bl
 }
 
 static int unzstd(const uint8_t *src, size_t len, uint64_t raw, struct ember_buf *out,
-		  struct ps_diag *d)
+		  struct pstore_diag *d)
 {
-	struct ps_stream st = { .raw = raw, .stored = len };
+	struct pstore_stream st = { .raw = raw, .stored = len };
 
-	return ps_stream_load(&st, src, len, out, d);
+	return pstore_stream_load(&st, src, len, out, d);
 }
 
-int ps_block_section(const struct ps_block_meta *m, enum ps_section_kind kind,
-		     const uint8_t *stored, size_t len, struct ember_buf *out, struct ps_diag *d)
+int pstore_block_section(const struct pstore_block_meta *m, enum pstore_section_kind kind,
+			 const uint8_t *stored, size_t len, struct ember_buf *out,
+			 struct pstore_diag *d)
 {
-	const struct ps_section *s = &m->sec[kind];
+	const struct pstore_section *s = &m->sec[kind];
 
 	PS_FAIL_IF(len != s->stored, d, -PSTORE_ERR_CORRUPT, "block: section %d truncated", kind);
-	PS_FAIL_IF(kind != PS_SEC_ROWS && ps_hash(stored, len, kind) != s->hash, d,
+	PS_FAIL_IF(kind != PS_SEC_ROWS && pstore_hash(stored, len, kind) != s->hash, d,
 		   -PSTORE_ERR_CORRUPT, "block: section %d hash mismatch", kind);
 	if (s->codec == 0) {
 		ember_buf_reset(out);
@@ -118,135 +124,137 @@ int ps_block_section(const struct ps_block_meta *m, enum ps_section_kind kind,
 
 /* ---- meta, series, labels -------------------------------------------------- */
 
-int ps_block_decode_meta(const uint8_t *p, size_t len, struct ps_block_meta *m,
-			 struct ps_diag *d)
+int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_meta *m,
+			 struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint64_t n;
 
-	GET(ps_get_uvarint(&p, end, &n), d, "parents");
+	GET(pstore_get_uvarint(&p, end, &n), d, "parents");
 	GET(n > len ? -1 : 0, d, "parents");
 	for (uint64_t i = 0; i < n; i++) {
 		const char *s;
 		size_t sl;
 		char *copy;
 
-		GET(ps_get_str(&p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, "parent name");
+		GET(pstore_get_str(&p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, "parent name");
 		copy = strndup(s, sl);
-		if (!copy || ps_vec_push(&m->parents, copy)) {
+		if (!copy || pstore_vec_push(&m->parents, copy)) {
 			free(copy);
 			return -ENOMEM;
 		}
 	}
-	GET(ps_get_uvarint(&p, end, &n), d, "log ranges");
+	GET(pstore_get_uvarint(&p, end, &n), d, "log ranges");
 	GET(n > len ? -1 : 0, d, "log ranges");
 	for (uint64_t i = 0; i < n; i++) {
-		struct ps_walrange w;
+		struct pstore_walrange w;
 		const uint8_t *id;
 
-		GET(ps_get_bytes(&p, end, 16, &id), d, "log range");
-		ps_memcpy(w.writer, id, 16);
-		GET(ps_get_uvarint(&p, end, &w.lo), d, "log range");
-		GET(ps_get_uvarint(&p, end, &w.hi), d, "log range");
-		PS_TRY(ps_vec_push(&m->wal, w));
+		GET(pstore_get_bytes(&p, end, 16, &id), d, "log range");
+		pstore_memcpy(w.writer, id, 16);
+		GET(pstore_get_uvarint(&p, end, &w.lo), d, "log range");
+		GET(pstore_get_uvarint(&p, end, &w.hi), d, "log range");
+		PS_TRY(pstore_vec_push(&m->wal, w));
 	}
-	GET(ps_get_uvarint(&p, end, &m->profiles), d, "counts");
-	GET(ps_get_uvarint(&p, end, &m->rows), d, "counts");
-	GET(ps_get_uvarint(&p, end, &m->series), d, "counts");
+	GET(pstore_get_uvarint(&p, end, &m->profiles), d, "counts");
+	GET(pstore_get_uvarint(&p, end, &m->rows), d, "counts");
+	GET(pstore_get_uvarint(&p, end, &m->series), d, "counts");
 	return 0;
 }
 
-static int decode_strings(const uint8_t *p, size_t len, struct ps_strtab *t, struct ps_diag *d)
+static int decode_strings(const uint8_t *p, size_t len, struct pstore_strtab *t,
+			  struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint64_t n;
 
-	GET(ps_get_uvarint(&p, end, &n), d, "strings");
+	GET(pstore_get_uvarint(&p, end, &n), d, "strings");
 	GET(n > len ? -1 : 0, d, "string count");
-	PS_TRY(ps_vec_reserve(&t->off, n + 1));
+	PS_TRY(pstore_vec_reserve(&t->off, n + 1));
 	for (uint64_t i = 0; i < n; i++) {
 		const char *s;
 		size_t sl;
 		uint32_t id;
 		int err;
 
-		GET(ps_get_str(&p, end, len, &s, &sl), d, "string");
-		err = ps_strtab_add(t, s, sl, &id);
+		GET(pstore_get_str(&p, end, len, &s, &sl), d, "string");
+		err = pstore_strtab_add(t, s, sl, &id);
 		PS_FAIL_IF(err == -EINVAL, d, -PSTORE_ERR_CORRUPT, "block: string with a NUL byte");
 		PS_TRY(err);
 	}
 	return 0;
 }
 
-static int decode_types(const uint8_t **p, const uint8_t *end, struct ps_seriestab *t,
-			struct ps_diag *d)
+static int decode_types(const uint8_t **p, const uint8_t *end, struct pstore_seriestab *t,
+			struct pstore_diag *d)
 {
-	uint32_t nstr = (uint32_t)ps_strtab_count(&t->str), n;
+	uint32_t nstr = (uint32_t)pstore_strtab_count(&t->str), n;
 
-	GET(ps_get_u32max(p, end, (uint32_t)(end - *p), &n), d, "types");
+	GET(pstore_get_u32max(p, end, (uint32_t)(end - *p), &n), d, "types");
 	for (uint32_t i = 0; i < n; i++) {
-		struct ps_type ty;
+		struct pstore_type ty;
 
 		for (int k = 0; k < 5; k++)
-			GET(ps_get_u32max(p, end, nstr - 1, &ty.f[k]), d, "type field");
-		GET(ps_get_u32max(p, end, nstr - 1, &ty.id), d, "type id");
-		PS_TRY(ps_vec_push(&t->types, ty));
+			GET(pstore_get_u32max(p, end, nstr - 1, &ty.f[k]), d, "type field");
+		GET(pstore_get_u32max(p, end, nstr - 1, &ty.id), d, "type id");
+		PS_TRY(pstore_vec_push(&t->types, ty));
 	}
 	return 0;
 }
 
-static int decode_one_series(const uint8_t **p, const uint8_t *end, struct ps_seriestab *t,
-			     struct ps_diag *d)
+static int decode_one_series(const uint8_t **p, const uint8_t *end, struct pstore_seriestab *t,
+			     struct pstore_diag *d)
 {
-	uint32_t nstr = (uint32_t)ps_strtab_count(&t->str);
-	struct ps_series s = { .label_off = (uint32_t)t->pairs.n, .type_off = (uint32_t)t->type_ids.n };
+	uint32_t nstr = (uint32_t)pstore_strtab_count(&t->str);
+	struct pstore_series s = { .label_off = (uint32_t)t->pairs.n,
+				  .type_off = (uint32_t)t->type_ids.n };
 	const char *tids[64];
 	struct pstore_label labels[256];
 
-	GET(ps_get_u32max(p, end, 64, &s.ntypes), d, "series types");
+	GET(pstore_get_u32max(p, end, 64, &s.ntypes), d, "series types");
 	GET(s.ntypes ? 0 : -1, d, "series without columns");
 	for (uint32_t k = 0; k < s.ntypes; k++) {
 		uint32_t ty;
 
-		GET(ps_get_u32max(p, end, (uint32_t)t->types.n - 1, &ty), d, "series type");
+		GET(pstore_get_u32max(p, end, (uint32_t)t->types.n - 1, &ty), d, "series type");
 		GET(t->types.n ? 0 : -1, d, "series type");
-		PS_TRY(ps_vec_push(&t->type_ids, ty));
-		tids[k] = ps_type_str(t, ty);
+		PS_TRY(pstore_vec_push(&t->type_ids, ty));
+		tids[k] = pstore_type_str(t, ty);
 	}
-	GET(ps_get_u32max(p, end, 256, &s.nlabels), d, "series labels");
+	GET(pstore_get_u32max(p, end, 256, &s.nlabels), d, "series labels");
 	for (uint32_t k = 0; k < s.nlabels; k++) {
-		struct ps_lpair lp;
+		struct pstore_lpair lp;
 
-		GET(ps_get_u32max(p, end, nstr - 1, &lp.name), d, "label name");
-		GET(ps_get_u32max(p, end, nstr - 1, &lp.value), d, "label value");
-		PS_TRY(ps_vec_push(&t->pairs, lp));
-		labels[k].name = ps_str(&t->str, lp.name);
-		labels[k].value = ps_str(&t->str, lp.value);
+		GET(pstore_get_u32max(p, end, nstr - 1, &lp.name), d, "label name");
+		GET(pstore_get_u32max(p, end, nstr - 1, &lp.value), d, "label value");
+		PS_TRY(pstore_vec_push(&t->pairs, lp));
+		labels[k].name = pstore_str(&t->str, lp.name);
+		labels[k].value = pstore_str(&t->str, lp.value);
 		GET(k && strcmp(labels[k - 1].name, labels[k].name) >= 0 ? -1 : 0, d,
 		    "series labels out of order");
 	}
-	s.key = ps_series_key(labels, s.nlabels, tids, s.ntypes);
-	return ps_vec_push(&t->series, s);
+	s.key = pstore_series_key(labels, s.nlabels, tids, s.ntypes);
+	return pstore_vec_push(&t->series, s);
 }
 
-int ps_block_decode_series(const uint8_t *strs, size_t slen, const uint8_t *ser, size_t len,
-			   struct ps_seriestab *t, struct ps_diag *d)
+int pstore_block_decode_series(const uint8_t *strs, size_t slen, const uint8_t *ser, size_t len,
+			   struct pstore_seriestab *t, struct pstore_diag *d)
 {
 	const uint8_t *p = ser, *end = ser + len;
 	uint32_t n;
 
 	PS_TRY(decode_strings(strs, slen, &t->str, d));
 	PS_TRY(decode_types(&p, end, t, d));
-	GET(ps_get_u32max(&p, end, (uint32_t)len, &n), d, "series count");
+	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "series count");
 	for (uint32_t i = 0; i < n; i++)
 		PS_TRY(decode_one_series(&p, end, t, d));
-	return ps_seriestab_index(t);
+	return pstore_seriestab_index(t);
 }
 
 /* Whether series s has the pair (name, value). */
-static bool series_has(const struct ps_seriestab *t, uint32_t s, uint32_t name, uint32_t value)
+static bool series_has(const struct pstore_seriestab *t, uint32_t s, uint32_t name, uint32_t value)
 {
-	const struct ps_series *se = &t->series.v[s];
+	const struct pstore_series *se = &t->series.v[s];
 
 	for (uint32_t i = 0; i < se->nlabels; i++)
 		if (t->pairs.v[se->label_off + i].name == name &&
@@ -255,49 +263,54 @@ static bool series_has(const struct ps_seriestab *t, uint32_t s, uint32_t name, 
 	return false;
 }
 
-static int decode_value(const uint8_t **p, const uint8_t *end, const struct ps_seriestab *t,
-			uint32_t name, struct ps_lindex *ix, struct ps_diag *d)
+static int decode_value(const uint8_t **p, const uint8_t *end, const struct pstore_seriestab *t,
+			uint32_t name, struct pstore_lindex *ix, struct pstore_diag *d)
 {
-	uint32_t nstr = (uint32_t)ps_strtab_count(&t->str), ns = (uint32_t)t->series.n;
-	struct ps_lval v = { .post_off = (uint32_t)ix->post.n };
+	uint32_t nstr = (uint32_t)pstore_strtab_count(&t->str), ns = (uint32_t)t->series.n;
+	struct pstore_lval v = { .post_off = (uint32_t)ix->post.n };
 	uint64_t s = 0;
 
-	GET(ps_get_u32max(p, end, nstr - 1, &v.value), d, "label value");
-	GET(ps_get_u32max(p, end, ns, &v.npost), d, "postings");
+	GET(pstore_get_u32max(p, end, nstr - 1, &v.value), d, "label value");
+	GET(pstore_get_u32max(p, end, ns, &v.npost), d, "postings");
 	for (uint32_t k = 0; k < v.npost; k++) {
 		uint64_t delta;
 
-		GET(ps_get_uvarint(p, end, &delta), d, "posting");
+		GET(pstore_get_uvarint(p, end, &delta), d, "posting");
 		s += delta;
 		GET((k && !delta) || s >= ns || !series_has(t, (uint32_t)s, name, v.value) ? -1 : 0,
 		    d, "posting disagrees with the series");
-		PS_TRY(ps_vec_push(&ix->post, (uint32_t)s));
+		PS_TRY(pstore_vec_push(&ix->post, (uint32_t)s));
 	}
-	return ps_vec_push(&ix->vals, v);
+	return pstore_vec_push(&ix->vals, v);
 }
 
-int ps_block_decode_labels(const uint8_t *p, size_t len, const struct ps_seriestab *t,
-			   struct ps_lindex *ix, struct ps_diag *d)
+int pstore_block_decode_labels(const uint8_t *p, size_t len, const struct pstore_seriestab *t,
+			   struct pstore_lindex *ix, struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint32_t nstr = (uint32_t)ps_strtab_count(&t->str), n;
+	uint32_t nstr = (uint32_t)pstore_strtab_count(&t->str), n;
 
 	memset(ix, 0, sizeof(*ix));
-	GET(ps_get_u32max(&p, end, (uint32_t)len, &n), d, "label names");
+	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "label names");
 	for (uint32_t i = 0; i < n; i++) {
-		struct ps_lname ln = { .val_off = (uint32_t)ix->vals.n };
+		struct pstore_lname ln = { .val_off = (uint32_t)ix->vals.n };
 
-		GET(ps_get_u32max(&p, end, nstr - 1, &ln.name), d, "label name");
-		GET(i && strcmp(ps_str(&t->str, ix->names.v[i - 1].name),
-				ps_str(&t->str, ln.name)) >= 0 ? -1 : 0, d, "label names out of order");
-		GET(ps_get_u32max(&p, end, (uint32_t)len, &ln.nvals), d, "label values");
+		GET(pstore_get_u32max(&p, end, nstr - 1, &ln.name), d, "label name");
+		GET(i && strcmp(pstore_str(&t->str, ix->names.v[i - 1].name),
+				pstore_str(&t->str, ln.name)) >= 0
+			    ? -1
+			    : 0,
+		    d, "label names out of order");
+		GET(pstore_get_u32max(&p, end, (uint32_t)len, &ln.nvals), d, "label values");
 		for (uint32_t k = 0; k < ln.nvals; k++) {
 			PS_TRY(decode_value(&p, end, t, ln.name, ix, d));
-			GET(k && strcmp(ps_str(&t->str, ix->vals.v[ix->vals.n - 2].value),
-					ps_str(&t->str, ix->vals.v[ix->vals.n - 1].value)) >= 0 ? -1 : 0,
+			GET(k && strcmp(pstore_str(&t->str, ix->vals.v[ix->vals.n - 2].value),
+					pstore_str(&t->str, ix->vals.v[ix->vals.n - 1].value)) >= 0
+				    ? -1
+				    : 0,
 			    d, "label values out of order");
 		}
-		PS_TRY(ps_vec_push(&ix->names, ln));
+		PS_TRY(pstore_vec_push(&ix->names, ln));
 	}
 	GET(ix->post.n != t->pairs.n ? -1 : 0, d, "label index misses series labels");
 	return 0;
@@ -305,101 +318,108 @@ int ps_block_decode_labels(const uint8_t *p, size_t len, const struct ps_seriest
 
 /* ---- dictionary ---------------------------------------------------------------- */
 
-static int decode_functions(const uint8_t *p, size_t len, struct ps_dict *dt, struct ps_diag *d)
+static int decode_functions(const uint8_t *p, size_t len, struct pstore_dict *dt,
+			    struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint32_t nstr = (uint32_t)ps_strtab_count(&dt->str), n;
+	uint32_t nstr = (uint32_t)pstore_strtab_count(&dt->str), n;
 
-	GET(ps_get_u32max(&p, end, (uint32_t)len, &n), d, "functions");
-	PS_TRY(ps_vec_reserve(&dt->funcs, n));
+	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "functions");
+	PS_TRY(pstore_vec_reserve(&dt->funcs, n));
 	dt->funcs.n = n;
 	for (uint32_t i = 0; i < n; i++)
-		GET(ps_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].name), d, "function name");
+		GET(pstore_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].name), d, "function name");
 	for (uint32_t i = 0; i < n; i++)
-		GET(ps_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].system_name), d, "function");
+		GET(pstore_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].system_name), d,
+		    "function");
 	for (uint32_t i = 0; i < n; i++)
-		GET(ps_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].filename), d, "function file");
+		GET(pstore_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].filename), d,
+		    "function file");
 	for (uint32_t i = 0; i < n; i++)
-		GET(ps_get_svarint(&p, end, &dt->funcs.v[i].start_line), d, "function line");
+		GET(pstore_get_svarint(&p, end, &dt->funcs.v[i].start_line), d, "function line");
 	return 0;
 }
 
-static int decode_mappings(const uint8_t *p, size_t len, struct ps_dict *dt, struct ps_diag *d)
+static int decode_mappings(const uint8_t *p, size_t len, struct pstore_dict *dt,
+			   struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint32_t nstr = (uint32_t)ps_strtab_count(&dt->str), n;
+	uint32_t nstr = (uint32_t)pstore_strtab_count(&dt->str), n;
 
-	GET(ps_get_u32max(&p, end, (uint32_t)len, &n), d, "mappings");
-	PS_TRY(ps_vec_reserve(&dt->maps, n));
+	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "mappings");
+	PS_TRY(pstore_vec_reserve(&dt->maps, n));
 	dt->maps.n = n;
 	for (uint32_t i = 0; i < n; i++) {
-		struct ps_map *m = &dt->maps.v[i];
+		struct pstore_map *m = &dt->maps.v[i];
 		uint64_t size;
 
-		GET(ps_get_uvarint(&p, end, &m->start), d, "mapping");
-		GET(ps_get_uvarint(&p, end, &size), d, "mapping");
+		GET(pstore_get_uvarint(&p, end, &m->start), d, "mapping");
+		GET(pstore_get_uvarint(&p, end, &size), d, "mapping");
 		GET(size > UINT64_MAX - m->start ? -1 : 0, d, "mapping size");
 		m->limit = m->start + size;
-		GET(ps_get_uvarint(&p, end, &m->offset), d, "mapping");
-		GET(ps_get_u32max(&p, end, nstr - 1, &m->filename), d, "mapping file");
-		GET(ps_get_u32max(&p, end, nstr - 1, &m->build_id), d, "mapping build ID");
+		GET(pstore_get_uvarint(&p, end, &m->offset), d, "mapping");
+		GET(pstore_get_u32max(&p, end, nstr - 1, &m->filename), d, "mapping file");
+		GET(pstore_get_u32max(&p, end, nstr - 1, &m->build_id), d, "mapping build ID");
 	}
 	return 0;
 }
 
-static int decode_lines(const uint8_t **p, const uint8_t *end, struct ps_dict *dt,
-			struct ps_diag *d)
+static int decode_lines(const uint8_t **p, const uint8_t *end, struct pstore_dict *dt,
+			struct pstore_diag *d)
 {
 	for (size_t i = 0; i < dt->locs.n; i++) {
-		struct ps_loc *l = &dt->locs.v[i];
+		struct pstore_loc *l = &dt->locs.v[i];
 
 		GET(dt->lines.n + l->nlines >= UINT32_MAX ? -1 : 0, d, "lines");
 		l->line_off = (uint32_t)dt->lines.n;
 		for (uint32_t k = 0; k < l->nlines; k++) {
-			struct ps_line ln;
+			struct pstore_line ln;
 
-			GET(ps_get_u32max(p, end, (uint32_t)dt->funcs.n - 1, &ln.func), d, "line");
+			GET(pstore_get_u32max(p, end, (uint32_t)dt->funcs.n - 1, &ln.func), d,
+			    "line");
 			GET(dt->funcs.n ? 0 : -1, d, "line without functions");
-			GET(ps_get_svarint(p, end, &ln.line), d, "line number");
-			PS_TRY(ps_vec_push(&dt->lines, ln));
+			GET(pstore_get_svarint(p, end, &ln.line), d, "line number");
+			PS_TRY(pstore_vec_push(&dt->lines, ln));
 		}
 	}
 	return 0;
 }
 
-static int decode_locations(const uint8_t *p, size_t len, struct ps_dict *dt, struct ps_diag *d)
+static int decode_locations(const uint8_t *p, size_t len, struct pstore_dict *dt,
+			    struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint64_t addr = 0;
 	uint32_t n;
 
-	GET(ps_get_u32max(&p, end, (uint32_t)len, &n), d, "locations");
-	PS_TRY(ps_vec_reserve(&dt->locs, n));
+	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "locations");
+	PS_TRY(pstore_vec_reserve(&dt->locs, n));
 	dt->locs.n = n;
 	for (uint32_t i = 0; i < n; i++)
-		GET(ps_get_u32max(&p, end, (uint32_t)dt->maps.n, &dt->locs.v[i].mapping), d,
+		GET(pstore_get_u32max(&p, end, (uint32_t)dt->maps.n, &dt->locs.v[i].mapping), d,
 		    "location mapping");
 	for (uint32_t i = 0; i < n; i++) {
 		int64_t delta;
 
-		GET(ps_get_svarint(&p, end, &delta), d, "location address");
+		GET(pstore_get_svarint(&p, end, &delta), d, "location address");
 		addr += (uint64_t)delta;
 		dt->locs.v[i].address = addr;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		GET(ps_get_u32max(&p, end, 1 << 16, &dt->locs.v[i].nlines), d, "location lines");
+		GET(pstore_get_u32max(&p, end, 1 << 16, &dt->locs.v[i].nlines), d,
+		    "location lines");
 	return decode_lines(&p, end, dt, d);
 }
 
-static int decode_nodes(const uint8_t *p, size_t len, struct ps_dict *dt, struct ps_diag *d)
+static int decode_nodes(const uint8_t *p, size_t len, struct pstore_dict *dt, struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint16_t *depth;
 	uint32_t n;
 
-	GET(ps_get_u32max(&p, end, (uint32_t)len, &n), d, "nodes");
-	PS_TRY(ps_vec_reserve(&dt->node_parent, (size_t)n + 1));
-	PS_TRY(ps_vec_reserve(&dt->node_loc, (size_t)n + 1));
+	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "nodes");
+	PS_TRY(pstore_vec_reserve(&dt->node_parent, (size_t)n + 1));
+	PS_TRY(pstore_vec_reserve(&dt->node_loc, (size_t)n + 1));
 	depth = calloc((size_t)n + 1, sizeof(*depth));
 	if (!depth)
 		return -ENOMEM;
@@ -407,22 +427,24 @@ static int decode_nodes(const uint8_t *p, size_t len, struct ps_dict *dt, struct
 	for (uint32_t i = 1; i <= n; i++) {
 		uint32_t delta;
 
-		if (ps_get_u32max(&p, end, i, &delta) || !delta ||
+		if (pstore_get_u32max(&p, end, i, &delta) || !delta ||
 		    (depth[i] = depth[i - delta] + 1) > MAX_DEPTH) {
 			free(depth);
-			return CORRUPT(d, "block: node %u: bad parent or deeper than %d", i, MAX_DEPTH);
+			return CORRUPT(d, "block: node %u: bad parent or deeper than %d", i,
+				       MAX_DEPTH);
 		}
 		dt->node_parent.v[i] = i - delta;
 	}
 	free(depth);
 	for (uint32_t i = 1; i <= n; i++)
-		GET(ps_get_u32max(&p, end, (uint32_t)dt->locs.n - 1, &dt->node_loc.v[i]) ||
+		GET(pstore_get_u32max(&p, end, (uint32_t)dt->locs.n - 1, &dt->node_loc.v[i]) ||
 			    !dt->locs.n ? -1 : 0, d, "node location");
 	return 0;
 }
 
-int ps_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
-			 const size_t len[PS_SEC_KIND_MAX], struct ps_dict *dt, struct ps_diag *d)
+int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
+			     const size_t len[PS_SEC_KIND_MAX], struct pstore_dict *dt,
+			     struct pstore_diag *d)
 {
 	PS_TRY(decode_strings(sec[PS_SEC_STRINGS], len[PS_SEC_STRINGS], &dt->str, d));
 	PS_TRY(decode_functions(sec[PS_SEC_FUNCTIONS], len[PS_SEC_FUNCTIONS], dt, d));
@@ -433,66 +455,67 @@ int ps_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
 
 /* ---- profiles and streams ------------------------------------------------------ */
 
-static int decode_cov(const uint8_t **p, const uint8_t *end, uint32_t nstr, struct ps_prof *pr,
-		      struct ps_bdata *b, struct ps_diag *d)
+static int decode_cov(const uint8_t **p, const uint8_t *end, uint32_t nstr, struct pstore_prof *pr,
+		      struct pstore_bdata *b, struct pstore_diag *d)
 {
-	GET(ps_get_uvarint(p, end, &pr->samples), d, "coverage");
-	GET(ps_get_uvarint(p, end, &pr->resolved), d, "coverage");
-	GET(ps_get_u32max(p, end, (uint32_t)(end - *p), &pr->ncov), d, "coverage");
+	GET(pstore_get_uvarint(p, end, &pr->samples), d, "coverage");
+	GET(pstore_get_uvarint(p, end, &pr->resolved), d, "coverage");
+	GET(pstore_get_u32max(p, end, (uint32_t)(end - *p), &pr->ncov), d, "coverage");
 	pr->cov_off = (uint32_t)b->cov.n;
 	for (uint32_t k = 0; k < pr->ncov; k++) {
-		struct ps_cov c;
+		struct pstore_cov c;
 
-		GET(ps_get_u32max(p, end, nstr - 1, &c.build_id), d, "coverage build ID");
-		GET(ps_get_u32max(p, end, nstr - 1, &c.reason), d, "coverage reason");
-		GET(ps_get_uvarint(p, end, &c.samples), d, "coverage samples");
-		PS_TRY(ps_vec_push(&b->cov, c));
+		GET(pstore_get_u32max(p, end, nstr - 1, &c.build_id), d, "coverage build ID");
+		GET(pstore_get_u32max(p, end, nstr - 1, &c.reason), d, "coverage reason");
+		GET(pstore_get_uvarint(p, end, &c.samples), d, "coverage samples");
+		PS_TRY(pstore_vec_push(&b->cov, c));
 	}
 	return 0;
 }
 
-static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps_seriestab *t,
-			  struct ps_bdata *b, uint32_t *series, int64_t *time,
-			  uint64_t *row_off, struct ps_diag *d)
+static int decode_profile(const uint8_t **p, const uint8_t *end, const struct pstore_seriestab *t,
+			  struct pstore_bdata *b, uint32_t *series, int64_t *time,
+			  uint64_t *row_off, struct pstore_diag *d)
 {
-	struct ps_prof pr = { 0 };
+	struct pstore_prof pr = { 0 };
 	uint32_t delta;
 	int64_t dt;
 
-	GET(ps_get_u32max(p, end, (uint32_t)t->series.n, &delta), d, "profile series");
+	GET(pstore_get_u32max(p, end, (uint32_t)t->series.n, &delta), d, "profile series");
 	GET(*series + (uint64_t)delta >= t->series.n ? -1 : 0, d, "profile series");
 	if (delta)
 		*row_off = 0;
 	pr.series = *series += delta;
-	GET(ps_get_svarint(p, end, &dt), d, "profile time");
+	GET(pstore_get_svarint(p, end, &dt), d, "profile time");
 	pr.time = *time = (int64_t)((uint64_t)*time + (uint64_t)dt);
-	GET(ps_get_svarint(p, end, &pr.duration), d, "profile duration");
-	GET(ps_get_svarint(p, end, &pr.period), d, "profile period");
-	GET(ps_get_u32max(p, end, UINT32_MAX - 1, &pr.nrows), d, "profile rows");
+	GET(pstore_get_svarint(p, end, &pr.duration), d, "profile duration");
+	GET(pstore_get_svarint(p, end, &pr.period), d, "profile period");
+	GET(pstore_get_u32max(p, end, UINT32_MAX - 1, &pr.nrows), d, "profile rows");
 	pr.row_off = *row_off;
 	*row_off += pr.nrows;
 	pr.tot_off = (uint32_t)b->totals.n;
 	for (uint32_t c = 0; c < t->series.v[pr.series].ntypes; c++) {
 		int64_t v;
 
-		GET(ps_get_svarint(p, end, &v), d, "profile totals");
-		PS_TRY(ps_vec_push(&b->totals, v));
+		GET(pstore_get_svarint(p, end, &v), d, "profile totals");
+		PS_TRY(pstore_vec_push(&b->totals, v));
 	}
-	PS_TRY(decode_cov(p, end, (uint32_t)ps_strtab_count(&t->str), &pr, b, d));
-	return ps_vec_push(&b->profs, pr);
+	PS_TRY(decode_cov(p, end, (uint32_t)pstore_strtab_count(&t->str), &pr, b, d));
+	return pstore_vec_push(&b->profs, pr);
 }
 
-int ps_block_decode_profiles(const uint8_t *p, size_t len, const struct ps_seriestab *t,
-			     const struct ps_block_meta *m, struct ps_bdata *b, struct ps_diag *d)
+int pstore_block_decode_profiles(const uint8_t *p, size_t len, const struct pstore_seriestab *t,
+				 const struct pstore_block_meta *m, struct pstore_bdata *b,
+				 struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint32_t n, series = 0;
 	int64_t time = 0;
 	uint64_t row_off = 0;
 
-	GET(ps_get_u32max(&p, end, (uint32_t)len, &n), d, "profiles");
+	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "profiles");
 	GET(n != m->profiles ? -1 : 0, d, "profile count");
-	PS_TRY(ps_vec_reserve(&b->series_prof, t->series.n + 1));
+	PS_TRY(pstore_vec_reserve(&b->series_prof, t->series.n + 1));
 	b->series_prof.n = t->series.n + 1;
 	for (size_t s = 0; s <= t->series.n; s++)
 		b->series_prof.v[s] = UINT32_MAX;
@@ -509,15 +532,16 @@ int ps_block_decode_profiles(const uint8_t *p, size_t len, const struct ps_serie
 	return 0;
 }
 
-int ps_block_decode_streams(const uint8_t *p, size_t len, const struct ps_seriestab *t,
-			    const struct ps_block_meta *m, struct ps_bdata *b, struct ps_diag *d)
+int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstore_seriestab *t,
+				const struct pstore_block_meta *m, struct pstore_bdata *b,
+				struct pstore_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint64_t n, off = 0;
 
-	GET(ps_get_uvarint(&p, end, &n), d, "streams");
+	GET(pstore_get_uvarint(&p, end, &n), d, "streams");
 	GET(n > len ? -1 : 0, d, "streams");
-	PS_TRY(ps_vec_reserve(&b->series_stream, t->series.n + 1));
+	PS_TRY(pstore_vec_reserve(&b->series_stream, t->series.n + 1));
 	for (size_t s = 0; s < t->series.n; s++) {
 		uint32_t ncols = t->series.v[s].ntypes;
 
@@ -527,24 +551,27 @@ int ps_block_decode_streams(const uint8_t *p, size_t len, const struct ps_series
 		}
 		b->series_stream.v[s] = (uint32_t)b->streams.n;
 		for (uint32_t c = 0; c <= ncols; c++) {
-			struct ps_stream st = { 0 };
+			struct pstore_stream st = { 0 };
 
-			GET(ps_get_u32max(&p, end, PS_STREAM_DERIVED, &st.kind), d, "stream kind");
-			GET(ps_get_u32max(&p, end, ncols, &st.ref), d, "stream reference");
-			GET(ps_get_svarint(&p, end, &st.factor), d, "stream factor");
-			GET(ps_get_uvarint(&p, end, &st.stored), d, "stream size");
-			GET(ps_get_uvarint(&p, end, &st.raw), d, "stream size");
+			GET(pstore_get_u32max(&p, end, PS_STREAM_DERIVED, &st.kind), d,
+			    "stream kind");
+			GET(pstore_get_u32max(&p, end, ncols, &st.ref), d, "stream reference");
+			GET(pstore_get_svarint(&p, end, &st.factor), d, "stream factor");
+			GET(pstore_get_uvarint(&p, end, &st.stored), d, "stream size");
+			GET(pstore_get_uvarint(&p, end, &st.raw), d, "stream size");
 			GET((c == 0) != (st.kind == PS_STREAM_STACKS) ? -1 : 0, d, "stream kind");
 			/* column c - 1 derived from an earlier plain column */
 			GET(st.kind == PS_STREAM_DERIVED &&
 				    (st.ref + 1 >= c ||
 				     b->streams.v[b->series_stream.v[s] + 1 + st.ref].kind !=
 					     PS_STREAM_VALUES) ? -1 : 0, d, "derived stream");
-			GET(st.kind == PS_STREAM_VALUES && st.factor <= 0 ? -1 : 0, d, "stream factor");
-			GET(st.stored > m->sec[PS_SEC_ROWS].stored - off ? -1 : 0, d, "stream extent");
+			GET(st.kind == PS_STREAM_VALUES && st.factor <= 0 ? -1 : 0, d,
+			    "stream factor");
+			GET(st.stored > m->sec[PS_SEC_ROWS].stored - off ? -1 : 0, d,
+			    "stream extent");
 			st.off = off;
 			off += st.kind == PS_STREAM_DERIVED ? 0 : st.stored;
-			PS_TRY(ps_vec_push(&b->streams, st));
+			PS_TRY(pstore_vec_push(&b->streams, st));
 		}
 	}
 	b->series_stream.n = t->series.n;

@@ -13,12 +13,12 @@
 #include <zstd.h>
 
 struct enc {
-	const struct ps_block_src *src;
-	struct ps_seriestab bt;	    /* the block's series table */
+	const struct pstore_block_src *src;
+	struct pstore_seriestab bt;	    /* the block's series table */
 	uint32_t *series_map;	    /* source series -> block series */
 	uint32_t *order;	    /* selected profiles, sorted */
-	struct ps_dict bd;	    /* the block's dictionary */
-	struct ps_import im;	    /* source dictionary -> bd */
+	struct pstore_dict bd;	    /* the block's dictionary */
+	struct pstore_import im;	    /* source dictionary -> bd */
 	struct ember_buf sec[PS_SEC_KIND_MAX];
 	ZSTD_CCtx *cctx;
 	uint64_t rows;
@@ -28,17 +28,17 @@ struct enc {
 
 static int cmp_series(const void *a, const void *b, void *ctx)
 {
-	const struct ps_seriestab *t = ctx;
-	const struct ps_series *x = &t->series.v[*(const uint32_t *)a],
+	const struct pstore_seriestab *t = ctx;
+	const struct pstore_series *x = &t->series.v[*(const uint32_t *)a],
 			       *y = &t->series.v[*(const uint32_t *)b];
 
 	for (uint32_t i = 0; i < x->nlabels && i < y->nlabels; i++) {
-		const struct ps_lpair *p = &t->pairs.v[x->label_off + i],
+		const struct pstore_lpair *p = &t->pairs.v[x->label_off + i],
 				      *q = &t->pairs.v[y->label_off + i];
-		int c = strcmp(ps_str(&t->str, p->name), ps_str(&t->str, q->name));
+		int c = strcmp(pstore_str(&t->str, p->name), pstore_str(&t->str, q->name));
 
 		if (!c)
-			c = strcmp(ps_str(&t->str, p->value), ps_str(&t->str, q->value));
+			c = strcmp(pstore_str(&t->str, p->value), pstore_str(&t->str, q->value));
 		if (c)
 			return c;
 	}
@@ -49,12 +49,12 @@ static int cmp_series(const void *a, const void *b, void *ctx)
 
 static int copy_series(struct enc *e, uint32_t s)
 {
-	return ps_seriestab_copy(&e->bt, e->src->series, s, &e->series_map[s]);
+	return pstore_seriestab_copy(&e->bt, e->src->series, s, &e->series_map[s]);
 }
 
 static int build_series(struct enc *e)
 {
-	const struct ps_seriestab *t = e->src->series;
+	const struct pstore_seriestab *t = e->src->series;
 	uint8_t *used = calloc(t->series.n + 1, 1);
 	uint32_t *list = malloc((t->series.n + 1) * sizeof(*list));
 	size_t n = 0;
@@ -71,7 +71,7 @@ static int build_series(struct enc *e)
 	for (uint32_t s = 0; s < t->series.n; s++)
 		if (used[s])
 			list[n++] = s;
-	ps_qsort_r(list, n, sizeof(*list), cmp_series, (void *)t);
+	pstore_qsort_r(list, n, sizeof(*list), cmp_series, (void *)t);
 	for (size_t i = 0; !err && i < n; i++)
 		err = copy_series(e, list[i]);
 	free(used);
@@ -82,7 +82,7 @@ static int build_series(struct enc *e)
 static int cmp_prof(const void *a, const void *b, void *ctx)
 {
 	const struct enc *e = ctx;
-	const struct ps_prof *x = &e->src->profs[*(const uint32_t *)a],
+	const struct pstore_prof *x = &e->src->profs[*(const uint32_t *)a],
 			     *y = &e->src->profs[*(const uint32_t *)b];
 	uint32_t sx = e->series_map[x->series], sy = e->series_map[y->series];
 
@@ -98,8 +98,8 @@ static int sort_profiles(struct enc *e)
 	e->order = malloc((e->src->nsel + 1) * sizeof(*e->order));
 	if (!e->order)
 		return -ENOMEM;
-	ps_memcpy(e->order, e->src->sel, e->src->nsel * sizeof(*e->order));
-	ps_qsort_r(e->order, e->src->nsel, sizeof(*e->order), cmp_prof, e);
+	pstore_memcpy(e->order, e->src->sel, e->src->nsel * sizeof(*e->order));
+	pstore_qsort_r(e->order, e->src->nsel, sizeof(*e->order), cmp_prof, e);
 	return 0;
 }
 
@@ -107,27 +107,27 @@ static int sort_profiles(struct enc *e)
 
 static int build_dict(struct enc *e)
 {
-	const struct ps_dict *sd = e->src->dict;
-	size_t nn = ps_dict_nodes(sd);
+	const struct pstore_dict *sd = e->src->dict;
+	size_t nn = pstore_dict_nodes(sd);
 	uint8_t *used = calloc(nn, 1);
 	int err = 0;
 
 	if (!used)
 		return -ENOMEM;
 	for (size_t i = 0; i < e->src->nsel; i++) {
-		const struct ps_prof *p = &e->src->profs[e->src->sel[i]];
+		const struct pstore_prof *p = &e->src->profs[e->src->sel[i]];
 
 		for (uint32_t r = 0; r < p->nrows; r++)
 			used[e->src->row_node[p->row_off + r]] = 1;
 	}
-	err = ps_dict_init(&e->bd);
+	err = pstore_dict_init(&e->bd);
 	if (!err)
-		err = ps_import_init(&e->im, sd, &e->bd);
+		err = pstore_import_init(&e->im, sd, &e->bd);
 	for (uint32_t n = 1; !err && n < nn; n++) {
 		uint32_t to;
 
 		if (used[n])
-			err = ps_import_node(&e->im, n, &to);
+			err = pstore_import_node(&e->im, n, &to);
 	}
 	free(used);
 	return err;
@@ -135,56 +135,56 @@ static int build_dict(struct enc *e)
 
 /* ---- sections -------------------------------------------------------------------- */
 
-static int put_strings(struct ember_buf *b, const struct ps_strtab *t)
+static int put_strings(struct ember_buf *b, const struct pstore_strtab *t)
 {
-	PS_TRY(ps_put_uvarint(b, ps_strtab_count(t) - 1));
-	for (uint32_t i = 1; i < ps_strtab_count(t); i++) {
-		const char *s = ps_str(t, i);
+	PS_TRY(pstore_put_uvarint(b, pstore_strtab_count(t) - 1));
+	for (uint32_t i = 1; i < pstore_strtab_count(t); i++) {
+		const char *s = pstore_str(t, i);
 
-		PS_TRY(ps_put_str(b, s, strlen(s)));
+		PS_TRY(pstore_put_str(b, s, strlen(s)));
 	}
 	return 0;
 }
 
 static int sec_meta(struct enc *e, struct ember_buf *b)
 {
-	const struct ps_block_src *s = e->src;
+	const struct pstore_block_src *s = e->src;
 
-	PS_TRY(ps_put_uvarint(b, s->nparents));
+	PS_TRY(pstore_put_uvarint(b, s->nparents));
 	for (size_t i = 0; i < s->nparents; i++)
-		PS_TRY(ps_put_str(b, s->parents[i], strlen(s->parents[i])));
-	PS_TRY(ps_put_uvarint(b, s->nwal));
+		PS_TRY(pstore_put_str(b, s->parents[i], strlen(s->parents[i])));
+	PS_TRY(pstore_put_uvarint(b, s->nwal));
 	for (size_t i = 0; i < s->nwal; i++) {
 		PS_TRY(ember_buf_append(b, s->wal[i].writer, 16));
-		PS_TRY(ps_put_uvarint(b, s->wal[i].lo));
-		PS_TRY(ps_put_uvarint(b, s->wal[i].hi));
+		PS_TRY(pstore_put_uvarint(b, s->wal[i].lo));
+		PS_TRY(pstore_put_uvarint(b, s->wal[i].hi));
 	}
-	PS_TRY(ps_put_uvarint(b, s->nsel));
-	PS_TRY(ps_put_uvarint(b, e->rows));
-	return ps_put_uvarint(b, e->bt.series.n);
+	PS_TRY(pstore_put_uvarint(b, s->nsel));
+	PS_TRY(pstore_put_uvarint(b, e->rows));
+	return pstore_put_uvarint(b, e->bt.series.n);
 }
 
 static int sec_series(struct enc *e, struct ember_buf *b)
 {
-	const struct ps_seriestab *t = &e->bt;
+	const struct pstore_seriestab *t = &e->bt;
 
-	PS_TRY(ps_put_uvarint(b, t->types.n));
+	PS_TRY(pstore_put_uvarint(b, t->types.n));
 	for (size_t i = 0; i < t->types.n; i++) {
 		for (int k = 0; k < 5; k++)
-			PS_TRY(ps_put_uvarint(b, t->types.v[i].f[k]));
-		PS_TRY(ps_put_uvarint(b, t->types.v[i].id));
+			PS_TRY(pstore_put_uvarint(b, t->types.v[i].f[k]));
+		PS_TRY(pstore_put_uvarint(b, t->types.v[i].id));
 	}
-	PS_TRY(ps_put_uvarint(b, t->series.n));
+	PS_TRY(pstore_put_uvarint(b, t->series.n));
 	for (size_t i = 0; i < t->series.n; i++) {
-		const struct ps_series *s = &t->series.v[i];
+		const struct pstore_series *s = &t->series.v[i];
 
-		PS_TRY(ps_put_uvarint(b, s->ntypes));
+		PS_TRY(pstore_put_uvarint(b, s->ntypes));
 		for (uint32_t k = 0; k < s->ntypes; k++)
-			PS_TRY(ps_put_uvarint(b, t->type_ids.v[s->type_off + k]));
-		PS_TRY(ps_put_uvarint(b, s->nlabels));
+			PS_TRY(pstore_put_uvarint(b, t->type_ids.v[s->type_off + k]));
+		PS_TRY(pstore_put_uvarint(b, s->nlabels));
 		for (uint32_t k = 0; k < s->nlabels; k++) {
-			PS_TRY(ps_put_uvarint(b, t->pairs.v[s->label_off + k].name));
-			PS_TRY(ps_put_uvarint(b, t->pairs.v[s->label_off + k].value));
+			PS_TRY(pstore_put_uvarint(b, t->pairs.v[s->label_off + k].name));
+			PS_TRY(pstore_put_uvarint(b, t->pairs.v[s->label_off + k].value));
 		}
 	}
 	return 0;
@@ -192,57 +192,59 @@ static int sec_series(struct enc *e, struct ember_buf *b)
 
 static int sec_labels(struct enc *e, struct ember_buf *b)
 {
-	struct ps_lindex ix;
-	int err = ps_lindex_build(&ix, &e->bt);
+	struct pstore_lindex ix;
+	int err = pstore_lindex_build(&ix, &e->bt);
 
 	if (err)
 		return err;
-	err = ps_put_uvarint(b, ix.names.n);
+	err = pstore_put_uvarint(b, ix.names.n);
 	for (size_t i = 0; !err && i < ix.names.n; i++) {
-		const struct ps_lname *n = &ix.names.v[i];
+		const struct pstore_lname *n = &ix.names.v[i];
 
-		err = ps_put_uvarint(b, n->name) ?: ps_put_uvarint(b, n->nvals);
+		err = pstore_put_uvarint(b, n->name) ?: pstore_put_uvarint(b, n->nvals);
 		for (uint32_t k = 0; !err && k < n->nvals; k++) {
-			const struct ps_lval *v = &ix.vals.v[n->val_off + k];
+			const struct pstore_lval *v = &ix.vals.v[n->val_off + k];
 			uint32_t prev = 0;
 
-			err = ps_put_uvarint(b, v->value) ?: ps_put_uvarint(b, v->npost);
+			err = pstore_put_uvarint(b, v->value) ?: pstore_put_uvarint(b, v->npost);
 			for (uint32_t j = 0; !err && j < v->npost; j++) {
-				err = ps_put_uvarint(b, ix.post.v[v->post_off + j] - prev);
+				err = pstore_put_uvarint(b, ix.post.v[v->post_off + j] - prev);
 				prev = ix.post.v[v->post_off + j];
 			}
 		}
 	}
-	ps_lindex_release(&ix);
+	pstore_lindex_release(&ix);
 	return err;
 }
 
-static int put_profile(struct enc *e, struct ember_buf *b, const struct ps_prof *p,
+static int put_profile(struct enc *e, struct ember_buf *b, const struct pstore_prof *p,
 		       uint32_t *prev_series, int64_t *prev_time)
 {
-	const struct ps_block_src *s = e->src;
+	const struct pstore_block_src *s = e->src;
 	uint32_t series = e->series_map[p->series];
 	uint32_t ncols = e->bt.series.v[series].ntypes;
 
-	PS_TRY(ps_put_uvarint(b, series - *prev_series));
-	PS_TRY(ps_put_svarint(b, (int64_t)((uint64_t)p->time - (uint64_t)*prev_time)));
-	PS_TRY(ps_put_svarint(b, p->duration));
-	PS_TRY(ps_put_svarint(b, p->period));
-	PS_TRY(ps_put_uvarint(b, p->nrows));
+	PS_TRY(pstore_put_uvarint(b, series - *prev_series));
+	PS_TRY(pstore_put_svarint(b, (int64_t)((uint64_t)p->time - (uint64_t)*prev_time)));
+	PS_TRY(pstore_put_svarint(b, p->duration));
+	PS_TRY(pstore_put_svarint(b, p->period));
+	PS_TRY(pstore_put_uvarint(b, p->nrows));
 	for (uint32_t c = 0; c < ncols; c++)
-		PS_TRY(ps_put_svarint(b, s->totals[p->tot_off + c]));
-	PS_TRY(ps_put_uvarint(b, p->samples));
-	PS_TRY(ps_put_uvarint(b, p->resolved));
-	PS_TRY(ps_put_uvarint(b, p->ncov));
+		PS_TRY(pstore_put_svarint(b, s->totals[p->tot_off + c]));
+	PS_TRY(pstore_put_uvarint(b, p->samples));
+	PS_TRY(pstore_put_uvarint(b, p->resolved));
+	PS_TRY(pstore_put_uvarint(b, p->ncov));
 	for (uint32_t k = 0; k < p->ncov; k++) {
-		const struct ps_cov *c = &s->cov[p->cov_off + k];
+		const struct pstore_cov *c = &s->cov[p->cov_off + k];
 		uint32_t bid, reason;
 
-		PS_TRY(ps_strtab_intern0(&e->bt.str, ps_str(&s->series->str, c->build_id), &bid));
-		PS_TRY(ps_strtab_intern0(&e->bt.str, ps_str(&s->series->str, c->reason), &reason));
-		PS_TRY(ps_put_uvarint(b, bid));
-		PS_TRY(ps_put_uvarint(b, reason));
-		PS_TRY(ps_put_uvarint(b, c->samples));
+		PS_TRY(pstore_strtab_intern0(&e->bt.str, pstore_str(&s->series->str, c->build_id),
+					     &bid));
+		PS_TRY(pstore_strtab_intern0(&e->bt.str, pstore_str(&s->series->str, c->reason),
+					     &reason));
+		PS_TRY(pstore_put_uvarint(b, bid));
+		PS_TRY(pstore_put_uvarint(b, reason));
+		PS_TRY(pstore_put_uvarint(b, c->samples));
 	}
 	*prev_series = series;
 	*prev_time = p->time;
@@ -254,9 +256,9 @@ static int sec_profiles(struct enc *e, struct ember_buf *b)
 	uint32_t prev_series = 0;
 	int64_t prev_time = 0;
 
-	PS_TRY(ps_put_uvarint(b, e->src->nsel));
+	PS_TRY(pstore_put_uvarint(b, e->src->nsel));
 	for (size_t i = 0; i < e->src->nsel; i++) {
-		const struct ps_prof *p = &e->src->profs[e->order[i]];
+		const struct pstore_prof *p = &e->src->profs[e->order[i]];
 
 		PS_TRY(put_profile(e, b, p, &prev_series, &prev_time));
 		e->rows += p->nrows;
@@ -264,99 +266,99 @@ static int sec_profiles(struct enc *e, struct ember_buf *b)
 	return 0;
 }
 
-static int sec_functions(const struct ps_dict *d, struct ember_buf *b)
+static int sec_functions(const struct pstore_dict *d, struct ember_buf *b)
 {
-	PS_TRY(ps_put_uvarint(b, d->funcs.n));
+	PS_TRY(pstore_put_uvarint(b, d->funcs.n));
 	for (size_t i = 0; i < d->funcs.n; i++)
-		PS_TRY(ps_put_uvarint(b, d->funcs.v[i].name));
+		PS_TRY(pstore_put_uvarint(b, d->funcs.v[i].name));
 	for (size_t i = 0; i < d->funcs.n; i++)
-		PS_TRY(ps_put_uvarint(b, d->funcs.v[i].system_name));
+		PS_TRY(pstore_put_uvarint(b, d->funcs.v[i].system_name));
 	for (size_t i = 0; i < d->funcs.n; i++)
-		PS_TRY(ps_put_uvarint(b, d->funcs.v[i].filename));
+		PS_TRY(pstore_put_uvarint(b, d->funcs.v[i].filename));
 	for (size_t i = 0; i < d->funcs.n; i++)
-		PS_TRY(ps_put_svarint(b, d->funcs.v[i].start_line));
+		PS_TRY(pstore_put_svarint(b, d->funcs.v[i].start_line));
 	return 0;
 }
 
-static int sec_mappings(const struct ps_dict *d, struct ember_buf *b)
+static int sec_mappings(const struct pstore_dict *d, struct ember_buf *b)
 {
-	PS_TRY(ps_put_uvarint(b, d->maps.n));
+	PS_TRY(pstore_put_uvarint(b, d->maps.n));
 	for (size_t i = 0; i < d->maps.n; i++) {
-		const struct ps_map *m = &d->maps.v[i];
+		const struct pstore_map *m = &d->maps.v[i];
 
-		PS_TRY(ps_put_uvarint(b, m->start));
-		PS_TRY(ps_put_uvarint(b, m->limit - m->start));
-		PS_TRY(ps_put_uvarint(b, m->offset));
-		PS_TRY(ps_put_uvarint(b, m->filename));
-		PS_TRY(ps_put_uvarint(b, m->build_id));
+		PS_TRY(pstore_put_uvarint(b, m->start));
+		PS_TRY(pstore_put_uvarint(b, m->limit - m->start));
+		PS_TRY(pstore_put_uvarint(b, m->offset));
+		PS_TRY(pstore_put_uvarint(b, m->filename));
+		PS_TRY(pstore_put_uvarint(b, m->build_id));
 	}
 	return 0;
 }
 
-static int sec_locations(const struct ps_dict *d, struct ember_buf *b)
+static int sec_locations(const struct pstore_dict *d, struct ember_buf *b)
 {
 	uint64_t prev = 0;
 
-	PS_TRY(ps_put_uvarint(b, d->locs.n));
+	PS_TRY(pstore_put_uvarint(b, d->locs.n));
 	for (size_t i = 0; i < d->locs.n; i++)
-		PS_TRY(ps_put_uvarint(b, d->locs.v[i].mapping));
+		PS_TRY(pstore_put_uvarint(b, d->locs.v[i].mapping));
 	for (size_t i = 0; i < d->locs.n; i++) {
-		PS_TRY(ps_put_svarint(b, (int64_t)(d->locs.v[i].address - prev)));
+		PS_TRY(pstore_put_svarint(b, (int64_t)(d->locs.v[i].address - prev)));
 		prev = d->locs.v[i].address;
 	}
 	for (size_t i = 0; i < d->locs.n; i++)
-		PS_TRY(ps_put_uvarint(b, d->locs.v[i].nlines));
+		PS_TRY(pstore_put_uvarint(b, d->locs.v[i].nlines));
 	for (size_t i = 0; i < d->locs.n; i++)
 		for (uint32_t k = 0; k < d->locs.v[i].nlines; k++) {
-			const struct ps_line *l = &d->lines.v[d->locs.v[i].line_off + k];
+			const struct pstore_line *l = &d->lines.v[d->locs.v[i].line_off + k];
 
-			PS_TRY(ps_put_uvarint(b, l->func));
-			PS_TRY(ps_put_svarint(b, l->line));
+			PS_TRY(pstore_put_uvarint(b, l->func));
+			PS_TRY(pstore_put_svarint(b, l->line));
 		}
 	return 0;
 }
 
-static int sec_nodes(const struct ps_dict *d, struct ember_buf *b)
+static int sec_nodes(const struct pstore_dict *d, struct ember_buf *b)
 {
-	size_t n = ps_dict_nodes(d);
+	size_t n = pstore_dict_nodes(d);
 
-	PS_TRY(ps_put_uvarint(b, n - 1));
+	PS_TRY(pstore_put_uvarint(b, n - 1));
 	for (size_t i = 1; i < n; i++)
-		PS_TRY(ps_put_uvarint(b, i - d->node_parent.v[i]));
+		PS_TRY(pstore_put_uvarint(b, i - d->node_parent.v[i]));
 	for (size_t i = 1; i < n; i++)
-		PS_TRY(ps_put_uvarint(b, d->node_loc.v[i]));
+		PS_TRY(pstore_put_uvarint(b, d->node_loc.v[i]));
 	return 0;
 }
 
 /* ROWS and STREAMS: each series' streams in series order. */
 static int sec_rows(struct enc *e, struct ember_buf *rows, struct ember_buf *dir)
 {
-	const struct ps_prof **profs = malloc((e->src->nsel + 1) * sizeof(*profs));
-	struct ps_streams streams = { 0 };
+	const struct pstore_prof **profs = malloc((e->src->nsel + 1) * sizeof(*profs));
+	struct pstore_streams streams = { 0 };
 	size_t i = 0;
 	int err = profs ? 0 : -ENOMEM;
 
 	while (!err && i < e->src->nsel) {
 		uint32_t series = e->series_map[e->src->profs[e->order[i]].series];
-		struct ps_rows_in in = { .profs = profs, .row_node = e->src->row_node,
+		struct pstore_rows_in in = { .profs = profs, .row_node = e->src->row_node,
 					 .row_val = e->src->row_val, .node_map = e->im.node,
 					 .ncols = e->bt.series.v[series].ntypes, .cctx = e->cctx };
 
 		for (; i < e->src->nsel &&
 		       e->series_map[e->src->profs[e->order[i]].series] == series; i++)
 			profs[in.nprofs++] = &e->src->profs[e->order[i]];
-		err = ps_rows_encode(&in, rows, &streams);
+		err = pstore_rows_encode(&in, rows, &streams);
 	}
 	if (!err)
-		err = ps_put_uvarint(dir, streams.n);
+		err = pstore_put_uvarint(dir, streams.n);
 	for (size_t k = 0; !err && k < streams.n; k++) {
-		const struct ps_stream *st = &streams.v[k];
+		const struct pstore_stream *st = &streams.v[k];
 
-		err = ps_put_uvarint(dir, st->kind) ?: ps_put_uvarint(dir, st->ref) ?:
-		      ps_put_svarint(dir, st->factor) ?: ps_put_uvarint(dir, st->stored) ?:
-		      ps_put_uvarint(dir, st->raw);
+		err = pstore_put_uvarint(dir, st->kind) ?: pstore_put_uvarint(dir, st->ref) ?:
+		      pstore_put_svarint(dir, st->factor) ?: pstore_put_uvarint(dir, st->stored) ?:
+		      pstore_put_uvarint(dir, st->raw);
 	}
-	ps_vec_free(&streams);
+	pstore_vec_free(&streams);
 	free(profs);
 	return err;
 }
@@ -401,24 +403,24 @@ static int put_section(struct enc *e, struct ember_buf *out, uint32_t kind, uint
 	} else {
 		PS_TRY(ember_buf_append(out, raw->data ? raw->data : "", raw->len));
 	}
-	ps_le32(entry, kind);
-	ps_le32(entry + 4, codec);
-	ps_le64(entry + 8, off);
-	ps_le64(entry + 16, n);
-	ps_le64(entry + 24, raw->len);
-	ps_le64(entry + 32, kind == PS_SEC_ROWS ? 0 : ps_hash(out->data + off, n, kind));
+	pstore_le32(entry, kind);
+	pstore_le32(entry + 4, codec);
+	pstore_le64(entry + 8, off);
+	pstore_le64(entry + 16, n);
+	pstore_le64(entry + 24, raw->len);
+	pstore_le64(entry + 32, kind == PS_SEC_ROWS ? 0 : pstore_hash(out->data + off, n, kind));
 	return 0;
 }
 
 static void put_header(struct enc *e, uint8_t *h, uint32_t nsec, int64_t min, int64_t max)
 {
-	ps_memcpy(h, PS_BLOCK_MAGIC, 8);
-	ps_le32(h + 8, PS_BLOCK_VERSION);
-	ps_le32(h + 12, nsec);
-	ps_le64(h + 16, (uint64_t)min);
-	ps_le64(h + 24, (uint64_t)max);
-	ps_le64(h + 32, (uint64_t)e->src->partition);
-	ps_le64(h + 40, (uint64_t)e->src->partition_ns);
+	pstore_memcpy(h, PS_BLOCK_MAGIC, 8);
+	pstore_le32(h + 8, PS_BLOCK_VERSION);
+	pstore_le32(h + 12, nsec);
+	pstore_le64(h + 16, (uint64_t)min);
+	pstore_le64(h + 24, (uint64_t)max);
+	pstore_le64(h + 32, (uint64_t)e->src->partition);
+	pstore_le64(h + 40, (uint64_t)e->src->partition_ns);
 }
 
 static void time_range(const struct enc *e, int64_t *min, int64_t *max)
@@ -443,31 +445,32 @@ static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAM
 	time_range(e, &min, &max);
 	PS_TRY(ember_buf_append(out, table, hlen));
 	for (uint32_t k = 1; k <= nsec; k++)
-		PS_TRY(put_section(e, out, k, table + PS_BLOCK_HEADER + (k - 1) * PS_SECTION_ENTRY));
+		PS_TRY(put_section(e, out, k,
+				   table + PS_BLOCK_HEADER + (k - 1) * PS_SECTION_ENTRY));
 	put_header(e, table, nsec, min, max);
-	ps_le64(table + 48, ps_hash(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
-				    ps_hash(table, 48, 0)));
-	ps_memcpy(out->data, table, hlen);
+	pstore_le64(table + 48, pstore_hash(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
+				    pstore_hash(table, 48, 0)));
+	pstore_memcpy(out->data, table, hlen);
 	snprintf(name, PS_BLOCK_NAME_MAX, "blocks/%016llx-%016llx%016llx.pblk",
 		 (unsigned long long)e->src->partition,
-		 (unsigned long long)ps_hash(out->data, out->len, 1),
-		 (unsigned long long)ps_hash(out->data, out->len, 2));
+		 (unsigned long long)pstore_hash(out->data, out->len, 1),
+		 (unsigned long long)pstore_hash(out->data, out->len, 2));
 	return 0;
 }
 
 static void enc_release(struct enc *e)
 {
-	ps_seriestab_release(&e->bt);
+	pstore_seriestab_release(&e->bt);
 	free(e->series_map);
 	free(e->order);
-	ps_import_release(&e->im);
-	ps_dict_release(&e->bd);
+	pstore_import_release(&e->im);
+	pstore_dict_release(&e->bd);
 	for (int k = 0; k < PS_SEC_KIND_MAX; k++)
 		ember_buf_release(&e->sec[k]);
 	ZSTD_freeCCtx(e->cctx);
 }
 
-int ps_block_encode(const struct ps_block_src *src, struct ember_buf *out,
+int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *out,
 		    char name[PS_BLOCK_NAME_MAX])
 {
 	struct enc e = { .src = src };
@@ -475,7 +478,7 @@ int ps_block_encode(const struct ps_block_src *src, struct ember_buf *out,
 
 	for (int k = 0; k < PS_SEC_KIND_MAX; k++)
 		ember_buf_init(&e.sec[k], (size_t)PS_SECTION_MAX_RAW);
-	err = ps_seriestab_init(&e.bt);
+	err = pstore_seriestab_init(&e.bt);
 	e.cctx = ZSTD_createCCtx();
 	if (!err && !e.cctx)
 		err = -ENOMEM;

@@ -9,7 +9,8 @@
  */
 #include "pstore_internal.h"
 
-bool ps_any_in_range(const struct ps_prof *p, size_t p0, size_t p1, int64_t from, int64_t to)
+bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int64_t from,
+			 int64_t to)
 {
 	size_t lo = p0, hi = p1;
 
@@ -26,45 +27,46 @@ bool ps_any_in_range(const struct ps_prof *p, size_t p0, size_t p1, int64_t from
 
 /* The value stream of column col and its multiplier (a derived column
  * reads its reference). */
-static const struct ps_stream *value_stream(const struct ps_bdata *bd, uint32_t first,
+static const struct pstore_stream *value_stream(const struct pstore_bdata *bd, uint32_t first,
 					    int32_t col, int64_t *factor)
 {
-	const struct ps_stream *st = &bd->streams.v[first + 1 + col];
+	const struct pstore_stream *st = &bd->streams.v[first + 1 + col];
 
 	*factor = st->factor;
 	if (st->kind == PS_STREAM_DERIVED) {
 		st = &bd->streams.v[first + 1 + st->ref];
-		*factor = ps_mul(*factor, st->factor);
+		*factor = pstore_mul(*factor, st->factor);
 	}
 	return st;
 }
 
-static int sum_series(struct ps_block *b, struct ps_bdata *bd, uint32_t s, int32_t col,
-		      struct ps_query *q, int64_t *self, struct ember_buf *sb, struct ember_buf *vb)
+static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t s, int32_t col,
+		      struct pstore_qctx *q, int64_t *self, struct ember_buf *sb,
+		      struct ember_buf *vb)
 {
 	size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];
 	uint32_t first = bd->series_stream.v[s];
-	struct ps_sum_in in = { .profs = bd->profs.v, .p_first = p0, .p_end = p1,
+	struct pstore_sum_in in = { .profs = bd->profs.v, .p_first = p0, .p_end = p1,
 				.from = q->from, .to = q->to,
-				.nnodes = (uint32_t)ps_dict_nodes(&bd->dict), .r = q->r };
-	const struct ps_stream *vst;
+				.nnodes = (uint32_t)pstore_dict_nodes(&bd->dict), .r = q->r };
+	const struct pstore_stream *vst;
 
-	if (p0 == p1 || !ps_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
+	if (p0 == p1 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
 		return 0;
 	vst = value_stream(bd, first, col, &in.factor);
-	PS_TRY(ps_block_read_stream(b, &bd->streams.v[first], sb, q->d));
-	PS_TRY(ps_block_read_stream(b, vst, vb, q->d));
+	PS_TRY(pstore_block_read_stream(b, &bd->streams.v[first], sb, q->d));
+	PS_TRY(pstore_block_read_stream(b, vst, vb, q->d));
 	in.stacks = (const uint8_t *)sb->data;
 	in.stacks_end = in.stacks + sb->len;
 	in.vals = (const uint8_t *)vb->data;
 	in.vals_end = in.vals + vb->len;
-	return ps_rows_sum(&in, self, q->d);
+	return pstore_rows_sum(&in, self, q->d);
 }
 
-static int sum_block(struct ps_block *b, struct ps_bdata *bd, const int32_t *col,
-		     struct ps_query *q)
+static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
+		     struct pstore_qctx *q)
 {
-	int64_t *self = calloc(ps_dict_nodes(&bd->dict), sizeof(*self));
+	int64_t *self = calloc(pstore_dict_nodes(&bd->dict), sizeof(*self));
 	struct ember_buf sb, vb;
 	int err = self ? 0 : -ENOMEM;
 
@@ -74,7 +76,7 @@ static int sum_block(struct ps_block *b, struct ps_bdata *bd, const int32_t *col
 		if (col[s] >= 0)
 			err = sum_series(b, bd, s, col[s], q, self, &sb, &vb);
 	if (!err)
-		err = ps_result_add(q->r, &bd->dict, self);
+		err = pstore_result_add(q->r, &bd->dict, self);
 	if (err == -PSTORE_ERR_CORRUPT)
 		err = PS_FAIL(q->d, err, "block '%s' is corrupt", b->name);
 	ember_buf_release(&sb);
@@ -83,10 +85,10 @@ static int sum_block(struct ps_block *b, struct ps_bdata *bd, const int32_t *col
 	return err;
 }
 
-int ps_block_query(struct ps_block *b, struct ps_query *q)
+int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q)
 {
 	int32_t *col;
-	struct ps_bdata *bd = NULL;
+	struct pstore_bdata *bd = NULL;
 	bool any;
 	int err;
 
@@ -95,12 +97,12 @@ int ps_block_query(struct ps_block *b, struct ps_query *q)
 	col = malloc((b->series.series.n + 1) * sizeof(*col));
 	if (!col)
 		return -ENOMEM;
-	err = ps_plan(q, &b->series, &b->lindex, col, &any);
+	err = pstore_plan(q, &b->series, &b->lindex, col, &any);
 	if (!err && any)
-		err = ps_cache_data(q->cache, b, &bd, q->d);
+		err = pstore_cache_data(q->cache, b, &bd, q->d);
 	if (!err && any)
 		err = sum_block(b, bd, col, q);
-	ps_bdata_unref(bd);
+	pstore_bdata_unref(bd);
 	free(col);
 	return err;
 }

@@ -30,7 +30,7 @@ static int64_t gcd64(int64_t a, int64_t b)
 }
 
 static int compress_frame(void *cctx, const struct ember_buf *raw, struct ember_buf *rows,
-			  struct ps_stream *st)
+			  struct pstore_stream *st)
 {
 	size_t bound = ZSTD_compressBound(raw->len), n;
 
@@ -61,12 +61,12 @@ static int cmp_perm(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-static int build_order(const struct ps_rows_in *in, struct order *o, uint32_t *tmp)
+static int build_order(const struct pstore_rows_in *in, struct order *o, uint32_t *tmp)
 {
 	size_t base = 0;
 
 	for (size_t pi = 0; pi < in->nprofs; pi++) {
-		const struct ps_prof *p = in->profs[pi];
+		const struct pstore_prof *p = in->profs[pi];
 		bool sorted = true;
 
 		for (uint32_t i = 0; i < p->nrows; i++) {
@@ -75,7 +75,7 @@ static int build_order(const struct ps_rows_in *in, struct order *o, uint32_t *t
 			sorted &= !i || tmp[i - 1] < tmp[i];
 		}
 		if (!sorted)
-			ps_qsort_r(o->perm + base, p->nrows, sizeof(uint32_t), cmp_perm, tmp);
+			pstore_qsort_r(o->perm + base, p->nrows, sizeof(uint32_t), cmp_perm, tmp);
 		for (uint32_t i = 0; i < p->nrows; i++)
 			o->keys[base + i] = tmp[o->perm[base + i]];
 		base += p->nrows;
@@ -83,7 +83,7 @@ static int build_order(const struct ps_rows_in *in, struct order *o, uint32_t *t
 	return 0;
 }
 
-static int put_stacks(const struct ps_rows_in *in, const struct order *o, struct ember_buf *raw)
+static int put_stacks(const struct pstore_rows_in *in, const struct order *o, struct ember_buf *raw)
 {
 	size_t base = 0;
 
@@ -91,7 +91,7 @@ static int put_stacks(const struct ps_rows_in *in, const struct order *o, struct
 		uint32_t prev = 0;
 
 		for (uint32_t i = 0; i < in->profs[pi]->nrows; i++) {
-			PS_TRY(ps_put_uvarint(raw, o->keys[base + i] - prev));
+			PS_TRY(pstore_put_uvarint(raw, o->keys[base + i] - prev));
 			prev = o->keys[base + i];
 		}
 		base += in->profs[pi]->nrows;
@@ -99,7 +99,7 @@ static int put_stacks(const struct ps_rows_in *in, const struct order *o, struct
 	return 0;
 }
 
-static int64_t val_at(const struct ps_rows_in *in, const struct ps_prof *p, uint32_t row,
+static int64_t val_at(const struct pstore_rows_in *in, const struct pstore_prof *p, uint32_t row,
 		      uint32_t c)
 {
 	return in->row_val[p->val_off + (size_t)row * in->ncols + c];
@@ -107,13 +107,13 @@ static int64_t val_at(const struct ps_rows_in *in, const struct ps_prof *p, uint
 
 /* Whether column c is column k times f for every row (f from the first
  * row where k is not 0; every column all 0 is column 0 times 0). */
-static bool derived(const struct ps_rows_in *in, uint32_t c, uint32_t k, int64_t *f)
+static bool derived(const struct pstore_rows_in *in, uint32_t c, uint32_t k, int64_t *f)
 {
 	bool have = false;
 
 	*f = 0;
 	for (size_t pi = 0; pi < in->nprofs; pi++) {
-		const struct ps_prof *p = in->profs[pi];
+		const struct pstore_prof *p = in->profs[pi];
 
 		for (uint32_t r = 0; r < p->nrows; r++) {
 			int64_t a = val_at(in, p, r, k), b = val_at(in, p, r, c);
@@ -124,14 +124,14 @@ static bool derived(const struct ps_rows_in *in, uint32_t c, uint32_t k, int64_t
 				*f = b / a;
 				have = true;
 			}
-			if (ps_mul(a, *f) != b)
+			if (pstore_mul(a, *f) != b)
 				return false;
 		}
 	}
 	return true;
 }
 
-static int64_t column_gcd(const struct ps_rows_in *in, uint32_t c)
+static int64_t column_gcd(const struct pstore_rows_in *in, uint32_t c)
 {
 	int64_t g = 0;
 
@@ -141,17 +141,18 @@ static int64_t column_gcd(const struct ps_rows_in *in, uint32_t c)
 	return g ? g : 1;
 }
 
-static int put_column(const struct ps_rows_in *in, uint32_t c, int64_t factor,
+static int put_column(const struct pstore_rows_in *in, uint32_t c, int64_t factor,
 		      const struct order *o, struct ember_buf *raw)
 {
 	size_t base = 0;
 
 	ember_buf_reset(raw);
 	for (size_t pi = 0; pi < in->nprofs; pi++) {
-		const struct ps_prof *p = in->profs[pi];
+		const struct pstore_prof *p = in->profs[pi];
 
 		for (uint32_t i = 0; i < p->nrows; i++)
-			PS_TRY(ps_put_svarint(raw, val_at(in, p, o->perm[base + i], c) / factor));
+			PS_TRY(pstore_put_svarint(raw,
+						  val_at(in, p, o->perm[base + i], c) / factor));
 		base += p->nrows;
 	}
 	return 0;
@@ -159,42 +160,43 @@ static int put_column(const struct ps_rows_in *in, uint32_t c, int64_t factor,
 
 /* Column c: derived from a plain earlier column when it is one's
  * multiple, else its values. */
-static int encode_column(const struct ps_rows_in *in, uint32_t c, const struct order *o,
-			 const struct ps_stream *cols, struct ember_buf *raw,
-			 struct ember_buf *rows, struct ps_stream *st)
+static int encode_column(const struct pstore_rows_in *in, uint32_t c, const struct order *o,
+			 const struct pstore_stream *cols, struct ember_buf *raw,
+			 struct ember_buf *rows, struct pstore_stream *st)
 {
 	for (uint32_t k = 0; k < c; k++) {
 		int64_t f;
 
 		if (cols[k].kind != PS_STREAM_DERIVED && derived(in, c, k, &f)) {
-			*st = (struct ps_stream){ .kind = PS_STREAM_DERIVED, .ref = k, .factor = f };
+			*st = (struct pstore_stream){
+				.kind = PS_STREAM_DERIVED, .ref = k, .factor = f };
 			return 0;
 		}
 	}
-	*st = (struct ps_stream){ .kind = PS_STREAM_VALUES, .factor = column_gcd(in, c) };
+	*st = (struct pstore_stream){ .kind = PS_STREAM_VALUES, .factor = column_gcd(in, c) };
 	PS_TRY(put_column(in, c, st->factor, o, raw));
 	return compress_frame(in->cctx, raw, rows, st);
 }
 
-static int encode_all(const struct ps_rows_in *in, const struct order *o,
-		      struct ember_buf *raw, struct ember_buf *rows, struct ps_streams *streams)
+static int encode_all(const struct pstore_rows_in *in, const struct order *o,
+		      struct ember_buf *raw, struct ember_buf *rows, struct pstore_streams *streams)
 {
-	struct ps_stream st = { .kind = PS_STREAM_STACKS, .factor = 1 };
+	struct pstore_stream st = { .kind = PS_STREAM_STACKS, .factor = 1 };
 	size_t first;
 
 	PS_TRY(put_stacks(in, o, raw));
 	PS_TRY(compress_frame(in->cctx, raw, rows, &st));
-	PS_TRY(ps_vec_push(streams, st));
+	PS_TRY(pstore_vec_push(streams, st));
 	first = streams->n;
 	for (uint32_t c = 0; c < in->ncols; c++) {
 		PS_TRY(encode_column(in, c, o, streams->v + first, raw, rows, &st));
-		PS_TRY(ps_vec_push(streams, st));
+		PS_TRY(pstore_vec_push(streams, st));
 	}
 	return 0;
 }
 
-int ps_rows_encode(const struct ps_rows_in *in, struct ember_buf *rows,
-		   struct ps_streams *streams)
+int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
+		   struct pstore_streams *streams)
 {
 	size_t total = 0, maxrows = 1;
 	struct order o;
@@ -223,8 +225,8 @@ int ps_rows_encode(const struct ps_rows_in *in, struct ember_buf *rows,
 
 /* ---- decoding --------------------------------------------------------------- */
 
-int ps_stream_load(const struct ps_stream *st, const uint8_t *stored, size_t len,
-		   struct ember_buf *out, struct ps_diag *d)
+int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+		   struct ember_buf *out, struct pstore_diag *d)
 {
 	ZSTD_DCtx *dctx;
 	ZSTD_inBuffer in = { stored, len, 0 };
@@ -259,10 +261,10 @@ int ps_stream_load(const struct ps_stream *st, const uint8_t *stored, size_t len
 static inline int next_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	if (end - *p >= 10) {
-		*v = ps_uvarint_fast(p);
+		*v = pstore_uvarint_fast(p);
 		return 0;
 	}
-	return ps_get_uvarint(p, end, v);
+	return pstore_get_uvarint(p, end, v);
 }
 
 /* Skip the rows of one profile in both streams. */
@@ -279,7 +281,7 @@ static int skip_rows(const uint8_t **s, const uint8_t **v, const uint8_t *se, co
 	return 0;
 }
 
-static int sum_profile(const struct ps_sum_in *in, const uint8_t **s, const uint8_t **v,
+static int sum_profile(const struct pstore_sum_in *in, const uint8_t **s, const uint8_t **v,
 		       uint32_t n, int64_t *self)
 {
 	uint64_t node = 0, delta, raw;
@@ -290,18 +292,18 @@ static int sum_profile(const struct ps_sum_in *in, const uint8_t **s, const uint
 		if (node >= in->nnodes)
 			return -PSTORE_ERR_CORRUPT;
 		PS_TRY(next_uvarint(v, in->vals_end, &raw));
-		self[node] = ps_add(self[node], ps_mul(ps_unzigzag(raw), in->factor));
+		self[node] = pstore_add(self[node], pstore_mul(pstore_unzigzag(raw), in->factor));
 	}
 	return 0;
 }
 
-int ps_rows_sum(const struct ps_sum_in *in, int64_t *self, struct ps_diag *d)
+int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct pstore_diag *d)
 {
 	const uint8_t *s = in->stacks, *v = in->vals;
 	int err = 0;
 
 	for (size_t i = in->p_first; !err && i < in->p_end; i++) {
-		const struct ps_prof *p = &in->profs[i];
+		const struct pstore_prof *p = &in->profs[i];
 
 		if (p->time < in->from || p->time >= in->to) {
 			err = skip_rows(&s, &v, in->stacks_end, in->vals_end, p->nrows);
@@ -309,16 +311,16 @@ int ps_rows_sum(const struct ps_sum_in *in, int64_t *self, struct ps_diag *d)
 		}
 		err = sum_profile(in, &s, &v, p->nrows, self);
 		if (!err)
-			ps_result_note(in->r, p);
+			pstore_result_note(in->r, p);
 	}
 	PS_FAIL_IF(err, d, -PSTORE_ERR_CORRUPT,
 		   "row streams end early or name a stack past the dictionary");
 	return 0;
 }
 
-int ps_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct ps_prof *profs,
+int pstore_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct pstore_prof *profs,
 			  size_t p_first, size_t p_end, uint32_t nnodes, uint32_t *nodes,
-			  struct ps_diag *d)
+			  struct pstore_diag *d)
 {
 	size_t k = 0;
 
@@ -326,23 +328,23 @@ int ps_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct ps_
 		uint64_t node = 0, delta;
 
 		for (uint32_t r = 0; r < profs[i].nrows; r++) {
-			PS_FAIL_IF(ps_get_uvarint(&p, end, &delta) || (node += delta) >= nnodes, d,
-				   -PSTORE_ERR_CORRUPT, "stack stream corrupt at row %zu", k);
+			PS_FAIL_IF(pstore_get_uvarint(&p, end, &delta) || (node += delta) >= nnodes,
+				   d, -PSTORE_ERR_CORRUPT, "stack stream corrupt at row %zu", k);
 			nodes[k++] = (uint32_t)node;
 		}
 	}
 	return 0;
 }
 
-int ps_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nrows,
-			  int64_t factor, int64_t *vals, size_t stride, struct ps_diag *d)
+int pstore_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nrows,
+			  int64_t factor, int64_t *vals, size_t stride, struct pstore_diag *d)
 {
 	for (uint64_t i = 0; i < nrows; i++) {
 		int64_t v;
 
-		PS_FAIL_IF(ps_get_svarint(&p, end, &v), d, -PSTORE_ERR_CORRUPT,
+		PS_FAIL_IF(pstore_get_svarint(&p, end, &v), d, -PSTORE_ERR_CORRUPT,
 			   "value stream corrupt at row %llu", (unsigned long long)i);
-		vals[i * stride] = ps_mul(v, factor);
+		vals[i * stride] = pstore_mul(v, factor);
 	}
 	return 0;
 }

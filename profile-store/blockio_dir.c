@@ -171,7 +171,8 @@ static int dir_list(void *ctx, const char *prefix,
 		struct stat st;
 
 		snprintf(full, sizeof(full), "%s%s%s", dname, *dname ? "/" : "", e->d_name);
-		if (e->d_name[0] == '.' || is_tmp(e->d_name) || strncmp(full, prefix, strlen(prefix)))
+		if (e->d_name[0] == '.' || is_tmp(e->d_name) ||
+		    strncmp(full, prefix, strlen(prefix)))
 			continue;
 		if (fstatat(fd, e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
 			err = fn(arg, full, (uint64_t)st.st_size);

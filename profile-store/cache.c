@@ -9,20 +9,20 @@
 
 
 /* Take entry i out of the LRU and drop its block's data (under c->mu). */
-static void drop_at(struct ps_cache *c, size_t i)
+static void drop_at(struct pstore_cache *c, size_t i)
 {
-	struct ps_block *b = c->lru.v[i];
+	struct pstore_block *b = c->lru.v[i];
 
 	c->lru.v[i] = c->lru.v[--c->lru.n];
 	pthread_mutex_lock(&b->mu);
 	c->used -= b->data ? b->data->bytes : 0;
-	ps_bdata_unref(b->data);
+	pstore_bdata_unref(b->data);
 	b->data = NULL;
 	pthread_mutex_unlock(&b->mu);
-	ps_block_unref(b);
+	pstore_block_unref(b);
 }
 
-static void evict(struct ps_cache *c)
+static void evict(struct pstore_cache *c)
 {
 	while (c->used > c->budget && c->lru.n > 1) {
 		size_t oldest = 0;
@@ -34,29 +34,29 @@ static void evict(struct ps_cache *c)
 	}
 }
 
-int ps_cache_data(struct ps_cache *c, struct ps_block *b, struct ps_bdata **out,
-		  struct ps_diag *d)
+int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pstore_bdata **out,
+		  struct pstore_diag *d)
 {
-	struct ps_bdata *bd = NULL;
+	struct pstore_bdata *bd = NULL;
 	bool added = false;
 	int err = 0;
 
 	pthread_mutex_lock(&b->mu);
 	if (!b->data) {
-		err = ps_block_load(b, &b->data, d);
+		err = pstore_block_load(b, &b->data, d);
 		added = !err;
 	}
 	if (!err)
-		bd = ps_bdata_ref(b->data);
+		bd = pstore_bdata_ref(b->data);
 	pthread_mutex_unlock(&b->mu);
 	if (err)
 		return err;
 	pthread_mutex_lock(&c->mu);
 	b->last_use = ++c->tick;
 	if (added) {
-		err = ps_vec_push(&c->lru, ps_block_ref(b));
+		err = pstore_vec_push(&c->lru, pstore_block_ref(b));
 		if (err)
-			ps_block_unref(b);
+			pstore_block_unref(b);
 		else
 			c->used += bd->bytes;
 	}
@@ -66,7 +66,7 @@ int ps_cache_data(struct ps_cache *c, struct ps_block *b, struct ps_bdata **out,
 	return 0;
 }
 
-void ps_cache_drop(struct ps_cache *c, struct ps_block *b)
+void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b)
 {
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->lru.n; i++)
@@ -77,15 +77,15 @@ void ps_cache_drop(struct ps_cache *c, struct ps_block *b)
 	pthread_mutex_unlock(&c->mu);
 }
 
-void ps_cache_release(struct ps_cache *c)
+void pstore_cache_release(struct pstore_cache *c)
 {
 	while (c->lru.n) {
-		struct ps_block *b = c->lru.v[--c->lru.n];
+		struct pstore_block *b = c->lru.v[--c->lru.n];
 
-		ps_bdata_unref(b->data);
+		pstore_bdata_unref(b->data);
 		b->data = NULL;
-		ps_block_unref(b);
+		pstore_block_unref(b);
 	}
-	ps_vec_free(&c->lru);
+	pstore_vec_free(&c->lru);
 	pthread_mutex_destroy(&c->mu);
 }

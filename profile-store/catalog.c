@@ -15,13 +15,13 @@
 
 #define PREFIX_BYTES (64 * 1024)
 
-struct ps_block *ps_block_ref(struct ps_block *b)
+struct pstore_block *pstore_block_ref(struct pstore_block *b)
 {
 	atomic_fetch_add(&b->refs, 1);
 	return b;
 }
 
-static void block_free(struct ps_block *b)
+static void block_free(struct pstore_block *b)
 {
 	if (b->doomed) {
 		int err = b->io->del(b->io->ctx, b->name);
@@ -29,16 +29,16 @@ static void block_free(struct ps_block *b)
 		if (err && err != -ENOENT)
 			pr_warn("pstore: cannot delete '%s': %s", b->name, pstore_strerror(err));
 	}
-	ps_bdata_unref(b->data);
-	ps_block_meta_release(&b->meta);
-	ps_seriestab_release(&b->series);
-	ps_lindex_release(&b->lindex);
+	pstore_bdata_unref(b->data);
+	pstore_block_meta_release(&b->meta);
+	pstore_seriestab_release(&b->series);
+	pstore_lindex_release(&b->lindex);
 	pthread_mutex_destroy(&b->mu);
 	free(b->name);
 	free(b);
 }
 
-void ps_block_unref(struct ps_block *b)
+void pstore_block_unref(struct pstore_block *b)
 {
 	if (b && atomic_fetch_sub(&b->refs, 1) == 1)
 		block_free(b);
@@ -53,7 +53,7 @@ struct reader {
 };
 
 static int read_range(struct reader *r, uint64_t off, uint64_t len, struct ember_buf *out,
-		      struct ps_diag *d)
+		      struct pstore_diag *d)
 {
 	int err;
 
@@ -65,14 +65,15 @@ static int read_range(struct reader *r, uint64_t off, uint64_t len, struct ember
 	out->cap = (size_t)len + 1;
 	err = len ? r->io->get(r->io->ctx, r->name, off, (size_t)len, out) : 0;
 	if (err)
-		return PS_FAIL(d, err, "block '%s': cannot read: %s", r->name, pstore_strerror(err));
+		return PS_FAIL(d, err, "block '%s': cannot read: %s", r->name,
+			       pstore_strerror(err));
 	PS_FAIL_IF(out->len != len, d, -PSTORE_ERR_CORRUPT,
 		   "block '%s': shorter than its section table says", r->name);
 	return 0;
 }
 
-static int read_section(struct reader *r, const struct ps_block_meta *m, enum ps_section_kind k,
-			struct ember_buf *out, struct ps_diag *d)
+static int read_section(struct reader *r, const struct pstore_block_meta *m,
+			enum pstore_section_kind k, struct ember_buf *out, struct pstore_diag *d)
 {
 	struct ember_buf stored;
 	int err;
@@ -80,12 +81,12 @@ static int read_section(struct reader *r, const struct ps_block_meta *m, enum ps
 	ember_buf_init(&stored, 0);
 	err = read_range(r, m->sec[k].off, m->sec[k].stored, &stored, d);
 	if (!err)
-		err = ps_block_section(m, k, (const uint8_t *)stored.data, stored.len, out, d);
+		err = pstore_block_section(m, k, (const uint8_t *)stored.data, stored.len, out, d);
 	ember_buf_release(&stored);
 	return err;
 }
 
-static int read_header(struct reader *r, struct ps_block_meta *m, struct ps_diag *d)
+static int read_header(struct reader *r, struct pstore_block_meta *m, struct pstore_diag *d)
 {
 	size_t need;
 	int err;
@@ -93,14 +94,15 @@ static int read_header(struct reader *r, struct ps_block_meta *m, struct ps_diag
 	ember_buf_init(&r->prefix, PREFIX_BYTES + 1);
 	err = r->io->get(r->io->ctx, r->name, 0, PREFIX_BYTES, &r->prefix);
 	if (err)
-		return PS_FAIL(d, err, "block '%s': cannot read: %s", r->name, pstore_strerror(err));
-	PS_TRY(ps_block_header_len((const uint8_t *)r->prefix.data, r->prefix.len, &need, d));
+		return PS_FAIL(d, err, "block '%s': cannot read: %s", r->name,
+			       pstore_strerror(err));
+	PS_TRY(pstore_block_header_len((const uint8_t *)r->prefix.data, r->prefix.len, &need, d));
 	PS_FAIL_IF(need > r->prefix.len, d, -PSTORE_ERR_CORRUPT, "block '%s': truncated header",
 		   r->name);
-	return ps_block_header((const uint8_t *)r->prefix.data, r->prefix.len, r->size, m, d);
+	return pstore_block_header((const uint8_t *)r->prefix.data, r->prefix.len, r->size, m, d);
 }
 
-static int read_small_sections(struct reader *r, struct ps_block *b, struct ps_diag *d)
+static int read_small_sections(struct reader *r, struct pstore_block *b, struct pstore_diag *d)
 {
 	struct ember_buf meta, strs, ser, lab;
 	int err;
@@ -111,18 +113,18 @@ static int read_small_sections(struct reader *r, struct ps_block *b, struct ps_d
 	ember_buf_init(&lab, 0);
 	err = read_section(r, &b->meta, PS_SEC_META, &meta, d);
 	if (!err)
-		err = ps_block_decode_meta((const uint8_t *)meta.data, meta.len, &b->meta, d);
+		err = pstore_block_decode_meta((const uint8_t *)meta.data, meta.len, &b->meta, d);
 	if (!err)
 		err = read_section(r, &b->meta, PS_SEC_SERIES_STRINGS, &strs, d);
 	if (!err)
 		err = read_section(r, &b->meta, PS_SEC_SERIES, &ser, d);
 	if (!err)
-		err = ps_block_decode_series((const uint8_t *)strs.data, strs.len,
+		err = pstore_block_decode_series((const uint8_t *)strs.data, strs.len,
 					     (const uint8_t *)ser.data, ser.len, &b->series, d);
 	if (!err)
 		err = read_section(r, &b->meta, PS_SEC_LABELS, &lab, d);
 	if (!err)
-		err = ps_block_decode_labels((const uint8_t *)lab.data, lab.len, &b->series,
+		err = pstore_block_decode_labels((const uint8_t *)lab.data, lab.len, &b->series,
 					     &b->lindex, d);
 	ember_buf_release(&meta);
 	ember_buf_release(&strs);
@@ -131,10 +133,10 @@ static int read_small_sections(struct reader *r, struct ps_block *b, struct ps_d
 	return err;
 }
 
-static struct ps_block *block_new(const struct pstore_blockio *io, const char *name,
+static struct pstore_block *block_new(const struct pstore_blockio *io, const char *name,
 				  uint64_t size)
 {
-	struct ps_block *b = calloc(1, sizeof(*b));
+	struct pstore_block *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return NULL;
@@ -143,20 +145,20 @@ static struct ps_block *block_new(const struct pstore_blockio *io, const char *n
 	b->size = size;
 	b->name = strdup(name);
 	pthread_mutex_init(&b->mu, NULL);
-	if (!b->name || ps_seriestab_init(&b->series)) {
+	if (!b->name || pstore_seriestab_init(&b->series)) {
 		block_free(b);
 		return NULL;
 	}
 	return b;
 }
 
-int ps_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
-		  struct ps_block **out, struct ps_diag *d)
+int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
+		  struct pstore_block **out, struct pstore_diag *d)
 {
-	struct ps_block *b = block_new(io, name, size);
+	struct pstore_block *b = block_new(io, name, size);
 	struct reader r = { .io = io, .name = name, .size = size };
 	char why[256];
-	struct ps_diag bd = ps_diag_make(why, sizeof(why));
+	struct pstore_diag bd = pstore_diag_make(why, sizeof(why));
 	int err;
 
 	if (!b)
@@ -180,30 +182,30 @@ int ps_block_open(const struct pstore_blockio *io, const char *name, uint64_t si
 
 /* ---- the data a query needs ------------------------------------------------------ */
 
-struct ps_bdata *ps_bdata_ref(struct ps_bdata *b)
+struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b)
 {
 	atomic_fetch_add(&b->refs, 1);
 	return b;
 }
 
-void ps_bdata_unref(struct ps_bdata *b)
+void pstore_bdata_unref(struct pstore_bdata *b)
 {
 	if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
 		return;
-	ps_dict_release(&b->dict);
-	ps_vec_free(&b->profs);
-	ps_vec_free(&b->totals);
-	ps_vec_free(&b->cov);
-	ps_vec_free(&b->streams);
-	ps_vec_free(&b->series_stream);
-	ps_vec_free(&b->series_prof);
+	pstore_dict_release(&b->dict);
+	pstore_vec_free(&b->profs);
+	pstore_vec_free(&b->totals);
+	pstore_vec_free(&b->cov);
+	pstore_vec_free(&b->streams);
+	pstore_vec_free(&b->series_stream);
+	pstore_vec_free(&b->series_prof);
 	free(b);
 }
 
-static int load_dict(struct reader *r, struct ps_block *b, struct ps_bdata *bd,
-		     struct ps_diag *d)
+static int load_dict(struct reader *r, struct pstore_block *b, struct pstore_bdata *bd,
+		     struct pstore_diag *d)
 {
-	static const enum ps_section_kind kinds[] = { PS_SEC_STRINGS, PS_SEC_FUNCTIONS,
+	static const enum pstore_section_kind kinds[] = { PS_SEC_STRINGS, PS_SEC_FUNCTIONS,
 						      PS_SEC_MAPPINGS, PS_SEC_LOCATIONS,
 						      PS_SEC_NODES };
 	struct ember_buf buf[5];
@@ -219,14 +221,14 @@ static int load_dict(struct reader *r, struct ps_block *b, struct ps_bdata *bd,
 		len[kinds[i]] = buf[i].len;
 	}
 	if (!err)
-		err = ps_block_decode_dict(sec, len, &bd->dict, d);
+		err = pstore_block_decode_dict(sec, len, &bd->dict, d);
 	for (int i = 0; i < 5; i++)
 		ember_buf_release(&buf[i]);
 	return err;
 }
 
-static int load_rows_index(struct reader *r, struct ps_block *b, struct ps_bdata *bd,
-			   struct ps_diag *d)
+static int load_rows_index(struct reader *r, struct pstore_block *b, struct pstore_bdata *bd,
+			   struct pstore_diag *d)
 {
 	struct ember_buf prof, str;
 	int err;
@@ -235,12 +237,12 @@ static int load_rows_index(struct reader *r, struct ps_block *b, struct ps_bdata
 	ember_buf_init(&str, 0);
 	err = read_section(r, &b->meta, PS_SEC_PROFILES, &prof, d);
 	if (!err)
-		err = ps_block_decode_profiles((const uint8_t *)prof.data, prof.len, &b->series,
+		err = pstore_block_decode_profiles((const uint8_t *)prof.data, prof.len, &b->series,
 					       &b->meta, bd, d);
 	if (!err)
 		err = read_section(r, &b->meta, PS_SEC_STREAMS, &str, d);
 	if (!err)
-		err = ps_block_decode_streams((const uint8_t *)str.data, str.len, &b->series,
+		err = pstore_block_decode_streams((const uint8_t *)str.data, str.len, &b->series,
 					      &b->meta, bd, d);
 	ember_buf_release(&prof);
 	ember_buf_release(&str);
@@ -248,10 +250,10 @@ static int load_rows_index(struct reader *r, struct ps_block *b, struct ps_bdata
 }
 
 /* Read and decode what a query needs (block_query.c, cache.c). */
-int ps_block_load(struct ps_block *b, struct ps_bdata **out, struct ps_diag *d)
+int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct pstore_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
-	struct ps_bdata *bd = calloc(1, sizeof(*bd));
+	struct pstore_bdata *bd = calloc(1, sizeof(*bd));
 	int err;
 
 	ember_buf_init(&r.prefix, 0);
@@ -259,40 +261,40 @@ int ps_block_load(struct ps_block *b, struct ps_bdata **out, struct ps_diag *d)
 		return -ENOMEM;
 	atomic_init(&bd->refs, 1);
 	char why[200] = "";
-	struct ps_diag sd = ps_diag_make(why, sizeof(why));
+	struct pstore_diag sd = pstore_diag_make(why, sizeof(why));
 
-	err = ps_dict_init(&bd->dict);
+	err = pstore_dict_init(&bd->dict);
 	if (!err)
 		err = load_rows_index(&r, b, bd, &sd);
 	if (!err)
 		err = load_dict(&r, b, bd, &sd);
 	if (err) {
-		ps_bdata_unref(bd);
+		pstore_bdata_unref(bd);
 		if (err == -PSTORE_ERR_CORRUPT)
 			return PS_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
 		return PS_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
 	}
-	bd->bytes = ps_dict_bytes(&bd->dict) + bd->profs.cap * sizeof(struct ps_prof) +
-		    bd->totals.cap * 8 + bd->cov.cap * sizeof(struct ps_cov) +
-		    bd->streams.cap * sizeof(struct ps_stream);
+	bd->bytes = pstore_dict_bytes(&bd->dict) + bd->profs.cap * sizeof(struct pstore_prof) +
+		    bd->totals.cap * 8 + bd->cov.cap * sizeof(struct pstore_cov) +
+		    bd->streams.cap * sizeof(struct pstore_stream);
 	*out = bd;
 	return 0;
 }
 
-int ps_block_read_stream(struct ps_block *b, const struct ps_stream *st, struct ember_buf *out,
-			 struct ps_diag *d)
+int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
+			     struct ember_buf *out, struct pstore_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct ember_buf stored;
 	char why[200] = "";
-	struct ps_diag sd = ps_diag_make(why, sizeof(why));
+	struct pstore_diag sd = pstore_diag_make(why, sizeof(why));
 	int err;
 
 	ember_buf_init(&r.prefix, 0);
 	ember_buf_init(&stored, 0);
 	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored, &sd);
 	if (!err)
-		err = ps_stream_load(st, (const uint8_t *)stored.data, stored.len, out, &sd);
+		err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, out, &sd);
 	ember_buf_release(&stored);
 	if (err == -PSTORE_ERR_CORRUPT)
 		return PS_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
@@ -303,26 +305,26 @@ int ps_block_read_stream(struct ps_block *b, const struct ps_stream *st, struct 
 
 /* ---- the store's list ------------------------------------------------------------- */
 
-int ps_catalog_add(struct pstore *s, struct ps_block *b)
+int pstore_catalog_add(struct pstore *s, struct pstore_block *b)
 {
-	PS_TRY(ps_vec_push(&s->blocks, b));
+	PS_TRY(pstore_vec_push(&s->blocks, b));
 	for (size_t i = 0; i < b->series.series.n; i++)
-		if (ps_keys_add(&s->keys, b->series.series.v[i].key))
+		if (pstore_keys_add(&s->keys, b->series.series.v[i].key))
 			return -ENOMEM;
 	return 0;
 }
 
-void ps_catalog_remove(struct pstore *s, size_t i)
+void pstore_catalog_remove(struct pstore *s, size_t i)
 {
-	struct ps_block *b = s->blocks.v[i];
+	struct pstore_block *b = s->blocks.v[i];
 
 	for (size_t k = 0; k < b->series.series.n; k++)
-		ps_keys_remove(s->keys, b->series.series.v[k].key);
+		pstore_keys_remove(s->keys, b->series.series.v[k].key);
 	memmove(s->blocks.v + i, s->blocks.v + i + 1, (s->blocks.n - i - 1) * sizeof(*s->blocks.v));
 	s->blocks.n--;
 	b->doomed = true;
-	ps_cache_drop(&s->cache, b);
-	ps_block_unref(b);
+	pstore_cache_drop(&s->cache, b);
+	pstore_block_unref(b);
 }
 
 struct listing {
@@ -339,7 +341,7 @@ static int on_name(void *arg, const char *name, uint64_t size)
 	if (n < 5 || strcmp(name + n - 5, ".pblk") != 0)
 		return 0;
 	copy = strdup(name);
-	if (!copy || ps_vec_push(&l->names, copy) || ps_vec_push(&l->sizes, size)) {
+	if (!copy || pstore_vec_push(&l->names, copy) || pstore_vec_push(&l->sizes, size)) {
 		free(copy);
 		return -ENOMEM;
 	}
@@ -356,22 +358,23 @@ static bool is_parent(const struct pstore *s, const char *name)
 }
 
 /* A corrupt block's partition, from its name "blocks/<hex>-...". */
-static void partition_from_name(struct ps_block *b)
+static void partition_from_name(struct pstore_block *b)
 {
 	const char *p = strrchr(b->name, '/');
 
 	b->meta.partition = (int64_t)strtoull(p ? p + 1 : b->name, NULL, 16);
 }
 
-static void seed_labels(struct pstore *s, const struct ps_block *b)
+static void seed_labels(struct pstore *s, const struct pstore_block *b)
 {
-	const struct ps_lindex *ix = &b->lindex;
+	const struct pstore_lindex *ix = &b->lindex;
 
 	for (size_t i = 0; i < ix->names.n; i++)
 		for (uint32_t k = 0; k < ix->names.v[i].nvals; k++)
-			ps_unbounded_seed(s->unbounded, ps_str(&b->series.str, ix->names.v[i].name),
-					  ps_str(&b->series.str,
-						 ix->vals.v[ix->names.v[i].val_off + k].value));
+			pstore_unbounded_seed(
+				s->unbounded, pstore_str(&b->series.str, ix->names.v[i].name),
+				pstore_str(&b->series.str,
+					   ix->vals.v[ix->names.v[i].val_off + k].value));
 }
 
 /* Drop the blocks a compaction replaced before a crash let it delete them. */
@@ -381,11 +384,11 @@ static void drop_superseded(struct pstore *s)
 		if (is_parent(s, s->blocks.v[i]->name)) {
 			pr_info("pstore: '%s' was compacted into another block: deleting it",
 				s->blocks.v[i]->name);
-			ps_catalog_remove(s, i);
+			pstore_catalog_remove(s, i);
 		}
 }
 
-int ps_catalog_load(struct pstore *s, struct ps_diag *d)
+int pstore_catalog_load(struct pstore *s, struct pstore_diag *d)
 {
 	struct listing l = { 0 };
 	int err = s->io.list(s->io.ctx, "blocks/", on_name, &l);
@@ -393,9 +396,9 @@ int ps_catalog_load(struct pstore *s, struct ps_diag *d)
 	if (err)
 		err = PS_FAIL(d, err, "store: cannot list the blocks: %s", pstore_strerror(err));
 	for (size_t i = 0; !err && i < l.names.n; i++) {
-		struct ps_block *b;
+		struct pstore_block *b;
 
-		err = ps_block_open(&s->io, l.names.v[i], l.sizes.v[i], &b, d);
+		err = pstore_block_open(&s->io, l.names.v[i], l.sizes.v[i], &b, d);
 		if (err)
 			break;
 		if (b->corrupt) {
@@ -404,13 +407,13 @@ int ps_catalog_load(struct pstore *s, struct ps_diag *d)
 		} else {
 			seed_labels(s, b);
 		}
-		err = ps_catalog_add(s, b);
+		err = pstore_catalog_add(s, b);
 	}
 	if (!err)
 		drop_superseded(s);
 	for (size_t i = 0; i < l.names.n; i++)
 		free(l.names.v[i]);
-	ps_vec_free(&l.names);
-	ps_vec_free(&l.sizes);
+	pstore_vec_free(&l.names);
+	pstore_vec_free(&l.sizes);
 	return err;
 }

@@ -19,34 +19,35 @@
 
 /* Encode src, put it, and read it back as a block (which also checks
  * what was written). */
-int ps_encode_put(struct pstore *s, const struct ps_block_src *src, struct ps_block **out,
-		      struct ps_diag *d)
+int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
+		      struct pstore_block **out, struct pstore_diag *d)
 {
 	struct ember_buf bytes;
 	char name[PS_BLOCK_NAME_MAX];
 	int err;
 
 	ember_buf_init(&bytes, SIZE_MAX / 2);
-	err = ps_block_encode(src, &bytes, name);
+	err = pstore_block_encode(src, &bytes, name);
 	if (!err)
 		err = s->io.put(s->io.ctx, name, bytes.data, bytes.len);
 	if (err)
-		err = PS_FAIL(d, err, "store: cannot write block '%s': %s", name, pstore_strerror(err));
+		err = PS_FAIL(d, err, "store: cannot write block '%s': %s", name,
+			      pstore_strerror(err));
 	if (!err)
-		err = ps_block_open(&s->io, name, bytes.len, out, d);
+		err = pstore_block_open(&s->io, name, bytes.len, out, d);
 	ember_buf_release(&bytes);
 	if (!err && (*out)->corrupt) {
 		err = PS_FAIL(d, -PSTORE_ERR_CORRUPT, "store: block '%s' reads back corrupt: %s",
 			      name, (*out)->why);
-		ps_block_unref(*out);
+		pstore_block_unref(*out);
 	}
 	return err;
 }
 
-static int head_src(struct pstore *s, const struct ps_head *h, const uint32_t *sel, size_t n,
-		    int64_t partition, struct ps_block_src *src)
+static int head_src(struct pstore *s, const struct pstore_head *h, const uint32_t *sel, size_t n,
+		    int64_t partition, struct pstore_block_src *src)
 {
-	*src = (struct ps_block_src){
+	*src = (struct pstore_block_src){
 		.dict = &h->dict, .series = &h->series, .profs = h->profs.v, .sel = sel, .nsel = n,
 		.row_node = h->row_node.v, .row_val = h->row_val.v, .totals = h->totals.v,
 		.cov = h->cov.v, .partition = partition, .partition_ns = s->opts.partition_ns,
@@ -57,45 +58,47 @@ static int head_src(struct pstore *s, const struct ps_head *h, const uint32_t *s
 
 static int cmp_part(const void *a, const void *b, void *ctx)
 {
-	const struct ps_head *h = ctx;
-	int64_t x = h->profs.v[*(const uint32_t *)a].time, y = h->profs.v[*(const uint32_t *)b].time;
+	const struct pstore_head *h = ctx;
+	int64_t x = h->profs.v[*(const uint32_t *)a].time,
+		y = h->profs.v[*(const uint32_t *)b].time;
 
 	return x < y ? -1 : x > y;
 }
 
 /* The visible profiles of h in time order. */
-static int visible(const struct ps_head *h, struct ps_u32s *out)
+static int visible(const struct pstore_head *h, struct pstore_u32s *out)
 {
 	for (uint32_t i = 0; i < h->profs.n; i++)
 		if (h->state.v[i] == PS_VISIBLE)
-			PS_TRY(ps_vec_push(out, i));
-	ps_qsort_r(out->v, out->n, sizeof(*out->v), cmp_part, (void *)h);
+			PS_TRY(pstore_vec_push(out, i));
+	pstore_qsort_r(out->v, out->n, sizeof(*out->v), cmp_part, (void *)h);
 	return 0;
 }
 
-static int flush_blocks(struct pstore *s, struct ps_head *h, struct ps_blocks *out,
-			struct ps_diag *d)
+static int flush_blocks(struct pstore *s, struct pstore_head *h, struct pstore_blocks *out,
+			struct pstore_diag *d)
 {
-	struct ps_u32s sel = { 0 };
-	struct ps_walrange wal = { .lo = h->seq, .hi = h->seq };
+	struct pstore_u32s sel = { 0 };
+	struct pstore_walrange wal = { .lo = h->seq, .hi = h->seq };
 	int err = visible(h, &sel);
 
-	ps_memcpy(wal.writer, s->writer, 16);
+	pstore_memcpy(wal.writer, s->writer, 16);
 	for (size_t i = 0, j; !err && i < sel.n; i = j) {
-		int64_t part = ps_partition_of(s, h->profs.v[sel.v[i]].time);
-		struct ps_block_src src;
-		struct ps_block *b;
+		int64_t part = pstore_partition_of(s, h->profs.v[sel.v[i]].time);
+		struct pstore_block_src src;
+		struct pstore_block *b;
 
-		for (j = i; j < sel.n && ps_partition_of(s, h->profs.v[sel.v[j]].time) == part; j++)
+		for (j = i; j < sel.n && pstore_partition_of(s, h->profs.v[sel.v[j]].time) == part;
+		     j++)
 			;
 		head_src(s, h, sel.v + i, j - i, part, &src);
 		src.wal = &wal;
 		src.nwal = 1;
-		err = ps_encode_put(s, &src, &b, d);
-		if (!err && (err = ps_vec_push(out, b)))
-			ps_block_unref(b);
+		err = pstore_encode_put(s, &src, &b, d);
+		if (!err && (err = pstore_vec_push(out, b)))
+			pstore_block_unref(b);
 	}
-	ps_vec_free(&sel);
+	pstore_vec_free(&sel);
 	return err;
 }
 
@@ -103,19 +106,20 @@ static void drop_segment(struct pstore *s, uint64_t seq)
 {
 	char name[32];
 
-	ps_wal_name(seq, name);
+	pstore_wal_name(seq, name);
 	if (unlinkat(s->wal_fd, name, 0) == 0)
 		fsync(s->wal_fd);
 }
 
 /* Swap h for its blocks in the store's lists. */
-static int publish_flush(struct pstore *s, struct ps_head *h, struct ps_block **blocks, size_t n)
+static int publish_flush(struct pstore *s, struct pstore_head *h, struct pstore_block **blocks,
+			 size_t n)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < n && !err; i++)
-		err = ps_catalog_add(s, ps_block_ref(blocks[i]));
+		err = pstore_catalog_add(s, pstore_block_ref(blocks[i]));
 	for (size_t i = 0; i < s->sealed.n; i++)
 		if (s->sealed.v[i] == h) {
 			memmove(s->sealed.v + i, s->sealed.v + i + 1,
@@ -124,54 +128,55 @@ static int publish_flush(struct pstore *s, struct ps_head *h, struct ps_block **
 			break;
 		}
 	for (size_t i = 0; i < h->series.series.n; i++)
-		ps_keys_remove(s->keys, h->series.series.v[i].key);
+		pstore_keys_remove(s->keys, h->series.series.v[i].key);
 	pthread_mutex_unlock(&s->mu);
 	return err;
 }
 
-int ps_compact_head(struct pstore *s, struct ps_head *h)
+int pstore_compact_head(struct pstore *s, struct pstore_head *h)
 {
-	struct ps_blocks blocks = { 0 };
+	struct pstore_blocks blocks = { 0 };
 	char why[256];
-	struct ps_diag d = ps_diag_make(why, sizeof(why));
+	struct pstore_diag d = pstore_diag_make(why, sizeof(why));
 	int err = flush_blocks(s, h, &blocks, &d);
 
 	if (!err)
 		err = publish_flush(s, h, blocks.v, blocks.n);
 	for (size_t i = 0; i < blocks.n; i++)
-		ps_block_unref(blocks.v[i]);
-	ps_vec_free(&blocks);
+		pstore_block_unref(blocks.v[i]);
+	pstore_vec_free(&blocks);
 	if (err) {
 		pr_warn("pstore: writing log segment %llu as blocks: %s",
 			(unsigned long long)h->seq, why[0] ? why : pstore_strerror(err));
 		return err;
 	}
 	drop_segment(s, h->seq);
-	ps_head_unref(h);
+	pstore_head_unref(h);
 	atomic_fetch_add(&s->flushes, 1);
 	return 0;
 }
 
-int ps_rotate(struct pstore *s, bool force)
+int pstore_rotate(struct pstore *s, bool force)
 {
-	struct ps_head *old;
-	struct ps_wal *old_wal;
+	struct pstore_head *old;
+	struct pstore_wal *old_wal;
 	bool due;
 	int err;
 
 	pthread_rwlock_wrlock(&s->rot);
 	old = s->head;
-	due = old->profs.n && (force || ps_now(s) - old->created_ns >= s->opts.head_max_age_ns ||
-			       ps_head_bytes(old) >= s->opts.head_max_bytes);
+	due = old->profs.n &&
+	      (force || pstore_now(s) - old->created_ns >= s->opts.head_max_age_ns ||
+	       pstore_head_bytes(old) >= s->opts.head_max_bytes);
 	if (!due) {
 		pthread_rwlock_unlock(&s->rot);
 		return 0;
 	}
 	old_wal = s->wal;
 	pthread_mutex_lock(&s->mu);
-	err = ps_vec_reserve(&s->sealed, s->sealed.n + 1);
+	err = pstore_vec_reserve(&s->sealed, s->sealed.n + 1);
 	if (!err)
-		err = ps_open_segment(s); /* sets s->head and s->wal */
+		err = pstore_open_segment(s); /* sets s->head and s->wal */
 	if (!err) {
 		old->sealed = true;
 		s->sealed.v[s->sealed.n++] = old;
@@ -182,45 +187,45 @@ int ps_rotate(struct pstore *s, bool force)
 		pr_warn("pstore: cannot start a new log segment: %s", pstore_strerror(err));
 		return err;
 	}
-	ps_wal_close(old_wal);
+	pstore_wal_close(old_wal);
 	return 0;
 }
 
 /* Flush every sealed head, oldest first. */
-int ps_compact_sealed(struct pstore *s)
+int pstore_compact_sealed(struct pstore *s)
 {
 	int err = 0;
 
 	for (;;) {
-		struct ps_head *h = NULL;
+		struct pstore_head *h = NULL;
 
 		pthread_mutex_lock(&s->mu);
 		if (s->sealed.n)
-			h = ps_head_ref(s->sealed.v[0]);
+			h = pstore_head_ref(s->sealed.v[0]);
 		pthread_mutex_unlock(&s->mu);
 		if (!h)
 			return err;
-		err = ps_compact_head(s, h);
-		ps_head_unref(h);
+		err = pstore_compact_head(s, h);
+		pstore_head_unref(h);
 		if (err)
 			return err;
 	}
 }
 
-int ps_compact_retention(struct pstore *s)
+int pstore_compact_retention(struct pstore *s)
 {
-	int64_t cutoff = ps_now(s) - s->opts.retention_ns;
+	int64_t cutoff = pstore_now(s) - s->opts.retention_ns;
 	size_t dropped = 0;
 
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = s->blocks.n; i-- > 0;) {
 		int64_t lo, hi;
 
-		ps_block_span(s, s->blocks.v[i], &lo, &hi);
+		pstore_block_span(s, s->blocks.v[i], &lo, &hi);
 		if (hi >= cutoff)
 			continue;
 		pr_info("pstore: block '%s' is past the retention: dropped", s->blocks.v[i]->name);
-		ps_catalog_remove(s, i);
+		pstore_catalog_remove(s, i);
 		dropped++;
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -233,25 +238,25 @@ int pstore_flush(struct pstore *s)
 	int err;
 
 	pthread_mutex_lock(&s->compact_mu);
-	err = ps_rotate(s, true);
+	err = pstore_rotate(s, true);
 	if (!err)
-		err = ps_compact_sealed(s);
+		err = pstore_compact_sealed(s);
 	pthread_mutex_unlock(&s->compact_mu);
 	return err;
 }
 
-int ps_compact_pass(struct pstore *s, bool rotate)
+int pstore_compact_pass(struct pstore *s, bool rotate)
 {
 	int err;
 
 	pthread_mutex_lock(&s->compact_mu);
-	err = rotate ? ps_rotate(s, false) : 0;
+	err = rotate ? pstore_rotate(s, false) : 0;
 	if (!err)
-		err = ps_compact_sealed(s);
+		err = pstore_compact_sealed(s);
 	if (!err)
-		err = ps_compact_merge(s);
+		err = pstore_compact_merge(s);
 	if (!err)
-		err = ps_compact_retention(s);
+		err = pstore_compact_retention(s);
 	pthread_mutex_unlock(&s->compact_mu);
 	if (err)
 		atomic_fetch_add(&s->compaction_errors, 1);
@@ -260,5 +265,5 @@ int ps_compact_pass(struct pstore *s, bool rotate)
 
 int pstore_compact(struct pstore *s)
 {
-	return ps_compact_pass(s, false);
+	return pstore_compact_pass(s, false);
 }

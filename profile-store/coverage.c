@@ -17,7 +17,7 @@ struct cset {
 };
 
 struct recount {
-	struct ps_head *h;
+	struct pstore_head *h;
 	PS_VEC(struct cset) pool;
 	int32_t *node_set;  /* per node: its set, -1 empty */
 	uint32_t *loc_bid;  /* per location: build ID string, UINT32_MAX resolved */
@@ -33,26 +33,27 @@ static bool in_set(const struct recount *rc, int32_t set, uint32_t bid)
 
 static int loc_bids(struct recount *rc)
 {
-	const struct ps_dict *d = &rc->h->dict;
+	const struct pstore_dict *d = &rc->h->dict;
 
 	rc->loc_bid = malloc((d->locs.n + 1) * sizeof(*rc->loc_bid));
 	if (!rc->loc_bid)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->locs.n; i++) {
-		const struct ps_loc *l = &d->locs.v[i];
-		const char *bid = l->mapping ? ps_str(&d->str, d->maps.v[l->mapping - 1].build_id) : "";
+		const struct pstore_loc *l = &d->locs.v[i];
+		const char *bid =
+			l->mapping ? pstore_str(&d->str, d->maps.v[l->mapping - 1].build_id) : "";
 
 		rc->loc_bid[i] = UINT32_MAX;
 		if (!l->nlines)
-			PS_TRY(ps_strtab_intern0(&rc->h->series.str, bid, &rc->loc_bid[i]));
+			PS_TRY(pstore_strtab_intern0(&rc->h->series.str, bid, &rc->loc_bid[i]));
 	}
 	return 0;
 }
 
 static int node_sets(struct recount *rc)
 {
-	const struct ps_dict *d = &rc->h->dict;
-	size_t n = ps_dict_nodes(d);
+	const struct pstore_dict *d = &rc->h->dict;
+	size_t n = pstore_dict_nodes(d);
 
 	rc->node_set = malloc(n * sizeof(*rc->node_set));
 	if (!rc->node_set)
@@ -67,52 +68,55 @@ static int node_sets(struct recount *rc)
 			continue;
 		if (rc->pool.n >= INT32_MAX)
 			return -E2BIG;
-		PS_TRY(ps_vec_push(&rc->pool, ((struct cset){ bid, parent })));
+		PS_TRY(pstore_vec_push(&rc->pool, ((struct cset){ bid, parent })));
 		rc->node_set[i] = (int32_t)(rc->pool.n - 1);
 	}
 	return 0;
 }
 
-static int count_col(const struct ps_seriestab *t, uint32_t series)
+static int count_col(const struct pstore_seriestab *t, uint32_t series)
 {
-	const struct ps_series *s = &t->series.v[series];
+	const struct pstore_series *s = &t->series.v[series];
 
 	for (uint32_t c = 0; c < s->ntypes; c++)
-		if (ps_type_is_count(ps_str(&t->str, t->types.v[t->type_ids.v[s->type_off + c]].f[2])))
+		if (pstore_type_is_count(
+			    pstore_str(&t->str, t->types.v[t->type_ids.v[s->type_off + c]].f[2])))
 			return (int)c;
 	return -1;
 }
 
-static uint32_t reason_for(struct recount *rc, const struct ps_reasons *reasons,
-			   const struct ps_cov *old, size_t nold, uint32_t bid)
+static uint32_t reason_for(struct recount *rc, const struct pstore_reasons *reasons,
+			   const struct pstore_cov *old, size_t nold, uint32_t bid)
 {
-	const char *b = ps_str(&rc->h->series.str, bid);
+	const char *b = pstore_str(&rc->h->series.str, bid);
 	uint32_t id = 0;
 
 	for (size_t i = 0; reasons && i < reasons->n; i++)
 		if (strcmp(reasons->v[i].build_id, b) == 0 &&
-		    !ps_strtab_intern0(&rc->h->series.str, reasons->v[i].reason, &id))
+		    !pstore_strtab_intern0(&rc->h->series.str, reasons->v[i].reason, &id))
 			return id;
 	for (size_t i = 0; i < nold; i++)
 		if (old[i].build_id == bid)
 			return old[i].reason;
-	ps_strtab_intern0(&rc->h->series.str, *b ? "unsymbolized" : "no_build_id", &id);
+	pstore_strtab_intern0(&rc->h->series.str, *b ? "unsymbolized" : "no_build_id", &id);
 	return id;
 }
 
-static int recount_profile(struct recount *rc, struct ps_prof *p, const struct ps_cov *old,
-			   const struct ps_reasons *reasons, struct ps_covs *out)
+static int recount_profile(struct recount *rc, struct pstore_prof *p, const struct pstore_cov *old,
+			   const struct pstore_reasons *reasons, struct pstore_covs *out)
 {
-	const struct ps_head *h = rc->h;
+	const struct pstore_head *h = rc->h;
 	int col = count_col(&h->series, p->series);
 	uint32_t ncols = h->series.series.v[p->series].ntypes;
-	const struct ps_cov *prev = old + p->cov_off;
+	const struct pstore_cov *prev = old + p->cov_off;
 	size_t nprev = p->ncov, start = out->n;
 
 	p->samples = p->resolved = 0;
 	for (uint32_t r = 0; r < p->nrows; r++) {
 		int32_t set = rc->node_set[h->row_node.v[p->row_off + r]];
-		uint64_t w = col < 0 ? 1 : (uint64_t)llabs(h->row_val.v[p->val_off + (size_t)r * ncols + col]);
+		uint64_t w = col < 0 ? 1
+				     : (uint64_t)llabs(
+					       h->row_val.v[p->val_off + (size_t)r * ncols + col]);
 
 		p->samples += w;
 		p->resolved += set < 0 ? w : 0;
@@ -122,7 +126,8 @@ static int recount_profile(struct recount *rc, struct ps_prof *p, const struct p
 			for (; k < out->n && out->v[k].build_id != rc->pool.v[set].bid; k++)
 				;
 			if (k == out->n)
-				PS_TRY(ps_vec_push(out, ((struct ps_cov){ rc->pool.v[set].bid, 0, 0 })));
+				PS_TRY(pstore_vec_push(
+					out, ((struct pstore_cov){ rc->pool.v[set].bid, 0, 0 })));
 			out->v[k].samples += w;
 		}
 	}
@@ -133,10 +138,10 @@ static int recount_profile(struct recount *rc, struct ps_prof *p, const struct p
 	return 0;
 }
 
-int ps_coverage_recount(struct ps_head *h, const struct ps_reasons *reasons)
+int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *reasons)
 {
 	struct recount rc = { .h = h };
-	struct ps_covs cov = { 0 };
+	struct pstore_covs cov = { 0 };
 	int err = loc_bids(&rc);
 
 	if (!err)
@@ -149,10 +154,10 @@ int ps_coverage_recount(struct ps_head *h, const struct ps_reasons *reasons)
 		h->cov.n = cov.n;
 		h->cov.cap = cov.cap;
 	} else {
-		ps_vec_free(&cov);
+		pstore_vec_free(&cov);
 	}
 	free(rc.node_set);
 	free(rc.loc_bid);
-	ps_vec_free(&rc.pool);
+	pstore_vec_free(&rc.pool);
 	return err;
 }

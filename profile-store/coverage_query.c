@@ -35,8 +35,8 @@ static int add_row(struct pstore_coverage *c, const char *bid, const char *reaso
 	return 0;
 }
 
-static int on_profile(void *ctx, const struct ps_seriestab *t, const struct ps_prof *p,
-		      int32_t col, const int64_t *totals, const struct ps_cov *cov)
+static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
+		      int32_t col, const int64_t *totals, const struct pstore_cov *cov)
 {
 	struct cov *cv = ctx;
 
@@ -45,8 +45,8 @@ static int on_profile(void *ctx, const struct ps_seriestab *t, const struct ps_p
 	cv->c->samples += p->samples;
 	cv->c->resolved_samples += p->resolved;
 	for (uint32_t i = 0; i < p->ncov; i++)
-		PS_TRY(add_row(cv->c, ps_str(&t->str, cov[i].build_id), ps_str(&t->str, cov[i].reason),
-			       cov[i].samples));
+		PS_TRY(add_row(cv->c, pstore_str(&t->str, cov[i].build_id),
+			       pstore_str(&t->str, cov[i].reason), cov[i].samples));
 	return 0;
 }
 
@@ -74,21 +74,21 @@ void pstore_coverage_free(struct pstore_coverage *c)
 int pstore_coverage(struct pstore *s, const struct pstore_selection *sel,
 		    struct pstore_coverage **out, char *why, size_t why_size)
 {
-	struct ps_diag d = ps_diag_make(why, why_size);
+	struct pstore_diag d = pstore_diag_make(why, why_size);
 	struct cov cv = { calloc(1, sizeof(*cv.c)) };
-	struct ps_scan sc = { .profile = on_profile, .ctx = &cv };
-	struct ps_snapshot snap;
-	int err = cv.c ? ps_scan_begin(s, sel, false, &sc, &snap, &d) : -ENOMEM;
+	struct pstore_scan sc = { .profile = on_profile, .ctx = &cv };
+	struct pstore_snapshot snap;
+	int err = cv.c ? pstore_scan_begin(s, sel, false, &sc, &snap, &d) : -ENOMEM;
 
 	if (!err) {
-		err = ps_scan_run(&snap, &sc);
-		ps_scan_end(&sc, &snap);
+		err = pstore_scan_run(&snap, &sc);
+		pstore_scan_end(&sc, &snap);
 	}
 	if (err) {
 		pstore_coverage_free(cv.c);
 		return err == -ENOMEM ? PS_FAIL(&d, err, "out of memory") : err;
 	}
-	ps_qsort(cv.c->rows, cv.c->n_rows, sizeof(*cv.c->rows), cmp_row);
+	pstore_qsort(cv.c->rows, cv.c->n_rows, sizeof(*cv.c->rows), cmp_row);
 	*out = cv.c;
 	return 0;
 }

@@ -10,7 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-int ps_diag_fail(struct ps_diag *d, int err, const char *where, const char *fmt, ...)
+int pstore_diag_fail(struct pstore_diag *d, int err, const char *where, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -12,39 +12,39 @@
 
 /* ---- hashing and equality per kind --------------------------------------- */
 
-static uint64_t func_hash_of(const struct ps_func *f)
+static uint64_t func_hash_of(const struct pstore_func *f)
 {
-	return ps_mix(f->name ^ ((uint64_t)f->system_name << 32)) ^
-	       ps_mix(f->filename ^ ((uint64_t)f->start_line << 20));
+	return pstore_mix(f->name ^ ((uint64_t)f->system_name << 32)) ^
+	       pstore_mix(f->filename ^ ((uint64_t)f->start_line << 20));
 }
 
 static uint64_t func_hash(const void *ctx, size_t i)
 {
-	return func_hash_of(&((const struct ps_dict *)ctx)->funcs.v[i]);
+	return func_hash_of(&((const struct pstore_dict *)ctx)->funcs.v[i]);
 }
 
 static bool func_equal(const void *ctx, size_t i, const void *key)
 {
-	const struct ps_func *a = &((const struct ps_dict *)ctx)->funcs.v[i], *b = key;
+	const struct pstore_func *a = &((const struct pstore_dict *)ctx)->funcs.v[i], *b = key;
 
 	return a->name == b->name && a->system_name == b->system_name &&
 	       a->filename == b->filename && a->start_line == b->start_line;
 }
 
-static uint64_t map_hash_of(const struct ps_map *m)
+static uint64_t map_hash_of(const struct pstore_map *m)
 {
-	return ps_mix(m->start ^ ps_mix(m->limit)) ^ ps_mix(m->offset + m->filename) ^
-	       ps_mix((uint64_t)m->build_id << 7);
+	return pstore_mix(m->start ^ pstore_mix(m->limit)) ^ pstore_mix(m->offset + m->filename) ^
+	       pstore_mix((uint64_t)m->build_id << 7);
 }
 
 static uint64_t map_hash(const void *ctx, size_t i)
 {
-	return map_hash_of(&((const struct ps_dict *)ctx)->maps.v[i]);
+	return map_hash_of(&((const struct pstore_dict *)ctx)->maps.v[i]);
 }
 
 static bool map_equal(const void *ctx, size_t i, const void *key)
 {
-	const struct ps_map *a = &((const struct ps_dict *)ctx)->maps.v[i], *b = key;
+	const struct pstore_map *a = &((const struct pstore_dict *)ctx)->maps.v[i], *b = key;
 
 	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
 	       a->filename == b->filename && a->build_id == b->build_id;
@@ -53,24 +53,24 @@ static bool map_equal(const void *ctx, size_t i, const void *key)
 struct loc_key {
 	uint32_t mapping;
 	uint64_t address;
-	const struct ps_line *lines;
+	const struct pstore_line *lines;
 	uint32_t n;
 };
 
-static uint64_t loc_hash_of(uint32_t mapping, uint64_t address, const struct ps_line *l,
+static uint64_t loc_hash_of(uint32_t mapping, uint64_t address, const struct pstore_line *l,
 			    uint32_t n)
 {
-	uint64_t h = ps_mix(address ^ ((uint64_t)mapping << 40)) + n;
+	uint64_t h = pstore_mix(address ^ ((uint64_t)mapping << 40)) + n;
 
 	for (uint32_t i = 0; i < n; i++)
-		h = ps_mix(h ^ l[i].func ^ ((uint64_t)l[i].line << 24));
+		h = pstore_mix(h ^ l[i].func ^ ((uint64_t)l[i].line << 24));
 	return h;
 }
 
 static uint64_t loc_hash(const void *ctx, size_t i)
 {
-	const struct ps_dict *d = ctx;
-	const struct ps_loc *l = &d->locs.v[i];
+	const struct pstore_dict *d = ctx;
+	const struct pstore_loc *l = &d->locs.v[i];
 
 	return loc_hash_of(l->mapping, l->address, l->nlines ? d->lines.v + l->line_off : NULL,
 			   l->nlines);
@@ -78,10 +78,10 @@ static uint64_t loc_hash(const void *ctx, size_t i)
 
 static bool loc_equal(const void *ctx, size_t i, const void *key)
 {
-	const struct ps_dict *d = ctx;
-	const struct ps_loc *l = &d->locs.v[i];
+	const struct pstore_dict *d = ctx;
+	const struct pstore_loc *l = &d->locs.v[i];
 	const struct loc_key *k = key;
-	const struct ps_line *a = l->nlines ? d->lines.v + l->line_off : NULL;
+	const struct pstore_line *a = l->nlines ? d->lines.v + l->line_off : NULL;
 
 	if (l->mapping != k->mapping || l->address != k->address || l->nlines != k->n)
 		return false;
@@ -93,19 +93,19 @@ static bool loc_equal(const void *ctx, size_t i, const void *key)
 
 static uint64_t node_hash_of(uint32_t parent, uint32_t loc)
 {
-	return ps_mix(((uint64_t)parent << 32) | loc);
+	return pstore_mix(((uint64_t)parent << 32) | loc);
 }
 
 static uint64_t node_hash(const void *ctx, size_t i)
 {
-	const struct ps_dict *d = ctx;
+	const struct pstore_dict *d = ctx;
 
 	return node_hash_of(d->node_parent.v[i], d->node_loc.v[i]);
 }
 
 static bool node_equal(const void *ctx, size_t i, const void *key)
 {
-	const struct ps_dict *d = ctx;
+	const struct pstore_dict *d = ctx;
 	const uint32_t *k = key;
 
 	return d->node_parent.v[i] == k[0] && d->node_loc.v[i] == k[1];
@@ -118,24 +118,24 @@ static const struct wire_hset_ops node_ops = { node_hash, node_equal };
 
 /* ---- lifecycle ------------------------------------------------------------ */
 
-int ps_dict_init(struct ps_dict *d)
+int pstore_dict_init(struct pstore_dict *d)
 {
 	memset(d, 0, sizeof(*d));
-	PS_TRY(ps_strtab_init(&d->str));
-	PS_TRY(ps_vec_push(&d->node_parent, 0));
-	PS_TRY(ps_vec_push(&d->node_loc, 0));
+	PS_TRY(pstore_strtab_init(&d->str));
+	PS_TRY(pstore_vec_push(&d->node_parent, 0));
+	PS_TRY(pstore_vec_push(&d->node_loc, 0));
 	return 0;
 }
 
-void ps_dict_release(struct ps_dict *d)
+void pstore_dict_release(struct pstore_dict *d)
 {
-	ps_strtab_release(&d->str);
-	ps_vec_free(&d->funcs);
-	ps_vec_free(&d->maps);
-	ps_vec_free(&d->locs);
-	ps_vec_free(&d->lines);
-	ps_vec_free(&d->node_parent);
-	ps_vec_free(&d->node_loc);
+	pstore_strtab_release(&d->str);
+	pstore_vec_free(&d->funcs);
+	pstore_vec_free(&d->maps);
+	pstore_vec_free(&d->locs);
+	pstore_vec_free(&d->lines);
+	pstore_vec_free(&d->node_parent);
+	pstore_vec_free(&d->node_loc);
 	wire_hset_release(&d->func_set);
 	wire_hset_release(&d->map_set);
 	wire_hset_release(&d->loc_set);
@@ -143,93 +143,93 @@ void ps_dict_release(struct ps_dict *d)
 	d->indexed = false;
 }
 
-int ps_dict_index(struct ps_dict *d)
+int pstore_dict_index(struct pstore_dict *d)
 {
 	if (d->indexed)
 		return 0;
 	for (uint32_t i = 0; i < d->funcs.n; i++)
-		PS_TRY(ps_hset_insert(&d->func_set, &func_ops, d, i, func_hash(d, i)));
+		PS_TRY(pstore_hset_insert(&d->func_set, &func_ops, d, i, func_hash(d, i)));
 	for (uint32_t i = 0; i < d->maps.n; i++)
-		PS_TRY(ps_hset_insert(&d->map_set, &map_ops, d, i, map_hash(d, i)));
+		PS_TRY(pstore_hset_insert(&d->map_set, &map_ops, d, i, map_hash(d, i)));
 	for (uint32_t i = 0; i < d->locs.n; i++)
-		PS_TRY(ps_hset_insert(&d->loc_set, &loc_ops, d, i, loc_hash(d, i)));
+		PS_TRY(pstore_hset_insert(&d->loc_set, &loc_ops, d, i, loc_hash(d, i)));
 	for (uint32_t i = 1; i < d->node_parent.n; i++)
-		PS_TRY(ps_hset_insert(&d->node_set, &node_ops, d, i, node_hash(d, i)));
+		PS_TRY(pstore_hset_insert(&d->node_set, &node_ops, d, i, node_hash(d, i)));
 	d->indexed = true;
 	return 0;
 }
 
-size_t ps_dict_bytes(const struct ps_dict *d)
+size_t pstore_dict_bytes(const struct pstore_dict *d)
 {
-	return d->str.bytes.alloc + d->str.off.cap * 4 + d->funcs.cap * sizeof(struct ps_func) +
-	       d->maps.cap * sizeof(struct ps_map) + d->locs.cap * sizeof(struct ps_loc) +
-	       d->lines.cap * sizeof(struct ps_line) + d->node_parent.cap * 8 +
+	return d->str.bytes.alloc + d->str.off.cap * 4 + d->funcs.cap * sizeof(struct pstore_func) +
+	       d->maps.cap * sizeof(struct pstore_map) + d->locs.cap * sizeof(struct pstore_loc) +
+	       d->lines.cap * sizeof(struct pstore_line) + d->node_parent.cap * 8 +
 	       (d->func_set.mask + d->map_set.mask + d->loc_set.mask + d->node_set.mask +
 		d->str.set.mask) * 4;
 }
 
 /* ---- interning ------------------------------------------------------------ */
 
-int ps_dict_func(struct ps_dict *d, const struct ps_func *f, uint32_t *id)
+int pstore_dict_func(struct pstore_dict *d, const struct pstore_func *f, uint32_t *id)
 {
 	uint64_t h = func_hash_of(f);
 	uint32_t i;
 
-	PS_TRY(ps_dict_index(d));
-	i = ps_hset_find(&d->func_set, &func_ops, d, h, f);
+	PS_TRY(pstore_dict_index(d));
+	i = pstore_hset_find(&d->func_set, &func_ops, d, h, f);
 	if (i == UINT32_MAX) {
 		i = (uint32_t)d->funcs.n;
-		PS_TRY(ps_vec_push(&d->funcs, *f));
-		PS_TRY(ps_hset_insert(&d->func_set, &func_ops, d, i, h));
+		PS_TRY(pstore_vec_push(&d->funcs, *f));
+		PS_TRY(pstore_hset_insert(&d->func_set, &func_ops, d, i, h));
 	}
 	*id = i;
 	return 0;
 }
 
-int ps_dict_map(struct ps_dict *d, const struct ps_map *m, uint32_t *id)
+int pstore_dict_map(struct pstore_dict *d, const struct pstore_map *m, uint32_t *id)
 {
 	uint64_t h = map_hash_of(m);
 	uint32_t i;
 
-	PS_TRY(ps_dict_index(d));
-	i = ps_hset_find(&d->map_set, &map_ops, d, h, m);
+	PS_TRY(pstore_dict_index(d));
+	i = pstore_hset_find(&d->map_set, &map_ops, d, h, m);
 	if (i == UINT32_MAX) {
 		i = (uint32_t)d->maps.n;
-		PS_TRY(ps_vec_push(&d->maps, *m));
-		PS_TRY(ps_hset_insert(&d->map_set, &map_ops, d, i, h));
+		PS_TRY(pstore_vec_push(&d->maps, *m));
+		PS_TRY(pstore_hset_insert(&d->map_set, &map_ops, d, i, h));
 	}
 	*id = i;
 	return 0;
 }
 
-static int add_loc(struct ps_dict *d, const struct loc_key *k, uint64_t h, uint32_t *id)
+static int add_loc(struct pstore_dict *d, const struct loc_key *k, uint64_t h, uint32_t *id)
 {
-	struct ps_loc l = { .address = k->address, .mapping = k->mapping,
+	struct pstore_loc l = { .address = k->address, .mapping = k->mapping,
 			    .line_off = (uint32_t)d->lines.n, .nlines = k->n };
 	uint32_t i = (uint32_t)d->locs.n;
 
 	if (d->lines.n + k->n >= UINT32_MAX)
 		return -E2BIG;
-	PS_TRY(ps_vec_reserve(&d->lines, d->lines.n + k->n));
-	PS_TRY(ps_vec_reserve(&d->locs, d->locs.n + 1));
+	PS_TRY(pstore_vec_reserve(&d->lines, d->lines.n + k->n));
+	PS_TRY(pstore_vec_reserve(&d->locs, d->locs.n + 1));
 	if (k->n)
-		ps_memcpy(d->lines.v + d->lines.n, k->lines, k->n * sizeof(*k->lines));
+		pstore_memcpy(d->lines.v + d->lines.n, k->lines, k->n * sizeof(*k->lines));
 	d->lines.n += k->n;
 	d->locs.v[d->locs.n++] = l;
-	PS_TRY(ps_hset_insert(&d->loc_set, &loc_ops, d, i, h));
+	PS_TRY(pstore_hset_insert(&d->loc_set, &loc_ops, d, i, h));
 	*id = i;
 	return 0;
 }
 
-int ps_dict_loc(struct ps_dict *d, uint32_t mapping, uint64_t address,
-		const struct ps_line *lines, uint32_t n, uint32_t *id)
+int pstore_dict_loc(struct pstore_dict *d, uint32_t mapping, uint64_t address,
+		const struct pstore_line *lines, uint32_t n, uint32_t *id)
 {
 	struct loc_key k = { mapping, address, lines, n };
 	uint64_t h = loc_hash_of(mapping, address, lines, n);
 	uint32_t i;
 
-	PS_TRY(ps_dict_index(d));
-	i = ps_hset_find(&d->loc_set, &loc_ops, d, h, &k);
+	PS_TRY(pstore_dict_index(d));
+	i = pstore_hset_find(&d->loc_set, &loc_ops, d, h, &k);
 	if (i != UINT32_MAX) {
 		*id = i;
 		return 0;
@@ -237,25 +237,25 @@ int ps_dict_loc(struct ps_dict *d, uint32_t mapping, uint64_t address,
 	return add_loc(d, &k, h, id);
 }
 
-int ps_dict_node(struct ps_dict *d, uint32_t parent, uint32_t loc, uint32_t *id)
+int pstore_dict_node(struct pstore_dict *d, uint32_t parent, uint32_t loc, uint32_t *id)
 {
 	uint32_t key[2] = { parent, loc };
 	uint64_t h = node_hash_of(parent, loc);
 	uint32_t i;
 
 	if (!d->indexed)
-		PS_TRY(ps_dict_index(d));
-	i = ps_hset_find(&d->node_set, &node_ops, d, h, key);
+		PS_TRY(pstore_dict_index(d));
+	i = pstore_hset_find(&d->node_set, &node_ops, d, h, key);
 	if (i != UINT32_MAX) {
 		*id = i;
 		return 0;
 	}
 	i = (uint32_t)d->node_parent.n;
-	PS_TRY(ps_vec_reserve(&d->node_parent, i + 1));
-	PS_TRY(ps_vec_reserve(&d->node_loc, i + 1));
+	PS_TRY(pstore_vec_reserve(&d->node_parent, i + 1));
+	PS_TRY(pstore_vec_reserve(&d->node_loc, i + 1));
 	d->node_parent.v[d->node_parent.n++] = parent;
 	d->node_loc.v[d->node_loc.n++] = loc;
-	PS_TRY(ps_hset_insert(&d->node_set, &node_ops, d, i, h));
+	PS_TRY(pstore_hset_insert(&d->node_set, &node_ops, d, i, h));
 	*id = i;
 	return 0;
 }

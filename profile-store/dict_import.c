@@ -19,25 +19,26 @@ static uint32_t *unset_array(size_t n)
 	return a;
 }
 
-int ps_import_init(struct ps_import *im, const struct ps_dict *src, struct ps_dict *dst)
+int pstore_import_init(struct pstore_import *im, const struct pstore_dict *src,
+		       struct pstore_dict *dst)
 {
 	memset(im, 0, sizeof(*im));
 	im->src = src;
 	im->dst = dst;
-	im->str = unset_array(ps_strtab_count(&src->str));
+	im->str = unset_array(pstore_strtab_count(&src->str));
 	im->func = unset_array(src->funcs.n);
 	im->map = unset_array(src->maps.n);
 	im->loc = unset_array(src->locs.n);
 	im->node = unset_array(src->node_parent.n);
 	if (!im->str || !im->func || !im->map || !im->loc || !im->node) {
-		ps_import_release(im);
+		pstore_import_release(im);
 		return -ENOMEM;
 	}
 	im->node[0] = 0;
 	return 0;
 }
 
-void ps_import_release(struct ps_import *im)
+void pstore_import_release(struct pstore_import *im)
 {
 	free(im->str);
 	free(im->func);
@@ -47,50 +48,50 @@ void ps_import_release(struct ps_import *im)
 	memset(im, 0, sizeof(*im));
 }
 
-int ps_import_str(struct ps_import *im, uint32_t s, uint32_t *out)
+int pstore_import_str(struct pstore_import *im, uint32_t s, uint32_t *out)
 {
 	if (im->str[s] == UNSET) {
-		const char *p = ps_str(&im->src->str, s);
+		const char *p = pstore_str(&im->src->str, s);
 
-		PS_TRY(ps_strtab_intern(&im->dst->str, p, strlen(p), &im->str[s]));
+		PS_TRY(pstore_strtab_intern(&im->dst->str, p, strlen(p), &im->str[s]));
 	}
 	*out = im->str[s];
 	return 0;
 }
 
-static int import_func(struct ps_import *im, uint32_t f, uint32_t *out)
+static int import_func(struct pstore_import *im, uint32_t f, uint32_t *out)
 {
 	if (im->func[f] == UNSET) {
-		const struct ps_func *sf = &im->src->funcs.v[f];
-		struct ps_func df = { .start_line = sf->start_line };
+		const struct pstore_func *sf = &im->src->funcs.v[f];
+		struct pstore_func df = { .start_line = sf->start_line };
 
-		PS_TRY(ps_import_str(im, sf->name, &df.name));
-		PS_TRY(ps_import_str(im, sf->system_name, &df.system_name));
-		PS_TRY(ps_import_str(im, sf->filename, &df.filename));
-		PS_TRY(ps_dict_func(im->dst, &df, &im->func[f]));
+		PS_TRY(pstore_import_str(im, sf->name, &df.name));
+		PS_TRY(pstore_import_str(im, sf->system_name, &df.system_name));
+		PS_TRY(pstore_import_str(im, sf->filename, &df.filename));
+		PS_TRY(pstore_dict_func(im->dst, &df, &im->func[f]));
 	}
 	*out = im->func[f];
 	return 0;
 }
 
-static int import_map(struct ps_import *im, uint32_t m, uint32_t *out)
+static int import_map(struct pstore_import *im, uint32_t m, uint32_t *out)
 {
 	if (im->map[m] == UNSET) {
-		const struct ps_map *sm = &im->src->maps.v[m];
-		struct ps_map dm = *sm;
+		const struct pstore_map *sm = &im->src->maps.v[m];
+		struct pstore_map dm = *sm;
 
-		PS_TRY(ps_import_str(im, sm->filename, &dm.filename));
-		PS_TRY(ps_import_str(im, sm->build_id, &dm.build_id));
-		PS_TRY(ps_dict_map(im->dst, &dm, &im->map[m]));
+		PS_TRY(pstore_import_str(im, sm->filename, &dm.filename));
+		PS_TRY(pstore_import_str(im, sm->build_id, &dm.build_id));
+		PS_TRY(pstore_dict_map(im->dst, &dm, &im->map[m]));
 	}
 	*out = im->map[m];
 	return 0;
 }
 
-int ps_import_loc(struct ps_import *im, uint32_t l, uint32_t *out)
+int pstore_import_loc(struct pstore_import *im, uint32_t l, uint32_t *out)
 {
-	const struct ps_loc *sl;
-	struct ps_line small[16], *lines = small;
+	const struct pstore_loc *sl;
+	struct pstore_line small[16], *lines = small;
 	uint32_t mapping = 0;
 	int err = 0;
 
@@ -106,13 +107,14 @@ int ps_import_loc(struct ps_import *im, uint32_t l, uint32_t *out)
 		mapping++;
 	}
 	for (uint32_t i = 0; !err && i < sl->nlines; i++) {
-		const struct ps_line *sln = &im->src->lines.v[sl->line_off + i];
+		const struct pstore_line *sln = &im->src->lines.v[sl->line_off + i];
 
 		lines[i].line = sln->line;
 		err = import_func(im, sln->func, &lines[i].func);
 	}
 	if (!err)
-		err = ps_dict_loc(im->dst, mapping, sl->address, lines, sl->nlines, &im->loc[l]);
+		err = pstore_dict_loc(im->dst, mapping, sl->address, lines, sl->nlines,
+				      &im->loc[l]);
 	if (lines != small)
 		free(lines);
 	if (!err)
@@ -120,7 +122,7 @@ int ps_import_loc(struct ps_import *im, uint32_t l, uint32_t *out)
 	return err;
 }
 
-int ps_import_node(struct ps_import *im, uint32_t node, uint32_t *out)
+int pstore_import_node(struct pstore_import *im, uint32_t node, uint32_t *out)
 {
 	uint32_t chain[64], n = 0, cur = node;
 
@@ -130,7 +132,7 @@ int ps_import_node(struct ps_import *im, uint32_t node, uint32_t *out)
 		if (n == 64) {
 			uint32_t top;
 
-			PS_TRY(ps_import_node(im, cur, &top));
+			PS_TRY(pstore_import_node(im, cur, &top));
 			break;
 		}
 		chain[n++] = cur;
@@ -139,8 +141,8 @@ int ps_import_node(struct ps_import *im, uint32_t node, uint32_t *out)
 	while (n--) {
 		uint32_t c = chain[n], loc;
 
-		PS_TRY(ps_import_loc(im, im->src->node_loc.v[c], &loc));
-		PS_TRY(ps_dict_node(im->dst, im->node[im->src->node_parent.v[c]], loc,
+		PS_TRY(pstore_import_loc(im, im->src->node_loc.v[c], &loc));
+		PS_TRY(pstore_dict_node(im->dst, im->node[im->src->node_parent.v[c]], loc,
 				    &im->node[c]));
 	}
 	*out = im->node[node];

@@ -9,42 +9,43 @@
 #include "pstore_internal.h"
 
 /* Map the nodes of side into the union tree u. */
-static int join(struct ps_ntree *u, const struct ps_ntree *side, uint32_t **map)
+static int join(struct pstore_ntree *u, const struct pstore_ntree *side, uint32_t **map)
 {
-	size_t n = ps_ntree_count(side);
+	size_t n = pstore_ntree_count(side);
 
 	*map = malloc(n * sizeof(**map));
 	if (!*map)
 		return -ENOMEM;
 	(*map)[0] = 0;
 	for (size_t i = 1; i < n; i++) {
-		const char *name = ps_str(&side->names, side->name.v[i]);
+		const char *name = pstore_str(&side->names, side->name.v[i]);
 
-		PS_TRY(ps_ntree_child(u, (*map)[side->parent.v[i]], name, strlen(name), &(*map)[i]));
+		PS_TRY(pstore_ntree_child(u, (*map)[side->parent.v[i]], name, strlen(name),
+					  &(*map)[i]));
 	}
 	return 0;
 }
 
 static int fill_sides(struct pstore_diff *d, const uint32_t *bmap, const uint32_t *nmap)
 {
-	size_t n = ps_ntree_count(&d->ut);
+	size_t n = pstore_ntree_count(&d->ut);
 
-	PS_TRY(ps_vec_reserve(&d->ub_self, n));
-	PS_TRY(ps_vec_reserve(&d->ub_total, n));
+	PS_TRY(pstore_vec_reserve(&d->ub_self, n));
+	PS_TRY(pstore_vec_reserve(&d->ub_total, n));
 	d->ub_self.n = d->ub_total.n = n;
 	memset(d->ub_self.v, 0, n * sizeof(int64_t));
 	for (size_t i = 0; i < n; i++)
 		d->ut.self.v[i] = 0;
-	for (size_t i = 0; i < ps_ntree_count(&d->bt); i++)
+	for (size_t i = 0; i < pstore_ntree_count(&d->bt); i++)
 		d->ub_self.v[bmap[i]] = d->bt.self.v[i];
-	for (size_t i = 0; i < ps_ntree_count(&d->nt); i++)
+	for (size_t i = 0; i < pstore_ntree_count(&d->nt); i++)
 		d->ut.self.v[nmap[i]] = d->nt.self.v[i];
-	PS_TRY(ps_ntree_finish(&d->ut)); /* new's totals */
+	PS_TRY(pstore_ntree_finish(&d->ut)); /* new's totals */
 	for (size_t i = 0; i < n; i++)
 		d->ub_total.v[i] = d->ub_self.v[i];
 	for (size_t i = n; i-- > 1;)
 		d->ub_total.v[d->ut.parent.v[i]] =
-			ps_add(d->ub_total.v[d->ut.parent.v[i]], d->ub_total.v[i]);
+			pstore_add(d->ub_total.v[d->ut.parent.v[i]], d->ub_total.v[i]);
 	return 0;
 }
 
@@ -66,12 +67,12 @@ static void resolve_opts(const struct pstore_diff_opts *in, struct pstore_diff_o
 static int build(struct pstore_diff *d)
 {
 	uint32_t *bmap = NULL, *nmap = NULL;
-	int err = ps_ntree_build(d->base, &d->bt);
+	int err = pstore_ntree_build(d->base, &d->bt);
 
 	if (!err)
-		err = ps_ntree_build(d->new_, &d->nt);
+		err = pstore_ntree_build(d->new_, &d->nt);
 	if (!err)
-		err = ps_ntree_init(&d->ut);
+		err = pstore_ntree_init(&d->ut);
 	if (!err)
 		err = join(&d->ut, &d->bt, &bmap);
 	if (!err)
@@ -80,10 +81,10 @@ static int build(struct pstore_diff *d)
 		err = fill_sides(d, bmap, nmap);
 	free(bmap);
 	free(nmap);
-	d->btotal = ps_result_total(d->base);
-	d->ntotal = ps_result_total(d->new_);
-	d->bquant = ps_result_quantum(d->base);
-	d->nquant = ps_result_quantum(d->new_);
+	d->btotal = pstore_result_total(d->base);
+	d->ntotal = pstore_result_total(d->new_);
+	d->bquant = pstore_result_quantum(d->base);
+	d->nquant = pstore_result_quantum(d->new_);
 	return err;
 }
 
@@ -105,9 +106,9 @@ int pstore_diff_new(const struct pstore_result *base, const struct pstore_result
 	if (!d)
 		return -ENOMEM;
 	resolve_opts(o, &d->opts);
-	err = ps_result_copy(base, &d->base);
+	err = pstore_result_copy(base, &d->base);
 	if (!err)
-		err = ps_result_copy(new_, &d->new_);
+		err = pstore_result_copy(new_, &d->new_);
 	if (!err)
 		err = build(d);
 	if (err) {
@@ -124,10 +125,10 @@ void pstore_diff_free(struct pstore_diff *d)
 		return;
 	pstore_result_free(d->base);
 	pstore_result_free(d->new_);
-	ps_ntree_release(&d->bt);
-	ps_ntree_release(&d->nt);
-	ps_ntree_release(&d->ut);
-	ps_vec_free(&d->ub_self);
-	ps_vec_free(&d->ub_total);
+	pstore_ntree_release(&d->bt);
+	pstore_ntree_release(&d->nt);
+	pstore_ntree_release(&d->ut);
+	pstore_vec_free(&d->ub_self);
+	pstore_vec_free(&d->ub_total);
 	free(d);
 }

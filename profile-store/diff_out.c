@@ -23,7 +23,7 @@
 
 struct dfold {
 	const struct pstore_diff *d;
-	struct ps_out *o;
+	struct pstore_out *o;
 	struct ember_buf path;
 	double scale;
 };
@@ -36,26 +36,26 @@ static int fold_visit(void *ctx, uint32_t n, int depth, bool enter)
 	(void)depth;
 	if (!enter || !n || (!b && !nw))
 		return 0;
-	PS_TRY(ps_ntree_path(&f->d->ut, n, &f->path));
-	ps_out_write(f->o, f->path.data, f->path.len);
-	return ps_out_printf(f->o, " %" PRId64 " %" PRId64 "\n",
+	PS_TRY(pstore_ntree_path(&f->d->ut, n, &f->path));
+	pstore_out_write(f->o, f->path.data, f->path.len);
+	return pstore_out_printf(f->o, " %" PRId64 " %" PRId64 "\n",
 			     (int64_t)llround((double)b * f->scale), nw);
 }
 
 int pstore_write_diff_folded(const struct pstore_diff *d, bool normalize, pstore_write_fn fn,
 			     void *ctx)
 {
-	struct ps_out o;
+	struct pstore_out o;
 	struct dfold f = { d, &o, .scale = 1 };
 	int err;
 
 	if (normalize && d->btotal)
 		f.scale = (double)d->ntotal / (double)d->btotal;
-	ps_out_init(&o, fn, ctx);
+	pstore_out_init(&o, fn, ctx);
 	ember_buf_init(&f.path, SIZE_MAX / 2);
-	err = ps_ntree_walk(&d->ut, fold_visit, &f);
+	err = pstore_ntree_walk(&d->ut, fold_visit, &f);
 	ember_buf_release(&f.path);
-	return err ? (ps_out_finish(&o), err) : ps_out_finish(&o);
+	return err ? (pstore_out_finish(&o), err) : pstore_out_finish(&o);
 }
 
 /* ---- differential flame graph ---------------------------------------------------- */
@@ -90,23 +90,23 @@ static void diff_fill(const void *ctx, uint32_t n, char rgb[32])
 		snprintf(rgb, 32, "rgb(235,235,235)");
 }
 
-static void diff_title(const void *ctx, uint32_t n, struct ps_out *o)
+static void diff_title(const void *ctx, uint32_t n, struct pstore_out *o)
 {
 	const struct dsvg *s = ctx;
-	const struct ps_ntree *t = &s->d->ut;
+	const struct pstore_ntree *t = &s->d->ut;
 
-	ps_out_xml(o, n ? ps_str(&t->names, t->name.v[n]) : "all");
-	ps_out_printf(o, " (base %.2f%%, new %.2f%%, %+.2f points)", 100 * bshare(s->d, n),
+	pstore_out_xml(o, n ? pstore_str(&t->names, t->name.v[n]) : "all");
+	pstore_out_printf(o, " (base %.2f%%, new %.2f%%, %+.2f points)", 100 * bshare(s->d, n),
 		      100 * nshare(s->d, n), 100 * s->delta[n]);
 }
 
 int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstore_svg_opts *o,
 				 pstore_write_fn fn, void *ctx)
 {
-	size_t n = ps_ntree_count(&d->ut);
+	size_t n = pstore_ntree_count(&d->ut);
 	double *width = malloc(n * sizeof(*width));
 	struct dsvg s = { d, malloc(n * sizeof(double)), 0 };
-	struct ps_svg_src src = { .t = &d->ut, .width = width, .fill = diff_fill,
+	struct pstore_svg_src src = { .t = &d->ut, .width = width, .fill = diff_fill,
 				  .title = diff_title, .ctx = &s,
 				  .legend = "red grew, blue shrank (share of each side's total)" };
 	struct pstore_svg_opts so = { .sz = sizeof(so), .title = "Differential Flame Graph" };
@@ -127,13 +127,14 @@ int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstor
 	{
 		char bv[64], nv[64];
 
-		ps_format_value((double)d->btotal, d->base->sample_unit, bv, sizeof(bv));
-		ps_format_value((double)d->ntotal, d->new_->sample_unit, nv, sizeof(nv));
-		snprintf(sub, sizeof(sub), "%s, base total %s, new total %s", d->new_->type, bv, nv);
+		pstore_format_value((double)d->btotal, d->base->sample_unit, bv, sizeof(bv));
+		pstore_format_value((double)d->ntotal, d->new_->sample_unit, nv, sizeof(nv));
+		snprintf(sub, sizeof(sub), "%s, base total %s, new total %s", d->new_->type, bv,
+			 nv);
 	}
 	src.subtitle = sub;
 	if (!err)
-		err = ps_svg_render(&src, &so, fn, ctx);
+		err = pstore_svg_render(&src, &so, fn, ctx);
 	free(width);
 	free(s.delta);
 	return err;
@@ -144,16 +145,16 @@ int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstor
 int pstore_write_diff_pprof(const struct pstore_diff *d, struct ember_buf *out)
 {
 	struct pprof_profile *p = NULL;
-	struct ps_pprof_add nw = { &d->new_->dict, d->new_->self.v, 1.0, false };
-	struct ps_pprof_add base = { &d->base->dict, d->base->self.v, -1.0, true };
-	int err = ps_pprof_begin(d->base, &p);
+	struct pstore_pprof_add nw = { &d->new_->dict, d->new_->self.v, 1.0, false };
+	struct pstore_pprof_add base = { &d->base->dict, d->base->self.v, -1.0, true };
+	int err = pstore_pprof_begin(d->base, &p);
 
 	if (d->ntotal)
 		nw.scale = (double)d->btotal / (double)d->ntotal;
 	if (!err)
-		err = ps_pprof_add(p, &nw);
+		err = pstore_pprof_add(p, &nw);
 	if (!err)
-		err = ps_pprof_add(p, &base);
+		err = pstore_pprof_add(p, &base);
 	if (!err)
 		err = pprof_encode(p, true, out);
 	pprof_profile_free(p);

@@ -25,7 +25,8 @@ static double share(int64_t v, int64_t total)
 
 static void noise(const struct pstore_diff *d, struct pstore_diff_row *r)
 {
-	double k1 = fabs((double)r->base_self) / d->bquant, n1 = fabs((double)d->btotal) / d->bquant;
+	double k1 = fabs((double)r->base_self) / d->bquant,
+	       n1 = fabs((double)d->btotal) / d->bquant;
 	double k2 = fabs((double)r->new_self) / d->nquant, n2 = fabs((double)d->ntotal) / d->nquant;
 	double p, se;
 
@@ -70,14 +71,15 @@ static int cmp_row(const void *a, const void *b)
 
 /* Per union name: both sides' function stats (by name through the union
  * strings). */
-static int side_stats(const struct ps_ntree *side, const struct ps_ntree *u, struct ps_fstat *out)
+static int side_stats(const struct pstore_ntree *side, const struct pstore_ntree *u,
+		      struct pstore_fstat *out)
 {
-	struct ps_fstat *f;
+	struct pstore_fstat *f;
 
-	PS_TRY(ps_ntree_functions(side, &f));
-	for (uint32_t i = 1; i < ps_strtab_count(&side->names); i++) {
-		const char *name = ps_str(&side->names, i);
-		uint32_t id = ps_strtab_find(&u->names, name, strlen(name));
+	PS_TRY(pstore_ntree_functions(side, &f));
+	for (uint32_t i = 1; i < pstore_strtab_count(&side->names); i++) {
+		const char *name = pstore_str(&side->names, i);
+		uint32_t id = pstore_strtab_find(&u->names, name, strlen(name));
 
 		if (id != UINT32_MAX) /* every name of a side is a union name */
 			out[id] = f[i];
@@ -86,15 +88,15 @@ static int side_stats(const struct ps_ntree *side, const struct ps_ntree *u, str
 	return 0;
 }
 
-static int pack(const struct pstore_diff *d, const struct ps_fstat *bs, const struct ps_fstat *ns,
-		struct pstore_diff_row **rows, size_t *nrows)
+static int pack(const struct pstore_diff *d, const struct pstore_fstat *bs,
+		const struct pstore_fstat *ns, struct pstore_diff_row **rows, size_t *nrows)
 {
-	size_t names = ps_strtab_count(&d->ut.names), k = 0, bytes = 0;
+	size_t names = pstore_strtab_count(&d->ut.names), k = 0, bytes = 0;
 	struct pstore_diff_row *r;
 	char *p;
 
 	for (uint32_t i = 1; i < names; i++)
-		bytes += strlen(ps_str(&d->ut.names, i)) + 1;
+		bytes += strlen(pstore_str(&d->ut.names, i)) + 1;
 	r = malloc(names * sizeof(*r) + bytes + 1);
 	if (!r)
 		return -ENOMEM;
@@ -105,7 +107,7 @@ static int pack(const struct pstore_diff *d, const struct ps_fstat *bs, const st
 		if (!bs[i].self && !bs[i].total && !ns[i].self && !ns[i].total)
 			continue;
 		memset(row, 0, sizeof(*row));
-		row->name = strcpy(p, ps_str(&d->ut.names, i));
+		row->name = strcpy(p, pstore_str(&d->ut.names, i));
 		p += strlen(p) + 1;
 		row->base_self = bs[i].self;
 		row->base_total = bs[i].total;
@@ -114,7 +116,7 @@ static int pack(const struct pstore_diff *d, const struct ps_fstat *bs, const st
 		fill_row(d, row);
 		k++;
 	}
-	ps_qsort(r, k, sizeof(*r), cmp_row);
+	pstore_qsort(r, k, sizeof(*r), cmp_row);
 	*rows = r;
 	*nrows = k;
 	return 0;
@@ -122,8 +124,8 @@ static int pack(const struct pstore_diff *d, const struct ps_fstat *bs, const st
 
 int pstore_diff_table(const struct pstore_diff *d, struct pstore_diff_row **rows, size_t *nrows)
 {
-	size_t names = ps_strtab_count(&d->ut.names) + 1;
-	struct ps_fstat *bs = calloc(names, sizeof(*bs)), *ns = calloc(names, sizeof(*ns));
+	size_t names = pstore_strtab_count(&d->ut.names) + 1;
+	struct pstore_fstat *bs = calloc(names, sizeof(*bs)), *ns = calloc(names, sizeof(*ns));
 	int err = bs && ns ? 0 : -ENOMEM;
 
 	if (!err)
@@ -137,27 +139,28 @@ int pstore_diff_table(const struct pstore_diff *d, struct pstore_diff_row **rows
 	return err;
 }
 
-static void text_row(struct ps_out *o, const struct pstore_diff_row *r)
+static void text_row(struct pstore_out *o, const struct pstore_diff_row *r)
 {
-	ps_out_printf(o, "%8.2f%% %8.2f%% %+8.2f %7.2f %+8.1f%% %8.2f%% %8.2f%% %+8.2f %s %s\n",
+	pstore_out_printf(o, "%8.2f%% %8.2f%% %+8.2f %7.2f %+8.1f%% %8.2f%% %8.2f%% %+8.2f %s %s\n",
 		      r->base_self_pct, r->new_self_pct, r->delta_self_pct, r->noise_self_pct,
 		      isinf(r->rel_self) ? 999.9 : 100 * r->rel_self, r->base_total_pct,
 		      r->new_total_pct, r->delta_total_pct, r->flagged ? "!" : " ", r->name);
 }
 
-static void json_row(struct ps_out *o, const struct pstore_diff_row *r, bool first)
+static void json_row(struct pstore_out *o, const struct pstore_diff_row *r, bool first)
 {
-	ps_out_str(o, first ? "{\"name\":" : ",{\"name\":");
-	ps_out_json(o, r->name);
-	ps_out_printf(o, ",\"base_self_pct\":%.4f,\"new_self_pct\":%.4f,\"delta_self_pct\":%.4f,"
-		      "\"noise_self_pct\":%.4f,\"z\":%.3f,\"rel_self\":%.4f,"
-		      "\"base_total_pct\":%.4f,\"new_total_pct\":%.4f,\"delta_total_pct\":%.4f,"
-		      "\"base_self\":%" PRId64 ",\"new_self\":%" PRId64 ",\"flagged\":%s}",
-		      r->base_self_pct, r->new_self_pct, r->delta_self_pct, r->noise_self_pct,
-		      isinf(r->z) ? (r->z > 0 ? 1e9 : -1e9) : r->z,
-		      isinf(r->rel_self) ? 1e9 : r->rel_self, r->base_total_pct,
-		      r->new_total_pct, r->delta_total_pct, r->base_self, r->new_self,
-		      r->flagged ? "true" : "false");
+	pstore_out_str(o, first ? "{\"name\":" : ",{\"name\":");
+	pstore_out_json(o, r->name);
+	pstore_out_printf(o,
+			  ",\"base_self_pct\":%.4f,\"new_self_pct\":%.4f,\"delta_self_pct\":%.4f,"
+			  "\"noise_self_pct\":%.4f,\"z\":%.3f,\"rel_self\":%.4f,"
+			  "\"base_total_pct\":%.4f,\"new_total_pct\":%.4f,\"delta_total_pct\":%.4f,"
+			  "\"base_self\":%" PRId64 ",\"new_self\":%" PRId64 ",\"flagged\":%s}",
+			  r->base_self_pct, r->new_self_pct, r->delta_self_pct, r->noise_self_pct,
+			  isinf(r->z) ? (r->z > 0 ? 1e9 : -1e9) : r->z,
+			  isinf(r->rel_self) ? 1e9 : r->rel_self, r->base_total_pct,
+			  r->new_total_pct, r->delta_total_pct, r->base_self, r->new_self,
+			  r->flagged ? "true" : "false");
 }
 
 int pstore_write_diff_table(const struct pstore_diff *d, size_t n, bool json,
@@ -165,33 +168,34 @@ int pstore_write_diff_table(const struct pstore_diff *d, size_t n, bool json,
 {
 	struct pstore_diff_row *rows;
 	size_t k, all;
-	struct ps_out o;
+	struct pstore_out o;
 	int err = pstore_diff_table(d, &rows, &all);
 
 	if (err)
 		return err;
 	k = n && n < all ? n : all;
-	ps_out_init(&o, fn, ctx);
+	pstore_out_init(&o, fn, ctx);
 	if (json) {
-		ps_out_str(&o, "{\"type\":");
-		ps_out_json(&o, d->new_->type);
-		ps_out_printf(&o, ",\"base_total\":%" PRId64 ",\"new_total\":%" PRId64
+		pstore_out_str(&o, "{\"type\":");
+		pstore_out_json(&o, d->new_->type);
+		pstore_out_printf(&o, ",\"base_total\":%" PRId64 ",\"new_total\":%" PRId64
 			      ",\"min_abs_pct\":%g,\"min_rel\":%g,\"min_z\":%g,\"rows\":[",
 			      d->btotal, d->ntotal, d->opts.min_abs_pct, d->opts.min_rel,
 			      d->opts.min_z);
 		for (size_t i = 0; i < k; i++)
 			json_row(&o, &rows[i], i == 0);
-		ps_out_str(&o, "]}\n");
+		pstore_out_str(&o, "]}\n");
 	} else {
-		ps_out_printf(&o, "Type: %s\nbase total %" PRId64 ", new total %" PRId64
+		pstore_out_printf(&o, "Type: %s\nbase total %" PRId64 ", new total %" PRId64
 			      "; ! = past %.2f points, %.0f%% and %.1f sigma\n", d->new_->type,
 			      d->btotal, d->ntotal, d->opts.min_abs_pct, 100 * d->opts.min_rel,
 			      d->opts.min_z);
-		ps_out_printf(&o, "%9s %9s %8s %7s %9s %9s %9s %8s   %s\n", "self was", "self now",
-			      "delta", "noise", "rel", "total was", "total now", "delta", "name");
+		pstore_out_printf(&o, "%9s %9s %8s %7s %9s %9s %9s %8s   %s\n", "self was",
+				  "self now", "delta", "noise", "rel", "total was", "total now",
+				  "delta", "name");
 		for (size_t i = 0; i < k; i++)
 			text_row(&o, &rows[i]);
 	}
 	free(rows);
-	return ps_out_finish(&o);
+	return pstore_out_finish(&o);
 }

@@ -10,33 +10,33 @@ enum what { NAMES, VALUES, TYPES };
 struct disc {
 	enum what what;
 	const char *name;
-	struct ps_strs out;
+	struct pstore_strs out;
 };
 
 static int add(struct disc *d, const char *s)
 {
 	char *c = strdup(s);
 
-	if (!c || ps_vec_push(&d->out, c)) {
+	if (!c || pstore_vec_push(&d->out, c)) {
 		free(c);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-static int on_series(void *ctx, const struct ps_seriestab *t, uint32_t sid, int32_t col)
+static int on_series(void *ctx, const struct pstore_seriestab *t, uint32_t sid, int32_t col)
 {
 	struct disc *d = ctx;
-	const struct ps_series *s = &t->series.v[sid];
+	const struct pstore_series *s = &t->series.v[sid];
 	const char *v;
 
 	(void)col;
 	if (d->what == VALUES)
-		return (v = ps_series_label(t, sid, d->name)) ? add(d, v) : 0;
+		return (v = pstore_series_label(t, sid, d->name)) ? add(d, v) : 0;
 	for (uint32_t i = 0; d->what == NAMES && i < s->nlabels; i++)
-		PS_TRY(add(d, ps_str(&t->str, t->pairs.v[s->label_off + i].name)));
+		PS_TRY(add(d, pstore_str(&t->str, t->pairs.v[s->label_off + i].name)));
 	for (uint32_t i = 0; d->what == TYPES && i < s->ntypes; i++)
-		PS_TRY(add(d, ps_type_str(t, t->type_ids.v[s->type_off + i])));
+		PS_TRY(add(d, pstore_type_str(t, t->type_ids.v[s->type_off + i])));
 	return 0;
 }
 
@@ -45,14 +45,14 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int to_list(struct ps_strs *v, struct pstore_strlist **out)
+static int to_list(struct pstore_strs *v, struct pstore_strlist **out)
 {
 	struct pstore_strlist *l = calloc(1, sizeof(*l));
 	size_t k = 0;
 
 	if (!l)
 		return -ENOMEM;
-	ps_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+	pstore_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
 	for (size_t i = 0; i < v->n; i++) {
 		if (k && strcmp(v->v[k - 1], v->v[i]) == 0) {
 			free(v->v[i]);
@@ -70,18 +70,18 @@ static int to_list(struct ps_strs *v, struct pstore_strlist **out)
 static int discover(struct pstore *s, struct disc *dc, const struct pstore_selection *sel,
 		    struct pstore_strlist **out, char *why, size_t why_size)
 {
-	struct ps_diag d = ps_diag_make(why, why_size);
-	struct ps_scan sc = { .series = on_series, .ctx = dc };
-	struct ps_snapshot snap;
-	int err = ps_scan_begin(s, sel, false, &sc, &snap, &d);
+	struct pstore_diag d = pstore_diag_make(why, why_size);
+	struct pstore_scan sc = { .series = on_series, .ctx = dc };
+	struct pstore_snapshot snap;
+	int err = pstore_scan_begin(s, sel, false, &sc, &snap, &d);
 
 	if (err)
 		return err;
-	err = ps_scan_run(&snap, &sc);
-	ps_scan_end(&sc, &snap);
+	err = pstore_scan_run(&snap, &sc);
+	pstore_scan_end(&sc, &snap);
 	if (!err)
 		err = to_list(&dc->out, out);
-	ps_strs_free(&dc->out);
+	pstore_strs_free(&dc->out);
 	return err == -ENOMEM ? PS_FAIL(&d, err, "out of memory") : err;
 }
 

@@ -7,14 +7,14 @@
  */
 #include "pstore_internal.h"
 
-uint64_t ps_hash(const void *data, size_t len, uint64_t seed)
+uint64_t pstore_hash(const void *data, size_t len, uint64_t seed)
 {
 	const uint8_t *p = data;
 	uint64_t h = seed ^ ((uint64_t)len * 0x9e3779b97f4a7c15ull), k = 0;
 
 	for (; len >= 8; p += 8, len -= 8)
-		h = (h ^ ps_mix(ps_rd64(p))) * 0x9e3779b97f4a7c15ull;
+		h = (h ^ pstore_mix(pstore_rd64(p))) * 0x9e3779b97f4a7c15ull;
 	for (size_t i = 0; i < len; i++)
 		k |= (uint64_t)p[i] << (8 * i);
-	return ps_mix(h ^ ps_mix(k ^ len));
+	return pstore_mix(h ^ pstore_mix(k ^ len));
 }

@@ -8,9 +8,9 @@
  */
 #include "pstore_internal.h"
 
-struct ps_head *ps_head_new(uint64_t seq, int64_t now_ns)
+struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns)
 {
-	struct ps_head *h = calloc(1, sizeof(*h));
+	struct pstore_head *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return NULL;
@@ -23,44 +23,44 @@ struct ps_head *ps_head_new(uint64_t seq, int64_t now_ns)
 	h->created_ns = now_ns;
 	h->min_time = INT64_MAX;
 	h->max_time = INT64_MIN;
-	if (ps_dict_init(&h->dict) || ps_seriestab_init(&h->series)) {
-		ps_head_unref(h);
+	if (pstore_dict_init(&h->dict) || pstore_seriestab_init(&h->series)) {
+		pstore_head_unref(h);
 		return NULL;
 	}
 	return h;
 }
 
-struct ps_head *ps_head_ref(struct ps_head *h)
+struct pstore_head *pstore_head_ref(struct pstore_head *h)
 {
 	atomic_fetch_add(&h->refs, 1);
 	return h;
 }
 
-void ps_head_unref(struct ps_head *h)
+void pstore_head_unref(struct pstore_head *h)
 {
 	if (!h || atomic_fetch_sub(&h->refs, 1) != 1)
 		return;
-	ps_dict_release(&h->dict);
-	ps_seriestab_release(&h->series);
-	ps_vec_free(&h->profs);
-	ps_vec_free(&h->state);
-	ps_vec_free(&h->row_node);
-	ps_vec_free(&h->row_val);
-	ps_vec_free(&h->totals);
-	ps_vec_free(&h->cov);
+	pstore_dict_release(&h->dict);
+	pstore_seriestab_release(&h->series);
+	pstore_vec_free(&h->profs);
+	pstore_vec_free(&h->state);
+	pstore_vec_free(&h->row_node);
+	pstore_vec_free(&h->row_val);
+	pstore_vec_free(&h->totals);
+	pstore_vec_free(&h->cov);
 	pthread_rwlock_destroy(&h->lock);
 	free(h);
 }
 
-size_t ps_head_bytes(const struct ps_head *h)
+size_t pstore_head_bytes(const struct pstore_head *h)
 {
-	return ps_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
-	       h->profs.cap * sizeof(struct ps_prof) + h->row_node.cap * 4 +
-	       h->row_val.cap * 8 + h->totals.cap * 8 + h->cov.cap * sizeof(struct ps_cov);
+	return pstore_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
+	       h->profs.cap * sizeof(struct pstore_prof) + h->row_node.cap * 4 +
+	       h->row_val.cap * 8 + h->totals.cap * 8 + h->cov.cap * sizeof(struct pstore_cov);
 }
 
 /* The caller's reason for an unresolved build ID. */
-static const char *reason_of(const struct ps_head_add *a, const char *bid)
+static const char *reason_of(const struct pstore_head_add *a, const char *bid)
 {
 	for (size_t i = 0; i < a->n_unresolved; i++)
 		if (a->unresolved[i].build_id && strcmp(a->unresolved[i].build_id, bid) == 0)
@@ -68,27 +68,27 @@ static const char *reason_of(const struct ps_head_add *a, const char *bid)
 	return *bid ? "unsymbolized" : "no_build_id";
 }
 
-static int add_coverage(struct ps_head *h, const struct ps_ingest *in,
-			const struct ps_group *g, const struct ps_head_add *a,
-			struct ps_prof *pr)
+static int add_coverage(struct pstore_head *h, const struct pstore_ingest *in,
+			const struct pstore_group *g, const struct pstore_head_add *a,
+			struct pstore_prof *pr)
 {
 	pr->cov_off = (uint32_t)h->cov.n;
 	pr->ncov = (uint32_t)g->cov.n;
 	pr->samples = g->samples;
 	pr->resolved = g->resolved;
-	PS_TRY(ps_vec_reserve(&h->cov, h->cov.n + g->cov.n));
+	PS_TRY(pstore_vec_reserve(&h->cov, h->cov.n + g->cov.n));
 	for (size_t i = 0; i < g->cov.n; i++) {
 		const char *bid = in->bids.v[g->cov.v[i].bid];
-		struct ps_cov c = { .samples = g->cov.v[i].samples };
+		struct pstore_cov c = { .samples = g->cov.v[i].samples };
 
-		PS_TRY(ps_strtab_intern0(&h->series.str, bid, &c.build_id));
-		PS_TRY(ps_strtab_intern0(&h->series.str, reason_of(a, bid), &c.reason));
+		PS_TRY(pstore_strtab_intern0(&h->series.str, bid, &c.build_id));
+		PS_TRY(pstore_strtab_intern0(&h->series.str, reason_of(a, bid), &c.reason));
 		h->cov.v[h->cov.n++] = c;
 	}
 	return 0;
 }
 
-static int add_rows(struct ps_head *h, const struct ps_rows *r, struct ps_prof *pr)
+static int add_rows(struct pstore_head *h, const struct pstore_rows *r, struct pstore_prof *pr)
 {
 	size_t c = r->ncols;
 
@@ -96,9 +96,9 @@ static int add_rows(struct ps_head *h, const struct ps_rows *r, struct ps_prof *
 	pr->val_off = h->row_val.n;
 	pr->nrows = (uint32_t)r->node.n;
 	pr->tot_off = (uint32_t)h->totals.n;
-	PS_TRY(ps_vec_reserve(&h->row_node, h->row_node.n + r->node.n));
-	PS_TRY(ps_vec_reserve(&h->row_val, h->row_val.n + r->val.n));
-	PS_TRY(ps_vec_reserve(&h->totals, h->totals.n + c));
+	PS_TRY(pstore_vec_reserve(&h->row_node, h->row_node.n + r->node.n));
+	PS_TRY(pstore_vec_reserve(&h->row_val, h->row_val.n + r->val.n));
+	PS_TRY(pstore_vec_reserve(&h->totals, h->totals.n + c));
 	if (r->node.n) { /* (a NULL vector plus 0 is undefined) */
 		memcpy(h->row_node.v + h->row_node.n, r->node.v, r->node.n * sizeof(uint32_t));
 		memcpy(h->row_val.v + h->row_val.n, r->val.v, r->val.n * sizeof(int64_t));
@@ -115,8 +115,9 @@ static int add_rows(struct ps_head *h, const struct ps_rows *r, struct ps_prof *
 	return 0;
 }
 
-static int series_of(struct ps_head *h, const struct ps_labels *l, const struct ps_head_add *a,
-		     const struct ps_series_gate *gate, uint32_t *sid, struct ps_diag *d)
+static int series_of(struct pstore_head *h, const struct pstore_labels *l,
+		     const struct pstore_head_add *a, const struct pstore_series_gate *gate,
+		     uint32_t *sid, struct pstore_diag *d)
 {
 	uint32_t types[64];
 	const char *tids[64];
@@ -125,33 +126,34 @@ static int series_of(struct ps_head *h, const struct ps_labels *l, const struct 
 	PS_FAIL_IF(a->ncols > 64 || !a->ncols, d, -PSTORE_ERR_LIMIT,
 		   "%zu sample types (1 to 64 allowed)", a->ncols);
 	for (size_t k = 0; k < a->ncols; k++)
-		PS_TRY(ps_seriestab_type(&h->series, a->types[k], &types[k]));
+		PS_TRY(pstore_seriestab_type(&h->series, a->types[k], &types[k]));
 	for (size_t k = 0; k < a->ncols; k++) /* after interning: the table moves */
-		tids[k] = ps_type_str(&h->series, types[k]);
-	if (gate && ps_seriestab_find(&h->series, ps_series_key(l->v, l->n, tids, a->ncols)) ==
-			    UINT32_MAX)
-		PS_TRY(gate->admit(gate->ctx, ps_series_key(l->v, l->n, tids, a->ncols), d));
-	return ps_seriestab_series(&h->series, l->v, l->n, types, a->ncols, sid, &added);
+		tids[k] = pstore_type_str(&h->series, types[k]);
+	if (gate && pstore_seriestab_find(&h->series, pstore_series_key(l->v, l->n, tids,
+									a->ncols)) == UINT32_MAX)
+		PS_TRY(gate->admit(gate->ctx, pstore_series_key(l->v, l->n, tids, a->ncols), d));
+	return pstore_seriestab_series(&h->series, l->v, l->n, types, a->ncols, sid, &added);
 }
 
-static int add_group(struct ps_head *h, const struct ps_ingest *in, size_t g,
-		     const struct ps_labels *l, const struct ps_head_add *a,
-		     const struct ps_series_gate *gate, struct ps_diag *d)
+static int add_group(struct pstore_head *h, const struct pstore_ingest *in, size_t g,
+		     const struct pstore_labels *l, const struct pstore_head_add *a,
+		     const struct pstore_series_gate *gate, struct pstore_diag *d)
 {
-	struct ps_prof pr = { .time = a->time, .duration = a->duration, .period = a->period };
+	struct pstore_prof pr = { .time = a->time, .duration = a->duration, .period = a->period };
 
 	PS_TRY(series_of(h, l, a, gate, &pr.series, d));
 	PS_TRY(add_rows(h, &in->groups.v[g].rows, &pr));
 	PS_TRY(add_coverage(h, in, &in->groups.v[g], a, &pr));
-	PS_TRY(ps_vec_reserve(&h->state, h->profs.n + 1));
-	PS_TRY(ps_vec_push(&h->profs, pr));
+	PS_TRY(pstore_vec_reserve(&h->state, h->profs.n + 1));
+	PS_TRY(pstore_vec_push(&h->profs, pr));
 	h->state.v[h->state.n++] = PS_PENDING;
 	return 0;
 }
 
-int ps_head_add(struct ps_head *h, const struct ps_ingest *in, const struct ps_labels *labels,
-		const struct ps_head_add *a, const struct ps_series_gate *gate, size_t *first,
-		size_t *count, struct ps_diag *d)
+int pstore_head_add(struct pstore_head *h, const struct pstore_ingest *in,
+		    const struct pstore_labels *labels, const struct pstore_head_add *a,
+		    const struct pstore_series_gate *gate, size_t *first, size_t *count,
+		    struct pstore_diag *d)
 {
 	size_t start = h->profs.n;
 	int err = 0;
@@ -175,7 +177,7 @@ int ps_head_add(struct ps_head *h, const struct ps_ingest *in, const struct ps_l
 	return 0;
 }
 
-void ps_head_settle(struct ps_head *h, size_t first, size_t count, bool ok)
+void pstore_head_settle(struct pstore_head *h, size_t first, size_t count, bool ok)
 {
 	for (size_t i = first; i < first + count; i++) {
 		h->state.v[i] = ok ? PS_VISIBLE : PS_DEAD;

@@ -47,7 +47,7 @@ static int idmap_build(struct idmap *m, pprof_location_t *const *locs, size_t n)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		m->slots[i] = (struct idslot){ locs[i]->id, (uint32_t)i };
-	ps_qsort(m->slots, n, sizeof(*m->slots), cmp_slot);
+	pstore_qsort(m->slots, n, sizeof(*m->slots), cmp_slot);
 	return 0;
 }
 
@@ -65,14 +65,14 @@ static uint32_t idmap_find(const struct idmap *m, uint64_t id)
 /* ---- locations --------------------------------------------------------------- */
 
 struct walk {
-	struct ps_dict *dict;
+	struct pstore_dict *dict;
 	const struct pprof_profile *p;
 	const pprof_message_t *m;
 	struct idmap ids;
 	uint32_t *loc;	    /* pprof location index -> dict location */
 	uint32_t *str;	    /* pprof string index -> dict string, UNSET when not yet */
 	int32_t *loc_bid;   /* -> index into out->bids when unresolved, else -1 */
-	struct ps_ingest *out;
+	struct pstore_ingest *out;
 	const struct pstore_limits *lim;
 	bool split;
 };
@@ -82,32 +82,32 @@ struct walk {
 static int intern_str(struct walk *w, int64_t idx, uint32_t *out)
 {
 	if (w->str[idx] == UNSET)
-		PS_TRY(ps_strtab_intern0(&w->dict->str, pprof_string(w->p, idx), &w->str[idx]));
+		PS_TRY(pstore_strtab_intern0(&w->dict->str, pprof_string(w->p, idx), &w->str[idx]));
 	*out = w->str[idx];
 	return 0;
 }
 
 static int intern_mapping(struct walk *w, const pprof_mapping_t *pm, uint32_t *out)
 {
-	struct ps_map m = { .start = pm->memory_start, .limit = pm->memory_limit,
+	struct pstore_map m = { .start = pm->memory_start, .limit = pm->memory_limit,
 			    .offset = pm->file_offset };
 
 	PS_TRY(intern_str(w, pm->filename, &m.filename));
 	PS_TRY(intern_str(w, pm->build_id, &m.build_id));
-	return ps_dict_map(w->dict, &m, out);
+	return pstore_dict_map(w->dict, &m, out);
 }
 
 static int intern_line(struct walk *w, const Perftools__Profiles__Line *pl,
-		       struct ps_line *out)
+		       struct pstore_line *out)
 {
 	const pprof_function_t *pf = pprof_function_by_id(w->p, pl->function_id);
-	struct ps_func f = { .start_line = pf->start_line };
+	struct pstore_func f = { .start_line = pf->start_line };
 
 	PS_TRY(intern_str(w, pf->name, &f.name));
 	PS_TRY(intern_str(w, pf->system_name, &f.system_name));
 	PS_TRY(intern_str(w, pf->filename, &f.filename));
 	out->line = pl->line;
-	return ps_dict_func(w->dict, &f, &out->func);
+	return pstore_dict_func(w->dict, &f, &out->func);
 }
 
 static int bid_index(struct walk *w, const char *bid, int32_t *out)
@@ -117,7 +117,7 @@ static int bid_index(struct walk *w, const char *bid, int32_t *out)
 			*out = (int32_t)i;
 			return 0;
 		}
-	PS_TRY(ps_vec_push(&w->out->bids, bid));
+	PS_TRY(pstore_vec_push(&w->out->bids, bid));
 	*out = (int32_t)(w->out->bids.n - 1);
 	return 0;
 }
@@ -127,7 +127,7 @@ static int intern_location(struct walk *w, uint32_t li)
 	const pprof_location_t *pl = w->m->location[li];
 	const pprof_mapping_t *pm = pl->mapping_id ? pprof_mapping_by_id(w->p, pl->mapping_id)
 						   : NULL;
-	struct ps_line small[16], *lines = small;
+	struct pstore_line small[16], *lines = small;
 	uint32_t mapping = 0;
 	int err = 0;
 
@@ -138,7 +138,7 @@ static int intern_location(struct walk *w, uint32_t li)
 	for (size_t k = 0; !err && k < pl->n_line; k++)
 		err = intern_line(w, pl->line[k], &lines[k]);
 	if (!err)
-		err = ps_dict_loc(w->dict, mapping, pl->address, lines, (uint32_t)pl->n_line,
+		err = pstore_dict_loc(w->dict, mapping, pl->address, lines, (uint32_t)pl->n_line,
 				  &w->loc[li]);
 	if (lines != small)
 		free(lines);
@@ -158,20 +158,21 @@ static int cmp_label(const void *a, const void *b)
 
 /* The string labels of sample s, sorted, into ls (pointing into p). */
 static int sample_labels(struct walk *w, const Perftools__Profiles__Sample *s,
-			 struct ps_labels *ls, struct ps_diag *d)
+			 struct pstore_labels *ls, struct pstore_diag *d)
 {
 	ls->n = 0;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const Perftools__Profiles__Label *lb = s->label[i];
-		struct pstore_label l = { pprof_string(w->p, lb->key), pprof_string(w->p, lb->str) };
+		struct pstore_label l = { pprof_string(w->p, lb->key),
+					  pprof_string(w->p, lb->str) };
 
 		if (!lb->str || !*l.value)
 			continue; /* numeric, or empty: no dimension */
-		PS_FAIL_IF(!ps_label_name_valid(l.name), d, -PSTORE_ERR_LABEL,
+		PS_FAIL_IF(!pstore_label_name_valid(l.name), d, -PSTORE_ERR_LABEL,
 			   "sample label name '%.128s' is not [a-zA-Z_][a-zA-Z0-9_.]*", l.name);
-		PS_TRY(ps_vec_push(ls, l));
+		PS_TRY(pstore_vec_push(ls, l));
 	}
-	ps_qsort(ls->v, ls->n, sizeof(*ls->v), cmp_label);
+	pstore_qsort(ls->v, ls->n, sizeof(*ls->v), cmp_label);
 	return 0;
 }
 
@@ -180,37 +181,39 @@ static uint64_t labels_hash(const struct pstore_label *l, size_t n)
 	uint64_t h = 1;
 
 	for (size_t i = 0; i < n; i++)
-		h = ps_hash(l[i].value, strlen(l[i].value), ps_hash(l[i].name, strlen(l[i].name), h));
+		h = pstore_hash(l[i].value, strlen(l[i].value),
+				pstore_hash(l[i].name, strlen(l[i].name), h));
 	return h;
 }
 
-static bool labels_equal(const struct ps_group *g, const struct pstore_label *l, size_t n)
+static bool labels_equal(const struct pstore_group *g, const struct pstore_label *l, size_t n)
 {
 	if (g->labels.n != n)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(g->labels.v[i].name, l[i].name) || strcmp(g->labels.v[i].value, l[i].value))
+		if (strcmp(g->labels.v[i].name, l[i].name) ||
+		    strcmp(g->labels.v[i].value, l[i].value))
 			return false;
 	return true;
 }
 
 static int find_group(struct walk *w, const struct pstore_label *l, size_t n, size_t *out)
 {
-	struct ps_ingest *in = w->out;
+	struct pstore_ingest *in = w->out;
 	uint64_t h = labels_hash(l, n);
-	struct ps_group g = { .rows.ncols = in->ncols, .hash = h };
+	struct pstore_group g = { .rows.ncols = in->ncols, .hash = h };
 
 	for (size_t i = in->groups.n; i-- > 0;)
 		if (in->groups.v[i].hash == h && labels_equal(&in->groups.v[i], l, n)) {
 			*out = i;
 			return 0;
 		}
-	if (n && ps_vec_reserve(&g.labels, n))
+	if (n && pstore_vec_reserve(&g.labels, n))
 		return -ENOMEM;
-	ps_memcpy(g.labels.v, l, n * sizeof(*l));
+	pstore_memcpy(g.labels.v, l, n * sizeof(*l));
 	g.labels.n = n;
-	if (ps_vec_push(&in->groups, g)) {
-		ps_vec_free(&g.labels);
+	if (pstore_vec_push(&in->groups, g)) {
+		pstore_vec_free(&g.labels);
 		return -ENOMEM;
 	}
 	*out = in->groups.n - 1;
@@ -219,7 +222,7 @@ static int find_group(struct walk *w, const struct pstore_label *l, size_t n, si
 
 /* ---- samples ------------------------------------------------------------------ */
 
-static int count_unresolved(struct ps_group *g, const int32_t *bids, size_t n, uint64_t weight)
+static int count_unresolved(struct pstore_group *g, const int32_t *bids, size_t n, uint64_t weight)
 {
 	for (size_t i = 0; i < n; i++) {
 		size_t k = 0;
@@ -230,7 +233,8 @@ static int count_unresolved(struct ps_group *g, const int32_t *bids, size_t n, u
 		for (; k < g->cov.n && g->cov.v[k].bid != (uint32_t)bids[i]; k++)
 			;
 		if (k == g->cov.n)
-			PS_TRY(ps_vec_push(&g->cov, ((struct ps_gcov){ (uint32_t)bids[i], 0 })));
+			PS_TRY(pstore_vec_push(&g->cov,
+					       ((struct pstore_gcov){ (uint32_t)bids[i], 0 })));
 		g->cov.v[k].samples += weight;
 next:;
 	}
@@ -238,7 +242,7 @@ next:;
 }
 
 static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s,
-		      struct ps_group *g)
+		      struct pstore_group *g)
 {
 	int32_t bids[64];
 	size_t nb = 0;
@@ -250,13 +254,13 @@ static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s,
 
 		if (w->loc[li] == UNSET)
 			PS_TRY(intern_location(w, li));
-		PS_TRY(ps_dict_node(w->dict, node, w->loc[li], &node));
+		PS_TRY(pstore_dict_node(w->dict, node, w->loc[li], &node));
 		if (w->loc_bid[li] >= 0 && nb < 64)
 			bids[nb++] = w->loc_bid[li];
 	}
-	PS_TRY(ps_vec_push(&g->rows.node, node));
-	PS_TRY(ps_vec_reserve(&g->rows.val, g->rows.val.n + w->out->ncols));
-	ps_memcpy(g->rows.val.v + g->rows.val.n, s->value, w->out->ncols * sizeof(int64_t));
+	PS_TRY(pstore_vec_push(&g->rows.node, node));
+	PS_TRY(pstore_vec_reserve(&g->rows.val, g->rows.val.n + w->out->ncols));
+	pstore_memcpy(g->rows.val.v + g->rows.val.n, s->value, w->out->ncols * sizeof(int64_t));
 	g->rows.val.n += w->out->ncols;
 	g->samples += weight;
 	if (!nb)
@@ -264,9 +268,9 @@ static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s,
 	return count_unresolved(g, bids, nb, weight);
 }
 
-static int walk_samples(struct walk *w, struct ps_diag *d)
+static int walk_samples(struct walk *w, struct pstore_diag *d)
 {
-	struct ps_labels ls = { 0 };
+	struct pstore_labels ls = { 0 };
 	size_t gi = 0;
 	int err = 0;
 
@@ -274,9 +278,10 @@ static int walk_samples(struct walk *w, struct ps_diag *d)
 		const Perftools__Profiles__Sample *s = w->m->sample[i];
 
 		if (w->lim && s->n_location_id > w->lim->max_stack_depth) {
-			err = PS_FAIL(d, -PSTORE_ERR_LIMIT,
-				      "sample %zu: stack of %zu frames, deeper than the limit of %zu",
-				      i, s->n_location_id, w->lim->max_stack_depth);
+			err = PS_FAIL(
+				d, -PSTORE_ERR_LIMIT,
+				"sample %zu: stack of %zu frames, deeper than the limit of %zu", i,
+				s->n_location_id, w->lim->max_stack_depth);
 			break;
 		}
 		if (w->split && s->n_label) {
@@ -289,7 +294,7 @@ static int walk_samples(struct walk *w, struct ps_diag *d)
 		if (!err)
 			err = add_sample(w, s, &w->out->groups.v[gi]);
 	}
-	ps_vec_free(&ls);
+	pstore_vec_free(&ls);
 	return err;
 }
 
@@ -298,15 +303,15 @@ static int first_count_col(const struct pprof_profile *p)
 	const pprof_message_t *m = pprof_message(p);
 
 	for (size_t i = 0; i < m->n_sample_type; i++)
-		if (ps_type_is_count(pprof_string(p, m->sample_type[i]->unit)))
+		if (pstore_type_is_count(pprof_string(p, m->sample_type[i]->unit)))
 			return (int)i;
 	return -1;
 }
 
-static int setup(struct walk *w, struct ps_dict *dict, const struct pprof_profile *p,
-		 struct ps_ingest *out)
+static int setup(struct walk *w, struct pstore_dict *dict, const struct pprof_profile *p,
+		 struct pstore_ingest *out)
 {
-	struct ps_group g0 = { 0 };
+	struct pstore_group g0 = { 0 };
 
 	memset(out, 0, sizeof(*out));
 	w->dict = dict;
@@ -320,16 +325,16 @@ static int setup(struct walk *w, struct ps_dict *dict, const struct pprof_profil
 	w->str = malloc(w->m->n_string_table * sizeof(*w->str));
 	w->loc = malloc((w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc));
 	w->loc_bid = malloc((w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc_bid));
-	if (!w->str || !w->loc || !w->loc_bid || ps_vec_push(&out->groups, g0))
+	if (!w->str || !w->loc || !w->loc_bid || pstore_vec_push(&out->groups, g0))
 		return -ENOMEM;
 	memset(w->str, 0xff, w->m->n_string_table * sizeof(*w->str));
 	memset(w->loc, 0xff, (w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc));
 	return idmap_build(&w->ids, w->m->location, w->m->n_location);
 }
 
-int ps_ingest_profile(struct ps_dict *dict, const struct pprof_profile *p,
+int pstore_ingest_profile(struct pstore_dict *dict, const struct pprof_profile *p,
 		      const struct pstore_limits *lim, bool split_labels,
-		      struct ps_ingest *out, struct ps_diag *d)
+		      struct pstore_ingest *out, struct pstore_diag *d)
 {
 	struct walk w = { .lim = lim, .split = split_labels };
 	int err;
@@ -341,25 +346,25 @@ int ps_ingest_profile(struct ps_dict *dict, const struct pprof_profile *p,
 	if (!err)
 		err = walk_samples(&w, d);
 	for (size_t i = 0; !err && i < out->groups.n; i++)
-		err = ps_rows_normalize(&out->groups.v[i].rows);
+		err = pstore_rows_normalize(&out->groups.v[i].rows);
 	free(w.str);
 	free(w.loc);
 	free(w.loc_bid);
 	free(w.ids.slots);
 	if (err) {
-		ps_ingest_release(out);
+		pstore_ingest_release(out);
 		return err == -ENOMEM ? PS_FAIL(d, err, "out of memory") : err;
 	}
 	return 0;
 }
 
-void ps_ingest_release(struct ps_ingest *in)
+void pstore_ingest_release(struct pstore_ingest *in)
 {
 	for (size_t i = 0; i < in->groups.n; i++) {
-		ps_rows_release(&in->groups.v[i].rows);
-		ps_vec_free(&in->groups.v[i].labels);
-		ps_vec_free(&in->groups.v[i].cov);
+		pstore_rows_release(&in->groups.v[i].rows);
+		pstore_vec_free(&in->groups.v[i].labels);
+		pstore_vec_free(&in->groups.v[i].cov);
 	}
-	ps_vec_free(&in->groups);
-	ps_vec_free(&in->bids);
+	pstore_vec_free(&in->groups);
+	pstore_vec_free(&in->bids);
 }

@@ -1,30 +1,30 @@
 /*
  * keys.c - the series the store holds, for its series limit: each series
- * key (ps_series_key) with the number of holders (blocks and heads that
+ * key (pstore_series_key) with the number of holders (blocks and heads that
  * have it), in an open-addressing table.  A series stops counting when
  * its last holder goes (retention, or a head written as blocks that
  * already hold it).
  */
 #include "pstore_internal.h"
 
-struct ps_keycount {
+struct pstore_keycount {
 	uint64_t *key;
 	uint32_t *count; /* 0: free slot */
 	size_t mask, used;
 };
 
-static size_t slot_of(const struct ps_keycount *kc, uint64_t key)
+static size_t slot_of(const struct pstore_keycount *kc, uint64_t key)
 {
-	size_t i = ps_mix(key) & kc->mask;
+	size_t i = pstore_mix(key) & kc->mask;
 
 	while (kc->count[i] && kc->key[i] != key)
 		i = (i + 1) & kc->mask;
 	return i;
 }
 
-static int grow(struct ps_keycount **pkc)
+static int grow(struct pstore_keycount **pkc)
 {
-	struct ps_keycount *old = *pkc, *kc = calloc(1, sizeof(*kc));
+	struct pstore_keycount *old = *pkc, *kc = calloc(1, sizeof(*kc));
 	size_t n = old ? 2 * (old->mask + 1) : 1024;
 
 	if (!kc)
@@ -32,7 +32,7 @@ static int grow(struct ps_keycount **pkc)
 	kc->key = calloc(n, sizeof(*kc->key));
 	kc->count = calloc(n, sizeof(*kc->count));
 	if (!kc->key || !kc->count) {
-		ps_keys_free(kc);
+		pstore_keys_free(kc);
 		return -ENOMEM;
 	}
 	kc->mask = n - 1;
@@ -44,12 +44,12 @@ static int grow(struct ps_keycount **pkc)
 			kc->count[j] = old->count[i];
 			kc->used++;
 		}
-	ps_keys_free(old);
+	pstore_keys_free(old);
 	*pkc = kc;
 	return 0;
 }
 
-int ps_keys_add(struct ps_keycount **kc, uint64_t key)
+int pstore_keys_add(struct pstore_keycount **kc, uint64_t key)
 {
 	size_t i;
 
@@ -65,7 +65,7 @@ int ps_keys_add(struct ps_keycount **kc, uint64_t key)
 }
 
 /* Removal with backward-shift deletion, so probing stays correct. */
-static void remove_slot(struct ps_keycount *kc, size_t i)
+static void remove_slot(struct pstore_keycount *kc, size_t i)
 {
 	size_t j = i;
 
@@ -77,7 +77,7 @@ static void remove_slot(struct ps_keycount *kc, size_t i)
 		j = (j + 1) & kc->mask;
 		if (!kc->count[j])
 			return;
-		home = ps_mix(kc->key[j]) & kc->mask;
+		home = pstore_mix(kc->key[j]) & kc->mask;
 		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
 			kc->key[i] = kc->key[j];
 			kc->count[i] = kc->count[j];
@@ -87,7 +87,7 @@ static void remove_slot(struct ps_keycount *kc, size_t i)
 	}
 }
 
-void ps_keys_remove(struct ps_keycount *kc, uint64_t key)
+void pstore_keys_remove(struct pstore_keycount *kc, uint64_t key)
 {
 	size_t i;
 
@@ -100,17 +100,17 @@ void ps_keys_remove(struct ps_keycount *kc, uint64_t key)
 	}
 }
 
-bool ps_keys_has(const struct ps_keycount *kc, uint64_t key)
+bool pstore_keys_has(const struct pstore_keycount *kc, uint64_t key)
 {
 	return kc && kc->count[slot_of(kc, key)];
 }
 
-size_t ps_keys_count(const struct ps_keycount *kc)
+size_t pstore_keys_count(const struct pstore_keycount *kc)
 {
 	return kc ? kc->used : 0;
 }
 
-void ps_keys_free(struct ps_keycount *kc)
+void pstore_keys_free(struct pstore_keycount *kc)
 {
 	if (!kc)
 		return;

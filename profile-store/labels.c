@@ -9,7 +9,7 @@
  */
 #include "pstore_internal.h"
 
-bool ps_label_name_valid(const char *name)
+bool pstore_label_name_valid(const char *name)
 {
 	if (!name || !(*name == '_' || (*name >= 'a' && *name <= 'z') ||
 		       (*name >= 'A' && *name <= 'Z')))
@@ -28,15 +28,15 @@ static int cmp_label(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-void ps_labels_sort(struct pstore_label *labels, size_t n)
+void pstore_labels_sort(struct pstore_label *labels, size_t n)
 {
-	ps_qsort(labels, n, sizeof(*labels), cmp_label);
+	pstore_qsort(labels, n, sizeof(*labels), cmp_label);
 }
 
-int ps_labels_check(struct pstore_label *labels, size_t n, const struct pstore_limits *lim,
-		    struct ps_diag *d)
+int pstore_labels_check(struct pstore_label *labels, size_t n, const struct pstore_limits *lim,
+		    struct pstore_diag *d)
 {
-	ps_labels_sort(labels, n);
+	pstore_labels_sort(labels, n);
 	PS_FAIL_IF(lim && n > lim->max_labels, d, -PSTORE_ERR_LIMIT,
 		   "%zu labels, more than the limit of %zu", n, lim->max_labels);
 	for (size_t i = 0; i < n; i++) {
@@ -46,7 +46,7 @@ int ps_labels_check(struct pstore_label *labels, size_t n, const struct pstore_l
 		PS_FAIL_IF(lim && nlen > lim->max_label_name_len, d, -PSTORE_ERR_LIMIT,
 			   "label name '%.64s...' longer than %zu bytes", l->name,
 			   lim->max_label_name_len);
-		PS_FAIL_IF(!ps_label_name_valid(l->name), d, -PSTORE_ERR_LABEL,
+		PS_FAIL_IF(!pstore_label_name_valid(l->name), d, -PSTORE_ERR_LABEL,
 			   "label name '%.128s' is not [a-zA-Z_][a-zA-Z0-9_.]*", l->name);
 		PS_FAIL_IF(lim && strlen(l->value) > lim->max_label_value_len, d,
 			   -PSTORE_ERR_LIMIT, "label '%s': value longer than %zu bytes",
@@ -57,17 +57,17 @@ int ps_labels_check(struct pstore_label *labels, size_t n, const struct pstore_l
 	return 0;
 }
 
-uint64_t ps_series_key(const struct pstore_label *labels, size_t n, const char *const *type_ids,
+uint64_t pstore_series_key(const struct pstore_label *labels, size_t n, const char *const *type_ids,
 		       size_t ntypes)
 {
 	uint64_t h = 0x5eed5eed;
 
 	for (size_t i = 0; i < n; i++) {
-		h = ps_hash(labels[i].name, strlen(labels[i].name), h);
-		h = ps_hash(labels[i].value, strlen(labels[i].value), h ^ 0x3d);
+		h = pstore_hash(labels[i].name, strlen(labels[i].name), h);
+		h = pstore_hash(labels[i].value, strlen(labels[i].value), h ^ 0x3d);
 	}
-	h = ps_mix(h ^ 0x01);
+	h = pstore_mix(h ^ 0x01);
 	for (size_t i = 0; i < ntypes; i++)
-		h = ps_hash(type_ids[i], strlen(type_ids[i]), h ^ 0x7c);
+		h = pstore_hash(type_ids[i], strlen(type_ids[i]), h ^ 0x7c);
 	return h;
 }

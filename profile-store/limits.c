@@ -8,7 +8,7 @@
 
 #define MIB ((size_t)1 << 20)
 
-void ps_limits_resolve(const struct pstore_limits *in, struct pstore_limits *out)
+void pstore_limits_resolve(const struct pstore_limits *in, struct pstore_limits *out)
 {
 	struct pstore_limits l = {
 		.sz = sizeof(l),

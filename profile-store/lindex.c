@@ -13,36 +13,36 @@ struct entry {
 
 static int cmp_entry(const void *a, const void *b, void *ctx)
 {
-	const struct ps_strtab *s = ctx;
+	const struct pstore_strtab *s = ctx;
 	const struct entry *x = a, *y = b;
-	int c = x->name == y->name ? 0 : strcmp(ps_str(s, x->name), ps_str(s, y->name));
+	int c = x->name == y->name ? 0 : strcmp(pstore_str(s, x->name), pstore_str(s, y->name));
 
 	if (!c && x->value != y->value)
-		c = strcmp(ps_str(s, x->value), ps_str(s, y->value));
+		c = strcmp(pstore_str(s, x->value), pstore_str(s, y->value));
 	if (!c)
 		c = x->series < y->series ? -1 : x->series > y->series;
 	return c;
 }
 
-static int add_entry(struct ps_lindex *ix, const struct entry *e, const struct entry *prev)
+static int add_entry(struct pstore_lindex *ix, const struct entry *e, const struct entry *prev)
 {
 	if (!prev || prev->name != e->name) {
-		struct ps_lname n = { e->name, (uint32_t)ix->vals.n, 0 };
+		struct pstore_lname n = { e->name, (uint32_t)ix->vals.n, 0 };
 
-		PS_TRY(ps_vec_push(&ix->names, n));
+		PS_TRY(pstore_vec_push(&ix->names, n));
 	}
 	if (!prev || prev->name != e->name || prev->value != e->value) {
-		struct ps_lval v = { e->value, (uint32_t)ix->post.n, 0 };
+		struct pstore_lval v = { e->value, (uint32_t)ix->post.n, 0 };
 
-		PS_TRY(ps_vec_push(&ix->vals, v));
+		PS_TRY(pstore_vec_push(&ix->vals, v));
 		ix->names.v[ix->names.n - 1].nvals++;
 	}
-	PS_TRY(ps_vec_push(&ix->post, e->series));
+	PS_TRY(pstore_vec_push(&ix->post, e->series));
 	ix->vals.v[ix->vals.n - 1].npost++;
 	return 0;
 }
 
-int ps_lindex_build(struct ps_lindex *ix, const struct ps_seriestab *t)
+int pstore_lindex_build(struct pstore_lindex *ix, const struct pstore_seriestab *t)
 {
 	struct entry *e = malloc((t->pairs.n ? t->pairs.n : 1) * sizeof(*e));
 	size_t n = 0;
@@ -53,34 +53,34 @@ int ps_lindex_build(struct ps_lindex *ix, const struct ps_seriestab *t)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < t->series.n; s++)
 		for (uint32_t i = 0; i < t->series.v[s].nlabels; i++) {
-			const struct ps_lpair *p = &t->pairs.v[t->series.v[s].label_off + i];
+			const struct pstore_lpair *p = &t->pairs.v[t->series.v[s].label_off + i];
 
 			e[n++] = (struct entry){ p->name, p->value, s };
 		}
-	ps_qsort_r(e, n, sizeof(*e), cmp_entry, (void *)&t->str);
+	pstore_qsort_r(e, n, sizeof(*e), cmp_entry, (void *)&t->str);
 	for (size_t i = 0; !err && i < n; i++)
 		err = add_entry(ix, &e[i], i ? &e[i - 1] : NULL);
 	free(e);
 	if (err)
-		ps_lindex_release(ix);
+		pstore_lindex_release(ix);
 	return err;
 }
 
-void ps_lindex_release(struct ps_lindex *ix)
+void pstore_lindex_release(struct pstore_lindex *ix)
 {
-	ps_vec_free(&ix->names);
-	ps_vec_free(&ix->vals);
-	ps_vec_free(&ix->post);
+	pstore_vec_free(&ix->names);
+	pstore_vec_free(&ix->vals);
+	pstore_vec_free(&ix->post);
 }
 
-uint32_t ps_lindex_find(const struct ps_lindex *ix, const struct ps_seriestab *t,
+uint32_t pstore_lindex_find(const struct pstore_lindex *ix, const struct pstore_seriestab *t,
 			const char *name)
 {
 	size_t lo = 0, hi = ix->names.n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(ps_str(&t->str, ix->names.v[mid].name), name);
+		int c = strcmp(pstore_str(&t->str, ix->names.v[mid].name), name);
 
 		if (!c)
 			return (uint32_t)mid;

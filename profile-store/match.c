@@ -10,22 +10,23 @@
  */
 #include "pstore_internal.h"
 
-static void set_postings(const struct ps_lindex *ix, const struct ps_lval *v, uint8_t *m,
+static void set_postings(const struct pstore_lindex *ix, const struct pstore_lval *v, uint8_t *m,
 			 uint8_t to)
 {
 	for (uint32_t i = 0; i < v->npost; i++)
 		m[ix->post.v[v->post_off + i]] = to;
 }
 
-static const struct ps_lval *find_value(const struct ps_lindex *ix, const struct ps_seriestab *t,
-					const struct ps_lname *n, const char *value)
+static const struct pstore_lval *find_value(const struct pstore_lindex *ix,
+					    const struct pstore_seriestab *t,
+					    const struct pstore_lname *n, const char *value)
 {
 	size_t lo = 0, hi = n->nvals;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct ps_lval *v = &ix->vals.v[n->val_off + mid];
-		int c = strcmp(ps_str(&t->str, v->value), value);
+		const struct pstore_lval *v = &ix->vals.v[n->val_off + mid];
+		int c = strcmp(pstore_str(&t->str, v->value), value);
 
 		if (!c)
 			return v;
@@ -38,33 +39,33 @@ static const struct ps_lval *find_value(const struct ps_lindex *ix, const struct
 }
 
 /* The series m accepts, into one (nseries bytes). */
-static void matcher_set(const struct ps_matcher *m, const struct ps_seriestab *t,
-			const struct ps_lindex *ix, uint8_t *one)
+static void matcher_set(const struct pstore_matcher *m, const struct pstore_seriestab *t,
+			const struct pstore_lindex *ix, uint8_t *one)
 {
-	bool empty_ok = ps_matcher_value(m, "");
-	uint32_t ni = ps_lindex_find(ix, t, m->name);
-	const struct ps_lname *n = ni == UINT32_MAX ? NULL : &ix->names.v[ni];
+	bool empty_ok = pstore_matcher_value(m, "");
+	uint32_t ni = pstore_lindex_find(ix, t, m->name);
+	const struct pstore_lname *n = ni == UINT32_MAX ? NULL : &ix->names.v[ni];
 
 	memset(one, empty_ok, t->series.n);
 	if (!n)
 		return;
 	if (m->op == PS_EQ && !empty_ok) {
-		const struct ps_lval *v = find_value(ix, t, n, m->value);
+		const struct pstore_lval *v = find_value(ix, t, n, m->value);
 
 		if (v)
 			set_postings(ix, v, one, 1);
 		return;
 	}
 	for (uint32_t i = 0; i < n->nvals; i++) {
-		const struct ps_lval *v = &ix->vals.v[n->val_off + i];
+		const struct pstore_lval *v = &ix->vals.v[n->val_off + i];
 
-		if (ps_matcher_value(m, ps_str(&t->str, v->value)) != empty_ok)
+		if (pstore_matcher_value(m, pstore_str(&t->str, v->value)) != empty_ok)
 			set_postings(ix, v, one, !empty_ok);
 	}
 }
 
-int ps_select_series(const struct pstore_selector *sel, const struct ps_seriestab *t,
-		     const struct ps_lindex *ix, uint8_t *bitmap)
+int pstore_select_series(const struct pstore_selector *sel, const struct pstore_seriestab *t,
+		     const struct pstore_lindex *ix, uint8_t *bitmap)
 {
 	uint8_t *one;
 

@@ -17,14 +17,14 @@ struct nkey {
 
 static uint64_t node_hash(const void *ctx, size_t i)
 {
-	const struct ps_ntree *t = ctx;
+	const struct pstore_ntree *t = ctx;
 
-	return ps_mix(((uint64_t)t->parent.v[i] << 32) | t->name.v[i]);
+	return pstore_mix(((uint64_t)t->parent.v[i] << 32) | t->name.v[i]);
 }
 
 static bool node_equal(const void *ctx, size_t i, const void *key)
 {
-	const struct ps_ntree *t = ctx;
+	const struct pstore_ntree *t = ctx;
 	const struct nkey *k = key;
 
 	return t->parent.v[i] == k->parent && t->name.v[i] == k->name;
@@ -32,68 +32,68 @@ static bool node_equal(const void *ctx, size_t i, const void *key)
 
 static const struct wire_hset_ops ops = { node_hash, node_equal };
 
-int ps_ntree_init(struct ps_ntree *t)
+int pstore_ntree_init(struct pstore_ntree *t)
 {
 	memset(t, 0, sizeof(*t));
-	PS_TRY(ps_strtab_init(&t->names));
-	PS_TRY(ps_vec_push(&t->parent, 0));
-	PS_TRY(ps_vec_push(&t->name, 0));
-	PS_TRY(ps_vec_push(&t->self, 0));
-	return ps_vec_push(&t->total, 0);
+	PS_TRY(pstore_strtab_init(&t->names));
+	PS_TRY(pstore_vec_push(&t->parent, 0));
+	PS_TRY(pstore_vec_push(&t->name, 0));
+	PS_TRY(pstore_vec_push(&t->self, 0));
+	return pstore_vec_push(&t->total, 0);
 }
 
-void ps_ntree_release(struct ps_ntree *t)
+void pstore_ntree_release(struct pstore_ntree *t)
 {
-	ps_strtab_release(&t->names);
-	ps_vec_free(&t->parent);
-	ps_vec_free(&t->name);
-	ps_vec_free(&t->self);
-	ps_vec_free(&t->total);
+	pstore_strtab_release(&t->names);
+	pstore_vec_free(&t->parent);
+	pstore_vec_free(&t->name);
+	pstore_vec_free(&t->self);
+	pstore_vec_free(&t->total);
 	wire_hset_release(&t->set);
 	free(t->first);
 	free(t->next);
 	t->first = t->next = NULL;
 }
 
-int ps_ntree_child(struct ps_ntree *t, uint32_t parent, const char *name, size_t len,
+int pstore_ntree_child(struct pstore_ntree *t, uint32_t parent, const char *name, size_t len,
 		   uint32_t *out)
 {
 	struct nkey k = { parent, 0 };
 	uint64_t h;
 	uint32_t i;
 
-	PS_TRY(ps_strtab_intern(&t->names, name, len, &k.name));
-	h = ps_mix(((uint64_t)parent << 32) | k.name);
-	i = ps_hset_find(&t->set, &ops, t, h, &k);
+	PS_TRY(pstore_strtab_intern(&t->names, name, len, &k.name));
+	h = pstore_mix(((uint64_t)parent << 32) | k.name);
+	i = pstore_hset_find(&t->set, &ops, t, h, &k);
 	if (i == UINT32_MAX) {
 		i = (uint32_t)t->parent.n;
-		PS_TRY(ps_vec_push(&t->parent, parent));
-		PS_TRY(ps_vec_push(&t->name, k.name));
-		PS_TRY(ps_vec_push(&t->self, 0));
-		PS_TRY(ps_vec_push(&t->total, 0));
-		PS_TRY(ps_hset_insert(&t->set, &ops, t, i, h));
+		PS_TRY(pstore_vec_push(&t->parent, parent));
+		PS_TRY(pstore_vec_push(&t->name, k.name));
+		PS_TRY(pstore_vec_push(&t->self, 0));
+		PS_TRY(pstore_vec_push(&t->total, 0));
+		PS_TRY(pstore_hset_insert(&t->set, &ops, t, i, h));
 	}
 	*out = i;
 	return 0;
 }
 
 /* The name of line k of location l. */
-static const char *line_name(const struct ps_dict *d, const struct ps_line *ln)
+static const char *line_name(const struct pstore_dict *d, const struct pstore_line *ln)
 {
-	const struct ps_func *f = &d->funcs.v[ln->func];
-	const char *n = ps_str(&d->str, f->name);
+	const struct pstore_func *f = &d->funcs.v[ln->func];
+	const char *n = pstore_str(&d->str, f->name);
 
 	if (!*n)
-		n = ps_str(&d->str, f->system_name);
+		n = pstore_str(&d->str, f->system_name);
 	return *n ? n : "?";
 }
 
-static int unresolved_name(const struct ps_dict *d, const struct ps_loc *l, char *buf,
+static int unresolved_name(const struct pstore_dict *d, const struct pstore_loc *l, char *buf,
 			   size_t size)
 {
 	if (l->mapping) {
-		const struct ps_map *m = &d->maps.v[l->mapping - 1];
-		const char *file = ps_str(&d->str, m->filename), *slash = strrchr(file, '/');
+		const struct pstore_map *m = &d->maps.v[l->mapping - 1];
+		const char *file = pstore_str(&d->str, m->filename), *slash = strrchr(file, '/');
 
 		return snprintf(buf, size, "%s+0x%llx", *file ? (slash ? slash + 1 : file) : "?",
 				(unsigned long long)(l->address - m->start + m->offset));
@@ -101,60 +101,60 @@ static int unresolved_name(const struct ps_dict *d, const struct ps_loc *l, char
 	return snprintf(buf, size, "0x%llx", (unsigned long long)l->address);
 }
 
-static int location_frames(struct ps_ntree *t, const struct ps_dict *d, uint32_t loc,
+static int location_frames(struct pstore_ntree *t, const struct pstore_dict *d, uint32_t loc,
 			   uint32_t cur, uint32_t *out)
 {
-	const struct ps_loc *l = &d->locs.v[loc];
+	const struct pstore_loc *l = &d->locs.v[loc];
 	char buf[320];
 	int n;
 
 	if (!l->nlines) {
 		n = unresolved_name(d, l, buf, sizeof(buf));
-		return ps_ntree_child(t, cur, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1,
-				      out);
+		return pstore_ntree_child(
+			t, cur, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out);
 	}
 	for (uint32_t k = l->nlines; k-- > 0;) {
 		const char *name = line_name(d, &d->lines.v[l->line_off + k]);
 
-		PS_TRY(ps_ntree_child(t, cur, name, strlen(name), &cur));
+		PS_TRY(pstore_ntree_child(t, cur, name, strlen(name), &cur));
 	}
 	*out = cur;
 	return 0;
 }
 
-int ps_ntree_build(const struct pstore_result *r, struct ps_ntree *t)
+int pstore_ntree_build(const struct pstore_result *r, struct pstore_ntree *t)
 {
-	const struct ps_dict *d = &r->dict;
-	size_t n = ps_dict_nodes(d);
+	const struct pstore_dict *d = &r->dict;
+	size_t n = pstore_dict_nodes(d);
 	uint32_t *map = malloc(n * sizeof(*map));
-	int err = map ? ps_ntree_init(t) : -ENOMEM;
+	int err = map ? pstore_ntree_init(t) : -ENOMEM;
 
 	if (map)
 		map[0] = 0;
 	for (size_t i = 1; !err && i < n; i++) {
 		err = location_frames(t, d, d->node_loc.v[i], map[d->node_parent.v[i]], &map[i]);
 		if (!err && i < r->self.n)
-			t->self.v[map[i]] = ps_add(t->self.v[map[i]], r->self.v[i]);
+			t->self.v[map[i]] = pstore_add(t->self.v[map[i]], r->self.v[i]);
 	}
 	free(map);
 	if (!err)
-		err = ps_ntree_finish(t);
+		err = pstore_ntree_finish(t);
 	return err;
 }
 
 static int cmp_child(const void *a, const void *b, void *ctx)
 {
-	const struct ps_ntree *t = ctx;
+	const struct pstore_ntree *t = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	if (t->parent.v[x] != t->parent.v[y])
 		return t->parent.v[x] < t->parent.v[y] ? -1 : 1;
-	return strcmp(ps_str(&t->names, t->name.v[x]), ps_str(&t->names, t->name.v[y]));
+	return strcmp(pstore_str(&t->names, t->name.v[x]), pstore_str(&t->names, t->name.v[y]));
 }
 
-int ps_ntree_finish(struct ps_ntree *t)
+int pstore_ntree_finish(struct pstore_ntree *t)
 {
-	size_t n = ps_ntree_count(t);
+	size_t n = pstore_ntree_count(t);
 	uint32_t *order = malloc(n * sizeof(*order));
 
 	free(t->first);
@@ -168,10 +168,10 @@ int ps_ntree_finish(struct ps_ntree *t)
 	for (size_t i = 0; i < n; i++)
 		t->total.v[i] = t->self.v[i];
 	for (size_t i = n; i-- > 1;)
-		t->total.v[t->parent.v[i]] = ps_add(t->total.v[t->parent.v[i]], t->total.v[i]);
+		t->total.v[t->parent.v[i]] = pstore_add(t->total.v[t->parent.v[i]], t->total.v[i]);
 	for (size_t i = 1; i < n; i++)
 		order[i - 1] = (uint32_t)i;
-	ps_qsort_r(order, n - 1, sizeof(*order), cmp_child, t);
+	pstore_qsort_r(order, n - 1, sizeof(*order), cmp_child, t);
 	memset(t->first, 0, n * sizeof(*t->first)); /* 0: none (the root is nobody's child) */
 	memset(t->next, 0, n * sizeof(*t->next));
 	for (size_t i = n - 1; i-- > 0;) { /* backwards: lists come out in order */
@@ -184,7 +184,7 @@ int ps_ntree_finish(struct ps_ntree *t)
 	return 0;
 }
 
-int ps_ntree_path(const struct ps_ntree *t, uint32_t n, struct ember_buf *b)
+int pstore_ntree_path(const struct pstore_ntree *t, uint32_t n, struct ember_buf *b)
 {
 	uint32_t chain[8192];
 	size_t k = 0;
@@ -193,7 +193,7 @@ int ps_ntree_path(const struct ps_ntree *t, uint32_t n, struct ember_buf *b)
 	for (; n && k < 8192; n = t->parent.v[n])
 		chain[k++] = n;
 	while (k--) {
-		const char *s = ps_str(&t->names, t->name.v[chain[k]]);
+		const char *s = pstore_str(&t->names, t->name.v[chain[k]]);
 
 		PS_TRY(ember_buf_append(b, s, strlen(s)));
 		if (k)
@@ -203,7 +203,7 @@ int ps_ntree_path(const struct ps_ntree *t, uint32_t n, struct ember_buf *b)
 }
 
 /* Whether an ancestor of n has n's name. */
-static bool recursive(const struct ps_ntree *t, uint32_t n)
+static bool recursive(const struct pstore_ntree *t, uint32_t n)
 {
 	for (uint32_t a = t->parent.v[n]; a; a = t->parent.v[a])
 		if (t->name.v[a] == t->name.v[n])
@@ -211,18 +211,18 @@ static bool recursive(const struct ps_ntree *t, uint32_t n)
 	return false;
 }
 
-int ps_ntree_functions(const struct ps_ntree *t, struct ps_fstat **out)
+int pstore_ntree_functions(const struct pstore_ntree *t, struct pstore_fstat **out)
 {
-	struct ps_fstat *f = calloc(ps_strtab_count(&t->names) + 1, sizeof(*f));
+	struct pstore_fstat *f = calloc(pstore_strtab_count(&t->names) + 1, sizeof(*f));
 
 	if (!f)
 		return -ENOMEM;
-	for (size_t i = 1; i < ps_ntree_count(t); i++) {
-		struct ps_fstat *s = &f[t->name.v[i]];
+	for (size_t i = 1; i < pstore_ntree_count(t); i++) {
+		struct pstore_fstat *s = &f[t->name.v[i]];
 
-		s->self = ps_add(s->self, t->self.v[i]);
+		s->self = pstore_add(s->self, t->self.v[i]);
 		if (!recursive(t, (uint32_t)i))
-			s->total = ps_add(s->total, t->total.v[i]);
+			s->total = pstore_add(s->total, t->total.v[i]);
 	}
 	*out = f;
 	return 0;
@@ -232,14 +232,14 @@ struct wframe {
 	uint32_t node, child; /* child: the next child to visit, 0 when done */
 };
 
-int ps_ntree_walk(const struct ps_ntree *t, int (*fn)(void *ctx, uint32_t n, int depth,
+int pstore_ntree_walk(const struct pstore_ntree *t, int (*fn)(void *ctx, uint32_t n, int depth,
 						       bool enter), void *ctx)
 {
 	PS_VEC(struct wframe) st = { 0 };
 	int err = fn(ctx, 0, 0, true);
 
 	if (!err)
-		err = ps_vec_push(&st, ((struct wframe){ 0, t->first[0] }));
+		err = pstore_vec_push(&st, ((struct wframe){ 0, t->first[0] }));
 	while (!err && st.n) {
 		struct wframe *top = &st.v[st.n - 1];
 		uint32_t c = top->child;
@@ -254,8 +254,8 @@ int ps_ntree_walk(const struct ps_ntree *t, int (*fn)(void *ctx, uint32_t n, int
 		if (err > 0) /* do not descend */
 			err = 0;
 		else if (!err)
-			err = ps_vec_push(&st, ((struct wframe){ c, t->first[c] }));
+			err = pstore_vec_push(&st, ((struct wframe){ c, t->first[c] }));
 	}
-	ps_vec_free(&st);
+	pstore_vec_free(&st);
 	return err;
 }

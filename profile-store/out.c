@@ -17,7 +17,7 @@ int pstore_write_buf(void *ctx, const void *data, size_t len)
 	return ember_buf_append(ctx, data, len);
 }
 
-void ps_out_init(struct ps_out *o, pstore_write_fn fn, void *ctx)
+void pstore_out_init(struct pstore_out *o, pstore_write_fn fn, void *ctx)
 {
 	o->fn = fn;
 	o->ctx = ctx;
@@ -25,14 +25,14 @@ void ps_out_init(struct ps_out *o, pstore_write_fn fn, void *ctx)
 	ember_buf_init(&o->buf, 2 * FLUSH_AT);
 }
 
-static void flush(struct ps_out *o)
+static void flush(struct pstore_out *o)
 {
 	if (!o->err && o->buf.len)
 		o->err = o->fn(o->ctx, o->buf.data, o->buf.len);
 	ember_buf_reset(&o->buf);
 }
 
-int ps_out_write(struct ps_out *o, const void *data, size_t len)
+int pstore_out_write(struct pstore_out *o, const void *data, size_t len)
 {
 	if (o->err)
 		return o->err;
@@ -48,7 +48,7 @@ int ps_out_write(struct ps_out *o, const void *data, size_t len)
 	return o->err;
 }
 
-int ps_out_printf(struct ps_out *o, const char *fmt, ...)
+int pstore_out_printf(struct pstore_out *o, const char *fmt, ...)
 {
 	char small[512];
 	va_list ap;
@@ -60,7 +60,7 @@ int ps_out_printf(struct ps_out *o, const char *fmt, ...)
 	if (n < 0)
 		return o->err = -EINVAL;
 	if ((size_t)n < sizeof(small))
-		return ps_out_write(o, small, (size_t)n);
+		return pstore_out_write(o, small, (size_t)n);
 	{
 		char *big = malloc((size_t)n + 1);
 
@@ -69,13 +69,13 @@ int ps_out_printf(struct ps_out *o, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(big, (size_t)n + 1, fmt, ap);
 		va_end(ap);
-		ps_out_write(o, big, (size_t)n);
+		pstore_out_write(o, big, (size_t)n);
 		free(big);
 	}
 	return o->err;
 }
 
-int ps_out_finish(struct ps_out *o)
+int pstore_out_finish(struct pstore_out *o)
 {
 	flush(o);
 	ember_buf_release(&o->buf);
@@ -95,12 +95,13 @@ static size_t utf8_len(const unsigned char *s)
 			return 0;
 	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
 		return 0;
-	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || s[0] > 0xf4 || (s[0] == 0xf4 && s[1] >= 0x90)))
+	if (n == 4 &&
+	    ((s[0] == 0xf0 && s[1] < 0x90) || s[0] > 0xf4 || (s[0] == 0xf4 && s[1] >= 0x90)))
 		return 0;
 	return n;
 }
 
-static int escaped(struct ps_out *o, const char *s, bool json)
+static int escaped(struct pstore_out *o, const char *s, bool json)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -127,22 +128,22 @@ static int escaped(struct ps_out *o, const char *s, bool json)
 		else if (!json && *p == '"')
 			rep = "&quot;";
 		if (rep)
-			ps_out_str(o, rep);
+			pstore_out_str(o, rep);
 		else
-			ps_out_write(o, p, n);
+			pstore_out_write(o, p, n);
 		p += n ? n : 1;
 	}
 	return o->err;
 }
 
-int ps_out_xml(struct ps_out *o, const char *s)
+int pstore_out_xml(struct pstore_out *o, const char *s)
 {
 	return escaped(o, s, false);
 }
 
-int ps_out_json(struct ps_out *o, const char *s)
+int pstore_out_json(struct pstore_out *o, const char *s)
 {
-	ps_out_write(o, "\"", 1);
+	pstore_out_write(o, "\"", 1);
 	escaped(o, s, true);
-	return ps_out_write(o, "\"", 1);
+	return pstore_out_write(o, "\"", 1);
 }

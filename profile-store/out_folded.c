@@ -9,8 +9,8 @@
 #include <inttypes.h>
 
 struct folded {
-	const struct ps_ntree *t;
-	struct ps_out *o;
+	const struct pstore_ntree *t;
+	struct pstore_out *o;
 	struct ember_buf path;
 };
 
@@ -20,24 +20,24 @@ static int visit(void *ctx, uint32_t n, int depth, bool enter)
 
 	if (!enter || !n || !f->t->self.v[n])
 		return 0;
-	PS_TRY(ps_ntree_path(f->t, n, &f->path));
-	ps_out_write(f->o, f->path.data, f->path.len);
-	return ps_out_printf(f->o, " %" PRId64 "\n", f->t->self.v[n]);
+	PS_TRY(pstore_ntree_path(f->t, n, &f->path));
+	pstore_out_write(f->o, f->path.data, f->path.len);
+	return pstore_out_printf(f->o, " %" PRId64 "\n", f->t->self.v[n]);
 	(void)depth;
 }
 
 int pstore_write_folded(const struct pstore_result *r, pstore_write_fn fn, void *ctx)
 {
-	struct ps_ntree t;
-	struct ps_out o;
+	struct pstore_ntree t;
+	struct pstore_out o;
 	struct folded f = { .t = &t, .o = &o };
-	int err = ps_ntree_build(r, &t);
+	int err = pstore_ntree_build(r, &t);
 
-	ps_out_init(&o, fn, ctx);
+	pstore_out_init(&o, fn, ctx);
 	ember_buf_init(&f.path, SIZE_MAX / 2);
 	if (!err)
-		err = ps_ntree_walk(&t, visit, &f);
+		err = pstore_ntree_walk(&t, visit, &f);
 	ember_buf_release(&f.path);
-	ps_ntree_release(&t);
-	return err ? (ps_out_finish(&o), err) : ps_out_finish(&o);
+	pstore_ntree_release(&t);
+	return err ? (pstore_out_finish(&o), err) : pstore_out_finish(&o);
 }

@@ -11,7 +11,7 @@
 #include <assert.h>
 #include <math.h>
 
-int ps_pprof_begin(const struct pstore_result *r, struct pprof_profile **out)
+int pstore_pprof_begin(const struct pstore_result *r, struct pprof_profile **out)
 {
 	struct pprof_profile *p = pprof_profile_new();
 	int err = p ? 0 : -ENOMEM;
@@ -32,16 +32,18 @@ int ps_pprof_begin(const struct pstore_result *r, struct pprof_profile **out)
 
 struct emit {
 	struct pprof_profile *p;
-	const struct ps_dict *d;
+	const struct pstore_dict *d;
 	uint64_t *map, *loc; /* dict index -> pprof id, 0 unset */
 };
 
 static int emit_mapping(struct emit *e, uint32_t m, uint64_t *id)
 {
-	const struct ps_map *dm = &e->d->maps.v[m];
-	struct pprof_mapping_desc md = { .start = dm->start, .limit = dm->limit, .offset = dm->offset,
-					 .filename = ps_str(&e->d->str, dm->filename),
-					 .build_id = ps_str(&e->d->str, dm->build_id) };
+	const struct pstore_map *dm = &e->d->maps.v[m];
+	struct pprof_mapping_desc md = { .start = dm->start,
+					.limit = dm->limit,
+					.offset = dm->offset,
+					.filename = pstore_str(&e->d->str, dm->filename),
+					.build_id = pstore_str(&e->d->str, dm->build_id) };
 
 	if (!e->map[m])
 		PS_TRY(pprof_add_mapping(e->p, &md, &e->map[m]));
@@ -49,7 +51,7 @@ static int emit_mapping(struct emit *e, uint32_t m, uint64_t *id)
 	return 0;
 }
 
-static int emit_lines(struct emit *e, const struct ps_loc *l, uint64_t id)
+static int emit_lines(struct emit *e, const struct pstore_loc *l, uint64_t id)
 {
 	struct pprof_line small[16], *lines = small;
 	int err = 0;
@@ -59,11 +61,11 @@ static int emit_lines(struct emit *e, const struct ps_loc *l, uint64_t id)
 	if (l->nlines > 16 && !(lines = calloc(l->nlines, sizeof(*lines))))
 		return -ENOMEM;
 	for (uint32_t k = 0; !err && k < l->nlines; k++) {
-		const struct ps_line *ln = &e->d->lines.v[l->line_off + k];
-		const struct ps_func *f = &e->d->funcs.v[ln->func];
-		struct pprof_function_desc fd = { ps_str(&e->d->str, f->name),
-						  ps_str(&e->d->str, f->system_name),
-						  ps_str(&e->d->str, f->filename), f->start_line };
+		const struct pstore_line *ln = &e->d->lines.v[l->line_off + k];
+		const struct pstore_func *f = &e->d->funcs.v[ln->func];
+		struct pprof_function_desc fd = {
+			pstore_str(&e->d->str, f->name), pstore_str(&e->d->str, f->system_name),
+			pstore_str(&e->d->str, f->filename), f->start_line };
 
 		lines[k].line = ln->line;
 		lines[k].column = 0;
@@ -78,7 +80,7 @@ static int emit_lines(struct emit *e, const struct ps_loc *l, uint64_t id)
 
 static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
 {
-	const struct ps_loc *l = &e->d->locs.v[loc];
+	const struct pstore_loc *l = &e->d->locs.v[loc];
 	uint64_t mid = 0;
 
 	if (e->loc[loc]) {
@@ -93,8 +95,8 @@ static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
 	return 0;
 }
 
-static int emit_sample(struct emit *e, const struct ps_pprof_add *a, uint32_t node,
-		       struct ps_u64s *stack)
+static int emit_sample(struct emit *e, const struct pstore_pprof_add *a, uint32_t node,
+		       struct pstore_u64s *stack)
 {
 	static const struct pprof_sample_label base = { .key = "pprof::base", .str = "true" };
 	int64_t v = (int64_t)llround((double)a->self[node] * a->scale);
@@ -104,25 +106,25 @@ static int emit_sample(struct emit *e, const struct ps_pprof_add *a, uint32_t no
 		uint64_t id;
 
 		PS_TRY(emit_location(e, e->d->node_loc.v[n], &id));
-		PS_TRY(ps_vec_push(stack, id));
+		PS_TRY(pstore_vec_push(stack, id));
 	}
 	return pprof_add_sample_labeled(e->p, stack->v, stack->n, &v, 1, &base, a->base ? 1 : 0);
 }
 
-int ps_pprof_add(struct pprof_profile *p, const struct ps_pprof_add *a)
+int pstore_pprof_add(struct pprof_profile *p, const struct pstore_pprof_add *a)
 {
 	struct emit e = { .p = p, .d = a->dict };
-	struct ps_u64s stack = { 0 };
+	struct pstore_u64s stack = { 0 };
 	int err = 0;
 
 	e.map = calloc(a->dict->maps.n + 1, sizeof(*e.map));
 	e.loc = calloc(a->dict->locs.n + 1, sizeof(*e.loc));
 	if (!e.map || !e.loc)
 		err = -ENOMEM;
-	for (uint32_t n = 1; !err && n < ps_dict_nodes(a->dict); n++)
+	for (uint32_t n = 1; !err && n < pstore_dict_nodes(a->dict); n++)
 		if (a->self[n])
 			err = emit_sample(&e, a, n, &stack);
-	ps_vec_free(&stack);
+	pstore_vec_free(&stack);
 	free(e.map);
 	free(e.loc);
 	return err;
@@ -131,12 +133,12 @@ int ps_pprof_add(struct pprof_profile *p, const struct ps_pprof_add *a)
 int pstore_write_pprof(const struct pstore_result *r, struct ember_buf *out)
 {
 	struct pprof_profile *p = NULL;
-	struct ps_pprof_add a = { &r->dict, r->self.v, 1.0, false };
-	int err = ps_pprof_begin(r, &p);
+	struct pstore_pprof_add a = { &r->dict, r->self.v, 1.0, false };
+	int err = pstore_pprof_begin(r, &p);
 
-	assert(r->self.n == ps_dict_nodes(&r->dict));
+	assert(r->self.n == pstore_dict_nodes(&r->dict));
 	if (!err)
-		err = ps_pprof_add(p, &a);
+		err = pstore_pprof_add(p, &a);
 	if (!err)
 		err = pprof_encode(p, true, out);
 	pprof_profile_free(p);

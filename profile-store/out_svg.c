@@ -20,7 +20,7 @@
 #define PAD 10
 #define MAX_DEPTH 2048
 
-void ps_format_value(double v, const char *unit, char *buf, size_t size)
+void pstore_format_value(double v, const char *unit, char *buf, size_t size)
 {
 	const char *u = unit ? unit : "";
 
@@ -34,8 +34,15 @@ void ps_format_value(double v, const char *unit, char *buf, size_t size)
 	} else if (strcmp(u, "bytes") == 0) {
 		double a = fabs(v);
 
-		snprintf(buf, size, a >= 1e9 ? "%.2f GB" : a >= 1e6 ? "%.2f MB" : a >= 1e3 ? "%.2f kB" : "%.0f B",
-			 a >= 1e9 ? v / 1e9 : a >= 1e6 ? v / 1e6 : a >= 1e3 ? v / 1e3 : v);
+		snprintf(buf, size,
+			 a >= 1e9   ? "%.2f GB"
+			 : a >= 1e6 ? "%.2f MB"
+			 : a >= 1e3 ? "%.2f kB"
+				    : "%.0f B",
+			 a >= 1e9   ? v / 1e9
+			 : a >= 1e6 ? v / 1e6
+			 : a >= 1e3 ? v / 1e3
+				    : v);
 	} else {
 		snprintf(buf, size, "%.0f%s%s", v, *u && strcmp(u, "count") ? " " : "",
 			 strcmp(u, "count") ? u : "");
@@ -43,8 +50,8 @@ void ps_format_value(double v, const char *unit, char *buf, size_t size)
 }
 
 struct layout {
-	const struct ps_svg_src *src;
-	struct ps_out *o;
+	const struct pstore_svg_src *src;
+	struct pstore_out *o;
 	double px;	  /* width of the root in px */
 	int height;
 	bool icicle;
@@ -60,7 +67,7 @@ static int frame_y(const struct layout *l, int depth)
 /* The label that fits w px (the script's rule: 7 px a character, ".."
  * when cut, nothing under 3 characters), cut on a character boundary; so
  * the graph reads without the script too. */
-static void emit_label(struct ps_out *o, const char *name, double w)
+static void emit_label(struct pstore_out *o, const char *name, double w)
 {
 	int fit = (int)((w - 6) / 7);
 	size_t n = strlen(name), cut;
@@ -69,7 +76,7 @@ static void emit_label(struct ps_out *o, const char *name, double w)
 	if (fit < 3)
 		return;
 	if (n <= (size_t)fit) {
-		ps_out_xml(o, name);
+		pstore_out_xml(o, name);
 		return;
 	}
 	cut = (size_t)fit - 2;
@@ -78,28 +85,28 @@ static void emit_label(struct ps_out *o, const char *name, double w)
 	copy = strndup(name, cut);
 	if (!copy)
 		return;
-	ps_out_xml(o, copy);
-	ps_out_str(o, "..");
+	pstore_out_xml(o, copy);
+	pstore_out_str(o, "..");
 	free(copy);
 }
 
 static void emit_frame(struct layout *l, uint32_t n, int depth, double x, double w)
 {
-	const struct ps_ntree *t = l->src->t;
-	const char *name = n ? ps_str(&t->names, t->name.v[n]) : "all";
+	const struct pstore_ntree *t = l->src->t;
+	const char *name = n ? pstore_str(&t->names, t->name.v[n]) : "all";
 	char rgb[32];
 
 	l->src->fill(l->src->ctx, n, rgb);
-	ps_out_printf(l->o, "<g class=\"f\" e:d=\"%d\" e:n=\"", depth);
-	ps_out_xml(l->o, name);
-	ps_out_str(l->o, "\"><title>");
+	pstore_out_printf(l->o, "<g class=\"f\" e:d=\"%d\" e:n=\"", depth);
+	pstore_out_xml(l->o, name);
+	pstore_out_str(l->o, "\"><title>");
 	l->src->title(l->src->ctx, n, l->o);
-	ps_out_printf(l->o, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+	pstore_out_printf(l->o, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		      "fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%d\">",
 		      PAD + x * l->px, frame_y(l, depth), w * l->px, FRAME_H - 1, rgb,
 		      PAD + x * l->px + 3, frame_y(l, depth) + 11);
 	emit_label(l->o, name, w * l->px);
-	ps_out_str(l->o, "</text></g>\n");
+	pstore_out_str(l->o, "</text></g>\n");
 }
 
 static int visit(void *ctx, uint32_t n, int depth, bool enter)
@@ -136,28 +143,28 @@ static void header(struct layout *l, const struct pstore_svg_opts *o, int width)
 {
 	const char *title = o && o->title ? o->title : "Flame Graph";
 
-	ps_out_printf(l->o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+	pstore_out_printf(l->o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		      "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		      "onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\" "
 		      "xmlns:e=\"urn:ember:flamegraph\">\n", width, l->height, width, l->height);
-	ps_out_str(l->o, "<style type=\"text/css\">text{font-family:Verdana,sans-serif;"
+	pstore_out_str(l->o, "<style type=\"text/css\">text{font-family:Verdana,sans-serif;"
 		   "font-size:12px;fill:#000}.f rect{stroke:#fff;stroke-width:0.3}"
 		   ".f:hover rect{stroke:#000;stroke-width:0.8;cursor:pointer}"
 		   ".btn{cursor:pointer}#title{font-size:17px}</style>\n"
 		   "<script type=\"text/ecmascript\"><![CDATA[\n");
-	ps_out_str(l->o, ps_svg_script);
-	ps_out_printf(l->o, "]]></script>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
+	pstore_out_str(l->o, pstore_svg_script);
+	pstore_out_printf(l->o, "]]></script>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
 		      "fill=\"#f8f8f8\"/>\n<text id=\"title\" x=\"%d\" y=\"20\" "
 		      "text-anchor=\"middle\">", width, l->height, width / 2);
-	ps_out_xml(l->o, title);
-	ps_out_printf(l->o, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"33\" "
+	pstore_out_xml(l->o, title);
+	pstore_out_printf(l->o, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"33\" "
 		      "text-anchor=\"middle\" style=\"font-size:11px;fill:#555\">", width / 2);
-	ps_out_xml(l->o, l->src->subtitle ? l->src->subtitle : "");
+	pstore_out_xml(l->o, l->src->subtitle ? l->src->subtitle : "");
 	if (l->src->legend) {
-		ps_out_str(l->o, " \xe2\x80\x94 ");
-		ps_out_xml(l->o, l->src->legend);
+		pstore_out_str(l->o, " \xe2\x80\x94 ");
+		pstore_out_xml(l->o, l->src->legend);
 	}
-	ps_out_printf(l->o, "</text>\n<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"20\" "
+	pstore_out_printf(l->o, "</text>\n<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"20\" "
 		      "style=\"opacity:0.3\">Reset Zoom</text>\n<text id=\"search\" class=\"btn\" "
 		      "x=\"%d\" y=\"20\" text-anchor=\"end\">Search</text>\n<text id=\"details\" "
 		      "x=\"%d\" y=\"%d\"> </text>\n<text id=\"matched\" x=\"%d\" y=\"%d\" "
@@ -165,11 +172,11 @@ static void header(struct layout *l, const struct pstore_svg_opts *o, int width)
 		      l->height - 7, width - PAD, l->height - 7);
 }
 
-int ps_svg_render(const struct ps_svg_src *src, const struct pstore_svg_opts *o,
+int pstore_svg_render(const struct pstore_svg_src *src, const struct pstore_svg_opts *o,
 		  pstore_write_fn fn, void *ctx)
 {
 	int width = o && o->width > 2 * PAD + 10 ? o->width : 1200;
-	struct ps_out out;
+	struct pstore_out out;
 	struct layout l = { .src = src, .o = &out, .px = width - 2 * PAD,
 			    .icicle = o && o->icicle };
 	int err;
@@ -177,23 +184,23 @@ int ps_svg_render(const struct ps_svg_src *src, const struct pstore_svg_opts *o,
 	l.x = calloc(MAX_DEPTH + 2, sizeof(*l.x));
 	if (!l.x)
 		return -ENOMEM;
-	ps_out_init(&out, fn, ctx);
-	err = ps_ntree_walk(src->t, measure, &l);
+	pstore_out_init(&out, fn, ctx);
+	err = pstore_ntree_walk(src->t, measure, &l);
 	l.height = TOP + BOTTOM + (l.max_depth + 1) * FRAME_H + 8;
 	if (!err) {
 		header(&l, o, width);
-		err = ps_ntree_walk(src->t, visit, &l);
+		err = pstore_ntree_walk(src->t, visit, &l);
 	}
 	if (!err)
-		ps_out_str(&out, "</g>\n</svg>\n");
+		pstore_out_str(&out, "</g>\n</svg>\n");
 	free(l.x);
-	return err ? (ps_out_finish(&out), err) : ps_out_finish(&out);
+	return err ? (pstore_out_finish(&out), err) : pstore_out_finish(&out);
 }
 
 /* ---- the plain flame graph --------------------------------------------------- */
 
 struct plain {
-	const struct ps_ntree *t;
+	const struct pstore_ntree *t;
 	const struct pstore_result *r;
 	double total, quantum;
 };
@@ -201,51 +208,54 @@ struct plain {
 static void plain_fill(const void *ctx, uint32_t n, char rgb[32])
 {
 	const struct plain *p = ctx;
-	const char *name = n ? ps_str(&p->t->names, p->t->name.v[n]) : "all";
-	uint64_t h = ps_hash(name, strlen(name), 3);
+	const char *name = n ? pstore_str(&p->t->names, p->t->name.v[n]) : "all";
+	uint64_t h = pstore_hash(name, strlen(name), 3);
 
 	snprintf(rgb, 32, "rgb(%d,%d,%d)", 205 + (int)(h % 51), (int)((h >> 8) % 231),
 		 (int)((h >> 16) % 56));
 }
 
-static void plain_title(const void *ctx, uint32_t n, struct ps_out *o)
+static void plain_title(const void *ctx, uint32_t n, struct pstore_out *o)
 {
 	const struct plain *p = ctx;
 	double v = (double)p->t->total.v[n];
 	char val[64];
 
-	ps_format_value(v, p->r->sample_unit, val, sizeof(val));
-	ps_out_xml(o, n ? ps_str(&p->t->names, p->t->name.v[n]) : "all");
-	ps_out_printf(o, " (%s", val);
+	pstore_format_value(v, p->r->sample_unit, val, sizeof(val));
+	pstore_out_xml(o, n ? pstore_str(&p->t->names, p->t->name.v[n]) : "all");
+	pstore_out_printf(o, " (%s", val);
 	if (p->quantum > 1)
-		ps_out_printf(o, ", %.0f samples", v / p->quantum);
-	ps_out_printf(o, ", %.2f%%)", p->total ? 100 * v / p->total : 0);
+		pstore_out_printf(o, ", %.0f samples", v / p->quantum);
+	pstore_out_printf(o, ", %.2f%%)", p->total ? 100 * v / p->total : 0);
 }
 
 int pstore_write_flamegraph(const struct pstore_result *r, const struct pstore_svg_opts *o,
 			    pstore_write_fn fn, void *ctx)
 {
-	struct ps_ntree t;
-	struct plain p = { &t, r, 0, ps_result_quantum(r) };
-	struct ps_svg_src src = { .t = &t, .fill = plain_fill, .title = plain_title, .ctx = &p };
+	struct pstore_ntree t;
+	struct plain p = { &t, r, 0, pstore_result_quantum(r) };
+	struct pstore_svg_src src = {
+		.t = &t, .fill = plain_fill, .title = plain_title, .ctx = &p
+	};
 	char sub[512], val[64];
 	double *width = NULL;
-	int err = ps_ntree_build(r, &t);
+	int err = pstore_ntree_build(r, &t);
 
-	if (!err && !(width = malloc(ps_ntree_count(&t) * sizeof(*width))))
+	if (!err && !(width = malloc(pstore_ntree_count(&t) * sizeof(*width))))
 		err = -ENOMEM;
 	if (!err) {
 		p.total = (double)t.total.v[0];
-		for (size_t i = 0; i < ps_ntree_count(&t); i++)
-			width[i] = p.total > 0 && t.total.v[i] > 0 ? (double)t.total.v[i] / p.total : 0;
-		ps_format_value(p.total, r->sample_unit, val, sizeof(val));
+		for (size_t i = 0; i < pstore_ntree_count(&t); i++)
+			width[i] = p.total > 0 && t.total.v[i] > 0 ? (double)t.total.v[i] / p.total
+								   : 0;
+		pstore_format_value(p.total, r->sample_unit, val, sizeof(val));
 		snprintf(sub, sizeof(sub), "%s, %" PRIu64 " profiles, total %s", r->type,
 			 r->profiles, val);
 		src.width = width;
 		src.subtitle = sub;
-		err = ps_svg_render(&src, o, fn, ctx);
+		err = pstore_svg_render(&src, o, fn, ctx);
 	}
 	free(width);
-	ps_ntree_release(&t);
+	pstore_ntree_release(&t);
 	return err;
 }

@@ -26,14 +26,14 @@ static double pct(int64_t v, int64_t total)
 }
 
 /* Rows over tree t (names point into t). */
-static int top_rows(const struct ps_ntree *t, int64_t total, size_t n,
+static int top_rows(const struct pstore_ntree *t, int64_t total, size_t n,
 		    struct pstore_top_row **rows, size_t *nrows)
 {
-	struct ps_fstat *f;
-	size_t names = ps_strtab_count(&t->names), k = 0;
+	struct pstore_fstat *f;
+	size_t names = pstore_strtab_count(&t->names), k = 0;
 	struct pstore_top_row *r;
 
-	PS_TRY(ps_ntree_functions(t, &f));
+	PS_TRY(pstore_ntree_functions(t, &f));
 	r = malloc((names + 1) * sizeof(*r));
 	if (!r) {
 		free(f);
@@ -41,10 +41,11 @@ static int top_rows(const struct ps_ntree *t, int64_t total, size_t n,
 	}
 	for (uint32_t i = 1; i < names; i++)
 		if (f[i].self || f[i].total)
-			r[k++] = (struct pstore_top_row){ ps_str(&t->names, i), f[i].self, f[i].total,
-							 pct(f[i].self, total), pct(f[i].total, total) };
+			r[k++] = (struct pstore_top_row){ pstore_str(&t->names, i), f[i].self,
+							 f[i].total, pct(f[i].self, total),
+							 pct(f[i].total, total) };
 	free(f);
-	ps_qsort(r, k, sizeof(*r), cmp_row);
+	pstore_qsort(r, k, sizeof(*r), cmp_row);
 	*rows = r;
 	*nrows = n && n < k ? n : k;
 	return 0;
@@ -53,16 +54,16 @@ static int top_rows(const struct ps_ntree *t, int64_t total, size_t n,
 int pstore_result_top(const struct pstore_result *r, size_t n, struct pstore_top_row **rows,
 		      size_t *nrows)
 {
-	struct ps_ntree t;
+	struct pstore_ntree t;
 	struct pstore_top_row *tr;
 	size_t k, bytes = 0;
 	char *names;
-	int err = ps_ntree_build(r, &t);
+	int err = pstore_ntree_build(r, &t);
 
 	if (!err)
-		err = top_rows(&t, ps_result_total(r), n, &tr, &k);
+		err = top_rows(&t, pstore_result_total(r), n, &tr, &k);
 	if (err) {
-		ps_ntree_release(&t);
+		pstore_ntree_release(&t);
 		return err;
 	}
 	/* One allocation holding the rows and their names, so free(rows)
@@ -72,7 +73,7 @@ int pstore_result_top(const struct pstore_result *r, size_t n, struct pstore_top
 	*rows = malloc(k * sizeof(**rows) + bytes + 1);
 	if (!*rows) {
 		free(tr);
-		ps_ntree_release(&t);
+		pstore_ntree_release(&t);
 		return -ENOMEM;
 	}
 	names = (char *)(*rows + k);
@@ -83,43 +84,43 @@ int pstore_result_top(const struct pstore_result *r, size_t n, struct pstore_top
 	}
 	*nrows = k;
 	free(tr);
-	ps_ntree_release(&t);
+	pstore_ntree_release(&t);
 	return 0;
 }
 
-static void text_rows(struct ps_out *o, const struct pstore_result *r,
+static void text_rows(struct pstore_out *o, const struct pstore_result *r,
 		      const struct pstore_top_row *rows, size_t k, size_t all)
 {
 	double sum = 0;
 
-	ps_out_printf(o, "Type: %s\nShowing %zu of %zu functions, total %" PRId64 " %s\n",
-		      r->type, k, all, ps_result_total(r), r->sample_unit);
-	ps_out_printf(o, "%14s %7s %7s %14s %7s  %s\n", "self", "self%", "sum%", "total", "total%",
-		      "name");
+	pstore_out_printf(o, "Type: %s\nShowing %zu of %zu functions, total %" PRId64 " %s\n",
+		      r->type, k, all, pstore_result_total(r), r->sample_unit);
+	pstore_out_printf(o, "%14s %7s %7s %14s %7s  %s\n", "self", "self%", "sum%", "total",
+			  "total%", "name");
 	for (size_t i = 0; i < k; i++) {
 		sum += rows[i].self_pct;
-		ps_out_printf(o, "%14" PRId64 " %6.2f%% %6.2f%% %14" PRId64 " %6.2f%%  %s\n",
+		pstore_out_printf(o, "%14" PRId64 " %6.2f%% %6.2f%% %14" PRId64 " %6.2f%%  %s\n",
 			      rows[i].self, rows[i].self_pct, sum, rows[i].total, rows[i].total_pct,
 			      rows[i].name);
 	}
 }
 
-static void json_rows(struct ps_out *o, const struct pstore_result *r,
+static void json_rows(struct pstore_out *o, const struct pstore_result *r,
 		      const struct pstore_top_row *rows, size_t k)
 {
-	ps_out_str(o, "{\"type\":");
-	ps_out_json(o, r->type);
-	ps_out_printf(o, ",\"unit\":");
-	ps_out_json(o, r->sample_unit);
-	ps_out_printf(o, ",\"total\":%" PRId64 ",\"rows\":[", ps_result_total(r));
+	pstore_out_str(o, "{\"type\":");
+	pstore_out_json(o, r->type);
+	pstore_out_printf(o, ",\"unit\":");
+	pstore_out_json(o, r->sample_unit);
+	pstore_out_printf(o, ",\"total\":%" PRId64 ",\"rows\":[", pstore_result_total(r));
 	for (size_t i = 0; i < k; i++) {
-		ps_out_str(o, i ? ",{\"name\":" : "{\"name\":");
-		ps_out_json(o, rows[i].name);
-		ps_out_printf(o, ",\"self\":%" PRId64 ",\"self_pct\":%.4f,\"total\":%" PRId64
+		pstore_out_str(o, i ? ",{\"name\":" : "{\"name\":");
+		pstore_out_json(o, rows[i].name);
+		pstore_out_printf(o, ",\"self\":%" PRId64 ",\"self_pct\":%.4f,\"total\":%" PRId64
 			      ",\"total_pct\":%.4f}", rows[i].self, rows[i].self_pct, rows[i].total,
 			      rows[i].total_pct);
 	}
-	ps_out_str(o, "]}\n");
+	pstore_out_str(o, "]}\n");
 }
 
 int pstore_write_top(const struct pstore_result *r, size_t n, bool json, pstore_write_fn fn,
@@ -127,17 +128,17 @@ int pstore_write_top(const struct pstore_result *r, size_t n, bool json, pstore_
 {
 	struct pstore_top_row *rows = NULL;
 	size_t k = 0, all = 0;
-	struct ps_out o;
+	struct pstore_out o;
 	int err = pstore_result_top(r, 0, &rows, &all);
 
 	if (err)
 		return err;
 	k = n && n < all ? n : all;
-	ps_out_init(&o, fn, ctx);
+	pstore_out_init(&o, fn, ctx);
 	if (json)
 		json_rows(&o, r, rows, k);
 	else
 		text_rows(&o, r, rows, k, all);
 	free(rows);
-	return ps_out_finish(&o);
+	return pstore_out_finish(&o);
 }

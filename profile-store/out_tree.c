@@ -8,22 +8,23 @@
 #include <inttypes.h>
 
 struct tree_out {
-	const struct ps_ntree *t;
-	struct ps_out *o;
+	const struct pstore_ntree *t;
+	struct pstore_out *o;
 };
 
 static int visit(void *ctx, uint32_t n, int depth, bool enter)
 {
 	struct tree_out *w = ctx;
-	const struct ps_ntree *t = w->t;
+	const struct pstore_ntree *t = w->t;
 
 	(void)depth;
 	if (!enter)
-		return ps_out_str(w->o, t->first[n] ? "]}" : "}");
-	ps_out_str(w->o, "{\"name\":");
-	ps_out_json(w->o, n ? ps_str(&t->names, t->name.v[n]) : "total");
-	ps_out_printf(w->o, ",\"self\":%" PRId64 ",\"total\":%" PRId64, t->self.v[n], t->total.v[n]);
-	return ps_out_str(w->o, t->first[n] ? ",\"children\":[" : "");
+		return pstore_out_str(w->o, t->first[n] ? "]}" : "}");
+	pstore_out_str(w->o, "{\"name\":");
+	pstore_out_json(w->o, n ? pstore_str(&t->names, t->name.v[n]) : "total");
+	pstore_out_printf(w->o, ",\"self\":%" PRId64 ",\"total\":%" PRId64, t->self.v[n],
+			  t->total.v[n]);
+	return pstore_out_str(w->o, t->first[n] ? ",\"children\":[" : "");
 }
 
 /* Commas: a node that is not its parent's first child is preceded by one. */
@@ -32,22 +33,22 @@ static int visit_commas(void *ctx, uint32_t n, int depth, bool enter)
 	struct tree_out *w = ctx;
 
 	if (enter && n && w->t->first[w->t->parent.v[n]] != n)
-		ps_out_str(w->o, ",");
+		pstore_out_str(w->o, ",");
 	return visit(ctx, n, depth, enter);
 }
 
 int pstore_write_tree_json(const struct pstore_result *r, pstore_write_fn fn, void *ctx)
 {
-	struct ps_ntree t;
-	struct ps_out o;
+	struct pstore_ntree t;
+	struct pstore_out o;
 	struct tree_out w = { &t, &o };
-	int err = ps_ntree_build(r, &t);
+	int err = pstore_ntree_build(r, &t);
 
-	ps_out_init(&o, fn, ctx);
+	pstore_out_init(&o, fn, ctx);
 	if (!err)
-		err = ps_ntree_walk(&t, visit_commas, &w);
+		err = pstore_ntree_walk(&t, visit_commas, &w);
 	if (!err)
-		ps_out_str(&o, "\n");
-	ps_ntree_release(&t);
-	return err ? (ps_out_finish(&o), err) : ps_out_finish(&o);
+		pstore_out_str(&o, "\n");
+	pstore_ntree_release(&t);
+	return err ? (pstore_out_finish(&o), err) : pstore_out_finish(&o);
 }

@@ -1,9 +1,11 @@
 /*
- * pstore_internal.h - what only profile-store/ sees.
+ * pstore_internal.h - what only profile-store/ sees.  Its functions carry
+ * the component's prefix too (pstore_), so the library exports no other;
+ * its macros are PS_.
  *
  * One concept a file:
  *   diag.c          errors, the why buffer, pstore_strerror
- *   vec.c           growable arrays (ps_grow)
+ *   vec.c           growable arrays (pstore_grow)
  *   hash.c          the hash function (the sets are wire's, wire_hset.h)
  *   varint.c        LEB128 varints and zigzag, bounded cursor readers
  *   strtab.c        interned strings
@@ -66,18 +68,18 @@
 
 /* ---- errors (diag.c) ---------------------------------------------------- */
 
-#define ps_diag ember_diag
+#define pstore_diag ember_diag
 
-static inline struct ps_diag ps_diag_make(char *msg, size_t size)
+static inline struct pstore_diag pstore_diag_make(char *msg, size_t size)
 {
-	struct ps_diag d = { .msg = msg, .size = size, .set = false };
+	struct pstore_diag d = { .msg = msg, .size = size, .set = false };
 
 	if (msg && size)
 		msg[0] = '\0';
 	return d;
 }
 
-int ps_diag_fail(struct ps_diag *d, int err, const char *where, const char *fmt, ...)
+int pstore_diag_fail(struct pstore_diag *d, int err, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 #define PS_STR_(x) #x
@@ -87,7 +89,7 @@ int ps_diag_fail(struct ps_diag *d, int err, const char *where, const char *fmt,
 #else
 #define PS_WHERE __FILE__ ":" PS_STR(__LINE__)
 #endif
-#define PS_FAIL(d, err, ...) ps_diag_fail((d), (err), PS_WHERE, __VA_ARGS__)
+#define PS_FAIL(d, err, ...) pstore_diag_fail((d), (err), PS_WHERE, __VA_ARGS__)
 #define PS_FAIL_IF(cond, d, err, ...)                                        \
 	do {                                                                 \
 		if (cond)                                                    \
@@ -104,7 +106,7 @@ int ps_diag_fail(struct ps_diag *d, int err, const char *where, const char *fmt,
 
 /* Make room for need elements in *arr (capacity *cap, doubling): 0 or
  * -ENOMEM (nothing changed). */
-int ps_grow(void *arr, size_t *cap, size_t need, size_t elem);
+int pstore_grow(void *arr, size_t *cap, size_t need, size_t elem);
 
 #define PS_VEC(T)                                                            \
 	struct {                                                             \
@@ -117,14 +119,14 @@ int ps_grow(void *arr, size_t *cap, size_t need, size_t elem);
 		T *v;                                                        \
 		size_t n, cap;                                               \
 	}
-PS_VEC_DEF(ps_labels, struct pstore_label);
-PS_VEC_DEF(ps_u32s, uint32_t);
-PS_VEC_DEF(ps_strs, char *);
-PS_VEC_DEF(ps_u64s, uint64_t);
-#define ps_vec_reserve(vec, need) ps_grow(&(vec)->v, &(vec)->cap, (need), sizeof(*(vec)->v))
-#define ps_vec_push(vec, x)                                                  \
-	(ps_vec_reserve((vec), (vec)->n + 1) ? -ENOMEM : ((vec)->v[(vec)->n++] = (x), 0))
-#define ps_vec_free(vec)                                                     \
+PS_VEC_DEF(pstore_labels, struct pstore_label);
+PS_VEC_DEF(pstore_u32s, uint32_t);
+PS_VEC_DEF(pstore_strs, char *);
+PS_VEC_DEF(pstore_u64s, uint64_t);
+#define pstore_vec_reserve(vec, need) pstore_grow(&(vec)->v, &(vec)->cap, (need), sizeof(*(vec)->v))
+#define pstore_vec_push(vec, x)                                                  \
+	(pstore_vec_reserve((vec), (vec)->n + 1) ? -ENOMEM : ((vec)->v[(vec)->n++] = (x), 0))
+#define pstore_vec_free(vec)                                                     \
 	do {                                                                 \
 		free((vec)->v);                                              \
 		(vec)->v = NULL;                                             \
@@ -133,21 +135,21 @@ PS_VEC_DEF(ps_u64s, uint64_t);
 
 /* qsort/qsort_r/memcpy that accept (NULL, 0), which libc's do not
  * promise (UBSan holds them to it). */
-static inline void ps_qsort(void *base, size_t n, size_t size,
+static inline void pstore_qsort(void *base, size_t n, size_t size,
 			    int (*cmp)(const void *, const void *))
 {
 	if (n > 1)
 		qsort(base, n, size, cmp);
 }
 
-static inline void ps_qsort_r(void *base, size_t n, size_t size,
+static inline void pstore_qsort_r(void *base, size_t n, size_t size,
 			      int (*cmp)(const void *, const void *, void *), void *ctx)
 {
 	if (n > 1)
 		qsort_r(base, n, size, cmp, ctx);
 }
 
-static inline void ps_memcpy(void *dst, const void *src, size_t n)
+static inline void pstore_memcpy(void *dst, const void *src, size_t n)
 {
 	if (n)
 		memcpy(dst, src, n);
@@ -155,9 +157,9 @@ static inline void ps_memcpy(void *dst, const void *src, size_t n)
 
 /* ---- hashing (hash.c) --------------------------------------------------- */
 
-uint64_t ps_hash(const void *data, size_t len, uint64_t seed);
+uint64_t pstore_hash(const void *data, size_t len, uint64_t seed);
 
-static inline uint64_t ps_mix(uint64_t x)
+static inline uint64_t pstore_mix(uint64_t x)
 {
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
@@ -168,7 +170,7 @@ static inline uint64_t ps_mix(uint64_t x)
 }
 
 /* Sets of element indexes: wire's (wire_hset.h), with uint32_t ids. */
-static inline uint32_t ps_hset_find(const struct wire_hset *s, const struct wire_hset_ops *ops,
+static inline uint32_t pstore_hset_find(const struct wire_hset *s, const struct wire_hset_ops *ops,
 				    const void *ctx, uint64_t h, const void *key)
 {
 	size_t i = wire_hset_find(s, ops, ctx, h, key);
@@ -177,7 +179,7 @@ static inline uint32_t ps_hset_find(const struct wire_hset *s, const struct wire
 }
 
 /* Add idx; h is its hash (wire's set asks ops for it). */
-static inline int ps_hset_insert(struct wire_hset *s, const struct wire_hset_ops *ops,
+static inline int pstore_hset_insert(struct wire_hset *s, const struct wire_hset_ops *ops,
 				 const void *ctx, uint32_t idx, uint64_t h)
 {
 	(void)h;
@@ -186,51 +188,51 @@ static inline int ps_hset_insert(struct wire_hset *s, const struct wire_hset_ops
 
 /* Values are summed wrapping (two's complement): a profile or a block
  * may hold any int64, and an overflow must not be undefined. */
-static inline int64_t ps_add(int64_t a, int64_t b)
+static inline int64_t pstore_add(int64_t a, int64_t b)
 {
 	return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
-static inline int64_t ps_mul(int64_t a, int64_t b)
+static inline int64_t pstore_mul(int64_t a, int64_t b)
 {
 	return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
 /* ---- varints (varint.c) -------------------------------------------------- */
 
-static inline uint64_t ps_zigzag(int64_t v)
+static inline uint64_t pstore_zigzag(int64_t v)
 {
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
 
-static inline int64_t ps_unzigzag(uint64_t v)
+static inline int64_t pstore_unzigzag(uint64_t v)
 {
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
 /* Append v as LEB128 (1-10 bytes). */
-int ps_put_uvarint(struct ember_buf *b, uint64_t v);
-static inline int ps_put_svarint(struct ember_buf *b, int64_t v)
+int pstore_put_uvarint(struct ember_buf *b, uint64_t v);
+static inline int pstore_put_svarint(struct ember_buf *b, int64_t v)
 {
-	return ps_put_uvarint(b, ps_zigzag(v));
+	return pstore_put_uvarint(b, pstore_zigzag(v));
 }
 /* A length-prefixed string. */
-int ps_put_str(struct ember_buf *b, const char *s, size_t len);
+int pstore_put_str(struct ember_buf *b, const char *s, size_t len);
 
 /* Cursor readers: advance *pos only on success; -PSTORE_ERR_CORRUPT when
  * the value runs past end or is over-long. */
-int ps_get_uvarint(const uint8_t **pos, const uint8_t *end, uint64_t *out);
-int ps_get_svarint(const uint8_t **pos, const uint8_t *end, int64_t *out);
+int pstore_get_uvarint(const uint8_t **pos, const uint8_t *end, uint64_t *out);
+int pstore_get_svarint(const uint8_t **pos, const uint8_t *end, int64_t *out);
 /* A uvarint that must fit in 32 bits and be <= max. */
-int ps_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_t *out);
-int ps_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_t **out);
+int pstore_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_t *out);
+int pstore_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_t **out);
 /* A length-prefixed string of at most max bytes (not NUL-terminated). */
-int ps_get_str(const uint8_t **pos, const uint8_t *end, size_t max, const char **s,
+int pstore_get_str(const uint8_t **pos, const uint8_t *end, size_t max, const char **s,
 	       size_t *len);
 
 /* The hot-loop decoder: the caller has checked there are at least 10
- * bytes left or falls back to ps_get_uvarint. */
-static inline uint64_t ps_uvarint_fast(const uint8_t **pos)
+ * bytes left or falls back to pstore_get_uvarint. */
+static inline uint64_t pstore_uvarint_fast(const uint8_t **pos)
 {
 	const uint8_t *p = *pos;
 	uint64_t v = p[0] & 0x7f;
@@ -252,97 +254,97 @@ static inline uint64_t ps_uvarint_fast(const uint8_t **pos)
 	return v;
 }
 
-static inline void ps_le32(uint8_t *p, uint32_t v)
+static inline void pstore_le32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static inline void ps_le64(uint8_t *p, uint64_t v)
+static inline void pstore_le64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static inline uint32_t ps_rd32(const uint8_t *p)
+static inline uint32_t pstore_rd32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 24;
 }
 
-static inline uint64_t ps_rd64(const uint8_t *p)
+static inline uint64_t pstore_rd64(const uint8_t *p)
 {
-	return (uint64_t)ps_rd32(p) | (uint64_t)ps_rd32(p + 4) << 32;
+	return (uint64_t)pstore_rd32(p) | (uint64_t)pstore_rd32(p + 4) << 32;
 }
 
 /* ---- strings (strtab.c) ------------------------------------------------- */
 
 /* Invariants: string 0 is ""; every string is NUL-terminated in bytes at
  * off[id]; equal strings have one id (when interned). */
-struct ps_strtab {
+struct pstore_strtab {
 	struct ember_buf bytes;
 	PS_VEC(uint32_t) off;
 	struct wire_hset set;
 };
 
-int ps_strtab_init(struct ps_strtab *t);
-void ps_strtab_release(struct ps_strtab *t);
+int pstore_strtab_init(struct pstore_strtab *t);
+void pstore_strtab_release(struct pstore_strtab *t);
 /* Id of s[0..len) (no NUL inside), adding it.  0, -ENOMEM, -E2BIG. */
-int ps_strtab_intern(struct ps_strtab *t, const char *s, size_t len, uint32_t *id);
-static inline int ps_strtab_intern0(struct ps_strtab *t, const char *s, uint32_t *id)
+int pstore_strtab_intern(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id);
+static inline int pstore_strtab_intern0(struct pstore_strtab *t, const char *s, uint32_t *id)
 {
-	return ps_strtab_intern(t, s ? s : "", s ? strlen(s) : 0, id);
+	return pstore_strtab_intern(t, s ? s : "", s ? strlen(s) : 0, id);
 }
 /* Id of s[0..len) in an interned table, or UINT32_MAX. */
-uint32_t ps_strtab_find(const struct ps_strtab *t, const char *s, size_t len);
+uint32_t pstore_strtab_find(const struct pstore_strtab *t, const char *s, size_t len);
 /* Add without deduplication (decoders: the table is not interned into
- * until ps_strtab_index() builds the set). */
-int ps_strtab_add(struct ps_strtab *t, const char *s, size_t len, uint32_t *id);
-static inline const char *ps_str(const struct ps_strtab *t, uint32_t id)
+ * until pstore_strtab_index() builds the set). */
+int pstore_strtab_add(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id);
+static inline const char *pstore_str(const struct pstore_strtab *t, uint32_t id)
 {
 	return t->bytes.data + t->off.v[id];
 }
-static inline size_t ps_strtab_count(const struct ps_strtab *t)
+static inline size_t pstore_strtab_count(const struct pstore_strtab *t)
 {
 	return t->off.n;
 }
 
 /* ---- the dictionary (dict.c, dict_import.c) ------------------------------ */
 
-struct ps_func {
+struct pstore_func {
 	uint32_t name, system_name, filename;
 	int64_t start_line;
 };
 
-struct ps_map {
+struct pstore_map {
 	uint64_t start, limit, offset;
 	uint32_t filename, build_id;
 };
 
-struct ps_loc {
+struct pstore_loc {
 	uint64_t address;
 	uint32_t mapping; /* 0: none, else index + 1 */
 	uint32_t line_off, nlines;
 };
 
-struct ps_line {
+struct pstore_line {
 	uint32_t func;
 	int64_t line;
 };
 
 /*
- * struct ps_dict - what a block (or a head, or a result) stores once.
+ * struct pstore_dict - what a block (or a head, or a result) stores once.
  * Invariants: node 0 is the root (the empty stack); every other node's
  * parent is smaller than the node; node_loc[n] names a location; every
  * reference lies inside its table.  A stack is a node: its frames are the
  * locations on the path to the root, the node's own first (leaf).
  */
-struct ps_dict {
-	struct ps_strtab str;
-	PS_VEC(struct ps_func) funcs;
-	PS_VEC(struct ps_map) maps;
-	PS_VEC(struct ps_loc) locs;
-	PS_VEC(struct ps_line) lines;
+struct pstore_dict {
+	struct pstore_strtab str;
+	PS_VEC(struct pstore_func) funcs;
+	PS_VEC(struct pstore_map) maps;
+	PS_VEC(struct pstore_loc) locs;
+	PS_VEC(struct pstore_line) lines;
 	PS_VEC(uint32_t) node_parent;
 	PS_VEC(uint32_t) node_loc;
 	/* Interning sets, built on the first intern call. */
@@ -350,178 +352,179 @@ struct ps_dict {
 	bool indexed;
 };
 
-int ps_dict_init(struct ps_dict *d);
-void ps_dict_release(struct ps_dict *d);
+int pstore_dict_init(struct pstore_dict *d);
+void pstore_dict_release(struct pstore_dict *d);
 /* Build the interning sets over what a decoder filled in. */
-int ps_dict_index(struct ps_dict *d);
-int ps_dict_func(struct ps_dict *d, const struct ps_func *f, uint32_t *id);
-int ps_dict_map(struct ps_dict *d, const struct ps_map *m, uint32_t *id);
+int pstore_dict_index(struct pstore_dict *d);
+int pstore_dict_func(struct pstore_dict *d, const struct pstore_func *f, uint32_t *id);
+int pstore_dict_map(struct pstore_dict *d, const struct pstore_map *m, uint32_t *id);
 /* Location of mapping (0 or index + 1), address and lines[0..n). */
-int ps_dict_loc(struct ps_dict *d, uint32_t mapping, uint64_t address,
-		const struct ps_line *lines, uint32_t n, uint32_t *id);
-int ps_dict_node(struct ps_dict *d, uint32_t parent, uint32_t loc, uint32_t *id);
-size_t ps_dict_bytes(const struct ps_dict *d);
-static inline size_t ps_dict_nodes(const struct ps_dict *d)
+int pstore_dict_loc(struct pstore_dict *d, uint32_t mapping, uint64_t address,
+		const struct pstore_line *lines, uint32_t n, uint32_t *id);
+int pstore_dict_node(struct pstore_dict *d, uint32_t parent, uint32_t loc, uint32_t *id);
+size_t pstore_dict_bytes(const struct pstore_dict *d);
+static inline size_t pstore_dict_nodes(const struct pstore_dict *d)
 {
 	return d->node_parent.n;
 }
 
 /* Maps from one dictionary's ids to another's, filled lazily
  * (UINT32_MAX: not yet).  dict_import.c. */
-struct ps_import {
-	const struct ps_dict *src;
-	struct ps_dict *dst;
+struct pstore_import {
+	const struct pstore_dict *src;
+	struct pstore_dict *dst;
 	uint32_t *str, *func, *map, *loc, *node;
 };
 
-int ps_import_init(struct ps_import *im, const struct ps_dict *src, struct ps_dict *dst);
-void ps_import_release(struct ps_import *im);
-int ps_import_node(struct ps_import *im, uint32_t node, uint32_t *out);
-int ps_import_loc(struct ps_import *im, uint32_t loc, uint32_t *out);
-int ps_import_str(struct ps_import *im, uint32_t s, uint32_t *out);
+int pstore_import_init(struct pstore_import *im, const struct pstore_dict *src,
+		       struct pstore_dict *dst);
+void pstore_import_release(struct pstore_import *im);
+int pstore_import_node(struct pstore_import *im, uint32_t node, uint32_t *out);
+int pstore_import_loc(struct pstore_import *im, uint32_t loc, uint32_t *out);
+int pstore_import_str(struct pstore_import *im, uint32_t s, uint32_t *out);
 
 /* ---- labels and series (labels.c, seriestab.c, types.c) ------------------ */
 
 /* A label of a series: string ids of its table. */
-struct ps_lpair {
+struct pstore_lpair {
 	uint32_t name, value;
 };
 
 /* A profile type: string ids of its five fields and of its full ID
  * "name:sample_type:sample_unit:period_type:period_unit". */
-struct ps_type {
+struct pstore_type {
 	uint32_t f[5];
 	uint32_t id;
 };
 
-struct ps_series {
+struct pstore_series {
 	uint32_t label_off, nlabels; /* pairs[label_off..), sorted by name */
 	uint32_t type_off, ntypes;   /* type_ids[type_off..): one per column */
-	uint64_t key;		     /* ps_series_key of the labels and types */
+	uint64_t key;		     /* pstore_series_key of the labels and types */
 };
 
 /*
- * struct ps_seriestab - series, their labels and types, with the strings
+ * struct pstore_seriestab - series, their labels and types, with the strings
  * they use (label names and values, type strings, coverage reasons and
  * build IDs).  Series keys are unique in a table.
  */
-struct ps_seriestab {
-	struct ps_strtab str;
-	PS_VEC(struct ps_type) types;
-	PS_VEC(struct ps_series) series;
-	PS_VEC(struct ps_lpair) pairs;
+struct pstore_seriestab {
+	struct pstore_strtab str;
+	PS_VEC(struct pstore_type) types;
+	PS_VEC(struct pstore_series) series;
+	PS_VEC(struct pstore_lpair) pairs;
 	PS_VEC(uint32_t) type_ids;
 	struct wire_hset type_set, series_set;
 };
 
-int ps_seriestab_init(struct ps_seriestab *t);
-void ps_seriestab_release(struct ps_seriestab *t);
+int pstore_seriestab_init(struct pstore_seriestab *t);
+void pstore_seriestab_release(struct pstore_seriestab *t);
 /* Id of a type (strings interned). */
-int ps_seriestab_type(struct ps_seriestab *t, const char *const f[5], uint32_t *id);
-static inline const char *ps_type_str(const struct ps_seriestab *t, uint32_t type)
+int pstore_seriestab_type(struct pstore_seriestab *t, const char *const f[5], uint32_t *id);
+static inline const char *pstore_type_str(const struct pstore_seriestab *t, uint32_t type)
 {
-	return ps_str(&t->str, t->types.v[type].id);
+	return pstore_str(&t->str, t->types.v[type].id);
 }
 /* Id of the series with labels (sorted by name, names unique) and types;
  * *added says whether it is new. */
-int ps_seriestab_series(struct ps_seriestab *t, const struct pstore_label *labels,
+int pstore_seriestab_series(struct pstore_seriestab *t, const struct pstore_label *labels,
 			size_t n, const uint32_t *types, size_t ntypes, uint32_t *id,
 			bool *added);
 /* Series s of src added to dst (strings copied); *id its id in dst. */
-int ps_seriestab_copy(struct ps_seriestab *dst, const struct ps_seriestab *src, uint32_t s,
-		      uint32_t *id);
+int pstore_seriestab_copy(struct pstore_seriestab *dst, const struct pstore_seriestab *src,
+			  uint32_t s, uint32_t *id);
 /* Series id of key, or UINT32_MAX. */
-uint32_t ps_seriestab_find(const struct ps_seriestab *t, uint64_t key);
+uint32_t pstore_seriestab_find(const struct pstore_seriestab *t, uint64_t key);
 /* Build the sets after a decoder filled the table in. */
-int ps_seriestab_index(struct ps_seriestab *t);
+int pstore_seriestab_index(struct pstore_seriestab *t);
 /* Value of label name in series sid, or NULL. */
-const char *ps_series_label(const struct ps_seriestab *t, uint32_t sid, const char *name);
+const char *pstore_series_label(const struct pstore_seriestab *t, uint32_t sid, const char *name);
 
 /* Hash of sorted labels and type ID strings: the series identity. */
-uint64_t ps_series_key(const struct pstore_label *labels, size_t n, const char *const *type_ids,
+uint64_t pstore_series_key(const struct pstore_label *labels, size_t n, const char *const *type_ids,
 		       size_t ntypes);
 /* Sort labels by name (stable) and check names/values/duplicates under
  * lim: 0, -PSTORE_ERR_LABEL or -PSTORE_ERR_LIMIT with d set. */
-int ps_labels_check(struct pstore_label *labels, size_t n, const struct pstore_limits *lim,
-		    struct ps_diag *d);
-bool ps_label_name_valid(const char *name);
-void ps_labels_sort(struct pstore_label *labels, size_t n);
+int pstore_labels_check(struct pstore_label *labels, size_t n, const struct pstore_limits *lim,
+		    struct pstore_diag *d);
+bool pstore_label_name_valid(const char *name);
+void pstore_labels_sort(struct pstore_label *labels, size_t n);
 
 /* types.c: the profile's name when no __name__ is given ("process_cpu",
  * "memory", ...), from its period type and sample types. */
-const char *ps_profile_name(const struct pprof_profile *p);
+const char *pstore_profile_name(const struct pprof_profile *p);
 /* A query's type: a full ID (5 fields) or an alias, resolved against the
  * distinct type IDs known (ids[0..n), sorted).  *out points into ids or
  * is a copy of text to free(). */
-int ps_type_resolve(const char *text, char *const *ids, size_t n, char **out,
-		    struct ps_diag *d);
+int pstore_type_resolve(const char *text, char *const *ids, size_t n, char **out,
+		    struct pstore_diag *d);
 /* Whether a type ID's sample type/unit has unit "count". */
-bool ps_type_is_count(const char *sample_unit);
+bool pstore_type_is_count(const char *sample_unit);
 
 /* ---- label index (lindex.c) ---------------------------------------------- */
 
-struct ps_lname {
+struct pstore_lname {
 	uint32_t name;		/* string id in the series table */
 	uint32_t val_off, nvals;
 };
 
-struct ps_lval {
+struct pstore_lval {
 	uint32_t value;
 	uint32_t post_off, npost; /* postings: series ids, ascending */
 };
 
 /* Names sorted, each name's values sorted (by string), postings sorted. */
-struct ps_lindex {
-	PS_VEC(struct ps_lname) names;
-	PS_VEC(struct ps_lval) vals;
+struct pstore_lindex {
+	PS_VEC(struct pstore_lname) names;
+	PS_VEC(struct pstore_lval) vals;
 	PS_VEC(uint32_t) post;
 };
 
-int ps_lindex_build(struct ps_lindex *ix, const struct ps_seriestab *t);
-void ps_lindex_release(struct ps_lindex *ix);
+int pstore_lindex_build(struct pstore_lindex *ix, const struct pstore_seriestab *t);
+void pstore_lindex_release(struct pstore_lindex *ix);
 /* Index of name in ix->names, or UINT32_MAX. */
-uint32_t ps_lindex_find(const struct ps_lindex *ix, const struct ps_seriestab *t,
+uint32_t pstore_lindex_find(const struct pstore_lindex *ix, const struct pstore_seriestab *t,
 			const char *name);
 
 /* ---- selectors (selector.c, match.c) -------------------------------------- */
 
-enum ps_match_op { PS_EQ, PS_NE, PS_RE, PS_NRE };
+enum pstore_match_op { PS_EQ, PS_NE, PS_RE, PS_NRE };
 
-struct ps_matcher {
+struct pstore_matcher {
 	char *name, *value;
-	enum ps_match_op op;
+	enum pstore_match_op op;
 	void *re; /* regex_t for PS_RE / PS_NRE */
 };
 
 struct pstore_selector {
-	PS_VEC(struct ps_matcher) m;
+	PS_VEC(struct pstore_matcher) m;
 	char *type; /* "TYPE{...}": a profile type before the braces, or NULL */
 };
 
-bool ps_matcher_value(const struct ps_matcher *m, const char *value);
+bool pstore_matcher_value(const struct pstore_matcher *m, const char *value);
 /* Series of t matching sel, as a bitmap of nseries bytes (0/1), with ix
  * t's label index.  0 or -ENOMEM. */
-int ps_select_series(const struct pstore_selector *sel, const struct ps_seriestab *t,
-		     const struct ps_lindex *ix, uint8_t *bitmap);
+int pstore_select_series(const struct pstore_selector *sel, const struct pstore_seriestab *t,
+		     const struct pstore_lindex *ix, uint8_t *bitmap);
 /* Parse sel->selector (NULL: match all) into *out. */
-int ps_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
-		       struct ps_diag *d);
+int pstore_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
+		       struct pstore_diag *d);
 
 /* ---- limits (limits.c) ---------------------------------------------------- */
 
-void ps_limits_resolve(const struct pstore_limits *in, struct pstore_limits *out);
+void pstore_limits_resolve(const struct pstore_limits *in, struct pstore_limits *out);
 
 /* ---- profiles and rows ----------------------------------------------------- */
 
 /* Coverage of one profile: samples with a frame of build_id unresolved. */
-struct ps_cov {
+struct pstore_cov {
 	uint32_t build_id, reason; /* strings of the series table */
 	uint64_t samples;
 };
 
-PS_VEC_DEF(ps_covs, struct ps_cov);
+PS_VEC_DEF(pstore_covs, struct pstore_cov);
 
-struct ps_prof {
+struct pstore_prof {
 	int64_t time, duration, period;
 	uint32_t series;
 	uint32_t nrows;
@@ -535,35 +538,35 @@ struct ps_prof {
 /* ---- ingest (ingest.c, coverage.c) ---------------------------------------- */
 
 /* One profile as rows: nodes of a dictionary, ascending and unique after
- * ps_rows_normalize, values row-major (ncols per row). */
-struct ps_rows {
+ * pstore_rows_normalize, values row-major (ncols per row). */
+struct pstore_rows {
 	PS_VEC(uint32_t) node;
 	PS_VEC(int64_t) val;
 	uint32_t ncols;
 };
 
-void ps_rows_release(struct ps_rows *r);
+void pstore_rows_release(struct pstore_rows *r);
 /* Sort rows by node and sum equal nodes. */
-int ps_rows_normalize(struct ps_rows *r);
+int pstore_rows_normalize(struct pstore_rows *r);
 
 /* Samples of a profile with frames of bid unresolved (bid: index into
- * struct ps_ingest.bids). */
-struct ps_gcov {
+ * struct pstore_ingest.bids). */
+struct pstore_gcov {
 	uint32_t bid;
 	uint64_t samples;
 };
 
 /* The samples of one sample-label set. */
-struct ps_group {
-	struct ps_rows rows;
-	struct ps_labels labels;	    /* string sample labels (point into p) */
+struct pstore_group {
+	struct pstore_rows rows;
+	struct pstore_labels labels;	    /* string sample labels (point into p) */
 	uint64_t samples, resolved;	    /* coverage: samples, fully resolved */
-	PS_VEC(struct ps_gcov) cov;
+	PS_VEC(struct pstore_gcov) cov;
 	uint64_t hash;			    /* of the label set */
 };
 
-struct ps_ingest {
-	PS_VEC(struct ps_group) groups;
+struct pstore_ingest {
+	PS_VEC(struct pstore_group) groups;
 	PS_VEC(const char *) bids; /* build IDs of unresolved frames (point into p) */
 	int count_col;		   /* the first "count" column, or -1 */
 	uint32_t ncols;
@@ -575,45 +578,45 @@ struct ps_ingest {
  * stack.  lim NULL: no limits (offline).  -PSTORE_ERR_LIMIT,
  * -PSTORE_ERR_LABEL (a sample label name), -ENOMEM, with d set.
  */
-int ps_ingest_profile(struct ps_dict *dict, const struct pprof_profile *p,
+int pstore_ingest_profile(struct pstore_dict *dict, const struct pprof_profile *p,
 		      const struct pstore_limits *lim, bool split_labels,
-		      struct ps_ingest *out, struct ps_diag *d);
-void ps_ingest_release(struct ps_ingest *in);
+		      struct pstore_ingest *out, struct pstore_diag *d);
+void pstore_ingest_release(struct pstore_ingest *in);
 
 /* ---- the head (head.c) ---------------------------------------------------- */
 
-enum ps_prof_state { PS_PENDING = 0, PS_VISIBLE = 1, PS_DEAD = 2 };
+enum pstore_prof_state { PS_PENDING = 0, PS_VISIBLE = 1, PS_DEAD = 2 };
 
 /*
- * struct ps_head - what one log segment holds, in memory and queryable.
+ * struct pstore_head - what one log segment holds, in memory and queryable.
  * Appends take lock for writing; queries for reading.  Once sealed it
  * never changes again.
  */
-struct ps_head {
+struct pstore_head {
 	pthread_rwlock_t lock;
 	atomic_int refs;
 	uint64_t seq;		/* the segment's sequence number */
 	int64_t created_ns;
 	bool sealed;
-	struct ps_dict dict;
-	struct ps_seriestab series;
-	PS_VEC(struct ps_prof) profs;
-	PS_VEC(uint8_t) state;	/* enum ps_prof_state per profile */
+	struct pstore_dict dict;
+	struct pstore_seriestab series;
+	PS_VEC(struct pstore_prof) profs;
+	PS_VEC(uint8_t) state;	/* enum pstore_prof_state per profile */
 	PS_VEC(uint32_t) row_node;
 	PS_VEC(int64_t) row_val;
 	PS_VEC(int64_t) totals;
-	PS_VEC(struct ps_cov) cov;
+	PS_VEC(struct pstore_cov) cov;
 	int64_t min_time, max_time;
 	size_t visible;
 };
 
-struct ps_head *ps_head_new(uint64_t seq, int64_t now_ns);
-struct ps_head *ps_head_ref(struct ps_head *h);
-void ps_head_unref(struct ps_head *h);
-size_t ps_head_bytes(const struct ps_head *h);
+struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns);
+struct pstore_head *pstore_head_ref(struct pstore_head *h);
+void pstore_head_unref(struct pstore_head *h);
+size_t pstore_head_bytes(const struct pstore_head *h);
 
 /* What is the same for every group of one append. */
-struct ps_head_add {
+struct pstore_head_add {
 	int64_t time, duration, period;
 	const char *(*types)[5]; /* the five fields per column */
 	size_t ncols;
@@ -622,22 +625,23 @@ struct ps_head_add {
 };
 
 /* The store's series limit, asked before a new series is added. */
-struct ps_series_gate {
-	int (*admit)(void *ctx, uint64_t key, struct ps_diag *d);
+struct pstore_series_gate {
+	int (*admit)(void *ctx, uint64_t key, struct pstore_diag *d);
 	void *ctx;
 };
 
 /*
  * Add the groups of in (interned into h->dict by the caller) as pending
  * profiles, group g with the full sorted labels labels[g]; *first and
- * *count name them for ps_head_settle.  Under h's write lock.
+ * *count name them for pstore_head_settle.  Under h's write lock.
  */
-int ps_head_add(struct ps_head *h, const struct ps_ingest *in, const struct ps_labels *labels,
-		const struct ps_head_add *a, const struct ps_series_gate *gate, size_t *first,
-		size_t *count, struct ps_diag *d);
+int pstore_head_add(struct pstore_head *h, const struct pstore_ingest *in,
+		    const struct pstore_labels *labels, const struct pstore_head_add *a,
+		    const struct pstore_series_gate *gate, size_t *first, size_t *count,
+		    struct pstore_diag *d);
 /* Mark profiles [first, first + count) visible (ok) or dead.  Under h's
  * write lock. */
-void ps_head_settle(struct ps_head *h, size_t first, size_t count, bool ok);
+void pstore_head_settle(struct pstore_head *h, size_t first, size_t count, bool ok);
 
 /* ---- blocks (block_encode.c, block_decode.c, block_rows.c) ------------- */
 
@@ -648,7 +652,7 @@ void ps_head_settle(struct ps_head *h, size_t first, size_t count, bool ok);
 #define PS_BLOCK_MAX_SECTIONS 64
 #define PS_SECTION_MAX_RAW ((uint64_t)1 << 31) /* 2 GiB decoded per section */
 
-enum ps_section_kind {
+enum pstore_section_kind {
 	PS_SEC_META = 1,	/* parents, log coverage, counts */
 	PS_SEC_SERIES_STRINGS,	/* strings of the series table */
 	PS_SEC_SERIES,		/* types and series */
@@ -664,78 +668,78 @@ enum ps_section_kind {
 	PS_SEC_KIND_MAX,
 };
 
-struct ps_section {
+struct pstore_section {
 	uint32_t kind, codec; /* codec 0: raw, 1: zstd */
 	uint64_t off, stored, raw, hash;
 };
 
 /* Which log segments a block holds: [lo, hi] of writer. */
-struct ps_walrange {
+struct pstore_walrange {
 	uint8_t writer[16];
 	uint64_t lo, hi;
 };
 
-PS_VEC_DEF(ps_walranges, struct ps_walrange);
+PS_VEC_DEF(pstore_walranges, struct pstore_walrange);
 
-struct ps_block_meta {
+struct pstore_block_meta {
 	int64_t min_time, max_time, partition, partition_ns;
 	PS_VEC(char *) parents;	/* names of the blocks this one replaces */
-	struct ps_walranges wal;
+	struct pstore_walranges wal;
 	uint64_t profiles, rows, series;
-	struct ps_section sec[PS_SEC_KIND_MAX];
+	struct pstore_section sec[PS_SEC_KIND_MAX];
 	bool has[PS_SEC_KIND_MAX];
 };
 
-void ps_block_meta_release(struct ps_block_meta *m);
+void pstore_block_meta_release(struct pstore_block_meta *m);
 
 /* A stream of a series' rows. */
-enum ps_stream_kind {
+enum pstore_stream_kind {
 	PS_STREAM_STACKS = 0,	/* node deltas per profile */
 	PS_STREAM_VALUES = 1,	/* zigzag(value / factor) */
 	PS_STREAM_DERIVED = 2,	/* column ref times factor: no bytes */
 };
 
-struct ps_stream {
+struct pstore_stream {
 	uint32_t kind, ref;
 	int64_t factor;
 	uint64_t off, stored, raw; /* inside the ROWS section */
 };
 
-PS_VEC_DEF(ps_streams, struct ps_stream);
+PS_VEC_DEF(pstore_streams, struct pstore_stream);
 
 /* What a query needs of a block beyond its header: loaded lazily, kept
  * in the cache, read-only once built. */
-struct ps_bdata {
+struct pstore_bdata {
 	atomic_int refs;
 	size_t bytes;
-	struct ps_dict dict;
-	PS_VEC(struct ps_prof) profs;
+	struct pstore_dict dict;
+	PS_VEC(struct pstore_prof) profs;
 	PS_VEC(int64_t) totals;
-	PS_VEC(struct ps_cov) cov;
-	struct ps_streams streams;
+	PS_VEC(struct pstore_cov) cov;
+	struct pstore_streams streams;
 	PS_VEC(uint32_t) series_stream; /* first stream of each series */
 	PS_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
 };
 
-struct ps_bdata *ps_bdata_ref(struct ps_bdata *b);
-void ps_bdata_unref(struct ps_bdata *b);
+struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);
+void pstore_bdata_unref(struct pstore_bdata *b);
 
 /* Input of the block encoder: one partition's profiles of a source
  * (head or merge staging), selected by prof index. */
-struct ps_block_src {
-	const struct ps_dict *dict;
-	const struct ps_seriestab *series;
-	const struct ps_prof *profs;
+struct pstore_block_src {
+	const struct pstore_dict *dict;
+	const struct pstore_seriestab *series;
+	const struct pstore_prof *profs;
 	const uint32_t *sel; /* indexes into profs */
 	size_t nsel;
 	const uint32_t *row_node;
 	const int64_t *row_val;
 	const int64_t *totals;
-	const struct ps_cov *cov;
+	const struct pstore_cov *cov;
 	int64_t partition, partition_ns;
 	char *const *parents;
 	size_t nparents;
-	const struct ps_walrange *wal;
+	const struct pstore_walrange *wal;
 	size_t nwal;
 	int zstd_level;
 };
@@ -743,45 +747,45 @@ struct ps_block_src {
 /* Encode src into out (a whole block file) and its name into name
  * ("blocks/<partition hex>-<hash hex>.pblk"). */
 #define PS_BLOCK_NAME_MAX 64
-int ps_block_encode(const struct ps_block_src *src, struct ember_buf *out,
+int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *out,
 		    char name[PS_BLOCK_NAME_MAX]);
 
 /* Parse and check the header and section table of a block whose first
  * bytes are data[0..len) (at least the header and table, or all of it);
  * size is the whole file's.  -PSTORE_ERR_CORRUPT with d set. */
-int ps_block_header(const uint8_t *data, size_t len, uint64_t size,
-		    struct ps_block_meta *m, struct ps_diag *d);
+int pstore_block_header(const uint8_t *data, size_t len, uint64_t size,
+		    struct pstore_block_meta *m, struct pstore_diag *d);
 /* Bytes of header + table, once the first PS_BLOCK_HEADER are known. */
-int ps_block_header_len(const uint8_t *data, size_t len, size_t *need, struct ps_diag *d);
+int pstore_block_header_len(const uint8_t *data, size_t len, size_t *need, struct pstore_diag *d);
 /* Decode the stored bytes of section kind (checked against its hash,
  * decompressed) into out. */
-int ps_block_section(const struct ps_block_meta *m, enum ps_section_kind kind,
+int pstore_block_section(const struct pstore_block_meta *m, enum pstore_section_kind kind,
 		     const uint8_t *stored, size_t len, struct ember_buf *out,
-		     struct ps_diag *d);
+		     struct pstore_diag *d);
 /* Decode the META, SERIES_STRINGS, SERIES, LABELS sections. */
-int ps_block_decode_meta(const uint8_t *data, size_t len, struct ps_block_meta *m,
-			 struct ps_diag *d);
-int ps_block_decode_series(const uint8_t *strs, size_t slen, const uint8_t *ser,
-			   size_t len, struct ps_seriestab *t, struct ps_diag *d);
-int ps_block_decode_labels(const uint8_t *data, size_t len, const struct ps_seriestab *t,
-			   struct ps_lindex *ix, struct ps_diag *d);
+int pstore_block_decode_meta(const uint8_t *data, size_t len, struct pstore_block_meta *m,
+			 struct pstore_diag *d);
+int pstore_block_decode_series(const uint8_t *strs, size_t slen, const uint8_t *ser,
+			   size_t len, struct pstore_seriestab *t, struct pstore_diag *d);
+int pstore_block_decode_labels(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			   struct pstore_lindex *ix, struct pstore_diag *d);
 /* The dictionary sections, PROFILES and STREAMS into b (checked against
  * the series table t). */
-int ps_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
-			 const size_t len[PS_SEC_KIND_MAX], struct ps_dict *dict,
-			 struct ps_diag *d);
-int ps_block_decode_profiles(const uint8_t *data, size_t len, const struct ps_seriestab *t,
-			     const struct ps_block_meta *m, struct ps_bdata *b,
-			     struct ps_diag *d);
-int ps_block_decode_streams(const uint8_t *data, size_t len, const struct ps_seriestab *t,
-			    const struct ps_block_meta *m, struct ps_bdata *b,
-			    struct ps_diag *d);
+int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
+			 const size_t len[PS_SEC_KIND_MAX], struct pstore_dict *dict,
+			 struct pstore_diag *d);
+int pstore_block_decode_profiles(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			     const struct pstore_block_meta *m, struct pstore_bdata *b,
+			     struct pstore_diag *d);
+int pstore_block_decode_streams(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			    const struct pstore_block_meta *m, struct pstore_bdata *b,
+			    struct pstore_diag *d);
 
 /* Row streams of one series (block_rows.c): its profiles' rows, in
  * profile order, as one stream of node deltas and one stream per column,
  * each a zstd frame appended to rows. */
-struct ps_rows_in {
-	const struct ps_prof *const *profs; /* of one series, in time order */
+struct pstore_rows_in {
+	const struct pstore_prof *const *profs; /* of one series, in time order */
 	size_t nprofs;
 	const uint32_t *row_node;	    /* indexed by prof->row_off */
 	const int64_t *row_val;		    /* by prof->val_off, ncols a row */
@@ -789,19 +793,19 @@ struct ps_rows_in {
 	uint32_t ncols;
 	void *cctx;			    /* ZSTD_CCtx, level set */
 };
-int ps_rows_encode(const struct ps_rows_in *in, struct ember_buf *rows,
-		   struct ps_streams *streams);
+int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
+		   struct pstore_streams *streams);
 /* Decompress stream st's stored bytes (stored[0..len)) into out. */
-int ps_stream_load(const struct ps_stream *st, const uint8_t *stored, size_t len,
-		   struct ember_buf *out, struct ps_diag *d);
+int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+		   struct ember_buf *out, struct pstore_diag *d);
 
 /* Sum one column of the profiles [p_first, p_end) of a series whose time
  * lies in [from, to) into self[] (nnodes), from the decompressed stacks
  * and values streams; values are multiplied by factor.  Matching
  * profiles are noted in r.  -PSTORE_ERR_CORRUPT when a stream runs out
  * or names a node past nnodes. */
-struct ps_sum_in {
-	const struct ps_prof *profs;
+struct pstore_sum_in {
+	const struct pstore_prof *profs;
 	size_t p_first, p_end;
 	int64_t from, to;
 	const uint8_t *stacks, *stacks_end;
@@ -810,59 +814,59 @@ struct ps_sum_in {
 	uint32_t nnodes;
 	struct pstore_result *r;
 };
-int ps_rows_sum(const struct ps_sum_in *in, int64_t *self, struct ps_diag *d);
+int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct pstore_diag *d);
 /* Every row of a series (compaction): nodes[nrows] from a stacks stream;
  * one column into vals[i * stride] from a values stream. */
-int ps_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct ps_prof *profs,
+int pstore_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct pstore_prof *profs,
 			  size_t p_first, size_t p_end, uint32_t nnodes, uint32_t *nodes,
-			  struct ps_diag *d);
-int ps_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nrows,
-			  int64_t factor, int64_t *vals, size_t stride, struct ps_diag *d);
+			  struct pstore_diag *d);
+int pstore_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nrows,
+			  int64_t factor, int64_t *vals, size_t stride, struct pstore_diag *d);
 
 /* ---- catalog (catalog.c, cache.c) -------------------------------------- */
 
-struct ps_block {
+struct pstore_block {
 	atomic_int refs;
 	char *name;
 	uint64_t size;
-	struct ps_block_meta meta;
-	struct ps_seriestab series;
-	struct ps_lindex lindex;
+	struct pstore_block_meta meta;
+	struct pstore_seriestab series;
+	struct pstore_lindex lindex;
 	bool corrupt;
 	char why[256];		  /* when corrupt */
 	bool doomed;		  /* delete the object at the last unref */
 	const struct pstore_blockio *io;
 	pthread_mutex_t mu;	  /* data */
-	struct ps_bdata *data;	  /* cached (cache.c owns the reference) */
+	struct pstore_bdata *data;	  /* cached (cache.c owns the reference) */
 	uint64_t last_use;
 };
 
-struct ps_block *ps_block_ref(struct ps_block *b);
-void ps_block_unref(struct ps_block *b);
+struct pstore_block *pstore_block_ref(struct pstore_block *b);
+void pstore_block_unref(struct pstore_block *b);
 /* Read a block's header and meta/series/labels through io. */
-int ps_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
-		  struct ps_block **out, struct ps_diag *d);
+int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
+		  struct pstore_block **out, struct pstore_diag *d);
 
-struct ps_cache {
+struct pstore_cache {
 	pthread_mutex_t mu;
 	size_t budget, used;
-	PS_VEC(struct ps_block *) lru; /* referenced blocks with data */
+	PS_VEC(struct pstore_block *) lru; /* referenced blocks with data */
 	uint64_t tick;
 };
 
 /* The block's data, loading it if needed: a reference to unref. */
-int ps_cache_data(struct ps_cache *c, struct ps_block *b, struct ps_bdata **out,
-		  struct ps_diag *d);
+int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pstore_bdata **out,
+		  struct pstore_diag *d);
 /* A stream's bytes of block b (range read). */
-int ps_block_load(struct ps_block *b, struct ps_bdata **out, struct ps_diag *d);
-int ps_block_read_stream(struct ps_block *b, const struct ps_stream *st,
-			 struct ember_buf *out, struct ps_diag *d);
-void ps_cache_drop(struct ps_cache *c, struct ps_block *b);
-void ps_cache_release(struct ps_cache *c);
+int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct pstore_diag *d);
+int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
+			 struct ember_buf *out, struct pstore_diag *d);
+void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b);
+void pstore_cache_release(struct pstore_cache *c);
 
 /* ---- the store (store.c) -------------------------------------------------- */
 
-struct ps_wal;
+struct pstore_wal;
 
 struct pstore {
 	char *dir;
@@ -874,18 +878,18 @@ struct pstore {
 
 	pthread_rwlock_t rot;		  /* appends shared, rotation exclusive */
 	pthread_mutex_t mu;		  /* blocks, heads, series counts */
-	PS_VEC(struct ps_block *) blocks; /* live, sorted by partition then name */
-	struct ps_head *head;		  /* the active head */
-	PS_VEC(struct ps_head *) sealed;  /* heads waiting to be compacted */
-	struct ps_wal *wal;		  /* the active head's segment */
+	PS_VEC(struct pstore_block *) blocks; /* live, sorted by partition then name */
+	struct pstore_head *head;		  /* the active head */
+	PS_VEC(struct pstore_head *) sealed;  /* heads waiting to be compacted */
+	struct pstore_wal *wal;		  /* the active head's segment */
 	int wal_fd;			  /* DIR/wal */
 	uint64_t next_seq;
 	/* series keys of blocks and heads, with a count of holders */
-	struct ps_keycount *keys;
+	struct pstore_keycount *keys;
 
 	pthread_mutex_t compact_mu;	  /* one compaction at a time */
-	struct ps_cache cache;
-	struct ps_unbounded *unbounded;
+	struct pstore_cache cache;
+	struct pstore_unbounded *unbounded;
 
 	pthread_t bg;
 	bool has_bg;
@@ -897,37 +901,38 @@ struct pstore {
 		compaction_errors, wal_torn_bytes;
 };
 
-int64_t ps_now(const struct pstore *s);
+int64_t pstore_now(const struct pstore *s);
 /* The partition start of time t. */
-int64_t ps_partition_of(const struct pstore *s, int64_t t);
+int64_t pstore_partition_of(const struct pstore *s, int64_t t);
 /* Start the active head and its segment (next_seq). */
-int ps_open_segment(struct pstore *s);
+int pstore_open_segment(struct pstore *s);
 /* A block's time span (a corrupt one: its whole partition). */
-void ps_block_span(const struct pstore *s, const struct ps_block *b, int64_t *lo, int64_t *hi);
+void pstore_block_span(const struct pstore *s, const struct pstore_block *b, int64_t *lo,
+		       int64_t *hi);
 /* Read the blocks at open (catalog.c); replay the log (recover.c). */
-int ps_catalog_load(struct pstore *s, struct ps_diag *d);
-int ps_recover(struct pstore *s, struct ps_diag *d);
+int pstore_catalog_load(struct pstore *s, struct pstore_diag *d);
+int pstore_recover(struct pstore *s, struct pstore_diag *d);
 /* Add a block to the store's list (under s->mu): its series counted. */
-int ps_catalog_add(struct pstore *s, struct ps_block *b);
+int pstore_catalog_add(struct pstore *s, struct pstore_block *b);
 /* Take a block out of the list (under s->mu), deleted at its last unref. */
-void ps_catalog_remove(struct pstore *s, size_t i);
+void pstore_catalog_remove(struct pstore *s, size_t i);
 
 /* Series key counting (store.c): the series limit. */
-struct ps_keycount;
-int ps_keys_add(struct ps_keycount **kc, uint64_t key);
-void ps_keys_remove(struct ps_keycount *kc, uint64_t key);
-bool ps_keys_has(const struct ps_keycount *kc, uint64_t key);
-size_t ps_keys_count(const struct ps_keycount *kc);
-void ps_keys_free(struct ps_keycount *kc);
+struct pstore_keycount;
+int pstore_keys_add(struct pstore_keycount **kc, uint64_t key);
+void pstore_keys_remove(struct pstore_keycount *kc, uint64_t key);
+bool pstore_keys_has(const struct pstore_keycount *kc, uint64_t key);
+size_t pstore_keys_count(const struct pstore_keycount *kc);
+void pstore_keys_free(struct pstore_keycount *kc);
 
 /* A consistent view for queries: references to blocks and heads. */
-struct ps_snapshot {
-	PS_VEC(struct ps_block *) blocks;
-	PS_VEC(struct ps_head *) heads;
+struct pstore_snapshot {
+	PS_VEC(struct pstore_block *) blocks;
+	PS_VEC(struct pstore_head *) heads;
 };
 
-int ps_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct ps_snapshot *out);
-void ps_snapshot_release(struct ps_snapshot *snap);
+int pstore_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct pstore_snapshot *out);
+void pstore_snapshot_release(struct pstore_snapshot *snap);
 
 /* ---- the log (wal_*.c) ------------------------------------------------------ */
 
@@ -937,7 +942,7 @@ void ps_snapshot_release(struct ps_snapshot *snap);
 #define PS_WAL_RECORD_MAX ((size_t)256 << 20)
 
 /* An append's record (wal_record.c). */
-struct ps_record {
+struct pstore_record {
 	int64_t time, duration;
 	PS_VEC(struct pstore_label) labels;
 	PS_VEC(struct pstore_unresolved) unresolved;
@@ -947,39 +952,39 @@ struct ps_record {
 };
 
 /* body NULL: p encoded raw. */
-int ps_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t duration,
+int pstore_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t duration,
 		     const void *body, size_t body_len, const struct pprof_profile *p,
 		     struct ember_buf *out);
 /* Decode a record payload (borrowed: strings point into data, which is
  * NUL-terminated per string by the encoder). */
-int ps_record_decode(const uint8_t *data, size_t len, struct ps_record *r,
-		     struct ps_diag *d);
-void ps_record_release(struct ps_record *r);
+int pstore_record_decode(const uint8_t *data, size_t len, struct pstore_record *r,
+		     struct pstore_diag *d);
+void pstore_record_release(struct pstore_record *r);
 
 /* Segment writer (wal_segment.c). */
-int ps_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsync,
-		struct ps_wal **out);
+int pstore_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsync,
+		struct pstore_wal **out);
 /* Append one record and wait until it is durable.  -EIO etc.: the
  * record is not acknowledged; later appends fail with -PSTORE_ERR_CLOSED
  * until the next segment. */
-int ps_wal_append(struct ps_wal *w, const void *payload, size_t len);
-uint64_t ps_wal_bytes(const struct ps_wal *w);
-uint64_t ps_wal_seq(const struct ps_wal *w);
-void ps_wal_close(struct ps_wal *w);
-void ps_wal_name(uint64_t seq, char out[32]);
+int pstore_wal_append(struct pstore_wal *w, const void *payload, size_t len);
+uint64_t pstore_wal_bytes(const struct pstore_wal *w);
+uint64_t pstore_wal_seq(const struct pstore_wal *w);
+void pstore_wal_close(struct pstore_wal *w);
+void pstore_wal_name(uint64_t seq, char out[32]);
 
 /* Replay (wal_replay.c): fn for each record of a segment's bytes, in
  * order, until the end or the first bad record (*torn: bytes dropped);
  * writer gets the segment's writer ID.  -PSTORE_ERR_CORRUPT for a bad
  * header; fn's error stops the scan. */
-int ps_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
+int pstore_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
 		int (*fn)(void *ctx, const uint8_t *payload, size_t len), void *ctx,
-		uint64_t *torn, struct ps_diag *d);
+		uint64_t *torn, struct pstore_diag *d);
 
 /* ---- results (result.c, resolve.c, ntree.c) --------------------------------- */
 
 struct pstore_result {
-	struct ps_dict dict;
+	struct pstore_dict dict;
 	PS_VEC(int64_t) self; /* per node */
 	char *type;
 	char *sample_type, *sample_unit, *period_type, *period_unit;
@@ -988,93 +993,94 @@ struct pstore_result {
 	int64_t min_time, max_time;
 };
 
-int ps_result_new(const char *type_id, struct pstore_result **out);
+int pstore_result_new(const char *type_id, struct pstore_result **out);
 /* Add self[] (per node of src) into r. */
-int ps_result_add(struct pstore_result *r, const struct ps_dict *src, const int64_t *self);
-int64_t ps_result_total(const struct pstore_result *r);
+int pstore_result_add(struct pstore_result *r, const struct pstore_dict *src, const int64_t *self);
+int64_t pstore_result_total(const struct pstore_result *r);
 /* Why a build ID's frames stayed unresolved (the first reason given). */
-struct ps_reason {
+struct pstore_reason {
 	char *build_id, *reason;
 };
-PS_VEC_DEF(ps_reasons, struct ps_reason);
-void ps_reasons_free(struct ps_reasons *r);
+PS_VEC_DEF(pstore_reasons, struct pstore_reason);
+void pstore_reasons_free(struct pstore_reasons *r);
 
 /* Apply a resolver to d's unresolved locations (those without lines, in
  * a mapping), one call per mapping; *changed says whether any got lines.
  * reasons (may be NULL) collects the failures' reasons per build ID. */
-int ps_resolve_dict(struct ps_dict *d, pstore_resolve_fn fn, void *ctx,
-		    struct ps_reasons *reasons, bool *changed, struct ps_diag *diag);
+int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
+		    struct pstore_reasons *reasons, bool *changed, struct pstore_diag *diag);
 
 /* ---- compaction (compact.c, background.c) -------------------------------- */
 
-PS_VEC_DEF(ps_blocks, struct ps_block *);
-int ps_compact_head(struct pstore *s, struct ps_head *h);
-int ps_compact_sealed(struct pstore *s);
+PS_VEC_DEF(pstore_blocks, struct pstore_block *);
+int pstore_compact_head(struct pstore *s, struct pstore_head *h);
+int pstore_compact_sealed(struct pstore *s);
 /* Rotate when due (rotate), flush sealed heads, merge, retention: the
  * background pass and pstore_compact. */
-int ps_compact_pass(struct pstore *s, bool rotate);
+int pstore_compact_pass(struct pstore *s, bool rotate);
 /* Seal the active head when due (age, size) or forced. */
-int ps_rotate(struct pstore *s, bool force);
+int pstore_rotate(struct pstore *s, bool force);
 /* Encode src, put it through the storage and open it back (compact.c). */
-int ps_encode_put(struct pstore *s, const struct ps_block_src *src, struct ps_block **out,
-		  struct ps_diag *d);
-int ps_compact_merge(struct pstore *s);
-int ps_compact_retention(struct pstore *s);
+int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
+		      struct pstore_block **out, struct pstore_diag *d);
+int pstore_compact_merge(struct pstore *s);
+int pstore_compact_retention(struct pstore *s);
 /* Recount coverage of a staged head after a resolver (coverage.c). */
-int ps_coverage_recount(struct ps_head *h, const struct ps_reasons *reasons);
-int ps_background_start(struct pstore *s);
-void ps_background_stop(struct pstore *s);
-void ps_background_kick(struct pstore *s);
+int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *reasons);
+int pstore_background_start(struct pstore *s);
+void pstore_background_stop(struct pstore *s);
+void pstore_background_kick(struct pstore *s);
 
 /* ---- appends (append.c) ---------------------------------------------------- */
 
 /* The part of an append after the log: into the active head (or the
  * recovered head h when replaying). */
-int ps_append_apply(struct pstore *s, struct ps_head *h, const struct pprof_profile *p,
+int pstore_append_apply(struct pstore *s, struct pstore_head *h, const struct pprof_profile *p,
 		    const struct pstore_append_opts *o, int64_t time, int64_t duration,
-		    bool replay, size_t *first, size_t *count, struct ps_diag *d);
+		    bool replay, size_t *first, size_t *count, struct pstore_diag *d);
 
 /* ---- unbounded labels (unbounded.c) ------------------------------------- */
 
-struct ps_unbounded;
-struct ps_unbounded *ps_unbounded_new(void);
-void ps_unbounded_free(struct ps_unbounded *u);
+struct pstore_unbounded;
+struct pstore_unbounded *pstore_unbounded_new(void);
+void pstore_unbounded_free(struct pstore_unbounded *u);
 /* One profile's series labels seen. */
-void ps_unbounded_observe(struct ps_unbounded *u, const struct pstore_label *labels,
+void pstore_unbounded_observe(struct pstore_unbounded *u, const struct pstore_label *labels,
 			  size_t n);
 /* A value known from the blocks at open (not an observation). */
-void ps_unbounded_seed(struct ps_unbounded *u, const char *name, const char *value);
-int ps_unbounded_list(struct ps_unbounded *u, struct pstore_strlist *out);
-size_t ps_unbounded_count(struct ps_unbounded *u);
+void pstore_unbounded_seed(struct pstore_unbounded *u, const char *name, const char *value);
+int pstore_unbounded_list(struct pstore_unbounded *u, struct pstore_strlist *out);
+size_t pstore_unbounded_count(struct pstore_unbounded *u);
 
 /* ---- queries (query.c, block_query.c) ------------------------------------- */
 
-struct ps_query {
+struct pstore_qctx {
 	const struct pstore_selector *sel;
 	const char *type; /* resolved full ID; NULL: any (discovery) */
 	int64_t from, to; /* [from, to) */
 	struct pstore_result *r;
-	struct ps_cache *cache;
-	struct ps_diag *d;
+	struct pstore_cache *cache;
+	struct pstore_diag *d;
 };
 
 /* Series of t selected by q (and having q->type when set): col[s] is the
  * column of q->type in series s, -1 when s is not selected; *any says
  * whether one is.  col holds t->series.n entries. */
-int ps_plan(const struct ps_query *q, const struct ps_seriestab *t, const struct ps_lindex *ix,
-	    int32_t *col, bool *any);
+int pstore_plan(const struct pstore_qctx *q, const struct pstore_seriestab *t,
+		const struct pstore_lindex *ix, int32_t *col, bool *any);
 /* The distinct type IDs of a snapshot, sorted. */
-int ps_snapshot_types(const struct ps_snapshot *snap, struct ps_strs *out);
-void ps_strs_free(struct ps_strs *v);
+int pstore_snapshot_types(const struct pstore_snapshot *snap, struct pstore_strs *out);
+void pstore_strs_free(struct pstore_strs *v);
 /* Resolve sel's type (or the selector's "TYPE{...}") against snap. */
-int ps_query_type(const struct pstore_selection *sel, const struct pstore_selector *parsed,
-		  const struct ps_snapshot *snap, char **out, struct ps_diag *d);
+int pstore_query_type(const struct pstore_selection *sel, const struct pstore_selector *parsed,
+		  const struct pstore_snapshot *snap, char **out, struct pstore_diag *d);
 /* Whether any profile of [p0, p1) (in time order) lies in [from, to). */
-bool ps_any_in_range(const struct ps_prof *p, size_t p0, size_t p1, int64_t from, int64_t to);
+bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int64_t from,
+			 int64_t to);
 /* Sum a block's matching rows into q->r. */
-int ps_block_query(struct ps_block *b, struct ps_query *q);
+int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q);
 /* Note a matched profile in the result's counts. */
-static inline void ps_result_note(struct pstore_result *r, const struct ps_prof *p)
+static inline void pstore_result_note(struct pstore_result *r, const struct pstore_prof *p)
 {
 	r->profiles++;
 	if (!r->period)
@@ -1089,122 +1095,123 @@ static inline void ps_result_note(struct pstore_result *r, const struct ps_prof 
  * discovery, series totals, coverage.  series() is called once per
  * source and selected series that has a profile in the time range;
  * profile(), when set, for each such profile. */
-struct ps_scan {
-	struct ps_query q;
-	int (*series)(void *ctx, const struct ps_seriestab *t, uint32_t s, int32_t col);
-	int (*profile)(void *ctx, const struct ps_seriestab *t, const struct ps_prof *p,
-		       int32_t col, const int64_t *totals, const struct ps_cov *cov);
+struct pstore_scan {
+	struct pstore_qctx q;
+	int (*series)(void *ctx, const struct pstore_seriestab *t, uint32_t s, int32_t col);
+	int (*profile)(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
+		       int32_t col, const int64_t *totals, const struct pstore_cov *cov);
 	void *ctx;
 };
-int ps_scan_run(const struct ps_snapshot *snap, struct ps_scan *sc);
+int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc);
 /* Parse sel, take a snapshot over its range and resolve its type (NULL
- * allowed when !need_type) into sc->q; release with ps_scan_end. */
-int ps_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool need_type,
-		  struct ps_scan *sc, struct ps_snapshot *snap, struct ps_diag *d);
-void ps_scan_end(struct ps_scan *sc, struct ps_snapshot *snap);
+ * allowed when !need_type) into sc->q; release with pstore_scan_end. */
+int pstore_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool need_type,
+		  struct pstore_scan *sc, struct pstore_snapshot *snap, struct pstore_diag *d);
+void pstore_scan_end(struct pstore_scan *sc, struct pstore_snapshot *snap);
 
 
 /* Tree of frame names (ntree.c): node 0 the root, every parent before
  * its children; a location with inlined frames is several nodes.  Names
  * are the tree's own strings. */
-struct ps_ntree {
-	struct ps_strtab names;
+struct pstore_ntree {
+	struct pstore_strtab names;
 	PS_VEC(uint32_t) parent;
 	PS_VEC(uint32_t) name;
 	PS_VEC(int64_t) self;
 	PS_VEC(int64_t) total;
 	struct wire_hset set;
-	uint32_t *first, *next; /* children sorted by name (ps_ntree_finish) */
+	uint32_t *first, *next; /* children sorted by name (pstore_ntree_finish) */
 };
 
-int ps_ntree_init(struct ps_ntree *t);
-void ps_ntree_release(struct ps_ntree *t);
+int pstore_ntree_init(struct pstore_ntree *t);
+void pstore_ntree_release(struct pstore_ntree *t);
 /* The child of parent named name[0..len), added when absent. */
-int ps_ntree_child(struct ps_ntree *t, uint32_t parent, const char *name, size_t len,
+int pstore_ntree_child(struct pstore_ntree *t, uint32_t parent, const char *name, size_t len,
 		   uint32_t *out);
 /* The tree of r (self values summed per frame path), finished. */
-int ps_ntree_build(const struct pstore_result *r, struct ps_ntree *t);
+int pstore_ntree_build(const struct pstore_result *r, struct pstore_ntree *t);
 /* Totals from selves, and the sorted children lists. */
-int ps_ntree_finish(struct ps_ntree *t);
-static inline size_t ps_ntree_count(const struct ps_ntree *t)
+int pstore_ntree_finish(struct pstore_ntree *t);
+static inline size_t pstore_ntree_count(const struct pstore_ntree *t)
 {
 	return t->parent.n;
 }
 /* "a;b;c" of node n into b (reset first). */
-int ps_ntree_path(const struct ps_ntree *t, uint32_t n, struct ember_buf *b);
+int pstore_ntree_path(const struct pstore_ntree *t, uint32_t n, struct ember_buf *b);
 /* Per name: self, and total counting each stack once however often the
  * name recurses in it; out indexed by name id (t->names). */
-struct ps_fstat {
+struct pstore_fstat {
 	int64_t self, total;
 };
-int ps_ntree_functions(const struct ps_ntree *t, struct ps_fstat **out);
+int pstore_ntree_functions(const struct pstore_ntree *t, struct pstore_fstat **out);
 /* Visit nodes depth first, children in name order: fn(enter) before a
  * node's children, fn(!enter) after them.  fn's negative return stops
  * the walk; a positive one on entering skips the node's children (and
  * its exit call). */
-int ps_ntree_walk(const struct ps_ntree *t, int (*fn)(void *ctx, uint32_t n, int depth,
+int pstore_ntree_walk(const struct pstore_ntree *t, int (*fn)(void *ctx, uint32_t n, int depth,
 						       bool enter), void *ctx);
 
 /* ---- writing (out_*.c) --------------------------------------------------- */
 
 /* Buffered writer over a pstore_write_fn. */
-struct ps_out {
+struct pstore_out {
 	pstore_write_fn fn;
 	void *ctx;
 	struct ember_buf buf;
 	int err;
 };
 
-void ps_out_init(struct ps_out *o, pstore_write_fn fn, void *ctx);
-int ps_out_write(struct ps_out *o, const void *data, size_t len);
-int ps_out_printf(struct ps_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static inline int ps_out_str(struct ps_out *o, const char *s)
+void pstore_out_init(struct pstore_out *o, pstore_write_fn fn, void *ctx);
+int pstore_out_write(struct pstore_out *o, const void *data, size_t len);
+int pstore_out_printf(struct pstore_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline int pstore_out_str(struct pstore_out *o, const char *s)
 {
-	return ps_out_write(o, s, strlen(s));
+	return pstore_out_write(o, s, strlen(s));
 }
 /* Escaped for XML text and attributes. */
-int ps_out_xml(struct ps_out *o, const char *s);
+int pstore_out_xml(struct pstore_out *o, const char *s);
 /* A JSON string literal. */
-int ps_out_json(struct ps_out *o, const char *s);
+int pstore_out_json(struct pstore_out *o, const char *s);
 /* Flush and release; returns the first error. */
-int ps_out_finish(struct ps_out *o);
+int pstore_out_finish(struct pstore_out *o);
 
 /* The flame graph renderer shared by the plain and the differential one
  * (out_svg.c): frames of tree t, each as wide as width[n] (a fraction of
  * the root), coloured and titled by the callbacks. */
-struct ps_svg_src {
-	const struct ps_ntree *t;
+struct pstore_svg_src {
+	const struct pstore_ntree *t;
 	const double *width;
 	void (*fill)(const void *ctx, uint32_t n, char rgb[32]);
-	void (*title)(const void *ctx, uint32_t n, struct ps_out *o);
+	void (*title)(const void *ctx, uint32_t n, struct pstore_out *o);
 	const void *ctx;
 	const char *subtitle;
 	const char *legend; /* NULL, or a line under the title */
 };
 
-int ps_svg_render(const struct ps_svg_src *src, const struct pstore_svg_opts *o,
+int pstore_svg_render(const struct pstore_svg_src *src, const struct pstore_svg_opts *o,
 		  pstore_write_fn fn, void *ctx);
-extern const char ps_svg_script[];
+extern const char pstore_svg_script[];
 /* A value with its unit, human-readable ("1.25 s", "3.1 MB", "120"). */
-void ps_format_value(double v, const char *unit, char *buf, size_t size);
+void pstore_format_value(double v, const char *unit, char *buf, size_t size);
 
 /* The pprof of a dict's stacks: values per node; labels per call. */
-struct ps_pprof_add {
-	const struct ps_dict *dict;
+struct pstore_pprof_add {
+	const struct pstore_dict *dict;
 	const int64_t *self;
 	double scale;	/* multiply values (rounded) */
 	bool base;	/* label pprof::base=true */
 };
 
-int ps_pprof_begin(const struct pstore_result *r, struct pprof_profile **out);
-int ps_pprof_add(struct pprof_profile *p, const struct ps_pprof_add *a);
+int pstore_pprof_begin(const struct pstore_result *r, struct pprof_profile **out);
+int pstore_pprof_add(struct pprof_profile *p, const struct pstore_pprof_add *a);
 
 /* ---- diff (diff.c) ----------------------------------------------------------- */
 
 struct pstore_diff {
 	struct pstore_result *base, *new_; /* copies */
-	struct ps_ntree bt, nt;		   /* each side's tree */
-	struct ps_ntree ut;		   /* the union: self/total are new's */
+	struct pstore_ntree bt, nt;		   /* each side's tree */
+	struct pstore_ntree ut;		   /* the union: self/total are new's */
 	PS_VEC(int64_t) ub_self, ub_total; /* ... and base's, per union node */
 	struct pstore_diff_opts opts;
 	int64_t btotal, ntotal;
@@ -1213,8 +1220,8 @@ struct pstore_diff {
 
 /* Value of one sample of a result, for noise estimates: its period when
  * the period is in the unit of the values, else 1. */
-double ps_result_quantum(const struct pstore_result *r);
+double pstore_result_quantum(const struct pstore_result *r);
 /* Copy r (dictionary and values). */
-int ps_result_copy(const struct pstore_result *r, struct pstore_result **out);
+int pstore_result_copy(const struct pstore_result *r, struct pstore_result **out);
 
 #endif /* EMBER_PSTORE_INTERNAL_H */

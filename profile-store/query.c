@@ -9,18 +9,18 @@
  */
 #include "pstore_internal.h"
 
-static int type_index(const struct ps_seriestab *t, const char *type, uint32_t *out)
+static int type_index(const struct pstore_seriestab *t, const char *type, uint32_t *out)
 {
 	for (uint32_t i = 0; i < t->types.n; i++)
-		if (strcmp(ps_type_str(t, i), type) == 0) {
+		if (strcmp(pstore_type_str(t, i), type) == 0) {
 			*out = i;
 			return 0;
 		}
 	return -ENOENT;
 }
 
-int ps_plan(const struct ps_query *q, const struct ps_seriestab *t, const struct ps_lindex *ix,
-	    int32_t *col, bool *any)
+int pstore_plan(const struct pstore_qctx *q, const struct pstore_seriestab *t,
+		const struct pstore_lindex *ix, int32_t *col, bool *any)
 {
 	uint8_t *bm = malloc(t->series.n ? t->series.n : 1);
 	uint32_t type = 0;
@@ -29,12 +29,12 @@ int ps_plan(const struct ps_query *q, const struct ps_seriestab *t, const struct
 	*any = false;
 	if (!bm)
 		return -ENOMEM;
-	if (has_type && ps_select_series(q->sel, t, ix, bm)) {
+	if (has_type && pstore_select_series(q->sel, t, ix, bm)) {
 		free(bm);
 		return -ENOMEM;
 	}
 	for (uint32_t s = 0; s < t->series.n; s++) {
-		const struct ps_series *se = &t->series.v[s];
+		const struct pstore_series *se = &t->series.v[s];
 
 		col[s] = -1;
 		for (uint32_t c = 0; has_type && bm[s] && c < se->ntypes && col[s] < 0; c++)
@@ -46,7 +46,7 @@ int ps_plan(const struct ps_query *q, const struct ps_seriestab *t, const struct
 	return 0;
 }
 
-static void sum_head_rows(const struct ps_head *h, const struct ps_prof *p, uint32_t ncols,
+static void sum_head_rows(const struct pstore_head *h, const struct pstore_prof *p, uint32_t ncols,
 			  int32_t col, int64_t *self)
 {
 	const uint32_t *node;
@@ -60,58 +60,58 @@ static void sum_head_rows(const struct ps_head *h, const struct ps_prof *p, uint
 		self[node[i]] += val[(size_t)i * ncols];
 }
 
-static int head_sum(struct ps_head *h, struct ps_query *q, int32_t *col, int64_t *self)
+static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col, int64_t *self)
 {
 	for (size_t i = 0; i < h->profs.n; i++) {
-		const struct ps_prof *p = &h->profs.v[i];
+		const struct pstore_prof *p = &h->profs.v[i];
 
 		if (h->state.v[i] != PS_VISIBLE || col[p->series] < 0 || p->time < q->from ||
 		    p->time >= q->to)
 			continue;
 		sum_head_rows(h, p, h->series.series.v[p->series].ntypes, col[p->series], self);
-		ps_result_note(q->r, p);
+		pstore_result_note(q->r, p);
 	}
-	return ps_result_add(q->r, &h->dict, self);
+	return pstore_result_add(q->r, &h->dict, self);
 }
 
-static int head_query(struct ps_head *h, struct ps_query *q)
+static int head_query(struct pstore_head *h, struct pstore_qctx *q)
 {
-	struct ps_lindex ix;
+	struct pstore_lindex ix;
 	int32_t *col = NULL;
 	int64_t *self = NULL;
 	bool any;
 	int err;
 
 	pthread_rwlock_rdlock(&h->lock);
-	err = ps_lindex_build(&ix, &h->series);
+	err = pstore_lindex_build(&ix, &h->series);
 	if (!err && !(col = malloc((h->series.series.n + 1) * sizeof(*col))))
 		err = -ENOMEM;
 	if (!err)
-		err = ps_plan(q, &h->series, &ix, col, &any);
-	if (!err && any && !(self = calloc(ps_dict_nodes(&h->dict), sizeof(*self))))
+		err = pstore_plan(q, &h->series, &ix, col, &any);
+	if (!err && any && !(self = calloc(pstore_dict_nodes(&h->dict), sizeof(*self))))
 		err = -ENOMEM;
 	if (!err && any)
 		err = head_sum(h, q, col, self);
 	pthread_rwlock_unlock(&h->lock);
-	ps_lindex_release(&ix);
+	pstore_lindex_release(&ix);
 	free(col);
 	free(self);
 	return err;
 }
 
-void ps_strs_free(struct ps_strs *v)
+void pstore_strs_free(struct pstore_strs *v)
 {
 	for (size_t i = 0; i < v->n; i++)
 		free(v->v[i]);
-	ps_vec_free(v);
+	pstore_vec_free(v);
 }
 
-static int add_types(const struct ps_seriestab *t, struct ps_strs *out)
+static int add_types(const struct pstore_seriestab *t, struct pstore_strs *out)
 {
 	for (uint32_t i = 0; i < t->types.n; i++) {
-		char *s = strdup(ps_type_str(t, i));
+		char *s = strdup(pstore_type_str(t, i));
 
-		if (!s || ps_vec_push(out, s)) {
+		if (!s || pstore_vec_push(out, s)) {
 			free(s);
 			return -ENOMEM;
 		}
@@ -125,11 +125,11 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Sort and drop duplicates. */
-static void sort_unique(struct ps_strs *v)
+static void sort_unique(struct pstore_strs *v)
 {
 	size_t out = 0;
 
-	ps_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+	pstore_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
 	for (size_t i = 0; i < v->n; i++) {
 		if (out && strcmp(v->v[out - 1], v->v[i]) == 0) {
 			free(v->v[i]);
@@ -140,7 +140,7 @@ static void sort_unique(struct ps_strs *v)
 	v->n = out;
 }
 
-int ps_snapshot_types(const struct ps_snapshot *snap, struct ps_strs *out)
+int pstore_snapshot_types(const struct pstore_snapshot *snap, struct pstore_strs *out)
 {
 	int err = 0;
 
@@ -153,53 +153,54 @@ int ps_snapshot_types(const struct ps_snapshot *snap, struct ps_strs *out)
 		pthread_rwlock_unlock(&snap->heads.v[i]->lock);
 	}
 	if (err) {
-		ps_strs_free(out);
+		pstore_strs_free(out);
 		return err;
 	}
 	sort_unique(out);
 	return 0;
 }
 
-int ps_query_type(const struct pstore_selection *sel, const struct pstore_selector *parsed,
-		  const struct ps_snapshot *snap, char **out, struct ps_diag *d)
+int pstore_query_type(const struct pstore_selection *sel, const struct pstore_selector *parsed,
+		  const struct pstore_snapshot *snap, char **out, struct pstore_diag *d)
 {
 	const char *text = sel && sel->type ? sel->type : parsed->type;
-	struct ps_strs ids;
+	struct pstore_strs ids;
 	int err;
 
 	PS_FAIL_IF(!text, d, -PSTORE_ERR_TYPE, "no profile type given (e.g. 'cpu')");
-	PS_TRY(ps_snapshot_types(snap, &ids));
-	err = ps_type_resolve(text, ids.v, ids.n, out, d);
-	ps_strs_free(&ids);
+	PS_TRY(pstore_snapshot_types(snap, &ids));
+	err = pstore_type_resolve(text, ids.v, ids.n, out, d);
+	pstore_strs_free(&ids);
 	return err;
 }
 
 static int run(struct pstore *s, const struct pstore_selection *sel,
-	       const struct pstore_query_opts *o, struct pstore_result **out, struct ps_diag *d)
+	       const struct pstore_query_opts *o, struct pstore_result **out, struct pstore_diag *d)
 {
-	struct ps_query q = { .from = sel ? sel->from_ns : 0, .d = d, .cache = &s->cache };
+	struct pstore_qctx q = { .from = sel ? sel->from_ns : 0, .d = d, .cache = &s->cache };
 	struct pstore_selector *parsed = NULL;
-	struct ps_snapshot snap = { 0 };
+	struct pstore_snapshot snap = { 0 };
 	char *type = NULL;
 	int err;
 
 	q.to = sel && sel->to_ns ? sel->to_ns : INT64_MAX;
-	PS_TRY(ps_selection_parse(sel, &parsed, d));
+	PS_TRY(pstore_selection_parse(sel, &parsed, d));
 	q.sel = parsed;
-	err = ps_snapshot_take(s, q.from, q.to, &snap);
+	err = pstore_snapshot_take(s, q.from, q.to, &snap);
 	if (!err)
-		err = ps_query_type(sel, parsed, &snap, &type, d);
+		err = pstore_query_type(sel, parsed, &snap, &type, d);
 	q.type = type;
 	if (!err)
-		err = ps_result_new(type, &q.r);
+		err = pstore_result_new(type, &q.r);
 	for (size_t i = 0; !err && i < snap.heads.n; i++)
 		err = head_query(snap.heads.v[i], &q);
 	for (size_t i = 0; !err && i < snap.blocks.n; i++)
-		err = ps_block_query(snap.blocks.v[i], &q);
-	if (!err && o && o->sz >= offsetof(struct pstore_query_opts, resolver_ctx) + sizeof(void *) &&
+		err = pstore_block_query(snap.blocks.v[i], &q);
+	if (!err && o &&
+	    o->sz >= offsetof(struct pstore_query_opts, resolver_ctx) + sizeof(void *) &&
 	    o->resolver)
-		err = ps_resolve_dict(&q.r->dict, o->resolver, o->resolver_ctx, NULL, NULL, d);
-	ps_snapshot_release(&snap);
+		err = pstore_resolve_dict(&q.r->dict, o->resolver, o->resolver_ctx, NULL, NULL, d);
+	pstore_snapshot_release(&snap);
 	pstore_selector_free(parsed);
 	free(type);
 	if (err) {
@@ -214,7 +215,7 @@ int pstore_query(struct pstore *s, const struct pstore_selection *sel,
 		 const struct pstore_query_opts *o, struct pstore_result **out,
 		 char *why, size_t why_size)
 {
-	struct ps_diag d = ps_diag_make(why, why_size);
+	struct pstore_diag d = pstore_diag_make(why, why_size);
 	int err = run(s, sel, o, out, &d);
 
 	if (err == -ENOMEM)

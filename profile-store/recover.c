@@ -18,7 +18,7 @@
 
 struct replay {
 	struct pstore *s;
-	struct ps_head *h;
+	struct pstore_head *h;
 	uint8_t writer[16];
 	uint64_t seq, skipped, failed;
 };
@@ -27,7 +27,7 @@ static bool covered(const struct pstore *s, const uint8_t writer[16], uint64_t s
 		    int64_t partition)
 {
 	for (size_t i = 0; i < s->blocks.n; i++) {
-		const struct ps_block_meta *m = &s->blocks.v[i]->meta;
+		const struct pstore_block_meta *m = &s->blocks.v[i]->meta;
 
 		if (m->partition != partition)
 			continue;
@@ -39,7 +39,7 @@ static bool covered(const struct pstore *s, const uint8_t writer[16], uint64_t s
 	return false;
 }
 
-static int apply(struct replay *rp, const struct ps_record *r)
+static int apply(struct replay *rp, const struct pstore_record *r)
 {
 	struct pstore_append_opts o = { .sz = sizeof(o), .labels = r->labels.v,
 					.n_labels = r->labels.n, .input_bytes = r->input_bytes,
@@ -47,12 +47,12 @@ static int apply(struct replay *rp, const struct ps_record *r)
 					.n_unresolved = r->unresolved.n };
 	struct pprof_profile *p = NULL;
 	char why[256];
-	struct ps_diag d = ps_diag_make(why, sizeof(why));
+	struct pstore_diag d = pstore_diag_make(why, sizeof(why));
 	size_t first, count;
 	int err = pprof_decode(r->pprof, r->pprof_len, NULL, &p, why, sizeof(why));
 
 	if (!err)
-		err = ps_append_apply(rp->s, rp->h, p, &o, r->time, r->duration, true, &first,
+		err = pstore_append_apply(rp->s, rp->h, p, &o, r->time, r->duration, true, &first,
 				      &count, &d);
 	pprof_profile_free(p);
 	if (err == -ENOMEM)
@@ -68,10 +68,10 @@ static int apply(struct replay *rp, const struct ps_record *r)
 static int on_record(void *ctx, const uint8_t *payload, size_t len)
 {
 	struct replay *rp = ctx;
-	struct ps_record r;
+	struct pstore_record r;
 	char why[256];
-	struct ps_diag d = ps_diag_make(why, sizeof(why));
-	int err = ps_record_decode(payload, len, &r, &d);
+	struct pstore_diag d = pstore_diag_make(why, sizeof(why));
+	int err = pstore_record_decode(payload, len, &r, &d);
 
 	if (err) {
 		/* A whole record (its hash matched) that does not decode was
@@ -80,11 +80,11 @@ static int on_record(void *ctx, const uint8_t *payload, size_t len)
 		pr_warn("pstore: log segment %llu: %s", (unsigned long long)rp->seq, why);
 		return 0;
 	}
-	if (covered(rp->s, rp->writer, rp->seq, ps_partition_of(rp->s, r.time)))
+	if (covered(rp->s, rp->writer, rp->seq, pstore_partition_of(rp->s, r.time)))
 		rp->skipped++;
 	else
 		err = apply(rp, &r);
-	ps_record_release(&r);
+	pstore_record_release(&r);
 	return err;
 }
 
@@ -129,27 +129,27 @@ static void drop_segment(struct pstore *s, uint64_t seq)
 {
 	char name[32];
 
-	ps_wal_name(seq, name);
+	pstore_wal_name(seq, name);
 	unlinkat(s->wal_fd, name, 0);
 	fsync(s->wal_fd);
 }
 
-static int replay_segment(struct pstore *s, uint64_t seq, struct ps_diag *d)
+static int replay_segment(struct pstore *s, uint64_t seq, struct pstore_diag *d)
 {
 	struct replay rp = { .s = s, .seq = seq };
 	struct ember_buf data;
 	char name[32], why[256];
-	struct ps_diag sd = ps_diag_make(why, sizeof(why));
+	struct pstore_diag sd = pstore_diag_make(why, sizeof(why));
 	uint64_t torn = 0;
 	int err;
 
-	ps_wal_name(seq, name);
+	pstore_wal_name(seq, name);
 	ember_buf_init(&data, PS_SECTION_MAX_RAW);
 	err = read_file(s->wal_fd, name, &data);
 	PS_FAIL_IF(err, d, err, "store: cannot read log segment '%s': %s", name, strerror(-err));
-	rp.h = ps_head_new(seq, ps_now(s));
-	err = rp.h ? ps_wal_scan((const uint8_t *)data.data, data.len, rp.writer, on_record, &rp,
-				 &torn, &sd)
+	rp.h = pstore_head_new(seq, pstore_now(s));
+	err = rp.h ? pstore_wal_scan((const uint8_t *)data.data, data.len, rp.writer, on_record,
+				     &rp, &torn, &sd)
 		   : -ENOMEM;
 	ember_buf_release(&data);
 	if (err == -PSTORE_ERR_CORRUPT) {
@@ -157,7 +157,7 @@ static int replay_segment(struct pstore *s, uint64_t seq, struct ps_diag *d)
 		err = 0;
 	}
 	if (err) {
-		ps_head_unref(rp.h);
+		pstore_head_unref(rp.h);
 		return PS_FAIL(d, err, "store: replaying '%s': %s", name, pstore_strerror(err));
 	}
 	if (torn)
@@ -166,11 +166,11 @@ static int replay_segment(struct pstore *s, uint64_t seq, struct ps_diag *d)
 	atomic_fetch_add(&s->wal_torn_bytes, torn);
 	rp.h->sealed = true;
 	if (!rp.h->visible) {
-		ps_head_unref(rp.h);
+		pstore_head_unref(rp.h);
 		drop_segment(s, seq);
 		return 0;
 	}
-	return ps_vec_push(&s->sealed, rp.h);
+	return pstore_vec_push(&s->sealed, rp.h);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -180,7 +180,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int list_segments(struct pstore *s, struct ps_u64s *seqs)
+static int list_segments(struct pstore *s, struct pstore_u64s *seqs)
 {
 	int fd = dup(s->wal_fd);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
@@ -199,10 +199,10 @@ static int list_segments(struct pstore *s, struct ps_u64s *seqs)
 		uint64_t seq = strtoull(e->d_name, &end, 16);
 
 		if (n == 20 && end == e->d_name + 16 && strcmp(end, ".wal") == 0)
-			err = ps_vec_push(seqs, seq);
+			err = pstore_vec_push(seqs, seq);
 	}
 	closedir(dir);
-	ps_qsort(seqs->v, seqs->n, sizeof(*seqs->v), cmp_u64);
+	pstore_qsort(seqs->v, seqs->n, sizeof(*seqs->v), cmp_u64);
 	return err;
 }
 
@@ -218,9 +218,9 @@ static uint64_t max_covered(const struct pstore *s)
 	return m;
 }
 
-int ps_recover(struct pstore *s, struct ps_diag *d)
+int pstore_recover(struct pstore *s, struct pstore_diag *d)
 {
-	struct ps_u64s seqs = { 0 };
+	struct pstore_u64s seqs = { 0 };
 	int err = list_segments(s, &seqs);
 
 	if (err)
@@ -231,6 +231,6 @@ int ps_recover(struct pstore *s, struct ps_diag *d)
 		if (seqs.v[i] >= s->next_seq)
 			s->next_seq = seqs.v[i] + 1;
 	}
-	ps_vec_free(&seqs);
+	pstore_vec_free(&seqs);
 	return err;
 }

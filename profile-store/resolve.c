@@ -11,27 +11,27 @@
 #include "pstore_internal.h"
 
 struct pstore_resolution {
-	struct ps_dict *d;
+	struct pstore_dict *d;
 	const uint32_t *locs;	/* the locations asked about */
 	size_t n;
 	const char *build_id;
-	struct ps_reasons *reasons;
+	struct pstore_reasons *reasons;
 	bool changed;
 };
 
-void ps_reasons_free(struct ps_reasons *r)
+void pstore_reasons_free(struct pstore_reasons *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->v[i].build_id);
 		free(r->v[i].reason);
 	}
-	ps_vec_free(r);
+	pstore_vec_free(r);
 }
 
 int pstore_resolution_set(struct pstore_resolution *r, size_t i,
 			  const struct pstore_frame *frames, size_t n)
 {
-	struct ps_loc *l;
+	struct pstore_loc *l;
 	size_t off;
 
 	if (i >= r->n || !n)
@@ -39,15 +39,15 @@ int pstore_resolution_set(struct pstore_resolution *r, size_t i,
 	off = r->d->lines.n;
 	if (off + n >= UINT32_MAX)
 		return -E2BIG;
-	PS_TRY(ps_vec_reserve(&r->d->lines, off + n));
+	PS_TRY(pstore_vec_reserve(&r->d->lines, off + n));
 	for (size_t k = 0; k < n; k++) {
-		struct ps_func f = { .start_line = 0 };
-		struct ps_line ln = { .line = frames[k].line };
+		struct pstore_func f = { .start_line = 0 };
+		struct pstore_line ln = { .line = frames[k].line };
 
-		PS_TRY(ps_strtab_intern0(&r->d->str, frames[k].function, &f.name));
-		PS_TRY(ps_strtab_intern0(&r->d->str, frames[k].system_name, &f.system_name));
-		PS_TRY(ps_strtab_intern0(&r->d->str, frames[k].filename, &f.filename));
-		PS_TRY(ps_dict_func(r->d, &f, &ln.func));
+		PS_TRY(pstore_strtab_intern0(&r->d->str, frames[k].function, &f.name));
+		PS_TRY(pstore_strtab_intern0(&r->d->str, frames[k].system_name, &f.system_name));
+		PS_TRY(pstore_strtab_intern0(&r->d->str, frames[k].filename, &f.filename));
+		PS_TRY(pstore_dict_func(r->d, &f, &ln.func));
 		r->d->lines.v[off + k] = ln;
 	}
 	r->d->lines.n = off + n;
@@ -60,7 +60,7 @@ int pstore_resolution_set(struct pstore_resolution *r, size_t i,
 
 int pstore_resolution_fail(struct pstore_resolution *r, size_t i, const char *reason)
 {
-	struct ps_reason re;
+	struct pstore_reason re;
 
 	if (i >= r->n)
 		return -EINVAL;
@@ -71,7 +71,7 @@ int pstore_resolution_fail(struct pstore_resolution *r, size_t i, const char *re
 			return 0;
 	re.build_id = strdup(r->build_id);
 	re.reason = strdup(reason ? reason : "unsymbolized");
-	if (!re.build_id || !re.reason || ps_vec_push(r->reasons, re)) {
+	if (!re.build_id || !re.reason || pstore_vec_push(r->reasons, re)) {
 		free(re.build_id);
 		free(re.reason);
 		return -ENOMEM;
@@ -81,8 +81,9 @@ int pstore_resolution_fail(struct pstore_resolution *r, size_t i, const char *re
 
 static int cmp_by_mapping(const void *a, const void *b, void *ctx)
 {
-	const struct ps_dict *d = ctx;
-	const struct ps_loc *x = &d->locs.v[*(const uint32_t *)a], *y = &d->locs.v[*(const uint32_t *)b];
+	const struct pstore_dict *d = ctx;
+	const struct pstore_loc *x = &d->locs.v[*(const uint32_t *)a],
+				*y = &d->locs.v[*(const uint32_t *)b];
 
 	if (x->mapping != y->mapping)
 		return x->mapping < y->mapping ? -1 : 1;
@@ -91,9 +92,9 @@ static int cmp_by_mapping(const void *a, const void *b, void *ctx)
 
 /* Call fn for locs[0..n), all in one mapping. */
 static int resolve_mapping(struct pstore_resolution *r, pstore_resolve_fn fn, void *ctx,
-			   struct ps_diag *diag)
+			   struct pstore_diag *diag)
 {
-	const struct ps_map *m = &r->d->maps.v[r->d->locs.v[r->locs[0]].mapping - 1];
+	const struct pstore_map *m = &r->d->maps.v[r->d->locs.v[r->locs[0]].mapping - 1];
 	struct pstore_mapping pm = { .start = m->start, .limit = m->limit, .offset = m->offset };
 	uint64_t *addrs = malloc(r->n * sizeof(*addrs));
 	char *bid, *file;
@@ -102,8 +103,8 @@ static int resolve_mapping(struct pstore_resolution *r, pstore_resolve_fn fn, vo
 	if (!addrs)
 		return -ENOMEM;
 	/* Copies: the resolver's frames are interned into the same table. */
-	bid = strdup(ps_str(&r->d->str, m->build_id));
-	file = strdup(ps_str(&r->d->str, m->filename));
+	bid = strdup(pstore_str(&r->d->str, m->build_id));
+	file = strdup(pstore_str(&r->d->str, m->filename));
 	if (!bid || !file) {
 		free(addrs);
 		free(bid);
@@ -124,8 +125,8 @@ static int resolve_mapping(struct pstore_resolution *r, pstore_resolve_fn fn, vo
 	return err;
 }
 
-int ps_resolve_dict(struct ps_dict *d, pstore_resolve_fn fn, void *ctx,
-		    struct ps_reasons *reasons, bool *changed, struct ps_diag *diag)
+int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
+		    struct pstore_reasons *reasons, bool *changed, struct pstore_diag *diag)
 {
 	PS_VEC(uint32_t) todo = { 0 };
 	struct pstore_resolution r = { .d = d, .reasons = reasons };
@@ -133,9 +134,9 @@ int ps_resolve_dict(struct ps_dict *d, pstore_resolve_fn fn, void *ctx,
 
 	for (uint32_t i = 0; i < d->locs.n && !err; i++)
 		if (!d->locs.v[i].nlines && d->locs.v[i].mapping)
-			err = ps_vec_push(&todo, i);
+			err = pstore_vec_push(&todo, i);
 	if (!err)
-		ps_qsort_r(todo.v, todo.n, sizeof(*todo.v), cmp_by_mapping, d);
+		pstore_qsort_r(todo.v, todo.n, sizeof(*todo.v), cmp_by_mapping, d);
 	for (size_t i = 0, j; !err && i < todo.n; i = j) {
 		for (j = i; j < todo.n && d->locs.v[todo.v[j]].mapping ==
 					      d->locs.v[todo.v[i]].mapping; j++)
@@ -144,7 +145,7 @@ int ps_resolve_dict(struct ps_dict *d, pstore_resolve_fn fn, void *ctx,
 		r.n = j - i;
 		err = resolve_mapping(&r, fn, ctx, diag);
 	}
-	ps_vec_free(&todo);
+	pstore_vec_free(&todo);
 	if (changed)
 		*changed = r.changed;
 	return err;

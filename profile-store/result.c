@@ -31,7 +31,7 @@ static int split_type(struct pstore_result *r)
 										   : -ENOMEM;
 }
 
-int ps_result_new(const char *type_id, struct pstore_result **out)
+int pstore_result_new(const char *type_id, struct pstore_result **out)
 {
 	struct pstore_result *r = calloc(1, sizeof(*r));
 
@@ -39,7 +39,7 @@ int ps_result_new(const char *type_id, struct pstore_result **out)
 		return -ENOMEM;
 	r->min_time = INT64_MAX;
 	r->max_time = INT64_MIN;
-	if (ps_dict_init(&r->dict) || ps_vec_push(&r->self, 0) ||
+	if (pstore_dict_init(&r->dict) || pstore_vec_push(&r->self, 0) ||
 	    !(r->type = strdup(type_id)) || split_type(r)) {
 		pstore_result_free(r);
 		return -ENOMEM;
@@ -52,8 +52,8 @@ void pstore_result_free(struct pstore_result *r)
 {
 	if (!r)
 		return;
-	ps_dict_release(&r->dict);
-	ps_vec_free(&r->self);
+	pstore_dict_release(&r->dict);
+	pstore_vec_free(&r->self);
 	free(r->type);
 	free(r->sample_type);
 	free(r->sample_unit);
@@ -65,40 +65,40 @@ void pstore_result_free(struct pstore_result *r)
 /* One value per node again after nodes were added. */
 static int fit(struct pstore_result *r)
 {
-	PS_TRY(ps_vec_reserve(&r->self, ps_dict_nodes(&r->dict)));
-	while (r->self.n < ps_dict_nodes(&r->dict))
+	PS_TRY(pstore_vec_reserve(&r->self, pstore_dict_nodes(&r->dict)));
+	while (r->self.n < pstore_dict_nodes(&r->dict))
 		r->self.v[r->self.n++] = 0;
 	return 0;
 }
 
-int ps_result_add(struct pstore_result *r, const struct ps_dict *src, const int64_t *self)
+int pstore_result_add(struct pstore_result *r, const struct pstore_dict *src, const int64_t *self)
 {
-	struct ps_import im;
-	int err = ps_import_init(&im, src, &r->dict);
+	struct pstore_import im;
+	int err = pstore_import_init(&im, src, &r->dict);
 
-	for (uint32_t n = 1; !err && n < ps_dict_nodes(src); n++) {
+	for (uint32_t n = 1; !err && n < pstore_dict_nodes(src); n++) {
 		uint32_t to;
 
 		if (!self[n])
 			continue;
-		err = ps_import_node(&im, n, &to);
+		err = pstore_import_node(&im, n, &to);
 		if (!err)
 			err = fit(r);
 		if (!err)
-			r->self.v[to] = ps_add(r->self.v[to], self[n]);
+			r->self.v[to] = pstore_add(r->self.v[to], self[n]);
 	}
-	ps_import_release(&im);
+	pstore_import_release(&im);
 	return err;
 }
 
-int ps_result_copy(const struct pstore_result *r, struct pstore_result **out)
+int pstore_result_copy(const struct pstore_result *r, struct pstore_result **out)
 {
 	struct pstore_result *c;
-	int err = ps_result_new(r->type, &c);
+	int err = pstore_result_new(r->type, &c);
 
 	if (err)
 		return err;
-	err = ps_result_add(c, &r->dict, r->self.v);
+	err = pstore_result_add(c, &r->dict, r->self.v);
 	c->period = r->period;
 	c->profiles = r->profiles;
 	c->min_time = r->min_time;
@@ -111,14 +111,14 @@ int ps_result_copy(const struct pstore_result *r, struct pstore_result **out)
 	return 0;
 }
 
-double ps_result_quantum(const struct pstore_result *r)
+double pstore_result_quantum(const struct pstore_result *r)
 {
 	if (r->period > 0 && strcmp(r->period_unit, r->sample_unit) == 0)
 		return (double)r->period;
 	return 1;
 }
 
-int64_t ps_result_total(const struct pstore_result *r)
+int64_t pstore_result_total(const struct pstore_result *r)
 {
 	int64_t t = 0;
 
@@ -134,7 +134,7 @@ void pstore_result_info(const struct pstore_result *r, struct pstore_result_info
 	for (size_t i = 0; i < r->self.n; i++)
 		stacks += r->self.v[i] != 0;
 	*out = (struct pstore_result_info){
-		.type = r->type, .total = ps_result_total(r), .period = r->period,
+		.type = r->type, .total = pstore_result_total(r), .period = r->period,
 		.profiles = r->profiles, .stacks = stacks,
 		.min_time_ns = r->profiles ? r->min_time : 0,
 		.max_time_ns = r->profiles ? r->max_time : 0,
@@ -144,7 +144,7 @@ void pstore_result_info(const struct pstore_result *r, struct pstore_result_info
 /* ---- from a pprof file --------------------------------------------------- */
 
 /* The type IDs of p's columns ("name:st:su:pt:pu"), as append names them. */
-static int pprof_type_ids(const struct pprof_profile *p, struct ps_strs *ids)
+static int pprof_type_ids(const struct pprof_profile *p, struct pstore_strs *ids)
 {
 	const pprof_message_t *m = pprof_message(p);
 	const char *pt = m->period_type ? pprof_string(p, m->period_type->type) : "";
@@ -153,11 +153,11 @@ static int pprof_type_ids(const struct pprof_profile *p, struct ps_strs *ids)
 	for (size_t i = 0; i < m->n_sample_type; i++) {
 		char *id;
 
-		if (asprintf(&id, "%s:%s:%s:%s:%s", ps_profile_name(p),
+		if (asprintf(&id, "%s:%s:%s:%s:%s", pstore_profile_name(p),
 			     pprof_string(p, m->sample_type[i]->type),
 			     pprof_string(p, m->sample_type[i]->unit), pt, pu) < 0)
 			return -ENOMEM;
-		if (ps_vec_push(ids, id)) {
+		if (pstore_vec_push(ids, id)) {
 			free(id);
 			return -ENOMEM;
 		}
@@ -168,7 +168,7 @@ static int pprof_type_ids(const struct pprof_profile *p, struct ps_strs *ids)
 /* Column of type text in p (NULL: the default sample type, else the last,
  * as pprof picks it). */
 static int pick_column(const struct pprof_profile *p, const char *text, char **ids, size_t n,
-		       size_t *col, struct ps_diag *d)
+		       size_t *col, struct pstore_diag *d)
 {
 	const pprof_message_t *m = pprof_message(p);
 	char *want = NULL;
@@ -183,7 +183,7 @@ static int pick_column(const struct pprof_profile *p, const char *text, char **i
 				*col = i;
 		return 0;
 	}
-	PS_TRY(ps_type_resolve(text, ids, n, &want, d));
+	PS_TRY(pstore_type_resolve(text, ids, n, &want, d));
 	for (*col = 0; *col < n && strcmp(ids[*col], want); (*col)++)
 		;
 	free(want);
@@ -192,13 +192,13 @@ static int pick_column(const struct pprof_profile *p, const char *text, char **i
 	return 0;
 }
 
-static int add_ingest(struct pstore_result *r, const struct ps_ingest *in, size_t col)
+static int add_ingest(struct pstore_result *r, const struct pstore_ingest *in, size_t col)
 {
-	const struct ps_rows *rows = &in->groups.v[0].rows;
+	const struct pstore_rows *rows = &in->groups.v[0].rows;
 
 	PS_TRY(fit(r));
 	for (size_t i = 0; i < rows->node.n; i++)
-		r->self.v[rows->node.v[i]] = ps_add(r->self.v[rows->node.v[i]],
+		r->self.v[rows->node.v[i]] = pstore_add(r->self.v[rows->node.v[i]],
 						    rows->val.v[i * rows->ncols + col]);
 	return 0;
 }
@@ -206,10 +206,10 @@ static int add_ingest(struct pstore_result *r, const struct ps_ingest *in, size_
 int pstore_result_from_pprof(const struct pprof_profile *p, const char *type,
 			     struct pstore_result **out, char *why, size_t why_size)
 {
-	struct ps_diag d = ps_diag_make(why, why_size);
+	struct pstore_diag d = pstore_diag_make(why, why_size);
 	const pprof_message_t *m = pprof_message(p);
-	struct ps_strs ids = { 0 };
-	struct ps_ingest in = { 0 };
+	struct pstore_strs ids = { 0 };
+	struct pstore_ingest in = { 0 };
 	struct pstore_result *r = NULL;
 	size_t col = 0;
 	int err = pprof_type_ids(p, &ids);
@@ -217,9 +217,9 @@ int pstore_result_from_pprof(const struct pprof_profile *p, const char *type,
 	if (!err)
 		err = pick_column(p, type, ids.v, ids.n, &col, &d);
 	if (!err)
-		err = ps_result_new(ids.v[col], &r);
+		err = pstore_result_new(ids.v[col], &r);
 	if (!err)
-		err = ps_ingest_profile(&r->dict, p, NULL, false, &in, &d);
+		err = pstore_ingest_profile(&r->dict, p, NULL, false, &in, &d);
 	if (!err)
 		err = add_ingest(r, &in, col);
 	if (!err) {
@@ -227,10 +227,10 @@ int pstore_result_from_pprof(const struct pprof_profile *p, const char *type,
 		r->profiles = 1;
 		r->min_time = r->max_time = m->time_nanos;
 	}
-	ps_ingest_release(&in);
+	pstore_ingest_release(&in);
 	for (size_t i = 0; i < ids.n; i++)
 		free(ids.v[i]);
-	ps_vec_free(&ids);
+	pstore_vec_free(&ids);
 	if (err) {
 		pstore_result_free(r);
 		return err == -ENOMEM ? PS_FAIL(&d, err, "out of memory") : err;

@@ -6,10 +6,10 @@
  */
 #include "pstore_internal.h"
 
-void ps_rows_release(struct ps_rows *r)
+void pstore_rows_release(struct pstore_rows *r)
 {
-	ps_vec_free(&r->node);
-	ps_vec_free(&r->val);
+	pstore_vec_free(&r->node);
+	pstore_vec_free(&r->val);
 }
 
 struct order {
@@ -24,7 +24,7 @@ static int cmp_idx(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-static bool sorted_unique(const struct ps_rows *r)
+static bool sorted_unique(const struct pstore_rows *r)
 {
 	for (size_t i = 1; i < r->node.n; i++)
 		if (r->node.v[i - 1] >= r->node.v[i])
@@ -32,7 +32,7 @@ static bool sorted_unique(const struct ps_rows *r)
 	return true;
 }
 
-int ps_rows_normalize(struct ps_rows *r)
+int pstore_rows_normalize(struct pstore_rows *r)
 {
 	size_t n = r->node.n, c = r->ncols, out = 0;
 	uint32_t *perm, *node;
@@ -52,7 +52,7 @@ int ps_rows_normalize(struct ps_rows *r)
 	}
 	for (size_t i = 0; i < n; i++)
 		perm[i] = (uint32_t)i;
-	ps_qsort_r(perm, n, sizeof(*perm), cmp_idx, &o);
+	pstore_qsort_r(perm, n, sizeof(*perm), cmp_idx, &o);
 	for (size_t i = 0; i < n; i++) {
 		const int64_t *src = r->val.v + (size_t)perm[i] * c;
 
@@ -62,7 +62,7 @@ int ps_rows_normalize(struct ps_rows *r)
 			continue;
 		}
 		node[out] = r->node.v[perm[i]];
-		ps_memcpy(val + out * c, src, c * sizeof(*val));
+		pstore_memcpy(val + out * c, src, c * sizeof(*val));
 		out++;
 	}
 	free(perm);

@@ -8,19 +8,19 @@
  */
 #include "pstore_internal.h"
 
-static int head_scan(struct ps_head *h, struct ps_scan *sc)
+static int head_scan(struct pstore_head *h, struct pstore_scan *sc)
 {
-	struct ps_lindex ix = { 0 };
+	struct pstore_lindex ix = { 0 };
 	size_t ns = h->series.series.n;
 	int32_t *col = malloc((ns + 1) * sizeof(*col));
 	uint8_t *seen = calloc(ns + 1, 1);
 	bool any = false;
-	int err = col && seen ? ps_lindex_build(&ix, &h->series) : -ENOMEM;
+	int err = col && seen ? pstore_lindex_build(&ix, &h->series) : -ENOMEM;
 
 	if (!err)
-		err = ps_plan(&sc->q, &h->series, &ix, col, &any);
+		err = pstore_plan(&sc->q, &h->series, &ix, col, &any);
 	for (size_t i = 0; !err && any && i < h->profs.n; i++) {
-		const struct ps_prof *p = &h->profs.v[i];
+		const struct pstore_prof *p = &h->profs.v[i];
 
 		if (h->state.v[i] != PS_VISIBLE || col[p->series] < 0 || p->time < sc->q.from ||
 		    p->time >= sc->q.to)
@@ -33,26 +33,26 @@ static int head_scan(struct ps_head *h, struct ps_scan *sc)
 					  h->totals.v + p->tot_off,
 					  p->ncov ? h->cov.v + p->cov_off : NULL);
 	}
-	ps_lindex_release(&ix);
+	pstore_lindex_release(&ix);
 	free(col);
 	free(seen);
 	return err;
 }
 
-static int block_profiles(struct ps_block *b, const struct ps_bdata *bd, const int32_t *col,
-			  struct ps_scan *sc)
+static int block_profiles(struct pstore_block *b, const struct pstore_bdata *bd, const int32_t *col,
+			  struct pstore_scan *sc)
 {
 	int err = 0;
 
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++) {
 		size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];
 
-		if (col[s] < 0 || !ps_any_in_range(bd->profs.v, p0, p1, sc->q.from, sc->q.to))
+		if (col[s] < 0 || !pstore_any_in_range(bd->profs.v, p0, p1, sc->q.from, sc->q.to))
 			continue;
 		if (sc->series)
 			err = sc->series(sc->ctx, &b->series, s, col[s]);
 		for (size_t i = p0; !err && sc->profile && i < p1; i++) {
-			const struct ps_prof *p = &bd->profs.v[i];
+			const struct pstore_prof *p = &bd->profs.v[i];
 
 			if (p->time >= sc->q.from && p->time < sc->q.to)
 				err = sc->profile(sc->ctx, &b->series, p, col[s],
@@ -63,10 +63,10 @@ static int block_profiles(struct ps_block *b, const struct ps_bdata *bd, const i
 	return err;
 }
 
-static int block_scan(struct ps_block *b, struct ps_scan *sc)
+static int block_scan(struct pstore_block *b, struct pstore_scan *sc)
 {
 	int32_t *col;
-	struct ps_bdata *bd = NULL;
+	struct pstore_bdata *bd = NULL;
 	bool any, inside = b->meta.min_time >= sc->q.from && b->meta.max_time < sc->q.to;
 	int err;
 
@@ -75,22 +75,22 @@ static int block_scan(struct ps_block *b, struct ps_scan *sc)
 	col = malloc((b->series.series.n + 1) * sizeof(*col));
 	if (!col)
 		return -ENOMEM;
-	err = ps_plan(&sc->q, &b->series, &b->lindex, col, &any);
+	err = pstore_plan(&sc->q, &b->series, &b->lindex, col, &any);
 	if (!err && any && inside && !sc->profile) {
 		for (uint32_t s = 0; !err && s < b->series.series.n; s++)
 			if (col[s] >= 0)
 				err = sc->series(sc->ctx, &b->series, s, col[s]);
 	} else if (!err && any) {
-		err = ps_cache_data(sc->q.cache, b, &bd, sc->q.d);
+		err = pstore_cache_data(sc->q.cache, b, &bd, sc->q.d);
 		if (!err)
 			err = block_profiles(b, bd, col, sc);
 	}
-	ps_bdata_unref(bd);
+	pstore_bdata_unref(bd);
 	free(col);
 	return err;
 }
 
-int ps_scan_run(const struct ps_snapshot *snap, struct ps_scan *sc)
+int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc)
 {
 	int err = 0;
 
@@ -104,32 +104,32 @@ int ps_scan_run(const struct ps_snapshot *snap, struct ps_scan *sc)
 	return err;
 }
 
-int ps_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool need_type,
-		  struct ps_scan *sc, struct ps_snapshot *snap, struct ps_diag *d)
+int pstore_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool need_type,
+		  struct pstore_scan *sc, struct pstore_snapshot *snap, struct pstore_diag *d)
 {
 	struct pstore_selector *parsed = NULL;
 	char *type = NULL;
 	int err;
 
 	memset(snap, 0, sizeof(*snap));
-	sc->q = (struct ps_query){ .from = sel ? sel->from_ns : 0, .cache = &s->cache, .d = d };
+	sc->q = (struct pstore_qctx){ .from = sel ? sel->from_ns : 0, .cache = &s->cache, .d = d };
 	sc->q.to = sel && sel->to_ns ? sel->to_ns : INT64_MAX;
-	PS_TRY(ps_selection_parse(sel, &parsed, d));
+	PS_TRY(pstore_selection_parse(sel, &parsed, d));
 	sc->q.sel = parsed;
-	err = ps_snapshot_take(s, sc->q.from, sc->q.to, snap);
+	err = pstore_snapshot_take(s, sc->q.from, sc->q.to, snap);
 	if (!err && (need_type || (sel && sel->type) || parsed->type))
-		err = ps_query_type(sel, parsed, snap, &type, d);
+		err = pstore_query_type(sel, parsed, snap, &type, d);
 	sc->q.type = type;
 	if (err)
-		ps_scan_end(sc, snap);
+		pstore_scan_end(sc, snap);
 	return err;
 }
 
-void ps_scan_end(struct ps_scan *sc, struct ps_snapshot *snap)
+void pstore_scan_end(struct pstore_scan *sc, struct pstore_snapshot *snap)
 {
 	pstore_selector_free((struct pstore_selector *)sc->q.sel);
 	free((char *)sc->q.type);
 	sc->q.sel = NULL;
 	sc->q.type = NULL;
-	ps_snapshot_release(snap);
+	pstore_snapshot_release(snap);
 }

@@ -10,7 +10,7 @@
  * strings (\\ \" \' \n \t \r \` ; no escapes in backticks).  Regexes are
  * POSIX extended (regcomp from libc), anchored at both ends as Prometheus
  * anchors them; back-references are refused, and the counted
- * repetitions ({n,m}) of one regex may multiply to at most 1,000, so that
+ * repetitions ({ n,m }) of one regex may multiply to at most 1,000, so that
  * no selector costs the server more than a small regex.  A missing label
  * has the value "" (so {foo=""} matches series without foo).
  */
@@ -25,7 +25,7 @@
 
 struct cur {
 	const char *p, *start;
-	struct ps_diag *d;
+	struct pstore_diag *d;
 };
 
 #define SEL_FAIL(c, ...) PS_FAIL((c)->d, -PSTORE_ERR_SELECTOR, __VA_ARGS__)
@@ -98,7 +98,7 @@ static int parse_string(struct cur *c, char **out)
 	return 0;
 }
 
-static int parse_op(struct cur *c, enum ps_match_op *op)
+static int parse_op(struct cur *c, enum pstore_match_op *op)
 {
 	if (c->p[0] == '=' && c->p[1] == '~')
 		*op = PS_RE;
@@ -131,7 +131,8 @@ static int regex_cost(struct cur *c, const char *re)
 
 	for (const char *p = re; *p; p++) {
 		if (*p == '\\' && p[1] >= '1' && p[1] <= '9')
-			return SEL_FAIL(c, "selector: back-references are not allowed in '%.64s'", re);
+			return SEL_FAIL(c, "selector: back-references are not allowed in '%.64s'",
+					re);
 		if (*p == '\\' && p[1]) {
 			p++;
 			continue;
@@ -149,10 +150,12 @@ static int regex_cost(struct cur *c, const char *re)
 			continue;
 		}
 		if (quantifier(*p) && ++nq > 64)
-			return SEL_FAIL(c, "selector: regex '%.64s' has more than 64 repetitions", re);
+			return SEL_FAIL(c, "selector: regex '%.64s' has more than 64 repetitions",
+					re);
 		if ((*p == '}' || (quantifier(*p) && *p != '{')) && quantifier(p[1]))
-			return SEL_FAIL(c, "selector: regex '%.64s' repeats a repetition (\"%c%c\")", re,
-					*p, p[1]);
+			return SEL_FAIL(c,
+					"selector: regex '%.64s' repeats a repetition (\"%c%c\")",
+					re, *p, p[1]);
 		if (*p == '{') {
 			unsigned long a = strtoul(p + 1, NULL, 10), b = a;
 			const char *comma = strchr(p, ',');
@@ -168,7 +171,7 @@ static int regex_cost(struct cur *c, const char *re)
 	return 0;
 }
 
-static int compile(struct cur *c, struct ps_matcher *m)
+static int compile(struct cur *c, struct pstore_matcher *m)
 {
 	size_t n = strlen(m->value);
 	char *anchored;
@@ -199,7 +202,7 @@ static int compile(struct cur *c, struct ps_matcher *m)
 	return 0;
 }
 
-static void matcher_release(struct ps_matcher *m)
+static void matcher_release(struct pstore_matcher *m)
 {
 	free(m->name);
 	free(m->value);
@@ -211,7 +214,7 @@ static void matcher_release(struct ps_matcher *m)
 
 static int parse_matcher(struct cur *c, struct pstore_selector *sel)
 {
-	struct ps_matcher m = { 0 };
+	struct pstore_matcher m = { 0 };
 	int err;
 
 	if (sel->m.n >= MATCHERS_MAX)
@@ -228,7 +231,7 @@ static int parse_matcher(struct cur *c, struct pstore_selector *sel)
 	if (!err && (m.op == PS_RE || m.op == PS_NRE))
 		err = compile(c, &m);
 	if (!err)
-		err = ps_vec_push(&sel->m, m);
+		err = pstore_vec_push(&sel->m, m);
 	if (err)
 		matcher_release(&m);
 	return err;
@@ -255,7 +258,8 @@ static int parse_body(struct cur *c, struct pstore_selector *sel)
 	if (!*c->p)
 		return 0;
 	if (*c->p != '{')
-		return SEL_FAIL(c, "selector: expected '{' at offset %zu", (size_t)(c->p - c->start));
+		return SEL_FAIL(c, "selector: expected '{' at offset %zu",
+				(size_t)(c->p - c->start));
 	c->p++;
 	for (;;) {
 		skip_ws(c);
@@ -279,7 +283,7 @@ static int parse_body(struct cur *c, struct pstore_selector *sel)
 	return 0;
 }
 
-static int parse(const char *text, struct pstore_selector **out, struct ps_diag *d)
+static int parse(const char *text, struct pstore_selector **out, struct pstore_diag *d)
 {
 	struct cur c = { text ? text : "", text ? text : "", d };
 	struct pstore_selector *sel;
@@ -303,7 +307,7 @@ static int parse(const char *text, struct pstore_selector **out, struct ps_diag 
 int pstore_selector_parse(const char *text, struct pstore_selector **out, char *why,
 			  size_t why_size)
 {
-	struct ps_diag d = ps_diag_make(why, why_size);
+	struct pstore_diag d = pstore_diag_make(why, why_size);
 
 	return parse(text, out, &d);
 }
@@ -314,12 +318,12 @@ void pstore_selector_free(struct pstore_selector *sel)
 		return;
 	for (size_t i = 0; i < sel->m.n; i++)
 		matcher_release(&sel->m.v[i]);
-	ps_vec_free(&sel->m);
+	pstore_vec_free(&sel->m);
 	free(sel->type);
 	free(sel);
 }
 
-bool ps_matcher_value(const struct ps_matcher *m, const char *value)
+bool pstore_matcher_value(const struct pstore_matcher *m, const char *value)
 {
 	switch (m->op) {
 	case PS_EQ:
@@ -338,20 +342,20 @@ bool pstore_selector_matches(const struct pstore_selector *sel,
 			     const struct pstore_label *labels, size_t n)
 {
 	for (size_t i = 0; i < sel->m.n; i++) {
-		const struct ps_matcher *m = &sel->m.v[i];
+		const struct pstore_matcher *m = &sel->m.v[i];
 		const char *v = "";
 
 		for (size_t k = 0; k < n; k++)
 			if (strcmp(labels[k].name, m->name) == 0)
 				v = labels[k].value;
-		if (!ps_matcher_value(m, v))
+		if (!pstore_matcher_value(m, v))
 			return false;
 	}
 	return true;
 }
 
-int ps_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
-		       struct ps_diag *d)
+int pstore_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
+		       struct pstore_diag *d)
 {
 	return parse(sel && sel->selector ? sel->selector : "", out, d);
 }

@@ -16,11 +16,11 @@ struct totals {
 	int64_t from, step;
 };
 
-static bool same_group(const struct pstore_series_line *l, const struct ps_seriestab *t,
+static bool same_group(const struct pstore_series_line *l, const struct pstore_seriestab *t,
 		       uint32_t s, const char *const *group_by, size_t ng)
 {
 	for (size_t i = 0; i < ng; i++) {
-		const char *v = ps_series_label(t, s, group_by[i]);
+		const char *v = pstore_series_label(t, s, group_by[i]);
 
 		if (strcmp(l->labels[i].value, v ? v : ""))
 			return false;
@@ -28,7 +28,7 @@ static bool same_group(const struct pstore_series_line *l, const struct ps_serie
 	return true;
 }
 
-static int new_line(struct totals *tt, const struct ps_seriestab *t, uint32_t s, size_t *out)
+static int new_line(struct totals *tt, const struct pstore_seriestab *t, uint32_t s, size_t *out)
 {
 	struct pstore_series_set *set = tt->set;
 	struct pstore_series_line *l, *lines;
@@ -50,7 +50,7 @@ static int new_line(struct totals *tt, const struct ps_seriestab *t, uint32_t s,
 	}
 	set->n_lines++;
 	for (size_t i = 0; i < tt->ng; i++) {
-		const char *v = ps_series_label(t, s, tt->group_by[i]);
+		const char *v = pstore_series_label(t, s, tt->group_by[i]);
 
 		l->labels[i].name = strdup(tt->group_by[i]);
 		l->labels[i].value = strdup(v ? v : "");
@@ -62,8 +62,8 @@ static int new_line(struct totals *tt, const struct ps_seriestab *t, uint32_t s,
 	return 0;
 }
 
-static int on_profile(void *ctx, const struct ps_seriestab *t, const struct ps_prof *p,
-		      int32_t col, const int64_t *totals, const struct ps_cov *cov)
+static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
+		      int32_t col, const int64_t *totals, const struct pstore_cov *cov)
 {
 	struct totals *tt = ctx;
 	size_t line = 0, point = (size_t)((p->time - tt->from) / tt->step);
@@ -76,7 +76,7 @@ static int on_profile(void *ctx, const struct ps_seriestab *t, const struct ps_p
 		PS_TRY(new_line(tt, t, p->series, &line));
 	if (point < tt->set->n_points)
 		tt->set->lines[line].values[point] =
-			ps_add(tt->set->lines[line].values[point], totals[col]);
+			pstore_add(tt->set->lines[line].values[point], totals[col]);
 	return 0;
 }
 
@@ -96,7 +96,7 @@ void pstore_series_set_free(struct pstore_series_set *set)
 	free(set);
 }
 
-static int check(const struct pstore_selection *sel, int64_t step, struct ps_diag *d)
+static int check(const struct pstore_selection *sel, int64_t step, struct pstore_diag *d)
 {
 	PS_FAIL_IF(!sel || !sel->to_ns || sel->to_ns <= sel->from_ns || step <= 0, d, -EINVAL,
 		   "series: a time range (from < to) and a step > 0 are needed");
@@ -109,10 +109,10 @@ int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel, i
 			 const char *const *group_by, size_t n_group_by,
 			 struct pstore_series_set **out, char *why, size_t why_size)
 {
-	struct ps_diag d = ps_diag_make(why, why_size);
+	struct pstore_diag d = pstore_diag_make(why, why_size);
 	struct totals tt = { .group_by = group_by, .ng = n_group_by, .step = step_ns };
-	struct ps_scan sc = { .profile = on_profile, .ctx = &tt };
-	struct ps_snapshot snap;
+	struct pstore_scan sc = { .profile = on_profile, .ctx = &tt };
+	struct pstore_snapshot snap;
 	int err = check(sel, step_ns, &d);
 
 	if (err)
@@ -123,12 +123,13 @@ int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel, i
 		return PS_FAIL(&d, -ENOMEM, "out of memory");
 	tt.set->from_ns = sel->from_ns;
 	tt.set->step_ns = step_ns;
-	tt.set->n_points = (size_t)(((uint64_t)(sel->to_ns - sel->from_ns) + (uint64_t)step_ns - 1) /
-				    (uint64_t)step_ns);
-	err = ps_scan_begin(s, sel, true, &sc, &snap, &d);
+	tt.set->n_points =
+		(size_t)(((uint64_t)(sel->to_ns - sel->from_ns) + (uint64_t)step_ns - 1) /
+			 (uint64_t)step_ns);
+	err = pstore_scan_begin(s, sel, true, &sc, &snap, &d);
 	if (!err) {
-		err = ps_scan_run(&snap, &sc);
-		ps_scan_end(&sc, &snap);
+		err = pstore_scan_run(&snap, &sc);
+		pstore_scan_end(&sc, &snap);
 	}
 	if (err == -E2BIG)
 		err = PS_FAIL(&d, err, "series: more than %d lines", MAX_LINES);

@@ -22,7 +22,7 @@
 #define DAY_NS ((int64_t)86400 * 1000000000)
 #define MIB ((size_t)1 << 20)
 
-int64_t ps_now(const struct pstore *s)
+int64_t pstore_now(const struct pstore *s)
 {
 	struct timespec ts;
 
@@ -32,7 +32,7 @@ int64_t ps_now(const struct pstore *s)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int64_t ps_partition_of(const struct pstore *s, int64_t t)
+int64_t pstore_partition_of(const struct pstore *s, int64_t t)
 {
 	int64_t p = s->opts.partition_ns;
 
@@ -53,7 +53,7 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 
 	*o = def;
 	if (in) {
-		ps_memcpy(o, in, in->sz < sizeof(*o) ? in->sz : sizeof(*o));
+		pstore_memcpy(o, in, in->sz < sizeof(*o) ? in->sz : sizeof(*o));
 		o->sz = sizeof(*o);
 	}
 #define DEF(f)                                                               \
@@ -69,7 +69,7 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 }
 
 /* DIR/writer-id: 16 random bytes made at the first open, fsynced. */
-static int writer_id(const char *dir, uint8_t id[16], struct ps_diag *d)
+static int writer_id(const char *dir, uint8_t id[16], struct pstore_diag *d)
 {
 	char path[4096], tmp[4200];
 	int fd = -1, err = 0;
@@ -83,7 +83,8 @@ static int writer_id(const char *dir, uint8_t id[16], struct ps_diag *d)
 		PS_FAIL_IF(n != 16, d, -PSTORE_ERR_CORRUPT, "store: '%s' is not 16 bytes", path);
 		return 0;
 	}
-	PS_FAIL_IF(errno != ENOENT, d, -errno, "store: cannot read '%s': %s", path, strerror(errno));
+	PS_FAIL_IF(errno != ENOENT, d, -errno, "store: cannot read '%s': %s", path,
+		   strerror(errno));
 	PS_FAIL_IF(getrandom(id, 16, 0) != 16, d, -EIO, "store: no random bytes for a writer ID");
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -100,7 +101,7 @@ static int writer_id(const char *dir, uint8_t id[16], struct ps_diag *d)
 	return 0;
 }
 
-static int lock_dir(struct pstore *s, struct ps_diag *d)
+static int lock_dir(struct pstore *s, struct pstore_diag *d)
 {
 	char path[4096];
 
@@ -123,7 +124,7 @@ static struct pstore *store_new(const char *dir, const struct pstore_opts *opts)
 	s->lock_fd = -1;
 	s->wal_fd = -1;
 	resolve_opts(opts, &s->opts);
-	ps_limits_resolve(&s->opts.limits, &s->lim);
+	pstore_limits_resolve(&s->opts.limits, &s->lim);
 	pthread_rwlock_init(&s->rot, NULL);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->compact_mu, NULL);
@@ -132,17 +133,17 @@ static struct pstore *store_new(const char *dir, const struct pstore_opts *opts)
 	pthread_mutex_init(&s->cache.mu, NULL);
 	s->cache.budget = s->opts.cache_bytes;
 	s->dir = strdup(dir);
-	s->unbounded = ps_unbounded_new();
+	s->unbounded = pstore_unbounded_new();
 	if (!s->dir || !s->unbounded) {
 		free(s->dir);
-		ps_unbounded_free(s->unbounded);
+		pstore_unbounded_free(s->unbounded);
 		free(s);
 		return NULL;
 	}
 	return s;
 }
 
-static int open_storage(struct pstore *s, const struct pstore_opts *opts, struct ps_diag *d)
+static int open_storage(struct pstore *s, const struct pstore_opts *opts, struct pstore_diag *d)
 {
 	char path[4096];
 	int err;
@@ -160,7 +161,7 @@ static int open_storage(struct pstore *s, const struct pstore_opts *opts, struct
 	return 0;
 }
 
-static int open_wal_dir(struct pstore *s, struct ps_diag *d)
+static int open_wal_dir(struct pstore *s, struct pstore_diag *d)
 {
 	char path[4096];
 
@@ -173,16 +174,16 @@ static int open_wal_dir(struct pstore *s, struct ps_diag *d)
 }
 
 /* The active head and its segment. */
-int ps_open_segment(struct pstore *s)
+int pstore_open_segment(struct pstore *s)
 {
-	struct ps_head *h = ps_head_new(s->next_seq, ps_now(s));
+	struct pstore_head *h = pstore_head_new(s->next_seq, pstore_now(s));
 	int err;
 
 	if (!h)
 		return -ENOMEM;
-	err = ps_wal_open(s->wal_fd, s->next_seq, s->writer, s->opts.no_fsync, &s->wal);
+	err = pstore_wal_open(s->wal_fd, s->next_seq, s->writer, s->opts.no_fsync, &s->wal);
 	if (err) {
-		ps_head_unref(h);
+		pstore_head_unref(h);
 		return err;
 	}
 	s->next_seq++;
@@ -190,7 +191,7 @@ int ps_open_segment(struct pstore *s)
 	return 0;
 }
 
-static int open_all(struct pstore *s, const struct pstore_opts *opts, struct ps_diag *d)
+static int open_all(struct pstore *s, const struct pstore_opts *opts, struct pstore_diag *d)
 {
 	int err;
 
@@ -198,20 +199,20 @@ static int open_all(struct pstore *s, const struct pstore_opts *opts, struct ps_
 	PS_TRY(writer_id(s->dir, s->writer, d));
 	PS_TRY(open_storage(s, opts, d));
 	PS_TRY(open_wal_dir(s, d));
-	PS_TRY(ps_catalog_load(s, d));
-	PS_TRY(ps_recover(s, d));
-	err = ps_open_segment(s);
+	PS_TRY(pstore_catalog_load(s, d));
+	PS_TRY(pstore_recover(s, d));
+	err = pstore_open_segment(s);
 	PS_FAIL_IF(err, d, err, "store: cannot start a log segment in '%s/wal': %s", s->dir,
 		   pstore_strerror(err));
 	if (!s->opts.no_background)
-		PS_TRY(ps_background_start(s));
+		PS_TRY(pstore_background_start(s));
 	return 0;
 }
 
 int pstore_open(const char *dir, const struct pstore_opts *opts, struct pstore **out,
 		char *why, size_t why_size)
 {
-	struct ps_diag d = ps_diag_make(why, why_size);
+	struct pstore_diag d = pstore_diag_make(why, why_size);
 	struct pstore *s = store_new(dir, opts);
 	int err;
 
@@ -235,24 +236,24 @@ void pstore_free(struct pstore *s)
 {
 	if (!s)
 		return;
-	ps_background_stop(s);
-	ps_cache_release(&s->cache);
+	pstore_background_stop(s);
+	pstore_cache_release(&s->cache);
 	for (size_t i = 0; i < s->blocks.n; i++)
-		ps_block_unref(s->blocks.v[i]);
-	ps_vec_free(&s->blocks);
+		pstore_block_unref(s->blocks.v[i]);
+	pstore_vec_free(&s->blocks);
 	for (size_t i = 0; i < s->sealed.n; i++)
-		ps_head_unref(s->sealed.v[i]);
-	ps_vec_free(&s->sealed);
-	ps_head_unref(s->head);
-	ps_wal_close(s->wal);
+		pstore_head_unref(s->sealed.v[i]);
+	pstore_vec_free(&s->sealed);
+	pstore_head_unref(s->head);
+	pstore_wal_close(s->wal);
 	if (s->io.release)
 		s->io.release(s->io.ctx);
 	if (s->wal_fd >= 0)
 		close(s->wal_fd);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
-	ps_keys_free(s->keys);
-	ps_unbounded_free(s->unbounded);
+	pstore_keys_free(s->keys);
+	pstore_unbounded_free(s->unbounded);
 	pthread_rwlock_destroy(&s->rot);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->compact_mu);
@@ -265,7 +266,8 @@ void pstore_free(struct pstore *s)
 /* ---- snapshots ------------------------------------------------------------------ */
 
 /* A block's time span; a corrupt one covers its whole partition. */
-void ps_block_span(const struct pstore *s, const struct ps_block *b, int64_t *lo, int64_t *hi)
+void pstore_block_span(const struct pstore *s, const struct pstore_block *b, int64_t *lo,
+		       int64_t *hi)
 {
 	if (!b->corrupt) {
 		*lo = b->meta.min_time;
@@ -276,52 +278,52 @@ void ps_block_span(const struct pstore *s, const struct ps_block *b, int64_t *lo
 	*hi = b->meta.partition + s->opts.partition_ns - 1;
 }
 
-int ps_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct ps_snapshot *out)
+int pstore_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct pstore_snapshot *out)
 {
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; !err && i < s->blocks.n; i++) {
-		struct ps_block *b = s->blocks.v[i];
+		struct pstore_block *b = s->blocks.v[i];
 		int64_t lo, hi;
 
-		ps_block_span(s, b, &lo, &hi);
+		pstore_block_span(s, b, &lo, &hi);
 		if (hi < from || lo >= to)
 			continue;
-		err = ps_vec_push(&out->blocks, ps_block_ref(b));
+		err = pstore_vec_push(&out->blocks, pstore_block_ref(b));
 		if (err)
-			ps_block_unref(b);
+			pstore_block_unref(b);
 	}
 	if (!err && s->head) {
-		err = ps_vec_push(&out->heads, ps_head_ref(s->head));
+		err = pstore_vec_push(&out->heads, pstore_head_ref(s->head));
 		if (err)
-			ps_head_unref(s->head);
+			pstore_head_unref(s->head);
 	}
 	for (size_t i = 0; !err && i < s->sealed.n; i++) {
-		err = ps_vec_push(&out->heads, ps_head_ref(s->sealed.v[i]));
+		err = pstore_vec_push(&out->heads, pstore_head_ref(s->sealed.v[i]));
 		if (err)
-			ps_head_unref(s->sealed.v[i]);
+			pstore_head_unref(s->sealed.v[i]);
 	}
 	pthread_mutex_unlock(&s->mu);
 	if (err)
-		ps_snapshot_release(out);
+		pstore_snapshot_release(out);
 	return err;
 }
 
-void ps_snapshot_release(struct ps_snapshot *snap)
+void pstore_snapshot_release(struct pstore_snapshot *snap)
 {
 	for (size_t i = 0; i < snap->blocks.n; i++)
-		ps_block_unref(snap->blocks.v[i]);
+		pstore_block_unref(snap->blocks.v[i]);
 	for (size_t i = 0; i < snap->heads.n; i++)
-		ps_head_unref(snap->heads.v[i]);
-	ps_vec_free(&snap->blocks);
-	ps_vec_free(&snap->heads);
+		pstore_head_unref(snap->heads.v[i]);
+	pstore_vec_free(&snap->blocks);
+	pstore_vec_free(&snap->heads);
 }
 
 /* ---- stats ------------------------------------------------------------------------- */
 
-static void head_stats(struct ps_head *h, struct pstore_stats *st)
+static void head_stats(struct pstore_head *h, struct pstore_stats *st)
 {
 	pthread_rwlock_rdlock(&h->lock);
 	st->head_profiles += h->visible;
@@ -334,14 +336,14 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->blocks.n; i++) {
-		const struct ps_block *b = s->blocks.v[i];
+		const struct pstore_block *b = s->blocks.v[i];
 
 		st->blocks++;
 		st->block_bytes += b->size;
 		st->corrupt_blocks += b->corrupt;
 		st->profiles += b->corrupt ? 0 : b->meta.profiles;
 	}
-	st->series = ps_keys_count(s->keys);
+	st->series = pstore_keys_count(s->keys);
 	if (s->head)
 		head_stats(s->head, st);
 	for (size_t i = 0; i < s->sealed.n; i++)
@@ -349,7 +351,7 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 	st->wal_segments = 1 + s->sealed.n;
 	pthread_mutex_unlock(&s->mu);
 	pthread_rwlock_rdlock(&s->rot);
-	st->wal_bytes = ps_wal_bytes(s->wal);
+	st->wal_bytes = pstore_wal_bytes(s->wal);
 	pthread_rwlock_unlock(&s->rot);
 	st->appends = atomic_load(&s->appends);
 	st->rejected = atomic_load(&s->rejected);
@@ -358,7 +360,7 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 	st->retention_drops = atomic_load(&s->retention_drops);
 	st->compaction_errors = atomic_load(&s->compaction_errors);
 	st->wal_torn_bytes = atomic_load(&s->wal_torn_bytes);
-	st->unbounded_labels = ps_unbounded_count(s->unbounded);
+	st->unbounded_labels = pstore_unbounded_count(s->unbounded);
 }
 
 int pstore_warnings(struct pstore *s, struct pstore_strlist **out)
@@ -368,7 +370,7 @@ int pstore_warnings(struct pstore *s, struct pstore_strlist **out)
 
 	if (!l)
 		return -ENOMEM;
-	err = ps_unbounded_list(s->unbounded, l);
+	err = pstore_unbounded_list(s->unbounded, l);
 	if (err) {
 		pstore_strlist_free(l);
 		return err;

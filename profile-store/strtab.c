@@ -2,7 +2,7 @@
  * strtab.c - interned strings: each string once, NUL-terminated in one
  * byte buffer, named by a dense id (0 is "").  Decoders add strings
  * without the set and index them only when something interns into the
- * table later (ps_strtab_index through the first ps_strtab_intern).
+ * table later (pstore_strtab_index through the first pstore_strtab_intern).
  */
 #include "pstore_internal.h"
 
@@ -15,24 +15,24 @@ struct key {
 
 static uint64_t str_hash(const void *ctx, size_t idx)
 {
-	const struct ps_strtab *t = ctx;
-	const char *s = ps_str(t, idx);
+	const struct pstore_strtab *t = ctx;
+	const char *s = pstore_str(t, idx);
 
-	return ps_hash(s, strlen(s), 0);
+	return pstore_hash(s, strlen(s), 0);
 }
 
 static bool str_equal(const void *ctx, size_t idx, const void *k)
 {
-	const struct ps_strtab *t = ctx;
+	const struct pstore_strtab *t = ctx;
 	const struct key *key = k;
-	const char *s = ps_str(t, idx);
+	const char *s = pstore_str(t, idx);
 
 	return strncmp(s, key->s, key->len) == 0 && s[key->len] == '\0';
 }
 
 static const struct wire_hset_ops ops = { str_hash, str_equal };
 
-int ps_strtab_add(struct ps_strtab *t, const char *s, size_t len, uint32_t *id)
+int pstore_strtab_add(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id)
 {
 	size_t off = t->bytes.len;
 
@@ -40,7 +40,7 @@ int ps_strtab_add(struct ps_strtab *t, const char *s, size_t len, uint32_t *id)
 		return -EINVAL;
 	if (t->off.n >= UINT32_MAX - 2)
 		return -E2BIG;
-	PS_TRY(ps_vec_reserve(&t->off, t->off.n + 1));
+	PS_TRY(pstore_vec_reserve(&t->off, t->off.n + 1));
 	PS_TRY(ember_buf_append(&t->bytes, s, len));
 	PS_TRY(ember_buf_putc(&t->bytes, '\0'));
 	t->off.v[t->off.n] = (uint32_t)off;
@@ -48,38 +48,38 @@ int ps_strtab_add(struct ps_strtab *t, const char *s, size_t len, uint32_t *id)
 	return 0;
 }
 
-int ps_strtab_init(struct ps_strtab *t)
+int pstore_strtab_init(struct pstore_strtab *t)
 {
 	uint32_t id;
 
 	memset(t, 0, sizeof(*t));
 	ember_buf_init(&t->bytes, STRTAB_CAP - 1);
-	return ps_strtab_add(t, "", 0, &id);
+	return pstore_strtab_add(t, "", 0, &id);
 }
 
-void ps_strtab_release(struct ps_strtab *t)
+void pstore_strtab_release(struct pstore_strtab *t)
 {
 	ember_buf_release(&t->bytes);
-	ps_vec_free(&t->off);
+	pstore_vec_free(&t->off);
 	wire_hset_release(&t->set);
 }
 
-static int index_all(struct ps_strtab *t)
+static int index_all(struct pstore_strtab *t)
 {
 	for (size_t i = t->set.used; i < t->off.n; i++) {
-		const char *s = ps_str(t, (uint32_t)i);
+		const char *s = pstore_str(t, (uint32_t)i);
 		struct key k = { s, strlen(s) };
-		uint64_t h = ps_hash(s, k.len, 0);
+		uint64_t h = pstore_hash(s, k.len, 0);
 
-		if (ps_hset_find(&t->set, &ops, t, h, &k) == UINT32_MAX)
-			PS_TRY(ps_hset_insert(&t->set, &ops, t, (uint32_t)i, h));
+		if (pstore_hset_find(&t->set, &ops, t, h, &k) == UINT32_MAX)
+			PS_TRY(pstore_hset_insert(&t->set, &ops, t, (uint32_t)i, h));
 		else
 			t->set.used++; /* a duplicate a decoder added: counted, not placed */
 	}
 	return 0;
 }
 
-int ps_strtab_intern(struct ps_strtab *t, const char *s, size_t len, uint32_t *id)
+int pstore_strtab_intern(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id)
 {
 	struct key k = { s, len };
 	uint64_t h;
@@ -87,23 +87,23 @@ int ps_strtab_intern(struct ps_strtab *t, const char *s, size_t len, uint32_t *i
 
 	if (t->set.used != t->off.n)
 		PS_TRY(index_all(t));
-	h = ps_hash(s, len, 0);
-	found = ps_hset_find(&t->set, &ops, t, h, &k);
+	h = pstore_hash(s, len, 0);
+	found = pstore_hset_find(&t->set, &ops, t, h, &k);
 	if (found != UINT32_MAX) {
 		*id = found;
 		return 0;
 	}
-	PS_TRY(ps_strtab_add(t, s, len, &found));
-	PS_TRY(ps_hset_insert(&t->set, &ops, t, found, h));
+	PS_TRY(pstore_strtab_add(t, s, len, &found));
+	PS_TRY(pstore_hset_insert(&t->set, &ops, t, found, h));
 	*id = found;
 	return 0;
 }
 
-uint32_t ps_strtab_find(const struct ps_strtab *t, const char *s, size_t len)
+uint32_t pstore_strtab_find(const struct pstore_strtab *t, const char *s, size_t len)
 {
 	struct key k = { s, len };
 
 	if (t->set.used != t->off.n)
 		return UINT32_MAX; /* not interned: only interned tables are searched */
-	return ps_hset_find(&t->set, &ops, t, ps_hash(s, len, 0), &k);
+	return pstore_hset_find(&t->set, &ops, t, pstore_hash(s, len, 0), &k);
 }

@@ -25,7 +25,7 @@ static bool has_sample_type(const struct pprof_profile *p, const char *prefix)
 	return false;
 }
 
-const char *ps_profile_name(const struct pprof_profile *p)
+const char *pstore_profile_name(const struct pprof_profile *p)
 {
 	const pprof_message_t *m = pprof_message(p);
 	const char *pt = m->period_type ? pprof_string(p, m->period_type->type) : NULL;
@@ -47,7 +47,7 @@ const char *ps_profile_name(const struct pprof_profile *p)
 	return "profile";
 }
 
-bool ps_type_is_count(const char *sample_unit)
+bool pstore_type_is_count(const char *sample_unit)
 {
 	return sample_unit && strcmp(sample_unit, "count") == 0;
 }
@@ -90,15 +90,15 @@ static bool alias_matches(const char *alias, const char *id)
 	return strncmp(st + 1, alias, n) == 0 && st[1 + n] == ':';
 }
 
-static int ambiguous(const char *text, const char *a, const char *b, struct ps_diag *d)
+static int ambiguous(const char *text, const char *a, const char *b, struct pstore_diag *d)
 {
 	return PS_FAIL(d, -PSTORE_ERR_TYPE,
 		       "profile type '%.64s' is ambiguous: '%s' or '%s' (give the full type)",
 		       text, a, b);
 }
 
-int ps_type_resolve(const char *text, char *const *ids, size_t n, char **out,
-		    struct ps_diag *d)
+int pstore_type_resolve(const char *text, char *const *ids, size_t n, char **out,
+		    struct pstore_diag *d)
 {
 	size_t colons = count_colons(text);
 	const char *found = NULL;

@@ -31,22 +31,22 @@ struct uname {
 	bool flagged, warned;
 };
 
-struct ps_unbounded {
+struct pstore_unbounded {
 	pthread_mutex_t mu;
 	size_t total; /* values remembered, all names */
 	PS_VEC(struct uname) names;
 };
 
-struct ps_unbounded *ps_unbounded_new(void)
+struct pstore_unbounded *pstore_unbounded_new(void)
 {
-	struct ps_unbounded *u = calloc(1, sizeof(*u));
+	struct pstore_unbounded *u = calloc(1, sizeof(*u));
 
 	if (u)
 		pthread_mutex_init(&u->mu, NULL);
 	return u;
 }
 
-void ps_unbounded_free(struct ps_unbounded *u)
+void pstore_unbounded_free(struct pstore_unbounded *u)
 {
 	if (!u)
 		return;
@@ -54,12 +54,12 @@ void ps_unbounded_free(struct ps_unbounded *u)
 		free(u->names.v[i].name);
 		free(u->names.v[i].vals);
 	}
-	ps_vec_free(&u->names);
+	pstore_vec_free(&u->names);
 	pthread_mutex_destroy(&u->mu);
 	free(u);
 }
 
-static struct uname *find_name(struct ps_unbounded *u, const char *name)
+static struct uname *find_name(struct pstore_unbounded *u, const char *name)
 {
 	struct uname n = { 0 };
 
@@ -68,7 +68,7 @@ static struct uname *find_name(struct ps_unbounded *u, const char *name)
 			return &u->names.v[i];
 	if (u->names.n >= MAX_NAMES || !(n.name = strdup(name)))
 		return NULL;
-	if (ps_vec_push(&u->names, n)) {
+	if (pstore_vec_push(&u->names, n)) {
 		free(n.name);
 		return NULL;
 	}
@@ -98,9 +98,9 @@ static bool grow_vals(struct uname *n)
 }
 
 /* Remember value; true when it was not known. */
-static bool add_value(struct ps_unbounded *u, struct uname *n, const char *value)
+static bool add_value(struct pstore_unbounded *u, struct uname *n, const char *value)
 {
-	uint64_t h = ps_hash(value, strlen(value), 7) | 1;
+	uint64_t h = pstore_hash(value, strlen(value), 7) | 1;
 	size_t i;
 
 	if (n->mask)
@@ -136,7 +136,8 @@ static void note(struct uname *n, bool fresh)
 	}
 }
 
-void ps_unbounded_observe(struct ps_unbounded *u, const struct pstore_label *labels, size_t n)
+void pstore_unbounded_observe(struct pstore_unbounded *u, const struct pstore_label *labels,
+			      size_t n)
 {
 	pthread_mutex_lock(&u->mu);
 	for (size_t i = 0; i < n; i++) {
@@ -148,7 +149,7 @@ void ps_unbounded_observe(struct ps_unbounded *u, const struct pstore_label *lab
 	pthread_mutex_unlock(&u->mu);
 }
 
-void ps_unbounded_seed(struct ps_unbounded *u, const char *name, const char *value)
+void pstore_unbounded_seed(struct pstore_unbounded *u, const char *name, const char *value)
 {
 	struct uname *un;
 
@@ -159,7 +160,7 @@ void ps_unbounded_seed(struct ps_unbounded *u, const char *name, const char *val
 	pthread_mutex_unlock(&u->mu);
 }
 
-int ps_unbounded_list(struct ps_unbounded *u, struct pstore_strlist *out)
+int pstore_unbounded_list(struct pstore_unbounded *u, struct pstore_strlist *out)
 {
 	int err = 0;
 
@@ -189,7 +190,7 @@ int ps_unbounded_list(struct ps_unbounded *u, struct pstore_strlist *out)
 	return err;
 }
 
-size_t ps_unbounded_count(struct ps_unbounded *u)
+size_t pstore_unbounded_count(struct pstore_unbounded *u)
 {
 	size_t n = 0;
 

@@ -7,7 +7,7 @@
  */
 #include "pstore_internal.h"
 
-int ps_put_uvarint(struct ember_buf *b, uint64_t v)
+int pstore_put_uvarint(struct ember_buf *b, uint64_t v)
 {
 	uint8_t tmp[10];
 	size_t n = 0;
@@ -20,13 +20,13 @@ int ps_put_uvarint(struct ember_buf *b, uint64_t v)
 	return ember_buf_append(b, tmp, n);
 }
 
-int ps_put_str(struct ember_buf *b, const char *s, size_t len)
+int pstore_put_str(struct ember_buf *b, const char *s, size_t len)
 {
-	PS_TRY(ps_put_uvarint(b, len));
+	PS_TRY(pstore_put_uvarint(b, len));
 	return ember_buf_append(b, s, len);
 }
 
-int ps_get_uvarint(const uint8_t **pos, const uint8_t *end, uint64_t *out)
+int pstore_get_uvarint(const uint8_t **pos, const uint8_t *end, uint64_t *out)
 {
 	const uint8_t *p = *pos;
 	uint64_t v = 0;
@@ -48,21 +48,21 @@ int ps_get_uvarint(const uint8_t **pos, const uint8_t *end, uint64_t *out)
 	return -PSTORE_ERR_CORRUPT;
 }
 
-int ps_get_svarint(const uint8_t **pos, const uint8_t *end, int64_t *out)
+int pstore_get_svarint(const uint8_t **pos, const uint8_t *end, int64_t *out)
 {
 	uint64_t v;
 
-	PS_TRY(ps_get_uvarint(pos, end, &v));
-	*out = ps_unzigzag(v);
+	PS_TRY(pstore_get_uvarint(pos, end, &v));
+	*out = pstore_unzigzag(v);
 	return 0;
 }
 
-int ps_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_t *out)
+int pstore_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_t *out)
 {
 	const uint8_t *p = *pos;
 	uint64_t v;
 
-	PS_TRY(ps_get_uvarint(&p, end, &v));
+	PS_TRY(pstore_get_uvarint(&p, end, &v));
 	if (v > max)
 		return -PSTORE_ERR_CORRUPT;
 	*pos = p;
@@ -70,7 +70,7 @@ int ps_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_
 	return 0;
 }
 
-int ps_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_t **out)
+int pstore_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_t **out)
 {
 	if (*pos > end || (size_t)(end - *pos) < n)
 		return -PSTORE_ERR_CORRUPT;
@@ -79,16 +79,16 @@ int ps_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_
 	return 0;
 }
 
-int ps_get_str(const uint8_t **pos, const uint8_t *end, size_t max, const char **s,
+int pstore_get_str(const uint8_t **pos, const uint8_t *end, size_t max, const char **s,
 	       size_t *len)
 {
 	const uint8_t *p = *pos, *bytes;
 	uint64_t n;
 
-	PS_TRY(ps_get_uvarint(&p, end, &n));
+	PS_TRY(pstore_get_uvarint(&p, end, &n));
 	if (n > max)
 		return -PSTORE_ERR_CORRUPT;
-	PS_TRY(ps_get_bytes(&p, end, (size_t)n, &bytes));
+	PS_TRY(pstore_get_bytes(&p, end, (size_t)n, &bytes));
 	*pos = p;
 	*s = (const char *)bytes;
 	*len = (size_t)n;

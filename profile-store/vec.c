@@ -1,11 +1,11 @@
 /*
  * vec.c - growable arrays: PS_VEC(T) in pstore_internal.h is a pointer, a
- * length and a capacity; ps_grow() doubles the capacity, checking the
+ * length and a capacity; pstore_grow() doubles the capacity, checking the
  * multiplication, and leaves the array as it was when it fails.
  */
 #include "pstore_internal.h"
 
-int ps_grow(void *arr, size_t *cap, size_t need, size_t elem)
+int pstore_grow(void *arr, size_t *cap, size_t need, size_t elem)
 {
 	void **a = arr, *na;
 	size_t ncap;

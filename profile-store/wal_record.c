@@ -14,57 +14,57 @@
 #define STR_MAX 65536
 #define LIST_MAX 4096
 
-int ps_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t duration,
+int pstore_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t duration,
 		     const void *body, size_t body_len, const struct pprof_profile *p,
 		     struct ember_buf *out)
 {
 	struct ember_buf pb;
 	int err;
 
-	PS_TRY(ps_put_uvarint(out, RECORD_VERSION));
-	PS_TRY(ps_put_svarint(out, time));
-	PS_TRY(ps_put_svarint(out, duration));
-	PS_TRY(ps_put_uvarint(out, o ? o->input_bytes : 0)); /* the caller's, for the limit */
-	PS_TRY(ps_put_uvarint(out, o ? o->n_labels : 0));
+	PS_TRY(pstore_put_uvarint(out, RECORD_VERSION));
+	PS_TRY(pstore_put_svarint(out, time));
+	PS_TRY(pstore_put_svarint(out, duration));
+	PS_TRY(pstore_put_uvarint(out, o ? o->input_bytes : 0)); /* the caller's, for the limit */
+	PS_TRY(pstore_put_uvarint(out, o ? o->n_labels : 0));
 	for (size_t i = 0; o && i < o->n_labels; i++) {
-		PS_TRY(ps_put_str(out, o->labels[i].name, strlen(o->labels[i].name)));
-		PS_TRY(ps_put_str(out, o->labels[i].value, strlen(o->labels[i].value)));
+		PS_TRY(pstore_put_str(out, o->labels[i].name, strlen(o->labels[i].name)));
+		PS_TRY(pstore_put_str(out, o->labels[i].value, strlen(o->labels[i].value)));
 	}
-	PS_TRY(ps_put_uvarint(out, o ? o->n_unresolved : 0));
+	PS_TRY(pstore_put_uvarint(out, o ? o->n_unresolved : 0));
 	for (size_t i = 0; o && i < o->n_unresolved; i++) {
 		const char *b = o->unresolved[i].build_id ? o->unresolved[i].build_id : "";
 		const char *r = o->unresolved[i].reason ? o->unresolved[i].reason : "";
 
-		PS_TRY(ps_put_str(out, b, strlen(b)));
-		PS_TRY(ps_put_str(out, r, strlen(r)));
+		PS_TRY(pstore_put_str(out, b, strlen(b)));
+		PS_TRY(pstore_put_str(out, r, strlen(r)));
 	}
 	if (body)
-		return ps_put_str(out, body, body_len);
+		return pstore_put_str(out, body, body_len);
 	ember_buf_init(&pb, PS_WAL_RECORD_MAX);
 	err = pprof_encode(p, false, &pb);
 	if (!err)
-		err = ps_put_str(out, pb.data ? pb.data : "", pb.len);
+		err = pstore_put_str(out, pb.data ? pb.data : "", pb.len);
 	ember_buf_release(&pb);
 	return err;
 }
 
-static int get_cstr(const uint8_t **p, const uint8_t *end, char **out, struct ps_diag *d)
+static int get_cstr(const uint8_t **p, const uint8_t *end, char **out, struct pstore_diag *d)
 {
 	const char *s;
 	size_t len;
 
-	PS_FAIL_IF(ps_get_str(p, end, STR_MAX, &s, &len) || memchr(s, '\0', len), d,
+	PS_FAIL_IF(pstore_get_str(p, end, STR_MAX, &s, &len) || memchr(s, '\0', len), d,
 		   -PSTORE_ERR_CORRUPT, "log record: bad string");
 	*out = strndup(s, len);
 	return *out ? 0 : -ENOMEM;
 }
 
-static int get_pairs(const uint8_t **p, const uint8_t *end, struct ps_record *r, bool labels,
-		     struct ps_diag *d)
+static int get_pairs(const uint8_t **p, const uint8_t *end, struct pstore_record *r, bool labels,
+		     struct pstore_diag *d)
 {
 	uint32_t n;
 
-	PS_FAIL_IF(ps_get_u32max(p, end, LIST_MAX, &n), d, -PSTORE_ERR_CORRUPT,
+	PS_FAIL_IF(pstore_get_u32max(p, end, LIST_MAX, &n), d, -PSTORE_ERR_CORRUPT,
 		   "log record: bad count");
 	for (uint32_t i = 0; i < n; i++) {
 		char *a = NULL, *b = NULL;
@@ -73,9 +73,9 @@ static int get_pairs(const uint8_t **p, const uint8_t *end, struct ps_record *r,
 		if (!err)
 			err = get_cstr(p, end, &b, d);
 		if (!err && labels)
-			err = ps_vec_push(&r->labels, ((struct pstore_label){ a, b }));
+			err = pstore_vec_push(&r->labels, ((struct pstore_label){ a, b }));
 		else if (!err)
-			err = ps_vec_push(&r->unresolved, ((struct pstore_unresolved){ a, b }));
+			err = pstore_vec_push(&r->unresolved, ((struct pstore_unresolved){ a, b }));
 		if (err) {
 			free(a);
 			free(b);
@@ -85,7 +85,8 @@ static int get_pairs(const uint8_t **p, const uint8_t *end, struct ps_record *r,
 	return 0;
 }
 
-int ps_record_decode(const uint8_t *data, size_t len, struct ps_record *r, struct ps_diag *d)
+int pstore_record_decode(const uint8_t *data, size_t len, struct pstore_record *r,
+			 struct pstore_diag *d)
 {
 	const uint8_t *p = data, *end = data + len;
 	uint64_t version, input;
@@ -93,29 +94,30 @@ int ps_record_decode(const uint8_t *data, size_t len, struct ps_record *r, struc
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	PS_FAIL_IF(ps_get_uvarint(&p, end, &version) || version != RECORD_VERSION, d,
+	PS_FAIL_IF(pstore_get_uvarint(&p, end, &version) || version != RECORD_VERSION, d,
 		   -PSTORE_ERR_CORRUPT, "log record: unknown version");
-	PS_FAIL_IF(ps_get_svarint(&p, end, &r->time) || ps_get_svarint(&p, end, &r->duration) ||
-			   ps_get_uvarint(&p, end, &input), d, -PSTORE_ERR_CORRUPT,
-		   "log record: truncated");
+	PS_FAIL_IF(pstore_get_svarint(&p, end, &r->time) ||
+			   pstore_get_svarint(&p, end, &r->duration) ||
+			   pstore_get_uvarint(&p, end, &input),
+		   d, -PSTORE_ERR_CORRUPT, "log record: truncated");
 	r->input_bytes = (size_t)input;
 	err = get_pairs(&p, end, r, true, d);
 	if (!err)
 		err = get_pairs(&p, end, r, false, d);
-	if (!err && ps_get_str(&p, end, PS_WAL_RECORD_MAX, &pb, &r->pprof_len))
+	if (!err && pstore_get_str(&p, end, PS_WAL_RECORD_MAX, &pb, &r->pprof_len))
 		err = PS_FAIL(d, -PSTORE_ERR_CORRUPT, "log record: truncated profile");
 	if (!err && p != end)
 		err = PS_FAIL(d, -PSTORE_ERR_CORRUPT, "log record: %zu bytes after the profile",
 			      (size_t)(end - p));
 	if (err) {
-		ps_record_release(r);
+		pstore_record_release(r);
 		return err;
 	}
 	r->pprof = (const uint8_t *)pb;
 	return 0;
 }
 
-void ps_record_release(struct ps_record *r)
+void pstore_record_release(struct pstore_record *r)
 {
 	for (size_t i = 0; i < r->labels.n; i++) {
 		free((char *)r->labels.v[i].name);
@@ -125,6 +127,6 @@ void ps_record_release(struct ps_record *r)
 		free((char *)r->unresolved.v[i].build_id);
 		free((char *)r->unresolved.v[i].reason);
 	}
-	ps_vec_free(&r->labels);
-	ps_vec_free(&r->unresolved);
+	pstore_vec_free(&r->labels);
+	pstore_vec_free(&r->unresolved);
 }

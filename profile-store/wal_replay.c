@@ -9,9 +9,9 @@
  */
 #include "pstore_internal.h"
 
-int ps_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
+int pstore_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
 		int (*fn)(void *ctx, const uint8_t *payload, size_t len), void *ctx,
-		uint64_t *torn, struct ps_diag *d)
+		uint64_t *torn, struct pstore_diag *d)
 {
 	const uint8_t *p = data + PS_WAL_HEADER, *end = data + len;
 
@@ -20,18 +20,18 @@ int ps_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
 		*torn = len; /* created, header never completed */
 		return 0;
 	}
-	PS_FAIL_IF(memcmp(data, PS_WAL_MAGIC, 8) != 0 || ps_rd32(data + 8) != 1, d,
+	PS_FAIL_IF(memcmp(data, PS_WAL_MAGIC, 8) != 0 || pstore_rd32(data + 8) != 1, d,
 		   -PSTORE_ERR_CORRUPT, "log segment: bad magic or version");
-	ps_memcpy(writer, data + 16, 16);
+	pstore_memcpy(writer, data + 16, 16);
 	while (p < end) {
 		uint32_t n;
 
 		if ((size_t)(end - p) < PS_WAL_RECORD_HEADER)
 			break;
-		n = ps_rd32(p);
+		n = pstore_rd32(p);
 		if (n > PS_WAL_RECORD_MAX || (size_t)(end - p) - PS_WAL_RECORD_HEADER < n ||
-		    ps_rd32(p + 4) != 0 ||
-		    ps_rd64(p + 8) != ps_hash(p + PS_WAL_RECORD_HEADER, n, n))
+		    pstore_rd32(p + 4) != 0 ||
+		    pstore_rd64(p + 8) != pstore_hash(p + PS_WAL_RECORD_HEADER, n, n))
 			break;
 		PS_TRY(fn(ctx, p + PS_WAL_RECORD_HEADER, n));
 		p += PS_WAL_RECORD_HEADER + n;

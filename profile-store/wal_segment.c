@@ -18,7 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-struct ps_wal {
+struct pstore_wal {
 	int fd, dir_fd;
 	uint64_t seq;
 	bool no_fsync;
@@ -29,7 +29,7 @@ struct ps_wal {
 	int err; /* sticky: the segment takes no more appends */
 };
 
-void ps_wal_name(uint64_t seq, char out[32])
+void pstore_wal_name(uint64_t seq, char out[32])
 {
 	snprintf(out, 32, "%016llx.wal", (unsigned long long)seq);
 }
@@ -56,10 +56,10 @@ static int write_all(int fd, struct iovec *iov, int n)
 	return 0;
 }
 
-int ps_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsync,
-		struct ps_wal **out)
+int pstore_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsync,
+		struct pstore_wal **out)
 {
-	struct ps_wal *w = calloc(1, sizeof(*w));
+	struct pstore_wal *w = calloc(1, sizeof(*w));
 	uint8_t hdr[PS_WAL_HEADER] = { 0 };
 	struct iovec iov = { hdr, sizeof(hdr) };
 	char name[32];
@@ -67,10 +67,10 @@ int ps_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsyn
 
 	if (!w)
 		return -ENOMEM;
-	ps_wal_name(seq, name);
-	ps_memcpy(hdr, PS_WAL_MAGIC, 8);
-	ps_le32(hdr + 8, 1);
-	ps_memcpy(hdr + 16, writer, 16);
+	pstore_wal_name(seq, name);
+	pstore_memcpy(hdr, PS_WAL_MAGIC, 8);
+	pstore_le32(hdr + 8, 1);
+	pstore_memcpy(hdr + 16, writer, 16);
 	w->fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	if (w->fd < 0)
 		err = -errno;
@@ -97,15 +97,15 @@ int ps_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsyn
 }
 
 /* Write one record at the end; on failure cut the file back. */
-static int write_record(struct ps_wal *w, const void *payload, size_t len)
+static int write_record(struct pstore_wal *w, const void *payload, size_t len)
 {
 	uint8_t hdr[PS_WAL_RECORD_HEADER];
 	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)payload, len } };
 	int err;
 
-	ps_le32(hdr, (uint32_t)len);
-	ps_le32(hdr + 4, 0);
-	ps_le64(hdr + 8, ps_hash(payload, len, len));
+	pstore_le32(hdr, (uint32_t)len);
+	pstore_le32(hdr + 4, 0);
+	pstore_le64(hdr + 8, pstore_hash(payload, len, len));
 	err = write_all(w->fd, iov, 2);
 	if (err) {
 		if (ftruncate(w->fd, (off_t)w->written) < 0)
@@ -117,7 +117,7 @@ static int write_record(struct ps_wal *w, const void *payload, size_t len)
 }
 
 /* Wait until offset end is durable, syncing if nobody else is. */
-static int wait_durable(struct ps_wal *w, uint64_t end)
+static int wait_durable(struct pstore_wal *w, uint64_t end)
 {
 	while (w->synced < end && !w->err) {
 		uint64_t target = w->written;
@@ -143,7 +143,7 @@ static int wait_durable(struct ps_wal *w, uint64_t end)
 	return w->synced >= end ? 0 : w->err;
 }
 
-int ps_wal_append(struct ps_wal *w, const void *payload, size_t len)
+int pstore_wal_append(struct pstore_wal *w, const void *payload, size_t len)
 {
 	int err;
 
@@ -157,17 +157,17 @@ int ps_wal_append(struct ps_wal *w, const void *payload, size_t len)
 	return err;
 }
 
-uint64_t ps_wal_bytes(const struct ps_wal *w)
+uint64_t pstore_wal_bytes(const struct pstore_wal *w)
 {
 	return w ? w->written : 0;
 }
 
-uint64_t ps_wal_seq(const struct ps_wal *w)
+uint64_t pstore_wal_seq(const struct pstore_wal *w)
 {
 	return w->seq;
 }
 
-void ps_wal_close(struct ps_wal *w)
+void pstore_wal_close(struct pstore_wal *w)
 {
 	if (!w)
 		return;

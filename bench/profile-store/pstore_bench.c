@@ -37,7 +37,7 @@
  */
 #include "pprof.h"
 #include "pstore.h"
-#include "pstore_internal.h" /* ps_result_add, for the peer's merge */
+#include "pstore_internal.h" /* pstore_result_add, for the peer's merge */
 
 #include <math.h>
 #include <pthread.h>
@@ -120,13 +120,16 @@ static void make_funcs(struct service *s)
 				 runtime[i] + 8);
 		} else if (i < (int)(nr + nl)) {
 			snprintf(f->name, sizeof(f->name), "%s", libc[i - nr]);
-			snprintf(f->file, sizeof(f->file), "./string/../sysdeps/x86_64/multiarch.S");
+			snprintf(f->file, sizeof(f->file),
+				 "./string/../sysdeps/x86_64/multiarch.S");
 			f->lib = 1;
 		} else {
-			snprintf(f->name, sizeof(f->name), "github.com/acme/%s/internal/%s.(*%s).%s%d",
-				 s->name, pkg, types[rnd() % 10], verbs[rnd() % 12], i);
-			snprintf(f->file, sizeof(f->file), "/src/github.com/acme/%s/internal/%s/%s.go",
-				 s->name, pkg, verbs[i % 12]);
+			snprintf(f->name, sizeof(f->name),
+				 "github.com/acme/%s/internal/%s.(*%s).%s%d", s->name, pkg,
+				 types[rnd() % 10], verbs[rnd() % 12], i);
+			snprintf(f->file, sizeof(f->file),
+				 "/src/github.com/acme/%s/internal/%s/%s.go", s->name, pkg,
+				 verbs[i % 12]);
 		}
 		f->addr = (f->lib ? 0x7f3a00020000ull : 0x401000ull) + 0x100ull * (uint64_t)i;
 	}
@@ -191,8 +194,9 @@ static int slow_func(const struct service *s)
 	return 20;
 }
 
-static struct service services[3] = { { .name = "checkout", .pods = 8 }, { .name = "cart", .pods = 6 },
-				      { .name = "search", .pods = 6 } };
+static struct service services[3] = { {.name = "checkout", .pods = 8 },
+				     {.name = "cart", .pods = 6 },
+				     {.name = "search", .pods = 6} };
 
 static void make_services(void)
 {
@@ -224,8 +228,8 @@ static struct pprof_profile *make_profile(const struct service *s, int version, 
 	bin.filename = binary;
 	if (!p || pprof_add_sample_type(p, "samples", "count") ||
 	    pprof_add_sample_type(p, "cpu", "nanoseconds") ||
-	    pprof_set_period(p, "cpu", "nanoseconds", 10 * MS) || pprof_add_mapping(p, &bin, &mid[0]) ||
-	    pprof_add_mapping(p, &lc, &mid[1]))
+	    pprof_set_period(p, "cpu", "nanoseconds", 10 * MS) ||
+	    pprof_add_mapping(p, &bin, &mid[0]) || pprof_add_mapping(p, &lc, &mid[1]))
 		exit(1);
 	pprof_set_time(p, time, STEP);
 	for (int i = 0; i < SAMPLES; i++) {
@@ -307,16 +311,19 @@ static void append_one(struct pstore *s, int si, int pod, int hour, int64_t t, s
 {
 	const struct service *sv = &services[si];
 	char podname[64], version[16];
-	struct pstore_label l[5] = { { "service_name", sv->name }, { "pod", podname },
-				     { "version", version }, { "region", pod % 2 ? "eu-west" : "us-east" },
-				     { "env", "prod" } };
+	struct pstore_label l[5] = { {"service_name", sv->name },
+				    {"pod", podname },
+				    {"version", version },
+				    {"region", pod % 2 ? "eu-west" : "us-east"},
+				    {"env", "prod"} };
 	struct pprof_profile *p = make_profile(sv, hour & 1, t);
 	struct ember_buf gz;
 	struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 5 };
 	char why[256];
 	double w, c;
 
-	snprintf(podname, sizeof(podname), "%s-%d-%04x", sv->name, hour, (unsigned)(pod * 7919 + si));
+	snprintf(podname, sizeof(podname), "%s-%d-%04x", sv->name, hour,
+		 (unsigned)(pod * 7919 + si));
 	snprintf(version, sizeof(version), "2.%d", 3 + hour);
 	ember_buf_init(&gz, 64 << 20);
 	if (pprof_encode(p, true, &gz))
@@ -378,7 +385,8 @@ static struct ingest run_stream(const char *dir, int hours, bool fsync, struct k
 	if (pstore_flush(s) || pstore_compact(s))
 		exit(1);
 	pstore_free(s);
-	in.bg_cpu = (now_s(CLOCK_PROCESS_CPUTIME_ID) - proc0) - (now_s(CLOCK_THREAD_CPUTIME_ID) - main0);
+	in.bg_cpu = (now_s(CLOCK_PROCESS_CPUTIME_ID) - proc0) -
+		    (now_s(CLOCK_THREAD_CPUTIME_ID) - main0);
 	return in;
 }
 
@@ -397,8 +405,9 @@ static void *append_slice(void *arg)
 	struct job *j = arg;
 
 	for (size_t i = j->first; i < j->end; i++) {
-		struct pstore_label l[3] = { { "service_name", j->labels[i][0] },
-					     { "pod", j->labels[i][1] }, { "seq", j->labels[i][2] } };
+		struct pstore_label l[3] = { {"service_name", j->labels[i][0]},
+					    {"pod", j->labels[i][1]},
+					    {"seq", j->labels[i][2]} };
 		struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 3,
 						.body = j->gz[i].data, .body_len = j->gz[i].len };
 
@@ -465,7 +474,8 @@ static void group_commit(const char *base)
 
 static struct pstore_result *query(struct pstore *s, const char *sel, int hour)
 {
-	struct pstore_selection q = { sel, "cpu", T0 + hour * 3600 * SEC, T0 + (hour + 1) * 3600 * SEC };
+	struct pstore_selection q = { sel, "cpu", T0 + hour * 3600 * SEC,
+				     T0 + (hour + 1) * 3600 * SEC };
 	struct pstore_result *r = NULL;
 	char why[256];
 
@@ -545,7 +555,7 @@ static double naive_merge(const struct kept *k)
 			exit(1);
 		if (!acc)
 			acc = r;
-		else if (ps_result_add(acc, &r->dict, r->self.v))
+		else if (pstore_result_add(acc, &r->dict, r->self.v))
 			exit(1);
 		if (acc != r)
 			pstore_result_free(r);
@@ -673,7 +683,8 @@ int main(int argc, char **argv)
 		       in.profiles / in.wall, 1e6 * in.cpu / in.profiles);
 	printf("ingest_nofsync %.0f profiles/s (append thread wall), %.1f us cpu/profile\n",
 	       nf.profiles / nf.wall, 1e6 * nf.cpu / nf.profiles);
-	printf("ingest_per_core %.0f profiles/s (1 / append cpu, no fsync)\n", nf.profiles / nf.cpu);
+	printf("ingest_per_core %.0f profiles/s (1 / append cpu, no fsync)\n",
+	       nf.profiles / nf.cpu);
 	printf("compaction_cpu %.1f us/profile (flushes and merges, the other thread)\n",
 	       1e6 * nf.bg_cpu / nf.profiles);
 	s = open_store(path, true, false);
@@ -699,7 +710,8 @@ int main(int argc, char **argv)
 		save_outputs(s, save);
 	report("query_flame_warm", q, reps, "ms", 1e3);
 	report("diff_flame_table_warm", dq, reps, "ms", 1e3);
-	printf("diff_top_row %s; planted: %s, %s, %s\n", top, services[0].funcs[slow_func(&services[0])].name,
+	printf("diff_top_row %s; planted: %s, %s, %s\n", top,
+	       services[0].funcs[slow_func(&services[0])].name,
 	       services[1].funcs[slow_func(&services[1])].name,
 	       services[2].funcs[slow_func(&services[2])].name);
 	pstore_free(s);

@@ -37,24 +37,24 @@ static void quiet(enum ember_log_level l, const char *m, void *c)
 }
 
 /* Every series' rows, summed over all time (what a query does). */
-static void sum_all(struct ps_block *b, struct ps_bdata *bd)
+static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
 {
-	size_t nn = ps_dict_nodes(&bd->dict);
+	size_t nn = pstore_dict_nodes(&bd->dict);
 	int64_t *self = calloc(nn, sizeof(*self));
 	struct pstore_result r = { .min_time = INT64_MAX, .max_time = INT64_MIN };
 	struct ember_buf sb, vb;
 	char why[256];
-	struct ps_diag d = ps_diag_make(why, sizeof(why));
+	struct pstore_diag d = pstore_diag_make(why, sizeof(why));
 	int err;
 
 	ember_buf_init(&sb, 0);
 	ember_buf_init(&vb, 0);
 	for (uint32_t s = 0; self && s < b->series.series.n; s++) {
 		uint32_t first = bd->series_stream.v[s];
-		struct ps_sum_in in = { .profs = bd->profs.v, .p_first = bd->series_prof.v[s],
+		struct pstore_sum_in in = { .profs = bd->profs.v, .p_first = bd->series_prof.v[s],
 					.p_end = bd->series_prof.v[s + 1], .from = INT64_MIN,
 					.to = INT64_MAX, .nnodes = (uint32_t)nn, .r = &r };
-		const struct ps_stream *vs;
+		const struct pstore_stream *vs;
 
 		if (in.p_first == in.p_end)
 			continue;
@@ -62,14 +62,14 @@ static void sum_all(struct ps_block *b, struct ps_bdata *bd)
 		in.factor = vs->factor;
 		if (vs->kind == PS_STREAM_DERIVED)
 			vs = &bd->streams.v[first + 1 + vs->ref];
-		if (ps_block_read_stream(b, &bd->streams.v[first], &sb, &d) ||
-		    ps_block_read_stream(b, vs, &vb, &d))
+		if (pstore_block_read_stream(b, &bd->streams.v[first], &sb, &d) ||
+		    pstore_block_read_stream(b, vs, &vb, &d))
 			continue;
 		in.stacks = (const uint8_t *)sb.data;
 		in.stacks_end = in.stacks + sb.len;
 		in.vals = (const uint8_t *)vb.data;
 		in.vals_end = in.vals + vb.len;
-		err = ps_rows_sum(&in, self, &d);
+		err = pstore_rows_sum(&in, self, &d);
 		if (err && err != -PSTORE_ERR_CORRUPT)
 			abort();
 	}
@@ -82,23 +82,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mem m = { data, size };
 	struct pstore_blockio io = { .sz = sizeof(io), .ctx = &m, .get = mem_get };
-	struct ps_block *b = NULL;
-	struct ps_bdata *bd = NULL;
+	struct pstore_block *b = NULL;
+	struct pstore_bdata *bd = NULL;
 	char why[256];
-	struct ps_diag d = ps_diag_make(why, sizeof(why));
+	struct pstore_diag d = pstore_diag_make(why, sizeof(why));
 	int err;
 
 	ember_log_set_handler(quiet, NULL);
-	if (ps_block_open(&io, "blocks/fuzz.pblk", size, &b, &d))
+	if (pstore_block_open(&io, "blocks/fuzz.pblk", size, &b, &d))
 		abort(); /* memory reads cannot fail: corruption is b->corrupt */
 	if (!b->corrupt) {
-		err = ps_block_load(b, &bd, &d);
+		err = pstore_block_load(b, &bd, &d);
 		if (err && err != -PSTORE_ERR_CORRUPT && err != -ENOMEM)
 			abort();
 		if (!err)
 			sum_all(b, bd);
 	}
-	ps_bdata_unref(bd);
-	ps_block_unref(b);
+	pstore_bdata_unref(bd);
+	pstore_block_unref(b);
 	return 0;
 }

@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct pstore_label sets[][3] = {
-		{ { "service", "checkout" }, { "version", "2.4.1" }, { "__name__", "process_cpu" } },
-		{ { "a", "" }, { "b", "x\xff\n" }, { "k8s.pod", "pod-1234567890" } },
+		{{"service", "checkout"}, {"version", "2.4.1"}, {"__name__", "process_cpu"} },
+		{{"a", ""}, {"b", "x\xff\n"}, {"k8s.pod", "pod-1234567890"} },
 	};
 	char *text = malloc(size + 1), why[256];
 	struct pstore_selector *sel = NULL;

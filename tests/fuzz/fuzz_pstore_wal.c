@@ -25,12 +25,12 @@ static void quiet(enum ember_log_level l, const char *m, void *c)
 
 static int on_record(void *ctx, const uint8_t *payload, size_t len)
 {
-	struct ps_record r;
-	struct ps_diag d = ps_diag_make(NULL, 0);
+	struct pstore_record r;
+	struct pstore_diag d = pstore_diag_make(NULL, 0);
 
 	(void)ctx;
-	if (ps_record_decode(payload, len, &r, &d) == 0)
-		ps_record_release(&r);
+	if (pstore_record_decode(payload, len, &r, &d) == 0)
+		pstore_record_release(&r);
 	return 0;
 }
 
@@ -94,7 +94,8 @@ static void open_and_use(void)
 	if (err && err != -PSTORE_ERR_TYPE)
 		abort();
 	pstore_result_free(r);
-	if (!p || pprof_add_sample_type(p, "samples", "count") || pstore_append(s, p, NULL, NULL, 0))
+	if (!p || pprof_add_sample_type(p, "samples", "count") ||
+	    pstore_append(s, p, NULL, NULL, 0))
 		abort();
 	pprof_profile_free(p);
 	pstore_free(s);
@@ -104,11 +105,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t writer[16];
 	uint64_t torn;
-	struct ps_diag d = ps_diag_make(NULL, 0);
+	struct pstore_diag d = pstore_diag_make(NULL, 0);
 	int err;
 
 	ember_log_set_handler(quiet, NULL);
-	err = ps_wal_scan(data, size, writer, on_record, NULL, &torn, &d);
+	err = pstore_wal_scan(data, size, writer, on_record, NULL, &torn, &d);
 	if ((err && err != -PSTORE_ERR_CORRUPT) || torn > size)
 		abort();
 	setup();

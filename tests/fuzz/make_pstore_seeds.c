@@ -45,7 +45,8 @@ static struct pprof_profile *profile(int64_t time, int64_t hot)
 		struct pprof_function_desc f = { names[i], names[i], "app.c", 1 };
 		struct pprof_line ln = { 0, 10 + i, 0 };
 
-		if (pprof_add_function(p, &f, &fn) || pprof_add_location(p, mid, 0x401000 + 16 * i, &loc[i]))
+		if (pprof_add_function(p, &f, &fn) ||
+		    pprof_add_location(p, mid, 0x401000 + 16 * i, &loc[i]))
 			exit(1);
 		ln.function_id = fn;
 		if (pprof_location_set_lines(p, loc[i], &ln, 1))
@@ -80,8 +81,8 @@ static void copy_first(const char *dir, const char *suffix, const char *to, long
 {
 	char cmd[2048];
 
-	snprintf(cmd, sizeof(cmd), "f=$(ls '%s'/*%s | head -1) && cp \"$f\" '%s'%s", dir, suffix, to,
-		 cut ? " && truncate -s -" : "");
+	snprintf(cmd, sizeof(cmd), "f=$(ls '%s'/*%s | head -1) && cp \"$f\" '%s'%s", dir, suffix,
+		 to, cut ? " && truncate -s -" : "");
 	if (cut)
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%ld '%s'", cut, to);
 	if (system(cmd))
@@ -109,7 +110,8 @@ int main(int argc, char **argv)
 
 	if (!mkdtemp(dir) || pstore_open(dir, &o, &s, NULL, 0))
 		return 1;
-	for (const char *c = "pstore_block\0pstore_wal\0pstore_selector\0"; *c; c += strlen(c) + 1) {
+	for (const char *c = "pstore_block\0pstore_wal\0pstore_selector\0"; *c;
+	     c += strlen(c) + 1) {
 		snprintf(sub, sizeof(sub), "%s/%s", out, c);
 		mkdir(sub, 0755);
 	}
@@ -138,7 +140,8 @@ int main(int argc, char **argv)
 	pstore_free(s);
 	put(out, "pstore_selector", "simple", "{service=\"checkout\"}");
 	put(out, "pstore_selector", "all_ops",
-	    "process_cpu:cpu:nanoseconds:cpu:nanoseconds{service=\"checkout\",version=~\"2\\\\.4.*\","
+	    "process_cpu:cpu:nanoseconds:cpu:nanoseconds{service=\"checkout\",version=~\"2\\\\.4.*"
+	    "\","
 	    " k8s.pod!='a', env!~`prod|stag.*`,}");
 	put(out, "pstore_selector", "regex_bounds", "{a=~\"(ab){2,5}[0-9]+x{3}\"}");
 	put(out, "pstore_selector", "escapes", "{a=\"q\\\"\\\\\\n\\t\"}");

@@ -98,11 +98,13 @@ static int loc_of(struct pprof_profile *p, uint64_t mid, const char *name, uint6
 {
 	const pprof_message_t *m = pprof_message(p);
 	struct pprof_line ln = { 0, 10, 0 };
-	uint64_t addr = 0x401000 + (ps_hash(name, strlen(name), 0) & 0xffff0);
+	uint64_t addr = 0x401000 + (pstore_hash(name, strlen(name), 0) & 0xffff0);
 
 	for (size_t i = 0; i < m->n_location; i++)
 		if (m->location[i]->n_line &&
-		    strcmp(pprof_string(p, pprof_function_by_id(p, m->location[i]->line[0]->function_id)->name),
+		    strcmp(pprof_string(
+				   p, pprof_function_by_id(p, m->location[i]->line[0]->function_id)
+					      ->name),
 			   name) == 0) {
 			*id = m->location[i]->id;
 			return 0;
@@ -257,43 +259,43 @@ static int test_pstore__varint_cursor_bounds(void)
 	const uint8_t over[11] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0 };
 
 	ember_buf_init(&b, 1024);
-	CHECK_INT(ps_put_uvarint(&b, 0), ==, 0);
-	CHECK_INT(ps_put_uvarint(&b, 300), ==, 0);
-	CHECK_INT(ps_put_uvarint(&b, UINT64_MAX), ==, 0);
-	CHECK_INT(ps_put_svarint(&b, -5), ==, 0);
+	CHECK_INT(pstore_put_uvarint(&b, 0), ==, 0);
+	CHECK_INT(pstore_put_uvarint(&b, 300), ==, 0);
+	CHECK_INT(pstore_put_uvarint(&b, UINT64_MAX), ==, 0);
+	CHECK_INT(pstore_put_svarint(&b, -5), ==, 0);
 	p = start = (const uint8_t *)b.data;
 	end = p + b.len;
-	CHECK_INT(ps_get_uvarint(&p, end, &v), ==, 0);
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
 	CHECK_INT(v, ==, 0);
-	CHECK_INT(ps_get_uvarint(&p, end, &v), ==, 0);
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
 	CHECK_INT(v, ==, 300);
-	CHECK_INT(ps_get_uvarint(&p, end, &v), ==, 0);
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
 	CHECK(v == UINT64_MAX);
-	CHECK_INT(ps_get_svarint(&p, end, &sv), ==, 0);
+	CHECK_INT(pstore_get_svarint(&p, end, &sv), ==, 0);
 	CHECK_INT(sv, ==, -5);
 	CHECK(p == end);
-	CHECK_INT(ps_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
 	/* *pos past end is refused, and the cursor does not move */
 	p = end + 1;
-	CHECK_INT(ps_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
 	CHECK(p == end + 1);
 	/* a truncated varint, an over-long one */
 	p = start + 1;
-	CHECK_INT(ps_get_uvarint(&p, start + 2, &v), ==, -PSTORE_ERR_CORRUPT);
+	CHECK_INT(pstore_get_uvarint(&p, start + 2, &v), ==, -PSTORE_ERR_CORRUPT);
 	CHECK(p == start + 1);
 	p = over;
-	CHECK_INT(ps_get_uvarint(&p, over + 11, &v), ==, -PSTORE_ERR_CORRUPT);
+	CHECK_INT(pstore_get_uvarint(&p, over + 11, &v), ==, -PSTORE_ERR_CORRUPT);
 	CHECK(p == over);
 	/* a string whose length runs past the end */
 	ember_buf_reset(&b);
-	CHECK_INT(ps_put_uvarint(&b, 100), ==, 0);
+	CHECK_INT(pstore_put_uvarint(&b, 100), ==, 0);
 	CHECK_INT(ember_buf_append(&b, "abc", 3), ==, 0);
 	p = (const uint8_t *)b.data;
 	{
 		const char *s;
 		size_t n;
 
-		CHECK_INT(ps_get_str(&p, p + b.len, 1000, &s, &n), ==, -PSTORE_ERR_CORRUPT);
+		CHECK_INT(pstore_get_str(&p, p + b.len, 1000, &s, &n), ==, -PSTORE_ERR_CORRUPT);
 		CHECK(p == (const uint8_t *)b.data);
 	}
 	ember_buf_release(&b);
@@ -370,7 +372,8 @@ static int test_pstore__selector_errors_explain(void)
 	CHECK(!expect_bad_selector("{a=\"x\"} junk", "unexpected text"));
 	CHECK(!expect_bad_selector("{a=~\"x++\"}", "repeats a repetition"));
 	CHECK(!expect_bad_selector("{a=~\"x{2}*\"}", "repeats a repetition"));
-	CHECK_INT(matches("{a=~\"[+*]+x\"}", (const struct pstore_label[]){ { "a", "*+x" } }, 1), ==, 1);
+	CHECK_INT(matches("{a=~\"[+*]+x\"}", (const struct pstore_label[]){ {"a", "*+x"} }, 1), ==,
+		  1);
 	return 0;
 }
 
@@ -386,12 +389,14 @@ static int test_pstore__append_query_head_blocks_merged_agree(void)
 
 	CHECK(s);
 	for (int i = 0; i < 3; i++)
-		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 300 * SEC + i * 10 * SEC), "checkout", "2.4"),
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 300 * SEC + i * 10 * SEC), "checkout",
+				 "2.4"),
 			  ==, 0);
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 200 * SEC), "cart", "1.0"), ==, 0);
 	/* in the head */
-	CHECK(!check_folded(s, "{service=\"checkout\"}",
-			    "main;idle 150000000\nmain;work;cold 300000000\nmain;work;hot 900000000\n"));
+	CHECK(!check_folded(
+		s, "{service=\"checkout\"}",
+		"main;idle 150000000\nmain;work;cold 300000000\nmain;work;hot 900000000\n"));
 	/* in one block per flush, after two flushes */
 	CHECK_INT(pstore_flush(s), ==, 0);
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 100 * SEC), "checkout", "2.5"), ==, 0);
@@ -400,8 +405,9 @@ static int test_pstore__append_query_head_blocks_merged_agree(void)
 	CHECK_INT(st.blocks, ==, 2);
 	CHECK_INT(st.head_profiles, ==, 0);
 	CHECK_INT(st.profiles, ==, 5);
-	CHECK(!check_folded(s, "{service=\"checkout\"}",
-			    "main;idle 200000000\nmain;work;cold 400000000\nmain;work;hot 1200000000\n"));
+	CHECK(!check_folded(
+		s, "{service=\"checkout\"}",
+		"main;idle 200000000\nmain;work;cold 400000000\nmain;work;hot 1200000000\n"));
 	CHECK(!check_folded(s, "{service=\"checkout\",version=\"2.5\"}", WANT3));
 	/* merged into one (the partition is closed once its hour has passed) */
 	fake_now = T0 + 2 * HOUR;
@@ -410,10 +416,12 @@ static int test_pstore__append_query_head_blocks_merged_agree(void)
 	CHECK_INT(st.blocks, ==, 1);
 	CHECK_INT(st.merges, ==, 1);
 	CHECK_INT(st.profiles, ==, 5);
-	CHECK(!check_folded(s, "{service=\"checkout\"}",
-			    "main;idle 200000000\nmain;work;cold 400000000\nmain;work;hot 1200000000\n"));
-	CHECK(!check_folded(s, "{service=~\"c.*\"}",
-			    "main;idle 250000000\nmain;work;cold 500000000\nmain;work;hot 1500000000\n"));
+	CHECK(!check_folded(
+		s, "{service=\"checkout\"}",
+		"main;idle 200000000\nmain;work;cold 400000000\nmain;work;hot 1200000000\n"));
+	CHECK(!check_folded(
+		s, "{service=~\"c.*\"}",
+		"main;idle 250000000\nmain;work;cold 500000000\nmain;work;hot 1500000000\n"));
 	CHECK(!check_folded(s, "{service=\"nothing\"}", ""));
 	pstore_free(s);
 	/* and after a restart, from the block alone */
@@ -722,7 +730,8 @@ static int test_pstore__series_totals_at_a_step(void)
 
 	CHECK(s);
 	for (int i = 0; i < 6; i++)
-		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * 10 * SEC), i % 2 ? "b" : "a", "1"), ==, 0);
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * 10 * SEC), i % 2 ? "b" : "a", "1"),
+			  ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
 	CHECK_INT(append(s, mkprof(S3, C3, 1, T0 + 55 * SEC), "a", "1"), ==, 0);
 	CHECK_INT(pstore_series_totals(s, &sel, 20 * SEC, NULL, 0, &set, NULL, 0), ==, 0);
@@ -800,8 +809,9 @@ static int test_pstore__coverage_and_query_resolver(void)
 	CHECK_INT(c->rows[0].samples, ==, 50);
 	pstore_coverage_free(c);
 	/* unresolved frames are named by file and offset */
-	CHECK(!check_folded(s, NULL, "main;libx.so+0x1100;libx.so+0x1200 300000000\n"
-				     "main;work;hot 500000000\nmain;work;libx.so+0x1100 200000000\n"));
+	CHECK(!check_folded(s, NULL,
+			    "main;libx.so+0x1100;libx.so+0x1200 300000000\n"
+			    "main;work;hot 500000000\nmain;work;libx.so+0x1100 200000000\n"));
 	/* a query's resolver names them, one call per mapping */
 	CHECK_INT(pstore_query(s, &sel, &qo, &r, NULL, 0), ==, 0);
 	CHECK_INT(calls, ==, 1);
@@ -1417,12 +1427,13 @@ static int test_pstore__tree_json_and_folded(void)
 	CHECK(r);
 	ember_buf_init(&b, 1 << 20);
 	CHECK_INT(pstore_write_tree_json(r, pstore_write_buf, &b), ==, 0);
-	CHECK_STR(b.data,
-		  "{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
-		  "\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"self\":1,\"total\":1},"
-		  "{\"name\":\"rec\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
-		  "\"self\":3,\"total\":3},{\"name\":\"rec\",\"self\":0,\"total\":6,\"children\":"
-		  "[{\"name\":\"leaf\",\"self\":6,\"total\":6}]}]}]}]}\n");
+	CHECK_STR(
+		b.data,
+		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
+		"\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"self\":1,\"total\":1},"
+		"{\"name\":\"rec\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
+		"\"self\":3,\"total\":3},{\"name\":\"rec\",\"self\":0,\"total\":6,\"children\":"
+		"[{\"name\":\"leaf\",\"self\":6,\"total\":6}]}]}]}]}\n");
 	ember_buf_reset(&b);
 	CHECK_INT(pstore_write_folded(r, pstore_write_buf, &b), ==, 0);
 	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
@@ -1510,8 +1521,13 @@ static int test_pstore__flamegraph_svg_is_valid(void)
 	rc = check_svg(path, "leaf");
 	CHECK(rc == 0 || rc == UNIT_SKIP);
 	ember_buf_reset(&b);
-	CHECK_INT(pstore_write_flamegraph(w, &(struct pstore_svg_opts){ .sz = sizeof(struct pstore_svg_opts),
-		  .title = "T & <x>", .icicle = true }, pstore_write_buf, &b), ==, 0);
+	CHECK_INT(pstore_write_flamegraph(
+			  w,
+			  &(struct pstore_svg_opts){ .sz = sizeof(struct pstore_svg_opts),
+						    .title = "T & <x>",
+						    .icicle = true },
+			  pstore_write_buf, &b),
+		  ==, 0);
 	CHECK(strstr(b.data, "e:n=\"a&lt;b&gt;&amp;&quot;c&quot;\""));
 	CHECK(!write_file(path, b.data, b.len));
 	CHECK(check_svg(path, "main") == rc);
@@ -1744,10 +1760,13 @@ static int test_pstore__diff_pprof_matches_go_diff_base(void)
 		double ta = go_pct(go1.data, r->name, true), tc = go_pct(go2.data, r->name, true);
 
 		if (!(fabs(a - r->delta_self_pct) < 0.011 && fabs(c - r->delta_self_pct) < 0.011 &&
-		      fabs(ta - r->delta_total_pct) < 0.011 && fabs(tc - r->delta_total_pct) < 0.011)) {
-			fprintf(stderr, "%s: go -diff_base %.2f%% %.2f%%, go on our diff %.2f%% %.2f%%, "
-				"ours %.4f %.4f\n%s\n%s", r->name, a, ta, c, tc, r->delta_self_pct,
-				r->delta_total_pct, go1.data, go2.data);
+		      fabs(ta - r->delta_total_pct) < 0.011 &&
+		      fabs(tc - r->delta_total_pct) < 0.011)) {
+			fprintf(stderr,
+				"%s: go -diff_base %.2f%% %.2f%%, go on our diff %.2f%% %.2f%%, "
+				"ours %.4f %.4f\n%s\n%s",
+				r->name, a, ta, c, tc, r->delta_self_pct, r->delta_total_pct,
+				go1.data, go2.data);
 			CHECK(0);
 		}
 	}
