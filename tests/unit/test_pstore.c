@@ -942,7 +942,7 @@ static int count_files(const char *sub, const char *suffix)
 
 static int first_file(const char *sub, const char *suffix, char *out, size_t size)
 {
-	char path[400];
+	char path[300];
 	DIR *d;
 	struct dirent *e;
 	int found = -1;
@@ -950,10 +950,8 @@ static int first_file(const char *sub, const char *suffix, char *out, size_t siz
 	snprintf(path, sizeof(path), "%s/%s", dir, sub);
 	d = opendir(path);
 	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.' && strstr(e->d_name, suffix) && found) {
-			snprintf(out, size, "%s/%s/%s", dir, sub, e->d_name);
-			found = 0;
-		}
+		if (e->d_name[0] != '.' && strstr(e->d_name, suffix) && found)
+			found = snprintf(out, size, "%s/%s/%s", dir, sub, e->d_name) < (int)size ? 0 : -1;
 	if (d)
 		closedir(d);
 	return found;
@@ -961,7 +959,7 @@ static int first_file(const char *sub, const char *suffix, char *out, size_t siz
 
 static int copy_file(const char *from, const char *to)
 {
-	char cmd[1024];
+	char cmd[2048];
 
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
 	return system(cmd);
@@ -1541,7 +1539,7 @@ static int test_pstore__flamegraph_svg_is_valid(void)
 /* `go tool pprof -top` on the file: rows "flat flat% sum% cum cum% name". */
 static int go_top(const char *args, struct ember_buf *out)
 {
-	char cmd[1200];
+	char cmd[4096];
 
 	snprintf(cmd, sizeof(cmd),
 		 "HOME='%s' GOFLAGS= GOPROXY=off GOTOOLCHAIN=local go tool pprof -symbolize=none "
