@@ -1323,6 +1323,85 @@ static int test_pstore__corrupt_block_is_reported_not_empty(void)
 	return 0;
 }
 
+/* ---- block storage errors are errors -------------------------------------------------- */
+
+/* The local directory, with gets that fail once fail_gets is set. */
+struct flaky {
+	struct pstore_blockio dir;
+	bool fail_gets;
+};
+
+static int flaky_put(void *ctx, const char *name, const void *data, size_t len)
+{
+	struct flaky *f = ctx;
+
+	return f->dir.put(f->dir.ctx, name, data, len);
+}
+
+static int flaky_get(void *ctx, const char *name, uint64_t off, size_t len, struct ember_buf *out)
+{
+	struct flaky *f = ctx;
+
+	return f->fail_gets ? -EIO : f->dir.get(f->dir.ctx, name, off, len, out);
+}
+
+static int flaky_list(void *ctx, const char *prefix,
+		      int (*fn)(void *arg, const char *name, uint64_t size), void *arg)
+{
+	struct flaky *f = ctx;
+
+	return f->dir.list(f->dir.ctx, prefix, fn, arg);
+}
+
+static int flaky_del(void *ctx, const char *name)
+{
+	struct flaky *f = ctx;
+
+	return f->dir.del(f->dir.ctx, name);
+}
+
+static void flaky_release(void *ctx)
+{
+	struct flaky *f = ctx;
+
+	f->dir.release(f->dir.ctx);
+}
+
+static int test_pstore__storage_errors_are_not_empty_answers(void)
+{
+	struct flaky f = { 0 };
+	struct pstore_blockio io = { .sz = sizeof(io), .ctx = &f, .put = flaky_put,
+				     .get = flaky_get, .list = flaky_list, .del = flaky_del,
+				     .release = flaky_release };
+	struct pstore_opts o = test_opts();
+	struct pstore_selection sel = { NULL, "samples", 0, 0 };
+	struct pstore_result *r = NULL;
+	struct pstore *s = NULL;
+	char why[256];
+
+	CHECK(!make_dir());
+	fake_now = T0;
+	o.blocks = &io;
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	pstore_free(s); /* releases io */
+	/* a block the storage cannot read: the query fails, with the error */
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
+	f.fail_gets = true;
+	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -EIO);
+	CHECK(strstr(why, "cannot read"));
+	pstore_free(s);
+	/* and at open: the open fails, it does not start without the block */
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(pstore_open(dir, &o, &s, why, sizeof(why)), ==, -EIO);
+	CHECK(strstr(why, "cannot read"));
+	remove_dir();
+	return 0;
+}
+
 /* ---- block storage -------------------------------------------------------------------- */
 
 static int on_list(void *arg, const char *name, uint64_t size)
@@ -1906,6 +1985,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__bad_segment_set_aside),
 	UNIT_CASE(test_pstore__kill9_keeps_every_acknowledged_profile),
 	UNIT_CASE(test_pstore__corrupt_block_is_reported_not_empty),
+	UNIT_CASE(test_pstore__storage_errors_are_not_empty_answers),
 	UNIT_CASE(test_pstore__blockio_dir_semantics),
 	UNIT_CASE(test_pstore__top_counts_recursion_once),
 	UNIT_CASE(test_pstore__tree_json_and_folded),
