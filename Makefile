@@ -31,7 +31,8 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libunistring-dev libexpat1-dev libbpf-dev bpftool
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
-	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf
+	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
+	libxml2-utils
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps build build-release run test bench clean
