@@ -16,7 +16,10 @@ JOBS ?= $(shell nproc)
 # Debian packages the build and the tests need (GnuTLS's own -dev
 # packages for the static archives the server links, CMakeLists.txt).  Peer tools (llvm, gdb,
 # elfutils, golang-go) are here because the tests run them as oracles or
-# as real clients; libc6-dbg because gdb names libc's frames from it.
+# as real clients; libc6-dbg because gdb names libc's frames from it; Ceph
+# (monitor, OSD, radosgw) because the S3 client is tested against a real
+# single-node cluster (tests/objstore/ceph_cluster.sh); bpftrace and
+# linux-perf are the agent benchmark's peers.
 # tests/packages.txt maps each tool and file the tests need to its package,
 # and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
@@ -25,9 +28,11 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
-	libunistring-dev
+	libunistring-dev libexpat1-dev libbpf-dev bpftool
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
-	python3 libclang-rt-14-dev rustc debuginfod curl
+	python3 libclang-rt-14-dev rustc debuginfod curl \
+	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
+	libxml2-utils
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps build build-release run test bench clean

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 /* The format version of the saved index is part of the artifact's name. */
-#define SYMINDEX_FORMAT 1
+#define SYMINDEX_FORMAT SYM_INDEX_FORMAT_VERSION
 #define SYMINDEX_PIN "symidx" /* the kind of its pin */
 
 int symsvc_inputs_find(struct store *s, const char *id, struct symsvc_inputs *in)

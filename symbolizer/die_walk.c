@@ -292,11 +292,11 @@ static int walk_die(struct walk *w, const struct elfdw_die *die,
 
 	*after = NULL;
 	switch (sym_walk_step(die->ab->kind, node)) {
-	case SYM_WALK_FUNCTION:
-		err = add_node(w, die, SYM_NONE, 0, &child);
+	case SYM_WALK_FUNCTION: /* depth: 0, or deeper than the enclosing one's */
+		err = add_node(w, die, SYM_NONE, depth, &child);
 		if (err || child == SYM_NONE)
 			return err;
-		return walk_children(w, die, child, 1, nest + 1, after);
+		return walk_children(w, die, child, depth + 1, nest + 1, after);
 	case SYM_WALK_INLINED:
 		err = add_node(w, die, node, depth, &child);
 		if (err || child == SYM_NONE)
@@ -304,6 +304,8 @@ static int walk_die(struct walk *w, const struct elfdw_die *die,
 		return walk_children(w, die, child, depth + 1, nest + 1, after);
 	case SYM_WALK_DESCEND:
 		return walk_children(w, die, node, depth, nest + 1, after);
+	case SYM_WALK_NESTED:
+		return walk_children(w, die, SYM_NONE, depth, nest + 1, after);
 	default:
 		return 0;
 	}

@@ -10,14 +10,17 @@
 #ifndef EMBER_SYM_INDEX_FILE_H
 #define EMBER_SYM_INDEX_FILE_H
 
+#include "symbolizer.h"
+
 #include <stdint.h>
 
 #define SYM_FILE_MAGIC "EMBERSYM"
-#define SYM_FILE_VERSION 1
+#define SYM_FILE_VERSION SYM_INDEX_FORMAT_VERSION /* symbolizer.h */
 #define SYM_FILE_ALIGN 64
 #define SYM_FILE_BYTE_ORDER 0x01020304u
 
-/* The sections, in file order; a version-1 file has exactly these. */
+/* The sections, in file order; a version-2 file has exactly these (the same
+ * as version 1). */
 enum sym_file_sect {
 	SYM_SECT_STRTAB = 0,	/* bytes: strings, NUL-terminated */
 	SYM_SECT_NAMES,		/* u32: strtab offset per name id */

@@ -241,11 +241,11 @@ static int walk_die(struct walk *w, Dwarf_Die *die, uint32_t node,
 
 	switch (sym_walk_step(tag < 0 ? SYM_KIND_OTHER : sym_tag_kind((unsigned)tag),
 			      node)) {
-	case SYM_WALK_FUNCTION:
-		err = walk_add_node(w, die, SYM_NONE, 0, &child_node);
+	case SYM_WALK_FUNCTION: /* depth: 0, or deeper than the enclosing one's */
+		err = walk_add_node(w, die, SYM_NONE, depth, &child_node);
 		if (err || child_node == SYM_NONE)
 			return err;
-		return walk_children(w, die, child_node, 1, nest + 1);
+		return walk_children(w, die, child_node, depth + 1, nest + 1);
 	case SYM_WALK_INLINED:
 		err = walk_add_node(w, die, node, depth, &child_node);
 		if (err || child_node == SYM_NONE)
@@ -253,6 +253,8 @@ static int walk_die(struct walk *w, Dwarf_Die *die, uint32_t node,
 		return walk_children(w, die, child_node, depth + 1, nest + 1);
 	case SYM_WALK_DESCEND:
 		return walk_children(w, die, node, depth, nest + 1);
+	case SYM_WALK_NESTED:
+		return walk_children(w, die, SYM_NONE, depth, nest + 1);
 	default:
 		return 0;
 	}

@@ -90,19 +90,19 @@ static size_t sym_find(const struct sym_symbol *s, const uint64_t *keys,
 }
 
 /*
- * The symbol covering addr in .symtab, else .dynsym.  For naming the
- * physical function (own_tables), only the tables of the binary itself
- * count, as in llvm-symbolizer: a stripped binary's .dynsym, not the
- * .symtab of its debug file.
+ * The symbol covering addr in .symtab (the binary's, or its separate
+ * debug file's: the same symbols), else .dynsym.  Several symbols at one
+ * address (identical code folding) were reduced to one when the index
+ * was built (symtab.c: the largest, then the last in the table, as
+ * llvm-symbolizer keeps), so the name does not depend on which file of a
+ * build ID holds the table (docs/symbolizer-correctness.md, "Folded
+ * functions").
  */
 static const struct sym_symbol *symbol_at(const struct sym_index *idx,
-					  uint64_t addr, bool own_tables,
-					  enum sym_source *src)
+					  uint64_t addr, enum sym_source *src)
 {
-	size_t i = SIZE_MAX;
+	size_t i = sym_find(idx->symtab, idx->symtab_addr, idx->nsymtab, addr);
 
-	if (!own_tables || !idx->symtab_in_debug)
-		i = sym_find(idx->symtab, idx->symtab_addr, idx->nsymtab, addr);
 	if (i != SIZE_MAX) {
 		*src = SYM_SOURCE_SYMTAB;
 		return &idx->symtab[i];
@@ -206,7 +206,7 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 			n = dwarf_frames(idx, s, frames, max);
 	}
 	if (n == 0 || (flags & SYM_LOOKUP_SYMBOL_NAME)) {
-		sym = symbol_at(idx, addr, n > 0, &src);
+		sym = symbol_at(idx, addr, &src);
 		if (sym && n == 0 && max)
 			frame_from_symbol(idx, sym, src, &frames[0]);
 		else if (sym && (size_t)n <= max) {

@@ -517,13 +517,27 @@ void sym_unit_free(struct sym_unit *u);
  * input, not code. */
 #define SYM_WALK_MAX_DEPTH 512
 
-/* What both DIE walks (die_walk.c, libdw_walk.c) do with a DIE of a
- * kind (enum sym_kind), inside a function's tree (node set) or not. */
+/*
+ * What both DIE walks (die_walk.c, libdw_walk.c) do with a DIE of a kind
+ * (enum sym_kind), inside a function's tree (node set) or not.
+ *
+ * A subprogram with code is a function of its own wherever it sits: C++
+ * nests the concrete operator() of a lambda, and the member functions of
+ * a class defined inside a function, in the DIE tree of the enclosing
+ * function (subprogram -> lexical block -> class -> subprogram), with
+ * their own low_pc/high_pc and their own inlined calls.  So a class or
+ * namespace inside a function is walked as if outside any function
+ * (SYM_WALK_NESTED), and a function found there (or directly inside
+ * another one) gets a node without a parent whose scopes are deeper than
+ * the enclosing function's: the enclosing scopes never claim its
+ * addresses, and its frames never include the enclosing function.
+ */
 enum sym_walk_step {
 	SYM_WALK_SKIP = 0,	/* step over it and its subtree */
 	SYM_WALK_FUNCTION,	/* a function node; its children in it */
 	SYM_WALK_INLINED,	/* an inlined instance under node; likewise */
 	SYM_WALK_DESCEND,	/* its children, under the same node */
+	SYM_WALK_NESTED,	/* its children, outside any function node */
 };
 
 static inline enum sym_walk_step sym_walk_step(uint8_t kind, uint32_t node)
@@ -536,7 +550,7 @@ static inline enum sym_walk_step sym_walk_step(uint8_t kind, uint32_t node)
 	case SYM_KIND_BLOCK:
 		return node == SYM_NONE ? SYM_WALK_SKIP : SYM_WALK_DESCEND;
 	case SYM_KIND_SCOPE: /* Rust and C++ define functions in these */
-		return node == SYM_NONE ? SYM_WALK_DESCEND : SYM_WALK_SKIP;
+		return node == SYM_NONE ? SYM_WALK_DESCEND : SYM_WALK_NESTED;
 	default:
 		return SYM_WALK_SKIP;
 	}

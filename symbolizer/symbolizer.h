@@ -199,6 +199,17 @@ void sym_index_get_stats(const struct sym_index *idx,
 
 /* ---- saved indexes (docs/symbol-index-format.md) ----------------------- */
 
+/*
+ * The format version of saved indexes, in their header (a file of another
+ * version is refused with -SYM_ERR_INDEX_VERSION) and in the names the
+ * server keeps them under.  It changes with the layout, and with what the
+ * builder puts in an index for the same files (version 2: functions
+ * nested in other functions' DIE trees, C++ lambdas and local classes,
+ * get their inlined frames), so an old index is built again, never
+ * misread or kept with answers a new build would not give.
+ */
+#define SYM_INDEX_FORMAT_VERSION 2
+
 /* Where sym_index_save() writes: 0, or a negative errno to stop it. */
 typedef int (*sym_write_fn)(void *arg, const void *data, size_t len);
 

@@ -3,10 +3,13 @@
 
 Usage: compare_llvm.py EMBER_BIN ELF [--count N] [--seed S] [--min-agree PCT]
                       [--flags "EXTRA FLAGS"] [--symbols-from FILE]
+                      [--symbols-matching REGEX] [--min-same-depth PCT]
 
 --flags are passed to both tools (e.g. --debug-file-directory=DIR);
 --symbols-from picks function addresses from another file's symbol table
-(the .debug file of a stripped binary).
+(the .debug file of a stripped binary); --symbols-matching draws every
+address from the function symbols whose raw name matches REGEX (e.g. "ZZ":
+C++ lambdas, local classes and the templates they are passed to).
 
 Draws N addresses from ELF (two thirds at random offsets inside function
 symbols, one third uniformly over the executable sections, so padding and
@@ -25,8 +28,12 @@ listed in docs/symbolizer-correctness.md:
           binary's own tables), the address is counted apart, not as a
           disagreement.
 
-Exits 0 when at least --min-agree percent of frames agree (default 99.5),
-1 otherwise, 77 when llvm-symbolizer is missing.  Every remaining
+The report also gives the share of addresses answered with as many frames
+as llvm-symbolizer gives ("same depth": inlined chains complete).
+
+Exits 0 when at least --min-agree percent of frames agree (default 99.5)
+and at least --min-same-depth percent of addresses have the same depth
+(default 0), 1 otherwise, 77 when llvm-symbolizer is missing.  Every remaining
 difference is printed with its category.
 """
 import json
@@ -58,7 +65,7 @@ def exec_ranges(elf):
     return ranges
 
 
-def func_symbols(elf):
+def func_symbols(elf, matching=None):
     out = subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True,
                          check=True).stdout
     syms = set()
@@ -66,18 +73,20 @@ def func_symbols(elf):
         f = line.split()
         if len(f) >= 8 and f[3] in ("FUNC", "IFUNC") and f[6] != "UND":
             value, size = int(f[1], 16), int(f[2], 0) if f[2].startswith("0x") else int(f[2])
-            if value and size:
+            if value and size and (not matching or re.search(matching, f[7])):
                 syms.add((value, size))
     return sorted(syms)
 
 
-def pick_addresses(elf, count, seed, symfile):
+def pick_addresses(elf, count, seed, symfile, matching=None):
     rng = random.Random(seed)
     ranges = exec_ranges(elf)
-    syms = func_symbols(symfile or elf)
+    syms = func_symbols(symfile or elf, matching)
+    if matching and not syms:
+        sys.exit("no function symbol of %s matches %r" % (symfile or elf, matching))
     addrs = []
     for i in range(count):
-        if syms and i % 3 != 2:
+        if syms and (matching or i % 3 != 2):
             value, size = rng.choice(syms)
             addrs.append(value + rng.randrange(size))
         elif ranges:
@@ -137,7 +146,8 @@ def main():
         sys.exit(__doc__)
     ember, elf = args[0], args[1]
     opts = {"--count": 3000, "--seed": 20261129, "--min-agree": 99.5,
-            "--flags": "", "--symbols-from": ""}
+            "--flags": "", "--symbols-from": "", "--symbols-matching": "",
+            "--min-same-depth": 0.0}
     i = 2
     while i < len(args):
         opts[args[i]] = type(opts[args[i]])(args[i + 1])
@@ -146,13 +156,14 @@ def main():
     if not llvm:
         print("SKIP: " + packages.missing("llvm-symbolizer"))
         sys.exit(77)
-    addrs = pick_addresses(elf, opts["--count"], opts["--seed"], opts["--symbols-from"])
+    addrs = pick_addresses(elf, opts["--count"], opts["--seed"], opts["--symbols-from"],
+                           opts["--symbols-matching"])
     flags = ["--inlines", "--output-style=JSON", "--no-demangle", "--obj=" + elf]
     flags += opts["--flags"].split()
     ours = run(ember.split() + flags, addrs)
     theirs = run([llvm] + flags, addrs)
 
-    total = agree = dbgsym = 0
+    total = agree = dbgsym = depth_same = compared = 0
     diffs = []
     for addr, a, b in zip(addrs, ours, theirs):
         fa, fb = frames(a), frames(b)
@@ -161,6 +172,8 @@ def main():
             continue
         na = [normalize(f, k == len(fa) - 1) for k, f in enumerate(fa)]
         nb = [normalize(f, k == len(fb) - 1) for k, f in enumerate(fb)]
+        compared += 1
+        depth_same += len(na) == len(nb)
         n = max(len(na), len(nb), 1)
         same = sum(1 for x, y in zip(na, nb) if x == y)
         if not na and not nb:
@@ -170,16 +183,22 @@ def main():
         if same != n:
             diffs.append((addr, classify(na, nb), fa, fb))
     pct = 100.0 * agree / total
+    depth_pct = 100.0 * depth_same / max(compared, 1)
     kinds = Counter(d[1] for d in diffs)
-    print("%s: %d addresses, %d frames, %.3f%% agree; differing addresses by kind: %s;"
+    print("%s: %d addresses, %d frames, %.3f%% agree, %.3f%% of addresses at the same depth;"
+          " differing addresses by kind: %s;"
           " answered from the debug file's .symtab only by Ember: %d"
-          % (elf, len(addrs), total, pct, dict(kinds) or "none", dbgsym))
+          % (elf, len(addrs), total, pct, depth_pct, dict(kinds) or "none", dbgsym))
     for addr, kind, fa, fb in diffs[:40]:
         print("  0x%x [%s]\n    ember: %s\n    llvm:  %s" % (addr, kind, fa, fb))
     if len(diffs) > 40:
         print("  ... %d more" % (len(diffs) - 40))
     if pct < opts["--min-agree"]:
         print("FAIL: agreement %.3f%% below %.1f%%" % (pct, opts["--min-agree"]))
+        sys.exit(1)
+    if depth_pct < opts["--min-same-depth"]:
+        print("FAIL: same depth for %.3f%% of addresses, below %.1f%%"
+              % (depth_pct, opts["--min-same-depth"]))
         sys.exit(1)
     print("PASS")
 

@@ -30,6 +30,7 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import packages  # noqa: E402
+from collections import Counter
 
 EMBER, FIX, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="ember-server-test.")
@@ -1130,6 +1131,55 @@ def symbolize_frames(srv, b, addrs):
     s, out = symbolize(srv, [{"build_id": b, "addresses": ["0x%x" % a for a in addrs]}])
     check(s == 200, "status %d: %r" % (s, out[:200]))
     return [(r["error"], r["source"], r["frames"]) for r in json.loads(out)["modules"][0]["results"]]
+
+
+def folded_addrs(elf):
+    """Addresses where several function symbols start (identical code
+    folding: gold's --icf=all, Rust's folded impls)."""
+    out = subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True).stdout
+    seen = Counter(int(f[1], 16) for f in (l.split() for l in out.splitlines())
+                   if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[1], 16))
+    return sorted(a for a, n in seen.items() if n > 1)
+
+
+def test_server__folded_functions_named_as_offline():
+    """One rule names the outermost frame where identical code folding left
+    several symbols at one address (docs/symbolizer-correctness.md):
+    `ember symbolize` on the unstripped binary, on the stripped one with
+    its debug file, and the server holding the stripped executable and the
+    debug file (built, then mapped after a restart) all give the same
+    names and lines."""
+    full, stripped, debug = fx("cxx_icf"), fx("cxx_icf_stripped"), fx("cxx_icf.debug")
+    b = build_id(full)
+    addrs = folded_addrs(full)
+    check(len(addrs) >= 3, "the fixture has no folded functions: %r" % addrs)
+    hexes = ["0x%x" % a for a in addrs]
+
+    def offline(path):
+        r = subprocess.run([EMBER, "symbolize", "--obj=" + path, "--output-style=JSON"] + hexes,
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, r.stderr)
+        return [[(f["FunctionName"], f["FileName"], f["Line"]) for f in json.loads(l)["Symbol"]]
+                for l in r.stdout.splitlines()]
+
+    want = offline(full)
+    check(offline(stripped) == want, "stripped + debug file: %r\nvs %r" % (offline(stripped), want))
+    srv = Server()
+    check(srv.upload(stripped, b, "executable")[0] == 201, "upload executable")
+    check(srv.upload(debug, b, "debuginfo")[0] == 201, "upload debuginfo")
+    for run in ("built", "mapped after a restart"):
+        got = [[(f["function"], f["file"], f["line"]) for f in frames]
+               for _, _, frames in symbolize_frames(srv, b, addrs)]
+        check(got == want, "%s: server %r\nvs offline %r" % (run, got, want))
+        remote = subprocess.run([EMBER, "symbolize", "--server", srv.url, "--build-id", b,
+                                 "--output-style=JSON"] + hexes,
+                                capture_output=True, text=True, timeout=60)
+        check(remote.returncode == 0, remote.stderr)
+        check([[(f["FunctionName"], f["FileName"], f["Line"]) for f in json.loads(l)["Symbol"]]
+               for l in remote.stdout.splitlines()] == want, "%s: --server: %s" % (run, remote.stdout))
+        srv.stop()
+        if run == "built":
+            srv = Server(data=srv.data)
 
 
 def test_server__symbol_index_saved_and_mapped_after_restart():

@@ -1,0 +1,552 @@
+/*
+ * agent_internal.h - the parts of ember-agent and how they fit (private
+ * to agent/; the agent is a program, it has no public header).
+ *
+ *   profile.c      the BPF object: open, set tunables, load, attach one
+ *                  CPU-clock perf event per CPU, ring buffer of events
+ *   events.c       events from BPF (unknown process or pc, exec, exit)
+ *   procs.c        the processes: their executable mappings (procmaps.c),
+ *                  each file's ELF facts (elf_info.c), labels;
+ *                  writes each process' mappings into the BPF procs map
+ *   tables.c       one entry per file (build ID): where its unwind table
+ *                  came from (table_cache.c on disk, table_fetch.c from
+ *                  --server, or compiled here with the unwind compiler),
+ *                  loaded into the BPF maps by table_load.c over the
+ *                  allocator of range_alloc.c, unloaded when unused
+ *   drain.c        every --interval: flip the aggregation maps, read them
+ *   profile_build.c  the drained counts -> a pprof profile (kernel frames
+ *                  named by kallsyms.c, JIT frames by perfmap.c)
+ *   output.c, push.c  the profile to --output DIR, or POST to --server
+ *   upload.c       --upload-missing: executables the server lacks
+ *   metrics.c      the agent's own /metrics (--metrics-listen)
+ *   http.c         libcurl handles shared by fetch, push and upload
+ *   caps.c         the checks with clear errors: capabilities, BTF, kernel
+ *
+ * Ownership: a struct agent owns every part; each part's _free/_release
+ * accepts NULL.  One thread (main's loop) does everything; nothing here
+ * is global.
+ */
+#ifndef EMBER_AGENT_INTERNAL_H
+#define EMBER_AGENT_INTERNAL_H
+
+#include "common.h"
+#include "profile_types.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* ---- sorted tables of address ranges ---------------------------------- */
+
+/*
+ * The index of the last of n elements (stride bytes each, sorted by the
+ * u64 at their offset 0) whose key is <= addr, or SIZE_MAX: the lookup of
+ * kernel symbols, perf-map entries and process mappings (range_alloc.c).
+ */
+size_t agent_last_at_or_below(const void *base, size_t n, size_t stride, uint64_t addr);
+
+/* ---- options (opts.c) ------------------------------------------------- */
+
+struct agent_label {
+	char *key, *value;
+};
+
+struct agent_opts {
+	unsigned frequency;	   /* Hz per CPU, --frequency (19) */
+	unsigned interval_s;	   /* --interval (10) */
+	double duration_s;	   /* --duration: stop after, 0 = run until a signal */
+	pid_t *pids;		   /* --pid (repeatable or comma list) */
+	size_t npids;
+	const char *cgroup;	   /* --cgroup PATH (cgroup v2 directory) */
+	const char *server;	   /* --server URL */
+	const char *cache_dir;	   /* --cache-dir (unwind tables across restarts) */
+	const char *output_dir;	   /* --output DIR */
+	char *token;		   /* --token, --token-file or EMBER_TOKEN */
+	bool upload_missing;	   /* --upload-missing */
+	bool local_compile;	   /* compile tables here when the server has none */
+	bool gzip;		   /* --compression gzip (else zstd) */
+	const char *metrics_listen; /* --metrics-listen HOST:PORT */
+	struct agent_label *labels; /* --label k=v */
+	size_t nlabels;
+	size_t buffer_bytes;	   /* --buffer-kb: profiles waiting to be pushed */
+	unsigned data_chunks;	   /* unwind_data size in 4 KiB chunks */
+	unsigned rule_slots;	   /* unwind_rules entries */
+	unsigned page_entries;	   /* unwind_pages entries */
+	const char *host;	   /* the host label (gethostname) */
+	char hostbuf[256];
+};
+
+/* Parse argv into o (defaults first).  0; -EINVAL with the reason in
+ * why; 1 for --help (usage printed). */
+int agent_opts_parse(int argc, char **argv, struct agent_opts *o, char *why,
+		     size_t why_size);
+void agent_opts_release(struct agent_opts *o);
+void agent_opts_usage(FILE *out);
+
+/* ---- environment checks (caps.c) --------------------------------------- */
+
+/* Kernel version, BTF, capabilities: 0, or a negative errno with what is
+ * missing in why (e.g. "missing CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)"). */
+int agent_check_environment(char *why, size_t why_size);
+/* Explain a BPF load or perf_event_open failure err (negative errno). */
+void agent_explain_bpf_error(const char *what, int err, char *why, size_t why_size);
+
+/* ---- the BPF object (profile.c) --------------------------------------- */
+
+struct agent_bpf;
+
+typedef int (*agent_event_fn)(void *ctx, const struct agent_event *e);
+
+/* Open, set the tunables from o, load (the verifier runs here), attach
+ * the exec/exit tracepoints.  NULL with a negative errno in *err and the
+ * reason in why. */
+struct agent_bpf *agent_bpf_new(const struct agent_opts *o, agent_event_fn fn, void *ctx,
+				int *err, char *why, size_t why_size);
+/* Start sampling: one perf event per online CPU.  0 or a negative errno
+ * (why says which capability or setting refused it). */
+int agent_bpf_start(struct agent_bpf *b, unsigned frequency, char *why, size_t why_size);
+void agent_bpf_free(struct agent_bpf *b);
+/* Map fds (the two unwind arrays are BPF_F_MMAPABLE: size in bytes, in
+ * rule slots). */
+int agent_bpf_procs_fd(const struct agent_bpf *b);
+int agent_bpf_pages_fd(const struct agent_bpf *b);
+int agent_bpf_data_fd(const struct agent_bpf *b, size_t *size);
+int agent_bpf_rules_fd(const struct agent_bpf *b, size_t *nrules);
+/* Wait up to timeout_ms for events and hand them to the callback. */
+int agent_bpf_poll(struct agent_bpf *b, int timeout_ms);
+int agent_bpf_events_fd(const struct agent_bpf *b);
+/* Sum over CPUs of stats[which]. */
+uint64_t agent_bpf_stat(const struct agent_bpf *b, enum agent_stat which);
+/* bpf_ktime_get_ns() of the first table-unwound frame, 0 before. */
+uint64_t agent_bpf_first_table_ns(const struct agent_bpf *b);
+/* Switch samples to the other set of aggregation maps; returns the set
+ * to drain (the one samples went to until now). */
+unsigned agent_bpf_flip(struct agent_bpf *b);
+/* fds of set s: counts, ustacks, kstacks. */
+void agent_bpf_set_fds(const struct agent_bpf *b, unsigned s, int *counts, int *ustacks,
+		       int *kstacks);
+
+/* ---- /proc/PID/maps (procmaps.c) ---------------------------------------- */
+
+struct agent_map_line {
+	uint64_t start, end, offset;
+	uint64_t inode;
+	unsigned dev_major, dev_minor;
+	char perms[5];
+	const char *path; /* points into the line; "" for anonymous */
+};
+
+typedef int (*agent_map_fn)(void *ctx, const struct agent_map_line *m);
+/* Call fn for each executable mapping of pid.  0, or -ENOENT (gone),
+ * -EACCES, or fn's first non-zero result. */
+int agent_maps_foreach(pid_t pid, agent_map_fn fn, void *ctx);
+/* Parse one line of a maps file: 0 or -EINVAL.  TESTABLE. */
+int agent_maps_parse_line(char *line, struct agent_map_line *out);
+
+/* ---- ELF facts of a mapped file (elf_info.c, on the ELF layer) --------- */
+
+#define AGENT_MAX_LOADS 16
+
+struct agent_load {
+	uint64_t offset, vaddr, filesz;
+	bool exec;		/* PF_X */
+};
+
+struct agent_elf_info {
+	uint8_t build_id[EMBER_BUILD_ID_MAX];
+	size_t build_id_len;
+	char build_id_hex[2 * EMBER_BUILD_ID_MAX + 1];
+	struct agent_load loads[AGENT_MAX_LOADS];
+	size_t nloads;
+	uint16_t machine;
+};
+
+/* Read the build ID and the PT_LOAD segments of the ELF open on fd.
+ * 0; -UNWIND_ERR_NOT_ELF-like errors are reported as -ENOEXEC. */
+int agent_elf_info_read(int fd, struct agent_elf_info *out);
+/* ELF virtual address of file offset off (a mapping's offset, page-aligned)
+ * through the loads, an executable one first (pages can hold the end of
+ * one segment and the start of the next): 0 or -ENOENT. */
+int agent_elf_offset_to_vaddr(const struct agent_elf_info *e, uint64_t off, uint64_t *vaddr);
+
+
+/* ---- allocator of ranges (range_alloc.c) ------------------------------- */
+
+/*
+ * struct agent_ranges - first-fit allocation of [0, size) in units, with
+ * coalescing on free.  Invariant: free ranges are sorted, disjoint and
+ * never adjacent.
+ */
+struct agent_range {
+	uint64_t off, len;
+};
+
+struct agent_ranges {
+	struct agent_range *free;
+	size_t nfree, alloc;
+	uint64_t size, used;
+};
+
+int agent_ranges_init(struct agent_ranges *r, uint64_t size);
+void agent_ranges_release(struct agent_ranges *r);
+/* len units aligned to align (a power of two): 0 with *off, or -ENOSPC. */
+int agent_ranges_alloc(struct agent_ranges *r, uint64_t len, uint64_t align, uint64_t *off);
+/* Give back [off, off + len): 0 or -ENOMEM (the range then stays used). */
+int agent_ranges_free(struct agent_ranges *r, uint64_t off, uint64_t len);
+
+/* ---- loading a table into the maps (table_load.c) ----------------------- */
+
+struct agent_table_maps {
+	int pages_fd;
+	int data_fd;		/* unwind_data: mmap'ed a window at a time */
+	size_t data_size;
+	int rules_fd;		/* unwind_rules: the same */
+	size_t nrules;
+	struct agent_ranges data_free; /* in bytes (8-aligned) */
+	struct agent_ranges rules_free; /* in rule slots */
+};
+
+/* Where one loaded table lives. */
+struct agent_loaded {
+	uint64_t file_id;
+	uint64_t data_base, data_len;
+	uint64_t rule_base, rule_len;
+	uint32_t npages;
+	uint32_t *pages; /* page numbers, to delete on unload */
+};
+
+int agent_table_maps_init(struct agent_table_maps *t, int pages_fd, int data_fd,
+			  size_t data_size, int rules_fd, size_t nrules);
+void agent_table_maps_release(struct agent_table_maps *t);
+/* Verify image and load it under file_id: 0, -ENOSPC (maps full), or the
+ * image's error (-UNWIND_ERR_*).  On failure nothing stays loaded. */
+int agent_table_load(struct agent_table_maps *t, const void *image, size_t size,
+		     uint64_t file_id, struct agent_loaded *out);
+void agent_table_unload(struct agent_table_maps *t, struct agent_loaded *l);
+
+/* ---- tables (tables.c, table_fetch.c, table_cache.c) ------------------- */
+
+enum agent_table_source {
+	AGENT_TABLE_NONE = 0,	  /* not tried yet */
+	AGENT_TABLE_CACHE,	  /* --cache-dir, checked against --server's ETag */
+	AGENT_TABLE_SERVER,	  /* downloaded from --server */
+	AGENT_TABLE_COMPILED,	  /* compiled here (the server had none) */
+	AGENT_TABLE_FRAME_POINTERS, /* no table: frame pointers */
+	AGENT_TABLE_SOURCE_COUNT
+};
+
+const char *agent_table_source_name(enum agent_table_source s);
+
+struct agent_http;
+struct agent_tables;
+
+/* A file as the table manager knows it (one per build ID, or per
+ * device:inode for files without one). */
+struct agent_file {
+	char key[2 * EMBER_BUILD_ID_MAX + 32];
+	struct agent_elf_info elf;
+	char path[512];		/* a path the agent opened it by (for logs, upload) */
+	char open_path[600];	/* /proc/PID/map_files/... or /proc/PID/root/... */
+	unsigned refs;		/* process mappings using it */
+	enum agent_table_source source;
+	bool loaded;
+	struct agent_loaded table;
+	char why[256];		/* why it fell back to frame pointers */
+	uint64_t idle_since_ns;	/* when refs dropped to 0 */
+	bool pending;		/* a job is out on the worker */
+};
+
+struct agent_tables_opts {
+	const char *server;
+	const char *cache_dir;
+	bool local_compile;
+	bool upload_missing;
+	const char *token;
+};
+
+/* table_worker.c: one job a file, run on the worker thread. */
+struct agent_table_job {
+	struct agent_file *file; /* identity only: the worker never reads it */
+	char build_id_hex[2 * EMBER_BUILD_ID_MAX + 1]; /* "" without one */
+	char path[512], open_path[600];
+	/* filled by the worker */
+	struct ember_buf image;	/* the table's bytes, when err == 0 */
+	enum agent_table_source source;
+	char why[256];
+	bool uploaded;
+	int err;
+	uint64_t queued_ns, started_ns, done_ns; /* agent_now_mono_ns() */
+	struct agent_table_job *next;
+};
+
+struct agent_worker;
+struct agent_worker *agent_worker_new(const struct agent_tables_opts *o, int *err);
+/* Stops the thread (after its current job) and frees every job. */
+void agent_worker_free(struct agent_worker *w);
+/* Queue j (the worker owns it until it comes back from take_done). */
+void agent_worker_submit(struct agent_worker *w, struct agent_table_job *j);
+/* The finished jobs, oldest first (caller frees each with
+ * agent_table_job_free); clears the eventfd. */
+struct agent_table_job *agent_worker_take_done(struct agent_worker *w);
+/* Readable when finished jobs wait. */
+int agent_worker_fd(const struct agent_worker *w);
+void agent_table_job_free(struct agent_table_job *j);
+
+struct agent_tables *agent_tables_new(const struct agent_tables_opts *o,
+				      struct agent_table_maps *maps, struct agent_http *http,
+				      int *err);
+void agent_tables_free(struct agent_tables *t);
+/*
+ * The file of a mapping, acquired (refs + 1): found by key, or made from
+ * the ELF open on fd, its table asked for on the worker thread (loaded
+ * later by agent_tables_collect; until then the walk uses frame
+ * pointers).  NULL with *err (-ENOEXEC: not an ELF).
+ */
+struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *key, int fd,
+					const char *path, const char *open_path, int *err);
+/* refs - 1 (NULL is ignored). */
+void agent_tables_release(struct agent_tables *t, struct agent_file *f);
+/* Load the tables the worker brought (or note why there is none), log
+ * each outcome, and call ready(ctx, f) for each file whose table is now
+ * in the maps.  Returns the number of jobs collected. */
+size_t agent_tables_collect(struct agent_tables *t,
+			    void (*ready)(void *ctx, struct agent_file *f), void *ctx);
+/* Files whose table is still being fetched or compiled. */
+size_t agent_tables_pending(const struct agent_tables *t);
+/* Executables uploaded with --upload-missing. */
+size_t agent_tables_uploads(const struct agent_tables *t);
+/* Readable when agent_tables_collect has work. */
+int agent_tables_fd(const struct agent_tables *t);
+/* Unload and forget the files no mapping has used since idle_before_ns. */
+void agent_tables_gc(struct agent_tables *t, uint64_t idle_before_ns);
+/* Counts by source, for /metrics and the log. */
+void agent_tables_counts(const struct agent_tables *t, size_t counts[AGENT_TABLE_SOURCE_COUNT],
+			 size_t *loaded_bytes, size_t *unloads);
+/* Each loaded or known file: fn(ctx, f). */
+void agent_tables_foreach(const struct agent_tables *t,
+			  void (*fn)(void *ctx, const struct agent_file *f), void *ctx);
+
+/* table_cache.c: DIR/BUILDID.unwind and DIR/BUILDID.etag. */
+int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *image,
+		     char *etag, size_t etag_size);
+int agent_cache_write(const char *dir, const char *build_id, const void *image, size_t size,
+		      const char *etag);
+
+/* table_fetch.c: GET SERVER/api/v1/unwind/ID.  With etag non-empty, sends
+ * If-None-Match.  Returns 200 (image and new_etag filled), 304, 404, another
+ * HTTP status, or a negative errno (-ECONNREFUSED, -ETIMEDOUT, ...) with
+ * why. */
+int agent_fetch_table(struct agent_http *h, const char *server, const char *build_id,
+		      const char *etag, struct ember_buf *image, char *new_etag,
+		      size_t new_etag_size, char *why, size_t why_size);
+
+/* ---- HTTP client (http.c) --------------------------------------------- */
+
+struct agent_http_reply {
+	long status;		/* 0 when no answer */
+	struct ember_buf body;	/* capped */
+	char etag[160];
+	char err[256];		/* curl's reason when status is 0 */
+};
+
+struct agent_http *agent_http_new(const char *token);
+void agent_http_free(struct agent_http *h);
+/* One request: method GET/PUT/POST, url, optional body (and its
+ * Content-Type / Content-Encoding), extra header (NULL: none).  0 when
+ * an answer came (any status), a negative errno otherwise (r->err). */
+struct agent_http_req {
+	const char *method, *url;
+	const void *body;
+	size_t body_len;
+	const char *content_type, *content_encoding;
+	const char *if_none_match;
+	size_t max_reply;
+	long timeout_ms;
+};
+int agent_http_do(struct agent_http *h, const struct agent_http_req *req,
+		  struct agent_http_reply *r);
+void agent_http_reply_release(struct agent_http_reply *r);
+
+/* ---- processes (procs.c) ---------------------------------------------- */
+
+struct agent_proc_map {
+	uint64_t start, end, offset, bias;
+	struct agent_file *file; /* NULL: anonymous or unreadable (frame pointers) */
+	char *path;
+	uint64_t pprof_id;	/* mapping id in the profile being built, 0: none */
+};
+
+struct agent_process {
+	pid_t pid;
+	pid_t nspid;		/* the pid inside its pid namespace (perf-PID.map) */
+	bool exited;
+	uint64_t exit_ns;	/* agent_now_mono_ns() when it exited */
+	bool scanned;
+	unsigned generation;
+	struct agent_proc_map *maps; /* sorted by start */
+	size_t nmaps;
+	char exe[512];
+	char comm[AGENT_COMM_LEN];
+	char cgroup[256];
+	char container[80];
+	struct agent_perfmap *perfmap; /* loaded on demand while building */
+	bool perfmap_tried;
+	uint64_t seen_ns;
+};
+
+struct agent_procs;
+
+struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *err);
+void agent_procs_free(struct agent_procs *p);
+/* f's table is loaded: rewrite the BPF entry of every process mapping it. */
+void agent_procs_file_ready(void *procs, struct agent_file *f);
+/* (Re)read pid's mappings, acquire their files, write the BPF entry. */
+int agent_procs_scan(struct agent_procs *p, pid_t pid);
+/* Scan every process under /proc (or only those of pids). */
+int agent_procs_scan_all(struct agent_procs *p, const pid_t *pids, size_t npids);
+/* The process has exited: kept (for the profile) until agent_procs_reap. */
+void agent_procs_exited(struct agent_procs *p, pid_t pid);
+/* Forget processes that exited before before_ns (the last flip: their
+ * samples are all drained), unload the tables nothing maps any more. */
+void agent_procs_reap(struct agent_procs *p, uint64_t before_ns);
+struct agent_process *agent_procs_find(struct agent_procs *p, pid_t pid);
+/* The mapping of proc holding addr, or NULL. */
+struct agent_proc_map *agent_process_mapping(struct agent_process *proc, uint64_t addr);
+size_t agent_procs_count(const struct agent_procs *p);
+void agent_procs_foreach(struct agent_procs *p, void (*fn)(void *ctx, struct agent_process *pr),
+			 void *ctx);
+
+/* ---- kernel symbols (kallsyms.c) -------------------------------------- */
+
+struct agent_kallsyms;
+/* Read /proc/kallsyms (runtime addresses: KASLR is already applied there).
+ * NULL with *err; -EPERM when every address reads as 0 (kptr_restrict). */
+struct agent_kallsyms *agent_kallsyms_new(const char *path, int *err);
+void agent_kallsyms_free(struct agent_kallsyms *k);
+/* Name of the function holding addr, or NULL; *mod the module ("" for
+ * vmlinux).  Valid until agent_kallsyms_free. */
+const char *agent_kallsyms_lookup(const struct agent_kallsyms *k, uint64_t addr,
+				  const char **mod);
+/* The kernel text range (_stext .. _etext) */
+void agent_kallsyms_text(const struct agent_kallsyms *k, uint64_t *start, uint64_t *end);
+
+/* ---- JIT symbols, /tmp/perf-PID.map (perfmap.c) ----------------------- */
+
+struct agent_perfmap;
+/* Read path (not through a symlink; a regular file under 64 MiB): NULL
+ * with *err when it cannot be read. */
+struct agent_perfmap *agent_perfmap_new(const char *path, int *err);
+/* The same from memory (data need not be NUL-terminated). */
+struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *err);
+void agent_perfmap_free(struct agent_perfmap *m);
+const char *agent_perfmap_lookup(const struct agent_perfmap *m, uint64_t addr);
+
+/* ---- draining and building profiles (drain.c, profile_build.c) -------- */
+
+struct agent_sample {
+	uint32_t pid;
+	uint32_t flags;
+	char comm[AGENT_COMM_LEN];
+	uint64_t count;
+	uint32_t nuser, nkernel;
+	const uint64_t *user;	/* leaf first */
+	const uint64_t *kernel; /* leaf first */
+};
+
+typedef int (*agent_sample_fn)(void *ctx, const struct agent_sample *s);
+
+/* Flip and read the set samples went to: fn once per distinct stack.
+ * Entries are deleted as they are read. */
+int agent_drain(struct agent_bpf *b, agent_sample_fn fn, void *ctx, size_t *nsamples);
+
+struct agent_profile;
+struct agent_profile_opts {
+	const struct agent_opts *opts;
+	struct agent_procs *procs;
+	const struct agent_kallsyms *kallsyms;
+	uint64_t start_ns;	/* wall clock of the interval's start */
+	uint64_t duration_ns;
+};
+struct agent_profile *agent_profile_new(const struct agent_profile_opts *o, int *err);
+void agent_profile_free(struct agent_profile *pr);
+int agent_profile_add(void *profile, const struct agent_sample *s);
+/* Encode (gzip or raw protobuf) into out. */
+int agent_profile_encode(struct agent_profile *pr, bool gzip, struct ember_buf *out);
+size_t agent_profile_samples(const struct agent_profile *pr);
+
+/* output.c: DIR/ember-HOST-STARTNS.pb.gz, written to a temporary name and
+ * renamed. */
+/* data to path through a temporary file and rename: 0 or a negative errno. */
+int agent_write_atomic(const char *path, const void *data, size_t size);
+int agent_output_write(const char *dir, const char *host, uint64_t start_ns,
+		       const struct ember_buf *gz, char *path, size_t path_size);
+
+/* ---- pushing (push.c) -------------------------------------------------- */
+
+struct agent_push;
+struct agent_push_stats {
+	uint64_t sent, failed_attempts, dropped, dropped_bytes, refused;
+	size_t queued, queued_bytes;
+	uint64_t backoff_ms;
+	long last_status;
+};
+struct agent_push *agent_push_new(struct agent_http *h, const char *server, bool gzip,
+				  size_t cap_bytes, int *err);
+void agent_push_free(struct agent_push *p);
+/* Queue an encoded profile (raw protobuf): it is compressed (zstd, or
+ * gzip) and kept until sent; the oldest are dropped (and counted) when
+ * the buffer would pass its cap.  raw is left to the caller. */
+int agent_push_enqueue(struct agent_push *p, const struct ember_buf *raw);
+/* Send what is due (respecting the backoff); returns ms until the next
+ * attempt is due, or -1 when the queue is empty. */
+long agent_push_run(struct agent_push *p, uint64_t now_ms);
+void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s);
+
+/* ---- upload-missing (upload.c) ----------------------------------------- */
+
+/* Ask the server whether it knows build_id (GET /api/v1/artifacts/ID) and
+ * upload the file at open_path (named path) if not.  0, or a negative
+ * errno / HTTP status > 0 when refused (logged with the server's reason). */
+int agent_upload_missing(struct agent_http *h, const char *server, const char *build_id,
+			 const char *path, const char *open_path);
+
+/* ---- metrics (metrics.c) ----------------------------------------------- */
+
+struct agent_metrics;
+struct agent;
+struct agent_metrics *agent_metrics_new(const char *listen, int *err, char *why,
+					size_t why_size);
+void agent_metrics_free(struct agent_metrics *m);
+int agent_metrics_fd(const struct agent_metrics *m);
+/* Answer the connections waiting on the listening socket. */
+void agent_metrics_serve(struct agent_metrics *m, struct agent *a);
+/* The Prometheus text of a's counters (metrics.c). */
+int agent_metrics_text(struct agent *a, struct ember_buf *out);
+
+/* ---- the agent (main.c) ------------------------------------------------ */
+
+struct agent {
+	struct agent_opts *opts;
+	struct agent_bpf *bpf;
+	struct agent_table_maps maps;
+	struct agent_http *http;
+	struct agent_tables *tables;
+	struct agent_procs *procs;
+	struct agent_kallsyms *kallsyms;
+	struct agent_push *push;
+	struct agent_metrics *metrics;
+	uint64_t start_mono_ns;
+	uint64_t profiles_written, samples_drained, drains;
+	uint64_t events[5];
+	uint64_t last_drain_mono_ns;
+	uint64_t interval_start_ns; /* wall clock */
+};
+
+uint64_t agent_now_mono_ns(void);
+/* events.c: the handler of BPF events (ctx is the struct agent). */
+int agent_on_event(void *ctx, const struct agent_event *e);
+uint64_t agent_now_wall_ns(void);
+
+#endif /* EMBER_AGENT_INTERNAL_H */

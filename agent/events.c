@@ -1,0 +1,52 @@
+/*
+ * events.c - what the BPF side reports at once (ring buffer): a sample of
+ * a process the agent does not know yet, a pc outside every known
+ * mapping (a library loaded since the last scan), an exec (new
+ * mappings), an exit.  The first three rescan the process; rescans for
+ * an unknown pc are kept to one per 250 ms per process, since a pc can lie
+ * outside every mapping for good (a frame-pointer walk through code
+ * that does not keep them).
+ */
+#include "agent_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define RESCAN_MIN_NS 250000000ull
+
+int agent_on_event(void *ctx, const struct agent_event *e)
+{
+	struct agent *a = ctx;
+	struct agent_process *pr = agent_procs_find(a->procs, (pid_t)e->pid);
+	uint64_t now = agent_now_mono_ns();
+	int err;
+
+	if (e->kind < sizeof(a->events) / sizeof(a->events[0]))
+		a->events[e->kind]++;
+	switch (e->kind) {
+	case AGENT_EVENT_EXIT:
+		agent_procs_exited(a->procs, (pid_t)e->pid);
+		return 0;
+	case AGENT_EVENT_UNKNOWN_PC:
+		if (pr && now - pr->seen_ns < RESCAN_MIN_NS)
+			return 0;
+		break;
+	case AGENT_EVENT_UNKNOWN_PROC:
+	case AGENT_EVENT_EXEC:
+		break;
+	default:
+		return 0;
+	}
+	err = agent_procs_scan(a->procs, (pid_t)e->pid);
+	if (ember_log_enabled(EMBER_LOG_DEBUG))
+		pr_debug("agent: pid %u scanned (event %u) %.1f ms after the event, in %.1f ms",
+			 e->pid, e->kind, (double)(now - e->ktime_ns) / 1e6,
+			 (double)(agent_now_mono_ns() - now) / 1e6);
+	pr = agent_procs_find(a->procs, (pid_t)e->pid);
+	if (pr && e->kind == AGENT_EVENT_UNKNOWN_PC)
+		pr->seen_ns = now; /* exec and first-sample scans come before
+				      ld.so maps the libraries: no limit after them */
+	if (err && err != -ENOENT && err != -ESRCH)
+		pr_debug("agent: cannot scan pid %u: %s", e->pid, strerror(-err));
+	return 0;
+}

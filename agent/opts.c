@@ -1,0 +1,257 @@
+/*
+ * opts.c - ember-agent's command line (docs/cli.md, "ember-agent").
+ * Every option has a default but the destination: --output DIR or
+ * --server URL (or both).
+ */
+#include "agent_internal.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+	OPT_FREQUENCY = 256, OPT_INTERVAL, OPT_DURATION, OPT_PID, OPT_CGROUP, OPT_SERVER,
+	OPT_CACHE_DIR, OPT_OUTPUT, OPT_TOKEN, OPT_TOKEN_FILE, OPT_UPLOAD_MISSING,
+	OPT_NO_LOCAL_COMPILE, OPT_COMPRESSION, OPT_METRICS_LISTEN, OPT_LABEL, OPT_BUFFER_KB,
+	OPT_UNWIND_DATA_MB, OPT_LOG_LEVEL, OPT_HOST, OPT_HELP,
+};
+
+static const struct option longopts[] = {
+	{ "frequency", required_argument, NULL, OPT_FREQUENCY },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "server", required_argument, NULL, OPT_SERVER },
+	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "token", required_argument, NULL, OPT_TOKEN },
+	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+	{ "upload-missing", no_argument, NULL, OPT_UPLOAD_MISSING },
+	{ "no-local-compile", no_argument, NULL, OPT_NO_LOCAL_COMPILE },
+	{ "compression", required_argument, NULL, OPT_COMPRESSION },
+	{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "buffer-kb", required_argument, NULL, OPT_BUFFER_KB },
+	{ "unwind-data-mb", required_argument, NULL, OPT_UNWIND_DATA_MB },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+void agent_opts_usage(FILE *out)
+{
+	fputs("usage: ember-agent (--output DIR | --server URL) [options]\n"
+	      "  --frequency HZ        samples per second per CPU (19)\n"
+	      "  --interval SEC        profile every SEC seconds (10)\n"
+	      "  --duration SEC        stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
+	      "  --pid PID[,PID...]    only these processes (repeatable)\n"
+	      "  --cgroup DIR          only tasks in this cgroup v2 directory and below\n"
+	      "  --server URL          ember serve: unwind tables, profile pushes, uploads\n"
+	      "  --cache-dir DIR       keep unwind tables across restarts\n"
+	      "  --output DIR          write each profile as DIR/ember-HOST-TIME.pb.gz\n"
+	      "  --token T, --token-file F   bearer token (else $EMBER_TOKEN)\n"
+	      "  --upload-missing      upload executables the server does not know\n"
+	      "  --no-local-compile    never compile tables here (frame pointers instead)\n"
+	      "  --compression zstd|gzip   of pushed profiles (zstd)\n"
+	      "  --metrics-listen HOST:PORT  serve the agent's /metrics\n"
+	      "  --label K=V           add a label to every sample (repeatable)\n"
+	      "  --buffer-kb N         compressed profiles kept while the server is down (65536)\n"
+	      "  --unwind-data-mb N    size of the unwind_data map (64)\n"
+	      "  --host NAME           the host label (the host name)\n"
+	      "  --log-level error|warn|info|debug  (info; or $EMBER_LOG_LEVEL)\n",
+	      out);
+}
+
+static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int add_pids(struct agent_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int err = copy ? 0 : -ENOMEM;
+
+	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !err;
+	     t = strtok_r(NULL, ",", &save)) {
+		unsigned v;
+		size_t alloc = o->npids;
+
+		err = parse_uint(t, 1, 1u << 30, &v);
+		if (!err && ember_vec_reserve((void **)&o->pids, &alloc, o->npids + 1,
+					      sizeof(*o->pids)))
+			err = -ENOMEM;
+		if (!err)
+			o->pids[o->npids++] = (pid_t)v;
+	}
+	free(copy);
+	return err;
+}
+
+static int add_label(struct agent_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	struct agent_label l;
+	size_t alloc = o->nlabels;
+
+	if (!eq || eq == arg)
+		return -EINVAL;
+	l.key = strndup(arg, (size_t)(eq - arg));
+	l.value = strdup(eq + 1);
+	if (!l.key || !l.value ||
+	    ember_vec_reserve((void **)&o->labels, &alloc, o->nlabels + 1, sizeof(l))) {
+		free(l.key);
+		free(l.value);
+		return -ENOMEM;
+	}
+	o->labels[o->nlabels++] = l;
+	return 0;
+}
+
+static int read_token_file(struct agent_opts *o, const char *path)
+{
+	char buf[4096];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	free(o->token);
+	o->token = strdup(buf);
+	return o->token ? 0 : -ENOMEM;
+}
+
+static void defaults(struct agent_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->frequency = 19;
+	o->interval_s = 10;
+	o->local_compile = true;
+	o->buffer_bytes = (size_t)64 << 20;
+	o->data_chunks = 16384;
+	o->rule_slots = 262144;
+	o->page_entries = 65536;
+	if (gethostname(o->hostbuf, sizeof(o->hostbuf) - 1))
+		snprintf(o->hostbuf, sizeof(o->hostbuf), "unknown");
+	o->host = o->hostbuf;
+}
+
+/* One option: 0, or -EINVAL with why. */
+static int one(struct agent_opts *o, int c, const char *arg, char *why, size_t why_size)
+{
+	unsigned v = 0;
+	int err = 0;
+
+	switch (c) {
+	case OPT_FREQUENCY: err = parse_uint(arg, 1, 10000, &o->frequency); break;
+	case OPT_INTERVAL: err = parse_uint(arg, 1, 86400, &o->interval_s); break;
+	case OPT_DURATION: o->duration_s = strtod(arg, NULL); err = o->duration_s > 0 ? 0 : -EINVAL; break;
+	case OPT_PID: err = add_pids(o, arg); break;
+	case OPT_CGROUP: o->cgroup = arg; break;
+	case OPT_SERVER: o->server = arg; break;
+	case OPT_CACHE_DIR: o->cache_dir = arg; break;
+	case OPT_OUTPUT: o->output_dir = arg; break;
+	case OPT_TOKEN: free(o->token); o->token = strdup(arg); break;
+	case OPT_TOKEN_FILE:
+		err = read_token_file(o, arg);
+		if (err) {
+			snprintf(why, why_size, "agent: cannot read --token-file '%s': %s", arg,
+				 strerror(-err));
+			return -EINVAL;
+		}
+		break;
+	case OPT_UPLOAD_MISSING: o->upload_missing = true; break;
+	case OPT_NO_LOCAL_COMPILE: o->local_compile = false; break;
+	case OPT_COMPRESSION:
+		if (strcmp(arg, "zstd") && strcmp(arg, "gzip"))
+			err = -EINVAL;
+		o->gzip = !strcmp(arg, "gzip");
+		break;
+	case OPT_METRICS_LISTEN: o->metrics_listen = arg; break;
+	case OPT_LABEL: err = add_label(o, arg); break;
+	case OPT_BUFFER_KB:
+		err = parse_uint(arg, 1, 1u << 30, &v);
+		o->buffer_bytes = (size_t)v << 10;
+		break;
+	case OPT_UNWIND_DATA_MB:
+		err = parse_uint(arg, 1, 4096, &v);
+		o->data_chunks = v * 256;
+		break;
+	case OPT_HOST: snprintf(o->hostbuf, sizeof(o->hostbuf), "%s", arg); break;
+	case OPT_LOG_LEVEL: {
+		enum ember_log_level l;
+
+		err = ember_log_level_parse(arg, &l);
+		if (!err)
+			ember_log_set_level(l);
+		break;
+	}
+	default:
+		snprintf(why, why_size, "agent: unknown option (see --help)");
+		return -EINVAL;
+	}
+	if (err)
+		snprintf(why, why_size, "agent: invalid value '%s' for --%s", arg,
+			 longopts[c - OPT_FREQUENCY].name);
+	return err ? -EINVAL : 0;
+}
+
+int agent_opts_parse(int argc, char **argv, struct agent_opts *o, char *why, size_t why_size)
+{
+	const char *env = getenv("EMBER_TOKEN");
+	int c;
+
+	defaults(o);
+	if (env && *env)
+		o->token = strdup(env);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == OPT_HELP)
+			return 1;
+		if (one(o, c, optarg, why, why_size))
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		snprintf(why, why_size, "agent: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->output_dir && !o->server) {
+		snprintf(why, why_size, "agent: nowhere to send profiles: give --output DIR or "
+			 "--server URL");
+		return -EINVAL;
+	}
+	if (o->upload_missing && !o->server) {
+		snprintf(why, why_size, "agent: --upload-missing needs --server");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void agent_opts_release(struct agent_opts *o)
+{
+	for (size_t i = 0; i < o->nlabels; i++) {
+		free(o->labels[i].key);
+		free(o->labels[i].value);
+	}
+	free(o->labels);
+	free(o->pids);
+	free(o->token);
+	memset(o, 0, sizeof(*o));
+}

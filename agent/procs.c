@@ -1,0 +1,417 @@
+/*
+ * procs.c - the processes the agent samples: for each, its executable
+ * mappings (from /proc/PID/maps), the file behind each (opened through
+ * /proc/PID/map_files, else /proc/PID/root, so that a process in another
+ * mount namespace or container is read as it sees its files), the load
+ * bias of each mapping, and the labels of its samples (executable,
+ * cgroup, container ID).  Each scan rewrites the process' entry in the
+ * BPF procs map: its mappings sorted by start, with the file_id of the
+ * table the BPF walk uses (0: frame pointers).
+ *
+ * A process is scanned when the agent starts, when BPF reports a sample
+ * of a pid or at a pc it does not know, and when it execs; it is kept
+ * after it exits until its last samples are drained.
+ */
+#include "agent_internal.h"
+
+#include <bpf/bpf.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct agent_procs {
+	struct agent_tables *tables;
+	int procs_fd;
+	struct agent_process **v; /* sorted by pid */
+	size_t n, alloc;
+	struct agent_proc *bpf_val; /* scratch for the BPF entry (8 KiB) */
+};
+
+struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *err)
+{
+	struct agent_procs *p = calloc(1, sizeof(*p));
+
+	if (p)
+		p->bpf_val = calloc(1, sizeof(*p->bpf_val));
+	if (!p || !p->bpf_val) {
+		free(p);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	p->tables = t;
+	p->procs_fd = procs_fd;
+	return p;
+}
+
+static void release_maps(struct agent_procs *p, struct agent_proc_map *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		agent_tables_release(p->tables, maps[i].file);
+		free(maps[i].path);
+	}
+	free(maps);
+}
+
+static void process_free(struct agent_procs *p, struct agent_process *pr)
+{
+	release_maps(p, pr->maps, pr->nmaps);
+	agent_perfmap_free(pr->perfmap);
+	free(pr);
+}
+
+void agent_procs_free(struct agent_procs *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		process_free(p, p->v[i]);
+	free(p->v);
+	free(p->bpf_val);
+	free(p);
+}
+
+/* Index of pid in p->v, or where it would go (*found false). */
+static size_t slot_of(const struct agent_procs *p, pid_t pid, bool *found)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->v[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < p->n && p->v[lo]->pid == pid;
+	return lo;
+}
+
+struct agent_process *agent_procs_find(struct agent_procs *p, pid_t pid)
+{
+	bool found;
+	size_t i = slot_of(p, pid, &found);
+
+	return found ? p->v[i] : NULL;
+}
+
+static struct agent_process *process_get(struct agent_procs *p, pid_t pid)
+{
+	bool found;
+	size_t i = slot_of(p, pid, &found);
+	struct agent_process *pr;
+
+	if (found)
+		return p->v[i];
+	if (p->n >= p->alloc && ember_vec_grow((void **)&p->v, &p->alloc, p->n, sizeof(*p->v)))
+		return NULL;
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return NULL;
+	pr->pid = pid;
+	pr->nspid = pid;
+	memmove(&p->v[i + 1], &p->v[i], (p->n - i) * sizeof(*p->v));
+	p->v[i] = pr;
+	p->n++;
+	return pr;
+}
+
+/* ---- labels ------------------------------------------------------------- */
+
+static void read_small(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	out[n > 0 ? n : 0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* A container ID in a cgroup path: the last run of 64 hex digits
+ * (docker-ID.scope, /docker/ID, cri-containerd-ID.scope, /kubepods/.../ID). */
+static void container_of(const char *cgroup, char *out, size_t size)
+{
+	size_t run = 0;
+
+	out[0] = '\0';
+	for (const char *c = cgroup;; c++) {
+		if (*c && isxdigit((unsigned char)*c) && !isupper((unsigned char)*c)) {
+			run++;
+			continue;
+		}
+		if (run == 64 && size > 64) {
+			memcpy(out, c - 64, 64);
+			out[64] = '\0';
+		}
+		run = 0;
+		if (!*c)
+			break;
+	}
+}
+
+static void read_labels(struct agent_process *pr)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pr->pid);
+	n = readlink(path, pr->exe, sizeof(pr->exe) - 1);
+	pr->exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pr->pid);
+	read_small(path, pr->comm, sizeof(pr->comm));
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pr->pid);
+	read_small(path, buf, sizeof(buf)); /* cgroup v2: "0::/path" */
+	snprintf(pr->cgroup, sizeof(pr->cgroup), "%.255s",
+		 !strncmp(buf, "0::", 3) ? buf + 3 : buf);
+	container_of(pr->cgroup, pr->container, sizeof(pr->container));
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr->pid);
+	f = fopen(path, "re");
+	while (f && fgets(buf, sizeof(buf), f)) {
+		if (!strncmp(buf, "NSpid:", 6)) {
+			char *last = strrchr(buf, '\t');
+
+			pr->nspid = last ? (pid_t)atoi(last + 1) : pr->pid;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* ---- mappings ----------------------------------------------------------- */
+
+struct scan {
+	struct agent_procs *p;
+	struct agent_process *pr;
+	struct agent_proc_map *maps;
+	size_t n, alloc;
+};
+
+/* The old mapping of the same file at the same place, whose file can be
+ * reused without opening it again. */
+static struct agent_file *reuse(struct agent_process *pr, const struct agent_map_line *m)
+{
+	for (size_t i = 0; i < pr->nmaps; i++) {
+		const struct agent_proc_map *o = &pr->maps[i];
+
+		if (o->start == m->start && o->end == m->end && o->offset == m->offset &&
+		    o->file && o->path && !strcmp(o->path, m->path))
+			return o->file;
+	}
+	return NULL;
+}
+
+/* Open the file of m as pid sees it. */
+static int open_mapped(pid_t pid, const struct agent_map_line *m, char *used, size_t size)
+{
+	int fd;
+
+	snprintf(used, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
+	fd = open(used, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(used, size, "/proc/%d/root%s", (int)pid, m->path);
+	fd = open(used, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+static struct agent_file *file_of(struct scan *s, const struct agent_map_line *m)
+{
+	char used[600], ident[64];
+	struct agent_file *f = reuse(s->pr, m);
+	int fd, err = 0;
+
+	if (f) {
+		f->refs++;
+		return f;
+	}
+	if (m->path[0] != '/')
+		return NULL; /* anonymous (JIT), [vdso]: frame pointers */
+	fd = open_mapped(s->pr->pid, m, used, sizeof(used));
+	if (fd < 0) {
+		pr_debug("agent: pid %d: cannot open '%s': %s", (int)s->pr->pid, m->path,
+			 strerror(-fd));
+		return NULL;
+	}
+	snprintf(ident, sizeof(ident), "inode-%x:%x:%" PRIu64, m->dev_major, m->dev_minor,
+		 m->inode);
+	f = agent_tables_acquire(s->p->tables, ident, fd, m->path, used, &err);
+	close(fd);
+	if (!f && err != -ENOEXEC)
+		pr_debug("agent: pid %d: '%s': %s", (int)s->pr->pid, m->path, strerror(-err));
+	return f;
+}
+
+static int on_mapping(void *ctx, const struct agent_map_line *m)
+{
+	struct scan *s = ctx;
+	struct agent_proc_map pm = { .start = m->start, .end = m->end, .offset = m->offset };
+	uint64_t vaddr;
+
+	if (m->start >= 0xffff800000000000ULL) /* [vsyscall]: kernel addresses */
+		return 0;
+	pm.file = file_of(s, m);
+	pm.bias = 0;
+	if (pm.file && !agent_elf_offset_to_vaddr(&pm.file->elf, m->offset, &vaddr))
+		pm.bias = m->start - vaddr;
+	pm.path = strdup(m->path);
+	if (!pm.path || EMBER_VEC_PUSH(s->maps, s->n, s->alloc, pm)) {
+		agent_tables_release(s->p->tables, pm.file);
+		free(pm.path);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The BPF entry: mappings by start, the table's file_id where loaded. */
+static int write_bpf(struct agent_procs *p, struct agent_process *pr)
+{
+	struct agent_proc *v = p->bpf_val;
+	uint32_t key = (uint32_t)pr->pid;
+	size_t n = pr->nmaps < AGENT_PROC_MAPPINGS ? pr->nmaps : AGENT_PROC_MAPPINGS;
+
+	if (pr->nmaps > AGENT_PROC_MAPPINGS)
+		pr_warn("agent: pid %d has %zu executable mappings; the walk knows the first %d",
+			(int)pr->pid, pr->nmaps, AGENT_PROC_MAPPINGS);
+	memset(v, 0, sizeof(*v));
+	v->nmaps = (uint32_t)n;
+	v->generation = ++pr->generation;
+	for (size_t i = 0; i < n; i++) {
+		const struct agent_proc_map *m = &pr->maps[i];
+
+		v->maps[i] = (struct agent_mapping){
+			.start = m->start, .end = m->end, .bias = m->bias,
+			.file_id = m->file && m->file->loaded ? m->file->table.file_id : 0,
+		};
+	}
+	return bpf_map_update_elem(p->procs_fd, &key, v, BPF_ANY) ? -errno : 0;
+}
+
+int agent_procs_scan(struct agent_procs *p, pid_t pid)
+{
+	struct agent_process *pr = process_get(p, pid);
+	struct scan s = { .p = p, .pr = pr };
+	int err;
+
+	if (!pr)
+		return -ENOMEM;
+	err = agent_maps_foreach(pid, on_mapping, &s);
+	if (err) {
+		release_maps(p, s.maps, s.n);
+		if (err == -ENOENT || err == -ESRCH)
+			agent_procs_exited(p, pid);
+		return err;
+	}
+	read_labels(pr);
+	release_maps(p, pr->maps, pr->nmaps); /* after the new ones took their refs */
+	pr->maps = s.maps;
+	pr->nmaps = s.n;
+	pr->scanned = true;
+	pr->exited = false;
+	agent_perfmap_free(pr->perfmap);
+	pr->perfmap = NULL;
+	pr->perfmap_tried = false;
+	return write_bpf(p, pr);
+}
+
+void agent_procs_file_ready(void *ctx, struct agent_file *f)
+{
+	struct agent_procs *p = ctx;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent_process *pr = p->v[i];
+
+		for (size_t k = 0; k < pr->nmaps; k++) {
+			if (pr->maps[k].file == f) {
+				if (!pr->exited && write_bpf(p, pr))
+					pr_debug("agent: pid %d: cannot update its BPF entry",
+						 (int)pr->pid);
+				break;
+			}
+		}
+	}
+}
+
+int agent_procs_scan_all(struct agent_procs *p, const pid_t *pids, size_t npids)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (npids) {
+		for (size_t i = 0; i < npids; i++)
+			agent_procs_scan(p, pids[i]);
+		return 0;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		agent_procs_scan(p, (pid_t)pid);
+	}
+	closedir(d);
+	return 0;
+}
+
+void agent_procs_exited(struct agent_procs *p, pid_t pid)
+{
+	struct agent_process *pr = agent_procs_find(p, pid);
+
+	if (pr && !pr->exited) {
+		pr->exited = true;
+		pr->exit_ns = agent_now_mono_ns();
+	}
+}
+
+void agent_procs_reap(struct agent_procs *p, uint64_t before_ns)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent_process *pr = p->v[i];
+
+		if (pr->exited && pr->exit_ns < before_ns) {
+			uint32_t key = (uint32_t)pr->pid;
+
+			bpf_map_delete_elem(p->procs_fd, &key);
+			process_free(p, pr);
+			continue;
+		}
+		p->v[k++] = pr;
+	}
+	p->n = k;
+}
+
+struct agent_proc_map *agent_process_mapping(struct agent_process *pr, uint64_t addr)
+{
+	size_t i = agent_last_at_or_below(pr->maps, pr->nmaps, sizeof(*pr->maps), addr);
+
+	if (i == SIZE_MAX || addr >= pr->maps[i].end)
+		return NULL;
+	return &pr->maps[i];
+}
+
+size_t agent_procs_count(const struct agent_procs *p)
+{
+	return p->n;
+}
+
+void agent_procs_foreach(struct agent_procs *p, void (*fn)(void *ctx, struct agent_process *pr),
+			 void *ctx)
+{
+	for (size_t i = 0; i < p->n; i++)
+		fn(ctx, p->v[i]);
+}

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * profile.bpf.c - the kernel side of ember-agent: on every CPU-clock perf
+ * event, record the running task's kernel stack (bpf_get_stackid) and
+ * user stack, and count the distinct (process, thread name, stacks) in
+ * maps that user space drains every --interval seconds.
+ *
+ * The user stack is walked here, frame by frame (bpf_loop): a frame whose
+ * pc lies in a mapping whose file has an Ember unwind table is unwound by
+ * that table, exactly as docs/unwind-format.md sections 3 and 4 say (page
+ * hash map, bounded binary search of pc_low in the mmapable data array,
+ * the rule from the rules array); any other frame by the frame pointer.
+ * Both mix per frame.  A walk deeper than AGENT_MAX_FRAMES is marked
+ * truncated; every other stop says why (enum agent_stack_flags).
+ *
+ * Aggregation is double-buffered: samples go to the maps of set `gen`
+ * (0 or 1), user space flips `gen` and drains the other set, so nothing
+ * it reads can change under it.
+ *
+ * Shared types: profile_types.h.  Loader: profile.c (skeleton).
+ * CO-RE: vmlinux.h is generated in the build from the running kernel's
+ * BTF (agent/CMakeLists.txt).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "profile_types.h"
+#define EFAULT 14
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* ---- tunables, set by user space between open and load ---------------- */
+
+const volatile bool filter_pids = false;   /* only pids in pid_filter */
+const volatile bool filter_cgroup = false; /* only tasks under cgroup_filter[0] */
+const volatile __u64 notify_interval_ns = 200000000; /* per pid, at most */
+
+/* ---- state user space reads and writes through the skeleton ----------- */
+
+__u32 gen = 0;		  /* which set of aggregation maps samples go to */
+__u64 first_table_ns = 0; /* bpf_ktime_get_ns() of the first table-unwound frame */
+
+/* ---- maps -------------------------------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct agent_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct agent_page_key);
+	__type(value, struct agent_page_val);
+} unwind_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct agent_data_chunk);
+} unwind_data SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 262144);
+	__type(key, __u32);
+	__type(value, struct agent_unwind_rule);
+} unwind_rules SEC(".maps");
+
+#define USTACKS_MAP(name)                                                    \
+	struct {                                                             \
+		__uint(type, BPF_MAP_TYPE_HASH);                             \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                        \
+		__uint(max_entries, 16384);                                  \
+		__type(key, __u64);                                          \
+		__type(value, struct agent_ustack);                          \
+	} name SEC(".maps")
+#define COUNTS_MAP(name)                                                     \
+	struct {                                                             \
+		__uint(type, BPF_MAP_TYPE_HASH);                             \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                        \
+		__uint(max_entries, 16384);                                  \
+		__type(key, struct agent_count_key);                         \
+		__type(value, __u64);                                        \
+	} name SEC(".maps")
+#define KSTACKS_MAP(name)                                                    \
+	struct {                                                             \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);                      \
+		__uint(max_entries, 8192);                                   \
+		__type(key, __u32);                                          \
+		__uint(value_size, AGENT_MAX_KFRAMES * sizeof(__u64));        \
+	} name SEC(".maps")
+
+USTACKS_MAP(ustacks0);
+USTACKS_MAP(ustacks1);
+COUNTS_MAP(counts0);
+COUNTS_MAP(counts1);
+KSTACKS_MAP(kstacks0);
+KSTACKS_MAP(kstacks1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} notified SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, AGENT_STAT_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agent_ustack);
+} scratch SEC(".maps");
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static __always_inline void stat_add(__u32 which, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		*v += n; /* per-CPU: no other writer */
+}
+
+/* Tell user space about pid, at most once per notify_interval_ns. */
+static __always_inline void notify(__u32 kind, __u32 pid, __u64 addr)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&notified, &pid);
+	struct agent_event *e;
+
+	if (kind != AGENT_EVENT_EXEC && kind != AGENT_EVENT_EXIT) {
+		if (last && now - *last < notify_interval_ns)
+			return;
+		bpf_map_update_elem(&notified, &pid, &now, BPF_ANY);
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_add(AGENT_STAT_EVENTS_LOST, 1);
+		return;
+	}
+	e->kind = kind;
+	e->pid = pid;
+	e->addr = addr;
+	e->ktime_ns = now;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline bool task_chosen(__u32 pid)
+{
+	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
+/* ---- the user-stack walk ----------------------------------------------- */
+
+struct walk {
+	__u64 pc, sp, fp;
+	__u64 hash;
+	__u32 pid;
+	__u32 n;	/* frames recorded */
+	__u32 flags;	/* enum agent_stack_flags */
+	__u32 exact;	/* pc is exact (innermost, or after a signal frame),
+			   not a return address */
+};
+
+/*
+ * The searches are global (noinline, non-static) functions: the verifier
+ * checks such a function once, with every argument unknown, instead of
+ * once per path of its caller, and a bounded binary search over unknown
+ * bounds converges where one over known constants would explode.  So even
+ * the bounds the caller knows (lo = 0) are passed in.
+ */
+
+/* Index in procs[pid] of the mapping holding pc (sorted by start), or -1. */
+__noinline int agent_find_mapping(__u32 pid, __u64 pc, __u32 lo)
+{
+	const struct agent_proc *p = bpf_map_lookup_elem(&procs, &pid);
+	__u32 hi, idx;
+
+	if (!p)
+		return -1;
+	hi = p->nmaps;
+	if (hi > AGENT_PROC_MAPPINGS)
+		return -1;
+	for (int i = 0; i < 9; i++) { /* 2^9 > AGENT_PROC_MAPPINGS */
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (p->maps[mid & (AGENT_PROC_MAPPINGS - 1)].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || lo > AGENT_PROC_MAPPINGS)
+		return -1;
+	idx = (lo - 1) & (AGENT_PROC_MAPPINGS - 1);
+	if (pc >= p->maps[idx].end)
+		return -1;
+	return idx;
+}
+
+/* u16 at global byte offset off (even) of unwind_data; -1 if absent. */
+static __always_inline int data_u16(__u32 off)
+{
+	__u32 chunk = off / AGENT_DATA_CHUNK;
+	struct agent_data_chunk *c = bpf_map_lookup_elem(&unwind_data, &chunk);
+
+	if (!c)
+		return -1;
+	return *(__u16 *)&c->b[off & (AGENT_DATA_CHUNK - 2)];
+}
+
+static __always_inline int data_u8(__u32 off)
+{
+	__u32 chunk = off / AGENT_DATA_CHUNK;
+	struct agent_data_chunk *c = bpf_map_lookup_elem(&unwind_data, &chunk);
+
+	if (!c)
+		return -1;
+	return c->b[off & (AGENT_DATA_CHUNK - 1)];
+}
+
+/* Index of the last row of pc_low[lo..hi) at global offset pcl that is
+ * <= low (docs/unwind-format.md section 3, step 2), or -1. */
+__noinline int agent_search_page(__u32 pcl, __u32 lo, __u32 hi, __u32 low)
+{
+	for (int i = 0; i < 17; i++) { /* 2^17 > 65,536 rows */
+		__u32 mid;
+		int v;
+
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		v = data_u16(pcl + 2 * mid);
+		if (v < 0)
+			return -1;
+		if ((__u32)v <= low)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int)lo - 1;
+}
+
+/*
+ * The rule covering ELF address addr of file_id (section 3, steps 1-3),
+ * with its push/pop merge applied.  0; 1 when no page holds addr (END);
+ * -1 when a map read fails.
+ */
+static __always_inline int lookup_rule(__u64 file_id, __u64 addr,
+				       struct agent_unwind_rule *out)
+{
+	struct agent_page_key k = { .file_id = file_id, .page = addr >> 16 };
+	struct agent_page_val *pg = bpf_map_lookup_elem(&unwind_pages, &k);
+	__u32 nrows, low = addr & 0xffff, pcl, rule_id;
+	struct agent_unwind_rule *r;
+	int v, at, pal, row;
+
+	if (!pg)
+		return 1;
+	nrows = (__u32)pg->nrows_m1 + 1;
+	pcl = pg->data_off + 2 * (__u32)pg->npalette;
+	row = agent_search_page(pcl, 0, nrows, low);
+	if (row < 0) /* pc_low[0] == 0: not with a checked image */
+		return -1;
+	at = data_u16(pcl + 2 * (__u32)row);
+	if (at < 0)
+		return -1;
+	if (pg->npalette <= 256)
+		pal = data_u8(pcl + 2 * nrows + (__u32)row);
+	else
+		pal = data_u16(pcl + 2 * nrows + 2 * (__u32)row);
+	if (pal < 0)
+		return -1;
+	v = data_u16(pg->data_off + 2 * (__u32)pal);
+	if (v < 0)
+		return -1;
+	rule_id = pg->rule_base + (__u32)v;
+	r = bpf_map_lookup_elem(&unwind_rules, &rule_id);
+	if (!r)
+		return -1;
+	*out = *r;
+	if ((r->flags & 15) && low - (__u32)at >= (__u32)(r->flags & 15))
+		out->cfa_off += (r->flags & (1 << 4)) ? -8 : 8;
+	return 0;
+}
+
+static __always_inline int read_user_u64(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+/* The value of register reg (DWARF number) in the current frame: only
+ * rsp and rbp are known past the innermost frame. */
+static __always_inline int reg_value(const struct walk *w, __u8 reg, __u64 *v)
+{
+	if (reg == 7)
+		*v = w->sp;
+	else if (reg == 6)
+		*v = w->fp;
+	else
+		return -1;
+	return 0;
+}
+
+/* One step by rule r (section 3, step 4).  0: w holds the caller;
+ * 1: outermost frame reached; < 0: stop, w->flags says why. */
+static __always_inline int step_table(struct walk *w, const struct agent_unwind_rule *r,
+				      __u64 addr)
+{
+	__u64 cfa, base, ra, fp = w->fp;
+	__u8 ra_kind = r->reg_kinds & 15, fp_kind = r->reg_kinds >> 4;
+
+	switch (r->cfa_kind) {
+	case 1: /* REG */
+		if (reg_value(w, r->cfa_reg, &base))
+			goto unsupported;
+		cfa = base + (__s64)r->cfa_off;
+		break;
+	case 2: /* PLT */
+		cfa = w->sp + (__s64)r->cfa_off + ((addr & 15) >= (__u64)r->cfa_aux ? 8 : 0);
+		break;
+	case 3: /* DEREF */
+		if (reg_value(w, r->cfa_reg, &base))
+			goto unsupported;
+		if (read_user_u64(base + (__s64)r->cfa_off, &cfa))
+			goto read_failed;
+		cfa += (__s64)r->cfa_aux;
+		break;
+	case 4: { /* SIGNAL: the ucontext's mcontext at sp + 40 */
+		__u64 mc = w->sp + 40, sp;
+
+		if (read_user_u64(mc + 80, &fp) || read_user_u64(mc + 120, &sp) ||
+		    read_user_u64(mc + 128, &ra))
+			goto read_failed;
+		w->pc = ra;
+		w->sp = sp;
+		w->fp = fp;
+		w->exact = 1;
+		return 0;
+	}
+	default: /* END, INVALID */
+		w->flags |= AGENT_STACK_NO_CFI;
+		stat_add(AGENT_STAT_STOP_NO_CFI, 1);
+		return -1;
+	}
+	switch (ra_kind) {
+	case 1: /* UNDEFINED: the outermost frame */
+		return 1;
+	case 2: /* AT_CFA */
+		if (read_user_u64(cfa + r->ra_off, &ra))
+			goto read_failed;
+		break;
+	default:
+		goto unsupported;
+	}
+	switch (fp_kind) {
+	case 0: /* SAME */
+		break;
+	case 1: /* UNDEFINED */
+		fp = 0;
+		break;
+	case 2: /* AT_CFA */
+		if (read_user_u64(cfa + r->fp_off, &fp))
+			goto read_failed;
+		break;
+	case 3: /* VAL_CFA */
+		fp = cfa + r->fp_off;
+		break;
+	default:
+		fp = 0; /* unknown: a later frame-pointer step stops on it */
+		break;
+	}
+	w->pc = ra;
+	w->sp = cfa;
+	w->fp = fp;
+	w->exact = 0;
+	return 0;
+unsupported:
+	w->flags |= AGENT_STACK_UNSUPPORTED;
+	stat_add(AGENT_STAT_STOP_UNSUPPORTED, 1);
+	return -1;
+read_failed:
+	w->flags |= AGENT_STACK_READ_FAILED;
+	stat_add(AGENT_STAT_STOP_READ, 1);
+	return -1;
+}
+
+/* One step by the frame pointer: [fp] is the caller's fp, [fp + 8] the
+ * return address.  0, 1 (a zero frame pointer: outermost) or < 0. */
+static __always_inline int step_fp(struct walk *w)
+{
+	__u64 frame[2];
+
+	if (w->fp == 0)
+		return 1;
+	if (w->fp < w->sp || bpf_probe_read_user(frame, sizeof(frame), (const void *)w->fp)) {
+		w->flags |= AGENT_STACK_READ_FAILED;
+		stat_add(AGENT_STAT_STOP_READ, 1);
+		return -1;
+	}
+	w->sp = w->fp + 16;
+	w->fp = frame[0];
+	w->pc = frame[1];
+	w->exact = 0;
+	return 0;
+}
+
+/* bpf_loop callback: record w->pc, then step to its caller.  Returns 1
+ * to stop the loop. */
+static long walk_one(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	__u32 zero = 0;
+	struct agent_ustack *st = bpf_map_lookup_elem(&scratch, &zero);
+	const struct agent_proc *p = bpf_map_lookup_elem(&procs, &w->pid);
+	const struct agent_mapping *m;
+	struct agent_unwind_rule r;
+	__u64 addr = 0;
+	int res, mi;
+
+	if (!st || !p)
+		return 1;
+	if (w->pc == 0) {
+		w->flags |= AGENT_STACK_COMPLETE;
+		return 1;
+	}
+	if (w->n >= AGENT_MAX_FRAMES) {
+		w->flags |= AGENT_STACK_TRUNCATED;
+		stat_add(AGENT_STAT_TRUNCATED, 1);
+		return 1;
+	}
+	st->ips[w->n & 127] = w->pc;
+	w->n++;
+	w->hash = (w->hash ^ w->pc) * 0x100000001b3ULL;
+	mi = agent_find_mapping(w->pid, w->pc, 0);
+	if (mi < 0) {
+		w->flags |= AGENT_STACK_NO_MAPPING;
+		stat_add(AGENT_STAT_STOP_NO_MAPPING, 1);
+		notify(AGENT_EVENT_UNKNOWN_PC, w->pid, w->pc);
+		return 1;
+	}
+	m = &p->maps[mi & (AGENT_PROC_MAPPINGS - 1)];
+	res = 1; /* no table: frame pointers */
+	if (m->file_id) {
+		addr = w->pc - m->bias - (w->exact ? 0 : 1);
+		res = lookup_rule(m->file_id, addr, &r);
+		if (res < 0) {
+			w->flags |= AGENT_STACK_READ_FAILED;
+			return 1;
+		}
+	}
+	if (res == 0) {
+		res = step_table(w, &r, addr);
+		if (res == 0) {
+			stat_add(AGENT_STAT_FRAMES_TABLE, 1);
+			w->flags |= AGENT_STACK_TABLE;
+		}
+	} else {
+		/* No table, or no CFI at this address (code without an FDE
+		 * inside a file that has a table): try the frame pointer. */
+		res = step_fp(w);
+		if (res == 0)
+			stat_add(AGENT_STAT_FRAMES_FP, 1);
+	}
+	if (res > 0)
+		w->flags |= AGENT_STACK_COMPLETE;
+	return res != 0;
+}
+
+/* ---- counting ---------------------------------------------------------- */
+
+static __always_inline void count(void *counts, void *ustacks, void *kstacks,
+				  struct agent_count_key *key, struct bpf_perf_event_data *ctx,
+				  struct agent_ustack *st)
+{
+	__u64 one = 1, *c;
+
+	key->kstack_id = bpf_get_stackid(ctx, kstacks, 0);
+	if (key->kstack_id < 0 && key->kstack_id != -EFAULT)
+		stat_add(AGENT_STAT_KSTACK_FAILED, 1);
+	if (key->ustack_hash && !bpf_map_lookup_elem(ustacks, &key->ustack_hash) &&
+	    bpf_map_update_elem(ustacks, &key->ustack_hash, st, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(ustacks, &key->ustack_hash)) {
+		stat_add(AGENT_STAT_USTACK_DROPPED, 1);
+		key->ustack_hash = 0;
+	}
+	c = bpf_map_lookup_elem(counts, key);
+	if (c) {
+		__sync_fetch_and_add(c, 1);
+		return;
+	}
+	if (bpf_map_update_elem(counts, key, &one, BPF_NOEXIST) == 0)
+		return;
+	c = bpf_map_lookup_elem(counts, key);
+	if (c)
+		__sync_fetch_and_add(c, 1);
+	else
+		stat_add(AGENT_STAT_COUNT_DROPPED, 1);
+}
+
+/* The user registers at the sample: the interrupted ones when it hit user
+ * mode, else those saved at the task's entry into the kernel. */
+static __always_inline void user_regs(struct bpf_perf_event_data *ctx,
+				      struct task_struct *task, struct walk *w)
+{
+	struct pt_regs *regs;
+	/* cs is a u16 in a union of pt_regs; the context is read in 8 bytes */
+	__u64 cs = ((const __u64 *)ctx)[__builtin_offsetof(struct pt_regs, cs) / 8];
+
+	if ((cs & 3) == 3) {
+		w->pc = ctx->regs.ip;
+		w->sp = ctx->regs.sp;
+		w->fp = ctx->regs.bp;
+		return;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	w->pc = BPF_CORE_READ(regs, ip);
+	w->sp = BPF_CORE_READ(regs, sp);
+	w->fp = BPF_CORE_READ(regs, bp);
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, zero = 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct agent_count_key key = {};
+	struct walk w = {};
+	struct agent_ustack *st;
+
+	stat_add(AGENT_STAT_SAMPLES, 1);
+	if (pid == 0 || !task_chosen(pid)) {
+		stat_add(AGENT_STAT_SAMPLES_FILTERED, 1);
+		return 0;
+	}
+	st = bpf_map_lookup_elem(&scratch, &zero);
+	if (!st)
+		return 0;
+	key.pid = pid;
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	if (!task->mm) {
+		key.flags = AGENT_STACK_KERNEL_THREAD;
+	} else {
+		w.pid = pid;
+		w.hash = 0xcbf29ce484222325ULL;
+		w.exact = 1;
+		user_regs(ctx, task, &w);
+		if (!bpf_map_lookup_elem(&procs, &pid)) {
+			/* Mappings not known yet: keep the leaf pc only. */
+			st->ips[0] = w.pc;
+			w.n = 1;
+			w.hash = (w.hash ^ w.pc) * 0x100000001b3ULL;
+			w.flags = AGENT_STACK_UNKNOWN_PROC;
+			notify(AGENT_EVENT_UNKNOWN_PROC, pid, 0);
+		} else {
+			bpf_loop(AGENT_MAX_FRAMES + 1, walk_one, &w, 0);
+		}
+		st->len = w.n;
+		st->flags = w.flags;
+		key.flags = w.flags;
+		if (w.n) {
+			key.ustack_hash = (w.hash ^ w.n) * 0x100000001b3ULL;
+			if (!key.ustack_hash)
+				key.ustack_hash = 1;
+		}
+		if ((w.flags & AGENT_STACK_TABLE) && !first_table_ns)
+			__sync_val_compare_and_swap(&first_table_ns, 0, bpf_ktime_get_ns());
+	}
+	if (gen & 1)
+		count(&counts1, &ustacks1, &kstacks1, &key, ctx, st);
+	else
+		count(&counts0, &ustacks0, &kstacks0, &key, ctx, st);
+	return 0;
+}
+
+/* BTF tracepoints (tp_btf): attached without tracefs, which need not be
+ * mounted. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	if (task_chosen(pid))
+		notify(AGENT_EVENT_EXEC, pid, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+
+	if (pid == (__u32)id && task_chosen(pid))
+		notify(AGENT_EVENT_EXIT, pid, 0);
+	return 0;
+}

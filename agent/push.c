@@ -1,0 +1,217 @@
+/*
+ * push.c - the profiles to POST SERVER/api/v1/profiles, zstd- or
+ * gzip-compressed, with the bearer token.  Profiles wait in a bounded
+ * queue (--buffer-kb) while the server is down; retries back off
+ * exponentially (1 s doubling to 5 min, reset by a success).  When the
+ * queue would pass its cap the oldest profiles are dropped and counted;
+ * a profile the server refuses (4xx other than 404, 408 and 429) is
+ * dropped at once, counted, and its reason logged.
+ */
+#include "agent_internal.h"
+#include "pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include <zlib.h>
+
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS (5 * 60 * 1000)
+
+struct queued {
+	char *data;
+	size_t len;
+};
+
+struct agent_push {
+	struct agent_http *http;
+	char url[1024];
+	bool gzip;
+	size_t cap;
+	struct queued *q; /* a ring would do; profiles are few */
+	size_t n, alloc, bytes;
+	uint64_t next_ms, backoff_ms;
+	uint64_t streak; /* failures in a row */
+	char status_buf[16];
+	struct agent_push_stats st;
+};
+
+struct agent_push *agent_push_new(struct agent_http *h, const char *server, bool gzip,
+				  size_t cap_bytes, int *err)
+{
+	struct agent_push *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	p->http = h;
+	snprintf(p->url, sizeof(p->url), "%s/api/v1/profiles", server);
+	p->gzip = gzip;
+	p->cap = cap_bytes;
+	return p;
+}
+
+void agent_push_free(struct agent_push *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		free(p->q[i].data);
+	free(p->q);
+	free(p);
+}
+
+static void drop_front(struct agent_push *p)
+{
+	p->bytes -= p->q[0].len;
+	free(p->q[0].data);
+	memmove(p->q, p->q + 1, (p->n - 1) * sizeof(*p->q));
+	p->n--;
+}
+
+static int compress_zstd(const struct ember_buf *raw, struct queued *out)
+{
+	size_t bound = ZSTD_compressBound(raw->len), n;
+
+	out->data = malloc(bound ? bound : 1);
+	if (!out->data)
+		return -ENOMEM;
+	n = ZSTD_compress(out->data, bound, raw->data, raw->len, 3);
+	if (ZSTD_isError(n)) {
+		free(out->data);
+		return -EIO;
+	}
+	out->len = n;
+	return 0;
+}
+
+static int compress_gzip(const struct ember_buf *raw, struct queued *out)
+{
+	z_stream z = { 0 };
+	size_t bound = raw->len + raw->len / 100 + 64;
+	int rc;
+
+	out->data = malloc(bound);
+	if (!out->data || deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY)) {
+		free(out->data);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)raw->data;
+	z.avail_in = (uInt)raw->len;
+	z.next_out = (Bytef *)out->data;
+	z.avail_out = (uInt)bound;
+	rc = deflate(&z, Z_FINISH);
+	out->len = bound - z.avail_out;
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out->data);
+		return -EIO;
+	}
+	return 0;
+}
+
+int agent_push_enqueue(struct agent_push *p, const struct ember_buf *raw)
+{
+	struct queued e;
+	int err = p->gzip ? compress_gzip(raw, &e) : compress_zstd(raw, &e);
+
+	if (err)
+		return err;
+	if (e.len > p->cap) {
+		p->st.dropped++;
+		p->st.dropped_bytes += e.len;
+		free(e.data);
+		return -E2BIG;
+	}
+	while (p->n && p->bytes + e.len > p->cap) {
+		p->st.dropped++;
+		p->st.dropped_bytes += p->q[0].len;
+		drop_front(p);
+	}
+	if (EMBER_VEC_PUSH(p->q, p->n, p->alloc, e)) {
+		free(e.data);
+		return -ENOMEM;
+	}
+	p->bytes += e.len;
+	return 0;
+}
+
+#define status_text(st) (snprintf(p->status_buf, sizeof(p->status_buf), "%ld", (st)), p->status_buf)
+
+/* A status worth retrying: the server may take it later. */
+static bool retryable(long status)
+{
+	return status == 404 || status == 408 || status == 429 || status >= 500;
+}
+
+static void backoff(struct agent_push *p, uint64_t now_ms)
+{
+	p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : BACKOFF_MIN_MS;
+	if (p->backoff_ms > BACKOFF_MAX_MS)
+		p->backoff_ms = BACKOFF_MAX_MS;
+	p->next_ms = now_ms + p->backoff_ms;
+	p->st.failed_attempts++;
+}
+
+/* Send the oldest profile: 0 sent or dropped, 1 to retry later. */
+static int send_one(struct agent_push *p, uint64_t now_ms)
+{
+	struct agent_http_req q = { .method = "POST", .url = p->url, .body = p->q[0].data,
+				    .body_len = p->q[0].len,
+				    .content_type = "application/octet-stream",
+				    .content_encoding = p->gzip ? "gzip" : "zstd",
+				    .max_reply = 64 << 10 };
+	struct agent_http_reply r;
+	int err = agent_http_do(p->http, &q, &r);
+
+	p->st.last_status = err ? 0 : r.status;
+	if (err || retryable(r.status)) {
+		p->streak++;
+		if ((p->streak & (p->streak - 1)) == 0) /* the 1st, 2nd, 4th, ... failure */
+			pr_warn("agent: cannot push a profile to '%s': %s%s (failure %" PRIu64
+				"); retrying with backoff",
+				p->url, err ? r.err : "HTTP ",
+				err ? "" : r.status == 404 ? "404: the server has no profile ingest route"
+							   : status_text(r.status),
+				p->streak);
+		agent_http_reply_release(&r);
+		backoff(p, now_ms);
+		return 1;
+	}
+	p->streak = 0;
+	if (r.status >= 200 && r.status < 300) {
+		p->st.sent++;
+	} else {
+		p->st.refused++;
+		pr_err("agent: '%s' refused a profile: HTTP %ld: %.*s", p->url, r.status, 300,
+		       r.body.data ? r.body.data : "");
+	}
+	agent_http_reply_release(&r);
+	drop_front(p);
+	p->backoff_ms = 0;
+	p->next_ms = 0;
+	return 0;
+}
+
+long agent_push_run(struct agent_push *p, uint64_t now_ms)
+{
+	while (p->n) {
+		if (now_ms < p->next_ms)
+			return (long)(p->next_ms - now_ms);
+		if (send_one(p, now_ms))
+			return (long)(p->next_ms - now_ms);
+	}
+	return -1;
+}
+
+void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s)
+{
+	*s = p->st;
+	s->queued = p->n;
+	s->queued_bytes = p->bytes;
+	s->backoff_ms = p->backoff_ms;
+}

@@ -1,0 +1,305 @@
+/*
+ * tables.c - the table manager: one entry per mapped file (by build ID),
+ * holding where its unwind table came from and where it sits in the BPF
+ * maps.  The first mapping of a file asks the worker thread
+ * (table_worker.c) for its table, which tries, in this order:
+ *
+ *   1. --cache-dir: DIR/BUILDID.unwind, revalidated with the server's
+ *      ETag (If-None-Match: a 304 keeps it);
+ *   2. --server: GET /api/v1/unwind/BUILDID (then written to the cache);
+ *   3. the server has none (404), is unreachable, or there is no server:
+ *      compiled here with the unwind compiler (and cached);
+ *   4. nothing compiles (no CFI, no build ID and no compiler, maps full):
+ *      frame pointers, with the reason.
+ *
+ * The main thread loads what comes back (agent_tables_collect) and has
+ * the processes that map the file rewritten; until then their walks use
+ * frame pointers in it.  Each outcome is logged once per file and counted (/metrics).  A table
+ * no mapping uses any more is unloaded by the next agent_tables_gc()
+ * after it has been idle a whole interval, so the short-lived processes
+ * of a build or a shell loop do not load and unload libc each time.
+ */
+#include "agent_internal.h"
+#include "unwind.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+
+struct agent_tables {
+	struct agent_tables_opts o;
+	struct agent_table_maps *maps;
+	struct agent_http *http;
+	struct agent_file **files;
+	size_t nfiles, alloc;
+	uint64_t next_file_id;
+	size_t unloads;
+	size_t uploads;
+	size_t reuses;
+	size_t npending;
+	struct agent_worker *worker;
+};
+
+static const char *const source_names[AGENT_TABLE_SOURCE_COUNT] = {
+	[AGENT_TABLE_NONE] = "none",
+	[AGENT_TABLE_CACHE] = "cache",
+	[AGENT_TABLE_SERVER] = "server",
+	[AGENT_TABLE_COMPILED] = "compiled",
+	[AGENT_TABLE_FRAME_POINTERS] = "frame_pointers",
+};
+
+const char *agent_table_source_name(enum agent_table_source s)
+{
+	return s < AGENT_TABLE_SOURCE_COUNT ? source_names[s] : "?";
+}
+
+struct agent_tables *agent_tables_new(const struct agent_tables_opts *o,
+				      struct agent_table_maps *maps, struct agent_http *http,
+				      int *err)
+{
+	struct agent_tables *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	t->o = *o;
+	t->maps = maps;
+	t->http = http;
+	t->next_file_id = 1;
+	t->worker = agent_worker_new(o, err);
+	if (!t->worker) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void agent_tables_free(struct agent_tables *t)
+{
+	if (!t)
+		return;
+	agent_worker_free(t->worker); /* first: its jobs name the files */
+	for (size_t i = 0; i < t->nfiles; i++) {
+		if (t->files[i]->loaded)
+			agent_table_unload(t->maps, &t->files[i]->table);
+		free(t->files[i]);
+	}
+	free(t->files);
+	free(t);
+}
+
+static struct agent_file *find(struct agent_tables *t, const char *key)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (!strcmp(t->files[i]->key, key))
+			return t->files[i];
+	return NULL;
+}
+
+static void log_outcome(const struct agent_file *f, size_t size)
+{
+	const char *id = f->elf.build_id_len ? f->elf.build_id_hex : "none";
+
+	switch (f->source) {
+	case AGENT_TABLE_SERVER:
+		pr_info("agent: '%s' (build ID %s): unwind table from the server (%zu bytes)",
+			f->path, id, size);
+		break;
+	case AGENT_TABLE_CACHE:
+		pr_info("agent: '%s' (build ID %s): unwind table from the cache (%zu bytes)",
+			f->path, id, size);
+		break;
+	case AGENT_TABLE_COMPILED:
+		pr_info("agent: '%s' (build ID %s): unwind table compiled by the agent "
+			"(%zu bytes)%s%s",
+			f->path, id, size, f->why[0] ? ": " : "", f->why);
+		break;
+	default:
+		pr_info("agent: '%s' (build ID %s): frame pointers: %s", f->path, id, f->why);
+		break;
+	}
+}
+
+/* Ask the worker for f's table. */
+static int submit(struct agent_tables *t, struct agent_file *f)
+{
+	struct agent_table_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return -ENOMEM;
+	j->file = f;
+	snprintf(j->build_id_hex, sizeof(j->build_id_hex), "%s",
+		 f->elf.build_id_len ? f->elf.build_id_hex : "");
+	snprintf(j->path, sizeof(j->path), "%s", f->path);
+	snprintf(j->open_path, sizeof(j->open_path), "%s", f->open_path);
+	f->pending = true;
+	t->npending++;
+	agent_worker_submit(t->worker, j);
+	return 0;
+}
+
+/* The worker's result for f: load the table (or settle for frame pointers). */
+static bool apply(struct agent_tables *t, struct agent_file *f, struct agent_table_job *j)
+{
+	int err = j->err;
+
+	f->pending = false;
+	t->npending--;
+	f->source = j->source;
+	snprintf(f->why, sizeof(f->why), "%s", j->why);
+	t->uploads += j->uploaded;
+	if (!err) {
+		err = agent_table_load(t->maps, j->image.data, j->image.len, t->next_file_id,
+				       &f->table);
+		if (!err) {
+			f->loaded = true;
+			t->next_file_id++;
+		} else {
+			snprintf(f->why, sizeof(f->why), "cannot load its table: %s",
+				 err == -ENOSPC ? "the unwind maps are full" : unwind_strerror(err));
+			f->source = AGENT_TABLE_FRAME_POINTERS;
+		}
+	}
+	log_outcome(f, j->image.len);
+	pr_debug("agent: '%s': table job waited %.1f ms, ran %.1f ms, loaded %.1f ms later",
+		 f->path, (double)(j->started_ns - j->queued_ns) / 1e6,
+		 (double)(j->done_ns - j->started_ns) / 1e6,
+		 (double)(agent_now_mono_ns() - j->done_ns) / 1e6);
+	return f->loaded;
+}
+
+size_t agent_tables_collect(struct agent_tables *t,
+			    void (*ready)(void *ctx, struct agent_file *f), void *ctx)
+{
+	struct agent_table_job *j = agent_worker_take_done(t->worker);
+	size_t n = 0;
+
+	while (j) {
+		struct agent_table_job *next = j->next;
+
+		if (apply(t, j->file, j) && ready)
+			ready(ctx, j->file);
+		agent_table_job_free(j);
+		j = next;
+		n++;
+	}
+	return n;
+}
+
+size_t agent_tables_pending(const struct agent_tables *t)
+{
+	return t->npending;
+}
+
+size_t agent_tables_uploads(const struct agent_tables *t)
+{
+	return t->uploads;
+}
+
+int agent_tables_fd(const struct agent_tables *t)
+{
+	return agent_worker_fd(t->worker);
+}
+
+struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *ident, int fd,
+					const char *path, const char *open_path, int *err)
+{
+	struct agent_elf_info e;
+	struct agent_file *f;
+	char key[sizeof(f->key)];
+	int e2 = agent_elf_info_read(fd, &e);
+
+	if (e2) {
+		*err = e2;
+		return NULL;
+	}
+	snprintf(key, sizeof(key), "%s", e.build_id_len ? e.build_id_hex : ident);
+	f = find(t, key);
+	if (f) {
+		if (f->refs++ == 0)
+			t->reuses++;
+		return f;
+	}
+	if (t->nfiles >= t->alloc &&
+	    ember_vec_grow((void **)&t->files, &t->alloc, t->nfiles, sizeof(*t->files))) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	f->elf = e;
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	snprintf(f->open_path, sizeof(f->open_path), "%s", open_path);
+	f->refs = 1;
+	e2 = submit(t, f);
+	if (e2) {
+		free(f);
+		*err = e2;
+		return NULL;
+	}
+	t->files[t->nfiles++] = f;
+	return f;
+}
+
+void agent_tables_release(struct agent_tables *t, struct agent_file *f)
+{
+	if (f && --f->refs == 0)
+		f->idle_since_ns = agent_now_mono_ns(); /* unloaded by agent_tables_gc */
+}
+
+static void file_drop(struct agent_tables *t, struct agent_file *f)
+{
+	if (f->loaded) {
+		agent_table_unload(t->maps, &f->table);
+		t->unloads++;
+		pr_debug("agent: '%s': unwind table unloaded (no process maps it)", f->path);
+	}
+	free(f);
+}
+
+void agent_tables_gc(struct agent_tables *t, uint64_t idle_before_ns)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct agent_file *f = t->files[i];
+
+		if (f->refs == 0 && !f->pending && f->idle_since_ns < idle_before_ns) {
+			file_drop(t, f);
+			continue;
+		}
+		t->files[k++] = f;
+	}
+	t->nfiles = k;
+}
+
+void agent_tables_counts(const struct agent_tables *t, size_t counts[AGENT_TABLE_SOURCE_COUNT],
+			 size_t *loaded_bytes, size_t *unloads)
+{
+	memset(counts, 0, sizeof(size_t) * AGENT_TABLE_SOURCE_COUNT);
+	*loaded_bytes = 0;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct agent_file *f = t->files[i];
+
+		counts[f->source < AGENT_TABLE_SOURCE_COUNT ? f->source : 0]++;
+		if (f->loaded)
+			*loaded_bytes += f->table.data_len + 16 * f->table.rule_len +
+					 32 * (size_t)f->table.npages;
+	}
+	*unloads = t->unloads;
+}
+
+void agent_tables_foreach(const struct agent_tables *t,
+			  void (*fn)(void *ctx, const struct agent_file *f), void *ctx)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		fn(ctx, t->files[i]);
+}

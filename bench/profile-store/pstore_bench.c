@@ -1,0 +1,723 @@
+/*
+ * pstore_bench.c - the profile store's benchmark (issue 15): a realistic
+ * stream of CPU profiles, stored, then queried and diffed.
+ *
+ * The stream: three services (checkout, cart, search), each its own
+ * binary and function names (Go-style: github.com/acme/SERVICE/internal/
+ * PKG.(*Type).Method, plus the runtime and a libc), over two hours: 20
+ * series a hour (8 + 6 + 6 pods; at the hour every service deploys a new
+ * version, on new pods), one 10-second profile per series every 10
+ * seconds, 14,400 profiles in all.  Each profile draws 1,500 samples from
+ * its service's 2,000 distinct stacks (a random call tree, depth 8 to 40)
+ * by a Zipf law (s = 1.1), so a profile has a few hundred distinct stacks
+ * and the heavy ones recur in every profile, as in production.  Profiles
+ * are written as Go writes them (samples/count and cpu/nanoseconds,
+ * period 10 ms, symbolized locations, mappings with build IDs) and
+ * gzip-compressed (level 1, Go's) to measure what a client sends.
+ *
+ * Measured (each printed as "name value unit"):
+ *  - ingest: profiles per second of the appending thread and its CPU time
+ *    per profile, log fsync on (the default) and, in a second pass over
+ *    a fresh directory, off (the store's own CPU alone), and the
+ *    compaction thread's CPU; then 600 profiles appended by 1 thread and
+ *    by 8 threads with fsync on, which share their syncs (group commit);
+ *  - size: bytes of blocks on disk per profile, against the gzip'd pprof;
+ *  - query: the first hour of the 20 series merged and written as a flame
+ *    graph (cold: the first after a reopen; warm: the median of REPS);
+ *  - diff: the two hours' selections, queried, diffed, written as a
+ *    differential flame graph and the regression table (the second hour's
+ *    version spends 4 times the samples in one function of each service:
+ *    the table's top row must be one of them, flagged);
+ *  - the peer: the same hour merged from the 7,200 gzip'd pprof files
+ *    decoded one by one (what keeping raw pprof files costs a query).
+ *
+ * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT]
+ *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
+ *   and the diff's flame graph and table into OUT, to look at.
+ */
+#include "pprof.h"
+#include "pstore.h"
+#include "pstore_internal.h" /* pstore_result_add, for the peer's merge */
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEC ((int64_t)1000000000)
+#define MS ((int64_t)1000000)
+#define T0 ((int64_t)1699999200 * SEC) /* a round hour */
+#define NSTACKS 2000
+#define NFUNCS 1200
+#define SAMPLES 1500
+#define STEP (10 * SEC)
+
+/* ---- a deterministic random stream ------------------------------------------- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static double unit(void)
+{
+	return (double)(rnd() >> 11) / (double)(1ull << 53);
+}
+
+/* ---- services: functions, stacks ---------------------------------------------- */
+
+struct func {
+	char name[160];
+	char file[160];
+	uint64_t addr;
+	int lib; /* 0 the binary, 1 libc */
+};
+
+struct service {
+	const char *name;
+	int pods;
+	char build_id[2][41]; /* per version */
+	struct func funcs[NFUNCS];
+	int *stack[NSTACKS];  /* function indexes, root first */
+	int depth[NSTACKS];
+	double cdf[NSTACKS];  /* Zipf */
+};
+
+static const char *const pkgs[] = { "api", "pricing", "store", "cache", "auth", "render",
+				    "codec", "db", "queue", "metrics", "grpc", "http" };
+static const char *const types[] = { "Engine", "Client", "Server", "Handler", "Pool", "Encoder",
+				     "Tx", "Conn", "Batch", "Tracker" };
+static const char *const verbs[] = { "Compute", "Get", "Put", "Serve", "Encode", "Decode",
+				     "Flush", "Lookup", "Marshal", "Validate", "Run", "Close" };
+static const char *const runtime[] = { "runtime.mallocgc", "runtime.memmove", "runtime.mapaccess2",
+				       "runtime.gcBgMarkWorker", "runtime.scanobject",
+				       "runtime.futex", "syscall.Syscall", "runtime.selectgo" };
+static const char *const libc[] = { "__memcpy_avx_unaligned_erms", "__GI___libc_write",
+				    "epoll_wait", "__pthread_mutex_lock", "malloc", "free" };
+
+static void make_funcs(struct service *s)
+{
+	size_t nr = sizeof(runtime) / sizeof(*runtime), nl = sizeof(libc) / sizeof(*libc);
+
+	for (int i = 0; i < NFUNCS; i++) {
+		struct func *f = &s->funcs[i];
+		const char *pkg = pkgs[rnd() % 12];
+
+		f->lib = 0;
+		if (i < (int)nr) {
+			snprintf(f->name, sizeof(f->name), "%s", runtime[i]);
+			snprintf(f->file, sizeof(f->file), "/usr/lib/go-1.19/src/runtime/%s.go",
+				 runtime[i] + 8);
+		} else if (i < (int)(nr + nl)) {
+			snprintf(f->name, sizeof(f->name), "%s", libc[i - nr]);
+			snprintf(f->file, sizeof(f->file),
+				 "./string/../sysdeps/x86_64/multiarch.S");
+			f->lib = 1;
+		} else {
+			snprintf(f->name, sizeof(f->name),
+				 "github.com/acme/%s/internal/%s.(*%s).%s%d", s->name, pkg,
+				 types[rnd() % 10], verbs[rnd() % 12], i);
+			snprintf(f->file, sizeof(f->file),
+				 "/src/github.com/acme/%s/internal/%s/%s.go", s->name, pkg,
+				 verbs[i % 12]);
+		}
+		f->addr = (f->lib ? 0x7f3a00020000ull : 0x401000ull) + 0x100ull * (uint64_t)i;
+	}
+}
+
+/* Stacks as paths in a random call tree: a stack extends a shorter one
+ * (shared callers), with runtime/libc frames at the leaves now and then. */
+static void make_stacks(struct service *s)
+{
+	double sum = 0;
+
+	for (int k = 0; k < NSTACKS; k++) {
+		int base = k > 8 ? (int)(rnd() % (uint64_t)k) : -1;
+		int bd = base >= 0 ? s->depth[base] : 0;
+		int keep = bd ? (int)(bd * (0.5 + 0.5 * unit())) : 0;
+		int extra = 2 + (int)(rnd() % 6), depth;
+
+		if (keep + extra < 8)
+			extra = 8 - keep;
+		if (keep + extra > 40)
+			extra = 40 - keep;
+		depth = keep + extra;
+		s->stack[k] = malloc(sizeof(int) * (size_t)depth);
+		for (int i = 0; i < keep; i++)
+			s->stack[k][i] = s->stack[base][i];
+		for (int i = keep; i < depth; i++)
+			s->stack[k][i] = i == 0 ? 20 : 20 + (int)(rnd() % (NFUNCS - 20));
+		if (rnd() % 3 == 0)
+			s->stack[k][depth - 1] = (int)(rnd() % 14); /* runtime or libc leaf */
+		s->depth[k] = depth;
+	}
+	for (int k = 0; k < NSTACKS; k++)
+		sum += 1 / pow(k + 1, 1.1);
+	for (int k = 0; k < NSTACKS; k++)
+		s->cdf[k] = (k ? s->cdf[k - 1] : 0) + 1 / pow(k + 1, 1.1) / sum;
+}
+
+static int zipf(const struct service *s)
+{
+	double u = unit();
+	int lo = 0, hi = NSTACKS - 1;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (s->cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The function the second version made slower: the leaf of the 12th most
+ * frequent stack, or of the next one, that is the service's own (not the
+ * runtime's or libc's): about 1% of the samples. */
+static int slow_func(const struct service *s)
+{
+	for (int k = 11; k < NSTACKS; k++)
+		if (s->stack[k][s->depth[k] - 1] >= 14)
+			return s->stack[k][s->depth[k] - 1];
+	return 20;
+}
+
+static struct service services[3] = { {.name = "checkout", .pods = 8 },
+				     {.name = "cart", .pods = 6 },
+				     {.name = "search", .pods = 6} };
+
+static void make_services(void)
+{
+	for (int i = 0; i < 3; i++) {
+		struct service *s = &services[i];
+
+		for (int v = 0; v < 2; v++)
+			for (int k = 0; k < 40; k++)
+				s->build_id[v][k] = "0123456789abcdef"[rnd() % 16];
+		make_funcs(s);
+		make_stacks(s);
+	}
+}
+
+/* ---- one profile ------------------------------------------------------------------ */
+
+static struct pprof_profile *make_profile(const struct service *s, int version, int64_t time)
+{
+	struct pprof_mapping_desc bin = { 0x400000, 0x1400000, 0, NULL, s->build_id[version] };
+	struct pprof_mapping_desc lc = { 0x7f3a00000000ull, 0x7f3a00200000ull, 0,
+					 "/usr/lib/x86_64-linux-gnu/libc.so.6",
+					 "8a2b6f6f03c3a1a6a5d35d5f1c2b4d5e6f708192" };
+	struct pprof_profile *p = pprof_profile_new();
+	uint64_t mid[2], loc[NFUNCS] = { 0 };
+	int counts[NSTACKS] = { 0 };
+	char binary[64];
+
+	snprintf(binary, sizeof(binary), "/app/%s", s->name);
+	bin.filename = binary;
+	if (!p || pprof_add_sample_type(p, "samples", "count") ||
+	    pprof_add_sample_type(p, "cpu", "nanoseconds") ||
+	    pprof_set_period(p, "cpu", "nanoseconds", 10 * MS) ||
+	    pprof_add_mapping(p, &bin, &mid[0]) || pprof_add_mapping(p, &lc, &mid[1]))
+		exit(1);
+	pprof_set_time(p, time, STEP);
+	for (int i = 0; i < SAMPLES; i++) {
+		int k = zipf(s);
+
+		/* the second version is slower in one function (what a diff must
+		 * find): the samples of stacks ending in it count 4 times */
+		counts[k] += version && s->stack[k][s->depth[k] - 1] == slow_func(s) ? 4 : 1;
+	}
+	for (int k = 0; k < NSTACKS; k++) {
+		uint64_t ids[40];
+		int64_t v[2] = { counts[k], counts[k] * 10 * MS };
+
+		if (!counts[k])
+			continue;
+		for (int i = 0; i < s->depth[k]; i++) {
+			int f = s->stack[k][s->depth[k] - 1 - i]; /* leaf first */
+
+			if (!loc[f]) {
+				const struct func *fn = &s->funcs[f];
+				struct pprof_function_desc fd = { fn->name, fn->name, fn->file, 10 };
+				struct pprof_line ln = { 0, 10 + f % 50, 0 };
+
+				if (pprof_add_function(p, &fd, &ln.function_id) ||
+				    pprof_add_location(p, mid[fn->lib], fn->addr, &loc[f]) ||
+				    pprof_location_set_lines(p, loc[f], &ln, 1))
+					exit(1);
+			}
+			ids[i] = loc[f];
+		}
+		if (pprof_add_sample(p, ids, (size_t)s->depth[k], v, 2))
+			exit(1);
+	}
+	return p;
+}
+
+/* ---- the stream --------------------------------------------------------------------- */
+
+static _Atomic int64_t stream_now = T0;
+
+static int64_t clock_fn(void *ctx)
+{
+	(void)ctx;
+	return atomic_load(&stream_now);
+}
+
+static double now_s(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct ingest {
+	double wall, cpu;	/* of the appending thread, in pstore_append */
+	double bg_cpu;		/* the other threads: compaction */
+	uint64_t profiles, gz_bytes, stacks;
+};
+
+/* Keep the first hour's gzip'd profiles for the peer. */
+struct kept {
+	struct ember_buf *v;
+	size_t n, cap;
+};
+
+static void keep(struct kept *k, const struct ember_buf *b)
+{
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 1024;
+		k->v = realloc(k->v, k->cap * sizeof(*k->v));
+	}
+	ember_buf_init(&k->v[k->n], b->len + 1);
+	ember_buf_append(&k->v[k->n++], b->data, b->len);
+}
+
+static void append_one(struct pstore *s, int si, int pod, int hour, int64_t t, struct ingest *in,
+		       struct kept *kept)
+{
+	const struct service *sv = &services[si];
+	char podname[64], version[16];
+	struct pstore_label l[5] = { {"service_name", sv->name },
+				    {"pod", podname },
+				    {"version", version },
+				    {"region", pod % 2 ? "eu-west" : "us-east"},
+				    {"env", "prod"} };
+	struct pprof_profile *p = make_profile(sv, hour & 1, t);
+	struct ember_buf gz;
+	struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 5 };
+	char why[256];
+	double w, c;
+
+	snprintf(podname, sizeof(podname), "%s-%d-%04x", sv->name, hour,
+		 (unsigned)(pod * 7919 + si));
+	snprintf(version, sizeof(version), "2.%d", 3 + hour);
+	ember_buf_init(&gz, 64 << 20);
+	if (pprof_encode(p, true, &gz))
+		exit(1);
+	in->stacks += pprof_message(p)->n_sample;
+	o.input_bytes = gz.len;
+	o.body = gz.data; /* logged as received, as the HTTP layer will */
+	o.body_len = gz.len;
+	in->gz_bytes += gz.len;
+	if (kept && hour == 0)
+		keep(kept, &gz);
+	w = now_s(CLOCK_MONOTONIC);
+	c = now_s(CLOCK_THREAD_CPUTIME_ID);
+	if (pstore_append(s, p, &o, why, sizeof(why))) {
+		fprintf(stderr, "pstore-bench: append: %s\n", why);
+		exit(1);
+	}
+	in->cpu += now_s(CLOCK_THREAD_CPUTIME_ID) - c;
+	in->wall += now_s(CLOCK_MONOTONIC) - w;
+	in->profiles++;
+	ember_buf_release(&gz);
+	pprof_profile_free(p);
+}
+
+static struct pstore *open_store(const char *dir, bool fsync, bool background)
+{
+	struct pstore_opts o = { .sz = sizeof(o), .no_fsync = !fsync, .no_background = !background,
+				 .clock_ns = clock_fn };
+	struct pstore *s = NULL;
+	char why[256];
+
+	if (pstore_open(dir, &o, &s, why, sizeof(why))) {
+		fprintf(stderr, "pstore-bench: open '%s': %s\n", dir, why);
+		exit(1);
+	}
+	return s;
+}
+
+static struct ingest run_stream(const char *dir, int hours, bool fsync, struct kept *kept)
+{
+	struct ingest in = { 0 };
+	struct pstore *s;
+	double main0 = now_s(CLOCK_THREAD_CPUTIME_ID), proc0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+
+	rng = 0x9e3779b97f4a7c15ull; /* the same stream every time */
+	make_services();
+	atomic_store(&stream_now, T0);
+	s = open_store(dir, fsync, true);
+	for (int64_t t = T0; t < T0 + hours * 3600 * SEC; t += STEP) {
+		int hour = (int)((t - T0) / (3600 * SEC));
+
+		atomic_store(&stream_now, t + STEP); /* the profile arrives at its end */
+		for (int si = 0; si < 3; si++)
+			for (int pod = 0; pod < services[si].pods; pod++)
+				append_one(s, si, pod, hour, t, &in, kept);
+	}
+	/* everything compacted: the hours closed, the last head written */
+	atomic_store(&stream_now, T0 + (hours + 1) * 3600 * SEC);
+	if (pstore_flush(s) || pstore_compact(s))
+		exit(1);
+	pstore_free(s);
+	in.bg_cpu = (now_s(CLOCK_PROCESS_CPUTIME_ID) - proc0) -
+		    (now_s(CLOCK_THREAD_CPUTIME_ID) - main0);
+	return in;
+}
+
+/* ---- group commit: appending threads sharing syncs ------------------------------ */
+
+struct job {
+	struct pstore *s;
+	struct pprof_profile **p;
+	struct ember_buf *gz;
+	char (*labels)[3][64];
+	size_t first, end;
+};
+
+static void *append_slice(void *arg)
+{
+	struct job *j = arg;
+
+	for (size_t i = j->first; i < j->end; i++) {
+		struct pstore_label l[3] = { {"service_name", j->labels[i][0]},
+					    {"pod", j->labels[i][1]},
+					    {"seq", j->labels[i][2]} };
+		struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 3,
+						.body = j->gz[i].data, .body_len = j->gz[i].len };
+
+		if (pstore_append(j->s, j->p[i], &o, NULL, 0))
+			exit(1);
+	}
+	return NULL;
+}
+
+/* n profiles appended by threads threads (fsync on); profiles/s. */
+static double concurrent(const char *dir, struct pprof_profile **p, struct ember_buf *gz,
+			 char (*labels)[3][64], size_t n, int threads)
+{
+	pthread_t t[64];
+	struct job j[64];
+	struct pstore *s = open_store(dir, true, true);
+	double w = now_s(CLOCK_MONOTONIC);
+
+	for (int i = 0; i < threads; i++) {
+		j[i] = (struct job){ s, p, gz, labels, n * i / threads, n * (i + 1) / threads };
+		pthread_create(&t[i], NULL, append_slice, &j[i]);
+	}
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	w = now_s(CLOCK_MONOTONIC) - w;
+	pstore_free(s);
+	return n / w;
+}
+
+static void group_commit(const char *base)
+{
+	enum { N = 600 };
+	static struct pprof_profile *p[N];
+	static struct ember_buf gz[N];
+	static char labels[N][3][64];
+	char dir[600], cmd[700];
+
+	for (size_t i = 0; i < N; i++) {
+		const struct service *sv = &services[i % 3];
+
+		p[i] = make_profile(sv, 0, T0 + (int64_t)(i / 20) * STEP);
+		ember_buf_init(&gz[i], 64 << 20);
+		if (pprof_encode(p[i], true, &gz[i]))
+			exit(1);
+		snprintf(labels[i][0], 64, "%s", sv->name);
+		snprintf(labels[i][1], 64, "%s-%zu", sv->name, i % 20);
+		snprintf(labels[i][2], 64, "%zu", i);
+	}
+	for (int threads = 1; threads <= 8; threads *= 8) {
+		snprintf(dir, sizeof(dir), "%s/group%d", base, threads);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			exit(1);
+		printf("ingest_fsync_%dthreads %.0f profiles/s (%d profiles, wall)\n", threads,
+		       concurrent(dir, p, gz, labels, N, threads), N);
+	}
+	for (size_t i = 0; i < N; i++) {
+		pprof_profile_free(p[i]);
+		ember_buf_release(&gz[i]);
+	}
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+static struct pstore_result *query(struct pstore *s, const char *sel, int hour)
+{
+	struct pstore_selection q = { sel, "cpu", T0 + hour * 3600 * SEC,
+				     T0 + (hour + 1) * 3600 * SEC };
+	struct pstore_result *r = NULL;
+	char why[256];
+
+	if (pstore_query(s, &q, NULL, &r, why, sizeof(why))) {
+		fprintf(stderr, "pstore-bench: query: %s\n", why);
+		exit(1);
+	}
+	return r;
+}
+
+/* Hour 0 merged into a flame graph; returns seconds. */
+static double flame_query(struct pstore *s, size_t *svg_bytes, uint64_t *profiles)
+{
+	double t = now_s(CLOCK_MONOTONIC);
+	struct pstore_result *r = query(s, "{env=\"prod\"}", 0);
+	struct pstore_result_info info;
+	struct ember_buf svg;
+
+	ember_buf_init(&svg, 256 << 20);
+	if (pstore_write_flamegraph(r, NULL, pstore_write_buf, &svg))
+		exit(1);
+	t = now_s(CLOCK_MONOTONIC) - t;
+	pstore_result_info(r, &info);
+	*svg_bytes = svg.len;
+	*profiles = info.profiles;
+	ember_buf_release(&svg);
+	pstore_result_free(r);
+	return t;
+}
+
+static double diff_query(struct pstore *s, char *top)
+{
+	double t = now_s(CLOCK_MONOTONIC);
+	struct pstore_result *a = query(s, "{env=\"prod\"}", 0), *b = query(s, "{env=\"prod\"}", 1);
+	struct pstore_diff *d = NULL;
+	struct ember_buf out;
+
+	ember_buf_init(&out, 256 << 20);
+	if (pstore_diff_new(a, b, NULL, &d) ||
+	    pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out) ||
+	    pstore_write_diff_table(d, 50, false, pstore_write_buf, &out))
+		exit(1);
+	t = now_s(CLOCK_MONOTONIC) - t;
+	if (top) {
+		struct pstore_diff_row *rows;
+		size_t n;
+
+		if (pstore_diff_table(d, &rows, &n))
+			exit(1);
+		snprintf(top, 512, "%s (%+.2f points, z %.1f, %s)", n ? rows[0].name : "-",
+			 n ? rows[0].delta_self_pct : 0, n ? rows[0].z : 0,
+			 n && rows[0].flagged ? "flagged" : "not flagged");
+		free(rows);
+	}
+	ember_buf_release(&out);
+	pstore_diff_free(d);
+	pstore_result_free(a);
+	pstore_result_free(b);
+	return t;
+}
+
+/* The peer: the same hour from the gzip'd pprof files, each decoded and
+ * its stacks summed into one result (the merge a query ends with), then
+ * the same flame graph. */
+static double naive_merge(const struct kept *k)
+{
+	double t = now_s(CLOCK_MONOTONIC);
+	struct pstore_result *acc = NULL;
+	struct ember_buf svg;
+
+	for (size_t i = 0; i < k->n; i++) {
+		struct pprof_profile *p = NULL;
+		struct pstore_result *r = NULL;
+
+		if (pprof_decode(k->v[i].data, k->v[i].len, NULL, &p, NULL, 0) ||
+		    pstore_result_from_pprof(p, "cpu", &r, NULL, 0))
+			exit(1);
+		if (!acc)
+			acc = r;
+		else if (pstore_result_add(acc, &r->dict, r->self.v))
+			exit(1);
+		if (acc != r)
+			pstore_result_free(r);
+		pprof_profile_free(p);
+	}
+	ember_buf_init(&svg, 256 << 20);
+	if (pstore_write_flamegraph(acc, NULL, pstore_write_buf, &svg))
+		exit(1);
+	t = now_s(CLOCK_MONOTONIC) - t;
+	ember_buf_release(&svg);
+	pstore_result_free(acc);
+	return t;
+}
+
+static void save_file(const char *dir, const char *name, const struct ember_buf *b)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(b->data, 1, b->len, f) != b->len || fclose(f))
+		exit(1);
+}
+
+/* What the benchmark draws, to look at. */
+static void save_outputs(struct pstore *s, const char *dir)
+{
+	struct pstore_result *a = query(s, "{env=\"prod\"}", 0), *b = query(s, "{env=\"prod\"}", 1);
+	struct pstore_diff *d = NULL;
+	struct ember_buf out;
+
+	ember_buf_init(&out, 256 << 20);
+	if (pstore_write_pprof(a, &out))
+		exit(1);
+	save_file(dir, "hour0.pb.gz", &out);
+	ember_buf_reset(&out);
+	if (pstore_write_flamegraph(a, NULL, pstore_write_buf, &out))
+		exit(1);
+	save_file(dir, "hour0.svg", &out);
+	ember_buf_reset(&out);
+	if (pstore_diff_new(a, b, NULL, &d) ||
+	    pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out))
+		exit(1);
+	save_file(dir, "diff.svg", &out);
+	ember_buf_reset(&out);
+	if (pstore_write_diff_table(d, 30, false, pstore_write_buf, &out))
+		exit(1);
+	save_file(dir, "diff.txt", &out);
+	ember_buf_release(&out);
+	pstore_diff_free(d);
+	pstore_result_free(a);
+	pstore_result_free(b);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void report(const char *name, double *v, int n, const char *unit, double scale)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	printf("%s %.1f %s (min %.1f, max %.1f, n=%d)\n", name, v[n / 2] * scale, unit,
+	       v[0] * scale, v[n - 1] * scale, n);
+}
+
+static uint64_t dir_bytes(const char *dir, const char *sub)
+{
+	char cmd[600];
+	FILE *f;
+	unsigned long long n = 0;
+
+	snprintf(cmd, sizeof(cmd), "du -sb --apparent-size '%s/%s' | cut -f1", dir, sub);
+	f = popen(cmd, "r");
+	if (!f || fscanf(f, "%llu", &n) != 1)
+		n = 0;
+	if (f)
+		pclose(f);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = "/tmp/pstore-bench";
+	int reps = 7, hours = 2, opt;
+	const char *save = NULL;
+	bool fsync_pass = true;
+	struct kept kept = { 0 };
+	struct ingest in, nf;
+	struct pstore *s;
+	struct pstore_stats st;
+	double *q, *dq, cold, naive;
+	size_t svg = 0;
+	uint64_t profiles = 0;
+	char path[600], cmd[700], top[512];
+
+	while ((opt = getopt(argc, argv, "d:r:h:no:")) != -1) {
+		if (opt == 'o')
+			save = optarg;
+		else if (opt == 'n')
+			fsync_pass = false;
+		else if (opt == 'd')
+			dir = optarg;
+		else if (opt == 'r')
+			reps = atoi(optarg);
+		else if (opt == 'h')
+			hours = atoi(optarg) < 2 ? 2 : atoi(optarg);
+		else
+			return 2;
+	}
+	snprintf(path, sizeof(path), "%s/nofsync", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, path);
+	if (system(cmd))
+		return 1;
+	nf = run_stream(path, hours, false, NULL);
+	snprintf(path, sizeof(path), "%s/store", dir);
+	in = run_stream(path, hours, fsync_pass, &kept);
+	printf("profiles %llu (%.0f distinct stacks each)\n", (unsigned long long)in.profiles,
+	       (double)in.stacks / in.profiles);
+	if (fsync_pass)
+		printf("ingest_fsync %.0f profiles/s (append thread wall), %.1f us cpu/profile\n",
+		       in.profiles / in.wall, 1e6 * in.cpu / in.profiles);
+	printf("ingest_nofsync %.0f profiles/s (append thread wall), %.1f us cpu/profile\n",
+	       nf.profiles / nf.wall, 1e6 * nf.cpu / nf.profiles);
+	printf("ingest_per_core %.0f profiles/s (1 / append cpu, no fsync)\n",
+	       nf.profiles / nf.cpu);
+	printf("compaction_cpu %.1f us/profile (flushes and merges, the other thread)\n",
+	       1e6 * nf.bg_cpu / nf.profiles);
+	s = open_store(path, true, false);
+	pstore_stats(s, &st);
+	printf("gzip_pprof_bytes_per_profile %.0f\n", (double)in.gz_bytes / in.profiles);
+	printf("block_bytes_per_profile %.1f (%llu blocks, %llu bytes, %llu series)\n",
+	       (double)st.block_bytes / in.profiles, (unsigned long long)st.blocks,
+	       (unsigned long long)st.block_bytes, (unsigned long long)st.series);
+	printf("disk_bytes_per_profile %.1f (blocks and log: du of the directory)\n",
+	       (double)(dir_bytes(path, "blocks") + dir_bytes(path, "wal")) / in.profiles);
+	printf("size_ratio %.1f x (gzip'd pprof / block bytes)\n",
+	       (double)in.gz_bytes / (double)st.block_bytes);
+	cold = flame_query(s, &svg, &profiles);
+	printf("query_flame_cold %.1f ms (%llu profiles, %zu bytes of SVG)\n", 1e3 * cold,
+	       (unsigned long long)profiles, svg);
+	q = calloc((size_t)reps, sizeof(*q));
+	dq = calloc((size_t)reps, sizeof(*dq));
+	for (int i = 0; i < reps; i++) {
+		q[i] = flame_query(s, &svg, &profiles);
+		dq[i] = diff_query(s, i ? NULL : top);
+	}
+	if (save)
+		save_outputs(s, save);
+	report("query_flame_warm", q, reps, "ms", 1e3);
+	report("diff_flame_table_warm", dq, reps, "ms", 1e3);
+	printf("diff_top_row %s; planted: %s, %s, %s\n", top,
+	       services[0].funcs[slow_func(&services[0])].name,
+	       services[1].funcs[slow_func(&services[1])].name,
+	       services[2].funcs[slow_func(&services[2])].name);
+	pstore_free(s);
+	group_commit(dir);
+	naive = naive_merge(&kept);
+	printf("peer_decode_merge_pprof_gz %.1f ms (%zu files; ratio to the warm query %.1f x)\n",
+	       1e3 * naive, kept.n, naive / q[reps / 2]);
+	return 0;
+}

@@ -1,0 +1,494 @@
+/*
+ * block_encode.c - one partition's profiles written as a block
+ * (docs/profile-store-format.md): the series sorted by their labels, the
+ * profiles by series then time, the dictionary reduced to what these
+ * profiles reach (interned afresh, so a merge of blocks stores each
+ * function, location and stack once), the rows as per-series streams
+ * (block_rows.c), every section zstd-compressed with a checksum, and the
+ * file named by its content: "blocks/<partition>-<128-bit hash>.pblk".
+ */
+#include "pstore_internal.h"
+
+#include <stdio.h>
+#include <zstd.h>
+
+struct enc {
+	const struct pstore_block_src *src;
+	struct pstore_seriestab bt;	    /* the block's series table */
+	uint32_t *series_map;	    /* source series -> block series */
+	uint32_t *order;	    /* selected profiles, sorted */
+	struct pstore_dict bd;	    /* the block's dictionary */
+	struct pstore_import im;	    /* source dictionary -> bd */
+	struct ember_buf sec[PS_SEC_KIND_MAX];
+	ZSTD_CCtx *cctx;
+	uint64_t rows;
+};
+
+/* ---- series ------------------------------------------------------------------ */
+
+static int cmp_series(const void *a, const void *b, void *ctx)
+{
+	const struct pstore_seriestab *t = ctx;
+	const struct pstore_series *x = &t->series.v[*(const uint32_t *)a],
+			       *y = &t->series.v[*(const uint32_t *)b];
+
+	for (uint32_t i = 0; i < x->nlabels && i < y->nlabels; i++) {
+		const struct pstore_lpair *p = &t->pairs.v[x->label_off + i],
+				      *q = &t->pairs.v[y->label_off + i];
+		int c = strcmp(pstore_str(&t->str, p->name), pstore_str(&t->str, q->name));
+
+		if (!c)
+			c = strcmp(pstore_str(&t->str, p->value), pstore_str(&t->str, q->value));
+		if (c)
+			return c;
+	}
+	if (x->nlabels != y->nlabels)
+		return x->nlabels < y->nlabels ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int copy_series(struct enc *e, uint32_t s)
+{
+	return pstore_seriestab_copy(&e->bt, e->src->series, s, &e->series_map[s]);
+}
+
+static int build_series(struct enc *e)
+{
+	const struct pstore_seriestab *t = e->src->series;
+	uint8_t *used = calloc(t->series.n + 1, 1);
+	uint32_t *list = malloc((t->series.n + 1) * sizeof(*list));
+	size_t n = 0;
+	int err = 0;
+
+	e->series_map = malloc((t->series.n + 1) * sizeof(*e->series_map));
+	if (!used || !list || !e->series_map) {
+		free(used);
+		free(list);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < e->src->nsel; i++)
+		used[e->src->profs[e->src->sel[i]].series] = 1;
+	for (uint32_t s = 0; s < t->series.n; s++)
+		if (used[s])
+			list[n++] = s;
+	pstore_qsort_r(list, n, sizeof(*list), cmp_series, (void *)t);
+	for (size_t i = 0; !err && i < n; i++)
+		err = copy_series(e, list[i]);
+	free(used);
+	free(list);
+	return err;
+}
+
+static int cmp_prof(const void *a, const void *b, void *ctx)
+{
+	const struct enc *e = ctx;
+	const struct pstore_prof *x = &e->src->profs[*(const uint32_t *)a],
+			     *y = &e->src->profs[*(const uint32_t *)b];
+	uint32_t sx = e->series_map[x->series], sy = e->series_map[y->series];
+
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int sort_profiles(struct enc *e)
+{
+	e->order = malloc((e->src->nsel + 1) * sizeof(*e->order));
+	if (!e->order)
+		return -ENOMEM;
+	pstore_memcpy(e->order, e->src->sel, e->src->nsel * sizeof(*e->order));
+	pstore_qsort_r(e->order, e->src->nsel, sizeof(*e->order), cmp_prof, e);
+	return 0;
+}
+
+/* ---- dictionary: what the selected profiles reach ------------------------------ */
+
+static int build_dict(struct enc *e)
+{
+	const struct pstore_dict *sd = e->src->dict;
+	size_t nn = pstore_dict_nodes(sd);
+	uint8_t *used = calloc(nn, 1);
+	int err = 0;
+
+	if (!used)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->src->nsel; i++) {
+		const struct pstore_prof *p = &e->src->profs[e->src->sel[i]];
+
+		for (uint32_t r = 0; r < p->nrows; r++)
+			used[e->src->row_node[p->row_off + r]] = 1;
+	}
+	err = pstore_dict_init(&e->bd);
+	if (!err)
+		err = pstore_import_init(&e->im, sd, &e->bd);
+	for (uint32_t n = 1; !err && n < nn; n++) {
+		uint32_t to;
+
+		if (used[n])
+			err = pstore_import_node(&e->im, n, &to);
+	}
+	free(used);
+	return err;
+}
+
+/* ---- sections -------------------------------------------------------------------- */
+
+static int put_strings(struct ember_buf *b, const struct pstore_strtab *t)
+{
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, pstore_strtab_count(t) - 1));
+	for (uint32_t i = 1; i < pstore_strtab_count(t); i++) {
+		const char *s = pstore_str(t, i);
+
+		EMBER_FORWARD_IF_ERROR(pstore_put_str(b, s, strlen(s)));
+	}
+	return 0;
+}
+
+static int sec_meta(struct enc *e, struct ember_buf *b)
+{
+	const struct pstore_block_src *s = e->src;
+
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->nparents));
+	for (size_t i = 0; i < s->nparents; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_str(b, s->parents[i], strlen(s->parents[i])));
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->nwal));
+	for (size_t i = 0; i < s->nwal; i++) {
+		EMBER_FORWARD_IF_ERROR(ember_buf_append(b, s->wal[i].writer, 16));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->wal[i].lo));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->wal[i].hi));
+	}
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->nsel));
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, e->rows));
+	return pstore_put_uvarint(b, e->bt.series.n);
+}
+
+static int sec_series(struct enc *e, struct ember_buf *b)
+{
+	const struct pstore_seriestab *t = &e->bt;
+
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->types.n));
+	for (size_t i = 0; i < t->types.n; i++) {
+		for (int k = 0; k < 5; k++)
+			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->types.v[i].f[k]));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->types.v[i].id));
+	}
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->series.n));
+	for (size_t i = 0; i < t->series.n; i++) {
+		const struct pstore_series *s = &t->series.v[i];
+
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->ntypes));
+		for (uint32_t k = 0; k < s->ntypes; k++)
+			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->type_ids.v[s->type_off + k]));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->nlabels));
+		for (uint32_t k = 0; k < s->nlabels; k++) {
+			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->pairs.v[s->label_off + k].name));
+			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->pairs.v[s->label_off + k].value));
+		}
+	}
+	return 0;
+}
+
+static int sec_labels(struct enc *e, struct ember_buf *b)
+{
+	struct pstore_lindex ix;
+	int err = pstore_lindex_build(&ix, &e->bt);
+
+	if (err)
+		return err;
+	err = pstore_put_uvarint(b, ix.names.n);
+	for (size_t i = 0; !err && i < ix.names.n; i++) {
+		const struct pstore_lname *n = &ix.names.v[i];
+
+		err = pstore_put_uvarint(b, n->name) ?: pstore_put_uvarint(b, n->nvals);
+		for (uint32_t k = 0; !err && k < n->nvals; k++) {
+			const struct pstore_lval *v = &ix.vals.v[n->val_off + k];
+			uint32_t prev = 0;
+
+			err = pstore_put_uvarint(b, v->value) ?: pstore_put_uvarint(b, v->npost);
+			for (uint32_t j = 0; !err && j < v->npost; j++) {
+				err = pstore_put_uvarint(b, ix.post.v[v->post_off + j] - prev);
+				prev = ix.post.v[v->post_off + j];
+			}
+		}
+	}
+	pstore_lindex_release(&ix);
+	return err;
+}
+
+static int put_profile(struct enc *e, struct ember_buf *b, const struct pstore_prof *p,
+		       uint32_t *prev_series, int64_t *prev_time)
+{
+	const struct pstore_block_src *s = e->src;
+	uint32_t series = e->series_map[p->series];
+	uint32_t ncols = e->bt.series.v[series].ntypes;
+
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, series - *prev_series));
+	EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, (int64_t)((uint64_t)p->time - (uint64_t)*prev_time)));
+	EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, p->duration));
+	EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, p->period));
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, p->nrows));
+	for (uint32_t c = 0; c < ncols; c++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, s->totals[p->tot_off + c]));
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, p->samples));
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, p->resolved));
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, p->ncov));
+	for (uint32_t k = 0; k < p->ncov; k++) {
+		const struct pstore_cov *c = &s->cov[p->cov_off + k];
+		uint32_t bid, reason;
+
+		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&e->bt.str, pstore_str(&s->series->str, c->build_id),
+					     &bid));
+		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&e->bt.str, pstore_str(&s->series->str, c->reason),
+					     &reason));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, bid));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, reason));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, c->samples));
+	}
+	*prev_series = series;
+	*prev_time = p->time;
+	return 0;
+}
+
+static int sec_profiles(struct enc *e, struct ember_buf *b)
+{
+	uint32_t prev_series = 0;
+	int64_t prev_time = 0;
+
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, e->src->nsel));
+	for (size_t i = 0; i < e->src->nsel; i++) {
+		const struct pstore_prof *p = &e->src->profs[e->order[i]];
+
+		EMBER_FORWARD_IF_ERROR(put_profile(e, b, p, &prev_series, &prev_time));
+		e->rows += p->nrows;
+	}
+	return 0;
+}
+
+static int sec_functions(const struct pstore_dict *d, struct ember_buf *b)
+{
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->funcs.n));
+	for (size_t i = 0; i < d->funcs.n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->funcs.v[i].name));
+	for (size_t i = 0; i < d->funcs.n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->funcs.v[i].system_name));
+	for (size_t i = 0; i < d->funcs.n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->funcs.v[i].filename));
+	for (size_t i = 0; i < d->funcs.n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, d->funcs.v[i].start_line));
+	return 0;
+}
+
+static int sec_mappings(const struct pstore_dict *d, struct ember_buf *b)
+{
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->maps.n));
+	for (size_t i = 0; i < d->maps.n; i++) {
+		const struct pstore_map *m = &d->maps.v[i];
+
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->start));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->limit - m->start));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->offset));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->filename));
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->build_id));
+	}
+	return 0;
+}
+
+static int sec_locations(const struct pstore_dict *d, struct ember_buf *b)
+{
+	uint64_t prev = 0;
+
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->locs.n));
+	for (size_t i = 0; i < d->locs.n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->locs.v[i].mapping));
+	for (size_t i = 0; i < d->locs.n; i++) {
+		EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, (int64_t)(d->locs.v[i].address - prev)));
+		prev = d->locs.v[i].address;
+	}
+	for (size_t i = 0; i < d->locs.n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->locs.v[i].nlines));
+	for (size_t i = 0; i < d->locs.n; i++)
+		for (uint32_t k = 0; k < d->locs.v[i].nlines; k++) {
+			const struct pstore_line *l = &d->lines.v[d->locs.v[i].line_off + k];
+
+			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, l->func));
+			EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, l->line));
+		}
+	return 0;
+}
+
+static int sec_nodes(const struct pstore_dict *d, struct ember_buf *b)
+{
+	size_t n = pstore_dict_nodes(d);
+
+	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, n - 1));
+	for (size_t i = 1; i < n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, i - d->node_parent.v[i]));
+	for (size_t i = 1; i < n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->node_loc.v[i]));
+	return 0;
+}
+
+/* ROWS and STREAMS: each series' streams in series order. */
+static int sec_rows(struct enc *e, struct ember_buf *rows, struct ember_buf *dir)
+{
+	const struct pstore_prof **profs = malloc((e->src->nsel + 1) * sizeof(*profs));
+	struct pstore_streams streams = { 0 };
+	size_t i = 0;
+	int err = profs ? 0 : -ENOMEM;
+
+	while (!err && i < e->src->nsel) {
+		uint32_t series = e->series_map[e->src->profs[e->order[i]].series];
+		struct pstore_rows_in in = { .profs = profs, .row_node = e->src->row_node,
+					 .row_val = e->src->row_val, .node_map = e->im.node,
+					 .ncols = e->bt.series.v[series].ntypes, .cctx = e->cctx };
+
+		for (; i < e->src->nsel &&
+		       e->series_map[e->src->profs[e->order[i]].series] == series; i++)
+			profs[in.nprofs++] = &e->src->profs[e->order[i]];
+		err = pstore_rows_encode(&in, rows, &streams);
+	}
+	if (!err)
+		err = pstore_put_uvarint(dir, streams.n);
+	for (size_t k = 0; !err && k < streams.n; k++) {
+		const struct pstore_stream *st = &streams.v[k];
+
+		err = pstore_put_uvarint(dir, st->kind) ?: pstore_put_uvarint(dir, st->ref) ?:
+		      pstore_put_svarint(dir, st->factor) ?: pstore_put_uvarint(dir, st->stored) ?:
+		      pstore_put_uvarint(dir, st->raw);
+	}
+	pstore_vec_free(&streams);
+	free(profs);
+	return err;
+}
+
+static int build_sections(struct enc *e)
+{
+	struct ember_buf *s = e->sec;
+
+	EMBER_FORWARD_IF_ERROR(build_series(e));
+	EMBER_FORWARD_IF_ERROR(sort_profiles(e));
+	EMBER_FORWARD_IF_ERROR(build_dict(e));
+	EMBER_FORWARD_IF_ERROR(sec_profiles(e, &s[PS_SEC_PROFILES])); /* interns coverage strings */
+	EMBER_FORWARD_IF_ERROR(sec_meta(e, &s[PS_SEC_META]));
+	EMBER_FORWARD_IF_ERROR(put_strings(&s[PS_SEC_SERIES_STRINGS], &e->bt.str));
+	EMBER_FORWARD_IF_ERROR(sec_series(e, &s[PS_SEC_SERIES]));
+	EMBER_FORWARD_IF_ERROR(sec_labels(e, &s[PS_SEC_LABELS]));
+	EMBER_FORWARD_IF_ERROR(put_strings(&s[PS_SEC_STRINGS], &e->bd.str));
+	EMBER_FORWARD_IF_ERROR(sec_functions(&e->bd, &s[PS_SEC_FUNCTIONS]));
+	EMBER_FORWARD_IF_ERROR(sec_mappings(&e->bd, &s[PS_SEC_MAPPINGS]));
+	EMBER_FORWARD_IF_ERROR(sec_locations(&e->bd, &s[PS_SEC_LOCATIONS]));
+	EMBER_FORWARD_IF_ERROR(sec_nodes(&e->bd, &s[PS_SEC_NODES]));
+	return sec_rows(e, &s[PS_SEC_ROWS], &s[PS_SEC_STREAMS]);
+}
+
+/* ---- the file ------------------------------------------------------------------- */
+
+static int put_section(struct enc *e, struct ember_buf *out, uint32_t kind, uint8_t *entry)
+{
+	const struct ember_buf *raw = &e->sec[kind];
+	uint32_t codec = kind == PS_SEC_ROWS ? 0 : 1;
+	size_t off = out->len, n = raw->len;
+
+	if (codec) {
+		size_t bound = ZSTD_compressBound(raw->len);
+
+		EMBER_FORWARD_IF_ERROR(ember_buf_reserve(out, bound));
+		n = ZSTD_compress2(e->cctx, out->data + off, bound, raw->data ? raw->data : "",
+				   raw->len);
+		if (ZSTD_isError(n))
+			return -ENOMEM;
+		out->len += n;
+	} else {
+		EMBER_FORWARD_IF_ERROR(ember_buf_append(out, raw->data ? raw->data : "", raw->len));
+	}
+	pstore_le32(entry, kind);
+	pstore_le32(entry + 4, codec);
+	pstore_le64(entry + 8, off);
+	pstore_le64(entry + 16, n);
+	pstore_le64(entry + 24, raw->len);
+	pstore_le64(entry + 32, kind == PS_SEC_ROWS ? 0 : pstore_hash(out->data + off, n, kind));
+	return 0;
+}
+
+static void put_header(struct enc *e, uint8_t *h, uint32_t nsec, int64_t min, int64_t max)
+{
+	pstore_memcpy(h, PS_BLOCK_MAGIC, 8);
+	pstore_le32(h + 8, PS_BLOCK_VERSION);
+	pstore_le32(h + 12, nsec);
+	pstore_le64(h + 16, (uint64_t)min);
+	pstore_le64(h + 24, (uint64_t)max);
+	pstore_le64(h + 32, (uint64_t)e->src->partition);
+	pstore_le64(h + 40, (uint64_t)e->src->partition_ns);
+}
+
+static void time_range(const struct enc *e, int64_t *min, int64_t *max)
+{
+	*min = INT64_MAX;
+	*max = INT64_MIN;
+	for (size_t i = 0; i < e->src->nsel; i++) {
+		int64_t t = e->src->profs[e->src->sel[i]].time;
+
+		*min = t < *min ? t : *min;
+		*max = t > *max ? t : *max;
+	}
+}
+
+static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAME_MAX])
+{
+	const uint32_t nsec = PS_SEC_KIND_MAX - 1;
+	size_t hlen = PS_BLOCK_HEADER + (size_t)nsec * PS_SECTION_ENTRY;
+	uint8_t table[PS_BLOCK_HEADER + PS_SEC_KIND_MAX * PS_SECTION_ENTRY] = { 0 };
+	int64_t min, max;
+
+	time_range(e, &min, &max);
+	EMBER_FORWARD_IF_ERROR(ember_buf_append(out, table, hlen));
+	for (uint32_t k = 1; k <= nsec; k++)
+		EMBER_FORWARD_IF_ERROR(put_section(e, out, k,
+				   table + PS_BLOCK_HEADER + (k - 1) * PS_SECTION_ENTRY));
+	put_header(e, table, nsec, min, max);
+	pstore_le64(table + 48, pstore_hash(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
+				    pstore_hash(table, 48, 0)));
+	pstore_memcpy(out->data, table, hlen);
+	snprintf(name, PS_BLOCK_NAME_MAX, "blocks/%016llx-%016llx%016llx.pblk",
+		 (unsigned long long)e->src->partition,
+		 (unsigned long long)pstore_hash(out->data, out->len, 1),
+		 (unsigned long long)pstore_hash(out->data, out->len, 2));
+	return 0;
+}
+
+static void enc_release(struct enc *e)
+{
+	pstore_seriestab_release(&e->bt);
+	free(e->series_map);
+	free(e->order);
+	pstore_import_release(&e->im);
+	pstore_dict_release(&e->bd);
+	for (int k = 0; k < PS_SEC_KIND_MAX; k++)
+		ember_buf_release(&e->sec[k]);
+	ZSTD_freeCCtx(e->cctx);
+}
+
+int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *out,
+		    char name[PS_BLOCK_NAME_MAX])
+{
+	struct enc e = { .src = src };
+	int err;
+
+	for (int k = 0; k < PS_SEC_KIND_MAX; k++)
+		ember_buf_init(&e.sec[k], (size_t)PS_SECTION_MAX_RAW);
+	err = pstore_seriestab_init(&e.bt);
+	e.cctx = ZSTD_createCCtx();
+	if (!err && !e.cctx)
+		err = -ENOMEM;
+	if (!err) {
+		ZSTD_CCtx_setParameter(e.cctx, ZSTD_c_compressionLevel, src->zstd_level);
+		ZSTD_CCtx_setParameter(e.cctx, ZSTD_c_checksumFlag, 1);
+		err = build_sections(&e);
+	}
+	if (!err)
+		err = assemble(&e, out, name);
+	enc_release(&e);
+	return err;
+}

@@ -1,0 +1,352 @@
+/*
+ * block_rows.c - the sample rows of one series in a block, as streams:
+ * the stack nodes (per profile ascending, delta-coded: the first node as
+ * is, then the gaps) and one stream per value column, each value
+ * zigzag-coded after division by the column's greatest common divisor
+ * (so nanoseconds of a 10 ms period cost what sample counts cost), all
+ * LEB128 varints in a zstd frame.  A column that is another column times
+ * a constant (a Go CPU profile's cpu = samples x period) is stored as
+ * that relation and no bytes (PS_STREAM_DERIVED).  A query decompresses
+ * only the stacks and the one column it needs, and sums them into an
+ * array over the block's nodes.
+ */
+#include "pstore_internal.h"
+
+#include <zstd.h>
+
+/* ---- encoding -------------------------------------------------------------- */
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	uint64_t x = a < 0 ? -(uint64_t)a : (uint64_t)a, y = b < 0 ? -(uint64_t)b : (uint64_t)b;
+
+	while (y) {
+		uint64_t t = x % y;
+
+		x = y;
+		y = t;
+	}
+	return x > INT64_MAX ? 1 : (int64_t)x;
+}
+
+static int compress_frame(void *cctx, const struct ember_buf *raw, struct ember_buf *rows,
+			  struct pstore_stream *st)
+{
+	size_t bound = ZSTD_compressBound(raw->len), n;
+
+	EMBER_FORWARD_IF_ERROR(ember_buf_reserve(rows, bound));
+	n = ZSTD_compress2(cctx, rows->data + rows->len, bound, raw->data ? raw->data : "",
+			   raw->len);
+	if (ZSTD_isError(n))
+		return -ENOMEM;
+	st->off = rows->len;
+	st->stored = n;
+	st->raw = raw->len;
+	rows->len += n;
+	return 0;
+}
+
+/* The rows of every profile in block-node order: perm[base + i] is the
+ * source row of the i-th, keys[base + i] its block node (base: the sum
+ * of the earlier profiles' rows). */
+struct order {
+	uint32_t *perm, *keys;
+};
+
+static int cmp_perm(const void *a, const void *b, void *ctx)
+{
+	const uint32_t *keys = ctx;
+	uint32_t x = keys[*(const uint32_t *)a], y = keys[*(const uint32_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+static int build_order(const struct pstore_rows_in *in, struct order *o, uint32_t *tmp)
+{
+	size_t base = 0;
+
+	for (size_t pi = 0; pi < in->nprofs; pi++) {
+		const struct pstore_prof *p = in->profs[pi];
+		bool sorted = true;
+
+		for (uint32_t i = 0; i < p->nrows; i++) {
+			tmp[i] = in->node_map[in->row_node[p->row_off + i]];
+			o->perm[base + i] = i;
+			sorted &= !i || tmp[i - 1] < tmp[i];
+		}
+		if (!sorted)
+			pstore_qsort_r(o->perm + base, p->nrows, sizeof(uint32_t), cmp_perm, tmp);
+		for (uint32_t i = 0; i < p->nrows; i++)
+			o->keys[base + i] = tmp[o->perm[base + i]];
+		base += p->nrows;
+	}
+	return 0;
+}
+
+static int put_stacks(const struct pstore_rows_in *in, const struct order *o, struct ember_buf *raw)
+{
+	size_t base = 0;
+
+	for (size_t pi = 0; pi < in->nprofs; pi++) {
+		uint32_t prev = 0;
+
+		for (uint32_t i = 0; i < in->profs[pi]->nrows; i++) {
+			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(raw, o->keys[base + i] - prev));
+			prev = o->keys[base + i];
+		}
+		base += in->profs[pi]->nrows;
+	}
+	return 0;
+}
+
+static int64_t val_at(const struct pstore_rows_in *in, const struct pstore_prof *p, uint32_t row,
+		      uint32_t c)
+{
+	return in->row_val[p->val_off + (size_t)row * in->ncols + c];
+}
+
+/* Whether column c is column k times f for every row (f from the first
+ * row where k is not 0; every column all 0 is column 0 times 0). */
+static bool derived(const struct pstore_rows_in *in, uint32_t c, uint32_t k, int64_t *f)
+{
+	bool have = false;
+
+	*f = 0;
+	for (size_t pi = 0; pi < in->nprofs; pi++) {
+		const struct pstore_prof *p = in->profs[pi];
+
+		for (uint32_t r = 0; r < p->nrows; r++) {
+			int64_t a = val_at(in, p, r, k), b = val_at(in, p, r, c);
+
+			if (!have && a) {
+				if (b % a || (a == -1 && b == INT64_MIN))
+					return false;
+				*f = b / a;
+				have = true;
+			}
+			if (pstore_mul(a, *f) != b)
+				return false;
+		}
+	}
+	return true;
+}
+
+static int64_t column_gcd(const struct pstore_rows_in *in, uint32_t c)
+{
+	int64_t g = 0;
+
+	for (size_t pi = 0; pi < in->nprofs; pi++)
+		for (uint32_t r = 0; r < in->profs[pi]->nrows; r++)
+			g = gcd64(g, val_at(in, in->profs[pi], r, c));
+	return g ? g : 1;
+}
+
+static int put_column(const struct pstore_rows_in *in, uint32_t c, int64_t factor,
+		      const struct order *o, struct ember_buf *raw)
+{
+	size_t base = 0;
+
+	ember_buf_reset(raw);
+	for (size_t pi = 0; pi < in->nprofs; pi++) {
+		const struct pstore_prof *p = in->profs[pi];
+
+		for (uint32_t i = 0; i < p->nrows; i++)
+			EMBER_FORWARD_IF_ERROR(pstore_put_svarint(raw,
+						  val_at(in, p, o->perm[base + i], c) / factor));
+		base += p->nrows;
+	}
+	return 0;
+}
+
+/* Column c: derived from a plain earlier column when it is one's
+ * multiple, else its values. */
+static int encode_column(const struct pstore_rows_in *in, uint32_t c, const struct order *o,
+			 const struct pstore_stream *cols, struct ember_buf *raw,
+			 struct ember_buf *rows, struct pstore_stream *st)
+{
+	for (uint32_t k = 0; k < c; k++) {
+		int64_t f;
+
+		if (cols[k].kind != PS_STREAM_DERIVED && derived(in, c, k, &f)) {
+			*st = (struct pstore_stream){
+				.kind = PS_STREAM_DERIVED, .ref = k, .factor = f };
+			return 0;
+		}
+	}
+	*st = (struct pstore_stream){ .kind = PS_STREAM_VALUES, .factor = column_gcd(in, c) };
+	EMBER_FORWARD_IF_ERROR(put_column(in, c, st->factor, o, raw));
+	return compress_frame(in->cctx, raw, rows, st);
+}
+
+static int encode_all(const struct pstore_rows_in *in, const struct order *o,
+		      struct ember_buf *raw, struct ember_buf *rows, struct pstore_streams *streams)
+{
+	struct pstore_stream st = { .kind = PS_STREAM_STACKS, .factor = 1 };
+	size_t first;
+
+	EMBER_FORWARD_IF_ERROR(put_stacks(in, o, raw));
+	EMBER_FORWARD_IF_ERROR(compress_frame(in->cctx, raw, rows, &st));
+	EMBER_FORWARD_IF_ERROR(pstore_vec_push(streams, st));
+	first = streams->n;
+	for (uint32_t c = 0; c < in->ncols; c++) {
+		EMBER_FORWARD_IF_ERROR(encode_column(in, c, o, streams->v + first, raw, rows, &st));
+		EMBER_FORWARD_IF_ERROR(pstore_vec_push(streams, st));
+	}
+	return 0;
+}
+
+int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
+		   struct pstore_streams *streams)
+{
+	size_t total = 0, maxrows = 1;
+	struct order o;
+	uint32_t *tmp;
+	struct ember_buf raw;
+	int err;
+
+	for (size_t i = 0; i < in->nprofs; i++) {
+		total += in->profs[i]->nrows;
+		if (in->profs[i]->nrows > maxrows)
+			maxrows = in->profs[i]->nrows;
+	}
+	o.perm = malloc((total + 1) * sizeof(uint32_t));
+	o.keys = malloc((total + 1) * sizeof(uint32_t));
+	tmp = malloc(maxrows * sizeof(uint32_t));
+	ember_buf_init(&raw, (size_t)PS_SECTION_MAX_RAW);
+	err = o.perm && o.keys && tmp ? build_order(in, &o, tmp) : -ENOMEM;
+	if (!err)
+		err = encode_all(in, &o, &raw, rows, streams);
+	ember_buf_release(&raw);
+	free(o.perm);
+	free(o.keys);
+	free(tmp);
+	return err;
+}
+
+/* ---- decoding --------------------------------------------------------------- */
+
+int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+		   struct ember_buf *out, struct ember_diag *d)
+{
+	ZSTD_DCtx *dctx;
+	ZSTD_inBuffer in = { stored, len, 0 };
+	size_t zr = 1;
+
+	EMBER_FAIL_IF(st->raw > PS_SECTION_MAX_RAW, d, -PSTORE_ERR_CORRUPT,
+		      "row stream of %llu bytes is too large", (unsigned long long)st->raw);
+	ember_buf_reset(out);
+	out->cap = (size_t)st->raw;
+	EMBER_FORWARD_IF_ERROR(ember_buf_reserve(out, (size_t)st->raw));
+	dctx = ZSTD_createDCtx();
+	if (!dctx)
+		return -ENOMEM;
+	while (zr && (in.pos < in.size || out->len < st->raw)) {
+		ZSTD_outBuffer ob = { out->data, (size_t)st->raw, out->len };
+		size_t before = in.pos, outbefore = ob.pos;
+
+		zr = ZSTD_decompressStream(dctx, &ob, &in);
+		out->len = ob.pos;
+		if (ZSTD_isError(zr) || (before == in.pos && outbefore == ob.pos))
+			break;
+	}
+	ZSTD_freeDCtx(dctx);
+	EMBER_FAIL_IF(ZSTD_isError(zr), d, -PSTORE_ERR_CORRUPT, "row stream: %s",
+		      ZSTD_getErrorName(zr));
+	EMBER_FAIL_IF(zr || in.pos != in.size || out->len != st->raw, d, -PSTORE_ERR_CORRUPT,
+		      "row stream: %zu bytes decompressed, %llu expected", out->len,
+		      (unsigned long long)st->raw);
+	return 0;
+}
+
+static inline int next_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	if (end - *p >= 10) {
+		*v = pstore_uvarint_fast(p);
+		return 0;
+	}
+	return pstore_get_uvarint(p, end, v);
+}
+
+/* Skip the rows of one profile in both streams. */
+static int skip_rows(const uint8_t **s, const uint8_t **v, const uint8_t *se, const uint8_t *ve,
+		     uint32_t n)
+{
+	uint64_t x;
+
+	for (uint32_t i = 0; i < n; i++) {
+		EMBER_FORWARD_IF_ERROR(next_uvarint(s, se, &x));
+		if (*v)
+			EMBER_FORWARD_IF_ERROR(next_uvarint(v, ve, &x));
+	}
+	return 0;
+}
+
+static int sum_profile(const struct pstore_sum_in *in, const uint8_t **s, const uint8_t **v,
+		       uint32_t n, int64_t *self)
+{
+	uint64_t node = 0, delta, raw;
+
+	for (uint32_t i = 0; i < n; i++) {
+		EMBER_FORWARD_IF_ERROR(next_uvarint(s, in->stacks_end, &delta));
+		node += delta;
+		if (node >= in->nnodes)
+			return -PSTORE_ERR_CORRUPT;
+		EMBER_FORWARD_IF_ERROR(next_uvarint(v, in->vals_end, &raw));
+		self[node] = pstore_add(self[node], pstore_mul(pstore_unzigzag(raw), in->factor));
+	}
+	return 0;
+}
+
+int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d)
+{
+	const uint8_t *s = in->stacks, *v = in->vals;
+	int err = 0;
+
+	for (size_t i = in->p_first; !err && i < in->p_end; i++) {
+		const struct pstore_prof *p = &in->profs[i];
+
+		if (p->time < in->from || p->time >= in->to) {
+			err = skip_rows(&s, &v, in->stacks_end, in->vals_end, p->nrows);
+			continue;
+		}
+		err = sum_profile(in, &s, &v, p->nrows, self);
+		if (!err)
+			pstore_result_note(in->r, p);
+	}
+	EMBER_FAIL_IF(err, d, -PSTORE_ERR_CORRUPT,
+		      "row streams end early or name a stack past the dictionary");
+	return 0;
+}
+
+int pstore_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct pstore_prof *profs,
+			  size_t p_first, size_t p_end, uint32_t nnodes, uint32_t *nodes,
+			  struct ember_diag *d)
+{
+	size_t k = 0;
+
+	for (size_t i = p_first; i < p_end; i++) {
+		uint64_t node = 0, delta;
+
+		for (uint32_t r = 0; r < profs[i].nrows; r++) {
+			EMBER_FAIL_IF(pstore_get_uvarint(&p, end, &delta) ||
+					      (node += delta) >= nnodes,
+				      d, -PSTORE_ERR_CORRUPT, "stack stream corrupt at row %zu",
+				      k);
+			nodes[k++] = (uint32_t)node;
+		}
+	}
+	return 0;
+}
+
+int pstore_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nrows,
+			  int64_t factor, int64_t *vals, size_t stride, struct ember_diag *d)
+{
+	for (uint64_t i = 0; i < nrows; i++) {
+		int64_t v;
+
+		EMBER_FAIL_IF(pstore_get_svarint(&p, end, &v), d, -PSTORE_ERR_CORRUPT,
+			      "value stream corrupt at row %llu", (unsigned long long)i);
+		vals[i * stride] = pstore_mul(v, factor);
+	}
+	return 0;
+}

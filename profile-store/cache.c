@@ -1,0 +1,91 @@
+/*
+ * cache.c - decoded block data (dictionary, profiles, stream directory)
+ * kept between queries under a byte budget, least recently used first
+ * out.  A block's data is loaded once however many queries want it at the
+ * same time (the block's mutex), and a query holds its own reference, so
+ * an eviction never frees what a query reads.
+ */
+#include "pstore_internal.h"
+
+
+/* Take entry i out of the LRU and drop its block's data (under c->mu). */
+static void drop_at(struct pstore_cache *c, size_t i)
+{
+	struct pstore_block *b = c->lru.v[i];
+
+	c->lru.v[i] = c->lru.v[--c->lru.n];
+	pthread_mutex_lock(&b->mu);
+	c->used -= b->data ? b->data->bytes : 0;
+	pstore_bdata_unref(b->data);
+	b->data = NULL;
+	pthread_mutex_unlock(&b->mu);
+	pstore_block_unref(b);
+}
+
+static void evict(struct pstore_cache *c)
+{
+	while (c->used > c->budget && c->lru.n > 1) {
+		size_t oldest = 0;
+
+		for (size_t i = 1; i < c->lru.n; i++)
+			if (c->lru.v[i]->last_use < c->lru.v[oldest]->last_use)
+				oldest = i;
+		drop_at(c, oldest);
+	}
+}
+
+int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pstore_bdata **out,
+		  struct ember_diag *d)
+{
+	struct pstore_bdata *bd = NULL;
+	bool added = false;
+	int err = 0;
+
+	pthread_mutex_lock(&b->mu);
+	if (!b->data) {
+		err = pstore_block_load(b, &b->data, d);
+		added = !err;
+	}
+	if (!err)
+		bd = pstore_bdata_ref(b->data);
+	pthread_mutex_unlock(&b->mu);
+	if (err)
+		return err;
+	pthread_mutex_lock(&c->mu);
+	b->last_use = ++c->tick;
+	if (added) {
+		err = pstore_vec_push(&c->lru, pstore_block_ref(b));
+		if (err)
+			pstore_block_unref(b);
+		else
+			c->used += bd->bytes;
+	}
+	evict(c);
+	pthread_mutex_unlock(&c->mu);
+	*out = bd;
+	return 0;
+}
+
+void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b)
+{
+	pthread_mutex_lock(&c->mu);
+	for (size_t i = 0; i < c->lru.n; i++)
+		if (c->lru.v[i] == b) {
+			drop_at(c, i);
+			break;
+		}
+	pthread_mutex_unlock(&c->mu);
+}
+
+void pstore_cache_release(struct pstore_cache *c)
+{
+	while (c->lru.n) {
+		struct pstore_block *b = c->lru.v[--c->lru.n];
+
+		pstore_bdata_unref(b->data);
+		b->data = NULL;
+		pstore_block_unref(b);
+	}
+	pstore_vec_free(&c->lru);
+	pthread_mutex_destroy(&c->mu);
+}

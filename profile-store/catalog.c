@@ -1,0 +1,419 @@
+/*
+ * catalog.c - the blocks a store holds, as the block storage lists them:
+ * each opened by reading its header and the small sections a store needs
+ * at once (meta: parents and log ranges; the series and their label
+ * index), through range reads, so opening never reads rows or
+ * dictionaries.  A block that fails its checks stays listed as corrupt:
+ * the queries that need it fail with its reason, never skip it.  A block
+ * is referenced by the store's list and by each query's snapshot; one
+ * taken out of the list (compacted away, expired) is deleted from the
+ * storage when its last reference goes.
+ */
+#include "pstore_internal.h"
+
+#include <stdio.h>
+
+#define PREFIX_BYTES (64 * 1024)
+
+struct pstore_block *pstore_block_ref(struct pstore_block *b)
+{
+	atomic_fetch_add(&b->refs, 1);
+	return b;
+}
+
+static void block_free(struct pstore_block *b)
+{
+	if (b->doomed) {
+		int err = b->io->del(b->io->ctx, b->name);
+
+		if (err && err != -ENOENT)
+			pr_warn("pstore: cannot delete '%s': %s", b->name, pstore_strerror(err));
+	}
+	pstore_bdata_unref(b->data);
+	pstore_block_meta_release(&b->meta);
+	pstore_seriestab_release(&b->series);
+	pstore_lindex_release(&b->lindex);
+	pthread_mutex_destroy(&b->mu);
+	free(b->name);
+	free(b);
+}
+
+void pstore_block_unref(struct pstore_block *b)
+{
+	if (b && atomic_fetch_sub(&b->refs, 1) == 1)
+		block_free(b);
+}
+
+/* Reads of one block: its first bytes once, the rest by range. */
+struct reader {
+	const struct pstore_blockio *io;
+	const char *name;
+	uint64_t size;
+	struct ember_buf prefix;
+};
+
+static int read_range(struct reader *r, uint64_t off, uint64_t len, struct ember_buf *out,
+		      struct ember_diag *d)
+{
+	int err;
+
+	ember_buf_reset(out);
+	if (off + len <= r->prefix.len) {
+		out->cap = (size_t)len + 1;
+		return ember_buf_append(out, r->prefix.data + off, (size_t)len);
+	}
+	out->cap = (size_t)len + 1;
+	err = len ? r->io->get(r->io->ctx, r->name, off, (size_t)len, out) : 0;
+	if (err)
+		return EMBER_FAIL(d, err, "block '%s': cannot read: %s", r->name,
+				  pstore_strerror(err));
+	EMBER_FAIL_IF(out->len != len, d, -PSTORE_ERR_CORRUPT,
+		      "block '%s': shorter than its section table says", r->name);
+	return 0;
+}
+
+static int read_section(struct reader *r, const struct pstore_block_meta *m,
+			enum pstore_section_kind k, struct ember_buf *out, struct ember_diag *d)
+{
+	struct ember_buf stored;
+	int err;
+
+	ember_buf_init(&stored, 0);
+	err = read_range(r, m->sec[k].off, m->sec[k].stored, &stored, d);
+	if (!err)
+		err = pstore_block_section(m, k, (const uint8_t *)stored.data, stored.len, out, d);
+	ember_buf_release(&stored);
+	return err;
+}
+
+static int read_header(struct reader *r, struct pstore_block_meta *m, struct ember_diag *d)
+{
+	size_t need;
+	int err;
+
+	ember_buf_init(&r->prefix, PREFIX_BYTES + 1);
+	err = r->io->get(r->io->ctx, r->name, 0, PREFIX_BYTES, &r->prefix);
+	if (err)
+		return EMBER_FAIL(d, err, "block '%s': cannot read: %s", r->name,
+				  pstore_strerror(err));
+	EMBER_FORWARD_IF_ERROR(pstore_block_header_len((const uint8_t *)r->prefix.data, r->prefix.len, &need, d));
+	EMBER_FAIL_IF(need > r->prefix.len, d, -PSTORE_ERR_CORRUPT,
+		      "block '%s': truncated header", r->name);
+	return pstore_block_header((const uint8_t *)r->prefix.data, r->prefix.len, r->size, m, d);
+}
+
+static int read_small_sections(struct reader *r, struct pstore_block *b, struct ember_diag *d)
+{
+	struct ember_buf meta, strs, ser, lab;
+	int err;
+
+	ember_buf_init(&meta, 0);
+	ember_buf_init(&strs, 0);
+	ember_buf_init(&ser, 0);
+	ember_buf_init(&lab, 0);
+	err = read_section(r, &b->meta, PS_SEC_META, &meta, d);
+	if (!err)
+		err = pstore_block_decode_meta((const uint8_t *)meta.data, meta.len, &b->meta, d);
+	if (!err)
+		err = read_section(r, &b->meta, PS_SEC_SERIES_STRINGS, &strs, d);
+	if (!err)
+		err = read_section(r, &b->meta, PS_SEC_SERIES, &ser, d);
+	if (!err)
+		err = pstore_block_decode_series((const uint8_t *)strs.data, strs.len,
+					     (const uint8_t *)ser.data, ser.len, &b->series, d);
+	if (!err)
+		err = read_section(r, &b->meta, PS_SEC_LABELS, &lab, d);
+	if (!err)
+		err = pstore_block_decode_labels((const uint8_t *)lab.data, lab.len, &b->series,
+					     &b->lindex, d);
+	ember_buf_release(&meta);
+	ember_buf_release(&strs);
+	ember_buf_release(&ser);
+	ember_buf_release(&lab);
+	return err;
+}
+
+static struct pstore_block *block_new(const struct pstore_blockio *io, const char *name,
+				  uint64_t size)
+{
+	struct pstore_block *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	atomic_init(&b->refs, 1);
+	b->io = io;
+	b->size = size;
+	b->name = strdup(name);
+	pthread_mutex_init(&b->mu, NULL);
+	if (!b->name || pstore_seriestab_init(&b->series)) {
+		block_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
+		  struct pstore_block **out, struct ember_diag *d)
+{
+	struct pstore_block *b = block_new(io, name, size);
+	struct reader r = { .io = io, .name = name, .size = size };
+	char why[256];
+	struct ember_diag bd = ember_diag_make(why, sizeof(why));
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	err = read_header(&r, &b->meta, &bd);
+	if (!err)
+		err = read_small_sections(&r, b, &bd);
+	ember_buf_release(&r.prefix);
+	if (err == -PSTORE_ERR_CORRUPT) {
+		b->corrupt = true;
+		snprintf(b->why, sizeof(b->why), "%s", why);
+		err = 0;
+	}
+	if (err) {
+		block_free(b);
+		return EMBER_FAIL(d, err, "%s", why);
+	}
+	*out = b;
+	return 0;
+}
+
+/* ---- the data a query needs ------------------------------------------------------ */
+
+struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b)
+{
+	atomic_fetch_add(&b->refs, 1);
+	return b;
+}
+
+void pstore_bdata_unref(struct pstore_bdata *b)
+{
+	if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
+		return;
+	pstore_dict_release(&b->dict);
+	pstore_vec_free(&b->profs);
+	pstore_vec_free(&b->totals);
+	pstore_vec_free(&b->cov);
+	pstore_vec_free(&b->streams);
+	pstore_vec_free(&b->series_stream);
+	pstore_vec_free(&b->series_prof);
+	free(b);
+}
+
+static int load_dict(struct reader *r, struct pstore_block *b, struct pstore_bdata *bd,
+		     struct ember_diag *d)
+{
+	static const enum pstore_section_kind kinds[] = { PS_SEC_STRINGS, PS_SEC_FUNCTIONS,
+						      PS_SEC_MAPPINGS, PS_SEC_LOCATIONS,
+						      PS_SEC_NODES };
+	struct ember_buf buf[5];
+	const uint8_t *sec[PS_SEC_KIND_MAX] = { 0 };
+	size_t len[PS_SEC_KIND_MAX] = { 0 };
+	int err = 0;
+
+	for (int i = 0; i < 5; i++)
+		ember_buf_init(&buf[i], 0);
+	for (int i = 0; !err && i < 5; i++) {
+		err = read_section(r, &b->meta, kinds[i], &buf[i], d);
+		sec[kinds[i]] = (const uint8_t *)buf[i].data;
+		len[kinds[i]] = buf[i].len;
+	}
+	if (!err)
+		err = pstore_block_decode_dict(sec, len, &bd->dict, d);
+	for (int i = 0; i < 5; i++)
+		ember_buf_release(&buf[i]);
+	return err;
+}
+
+static int load_rows_index(struct reader *r, struct pstore_block *b, struct pstore_bdata *bd,
+			   struct ember_diag *d)
+{
+	struct ember_buf prof, str;
+	int err;
+
+	ember_buf_init(&prof, 0);
+	ember_buf_init(&str, 0);
+	err = read_section(r, &b->meta, PS_SEC_PROFILES, &prof, d);
+	if (!err)
+		err = pstore_block_decode_profiles((const uint8_t *)prof.data, prof.len, &b->series,
+					       &b->meta, bd, d);
+	if (!err)
+		err = read_section(r, &b->meta, PS_SEC_STREAMS, &str, d);
+	if (!err)
+		err = pstore_block_decode_streams((const uint8_t *)str.data, str.len, &b->series,
+					      &b->meta, bd, d);
+	ember_buf_release(&prof);
+	ember_buf_release(&str);
+	return err;
+}
+
+/* Read and decode what a query needs (block_query.c, cache.c). */
+int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d)
+{
+	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
+	struct pstore_bdata *bd = calloc(1, sizeof(*bd));
+	int err;
+
+	ember_buf_init(&r.prefix, 0);
+	if (!bd)
+		return -ENOMEM;
+	atomic_init(&bd->refs, 1);
+	char why[200] = "";
+	struct ember_diag sd = ember_diag_make(why, sizeof(why));
+
+	err = pstore_dict_init(&bd->dict);
+	if (!err)
+		err = load_rows_index(&r, b, bd, &sd);
+	if (!err)
+		err = load_dict(&r, b, bd, &sd);
+	if (err) {
+		pstore_bdata_unref(bd);
+		if (err == -PSTORE_ERR_CORRUPT)
+			return EMBER_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
+		return EMBER_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
+	}
+	bd->bytes = pstore_dict_bytes(&bd->dict) + bd->profs.cap * sizeof(struct pstore_prof) +
+		    bd->totals.cap * 8 + bd->cov.cap * sizeof(struct pstore_cov) +
+		    bd->streams.cap * sizeof(struct pstore_stream);
+	*out = bd;
+	return 0;
+}
+
+int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
+			     struct ember_buf *out, struct ember_diag *d)
+{
+	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
+	struct ember_buf stored;
+	char why[200] = "";
+	struct ember_diag sd = ember_diag_make(why, sizeof(why));
+	int err;
+
+	ember_buf_init(&r.prefix, 0);
+	ember_buf_init(&stored, 0);
+	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored, &sd);
+	if (!err)
+		err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, out, &sd);
+	ember_buf_release(&stored);
+	if (err == -PSTORE_ERR_CORRUPT)
+		return EMBER_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
+	if (err)
+		return EMBER_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
+	return 0;
+}
+
+/* ---- the store's list ------------------------------------------------------------- */
+
+int pstore_catalog_add(struct pstore *s, struct pstore_block *b)
+{
+	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&s->blocks, b));
+	for (size_t i = 0; i < b->series.series.n; i++)
+		if (pstore_keys_add(&s->keys, b->series.series.v[i].key))
+			return -ENOMEM;
+	return 0;
+}
+
+void pstore_catalog_remove(struct pstore *s, size_t i)
+{
+	struct pstore_block *b = s->blocks.v[i];
+
+	for (size_t k = 0; k < b->series.series.n; k++)
+		pstore_keys_remove(s->keys, b->series.series.v[k].key);
+	memmove(s->blocks.v + i, s->blocks.v + i + 1, (s->blocks.n - i - 1) * sizeof(*s->blocks.v));
+	s->blocks.n--;
+	b->doomed = true;
+	pstore_cache_drop(&s->cache, b);
+	pstore_block_unref(b);
+}
+
+struct listing {
+	PS_VEC(char *) names;
+	PS_VEC(uint64_t) sizes;
+};
+
+static int on_name(void *arg, const char *name, uint64_t size)
+{
+	struct listing *l = arg;
+	size_t n = strlen(name);
+	char *copy;
+
+	if (n < 5 || strcmp(name + n - 5, ".pblk") != 0)
+		return 0;
+	copy = strdup(name);
+	if (!copy || pstore_vec_push(&l->names, copy) || pstore_vec_push(&l->sizes, size)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool is_parent(const struct pstore *s, const char *name)
+{
+	for (size_t i = 0; i < s->blocks.n; i++)
+		for (size_t k = 0; k < s->blocks.v[i]->meta.parents.n; k++)
+			if (strcmp(s->blocks.v[i]->meta.parents.v[k], name) == 0)
+				return true;
+	return false;
+}
+
+/* A corrupt block's partition, from its name "blocks/<hex>-...". */
+static void partition_from_name(struct pstore_block *b)
+{
+	const char *p = strrchr(b->name, '/');
+
+	b->meta.partition = (int64_t)strtoull(p ? p + 1 : b->name, NULL, 16);
+}
+
+static void seed_labels(struct pstore *s, const struct pstore_block *b)
+{
+	const struct pstore_lindex *ix = &b->lindex;
+
+	for (size_t i = 0; i < ix->names.n; i++)
+		for (uint32_t k = 0; k < ix->names.v[i].nvals; k++)
+			pstore_unbounded_seed(
+				s->unbounded, pstore_str(&b->series.str, ix->names.v[i].name),
+				pstore_str(&b->series.str,
+					   ix->vals.v[ix->names.v[i].val_off + k].value));
+}
+
+/* Drop the blocks a compaction replaced before a crash let it delete them. */
+static void drop_superseded(struct pstore *s)
+{
+	for (size_t i = s->blocks.n; i-- > 0;)
+		if (is_parent(s, s->blocks.v[i]->name)) {
+			pr_info("pstore: '%s' was compacted into another block: deleting it",
+				s->blocks.v[i]->name);
+			pstore_catalog_remove(s, i);
+		}
+}
+
+int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
+{
+	struct listing l = { 0 };
+	int err = s->io.list(s->io.ctx, "blocks/", on_name, &l);
+
+	if (err)
+		err = EMBER_FAIL(d, err, "store: cannot list the blocks: %s", pstore_strerror(err));
+	for (size_t i = 0; !err && i < l.names.n; i++) {
+		struct pstore_block *b;
+
+		err = pstore_block_open(&s->io, l.names.v[i], l.sizes.v[i], &b, d);
+		if (err)
+			break;
+		if (b->corrupt) {
+			partition_from_name(b);
+			pr_warn("pstore: block '%s' is corrupt: %s", b->name, b->why);
+		} else {
+			seed_labels(s, b);
+		}
+		err = pstore_catalog_add(s, b);
+	}
+	if (!err)
+		drop_superseded(s);
+	for (size_t i = 0; i < l.names.n; i++)
+		free(l.names.v[i]);
+	pstore_vec_free(&l.names);
+	pstore_vec_free(&l.sizes);
+	return err;
+}

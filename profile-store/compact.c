@@ -1,0 +1,269 @@
+/*
+ * compact.c - what the compaction thread (and pstore_flush/_compact) do:
+ *   rotate:    seal the active head and start a new segment;
+ *   flush:     write a sealed head as one block per time partition, put
+ *              them, list them, then drop the head and delete its segment
+ *              (a crash in between replays only what no block covers);
+ *   merge:     rewrite a partition's blocks as one (dictionaries and
+ *              series deduplicated, the caller's resolver applied), the
+ *              new block naming the old as parents, so a crash before
+ *              they are deleted never counts a profile twice;
+ *   retention: drop whole blocks past the retention.
+ * One compaction runs at a time (compact_mu); queries run beside it on
+ * their snapshots, and a block taken out of the list is deleted when the
+ * last query holding it is done.
+ */
+#include "pstore_internal.h"
+
+#include <unistd.h>
+
+/* Encode src, put it, and read it back as a block (which also checks
+ * what was written). */
+int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
+		      struct pstore_block **out, struct ember_diag *d)
+{
+	struct ember_buf bytes;
+	char name[PS_BLOCK_NAME_MAX];
+	int err;
+
+	ember_buf_init(&bytes, SIZE_MAX / 2);
+	err = pstore_block_encode(src, &bytes, name);
+	if (!err)
+		err = s->io.put(s->io.ctx, name, bytes.data, bytes.len);
+	if (err)
+		err = EMBER_FAIL(d, err, "store: cannot write block '%s': %s", name,
+			      pstore_strerror(err));
+	if (!err)
+		err = pstore_block_open(&s->io, name, bytes.len, out, d);
+	ember_buf_release(&bytes);
+	if (!err && (*out)->corrupt) {
+		err = EMBER_FAIL(d, -PSTORE_ERR_CORRUPT, "store: block '%s' reads back corrupt: %s",
+			      name, (*out)->why);
+		pstore_block_unref(*out);
+	}
+	return err;
+}
+
+static int head_src(struct pstore *s, const struct pstore_head *h, const uint32_t *sel, size_t n,
+		    int64_t partition, struct pstore_block_src *src)
+{
+	*src = (struct pstore_block_src){
+		.dict = &h->dict, .series = &h->series, .profs = h->profs.v, .sel = sel, .nsel = n,
+		.row_node = h->row_node.v, .row_val = h->row_val.v, .totals = h->totals.v,
+		.cov = h->cov.v, .partition = partition, .partition_ns = s->opts.partition_ns,
+		.zstd_level = s->opts.zstd_level,
+	};
+	return 0;
+}
+
+static int cmp_part(const void *a, const void *b, void *ctx)
+{
+	const struct pstore_head *h = ctx;
+	int64_t x = h->profs.v[*(const uint32_t *)a].time,
+		y = h->profs.v[*(const uint32_t *)b].time;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The visible profiles of h in time order. */
+static int visible(const struct pstore_head *h, struct pstore_u32s *out)
+{
+	for (uint32_t i = 0; i < h->profs.n; i++)
+		if (h->state.v[i] == PS_VISIBLE)
+			EMBER_FORWARD_IF_ERROR(pstore_vec_push(out, i));
+	pstore_qsort_r(out->v, out->n, sizeof(*out->v), cmp_part, (void *)h);
+	return 0;
+}
+
+static int flush_blocks(struct pstore *s, struct pstore_head *h, struct pstore_blocks *out,
+			struct ember_diag *d)
+{
+	struct pstore_u32s sel = { 0 };
+	struct pstore_walrange wal = { .lo = h->seq, .hi = h->seq };
+	int err = visible(h, &sel);
+
+	pstore_memcpy(wal.writer, s->writer, 16);
+	for (size_t i = 0, j; !err && i < sel.n; i = j) {
+		int64_t part = pstore_partition_of(s, h->profs.v[sel.v[i]].time);
+		struct pstore_block_src src;
+		struct pstore_block *b;
+
+		for (j = i; j < sel.n && pstore_partition_of(s, h->profs.v[sel.v[j]].time) == part;
+		     j++)
+			;
+		head_src(s, h, sel.v + i, j - i, part, &src);
+		src.wal = &wal;
+		src.nwal = 1;
+		err = pstore_encode_put(s, &src, &b, d);
+		if (!err && (err = pstore_vec_push(out, b)))
+			pstore_block_unref(b);
+	}
+	pstore_vec_free(&sel);
+	return err;
+}
+
+static void drop_segment(struct pstore *s, uint64_t seq)
+{
+	char name[32];
+
+	pstore_wal_name(seq, name);
+	if (unlinkat(s->wal_fd, name, 0) == 0)
+		fsync(s->wal_fd);
+}
+
+/* Swap h for its blocks in the store's lists. */
+static int publish_flush(struct pstore *s, struct pstore_head *h, struct pstore_block **blocks,
+			 size_t n)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < n && !err; i++)
+		err = pstore_catalog_add(s, pstore_block_ref(blocks[i]));
+	for (size_t i = 0; i < s->sealed.n; i++)
+		if (s->sealed.v[i] == h) {
+			memmove(s->sealed.v + i, s->sealed.v + i + 1,
+				(s->sealed.n - i - 1) * sizeof(*s->sealed.v));
+			s->sealed.n--;
+			break;
+		}
+	for (size_t i = 0; i < h->series.series.n; i++)
+		pstore_keys_remove(s->keys, h->series.series.v[i].key);
+	pthread_mutex_unlock(&s->mu);
+	return err;
+}
+
+int pstore_compact_head(struct pstore *s, struct pstore_head *h)
+{
+	struct pstore_blocks blocks = { 0 };
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = flush_blocks(s, h, &blocks, &d);
+
+	if (!err)
+		err = publish_flush(s, h, blocks.v, blocks.n);
+	for (size_t i = 0; i < blocks.n; i++)
+		pstore_block_unref(blocks.v[i]);
+	pstore_vec_free(&blocks);
+	if (err) {
+		pr_warn("pstore: writing log segment %llu as blocks: %s",
+			(unsigned long long)h->seq, why[0] ? why : pstore_strerror(err));
+		return err;
+	}
+	drop_segment(s, h->seq);
+	pstore_head_unref(h);
+	atomic_fetch_add(&s->flushes, 1);
+	return 0;
+}
+
+int pstore_rotate(struct pstore *s, bool force)
+{
+	struct pstore_head *old;
+	struct pstore_wal *old_wal;
+	bool due;
+	int err;
+
+	pthread_rwlock_wrlock(&s->rot);
+	old = s->head;
+	due = old->profs.n &&
+	      (force || pstore_now(s) - old->created_ns >= s->opts.head_max_age_ns ||
+	       pstore_head_bytes(old) >= s->opts.head_max_bytes);
+	if (!due) {
+		pthread_rwlock_unlock(&s->rot);
+		return 0;
+	}
+	old_wal = s->wal;
+	pthread_mutex_lock(&s->mu);
+	err = pstore_vec_reserve(&s->sealed, s->sealed.n + 1);
+	if (!err)
+		err = pstore_open_segment(s); /* sets s->head and s->wal */
+	if (!err) {
+		old->sealed = true;
+		s->sealed.v[s->sealed.n++] = old;
+	}
+	pthread_mutex_unlock(&s->mu);
+	pthread_rwlock_unlock(&s->rot);
+	if (err) {
+		pr_warn("pstore: cannot start a new log segment: %s", pstore_strerror(err));
+		return err;
+	}
+	pstore_wal_close(old_wal);
+	return 0;
+}
+
+/* Flush every sealed head, oldest first. */
+int pstore_compact_sealed(struct pstore *s)
+{
+	int err = 0;
+
+	for (;;) {
+		struct pstore_head *h = NULL;
+
+		pthread_mutex_lock(&s->mu);
+		if (s->sealed.n)
+			h = pstore_head_ref(s->sealed.v[0]);
+		pthread_mutex_unlock(&s->mu);
+		if (!h)
+			return err;
+		err = pstore_compact_head(s, h);
+		pstore_head_unref(h);
+		if (err)
+			return err;
+	}
+}
+
+int pstore_compact_retention(struct pstore *s)
+{
+	int64_t cutoff = pstore_now(s) - s->opts.retention_ns;
+	size_t dropped = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = s->blocks.n; i-- > 0;) {
+		int64_t lo, hi;
+
+		pstore_block_span(s, s->blocks.v[i], &lo, &hi);
+		if (hi >= cutoff)
+			continue;
+		pr_info("pstore: block '%s' is past the retention: dropped", s->blocks.v[i]->name);
+		pstore_catalog_remove(s, i);
+		dropped++;
+	}
+	pthread_mutex_unlock(&s->mu);
+	atomic_fetch_add(&s->retention_drops, dropped);
+	return 0;
+}
+
+int pstore_flush(struct pstore *s)
+{
+	int err;
+
+	pthread_mutex_lock(&s->compact_mu);
+	err = pstore_rotate(s, true);
+	if (!err)
+		err = pstore_compact_sealed(s);
+	pthread_mutex_unlock(&s->compact_mu);
+	return err;
+}
+
+int pstore_compact_pass(struct pstore *s, bool rotate)
+{
+	int err;
+
+	pthread_mutex_lock(&s->compact_mu);
+	err = rotate ? pstore_rotate(s, false) : 0;
+	if (!err)
+		err = pstore_compact_sealed(s);
+	if (!err)
+		err = pstore_compact_merge(s);
+	if (!err)
+		err = pstore_compact_retention(s);
+	pthread_mutex_unlock(&s->compact_mu);
+	if (err)
+		atomic_fetch_add(&s->compaction_errors, 1);
+	return err;
+}
+
+int pstore_compact(struct pstore *s)
+{
+	return pstore_compact_pass(s, false);
+}

@@ -1,0 +1,94 @@
+/*
+ * coverage_query.c - pstore_coverage: the symbolization coverage of the
+ * profiles a selection reaches, from what each profile recorded (at
+ * ingest, or recounted when a compaction resolved frames): samples,
+ * samples whose frames all resolved, and per build ID and reason the
+ * samples it left unresolved, the build IDs that most need debug info
+ * first.
+ */
+#include "pstore_internal.h"
+
+struct cov {
+	struct pstore_coverage *c;
+};
+
+static int add_row(struct pstore_coverage *c, const char *bid, const char *reason, uint64_t n)
+{
+	struct pstore_coverage_row *rows;
+
+	for (size_t i = 0; i < c->n_rows; i++)
+		if (!strcmp(c->rows[i].build_id, bid) && !strcmp(c->rows[i].reason, reason)) {
+			c->rows[i].samples += n;
+			return 0;
+		}
+	rows = realloc(c->rows, (c->n_rows + 1) * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	c->rows = rows;
+	rows[c->n_rows] = (struct pstore_coverage_row){ strdup(bid), strdup(reason), n };
+	if (!rows[c->n_rows].build_id || !rows[c->n_rows].reason) {
+		free(rows[c->n_rows].build_id);
+		free(rows[c->n_rows].reason);
+		return -ENOMEM;
+	}
+	c->n_rows++;
+	return 0;
+}
+
+static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
+		      int32_t col, const int64_t *totals, const struct pstore_cov *cov)
+{
+	struct cov *cv = ctx;
+
+	(void)col, (void)totals;
+	cv->c->profiles++;
+	cv->c->samples += p->samples;
+	cv->c->resolved_samples += p->resolved;
+	for (uint32_t i = 0; i < p->ncov; i++)
+		EMBER_FORWARD_IF_ERROR(add_row(cv->c, pstore_str(&t->str, cov[i].build_id),
+			       pstore_str(&t->str, cov[i].reason), cov[i].samples));
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct pstore_coverage_row *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return strcmp(x->build_id, y->build_id);
+}
+
+void pstore_coverage_free(struct pstore_coverage *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_rows; i++) {
+		free(c->rows[i].build_id);
+		free(c->rows[i].reason);
+	}
+	free(c->rows);
+	free(c);
+}
+
+int pstore_coverage(struct pstore *s, const struct pstore_selection *sel,
+		    struct pstore_coverage **out, char *why, size_t why_size)
+{
+	struct ember_diag d = ember_diag_make(why, why_size);
+	struct cov cv = { calloc(1, sizeof(*cv.c)) };
+	struct pstore_scan sc = { .profile = on_profile, .ctx = &cv };
+	struct pstore_snapshot snap;
+	int err = cv.c ? pstore_scan_begin(s, sel, false, &sc, &snap, &d) : -ENOMEM;
+
+	if (!err) {
+		err = pstore_scan_run(&snap, &sc);
+		pstore_scan_end(&sc, &snap);
+	}
+	if (err) {
+		pstore_coverage_free(cv.c);
+		return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;
+	}
+	pstore_qsort(cv.c->rows, cv.c->n_rows, sizeof(*cv.c->rows), cmp_row);
+	*out = cv.c;
+	return 0;
+}

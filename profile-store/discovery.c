@@ -1,0 +1,110 @@
+/*
+ * discovery.c - what a UI offers for completion: the label names, the
+ * values of one label, and the profile types of the series a selection
+ * reaches (each part of the selection optional), sorted and unique.
+ */
+#include "pstore_internal.h"
+
+enum what { NAMES, VALUES, TYPES };
+
+struct disc {
+	enum what what;
+	const char *name;
+	struct pstore_strs out;
+};
+
+static int add(struct disc *d, const char *s)
+{
+	char *c = strdup(s);
+
+	if (!c || pstore_vec_push(&d->out, c)) {
+		free(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int on_series(void *ctx, const struct pstore_seriestab *t, uint32_t sid, int32_t col)
+{
+	struct disc *d = ctx;
+	const struct pstore_series *s = &t->series.v[sid];
+	const char *v;
+
+	(void)col;
+	if (d->what == VALUES)
+		return (v = pstore_series_label(t, sid, d->name)) ? add(d, v) : 0;
+	for (uint32_t i = 0; d->what == NAMES && i < s->nlabels; i++)
+		EMBER_FORWARD_IF_ERROR(add(d, pstore_str(&t->str, t->pairs.v[s->label_off + i].name)));
+	for (uint32_t i = 0; d->what == TYPES && i < s->ntypes; i++)
+		EMBER_FORWARD_IF_ERROR(add(d, pstore_type_str(t, t->type_ids.v[s->type_off + i])));
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int to_list(struct pstore_strs *v, struct pstore_strlist **out)
+{
+	struct pstore_strlist *l = calloc(1, sizeof(*l));
+	size_t k = 0;
+
+	if (!l)
+		return -ENOMEM;
+	pstore_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+	for (size_t i = 0; i < v->n; i++) {
+		if (k && strcmp(v->v[k - 1], v->v[i]) == 0) {
+			free(v->v[i]);
+			continue;
+		}
+		v->v[k++] = v->v[i];
+	}
+	l->n = k;
+	l->v = v->v;
+	memset(v, 0, sizeof(*v));
+	*out = l;
+	return 0;
+}
+
+static int discover(struct pstore *s, struct disc *dc, const struct pstore_selection *sel,
+		    struct pstore_strlist **out, char *why, size_t why_size)
+{
+	struct ember_diag d = ember_diag_make(why, why_size);
+	struct pstore_scan sc = { .series = on_series, .ctx = dc };
+	struct pstore_snapshot snap;
+	int err = pstore_scan_begin(s, sel, false, &sc, &snap, &d);
+
+	if (err)
+		return err;
+	err = pstore_scan_run(&snap, &sc);
+	pstore_scan_end(&sc, &snap);
+	if (!err)
+		err = to_list(&dc->out, out);
+	pstore_strs_free(&dc->out);
+	return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;
+}
+
+int pstore_label_names(struct pstore *s, const struct pstore_selection *sel,
+		       struct pstore_strlist **out, char *why, size_t why_size)
+{
+	struct disc dc = { .what = NAMES };
+
+	return discover(s, &dc, sel, out, why, why_size);
+}
+
+int pstore_label_values(struct pstore *s, const char *name, const struct pstore_selection *sel,
+			struct pstore_strlist **out, char *why, size_t why_size)
+{
+	struct disc dc = { .what = VALUES, .name = name };
+
+	return discover(s, &dc, sel, out, why, why_size);
+}
+
+int pstore_profile_types(struct pstore *s, const struct pstore_selection *sel,
+			 struct pstore_strlist **out, char *why, size_t why_size)
+{
+	struct disc dc = { .what = TYPES };
+
+	return discover(s, &dc, sel, out, why, why_size);
+}

@@ -1,0 +1,192 @@
+/*
+ * head.c - the head: what the current log segment holds, in memory and
+ * queryable at once.  Profiles are added pending, become visible when
+ * their log record is durable (or dead when it failed), and a sealed
+ * head (its segment closed) is written as blocks by the compactor, then
+ * dropped.  The rows of a profile are contiguous in row_node/row_val;
+ * values are row-major with the series' column count.
+ */
+#include "pstore_internal.h"
+
+struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns)
+{
+	struct pstore_head *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	if (pthread_rwlock_init(&h->lock, NULL)) {
+		free(h);
+		return NULL;
+	}
+	atomic_init(&h->refs, 1);
+	h->seq = seq;
+	h->created_ns = now_ns;
+	h->min_time = INT64_MAX;
+	h->max_time = INT64_MIN;
+	if (pstore_dict_init(&h->dict) || pstore_seriestab_init(&h->series)) {
+		pstore_head_unref(h);
+		return NULL;
+	}
+	return h;
+}
+
+struct pstore_head *pstore_head_ref(struct pstore_head *h)
+{
+	atomic_fetch_add(&h->refs, 1);
+	return h;
+}
+
+void pstore_head_unref(struct pstore_head *h)
+{
+	if (!h || atomic_fetch_sub(&h->refs, 1) != 1)
+		return;
+	pstore_dict_release(&h->dict);
+	pstore_seriestab_release(&h->series);
+	pstore_vec_free(&h->profs);
+	pstore_vec_free(&h->state);
+	pstore_vec_free(&h->row_node);
+	pstore_vec_free(&h->row_val);
+	pstore_vec_free(&h->totals);
+	pstore_vec_free(&h->cov);
+	pthread_rwlock_destroy(&h->lock);
+	free(h);
+}
+
+size_t pstore_head_bytes(const struct pstore_head *h)
+{
+	return pstore_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
+	       h->profs.cap * sizeof(struct pstore_prof) + h->row_node.cap * 4 +
+	       h->row_val.cap * 8 + h->totals.cap * 8 + h->cov.cap * sizeof(struct pstore_cov);
+}
+
+/* The caller's reason for an unresolved build ID. */
+static const char *reason_of(const struct pstore_head_add *a, const char *bid)
+{
+	for (size_t i = 0; i < a->n_unresolved; i++)
+		if (a->unresolved[i].build_id && strcmp(a->unresolved[i].build_id, bid) == 0)
+			return a->unresolved[i].reason ? a->unresolved[i].reason : "unsymbolized";
+	return *bid ? "unsymbolized" : "no_build_id";
+}
+
+static int add_coverage(struct pstore_head *h, const struct pstore_ingest *in,
+			const struct pstore_group *g, const struct pstore_head_add *a,
+			struct pstore_prof *pr)
+{
+	pr->cov_off = (uint32_t)h->cov.n;
+	pr->ncov = (uint32_t)g->cov.n;
+	pr->samples = g->samples;
+	pr->resolved = g->resolved;
+	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->cov, h->cov.n + g->cov.n));
+	for (size_t i = 0; i < g->cov.n; i++) {
+		const char *bid = in->bids.v[g->cov.v[i].bid];
+		struct pstore_cov c = { .samples = g->cov.v[i].samples };
+
+		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&h->series.str, bid, &c.build_id));
+		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&h->series.str, reason_of(a, bid), &c.reason));
+		h->cov.v[h->cov.n++] = c;
+	}
+	return 0;
+}
+
+static int add_rows(struct pstore_head *h, const struct pstore_rows *r, struct pstore_prof *pr)
+{
+	size_t c = r->ncols;
+
+	pr->row_off = h->row_node.n;
+	pr->val_off = h->row_val.n;
+	pr->nrows = (uint32_t)r->node.n;
+	pr->tot_off = (uint32_t)h->totals.n;
+	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->row_node, h->row_node.n + r->node.n));
+	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->row_val, h->row_val.n + r->val.n));
+	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->totals, h->totals.n + c));
+	if (r->node.n) { /* (a NULL vector plus 0 is undefined) */
+		memcpy(h->row_node.v + h->row_node.n, r->node.v, r->node.n * sizeof(uint32_t));
+		memcpy(h->row_val.v + h->row_val.n, r->val.v, r->val.n * sizeof(int64_t));
+	}
+	h->row_node.n += r->node.n;
+	h->row_val.n += r->val.n;
+	for (size_t k = 0; k < c; k++) {
+		int64_t t = 0;
+
+		for (size_t i = 0; i < r->node.n; i++)
+			t += r->val.v[i * c + k];
+		h->totals.v[h->totals.n++] = t;
+	}
+	return 0;
+}
+
+static int series_of(struct pstore_head *h, const struct pstore_labels *l,
+		     const struct pstore_head_add *a, const struct pstore_series_gate *gate,
+		     uint32_t *sid, struct ember_diag *d)
+{
+	uint32_t types[64];
+	const char *tids[64];
+	bool added;
+
+	EMBER_FAIL_IF(a->ncols > 64 || !a->ncols, d, -PSTORE_ERR_LIMIT,
+		      "%zu sample types (1 to 64 allowed)", a->ncols);
+	for (size_t k = 0; k < a->ncols; k++)
+		EMBER_FORWARD_IF_ERROR(pstore_seriestab_type(&h->series, a->types[k], &types[k]));
+	for (size_t k = 0; k < a->ncols; k++) /* after interning: the table moves */
+		tids[k] = pstore_type_str(&h->series, types[k]);
+	if (gate && pstore_seriestab_find(&h->series, pstore_series_key(l->v, l->n, tids,
+									a->ncols)) == UINT32_MAX)
+		EMBER_FORWARD_IF_ERROR(gate->admit(gate->ctx, pstore_series_key(l->v, l->n, tids, a->ncols), d));
+	return pstore_seriestab_series(&h->series, l->v, l->n, types, a->ncols, sid, &added);
+}
+
+static int add_group(struct pstore_head *h, const struct pstore_ingest *in, size_t g,
+		     const struct pstore_labels *l, const struct pstore_head_add *a,
+		     const struct pstore_series_gate *gate, struct ember_diag *d)
+{
+	struct pstore_prof pr = { .time = a->time, .duration = a->duration, .period = a->period };
+
+	EMBER_FORWARD_IF_ERROR(series_of(h, l, a, gate, &pr.series, d));
+	EMBER_FORWARD_IF_ERROR(add_rows(h, &in->groups.v[g].rows, &pr));
+	EMBER_FORWARD_IF_ERROR(add_coverage(h, in, &in->groups.v[g], a, &pr));
+	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->state, h->profs.n + 1));
+	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&h->profs, pr));
+	h->state.v[h->state.n++] = PS_PENDING;
+	return 0;
+}
+
+int pstore_head_add(struct pstore_head *h, const struct pstore_ingest *in,
+		    const struct pstore_labels *labels, const struct pstore_head_add *a,
+		    const struct pstore_series_gate *gate, size_t *first, size_t *count,
+		    struct ember_diag *d)
+{
+	size_t start = h->profs.n;
+	int err = 0;
+
+	for (size_t g = 0; !err && g < in->groups.n; g++) {
+		/* Group 0 holds the unlabeled samples: empty when every sample
+		 * had labels, and then not a profile of its own. */
+		if (g == 0 && !in->groups.v[0].rows.node.n && in->groups.n > 1)
+			continue;
+		err = add_group(h, in, g, &labels[g], a, gate, d);
+	}
+	if (err) {
+		/* Nothing of a failed add stays: drop what was added (rows and
+		 * dictionary entries stay unreferenced, which is harmless). */
+		for (size_t i = start; i < h->profs.n; i++)
+			h->state.v[i] = PS_DEAD;
+		return err == -ENOMEM ? EMBER_FAIL(d, err, "out of memory") : err;
+	}
+	*first = start;
+	*count = h->profs.n - start;
+	return 0;
+}
+
+void pstore_head_settle(struct pstore_head *h, size_t first, size_t count, bool ok)
+{
+	for (size_t i = first; i < first + count; i++) {
+		h->state.v[i] = ok ? PS_VISIBLE : PS_DEAD;
+		if (!ok)
+			continue;
+		h->visible++;
+		if (h->profs.v[i].time < h->min_time)
+			h->min_time = h->profs.v[i].time;
+		if (h->profs.v[i].time > h->max_time)
+			h->max_time = h->profs.v[i].time;
+	}
+}

@@ -1,0 +1,73 @@
+/*
+ * labels.c - the labels of a series: names as Prometheus and Pyroscope
+ * allow them ([a-zA-Z_][a-zA-Z0-9_.]*: Pyroscope's dots included), values
+ * any bytes but NUL, both bounded in length; sorted by name, names
+ * unique, and an empty value meaning the label is absent (as in
+ * Prometheus).  The series key hashes the sorted labels and the type IDs
+ * of the columns: two profiles with equal labels and sample types are one
+ * series.
+ */
+#include "pstore_internal.h"
+
+bool pstore_label_name_valid(const char *name)
+{
+	if (!name || !(*name == '_' || (*name >= 'a' && *name <= 'z') ||
+		       (*name >= 'A' && *name <= 'Z')))
+		return false;
+	for (const char *p = name + 1; *p; p++)
+		if (!(*p == '_' || *p == '.' || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+			return false;
+	return true;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	const struct pstore_label *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+void pstore_labels_sort(struct pstore_label *labels, size_t n)
+{
+	pstore_qsort(labels, n, sizeof(*labels), cmp_label);
+}
+
+int pstore_labels_check(struct pstore_label *labels, size_t n, const struct pstore_limits *lim,
+		    struct ember_diag *d)
+{
+	pstore_labels_sort(labels, n);
+	EMBER_FAIL_IF(lim && n > lim->max_labels, d, -PSTORE_ERR_LIMIT,
+		      "%zu labels, more than the limit of %zu", n, lim->max_labels);
+	for (size_t i = 0; i < n; i++) {
+		const struct pstore_label *l = &labels[i];
+		size_t nlen = strlen(l->name);
+
+		EMBER_FAIL_IF(lim && nlen > lim->max_label_name_len, d, -PSTORE_ERR_LIMIT,
+			      "label name '%.64s...' longer than %zu bytes", l->name,
+			      lim->max_label_name_len);
+		EMBER_FAIL_IF(!pstore_label_name_valid(l->name), d, -PSTORE_ERR_LABEL,
+			      "label name '%.128s' is not [a-zA-Z_][a-zA-Z0-9_.]*", l->name);
+		EMBER_FAIL_IF(lim && strlen(l->value) > lim->max_label_value_len, d,
+			      -PSTORE_ERR_LIMIT, "label '%s': value longer than %zu bytes",
+			      l->name, lim->max_label_value_len);
+		EMBER_FAIL_IF(i && strcmp(labels[i - 1].name, l->name) == 0, d,
+			      -PSTORE_ERR_LABEL, "label '%s' given twice", l->name);
+	}
+	return 0;
+}
+
+uint64_t pstore_series_key(const struct pstore_label *labels, size_t n, const char *const *type_ids,
+		       size_t ntypes)
+{
+	uint64_t h = 0x5eed5eed;
+
+	for (size_t i = 0; i < n; i++) {
+		h = pstore_hash(labels[i].name, strlen(labels[i].name), h);
+		h = pstore_hash(labels[i].value, strlen(labels[i].value), h ^ 0x3d);
+	}
+	h = pstore_mix(h ^ 0x01);
+	for (size_t i = 0; i < ntypes; i++)
+		h = pstore_hash(type_ids[i], strlen(type_ids[i]), h ^ 0x7c);
+	return h;
+}

@@ -1,0 +1,337 @@
+/*
+ * merge.c - the merge compaction: the blocks of one time partition read
+ * back into a staging head (each block's dictionary interned into one,
+ * its series into one table, every row decoded), the caller's resolver
+ * applied to the staged dictionary (the coverage recounted when it
+ * resolved something), and the whole written as one block whose parents
+ * are the blocks it replaces.  A closed partition (its end plus one head
+ * age in the past) is merged as soon as it has two blocks; the current
+ * one once it has four, which bounds both the blocks a query opens and
+ * the rewriting.
+ */
+#include "pstore_internal.h"
+
+#define OPEN_MERGE_AT 4
+
+
+struct stage {
+	struct pstore_head *h;
+	struct pstore_import im;
+	uint32_t *series;	/* block series -> staged series */
+	struct ember_buf sb, vb;
+};
+
+/* Column c of series s decoded into vals (stride ncols). */
+static int load_column(struct stage *st, struct pstore_block *b, const struct pstore_bdata *bd,
+		       uint32_t first, uint32_t c, uint32_t ncols, uint64_t nrows, int64_t *vals,
+		       struct ember_diag *d)
+{
+	const struct pstore_stream *vs = &bd->streams.v[first + 1 + c];
+	int64_t factor = vs->factor;
+
+	if (vs->kind == PS_STREAM_DERIVED) {
+		vs = &bd->streams.v[first + 1 + vs->ref];
+		factor = pstore_mul(factor, vs->factor);
+	}
+	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, vs, &st->vb, d));
+	return pstore_rows_decode_values((const uint8_t *)st->vb.data,
+				     (const uint8_t *)st->vb.data + st->vb.len, nrows, factor,
+				     vals + c, ncols, d);
+}
+
+static int copy_cov(struct stage *st, const struct pstore_block *b, const struct pstore_bdata *bd,
+		    const struct pstore_prof *p, struct pstore_prof *np)
+{
+	np->cov_off = (uint32_t)st->h->cov.n;
+	for (uint32_t k = 0; k < p->ncov; k++) {
+		struct pstore_cov c = bd->cov.v[p->cov_off + k];
+
+		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&st->h->series.str,
+					     pstore_str(&b->series.str, c.build_id), &c.build_id));
+		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&st->h->series.str,
+					     pstore_str(&b->series.str, c.reason), &c.reason));
+		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->cov, c));
+	}
+	return 0;
+}
+
+/* The profiles of series s, their rows from nodes/vals. */
+static int stage_profiles(struct stage *st, const struct pstore_block *b,
+			  const struct pstore_bdata *bd, uint32_t s, const uint32_t *nodes,
+			  const int64_t *vals, uint32_t ncols)
+{
+	size_t row = 0;
+
+	for (size_t i = bd->series_prof.v[s]; i < bd->series_prof.v[s + 1]; i++) {
+		const struct pstore_prof *p = &bd->profs.v[i];
+		struct pstore_prof np = *p;
+
+		np.series = st->series[s];
+		np.row_off = st->h->row_node.n;
+		np.val_off = st->h->row_val.n;
+		np.tot_off = (uint32_t)st->h->totals.n;
+		for (uint32_t r = 0; r < p->nrows; r++, row++) {
+			uint32_t to;
+
+			EMBER_FORWARD_IF_ERROR(pstore_import_node(&st->im, nodes[row], &to));
+			EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->row_node, to));
+		}
+		EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&st->h->row_val,
+					  st->h->row_val.n + (size_t)p->nrows * ncols));
+		if (p->nrows)
+			memcpy(st->h->row_val.v + st->h->row_val.n, vals + (row - p->nrows) * ncols,
+			       (size_t)p->nrows * ncols * sizeof(*vals));
+		st->h->row_val.n += (size_t)p->nrows * ncols;
+		for (uint32_t c = 0; c < ncols; c++)
+			EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->totals, bd->totals.v[p->tot_off + c]));
+		EMBER_FORWARD_IF_ERROR(copy_cov(st, b, bd, p, &np));
+		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->state, PS_VISIBLE));
+		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->profs, np));
+		st->h->visible++;
+	}
+	return 0;
+}
+
+static int stage_rows(struct stage *st, struct pstore_block *b, const struct pstore_bdata *bd,
+		      uint32_t s, struct ember_diag *d)
+{
+	uint32_t first = bd->series_stream.v[s], ncols = b->series.series.v[s].ntypes;
+	uint64_t nrows = 0;
+	uint32_t *nodes;
+	int64_t *vals;
+	int err;
+
+	for (size_t i = bd->series_prof.v[s]; i < bd->series_prof.v[s + 1]; i++)
+		nrows += bd->profs.v[i].nrows;
+	nodes = malloc((nrows + 1) * sizeof(*nodes));
+	vals = malloc((nrows * ncols + 1) * sizeof(*vals));
+	err = nodes && vals ? pstore_block_read_stream(b, &bd->streams.v[first], &st->sb, d)
+			    : -ENOMEM;
+	if (!err)
+		err = pstore_rows_decode_stacks((const uint8_t *)st->sb.data,
+					    (const uint8_t *)st->sb.data + st->sb.len, bd->profs.v,
+					    bd->series_prof.v[s], bd->series_prof.v[s + 1],
+					    (uint32_t)pstore_dict_nodes(&bd->dict), nodes, d);
+	for (uint32_t c = 0; !err && c < ncols; c++)
+		err = load_column(st, b, bd, first, c, ncols, nrows, vals, d);
+	if (!err)
+		err = stage_profiles(st, b, bd, s, nodes, vals, ncols);
+	free(nodes);
+	free(vals);
+	return err;
+}
+
+static int stage_block(struct stage *st, struct pstore_block *b, struct ember_diag *d)
+{
+	struct pstore_bdata *bd = NULL;
+	int err = pstore_block_load(b, &bd, d);
+
+	if (!err)
+		err = pstore_import_init(&st->im, &bd->dict, &st->h->dict);
+	if (!err && !(st->series = malloc((b->series.series.n + 1) * sizeof(*st->series))))
+		err = -ENOMEM;
+	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
+		err = pstore_seriestab_copy(&st->h->series, &b->series, s, &st->series[s]);
+	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
+		if (bd->series_prof.v[s] < bd->series_prof.v[s + 1])
+			err = stage_rows(st, b, bd, s, d);
+	pstore_import_release(&st->im);
+	free(st->series);
+	st->series = NULL;
+	pstore_bdata_unref(bd);
+	return err;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct pstore_walrange *x = a, *y = b;
+	int c = memcmp(x->writer, y->writer, 16);
+
+	return c ? c : x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The union of the blocks' log ranges, adjacent ranges joined. */
+static int wal_union(struct pstore_block **blocks, size_t n, struct pstore_walranges *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < blocks[i]->meta.wal.n; j++)
+			EMBER_FORWARD_IF_ERROR(pstore_vec_push(out, blocks[i]->meta.wal.v[j]));
+	pstore_qsort(out->v, out->n, sizeof(*out->v), cmp_range);
+	for (size_t i = 0; i < out->n; i++) {
+		if (k && !memcmp(out->v[k - 1].writer, out->v[i].writer, 16) &&
+		    out->v[i].lo <= out->v[k - 1].hi + 1) {
+			if (out->v[i].hi > out->v[k - 1].hi)
+				out->v[k - 1].hi = out->v[i].hi;
+			continue;
+		}
+		out->v[k++] = out->v[i];
+	}
+	out->n = k;
+	return 0;
+}
+
+static int resolve_stage(struct pstore *s, struct stage *st, struct ember_diag *d)
+{
+	struct pstore_reasons reasons = { 0 };
+	bool changed = false;
+	int err;
+
+	if (!s->opts.resolver)
+		return 0;
+	err = pstore_resolve_dict(&st->h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
+			      &changed, d);
+	if (!err && changed)
+		err = pstore_coverage_recount(st->h, &reasons);
+	pstore_reasons_free(&reasons);
+	return err;
+}
+
+static int write_merged(struct pstore *s, struct stage *st, struct pstore_block **blocks, size_t n,
+			struct pstore_block **out, struct ember_diag *d)
+{
+	struct pstore_walranges wal = { 0 };
+	struct pstore_strs parents = { 0 };
+	struct pstore_u32s sel = { 0 };
+	struct pstore_block_src src;
+	int err = wal_union(blocks, n, &wal);
+
+	for (size_t i = 0; !err && i < n; i++)
+		err = pstore_vec_push(&parents, blocks[i]->name);
+	for (uint32_t i = 0; !err && i < st->h->profs.n; i++)
+		err = pstore_vec_push(&sel, i);
+	if (!err) {
+		src = (struct pstore_block_src){
+			.dict = &st->h->dict,
+			.series = &st->h->series,
+			.profs = st->h->profs.v,
+			.sel = sel.v,
+			.nsel = sel.n,
+			.row_node = st->h->row_node.v,
+			.row_val = st->h->row_val.v,
+			.totals = st->h->totals.v,
+			.cov = st->h->cov.v,
+			.partition = blocks[0]->meta.partition,
+			.partition_ns = s->opts.partition_ns,
+			.parents = parents.v,
+			.nparents = parents.n,
+			.wal = wal.v,
+			.nwal = wal.n,
+			.zstd_level = s->opts.zstd_level,
+		};
+		err = pstore_encode_put(s, &src, out, d);
+	}
+	pstore_vec_free(&wal);
+	pstore_vec_free(&parents);
+	pstore_vec_free(&sel);
+	return err;
+}
+
+static int merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
+			struct ember_diag *d)
+{
+	struct stage st = { .h = pstore_head_new(0, 0) };
+	struct pstore_block *merged = NULL;
+	int err = st.h ? 0 : -ENOMEM;
+
+	ember_buf_init(&st.sb, 0);
+	ember_buf_init(&st.vb, 0);
+	for (size_t i = 0; !err && i < n; i++)
+		err = stage_block(&st, blocks[i], d);
+	if (!err)
+		err = resolve_stage(s, &st, d);
+	if (!err)
+		err = write_merged(s, &st, blocks, n, &merged, d);
+	ember_buf_release(&st.sb);
+	ember_buf_release(&st.vb);
+	pstore_head_unref(st.h);
+	if (err)
+		return err;
+	pthread_mutex_lock(&s->mu);
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < s->blocks.n; i++)
+			if (s->blocks.v[i] == blocks[k]) {
+				pstore_catalog_remove(s, i);
+				break;
+			}
+	err = pstore_catalog_add(s, merged);
+	pthread_mutex_unlock(&s->mu);
+	atomic_fetch_add(&s->merges, 1);
+	return err;
+}
+
+/* Size tier of a block: sizes within a factor of 4 share one. */
+static int tier(const struct pstore_block *b)
+{
+	int t = 0;
+
+	for (uint64_t sz = b->size / 4096; sz >= 4; sz /= 4)
+		t++;
+	return t;
+}
+
+/* Whether block k belongs to the merge of partition part: a closed
+ * partition merges all its blocks, an open one the blocks of a size tier
+ * that has OPEN_MERGE_AT of them (so a growing partition's big block is
+ * not rewritten at every merge: each row is rewritten about log4 times,
+ * not once per merge). */
+static bool picked(const struct pstore *s, const struct pstore_block *k, int64_t part, bool closed,
+		   int t)
+{
+	return !k->corrupt && k->meta.partition == part && (closed || tier(k) == t);
+}
+
+static size_t count(const struct pstore *s, int64_t part, bool closed, int t)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < s->blocks.n; k++)
+		n += picked(s, s->blocks.v[k], part, closed, t);
+	return n;
+}
+
+/* The blocks of the first partition due for a merge (referenced). */
+static int pick_partition(struct pstore *s, struct pstore_blocks *out)
+{
+	int64_t now = pstore_now(s);
+
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->blocks.n && !out->n; i++) {
+		const struct pstore_block *b = s->blocks.v[i];
+		int64_t part = b->meta.partition;
+		bool closed = now >= part + s->opts.partition_ns + s->opts.head_max_age_ns;
+		int t = tier(b);
+
+		if (b->corrupt || count(s, part, closed, t) < (closed ? 2 : OPEN_MERGE_AT))
+			continue;
+		for (size_t k = 0; k < s->blocks.n; k++)
+			if (picked(s, s->blocks.v[k], part, closed, t) &&
+			    !pstore_vec_push(out, s->blocks.v[k]))
+				pstore_block_ref(s->blocks.v[k]);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+int pstore_compact_merge(struct pstore *s)
+{
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = 0;
+
+	while (!err) {
+		struct pstore_blocks todo = { 0 };
+
+		pick_partition(s, &todo);
+		if (!todo.n)
+			break;
+		err = merge_blocks(s, todo.v, todo.n, &d);
+		for (size_t i = 0; i < todo.n; i++)
+			pstore_block_unref(todo.v[i]);
+		pstore_vec_free(&todo);
+	}
+	if (err)
+		pr_warn("pstore: merging blocks: %s", why[0] ? why : pstore_strerror(err));
+	return err;
+}

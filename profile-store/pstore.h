@@ -1,0 +1,476 @@
+/*
+ * pstore.h - the profile store: pprof profiles kept by labels and time,
+ * merged, compared and written out (issue 15; docs/profile-store.md).
+ *
+ * Pipeline position: the HTTP layer (or a tool) decodes a pprof profile
+ * (wire/pprof.h) and calls pstore_append(); the profile is written to an
+ * fsynced write-ahead segment before the call returns, is queryable at
+ * once, and is compacted in the background into immutable, content-named
+ * blocks (docs/profile-store-format.md) kept through a block-storage
+ * interface (struct pstore_blockio; a local directory by default).
+ * Queries select series by a Prometheus-style label selector, a profile
+ * type and a time range, sum the matching profiles stack by stack into a
+ * struct pstore_result, which is written out as pprof, folded stacks, a
+ * top table, a JSON tree or a flame-graph SVG; two results make a
+ * struct pstore_diff.
+ *
+ * Nothing here speaks HTTP or links the symbolizer: unsymbolized frames
+ * are resolved by a callback the caller gives (pstore_resolve_fn).
+ *
+ * Errors: int functions return 0 or a negative errno, or one of the
+ * negated enum pstore_error values (pstore_strerror()).  Functions taking
+ * `char *why, size_t why_size` write a reason for the sender there on
+ * failure (NUL-terminated, may be NULL).
+ *
+ * Threads: a struct pstore may be used from many threads at once (append,
+ * query and the rest); results and diffs are plain values owned by one
+ * thread at a time.  There is no global state.
+ */
+#ifndef EMBER_PSTORE_H
+#define EMBER_PSTORE_H
+
+#include "common.h"
+#include "pprof.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pstore;
+struct pstore_result;
+struct pstore_diff;
+
+/* ---- errors ----------------------------------------------------------- */
+
+enum pstore_error {
+	PSTORE_ERR_LIMIT = 5200,  /* a profile past a limit (HTTP 413/400) */
+	PSTORE_ERR_LABEL,	  /* a malformed label name or value (400) */
+	PSTORE_ERR_SERIES_LIMIT,  /* the store holds max_series series (429) */
+	PSTORE_ERR_SELECTOR,	  /* a selector that does not parse (400) */
+	PSTORE_ERR_TYPE,	  /* an unknown or ambiguous profile type (400) */
+	PSTORE_ERR_CORRUPT,	  /* a block or segment fails its checks (500) */
+	PSTORE_ERR_CLOSED,	  /* the store's log failed; it takes no writes (503) */
+};
+
+/* Message for a negative error of this component (errno or PSTORE_ERR). */
+const char *pstore_strerror(int err);
+
+/* ---- block storage ---------------------------------------------------- */
+
+/*
+ * Where blocks live.  Every name is a short relative name such as
+ * "blocks/0000018c5f2e4000-9f2c...pblk" (letters, digits, '-', '.', '/').
+ * Each function returns 0 or a negative errno; -ENOENT only when the
+ * object does not exist.  Implementations must be safe to call from
+ * several threads.
+ *  put:  create name holding data[0..len) atomically and durably: after
+ *        0 a get returns exactly these bytes, after a failure or a crash
+ *        either nothing or all of them.  An existing name is success
+ *        (blocks are named by content).
+ *  get:  append bytes [off, off + len) of name to out (len 0: to the
+ *        end); fewer only at the end of the object.
+ *  list: call fn for every name under prefix (any order); fn's non-zero
+ *        return stops the listing and is returned.
+ *  del:  remove name; -ENOENT when absent.
+ *  release: free ctx (may be NULL).
+ */
+struct pstore_blockio {
+	size_t sz; /* sizeof(struct pstore_blockio) */
+	void *ctx;
+	int (*put)(void *ctx, const char *name, const void *data, size_t len);
+	int (*get)(void *ctx, const char *name, uint64_t off, size_t len,
+		   struct ember_buf *out);
+	int (*list)(void *ctx, const char *prefix,
+		    int (*fn)(void *arg, const char *name, uint64_t size), void *arg);
+	int (*del)(void *ctx, const char *name);
+	void (*release)(void *ctx);
+};
+
+/* The local-directory implementation over dir (created if missing):
+ * files written to a temporary name, fsynced, renamed, the directory
+ * fsynced.  On success *out is filled and owns its context (release it
+ * with out->release(out->ctx), or hand it to pstore_open). */
+int pstore_blockio_dir(const char *dir, struct pstore_blockio *out);
+
+/* ---- symbol resolution (callback) -------------------------------------- */
+
+/* A mapping of an unsymbolized frame, as the profile described it. */
+struct pstore_mapping {
+	const char *build_id; /* hex as pprof keeps it; "" when none */
+	const char *filename;
+	uint64_t start, limit, offset;
+};
+
+/* One frame of an address: innermost (inlined) first. */
+struct pstore_frame {
+	const char *function;	 /* human-readable name */
+	const char *system_name; /* linkage name; NULL means "" */
+	const char *filename;	 /* NULL means "" */
+	int64_t line;
+};
+
+struct pstore_resolution;
+
+/*
+ * Frames for addrs[i], innermost first (copied), or a reason why that
+ * address stays unresolved (e.g. "no_debuginfo"; copied).  0 or -ENOMEM.
+ */
+int pstore_resolution_set(struct pstore_resolution *r, size_t i,
+			  const struct pstore_frame *frames, size_t n);
+int pstore_resolution_fail(struct pstore_resolution *r, size_t i, const char *reason);
+
+/*
+ * The caller's resolver: frames for n addresses (as in the profile) of
+ * one mapping, reported through pstore_resolution_set/_fail.  Addresses
+ * it leaves alone stay unresolved.  A negative return fails the query or
+ * the compaction that asked.
+ */
+typedef int (*pstore_resolve_fn)(void *ctx, const struct pstore_mapping *m,
+				 const uint64_t *addrs, size_t n,
+				 struct pstore_resolution *r);
+
+/* ---- opening ---------------------------------------------------------- */
+
+/* Limits of pstore_append; zero fields take the default shown. */
+struct pstore_limits {
+	size_t sz;		     /* sizeof(struct pstore_limits) */
+	size_t max_profile_bytes;    /* the body as received: 16 MiB */
+	size_t max_samples;	     /* per profile: 100,000 */
+	size_t max_stack_depth;	     /* locations per sample: 1,024 */
+	size_t max_labels;	     /* per series, __name__ included: 32 */
+	size_t max_label_name_len;   /* bytes: 128 */
+	size_t max_label_value_len;  /* bytes: 1,024 */
+	size_t max_series;	     /* distinct series in the store: 100,000 */
+};
+
+struct pstore_opts {
+	size_t sz;			 /* sizeof(struct pstore_opts) */
+	/* Where blocks go; NULL: pstore_blockio_dir(DIR) (blocks in
+	 * DIR/blocks).  The store
+	 * takes ownership (it calls release at pstore_free, and on a failed
+	 * open). */
+	const struct pstore_blockio *blocks;
+	int64_t retention_ns;		 /* blocks older are dropped: 14 days */
+	int64_t partition_ns;		 /* a block's time span: 1 hour */
+	int64_t head_max_age_ns;	 /* the log segment is compacted: 60 s */
+	size_t head_max_bytes;		 /* ... or when it holds this much: 64 MiB */
+	size_t cache_bytes;		 /* decoded block dictionaries kept: 256 MiB */
+	int zstd_level;			 /* blocks' compression level: 9 */
+	bool no_background;		 /* no compaction thread (tests, tools):
+					  * pstore_flush/pstore_compact do it */
+	bool no_fsync;			 /* benchmarks only: acknowledgements are
+					  * no longer durable */
+	struct pstore_limits limits;
+	/* Resolver applied when compacting (blocks' dictionaries updated). */
+	pstore_resolve_fn resolver;
+	void *resolver_ctx;
+	/* Clock for retention and the head's age (ns since the epoch); NULL:
+	 * CLOCK_REALTIME. */
+	int64_t (*clock_ns)(void *ctx);
+	void *clock_ctx;
+};
+
+/*
+ * Open (creating if needed) the store under dir: DIR/wal holds the log
+ * segments, DIR/writer-id the name of this writer, DIR/lock a flock.  The
+ * log is replayed (its torn tail dropped), the blocks listed and their
+ * headers read; blocks superseded by a compaction are deleted.  On
+ * success *out is a store to pstore_free().  -EBUSY when another process
+ * has dir open; an errno of the directory or the block storage.  A corrupt
+ * block does not fail the open: the queries that need it fail, and the
+ * stats count it; a segment with a bad header is moved aside.
+ */
+int pstore_open(const char *dir, const struct pstore_opts *opts, struct pstore **out,
+		char *why, size_t why_size);
+
+/* Stop the compaction thread and close (no flush: the log is the truth).
+ * Accepts NULL. */
+void pstore_free(struct pstore *s);
+
+/* ---- ingest ----------------------------------------------------------- */
+
+struct pstore_label {
+	const char *name;
+	const char *value;
+};
+
+/* A build ID whose frames the caller could not symbolize, and why. */
+struct pstore_unresolved {
+	const char *build_id;
+	const char *reason; /* "no_debuginfo", "unknown_build_id", ... */
+};
+
+struct pstore_append_opts {
+	size_t sz; /* sizeof(struct pstore_append_opts) */
+	/* Series labels.  Names: [a-zA-Z_][a-zA-Z0-9_.]*; "__name__" names
+	 * the profile (else derived from its types, docs/profile-store.md).
+	 * Sample labels of the profile add to these (a profile whose samples
+	 * carry different string labels is stored as one profile per label
+	 * set); a caller's label wins over a sample label of the same name. */
+	const struct pstore_label *labels;
+	size_t n_labels;
+	int64_t time_ns;	/* when time_nanos is 0: the arrival time */
+	int64_t duration_ns;	/* when duration_nanos is 0 */
+	size_t input_bytes;	/* size of the body as received (limit check) */
+	const struct pstore_unresolved *unresolved;
+	size_t n_unresolved;
+	/* The profile as received (raw, gzip or zstd protobuf), written to
+	 * the log as is instead of encoding p again; it must decode to p.
+	 * NULL: p is encoded.  Its size is input_bytes when that is 0. */
+	const void *body;
+	size_t body_len;
+};
+
+/*
+ * Store one profile (read, not kept: the store copies what it needs).
+ * Returns 0 once the profile is durable (fsynced) and queryable; nothing
+ * of it is visible before.  Errors: -PSTORE_ERR_LIMIT, -PSTORE_ERR_LABEL,
+ * -PSTORE_ERR_SERIES_LIMIT (why says which limit and the value), -EINVAL
+ * (no sample types), -EIO / -ENOSPC (the log; nothing stored),
+ * -PSTORE_ERR_CLOSED (an earlier log failure), -ENOMEM.
+ */
+int pstore_append(struct pstore *s, const struct pprof_profile *p,
+		  const struct pstore_append_opts *o, char *why, size_t why_size);
+
+/* ---- selections ------------------------------------------------------- */
+
+/*
+ * What a query reads.  selector: "{name="v",name!="v",name=~"re",name!~"re"}"
+ * (NULL or "{}": everything); regexes are POSIX extended, anchored at both
+ * ends (docs/profile-store.md says how the dialect differs from
+ * Prometheus' RE2).  type: a profile type ID
+ * "name:sample_type:sample_unit:period_type:period_unit" (as
+ * pstore_profile_types lists them) or an alias ("cpu", "wall",
+ * "alloc_space", ...); NULL where a call allows any type.  Times are ns
+ * since the epoch, [from_ns, to_ns); to_ns 0 means no end.
+ */
+struct pstore_selection {
+	const char *selector;
+	const char *type;
+	int64_t from_ns, to_ns;
+};
+
+/* ---- query ------------------------------------------------------------- */
+
+struct pstore_query_opts {
+	size_t sz;
+	pstore_resolve_fn resolver; /* unsymbolized frames; NULL: left as addresses */
+	void *resolver_ctx;
+};
+
+/*
+ * Merge the profiles of sel (type required) by summing each stack.
+ * *out is a new result to pstore_result_free() (possibly with no
+ * samples).  Errors: -PSTORE_ERR_SELECTOR, -PSTORE_ERR_TYPE,
+ * -PSTORE_ERR_CORRUPT (a block it needs fails its checks: never taken as
+ * empty), an errno of the block storage, -ENOMEM.
+ */
+int pstore_query(struct pstore *s, const struct pstore_selection *sel,
+		 const struct pstore_query_opts *o, struct pstore_result **out,
+		 char *why, size_t why_size);
+
+/* A result from one decoded pprof (offline diffs): its samples of type
+ * (NULL: the profile's default type). */
+int pstore_result_from_pprof(const struct pprof_profile *p, const char *type,
+			     struct pstore_result **out, char *why, size_t why_size);
+
+void pstore_result_free(struct pstore_result *r);
+
+/* What a result holds. */
+struct pstore_result_info {
+	const char *type;	/* full type ID; valid while r lives */
+	int64_t total;		/* sum of every stack's value */
+	int64_t period;
+	uint64_t profiles;	/* profiles merged */
+	uint64_t stacks;	/* distinct stacks */
+	int64_t min_time_ns, max_time_ns;
+};
+
+void pstore_result_info(const struct pstore_result *r, struct pstore_result_info *out);
+
+/* ---- outputs ----------------------------------------------------------- */
+
+/* Where an output goes: called with successive pieces; a negative return
+ * stops the output and is returned. */
+typedef int (*pstore_write_fn)(void *ctx, const void *data, size_t len);
+
+/* A pstore_write_fn appending to the struct ember_buf ctx. */
+int pstore_write_buf(void *ctx, const void *data, size_t len);
+
+/* pprof, gzip-compressed (what `go tool pprof` reads), into out. */
+int pstore_write_pprof(const struct pstore_result *r, struct ember_buf *out);
+/* Folded stacks, "root;...;leaf value\n", in tree order (children sorted
+ * by name). */
+int pstore_write_folded(const struct pstore_result *r, pstore_write_fn fn, void *ctx);
+
+/* One row of the top table: per function, self and cumulative (each
+ * stack counted once however often the function recurses in it). */
+struct pstore_top_row {
+	const char *name;
+	int64_t self, total;
+	double self_pct, total_pct; /* of the result's total */
+};
+
+/* The top table, sorted by self (then total, then name), at most n rows
+ * (0: all).  *rows is one allocation of *nrows rows and their names, to
+ * free(). */
+int pstore_result_top(const struct pstore_result *r, size_t n,
+		      struct pstore_top_row **rows, size_t *nrows);
+/* As text (pprof -top's columns) or JSON ({"total":..,"rows":[..]}). */
+int pstore_write_top(const struct pstore_result *r, size_t n, bool json,
+		     pstore_write_fn fn, void *ctx);
+/* {"name":"total","self":0,"total":N,"children":[...]}. */
+int pstore_write_tree_json(const struct pstore_result *r, pstore_write_fn fn, void *ctx);
+
+struct pstore_svg_opts {
+	size_t sz;
+	const char *title; /* NULL: "Flame Graph" */
+	int width;	   /* px; 0: 1200 */
+	bool icicle;	   /* root at the top */
+};
+
+/* One self-contained interactive SVG (hover, click to zoom, search). */
+int pstore_write_flamegraph(const struct pstore_result *r, const struct pstore_svg_opts *o,
+			    pstore_write_fn fn, void *ctx);
+
+/* ---- diff -------------------------------------------------------------- */
+
+struct pstore_diff_opts {
+	size_t sz;
+	double min_abs_pct;	/* flag past this change of share, in points: 0.5 */
+	double min_rel;		/* ... and this relative change: 0.1 (10%) */
+	double min_z;		/* ... and this many noise sigmas: 3 */
+};
+
+/*
+ * Compare base and new (neither kept) after normalizing each to fractions
+ * of its own total.  *out to pstore_diff_free().  -PSTORE_ERR_TYPE when
+ * their sample types or units differ, -ENOMEM.
+ */
+int pstore_diff_new(const struct pstore_result *base, const struct pstore_result *new_,
+		    const struct pstore_diff_opts *o, struct pstore_diff **out);
+void pstore_diff_free(struct pstore_diff *d);
+
+/* One function of the regression table; shares in percent of each side's
+ * total. */
+struct pstore_diff_row {
+	const char *name;
+	double base_self_pct, new_self_pct, base_total_pct, new_total_pct;
+	double delta_self_pct, delta_total_pct; /* new - base, points */
+	double rel_self;	/* delta / base share (INFINITY for a new one) */
+	double noise_self_pct;	/* one sigma of the self delta from counts */
+	double z;		/* delta_self / noise */
+	int64_t base_self, new_self, base_total, new_total; /* raw values */
+	bool flagged;		/* past all three thresholds */
+};
+
+/* Rows sorted by delta_self_pct (grown first, vanished last); *rows is
+ * one allocation with the names, to free(). */
+int pstore_diff_table(const struct pstore_diff *d, struct pstore_diff_row **rows,
+		      size_t *nrows);
+int pstore_write_diff_table(const struct pstore_diff *d, size_t n, bool json,
+			    pstore_write_fn fn, void *ctx);
+/* "stack base new\n" as difffolded.pl writes (raw values; normalize:
+ * base scaled to new's total, as difffolded.pl -n). */
+int pstore_write_diff_folded(const struct pstore_diff *d, bool normalize,
+			     pstore_write_fn fn, void *ctx);
+/* Differential flame graph: red grew, blue shrank. */
+int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstore_svg_opts *o,
+				 pstore_write_fn fn, void *ctx);
+/* pprof (gzip) holding new scaled to base's total and base negated with
+ * the label pprof::base=true: `go tool pprof -top` on it prints what
+ * `go tool pprof -top -normalize -diff_base base new` prints. */
+int pstore_write_diff_pprof(const struct pstore_diff *d, struct ember_buf *out);
+
+/* ---- discovery, series, coverage ---------------------------------------- */
+
+/* A list of strings; pstore_strlist_free() releases all. */
+struct pstore_strlist {
+	size_t n;
+	char **v;
+};
+void pstore_strlist_free(struct pstore_strlist *l);
+
+/* Label names, values of one label, and profile types in sel (every field
+ * optional), sorted and unique.  *out to pstore_strlist_free(). */
+int pstore_label_names(struct pstore *s, const struct pstore_selection *sel,
+		       struct pstore_strlist **out, char *why, size_t why_size);
+int pstore_label_values(struct pstore *s, const char *name,
+			const struct pstore_selection *sel, struct pstore_strlist **out,
+			char *why, size_t why_size);
+int pstore_profile_types(struct pstore *s, const struct pstore_selection *sel,
+			 struct pstore_strlist **out, char *why, size_t why_size);
+
+/* Totals over time: one line per distinct value tuple of group_by (one
+ * line in all without group_by), n points at from + i * step. */
+struct pstore_series_line {
+	struct pstore_label *labels; /* the group_by labels; value "" if absent */
+	size_t n_labels;
+	int64_t *values;
+};
+struct pstore_series_set {
+	int64_t from_ns, step_ns;
+	size_t n_points;
+	size_t n_lines;
+	struct pstore_series_line *lines;
+};
+/* sel needs a type and a from/to range; step > 0 and at most 10,000
+ * points.  *out to pstore_series_set_free(). */
+int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel,
+			 int64_t step_ns, const char *const *group_by, size_t n_group_by,
+			 struct pstore_series_set **out, char *why, size_t why_size);
+void pstore_series_set_free(struct pstore_series_set *set);
+
+/* Symbolization coverage of the profiles of sel: samples are the values
+ * of each profile's first "count" sample type (else one per sample). */
+struct pstore_coverage_row {
+	char *build_id;
+	char *reason;
+	uint64_t samples; /* samples with a frame of this build ID unresolved */
+};
+struct pstore_coverage {
+	uint64_t profiles, samples, resolved_samples;
+	size_t n_rows; /* by samples affected, most first */
+	struct pstore_coverage_row *rows;
+};
+int pstore_coverage(struct pstore *s, const struct pstore_selection *sel,
+		    struct pstore_coverage **out, char *why, size_t why_size);
+void pstore_coverage_free(struct pstore_coverage *c);
+
+/* ---- maintenance and stats ---------------------------------------------- */
+
+/* Seal the log segment and write what it holds as blocks, now. */
+int pstore_flush(struct pstore *s);
+/* One compaction pass: flush sealed segments, merge each partition's
+ * blocks, drop blocks past retention.  What the background thread runs. */
+int pstore_compact(struct pstore *s);
+
+struct pstore_stats {
+	uint64_t block_bytes, blocks, corrupt_blocks;
+	uint64_t series, profiles;	  /* blocks and log together */
+	uint64_t head_profiles, wal_bytes, wal_segments;
+	uint64_t appends, rejected;	  /* since open */
+	uint64_t flushes, merges, retention_drops, compaction_errors;
+	uint64_t wal_torn_bytes;	  /* dropped at the tails replayed at open */
+	uint64_t unbounded_labels;
+};
+void pstore_stats(struct pstore *s, struct pstore_stats *out);
+
+/* Labels that look unbounded (a new value in most profiles that carry
+ * them), as "name: N new values in the last M profiles".  *out to
+ * pstore_strlist_free(). */
+int pstore_warnings(struct pstore *s, struct pstore_strlist **out);
+
+/* ---- selectors (exposed for the fuzz target and the HTTP layer) -------- */
+
+struct pstore_selector;
+
+/* Parse text (NUL-terminated).  *out to pstore_selector_free(). */
+int pstore_selector_parse(const char *text, struct pstore_selector **out, char *why,
+			  size_t why_size);
+void pstore_selector_free(struct pstore_selector *sel);
+/* Whether a label set (sorted or not) matches. */
+bool pstore_selector_matches(const struct pstore_selector *sel,
+			     const struct pstore_label *labels, size_t n);
+
+#endif /* EMBER_PSTORE_H */

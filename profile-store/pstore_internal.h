@@ -1,0 +1,1203 @@
+/*
+ * pstore_internal.h - what only profile-store/ sees.  Its functions carry
+ * the component's prefix too (pstore_), so the library exports no other;
+ * its macros are PS_.
+ *
+ * One concept a file:
+ *   errors.c        pstore_strerror (reasons: common.h's EMBER_FAIL)
+ *   vec.c           growable arrays (pstore_grow)
+ *   hash.c          the hash function (the sets are common.h's)
+ *   varint.c        LEB128 varints and zigzag, bounded cursor readers
+ *   strtab.c        interned strings
+ *   dict.c          the dictionary: functions, mappings, locations, stack nodes
+ *   dict_import.c   entries of one dictionary interned into another
+ *   labels.c        label validation, sorting, the series key
+ *   seriestab.c     series (labels x sample types) and profile types
+ *   types.c         profile type names, aliases, the profile's name
+ *   lindex.c        the label index (name -> values -> series)
+ *   limits.c        ingest limits and their defaults
+ *   rows.c          one profile's rows, sorted and summed per stack
+ *   ingest.c        a decoded pprof -> dictionary entries, rows, coverage
+ *   head.c          the in-memory head: what the log segment holds
+ *   keys.c          the series the store holds (the series limit)
+ *   unbounded.c     labels that look unbounded
+ *   append.c        pstore_append
+ *   wal_record.c    one append as a log record
+ *   wal_segment.c   the log segment writer (group commit)
+ *   wal_replay.c    reading a segment back, dropping a torn tail
+ *   recover.c       the log replayed at open
+ *   block_encode.c  a partition's profiles -> block bytes
+ *   block_rows.c    the row streams of a series: encode, decode, sum
+ *   block_decode.c  block bytes -> header, meta, series, dictionary
+ *   blockio_dir.c   the local-directory block storage
+ *   catalog.c       blocks opened, read by range, listed, superseded
+ *   cache.c         decoded block data under a byte budget
+ *   compact.c       rotation, heads -> blocks, retention
+ *   merge.c         a partition's blocks -> one (resolver applied)
+ *   coverage.c      coverage recounted after a compaction's resolver
+ *   background.c    the compaction thread
+ *   store.c         open, free, snapshots, stats, warnings
+ *   selector.c      the selector parser; matching a label set
+ *   match.c         a selector over a label index -> series bitmap
+ *   query.c         pstore_query over heads and blocks
+ *   block_query.c   one block's share of a query
+ *   scan.c          selections without rows: discovery, totals, coverage
+ *   discovery.c, series_totals.c, coverage_query.c  those three calls
+ *   result.c        the merged result: dictionary + value per stack
+ *   resolve.c       resolver callbacks applied to a dictionary
+ *   ntree.c         the tree of frame names (outputs, diffs)
+ *   out.c           buffered writing, XML and JSON escaping
+ *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
+ *   svg_script.c    the outputs; the flame graph's script
+ *   diff.c, diff_table.c, diff_out.c  the diff and its outputs
+ */
+#ifndef EMBER_PSTORE_INTERNAL_H
+#define EMBER_PSTORE_INTERNAL_H
+
+#include "pstore.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors (errors.c) ----------------------------------------------------
+ *
+ * Reasons for the sender go through common.h's struct ember_diag and its
+ * guards: EMBER_FAIL, EMBER_FAIL_IF, EMBER_FORWARD_IF_ERROR.
+ */
+
+/* ---- growable arrays (vec.c) -------------------------------------------- */
+
+/* Make room for need elements in *arr (capacity *cap, doubling): 0 or
+ * -ENOMEM (nothing changed). */
+int pstore_grow(void *arr, size_t *cap, size_t need, size_t elem);
+
+#define PS_VEC(T)                                                            \
+	struct {                                                             \
+		T *v;                                                        \
+		size_t n, cap;                                               \
+	}
+/* Named vectors, for the ones passed between functions. */
+#define PS_VEC_DEF(name, T)                                                  \
+	struct name {                                                        \
+		T *v;                                                        \
+		size_t n, cap;                                               \
+	}
+PS_VEC_DEF(pstore_labels, struct pstore_label);
+PS_VEC_DEF(pstore_u32s, uint32_t);
+PS_VEC_DEF(pstore_strs, char *);
+PS_VEC_DEF(pstore_u64s, uint64_t);
+#define pstore_vec_reserve(vec, need) pstore_grow(&(vec)->v, &(vec)->cap, (need), sizeof(*(vec)->v))
+#define pstore_vec_push(vec, x)                                                  \
+	(pstore_vec_reserve((vec), (vec)->n + 1) ? -ENOMEM : ((vec)->v[(vec)->n++] = (x), 0))
+#define pstore_vec_free(vec)                                                     \
+	do {                                                                 \
+		free((vec)->v);                                              \
+		(vec)->v = NULL;                                             \
+		(vec)->n = (vec)->cap = 0;                                   \
+	} while (0)
+
+/* qsort/qsort_r/memcpy that accept (NULL, 0), which libc's do not
+ * promise (UBSan holds them to it). */
+static inline void pstore_qsort(void *base, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+static inline void pstore_qsort_r(void *base, size_t n, size_t size,
+			      int (*cmp)(const void *, const void *, void *), void *ctx)
+{
+	if (n > 1)
+		qsort_r(base, n, size, cmp, ctx);
+}
+
+static inline void pstore_memcpy(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
+}
+
+/* ---- hashing (hash.c) --------------------------------------------------- */
+
+uint64_t pstore_hash(const void *data, size_t len, uint64_t seed);
+
+static inline uint64_t pstore_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Sets of element indexes: common.h's struct ember_hset, with uint32_t
+ * ids; ops name an element's hash (for building a set over existing
+ * elements) and its equality. */
+struct pstore_hset_ops {
+	uint64_t (*hash)(const void *ctx, size_t idx);
+	bool (*equal)(const void *ctx, size_t idx, const void *key);
+};
+
+static inline uint32_t pstore_hset_find(const struct ember_hset *s, const struct pstore_hset_ops *ops,
+				    const void *ctx, uint64_t h, const void *key)
+{
+	size_t i = ember_hset_find(s, h, ops->equal, ctx, key);
+
+	return i == SIZE_MAX ? UINT32_MAX : (uint32_t)i;
+}
+
+/* Add idx under its hash h. */
+static inline int pstore_hset_insert(struct ember_hset *s, const struct pstore_hset_ops *ops,
+				 const void *ctx, uint32_t idx, uint64_t h)
+{
+	(void)ops, (void)ctx;
+	return ember_hset_insert(s, h, idx);
+}
+
+/* Values are summed wrapping (two's complement): a profile or a block
+ * may hold any int64, and an overflow must not be undefined. */
+static inline int64_t pstore_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static inline int64_t pstore_mul(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+/* ---- varints (varint.c) -------------------------------------------------- */
+
+static inline uint64_t pstore_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t pstore_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Append v as LEB128 (1-10 bytes). */
+int pstore_put_uvarint(struct ember_buf *b, uint64_t v);
+static inline int pstore_put_svarint(struct ember_buf *b, int64_t v)
+{
+	return pstore_put_uvarint(b, pstore_zigzag(v));
+}
+/* A length-prefixed string. */
+int pstore_put_str(struct ember_buf *b, const char *s, size_t len);
+
+/* Cursor readers: advance *pos only on success; -PSTORE_ERR_CORRUPT when
+ * the value runs past end or is over-long. */
+int pstore_get_uvarint(const uint8_t **pos, const uint8_t *end, uint64_t *out);
+int pstore_get_svarint(const uint8_t **pos, const uint8_t *end, int64_t *out);
+/* A uvarint that must fit in 32 bits and be <= max. */
+int pstore_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_t *out);
+int pstore_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_t **out);
+/* A length-prefixed string of at most max bytes (not NUL-terminated). */
+int pstore_get_str(const uint8_t **pos, const uint8_t *end, size_t max, const char **s,
+	       size_t *len);
+
+/* The hot-loop decoder: the caller has checked there are at least 10
+ * bytes left or falls back to pstore_get_uvarint. */
+static inline uint64_t pstore_uvarint_fast(const uint8_t **pos)
+{
+	const uint8_t *p = *pos;
+	uint64_t v = p[0] & 0x7f;
+	unsigned shift = 7;
+
+	if (!(*p++ & 0x80)) {
+		*pos = p;
+		return v;
+	}
+	while (shift < 64) {
+		uint8_t c = *p++;
+
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			break;
+		shift += 7;
+	}
+	*pos = p;
+	return v;
+}
+
+static inline void pstore_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void pstore_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t pstore_rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t pstore_rd64(const uint8_t *p)
+{
+	return (uint64_t)pstore_rd32(p) | (uint64_t)pstore_rd32(p + 4) << 32;
+}
+
+/* ---- strings (strtab.c) ------------------------------------------------- */
+
+/* Invariants: string 0 is ""; every string is NUL-terminated in bytes at
+ * off[id]; equal strings have one id (when interned). */
+struct pstore_strtab {
+	struct ember_buf bytes;
+	PS_VEC(uint32_t) off;
+	struct ember_hset set;
+};
+
+int pstore_strtab_init(struct pstore_strtab *t);
+void pstore_strtab_release(struct pstore_strtab *t);
+/* Id of s[0..len) (no NUL inside), adding it.  0, -ENOMEM, -E2BIG. */
+int pstore_strtab_intern(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id);
+static inline int pstore_strtab_intern0(struct pstore_strtab *t, const char *s, uint32_t *id)
+{
+	return pstore_strtab_intern(t, s ? s : "", s ? strlen(s) : 0, id);
+}
+/* Id of s[0..len) in an interned table, or UINT32_MAX. */
+uint32_t pstore_strtab_find(const struct pstore_strtab *t, const char *s, size_t len);
+/* Add without deduplication (decoders: the table is not interned into
+ * until pstore_strtab_index() builds the set). */
+int pstore_strtab_add(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id);
+static inline const char *pstore_str(const struct pstore_strtab *t, uint32_t id)
+{
+	return t->bytes.data + t->off.v[id];
+}
+static inline size_t pstore_strtab_count(const struct pstore_strtab *t)
+{
+	return t->off.n;
+}
+
+/* ---- the dictionary (dict.c, dict_import.c) ------------------------------ */
+
+struct pstore_func {
+	uint32_t name, system_name, filename;
+	int64_t start_line;
+};
+
+struct pstore_map {
+	uint64_t start, limit, offset;
+	uint32_t filename, build_id;
+};
+
+struct pstore_loc {
+	uint64_t address;
+	uint32_t mapping; /* 0: none, else index + 1 */
+	uint32_t line_off, nlines;
+};
+
+struct pstore_line {
+	uint32_t func;
+	int64_t line;
+};
+
+/*
+ * struct pstore_dict - what a block (or a head, or a result) stores once.
+ * Invariants: node 0 is the root (the empty stack); every other node's
+ * parent is smaller than the node; node_loc[n] names a location; every
+ * reference lies inside its table.  A stack is a node: its frames are the
+ * locations on the path to the root, the node's own first (leaf).
+ */
+struct pstore_dict {
+	struct pstore_strtab str;
+	PS_VEC(struct pstore_func) funcs;
+	PS_VEC(struct pstore_map) maps;
+	PS_VEC(struct pstore_loc) locs;
+	PS_VEC(struct pstore_line) lines;
+	PS_VEC(uint32_t) node_parent;
+	PS_VEC(uint32_t) node_loc;
+	/* Interning sets, built on the first intern call. */
+	struct ember_hset func_set, map_set, loc_set, node_set;
+	bool indexed;
+};
+
+int pstore_dict_init(struct pstore_dict *d);
+void pstore_dict_release(struct pstore_dict *d);
+/* Build the interning sets over what a decoder filled in. */
+int pstore_dict_index(struct pstore_dict *d);
+int pstore_dict_func(struct pstore_dict *d, const struct pstore_func *f, uint32_t *id);
+int pstore_dict_map(struct pstore_dict *d, const struct pstore_map *m, uint32_t *id);
+/* Location of mapping (0 or index + 1), address and lines[0..n). */
+int pstore_dict_loc(struct pstore_dict *d, uint32_t mapping, uint64_t address,
+		const struct pstore_line *lines, uint32_t n, uint32_t *id);
+int pstore_dict_node(struct pstore_dict *d, uint32_t parent, uint32_t loc, uint32_t *id);
+size_t pstore_dict_bytes(const struct pstore_dict *d);
+static inline size_t pstore_dict_nodes(const struct pstore_dict *d)
+{
+	return d->node_parent.n;
+}
+
+/* Maps from one dictionary's ids to another's, filled lazily
+ * (UINT32_MAX: not yet).  dict_import.c. */
+struct pstore_import {
+	const struct pstore_dict *src;
+	struct pstore_dict *dst;
+	uint32_t *str, *func, *map, *loc, *node;
+};
+
+int pstore_import_init(struct pstore_import *im, const struct pstore_dict *src,
+		       struct pstore_dict *dst);
+void pstore_import_release(struct pstore_import *im);
+int pstore_import_node(struct pstore_import *im, uint32_t node, uint32_t *out);
+int pstore_import_loc(struct pstore_import *im, uint32_t loc, uint32_t *out);
+int pstore_import_str(struct pstore_import *im, uint32_t s, uint32_t *out);
+
+/* ---- labels and series (labels.c, seriestab.c, types.c) ------------------ */
+
+/* A label of a series: string ids of its table. */
+struct pstore_lpair {
+	uint32_t name, value;
+};
+
+/* A profile type: string ids of its five fields and of its full ID
+ * "name:sample_type:sample_unit:period_type:period_unit". */
+struct pstore_type {
+	uint32_t f[5];
+	uint32_t id;
+};
+
+struct pstore_series {
+	uint32_t label_off, nlabels; /* pairs[label_off..), sorted by name */
+	uint32_t type_off, ntypes;   /* type_ids[type_off..): one per column */
+	uint64_t key;		     /* pstore_series_key of the labels and types */
+};
+
+/*
+ * struct pstore_seriestab - series, their labels and types, with the strings
+ * they use (label names and values, type strings, coverage reasons and
+ * build IDs).  Series keys are unique in a table.
+ */
+struct pstore_seriestab {
+	struct pstore_strtab str;
+	PS_VEC(struct pstore_type) types;
+	PS_VEC(struct pstore_series) series;
+	PS_VEC(struct pstore_lpair) pairs;
+	PS_VEC(uint32_t) type_ids;
+	struct ember_hset type_set, series_set;
+};
+
+int pstore_seriestab_init(struct pstore_seriestab *t);
+void pstore_seriestab_release(struct pstore_seriestab *t);
+/* Id of a type (strings interned). */
+int pstore_seriestab_type(struct pstore_seriestab *t, const char *const f[5], uint32_t *id);
+static inline const char *pstore_type_str(const struct pstore_seriestab *t, uint32_t type)
+{
+	return pstore_str(&t->str, t->types.v[type].id);
+}
+/* Id of the series with labels (sorted by name, names unique) and types;
+ * *added says whether it is new. */
+int pstore_seriestab_series(struct pstore_seriestab *t, const struct pstore_label *labels,
+			size_t n, const uint32_t *types, size_t ntypes, uint32_t *id,
+			bool *added);
+/* Series s of src added to dst (strings copied); *id its id in dst. */
+int pstore_seriestab_copy(struct pstore_seriestab *dst, const struct pstore_seriestab *src,
+			  uint32_t s, uint32_t *id);
+/* Series id of key, or UINT32_MAX. */
+uint32_t pstore_seriestab_find(const struct pstore_seriestab *t, uint64_t key);
+/* Build the sets after a decoder filled the table in. */
+int pstore_seriestab_index(struct pstore_seriestab *t);
+/* Value of label name in series sid, or NULL. */
+const char *pstore_series_label(const struct pstore_seriestab *t, uint32_t sid, const char *name);
+
+/* Hash of sorted labels and type ID strings: the series identity. */
+uint64_t pstore_series_key(const struct pstore_label *labels, size_t n, const char *const *type_ids,
+		       size_t ntypes);
+/* Sort labels by name (stable) and check names/values/duplicates under
+ * lim: 0, -PSTORE_ERR_LABEL or -PSTORE_ERR_LIMIT with d set. */
+int pstore_labels_check(struct pstore_label *labels, size_t n, const struct pstore_limits *lim,
+		    struct ember_diag *d);
+bool pstore_label_name_valid(const char *name);
+void pstore_labels_sort(struct pstore_label *labels, size_t n);
+
+/* types.c: the profile's name when no __name__ is given ("process_cpu",
+ * "memory", ...), from its period type and sample types. */
+const char *pstore_profile_name(const struct pprof_profile *p);
+/* A query's type: a full ID (5 fields) or an alias, resolved against the
+ * distinct type IDs known (ids[0..n), sorted).  *out points into ids or
+ * is a copy of text to free(). */
+int pstore_type_resolve(const char *text, char *const *ids, size_t n, char **out,
+		    struct ember_diag *d);
+/* Whether a type ID's sample type/unit has unit "count". */
+bool pstore_type_is_count(const char *sample_unit);
+
+/* ---- label index (lindex.c) ---------------------------------------------- */
+
+struct pstore_lname {
+	uint32_t name;		/* string id in the series table */
+	uint32_t val_off, nvals;
+};
+
+struct pstore_lval {
+	uint32_t value;
+	uint32_t post_off, npost; /* postings: series ids, ascending */
+};
+
+/* Names sorted, each name's values sorted (by string), postings sorted. */
+struct pstore_lindex {
+	PS_VEC(struct pstore_lname) names;
+	PS_VEC(struct pstore_lval) vals;
+	PS_VEC(uint32_t) post;
+};
+
+int pstore_lindex_build(struct pstore_lindex *ix, const struct pstore_seriestab *t);
+void pstore_lindex_release(struct pstore_lindex *ix);
+/* Index of name in ix->names, or UINT32_MAX. */
+uint32_t pstore_lindex_find(const struct pstore_lindex *ix, const struct pstore_seriestab *t,
+			const char *name);
+
+/* ---- selectors (selector.c, match.c) -------------------------------------- */
+
+enum pstore_match_op { PS_EQ, PS_NE, PS_RE, PS_NRE };
+
+struct pstore_matcher {
+	char *name, *value;
+	enum pstore_match_op op;
+	void *re; /* regex_t for PS_RE / PS_NRE */
+};
+
+struct pstore_selector {
+	PS_VEC(struct pstore_matcher) m;
+	char *type; /* "TYPE{...}": a profile type before the braces, or NULL */
+};
+
+bool pstore_matcher_value(const struct pstore_matcher *m, const char *value);
+/* Series of t matching sel, as a bitmap of nseries bytes (0/1), with ix
+ * t's label index.  0 or -ENOMEM. */
+int pstore_select_series(const struct pstore_selector *sel, const struct pstore_seriestab *t,
+		     const struct pstore_lindex *ix, uint8_t *bitmap);
+/* Parse sel->selector (NULL: match all) into *out. */
+int pstore_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
+		       struct ember_diag *d);
+
+/* ---- limits (limits.c) ---------------------------------------------------- */
+
+void pstore_limits_resolve(const struct pstore_limits *in, struct pstore_limits *out);
+
+/* ---- profiles and rows ----------------------------------------------------- */
+
+/* Coverage of one profile: samples with a frame of build_id unresolved. */
+struct pstore_cov {
+	uint32_t build_id, reason; /* strings of the series table */
+	uint64_t samples;
+};
+
+PS_VEC_DEF(pstore_covs, struct pstore_cov);
+
+struct pstore_prof {
+	int64_t time, duration, period;
+	uint32_t series;
+	uint32_t nrows;
+	uint64_t row_off;  /* head: into the row arrays; block: into the series' streams */
+	uint64_t val_off;  /* head: into row_vals */
+	uint32_t tot_off;  /* totals[tot_off..+ncols) */
+	uint32_t cov_off, ncov;
+	uint64_t samples, resolved;
+};
+
+/* ---- ingest (ingest.c, coverage.c) ---------------------------------------- */
+
+/* One profile as rows: nodes of a dictionary, ascending and unique after
+ * pstore_rows_normalize, values row-major (ncols per row). */
+struct pstore_rows {
+	PS_VEC(uint32_t) node;
+	PS_VEC(int64_t) val;
+	uint32_t ncols;
+};
+
+void pstore_rows_release(struct pstore_rows *r);
+/* Sort rows by node and sum equal nodes. */
+int pstore_rows_normalize(struct pstore_rows *r);
+
+/* Samples of a profile with frames of bid unresolved (bid: index into
+ * struct pstore_ingest.bids). */
+struct pstore_gcov {
+	uint32_t bid;
+	uint64_t samples;
+};
+
+/* The samples of one sample-label set. */
+struct pstore_group {
+	struct pstore_rows rows;
+	struct pstore_labels labels;	    /* string sample labels (point into p) */
+	uint64_t samples, resolved;	    /* coverage: samples, fully resolved */
+	PS_VEC(struct pstore_gcov) cov;
+	uint64_t hash;			    /* of the label set */
+};
+
+struct pstore_ingest {
+	PS_VEC(struct pstore_group) groups;
+	PS_VEC(const char *) bids; /* build IDs of unresolved frames (point into p) */
+	int count_col;		   /* the first "count" column, or -1 */
+	uint32_t ncols;
+};
+
+/*
+ * Intern p's samples into dict: one group per distinct set of string
+ * sample labels (all in group 0 unless split_labels), rows summed per
+ * stack.  lim NULL: no limits (offline).  -PSTORE_ERR_LIMIT,
+ * -PSTORE_ERR_LABEL (a sample label name), -ENOMEM, with d set.
+ */
+int pstore_ingest_profile(struct pstore_dict *dict, const struct pprof_profile *p,
+		      const struct pstore_limits *lim, bool split_labels,
+		      struct pstore_ingest *out, struct ember_diag *d);
+void pstore_ingest_release(struct pstore_ingest *in);
+
+/* ---- the head (head.c) ---------------------------------------------------- */
+
+enum pstore_prof_state { PS_PENDING = 0, PS_VISIBLE = 1, PS_DEAD = 2 };
+
+/*
+ * struct pstore_head - what one log segment holds, in memory and queryable.
+ * Appends take lock for writing; queries for reading.  Once sealed it
+ * never changes again.
+ */
+struct pstore_head {
+	pthread_rwlock_t lock;
+	atomic_int refs;
+	uint64_t seq;		/* the segment's sequence number */
+	int64_t created_ns;
+	bool sealed;
+	struct pstore_dict dict;
+	struct pstore_seriestab series;
+	PS_VEC(struct pstore_prof) profs;
+	PS_VEC(uint8_t) state;	/* enum pstore_prof_state per profile */
+	PS_VEC(uint32_t) row_node;
+	PS_VEC(int64_t) row_val;
+	PS_VEC(int64_t) totals;
+	PS_VEC(struct pstore_cov) cov;
+	int64_t min_time, max_time;
+	size_t visible;
+};
+
+struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns);
+struct pstore_head *pstore_head_ref(struct pstore_head *h);
+void pstore_head_unref(struct pstore_head *h);
+size_t pstore_head_bytes(const struct pstore_head *h);
+
+/* What is the same for every group of one append. */
+struct pstore_head_add {
+	int64_t time, duration, period;
+	const char *(*types)[5]; /* the five fields per column */
+	size_t ncols;
+	const struct pstore_unresolved *unresolved;
+	size_t n_unresolved;
+};
+
+/* The store's series limit, asked before a new series is added. */
+struct pstore_series_gate {
+	int (*admit)(void *ctx, uint64_t key, struct ember_diag *d);
+	void *ctx;
+};
+
+/*
+ * Add the groups of in (interned into h->dict by the caller) as pending
+ * profiles, group g with the full sorted labels labels[g]; *first and
+ * *count name them for pstore_head_settle.  Under h's write lock.
+ */
+int pstore_head_add(struct pstore_head *h, const struct pstore_ingest *in,
+		    const struct pstore_labels *labels, const struct pstore_head_add *a,
+		    const struct pstore_series_gate *gate, size_t *first, size_t *count,
+		    struct ember_diag *d);
+/* Mark profiles [first, first + count) visible (ok) or dead.  Under h's
+ * write lock. */
+void pstore_head_settle(struct pstore_head *h, size_t first, size_t count, bool ok);
+
+/* ---- blocks (block_encode.c, block_decode.c, block_rows.c) ------------- */
+
+#define PS_BLOCK_MAGIC "EMBPSTB1"
+#define PS_BLOCK_VERSION 1
+#define PS_BLOCK_HEADER 64
+#define PS_SECTION_ENTRY 40
+#define PS_BLOCK_MAX_SECTIONS 64
+#define PS_SECTION_MAX_RAW ((uint64_t)1 << 31) /* 2 GiB decoded per section */
+
+enum pstore_section_kind {
+	PS_SEC_META = 1,	/* parents, log coverage, counts */
+	PS_SEC_SERIES_STRINGS,	/* strings of the series table */
+	PS_SEC_SERIES,		/* types and series */
+	PS_SEC_LABELS,		/* label index */
+	PS_SEC_PROFILES,	/* profile rows: series, time, totals, coverage */
+	PS_SEC_STRINGS,		/* the dictionary's strings */
+	PS_SEC_FUNCTIONS,
+	PS_SEC_MAPPINGS,
+	PS_SEC_LOCATIONS,
+	PS_SEC_NODES,
+	PS_SEC_STREAMS,		/* the row streams' directory */
+	PS_SEC_ROWS,		/* the row streams (zstd frames, raw section) */
+	PS_SEC_KIND_MAX,
+};
+
+struct pstore_section {
+	uint32_t kind, codec; /* codec 0: raw, 1: zstd */
+	uint64_t off, stored, raw, hash;
+};
+
+/* Which log segments a block holds: [lo, hi] of writer. */
+struct pstore_walrange {
+	uint8_t writer[16];
+	uint64_t lo, hi;
+};
+
+PS_VEC_DEF(pstore_walranges, struct pstore_walrange);
+
+struct pstore_block_meta {
+	int64_t min_time, max_time, partition, partition_ns;
+	PS_VEC(char *) parents;	/* names of the blocks this one replaces */
+	struct pstore_walranges wal;
+	uint64_t profiles, rows, series;
+	struct pstore_section sec[PS_SEC_KIND_MAX];
+	bool has[PS_SEC_KIND_MAX];
+};
+
+void pstore_block_meta_release(struct pstore_block_meta *m);
+
+/* A stream of a series' rows. */
+enum pstore_stream_kind {
+	PS_STREAM_STACKS = 0,	/* node deltas per profile */
+	PS_STREAM_VALUES = 1,	/* zigzag(value / factor) */
+	PS_STREAM_DERIVED = 2,	/* column ref times factor: no bytes */
+};
+
+struct pstore_stream {
+	uint32_t kind, ref;
+	int64_t factor;
+	uint64_t off, stored, raw; /* inside the ROWS section */
+};
+
+PS_VEC_DEF(pstore_streams, struct pstore_stream);
+
+/* What a query needs of a block beyond its header: loaded lazily, kept
+ * in the cache, read-only once built. */
+struct pstore_bdata {
+	atomic_int refs;
+	size_t bytes;
+	struct pstore_dict dict;
+	PS_VEC(struct pstore_prof) profs;
+	PS_VEC(int64_t) totals;
+	PS_VEC(struct pstore_cov) cov;
+	struct pstore_streams streams;
+	PS_VEC(uint32_t) series_stream; /* first stream of each series */
+	PS_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
+};
+
+struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);
+void pstore_bdata_unref(struct pstore_bdata *b);
+
+/* Input of the block encoder: one partition's profiles of a source
+ * (head or merge staging), selected by prof index. */
+struct pstore_block_src {
+	const struct pstore_dict *dict;
+	const struct pstore_seriestab *series;
+	const struct pstore_prof *profs;
+	const uint32_t *sel; /* indexes into profs */
+	size_t nsel;
+	const uint32_t *row_node;
+	const int64_t *row_val;
+	const int64_t *totals;
+	const struct pstore_cov *cov;
+	int64_t partition, partition_ns;
+	char *const *parents;
+	size_t nparents;
+	const struct pstore_walrange *wal;
+	size_t nwal;
+	int zstd_level;
+};
+
+/* Encode src into out (a whole block file) and its name into name
+ * ("blocks/<partition hex>-<hash hex>.pblk"). */
+#define PS_BLOCK_NAME_MAX 64
+int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *out,
+		    char name[PS_BLOCK_NAME_MAX]);
+
+/* Parse and check the header and section table of a block whose first
+ * bytes are data[0..len) (at least the header and table, or all of it);
+ * size is the whole file's.  -PSTORE_ERR_CORRUPT with d set. */
+int pstore_block_header(const uint8_t *data, size_t len, uint64_t size,
+		    struct pstore_block_meta *m, struct ember_diag *d);
+/* Bytes of header + table, once the first PS_BLOCK_HEADER are known. */
+int pstore_block_header_len(const uint8_t *data, size_t len, size_t *need, struct ember_diag *d);
+/* Decode the stored bytes of section kind (checked against its hash,
+ * decompressed) into out. */
+int pstore_block_section(const struct pstore_block_meta *m, enum pstore_section_kind kind,
+		     const uint8_t *stored, size_t len, struct ember_buf *out,
+		     struct ember_diag *d);
+/* Decode the META, SERIES_STRINGS, SERIES, LABELS sections. */
+int pstore_block_decode_meta(const uint8_t *data, size_t len, struct pstore_block_meta *m,
+			 struct ember_diag *d);
+int pstore_block_decode_series(const uint8_t *strs, size_t slen, const uint8_t *ser,
+			   size_t len, struct pstore_seriestab *t, struct ember_diag *d);
+int pstore_block_decode_labels(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			   struct pstore_lindex *ix, struct ember_diag *d);
+/* The dictionary sections, PROFILES and STREAMS into b (checked against
+ * the series table t). */
+int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
+			 const size_t len[PS_SEC_KIND_MAX], struct pstore_dict *dict,
+			 struct ember_diag *d);
+int pstore_block_decode_profiles(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			     const struct pstore_block_meta *m, struct pstore_bdata *b,
+			     struct ember_diag *d);
+int pstore_block_decode_streams(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			    const struct pstore_block_meta *m, struct pstore_bdata *b,
+			    struct ember_diag *d);
+
+/* Row streams of one series (block_rows.c): its profiles' rows, in
+ * profile order, as one stream of node deltas and one stream per column,
+ * each a zstd frame appended to rows. */
+struct pstore_rows_in {
+	const struct pstore_prof *const *profs; /* of one series, in time order */
+	size_t nprofs;
+	const uint32_t *row_node;	    /* indexed by prof->row_off */
+	const int64_t *row_val;		    /* by prof->val_off, ncols a row */
+	const uint32_t *node_map;	    /* source node -> block node */
+	uint32_t ncols;
+	void *cctx;			    /* ZSTD_CCtx, level set */
+};
+int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
+		   struct pstore_streams *streams);
+/* Decompress stream st's stored bytes (stored[0..len)) into out. */
+int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+		   struct ember_buf *out, struct ember_diag *d);
+
+/* Sum one column of the profiles [p_first, p_end) of a series whose time
+ * lies in [from, to) into self[] (nnodes), from the decompressed stacks
+ * and values streams; values are multiplied by factor.  Matching
+ * profiles are noted in r.  -PSTORE_ERR_CORRUPT when a stream runs out
+ * or names a node past nnodes. */
+struct pstore_sum_in {
+	const struct pstore_prof *profs;
+	size_t p_first, p_end;
+	int64_t from, to;
+	const uint8_t *stacks, *stacks_end;
+	const uint8_t *vals, *vals_end;
+	int64_t factor;
+	uint32_t nnodes;
+	struct pstore_result *r;
+};
+int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d);
+/* Every row of a series (compaction): nodes[nrows] from a stacks stream;
+ * one column into vals[i * stride] from a values stream. */
+int pstore_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct pstore_prof *profs,
+			  size_t p_first, size_t p_end, uint32_t nnodes, uint32_t *nodes,
+			  struct ember_diag *d);
+int pstore_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nrows,
+			  int64_t factor, int64_t *vals, size_t stride, struct ember_diag *d);
+
+/* ---- catalog (catalog.c, cache.c) -------------------------------------- */
+
+struct pstore_block {
+	atomic_int refs;
+	char *name;
+	uint64_t size;
+	struct pstore_block_meta meta;
+	struct pstore_seriestab series;
+	struct pstore_lindex lindex;
+	bool corrupt;
+	char why[256];		  /* when corrupt */
+	bool doomed;		  /* delete the object at the last unref */
+	const struct pstore_blockio *io;
+	pthread_mutex_t mu;	  /* data */
+	struct pstore_bdata *data;	  /* cached (cache.c owns the reference) */
+	uint64_t last_use;
+};
+
+struct pstore_block *pstore_block_ref(struct pstore_block *b);
+void pstore_block_unref(struct pstore_block *b);
+/* Read a block's header and meta/series/labels through io. */
+int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
+		  struct pstore_block **out, struct ember_diag *d);
+
+struct pstore_cache {
+	pthread_mutex_t mu;
+	size_t budget, used;
+	PS_VEC(struct pstore_block *) lru; /* referenced blocks with data */
+	uint64_t tick;
+};
+
+/* The block's data, loading it if needed: a reference to unref. */
+int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pstore_bdata **out,
+		  struct ember_diag *d);
+/* A stream's bytes of block b (range read). */
+int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d);
+int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
+			 struct ember_buf *out, struct ember_diag *d);
+void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b);
+void pstore_cache_release(struct pstore_cache *c);
+
+/* ---- the store (store.c) -------------------------------------------------- */
+
+struct pstore_wal;
+
+struct pstore {
+	char *dir;
+	int lock_fd;
+	uint8_t writer[16];
+	struct pstore_opts opts;
+	struct pstore_limits lim;
+	struct pstore_blockio io;
+
+	pthread_rwlock_t rot;		  /* appends shared, rotation exclusive */
+	pthread_mutex_t mu;		  /* blocks, heads, series counts */
+	PS_VEC(struct pstore_block *) blocks; /* live, sorted by partition then name */
+	struct pstore_head *head;		  /* the active head */
+	PS_VEC(struct pstore_head *) sealed;  /* heads waiting to be compacted */
+	struct pstore_wal *wal;		  /* the active head's segment */
+	int wal_fd;			  /* DIR/wal */
+	uint64_t next_seq;
+	/* series keys of blocks and heads, with a count of holders */
+	struct pstore_keycount *keys;
+
+	pthread_mutex_t compact_mu;	  /* one compaction at a time */
+	struct pstore_cache cache;
+	struct pstore_unbounded *unbounded;
+
+	pthread_t bg;
+	bool has_bg;
+	pthread_mutex_t bg_mu;
+	pthread_cond_t bg_cv;
+	bool bg_stop, bg_kick;
+
+	atomic_uint_fast64_t appends, rejected, flushes, merges, retention_drops,
+		compaction_errors, wal_torn_bytes;
+};
+
+int64_t pstore_now(const struct pstore *s);
+/* The partition start of time t. */
+int64_t pstore_partition_of(const struct pstore *s, int64_t t);
+/* Start the active head and its segment (next_seq). */
+int pstore_open_segment(struct pstore *s);
+/* A block's time span (a corrupt one: its whole partition). */
+void pstore_block_span(const struct pstore *s, const struct pstore_block *b, int64_t *lo,
+		       int64_t *hi);
+/* Read the blocks at open (catalog.c); replay the log (recover.c). */
+int pstore_catalog_load(struct pstore *s, struct ember_diag *d);
+int pstore_recover(struct pstore *s, struct ember_diag *d);
+/* Add a block to the store's list (under s->mu): its series counted. */
+int pstore_catalog_add(struct pstore *s, struct pstore_block *b);
+/* Take a block out of the list (under s->mu), deleted at its last unref. */
+void pstore_catalog_remove(struct pstore *s, size_t i);
+
+/* Series key counting (store.c): the series limit. */
+struct pstore_keycount;
+int pstore_keys_add(struct pstore_keycount **kc, uint64_t key);
+void pstore_keys_remove(struct pstore_keycount *kc, uint64_t key);
+bool pstore_keys_has(const struct pstore_keycount *kc, uint64_t key);
+size_t pstore_keys_count(const struct pstore_keycount *kc);
+void pstore_keys_free(struct pstore_keycount *kc);
+
+/* A consistent view for queries: references to blocks and heads. */
+struct pstore_snapshot {
+	PS_VEC(struct pstore_block *) blocks;
+	PS_VEC(struct pstore_head *) heads;
+};
+
+int pstore_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct pstore_snapshot *out);
+void pstore_snapshot_release(struct pstore_snapshot *snap);
+
+/* ---- the log (wal_*.c) ------------------------------------------------------ */
+
+#define PS_WAL_MAGIC "EMBPSWL1"
+#define PS_WAL_HEADER 32
+#define PS_WAL_RECORD_HEADER 16
+#define PS_WAL_RECORD_MAX ((size_t)256 << 20)
+
+/* An append's record (wal_record.c). */
+struct pstore_record {
+	int64_t time, duration;
+	PS_VEC(struct pstore_label) labels;
+	PS_VEC(struct pstore_unresolved) unresolved;
+	const uint8_t *pprof;
+	size_t pprof_len;
+	size_t input_bytes;
+};
+
+/* body NULL: p encoded raw. */
+int pstore_record_encode(const struct pstore_append_opts *o, int64_t time, int64_t duration,
+		     const void *body, size_t body_len, const struct pprof_profile *p,
+		     struct ember_buf *out);
+/* Decode a record payload (borrowed: strings point into data, which is
+ * NUL-terminated per string by the encoder). */
+int pstore_record_decode(const uint8_t *data, size_t len, struct pstore_record *r,
+		     struct ember_diag *d);
+void pstore_record_release(struct pstore_record *r);
+
+/* Segment writer (wal_segment.c). */
+int pstore_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsync,
+		struct pstore_wal **out);
+/* Append one record and wait until it is durable.  -EIO etc.: the
+ * record is not acknowledged; later appends fail with -PSTORE_ERR_CLOSED
+ * until the next segment. */
+int pstore_wal_append(struct pstore_wal *w, const void *payload, size_t len);
+uint64_t pstore_wal_bytes(const struct pstore_wal *w);
+uint64_t pstore_wal_seq(const struct pstore_wal *w);
+void pstore_wal_close(struct pstore_wal *w);
+void pstore_wal_name(uint64_t seq, char out[32]);
+
+/* Replay (wal_replay.c): fn for each record of a segment's bytes, in
+ * order, until the end or the first bad record (*torn: bytes dropped);
+ * writer gets the segment's writer ID.  -PSTORE_ERR_CORRUPT for a bad
+ * header; fn's error stops the scan. */
+int pstore_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
+		int (*fn)(void *ctx, const uint8_t *payload, size_t len), void *ctx,
+		uint64_t *torn, struct ember_diag *d);
+
+/* ---- results (result.c, resolve.c, ntree.c) --------------------------------- */
+
+struct pstore_result {
+	struct pstore_dict dict;
+	PS_VEC(int64_t) self; /* per node */
+	char *type;
+	char *sample_type, *sample_unit, *period_type, *period_unit;
+	int64_t period;
+	uint64_t profiles;
+	int64_t min_time, max_time;
+};
+
+int pstore_result_new(const char *type_id, struct pstore_result **out);
+/* Add self[] (per node of src) into r. */
+int pstore_result_add(struct pstore_result *r, const struct pstore_dict *src, const int64_t *self);
+int64_t pstore_result_total(const struct pstore_result *r);
+/* Why a build ID's frames stayed unresolved (the first reason given). */
+struct pstore_reason {
+	char *build_id, *reason;
+};
+PS_VEC_DEF(pstore_reasons, struct pstore_reason);
+void pstore_reasons_free(struct pstore_reasons *r);
+
+/* Apply a resolver to d's unresolved locations (those without lines, in
+ * a mapping), one call per mapping; *changed says whether any got lines.
+ * reasons (may be NULL) collects the failures' reasons per build ID. */
+int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
+		    struct pstore_reasons *reasons, bool *changed, struct ember_diag *diag);
+
+/* ---- compaction (compact.c, background.c) -------------------------------- */
+
+PS_VEC_DEF(pstore_blocks, struct pstore_block *);
+int pstore_compact_head(struct pstore *s, struct pstore_head *h);
+int pstore_compact_sealed(struct pstore *s);
+/* Rotate when due (rotate), flush sealed heads, merge, retention: the
+ * background pass and pstore_compact. */
+int pstore_compact_pass(struct pstore *s, bool rotate);
+/* Seal the active head when due (age, size) or forced. */
+int pstore_rotate(struct pstore *s, bool force);
+/* Encode src, put it through the storage and open it back (compact.c). */
+int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
+		      struct pstore_block **out, struct ember_diag *d);
+int pstore_compact_merge(struct pstore *s);
+int pstore_compact_retention(struct pstore *s);
+/* Recount coverage of a staged head after a resolver (coverage.c). */
+int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *reasons);
+int pstore_background_start(struct pstore *s);
+void pstore_background_stop(struct pstore *s);
+void pstore_background_kick(struct pstore *s);
+
+/* ---- appends (append.c) ---------------------------------------------------- */
+
+/* The part of an append after the log: into the active head (or the
+ * recovered head h when replaying). */
+int pstore_append_apply(struct pstore *s, struct pstore_head *h, const struct pprof_profile *p,
+		    const struct pstore_append_opts *o, int64_t time, int64_t duration,
+		    bool replay, size_t *first, size_t *count, struct ember_diag *d);
+
+/* ---- unbounded labels (unbounded.c) ------------------------------------- */
+
+struct pstore_unbounded;
+struct pstore_unbounded *pstore_unbounded_new(void);
+void pstore_unbounded_free(struct pstore_unbounded *u);
+/* One profile's series labels seen. */
+void pstore_unbounded_observe(struct pstore_unbounded *u, const struct pstore_label *labels,
+			  size_t n);
+/* A value known from the blocks at open (not an observation). */
+void pstore_unbounded_seed(struct pstore_unbounded *u, const char *name, const char *value);
+int pstore_unbounded_list(struct pstore_unbounded *u, struct pstore_strlist *out);
+size_t pstore_unbounded_count(struct pstore_unbounded *u);
+
+/* ---- queries (query.c, block_query.c) ------------------------------------- */
+
+struct pstore_qctx {
+	const struct pstore_selector *sel;
+	const char *type; /* resolved full ID; NULL: any (discovery) */
+	int64_t from, to; /* [from, to) */
+	struct pstore_result *r;
+	struct pstore_cache *cache;
+	struct ember_diag *d;
+};
+
+/* Series of t selected by q (and having q->type when set): col[s] is the
+ * column of q->type in series s, -1 when s is not selected; *any says
+ * whether one is.  col holds t->series.n entries. */
+int pstore_plan(const struct pstore_qctx *q, const struct pstore_seriestab *t,
+		const struct pstore_lindex *ix, int32_t *col, bool *any);
+/* The distinct type IDs of a snapshot, sorted. */
+int pstore_snapshot_types(const struct pstore_snapshot *snap, struct pstore_strs *out);
+void pstore_strs_free(struct pstore_strs *v);
+/* Resolve sel's type (or the selector's "TYPE{...}") against snap. */
+int pstore_query_type(const struct pstore_selection *sel, const struct pstore_selector *parsed,
+		  const struct pstore_snapshot *snap, char **out, struct ember_diag *d);
+/* Whether any profile of [p0, p1) (in time order) lies in [from, to). */
+bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int64_t from,
+			 int64_t to);
+/* Sum a block's matching rows into q->r. */
+int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q);
+/* Note a matched profile in the result's counts. */
+static inline void pstore_result_note(struct pstore_result *r, const struct pstore_prof *p)
+{
+	r->profiles++;
+	if (!r->period)
+		r->period = p->period;
+	if (p->time < r->min_time)
+		r->min_time = p->time;
+	if (p->time > r->max_time)
+		r->max_time = p->time;
+}
+
+/* Scans of the profiles of a selection without their rows (scan.c):
+ * discovery, series totals, coverage.  series() is called once per
+ * source and selected series that has a profile in the time range;
+ * profile(), when set, for each such profile. */
+struct pstore_scan {
+	struct pstore_qctx q;
+	int (*series)(void *ctx, const struct pstore_seriestab *t, uint32_t s, int32_t col);
+	int (*profile)(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
+		       int32_t col, const int64_t *totals, const struct pstore_cov *cov);
+	void *ctx;
+};
+int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc);
+/* Parse sel, take a snapshot over its range and resolve its type (NULL
+ * allowed when !need_type) into sc->q; release with pstore_scan_end. */
+int pstore_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool need_type,
+		  struct pstore_scan *sc, struct pstore_snapshot *snap, struct ember_diag *d);
+void pstore_scan_end(struct pstore_scan *sc, struct pstore_snapshot *snap);
+
+
+/* Tree of frame names (ntree.c): node 0 the root, every parent before
+ * its children; a location with inlined frames is several nodes.  Names
+ * are the tree's own strings. */
+struct pstore_ntree {
+	struct pstore_strtab names;
+	PS_VEC(uint32_t) parent;
+	PS_VEC(uint32_t) name;
+	PS_VEC(int64_t) self;
+	PS_VEC(int64_t) total;
+	struct ember_hset set;
+	uint32_t *first, *next; /* children sorted by name (pstore_ntree_finish) */
+};
+
+int pstore_ntree_init(struct pstore_ntree *t);
+void pstore_ntree_release(struct pstore_ntree *t);
+/* The child of parent named name[0..len), added when absent. */
+int pstore_ntree_child(struct pstore_ntree *t, uint32_t parent, const char *name, size_t len,
+		   uint32_t *out);
+/* The tree of r (self values summed per frame path), finished. */
+int pstore_ntree_build(const struct pstore_result *r, struct pstore_ntree *t);
+/* Totals from selves, and the sorted children lists. */
+int pstore_ntree_finish(struct pstore_ntree *t);
+static inline size_t pstore_ntree_count(const struct pstore_ntree *t)
+{
+	return t->parent.n;
+}
+/* "a;b;c" of node n into b (reset first). */
+int pstore_ntree_path(const struct pstore_ntree *t, uint32_t n, struct ember_buf *b);
+/* Per name: self, and total counting each stack once however often the
+ * name recurses in it; out indexed by name id (t->names). */
+struct pstore_fstat {
+	int64_t self, total;
+};
+int pstore_ntree_functions(const struct pstore_ntree *t, struct pstore_fstat **out);
+/* Visit nodes depth first, children in name order: fn(enter) before a
+ * node's children, fn(!enter) after them.  fn's negative return stops
+ * the walk; a positive one on entering skips the node's children (and
+ * its exit call). */
+int pstore_ntree_walk(const struct pstore_ntree *t, int (*fn)(void *ctx, uint32_t n, int depth,
+						       bool enter), void *ctx);
+
+/* ---- writing (out_*.c) --------------------------------------------------- */
+
+/* Buffered writer over a pstore_write_fn. */
+struct pstore_out {
+	pstore_write_fn fn;
+	void *ctx;
+	struct ember_buf buf;
+	int err;
+};
+
+void pstore_out_init(struct pstore_out *o, pstore_write_fn fn, void *ctx);
+int pstore_out_write(struct pstore_out *o, const void *data, size_t len);
+int pstore_out_printf(struct pstore_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline int pstore_out_str(struct pstore_out *o, const char *s)
+{
+	return pstore_out_write(o, s, strlen(s));
+}
+/* Escaped for XML text and attributes. */
+int pstore_out_xml(struct pstore_out *o, const char *s);
+/* A JSON string literal. */
+int pstore_out_json(struct pstore_out *o, const char *s);
+/* Flush and release; returns the first error. */
+int pstore_out_finish(struct pstore_out *o);
+
+/* The flame graph renderer shared by the plain and the differential one
+ * (out_svg.c): frames of tree t, each as wide as width[n] (a fraction of
+ * the root), coloured and titled by the callbacks. */
+struct pstore_svg_src {
+	const struct pstore_ntree *t;
+	const double *width;
+	void (*fill)(const void *ctx, uint32_t n, char rgb[32]);
+	void (*title)(const void *ctx, uint32_t n, struct pstore_out *o);
+	const void *ctx;
+	const char *subtitle;
+	const char *legend; /* NULL, or a line under the title */
+};
+
+int pstore_svg_render(const struct pstore_svg_src *src, const struct pstore_svg_opts *o,
+		  pstore_write_fn fn, void *ctx);
+extern const char pstore_svg_script[];
+/* A value with its unit, human-readable ("1.25 s", "3.1 MB", "120"). */
+void pstore_format_value(double v, const char *unit, char *buf, size_t size);
+
+/* The pprof of a dict's stacks: values per node; labels per call. */
+struct pstore_pprof_add {
+	const struct pstore_dict *dict;
+	const int64_t *self;
+	double scale;	/* multiply values (rounded) */
+	bool base;	/* label pprof::base=true */
+};
+
+int pstore_pprof_begin(const struct pstore_result *r, struct pprof_profile **out);
+int pstore_pprof_add(struct pprof_profile *p, const struct pstore_pprof_add *a);
+
+/* ---- diff (diff.c) ----------------------------------------------------------- */
+
+struct pstore_diff {
+	struct pstore_result *base, *new_; /* copies */
+	struct pstore_ntree bt, nt;		   /* each side's tree */
+	struct pstore_ntree ut;		   /* the union: self/total are new's */
+	PS_VEC(int64_t) ub_self, ub_total; /* ... and base's, per union node */
+	struct pstore_diff_opts opts;
+	int64_t btotal, ntotal;
+	double bquant, nquant;		   /* value of one sample, for the noise */
+};
+
+/* Value of one sample of a result, for noise estimates: its period when
+ * the period is in the unit of the values, else 1. */
+double pstore_result_quantum(const struct pstore_result *r);
+/* Copy r (dictionary and values). */
+int pstore_result_copy(const struct pstore_result *r, struct pstore_result **out);
+
+#endif /* EMBER_PSTORE_INTERNAL_H */

@@ -1,0 +1,224 @@
+/*
+ * query.c - pstore_query: the profiles of a selection summed stack by
+ * stack.  A snapshot pins the blocks whose time range overlaps the
+ * selection and the heads; the type (an alias or a full ID) is resolved
+ * against the types they hold; each source selects its series through
+ * its label index, sums the matching rows into an array over its own
+ * stack nodes, and imports the nodes with a value into the result.  A
+ * resolver, if given, then names the result's unsymbolized frames.
+ */
+#include "pstore_internal.h"
+
+static int type_index(const struct pstore_seriestab *t, const char *type, uint32_t *out)
+{
+	for (uint32_t i = 0; i < t->types.n; i++)
+		if (strcmp(pstore_type_str(t, i), type) == 0) {
+			*out = i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int pstore_plan(const struct pstore_qctx *q, const struct pstore_seriestab *t,
+		const struct pstore_lindex *ix, int32_t *col, bool *any)
+{
+	uint8_t *bm = malloc(t->series.n ? t->series.n : 1);
+	uint32_t type = 0;
+	bool has_type = !q->type || type_index(t, q->type, &type) == 0;
+
+	*any = false;
+	if (!bm)
+		return -ENOMEM;
+	if (has_type && pstore_select_series(q->sel, t, ix, bm)) {
+		free(bm);
+		return -ENOMEM;
+	}
+	for (uint32_t s = 0; s < t->series.n; s++) {
+		const struct pstore_series *se = &t->series.v[s];
+
+		col[s] = -1;
+		for (uint32_t c = 0; has_type && bm[s] && c < se->ntypes && col[s] < 0; c++)
+			if (!q->type || t->type_ids.v[se->type_off + c] == type)
+				col[s] = (int32_t)c;
+		*any |= col[s] >= 0;
+	}
+	free(bm);
+	return 0;
+}
+
+static void sum_head_rows(const struct pstore_head *h, const struct pstore_prof *p, uint32_t ncols,
+			  int32_t col, int64_t *self)
+{
+	const uint32_t *node;
+	const int64_t *val;
+
+	if (!p->nrows)
+		return;
+	node = h->row_node.v + p->row_off;
+	val = h->row_val.v + p->val_off + col;
+	for (uint32_t i = 0; i < p->nrows; i++)
+		self[node[i]] += val[(size_t)i * ncols];
+}
+
+static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col, int64_t *self)
+{
+	for (size_t i = 0; i < h->profs.n; i++) {
+		const struct pstore_prof *p = &h->profs.v[i];
+
+		if (h->state.v[i] != PS_VISIBLE || col[p->series] < 0 || p->time < q->from ||
+		    p->time >= q->to)
+			continue;
+		sum_head_rows(h, p, h->series.series.v[p->series].ntypes, col[p->series], self);
+		pstore_result_note(q->r, p);
+	}
+	return pstore_result_add(q->r, &h->dict, self);
+}
+
+static int head_query(struct pstore_head *h, struct pstore_qctx *q)
+{
+	struct pstore_lindex ix;
+	int32_t *col = NULL;
+	int64_t *self = NULL;
+	bool any;
+	int err;
+
+	pthread_rwlock_rdlock(&h->lock);
+	err = pstore_lindex_build(&ix, &h->series);
+	if (!err && !(col = malloc((h->series.series.n + 1) * sizeof(*col))))
+		err = -ENOMEM;
+	if (!err)
+		err = pstore_plan(q, &h->series, &ix, col, &any);
+	if (!err && any && !(self = calloc(pstore_dict_nodes(&h->dict), sizeof(*self))))
+		err = -ENOMEM;
+	if (!err && any)
+		err = head_sum(h, q, col, self);
+	pthread_rwlock_unlock(&h->lock);
+	pstore_lindex_release(&ix);
+	free(col);
+	free(self);
+	return err;
+}
+
+void pstore_strs_free(struct pstore_strs *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->v[i]);
+	pstore_vec_free(v);
+}
+
+static int add_types(const struct pstore_seriestab *t, struct pstore_strs *out)
+{
+	for (uint32_t i = 0; i < t->types.n; i++) {
+		char *s = strdup(pstore_type_str(t, i));
+
+		if (!s || pstore_vec_push(out, s)) {
+			free(s);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sort and drop duplicates. */
+static void sort_unique(struct pstore_strs *v)
+{
+	size_t out = 0;
+
+	pstore_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+	for (size_t i = 0; i < v->n; i++) {
+		if (out && strcmp(v->v[out - 1], v->v[i]) == 0) {
+			free(v->v[i]);
+			continue;
+		}
+		v->v[out++] = v->v[i];
+	}
+	v->n = out;
+}
+
+int pstore_snapshot_types(const struct pstore_snapshot *snap, struct pstore_strs *out)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; !err && i < snap->blocks.n; i++)
+		err = add_types(&snap->blocks.v[i]->series, out);
+	for (size_t i = 0; !err && i < snap->heads.n; i++) {
+		pthread_rwlock_rdlock(&snap->heads.v[i]->lock);
+		err = add_types(&snap->heads.v[i]->series, out);
+		pthread_rwlock_unlock(&snap->heads.v[i]->lock);
+	}
+	if (err) {
+		pstore_strs_free(out);
+		return err;
+	}
+	sort_unique(out);
+	return 0;
+}
+
+int pstore_query_type(const struct pstore_selection *sel, const struct pstore_selector *parsed,
+		  const struct pstore_snapshot *snap, char **out, struct ember_diag *d)
+{
+	const char *text = sel && sel->type ? sel->type : parsed->type;
+	struct pstore_strs ids;
+	int err;
+
+	EMBER_FAIL_IF(!text, d, -PSTORE_ERR_TYPE, "no profile type given (e.g. 'cpu')");
+	EMBER_FORWARD_IF_ERROR(pstore_snapshot_types(snap, &ids));
+	err = pstore_type_resolve(text, ids.v, ids.n, out, d);
+	pstore_strs_free(&ids);
+	return err;
+}
+
+static int run(struct pstore *s, const struct pstore_selection *sel,
+	       const struct pstore_query_opts *o, struct pstore_result **out, struct ember_diag *d)
+{
+	struct pstore_qctx q = { .from = sel ? sel->from_ns : 0, .d = d, .cache = &s->cache };
+	struct pstore_selector *parsed = NULL;
+	struct pstore_snapshot snap = { 0 };
+	char *type = NULL;
+	int err;
+
+	q.to = sel && sel->to_ns ? sel->to_ns : INT64_MAX;
+	EMBER_FORWARD_IF_ERROR(pstore_selection_parse(sel, &parsed, d));
+	q.sel = parsed;
+	err = pstore_snapshot_take(s, q.from, q.to, &snap);
+	if (!err)
+		err = pstore_query_type(sel, parsed, &snap, &type, d);
+	q.type = type;
+	if (!err)
+		err = pstore_result_new(type, &q.r);
+	for (size_t i = 0; !err && i < snap.heads.n; i++)
+		err = head_query(snap.heads.v[i], &q);
+	for (size_t i = 0; !err && i < snap.blocks.n; i++)
+		err = pstore_block_query(snap.blocks.v[i], &q);
+	if (!err && o &&
+	    o->sz >= offsetof(struct pstore_query_opts, resolver_ctx) + sizeof(void *) &&
+	    o->resolver)
+		err = pstore_resolve_dict(&q.r->dict, o->resolver, o->resolver_ctx, NULL, NULL, d);
+	pstore_snapshot_release(&snap);
+	pstore_selector_free(parsed);
+	free(type);
+	if (err) {
+		pstore_result_free(q.r);
+		return err;
+	}
+	*out = q.r;
+	return 0;
+}
+
+int pstore_query(struct pstore *s, const struct pstore_selection *sel,
+		 const struct pstore_query_opts *o, struct pstore_result **out,
+		 char *why, size_t why_size)
+{
+	struct ember_diag d = ember_diag_make(why, why_size);
+	int err = run(s, sel, o, out, &d);
+
+	if (err == -ENOMEM)
+		return EMBER_FAIL(&d, err, "out of memory");
+	return err;
+}

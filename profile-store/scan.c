@@ -1,0 +1,135 @@
+/*
+ * scan.c - the selections that need no rows: which series (discovery) or
+ * which profiles with their totals and coverage (series over time,
+ * coverage) a selector, a type and a time range reach.  Heads are
+ * scanned profile by profile; a block that lies inside the time range
+ * answers series questions from its label index alone, and one that
+ * overlaps its edge has its profile table read (cached) to be exact.
+ */
+#include "pstore_internal.h"
+
+static int head_scan(struct pstore_head *h, struct pstore_scan *sc)
+{
+	struct pstore_lindex ix = { 0 };
+	size_t ns = h->series.series.n;
+	int32_t *col = malloc((ns + 1) * sizeof(*col));
+	uint8_t *seen = calloc(ns + 1, 1);
+	bool any = false;
+	int err = col && seen ? pstore_lindex_build(&ix, &h->series) : -ENOMEM;
+
+	if (!err)
+		err = pstore_plan(&sc->q, &h->series, &ix, col, &any);
+	for (size_t i = 0; !err && any && i < h->profs.n; i++) {
+		const struct pstore_prof *p = &h->profs.v[i];
+
+		if (h->state.v[i] != PS_VISIBLE || col[p->series] < 0 || p->time < sc->q.from ||
+		    p->time >= sc->q.to)
+			continue;
+		if (!seen[p->series] && sc->series)
+			err = sc->series(sc->ctx, &h->series, p->series, col[p->series]);
+		seen[p->series] = 1;
+		if (!err && sc->profile)
+			err = sc->profile(sc->ctx, &h->series, p, col[p->series],
+					  h->totals.v + p->tot_off,
+					  p->ncov ? h->cov.v + p->cov_off : NULL);
+	}
+	pstore_lindex_release(&ix);
+	free(col);
+	free(seen);
+	return err;
+}
+
+static int block_profiles(struct pstore_block *b, const struct pstore_bdata *bd, const int32_t *col,
+			  struct pstore_scan *sc)
+{
+	int err = 0;
+
+	for (uint32_t s = 0; !err && s < b->series.series.n; s++) {
+		size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];
+
+		if (col[s] < 0 || !pstore_any_in_range(bd->profs.v, p0, p1, sc->q.from, sc->q.to))
+			continue;
+		if (sc->series)
+			err = sc->series(sc->ctx, &b->series, s, col[s]);
+		for (size_t i = p0; !err && sc->profile && i < p1; i++) {
+			const struct pstore_prof *p = &bd->profs.v[i];
+
+			if (p->time >= sc->q.from && p->time < sc->q.to)
+				err = sc->profile(sc->ctx, &b->series, p, col[s],
+						  bd->totals.v + p->tot_off,
+						  p->ncov ? bd->cov.v + p->cov_off : NULL);
+		}
+	}
+	return err;
+}
+
+static int block_scan(struct pstore_block *b, struct pstore_scan *sc)
+{
+	int32_t *col;
+	struct pstore_bdata *bd = NULL;
+	bool any, inside = b->meta.min_time >= sc->q.from && b->meta.max_time < sc->q.to;
+	int err;
+
+	EMBER_FAIL_IF(b->corrupt, sc->q.d, -PSTORE_ERR_CORRUPT, "block '%s' is corrupt: %s",
+		      b->name, b->why);
+	col = malloc((b->series.series.n + 1) * sizeof(*col));
+	if (!col)
+		return -ENOMEM;
+	err = pstore_plan(&sc->q, &b->series, &b->lindex, col, &any);
+	if (!err && any && inside && !sc->profile) {
+		for (uint32_t s = 0; !err && s < b->series.series.n; s++)
+			if (col[s] >= 0)
+				err = sc->series(sc->ctx, &b->series, s, col[s]);
+	} else if (!err && any) {
+		err = pstore_cache_data(sc->q.cache, b, &bd, sc->q.d);
+		if (!err)
+			err = block_profiles(b, bd, col, sc);
+	}
+	pstore_bdata_unref(bd);
+	free(col);
+	return err;
+}
+
+int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < snap->heads.n; i++) {
+		pthread_rwlock_rdlock(&snap->heads.v[i]->lock);
+		err = head_scan(snap->heads.v[i], sc);
+		pthread_rwlock_unlock(&snap->heads.v[i]->lock);
+	}
+	for (size_t i = 0; !err && i < snap->blocks.n; i++)
+		err = block_scan(snap->blocks.v[i], sc);
+	return err;
+}
+
+int pstore_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool need_type,
+		  struct pstore_scan *sc, struct pstore_snapshot *snap, struct ember_diag *d)
+{
+	struct pstore_selector *parsed = NULL;
+	char *type = NULL;
+	int err;
+
+	memset(snap, 0, sizeof(*snap));
+	sc->q = (struct pstore_qctx){ .from = sel ? sel->from_ns : 0, .cache = &s->cache, .d = d };
+	sc->q.to = sel && sel->to_ns ? sel->to_ns : INT64_MAX;
+	EMBER_FORWARD_IF_ERROR(pstore_selection_parse(sel, &parsed, d));
+	sc->q.sel = parsed;
+	err = pstore_snapshot_take(s, sc->q.from, sc->q.to, snap);
+	if (!err && (need_type || (sel && sel->type) || parsed->type))
+		err = pstore_query_type(sel, parsed, snap, &type, d);
+	sc->q.type = type;
+	if (err)
+		pstore_scan_end(sc, snap);
+	return err;
+}
+
+void pstore_scan_end(struct pstore_scan *sc, struct pstore_snapshot *snap)
+{
+	pstore_selector_free((struct pstore_selector *)sc->q.sel);
+	free((char *)sc->q.type);
+	sc->q.sel = NULL;
+	sc->q.type = NULL;
+	pstore_snapshot_release(snap);
+}

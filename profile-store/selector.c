@@ -1,0 +1,361 @@
+/*
+ * selector.c - Prometheus-style label selectors, as Grafana Pyroscope
+ * takes them: an optional profile type, then braces holding matchers
+ * separated by commas (a trailing comma allowed):
+ *
+ *     process_cpu:cpu:nanoseconds:cpu:nanoseconds{service="checkout",version=~"2\\.4.*"}
+ *
+ * name: [a-zA-Z_][a-zA-Z0-9_.]*; op: = != =~ !~; value: a string in
+ * double or single quotes or backticks, with the escapes of PromQL's
+ * strings (\\ \" \' \n \t \r \` ; no escapes in backticks).  Regexes are
+ * POSIX extended (regcomp from libc), anchored at both ends as Prometheus
+ * anchors them; back-references are refused, and the counted
+ * repetitions ({ n,m }) of one regex may multiply to at most 1,000, so that
+ * no selector costs the server more than a small regex.  A missing label
+ * has the value "" (so {foo=""} matches series without foo).
+ */
+#include "pstore_internal.h"
+
+#include <regex.h>
+#include <stdio.h>
+
+#define SELECTOR_MAX 16384
+#define REGEX_MAX 1024
+#define MATCHERS_MAX 64
+
+struct cur {
+	const char *p, *start;
+	struct ember_diag *d;
+};
+
+#define SEL_FAIL(c, ...) EMBER_FAIL((c)->d, -PSTORE_ERR_SELECTOR, __VA_ARGS__)
+
+static void skip_ws(struct cur *c)
+{
+	while (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')
+		c->p++;
+}
+
+static bool name_char(char ch, bool first)
+{
+	return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (!first && ((ch >= '0' && ch <= '9') || ch == '.'));
+}
+
+static int parse_name(struct cur *c, char **out)
+{
+	const char *s = c->p;
+
+	if (!name_char(*c->p, true))
+		return SEL_FAIL(c, "selector: expected a label name at offset %zu",
+				(size_t)(c->p - c->start));
+	while (name_char(*c->p, false))
+		c->p++;
+	*out = strndup(s, (size_t)(c->p - s));
+	return *out ? 0 : -ENOMEM;
+}
+
+static int unescape(struct cur *c, char q, struct ember_buf *b)
+{
+	char e = *++c->p;
+	char ch = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+
+	if (e != 'n' && e != 't' && e != 'r' && e != '\\' && e != '"' && e != '\'' && e != '`')
+		return SEL_FAIL(c, "selector: unknown escape '\\%c' at offset %zu (write '\\\\%c')",
+				e ? e : '0', (size_t)(c->p - c->start), e ? e : '0');
+	(void)q;
+	c->p++;
+	return ember_buf_putc(b, ch);
+}
+
+static int parse_string(struct cur *c, char **out)
+{
+	char q = *c->p;
+	struct ember_buf b;
+	int err = 0;
+
+	if (q != '"' && q != '\'' && q != '`')
+		return SEL_FAIL(c, "selector: expected a quoted value at offset %zu",
+				(size_t)(c->p - c->start));
+	ember_buf_init(&b, SELECTOR_MAX);
+	c->p++;
+	while (!err && *c->p && *c->p != q) {
+		if (*c->p == '\\' && q != '`')
+			err = unescape(c, q, &b);
+		else
+			err = ember_buf_putc(&b, *c->p++);
+	}
+	if (!err && *c->p != q)
+		err = SEL_FAIL(c, "selector: unterminated string");
+	if (!err)
+		err = ember_buf_putc(&b, '\0');
+	if (err) {
+		ember_buf_release(&b);
+		return err;
+	}
+	c->p++;
+	*out = b.data;
+	return 0;
+}
+
+static int parse_op(struct cur *c, enum pstore_match_op *op)
+{
+	if (c->p[0] == '=' && c->p[1] == '~')
+		*op = PS_RE;
+	else if (c->p[0] == '!' && c->p[1] == '~')
+		*op = PS_NRE;
+	else if (c->p[0] == '!' && c->p[1] == '=')
+		*op = PS_NE;
+	else if (c->p[0] == '=')
+		*op = PS_EQ;
+	else
+		return SEL_FAIL(c, "selector: expected =, !=, =~ or !~ at offset %zu",
+				(size_t)(c->p - c->start));
+	c->p += *op == PS_EQ ? 1 : 2;
+	return 0;
+}
+
+static bool quantifier(char ch)
+{
+	return ch == '*' || ch == '+' || ch == '?' || ch == '{';
+}
+
+/* What could make glibc's regcomp or regexec expensive: back-references,
+ * a quantifier applied to a quantifier ("a++", "a*{9}": POSIX leaves them
+ * undefined, glibc nests them, and 40 of them take gigabytes), more than
+ * 64 quantifiers, counted repetitions multiplying past 1,000. */
+static int regex_cost(struct cur *c, const char *re)
+{
+	double product = 1;
+	int nq = 0;
+
+	for (const char *p = re; *p; p++) {
+		if (*p == '\\' && p[1] >= '1' && p[1] <= '9')
+			return SEL_FAIL(c, "selector: back-references are not allowed in '%.64s'",
+					re);
+		if (*p == '\\' && p[1]) {
+			p++;
+			continue;
+		}
+		if (*p == '[') { /* a bracket expression: its characters are literal */
+			const char *q = p + 1 + (p[1] == '^');
+
+			q += *q == ']';
+			while (*q && *q != ']')
+				q += q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=') &&
+					     strchr(q + 2, ']') ? strchr(q + 2, ']') - q + 1 : 1;
+			if (!*q)
+				break; /* unterminated: regcomp says so */
+			p = q;
+			continue;
+		}
+		if (quantifier(*p) && ++nq > 64)
+			return SEL_FAIL(c, "selector: regex '%.64s' has more than 64 repetitions",
+					re);
+		if ((*p == '}' || (quantifier(*p) && *p != '{')) && quantifier(p[1]))
+			return SEL_FAIL(c,
+					"selector: regex '%.64s' repeats a repetition (\"%c%c\")",
+					re, *p, p[1]);
+		if (*p == '{') {
+			unsigned long a = strtoul(p + 1, NULL, 10), b = a;
+			const char *comma = strchr(p, ',');
+
+			if (comma && comma < strchr(p, '}') && comma[1] != '}')
+				b = strtoul(comma + 1, NULL, 10);
+			product *= (double)(a > b ? a : b) + 1;
+		}
+	}
+	if (product > 1000)
+		return SEL_FAIL(c, "selector: regex '%.64s' repeats too much ({n,m} bounds "
+			       "multiply past 1000)", re);
+	return 0;
+}
+
+static int compile(struct cur *c, struct pstore_matcher *m)
+{
+	size_t n = strlen(m->value);
+	char *anchored;
+	regex_t *re;
+	int rc;
+
+	if (n > REGEX_MAX)
+		return SEL_FAIL(c, "selector: regex longer than %d bytes", REGEX_MAX);
+	EMBER_FORWARD_IF_ERROR(regex_cost(c, m->value));
+	anchored = malloc(n + 5);
+	re = malloc(sizeof(*re));
+	if (!anchored || !re) {
+		free(anchored);
+		free(re);
+		return -ENOMEM;
+	}
+	snprintf(anchored, n + 5, "^(%s)$", m->value);
+	rc = regcomp(re, anchored, REG_EXTENDED | REG_NOSUB);
+	free(anchored);
+	if (rc) {
+		char msg[128];
+
+		regerror(rc, re, msg, sizeof(msg));
+		free(re);
+		return SEL_FAIL(c, "selector: bad regex '%.64s': %s", m->value, msg);
+	}
+	m->re = re;
+	return 0;
+}
+
+static void matcher_release(struct pstore_matcher *m)
+{
+	free(m->name);
+	free(m->value);
+	if (m->re) {
+		regfree(m->re);
+		free(m->re);
+	}
+}
+
+static int parse_matcher(struct cur *c, struct pstore_selector *sel)
+{
+	struct pstore_matcher m = { 0 };
+	int err;
+
+	if (sel->m.n >= MATCHERS_MAX)
+		return SEL_FAIL(c, "selector: more than %d matchers", MATCHERS_MAX);
+	err = parse_name(c, &m.name);
+	if (!err) {
+		skip_ws(c);
+		err = parse_op(c, &m.op);
+	}
+	if (!err) {
+		skip_ws(c);
+		err = parse_string(c, &m.value);
+	}
+	if (!err && (m.op == PS_RE || m.op == PS_NRE))
+		err = compile(c, &m);
+	if (!err)
+		err = pstore_vec_push(&sel->m, m);
+	if (err)
+		matcher_release(&m);
+	return err;
+}
+
+/* An optional type before the braces: name characters and colons. */
+static int parse_type(struct cur *c, struct pstore_selector *sel)
+{
+	const char *s = c->p;
+
+	while (name_char(*c->p, false) || *c->p == ':' || *c->p == '-')
+		c->p++;
+	if (c->p == s)
+		return 0;
+	sel->type = strndup(s, (size_t)(c->p - s));
+	return sel->type ? 0 : -ENOMEM;
+}
+
+static int parse_body(struct cur *c, struct pstore_selector *sel)
+{
+	skip_ws(c);
+	EMBER_FORWARD_IF_ERROR(parse_type(c, sel));
+	skip_ws(c);
+	if (!*c->p)
+		return 0;
+	if (*c->p != '{')
+		return SEL_FAIL(c, "selector: expected '{' at offset %zu",
+				(size_t)(c->p - c->start));
+	c->p++;
+	for (;;) {
+		skip_ws(c);
+		if (*c->p == '}')
+			break;
+		EMBER_FORWARD_IF_ERROR(parse_matcher(c, sel));
+		skip_ws(c);
+		if (*c->p == ',') {
+			c->p++;
+			continue;
+		}
+		if (*c->p != '}')
+			return SEL_FAIL(c, "selector: expected ',' or '}' at offset %zu",
+					(size_t)(c->p - c->start));
+	}
+	c->p++;
+	skip_ws(c);
+	if (*c->p)
+		return SEL_FAIL(c, "selector: unexpected text after '}' at offset %zu",
+				(size_t)(c->p - c->start));
+	return 0;
+}
+
+static int parse(const char *text, struct pstore_selector **out, struct ember_diag *d)
+{
+	struct cur c = { text ? text : "", text ? text : "", d };
+	struct pstore_selector *sel;
+	int err;
+
+	if (strlen(c.p) > SELECTOR_MAX)
+		return EMBER_FAIL(d, -PSTORE_ERR_SELECTOR, "selector longer than %d bytes",
+				  SELECTOR_MAX);
+	sel = calloc(1, sizeof(*sel));
+	if (!sel)
+		return EMBER_FAIL(d, -ENOMEM, "out of memory");
+	err = parse_body(&c, sel);
+	if (err) {
+		pstore_selector_free(sel);
+		return err == -ENOMEM ? EMBER_FAIL(d, err, "out of memory") : err;
+	}
+	*out = sel;
+	return 0;
+}
+
+int pstore_selector_parse(const char *text, struct pstore_selector **out, char *why,
+			  size_t why_size)
+{
+	struct ember_diag d = ember_diag_make(why, why_size);
+
+	return parse(text, out, &d);
+}
+
+void pstore_selector_free(struct pstore_selector *sel)
+{
+	if (!sel)
+		return;
+	for (size_t i = 0; i < sel->m.n; i++)
+		matcher_release(&sel->m.v[i]);
+	pstore_vec_free(&sel->m);
+	free(sel->type);
+	free(sel);
+}
+
+bool pstore_matcher_value(const struct pstore_matcher *m, const char *value)
+{
+	switch (m->op) {
+	case PS_EQ:
+		return strcmp(value, m->value) == 0;
+	case PS_NE:
+		return strcmp(value, m->value) != 0;
+	case PS_RE:
+		return regexec(m->re, value, 0, NULL, 0) == 0;
+	case PS_NRE:
+		return regexec(m->re, value, 0, NULL, 0) != 0;
+	}
+	return false;
+}
+
+bool pstore_selector_matches(const struct pstore_selector *sel,
+			     const struct pstore_label *labels, size_t n)
+{
+	for (size_t i = 0; i < sel->m.n; i++) {
+		const struct pstore_matcher *m = &sel->m.v[i];
+		const char *v = "";
+
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(labels[k].name, m->name) == 0)
+				v = labels[k].value;
+		if (!pstore_matcher_value(m, v))
+			return false;
+	}
+	return true;
+}
+
+int pstore_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
+		       struct ember_diag *d)
+{
+	return parse(sel && sel->selector ? sel->selector : "", out, d);
+}

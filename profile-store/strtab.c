@@ -1,0 +1,109 @@
+/*
+ * strtab.c - interned strings: each string once, NUL-terminated in one
+ * byte buffer, named by a dense id (0 is "").  Decoders add strings
+ * without the set and index them only when something interns into the
+ * table later (pstore_strtab_index through the first pstore_strtab_intern).
+ */
+#include "pstore_internal.h"
+
+#define STRTAB_CAP ((size_t)1 << 32) /* offsets are 32 bits */
+
+struct key {
+	const char *s;
+	size_t len;
+};
+
+static uint64_t str_hash(const void *ctx, size_t idx)
+{
+	const struct pstore_strtab *t = ctx;
+	const char *s = pstore_str(t, idx);
+
+	return pstore_hash(s, strlen(s), 0);
+}
+
+static bool str_equal(const void *ctx, size_t idx, const void *k)
+{
+	const struct pstore_strtab *t = ctx;
+	const struct key *key = k;
+	const char *s = pstore_str(t, idx);
+
+	return strncmp(s, key->s, key->len) == 0 && s[key->len] == '\0';
+}
+
+static const struct pstore_hset_ops ops = { str_hash, str_equal };
+
+int pstore_strtab_add(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id)
+{
+	size_t off = t->bytes.len;
+
+	if (memchr(s, '\0', len))
+		return -EINVAL;
+	if (t->off.n >= UINT32_MAX - 2)
+		return -E2BIG;
+	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&t->off, t->off.n + 1));
+	EMBER_FORWARD_IF_ERROR(ember_buf_append(&t->bytes, s, len));
+	EMBER_FORWARD_IF_ERROR(ember_buf_putc(&t->bytes, '\0'));
+	t->off.v[t->off.n] = (uint32_t)off;
+	*id = (uint32_t)t->off.n++;
+	return 0;
+}
+
+int pstore_strtab_init(struct pstore_strtab *t)
+{
+	uint32_t id;
+
+	memset(t, 0, sizeof(*t));
+	ember_buf_init(&t->bytes, STRTAB_CAP - 1);
+	return pstore_strtab_add(t, "", 0, &id);
+}
+
+void pstore_strtab_release(struct pstore_strtab *t)
+{
+	ember_buf_release(&t->bytes);
+	pstore_vec_free(&t->off);
+	ember_hset_release(&t->set);
+}
+
+static int index_all(struct pstore_strtab *t)
+{
+	for (size_t i = t->set.used; i < t->off.n; i++) {
+		const char *s = pstore_str(t, (uint32_t)i);
+		struct key k = { s, strlen(s) };
+		uint64_t h = pstore_hash(s, k.len, 0);
+
+		if (pstore_hset_find(&t->set, &ops, t, h, &k) == UINT32_MAX)
+			EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->set, &ops, t, (uint32_t)i, h));
+		else
+			t->set.used++; /* a duplicate a decoder added: counted, not placed */
+	}
+	return 0;
+}
+
+int pstore_strtab_intern(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id)
+{
+	struct key k = { s, len };
+	uint64_t h;
+	uint32_t found;
+
+	if (t->set.used != t->off.n)
+		EMBER_FORWARD_IF_ERROR(index_all(t));
+	h = pstore_hash(s, len, 0);
+	found = pstore_hset_find(&t->set, &ops, t, h, &k);
+	if (found != UINT32_MAX) {
+		*id = found;
+		return 0;
+	}
+	EMBER_FORWARD_IF_ERROR(pstore_strtab_add(t, s, len, &found));
+	EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->set, &ops, t, found, h));
+	*id = found;
+	return 0;
+}
+
+uint32_t pstore_strtab_find(const struct pstore_strtab *t, const char *s, size_t len)
+{
+	struct key k = { s, len };
+
+	if (t->set.used != t->off.n)
+		return UINT32_MAX; /* not interned: only interned tables are searched */
+	return pstore_hset_find(&t->set, &ops, t, pstore_hash(s, len, 0), &k);
+}

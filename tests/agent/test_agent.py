@@ -1,0 +1,581 @@
+#!/usr/bin/env python3
+"""End-to-end tests of ember-agent with real BPF in this kernel.
+
+    test_agent.py AGENT EMBER FIXTURES_DIR CASE      (CASE: test_agent_bpf__*)
+
+Each case starts the real agent (waiting for its "sampling" line, never a
+bare sleep), runs a fixture from tests/agent/fixtures/, stops the agent
+(SIGTERM: it drains the last interval) and reads what it wrote with real
+peers: the profiles are symbolized by a real `ember serve` (POST
+/api/v1/symbolize/pprof, after uploading the fixture and libc) and read
+with `go tool pprof -traces`.  A case that cannot run here (no BPF, no
+root, no Go) exits 77 with the reason; it never passes silently.
+"""
+import http.client
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import packages  # noqa: E402
+
+AGENT, EMBER, FXDIR, CASE = sys.argv[1:5]
+TMP = tempfile.mkdtemp(prefix="ember-agent-test.")
+LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
+GO = packages.which("go")
+CHILDREN = []  # stopped at exit, whatever the outcome
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def skip(msg):
+    print("skip: " + msg)
+    sys.exit(77)
+
+
+def fx(name):
+    return os.path.join(FXDIR, name)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def build_id(path):
+    out = subprocess.run([packages.which("readelf") or "readelf", "-n", path],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(m, "no build ID in %s" % path)
+    return m.group(1)
+
+
+def wait_for(cond, what, timeout=30):
+    deadline = time.time() + timeout
+    while not cond():
+        check(time.time() < deadline, "timed out waiting for " + what)
+        time.sleep(0.05)
+
+
+# ---- the server (symbolization, tables, uploads) ----------------------------
+
+
+class Server:
+    def __init__(self, port=0):
+        self.data = tempfile.mkdtemp(dir=TMP, prefix="data.")
+        self.log = open(os.path.join(TMP, "server.log"), "ab")
+        self.proc = subprocess.Popen(
+            [EMBER, "serve", "--listen", "127.0.0.1:%d" % port, "--data", self.data],
+            stdout=subprocess.PIPE, stderr=self.log)
+        CHILDREN.append(self.proc)
+        self.port = None
+        deadline = time.time() + 20
+        while self.port is None:
+            line = self.proc.stdout.readline().decode()
+            check(line or time.time() < deadline, "server printed no address")
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+            check(self.proc.poll() is None, "server exited at start")
+        self.url = "http://127.0.0.1:%d" % self.port
+        wait_for(lambda: self.healthy(), "the server's /healthz")
+        with open(os.path.join(self.data, "token")) as f:
+            self.token = f.read().strip()
+
+    def healthy(self):
+        try:
+            return self.request("GET", "/healthz")[0] == 200
+        except OSError:
+            return False
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
+        finally:
+            c.close()
+
+    def upload(self, path):
+        with open(path, "rb") as f:
+            body = f.read()
+        st = self.request("PUT", "/api/v1/artifacts/%s/executable?name=%s"
+                          % (build_id(path), os.path.basename(path)), body,
+                          {"Authorization": "Bearer " + self.token})[0]
+        check(st in (200, 201), "upload of %s: HTTP %d" % (path, st))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=20)
+
+
+# ---- the agent ---------------------------------------------------------------
+
+
+class Agent:
+    def __init__(self, args, out=None):
+        self.out = out or tempfile.mkdtemp(dir=TMP, prefix="out.")
+        self.metrics_port = free_port()
+        self.logpath = os.path.join(TMP, "agent.%d.log" % len(CHILDREN))
+        self.log = open(self.logpath, "wb")
+        argv = [AGENT, "--output", self.out, "--frequency", "99", "--interval", "2",
+                "--metrics-listen", "127.0.0.1:%d" % self.metrics_port] + args
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log)
+        CHILDREN.append(self.proc)
+        wait_for(lambda: "agent: sampling at" in self.text() or self.proc.poll() is not None,
+                 "the agent to start", 90)
+        check(self.proc.poll() is None, "the agent exited at start:\n" + self.text()[-2000:])
+
+    def text(self):
+        with open(self.logpath, errors="replace") as f:
+            return f.read()
+
+    def metrics(self):
+        c = http.client.HTTPConnection("127.0.0.1", self.metrics_port, timeout=10)
+        c.request("GET", "/metrics")
+        r = c.getresponse()
+        body = r.read().decode()
+        c.close()
+        check(r.status == 200, "/metrics answered %d" % r.status)
+        return body
+
+    def metric(self, name, labels=""):
+        m = re.search(r"^%s%s ([0-9.e+]+)$" % (re.escape(name), re.escape(labels)),
+                      self.metrics(), re.M)
+        check(m, "no metric %s%s" % (name, labels))
+        return float(m.group(1))
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=60)
+        check(rc == 0, "the agent exited with %d:\n%s" % (rc, self.text()[-2000:]))
+        return self.text()
+
+    def profiles(self):
+        return sorted(os.path.join(self.out, f) for f in os.listdir(self.out)
+                      if f.endswith(".pb.gz"))
+
+
+def require_bpf():
+    """Skip (77) with the kernel's reason when the agent cannot load here."""
+    if os.geteuid() != 0:
+        skip("not root: the agent needs CAP_BPF and CAP_PERFMON")
+    out = tempfile.mkdtemp(dir=TMP, prefix="probe.")
+    r = subprocess.run([AGENT, "--output", out, "--duration", "0.2", "--pid", "1"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        reason = (r.stderr.strip().splitlines() or ["?"])[-1]
+        if re.search(r"missing CAP_|too old|no kernel BTF|loading the BPF|perf_event_open|"
+                     r"attaching", reason):
+            skip("BPF cannot be loaded here: " + reason)
+        raise AssertionError("the agent failed to start: " + r.stderr[-2000:])
+
+
+def run_fixture(name, seconds=4.0, wrapper=()):
+    p = subprocess.Popen(list(wrapper) + [fx(name), str(seconds)])
+    CHILDREN.append(p)
+    return p
+
+
+# ---- reading profiles with real peers ----------------------------------------
+
+
+def symbolize(srv, path):
+    """POST the agent's profile to the server, return the symbolized file."""
+    with open(path, "rb") as f:
+        st, body, _ = srv.request("POST", "/api/v1/symbolize/pprof", f.read())
+    check(st == 200, "symbolize/pprof of %s: HTTP %d %r" % (path, st, body[:200]))
+    out = path + ".sym.pb.gz"
+    with open(out, "wb") as f:
+        f.write(body)
+    return out
+
+
+def traces(path):
+    """`go tool pprof -traces`: [(labels, count, [function, ...] leaf first)]."""
+    env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"))
+    r = subprocess.run([GO, "tool", "pprof", "-traces", "-sample_index=samples",
+                        "-symbolize=none", path], capture_output=True, text=True, env=env,
+                       timeout=120)
+    check(r.returncode == 0, "go tool pprof failed: " + r.stderr[-1000:])
+    out = []
+    for block in r.stdout.split("-----------+")[1:]:
+        labels, frames, count = {}, [], 0
+        for line in block.splitlines()[1:]:
+            if not line.strip():
+                continue
+            m = re.match(r"^\s+(\d+)\s{2,}(\S.*)$", line)
+            if not frames and m:
+                count = int(m.group(1))
+                frames.append(m.group(2).strip())
+            elif frames:
+                frames.append(line.strip())
+            else:
+                lm = re.match(r"^\s*([a-z_]+):\s+(.*)$", line)
+                if lm:
+                    labels[lm.group(1)] = lm.group(2).strip()
+        if frames:
+            out.append((labels, count, frames))
+    return out
+
+
+def samples_of(srv, agent, pid, upload=()):
+    """The symbolized samples of process pid in every profile the agent wrote."""
+    for path in upload:
+        srv.upload(path)
+    got = []
+    profiles = agent.profiles()
+    check(profiles, "the agent wrote no profile")
+    for p in profiles:
+        got += [s for s in traces(symbolize(srv, p)) if s[0].get("pid") == str(pid)]
+    check(got, "no sample of pid %d in %d profiles" % (pid, len(profiles)))
+    return got
+
+
+def has_run(frames, run):
+    n = len(run)
+    return any(frames[i:i + n] == run for i in range(len(frames) - n + 1))
+
+
+def share(samples, pred):
+    total = sum(c for _, c, _ in samples)
+    return sum(c for _, c, f in samples if pred(f)) / total, total
+
+
+def check_chain(samples, run, at_least=0.9):
+    frac, total = share(samples, lambda f: has_run(f, run))
+    bad = {}
+    for lab, c, f in samples:
+        if not has_run(f, run):
+            k = "%s %s" % (lab.get("unwind"), " <- ".join(f[:6]))
+            bad[k] = bad.get(k, 0) + c
+    check(frac >= at_least, "only %.1f%% of %d samples show %s; the others: %r"
+          % (100 * frac, total, " <- ".join(run), sorted(bad.items(), key=lambda kv: -kv[1])))
+    return frac, total
+
+
+CHAIN = ["c", "b", "a", "main"]
+
+
+def needs_go():
+    if not GO:
+        skip(packages.missing("go", "`go tool pprof` reads the profiles"))
+
+
+# ---- cases --------------------------------------------------------------------
+
+
+def test_agent_bpf__chain_without_frame_pointers():
+    """-O2 -fomit-frame-pointer, already running when the agent starts:
+    only the table the agent compiles can walk it."""
+    needs_go()
+    require_bpf()
+    p = run_fixture("chain_nofp", 600)
+    time.sleep(0.3)  # it exists before the agent: found by the start-up scan of /proc
+    agent = Agent([])
+    time.sleep(4)  # sampled for 4 s once the agent samples (its start-up may take long)
+    p.terminate()
+    p.wait()
+    log = agent.stop()
+    check(re.search(r"'%s' \(build ID [0-9a-f]+\): unwind table compiled by the agent"
+                    % re.escape(fx("chain_nofp")), log), "no table compiled for the fixture")
+    srv = Server()
+    s = samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC])
+    frac, total = check_chain(s, CHAIN)
+    print("%.1f%% of %d samples show c <- b <- a <- main" % (100 * frac, total))
+
+
+def test_agent_bpf__chain_with_frame_pointers():
+    needs_go()
+    require_bpf()
+    agent = Agent([])
+    p = run_fixture("chain_fp", 4)
+    p.wait()
+    agent.stop()
+    srv = Server()
+    check_chain(samples_of(srv, agent, p.pid, [fx("chain_fp"), LIBC]), CHAIN)
+
+
+def test_agent_bpf__process_started_after_the_agent():
+    """Started after the agent: found by its exec event or its first sample,
+    its libc by the next unknown pc; unwound by tables all the same."""
+    needs_go()
+    require_bpf()
+    agent = Agent([])
+    p = run_fixture("chain_nofp", 6)  # its table is compiled while it runs
+    p.wait()
+    check(agent.metric("ember_agent_frames_total", '{unwinder="table"}') > 0,
+          "no frame unwound by a table")
+    agent.stop()
+    srv = Server()
+    check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
+
+
+def test_agent_bpf__qsort_walk_crosses_libc():
+    """main -> sorter -> qsort (libc, unwound by libc's table) -> cmp."""
+    needs_go()
+    require_bpf()
+    agent = Agent([])
+    p = run_fixture("qsort_nofp", 4)
+    p.wait()
+    agent.stop()
+    srv = Server()
+    s = samples_of(srv, agent, p.pid, [fx("qsort_nofp"), LIBC])
+    check_chain(s, ["sorter", "main"])
+
+    def through_libc(f):
+        return (f and f[0] == "cmp" and "sorter" in f and f.index("sorter") > 1
+                and has_run(f[f.index("sorter"):], ["sorter", "main"]))
+    frac, total = share(s, through_libc)
+    check(frac >= 0.3, "only %.1f%% of %d samples show cmp <- (libc) <- sorter <- main"
+          % (100 * frac, total))
+
+
+def test_agent_bpf__syscall_kernel_frames_named():
+    needs_go()
+    require_bpf()
+    agent = Agent([])
+    p = run_fixture("syscalls_nofp", 4)
+    p.wait()
+    agent.stop()
+    srv = Server()
+    s = samples_of(srv, agent, p.pid, [fx("syscalls_nofp"), LIBC])
+
+    def kernel_under_user(f):
+        k = [i for i, name in enumerate(f) if re.search(r"(ksys|vfs)_read", name)]
+        return k and has_run(f[k[0]:], ["reader", "main"])
+    frac, total = share(s, kernel_under_user)
+    check(frac >= 0.7, "only %.1f%% of %d samples show vfs_read/ksys_read under "
+          "reader <- main; e.g. %r" % (100 * frac, total, s[0][2]))
+
+
+def test_agent_bpf__process_in_another_mount_namespace():
+    """The binary exists only in the process's own mount namespace, at a path
+    that does not exist outside it: read through /proc/PID/map_files."""
+    needs_go()
+    require_bpf()
+    if not packages.which("unshare"):
+        skip(packages.missing("unshare"))
+    where = tempfile.mkdtemp(dir=TMP, prefix="ns.")
+    app = os.path.join(where, "app")
+    agent = Agent([])
+    p = run_fixture("chain_nofp", 4, wrapper=[
+        "unshare", "-m", "--propagation", "private", "sh", "-c",
+        'mount -t tmpfs tmpfs "$0" && cp "$1" "$0/app" && exec "$0/app" "$2"', where])
+    p.wait()
+    check(p.returncode == 0, "the fixture failed in its namespace")
+    check(not os.path.exists(app), "the binary is visible outside its namespace")
+    log = agent.stop()
+    check("'%s'" % app in log, "the agent never read '%s'" % app)
+    srv = Server()
+    check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
+
+
+def test_agent_bpf__server_without_table_agent_compiles():
+    needs_go()
+    require_bpf()
+    srv = Server()  # stores nothing: GET /api/v1/unwind/ID answers 404
+    agent = Agent(["--server", srv.url])
+    p = run_fixture("chain_nofp", 4)
+    p.wait()
+    compiled = agent.metric("ember_agent_files", '{source="compiled"}')
+    log = agent.stop()
+    check(re.search(r"'%s' \(build ID [0-9a-f]+\): unwind table compiled by the agent "
+                    r"\(\d+ bytes\): the server has no table \(404"
+                    % re.escape(fx("chain_nofp")), log),
+          "the agent did not say it compiled the table the server lacks")
+    check(compiled >= 1, "/metrics counts no compiled table")
+    check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
+
+
+def test_agent_bpf__table_from_server_then_from_cache():
+    needs_go()
+    require_bpf()
+    srv = Server()
+    srv.upload(fx("chain_nofp"))
+    bid = build_id(fx("chain_nofp"))
+    cache = os.path.join(TMP, "cache")
+    agent = Agent(["--server", srv.url, "--cache-dir", cache])
+    p = run_fixture("chain_nofp", 2)
+    p.wait()
+    log = agent.stop()
+    check(re.search(r"'%s' \(build ID %s\): unwind table from the server"
+                    % (re.escape(fx("chain_nofp")), bid), log), "table not from the server")
+    st, body, hdr = srv.request("GET", "/api/v1/unwind/" + bid)
+    with open(os.path.join(cache, bid + ".unwind"), "rb") as f:
+        check(f.read() == body, "the cached table differs from the server's")
+    with open(os.path.join(cache, bid + ".etag")) as f:
+        check(f.read() == hdr["etag"], "the cached ETag differs from the server's")
+    # Restarted: the cached table, revalidated (If-None-Match -> 304).
+    agent = Agent(["--server", srv.url, "--cache-dir", cache])
+    p = run_fixture("chain_nofp", 4)
+    p.wait()
+    log = agent.stop()
+    check(re.search(r"'%s' \(build ID %s\): unwind table from the cache"
+                    % (re.escape(fx("chain_nofp")), bid), log), "table not from the cache")
+    check_chain(samples_of(srv, agent, p.pid, [LIBC]), CHAIN)
+
+
+def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
+    """Nothing listens at --server: the agent compiles its tables, keeps
+    sampling and writing profiles, queues pushes within --buffer-kb, drops
+    the oldest and counts them."""
+    needs_go()
+    require_bpf()
+    dead = "http://127.0.0.1:%d" % free_port()
+    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", "16"])
+    p = run_fixture("chain_nofp", 5)
+    p.wait()
+    time.sleep(1.2)  # one more interval
+    queued = agent.metric("ember_agent_push_queue_bytes")
+    dropped = agent.metric("ember_agent_profiles_total", '{result="dropped"}')
+    failures = agent.metric("ember_agent_push_failures_total")
+    log = agent.stop()
+    check(queued <= 16 * 1024, "push queue at %d bytes, past its 16 KiB cap" % queued)
+    check(dropped >= 1, "no profile dropped although the queue is full")
+    check(failures >= 1, "no failed push counted")
+    check("cannot push a profile to '%s/api/v1/profiles'" % dead in log,
+          "the failed push is not in the log")
+    check(len(agent.profiles()) >= 4, "sampling stopped: %d profiles" % len(agent.profiles()))
+    srv = Server()
+    check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
+
+
+def test_agent_bpf__delivered_once_the_server_is_back():
+    require_bpf()
+    srv = Server()
+    st, body, _ = srv.request("POST", "/api/v1/profiles", b"",
+                              {"Authorization": "Bearer " + srv.token})
+    if st == 404 or (st == 503 and b"unrecognized path" in body):
+        skip("needs POST /api/v1/profiles (issue 15): the server answers %d %r"
+             % (st, body.strip()))
+    port = srv.port
+    token = srv.token
+    data = srv.data
+    srv.stop()
+    agent = Agent(["--server", "http://127.0.0.1:%d" % port, "--token", token,
+                   "--interval", "1"])
+    p = run_fixture("chain_nofp", 3)
+    p.wait()
+    time.sleep(1.5)
+    check(agent.metric("ember_agent_push_queue_profiles") >= 1, "nothing queued while down")
+    back = subprocess.Popen([EMBER, "serve", "--listen", "127.0.0.1:%d" % port, "--data",
+                             data], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    CHILDREN.append(back)
+    wait_for(lambda: agent.metric("ember_agent_push_queue_profiles") == 0,
+             "the queue to drain into the restarted server", 400)
+    check(agent.metric("ember_agent_profiles_total", '{result="sent"}') >= 1, "none sent")
+    agent.stop()
+
+
+def test_agent_bpf__upload_missing_and_refused_upload():
+    require_bpf()
+    srv = Server()
+    bid = build_id(fx("chain_fp"))
+    tokfile = os.path.join(srv.data, "token")
+    agent = Agent(["--server", srv.url, "--upload-missing", "--token-file", tokfile,
+                   "--pid", "1"])  # only what the test starts matters; pid 1 is quiet
+    agent.stop()
+    # Sampling everything, the fixture's executable is uploaded when first seen.
+    agent = Agent(["--server", srv.url, "--upload-missing", "--token-file", tokfile])
+    p = run_fixture("chain_fp", 2)
+    p.wait()
+    want = "uploaded '%s' (build ID %s" % (fx("chain_fp"), bid)
+    wait_for(lambda: want in agent.text(), "the upload (on the agent's table thread)", 60)
+    agent.stop()
+    st, body, _ = srv.request("GET", "/api/v1/artifacts/" + bid)
+    check(st == 200 and b'"executable":"' in body, "the server has no executable: %r" % body)
+    # With a wrong token the server refuses, and the agent says why.
+    bid2 = build_id(fx("qsort_nofp"))
+    agent = Agent(["--server", srv.url, "--upload-missing", "--token", "wrong"])
+    p = run_fixture("qsort_nofp", 2)
+    p.wait()
+    refused = r"the server refused the upload of '%s': HTTP 401" % re.escape(fx("qsort_nofp"))
+    wait_for(lambda: re.search(refused, agent.text()), "the refusal to be explained", 60)
+    agent.stop()
+    st, body, _ = srv.request("GET", "/api/v1/artifacts/" + bid2)
+    check(b'"executable":"' not in body, "uploaded despite the wrong token")
+
+
+def test_agent_bpf__jit_frames_named_from_perf_map():
+    """Code in anonymous executable memory, named in /tmp/perf-PID.map."""
+    needs_go()
+    require_bpf()
+    agent = Agent([])
+    p = run_fixture("jit_fp", 4)
+    p.wait()
+    agent.stop()
+    srv = Server()
+    s = samples_of(srv, agent, p.pid, [fx("jit_fp"), LIBC])
+    frac, total = share(s, lambda f: f[0] == "jit_spin" and "main" in f)
+    check(frac >= 0.8, "only %.1f%% of %d samples have the leaf jit_spin under main; e.g. %r"
+          % (100 * frac, total, [f for _, _, f in s[:3]]))
+
+
+def test_agent_bpf__truncated_stacks_are_marked():
+    needs_go()
+    require_bpf()
+    agent = Agent([])
+    p = run_fixture("deep_nofp", 3)
+    p.wait()
+    truncated = agent.metric("ember_agent_walk_stops_total", '{reason="truncated"}')
+    agent.stop()
+    check(truncated >= 1, "no truncated walk counted")
+    srv = Server()
+    s = samples_of(srv, agent, p.pid, [fx("deep_nofp"), LIBC])
+    frac, total = share(s, lambda f: f[-1] == "[truncated]" and f.count("deep") >= 100)
+    check(frac >= 0.8, "only %.1f%% of %d deep samples end in [truncated]" % (100 * frac, total))
+    check(all(lab.get("unwind") == "truncated" for lab, _, f in s if f[-1] == "[truncated]"),
+          "truncated samples not labelled unwind=truncated")
+
+
+def test_agent_bpf__clear_errors():
+    r = subprocess.run([AGENT], capture_output=True, text=True)
+    check(r.returncode == 2 and "give --output DIR or --server URL" in r.stderr, r.stderr)
+    r = subprocess.run([AGENT, "--output", TMP, "--frequency", "x"], capture_output=True,
+                       text=True)
+    check(r.returncode == 2 and "invalid value 'x' for --frequency" in r.stderr, r.stderr)
+    if os.geteuid() != 0:
+        skip("the capability check needs root (to drop its capabilities)")
+    if not packages.which("setpriv"):
+        skip(packages.missing("setpriv"))
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        "--inh-caps=-all", AGENT, "--output", TMP],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "missing CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)"
+          in r.stderr, "without capabilities: %d %r" % (r.returncode, r.stderr))
+
+
+def main():
+    fn = globals().get(CASE)
+    if not fn or not CASE.startswith("test_agent_bpf__"):
+        print("test_agent.py: no case '%s'" % CASE)
+        sys.exit(2)
+    try:
+        fn()
+    finally:
+        for c in CHILDREN:
+            if c.poll() is None:
+                c.kill()
+                c.wait()
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("ok " + CASE)
+
+
+if __name__ == "__main__":
+    main()

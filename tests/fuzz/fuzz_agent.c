@@ -1,0 +1,63 @@
+/*
+ * fuzz_agent.c - libFuzzer target for the agent's parsers of outside
+ * input: /tmp/perf-PID.map (written by the profiled process, read by the
+ * root agent) and /proc/PID/maps lines.  Byte 0 selects: 0 a perf map, 1
+ * maps lines; the rest is the text.  Every name a perf-map lookup returns
+ * must be NUL-terminated inside the map: a violation aborts.
+ * (The unwind blobs the agent downloads are fuzz_unwind.c's.)
+ */
+#include "agent_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void quiet(enum ember_log_level l, const char *m, void *c)
+{
+	(void)l, (void)m, (void)c;
+}
+
+static void perfmap(const char *text, size_t n)
+{
+	int err = 0;
+	struct agent_perfmap *m = agent_perfmap_parse(text, n, &err);
+	uint64_t probes[] = { 0, 0x1000, 0x7f0000001000, 0x7f0000000105, UINT64_MAX };
+
+	if (!m)
+		return;
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		const char *name = agent_perfmap_lookup(m, probes[i]);
+
+		if (name && strlen(name) > n)
+			abort();
+	}
+	agent_perfmap_free(m);
+}
+
+static void maps(const char *text, size_t n)
+{
+	char *copy = malloc(n + 1), *save = NULL;
+	struct agent_map_line m;
+
+	if (!copy)
+		return;
+	memcpy(copy, text, n);
+	copy[n] = '\0';
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (agent_maps_parse_line(l, &m) == 0 && (m.start > m.end || strlen(m.perms) != 4))
+			abort();
+	free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	ember_log_set_handler(quiet, NULL);
+	if (size < 1)
+		return 0;
+	if (data[0] == 0)
+		perfmap((const char *)data + 1, size - 1);
+	else if (data[0] == 1)
+		maps((const char *)data + 1, size - 1);
+	return 0;
+}

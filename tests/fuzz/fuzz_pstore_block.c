@@ -1,0 +1,104 @@
+/*
+ * fuzz_pstore_block.c - libFuzzer target for the profile store's block
+ * decoder (profile-store/block_decode.c, catalog.c, block_rows.c): any
+ * bytes as a block file behind an in-memory block storage, opened as the
+ * store opens blocks (header, meta, series, label index), then loaded as
+ * a query loads one (dictionary, profiles, stream directory) and every
+ * row stream decoded and summed.  A damaged block must be reported as
+ * corrupt (-PSTORE_ERR_CORRUPT), never crash, never read outside its
+ * bytes, never allocate past what it holds.  Seeds in corpus/pstore_block/
+ * (make_pstore_seeds.c).
+ */
+#include "pstore_internal.h"
+
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct mem {
+	const uint8_t *data;
+	size_t size;
+};
+
+static int mem_get(void *ctx, const char *name, uint64_t off, size_t len, struct ember_buf *out)
+{
+	const struct mem *m = ctx;
+
+	(void)name;
+	if (off > m->size)
+		off = m->size;
+	if (!len || len > m->size - off)
+		len = (size_t)(m->size - off);
+	return ember_buf_append(out, m->data + off, len);
+}
+
+static void quiet(enum ember_log_level l, const char *m, void *c)
+{
+}
+
+/* Every series' rows, summed over all time (what a query does). */
+static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
+{
+	size_t nn = pstore_dict_nodes(&bd->dict);
+	int64_t *self = calloc(nn, sizeof(*self));
+	struct pstore_result r = { .min_time = INT64_MAX, .max_time = INT64_MIN };
+	struct ember_buf sb, vb;
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err;
+
+	ember_buf_init(&sb, 0);
+	ember_buf_init(&vb, 0);
+	for (uint32_t s = 0; self && s < b->series.series.n; s++) {
+		uint32_t first = bd->series_stream.v[s];
+		struct pstore_sum_in in = { .profs = bd->profs.v, .p_first = bd->series_prof.v[s],
+					.p_end = bd->series_prof.v[s + 1], .from = INT64_MIN,
+					.to = INT64_MAX, .nnodes = (uint32_t)nn, .r = &r };
+		const struct pstore_stream *vs;
+
+		if (in.p_first == in.p_end)
+			continue;
+		vs = &bd->streams.v[first + 1];
+		in.factor = vs->factor;
+		if (vs->kind == PS_STREAM_DERIVED)
+			vs = &bd->streams.v[first + 1 + vs->ref];
+		if (pstore_block_read_stream(b, &bd->streams.v[first], &sb, &d) ||
+		    pstore_block_read_stream(b, vs, &vb, &d))
+			continue;
+		in.stacks = (const uint8_t *)sb.data;
+		in.stacks_end = in.stacks + sb.len;
+		in.vals = (const uint8_t *)vb.data;
+		in.vals_end = in.vals + vb.len;
+		err = pstore_rows_sum(&in, self, &d);
+		if (err && err != -PSTORE_ERR_CORRUPT)
+			abort();
+	}
+	ember_buf_release(&sb);
+	ember_buf_release(&vb);
+	free(self);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct mem m = { data, size };
+	struct pstore_blockio io = { .sz = sizeof(io), .ctx = &m, .get = mem_get };
+	struct pstore_block *b = NULL;
+	struct pstore_bdata *bd = NULL;
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err;
+
+	ember_log_set_handler(quiet, NULL);
+	if (pstore_block_open(&io, "blocks/fuzz.pblk", size, &b, &d))
+		abort(); /* memory reads cannot fail: corruption is b->corrupt */
+	if (!b->corrupt) {
+		err = pstore_block_load(b, &bd, &d);
+		if (err && err != -PSTORE_ERR_CORRUPT && err != -ENOMEM)
+			abort();
+		if (!err)
+			sum_all(b, bd);
+	}
+	pstore_bdata_unref(bd);
+	pstore_block_unref(b);
+	return 0;
+}

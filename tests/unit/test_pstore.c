@@ -1,0 +1,2001 @@
+/*
+ * test_pstore.c - unit tests of profile-store/: the cursor readers, the
+ * selector parser and matching, appends and queries (head, blocks,
+ * merged blocks: the same answers), sample labels, limits and their
+ * reasons, types and aliases, discovery, series totals, coverage and the
+ * resolver, retention, the log's replay (a torn tail, and kill -9 of a
+ * child in the middle of writes), corrupt blocks, every output (folded,
+ * top, JSON tree, flame graph checked by xmllint, pprof read by
+ * `go tool pprof`), and diffs (their noise estimate, and their pprof
+ * against `go tool pprof -diff_base`).
+ */
+#include "pprof.h"
+#include "pstore.h"
+#include "pstore_internal.h"
+#include "unit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEC ((int64_t)1000000000)
+#define MS ((int64_t)1000000)
+#define HOUR (3600 * SEC)
+#define T0 ((int64_t)1700000000 * SEC) /* a fixed "now" */
+
+static char dir[256];
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static int64_t fake_now = T0;
+
+static int64_t clock_fn(void *ctx)
+{
+	(void)ctx;
+	return fake_now;
+}
+
+static int make_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/ember-test-pstore.XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static void remove_dir(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static struct pstore_opts test_opts(void)
+{
+	return (struct pstore_opts){ .sz = sizeof(struct pstore_opts), .no_background = true,
+				     .clock_ns = clock_fn, .zstd_level = 3 };
+}
+
+static struct pstore *open_store(const struct pstore_opts *o)
+{
+	struct pstore_opts def = test_opts();
+	struct pstore *s = NULL;
+	char why[256];
+
+	if (pstore_open(dir, o ? o : &def, &s, why, sizeof(why))) {
+		fprintf(stderr, "pstore_open: %s\n", why);
+		return NULL;
+	}
+	return s;
+}
+
+static struct pstore *fresh_store(void)
+{
+	fake_now = T0;
+	return make_dir() ? NULL : open_store(NULL);
+}
+
+/* Function id of name in p (one function per name, file "NAME.c"). */
+static int func_of(struct pprof_profile *p, const char *name, uint64_t *id)
+{
+	char file[128];
+	struct pprof_function_desc f = { name, name, file, 1 };
+
+	snprintf(file, sizeof(file), "%s.c", name);
+	return pprof_add_function(p, &f, id);
+}
+
+/* A location with one line of function name (one location per name). */
+static int loc_of(struct pprof_profile *p, uint64_t mid, const char *name, uint64_t *id)
+{
+	const pprof_message_t *m = pprof_message(p);
+	struct pprof_line ln = { 0, 10, 0 };
+	uint64_t addr = 0x401000 + (pstore_hash(name, strlen(name), 0) & 0xffff0);
+
+	for (size_t i = 0; i < m->n_location; i++)
+		if (m->location[i]->n_line &&
+		    strcmp(pprof_string(
+				   p, pprof_function_by_id(p, m->location[i]->line[0]->function_id)
+					      ->name),
+			   name) == 0) {
+			*id = m->location[i]->id;
+			return 0;
+		}
+	if (func_of(p, name, &ln.function_id) || pprof_add_location(p, mid, addr, id))
+		return -1;
+	return pprof_location_set_lines(p, *id, &ln, 1);
+}
+
+/* A location without lines at address (unsymbolized). */
+static int raw_loc(struct pprof_profile *p, uint64_t mid, uint64_t addr, uint64_t *id)
+{
+	const pprof_message_t *m = pprof_message(p);
+
+	for (size_t i = 0; i < m->n_location; i++)
+		if (!m->location[i]->n_line && m->location[i]->address == addr &&
+		    m->location[i]->mapping_id == mid) {
+			*id = m->location[i]->id;
+			return 0;
+		}
+	return pprof_add_location(p, mid, addr, id);
+}
+
+/*
+ * A CPU profile (samples/count, cpu/nanoseconds, period 10 ms) of stacks
+ * "root;...;leaf" with counts[i] samples each.  A frame "0xADDR" is an
+ * unsymbolized address in the mapping of build ID "beef" (others are in
+ * the mapping of "cafe").
+ */
+static struct pprof_profile *mkprof(const char *const *stacks, const int64_t *counts, size_t n,
+				    int64_t time)
+{
+	struct pprof_mapping_desc md = { 0x400000, 0x500000, 0, "/usr/bin/app", "cafe" };
+	struct pprof_mapping_desc raw = { 0x7f0000000000, 0x7f0000100000, 0x1000, "/lib/libx.so",
+					  "beef" };
+	struct pprof_profile *p = pprof_profile_new();
+	uint64_t mid, rid;
+
+	if (!p || pprof_add_sample_type(p, "samples", "count") ||
+	    pprof_add_sample_type(p, "cpu", "nanoseconds") ||
+	    pprof_set_period(p, "cpu", "nanoseconds", 10 * MS) || pprof_add_mapping(p, &md, &mid) ||
+	    pprof_add_mapping(p, &raw, &rid))
+		goto fail;
+	pprof_set_time(p, time, 10 * SEC);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t locs[64];
+		size_t k = 0;
+		char copy[1024], *save, *tok;
+		int64_t v[2] = { counts[i], counts[i] * 10 * MS };
+
+		snprintf(copy, sizeof(copy), "%s", stacks[i]);
+		for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+			int err = strncmp(tok, "0x", 2) == 0
+					  ? raw_loc(p, rid, strtoull(tok, NULL, 16), &locs[k])
+					  : loc_of(p, mid, tok, &locs[k]);
+
+			if (err)
+				goto fail;
+			k++;
+		}
+		for (size_t a = 0, b = k ? k - 1 : 0; a < b; a++, b--) { /* leaf first */
+			uint64_t t = locs[a];
+
+			locs[a] = locs[b];
+			locs[b] = t;
+		}
+		if (pprof_add_sample(p, locs, k, v, 2))
+			goto fail;
+	}
+	return p;
+fail:
+	pprof_profile_free(p);
+	return NULL;
+}
+
+static int append(struct pstore *s, struct pprof_profile *p, const char *service,
+		  const char *version)
+{
+	struct pstore_label l[2] = { { "service", service }, { "version", version } };
+	struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 2 };
+	char why[256];
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = pstore_append(s, p, &o, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "pstore_append: %s\n", why);
+	pprof_profile_free(p);
+	return err;
+}
+
+static const char *const S3[] = { "main;work;hot", "main;work;cold", "main;idle" };
+static const int64_t C3[] = { 30, 10, 5 };
+
+static struct pstore_result *query(struct pstore *s, const char *selector, const char *type,
+				   int64_t from, int64_t to)
+{
+	struct pstore_selection sel = { selector, type, from, to };
+	struct pstore_result *r = NULL;
+	char why[256];
+
+	if (pstore_query(s, &sel, NULL, &r, why, sizeof(why))) {
+		fprintf(stderr, "pstore_query: %s\n", why);
+		return NULL;
+	}
+	return r;
+}
+
+/* The folded output of r in a buffer the caller releases. */
+static int folded(const struct pstore_result *r, struct ember_buf *b)
+{
+	ember_buf_init(b, 64 << 20);
+	return pstore_write_folded(r, pstore_write_buf, b);
+}
+
+static int64_t total_of(const struct pstore_result *r)
+{
+	struct pstore_result_info info;
+
+	pstore_result_info(r, &info);
+	return info.total;
+}
+
+/* The same folded output for the same query, before and after flushing
+ * and merging. */
+static int check_folded(struct pstore *s, const char *selector, const char *want)
+{
+	struct pstore_result *r = query(s, selector, "cpu", 0, 0);
+	struct ember_buf b;
+	int err = r ? folded(r, &b) : -1;
+
+	if (!err && strcmp(b.data ? b.data : "", want) != 0) {
+		fprintf(stderr, "folded output differs:\n--- want\n%s--- got\n%s", want,
+			b.data ? b.data : "");
+		err = -1;
+	}
+	if (r)
+		ember_buf_release(&b);
+	pstore_result_free(r);
+	return err;
+}
+
+/* ---- cursor readers ---------------------------------------------------------- */
+
+static int test_pstore__varint_cursor_bounds(void)
+{
+	struct ember_buf b;
+	const uint8_t *p, *end, *start;
+	uint64_t v;
+	int64_t sv;
+	const uint8_t over[11] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0 };
+
+	ember_buf_init(&b, 1024);
+	CHECK_INT(pstore_put_uvarint(&b, 0), ==, 0);
+	CHECK_INT(pstore_put_uvarint(&b, 300), ==, 0);
+	CHECK_INT(pstore_put_uvarint(&b, UINT64_MAX), ==, 0);
+	CHECK_INT(pstore_put_svarint(&b, -5), ==, 0);
+	p = start = (const uint8_t *)b.data;
+	end = p + b.len;
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
+	CHECK_INT(v, ==, 0);
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
+	CHECK_INT(v, ==, 300);
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
+	CHECK(v == UINT64_MAX);
+	CHECK_INT(pstore_get_svarint(&p, end, &sv), ==, 0);
+	CHECK_INT(sv, ==, -5);
+	CHECK(p == end);
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
+	/* *pos past end is refused, and the cursor does not move */
+	p = end + 1;
+	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
+	CHECK(p == end + 1);
+	/* a truncated varint, an over-long one */
+	p = start + 1;
+	CHECK_INT(pstore_get_uvarint(&p, start + 2, &v), ==, -PSTORE_ERR_CORRUPT);
+	CHECK(p == start + 1);
+	p = over;
+	CHECK_INT(pstore_get_uvarint(&p, over + 11, &v), ==, -PSTORE_ERR_CORRUPT);
+	CHECK(p == over);
+	/* a string whose length runs past the end */
+	ember_buf_reset(&b);
+	CHECK_INT(pstore_put_uvarint(&b, 100), ==, 0);
+	CHECK_INT(ember_buf_append(&b, "abc", 3), ==, 0);
+	p = (const uint8_t *)b.data;
+	{
+		const char *s;
+		size_t n;
+
+		CHECK_INT(pstore_get_str(&p, p + b.len, 1000, &s, &n), ==, -PSTORE_ERR_CORRUPT);
+		CHECK(p == (const uint8_t *)b.data);
+	}
+	ember_buf_release(&b);
+	return 0;
+}
+
+/* ---- selectors ---------------------------------------------------------------- */
+
+static int matches(const char *selector, const struct pstore_label *l, size_t n)
+{
+	struct pstore_selector *sel;
+	char why[256];
+	int m;
+
+	if (pstore_selector_parse(selector, &sel, why, sizeof(why))) {
+		fprintf(stderr, "'%s': %s\n", selector, why);
+		return -1;
+	}
+	m = pstore_selector_matches(sel, l, n);
+	pstore_selector_free(sel);
+	return m;
+}
+
+static int test_pstore__selector_matching(void)
+{
+	const struct pstore_label l[] = { { "service", "checkout" }, { "version", "2.4.1" },
+					  { "k8s.pod", "a-1" } };
+
+	CHECK_INT(matches("{service=\"checkout\"}", l, 3), ==, 1);
+	CHECK_INT(matches("{service=\"cart\"}", l, 3), ==, 0);
+	CHECK_INT(matches("{version=~\"2\\\\.4.*\"}", l, 3), ==, 1);
+	CHECK_INT(matches("{version=~\"2\\\\.3.*\"}", l, 3), ==, 0);
+	/* anchored: a partial match is no match */
+	CHECK_INT(matches("{version=~\"4\\\\.1\"}", l, 3), ==, 0);
+	CHECK_INT(matches("{version!~\"2\\\\..*\"}", l, 3), ==, 0);
+	CHECK_INT(matches("{service!=\"cart\", version=~\"2.*\",}", l, 3), ==, 1);
+	CHECK_INT(matches("{k8s.pod='a-1'}", l, 3), ==, 1);
+	CHECK_INT(matches("{missing=\"\"}", l, 3), ==, 1);
+	CHECK_INT(matches("{missing!=\"\"}", l, 3), ==, 0);
+	CHECK_INT(matches("{missing=~\".*\"}", l, 3), ==, 1);
+	CHECK_INT(matches("{}", l, 3), ==, 1);
+	CHECK_INT(matches("", l, 3), ==, 1);
+	CHECK_INT(matches("process_cpu:cpu:nanoseconds:cpu:nanoseconds{service=`checkout`}", l, 3),
+		  ==, 1);
+	return 0;
+}
+
+static int expect_bad_selector(const char *text, const char *reason)
+{
+	struct pstore_selector *sel = NULL;
+	char why[256];
+	int err = pstore_selector_parse(text, &sel, why, sizeof(why));
+
+	if (err != -PSTORE_ERR_SELECTOR || !strstr(why, reason)) {
+		fprintf(stderr, "'%s': %d '%s', want '%s'\n", text, err, why, reason);
+		pstore_selector_free(sel);
+		return 1;
+	}
+	return 0;
+}
+
+static int test_pstore__selector_errors_explain(void)
+{
+	CHECK(!expect_bad_selector("{service=checkout}", "expected a quoted value"));
+	CHECK(!expect_bad_selector("{service==\"x\"}", "expected a quoted value"));
+	CHECK(!expect_bad_selector("{service~\"x\"}", "expected =, !=, =~ or !~"));
+	CHECK(!expect_bad_selector("{service=\"x\"", "expected ',' or '}'"));
+	CHECK(!expect_bad_selector("{service=\"x}", "unterminated string"));
+	CHECK(!expect_bad_selector("{9a=\"x\"}", "expected a label name"));
+	CHECK(!expect_bad_selector("{a=\"x\\.y\"}", "unknown escape"));
+	CHECK(!expect_bad_selector("{a=~\"(\"}", "bad regex"));
+	CHECK(!expect_bad_selector("{a=~\"(x)\\\\1\"}", "back-references"));
+	CHECK(!expect_bad_selector("{a=~\"((a{100}){100})\"}", "repeats too much"));
+	CHECK(!expect_bad_selector("{a=\"x\"} junk", "unexpected text"));
+	CHECK(!expect_bad_selector("{a=~\"x++\"}", "repeats a repetition"));
+	CHECK(!expect_bad_selector("{a=~\"x{2}*\"}", "repeats a repetition"));
+	CHECK_INT(matches("{a=~\"[+*]+x\"}", (const struct pstore_label[]){ {"a", "*+x"} }, 1), ==,
+		  1);
+	return 0;
+}
+
+/* ---- append and query ---------------------------------------------------------- */
+
+static const char *const WANT3 = "main;idle 50000000\nmain;work;cold 100000000\n"
+				 "main;work;hot 300000000\n";
+
+static int test_pstore__append_query_head_blocks_merged_agree(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+
+	CHECK(s);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 300 * SEC + i * 10 * SEC), "checkout",
+				 "2.4"),
+			  ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 200 * SEC), "cart", "1.0"), ==, 0);
+	/* in the head */
+	CHECK(!check_folded(
+		s, "{service=\"checkout\"}",
+		"main;idle 150000000\nmain;work;cold 300000000\nmain;work;hot 900000000\n"));
+	/* in one block per flush, after two flushes */
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 100 * SEC), "checkout", "2.5"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 2);
+	CHECK_INT(st.head_profiles, ==, 0);
+	CHECK_INT(st.profiles, ==, 5);
+	CHECK(!check_folded(
+		s, "{service=\"checkout\"}",
+		"main;idle 200000000\nmain;work;cold 400000000\nmain;work;hot 1200000000\n"));
+	CHECK(!check_folded(s, "{service=\"checkout\",version=\"2.5\"}", WANT3));
+	/* merged into one (the partition is closed once its hour has passed) */
+	fake_now = T0 + 2 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.merges, ==, 1);
+	CHECK_INT(st.profiles, ==, 5);
+	CHECK(!check_folded(
+		s, "{service=\"checkout\"}",
+		"main;idle 200000000\nmain;work;cold 400000000\nmain;work;hot 1200000000\n"));
+	CHECK(!check_folded(
+		s, "{service=~\"c.*\"}",
+		"main;idle 250000000\nmain;work;cold 500000000\nmain;work;hot 1500000000\n"));
+	CHECK(!check_folded(s, "{service=\"nothing\"}", ""));
+	pstore_free(s);
+	/* and after a restart, from the block alone */
+	s = open_store(NULL);
+	CHECK(s);
+	CHECK(!check_folded(s, "{service=\"cart\"}", WANT3));
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A profile without samples is a data point too (no CPU in 10 s). */
+static int test_pstore__empty_profile_stored(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_result *r;
+	struct pstore_stats st;
+	struct pstore_result_info info;
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 0, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 0, T0 + SEC), "a", "1"), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.profiles, ==, 2);
+	r = query(s, NULL, "cpu", 0, 0);
+	CHECK(r);
+	pstore_result_info(r, &info);
+	CHECK_INT(info.profiles, ==, 2);
+	CHECK_INT(info.total, ==, 0);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_pstore__time_range_selects_profiles(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_result *r;
+
+	CHECK(s);
+	for (int i = 0; i < 6; i++)
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * 10 * SEC), "a", "1"), ==, 0);
+	r = query(s, NULL, "cpu", T0 + 10 * SEC, T0 + 30 * SEC);
+	CHECK(r);
+	CHECK_INT(total_of(r), ==, 2 * 45 * 10 * MS);
+	pstore_result_free(r);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	r = query(s, NULL, "cpu", T0 + 10 * SEC, T0 + 30 * SEC);
+	CHECK(r);
+	CHECK_INT(total_of(r), ==, 2 * 45 * 10 * MS);
+	pstore_result_free(r);
+	r = query(s, NULL, "samples", T0 + 50 * SEC, 0);
+	CHECK(r);
+	CHECK_INT(total_of(r), ==, 45);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_pstore__time_from_profile_else_arrival(void)
+{
+	struct pstore *s = fresh_store();
+	struct pprof_profile *p = mkprof(S3, C3, 3, 0);
+	struct pstore_append_opts o = { .sz = sizeof(o), .time_ns = T0 - 5 * SEC };
+	struct pstore_result *r;
+	struct pstore_result_info info;
+
+	CHECK(s && p);
+	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	pprof_set_time(p, T0 - 100 * SEC, 10 * SEC);
+	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	pprof_set_time(p, 0, 0);
+	CHECK_INT(pstore_append(s, p, NULL, NULL, 0), ==, 0); /* now */
+	r = query(s, NULL, "cpu", T0 - 6 * SEC, T0 - 4 * SEC);
+	CHECK(r);
+	pstore_result_info(r, &info);
+	CHECK_INT(info.profiles, ==, 1);
+	CHECK_INT(info.min_time_ns, ==, T0 - 5 * SEC);
+	pstore_result_free(r);
+	r = query(s, NULL, "cpu", T0 - 100 * SEC, T0 - 99 * SEC);
+	CHECK(r && total_of(r) == 450 * MS);
+	pstore_result_free(r);
+	r = query(s, NULL, "cpu", T0, T0 + 1);
+	CHECK(r && total_of(r) == 450 * MS);
+	pstore_result_free(r);
+	pprof_profile_free(p);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* Samples with labels are series of their own; the caller's labels win. */
+static int test_pstore__sample_labels_split_series(void)
+{
+	struct pstore *s = fresh_store();
+	struct pprof_profile *p = mkprof(S3, C3, 2, T0);
+	struct pprof_sample_label sl[2] = { { .key = "handler", .str = "/cart" },
+					    { .key = "service", .str = "ignored" } };
+	struct pstore_label l[1] = { { "service", "web" } };
+	struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 1 };
+	struct pstore_strlist *vals = NULL;
+	struct pstore_selection all = { 0 };
+	struct pstore_stats st;
+	uint64_t loc = pprof_message(p)->sample[0]->location_id[0];
+	int64_t v[2] = { 7, 70 * MS };
+
+	CHECK(s && p);
+	CHECK_INT(pprof_add_sample_labeled(p, &loc, 1, v, 2, sl, 2), ==, 0);
+	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 2);
+	CHECK_INT(st.profiles, ==, 2);
+	CHECK(!check_folded(s, "{handler=\"/cart\"}", "hot 70000000\n"));
+	CHECK(!check_folded(s, "{handler=\"\",service=\"web\"}",
+			    "main;work;cold 100000000\nmain;work;hot 300000000\n"));
+	CHECK_INT(pstore_label_values(s, "service", &all, &vals, NULL, 0), ==, 0);
+	CHECK_INT(vals->n, ==, 1);
+	CHECK_STR(vals->v[0], "web");
+	pstore_strlist_free(vals);
+	pprof_profile_free(p);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- limits -------------------------------------------------------------------- */
+
+static int expect_reject(struct pstore *s, struct pprof_profile *p,
+			 const struct pstore_append_opts *o, int want, const char *reason)
+{
+	char why[256] = "";
+	int err = pstore_append(s, p, o, why, sizeof(why));
+
+	if (err != want || !strstr(why, reason)) {
+		fprintf(stderr, "append: %d '%s', want %d '%s'\n", err, why, want, reason);
+		return 1;
+	}
+	return 0;
+}
+
+static int test_pstore__limits_reject_with_reasons(void)
+{
+	struct pstore_opts opts = test_opts();
+	struct pstore *s;
+	struct pprof_profile *p;
+	char longv[64];
+	struct pstore_label l[3] = { { "a", "1" }, { "b", "2" }, { "c", "3" } };
+	struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 1 };
+	struct pstore_stats st;
+
+	opts.limits = (struct pstore_limits){ .sz = sizeof(opts.limits), .max_profile_bytes = 1000,
+					      .max_samples = 2, .max_stack_depth = 2,
+					      .max_labels = 3, .max_label_name_len = 8,
+					      .max_label_value_len = 16, .max_series = 2 };
+	CHECK(!make_dir());
+	fake_now = T0;
+	s = open_store(&opts);
+	CHECK(s);
+	p = mkprof(S3, C3, 3, T0);
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "3 samples, more than the limit of 2"));
+	pprof_profile_free(p);
+	p = mkprof(S3, C3, 2, T0);
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "stack of 3 frames"));
+	pprof_profile_free(p);
+	p = mkprof((const char *const[]){ "main;a", "main;b" }, C3, 2, T0);
+	o.input_bytes = 5000;
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "profile of 5000 bytes"));
+	o.input_bytes = 0;
+	o.n_labels = 3; /* with __name__: 4 */
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "4 labels, more than the limit of 3"));
+	l[1].name = "bad-name";
+	o.n_labels = 2;
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LABEL, "label name 'bad-name'"));
+	l[1].name = "toolongname";
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "longer than 8 bytes"));
+	memset(longv, 'x', 40);
+	longv[40] = '\0';
+	l[1] = (struct pstore_label){ "b", longv };
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "label 'b': value longer than 16"));
+	l[1] = (struct pstore_label){ "a", "again" };
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LABEL, "label 'a' given twice"));
+	/* two series fit, the third does not, an old one still does */
+	o.n_labels = 1;
+	for (int i = 0; i < 2; i++) {
+		l[0].value = i ? "v1" : "v0";
+		CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	}
+	l[0].value = "v2";
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_SERIES_LIMIT, "the store holds 2 series"));
+	l[0].value = "v0";
+	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	/* after a flush the series are in a block: still counted */
+	CHECK_INT(pstore_flush(s), ==, 0);
+	l[0].value = "v3";
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_SERIES_LIMIT, "the store holds 2 series"));
+	pstore_stats(s, &st);
+	CHECK_INT(st.rejected, ==, 10);
+	CHECK_INT(st.appends, ==, 3);
+	pprof_profile_free(p);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- types ---------------------------------------------------------------------- */
+
+static int test_pstore__types_aliases_and_names(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_strlist *types = NULL;
+	struct pstore_selection all = { 0 }, sel = { .type = "delay" };
+	struct pstore_result *r = NULL;
+	struct pprof_profile *p;
+	char why[256];
+	struct pstore_label ln = { "__name__", "block" };
+	struct pstore_append_opts o = { .sz = sizeof(o), .labels = &ln, .n_labels = 1 };
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_profile_types(s, &all, &types, NULL, 0), ==, 0);
+	CHECK_INT(types->n, ==, 2);
+	CHECK_STR(types->v[0], "process_cpu:cpu:nanoseconds:cpu:nanoseconds");
+	CHECK_STR(types->v[1], "process_cpu:samples:count:cpu:nanoseconds");
+	pstore_strlist_free(types);
+	/* a full ID, and an alias; an unknown one fails with a reason */
+	r = query(s, NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0);
+	CHECK(r && total_of(r) == 45);
+	pstore_result_free(r);
+	r = query(s, NULL, "process_cpu:cpu", 0, 0);
+	CHECK(r && total_of(r) == 450 * MS);
+	pstore_result_free(r);
+	sel.type = "nope";
+	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_TYPE);
+	CHECK(strstr(why, "unknown profile type 'nope'"));
+	/* two profile names with the same sample type: the alias is ambiguous */
+	p = mkprof(S3, C3, 3, T0);
+	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	pprof_profile_free(p);
+	sel.type = "cpu";
+	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_TYPE);
+	CHECK(strstr(why, "ambiguous"));
+	sel.type = "block:cpu";
+	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, 0);
+	CHECK_INT(total_of(r), ==, 450 * MS);
+	pstore_result_free(r);
+	/* the selector may carry the type, as Pyroscope writes it */
+	r = query(s, "process_cpu:cpu:nanoseconds:cpu:nanoseconds{service=\"a\"}", NULL, 0, 0);
+	CHECK(r && total_of(r) == 450 * MS);
+	pstore_result_free(r);
+	/* no type at all */
+	sel.type = NULL;
+	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_TYPE);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- discovery, series, coverage ------------------------------------------------ */
+
+static int test_pstore__discovery_labels_values_types(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_strlist *l = NULL;
+	struct pstore_selection all = { 0 }, sel = { .selector = "{service=\"b\"}" };
+	struct pstore_selection early = { .from_ns = T0, .to_ns = T0 + 5 * SEC };
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + 10 * SEC), "b", "2"), ==, 0);
+	CHECK_INT(pstore_label_names(s, &all, &l, NULL, 0), ==, 0);
+	CHECK_INT(l->n, ==, 3);
+	CHECK_STR(l->v[0], "__name__");
+	CHECK_STR(l->v[1], "service");
+	CHECK_STR(l->v[2], "version");
+	pstore_strlist_free(l);
+	CHECK_INT(pstore_label_values(s, "service", &all, &l, NULL, 0), ==, 0);
+	CHECK_INT(l->n, ==, 2);
+	CHECK_STR(l->v[0], "a");
+	CHECK_STR(l->v[1], "b");
+	pstore_strlist_free(l);
+	CHECK_INT(pstore_label_values(s, "version", &sel, &l, NULL, 0), ==, 0);
+	CHECK_INT(l->n, ==, 1);
+	CHECK_STR(l->v[0], "2");
+	pstore_strlist_free(l);
+	CHECK_INT(pstore_label_values(s, "service", &early, &l, NULL, 0), ==, 0);
+	CHECK_INT(l->n, ==, 1);
+	CHECK_STR(l->v[0], "a");
+	pstore_strlist_free(l);
+	sel.selector = "{service=";
+	CHECK_INT(pstore_label_names(s, &sel, &l, NULL, 0), ==, -PSTORE_ERR_SELECTOR);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_pstore__series_totals_at_a_step(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_series_set *set = NULL;
+	struct pstore_selection sel = { NULL, "samples", T0, T0 + 60 * SEC };
+	const char *by[1] = { "service" };
+
+	CHECK(s);
+	for (int i = 0; i < 6; i++)
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * 10 * SEC), i % 2 ? "b" : "a", "1"),
+			  ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 1, T0 + 55 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_series_totals(s, &sel, 20 * SEC, NULL, 0, &set, NULL, 0), ==, 0);
+	CHECK_INT(set->n_points, ==, 3);
+	CHECK_INT(set->n_lines, ==, 1);
+	CHECK_INT(set->lines[0].values[0], ==, 90);
+	CHECK_INT(set->lines[0].values[1], ==, 90);
+	CHECK_INT(set->lines[0].values[2], ==, 120);
+	pstore_series_set_free(set);
+	CHECK_INT(pstore_series_totals(s, &sel, 20 * SEC, by, 1, &set, NULL, 0), ==, 0);
+	CHECK_INT(set->n_lines, ==, 2);
+	for (size_t i = 0; i < 2; i++) {
+		bool a = strcmp(set->lines[i].labels[0].value, "a") == 0;
+
+		CHECK_STR(set->lines[i].labels[0].name, "service");
+		CHECK_INT(set->lines[i].values[2], ==, a ? 75 : 45);
+	}
+	pstore_series_set_free(set);
+	sel.to_ns = 0;
+	CHECK_INT(pstore_series_totals(s, &sel, 20 * SEC, NULL, 0, &set, NULL, 0), ==, -EINVAL);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static const char *const SRAW[] = { "main;work;hot", "main;0x7f0000000100;0x7f0000000200",
+				     "main;work;0x7f0000000100" };
+static const int64_t CRAW[] = { 50, 30, 20 };
+
+static int resolve_beef(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs,
+			size_t n, struct pstore_resolution *r)
+{
+	int *calls = ctx;
+
+	(*calls)++;
+	if (strcmp(m->build_id, "beef") != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+		struct pstore_frame f = { name, NULL, "x.c", 7 };
+
+		if (addrs[i] == 0x7f0000000200) {
+			EMBER_FORWARD_IF_ERROR(pstore_resolution_fail(r, i, "no_debuginfo"));
+			continue;
+		}
+		snprintf(name, sizeof(name), "x_%llx", (unsigned long long)(addrs[i] & 0xfff));
+		EMBER_FORWARD_IF_ERROR(pstore_resolution_set(r, i, &f, 1));
+	}
+	return 0;
+}
+
+static int test_pstore__coverage_and_query_resolver(void)
+{
+	struct pstore *s = fresh_store();
+	struct pprof_profile *p = mkprof(SRAW, CRAW, 3, T0);
+	struct pstore_unresolved un = { "beef", "no_debuginfo" };
+	struct pstore_append_opts o = { .sz = sizeof(o), .unresolved = &un, .n_unresolved = 1 };
+	struct pstore_selection sel = { NULL, "cpu", 0, 0 };
+	int calls = 0;
+	struct pstore_query_opts qo = { .sz = sizeof(qo), .resolver = resolve_beef,
+					.resolver_ctx = &calls };
+	struct pstore_coverage *c = NULL;
+	struct pstore_result *r = NULL;
+	struct ember_buf b;
+
+	CHECK(s && p);
+	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	CHECK_INT(pstore_coverage(s, NULL, &c, NULL, 0), ==, 0);
+	CHECK_INT(c->profiles, ==, 1);
+	CHECK_INT(c->samples, ==, 100);
+	CHECK_INT(c->resolved_samples, ==, 50);
+	CHECK_INT(c->n_rows, ==, 1);
+	CHECK_STR(c->rows[0].build_id, "beef");
+	CHECK_STR(c->rows[0].reason, "no_debuginfo");
+	CHECK_INT(c->rows[0].samples, ==, 50);
+	pstore_coverage_free(c);
+	/* unresolved frames are named by file and offset */
+	CHECK(!check_folded(s, NULL,
+			    "main;libx.so+0x1100;libx.so+0x1200 300000000\n"
+			    "main;work;hot 500000000\nmain;work;libx.so+0x1100 200000000\n"));
+	/* a query's resolver names them, one call per mapping */
+	CHECK_INT(pstore_query(s, &sel, &qo, &r, NULL, 0), ==, 0);
+	CHECK_INT(calls, ==, 1);
+	CHECK_INT(folded(r, &b), ==, 0);
+	CHECK_STR(b.data, "main;work;hot 500000000\nmain;work;x_100 200000000\n"
+			  "main;x_100;libx.so+0x1200 300000000\n");
+	ember_buf_release(&b);
+	pstore_result_free(r);
+	pprof_profile_free(p);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A compaction's resolver updates the block and its coverage. */
+static int test_pstore__compaction_resolver_updates_block(void)
+{
+	struct pstore_opts opts = test_opts();
+	struct pstore *s;
+	int calls = 0;
+	struct pstore_coverage *c = NULL;
+
+	opts.resolver = resolve_beef;
+	opts.resolver_ctx = &calls;
+	CHECK(!make_dir());
+	fake_now = T0;
+	s = open_store(&opts);
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(SRAW, CRAW, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(append(s, mkprof(SRAW, CRAW, 3, T0 + 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(calls, ==, 0);
+	fake_now = T0 + 3 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(calls, ==, 1);
+	CHECK(!check_folded(s, NULL, "main;work;hot 1000000000\nmain;work;x_100 400000000\n"
+				     "main;x_100;libx.so+0x1200 600000000\n"));
+	CHECK_INT(pstore_coverage(s, NULL, &c, NULL, 0), ==, 0);
+	CHECK_INT(c->samples, ==, 200);
+	CHECK_INT(c->resolved_samples, ==, 140);
+	CHECK_INT(c->n_rows, ==, 1);
+	CHECK_STR(c->rows[0].reason, "no_debuginfo");
+	CHECK_INT(c->rows[0].samples, ==, 60);
+	pstore_coverage_free(c);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- retention, compaction, recovery ---------------------------------------------- */
+
+static int test_pstore__retention_drops_whole_blocks(void)
+{
+	struct pstore_opts opts = test_opts();
+	struct pstore *s;
+	struct pstore_stats st;
+	struct pstore_result *r;
+
+	opts.retention_ns = 2 * HOUR;
+	CHECK(!make_dir());
+	fake_now = T0;
+	s = open_store(&opts);
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 5 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 2);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 90);
+	pstore_result_free(r);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.retention_drops, ==, 1);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 45);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int count_files(const char *sub, const char *suffix);
+
+/* In the current hour, four small blocks are merged without waiting. */
+static int test_pstore__open_partition_merges_four(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+	struct pstore_result *r;
+
+	CHECK(s);
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
+		CHECK_INT(pstore_flush(s), ==, 0);
+		CHECK_INT(pstore_compact(s), ==, 0);
+	}
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.merges, ==, 1);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 4 * 45);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int count_files(const char *sub, const char *suffix)
+{
+	char path[400];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.' && strstr(e->d_name, suffix) &&
+		     strcmp(e->d_name + strlen(e->d_name) - strlen(suffix), suffix) == 0;
+	closedir(d);
+	return n;
+}
+
+static int first_file(const char *sub, const char *suffix, char *out, size_t size)
+{
+	char path[300];
+	DIR *d;
+	struct dirent *e;
+	int found = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	d = opendir(path);
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && strstr(e->d_name, suffix) && found)
+			found = snprintf(out, size, "%s/%s/%s", dir, sub, e->d_name) < (int)size ? 0 : -1;
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	return system(cmd);
+}
+
+/* A crash after a merge wrote its block but before it deleted the old
+ * ones: the next open deletes them, nothing counts twice. */
+static int test_pstore__merge_parents_deleted_after_crash(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+	char old[512], saved[600];
+	struct pstore_result *r;
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK(!first_file("blocks", ".pblk", old, sizeof(old)));
+	snprintf(saved, sizeof(saved), "%s.saved", old);
+	CHECK(!copy_file(old, saved));
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(count_files("blocks", ".pblk"), ==, 2);
+	fake_now = T0 + 3 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(count_files("blocks", ".pblk"), ==, 1);
+	pstore_free(s);
+	CHECK(rename(saved, old) == 0); /* as if the delete never happened */
+	CHECK_INT(count_files("blocks", ".pblk"), ==, 2);
+	s = open_store(NULL);
+	CHECK(s);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(count_files("blocks", ".pblk"), ==, 1);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 90);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_pstore__log_replayed_at_open(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+
+	CHECK(s);
+	for (int i = 0; i < 2; i++)
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
+	{	/* one logged as its body (gzip), as received */
+		struct pprof_profile *p = mkprof(S3, C3, 3, T0 + 2 * SEC);
+		struct ember_buf gz;
+		struct pstore_append_opts o = { .sz = sizeof(o) };
+
+		ember_buf_init(&gz, 1 << 20);
+		CHECK(p && !pprof_encode(p, true, &gz));
+		o.body = gz.data;
+		o.body_len = gz.len;
+		CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+		ember_buf_release(&gz);
+		pprof_profile_free(p);
+	}
+	pstore_free(s); /* no flush: only the log has them */
+	CHECK_INT(count_files("wal", ".wal"), ==, 1);
+	s = open_store(NULL);
+	CHECK(s);
+	pstore_stats(s, &st);
+	CHECK_INT(st.head_profiles, ==, 3);
+	CHECK_INT(st.blocks, ==, 0);
+	CHECK(!check_folded(s, NULL, "main;idle 150000000\nmain;work;cold 300000000\n"
+				     "main;work;hot 900000000\n"));
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(count_files("wal", ".wal"), ==, 1); /* the new, empty segment */
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.profiles, ==, 3);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A crash after a head was written as blocks but before its segment was
+ * deleted: the blocks say which segment they hold, nothing counts twice. */
+static int test_pstore__replay_skips_what_blocks_hold(void)
+{
+	struct pstore *s = fresh_store();
+	char seg[512], saved[600];
+	struct pstore_result *r;
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + 2 * HOUR), "a", "1"), ==, 0);
+	CHECK(!first_file("wal", ".wal", seg, sizeof(seg)));
+	snprintf(saved, sizeof(saved), "%s.saved", seg);
+	CHECK(!copy_file(seg, saved));
+	CHECK_INT(pstore_flush(s), ==, 0);
+	pstore_free(s);
+	CHECK(rename(saved, seg) == 0);
+	s = open_store(NULL);
+	CHECK(s);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 90);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_pstore__torn_log_tail_dropped(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+	char seg[512];
+	struct stat sb;
+	struct pstore_result *r;
+	int fd;
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + SEC), "a", "1"), ==, 0);
+	pstore_free(s);
+	CHECK(!first_file("wal", ".wal", seg, sizeof(seg)));
+	CHECK(stat(seg, &sb) == 0);
+	CHECK(truncate(seg, sb.st_size - 7) == 0); /* the last record torn */
+	fd = open(seg, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "garbage!", 8) == 8);
+	close(fd);
+	s = open_store(NULL);
+	CHECK(s);
+	pstore_stats(s, &st);
+	CHECK_INT(st.head_profiles, ==, 1);
+	CHECK(st.wal_torn_bytes > 8);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 45);
+	pstore_result_free(r);
+	/* new appends go on, into a new segment */
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + 2 * SEC), "a", "1"), ==, 0);
+	pstore_free(s);
+	s = open_store(NULL);
+	CHECK(s);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 90);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A segment whose header is not one is moved aside, never deleted. */
+static int test_pstore__bad_segment_set_aside(void)
+{
+	struct pstore *s = fresh_store();
+	char seg[512];
+	int fd;
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	pstore_free(s);
+	CHECK(!first_file("wal", ".wal", seg, sizeof(seg)));
+	fd = open(seg, O_WRONLY);
+	CHECK(fd >= 0 && pwrite(fd, "XXXX", 4, 0) == 4);
+	close(fd);
+	s = open_store(NULL);
+	CHECK(s);
+	CHECK_INT(count_files("wal", ".corrupt"), ==, 1);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- kill -9 in the middle of writes ------------------------------------------------ */
+
+#define KILL_SEQ_LABEL "seq"
+
+static int64_t kill_count(int i)
+{
+	return 1 + i % 7;
+}
+
+/* Append profiles {seq=i} with known values until killed; report each
+ * acknowledged one on fd. */
+static void kill_child(int fd, int first)
+{
+	struct pstore_opts o = { .sz = sizeof(o), .head_max_age_ns = 150 * MS, .zstd_level = 1,
+				 .partition_ns = 2 * SEC };
+	struct pstore *s = NULL;
+
+	if (pstore_open(dir, &o, &s, NULL, 0))
+		_exit(3);
+	for (int i = first;; i++) {
+		char seq[16];
+		struct pstore_label l = { KILL_SEQ_LABEL, seq };
+		struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &l, .n_labels = 1 };
+		int64_t c[3] = { kill_count(i), 2 * kill_count(i), 3 };
+		struct pprof_profile *p = mkprof(S3, c, 3, 0);
+
+		snprintf(seq, sizeof(seq), "%d", i);
+		if (!p || pstore_append(s, p, &ao, NULL, 0))
+			_exit(4);
+		pprof_profile_free(p);
+		if (write(fd, &i, sizeof(i)) != sizeof(i))
+			_exit(5);
+	}
+}
+
+/* Run a child from seq first, kill it after `after` acknowledgements and
+ * a random delay; returns the last acknowledged seq, or -1. */
+static int run_and_kill(int first, int after, unsigned delay_us)
+{
+	int fds[2], last = -1, got = 0, status;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(fds[0]);
+		kill_child(fds[1], first);
+	}
+	close(fds[1]);
+	while (got < after && read(fds[0], &last, sizeof(last)) == sizeof(last))
+		got++;
+	/* and until the child's compaction has written a block (at most 20 s),
+	 * so the kill may land in a flush or a merge as well as in appends */
+	for (int i = 0; i < 20000 && count_files("blocks", ".pblk") < 1; i++)
+		if (read(fds[0], &last, sizeof(last)) == sizeof(last))
+			got++;
+	usleep(delay_us);
+	kill(pid, SIGKILL);
+	/* acknowledgements written before the kill still count */
+	while (read(fds[0], &last, sizeof(last)) == sizeof(last))
+		got++;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	return got >= after && WIFSIGNALED(status) ? last : -1;
+}
+
+static int check_seq(struct pstore *s, int i, bool must)
+{
+	char sel[64];
+	struct pstore_result *r;
+	int64_t want = (kill_count(i) + 2 * kill_count(i) + 3);
+
+	snprintf(sel, sizeof(sel), "{" KILL_SEQ_LABEL "=\"%d\"}", i);
+	r = query(s, sel, "samples", 0, 0);
+	if (!r)
+		return -1;
+	if (total_of(r) != want && (must || total_of(r) != 0)) {
+		fprintf(stderr, "seq %d: total %lld, want %lld%s\n", i, (long long)total_of(r),
+			(long long)want, must ? " (acknowledged)" : "");
+		pstore_result_free(r);
+		return -1;
+	}
+	pstore_result_free(r);
+	return 0;
+}
+
+static int test_pstore__kill9_keeps_every_acknowledged_profile(void)
+{
+	struct pstore *s;
+	int last1, last2;
+
+	CHECK(!make_dir());
+	srand((unsigned)time(NULL));
+	last1 = run_and_kill(0, 150, (unsigned)(rand() % 50000));
+	CHECK(last1 >= 149);
+	/* the child compacted while it appended (the test is about a kill
+	 * that may land in either) */
+	CHECK(count_files("blocks", ".pblk") >= 1);
+	/* a second run replays the first's log, compacts while appending,
+	 * and is killed too */
+	last2 = run_and_kill(last1 + 100, 150, (unsigned)(rand() % 50000));
+	CHECK(last2 >= last1 + 249);
+	s = open_store(NULL);
+	CHECK(s);
+	for (int i = 0; i <= last1 + 5; i++)
+		CHECK(!check_seq(s, i, i <= last1));
+	for (int i = last1 + 100; i <= last2 + 5; i++)
+		CHECK(!check_seq(s, i, i <= last2));
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- corrupt blocks ---------------------------------------------------------------- */
+
+static int flip_byte(const char *path, long off)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t c;
+	struct stat sb;
+
+	if (fd < 0 || fstat(fd, &sb))
+		return -1;
+	if (off < 0)
+		off += sb.st_size;
+	if (pread(fd, &c, 1, off) != 1)
+		return -1;
+	c ^= 0x5a;
+	if (pwrite(fd, &c, 1, off) != 1)
+		return -1;
+	return close(fd);
+}
+
+static int expect_corrupt_query(struct pstore *s)
+{
+	struct pstore_selection sel = { NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0 };
+	struct pstore_result *r = NULL;
+	char why[256] = "";
+	int err = pstore_query(s, &sel, NULL, &r, why, sizeof(why));
+
+	if (err != -PSTORE_ERR_CORRUPT || !strstr(why, "corrupt")) {
+		fprintf(stderr, "query: %d '%s', want corrupt\n", err, why);
+		pstore_result_free(r);
+		return 1;
+	}
+	return 0;
+}
+
+static int test_pstore__corrupt_block_is_reported_not_empty(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+	char blk[512];
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	pstore_free(s);
+	CHECK(!first_file("blocks", ".pblk", blk, sizeof(blk)));
+	/* the rows, read only by queries: zstd's checksum catches it */
+	CHECK(!flip_byte(blk, -20));
+	s = open_store(NULL);
+	CHECK(s);
+	pstore_stats(s, &st);
+	CHECK_INT(st.corrupt_blocks, ==, 0);
+	CHECK(!expect_corrupt_query(s));
+	pstore_free(s);
+	/* the header: found at open */
+	CHECK(!flip_byte(blk, 30));
+	s = open_store(NULL);
+	CHECK(s);
+	pstore_stats(s, &st);
+	CHECK_INT(st.corrupt_blocks, ==, 1);
+	CHECK(!expect_corrupt_query(s));
+	pstore_free(s);
+	/* truncated */
+	CHECK(!flip_byte(blk, 30));
+	CHECK(truncate(blk, 100) == 0);
+	s = open_store(NULL);
+	CHECK(s);
+	pstore_stats(s, &st);
+	CHECK_INT(st.corrupt_blocks, ==, 1);
+	CHECK(!expect_corrupt_query(s));
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- block storage errors are errors -------------------------------------------------- */
+
+/* The local directory, with gets that fail once fail_gets is set. */
+struct flaky {
+	struct pstore_blockio dir;
+	bool fail_gets;
+};
+
+static int flaky_put(void *ctx, const char *name, const void *data, size_t len)
+{
+	struct flaky *f = ctx;
+
+	return f->dir.put(f->dir.ctx, name, data, len);
+}
+
+static int flaky_get(void *ctx, const char *name, uint64_t off, size_t len, struct ember_buf *out)
+{
+	struct flaky *f = ctx;
+
+	return f->fail_gets ? -EIO : f->dir.get(f->dir.ctx, name, off, len, out);
+}
+
+static int flaky_list(void *ctx, const char *prefix,
+		      int (*fn)(void *arg, const char *name, uint64_t size), void *arg)
+{
+	struct flaky *f = ctx;
+
+	return f->dir.list(f->dir.ctx, prefix, fn, arg);
+}
+
+static int flaky_del(void *ctx, const char *name)
+{
+	struct flaky *f = ctx;
+
+	return f->dir.del(f->dir.ctx, name);
+}
+
+static void flaky_release(void *ctx)
+{
+	struct flaky *f = ctx;
+
+	f->dir.release(f->dir.ctx);
+}
+
+static int test_pstore__storage_errors_are_not_empty_answers(void)
+{
+	struct flaky f = { 0 };
+	struct pstore_blockio io = { .sz = sizeof(io), .ctx = &f, .put = flaky_put,
+				     .get = flaky_get, .list = flaky_list, .del = flaky_del,
+				     .release = flaky_release };
+	struct pstore_opts o = test_opts();
+	struct pstore_selection sel = { NULL, "samples", 0, 0 };
+	struct pstore_result *r = NULL;
+	struct pstore *s = NULL;
+	char why[256];
+
+	CHECK(!make_dir());
+	fake_now = T0;
+	o.blocks = &io;
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	pstore_free(s); /* releases io */
+	/* a block the storage cannot read: the query fails, with the error */
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
+	f.fail_gets = true;
+	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -EIO);
+	CHECK(strstr(why, "cannot read"));
+	pstore_free(s);
+	/* and at open: the open fails, it does not start without the block */
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(pstore_open(dir, &o, &s, why, sizeof(why)), ==, -EIO);
+	CHECK(strstr(why, "cannot read"));
+	remove_dir();
+	return 0;
+}
+
+/* ---- block storage -------------------------------------------------------------------- */
+
+static int on_list(void *arg, const char *name, uint64_t size)
+{
+	int *n = arg;
+
+	if (strcmp(name, "blocks/x.pblk") == 0 && size == 5)
+		(*n)++;
+	return 0;
+}
+
+static int test_pstore__blockio_dir_semantics(void)
+{
+	struct pstore_blockio io;
+	struct ember_buf b;
+	int n = 0;
+
+	CHECK(!make_dir());
+	CHECK_INT(pstore_blockio_dir(dir, &io), ==, 0);
+	ember_buf_init(&b, 1024);
+	CHECK_INT(io.get(io.ctx, "blocks/x.pblk", 0, 0, &b), ==, -ENOENT);
+	CHECK_INT(io.put(io.ctx, "blocks/x.pblk", "hello", 5), ==, 0);
+	CHECK_INT(io.put(io.ctx, "blocks/x.pblk", "other", 5), ==, 0); /* named by content */
+	CHECK_INT(io.get(io.ctx, "blocks/x.pblk", 1, 3, &b), ==, 0);
+	CHECK_INT(b.len, ==, 3);
+	CHECK(memcmp(b.data, "ell", 3) == 0);
+	ember_buf_reset(&b);
+	CHECK_INT(io.get(io.ctx, "blocks/x.pblk", 2, 0, &b), ==, 0);
+	CHECK_STR(b.data, "llo");
+	CHECK_INT(io.list(io.ctx, "blocks/", on_list, &n), ==, 0);
+	CHECK_INT(n, ==, 1);
+	CHECK_INT(io.put(io.ctx, "../escape", "x", 1), ==, -EINVAL);
+	CHECK_INT(io.del(io.ctx, "blocks/x.pblk"), ==, 0);
+	CHECK_INT(io.del(io.ctx, "blocks/x.pblk"), ==, -ENOENT);
+	ember_buf_release(&b);
+	io.release(io.ctx);
+	remove_dir();
+	return 0;
+}
+
+/* ---- outputs -------------------------------------------------------------------------- */
+
+static const char *const SREC[] = { "main;rec;rec;leaf", "main;rec;leaf", "main;other" };
+static const int64_t CREC[] = { 6, 3, 1 };
+
+static struct pstore_result *offline(const char *const *stacks, const int64_t *counts, size_t n,
+				     const char *type)
+{
+	struct pprof_profile *p = mkprof(stacks, counts, n, T0);
+	struct pstore_result *r = NULL;
+	char why[256];
+
+	if (p && pstore_result_from_pprof(p, type, &r, why, sizeof(why)))
+		fprintf(stderr, "pstore_result_from_pprof: %s\n", why);
+	pprof_profile_free(p);
+	return r;
+}
+
+static int test_pstore__top_counts_recursion_once(void)
+{
+	struct pstore_result *r = offline(SREC, CREC, 3, "samples");
+	struct pstore_top_row *rows;
+	size_t n;
+	struct ember_buf b;
+
+	CHECK(r);
+	CHECK_INT(pstore_result_top(r, 0, &rows, &n), ==, 0);
+	CHECK_INT(n, ==, 4);
+	CHECK_STR(rows[0].name, "leaf");
+	CHECK_INT(rows[0].self, ==, 9);
+	CHECK_INT(rows[0].total, ==, 9);
+	CHECK(fabs(rows[0].self_pct - 90) < 1e-9);
+	CHECK_STR(rows[1].name, "other");
+	CHECK_STR(rows[2].name, "main");
+	CHECK_INT(rows[2].total, ==, 10);
+	CHECK_STR(rows[3].name, "rec");
+	CHECK_INT(rows[3].self, ==, 0);
+	CHECK_INT(rows[3].total, ==, 9); /* not 15: "rec;rec" counts once */
+	free(rows);
+	CHECK_INT(pstore_result_top(r, 2, &rows, &n), ==, 0);
+	CHECK_INT(n, ==, 2);
+	free(rows);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pstore_write_top(r, 0, true, pstore_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "{\"name\":\"rec\",\"self\":0,\"self_pct\":0.0000,\"total\":9,"
+			     "\"total_pct\":90.0000}"));
+	ember_buf_reset(&b);
+	CHECK_INT(pstore_write_top(r, 0, false, pstore_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "             9  90.00%  90.00%              9  90.00%  leaf\n"));
+	ember_buf_release(&b);
+	pstore_result_free(r);
+	return 0;
+}
+
+static int test_pstore__tree_json_and_folded(void)
+{
+	struct pstore_result *r = offline(SREC, CREC, 3, "samples");
+	struct ember_buf b;
+
+	CHECK(r);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pstore_write_tree_json(r, pstore_write_buf, &b), ==, 0);
+	CHECK_STR(
+		b.data,
+		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
+		"\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"self\":1,\"total\":1},"
+		"{\"name\":\"rec\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
+		"\"self\":3,\"total\":3},{\"name\":\"rec\",\"self\":0,\"total\":6,\"children\":"
+		"[{\"name\":\"leaf\",\"self\":6,\"total\":6}]}]}]}]}\n");
+	ember_buf_reset(&b);
+	CHECK_INT(pstore_write_folded(r, pstore_write_buf, &b), ==, 0);
+	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
+	ember_buf_release(&b);
+	pstore_result_free(r);
+	return 0;
+}
+
+/* Run cmd (a shell line), its stdout into out; the exit status. */
+static int run_cmd(const char *cmd, struct ember_buf *out)
+{
+	FILE *f = popen(cmd, "r");
+	char buf[4096];
+	size_t n;
+
+	if (!f)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		ember_buf_append(out, buf, n);
+	return pclose(f);
+}
+
+static bool have(const char *tool)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "which %s >/dev/null 2>&1", tool);
+	return system(cmd) == 0;
+}
+
+static int write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	int err = !f || fwrite(data, 1, len, f) != len;
+
+	if (f && fclose(f))
+		err = 1;
+	return err ? -1 : 0;
+}
+
+/* xmllint finds it well-formed and it has the script and frames. */
+static int check_svg(const char *path, const char *frame)
+{
+	struct ember_buf out;
+	char cmd[600];
+	int rc;
+
+	if (!have("xmllint")) {
+		fprintf(stderr, "xmllint not found (apt-get install libxml2-utils)\n");
+		return UNIT_SKIP;
+	}
+	ember_buf_init(&out, 1 << 20);
+	snprintf(cmd, sizeof(cmd), "xmllint --noout '%s' 2>&1", path);
+	rc = run_cmd(cmd, &out);
+	if (rc != 0)
+		fprintf(stderr, "xmllint: %s\n", out.data ? out.data : "");
+	ember_buf_reset(&out);
+	snprintf(cmd, sizeof(cmd), "xmllint --xpath 'count(//*[local-name()=\"g\"][@class=\"f\"])' "
+		 "'%s' 2>&1", path);
+	if (!rc && (run_cmd(cmd, &out) || atoi(out.data) < 3))
+		rc = -1;
+	ember_buf_release(&out);
+	return rc;
+	(void)frame;
+}
+
+static int test_pstore__flamegraph_svg_is_valid(void)
+{
+	struct pstore_result *r = offline(SREC, CREC, 3, "cpu");
+	const char *const weird[] = { "main;a<b>&\"c\";\xff\xfe bad utf8;tab\there" };
+	struct pstore_result *w = offline(weird, CREC, 1, "cpu");
+	struct ember_buf b;
+	char path[300];
+	int rc;
+
+	CHECK(r && w);
+	CHECK(!make_dir());
+	ember_buf_init(&b, 16 << 20);
+	CHECK_INT(pstore_write_flamegraph(r, NULL, pstore_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "function zoom("));
+	CHECK(strstr(b.data, "function search("));
+	CHECK(strstr(b.data, "<title>rec (90.00 ms, 9 samples, 90.00%)</title>"));
+	snprintf(path, sizeof(path), "%s/flame.svg", dir);
+	CHECK(!write_file(path, b.data, b.len));
+	rc = check_svg(path, "leaf");
+	CHECK(rc == 0 || rc == UNIT_SKIP);
+	ember_buf_reset(&b);
+	CHECK_INT(pstore_write_flamegraph(
+			  w,
+			  &(struct pstore_svg_opts){ .sz = sizeof(struct pstore_svg_opts),
+						    .title = "T & <x>",
+						    .icicle = true },
+			  pstore_write_buf, &b),
+		  ==, 0);
+	CHECK(strstr(b.data, "e:n=\"a&lt;b&gt;&amp;&quot;c&quot;\""));
+	CHECK(!write_file(path, b.data, b.len));
+	CHECK(check_svg(path, "main") == rc);
+	ember_buf_release(&b);
+	pstore_result_free(r);
+	pstore_result_free(w);
+	remove_dir();
+	return rc;
+}
+
+/* `go tool pprof -top` on the file: rows "flat flat% sum% cum cum% name". */
+static int go_top(const char *args, struct ember_buf *out)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd),
+		 "HOME='%s' GOFLAGS= GOPROXY=off GOTOOLCHAIN=local go tool pprof -symbolize=none "
+		 "-nodefraction=0 -nodecount=1000 -top %s 2>&1", dir, args);
+	ember_buf_init(out, 1 << 20);
+	return run_cmd(cmd, out);
+}
+
+/* flat% (cum: cum%) of function name in pprof's -top output, with the
+ * sign of the value (pprof prints percentages of a diff unsigned), or
+ * NAN. */
+static double go_pct(const char *top, const char *name, bool cum)
+{
+	for (const char *line = top; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char flat[64], flatpct[64], sum[64], cumv[64], cumpct[64], fn[256];
+
+		if (sscanf(line, "%63s %63s %63s %63s %63s %255s", flat, flatpct, sum, cumv, cumpct,
+			   fn) == 6 && strcmp(fn, name) == 0 && strchr(flatpct, '%'))
+			return cum ? (cumv[0] == '-' ? -1 : 1) * atof(cumpct)
+				   : (flat[0] == '-' ? -1 : 1) * atof(flatpct);
+	}
+	return NAN;
+}
+
+static double go_flat_pct(const char *top, const char *name)
+{
+	return go_pct(top, name, false);
+}
+
+static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
+{
+	struct pstore *s;
+	struct pstore_result *r;
+	struct pstore_top_row *rows;
+	struct ember_buf b, out;
+	char path[300], args[400];
+	size_t n;
+	int rc;
+
+	if (!have("go")) {
+		fprintf(stderr, "go not found (apt-get install golang-go)\n");
+		return UNIT_SKIP;
+	}
+	s = fresh_store();
+	CHECK(s);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(append(s, mkprof(SREC, CREC, 3, T0 + i * 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(append(s, mkprof(SRAW, CRAW, 3, T0 + 40 * SEC), "a", "1"), ==, 0);
+	r = query(s, NULL, "cpu", 0, 0);
+	CHECK(r);
+	ember_buf_init(&b, 64 << 20);
+	CHECK_INT(pstore_write_pprof(r, &b), ==, 0);
+	CHECK((uint8_t)b.data[0] == 0x1f && (uint8_t)b.data[1] == 0x8b);
+	snprintf(path, sizeof(path), "%s/merged.pb.gz", dir);
+	CHECK(!write_file(path, b.data, b.len));
+	snprintf(args, sizeof(args), "'%s'", path);
+	rc = go_top(args, &out);
+	if (rc)
+		fprintf(stderr, "go tool pprof: %s\n", out.data);
+	CHECK_INT(rc, ==, 0);
+	CHECK(strstr(out.data, "Type: cpu"));
+	/* pprof's flat% is our self% for every function we list */
+	CHECK_INT(pstore_result_top(r, 0, &rows, &n), ==, 0);
+	for (size_t i = 0; i < n; i++) {
+		double go = go_flat_pct(out.data, rows[i].name);
+
+		if (strchr(rows[i].name, '+'))
+			continue; /* pprof names unsymbolized frames by address */
+		if (!(fabs(go - rows[i].self_pct) < 0.011)) {
+			fprintf(stderr, "%s: go %.2f%%, ours %.4f%%\n%s", rows[i].name, go,
+				rows[i].self_pct, out.data);
+			CHECK(0);
+		}
+	}
+	free(rows);
+	ember_buf_release(&out);
+	ember_buf_release(&b);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- diffs ---------------------------------------------------------------------------- */
+
+static const char *const SB[] = { "main;work;hot", "main;work;cold", "main;idle", "main;gone",
+				   "main;few" };
+static const int64_t CB[] = { 300, 300, 300, 98, 2 };
+static const char *const SN[] = { "main;work;hot", "main;work;cold", "main;idle", "main;fresh",
+				   "main;few" };
+static const int64_t CN[] = { 700, 300, 300, 95, 5 };
+
+static const struct pstore_diff_row *row_of(const struct pstore_diff_row *rows, size_t n,
+					    const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].name, name) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+static int test_pstore__diff_table_flags_past_noise(void)
+{
+	struct pstore_result *b = offline(SB, CB, 5, "cpu"), *n = offline(SN, CN, 5, "cpu");
+	struct pstore_diff *d = NULL;
+	struct pstore_diff_row *rows;
+	const struct pstore_diff_row *hot, *few, *gone, *fresh, *idle;
+	size_t k;
+
+	CHECK(b && n);
+	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
+	CHECK_INT(pstore_diff_table(d, &rows, &k), ==, 0);
+	hot = row_of(rows, k, "hot");
+	few = row_of(rows, k, "few");
+	gone = row_of(rows, k, "gone");
+	fresh = row_of(rows, k, "fresh");
+	idle = row_of(rows, k, "idle");
+	CHECK(hot && few && gone && fresh && idle);
+	CHECK(strcmp(rows[0].name, "hot") == 0); /* the largest growth first */
+	CHECK(fabs(hot->base_self_pct - 30) < 1e-9 && fabs(hot->new_self_pct - 50) < 1e-9);
+	CHECK(hot->flagged && hot->z > 3);
+	/* 2 -> 5 samples of 1,000 and 1,400: +150% relative, but noise */
+	CHECK(few->rel_self > 0.5 && !few->flagged && fabs(few->z) < 3);
+	/* a vanished function is there, shrunk; a new one grown */
+	CHECK(gone->new_self_pct == 0 && gone->delta_self_pct < 0 && gone->flagged);
+	CHECK(fresh->base_self_pct == 0 && fresh->delta_self_pct > 0 && isinf(fresh->rel_self));
+	CHECK(idle->delta_self_pct < 0 && idle->flagged); /* 30% -> 21.4% of 300 samples */
+	CHECK(strcmp(rows[k - 1].name, "gone") == 0); /* the largest shrink last */
+	free(rows);
+	pstore_diff_free(d);
+	pstore_result_free(b);
+	pstore_result_free(n);
+	return 0;
+}
+
+static int test_pstore__diff_folded_and_flamegraph(void)
+{
+	struct pstore_result *b = offline(SB, CB, 5, "samples"), *n = offline(SN, CN, 5, "samples");
+	struct pstore_diff *d = NULL;
+	struct ember_buf out;
+	char path[300];
+	int rc;
+
+	CHECK(b && n);
+	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
+	ember_buf_init(&out, 16 << 20);
+	CHECK_INT(pstore_write_diff_folded(d, false, pstore_write_buf, &out), ==, 0);
+	CHECK_STR(out.data, "main;few 2 5\nmain;fresh 0 95\nmain;gone 98 0\nmain;idle 300 300\n"
+			    "main;work;cold 300 300\nmain;work;hot 300 700\n");
+	ember_buf_reset(&out);
+	CHECK_INT(pstore_write_diff_folded(d, true, pstore_write_buf, &out), ==, 0);
+	CHECK(strstr(out.data, "main;gone 137 0\n")); /* 98 x 1400 / 1000 */
+	ember_buf_reset(&out);
+	CHECK_INT(pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out), ==, 0);
+	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
+	CHECK(strstr(out.data, "<title>hot (base 30.00%, new 50.00%, +20.00 points)</title>"
+			       "<rect x=\"10.00\"") || strstr(out.data, "fill=\"rgb(255,35,35)\""));
+	CHECK(!make_dir());
+	snprintf(path, sizeof(path), "%s/diff.svg", dir);
+	CHECK(!write_file(path, out.data, out.len));
+	rc = check_svg(path, "hot");
+	CHECK(rc == 0 || rc == UNIT_SKIP);
+	ember_buf_release(&out);
+	pstore_diff_free(d);
+	pstore_result_free(b);
+	pstore_result_free(n);
+	remove_dir();
+	return rc;
+}
+
+/* Our diff pprof and table agree with `go tool pprof -normalize -diff_base`. */
+static int test_pstore__diff_pprof_matches_go_diff_base(void)
+{
+	struct pstore *s;
+	struct pstore_result *b, *n;
+	struct pstore_diff *d = NULL;
+	struct pstore_diff_row *rows;
+	struct ember_buf buf, go1, go2;
+	char pb[300], pn[300], pd[300], args[1000];
+	size_t k;
+
+	if (!have("go")) {
+		fprintf(stderr, "go not found (apt-get install golang-go)\n");
+		return UNIT_SKIP;
+	}
+	s = fresh_store();
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(SB, CB, 5, T0), "a", "2.3"), ==, 0);
+	CHECK_INT(append(s, mkprof(SN, CN, 5, T0), "a", "2.4"), ==, 0);
+	b = query(s, "{version=\"2.3\"}", "cpu", 0, 0);
+	n = query(s, "{version=\"2.4\"}", "cpu", 0, 0);
+	CHECK(b && n);
+	snprintf(pb, sizeof(pb), "%s/base.pb.gz", dir);
+	snprintf(pn, sizeof(pn), "%s/new.pb.gz", dir);
+	snprintf(pd, sizeof(pd), "%s/diff.pb.gz", dir);
+	ember_buf_init(&buf, 64 << 20);
+	CHECK_INT(pstore_write_pprof(b, &buf), ==, 0);
+	CHECK(!write_file(pb, buf.data, buf.len));
+	ember_buf_reset(&buf);
+	CHECK_INT(pstore_write_pprof(n, &buf), ==, 0);
+	CHECK(!write_file(pn, buf.data, buf.len));
+	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
+	ember_buf_reset(&buf);
+	CHECK_INT(pstore_write_diff_pprof(d, &buf), ==, 0);
+	CHECK(!write_file(pd, buf.data, buf.len));
+	snprintf(args, sizeof(args), "-normalize -diff_base '%s' '%s'", pb, pn);
+	CHECK_INT(go_top(args, &go1), ==, 0);
+	snprintf(args, sizeof(args), "'%s'", pd);
+	CHECK_INT(go_top(args, &go2), ==, 0);
+	CHECK_INT(pstore_diff_table(d, &rows, &k), ==, 0);
+	for (size_t i = 0; i < k; i++) {
+		const struct pstore_diff_row *r = &rows[i];
+		double a = go_flat_pct(go1.data, r->name), c = go_flat_pct(go2.data, r->name);
+		double ta = go_pct(go1.data, r->name, true), tc = go_pct(go2.data, r->name, true);
+
+		if (!(fabs(a - r->delta_self_pct) < 0.011 && fabs(c - r->delta_self_pct) < 0.011 &&
+		      fabs(ta - r->delta_total_pct) < 0.011 &&
+		      fabs(tc - r->delta_total_pct) < 0.011)) {
+			fprintf(stderr,
+				"%s: go -diff_base %.2f%% %.2f%%, go on our diff %.2f%% %.2f%%, "
+				"ours %.4f %.4f\n%s\n%s",
+				r->name, a, ta, c, tc, r->delta_self_pct, r->delta_total_pct,
+				go1.data, go2.data);
+			CHECK(0);
+		}
+	}
+	free(rows);
+	ember_buf_release(&go1);
+	ember_buf_release(&go2);
+	ember_buf_release(&buf);
+	pstore_diff_free(d);
+	pstore_result_free(b);
+	pstore_result_free(n);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* ---- warnings, concurrency ------------------------------------------------------------- */
+
+static int test_pstore__unbounded_label_reported(void)
+{
+	struct pstore *s = fresh_store();
+	struct pstore_strlist *w = NULL;
+	struct pstore_stats st;
+
+	CHECK(s);
+	for (int i = 0; i < 300; i++) {
+		char id[16];
+		char pod[16];
+		struct pstore_label l[2] = { { "request_id", id }, { "pod", pod } };
+		struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 2 };
+		struct pprof_profile *p = mkprof(S3, C3, 1, T0 + i);
+
+		snprintf(id, sizeof(id), "r%d", i);
+		snprintf(pod, sizeof(pod), "pod-%d", i % 200); /* 200 pods: not unbounded */
+		CHECK(p);
+		CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+		pprof_profile_free(p);
+	}
+	CHECK_INT(pstore_warnings(s, &w), ==, 0);
+	CHECK_INT(w->n, ==, 1);
+	CHECK(strstr(w->v[0], "request_id: 128 new values in the last 128 profiles"));
+	pstore_strlist_free(w);
+	pstore_stats(s, &st);
+	CHECK_INT(st.unbounded_labels, ==, 1);
+	CHECK_INT(st.series, ==, 300);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+struct worker {
+	struct pstore *s;
+	int id, err;
+};
+
+static void *appender(void *arg)
+{
+	struct worker *w = arg;
+	char svc[16];
+
+	snprintf(svc, sizeof(svc), "svc%d", w->id);
+	for (int i = 0; i < 40 && !w->err; i++)
+		w->err = append(w->s, mkprof(S3, C3, 3, T0 + i * SEC), svc, "1");
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < 40 && !w->err; i++) {
+		struct pstore_result *r = query(w->s, "{service=~\"svc.*\"}", "cpu", 0, 0);
+
+		w->err = r ? 0 : -1;
+		pstore_result_free(r);
+		if (i % 10 == 0 && !w->err)
+			w->err = pstore_flush(w->s);
+	}
+	return NULL;
+}
+
+/* Appends, queries and flushes from several threads (and the background
+ * thread): nothing lost, nothing twice. */
+static int test_pstore__concurrent_appends_queries_flushes(void)
+{
+	struct pstore_opts o = test_opts();
+	struct worker w[4];
+	pthread_t t[4];
+	struct pstore *s;
+	struct pstore_result *r;
+
+	o.no_background = false;
+	o.head_max_age_ns = 50 * MS;
+	CHECK(!make_dir());
+	fake_now = T0;
+	s = open_store(&o);
+	CHECK(s);
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){ s, i, 0 };
+		CHECK(!pthread_create(&t[i], NULL, i == 3 ? reader : appender, &w[i]));
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_INT(w[i].err, ==, 0);
+	}
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 3 * 40 * 45);
+	pstore_result_free(r);
+	pstore_free(s);
+	s = open_store(NULL);
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 3 * 40 * 45);
+	pstore_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore__varint_cursor_bounds),
+	UNIT_CASE(test_pstore__selector_matching),
+	UNIT_CASE(test_pstore__selector_errors_explain),
+	UNIT_CASE(test_pstore__append_query_head_blocks_merged_agree),
+	UNIT_CASE(test_pstore__empty_profile_stored),
+	UNIT_CASE(test_pstore__time_range_selects_profiles),
+	UNIT_CASE(test_pstore__time_from_profile_else_arrival),
+	UNIT_CASE(test_pstore__sample_labels_split_series),
+	UNIT_CASE(test_pstore__limits_reject_with_reasons),
+	UNIT_CASE(test_pstore__types_aliases_and_names),
+	UNIT_CASE(test_pstore__discovery_labels_values_types),
+	UNIT_CASE(test_pstore__series_totals_at_a_step),
+	UNIT_CASE(test_pstore__coverage_and_query_resolver),
+	UNIT_CASE(test_pstore__compaction_resolver_updates_block),
+	UNIT_CASE(test_pstore__retention_drops_whole_blocks),
+	UNIT_CASE(test_pstore__merge_parents_deleted_after_crash),
+	UNIT_CASE(test_pstore__open_partition_merges_four),
+	UNIT_CASE(test_pstore__log_replayed_at_open),
+	UNIT_CASE(test_pstore__replay_skips_what_blocks_hold),
+	UNIT_CASE(test_pstore__torn_log_tail_dropped),
+	UNIT_CASE(test_pstore__bad_segment_set_aside),
+	UNIT_CASE(test_pstore__kill9_keeps_every_acknowledged_profile),
+	UNIT_CASE(test_pstore__corrupt_block_is_reported_not_empty),
+	UNIT_CASE(test_pstore__storage_errors_are_not_empty_answers),
+	UNIT_CASE(test_pstore__blockio_dir_semantics),
+	UNIT_CASE(test_pstore__top_counts_recursion_once),
+	UNIT_CASE(test_pstore__tree_json_and_folded),
+	UNIT_CASE(test_pstore__flamegraph_svg_is_valid),
+	UNIT_CASE(test_pstore__pprof_output_read_by_go_tool_pprof),
+	UNIT_CASE(test_pstore__diff_table_flags_past_noise),
+	UNIT_CASE(test_pstore__diff_folded_and_flamegraph),
+	UNIT_CASE(test_pstore__diff_pprof_matches_go_diff_base),
+	UNIT_CASE(test_pstore__unbounded_label_reported),
+	UNIT_CASE(test_pstore__concurrent_appends_queries_flushes),
+};
+
+UNIT_MAIN_QUIET(cases)
