@@ -93,9 +93,9 @@ struct sym_open_opts {
 	 * it builds holds at most this much (sym_index_get_stats' bytes).
 	 * Not counted: libdw's own allocations for the units it walks and
 	 * the parsed abbreviation tables, both bounded by the input's size.
-	 * A server passes its symbol cache's budget (or what is left of it).
+	 * A server passes the share of its memory it grants the build.
 	 */
-	uint64_t max_bytes;
+	size_t max_bytes;
 	/*
 	 * A compressed section (SHF_COMPRESSED or .zdebug_*) of the DWARF or
 	 * the symbol tables whose header says it inflates past this is
