@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Build out/bin/gimli-a2l (bench/symbolize/gimli-a2l, a small CLI over the
 # Rust `addr2line` crate) offline from Debian's packaged crates.
-#   needs: apt packages librust-addr2line-dev librust-memmap2-dev (they pull
-#          gimli, object, cpp_demangle, rustc-demangle, smallvec, ...) and a
-#          Rust toolchain: Debian's cargo + rustc (1.65 / 1.63) are used
-#          when installed, else whatever `cargo` is on PATH.
+#   needs: apt packages librust-addr2line-dev librust-gimli-dev
+#          librust-object-dev librust-memmap2-dev librust-cpp-demangle-dev
+#          librust-rustc-demangle-dev (librust-addr2line-dev alone does not
+#          pull object, cpp_demangle and rustc-demangle: Debian packages an
+#          optional dependency apart, and cargo then finds no object crate)
+#          and a Rust toolchain: Debian's cargo + rustc (1.65 / 1.63) are
+#          used when installed, else whatever `cargo` is on PATH.
 #   INSTALL_DEPS=1 apt-get installs the crates and Debian's cargo.
 #   CARGO=..., RUSTC=... override the toolchain.
 # The crate's own examples/addr2line.rs is not used: it needs clap 3
@@ -13,10 +16,12 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OUT=$HERE/out
 REG=/usr/share/cargo/registry
+CRATE_PKGS="librust-addr2line-dev librust-gimli-dev librust-object-dev librust-memmap2-dev
+    librust-cpp-demangle-dev librust-rustc-demangle-dev"
 log() { echo "[build-gimli] $*" >&2; }
 
 if [ "${INSTALL_DEPS:-0}" = 1 ]; then
-    pkgs="librust-addr2line-dev librust-memmap2-dev cargo"
+    pkgs="$CRATE_PKGS cargo"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs >&2
 fi
 if [ -z "${CARGO:-}" ] && [ -x /usr/bin/cargo ] && [ -x /usr/bin/rustc ]; then
@@ -25,8 +30,12 @@ fi
 CARGO=${CARGO:-cargo}
 [ -n "${RUSTC:-}" ] && export RUSTC
 command -v "$CARGO" >/dev/null || { log "SKIP: no cargo (apt-get install cargo, or INSTALL_DEPS=1)"; exit 1; }
-ls -d "$REG"/addr2line-0.* >/dev/null 2>&1 ||
-    { log "SKIP: no addr2line crate in $REG (apt-get install librust-addr2line-dev)"; exit 1; }
+for crate in addr2line:librust-addr2line-dev gimli:librust-gimli-dev object:librust-object-dev \
+        memmap2:librust-memmap2-dev cpp_demangle:librust-cpp-demangle-dev \
+        rustc-demangle:librust-rustc-demangle-dev; do
+    ls -d "$REG/${crate%%:*}"-[0-9]* >/dev/null 2>&1 ||
+        { log "SKIP: no ${crate%%:*} crate in $REG (apt-get install ${crate#*:}, or INSTALL_DEPS=1)"; exit 1; }
+done
 
 # Build from a copy so that Cargo.lock and target/ stay in out/.
 mkdir -p "$OUT/gimli-a2l-src" "$OUT/cargo-home" "$OUT/bin"
