@@ -5,7 +5,9 @@
  * use), keyed per table with 128 random bits.  Every table keyed by
  * strings or ids from outside input (DWARF names, pprof strings, build
  * IDs, label values) hashes through it, so nobody who does not know a
- * table's key can choose inputs that collide in it (hash flooding).
+ * table's key can choose inputs that collide in it (hash flooding);
+ * tables of a few 32-bit words probed in hot loops use the keyed
+ * multiply-add-shift of common.h (ember_hash_words) instead.
  */
 #include "common.h"
 
@@ -78,4 +80,11 @@ uint64_t ember_hash(const struct ember_hash_key *k, const void *data, size_t len
 uint64_t ember_hash_u64(const struct ember_hash_key *k, uint64_t v)
 {
 	return ember_hash(k, &v, sizeof(v));
+}
+
+int ember_words_key_init(struct ember_words_key *k)
+{
+	if (getrandom(k, sizeof(*k), 0) != (ssize_t)sizeof(*k))
+		return errno ? -errno : -EIO;
+	return 0;
 }

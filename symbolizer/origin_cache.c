@@ -4,9 +4,10 @@
  * and out-of-line copy of a function refers to the same abstract DIE,
  * whose names and declaration are looked up once.  Open addressing on
  * the offset, hashed with the table's own random key (common.h's
- * SipHash): the offsets come from the file, and a fixed hash would let
- * its writer choose offsets that all probe one run of slots.  The values
- * are interned, so they hold for every unit.
+ * ember_hash_words, keyed multiply-add-shift): the offsets come from the
+ * file, and a fixed hash would let its writer choose offsets that all
+ * probe one run of slots.  The values are interned, so they hold for
+ * every unit.
  */
 #include "sym_internal.h"
 
@@ -22,8 +23,9 @@ void sym_origin_cache_release(struct sym_origin_cache *c)
 
 static struct sym_origin *origin_slot(struct sym_origin_cache *c, uint64_t key)
 {
+	uint32_t w[2] = { (uint32_t)key, (uint32_t)(key >> 32) };
 	size_t mask = c->nslots - 1;
-	size_t i = (size_t)ember_hash_u64(&c->key, key) & mask;
+	size_t i = ember_hash_words(&c->key, w, 2, c->bits);
 
 	while (c->slots[i].key && c->slots[i].key != key) {
 		i = (i + 1) & mask;
@@ -35,10 +37,11 @@ static struct sym_origin *origin_slot(struct sym_origin_cache *c, uint64_t key)
 static int origin_grow(struct sym_origin_cache *c)
 {
 	struct sym_origin_cache n = { .nslots = c->nslots ? 2 * c->nslots : 64,
+				      .bits = c->nslots ? c->bits + 1 : 6,
 				      .key = c->key, .probes = c->probes };
 	int err;
 
-	if (!c->nslots && (err = ember_hash_key_init(&n.key)))
+	if (!c->nslots && (err = ember_words_key_init(&n.key)))
 		return err;
 	n.slots = calloc(n.nslots, sizeof(*n.slots));
 	if (!n.slots)

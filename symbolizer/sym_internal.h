@@ -578,7 +578,8 @@ struct sym_origin_cache {
 		uint32_t name, short_name, decl_file, decl_line;
 	} *slots;
 	size_t nslots, count;
-	struct ember_hash_key key;	/* drawn at the first insert */
+	unsigned bits;			/* nslots == 1 << bits */
+	struct ember_words_key key;	/* drawn at the first insert */
 	size_t probes;			/* slots stepped past, for tests */
 };
 

@@ -94,12 +94,15 @@ void unwind_rule_from_state(const struct unwind_state *s, struct unwind_rule *r)
 
 /* ---- interning ------------------------------------------------------------ */
 
-/* Keyed (common.h's SipHash, the set's own key): the rules come from the
- * file's CFI, and a fixed hash would let its writer make every rule probe
- * one run of slots, up to 65,535 of them. */
-static uint64_t rule_hash(const struct unwind_rule_set *s, const struct unwind_rule *r)
+/* Keyed (common.h's ember_hash_words, the set's own key): the rules come
+ * from the file's CFI, and a fixed hash would let its writer make every
+ * rule probe one run of slots, up to 65,535 of them.  One hash a row. */
+static size_t rule_hash(const struct unwind_rule_set *s, const struct unwind_rule *r)
 {
-	return ember_hash(&s->key, r, sizeof(*r));
+	uint32_t w[4];
+
+	memcpy(w, r, sizeof(w));
+	return ember_hash_words(&s->key, w, 4, s->bits);
 }
 
 void unwind_rules_init(struct unwind_rule_set *s)
@@ -116,10 +119,10 @@ void unwind_rules_release(struct unwind_rule_set *s)
 	unwind_rules_init(s);
 }
 
-static int64_t slot_find(const struct unwind_rule_set *s,
+static inline int64_t slot_find(const struct unwind_rule_set *s,
 			 const struct unwind_rule *r, size_t *slot)
 {
-	size_t mask = s->nslots - 1, i = (size_t)rule_hash(s, r) & mask;
+	size_t mask = s->nslots - 1, i = rule_hash(s, r);
 
 	for (;; i = (i + 1) & mask) {
 		uint32_t id = s->slots[i];
@@ -140,7 +143,7 @@ static int slots_grow(struct unwind_rule_set *s)
 	size_t nold = s->nslots;
 	int err;
 
-	if (!nold && (err = ember_hash_key_init(&s->key)))
+	if (!nold && (err = ember_words_key_init(&s->key)))
 		return err;
 	s->slots = calloc(n, sizeof(*s->slots));
 	if (!s->slots) {
@@ -148,6 +151,7 @@ static int slots_grow(struct unwind_rule_set *s)
 		return -ENOMEM;
 	}
 	s->nslots = n;
+	s->bits = nold ? s->bits + 1 : 8;
 	for (size_t i = 0; i < nold; i++) {
 		if (!old[i])
 			continue;

@@ -141,7 +141,8 @@ struct unwind_rule_set {
 	size_t n, alloc;
 	uint32_t *slots;	/* open addressing: id + 1, 0 = empty */
 	size_t nslots;
-	struct ember_hash_key key; /* drawn when the slots are first made */
+	unsigned bits;		/* nslots == 1 << bits */
+	struct ember_words_key key; /* drawn when the slots are first made */
 	size_t probes;		/* slots stepped past, for tests */
 };
 void unwind_rules_init(struct unwind_rule_set *s);
