@@ -16,7 +16,9 @@
  * nothing needs a lock but the queue: the main thread alone writes the
  * string table, names and nodes and uses libdw and libelf; the worker
  * alone writes the segments and blocks; both only read the section bytes
- * and the executable ranges.  Section pages are given back to the kernel
+ * and the executable ranges, and charge the build's budget (atomic).
+ * A line program's rows go with the first unit that names it
+ * (unit_claim_rows).  Section pages are given back to the kernel
  * as units are done with them (file_pages.c).
  */
 #include "sym_internal.h"
@@ -129,8 +131,6 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
-/* The main thread's half of one unit through libdw: a new sym_unit, or
- * NULL with *err. */
 /* A new unit, its intervals charged to the build's budget. */
 static struct sym_unit *unit_new(struct pipeline *p, int *err)
 {
@@ -144,6 +144,8 @@ static struct sym_unit *unit_new(struct pipeline *p, int *err)
 	return u;
 }
 
+/* The main thread's half of one unit through libdw: a new sym_unit, or
+ * NULL with *err. */
 static struct sym_unit *unit_start(struct pipeline *p, Dwarf_Die *cudie,
 				   int *err)
 {
