@@ -145,7 +145,8 @@ static int plan_ops(struct elfdw_abbrevs *t, struct elfdw_abbrev *a)
 }
 
 /* Where a DW_AT_sibling is: at a fixed offset when all values before it
- * have fixed sizes (-1 otherwise). */
+ * have fixed sizes and it has bytes of its own (-1 otherwise: a
+ * DW_FORM_implicit_const one is in the table, read as any value is). */
 static void plan_sibling(struct elfdw_abbrev *a, const struct elfdw_spec *specs)
 {
 	int64_t fixed = 0;
@@ -158,7 +159,7 @@ static void plan_sibling(struct elfdw_abbrev *a, const struct elfdw_spec *specs)
 
 		if (s->slot == ELFDW_SLOT_SIBLING && !a->sibling_form) {
 			a->sibling_form = s->form;
-			a->sibling_at = all_fixed ? (int32_t)fixed : -1;
+			a->sibling_at = all_fixed && s->size > 0 ? (int32_t)fixed : -1;
 			return;
 		}
 		if (s->size >= 0 && fixed < INT32_MAX / 2)

@@ -23,7 +23,10 @@ static int keep(const struct elfdw_sections *s, const struct elfdw_schema *schem
 	if (form == DW_FORM_indirect) {
 		if ((err = elfdw_read_uleb(&pos, end, &real)))
 			return err;
-		if (real > UINT16_MAX)
+		/* libdw refuses these two inside it (a value of neither could
+		 * be read from the DIE) */
+		if (real > UINT16_MAX || real == DW_FORM_indirect ||
+		    real == DW_FORM_implicit_const)
 			return -EINVAL;
 		form = (unsigned)real;
 	}

@@ -839,6 +839,52 @@ static int test_elfdw__die_sibling_a_gib_out(void)
 	return 0;
 }
 
+/*
+ * fuzz_elfdw's finding: a DW_AT_sibling of DW_FORM_implicit_const (its
+ * value in the table, no bytes in the DIE) was taken for one at a fixed
+ * place in the DIE, and reading it indexed the table's constants with a
+ * unit offset.  Its value reads as the table's, and the step by it is
+ * left to libdw (not a reference).
+ */
+static int test_elfdw__die_sibling_implicit_const(void)
+{
+	static const uint8_t abbrev[] = {
+		1, DW_TAG_compile_unit, DW_CHILDREN_yes, 0, 0,
+		2, DW_TAG_structure_type, DW_CHILDREN_no,
+		   DW_AT_byte_size, DW_FORM_data1,
+		   DW_AT_sibling, DW_FORM_implicit_const, 5, 0, 0,
+		0,
+	};
+	static const uint8_t dies[] = { 1, 2, 8, 0, 0 };
+	struct elfdw_sections s = { 0 };
+	struct elfdw_abbrevs t = { 0 };
+	const struct elfdw_abbrev *a;
+	struct elfdw_unit u;
+	struct elfdw_die cu, d;
+	const uint8_t *p, *next;
+	uint8_t buf[64], *own;
+	uint64_t v;
+	size_t len = make_unit(buf, dies, sizeof(dies));
+
+	s.info = (struct elfdw_sect){ exact(buf, len, &own), len };
+	s.abbrev = (struct elfdw_sect){ abbrev, sizeof(abbrev) };
+	CHECK_INT(elfdw_unit_header(&s.info, 0, &u, NULL), ==, 0);
+	CHECK_INT(elfdw_abbrevs_read(&t, &t_schema, &s.abbrev, 0, 8, 5, NULL), ==, 0);
+	a = elfdw_abbrev_find(&t, 2);
+	CHECK(a && a->sibling_form == DW_FORM_implicit_const && a->sibling_at == -1);
+	CHECK_INT(elfdw_unit_open(&s, &u, &t, &cu), ==, 0);
+	p = cu.end;
+	CHECK_INT(elfdw_die_read(&s, &u, &t, &p, 0, &d), ==, 0);
+	CHECK_INT(elfdw_val_const(&s, &d, ELFDW_SLOT_SIBLING, &v), ==, 0);
+	CHECK_INT(v, ==, 5);
+	CHECK_INT(elfdw_die_after(&s, &t, &d, &next), ==, -EOPNOTSUPP);
+	p = cu.end;
+	CHECK_INT(elfdw_next_child(&s, &u, &t, &p, 1u << T_FUNC, 0, &d), ==, -EOPNOTSUPP);
+	elfdw_abbrevs_release(&t);
+	free(own);
+	return 0;
+}
+
 struct got_ranges {
 	uint64_t lo[16], hi[16];
 	int n;
@@ -1172,6 +1218,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_elfdw__die_steps),
 	UNIT_CASE(test_elfdw__die_sibling_past_unit),
 	UNIT_CASE(test_elfdw__die_sibling_a_gib_out),
+	UNIT_CASE(test_elfdw__die_sibling_implicit_const),
 	UNIT_CASE(test_elfdw__range_list_dwarf4),
 	UNIT_CASE(test_elfdw__range_list_dwarf5),
 	UNIT_CASE(test_elfdw__line_header_v5),
