@@ -3,8 +3,11 @@
  * Expired entries are dropped whenever their bucket is touched; a full
  * cache refuses new keys rather than grow (a miss is then just asked
  * again), so memory stays bounded however many IDs clients invent.
+ * Keys are client-chosen (build IDs, source paths): buckets come from
+ * common.h's keyed hash, so nobody can aim many keys at one chain.
  */
 #include "miss_cache.h"
+#include "common.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@ struct miss_entry {
 };
 
 struct miss_cache {
+	struct ember_hash_key key;	/* of the buckets' hash */
 	unsigned ttl;
 	size_t count;
 	struct miss_entry *buckets[BUCKETS];
@@ -34,21 +38,22 @@ static time_t now(void)
 	return ts.tv_sec;
 }
 
-static size_t bucket_of(const char *key)
+size_t miss_cache_bucket(const struct miss_cache *mc, const char *key)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *key; key++)
-		h = (h ^ (unsigned char)*key) * 1099511628211ull;
-	return h % BUCKETS;
+	return ember_hash(&mc->key, key, strlen(key)) % BUCKETS;
 }
 
 struct miss_cache *miss_cache_new(unsigned ttl_s)
 {
 	struct miss_cache *mc = calloc(1, sizeof(*mc));
 
-	if (mc)
-		mc->ttl = ttl_s;
+	if (!mc)
+		return NULL;
+	if (ember_hash_key_init(&mc->key)) {
+		free(mc);
+		return NULL;
+	}
+	mc->ttl = ttl_s;
 	return mc;
 }
 
@@ -90,7 +95,7 @@ static struct miss_entry *sweep(struct miss_cache *mc, size_t b, const char *key
 
 void miss_cache_put(struct miss_cache *mc, const char *key, int err)
 {
-	size_t b = bucket_of(key);
+	size_t b = miss_cache_bucket(mc, key);
 	struct miss_entry *e = sweep(mc, b, key);
 	size_t len = strlen(key);
 
@@ -111,7 +116,7 @@ void miss_cache_put(struct miss_cache *mc, const char *key, int err)
 
 bool miss_cache_get(struct miss_cache *mc, const char *key, int *err)
 {
-	struct miss_entry *e = sweep(mc, bucket_of(key), key);
+	struct miss_entry *e = sweep(mc, miss_cache_bucket(mc, key), key);
 
 	if (e)
 		*err = e->err;

@@ -8,6 +8,7 @@
 #define EMBER_MISS_CACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define MISS_KEY_MAX 4352
 #define MISS_CACHE_MAX 65536
@@ -21,5 +22,8 @@ void miss_cache_free(struct miss_cache *mc);
 void miss_cache_put(struct miss_cache *mc, const char *key, int err);
 /* Whether key was put less than ttl seconds ago: then *err is its error. */
 bool miss_cache_get(struct miss_cache *mc, const char *key, int *err);
+/* The bucket key falls in: keyed per cache (ember_hash), so the same keys
+ * spread differently in every cache and cannot be aimed at one chain. */
+size_t miss_cache_bucket(const struct miss_cache *mc, const char *key);
 
 #endif /* EMBER_MISS_CACHE_H */

@@ -103,6 +103,25 @@ static int test_api__miss_cache_expires(void)
 	return 0;
 }
 
+/* Client-chosen keys cannot be aimed at one chain: each cache keys its
+ * hash afresh, so the same keys land in other buckets in another cache. */
+static int test_api__miss_cache_hash_is_keyed(void)
+{
+	struct miss_cache *a = miss_cache_new(600), *b = miss_cache_new(600);
+	size_t same = 0;
+	char key[64];
+
+	CHECK(a && b);
+	for (int i = 0; i < 16; i++) {
+		snprintf(key, sizeof(key), "5/%040d/", i);
+		same += miss_cache_bucket(a, key) == miss_cache_bucket(b, key);
+	}
+	CHECK_INT(same, <, 16);
+	miss_cache_free(a);
+	miss_cache_free(b);
+	return 0;
+}
+
 /* Run a shell command; 0 when it exited 0. */
 static int run(const char *cmd)
 {
@@ -208,6 +227,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),
 	UNIT_CASE(test_api__miss_cache_expires),
+	UNIT_CASE(test_api__miss_cache_hash_is_keyed),
 	UNIT_CASE(test_api__token_written_whole),
 	UNIT_CASE(test_api__token_write_failure_leaves_nothing),
 	UNIT_CASE(test_api__rejected_fetch_is_einval),
