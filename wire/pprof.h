@@ -124,6 +124,10 @@ const char *pprof_string(const struct pprof_profile *p, int64_t idx);
 const pprof_mapping_t *pprof_mapping_by_id(const struct pprof_profile *p, uint64_t id);
 const pprof_location_t *pprof_location_by_id(const struct pprof_profile *p, uint64_t id);
 const pprof_function_t *pprof_function_by_id(const struct pprof_profile *p, uint64_t id);
+/* The position of the mapping with id in pprof_message(p)->mapping (as
+ * fast as the lookup above), or SIZE_MAX when there is none: what a walk
+ * that groups locations by mapping indexes its groups by. */
+size_t pprof_mapping_index(const struct pprof_profile *p, uint64_t id);
 
 /* ---- filling in symbolization results --------------------------------- */
 

@@ -470,6 +470,54 @@ static int test_symsvc__pprof_in_process(void)
 	return rm_rf(dir);
 }
 
+/*
+ * The work of a profile is linear in its size: 65,536 mappings and
+ * 262,144 locations (a location-per-mapping walk would make that 17
+ * billion steps, past the test's timeout), each location counted once,
+ * under its own mapping's reason.
+ */
+static int test_symsvc__pprof_linear_in_mappings(void)
+{
+	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
+	const uint64_t base = 0x555555554000;
+	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "main");
+	const size_t n_maps = 65536, n_locs = 262144;
+	struct symsvc_pprof_stats st;
+	struct pprof_profile *p = pprof_profile_new();
+	uint64_t *mids = calloc(n_maps, sizeof(*mids)), lid;
+	struct symsvc *svc;
+	struct store *s;
+
+	CHECK(p && mids && main_addr);
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	for (size_t i = 0; i < n_maps; i++) {
+		struct pprof_mapping_desc md = { .start = base + (i << 24),
+						 .limit = base + (i << 24) + 0x100000,
+						 .build_id = i == n_maps / 2 ? id : NULL };
+
+		CHECK_INT(pprof_add_mapping(p, &md, &mids[i]), ==, 0);
+	}
+	for (size_t i = 0; i < n_locs; i++) { /* interleaved: mapping i % n_maps */
+		size_t m = (i * 7) % n_maps;
+
+		CHECK_INT(pprof_add_location(p, mids[m], base + (m << 24) + main_addr, &lid),
+			  ==, 0);
+	}
+	CHECK_INT(pprof_add_location(p, 0, 0x1234, &lid), ==, 0);
+	CHECK_INT(symsvc_symbolize_pprof(svc, p, NULL, &st), ==, 0);
+	CHECK_INT(st.resolved, ==, n_locs / n_maps);
+	CHECK_INT(st.unresolved, ==, n_locs - n_locs / n_maps + 1);
+	CHECK_INT(st.why[SYMSVC_PPROF_NO_BUILD_ID], ==, n_locs - n_locs / n_maps);
+	CHECK_INT(st.why[SYMSVC_PPROF_NO_MAPPING], ==, 1);
+	CHECK(pprof_mapping_by_id(p, mids[n_maps / 2])->has_functions);
+	CHECK(!pprof_mapping_by_id(p, mids[0])->has_functions);
+	pprof_profile_free(p);
+	free(mids);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_symsvc__replaces_index_in_use),
 	UNIT_CASE(test_symsvc__store_failure_is_not_unknown),
@@ -477,6 +525,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symsvc__lookup_in_request_order),
 	UNIT_CASE(test_symsvc__json_answer_in_chunks),
 	UNIT_CASE(test_symsvc__pprof_in_process),
+	UNIT_CASE(test_symsvc__pprof_linear_in_mappings),
 };
 
 UNIT_MAIN_QUIET(cases)
