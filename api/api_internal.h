@@ -85,6 +85,9 @@ struct api_metrics {
 	_Atomic uint64_t upstream_misses;
 	_Atomic uint64_t upstream_errors;
 	_Atomic uint64_t upstream_negative_cached;
+	_Atomic uint64_t connections_timed_out;	/* head or body not sent in time */
+	_Atomic uint64_t requests_timed_out;	/* past --request-timeout */
+	_Atomic uint64_t requests_cancelled;	/* the client went away */
 };
 
 void api_metrics_count(struct api_metrics *m, enum api_endpoint ep,
@@ -97,6 +100,34 @@ void api_metrics_store_error(struct api_metrics *m, enum api_endpoint ep);
 struct symsvc;
 char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
 			 size_t *len);
+
+/* ---- connection deadlines (conn_guard.c) ---------------------------------- */
+
+struct api_conn;
+
+/* The deadlines of every open connection, and the thread that enforces
+ * them by shutting a late connection's socket down. */
+struct api_guard {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;		/* a deadline moved, or stopping */
+	pthread_t thread;
+	bool running, stopping;
+	struct api_conn *conns;		/* open connections (under mu) */
+	uint64_t header_ms;		/* a request head is due within this */
+	_Atomic uint64_t *timed_out;	/* connections shut down: a metric */
+};
+
+int api_guard_start(struct api_guard *g, unsigned header_timeout_s, _Atomic uint64_t *timed_out);
+void api_guard_stop(struct api_guard *g);
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the server). */
+void api_guard_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+		      enum MHD_ConnectionNotificationCode code);
+/* The request's body is due by at_ms (ember_monotonic_ms()). */
+void api_guard_body_due(struct api_guard *g, struct MHD_Connection *mc, uint64_t at_ms);
+/* The server works on the request or sends its answer: no deadline. */
+void api_guard_working(struct api_guard *g, struct MHD_Connection *mc);
+/* Answered: the next request's head is due within the header timeout. */
+void api_guard_next_head(struct api_guard *g, struct MHD_Connection *mc);
 
 /* ---- the server ------------------------------------------------------------ */
 
@@ -111,6 +142,8 @@ struct api_server {
 	char token[128];
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
 	uint64_t max_upload;
+	uint64_t request_timeout_ms;      /* a request's deadline after its head */
+	struct api_guard guard;
 };
 
 /* Per-request state, from the first callback to MHD's completion. */
@@ -123,6 +156,8 @@ struct api_request {
 	uint64_t received;
 	int upload_err;              /* first failure while receiving */
 	enum api_reject reject;
+	uint64_t deadline_ms;        /* ember_monotonic_ms() the answer is due by */
+	int conn_fd;                 /* the client's socket, to see it close */
 };
 
 /* ---- responses (respond.c) ------------------------------------------------- */

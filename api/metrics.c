@@ -114,6 +114,22 @@ static void render_upstream(FILE *f, struct api_metrics *m)
 		(unsigned long long)m->upstream_negative_cached);
 }
 
+static void render_limits(FILE *f, struct api_metrics *m)
+{
+	fprintf(f, "# HELP ember_connections_timed_out_total Connections shut down because a "
+		   "request head or body was not sent in time.\n"
+		   "# TYPE ember_connections_timed_out_total counter\n"
+		   "ember_connections_timed_out_total %llu\n"
+		   "# HELP ember_requests_stopped_total Requests whose work was stopped: past "
+		   "--request-timeout, or their client went away.\n"
+		   "# TYPE ember_requests_stopped_total counter\n"
+		   "ember_requests_stopped_total{reason=\"timeout\"} %llu\n"
+		   "ember_requests_stopped_total{reason=\"client_gone\"} %llu\n",
+		(unsigned long long)m->connections_timed_out,
+		(unsigned long long)m->requests_timed_out,
+		(unsigned long long)m->requests_cancelled);
+}
+
 static void render_store(FILE *f, struct store *s)
 {
 	struct store_stats st;
@@ -167,6 +183,7 @@ char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *
 	render_store_errors(f, m);
 	render_uploads(f, m);
 	render_upstream(f, m);
+	render_limits(f, m);
 	render_store(f, s);
 	render_symbols(f, svc);
 	if (fclose(f)) {

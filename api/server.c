@@ -11,6 +11,13 @@
  * epoll: in epoll mode MHD 0.9.75 missed a client closing mid-upload
  * under load.  Per-request state lives from the first callback to MHD's
  * completion notice, where an unfinished upload is discarded.
+ *
+ * So that no client can take the server from the others: at most
+ * max_per_client connections from one address (MHD refuses more at
+ * accept), a deadline for every request head and symbolization body
+ * (conn_guard.c), a deadline for every request's work (the symbolization
+ * service polls it, and the client's socket, between steps), and an
+ * idle timeout for the rest.
  */
 #include "api_internal.h"
 #include "symsvc.h"
@@ -22,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define IDLE_TIMEOUT_S 60
 
 static bool is_get(const char *method)
 {
@@ -107,10 +116,19 @@ static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection 
 {
 	struct api_request *req = calloc(1, sizeof(*req));
 
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
 	if (!req)
 		return MHD_NO;
 	*con_cls = req;
+	req->deadline_ms = ember_monotonic_ms() + srv->request_timeout_ms;
+	req->conn_fd = ci ? ci->connect_fd : -1;
 	api_route_parse(url, &req->route);
+	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF)
+		api_guard_body_due(&srv->guard, c, req->deadline_ms);
+	else
+		api_guard_working(&srv->guard, c);
 	req->head = strcmp(method, "HEAD") == 0;
 	if (req->route.status && !is_get(method))
 		return api_respond_text(srv, c, req, (unsigned)req->route.status, NULL,
@@ -149,6 +167,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 		if (!complete)
 			return r;
+		api_guard_working(&srv->guard, c);
 		return req->route.ep == API_EP_SYMBOLIZE ? api_symbolize_json(srv, c, req)
 							  : api_symbolize_pprof(srv, c, req);
 	}
@@ -168,6 +187,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct api_server *srv = cls;
 	struct api_request *req = *con_cls;
 
+	api_guard_next_head(&srv->guard, c);
 	if (!req)
 		return;
 	api_upload_abort(srv, req);
@@ -195,6 +215,8 @@ static int init_server(struct api_server *srv, struct store *s,
 	srv->store = s;
 	pthread_mutex_init(&srv->unwind_mu, NULL);
 	srv->max_upload = o->max_upload ? o->max_upload : (uint64_t)4 << 30;
+	srv->request_timeout_ms =
+		(uint64_t)(o->request_timeout ? o->request_timeout : API_REQUEST_TIMEOUT) * 1000;
 	if (!o->token || strlen(o->token) >= sizeof(srv->token))
 		return -EINVAL;
 	strcpy(srv->token, o->token);
@@ -219,6 +241,10 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		return -ENOMEM;
 	}
 	err = init_server(srv, s, o);
+	if (!err)
+		err = api_guard_start(&srv->guard,
+				      o->header_timeout ? o->header_timeout : API_HEADER_TIMEOUT,
+				      &srv->metrics.connections_timed_out);
 	if (err) {
 		close(listen_fd);
 		goto fail;
@@ -231,8 +257,13 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		MHD_OPTION_LISTEN_SOCKET, listen_fd, /* closed by MHD_stop_daemon */
 		MHD_OPTION_CONNECTION_LIMIT,
 		o->max_connections ? o->max_connections : API_MAX_CONNECTIONS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		o->max_per_client ? o->max_per_client : API_MAX_PER_CLIENT,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+		MHD_OPTION_NOTIFY_CONNECTION, api_guard_notify, srv,
+		/* idle time in the middle of a body or an answer; heads and
+		 * symbolization bodies have deadlines of their own (conn_guard.c) */
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 		MHD_OPTION_END);
 	if (!srv->daemon) { /* MHD closed listen_fd; the reason is logged */
 		err = -EIO;
@@ -252,6 +283,7 @@ void api_server_stop(struct api_server *srv)
 	api_upstream_shutdown(srv->upstream); /* resumes suspended requests */
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
+	api_guard_stop(&srv->guard); /* after MHD: its closing notices take the lock */
 	api_upstream_free(srv->upstream);
 	symsvc_free(srv->symbols);
 	pthread_mutex_destroy(&srv->unwind_mu);

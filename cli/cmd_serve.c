@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #define MAX_UPSTREAMS 16
@@ -31,6 +32,9 @@ struct serve_opts {
 	unsigned long long max_upload_mb;
 	unsigned miss_ttl;
 	unsigned max_connections;
+	unsigned max_per_client;
+	unsigned header_timeout;
+	unsigned request_timeout;
 	unsigned long long symbol_cache_mb;
 };
 
@@ -45,7 +49,14 @@ static void serve_usage(FILE *f)
 	      "  --upstream URL          debuginfod server to ask on a miss (repeatable;\n"
 	      "                          default: $DEBUGINFOD_URLS)\n"
 	      "  --upstream-miss-ttl S   seconds an upstream miss is remembered (default 600)\n"
-	      "  --max-connections N     open connections, a thread each (default 1024)\n"
+	      "  --max-connections N     open connections, a thread each (default 1024,\n"
+	      "                          fewer when the file descriptor limit is lower)\n"
+	      "  --max-connections-per-client N\n"
+	      "                          open connections of one client address (default 64)\n"
+	      "  --header-timeout S      seconds a request head may take to arrive, from\n"
+	      "                          the connection's start or previous answer (default 20)\n"
+	      "  --request-timeout S     seconds from a request's head to its answer, a\n"
+	      "                          symbolization body included (default 60)\n"
 	      "  --symbol-cache-mb N     memory for loaded symbol indexes (default 1024)\n"
 	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
 	      "                          $EMBER_LOG_LEVEL\n",
@@ -106,6 +117,13 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->miss_ttl = (unsigned)v;
 	else if (strcmp(opt, "--max-connections") == 0 && !parse_uint(val, 65536, &v) && v)
 		o->max_connections = (unsigned)v;
+	else if (strcmp(opt, "--max-connections-per-client") == 0 && !parse_uint(val, 65536, &v) &&
+		 v)
+		o->max_per_client = (unsigned)v;
+	else if (strcmp(opt, "--header-timeout") == 0 && !parse_uint(val, 86400, &v) && v)
+		o->header_timeout = (unsigned)v;
+	else if (strcmp(opt, "--request-timeout") == 0 && !parse_uint(val, 86400, &v) && v)
+		o->request_timeout = (unsigned)v;
 	else if (strcmp(opt, "--symbol-cache-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
 		o->symbol_cache_mb = v;
 	else
@@ -163,6 +181,50 @@ static int setup_upstream(const struct serve_opts *o, bool *enabled)
 		return -errno;
 	fprintf(f, "%u\n", o->miss_ttl);
 	return fclose(f) ? -errno : 0;
+}
+
+/*
+ * Raise the soft file descriptor limit to the hard one (each connection
+ * holds a socket, and a file while it is sent: 1,024 connections would
+ * meet the usual soft limit of 1,024 and make blob opens fail with
+ * EMFILE), then size --max-connections by it.  An explicit value that
+ * does not fit is refused.
+ */
+static int size_connections(struct serve_opts *o)
+{
+	struct rlimit rl;
+	unsigned long long fit;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			return -errno;
+	}
+	fit = rl.rlim_cur > API_FDS_RESERVED
+		      ? (rl.rlim_cur - API_FDS_RESERVED) / API_FDS_PER_CONNECTION : 0;
+	if (!o->max_connections) {
+		o->max_connections = fit < API_MAX_CONNECTIONS ? (unsigned)fit : API_MAX_CONNECTIONS;
+	} else if (o->max_connections > fit) {
+		fprintf(stderr, "ember serve: --max-connections %u needs %u file descriptors; "
+				"the limit (RLIMIT_NOFILE) is %llu\n",
+			o->max_connections,
+			o->max_connections * API_FDS_PER_CONNECTION + API_FDS_RESERVED,
+			(unsigned long long)rl.rlim_cur);
+		return -EMFILE;
+	}
+	if (!o->max_connections) {
+		fprintf(stderr, "ember serve: the file descriptor limit (RLIMIT_NOFILE) of %llu "
+				"leaves room for no connection\n",
+			(unsigned long long)rl.rlim_cur);
+		return -EMFILE;
+	}
+	pr_info("ember serve: at most %u connections, %u per client address "
+		"(file descriptor limit %llu)",
+		o->max_connections, o->max_per_client ? o->max_per_client : API_MAX_PER_CLIENT,
+		(unsigned long long)rl.rlim_cur);
+	return 0;
 }
 
 static int wait_for_signal(void)
@@ -234,7 +296,7 @@ static void log_start(const struct serve_opts *o, const char *token, bool create
 			"DEBUGINFOD_URLS)");
 }
 
-static int run(const struct serve_opts *o, struct store *s)
+static int run(struct serve_opts *o, struct store *s)
 {
 	struct api_server_opts ao = { .sz = sizeof(ao) };
 	char addr[256], token[128];
@@ -247,6 +309,8 @@ static int run(const struct serve_opts *o, struct store *s)
 		fprintf(stderr, "ember serve: bad --listen '%s': want ADDR:PORT\n", o->listen);
 		return 2;
 	}
+	if (size_connections(o))
+		return 1;
 	err = api_token_setup(o->data, o->token_file, token, sizeof(token), &created);
 	if (!err)
 		err = setup_upstream(o, &upstream);
@@ -258,6 +322,9 @@ static int run(const struct serve_opts *o, struct store *s)
 	ao.token = token;
 	ao.max_upload = o->max_upload_mb << 20;
 	ao.max_connections = o->max_connections;
+	ao.max_per_client = o->max_per_client;
+	ao.header_timeout = o->header_timeout;
+	ao.request_timeout = o->request_timeout;
 	ao.upstream = upstream;
 	ao.upstream_miss_ttl = o->miss_ttl;
 	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;

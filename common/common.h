@@ -240,6 +240,11 @@ int ember_json_escape(const char *s, size_t n, ember_write_fn write, void *ctx);
 /* The whole string, quotes included, appended to b. */
 int ember_json_str(struct ember_buf *b, const char *s, size_t n);
 
+/* ---- time (clock.c) ------------------------------------------------------ */
+
+/* CLOCK_MONOTONIC in milliseconds: for deadlines and expiry times. */
+uint64_t ember_monotonic_ms(void);
+
 /* ---- build IDs --------------------------------------------------------- */
 
 #define EMBER_BUILD_ID_MAX 64 /* bytes; GNU build IDs are 20 (sha1) */

@@ -262,6 +262,77 @@ def test_server__listen_addresses_and_refusals():
         p.stdout.close()
 
 
+def half_sent(port, src):
+    """A connection from src whose request head never ends."""
+    s = socket.socket()
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # no blank line
+    return s
+
+
+def closed_by_server(s, timeout):
+    """Whether the server closes s (end of stream or reset) within timeout."""
+    s.settimeout(timeout)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_server__one_client_cannot_take_every_connection():
+    srv = Server(args=["--max-connections", "64", "--max-connections-per-client", "8",
+                       "--header-timeout", "3"])
+    held = [half_sent(srv.port, "127.0.0.1") for _ in range(70)]
+    # Another address is answered at once (its own slots, well before the
+    # header timeout frees any); so is the metrics endpoint.
+    for path in ("/healthz", "/metrics"):
+        t0 = time.time()
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10,
+                                       source_address=("127.0.0.2", 0))
+        c.request("GET", path)
+        check(c.getresponse().status == 200, path + " from another address")
+        c.close()
+        check(time.time() - t0 < 2, "%s took %.1f s" % (path, time.time() - t0))
+    # Past 8 connections of one address, the server closes new ones at once.
+    refused = sum(closed_by_server(s, 0.5) for s in held[8:])
+    check(refused == len(held) - 8, "refused %d of %d" % (refused, len(held) - 8))
+    # The 8 it took are closed once their head is late.
+    t0 = time.time()
+    late = sum(closed_by_server(s, 10) for s in held[:8])
+    check(late == 8, "%d of 8 half-sent requests closed" % late)
+    check(time.time() - t0 < 8, "closed after %.1f s" % (time.time() - t0))
+    check(srv.metric("ember_connections_timed_out_total") >= 8, "timeouts not counted")
+    for s in held:
+        s.close()
+    srv.stop()
+
+
+def test_server__fd_limit_raised_and_connections_sized():
+    import resource
+
+    def limit(soft, hard):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    srv = Server(preexec=limit(400, 4096))
+    with open("/proc/%d/limits" % srv.proc.pid) as f:
+        row = [l for l in f if l.startswith("Max open files")][0].split()
+    check(row[3:5] == ["4096", "4096"], "fd limit: " + " ".join(row))
+    check("at most 1024 connections" in srv.stderr(), "log: " + srv.stderr()[-300:])
+    srv.stop()
+    # A hard limit of 400 leaves room for (400 - 256) / 2 connections.
+    srv = Server(preexec=limit(400, 400))
+    check("at most 72 connections" in srv.stderr(), "log: " + srv.stderr()[-300:])
+    srv.stop()
+    r = subprocess.run([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", srv.data,
+                        "--max-connections", "1024"], capture_output=True, text=True,
+                       timeout=20, preexec_fn=limit(400, 400))
+    check(r.returncode == 1 and "--max-connections 1024 needs 2304 file descriptors"
+          in r.stderr, "refusal: %d %r" % (r.returncode, r.stderr[-300:]))
+
+
 def test_server__gnutls_never_initialized():
     """ember-server links GnuTLS (Debian's libmicrohttpd has HTTPS) but serves
     plain HTTP, so neither GnuTLS's constructor nor libmicrohttpd's may
