@@ -143,6 +143,7 @@ struct api_server {
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
 	uint64_t max_upload;
 	uint64_t request_timeout_ms;      /* a request's deadline after its head */
+	unsigned max_fetches;             /* upstream build IDs one request may ask */
 	struct api_guard guard;
 };
 
@@ -159,6 +160,33 @@ struct api_request {
 	uint64_t deadline_ms;        /* ember_monotonic_ms() the answer is due by */
 	int conn_fd;                 /* the client's socket, to see it close */
 };
+
+/* ---- a request's deadline (deadline.c) ------------------------------------- */
+
+struct symsvc_request_opts;
+
+/* What the check of a request's work reads; copied out of the request,
+ * so an answer streamed after it may hold it. */
+struct api_deadline {
+	uint64_t at_ms;			/* ember_monotonic_ms() */
+	int fd;				/* the client's socket */
+	struct api_metrics *metrics;
+	int stopped;			/* the verdict, once given */
+};
+
+void api_deadline_init(struct api_deadline *d, struct api_server *srv,
+		       const struct api_request *req);
+/* A symsvc_check_fn on a struct api_deadline: 0, -ETIMEDOUT past it, or
+ * -ECANCELED when the client's socket closed (each counted). */
+int api_deadline_check(void *arg);
+/* The symbolization service's request options: d's check, the server's
+ * cap on upstream fetches.  d must outlive the work. */
+void api_deadline_request_opts(struct api_server *srv, struct api_deadline *d,
+			       struct symsvc_request_opts *ro);
+/* The answer to work stopped by the check (err): 504 past the deadline;
+ * for a client gone, none (MHD_NO closes the connection). */
+enum MHD_Result api_respond_stopped(struct api_server *srv, struct MHD_Connection *c,
+				    const struct api_request *req, int err);
 
 /* ---- responses (respond.c) ------------------------------------------------- */
 
@@ -257,28 +285,36 @@ int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
 
 /* ---- upstream (federation.c) ---------------------------------------------------- */
 
-int api_upstream_new(unsigned workers, unsigned miss_ttl_s,
+struct symsvc_request_opts;
+
+int api_upstream_new(unsigned workers, unsigned miss_ttl_s, uint64_t max_size,
 		     struct api_upstream **out);
 void api_upstream_shutdown(struct api_upstream *u);
 void api_upstream_free(struct api_upstream *u);
 /*
  * Fetch the file of build_id that want names (debug file or executable)
- * from upstream on the calling thread, validate and store it, remembered
- * in the miss cache like a debuginfod request's: the symbolization
- * service's upstream fetch (a symsvc_fetch_fn; arg is the server).  0 when
- * it is stored; -ENOENT when no server has it (or that was learnt within
- * the miss TTL); -ENOSYS without upstream; -EHOSTUNREACH when upstream
- * failed (or that was learnt), -ECANCELED when the server stops; any
- * other negative errno is the store's: what arrived could not be stored.
+ * from upstream through the fetch pool (joining a fetch of it in flight),
+ * validate and store it, remembered in the miss cache like a debuginfod
+ * request's: the symbolization service's upstream fetch (a
+ * symsvc_fetch_fn; arg is the server).  0 when it is stored; -ENOENT
+ * when no server has it (or that was learnt within the miss TTL);
+ * -ENOSYS without upstream; -EHOSTUNREACH when upstream failed (or that
+ * was learnt), -ECANCELED when the server stops; -ETIMEDOUT at ro's
+ * deadline_ms, or the error of its check (polled), the fetch going on;
+ * any other negative errno is the store's: what arrived could not be
+ * stored.  ro may be NULL.
  */
-int api_upstream_fetch(void *arg, const char *build_id, enum store_want want);
+int api_upstream_fetch(void *arg, const char *build_id, enum store_want want,
+		       const struct symsvc_request_opts *ro);
 /*
  * Start (or join) the fetch for req's route and wait, on c's own thread,
  * until it ends.  0: it ended and the file is in the store; -ENOENT: no
  * upstream has it (now, or learnt within the miss TTL), or the
  * X-Forwarded-For hop limit is reached; -EHOSTUNREACH: upstream failed
- * (now or within the TTL); -ECANCELED: the server is stopping; any other
- * negative errno: what arrived could not be stored (the store's error).
+ * (now or within the TTL); -ECANCELED: the server is stopping;
+ * -ETIMEDOUT: the request's deadline came first (the fetch goes on); any
+ * other negative errno: what arrived could not be stored (the store's
+ * error).
  */
 int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 		      const struct api_request *req);

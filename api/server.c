@@ -62,6 +62,8 @@ static enum MHD_Result serve_fetched(struct api_server *srv, struct MHD_Connecti
 		ret = api_serve_buildid(srv, c, req, &missing);
 	if (!missing)
 		return ret;
+	if (err == -ETIMEDOUT)
+		return api_respond_stopped(srv, c, req, err);
 	if (err == -EHOSTUNREACH || err == -ECANCELED)
 		return api_respond_retry(srv, c, req,
 					 err == -ECANCELED ? "server stopping\n"
@@ -217,6 +219,7 @@ static int init_server(struct api_server *srv, struct store *s,
 	srv->max_upload = o->max_upload ? o->max_upload : (uint64_t)4 << 30;
 	srv->request_timeout_ms =
 		(uint64_t)(o->request_timeout ? o->request_timeout : API_REQUEST_TIMEOUT) * 1000;
+	srv->max_fetches = o->max_fetches ? o->max_fetches : API_MAX_FETCHES;
 	if (!o->token || strlen(o->token) >= sizeof(srv->token))
 		return -EINVAL;
 	strcpy(srv->token, o->token);
@@ -226,6 +229,8 @@ static int init_server(struct api_server *srv, struct store *s,
 	if (o->upstream)
 		return api_upstream_new(o->upstream_workers ? o->upstream_workers : 4,
 					o->upstream_miss_ttl ? o->upstream_miss_ttl : 600,
+					o->upstream_max_size ? o->upstream_max_size
+							     : srv->max_upload,
 					&srv->upstream);
 	return 0;
 }

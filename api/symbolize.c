@@ -27,6 +27,7 @@ struct answer_stream {
 	const char *data;		/* the service's chunk, sent up to sent */
 	size_t len, sent, total;
 	bool done;			/* the answer is complete */
+	struct api_deadline deadline;	/* polled by the service while it works */
 };
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -69,17 +70,25 @@ static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
 			      struct api_request *req, struct symjson_request *rq)
 {
 	struct answer_stream *s = calloc(1, sizeof(*s));
+	struct symsvc_request_opts ro;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	int err = s ? symsvc_json_answer_new(srv->symbols, rq, &s->ans) : -ENOMEM;
+	int err = -ENOMEM;
 
-	if (!s)
+	if (s) {
+		api_deadline_init(&s->deadline, srv, req);
+		api_deadline_request_opts(srv, &s->deadline, &ro);
+		err = symsvc_json_answer_new(srv->symbols, rq, &ro, &s->ans);
+	} else {
 		symjson_request_free(rq);
+	}
 	if (err) {
 		free(s);
 		if (err == -ENOMEM)
 			return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
 						"out of memory\n");
+		if (err == -ETIMEDOUT || err == -ECANCELED)
+			return api_respond_stopped(srv, c, req, err);
 		return api_respond_unavailable(srv, c, req, err); /* the first module's */
 	}
 	s->srv = srv;

@@ -50,7 +50,10 @@ static enum MHD_Result send_profile(struct api_server *srv, struct MHD_Connectio
 enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
 				    struct api_request *req)
 {
+	struct symsvc_pprof_opts po = { .sz = sizeof(po) };
+	struct symsvc_request_opts ro;
 	struct symsvc_pprof_stats st;
+	struct api_deadline dl;
 	struct pprof_profile *p;
 	struct ember_buf out;
 	char why[512];
@@ -60,7 +63,14 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
 		return api_respond_text(srv, c, req, err == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE
 								    : MHD_HTTP_BAD_REQUEST,
 					NULL, why);
-	err = symsvc_symbolize_pprof(srv->symbols, p, NULL, &st);
+	api_deadline_init(&dl, srv, req);
+	api_deadline_request_opts(srv, &dl, &ro);
+	po.request = &ro;
+	err = symsvc_symbolize_pprof(srv->symbols, p, &po, &st);
+	if (err == -ETIMEDOUT || err == -ECANCELED) {
+		pprof_profile_free(p);
+		return api_respond_stopped(srv, c, req, err);
+	}
 	ember_buf_init(&out, PROFILE_OUT_CAP);
 	if (!err && !st.store_err)
 		err = pprof_encode(p, true, &out);

@@ -35,6 +35,8 @@ struct serve_opts {
 	unsigned max_per_client;
 	unsigned header_timeout;
 	unsigned request_timeout;
+	unsigned max_fetches;
+	unsigned long long upstream_max_mb;
 	unsigned long long symbol_cache_mb;
 };
 
@@ -49,6 +51,12 @@ static void serve_usage(FILE *f)
 	      "  --upstream URL          debuginfod server to ask on a miss (repeatable;\n"
 	      "                          default: $DEBUGINFOD_URLS)\n"
 	      "  --upstream-miss-ttl S   seconds an upstream miss is remembered (default 600)\n"
+	      "  --upstream-max-size-mb N\n"
+	      "                          largest file fetched from upstream (default:\n"
+	      "                          --max-upload-mb)\n"
+	      "  --upstream-fetches-per-request N\n"
+	      "                          build IDs one symbolization request may have\n"
+	      "                          fetched from upstream (default 16)\n"
 	      "  --max-connections N     open connections, a thread each (default 1024,\n"
 	      "                          fewer when the file descriptor limit is lower)\n"
 	      "  --max-connections-per-client N\n"
@@ -117,6 +125,12 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->miss_ttl = (unsigned)v;
 	else if (strcmp(opt, "--max-connections") == 0 && !parse_uint(val, 65536, &v) && v)
 		o->max_connections = (unsigned)v;
+	else if (strcmp(opt, "--upstream-max-size-mb") == 0 && !parse_uint(val, 1ull << 30, &v) &&
+		 v)
+		o->upstream_max_mb = v;
+	else if (strcmp(opt, "--upstream-fetches-per-request") == 0 &&
+		 !parse_uint(val, 1u << 20, &v) && v)
+		o->max_fetches = (unsigned)v;
 	else if (strcmp(opt, "--max-connections-per-client") == 0 && !parse_uint(val, 65536, &v) &&
 		 v)
 		o->max_per_client = (unsigned)v;
@@ -174,6 +188,13 @@ static int setup_upstream(const struct serve_opts *o, bool *enabled)
 	if (mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
 	if (setenv("DEBUGINFOD_CACHE_PATH", path, 1))
+		return -errno;
+	/* A file larger than we keep is refused before it is downloaded; a
+	 * fetch never holds a fetch thread for more than 10 minutes (unless
+	 * the environment says otherwise). */
+	snprintf(path, sizeof(path), "%llu",
+		 (o->upstream_max_mb ? o->upstream_max_mb : o->max_upload_mb) << 20);
+	if (setenv("DEBUGINFOD_MAXSIZE", path, 1) || setenv("DEBUGINFOD_MAXTIME", "600", 0))
 		return -errno;
 	snprintf(path, sizeof(path), "%s/upstream-cache/cache_miss_s", o->data);
 	f = fopen(path, "we");
@@ -325,6 +346,8 @@ static int run(struct serve_opts *o, struct store *s)
 	ao.max_per_client = o->max_per_client;
 	ao.header_timeout = o->header_timeout;
 	ao.request_timeout = o->request_timeout;
+	ao.max_fetches = o->max_fetches;
+	ao.upstream_max_size = o->upstream_max_mb << 20;
 	ao.upstream = upstream;
 	ao.upstream_miss_ttl = o->miss_ttl;
 	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum entry_state { ENTRY_BUILDING, ENTRY_READY, ENTRY_FAILED };
 
@@ -165,13 +166,18 @@ static void free_victims(struct symsvc_index *v)
  * (fetch.c): -ENOENT when nobody has the build ID, -EHOSTUNREACH when
  * upstream failed, the store's error when it failed.
  */
-static int find_inputs(struct symsvc *svc, const char *id, struct symsvc_inputs *in)
+static int find_inputs(struct symsvc *svc, const char *id, struct symsvc_req *r,
+		       struct symsvc_inputs *in)
 {
 	int err = symsvc_inputs_find(svc->store, id, in);
 
 	if (err != -ENOENT || !svc->fetch)
 		return err;
-	err = symsvc_fetch_build_id(svc, id);
+	err = symsvc_req_take_fetch(r);
+	if (!err)
+		err = symsvc_fetch_build_id(svc, id, r ? &r->opts : NULL);
+	if (err && symsvc_req_check(r)) /* the deadline came, or the client went */
+		return r->stopped;
 	return err ? err : symsvc_inputs_find(svc->store, id, in);
 }
 
@@ -202,7 +208,8 @@ static struct sym_index *open_pinned(struct symsvc *svc, struct symsvc_index *e)
 }
 
 /* Load or build the index of e (outside mu); counts under mu. */
-static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e, int *err)
+static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e,
+				    struct symsvc_req *r, int *err)
 {
 	struct symsvc_cache *c = &svc->cache;
 	enum symsvc_origin origin = SYMSVC_BUILT;
@@ -215,7 +222,7 @@ static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e, 
 	*err = store_wait(svc->store);
 	gen = store_generation(svc->store); /* before the inputs are read */
 	if (!*err)
-		*err = find_inputs(svc, e->build_id, &in);
+		*err = find_inputs(svc, e->build_id, r, &in);
 	if (!*err)
 		idx = symsvc_saved_open(svc->store, e->build_id, &in, &origin, err);
 	if (idx && origin != SYMSVC_BUILT_UNSAVED)
@@ -264,7 +271,7 @@ static struct symsvc_index *publish(struct symsvc_cache *c, struct symsvc_index 
 }
 
 /* Build e (called and returning under mu, which it drops meanwhile). */
-static int build_entry(struct symsvc *svc, struct symsvc_index *e)
+static int build_entry(struct symsvc *svc, struct symsvc_index *e, struct symsvc_req *r)
 {
 	struct symsvc_cache *c = &svc->cache;
 	struct symsvc_index *victims;
@@ -272,7 +279,7 @@ static int build_entry(struct symsvc *svc, struct symsvc_index *e)
 	int err = 0;
 
 	pthread_mutex_unlock(&c->mu);
-	idx = open_index(svc, e, &err);
+	idx = open_index(svc, e, r, &err);
 	pthread_mutex_lock(&c->mu);
 	victims = publish(c, e, idx, idx ? 0 : err);
 	pthread_mutex_unlock(&c->mu);
@@ -327,7 +334,8 @@ static struct symsvc_index *check_fresh(struct symsvc *svc, struct symsvc_index 
 }
 
 /* A new entry of build_id in the table, built by this caller (under mu). */
-static int add_entry(struct symsvc *svc, const char *build_id, struct symsvc_index **out)
+static int add_entry(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+		     struct symsvc_index **out)
 {
 	struct symsvc_cache *c = &svc->cache;
 	struct symsvc_index *e = calloc(1, sizeof(*e));
@@ -340,15 +348,73 @@ static int add_entry(struct symsvc *svc, const char *build_id, struct symsvc_ind
 	e->hnext = c->table[bucket(c, build_id)];
 	c->table[bucket(c, build_id)] = e;
 	e->refs++;
-	return build_entry(svc, e);
+	return build_entry(svc, e, r);
 }
+
+/*
+ * Wait (under mu) until e, built by another request, is ready or failed:
+ * its result; or, polling r's check every WAIT_POLL_MS, the check's error
+ * (e still building: the caller only drops its reference).
+ */
+#define WAIT_POLL_MS 100
+
+static int wait_built(struct symsvc_cache *c, struct symsvc_index *e, struct symsvc_req *r)
+{
+	struct timespec ts;
+	int err;
+
+	while (e->state == ENTRY_BUILDING) {
+		if (!r || !r->opts.check) {
+			pthread_cond_wait(&c->built, &c->mu);
+			continue;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts); /* the condition's clock */
+		ts.tv_nsec += WAIT_POLL_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&c->built, &c->mu, &ts);
+		if (e->state == ENTRY_BUILDING && (err = symsvc_req_check(r)))
+			return err;
+	}
+	return e->state == ENTRY_READY ? 0 : e->err;
+}
+
+static int index_get_once(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			  struct symsvc_index **out);
 
 int symsvc_index_get(struct symsvc *svc, const char *build_id, struct symsvc_index **out)
 {
+	return symsvc_index_get_for(svc, build_id, NULL, out);
+}
+
+/* Whether the failure of a build another request made was that request's
+ * stop (its deadline, its client gone), which says nothing about the
+ * index: a waiter whose own request goes on builds it again. */
+static bool builder_stopped(int err, struct symsvc_req *r)
+{
+	return (err == -ETIMEDOUT || err == -ECANCELED) && !symsvc_req_check(r);
+}
+
+int symsvc_index_get_for(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			 struct symsvc_index **out)
+{
+	int err, tries = 0;
+
+	do
+		err = index_get_once(svc, build_id, r, out);
+	while (builder_stopped(err, r) && ++tries < 3);
+	return err;
+}
+
+static int index_get_once(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			  struct symsvc_index **out)
+{
 	struct symsvc_cache *c = &svc->cache;
 	struct symsvc_index *e, *stale = NULL;
-	int err = 0;
+	int err = symsvc_req_check(r);
 
+	if (err)
+		return err;
 	if (strlen(build_id) >= STORE_BUILD_ID_HEX)
 		return -ENOENT;
 	pthread_mutex_lock(&c->mu);
@@ -356,12 +422,14 @@ int symsvc_index_get(struct symsvc *svc, const char *build_id, struct symsvc_ind
 	if (e)
 		e = check_fresh(svc, e, &stale);
 	if (!e) {
-		err = add_entry(svc, build_id, &e);
+		err = add_entry(svc, build_id, r, &e);
 	} else {
 		e->refs++;
-		while (e->state == ENTRY_BUILDING)
-			pthread_cond_wait(&c->built, &c->mu);
-		err = e->state == ENTRY_READY ? 0 : e->err;
+		err = wait_built(c, e, r);
+		if (err && e->state == ENTRY_BUILDING) {
+			e->refs--; /* its builder holds a reference too */
+			e = NULL;
+		}
 	}
 	if (e && e->state == ENTRY_READY) {
 		lru_unlink(c, e);

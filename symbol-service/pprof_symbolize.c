@@ -30,11 +30,16 @@ static const char *const why_names[SYMSVC_PPROF_WHY_INDEX] = {
 	[SYMSVC_PPROF_NO_SYMBOLS] = "no_symbols_at_address",
 };
 
+/* Field f of o when the caller's struct has it (o->sz), else 0. */
+#define PPROF_OPT(o, f)                                                            \
+	((o) && (o)->sz >= offsetof(struct symsvc_pprof_opts, f) + sizeof((o)->f) ? (o)->f : 0)
+
 struct pprof_run {
 	struct symsvc *svc;
 	struct pprof_profile *p;
 	bool linkage_names;
 	struct symsvc_pprof_stats *st;
+	struct symsvc_req req;		/* the request's check and fetch cap */
 	struct sym_frame frames[SYMSVC_FRAMES_MAX];
 	struct pprof_line lines[SYMSVC_FRAMES_MAX];
 };
@@ -215,6 +220,9 @@ static int symbolize_locations(struct pprof_run *r, const struct sym_index *idx,
 		/* edits may move the mapping array: look both up each time */
 		const pprof_location_t *loc = pprof_message(r->p)->location[g->loc[i]];
 
+		err = symsvc_req_poll(&r->req);
+		if (err)
+			break;
 		err = symbolize_location(r, idx, pprof_mapping_by_id(r->p, mid), loc, &flags, &why);
 		all |= flags;
 		if (flags) {
@@ -242,7 +250,9 @@ static int symbolize_mapping(struct pprof_run *r, const struct loc_groups *g, si
 		count_unresolved(r, g, k, SYMSVC_PPROF_NO_BUILD_ID);
 		return 0;
 	}
-	err = symsvc_index_get(r->svc, id, &ix);
+	err = symsvc_index_get_for(r->svc, id, &r->req, &ix);
+	if (err && r->req.stopped)
+		return err; /* the request stops: past its deadline, or its client gone */
 	if (err) {
 		enum symjson_error reason = symsvc_error_reason(err);
 
@@ -268,9 +278,8 @@ int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 	if (err)
 		goto out;
 	*r = (struct pprof_run){ .svc = svc, .p = p, .st = st };
-	r->linkage_names = opts && opts->linkage_names &&
-			   opts->sz >= offsetof(struct symsvc_pprof_opts, linkage_names) +
-					       sizeof(opts->linkage_names);
+	r->linkage_names = PPROF_OPT(opts, linkage_names);
+	symsvc_req_init(&r->req, PPROF_OPT(opts, request));
 	for (size_t k = 0; !err && k < n; k++)
 		err = symbolize_mapping(r, &g, k, pprof_message(p)->mapping[k]);
 	if (!err)

@@ -56,6 +56,12 @@ enum symjson_error symsvc_error_reason(int err)
 		return SYMJSON_ERR_OVER_BUDGET;
 	if (err == -EHOSTUNREACH)
 		return SYMJSON_ERR_UPSTREAM_UNAVAILABLE;
+	if (err == -ETIMEDOUT)
+		return SYMJSON_ERR_DEADLINE;
+	if (err == -ENOBUFS)
+		return SYMJSON_ERR_FETCH_LIMIT;
+	if (err == -EAGAIN)
+		return SYMJSON_ERR_BUSY;
 	if (-err >= SYM_ERR_NOT_ELF && -err <= SYM_ERR_INDEX_VERSION)
 		return SYMJSON_ERR_NO_DEBUGINFO; /* no symbols, unreadable ELF */
 	return SYMJSON_ERR_STORE_UNAVAILABLE; /* the store or its files failed */

@@ -40,16 +40,21 @@ struct symsvc;
 
 /* ---- the service ---------------------------------------------------------- */
 
+struct symsvc_request_opts;
+
 /*
  * The owner's upstream fetch: bring the file of build_id that want names
  * (STORE_WANT_DEBUGINFO or STORE_WANT_EXECUTABLE) from upstream debuginfod
- * servers into the store, on the calling thread.  Returns 0 when it is
- * stored; -ENOENT when no upstream has it; -ENOSYS when there is no
- * upstream; -EHOSTUNREACH when upstream failed or -ECANCELED when the
- * owner is stopping; any other negative errno when what arrived could not
- * be stored (the store's error).
+ * servers into the store, for the request ro (NULL: no limits): waiting
+ * no longer than its deadline_ms, and polling its check while it waits.
+ * Returns 0 when it is stored; -ENOENT when no upstream has it; -ENOSYS
+ * when there is no upstream; -EHOSTUNREACH when upstream failed or
+ * -ECANCELED when the owner is stopping; -ETIMEDOUT when the deadline
+ * came first, or the check's error; any other negative errno when what
+ * arrived could not be stored (the store's error).
  */
-typedef int (*symsvc_fetch_fn)(void *arg, const char *build_id, enum store_want want);
+typedef int (*symsvc_fetch_fn)(void *arg, const char *build_id, enum store_want want,
+			       const struct symsvc_request_opts *ro);
 
 /* Options; NULL or zero fields take the defaults. */
 struct symsvc_opts {
@@ -80,10 +85,33 @@ void symsvc_get_stats(struct symsvc *svc, struct symsvc_stats *st);
  * What an error of symsvc_index_get() (or of any call below) means for the
  * addresses it leaves without frames: -ENOENT unknown_build_id, -E2BIG
  * index_over_budget, -EHOSTUNREACH upstream_unavailable, the symbolizer's
- * -SYM_ERR_* no_debuginfo, any other errno store_unavailable (the store
- * or its files could not be read: ask again).
+ * -SYM_ERR_* no_debuginfo, -ETIMEDOUT deadline_exceeded, -ENOBUFS
+ * upstream_fetch_limit (the request's max_fetches reached), -EAGAIN
+ * server_busy, any other errno store_unavailable (the store or its files
+ * could not be read: ask again).
  */
 enum symjson_error symsvc_error_reason(int err);
+
+/* ---- what one request may spend -------------------------------------------- */
+
+/*
+ * Polled between the steps of a request's work (before each module or
+ * mapping, every few hundred addresses, and while it waits for another
+ * request's build of an index): 0 to go on, or a negative errno that
+ * stops the work: -ETIMEDOUT (the request's deadline passed), -ECANCELED
+ * (its client went away), or any other.
+ */
+typedef int (*symsvc_check_fn)(void *arg);
+
+/* One request's limits; NULL or zero fields: none. */
+struct symsvc_request_opts {
+	size_t sz;			/* sizeof(struct symsvc_request_opts) */
+	symsvc_check_fn check;		/* NULL: never stopped */
+	void *check_arg;
+	unsigned max_fetches;		/* build IDs it may ask upstream for; 0: no cap */
+	uint64_t deadline_ms;		/* ember_monotonic_ms() an upstream fetch is
+					   waited for until; 0: none */
+};
 
 /* ---- indexes ---------------------------------------------------------------- */
 
@@ -153,15 +181,21 @@ int symsvc_lookup(struct symsvc *svc, const char *build_id,
  */
 struct symsvc_json_answer;
 
-/* Takes rq (freed with the answer, or here on failure).  0 and *out, a
- * store error of the first module, or -ENOMEM. */
+/* Takes rq (freed with the answer, or here on failure); ro (may be NULL)
+ * is copied.  0 and *out; a store error of the first module, or the
+ * error of ro's check (-ETIMEDOUT, ...) met before anything is written;
+ * -ENOMEM. */
 int symsvc_json_answer_new(struct symsvc *svc, struct symjson_request *rq,
+			   const struct symsvc_request_opts *ro,
 			   struct symsvc_json_answer **out);
 /*
  * The next bytes of the answer (about 64 KiB, more when one address's
  * frames cross that) in *data and *len, valid until the next call; *len 0
- * when the answer is complete.  0, or a negative errno (-ENOMEM, -E2BIG):
- * the answer is then incomplete and cannot go on.
+ * when the answer is complete.  Once the request's check says -ETIMEDOUT
+ * every address left gets deadline_exceeded, unlooked-up, so the answer
+ * still ends whole.  0, or a negative errno (-ENOMEM, -E2BIG, or another
+ * error of the check, such as -ECANCELED): the answer is then incomplete
+ * and cannot go on.
  */
 int symsvc_json_answer_read(struct symsvc_json_answer *a, const char **data, size_t *len);
 /* Modules so far whose addresses got store_unavailable. */
@@ -185,6 +219,7 @@ enum symsvc_pprof_why {
 struct symsvc_pprof_opts {
 	size_t sz;		/* sizeof(struct symsvc_pprof_opts) */
 	bool linkage_names;	/* Function.name raw, not demangled */
+	const struct symsvc_request_opts *request; /* NULL: no limits */
 };
 
 struct symsvc_pprof_stats {
@@ -204,7 +239,8 @@ struct symsvc_pprof_stats {
  * opts may be NULL.  Returns 0 (st->store_err says whether a store
  * failure left mappings unsymbolized, which a caller should not pass off
  * as a complete answer), or a negative errno of editing p (-ENOMEM,
- * -E2BIG): p is then partly symbolized.
+ * -E2BIG) or of the request's check (-ETIMEDOUT, -ECANCELED, ...): p is
+ * then partly symbolized.
  */
 int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 			   const struct symsvc_pprof_opts *opts, struct symsvc_pprof_stats *st);

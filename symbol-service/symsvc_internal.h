@@ -3,6 +3,7 @@
  *
  * One concept a file:
  *   service.c         the service: options, lifetime, stats, error reasons
+ *   request.c         what one request may spend: its check, its fetch cap
  *   fetch.c           a build ID's files asked of the owner's upstream fetch
  *   index_cache.c     the LRU of loaded indexes: one build per build ID,
  *                     eviction, replacement when better files arrive
@@ -18,6 +19,32 @@
 #include "symsvc.h"
 
 #include <pthread.h>
+
+/* ---- one request's limits (request.c) ------------------------------------- */
+
+/* A request's check and fetch count, for one thread. */
+struct symsvc_req {
+	struct symsvc_request_opts opts; /* as the caller gave them */
+	int stopped;		/* the check's first error, kept */
+	unsigned polls;
+	unsigned fetches_left;
+	bool capped;		/* fetches_left counts */
+};
+
+void symsvc_req_init(struct symsvc_req *r, const struct symsvc_request_opts *o);
+/* The check now: 0, or its error (kept: every later call returns it).
+ * r may be NULL (no limits). */
+int symsvc_req_check(struct symsvc_req *r);
+/* symsvc_req_check() once every few hundred calls, for per-address loops. */
+int symsvc_req_poll(struct symsvc_req *r);
+/* One more build ID asked upstream: 0, or -ENOBUFS at the request's cap. */
+int symsvc_req_take_fetch(struct symsvc_req *r);
+
+/* symsvc_index_get() for request r (NULL: no limits): fetches count
+ * against its cap, and a wait for another request's build polls its
+ * check (whose error it returns). */
+int symsvc_index_get_for(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			 struct symsvc_index **out);
 
 /* ---- batches (batch.c) ------------------------------------------------------ */
 
@@ -83,9 +110,11 @@ void symsvc_cache_get_stats(struct symsvc_cache *c, struct symsvc_stats *st);
  * Bring build_id's debug file and executable from upstream into the store
  * through svc->fetch (either is enough to symbolize): 0 when either
  * arrived; -ENOENT when nobody has them (or there is no upstream);
- * -EHOSTUNREACH when upstream failed or is stopping; or the store's error.
+ * -EHOSTUNREACH when upstream failed or is stopping; the request ro's
+ * stop (-ETIMEDOUT, ...; ro may be NULL); or the store's error.
  */
-int symsvc_fetch_build_id(struct symsvc *svc, const char *build_id);
+int symsvc_fetch_build_id(struct symsvc *svc, const char *build_id,
+			  const struct symsvc_request_opts *ro);
 
 /* ---- saved indexes (saved_index.c) ------------------------------------------ */
 

@@ -104,6 +104,12 @@ enum symjson_error {
 	SYMJSON_ERR_OVER_BUDGET,	/* "index_over_budget": larger than --symbol-cache-mb */
 	SYMJSON_ERR_STORE_UNAVAILABLE,	/* "store_unavailable": the store could not be
 					   read: ask again later */
+	SYMJSON_ERR_DEADLINE,		/* "deadline_exceeded": the request reached the
+					   server's --request-timeout before this address */
+	SYMJSON_ERR_FETCH_LIMIT,	/* "upstream_fetch_limit": the request asked
+					   upstream for as many build IDs as one may */
+	SYMJSON_ERR_BUSY,		/* "server_busy": the server's memory is taken by
+					   other work: ask again later */
 	SYMJSON_ERR_COUNT
 };
 

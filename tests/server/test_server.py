@@ -1664,6 +1664,109 @@ def pprof_profile(mappings, locations):
     return out
 
 
+def hanging_upstream():
+    """A socket that accepts connections and never answers."""
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(64)
+    return hang, "http://127.0.0.1:%d" % hang.getsockname()[1]
+
+
+def test_server__request_timeout_stops_work():
+    hang, url = hanging_upstream()
+    srv = Server(args=["--upstream", url, "--request-timeout", "2"])
+    b = upload_split_pair(srv)
+    unknown = "cd" * 20
+
+    def timed(fn):
+        t0 = time.time()
+        r = fn()
+        check(time.time() - t0 < 6, "answered after %.1f s" % (time.time() - t0))
+        return r
+
+    # A debuginfod request waiting for the upstream: 504 at the deadline.
+    st, body, _ = timed(lambda: srv.get("/buildid/%s/debuginfo" % unknown))
+    check(st == 504 and b"request timeout of 2 s" in body, "debuginfod: %d %r" % (st, body))
+    # A symbolization whose first module waits: 504 before any byte.
+    st, body = timed(lambda: symbolize(srv, [{"build_id": "ab" * 20, "addresses": ["0x1"]}]))
+    check(st == 504, "json first module: %d %r" % (st, body))
+    # A later module's wait: the answer is whole, its addresses say why.
+    st, body = timed(lambda: symbolize(srv, [
+        {"build_id": b, "addresses": ["0x" + main_addr()]},
+        {"build_id": "ef" * 20, "addresses": ["0x1", "0x2"]}]))
+    check(st == 200, "json: %d %r" % (st, body))
+    mods = json.loads(body)["modules"]
+    check(mods[0]["resolved"] == 1, "first module: %r" % mods[0])
+    check([r["error"] for r in mods[1]["results"]] == ["deadline_exceeded"] * 2,
+          "second module: %r" % mods[1])
+    # A profile: 504.
+    prof = pprof_profile([{"id": 1, "start": 0x1000, "limit": 0x2000, "build_id": "12" * 20}],
+                         [(1, 1, 0x1100)])
+    st, body, _ = timed(lambda: srv.request("POST", "/api/v1/symbolize/pprof", prof))
+    check(st == 504, "pprof: %d %r" % (st, body))
+    check(srv.metric('ember_requests_stopped_total{reason="timeout"}') >= 4, "not counted")
+    srv.stop()
+    hang.close()
+
+
+def test_server__client_gone_stops_work():
+    hang, url = hanging_upstream()
+    srv = Server(args=["--upstream", url, "--request-timeout", "60"])
+    body = json.dumps({"modules": [{"build_id": "ab" * 20, "addresses": ["0x1"]}]}).encode()
+    c = socket.create_connection(("127.0.0.1", srv.port))
+    c.sendall(b"POST /api/v1/symbolize HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
+              % len(body) + body)
+    time.sleep(0.5)  # waiting for the upstream now
+    c.close()
+    wait_until(lambda: srv.metric('ember_requests_stopped_total{reason="client_gone"}') == 1,
+               "the work of a request whose client went away stopped", timeout=5)
+    srv.stop()
+    hang.close()
+
+
+class NotFoundUpstream:
+    """An HTTP server that has nothing (404 to every request), counting them."""
+
+    def __init__(self):
+        import http.server
+        outer = self
+        self.count = 0
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.count += 1
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_server__upstream_fetches_capped_per_request():
+    up = NotFoundUpstream()
+    srv = Server(args=["--upstream", up.url, "--upstream-fetches-per-request", "2"])
+    ids = ["%02x" % i * 20 for i in range(1, 6)]
+    st, body = symbolize(srv, [{"build_id": i, "addresses": ["0x1"]} for i in ids])
+    check(st == 200, "json: %d %r" % (st, body))
+    errors = [m["results"][0]["error"] for m in json.loads(body)["modules"]]
+    check(errors == ["unknown_build_id"] * 2 + ["upstream_fetch_limit"] * 3, "%r" % errors)
+    check(srv.metric('ember_upstream_requests_total{result="miss"}') == 4,
+          "fetches: %r" % srv.metric('ember_upstream_requests_total{result="miss"}'))
+    check(up.count == 4, "upstream asked %d times" % up.count)
+    srv.stop()
+    up.stop()
+
+
 def test_server__symbolize_pprof_inconsistent_mappings():
     srv = Server()
     path = fx("c_O2_pie")

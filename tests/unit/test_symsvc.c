@@ -215,7 +215,7 @@ static int test_symsvc__store_failure_is_not_unknown(void)
 	CHECK_INT(seen, ==, 0);
 	snprintf(body, sizeof(body), "{\"modules\":[{\"build_id\":\"%s\",\"addresses\":[1]}]}", id);
 	CHECK_INT(symjson_request_parse(body, strlen(body), NULL, &rq, NULL, 0), ==, 0);
-	CHECK_INT(symsvc_json_answer_new(svc, rq, &ans), ==, -EIO);
+	CHECK_INT(symsvc_json_answer_new(svc, rq, NULL, &ans), ==, -EIO);
 	symsvc_free(svc);
 	store_free(s);
 	CHECK_INT(symsvc_error_reason(-ENOENT), ==, SYMJSON_ERR_UNKNOWN_BUILD_ID);
@@ -233,7 +233,8 @@ struct fake_upstream {
 	int asked;
 };
 
-static int fetch_from(void *arg, const char *build_id, enum store_want want)
+static int fetch_from(void *arg, const char *build_id, enum store_want want,
+		      const struct symsvc_request_opts *ro)
 {
 	struct fake_upstream *u = arg;
 	int ret = want == STORE_WANT_DEBUGINFO ? u->debuginfo : u->executable;
@@ -398,7 +399,7 @@ static int test_symsvc__json_answer_in_chunks(void)
 					    (unsigned long long)(main_addr + i % 32)), ==, 0);
 	CHECK_INT(ember_buf_appendf(&req, "]},{\"build_id\":\"abcd\",\"addresses\":[1]}]}"), ==, 0);
 	CHECK_INT(symjson_request_parse(req.data, req.len, NULL, &rq, NULL, 0), ==, 0);
-	CHECK_INT(symsvc_json_answer_new(svc, rq, &ans), ==, 0);
+	CHECK_INT(symsvc_json_answer_new(svc, rq, NULL, &ans), ==, 0);
 	do {
 		CHECK_INT(symsvc_json_answer_read(ans, &data, &len), ==, 0);
 		CHECK_INT(ember_buf_append(&all, data, len), ==, 0);
