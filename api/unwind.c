@@ -7,7 +7,9 @@
  * derived artifact named by the format version and both inputs' sha256,
  * so a better upload later gives a new table and the old one is never
  * served for it.  The ETag is the table's sha256.  Compiles are
- * serialized: concurrent first requests compile once.
+ * serialized: concurrent first requests compile once.  The compiler gets
+ * the stored files as mapped images, never their paths, so no reason it
+ * gives a client can name a file of the server.
  */
 #include "api_internal.h"
 #include "unwind.h"
@@ -15,6 +17,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct unwind_inputs {
 	struct store_pair f;
@@ -48,26 +53,59 @@ static bool compiler_rejected(int err)
 	return err == -E2BIG || (-err >= UNWIND_ERR_NOT_ELF && -err <= UNWIND_ERR_VERSION);
 }
 
+/* A stored blob mapped read-only (the compiler reads images, not paths,
+ * so no message of it can name a file of the store). */
+struct mapped {
+	void *p;
+	size_t size;
+};
+
+static int map_blob(struct store *s, const char *sha256, struct mapped *m)
+{
+	struct stat st;
+	int fd, err = store_blob_open(s, sha256, &fd);
+
+	if (err)
+		return err == -ENOENT ? -EIO : err; /* recorded, so it must be there */
+	if (fstat(fd, &st))
+		err = -errno;
+	m->size = err ? 0 : (size_t)st.st_size;
+	m->p = err || !m->size ? NULL : mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (!err && m->size && m->p == MAP_FAILED) {
+		err = -errno;
+		m->p = NULL;
+	}
+	close(fd);
+	return err;
+}
+
+static void unmap_blob(struct mapped *m)
+{
+	if (m->p)
+		munmap(m->p, m->size);
+}
+
 /* Compile and store; msg gets the reason on failure. */
 static int compile(struct store *s, const char *id, const struct unwind_inputs *in,
 		   char *msg, size_t msg_size)
 {
-	char main_path[4096], dbg_path[4096];
 	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
 					 .err_msg_size = msg_size };
 	bool two = in->f.has_exe && in->f.has_dbg;
+	struct mapped main = { 0 }, dbg = { 0 };
 	struct ember_buf table;
 	int err;
 
-	err = store_blob_path(s, in->f.has_exe ? in->f.exe.sha256 : in->f.dbg.sha256,
-			      main_path, sizeof(main_path));
+	err = map_blob(s, in->f.has_exe ? in->f.exe.sha256 : in->f.dbg.sha256, &main);
 	if (!err && two)
-		err = store_blob_path(s, in->f.dbg.sha256, dbg_path, sizeof(dbg_path));
-	if (err)
-		return err;
+		err = map_blob(s, in->f.dbg.sha256, &dbg);
 	ember_buf_init(&table, (size_t)1 << 31);
 	msg[0] = '\0';
-	err = unwind_table_compile(main_path, two ? dbg_path : NULL, &o, &table);
+	if (!err)
+		err = unwind_table_compile_mem(main.p, main.size, two ? dbg.p : NULL, dbg.size, &o,
+					       &table);
+	unmap_blob(&main);
+	unmap_blob(&dbg);
 	if (!err)
 		err = store_put_derived(s, id, in->what, produce_table, &table);
 	if (err && !msg[0])

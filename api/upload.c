@@ -108,12 +108,15 @@ static void receive(struct api_server *srv, struct api_request *req,
 	}
 }
 
-static const char *upload_name(struct MHD_Connection *c, const struct api_request *req)
+/* The upload's ?name= as the store keeps it (escaped: any bytes may come,
+ * a header and JSON must carry it), else the kind's name. */
+static const char *upload_name(struct MHD_Connection *c, const struct api_request *req,
+			       char out[STORE_NAME_MAX])
 {
 	const char *n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
 
-	if (n && *n && !strchr(n, '/') && strlen(n) < STORE_NAME_MAX)
-		return n;
+	if (n && *n && !strchr(n, '/') && ember_name_escape(n, out, STORE_NAME_MAX) > 0)
+		return out;
 	return req->route.kind == API_UPLOAD_EXECUTABLE ? "executable" : "debuginfo";
 }
 
@@ -122,6 +125,7 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 {
 	struct api_ingest_result res = { 0 };
 	struct store_blob *b = req->blob;
+	char name[STORE_NAME_MAX];
 	unsigned kinds = req->route.kind == API_UPLOAD_EXECUTABLE
 				 ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO;
 
@@ -131,7 +135,7 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 				   &res);
 	else
 		api_ingest_artifact(srv->store, b, req->route.build_id, kinds,
-				    upload_name(c, req), &res);
+				    upload_name(c, req, name), &res);
 	if (res.status >= 400)
 		api_metrics_reject(&srv->metrics, res.reject);
 	else if (res.is_new)

@@ -239,6 +239,25 @@ typedef int (*ember_write_fn)(void *ctx, const void *data, size_t len);
 int ember_json_escape(const char *s, size_t n, ember_write_fn write, void *ctx);
 /* The whole string, quotes included, appended to b. */
 int ember_json_str(struct ember_buf *b, const char *s, size_t n);
+/* Length of the valid multi-byte UTF-8 sequence at s[0..n) (2..4), or 0
+ * (ASCII, a stray byte, overlong forms, surrogates, past U+10FFFF). */
+size_t ember_utf8_len(const void *s, size_t n);
+
+/*
+ * A name from outside (an uploaded file's name) as one safe to keep, put
+ * in a header and in JSON: printable ASCII and valid UTF-8 kept, every
+ * other byte (control characters, invalid UTF-8) as "%XX"; a safe name
+ * comes out unchanged.  Into out (size bytes, NUL-terminated): its
+ * length, or -ENAMETOOLONG when it does not fit (name.c).
+ */
+int ember_name_escape(const char *in, char *out, size_t size);
+
+/* ---- durable directory entries (sync_dir.c) ------------------------------- */
+
+/* fsync the directory path (relative to dirfd, or AT_FDCWD): 0 or -errno. */
+int ember_sync_dir(int dirfd, const char *path);
+/* fsync the directory holding path, so that its entry for path is durable. */
+int ember_sync_parent(const char *path);
 
 /* ---- time (clock.c) ------------------------------------------------------ */
 

@@ -19,6 +19,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* mkdir path (0700) unless it exists; a new one is made durable in its
+ * parent (fsync), so a crash cannot lose the folder of acknowledged files. */
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 0700))
+		return errno == EEXIST ? 0 : -errno;
+	return ember_sync_parent(path);
+}
+
 static int open_subdir(const char *dir, const char *sub, int *fd)
 {
 	char path[4096];
@@ -26,15 +35,36 @@ static int open_subdir(const char *dir, const char *sub, int *fd)
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, sub) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if (mkdir(path, 0755) && errno != EEXIST)
+	err = make_dir(path);
+	if (err)
 		goto fail;
 	*fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (*fd >= 0)
 		return 0;
+	err = -errno;
 fail:
-	err = -errno; /* before the log call, which may change errno */
 	pr_warn("store: cannot create '%s': %s", path, strerror(-err));
 	return err;
+}
+
+/*
+ * The data directory holds the upload token and files nobody else needs
+ * to read: 0700.  One made by an older version (0755) is narrowed.
+ */
+static int make_private(const char *dir)
+{
+	struct stat st;
+	int err = make_dir(dir);
+
+	if (err || stat(dir, &st))
+		return err ? err : -errno;
+	if (!(st.st_mode & 077))
+		return 0;
+	if (chmod(dir, st.st_mode & 07700))
+		return -errno;
+	pr_info("store: '%s' was open to other users (mode %04o): now %04o", dir,
+		(unsigned)(st.st_mode & 07777), (unsigned)(st.st_mode & 07700));
+	return 0;
 }
 
 /* Temporary blobs of a crashed run were never acknowledged: drop them. */
@@ -176,7 +206,7 @@ static int lock_dir(struct store *s)
 
 	if (snprintf(path, sizeof(path), "%s/lock", s->dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (s->lock_fd < 0)
 		return -errno;
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0)
@@ -191,9 +221,9 @@ static int make_dirs(struct store *s)
 {
 	int err = 0;
 
-	if (mkdir(s->dir, 0755) && errno != EEXIST) {
-		err = -errno;
-		pr_warn("store: cannot create '%s': %s", s->dir, strerror(errno));
+	err = make_private(s->dir);
+	if (err) {
+		pr_warn("store: cannot create '%s': %s", s->dir, strerror(-err));
 		return err;
 	}
 	err = lock_dir(s);

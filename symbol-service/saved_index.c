@@ -57,9 +57,11 @@ static struct sym_index *load_blob(struct store *s, const char *sha256, unsigned
 }
 
 /*
- * Map the saved index of what: NULL with -ENOENT when there is none, or
- * with the store's error in *err; NULL with *damaged set when it is there
- * but does not load (the reason in *err).
+ * Map the saved index of what: NULL with -ENOENT when there is none (or
+ * its file is gone), or with the store's error in *err; NULL with
+ * *damaged set when it is there but is not an index of this version (the
+ * reason in *err).  Failing to open or map it (-EMFILE, -ENOMEM, -EIO)
+ * says nothing about the file: it is not damaged, and is kept.
  */
 static struct sym_index *load_saved(struct store *s, const char *id, const char *what,
 				    unsigned flags, int *err, bool *damaged)
@@ -72,7 +74,7 @@ static struct sym_index *load_saved(struct store *s, const char *id, const char 
 	if (*err)
 		return NULL;
 	idx = load_blob(s, a.sha256, flags, err);
-	*damaged = !idx;
+	*damaged = !idx && (*err == -SYM_ERR_BAD_INDEX || *err == -SYM_ERR_INDEX_VERSION);
 	return idx;
 }
 

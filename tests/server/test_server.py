@@ -284,7 +284,7 @@ def closed_by_server(s, timeout):
 
 def test_server__one_client_cannot_take_every_connection():
     srv = Server(args=["--max-connections", "64", "--max-connections-per-client", "8",
-                       "--header-timeout", "3"])
+                       "--header-timeout", "8"])
     held = [half_sent(srv.port, "127.0.0.1") for _ in range(70)]
     # Another address is answered at once (its own slots, well before the
     # header timeout frees any); so is the metrics endpoint.
@@ -295,15 +295,15 @@ def test_server__one_client_cannot_take_every_connection():
         c.request("GET", path)
         check(c.getresponse().status == 200, path + " from another address")
         c.close()
-        check(time.time() - t0 < 2, "%s took %.1f s" % (path, time.time() - t0))
+        check(time.time() - t0 < 4, "%s took %.1f s" % (path, time.time() - t0))
     # Past 8 connections of one address, the server closes new ones at once.
-    refused = sum(closed_by_server(s, 0.5) for s in held[8:])
+    refused = sum(closed_by_server(s, 2) for s in held[8:])
     check(refused == len(held) - 8, "refused %d of %d" % (refused, len(held) - 8))
     # The 8 it took are closed once their head is late.
     t0 = time.time()
-    late = sum(closed_by_server(s, 10) for s in held[:8])
+    late = sum(closed_by_server(s, 20) for s in held[:8])
     check(late == 8, "%d of 8 half-sent requests closed" % late)
-    check(time.time() - t0 < 8, "closed after %.1f s" % (time.time() - t0))
+    check(time.time() - t0 < 20, "closed after %.1f s" % (time.time() - t0))
     check(srv.metric("ember_connections_timed_out_total") >= 8, "timeouts not counted")
     for s in held:
         s.close()
@@ -364,14 +364,45 @@ def test_server__token_kept_and_token_file():
     srv.stop()
     tf = os.path.join(TMP, "tokfile")
     with open(tf, "w") as f:
-        f.write("s3cret-token\n")
+        f.write("s3cret-token-of-ci\n")
+    os.chmod(tf, 0o600)
     srv = Server(data=data, args=["--token-file", tf])
     b = build_id(fx("c_O2_pie"))
     check(srv.upload(fx("c_O2_pie"), b, "executable", token=token)[0] == 401,
           "DATA/token accepted although --token-file was given")
-    check(srv.upload(fx("c_O2_pie"), b, "executable", token="s3cret-token")[0] == 201,
+    check(srv.upload(fx("c_O2_pie"), b, "executable", token="s3cret-token-of-ci")[0] == 201,
           "--token-file token refused")
+    check("s3cret" not in srv.stderr(), "the token was logged")
     srv.stop()
+
+
+def test_server__secrets_and_files_private():
+    data = tempfile.mkdtemp(dir=TMP, prefix="data.")
+    os.chmod(data, 0o755)  # as an older version made it
+    srv = Server(data=data)
+    check(stat.S_IMODE(os.stat(data).st_mode) == 0o700, "data directory mode %o"
+          % stat.S_IMODE(os.stat(data).st_mode))
+    b = build_id(fx("c_O2_pie"))
+    check(srv.upload(fx("c_O2_pie"), b, "executable")[0] == 201, "upload")
+    blob = os.path.join(data, "blobs", sha256(fx("c_O2_pie"))[:2], sha256(fx("c_O2_pie")))
+    check(stat.S_IMODE(os.stat(blob).st_mode) == 0o600, "blob mode")
+    for sub in ("blobs", "tmp", "pins"):  # db/ is RocksDB's, private by the 0700 above
+        check(stat.S_IMODE(os.stat(os.path.join(data, sub)).st_mode) & 0o077 == 0,
+              sub + " is open to others")
+    srv.stop()
+    # A token file others may read, or too short, or too long: refused.
+    tf = os.path.join(TMP, "tokfile")
+    for content, mode, want in (("a-token-long-enough-1", 0o644, "open to other users"),
+                                ("a-token-long-enough-2", 0o640, "open to other users"),
+                                ("short", 0o600, "too short"),
+                                ("x" * 200, 0o600, "longer than 127 bytes"),
+                                ("two words here, spaced", 0o600, "not printable ASCII")):
+        with open(tf, "w") as f:
+            f.write(content)
+        os.chmod(tf, mode)
+        serve_fails(["--listen", "127.0.0.1:0", "--data", data, "--token-file", tf], want)
+    os.chmod(os.path.join(data, "token"), 0o644)
+    serve_fails(["--listen", "127.0.0.1:0", "--data", data], "open to other users")
 
 
 def test_server__rejects_bad_files_with_reason():
@@ -1014,6 +1045,51 @@ def test_server__unwind_table_compiled_once_and_cached():
 
 
 # ---- symbolization API (issue 4) ---------------------------------------------------
+
+
+def section_offset(path, name):
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 5 and f[1] == name:
+            return int(f[4], 16)
+    raise AssertionError("no section " + name)
+
+
+def test_server__unwind_rejection_names_no_server_path():
+    srv = Server()
+    bad = os.path.join(TMP, "bad_cfi")
+    data = bytearray(open(fx("c_O2_pie"), "rb").read())
+    off = section_offset(fx("c_O2_pie"), ".eh_frame")
+    data[off:off + 4] = (0x7ffffff0).to_bytes(4, "little")  # a CIE past the section end
+    open(bad, "wb").write(data)
+    b = build_id(bad)
+    check(srv.upload(bad, b, "executable")[0] == 201, "upload")
+    st, body, _ = srv.get("/api/v1/unwind/" + b)
+    check(st == 422 and b"eh_frame" in body, "unwind: %d %r" % (st, body))
+    for path in (srv.data, os.path.realpath(srv.data), TMP):
+        check(path.encode() not in body, "the answer names %s: %r" % (path, body))
+    srv.stop()
+
+
+def test_server__upload_name_escaped():
+    srv = Server()
+    b = build_id(fx("c_stripped"))
+    with open(fx("c_stripped"), "rb") as f:
+        body = f.read()
+    hdrs = {"Authorization": "Bearer " + srv.token}
+    st, _, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable?name=%%FFbin%%0D%%0Ax%%C3%%A9"
+                           % b, body, hdrs)
+    check(st == 201, "upload: %d" % st)
+    listing = srv.listing(b)  # valid JSON whatever the name was
+    check(listing["artifacts"][0]["name"] == "%FFbin%0D%0Ax\u00e9", "name %r"
+          % listing["artifacts"][0]["name"])
+    st, _, h = srv.get("/buildid/%s/executable" % b)
+    check(st == 200 and h["x-debuginfod-file"] == "%FFbin%0D%0Ax\u00c3\u00a9",
+          "header %r" % h.get("x-debuginfod-file"))
+    r = ember_upload(srv, fx("c_stripped"))  # lists first: the listing must parse
+    check(r.returncode == 0, "ember upload: %s" % r.stderr[-300:])
+    srv.stop()
 
 
 def symbolize(srv, modules, **options):

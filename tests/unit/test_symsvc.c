@@ -14,7 +14,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Run a shell command; 0 when it exited 0. */
@@ -519,6 +522,60 @@ static int test_symsvc__pprof_linear_in_mappings(void)
 	return rm_rf(dir);
 }
 
+/*
+ * A saved index that cannot be opened or mapped for a reason of ours (no
+ * file descriptor left, not a file) is not damaged: the request fails as
+ * the store's failure, and the saved index is kept, to be mapped once it
+ * can be.
+ */
+static int test_symsvc__saved_index_kept_on_emfile(void)
+{
+	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
+	struct symsvc *svc, *svc2;
+	struct symsvc_index *ix;
+	struct symsvc_stats st;
+	char path[4096], aside[4200];
+	struct store_pin pin;
+	struct rlimit rl, low;
+	struct store *s;
+	int err, fd;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	CHECK_INT(symsvc_index_get(svc, id, &ix), ==, 0); /* built and saved */
+	symsvc_index_put(svc, ix);
+	symsvc_free(svc);
+	CHECK_INT(symsvc_new(s, NULL, &svc2), ==, 0);
+	CHECK_INT(getrlimit(RLIMIT_NOFILE, &rl), ==, 0);
+	fd = dup(0); /* the lowest free descriptor: every open fails from it on */
+	CHECK(fd >= 0);
+	close(fd);
+	low = (struct rlimit){ (rlim_t)fd, rl.rlim_max };
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &low), ==, 0);
+	err = symsvc_index_get(svc2, id, &ix);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &rl), ==, 0);
+	CHECK_INT(err, ==, -EMFILE);
+	CHECK_INT(symsvc_error_reason(err), ==, SYMJSON_ERR_STORE_UNAVAILABLE);
+	/* Nor a file that cannot be mapped (here a folder in its place). */
+	CHECK_INT(store_find_pin(s, id, "symidx", &pin), ==, 0);
+	CHECK_INT(store_blob_path(s, pin.sha256, path, sizeof(path)), ==, 0);
+	snprintf(aside, sizeof(aside), "%s.aside", path);
+	CHECK_INT(rename(path, aside), ==, 0);
+	CHECK_INT(mkdir(path, 0700), ==, 0);
+	err = symsvc_index_get(svc2, id, &ix);
+	CHECK_INT(rmdir(path), ==, 0);
+	CHECK_INT(rename(aside, path), ==, 0);
+	CHECK(err < 0);
+	CHECK_INT(symsvc_error_reason(err), ==, SYMJSON_ERR_STORE_UNAVAILABLE);
+	CHECK_INT(symsvc_index_get(svc2, id, &ix), ==, 0);
+	symsvc_index_put(svc2, ix);
+	symsvc_get_stats(svc2, &st);
+	CHECK_INT(st.disk_loads, ==, 1); /* mapped as saved, */
+	CHECK_INT(st.builds, ==, 0);     /* not built again */
+	symsvc_free(svc2);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_symsvc__replaces_index_in_use),
 	UNIT_CASE(test_symsvc__store_failure_is_not_unknown),
@@ -527,6 +584,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symsvc__json_answer_in_chunks),
 	UNIT_CASE(test_symsvc__pprof_in_process),
 	UNIT_CASE(test_symsvc__pprof_linear_in_mappings),
+	UNIT_CASE(test_symsvc__saved_index_kept_on_emfile),
 };
 
 UNIT_MAIN_QUIET(cases)
