@@ -86,6 +86,7 @@ struct api_metrics {
 	_Atomic uint64_t upstream_errors;
 	_Atomic uint64_t upstream_negative_cached;
 	_Atomic uint64_t connections_timed_out;	/* head or body not sent in time */
+	_Atomic uint64_t unwind_failures_cached; /* answered from a remembered rejection */
 	_Atomic uint64_t requests_timed_out;	/* past --request-timeout */
 	_Atomic uint64_t requests_cancelled;	/* the client went away */
 };
@@ -141,11 +142,17 @@ struct api_server {
 	struct symsvc *symbols;           /* the symbolization service */
 	char token[128];
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
+	struct ember_errcache *unwind_failed; /* rejected inputs, with the reason
+						 (under unwind_mu) */
 	uint64_t max_upload;
 	uint64_t request_timeout_ms;      /* a request's deadline after its head */
+	struct ember_mem_budget mem;      /* requests' and builds' memory (docs/security.md) */
+	uint64_t request_share;           /* what one request may take of it */
 	unsigned max_fetches;             /* upstream build IDs one request may ask */
 	struct api_guard guard;
 };
+
+struct symjson_parser;
 
 /* Per-request state, from the first callback to MHD's completion. */
 struct api_request {
@@ -159,6 +166,11 @@ struct api_request {
 	enum api_reject reject;
 	uint64_t deadline_ms;        /* ember_monotonic_ms() the answer is due by */
 	int conn_fd;                 /* the client's socket, to see it close */
+	struct ember_mem_account *acct; /* what its work may take of the server's
+					   budget (symbolization); handed over to
+					   a streamed answer */
+	struct symjson_parser *parser;  /* a JSON body being parsed */
+	int body_err;                /* the first failure taking the body */
 };
 
 /* ---- a request's deadline (deadline.c) ------------------------------------- */
@@ -240,10 +252,19 @@ enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection
 /* POST /api/v1/symbolize/pprof (symbolize_pprof.c). */
 enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
 				    struct api_request *req);
-/* Read a POST body into req->body; answers 413 itself (body_step.c). */
+/* Read a POST body: JSON through req->parser, pprof into req->body, both
+ * under req->acct; a declared length over the cap is answered 413 here
+ * (body_step.c).  A failure while reading is kept in req->body_err. */
 enum MHD_Result api_body_step(struct api_server *srv, struct MHD_Connection *c,
 			      struct api_request *req, const char *data, size_t *size,
 			      bool *complete);
+/* Give back all a request's account took, and free it.  NULL is fine. */
+void api_account_free(struct ember_mem_account *a);
+/* The answer to a body that could not be taken (err): 503 with
+ * Retry-After for -EAGAIN (the memory budget is taken by others), 413 for
+ * -E2BIG, 500 for -ENOMEM, else 400; why says what. */
+enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connection *c,
+				       struct api_request *req, int err, const char *why);
 
 /* ---- uploads (upload.c, ingest.c) ------------------------------------------ */
 

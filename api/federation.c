@@ -9,12 +9,11 @@
  * ask.  What arrives is validated and stored like an upload (ingest.c),
  * then every waiter is woken and served from the store.  A client that
  * goes away does not cancel the fetch: what arrives is stored.  Misses and failures are remembered for the
- * configured time (miss_cache.c) so a missing build ID costs one upstream
+ * configured time (common.h's ember_errcache) so a missing build ID costs one upstream
  * round trip per TTL.  Requests that already crossed 8 proxies are not
  * forwarded again (the X-Forwarded-For limit of elfutils' server).
  */
 #include "api_internal.h"
-#include "miss_cache.h"
 #include "store_upstream.h"
 #include "symsvc.h"
 
@@ -29,6 +28,8 @@
 #include <unistd.h>
 
 #define XFF_HOP_LIMIT 8
+#define MISS_KEY_MAX 4352     /* the longest job key (job_key) */
+#define MISS_CACHE_MAX 65536  /* misses and failures remembered at once */
 
 /* A connection thread waiting for a job (on its stack, under u->mu). */
 struct waiter {
@@ -55,7 +56,7 @@ struct api_upstream {
 	bool stopping;
 	pthread_t *threads;
 	unsigned n_threads;
-	struct miss_cache *misses;
+	struct ember_errcache *misses;
 	struct store_upstream *lib;  /* libdebuginfod, loaded on first use */
 	uint64_t max_size;           /* bytes a fetched file may have */
 };
@@ -241,7 +242,7 @@ static void remember_failure_locked(struct api_upstream *u, const char *key, int
 				    bool local)
 {
 	if (err && err != -ECANCELED && !local)
-		miss_cache_put(u->misses, key, err);
+		ember_errcache_put(u->misses, key, err);
 }
 
 static void finish_job(struct api_upstream *u, struct fetch_job *j, int err, bool local)
@@ -294,7 +295,7 @@ int api_upstream_new(unsigned workers, unsigned miss_ttl_s, uint64_t max_size,
 	pthread_mutex_init(&u->mu, NULL);
 	pthread_cond_init(&u->cv, NULL);
 	pthread_cond_init(&u->done_cv, NULL);
-	u->misses = miss_cache_new(miss_ttl_s);
+	u->misses = ember_errcache_new(miss_ttl_s, MISS_CACHE_MAX);
 	u->threads = calloc(workers, sizeof(*u->threads));
 	if (!u->misses || !u->threads || store_upstream_new(&u->lib)) {
 		api_upstream_free(u);
@@ -350,7 +351,7 @@ void api_upstream_free(struct api_upstream *u)
 	for (unsigned i = 0; i < u->n_threads; i++)
 		pthread_join(u->threads[i], NULL);
 	free(u->threads);
-	miss_cache_free(u->misses);
+	ember_errcache_free(u->misses);
 	store_upstream_free(u->lib);
 	pthread_cond_destroy(&u->done_cv);
 	pthread_cond_destroy(&u->cv);
@@ -432,7 +433,7 @@ static bool known_locked(struct api_server *srv, const char *key, int *err)
 		*err = -ECANCELED;
 		return true;
 	}
-	if (!miss_cache_get(u->misses, key, err))
+	if (!ember_errcache_get(u->misses, key, err))
 		return false;
 	srv->metrics.upstream_negative_cached++;
 	return true;

@@ -124,10 +124,15 @@ static void render_limits(FILE *f, struct api_metrics *m)
 		   "--request-timeout, or their client went away.\n"
 		   "# TYPE ember_requests_stopped_total counter\n"
 		   "ember_requests_stopped_total{reason=\"timeout\"} %llu\n"
-		   "ember_requests_stopped_total{reason=\"client_gone\"} %llu\n",
+		   "ember_requests_stopped_total{reason=\"client_gone\"} %llu\n"
+		   "# HELP ember_unwind_failures_cached_total Unwind requests answered with a "
+		   "remembered rejection of the same inputs, not compiled again.\n"
+		   "# TYPE ember_unwind_failures_cached_total counter\n"
+		   "ember_unwind_failures_cached_total %llu\n",
 		(unsigned long long)m->connections_timed_out,
 		(unsigned long long)m->requests_timed_out,
-		(unsigned long long)m->requests_cancelled);
+		(unsigned long long)m->requests_cancelled,
+		(unsigned long long)m->unwind_failures_cached);
 }
 
 static void render_store(FILE *f, struct store *s)
@@ -165,10 +170,12 @@ static void render_symbols(FILE *f, struct symsvc *svc)
 		   "ember_symbol_cache_events_total{event=\"disk_load\"} %zu\n"
 		   "ember_symbol_cache_events_total{event=\"pin_load\"} %zu\n"
 		   "ember_symbol_cache_events_total{event=\"unsaved\"} %zu\n"
-		   "ember_symbol_cache_events_total{event=\"superseded\"} %zu\n",
+		   "ember_symbol_cache_events_total{event=\"superseded\"} %zu\n"
+		   "ember_symbol_cache_events_total{event=\"build_failed\"} %zu\n"
+		   "ember_symbol_cache_events_total{event=\"failure_cached\"} %zu\n",
 		(unsigned long long)st.bytes, (unsigned long long)st.budget, st.loaded,
 		st.builds, st.evictions, st.refused, st.disk_loads, st.pin_loads, st.unsaved,
-		st.rebuilds);
+		st.rebuilds, st.build_failures, st.failures_cached);
 }
 
 char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,

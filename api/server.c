@@ -20,6 +20,7 @@
  * idle timeout for the rest.
  */
 #include "api_internal.h"
+#include "symbolize_json.h"
 #include "symsvc.h"
 
 #include <arpa/inet.h>
@@ -31,6 +32,8 @@
 #include <unistd.h>
 
 #define IDLE_TIMEOUT_S 60
+#define UNWIND_FAILED_TTL_S 86400 /* rejected inputs are content-addressed */
+#define UNWIND_FAILED_MAX 4096
 
 static bool is_get(const char *method)
 {
@@ -194,6 +197,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	api_upload_abort(srv, req);
 	ember_buf_release(&req->body);
+	symjson_parser_free(req->parser);
+	api_account_free(req->acct); /* NULL when a streamed answer took it */
 	free(req);
 	*con_cls = NULL;
 }
@@ -207,6 +212,36 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	pr_warn("api: %s", msg);
 }
 
+/*
+ * One memory budget for the whole server (docs/security.md): the symbol
+ * cache takes its part (half the limit unless set), an eighth is left to
+ * what no account counts (threads, connection buffers, RocksDB), and the
+ * rest is the budget every request and build draws on, one request at
+ * most half of it.
+ */
+static int size_memory(struct api_server *srv, const struct api_server_opts *o,
+		       uint64_t *cache_bytes)
+{
+	uint64_t limit = o->memory_limit ? o->memory_limit : API_MEMORY_LIMIT;
+	uint64_t cache = o->symbol_cache_bytes ? o->symbol_cache_bytes : limit / 2;
+	uint64_t rest = limit - limit / 8;
+
+	if (cache >= rest) {
+		pr_err("api: the symbol cache (%llu MiB) leaves nothing of the memory limit "
+		       "(%llu MiB) to requests", (unsigned long long)(cache >> 20),
+		       (unsigned long long)(limit >> 20));
+		return -EINVAL;
+	}
+	ember_mem_budget_init(&srv->mem, rest - cache);
+	srv->request_share = (rest - cache) / 2;
+	*cache_bytes = cache;
+	pr_info("api: memory limit %llu MiB: symbol cache %llu MiB, requests %llu MiB "
+		"(%llu MiB at most each)", (unsigned long long)(limit >> 20),
+		(unsigned long long)(cache >> 20), (unsigned long long)((rest - cache) >> 20),
+		(unsigned long long)(srv->request_share >> 20));
+	return 0;
+}
+
 static int init_server(struct api_server *srv, struct store *s,
 		       const struct api_server_opts *o)
 {
@@ -216,10 +251,16 @@ static int init_server(struct api_server *srv, struct store *s,
 
 	srv->store = s;
 	pthread_mutex_init(&srv->unwind_mu, NULL);
+	srv->unwind_failed = ember_errcache_new(UNWIND_FAILED_TTL_S, UNWIND_FAILED_MAX);
+	if (!srv->unwind_failed)
+		return -ENOMEM;
 	srv->max_upload = o->max_upload ? o->max_upload : (uint64_t)4 << 30;
 	srv->request_timeout_ms =
 		(uint64_t)(o->request_timeout ? o->request_timeout : API_REQUEST_TIMEOUT) * 1000;
 	srv->max_fetches = o->max_fetches ? o->max_fetches : API_MAX_FETCHES;
+	err = size_memory(srv, o, &so.cache_bytes);
+	if (err)
+		return err;
 	if (!o->token || strlen(o->token) >= sizeof(srv->token))
 		return -EINVAL;
 	strcpy(srv->token, o->token);
@@ -291,6 +332,7 @@ void api_server_stop(struct api_server *srv)
 	api_guard_stop(&srv->guard); /* after MHD: its closing notices take the lock */
 	api_upstream_free(srv->upstream);
 	symsvc_free(srv->symbols);
+	ember_errcache_free(srv->unwind_failed);
 	pthread_mutex_destroy(&srv->unwind_mu);
 	free(srv);
 }

@@ -7,7 +7,9 @@
  * derived artifact named by the format version and both inputs' sha256,
  * so a better upload later gives a new table and the old one is never
  * served for it.  The ETag is the table's sha256.  Compiles are
- * serialized: concurrent first requests compile once.  The compiler gets
+ * serialized: concurrent first requests compile once.  A compile the
+ * compiler rejects is remembered by the same name (the inputs' content),
+ * so asking again answers at once instead of compiling again.  The compiler gets
  * the stored files as mapped images, never their paths, so no reason it
  * gives a client can name a file of the server.
  */
@@ -85,10 +87,14 @@ static void unmap_blob(struct mapped *m)
 		munmap(m->p, m->size);
 }
 
-/* Compile and store; msg gets the reason on failure. */
-static int compile(struct store *s, const char *id, const struct unwind_inputs *in,
+/* Compile and store; msg gets the reason on failure.  The table grows
+ * through an account of the server's memory budget, up to a request's
+ * share. */
+static int compile(struct api_server *srv, const char *id, const struct unwind_inputs *in,
 		   char *msg, size_t msg_size)
 {
+	struct store *s = srv->store;
+	struct ember_mem_account acct;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
 					 .err_msg_size = msg_size };
 	bool two = in->f.has_exe && in->f.has_dbg;
@@ -99,11 +105,17 @@ static int compile(struct store *s, const char *id, const struct unwind_inputs *
 	err = map_blob(s, in->f.has_exe ? in->f.exe.sha256 : in->f.dbg.sha256, &main);
 	if (!err && two)
 		err = map_blob(s, in->f.dbg.sha256, &dbg);
-	ember_buf_init(&table, (size_t)1 << 31);
+	ember_mem_account_init(&acct, &srv->mem, srv->request_share);
+	ember_buf_init_account(&table, (size_t)1 << 31, &acct);
 	msg[0] = '\0';
 	if (!err)
 		err = unwind_table_compile_mem(main.p, main.size, two ? dbg.p : NULL, dbg.size, &o,
 					       &table);
+	if (err == -E2BIG && acct.err == -E2BIG)
+		snprintf(msg, msg_size, "the table needs more memory than the server gives one "
+					"request");
+	else if (acct.err == -EAGAIN)
+		err = -EAGAIN; /* the budget is taken by others now: not the files' fault */
 	unmap_blob(&main);
 	unmap_blob(&dbg);
 	if (!err)
@@ -111,6 +123,7 @@ static int compile(struct store *s, const char *id, const struct unwind_inputs *
 	if (err && !msg[0])
 		snprintf(msg, msg_size, "%s", unwind_strerror(err));
 	ember_buf_release(&table);
+	ember_mem_account_release(&acct);
 	return err;
 }
 
@@ -125,8 +138,14 @@ static int find_or_compile(struct api_server *srv, const char *id,
 		return err;
 	pthread_mutex_lock(&srv->unwind_mu);
 	err = store_find_derived(srv->store, id, in->what, table);
-	if (err == -ENOENT)
-		err = compile(srv->store, id, in, msg, msg_size);
+	if (err == -ENOENT && ember_errcache_get_msg(srv->unwind_failed, in->what, &err, msg,
+						      msg_size)) {
+		srv->metrics.unwind_failures_cached++; /* the same files fail the same */
+	} else if (err == -ENOENT) {
+		err = compile(srv, id, in, msg, msg_size);
+		if (err && compiler_rejected(err)) /* remembered by the inputs' content */
+			ember_errcache_put_msg(srv->unwind_failed, in->what, err, msg);
+	}
 	if (!err)
 		err = store_find_derived(srv->store, id, in->what, table);
 	pthread_mutex_unlock(&srv->unwind_mu);
@@ -151,6 +170,9 @@ enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *
 	err = find_or_compile(srv, id, &in, &table, msg, sizeof(msg));
 	if (!err)
 		return api_serve_stored(srv, c, req, &table);
+	if (err == -EAGAIN)
+		return api_respond_retry(srv, c, req,
+					 "server busy: no memory free to compile the table now\n");
 	if (!compiler_rejected(err)) {
 		pr_warn("api: unwind table of '%s': %s", id, msg[0] ? msg : strerror(-err));
 		return api_respond_unavailable(srv, c, req, err);

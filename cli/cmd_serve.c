@@ -37,6 +37,7 @@ struct serve_opts {
 	unsigned request_timeout;
 	unsigned max_fetches;
 	unsigned long long upstream_max_mb;
+	unsigned long long memory_limit_mb;
 	unsigned long long symbol_cache_mb;
 };
 
@@ -65,7 +66,9 @@ static void serve_usage(FILE *f)
 	      "                          the connection's start or previous answer (default 20)\n"
 	      "  --request-timeout S     seconds from a request's head to its answer, a\n"
 	      "                          symbolization body included (default 60)\n"
-	      "  --symbol-cache-mb N     memory for loaded symbol indexes (default 1024)\n"
+	      "  --memory-limit-mb N     memory the server stays under, whatever clients\n"
+	      "                          send (default 1024; docs/security.md)\n"
+	      "  --symbol-cache-mb N     of it, for loaded symbol indexes (default: half)\n"
 	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
 	      "                          $EMBER_LOG_LEVEL\n",
 	      f);
@@ -138,6 +141,9 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->header_timeout = (unsigned)v;
 	else if (strcmp(opt, "--request-timeout") == 0 && !parse_uint(val, 86400, &v) && v)
 		o->request_timeout = (unsigned)v;
+	else if (strcmp(opt, "--memory-limit-mb") == 0 && !parse_uint(val, 1ull << 30, &v) &&
+		 v >= 64)
+		o->memory_limit_mb = v;
 	else if (strcmp(opt, "--symbol-cache-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
 		o->symbol_cache_mb = v;
 	else
@@ -351,6 +357,7 @@ static int run(struct serve_opts *o, struct store *s)
 	ao.upstream = upstream;
 	ao.upstream_miss_ttl = o->miss_ttl;
 	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;
+	ao.memory_limit = o->memory_limit_mb << 20;
 	err = api_server_listen(&ao, &fd, &port);
 	if (err) {
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
@@ -381,8 +388,7 @@ static int run(struct serve_opts *o, struct store *s)
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = "127.0.0.1:8002", .data = "ember-data",
-				.max_upload_mb = 4096, .miss_ttl = 600,
-				.symbol_cache_mb = 1024 };
+				.max_upload_mb = 4096, .miss_ttl = 600 };
 	struct store *s;
 	int ret = parse_args(argc, argv, &o);
 

@@ -42,6 +42,27 @@ struct symsvc_index {
 };
 
 #define UNCHECKED UINT64_MAX /* never a store generation */
+#define FAILED_TTL_S 86400   /* a failed build's inputs, remembered (content-addressed) */
+#define FAILED_MAX 4096
+
+/* Whether a build's failure is one of its inputs (the same files would
+ * fail again), not of the store or of the request. */
+static bool failure_of_inputs(int err)
+{
+	return err == -E2BIG || (-err >= SYM_ERR_NOT_ELF && -err <= SYM_ERR_INDEX_VERSION);
+}
+
+/* The failure remembered for inputs what: true with *err (counted). */
+static bool known_failure(struct symsvc_cache *c, const char *what, int *err)
+{
+	bool known;
+
+	pthread_mutex_lock(&c->mu);
+	known = ember_errcache_get(c->failed, what, err);
+	c->failures_cached += known;
+	pthread_mutex_unlock(&c->mu);
+	return known;
+}
 
 static size_t bucket(const struct symsvc_cache *c, const char *id)
 {
@@ -56,6 +77,9 @@ int symsvc_cache_init(struct symsvc_cache *c, uint64_t budget)
 	err = ember_hash_key_init(&c->key);
 	if (err)
 		return err;
+	c->failed = ember_errcache_new(FAILED_TTL_S, FAILED_MAX);
+	if (!c->failed)
+		return -ENOMEM;
 	c->budget = budget;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->built, NULL);
@@ -72,6 +96,7 @@ void symsvc_cache_release(struct symsvc_cache *c)
 			sym_index_free(e->idx);
 			free(e);
 		}
+	ember_errcache_free(c->failed);
 	pthread_cond_destroy(&c->built);
 	pthread_mutex_destroy(&c->mu);
 }
@@ -223,8 +248,12 @@ static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e,
 	gen = store_generation(svc->store); /* before the inputs are read */
 	if (!*err)
 		*err = find_inputs(svc, e->build_id, r, &in);
-	if (!*err)
+	if (!*err) {
+		snprintf(e->what, sizeof(e->what), "%s", in.what); /* for publish() too */
+		if (known_failure(c, in.what, err))
+			return NULL;
 		idx = symsvc_saved_open(svc->store, e->build_id, &in, &origin, err);
+	}
 	if (idx && origin != SYMSVC_BUILT_UNSAVED)
 		symsvc_saved_pin(svc->store, e->build_id, &in, gen);
 	pthread_mutex_lock(&c->mu);
@@ -263,7 +292,12 @@ static struct symsvc_index *publish(struct symsvc_cache *c, struct symsvc_index 
 		e->state = ENTRY_FAILED;
 		e->err = err;
 		c->refused += err == -E2BIG;
-		unhash(c, e); /* failures are not cached */
+		unhash(c, e); /* failed entries are not kept; their inputs may be: */
+		if (e->what[0] && failure_of_inputs(err) && !ember_errcache_get(c->failed, e->what,
+										  &(int){ 0 })) {
+			ember_errcache_put(c->failed, e->what, err);
+			c->build_failures++;
+		}
 		sym_index_free(idx);
 	}
 	pthread_cond_broadcast(&c->built);
@@ -474,6 +508,7 @@ void symsvc_cache_get_stats(struct symsvc_cache *c, struct symsvc_stats *st)
 	pthread_mutex_lock(&c->mu);
 	*st = (struct symsvc_stats){ c->bytes, c->budget, c->loaded, c->builds,
 				     c->evictions, c->refused, c->disk_loads,
-				     c->pin_loads, c->unsaved, c->rebuilds };
+				     c->pin_loads, c->unsaved, c->rebuilds,
+				     c->build_failures, c->failures_cached };
 	pthread_mutex_unlock(&c->mu);
 }

@@ -209,7 +209,7 @@ int symsvc_json_answer_new(struct symsvc *svc, struct symjson_request *rq,
 	a->svc = svc;
 	a->rq = rq;
 	symsvc_req_init(&a->req, ro);
-	ember_buf_init(&a->out, ANSWER_BUF_CAP);
+	ember_buf_init_account(&a->out, ANSWER_BUF_CAP, a->req.opts.account);
 	symjson_writer_init(&a->w, &a->out);
 	a->jf = malloc(SYMSVC_FRAMES_MAX * sizeof(*a->jf));
 	err = a->jf ? symsvc_batch_new(&a->batch) : -ENOMEM;

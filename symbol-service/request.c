@@ -21,7 +21,8 @@ void symsvc_req_init(struct symsvc_req *r, const struct symsvc_request_opts *o)
 						.check = ROPT(o, check),
 						.check_arg = ROPT(o, check_arg),
 						.max_fetches = ROPT(o, max_fetches),
-						.deadline_ms = ROPT(o, deadline_ms) };
+						.deadline_ms = ROPT(o, deadline_ms),
+						.account = ROPT(o, account) };
 	r->fetches_left = r->opts.max_fetches;
 	r->capped = r->fetches_left > 0;
 }

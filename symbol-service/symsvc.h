@@ -78,6 +78,8 @@ struct symsvc_stats {
 	size_t pin_loads;	/* of which through a pin, the store still opening */
 	size_t unsaved;		/* builds that could not be saved (kept in memory) */
 	size_t rebuilds;	/* indexes superseded by better uploaded files */
+	size_t build_failures;	/* builds that failed for what their files are */
+	size_t failures_cached;	/* requests answered with such a failure, not built again */
 };
 void symsvc_get_stats(struct symsvc *svc, struct symsvc_stats *st);
 
@@ -111,6 +113,8 @@ struct symsvc_request_opts {
 	unsigned max_fetches;		/* build IDs it may ask upstream for; 0: no cap */
 	uint64_t deadline_ms;		/* ember_monotonic_ms() an upstream fetch is
 					   waited for until; 0: none */
+	struct ember_mem_account *account; /* the answer's buffers grow through it
+					      (borrowed); NULL: none */
 };
 
 /* ---- indexes ---------------------------------------------------------------- */
@@ -123,8 +127,11 @@ struct symsvc_index;
  * else one built from them and saved; an index made before better files
  * were uploaded is replaced (a loaded one is kept while the store cannot
  * say).  Requests that arrive while it is built wait for that one build.
- * Returns 0, or an error as symsvc_error_reason() reads it.  Failures are
- * not cached: the next call tries again.
+ * Returns 0, or an error as symsvc_error_reason() reads it.  A build that
+ * fails for what its files are (the symbolizer rejects them, the index is
+ * over the budget) is remembered by its inputs' content (their sha256s):
+ * later calls get the same error at once, until better files are stored.
+ * Other failures (the store, the request's limits) are not remembered.
  */
 int symsvc_index_get(struct symsvc *svc, const char *build_id, struct symsvc_index **out);
 /* The symbolizer's index (valid until symsvc_index_put()). */

@@ -87,8 +87,11 @@ struct symsvc_cache {
 	struct symsvc_index *table[SYMSVC_CACHE_BUCKETS];
 	struct symsvc_index *lru_head, *lru_tail;
 	struct ember_hash_key key;		/* of the table's hash */
+	struct ember_errcache *failed;		/* inputs (what) whose build failed for
+						   what they are, with the error */
 	uint64_t bytes, budget;
 	size_t loaded, builds, evictions, refused, disk_loads, pin_loads, unsaved, rebuilds;
+	size_t build_failures, failures_cached;
 };
 
 struct symsvc {

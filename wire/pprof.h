@@ -82,6 +82,12 @@ struct pprof_limits {
 	size_t max_functions;	 /* 2 Mi */
 	size_t max_strings;	 /* 4 Mi */
 	size_t max_sample_types; /* 64 */
+	/* Charged for the decompressed bytes, protobuf-c's allocations and
+	 * every later edit of the profile, before each is allocated: past
+	 * its share or budget the decode (or the edit) fails with its error
+	 * (-E2BIG, -EAGAIN).  Borrowed: it must outlive the profile.  NULL:
+	 * only the caps above. */
+	struct ember_mem_account *account;
 };
 
 /*

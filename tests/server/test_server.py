@@ -296,15 +296,18 @@ def test_server__one_client_cannot_take_every_connection():
         check(c.getresponse().status == 200, path + " from another address")
         c.close()
         check(time.time() - t0 < 4, "%s took %.1f s" % (path, time.time() - t0))
-    # Past 8 connections of one address, the server closes new ones at once.
-    refused = sum(closed_by_server(s, 2) for s in held[8:])
-    check(refused == len(held) - 8, "refused %d of %d" % (refused, len(held) - 8))
-    # The 8 it took are closed once their head is late.
+    # Past 8 connections of one address, the server closes new ones at once
+    # (8 or fewer get in: the start's health probes may not be reaped yet).
+    open_ = [s for s in held if not closed_by_server(s, 2)]
+    check(1 <= len(open_) <= 8, "%d of %d connections of one address kept"
+          % (len(open_), len(held)))
+    # Those it took are closed once their head is late.
     t0 = time.time()
-    late = sum(closed_by_server(s, 20) for s in held[:8])
-    check(late == 8, "%d of 8 half-sent requests closed" % late)
+    late = sum(closed_by_server(s, 20) for s in open_)
+    check(late == len(open_), "%d of %d half-sent requests closed" % (late, len(open_)))
     check(time.time() - t0 < 20, "closed after %.1f s" % (time.time() - t0))
-    check(srv.metric("ember_connections_timed_out_total") >= 8, "timeouts not counted")
+    check(srv.metric("ember_connections_timed_out_total") >= len(open_),
+          "timeouts not counted")
     for s in held:
         s.close()
     srv.stop()
@@ -1069,6 +1072,32 @@ def test_server__unwind_rejection_names_no_server_path():
     check(st == 422 and b"eh_frame" in body, "unwind: %d %r" % (st, body))
     for path in (srv.data, os.path.realpath(srv.data), TMP):
         check(path.encode() not in body, "the answer names %s: %r" % (path, body))
+    # The same inputs are not compiled again: the rejection is remembered.
+    st2, body2, _ = srv.get("/api/v1/unwind/" + b)
+    check((st2, body2) == (st, body), "again: %d %r" % (st2, body2))
+    check(srv.metric("ember_unwind_failures_cached_total") == 1, "not remembered")
+    srv.stop()
+
+
+def test_server__failed_index_build_remembered():
+    need("gcc")
+    src, exe = os.path.join(TMP, "nosym.c"), os.path.join(TMP, "nosym")
+    with open(src, "w") as f:
+        f.write("void _start(void) { for (;;) ; }\n")
+    subprocess.run(["gcc", "-O1", "-nostdlib", "-static", "-Wl,--build-id", "-o", exe, src],
+                   check=True)
+    subprocess.run(["strip", "--strip-all", exe], check=True)  # no symbols of any kind
+    srv = Server()
+    b = build_id(exe)
+    check(srv.upload(exe, b, "executable")[0] == 201, "upload")
+    for i in range(3):
+        st, body = symbolize(srv, [{"build_id": b, "addresses": ["0x401000"]}])
+        check(st == 200, "symbolize: %d %r" % (st, body))
+        err = json.loads(body)["modules"][0]["results"][0]["error"]
+        check(err == "no_debuginfo", "reason %r" % err)
+    m = 'ember_symbol_cache_events_total{event="%s"}'
+    check(srv.metric(m % "build_failed") == 1, "built %r times" % srv.metric(m % "build_failed"))
+    check(srv.metric(m % "failure_cached") == 2, "remembered %r" % srv.metric(m % "failure_cached"))
     srv.stop()
 
 
@@ -1841,6 +1870,77 @@ def test_server__upstream_fetches_capped_per_request():
     check(up.count == 4, "upstream asked %d times" % up.count)
     srv.stop()
     up.stop()
+
+
+def vm_status(pid, field):
+    """A field of /proc/PID/status in bytes (VmHWM: the peak resident set)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no %s in /proc/%d/status" % (field, pid))
+
+
+def sanitized(pid):
+    """Whether the server runs under ASan (whose shadow memory is resident)."""
+    with open("/proc/%d/maps" % pid) as f:
+        return "libasan" in f.read()
+
+
+def test_server__memory_stays_under_limit():
+    import zlib
+    limit = 256 << 20
+    srv = Server(args=["--memory-limit-mb", "256"])
+    b = upload_split_pair(srv)
+    base = vm_status(srv.proc.pid, "VmRSS")
+    # What clients may send: 32 MiB JSON bodies of a million addresses and
+    # of empty objects, and profiles that inflate from a few KB to a
+    # protobuf of millions of empty locations (each one an allocation).
+    json_big = b'{"modules":[{"build_id":"ab","addresses":[' + b"0," * ((16 << 20) - 64) + b"0]}]}"
+    json_empty = b'{"modules":[' + b"{}," * (10 << 20) + b"{}]}"
+    bomb = zlib.compress(b"\x22\x00" * (16 << 20), 9)
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb_gz = gz.compress(b"\x22\x00" * (16 << 20)) + gz.flush()
+    check(len(bomb_gz) < 200 << 10, "bomb of %d bytes" % len(bomb_gz))
+    del bomb
+    hostile = [("/api/v1/symbolize", json_big)] * 2 + [("/api/v1/symbolize", json_empty)] * 2 + \
+        [("/api/v1/symbolize/pprof", bomb_gz)] * 8
+    answers = [None] * len(hostile)
+
+    def send(i):
+        path, body = hostile[i]
+        try:
+            answers[i] = srv.request("POST", path, body, timeout=120)
+        except OSError as e:
+            answers[i] = (0, str(e).encode(), {})
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(hostile))]
+    for t in threads:
+        t.start()
+    # Meanwhile the server keeps serving: a symbolization and a download.
+    normal = 0
+    while any(t.is_alive() for t in threads):
+        st, body = symbolize(srv, [{"build_id": b, "addresses": ["0x" + main_addr()]}])
+        check(st == 200 and json.loads(body)["modules"][0]["resolved"] == 1,
+              "normal request: %d %r" % (st, body[:200]))
+        check(srv.get("/buildid/%s/debuginfo" % b)[0] == 200, "download")
+        normal += 1
+    for t in threads:
+        t.join()
+    check(normal >= 1, "no normal request ran meanwhile")
+    for (path, body), (st, out, h) in zip(hostile, answers):
+        what = "%s (%d bytes)" % (path, len(body))
+        check(st in (400, 413, 503), "%s: %d %r" % (what, st, out[:200]))
+        check(st != 503 or h.get("retry-after"), what + ": 503 without Retry-After")
+    check(any(a[0] == 413 for a in answers), "nothing refused as too large: %r"
+          % [a[0] for a in answers])
+    check(srv.request("GET", "/healthz")[0] == 200, "the server stopped serving")
+    peak = vm_status(srv.proc.pid, "VmHWM")
+    print("peak RSS %.1f MiB (at start %.1f MiB), limit %d MiB" % (peak / 2**20, base / 2**20,
+                                                                    limit >> 20))
+    if not sanitized(srv.proc.pid):  # ASan's shadow and quarantine are not the server's
+        check(peak < limit, "peak RSS %.1f MiB over the limit" % (peak / 2**20))
+    srv.stop()
 
 
 def test_server__symbolize_pprof_inconsistent_mappings():
