@@ -82,6 +82,11 @@ struct sym_open_opts {
 	const char *debug_root;	  /* root of /usr/lib/debug-style layout;
 				     NULL: "/usr/lib/debug" */
 	bool no_debug_search;	  /* do not look for separate debug files */
+	size_t max_bytes;	  /* memory the build may allocate (heap and
+				     anonymous mappings); past it the build fails
+				     with -E2BIG rather than allocate more.  0: no
+				     bound.  The server passes its build share
+				     (issue 13); enforcing it is the build's. */
 };
 
 /*
