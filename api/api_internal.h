@@ -286,6 +286,11 @@ struct api_ingest_result {
 					-EINVAL for a file rejected for what it is */
 };
 
+/* A validation's turn at the memory budget (ingest.c): 0, or -EAGAIN when
+ * none came by deadline_ms; every 0 is followed by api_validation_end(). */
+int api_validation_begin(struct api_server *srv, uint64_t deadline_ms);
+void api_validation_end(struct api_server *srv);
+
 /* Validate the sealed blob as an ELF artifact for build_id and store it
  * (consumes b).  kinds: enum store_kind bits; name: X-DEBUGINFOD-FILE. */
 void api_ingest_artifact(struct store *s, struct store_blob *b,

@@ -96,12 +96,19 @@ static int check_size(const struct fetch_job *j, int fd)
 static int ingest(struct fetch_job *j, enum store_want want, const char *src, int fd,
 		  bool *local)
 {
+	struct api_server *srv = j->srv;
 	bool exe = want == STORE_WANT_EXECUTABLE;
-	int err = src ? api_ingest_source_fd(j->srv->store, fd, j->route.build_id, src)
-		      : api_ingest_fd(j->srv->store, fd, j->route.build_id,
-				      exe ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO,
-				      exe ? "executable" : "debuginfo");
+	int err;
 
+	if (api_validation_begin(srv, ember_monotonic_ms() + srv->request_timeout_ms)) {
+		*local = true; /* no memory for validating it: busy */
+		return -EAGAIN;
+	}
+	err = src ? api_ingest_source_fd(srv->store, fd, j->route.build_id, src)
+		  : api_ingest_fd(srv->store, fd, j->route.build_id,
+				  exe ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO,
+				  exe ? "executable" : "debuginfo");
+	api_validation_end(srv);
 	if (err && (src || err != -EINVAL))
 		*local = true;
 	return err;

@@ -246,7 +246,8 @@ static int init_server(struct api_server *srv, struct store *s,
 		       const struct api_server_opts *o)
 {
 	struct symsvc_opts so = { .sz = sizeof(so), .cache_bytes = o->symbol_cache_bytes,
-				  .fetch = api_upstream_fetch, .fetch_arg = srv };
+				  .fetch = api_upstream_fetch, .fetch_arg = srv,
+				  .budget = &srv->mem };
 	int err;
 
 	srv->store = s;
@@ -261,6 +262,7 @@ static int init_server(struct api_server *srv, struct store *s,
 	err = size_memory(srv, o, &so.cache_bytes);
 	if (err)
 		return err;
+	so.build_bytes = srv->request_share; /* a build is a request's work */
 	if (!o->token || strlen(o->token) >= sizeof(srv->token))
 		return -EINVAL;
 	strcpy(srv->token, o->token);

@@ -85,6 +85,9 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
 	pprof_profile_free(p);
 	if (err || st.store_err)
 		ember_buf_release(&out);
+	if (!err && st.store_err == -EAGAIN)
+		return api_respond_retry(srv, c, req, "server busy: no memory free to build "
+						      "a mapping's symbol index now\n");
 	if (!err && st.store_err)
 		return api_respond_unavailable(srv, c, req, st.store_err);
 	if (err == -E2BIG || err == -EAGAIN)

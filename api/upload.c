@@ -130,12 +130,19 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 				 ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO;
 
 	req->blob = NULL;
+	if (api_validation_begin(srv, req->deadline_ms)) {
+		store_blob_discard(b);
+		log_outcome(req, MHD_HTTP_SERVICE_UNAVAILABLE, "refused", "server busy\n");
+		return api_respond_retry(srv, c, req, "server busy: no memory free to validate "
+						      "the upload now\n");
+	}
 	if (req->route.kind == API_UPLOAD_SOURCES)
 		api_ingest_sources(srv->store, b, req->route.build_id, srv->max_upload,
 				   &res);
 	else
 		api_ingest_artifact(srv->store, b, req->route.build_id, kinds,
 				    upload_name(c, req, name), &res);
+	api_validation_end(srv);
 	if (res.status >= 400)
 		api_metrics_reject(&srv->metrics, res.reject);
 	else if (res.is_new)

@@ -252,7 +252,7 @@ static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e,
 		snprintf(e->what, sizeof(e->what), "%s", in.what); /* for publish() too */
 		if (known_failure(c, in.what, err))
 			return NULL;
-		idx = symsvc_saved_open(svc->store, e->build_id, &in, &origin, err);
+		idx = symsvc_saved_open(svc->store, e->build_id, &in, &svc->build, &origin, err);
 	}
 	if (idx && origin != SYMSVC_BUILT_UNSAVED)
 		symsvc_saved_pin(svc->store, e->build_id, &in, gen);

@@ -256,7 +256,9 @@ static int symbolize_mapping(struct pprof_run *r, const struct loc_groups *g, si
 	if (err) {
 		enum symjson_error reason = symsvc_error_reason(err);
 
-		if (reason == SYMJSON_ERR_STORE_UNAVAILABLE && !r->st->store_err)
+		/* a profile with mappings left for these would pass for complete */
+		if ((reason == SYMJSON_ERR_STORE_UNAVAILABLE || reason == SYMJSON_ERR_BUSY) &&
+		    !r->st->store_err)
 			r->st->store_err = err;
 		count_unresolved(r, g, k, SYMSVC_PPROF_WHY_INDEX + (unsigned)reason);
 		return 0;

@@ -26,6 +26,7 @@ int symsvc_new(struct store *s, const struct symsvc_opts *o, struct symsvc **out
 	svc->store = s;
 	svc->fetch = OPT(o, fetch);
 	svc->fetch_arg = OPT(o, fetch_arg);
+	svc->build = (struct symsvc_build_limits){ OPT(o, budget), OPT(o, build_bytes) };
 	err = symsvc_cache_init(&svc->cache, budget ? budget : DEFAULT_CACHE_BYTES);
 	if (err) {
 		free(svc);

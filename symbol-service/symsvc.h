@@ -62,6 +62,14 @@ struct symsvc_opts {
 	uint64_t cache_bytes;		/* loaded indexes' memory: 1 GiB */
 	symsvc_fetch_fn fetch;		/* asked before "unknown": none */
 	void *fetch_arg;
+	/* An index build is bounded by build_bytes (passed to the symbolizer,
+	 * sym_open_opts.max_bytes) and takes what it is expected to use of
+	 * budget while it runs (twice its files and 8 MiB, at most
+	 * build_bytes); one the budget cannot give fails with -EAGAIN
+	 * (server_busy), not remembered.  budget is borrowed; NULL: builds
+	 * take nothing. */
+	struct ember_mem_budget *budget;
+	uint64_t build_bytes;
 };
 
 /* A service over store s (borrowed: it must outlive the service).  *out is
@@ -232,7 +240,8 @@ struct symsvc_pprof_opts {
 struct symsvc_pprof_stats {
 	size_t resolved, unresolved;		/* locations given lines / left alone */
 	size_t why[SYMSVC_PPROF_WHY_COUNT];	/* the unresolved ones by reason */
-	int store_err;		/* a mapping's index failed for the store: its error */
+	int store_err;		/* a mapping's index failed for the store, or the
+				   server was busy (-EAGAIN): its error */
 };
 
 /*

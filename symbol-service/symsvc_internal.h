@@ -94,10 +94,17 @@ struct symsvc_cache {
 	size_t build_failures, failures_cached;
 };
 
+/* What an index build may take, and from where. */
+struct symsvc_build_limits {
+	struct ember_mem_budget *budget;	/* borrowed; NULL: nothing taken */
+	uint64_t bytes;
+};
+
 struct symsvc {
 	struct store *store;		/* borrowed */
 	symsvc_fetch_fn fetch;		/* NULL: no upstream */
 	void *fetch_arg;
+	struct symsvc_build_limits build;
 	struct symsvc_cache cache;
 };
 
@@ -151,13 +158,15 @@ enum symsvc_origin {
  * The index of build_id for inputs in: the saved one when it exists and
  * loads, else built from the inputs and saved.  A saved index that does
  * not load (damaged, another version) is rebuilt and replaced; one that
- * cannot be saved is served from memory (SYMSVC_BUILT_UNSAVED).  NULL with
- * the symbolizer's error or a negative errno in *err (the store's, when
- * it cannot say whether an index is saved; -EIO when a stored file is
- * missing).
+ * cannot be saved is served from memory (SYMSVC_BUILT_UNSAVED).  A build
+ * takes bl->bytes of bl->budget while it runs (-EAGAIN when it cannot).
+ * NULL with the symbolizer's error or a negative errno in *err (the
+ * store's, when it cannot say whether an index is saved; -EIO when a
+ * stored file is missing).
  */
 struct sym_index *symsvc_saved_open(struct store *s, const char *build_id,
 				    const struct symsvc_inputs *in,
+				    const struct symsvc_build_limits *bl,
 				    enum symsvc_origin *origin, int *err);
 
 /*

@@ -1892,6 +1892,8 @@ def test_server__memory_stays_under_limit():
     limit = 256 << 20
     srv = Server(args=["--memory-limit-mb", "256"])
     b = upload_split_pair(srv)
+    st, _ = symbolize(srv, [{"build_id": b, "addresses": ["0x" + main_addr()]}])
+    check(st == 200, "symbolize before: %d" % st)  # its index is built: it needs no budget
     base = vm_status(srv.proc.pid, "VmRSS")
     # What clients may send: 32 MiB JSON bodies of a million addresses and
     # of empty objects, and profiles that inflate from a few KB to a
