@@ -569,7 +569,7 @@ static void fix_modules(struct symjson_parser *p)
 	for (size_t i = 0; i < r->nmodules; i++) {
 		struct module_at *m = &p->mods[i];
 
-		r->modules[i].addrs = r->addrs ? r->addrs + m->first : NULL;
+		r->modules[i].addrs = r->addrs + m->first;
 		r->modules[i].naddrs = m->n;
 		for (size_t k = m->first; k < m->first + m->n; k++)
 			if ((int)r->addrs[k].kind == KIND_INHERIT)
@@ -588,6 +588,12 @@ int symjson_parser_finish(struct symjson_parser *p, struct symjson_request **out
 		return over_account(p) ? p->err : parse_failed(p, st, "", 0);
 	if (over_account(p))
 		return p->err;
+	/* never NULL, even empty (callers index them: &modules[nmodules]) */
+	if (grow(p, (void **)&p->r->modules, &p->modules_alloc, 1, sizeof(*p->r->modules)) ||
+	    grow(p, (void **)&p->r->addrs, &p->addrs_alloc, 1, sizeof(*p->r->addrs))) {
+		stop(p, alloc_error(p));
+		return p->err;
+	}
 	fix_modules(p);
 	*out = p->r;
 	p->r = NULL;
