@@ -174,7 +174,7 @@ enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *
 
 	if (over_max_size(c, a->size, msg, sizeof(msg)))
 		return api_respond_text(srv, c, req, MHD_HTTP_NOT_ACCEPTABLE, NULL, msg);
-	err = store_blob_open(srv->store, a->sha256, &p.fd);
+	err = store_artifact_open(srv->store, a, &p.fd);
 	if (err) {
 		pr_warn("api: stored file '%s' of '%s' unreadable: %s", a->sha256, a->build_id,
 			strerror(-err));

@@ -127,17 +127,37 @@ static int compile(struct api_server *srv, const char *id, const struct unwind_i
 	return err;
 }
 
+/* The derived table of in, as stored: -ENOENT too when its record is
+ * there but its file is not (the record is dropped: it is made again). */
+static int find_table(struct store *s, const char *id, const struct unwind_inputs *in,
+		      struct store_artifact *table)
+{
+	int fd, err = store_find_derived(s, id, in->what, table);
+
+	if (err)
+		return err;
+	err = store_artifact_open(s, table, &fd);
+	if (!err) {
+		close(fd);
+		return 0;
+	}
+	if (err != -ENOENT)
+		return err;
+	err = store_drop_derived(s, id, in->what);
+	return err && err != -ENOENT ? err : -ENOENT;
+}
+
 /* The stored table of in into *table, compiled first if need be. */
 static int find_or_compile(struct api_server *srv, const char *id,
 			   const struct unwind_inputs *in, struct store_artifact *table,
 			   char *msg, size_t msg_size)
 {
-	int err = store_find_derived(srv->store, id, in->what, table);
+	int err = find_table(srv->store, id, in, table);
 
 	if (err != -ENOENT)
 		return err;
 	pthread_mutex_lock(&srv->unwind_mu);
-	err = store_find_derived(srv->store, id, in->what, table);
+	err = find_table(srv->store, id, in, table);
 	if (err == -ENOENT && ember_errcache_get_msg(srv->unwind_failed, in->what, &err, msg,
 						      msg_size)) {
 		srv->metrics.unwind_failures_cached++; /* the same files fail the same */

@@ -137,7 +137,7 @@ static int sync_existing(int blobs_fd, const char *sub, const char *dest)
 	return err;
 }
 
-int store_blob_commit(struct store *s, struct store_blob *b, bool *existed)
+int store_blob_commit(struct store *s, struct store_blob *b, int ns_fd, bool *existed)
 {
 	char sub[3] = { b->sha256[0], b->sha256[1], 0 };
 	char dest[3 + STORE_SHA256_HEX];
@@ -148,48 +148,72 @@ int store_blob_commit(struct store *s, struct store_blob *b, bool *existed)
 		store_blob_discard(b);
 		return -EINVAL;
 	}
-	if (mkdirat(s->blobs_fd, sub, 0700) == 0)
-		err = ember_sync_dir(s->blobs_fd, ".");
+	if (mkdirat(ns_fd, sub, 0700) == 0)
+		err = ember_sync_dir(ns_fd, ".");
 	else if (errno != EEXIST)
 		err = -errno;
 	if (err)
 		goto out;
 	snprintf(dest, sizeof(dest), "%s/%s", sub, b->sha256);
-	*existed = fstatat(s->blobs_fd, dest, &st, 0) == 0 &&
-		   (uint64_t)st.st_size == b->size;
+	*existed = fstatat(ns_fd, dest, &st, 0) == 0 && (uint64_t)st.st_size == b->size;
 	if (*existed) { /* durable only once its entry is: another writer may
 			   not have synced it yet */
-		err = sync_existing(s->blobs_fd, sub, dest);
+		err = sync_existing(ns_fd, sub, dest);
 		goto out;
 	}
-	if (renameat(s->tmp_fd, b->tmp_name, s->blobs_fd, dest)) {
+	if (renameat(s->tmp_fd, b->tmp_name, ns_fd, dest)) {
 		err = -errno;
 		pr_warn("store: cannot move blob '%s' into place: %s", dest,
 			strerror(errno));
 		goto out;
 	}
-	err = ember_sync_dir(s->blobs_fd, sub);
+	err = ember_sync_dir(ns_fd, sub);
 out:
 	store_blob_discard(b); /* after a rename the unlink finds nothing */
 	return err;
 }
 
-int store_blob_open(struct store *s, const char *sha256, int *fd)
+static int open_in(int ns_fd, const char *sha256, int *fd)
 {
 	char path[3 + STORE_SHA256_HEX];
 
 	if (strlen(sha256) != STORE_SHA256_HEX - 1)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%.2s/%s", sha256, sha256);
-	*fd = openat(s->blobs_fd, path, O_RDONLY | O_CLOEXEC);
+	*fd = openat(ns_fd, path, O_RDONLY | O_CLOEXEC);
 	return *fd >= 0 ? 0 : -errno;
+}
+
+static int path_in(struct store *s, const char *ns, const char *sha256, char *out, size_t size)
+{
+	if (strlen(sha256) != STORE_SHA256_HEX - 1)
+		return -EINVAL;
+	if (snprintf(out, size, "%s/%s/%.2s/%s", s->dir, ns, sha256, sha256) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int store_blob_open(struct store *s, const char *sha256, int *fd)
+{
+	return open_in(s->blobs_fd, sha256, fd);
 }
 
 int store_blob_path(struct store *s, const char *sha256, char *out, size_t size)
 {
-	if (strlen(sha256) != STORE_SHA256_HEX - 1)
-		return -EINVAL;
-	if (snprintf(out, size, "%s/blobs/%.2s/%s", s->dir, sha256, sha256) >= (int)size)
-		return -ENAMETOOLONG;
-	return 0;
+	return path_in(s, "blobs", sha256, out, size);
+}
+
+int store_derived_open(struct store *s, const char *sha256, int *fd)
+{
+	return open_in(s->derived_fd, sha256, fd);
+}
+
+int store_derived_path(struct store *s, const char *sha256, char *out, size_t size)
+{
+	return path_in(s, "derived", sha256, out, size);
+}
+
+int store_artifact_open(struct store *s, const struct store_artifact *a, int *fd)
+{
+	return open_in(a->kinds & STORE_KIND_DERIVED ? s->derived_fd : s->blobs_fd, a->sha256, fd);
 }

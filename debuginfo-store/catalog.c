@@ -67,7 +67,7 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 		store_blob_discard(b);
 		return klen;
 	}
-	err = store_blob_commit(s, b, &existed);
+	err = store_blob_commit(s, b, s->blobs_fd, &existed);
 	if (err)
 		return err;
 	pthread_mutex_lock(&s->write_mu); /* one writer decides "new" */

@@ -35,6 +35,8 @@ int store_keyed_find(struct store *s, enum store_key_tag tag, const char *build_
 	memcpy(out->sha256, val, STORE_SHA256_HEX - 1);
 	out->sha256[STORE_SHA256_HEX - 1] = '\0';
 	snprintf(out->build_id, sizeof(out->build_id), "%s", build_id);
+	if (tag == STORE_TAG_DERIVED)
+		out->kinds |= STORE_KIND_DERIVED;
 	free(val);
 	return 0;
 }
@@ -57,7 +59,8 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
 		return klen;
 	}
 	snprintf(a.name, sizeof(a.name), "%s", name);
-	err = store_blob_commit(s, b, &existed);
+	err = store_blob_commit(s, b, tag == STORE_TAG_DERIVED ? s->derived_fd : s->blobs_fd,
+				&existed);
 	if (err)
 		return err;
 	memcpy(val, sha256, STORE_SHA256_HEX - 1);

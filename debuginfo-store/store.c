@@ -168,6 +168,19 @@ static int count_record(const char *key, size_t klen, const char *val,
 	return 0;
 }
 
+/* What an older version left, and what no record names (gc.c); a failure
+ * only leaves the garbage for the next start. */
+#define GC_GRACE_S 3600
+
+static void collect_at_open(struct store *s)
+{
+	struct store_gc_stats st;
+
+	if (store_collect_garbage(s, GC_GRACE_S, &st) == 0 && st.files)
+		pr_info("store: removed %llu files no record names (%llu bytes)",
+			(unsigned long long)st.files, (unsigned long long)st.bytes);
+}
+
 /* The opening thread: load RocksDB, open the DB, count what it holds
  * (the counters of store_get_stats()), then let every waiting caller in.
  * A DB whose records cannot be read through is not opened: its error is
@@ -184,6 +197,8 @@ static void *open_thread(void *arg)
 	if (!err)
 		err = scan(s, "S", 1, count_record, s);
 	if (!err)
+		store_migrate_derived(s); /* before anyone reads a derived record */
+	if (!err)
 		store_rocksdb_fault_opened(&s->rdb, s->db); /* test builds: rocksdb_fault.c */
 	pthread_mutex_lock(&s->open_mu);
 	s->open_err = err;
@@ -191,6 +206,8 @@ static void *open_thread(void *arg)
 	atomic_store_explicit(&s->usable, err == 0, memory_order_release);
 	pthread_cond_broadcast(&s->open_cv);
 	pthread_mutex_unlock(&s->open_mu);
+	if (!err)
+		collect_at_open(s); /* while requests are served: the grace covers them */
 	return NULL;
 }
 
@@ -230,6 +247,8 @@ static int make_dirs(struct store *s)
 	if (!err)
 		err = open_subdir(s->dir, "blobs", &s->blobs_fd);
 	if (!err)
+		err = open_subdir(s->dir, "derived", &s->derived_fd);
+	if (!err)
 		err = open_subdir(s->dir, "tmp", &s->tmp_fd);
 	if (!err)
 		err = open_subdir(s->dir, "pins", &s->pins_fd);
@@ -243,7 +262,7 @@ int store_new(const char *dir, struct store **out)
 
 	if (!s)
 		return -ENOMEM;
-	s->blobs_fd = s->tmp_fd = s->pins_fd = s->lock_fd = -1;
+	s->blobs_fd = s->derived_fd = s->tmp_fd = s->pins_fd = s->lock_fd = -1;
 	pthread_mutex_init(&s->write_mu, NULL);
 	pthread_mutex_init(&s->open_mu, NULL);
 	pthread_cond_init(&s->open_cv, NULL);
@@ -332,6 +351,7 @@ void store_free(struct store *s)
 	if (s->cache)
 		r->cache_destroy(s->cache);
 	close_fd(s->blobs_fd);
+	close_fd(s->derived_fd);
 	close_fd(s->tmp_fd);
 	close_fd(s->pins_fd);
 	close_fd(s->lock_fd); /* and with it the lock */
@@ -396,6 +416,14 @@ int store_batch_commit(struct store_batch *b)
 		return -EIO;
 	}
 	return 0;
+}
+
+int store_db_scan_opened(struct store *s, const char *prefix, size_t plen,
+			 int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,
+				   void *arg),
+			 void *arg)
+{
+	return scan(s, prefix, plen, cb, arg);
 }
 
 int store_db_scan(struct store *s, const char *prefix, size_t plen,

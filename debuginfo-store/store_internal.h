@@ -13,7 +13,8 @@
 
 struct store {
 	char *dir;
-	int blobs_fd;              /* DIR/blobs */
+	int blobs_fd;              /* DIR/blobs: uploaded and fetched files */
+	int derived_fd;            /* DIR/derived: what the server computed */
 	int tmp_fd;                /* DIR/tmp */
 	int pins_fd;               /* DIR/pins (pins.c) */
 	int lock_fd;               /* DIR/lock, flock'ed while open */
@@ -78,9 +79,19 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
  * negative errno of the first failure (-EIO for a write of nothing). */
 int store_write_all(int fd, const void *data, size_t len);
 
-/* Move a sealed blob to blobs/xx/SHA (fsyncing the directory) and free it.
- * An existing blob of the same content is kept. */
-int store_blob_commit(struct store *s, struct store_blob *b, bool *existed);
+/* Move a sealed blob to NS/xx/SHA (fsyncing the directory) and free it,
+ * NS being blobs/ (ns_fd s->blobs_fd) or derived/ (s->derived_fd).  An
+ * existing blob of the same content is kept. */
+int store_blob_commit(struct store *s, struct store_blob *b, int ns_fd, bool *existed);
+
+/* ---- garbage (gc.c) ------------------------------------------------------- */
+
+/* Drop the derived artifacts of id that what supersedes (same kind, other
+ * name): records and pins at once, blobs no record names. */
+int store_derived_supersede(struct store *s, const char *id, const char *what);
+/* Give each derived record whose blob an older version kept under blobs/
+ * the same file under derived/ (a hard link); on the opening thread. */
+int store_migrate_derived(struct store *s);
 
 /* ---- pins (pins.c) -------------------------------------------------------- */
 
@@ -115,6 +126,11 @@ void store_batch_put(struct store_batch *b, const char *key, size_t klen,
 		     const char *val, size_t vlen);
 void store_batch_delete(struct store_batch *b, const char *key, size_t klen);
 int store_batch_commit(struct store_batch *b);
+/* store_db_scan() on the opening thread, the DB open (no wait). */
+int store_db_scan_opened(struct store *s, const char *prefix, size_t plen,
+			 int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,
+				   void *arg),
+			 void *arg);
 /* Call cb for each key with prefix; a non-zero cb return stops the walk. */
 int store_db_scan(struct store *s, const char *prefix, size_t plen,
 		  int (*cb)(const char *key, size_t klen, const char *val,

@@ -48,7 +48,7 @@ static struct sym_index *load_blob(struct store *s, const char *sha256, unsigned
 	struct sym_index *idx;
 	int fd;
 
-	*err = store_blob_open(s, sha256, &fd);
+	*err = store_derived_open(s, sha256, &fd);
 	if (*err)
 		return NULL;
 	idx = sym_index_load(fd, flags, err);

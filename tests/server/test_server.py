@@ -1038,7 +1038,9 @@ def test_server__unwind_table_compiled_once_and_cached():
     s, again, _ = srv.get("/api/v1/unwind/" + b)
     check(again == table, "second answer differs")
     blobs = [f for _, _, fs in os.walk(os.path.join(srv.data, "blobs")) for f in fs]
-    check(len(blobs) == 2, "the table is stored once next to the executable: %r" % blobs)
+    derived = [f for _, _, fs in os.walk(os.path.join(srv.data, "derived")) for f in fs]
+    check(blobs == [sha256(fx("c_O2_pie"))] and derived == [hashlib.sha256(table).hexdigest()],
+          "the table is stored once, apart from the executable: %r %r" % (blobs, derived))
     dbg_only = build_id(fx("c_stripped"))
     check(srv.upload(fx("c_stripped.debug"), dbg_only, "debuginfo")[0] == 201, "upload debug")
     s, body, _ = srv.get("/api/v1/unwind/" + dbg_only)
@@ -1292,9 +1294,9 @@ def test_server__symbol_cache_stays_in_budget():
 
 
 def saved_indexes(data):
-    """Blob files of the data directory that are saved symbol indexes."""
+    """Derived blob files of the data directory that are saved symbol indexes."""
     found = []
-    for root, _, files in os.walk(os.path.join(data, "blobs")):
+    for root, _, files in os.walk(os.path.join(data, "derived")):
         for f in files:
             with open(os.path.join(root, f), "rb") as fh:
                 if fh.read(8) == b"EMBERSYM":
@@ -1459,6 +1461,42 @@ def test_server__better_debuginfo_rebuilds_index():
     srv = Server(data=srv.data)
     check(symbolize_frames(srv, b, [addr])[0] == after, "restart serves the DWARF index")
     check(srv.metric('ember_symbol_cache_events_total{event="disk_load"}') == 1, "from disk")
+    srv.stop()
+
+
+def backdate_tree(root, seconds=7200):
+    for r, _, files in os.walk(root):
+        for f in files:
+            t = time.time() - seconds
+            os.utime(os.path.join(r, f), (t, t))
+
+
+def test_server__superseded_and_unnamed_files_collected():
+    srv, full, b, addr = symtab_first_server()
+    symbolize_frames(srv, b, [addr])
+    old = saved_indexes(srv.data)
+    check(len(old) == 1, "saved indexes: %r" % old)
+    backdate_tree(os.path.join(srv.data, "derived"))
+    check(srv.upload(full, b, "debuginfo")[0] == 201, "debug upload")
+    symbolize_frames(srv, b, [addr])  # a new index for the better files
+    new = saved_indexes(srv.data)
+    check(len(new) == 1 and new != old, "superseded index kept: %r" % new)
+    srv.stop()
+    # A file no record names (a crash between commit and record) goes at
+    # the next start once older than the grace period; a fresh one stays.
+    orphan = os.path.join(srv.data, "blobs", "ab", "ab" + "0" * 62)
+    fresh = os.path.join(srv.data, "blobs", "ab", "ab" + "1" * 62)
+    os.makedirs(os.path.dirname(orphan), exist_ok=True)
+    for p in (orphan, fresh):
+        with open(p, "w") as f:
+            f.write("nobody names me")
+    backdate_tree(os.path.dirname(orphan))
+    os.utime(fresh)
+    srv = Server(data=srv.data)
+    wait_until(lambda: not os.path.exists(orphan), "the unnamed file removed")
+    check(os.path.exists(fresh), "a fresh unnamed file was removed")
+    check(symbolize_frames(srv, b, [addr])[0][1] == "dwarf", "the named files are whole")
+    check("removed 1 files no record names" in srv.stderr(), "not logged")
     srv.stop()
 
 

@@ -557,7 +557,7 @@ static int test_symsvc__saved_index_kept_on_emfile(void)
 	CHECK_INT(symsvc_error_reason(err), ==, SYMJSON_ERR_STORE_UNAVAILABLE);
 	/* Nor a file that cannot be mapped (here a folder in its place). */
 	CHECK_INT(store_find_pin(s, id, "symidx", &pin), ==, 0);
-	CHECK_INT(store_blob_path(s, pin.sha256, path, sizeof(path)), ==, 0);
+	CHECK_INT(store_derived_path(s, pin.sha256, path, sizeof(path)), ==, 0);
 	snprintf(aside, sizeof(aside), "%s.aside", path);
 	CHECK_INT(rename(path, aside), ==, 0);
 	CHECK_INT(mkdir(path, 0700), ==, 0);
