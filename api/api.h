@@ -23,6 +23,7 @@ struct api_server;
 #define API_REQUEST_TIMEOUT 60   /* the default of request_timeout */
 #define API_MAX_FETCHES 16       /* the default of max_fetches */
 #define API_MEMORY_LIMIT ((uint64_t)1 << 30) /* the default of memory_limit */
+#define API_UPSTREAM_QUOTA ((uint64_t)10 << 30) /* the default of upstream_quota */
 #define API_FDS_PER_CONNECTION 2 /* its socket and a file it sends */
 #define API_FDS_RESERVED 256     /* the store, RocksDB, libraries */
 
@@ -37,6 +38,8 @@ struct api_server_opts {
 	unsigned upstream_workers;  /* concurrent upstream fetches; 0: 4 */
 	unsigned upstream_miss_ttl; /* seconds a miss is remembered; 0: 600 */
 	uint64_t upstream_max_size; /* bytes a fetched file may have; 0: max_upload */
+	uint64_t upstream_quota;    /* bytes of fetched files kept (oldest evicted
+				       past it; uploads never); 0: 10 GiB */
 	uint64_t memory_limit;       /* bytes the server's memory stays under; 0: 1 GiB */
 	uint64_t symbol_cache_bytes; /* loaded symbol indexes, part of memory_limit;
 					0: half of it */

@@ -295,7 +295,7 @@ void api_validation_end(struct api_server *srv);
  * (consumes b).  kinds: enum store_kind bits; name: X-DEBUGINFOD-FILE. */
 void api_ingest_artifact(struct store *s, struct store_blob *b,
 			 const char *build_id, unsigned kinds, const char *name,
-			 struct api_ingest_result *res);
+			 unsigned origin, struct api_ingest_result *res);
 /* Unpack a received tar of sources for build_id, storing at most
  * max_bytes unpacked (consumes b). */
 void api_ingest_sources(struct store *s, struct store_blob *b,
@@ -314,7 +314,7 @@ int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
 struct symsvc_request_opts;
 
 int api_upstream_new(unsigned workers, unsigned miss_ttl_s, uint64_t max_size,
-		     struct api_upstream **out);
+		     uint64_t quota, struct api_upstream **out);
 void api_upstream_shutdown(struct api_upstream *u);
 void api_upstream_free(struct api_upstream *u);
 /*

@@ -59,6 +59,7 @@ struct api_upstream {
 	struct ember_errcache *misses;
 	struct store_upstream *lib;  /* libdebuginfod, loaded on first use */
 	uint64_t max_size;           /* bytes a fetched file may have */
+	uint64_t quota;              /* bytes of fetched files kept */
 };
 
 /* ---- fetching one job ------------------------------------------------------ */
@@ -91,6 +92,22 @@ static int check_size(const struct fetch_job *j, int fd)
 	return -EFBIG;
 }
 
+/* What upstream sent past the quota, evicted oldest first (never the file
+ * just stored, nor an upload); a failure is logged: the next fetch tries
+ * again. */
+static void keep_quota(struct api_server *srv)
+{
+	struct store_stats st;
+	int n;
+
+	store_get_stats(srv->store, &st);
+	if (st.upstream_bytes <= srv->upstream->quota)
+		return;
+	n = store_evict_upstream(srv->store, srv->upstream->quota);
+	if (n < 0)
+		pr_warn("api: cannot evict what upstream sent past the quota: %s", strerror(-n));
+}
+
 /* Validate and store a fetched file: a failure to store it is ours
  * (*local), one of validation (-EINVAL) upstream's. */
 static int ingest(struct fetch_job *j, enum store_want want, const char *src, int fd,
@@ -109,6 +126,8 @@ static int ingest(struct fetch_job *j, enum store_want want, const char *src, in
 				  exe ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO,
 				  exe ? "executable" : "debuginfo");
 	api_validation_end(srv);
+	if (!err)
+		keep_quota(srv);
 	if (err && (src || err != -EINVAL))
 		*local = true;
 	return err;
@@ -292,13 +311,14 @@ static void *fetch_thread(void *arg)
 }
 
 int api_upstream_new(unsigned workers, unsigned miss_ttl_s, uint64_t max_size,
-		     struct api_upstream **out)
+		     uint64_t quota, struct api_upstream **out)
 {
 	struct api_upstream *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return -ENOMEM;
-	u->max_size = max_size;
+	u->max_size = max_size < quota ? max_size : quota; /* one file fits the quota */
+	u->quota = quota;
 	pthread_mutex_init(&u->mu, NULL);
 	pthread_cond_init(&u->cv, NULL);
 	pthread_cond_init(&u->done_cv, NULL);

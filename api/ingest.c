@@ -185,9 +185,9 @@ out:
 
 void api_ingest_artifact(struct store *s, struct store_blob *b,
 			 const char *build_id, unsigned kinds, const char *name,
-			 struct api_ingest_result *res)
+			 unsigned origin, struct api_ingest_result *res)
 {
-	struct store_artifact a = { .kinds = kinds, .mtime = time(NULL) };
+	struct store_artifact a = { .kinds = kinds, .mtime = time(NULL), .origin = origin };
 	struct inspect_info info;
 	int fd = store_blob_fd(b);
 	int err = store_blob_seal(b, a.sha256, &a.size);
@@ -256,7 +256,7 @@ int api_ingest_fd(struct store *s, int fd, const char *build_id, unsigned kinds,
 
 	if (err)
 		return err;
-	api_ingest_artifact(s, b, build_id, kinds, name, &res);
+	api_ingest_artifact(s, b, build_id, kinds, name, STORE_FROM_UPSTREAM, &res);
 	if (res.status >= 400) {
 		pr_warn("api: upstream file for '%s' not stored: %.*s", build_id,
 			(int)strcspn(res.message, "\n"), res.message);
@@ -281,5 +281,5 @@ int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
 		store_blob_discard(b);
 		return err;
 	}
-	return store_add_source(s, b, build_id, path, sha, size, &is_new);
+	return store_add_source(s, b, build_id, path, sha, size, STORE_FROM_UPSTREAM, &is_new);
 }

@@ -148,9 +148,17 @@ static void render_store(FILE *f, struct store *s)
 		   "ember_store_sources %llu\n"
 		   "# HELP ember_store_bytes Bytes of stored artifacts.\n"
 		   "# TYPE ember_store_bytes gauge\n"
-		   "ember_store_bytes %llu\n",
+		   "ember_store_bytes %llu\n"
+		   "# HELP ember_store_upstream_bytes Bytes of what upstream sent (under the quota).\n"
+		   "# TYPE ember_store_upstream_bytes gauge\n"
+		   "ember_store_upstream_bytes %llu\n"
+		   "# HELP ember_store_evictions_total Files fetched from upstream evicted for the "
+		   "quota.\n"
+		   "# TYPE ember_store_evictions_total counter\n"
+		   "ember_store_evictions_total %llu\n",
 		(unsigned long long)st.artifacts, (unsigned long long)st.sources,
-		(unsigned long long)st.blob_bytes);
+		(unsigned long long)st.blob_bytes, (unsigned long long)st.upstream_bytes,
+		(unsigned long long)st.evictions);
 }
 
 static void render_symbols(FILE *f, struct symsvc *svc)

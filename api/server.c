@@ -274,6 +274,7 @@ static int init_server(struct api_server *srv, struct store *s,
 					o->upstream_miss_ttl ? o->upstream_miss_ttl : 600,
 					o->upstream_max_size ? o->upstream_max_size
 							     : srv->max_upload,
+					o->upstream_quota ? o->upstream_quota : API_UPSTREAM_QUOTA,
 					&srv->upstream);
 	return 0;
 }

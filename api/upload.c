@@ -141,7 +141,7 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 				   &res);
 	else
 		api_ingest_artifact(srv->store, b, req->route.build_id, kinds,
-				    upload_name(c, req, name), &res);
+				    upload_name(c, req, name), STORE_FROM_UPLOAD, &res);
 	api_validation_end(srv);
 	if (res.status >= 400)
 		api_metrics_reject(&srv->metrics, res.reject);

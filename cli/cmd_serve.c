@@ -37,6 +37,7 @@ struct serve_opts {
 	unsigned request_timeout;
 	unsigned max_fetches;
 	unsigned long long upstream_max_mb;
+	unsigned long long upstream_quota_mb;
 	unsigned long long memory_limit_mb;
 	unsigned long long symbol_cache_mb;
 };
@@ -55,6 +56,8 @@ static void serve_usage(FILE *f)
 	      "  --upstream-max-size-mb N\n"
 	      "                          largest file fetched from upstream (default:\n"
 	      "                          --max-upload-mb)\n"
+	      "  --upstream-quota-mb N   disk kept for what upstream sent, the oldest\n"
+	      "                          evicted past it (default 10240; uploads never)\n"
 	      "  --upstream-fetches-per-request N\n"
 	      "                          build IDs one symbolization request may have\n"
 	      "                          fetched from upstream (default 16)\n"
@@ -131,6 +134,9 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 	else if (strcmp(opt, "--upstream-max-size-mb") == 0 && !parse_uint(val, 1ull << 30, &v) &&
 		 v)
 		o->upstream_max_mb = v;
+	else if (strcmp(opt, "--upstream-quota-mb") == 0 && !parse_uint(val, 1ull << 40, &v) &&
+		 v)
+		o->upstream_quota_mb = v;
 	else if (strcmp(opt, "--upstream-fetches-per-request") == 0 &&
 		 !parse_uint(val, 1u << 20, &v) && v)
 		o->max_fetches = (unsigned)v;
@@ -173,6 +179,16 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	return 0;
 }
 
+/* The largest file fetched: --upstream-max-size-mb (else --max-upload-mb),
+ * at most the quota. */
+static unsigned long long upstream_max_bytes(const struct serve_opts *o)
+{
+	unsigned long long max = o->upstream_max_mb ? o->upstream_max_mb : o->max_upload_mb;
+	unsigned long long quota = o->upstream_quota_mb ? o->upstream_quota_mb : 10240;
+
+	return (max < quota ? max : quota) << 20;
+}
+
 /* libdebuginfod reads its configuration from the environment only. */
 static int setup_upstream(const struct serve_opts *o, bool *enabled)
 {
@@ -198,8 +214,7 @@ static int setup_upstream(const struct serve_opts *o, bool *enabled)
 	/* A file larger than we keep is refused before it is downloaded; a
 	 * fetch never holds a fetch thread for more than 10 minutes (unless
 	 * the environment says otherwise). */
-	snprintf(path, sizeof(path), "%llu",
-		 (o->upstream_max_mb ? o->upstream_max_mb : o->max_upload_mb) << 20);
+	snprintf(path, sizeof(path), "%llu", upstream_max_bytes(o));
 	if (setenv("DEBUGINFOD_MAXSIZE", path, 1) || setenv("DEBUGINFOD_MAXTIME", "600", 0))
 		return -errno;
 	snprintf(path, sizeof(path), "%s/upstream-cache/cache_miss_s", o->data);
@@ -354,6 +369,7 @@ static int run(struct serve_opts *o, struct store *s)
 	ao.request_timeout = o->request_timeout;
 	ao.max_fetches = o->max_fetches;
 	ao.upstream_max_size = o->upstream_max_mb << 20;
+	ao.upstream_quota = o->upstream_quota_mb << 20;
 	ao.upstream = upstream;
 	ao.upstream_miss_ttl = o->miss_ttl;
 	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;

@@ -17,7 +17,7 @@ int store_add_derived(struct store *s, struct store_blob *b, const char *build_i
 		      uint64_t size, bool *is_new)
 {
 	int err = store_keyed_add(s, b, STORE_TAG_DERIVED, build_id, what, what, sha256, size,
-				  is_new);
+				  STORE_FROM_UPLOAD, is_new);
 
 	if (!err && (err = store_derived_supersede(s, build_id, what))) {
 		pr_warn("store: cannot drop what '%s' of '%s' supersedes: %s", what, build_id,

@@ -28,14 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SUPERSEDED_GRACE_S 10 /* a writer's commit-to-record gap is milliseconds */
 
 /* ---- a set of sha256s (sorted, searched) -------------------------------------- */
-
-struct sha_set {
-	char (*v)[STORE_SHA256_HEX];
-	size_t n, alloc;
-};
 
 static int sha_add(struct sha_set *set, const char *sha, size_t len)
 {
@@ -48,12 +42,17 @@ static int sha_add(struct sha_set *set, const char *sha, size_t len)
 	return 0;
 }
 
+int store_sha_set_add(struct sha_set *set, const char *sha)
+{
+	return sha_add(set, sha, STORE_SHA256_HEX - 1);
+}
+
 static int sha_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, STORE_SHA256_HEX - 1);
 }
 
-static bool sha_has(const struct sha_set *set, const char *sha)
+bool store_sha_set_has(const struct sha_set *set, const char *sha)
 {
 	return set->n && bsearch(sha, set->v, set->n, sizeof(*set->v), sha_cmp);
 }
@@ -71,7 +70,7 @@ static int add_named(const char *key, size_t klen, const char *val, size_t vlen,
 }
 
 /* The blobs the records of tags name (a store error stops it). */
-static int named_blobs(struct store *s, const char *tags, struct sha_set *set)
+int store_named_blobs(struct store *s, const char *tags, struct sha_set *set)
 {
 	int err = 0;
 
@@ -84,8 +83,7 @@ static int named_blobs(struct store *s, const char *tags, struct sha_set *set)
 
 /* ---- removing blob files -------------------------------------------------------- */
 
-/* Remove NS/xx/sha if it is older than grace_s: true when removed. */
-static bool remove_old(int ns_fd, const char *path, uint64_t grace_s, uint64_t *bytes)
+bool store_remove_old(int ns_fd, const char *path, uint64_t grace_s, uint64_t *bytes)
 {
 	struct stat st;
 
@@ -114,10 +112,10 @@ static void sweep_dir(int ns_fd, const char *sub, const struct sha_set *set, uin
 		return;
 	}
 	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || sha_has(set, e->d_name))
+		if (e->d_name[0] == '.' || store_sha_set_has(set, e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", sub, e->d_name);
-		st->files += remove_old(ns_fd, path, grace_s, &st->bytes);
+		st->files += store_remove_old(ns_fd, path, grace_s, &st->bytes);
 	}
 	closedir(d);
 }
@@ -139,11 +137,11 @@ static void sweep(int ns_fd, const struct sha_set *set, uint64_t grace_s,
 int store_collect_garbage(struct store *s, uint64_t grace_s, struct store_gc_stats *st)
 {
 	struct sha_set uploads = { 0 }, derived = { 0 };
-	int err = named_blobs(s, "AS", &uploads);
+	int err = store_named_blobs(s, "AS", &uploads);
 
 	*st = (struct store_gc_stats){ 0 };
 	if (!err)
-		err = named_blobs(s, "D", &derived);
+		err = store_named_blobs(s, "D", &derived);
 	if (!err) { /* a walk cut short names too little: nothing is removed then */
 		sweep(s->blobs_fd, &uploads, grace_s, st);
 		sweep(s->derived_fd, &derived, grace_s, st);
@@ -228,11 +226,11 @@ int store_derived_supersede(struct store *s, const char *id, const char *what)
 	if (!err && w.n)
 		err = drop_records(s, id, &w);
 	if (!err && w.n)
-		err = named_blobs(s, "D", &named); /* another build ID's may be the same bytes */
+		err = store_named_blobs(s, "D", &named); /* another build ID's may be the same bytes */
 	for (size_t i = 0; !err && i < w.n; i++) {
 		snprintf(path, sizeof(path), "%.2s/%s", w.shas[i], w.shas[i]);
-		if (!sha_has(&named, w.shas[i]))
-			remove_old(s->derived_fd, path, SUPERSEDED_GRACE_S, &st.bytes);
+		if (!store_sha_set_has(&named, w.shas[i]))
+			store_remove_old(s->derived_fd, path, STORE_COMMIT_GRACE_S, &st.bytes);
 	}
 	pthread_mutex_unlock(&s->write_mu);
 	free(w.keys);

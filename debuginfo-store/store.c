@@ -160,10 +160,17 @@ static int count_record(const char *key, size_t klen, const char *val,
 
 	if (key[0] == STORE_TAG_SOURCE) {
 		s->n_sources++;
+		if (vlen > STORE_SHA256_HEX - 1 &&
+		    store_record_decode((const uint8_t *)val + STORE_SHA256_HEX - 1,
+					vlen - STORE_SHA256_HEX + 1, &a) == 0 &&
+		    a.origin == STORE_FROM_UPSTREAM)
+			s->upstream_bytes += a.size;
 	} else if (key[0] == STORE_TAG_ARTIFACT &&
 		   store_record_decode((const uint8_t *)val, vlen, &a) == 0) {
 		s->n_artifacts++;
 		s->blob_bytes += a.size;
+		if (a.origin == STORE_FROM_UPSTREAM)
+			s->upstream_bytes += a.size;
 	}
 	return 0;
 }
@@ -418,6 +425,12 @@ int store_batch_commit(struct store_batch *b)
 	return 0;
 }
 
+void store_batch_discard(struct store_batch *b)
+{
+	b->s->rdb.writebatch_destroy(b->wb);
+	b->wb = NULL;
+}
+
 int store_db_scan_opened(struct store *s, const char *prefix, size_t plen,
 			 int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,
 				   void *arg),
@@ -445,4 +458,6 @@ void store_get_stats(struct store *s, struct store_stats *out)
 	out->artifacts = s->n_artifacts;
 	out->sources = s->n_sources;
 	out->blob_bytes = s->blob_bytes;
+	out->upstream_bytes = s->upstream_bytes;
+	out->evictions = s->evictions;
 }

@@ -65,6 +65,12 @@ enum store_feature {
 	STORE_HAS_TEXT = 1 << 7,
 };
 
+/* Where a file came from: only what upstream sent may be evicted. */
+enum store_origin {
+	STORE_FROM_UPLOAD = 0,
+	STORE_FROM_UPSTREAM = 1,
+};
+
 /* One candidate for a build ID.  Plain data; copy freely. */
 struct store_artifact {
 	char build_id[STORE_BUILD_ID_HEX]; /* lowercase hex */
@@ -75,12 +81,16 @@ struct store_artifact {
 	uint64_t size;                     /* bytes */
 	int64_t mtime;                     /* first upload, seconds since epoch */
 	char name[STORE_NAME_MAX];         /* file name it was uploaded as */
+	unsigned origin;                   /* enum store_origin: an upload of the same
+					      content makes a fetched file an upload */
 };
 
 struct store_stats {
 	uint64_t artifacts;     /* candidate records */
 	uint64_t sources;       /* source files stored */
 	uint64_t blob_bytes;    /* bytes of distinct blobs recorded */
+	uint64_t upstream_bytes; /* of which fetched from upstream (evictable) */
+	uint64_t evictions;     /* records evicted for the upstream quota */
 };
 
 /*
@@ -204,7 +214,7 @@ int store_source_named(struct store *s, const char *build_id,
 int store_add_source(struct store *s, struct store_blob *b,
 		     const char *build_id, const char *path,
 		     const char sha256[STORE_SHA256_HEX], uint64_t size,
-		     bool *is_new);
+		     unsigned origin, bool *is_new);
 
 /* The stored content of source path of build_id: sha256, size, mtime and
  * name (the path's base name) in *out.  0, -ENOENT (none, or a damaged
@@ -241,6 +251,19 @@ int store_drop_derived(struct store *s, const char *build_id, const char *what);
 
 /* Zero until the store is open. */
 void store_get_stats(struct store *s, struct store_stats *out);
+
+/* ---- the upstream quota (evict.c) ------------------------------------------ */
+
+/*
+ * Evict what upstream sent (STORE_FROM_UPSTREAM artifacts and sources),
+ * oldest first, until it takes at most quota bytes; uploads are never
+ * evicted, nor the newest fetched record (so one file larger than the
+ * quota stays until the next fetch).  An evicted record's blob goes once
+ * no record names it; the build ID's pins and the derived artifacts made
+ * from it go too, and the store generation moves.  Returns the number of
+ * records evicted, or the store's error.
+ */
+int store_evict_upstream(struct store *s, uint64_t quota);
 
 /* ---- garbage (gc.c) --------------------------------------------------------- */
 

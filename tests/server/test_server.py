@@ -938,6 +938,50 @@ def test_server__upstream_federation():
             up.stop()
 
 
+def with_build_id(src, dst, n):
+    """A copy of ELF src whose GNU build ID is 20 bytes derived from n."""
+    note = os.path.join(TMP, "note.%d" % n)
+    bid = hashlib.sha1(b"ember-quota-%d" % n).digest()
+    with open(note, "wb") as f:
+        f.write((4).to_bytes(4, "little") + (20).to_bytes(4, "little") +
+                (3).to_bytes(4, "little") + b"GNU\0" + bid)
+    subprocess.run(["objcopy", "--update-section", ".note.gnu.build-id=" + note, src, dst],
+                   check=True)
+    check(build_id(dst) == bid.hex(), "build ID of the copy")
+    return bid.hex()
+
+
+def test_server__upstream_quota_evicts_oldest_fetched():
+    files, ids = [], []
+    for n in range(5):
+        dst = os.path.join(TMP, "quota%d" % n)
+        ids.append(with_build_id(fx("cxx_O2"), dst, n))
+        files.append(dst)
+    size = os.path.getsize(files[0])
+    up = Upstream(files[1:])
+    srv = Server(args=["--upstream", up.url, "--upstream-quota-mb", "2",
+                       "--upstream-miss-ttl", "1"])
+    check(srv.upload(files[0], ids[0], "executable")[0] == 201, "upload")  # never evicted
+    for b in ids[1:]:
+        up.wait_serving(b)
+    for b in ids[1:]:  # 4 x 572 KB fetched, one second apart: past 2 MiB at the 4th
+        check(srv.get("/buildid/%s/executable" % b)[0] == 200, "fetch " + b)
+        time.sleep(1.1)
+    listed = [len(srv.listing(b)["artifacts"]) for b in ids]
+    check(listed == [1, 0, 1, 1, 1], "after the quota: %r" % listed)
+    check(srv.metric("ember_store_evictions_total") == 1, "evictions")
+    check(srv.metric("ember_store_upstream_bytes") == 3 * size, "upstream bytes %r"
+          % srv.metric("ember_store_upstream_bytes"))
+    blob = os.path.join(srv.data, "blobs", sha256(files[1])[:2], sha256(files[1]))
+    check(not os.path.exists(blob), "the evicted file is still on disk")
+    # Asked again, it is fetched again (and the next oldest goes).
+    check(srv.get("/buildid/%s/executable" % ids[1])[0] == 200, "refetch")
+    listed = [len(srv.listing(b)["artifacts"]) for b in ids]
+    check(listed == [1, 1, 0, 1, 1], "after the refetch: %r" % listed)
+    srv.stop()
+    up.stop()
+
+
 def test_server__failed_upstream_is_503_not_404():
     """An upstream that cannot be reached is a failure, not a miss: 503
     with Retry-After (as elfutils' server answers a failed federation),

@@ -235,7 +235,8 @@ static int test_store__sources_only_when_named(void)
 	CHECK_INT(store_blob_begin(s, &b), ==, 0);
 	CHECK_INT(store_blob_write(b, "int main;", 9), ==, 0);
 	CHECK_INT(store_blob_seal(b, sha, &size), ==, 0);
-	CHECK_INT(store_add_source(s, b, "ff", "/src/a.c", sha, size, &is_new), ==, 0);
+	CHECK_INT(store_add_source(s, b, "ff", "/src/a.c", sha, size, STORE_FROM_UPLOAD, &is_new),
+		  ==, 0);
 	CHECK(is_new);
 	CHECK_INT(store_find_source(s, "ff", "/src/a.c", &got), ==, 0);
 	CHECK_STR(got.sha256, sha);
