@@ -3,7 +3,8 @@
  *
  * One concept a file:
  *   service.c         the service: options, lifetime, stats, error reasons
- *   request.c         what one request may spend: its check, its fetch cap
+ *   request.c         what one request may spend: its check, its fetch cap,
+ *                     its memory account
  *   fetch.c           a build ID's files asked of the owner's upstream fetch
  *   index_cache.c     the LRU of loaded indexes: one build per build ID,
  *                     eviction, replacement when better files arrive
