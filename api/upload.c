@@ -130,7 +130,8 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 				 ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO;
 
 	req->blob = NULL;
-	if (api_validation_begin(srv, req->deadline_ms)) {
+	/* a long upload's head is long past: its validation's wait counts from now */
+	if (api_validation_begin(srv, ember_monotonic_ms() + srv->request_timeout_ms)) {
 		store_blob_discard(b);
 		log_outcome(req, MHD_HTTP_SERVICE_UNAVAILABLE, "refused", "server busy\n");
 		return api_respond_retry(srv, c, req, "server busy: no memory free to validate "
@@ -164,8 +165,13 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 				size_t *size)
 {
 	if (!req->upload_started) { /* the first call: headers only */
+		enum MHD_Result r;
+
 		req->upload_started = true;
-		return begin(srv, c, req);
+		r = begin(srv, c, req);
+		if (!req->blob) /* refused: what it still sends must come by the deadline */
+			api_guard_body_due(&srv->guard, c, req->deadline_ms);
+		return r;
 	}
 	if (!req->blob && !req->upload_err)
 		return MHD_YES; /* refused at the start: drop whatever arrives */
