@@ -184,7 +184,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 static unsigned long long upstream_max_bytes(const struct serve_opts *o)
 {
 	unsigned long long max = o->upstream_max_mb ? o->upstream_max_mb : o->max_upload_mb;
-	unsigned long long quota = o->upstream_quota_mb ? o->upstream_quota_mb : 10240;
+	unsigned long long quota = o->upstream_quota_mb ? o->upstream_quota_mb
+						       : API_UPSTREAM_QUOTA >> 20;
 
 	return (max < quota ? max : quota) << 20;
 }
