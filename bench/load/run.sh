@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load test of `ember serve` at its connection limit: wrk on loopback with
+# Load test of `ember serve` at its connection limits: wrk on loopback with
 # mixed debuginfod, symbolization and unwind requests, bounded in time;
 # reports throughput, latency, errors and the server's peak RSS, and that
 # /healthz from another loopback address is answered meanwhile.  See
@@ -39,8 +39,10 @@ ulimit -n "$(ulimit -Hn)"
 PID=""
 cleanup() { [ -z "$PID" ] || { kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; } || true; }
 trap cleanup EXIT
+# wrk sends from one address: it may hold CONNS connections, the server
+# CONNS + 16, so that another address still finds room.
 "$EMBER" serve --listen 127.0.0.1:0 --data "$OUT/data" --memory-limit-mb "$MEMORY_MB" \
-    --max-connections "$CONNS" --max-connections-per-client "$CONNS" \
+    --max-connections $((CONNS + 16)) --max-connections-per-client "$CONNS" \
     > "$OUT/log/ember.stdout" 2> "$OUT/log/ember.log" &
 PID=$!
 for _ in $(seq 100); do
@@ -73,9 +75,11 @@ for rep in $(seq "$REPS"); do
         "$URL" > "$OUT/wrk/rep$rep.txt" 2>&1 &
     WRK=$!
     sleep 5   # in the middle of the load: health from another loopback address
-    HEALTH_MS=$(curl -s -o /dev/null --interface 127.0.0.2 --max-time 10 -w '%{time_total}' \
-        "$URL/healthz" | awk '{ printf "%.1f", $1 * 1000 }')
+    HEALTH_MS=$(curl -s -o /dev/null --interface 127.0.0.2 --max-time 10 \
+        -w '%{http_code} %{time_total}' "$URL/healthz" |
+        awk '$1 == 200 { printf "%.1f", $2 * 1000; next } { print "failed" }') || HEALTH_MS=failed
     wait "$WRK"
+    curl -s "$URL/metrics" > "$OUT/log/metrics.rep$rep.txt" || true
     python3 - "$OUT/wrk/rep$rep.txt" "$rep" "$HEALTH_MS" "$PID" >> "$OUT/raw.tsv" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
