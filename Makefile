@@ -25,7 +25,7 @@ JOBS ?= $(shell nproc)
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev liblzma-dev \
 	libbz2-dev librocksdb-dev libmicrohttpd-dev libdebuginfod-dev \
-	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev \
+	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev libyajl-dev \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
 	libunistring-dev libexpat1-dev libbpf-dev bpftool

@@ -18,6 +18,14 @@
 struct api_server;
 
 #define API_MAX_CONNECTIONS 1024 /* the default of max_connections */
+#define API_MAX_PER_CLIENT 64    /* the default of max_per_client */
+#define API_HEADER_TIMEOUT 20    /* the default of header_timeout */
+#define API_REQUEST_TIMEOUT 60   /* the default of request_timeout */
+#define API_MAX_FETCHES 16       /* the default of max_fetches */
+#define API_MEMORY_LIMIT ((uint64_t)1 << 30) /* the default of memory_limit */
+#define API_UPSTREAM_QUOTA ((uint64_t)10 << 30) /* the default of upstream_quota */
+#define API_FDS_PER_CONNECTION 2 /* its socket and a file it sends */
+#define API_FDS_RESERVED 256     /* the store, RocksDB, libraries */
 
 struct api_server_opts {
 	size_t sz;                  /* sizeof(struct api_server_opts) */
@@ -29,7 +37,19 @@ struct api_server_opts {
 	bool upstream;              /* ask DEBUGINFOD_URLS servers on a miss */
 	unsigned upstream_workers;  /* concurrent upstream fetches; 0: 4 */
 	unsigned upstream_miss_ttl; /* seconds a miss is remembered; 0: 600 */
-	uint64_t symbol_cache_bytes; /* loaded symbol indexes; 0: 1 GiB */
+	uint64_t upstream_max_size; /* bytes a fetched file may have; 0: max_upload */
+	uint64_t upstream_quota;    /* bytes of fetched files kept (oldest evicted
+				       past it; uploads never); 0: 10 GiB */
+	uint64_t memory_limit;       /* bytes the server's memory stays under; 0: 1 GiB */
+	uint64_t symbol_cache_bytes; /* loaded symbol indexes, part of memory_limit;
+					0: half of it */
+	unsigned max_per_client;     /* open connections of one client address; 0: 64 */
+	unsigned header_timeout;     /* seconds a request head may take (from the
+					connection's start or previous answer); 0: 20 */
+	unsigned request_timeout;    /* seconds from a request's head to its answer
+					(symbolization bodies included); 0: 60 */
+	unsigned max_fetches;        /* build IDs one symbolization request may have
+					fetched from upstream; 0: 16 */
 };
 
 /*

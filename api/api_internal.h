@@ -85,6 +85,10 @@ struct api_metrics {
 	_Atomic uint64_t upstream_misses;
 	_Atomic uint64_t upstream_errors;
 	_Atomic uint64_t upstream_negative_cached;
+	_Atomic uint64_t connections_timed_out;	/* head or body not sent in time */
+	_Atomic uint64_t unwind_failures_cached; /* answered from a remembered rejection */
+	_Atomic uint64_t requests_timed_out;	/* past --request-timeout */
+	_Atomic uint64_t requests_cancelled;	/* the client went away */
 };
 
 void api_metrics_count(struct api_metrics *m, enum api_endpoint ep,
@@ -98,6 +102,34 @@ struct symsvc;
 char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
 			 size_t *len);
 
+/* ---- connection deadlines (conn_guard.c) ---------------------------------- */
+
+struct api_conn;
+
+/* The deadlines of every open connection, and the thread that enforces
+ * them by shutting a late connection's socket down. */
+struct api_guard {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;		/* a deadline moved, or stopping */
+	pthread_t thread;
+	bool running, stopping;
+	struct api_conn *conns;		/* open connections (under mu) */
+	uint64_t header_ms;		/* a request head is due within this */
+	_Atomic uint64_t *timed_out;	/* connections shut down: a metric */
+};
+
+int api_guard_start(struct api_guard *g, unsigned header_timeout_s, _Atomic uint64_t *timed_out);
+void api_guard_stop(struct api_guard *g);
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the server). */
+void api_guard_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+		      enum MHD_ConnectionNotificationCode code);
+/* The request's body is due by at_ms (ember_monotonic_ms()). */
+void api_guard_body_due(struct api_guard *g, struct MHD_Connection *mc, uint64_t at_ms);
+/* The server works on the request or sends its answer: no deadline. */
+void api_guard_working(struct api_guard *g, struct MHD_Connection *mc);
+/* Answered: the next request's head is due within the header timeout. */
+void api_guard_next_head(struct api_guard *g, struct MHD_Connection *mc);
+
 /* ---- the server ------------------------------------------------------------ */
 
 struct api_upstream;
@@ -110,8 +142,17 @@ struct api_server {
 	struct symsvc *symbols;           /* the symbolization service */
 	char token[128];
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
+	struct ember_errcache *unwind_failed; /* rejected inputs, with the reason
+						 (under unwind_mu) */
 	uint64_t max_upload;
+	uint64_t request_timeout_ms;      /* a request's deadline after its head */
+	struct ember_mem_budget mem;      /* requests' and builds' memory (docs/security.md) */
+	uint64_t request_share;           /* what one request may take of it */
+	unsigned max_fetches;             /* upstream build IDs one request may ask */
+	struct api_guard guard;
 };
+
+struct symjson_parser;
 
 /* Per-request state, from the first callback to MHD's completion. */
 struct api_request {
@@ -123,7 +164,41 @@ struct api_request {
 	uint64_t received;
 	int upload_err;              /* first failure while receiving */
 	enum api_reject reject;
+	uint64_t deadline_ms;        /* ember_monotonic_ms() the answer is due by */
+	int conn_fd;                 /* the client's socket, to see it close */
+	struct ember_mem_account *acct; /* what its work may take of the server's
+					   budget (symbolization); handed over to
+					   a streamed answer */
+	struct symjson_parser *parser;  /* a JSON body being parsed */
+	int body_err;                /* the first failure taking the body */
 };
+
+/* ---- a request's deadline (deadline.c) ------------------------------------- */
+
+struct symsvc_request_opts;
+
+/* What the check of a request's work reads; copied out of the request,
+ * so an answer streamed after it may hold it. */
+struct api_deadline {
+	uint64_t at_ms;			/* ember_monotonic_ms() */
+	int fd;				/* the client's socket */
+	struct api_metrics *metrics;
+	int stopped;			/* the verdict, once given */
+};
+
+void api_deadline_init(struct api_deadline *d, struct api_server *srv,
+		       const struct api_request *req);
+/* A symsvc_check_fn on a struct api_deadline: 0, -ETIMEDOUT past it, or
+ * -ECANCELED when the client's socket closed (each counted). */
+int api_deadline_check(void *arg);
+/* The symbolization service's request options: d's check, the server's
+ * cap on upstream fetches.  d must outlive the work. */
+void api_deadline_request_opts(struct api_server *srv, struct api_deadline *d,
+			       struct symsvc_request_opts *ro);
+/* The answer to work stopped by the check (err): 504 past the deadline;
+ * for a client gone, none (MHD_NO closes the connection). */
+enum MHD_Result api_respond_stopped(struct api_server *srv, struct MHD_Connection *c,
+				    const struct api_request *req, int err);
 
 /* ---- responses (respond.c) ------------------------------------------------- */
 
@@ -177,10 +252,19 @@ enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection
 /* POST /api/v1/symbolize/pprof (symbolize_pprof.c). */
 enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
 				    struct api_request *req);
-/* Read a POST body into req->body; answers 413 itself (body_step.c). */
+/* Read a POST body: JSON through req->parser, pprof into req->body, both
+ * under req->acct; a declared length over the cap is answered 413 here
+ * (body_step.c).  A failure while reading is kept in req->body_err. */
 enum MHD_Result api_body_step(struct api_server *srv, struct MHD_Connection *c,
 			      struct api_request *req, const char *data, size_t *size,
 			      bool *complete);
+/* Give back all a request's account took, and free it.  NULL is fine. */
+void api_account_free(struct ember_mem_account *a);
+/* The answer to a body that could not be taken (err): 503 with
+ * Retry-After for -EAGAIN (the memory budget is taken by others), 413 for
+ * -E2BIG, 500 for -ENOMEM, else 400; why says what. */
+enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connection *c,
+				       struct api_request *req, int err, const char *why);
 
 /* ---- uploads (upload.c, ingest.c) ------------------------------------------ */
 
@@ -202,11 +286,16 @@ struct api_ingest_result {
 					-EINVAL for a file rejected for what it is */
 };
 
+/* A validation's turn at the memory budget (ingest.c): 0, or -EAGAIN when
+ * none came by deadline_ms; every 0 is followed by api_validation_end(). */
+int api_validation_begin(struct api_server *srv, uint64_t deadline_ms);
+void api_validation_end(struct api_server *srv);
+
 /* Validate the sealed blob as an ELF artifact for build_id and store it
  * (consumes b).  kinds: enum store_kind bits; name: X-DEBUGINFOD-FILE. */
 void api_ingest_artifact(struct store *s, struct store_blob *b,
 			 const char *build_id, unsigned kinds, const char *name,
-			 struct api_ingest_result *res);
+			 unsigned origin, struct api_ingest_result *res);
 /* Unpack a received tar of sources for build_id, storing at most
  * max_bytes unpacked (consumes b). */
 void api_ingest_sources(struct store *s, struct store_blob *b,
@@ -222,28 +311,36 @@ int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
 
 /* ---- upstream (federation.c) ---------------------------------------------------- */
 
-int api_upstream_new(unsigned workers, unsigned miss_ttl_s,
-		     struct api_upstream **out);
+struct symsvc_request_opts;
+
+int api_upstream_new(unsigned workers, unsigned miss_ttl_s, uint64_t max_size,
+		     uint64_t quota, struct api_upstream **out);
 void api_upstream_shutdown(struct api_upstream *u);
 void api_upstream_free(struct api_upstream *u);
 /*
  * Fetch the file of build_id that want names (debug file or executable)
- * from upstream on the calling thread, validate and store it, remembered
- * in the miss cache like a debuginfod request's: the symbolization
- * service's upstream fetch (a symsvc_fetch_fn; arg is the server).  0 when
- * it is stored; -ENOENT when no server has it (or that was learnt within
- * the miss TTL); -ENOSYS without upstream; -EHOSTUNREACH when upstream
- * failed (or that was learnt), -ECANCELED when the server stops; any
- * other negative errno is the store's: what arrived could not be stored.
+ * from upstream through the fetch pool (joining a fetch of it in flight),
+ * validate and store it, remembered in the miss cache like a debuginfod
+ * request's: the symbolization service's upstream fetch (a
+ * symsvc_fetch_fn; arg is the server).  0 when it is stored; -ENOENT
+ * when no server has it (or that was learnt within the miss TTL);
+ * -ENOSYS without upstream; -EHOSTUNREACH when upstream failed (or that
+ * was learnt), -ECANCELED when the server stops; -ETIMEDOUT at ro's
+ * deadline_ms, or the error of its check (polled), the fetch going on;
+ * any other negative errno is the store's: what arrived could not be
+ * stored.  ro may be NULL.
  */
-int api_upstream_fetch(void *arg, const char *build_id, enum store_want want);
+int api_upstream_fetch(void *arg, const char *build_id, enum store_want want,
+		       const struct symsvc_request_opts *ro);
 /*
  * Start (or join) the fetch for req's route and wait, on c's own thread,
  * until it ends.  0: it ended and the file is in the store; -ENOENT: no
  * upstream has it (now, or learnt within the miss TTL), or the
  * X-Forwarded-For hop limit is reached; -EHOSTUNREACH: upstream failed
- * (now or within the TTL); -ECANCELED: the server is stopping; any other
- * negative errno: what arrived could not be stored (the store's error).
+ * (now or within the TTL); -ECANCELED: the server is stopping;
+ * -ETIMEDOUT: the request's deadline came first (the fetch goes on); any
+ * other negative errno: what arrived could not be stored (the store's
+ * error).
  */
 int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 		      const struct api_request *req);

@@ -4,8 +4,11 @@
  * A fresh data directory gets a random 256-bit token in DATA/token (0600),
  * which `ember serve` prints at start; `--token-file` names another.  The
  * token is written whole or not at all (DATA/token.tmp, fsynced, renamed):
- * a crash never leaves a partial token for the next start to read.  The
- * comparison takes the same time wherever the tokens differ.
+ * a crash never leaves a partial token for the next start to read.  An
+ * existing token file is trusted only if it is this user's (or root's),
+ * nobody else may read or write it (mode 0600 or narrower), and it holds
+ * 16 to 127 printable bytes: a start is refused otherwise, with the
+ * reason.  The comparison takes the same time wherever the tokens differ.
  */
 #include "api_internal.h"
 
@@ -14,30 +17,83 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#define TOKEN_MIN 16 /* bytes: a guessable token is no token */
+
+/* A token file is a secret: refused when others may read or write it,
+ * or it belongs to someone else (as ssh refuses a private key). */
+static int check_secret(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode)) {
+		pr_err("api: token file '%s' is not a regular file", path);
+		return -EINVAL;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		pr_err("api: token file '%s' belongs to uid %u, not to this user (%u)", path,
+		       (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & 077) {
+		pr_err("api: token file '%s' is open to other users (mode %04o): "
+		       "chmod 600 it", path, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The token's bytes: printable ASCII without spaces, TOKEN_MIN to
+ * size - 1 of them. */
+static int check_token(const char *path, const char *tok, size_t n, size_t size)
+{
+	if (n >= size) {
+		pr_err("api: token in '%s' is longer than %zu bytes", path, size - 1);
+		return -EINVAL;
+	}
+	if (n < TOKEN_MIN) {
+		pr_err("api: token in '%s' is %s (fewer than %d bytes)", path,
+		       n ? "too short" : "empty", TOKEN_MIN);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (tok[i] <= ' ' || tok[i] > '~') {
+			pr_err("api: token in '%s' holds a byte that is not printable ASCII "
+			       "(at %zu)", path, i);
+			return -EINVAL;
+		}
+	return 0;
+}
 
 static int read_token(const char *path, char *out, size_t size)
 {
-	FILE *f = fopen(path, "re");
-	size_t n;
-	int err;
+	char buf[256];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	n = fread(out, 1, size - 1, f);
-	err = ferror(f) ? -EIO : 0;
-	fclose(f);
+	err = check_secret(fd, path);
+	n = err ? 0 : read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		err = -errno;
+	close(fd);
 	if (err) {
-		pr_warn("api: cannot read token file '%s'", path);
+		if (err != -EPERM && err != -EINVAL)
+			pr_err("api: cannot read token file '%s': %s", path, strerror(-err));
 		return err;
 	}
-	while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		n--;
+	err = check_token(path, buf, (size_t)n, size < sizeof(buf) ? size : sizeof(buf));
+	if (err)
+		return err;
+	memcpy(out, buf, (size_t)n);
 	out[n] = '\0';
-	if (n == 0) {
-		pr_warn("api: token file '%s' is empty", path);
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -57,26 +113,9 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-/* fsync the directory of path, so that a rename in it is durable. */
-static int sync_parent(const char *path)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	int fd, err = 0;
-
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-	fd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 /*
  * text as the whole content of path, never a part of it: written to
- * PATH.tmp (a leftover of a crash is truncated), fsynced, renamed over
+ * PATH.tmp (a leftover of a crash is removed first), fsynced, renamed over
  * path, and the directory fsynced.  0 or the first failure's negative
  * errno, with PATH.tmp removed.
  */
@@ -87,7 +126,10 @@ static int write_file_atomic(const char *path, const char *text)
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* a crash's leftover may have any mode: made anew, never reused */
+	if (unlink(tmp) && errno != ENOENT)
+		return -errno;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
 	err = write_all(fd, text, strlen(text));
@@ -101,7 +143,7 @@ static int write_file_atomic(const char *path, const char *text)
 		unlink(tmp);
 		return err;
 	}
-	return sync_parent(path);
+	return ember_sync_parent(path);
 }
 
 static int write_new_token(const char *path, char *out, size_t size)

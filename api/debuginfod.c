@@ -68,13 +68,15 @@ static int parse_range(const char *h, uint64_t size, uint64_t *from, uint64_t *l
 
 static void add_common_headers(struct MHD_Response *r, const struct file_part *p)
 {
-	char buf[64];
+	char buf[64], name[3 * STORE_NAME_MAX];
 	struct tm tm;
 	time_t t = (time_t)p->a->mtime;
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, p->size);
 	MHD_add_response_header(r, "X-DEBUGINFOD-SIZE", buf);
-	MHD_add_response_header(r, "X-DEBUGINFOD-FILE", p->a->name);
+	/* escaped at upload; a record of an older version is escaped here */
+	if (ember_name_escape(p->a->name, name, sizeof(name)) >= 0)
+		MHD_add_response_header(r, "X-DEBUGINFOD-FILE", name);
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_LAST_MODIFIED, buf);
@@ -172,7 +174,7 @@ enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *
 
 	if (over_max_size(c, a->size, msg, sizeof(msg)))
 		return api_respond_text(srv, c, req, MHD_HTTP_NOT_ACCEPTABLE, NULL, msg);
-	err = store_blob_open(srv->store, a->sha256, &p.fd);
+	err = store_artifact_open(srv->store, a, &p.fd);
 	if (err) {
 		pr_warn("api: stored file '%s' of '%s' unreadable: %s", a->sha256, a->build_id,
 			strerror(-err));

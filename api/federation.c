@@ -9,13 +9,13 @@
  * ask.  What arrives is validated and stored like an upload (ingest.c),
  * then every waiter is woken and served from the store.  A client that
  * goes away does not cancel the fetch: what arrives is stored.  Misses and failures are remembered for the
- * configured time (miss_cache.c) so a missing build ID costs one upstream
+ * configured time (common.h's ember_errcache) so a missing build ID costs one upstream
  * round trip per TTL.  Requests that already crossed 8 proxies are not
  * forwarded again (the X-Forwarded-For limit of elfutils' server).
  */
 #include "api_internal.h"
-#include "miss_cache.h"
 #include "store_upstream.h"
+#include "symsvc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,9 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define XFF_HOP_LIMIT 8
+#define MISS_KEY_MAX 4352     /* the longest job key (job_key) */
+#define MISS_CACHE_MAX 65536  /* misses and failures remembered at once */
 
 /* A connection thread waiting for a job (on its stack, under u->mu). */
 struct waiter {
@@ -52,8 +56,10 @@ struct api_upstream {
 	bool stopping;
 	pthread_t *threads;
 	unsigned n_threads;
-	struct miss_cache *misses;
+	struct ember_errcache *misses;
 	struct store_upstream *lib;  /* libdebuginfod, loaded on first use */
+	uint64_t max_size;           /* bytes a fetched file may have */
+	uint64_t quota;              /* bytes of fetched files kept */
 };
 
 /* ---- fetching one job ------------------------------------------------------ */
@@ -67,6 +73,64 @@ static bool is_stopping(void *arg)
 	stop = u->stopping;
 	pthread_mutex_unlock(&u->mu);
 	return stop;
+}
+
+/* A file past --upstream-max-size-mb is upstream's failure (-EFBIG);
+ * libdebuginfod refuses most before they arrive (DEBUGINFOD_MAXSIZE, set
+ * by `ember serve`), this catches one sent without its size. */
+static int check_size(const struct fetch_job *j, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size <= j->srv->upstream->max_size)
+		return 0;
+	pr_warn("api: upstream sent %llu bytes for '%s', more than the limit of %llu",
+		(unsigned long long)st.st_size, j->route.build_id,
+		(unsigned long long)j->srv->upstream->max_size);
+	return -EFBIG;
+}
+
+/* What upstream sent past the quota, evicted oldest first (never the file
+ * just stored, nor an upload); a failure is logged: the next fetch tries
+ * again. */
+static void keep_quota(struct api_server *srv)
+{
+	struct store_stats st;
+	int n;
+
+	store_get_stats(srv->store, &st);
+	if (st.upstream_bytes <= srv->upstream->quota)
+		return;
+	n = store_evict_upstream(srv->store, srv->upstream->quota);
+	if (n < 0)
+		pr_warn("api: cannot evict what upstream sent past the quota: %s", strerror(-n));
+}
+
+/* Validate and store a fetched file: a failure to store it is ours
+ * (*local), one of validation (-EINVAL) upstream's. */
+static int ingest(struct fetch_job *j, enum store_want want, const char *src, int fd,
+		  bool *local)
+{
+	struct api_server *srv = j->srv;
+	bool exe = want == STORE_WANT_EXECUTABLE;
+	int err;
+
+	if (api_validation_begin(srv, ember_monotonic_ms() + srv->request_timeout_ms)) {
+		*local = true; /* no memory for validating it: busy */
+		return -EAGAIN;
+	}
+	err = src ? api_ingest_source_fd(srv->store, fd, j->route.build_id, src)
+		  : api_ingest_fd(srv->store, fd, j->route.build_id,
+				  exe ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO,
+				  exe ? "executable" : "debuginfo");
+	api_validation_end(srv);
+	if (!err)
+		keep_quota(srv);
+	if (err && (src || err != -EINVAL))
+		*local = true;
+	return err;
 }
 
 /*
@@ -87,18 +151,12 @@ static int fetch_file(struct fetch_job *j, enum store_want want, const char *src
 
 	if (err)
 		return err;
-	if (src)
-		err = api_ingest_source_fd(j->srv->store, fd, j->route.build_id, src);
-	else
-		err = api_ingest_fd(j->srv->store, fd, j->route.build_id,
-				    want == STORE_WANT_EXECUTABLE ? STORE_KIND_EXECUTABLE
-								  : STORE_KIND_DEBUGINFO,
-				    want == STORE_WANT_EXECUTABLE ? "executable" : "debuginfo");
+	err = check_size(j, fd);
+	if (!err)
+		err = ingest(j, want, src, fd, local);
 	close(fd);
 	unlink(path); /* stored now: libdebuginfod's copy would double the disk use */
 	free(path);
-	if (err && (src || err != -EINVAL))
-		*local = true;
 	return err;
 }
 
@@ -210,7 +268,7 @@ static void remember_failure_locked(struct api_upstream *u, const char *key, int
 				    bool local)
 {
 	if (err && err != -ECANCELED && !local)
-		miss_cache_put(u->misses, key, err);
+		ember_errcache_put(u->misses, key, err);
 }
 
 static void finish_job(struct api_upstream *u, struct fetch_job *j, int err, bool local)
@@ -252,16 +310,19 @@ static void *fetch_thread(void *arg)
 	return NULL;
 }
 
-int api_upstream_new(unsigned workers, unsigned miss_ttl_s, struct api_upstream **out)
+int api_upstream_new(unsigned workers, unsigned miss_ttl_s, uint64_t max_size,
+		     uint64_t quota, struct api_upstream **out)
 {
 	struct api_upstream *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return -ENOMEM;
+	u->max_size = max_size < quota ? max_size : quota; /* one file fits the quota */
+	u->quota = quota;
 	pthread_mutex_init(&u->mu, NULL);
 	pthread_cond_init(&u->cv, NULL);
 	pthread_cond_init(&u->done_cv, NULL);
-	u->misses = miss_cache_new(miss_ttl_s);
+	u->misses = ember_errcache_new(miss_ttl_s, MISS_CACHE_MAX);
 	u->threads = calloc(workers, sizeof(*u->threads));
 	if (!u->misses || !u->threads || store_upstream_new(&u->lib)) {
 		api_upstream_free(u);
@@ -317,7 +378,7 @@ void api_upstream_free(struct api_upstream *u)
 	for (unsigned i = 0; i < u->n_threads; i++)
 		pthread_join(u->threads[i], NULL);
 	free(u->threads);
-	miss_cache_free(u->misses);
+	ember_errcache_free(u->misses);
 	store_upstream_free(u->lib);
 	pthread_cond_destroy(&u->done_cv);
 	pthread_cond_destroy(&u->cv);
@@ -365,7 +426,7 @@ static bool forwarded_for(struct MHD_Connection *c, char *out, size_t size)
 	return true;
 }
 
-static struct fetch_job *new_job(struct api_server *srv, const struct api_request *req,
+static struct fetch_job *new_job(struct api_server *srv, const struct api_route *route,
 				 const char *key, const char *xff)
 {
 	struct fetch_job *j = calloc(1, sizeof(*j));
@@ -374,7 +435,7 @@ static struct fetch_job *new_job(struct api_server *srv, const struct api_reques
 		return NULL;
 	snprintf(j->key, sizeof(j->key), "%s", key);
 	snprintf(j->forwarded_for, sizeof(j->forwarded_for), "%s", xff);
-	j->route = req->route;
+	j->route = *route;
 	j->srv = srv;
 	return j;
 }
@@ -399,24 +460,70 @@ static bool known_locked(struct api_server *srv, const char *key, int *err)
 		*err = -ECANCELED;
 		return true;
 	}
-	if (!miss_cache_get(u->misses, key, err))
+	if (!ember_errcache_get(u->misses, key, err))
 		return false;
 	srv->metrics.upstream_negative_cached++;
 	return true;
 }
 
-int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
-		      const struct api_request *req)
+/* Take w off j's waiters (under u->mu; j is alive while w is not done). */
+static void leave_job_locked(struct fetch_job *j, struct waiter *w)
+{
+	for (struct waiter **p = &j->waiters; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			return;
+		}
+}
+
+/*
+ * Wait (under u->mu) until j wakes w with its result; or until
+ * deadline_ms (ember_monotonic_ms()), or until check (when given, polled
+ * every WAIT_POLL_MS) says stop: then w leaves j, which goes on and
+ * stores what it fetches for later requests, and the answer is
+ * -ETIMEDOUT or the check's error.
+ */
+#define WAIT_POLL_MS 100
+
+static int wait_done_locked(struct api_upstream *u, struct fetch_job *j, struct waiter *w,
+			    uint64_t deadline_ms, symsvc_check_fn check, void *check_arg)
+{
+	while (!w->done) { /* j is freed once it wakes its waiters */
+		uint64_t now = ember_monotonic_ms(), left;
+		int err = check ? check(check_arg) : 0; /* which sees the deadline too */
+		struct timespec ts;
+
+		if (!err && now >= deadline_ms)
+			err = -ETIMEDOUT;
+		if (err) {
+			leave_job_locked(j, w);
+			return err;
+		}
+		left = deadline_ms - now;
+		if (check && left > WAIT_POLL_MS)
+			left = WAIT_POLL_MS;
+		clock_gettime(CLOCK_REALTIME, &ts); /* done_cv's clock */
+		ts.tv_sec += (time_t)(left / 1000);
+		ts.tv_nsec += (long)(left % 1000) * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&u->done_cv, &u->mu, &ts);
+	}
+	return w->err;
+}
+
+/* Start (or join) the fetch of route and wait for it (wait_done_locked). */
+static int join_and_wait(struct api_server *srv, const struct api_route *route,
+			 const char *xff, uint64_t deadline_ms, symsvc_check_fn check,
+			 void *check_arg)
 {
 	struct api_upstream *u = srv->upstream;
-	char key[MISS_KEY_MAX], xff[512];
+	char key[MISS_KEY_MAX];
 	struct waiter w = { 0 };
 	struct fetch_job *j;
 	int err;
 
-	if (!forwarded_for(c, xff, sizeof(xff)))
-		return -ENOENT; /* not ours to forward: as if nobody had it */
-	job_key(&req->route, key);
+	job_key(route, key);
 	pthread_mutex_lock(&u->mu);
 	if (known_locked(srv, key, &err)) {
 		pthread_mutex_unlock(&u->mu);
@@ -425,45 +532,43 @@ int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 	j = find_job(u->running, key);
 	if (!j)
 		j = find_job(u->queue, key);
-	if (!j && (j = new_job(srv, req, key, xff)))
+	if (!j && (j = new_job(srv, route, key, xff)))
 		enqueue(u, j);
 	err = j ? 0 : -ENOMEM;
 	if (j) {
 		w.next = j->waiters;
 		j->waiters = &w;
-		while (!w.done) /* j is freed once it wakes its waiters */
-			pthread_cond_wait(&u->done_cv, &u->mu);
-		err = w.err;
+		err = wait_done_locked(u, j, &w, deadline_ms, check, check_arg);
 	}
 	pthread_mutex_unlock(&u->mu);
 	return err;
 }
 
+int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
+		      const struct api_request *req)
+{
+	struct api_deadline dl;
+	char xff[512];
+
+	if (!forwarded_for(c, xff, sizeof(xff)))
+		return -ENOENT; /* not ours to forward: as if nobody had it */
+	api_deadline_init(&dl, srv, req);
+	return join_and_wait(srv, &req->route, xff, req->deadline_ms, api_deadline_check, &dl);
+}
+
 /* ---- fetching for the symbolization service -------------------------------------- */
 
-int api_upstream_fetch(void *arg, const char *id, enum store_want want)
+int api_upstream_fetch(void *arg, const char *id, enum store_want want,
+		       const struct symsvc_request_opts *ro)
 {
 	struct api_server *srv = arg;
-	struct api_upstream *u = srv->upstream;
-	struct fetch_job j = { .srv = srv };
-	bool known, local = false;
-	int err;
+	struct api_route route = { .ep = want == STORE_WANT_EXECUTABLE ? API_EP_EXECUTABLE
+								       : API_EP_DEBUGINFO };
 
-	if (!u)
+	if (!srv->upstream)
 		return -ENOSYS;
-	snprintf(j.route.build_id, sizeof(j.route.build_id), "%s", id);
-	j.route.ep = want == STORE_WANT_EXECUTABLE ? API_EP_EXECUTABLE : API_EP_DEBUGINFO;
-	job_key(&j.route, j.key);
-	pthread_mutex_lock(&u->mu);
-	known = known_locked(srv, j.key, &err);
-	pthread_mutex_unlock(&u->mu);
-	if (known)
-		return err;
-	err = run_job(&j, &local);
-	err = job_result(&j, err, local);
-	count_result(&srv->metrics, err, local);
-	pthread_mutex_lock(&u->mu);
-	remember_failure_locked(u, j.key, err, local);
-	pthread_mutex_unlock(&u->mu);
-	return err;
+	snprintf(route.build_id, sizeof(route.build_id), "%s", id);
+	return join_and_wait(srv, &route, "",
+			     ro && ro->deadline_ms ? ro->deadline_ms : UINT64_MAX,
+			     ro ? ro->check : NULL, ro ? ro->check_arg : NULL);
 }

@@ -19,6 +19,38 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * Validating a file (elf-inspect: its headers, its DWARF's source names)
+ * takes a sixteenth of the requests' budget while it runs, so at most
+ * sixteen run at once whatever arrives; a validation waits for its turn
+ * until deadline_ms (uploads carry the token: waiting beats refusing
+ * them).  What one validation allocates is bounded only once elf-inspect
+ * checks sizes before inflating (issue 13, its owner's part).
+ */
+#define VALIDATION_WAIT_MS 20
+
+static uint64_t validation_bytes(const struct api_server *srv)
+{
+	return srv->mem.limit / 16;
+}
+
+int api_validation_begin(struct api_server *srv, uint64_t deadline_ms)
+{
+	struct timespec ts = { 0, VALIDATION_WAIT_MS * 1000000L };
+
+	while (ember_mem_budget_take(&srv->mem, validation_bytes(srv))) {
+		if (ember_monotonic_ms() >= deadline_ms)
+			return -EAGAIN;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+void api_validation_end(struct api_server *srv)
+{
+	ember_mem_budget_give(&srv->mem, validation_bytes(srv));
+}
+
 /* The file is rejected for what it is. */
 static void fail(struct api_ingest_result *res, unsigned status,
 		 enum api_reject why, const char *fmt, const char *detail)
@@ -157,9 +189,9 @@ out:
 
 void api_ingest_artifact(struct store *s, struct store_blob *b,
 			 const char *build_id, unsigned kinds, const char *name,
-			 struct api_ingest_result *res)
+			 unsigned origin, struct api_ingest_result *res)
 {
-	struct store_artifact a = { .kinds = kinds, .mtime = time(NULL) };
+	struct store_artifact a = { .kinds = kinds, .mtime = time(NULL), .origin = origin };
 	struct inspect_info info;
 	int fd = store_blob_fd(b);
 	int err = store_blob_seal(b, a.sha256, &a.size);
@@ -228,7 +260,7 @@ int api_ingest_fd(struct store *s, int fd, const char *build_id, unsigned kinds,
 
 	if (err)
 		return err;
-	api_ingest_artifact(s, b, build_id, kinds, name, &res);
+	api_ingest_artifact(s, b, build_id, kinds, name, STORE_FROM_UPSTREAM, &res);
 	if (res.status >= 400) {
 		pr_warn("api: upstream file for '%s' not stored: %.*s", build_id,
 			(int)strcspn(res.message, "\n"), res.message);
@@ -253,5 +285,5 @@ int api_ingest_source_fd(struct store *s, int fd, const char *build_id,
 		store_blob_discard(b);
 		return err;
 	}
-	return store_add_source(s, b, build_id, path, sha, size, &is_new);
+	return store_add_source(s, b, build_id, path, sha, size, STORE_FROM_UPSTREAM, &is_new);
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +26,18 @@ static json_t *kinds_json(unsigned kinds)
 static int add_candidate(const struct store_artifact *a, void *arg)
 {
 	struct inspect_info info = { .flags = a->flags, .dwarf_version = a->dwarf_version };
-	char features[160];
-	json_t *o = json_pack("{s:s, s:I, s:o, s:s, s:i, s:s, s:I}",
+	char features[160], name[3 * STORE_NAME_MAX];
+	json_t *o;
+
+	/* escaped at upload; a record of an older version is escaped here,
+	 * or jansson would refuse the whole listing */
+	if (ember_name_escape(a->name, name, sizeof(name)) < 0)
+		snprintf(name, sizeof(name), "?");
+	o = json_pack("{s:s, s:I, s:o, s:s, s:i, s:s, s:I}",
 		"sha256", a->sha256, "size", (json_int_t)a->size,
 		"kinds", kinds_json(a->kinds),
 		"features", inspect_flags_str(&info, features, sizeof(features)),
-		"dwarf_version", a->dwarf_version, "name", a->name,
+		"dwarf_version", a->dwarf_version, "name", name,
 		"uploaded", (json_int_t)a->mtime);
 
 	return o && json_array_append_new(arg, o) == 0 ? 0 : -ENOMEM;

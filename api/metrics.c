@@ -114,6 +114,27 @@ static void render_upstream(FILE *f, struct api_metrics *m)
 		(unsigned long long)m->upstream_negative_cached);
 }
 
+static void render_limits(FILE *f, struct api_metrics *m)
+{
+	fprintf(f, "# HELP ember_connections_timed_out_total Connections shut down because a "
+		   "request head or body was not sent in time.\n"
+		   "# TYPE ember_connections_timed_out_total counter\n"
+		   "ember_connections_timed_out_total %llu\n"
+		   "# HELP ember_requests_stopped_total Requests whose work was stopped: past "
+		   "--request-timeout, or their client went away.\n"
+		   "# TYPE ember_requests_stopped_total counter\n"
+		   "ember_requests_stopped_total{reason=\"timeout\"} %llu\n"
+		   "ember_requests_stopped_total{reason=\"client_gone\"} %llu\n"
+		   "# HELP ember_unwind_failures_cached_total Unwind requests answered with a "
+		   "remembered rejection of the same inputs, not compiled again.\n"
+		   "# TYPE ember_unwind_failures_cached_total counter\n"
+		   "ember_unwind_failures_cached_total %llu\n",
+		(unsigned long long)m->connections_timed_out,
+		(unsigned long long)m->requests_timed_out,
+		(unsigned long long)m->requests_cancelled,
+		(unsigned long long)m->unwind_failures_cached);
+}
+
 static void render_store(FILE *f, struct store *s)
 {
 	struct store_stats st;
@@ -127,9 +148,17 @@ static void render_store(FILE *f, struct store *s)
 		   "ember_store_sources %llu\n"
 		   "# HELP ember_store_bytes Bytes of stored artifacts.\n"
 		   "# TYPE ember_store_bytes gauge\n"
-		   "ember_store_bytes %llu\n",
+		   "ember_store_bytes %llu\n"
+		   "# HELP ember_store_upstream_bytes Bytes of what upstream sent (under the quota).\n"
+		   "# TYPE ember_store_upstream_bytes gauge\n"
+		   "ember_store_upstream_bytes %llu\n"
+		   "# HELP ember_store_evictions_total Files fetched from upstream evicted for the "
+		   "quota.\n"
+		   "# TYPE ember_store_evictions_total counter\n"
+		   "ember_store_evictions_total %llu\n",
 		(unsigned long long)st.artifacts, (unsigned long long)st.sources,
-		(unsigned long long)st.blob_bytes);
+		(unsigned long long)st.blob_bytes, (unsigned long long)st.upstream_bytes,
+		(unsigned long long)st.evictions);
 }
 
 static void render_symbols(FILE *f, struct symsvc *svc)
@@ -149,10 +178,12 @@ static void render_symbols(FILE *f, struct symsvc *svc)
 		   "ember_symbol_cache_events_total{event=\"disk_load\"} %zu\n"
 		   "ember_symbol_cache_events_total{event=\"pin_load\"} %zu\n"
 		   "ember_symbol_cache_events_total{event=\"unsaved\"} %zu\n"
-		   "ember_symbol_cache_events_total{event=\"superseded\"} %zu\n",
+		   "ember_symbol_cache_events_total{event=\"superseded\"} %zu\n"
+		   "ember_symbol_cache_events_total{event=\"build_failed\"} %zu\n"
+		   "ember_symbol_cache_events_total{event=\"failure_cached\"} %zu\n",
 		(unsigned long long)st.bytes, (unsigned long long)st.budget, st.loaded,
 		st.builds, st.evictions, st.refused, st.disk_loads, st.pin_loads, st.unsaved,
-		st.rebuilds);
+		st.rebuilds, st.build_failures, st.failures_cached);
 }
 
 char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
@@ -167,6 +198,7 @@ char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *
 	render_store_errors(f, m);
 	render_uploads(f, m);
 	render_upstream(f, m);
+	render_limits(f, m);
 	render_store(f, s);
 	render_symbols(f, svc);
 	if (fclose(f)) {

@@ -11,8 +11,16 @@
  * epoll: in epoll mode MHD 0.9.75 missed a client closing mid-upload
  * under load.  Per-request state lives from the first callback to MHD's
  * completion notice, where an unfinished upload is discarded.
+ *
+ * So that no client can take the server from the others: at most
+ * max_per_client connections from one address (MHD refuses more at
+ * accept), a deadline for every request head and symbolization body
+ * (conn_guard.c), a deadline for every request's work (the symbolization
+ * service polls it, and the client's socket, between steps), and an
+ * idle timeout for the rest.
  */
 #include "api_internal.h"
+#include "symbolize_json.h"
 #include "symsvc.h"
 
 #include <arpa/inet.h>
@@ -22,6 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define IDLE_TIMEOUT_S 60
+#define UNWIND_FAILED_TTL_S 86400 /* rejected inputs are content-addressed */
+#define UNWIND_FAILED_MAX 4096
 
 static bool is_get(const char *method)
 {
@@ -53,6 +65,8 @@ static enum MHD_Result serve_fetched(struct api_server *srv, struct MHD_Connecti
 		ret = api_serve_buildid(srv, c, req, &missing);
 	if (!missing)
 		return ret;
+	if (err == -ETIMEDOUT)
+		return api_respond_stopped(srv, c, req, err);
 	if (err == -EHOSTUNREACH || err == -ECANCELED)
 		return api_respond_retry(srv, c, req,
 					 err == -ECANCELED ? "server stopping\n"
@@ -107,10 +121,19 @@ static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection 
 {
 	struct api_request *req = calloc(1, sizeof(*req));
 
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
 	if (!req)
 		return MHD_NO;
 	*con_cls = req;
+	req->deadline_ms = ember_monotonic_ms() + srv->request_timeout_ms;
+	req->conn_fd = ci ? ci->connect_fd : -1;
 	api_route_parse(url, &req->route);
+	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF)
+		api_guard_body_due(&srv->guard, c, req->deadline_ms);
+	else
+		api_guard_working(&srv->guard, c);
 	req->head = strcmp(method, "HEAD") == 0;
 	if (req->route.status && !is_get(method))
 		return api_respond_text(srv, c, req, (unsigned)req->route.status, NULL,
@@ -149,6 +172,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 		if (!complete)
 			return r;
+		api_guard_working(&srv->guard, c);
 		return req->route.ep == API_EP_SYMBOLIZE ? api_symbolize_json(srv, c, req)
 							  : api_symbolize_pprof(srv, c, req);
 	}
@@ -168,10 +192,13 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct api_server *srv = cls;
 	struct api_request *req = *con_cls;
 
+	api_guard_next_head(&srv->guard, c);
 	if (!req)
 		return;
 	api_upload_abort(srv, req);
 	ember_buf_release(&req->body);
+	symjson_parser_free(req->parser);
+	api_account_free(req->acct); /* NULL when a streamed answer took it */
 	free(req);
 	*con_cls = NULL;
 }
@@ -185,16 +212,57 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	pr_warn("api: %s", msg);
 }
 
+/*
+ * One memory budget for the whole server (docs/security.md): the symbol
+ * cache takes its part (half the limit unless set), an eighth is left to
+ * what no account counts (threads, connection buffers, RocksDB), and the
+ * rest is the budget every request and build draws on, one request at
+ * most half of it.
+ */
+static int size_memory(struct api_server *srv, const struct api_server_opts *o,
+		       uint64_t *cache_bytes)
+{
+	uint64_t limit = o->memory_limit ? o->memory_limit : API_MEMORY_LIMIT;
+	uint64_t cache = o->symbol_cache_bytes ? o->symbol_cache_bytes : limit / 2;
+	uint64_t rest = limit - limit / 8;
+
+	if (cache >= rest) {
+		pr_err("api: the symbol cache (%llu MiB) leaves nothing of the memory limit "
+		       "(%llu MiB) to requests", (unsigned long long)(cache >> 20),
+		       (unsigned long long)(limit >> 20));
+		return -EINVAL;
+	}
+	ember_mem_budget_init(&srv->mem, rest - cache);
+	srv->request_share = (rest - cache) / 2;
+	*cache_bytes = cache;
+	pr_info("api: memory limit %llu MiB: symbol cache %llu MiB, requests %llu MiB "
+		"(%llu MiB at most each)", (unsigned long long)(limit >> 20),
+		(unsigned long long)(cache >> 20), (unsigned long long)((rest - cache) >> 20),
+		(unsigned long long)(srv->request_share >> 20));
+	return 0;
+}
+
 static int init_server(struct api_server *srv, struct store *s,
 		       const struct api_server_opts *o)
 {
 	struct symsvc_opts so = { .sz = sizeof(so), .cache_bytes = o->symbol_cache_bytes,
-				  .fetch = api_upstream_fetch, .fetch_arg = srv };
+				  .fetch = api_upstream_fetch, .fetch_arg = srv,
+				  .budget = &srv->mem };
 	int err;
 
 	srv->store = s;
 	pthread_mutex_init(&srv->unwind_mu, NULL);
+	srv->unwind_failed = ember_errcache_new(UNWIND_FAILED_TTL_S, UNWIND_FAILED_MAX);
+	if (!srv->unwind_failed)
+		return -ENOMEM;
 	srv->max_upload = o->max_upload ? o->max_upload : (uint64_t)4 << 30;
+	srv->request_timeout_ms =
+		(uint64_t)(o->request_timeout ? o->request_timeout : API_REQUEST_TIMEOUT) * 1000;
+	srv->max_fetches = o->max_fetches ? o->max_fetches : API_MAX_FETCHES;
+	err = size_memory(srv, o, &so.cache_bytes);
+	if (err)
+		return err;
+	so.build_bytes = srv->request_share; /* a build is a request's work */
 	if (!o->token || strlen(o->token) >= sizeof(srv->token))
 		return -EINVAL;
 	strcpy(srv->token, o->token);
@@ -204,6 +272,9 @@ static int init_server(struct api_server *srv, struct store *s,
 	if (o->upstream)
 		return api_upstream_new(o->upstream_workers ? o->upstream_workers : 4,
 					o->upstream_miss_ttl ? o->upstream_miss_ttl : 600,
+					o->upstream_max_size ? o->upstream_max_size
+							     : srv->max_upload,
+					o->upstream_quota ? o->upstream_quota : API_UPSTREAM_QUOTA,
 					&srv->upstream);
 	return 0;
 }
@@ -219,6 +290,10 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		return -ENOMEM;
 	}
 	err = init_server(srv, s, o);
+	if (!err)
+		err = api_guard_start(&srv->guard,
+				      o->header_timeout ? o->header_timeout : API_HEADER_TIMEOUT,
+				      &srv->metrics.connections_timed_out);
 	if (err) {
 		close(listen_fd);
 		goto fail;
@@ -231,8 +306,13 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		MHD_OPTION_LISTEN_SOCKET, listen_fd, /* closed by MHD_stop_daemon */
 		MHD_OPTION_CONNECTION_LIMIT,
 		o->max_connections ? o->max_connections : API_MAX_CONNECTIONS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		o->max_per_client ? o->max_per_client : API_MAX_PER_CLIENT,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+		MHD_OPTION_NOTIFY_CONNECTION, api_guard_notify, srv,
+		/* idle time in the middle of a body or an answer; heads and
+		 * symbolization bodies have deadlines of their own (conn_guard.c) */
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 		MHD_OPTION_END);
 	if (!srv->daemon) { /* MHD closed listen_fd; the reason is logged */
 		err = -EIO;
@@ -252,8 +332,10 @@ void api_server_stop(struct api_server *srv)
 	api_upstream_shutdown(srv->upstream); /* resumes suspended requests */
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
+	api_guard_stop(&srv->guard); /* after MHD: its closing notices take the lock */
 	api_upstream_free(srv->upstream);
 	symsvc_free(srv->symbols);
+	ember_errcache_free(srv->unwind_failed);
 	pthread_mutex_destroy(&srv->unwind_mu);
 	free(srv);
 }

@@ -88,7 +88,7 @@ static int store_member(struct unpack *u, struct archive *ar, const char *path)
 		store_blob_discard(b);
 		return err;
 	}
-	err = store_add_source(u->s, b, u->build_id, path, sha, size, &is_new);
+	err = store_add_source(u->s, b, u->build_id, path, sha, size, STORE_FROM_UPLOAD, &is_new);
 	if (!err && is_new)
 		u->stored++;
 	else if (!err)

@@ -2,8 +2,9 @@
  * symbolize.c - POST /api/v1/symbolize: a batch of build IDs and
  * addresses in, frames out (docs/symbolize-api.md); the HTTP side.
  *
- * The body is read into a buffer capped at the request limit (413 past
- * it, body_step.c), parsed by wire/ (jansson), and answered by the
+ * The body is parsed as it arrives by wire/'s streamed parser, under the
+ * request's memory account (413 past its share, 503 when the server's
+ * budget is taken: body_step.c), and answered by the
  * symbolization service (symbol-service/json_answer.c), which writes the
  * answer a chunk at a time as MHD sends it.  The status (200) is sent
  * before the first byte: a store that cannot be read for the first module
@@ -27,6 +28,8 @@ struct answer_stream {
 	const char *data;		/* the service's chunk, sent up to sent */
 	size_t len, sent, total;
 	bool done;			/* the answer is complete */
+	struct api_deadline deadline;	/* polled by the service while it works */
+	struct ember_mem_account *acct;	/* the request's, until the answer is sent */
 };
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -61,6 +64,7 @@ static void stream_free(void *cls)
 	while (store_errors--)
 		api_metrics_store_error(&s->srv->metrics, s->ep);
 	symsvc_json_answer_free(s->ans);
+	api_account_free(s->acct);
 	free(s);
 }
 
@@ -69,17 +73,30 @@ static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
 			      struct api_request *req, struct symjson_request *rq)
 {
 	struct answer_stream *s = calloc(1, sizeof(*s));
+	struct symsvc_request_opts ro;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	int err = s ? symsvc_json_answer_new(srv->symbols, rq, &s->ans) : -ENOMEM;
+	int err = -ENOMEM;
 
-	if (!s)
+	if (s) {
+		s->acct = req->acct; /* the request's memory lives with its answer */
+		req->acct = NULL;
+		api_deadline_init(&s->deadline, srv, req);
+		api_deadline_request_opts(srv, &s->deadline, &ro);
+		ro.account = s->acct;
+		err = symsvc_json_answer_new(srv->symbols, rq, &ro, &s->ans);
+	} else {
 		symjson_request_free(rq);
+	}
 	if (err) {
+		if (s)
+			api_account_free(s->acct);
 		free(s);
 		if (err == -ENOMEM)
 			return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
 						"out of memory\n");
+		if (err == -ETIMEDOUT || err == -ECANCELED)
+			return api_respond_stopped(srv, c, req, err);
 		return api_respond_unavailable(srv, c, req, err); /* the first module's */
 	}
 	s->srv = srv;
@@ -99,15 +116,16 @@ static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
 enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req)
 {
-	struct symjson_request *rq;
-	char why[512];
-	int err = symjson_request_parse(req->body.data ? req->body.data : "", req->body.len,
-					NULL, &rq, why, sizeof(why));
+	struct symjson_request *rq = NULL;
+	int err = req->body_err;
 
+	if (!err)
+		err = symjson_parser_finish(req->parser, &rq);
 	if (err)
-		return api_respond_text(srv, c, req,
-					err == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE
-						      : MHD_HTTP_BAD_REQUEST,
-					NULL, why);
+		return api_respond_body_error(srv, c, req, err,
+					      req->parser ? symjson_parser_why(req->parser)
+							  : "out of memory");
+	symjson_parser_free(req->parser);
+	req->parser = NULL;
 	return answer(srv, c, req, rq);
 }

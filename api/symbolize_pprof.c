@@ -50,28 +50,53 @@ static enum MHD_Result send_profile(struct api_server *srv, struct MHD_Connectio
 enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
 				    struct api_request *req)
 {
+	struct pprof_limits lim = { .sz = sizeof(lim), .account = req->acct };
+	struct symsvc_pprof_opts po = { .sz = sizeof(po) };
+	struct symsvc_request_opts ro;
 	struct symsvc_pprof_stats st;
+	struct api_deadline dl;
 	struct pprof_profile *p;
 	struct ember_buf out;
-	char why[512];
-	int err = pprof_decode(req->body.data, req->body.len, NULL, &p, why, sizeof(why));
+	char why[512] = "";
+	int err = req->body_err;
 
+	if (err == -E2BIG)
+		snprintf(why, sizeof(why), "the profile needs more memory than the server gives "
+					   "one request");
+	else if (err == -EAGAIN)
+		snprintf(why, sizeof(why), "no memory free for the profile now");
+	if (!err)
+		err = pprof_decode(req->body.data, req->body.len, &lim, &p, why, sizeof(why));
 	if (err)
-		return api_respond_text(srv, c, req, err == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE
-								    : MHD_HTTP_BAD_REQUEST,
-					NULL, why);
-	err = symsvc_symbolize_pprof(srv->symbols, p, NULL, &st);
-	ember_buf_init(&out, PROFILE_OUT_CAP);
+		return api_respond_body_error(srv, c, req, err, why);
+	api_deadline_init(&dl, srv, req);
+	api_deadline_request_opts(srv, &dl, &ro);
+	po.request = &ro;
+	ro.account = req->acct;
+	err = symsvc_symbolize_pprof(srv->symbols, p, &po, &st);
+	if (err == -ETIMEDOUT || err == -ECANCELED) {
+		pprof_profile_free(p);
+		return api_respond_stopped(srv, c, req, err);
+	}
+	ember_buf_release(&req->body); /* decoded: the body's memory is not needed */
+	ember_buf_init_account(&out, PROFILE_OUT_CAP, req->acct);
 	if (!err && !st.store_err)
 		err = pprof_encode(p, true, &out);
 	pprof_profile_free(p);
 	if (err || st.store_err)
 		ember_buf_release(&out);
+	if (!err && st.store_err == -EAGAIN)
+		return api_respond_retry(srv, c, req, "server busy: no memory free to build "
+						      "a mapping's symbol index now\n");
 	if (!err && st.store_err)
 		return api_respond_unavailable(srv, c, req, st.store_err);
+	if (err == -E2BIG || err == -EAGAIN)
+		return api_respond_body_error(srv, c, req, err,
+					      err == -EAGAIN ? "no memory free to symbolize the profile now"
+					      : "the symbolized profile needs more memory than the server "
+						"gives one request");
 	if (err)
 		return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
-					err == -E2BIG ? "the symbolized profile is too large\n"
-						      : "cannot symbolize the profile\n");
+					"cannot symbolize the profile\n");
 	return send_profile(srv, c, req, &out, &st);
 }

@@ -7,7 +7,11 @@
  * derived artifact named by the format version and both inputs' sha256,
  * so a better upload later gives a new table and the old one is never
  * served for it.  The ETag is the table's sha256.  Compiles are
- * serialized: concurrent first requests compile once.
+ * serialized: concurrent first requests compile once.  A compile the
+ * compiler rejects is remembered by the same name (the inputs' content),
+ * so asking again answers at once instead of compiling again.  The compiler gets
+ * the stored files as mapped images, never their paths, so no reason it
+ * gives a client can name a file of the server.
  */
 #include "api_internal.h"
 #include "unwind.h"
@@ -15,6 +19,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct unwind_inputs {
 	struct store_pair f;
@@ -48,32 +55,96 @@ static bool compiler_rejected(int err)
 	return err == -E2BIG || (-err >= UNWIND_ERR_NOT_ELF && -err <= UNWIND_ERR_VERSION);
 }
 
-/* Compile and store; msg gets the reason on failure. */
-static int compile(struct store *s, const char *id, const struct unwind_inputs *in,
+/* A stored blob mapped read-only (the compiler reads images, not paths,
+ * so no message of it can name a file of the store). */
+struct mapped {
+	void *p;
+	size_t size;
+};
+
+static int map_blob(struct store *s, const char *sha256, struct mapped *m)
+{
+	struct stat st;
+	int fd, err = store_blob_open(s, sha256, &fd);
+
+	if (err)
+		return err == -ENOENT ? -EIO : err; /* recorded, so it must be there */
+	if (fstat(fd, &st))
+		err = -errno;
+	m->size = err ? 0 : (size_t)st.st_size;
+	m->p = err || !m->size ? NULL : mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (!err && m->size && m->p == MAP_FAILED) {
+		err = -errno;
+		m->p = NULL;
+	}
+	close(fd);
+	return err;
+}
+
+static void unmap_blob(struct mapped *m)
+{
+	if (m->p)
+		munmap(m->p, m->size);
+}
+
+/* Compile and store; msg gets the reason on failure.  The table grows
+ * through an account of the server's memory budget, up to a request's
+ * share. */
+static int compile(struct api_server *srv, const char *id, const struct unwind_inputs *in,
 		   char *msg, size_t msg_size)
 {
-	char main_path[4096], dbg_path[4096];
+	struct store *s = srv->store;
+	struct ember_mem_account acct;
 	struct unwind_compile_opts o = { .sz = sizeof(o), .err_msg = msg,
 					 .err_msg_size = msg_size };
 	bool two = in->f.has_exe && in->f.has_dbg;
+	struct mapped main = { 0 }, dbg = { 0 };
 	struct ember_buf table;
 	int err;
 
-	err = store_blob_path(s, in->f.has_exe ? in->f.exe.sha256 : in->f.dbg.sha256,
-			      main_path, sizeof(main_path));
+	err = map_blob(s, in->f.has_exe ? in->f.exe.sha256 : in->f.dbg.sha256, &main);
 	if (!err && two)
-		err = store_blob_path(s, in->f.dbg.sha256, dbg_path, sizeof(dbg_path));
-	if (err)
-		return err;
-	ember_buf_init(&table, (size_t)1 << 31);
+		err = map_blob(s, in->f.dbg.sha256, &dbg);
+	ember_mem_account_init(&acct, &srv->mem, srv->request_share);
+	ember_buf_init_account(&table, (size_t)1 << 31, &acct);
 	msg[0] = '\0';
-	err = unwind_table_compile(main_path, two ? dbg_path : NULL, &o, &table);
+	if (!err)
+		err = unwind_table_compile_mem(main.p, main.size, two ? dbg.p : NULL, dbg.size, &o,
+					       &table);
+	if (err == -E2BIG && acct.err == -E2BIG)
+		snprintf(msg, msg_size, "the table needs more memory than the server gives one "
+					"request");
+	else if (acct.err == -EAGAIN)
+		err = -EAGAIN; /* the budget is taken by others now: not the files' fault */
+	unmap_blob(&main);
+	unmap_blob(&dbg);
 	if (!err)
 		err = store_put_derived(s, id, in->what, produce_table, &table);
 	if (err && !msg[0])
 		snprintf(msg, msg_size, "%s", unwind_strerror(err));
 	ember_buf_release(&table);
+	ember_mem_account_release(&acct);
 	return err;
+}
+
+/* The derived table of in, as stored: -ENOENT too when its record is
+ * there but its file is not (the record is dropped: it is made again). */
+static int find_table(struct store *s, const char *id, const struct unwind_inputs *in,
+		      struct store_artifact *table)
+{
+	int fd, err = store_find_derived(s, id, in->what, table);
+
+	if (err)
+		return err;
+	err = store_artifact_open(s, table, &fd);
+	if (!err) {
+		close(fd);
+		return 0;
+	}
+	if (err != -ENOENT)
+		return err;
+	err = store_drop_derived(s, id, in->what);
+	return err && err != -ENOENT ? err : -ENOENT;
 }
 
 /* The stored table of in into *table, compiled first if need be. */
@@ -81,14 +152,20 @@ static int find_or_compile(struct api_server *srv, const char *id,
 			   const struct unwind_inputs *in, struct store_artifact *table,
 			   char *msg, size_t msg_size)
 {
-	int err = store_find_derived(srv->store, id, in->what, table);
+	int err = find_table(srv->store, id, in, table);
 
 	if (err != -ENOENT)
 		return err;
 	pthread_mutex_lock(&srv->unwind_mu);
-	err = store_find_derived(srv->store, id, in->what, table);
-	if (err == -ENOENT)
-		err = compile(srv->store, id, in, msg, msg_size);
+	err = find_table(srv->store, id, in, table);
+	if (err == -ENOENT && ember_errcache_get_msg(srv->unwind_failed, in->what, &err, msg,
+						      msg_size)) {
+		srv->metrics.unwind_failures_cached++; /* the same files fail the same */
+	} else if (err == -ENOENT) {
+		err = compile(srv, id, in, msg, msg_size);
+		if (err && compiler_rejected(err)) /* remembered by the inputs' content */
+			ember_errcache_put_msg(srv->unwind_failed, in->what, err, msg);
+	}
 	if (!err)
 		err = store_find_derived(srv->store, id, in->what, table);
 	pthread_mutex_unlock(&srv->unwind_mu);
@@ -113,6 +190,9 @@ enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *
 	err = find_or_compile(srv, id, &in, &table, msg, sizeof(msg));
 	if (!err)
 		return api_serve_stored(srv, c, req, &table);
+	if (err == -EAGAIN)
+		return api_respond_retry(srv, c, req,
+					 "server busy: no memory free to compile the table now\n");
 	if (!compiler_rejected(err)) {
 		pr_warn("api: unwind table of '%s': %s", id, msg[0] ? msg : strerror(-err));
 		return api_respond_unavailable(srv, c, req, err);

@@ -108,12 +108,15 @@ static void receive(struct api_server *srv, struct api_request *req,
 	}
 }
 
-static const char *upload_name(struct MHD_Connection *c, const struct api_request *req)
+/* The upload's ?name= as the store keeps it (escaped: any bytes may come,
+ * a header and JSON must carry it), else the kind's name. */
+static const char *upload_name(struct MHD_Connection *c, const struct api_request *req,
+			       char out[STORE_NAME_MAX])
 {
 	const char *n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
 
-	if (n && *n && !strchr(n, '/') && strlen(n) < STORE_NAME_MAX)
-		return n;
+	if (n && *n && !strchr(n, '/') && ember_name_escape(n, out, STORE_NAME_MAX) > 0)
+		return out;
 	return req->route.kind == API_UPLOAD_EXECUTABLE ? "executable" : "debuginfo";
 }
 
@@ -122,16 +125,25 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 {
 	struct api_ingest_result res = { 0 };
 	struct store_blob *b = req->blob;
+	char name[STORE_NAME_MAX];
 	unsigned kinds = req->route.kind == API_UPLOAD_EXECUTABLE
 				 ? STORE_KIND_EXECUTABLE : STORE_KIND_DEBUGINFO;
 
 	req->blob = NULL;
+	/* a long upload's head is long past: its validation's wait counts from now */
+	if (api_validation_begin(srv, ember_monotonic_ms() + srv->request_timeout_ms)) {
+		store_blob_discard(b);
+		log_outcome(req, MHD_HTTP_SERVICE_UNAVAILABLE, "refused", "server busy\n");
+		return api_respond_retry(srv, c, req, "server busy: no memory free to validate "
+						      "the upload now\n");
+	}
 	if (req->route.kind == API_UPLOAD_SOURCES)
 		api_ingest_sources(srv->store, b, req->route.build_id, srv->max_upload,
 				   &res);
 	else
 		api_ingest_artifact(srv->store, b, req->route.build_id, kinds,
-				    upload_name(c, req), &res);
+				    upload_name(c, req, name), STORE_FROM_UPLOAD, &res);
+	api_validation_end(srv);
 	if (res.status >= 400)
 		api_metrics_reject(&srv->metrics, res.reject);
 	else if (res.is_new)
@@ -153,8 +165,13 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 				size_t *size)
 {
 	if (!req->upload_started) { /* the first call: headers only */
+		enum MHD_Result r;
+
 		req->upload_started = true;
-		return begin(srv, c, req);
+		r = begin(srv, c, req);
+		if (!req->blob) /* refused: what it still sends must come by the deadline */
+			api_guard_body_due(&srv->guard, c, req->deadline_ms);
+		return r;
 	}
 	if (!req->blob && !req->upload_err)
 		return MHD_YES; /* refused at the start: drop whatever arrives */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #define MAX_UPSTREAMS 16
@@ -31,6 +32,13 @@ struct serve_opts {
 	unsigned long long max_upload_mb;
 	unsigned miss_ttl;
 	unsigned max_connections;
+	unsigned max_per_client;
+	unsigned header_timeout;
+	unsigned request_timeout;
+	unsigned max_fetches;
+	unsigned long long upstream_max_mb;
+	unsigned long long upstream_quota_mb;
+	unsigned long long memory_limit_mb;
 	unsigned long long symbol_cache_mb;
 };
 
@@ -45,8 +53,25 @@ static void serve_usage(FILE *f)
 	      "  --upstream URL          debuginfod server to ask on a miss (repeatable;\n"
 	      "                          default: $DEBUGINFOD_URLS)\n"
 	      "  --upstream-miss-ttl S   seconds an upstream miss is remembered (default 600)\n"
-	      "  --max-connections N     open connections, a thread each (default 1024)\n"
-	      "  --symbol-cache-mb N     memory for loaded symbol indexes (default 1024)\n"
+	      "  --upstream-max-size-mb N\n"
+	      "                          largest file fetched from upstream (default:\n"
+	      "                          --max-upload-mb)\n"
+	      "  --upstream-quota-mb N   disk kept for what upstream sent, the oldest\n"
+	      "                          evicted past it (default 10240; uploads never)\n"
+	      "  --upstream-fetches-per-request N\n"
+	      "                          build IDs one symbolization request may have\n"
+	      "                          fetched from upstream (default 16)\n"
+	      "  --max-connections N     open connections, a thread each (default 1024,\n"
+	      "                          fewer when the file descriptor limit is lower)\n"
+	      "  --max-connections-per-client N\n"
+	      "                          open connections of one client address (default 64)\n"
+	      "  --header-timeout S      seconds a request head may take to arrive, from\n"
+	      "                          the connection's start or previous answer (default 20)\n"
+	      "  --request-timeout S     seconds from a request's head to its answer, a\n"
+	      "                          symbolization body included (default 60)\n"
+	      "  --memory-limit-mb N     memory the server stays under, whatever clients\n"
+	      "                          send (default 1024; docs/security.md)\n"
+	      "  --symbol-cache-mb N     of it, for loaded symbol indexes (default: half)\n"
 	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
 	      "                          $EMBER_LOG_LEVEL\n",
 	      f);
@@ -106,6 +131,25 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->miss_ttl = (unsigned)v;
 	else if (strcmp(opt, "--max-connections") == 0 && !parse_uint(val, 65536, &v) && v)
 		o->max_connections = (unsigned)v;
+	else if (strcmp(opt, "--upstream-max-size-mb") == 0 && !parse_uint(val, 1ull << 30, &v) &&
+		 v)
+		o->upstream_max_mb = v;
+	else if (strcmp(opt, "--upstream-quota-mb") == 0 && !parse_uint(val, 1ull << 40, &v) &&
+		 v)
+		o->upstream_quota_mb = v;
+	else if (strcmp(opt, "--upstream-fetches-per-request") == 0 &&
+		 !parse_uint(val, 1u << 20, &v) && v)
+		o->max_fetches = (unsigned)v;
+	else if (strcmp(opt, "--max-connections-per-client") == 0 && !parse_uint(val, 65536, &v) &&
+		 v)
+		o->max_per_client = (unsigned)v;
+	else if (strcmp(opt, "--header-timeout") == 0 && !parse_uint(val, 86400, &v) && v)
+		o->header_timeout = (unsigned)v;
+	else if (strcmp(opt, "--request-timeout") == 0 && !parse_uint(val, 86400, &v) && v)
+		o->request_timeout = (unsigned)v;
+	else if (strcmp(opt, "--memory-limit-mb") == 0 && !parse_uint(val, 1ull << 30, &v) &&
+		 v >= 64)
+		o->memory_limit_mb = v;
 	else if (strcmp(opt, "--symbol-cache-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
 		o->symbol_cache_mb = v;
 	else
@@ -135,6 +179,17 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	return 0;
 }
 
+/* The largest file fetched: --upstream-max-size-mb (else --max-upload-mb),
+ * at most the quota. */
+static unsigned long long upstream_max_bytes(const struct serve_opts *o)
+{
+	unsigned long long max = o->upstream_max_mb ? o->upstream_max_mb : o->max_upload_mb;
+	unsigned long long quota = o->upstream_quota_mb ? o->upstream_quota_mb
+						       : API_UPSTREAM_QUOTA >> 20;
+
+	return (max < quota ? max : quota) << 20;
+}
+
 /* libdebuginfod reads its configuration from the environment only. */
 static int setup_upstream(const struct serve_opts *o, bool *enabled)
 {
@@ -157,12 +212,62 @@ static int setup_upstream(const struct serve_opts *o, bool *enabled)
 		return -errno;
 	if (setenv("DEBUGINFOD_CACHE_PATH", path, 1))
 		return -errno;
+	/* A file larger than we keep is refused before it is downloaded; a
+	 * fetch never holds a fetch thread for more than 10 minutes (unless
+	 * the environment says otherwise). */
+	snprintf(path, sizeof(path), "%llu", upstream_max_bytes(o));
+	if (setenv("DEBUGINFOD_MAXSIZE", path, 1) || setenv("DEBUGINFOD_MAXTIME", "600", 0))
+		return -errno;
 	snprintf(path, sizeof(path), "%s/upstream-cache/cache_miss_s", o->data);
 	f = fopen(path, "we");
 	if (!f)
 		return -errno;
 	fprintf(f, "%u\n", o->miss_ttl);
 	return fclose(f) ? -errno : 0;
+}
+
+/*
+ * Raise the soft file descriptor limit to the hard one (each connection
+ * holds a socket, and a file while it is sent: 1,024 connections would
+ * meet the usual soft limit of 1,024 and make blob opens fail with
+ * EMFILE), then size --max-connections by it.  An explicit value that
+ * does not fit is refused.
+ */
+static int size_connections(struct serve_opts *o)
+{
+	struct rlimit rl;
+	unsigned long long fit;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			return -errno;
+	}
+	fit = rl.rlim_cur > API_FDS_RESERVED
+		      ? (rl.rlim_cur - API_FDS_RESERVED) / API_FDS_PER_CONNECTION : 0;
+	if (!o->max_connections) {
+		o->max_connections = fit < API_MAX_CONNECTIONS ? (unsigned)fit : API_MAX_CONNECTIONS;
+	} else if (o->max_connections > fit) {
+		fprintf(stderr, "ember serve: --max-connections %u needs %u file descriptors; "
+				"the limit (RLIMIT_NOFILE) is %llu\n",
+			o->max_connections,
+			o->max_connections * API_FDS_PER_CONNECTION + API_FDS_RESERVED,
+			(unsigned long long)rl.rlim_cur);
+		return -EMFILE;
+	}
+	if (!o->max_connections) {
+		fprintf(stderr, "ember serve: the file descriptor limit (RLIMIT_NOFILE) of %llu "
+				"leaves room for no connection\n",
+			(unsigned long long)rl.rlim_cur);
+		return -EMFILE;
+	}
+	pr_info("ember serve: at most %u connections, %u per client address "
+		"(file descriptor limit %llu)",
+		o->max_connections, o->max_per_client ? o->max_per_client : API_MAX_PER_CLIENT,
+		(unsigned long long)rl.rlim_cur);
+	return 0;
 }
 
 static int wait_for_signal(void)
@@ -234,7 +339,7 @@ static void log_start(const struct serve_opts *o, const char *token, bool create
 			"DEBUGINFOD_URLS)");
 }
 
-static int run(const struct serve_opts *o, struct store *s)
+static int run(struct serve_opts *o, struct store *s)
 {
 	struct api_server_opts ao = { .sz = sizeof(ao) };
 	char addr[256], token[128];
@@ -247,6 +352,8 @@ static int run(const struct serve_opts *o, struct store *s)
 		fprintf(stderr, "ember serve: bad --listen '%s': want ADDR:PORT\n", o->listen);
 		return 2;
 	}
+	if (size_connections(o))
+		return 1;
 	err = api_token_setup(o->data, o->token_file, token, sizeof(token), &created);
 	if (!err)
 		err = setup_upstream(o, &upstream);
@@ -258,9 +365,16 @@ static int run(const struct serve_opts *o, struct store *s)
 	ao.token = token;
 	ao.max_upload = o->max_upload_mb << 20;
 	ao.max_connections = o->max_connections;
+	ao.max_per_client = o->max_per_client;
+	ao.header_timeout = o->header_timeout;
+	ao.request_timeout = o->request_timeout;
+	ao.max_fetches = o->max_fetches;
+	ao.upstream_max_size = o->upstream_max_mb << 20;
+	ao.upstream_quota = o->upstream_quota_mb << 20;
 	ao.upstream = upstream;
 	ao.upstream_miss_ttl = o->miss_ttl;
 	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;
+	ao.memory_limit = o->memory_limit_mb << 20;
 	err = api_server_listen(&ao, &fd, &port);
 	if (err) {
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
@@ -291,8 +405,7 @@ static int run(const struct serve_opts *o, struct store *s)
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = "127.0.0.1:8002", .data = "ember-data",
-				.max_upload_mb = 4096, .miss_ttl = 600,
-				.symbol_cache_mb = 1024 };
+				.max_upload_mb = 4096, .miss_ttl = 600 };
 	struct store *s;
 	int ret = parse_args(argc, argv, &o);
 

@@ -14,6 +14,7 @@
 #define EMBER_COMMON_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -64,14 +65,21 @@ void ember_log(enum ember_log_level level, const char *fmt, ...)
  * when alloc > 0 (the terminator is not counted in len).  Appending past
  * cap fails with -E2BIG and leaves the buffer as it was.
  */
+struct ember_mem_account;
+
 struct ember_buf {
 	char *data;
 	size_t len;
 	size_t alloc;
 	size_t cap;
+	struct ember_mem_account *acct; /* growth taken from it; NULL: none */
 };
 
 void ember_buf_init(struct ember_buf *b, size_t cap);
+/* The same, growing through acct (borrowed: it must outlive the buffer's
+ * allocation): past its share or budget an append fails with its error
+ * (-E2BIG, -EAGAIN) and leaves the buffer as it was. */
+void ember_buf_init_account(struct ember_buf *b, size_t cap, struct ember_mem_account *acct);
 void ember_buf_release(struct ember_buf *b);
 /* Make room for extra more bytes now (one allocation instead of a series
  * of doublings): 0, -E2BIG past the cap, -ENOMEM. */
@@ -269,6 +277,108 @@ typedef int (*ember_write_fn)(void *ctx, const void *data, size_t len);
 int ember_json_escape(const char *s, size_t n, ember_write_fn write, void *ctx);
 /* The whole string, quotes included, appended to b. */
 int ember_json_str(struct ember_buf *b, const char *s, size_t n);
+/* Length of the valid multi-byte UTF-8 sequence at s[0..n) (2..4), or 0
+ * (ASCII, a stray byte, overlong forms, surrogates, past U+10FFFF). */
+size_t ember_utf8_len(const void *s, size_t n);
+
+/*
+ * A name from outside (an uploaded file's name) as one safe to keep, put
+ * in a header and in JSON: printable ASCII and valid UTF-8 kept, every
+ * other byte (control characters, invalid UTF-8) as "%XX"; a safe name
+ * comes out unchanged.  Into out (size bytes, NUL-terminated): its
+ * length, or -ENAMETOOLONG when it does not fit (name.c).
+ */
+int ember_name_escape(const char *in, char *out, size_t size);
+
+/* ---- memory budgets (mem_budget.c) ---------------------------------------- */
+
+/*
+ * struct ember_mem_budget - the bytes a process may hand out to its
+ * requests at once, counted before they are allocated.  Thread-safe
+ * (atomic); a take that does not fit fails at once, never waits.
+ * Invariant: used <= limit.
+ */
+struct ember_mem_budget {
+	_Atomic uint64_t used;
+	uint64_t limit;
+};
+
+void ember_mem_budget_init(struct ember_mem_budget *b, uint64_t limit);
+/* Take n bytes: 0, or -EAGAIN when the budget has not that much free. */
+int ember_mem_budget_take(struct ember_mem_budget *b, uint64_t n);
+void ember_mem_budget_give(struct ember_mem_budget *b, uint64_t n);
+uint64_t ember_mem_budget_used(const struct ember_mem_budget *b);
+
+/*
+ * struct ember_mem_account - what one request holds of a budget (NULL:
+ * none, only the cap counts), at most cap bytes.  One thread at a time.
+ * A take past the cap fails with -E2BIG, one the budget cannot give with
+ * -EAGAIN; the first failure sticks (every later take returns it), so a
+ * request that ran out stops cleanly.  Frees are not credited: used only
+ * grows until ember_mem_account_release() gives it all back.
+ */
+struct ember_mem_account {
+	struct ember_mem_budget *budget;
+	uint64_t used, cap;
+	int err;
+};
+
+void ember_mem_account_init(struct ember_mem_account *a, struct ember_mem_budget *b,
+			    uint64_t cap);
+/* Take n bytes for the request (a NULL account takes nothing): 0, -E2BIG
+ * or -EAGAIN. */
+int ember_mem_account_take(struct ember_mem_account *a, uint64_t n);
+/* Count n bytes already allocated (by a library that cannot be refused
+ * memory): always counted, in the budget too; past the share or the
+ * budget the account's error is set (and returned), for its owner to
+ * stop at the next step. */
+int ember_mem_account_charge(struct ember_mem_account *a, uint64_t n);
+/* Give back everything the account took; it can be used again. */
+void ember_mem_account_release(struct ember_mem_account *a);
+/* malloc / realloc once the account took the bytes (realloc: the growth
+ * over the block's usable size); NULL when it could not, or malloc failed.
+ * The memory is freed with free(). */
+void *ember_mem_alloc(struct ember_mem_account *a, size_t n);
+void *ember_mem_realloc(struct ember_mem_account *a, void *p, size_t n);
+
+/* ---- durable directory entries (sync_dir.c) ------------------------------- */
+
+/* fsync the directory path (relative to dirfd, or AT_FDCWD): 0 or -errno. */
+int ember_sync_dir(int dirfd, const char *path);
+/* fsync the directory holding path, so that its entry for path is durable. */
+int ember_sync_parent(const char *path);
+
+/* ---- errors remembered by key (err_cache.c) ------------------------------ */
+
+/*
+ * struct ember_errcache - keys remembered for ttl seconds, each with the
+ * (negative) error it failed with; at most max_entries live ones (new
+ * keys are then not remembered: memory stays bounded however many keys
+ * clients invent).  Keyed by ember_hash.  Not thread-safe: the caller
+ * holds its lock.
+ */
+struct ember_errcache;
+
+struct ember_errcache *ember_errcache_new(unsigned ttl_s, size_t max_entries);
+void ember_errcache_free(struct ember_errcache *c); /* NULL is fine */
+/* Remember key with err (< 0) for ttl seconds from now (a key already
+ * there takes the new error and time). */
+void ember_errcache_put(struct ember_errcache *c, const char *key, int err);
+/* Whether key was put less than ttl seconds ago: then *err is its error. */
+bool ember_errcache_get(struct ember_errcache *c, const char *key, int *err);
+/* The same with a message kept beside the error (copied; "" for none). */
+void ember_errcache_put_msg(struct ember_errcache *c, const char *key, int err,
+			    const char *msg);
+bool ember_errcache_get_msg(struct ember_errcache *c, const char *key, int *err, char *msg,
+			    size_t size);
+/* The bucket key falls in: keyed per cache, so the same keys spread
+ * differently in every cache and cannot be aimed at one chain. */
+size_t ember_errcache_bucket(const struct ember_errcache *c, const char *key);
+
+/* ---- time (clock.c) ------------------------------------------------------ */
+
+/* CLOCK_MONOTONIC in milliseconds: for deadlines and expiry times. */
+uint64_t ember_monotonic_ms(void);
 
 /* ---- build IDs --------------------------------------------------------- */
 

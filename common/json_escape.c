@@ -10,9 +10,9 @@
  */
 #include "common.h"
 
-/* Length of the valid UTF-8 sequence at s[0..n) (1..4), or 0. */
-static size_t utf8_len(const uint8_t *s, size_t n)
+size_t ember_utf8_len(const void *p, size_t n)
 {
+	const uint8_t *s = p;
 	uint8_t c = s[0], lo = 0x80, hi = 0xbf;
 	size_t len;
 
@@ -54,7 +54,7 @@ static size_t plain_run(const uint8_t *s, size_t n)
 			i++;
 			continue;
 		}
-		if (s[i] < 0x80 || !(k = utf8_len(s + i, n - i)))
+		if (s[i] < 0x80 || !(k = ember_utf8_len(s + i, n - i)))
 			break;
 		i += k;
 	}

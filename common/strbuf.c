@@ -12,10 +12,16 @@
 
 void ember_buf_init(struct ember_buf *b, size_t cap)
 {
+	ember_buf_init_account(b, cap, NULL);
+}
+
+void ember_buf_init_account(struct ember_buf *b, size_t cap, struct ember_mem_account *acct)
+{
 	b->data = NULL;
 	b->len = 0;
 	b->alloc = 0;
 	b->cap = cap;
+	b->acct = acct;
 }
 
 void ember_buf_release(struct ember_buf *b)
@@ -23,7 +29,7 @@ void ember_buf_release(struct ember_buf *b)
 	if (!b)
 		return;
 	free(b->data);
-	ember_buf_init(b, b->cap);
+	ember_buf_init_account(b, b->cap, b->acct);
 }
 
 static int buf_reserve(struct ember_buf *b, size_t extra)
@@ -41,9 +47,9 @@ static int buf_reserve(struct ember_buf *b, size_t extra)
 		nalloc *= 2;
 	if (nalloc > b->cap + 1)
 		nalloc = b->cap + 1; /* doubling never allocates past the cap */
-	p = realloc(b->data, nalloc);
+	p = b->acct ? ember_mem_realloc(b->acct, b->data, nalloc) : realloc(b->data, nalloc);
 	if (!p)
-		return -ENOMEM;
+		return b->acct && b->acct->err ? b->acct->err : -ENOMEM;
 	b->data = p;
 	b->alloc = nalloc;
 	return 0;

@@ -5,6 +5,8 @@
  * computed, fsynced when sealed, and renamed to DIR/blobs/xx/SHA (xx = the
  * first two hex digits) when committed; the directory is fsynced before
  * the caller records it in RocksDB.  Identical content is stored once.
+ * Blobs are the store's own (0600 in directories of 0700): the server
+ * serves them, nobody else on the machine needs to read them.
  */
 #include "store_internal.h"
 
@@ -41,7 +43,7 @@ int store_blob_begin(struct store *s, struct store_blob **out)
 	memcpy(b->tmp_name, "up-", 3);
 	ember_hex_encode(rnd, sizeof(rnd), b->tmp_name + 3);
 	b->fd = openat(s->tmp_fd, b->tmp_name,
-		       O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		       O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (b->fd < 0) {
 		int err = -errno;
 
@@ -117,20 +119,25 @@ void store_blob_discard(struct store_blob *b)
 	free(b);
 }
 
-static int sync_dir(int dirfd, const char *sub)
+/*
+ * The same content is stored already: make sure its directory entries
+ * are durable before the caller acknowledges (the writer that renamed it
+ * may still be before its own fsync), and mark it as used now, so the
+ * garbage collection's grace period (gc.c) protects it until the record
+ * that refers to it is written.
+ */
+static int sync_existing(int blobs_fd, const char *sub, const char *dest)
 {
-	int fd = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int err = 0;
+	int err = ember_sync_dir(blobs_fd, sub);
 
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
+	if (!err)
+		err = ember_sync_dir(blobs_fd, ".");
+	if (!err && utimensat(blobs_fd, dest, NULL, 0))
 		err = -errno;
-	close(fd);
 	return err;
 }
 
-int store_blob_commit(struct store *s, struct store_blob *b, bool *existed)
+int store_blob_commit(struct store *s, struct store_blob *b, int ns_fd, bool *existed)
 {
 	char sub[3] = { b->sha256[0], b->sha256[1], 0 };
 	char dest[3 + STORE_SHA256_HEX];
@@ -141,45 +148,72 @@ int store_blob_commit(struct store *s, struct store_blob *b, bool *existed)
 		store_blob_discard(b);
 		return -EINVAL;
 	}
-	if (mkdirat(s->blobs_fd, sub, 0755) == 0)
-		err = sync_dir(s->blobs_fd, ".");
+	if (mkdirat(ns_fd, sub, 0700) == 0)
+		err = ember_sync_dir(ns_fd, ".");
 	else if (errno != EEXIST)
 		err = -errno;
 	if (err)
 		goto out;
 	snprintf(dest, sizeof(dest), "%s/%s", sub, b->sha256);
-	*existed = fstatat(s->blobs_fd, dest, &st, 0) == 0 &&
-		   (uint64_t)st.st_size == b->size;
-	if (*existed)
+	*existed = fstatat(ns_fd, dest, &st, 0) == 0 && (uint64_t)st.st_size == b->size;
+	if (*existed) { /* durable only once its entry is: another writer may
+			   not have synced it yet */
+		err = sync_existing(ns_fd, sub, dest);
 		goto out;
-	if (renameat(s->tmp_fd, b->tmp_name, s->blobs_fd, dest)) {
+	}
+	if (renameat(s->tmp_fd, b->tmp_name, ns_fd, dest)) {
 		err = -errno;
 		pr_warn("store: cannot move blob '%s' into place: %s", dest,
 			strerror(errno));
 		goto out;
 	}
-	err = sync_dir(s->blobs_fd, sub);
+	err = ember_sync_dir(ns_fd, sub);
 out:
 	store_blob_discard(b); /* after a rename the unlink finds nothing */
 	return err;
 }
 
-int store_blob_open(struct store *s, const char *sha256, int *fd)
+static int open_in(int ns_fd, const char *sha256, int *fd)
 {
 	char path[3 + STORE_SHA256_HEX];
 
 	if (strlen(sha256) != STORE_SHA256_HEX - 1)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%.2s/%s", sha256, sha256);
-	*fd = openat(s->blobs_fd, path, O_RDONLY | O_CLOEXEC);
+	*fd = openat(ns_fd, path, O_RDONLY | O_CLOEXEC);
 	return *fd >= 0 ? 0 : -errno;
+}
+
+static int path_in(struct store *s, const char *ns, const char *sha256, char *out, size_t size)
+{
+	if (strlen(sha256) != STORE_SHA256_HEX - 1)
+		return -EINVAL;
+	if (snprintf(out, size, "%s/%s/%.2s/%s", s->dir, ns, sha256, sha256) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int store_blob_open(struct store *s, const char *sha256, int *fd)
+{
+	return open_in(s->blobs_fd, sha256, fd);
 }
 
 int store_blob_path(struct store *s, const char *sha256, char *out, size_t size)
 {
-	if (strlen(sha256) != STORE_SHA256_HEX - 1)
-		return -EINVAL;
-	if (snprintf(out, size, "%s/blobs/%.2s/%s", s->dir, sha256, sha256) >= (int)size)
-		return -ENAMETOOLONG;
-	return 0;
+	return path_in(s, "blobs", sha256, out, size);
+}
+
+int store_derived_open(struct store *s, const char *sha256, int *fd)
+{
+	return open_in(s->derived_fd, sha256, fd);
+}
+
+int store_derived_path(struct store *s, const char *sha256, char *out, size_t size)
+{
+	return path_in(s, "derived", sha256, out, size);
+}
+
+int store_artifact_open(struct store *s, const struct store_artifact *a, int *fd)
+{
+	return open_in(a->kinds & STORE_KIND_DERIVED ? s->derived_fd : s->blobs_fd, a->sha256, fd);
 }

@@ -44,6 +44,10 @@ static int merge_existing(struct store *s, const char *key, size_t klen,
 	if (err)
 		return 0; /* a damaged record is replaced */
 	old.kinds |= a->kinds;
+	if (a->origin == STORE_FROM_UPLOAD && old.origin == STORE_FROM_UPSTREAM) {
+		old.origin = STORE_FROM_UPLOAD; /* uploaded now: never evicted */
+		s->upstream_bytes -= old.size;
+	}
 	memcpy(old.build_id, a->build_id, sizeof(old.build_id));
 	memcpy(old.sha256, a->sha256, sizeof(old.sha256));
 	*a = old;
@@ -67,7 +71,7 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 		store_blob_discard(b);
 		return klen;
 	}
-	err = store_blob_commit(s, b, &existed);
+	err = store_blob_commit(s, b, s->blobs_fd, &existed);
 	if (err)
 		return err;
 	pthread_mutex_lock(&s->write_mu); /* one writer decides "new" */
@@ -83,6 +87,8 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 	if (!err && *is_new) {
 		s->n_artifacts++;
 		s->blob_bytes += a.size;
+		if (a.origin == STORE_FROM_UPSTREAM)
+			s->upstream_bytes += a.size;
 	}
 	if (!err)
 		s->generation++;

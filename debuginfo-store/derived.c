@@ -2,20 +2,29 @@
  * derived.c - derived artifacts: files the server computes from what is
  * stored (a symbol index, an unwind table), recorded under a name that
  * encodes their inputs (D id \0 what -> sha256 + record, keyed.c), with
- * blobs of their own that are dropped with them (store.h, "Derived").
+ * blobs of their own, in derived/ (never shared with uploads), dropped
+ * with them (store.h, "Derived").
  */
 #include "store_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 int store_add_derived(struct store *s, struct store_blob *b, const char *build_id,
 		      const char *what, const char sha256[STORE_SHA256_HEX],
 		      uint64_t size, bool *is_new)
 {
-	return store_keyed_add(s, b, STORE_TAG_DERIVED, build_id, what, what, sha256, size,
-			       is_new);
+	int err = store_keyed_add(s, b, STORE_TAG_DERIVED, build_id, what, what, sha256, size,
+				  STORE_FROM_UPLOAD, is_new);
+
+	if (!err && (err = store_derived_supersede(s, build_id, what))) {
+		pr_warn("store: cannot drop what '%s' of '%s' supersedes: %s", what, build_id,
+			strerror(-err));
+		err = 0; /* recorded all the same: the garbage waits for the next try */
+	}
+	return err;
 }
 
 int store_put_derived(struct store *s, const char *build_id, const char *what,
@@ -66,7 +75,7 @@ int store_drop_derived(struct store *s, const char *build_id, const char *what)
 	/* Record first, then the file: a crash between leaves an orphan
 	 * blob, never a record without its file. */
 	snprintf(path, sizeof(path), "%.2s/%s", a.sha256, a.sha256);
-	if (!err && unlinkat(s->blobs_fd, path, 0) && errno != ENOENT)
+	if (!err && unlinkat(s->derived_fd, path, 0) && errno != ENOENT)
 		err = -errno;
 	pthread_mutex_unlock(&s->write_mu);
 	return err;

@@ -35,15 +35,19 @@ int store_keyed_find(struct store *s, enum store_key_tag tag, const char *build_
 	memcpy(out->sha256, val, STORE_SHA256_HEX - 1);
 	out->sha256[STORE_SHA256_HEX - 1] = '\0';
 	snprintf(out->build_id, sizeof(out->build_id), "%s", build_id);
+	if (tag == STORE_TAG_DERIVED)
+		out->kinds |= STORE_KIND_DERIVED;
 	free(val);
 	return 0;
 }
 
 int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag tag,
 		    const char *build_id, const char *rest, const char *name,
-		    const char sha256[STORE_SHA256_HEX], uint64_t size, bool *is_new)
+		    const char sha256[STORE_SHA256_HEX], uint64_t size, unsigned origin,
+		    bool *is_new)
 {
-	struct store_artifact a = { .size = size, .mtime = time(NULL) };
+	struct store_artifact a = { .size = size, .mtime = time(NULL), .origin = origin },
+			      old = { 0 };
 	char key[STORE_KEY_MAX];
 	uint8_t val[STORE_SHA256_HEX + 64 + STORE_NAME_MAX];
 	struct store_batch wb;
@@ -57,7 +61,8 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
 		return klen;
 	}
 	snprintf(a.name, sizeof(a.name), "%s", name);
-	err = store_blob_commit(s, b, &existed);
+	err = store_blob_commit(s, b, tag == STORE_TAG_DERIVED ? s->derived_fd : s->blobs_fd,
+				&existed);
 	if (err)
 		return err;
 	memcpy(val, sha256, STORE_SHA256_HEX - 1);
@@ -65,7 +70,7 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
 	       store_record_encode(&a, val + STORE_SHA256_HEX - 1,
 				   sizeof(val) - STORE_SHA256_HEX + 1);
 	pthread_mutex_lock(&s->write_mu);
-	err = store_keyed_find(s, tag, build_id, rest, &(struct store_artifact){ 0 });
+	err = store_keyed_find(s, tag, build_id, rest, &old);
 	*is_new = err == -ENOENT;
 	if (!err || err == -ENOENT)
 		err = store_batch_begin(s, &wb);
@@ -75,6 +80,10 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
 	}
 	if (!err && *is_new && tag == STORE_TAG_SOURCE)
 		s->n_sources++;
+	if (!err && !*is_new && old.origin == STORE_FROM_UPSTREAM) /* replaced */
+		s->upstream_bytes -= old.size;
+	if (!err && origin == STORE_FROM_UPSTREAM)
+		s->upstream_bytes += size;
 	pthread_mutex_unlock(&s->write_mu);
 	return err;
 }

@@ -116,7 +116,7 @@ static int write_pins(struct store *s, const char *id, const char *text)
 	if (len == 0)
 		return unlinkat(s->pins_fd, id, 0) && errno != ENOENT ? -errno : 0;
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", id);
-	fd = openat(s->pins_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = openat(s->pins_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	err = store_write_all(fd, text, len);

@@ -41,7 +41,7 @@ static uint64_t get_le(const uint8_t *p, int n)
 	return v;
 }
 
-/* version u8, kinds u8, dwarf_version u8, pad u8, flags u32, size u64,
+/* version u8, kinds u8, dwarf_version u8, origin u8, flags u32, size u64,
  * mtime i64, name_len u16, pad[6], then the name.  Build ID and sha256 are
  * in the key (artifacts) or before the record (sources). */
 size_t store_record_encode(const struct store_artifact *a, uint8_t *out,
@@ -55,6 +55,7 @@ size_t store_record_encode(const struct store_artifact *a, uint8_t *out,
 	out[0] = RECORD_VERSION;
 	out[1] = (uint8_t)a->kinds;
 	out[2] = (uint8_t)a->dwarf_version;
+	out[3] = (uint8_t)(a->origin == STORE_FROM_UPSTREAM);
 	put_le(out + 4, a->flags, 4);
 	put_le(out + 8, a->size, 8);
 	put_le(out + 16, (uint64_t)a->mtime, 8);
@@ -74,6 +75,7 @@ int store_record_decode(const uint8_t *p, size_t len, struct store_artifact *a)
 		return -EINVAL;
 	a->kinds = p[1];
 	a->dwarf_version = p[2];
+	a->origin = p[3] == 1 ? STORE_FROM_UPSTREAM : STORE_FROM_UPLOAD;
 	a->flags = (unsigned)get_le(p + 4, 4);
 	a->size = get_le(p + 8, 8);
 	a->mtime = (int64_t)get_le(p + 16, 8);

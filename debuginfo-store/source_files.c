@@ -40,10 +40,10 @@ static const char *base_name(const char *path)
 int store_add_source(struct store *s, struct store_blob *b,
 		     const char *build_id, const char *path,
 		     const char sha256[STORE_SHA256_HEX], uint64_t size,
-		     bool *is_new)
+		     unsigned origin, bool *is_new)
 {
 	return store_keyed_add(s, b, STORE_TAG_SOURCE, build_id, path, base_name(path),
-			       sha256, size, is_new);
+			       sha256, size, origin, is_new);
 }
 
 int store_find_source(struct store *s, const char *build_id, const char *path,

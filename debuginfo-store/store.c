@@ -19,6 +19,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* mkdir path (0700) unless it exists; a new one is made durable in its
+ * parent (fsync), so a crash cannot lose the folder of acknowledged files. */
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 0700))
+		return errno == EEXIST ? 0 : -errno;
+	return ember_sync_parent(path);
+}
+
 static int open_subdir(const char *dir, const char *sub, int *fd)
 {
 	char path[4096];
@@ -26,15 +35,36 @@ static int open_subdir(const char *dir, const char *sub, int *fd)
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, sub) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if (mkdir(path, 0755) && errno != EEXIST)
+	err = make_dir(path);
+	if (err)
 		goto fail;
 	*fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (*fd >= 0)
 		return 0;
+	err = -errno;
 fail:
-	err = -errno; /* before the log call, which may change errno */
 	pr_warn("store: cannot create '%s': %s", path, strerror(-err));
 	return err;
+}
+
+/*
+ * The data directory holds the upload token and files nobody else needs
+ * to read: 0700.  One made by an older version (0755) is narrowed.
+ */
+static int make_private(const char *dir)
+{
+	struct stat st;
+	int err = make_dir(dir);
+
+	if (err || stat(dir, &st))
+		return err ? err : -errno;
+	if (!(st.st_mode & 077))
+		return 0;
+	if (chmod(dir, st.st_mode & 07700))
+		return -errno;
+	pr_info("store: '%s' was open to other users (mode %04o): now %04o", dir,
+		(unsigned)(st.st_mode & 07777), (unsigned)(st.st_mode & 07700));
+	return 0;
 }
 
 /* Temporary blobs of a crashed run were never acknowledged: drop them. */
@@ -130,12 +160,32 @@ static int count_record(const char *key, size_t klen, const char *val,
 
 	if (key[0] == STORE_TAG_SOURCE) {
 		s->n_sources++;
+		if (vlen > STORE_SHA256_HEX - 1 &&
+		    store_record_decode((const uint8_t *)val + STORE_SHA256_HEX - 1,
+					vlen - STORE_SHA256_HEX + 1, &a) == 0 &&
+		    a.origin == STORE_FROM_UPSTREAM)
+			s->upstream_bytes += a.size;
 	} else if (key[0] == STORE_TAG_ARTIFACT &&
 		   store_record_decode((const uint8_t *)val, vlen, &a) == 0) {
 		s->n_artifacts++;
 		s->blob_bytes += a.size;
+		if (a.origin == STORE_FROM_UPSTREAM)
+			s->upstream_bytes += a.size;
 	}
 	return 0;
+}
+
+/* What an older version left, and what no record names (gc.c); a failure
+ * only leaves the garbage for the next start. */
+#define GC_GRACE_S 3600
+
+static void collect_at_open(struct store *s)
+{
+	struct store_gc_stats st;
+
+	if (store_collect_garbage(s, GC_GRACE_S, &st) == 0 && st.files)
+		pr_info("store: removed %llu files no record names (%llu bytes)",
+			(unsigned long long)st.files, (unsigned long long)st.bytes);
 }
 
 /* The opening thread: load RocksDB, open the DB, count what it holds
@@ -154,6 +204,8 @@ static void *open_thread(void *arg)
 	if (!err)
 		err = scan(s, "S", 1, count_record, s);
 	if (!err)
+		store_migrate_derived(s); /* before anyone reads a derived record */
+	if (!err)
 		store_rocksdb_fault_opened(&s->rdb, s->db); /* test builds: rocksdb_fault.c */
 	pthread_mutex_lock(&s->open_mu);
 	s->open_err = err;
@@ -161,6 +213,8 @@ static void *open_thread(void *arg)
 	atomic_store_explicit(&s->usable, err == 0, memory_order_release);
 	pthread_cond_broadcast(&s->open_cv);
 	pthread_mutex_unlock(&s->open_mu);
+	if (!err)
+		collect_at_open(s); /* while requests are served: the grace covers them */
 	return NULL;
 }
 
@@ -176,7 +230,7 @@ static int lock_dir(struct store *s)
 
 	if (snprintf(path, sizeof(path), "%s/lock", s->dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (s->lock_fd < 0)
 		return -errno;
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0)
@@ -191,14 +245,16 @@ static int make_dirs(struct store *s)
 {
 	int err = 0;
 
-	if (mkdir(s->dir, 0755) && errno != EEXIST) {
-		err = -errno;
-		pr_warn("store: cannot create '%s': %s", s->dir, strerror(errno));
+	err = make_private(s->dir);
+	if (err) {
+		pr_warn("store: cannot create '%s': %s", s->dir, strerror(-err));
 		return err;
 	}
 	err = lock_dir(s);
 	if (!err)
 		err = open_subdir(s->dir, "blobs", &s->blobs_fd);
+	if (!err)
+		err = open_subdir(s->dir, "derived", &s->derived_fd);
 	if (!err)
 		err = open_subdir(s->dir, "tmp", &s->tmp_fd);
 	if (!err)
@@ -213,7 +269,7 @@ int store_new(const char *dir, struct store **out)
 
 	if (!s)
 		return -ENOMEM;
-	s->blobs_fd = s->tmp_fd = s->pins_fd = s->lock_fd = -1;
+	s->blobs_fd = s->derived_fd = s->tmp_fd = s->pins_fd = s->lock_fd = -1;
 	pthread_mutex_init(&s->write_mu, NULL);
 	pthread_mutex_init(&s->open_mu, NULL);
 	pthread_cond_init(&s->open_cv, NULL);
@@ -302,6 +358,7 @@ void store_free(struct store *s)
 	if (s->cache)
 		r->cache_destroy(s->cache);
 	close_fd(s->blobs_fd);
+	close_fd(s->derived_fd);
 	close_fd(s->tmp_fd);
 	close_fd(s->pins_fd);
 	close_fd(s->lock_fd); /* and with it the lock */
@@ -368,6 +425,20 @@ int store_batch_commit(struct store_batch *b)
 	return 0;
 }
 
+void store_batch_discard(struct store_batch *b)
+{
+	b->s->rdb.writebatch_destroy(b->wb);
+	b->wb = NULL;
+}
+
+int store_db_scan_opened(struct store *s, const char *prefix, size_t plen,
+			 int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,
+				   void *arg),
+			 void *arg)
+{
+	return scan(s, prefix, plen, cb, arg);
+}
+
 int store_db_scan(struct store *s, const char *prefix, size_t plen,
 		  int (*cb)(const char *key, size_t klen, const char *val,
 			    size_t vlen, void *arg),
@@ -387,4 +458,6 @@ void store_get_stats(struct store *s, struct store_stats *out)
 	out->artifacts = s->n_artifacts;
 	out->sources = s->n_sources;
 	out->blob_bytes = s->blob_bytes;
+	out->upstream_bytes = s->upstream_bytes;
+	out->evictions = s->evictions;
 }

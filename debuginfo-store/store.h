@@ -4,6 +4,7 @@
  * Layout of a data directory (docs/store-format.md has the byte layout):
  *   DIR/db/           RocksDB: artifact records, source records
  *   DIR/blobs/xx/SHA  artifact bytes, content-addressed by sha256
+ *   DIR/derived/xx/SHA derived artifacts' bytes (unwind tables, indexes)
  *   DIR/tmp/          blobs being written; emptied at every open
  *   DIR/pins/BUILD_ID the derived artifacts that serve a build ID (below)
  *   DIR/lock          held (flock) by the process that has the store open
@@ -41,6 +42,8 @@ struct store_blob;
 enum store_kind {
 	STORE_KIND_DEBUGINFO = 1 << 0,
 	STORE_KIND_EXECUTABLE = 1 << 1,
+	STORE_KIND_DERIVED = 1 << 2,	/* set by store_find_derived(): its blob is
+					   in derived/, not blobs/ */
 };
 
 /* What a lookup wants: the debuginfod endpoint, or symbols for Ember. */
@@ -62,6 +65,12 @@ enum store_feature {
 	STORE_HAS_TEXT = 1 << 7,
 };
 
+/* Where a file came from: only what upstream sent may be evicted. */
+enum store_origin {
+	STORE_FROM_UPLOAD = 0,
+	STORE_FROM_UPSTREAM = 1,
+};
+
 /* One candidate for a build ID.  Plain data; copy freely. */
 struct store_artifact {
 	char build_id[STORE_BUILD_ID_HEX]; /* lowercase hex */
@@ -72,12 +81,16 @@ struct store_artifact {
 	uint64_t size;                     /* bytes */
 	int64_t mtime;                     /* first upload, seconds since epoch */
 	char name[STORE_NAME_MAX];         /* file name it was uploaded as */
+	unsigned origin;                   /* enum store_origin: an upload of the same
+					      content makes a fetched file an upload */
 };
 
 struct store_stats {
 	uint64_t artifacts;     /* candidate records */
 	uint64_t sources;       /* source files stored */
 	uint64_t blob_bytes;    /* bytes of distinct blobs recorded */
+	uint64_t upstream_bytes; /* of which fetched from upstream (evictable) */
+	uint64_t evictions;     /* records evicted for the upstream quota */
 };
 
 /*
@@ -177,11 +190,19 @@ int store_find_pair(struct store *s, const char *build_id, struct store_pair *ou
 int store_list(struct store *s, const char *build_id,
 	       int (*cb)(const struct store_artifact *a, void *arg), void *arg);
 
-/* Open a recorded blob read-only; the fd is the caller's.  0 or -errno. */
+/* Open a recorded blob (an uploaded or fetched file) read-only; the fd is
+ * the caller's.  0 or -errno. */
 int store_blob_open(struct store *s, const char *sha256, int *fd);
 
 /* The file name of a recorded blob, for libraries that open paths. */
 int store_blob_path(struct store *s, const char *sha256, char *out, size_t size);
+
+/* The same for the blob of a derived artifact (derived/, a namespace of
+ * its own: dropping one never touches an uploaded file of equal bytes). */
+int store_derived_open(struct store *s, const char *sha256, int *fd);
+int store_derived_path(struct store *s, const char *sha256, char *out, size_t size);
+/* Open what a found artifact names, in its namespace (STORE_KIND_DERIVED). */
+int store_artifact_open(struct store *s, const struct store_artifact *a, int *fd);
 
 /* Whether any candidate of build_id names path as a source: 0, -ENOENT,
  * or a store error. */
@@ -193,7 +214,7 @@ int store_source_named(struct store *s, const char *build_id,
 int store_add_source(struct store *s, struct store_blob *b,
 		     const char *build_id, const char *path,
 		     const char sha256[STORE_SHA256_HEX], uint64_t size,
-		     bool *is_new);
+		     unsigned origin, bool *is_new);
 
 /* The stored content of source path of build_id: sha256, size, mtime and
  * name (the path's base name) in *out.  0, -ENOENT (none, or a damaged
@@ -205,7 +226,11 @@ int store_find_source(struct store *s, const char *build_id, const char *path,
  * Derived artifacts: files the server computes from what is stored (an
  * unwind table, ...), kept under a name `what` that encodes everything
  * they were computed from (format version, input sha256s), so a change of
- * input is a new name.  Same contract as store_add_source().
+ * input is a new name.  Same contract as store_add_source().  A name's
+ * kind is what comes before its first '-' ("symidx-v1-..."): a derived
+ * artifact is made for its build ID's current best inputs, so recording
+ * one supersedes the others of its kind and build ID, whose records (and
+ * pins) go at once and whose blobs go once no record names them.
  */
 int store_add_derived(struct store *s, struct store_blob *b, const char *build_id,
 		      const char *what, const char sha256[STORE_SHA256_HEX],
@@ -226,6 +251,32 @@ int store_drop_derived(struct store *s, const char *build_id, const char *what);
 
 /* Zero until the store is open. */
 void store_get_stats(struct store *s, struct store_stats *out);
+
+/* ---- the upstream quota (evict.c) ------------------------------------------ */
+
+/*
+ * Evict what upstream sent (STORE_FROM_UPSTREAM artifacts and sources),
+ * oldest first, until it takes at most quota bytes; uploads are never
+ * evicted, nor the newest fetched record (so one file larger than the
+ * quota stays until the next fetch).  An evicted record's blob goes once
+ * no record names it; the build ID's pins and the derived artifacts made
+ * from it go too, and the store generation moves.  Returns the number of
+ * records evicted, or the store's error.
+ */
+int store_evict_upstream(struct store *s, uint64_t quota);
+
+/* ---- garbage (gc.c) --------------------------------------------------------- */
+
+struct store_gc_stats {
+	uint64_t files, bytes;	/* blob files removed */
+};
+/*
+ * Remove the blob files (uploads' and derived artifacts') that no record
+ * names and that are older than grace_s seconds (a writer commits a blob
+ * before the record naming it).  Run by the store when it opens (with an
+ * hour's grace).  0, or the store's error (nothing removed then).
+ */
+int store_collect_garbage(struct store *s, uint64_t grace_s, struct store_gc_stats *st);
 
 /* ---- pins ----------------------------------------------------------------- */
 

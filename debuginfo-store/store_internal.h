@@ -13,7 +13,8 @@
 
 struct store {
 	char *dir;
-	int blobs_fd;              /* DIR/blobs */
+	int blobs_fd;              /* DIR/blobs: uploaded and fetched files */
+	int derived_fd;            /* DIR/derived: what the server computed */
 	int tmp_fd;                /* DIR/tmp */
 	int pins_fd;               /* DIR/pins (pins.c) */
 	int lock_fd;               /* DIR/lock, flock'ed while open */
@@ -35,6 +36,8 @@ struct store {
 	_Atomic uint64_t n_artifacts;
 	_Atomic uint64_t n_sources;
 	_Atomic uint64_t blob_bytes;
+	_Atomic uint64_t upstream_bytes; /* of records STORE_FROM_UPSTREAM */
+	_Atomic uint64_t evictions;
 	_Atomic uint64_t generation;     /* artifact records written */
 };
 
@@ -70,7 +73,8 @@ int store_keyed_find(struct store *s, enum store_key_tag tag, const char *build_
  * consumes b like store_add_artifact().  *is_new: there was none. */
 int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag tag,
 		    const char *build_id, const char *rest, const char *name,
-		    const char sha256[STORE_SHA256_HEX], uint64_t size, bool *is_new);
+		    const char sha256[STORE_SHA256_HEX], uint64_t size, unsigned origin,
+		    bool *is_new);
 
 /* ---- blobs (blob.c) ------------------------------------------------------ */
 
@@ -78,9 +82,38 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
  * negative errno of the first failure (-EIO for a write of nothing). */
 int store_write_all(int fd, const void *data, size_t len);
 
-/* Move a sealed blob to blobs/xx/SHA (fsyncing the directory) and free it.
- * An existing blob of the same content is kept. */
-int store_blob_commit(struct store *s, struct store_blob *b, bool *existed);
+/* Move a sealed blob to NS/xx/SHA (fsyncing the directory) and free it,
+ * NS being blobs/ (ns_fd s->blobs_fd) or derived/ (s->derived_fd).  An
+ * existing blob of the same content is kept. */
+int store_blob_commit(struct store *s, struct store_blob *b, int ns_fd, bool *existed);
+
+/* ---- garbage (gc.c) ------------------------------------------------------- */
+
+/* Seconds a blob file is kept after its last commit or touch although no
+ * record names it yet: a writer's gap from commit to record is short. */
+#define STORE_COMMIT_GRACE_S 2
+
+/* A set of sha256s, sorted once filled (store_named_blobs). */
+struct sha_set {
+	char (*v)[STORE_SHA256_HEX];
+	size_t n, alloc;
+};
+/* The blobs the records of tags ("AS": uploads' namespace, "D":
+ * derived) name, into set (the caller frees set->v). */
+int store_named_blobs(struct store *s, const char *tags, struct sha_set *set);
+bool store_sha_set_has(const struct sha_set *set, const char *sha);
+/* Add a sha256 (64 hex digits, not NUL-terminated); unsorted. */
+int store_sha_set_add(struct sha_set *set, const char *sha);
+/* Remove NS/path when it is older than grace_s (adding its size to
+ * *bytes): true when removed. */
+bool store_remove_old(int ns_fd, const char *path, uint64_t grace_s, uint64_t *bytes);
+
+/* Drop the derived artifacts of id that what supersedes (same kind, other
+ * name): records and pins at once, blobs no record names. */
+int store_derived_supersede(struct store *s, const char *id, const char *what);
+/* Give each derived record whose blob an older version kept under blobs/
+ * the same file under derived/ (a hard link); on the opening thread. */
+int store_migrate_derived(struct store *s);
 
 /* ---- pins (pins.c) -------------------------------------------------------- */
 
@@ -115,6 +148,13 @@ void store_batch_put(struct store_batch *b, const char *key, size_t klen,
 		     const char *val, size_t vlen);
 void store_batch_delete(struct store_batch *b, const char *key, size_t klen);
 int store_batch_commit(struct store_batch *b);
+/* Drop a begun batch unwritten (instead of committing it). */
+void store_batch_discard(struct store_batch *b);
+/* store_db_scan() on the opening thread, the DB open (no wait). */
+int store_db_scan_opened(struct store *s, const char *prefix, size_t plen,
+			 int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,
+				   void *arg),
+			 void *arg);
 /* Call cb for each key with prefix; a non-zero cb return stops the walk. */
 int store_db_scan(struct store *s, const char *prefix, size_t plen,
 		  int (*cb)(const char *key, size_t klen, const char *val,

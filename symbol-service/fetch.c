@@ -25,16 +25,18 @@ static int fetch_result(int err)
 	return err;
 }
 
-int symsvc_fetch_build_id(struct symsvc *svc, const char *build_id)
+int symsvc_fetch_build_id(struct symsvc *svc, const char *build_id,
+			  const struct symsvc_request_opts *ro)
 {
 	int dbg, exe;
 
 	if (!svc->fetch)
 		return -ENOENT;
-	dbg = fetch_result(svc->fetch(svc->fetch_arg, build_id, STORE_WANT_DEBUGINFO));
+	dbg = fetch_result(svc->fetch(svc->fetch_arg, build_id, STORE_WANT_DEBUGINFO, ro));
 	if (dbg && !upstream_said(dbg))
-		return dbg; /* the store failed: the executable would fail the same */
-	exe = fetch_result(svc->fetch(svc->fetch_arg, build_id, STORE_WANT_EXECUTABLE));
+		return dbg; /* the store failed (or the deadline came): the
+			       executable would fare the same */
+	exe = fetch_result(svc->fetch(svc->fetch_arg, build_id, STORE_WANT_EXECUTABLE, ro));
 	if (!dbg || !exe)
 		return 0;
 	if (!upstream_said(exe))

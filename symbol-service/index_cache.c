@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum entry_state { ENTRY_BUILDING, ENTRY_READY, ENTRY_FAILED };
 
@@ -41,6 +42,27 @@ struct symsvc_index {
 };
 
 #define UNCHECKED UINT64_MAX /* never a store generation */
+#define FAILED_TTL_S 86400   /* a failed build's inputs, remembered (content-addressed) */
+#define FAILED_MAX 4096
+
+/* Whether a build's failure is one of its inputs (the same files would
+ * fail again), not of the store or of the request. */
+static bool failure_of_inputs(int err)
+{
+	return err == -E2BIG || (-err >= SYM_ERR_NOT_ELF && -err <= SYM_ERR_INDEX_VERSION);
+}
+
+/* The failure remembered for inputs what: true with *err (counted). */
+static bool known_failure(struct symsvc_cache *c, const char *what, int *err)
+{
+	bool known;
+
+	pthread_mutex_lock(&c->mu);
+	known = ember_errcache_get(c->failed, what, err);
+	c->failures_cached += known;
+	pthread_mutex_unlock(&c->mu);
+	return known;
+}
 
 static size_t bucket(const struct symsvc_cache *c, const char *id)
 {
@@ -55,6 +77,9 @@ int symsvc_cache_init(struct symsvc_cache *c, uint64_t budget)
 	err = ember_hash_key_init(&c->key);
 	if (err)
 		return err;
+	c->failed = ember_errcache_new(FAILED_TTL_S, FAILED_MAX);
+	if (!c->failed)
+		return -ENOMEM;
 	c->budget = budget;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->built, NULL);
@@ -71,6 +96,7 @@ void symsvc_cache_release(struct symsvc_cache *c)
 			sym_index_free(e->idx);
 			free(e);
 		}
+	ember_errcache_free(c->failed);
 	pthread_cond_destroy(&c->built);
 	pthread_mutex_destroy(&c->mu);
 }
@@ -165,13 +191,18 @@ static void free_victims(struct symsvc_index *v)
  * (fetch.c): -ENOENT when nobody has the build ID, -EHOSTUNREACH when
  * upstream failed, the store's error when it failed.
  */
-static int find_inputs(struct symsvc *svc, const char *id, struct symsvc_inputs *in)
+static int find_inputs(struct symsvc *svc, const char *id, struct symsvc_req *r,
+		       struct symsvc_inputs *in)
 {
 	int err = symsvc_inputs_find(svc->store, id, in);
 
 	if (err != -ENOENT || !svc->fetch)
 		return err;
-	err = symsvc_fetch_build_id(svc, id);
+	err = symsvc_req_take_fetch(r);
+	if (!err)
+		err = symsvc_fetch_build_id(svc, id, r ? &r->opts : NULL);
+	if (err && symsvc_req_check(r)) /* the deadline came, or the client went */
+		return r->stopped;
 	return err ? err : symsvc_inputs_find(svc->store, id, in);
 }
 
@@ -202,7 +233,8 @@ static struct sym_index *open_pinned(struct symsvc *svc, struct symsvc_index *e)
 }
 
 /* Load or build the index of e (outside mu); counts under mu. */
-static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e, int *err)
+static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e,
+				    struct symsvc_req *r, int *err)
 {
 	struct symsvc_cache *c = &svc->cache;
 	enum symsvc_origin origin = SYMSVC_BUILT;
@@ -215,9 +247,13 @@ static struct sym_index *open_index(struct symsvc *svc, struct symsvc_index *e, 
 	*err = store_wait(svc->store);
 	gen = store_generation(svc->store); /* before the inputs are read */
 	if (!*err)
-		*err = find_inputs(svc, e->build_id, &in);
-	if (!*err)
-		idx = symsvc_saved_open(svc->store, e->build_id, &in, &origin, err);
+		*err = find_inputs(svc, e->build_id, r, &in);
+	if (!*err) {
+		snprintf(e->what, sizeof(e->what), "%s", in.what); /* for publish() too */
+		if (known_failure(c, in.what, err))
+			return NULL;
+		idx = symsvc_saved_open(svc->store, e->build_id, &in, &svc->build, &origin, err);
+	}
 	if (idx && origin != SYMSVC_BUILT_UNSAVED)
 		symsvc_saved_pin(svc->store, e->build_id, &in, gen);
 	pthread_mutex_lock(&c->mu);
@@ -256,7 +292,12 @@ static struct symsvc_index *publish(struct symsvc_cache *c, struct symsvc_index 
 		e->state = ENTRY_FAILED;
 		e->err = err;
 		c->refused += err == -E2BIG;
-		unhash(c, e); /* failures are not cached */
+		unhash(c, e); /* failed entries are not kept; their inputs may be: */
+		if (e->what[0] && failure_of_inputs(err) && !ember_errcache_get(c->failed, e->what,
+										  &(int){ 0 })) {
+			ember_errcache_put(c->failed, e->what, err);
+			c->build_failures++;
+		}
 		sym_index_free(idx);
 	}
 	pthread_cond_broadcast(&c->built);
@@ -264,7 +305,7 @@ static struct symsvc_index *publish(struct symsvc_cache *c, struct symsvc_index 
 }
 
 /* Build e (called and returning under mu, which it drops meanwhile). */
-static int build_entry(struct symsvc *svc, struct symsvc_index *e)
+static int build_entry(struct symsvc *svc, struct symsvc_index *e, struct symsvc_req *r)
 {
 	struct symsvc_cache *c = &svc->cache;
 	struct symsvc_index *victims;
@@ -272,7 +313,7 @@ static int build_entry(struct symsvc *svc, struct symsvc_index *e)
 	int err = 0;
 
 	pthread_mutex_unlock(&c->mu);
-	idx = open_index(svc, e, &err);
+	idx = open_index(svc, e, r, &err);
 	pthread_mutex_lock(&c->mu);
 	victims = publish(c, e, idx, idx ? 0 : err);
 	pthread_mutex_unlock(&c->mu);
@@ -327,7 +368,8 @@ static struct symsvc_index *check_fresh(struct symsvc *svc, struct symsvc_index 
 }
 
 /* A new entry of build_id in the table, built by this caller (under mu). */
-static int add_entry(struct symsvc *svc, const char *build_id, struct symsvc_index **out)
+static int add_entry(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+		     struct symsvc_index **out)
 {
 	struct symsvc_cache *c = &svc->cache;
 	struct symsvc_index *e = calloc(1, sizeof(*e));
@@ -340,15 +382,73 @@ static int add_entry(struct symsvc *svc, const char *build_id, struct symsvc_ind
 	e->hnext = c->table[bucket(c, build_id)];
 	c->table[bucket(c, build_id)] = e;
 	e->refs++;
-	return build_entry(svc, e);
+	return build_entry(svc, e, r);
 }
+
+/*
+ * Wait (under mu) until e, built by another request, is ready or failed:
+ * its result; or, polling r's check every WAIT_POLL_MS, the check's error
+ * (e still building: the caller only drops its reference).
+ */
+#define WAIT_POLL_MS 100
+
+static int wait_built(struct symsvc_cache *c, struct symsvc_index *e, struct symsvc_req *r)
+{
+	struct timespec ts;
+	int err;
+
+	while (e->state == ENTRY_BUILDING) {
+		if (!r || !r->opts.check) {
+			pthread_cond_wait(&c->built, &c->mu);
+			continue;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts); /* the condition's clock */
+		ts.tv_nsec += WAIT_POLL_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&c->built, &c->mu, &ts);
+		if (e->state == ENTRY_BUILDING && (err = symsvc_req_check(r)))
+			return err;
+	}
+	return e->state == ENTRY_READY ? 0 : e->err;
+}
+
+static int index_get_once(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			  struct symsvc_index **out);
 
 int symsvc_index_get(struct symsvc *svc, const char *build_id, struct symsvc_index **out)
 {
+	return symsvc_index_get_for(svc, build_id, NULL, out);
+}
+
+/* Whether the failure of a build another request made was that request's
+ * stop (its deadline, its client gone), which says nothing about the
+ * index: a waiter whose own request goes on builds it again. */
+static bool builder_stopped(int err, struct symsvc_req *r)
+{
+	return (err == -ETIMEDOUT || err == -ECANCELED) && !symsvc_req_check(r);
+}
+
+int symsvc_index_get_for(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			 struct symsvc_index **out)
+{
+	int err, tries = 0;
+
+	do
+		err = index_get_once(svc, build_id, r, out);
+	while (builder_stopped(err, r) && ++tries < 3);
+	return err;
+}
+
+static int index_get_once(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			  struct symsvc_index **out)
+{
 	struct symsvc_cache *c = &svc->cache;
 	struct symsvc_index *e, *stale = NULL;
-	int err = 0;
+	int err = symsvc_req_check(r);
 
+	if (err)
+		return err;
 	if (strlen(build_id) >= STORE_BUILD_ID_HEX)
 		return -ENOENT;
 	pthread_mutex_lock(&c->mu);
@@ -356,12 +456,14 @@ int symsvc_index_get(struct symsvc *svc, const char *build_id, struct symsvc_ind
 	if (e)
 		e = check_fresh(svc, e, &stale);
 	if (!e) {
-		err = add_entry(svc, build_id, &e);
+		err = add_entry(svc, build_id, r, &e);
 	} else {
 		e->refs++;
-		while (e->state == ENTRY_BUILDING)
-			pthread_cond_wait(&c->built, &c->mu);
-		err = e->state == ENTRY_READY ? 0 : e->err;
+		err = wait_built(c, e, r);
+		if (err && e->state == ENTRY_BUILDING) {
+			e->refs--; /* its builder holds a reference too */
+			e = NULL;
+		}
 	}
 	if (e && e->state == ENTRY_READY) {
 		lru_unlink(c, e);
@@ -406,6 +508,7 @@ void symsvc_cache_get_stats(struct symsvc_cache *c, struct symsvc_stats *st)
 	pthread_mutex_lock(&c->mu);
 	*st = (struct symsvc_stats){ c->bytes, c->budget, c->loaded, c->builds,
 				     c->evictions, c->refused, c->disk_loads,
-				     c->pin_loads, c->unsaved, c->rebuilds };
+				     c->pin_loads, c->unsaved, c->rebuilds,
+				     c->build_failures, c->failures_cached };
 	pthread_mutex_unlock(&c->mu);
 }

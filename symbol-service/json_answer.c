@@ -37,6 +37,7 @@ struct symsvc_json_answer {
 	struct symsvc_batch *batch;	/* looked up: [batch_at, batch_at + batch_n) */
 	size_t batch_at, batch_n;
 	struct symjson_frame *jf;	/* SYMSVC_FRAMES_MAX */
+	struct symsvc_req req;		/* the request's check and fetch cap */
 };
 
 static enum symjson_source source_of(enum sym_source s)
@@ -84,7 +85,7 @@ static int write_address(struct symjson_writer *w, const struct sym_index *idx,
 static void get_index(struct symsvc_json_answer *a, const struct symjson_module *mod)
 {
 	a->ix = NULL;
-	a->index_err = symsvc_index_get(a->svc, mod->build_id, &a->ix);
+	a->index_err = symsvc_index_get_for(a->svc, mod->build_id, &a->req, &a->ix);
 	if (a->index_err && symsvc_error_reason(a->index_err) == SYMJSON_ERR_STORE_UNAVAILABLE)
 		a->store_errors++;
 }
@@ -94,8 +95,15 @@ static int write_next_address(struct symsvc_json_answer *a, const struct symjson
 {
 	const struct symjson_address *addr = &mod->addrs[a->at];
 	const struct sym_frame *f;
-	int err = 0, nf;
+	int err = a->ix ? symsvc_req_poll(&a->req) : 0, nf;
 
+	if (err == -ETIMEDOUT) { /* the rest of the answer: deadline_exceeded */
+		symsvc_index_put(a->svc, a->ix);
+		a->ix = NULL;
+		a->index_err = err;
+	} else if (err) {
+		return err;
+	}
 	if (!a->ix) {
 		struct symjson_result r = { .address = addr->addr, .kind = addr->kind,
 					    .error = symsvc_error_reason(a->index_err) };
@@ -131,6 +139,8 @@ static int step(struct symsvc_json_answer *a)
 	const struct symjson_module *mod = &a->rq->modules[a->m];
 	int err;
 
+	if (a->req.stopped && a->req.stopped != -ETIMEDOUT)
+		return a->req.stopped; /* the client went away: no more work */
 	if (!a->begun) {
 		a->begun = true;
 		return symjson_answer_begin(&a->w);
@@ -186,6 +196,7 @@ void symsvc_json_answer_free(struct symsvc_json_answer *a)
 }
 
 int symsvc_json_answer_new(struct symsvc *svc, struct symjson_request *rq,
+			   const struct symsvc_request_opts *ro,
 			   struct symsvc_json_answer **out)
 {
 	struct symsvc_json_answer *a = calloc(1, sizeof(*a));
@@ -197,7 +208,8 @@ int symsvc_json_answer_new(struct symsvc *svc, struct symjson_request *rq,
 	}
 	a->svc = svc;
 	a->rq = rq;
-	ember_buf_init(&a->out, ANSWER_BUF_CAP);
+	symsvc_req_init(&a->req, ro);
+	ember_buf_init_account(&a->out, ANSWER_BUF_CAP, a->req.opts.account);
 	symjson_writer_init(&a->w, &a->out);
 	a->jf = malloc(SYMSVC_FRAMES_MAX * sizeof(*a->jf));
 	err = a->jf ? symsvc_batch_new(&a->batch) : -ENOMEM;
@@ -205,7 +217,8 @@ int symsvc_json_answer_new(struct symsvc *svc, struct symjson_request *rq,
 		get_index(a, &rq->modules[0]);
 		a->first_got = true;
 		if (a->index_err &&
-		    symsvc_error_reason(a->index_err) == SYMJSON_ERR_STORE_UNAVAILABLE)
+		    (a->req.stopped ||
+		     symsvc_error_reason(a->index_err) == SYMJSON_ERR_STORE_UNAVAILABLE))
 			err = a->index_err;
 	}
 	if (err) {

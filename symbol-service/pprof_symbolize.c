@@ -30,11 +30,16 @@ static const char *const why_names[SYMSVC_PPROF_WHY_INDEX] = {
 	[SYMSVC_PPROF_NO_SYMBOLS] = "no_symbols_at_address",
 };
 
+/* Field f of o when the caller's struct has it (o->sz), else 0. */
+#define PPROF_OPT(o, f)                                                            \
+	((o) && (o)->sz >= offsetof(struct symsvc_pprof_opts, f) + sizeof((o)->f) ? (o)->f : 0)
+
 struct pprof_run {
 	struct symsvc *svc;
 	struct pprof_profile *p;
 	bool linkage_names;
 	struct symsvc_pprof_stats *st;
+	struct symsvc_req req;		/* the request's check and fetch cap */
 	struct sym_frame frames[SYMSVC_FRAMES_MAX];
 	struct pprof_line lines[SYMSVC_FRAMES_MAX];
 };
@@ -62,17 +67,69 @@ void symsvc_pprof_why_list(const struct symsvc_pprof_stats *st, char *out, size_
 	}
 }
 
-/* Count every location of mapping mid (0: of none) that has no lines yet
- * as unresolved for why. */
-static void count_unresolved(struct pprof_run *r, uint64_t mid, unsigned why)
-{
-	const pprof_message_t *msg = pprof_message(r->p);
+/*
+ * The locations without lines grouped by mapping, built once in one pass
+ * (a counting sort on the mapping's position), so the work is linear in
+ * the profile whatever its counts of mappings and locations: group k
+ * (0 <= k < n_mapping) is loc[first[k], first[k + 1]), indexes into the
+ * message's location array, and group n_mapping the locations of no
+ * mapping.  Edits never move the location array itself.
+ */
+struct loc_groups {
+	uint32_t *loc;
+	size_t *first;
+	size_t n_groups;
+};
 
+static void groups_release(struct loc_groups *g)
+{
+	free(g->loc);
+	free(g->first);
+}
+
+/* The group of location l: its mapping's position, or n_mapping. */
+static size_t group_of(const struct pprof_profile *p, const pprof_location_t *l)
+{
+	size_t n = pprof_message(p)->n_mapping, k;
+
+	if (!l->mapping_id)
+		return n;
+	k = pprof_mapping_index(p, l->mapping_id);
+	return k < n ? k : n; /* validated: every mapping_id names a mapping */
+}
+
+static int groups_build(const struct pprof_profile *p, struct loc_groups *g)
+{
+	const pprof_message_t *msg = pprof_message(p);
+	size_t n = msg->n_mapping;
+
+	g->n_groups = n + 1;
+	g->first = calloc(n + 2, sizeof(*g->first));
+	g->loc = malloc((msg->n_location ? msg->n_location : 1) * sizeof(*g->loc));
+	if (!g->first || !g->loc || msg->n_location > UINT32_MAX)
+		return -ENOMEM;
 	for (size_t i = 0; i < msg->n_location; i++)
-		if (msg->location[i]->mapping_id == mid && !msg->location[i]->n_line) {
-			r->st->unresolved++;
-			r->st->why[why]++;
-		}
+		if (!msg->location[i]->n_line)
+			g->first[group_of(p, msg->location[i]) + 1]++;
+	for (size_t k = 0; k < g->n_groups; k++)
+		g->first[k + 1] += g->first[k];
+	for (size_t i = 0; i < msg->n_location; i++) /* first[k] runs up to first[k + 1] */
+		if (!msg->location[i]->n_line)
+			g->loc[g->first[group_of(p, msg->location[i])]++] = (uint32_t)i;
+	for (size_t k = g->n_groups; k > 0; k--) /* and back to the group's start */
+		g->first[k] = g->first[k - 1];
+	g->first[0] = 0;
+	return 0;
+}
+
+/* Every location of group k counted as unresolved for why. */
+static void count_unresolved(struct pprof_run *r, const struct loc_groups *g, size_t k,
+			     unsigned why)
+{
+	size_t n = g->first[k + 1] - g->first[k];
+
+	r->st->unresolved += n;
+	r->st->why[why] += n;
 }
 
 /* The mapping's build ID as lowercase hex, or false when it has none. */
@@ -152,20 +209,21 @@ static int symbolize_location(struct pprof_run *r, const struct sym_index *idx,
 	return err;
 }
 
-/* The locations of mapping mid without lines, through index ix. */
-static int symbolize_locations(struct pprof_run *r, const struct sym_index *idx, uint64_t mid)
+/* The locations of group k (mapping mid), through index idx. */
+static int symbolize_locations(struct pprof_run *r, const struct sym_index *idx,
+			       const struct loc_groups *g, size_t k, uint64_t mid)
 {
-	const pprof_message_t *msg = pprof_message(r->p);
-	const pprof_mapping_t *m = pprof_mapping_by_id(r->p, mid);
 	unsigned all = 0, flags, why;
 	int err = 0;
 
-	for (size_t i = 0; !err && i < msg->n_location; i++) {
-		const pprof_location_t *loc = msg->location[i];
+	for (size_t i = g->first[k]; !err && i < g->first[k + 1]; i++) {
+		/* edits may move the mapping array: look both up each time */
+		const pprof_location_t *loc = pprof_message(r->p)->location[g->loc[i]];
 
-		if (loc->mapping_id != mid || loc->n_line)
-			continue;
-		err = symbolize_location(r, idx, m, loc, &flags, &why);
+		err = symsvc_req_poll(&r->req);
+		if (err)
+			break;
+		err = symbolize_location(r, idx, pprof_mapping_by_id(r->p, mid), loc, &flags, &why);
 		all |= flags;
 		if (flags) {
 			r->st->resolved++;
@@ -173,33 +231,39 @@ static int symbolize_locations(struct pprof_run *r, const struct sym_index *idx,
 			r->st->unresolved++;
 			r->st->why[why]++;
 		}
-		msg = pprof_message(r->p); /* edits may move the arrays */
-		m = pprof_mapping_by_id(r->p, mid);
 	}
 	return !err && all ? pprof_mapping_set_flags(r->p, mid, all) : err;
 }
 
-static int symbolize_mapping(struct pprof_run *r, const pprof_mapping_t *m)
+/* Group k, the locations of mapping m. */
+static int symbolize_mapping(struct pprof_run *r, const struct loc_groups *g, size_t k,
+			     const pprof_mapping_t *m)
 {
 	struct symsvc_index *ix;
 	char id[STORE_BUILD_ID_HEX];
 	uint64_t mid = m->id;
 	int err;
 
+	if (g->first[k] == g->first[k + 1])
+		return 0; /* nothing to symbolize: no index asked for */
 	if (!mapping_build_id(r->p, m, id, sizeof(id))) {
-		count_unresolved(r, mid, SYMSVC_PPROF_NO_BUILD_ID);
+		count_unresolved(r, g, k, SYMSVC_PPROF_NO_BUILD_ID);
 		return 0;
 	}
-	err = symsvc_index_get(r->svc, id, &ix);
+	err = symsvc_index_get_for(r->svc, id, &r->req, &ix);
+	if (err && r->req.stopped)
+		return err; /* the request stops: past its deadline, or its client gone */
 	if (err) {
 		enum symjson_error reason = symsvc_error_reason(err);
 
-		if (reason == SYMJSON_ERR_STORE_UNAVAILABLE && !r->st->store_err)
+		/* a profile with mappings left for these would pass for complete */
+		if ((reason == SYMJSON_ERR_STORE_UNAVAILABLE || reason == SYMJSON_ERR_BUSY) &&
+		    !r->st->store_err)
 			r->st->store_err = err;
-		count_unresolved(r, mid, SYMSVC_PPROF_WHY_INDEX + (unsigned)reason);
+		count_unresolved(r, g, k, SYMSVC_PPROF_WHY_INDEX + (unsigned)reason);
 		return 0;
 	}
-	err = symbolize_locations(r, symsvc_index_sym(ix), mid);
+	err = symbolize_locations(r, symsvc_index_sym(ix), g, k, mid);
 	symsvc_index_put(r->svc, ix);
 	return err;
 }
@@ -208,23 +272,22 @@ int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 			   const struct symsvc_pprof_opts *opts, struct symsvc_pprof_stats *st)
 {
 	struct pprof_run *r = calloc(1, sizeof(*r));
+	struct loc_groups g = { 0 };
 	size_t n = pprof_message(p)->n_mapping;
-	int err = 0;
+	int err = r ? groups_build(p, &g) : -ENOMEM;
 
-	if (!r)
-		return -ENOMEM;
 	*st = (struct symsvc_pprof_stats){ 0 };
+	if (err)
+		goto out;
 	*r = (struct pprof_run){ .svc = svc, .p = p, .st = st };
-	r->linkage_names = opts && opts->linkage_names &&
-			   opts->sz >= offsetof(struct symsvc_pprof_opts, linkage_names) +
-					       sizeof(opts->linkage_names);
-	for (size_t i = 0; !err && i < n; i++) {
-		uint64_t mid = pprof_message(p)->mapping[i]->id;
-
-		err = symbolize_mapping(r, pprof_mapping_by_id(p, mid));
-	}
+	r->linkage_names = PPROF_OPT(opts, linkage_names);
+	symsvc_req_init(&r->req, PPROF_OPT(opts, request));
+	for (size_t k = 0; !err && k < n; k++)
+		err = symbolize_mapping(r, &g, k, pprof_message(p)->mapping[k]);
 	if (!err)
-		count_unresolved(r, 0, SYMSVC_PPROF_NO_MAPPING);
+		count_unresolved(r, &g, n, SYMSVC_PPROF_NO_MAPPING);
+out:
+	groups_release(&g);
 	free(r);
 	return err;
 }

@@ -50,7 +50,7 @@ static struct sym_index *load_blob(struct store *s, const char *sha256, unsigned
 	struct sym_index *idx;
 	int fd;
 
-	*err = store_blob_open(s, sha256, &fd);
+	*err = store_derived_open(s, sha256, &fd);
 	if (*err)
 		return NULL;
 	idx = sym_index_load_diag(fd, flags, &d, err);
@@ -115,22 +115,46 @@ void symsvc_saved_pin(struct store *s, const char *id, const struct symsvc_input
 		pr_warn("symsvc: cannot pin the index of %s: %s", id, strerror(-err));
 }
 
-/* Build from the stored files; never a search of this machine's
- * /usr/lib/debug. */
-static struct sym_index *build(struct store *s, const struct symsvc_inputs *in, int *err)
+/*
+ * What a build is expected to take of the budget: twice its input files
+ * and 8 MiB, at most the build's bound (which the symbolizer is given,
+ * sym_open_opts.max_bytes), so small builds do not wait behind the bound
+ * of large ones.
+ */
+static uint64_t build_estimate(const struct symsvc_inputs *in,
+			       const struct symsvc_build_limits *bl)
 {
-	struct sym_open_opts o = { .sz = sizeof(o), .no_debug_search = true };
+	uint64_t est = 2 * (in->main.size + (in->has_dbg ? in->dbg.size : 0)) + (8 << 20);
+
+	if (!bl || !bl->bytes)
+		return 0;
+	return est < bl->bytes ? est : bl->bytes;
+}
+
+/* Build from the stored files; never a search of this machine's
+ * /usr/lib/debug.  The build's share of the budget is taken first. */
+static struct sym_index *build(struct store *s, const struct symsvc_inputs *in,
+			       const struct symsvc_build_limits *bl, int *err)
+{
+	struct sym_open_opts o = { .sz = sizeof(o), .no_debug_search = true,
+				   .max_bytes = bl ? bl->bytes : 0 };
 	char main_path[4096], dbg_path[4096];
 	struct sym_index *idx;
+	uint64_t take = build_estimate(in, bl);
+	bool took = bl && bl->budget && take;
 
 	*err = store_blob_path(s, in->main.sha256, main_path, sizeof(main_path));
 	if (!*err && in->has_dbg) {
 		*err = store_blob_path(s, in->dbg.sha256, dbg_path, sizeof(dbg_path));
 		o.debug_file = dbg_path;
 	}
+	if (!*err && took && ember_mem_budget_take(bl->budget, take))
+		*err = -EAGAIN; /* other work holds the memory: ask again */
 	if (*err)
 		return NULL;
 	idx = sym_index_open(main_path, &o, err);
+	if (took)
+		ember_mem_budget_give(bl->budget, take);
 	if (!idx && *err == -ENOENT) { /* recorded, so the files must be there */
 		pr_warn("symsvc: a stored file of %s is missing", in->main.build_id);
 		*err = -EIO;
@@ -165,6 +189,7 @@ static void drop_damaged(struct store *s, const char *id, const char *what, int 
 
 struct sym_index *symsvc_saved_open(struct store *s, const char *id,
 				const struct symsvc_inputs *in,
+				const struct symsvc_build_limits *bl,
 				enum symsvc_origin *origin, int *err)
 {
 	char why[192];
@@ -181,7 +206,7 @@ struct sym_index *symsvc_saved_open(struct store *s, const char *id,
 	else if (*err != -ENOENT)
 		return NULL; /* the store cannot say whether one is saved, or the
 				file could not be read now: it stays */
-	idx = build(s, in, err);
+	idx = build(s, in, bl, err);
 	if (!idx)
 		return NULL;
 	*err = store_put_derived(s, id, in->what, produce_index, idx);

@@ -26,6 +26,7 @@ int symsvc_new(struct store *s, const struct symsvc_opts *o, struct symsvc **out
 	svc->store = s;
 	svc->fetch = OPT(o, fetch);
 	svc->fetch_arg = OPT(o, fetch_arg);
+	svc->build = (struct symsvc_build_limits){ OPT(o, budget), OPT(o, build_bytes) };
 	err = symsvc_cache_init(&svc->cache, budget ? budget : DEFAULT_CACHE_BYTES);
 	if (err) {
 		free(svc);
@@ -56,6 +57,12 @@ enum symjson_error symsvc_error_reason(int err)
 		return SYMJSON_ERR_OVER_BUDGET;
 	if (err == -EHOSTUNREACH)
 		return SYMJSON_ERR_UPSTREAM_UNAVAILABLE;
+	if (err == -ETIMEDOUT)
+		return SYMJSON_ERR_DEADLINE;
+	if (err == -ENOBUFS)
+		return SYMJSON_ERR_FETCH_LIMIT;
+	if (err == -EAGAIN)
+		return SYMJSON_ERR_BUSY;
 	if (-err >= SYM_ERR_NOT_ELF && -err <= SYM_ERR_INDEX_VERSION)
 		return SYMJSON_ERR_NO_DEBUGINFO; /* no symbols, unreadable ELF */
 	return SYMJSON_ERR_STORE_UNAVAILABLE; /* the store or its files failed */

@@ -40,16 +40,21 @@ struct symsvc;
 
 /* ---- the service ---------------------------------------------------------- */
 
+struct symsvc_request_opts;
+
 /*
  * The owner's upstream fetch: bring the file of build_id that want names
  * (STORE_WANT_DEBUGINFO or STORE_WANT_EXECUTABLE) from upstream debuginfod
- * servers into the store, on the calling thread.  Returns 0 when it is
- * stored; -ENOENT when no upstream has it; -ENOSYS when there is no
- * upstream; -EHOSTUNREACH when upstream failed or -ECANCELED when the
- * owner is stopping; any other negative errno when what arrived could not
- * be stored (the store's error).
+ * servers into the store, for the request ro (NULL: no limits): waiting
+ * no longer than its deadline_ms, and polling its check while it waits.
+ * Returns 0 when it is stored; -ENOENT when no upstream has it; -ENOSYS
+ * when there is no upstream; -EHOSTUNREACH when upstream failed or
+ * -ECANCELED when the owner is stopping; -ETIMEDOUT when the deadline
+ * came first, or the check's error; any other negative errno when what
+ * arrived could not be stored (the store's error).
  */
-typedef int (*symsvc_fetch_fn)(void *arg, const char *build_id, enum store_want want);
+typedef int (*symsvc_fetch_fn)(void *arg, const char *build_id, enum store_want want,
+			       const struct symsvc_request_opts *ro);
 
 /* Options; NULL or zero fields take the defaults. */
 struct symsvc_opts {
@@ -57,6 +62,14 @@ struct symsvc_opts {
 	uint64_t cache_bytes;		/* loaded indexes' memory: 1 GiB */
 	symsvc_fetch_fn fetch;		/* asked before "unknown": none */
 	void *fetch_arg;
+	/* An index build is bounded by build_bytes (passed to the symbolizer,
+	 * sym_open_opts.max_bytes) and takes what it is expected to use of
+	 * budget while it runs (twice its files and 8 MiB, at most
+	 * build_bytes); one the budget cannot give fails with -EAGAIN
+	 * (server_busy), not remembered.  budget is borrowed; NULL: builds
+	 * take nothing. */
+	struct ember_mem_budget *budget;
+	uint64_t build_bytes;
 };
 
 /* A service over store s (borrowed: it must outlive the service).  *out is
@@ -73,6 +86,8 @@ struct symsvc_stats {
 	size_t pin_loads;	/* of which through a pin, the store still opening */
 	size_t unsaved;		/* builds that could not be saved (kept in memory) */
 	size_t rebuilds;	/* indexes superseded by better uploaded files */
+	size_t build_failures;	/* builds that failed for what their files are */
+	size_t failures_cached;	/* requests answered with such a failure, not built again */
 };
 void symsvc_get_stats(struct symsvc *svc, struct symsvc_stats *st);
 
@@ -80,10 +95,35 @@ void symsvc_get_stats(struct symsvc *svc, struct symsvc_stats *st);
  * What an error of symsvc_index_get() (or of any call below) means for the
  * addresses it leaves without frames: -ENOENT unknown_build_id, -E2BIG
  * index_over_budget, -EHOSTUNREACH upstream_unavailable, the symbolizer's
- * -SYM_ERR_* no_debuginfo, any other errno store_unavailable (the store
- * or its files could not be read: ask again).
+ * -SYM_ERR_* no_debuginfo, -ETIMEDOUT deadline_exceeded, -ENOBUFS
+ * upstream_fetch_limit (the request's max_fetches reached), -EAGAIN
+ * server_busy, any other errno store_unavailable (the store or its files
+ * could not be read: ask again).
  */
 enum symjson_error symsvc_error_reason(int err);
+
+/* ---- what one request may spend -------------------------------------------- */
+
+/*
+ * Polled between the steps of a request's work (before each module or
+ * mapping, every few hundred addresses, and while it waits for another
+ * request's build of an index): 0 to go on, or a negative errno that
+ * stops the work: -ETIMEDOUT (the request's deadline passed), -ECANCELED
+ * (its client went away), or any other.
+ */
+typedef int (*symsvc_check_fn)(void *arg);
+
+/* One request's limits; NULL or zero fields: none. */
+struct symsvc_request_opts {
+	size_t sz;			/* sizeof(struct symsvc_request_opts) */
+	symsvc_check_fn check;		/* NULL: never stopped */
+	void *check_arg;
+	unsigned max_fetches;		/* build IDs it may ask upstream for; 0: no cap */
+	uint64_t deadline_ms;		/* ember_monotonic_ms() an upstream fetch is
+					   waited for until; 0: none */
+	struct ember_mem_account *account; /* the answer's buffers grow through it
+					      (borrowed); NULL: none */
+};
 
 /* ---- indexes ---------------------------------------------------------------- */
 
@@ -95,8 +135,11 @@ struct symsvc_index;
  * else one built from them and saved; an index made before better files
  * were uploaded is replaced (a loaded one is kept while the store cannot
  * say).  Requests that arrive while it is built wait for that one build.
- * Returns 0, or an error as symsvc_error_reason() reads it.  Failures are
- * not cached: the next call tries again.
+ * Returns 0, or an error as symsvc_error_reason() reads it.  A build that
+ * fails for what its files are (the symbolizer rejects them, the index is
+ * over the budget) is remembered by its inputs' content (their sha256s):
+ * later calls get the same error at once, until better files are stored.
+ * Other failures (the store, the request's limits) are not remembered.
  */
 int symsvc_index_get(struct symsvc *svc, const char *build_id, struct symsvc_index **out);
 /* The symbolizer's index (valid until symsvc_index_put()). */
@@ -153,15 +196,21 @@ int symsvc_lookup(struct symsvc *svc, const char *build_id,
  */
 struct symsvc_json_answer;
 
-/* Takes rq (freed with the answer, or here on failure).  0 and *out, a
- * store error of the first module, or -ENOMEM. */
+/* Takes rq (freed with the answer, or here on failure); ro (may be NULL)
+ * is copied.  0 and *out; a store error of the first module, or the
+ * error of ro's check (-ETIMEDOUT, ...) met before anything is written;
+ * -ENOMEM. */
 int symsvc_json_answer_new(struct symsvc *svc, struct symjson_request *rq,
+			   const struct symsvc_request_opts *ro,
 			   struct symsvc_json_answer **out);
 /*
  * The next bytes of the answer (about 64 KiB, more when one address's
  * frames cross that) in *data and *len, valid until the next call; *len 0
- * when the answer is complete.  0, or a negative errno (-ENOMEM, -E2BIG):
- * the answer is then incomplete and cannot go on.
+ * when the answer is complete.  Once the request's check says -ETIMEDOUT
+ * every address left gets deadline_exceeded, unlooked-up, so the answer
+ * still ends whole.  0, or a negative errno (-ENOMEM, -E2BIG, or another
+ * error of the check, such as -ECANCELED): the answer is then incomplete
+ * and cannot go on.
  */
 int symsvc_json_answer_read(struct symsvc_json_answer *a, const char **data, size_t *len);
 /* Modules so far whose addresses got store_unavailable. */
@@ -185,12 +234,14 @@ enum symsvc_pprof_why {
 struct symsvc_pprof_opts {
 	size_t sz;		/* sizeof(struct symsvc_pprof_opts) */
 	bool linkage_names;	/* Function.name raw, not demangled */
+	const struct symsvc_request_opts *request; /* NULL: no limits */
 };
 
 struct symsvc_pprof_stats {
 	size_t resolved, unresolved;		/* locations given lines / left alone */
 	size_t why[SYMSVC_PPROF_WHY_COUNT];	/* the unresolved ones by reason */
-	int store_err;		/* a mapping's index failed for the store: its error */
+	int store_err;		/* a mapping's index failed for the store, or the
+				   server was busy (-EAGAIN): its error */
 };
 
 /*
@@ -204,7 +255,8 @@ struct symsvc_pprof_stats {
  * opts may be NULL.  Returns 0 (st->store_err says whether a store
  * failure left mappings unsymbolized, which a caller should not pass off
  * as a complete answer), or a negative errno of editing p (-ENOMEM,
- * -E2BIG): p is then partly symbolized.
+ * -E2BIG) or of the request's check (-ETIMEDOUT, -ECANCELED, ...): p is
+ * then partly symbolized.
  */
 int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 			   const struct symsvc_pprof_opts *opts, struct symsvc_pprof_stats *st);

@@ -3,6 +3,8 @@
  *
  * One concept a file:
  *   service.c         the service: options, lifetime, stats, error reasons
+ *   request.c         what one request may spend: its check, its fetch cap,
+ *                     its memory account
  *   fetch.c           a build ID's files asked of the owner's upstream fetch
  *   index_cache.c     the LRU of loaded indexes: one build per build ID,
  *                     eviction, replacement when better files arrive
@@ -18,6 +20,32 @@
 #include "symsvc.h"
 
 #include <pthread.h>
+
+/* ---- one request's limits (request.c) ------------------------------------- */
+
+/* A request's check and fetch count, for one thread. */
+struct symsvc_req {
+	struct symsvc_request_opts opts; /* as the caller gave them */
+	int stopped;		/* the check's first error, kept */
+	unsigned polls;
+	unsigned fetches_left;
+	bool capped;		/* fetches_left counts */
+};
+
+void symsvc_req_init(struct symsvc_req *r, const struct symsvc_request_opts *o);
+/* The check now: 0, or its error (kept: every later call returns it).
+ * r may be NULL (no limits). */
+int symsvc_req_check(struct symsvc_req *r);
+/* symsvc_req_check() once every few hundred calls, for per-address loops. */
+int symsvc_req_poll(struct symsvc_req *r);
+/* One more build ID asked upstream: 0, or -ENOBUFS at the request's cap. */
+int symsvc_req_take_fetch(struct symsvc_req *r);
+
+/* symsvc_index_get() for request r (NULL: no limits): fetches count
+ * against its cap, and a wait for another request's build polls its
+ * check (whose error it returns). */
+int symsvc_index_get_for(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			 struct symsvc_index **out);
 
 /* ---- batches (batch.c) ------------------------------------------------------ */
 
@@ -60,14 +88,24 @@ struct symsvc_cache {
 	struct symsvc_index *table[SYMSVC_CACHE_BUCKETS];
 	struct symsvc_index *lru_head, *lru_tail;
 	struct ember_hash_key key;		/* of the table's hash */
+	struct ember_errcache *failed;		/* inputs (what) whose build failed for
+						   what they are, with the error */
 	uint64_t bytes, budget;
 	size_t loaded, builds, evictions, refused, disk_loads, pin_loads, unsaved, rebuilds;
+	size_t build_failures, failures_cached;
+};
+
+/* What an index build may take, and from where. */
+struct symsvc_build_limits {
+	struct ember_mem_budget *budget;	/* borrowed; NULL: nothing taken */
+	uint64_t bytes;
 };
 
 struct symsvc {
 	struct store *store;		/* borrowed */
 	symsvc_fetch_fn fetch;		/* NULL: no upstream */
 	void *fetch_arg;
+	struct symsvc_build_limits build;
 	struct symsvc_cache cache;
 };
 
@@ -83,9 +121,11 @@ void symsvc_cache_get_stats(struct symsvc_cache *c, struct symsvc_stats *st);
  * Bring build_id's debug file and executable from upstream into the store
  * through svc->fetch (either is enough to symbolize): 0 when either
  * arrived; -ENOENT when nobody has them (or there is no upstream);
- * -EHOSTUNREACH when upstream failed or is stopping; or the store's error.
+ * -EHOSTUNREACH when upstream failed or is stopping; the request ro's
+ * stop (-ETIMEDOUT, ...; ro may be NULL); or the store's error.
  */
-int symsvc_fetch_build_id(struct symsvc *svc, const char *build_id);
+int symsvc_fetch_build_id(struct symsvc *svc, const char *build_id,
+			  const struct symsvc_request_opts *ro);
 
 /* ---- saved indexes (saved_index.c) ------------------------------------------ */
 
@@ -119,13 +159,15 @@ enum symsvc_origin {
  * The index of build_id for inputs in: the saved one when it exists and
  * loads, else built from the inputs and saved.  A saved index that does
  * not load (damaged, another version) is rebuilt and replaced; one that
- * cannot be saved is served from memory (SYMSVC_BUILT_UNSAVED).  NULL with
- * the symbolizer's error or a negative errno in *err (the store's, when
- * it cannot say whether an index is saved; -EIO when a stored file is
- * missing).
+ * cannot be saved is served from memory (SYMSVC_BUILT_UNSAVED).  A build
+ * takes bl->bytes of bl->budget while it runs (-EAGAIN when it cannot).
+ * NULL with the symbolizer's error or a negative errno in *err (the
+ * store's, when it cannot say whether an index is saved; -EIO when a
+ * stored file is missing).
  */
 struct sym_index *symsvc_saved_open(struct store *s, const char *build_id,
 				    const struct symsvc_inputs *in,
+				    const struct symsvc_build_limits *bl,
 				    enum symsvc_origin *origin, int *err);
 
 /*

@@ -34,8 +34,13 @@ static int append_chunk(struct ember_buf *out, const uint8_t *chunk, size_t n,
 {
 	int err = ember_buf_append(out, chunk, n);
 
+	EMBER_FAIL_IF(err == -E2BIG && out->acct && out->acct->err, d, -E2BIG,
+		      "%s: decompressed profile needs more memory than the server gives one "
+		      "request", what);
 	EMBER_FAIL_IF(err == -E2BIG, d, -E2BIG,
 		      "%s: decompressed profile larger than %zu bytes", what, out->cap);
+	EMBER_FAIL_IF(err == -EAGAIN, d, -EAGAIN,
+		      "%s: the server has no memory free for the profile now", what);
 	EMBER_FAIL_IF(err, d, err, "%s: out of memory", what);
 	return 0;
 }

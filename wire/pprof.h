@@ -82,6 +82,12 @@ struct pprof_limits {
 	size_t max_functions;	 /* 2 Mi */
 	size_t max_strings;	 /* 4 Mi */
 	size_t max_sample_types; /* 64 */
+	/* Charged for the decompressed bytes, protobuf-c's allocations and
+	 * every later edit of the profile, before each is allocated: past
+	 * its share or budget the decode (or the edit) fails with its error
+	 * (-E2BIG, -EAGAIN).  Borrowed: it must outlive the profile.  NULL:
+	 * only the caps above. */
+	struct ember_mem_account *account;
 };
 
 /*
@@ -124,6 +130,10 @@ const char *pprof_string(const struct pprof_profile *p, int64_t idx);
 const pprof_mapping_t *pprof_mapping_by_id(const struct pprof_profile *p, uint64_t id);
 const pprof_location_t *pprof_location_by_id(const struct pprof_profile *p, uint64_t id);
 const pprof_function_t *pprof_function_by_id(const struct pprof_profile *p, uint64_t id);
+/* The position of the mapping with id in pprof_message(p)->mapping (as
+ * fast as the lookup above), or SIZE_MAX when there is none: what a walk
+ * that groups locations by mapping indexes its groups by. */
+size_t pprof_mapping_index(const struct pprof_profile *p, uint64_t id);
 
 /* ---- filling in symbolization results --------------------------------- */
 

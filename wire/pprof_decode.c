@@ -42,14 +42,18 @@ void pprof_limits_resolve(const struct pprof_limits *in, struct pprof_limits *ou
 	TAKE(max_functions);
 	TAKE(max_strings);
 	TAKE(max_sample_types);
+	TAKE(account);
 #undef TAKE
 	*out = l;
 }
 
-/* protobuf-c allocator with a budget: the allocations of one unpack. */
+/* protobuf-c allocator with a budget: the allocations of one unpack,
+ * also charged to the request's account (protobuf-c fails cleanly when
+ * an allocation does). */
 struct budget {
 	size_t used, cap;
 	bool exceeded;
+	struct ember_mem_account *acct;
 };
 
 static void *budget_alloc(void *ctx, size_t n)
@@ -60,6 +64,8 @@ static void *budget_alloc(void *ctx, size_t n)
 		b->exceeded = true;
 		return NULL;
 	}
+	if (ember_mem_account_take(b->acct, PPROF_BLOCK_COST(n)))
+		return NULL;
 	b->used += n;
 	return malloc(n);
 }
@@ -72,10 +78,14 @@ static void budget_free(void *ctx, void *ptr)
 static int unpack(const uint8_t *data, size_t size, const struct pprof_limits *lim,
 		  pprof_message_t **out, struct ember_diag *d)
 {
-	struct budget b = { .cap = lim->max_memory_bytes };
+	struct budget b = { .cap = lim->max_memory_bytes, .acct = lim->account };
 	ProtobufCAllocator a = { budget_alloc, budget_free, &b };
 
 	*out = perftools__profiles__profile__unpack(&a, size, data);
+	EMBER_FAIL_IF(!*out && lim->account && lim->account->err == -E2BIG, d, -E2BIG,
+		      "profile needs more memory to unpack than the server gives one request");
+	EMBER_FAIL_IF(!*out && lim->account && lim->account->err, d, lim->account->err,
+		      "the server has no memory free to unpack the profile now");
 	EMBER_FAIL_IF(!*out && b.exceeded, d, -E2BIG,
 		      "profile needs more than %zu bytes of memory to unpack",
 		      lim->max_memory_bytes);
@@ -131,7 +141,7 @@ int pprof_decode(const void *data, size_t size, const struct pprof_limits *lim_i
 	int err;
 
 	pprof_limits_resolve(lim_in, &lim);
-	ember_buf_init(&raw, lim.max_input_bytes);
+	ember_buf_init_account(&raw, lim.max_input_bytes, lim.account);
 	err = plain_bytes(data, size, &lim, &raw, &pb, &pb_size, &d);
 	if (err)
 		goto out;
@@ -140,6 +150,7 @@ int pprof_decode(const void *data, size_t size, const struct pprof_limits *lim_i
 		err = EMBER_FAIL(&d, -ENOMEM, "out of memory");
 		goto out;
 	}
+	p->acct = lim.account;
 	err = unpack(pb ? pb : (const uint8_t *)"", pb_size, &lim, &p->msg, &d);
 	if (err)
 		goto out;

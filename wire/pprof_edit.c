@@ -54,6 +54,9 @@ static int new_function(struct pprof_profile *p, const struct fn_key *k, uint64_
 	pprof_message_t *m = p->msg;
 	pprof_function_t *f;
 
+	EMBER_FORWARD_IF_ERROR(pprof_charge(p, PPROF_BLOCK_COST(sizeof(*f)) + 2 * sizeof(f) +
+						       2 * sizeof(struct ember_hset_slot) +
+						       sizeof(struct pprof_id_slot)));
 	EMBER_FORWARD_IF_ERROR(pprof_grow(&m->function, m->n_function, &p->caps.functions,
 					 sizeof(*m->function)));
 	f = malloc(sizeof(*f));
@@ -137,6 +140,8 @@ int pprof_location_set_lines(struct pprof_profile *p, uint64_t location_id,
 	for (size_t i = 0; i < n; i++)
 		if (pprof_index_find(&p->functions, lines[i].function_id) == SIZE_MAX)
 			return -ENOENT;
+	EMBER_FORWARD_IF_ERROR(pprof_charge(p, PPROF_BLOCK_COST(n * sizeof(*nl)) +
+						       n * PPROF_BLOCK_COST(sizeof(**nl))));
 	nl = make_lines(lines, n);
 	if (!nl)
 		return -ENOMEM;

@@ -90,6 +90,11 @@ const pprof_mapping_t *pprof_mapping_by_id(const struct pprof_profile *p, uint64
 	return i == SIZE_MAX ? NULL : p->msg->mapping[i];
 }
 
+size_t pprof_mapping_index(const struct pprof_profile *p, uint64_t id)
+{
+	return pprof_index_find(&p->mappings, id);
+}
+
 const pprof_location_t *pprof_location_by_id(const struct pprof_profile *p, uint64_t id)
 {
 	size_t i = pprof_index_find(&p->locations, id);

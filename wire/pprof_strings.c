@@ -43,7 +43,11 @@ static int append_string(struct pprof_profile *p, const char *s, int64_t *idx)
 
 	if (m->n_string_table >= INT32_MAX)
 		return -E2BIG;
-	err = pprof_grow(&m->string_table, m->n_string_table, &p->caps.strings, sizeof(char *));
+	err = pprof_charge(p, PPROF_BLOCK_COST(strlen(s) + 1) + 2 * sizeof(char *) +
+				      2 * sizeof(struct ember_hset_slot));
+	if (!err)
+		err = pprof_grow(&m->string_table, m->n_string_table, &p->caps.strings,
+				 sizeof(char *));
 	if (err)
 		return err;
 	copy = pprof_strdup(s);

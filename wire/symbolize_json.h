@@ -1,6 +1,6 @@
 /*
  * symbolize_json.h - the JSON of POST /api/v1/symbolize: the request
- * (parsed by jansson, checked against the schema and the caps) and the
+ * (streamed through yajl, checked against the schema and the caps) and the
  * answer (written incrementally into a capped struct ember_buf by a small
  * escaping writer, with no JSON tree per frame).  Schema and examples:
  * docs/symbolize-api.md.
@@ -82,6 +82,24 @@ int symjson_request_parse(const char *body, size_t len, const struct symjson_lim
 /* Accepts NULL. */
 void symjson_request_free(struct symjson_request *r);
 
+/*
+ * The same, streamed: a body fed as it arrives, never held whole.  The
+ * parser, its buffers and the request are taken from acct (NULL: no
+ * account) before they are allocated; past its share or budget a feed
+ * fails with its error (-E2BIG, -EAGAIN).  Every failure sticks: later
+ * feeds return it, and symjson_parser_why() says what (the JSON path, as
+ * above).  finish hands the request over (*out, free with
+ * symjson_request_free; its memory stays charged to acct).
+ */
+struct symjson_parser;
+
+int symjson_parser_new(const struct symjson_limits *lim, struct ember_mem_account *acct,
+		       struct symjson_parser **out);
+int symjson_parser_feed(struct symjson_parser *p, const void *data, size_t len);
+int symjson_parser_finish(struct symjson_parser *p, struct symjson_request **out);
+const char *symjson_parser_why(const struct symjson_parser *p);
+void symjson_parser_free(struct symjson_parser *p); /* NULL is fine */
+
 /* ---- the answer ------------------------------------------------------- */
 
 /* One frame; NULL strings and 0 numbers are left out of the JSON. */
@@ -104,6 +122,12 @@ enum symjson_error {
 	SYMJSON_ERR_OVER_BUDGET,	/* "index_over_budget": larger than --symbol-cache-mb */
 	SYMJSON_ERR_STORE_UNAVAILABLE,	/* "store_unavailable": the store could not be
 					   read: ask again later */
+	SYMJSON_ERR_DEADLINE,		/* "deadline_exceeded": the request reached the
+					   server's --request-timeout before this address */
+	SYMJSON_ERR_FETCH_LIMIT,	/* "upstream_fetch_limit": the request asked
+					   upstream for as many build IDs as one may */
+	SYMJSON_ERR_BUSY,		/* "server_busy": the server's memory is taken by
+					   other work: ask again later */
 	SYMJSON_ERR_COUNT
 };
 

@@ -21,6 +21,9 @@ const char *symjson_error_name(enum symjson_error e)
 		[SYMJSON_ERR_UPSTREAM_UNAVAILABLE] = "upstream_unavailable",
 		[SYMJSON_ERR_OVER_BUDGET] = "index_over_budget",
 		[SYMJSON_ERR_STORE_UNAVAILABLE] = "store_unavailable",
+		[SYMJSON_ERR_DEADLINE] = "deadline_exceeded",
+		[SYMJSON_ERR_FETCH_LIMIT] = "upstream_fetch_limit",
+		[SYMJSON_ERR_BUSY] = "server_busy",
 	};
 
 	return (unsigned)e < SYMJSON_ERR_COUNT ? names[e] : NULL;

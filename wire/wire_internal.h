@@ -14,7 +14,7 @@
  *   pprof_encode.c    profile -> protobuf (raw or gzip) into an ember_buf
  *   json_writer.c     the escaping JSON writer of the answers
  *   symjson_values.c  request scalars: addresses, build IDs, kinds
- *   symjson_request.c the POST /api/v1/symbolize request (jansson)
+ *   symjson_request.c the POST /api/v1/symbolize request, streamed (yajl)
  *   symjson_answer.c  the answer, written incrementally
  *   symjson_client.c  the client side: a module's request, its reply checked
  */
@@ -85,12 +85,16 @@ struct json_t;
  * An address: a non-negative JSON integer, or "0x" + 1..16 hex digits
  * (leading zeros allowed, at most 64 characters in all). */
 int symjson_address_value(const struct json_t *v, uint64_t *out, const char **why);
+/* The same from a JSON number's text (number) or a string's bytes; a
+ * number may be any integer of 64 bits. */
+int symjson_address_text(const char *s, size_t len, bool number, uint64_t *out,
+			 const char **why);
 /* A build ID: even-length hex of 2..SYMJSON_BUILD_ID_HEX_MAX digits,
- * either case, written lowercase into out. */
-int symjson_build_id_value(const struct json_t *v, char *out, size_t out_size,
-			   const char **why);
-/* "vaddr" or "file_offset". */
-int symjson_kind_value(const struct json_t *v, int *out, const char **why);
+ * either case, written lowercase into out (s, len: a string's bytes). */
+int symjson_build_id_str(const char *s, size_t len, char *out, size_t out_size,
+			 const char **why);
+/* "vaddr" or "file_offset" (s, len: a string's bytes). */
+int symjson_kind_str(const char *s, size_t len, int *out, const char **why);
 
 /* ---- the profile (pprof_*.c) ------------------------------------------ */
 
@@ -118,7 +122,18 @@ struct pprof_profile {
 	struct pprof_caps caps;
 	struct ember_hset strings;	/* built on first pprof_add_string */
 	struct ember_hset funcs;		/* built on first pprof_add_function */
+	struct ember_mem_account *acct;	/* edits charged to it (pprof_limits.account) */
 };
+
+/* What an edit is about to allocate, charged to p's account (if any)
+ * before it does: 0, -E2BIG (past the request's share) or -EAGAIN (the
+ * budget is full).  Bytes are estimates: the blocks and malloc's
+ * overhead of each. */
+static inline int pprof_charge(struct pprof_profile *p, size_t bytes)
+{
+	return ember_mem_account_take(p->acct, bytes);
+}
+#define PPROF_BLOCK_COST(n) ((n) + 16) /* a malloc'd block of n bytes */
 
 /* Limits with zero fields replaced by the defaults. */
 void pprof_limits_resolve(const struct pprof_limits *in, struct pprof_limits *out);

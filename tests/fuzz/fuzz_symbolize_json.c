@@ -4,10 +4,14 @@
  * request that parses is answered through the writer, with the input
  * bytes themselves as frame names, and the answer must parse back with
  * jansson (valid JSON, valid UTF-8) with as many results as addresses.
+ * The streamed parser is checked against itself: fed in pieces under a
+ * memory account it must reach the same result.
  */
 #include "symbolize_json.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +68,94 @@ static void check(const struct symjson_request *r, const struct ember_buf *b)
 	json_decref(root);
 }
 
+/* The invariants of symbolize_json.h on a parsed request. */
+static void check_request(const struct symjson_request *r)
+{
+	size_t total = 0;
+
+	if (r->nmodules > lim.max_modules || r->naddrs > lim.max_addresses)
+		abort();
+	for (size_t i = 0; i < r->nmodules; i++) {
+		size_t n = strlen(r->modules[i].build_id);
+
+		if (n < 2 || n % 2 || n > SYMJSON_BUILD_ID_HEX_MAX ||
+		    strspn(r->modules[i].build_id, "0123456789abcdef") != n ||
+		    r->modules[i].addrs != r->addrs + total)
+			abort();
+		for (size_t k = 0; k < r->modules[i].naddrs; k++)
+			if ((unsigned)r->modules[i].addrs[k].kind > SYMJSON_FILE_OFFSET)
+				abort();
+		total += r->modules[i].naddrs;
+	}
+	if (total != r->naddrs)
+		abort();
+}
+
+static bool same_request(const struct symjson_request *a, const struct symjson_request *b)
+{
+	if (a->naddrs != b->naddrs || a->nmodules != b->nmodules || a->inlines != b->inlines ||
+	    a->demangle != b->demangle)
+		return false;
+	for (size_t i = 0; i < a->naddrs; i++) /* field by field: the struct has padding */
+		if (a->addrs[i].addr != b->addrs[i].addr || a->addrs[i].kind != b->addrs[i].kind)
+			return false;
+	for (size_t i = 0; i < a->nmodules; i++)
+		if (strcmp(a->modules[i].build_id, b->modules[i].build_id) ||
+		    a->modules[i].naddrs != b->modules[i].naddrs)
+			return false;
+	return true;
+}
+
+/*
+ * The same body fed in pieces (of a size the input picks) through an
+ * account: the same result as parsed whole (err), the same request, or a
+ * refusal by the account (-E2BIG, its share of 64 KiB) after which
+ * nothing is left charged.
+ */
+static void check_streamed(const uint8_t *data, size_t size, int err,
+			   const struct symjson_request *whole)
+{
+	struct ember_mem_budget budget;
+	struct ember_mem_account acct;
+	struct symjson_parser *p;
+	struct symjson_request *r = NULL;
+	size_t piece = size ? 1 + data[0] % 97 : 1;
+	int e = 0;
+
+	ember_mem_budget_init(&budget, 1 << 30);
+	ember_mem_account_init(&acct, &budget, 64 << 10);
+	if (symjson_parser_new(&lim, &acct, &p))
+		abort();
+	for (size_t at = 0; !e && at < size; at += piece)
+		e = symjson_parser_feed(p, data + at, size - at < piece ? size - at : piece);
+	if (!e)
+		e = symjson_parser_finish(p, &r);
+	symjson_parser_free(p);
+	if (e == -E2BIG && acct.err == -E2BIG)
+		; /* refused for its memory: fine whatever the whole parse said */
+	else if (e != err)
+		abort();
+	else if (!e && !same_request(r, whole))
+		abort();
+	symjson_request_free(r);
+	ember_mem_account_release(&acct);
+	if (ember_mem_budget_used(&budget))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct symjson_request *r = NULL;
 	struct ember_buf b;
 	char why[256], *name;
+	int err;
 
 	ember_log_set_handler(quiet, NULL);
-	if (symjson_request_parse((const char *)data, size, &lim, &r, why, sizeof(why)) != 0)
+	err = symjson_request_parse((const char *)data, size, &lim, &r, why, sizeof(why));
+	check_streamed(data, size, err, r);
+	if (err)
 		return 0;
+	check_request(r);
 	name = malloc(size + 1);
 	if (!name)
 		abort();

@@ -263,6 +263,80 @@ def test_server__listen_addresses_and_refusals():
         p.stdout.close()
 
 
+def half_sent(port, src):
+    """A connection from src whose request head never ends."""
+    s = socket.socket()
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # no blank line
+    return s
+
+
+def closed_by_server(s, timeout):
+    """Whether the server closes s (end of stream or reset) within timeout."""
+    s.settimeout(timeout)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_server__one_client_cannot_take_every_connection():
+    srv = Server(args=["--max-connections", "64", "--max-connections-per-client", "8",
+                       "--header-timeout", "8"])
+    held = [half_sent(srv.port, "127.0.0.1") for _ in range(70)]
+    # Another address is answered at once (its own slots, well before the
+    # header timeout frees any); so is the metrics endpoint.
+    for path in ("/healthz", "/metrics"):
+        t0 = time.time()
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10,
+                                       source_address=("127.0.0.2", 0))
+        c.request("GET", path)
+        check(c.getresponse().status == 200, path + " from another address")
+        c.close()
+        check(time.time() - t0 < 4, "%s took %.1f s" % (path, time.time() - t0))
+    # Past 8 connections of one address, the server closes new ones at once
+    # (8 or fewer get in: the start's health probes may not be reaped yet).
+    open_ = [s for s in held if not closed_by_server(s, 2)]
+    check(1 <= len(open_) <= 8, "%d of %d connections of one address kept"
+          % (len(open_), len(held)))
+    # Those it took are closed once their head is late.
+    t0 = time.time()
+    late = sum(closed_by_server(s, 20) for s in open_)
+    check(late == len(open_), "%d of %d half-sent requests closed" % (late, len(open_)))
+    check(time.time() - t0 < 20, "closed after %.1f s" % (time.time() - t0))
+    check(srv.metric("ember_connections_timed_out_total") >= len(open_),
+          "timeouts not counted")
+    for s in held:
+        s.close()
+    srv.stop()
+
+
+def test_server__fd_limit_raised_and_connections_sized():
+    import resource
+
+    def limit(soft, hard):
+        return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    srv = Server(preexec=limit(400, 4096))
+    with open("/proc/%d/limits" % srv.proc.pid) as f:
+        row = [l for l in f if l.startswith("Max open files")][0].split()
+    check(row[3:5] == ["4096", "4096"], "fd limit: " + " ".join(row))
+    check("at most 1024 connections" in srv.stderr(), "log: " + srv.stderr()[-300:])
+    srv.stop()
+    # A hard limit of 400 leaves room for (400 - 256) / 2 connections.
+    srv = Server(preexec=limit(400, 400))
+    check("at most 72 connections" in srv.stderr(), "log: " + srv.stderr()[-300:])
+    srv.stop()
+    r = subprocess.run([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", srv.data,
+                        "--max-connections", "1024"], capture_output=True, text=True,
+                       timeout=20, preexec_fn=limit(400, 400))
+    check(r.returncode == 1 and "--max-connections 1024 needs 2304 file descriptors"
+          in r.stderr, "refusal: %d %r" % (r.returncode, r.stderr[-300:]))
+
+
 def test_server__gnutls_never_initialized():
     """ember-server links GnuTLS (Debian's libmicrohttpd has HTTPS) but serves
     plain HTTP, so neither GnuTLS's constructor nor libmicrohttpd's may
@@ -294,14 +368,45 @@ def test_server__token_kept_and_token_file():
     srv.stop()
     tf = os.path.join(TMP, "tokfile")
     with open(tf, "w") as f:
-        f.write("s3cret-token\n")
+        f.write("s3cret-token-of-ci\n")
+    os.chmod(tf, 0o600)
     srv = Server(data=data, args=["--token-file", tf])
     b = build_id(fx("c_O2_pie"))
     check(srv.upload(fx("c_O2_pie"), b, "executable", token=token)[0] == 401,
           "DATA/token accepted although --token-file was given")
-    check(srv.upload(fx("c_O2_pie"), b, "executable", token="s3cret-token")[0] == 201,
+    check(srv.upload(fx("c_O2_pie"), b, "executable", token="s3cret-token-of-ci")[0] == 201,
           "--token-file token refused")
+    check("s3cret" not in srv.stderr(), "the token was logged")
     srv.stop()
+
+
+def test_server__secrets_and_files_private():
+    data = tempfile.mkdtemp(dir=TMP, prefix="data.")
+    os.chmod(data, 0o755)  # as an older version made it
+    srv = Server(data=data)
+    check(stat.S_IMODE(os.stat(data).st_mode) == 0o700, "data directory mode %o"
+          % stat.S_IMODE(os.stat(data).st_mode))
+    b = build_id(fx("c_O2_pie"))
+    check(srv.upload(fx("c_O2_pie"), b, "executable")[0] == 201, "upload")
+    blob = os.path.join(data, "blobs", sha256(fx("c_O2_pie"))[:2], sha256(fx("c_O2_pie")))
+    check(stat.S_IMODE(os.stat(blob).st_mode) == 0o600, "blob mode")
+    for sub in ("blobs", "tmp", "pins"):  # db/ is RocksDB's, private by the 0700 above
+        check(stat.S_IMODE(os.stat(os.path.join(data, sub)).st_mode) & 0o077 == 0,
+              sub + " is open to others")
+    srv.stop()
+    # A token file others may read, or too short, or too long: refused.
+    tf = os.path.join(TMP, "tokfile")
+    for content, mode, want in (("a-token-long-enough-1", 0o644, "open to other users"),
+                                ("a-token-long-enough-2", 0o640, "open to other users"),
+                                ("short", 0o600, "too short"),
+                                ("x" * 200, 0o600, "longer than 127 bytes"),
+                                ("two words here, spaced", 0o600, "not printable ASCII")):
+        with open(tf, "w") as f:
+            f.write(content)
+        os.chmod(tf, mode)
+        serve_fails(["--listen", "127.0.0.1:0", "--data", data, "--token-file", tf], want)
+    os.chmod(os.path.join(data, "token"), 0o644)
+    serve_fails(["--listen", "127.0.0.1:0", "--data", data], "open to other users")
 
 
 def test_server__rejects_bad_files_with_reason():
@@ -834,6 +939,50 @@ def test_server__upstream_federation():
             up.stop()
 
 
+def with_build_id(src, dst, n):
+    """A copy of ELF src whose GNU build ID is 20 bytes derived from n."""
+    note = os.path.join(TMP, "note.%d" % n)
+    bid = hashlib.sha1(b"ember-quota-%d" % n).digest()
+    with open(note, "wb") as f:
+        f.write((4).to_bytes(4, "little") + (20).to_bytes(4, "little") +
+                (3).to_bytes(4, "little") + b"GNU\0" + bid)
+    subprocess.run(["objcopy", "--update-section", ".note.gnu.build-id=" + note, src, dst],
+                   check=True)
+    check(build_id(dst) == bid.hex(), "build ID of the copy")
+    return bid.hex()
+
+
+def test_server__upstream_quota_evicts_oldest_fetched():
+    files, ids = [], []
+    for n in range(5):
+        dst = os.path.join(TMP, "quota%d" % n)
+        ids.append(with_build_id(fx("cxx_O2"), dst, n))
+        files.append(dst)
+    size = os.path.getsize(files[0])
+    up = Upstream(files[1:])
+    srv = Server(args=["--upstream", up.url, "--upstream-quota-mb", "2",
+                       "--upstream-miss-ttl", "1"])
+    check(srv.upload(files[0], ids[0], "executable")[0] == 201, "upload")  # never evicted
+    for b in ids[1:]:
+        up.wait_serving(b)
+    for b in ids[1:]:  # 4 x 572 KB fetched, one second apart: past 2 MiB at the 4th
+        check(srv.get("/buildid/%s/executable" % b)[0] == 200, "fetch " + b)
+        time.sleep(1.1)
+    listed = [len(srv.listing(b)["artifacts"]) for b in ids]
+    check(listed == [1, 0, 1, 1, 1], "after the quota: %r" % listed)
+    check(srv.metric("ember_store_evictions_total") == 1, "evictions")
+    check(srv.metric("ember_store_upstream_bytes") == 3 * size, "upstream bytes %r"
+          % srv.metric("ember_store_upstream_bytes"))
+    blob = os.path.join(srv.data, "blobs", sha256(files[1])[:2], sha256(files[1]))
+    check(not os.path.exists(blob), "the evicted file is still on disk")
+    # Asked again, it is fetched again (and the next oldest goes).
+    check(srv.get("/buildid/%s/executable" % ids[1])[0] == 200, "refetch")
+    listed = [len(srv.listing(b)["artifacts"]) for b in ids]
+    check(listed == [1, 1, 0, 1, 1], "after the refetch: %r" % listed)
+    srv.stop()
+    up.stop()
+
+
 def test_server__failed_upstream_is_503_not_404():
     """An upstream that cannot be reached is a failure, not a miss: 503
     with Retry-After (as elfutils' server answers a failed federation),
@@ -934,7 +1083,9 @@ def test_server__unwind_table_compiled_once_and_cached():
     s, again, _ = srv.get("/api/v1/unwind/" + b)
     check(again == table, "second answer differs")
     blobs = [f for _, _, fs in os.walk(os.path.join(srv.data, "blobs")) for f in fs]
-    check(len(blobs) == 2, "the table is stored once next to the executable: %r" % blobs)
+    derived = [f for _, _, fs in os.walk(os.path.join(srv.data, "derived")) for f in fs]
+    check(blobs == [sha256(fx("c_O2_pie"))] and derived == [hashlib.sha256(table).hexdigest()],
+          "the table is stored once, apart from the executable: %r %r" % (blobs, derived))
     dbg_only = build_id(fx("c_stripped"))
     check(srv.upload(fx("c_stripped.debug"), dbg_only, "debuginfo")[0] == 201, "upload debug")
     s, body, _ = srv.get("/api/v1/unwind/" + dbg_only)
@@ -944,6 +1095,77 @@ def test_server__unwind_table_compiled_once_and_cached():
 
 
 # ---- symbolization API (issue 4) ---------------------------------------------------
+
+
+def section_offset(path, name):
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 5 and f[1] == name:
+            return int(f[4], 16)
+    raise AssertionError("no section " + name)
+
+
+def test_server__unwind_rejection_names_no_server_path():
+    srv = Server()
+    bad = os.path.join(TMP, "bad_cfi")
+    data = bytearray(open(fx("c_O2_pie"), "rb").read())
+    off = section_offset(fx("c_O2_pie"), ".eh_frame")
+    data[off:off + 4] = (0x7ffffff0).to_bytes(4, "little")  # a CIE past the section end
+    open(bad, "wb").write(data)
+    b = build_id(bad)
+    check(srv.upload(bad, b, "executable")[0] == 201, "upload")
+    st, body, _ = srv.get("/api/v1/unwind/" + b)
+    check(st == 422 and b"eh_frame" in body, "unwind: %d %r" % (st, body))
+    for path in (srv.data, os.path.realpath(srv.data), TMP):
+        check(path.encode() not in body, "the answer names %s: %r" % (path, body))
+    # The same inputs are not compiled again: the rejection is remembered.
+    st2, body2, _ = srv.get("/api/v1/unwind/" + b)
+    check((st2, body2) == (st, body), "again: %d %r" % (st2, body2))
+    check(srv.metric("ember_unwind_failures_cached_total") == 1, "not remembered")
+    srv.stop()
+
+
+def test_server__failed_index_build_remembered():
+    need("gcc")
+    src, exe = os.path.join(TMP, "nosym.c"), os.path.join(TMP, "nosym")
+    with open(src, "w") as f:
+        f.write("void _start(void) { for (;;) ; }\n")
+    subprocess.run(["gcc", "-O1", "-nostdlib", "-static", "-Wl,--build-id", "-o", exe, src],
+                   check=True)
+    subprocess.run(["strip", "--strip-all", exe], check=True)  # no symbols of any kind
+    srv = Server()
+    b = build_id(exe)
+    check(srv.upload(exe, b, "executable")[0] == 201, "upload")
+    for i in range(3):
+        st, body = symbolize(srv, [{"build_id": b, "addresses": ["0x401000"]}])
+        check(st == 200, "symbolize: %d %r" % (st, body))
+        err = json.loads(body)["modules"][0]["results"][0]["error"]
+        check(err == "no_debuginfo", "reason %r" % err)
+    m = 'ember_symbol_cache_events_total{event="%s"}'
+    check(srv.metric(m % "build_failed") == 1, "built %r times" % srv.metric(m % "build_failed"))
+    check(srv.metric(m % "failure_cached") == 2, "remembered %r" % srv.metric(m % "failure_cached"))
+    srv.stop()
+
+
+def test_server__upload_name_escaped():
+    srv = Server()
+    b = build_id(fx("c_stripped"))
+    with open(fx("c_stripped"), "rb") as f:
+        body = f.read()
+    hdrs = {"Authorization": "Bearer " + srv.token}
+    st, _, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable?name=%%FFbin%%0D%%0Ax%%C3%%A9"
+                           % b, body, hdrs)
+    check(st == 201, "upload: %d" % st)
+    listing = srv.listing(b)  # valid JSON whatever the name was
+    check(listing["artifacts"][0]["name"] == "%FFbin%0D%0Ax\u00e9", "name %r"
+          % listing["artifacts"][0]["name"])
+    st, _, h = srv.get("/buildid/%s/executable" % b)
+    check(st == 200 and h["x-debuginfod-file"] == "%FFbin%0D%0Ax\u00c3\u00a9",
+          "header %r" % h.get("x-debuginfod-file"))
+    r = ember_upload(srv, fx("c_stripped"))  # lists first: the listing must parse
+    check(r.returncode == 0, "ember upload: %s" % r.stderr[-300:])
+    srv.stop()
 
 
 def symbolize(srv, modules, **options):
@@ -1117,9 +1339,9 @@ def test_server__symbol_cache_stays_in_budget():
 
 
 def saved_indexes(data):
-    """Blob files of the data directory that are saved symbol indexes."""
+    """Derived blob files of the data directory that are saved symbol indexes."""
     found = []
-    for root, _, files in os.walk(os.path.join(data, "blobs")):
+    for root, _, files in os.walk(os.path.join(data, "derived")):
         for f in files:
             with open(os.path.join(root, f), "rb") as fh:
                 if fh.read(8) == b"EMBERSYM":
@@ -1337,6 +1559,42 @@ def test_server__better_debuginfo_rebuilds_index():
     srv = Server(data=srv.data)
     check(symbolize_frames(srv, b, [addr])[0] == after, "restart serves the DWARF index")
     check(srv.metric('ember_symbol_cache_events_total{event="disk_load"}') == 1, "from disk")
+    srv.stop()
+
+
+def backdate_tree(root, seconds=7200):
+    for r, _, files in os.walk(root):
+        for f in files:
+            t = time.time() - seconds
+            os.utime(os.path.join(r, f), (t, t))
+
+
+def test_server__superseded_and_unnamed_files_collected():
+    srv, full, b, addr = symtab_first_server()
+    symbolize_frames(srv, b, [addr])
+    old = saved_indexes(srv.data)
+    check(len(old) == 1, "saved indexes: %r" % old)
+    backdate_tree(os.path.join(srv.data, "derived"))
+    check(srv.upload(full, b, "debuginfo")[0] == 201, "debug upload")
+    symbolize_frames(srv, b, [addr])  # a new index for the better files
+    new = saved_indexes(srv.data)
+    check(len(new) == 1 and new != old, "superseded index kept: %r" % new)
+    srv.stop()
+    # A file no record names (a crash between commit and record) goes at
+    # the next start once older than the grace period; a fresh one stays.
+    orphan = os.path.join(srv.data, "blobs", "ab", "ab" + "0" * 62)
+    fresh = os.path.join(srv.data, "blobs", "ab", "ab" + "1" * 62)
+    os.makedirs(os.path.dirname(orphan), exist_ok=True)
+    for p in (orphan, fresh):
+        with open(p, "w") as f:
+            f.write("nobody names me")
+    backdate_tree(os.path.dirname(orphan))
+    os.utime(fresh)
+    srv = Server(data=srv.data)
+    wait_until(lambda: not os.path.exists(orphan), "the unnamed file removed")
+    check(os.path.exists(fresh), "a fresh unnamed file was removed")
+    check(symbolize_frames(srv, b, [addr])[0][1] == "dwarf", "the named files are whole")
+    check("removed 1 files no record names" in srv.stderr(), "not logged")
     srv.stop()
 
 
@@ -1645,6 +1903,182 @@ def pprof_profile(mappings, locations):
     for x in list(strings):
         out += pb_field(6, x)
     return out
+
+
+def hanging_upstream():
+    """A socket that accepts connections and never answers."""
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(64)
+    return hang, "http://127.0.0.1:%d" % hang.getsockname()[1]
+
+
+def test_server__request_timeout_stops_work():
+    hang, url = hanging_upstream()
+    srv = Server(args=["--upstream", url, "--request-timeout", "2"])
+    b = upload_split_pair(srv)
+    unknown = "cd" * 20
+
+    def timed(fn):
+        t0 = time.time()
+        r = fn()
+        check(time.time() - t0 < 6, "answered after %.1f s" % (time.time() - t0))
+        return r
+
+    # A debuginfod request waiting for the upstream: 504 at the deadline.
+    st, body, _ = timed(lambda: srv.get("/buildid/%s/debuginfo" % unknown))
+    check(st == 504 and b"request timeout of 2 s" in body, "debuginfod: %d %r" % (st, body))
+    # A symbolization whose first module waits: 504 before any byte.
+    st, body = timed(lambda: symbolize(srv, [{"build_id": "ab" * 20, "addresses": ["0x1"]}]))
+    check(st == 504, "json first module: %d %r" % (st, body))
+    # A later module's wait: the answer is whole, its addresses say why.
+    st, body = timed(lambda: symbolize(srv, [
+        {"build_id": b, "addresses": ["0x" + main_addr()]},
+        {"build_id": "ef" * 20, "addresses": ["0x1", "0x2"]}]))
+    check(st == 200, "json: %d %r" % (st, body))
+    mods = json.loads(body)["modules"]
+    check(mods[0]["resolved"] == 1, "first module: %r" % mods[0])
+    check([r["error"] for r in mods[1]["results"]] == ["deadline_exceeded"] * 2,
+          "second module: %r" % mods[1])
+    # A profile: 504.
+    prof = pprof_profile([{"id": 1, "start": 0x1000, "limit": 0x2000, "build_id": "12" * 20}],
+                         [(1, 1, 0x1100)])
+    st, body, _ = timed(lambda: srv.request("POST", "/api/v1/symbolize/pprof", prof))
+    check(st == 504, "pprof: %d %r" % (st, body))
+    check(srv.metric('ember_requests_stopped_total{reason="timeout"}') >= 4, "not counted")
+    srv.stop()
+    hang.close()
+
+
+def test_server__client_gone_stops_work():
+    hang, url = hanging_upstream()
+    srv = Server(args=["--upstream", url, "--request-timeout", "60"])
+    body = json.dumps({"modules": [{"build_id": "ab" * 20, "addresses": ["0x1"]}]}).encode()
+    c = socket.create_connection(("127.0.0.1", srv.port))
+    c.sendall(b"POST /api/v1/symbolize HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
+              % len(body) + body)
+    time.sleep(0.5)  # waiting for the upstream now
+    c.close()
+    wait_until(lambda: srv.metric('ember_requests_stopped_total{reason="client_gone"}') == 1,
+               "the work of a request whose client went away stopped", timeout=5)
+    srv.stop()
+    hang.close()
+
+
+class NotFoundUpstream:
+    """An HTTP server that has nothing (404 to every request), counting them."""
+
+    def __init__(self):
+        import http.server
+        outer = self
+        self.count = 0
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.count += 1
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_server__upstream_fetches_capped_per_request():
+    up = NotFoundUpstream()
+    srv = Server(args=["--upstream", up.url, "--upstream-fetches-per-request", "2"])
+    ids = ["%02x" % i * 20 for i in range(1, 6)]
+    st, body = symbolize(srv, [{"build_id": i, "addresses": ["0x1"]} for i in ids])
+    check(st == 200, "json: %d %r" % (st, body))
+    errors = [m["results"][0]["error"] for m in json.loads(body)["modules"]]
+    check(errors == ["unknown_build_id"] * 2 + ["upstream_fetch_limit"] * 3, "%r" % errors)
+    check(srv.metric('ember_upstream_requests_total{result="miss"}') == 4,
+          "fetches: %r" % srv.metric('ember_upstream_requests_total{result="miss"}'))
+    check(up.count == 4, "upstream asked %d times" % up.count)
+    srv.stop()
+    up.stop()
+
+
+def vm_status(pid, field):
+    """A field of /proc/PID/status in bytes (VmHWM: the peak resident set)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no %s in /proc/%d/status" % (field, pid))
+
+
+def sanitized(pid):
+    """Whether the server runs under ASan (whose shadow memory is resident)."""
+    with open("/proc/%d/maps" % pid) as f:
+        return "libasan" in f.read()
+
+
+def test_server__memory_stays_under_limit():
+    import zlib
+    limit = 256 << 20
+    srv = Server(args=["--memory-limit-mb", "256"])
+    b = upload_split_pair(srv)
+    st, _ = symbolize(srv, [{"build_id": b, "addresses": ["0x" + main_addr()]}])
+    check(st == 200, "symbolize before: %d" % st)  # its index is built: it needs no budget
+    base = vm_status(srv.proc.pid, "VmRSS")
+    # What clients may send: 32 MiB JSON bodies of a million addresses and
+    # of empty objects, and profiles that inflate from a few KB to a
+    # protobuf of millions of empty locations (each one an allocation).
+    json_big = b'{"modules":[{"build_id":"ab","addresses":[' + b"0," * ((16 << 20) - 64) + b"0]}]}"
+    json_empty = b'{"modules":[' + b"{}," * (10 << 20) + b"{}]}"
+    bomb = zlib.compress(b"\x22\x00" * (16 << 20), 9)
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb_gz = gz.compress(b"\x22\x00" * (16 << 20)) + gz.flush()
+    check(len(bomb_gz) < 200 << 10, "bomb of %d bytes" % len(bomb_gz))
+    del bomb
+    hostile = [("/api/v1/symbolize", json_big)] * 2 + [("/api/v1/symbolize", json_empty)] * 2 + \
+        [("/api/v1/symbolize/pprof", bomb_gz)] * 8
+    answers = [None] * len(hostile)
+
+    def send(i):
+        path, body = hostile[i]
+        try:
+            answers[i] = srv.request("POST", path, body, timeout=120)
+        except OSError as e:
+            answers[i] = (0, str(e).encode(), {})
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(hostile))]
+    for t in threads:
+        t.start()
+    # Meanwhile the server keeps serving: a symbolization and a download.
+    normal = 0
+    while any(t.is_alive() for t in threads):
+        st, body = symbolize(srv, [{"build_id": b, "addresses": ["0x" + main_addr()]}])
+        check(st == 200 and json.loads(body)["modules"][0]["resolved"] == 1,
+              "normal request: %d %r" % (st, body[:200]))
+        check(srv.get("/buildid/%s/debuginfo" % b)[0] == 200, "download")
+        normal += 1
+    for t in threads:
+        t.join()
+    check(normal >= 1, "no normal request ran meanwhile")
+    for (path, body), (st, out, h) in zip(hostile, answers):
+        what = "%s (%d bytes)" % (path, len(body))
+        check(st in (400, 413, 503), "%s: %d %r" % (what, st, out[:200]))
+        check(st != 503 or h.get("retry-after"), what + ": 503 without Retry-After")
+    check(any(a[0] == 413 for a in answers), "nothing refused as too large: %r"
+          % [a[0] for a in answers])
+    check(srv.request("GET", "/healthz")[0] == 200, "the server stopped serving")
+    peak = vm_status(srv.proc.pid, "VmHWM")
+    print("peak RSS %.1f MiB (at start %.1f MiB), limit %d MiB" % (peak / 2**20, base / 2**20,
+                                                                    limit >> 20))
+    if not sanitized(srv.proc.pid):  # ASan's shadow and quarantine are not the server's
+        check(peak < limit, "peak RSS %.1f MiB over the limit" % (peak / 2**20))
+    srv.stop()
 
 
 def test_server__symbolize_pprof_inconsistent_mappings():

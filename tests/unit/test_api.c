@@ -4,7 +4,6 @@
  * the upload token, and what storing a fetched file answers.
  */
 #include "api_internal.h"
-#include "miss_cache.h"
 #include "unit.h"
 
 #include <errno.h>
@@ -76,30 +75,6 @@ static int test_api__source_path_canonicalized(void)
 	CHECK_INT(r.ep, ==, API_EP_SOURCE);
 	CHECK_STR(r.path, "/etc/passwd");
 	CHECK_STR(r.build_id, "00ff");
-	return 0;
-}
-
-static int test_api__miss_cache_expires(void)
-{
-	struct miss_cache *mc = miss_cache_new(0);
-	int err = 0;
-
-	CHECK(mc);
-	miss_cache_put(mc, "k", -ENOENT);
-	CHECK(!miss_cache_get(mc, "k", &err)); /* ttl 0: gone at once */
-	miss_cache_free(mc);
-	mc = miss_cache_new(600);
-	miss_cache_put(mc, "k", -ENOENT);
-	miss_cache_put(mc, "down", -EHOSTUNREACH);
-	CHECK(miss_cache_get(mc, "k", &err));
-	CHECK_INT(err, ==, -ENOENT);
-	CHECK(miss_cache_get(mc, "down", &err)); /* a failure is not a miss */
-	CHECK_INT(err, ==, -EHOSTUNREACH);
-	CHECK(!miss_cache_get(mc, "other", &err));
-	miss_cache_put(mc, "down", -ENOENT); /* the last answer counts */
-	CHECK(miss_cache_get(mc, "down", &err));
-	CHECK_INT(err, ==, -ENOENT);
-	miss_cache_free(mc);
 	return 0;
 }
 
@@ -207,7 +182,6 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__routes),
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),
-	UNIT_CASE(test_api__miss_cache_expires),
 	UNIT_CASE(test_api__token_written_whole),
 	UNIT_CASE(test_api__token_write_failure_leaves_nothing),
 	UNIT_CASE(test_api__rejected_fetch_is_einval),

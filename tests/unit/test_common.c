@@ -273,7 +273,87 @@ static int test_common__log_level_filters(void)
 	return 0;
 }
 
+/* A request's account takes from the budget up to its share: past the
+ * share -E2BIG, past the budget -EAGAIN, both sticky; released, all comes
+ * back; a buffer growing through it fails the same way. */
+static int test_common__mem_account_share_and_budget(void)
+{
+	struct ember_mem_budget b;
+	struct ember_mem_account a1, a2;
+	struct ember_buf buf;
+	char chunk[1024] = { 0 };
+
+	ember_mem_budget_init(&b, 10000);
+	ember_mem_account_init(&a1, &b, 6000);
+	ember_mem_account_init(&a2, &b, 6000);
+	CHECK_INT(ember_mem_account_take(&a1, 5000), ==, 0);
+	CHECK_INT(ember_mem_account_take(&a1, 1001), ==, -E2BIG); /* its share */
+	CHECK_INT(ember_mem_account_take(&a1, 1), ==, -E2BIG);    /* sticky */
+	CHECK_INT(ember_mem_account_take(&a2, 5001), ==, -EAGAIN); /* the budget */
+	CHECK_INT(ember_mem_budget_used(&b), ==, 5000);
+	ember_mem_account_release(&a1);
+	ember_mem_account_release(&a2);
+	CHECK_INT(ember_mem_budget_used(&b), ==, 0);
+	ember_buf_init_account(&buf, 1 << 20, &a1);
+	CHECK_INT(ember_buf_append(&buf, chunk, sizeof(chunk)), ==, 0);
+	CHECK(a1.used >= sizeof(chunk));
+	while (!ember_buf_append(&buf, chunk, sizeof(chunk)))
+		;
+	CHECK_INT(a1.err, ==, -E2BIG);
+	CHECK(buf.len <= 6000 && a1.used <= 6000);
+	ember_buf_release(&buf);
+	ember_mem_account_release(&a1);
+	CHECK_INT(ember_mem_budget_used(&b), ==, 0);
+	return 0;
+}
+
+static int test_common__errcache_expires(void)
+{
+	struct ember_errcache *mc = ember_errcache_new(0, 16);
+	int err = 0;
+
+	CHECK(mc);
+	ember_errcache_put(mc, "k", -ENOENT);
+	CHECK(!ember_errcache_get(mc, "k", &err)); /* ttl 0: gone at once */
+	ember_errcache_free(mc);
+	mc = ember_errcache_new(600, 16);
+	ember_errcache_put(mc, "k", -ENOENT);
+	ember_errcache_put(mc, "down", -EHOSTUNREACH);
+	CHECK(ember_errcache_get(mc, "k", &err));
+	CHECK_INT(err, ==, -ENOENT);
+	CHECK(ember_errcache_get(mc, "down", &err)); /* a failure is not a miss */
+	CHECK_INT(err, ==, -EHOSTUNREACH);
+	CHECK(!ember_errcache_get(mc, "other", &err));
+	ember_errcache_put(mc, "down", -ENOENT); /* the last answer counts */
+	CHECK(ember_errcache_get(mc, "down", &err));
+	CHECK_INT(err, ==, -ENOENT);
+	ember_errcache_free(mc);
+	return 0;
+}
+
+/* Client-chosen keys cannot be aimed at one chain: each cache keys its
+ * hash afresh, so the same keys land in other buckets in another cache. */
+static int test_common__errcache_hash_is_keyed(void)
+{
+	struct ember_errcache *a = ember_errcache_new(600, 16), *b = ember_errcache_new(600, 16);
+	size_t same = 0;
+	char key[64];
+
+	CHECK(a && b);
+	for (int i = 0; i < 16; i++) {
+		snprintf(key, sizeof(key), "5/%040d/", i);
+		same += ember_errcache_bucket(a, key) == ember_errcache_bucket(b, key);
+	}
+	CHECK_INT(same, <, 16);
+	ember_errcache_free(a);
+	ember_errcache_free(b);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_common__errcache_expires),
+	UNIT_CASE(test_common__errcache_hash_is_keyed),
+	UNIT_CASE(test_common__mem_account_share_and_budget),
 	UNIT_CASE(test_common__vec_push_grows),
 	UNIT_CASE(test_common__vec_overflow_refused),
 	UNIT_CASE(test_common__hash_keyed),

@@ -12,9 +12,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char dir[256];
@@ -233,7 +235,8 @@ static int test_store__sources_only_when_named(void)
 	CHECK_INT(store_blob_begin(s, &b), ==, 0);
 	CHECK_INT(store_blob_write(b, "int main;", 9), ==, 0);
 	CHECK_INT(store_blob_seal(b, sha, &size), ==, 0);
-	CHECK_INT(store_add_source(s, b, "ff", "/src/a.c", sha, size, &is_new), ==, 0);
+	CHECK_INT(store_add_source(s, b, "ff", "/src/a.c", sha, size, STORE_FROM_UPLOAD, &is_new),
+		  ==, 0);
 	CHECK(is_new);
 	CHECK_INT(store_find_source(s, "ff", "/src/a.c", &got), ==, 0);
 	CHECK_STR(got.sha256, sha);
@@ -582,7 +585,117 @@ static int test_store__damaged_pins_are_no_pins(void)
 	return 0;
 }
 
+/* Backdate a blob file (NS "blobs" or "derived") by two hours. */
+static int backdate(const char *ns, const char *sha)
+{
+	char path[400];
+	struct timespec t[2] = { { time(NULL) - 7200, 0 }, { time(NULL) - 7200, 0 } };
+
+	snprintf(path, sizeof(path), "%s/%s/%.2s/%s", dir, ns, sha, sha);
+	return utimensat(AT_FDCWD, path, t, 0) ? -errno : 0;
+}
+
+static bool blob_exists(const char *ns, const char *sha)
+{
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/%s/%.2s/%s", dir, ns, sha, sha);
+	return access(path, F_OK) == 0;
+}
+
+/* Derived artifacts have a namespace of their own: dropping one never
+ * removes an uploaded file of the same bytes. */
+static int test_store__derived_blobs_never_share_an_upload(void)
+{
+	struct store *s = fresh_store();
+	struct store_artifact a, d;
+	bool is_new;
+	int fd;
+
+	CHECK(s);
+	CHECK_INT(put(s, "aa01", "same bytes", STORE_HAS_SYMTAB, STORE_KIND_EXECUTABLE, &is_new),
+		  ==, 0);
+	CHECK_INT(store_put_derived(s, "aa02", "idx-1", put_derived_text, "same bytes"), ==, 0);
+	CHECK_INT(store_find_derived(s, "aa02", "idx-1", &d), ==, 0);
+	CHECK_INT(store_find_best(s, "aa01", STORE_WANT_SYMBOLS, &a), ==, 0);
+	CHECK_STR(a.sha256, d.sha256);
+	CHECK(d.kinds & STORE_KIND_DERIVED);
+	CHECK(blob_exists("derived", d.sha256) && blob_exists("blobs", a.sha256));
+	CHECK_INT(store_drop_derived(s, "aa02", "idx-1"), ==, 0);
+	CHECK(!blob_exists("derived", d.sha256));
+	CHECK_INT(store_artifact_open(s, &a, &fd), ==, 0); /* the upload is whole */
+	close(fd);
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A derived artifact supersedes the others of its kind and build ID:
+ * their records go, and their blobs unless another record names them. */
+static int test_store__superseded_derived_collected(void)
+{
+	struct store *s = fresh_store();
+	struct store_artifact one, shared, two, table;
+
+	CHECK(s);
+	CHECK_INT(store_put_derived(s, "cd01", "idx-v1-aaaa", put_derived_text, "one"), ==, 0);
+	CHECK_INT(store_put_derived(s, "cd01", "idx-v1-bbbb", put_derived_text, "shared"), ==, 0);
+	CHECK_INT(store_find_derived(s, "cd01", "idx-v1-aaaa", &one), ==, -ENOENT);
+	CHECK_INT(store_find_derived(s, "cd01", "idx-v1-bbbb", &shared), ==, 0);
+	CHECK_INT(store_put_derived(s, "cd02", "idx-v1-cccc", put_derived_text, "shared"), ==, 0);
+	CHECK_INT(store_put_derived(s, "cd01", "uw-v1-aaaa", put_derived_text, "table"), ==, 0);
+	CHECK_INT(backdate("derived", shared.sha256), ==, 0);
+	CHECK_INT(store_put_derived(s, "cd01", "idx-v2-bbbb", put_derived_text, "two"), ==, 0);
+	CHECK_INT(store_find_derived(s, "cd01", "idx-v1-bbbb", &shared), ==, -ENOENT);
+	CHECK_INT(store_find_derived(s, "cd01", "idx-v2-bbbb", &two), ==, 0);
+	CHECK_INT(store_find_derived(s, "cd01", "uw-v1-aaaa", &table), ==, 0); /* another kind */
+	CHECK_INT(store_find_derived(s, "cd02", "idx-v1-cccc", &shared), ==, 0);
+	CHECK(blob_exists("derived", shared.sha256)); /* cd02 names it still */
+	CHECK(blob_exists("derived", two.sha256) && blob_exists("derived", table.sha256));
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* Files no record names are swept once older than the grace period. */
+static int test_store__unnamed_old_blobs_swept(void)
+{
+	static const char *orphan = "ab00000000000000000000000000000000000000000000000000000000000000";
+	static const char *fresh = "ab11111111111111111111111111111111111111111111111111111111111111";
+	struct store *s = fresh_store();
+	struct store_artifact a;
+	struct store_gc_stats st;
+	char path[400];
+	bool is_new;
+	FILE *f;
+
+	CHECK(s);
+	CHECK_INT(put(s, "ef01", "kept", STORE_HAS_SYMTAB, STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+	CHECK_INT(store_find_best(s, "ef01", STORE_WANT_SYMBOLS, &a), ==, 0);
+	snprintf(path, sizeof(path), "%s/blobs/ab", dir);
+	mkdir(path, 0700);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/blobs/ab/%s", dir, i ? fresh : orphan);
+		CHECK((f = fopen(path, "w")));
+		fputs("nobody names me", f);
+		fclose(f);
+	}
+	CHECK_INT(backdate("blobs", orphan), ==, 0);
+	CHECK_INT(backdate("blobs", a.sha256), ==, 0);
+	CHECK_INT(store_collect_garbage(s, 3600, &st), ==, 0);
+	CHECK(st.files <= 1); /* the open's own sweep may have been first */
+	CHECK(!blob_exists("blobs", orphan));
+	CHECK(blob_exists("blobs", fresh)); /* maybe about to be recorded */
+	CHECK(blob_exists("blobs", a.sha256)); /* named, however old */
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_store__derived_blobs_never_share_an_upload),
+	UNIT_CASE(test_store__superseded_derived_collected),
+	UNIT_CASE(test_store__unnamed_old_blobs_swept),
 	UNIT_CASE(test_store__sha256_of_known_content),
 	UNIT_CASE(test_store__duplicate_content_is_one_record),
 	UNIT_CASE(test_store__dwarf_wins_whatever_the_order),

@@ -14,7 +14,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Run a shell command; 0 when it exited 0. */
@@ -215,7 +218,7 @@ static int test_symsvc__store_failure_is_not_unknown(void)
 	CHECK_INT(seen, ==, 0);
 	snprintf(body, sizeof(body), "{\"modules\":[{\"build_id\":\"%s\",\"addresses\":[1]}]}", id);
 	CHECK_INT(symjson_request_parse(body, strlen(body), NULL, &rq, NULL, 0), ==, 0);
-	CHECK_INT(symsvc_json_answer_new(svc, rq, &ans), ==, -EIO);
+	CHECK_INT(symsvc_json_answer_new(svc, rq, NULL, &ans), ==, -EIO);
 	symsvc_free(svc);
 	store_free(s);
 	CHECK_INT(symsvc_error_reason(-ENOENT), ==, SYMJSON_ERR_UNKNOWN_BUILD_ID);
@@ -233,7 +236,8 @@ struct fake_upstream {
 	int asked;
 };
 
-static int fetch_from(void *arg, const char *build_id, enum store_want want)
+static int fetch_from(void *arg, const char *build_id, enum store_want want,
+		      const struct symsvc_request_opts *ro)
 {
 	struct fake_upstream *u = arg;
 	int ret = want == STORE_WANT_DEBUGINFO ? u->debuginfo : u->executable;
@@ -398,7 +402,7 @@ static int test_symsvc__json_answer_in_chunks(void)
 					    (unsigned long long)(main_addr + i % 32)), ==, 0);
 	CHECK_INT(ember_buf_appendf(&req, "]},{\"build_id\":\"abcd\",\"addresses\":[1]}]}"), ==, 0);
 	CHECK_INT(symjson_request_parse(req.data, req.len, NULL, &rq, NULL, 0), ==, 0);
-	CHECK_INT(symsvc_json_answer_new(svc, rq, &ans), ==, 0);
+	CHECK_INT(symsvc_json_answer_new(svc, rq, NULL, &ans), ==, 0);
 	do {
 		CHECK_INT(symsvc_json_answer_read(ans, &data, &len), ==, 0);
 		CHECK_INT(ember_buf_append(&all, data, len), ==, 0);
@@ -470,6 +474,108 @@ static int test_symsvc__pprof_in_process(void)
 	return rm_rf(dir);
 }
 
+/*
+ * The work of a profile is linear in its size: 65,536 mappings and
+ * 262,144 locations (a location-per-mapping walk would make that 17
+ * billion steps, past the test's timeout), each location counted once,
+ * under its own mapping's reason.
+ */
+static int test_symsvc__pprof_linear_in_mappings(void)
+{
+	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
+	const uint64_t base = 0x555555554000;
+	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "main");
+	const size_t n_maps = 65536, n_locs = 262144;
+	struct symsvc_pprof_stats st;
+	struct pprof_profile *p = pprof_profile_new();
+	uint64_t *mids = calloc(n_maps, sizeof(*mids)), lid;
+	struct symsvc *svc;
+	struct store *s;
+
+	CHECK(p && mids && main_addr);
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	for (size_t i = 0; i < n_maps; i++) {
+		struct pprof_mapping_desc md = { .start = base + (i << 24),
+						 .limit = base + (i << 24) + 0x100000,
+						 .build_id = i == n_maps / 2 ? id : NULL };
+
+		CHECK_INT(pprof_add_mapping(p, &md, &mids[i]), ==, 0);
+	}
+	for (size_t i = 0; i < n_locs; i++) { /* interleaved: mapping i % n_maps */
+		size_t m = (i * 7) % n_maps;
+
+		CHECK_INT(pprof_add_location(p, mids[m], base + (m << 24) + main_addr, &lid),
+			  ==, 0);
+	}
+	CHECK_INT(pprof_add_location(p, 0, 0x1234, &lid), ==, 0);
+	CHECK_INT(symsvc_symbolize_pprof(svc, p, NULL, &st), ==, 0);
+	CHECK_INT(st.resolved, ==, n_locs / n_maps);
+	CHECK_INT(st.unresolved, ==, n_locs - n_locs / n_maps + 1);
+	CHECK_INT(st.why[SYMSVC_PPROF_NO_BUILD_ID], ==, n_locs - n_locs / n_maps);
+	CHECK_INT(st.why[SYMSVC_PPROF_NO_MAPPING], ==, 1);
+	CHECK(pprof_mapping_by_id(p, mids[n_maps / 2])->has_functions);
+	CHECK(!pprof_mapping_by_id(p, mids[0])->has_functions);
+	pprof_profile_free(p);
+	free(mids);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+/*
+ * A saved index that cannot be opened or mapped for a reason of ours (no
+ * file descriptor left, not a file) is not damaged: the request fails as
+ * the store's failure, and the saved index is kept, to be mapped once it
+ * can be.
+ */
+static int test_symsvc__saved_index_kept_on_emfile(void)
+{
+	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
+	struct symsvc *svc, *svc2;
+	struct symsvc_index *ix;
+	struct symsvc_stats st;
+	char path[4096], aside[4200];
+	struct store_pin pin;
+	struct rlimit rl, low;
+	struct store *s;
+	int err, fd;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	CHECK_INT(symsvc_index_get(svc, id, &ix), ==, 0); /* built and saved */
+	symsvc_index_put(svc, ix);
+	symsvc_free(svc);
+	CHECK_INT(symsvc_new(s, NULL, &svc2), ==, 0);
+	CHECK_INT(getrlimit(RLIMIT_NOFILE, &rl), ==, 0);
+	fd = dup(0); /* the lowest free descriptor: every open fails from it on */
+	CHECK(fd >= 0);
+	close(fd);
+	low = (struct rlimit){ (rlim_t)fd, rl.rlim_max };
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &low), ==, 0);
+	err = symsvc_index_get(svc2, id, &ix);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &rl), ==, 0);
+	CHECK_INT(err, ==, -EMFILE);
+	CHECK_INT(symsvc_error_reason(err), ==, SYMJSON_ERR_STORE_UNAVAILABLE);
+	/* Nor a file that cannot be mapped (here a folder in its place). */
+	CHECK_INT(store_find_pin(s, id, "symidx", &pin), ==, 0);
+	CHECK_INT(store_derived_path(s, pin.sha256, path, sizeof(path)), ==, 0);
+	snprintf(aside, sizeof(aside), "%s.aside", path);
+	CHECK_INT(rename(path, aside), ==, 0);
+	CHECK_INT(mkdir(path, 0700), ==, 0);
+	err = symsvc_index_get(svc2, id, &ix);
+	CHECK_INT(rmdir(path), ==, 0);
+	CHECK_INT(rename(aside, path), ==, 0);
+	CHECK(err < 0);
+	CHECK_INT(symsvc_error_reason(err), ==, SYMJSON_ERR_STORE_UNAVAILABLE);
+	CHECK_INT(symsvc_index_get(svc2, id, &ix), ==, 0);
+	symsvc_index_put(svc2, ix);
+	symsvc_get_stats(svc2, &st);
+	CHECK_INT(st.disk_loads, ==, 1); /* mapped as saved, */
+	CHECK_INT(st.builds, ==, 0);     /* not built again */
+	symsvc_free(svc2);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_symsvc__replaces_index_in_use),
 	UNIT_CASE(test_symsvc__store_failure_is_not_unknown),
@@ -477,6 +583,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symsvc__lookup_in_request_order),
 	UNIT_CASE(test_symsvc__json_answer_in_chunks),
 	UNIT_CASE(test_symsvc__pprof_in_process),
+	UNIT_CASE(test_symsvc__pprof_linear_in_mappings),
+	UNIT_CASE(test_symsvc__saved_index_kept_on_emfile),
 };
 
 UNIT_MAIN_QUIET(cases)

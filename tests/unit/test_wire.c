@@ -703,6 +703,58 @@ static int test_wire__json_request_values(void)
 	CHECK_INT(r->modules[2].naddrs, ==, 0);
 	CHECK(r->modules[1].addrs == r->addrs + 4);
 	symjson_request_free(r);
+	/* Integers up to 2^64 - 1; a module's kind may follow its addresses. */
+	CHECK_INT(parse("{\"modules\": [{\"addresses\": [18446744073709551615, {\"addr\": 1,"
+			" \"kind\": \"vaddr\"}], \"kind\": \"file_offset\", \"build_id\": \"ab\"}]}",
+			&r, why, sizeof(why)), ==, 0);
+	CHECK(r->addrs[0].addr == UINT64_MAX);
+	CHECK_INT(r->addrs[0].kind, ==, SYMJSON_FILE_OFFSET);
+	CHECK_INT(r->addrs[1].kind, ==, SYMJSON_VADDR);
+	symjson_request_free(r);
+	return 0;
+}
+
+/* A body fed in pieces as it arrives, split anywhere (inside tokens
+ * too), parses as it does whole; every allocation is taken from the
+ * request's account, and a request past its share fails with -E2BIG
+ * before its memory is used. */
+static int test_wire__json_request_streamed_under_a_share(void)
+{
+	struct ember_mem_budget budget;
+	struct ember_mem_account acct;
+	struct symjson_parser *p;
+	struct symjson_request *r = NULL;
+	struct ember_buf body;
+	uint64_t addrs[3000];
+
+	for (size_t i = 0; i < 3000; i++)
+		addrs[i] = 0x1000 + 7 * i;
+	ember_buf_init(&body, 1 << 20);
+	CHECK_INT(symjson_request_write(&body, "00ffab", SYMJSON_VADDR, addrs, 3000), ==, 0);
+	ember_mem_budget_init(&budget, 1 << 20);
+	ember_mem_account_init(&acct, &budget, 1 << 20);
+	CHECK_INT(symjson_parser_new(NULL, &acct, &p), ==, 0);
+	for (size_t at = 0; at < body.len; at += 7)
+		CHECK_INT(symjson_parser_feed(p, body.data + at, body.len - at < 7 ? body.len - at
+										      : 7), ==, 0);
+	CHECK_INT(symjson_parser_finish(p, &r), ==, 0);
+	symjson_parser_free(p);
+	CHECK_INT(r->naddrs, ==, 3000);
+	CHECK(r->modules[0].addrs[2999].addr == addrs[2999]);
+	CHECK(acct.used >= 3000 * sizeof(struct symjson_address));
+	CHECK_INT(ember_mem_budget_used(&budget), ==, acct.used);
+	symjson_request_free(r);
+	ember_mem_account_release(&acct);
+	/* The same under a share of 16 KiB: refused, with the reason. */
+	ember_mem_account_init(&acct, &budget, 16 << 10);
+	CHECK_INT(symjson_parser_new(NULL, &acct, &p), ==, 0);
+	CHECK_INT(symjson_parser_feed(p, body.data, body.len), ==, -E2BIG);
+	CHECK(strstr(symjson_parser_why(p), "memory"));
+	CHECK_INT(symjson_parser_finish(p, &r), ==, -E2BIG);
+	symjson_parser_free(p);
+	ember_mem_account_release(&acct);
+	CHECK_INT(ember_mem_budget_used(&budget), ==, 0);
+	ember_buf_release(&body);
 	return 0;
 }
 
@@ -748,8 +800,18 @@ static int test_wire__json_request_rejects_with_path(void)
 		  "modules[0].addresses[0]: not an address" },
 		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [\"0x1g\"]}]}",
 		  "modules[0].addresses[0]: not an address" },
-		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [18446744073709551615]}]}",
-		  "request: not JSON" },
+		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [18446744073709551616]}]}",
+		  "modules[0].addresses[0]: address larger than 64 bits" },
+		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [1]}], \"modules\": []}",
+		  "request: duplicate object key 'modules'" },
+		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [[1]]}]}",
+		  "modules[0].addresses[0]: not an address" },
+		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [null]}]}",
+		  "modules[0].addresses[0]: not an address" },
+		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [1]}]} x",
+		  "request: not JSON: line 1, column" },
+		{ "{\"modules\": [{\"build_id\": \"ab\",\n \"addresses\": [1,]}]}",
+		  "request: not JSON: line 2" },
 		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [{\"kind\": \"vaddr\"}]}]}",
 		  "modules[0].addresses[0].addr: missing" },
 		{ "{\"modules\": [{\"build_id\": \"ab\", \"addresses\": [{\"addr\": 1, \"kind\": 2}]}]}",
@@ -1089,6 +1151,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_wire__pprof_decode_two_gzip_members),
 	UNIT_CASE(test_wire__pprof_unknown_fields),
 	UNIT_CASE(test_wire__json_request_values),
+	UNIT_CASE(test_wire__json_request_streamed_under_a_share),
 	UNIT_CASE(test_wire__json_request_rejects_with_path),
 	UNIT_CASE(test_wire__json_request_build_id_lengths),
 	UNIT_CASE(test_wire__json_request_caps),
