@@ -19,7 +19,9 @@ JOBS ?= $(shell nproc)
 # as real clients; libc6-dbg because gdb names libc's frames from it; Ceph
 # (monitor, OSD, radosgw) because the S3 client is tested against a real
 # single-node cluster (tests/objstore/ceph_cluster.sh); bpftrace and
-# linux-perf are the agent benchmark's peers.
+# linux-perf are the agent benchmark's peers; chromium, chromium-driver
+# and python3-selenium because the web UI is tested in a real headless
+# browser (tests/web).
 # tests/packages.txt maps each tool and file the tests need to its package,
 # and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
@@ -32,7 +34,7 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
 	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
-	libxml2-utils
+	libxml2-utils chromium chromium-driver python3-selenium
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps build build-release run test bench clean

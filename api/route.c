@@ -20,6 +20,7 @@ static const char *const endpoint_names[API_EP_COUNT] = {
 	[API_EP_LIST] = "list",           [API_EP_UPLOAD] = "upload",
 	[API_EP_UNWIND] = "unwind",       [API_EP_SYMBOLIZE] = "symbolize",
 	[API_EP_SYMBOLIZE_PPROF] = "symbolize_pprof",
+	[API_EP_LIST_ALL] = "artifacts", [API_EP_WEB] = "web",
 };
 
 const char *api_endpoint_name(enum api_endpoint ep)
@@ -165,6 +166,10 @@ void api_route_parse(const char *url, struct api_route *r)
 		r->ep = API_EP_SYMBOLIZE_PPROF;
 	else if (strncmp(url, "/api/v1/unwind/", 15) == 0)
 		parse_unwind(url + 15, r);
+	else if (strcmp(url, "/api/v1/artifacts") == 0)
+		r->ep = API_EP_LIST_ALL;
+	else if (api_web_path(url))
+		r->ep = API_EP_WEB;
 	else
 		fail(r, 503, "webapi error, unrecognized path");
 }

@@ -76,16 +76,18 @@ static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connecti
 }
 
 static enum MHD_Result dispatch_get(struct api_server *srv, struct MHD_Connection *c,
-				    struct api_request *req)
+				    struct api_request *req, const char *url)
 {
 	const struct api_route *r = &req->route;
 
 	if (r->status)
 		return api_respond_text(srv, c, req, (unsigned)r->status, NULL, r->error);
 	switch (r->ep) {
-	case API_EP_ROOT:
-		return api_respond_text(srv, c, req, MHD_HTTP_OK, NULL,
-					"ember: debuginfod-compatible debuginfo server\n");
+	case API_EP_ROOT: /* the web UI's page (docs/web-ui.md) */
+	case API_EP_WEB:
+		return api_serve_web(srv, c, req, url);
+	case API_EP_LIST_ALL:
+		return api_serve_list_all(srv, c, req);
 	case API_EP_HEALTH: /* ready once the store's records can be read */
 		if (!store_is_open(srv->store))
 			return api_respond_text(srv, c, req, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
@@ -159,7 +161,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!is_get(method))
 		return api_respond_text(srv, c, req, MHD_HTTP_BAD_REQUEST, NULL,
 					"we support GET and HEAD only");
-	return dispatch_get(srv, c, req);
+	return dispatch_get(srv, c, req, url);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
