@@ -112,7 +112,7 @@ export class FlameGraph {
     for (let i = 1; i < d.n;) {
       if (this.match[d.name[i]]) {
         frames++;
-        if (d.diff) { v += d.ntotal[i]; b += d.btotal[i]; } else v += d.total[i];
+        if (d.diff) { v += d.ntotal[i]; b += d.btotal[i]; } else v += d.vtotal[i];
         i = d.end[i];
       } else i++;
     }
@@ -329,10 +329,10 @@ export class FlameGraph {
     }
     const T = d.total || 1, u = d.unit;
     const sam = (v) => fmt.count(fmt.samples(v, d));
-    lines.push(['total', `${fmt.value(d.total[i], u)} (${sam(d.total[i])} samples), ${fmt.pct(d.total[i] / T)}`]);
-    lines.push(['self', `${fmt.value(d.self[i], u)} (${sam(d.self[i])} samples), ${fmt.pct(d.self[i] / T)}`]);
+    lines.push(['total', `${fmt.value(d.vtotal[i], u)} (${sam(d.vtotal[i])} samples), ${fmt.pct(d.vtotal[i] / T)}`]);
+    lines.push(['self', `${fmt.value(d.vself[i], u)} (${sam(d.vself[i])} samples), ${fmt.pct(d.vself[i] / T)}`]);
     if (this.zoom > 0 && i !== this.zoom && d.depth[i] > d.depth[this.zoom])
-      lines.push(['of zoomed frame', fmt.pct(d.total[i] / (d.total[this.zoom] || 1))]);
+      lines.push(['of zoomed frame', fmt.pct(d.vtotal[i] / (d.vtotal[this.zoom] || 1))]);
     return lines;
   }
 
@@ -483,7 +483,7 @@ export class FlameGraph {
     for (let i = z; i < d.end[z]; i++) {
       while (stack.length && d.end[stack[stack.length - 1]] <= i) stack.pop();
       stack.push(i);
-      const self = d.diff ? d.nself[i] + d.bself[i] : d.self[i];
+      const self = d.diff ? d.nself[i] + d.bself[i] : d.vself[i];
       if (i > 0 && self > 0) {
         const names = path.concat(stack.filter((j) => j > 0).map((j) => d.names[d.name[j]]));
         lines.push(names.join(';') + ' ' + (d.diff ? `${d.bself[i]} ${d.nself[i]}` : self));

@@ -137,7 +137,7 @@ function status(el, e, text) {
 function show() {
   for (const v of ['flame', 'diff', 'debuginfo']) $('view-' + v).hidden = state.view !== v;
   const sel = { query: state.query, type: state.type, from: state.from, to: state.to };
-  if (state.view !== 'diff') loadSeries(sel);
+  loadSeries(sel);
   if (state.view === 'flame') showFlame(sel);
   else if (state.view === 'diff') showDiff();
   else debuginfo.show(sel);
@@ -323,8 +323,11 @@ function sideParams(side) {
 // Without two selections given, the diff compares the range with the same
 // range a day earlier.
 function diffDefaults() {
-  if (state.base_from || state.new_from || state.base_query || state.new_query) return;
-  dayEarlier();
+  if (!(state.base_from || state.new_from || state.base_query || state.new_query)) dayEarlier();
+  for (const side of ['base', 'new']) {
+    if (!state[side + '_from']) state[side + '_from'] = state.from;
+    if (!state[side + '_to']) state[side + '_to'] = state.to;
+  }
 }
 
 function shift(t, ms) {

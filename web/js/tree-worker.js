@@ -6,7 +6,7 @@
 //   name[i], file[i]  indexes into names[] / files[] (-1: no file)
 //   line[i]           line number, 0 when the API gives none
 //   parent[i], depth[i], end[i]   node i's subtree is [i, end[i])
-//   plain:  self[i], total[i]     values in the type's unit
+//   plain:  vself[i], vtotal[i]   values in the type's unit (total: the root's)
 //   diff:   bself, btotal, nself, ntotal (raw values of each side)
 //   x[i], w[i]        start and width in units of the root's width
 //                     (plain: total / root total; diff: the mean of the
@@ -35,7 +35,7 @@ class Flat {
       depth: new Uint16Array(this.cap), end: new Int32Array(this.cap),
       x: new Float64Array(this.cap), w: new Float64Array(this.cap),
     };
-    const vals = diff ? ['bself', 'btotal', 'nself', 'ntotal'] : ['self', 'total'];
+    const vals = diff ? ['bself', 'btotal', 'nself', 'ntotal'] : ['vself', 'vtotal'];
     for (const k of vals) this.a[k] = new Float64Array(this.cap);
     this.maxDepth = 0;
   }
@@ -69,8 +69,8 @@ class Flat {
       a.nself[i] = node.new_self || 0;
       a.ntotal[i] = node.new_total || 0;
     } else {
-      a.self[i] = node.self || 0;
-      a.total[i] = node.total || 0;
+      a.vself[i] = node.self || 0;
+      a.vtotal[i] = node.total || 0;
     }
     if (depth > this.maxDepth) this.maxDepth = depth;
     return i;
@@ -121,8 +121,8 @@ function topTable(f) {
   for (let i = 1; i < n; i++) {
     while (path.length && a.end[path[path.length - 1]] <= i) active[a.name[path.pop()]]--;
     const k = a.name[i];
-    self[k] += a.self[i];
-    if (active[k] === 0) total[k] += a.total[i];
+    self[k] += a.vself[i];
+    if (active[k] === 0) total[k] += a.vtotal[i];
     active[k]++;
     path.push(i);
   }
