@@ -234,6 +234,19 @@ static void log_start(const struct serve_opts *o, const char *token, bool create
 			"DEBUGINFOD_URLS)");
 }
 
+/* The web UI's address (docs/web-ui.md): the one to open on this machine
+ * when the server listens on every address. */
+static void print_ui_url(const char *addr, uint16_t port)
+{
+	bool v6 = strchr(addr, ':') != NULL;
+
+	if (strcmp(addr, "0.0.0.0") == 0)
+		addr = "127.0.0.1";
+	else if (strcmp(addr, "::") == 0)
+		addr = "::1";
+	printf("ember: web UI: http://%s%s%s:%u/\n", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+}
+
 static int run(const struct serve_opts *o, struct store *s)
 {
 	struct api_server_opts ao = { .sz = sizeof(ao) };
@@ -274,6 +287,7 @@ static int run(const struct serve_opts *o, struct store *s)
 	log_start(o, token, created, upstream);
 	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
 	       strchr(addr, ':') ? "]" : "", port);
+	print_ui_url(addr, port);
 	fflush(stdout);
 	wait_before_store_open();
 	err = store_wait(s); /* begins the open, unless a request did */

@@ -42,6 +42,12 @@ static int test_api__routes(void)
 		{ "/api/v1/unwind/abcd/x", API_EP_OTHER, 404 },
 		{ "/api/v1/unwind/ABCD", API_EP_OTHER, 503 },
 		{ "/nope", API_EP_OTHER, 503 },
+		{ "/api/v1/artifacts", API_EP_LIST_ALL, 0 },
+		{ "/index.html", API_EP_WEB, 0 },
+		{ "/js/main.js", API_EP_WEB, 0 },
+		{ "/ember.css", API_EP_WEB, 0 },
+		{ "/js/none.js", API_EP_OTHER, 503 },
+		{ "/js/../index.html", API_EP_OTHER, 503 },
 	};
 	struct api_route r;
 
