@@ -93,8 +93,10 @@ export class FlameGraph {
   setSearch(re) {
     const d = this.data;
     if (!d || !re) {
-      this.match = null;
-      this.draw();
+      if (this.match) {
+        this.match = null;
+        this.draw();
+      }
       return null;
     }
     const m = new Uint8Array(d.names.length);
@@ -212,7 +214,20 @@ export class FlameGraph {
     return i === 0 ? 'all' : this.data.names[this.data.name[i]];
   }
 
+  // Run fn with drawing held, then draw once (a new graph with its zoom,
+  // search and orientation is one draw, not one each).
+  batch(fn) {
+    this.holding = true;
+    try {
+      fn();
+    } finally {
+      this.holding = false;
+    }
+    this.draw();
+  }
+
   draw() {
+    if (this.holding) return;
     const cv = this.canvas, ctx = this.ctx, d = this.data;
     const W = cv.clientWidth || 800, dpr = window.devicePixelRatio || 1;
     this.rows = [];

@@ -211,10 +211,10 @@ $('search').addEventListener('input', () => {
   applySearch();
 });
 
-function applySearch() {
+function applySearch(table = true) {
   const re = fmt.searchRegex(state.search);
   const r = flame.setSearch(re);
-  top.setSearch(re);
+  if (table) top.setSearch(re);
   const d = flame.data;
   $('search-info').textContent = !r ? '' : r.frames
     ? `${r.funcs} functions match, ${fmt.pct(r.share)} of the total (${fmt.value(r.value, d.unit)})`
@@ -242,22 +242,26 @@ async function showFlame(sel) {
   }
   if (seq !== flameSeq) return;
   const t1 = performance.now();
-  flame.setIcicle(state.icicle === '1');
-  flame.setData(d);
-  if (state.zoom) {
-    const i = flame.findPath(state.zoom.split(';'));
-    if (i > 0) flame.zoomTo(i, false);
-  }
-  top.setData(d);
-  if (state.focus) {
-    const k = d.names.indexOf(state.focus);
-    flame.focusName = k;
-    flame.draw();
-  }
-  applySearch();
+  flame.batch(() => {
+    flame.setIcicle(state.icicle === '1');
+    flame.setData(d);
+    if (state.zoom) {
+      const i = flame.findPath(state.zoom.split(';'));
+      if (i > 0) flame.zoomTo(i, false);
+    }
+    if (state.focus) flame.focusName = d.names.indexOf(state.focus);
+    applySearch(false);
+  });
   crumbs($('crumbs'), flame);
   zoomButtons();
   const t2 = performance.now();
+  // the table in a task of its own: the graph is on screen first, and
+  // neither task blocks the page for long
+  setTimeout(() => {
+    if (seq !== flameSeq) return;
+    top.re = fmt.searchRegex(state.search);
+    top.setData(d);
+  }, 0);
   status($('flame-status'), null, d.profiles
     ? `${fmt.count(d.profiles)} profiles merged, total ${fmt.value(d.total, d.unit)}, ${fmt.count(d.n)} frames, ${fmt.count(d.stacks || 0)} stacks`
     : 'no profiles in this selection and range');
