@@ -86,20 +86,30 @@ class Profile:
         """location_ids leaf first, as pprof orders them."""
         self.samples.append(packed(1, location_ids) + packed(2, values))
 
+    def tables(self):
+        """Mappings, locations, functions and strings, encoded once for as
+        long as none is added (a benchmark's profiles share them)."""
+        key = (len(self.mappings), len(self.locations), len(self.functions), len(self.strings))
+        if getattr(self, "_tables", (None,))[0] != key:
+            out = bytearray()
+            for m in self.mappings:
+                out += bfield(3, m)
+            for loc in self.locations:
+                out += bfield(4, loc)
+            for f in self.functions:
+                out += bfield(5, f)
+            for s in self.strings:
+                out += bfield(6, s.encode())
+            self._tables = (key, bytes(out))
+        return self._tables[1]
+
     def encode(self, time_ns=0, duration_ns=0):
         out = bytearray()
         for t, u in self.sample_types:
             out += bfield(1, vfield(1, t) + vfield(2, u))
         for s in self.samples:
             out += bfield(2, s)
-        for m in self.mappings:
-            out += bfield(3, m)
-        for loc in self.locations:
-            out += bfield(4, loc)
-        for f in self.functions:
-            out += bfield(5, f)
-        for s in self.strings:
-            out += bfield(6, s.encode())
+        out += self.tables()
         if time_ns:
             out += vfield(9, time_ns)
         if duration_ns:

@@ -71,7 +71,7 @@ function remember(changes) {
 
 $('sel-form').addEventListener('submit', (e) => {
   e.preventDefault();
-  perf.click = performance.now();
+  perf.click = e.timeStamp;
   readInputs();
   navigate({ zoom: '', dzoom: '', focus: '' });
 });
