@@ -137,6 +137,13 @@ function status(el, e, text) {
 function show() {
   for (const v of ['flame', 'diff', 'debuginfo']) $('view-' + v).hidden = state.view !== v;
   const sel = { query: state.query, type: state.type, from: state.from, to: state.to };
+  if (!state.type && state.view !== 'debuginfo') {
+    const none = 'No profiles in this range: widen it, or push some (POST /api/v1/profiles, ' +
+      'an agent, or Pyroscope\'s SDKs to /ingest).';
+    status($(state.view === 'diff' ? 'diff-status' : 'flame-status'), null, none);
+    chart.set(null);
+    return;
+  }
   loadSeries(sel);
   if (state.view === 'flame') showFlame(sel);
   else if (state.view === 'diff') showDiff();
@@ -474,9 +481,10 @@ async function showDiff() {
   }
   zoomButtons();
   applyDiffSearch();
+  const unit = tree ? tree.unit : sides[0].unit;
   status($('diff-status'), null,
-    `base: ${fmt.count(table.base_profiles)} profiles, total ${fmt.value(table.base_total, tree ? tree.unit : '')}; ` +
-    `new: ${fmt.count(table.new_profiles)} profiles, total ${fmt.value(table.new_total, tree ? tree.unit : '')}` +
+    `base: ${fmt.count(table.base_profiles)} profiles, total ${fmt.value(table.base_total, unit)}; ` +
+    `new: ${fmt.count(table.new_profiles)} profiles, total ${fmt.value(table.new_total, unit)}` +
     (table.base_profiles && table.new_profiles ? '' : ' — one side is empty: compare other ranges'));
   await painted();
   perf.renders.push({ view: 'diff', click: perf.click ?? t0, start: t0, painted: performance.now() });
