@@ -474,7 +474,9 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
         tip = b.hover("slow_path")
         check(abs(pct_of(tip, "total") - 40) < 0.01, "new side: %r" % tip)
         b.shot("diff-new-side")
-        b.open(b.d.current_url.replace("view=flame", "view=diff") + "&layout=side")
+        q = urllib.parse.parse_qs(urllib.parse.urlparse(b.d.current_url).query)
+        q.update(view=["diff"], layout=["side"])
+        b.open(srv.ui + "?" + urllib.parse.urlencode(q, doseq=True))
         b.rendered("diff")
         check(b.frame("slow_path", "sideNew")["w"] > 3 * b.frame("slow_path", "sideBase")["w"],
               "side by side: slow_path wider in new")
