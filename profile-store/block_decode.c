@@ -133,7 +133,7 @@ int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_m
 	const uint8_t *end = p + len;
 	uint64_t n;
 
-	GET(pstore_get_uvarint(&p, end, &n), d, "parents");
+	GET(ember_cur_uleb(&p, end, &n), d, "parents");
 	GET(n > len ? -1 : 0, d, "parents");
 	for (uint64_t i = 0; i < n; i++) {
 		const char *s;
@@ -147,21 +147,21 @@ int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_m
 			return -ENOMEM;
 		}
 	}
-	GET(pstore_get_uvarint(&p, end, &n), d, "log ranges");
+	GET(ember_cur_uleb(&p, end, &n), d, "log ranges");
 	GET(n > len ? -1 : 0, d, "log ranges");
 	for (uint64_t i = 0; i < n; i++) {
 		struct pstore_walrange w;
 		const uint8_t *id;
 
-		GET(pstore_get_bytes(&p, end, 16, &id), d, "log range");
+		GET(ember_cur_bytes(&p, end, 16, &id), d, "log range");
 		pstore_memcpy(w.writer, id, 16);
-		GET(pstore_get_uvarint(&p, end, &w.lo), d, "log range");
-		GET(pstore_get_uvarint(&p, end, &w.hi), d, "log range");
+		GET(ember_cur_uleb(&p, end, &w.lo), d, "log range");
+		GET(ember_cur_uleb(&p, end, &w.hi), d, "log range");
 		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&m->wal, w));
 	}
-	GET(pstore_get_uvarint(&p, end, &m->profiles), d, "counts");
-	GET(pstore_get_uvarint(&p, end, &m->rows), d, "counts");
-	GET(pstore_get_uvarint(&p, end, &m->series), d, "counts");
+	GET(ember_cur_uleb(&p, end, &m->profiles), d, "counts");
+	GET(ember_cur_uleb(&p, end, &m->rows), d, "counts");
+	GET(ember_cur_uleb(&p, end, &m->series), d, "counts");
 	return 0;
 }
 
@@ -171,7 +171,7 @@ static int decode_strings(const uint8_t *p, size_t len, struct pstore_strtab *t,
 	const uint8_t *end = p + len;
 	uint64_t n;
 
-	GET(pstore_get_uvarint(&p, end, &n), d, "strings");
+	GET(ember_cur_uleb(&p, end, &n), d, "strings");
 	GET(n > len ? -1 : 0, d, "string count");
 	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&t->off, n + 1));
 	for (uint64_t i = 0; i < n; i++) {
@@ -279,7 +279,7 @@ static int decode_value(const uint8_t **p, const uint8_t *end, const struct psto
 	for (uint32_t k = 0; k < v.npost; k++) {
 		uint64_t delta;
 
-		GET(pstore_get_uvarint(p, end, &delta), d, "posting");
+		GET(ember_cur_uleb(p, end, &delta), d, "posting");
 		s += delta;
 		GET((k && !delta) || s >= ns || !series_has(t, (uint32_t)s, name, v.value) ? -1 : 0,
 		    d, "posting disagrees with the series");
@@ -340,7 +340,7 @@ static int decode_functions(const uint8_t *p, size_t len, struct pstore_dict *dt
 		GET(pstore_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].filename), d,
 		    "function file");
 	for (uint32_t i = 0; i < n; i++)
-		GET(pstore_get_svarint(&p, end, &dt->funcs.v[i].start_line), d, "function line");
+		GET(ember_cur_zigzag(&p, end, &dt->funcs.v[i].start_line), d, "function line");
 	return 0;
 }
 
@@ -357,11 +357,11 @@ static int decode_mappings(const uint8_t *p, size_t len, struct pstore_dict *dt,
 		struct pstore_map *m = &dt->maps.v[i];
 		uint64_t size;
 
-		GET(pstore_get_uvarint(&p, end, &m->start), d, "mapping");
-		GET(pstore_get_uvarint(&p, end, &size), d, "mapping");
+		GET(ember_cur_uleb(&p, end, &m->start), d, "mapping");
+		GET(ember_cur_uleb(&p, end, &size), d, "mapping");
 		GET(size > UINT64_MAX - m->start ? -1 : 0, d, "mapping size");
 		m->limit = m->start + size;
-		GET(pstore_get_uvarint(&p, end, &m->offset), d, "mapping");
+		GET(ember_cur_uleb(&p, end, &m->offset), d, "mapping");
 		GET(pstore_get_u32max(&p, end, nstr - 1, &m->filename), d, "mapping file");
 		GET(pstore_get_u32max(&p, end, nstr - 1, &m->build_id), d, "mapping build ID");
 	}
@@ -382,7 +382,7 @@ static int decode_lines(const uint8_t **p, const uint8_t *end, struct pstore_dic
 			GET(pstore_get_u32max(p, end, (uint32_t)dt->funcs.n - 1, &ln.func), d,
 			    "line");
 			GET(dt->funcs.n ? 0 : -1, d, "line without functions");
-			GET(pstore_get_svarint(p, end, &ln.line), d, "line number");
+			GET(ember_cur_zigzag(p, end, &ln.line), d, "line number");
 			EMBER_FORWARD_IF_ERROR(pstore_vec_push(&dt->lines, ln));
 		}
 	}
@@ -405,7 +405,7 @@ static int decode_locations(const uint8_t *p, size_t len, struct pstore_dict *dt
 	for (uint32_t i = 0; i < n; i++) {
 		int64_t delta;
 
-		GET(pstore_get_svarint(&p, end, &delta), d, "location address");
+		GET(ember_cur_zigzag(&p, end, &delta), d, "location address");
 		addr += (uint64_t)delta;
 		dt->locs.v[i].address = addr;
 	}
@@ -462,8 +462,8 @@ int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
 static int decode_cov(const uint8_t **p, const uint8_t *end, uint32_t nstr, struct pstore_prof *pr,
 		      struct pstore_bdata *b, struct ember_diag *d)
 {
-	GET(pstore_get_uvarint(p, end, &pr->samples), d, "coverage");
-	GET(pstore_get_uvarint(p, end, &pr->resolved), d, "coverage");
+	GET(ember_cur_uleb(p, end, &pr->samples), d, "coverage");
+	GET(ember_cur_uleb(p, end, &pr->resolved), d, "coverage");
 	GET(pstore_get_u32max(p, end, (uint32_t)(end - *p), &pr->ncov), d, "coverage");
 	pr->cov_off = (uint32_t)b->cov.n;
 	for (uint32_t k = 0; k < pr->ncov; k++) {
@@ -471,7 +471,7 @@ static int decode_cov(const uint8_t **p, const uint8_t *end, uint32_t nstr, stru
 
 		GET(pstore_get_u32max(p, end, nstr - 1, &c.build_id), d, "coverage build ID");
 		GET(pstore_get_u32max(p, end, nstr - 1, &c.reason), d, "coverage reason");
-		GET(pstore_get_uvarint(p, end, &c.samples), d, "coverage samples");
+		GET(ember_cur_uleb(p, end, &c.samples), d, "coverage samples");
 		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&b->cov, c));
 	}
 	return 0;
@@ -490,10 +490,10 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 	if (delta)
 		*row_off = 0;
 	pr.series = *series += delta;
-	GET(pstore_get_svarint(p, end, &dt), d, "profile time");
+	GET(ember_cur_zigzag(p, end, &dt), d, "profile time");
 	pr.time = *time = (int64_t)((uint64_t)*time + (uint64_t)dt);
-	GET(pstore_get_svarint(p, end, &pr.duration), d, "profile duration");
-	GET(pstore_get_svarint(p, end, &pr.period), d, "profile period");
+	GET(ember_cur_zigzag(p, end, &pr.duration), d, "profile duration");
+	GET(ember_cur_zigzag(p, end, &pr.period), d, "profile period");
 	GET(pstore_get_u32max(p, end, UINT32_MAX - 1, &pr.nrows), d, "profile rows");
 	pr.row_off = *row_off;
 	*row_off += pr.nrows;
@@ -501,7 +501,7 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 	for (uint32_t c = 0; c < t->series.v[pr.series].ntypes; c++) {
 		int64_t v;
 
-		GET(pstore_get_svarint(p, end, &v), d, "profile totals");
+		GET(ember_cur_zigzag(p, end, &v), d, "profile totals");
 		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&b->totals, v));
 	}
 	EMBER_FORWARD_IF_ERROR(decode_cov(p, end, (uint32_t)pstore_strtab_count(&t->str), &pr, b, d));
@@ -543,7 +543,7 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 	const uint8_t *end = p + len;
 	uint64_t n, off = 0;
 
-	GET(pstore_get_uvarint(&p, end, &n), d, "streams");
+	GET(ember_cur_uleb(&p, end, &n), d, "streams");
 	GET(n > len ? -1 : 0, d, "streams");
 	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&b->series_stream, t->series.n + 1));
 	for (size_t s = 0; s < t->series.n; s++) {
@@ -560,9 +560,9 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 			GET(pstore_get_u32max(&p, end, PS_STREAM_DERIVED, &st.kind), d,
 			    "stream kind");
 			GET(pstore_get_u32max(&p, end, ncols, &st.ref), d, "stream reference");
-			GET(pstore_get_svarint(&p, end, &st.factor), d, "stream factor");
-			GET(pstore_get_uvarint(&p, end, &st.stored), d, "stream size");
-			GET(pstore_get_uvarint(&p, end, &st.raw), d, "stream size");
+			GET(ember_cur_zigzag(&p, end, &st.factor), d, "stream factor");
+			GET(ember_cur_uleb(&p, end, &st.stored), d, "stream size");
+			GET(ember_cur_uleb(&p, end, &st.raw), d, "stream size");
 			GET((c == 0) != (st.kind == PS_STREAM_STACKS) ? -1 : 0, d, "stream kind");
 			/* column c - 1 derived from an earlier plain column */
 			GET(st.kind == PS_STREAM_DERIVED &&

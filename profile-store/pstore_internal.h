@@ -7,7 +7,6 @@
  *   errors.c        pstore_strerror (reasons: common.h's EMBER_FAIL)
  *   vec.c           growable arrays (pstore_grow)
  *   hash.c          the hash function (the sets are common.h's)
- *   varint.c        LEB128 varints and zigzag, bounded cursor readers
  *   strtab.c        interned strings
  *   dict.c          the dictionary: functions, mappings, locations, stack nodes
  *   dict_import.c   entries of one dictionary interned into another
@@ -174,60 +173,35 @@ static inline int64_t pstore_mul(int64_t a, int64_t b)
 	return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
-/* ---- varints (varint.c) -------------------------------------------------- */
+/* ---- cursors ------------------------------------------------------------
+ *
+ * Blocks and log records are read and written with common.h's cursors and
+ * LEB128 (ember_cur_*, ember_buf_put_*); these two only narrow their
+ * results to the types the decoders keep.
+ */
 
-static inline uint64_t pstore_zigzag(int64_t v)
+/* An unsigned LEB128 that must be <= max (which fits 32 bits). */
+static inline int pstore_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max,
+				    uint32_t *out)
 {
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	uint64_t v;
+	int err = ember_cur_uleb_max(pos, end, max, &v);
+
+	if (!err)
+		*out = (uint32_t)v;
+	return err;
 }
 
-static inline int64_t pstore_unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
-/* Append v as LEB128 (1-10 bytes). */
-int pstore_put_uvarint(struct ember_buf *b, uint64_t v);
-static inline int pstore_put_svarint(struct ember_buf *b, int64_t v)
-{
-	return pstore_put_uvarint(b, pstore_zigzag(v));
-}
-/* A length-prefixed string. */
-int pstore_put_str(struct ember_buf *b, const char *s, size_t len);
-
-/* Cursor readers: advance *pos only on success; -PSTORE_ERR_CORRUPT when
- * the value runs past end or is over-long. */
-int pstore_get_uvarint(const uint8_t **pos, const uint8_t *end, uint64_t *out);
-int pstore_get_svarint(const uint8_t **pos, const uint8_t *end, int64_t *out);
-/* A uvarint that must fit in 32 bits and be <= max. */
-int pstore_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_t *out);
-int pstore_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_t **out);
 /* A length-prefixed string of at most max bytes (not NUL-terminated). */
-int pstore_get_str(const uint8_t **pos, const uint8_t *end, size_t max, const char **s,
-	       size_t *len);
-
-/* The hot-loop decoder: the caller has checked there are at least 10
- * bytes left or falls back to pstore_get_uvarint. */
-static inline uint64_t pstore_uvarint_fast(const uint8_t **pos)
+static inline int pstore_get_str(const uint8_t **pos, const uint8_t *end, size_t max,
+				 const char **s, size_t *len)
 {
-	const uint8_t *p = *pos;
-	uint64_t v = p[0] & 0x7f;
-	unsigned shift = 7;
+	const uint8_t *bytes;
+	int err = ember_cur_lenbytes(pos, end, max, &bytes, len);
 
-	if (!(*p++ & 0x80)) {
-		*pos = p;
-		return v;
-	}
-	while (shift < 64) {
-		uint8_t c = *p++;
-
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			break;
-		shift += 7;
-	}
-	*pos = p;
-	return v;
+	if (!err)
+		*s = (const char *)bytes;
+	return err;
 }
 
 static inline void pstore_le32(uint8_t *p, uint32_t v)

@@ -248,60 +248,6 @@ static int check_folded(struct pstore *s, const char *selector, const char *want
 	return err;
 }
 
-/* ---- cursor readers ---------------------------------------------------------- */
-
-static int test_pstore__varint_cursor_bounds(void)
-{
-	struct ember_buf b;
-	const uint8_t *p, *end, *start;
-	uint64_t v;
-	int64_t sv;
-	const uint8_t over[11] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0 };
-
-	ember_buf_init(&b, 1024);
-	CHECK_INT(pstore_put_uvarint(&b, 0), ==, 0);
-	CHECK_INT(pstore_put_uvarint(&b, 300), ==, 0);
-	CHECK_INT(pstore_put_uvarint(&b, UINT64_MAX), ==, 0);
-	CHECK_INT(pstore_put_svarint(&b, -5), ==, 0);
-	p = start = (const uint8_t *)b.data;
-	end = p + b.len;
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
-	CHECK_INT(v, ==, 0);
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
-	CHECK_INT(v, ==, 300);
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
-	CHECK(v == UINT64_MAX);
-	CHECK_INT(pstore_get_svarint(&p, end, &sv), ==, 0);
-	CHECK_INT(sv, ==, -5);
-	CHECK(p == end);
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
-	/* *pos past end is refused, and the cursor does not move */
-	p = end + 1;
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
-	CHECK(p == end + 1);
-	/* a truncated varint, an over-long one */
-	p = start + 1;
-	CHECK_INT(pstore_get_uvarint(&p, start + 2, &v), ==, -PSTORE_ERR_CORRUPT);
-	CHECK(p == start + 1);
-	p = over;
-	CHECK_INT(pstore_get_uvarint(&p, over + 11, &v), ==, -PSTORE_ERR_CORRUPT);
-	CHECK(p == over);
-	/* a string whose length runs past the end */
-	ember_buf_reset(&b);
-	CHECK_INT(pstore_put_uvarint(&b, 100), ==, 0);
-	CHECK_INT(ember_buf_append(&b, "abc", 3), ==, 0);
-	p = (const uint8_t *)b.data;
-	{
-		const char *s;
-		size_t n;
-
-		CHECK_INT(pstore_get_str(&p, p + b.len, 1000, &s, &n), ==, -PSTORE_ERR_CORRUPT);
-		CHECK(p == (const uint8_t *)b.data);
-	}
-	ember_buf_release(&b);
-	return 0;
-}
-
 /* ---- selectors ---------------------------------------------------------------- */
 
 static int matches(const char *selector, const struct pstore_label *l, size_t n)
@@ -1962,7 +1908,6 @@ static int test_pstore__concurrent_appends_queries_flushes(void)
 }
 
 static const struct unit_case cases[] = {
-	UNIT_CASE(test_pstore__varint_cursor_bounds),
 	UNIT_CASE(test_pstore__selector_matching),
 	UNIT_CASE(test_pstore__selector_errors_explain),
 	UNIT_CASE(test_pstore__append_query_head_blocks_merged_agree),
