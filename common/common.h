@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* ---- logging ---------------------------------------------------------- */
 
@@ -180,6 +181,32 @@ int ember_vec_grow(void **data, size_t *alloc, size_t len, size_t elem);
 					sizeof(*(arr)))                      \
 		 ? -ENOMEM                                                   \
 		 : ((arr)[(len)++] = (val), 0))
+
+/*
+ * The same as one struct: EMBER_VEC(T) is v[0..n) of capacity alloc,
+ * zero-initialized empty; EMBER_VEC_DEF names one, for the vectors passed
+ * between functions.  The macros grow by ember_vec_reserve (0, -E2BIG,
+ * -ENOMEM; nothing changed on failure) and free the array.
+ */
+#define EMBER_VEC(T)                                                         \
+	struct {                                                             \
+		T *v;                                                        \
+		size_t n, alloc;                                             \
+	}
+#define EMBER_VEC_DEF(name, T)                                               \
+	struct name {                                                        \
+		T *v;                                                        \
+		size_t n, alloc;                                             \
+	}
+#define EMBER_VEC_RESERVE(vec, need)                                         \
+	ember_vec_reserve((void **)&(vec)->v, &(vec)->alloc, (need), sizeof(*(vec)->v))
+#define EMBER_VEC_APPEND(vec, val) EMBER_VEC_PUSH((vec)->v, (vec)->n, (vec)->alloc, (val))
+#define EMBER_VEC_FREE(vec)                                                  \
+	do {                                                                 \
+		free((vec)->v);                                              \
+		(vec)->v = NULL;                                             \
+		(vec)->n = (vec)->alloc = 0;                                 \
+	} while (0)
 
 /* ---- bounded byte cursors, LEB128 (cursor.c) ---------------------------
  *

@@ -44,7 +44,14 @@ static int cmp_series(const void *a, const void *b, void *ctx)
 	}
 	if (x->nlabels != y->nlabels)
 		return x->nlabels < y->nlabels ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
+	for (uint32_t i = 0; i < x->ntypes && i < y->ntypes; i++) { /* keys are random */
+		int c = strcmp(pstore_type_str(t, t->type_ids.v[x->type_off + i]),
+			       pstore_type_str(t, t->type_ids.v[y->type_off + i]));
+
+		if (c)
+			return c;
+	}
+	return x->ntypes < y->ntypes ? -1 : x->ntypes > y->ntypes;
 }
 
 static int copy_series(struct enc *e, uint32_t s)
@@ -358,7 +365,7 @@ static int sec_rows(struct enc *e, struct ember_buf *rows, struct ember_buf *dir
 		      ember_buf_put_zigzag(dir, st->factor) ?: ember_buf_put_uleb(dir, st->stored) ?:
 		      ember_buf_put_uleb(dir, st->raw);
 	}
-	pstore_vec_free(&streams);
+	EMBER_VEC_FREE(&streams);
 	free(profs);
 	return err;
 }
@@ -451,11 +458,7 @@ static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAM
 	pstore_le64(table + 48, pstore_hash(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
 				    pstore_hash(table, 48, 0)));
 	pstore_memcpy(out->data, table, hlen);
-	snprintf(name, PS_BLOCK_NAME_MAX, "blocks/%016llx-%016llx%016llx.pblk",
-		 (unsigned long long)e->src->partition,
-		 (unsigned long long)pstore_hash(out->data, out->len, 1),
-		 (unsigned long long)pstore_hash(out->data, out->len, 2));
-	return 0;
+	return pstore_block_name(e->src->partition, out->data, out->len, name);
 }
 
 static void enc_release(struct enc *e)
@@ -478,7 +481,7 @@ int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *ou
 
 	for (int k = 0; k < PS_SEC_KIND_MAX; k++)
 		ember_buf_init(&e.sec[k], (size_t)PS_SECTION_MAX_RAW);
-	err = pstore_seriestab_init(&e.bt);
+	err = pstore_seriestab_init(&e.bt, &src->series->ident);
 	e.cctx = ZSTD_createCCtx();
 	if (!err && !e.cctx)
 		err = -ENOMEM;

@@ -186,11 +186,11 @@ static int encode_all(const struct pstore_rows_in *in, const struct order *o,
 
 	EMBER_FORWARD_IF_ERROR(put_stacks(in, o, raw));
 	EMBER_FORWARD_IF_ERROR(compress_frame(in->cctx, raw, rows, &st));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(streams, st));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(streams, st));
 	first = streams->n;
 	for (uint32_t c = 0; c < in->ncols; c++) {
 		EMBER_FORWARD_IF_ERROR(encode_column(in, c, o, streams->v + first, raw, rows, &st));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(streams, st));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(streams, st));
 	}
 	return 0;
 }

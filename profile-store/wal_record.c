@@ -73,9 +73,9 @@ static int get_pairs(const uint8_t **p, const uint8_t *end, struct pstore_record
 		if (!err)
 			err = get_cstr(p, end, &b, d);
 		if (!err && labels)
-			err = pstore_vec_push(&r->labels, ((struct pstore_label){ a, b }));
+			err = EMBER_VEC_APPEND(&r->labels, ((struct pstore_label){ a, b }));
 		else if (!err)
-			err = pstore_vec_push(&r->unresolved, ((struct pstore_unresolved){ a, b }));
+			err = EMBER_VEC_APPEND(&r->unresolved, ((struct pstore_unresolved){ a, b }));
 		if (err) {
 			free(a);
 			free(b);
@@ -127,6 +127,6 @@ void pstore_record_release(struct pstore_record *r)
 		free((char *)r->unresolved.v[i].build_id);
 		free((char *)r->unresolved.v[i].reason);
 	}
-	pstore_vec_free(&r->labels);
-	pstore_vec_free(&r->unresolved);
+	EMBER_VEC_FREE(&r->labels);
+	EMBER_VEC_FREE(&r->unresolved);
 }

@@ -1271,17 +1271,34 @@ static int test_pstore__corrupt_block_is_reported_not_empty(void)
 
 /* ---- block storage errors are errors -------------------------------------------------- */
 
-/* The local directory, with gets that fail once fail_gets is set. */
+/* The local directory, with gets that fail once fail_gets is set, and,
+ * with squat set, puts that find the name already taken by other bytes
+ * of the same length (a damaged file, another writer's object). */
 struct flaky {
 	struct pstore_blockio dir;
-	bool fail_gets;
+	bool fail_gets, squat;
+	char squatted[PS_BLOCK_NAME_MAX];
 };
 
 static int flaky_put(void *ctx, const char *name, const void *data, size_t len)
 {
 	struct flaky *f = ctx;
 
-	return f->dir.put(f->dir.ctx, name, data, len);
+	if (f->squat && len) {
+		char *other = malloc(len);
+		int err;
+
+		if (!other)
+			return -ENOMEM;
+		memcpy(other, data, len);
+		other[len - 1] ^= 0x5a;
+		err = f->dir.put(f->dir.ctx, name, other, len);
+		free(other);
+		if (err)
+			return err;
+		snprintf(f->squatted, sizeof(f->squatted), "%s", name);
+	}
+	return f->dir.put(f->dir.ctx, name, data, len); /* 0: "already there" */
 }
 
 static int flaky_get(void *ctx, const char *name, uint64_t off, size_t len, struct ember_buf *out)
@@ -1313,12 +1330,17 @@ static void flaky_release(void *ctx)
 	f->dir.release(f->dir.ctx);
 }
 
+static struct pstore_blockio flaky_io(struct flaky *f)
+{
+	return (struct pstore_blockio){ .sz = sizeof(struct pstore_blockio), .ctx = f,
+					.put = flaky_put, .get = flaky_get, .list = flaky_list,
+					.del = flaky_del, .release = flaky_release };
+}
+
 static int test_pstore__storage_errors_are_not_empty_answers(void)
 {
 	struct flaky f = { 0 };
-	struct pstore_blockio io = { .sz = sizeof(io), .ctx = &f, .put = flaky_put,
-				     .get = flaky_get, .list = flaky_list, .del = flaky_del,
-				     .release = flaky_release };
+	struct pstore_blockio io = flaky_io(&f);
 	struct pstore_opts o = test_opts();
 	struct pstore_selection sel = { NULL, "samples", 0, 0 };
 	struct pstore_result *r = NULL;
@@ -1344,6 +1366,55 @@ static int test_pstore__storage_errors_are_not_empty_answers(void)
 	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
 	CHECK_INT(pstore_open(dir, &o, &s, why, sizeof(why)), ==, -EIO);
 	CHECK(strstr(why, "cannot read"));
+	remove_dir();
+	return 0;
+}
+
+/* A block name that exists with other bytes is never taken as written:
+ * the flush fails saying so, the profile stays in the log and the head,
+ * queryable, and is there after a restart; the other object is left as
+ * it was. */
+static int test_pstore__block_name_taken_by_other_bytes_detected(void)
+{
+	struct flaky f = { 0 };
+	struct pstore_blockio io = flaky_io(&f);
+	struct pstore_opts o = test_opts();
+	struct pstore_stats st;
+	struct pstore *s = NULL;
+	struct ember_buf held;
+
+	CHECK(!make_dir());
+	fake_now = T0;
+	o.blocks = &io;
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	f.squat = true;
+	CHECK_INT(pstore_flush(s), ==, -PSTORE_ERR_CORRUPT);
+	f.squat = false;
+	CHECK(f.squatted[0]);
+	CHECK_STR(f.squatted + strlen(f.squatted) - 5, ".pblk");
+	CHECK_INT(strlen(f.squatted), ==, strlen("blocks/") + 16 + 1 + 64 + 5); /* sha256 */
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 0);
+	CHECK_INT(st.profiles, ==, 1);
+	CHECK(!check_folded(s, "{service=\"a\"}", WANT3));
+	pstore_free(s);
+	/* the other object is still there, as it was (then an operator
+	 * removes it: a store with it would fail the queries of its
+	 * partition as corrupt, test_pstore__corrupt_block_is_reported_not_empty) */
+	ember_buf_init(&held, 1 << 24);
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(f.dir.get(f.dir.ctx, f.squatted, 0, 0, &held), ==, 0);
+	CHECK(held.len > 0);
+	CHECK_INT(f.dir.del(f.dir.ctx, f.squatted), ==, 0);
+	f.dir.release(f.dir.ctx);
+	/* after a restart the profile is still there, from the log */
+	s = open_store(NULL);
+	CHECK(s);
+	CHECK(!check_folded(s, "{service=\"a\"}", WANT3));
+	pstore_free(s);
+	ember_buf_release(&held);
 	remove_dir();
 	return 0;
 }
@@ -1931,6 +2002,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__kill9_keeps_every_acknowledged_profile),
 	UNIT_CASE(test_pstore__corrupt_block_is_reported_not_empty),
 	UNIT_CASE(test_pstore__storage_errors_are_not_empty_answers),
+	UNIT_CASE(test_pstore__block_name_taken_by_other_bytes_detected),
 	UNIT_CASE(test_pstore__blockio_dir_semantics),
 	UNIT_CASE(test_pstore__top_counts_recursion_once),
 	UNIT_CASE(test_pstore__tree_json_and_folded),
