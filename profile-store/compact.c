@@ -256,6 +256,8 @@ int pstore_compact_pass(struct pstore *s, bool rotate)
 	if (!err)
 		err = pstore_compact_merge(s);
 	if (!err)
+		err = pstore_compact_reresolve(s);
+	if (!err)
 		err = pstore_compact_retention(s);
 	pthread_mutex_unlock(&s->compact_mu);
 	if (err)

@@ -172,17 +172,18 @@ static int wal_union(struct pstore_block **blocks, size_t n, struct pstore_walra
 	return 0;
 }
 
-static int resolve_stage(struct pstore *s, struct stage *st, struct ember_diag *d)
+static int resolve_stage(struct pstore *s, struct stage *st, bool *changed,
+			 struct ember_diag *d)
 {
 	struct pstore_reasons reasons = { 0 };
-	bool changed = false;
 	int err;
 
+	*changed = false;
 	if (!s->opts.resolver)
 		return 0;
 	err = pstore_resolve_dict(&st->h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
-			      &changed, d);
-	if (!err && changed)
+			      changed, d);
+	if (!err && *changed)
 		err = pstore_coverage_recount(st->h, &reasons);
 	pstore_reasons_free(&reasons);
 	return err;
@@ -228,11 +229,12 @@ static int write_merged(struct pstore *s, struct stage *st, struct pstore_block 
 	return err;
 }
 
-static int merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
-			struct ember_diag *d)
+int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
+			bool only_if_resolved, struct ember_diag *d)
 {
 	struct stage st = { .h = pstore_head_new(0, 0, &s->ident) };
 	struct pstore_block *merged = NULL;
+	bool changed = false;
 	int err = st.h ? 0 : -ENOMEM;
 
 	ember_buf_init(&st.sb, 0);
@@ -240,13 +242,13 @@ static int merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n
 	for (size_t i = 0; !err && i < n; i++)
 		err = stage_block(&st, blocks[i], d);
 	if (!err)
-		err = resolve_stage(s, &st, d);
-	if (!err)
+		err = resolve_stage(s, &st, &changed, d);
+	if (!err && (changed || !only_if_resolved))
 		err = write_merged(s, &st, blocks, n, &merged, d);
 	ember_buf_release(&st.sb);
 	ember_buf_release(&st.vb);
 	pstore_head_unref(st.h);
-	if (err)
+	if (err || !merged)
 		return err;
 	pthread_mutex_lock(&s->mu);
 	for (size_t k = 0; k < n; k++)
@@ -326,7 +328,7 @@ int pstore_compact_merge(struct pstore *s)
 		pick_partition(s, &todo);
 		if (!todo.n)
 			break;
-		err = merge_blocks(s, todo.v, todo.n, &d);
+		err = pstore_merge_blocks(s, todo.v, todo.n, false, &d);
 		for (size_t i = 0; i < todo.n; i++)
 			pstore_block_unref(todo.v[i]);
 		EMBER_VEC_FREE(&todo);

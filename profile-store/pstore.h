@@ -439,6 +439,16 @@ void pstore_coverage_free(struct pstore_coverage *c);
 
 /* ---- maintenance and stats ---------------------------------------------- */
 
+/*
+ * The debug info of build_id (hex) is now there (an upload, a fetch): the
+ * compaction rewrites the blocks whose unresolved frames name it, the
+ * resolver (pstore_opts.resolver) applied, their coverage recounted; the
+ * heads that hold such frames now get the same once written as blocks.
+ * Queries resolve such frames before that (pstore_query_opts.resolver).
+ * 0, -EINVAL, -ENOMEM.
+ */
+int pstore_symbols_arrived(struct pstore *s, const char *build_id);
+
 /* Seal the log segment and write what it holds as blocks, now. */
 int pstore_flush(struct pstore *s);
 /* One compaction pass: flush sealed segments, merge each partition's

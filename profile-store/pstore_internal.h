@@ -33,6 +33,7 @@
  *   cache.c         decoded block data under a byte budget
  *   compact.c       rotation, heads -> blocks, retention
  *   merge.c         a partition's blocks -> one (resolver applied)
+ *   reresolve.c     blocks rewritten once their frames' symbols arrive
  *   coverage.c      coverage recounted after a compaction's resolver
  *   background.c    the compaction thread
  *   store.c         open, free, snapshots, stats, warnings
@@ -814,6 +815,11 @@ void pstore_cache_release(struct pstore_cache *c);
 
 struct pstore_wal;
 
+struct pstore_arrival {
+	char *build_id;
+	int64_t until_ns;
+};
+
 struct pstore {
 	char *dir;
 	int lock_fd;
@@ -833,6 +839,8 @@ struct pstore {
 	uint64_t next_seq;
 	/* series keys of blocks and heads, with a count of holders */
 	struct pstore_keycount *keys;
+	/* build IDs whose symbols arrived (pstore_symbols_arrived), until */
+	EMBER_VEC(struct pstore_arrival) arrived;
 
 	pthread_mutex_t compact_mu;	  /* one compaction at a time */
 	struct pstore_cache cache;
@@ -971,6 +979,14 @@ int pstore_rotate(struct pstore *s, bool force);
 int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
 		      struct pstore_block **out, struct ember_diag *d);
 int pstore_compact_merge(struct pstore *s);
+/* Rewrite blocks[0..n) as one, the resolver applied (merge.c); with
+ * only_if_resolved, nothing is written unless it resolved a frame. */
+int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
+			bool only_if_resolved, struct ember_diag *d);
+/* Blocks naming a build ID whose symbols arrived, rewritten resolved
+ * (reresolve.c). */
+int pstore_compact_reresolve(struct pstore *s);
+void pstore_arrivals_free(struct pstore *s);
 int pstore_compact_retention(struct pstore *s);
 /* Recount coverage of a staged head after a resolver (coverage.c). */
 int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *reasons);

@@ -259,6 +259,7 @@ void pstore_free(struct pstore *s)
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	pstore_keys_free(s->keys);
+	pstore_arrivals_free(s);
 	pstore_unbounded_free(s->unbounded);
 	pthread_rwlock_destroy(&s->rot);
 	pthread_mutex_destroy(&s->mu);

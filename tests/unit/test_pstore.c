@@ -808,6 +808,83 @@ static int test_pstore__compaction_resolver_updates_block(void)
 	return 0;
 }
 
+/* The resolver of test_pstore__symbols_arrived_rewrite_blocks: no debug
+ * info until *ready. */
+struct late {
+	bool ready;
+	int calls;
+};
+
+static int resolve_late(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs,
+			size_t n, struct pstore_resolution *r)
+{
+	struct late *l = ctx;
+
+	l->calls++;
+	if (l->ready)
+		return resolve_beef(&(int){ 0 }, m, addrs, n, r);
+	for (size_t i = 0; i < n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_resolution_fail(r, i, "no_debuginfo"));
+	return 0;
+}
+
+/* Debug info that arrives after the profile: the block that holds its
+ * frames is rewritten with them (one partition, one block: no merge
+ * would have), and a block with nothing more to resolve is left alone. */
+static int test_pstore__symbols_arrived_rewrite_blocks(void)
+{
+	struct pstore_opts opts = test_opts();
+	struct pstore_unresolved un = { "beef", "no_debuginfo" };
+	struct pstore_append_opts o = { .sz = sizeof(o), .unresolved = &un, .n_unresolved = 1 };
+	struct pstore_coverage *c = NULL;
+	struct late late = { 0 };
+	struct pprof_profile *p;
+	struct pstore_stats st;
+	struct pstore *s;
+
+	opts.resolver = resolve_late;
+	opts.resolver_ctx = &late;
+	CHECK(!make_dir());
+	fake_now = T0;
+	s = open_store(&opts);
+	CHECK(s);
+	p = mkprof(SRAW, CRAW, 3, T0);
+	CHECK(p);
+	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	pprof_profile_free(p);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(late.calls, ==, 0); /* nothing arrived: not asked */
+	late.ready = true;
+	CHECK_INT(pstore_symbols_arrived(s, "BEEF"), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(late.calls, ==, 1);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.merges, ==, 1);
+	/* the block itself now names them: no query resolver here */
+	CHECK(!check_folded(s, NULL, "main;work;hot 500000000\nmain;work;x_100 200000000\n"
+				     "main;x_100;libx.so+0x1200 300000000\n"));
+	CHECK_INT(pstore_coverage(s, NULL, &c, NULL, 0), ==, 0);
+	CHECK_INT(c->resolved_samples, ==, 70);
+	CHECK_INT(c->n_rows, ==, 1);
+	CHECK_INT(c->rows[0].samples, ==, 30);
+	pstore_coverage_free(c);
+	/* asked again (0x200 is still unresolved), nothing new: not rewritten */
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(late.calls, ==, 2);
+	pstore_stats(s, &st);
+	CHECK_INT(st.merges, ==, 1);
+	/* an arrival is forgotten after three head ages */
+	fake_now += 4 * 60 * SEC;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(late.calls, ==, 2);
+	CHECK_INT(pstore_symbols_arrived(s, ""), ==, -EINVAL);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 /* ---- retention, compaction, recovery ---------------------------------------------- */
 
 static int test_pstore__retention_drops_whole_blocks(void)
@@ -1992,6 +2069,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__series_totals_at_a_step),
 	UNIT_CASE(test_pstore__coverage_and_query_resolver),
 	UNIT_CASE(test_pstore__compaction_resolver_updates_block),
+	UNIT_CASE(test_pstore__symbols_arrived_rewrite_blocks),
 	UNIT_CASE(test_pstore__retention_drops_whole_blocks),
 	UNIT_CASE(test_pstore__merge_parents_deleted_after_crash),
 	UNIT_CASE(test_pstore__open_partition_merges_four),
