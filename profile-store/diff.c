@@ -119,6 +119,12 @@ int pstore_diff_new(const struct pstore_result *base, const struct pstore_result
 	return 0;
 }
 
+void pstore_diff_totals(const struct pstore_diff *d, int64_t *base, int64_t *new_)
+{
+	*base = d->btotal;
+	*new_ = d->ntotal;
+}
+
 void pstore_diff_free(struct pstore_diff *d)
 {
 	if (!d)

@@ -50,6 +50,7 @@ void pstore_ntree_release(struct pstore_ntree *t)
 	EMBER_VEC_FREE(&t->name);
 	EMBER_VEC_FREE(&t->self);
 	EMBER_VEC_FREE(&t->total);
+	EMBER_VEC_FREE(&t->file);
 	ember_hset_release(&t->set);
 	free(t->first);
 	free(t->next);
@@ -102,6 +103,23 @@ static int unresolved_name(const struct pstore_dict *d, const struct pstore_loc 
 	return snprintf(buf, size, "0x%llx", (unsigned long long)l->address);
 }
 
+/* Name id name's file, when it has none yet. */
+static int note_file(struct pstore_ntree *t, uint32_t name, const char *file)
+{
+	uint32_t id;
+
+	if (!*file || (name < t->file.n && t->file.v[name]))
+		return 0;
+	EMBER_FORWARD_IF_ERROR(pstore_strtab_intern(&t->names, file, strlen(file), &id));
+	if (name >= t->file.n) {
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&t->file, (size_t)name + 1));
+		memset(t->file.v + t->file.n, 0, ((size_t)name + 1 - t->file.n) * sizeof(uint32_t));
+		t->file.n = (size_t)name + 1;
+	}
+	t->file.v[name] = id;
+	return 0;
+}
+
 static int location_frames(struct pstore_ntree *t, const struct pstore_dict *d, uint32_t loc,
 			   uint32_t cur, uint32_t *out)
 {
@@ -115,9 +133,12 @@ static int location_frames(struct pstore_ntree *t, const struct pstore_dict *d, 
 			t, cur, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out);
 	}
 	for (uint32_t k = l->nlines; k-- > 0;) {
-		const char *name = line_name(d, &d->lines.v[l->line_off + k]);
+		const struct pstore_line *ln = &d->lines.v[l->line_off + k];
+		const char *name = line_name(d, ln);
 
 		EMBER_FORWARD_IF_ERROR(pstore_ntree_child(t, cur, name, strlen(name), &cur));
+		EMBER_FORWARD_IF_ERROR(note_file(t, t->name.v[cur],
+						 pstore_str(&d->str, d->funcs.v[ln->func].filename)));
 	}
 	*out = cur;
 	return 0;

@@ -309,6 +309,7 @@ struct pstore_top_row {
 	const char *name;
 	int64_t self, total;
 	double self_pct, total_pct; /* of the result's total */
+	const char *file;	    /* the function's source file, "" unknown */
 };
 
 /* The top table, sorted by self (then total, then name), at most n rows
@@ -374,6 +375,12 @@ int pstore_write_diff_table(const struct pstore_diff *d, size_t n, bool json,
  * base scaled to new's total, as difffolded.pl -n). */
 int pstore_write_diff_folded(const struct pstore_diff *d, bool normalize,
 			     pstore_write_fn fn, void *ctx);
+/* The union tree as JSON, both sides' raw values per frame:
+ * {"name":"total","base_self":..,"base_total":..,"new_self":..,"new_total":..,
+ *  "children":[...]}, children sorted by name. */
+int pstore_write_diff_tree_json(const struct pstore_diff *d, pstore_write_fn fn, void *ctx);
+/* The totals of both sides. */
+void pstore_diff_totals(const struct pstore_diff *d, int64_t *base, int64_t *new_);
 /* Differential flame graph: red grew, blue shrank. */
 int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstore_svg_opts *o,
 				 pstore_write_fn fn, void *ctx);

@@ -49,7 +49,7 @@
  *   out.c           buffered writing, XML and JSON escaping
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
  *   svg_script.c    the outputs; the flame graph's script
- *   diff.c, diff_table.c, diff_out.c  the diff and its outputs
+ *   diff.c, diff_table.c, diff_out.c, diff_tree.c  the diff and its outputs
  */
 #ifndef EMBER_PSTORE_INTERNAL_H
 #define EMBER_PSTORE_INTERNAL_H
@@ -1082,9 +1082,17 @@ struct pstore_ntree {
 	EMBER_VEC(uint32_t) name;
 	EMBER_VEC(int64_t) self;
 	EMBER_VEC(int64_t) total;
+	EMBER_VEC(uint32_t) file; /* per name id: its function's source file (a name
+				     id too; 0 unknown), the first one seen */
 	struct ember_hset set;
 	uint32_t *first, *next; /* children sorted by name (pstore_ntree_finish) */
 };
+
+/* The source file of name id name ("" when unknown). */
+static inline const char *pstore_ntree_file(const struct pstore_ntree *t, uint32_t name)
+{
+	return pstore_str(&t->names, name < t->file.n ? t->file.v[name] : 0);
+}
 
 int pstore_ntree_init(struct pstore_ntree *t);
 void pstore_ntree_release(struct pstore_ntree *t);

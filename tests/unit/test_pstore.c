@@ -1580,8 +1580,9 @@ static int test_pstore__top_counts_recursion_once(void)
 	free(rows);
 	ember_buf_init(&b, 1 << 20);
 	CHECK_INT(pstore_write_top(r, 0, true, pstore_write_buf, &b), ==, 0);
-	CHECK(strstr(b.data, "{\"name\":\"rec\",\"self\":0,\"self_pct\":0.0000,\"total\":9,"
-			     "\"total_pct\":90.0000}"));
+	CHECK(strstr(b.data, "{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"self_pct\":0.0000,"
+			     "\"total\":9,\"total_pct\":90.0000}"));
+	CHECK(strstr(b.data, "\"total\":10,\"profiles\":1,\"rows\":["));
 	ember_buf_reset(&b);
 	CHECK_INT(pstore_write_top(r, 0, false, pstore_write_buf, &b), ==, 0);
 	CHECK(strstr(b.data, "             9  90.00%  90.00%              9  90.00%  leaf\n"));
@@ -1601,10 +1602,10 @@ static int test_pstore__tree_json_and_folded(void)
 	CHECK_STR(
 		b.data,
 		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
-		"\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"self\":1,\"total\":1},"
-		"{\"name\":\"rec\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
-		"\"self\":3,\"total\":3},{\"name\":\"rec\",\"self\":0,\"total\":6,\"children\":"
-		"[{\"name\":\"leaf\",\"self\":6,\"total\":6}]}]}]}]}\n");
+		"\"file\":\"main.c\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"self\":1,\"total\":1},"
+		"{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
+		"\"file\":\"leaf.c\",\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"total\":6,\"children\":"
+		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"self\":6,\"total\":6}]}]}]}]}\n");
 	ember_buf_reset(&b);
 	CHECK_INT(pstore_write_folded(r, pstore_write_buf, &b), ==, 0);
 	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
@@ -1867,6 +1868,17 @@ static int test_pstore__diff_folded_and_flamegraph(void)
 	ember_buf_reset(&out);
 	CHECK_INT(pstore_write_diff_folded(d, true, pstore_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "main;gone 137 0\n")); /* 98 x 1400 / 1000 */
+	ember_buf_reset(&out);
+	/* the differential tree: both sides per frame, vanished and new kept */
+	CHECK_INT(pstore_write_diff_tree_json(d, pstore_write_buf, &out), ==, 0);
+	CHECK(strncmp(out.data, "{\"name\":\"total\",\"base_self\":0,\"base_total\":1000,"
+			       "\"new_self\":0,\"new_total\":1400,\"children\":[", 90) == 0);
+	CHECK(strstr(out.data, "{\"name\":\"gone\",\"base_self\":98,\"base_total\":98,"
+			       "\"new_self\":0,\"new_total\":0}"));
+	CHECK(strstr(out.data, "{\"name\":\"fresh\",\"base_self\":0,\"base_total\":0,"
+			       "\"new_self\":95,\"new_total\":95}"));
+	CHECK(strstr(out.data, "{\"name\":\"hot\",\"base_self\":300,\"base_total\":300,"
+			       "\"new_self\":700,\"new_total\":700}"));
 	ember_buf_reset(&out);
 	CHECK_INT(pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
