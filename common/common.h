@@ -396,6 +396,25 @@ int ember_json_escape(const char *s, size_t n, ember_write_fn write, void *ctx);
 /* The whole string, quotes included, appended to b. */
 int ember_json_str(struct ember_buf *b, const char *s, size_t n);
 
+/* ---- libraries loaded when first needed (dl.c) --------------------------
+ *
+ * A caller lists the functions it calls in an X-macro and gets a struct of
+ * typed function pointers; ember_dl_load loads the library and fills every
+ * pointer, or fails whole.  For libraries whose start-up cost (their own
+ * dependencies' page faults) a run that never needs them should not pay.
+ */
+
+/* One function to resolve: its symbol, and the pointer that receives it. */
+struct ember_dl_fn {
+	const char *name;
+	void **slot;
+};
+
+/* dlopen soname (RTLD_NOW | RTLD_LOCAL) and fill fns[0..n): its handle, or
+ * NULL with the reason logged ("WHO: ...") and the library closed. */
+void *ember_dl_load(const char *soname, const char *who, const struct ember_dl_fn *fns,
+		    size_t n);
+
 /* ---- build IDs --------------------------------------------------------- */
 
 #define EMBER_BUILD_ID_MAX 64 /* bytes; GNU build IDs are 20 (sha1) */
@@ -405,5 +424,9 @@ int ember_json_str(struct ember_buf *b, const char *s, size_t n);
  * Returns 0, or -E2BIG when len exceeds EMBER_BUILD_ID_MAX.
  */
 int ember_build_id_to_hex(const uint8_t *id, size_t len, char *out);
+/* A build ID as pprof and clients write it (hex, any case) as lowercase
+ * hex into out: false unless s is an even number (>= 2) of hex digits that
+ * fits out (size bytes, NUL included). */
+bool ember_build_id_hex_normalize(const char *s, char *out, size_t size);
 
 #endif /* EMBER_COMMON_H */

@@ -159,6 +159,15 @@ static int into_head(struct pstore *s, struct pstore_head *h, const struct pprof
 		err = group_labels(ls, &in.groups.v[g], &s->lim, &ls->groups[g], d);
 	if (!err)
 		err = pstore_head_add(h, &in, ls->groups, &a, &gate, first, count, d);
+	if (!err && OPT(o, info, NULL)) {
+		struct pstore_append_info *info = OPT(o, info, NULL);
+
+		*info = (struct pstore_append_info){ .profiles = in.groups.n, .time_ns = time };
+		for (size_t g = 0; g < in.groups.n; g++) {
+			info->samples += in.groups.v[g].samples;
+			info->resolved += in.groups.v[g].resolved;
+		}
+	}
 	if (!err)
 		for (size_t g = 0; g < ls->n; g++)
 			pstore_unbounded_observe(s->unbounded, ls->groups[g].v, ls->groups[g].n);

@@ -107,6 +107,7 @@ struct pstore_frame {
 	const char *system_name; /* linkage name; NULL means "" */
 	const char *filename;	 /* NULL means "" */
 	int64_t line;
+	int64_t start_line;	 /* the function's (its declaration's); 0 unknown */
 };
 
 struct pstore_resolution;
@@ -200,6 +201,12 @@ struct pstore_unresolved {
 	const char *reason; /* "no_debuginfo", "unknown_build_id", ... */
 };
 
+struct pstore_append_info {
+	size_t profiles;		/* one per sample-label set, each its own series */
+	uint64_t samples, resolved;	/* coverage, as pstore_coverage counts it */
+	int64_t time_ns;		/* the time the profile was given */
+};
+
 struct pstore_append_opts {
 	size_t sz; /* sizeof(struct pstore_append_opts) */
 	/* Series labels.  Names: [a-zA-Z_][a-zA-Z0-9_.]*; "__name__" names
@@ -219,7 +226,10 @@ struct pstore_append_opts {
 	 * NULL: p is encoded.  Its size is input_bytes when that is 0. */
 	const void *body;
 	size_t body_len;
+	/* Filled on success when set: what was stored. */
+	struct pstore_append_info *info;
 };
+
 
 /*
  * Store one profile (read, not kept: the store copies what it needs).
@@ -420,6 +430,7 @@ struct pstore_series_set {
 	size_t n_points;
 	size_t n_lines;
 	struct pstore_series_line *lines;
+	char *type; /* the full type ID the selection's type resolved to */
 };
 /* sel needs a type and a from/to range; step > 0 and at most 10,000
  * points.  *out to pstore_series_set_free(). */

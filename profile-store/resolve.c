@@ -41,7 +41,7 @@ int pstore_resolution_set(struct pstore_resolution *r, size_t i,
 		return -E2BIG;
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&r->d->lines, off + n));
 	for (size_t k = 0; k < n; k++) {
-		struct pstore_func f = { .start_line = 0 };
+		struct pstore_func f = { .start_line = frames[k].start_line };
 		struct pstore_line ln = { .line = frames[k].line };
 
 		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&r->d->str, frames[k].function, &f.name));

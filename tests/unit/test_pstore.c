@@ -717,7 +717,7 @@ static int resolve_beef(void *ctx, const struct pstore_mapping *m, const uint64_
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
-		struct pstore_frame f = { name, NULL, "x.c", 7 };
+		struct pstore_frame f = { name, NULL, "x.c", 7, 0 };
 
 		if (addrs[i] == 0x7f0000000200) {
 			EMBER_FORWARD_IF_ERROR(pstore_resolution_fail(r, i, "no_debuginfo"));
