@@ -19,6 +19,18 @@ struct api_server;
 
 #define API_MAX_CONNECTIONS 1024 /* the default of max_connections */
 
+/* The profile store of the server (issue 15; docs/http-api.md, "Profiles"). */
+struct api_profile_opts {
+	size_t sz;			/* sizeof(struct api_profile_opts) */
+	const char *dir;		/* where the store lives (DATA/profiles) */
+	int64_t retention_ns;		/* blocks older are dropped; 0: 14 days */
+	const char *ingest_token;	/* also accepted for profile writes; NULL: none */
+	uint64_t max_profile_bytes;	/* a profile as received; 0: 16 MiB */
+	/* --scrape targets: "URL[,interval=DURATION][,NAME=VALUE...]" */
+	const char *const *scrape;
+	size_t n_scrape;
+};
+
 struct api_server_opts {
 	size_t sz;                  /* sizeof(struct api_server_opts) */
 	const char *listen_addr;    /* IPv4 or IPv6 literal; NULL: 127.0.0.1 */
@@ -30,6 +42,7 @@ struct api_server_opts {
 	unsigned upstream_workers;  /* concurrent upstream fetches; 0: 4 */
 	unsigned upstream_miss_ttl; /* seconds a miss is remembered; 0: 600 */
 	uint64_t symbol_cache_bytes; /* loaded symbol indexes; 0: 1 GiB */
+	const struct api_profile_opts *profiles; /* NULL: no profile routes */
 };
 
 /*

@@ -31,6 +31,15 @@ enum api_endpoint {
 	API_EP_SYMBOLIZE_PPROF, /* POST /api/v1/symbolize/pprof */
 	API_EP_LIST_ALL,    /* GET /api/v1/artifacts: every build ID, a page */
 	API_EP_WEB,         /* GET /js/..., /ember.css: the web UI's files */
+	/* The profile routes (api_profiles.h, profile_routes.c). */
+	API_EP_PROFILE_INGEST,  /* POST /api/v1/profiles */
+	API_EP_PYROSCOPE_INGEST, /* POST /ingest */
+	API_EP_PROFILE_QUERY,   /* GET /api/v1/query */
+	API_EP_PROFILE_DIFF,    /* GET /api/v1/diff */
+	API_EP_PROFILE_LABELS,  /* GET /api/v1/labels, /api/v1/labels/NAME/values */
+	API_EP_PROFILE_TYPES,   /* GET /api/v1/profile-types */
+	API_EP_PROFILE_SERIES,  /* GET /api/v1/series */
+	API_EP_PROFILE_COVERAGE, /* GET /api/v1/coverage */
 	API_EP_COUNT
 };
 
@@ -110,6 +119,7 @@ struct api_server {
 	struct api_metrics metrics;
 	struct api_upstream *upstream;    /* NULL without upstream servers */
 	struct symsvc *symbols;           /* the symbolization service */
+	struct api_profiles *profiles;    /* the profile store (api_profiles.h) or NULL */
 	char token[128];
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
 	uint64_t max_upload;
@@ -278,5 +288,8 @@ int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 
 /* Whether the request carries "Authorization: Bearer <token>". */
 bool api_auth_ok(const struct api_server *srv, struct MHD_Connection *c);
+/* Whether given[0..len) is token (non-empty), in the same time wherever
+ * they differ. */
+bool api_token_matches(const char *given, size_t len, const char *token);
 
 #endif /* EMBER_API_INTERNAL_H */

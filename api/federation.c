@@ -14,6 +14,7 @@
  * forwarded again (the X-Forwarded-For limit of elfutils' server).
  */
 #include "api_internal.h"
+#include "api_profiles.h"
 #include "miss_cache.h"
 #include "store_upstream.h"
 
@@ -95,6 +96,8 @@ static int fetch_file(struct fetch_job *j, enum store_want want, const char *src
 								  : STORE_KIND_DEBUGINFO,
 				    want == STORE_WANT_EXECUTABLE ? "executable" : "debuginfo");
 	close(fd);
+	if (!err && !src)
+		api_profiles_symbols_arrived(j->srv, j->route.build_id);
 	unlink(path); /* stored now: libdebuginfod's copy would double the disk use */
 	free(path);
 	if (err && (src || err != -EINVAL))

@@ -13,6 +13,7 @@
  * completion notice, where an unfinished upload is discarded.
  */
 #include "api_internal.h"
+#include "api_profiles.h"
 #include "symsvc.h"
 
 #include <arpa/inet.h>
@@ -33,11 +34,19 @@ static enum MHD_Result serve_metrics(struct api_server *srv, struct MHD_Connecti
 {
 	size_t len;
 	char *text = api_metrics_render(&srv->metrics, srv->store, srv->symbols, &len);
+	struct ember_buf b;
 
 	if (!text)
 		return MHD_NO;
-	return api_respond_owned(srv, c, req, MHD_HTTP_OK,
-				 "text/plain; version=0.0.4", text, len);
+	ember_buf_init(&b, SIZE_MAX / 2);
+	if (ember_buf_append(&b, text, len) || api_profiles_metrics(srv, &b)) {
+		free(text);
+		ember_buf_release(&b);
+		return MHD_NO;
+	}
+	free(text);
+	return api_respond_owned(srv, c, req, MHD_HTTP_OK, "text/plain; version=0.0.4", b.data,
+				 b.len);
 }
 
 /* A miss asked upstream: 404 only when nobody has it, 503 when asking
@@ -117,6 +126,8 @@ static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection 
 	if (req->route.status && !is_get(method))
 		return api_respond_text(srv, c, req, (unsigned)req->route.status, NULL,
 					req->route.error);
+	if (api_profile_endpoint(req->route.ep)) /* profile_routes.c */
+		return api_profile_first(srv, c, req, method);
 	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF) {
 		if (strcmp(method, "POST"))
 			return api_respond_text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -142,6 +153,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 	if (!req)
 		return first_call(srv, c, url, method, con_cls);
+	if (api_profile_endpoint(req->route.ep))
+		return api_profile_next(srv, c, req, upload_data, upload_data_size);
 	if (req->route.ep == API_EP_UPLOAD && !req->route.status)
 		return api_upload_step(srv, c, req, upload_data, upload_data_size);
 	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF) {
@@ -221,6 +234,8 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		return -ENOMEM;
 	}
 	err = init_server(srv, s, o);
+	if (!err)
+		err = api_profiles_start(srv, o->profiles);
 	if (err) {
 		close(listen_fd);
 		goto fail;
@@ -255,6 +270,7 @@ void api_server_stop(struct api_server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
 	api_upstream_free(srv->upstream);
+	api_profiles_stop(srv); /* before the service its resolver uses */
 	symsvc_free(srv->symbols);
 	pthread_mutex_destroy(&srv->unwind_mu);
 	free(srv);

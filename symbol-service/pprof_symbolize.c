@@ -15,7 +15,6 @@
  */
 #include "symsvc_internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -34,6 +33,8 @@ struct pprof_run {
 	struct symsvc *svc;
 	struct pprof_profile *p;
 	bool linkage_names;
+	void (*on_unresolved)(void *arg, uint64_t mapping_id, unsigned why);
+	void *on_unresolved_arg;
 	struct symsvc_pprof_stats *st;
 	struct sym_frame frames[SYMSVC_FRAMES_MAX];
 	struct pprof_line lines[SYMSVC_FRAMES_MAX];
@@ -62,6 +63,15 @@ void symsvc_pprof_why_list(const struct symsvc_pprof_stats *st, char *out, size_
 	}
 }
 
+/* One location of mapping mid left without lines, for why. */
+static void note_unresolved(struct pprof_run *r, uint64_t mid, unsigned why)
+{
+	r->st->unresolved++;
+	r->st->why[why]++;
+	if (r->on_unresolved)
+		r->on_unresolved(r->on_unresolved_arg, mid, why);
+}
+
 /* Count every location of mapping mid (0: of none) that has no lines yet
  * as unresolved for why. */
 static void count_unresolved(struct pprof_run *r, uint64_t mid, unsigned why)
@@ -69,28 +79,15 @@ static void count_unresolved(struct pprof_run *r, uint64_t mid, unsigned why)
 	const pprof_message_t *msg = pprof_message(r->p);
 
 	for (size_t i = 0; i < msg->n_location; i++)
-		if (msg->location[i]->mapping_id == mid && !msg->location[i]->n_line) {
-			r->st->unresolved++;
-			r->st->why[why]++;
-		}
+		if (msg->location[i]->mapping_id == mid && !msg->location[i]->n_line)
+			note_unresolved(r, mid, why);
 }
 
 /* The mapping's build ID as lowercase hex, or false when it has none. */
 static bool mapping_build_id(const struct pprof_profile *p, const pprof_mapping_t *m,
 			     char *out, size_t size)
 {
-	const char *s = pprof_string(p, m->build_id);
-	size_t n = s ? strlen(s) : 0;
-
-	if (n < 2 || n % 2 || n >= size)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!isxdigit((unsigned char)s[i]))
-			return false;
-		out[i] = (char)tolower((unsigned char)s[i]);
-	}
-	out[n] = '\0';
-	return true;
+	return ember_build_id_hex_normalize(pprof_string(p, m->build_id), out, size);
 }
 
 static unsigned flags_of(const struct sym_frame *f, int n)
@@ -170,8 +167,7 @@ static int symbolize_locations(struct pprof_run *r, const struct sym_index *idx,
 		if (flags) {
 			r->st->resolved++;
 		} else if (!err) {
-			r->st->unresolved++;
-			r->st->why[why]++;
+			note_unresolved(r, mid, why);
 		}
 		msg = pprof_message(r->p); /* edits may move the arrays */
 		m = pprof_mapping_by_id(r->p, mid);
@@ -218,6 +214,11 @@ int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 	r->linkage_names = opts && opts->linkage_names &&
 			   opts->sz >= offsetof(struct symsvc_pprof_opts, linkage_names) +
 					       sizeof(opts->linkage_names);
+	if (opts && opts->sz >= offsetof(struct symsvc_pprof_opts, on_unresolved_arg) +
+					sizeof(opts->on_unresolved_arg)) {
+		r->on_unresolved = opts->on_unresolved;
+		r->on_unresolved_arg = opts->on_unresolved_arg;
+	}
 	for (size_t i = 0; !err && i < n; i++) {
 		uint64_t mid = pprof_message(p)->mapping[i]->id;
 

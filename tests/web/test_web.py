@@ -379,6 +379,24 @@ def test_web__flame_graph_shows_pushed_percentages():
         check(rows["idle"][2] == "70.00%" and rows["idle"][4] == "70.00%", "idle row: %s" % rows["idle"])
         check(rows["handle"][2] == "0.00%" and rows["handle"][4] == "30.00%", "handle row: %s" % rows["handle"])
         b.shot("flame")
+        # the downloads are what is on screen: folded stacks and SVG drawn
+        # here, pprof from the server
+        b.el("#dl-folded").click()
+        folded = b.d.execute_async_script(
+            "const done = arguments[0]; fetch(document.getElementById('dl-folded').href)"
+            ".then((r) => r.text()).then(done)")
+        check(sorted(folded.split("\n")) == ["", "main;handle;parse 2000000000", "main;handle;slow_path 1000000000",
+                                             "main;idle 7000000000"], "folded download: %r" % folded)
+        b.el("#dl-svg").click()
+        svg = b.d.execute_async_script(
+            "const done = arguments[0]; fetch(document.getElementById('dl-svg').href)"
+            ".then((r) => r.text()).then(done)")
+        check(svg.startswith("<svg") and ">slow_path</text>" in svg and "total: 1.00 s (100 samples), 10.00%" in svg,
+              "SVG download: %r" % svg[:300])
+        pprof = b.d.execute_async_script(
+            "const done = arguments[0]; fetch(document.getElementById('dl-pprof').href)"
+            ".then((r) => r.arrayBuffer()).then((a) => done(Array.from(new Uint8Array(a).slice(0, 2))))")
+        check(pprof == [0x1F, 0x8B], "the pprof download is gzip'd: %s" % pprof)
         # the table sorts by a column header click
         b.el('#top th[data-key="name"] button').click()
         names = [r[0] for r in table_rows(b)]
@@ -514,6 +532,36 @@ def test_web__url_round_trips_the_state():
         top, root = b.frame("handle"), b.frame("main")
         check(top["y"] > root["y"], "icicle: callees below callers")
         b.shot("restored")
+    finally:
+        b.quit()
+        srv.stop()
+
+
+def test_web__chart_drag_selects_a_sub_range():
+    srv = Server()
+    push_shop(srv, versions=("1",))
+    b = Browser()
+    try:
+        b.open(srv.ui + '?query=' + urllib.parse.quote('{service_name="shop"}') + "&from=now-1h&to=now")
+        b.rendered()
+        before = b.text("#flame-status")
+        check(before.startswith("5 profiles merged"), "before: %r" % before)
+        chart = b.el("#chart")
+        r = chart.rect
+        from selenium.webdriver.common.action_chains import ActionChains
+        # the profiles are at 50, 40, 30, 20 and 10 minutes ago: select
+        # from about 45 to 25 minutes ago
+        x0, x1 = r["width"] * 15 / 60, r["width"] * 35 / 60
+        ActionChains(b.d).move_to_element_with_offset(chart, int(x0 - r["width"] / 2), 0).click_and_hold() \
+            .move_by_offset(int(x1 - x0), 0).release().perform()
+        wait_for("a numeric range", lambda: b.js("return window.ember.state().from").isdigit())
+        st = b.js("return window.ember.state()")
+        span = (int(st["to"]) - int(st["from"])) / 60000
+        check(18 < span < 22, "selected %.1f minutes: %s" % (span, st))
+        b.rendered(n=2)
+        after = wait_for("the sub-range's graph", lambda: b.text("#flame-status").startswith("2 profiles") and b.text("#flame-status"))
+        check(after.startswith("2 profiles merged"), "after: %r" % after)
+        b.shot("sub-range")
     finally:
         b.quit()
         srv.stop()
