@@ -242,15 +242,22 @@ class Browser:
         return wait_for("frame '%s' drawn" % name,
                         lambda: self.js("return window.ember.%s.frameRect(arguments[0])" % graph, name))
 
+    def point(self, name, graph="flame"):
+        """Scroll a frame into view and move the real mouse over it."""
+        from selenium.webdriver.common.actions.action_builder import ActionBuilder
+        r = self.frame(name, graph)
+        h = self.js("return window.innerHeight")
+        if not 20 < r["y"] < h - 20:
+            self.js("window.scrollBy(0, arguments[0])", r["y"] - h / 2)
+            r = self.frame(name, graph)
+        a = ActionBuilder(self.d)
+        a.pointer_action.move_to_location(int(r["x"]), int(r["y"]))
+        a.perform()
+        return r
+
     def hover(self, name, graph="flame"):
         """Move the real mouse over a frame; the tooltip's text."""
-        from selenium.webdriver.common.action_chains import ActionChains
-        r = self.frame(name, graph)
-        ActionChains(self.d).move_to_element_with_offset(self.el("body"), 0, 0).perform()
-        body = self.el("body").rect
-        ActionChains(self.d).move_to_element_with_offset(
-            self.el("body"), int(r["x"] - body["x"] - body["width"] / 2),
-            int(r["y"] - body["y"] - body["height"] / 2)).perform()
+        self.point(name, graph)
         return wait_for("the tooltip of '%s'" % name,
                         lambda: self.el("#tooltip").is_displayed() and self.text("#tooltip").startswith(name)
                         and self.text("#tooltip"))
@@ -259,6 +266,17 @@ class Browser:
         from selenium.webdriver.common.action_chains import ActionChains
         self.hover(name, graph)
         ActionChains(self.d).click().perform()
+
+    def download(self, css, name):
+        """Click a download link; the file the browser saved."""
+        folder = tempfile.mkdtemp(dir=TMP, prefix="downloads.")
+        self.d.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": folder})
+        self.el(css).click()
+        path = os.path.join(folder, name)
+        wait_for("the download of " + name, lambda: os.path.exists(path) and not
+                 [f for f in os.listdir(folder) if f.endswith(".crdownload")])
+        with open(path, "rb") as f:
+            return f.read()
 
     def quit(self):
         self.d.quit()
@@ -381,22 +399,14 @@ def test_web__flame_graph_shows_pushed_percentages():
         b.shot("flame")
         # the downloads are what is on screen: folded stacks and SVG drawn
         # here, pprof from the server
-        b.el("#dl-folded").click()
-        folded = b.d.execute_async_script(
-            "const done = arguments[0]; fetch(document.getElementById('dl-folded').href)"
-            ".then((r) => r.text()).then(done)")
+        folded = b.download("#dl-folded", "profile.folded.txt").decode()
         check(sorted(folded.split("\n")) == ["", "main;handle;parse 2000000000", "main;handle;slow_path 1000000000",
                                              "main;idle 7000000000"], "folded download: %r" % folded)
-        b.el("#dl-svg").click()
-        svg = b.d.execute_async_script(
-            "const done = arguments[0]; fetch(document.getElementById('dl-svg').href)"
-            ".then((r) => r.text()).then(done)")
+        svg = b.download("#dl-svg", "flamegraph.svg").decode()
         check(svg.startswith("<svg") and ">slow_path</text>" in svg and "total: 1.00 s (100 samples), 10.00%" in svg,
               "SVG download: %r" % svg[:300])
-        pprof = b.d.execute_async_script(
-            "const done = arguments[0]; fetch(document.getElementById('dl-pprof').href)"
-            ".then((r) => r.arrayBuffer()).then((a) => done(Array.from(new Uint8Array(a).slice(0, 2))))")
-        check(pprof == [0x1F, 0x8B], "the pprof download is gzip'd: %s" % pprof)
+        pprof = b.download("#dl-pprof", "profile.pb.gz")
+        check(pprof[:2] == b"\x1f\x8b", "the pprof download is gzip'd: %r" % pprof[:8])
         # the table sorts by a column header click
         b.el('#top th[data-key="name"] button').click()
         names = [r[0] for r in table_rows(b)]
@@ -442,8 +452,8 @@ def test_web__zoom_and_search_change_the_view():
         check(hl == "rgb(190,60,200)" and b.frame("idle")["fill"] != hl, "highlight: %s" % hl)
         b.shot("search")
         # a row click focuses the flame graph on that function
-        s.clear()
-        s.send_keys(Keys.BACKSPACE)
+        s.send_keys(Keys.CONTROL, "a")
+        s.send_keys(Keys.DELETE)
         wait_for("search cleared", lambda: len(table_rows(b)) == 5)
         [tr for tr in b.els("#top tbody tr") if tr.text.startswith("slow_path")][0].click()
         wait_for("focused on slow_path", lambda: b.js("return window.ember.state().zoom") == "main;handle;slow_path")
@@ -604,8 +614,13 @@ def test_web__narrow_screen_still_usable():
     try:
         b.open(srv.ui + '?query=' + urllib.parse.quote('{service_name="shop"}'))
         b.rendered()
-        width = b.js("return document.documentElement.scrollWidth")
-        check(width <= 480, "the page scrolls sideways at 480 px: %d" % width)
+        width, room = b.js("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        wide = b.js("const W = document.documentElement.clientWidth, out = [];"
+                    "for (const e of document.querySelectorAll('body *')) {"
+                    "  const r = e.getBoundingClientRect();"
+                    "  if (r.right > W + 0.5 && r.width) out.push(e.tagName + '#' + e.id + ' ' + Math.round(r.right)); }"
+                    "return out.slice(0, 8);")
+        check(width <= room, "the page scrolls sideways at 480 px: %d px wide in %d (%s)" % (width, room, wide))
         check(b.frame("idle")["w"] > 100, "the flame graph fills the width")
         b.shot("narrow")
     finally:
