@@ -29,6 +29,8 @@ struct api_profile_opts {
 	/* --scrape targets: "URL[,interval=DURATION][,NAME=VALUE...]" */
 	const char *const *scrape;
 	size_t n_scrape;
+	size_t max_series;		/* series in the store; 0: 100,000 */
+	int64_t head_age_ns;		/* profiles in the log before blocks; 0: 60 s */
 };
 
 struct api_server_opts {

@@ -21,9 +21,11 @@ static int open_store(struct api_profiles *pr, const struct api_profile_opts *o)
 	struct pstore_opts po = {
 		.sz = sizeof(po),
 		.retention_ns = o->retention_ns,
+		.head_max_age_ns = o->head_age_ns,
 		.resolver = api_profile_resolve,
 		.resolver_ctx = pr->symbols,
-		.limits = { .sz = sizeof(po.limits), .max_profile_bytes = pr->max_body },
+		.limits = { .sz = sizeof(po.limits), .max_profile_bytes = pr->max_body,
+			    .max_series = o->max_series },
 	};
 	char why[512];
 	int err = pstore_open(o->dir, &po, &pr->store, why, sizeof(why));

@@ -41,6 +41,8 @@ struct serve_opts {
 	unsigned n_scrape;
 	long long retention_s;
 	unsigned long long max_profile_mb;
+	unsigned long long max_series;
+	long long head_age_s;
 };
 
 static void serve_usage(FILE *f)
@@ -59,6 +61,9 @@ static void serve_usage(FILE *f)
 	      "  --retention DURATION    profiles kept (default 14d; 36h, 90m, seconds)\n"
 	      "  --ingest-token-file F   a second token that may write profiles only\n"
 	      "  --max-profile-mb N      largest profile accepted as sent (default 16)\n"
+	      "  --max-series N          distinct series the profile store takes (100000)\n"
+	      "  --profile-head-age D    profiles kept in the log before they are written\n"
+	      "                          as blocks (default 60s)\n"
 	      "  --scrape URL[,interval=D][,NAME=VALUE...]\n"
 	      "                          pull a Go net/http/pprof target (repeatable)\n"
 	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
@@ -79,8 +84,8 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 	return 0;
 }
 
-/* "14d", "36h", "90m", "45s" or seconds: at least a minute. */
-static int parse_seconds(const char *s, long long *out)
+/* "14d", "36h", "90m", "45s" or seconds: at least min seconds. */
+static int parse_seconds(const char *s, long long *out, unsigned long long min)
 {
 	unsigned long long v, mult = 1;
 	size_t n = s ? strlen(s) : 0;
@@ -105,7 +110,7 @@ static int parse_seconds(const char *s, long long *out)
 		n++; /* a plain number */
 	}
 	num[n - 1] = '\0';
-	if (parse_uint(num, (1ull << 40) / mult, &v) || v * mult < 60)
+	if (parse_uint(num, (1ull << 40) / mult, &v) || v * mult < min)
 		return -EINVAL;
 	*out = (long long)(v * mult);
 	return 0;
@@ -154,12 +159,16 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->max_connections = (unsigned)v;
 	else if (strcmp(opt, "--symbol-cache-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
 		o->symbol_cache_mb = v;
-	else if (strcmp(opt, "--retention") == 0 && !parse_seconds(val, &o->retention_s))
+	else if (strcmp(opt, "--retention") == 0 && !parse_seconds(val, &o->retention_s, 60))
 		;
 	else if (strcmp(opt, "--ingest-token-file") == 0)
 		o->ingest_token_file = val;
 	else if (strcmp(opt, "--max-profile-mb") == 0 && !parse_uint(val, 4096, &v) && v)
 		o->max_profile_mb = v;
+	else if (strcmp(opt, "--max-series") == 0 && !parse_uint(val, 1ull << 31, &v) && v)
+		o->max_series = v;
+	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
+		;
 	else if (strcmp(opt, "--scrape") == 0 && o->n_scrape < MAX_SCRAPES)
 		o->scrape[o->n_scrape++] = val;
 	else
@@ -311,6 +320,8 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 	*po = (struct api_profile_opts){ .sz = sizeof(*po), .dir = dir,
 					 .retention_ns = o->retention_s * 1000000000LL,
 					 .max_profile_bytes = o->max_profile_mb << 20,
+					 .max_series = o->max_series,
+					 .head_age_ns = o->head_age_s * 1000000000LL,
 					 .scrape = o->scrape, .n_scrape = o->n_scrape };
 	if (snprintf(dir, dir_size, "%s/profiles", o->data) >= (int)dir_size)
 		return -ENAMETOOLONG;
