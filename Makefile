@@ -19,7 +19,9 @@ JOBS ?= $(shell nproc)
 # as real clients; libc6-dbg because gdb names libc's frames from it; Ceph
 # (monitor, OSD, radosgw) because the S3 client is tested against a real
 # single-node cluster (tests/objstore/ceph_cluster.sh); bpftrace and
-# linux-perf are the agent benchmark's peers.
+# linux-perf are the agent benchmark's peers; chromium, chromium-driver
+# and python3-selenium because the web UI is tested in a real headless
+# browser (tests/web).
 # tests/packages.txt maps each tool and file the tests need to its package,
 # and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
@@ -32,10 +34,10 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
 	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
-	libxml2-utils
+	libxml2-utils nodejs chromium chromium-driver python3-selenium
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
-.PHONY: all deps build build-release run test bench clean
+.PHONY: all deps node-deps build build-release run test bench clean
 
 all: build
 
@@ -64,7 +66,15 @@ build-release: deps
 # The whole suite twice: ASan+UBSan (build/), then Release without
 # sanitizers (build-release/, the binaries `make run` runs).  Both run even
 # if the first fails; either failing fails the target.
-test: build build-release
+# Grafana's Pyroscope SDK for the profile tests (tests/profiles/node):
+# `npm ci` from the npm registry, pinned by its package-lock.json, before
+# any test runs (no test downloads).  Without npm the test says why it skips.
+node-deps:
+	@if command -v npm >/dev/null; then \
+		cd tests/profiles/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null; \
+	else echo "node-deps: no npm: the Pyroscope Node.js SDK test will skip"; fi
+
+test: build build-release node-deps
 	@rc=0; \
 	echo "== tests: ASan+UBSan build ($(BUILD))"; \
 	(cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=1; \

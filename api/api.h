@@ -27,6 +27,20 @@ struct api_server;
 #define API_FDS_PER_CONNECTION 2 /* its socket and a file it sends */
 #define API_FDS_RESERVED 256     /* the store, RocksDB, libraries */
 
+/* The profile store of the server (issue 15; docs/http-api.md, "Profiles"). */
+struct api_profile_opts {
+	size_t sz;			/* sizeof(struct api_profile_opts) */
+	const char *dir;		/* where the store lives (DATA/profiles) */
+	int64_t retention_ns;		/* blocks older are dropped; 0: 14 days */
+	const char *ingest_token;	/* also accepted for profile writes; NULL: none */
+	uint64_t max_profile_bytes;	/* a profile as received; 0: 16 MiB */
+	/* --scrape targets: "URL[,interval=DURATION][,NAME=VALUE...]" */
+	const char *const *scrape;
+	size_t n_scrape;
+	size_t max_series;		/* series in the store; 0: 100,000 */
+	int64_t head_age_ns;		/* profiles in the log before blocks; 0: 60 s */
+};
+
 struct api_server_opts {
 	size_t sz;                  /* sizeof(struct api_server_opts) */
 	const char *listen_addr;    /* IPv4 or IPv6 literal; NULL: 127.0.0.1 */
@@ -50,6 +64,7 @@ struct api_server_opts {
 					(symbolization bodies included); 0: 60 */
 	unsigned max_fetches;        /* build IDs one symbolization request may have
 					fetched from upstream; 0: 16 */
+	const struct api_profile_opts *profiles; /* NULL: no profile routes */
 };
 
 /*

@@ -17,7 +17,7 @@
 
 enum api_endpoint {
 	API_EP_OTHER = 0,   /* unrecognized */
-	API_EP_ROOT,        /* GET / */
+	API_EP_ROOT,        /* GET /: the web UI's page */
 	API_EP_HEALTH,      /* GET /healthz */
 	API_EP_METRICS,     /* GET /metrics */
 	API_EP_DEBUGINFO,   /* GET /buildid/ID/debuginfo */
@@ -29,6 +29,17 @@ enum api_endpoint {
 	API_EP_UNWIND,      /* GET /api/v1/unwind/ID */
 	API_EP_SYMBOLIZE,   /* POST /api/v1/symbolize */
 	API_EP_SYMBOLIZE_PPROF, /* POST /api/v1/symbolize/pprof */
+	API_EP_LIST_ALL,    /* GET /api/v1/artifacts: every build ID, a page */
+	API_EP_WEB,         /* GET /js/..., /ember.css: the web UI's files */
+	/* The profile routes (api_profiles.h, profile_routes.c). */
+	API_EP_PROFILE_INGEST,  /* POST /api/v1/profiles */
+	API_EP_PYROSCOPE_INGEST, /* POST /ingest */
+	API_EP_PROFILE_QUERY,   /* GET /api/v1/query */
+	API_EP_PROFILE_DIFF,    /* GET /api/v1/diff */
+	API_EP_PROFILE_LABELS,  /* GET /api/v1/labels, /api/v1/labels/NAME/values */
+	API_EP_PROFILE_TYPES,   /* GET /api/v1/profile-types */
+	API_EP_PROFILE_SERIES,  /* GET /api/v1/series */
+	API_EP_PROFILE_COVERAGE, /* GET /api/v1/coverage */
 	API_EP_COUNT
 };
 
@@ -140,6 +151,7 @@ struct api_server {
 	struct api_metrics metrics;
 	struct api_upstream *upstream;    /* NULL without upstream servers */
 	struct symsvc *symbols;           /* the symbolization service */
+	struct api_profiles *profiles;    /* the profile store (api_profiles.h) or NULL */
 	char token[128];
 	pthread_mutex_t unwind_mu;        /* one unwind compile at a time */
 	struct ember_errcache *unwind_failed; /* rejected inputs, with the reason
@@ -211,6 +223,15 @@ enum MHD_Result api_respond_owned(struct api_server *srv, struct MHD_Connection 
 				  const struct api_request *req, unsigned status,
 				  const char *type, char *body, size_t len);
 
+/*
+ * The answer of a route that built JSON o (taken) or failed with err:
+ * 200 application/json, or 503 "store unavailable" for a store error;
+ * -ENOMEM (and a failure to serialize) drops the connection.
+ */
+struct json_t;
+enum MHD_Result api_respond_json_or(struct api_server *srv, struct MHD_Connection *c,
+				    const struct api_request *req, int err, struct json_t *o);
+
 /* 503 with Retry-After: what is asked for may be there, ask again. */
 #define API_RETRY_AFTER_S "5"
 enum MHD_Result api_respond_retry(struct api_server *srv, struct MHD_Connection *c,
@@ -274,6 +295,21 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 void api_upload_abort(struct api_server *srv, struct api_request *req);
 enum MHD_Result api_serve_list(struct api_server *srv, struct MHD_Connection *c,
 			       struct api_request *req);
+/* Append a's JSON (as GET /api/v1/artifacts/ID lists it) to the array
+ * arg: 0 or -ENOMEM (list.c). */
+int api_list_add_candidate(const struct store_artifact *a, void *arg);
+/* GET /api/v1/artifacts: every build ID, a page at a time (list_all.c). */
+enum MHD_Result api_serve_list_all(struct api_server *srv, struct MHD_Connection *c,
+				   struct api_request *req);
+
+/* ---- the web UI (web.c) ------------------------------------------------------ */
+
+/* Whether url names one of the web UI's files (web_assets.h). */
+bool api_web_path(const char *url);
+/* GET/HEAD of a web UI file (url: "/" is the page): 200 or 304 with its
+ * ETag, 404 for no such file. */
+enum MHD_Result api_serve_web(struct api_server *srv, struct MHD_Connection *c,
+			      struct api_request *req, const char *url);
 
 /* The outcome of validating and storing one sealed blob. */
 struct api_ingest_result {
@@ -349,5 +385,8 @@ int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 
 /* Whether the request carries "Authorization: Bearer <token>". */
 bool api_auth_ok(const struct api_server *srv, struct MHD_Connection *c);
+/* Whether given[0..len) is token (non-empty), in the same time wherever
+ * they differ. */
+bool api_token_matches(const char *given, size_t len, const char *token);
 
 #endif /* EMBER_API_INTERNAL_H */

@@ -197,3 +197,8 @@ bool api_auth_ok(const struct api_server *srv, struct MHD_Connection *c)
 	h += 7;
 	return equal_const_time(h, strlen(h), srv->token, strlen(srv->token));
 }
+
+bool api_token_matches(const char *given, size_t len, const char *token)
+{
+	return token[0] && equal_const_time(given, len, token, strlen(token));
+}

@@ -14,6 +14,7 @@
  * forwarded again (the X-Forwarded-For limit of elfutils' server).
  */
 #include "api_internal.h"
+#include "api_profiles.h"
 #include "store_upstream.h"
 #include "symsvc.h"
 
@@ -155,6 +156,8 @@ static int fetch_file(struct fetch_job *j, enum store_want want, const char *src
 	if (!err)
 		err = ingest(j, want, src, fd, local);
 	close(fd);
+	if (!err && !src)
+		api_profiles_symbols_arrived(j->srv, j->route.build_id);
 	unlink(path); /* stored now: libdebuginfod's copy would double the disk use */
 	free(path);
 	return err;

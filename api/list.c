@@ -23,7 +23,7 @@ static json_t *kinds_json(unsigned kinds)
 	return a;
 }
 
-static int add_candidate(const struct store_artifact *a, void *arg)
+int api_list_add_candidate(const struct store_artifact *a, void *arg)
 {
 	struct inspect_info info = { .flags = a->flags, .dwarf_version = a->dwarf_version };
 	char features[160], name[3 * STORE_NAME_MAX];
@@ -62,7 +62,7 @@ static int listing_json(struct store *s, const char *id, json_t **out)
 	static const enum store_want wants[3] = { STORE_WANT_DEBUGINFO, STORE_WANT_EXECUTABLE,
 						  STORE_WANT_SYMBOLS };
 	json_t *list = json_array(), *best[3] = { NULL, NULL, NULL };
-	int err = list ? store_list(s, id, add_candidate, list) : -ENOMEM;
+	int err = list ? store_list(s, id, api_list_add_candidate, list) : -ENOMEM;
 
 	for (int i = 0; !err && i < 3; i++)
 		err = best_json(s, id, wants[i], &best[i]);
@@ -81,18 +81,8 @@ static int listing_json(struct store *s, const char *id, json_t **out)
 enum MHD_Result api_serve_list(struct api_server *srv, struct MHD_Connection *c,
 			       struct api_request *req)
 {
-	json_t *o;
-	char *text;
+	json_t *o = NULL;
 	int err = listing_json(srv->store, req->route.build_id, &o);
 
-	if (err == -ENOMEM)
-		return MHD_NO;
-	if (err)
-		return api_respond_unavailable(srv, c, req, err);
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!text)
-		return MHD_NO;
-	return api_respond_owned(srv, c, req, MHD_HTTP_OK, "application/json", text,
-				 strlen(text));
+	return api_respond_json_or(srv, c, req, err, o);
 }

@@ -5,6 +5,7 @@
 #include "api_internal.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,4 +83,21 @@ unsigned api_store_failure_status(int err)
 	if (err == -ENOSPC || err == -EDQUOT || err == -EFBIG)
 		return MHD_HTTP_INSUFFICIENT_STORAGE;
 	return MHD_HTTP_SERVICE_UNAVAILABLE;
+}
+
+enum MHD_Result api_respond_json_or(struct api_server *srv, struct MHD_Connection *c,
+				    const struct api_request *req, int err, json_t *o)
+{
+	char *text;
+
+	if (err) {
+		json_decref(o);
+		return err == -ENOMEM ? MHD_NO : api_respond_unavailable(srv, c, req, err);
+	}
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return MHD_NO;
+	return api_respond_owned(srv, c, req, MHD_HTTP_OK, "application/json", text,
+				 strlen(text));
 }

@@ -8,6 +8,7 @@
  * artifact type of /debuginfo and /executable is ignored, as there.
  */
 #include "api_internal.h"
+#include "api_profiles.h"
 #include "inspect.h"
 
 #include <string.h>
@@ -20,6 +21,11 @@ static const char *const endpoint_names[API_EP_COUNT] = {
 	[API_EP_LIST] = "list",           [API_EP_UPLOAD] = "upload",
 	[API_EP_UNWIND] = "unwind",       [API_EP_SYMBOLIZE] = "symbolize",
 	[API_EP_SYMBOLIZE_PPROF] = "symbolize_pprof",
+	[API_EP_LIST_ALL] = "artifacts", [API_EP_WEB] = "web",
+	[API_EP_PROFILE_INGEST] = "profiles",     [API_EP_PYROSCOPE_INGEST] = "ingest",
+	[API_EP_PROFILE_QUERY] = "query",         [API_EP_PROFILE_DIFF] = "diff",
+	[API_EP_PROFILE_LABELS] = "labels",       [API_EP_PROFILE_TYPES] = "profile_types",
+	[API_EP_PROFILE_SERIES] = "series",       [API_EP_PROFILE_COVERAGE] = "coverage",
 };
 
 const char *api_endpoint_name(enum api_endpoint ep)
@@ -165,6 +171,12 @@ void api_route_parse(const char *url, struct api_route *r)
 		r->ep = API_EP_SYMBOLIZE_PPROF;
 	else if (strncmp(url, "/api/v1/unwind/", 15) == 0)
 		parse_unwind(url + 15, r);
+	else if (strcmp(url, "/api/v1/artifacts") == 0)
+		r->ep = API_EP_LIST_ALL;
+	else if (api_web_path(url))
+		r->ep = API_EP_WEB;
+	else if (api_profile_route_parse(url, r))
+		; /* a profile route (profile_routes.c) */
 	else
 		fail(r, 503, "webapi error, unrecognized path");
 }

@@ -21,6 +21,7 @@
  */
 #include "api_internal.h"
 #include "symbolize_json.h"
+#include "api_profiles.h"
 #include "symsvc.h"
 
 #include <arpa/inet.h>
@@ -45,11 +46,19 @@ static enum MHD_Result serve_metrics(struct api_server *srv, struct MHD_Connecti
 {
 	size_t len;
 	char *text = api_metrics_render(&srv->metrics, srv->store, srv->symbols, &len);
+	struct ember_buf b;
 
 	if (!text)
 		return MHD_NO;
-	return api_respond_owned(srv, c, req, MHD_HTTP_OK,
-				 "text/plain; version=0.0.4", text, len);
+	ember_buf_init(&b, SIZE_MAX / 2);
+	if (ember_buf_append(&b, text, len) || api_profiles_metrics(srv, &b)) {
+		free(text);
+		ember_buf_release(&b);
+		return MHD_NO;
+	}
+	free(text);
+	return api_respond_owned(srv, c, req, MHD_HTTP_OK, "text/plain; version=0.0.4", b.data,
+				 b.len);
 }
 
 /* A miss asked upstream: 404 only when nobody has it, 503 when asking
@@ -90,16 +99,18 @@ static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connecti
 }
 
 static enum MHD_Result dispatch_get(struct api_server *srv, struct MHD_Connection *c,
-				    struct api_request *req)
+				    struct api_request *req, const char *url)
 {
 	const struct api_route *r = &req->route;
 
 	if (r->status)
 		return api_respond_text(srv, c, req, (unsigned)r->status, NULL, r->error);
 	switch (r->ep) {
-	case API_EP_ROOT:
-		return api_respond_text(srv, c, req, MHD_HTTP_OK, NULL,
-					"ember: debuginfod-compatible debuginfo server\n");
+	case API_EP_ROOT: /* the web UI's page (docs/web-ui.md) */
+	case API_EP_WEB:
+		return api_serve_web(srv, c, req, url);
+	case API_EP_LIST_ALL:
+		return api_serve_list_all(srv, c, req);
 	case API_EP_HEALTH: /* ready once the store's records can be read */
 		if (!store_is_open(srv->store))
 			return api_respond_text(srv, c, req, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
@@ -138,6 +149,8 @@ static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection 
 	if (req->route.status && !is_get(method))
 		return api_respond_text(srv, c, req, (unsigned)req->route.status, NULL,
 					req->route.error);
+	if (api_profile_endpoint(req->route.ep)) /* profile_routes.c */
+		return api_profile_first(srv, c, req, method);
 	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF) {
 		if (strcmp(method, "POST"))
 			return api_respond_text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -163,6 +176,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 	if (!req)
 		return first_call(srv, c, url, method, con_cls);
+	if (api_profile_endpoint(req->route.ep))
+		return api_profile_next(srv, c, req, upload_data, upload_data_size);
 	if (req->route.ep == API_EP_UPLOAD && !req->route.status)
 		return api_upload_step(srv, c, req, upload_data, upload_data_size);
 	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF) {
@@ -183,7 +198,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!is_get(method))
 		return api_respond_text(srv, c, req, MHD_HTTP_BAD_REQUEST, NULL,
 					"we support GET and HEAD only");
-	return dispatch_get(srv, c, req);
+	return dispatch_get(srv, c, req, url);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -294,6 +309,8 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		err = api_guard_start(&srv->guard,
 				      o->header_timeout ? o->header_timeout : API_HEADER_TIMEOUT,
 				      &srv->metrics.connections_timed_out);
+	if (!err)
+		err = api_profiles_start(srv, o->profiles);
 	if (err) {
 		close(listen_fd);
 		goto fail;
@@ -334,6 +351,7 @@ void api_server_stop(struct api_server *srv)
 		MHD_stop_daemon(srv->daemon);
 	api_guard_stop(&srv->guard); /* after MHD: its closing notices take the lock */
 	api_upstream_free(srv->upstream);
+	api_profiles_stop(srv); /* before the service its resolver uses */
 	symsvc_free(srv->symbols);
 	ember_errcache_free(srv->unwind_failed);
 	pthread_mutex_destroy(&srv->unwind_mu);

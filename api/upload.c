@@ -10,6 +10,7 @@
  * gone, server stopping) discards its blob: nothing partial is kept.
  */
 #include "api_internal.h"
+#include "api_profiles.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -148,6 +149,8 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 		api_metrics_reject(&srv->metrics, res.reject);
 	else if (res.is_new)
 		srv->metrics.uploads_accepted++;
+	if (res.is_new && req->route.kind != API_UPLOAD_SOURCES) /* stored profiles' frames */
+		api_profiles_symbols_arrived(srv, req->route.build_id);
 	else
 		srv->metrics.uploads_duplicate++;
 	log_outcome(req, res.status,

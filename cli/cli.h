@@ -128,6 +128,10 @@ int cmd_symbolize_remote(int argc, char **argv);
 int cmd_unwind(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_upload(int argc, char **argv);
+/* `ember query --server`, `ember diff` (server or two pprof files), run in
+ * ember-client (cmd_query.c). */
+int cmd_query(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 /* Run argv ("ember serve ...", NULL-terminated) in the helper binary next
  * to this one ("ember-server", "ember-client"); returns only on failure
  * (127). */

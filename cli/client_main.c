@@ -1,7 +1,8 @@
 /*
  * client_main.c - `ember-client`: the commands that talk to a server over
- * HTTP, `ember upload` and `ember symbolize --server` (libcurl, jansson,
- * libarchive); `ember` execs it (exec_server.c).  Running `ember-client
+ * HTTP, `ember upload`, `ember symbolize --server`, `ember query` and
+ * `ember diff` (libcurl, jansson, libarchive; the profile store's diff for
+ * `ember diff` of two files); `ember` execs it (exec_server.c).  Running `ember-client
  * upload ...` directly works the same.
  */
 #include "cli.h"
@@ -17,8 +18,12 @@ int main(int argc, char **argv)
 		return cmd_upload(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "symbolize") == 0)
 		return cmd_symbolize_remote(argc - 1, argv + 1);
-	fputs("usage: ember-client upload|symbolize [options] (run as `ember upload`,\n"
-	      "`ember symbolize --server URL`)\n",
+	if (argc >= 2 && strcmp(argv[1], "query") == 0)
+		return cmd_query(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "diff") == 0)
+		return cmd_diff(argc - 1, argv + 1);
+	fputs("usage: ember-client upload|symbolize|query|diff [options] (run as `ember upload`,\n"
+	      "`ember symbolize --server URL`, `ember query`, `ember diff`)\n",
 	      stderr);
 	return 2;
 }

@@ -2,7 +2,9 @@
  * cmd_serve.c - `ember serve`: the debuginfo store behind the HTTP server.
  *
  * Sets up what the server does not own: the data directory, the upload
- * token, and libdebuginfod's environment for upstream servers
+ * token (and the ingest token), the profile store's place (DATA/profiles,
+ * its retention and --scrape targets), and libdebuginfod's environment for
+ * upstream servers
  * (DEBUGINFOD_URLS from --upstream, its cache inside the data directory,
  * its negative-cache time equal to ours), all before any thread starts.
  * Then it serves until SIGINT or SIGTERM.  docs/cli.md documents it.
@@ -22,6 +24,7 @@
 #include <sys/stat.h>
 
 #define MAX_UPSTREAMS 16
+#define MAX_SCRAPES 64
 
 struct serve_opts {
 	const char *listen;
@@ -40,6 +43,14 @@ struct serve_opts {
 	unsigned long long upstream_quota_mb;
 	unsigned long long memory_limit_mb;
 	unsigned long long symbol_cache_mb;
+	/* the profile store (issue 15) */
+	const char *ingest_token_file;
+	const char *scrape[MAX_SCRAPES];
+	unsigned n_scrape;
+	long long retention_s;
+	unsigned long long max_profile_mb;
+	unsigned long long max_series;
+	long long head_age_s;
 };
 
 static void serve_usage(FILE *f)
@@ -72,6 +83,14 @@ static void serve_usage(FILE *f)
 	      "  --memory-limit-mb N     memory the server stays under, whatever clients\n"
 	      "                          send (default 1024; docs/security.md)\n"
 	      "  --symbol-cache-mb N     of it, for loaded symbol indexes (default: half)\n"
+	      "  --retention DURATION    profiles kept (default 14d; 36h, 90m, seconds)\n"
+	      "  --ingest-token-file F   a second token that may write profiles only\n"
+	      "  --max-profile-mb N      largest profile accepted as sent (default 16)\n"
+	      "  --max-series N          distinct series the profile store takes (100000)\n"
+	      "  --profile-head-age D    profiles kept in the log before they are written\n"
+	      "                          as blocks (default 60s)\n"
+	      "  --scrape URL[,interval=D][,NAME=VALUE...]\n"
+	      "                          pull a Go net/http/pprof target (repeatable)\n"
 	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
 	      "                          $EMBER_LOG_LEVEL\n",
 	      f);
@@ -87,6 +106,38 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 	if (!s || !*s || *end || errno || v > max)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+/* "14d", "36h", "90m", "45s" or seconds: at least min seconds. */
+static int parse_seconds(const char *s, long long *out, unsigned long long min)
+{
+	unsigned long long v, mult = 1;
+	size_t n = s ? strlen(s) : 0;
+	char num[32];
+
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n + 1);
+	switch (num[n - 1]) {
+	case 'd':
+		mult = 86400;
+		break;
+	case 'h':
+		mult = 3600;
+		break;
+	case 'm':
+		mult = 60;
+		break;
+	case 's':
+		break;
+	default:
+		n++; /* a plain number */
+	}
+	num[n - 1] = '\0';
+	if (parse_uint(num, (1ull << 40) / mult, &v) || v * mult < min)
+		return -EINVAL;
+	*out = (long long)(v * mult);
 	return 0;
 }
 
@@ -152,6 +203,18 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->memory_limit_mb = v;
 	else if (strcmp(opt, "--symbol-cache-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
 		o->symbol_cache_mb = v;
+	else if (strcmp(opt, "--retention") == 0 && !parse_seconds(val, &o->retention_s, 60))
+		;
+	else if (strcmp(opt, "--ingest-token-file") == 0)
+		o->ingest_token_file = val;
+	else if (strcmp(opt, "--max-profile-mb") == 0 && !parse_uint(val, 4096, &v) && v)
+		o->max_profile_mb = v;
+	else if (strcmp(opt, "--max-series") == 0 && !parse_uint(val, 1ull << 31, &v) && v)
+		o->max_series = v;
+	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
+		;
+	else if (strcmp(opt, "--scrape") == 0 && o->n_scrape < MAX_SCRAPES)
+		o->scrape[o->n_scrape++] = val;
 	else
 		return -EINVAL;
 	return 0;
@@ -339,10 +402,47 @@ static void log_start(const struct serve_opts *o, const char *token, bool create
 			"DEBUGINFOD_URLS)");
 }
 
+/* The web UI's address (docs/web-ui.md): the one to open on this machine
+ * when the server listens on every address. */
+static void print_ui_url(const char *addr, uint16_t port)
+{
+	bool v6 = strchr(addr, ':') != NULL;
+
+	if (strcmp(addr, "0.0.0.0") == 0)
+		addr = "127.0.0.1";
+	else if (strcmp(addr, "::") == 0)
+		addr = "::1";
+	printf("ember: web UI: http://%s%s%s:%u/\n", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+}
+
+/* The profile store under DATA/profiles, its ingest token read. */
+static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po, char *dir,
+			size_t dir_size, char *token, size_t token_size)
+{
+	bool created;
+	int err;
+
+	*po = (struct api_profile_opts){ .sz = sizeof(*po), .dir = dir,
+					 .retention_ns = o->retention_s * 1000000000LL,
+					 .max_profile_bytes = o->max_profile_mb << 20,
+					 .max_series = o->max_series,
+					 .head_age_ns = o->head_age_s * 1000000000LL,
+					 .scrape = o->scrape, .n_scrape = o->n_scrape };
+	if (snprintf(dir, dir_size, "%s/profiles", o->data) >= (int)dir_size)
+		return -ENAMETOOLONG;
+	if (!o->ingest_token_file)
+		return 0;
+	err = api_token_setup(o->data, o->ingest_token_file, token, token_size, &created);
+	if (!err)
+		po->ingest_token = token;
+	return err;
+}
+
 static int run(struct serve_opts *o, struct store *s)
 {
 	struct api_server_opts ao = { .sz = sizeof(ao) };
-	char addr[256], token[128];
+	struct api_profile_opts po;
+	char addr[256], token[128], ingest_token[128], pdir[4200];
 	bool created, upstream;
 	struct api_server *srv;
 	uint16_t port;
@@ -357,6 +457,8 @@ static int run(struct serve_opts *o, struct store *s)
 	err = api_token_setup(o->data, o->token_file, token, sizeof(token), &created);
 	if (!err)
 		err = setup_upstream(o, &upstream);
+	if (!err)
+		err = profile_opts(o, &po, pdir, sizeof(pdir), ingest_token, sizeof(ingest_token));
 	if (err) {
 		fprintf(stderr, "ember serve: cannot set up '%s': %s\n", o->data, strerror(-err));
 		return 1;
@@ -375,6 +477,7 @@ static int run(struct serve_opts *o, struct store *s)
 	ao.upstream_miss_ttl = o->miss_ttl;
 	ao.symbol_cache_bytes = o->symbol_cache_mb << 20;
 	ao.memory_limit = o->memory_limit_mb << 20;
+	ao.profiles = &po;
 	err = api_server_listen(&ao, &fd, &port);
 	if (err) {
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
@@ -388,6 +491,7 @@ static int run(struct serve_opts *o, struct store *s)
 	log_start(o, token, created, upstream);
 	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
 	       strchr(addr, ':') ? "]" : "", port);
+	print_ui_url(addr, port);
 	fflush(stdout);
 	wait_before_store_open();
 	err = store_wait(s); /* begins the open, unless a request did */

@@ -19,6 +19,8 @@ static void usage(FILE *f)
 	      "              (llvm-symbolizer compatible; see `ember symbolize --help`)\n"
 	      "  serve       the debuginfo store and debuginfod-compatible server\n"
 	      "  upload      send executables, debug info and sources to a server\n"
+	      "  query       a server's profiles merged: top table, flame graph, pprof...\n"
+	      "  diff        two selections (or two pprof files) compared: regressions first\n"
 	      "  unwind      compile CFI into unwind tables, dump them (`ember unwind --help`)\n"
 	      "  help        this text\n"
 	      "\n"
@@ -57,6 +59,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "serve") == 0)
 		return cli_exec_helper("ember-server", argv);
+	if (strcmp(argv[1], "query") == 0 || strcmp(argv[1], "diff") == 0)
+		return cli_exec_helper("ember-client", argv);
 	if (strcmp(argv[1], "upload") == 0)
 		return cli_exec_helper("ember-client", argv);
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||

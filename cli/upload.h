@@ -13,13 +13,16 @@ struct upload_http {
 	const char *server;     /* base URL, no trailing slash */
 	const char *token;      /* bearer token, or NULL */
 	bool progress;          /* draw a progress line on stderr */
+	size_t max_reply;       /* bytes of an answer; 0: 1 MiB */
 };
 
-/* An HTTP answer: status and body (malloc'd, NUL-terminated; caller
- * frees), or status 0 and a transport error in body. */
+/* An HTTP answer: status and body (malloc'd, NUL-terminated, len bytes
+ * before the NUL; caller frees), or status 0 and a transport error in
+ * body. */
 struct upload_reply {
 	long status;
 	char *body;
+	size_t len;
 };
 
 int upload_http_init(void);

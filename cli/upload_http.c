@@ -17,7 +17,7 @@
 
 struct reply_buf {
 	char *data;
-	size_t len;
+	size_t len, max;
 };
 
 struct put_state {
@@ -43,7 +43,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 	size_t len = size * n;
 	char *d;
 
-	if (b->len + len > REPLY_MAX)
+	if (b->len + len > (b->max ? b->max : REPLY_MAX))
 		return 0; /* curl reports a write error */
 	d = realloc(b->data, b->len + len + 1);
 	if (!d)
@@ -109,9 +109,11 @@ static int perform(CURL *c, struct curl_slist *hdrs, struct reply_buf *b,
 	if (rc == CURLE_OK) {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
 		out->body = b->data ? b->data : strdup("");
+		out->len = b->len;
 	} else {
 		free(b->data);
 		out->body = strdup(curl_easy_strerror(rc));
+		out->len = out->body ? strlen(out->body) : 0;
 		err = -EIO;
 	}
 	curl_slist_free_all(hdrs);
@@ -122,7 +124,7 @@ static int perform(CURL *c, struct curl_slist *hdrs, struct reply_buf *b,
 int upload_http_get(const struct upload_http *h, const char *path,
 		    struct upload_reply *out)
 {
-	struct reply_buf b = { 0 };
+	struct reply_buf b = { .max = h->max_reply };
 	struct curl_slist *hdrs = NULL;
 	CURL *c = new_handle(h, path, &hdrs, &b);
 

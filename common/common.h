@@ -2,7 +2,8 @@
  * common.h - the bottom layer of Ember, shared by every component:
  * logging, the guard macros of parsers, growable arrays, bounded
  * buffers, the hash function and hash set, hex, JSON string escaping,
- * huge-page allocations, build-ID helpers.
+ * huge-page allocations, build-ID helpers, bounded byte cursors and
+ * LEB128 (cursor.c).
  *
  * Nothing here knows about ELF, DWARF, HTTP or storage.  Library code
  * never prints: it reports through ember_log(), whose handler and level
@@ -13,12 +14,14 @@
 #ifndef EMBER_COMMON_H
 #define EMBER_COMMON_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* ---- logging ---------------------------------------------------------- */
 
@@ -186,6 +189,159 @@ int ember_vec_grow(void **data, size_t *alloc, size_t len, size_t elem);
 					sizeof(*(arr)))                      \
 		 ? -ENOMEM                                                   \
 		 : ((arr)[(len)++] = (val), 0))
+
+/*
+ * The same as one struct: EMBER_VEC(T) is v[0..n) of capacity alloc,
+ * zero-initialized empty; EMBER_VEC_DEF names one, for the vectors passed
+ * between functions.  The macros grow by ember_vec_reserve (0, -E2BIG,
+ * -ENOMEM; nothing changed on failure) and free the array.
+ */
+#define EMBER_VEC(T)                                                         \
+	struct {                                                             \
+		T *v;                                                        \
+		size_t n, alloc;                                             \
+	}
+#define EMBER_VEC_DEF(name, T)                                               \
+	struct name {                                                        \
+		T *v;                                                        \
+		size_t n, alloc;                                             \
+	}
+#define EMBER_VEC_RESERVE(vec, need)                                         \
+	ember_vec_reserve((void **)&(vec)->v, &(vec)->alloc, (need), sizeof(*(vec)->v))
+#define EMBER_VEC_APPEND(vec, val) EMBER_VEC_PUSH((vec)->v, (vec)->n, (vec)->alloc, (val))
+#define EMBER_VEC_FREE(vec)                                                  \
+	do {                                                                 \
+		free((vec)->v);                                              \
+		(vec)->v = NULL;                                             \
+		(vec)->n = (vec)->alloc = 0;                                 \
+	} while (0)
+
+/* ---- bounded byte cursors, LEB128 (cursor.c) ---------------------------
+ *
+ * Readers of outside bytes, (pos, end, out): each reads one value at
+ * *pos, never at or past end whatever a length says, and rejects
+ * *pos > end; on success it advances *pos and writes *out, on failure it
+ * leaves both alone.  Errors: -ENODATA when the bytes run out (truncated),
+ * -ERANGE when a value does not fit (past 64 bits, or past a caller's
+ * maximum), -EINVAL for a bad argument.  Neither is -ENOENT, which would
+ * read as "absent".  Fixed-size values are little-endian.
+ *
+ * LEB128 (DWARF 5 section 7.6; protobuf's varints are the unsigned one):
+ * 7 bits a byte, low first.  A value must fit 64 bits: the 10th byte may
+ * carry only bit 63 (signed: and copies of it), later bytes only padding
+ * (0x00/0x80 unsigned, the sign signed), which changes no value.  The
+ * writers write the shortest form (at most EMBER_LEB_MAX bytes).  Zigzag
+ * maps signed to unsigned as protobuf's sint64 does, so small negative
+ * numbers stay short.
+ */
+#define EMBER_LEB_MAX 10
+
+/* Whether n bytes are left at pos. */
+static inline bool ember_cur_has(const uint8_t *pos, const uint8_t *end, uint64_t n)
+{
+	return pos <= end && (uint64_t)(end - pos) >= n;
+}
+
+static inline int ember_cur_skip(const uint8_t **pos, const uint8_t *end, uint64_t n)
+{
+	if (!ember_cur_has(*pos, end, n))
+		return -ENODATA;
+	*pos += n;
+	return 0;
+}
+
+/* n bytes: *out points at them. */
+static inline int ember_cur_bytes(const uint8_t **pos, const uint8_t *end, uint64_t n,
+				  const uint8_t **out)
+{
+	if (!ember_cur_has(*pos, end, n))
+		return -ENODATA;
+	*out = *pos;
+	*pos += n;
+	return 0;
+}
+
+static inline int ember_cur_u8(const uint8_t **pos, const uint8_t *end, uint8_t *out)
+{
+	if (*pos >= end)
+		return -ENODATA;
+	*out = *(*pos)++;
+	return 0;
+}
+
+/* An unsigned little-endian value of n bytes, 1 <= n <= 8 (-EINVAL
+ * otherwise). */
+int ember_cur_uint(const uint8_t **pos, const uint8_t *end, unsigned n, uint64_t *out);
+
+/* A LEB128 number of any length (the out-of-line path of the two below). */
+int ember_cur_leb(const uint8_t **pos, const uint8_t *end, bool is_signed, uint64_t *out);
+
+/* Unsigned LEB128; values below 2^14 inline. */
+static inline int ember_cur_uleb(const uint8_t **pos, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pos;
+
+	if (p < end && !(p[0] & 0x80)) {
+		*out = p[0];
+		*pos = p + 1;
+		return 0;
+	}
+	if (p < end && end - p >= 2 && !(p[1] & 0x80)) {
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		*pos = p + 2;
+		return 0;
+	}
+	return ember_cur_leb(pos, end, false, out);
+}
+
+/* Signed LEB128 (two's complement, sign-extended from the last byte). */
+int ember_cur_sleb(const uint8_t **pos, const uint8_t *end, int64_t *out);
+/* An unsigned LEB128 of at most max: -ERANGE above it. */
+int ember_cur_uleb_max(const uint8_t **pos, const uint8_t *end, uint64_t max, uint64_t *out);
+/* Step over a LEB128 number without decoding it (only its end is
+ * checked: a skipped value is no value, however long). */
+int ember_cur_skip_leb(const uint8_t **pos, const uint8_t *end);
+/* A NUL-terminated string that ends before end. */
+int ember_cur_cstr(const uint8_t **pos, const uint8_t *end, const char **out);
+/* A length-prefixed run of bytes (unsigned LEB128 length, then that many
+ * bytes; protobuf's length-delimited field): at most max bytes
+ * (-ERANGE past it), *out pointing at them and *len their count. */
+int ember_cur_lenbytes(const uint8_t **pos, const uint8_t *end, uint64_t max,
+		       const uint8_t **out, size_t *len);
+
+static inline uint64_t ember_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t ember_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* An unsigned LEB128 that was written zigzagged. */
+static inline int ember_cur_zigzag(const uint8_t **pos, const uint8_t *end, int64_t *out)
+{
+	uint64_t v;
+	int err = ember_cur_uleb(pos, end, &v);
+
+	if (!err)
+		*out = ember_unzigzag(v);
+	return err;
+}
+
+/* Writers: v into out (EMBER_LEB_MAX bytes of room), returning the
+ * bytes written; or appended to b (0, or ember_buf_append's error). */
+size_t ember_uleb_encode(uint64_t v, uint8_t out[EMBER_LEB_MAX]);
+size_t ember_sleb_encode(int64_t v, uint8_t out[EMBER_LEB_MAX]);
+int ember_buf_put_uleb(struct ember_buf *b, uint64_t v);
+int ember_buf_put_sleb(struct ember_buf *b, int64_t v);
+static inline int ember_buf_put_zigzag(struct ember_buf *b, int64_t v)
+{
+	return ember_buf_put_uleb(b, ember_zigzag(v));
+}
+/* A length-prefixed run of bytes, as ember_cur_lenbytes reads it. */
+int ember_buf_put_lenbytes(struct ember_buf *b, const void *data, size_t len);
 
 /* ---- hashing (hash.c, hset.c) ------------------------------------------ */
 
@@ -380,6 +536,25 @@ size_t ember_errcache_bucket(const struct ember_errcache *c, const char *key);
 /* CLOCK_MONOTONIC in milliseconds: for deadlines and expiry times. */
 uint64_t ember_monotonic_ms(void);
 
+/* ---- libraries loaded when first needed (dl.c) --------------------------
+ *
+ * A caller lists the functions it calls in an X-macro and gets a struct of
+ * typed function pointers; ember_dl_load loads the library and fills every
+ * pointer, or fails whole.  For libraries whose start-up cost (their own
+ * dependencies' page faults) a run that never needs them should not pay.
+ */
+
+/* One function to resolve: its symbol, and the pointer that receives it. */
+struct ember_dl_fn {
+	const char *name;
+	void **slot;
+};
+
+/* dlopen soname (RTLD_NOW | RTLD_LOCAL) and fill fns[0..n): its handle, or
+ * NULL with the reason logged ("WHO: ...") and the library closed. */
+void *ember_dl_load(const char *soname, const char *who, const struct ember_dl_fn *fns,
+		    size_t n);
+
 /* ---- build IDs --------------------------------------------------------- */
 
 #define EMBER_BUILD_ID_MAX 64 /* bytes; GNU build IDs are 20 (sha1) */
@@ -389,5 +564,9 @@ uint64_t ember_monotonic_ms(void);
  * Returns 0, or -E2BIG when len exceeds EMBER_BUILD_ID_MAX.
  */
 int ember_build_id_to_hex(const uint8_t *id, size_t len, char *out);
+/* A build ID as pprof and clients write it (hex, any case) as lowercase
+ * hex into out: false unless s is an even number (>= 2) of hex digits that
+ * fits out (size bytes, NUL included). */
+bool ember_build_id_hex_normalize(const char *s, char *out, size_t size);
 
 #endif /* EMBER_COMMON_H */

@@ -4,6 +4,7 @@
  */
 #include "common.h"
 
+#include <ctype.h>
 #include <errno.h>
 
 static const char hex_digits[] = "0123456789abcdef";
@@ -40,4 +41,19 @@ int ember_build_id_to_hex(const uint8_t *id, size_t len, char *out)
 		return -E2BIG;
 	ember_hex_encode(id, len, out);
 	return 0;
+}
+
+bool ember_build_id_hex_normalize(const char *s, char *out, size_t size)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < 2 || n % 2 || n >= size)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+		out[i] = (char)tolower((unsigned char)s[i]);
+	}
+	out[n] = '\0';
+	return true;
 }

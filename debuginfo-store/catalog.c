@@ -246,3 +246,21 @@ int store_find_pair(struct store *s, const char *build_id, struct store_pair *ou
 	*out = p;
 	return 0;
 }
+
+int store_list_all(struct store *s, const char *after,
+		   int (*cb)(const struct store_artifact *a, void *arg), void *arg)
+{
+	char start[STORE_KEY_MAX];
+	struct list_walk w = { cb, arg };
+	const char prefix[1] = { STORE_TAG_ARTIFACT };
+	int slen = 1;
+
+	start[0] = STORE_TAG_ARTIFACT;
+	if (after && *after) { /* past every key of `after`: A after \1 */
+		slen = store_key_make(start, STORE_TAG_ARTIFACT, after, NULL);
+		if (slen < 0)
+			return -EINVAL;
+		start[slen - 1] = '\1';
+	}
+	return store_db_scan_from(s, prefix, 1, start, (size_t)slen, list_one, &w);
+}

@@ -17,7 +17,6 @@
  */
 #include "store.h"
 #include "store_upstream.h"
-#include "dl_lib.h"
 #include "common.h"
 
 #include <dlfcn.h>
@@ -74,14 +73,14 @@ void store_upstream_free(struct store_upstream *u)
 static int load(struct store_upstream *u)
 {
 #define DBGD_SLOT(name) { "debuginfod_" #name, (void **)&u->api.name },
-	const struct store_dl_fn fns[] = { DBGD_FUNCS(DBGD_SLOT) };
+	const struct ember_dl_fn fns[] = { DBGD_FUNCS(DBGD_SLOT) };
 #undef DBGD_SLOT
 	int err;
 
 	pthread_mutex_lock(&u->mu);
 	if (!u->tried) {
 		u->tried = true;
-		u->handle = store_dl_load(DEBUGINFOD_SONAME, "upstream", fns,
+		u->handle = ember_dl_load(DEBUGINFOD_SONAME, "upstream", fns,
 					  sizeof(fns) / sizeof(fns[0]));
 		u->err = u->handle ? 0 : -ENOSYS;
 	}

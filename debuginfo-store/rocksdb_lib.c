@@ -6,7 +6,7 @@
  * server's start.
  */
 #include "rocksdb_lib.h"
-#include "dl_lib.h"
+#include "common.h"
 
 #include <errno.h>
 #include <string.h>
@@ -18,11 +18,11 @@
 int store_rocksdb_load(struct store_rocksdb *r)
 {
 #define STORE_ROCKSDB_SLOT(name) { "rocksdb_" #name, (void **)&r->name },
-	const struct store_dl_fn fns[] = { STORE_ROCKSDB_FUNCS(STORE_ROCKSDB_SLOT) };
+	const struct ember_dl_fn fns[] = { STORE_ROCKSDB_FUNCS(STORE_ROCKSDB_SLOT) };
 #undef STORE_ROCKSDB_SLOT
 
 	memset(r, 0, sizeof(*r));
-	r->handle = store_dl_load(EMBER_ROCKSDB_SONAME, "store", fns, sizeof(fns) / sizeof(fns[0]));
+	r->handle = ember_dl_load(EMBER_ROCKSDB_SONAME, "store", fns, sizeof(fns) / sizeof(fns[0]));
 	if (!r->handle)
 		return -ENOSYS;
 #ifdef EMBER_STORE_FAULTS

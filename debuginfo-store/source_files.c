@@ -51,3 +51,30 @@ int store_find_source(struct store *s, const char *build_id, const char *path,
 {
 	return store_keyed_find(s, STORE_TAG_SOURCE, build_id, path, out);
 }
+
+static int count_key(const char *key, size_t klen, const char *val, size_t vlen, void *arg)
+{
+	(void)key, (void)klen, (void)val, (void)vlen;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+int store_count_sources(struct store *s, const char *build_id, uint64_t *named,
+			uint64_t *stored)
+{
+	char prefix[STORE_KEY_MAX];
+	uint64_t n = 0, k = 0;
+	int plen = store_key_make(prefix, STORE_TAG_NAMED, build_id, NULL), err;
+
+	if (plen < 0)
+		return -EINVAL;
+	err = store_db_scan(s, prefix, (size_t)plen, count_key, &n);
+	prefix[0] = STORE_TAG_SOURCE;
+	if (!err)
+		err = store_db_scan(s, prefix, (size_t)plen, count_key, &k);
+	if (err)
+		return err;
+	*named = n;
+	*stored = k;
+	return 0;
+}

@@ -127,8 +127,9 @@ static int iter_error(const struct store_rocksdb *r, const rocksdb_iterator_t *i
 	return -EIO;
 }
 
-/* The walk of store_db_scan(), on an open DB. */
-static int scan(struct store *s, const char *prefix, size_t plen,
+/* The walk of store_db_scan_from(), on an open DB. */
+static int scan(struct store *s, const char *prefix, size_t plen, const char *start,
+		size_t slen,
 		int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,
 			  void *arg),
 		void *arg)
@@ -137,7 +138,7 @@ static int scan(struct store *s, const char *prefix, size_t plen,
 	rocksdb_iterator_t *it = r->create_iterator(s->db, s->ropts);
 	int ret = 0;
 
-	for (r->iter_seek(it, prefix, plen); !ret && r->iter_valid(it); r->iter_next(it)) {
+	for (r->iter_seek(it, start, slen); !ret && r->iter_valid(it); r->iter_next(it)) {
 		size_t klen, vlen;
 		const char *k = r->iter_key(it, &klen);
 		const char *v = r->iter_value(it, &vlen);
@@ -200,9 +201,9 @@ static void *open_thread(void *arg)
 	if (!err)
 		err = open_db(s);
 	if (!err)
-		err = scan(s, "A", 1, count_record, s);
+		err = scan(s, "A", 1, "A", 1, count_record, s);
 	if (!err)
-		err = scan(s, "S", 1, count_record, s);
+		err = scan(s, "S", 1, "S", 1, count_record, s);
 	if (!err)
 		store_migrate_derived(s); /* before anyone reads a derived record */
 	if (!err)
@@ -444,9 +445,18 @@ int store_db_scan(struct store *s, const char *prefix, size_t plen,
 			    size_t vlen, void *arg),
 		  void *arg)
 {
+	return store_db_scan_from(s, prefix, plen, prefix, plen, cb, arg);
+}
+
+int store_db_scan_from(struct store *s, const char *prefix, size_t plen,
+		       const char *start, size_t slen,
+		       int (*cb)(const char *key, size_t klen, const char *val,
+				 size_t vlen, void *arg),
+		       void *arg)
+{
 	int err = store_wait(s);
 
-	return err ? err : scan(s, prefix, plen, cb, arg);
+	return err ? err : scan(s, prefix, plen, start, slen, cb, arg);
 }
 
 void store_get_stats(struct store *s, struct store_stats *out)

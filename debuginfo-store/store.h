@@ -190,6 +190,18 @@ int store_find_pair(struct store *s, const char *build_id, struct store_pair *ou
 int store_list(struct store *s, const char *build_id,
 	       int (*cb)(const struct store_artifact *a, void *arg), void *arg);
 
+/*
+ * Every candidate of every build ID, in (build ID, sha256) order, from the
+ * first build ID greater than `after` (NULL or "": from the first): what a
+ * listing pages through.  cb as for store_list().
+ */
+int store_list_all(struct store *s, const char *after,
+		   int (*cb)(const struct store_artifact *a, void *arg), void *arg);
+/* How many source paths the DWARF of build_id's candidates names, and how
+ * many of those files are stored: 0, or the store's error. */
+int store_count_sources(struct store *s, const char *build_id, uint64_t *named,
+			uint64_t *stored);
+
 /* Open a recorded blob (an uploaded or fetched file) read-only; the fd is
  * the caller's.  0 or -errno. */
 int store_blob_open(struct store *s, const char *sha256, int *fd);

@@ -160,5 +160,11 @@ int store_db_scan(struct store *s, const char *prefix, size_t plen,
 		  int (*cb)(const char *key, size_t klen, const char *val,
 			    size_t vlen, void *arg),
 		  void *arg);
+/* The same from the first key at or after start (which begins with prefix). */
+int store_db_scan_from(struct store *s, const char *prefix, size_t plen,
+		       const char *start, size_t slen,
+		       int (*cb)(const char *key, size_t klen, const char *val,
+				 size_t vlen, void *arg),
+		       void *arg);
 
 #endif /* EMBER_STORE_INTERNAL_H */

@@ -25,9 +25,9 @@ struct labelsets {
 static void labelsets_release(struct labelsets *ls)
 {
 	for (size_t i = 0; i < ls->n; i++)
-		pstore_vec_free(&ls->groups[i]);
+		EMBER_VEC_FREE(&ls->groups[i]);
 	free(ls->groups);
-	pstore_vec_free(&ls->caller);
+	EMBER_VEC_FREE(&ls->caller);
 }
 
 /* The caller's labels with empty values dropped, plus __name__. */
@@ -45,10 +45,10 @@ static int caller_labels(const struct pstore_append_opts *o, const struct pprof_
 		if (!*l[i].value)
 			continue;
 		named |= strcmp(l[i].name, "__name__") == 0;
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&ls->caller, l[i]));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ls->caller, l[i]));
 	}
 	if (!named)
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&ls->caller, ((struct pstore_label){ "__name__",
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ls->caller, ((struct pstore_label){ "__name__",
 									pstore_profile_name(p) })));
 	return pstore_labels_check(ls->caller.v, ls->caller.n, lim, d);
 }
@@ -66,7 +66,7 @@ static int group_labels(struct labelsets *ls, const struct pstore_group *g,
 			const struct pstore_limits *lim, struct pstore_labels *out,
 			struct ember_diag *d)
 {
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(out, ls->caller.n + g->labels.n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(out, ls->caller.n + g->labels.n));
 	pstore_memcpy(out->v, ls->caller.v, ls->caller.n * sizeof(*out->v));
 	out->n = ls->caller.n;
 	for (size_t i = 0; i < g->labels.n; i++)
@@ -159,6 +159,15 @@ static int into_head(struct pstore *s, struct pstore_head *h, const struct pprof
 		err = group_labels(ls, &in.groups.v[g], &s->lim, &ls->groups[g], d);
 	if (!err)
 		err = pstore_head_add(h, &in, ls->groups, &a, &gate, first, count, d);
+	if (!err && OPT(o, info, NULL)) {
+		struct pstore_append_info *info = OPT(o, info, NULL);
+
+		*info = (struct pstore_append_info){ .profiles = in.groups.n, .time_ns = time };
+		for (size_t g = 0; g < in.groups.n; g++) {
+			info->samples += in.groups.v[g].samples;
+			info->resolved += in.groups.v[g].resolved;
+		}
+	}
 	if (!err)
 		for (size_t g = 0; g < ls->n; g++)
 			pstore_unbounded_observe(s->unbounded, ls->groups[g].v, ls->groups[g].n);

@@ -24,8 +24,8 @@ void pstore_block_meta_release(struct pstore_block_meta *m)
 {
 	for (size_t i = 0; i < m->parents.n; i++)
 		free(m->parents.v[i]);
-	pstore_vec_free(&m->parents);
-	pstore_vec_free(&m->wal);
+	EMBER_VEC_FREE(&m->parents);
+	EMBER_VEC_FREE(&m->wal);
 }
 
 /* ---- header and sections ---------------------------------------------------- */
@@ -133,7 +133,7 @@ int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_m
 	const uint8_t *end = p + len;
 	uint64_t n;
 
-	GET(pstore_get_uvarint(&p, end, &n), d, "parents");
+	GET(ember_cur_uleb(&p, end, &n), d, "parents");
 	GET(n > len ? -1 : 0, d, "parents");
 	for (uint64_t i = 0; i < n; i++) {
 		const char *s;
@@ -142,26 +142,26 @@ int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_m
 
 		GET(pstore_get_str(&p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, "parent name");
 		copy = strndup(s, sl);
-		if (!copy || pstore_vec_push(&m->parents, copy)) {
+		if (!copy || EMBER_VEC_APPEND(&m->parents, copy)) {
 			free(copy);
 			return -ENOMEM;
 		}
 	}
-	GET(pstore_get_uvarint(&p, end, &n), d, "log ranges");
+	GET(ember_cur_uleb(&p, end, &n), d, "log ranges");
 	GET(n > len ? -1 : 0, d, "log ranges");
 	for (uint64_t i = 0; i < n; i++) {
 		struct pstore_walrange w;
 		const uint8_t *id;
 
-		GET(pstore_get_bytes(&p, end, 16, &id), d, "log range");
+		GET(ember_cur_bytes(&p, end, 16, &id), d, "log range");
 		pstore_memcpy(w.writer, id, 16);
-		GET(pstore_get_uvarint(&p, end, &w.lo), d, "log range");
-		GET(pstore_get_uvarint(&p, end, &w.hi), d, "log range");
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&m->wal, w));
+		GET(ember_cur_uleb(&p, end, &w.lo), d, "log range");
+		GET(ember_cur_uleb(&p, end, &w.hi), d, "log range");
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&m->wal, w));
 	}
-	GET(pstore_get_uvarint(&p, end, &m->profiles), d, "counts");
-	GET(pstore_get_uvarint(&p, end, &m->rows), d, "counts");
-	GET(pstore_get_uvarint(&p, end, &m->series), d, "counts");
+	GET(ember_cur_uleb(&p, end, &m->profiles), d, "counts");
+	GET(ember_cur_uleb(&p, end, &m->rows), d, "counts");
+	GET(ember_cur_uleb(&p, end, &m->series), d, "counts");
 	return 0;
 }
 
@@ -171,9 +171,9 @@ static int decode_strings(const uint8_t *p, size_t len, struct pstore_strtab *t,
 	const uint8_t *end = p + len;
 	uint64_t n;
 
-	GET(pstore_get_uvarint(&p, end, &n), d, "strings");
+	GET(ember_cur_uleb(&p, end, &n), d, "strings");
 	GET(n > len ? -1 : 0, d, "string count");
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&t->off, n + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&t->off, n + 1));
 	for (uint64_t i = 0; i < n; i++) {
 		const char *s;
 		size_t sl;
@@ -201,7 +201,7 @@ static int decode_types(const uint8_t **p, const uint8_t *end, struct pstore_ser
 		for (int k = 0; k < 5; k++)
 			GET(pstore_get_u32max(p, end, nstr - 1, &ty.f[k]), d, "type field");
 		GET(pstore_get_u32max(p, end, nstr - 1, &ty.id), d, "type id");
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->types, ty));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->types, ty));
 	}
 	return 0;
 }
@@ -222,7 +222,7 @@ static int decode_one_series(const uint8_t **p, const uint8_t *end, struct pstor
 
 		GET(pstore_get_u32max(p, end, (uint32_t)t->types.n - 1, &ty), d, "series type");
 		GET(t->types.n ? 0 : -1, d, "series type");
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->type_ids, ty));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->type_ids, ty));
 		tids[k] = pstore_type_str(t, ty);
 	}
 	GET(pstore_get_u32max(p, end, 256, &s.nlabels), d, "series labels");
@@ -231,14 +231,14 @@ static int decode_one_series(const uint8_t **p, const uint8_t *end, struct pstor
 
 		GET(pstore_get_u32max(p, end, nstr - 1, &lp.name), d, "label name");
 		GET(pstore_get_u32max(p, end, nstr - 1, &lp.value), d, "label value");
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->pairs, lp));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->pairs, lp));
 		labels[k].name = pstore_str(&t->str, lp.name);
 		labels[k].value = pstore_str(&t->str, lp.value);
 		GET(k && strcmp(labels[k - 1].name, labels[k].name) >= 0 ? -1 : 0, d,
 		    "series labels out of order");
 	}
-	s.key = pstore_series_key(labels, s.nlabels, tids, s.ntypes);
-	return pstore_vec_push(&t->series, s);
+	s.key = pstore_series_key(&t->ident, labels, s.nlabels, tids, s.ntypes);
+	return EMBER_VEC_APPEND(&t->series, s);
 }
 
 int pstore_block_decode_series(const uint8_t *strs, size_t slen, const uint8_t *ser, size_t len,
@@ -279,13 +279,13 @@ static int decode_value(const uint8_t **p, const uint8_t *end, const struct psto
 	for (uint32_t k = 0; k < v.npost; k++) {
 		uint64_t delta;
 
-		GET(pstore_get_uvarint(p, end, &delta), d, "posting");
+		GET(ember_cur_uleb(p, end, &delta), d, "posting");
 		s += delta;
 		GET((k && !delta) || s >= ns || !series_has(t, (uint32_t)s, name, v.value) ? -1 : 0,
 		    d, "posting disagrees with the series");
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&ix->post, (uint32_t)s));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ix->post, (uint32_t)s));
 	}
-	return pstore_vec_push(&ix->vals, v);
+	return EMBER_VEC_APPEND(&ix->vals, v);
 }
 
 int pstore_block_decode_labels(const uint8_t *p, size_t len, const struct pstore_seriestab *t,
@@ -314,7 +314,7 @@ int pstore_block_decode_labels(const uint8_t *p, size_t len, const struct pstore
 				    : 0,
 			    d, "label values out of order");
 		}
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&ix->names, ln));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ix->names, ln));
 	}
 	GET(ix->post.n != t->pairs.n ? -1 : 0, d, "label index misses series labels");
 	return 0;
@@ -329,7 +329,7 @@ static int decode_functions(const uint8_t *p, size_t len, struct pstore_dict *dt
 	uint32_t nstr = (uint32_t)pstore_strtab_count(&dt->str), n;
 
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "functions");
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&dt->funcs, n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&dt->funcs, n));
 	dt->funcs.n = n;
 	for (uint32_t i = 0; i < n; i++)
 		GET(pstore_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].name), d, "function name");
@@ -340,7 +340,7 @@ static int decode_functions(const uint8_t *p, size_t len, struct pstore_dict *dt
 		GET(pstore_get_u32max(&p, end, nstr - 1, &dt->funcs.v[i].filename), d,
 		    "function file");
 	for (uint32_t i = 0; i < n; i++)
-		GET(pstore_get_svarint(&p, end, &dt->funcs.v[i].start_line), d, "function line");
+		GET(ember_cur_zigzag(&p, end, &dt->funcs.v[i].start_line), d, "function line");
 	return 0;
 }
 
@@ -351,17 +351,17 @@ static int decode_mappings(const uint8_t *p, size_t len, struct pstore_dict *dt,
 	uint32_t nstr = (uint32_t)pstore_strtab_count(&dt->str), n;
 
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "mappings");
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&dt->maps, n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&dt->maps, n));
 	dt->maps.n = n;
 	for (uint32_t i = 0; i < n; i++) {
 		struct pstore_map *m = &dt->maps.v[i];
 		uint64_t size;
 
-		GET(pstore_get_uvarint(&p, end, &m->start), d, "mapping");
-		GET(pstore_get_uvarint(&p, end, &size), d, "mapping");
+		GET(ember_cur_uleb(&p, end, &m->start), d, "mapping");
+		GET(ember_cur_uleb(&p, end, &size), d, "mapping");
 		GET(size > UINT64_MAX - m->start ? -1 : 0, d, "mapping size");
 		m->limit = m->start + size;
-		GET(pstore_get_uvarint(&p, end, &m->offset), d, "mapping");
+		GET(ember_cur_uleb(&p, end, &m->offset), d, "mapping");
 		GET(pstore_get_u32max(&p, end, nstr - 1, &m->filename), d, "mapping file");
 		GET(pstore_get_u32max(&p, end, nstr - 1, &m->build_id), d, "mapping build ID");
 	}
@@ -382,8 +382,8 @@ static int decode_lines(const uint8_t **p, const uint8_t *end, struct pstore_dic
 			GET(pstore_get_u32max(p, end, (uint32_t)dt->funcs.n - 1, &ln.func), d,
 			    "line");
 			GET(dt->funcs.n ? 0 : -1, d, "line without functions");
-			GET(pstore_get_svarint(p, end, &ln.line), d, "line number");
-			EMBER_FORWARD_IF_ERROR(pstore_vec_push(&dt->lines, ln));
+			GET(ember_cur_zigzag(p, end, &ln.line), d, "line number");
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&dt->lines, ln));
 		}
 	}
 	return 0;
@@ -397,7 +397,7 @@ static int decode_locations(const uint8_t *p, size_t len, struct pstore_dict *dt
 	uint32_t n;
 
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "locations");
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&dt->locs, n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&dt->locs, n));
 	dt->locs.n = n;
 	for (uint32_t i = 0; i < n; i++)
 		GET(pstore_get_u32max(&p, end, (uint32_t)dt->maps.n, &dt->locs.v[i].mapping), d,
@@ -405,7 +405,7 @@ static int decode_locations(const uint8_t *p, size_t len, struct pstore_dict *dt
 	for (uint32_t i = 0; i < n; i++) {
 		int64_t delta;
 
-		GET(pstore_get_svarint(&p, end, &delta), d, "location address");
+		GET(ember_cur_zigzag(&p, end, &delta), d, "location address");
 		addr += (uint64_t)delta;
 		dt->locs.v[i].address = addr;
 	}
@@ -422,8 +422,8 @@ static int decode_nodes(const uint8_t *p, size_t len, struct pstore_dict *dt, st
 	uint32_t n;
 
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "nodes");
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&dt->node_parent, (size_t)n + 1));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&dt->node_loc, (size_t)n + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&dt->node_parent, (size_t)n + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&dt->node_loc, (size_t)n + 1));
 	depth = calloc((size_t)n + 1, sizeof(*depth));
 	if (!depth)
 		return -ENOMEM;
@@ -462,8 +462,8 @@ int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
 static int decode_cov(const uint8_t **p, const uint8_t *end, uint32_t nstr, struct pstore_prof *pr,
 		      struct pstore_bdata *b, struct ember_diag *d)
 {
-	GET(pstore_get_uvarint(p, end, &pr->samples), d, "coverage");
-	GET(pstore_get_uvarint(p, end, &pr->resolved), d, "coverage");
+	GET(ember_cur_uleb(p, end, &pr->samples), d, "coverage");
+	GET(ember_cur_uleb(p, end, &pr->resolved), d, "coverage");
 	GET(pstore_get_u32max(p, end, (uint32_t)(end - *p), &pr->ncov), d, "coverage");
 	pr->cov_off = (uint32_t)b->cov.n;
 	for (uint32_t k = 0; k < pr->ncov; k++) {
@@ -471,8 +471,8 @@ static int decode_cov(const uint8_t **p, const uint8_t *end, uint32_t nstr, stru
 
 		GET(pstore_get_u32max(p, end, nstr - 1, &c.build_id), d, "coverage build ID");
 		GET(pstore_get_u32max(p, end, nstr - 1, &c.reason), d, "coverage reason");
-		GET(pstore_get_uvarint(p, end, &c.samples), d, "coverage samples");
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&b->cov, c));
+		GET(ember_cur_uleb(p, end, &c.samples), d, "coverage samples");
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&b->cov, c));
 	}
 	return 0;
 }
@@ -490,10 +490,10 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 	if (delta)
 		*row_off = 0;
 	pr.series = *series += delta;
-	GET(pstore_get_svarint(p, end, &dt), d, "profile time");
+	GET(ember_cur_zigzag(p, end, &dt), d, "profile time");
 	pr.time = *time = (int64_t)((uint64_t)*time + (uint64_t)dt);
-	GET(pstore_get_svarint(p, end, &pr.duration), d, "profile duration");
-	GET(pstore_get_svarint(p, end, &pr.period), d, "profile period");
+	GET(ember_cur_zigzag(p, end, &pr.duration), d, "profile duration");
+	GET(ember_cur_zigzag(p, end, &pr.period), d, "profile period");
 	GET(pstore_get_u32max(p, end, UINT32_MAX - 1, &pr.nrows), d, "profile rows");
 	pr.row_off = *row_off;
 	*row_off += pr.nrows;
@@ -501,11 +501,11 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 	for (uint32_t c = 0; c < t->series.v[pr.series].ntypes; c++) {
 		int64_t v;
 
-		GET(pstore_get_svarint(p, end, &v), d, "profile totals");
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&b->totals, v));
+		GET(ember_cur_zigzag(p, end, &v), d, "profile totals");
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&b->totals, v));
 	}
 	EMBER_FORWARD_IF_ERROR(decode_cov(p, end, (uint32_t)pstore_strtab_count(&t->str), &pr, b, d));
-	return pstore_vec_push(&b->profs, pr);
+	return EMBER_VEC_APPEND(&b->profs, pr);
 }
 
 int pstore_block_decode_profiles(const uint8_t *p, size_t len, const struct pstore_seriestab *t,
@@ -519,7 +519,7 @@ int pstore_block_decode_profiles(const uint8_t *p, size_t len, const struct psto
 
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "profiles");
 	GET(n != m->profiles ? -1 : 0, d, "profile count");
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&b->series_prof, t->series.n + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&b->series_prof, t->series.n + 1));
 	b->series_prof.n = t->series.n + 1;
 	for (size_t s = 0; s <= t->series.n; s++)
 		b->series_prof.v[s] = UINT32_MAX;
@@ -543,9 +543,9 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 	const uint8_t *end = p + len;
 	uint64_t n, off = 0;
 
-	GET(pstore_get_uvarint(&p, end, &n), d, "streams");
+	GET(ember_cur_uleb(&p, end, &n), d, "streams");
 	GET(n > len ? -1 : 0, d, "streams");
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&b->series_stream, t->series.n + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&b->series_stream, t->series.n + 1));
 	for (size_t s = 0; s < t->series.n; s++) {
 		uint32_t ncols = t->series.v[s].ntypes;
 
@@ -560,9 +560,9 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 			GET(pstore_get_u32max(&p, end, PS_STREAM_DERIVED, &st.kind), d,
 			    "stream kind");
 			GET(pstore_get_u32max(&p, end, ncols, &st.ref), d, "stream reference");
-			GET(pstore_get_svarint(&p, end, &st.factor), d, "stream factor");
-			GET(pstore_get_uvarint(&p, end, &st.stored), d, "stream size");
-			GET(pstore_get_uvarint(&p, end, &st.raw), d, "stream size");
+			GET(ember_cur_zigzag(&p, end, &st.factor), d, "stream factor");
+			GET(ember_cur_uleb(&p, end, &st.stored), d, "stream size");
+			GET(ember_cur_uleb(&p, end, &st.raw), d, "stream size");
 			GET((c == 0) != (st.kind == PS_STREAM_STACKS) ? -1 : 0, d, "stream kind");
 			/* column c - 1 derived from an earlier plain column */
 			GET(st.kind == PS_STREAM_DERIVED &&
@@ -575,7 +575,7 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 			    "stream extent");
 			st.off = off;
 			off += st.kind == PS_STREAM_DERIVED ? 0 : st.stored;
-			EMBER_FORWARD_IF_ERROR(pstore_vec_push(&b->streams, st));
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&b->streams, st));
 		}
 	}
 	b->series_stream.n = t->series.n;

@@ -44,7 +44,14 @@ static int cmp_series(const void *a, const void *b, void *ctx)
 	}
 	if (x->nlabels != y->nlabels)
 		return x->nlabels < y->nlabels ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
+	for (uint32_t i = 0; i < x->ntypes && i < y->ntypes; i++) { /* keys are random */
+		int c = strcmp(pstore_type_str(t, t->type_ids.v[x->type_off + i]),
+			       pstore_type_str(t, t->type_ids.v[y->type_off + i]));
+
+		if (c)
+			return c;
+	}
+	return x->ntypes < y->ntypes ? -1 : x->ntypes > y->ntypes;
 }
 
 static int copy_series(struct enc *e, uint32_t s)
@@ -137,11 +144,11 @@ static int build_dict(struct enc *e)
 
 static int put_strings(struct ember_buf *b, const struct pstore_strtab *t)
 {
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, pstore_strtab_count(t) - 1));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, pstore_strtab_count(t) - 1));
 	for (uint32_t i = 1; i < pstore_strtab_count(t); i++) {
 		const char *s = pstore_str(t, i);
 
-		EMBER_FORWARD_IF_ERROR(pstore_put_str(b, s, strlen(s)));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(b, s, strlen(s)));
 	}
 	return 0;
 }
@@ -150,41 +157,41 @@ static int sec_meta(struct enc *e, struct ember_buf *b)
 {
 	const struct pstore_block_src *s = e->src;
 
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->nparents));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->nparents));
 	for (size_t i = 0; i < s->nparents; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_str(b, s->parents[i], strlen(s->parents[i])));
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->nwal));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(b, s->parents[i], strlen(s->parents[i])));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->nwal));
 	for (size_t i = 0; i < s->nwal; i++) {
 		EMBER_FORWARD_IF_ERROR(ember_buf_append(b, s->wal[i].writer, 16));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->wal[i].lo));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->wal[i].hi));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->wal[i].lo));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->wal[i].hi));
 	}
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->nsel));
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, e->rows));
-	return pstore_put_uvarint(b, e->bt.series.n);
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->nsel));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, e->rows));
+	return ember_buf_put_uleb(b, e->bt.series.n);
 }
 
 static int sec_series(struct enc *e, struct ember_buf *b)
 {
 	const struct pstore_seriestab *t = &e->bt;
 
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->types.n));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->types.n));
 	for (size_t i = 0; i < t->types.n; i++) {
 		for (int k = 0; k < 5; k++)
-			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->types.v[i].f[k]));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->types.v[i].id));
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->types.v[i].f[k]));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->types.v[i].id));
 	}
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->series.n));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->series.n));
 	for (size_t i = 0; i < t->series.n; i++) {
 		const struct pstore_series *s = &t->series.v[i];
 
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->ntypes));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->ntypes));
 		for (uint32_t k = 0; k < s->ntypes; k++)
-			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->type_ids.v[s->type_off + k]));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, s->nlabels));
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->type_ids.v[s->type_off + k]));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->nlabels));
 		for (uint32_t k = 0; k < s->nlabels; k++) {
-			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->pairs.v[s->label_off + k].name));
-			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, t->pairs.v[s->label_off + k].value));
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->pairs.v[s->label_off + k].name));
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->pairs.v[s->label_off + k].value));
 		}
 	}
 	return 0;
@@ -197,18 +204,18 @@ static int sec_labels(struct enc *e, struct ember_buf *b)
 
 	if (err)
 		return err;
-	err = pstore_put_uvarint(b, ix.names.n);
+	err = ember_buf_put_uleb(b, ix.names.n);
 	for (size_t i = 0; !err && i < ix.names.n; i++) {
 		const struct pstore_lname *n = &ix.names.v[i];
 
-		err = pstore_put_uvarint(b, n->name) ?: pstore_put_uvarint(b, n->nvals);
+		err = ember_buf_put_uleb(b, n->name) ?: ember_buf_put_uleb(b, n->nvals);
 		for (uint32_t k = 0; !err && k < n->nvals; k++) {
 			const struct pstore_lval *v = &ix.vals.v[n->val_off + k];
 			uint32_t prev = 0;
 
-			err = pstore_put_uvarint(b, v->value) ?: pstore_put_uvarint(b, v->npost);
+			err = ember_buf_put_uleb(b, v->value) ?: ember_buf_put_uleb(b, v->npost);
 			for (uint32_t j = 0; !err && j < v->npost; j++) {
-				err = pstore_put_uvarint(b, ix.post.v[v->post_off + j] - prev);
+				err = ember_buf_put_uleb(b, ix.post.v[v->post_off + j] - prev);
 				prev = ix.post.v[v->post_off + j];
 			}
 		}
@@ -224,16 +231,16 @@ static int put_profile(struct enc *e, struct ember_buf *b, const struct pstore_p
 	uint32_t series = e->series_map[p->series];
 	uint32_t ncols = e->bt.series.v[series].ntypes;
 
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, series - *prev_series));
-	EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, (int64_t)((uint64_t)p->time - (uint64_t)*prev_time)));
-	EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, p->duration));
-	EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, p->period));
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, p->nrows));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, series - *prev_series));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(b, (int64_t)((uint64_t)p->time - (uint64_t)*prev_time)));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(b, p->duration));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(b, p->period));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, p->nrows));
 	for (uint32_t c = 0; c < ncols; c++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, s->totals[p->tot_off + c]));
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, p->samples));
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, p->resolved));
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, p->ncov));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(b, s->totals[p->tot_off + c]));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, p->samples));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, p->resolved));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, p->ncov));
 	for (uint32_t k = 0; k < p->ncov; k++) {
 		const struct pstore_cov *c = &s->cov[p->cov_off + k];
 		uint32_t bid, reason;
@@ -242,9 +249,9 @@ static int put_profile(struct enc *e, struct ember_buf *b, const struct pstore_p
 					     &bid));
 		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&e->bt.str, pstore_str(&s->series->str, c->reason),
 					     &reason));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, bid));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, reason));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, c->samples));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, bid));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, reason));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, c->samples));
 	}
 	*prev_series = series;
 	*prev_time = p->time;
@@ -256,7 +263,7 @@ static int sec_profiles(struct enc *e, struct ember_buf *b)
 	uint32_t prev_series = 0;
 	int64_t prev_time = 0;
 
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, e->src->nsel));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, e->src->nsel));
 	for (size_t i = 0; i < e->src->nsel; i++) {
 		const struct pstore_prof *p = &e->src->profs[e->order[i]];
 
@@ -268,29 +275,29 @@ static int sec_profiles(struct enc *e, struct ember_buf *b)
 
 static int sec_functions(const struct pstore_dict *d, struct ember_buf *b)
 {
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->funcs.n));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->funcs.n));
 	for (size_t i = 0; i < d->funcs.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->funcs.v[i].name));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->funcs.v[i].name));
 	for (size_t i = 0; i < d->funcs.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->funcs.v[i].system_name));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->funcs.v[i].system_name));
 	for (size_t i = 0; i < d->funcs.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->funcs.v[i].filename));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->funcs.v[i].filename));
 	for (size_t i = 0; i < d->funcs.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, d->funcs.v[i].start_line));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(b, d->funcs.v[i].start_line));
 	return 0;
 }
 
 static int sec_mappings(const struct pstore_dict *d, struct ember_buf *b)
 {
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->maps.n));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->maps.n));
 	for (size_t i = 0; i < d->maps.n; i++) {
 		const struct pstore_map *m = &d->maps.v[i];
 
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->start));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->limit - m->start));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->offset));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->filename));
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, m->build_id));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, m->start));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, m->limit - m->start));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, m->offset));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, m->filename));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, m->build_id));
 	}
 	return 0;
 }
@@ -299,21 +306,21 @@ static int sec_locations(const struct pstore_dict *d, struct ember_buf *b)
 {
 	uint64_t prev = 0;
 
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->locs.n));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->locs.n));
 	for (size_t i = 0; i < d->locs.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->locs.v[i].mapping));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->locs.v[i].mapping));
 	for (size_t i = 0; i < d->locs.n; i++) {
-		EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, (int64_t)(d->locs.v[i].address - prev)));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(b, (int64_t)(d->locs.v[i].address - prev)));
 		prev = d->locs.v[i].address;
 	}
 	for (size_t i = 0; i < d->locs.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->locs.v[i].nlines));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->locs.v[i].nlines));
 	for (size_t i = 0; i < d->locs.n; i++)
 		for (uint32_t k = 0; k < d->locs.v[i].nlines; k++) {
 			const struct pstore_line *l = &d->lines.v[d->locs.v[i].line_off + k];
 
-			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, l->func));
-			EMBER_FORWARD_IF_ERROR(pstore_put_svarint(b, l->line));
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, l->func));
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(b, l->line));
 		}
 	return 0;
 }
@@ -322,11 +329,11 @@ static int sec_nodes(const struct pstore_dict *d, struct ember_buf *b)
 {
 	size_t n = pstore_dict_nodes(d);
 
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, n - 1));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, n - 1));
 	for (size_t i = 1; i < n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, i - d->node_parent.v[i]));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, i - d->node_parent.v[i]));
 	for (size_t i = 1; i < n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(b, d->node_loc.v[i]));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->node_loc.v[i]));
 	return 0;
 }
 
@@ -350,15 +357,15 @@ static int sec_rows(struct enc *e, struct ember_buf *rows, struct ember_buf *dir
 		err = pstore_rows_encode(&in, rows, &streams);
 	}
 	if (!err)
-		err = pstore_put_uvarint(dir, streams.n);
+		err = ember_buf_put_uleb(dir, streams.n);
 	for (size_t k = 0; !err && k < streams.n; k++) {
 		const struct pstore_stream *st = &streams.v[k];
 
-		err = pstore_put_uvarint(dir, st->kind) ?: pstore_put_uvarint(dir, st->ref) ?:
-		      pstore_put_svarint(dir, st->factor) ?: pstore_put_uvarint(dir, st->stored) ?:
-		      pstore_put_uvarint(dir, st->raw);
+		err = ember_buf_put_uleb(dir, st->kind) ?: ember_buf_put_uleb(dir, st->ref) ?:
+		      ember_buf_put_zigzag(dir, st->factor) ?: ember_buf_put_uleb(dir, st->stored) ?:
+		      ember_buf_put_uleb(dir, st->raw);
 	}
-	pstore_vec_free(&streams);
+	EMBER_VEC_FREE(&streams);
 	free(profs);
 	return err;
 }
@@ -451,11 +458,7 @@ static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAM
 	pstore_le64(table + 48, pstore_hash(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
 				    pstore_hash(table, 48, 0)));
 	pstore_memcpy(out->data, table, hlen);
-	snprintf(name, PS_BLOCK_NAME_MAX, "blocks/%016llx-%016llx%016llx.pblk",
-		 (unsigned long long)e->src->partition,
-		 (unsigned long long)pstore_hash(out->data, out->len, 1),
-		 (unsigned long long)pstore_hash(out->data, out->len, 2));
-	return 0;
+	return pstore_block_name(e->src->partition, out->data, out->len, name);
 }
 
 static void enc_release(struct enc *e)
@@ -478,7 +481,7 @@ int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *ou
 
 	for (int k = 0; k < PS_SEC_KIND_MAX; k++)
 		ember_buf_init(&e.sec[k], (size_t)PS_SECTION_MAX_RAW);
-	err = pstore_seriestab_init(&e.bt);
+	err = pstore_seriestab_init(&e.bt, &src->series->ident);
 	e.cctx = ZSTD_createCCtx();
 	if (!err && !e.cctx)
 		err = -ENOMEM;

@@ -91,7 +91,7 @@ static int put_stacks(const struct pstore_rows_in *in, const struct order *o, st
 		uint32_t prev = 0;
 
 		for (uint32_t i = 0; i < in->profs[pi]->nrows; i++) {
-			EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(raw, o->keys[base + i] - prev));
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(raw, o->keys[base + i] - prev));
 			prev = o->keys[base + i];
 		}
 		base += in->profs[pi]->nrows;
@@ -151,7 +151,7 @@ static int put_column(const struct pstore_rows_in *in, uint32_t c, int64_t facto
 		const struct pstore_prof *p = in->profs[pi];
 
 		for (uint32_t i = 0; i < p->nrows; i++)
-			EMBER_FORWARD_IF_ERROR(pstore_put_svarint(raw,
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(raw,
 						  val_at(in, p, o->perm[base + i], c) / factor));
 		base += p->nrows;
 	}
@@ -186,11 +186,11 @@ static int encode_all(const struct pstore_rows_in *in, const struct order *o,
 
 	EMBER_FORWARD_IF_ERROR(put_stacks(in, o, raw));
 	EMBER_FORWARD_IF_ERROR(compress_frame(in->cctx, raw, rows, &st));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(streams, st));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(streams, st));
 	first = streams->n;
 	for (uint32_t c = 0; c < in->ncols; c++) {
 		EMBER_FORWARD_IF_ERROR(encode_column(in, c, o, streams->v + first, raw, rows, &st));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(streams, st));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(streams, st));
 	}
 	return 0;
 }
@@ -258,15 +258,6 @@ int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, si
 	return 0;
 }
 
-static inline int next_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	if (end - *p >= 10) {
-		*v = pstore_uvarint_fast(p);
-		return 0;
-	}
-	return pstore_get_uvarint(p, end, v);
-}
-
 /* Skip the rows of one profile in both streams. */
 static int skip_rows(const uint8_t **s, const uint8_t **v, const uint8_t *se, const uint8_t *ve,
 		     uint32_t n)
@@ -274,9 +265,9 @@ static int skip_rows(const uint8_t **s, const uint8_t **v, const uint8_t *se, co
 	uint64_t x;
 
 	for (uint32_t i = 0; i < n; i++) {
-		EMBER_FORWARD_IF_ERROR(next_uvarint(s, se, &x));
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(s, se, &x));
 		if (*v)
-			EMBER_FORWARD_IF_ERROR(next_uvarint(v, ve, &x));
+			EMBER_FORWARD_IF_ERROR(ember_cur_uleb(v, ve, &x));
 	}
 	return 0;
 }
@@ -287,12 +278,12 @@ static int sum_profile(const struct pstore_sum_in *in, const uint8_t **s, const 
 	uint64_t node = 0, delta, raw;
 
 	for (uint32_t i = 0; i < n; i++) {
-		EMBER_FORWARD_IF_ERROR(next_uvarint(s, in->stacks_end, &delta));
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(s, in->stacks_end, &delta));
 		node += delta;
 		if (node >= in->nnodes)
 			return -PSTORE_ERR_CORRUPT;
-		EMBER_FORWARD_IF_ERROR(next_uvarint(v, in->vals_end, &raw));
-		self[node] = pstore_add(self[node], pstore_mul(pstore_unzigzag(raw), in->factor));
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(v, in->vals_end, &raw));
+		self[node] = pstore_add(self[node], pstore_mul(ember_unzigzag(raw), in->factor));
 	}
 	return 0;
 }
@@ -328,7 +319,7 @@ int pstore_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct
 		uint64_t node = 0, delta;
 
 		for (uint32_t r = 0; r < profs[i].nrows; r++) {
-			EMBER_FAIL_IF(pstore_get_uvarint(&p, end, &delta) ||
+			EMBER_FAIL_IF(ember_cur_uleb(&p, end, &delta) ||
 					      (node += delta) >= nnodes,
 				      d, -PSTORE_ERR_CORRUPT, "stack stream corrupt at row %zu",
 				      k);
@@ -344,7 +335,7 @@ int pstore_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nro
 	for (uint64_t i = 0; i < nrows; i++) {
 		int64_t v;
 
-		EMBER_FAIL_IF(pstore_get_svarint(&p, end, &v), d, -PSTORE_ERR_CORRUPT,
+		EMBER_FAIL_IF(ember_cur_zigzag(&p, end, &v), d, -PSTORE_ERR_CORRUPT,
 			      "value stream corrupt at row %llu", (unsigned long long)i);
 		vals[i * stride] = pstore_mul(v, factor);
 	}

@@ -54,7 +54,7 @@ int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pst
 	pthread_mutex_lock(&c->mu);
 	b->last_use = ++c->tick;
 	if (added) {
-		err = pstore_vec_push(&c->lru, pstore_block_ref(b));
+		err = EMBER_VEC_APPEND(&c->lru, pstore_block_ref(b));
 		if (err)
 			pstore_block_unref(b);
 		else
@@ -86,6 +86,6 @@ void pstore_cache_release(struct pstore_cache *c)
 		b->data = NULL;
 		pstore_block_unref(b);
 	}
-	pstore_vec_free(&c->lru);
+	EMBER_VEC_FREE(&c->lru);
 	pthread_mutex_destroy(&c->mu);
 }

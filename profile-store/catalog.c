@@ -134,7 +134,7 @@ static int read_small_sections(struct reader *r, struct pstore_block *b, struct 
 }
 
 static struct pstore_block *block_new(const struct pstore_blockio *io, const char *name,
-				  uint64_t size)
+				      uint64_t size, const struct ember_hash_key *ident)
 {
 	struct pstore_block *b = calloc(1, sizeof(*b));
 
@@ -145,7 +145,7 @@ static struct pstore_block *block_new(const struct pstore_blockio *io, const cha
 	b->size = size;
 	b->name = strdup(name);
 	pthread_mutex_init(&b->mu, NULL);
-	if (!b->name || pstore_seriestab_init(&b->series)) {
+	if (!b->name || pstore_seriestab_init(&b->series, ident)) {
 		block_free(b);
 		return NULL;
 	}
@@ -153,9 +153,10 @@ static struct pstore_block *block_new(const struct pstore_blockio *io, const cha
 }
 
 int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
-		  struct pstore_block **out, struct ember_diag *d)
+		      const struct ember_hash_key *ident, struct pstore_block **out,
+		      struct ember_diag *d)
 {
-	struct pstore_block *b = block_new(io, name, size);
+	struct pstore_block *b = block_new(io, name, size, ident);
 	struct reader r = { .io = io, .name = name, .size = size };
 	char why[256];
 	struct ember_diag bd = ember_diag_make(why, sizeof(why));
@@ -193,12 +194,12 @@ void pstore_bdata_unref(struct pstore_bdata *b)
 	if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
 		return;
 	pstore_dict_release(&b->dict);
-	pstore_vec_free(&b->profs);
-	pstore_vec_free(&b->totals);
-	pstore_vec_free(&b->cov);
-	pstore_vec_free(&b->streams);
-	pstore_vec_free(&b->series_stream);
-	pstore_vec_free(&b->series_prof);
+	EMBER_VEC_FREE(&b->profs);
+	EMBER_VEC_FREE(&b->totals);
+	EMBER_VEC_FREE(&b->cov);
+	EMBER_VEC_FREE(&b->streams);
+	EMBER_VEC_FREE(&b->series_stream);
+	EMBER_VEC_FREE(&b->series_prof);
 	free(b);
 }
 
@@ -274,9 +275,9 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 			return EMBER_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
 		return EMBER_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
 	}
-	bd->bytes = pstore_dict_bytes(&bd->dict) + bd->profs.cap * sizeof(struct pstore_prof) +
-		    bd->totals.cap * 8 + bd->cov.cap * sizeof(struct pstore_cov) +
-		    bd->streams.cap * sizeof(struct pstore_stream);
+	bd->bytes = pstore_dict_bytes(&bd->dict) + bd->profs.alloc * sizeof(struct pstore_prof) +
+		    bd->totals.alloc * 8 + bd->cov.alloc * sizeof(struct pstore_cov) +
+		    bd->streams.alloc * sizeof(struct pstore_stream);
 	*out = bd;
 	return 0;
 }
@@ -307,7 +308,7 @@ int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream 
 
 int pstore_catalog_add(struct pstore *s, struct pstore_block *b)
 {
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&s->blocks, b));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&s->blocks, b));
 	for (size_t i = 0; i < b->series.series.n; i++)
 		if (pstore_keys_add(&s->keys, b->series.series.v[i].key))
 			return -ENOMEM;
@@ -328,8 +329,8 @@ void pstore_catalog_remove(struct pstore *s, size_t i)
 }
 
 struct listing {
-	PS_VEC(char *) names;
-	PS_VEC(uint64_t) sizes;
+	EMBER_VEC(char *) names;
+	EMBER_VEC(uint64_t) sizes;
 };
 
 static int on_name(void *arg, const char *name, uint64_t size)
@@ -341,7 +342,7 @@ static int on_name(void *arg, const char *name, uint64_t size)
 	if (n < 5 || strcmp(name + n - 5, ".pblk") != 0)
 		return 0;
 	copy = strdup(name);
-	if (!copy || pstore_vec_push(&l->names, copy) || pstore_vec_push(&l->sizes, size)) {
+	if (!copy || EMBER_VEC_APPEND(&l->names, copy) || EMBER_VEC_APPEND(&l->sizes, size)) {
 		free(copy);
 		return -ENOMEM;
 	}
@@ -398,7 +399,7 @@ int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 	for (size_t i = 0; !err && i < l.names.n; i++) {
 		struct pstore_block *b;
 
-		err = pstore_block_open(&s->io, l.names.v[i], l.sizes.v[i], &b, d);
+		err = pstore_block_open(&s->io, l.names.v[i], l.sizes.v[i], &s->ident, &b, d);
 		if (err)
 			break;
 		if (b->corrupt) {
@@ -413,7 +414,7 @@ int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 		drop_superseded(s);
 	for (size_t i = 0; i < l.names.n; i++)
 		free(l.names.v[i]);
-	pstore_vec_free(&l.names);
-	pstore_vec_free(&l.sizes);
+	EMBER_VEC_FREE(&l.names);
+	EMBER_VEC_FREE(&l.sizes);
 	return err;
 }

@@ -17,8 +17,9 @@
 
 #include <unistd.h>
 
-/* Encode src, put it, and read it back as a block (which also checks
- * what was written). */
+/* Encode src, put it (read back whole: an object of other content under
+ * its name is an error, block_name.c), and open it as a block (which
+ * also checks what was written). */
 int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
 		      struct pstore_block **out, struct ember_diag *d)
 {
@@ -28,13 +29,12 @@ int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
 
 	ember_buf_init(&bytes, SIZE_MAX / 2);
 	err = pstore_block_encode(src, &bytes, name);
-	if (!err)
-		err = s->io.put(s->io.ctx, name, bytes.data, bytes.len);
 	if (err)
-		err = EMBER_FAIL(d, err, "store: cannot write block '%s': %s", name,
-			      pstore_strerror(err));
+		err = EMBER_FAIL(d, err, "store: cannot encode a block: %s", pstore_strerror(err));
 	if (!err)
-		err = pstore_block_open(&s->io, name, bytes.len, out, d);
+		err = pstore_block_put(&s->io, name, bytes.data, bytes.len, d);
+	if (!err)
+		err = pstore_block_open(&s->io, name, bytes.len, &s->ident, out, d);
 	ember_buf_release(&bytes);
 	if (!err && (*out)->corrupt) {
 		err = EMBER_FAIL(d, -PSTORE_ERR_CORRUPT, "store: block '%s' reads back corrupt: %s",
@@ -70,7 +70,7 @@ static int visible(const struct pstore_head *h, struct pstore_u32s *out)
 {
 	for (uint32_t i = 0; i < h->profs.n; i++)
 		if (h->state.v[i] == PS_VISIBLE)
-			EMBER_FORWARD_IF_ERROR(pstore_vec_push(out, i));
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(out, i));
 	pstore_qsort_r(out->v, out->n, sizeof(*out->v), cmp_part, (void *)h);
 	return 0;
 }
@@ -95,10 +95,10 @@ static int flush_blocks(struct pstore *s, struct pstore_head *h, struct pstore_b
 		src.wal = &wal;
 		src.nwal = 1;
 		err = pstore_encode_put(s, &src, &b, d);
-		if (!err && (err = pstore_vec_push(out, b)))
+		if (!err && (err = EMBER_VEC_APPEND(out, b)))
 			pstore_block_unref(b);
 	}
-	pstore_vec_free(&sel);
+	EMBER_VEC_FREE(&sel);
 	return err;
 }
 
@@ -144,7 +144,7 @@ int pstore_compact_head(struct pstore *s, struct pstore_head *h)
 		err = publish_flush(s, h, blocks.v, blocks.n);
 	for (size_t i = 0; i < blocks.n; i++)
 		pstore_block_unref(blocks.v[i]);
-	pstore_vec_free(&blocks);
+	EMBER_VEC_FREE(&blocks);
 	if (err) {
 		pr_warn("pstore: writing log segment %llu as blocks: %s",
 			(unsigned long long)h->seq, why[0] ? why : pstore_strerror(err));
@@ -174,7 +174,7 @@ int pstore_rotate(struct pstore *s, bool force)
 	}
 	old_wal = s->wal;
 	pthread_mutex_lock(&s->mu);
-	err = pstore_vec_reserve(&s->sealed, s->sealed.n + 1);
+	err = EMBER_VEC_RESERVE(&s->sealed, s->sealed.n + 1);
 	if (!err)
 		err = pstore_open_segment(s); /* sets s->head and s->wal */
 	if (!err) {
@@ -255,6 +255,8 @@ int pstore_compact_pass(struct pstore *s, bool rotate)
 		err = pstore_compact_sealed(s);
 	if (!err)
 		err = pstore_compact_merge(s);
+	if (!err)
+		err = pstore_compact_reresolve(s);
 	if (!err)
 		err = pstore_compact_retention(s);
 	pthread_mutex_unlock(&s->compact_mu);

@@ -18,7 +18,7 @@ struct cset {
 
 struct recount {
 	struct pstore_head *h;
-	PS_VEC(struct cset) pool;
+	EMBER_VEC(struct cset) pool;
 	int32_t *node_set;  /* per node: its set, -1 empty */
 	uint32_t *loc_bid;  /* per location: build ID string, UINT32_MAX resolved */
 };
@@ -68,7 +68,7 @@ static int node_sets(struct recount *rc)
 			continue;
 		if (rc->pool.n >= INT32_MAX)
 			return -E2BIG;
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&rc->pool, ((struct cset){ bid, parent })));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&rc->pool, ((struct cset){ bid, parent })));
 		rc->node_set[i] = (int32_t)(rc->pool.n - 1);
 	}
 	return 0;
@@ -126,7 +126,7 @@ static int recount_profile(struct recount *rc, struct pstore_prof *p, const stru
 			for (; k < out->n && out->v[k].build_id != rc->pool.v[set].bid; k++)
 				;
 			if (k == out->n)
-				EMBER_FORWARD_IF_ERROR(pstore_vec_push(
+				EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(
 					out, ((struct pstore_cov){ rc->pool.v[set].bid, 0, 0 })));
 			out->v[k].samples += w;
 		}
@@ -152,12 +152,12 @@ int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *
 		free(h->cov.v);
 		h->cov.v = cov.v;
 		h->cov.n = cov.n;
-		h->cov.cap = cov.cap;
+		h->cov.alloc = cov.alloc;
 	} else {
-		pstore_vec_free(&cov);
+		EMBER_VEC_FREE(&cov);
 	}
 	free(rc.node_set);
 	free(rc.loc_bid);
-	pstore_vec_free(&rc.pool);
+	EMBER_VEC_FREE(&rc.pool);
 	return err;
 }

@@ -10,17 +10,26 @@
  */
 #include "pstore_internal.h"
 
-/* ---- hashing and equality per kind --------------------------------------- */
+/* ---- hashing and equality per kind ---------------------------------------
+ *
+ * Every set hashes with its own random key (ember_hash: SipHash), so no
+ * profile can be made to collide its stacks or locations into one probe
+ * run.  Tuples are hashed as arrays of 64-bit words (no padding bytes).
+ */
 
-static uint64_t func_hash_of(const struct pstore_func *f)
+static uint64_t func_hash_of(const struct pstore_dict *d, const struct pstore_func *f)
 {
-	return pstore_mix(f->name ^ ((uint64_t)f->system_name << 32)) ^
-	       pstore_mix(f->filename ^ ((uint64_t)f->start_line << 20));
+	uint64_t w[3] = { (uint64_t)f->name << 32 | f->system_name, f->filename,
+			  (uint64_t)f->start_line };
+
+	return ember_hash(&d->func_set.key, w, sizeof(w));
 }
 
 static uint64_t func_hash(const void *ctx, size_t i)
 {
-	return func_hash_of(&((const struct pstore_dict *)ctx)->funcs.v[i]);
+	const struct pstore_dict *d = ctx;
+
+	return func_hash_of(d, &d->funcs.v[i]);
 }
 
 static bool func_equal(const void *ctx, size_t i, const void *key)
@@ -31,15 +40,18 @@ static bool func_equal(const void *ctx, size_t i, const void *key)
 	       a->filename == b->filename && a->start_line == b->start_line;
 }
 
-static uint64_t map_hash_of(const struct pstore_map *m)
+static uint64_t map_hash_of(const struct pstore_dict *d, const struct pstore_map *m)
 {
-	return pstore_mix(m->start ^ pstore_mix(m->limit)) ^ pstore_mix(m->offset + m->filename) ^
-	       pstore_mix((uint64_t)m->build_id << 7);
+	uint64_t w[4] = { m->start, m->limit, m->offset, (uint64_t)m->filename << 32 | m->build_id };
+
+	return ember_hash(&d->map_set.key, w, sizeof(w));
 }
 
 static uint64_t map_hash(const void *ctx, size_t i)
 {
-	return map_hash_of(&((const struct pstore_dict *)ctx)->maps.v[i]);
+	const struct pstore_dict *d = ctx;
+
+	return map_hash_of(d, &d->maps.v[i]);
 }
 
 static bool map_equal(const void *ctx, size_t i, const void *key)
@@ -57,13 +69,17 @@ struct loc_key {
 	uint32_t n;
 };
 
-static uint64_t loc_hash_of(uint32_t mapping, uint64_t address, const struct pstore_line *l,
-			    uint32_t n)
+static uint64_t loc_hash_of(const struct pstore_dict *d, uint32_t mapping, uint64_t address,
+			    const struct pstore_line *l, uint32_t n)
 {
-	uint64_t h = pstore_mix(address ^ ((uint64_t)mapping << 40)) + n;
+	uint64_t w[2] = { address, (uint64_t)mapping << 32 | n };
+	uint64_t h = ember_hash(&d->loc_set.key, w, sizeof(w));
 
-	for (uint32_t i = 0; i < n; i++)
-		h = pstore_mix(h ^ l[i].func ^ ((uint64_t)l[i].line << 24));
+	for (uint32_t i = 0; i < n; i++) { /* chained: each step keyed */
+		uint64_t lw[3] = { h, l[i].func, (uint64_t)l[i].line };
+
+		h = ember_hash(&d->loc_set.key, lw, sizeof(lw));
+	}
 	return h;
 }
 
@@ -72,7 +88,7 @@ static uint64_t loc_hash(const void *ctx, size_t i)
 	const struct pstore_dict *d = ctx;
 	const struct pstore_loc *l = &d->locs.v[i];
 
-	return loc_hash_of(l->mapping, l->address, l->nlines ? d->lines.v + l->line_off : NULL,
+	return loc_hash_of(d, l->mapping, l->address, l->nlines ? d->lines.v + l->line_off : NULL,
 			   l->nlines);
 }
 
@@ -91,16 +107,16 @@ static bool loc_equal(const void *ctx, size_t i, const void *key)
 	return true;
 }
 
-static uint64_t node_hash_of(uint32_t parent, uint32_t loc)
+static uint64_t node_hash_of(const struct pstore_dict *d, uint32_t parent, uint32_t loc)
 {
-	return pstore_mix(((uint64_t)parent << 32) | loc);
+	return ember_hash_u64(&d->node_set.key, (uint64_t)parent << 32 | loc);
 }
 
 static uint64_t node_hash(const void *ctx, size_t i)
 {
 	const struct pstore_dict *d = ctx;
 
-	return node_hash_of(d->node_parent.v[i], d->node_loc.v[i]);
+	return node_hash_of(d, d->node_parent.v[i], d->node_loc.v[i]);
 }
 
 static bool node_equal(const void *ctx, size_t i, const void *key)
@@ -122,20 +138,24 @@ int pstore_dict_init(struct pstore_dict *d)
 {
 	memset(d, 0, sizeof(*d));
 	EMBER_FORWARD_IF_ERROR(pstore_strtab_init(&d->str));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&d->node_parent, 0));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&d->node_loc, 0));
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&d->func_set));
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&d->map_set));
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&d->loc_set));
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&d->node_set));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&d->node_parent, 0));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&d->node_loc, 0));
 	return 0;
 }
 
 void pstore_dict_release(struct pstore_dict *d)
 {
 	pstore_strtab_release(&d->str);
-	pstore_vec_free(&d->funcs);
-	pstore_vec_free(&d->maps);
-	pstore_vec_free(&d->locs);
-	pstore_vec_free(&d->lines);
-	pstore_vec_free(&d->node_parent);
-	pstore_vec_free(&d->node_loc);
+	EMBER_VEC_FREE(&d->funcs);
+	EMBER_VEC_FREE(&d->maps);
+	EMBER_VEC_FREE(&d->locs);
+	EMBER_VEC_FREE(&d->lines);
+	EMBER_VEC_FREE(&d->node_parent);
+	EMBER_VEC_FREE(&d->node_loc);
 	ember_hset_release(&d->func_set);
 	ember_hset_release(&d->map_set);
 	ember_hset_release(&d->loc_set);
@@ -161,9 +181,9 @@ int pstore_dict_index(struct pstore_dict *d)
 
 size_t pstore_dict_bytes(const struct pstore_dict *d)
 {
-	return d->str.bytes.alloc + d->str.off.cap * 4 + d->funcs.cap * sizeof(struct pstore_func) +
-	       d->maps.cap * sizeof(struct pstore_map) + d->locs.cap * sizeof(struct pstore_loc) +
-	       d->lines.cap * sizeof(struct pstore_line) + d->node_parent.cap * 8 +
+	return d->str.bytes.alloc + d->str.off.alloc * 4 + d->funcs.alloc * sizeof(struct pstore_func) +
+	       d->maps.alloc * sizeof(struct pstore_map) + d->locs.alloc * sizeof(struct pstore_loc) +
+	       d->lines.alloc * sizeof(struct pstore_line) + d->node_parent.alloc * 8 +
 	       (d->func_set.mask + d->map_set.mask + d->loc_set.mask + d->node_set.mask +
 		d->str.set.mask) * 4;
 }
@@ -172,14 +192,14 @@ size_t pstore_dict_bytes(const struct pstore_dict *d)
 
 int pstore_dict_func(struct pstore_dict *d, const struct pstore_func *f, uint32_t *id)
 {
-	uint64_t h = func_hash_of(f);
+	uint64_t h = func_hash_of(d, f);
 	uint32_t i;
 
 	EMBER_FORWARD_IF_ERROR(pstore_dict_index(d));
 	i = pstore_hset_find(&d->func_set, &func_ops, d, h, f);
 	if (i == UINT32_MAX) {
 		i = (uint32_t)d->funcs.n;
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&d->funcs, *f));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&d->funcs, *f));
 		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&d->func_set, &func_ops, d, i, h));
 	}
 	*id = i;
@@ -188,14 +208,14 @@ int pstore_dict_func(struct pstore_dict *d, const struct pstore_func *f, uint32_
 
 int pstore_dict_map(struct pstore_dict *d, const struct pstore_map *m, uint32_t *id)
 {
-	uint64_t h = map_hash_of(m);
+	uint64_t h = map_hash_of(d, m);
 	uint32_t i;
 
 	EMBER_FORWARD_IF_ERROR(pstore_dict_index(d));
 	i = pstore_hset_find(&d->map_set, &map_ops, d, h, m);
 	if (i == UINT32_MAX) {
 		i = (uint32_t)d->maps.n;
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&d->maps, *m));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&d->maps, *m));
 		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&d->map_set, &map_ops, d, i, h));
 	}
 	*id = i;
@@ -210,8 +230,8 @@ static int add_loc(struct pstore_dict *d, const struct loc_key *k, uint64_t h, u
 
 	if (d->lines.n + k->n >= UINT32_MAX)
 		return -E2BIG;
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&d->lines, d->lines.n + k->n));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&d->locs, d->locs.n + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&d->lines, d->lines.n + k->n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&d->locs, d->locs.n + 1));
 	if (k->n)
 		pstore_memcpy(d->lines.v + d->lines.n, k->lines, k->n * sizeof(*k->lines));
 	d->lines.n += k->n;
@@ -225,7 +245,7 @@ int pstore_dict_loc(struct pstore_dict *d, uint32_t mapping, uint64_t address,
 		const struct pstore_line *lines, uint32_t n, uint32_t *id)
 {
 	struct loc_key k = { mapping, address, lines, n };
-	uint64_t h = loc_hash_of(mapping, address, lines, n);
+	uint64_t h = loc_hash_of(d, mapping, address, lines, n);
 	uint32_t i;
 
 	EMBER_FORWARD_IF_ERROR(pstore_dict_index(d));
@@ -240,7 +260,7 @@ int pstore_dict_loc(struct pstore_dict *d, uint32_t mapping, uint64_t address,
 int pstore_dict_node(struct pstore_dict *d, uint32_t parent, uint32_t loc, uint32_t *id)
 {
 	uint32_t key[2] = { parent, loc };
-	uint64_t h = node_hash_of(parent, loc);
+	uint64_t h = node_hash_of(d, parent, loc);
 	uint32_t i;
 
 	if (!d->indexed)
@@ -251,8 +271,8 @@ int pstore_dict_node(struct pstore_dict *d, uint32_t parent, uint32_t loc, uint3
 		return 0;
 	}
 	i = (uint32_t)d->node_parent.n;
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&d->node_parent, i + 1));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&d->node_loc, i + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&d->node_parent, i + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&d->node_loc, i + 1));
 	d->node_parent.v[d->node_parent.n++] = parent;
 	d->node_loc.v[d->node_loc.n++] = loc;
 	EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&d->node_set, &node_ops, d, i, h));

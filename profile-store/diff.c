@@ -30,8 +30,8 @@ static int fill_sides(struct pstore_diff *d, const uint32_t *bmap, const uint32_
 {
 	size_t n = pstore_ntree_count(&d->ut);
 
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&d->ub_self, n));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&d->ub_total, n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&d->ub_self, n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&d->ub_total, n));
 	d->ub_self.n = d->ub_total.n = n;
 	memset(d->ub_self.v, 0, n * sizeof(int64_t));
 	for (size_t i = 0; i < n; i++)
@@ -119,6 +119,12 @@ int pstore_diff_new(const struct pstore_result *base, const struct pstore_result
 	return 0;
 }
 
+void pstore_diff_totals(const struct pstore_diff *d, int64_t *base, int64_t *new_)
+{
+	*base = d->btotal;
+	*new_ = d->ntotal;
+}
+
 void pstore_diff_free(struct pstore_diff *d)
 {
 	if (!d)
@@ -128,7 +134,7 @@ void pstore_diff_free(struct pstore_diff *d)
 	pstore_ntree_release(&d->bt);
 	pstore_ntree_release(&d->nt);
 	pstore_ntree_release(&d->ut);
-	pstore_vec_free(&d->ub_self);
-	pstore_vec_free(&d->ub_total);
+	EMBER_VEC_FREE(&d->ub_self);
+	EMBER_VEC_FREE(&d->ub_total);
 	free(d);
 }

@@ -179,9 +179,10 @@ int pstore_write_diff_table(const struct pstore_diff *d, size_t n, bool json,
 		pstore_out_str(&o, "{\"type\":");
 		pstore_out_json(&o, d->new_->type);
 		pstore_out_printf(&o, ",\"base_total\":%" PRId64 ",\"new_total\":%" PRId64
+			      ",\"base_profiles\":%" PRIu64 ",\"new_profiles\":%" PRIu64
 			      ",\"min_abs_pct\":%g,\"min_rel\":%g,\"min_z\":%g,\"rows\":[",
-			      d->btotal, d->ntotal, d->opts.min_abs_pct, d->opts.min_rel,
-			      d->opts.min_z);
+			      d->btotal, d->ntotal, d->base->profiles, d->new_->profiles,
+			      d->opts.min_abs_pct, d->opts.min_rel, d->opts.min_z);
 		for (size_t i = 0; i < k; i++)
 			json_row(&o, &rows[i], i == 0);
 		pstore_out_str(&o, "]}\n");

@@ -17,7 +17,7 @@ static int add(struct disc *d, const char *s)
 {
 	char *c = strdup(s);
 
-	if (!c || pstore_vec_push(&d->out, c)) {
+	if (!c || EMBER_VEC_APPEND(&d->out, c)) {
 		free(c);
 		return -ENOMEM;
 	}

@@ -1,9 +1,10 @@
 /*
- * hash.c - the store's hash function: 64 bits, word at a time (a block's
- * content name, log record checks and interning hash megabytes; wire's
- * byte-at-a-time FNV-1a would be the slower choice), little-endian words
- * so a block's name is the same on every machine.  The interning sets
- * are common.h's struct ember_hset.
+ * hash.c - the store's checksum: 64 bits, word at a time, little-endian
+ * words so a file reads the same on every machine; it guards block
+ * sections and log records against damage (not against an adversary:
+ * nothing outside writes them).  Blocks are named by sha256
+ * (block_name.c); the interning sets hash with common.h's keyed
+ * ember_hash.
  */
 #include "pstore_internal.h"
 

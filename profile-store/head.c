@@ -8,7 +8,7 @@
  */
 #include "pstore_internal.h"
 
-struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns)
+struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns, const struct ember_hash_key *ident)
 {
 	struct pstore_head *h = calloc(1, sizeof(*h));
 
@@ -23,7 +23,7 @@ struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns)
 	h->created_ns = now_ns;
 	h->min_time = INT64_MAX;
 	h->max_time = INT64_MIN;
-	if (pstore_dict_init(&h->dict) || pstore_seriestab_init(&h->series)) {
+	if (pstore_dict_init(&h->dict) || pstore_seriestab_init(&h->series, ident)) {
 		pstore_head_unref(h);
 		return NULL;
 	}
@@ -42,12 +42,12 @@ void pstore_head_unref(struct pstore_head *h)
 		return;
 	pstore_dict_release(&h->dict);
 	pstore_seriestab_release(&h->series);
-	pstore_vec_free(&h->profs);
-	pstore_vec_free(&h->state);
-	pstore_vec_free(&h->row_node);
-	pstore_vec_free(&h->row_val);
-	pstore_vec_free(&h->totals);
-	pstore_vec_free(&h->cov);
+	EMBER_VEC_FREE(&h->profs);
+	EMBER_VEC_FREE(&h->state);
+	EMBER_VEC_FREE(&h->row_node);
+	EMBER_VEC_FREE(&h->row_val);
+	EMBER_VEC_FREE(&h->totals);
+	EMBER_VEC_FREE(&h->cov);
 	pthread_rwlock_destroy(&h->lock);
 	free(h);
 }
@@ -55,8 +55,8 @@ void pstore_head_unref(struct pstore_head *h)
 size_t pstore_head_bytes(const struct pstore_head *h)
 {
 	return pstore_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
-	       h->profs.cap * sizeof(struct pstore_prof) + h->row_node.cap * 4 +
-	       h->row_val.cap * 8 + h->totals.cap * 8 + h->cov.cap * sizeof(struct pstore_cov);
+	       h->profs.alloc * sizeof(struct pstore_prof) + h->row_node.alloc * 4 +
+	       h->row_val.alloc * 8 + h->totals.alloc * 8 + h->cov.alloc * sizeof(struct pstore_cov);
 }
 
 /* The caller's reason for an unresolved build ID. */
@@ -76,7 +76,7 @@ static int add_coverage(struct pstore_head *h, const struct pstore_ingest *in,
 	pr->ncov = (uint32_t)g->cov.n;
 	pr->samples = g->samples;
 	pr->resolved = g->resolved;
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->cov, h->cov.n + g->cov.n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->cov, h->cov.n + g->cov.n));
 	for (size_t i = 0; i < g->cov.n; i++) {
 		const char *bid = in->bids.v[g->cov.v[i].bid];
 		struct pstore_cov c = { .samples = g->cov.v[i].samples };
@@ -96,9 +96,9 @@ static int add_rows(struct pstore_head *h, const struct pstore_rows *r, struct p
 	pr->val_off = h->row_val.n;
 	pr->nrows = (uint32_t)r->node.n;
 	pr->tot_off = (uint32_t)h->totals.n;
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->row_node, h->row_node.n + r->node.n));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->row_val, h->row_val.n + r->val.n));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->totals, h->totals.n + c));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->row_node, h->row_node.n + r->node.n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->row_val, h->row_val.n + r->val.n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->totals, h->totals.n + c));
 	if (r->node.n) { /* (a NULL vector plus 0 is undefined) */
 		memcpy(h->row_node.v + h->row_node.n, r->node.v, r->node.n * sizeof(uint32_t));
 		memcpy(h->row_val.v + h->row_val.n, r->val.v, r->val.n * sizeof(int64_t));
@@ -129,9 +129,12 @@ static int series_of(struct pstore_head *h, const struct pstore_labels *l,
 		EMBER_FORWARD_IF_ERROR(pstore_seriestab_type(&h->series, a->types[k], &types[k]));
 	for (size_t k = 0; k < a->ncols; k++) /* after interning: the table moves */
 		tids[k] = pstore_type_str(&h->series, types[k]);
-	if (gate && pstore_seriestab_find(&h->series, pstore_series_key(l->v, l->n, tids,
-									a->ncols)) == UINT32_MAX)
-		EMBER_FORWARD_IF_ERROR(gate->admit(gate->ctx, pstore_series_key(l->v, l->n, tids, a->ncols), d));
+	EMBER_FORWARD_IF_ERROR(pstore_seriestab_index(&h->series));
+	if (gate && pstore_seriestab_find(&h->series, l->v, l->n, types, a->ncols) == UINT32_MAX)
+		EMBER_FORWARD_IF_ERROR(gate->admit(gate->ctx,
+						   pstore_series_key(&h->series.ident, l->v, l->n,
+								     tids, a->ncols),
+						   d));
 	return pstore_seriestab_series(&h->series, l->v, l->n, types, a->ncols, sid, &added);
 }
 
@@ -144,8 +147,8 @@ static int add_group(struct pstore_head *h, const struct pstore_ingest *in, size
 	EMBER_FORWARD_IF_ERROR(series_of(h, l, a, gate, &pr.series, d));
 	EMBER_FORWARD_IF_ERROR(add_rows(h, &in->groups.v[g].rows, &pr));
 	EMBER_FORWARD_IF_ERROR(add_coverage(h, in, &in->groups.v[g], a, &pr));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&h->state, h->profs.n + 1));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&h->profs, pr));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->state, h->profs.n + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&h->profs, pr));
 	h->state.v[h->state.n++] = PS_PENDING;
 	return 0;
 }

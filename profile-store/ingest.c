@@ -117,7 +117,7 @@ static int bid_index(struct walk *w, const char *bid, int32_t *out)
 			*out = (int32_t)i;
 			return 0;
 		}
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&w->out->bids, bid));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&w->out->bids, bid));
 	*out = (int32_t)(w->out->bids.n - 1);
 	return 0;
 }
@@ -171,54 +171,66 @@ static int sample_labels(struct walk *w, const Perftools__Profiles__Sample *s,
 		EMBER_FAIL_IF(!pstore_label_name_valid(l.name), d, -PSTORE_ERR_LABEL,
 			      "sample label name '%.128s' is not [a-zA-Z_][a-zA-Z0-9_.]*",
 			      l.name);
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(ls, l));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(ls, l));
 	}
 	pstore_qsort(ls->v, ls->n, sizeof(*ls->v), cmp_label);
 	return 0;
 }
 
-static uint64_t labels_hash(const struct pstore_label *l, size_t n)
+static uint64_t labels_hash(const struct ember_hset *set, const struct pstore_label *l, size_t n)
 {
-	uint64_t h = 1;
+	uint64_t h = ember_hash_u64(&set->key, n);
 
-	for (size_t i = 0; i < n; i++)
-		h = pstore_hash(l[i].value, strlen(l[i].value),
-				pstore_hash(l[i].name, strlen(l[i].name), h));
+	for (size_t i = 0; i < n; i++) { /* chained, keyed at every step */
+		h = ember_hash_u64(&set->key, h ^ ember_hash(&set->key, l[i].name, strlen(l[i].name)));
+		h = ember_hash_u64(&set->key, h ^ ember_hash(&set->key, l[i].value, strlen(l[i].value)));
+	}
 	return h;
 }
 
-static bool labels_equal(const struct pstore_group *g, const struct pstore_label *l, size_t n)
+struct group_key {
+	const struct pstore_label *l;
+	size_t n;
+};
+
+static bool group_equal(const void *ctx, size_t i, const void *key)
 {
-	if (g->labels.n != n)
+	const struct pstore_group *g = &((const struct pstore_ingest *)ctx)->groups.v[i];
+	const struct group_key *k = key;
+
+	if (g->labels.n != k->n)
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(g->labels.v[i].name, l[i].name) ||
-		    strcmp(g->labels.v[i].value, l[i].value))
+	for (size_t j = 0; j < k->n; j++)
+		if (strcmp(g->labels.v[j].name, k->l[j].name) ||
+		    strcmp(g->labels.v[j].value, k->l[j].value))
 			return false;
 	return true;
 }
 
+/* The group of label set l[0..n) (sorted), added when new: found through
+ * a keyed set, so a profile of many label sets costs linear time. */
 static int find_group(struct walk *w, const struct pstore_label *l, size_t n, size_t *out)
 {
 	struct pstore_ingest *in = w->out;
-	uint64_t h = labels_hash(l, n);
+	struct group_key k = { l, n };
+	uint64_t h = labels_hash(&in->group_set, l, n);
 	struct pstore_group g = { .rows.ncols = in->ncols, .hash = h };
+	size_t i = ember_hset_find(&in->group_set, h, group_equal, in, &k);
 
-	for (size_t i = in->groups.n; i-- > 0;)
-		if (in->groups.v[i].hash == h && labels_equal(&in->groups.v[i], l, n)) {
-			*out = i;
-			return 0;
-		}
-	if (n && pstore_vec_reserve(&g.labels, n))
+	if (i != SIZE_MAX) {
+		*out = i;
+		return 0;
+	}
+	if (n && EMBER_VEC_RESERVE(&g.labels, n))
 		return -ENOMEM;
 	pstore_memcpy(g.labels.v, l, n * sizeof(*l));
 	g.labels.n = n;
-	if (pstore_vec_push(&in->groups, g)) {
-		pstore_vec_free(&g.labels);
+	if (EMBER_VEC_APPEND(&in->groups, g)) {
+		EMBER_VEC_FREE(&g.labels);
 		return -ENOMEM;
 	}
 	*out = in->groups.n - 1;
-	return 0;
+	return ember_hset_insert(&in->group_set, h, *out);
 }
 
 /* ---- samples ------------------------------------------------------------------ */
@@ -234,7 +246,7 @@ static int count_unresolved(struct pstore_group *g, const int32_t *bids, size_t 
 		for (; k < g->cov.n && g->cov.v[k].bid != (uint32_t)bids[i]; k++)
 			;
 		if (k == g->cov.n)
-			EMBER_FORWARD_IF_ERROR(pstore_vec_push(&g->cov,
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&g->cov,
 					       ((struct pstore_gcov){ (uint32_t)bids[i], 0 })));
 		g->cov.v[k].samples += weight;
 next:;
@@ -259,8 +271,8 @@ static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s,
 		if (w->loc_bid[li] >= 0 && nb < 64)
 			bids[nb++] = w->loc_bid[li];
 	}
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&g->rows.node, node));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&g->rows.val, g->rows.val.n + w->out->ncols));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&g->rows.node, node));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&g->rows.val, g->rows.val.n + w->out->ncols));
 	pstore_memcpy(g->rows.val.v + g->rows.val.n, s->value, w->out->ncols * sizeof(int64_t));
 	g->rows.val.n += w->out->ncols;
 	g->samples += weight;
@@ -295,7 +307,7 @@ static int walk_samples(struct walk *w, struct ember_diag *d)
 		if (!err)
 			err = add_sample(w, s, &w->out->groups.v[gi]);
 	}
-	pstore_vec_free(&ls);
+	EMBER_VEC_FREE(&ls);
 	return err;
 }
 
@@ -322,11 +334,14 @@ static int setup(struct walk *w, struct pstore_dict *dict, const struct pprof_pr
 	out->ncols = (uint32_t)w->m->n_sample_type;
 	out->count_col = first_count_col(p);
 	g0.rows.ncols = out->ncols;
-	g0.hash = labels_hash(NULL, 0);
+	if (ember_hset_init(&out->group_set))
+		return -EIO;
+	g0.hash = labels_hash(&out->group_set, NULL, 0);
 	w->str = malloc(w->m->n_string_table * sizeof(*w->str));
 	w->loc = malloc((w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc));
 	w->loc_bid = malloc((w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc_bid));
-	if (!w->str || !w->loc || !w->loc_bid || pstore_vec_push(&out->groups, g0))
+	if (!w->str || !w->loc || !w->loc_bid || EMBER_VEC_APPEND(&out->groups, g0) ||
+	    ember_hset_insert(&out->group_set, g0.hash, 0))
 		return -ENOMEM;
 	memset(w->str, 0xff, w->m->n_string_table * sizeof(*w->str));
 	memset(w->loc, 0xff, (w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc));
@@ -363,9 +378,10 @@ void pstore_ingest_release(struct pstore_ingest *in)
 {
 	for (size_t i = 0; i < in->groups.n; i++) {
 		pstore_rows_release(&in->groups.v[i].rows);
-		pstore_vec_free(&in->groups.v[i].labels);
-		pstore_vec_free(&in->groups.v[i].cov);
+		EMBER_VEC_FREE(&in->groups.v[i].labels);
+		EMBER_VEC_FREE(&in->groups.v[i].cov);
 	}
-	pstore_vec_free(&in->groups);
-	pstore_vec_free(&in->bids);
+	EMBER_VEC_FREE(&in->groups);
+	EMBER_VEC_FREE(&in->bids);
+	ember_hset_release(&in->group_set);
 }

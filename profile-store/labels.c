@@ -57,17 +57,22 @@ int pstore_labels_check(struct pstore_label *labels, size_t n, const struct psto
 	return 0;
 }
 
-uint64_t pstore_series_key(const struct pstore_label *labels, size_t n, const char *const *type_ids,
-		       size_t ntypes)
+/* Each string hashed with its NUL (no name, value or type holds one),
+ * chained through the key at every step, the types after a separate
+ * step: no allocation, and nothing an input can aim at without the key. */
+static uint64_t chain(const struct ember_hash_key *k, uint64_t h, const char *s)
 {
-	uint64_t h = 0x5eed5eed;
+	return ember_hash_u64(k, h ^ ember_hash(k, s, strlen(s) + 1));
+}
 
-	for (size_t i = 0; i < n; i++) {
-		h = pstore_hash(labels[i].name, strlen(labels[i].name), h);
-		h = pstore_hash(labels[i].value, strlen(labels[i].value), h ^ 0x3d);
-	}
-	h = pstore_mix(h ^ 0x01);
+uint64_t pstore_series_key(const struct ember_hash_key *ident, const struct pstore_label *labels,
+			   size_t n, const char *const *type_ids, size_t ntypes)
+{
+	uint64_t h = ember_hash_u64(ident, (uint64_t)n << 32 | ntypes);
+
+	for (size_t i = 0; i < n; i++)
+		h = chain(ident, chain(ident, h, labels[i].name), labels[i].value);
 	for (size_t i = 0; i < ntypes; i++)
-		h = pstore_hash(type_ids[i], strlen(type_ids[i]), h ^ 0x7c);
+		h = chain(ident, h, type_ids[i]);
 	return h;
 }

@@ -29,15 +29,15 @@ static int add_entry(struct pstore_lindex *ix, const struct entry *e, const stru
 	if (!prev || prev->name != e->name) {
 		struct pstore_lname n = { e->name, (uint32_t)ix->vals.n, 0 };
 
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&ix->names, n));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ix->names, n));
 	}
 	if (!prev || prev->name != e->name || prev->value != e->value) {
 		struct pstore_lval v = { e->value, (uint32_t)ix->post.n, 0 };
 
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&ix->vals, v));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ix->vals, v));
 		ix->names.v[ix->names.n - 1].nvals++;
 	}
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&ix->post, e->series));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ix->post, e->series));
 	ix->vals.v[ix->vals.n - 1].npost++;
 	return 0;
 }
@@ -68,9 +68,9 @@ int pstore_lindex_build(struct pstore_lindex *ix, const struct pstore_seriestab 
 
 void pstore_lindex_release(struct pstore_lindex *ix)
 {
-	pstore_vec_free(&ix->names);
-	pstore_vec_free(&ix->vals);
-	pstore_vec_free(&ix->post);
+	EMBER_VEC_FREE(&ix->names);
+	EMBER_VEC_FREE(&ix->vals);
+	EMBER_VEC_FREE(&ix->post);
 }
 
 uint32_t pstore_lindex_find(const struct pstore_lindex *ix, const struct pstore_seriestab *t,

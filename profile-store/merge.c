@@ -50,7 +50,7 @@ static int copy_cov(struct stage *st, const struct pstore_block *b, const struct
 					     pstore_str(&b->series.str, c.build_id), &c.build_id));
 		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&st->h->series.str,
 					     pstore_str(&b->series.str, c.reason), &c.reason));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->cov, c));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&st->h->cov, c));
 	}
 	return 0;
 }
@@ -74,19 +74,19 @@ static int stage_profiles(struct stage *st, const struct pstore_block *b,
 			uint32_t to;
 
 			EMBER_FORWARD_IF_ERROR(pstore_import_node(&st->im, nodes[row], &to));
-			EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->row_node, to));
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&st->h->row_node, to));
 		}
-		EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&st->h->row_val,
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&st->h->row_val,
 					  st->h->row_val.n + (size_t)p->nrows * ncols));
 		if (p->nrows)
 			memcpy(st->h->row_val.v + st->h->row_val.n, vals + (row - p->nrows) * ncols,
 			       (size_t)p->nrows * ncols * sizeof(*vals));
 		st->h->row_val.n += (size_t)p->nrows * ncols;
 		for (uint32_t c = 0; c < ncols; c++)
-			EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->totals, bd->totals.v[p->tot_off + c]));
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&st->h->totals, bd->totals.v[p->tot_off + c]));
 		EMBER_FORWARD_IF_ERROR(copy_cov(st, b, bd, p, &np));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->state, PS_VISIBLE));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&st->h->profs, np));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&st->h->state, PS_VISIBLE));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&st->h->profs, np));
 		st->h->visible++;
 	}
 	return 0;
@@ -157,7 +157,7 @@ static int wal_union(struct pstore_block **blocks, size_t n, struct pstore_walra
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < blocks[i]->meta.wal.n; j++)
-			EMBER_FORWARD_IF_ERROR(pstore_vec_push(out, blocks[i]->meta.wal.v[j]));
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(out, blocks[i]->meta.wal.v[j]));
 	pstore_qsort(out->v, out->n, sizeof(*out->v), cmp_range);
 	for (size_t i = 0; i < out->n; i++) {
 		if (k && !memcmp(out->v[k - 1].writer, out->v[i].writer, 16) &&
@@ -172,17 +172,18 @@ static int wal_union(struct pstore_block **blocks, size_t n, struct pstore_walra
 	return 0;
 }
 
-static int resolve_stage(struct pstore *s, struct stage *st, struct ember_diag *d)
+static int resolve_stage(struct pstore *s, struct stage *st, bool *changed,
+			 struct ember_diag *d)
 {
 	struct pstore_reasons reasons = { 0 };
-	bool changed = false;
 	int err;
 
+	*changed = false;
 	if (!s->opts.resolver)
 		return 0;
 	err = pstore_resolve_dict(&st->h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
-			      &changed, d);
-	if (!err && changed)
+			      changed, d);
+	if (!err && *changed)
 		err = pstore_coverage_recount(st->h, &reasons);
 	pstore_reasons_free(&reasons);
 	return err;
@@ -198,9 +199,9 @@ static int write_merged(struct pstore *s, struct stage *st, struct pstore_block 
 	int err = wal_union(blocks, n, &wal);
 
 	for (size_t i = 0; !err && i < n; i++)
-		err = pstore_vec_push(&parents, blocks[i]->name);
+		err = EMBER_VEC_APPEND(&parents, blocks[i]->name);
 	for (uint32_t i = 0; !err && i < st->h->profs.n; i++)
-		err = pstore_vec_push(&sel, i);
+		err = EMBER_VEC_APPEND(&sel, i);
 	if (!err) {
 		src = (struct pstore_block_src){
 			.dict = &st->h->dict,
@@ -222,17 +223,18 @@ static int write_merged(struct pstore *s, struct stage *st, struct pstore_block 
 		};
 		err = pstore_encode_put(s, &src, out, d);
 	}
-	pstore_vec_free(&wal);
-	pstore_vec_free(&parents);
-	pstore_vec_free(&sel);
+	EMBER_VEC_FREE(&wal);
+	EMBER_VEC_FREE(&parents);
+	EMBER_VEC_FREE(&sel);
 	return err;
 }
 
-static int merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
-			struct ember_diag *d)
+int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
+			bool only_if_resolved, struct ember_diag *d)
 {
-	struct stage st = { .h = pstore_head_new(0, 0) };
+	struct stage st = { .h = pstore_head_new(0, 0, &s->ident) };
 	struct pstore_block *merged = NULL;
+	bool changed = false;
 	int err = st.h ? 0 : -ENOMEM;
 
 	ember_buf_init(&st.sb, 0);
@@ -240,13 +242,13 @@ static int merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n
 	for (size_t i = 0; !err && i < n; i++)
 		err = stage_block(&st, blocks[i], d);
 	if (!err)
-		err = resolve_stage(s, &st, d);
-	if (!err)
+		err = resolve_stage(s, &st, &changed, d);
+	if (!err && (changed || !only_if_resolved))
 		err = write_merged(s, &st, blocks, n, &merged, d);
 	ember_buf_release(&st.sb);
 	ember_buf_release(&st.vb);
 	pstore_head_unref(st.h);
-	if (err)
+	if (err || !merged)
 		return err;
 	pthread_mutex_lock(&s->mu);
 	for (size_t k = 0; k < n; k++)
@@ -307,7 +309,7 @@ static int pick_partition(struct pstore *s, struct pstore_blocks *out)
 			continue;
 		for (size_t k = 0; k < s->blocks.n; k++)
 			if (picked(s, s->blocks.v[k], part, closed, t) &&
-			    !pstore_vec_push(out, s->blocks.v[k]))
+			    !EMBER_VEC_APPEND(out, s->blocks.v[k]))
 				pstore_block_ref(s->blocks.v[k]);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -326,10 +328,10 @@ int pstore_compact_merge(struct pstore *s)
 		pick_partition(s, &todo);
 		if (!todo.n)
 			break;
-		err = merge_blocks(s, todo.v, todo.n, &d);
+		err = pstore_merge_blocks(s, todo.v, todo.n, false, &d);
 		for (size_t i = 0; i < todo.n; i++)
 			pstore_block_unref(todo.v[i]);
-		pstore_vec_free(&todo);
+		EMBER_VEC_FREE(&todo);
 	}
 	if (err)
 		pr_warn("pstore: merging blocks: %s", why[0] ? why : pstore_strerror(err));

@@ -19,7 +19,7 @@ static uint64_t node_hash(const void *ctx, size_t i)
 {
 	const struct pstore_ntree *t = ctx;
 
-	return pstore_mix(((uint64_t)t->parent.v[i] << 32) | t->name.v[i]);
+	return ember_hash_u64(&t->set.key, (uint64_t)t->parent.v[i] << 32 | t->name.v[i]);
 }
 
 static bool node_equal(const void *ctx, size_t i, const void *key)
@@ -36,19 +36,21 @@ int pstore_ntree_init(struct pstore_ntree *t)
 {
 	memset(t, 0, sizeof(*t));
 	EMBER_FORWARD_IF_ERROR(pstore_strtab_init(&t->names));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->parent, 0));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->name, 0));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->self, 0));
-	return pstore_vec_push(&t->total, 0);
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&t->set));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->parent, 0));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->name, 0));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->self, 0));
+	return EMBER_VEC_APPEND(&t->total, 0);
 }
 
 void pstore_ntree_release(struct pstore_ntree *t)
 {
 	pstore_strtab_release(&t->names);
-	pstore_vec_free(&t->parent);
-	pstore_vec_free(&t->name);
-	pstore_vec_free(&t->self);
-	pstore_vec_free(&t->total);
+	EMBER_VEC_FREE(&t->parent);
+	EMBER_VEC_FREE(&t->name);
+	EMBER_VEC_FREE(&t->self);
+	EMBER_VEC_FREE(&t->total);
+	EMBER_VEC_FREE(&t->file);
 	ember_hset_release(&t->set);
 	free(t->first);
 	free(t->next);
@@ -63,14 +65,14 @@ int pstore_ntree_child(struct pstore_ntree *t, uint32_t parent, const char *name
 	uint32_t i;
 
 	EMBER_FORWARD_IF_ERROR(pstore_strtab_intern(&t->names, name, len, &k.name));
-	h = pstore_mix(((uint64_t)parent << 32) | k.name);
+	h = ember_hash_u64(&t->set.key, (uint64_t)parent << 32 | k.name);
 	i = pstore_hset_find(&t->set, &ops, t, h, &k);
 	if (i == UINT32_MAX) {
 		i = (uint32_t)t->parent.n;
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->parent, parent));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->name, k.name));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->self, 0));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->total, 0));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->parent, parent));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->name, k.name));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->self, 0));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->total, 0));
 		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->set, &ops, t, i, h));
 	}
 	*out = i;
@@ -101,6 +103,23 @@ static int unresolved_name(const struct pstore_dict *d, const struct pstore_loc 
 	return snprintf(buf, size, "0x%llx", (unsigned long long)l->address);
 }
 
+/* Name id name's file, when it has none yet. */
+static int note_file(struct pstore_ntree *t, uint32_t name, const char *file)
+{
+	uint32_t id;
+
+	if (!*file || (name < t->file.n && t->file.v[name]))
+		return 0;
+	EMBER_FORWARD_IF_ERROR(pstore_strtab_intern(&t->names, file, strlen(file), &id));
+	if (name >= t->file.n) {
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&t->file, (size_t)name + 1));
+		memset(t->file.v + t->file.n, 0, ((size_t)name + 1 - t->file.n) * sizeof(uint32_t));
+		t->file.n = (size_t)name + 1;
+	}
+	t->file.v[name] = id;
+	return 0;
+}
+
 static int location_frames(struct pstore_ntree *t, const struct pstore_dict *d, uint32_t loc,
 			   uint32_t cur, uint32_t *out)
 {
@@ -114,9 +133,12 @@ static int location_frames(struct pstore_ntree *t, const struct pstore_dict *d, 
 			t, cur, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out);
 	}
 	for (uint32_t k = l->nlines; k-- > 0;) {
-		const char *name = line_name(d, &d->lines.v[l->line_off + k]);
+		const struct pstore_line *ln = &d->lines.v[l->line_off + k];
+		const char *name = line_name(d, ln);
 
 		EMBER_FORWARD_IF_ERROR(pstore_ntree_child(t, cur, name, strlen(name), &cur));
+		EMBER_FORWARD_IF_ERROR(note_file(t, t->name.v[cur],
+						 pstore_str(&d->str, d->funcs.v[ln->func].filename)));
 	}
 	*out = cur;
 	return 0;
@@ -235,11 +257,11 @@ struct wframe {
 int pstore_ntree_walk(const struct pstore_ntree *t, int (*fn)(void *ctx, uint32_t n, int depth,
 						       bool enter), void *ctx)
 {
-	PS_VEC(struct wframe) st = { 0 };
+	EMBER_VEC(struct wframe) st = { 0 };
 	int err = fn(ctx, 0, 0, true);
 
 	if (!err)
-		err = pstore_vec_push(&st, ((struct wframe){ 0, t->first[0] }));
+		err = EMBER_VEC_APPEND(&st, ((struct wframe){ 0, t->first[0] }));
 	while (!err && st.n) {
 		struct wframe *top = &st.v[st.n - 1];
 		uint32_t c = top->child;
@@ -254,8 +276,8 @@ int pstore_ntree_walk(const struct pstore_ntree *t, int (*fn)(void *ctx, uint32_
 		if (err > 0) /* do not descend */
 			err = 0;
 		else if (!err)
-			err = pstore_vec_push(&st, ((struct wframe){ c, t->first[c] }));
+			err = EMBER_VEC_APPEND(&st, ((struct wframe){ c, t->first[c] }));
 	}
-	pstore_vec_free(&st);
+	EMBER_VEC_FREE(&st);
 	return err;
 }

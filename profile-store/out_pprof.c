@@ -106,7 +106,7 @@ static int emit_sample(struct emit *e, const struct pstore_pprof_add *a, uint32_
 		uint64_t id;
 
 		EMBER_FORWARD_IF_ERROR(emit_location(e, e->d->node_loc.v[n], &id));
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(stack, id));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(stack, id));
 	}
 	return pprof_add_sample_labeled(e->p, stack->v, stack->n, &v, 1, &base, a->base ? 1 : 0);
 }
@@ -124,7 +124,7 @@ int pstore_pprof_add(struct pprof_profile *p, const struct pstore_pprof_add *a)
 	for (uint32_t n = 1; !err && n < pstore_dict_nodes(a->dict); n++)
 		if (a->self[n])
 			err = emit_sample(&e, a, n, &stack);
-	pstore_vec_free(&stack);
+	EMBER_VEC_FREE(&stack);
 	free(e.map);
 	free(e.loc);
 	return err;

@@ -43,7 +43,8 @@ static int top_rows(const struct pstore_ntree *t, int64_t total, size_t n,
 		if (f[i].self || f[i].total)
 			r[k++] = (struct pstore_top_row){ pstore_str(&t->names, i), f[i].self,
 							 f[i].total, pct(f[i].self, total),
-							 pct(f[i].total, total) };
+							 pct(f[i].total, total),
+							 pstore_ntree_file(t, i) };
 	free(f);
 	pstore_qsort(r, k, sizeof(*r), cmp_row);
 	*rows = r;
@@ -69,7 +70,7 @@ int pstore_result_top(const struct pstore_result *r, size_t n, struct pstore_top
 	/* One allocation holding the rows and their names, so free(rows)
 	 * releases everything. */
 	for (size_t i = 0; i < k; i++)
-		bytes += strlen(tr[i].name) + 1;
+		bytes += strlen(tr[i].name) + strlen(tr[i].file) + 2;
 	*rows = malloc(k * sizeof(**rows) + bytes + 1);
 	if (!*rows) {
 		free(tr);
@@ -80,6 +81,8 @@ int pstore_result_top(const struct pstore_result *r, size_t n, struct pstore_top
 	for (size_t i = 0; i < k; i++) {
 		(*rows)[i] = tr[i];
 		(*rows)[i].name = strcpy(names, tr[i].name);
+		names += strlen(names) + 1;
+		(*rows)[i].file = strcpy(names, tr[i].file);
 		names += strlen(names) + 1;
 	}
 	*nrows = k;
@@ -112,10 +115,15 @@ static void json_rows(struct pstore_out *o, const struct pstore_result *r,
 	pstore_out_json(o, r->type);
 	pstore_out_printf(o, ",\"unit\":");
 	pstore_out_json(o, r->sample_unit);
-	pstore_out_printf(o, ",\"total\":%" PRId64 ",\"rows\":[", pstore_result_total(r));
+	pstore_out_printf(o, ",\"total\":%" PRId64 ",\"profiles\":%" PRIu64 ",\"rows\":[",
+			  pstore_result_total(r), r->profiles);
 	for (size_t i = 0; i < k; i++) {
 		pstore_out_str(o, i ? ",{\"name\":" : "{\"name\":");
 		pstore_out_json(o, rows[i].name);
+		if (*rows[i].file) {
+			pstore_out_str(o, ",\"file\":");
+			pstore_out_json(o, rows[i].file);
+		}
 		pstore_out_printf(o, ",\"self\":%" PRId64 ",\"self_pct\":%.4f,\"total\":%" PRId64
 			      ",\"total_pct\":%.4f}", rows[i].self, rows[i].self_pct, rows[i].total,
 			      rows[i].total_pct);

@@ -1,7 +1,8 @@
 /*
  * out_tree.c - the JSON tree of a result, what a web UI draws its flame
- * graph from: {"name":"total","self":S,"total":T,"children":[...]},
- * children sorted by name, written depth first without recursion.
+ * graph from: {"name":"total","self":S,"total":T,"children":[...]}
+ * ("file" too where the function's source file is known), children
+ * sorted by name, written depth first without recursion.
  */
 #include "pstore_internal.h"
 
@@ -22,6 +23,10 @@ static int visit(void *ctx, uint32_t n, int depth, bool enter)
 		return pstore_out_str(w->o, t->first[n] ? "]}" : "}");
 	pstore_out_str(w->o, "{\"name\":");
 	pstore_out_json(w->o, n ? pstore_str(&t->names, t->name.v[n]) : "total");
+	if (n && *pstore_ntree_file(t, t->name.v[n])) {
+		pstore_out_str(w->o, ",\"file\":");
+		pstore_out_json(w->o, pstore_ntree_file(t, t->name.v[n]));
+	}
 	pstore_out_printf(w->o, ",\"self\":%" PRId64 ",\"total\":%" PRId64, t->self.v[n],
 			  t->total.v[n]);
 	return pstore_out_str(w->o, t->first[n] ? ",\"children\":[" : "");

@@ -107,6 +107,7 @@ struct pstore_frame {
 	const char *system_name; /* linkage name; NULL means "" */
 	const char *filename;	 /* NULL means "" */
 	int64_t line;
+	int64_t start_line;	 /* the function's (its declaration's); 0 unknown */
 };
 
 struct pstore_resolution;
@@ -200,6 +201,12 @@ struct pstore_unresolved {
 	const char *reason; /* "no_debuginfo", "unknown_build_id", ... */
 };
 
+struct pstore_append_info {
+	size_t profiles;		/* one per sample-label set, each its own series */
+	uint64_t samples, resolved;	/* coverage, as pstore_coverage counts it */
+	int64_t time_ns;		/* the time the profile was given */
+};
+
 struct pstore_append_opts {
 	size_t sz; /* sizeof(struct pstore_append_opts) */
 	/* Series labels.  Names: [a-zA-Z_][a-zA-Z0-9_.]*; "__name__" names
@@ -219,7 +226,10 @@ struct pstore_append_opts {
 	 * NULL: p is encoded.  Its size is input_bytes when that is 0. */
 	const void *body;
 	size_t body_len;
+	/* Filled on success when set: what was stored. */
+	struct pstore_append_info *info;
 };
+
 
 /*
  * Store one profile (read, not kept: the store copies what it needs).
@@ -309,6 +319,7 @@ struct pstore_top_row {
 	const char *name;
 	int64_t self, total;
 	double self_pct, total_pct; /* of the result's total */
+	const char *file;	    /* the function's source file, "" unknown */
 };
 
 /* The top table, sorted by self (then total, then name), at most n rows
@@ -374,6 +385,12 @@ int pstore_write_diff_table(const struct pstore_diff *d, size_t n, bool json,
  * base scaled to new's total, as difffolded.pl -n). */
 int pstore_write_diff_folded(const struct pstore_diff *d, bool normalize,
 			     pstore_write_fn fn, void *ctx);
+/* The union tree as JSON, both sides' raw values per frame:
+ * {"name":"total","base_self":..,"base_total":..,"new_self":..,"new_total":..,
+ *  "children":[...]}, children sorted by name. */
+int pstore_write_diff_tree_json(const struct pstore_diff *d, pstore_write_fn fn, void *ctx);
+/* The totals of both sides. */
+void pstore_diff_totals(const struct pstore_diff *d, int64_t *base, int64_t *new_);
 /* Differential flame graph: red grew, blue shrank. */
 int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstore_svg_opts *o,
 				 pstore_write_fn fn, void *ctx);
@@ -413,6 +430,7 @@ struct pstore_series_set {
 	size_t n_points;
 	size_t n_lines;
 	struct pstore_series_line *lines;
+	char *type; /* the full type ID the selection's type resolved to */
 };
 /* sel needs a type and a from/to range; step > 0 and at most 10,000
  * points.  *out to pstore_series_set_free(). */
@@ -438,6 +456,16 @@ int pstore_coverage(struct pstore *s, const struct pstore_selection *sel,
 void pstore_coverage_free(struct pstore_coverage *c);
 
 /* ---- maintenance and stats ---------------------------------------------- */
+
+/*
+ * The debug info of build_id (hex) is now there (an upload, a fetch): the
+ * compaction rewrites the blocks whose unresolved frames name it, the
+ * resolver (pstore_opts.resolver) applied, their coverage recounted; the
+ * heads that hold such frames now get the same once written as blocks.
+ * Queries resolve such frames before that (pstore_query_opts.resolver).
+ * 0, -EINVAL, -ENOMEM.
+ */
+int pstore_symbols_arrived(struct pstore *s, const char *build_id);
 
 /* Seal the log segment and write what it holds as blocks, now. */
 int pstore_flush(struct pstore *s);

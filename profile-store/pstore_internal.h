@@ -5,9 +5,8 @@
  *
  * One concept a file:
  *   errors.c        pstore_strerror (reasons: common.h's EMBER_FAIL)
- *   vec.c           growable arrays (pstore_grow)
- *   hash.c          the hash function (the sets are common.h's)
- *   varint.c        LEB128 varints and zigzag, bounded cursor readers
+ *   hash.c          the checksum of sections and log records
+ *   block_name.c    blocks named by sha256; puts read back and compared
  *   strtab.c        interned strings
  *   dict.c          the dictionary: functions, mappings, locations, stack nodes
  *   dict_import.c   entries of one dictionary interned into another
@@ -34,6 +33,7 @@
  *   cache.c         decoded block data under a byte budget
  *   compact.c       rotation, heads -> blocks, retention
  *   merge.c         a partition's blocks -> one (resolver applied)
+ *   reresolve.c     blocks rewritten once their frames' symbols arrive
  *   coverage.c      coverage recounted after a compaction's resolver
  *   background.c    the compaction thread
  *   store.c         open, free, snapshots, stats, warnings
@@ -49,7 +49,7 @@
  *   out.c           buffered writing, XML and JSON escaping
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
  *   svg_script.c    the outputs; the flame graph's script
- *   diff.c, diff_table.c, diff_out.c  the diff and its outputs
+ *   diff.c, diff_table.c, diff_out.c, diff_tree.c  the diff and its outputs
  */
 #ifndef EMBER_PSTORE_INTERNAL_H
 #define EMBER_PSTORE_INTERNAL_H
@@ -71,36 +71,12 @@
  * guards: EMBER_FAIL, EMBER_FAIL_IF, EMBER_FORWARD_IF_ERROR.
  */
 
-/* ---- growable arrays (vec.c) -------------------------------------------- */
+/* ---- growable arrays: common.h's EMBER_VEC ------------------------------ */
 
-/* Make room for need elements in *arr (capacity *cap, doubling): 0 or
- * -ENOMEM (nothing changed). */
-int pstore_grow(void *arr, size_t *cap, size_t need, size_t elem);
-
-#define PS_VEC(T)                                                            \
-	struct {                                                             \
-		T *v;                                                        \
-		size_t n, cap;                                               \
-	}
-/* Named vectors, for the ones passed between functions. */
-#define PS_VEC_DEF(name, T)                                                  \
-	struct name {                                                        \
-		T *v;                                                        \
-		size_t n, cap;                                               \
-	}
-PS_VEC_DEF(pstore_labels, struct pstore_label);
-PS_VEC_DEF(pstore_u32s, uint32_t);
-PS_VEC_DEF(pstore_strs, char *);
-PS_VEC_DEF(pstore_u64s, uint64_t);
-#define pstore_vec_reserve(vec, need) pstore_grow(&(vec)->v, &(vec)->cap, (need), sizeof(*(vec)->v))
-#define pstore_vec_push(vec, x)                                                  \
-	(pstore_vec_reserve((vec), (vec)->n + 1) ? -ENOMEM : ((vec)->v[(vec)->n++] = (x), 0))
-#define pstore_vec_free(vec)                                                     \
-	do {                                                                 \
-		free((vec)->v);                                              \
-		(vec)->v = NULL;                                             \
-		(vec)->n = (vec)->cap = 0;                                   \
-	} while (0)
+EMBER_VEC_DEF(pstore_labels, struct pstore_label);
+EMBER_VEC_DEF(pstore_u32s, uint32_t);
+EMBER_VEC_DEF(pstore_strs, char *);
+EMBER_VEC_DEF(pstore_u64s, uint64_t);
 
 /* qsort/qsort_r/memcpy that accept (NULL, 0), which libc's do not
  * promise (UBSan holds them to it). */
@@ -174,60 +150,35 @@ static inline int64_t pstore_mul(int64_t a, int64_t b)
 	return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
-/* ---- varints (varint.c) -------------------------------------------------- */
+/* ---- cursors ------------------------------------------------------------
+ *
+ * Blocks and log records are read and written with common.h's cursors and
+ * LEB128 (ember_cur_*, ember_buf_put_*); these two only narrow their
+ * results to the types the decoders keep.
+ */
 
-static inline uint64_t pstore_zigzag(int64_t v)
+/* An unsigned LEB128 that must be <= max (which fits 32 bits). */
+static inline int pstore_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max,
+				    uint32_t *out)
 {
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	uint64_t v;
+	int err = ember_cur_uleb_max(pos, end, max, &v);
+
+	if (!err)
+		*out = (uint32_t)v;
+	return err;
 }
 
-static inline int64_t pstore_unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
-/* Append v as LEB128 (1-10 bytes). */
-int pstore_put_uvarint(struct ember_buf *b, uint64_t v);
-static inline int pstore_put_svarint(struct ember_buf *b, int64_t v)
-{
-	return pstore_put_uvarint(b, pstore_zigzag(v));
-}
-/* A length-prefixed string. */
-int pstore_put_str(struct ember_buf *b, const char *s, size_t len);
-
-/* Cursor readers: advance *pos only on success; -PSTORE_ERR_CORRUPT when
- * the value runs past end or is over-long. */
-int pstore_get_uvarint(const uint8_t **pos, const uint8_t *end, uint64_t *out);
-int pstore_get_svarint(const uint8_t **pos, const uint8_t *end, int64_t *out);
-/* A uvarint that must fit in 32 bits and be <= max. */
-int pstore_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max, uint32_t *out);
-int pstore_get_bytes(const uint8_t **pos, const uint8_t *end, size_t n, const uint8_t **out);
 /* A length-prefixed string of at most max bytes (not NUL-terminated). */
-int pstore_get_str(const uint8_t **pos, const uint8_t *end, size_t max, const char **s,
-	       size_t *len);
-
-/* The hot-loop decoder: the caller has checked there are at least 10
- * bytes left or falls back to pstore_get_uvarint. */
-static inline uint64_t pstore_uvarint_fast(const uint8_t **pos)
+static inline int pstore_get_str(const uint8_t **pos, const uint8_t *end, size_t max,
+				 const char **s, size_t *len)
 {
-	const uint8_t *p = *pos;
-	uint64_t v = p[0] & 0x7f;
-	unsigned shift = 7;
+	const uint8_t *bytes;
+	int err = ember_cur_lenbytes(pos, end, max, &bytes, len);
 
-	if (!(*p++ & 0x80)) {
-		*pos = p;
-		return v;
-	}
-	while (shift < 64) {
-		uint8_t c = *p++;
-
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			break;
-		shift += 7;
-	}
-	*pos = p;
-	return v;
+	if (!err)
+		*s = (const char *)bytes;
+	return err;
 }
 
 static inline void pstore_le32(uint8_t *p, uint32_t v)
@@ -259,7 +210,7 @@ static inline uint64_t pstore_rd64(const uint8_t *p)
  * off[id]; equal strings have one id (when interned). */
 struct pstore_strtab {
 	struct ember_buf bytes;
-	PS_VEC(uint32_t) off;
+	EMBER_VEC(uint32_t) off;
 	struct ember_hset set;
 };
 
@@ -317,12 +268,12 @@ struct pstore_line {
  */
 struct pstore_dict {
 	struct pstore_strtab str;
-	PS_VEC(struct pstore_func) funcs;
-	PS_VEC(struct pstore_map) maps;
-	PS_VEC(struct pstore_loc) locs;
-	PS_VEC(struct pstore_line) lines;
-	PS_VEC(uint32_t) node_parent;
-	PS_VEC(uint32_t) node_loc;
+	EMBER_VEC(struct pstore_func) funcs;
+	EMBER_VEC(struct pstore_map) maps;
+	EMBER_VEC(struct pstore_loc) locs;
+	EMBER_VEC(struct pstore_line) lines;
+	EMBER_VEC(uint32_t) node_parent;
+	EMBER_VEC(uint32_t) node_loc;
 	/* Interning sets, built on the first intern call. */
 	struct ember_hset func_set, map_set, loc_set, node_set;
 	bool indexed;
@@ -386,14 +337,17 @@ struct pstore_series {
  */
 struct pstore_seriestab {
 	struct pstore_strtab str;
-	PS_VEC(struct pstore_type) types;
-	PS_VEC(struct pstore_series) series;
-	PS_VEC(struct pstore_lpair) pairs;
-	PS_VEC(uint32_t) type_ids;
+	struct ember_hash_key ident;	/* keys series (pstore_series_key) */
+	EMBER_VEC(struct pstore_type) types;
+	EMBER_VEC(struct pstore_series) series;
+	EMBER_VEC(struct pstore_lpair) pairs;
+	EMBER_VEC(uint32_t) type_ids;
 	struct ember_hset type_set, series_set;
 };
 
-int pstore_seriestab_init(struct pstore_seriestab *t);
+/* ident: the key of the series keys (the store's, so that blocks and
+ * heads agree; copied). */
+int pstore_seriestab_init(struct pstore_seriestab *t, const struct ember_hash_key *ident);
 void pstore_seriestab_release(struct pstore_seriestab *t);
 /* Id of a type (strings interned). */
 int pstore_seriestab_type(struct pstore_seriestab *t, const char *const f[5], uint32_t *id);
@@ -409,16 +363,21 @@ int pstore_seriestab_series(struct pstore_seriestab *t, const struct pstore_labe
 /* Series s of src added to dst (strings copied); *id its id in dst. */
 int pstore_seriestab_copy(struct pstore_seriestab *dst, const struct pstore_seriestab *src,
 			  uint32_t s, uint32_t *id);
-/* Series id of key, or UINT32_MAX. */
-uint32_t pstore_seriestab_find(const struct pstore_seriestab *t, uint64_t key);
+/* Series id of these labels (sorted by name) and types, or UINT32_MAX. */
+uint32_t pstore_seriestab_find(const struct pstore_seriestab *t, const struct pstore_label *labels,
+			       size_t n, const uint32_t *types, size_t ntypes);
 /* Build the sets after a decoder filled the table in. */
 int pstore_seriestab_index(struct pstore_seriestab *t);
 /* Value of label name in series sid, or NULL. */
 const char *pstore_series_label(const struct pstore_seriestab *t, uint32_t sid, const char *name);
 
-/* Hash of sorted labels and type ID strings: the series identity. */
-uint64_t pstore_series_key(const struct pstore_label *labels, size_t n, const char *const *type_ids,
-		       size_t ntypes);
+/* Keyed hash (SipHash under ident) of sorted labels and type ID strings:
+ * the series identity the store counts series by.  Interning compares the
+ * labels and types themselves; two series colliding here (by chance: the
+ * key is random, 2^-64 a pair) would only count as one towards the
+ * series limit. */
+uint64_t pstore_series_key(const struct ember_hash_key *ident, const struct pstore_label *labels,
+			   size_t n, const char *const *type_ids, size_t ntypes);
 /* Sort labels by name (stable) and check names/values/duplicates under
  * lim: 0, -PSTORE_ERR_LABEL or -PSTORE_ERR_LIMIT with d set. */
 int pstore_labels_check(struct pstore_label *labels, size_t n, const struct pstore_limits *lim,
@@ -451,9 +410,9 @@ struct pstore_lval {
 
 /* Names sorted, each name's values sorted (by string), postings sorted. */
 struct pstore_lindex {
-	PS_VEC(struct pstore_lname) names;
-	PS_VEC(struct pstore_lval) vals;
-	PS_VEC(uint32_t) post;
+	EMBER_VEC(struct pstore_lname) names;
+	EMBER_VEC(struct pstore_lval) vals;
+	EMBER_VEC(uint32_t) post;
 };
 
 int pstore_lindex_build(struct pstore_lindex *ix, const struct pstore_seriestab *t);
@@ -473,7 +432,7 @@ struct pstore_matcher {
 };
 
 struct pstore_selector {
-	PS_VEC(struct pstore_matcher) m;
+	EMBER_VEC(struct pstore_matcher) m;
 	char *type; /* "TYPE{...}": a profile type before the braces, or NULL */
 };
 
@@ -498,7 +457,7 @@ struct pstore_cov {
 	uint64_t samples;
 };
 
-PS_VEC_DEF(pstore_covs, struct pstore_cov);
+EMBER_VEC_DEF(pstore_covs, struct pstore_cov);
 
 struct pstore_prof {
 	int64_t time, duration, period;
@@ -516,8 +475,8 @@ struct pstore_prof {
 /* One profile as rows: nodes of a dictionary, ascending and unique after
  * pstore_rows_normalize, values row-major (ncols per row). */
 struct pstore_rows {
-	PS_VEC(uint32_t) node;
-	PS_VEC(int64_t) val;
+	EMBER_VEC(uint32_t) node;
+	EMBER_VEC(int64_t) val;
 	uint32_t ncols;
 };
 
@@ -537,13 +496,14 @@ struct pstore_group {
 	struct pstore_rows rows;
 	struct pstore_labels labels;	    /* string sample labels (point into p) */
 	uint64_t samples, resolved;	    /* coverage: samples, fully resolved */
-	PS_VEC(struct pstore_gcov) cov;
+	EMBER_VEC(struct pstore_gcov) cov;
 	uint64_t hash;			    /* of the label set */
 };
 
 struct pstore_ingest {
-	PS_VEC(struct pstore_group) groups;
-	PS_VEC(const char *) bids; /* build IDs of unresolved frames (point into p) */
+	EMBER_VEC(struct pstore_group) groups;
+	struct ember_hset group_set; /* of groups, by label set */
+	EMBER_VEC(const char *) bids; /* build IDs of unresolved frames (point into p) */
 	int count_col;		   /* the first "count" column, or -1 */
 	uint32_t ncols;
 };
@@ -576,17 +536,18 @@ struct pstore_head {
 	bool sealed;
 	struct pstore_dict dict;
 	struct pstore_seriestab series;
-	PS_VEC(struct pstore_prof) profs;
-	PS_VEC(uint8_t) state;	/* enum pstore_prof_state per profile */
-	PS_VEC(uint32_t) row_node;
-	PS_VEC(int64_t) row_val;
-	PS_VEC(int64_t) totals;
-	PS_VEC(struct pstore_cov) cov;
+	EMBER_VEC(struct pstore_prof) profs;
+	EMBER_VEC(uint8_t) state;	/* enum pstore_prof_state per profile */
+	EMBER_VEC(uint32_t) row_node;
+	EMBER_VEC(int64_t) row_val;
+	EMBER_VEC(int64_t) totals;
+	EMBER_VEC(struct pstore_cov) cov;
 	int64_t min_time, max_time;
 	size_t visible;
 };
 
-struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns);
+/* ident: the store's series key (pstore_seriestab_init). */
+struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns, const struct ember_hash_key *ident);
 struct pstore_head *pstore_head_ref(struct pstore_head *h);
 void pstore_head_unref(struct pstore_head *h);
 size_t pstore_head_bytes(const struct pstore_head *h);
@@ -655,11 +616,11 @@ struct pstore_walrange {
 	uint64_t lo, hi;
 };
 
-PS_VEC_DEF(pstore_walranges, struct pstore_walrange);
+EMBER_VEC_DEF(pstore_walranges, struct pstore_walrange);
 
 struct pstore_block_meta {
 	int64_t min_time, max_time, partition, partition_ns;
-	PS_VEC(char *) parents;	/* names of the blocks this one replaces */
+	EMBER_VEC(char *) parents;	/* names of the blocks this one replaces */
 	struct pstore_walranges wal;
 	uint64_t profiles, rows, series;
 	struct pstore_section sec[PS_SEC_KIND_MAX];
@@ -681,7 +642,7 @@ struct pstore_stream {
 	uint64_t off, stored, raw; /* inside the ROWS section */
 };
 
-PS_VEC_DEF(pstore_streams, struct pstore_stream);
+EMBER_VEC_DEF(pstore_streams, struct pstore_stream);
 
 /* What a query needs of a block beyond its header: loaded lazily, kept
  * in the cache, read-only once built. */
@@ -689,12 +650,12 @@ struct pstore_bdata {
 	atomic_int refs;
 	size_t bytes;
 	struct pstore_dict dict;
-	PS_VEC(struct pstore_prof) profs;
-	PS_VEC(int64_t) totals;
-	PS_VEC(struct pstore_cov) cov;
+	EMBER_VEC(struct pstore_prof) profs;
+	EMBER_VEC(int64_t) totals;
+	EMBER_VEC(struct pstore_cov) cov;
 	struct pstore_streams streams;
-	PS_VEC(uint32_t) series_stream; /* first stream of each series */
-	PS_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
+	EMBER_VEC(uint32_t) series_stream; /* first stream of each series */
+	EMBER_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
 };
 
 struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);
@@ -722,7 +683,16 @@ struct pstore_block_src {
 
 /* Encode src into out (a whole block file) and its name into name
  * ("blocks/<partition hex>-<hash hex>.pblk"). */
-#define PS_BLOCK_NAME_MAX 64
+#define PS_BLOCK_NAME_MAX 128 /* "blocks/" 16 hex "-" 64 hex ".pblk" */
+
+/* block_name.c: "blocks/<partition>-<sha256 of data>.pblk" into name; and
+ * a put that reads the object back whole: -PSTORE_ERR_CORRUPT when the
+ * name holds other bytes (never taken as written), else the storage's
+ * error, with d set. */
+int pstore_block_name(int64_t partition, const void *data, size_t len,
+		      char name[PS_BLOCK_NAME_MAX]);
+int pstore_block_put(const struct pstore_blockio *io, const char *name, const void *data,
+		     size_t len, struct ember_diag *d);
 int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *out,
 		    char name[PS_BLOCK_NAME_MAX]);
 
@@ -821,12 +791,13 @@ struct pstore_block *pstore_block_ref(struct pstore_block *b);
 void pstore_block_unref(struct pstore_block *b);
 /* Read a block's header and meta/series/labels through io. */
 int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
-		  struct pstore_block **out, struct ember_diag *d);
+		      const struct ember_hash_key *ident, struct pstore_block **out,
+		      struct ember_diag *d);
 
 struct pstore_cache {
 	pthread_mutex_t mu;
 	size_t budget, used;
-	PS_VEC(struct pstore_block *) lru; /* referenced blocks with data */
+	EMBER_VEC(struct pstore_block *) lru; /* referenced blocks with data */
 	uint64_t tick;
 };
 
@@ -844,24 +815,32 @@ void pstore_cache_release(struct pstore_cache *c);
 
 struct pstore_wal;
 
+struct pstore_arrival {
+	char *build_id;
+	int64_t until_ns;
+};
+
 struct pstore {
 	char *dir;
 	int lock_fd;
 	uint8_t writer[16];
+	struct ember_hash_key ident;	  /* series keys (random at each open) */
 	struct pstore_opts opts;
 	struct pstore_limits lim;
 	struct pstore_blockio io;
 
 	pthread_rwlock_t rot;		  /* appends shared, rotation exclusive */
 	pthread_mutex_t mu;		  /* blocks, heads, series counts */
-	PS_VEC(struct pstore_block *) blocks; /* live, sorted by partition then name */
+	EMBER_VEC(struct pstore_block *) blocks; /* live, sorted by partition then name */
 	struct pstore_head *head;		  /* the active head */
-	PS_VEC(struct pstore_head *) sealed;  /* heads waiting to be compacted */
+	EMBER_VEC(struct pstore_head *) sealed;  /* heads waiting to be compacted */
 	struct pstore_wal *wal;		  /* the active head's segment */
 	int wal_fd;			  /* DIR/wal */
 	uint64_t next_seq;
 	/* series keys of blocks and heads, with a count of holders */
 	struct pstore_keycount *keys;
+	/* build IDs whose symbols arrived (pstore_symbols_arrived), until */
+	EMBER_VEC(struct pstore_arrival) arrived;
 
 	pthread_mutex_t compact_mu;	  /* one compaction at a time */
 	struct pstore_cache cache;
@@ -903,8 +882,8 @@ void pstore_keys_free(struct pstore_keycount *kc);
 
 /* A consistent view for queries: references to blocks and heads. */
 struct pstore_snapshot {
-	PS_VEC(struct pstore_block *) blocks;
-	PS_VEC(struct pstore_head *) heads;
+	EMBER_VEC(struct pstore_block *) blocks;
+	EMBER_VEC(struct pstore_head *) heads;
 };
 
 int pstore_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct pstore_snapshot *out);
@@ -920,8 +899,8 @@ void pstore_snapshot_release(struct pstore_snapshot *snap);
 /* An append's record (wal_record.c). */
 struct pstore_record {
 	int64_t time, duration;
-	PS_VEC(struct pstore_label) labels;
-	PS_VEC(struct pstore_unresolved) unresolved;
+	EMBER_VEC(struct pstore_label) labels;
+	EMBER_VEC(struct pstore_unresolved) unresolved;
 	const uint8_t *pprof;
 	size_t pprof_len;
 	size_t input_bytes;
@@ -961,7 +940,7 @@ int pstore_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
 
 struct pstore_result {
 	struct pstore_dict dict;
-	PS_VEC(int64_t) self; /* per node */
+	EMBER_VEC(int64_t) self; /* per node */
 	char *type;
 	char *sample_type, *sample_unit, *period_type, *period_unit;
 	int64_t period;
@@ -977,7 +956,7 @@ int64_t pstore_result_total(const struct pstore_result *r);
 struct pstore_reason {
 	char *build_id, *reason;
 };
-PS_VEC_DEF(pstore_reasons, struct pstore_reason);
+EMBER_VEC_DEF(pstore_reasons, struct pstore_reason);
 void pstore_reasons_free(struct pstore_reasons *r);
 
 /* Apply a resolver to d's unresolved locations (those without lines, in
@@ -988,7 +967,7 @@ int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
 
 /* ---- compaction (compact.c, background.c) -------------------------------- */
 
-PS_VEC_DEF(pstore_blocks, struct pstore_block *);
+EMBER_VEC_DEF(pstore_blocks, struct pstore_block *);
 int pstore_compact_head(struct pstore *s, struct pstore_head *h);
 int pstore_compact_sealed(struct pstore *s);
 /* Rotate when due (rotate), flush sealed heads, merge, retention: the
@@ -1000,6 +979,14 @@ int pstore_rotate(struct pstore *s, bool force);
 int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
 		      struct pstore_block **out, struct ember_diag *d);
 int pstore_compact_merge(struct pstore *s);
+/* Rewrite blocks[0..n) as one, the resolver applied (merge.c); with
+ * only_if_resolved, nothing is written unless it resolved a frame. */
+int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
+			bool only_if_resolved, struct ember_diag *d);
+/* Blocks naming a build ID whose symbols arrived, rewritten resolved
+ * (reresolve.c). */
+int pstore_compact_reresolve(struct pstore *s);
+void pstore_arrivals_free(struct pstore *s);
 int pstore_compact_retention(struct pstore *s);
 /* Recount coverage of a staged head after a resolver (coverage.c). */
 int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *reasons);
@@ -1091,13 +1078,21 @@ void pstore_scan_end(struct pstore_scan *sc, struct pstore_snapshot *snap);
  * are the tree's own strings. */
 struct pstore_ntree {
 	struct pstore_strtab names;
-	PS_VEC(uint32_t) parent;
-	PS_VEC(uint32_t) name;
-	PS_VEC(int64_t) self;
-	PS_VEC(int64_t) total;
+	EMBER_VEC(uint32_t) parent;
+	EMBER_VEC(uint32_t) name;
+	EMBER_VEC(int64_t) self;
+	EMBER_VEC(int64_t) total;
+	EMBER_VEC(uint32_t) file; /* per name id: its function's source file (a name
+				     id too; 0 unknown), the first one seen */
 	struct ember_hset set;
 	uint32_t *first, *next; /* children sorted by name (pstore_ntree_finish) */
 };
+
+/* The source file of name id name ("" when unknown). */
+static inline const char *pstore_ntree_file(const struct pstore_ntree *t, uint32_t name)
+{
+	return pstore_str(&t->names, name < t->file.n ? t->file.v[name] : 0);
+}
 
 int pstore_ntree_init(struct pstore_ntree *t);
 void pstore_ntree_release(struct pstore_ntree *t);
@@ -1188,7 +1183,7 @@ struct pstore_diff {
 	struct pstore_result *base, *new_; /* copies */
 	struct pstore_ntree bt, nt;		   /* each side's tree */
 	struct pstore_ntree ut;		   /* the union: self/total are new's */
-	PS_VEC(int64_t) ub_self, ub_total; /* ... and base's, per union node */
+	EMBER_VEC(int64_t) ub_self, ub_total; /* ... and base's, per union node */
 	struct pstore_diff_opts opts;
 	int64_t btotal, ntotal;
 	double bquant, nquant;		   /* value of one sample, for the noise */

@@ -103,7 +103,7 @@ void pstore_strs_free(struct pstore_strs *v)
 {
 	for (size_t i = 0; i < v->n; i++)
 		free(v->v[i]);
-	pstore_vec_free(v);
+	EMBER_VEC_FREE(v);
 }
 
 static int add_types(const struct pstore_seriestab *t, struct pstore_strs *out)
@@ -111,7 +111,7 @@ static int add_types(const struct pstore_seriestab *t, struct pstore_strs *out)
 	for (uint32_t i = 0; i < t->types.n; i++) {
 		char *s = strdup(pstore_type_str(t, i));
 
-		if (!s || pstore_vec_push(out, s)) {
+		if (!s || EMBER_VEC_APPEND(out, s)) {
 			free(s);
 			return -ENOMEM;
 		}

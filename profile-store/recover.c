@@ -148,7 +148,7 @@ static int replay_segment(struct pstore *s, uint64_t seq, struct ember_diag *d)
 	err = read_file(s->wal_fd, name, &data);
 	EMBER_FAIL_IF(err, d, err, "store: cannot read log segment '%s': %s", name,
 		      strerror(-err));
-	rp.h = pstore_head_new(seq, pstore_now(s));
+	rp.h = pstore_head_new(seq, pstore_now(s), &s->ident);
 	err = rp.h ? pstore_wal_scan((const uint8_t *)data.data, data.len, rp.writer, on_record,
 				     &rp, &torn, &sd)
 		   : -ENOMEM;
@@ -172,7 +172,7 @@ static int replay_segment(struct pstore *s, uint64_t seq, struct ember_diag *d)
 		drop_segment(s, seq);
 		return 0;
 	}
-	return pstore_vec_push(&s->sealed, rp.h);
+	return EMBER_VEC_APPEND(&s->sealed, rp.h);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -201,7 +201,7 @@ static int list_segments(struct pstore *s, struct pstore_u64s *seqs)
 		uint64_t seq = strtoull(e->d_name, &end, 16);
 
 		if (n == 20 && end == e->d_name + 16 && strcmp(end, ".wal") == 0)
-			err = pstore_vec_push(seqs, seq);
+			err = EMBER_VEC_APPEND(seqs, seq);
 	}
 	closedir(dir);
 	pstore_qsort(seqs->v, seqs->n, sizeof(*seqs->v), cmp_u64);
@@ -234,6 +234,6 @@ int pstore_recover(struct pstore *s, struct ember_diag *d)
 		if (seqs.v[i] >= s->next_seq)
 			s->next_seq = seqs.v[i] + 1;
 	}
-	pstore_vec_free(&seqs);
+	EMBER_VEC_FREE(&seqs);
 	return err;
 }

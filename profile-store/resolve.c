@@ -25,7 +25,7 @@ void pstore_reasons_free(struct pstore_reasons *r)
 		free(r->v[i].build_id);
 		free(r->v[i].reason);
 	}
-	pstore_vec_free(r);
+	EMBER_VEC_FREE(r);
 }
 
 int pstore_resolution_set(struct pstore_resolution *r, size_t i,
@@ -39,9 +39,9 @@ int pstore_resolution_set(struct pstore_resolution *r, size_t i,
 	off = r->d->lines.n;
 	if (off + n >= UINT32_MAX)
 		return -E2BIG;
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&r->d->lines, off + n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&r->d->lines, off + n));
 	for (size_t k = 0; k < n; k++) {
-		struct pstore_func f = { .start_line = 0 };
+		struct pstore_func f = { .start_line = frames[k].start_line };
 		struct pstore_line ln = { .line = frames[k].line };
 
 		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&r->d->str, frames[k].function, &f.name));
@@ -71,7 +71,7 @@ int pstore_resolution_fail(struct pstore_resolution *r, size_t i, const char *re
 			return 0;
 	re.build_id = strdup(r->build_id);
 	re.reason = strdup(reason ? reason : "unsymbolized");
-	if (!re.build_id || !re.reason || pstore_vec_push(r->reasons, re)) {
+	if (!re.build_id || !re.reason || EMBER_VEC_APPEND(r->reasons, re)) {
 		free(re.build_id);
 		free(re.reason);
 		return -ENOMEM;
@@ -128,13 +128,13 @@ static int resolve_mapping(struct pstore_resolution *r, pstore_resolve_fn fn, vo
 int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
 		    struct pstore_reasons *reasons, bool *changed, struct ember_diag *diag)
 {
-	PS_VEC(uint32_t) todo = { 0 };
+	EMBER_VEC(uint32_t) todo = { 0 };
 	struct pstore_resolution r = { .d = d, .reasons = reasons };
 	int err = 0;
 
 	for (uint32_t i = 0; i < d->locs.n && !err; i++)
 		if (!d->locs.v[i].nlines && d->locs.v[i].mapping)
-			err = pstore_vec_push(&todo, i);
+			err = EMBER_VEC_APPEND(&todo, i);
 	if (!err)
 		pstore_qsort_r(todo.v, todo.n, sizeof(*todo.v), cmp_by_mapping, d);
 	for (size_t i = 0, j; !err && i < todo.n; i = j) {
@@ -145,7 +145,7 @@ int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
 		r.n = j - i;
 		err = resolve_mapping(&r, fn, ctx, diag);
 	}
-	pstore_vec_free(&todo);
+	EMBER_VEC_FREE(&todo);
 	if (changed)
 		*changed = r.changed;
 	return err;

@@ -39,7 +39,7 @@ int pstore_result_new(const char *type_id, struct pstore_result **out)
 		return -ENOMEM;
 	r->min_time = INT64_MAX;
 	r->max_time = INT64_MIN;
-	if (pstore_dict_init(&r->dict) || pstore_vec_push(&r->self, 0) ||
+	if (pstore_dict_init(&r->dict) || EMBER_VEC_APPEND(&r->self, 0) ||
 	    !(r->type = strdup(type_id)) || split_type(r)) {
 		pstore_result_free(r);
 		return -ENOMEM;
@@ -53,7 +53,7 @@ void pstore_result_free(struct pstore_result *r)
 	if (!r)
 		return;
 	pstore_dict_release(&r->dict);
-	pstore_vec_free(&r->self);
+	EMBER_VEC_FREE(&r->self);
 	free(r->type);
 	free(r->sample_type);
 	free(r->sample_unit);
@@ -65,7 +65,7 @@ void pstore_result_free(struct pstore_result *r)
 /* One value per node again after nodes were added. */
 static int fit(struct pstore_result *r)
 {
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&r->self, pstore_dict_nodes(&r->dict)));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&r->self, pstore_dict_nodes(&r->dict)));
 	while (r->self.n < pstore_dict_nodes(&r->dict))
 		r->self.v[r->self.n++] = 0;
 	return 0;
@@ -157,7 +157,7 @@ static int pprof_type_ids(const struct pprof_profile *p, struct pstore_strs *ids
 			     pprof_string(p, m->sample_type[i]->type),
 			     pprof_string(p, m->sample_type[i]->unit), pt, pu) < 0)
 			return -ENOMEM;
-		if (pstore_vec_push(ids, id)) {
+		if (EMBER_VEC_APPEND(ids, id)) {
 			free(id);
 			return -ENOMEM;
 		}
@@ -230,7 +230,7 @@ int pstore_result_from_pprof(const struct pprof_profile *p, const char *type,
 	pstore_ingest_release(&in);
 	for (size_t i = 0; i < ids.n; i++)
 		free(ids.v[i]);
-	pstore_vec_free(&ids);
+	EMBER_VEC_FREE(&ids);
 	if (err) {
 		pstore_result_free(r);
 		return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;

@@ -8,8 +8,8 @@
 
 void pstore_rows_release(struct pstore_rows *r)
 {
-	pstore_vec_free(&r->node);
-	pstore_vec_free(&r->val);
+	EMBER_VEC_FREE(&r->node);
+	EMBER_VEC_FREE(&r->val);
 }
 
 struct order {
@@ -69,10 +69,10 @@ int pstore_rows_normalize(struct pstore_rows *r)
 	free(r->node.v);
 	free(r->val.v);
 	r->node.v = node;
-	r->node.cap = n;
+	r->node.alloc = n;
 	r->node.n = out;
 	r->val.v = val;
-	r->val.cap = n * c;
+	r->val.alloc = n * c;
 	r->val.n = out * c;
 	return 0;
 }

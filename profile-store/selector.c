@@ -231,7 +231,7 @@ static int parse_matcher(struct cur *c, struct pstore_selector *sel)
 	if (!err && (m.op == PS_RE || m.op == PS_NRE))
 		err = compile(c, &m);
 	if (!err)
-		err = pstore_vec_push(&sel->m, m);
+		err = EMBER_VEC_APPEND(&sel->m, m);
 	if (err)
 		matcher_release(&m);
 	return err;
@@ -318,7 +318,7 @@ void pstore_selector_free(struct pstore_selector *sel)
 		return;
 	for (size_t i = 0; i < sel->m.n; i++)
 		matcher_release(&sel->m.v[i]);
-	pstore_vec_free(&sel->m);
+	EMBER_VEC_FREE(&sel->m);
 	free(sel->type);
 	free(sel);
 }

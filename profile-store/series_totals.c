@@ -93,6 +93,7 @@ void pstore_series_set_free(struct pstore_series_set *set)
 		free(set->lines[i].values);
 	}
 	free(set->lines);
+	free(set->type);
 	free(set);
 }
 
@@ -129,6 +130,8 @@ int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel, i
 	err = pstore_scan_begin(s, sel, true, &sc, &snap, &d);
 	if (!err) {
 		err = pstore_scan_run(&snap, &sc);
+		if (!err && !(tt.set->type = strdup(sc.q.type)))
+			err = -ENOMEM;
 		pstore_scan_end(&sc, &snap);
 	}
 	if (err == -E2BIG)

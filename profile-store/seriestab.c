@@ -2,8 +2,10 @@
  * seriestab.c - the series of a head or a block: each a sorted label set
  * and the profile types of its columns, with the strings they use, and
  * the types themselves (five strings and the full ID).  Interned through
- * hash sets; a decoded block fills the arrays and builds the sets only
- * when it is merged into something (pstore_seriestab_index).
+ * hash sets, keyed at random, which compare the labels and types
+ * themselves (never a series key alone: two label sets are one series
+ * only when they are equal); a decoded block fills the arrays and builds
+ * the sets only when it is merged into something (pstore_seriestab_index).
  */
 #include "pstore_internal.h"
 
@@ -13,7 +15,7 @@ static uint64_t type_hash(const void *ctx, size_t i)
 {
 	const struct pstore_seriestab *t = ctx;
 
-	return pstore_mix(t->types.v[i].id);
+	return ember_hash_u64(&t->type_set.key, t->types.v[i].id);
 }
 
 static bool type_equal(const void *ctx, size_t i, const void *key)
@@ -23,30 +25,56 @@ static bool type_equal(const void *ctx, size_t i, const void *key)
 
 static uint64_t series_hash(const void *ctx, size_t i)
 {
-	return ((const struct pstore_seriestab *)ctx)->series.v[i].key;
+	const struct pstore_seriestab *t = ctx;
+
+	return ember_hash_u64(&t->series_set.key, t->series.v[i].key);
 }
+
+/* A series looked for: its labels (strings) and types (ids of this table). */
+struct series_key {
+	const struct pstore_label *labels;
+	size_t n;
+	const uint32_t *types;
+	size_t ntypes;
+};
 
 static bool series_equal(const void *ctx, size_t i, const void *key)
 {
-	return ((const struct pstore_seriestab *)ctx)->series.v[i].key == *(const uint64_t *)key;
+	const struct pstore_seriestab *t = ctx;
+	const struct pstore_series *s = &t->series.v[i];
+	const struct series_key *k = key;
+
+	if (s->nlabels != k->n || s->ntypes != k->ntypes)
+		return false;
+	for (uint32_t j = 0; j < s->nlabels; j++) {
+		const struct pstore_lpair *p = &t->pairs.v[s->label_off + j];
+
+		if (strcmp(pstore_str(&t->str, p->name), k->labels[j].name) ||
+		    strcmp(pstore_str(&t->str, p->value), k->labels[j].value))
+			return false;
+	}
+	return memcmp(t->type_ids.v + s->type_off, k->types, k->ntypes * sizeof(*k->types)) == 0;
 }
 
 static const struct pstore_hset_ops type_ops = { type_hash, type_equal };
 static const struct pstore_hset_ops series_ops = { series_hash, series_equal };
 
-int pstore_seriestab_init(struct pstore_seriestab *t)
+int pstore_seriestab_init(struct pstore_seriestab *t, const struct ember_hash_key *ident)
 {
 	memset(t, 0, sizeof(*t));
+	t->ident = *ident;
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&t->type_set));
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&t->series_set));
 	return pstore_strtab_init(&t->str);
 }
 
 void pstore_seriestab_release(struct pstore_seriestab *t)
 {
 	pstore_strtab_release(&t->str);
-	pstore_vec_free(&t->types);
-	pstore_vec_free(&t->series);
-	pstore_vec_free(&t->pairs);
-	pstore_vec_free(&t->type_ids);
+	EMBER_VEC_FREE(&t->types);
+	EMBER_VEC_FREE(&t->series);
+	EMBER_VEC_FREE(&t->pairs);
+	EMBER_VEC_FREE(&t->type_ids);
 	ember_hset_release(&t->type_set);
 	ember_hset_release(&t->series_set);
 }
@@ -56,7 +84,7 @@ int pstore_seriestab_index(struct pstore_seriestab *t)
 	for (uint32_t i = (uint32_t)t->type_set.used; i < t->types.n; i++)
 		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->type_set, &type_ops, t, i, type_hash(t, i)));
 	for (uint32_t i = (uint32_t)t->series_set.used; i < t->series.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->series_set, &series_ops, t, i, t->series.v[i].key));
+		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->series_set, &series_ops, t, i, series_hash(t, i)));
 	return 0;
 }
 
@@ -72,19 +100,42 @@ int pstore_seriestab_type(struct pstore_seriestab *t, const char *const f[5], ui
 		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&t->str, f[k], &ty.f[k]));
 	EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&t->str, full, &ty.id));
 	EMBER_FORWARD_IF_ERROR(pstore_seriestab_index(t));
-	i = pstore_hset_find(&t->type_set, &type_ops, t, pstore_mix(ty.id), &ty.id);
+	i = pstore_hset_find(&t->type_set, &type_ops, t, ember_hash_u64(&t->type_set.key, ty.id),
+			     &ty.id);
 	if (i == UINT32_MAX) {
 		i = (uint32_t)t->types.n;
-		EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->types, ty));
-		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->type_set, &type_ops, t, i, pstore_mix(ty.id)));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->types, ty));
+		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->type_set, &type_ops, t, i,
+							  type_hash(t, i)));
 	}
 	*id = i;
 	return 0;
 }
 
-uint32_t pstore_seriestab_find(const struct pstore_seriestab *t, uint64_t key)
+static uint32_t find_keyed(const struct pstore_seriestab *t, const struct series_key *k,
+			   uint64_t key)
 {
-	return pstore_hset_find(&t->series_set, &series_ops, t, key, &key);
+	return pstore_hset_find(&t->series_set, &series_ops, t,
+				ember_hash_u64(&t->series_set.key, key), k);
+}
+
+static uint64_t key_of(const struct pstore_seriestab *t, const struct series_key *k)
+{
+	const char *tids[64];
+
+	for (size_t i = 0; i < k->ntypes && i < 64; i++)
+		tids[i] = pstore_type_str(t, k->types[i]);
+	return pstore_series_key(&t->ident, k->labels, k->n, tids, k->ntypes);
+}
+
+uint32_t pstore_seriestab_find(const struct pstore_seriestab *t, const struct pstore_label *labels,
+			       size_t n, const uint32_t *types, size_t ntypes)
+{
+	struct series_key k = { labels, n, types, ntypes };
+
+	if (ntypes > 64 || t->series_set.used != t->series.n)
+		return UINT32_MAX; /* only indexed tables are searched */
+	return find_keyed(t, &k, key_of(t, &k));
 }
 
 static int add_series(struct pstore_seriestab *t, const struct pstore_label *labels, size_t n,
@@ -94,8 +145,8 @@ static int add_series(struct pstore_seriestab *t, const struct pstore_label *lab
 			       .type_off = (uint32_t)t->type_ids.n,
 			       .ntypes = (uint32_t)ntypes, .key = key };
 
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&t->pairs, t->pairs.n + n));
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&t->type_ids, t->type_ids.n + ntypes));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&t->pairs, t->pairs.n + n));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&t->type_ids, t->type_ids.n + ntypes));
 	for (size_t i = 0; i < n; i++) {
 		struct pstore_lpair *p = &t->pairs.v[t->pairs.n + i];
 
@@ -105,25 +156,24 @@ static int add_series(struct pstore_seriestab *t, const struct pstore_label *lab
 	pstore_memcpy(t->type_ids.v + t->type_ids.n, types, ntypes * sizeof(*types));
 	t->pairs.n += n;
 	t->type_ids.n += ntypes;
-	EMBER_FORWARD_IF_ERROR(pstore_vec_push(&t->series, s));
-	return pstore_hset_insert(&t->series_set, &series_ops, t, (uint32_t)(t->series.n - 1), key);
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->series, s));
+	return pstore_hset_insert(&t->series_set, &series_ops, t, (uint32_t)(t->series.n - 1),
+				  series_hash(t, t->series.n - 1));
 }
 
 int pstore_seriestab_series(struct pstore_seriestab *t, const struct pstore_label *labels,
 			size_t n, const uint32_t *types, size_t ntypes, uint32_t *id,
 			bool *added)
 {
-	const char *tids[64];
+	struct series_key k = { labels, n, types, ntypes };
 	uint64_t key;
 	uint32_t i;
 
 	if (ntypes > 64)
 		return -E2BIG;
-	for (size_t k = 0; k < ntypes; k++)
-		tids[k] = pstore_type_str(t, types[k]);
-	key = pstore_series_key(labels, n, tids, ntypes);
+	key = key_of(t, &k);
 	EMBER_FORWARD_IF_ERROR(pstore_seriestab_index(t));
-	i = pstore_seriestab_find(t, key);
+	i = find_keyed(t, &k, key);
 	*added = i == UINT32_MAX;
 	if (*added) {
 		EMBER_FORWARD_IF_ERROR(add_series(t, labels, n, types, ntypes, key));

@@ -180,7 +180,7 @@ static int open_wal_dir(struct pstore *s, struct ember_diag *d)
 /* The active head and its segment. */
 int pstore_open_segment(struct pstore *s)
 {
-	struct pstore_head *h = pstore_head_new(s->next_seq, pstore_now(s));
+	struct pstore_head *h = pstore_head_new(s->next_seq, pstore_now(s), &s->ident);
 	int err;
 
 	if (!h)
@@ -201,6 +201,8 @@ static int open_all(struct pstore *s, const struct pstore_opts *opts, struct emb
 
 	EMBER_FORWARD_IF_ERROR(lock_dir(s, d));
 	EMBER_FORWARD_IF_ERROR(writer_id(s->dir, s->writer, d));
+	EMBER_FAIL_IF(ember_hash_key_init(&s->ident), d, -EIO,
+		      "store: no random bytes for its hash key");
 	EMBER_FORWARD_IF_ERROR(open_storage(s, opts, d));
 	EMBER_FORWARD_IF_ERROR(open_wal_dir(s, d));
 	EMBER_FORWARD_IF_ERROR(pstore_catalog_load(s, d));
@@ -244,10 +246,10 @@ void pstore_free(struct pstore *s)
 	pstore_cache_release(&s->cache);
 	for (size_t i = 0; i < s->blocks.n; i++)
 		pstore_block_unref(s->blocks.v[i]);
-	pstore_vec_free(&s->blocks);
+	EMBER_VEC_FREE(&s->blocks);
 	for (size_t i = 0; i < s->sealed.n; i++)
 		pstore_head_unref(s->sealed.v[i]);
-	pstore_vec_free(&s->sealed);
+	EMBER_VEC_FREE(&s->sealed);
 	pstore_head_unref(s->head);
 	pstore_wal_close(s->wal);
 	if (s->io.release)
@@ -257,6 +259,7 @@ void pstore_free(struct pstore *s)
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	pstore_keys_free(s->keys);
+	pstore_arrivals_free(s);
 	pstore_unbounded_free(s->unbounded);
 	pthread_rwlock_destroy(&s->rot);
 	pthread_mutex_destroy(&s->mu);
@@ -295,17 +298,17 @@ int pstore_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct psto
 		pstore_block_span(s, b, &lo, &hi);
 		if (hi < from || lo >= to)
 			continue;
-		err = pstore_vec_push(&out->blocks, pstore_block_ref(b));
+		err = EMBER_VEC_APPEND(&out->blocks, pstore_block_ref(b));
 		if (err)
 			pstore_block_unref(b);
 	}
 	if (!err && s->head) {
-		err = pstore_vec_push(&out->heads, pstore_head_ref(s->head));
+		err = EMBER_VEC_APPEND(&out->heads, pstore_head_ref(s->head));
 		if (err)
 			pstore_head_unref(s->head);
 	}
 	for (size_t i = 0; !err && i < s->sealed.n; i++) {
-		err = pstore_vec_push(&out->heads, pstore_head_ref(s->sealed.v[i]));
+		err = EMBER_VEC_APPEND(&out->heads, pstore_head_ref(s->sealed.v[i]));
 		if (err)
 			pstore_head_unref(s->sealed.v[i]);
 	}
@@ -321,8 +324,8 @@ void pstore_snapshot_release(struct pstore_snapshot *snap)
 		pstore_block_unref(snap->blocks.v[i]);
 	for (size_t i = 0; i < snap->heads.n; i++)
 		pstore_head_unref(snap->heads.v[i]);
-	pstore_vec_free(&snap->blocks);
-	pstore_vec_free(&snap->heads);
+	EMBER_VEC_FREE(&snap->blocks);
+	EMBER_VEC_FREE(&snap->heads);
 }
 
 /* ---- stats ------------------------------------------------------------------------- */

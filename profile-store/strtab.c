@@ -3,6 +3,8 @@
  * byte buffer, named by a dense id (0 is "").  Decoders add strings
  * without the set and index them only when something interns into the
  * table later (pstore_strtab_index through the first pstore_strtab_intern).
+ * The set hashes with its own random key (common.h's ember_hash), so no
+ * input can aim its strings at one probe run.
  */
 #include "pstore_internal.h"
 
@@ -18,7 +20,7 @@ static uint64_t str_hash(const void *ctx, size_t idx)
 	const struct pstore_strtab *t = ctx;
 	const char *s = pstore_str(t, idx);
 
-	return pstore_hash(s, strlen(s), 0);
+	return ember_hash(&t->set.key, s, strlen(s));
 }
 
 static bool str_equal(const void *ctx, size_t idx, const void *k)
@@ -40,7 +42,7 @@ int pstore_strtab_add(struct pstore_strtab *t, const char *s, size_t len, uint32
 		return -EINVAL;
 	if (t->off.n >= UINT32_MAX - 2)
 		return -E2BIG;
-	EMBER_FORWARD_IF_ERROR(pstore_vec_reserve(&t->off, t->off.n + 1));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&t->off, t->off.n + 1));
 	EMBER_FORWARD_IF_ERROR(ember_buf_append(&t->bytes, s, len));
 	EMBER_FORWARD_IF_ERROR(ember_buf_putc(&t->bytes, '\0'));
 	t->off.v[t->off.n] = (uint32_t)off;
@@ -54,13 +56,14 @@ int pstore_strtab_init(struct pstore_strtab *t)
 
 	memset(t, 0, sizeof(*t));
 	ember_buf_init(&t->bytes, STRTAB_CAP - 1);
+	EMBER_FORWARD_IF_ERROR(ember_hset_init(&t->set));
 	return pstore_strtab_add(t, "", 0, &id);
 }
 
 void pstore_strtab_release(struct pstore_strtab *t)
 {
 	ember_buf_release(&t->bytes);
-	pstore_vec_free(&t->off);
+	EMBER_VEC_FREE(&t->off);
 	ember_hset_release(&t->set);
 }
 
@@ -69,7 +72,7 @@ static int index_all(struct pstore_strtab *t)
 	for (size_t i = t->set.used; i < t->off.n; i++) {
 		const char *s = pstore_str(t, (uint32_t)i);
 		struct key k = { s, strlen(s) };
-		uint64_t h = pstore_hash(s, k.len, 0);
+		uint64_t h = ember_hash(&t->set.key, s, k.len);
 
 		if (pstore_hset_find(&t->set, &ops, t, h, &k) == UINT32_MAX)
 			EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->set, &ops, t, (uint32_t)i, h));
@@ -87,7 +90,7 @@ int pstore_strtab_intern(struct pstore_strtab *t, const char *s, size_t len, uin
 
 	if (t->set.used != t->off.n)
 		EMBER_FORWARD_IF_ERROR(index_all(t));
-	h = pstore_hash(s, len, 0);
+	h = ember_hash(&t->set.key, s, len);
 	found = pstore_hset_find(&t->set, &ops, t, h, &k);
 	if (found != UINT32_MAX) {
 		*id = found;
@@ -105,5 +108,5 @@ uint32_t pstore_strtab_find(const struct pstore_strtab *t, const char *s, size_t
 
 	if (t->set.used != t->off.n)
 		return UINT32_MAX; /* not interned: only interned tables are searched */
-	return pstore_hset_find(&t->set, &ops, t, pstore_hash(s, len, 0), &k);
+	return pstore_hset_find(&t->set, &ops, t, ember_hash(&t->set.key, s, len), &k);
 }

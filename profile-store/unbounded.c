@@ -33,14 +33,19 @@ struct uname {
 
 struct pstore_unbounded {
 	pthread_mutex_t mu;
+	struct ember_hash_key key; /* values' hashes: none can be aimed at another */
 	size_t total; /* values remembered, all names */
-	PS_VEC(struct uname) names;
+	EMBER_VEC(struct uname) names;
 };
 
 struct pstore_unbounded *pstore_unbounded_new(void)
 {
 	struct pstore_unbounded *u = calloc(1, sizeof(*u));
 
+	if (u && ember_hash_key_init(&u->key)) {
+		free(u);
+		return NULL;
+	}
 	if (u)
 		pthread_mutex_init(&u->mu, NULL);
 	return u;
@@ -54,7 +59,7 @@ void pstore_unbounded_free(struct pstore_unbounded *u)
 		free(u->names.v[i].name);
 		free(u->names.v[i].vals);
 	}
-	pstore_vec_free(&u->names);
+	EMBER_VEC_FREE(&u->names);
 	pthread_mutex_destroy(&u->mu);
 	free(u);
 }
@@ -68,7 +73,7 @@ static struct uname *find_name(struct pstore_unbounded *u, const char *name)
 			return &u->names.v[i];
 	if (u->names.n >= MAX_NAMES || !(n.name = strdup(name)))
 		return NULL;
-	if (pstore_vec_push(&u->names, n)) {
+	if (EMBER_VEC_APPEND(&u->names, n)) {
 		free(n.name);
 		return NULL;
 	}
@@ -100,7 +105,7 @@ static bool grow_vals(struct uname *n)
 /* Remember value; true when it was not known. */
 static bool add_value(struct pstore_unbounded *u, struct uname *n, const char *value)
 {
-	uint64_t h = pstore_hash(value, strlen(value), 7) | 1;
+	uint64_t h = ember_hash(&u->key, value, strlen(value)) | 1;
 	size_t i;
 
 	if (n->mask)

@@ -21,29 +21,29 @@ int pstore_record_encode(const struct pstore_append_opts *o, int64_t time, int64
 	struct ember_buf pb;
 	int err;
 
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(out, RECORD_VERSION));
-	EMBER_FORWARD_IF_ERROR(pstore_put_svarint(out, time));
-	EMBER_FORWARD_IF_ERROR(pstore_put_svarint(out, duration));
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(out, o ? o->input_bytes : 0)); /* the caller's, for the limit */
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(out, o ? o->n_labels : 0));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(out, RECORD_VERSION));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(out, time));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(out, duration));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(out, o ? o->input_bytes : 0)); /* the caller's, for the limit */
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(out, o ? o->n_labels : 0));
 	for (size_t i = 0; o && i < o->n_labels; i++) {
-		EMBER_FORWARD_IF_ERROR(pstore_put_str(out, o->labels[i].name, strlen(o->labels[i].name)));
-		EMBER_FORWARD_IF_ERROR(pstore_put_str(out, o->labels[i].value, strlen(o->labels[i].value)));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(out, o->labels[i].name, strlen(o->labels[i].name)));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(out, o->labels[i].value, strlen(o->labels[i].value)));
 	}
-	EMBER_FORWARD_IF_ERROR(pstore_put_uvarint(out, o ? o->n_unresolved : 0));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(out, o ? o->n_unresolved : 0));
 	for (size_t i = 0; o && i < o->n_unresolved; i++) {
 		const char *b = o->unresolved[i].build_id ? o->unresolved[i].build_id : "";
 		const char *r = o->unresolved[i].reason ? o->unresolved[i].reason : "";
 
-		EMBER_FORWARD_IF_ERROR(pstore_put_str(out, b, strlen(b)));
-		EMBER_FORWARD_IF_ERROR(pstore_put_str(out, r, strlen(r)));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(out, b, strlen(b)));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(out, r, strlen(r)));
 	}
 	if (body)
-		return pstore_put_str(out, body, body_len);
+		return ember_buf_put_lenbytes(out, body, body_len);
 	ember_buf_init(&pb, PS_WAL_RECORD_MAX);
 	err = pprof_encode(p, false, &pb);
 	if (!err)
-		err = pstore_put_str(out, pb.data ? pb.data : "", pb.len);
+		err = ember_buf_put_lenbytes(out, pb.data ? pb.data : "", pb.len);
 	ember_buf_release(&pb);
 	return err;
 }
@@ -73,9 +73,9 @@ static int get_pairs(const uint8_t **p, const uint8_t *end, struct pstore_record
 		if (!err)
 			err = get_cstr(p, end, &b, d);
 		if (!err && labels)
-			err = pstore_vec_push(&r->labels, ((struct pstore_label){ a, b }));
+			err = EMBER_VEC_APPEND(&r->labels, ((struct pstore_label){ a, b }));
 		else if (!err)
-			err = pstore_vec_push(&r->unresolved, ((struct pstore_unresolved){ a, b }));
+			err = EMBER_VEC_APPEND(&r->unresolved, ((struct pstore_unresolved){ a, b }));
 		if (err) {
 			free(a);
 			free(b);
@@ -94,11 +94,11 @@ int pstore_record_decode(const uint8_t *data, size_t len, struct pstore_record *
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	EMBER_FAIL_IF(pstore_get_uvarint(&p, end, &version) || version != RECORD_VERSION, d,
+	EMBER_FAIL_IF(ember_cur_uleb(&p, end, &version) || version != RECORD_VERSION, d,
 		      -PSTORE_ERR_CORRUPT, "log record: unknown version");
-	EMBER_FAIL_IF(pstore_get_svarint(&p, end, &r->time) ||
-			      pstore_get_svarint(&p, end, &r->duration) ||
-			      pstore_get_uvarint(&p, end, &input),
+	EMBER_FAIL_IF(ember_cur_zigzag(&p, end, &r->time) ||
+			      ember_cur_zigzag(&p, end, &r->duration) ||
+			      ember_cur_uleb(&p, end, &input),
 		      d, -PSTORE_ERR_CORRUPT, "log record: truncated");
 	r->input_bytes = (size_t)input;
 	err = get_pairs(&p, end, r, true, d);
@@ -127,6 +127,6 @@ void pstore_record_release(struct pstore_record *r)
 		free((char *)r->unresolved.v[i].build_id);
 		free((char *)r->unresolved.v[i].reason);
 	}
-	pstore_vec_free(&r->labels);
-	pstore_vec_free(&r->unresolved);
+	EMBER_VEC_FREE(&r->labels);
+	EMBER_VEC_FREE(&r->unresolved);
 }

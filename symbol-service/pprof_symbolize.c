@@ -38,6 +38,8 @@ struct pprof_run {
 	struct symsvc *svc;
 	struct pprof_profile *p;
 	bool linkage_names;
+	void (*on_unresolved)(void *arg, uint64_t mapping_id, unsigned why);
+	void *on_unresolved_arg;
 	struct symsvc_pprof_stats *st;
 	struct symsvc_req req;		/* the request's check and fetch cap */
 	struct sym_frame frames[SYMSVC_FRAMES_MAX];
@@ -122,14 +124,24 @@ static int groups_build(const struct pprof_profile *p, struct loc_groups *g)
 	return 0;
 }
 
+/* One location of mapping mid (0: of none) left without lines, for why. */
+static void note_unresolved(struct pprof_run *r, uint64_t mid, unsigned why)
+{
+	r->st->unresolved++;
+	r->st->why[why]++;
+	if (r->on_unresolved)
+		r->on_unresolved(r->on_unresolved_arg, mid, why);
+}
+
 /* Every location of group k counted as unresolved for why. */
 static void count_unresolved(struct pprof_run *r, const struct loc_groups *g, size_t k,
 			     unsigned why)
 {
-	size_t n = g->first[k + 1] - g->first[k];
+	const pprof_message_t *msg = pprof_message(r->p);
+	uint64_t mid = k < msg->n_mapping ? msg->mapping[k]->id : 0;
 
-	r->st->unresolved += n;
-	r->st->why[why] += n;
+	for (size_t i = g->first[k]; i < g->first[k + 1]; i++)
+		note_unresolved(r, mid, why);
 }
 
 /* The mapping's build ID as lowercase hex, or false when it has none. */
@@ -228,8 +240,7 @@ static int symbolize_locations(struct pprof_run *r, const struct sym_index *idx,
 		if (flags) {
 			r->st->resolved++;
 		} else if (!err) {
-			r->st->unresolved++;
-			r->st->why[why]++;
+			note_unresolved(r, mid, why);
 		}
 	}
 	return !err && all ? pprof_mapping_set_flags(r->p, mid, all) : err;
@@ -281,6 +292,8 @@ int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 		goto out;
 	*r = (struct pprof_run){ .svc = svc, .p = p, .st = st };
 	r->linkage_names = PPROF_OPT(opts, linkage_names);
+	r->on_unresolved = PPROF_OPT(opts, on_unresolved);
+	r->on_unresolved_arg = PPROF_OPT(opts, on_unresolved_arg);
 	symsvc_req_init(&r->req, PPROF_OPT(opts, request));
 	for (size_t k = 0; !err && k < n; k++)
 		err = symbolize_mapping(r, &g, k, pprof_message(p)->mapping[k]);

@@ -235,6 +235,12 @@ struct symsvc_pprof_opts {
 	size_t sz;		/* sizeof(struct symsvc_pprof_opts) */
 	bool linkage_names;	/* Function.name raw, not demangled */
 	const struct symsvc_request_opts *request; /* NULL: no limits */
+	/* Called for each location left without lines: its mapping's id (0:
+	 * none) and why (enum symsvc_pprof_why), so that a caller can say
+	 * which build IDs need an upload (the profile store's coverage).
+	 * NULL: not called. */
+	void (*on_unresolved)(void *arg, uint64_t mapping_id, unsigned why);
+	void *on_unresolved_arg;
 };
 
 struct symsvc_pprof_stats {

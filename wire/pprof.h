@@ -109,6 +109,16 @@ int pprof_decode(const void *data, size_t size, const struct pprof_limits *lim,
 		 struct pprof_profile **out, char *why, size_t why_size);
 
 /*
+ * One layer of compression undone: data is gzip or zstd by its magic
+ * (-PPROF_ERR_COMPRESSION otherwise, or when the stream is corrupt),
+ * decompressed into out, whose cap bounds the output (-E2BIG at it).
+ * For bodies an HTTP client compressed again (Content-Encoding) before
+ * pprof_decode.  why as pprof_decode's.
+ */
+int pprof_decompress(const void *data, size_t size, struct ember_buf *out, char *why,
+		     size_t why_size);
+
+/*
  * A new empty profile: no samples, a string table holding only "".
  * Returns NULL on allocation failure.  Caller frees with pprof_profile_free().
  */

@@ -166,6 +166,19 @@ out:
 	return 0;
 }
 
+int pprof_decompress(const void *data, size_t size, struct ember_buf *out, char *why,
+		     size_t why_size)
+{
+	struct ember_diag d = ember_diag_make(why, why_size);
+	enum wire_compression c = wire_detect_compression(data, size);
+
+	if (c == WIRE_COMP_RAW)
+		return EMBER_FAIL(&d, -PPROF_ERR_COMPRESSION,
+				  "body is neither gzip (1f 8b) nor zstd (28 b5 2f fd)");
+	return c == WIRE_COMP_GZIP ? wire_gunzip(data, size, out, &d)
+				   : wire_unzstd(data, size, out, &d);
+}
+
 const char *pprof_strerror(int err)
 {
 	switch (-err) {

@@ -12,6 +12,7 @@ with `go tool pprof -traces`.  A case that cannot run here (no BPF, no
 root, no Go) exits 77 with the reason; it never passes silently.
 """
 import http.client
+import json
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -481,6 +483,85 @@ def test_agent_bpf__delivered_once_the_server_is_back():
              "the queue to drain into the restarted server", 400)
     check(agent.metric("ember_agent_profiles_total", '{result="sent"}') >= 1, "none sent")
     agent.stop()
+
+
+def ember(*args, timeout=120):
+    """`ember ARGS...`: (returncode, stdout, stderr)."""
+    r = subprocess.run([EMBER] + list(args), capture_output=True, text=True, timeout=timeout)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_agent_bpf__regression_found_by_diff_across_versions():
+    """Issue 15's end to end: two builds of a program, the second with a
+    slower checksum(), profiled for real by the agent while each runs
+    (--label version=1, then 2), pushed to a real `ember serve`; `ember
+    diff` and GET /api/v1/diff put checksum at the top of the regressions."""
+    require_bpf()
+    srv = Server()
+    for v in ("v1", "v2"):
+        srv.upload(fx(v + "/regress"))
+    for v in ("1", "2"):
+        agent = Agent(["--server", srv.url, "--token", srv.token, "--label", "version=" + v,
+                       "--interval", "1"])
+        p = run_fixture("v%s/regress" % v, 4)
+        p.wait()
+        agent.stop()  # drains and pushes the last interval
+    base, new = '{version="1",comm="regress"}', '{version="2",comm="regress"}'
+    for sel in (base, new):
+        st, body, hdr = srv.request("GET", "/api/v1/query?type=cpu&from=now-10m&format=top"
+                                    "&query=" + urllib.parse.quote(sel))
+        check(st == 200 and int(hdr["x-ember-profiles"]) >= 2,
+              "%s: HTTP %d, %s profiles" % (sel, st, hdr.get("x-ember-profiles")))
+    rc, out, err = ember("diff", "--server", srv.url, "--type", "cpu", "--from", "now-10m",
+                         "--base", base, "--new", new, "--format", "table")
+    check(rc == 0, "ember diff: " + err)
+    rows = json.loads(out)["rows"]
+    check(rows[0]["name"] == "checksum" and rows[0]["flagged"] and
+          rows[0]["delta_self_pct"] > 10,
+          "the slowed function is not the top regression: %r" % rows[:3])
+    print("checksum: %.1f%% -> %.1f%% of the CPU (z = %.0f)"
+          % (rows[0]["base_self_pct"], rows[0]["new_self_pct"], rows[0]["z"]))
+    st, body, _ = srv.request("GET", "/api/v1/diff?type=cpu&from=now-10m&format=table"
+                              "&base_query=%s&new_query=%s"
+                              % (urllib.parse.quote(base), urllib.parse.quote(new)))
+    check(st == 200 and json.loads(body)["rows"][0]["name"] == "checksum", body[:300])
+
+
+def test_agent_bpf__whole_pipeline_stripped_binary_named_by_ember_query():
+    """ember serve; ember upload of a stripped binary's debug file;
+    ember-agent --server (with --upload-missing: the server has no
+    executable of the build ID, and a debug file alone cannot place the
+    agent's file offsets: objcopy --only-keep-debug leaves its PT_LOADs
+    without file bytes); the binary run after the agent started; ember
+    query shows main -> a -> b -> c by name."""
+    require_bpf()
+    objcopy, strip = packages.which("objcopy"), packages.which("strip")
+    if not objcopy or not strip:
+        skip(packages.missing("objcopy"))
+    exe = os.path.join(TMP, "chain_stripped")
+    dbg = exe + ".debug"
+    subprocess.run([objcopy, "--only-keep-debug", fx("chain_nofp"), dbg], check=True)
+    subprocess.run([strip, "--strip-all", "-o", exe, fx("chain_nofp")], check=True)
+    check(build_id(exe) == build_id(dbg), "the stripped binary lost its build ID")
+    srv = Server()
+    rc, out, err = ember("upload", "--server", srv.url, "--token", srv.token, dbg)
+    check(rc == 0, "ember upload: %s%s" % (out, err))
+    agent = Agent(["--server", srv.url, "--token", srv.token, "--interval", "1",
+                   "--upload-missing"])
+    p = subprocess.Popen([exe, "4"])
+    CHILDREN.append(p)
+    p.wait()
+    agent.stop()
+    rc, out, err = ember("query", "--server", srv.url, "--type", "cpu", "--from", "now-10m",
+                         "--format", "folded", '{comm="chain_stripped",pid="%d"}' % p.pid)
+    check(rc == 0, "ember query: " + err)
+    stacks = {" ".join(l.split(" ")[:-1]): int(l.split(" ")[-1]) for l in out.splitlines()}
+    total = sum(stacks.values())
+    chain = sum(v for k, v in stacks.items() if "main;a;b;c" in k)
+    check(total and chain >= 0.9 * total,
+          "only %d of %d ns show main;a;b;c: %r" % (chain, total, sorted(stacks.items(),
+                                                                        key=lambda kv: -kv[1])[:5]))
+    print("%.1f%% of the process's CPU shows main;a;b;c by name" % (100.0 * chain / total))
 
 
 def test_agent_bpf__upload_missing_and_refused_upload():

@@ -86,10 +86,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pstore_bdata *bd = NULL;
 	char why[256];
 	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct ember_hash_key ident = { 1, 2 }; /* the series keys' (any will do) */
 	int err;
 
 	ember_log_set_handler(quiet, NULL);
-	if (pstore_block_open(&io, "blocks/fuzz.pblk", size, &b, &d))
+	if (pstore_block_open(&io, "blocks/fuzz.pblk", size, &ident, &b, &d))
 		abort(); /* memory reads cannot fail: corruption is b->corrupt */
 	if (!b->corrupt) {
 		err = pstore_block_load(b, &bd, &d);

@@ -4,6 +4,7 @@
  * the upload token, and what storing a fetched file answers.
  */
 #include "api_internal.h"
+#include "api_profiles.h"
 #include "unit.h"
 
 #include <errno.h>
@@ -40,7 +41,25 @@ static int test_api__routes(void)
 		{ "/api/v1/unwind/abcd", API_EP_UNWIND, 0 },
 		{ "/api/v1/unwind/abcd/x", API_EP_OTHER, 404 },
 		{ "/api/v1/unwind/ABCD", API_EP_OTHER, 503 },
+		{ "/api/v1/profiles", API_EP_PROFILE_INGEST, 0 },
+		{ "/ingest", API_EP_PYROSCOPE_INGEST, 0 },
+		{ "/api/v1/query", API_EP_PROFILE_QUERY, 0 },
+		{ "/api/v1/diff", API_EP_PROFILE_DIFF, 0 },
+		{ "/api/v1/labels", API_EP_PROFILE_LABELS, 0 },
+		{ "/api/v1/labels/service_name/values", API_EP_PROFILE_LABELS, 0 },
+		{ "/api/v1/labels/service_name", API_EP_OTHER, 404 },
+		{ "/api/v1/labels//values", API_EP_OTHER, 404 },
+		{ "/api/v1/profile-types", API_EP_PROFILE_TYPES, 0 },
+		{ "/api/v1/series", API_EP_PROFILE_SERIES, 0 },
+		{ "/api/v1/coverage", API_EP_PROFILE_COVERAGE, 0 },
+		{ "/api/v1/nothing", API_EP_OTHER, 404 },
 		{ "/nope", API_EP_OTHER, 503 },
+		{ "/api/v1/artifacts", API_EP_LIST_ALL, 0 },
+		{ "/index.html", API_EP_WEB, 0 },
+		{ "/js/main.js", API_EP_WEB, 0 },
+		{ "/ember.css", API_EP_WEB, 0 },
+		{ "/js/none.js", API_EP_OTHER, 503 },
+		{ "/js/../index.html", API_EP_OTHER, 503 },
 	};
 	struct api_route r;
 
@@ -178,8 +197,55 @@ static int test_api__rejected_fetch_is_einval(void)
 	return rm_rf(dir);
 }
 
+/* The profile routes' times and durations (docs/http-api.md, Conventions). */
+static int test_api__profile_times_and_durations(void)
+{
+	const int64_t S = 1000000000, now = (int64_t)1800000000 * S;
+	int64_t t;
+
+	CHECK_INT(api_parse_time("now", now, &t), ==, 0);
+	CHECK(t == now);
+	CHECK_INT(api_parse_time("now-15m", now, &t), ==, 0);
+	CHECK(t == now - 900 * S);
+	CHECK_INT(api_parse_time("now-1h30m", now, &t), ==, 0);
+	CHECK(t == now - 5400 * S);
+	/* an epoch count's unit read from its size */
+	CHECK_INT(api_parse_time("1700000000", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000 * S);
+	CHECK_INT(api_parse_time("1700000000123", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000123 * 1000000);
+	CHECK_INT(api_parse_time("1700000000123456", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000123456 * 1000);
+	CHECK_INT(api_parse_time("1700000000123456789", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000123456789);
+	/* RFC 3339, with a fraction and an offset */
+	CHECK_INT(api_parse_time("2023-11-14T22:13:20Z", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000 * S);
+	CHECK_INT(api_parse_time("2023-11-14T23:13:20.5+01:00", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000 * S + S / 2);
+	CHECK_INT(api_parse_time("yesterday", now, &t), ==, -EINVAL);
+	CHECK_INT(api_parse_time("now-", now, &t), ==, -EINVAL);
+	CHECK_INT(api_parse_time("2023-11-14T22:13:20", now, &t), ==, -EINVAL); /* no zone */
+	CHECK_INT(api_parse_time("", now, &t), ==, -EINVAL);
+	CHECK_INT(api_parse_duration("10s", &t), ==, 0);
+	CHECK(t == 10 * S);
+	CHECK_INT(api_parse_duration("2d", &t), ==, 0);
+	CHECK(t == 2 * 86400 * S);
+	CHECK_INT(api_parse_duration("1w", &t), ==, 0);
+	CHECK(t == 7 * 86400 * S);
+	CHECK_INT(api_parse_duration("250ms", &t), ==, 0);
+	CHECK(t == S / 4);
+	CHECK_INT(api_parse_duration("90", &t), ==, 0);
+	CHECK(t == 90 * S);
+	CHECK_INT(api_parse_duration("0", &t), ==, -EINVAL);
+	CHECK_INT(api_parse_duration("5x", &t), ==, -EINVAL);
+	CHECK_INT(api_parse_duration("-5s", &t), ==, -EINVAL);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__routes),
+	UNIT_CASE(test_api__profile_times_and_durations),
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),
 	UNIT_CASE(test_api__token_written_whole),

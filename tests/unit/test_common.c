@@ -350,6 +350,113 @@ static int test_common__errcache_hash_is_keyed(void)
 	return 0;
 }
 
+/* ---- cursors and LEB128 ----------------------------------------------------- */
+
+static int test_common__cursor_leb_round_trips(void)
+{
+	static const uint64_t u[] = { 0, 1, 127, 128, 300, 16383, 16384, 1ull << 35,
+				      UINT64_MAX >> 1, UINT64_MAX };
+	static const int64_t sv[] = { 0, 1, -1, 63, -64, 64, -65, 8191, -8192, INT64_MAX,
+				      INT64_MIN };
+	struct ember_buf b;
+	const uint8_t *p, *end;
+
+	ember_buf_init(&b, 4096);
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+		CHECK_INT(ember_buf_put_uleb(&b, u[i]), ==, 0);
+	for (size_t i = 0; i < sizeof(sv) / sizeof(sv[0]); i++) {
+		CHECK_INT(ember_buf_put_sleb(&b, sv[i]), ==, 0);
+		CHECK_INT(ember_buf_put_zigzag(&b, sv[i]), ==, 0);
+	}
+	CHECK_INT(ember_buf_put_lenbytes(&b, "abc", 3), ==, 0);
+	p = (const uint8_t *)b.data;
+	end = p + b.len;
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		uint64_t v;
+
+		CHECK_INT(ember_cur_uleb(&p, end, &v), ==, 0);
+		CHECK(v == u[i]);
+	}
+	for (size_t i = 0; i < sizeof(sv) / sizeof(sv[0]); i++) {
+		int64_t a, z;
+
+		CHECK_INT(ember_cur_sleb(&p, end, &a), ==, 0);
+		CHECK_INT(ember_cur_zigzag(&p, end, &z), ==, 0);
+		CHECK(a == sv[i] && z == sv[i]);
+	}
+	{
+		const uint8_t *s;
+		size_t n;
+
+		CHECK_INT(ember_cur_lenbytes(&p, end, 3, &s, &n), ==, 0);
+		CHECK(n == 3 && memcmp(s, "abc", 3) == 0);
+	}
+	CHECK(p == end);
+	ember_buf_release(&b);
+	return 0;
+}
+
+static int test_common__cursor_bounds_and_range(void)
+{
+	/* ten bytes whose last carries more than bit 63; then padding */
+	static const uint8_t over[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f };
+	static const uint8_t max[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	static const uint8_t padded[] = { 0x85, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+					  0x80, 0x80, 0x80, 0x00 };
+	static const uint8_t bad_pad[] = { 0x85, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+					   0x80, 0x80, 0x81, 0x00 };
+	static const uint8_t str[] = { 100, 'a', 'b', 'c' };
+	const uint8_t *p, *s;
+	uint64_t v;
+	size_t n;
+
+	p = over;
+	CHECK_INT(ember_cur_uleb(&p, over + sizeof(over), &v), ==, -ERANGE);
+	CHECK(p == over);
+	p = max;
+	CHECK_INT(ember_cur_uleb(&p, max + sizeof(max), &v), ==, 0);
+	CHECK(v == UINT64_MAX && p == max + sizeof(max));
+	p = padded; /* padding past the 64th bit changes no value */
+	CHECK_INT(ember_cur_uleb(&p, padded + sizeof(padded), &v), ==, 0);
+	CHECK(v == 5 && p == padded + sizeof(padded));
+	p = bad_pad;
+	CHECK_INT(ember_cur_uleb(&p, bad_pad + sizeof(bad_pad), &v), ==, -ERANGE);
+	/* truncated: the cursor stays */
+	p = max;
+	CHECK_INT(ember_cur_uleb(&p, max + 3, &v), ==, -ENODATA);
+	CHECK(p == max);
+	/* *pos past end is refused by every reader */
+	p = max + 5;
+	CHECK_INT(ember_cur_uleb(&p, max + 4, &v), ==, -ENODATA);
+	CHECK_INT(ember_cur_skip(&p, max + 4, 0), ==, -ENODATA);
+	CHECK_INT(ember_cur_bytes(&p, max + 4, 0, &s), ==, -ENODATA);
+	CHECK_INT(ember_cur_skip_leb(&p, max + 4), ==, -ENODATA);
+	CHECK(p == max + 5);
+	/* a maximum, a length past the end, a length past its maximum */
+	p = str;
+	CHECK_INT(ember_cur_uleb_max(&p, str + 4, 99, &v), ==, -ERANGE);
+	CHECK(p == str);
+	CHECK_INT(ember_cur_lenbytes(&p, str + 4, 1000, &s, &n), ==, -ENODATA);
+	CHECK_INT(ember_cur_lenbytes(&p, str + 4, 50, &s, &n), ==, -ERANGE);
+	CHECK(p == str);
+	CHECK_INT(ember_cur_uint(&p, str + 4, 4, &v), ==, 0);
+	CHECK(v == 0x63626164ull && p == str + 4);
+	p = str;
+	CHECK_INT(ember_cur_uint(&p, str + 4, 9, &v), ==, -EINVAL);
+	CHECK_INT(ember_cur_uint(&p, str + 3, 4, &v), ==, -ENODATA);
+	{
+		const char *c;
+		static const uint8_t cs[] = { 'h', 'i', 0, 'x' };
+
+		p = cs;
+		CHECK_INT(ember_cur_cstr(&p, cs + 4, &c), ==, 0);
+		CHECK(strcmp(c, "hi") == 0 && p == cs + 3);
+		CHECK_INT(ember_cur_cstr(&p, cs + 4, &c), ==, -ENODATA);
+		CHECK(p == cs + 3);
+	}
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__errcache_expires),
 	UNIT_CASE(test_common__errcache_hash_is_keyed),
@@ -365,6 +472,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__fail_if_names_the_check),
 	UNIT_CASE(test_common__log_level_parse),
 	UNIT_CASE(test_common__log_level_filters),
+	UNIT_CASE(test_common__cursor_leb_round_trips),
+	UNIT_CASE(test_common__cursor_bounds_and_range),
 };
 
 UNIT_MAIN_QUIET(cases)

@@ -132,6 +132,44 @@ static int test_elfdw__cursors_leb128(void)
 	return 0;
 }
 
+/* common.h's cursors (ember_cur_*, which the profile store reads with)
+ * answer exactly what the layer's do, on the cases above and on random
+ * bytes: the layer can be pointed at them without a change of meaning. */
+static int test_elfdw__common_cursors_agree(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	uint8_t buf[16];
+
+	for (int i = 0; i < 20000; i++) {
+		const uint8_t *a = buf, *b = buf, *end;
+		uint64_t ua = 1, ub = 1;
+		int64_t sa = 1, sb = 1;
+		unsigned len;
+
+		if (i < (int)(sizeof(leb_cases) / sizeof(leb_cases[0]))) {
+			memcpy(buf, leb_cases[i].bytes, sizeof(leb_cases[i].bytes));
+			len = leb_cases[i].len;
+		} else {
+			for (size_t k = 0; k < sizeof(buf); k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				/* mostly continuation bytes, so long numbers are common */
+				buf[k] = (uint8_t)(x % 5 ? (x >> 8) | 0x80 : x >> 8);
+			}
+			len = (unsigned)(x % (sizeof(buf) + 1));
+		}
+		end = buf + len;
+		CHECK_INT(elfdw_read_uleb(&a, end, &ua), ==, ember_cur_uleb(&b, end, &ub));
+		CHECK(a == b && ua == ub);
+		a = b = buf;
+		CHECK_INT(elfdw_read_sleb(&a, end, &sa), ==, ember_cur_sleb(&b, end, &sb));
+		CHECK(a == b && sa == sb);
+		a = b = buf;
+		CHECK_INT(elfdw_skip_leb(&a, end), ==, ember_cur_skip_leb(&b, end));
+		CHECK(a == b);
+	}
+	return 0;
+}
+
 /* Every prefix of a multi-byte number is -ENODATA, cursor unmoved. */
 static int test_elfdw__cursors_leb128_truncated(void)
 {
@@ -1202,6 +1240,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_elfdw__cursors_reject_pos_past_end),
 	UNIT_CASE(test_elfdw__cursors_fixed_size),
 	UNIT_CASE(test_elfdw__cursors_leb128),
+	UNIT_CASE(test_elfdw__common_cursors_agree),
 	UNIT_CASE(test_elfdw__cursors_leb128_truncated),
 	UNIT_CASE(test_elfdw__cursors_strings_and_blocks),
 	UNIT_CASE(test_elfdw__build_id_matches_readelf),

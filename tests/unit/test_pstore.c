@@ -248,60 +248,6 @@ static int check_folded(struct pstore *s, const char *selector, const char *want
 	return err;
 }
 
-/* ---- cursor readers ---------------------------------------------------------- */
-
-static int test_pstore__varint_cursor_bounds(void)
-{
-	struct ember_buf b;
-	const uint8_t *p, *end, *start;
-	uint64_t v;
-	int64_t sv;
-	const uint8_t over[11] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0 };
-
-	ember_buf_init(&b, 1024);
-	CHECK_INT(pstore_put_uvarint(&b, 0), ==, 0);
-	CHECK_INT(pstore_put_uvarint(&b, 300), ==, 0);
-	CHECK_INT(pstore_put_uvarint(&b, UINT64_MAX), ==, 0);
-	CHECK_INT(pstore_put_svarint(&b, -5), ==, 0);
-	p = start = (const uint8_t *)b.data;
-	end = p + b.len;
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
-	CHECK_INT(v, ==, 0);
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
-	CHECK_INT(v, ==, 300);
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, 0);
-	CHECK(v == UINT64_MAX);
-	CHECK_INT(pstore_get_svarint(&p, end, &sv), ==, 0);
-	CHECK_INT(sv, ==, -5);
-	CHECK(p == end);
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
-	/* *pos past end is refused, and the cursor does not move */
-	p = end + 1;
-	CHECK_INT(pstore_get_uvarint(&p, end, &v), ==, -PSTORE_ERR_CORRUPT);
-	CHECK(p == end + 1);
-	/* a truncated varint, an over-long one */
-	p = start + 1;
-	CHECK_INT(pstore_get_uvarint(&p, start + 2, &v), ==, -PSTORE_ERR_CORRUPT);
-	CHECK(p == start + 1);
-	p = over;
-	CHECK_INT(pstore_get_uvarint(&p, over + 11, &v), ==, -PSTORE_ERR_CORRUPT);
-	CHECK(p == over);
-	/* a string whose length runs past the end */
-	ember_buf_reset(&b);
-	CHECK_INT(pstore_put_uvarint(&b, 100), ==, 0);
-	CHECK_INT(ember_buf_append(&b, "abc", 3), ==, 0);
-	p = (const uint8_t *)b.data;
-	{
-		const char *s;
-		size_t n;
-
-		CHECK_INT(pstore_get_str(&p, p + b.len, 1000, &s, &n), ==, -PSTORE_ERR_CORRUPT);
-		CHECK(p == (const uint8_t *)b.data);
-	}
-	ember_buf_release(&b);
-	return 0;
-}
-
 /* ---- selectors ---------------------------------------------------------------- */
 
 static int matches(const char *selector, const struct pstore_label *l, size_t n)
@@ -771,7 +717,7 @@ static int resolve_beef(void *ctx, const struct pstore_mapping *m, const uint64_
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
-		struct pstore_frame f = { name, NULL, "x.c", 7 };
+		struct pstore_frame f = { name, NULL, "x.c", 7, 0 };
 
 		if (addrs[i] == 0x7f0000000200) {
 			EMBER_FORWARD_IF_ERROR(pstore_resolution_fail(r, i, "no_debuginfo"));
@@ -857,6 +803,83 @@ static int test_pstore__compaction_resolver_updates_block(void)
 	CHECK_STR(c->rows[0].reason, "no_debuginfo");
 	CHECK_INT(c->rows[0].samples, ==, 60);
 	pstore_coverage_free(c);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* The resolver of test_pstore__symbols_arrived_rewrite_blocks: no debug
+ * info until *ready. */
+struct late {
+	bool ready;
+	int calls;
+};
+
+static int resolve_late(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs,
+			size_t n, struct pstore_resolution *r)
+{
+	struct late *l = ctx;
+
+	l->calls++;
+	if (l->ready)
+		return resolve_beef(&(int){ 0 }, m, addrs, n, r);
+	for (size_t i = 0; i < n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_resolution_fail(r, i, "no_debuginfo"));
+	return 0;
+}
+
+/* Debug info that arrives after the profile: the block that holds its
+ * frames is rewritten with them (one partition, one block: no merge
+ * would have), and a block with nothing more to resolve is left alone. */
+static int test_pstore__symbols_arrived_rewrite_blocks(void)
+{
+	struct pstore_opts opts = test_opts();
+	struct pstore_unresolved un = { "beef", "no_debuginfo" };
+	struct pstore_append_opts o = { .sz = sizeof(o), .unresolved = &un, .n_unresolved = 1 };
+	struct pstore_coverage *c = NULL;
+	struct late late = { 0 };
+	struct pprof_profile *p;
+	struct pstore_stats st;
+	struct pstore *s;
+
+	opts.resolver = resolve_late;
+	opts.resolver_ctx = &late;
+	CHECK(!make_dir());
+	fake_now = T0;
+	s = open_store(&opts);
+	CHECK(s);
+	p = mkprof(SRAW, CRAW, 3, T0);
+	CHECK(p);
+	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
+	pprof_profile_free(p);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(late.calls, ==, 0); /* nothing arrived: not asked */
+	late.ready = true;
+	CHECK_INT(pstore_symbols_arrived(s, "BEEF"), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(late.calls, ==, 1);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.merges, ==, 1);
+	/* the block itself now names them: no query resolver here */
+	CHECK(!check_folded(s, NULL, "main;work;hot 500000000\nmain;work;x_100 200000000\n"
+				     "main;x_100;libx.so+0x1200 300000000\n"));
+	CHECK_INT(pstore_coverage(s, NULL, &c, NULL, 0), ==, 0);
+	CHECK_INT(c->resolved_samples, ==, 70);
+	CHECK_INT(c->n_rows, ==, 1);
+	CHECK_INT(c->rows[0].samples, ==, 30);
+	pstore_coverage_free(c);
+	/* asked again (0x200 is still unresolved), nothing new: not rewritten */
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(late.calls, ==, 2);
+	pstore_stats(s, &st);
+	CHECK_INT(st.merges, ==, 1);
+	/* an arrival is forgotten after three head ages */
+	fake_now += 4 * 60 * SEC;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(late.calls, ==, 2);
+	CHECK_INT(pstore_symbols_arrived(s, ""), ==, -EINVAL);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1325,17 +1348,34 @@ static int test_pstore__corrupt_block_is_reported_not_empty(void)
 
 /* ---- block storage errors are errors -------------------------------------------------- */
 
-/* The local directory, with gets that fail once fail_gets is set. */
+/* The local directory, with gets that fail once fail_gets is set, and,
+ * with squat set, puts that find the name already taken by other bytes
+ * of the same length (a damaged file, another writer's object). */
 struct flaky {
 	struct pstore_blockio dir;
-	bool fail_gets;
+	bool fail_gets, squat;
+	char squatted[PS_BLOCK_NAME_MAX];
 };
 
 static int flaky_put(void *ctx, const char *name, const void *data, size_t len)
 {
 	struct flaky *f = ctx;
 
-	return f->dir.put(f->dir.ctx, name, data, len);
+	if (f->squat && len) {
+		char *other = malloc(len);
+		int err;
+
+		if (!other)
+			return -ENOMEM;
+		memcpy(other, data, len);
+		other[len - 1] ^= 0x5a;
+		err = f->dir.put(f->dir.ctx, name, other, len);
+		free(other);
+		if (err)
+			return err;
+		snprintf(f->squatted, sizeof(f->squatted), "%s", name);
+	}
+	return f->dir.put(f->dir.ctx, name, data, len); /* 0: "already there" */
 }
 
 static int flaky_get(void *ctx, const char *name, uint64_t off, size_t len, struct ember_buf *out)
@@ -1367,12 +1407,17 @@ static void flaky_release(void *ctx)
 	f->dir.release(f->dir.ctx);
 }
 
+static struct pstore_blockio flaky_io(struct flaky *f)
+{
+	return (struct pstore_blockio){ .sz = sizeof(struct pstore_blockio), .ctx = f,
+					.put = flaky_put, .get = flaky_get, .list = flaky_list,
+					.del = flaky_del, .release = flaky_release };
+}
+
 static int test_pstore__storage_errors_are_not_empty_answers(void)
 {
 	struct flaky f = { 0 };
-	struct pstore_blockio io = { .sz = sizeof(io), .ctx = &f, .put = flaky_put,
-				     .get = flaky_get, .list = flaky_list, .del = flaky_del,
-				     .release = flaky_release };
+	struct pstore_blockio io = flaky_io(&f);
 	struct pstore_opts o = test_opts();
 	struct pstore_selection sel = { NULL, "samples", 0, 0 };
 	struct pstore_result *r = NULL;
@@ -1398,6 +1443,55 @@ static int test_pstore__storage_errors_are_not_empty_answers(void)
 	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
 	CHECK_INT(pstore_open(dir, &o, &s, why, sizeof(why)), ==, -EIO);
 	CHECK(strstr(why, "cannot read"));
+	remove_dir();
+	return 0;
+}
+
+/* A block name that exists with other bytes is never taken as written:
+ * the flush fails saying so, the profile stays in the log and the head,
+ * queryable, and is there after a restart; the other object is left as
+ * it was. */
+static int test_pstore__block_name_taken_by_other_bytes_detected(void)
+{
+	struct flaky f = { 0 };
+	struct pstore_blockio io = flaky_io(&f);
+	struct pstore_opts o = test_opts();
+	struct pstore_stats st;
+	struct pstore *s = NULL;
+	struct ember_buf held;
+
+	CHECK(!make_dir());
+	fake_now = T0;
+	o.blocks = &io;
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	f.squat = true;
+	CHECK_INT(pstore_flush(s), ==, -PSTORE_ERR_CORRUPT);
+	f.squat = false;
+	CHECK(f.squatted[0]);
+	CHECK_STR(f.squatted + strlen(f.squatted) - 5, ".pblk");
+	CHECK_INT(strlen(f.squatted), ==, strlen("blocks/") + 16 + 1 + 64 + 5); /* sha256 */
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 0);
+	CHECK_INT(st.profiles, ==, 1);
+	CHECK(!check_folded(s, "{service=\"a\"}", WANT3));
+	pstore_free(s);
+	/* the other object is still there, as it was (then an operator
+	 * removes it: a store with it would fail the queries of its
+	 * partition as corrupt, test_pstore__corrupt_block_is_reported_not_empty) */
+	ember_buf_init(&held, 1 << 24);
+	CHECK_INT(pstore_blockio_dir(dir, &f.dir), ==, 0);
+	CHECK_INT(f.dir.get(f.dir.ctx, f.squatted, 0, 0, &held), ==, 0);
+	CHECK(held.len > 0);
+	CHECK_INT(f.dir.del(f.dir.ctx, f.squatted), ==, 0);
+	f.dir.release(f.dir.ctx);
+	/* after a restart the profile is still there, from the log */
+	s = open_store(NULL);
+	CHECK(s);
+	CHECK(!check_folded(s, "{service=\"a\"}", WANT3));
+	pstore_free(s);
+	ember_buf_release(&held);
 	remove_dir();
 	return 0;
 }
@@ -1486,8 +1580,9 @@ static int test_pstore__top_counts_recursion_once(void)
 	free(rows);
 	ember_buf_init(&b, 1 << 20);
 	CHECK_INT(pstore_write_top(r, 0, true, pstore_write_buf, &b), ==, 0);
-	CHECK(strstr(b.data, "{\"name\":\"rec\",\"self\":0,\"self_pct\":0.0000,\"total\":9,"
-			     "\"total_pct\":90.0000}"));
+	CHECK(strstr(b.data, "{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"self_pct\":0.0000,"
+			     "\"total\":9,\"total_pct\":90.0000}"));
+	CHECK(strstr(b.data, "\"total\":10,\"profiles\":1,\"rows\":["));
 	ember_buf_reset(&b);
 	CHECK_INT(pstore_write_top(r, 0, false, pstore_write_buf, &b), ==, 0);
 	CHECK(strstr(b.data, "             9  90.00%  90.00%              9  90.00%  leaf\n"));
@@ -1507,10 +1602,10 @@ static int test_pstore__tree_json_and_folded(void)
 	CHECK_STR(
 		b.data,
 		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
-		"\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"self\":1,\"total\":1},"
-		"{\"name\":\"rec\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
-		"\"self\":3,\"total\":3},{\"name\":\"rec\",\"self\":0,\"total\":6,\"children\":"
-		"[{\"name\":\"leaf\",\"self\":6,\"total\":6}]}]}]}]}\n");
+		"\"file\":\"main.c\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"self\":1,\"total\":1},"
+		"{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
+		"\"file\":\"leaf.c\",\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"total\":6,\"children\":"
+		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"self\":6,\"total\":6}]}]}]}]}\n");
 	ember_buf_reset(&b);
 	CHECK_INT(pstore_write_folded(r, pstore_write_buf, &b), ==, 0);
 	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
@@ -1774,6 +1869,17 @@ static int test_pstore__diff_folded_and_flamegraph(void)
 	CHECK_INT(pstore_write_diff_folded(d, true, pstore_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "main;gone 137 0\n")); /* 98 x 1400 / 1000 */
 	ember_buf_reset(&out);
+	/* the differential tree: both sides per frame, vanished and new kept */
+	CHECK_INT(pstore_write_diff_tree_json(d, pstore_write_buf, &out), ==, 0);
+	CHECK(strncmp(out.data, "{\"name\":\"total\",\"base_self\":0,\"base_total\":1000,"
+			       "\"new_self\":0,\"new_total\":1400,\"children\":[", 90) == 0);
+	CHECK(strstr(out.data, "{\"name\":\"gone\",\"base_self\":98,\"base_total\":98,"
+			       "\"new_self\":0,\"new_total\":0}"));
+	CHECK(strstr(out.data, "{\"name\":\"fresh\",\"base_self\":0,\"base_total\":0,"
+			       "\"new_self\":95,\"new_total\":95}"));
+	CHECK(strstr(out.data, "{\"name\":\"hot\",\"base_self\":300,\"base_total\":300,"
+			       "\"new_self\":700,\"new_total\":700}"));
+	ember_buf_reset(&out);
 	CHECK_INT(pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
 	CHECK(strstr(out.data, "<title>hot (base 30.00%, new 50.00%, +20.00 points)</title>"
@@ -1962,7 +2068,6 @@ static int test_pstore__concurrent_appends_queries_flushes(void)
 }
 
 static const struct unit_case cases[] = {
-	UNIT_CASE(test_pstore__varint_cursor_bounds),
 	UNIT_CASE(test_pstore__selector_matching),
 	UNIT_CASE(test_pstore__selector_errors_explain),
 	UNIT_CASE(test_pstore__append_query_head_blocks_merged_agree),
@@ -1976,6 +2081,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__series_totals_at_a_step),
 	UNIT_CASE(test_pstore__coverage_and_query_resolver),
 	UNIT_CASE(test_pstore__compaction_resolver_updates_block),
+	UNIT_CASE(test_pstore__symbols_arrived_rewrite_blocks),
 	UNIT_CASE(test_pstore__retention_drops_whole_blocks),
 	UNIT_CASE(test_pstore__merge_parents_deleted_after_crash),
 	UNIT_CASE(test_pstore__open_partition_merges_four),
@@ -1986,6 +2092,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__kill9_keeps_every_acknowledged_profile),
 	UNIT_CASE(test_pstore__corrupt_block_is_reported_not_empty),
 	UNIT_CASE(test_pstore__storage_errors_are_not_empty_answers),
+	UNIT_CASE(test_pstore__block_name_taken_by_other_bytes_detected),
 	UNIT_CASE(test_pstore__blockio_dir_semantics),
 	UNIT_CASE(test_pstore__top_counts_recursion_once),
 	UNIT_CASE(test_pstore__tree_json_and_folded),

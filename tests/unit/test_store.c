@@ -242,6 +242,64 @@ static int test_store__sources_only_when_named(void)
 	CHECK_STR(got.sha256, sha);
 	CHECK_STR(got.name, "a.c");
 	CHECK_INT(got.size, ==, 9);
+	{
+		uint64_t named = 0, stored = 0;
+
+		CHECK_INT(store_count_sources(s, "ff", &named, &stored), ==, 0);
+		CHECK_INT(named, ==, 2);
+		CHECK_INT(stored, ==, 1);
+		CHECK_INT(store_count_sources(s, "f", &named, &stored), ==, 0);
+		CHECK_INT(named, ==, 0); /* a prefix of an ID is not that ID */
+	}
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+struct walk_ids {
+	char ids[8][STORE_BUILD_ID_HEX];
+	int n, calls, stop_after;
+};
+
+static int note_id(const struct store_artifact *a, void *arg)
+{
+	struct walk_ids *w = arg;
+
+	if (++w->calls > w->stop_after)
+		return 1;
+	if (!w->n || strcmp(w->ids[w->n - 1], a->build_id))
+		snprintf(w->ids[w->n++], STORE_BUILD_ID_HEX, "%s", a->build_id);
+	return 0;
+}
+
+/* Every build ID in order, each candidate once, from past `after`. */
+static int test_store__list_all_pages_in_build_id_order(void)
+{
+	struct store *s = fresh_store();
+	struct walk_ids w = { .stop_after = 100 };
+	bool is_new;
+
+	CHECK(s);
+	CHECK_INT(put(s, "bb", "one", STORE_HAS_SYMTAB, 1, &is_new), ==, 0);
+	CHECK_INT(put(s, "aa", "two", STORE_HAS_SYMTAB, 1, &is_new), ==, 0);
+	CHECK_INT(put(s, "bb", "three", STORE_HAS_DWARF, 1, &is_new), ==, 0);
+	CHECK_INT(put(s, "bbcc", "four", STORE_HAS_DWARF, 1, &is_new), ==, 0);
+	CHECK_INT(store_list_all(s, NULL, note_id, &w), ==, 0);
+	CHECK_INT(w.calls, ==, 4);
+	CHECK_INT(w.n, ==, 3);
+	CHECK_STR(w.ids[0], "aa");
+	CHECK_STR(w.ids[1], "bb");
+	CHECK_STR(w.ids[2], "bbcc");
+	w = (struct walk_ids){ .stop_after = 100 };
+	CHECK_INT(store_list_all(s, "bb", note_id, &w), ==, 0); /* past bb, not bbcc */
+	CHECK_INT(w.n, ==, 1);
+	CHECK_STR(w.ids[0], "bbcc");
+	w = (struct walk_ids){ .stop_after = 1 };
+	CHECK_INT(store_list_all(s, "", note_id, &w), ==, 1); /* the callback stops it */
+	CHECK_INT(w.n, ==, 1);
+	w = (struct walk_ids){ .stop_after = 100 };
+	CHECK_INT(store_list_all(s, "bbcc", note_id, &w), ==, 0);
+	CHECK_INT(w.n, ==, 0);
 	store_free(s);
 	remove_dir();
 	return 0;
@@ -697,6 +755,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_store__superseded_derived_collected),
 	UNIT_CASE(test_store__unnamed_old_blobs_swept),
 	UNIT_CASE(test_store__sha256_of_known_content),
+	UNIT_CASE(test_store__list_all_pages_in_build_id_order),
 	UNIT_CASE(test_store__duplicate_content_is_one_record),
 	UNIT_CASE(test_store__dwarf_wins_whatever_the_order),
 	UNIT_CASE(test_store__symtab_only_is_no_debuginfo),

@@ -1,13 +1,13 @@
 /*
- * dl_lib.c - load a library with dlopen and resolve its functions
- * (dl_lib.h).
+ * dl.c - load a library with dlopen and resolve its functions (common.h,
+ * "libraries loaded when first needed"): RocksDB and libdebuginfod in the
+ * debuginfo store, libcurl for the profile scraper.
  */
-#include "dl_lib.h"
 #include "common.h"
 
 #include <dlfcn.h>
 
-void *store_dl_load(const char *soname, const char *who, const struct store_dl_fn *fns,
+void *ember_dl_load(const char *soname, const char *who, const struct ember_dl_fn *fns,
 		    size_t n)
 {
 	void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);

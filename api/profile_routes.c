@@ -1,0 +1,293 @@
+/*
+ * profile_routes.c - the profile routes' paths, methods and request
+ * bodies (docs/http-api.md, "Profiles"), and their answers: the errors of
+ * the store mapped to statuses, and 200s with their headers.
+ *
+ * A write (POST /api/v1/profiles, POST /ingest) is checked on its first
+ * call, before any byte of the body is read: the token (401), a declared
+ * Content-Length past the profile limit (413), the Content-Encoding
+ * (415).  The body is then read into memory under that limit (a chunked
+ * body crossing it closes the connection, as body_step.c does for the
+ * symbolization routes).  Reads take no body.
+ */
+#include "api_profiles.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *path;
+	enum api_endpoint ep;
+} routes[] = {
+	{ "/api/v1/profiles", API_EP_PROFILE_INGEST },
+	{ "/ingest", API_EP_PYROSCOPE_INGEST },
+	{ "/api/v1/query", API_EP_PROFILE_QUERY },
+	{ "/api/v1/diff", API_EP_PROFILE_DIFF },
+	{ "/api/v1/labels", API_EP_PROFILE_LABELS },
+	{ "/api/v1/profile-types", API_EP_PROFILE_TYPES },
+	{ "/api/v1/series", API_EP_PROFILE_SERIES },
+	{ "/api/v1/coverage", API_EP_PROFILE_COVERAGE },
+};
+
+bool api_profile_endpoint(enum api_endpoint ep)
+{
+	return ep >= API_EP_PROFILE_INGEST && ep <= API_EP_PROFILE_COVERAGE;
+}
+
+static bool is_write(enum api_endpoint ep)
+{
+	return ep == API_EP_PROFILE_INGEST || ep == API_EP_PYROSCOPE_INGEST;
+}
+
+/* "/api/v1/labels/NAME/values": NAME into r->path. */
+static bool label_values(const char *url, struct api_route *r)
+{
+	const char *name, *slash;
+	size_t n;
+
+	if (strncmp(url, "/api/v1/labels/", 15))
+		return false;
+	name = url + 15;
+	slash = strchr(name, '/');
+	n = slash ? (size_t)(slash - name) : 0;
+	if (!slash || strcmp(slash, "/values") || !n || n >= sizeof(r->path))
+		return false;
+	memcpy(r->path, name, n);
+	r->path[n] = '\0';
+	r->ep = API_EP_PROFILE_LABELS;
+	return true;
+}
+
+bool api_profile_route_parse(const char *url, struct api_route *r)
+{
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(url, routes[i].path) == 0) {
+			r->ep = routes[i].ep;
+			return true;
+		}
+	if (label_values(url, r))
+		return true;
+	if (strncmp(url, "/api/v1/", 8) == 0) { /* ours, not debuginfod's */
+		r->status = 404;
+		r->error = "unknown route under /api/v1/ (docs/http-api.md)\n";
+		return true;
+	}
+	return false;
+}
+
+/* ---- answers -------------------------------------------------------------- */
+
+static enum MHD_Result queue(struct api_server *srv, struct MHD_Connection *c,
+			     const struct api_request *req, unsigned status, const char *type,
+			     char *data, size_t len, const char *const *headers)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, data ? data : (char *)"",
+								 data ? MHD_RESPMEM_MUST_FREE
+								      : MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(data);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	for (; headers && headers[0]; headers += 2)
+		MHD_add_response_header(r, headers[0], headers[1]);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	api_metrics_count(&srv->metrics, req->route.ep, status, len);
+	return ret;
+}
+
+enum MHD_Result api_profile_ok(struct api_server *srv, struct MHD_Connection *c,
+			       const struct api_request *req, const char *type,
+			       struct ember_buf *b, const char *const *headers)
+{
+	char *data = b->data;
+	size_t len = b->len;
+
+	b->data = NULL; /* taken */
+	ember_buf_release(b);
+	return queue(srv, c, req, MHD_HTTP_OK, type, data, len, headers);
+}
+
+static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
+			    const struct api_request *req, unsigned status, const char *msg,
+			    const char *const *headers);
+
+enum MHD_Result api_profile_text(struct api_server *srv, struct MHD_Connection *c,
+				 const struct api_request *req, unsigned status, const char *msg)
+{
+	return text(srv, c, req, status, msg, NULL);
+}
+
+static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
+			    const struct api_request *req, unsigned status, const char *msg,
+			    const char *const *headers)
+{
+	size_t n = strlen(msg);
+	char *copy = malloc(n + 2);
+
+	if (!copy)
+		return MHD_NO;
+	memcpy(copy, msg, n + 1);
+	if (!n || msg[n - 1] != '\n') { /* one line, ended */
+		copy[n++] = '\n';
+		copy[n] = '\0';
+	}
+	return queue(srv, c, req, status, "text/plain", copy, n, headers);
+}
+
+/* The status of a store error, as docs/http-api.md lists them. */
+static unsigned error_status(int err, const char *why)
+{
+	switch (err) {
+	case -PSTORE_ERR_SELECTOR:
+	case -PSTORE_ERR_TYPE:
+	case -PSTORE_ERR_LABEL:
+	case -EINVAL:
+		return MHD_HTTP_BAD_REQUEST;
+	case -PSTORE_ERR_LIMIT: /* pstore's reasons for size and samples */
+		return strstr(why, " samples, more than") || strstr(why, "bytes, larger than") ||
+				       strstr(why, "larger than a log record")
+			       ? MHD_HTTP_CONTENT_TOO_LARGE
+			       : MHD_HTTP_BAD_REQUEST;
+	case -PSTORE_ERR_SERIES_LIMIT:
+		return MHD_HTTP_TOO_MANY_REQUESTS;
+	case -PSTORE_ERR_CORRUPT:
+		return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	case -ENOSPC:
+	case -EDQUOT:
+	case -EFBIG:
+		return MHD_HTTP_INSUFFICIENT_STORAGE;
+	default:
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+}
+
+enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req, int err, const char *why)
+{
+	static const char *const retry[] = { MHD_HTTP_HEADER_RETRY_AFTER, API_RETRY_AFTER_S,
+					     NULL };
+	unsigned status = error_status(err, why ? why : "");
+	char msg[768];
+
+	snprintf(msg, sizeof(msg), "%s", why && *why ? why : pstore_strerror(err));
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE) {
+		snprintf(msg, sizeof(msg), "profile store unavailable: %s",
+			 why && *why ? why : pstore_strerror(err));
+		api_metrics_store_error(&srv->metrics, req->route.ep);
+	}
+	return text(srv, c, req, status, msg, status == MHD_HTTP_SERVICE_UNAVAILABLE ? retry : NULL);
+}
+
+/* ---- requests --------------------------------------------------------------- */
+
+static bool encoding_known(const char *e)
+{
+	return !e || !*e || strcasecmp(e, "gzip") == 0 || strcasecmp(e, "zstd") == 0 ||
+	       strcasecmp(e, "identity") == 0 || strcasecmp(e, "x-gzip") == 0;
+}
+
+static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection *c,
+				   struct api_request *req, const char *method)
+{
+	static const char *const allow[] = { "Allow", "POST", NULL };
+	static const char *const bearer[] = { MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer", NULL };
+	struct api_profiles *pr = srv->profiles;
+	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						      MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						      MHD_HTTP_HEADER_CONTENT_ENCODING);
+	char msg[160];
+
+	req->upload_err = -EACCES; /* answered now, unless the checks pass */
+	if (strcmp(method, "POST") && strcmp(method, "PUT"))
+		return text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED, "send profiles with POST",
+			    allow);
+	if (!api_profile_auth_ok(srv, c)) {
+		atomic_fetch_add(&pr->rejected[API_PREJ_AUTH], 1);
+		return text(srv, c, req, MHD_HTTP_UNAUTHORIZED,
+			    "a profile write needs Authorization: Bearer TOKEN (the upload or "
+			    "the ingest token)", bearer);
+	}
+	if (len && strtoull(len, NULL, 10) > pr->max_body) {
+		atomic_fetch_add(&pr->rejected[API_PREJ_TOO_LARGE], 1);
+		snprintf(msg, sizeof(msg), "profile of %s bytes, larger than the limit of %llu",
+			 len, (unsigned long long)pr->max_body);
+		return text(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
+	}
+	if (!encoding_known(enc)) {
+		snprintf(msg, sizeof(msg), "Content-Encoding '%.40s': only gzip and zstd are read",
+			 enc);
+		return text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, msg, NULL);
+	}
+	req->upload_err = 0;
+	req->upload_started = true;
+	ember_buf_init(&req->body, pr->max_body);
+	return MHD_YES;
+}
+
+enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, const char *method)
+{
+	static const char *const allow[] = { "Allow", "GET, HEAD", NULL };
+
+	if (!srv->profiles)
+		return text(srv, c, req, MHD_HTTP_NOT_FOUND, "this server keeps no profiles",
+			    NULL);
+	if (is_write(req->route.ep))
+		return first_write(srv, c, req, method);
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED, "read with GET", allow);
+	return MHD_YES; /* answered once the request is whole */
+}
+
+static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection *c,
+				   struct api_request *req)
+{
+	switch (req->route.ep) {
+	case API_EP_PROFILE_QUERY:
+		return api_profile_query(srv, c, req);
+	case API_EP_PROFILE_DIFF:
+		return api_profile_diff(srv, c, req);
+	case API_EP_PROFILE_LABELS:
+		return req->route.path[0] ? api_profile_values(srv, c, req)
+					  : api_profile_labels(srv, c, req);
+	case API_EP_PROFILE_TYPES:
+		return api_profile_types(srv, c, req);
+	case API_EP_PROFILE_SERIES:
+		return api_profile_series(srv, c, req);
+	default:
+		return api_profile_coverage(srv, c, req);
+	}
+}
+
+enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *c,
+				 struct api_request *req, const char *data, size_t *size)
+{
+	if (!is_write(req->route.ep)) {
+		if (*size) { /* a body on a read is ignored */
+			*size = 0;
+			return MHD_YES;
+		}
+		return answer_read(srv, c, req);
+	}
+	if (req->upload_err) { /* answered at the first call: the body is not read */
+		*size = 0;
+		return MHD_YES;
+	}
+	if (*size) {
+		int err = ember_buf_append(&req->body, data, *size);
+
+		*size = 0;
+		if (err)
+			atomic_fetch_add(&srv->profiles->rejected[API_PREJ_TOO_LARGE], 1);
+		return err ? MHD_NO : MHD_YES; /* past the limit: the connection closes */
+	}
+	return req->route.ep == API_EP_PROFILE_INGEST ? api_profile_ingest(srv, c, req)
+						      : api_pyroscope_ingest(srv, c, req);
+}

@@ -1,0 +1,356 @@
+/*
+ * cmd_query.c - `ember query --server URL` and `ember diff`, run in
+ * ember-client (docs/cli.md): a query or a diff asked of a server's
+ * profile routes (GET /api/v1/query, GET /api/v1/diff; docs/http-api.md),
+ * its answer written to stdout or -o FILE, or a diff of two pprof files
+ * made here, offline, by the profile store's diff (pstore_result_from_pprof,
+ * pstore_diff_new) with the same outputs.
+ */
+#include "cli.h"
+#include "pprof.h"
+#include "pstore.h"
+#include "upload.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ANSWER_MAX ((size_t)1 << 30)
+#define FILE_MAX ((size_t)256 << 20)
+
+/* A NAME=VALUE parameter of the request, or an option's own setting. */
+struct param {
+	const char *name, *value;
+};
+
+struct query_opts {
+	const char *server, *out;
+	struct param p[32];
+	size_t np;
+	const char *files[2];
+	size_t nfiles;
+	bool diff;
+};
+
+static void query_usage(FILE *f, bool diff)
+{
+	if (!diff)
+		fputs("usage: ember query --server URL [SELECTOR] [options]\n"
+		      "  --server URL        Ember server (default $EMBER_SERVER)\n"
+		      "  --query SELECTOR    e.g. '{service_name=\"checkout\",version=~\"2\\\\.4.*\"}'\n"
+		      "  --type TYPE         cpu, wall, alloc_space, ... or a full type ID\n"
+		      "  --from T, --to T    now-1h (default), now, RFC 3339, epoch seconds\n"
+		      "  --format F          top-text (default), top, json, folded, svg, pprof\n"
+		      "  --limit N           rows of a top table (default 100, 0: all)\n"
+		      "  -o FILE             write the answer to FILE (default stdout)\n",
+		      f);
+	else
+		fputs("usage: ember diff --server URL --base SELECTOR --new SELECTOR [options]\n"
+		      "       ember diff BASE.pb.gz NEW.pb.gz [options]      (offline)\n"
+		      "  --base-from/--base-to/--new-from/--new-to T, --from/--to T\n"
+		      "  --type TYPE         the sample type compared (offline: default the\n"
+		      "                      profile's default type)\n"
+		      "  --format F          table-text (default), table, json, folded, svg, pprof\n"
+		      "  --limit N           rows of the table (default 100, 0: all)\n"
+		      "  --min-abs-pct P, --min-rel R, --min-z Z   the flag's thresholds\n"
+		      "  -o FILE             write the answer to FILE (default stdout)\n",
+		      f);
+}
+
+/* --opt VALUE or --opt=VALUE as a request parameter named name. */
+static const struct {
+	const char *opt, *name;
+} map[] = {
+	{ "--query", "query" },		{ "--type", "type" },	    { "--from", "from" },
+	{ "--to", "to" },		{ "--format", "format" },   { "--limit", "limit" },
+	{ "--base", "base_query" },	{ "--new", "new_query" },   { "--base-from", "base_from" },
+	{ "--base-to", "base_to" },	{ "--new-from", "new_from" }, { "--new-to", "new_to" },
+	{ "--min-abs-pct", "min_abs_pct" }, { "--min-rel", "min_rel" }, { "--min-z", "min_z" },
+	{ "--title", "title" },
+};
+
+static int take(struct query_opts *o, const char *opt, const char *val)
+{
+	if (!val)
+		return -EINVAL;
+	if (strcmp(opt, "--server") == 0) {
+		o->server = val;
+		return 0;
+	}
+	if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
+		o->out = val;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(opt, map[i].opt) == 0 && o->np < sizeof(o->p) / sizeof(o->p[0])) {
+			o->p[o->np++] = (struct param){ map[i].name, val };
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int parse(struct query_opts *o, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '='), opt[64];
+
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+		if (argv[i][0] != '-') {
+			if (!o->diff && o->np < sizeof(o->p) / sizeof(o->p[0]))
+				o->p[o->np++] = (struct param){ "query", argv[i] };
+			else if (o->diff && o->nfiles < 2)
+				o->files[o->nfiles++] = argv[i];
+			else
+				goto bad;
+			continue;
+		}
+		if (eq && argv[i][1] == '-' && (size_t)(eq - argv[i]) < sizeof(opt)) {
+			snprintf(opt, sizeof(opt), "%.*s", (int)(eq - argv[i]), argv[i]);
+			if (!take(o, opt, eq + 1))
+				continue;
+		} else if (!take(o, argv[i], i + 1 < argc ? argv[i + 1] : NULL)) {
+			i++;
+			continue;
+		}
+bad:
+		fprintf(stderr, "ember %s: bad option or value '%s'\n", o->diff ? "diff" : "query",
+			argv[i]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *param(const struct query_opts *o, const char *name)
+{
+	for (size_t i = 0; i < o->np; i++)
+		if (strcmp(o->p[i].name, name) == 0)
+			return o->p[i].value;
+	return NULL;
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static int write_out(const char *path, const void *data, size_t len)
+{
+	int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 1;
+	const char *p = data;
+	int err = fd < 0 ? -errno : 0;
+
+	while (!err && len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		else
+			p += n, len -= (size_t)n;
+	}
+	if (path && fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (err)
+		fprintf(stderr, "ember: cannot write '%s': %s\n", path ? path : "stdout",
+			strerror(-err));
+	return err;
+}
+
+/* ---- against a server ----------------------------------------------------- */
+
+static int path_of(const struct query_opts *o, CURL *c, struct ember_buf *b)
+{
+	int err = ember_buf_appendf(b, "/api/v1/%s?", o->diff ? "diff" : "query");
+
+	if (!err && !param(o, "format"))
+		err = ember_buf_appendf(b, "format=%s&", o->diff ? "table-text" : "top-text");
+	for (size_t i = 0; !err && i < o->np; i++) {
+		char *v = curl_easy_escape(c, o->p[i].value, 0);
+
+		err = v ? ember_buf_appendf(b, "%s%s=%s", i ? "&" : "", o->p[i].name, v) : -ENOMEM;
+		curl_free(v);
+	}
+	return err;
+}
+
+static int remote(const struct query_opts *o)
+{
+	struct upload_http h = { .server = o->server, .max_reply = ANSWER_MAX };
+	struct upload_reply r = { 0 };
+	struct ember_buf path;
+	CURL *c = curl_easy_init();
+	int err = c ? 0 : -ENOMEM;
+
+	ember_buf_init(&path, 16384);
+	if (!err)
+		err = path_of(o, c, &path);
+	if (c)
+		curl_easy_cleanup(c);
+	if (!err)
+		err = upload_http_get(&h, path.data, &r);
+	ember_buf_release(&path);
+	if (err || r.status != 200) {
+		fprintf(stderr, "ember %s: %s%s%s", o->diff ? "diff" : "query",
+			r.status ? "the server answered: " : "cannot reach the server: ",
+			r.body ? r.body : strerror(-err),
+			r.body && r.len && r.body[r.len - 1] == '\n' ? "" : "\n");
+		free(r.body);
+		return 1;
+	}
+	err = write_out(o->out, r.body, r.len);
+	free(r.body);
+	return err ? 1 : 0;
+}
+
+/* ---- offline: two pprof files ---------------------------------------------- */
+
+static int read_file(const char *path, struct ember_buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char chunk[65536];
+	ssize_t n;
+	int err = fd < 0 ? -errno : 0;
+
+	while (!err && (n = read(fd, chunk, sizeof(chunk))) != 0)
+		err = n < 0 ? (errno == EINTR ? 0 : -errno) : ember_buf_append(b, chunk, (size_t)n);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static int load(const char *path, const char *type, struct pstore_result **out)
+{
+	struct pprof_profile *p = NULL;
+	struct ember_buf b;
+	char why[512] = "";
+	int err;
+
+	ember_buf_init(&b, FILE_MAX);
+	err = read_file(path, &b);
+	if (err) {
+		fprintf(stderr, "ember diff: cannot read '%s': %s\n", path, strerror(-err));
+		ember_buf_release(&b);
+		return err;
+	}
+	err = pprof_decode(b.data ? b.data : "", b.len, NULL, &p, why, sizeof(why));
+	ember_buf_release(&b);
+	if (!err)
+		err = pstore_result_from_pprof(p, type, out, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "ember diff: '%s': %s\n", path, why[0] ? why : pstore_strerror(err));
+	pprof_profile_free(p);
+	return err;
+}
+
+static int thresholds(const struct query_opts *o, struct pstore_diff_opts *d)
+{
+	const char *names[3] = { "min_abs_pct", "min_rel", "min_z" };
+	double *f[3] = { &d->min_abs_pct, &d->min_rel, &d->min_z };
+
+	*d = (struct pstore_diff_opts){ .sz = sizeof(*d) };
+	for (int i = 0; i < 3; i++) {
+		const char *v = param(o, names[i]);
+		char *end;
+
+		if (!v)
+			continue;
+		*f[i] = strtod(v, &end);
+		if (end == v || *end || !(*f[i] > 0)) {
+			fprintf(stderr, "ember diff: --%s: '%s' is not a positive number\n", names[i], v);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int offline_write(const struct query_opts *o, const struct pstore_diff *d,
+			 struct ember_buf *b)
+{
+	const char *f = param(o, "format") ? param(o, "format") : "table-text";
+	const char *limit = param(o, "limit");
+	size_t rows = limit ? strtoul(limit, NULL, 10) : 100;
+	struct pstore_svg_opts so = { .sz = sizeof(so), .title = param(o, "title") };
+
+	if (!strcmp(f, "table") || !strcmp(f, "table-text"))
+		return pstore_write_diff_table(d, rows, !f[5], pstore_write_buf, b);
+	if (!strcmp(f, "json"))
+		return pstore_write_diff_tree_json(d, pstore_write_buf, b);
+	if (!strcmp(f, "folded"))
+		return pstore_write_diff_folded(d, false, pstore_write_buf, b);
+	if (!strcmp(f, "svg"))
+		return pstore_write_diff_flamegraph(d, &so, pstore_write_buf, b);
+	if (!strcmp(f, "pprof"))
+		return pstore_write_diff_pprof(d, b);
+	fprintf(stderr, "ember diff: --format '%s': table-text, table, json, folded, svg or pprof\n",
+		f);
+	return -EINVAL;
+}
+
+static int offline(const struct query_opts *o)
+{
+	struct pstore_result *base = NULL, *new_ = NULL;
+	struct pstore_diff *d = NULL;
+	struct pstore_diff_opts dopts;
+	struct ember_buf b;
+	int err = thresholds(o, &dopts);
+
+	ember_buf_init(&b, ANSWER_MAX);
+	if (!err)
+		err = load(o->files[0], param(o, "type"), &base);
+	if (!err)
+		err = load(o->files[1], param(o, "type"), &new_);
+	if (!err && (err = pstore_diff_new(base, new_, &dopts, &d)))
+		fprintf(stderr, "ember diff: %s\n", err == -PSTORE_ERR_TYPE
+			? "the two profiles hold different sample types or units (--type)"
+			: pstore_strerror(err));
+	if (!err)
+		err = offline_write(o, d, &b);
+	if (!err)
+		err = write_out(o->out, b.data ? b.data : "", b.len);
+	ember_buf_release(&b);
+	pstore_diff_free(d);
+	pstore_result_free(base);
+	pstore_result_free(new_);
+	return err ? 1 : 0;
+}
+
+static int run(int argc, char **argv, bool diff)
+{
+	struct query_opts o = { .server = getenv("EMBER_SERVER"), .diff = diff };
+	int ret = parse(&o, argc, argv);
+
+	if (ret) {
+		query_usage(ret > 0 ? stdout : stderr, diff);
+		return ret > 0 ? 0 : 2;
+	}
+	if (diff && o.nfiles == 2 && !param(&o, "base_query") && !param(&o, "new_query"))
+		return offline(&o);
+	if (diff && o.nfiles) {
+		fputs("ember diff: give two pprof files, or --server with --base and --new\n",
+		      stderr);
+		return 2;
+	}
+	if (!o.server) {
+		fprintf(stderr, "ember %s: no server: --server URL or $EMBER_SERVER\n",
+			diff ? "diff" : "query");
+		return 2;
+	}
+	if (upload_http_init())
+		return 1;
+	ret = remote(&o);
+	upload_http_cleanup();
+	return ret;
+}
+
+int cmd_query(int argc, char **argv)
+{
+	return run(argc, argv, false);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	return run(argc, argv, true);
+}

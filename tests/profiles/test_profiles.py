@@ -1,0 +1,660 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the profile routes of `ember serve` (issue 15).
+
+    test_profiles.py EMBER FIXTURES_DIR CASE      (CASE: test_profiles__*)
+
+Each case starts its own real `ember serve` on a free loopback port with a
+fresh data directory, waits for /healthz (never a bare sleep), and drives
+it with real clients: HTTP from Python, `ember query`/`ember diff`,
+`go tool pprof` reading the query URL, xmllint on the flame graphs,
+Grafana's Pyroscope SDK for Node.js (tests/profiles/node), a Go program
+serving net/http/pprof for --scrape.  Profiles are written by
+pprof_enc.py (profile.proto by hand) or by the real clients.  A case that
+cannot run here (no Go, no Node.js modules) exits 77 with the reason.
+"""
+import gzip
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import packages  # noqa: E402
+from pprof_enc import Profile, cpu_profile  # noqa: E402
+
+EMBER, FIX, CASE = sys.argv[1:4]
+TMP = tempfile.mkdtemp(prefix="ember-profiles-test.")
+CHILDREN = []
+NOW_S = int(time.time())
+SEC = 1_000_000_000
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def skip(msg):
+    print("skip: " + msg)
+    sys.exit(77)
+
+
+def wait_for(cond, what, timeout=30):
+    deadline = time.time() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        check(time.time() < deadline, "timed out waiting for " + what)
+        time.sleep(0.05)
+
+
+def q(selector):
+    return urllib.parse.quote(selector, safe="")
+
+
+# ---- the server ----------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, args=(), data=None):
+        self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
+        self.args = list(args)
+        self.logpath = os.path.join(TMP, "server.%d.log" % len(CHILDREN))
+        self.start()
+
+    def start(self, port=0):
+        self.log = open(self.logpath, "ab")
+        self.proc = subprocess.Popen([EMBER, "serve", "--listen", "127.0.0.1:%d" % port,
+                                      "--data", self.data] + self.args,
+                                     stdout=subprocess.PIPE, stderr=self.log)
+        CHILDREN.append(self.proc)
+        self.port = None
+        deadline = time.time() + 30
+        while self.port is None:
+            line = self.proc.stdout.readline().decode()
+            check(line or time.time() < deadline, "server printed no address")
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+            check(self.proc.poll() is None, "server exited at start:\n" + self.text()[-2000:])
+        self.url = "http://127.0.0.1:%d" % self.port
+        wait_for(lambda: self.healthy(), "/healthz")
+        with open(os.path.join(self.data, "token")) as f:
+            self.token = f.read().strip()
+
+    def text(self):
+        with open(self.logpath, errors="replace") as f:
+            return f.read()
+
+    def healthy(self):
+        try:
+            return self.request("GET", "/healthz")[0] == 200
+        except OSError:
+            return False
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
+        finally:
+            c.close()
+
+    def push(self, data, labels="", token=None, headers=None, path="/api/v1/profiles"):
+        h = {"Authorization": "Bearer " + (token or self.token)}
+        h.update(headers or {})
+        return self.request("POST", path + ("?" + labels if labels else ""), data, h)
+
+    def push_ok(self, data, labels="", **kw):
+        st, body, _ = self.push(data, labels, **kw)
+        check(st == 200, "push: HTTP %d %r" % (st, body[:300]))
+        return json.loads(body)
+
+    def get(self, path):
+        st, body, hdr = self.request("GET", path)
+        check(st == 200, "GET %s: HTTP %d %r" % (path, st, body[:300]))
+        return body, hdr
+
+    def json(self, path):
+        return json.loads(self.get(path)[0])
+
+    def metric(self, name, labels=""):
+        body = self.get("/metrics")[0].decode()
+        m = re.search(r"^%s%s ([0-9.e+]+)$" % (re.escape(name), re.escape(labels)), body, re.M)
+        return float(m.group(1)) if m else None
+
+    def kill(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=30)
+
+
+def folded(srv, selector="{}", typ="cpu", frm="0"):
+    body, _ = srv.get("/api/v1/query?type=%s&from=%s&format=folded&query=%s" % (typ, frm,
+                                                                                q(selector)))
+    return dict((" ".join(line.split(" ")[:-1]), int(line.split(" ")[-1]))
+                for line in body.decode().splitlines())
+
+
+S3 = {"main;work;hot": 30, "main;work;cold": 10, "main;idle": 5}
+T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
+
+
+def ms(s_):
+    return "%d" % (s_ * 1000)
+
+
+# ---- ingest and query ------------------------------------------------------------
+
+
+def test_profiles__push_then_query_every_format():
+    srv = Server()
+    a = srv.push_ok(cpu_profile(S3, T0).encode(gzip=True), "service_name=checkout&version=2.4")
+    check(a["profiles"] == 1 and a["samples"] == 45 and a["resolved_samples"] == 45, a)
+    check(a["time_ms"] == T0 // 1_000_000, a)
+    # the same profile raw, another series (the agent's tests send zstd)
+    raw = cpu_profile(S3, T0 + 10 * SEC).encode()
+    srv.push_ok(raw, "service_name=checkout&version=2.5")
+    # a gzip'd pprof sent again with Content-Encoding: gzip (two layers)
+    srv.push_ok(gzip.compress(cpu_profile(S3, T0).encode(gzip=True)), "service_name=cart2",
+                headers={"Content-Encoding": "gzip"})
+    sel = '{service_name="checkout"}'
+    check(folded(srv, sel) == {"main;work;hot": 600000000, "main;work;cold": 200000000,
+                               "main;idle": 100000000}, folded(srv, sel))
+    check(folded(srv, '{service_name="checkout",version=~"2\\\\.4.*"}')["main;work;hot"] ==
+          300000000, "regex selector")
+    t = srv.json("/api/v1/query?type=cpu&format=json&query=" + q(sel))
+    check(t["type"] == "process_cpu:cpu:nanoseconds:cpu:nanoseconds" and t["unit"] ==
+          "nanoseconds" and t["total"] == 900000000 and t["profiles"] == 2, t)
+    main = t["tree"]["children"][0]
+    check(t["tree"]["name"] == "total" and main["name"] == "main" and
+          main["file"] == "main.c" and main["total"] == 900000000, t["tree"])
+    check(t["min_time_ms"] == T0 // 1_000_000, t)
+    top = srv.json("/api/v1/query?type=samples&format=top&query=" + q(sel))
+    check(top["rows"][0] == {"name": "hot", "file": "hot.c", "self": 60, "self_pct": 66.6667,
+                             "total": 60, "total_pct": 66.6667}, top["rows"][0])
+    body, hdr = srv.get("/api/v1/query?type=cpu&format=top-text&limit=2&query=" + q(sel))
+    check(hdr["x-ember-profiles"] == "2" and hdr["x-ember-total"] == "900000000", hdr)
+    check(re.search(r"600000000\s+66\.67%\s+66\.67%\s+600000000\s+66\.67%\s+hot", body.decode()),
+          body)
+    check(len(body.decode().strip().splitlines()) == 5, "limit=2: " + body.decode())
+    svg, hdr = srv.get("/api/v1/query?type=cpu&format=svg&title=t&query=" + q(sel))
+    check(hdr["content-type"] == "image/svg+xml" and b"<title>hot" in svg, svg[:200])
+    xmllint = packages.which("xmllint")
+    if xmllint:
+        path = os.path.join(TMP, "q.svg")
+        with open(path, "wb") as f:
+            f.write(svg)
+        r = subprocess.run([xmllint, "--noout", path], capture_output=True, text=True)
+        check(r.returncode == 0, "xmllint: " + r.stderr)
+    pb, hdr = srv.get("/api/v1/query?type=cpu&format=pprof&query=" + q(sel))
+    check(pb[:2] == b"\x1f\x8b" and hdr["content-type"] == "application/octet-stream", pb[:8])
+    # an empty selection is an empty answer
+    e = srv.json("/api/v1/query?type=cpu&format=json&query=" + q('{service_name="none"}'))
+    check(e["total"] == 0 and e["profiles"] == 0 and "children" not in e["tree"], e)
+    # cart2: the doubly compressed body was read
+    check(folded(srv, '{service_name="cart2"}')["main;idle"] == 50000000, "two gzip layers")
+
+
+def test_profiles__go_tool_pprof_reads_the_query_url():
+    go = packages.which("go")
+    if not go:
+        skip(packages.missing("go", "`go tool pprof` reads the query URL"))
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(gzip=True), "service_name=checkout")
+    url = "%s/api/v1/query?query=%s&type=cpu&from=now-1h&format=pprof" % (
+        srv.url, q('{service_name="checkout"}'))
+    env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"),
+               PPROF_TMPDIR=os.path.join(TMP, "pprof"))
+    r = subprocess.run([go, "tool", "pprof", "-top", "-symbolize=none", url],
+                       capture_output=True, text=True, env=env, timeout=180)
+    check(r.returncode == 0, "go tool pprof: " + r.stderr[-2000:])
+    rows = {f[-1]: f for f in (line.split() for line in r.stdout.splitlines())
+            if len(f) == 6 and f[1].endswith("%") and f[4].endswith("%")}
+    check(rows.get("hot", [""])[0] == "300ms" and rows["cold"][0] == "100ms" and
+          rows["main"][3] == "450ms", "go tool pprof -top:\n" + r.stdout)
+
+
+def test_profiles__discovery_series_and_coverage():
+    srv = Server()
+    for i, v in enumerate(["2.3", "2.4"]):
+        for k in range(3):
+            srv.push_ok(cpu_profile(S3, T0 + (i * 100 + k * 10) * SEC).encode(),
+                        "service_name=checkout&version=%s&host=h%d" % (v, k))
+    srv.push_ok(cpu_profile({"a;b": 1}, T0).encode(), "service_name=cart")
+    names = srv.json("/api/v1/labels")["names"]
+    check(names == ["__name__", "host", "service_name", "version"], names)
+    check(srv.json("/api/v1/labels?query=" + q('{service_name="cart"}'))["names"] ==
+          ["__name__", "service_name"], "labels of a selection")
+    v = srv.json("/api/v1/labels/version/values")
+    check(v == {"name": "version", "values": ["2.3", "2.4"]}, v)
+    types = srv.json("/api/v1/profile-types")["types"]
+    check([t["id"] for t in types] == ["process_cpu:cpu:nanoseconds:cpu:nanoseconds",
+                                       "process_cpu:samples:count:cpu:nanoseconds"], types)
+    check(types[0] == {"id": "process_cpu:cpu:nanoseconds:cpu:nanoseconds",
+                       "name": "process_cpu", "sample_type": "cpu",
+                       "sample_unit": "nanoseconds", "period_type": "cpu",
+                       "period_unit": "nanoseconds"}, types[0])
+    frm = T0 // SEC - T0 // SEC % 60
+    s = srv.json("/api/v1/series?type=samples&from=%d&to=%d&step=1m&group_by=version&query=%s"
+                 % (frm, frm + 600, q('{service_name="checkout"}')))
+    check(s["step_ms"] == 60000 and s["points"] == 10 and s["from_ms"] == frm * 1000, s)
+    lines = {tuple(x["labels"].items()): x["values"] for x in s["series"]}
+    check(sum(lines[(("version", "2.3"),)]) == 135 and sum(lines[(("version", "2.4"),)]) == 135,
+          lines)
+    one = srv.json("/api/v1/series?type=cpu&from=%d&to=%d&step=10m" % (frm, frm + 600))
+    check(one["series"][0]["labels"] == {} and one["series"][0]["values"][0] == 2710000000, one)
+    cov = srv.json("/api/v1/coverage")
+    check(cov["profiles"] == 7 and cov["resolved_pct"] == 100 and cov["build_ids"] == [], cov)
+    # what the request got wrong, said
+    for path, want in [("/api/v1/query?type=cpu&query=" + q("{bad"), "selector"),
+                       ("/api/v1/query?type=nosuch", "unknown profile type"),
+                       ("/api/v1/query?type=cpu&from=yesterday", "from: 'yesterday'"),
+                       ("/api/v1/query?type=cpu&from=now&to=now-1h", "range is empty"),
+                       ("/api/v1/query?type=cpu&format=gif", "format: 'gif'"),
+                       ("/api/v1/series?type=cpu&step=1s&from=0", "points"),
+                       ("/api/v1/series?type=cpu&step=fast", "step:")]:
+        st, body, _ = srv.request("GET", path)
+        check(st == 400 and want in body.decode(), "%s: %d %r" % (path, st, body))
+    st, body, _ = srv.request("GET", "/api/v1/nothing")
+    check(st == 404, "unknown route: %d" % st)
+    st, _, hdr = srv.request("POST", "/api/v1/query")
+    check(st == 405 and "GET" in hdr.get("allow", ""), "POST on a read: %d" % st)
+
+
+def test_profiles__diff_puts_the_slowed_function_first():
+    srv = Server()
+    base = {"main;serve;parse": 300, "main;serve;encode": 300, "main;serve;slow_path": 20,
+            "main;idle": 380}
+    new = dict(base, **{"main;serve;slow_path": 120, "main;serve;gone": 0})
+    new.pop("main;serve;gone")
+    for k in range(6):
+        srv.push_ok(cpu_profile(base, T0 + k * 10 * SEC).encode(), "service_name=app&version=1")
+        srv.push_ok(cpu_profile(new, T0 + k * 10 * SEC).encode(), "service_name=app&version=2")
+    d = srv.json("/api/v1/diff?type=cpu&base_query=%s&new_query=%s" %
+                 (q('{version="1"}'), q('{version="2"}')))
+    check(d["rows"][0]["name"] == "slow_path" and d["rows"][0]["flagged"], d["rows"][:2])
+    check(d["base_profiles"] == 6 and d["new_profiles"] == 6, d)
+    # Pyroscope's names read too, and the other outputs
+    d2 = srv.json("/api/v1/diff?type=cpu&leftQuery=%s&rightQuery=%s&format=json" %
+                  (q('{version="1"}'), q('{version="2"}')))
+    serve = [c for c in d2["tree"]["children"][0]["children"] if c["name"] == "serve"][0]
+    slow = [c for c in serve["children"] if c["name"] == "slow_path"][0]
+    check(slow["base_self"] == 6 * 20 * 10_000_000 and slow["new_self"] == 6 * 120 * 10_000_000,
+          slow)
+    body, _ = srv.get("/api/v1/diff?type=samples&format=folded&base_query=%s&new_query=%s" %
+                      (q('{version="1"}'), q('{version="2"}')))
+    check("main;serve;slow_path 120 720\n" in body.decode(), body)
+    svg, hdr = srv.get("/api/v1/diff?type=cpu&format=svg&base_query=%s&new_query=%s" %
+                       (q('{version="1"}'), q('{version="2"}')))
+    check(hdr["content-type"] == "image/svg+xml" and b"slow_path" in svg, "diff svg")
+    pb, hdr = srv.get("/api/v1/diff?type=cpu&format=pprof&base_query=%s&new_query=%s" %
+                      (q('{version="1"}'), q('{version="2"}')))
+    check(pb[:2] == b"\x1f\x8b" and hdr["x-ember-new-profiles"] == "6", "diff pprof")
+    # ember diff against the server and offline on two files
+    r = subprocess.run([EMBER, "diff", "--server", srv.url, "--type", "cpu", "--base",
+                        '{version="1"}', "--new", '{version="2"}'], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0 and r.stdout.splitlines()[3].endswith("! slow_path"),
+          "ember diff --server:\n%s%s" % (r.stdout, r.stderr))
+    bpath, npath = os.path.join(TMP, "b.pb.gz"), os.path.join(TMP, "n.pb.gz")
+    with open(bpath, "wb") as f:
+        f.write(cpu_profile(base).encode(gzip=True))
+    with open(npath, "wb") as f:
+        f.write(cpu_profile(new).encode(gzip=True))
+    r = subprocess.run([EMBER, "diff", bpath, npath, "--format", "table"], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0, r.stderr)
+    rows = json.loads(r.stdout)["rows"]
+    check(rows[0]["name"] == "slow_path" and rows[0]["flagged"], rows[:2])
+    r = subprocess.run([EMBER, "query", "--server", srv.url, "--type", "cpu",
+                        '{version="2"}', "--limit", "1"], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout.splitlines()[-1].split()[-1] == "idle", r.stdout)
+    r = subprocess.run([EMBER, "query", "--server", srv.url, "--type", "nosuch"],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "unknown profile type 'nosuch'" in r.stderr, r.stderr)
+
+
+# ---- writes: tokens and limits ------------------------------------------------------------
+
+
+def test_profiles__writes_need_a_token_reads_none():
+    tok = os.path.join(TMP, "ingest-token")
+    with open(tok, "w") as f:
+        f.write("ingest-only-token-0123456789\n")
+    os.chmod(tok, 0o600)
+    srv = Server(["--ingest-token-file", tok])
+    data = cpu_profile(S3, T0).encode()
+    st, body, hdr = srv.request("POST", "/api/v1/profiles?service_name=a", data)
+    check(st == 401 and hdr.get("www-authenticate") == "Bearer", "no token: %d" % st)
+    st, _, _ = srv.push(data, "service_name=a", token="wrong")
+    check(st == 401, "wrong token: %d" % st)
+    srv.push_ok(data, "service_name=a", token="ingest-only-token-0123456789")
+    basic = "Basic " + __import__("base64").b64encode(b"any:" + srv.token.encode()).decode()
+    st, body, _ = srv.request("POST", "/api/v1/profiles?service_name=b", data,
+                              {"Authorization": basic})
+    check(st == 200, "Basic with the token as password: %d %r" % (st, body))
+    # the ingest token cannot upload debug info
+    st, _, _ = srv.request("PUT", "/api/v1/artifacts/abcd/debuginfo", b"x",
+                           {"Authorization": "Bearer ingest-only-token-0123456789"})
+    check(st == 401, "ingest token uploading: %d" % st)
+    check(srv.metric("ember_profiles_rejected_total", '{reason="unauthorized"}') == 2, "metric")
+    check(srv.metric("ember_profiles_ingested_total", '{route="profiles"}') == 2, "ingested")
+    check(len(folded(srv)) == 3, "reads need no token")
+
+
+def test_profiles__limits_answer_4xx_with_reasons():
+    srv = Server(["--max-profile-mb", "1", "--max-series", "3"])
+
+    def refused(data, labels, status, reason, **kw):
+        st, body, _ = srv.push(data, labels, **kw)
+        check(st == status and reason in body.decode(),
+              "%s: HTTP %d %r (wanted %d %r)" % (labels, st, body[:300], status, reason))
+
+    # a declared size past the limit: answered before any byte of the body
+    sock = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+    sock.sendall(("POST /api/v1/profiles?service_name=a HTTP/1.1\r\nHost: x\r\n"
+                  "Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n"
+                  % (srv.token, 1100 * 1024)).encode())
+    head = sock.recv(4096).decode(errors="replace")
+    sock.close()
+    check(head.startswith("HTTP/1.1 413") and "larger than the limit of 1048576" in head, head)
+    many = Profile()
+    for i in range(100001):
+        many.sample(["main", "f%d" % (i % 7)], [1, 1])
+    refused(many.encode(gzip=True), "service_name=a", 413, "100001 samples")
+    deep = Profile()
+    deep.sample(["f%d" % i for i in range(1100)], [1, 1])
+    refused(deep.encode(), "service_name=a", 400, "1024")
+    ok = cpu_profile(S3, T0).encode()
+    refused(ok, "&".join("l%d=v" % i for i in range(40)), 400, "more than the limit of 32")
+    refused(ok, "service_name=a&" + "n" * 200 + "=v", 400, "longer than 128 bytes")
+    refused(ok, "service_name=" + "v" * 1100, 400, "value longer than 1024 bytes")
+    refused(ok, "service_name=a&1bad=v", 400, "is not [a-zA-Z_]")
+    refused(b"not a profile", "service_name=a", 400, "not a pprof profile")
+    refused(ok, "service_name=a", 415, "Content-Encoding 'br'", headers={"Content-Encoding": "br"})
+    for i in range(3):
+        srv.push_ok(ok, "service_name=s%d" % i)
+    refused(ok, "service_name=s9", 429, "series, its limit")
+    srv.push_ok(ok, "service_name=s1")  # an existing series still takes profiles
+    check(srv.metric("ember_profiles_rejected_total", '{reason="series_limit"}') == 1, "metric")
+    check(srv.metric("ember_profiles_rejected_total", '{reason="too_large"}') >= 1, "metric")
+
+
+def test_profiles__unbounded_label_warned_in_log_and_metrics():
+    srv = Server()
+    data = cpu_profile({"main;work": 1}, T0).encode()
+    for i in range(300):
+        srv.push_ok(data, "service_name=api&request_id=r%05d" % i)
+    check(srv.metric("ember_profile_unbounded_labels") == 1, "unbounded labels metric")
+    check(srv.metric("ember_profile_unbounded_label", '{name="request_id"}') == 1,
+          "the label named in /metrics")
+    check(re.search(r"label 'request_id' looks unbounded", srv.text()), "not in the log")
+    check(srv.metric("ember_profile_unbounded_label", '{name="service_name"}') is None,
+          "a bounded label flagged")
+
+
+def test_profiles__kill9_keeps_acknowledged_profiles():
+    srv = Server()
+    for i in range(40):
+        srv.push_ok(cpu_profile({"main;work": i + 1}, T0 + i * SEC).encode(), "service_name=k")
+    srv.kill(signal.SIGKILL)
+    srv.start()
+    body, hdr = srv.get("/api/v1/query?type=samples&format=folded&query=" + q('{service_name="k"}'))
+    check(hdr["x-ember-profiles"] == "40" and body.decode() == "main;work %d\n" % (40 * 41 // 2),
+          "after kill -9: %s %r" % (hdr.get("x-ember-profiles"), body))
+
+
+def test_profiles__retention_drops_old_blocks_and_metrics_show_the_store():
+    srv = Server(["--retention", "1h", "--profile-head-age", "1s"])
+    old = (NOW_S - 3 * 3600) * SEC
+    srv.push_ok(cpu_profile(S3, old).encode(), "service_name=old")
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=new")
+    wait_for(lambda: srv.metric("ember_profile_store_retention_drops_total") >= 1,
+             "the old block to be dropped", 60)
+    check(folded(srv, '{service_name="old"}', frm="0") == {}, "an expired profile answered")
+    check(folded(srv, '{service_name="new"}')["main;idle"] == 50000000, "the new one lost")
+    check(srv.metric("ember_profile_store_blocks") >= 1 and
+          srv.metric("ember_profile_store_bytes") > 0, "store size and blocks in /metrics")
+
+
+# ---- symbolization at ingest, and later --------------------------------------------------
+
+
+def nm_address(path, name):
+    out = subprocess.run(["nm", path], capture_output=True, text=True).stdout
+    m = re.search(r"^([0-9a-f]+) [tT] %s$" % re.escape(name), out, re.M)
+    check(m, "no %s in %s" % (name, path))
+    return int(m.group(1), 16)
+
+
+def raw_profile(path, bid, fn_names, time_ns):
+    base = 0x555555554000
+    p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
+    m = p.mapping(base, base + 0x100000, 0, path, build_id=bid)
+    stack = [(m, base + nm_address(path, n) + 1) for n in fn_names]
+    p.sample(stack, [7, 70_000_000])
+    p.sample(["main_named", "leaf_named"], [3, 30_000_000])
+    return p.encode(gzip=True)
+
+
+def test_profiles__symbolized_at_ingest_and_once_debug_info_arrives():
+    exe = os.path.join(FIX, "c_O2_pie")
+    bid = packages.build_id(exe)
+    check(bid, "no build ID in " + exe)
+    srv = Server(["--profile-head-age", "1s"])
+    a = srv.push_ok(raw_profile(exe, bid, ["main", "helper_digest_points"], T0), "service_name=c")
+    check(a["samples"] == 10 and a["resolved_samples"] == 3, a)
+    check(a["unresolved"] == [{"build_id": bid, "reason": "unknown_build_id", "locations": 2}], a)
+    cov = srv.json("/api/v1/coverage")
+    check(cov["build_ids"] == [{"build_id": bid, "reason": "unknown_build_id", "samples": 7,
+                                "pct": 70.0}], cov)
+    names = folded(srv)
+    check(any(k.startswith("c_O2_pie+0x") for k in names), names)
+    with open(exe, "rb") as f:
+        st, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable" % bid, f.read(),
+                                  {"Authorization": "Bearer " + srv.token})
+    check(st in (200, 201), "upload: %d %r" % (st, body))
+    # at query time at once
+    names = folded(srv)
+    hit = [k for k in names if k.startswith("main;") and k.endswith("helper_digest_points")]
+    check(hit and names[hit[0]] == 70_000_000, names)
+    # and in the stored blocks once compacted: the coverage recounted
+    wait_for(lambda: srv.json("/api/v1/coverage")["resolved_pct"] == 100,
+             "the blocks to be rewritten with the frames resolved", 60)
+    # a profile sent now is symbolized at ingest
+    a = srv.push_ok(raw_profile(exe, bid, ["main", "helper_digest_points"], T0 + SEC), "service_name=c")
+    check(a["resolved_samples"] == 10 and a["unresolved"] == [], a)
+    srv.kill()
+    srv.start()
+    check(srv.json("/api/v1/coverage")["resolved_pct"] == 100, "coverage lost at restart")
+    check(srv.metric("ember_profile_samples_total", '{resolved="true"}') is not None, "metric")
+
+
+# ---- Pyroscope's /ingest ------------------------------------------------------------------
+
+
+def test_profiles__pyroscope_ingest_folded_lines_and_pprof():
+    srv = Server()
+    frm, until = NOW_S - 20, NOW_S - 10
+    name = q("shop.cpu{env=prod,process.runtime.name=go,region=eu-1}")
+    st, body, _ = srv.push(b"main;work;hot 30\nmain;idle 5\n", path="/ingest",
+                           labels="name=%s&from=%d&until=%d&sampleRate=100&spyName=gospy"
+                           % (name, frm, until))
+    check(st == 200, "folded: %d %r" % (st, body))
+    sel = '{service_name="shop",env="prod",process.runtime.name="go",pyroscope_spy="gospy"}'
+    check(folded(srv, sel) == {"main;work;hot": 300000000, "main;idle": 50000000},
+          folded(srv, sel))
+    t = srv.json("/api/v1/query?type=cpu&format=json&query=" + q(sel))
+    check(t["min_time_ms"] == frm * 1000, t)
+    st, body, _ = srv.push(b"main;lineA\nmain;lineA\nmain;lineB\n", path="/ingest",
+                           labels="name=lines.alloc_objects&format=lines")
+    check(st == 200, "lines: %d %r" % (st, body))
+    check(folded(srv, '{service_name="lines"}', typ="alloc_objects") ==
+          {"main;lineA": 2, "main;lineB": 1}, "lines")
+    # a pprof body, raw and as the Go SDK's multipart form; a service_name tag keeps APP as app_name
+    pp = cpu_profile({"main;go_work": 4}, (NOW_S - 5) * SEC).encode(gzip=True)
+    st, body, _ = srv.push(pp, path="/ingest", labels="name=%s&format=pprof&sampleRate=100"
+                           % q("goapp{service_name=payments}"))
+    check(st == 200, "pprof: %d %r" % (st, body))
+    check(folded(srv, '{service_name="payments",app_name="goapp"}') == {"main;go_work": 40000000},
+          "pprof body")
+    boundary = "XyZ"
+    form = ("--%s\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"profile.pprof\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n" % boundary).encode() + pp + \
+        ("\r\n--%s--\r\n" % boundary).encode()
+    st, body, _ = srv.push(form, path="/ingest", labels="name=formapp&format=pprof",
+                           headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
+    check(st == 200, "multipart: %d %r" % (st, body))
+    check(folded(srv, '{service_name="formapp"}') == {"main;go_work": 40000000}, "form body")
+    form2 = form.replace(b'name="profile"', b'name="prev_profile"', 1)
+    st, body, _ = srv.push(form2, path="/ingest", labels="name=formapp&format=pprof",
+                           headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
+    check(st == 400 and b"prev_profile" in body, "prev_profile: %d %r" % (st, body))
+    st, body, _ = srv.push(b"x", path="/ingest", labels="name=a&format=jfr")
+    check(st == 415, "jfr: %d" % st)
+    st, body, _ = srv.push(b"main 1\n", path="/ingest", labels="format=folded")
+    check(st == 400 and b"name" in body, "no name: %d %r" % (st, body))
+    st, _, _ = srv.request("POST", "/ingest?name=a", b"main 1\n")
+    check(st == 401, "ingest without a token: %d" % st)
+    check(srv.metric("ember_profiles_ingested_total", '{route="ingest"}') == 4, "metric")
+
+
+def test_profiles__pyroscope_nodejs_client_pushes_real_profiles():
+    node = packages.which("node")
+    mods = os.path.join(HERE, "node", "node_modules", "@pyroscope", "nodejs")
+    if not node:
+        skip(packages.missing("node", "Node.js runs Grafana's Pyroscope SDK"))
+    if not os.path.isdir(mods):
+        skip("tests/profiles/node/node_modules missing: `make test` runs `npm ci` there "
+             "(the npm registry)")
+    srv = Server()
+    env = dict(os.environ, EMBER_URL=srv.url, EMBER_TOKEN=srv.token, NODE_PATH="")
+    r = subprocess.run([node, os.path.join(HERE, "node", "push.js")], capture_output=True,
+                       text=True, env=env, timeout=120, cwd=os.path.join(HERE, "node"))
+    check(r.returncode == 0, "node push.js: %s%s" % (r.stdout, r.stderr))
+    sel = '{service_name="node-demo",process.runtime.name="nodejs",team="ember"}'
+    wait_for(lambda: srv.json("/api/v1/profile-types?query=" + q(sel))["types"],
+             "the SDK's profiles", 30)
+    types = [t["id"] for t in srv.json("/api/v1/profile-types?query=" + q(sel))["types"]]
+    check(any(t.startswith("wall:") for t in types), types)
+    wall = [t for t in types if t.startswith("wall:") and ":cpu:" not in t.split(":", 2)[2]
+            or t.startswith("wall:samples")][0]
+    top = srv.json("/api/v1/query?format=top&limit=0&type=%s&query=%s" % (q(wall), q(sel)))
+    check(any("busyLoop" in r["name"] for r in top["rows"]),
+          "the workload's function is not in the profile: %r" % top["rows"][:10])
+
+
+# ---- --scrape --------------------------------------------------------------------------------
+
+
+GO_PROG = r'''
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+	"time"
+)
+
+//go:noinline
+func scrapedSpin(n int) int {
+	x := 0
+	for i := 0; i < n; i++ {
+		x += i * i % 7
+	}
+	return x
+}
+
+var keep [][]byte
+
+func main() {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprintf(os.Stdout, "%d\n", l.Addr().(*net.TCPAddr).Port)
+	go func() {
+		for {
+			keep = append(keep, make([]byte, 1<<16))
+			if len(keep) > 64 {
+				keep = keep[1:]
+			}
+			scrapedSpin(1 << 20)
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	http.Serve(l, nil)
+}
+'''
+
+
+def test_profiles__scrape_go_pprof_endpoints():
+    go = packages.which("go")
+    if not go:
+        skip(packages.missing("go", "a Go program serves net/http/pprof"))
+    d = tempfile.mkdtemp(dir=TMP, prefix="goprog.")
+    with open(os.path.join(d, "main.go"), "w") as f:
+        f.write(GO_PROG)
+    env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"), GOFLAGS="-mod=mod",
+               GO111MODULE="off", CGO_ENABLED="0")
+    r = subprocess.run([go, "build", "-o", os.path.join(d, "prog"), "main.go"], cwd=d, env=env,
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "go build: " + r.stderr)
+    prog = subprocess.Popen([os.path.join(d, "prog")], stdout=subprocess.PIPE)
+    CHILDREN.append(prog)
+    port = int(prog.stdout.readline())
+    base = "http://127.0.0.1:%d" % port
+    srv = Server(["--scrape", base + ",interval=2s,team=scrape",
+                  "--scrape", base + "/debug/pprof/allocs,interval=2s,kind=allocs"])
+    sel = '{instance="127.0.0.1:%d",team="scrape"}' % port
+    wait_for(lambda: srv.metric("ember_scrapes_total",
+                                '{target="%s/debug/pprof/profile?seconds=1",result="ok"}' % base)
+             or 0 >= 2, "two CPU scrapes", 60)
+    types = [t["id"] for t in srv.json("/api/v1/profile-types?query=" + q(sel))["types"]]
+    check("process_cpu:cpu:nanoseconds:cpu:nanoseconds" in types and
+          "memory:inuse_space:bytes:space:bytes" in types, types)
+    top = srv.json("/api/v1/query?format=top&limit=0&type=cpu&query=" + q(sel))
+    check(any(r["name"] == "main.scrapedSpin" for r in top["rows"]), top["rows"][:5])
+    check(srv.json("/api/v1/labels/service_name/values?query=" + q(sel))["values"] ==
+          ["127.0.0.1:%d" % port], "service_name defaults to the instance")
+    wait_for(lambda: srv.json("/api/v1/profile-types?query=" + q('{kind="allocs"}'))["types"],
+             "the allocs endpoint", 30)
+    heap = srv.json("/api/v1/query?format=top&type=alloc_space&query=" + q('{kind="allocs"}'))
+    check(heap["total"] > 0, heap)
+
+
+def main():
+    fn = globals().get(CASE)
+    if not fn or not CASE.startswith("test_profiles__"):
+        print("test_profiles.py: no case '%s'" % CASE)
+        sys.exit(2)
+    try:
+        fn()
+    finally:
+        for c in CHILDREN:
+            if c.poll() is None:
+                c.kill()
+                c.wait()
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("ok " + CASE)
+
+
+if __name__ == "__main__":
+    main()

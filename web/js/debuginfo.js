@@ -1,0 +1,147 @@
+// debuginfo.js - the debuginfo view: the symbolization coverage of the
+// selection (GET /api/v1/coverage: which build IDs leave samples
+// unsymbolized, how many, and the `ember upload` command that fixes it)
+// and the build IDs stored (GET /api/v1/artifacts, a page at a time: what
+// each candidate carries, when it was uploaded).
+
+import { getJSON } from './api.js';
+import * as fmt from './format.js';
+
+function cell(tr, text, cls) {
+  const td = document.createElement('td');
+  if (text instanceof Node) td.append(text);
+  else td.textContent = text;
+  if (cls) td.className = cls;
+  tr.append(td);
+  return td;
+}
+
+function yesNo(on, yes = 'yes', no = 'no') {
+  const s = document.createElement('span');
+  s.className = on ? 'yes' : 'no';
+  s.textContent = on ? yes : no;
+  return s;
+}
+
+function code(text) {
+  const c = document.createElement('code');
+  c.textContent = text;
+  return c;
+}
+
+// What a candidate's features string says it carries.
+function carries(features) {
+  const f = new Set((features || '').split(',').filter(Boolean));
+  const dwarf = [...f].find((x) => /^dwarf\d+$/.test(x));
+  const cfi = ['eh_frame', 'debug_frame'].filter((x) => f.has(x));
+  return { dwarf: dwarf ? 'DWARF ' + dwarf.slice(5) : '', symtab: f.has('symtab'),
+           dynsym: f.has('dynsym'), gopclntab: f.has('gopclntab'), cfi };
+}
+
+// The command that would fix a build ID's missing debug info.
+export function uploadCommand(row) {
+  const server = location.origin;
+  const file = row.file || row.filename || `PATH/TO/the-binary-with-build-id-${row.build_id.slice(0, 12)}`;
+  return `ember upload --server ${server} --token "$EMBER_TOKEN" --sources ${file}`;
+}
+
+export class DebuginfoView {
+  constructor(els) {
+    this.els = els;
+    this.next = null;
+    this.stored = new Map();
+    els.more.addEventListener('click', () => this.page());
+  }
+
+  async show(sel) {
+    const els = this.els;
+    els.summary.textContent = 'loading…';
+    els.artifacts.tBodies[0].replaceChildren();
+    els.coverage.tBodies[0].replaceChildren();
+    this.next = null;
+    this.stored.clear();
+    await this.page();
+    try {
+      const cov = await getJSON('/api/v1/coverage', { query: sel.query, type: sel.type,
+                                                     from: sel.from, to: sel.to, limit: 0 });
+      this.coverage(cov);
+    } catch (e) {
+      els.summary.textContent = `coverage: ${e.message}`;
+      els.summary.className = 'status error';
+    }
+  }
+
+  coverage(cov) {
+    const els = this.els;
+    els.summary.className = '';
+    els.summary.textContent = cov.profiles
+      ? `${fmt.count(cov.resolved_samples)} of ${fmt.count(cov.samples)} samples in ${fmt.count(cov.profiles)} profiles fully symbolized (${cov.resolved_pct.toFixed(2)}%)` +
+        (cov.build_ids.length ? `; ${cov.build_ids.length} build IDs leave samples unsymbolized:` : '; nothing to upload.')
+      : 'no profiles in this range.';
+    const frag = document.createDocumentFragment();
+    for (const row of cov.build_ids) {
+      const tr = document.createElement('tr');
+      cell(tr, code(row.build_id || '(no build ID)'));
+      cell(tr, row.reason);
+      cell(tr, fmt.count(row.samples), 'num');
+      cell(tr, row.pct.toFixed(2) + '%', 'num');
+      const st = this.stored.get(row.build_id);
+      cell(tr, st === undefined ? '…' : yesNo(st));
+      cell(tr, row.build_id && row.reason !== 'no_build_id' ? code(uploadCommand(row))
+        : 'build without a build ID can not be matched: link with -Wl,--build-id');
+      tr.dataset.buildId = row.build_id;
+      frag.append(tr);
+      if (st === undefined && row.build_id) this.lookup(row.build_id, tr.children[4]);
+    }
+    els.coverage.tBodies[0].replaceChildren(frag);
+  }
+
+  async lookup(id, td) {
+    try {
+      const l = await getJSON(`/api/v1/artifacts/${id}`);
+      td.replaceChildren(yesNo(l.artifacts.length > 0, `yes (${l.artifacts.length} files)`, 'no'));
+    } catch (e) {
+      td.textContent = e.message;
+    }
+  }
+
+  async page() {
+    const els = this.els;
+    let doc;
+    try {
+      doc = await getJSON('/api/v1/artifacts', { after: this.next, limit: 100 });
+    } catch (e) {
+      const tr = document.createElement('tr');
+      cell(tr, `cannot list the build IDs: ${e.message}`).colSpan = 9;
+      els.artifacts.tBodies[0].append(tr);
+      return;
+    }
+    const frag = document.createDocumentFragment();
+    for (const id of doc.build_ids) {
+      this.stored.set(id.build_id, id.artifacts.length > 0);
+      id.artifacts.forEach((a, k) => {
+        const tr = document.createElement('tr');
+        const c = carries(a.features);
+        cell(tr, k ? '' : code(id.build_id));
+        cell(tr, a.name || a.sha256.slice(0, 12));
+        cell(tr, a.kinds.join(', ') || '—');
+        cell(tr, c.dwarf ? yesNo(true, c.dwarf) : yesNo(false));
+        cell(tr, c.symtab ? yesNo(true) : c.dynsym || c.gopclntab ? (c.gopclntab ? 'gopclntab' : 'dynsym only') : yesNo(false));
+        cell(tr, c.cfi.length ? yesNo(true, c.cfi.join(', ')) : yesNo(false));
+        cell(tr, k ? '' : `${id.sources_stored} of ${id.sources_named} named`);
+        cell(tr, fmt.bytes(a.size), 'num');
+        cell(tr, fmt.time(a.uploaded * 1000));
+        tr.dataset.buildId = id.build_id;
+        frag.append(tr);
+      });
+    }
+    els.artifacts.tBodies[0].append(frag);
+    if (!doc.build_ids.length && !this.next) {
+      const tr = document.createElement('tr');
+      cell(tr, 'no build IDs stored yet: `ember upload` sends them').colSpan = 9;
+      els.artifacts.tBodies[0].append(tr);
+    }
+    this.next = doc.next;
+    els.more.hidden = !doc.next;
+  }
+}

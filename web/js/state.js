@@ -1,0 +1,49 @@
+// state.js - the UI's whole state as the URL's query string (docs/web-ui.md,
+// "URL state"): every key below, written only when it differs from its
+// default, so a shared link opens the same view on the same selection.
+
+export const DEFAULTS = Object.freeze({
+  view: 'flame',      // flame | diff | debuginfo
+  type: '',           // profile type ID (empty: the first CPU type)
+  query: '',          // label selector
+  from: 'now-1h',     // the API's time syntax: now-15m, RFC 3339, epoch
+  to: 'now',
+  search: '',         // regex highlighted in the flame graph, filters the table
+  zoom: '',           // path of frame names from the root, ';'-joined
+  focus: '',          // function focused from the top table
+  icicle: '',         // '1': root at the top
+  sort: '-self',      // top table: column, '-' for descending
+  base_query: '', base_from: '', base_to: '',   // diff: the two selections
+  new_query: '', new_from: '', new_to: '',
+  layout: 'overlay',  // diff: overlay | side
+  dzoom: '',          // diff: zoom path
+  dsearch: '',        // diff: search
+});
+
+export function readState(search) {
+  const q = new URLSearchParams(search), s = { ...DEFAULTS };
+  for (const k of Object.keys(DEFAULTS)) if (q.has(k)) s[k] = q.get(k);
+  if (!['flame', 'diff', 'debuginfo'].includes(s.view)) s.view = DEFAULTS.view;
+  if (!['overlay', 'side'].includes(s.layout)) s.layout = DEFAULTS.layout;
+  return s;
+}
+
+export function writeState(s) {
+  const q = new URLSearchParams();
+  for (const k of Object.keys(DEFAULTS)) if (s[k] !== undefined && s[k] !== DEFAULTS[k]) q.set(k, s[k]);
+  return q.toString();
+}
+
+// sel with name="value" in place of any matcher of name.
+export function withMatcher(sel, name, value) {
+  const m = `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const t = (sel || '').trim();
+  const brace = t.indexOf('{');
+  if (brace < 0) return `${t}{${m}}`;
+  const head = t.slice(0, brace);
+  const body = t.slice(brace + 1, t.lastIndexOf('}') < 0 ? t.length : t.lastIndexOf('}'));
+  const esc = name.replace(/[.]/g, '\\.');
+  const rest = body.split(new RegExp(`,?\\s*${esc}\\s*(?:=~|!~|!=|=)\\s*"(?:[^"\\\\]|\\\\.)*"`)).join('')
+    .replace(/^\s*,\s*/, '').trim();
+  return `${head}{${rest ? rest.replace(/,\s*$/, '') + ', ' : ''}${m}}`;
+}
