@@ -144,7 +144,38 @@ enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection
 enum MHD_Result api_profile_respond(struct api_server *srv, struct MHD_Connection *c,
 				    const struct api_request *req, struct api_profile_out *out);
 
-/* ---- Pyroscope's POST /ingest (pyroscope_ingest.c) -------------------------- */
+/* ---- Pyroscope's POST /ingest (pyroscope_ingest.c, pyroscope_parse.c) ------- */
+
+#define API_PYROSCOPE_MAX_TAGS 48
+
+/* name=APP{k=v,...}: the tags as labels (pointing into buf), room for the
+ * labels the route adds. */
+struct api_pyroscope_tags {
+	char buf[4096];
+	struct pstore_label v[API_PYROSCOPE_MAX_TAGS + 4];
+	size_t n;
+	char app[512];
+};
+
+/* A kind of folded profile, named by APP's suffix. */
+struct api_pyroscope_kind {
+	const char *suffix;
+	const char *name;		/* __name__ */
+	const char *type, *unit;	/* its sample type */
+	bool timed;			/* counts scaled by the period, cpu:nanoseconds */
+};
+
+/* Parse name into t: 0 or -EINVAL with why set. */
+int api_pyroscope_name(const char *name, struct api_pyroscope_tags *t, char *why, size_t size);
+bool api_pyroscope_has_tag(const struct api_pyroscope_tags *t, const char *name);
+/* The kind APP's suffix names (cut from t->app), else units', else CPU. */
+const struct api_pyroscope_kind *api_pyroscope_kind(struct api_pyroscope_tags *t,
+						    const char *units);
+/* A folded (counted) or lines body as a new profile of kind k at rate
+ * samples a second into *out: 0 or -EINVAL / -ENOMEM with why set. */
+int api_pyroscope_folded(const char *body, size_t len, bool counted,
+			 const struct api_pyroscope_kind *k, uint64_t rate,
+			 struct pprof_profile **out, char *why, size_t size);
 
 enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req);

@@ -116,18 +116,15 @@ int api_parse_duration(const char *s, int64_t *out)
 /* The magnitude rule: seconds, ms, us or ns since the epoch. */
 static int epoch_count(const char *s, int64_t *out)
 {
-	uint64_t v;
+	uint64_t v, mult;
 
 	if (api_parse_uint(s, INT64_MAX, &v))
 		return -EINVAL;
-	if (v < 100000000000ull)
-		*out = (int64_t)v * SEC_NS;
-	else if (v < 100000000000000ull)
-		*out = (int64_t)v * 1000000;
-	else if (v < 100000000000000000ull)
-		*out = (int64_t)v * 1000;
-	else
-		*out = (int64_t)v;
+	mult = v < 100000000000ull ? (uint64_t)SEC_NS : v < 100000000000000ull ? 1000000
+	       : v < 100000000000000000ull ? 1000 : 1;
+	if (v > (uint64_t)INT64_MAX / mult)
+		return -EINVAL; /* past 2262 in nanoseconds */
+	*out = (int64_t)(v * mult);
 	return 0;
 }
 
@@ -161,6 +158,8 @@ static int rfc3339(const char *s, int64_t *out)
 	if (*p)
 		return -EINVAL;
 	t = timegm(&tm);
+	if (t == (time_t)-1 || t < 0 || (int64_t)t - off > INT64_MAX / SEC_NS - 1)
+		return -EINVAL; /* before 1970 or past 2262: not a profile's time */
 	*out = ((int64_t)t - off) * SEC_NS + frac;
 	return 0;
 }

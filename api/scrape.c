@@ -77,7 +77,10 @@ static int split_url(struct target *t, const char *url, const char **path)
 
 static void add_url(struct target *t, const char *base, size_t blen, const char *tail)
 {
-	snprintf(t->url[t->nurls++], sizeof(t->url[0]), "%.*s%s", (int)blen, base, tail);
+	char url[sizeof(t->url[0])]; /* base points into t: no overlapping write */
+
+	snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, tail);
+	memcpy(t->url[t->nurls++], url, sizeof(url));
 }
 
 static void expand(struct target *t, const char *url, const char *path)

@@ -437,7 +437,7 @@ int store_db_scan_opened(struct store *s, const char *prefix, size_t plen,
 				   void *arg),
 			 void *arg)
 {
-	return scan(s, prefix, plen, cb, arg);
+	return scan(s, prefix, plen, prefix, plen, cb, arg);
 }
 
 int store_db_scan(struct store *s, const char *prefix, size_t plen,

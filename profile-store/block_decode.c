@@ -15,7 +15,7 @@
 #define CORRUPT(d, ...) EMBER_FAIL((d), -PSTORE_ERR_CORRUPT, __VA_ARGS__)
 #define GET(expr, d, what)                                                   \
 	do {                                                                 \
-		if ((expr) < 0)                                              \
+		if ((expr) != 0)                                             \
 			return CORRUPT((d), "block: %s: truncated or out of range", (what)); \
 	} while (0)
 #define MAX_DEPTH 4096
