@@ -436,19 +436,24 @@ def test_agent_bpf__table_from_server_then_from_cache():
 def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
     """Nothing listens at --server: the agent compiles its tables, keeps
     sampling and writing profiles, queues pushes within --buffer-kb, drops
-    the oldest and counts them."""
+    the oldest and counts them.  The cap is 2 KiB, less than what five
+    intervals of profiles take compressed, so that dropping is certain
+    however small a loaded machine's profiles are (checked, not assumed)."""
     needs_go()
     require_bpf()
     dead = "http://127.0.0.1:%d" % free_port()
-    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", "16"])
+    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", "2"])
     p = run_fixture("chain_nofp", 5)
     p.wait()
     time.sleep(1.2)  # one more interval
     queued = agent.metric("ember_agent_push_queue_bytes")
     dropped = agent.metric("ember_agent_profiles_total", '{result="dropped"}')
+    dropped_bytes = agent.metric("ember_agent_push_dropped_bytes_total")
     failures = agent.metric("ember_agent_push_failures_total")
     log = agent.stop()
-    check(queued <= 16 * 1024, "push queue at %d bytes, past its 16 KiB cap" % queued)
+    check(queued <= 2 * 1024, "push queue at %d bytes, past its 2 KiB cap" % queued)
+    check(queued + dropped_bytes > 2 * 1024,
+          "the profiles took %d bytes in all: too few to fill the queue" % (queued + dropped_bytes))
     check(dropped >= 1, "no profile dropped although the queue is full")
     check(failures >= 1, "no failed push counted")
     check("cannot push a profile to '%s/api/v1/profiles'" % dead in log,
