@@ -580,6 +580,13 @@ int ember_sync_dir(int dirfd, const char *path);
 /* fsync the directory holding path, so that its entry for path is durable. */
 int ember_sync_parent(const char *path);
 
+/* ---- writing a whole buffer (write_all.c) -------------------------------- */
+
+/* write(2) all len bytes of data to fd, again after EINTR and short
+ * writes: 0, or the first failure's negative errno (-EIO when write
+ * returns 0). */
+int ember_write_all(int fd, const void *data, size_t len);
+
 /* ---- errors remembered by key (err_cache.c) ------------------------------ */
 
 /*
