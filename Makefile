@@ -63,17 +63,24 @@ build-release: deps
 		-DEMBER_WERROR=ON
 	cmake --build $(RELEASE_BUILD) -j $(JOBS)
 
+# Grafana's Pyroscope SDK for the profile tests (tests/profiles/node):
+# `npm ci` from the npm registry, pinned by its package-lock.json, before
+# any test runs (no test downloads).  Debian's nodejs comes without npm
+# (the package `npm`); a nodejs that brings its own (NodeSource's, which
+# conflicts with Debian's npm) is left as it is.  If npm ci fails, the
+# test says why it skips.
+node-deps: deps
+	@if ! command -v npm >/dev/null; then \
+		echo "installing: npm"; \
+		if [ "$$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends npm; \
+	fi; \
+	(cd tests/profiles/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || \
+		echo "node-deps: npm ci failed: the Pyroscope Node.js SDK test will skip"
+
 # The whole suite twice: ASan+UBSan (build/), then Release without
 # sanitizers (build-release/, the binaries `make run` runs).  Both run even
 # if the first fails; either failing fails the target.
-# Grafana's Pyroscope SDK for the profile tests (tests/profiles/node):
-# `npm ci` from the npm registry, pinned by its package-lock.json, before
-# any test runs (no test downloads).  Without npm the test says why it skips.
-node-deps:
-	@if command -v npm >/dev/null; then \
-		cd tests/profiles/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null; \
-	else echo "node-deps: no npm: the Pyroscope Node.js SDK test will skip"; fi
-
 test: build build-release node-deps
 	@rc=0; \
 	echo "== tests: ASan+UBSan build ($(BUILD))"; \
