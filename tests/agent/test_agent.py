@@ -436,13 +436,23 @@ def test_agent_bpf__table_from_server_then_from_cache():
 def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
     """Nothing listens at --server: the agent compiles its tables, keeps
     sampling and writing profiles, queues pushes within --buffer-kb, drops
-    the oldest and counts them.  The cap is 2 KiB, less than what five
-    intervals of profiles take compressed, so that dropping is certain
-    however small a loaded machine's profiles are (checked, not assumed)."""
+    the oldest and counts them.  The cap is sized from what a probe run's
+    profiles take compressed (two and a half of them), so that one profile
+    fits, is pushed and fails, and five intervals overflow the queue,
+    whatever size a machine's profiles have."""
     needs_go()
     require_bpf()
     dead = "http://127.0.0.1:%d" % free_port()
-    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", "2"])
+    probe = Agent(["--server", dead, "--interval", "1"])
+    p = run_fixture("chain_nofp", 3)
+    p.wait()
+    time.sleep(1.2)
+    n, size = (probe.metric("ember_agent_push_queue_profiles"),
+               probe.metric("ember_agent_push_queue_bytes"))
+    probe.stop()
+    check(n >= 1, "the probe queued no profile")
+    cap_kb = max(1, int(2.5 * size / n) // 1024)
+    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", str(cap_kb)])
     p = run_fixture("chain_nofp", 5)
     p.wait()
     time.sleep(1.2)  # one more interval
@@ -451,8 +461,8 @@ def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
     dropped_bytes = agent.metric("ember_agent_push_dropped_bytes_total")
     failures = agent.metric("ember_agent_push_failures_total")
     log = agent.stop()
-    check(queued <= 2 * 1024, "push queue at %d bytes, past its 2 KiB cap" % queued)
-    check(queued + dropped_bytes > 2 * 1024,
+    check(queued <= cap_kb * 1024, "push queue at %d bytes, past its %d KiB cap" % (queued, cap_kb))
+    check(queued + dropped_bytes > cap_kb * 1024,
           "the profiles took %d bytes in all: too few to fill the queue" % (queued + dropped_bytes))
     check(dropped >= 1, "no profile dropped although the queue is full")
     check(failures >= 1, "no failed push counted")
