@@ -533,20 +533,30 @@ def test_profiles__pyroscope_ingest_folded_lines_and_pprof():
     check(srv.metric("ember_profiles_ingested_total", '{route="ingest"}') == 4, "metric")
 
 
-def test_profiles__pyroscope_nodejs_client_pushes_real_profiles():
+def pyroscope_nodejs_case(module, min_node):
+    """push.js with the SDK of module pushing wall and heap profiles of a
+    Node.js process to a real ember serve's /ingest; busyLoop in the wall
+    profile.  Skips (77) when node is older than min_node, which that SDK
+    needs."""
     node = packages.which("node")
-    mods = os.path.join(HERE, "node", "node_modules", "@pyroscope", "nodejs")
+    mods = os.path.join(HERE, "node", "node_modules", *module.split("/"))
     if not node:
         skip(packages.missing("node", "Node.js runs Grafana's Pyroscope SDK"))
     if not os.path.isdir(mods):
         skip("tests/profiles/node/node_modules missing: `make test` runs `npm ci` there "
              "(the npm registry)")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    have = tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+    if have < min_node:
+        skip("%s needs Node.js %s, this is %s" % (module, ".".join(map(str, min_node)),
+                                                   version.strip()))
     srv = Server()
-    env = dict(os.environ, EMBER_URL=srv.url, EMBER_TOKEN=srv.token, NODE_PATH="")
+    env = dict(os.environ, EMBER_URL=srv.url, EMBER_TOKEN=srv.token, EMBER_SDK=module,
+               NODE_PATH="")
     r = subprocess.run([node, os.path.join(HERE, "node", "push.js")], capture_output=True,
                        text=True, env=env, timeout=120, cwd=os.path.join(HERE, "node"))
     check(r.returncode == 0, "node push.js: %s%s" % (r.stdout, r.stderr))
-    sel = '{service_name="node-demo",process.runtime.name="nodejs",team="ember"}'
+    sel = '{service_name="node-demo",team="ember"}'
     wait_for(lambda: srv.json("/api/v1/profile-types?query=" + q(sel))["types"],
              "the SDK's profiles", 30)
     types = [t["id"] for t in srv.json("/api/v1/profile-types?query=" + q(sel))["types"]]
@@ -556,6 +566,16 @@ def test_profiles__pyroscope_nodejs_client_pushes_real_profiles():
     top = srv.json("/api/v1/query?format=top&limit=0&type=%s&query=%s" % (q(wall), q(sel)))
     check(any("busyLoop" in r["name"] for r in top["rows"]),
           "the workload's function is not in the profile: %r" % top["rows"][:10])
+
+
+def test_profiles__pyroscope_nodejs_sdk_0_4_multipart_pushes_real_profiles():
+    """The 0.4 SDK (Debian 12's Node.js 18 runs it) sends each profile as
+    the "profile" field of a multipart form, with no format parameter."""
+    pyroscope_nodejs_case("@pyroscope/nodejs", (18, 0, 0))
+
+
+def test_profiles__pyroscope_nodejs_sdk_0_6_pushes_real_profiles():
+    pyroscope_nodejs_case("pyroscope-nodejs-0.6", (20, 20, 2))
 
 
 # ---- --scrape --------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 // push.js - a Node.js process profiled by Grafana's Pyroscope SDK
 // (@pyroscope/nodejs, wall and heap profilers), pushing to ember serve's
-// POST /ingest as it would to a Pyroscope server: EMBER_URL, EMBER_TOKEN.
+// POST /ingest as it would to a Pyroscope server: EMBER_URL, EMBER_TOKEN;
+// EMBER_SDK names the SDK's module (@pyroscope/nodejs, the 0.4 SDK, by
+// default; pyroscope-nodejs-0.6 the 0.6 one).
 // Runs a known function (busyLoop) for a few seconds, then stops the
 // profiler, which sends what it holds.  Exit 0 once stopped.
 'use strict';
-const Pyroscope = require('@pyroscope/nodejs');
+const Pyroscope = require(process.env.EMBER_SDK || '@pyroscope/nodejs');
 
 function busyLoop(ms) {
   const end = Date.now() + ms;
