@@ -2169,6 +2169,17 @@ def test_server__upstream_fetches_capped_per_request():
     check(srv.metric('ember_upstream_requests_total{result="miss"}') == 4,
           "fetches: %r" % srv.metric('ember_upstream_requests_total{result="miss"}'))
     check(up.count == 4, "upstream asked %d times" % up.count)
+    # A profile's mappings draw on the same cap, per request.
+    ids = ["%02x" % i * 20 for i in range(11, 16)]
+    maps = [{"id": n + 1, "start": (n + 1) << 32, "limit": ((n + 1) << 32) + 0x1000,
+             "build_id": b} for n, b in enumerate(ids)]
+    st, body, h = srv.request("POST", "/api/v1/symbolize/pprof",
+                              pprof_profile(maps, [(n + 1, n + 1, ((n + 1) << 32) + 16)
+                                                   for n in range(5)]))
+    check(st == 200, "pprof: %d %r" % (st, body[:200]))
+    check(h.get("x-ember-unresolved") == "unknown_build_id=2, upstream_fetch_limit=3",
+          "pprof reasons: %r" % h.get("x-ember-unresolved"))
+    check(up.count == 8, "upstream asked %d times in all" % up.count)
     srv.stop()
     up.stop()
 
