@@ -21,7 +21,8 @@ JOBS ?= $(shell nproc)
 # single-node cluster (tests/objstore/ceph_cluster.sh); bpftrace and
 # linux-perf are the agent benchmark's peers; chromium, chromium-driver
 # and python3-selenium because the web UI is tested in a real headless
-# browser (tests/web).
+# browser (tests/web); strace because the server tests read the server's
+# fsyncs off its system calls.
 # tests/packages.txt maps each tool and file the tests need to its package,
 # and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
@@ -34,7 +35,7 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
 	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
-	libxml2-utils nodejs chromium chromium-driver python3-selenium
+	libxml2-utils nodejs chromium chromium-driver python3-selenium strace
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps node-deps build build-release run test bench clean
