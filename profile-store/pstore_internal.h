@@ -1084,6 +1084,8 @@ struct pstore_ntree {
 	EMBER_VEC(int64_t) total;
 	EMBER_VEC(uint32_t) file; /* per name id: its function's source file (a name
 				     id too; 0 unknown), the first one seen */
+	EMBER_VEC(int64_t) line;  /* per node: the source line of its frames, 0 when
+				     unknown or when they name different lines */
 	struct ember_hset set;
 	uint32_t *first, *next; /* children sorted by name (pstore_ntree_finish) */
 };
