@@ -9,6 +9,7 @@ import { SelectorInput } from './selector.js';
 import { TopTable } from './toptable.js';
 import { renderDiffTable } from './difftable.js';
 import { DebuginfoView } from './debuginfo.js';
+import { subtreeProfile, gzipBlob } from './pprof.js';
 import { DEFAULTS, readState, writeState, withMatcher } from './state.js';
 import * as fmt from './format.js';
 
@@ -290,6 +291,19 @@ function download(a, name, type, make) {
   });
 }
 
+// Zoomed, the pprof is the drawn subtree's, made here; unzoomed the
+// link's own, the server's pprof of the selection.
+$('dl-pprof').addEventListener('click', (e) => {
+  if (!flame.data || !flame.zoom) return;
+  e.preventDefault();
+  gzipBlob(subtreeProfile(flame.data, flame.zoom, state.type)).then((blob) => {
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = 'profile.pb.gz';
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60e3);
+  }, (err) => status($('flame-status'), err));
+});
 download($('dl-folded'), 'profile.folded.txt', 'text/plain', () => flame.toFolded());
 download($('dl-svg'), 'flamegraph.svg', 'image/svg+xml',
   () => flame.toSVG(`${state.type} ${state.query || '{}'} ${state.from} – ${state.to}`));
