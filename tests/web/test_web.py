@@ -405,6 +405,23 @@ def pct_of(tooltip, line):
     return float(m.group(1))
 
 
+def go_pprof_top(pprof):
+    """`go tool pprof -top` of a pprof file: per function its row (flat,
+    flat%, sum%, cum, cum%)."""
+    go = packages.which("go")
+    if not go:
+        raise Skip(packages.missing("go", "`go tool pprof` reads the downloaded pprof"))
+    path = os.path.join(TMP, "download.pb.gz")
+    with open(path, "wb") as f:
+        f.write(pprof)
+    env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"), PPROF_TMPDIR=os.path.join(TMP, "pprof"))
+    r = subprocess.run([go, "tool", "pprof", "-top", "-symbolize=none", path], capture_output=True, text=True,
+                       env=env, timeout=120)
+    check(r.returncode == 0, "go tool pprof: " + r.stderr[-2000:])
+    return {f[-1]: f[:5] for f in (line.split() for line in r.stdout.splitlines())
+            if len(f) == 6 and f[1].endswith("%") and f[4].endswith("%")}
+
+
 def table_rows(b, css="#top tbody tr"):
     return [[td.text for td in tr.find_elements("css selector", "td")] for tr in b.els(css)]
 
@@ -523,6 +540,10 @@ def test_web__flame_graph_shows_pushed_percentages():
               "SVG download: %r" % svg[:300])
         pprof = b.download("#dl-pprof", "profile.pb.gz")
         check(pprof[:2] == b"\x1f\x8b", "the pprof download is gzip'd: %r" % pprof[:8])
+        href = urllib.parse.urlparse(b.el("#dl-pprof").get_attribute("href"))
+        status, api_pprof, _ = srv.request("GET", href.path + "?" + href.query)
+        check(status == 200 and gzip.decompress(api_pprof) == gzip.decompress(pprof),
+              "unzoomed, the pprof download is not the server's of the selection")
         # the table sorts by a column header click
         b.el('#top th[data-key="name"] button').click()
         names = [r[0] for r in table_rows(b)]
@@ -555,6 +576,10 @@ def test_web__zoom_and_search_change_the_view():
               "folded download, zoomed on handle: %r" % folded)
         svg = b.download("#dl-svg", "flamegraph.svg").decode()
         check(">parse</text>" in svg and ">idle</text>" not in svg, "SVG download, zoomed: %r" % svg[:300])
+        pprof = b.download("#dl-pprof", "profile.pb.gz")
+        top = go_pprof_top(pprof)
+        check(top["parse"][0] == "2s" and top["slow_path"][0] == "1s" and top["handle"][3] == "3s"
+              and top["main"][3] == "3s" and "idle" not in top, "go tool pprof -top of the zoomed pprof: %s" % top)
         # deeper, then back: Zoom out one step, a caller's button of the path
         b.click_frame("parse")
         wait_for("zoomed on parse", lambda: b.js("return window.ember.state().zoom") == "main;handle;parse")
@@ -648,7 +673,8 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
         href = b.el("#dl-diff-pprof").get_attribute("href")
         pprof = b.download("#dl-diff-pprof", "diff.pb.gz")
         check(pprof[:2] == b"\x1f\x8b", "the diff's pprof is gzip'd: %r" % pprof[:8])
-        status, api_pprof, _ = srv.request("GET", urllib.parse.urlparse(href)._replace(scheme="", netloc="").geturl())
+        href = urllib.parse.urlparse(href)
+        status, api_pprof, _ = srv.request("GET", href.path + "?" + href.query)
         check(status == 200 and gzip.decompress(api_pprof) == gzip.decompress(pprof), "the pprof is not the API's")
         folded = b.download("#dl-diff-folded", "diff.folded.txt").decode()
         status, api_folded, _ = srv.request("GET", "/api/v1/diff?" + urllib.parse.urlencode({
