@@ -1037,7 +1037,7 @@ def test_web__debuginfo_view_shows_stores_and_coverage():
                            cmd), "the command: %r" % cmd)
         bindir = tempfile.mkdtemp(dir=TMP, prefix="bin.")
         os.symlink(EMBER, os.path.join(bindir, "ember"))
-        run = subprocess.run(["sh", "-c", re.sub(r"PATH/TO/\S+", dwarf4, cmd)], capture_output=True, text=True,
+        run = subprocess.run(["bash", "-c", re.sub(r"PATH/TO/\S+", dwarf4, cmd)], capture_output=True, text=True,
                              env=dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], EMBER_TOKEN=srv.token),
                              timeout=60)
         check(run.returncode == 0, "%s: %d %s" % (cmd, run.returncode, run.stderr))
