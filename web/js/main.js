@@ -516,14 +516,17 @@ async function showDiff() {
     sideNew.setData(sides[1]);
   }
   const shown = diffGraphs();
-  syncing = true;
-  for (const f of shown)
-    f.batch(() => {
-      f.setIcicle(state.icicle === '1');
-      const i = state.dzoom ? f.findPath(state.dzoom.split(';')) : -1;
-      if (i > 0) f.zoomTo(i, false);
-    });
-  syncing = false;
+  syncing = true; // each graph takes the URL's zoom itself
+  try {
+    for (const f of shown)
+      f.batch(() => {
+        f.setIcicle(state.icicle === '1');
+        const i = state.dzoom ? f.findPath(state.dzoom.split(';')) : -1;
+        if (i > 0) f.zoomTo(i, false);
+      });
+  } finally {
+    syncing = false;
+  }
   const lead = shown[shown.length - 1];
   crumbs($('diff-crumbs'), lead);
   diffFocus(lead, lead.zoom);
