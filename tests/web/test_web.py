@@ -1063,20 +1063,39 @@ def test_web__debuginfo_view_shows_stores_and_coverage():
 
 
 def test_web__narrow_screen_still_usable():
+    """At 480 px no view scrolls sideways and the graphs fill the width."""
     srv = Server()
-    push_shop(srv, versions=("1",))
+    push_shop(srv)
     b = Browser(width=480, height=900)
-    try:
-        b.show(srv, '{service_name="shop"}')
+
+    def fits(view):
         width, room = b.js("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         wide = b.js("const W = document.documentElement.clientWidth, out = [];"
                     "for (const e of document.querySelectorAll('body *')) {"
                     "  const r = e.getBoundingClientRect();"
                     "  if (r.right > W + 0.5 && r.width) out.push(e.tagName + '#' + e.id + ' ' + Math.round(r.right)); }"
                     "return out.slice(0, 8);")
-        check(width <= room, "the page scrolls sideways at 480 px: %d px wide in %d (%s)" % (width, room, wide))
+        check(width <= room, "%s: the page scrolls sideways at 480 px: %d px wide in %d (%s)" % (view, width, room, wide))
+        b.shot("narrow-" + view)
+
+    try:
+        b.show(srv, '{service_name="shop",version="1"}')
+        fits("flame")
         check(b.frame("idle")["w"] > 100, "the flame graph fills the width")
-        b.shot("narrow")
+        b.el("#tab-diff").click()
+        b.rendered("diff")
+        b.el("#preset-ab").click()
+        b.rendered("diff", 2)
+        wait_for("the regressions", lambda: table_rows(b, "#regressions tbody tr"))
+        fits("diff")
+        check(b.frame("idle", "diffFlame")["w"] > 100, "the diff graph fills the width")
+        b.el('input[name=diff-layout][value=side]').click()
+        b.rendered("diff", 3)
+        fits("diff-side")
+        check(b.frame("main", "sideNew")["w"] > 200, "side by side stacks the two graphs, each the full width")
+        b.el("#tab-debuginfo").click()
+        wait_for("the coverage", lambda: "samples" in b.text("#coverage-summary"))
+        fits("debuginfo")
     finally:
         b.quit()
         srv.stop()
