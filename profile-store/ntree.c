@@ -131,6 +131,13 @@ static void note_line(struct pstore_ntree *t, uint32_t n, int64_t line)
 	*l = *l < 0 || *l == line ? line : 0;
 }
 
+int pstore_ntree_note_source(struct pstore_ntree *t, uint32_t n, const char *file, int64_t line)
+{
+	if (line >= 0) /* a node's -1: no line seen */
+		note_line(t, n, line);
+	return note_file(t, t->name.v[n], file);
+}
+
 static int location_frames(struct pstore_ntree *t, const struct pstore_dict *d, uint32_t loc,
 			   uint32_t cur, uint32_t *out)
 {

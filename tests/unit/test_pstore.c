@@ -1909,11 +1909,11 @@ static int test_pstore__diff_folded_and_flamegraph(void)
 	CHECK(strncmp(out.data, "{\"name\":\"total\",\"base_self\":0,\"base_total\":1000,"
 			       "\"new_self\":0,\"new_total\":1400,\"children\":[", 90) == 0);
 	CHECK(strstr(out.data, "{\"name\":\"gone\",\"base_self\":98,\"base_total\":98,"
-			       "\"new_self\":0,\"new_total\":0}"));
+			       "\"new_self\":0,\"new_total\":0,\"file\":\"gone.c\",\"line\":10}"));
 	CHECK(strstr(out.data, "{\"name\":\"fresh\",\"base_self\":0,\"base_total\":0,"
-			       "\"new_self\":95,\"new_total\":95}"));
+			       "\"new_self\":95,\"new_total\":95,\"file\":\"fresh.c\",\"line\":10}"));
 	CHECK(strstr(out.data, "{\"name\":\"hot\",\"base_self\":300,\"base_total\":300,"
-			       "\"new_self\":700,\"new_total\":700}"));
+			       "\"new_self\":700,\"new_total\":700,\"file\":\"hot.c\",\"line\":10}"));
 	ember_buf_reset(&out);
 	CHECK_INT(pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
