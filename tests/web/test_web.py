@@ -649,6 +649,7 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
         check(bl == 255 and r < 200, "idle drawn as shrunk (blue)")
         tip = b.hover("slow_path", "diffFlame")
         check("base 10.00% → new 40.00% (+30.00 points, grew)" in tip, "diff tooltip: %r" % tip)
+        check("file: /src/shop/slow.c:44" in tip.split("\n"), "the diff tooltip's file and line: %r" % tip)
         # the thresholds and the noise estimate are the API's
         doc = srv.get_json("/api/v1/diff", type=CPU, format="table", **{k: st[k] for k in (
             "base_query", "new_query", "base_from", "base_to", "new_from", "new_to")})
