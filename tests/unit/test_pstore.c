@@ -1591,6 +1591,41 @@ static int test_pstore__top_counts_recursion_once(void)
 	return 0;
 }
 
+/* A frame's line is in the JSON tree where every location merged into its
+ * node names the same one: "a" called from line 10 and from line 20 has
+ * none, "main" and "b" keep theirs. */
+static int test_pstore__tree_json_line_only_where_one(void)
+{
+	static const char *const st[] = { "main;a", "main;b" };
+	static const int64_t c[] = { 1, 1 };
+	struct pprof_profile *p = mkprof(st, c, 2, T0);
+	struct pprof_line ln = { 0, 20, 0 };
+	struct pstore_result *r = NULL;
+	uint64_t locs[2];
+	int64_t v[2] = { 1, 10 * MS };
+	struct ember_buf b;
+	char why[256];
+
+	CHECK(p);
+	CHECK_INT(func_of(p, "a", &ln.function_id), ==, 0);
+	CHECK_INT(pprof_add_location(p, 1, 0x402000, &locs[0]), ==, 0);
+	CHECK_INT(pprof_location_set_lines(p, locs[0], &ln, 1), ==, 0);
+	CHECK_INT(loc_of(p, 1, "main", &locs[1]), ==, 0);
+	CHECK_INT(pprof_add_sample(p, locs, 2, v, 2), ==, 0);
+	CHECK_INT(pstore_result_from_pprof(p, "samples", &r, why, sizeof(why)), ==, 0);
+	pprof_profile_free(p);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pstore_write_tree_json(r, pstore_write_buf, &b), ==, 0);
+	CHECK_STR(b.data,
+		  "{\"name\":\"total\",\"self\":0,\"total\":3,\"children\":[{\"name\":\"main\","
+		  "\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":3,\"children\":[{\"name\":\"a\","
+		  "\"file\":\"a.c\",\"self\":2,\"total\":2},{\"name\":\"b\",\"file\":\"b.c\",\"line\":10,"
+		  "\"self\":1,\"total\":1}]}]}\n");
+	ember_buf_release(&b);
+	pstore_result_free(r);
+	return 0;
+}
+
 static int test_pstore__tree_json_and_folded(void)
 {
 	struct pstore_result *r = offline(SREC, CREC, 3, "samples");
@@ -1602,10 +1637,10 @@ static int test_pstore__tree_json_and_folded(void)
 	CHECK_STR(
 		b.data,
 		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
-		"\"file\":\"main.c\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"self\":1,\"total\":1},"
-		"{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
-		"\"file\":\"leaf.c\",\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"total\":6,\"children\":"
-		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"self\":6,\"total\":6}]}]}]}]}\n");
+		"\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"line\":10,\"self\":1,\"total\":1},"
+		"{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
+		"\"file\":\"leaf.c\",\"line\":10,\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":6,\"children\":"
+		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"line\":10,\"self\":6,\"total\":6}]}]}]}]}\n");
 	ember_buf_reset(&b);
 	CHECK_INT(pstore_write_folded(r, pstore_write_buf, &b), ==, 0);
 	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
@@ -1874,11 +1909,11 @@ static int test_pstore__diff_folded_and_flamegraph(void)
 	CHECK(strncmp(out.data, "{\"name\":\"total\",\"base_self\":0,\"base_total\":1000,"
 			       "\"new_self\":0,\"new_total\":1400,\"children\":[", 90) == 0);
 	CHECK(strstr(out.data, "{\"name\":\"gone\",\"base_self\":98,\"base_total\":98,"
-			       "\"new_self\":0,\"new_total\":0}"));
+			       "\"new_self\":0,\"new_total\":0,\"file\":\"gone.c\",\"line\":10}"));
 	CHECK(strstr(out.data, "{\"name\":\"fresh\",\"base_self\":0,\"base_total\":0,"
-			       "\"new_self\":95,\"new_total\":95}"));
+			       "\"new_self\":95,\"new_total\":95,\"file\":\"fresh.c\",\"line\":10}"));
 	CHECK(strstr(out.data, "{\"name\":\"hot\",\"base_self\":300,\"base_total\":300,"
-			       "\"new_self\":700,\"new_total\":700}"));
+			       "\"new_self\":700,\"new_total\":700,\"file\":\"hot.c\",\"line\":10}"));
 	ember_buf_reset(&out);
 	CHECK_INT(pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
@@ -2096,6 +2131,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__blockio_dir_semantics),
 	UNIT_CASE(test_pstore__top_counts_recursion_once),
 	UNIT_CASE(test_pstore__tree_json_and_folded),
+	UNIT_CASE(test_pstore__tree_json_line_only_where_one),
 	UNIT_CASE(test_pstore__flamegraph_svg_is_valid),
 	UNIT_CASE(test_pstore__pprof_output_read_by_go_tool_pprof),
 	UNIT_CASE(test_pstore__diff_table_flags_past_noise),
