@@ -164,7 +164,8 @@ for rep in $(seq 1 "$REPS"); do
         # precedes its timed full run).  report.py lists any major fault.
         cat "$OUT/corpus/$bin" > /dev/null
         for t in $ACTIVE; do
-            exe=$(cmd_for "$t" "$OUT/corpus/$bin" | head -n1)
+            exe=$(cmd_for "$t" "$OUT/corpus/$bin")
+            exe=${exe%%$'\n'*}          # the first word (no pipe: pipefail and SIGPIPE)
             exe=$(command -v "$exe" || echo "$exe")
             cat "$(readlink -f "$exe")" > /dev/null 2>&1 || true
         done
