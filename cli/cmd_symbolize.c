@@ -2,9 +2,10 @@
  * cmd_symbolize.c - `ember symbolize`, a drop-in for llvm-symbolizer's
  * common use (docs/cli.md): the same flags, addresses as arguments or one
  * per line on stdin, and the same output shapes.  On stdin every line is
- * answered as soon as it is read and the answer is flushed before the
- * next read blocks, so a caller can keep it running as a coprocess (pprof
- * does, one process per mapping).  With --server the same command is run
+ * answered, in order, before the next read blocks (up to AHEAD lines late
+ * on a big index: "Lookahead" below), and the answers flushed then, so a
+ * caller can keep it running as a coprocess (pprof does, one process per
+ * mapping).  With --server the same command is run
  * by ember-server against a server's API (symbolize_remote.c).
  */
 #include "cli.h"
