@@ -2,9 +2,10 @@
  * cmd_symbolize.c - `ember symbolize`, a drop-in for llvm-symbolizer's
  * common use (docs/cli.md): the same flags, addresses as arguments or one
  * per line on stdin, and the same output shapes.  On stdin every line is
- * answered as soon as it is read and the answer is flushed before the
- * next read blocks, so a caller can keep it running as a coprocess (pprof
- * does, one process per mapping).  With --server the same command is run
+ * answered, in order, before the next read blocks (up to AHEAD lines late
+ * on a big index: "Lookahead" below), and the answers flushed then, so a
+ * caller can keep it running as a coprocess (pprof does, one process per
+ * mapping).  With --server the same command is run
  * by ember-server against a server's API (symbolize_remote.c).
  */
 #include "cli.h"
@@ -21,6 +22,14 @@
 #define MAX_FRAMES 256
 #define MAX_MODULES 64
 #define MAX_LINE (1u << 20)
+/* Addresses of the -obj module waiting for their answer while the lines
+ * after them are read (see "Lookahead" below): a power of two. */
+#define AHEAD 16
+#define AHEAD_STEP (AHEAD / 4)
+/* Only indexes whose segment arrays (24 bytes a segment) outgrow the
+ * caches: on a small one the prefetches cost more than the misses they
+ * hide (c_O2_pie, 334 segments: +26% CPU). */
+#define AHEAD_MIN_SEGS (1u << 16)
 
 struct module {
 	char *path;
@@ -28,6 +37,7 @@ struct module {
 	struct sym_index *idx;
 	int err;
 	double open_s;		/* time sym_index_open took */
+	bool lookahead;		/* big enough for the lookahead */
 };
 
 struct symbolizer_run {
@@ -37,6 +47,10 @@ struct symbolizer_run {
 	struct module mods[MAX_MODULES];
 	size_t nmods;
 	struct sym_frame frames[MAX_FRAMES];
+	uint64_t ahead[AHEAD];		/* ring of addresses not answered yet */
+	size_t ahead_first, ahead_n;
+	struct module *ahead_mod;	/* the module they are for */
+	bool ahead_off;			/* --obj's index is small: none wait */
 };
 
 static double seconds_since(const struct timespec *t0)
@@ -64,9 +78,16 @@ static int module_open(const struct symbolizer_run *run, struct module *m,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	m->idx = sym_index_open(m->path, &oo, &m->err);
 	m->open_s = seconds_since(&t0);
-	if (!m->idx)
+	m->lookahead = false;
+	if (!m->idx) {
 		fprintf(stderr, "ember symbolize: '%s': %s\n", m->path,
 			sym_strerror(m->err));
+	} else {
+		struct sym_index_stats st;
+
+		sym_index_get_stats(m->idx, &st);
+		m->lookahead = st.segments >= AHEAD_MIN_SEGS;
+	}
 	return 0;
 }
 
@@ -116,13 +137,77 @@ static void answer(struct symbolizer_run *run, const char *module,
 	cli_print_answer(&run->out, &run->opts, &a);
 }
 
+/*
+ * Lookahead.  In a big index each lookup waits on a few cache misses in a
+ * row (lookup.c, sym_index_prefetch).  Plain addresses for the --obj
+ * module, when its index has AHEAD_MIN_SEGS segments or more, are
+ * therefore answered AHEAD lines late: each new one starts its
+ * prefetch, and the ones already waiting move a stage on, so the misses
+ * of 16 addresses overlap.  Answers keep the input order: any other line
+ * (a module named on the line, an invalid one) answers the waiting
+ * addresses first, and so does every point where the input may block or
+ * end (flush_answers), so a coprocess still gets each answer before it
+ * sends the next address.  docs/performance-notes.md has the measurement.
+ */
+static void ahead_answer_oldest(struct symbolizer_run *run)
+{
+	uint64_t addr = run->ahead[run->ahead_first];
+
+	run->ahead_first = (run->ahead_first + 1) % AHEAD;
+	run->ahead_n--;
+	answer(run, run->opts.obj, run->obj_len, addr);
+}
+
+static void ahead_drain(struct symbolizer_run *run)
+{
+	while (run->ahead_n)
+		ahead_answer_oldest(run);
+}
+
+static void ahead_push(struct symbolizer_run *run, struct module *m,
+		       uint64_t addr)
+{
+	if (run->ahead_n == AHEAD)
+		ahead_answer_oldest(run);
+	run->ahead[(run->ahead_first + run->ahead_n++) % AHEAD] = addr;
+	run->ahead_mod = m;
+	/* stage s for the address s steps of AHEAD_STEP behind the newest */
+	for (unsigned s = 0; s < 4 && (size_t)s * AHEAD_STEP < run->ahead_n; s++)
+		sym_index_prefetch(m->idx,
+				   run->ahead[(run->ahead_first + run->ahead_n - 1 -
+					       s * AHEAD_STEP) % AHEAD], s);
+}
+
+/* Whether an address for the --obj module can wait for its answer: only
+ * virtual addresses in a big index that opened (errors answer at once). */
+static struct module *ahead_module(struct symbolizer_run *run)
+{
+	struct module *m;
+
+	if (run->opts.addr_kind != SYM_ADDR_VADDR || run->ahead_off)
+		return NULL;
+	if (run->ahead_n)
+		return run->ahead_mod;
+	m = module_get(run, run->opts.obj, run->obj_len);
+	if (m && m->idx && m->lookahead)
+		return m;
+	run->ahead_off = m && m->idx; /* the same file next time */
+	return NULL;
+}
+
 static int handle_line(void *ctx, const char *line, size_t len)
 {
 	struct symbolizer_run *run = ctx;
 	struct cli_request req;
 	const char *obj = run->opts.obj;
+	struct module *m;
 
 	cli_parse_request(line, len, &req);
+	if (req.valid && !req.module && obj && (m = ahead_module(run))) {
+		ahead_push(run, m, req.addr);
+		return 0;
+	}
+	ahead_drain(run);
 	if (!req.valid || (!req.module && !obj)) {
 		cli_print_invalid(&run->out, &run->opts, obj ? obj : "", line,
 				  len);
@@ -140,6 +225,7 @@ static int flush_answers(void *ctx)
 {
 	struct symbolizer_run *run = ctx;
 
+	ahead_drain(run);
 	return cli_out_flush(&run->out) ? run->out.err : 0;
 }
 
@@ -216,6 +302,7 @@ int cmd_symbolize(int argc, char **argv)
 	if (first < argc) {
 		for (int i = first; i < argc; i++)
 			handle_line(run, argv[i], strlen(argv[i]));
+		ahead_drain(run);
 	} else {
 		err = cli_read_lines(STDIN_FILENO, MAX_LINE, &reader);
 	}

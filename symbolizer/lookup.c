@@ -79,6 +79,51 @@ static size_t seg_find(const struct sym_index *idx, uint64_t addr)
 	return i == SIZE_MAX ? SIZE_MAX : lo + i;
 }
 
+/*
+ * Prefetching for a run of lookups.  A lookup in a big index is a chain
+ * of dependent loads, each a likely cache and TLB miss: the bucket, the
+ * segment starts it points at, the segment, the innermost node.  Called
+ * with stage 0 for an address some lookups ahead, then with 1, 2 and 3 as
+ * it comes closer, each stage reads what the stage before it brought in
+ * and starts the load of the next link, so that the misses of several
+ * addresses overlap instead of following each other.  Only a hint: it
+ * reads nothing that the lookup would not read (stage 2 and 3 repeat the
+ * search on lines already loaded) and never changes the answer.
+ */
+void sym_index_prefetch(const struct sym_index *idx, uint64_t addr,
+			unsigned stage)
+{
+	size_t k, lo, hi, i;
+
+	if (!idx->buckets || addr < idx->seg_start[0])
+		return;
+	k = (size_t)((addr - idx->seg_start[0]) >> idx->bucket_shift);
+	if (k + 1 >= idx->nbuckets)
+		return;
+	if (stage == 0) {
+		__builtin_prefetch(&idx->buckets[k]);
+		return;
+	}
+	if (stage == 1) {
+		lo = idx->buckets[k] ? idx->buckets[k] - 1 : 0;
+		hi = idx->buckets[k + 1];
+		if (lo >= hi || hi > idx->nsegs)
+			return;
+		__builtin_prefetch(&idx->seg_start[lo]);
+		__builtin_prefetch(&idx->seg_start[hi - 1]);
+		return;
+	}
+	i = seg_find(idx, addr);
+	if (i == SIZE_MAX)
+		return;
+	if (stage == 2) {
+		__builtin_prefetch(&idx->segs[i]);
+		return;
+	}
+	if (idx->segs[i].node < idx->nnodes)
+		__builtin_prefetch(&idx->nodes[idx->segs[i].node]);
+}
+
 static size_t sym_find(const struct sym_symbol *s, const uint64_t *keys,
 		       size_t n, uint64_t addr)
 {

@@ -149,6 +149,18 @@ int sym_index_lookup(const struct sym_index *idx, uint64_t addr,
 		     enum sym_addr_kind kind, unsigned flags,
 		     struct sym_frame *frames, size_t max);
 
+/*
+ * A hint for a run of lookups in a big index: starts loading what
+ * sym_index_lookup(idx, addr, SYM_ADDR_VADDR, ...) will read.  Call it
+ * with stage 0 for an address about 16 lookups ahead, then 1, 2 and 3 as
+ * it comes closer (12, 8 and 4 ahead: cli/cmd_symbolize.c); each stage
+ * uses what the one before brought into the cache, so the cache misses
+ * of several lookups overlap.  Changes no answer; a no-op on an index too
+ * small for its bucket table.  Measured in docs/performance-notes.md.
+ */
+void sym_index_prefetch(const struct sym_index *idx, uint64_t addr,
+			unsigned stage);
+
 /* Map a file offset to an ELF virtual address through PT_LOAD headers. */
 int sym_index_offset_to_vaddr(const struct sym_index *idx, uint64_t offset,
 			      uint64_t *vaddr);

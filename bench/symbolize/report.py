@@ -13,6 +13,8 @@ Per rep r, binary b, tool t:
   RSS MB      peak RSS of the full run          -> median
   us/addr excl. startup  (full(r) - startup(r)) / n -> median
   ratio       (full_t(r)/n_t) / (full_llvm(r)/n_llvm), same rep -> median (min-max)
+  speed-up    full_peer(r) / full_ember(r), wall and CPU, against the peer
+              with the lowest median wall: every rep, then the median
 """
 import csv
 import os
@@ -58,6 +60,56 @@ def mb(x):
     return float(x) / (1 << 20)
 
 
+def cpu(row):
+    return float(row["user_s"]) + float(row["sys_s"])
+
+
+def ember_vs_fastest_peer(p, bins, tools, runs):
+    """Per binary: the peer with the lowest median full-run wall time (eu
+    excluded: it answers fewer addresses), and for every rep the peer's
+    wall and CPU time over Ember's, both measured in that rep."""
+    p("## Ember against the fastest peer, every rep")
+    p()
+    p("Speed-up = the peer's full-run time over Ember's in the same rep (both answer "
+      "every address; above 1: Ember is faster); wall = fork to exit, CPU = user + sys. "
+      "Ember's index build runs on two threads, the peers on one, so on a machine whose "
+      "cores are taken by other jobs the wall ratio falls towards the CPU ratio.")
+    p()
+    for b in bins:
+        em = runs.get((b, "ember", "full"), {})
+        peers = [(statistics.median(float(v["wall_s"]) for v in runs[(b, t, "full")].values()), t)
+                 for t in tools if t not in ("ember", "eu") and runs.get((b, t, "full"))]
+        if not em or not peers:
+            continue
+        peer = min(peers)[1]
+        pf = runs[(b, peer, "full")]
+        reps = [r for r in sorted(em) if r in pf]
+        if not reps:
+            continue
+        p("### %s: ember vs %s" % (b, LABEL.get(peer, peer).split(" (")[0]))
+        p()
+        p("| rep | ember wall s | %s wall s | speed-up, wall | ember CPU s | %s CPU s | speed-up, CPU | load1 |"
+          % (peer, peer))
+        p("|---|---|---|---|---|---|---|---|")
+        ws, cs = [], []
+        for r in reps:
+            e, q = em[r], pf[r]
+            w = float(q["wall_s"]) / float(e["wall_s"])
+            c = cpu(q) / cpu(e) if cpu(e) > 0 else float("nan")
+            ws.append(w)
+            cs.append(c)
+            p("| %d | %.3f | %.3f | %.2fx | %.3f | %.3f | %.2fx | %s |" % (
+                r, float(e["wall_s"]), float(q["wall_s"]), w, cpu(e), cpu(q), c, e.get("load1", "?")))
+        p("| median | %.3f | %.3f | **%.2fx** (%.2f\u2013%.2f) | %.3f | %.3f | **%.2fx** (%.2f\u2013%.2f) | |" % (
+            statistics.median(float(em[r]["wall_s"]) for r in reps),
+            statistics.median(float(pf[r]["wall_s"]) for r in reps),
+            statistics.median(ws), min(ws), max(ws),
+            statistics.median(cpu(em[r]) for r in reps),
+            statistics.median(cpu(pf[r]) for r in reps),
+            statistics.median(cs), min(cs), max(cs)))
+        p()
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "out")
     raw = read_tsv(os.path.join(out, "results", "raw.tsv"))
@@ -93,6 +145,10 @@ def main():
         v = machine.get("version_" + t)
         if v:
             p("  - %s: %s" % (t, v))
+    sets = ["%s %s" % (k[len("addrs_"):], v) for k, v in machine.items() if k.startswith("addrs_")]
+    if sets:
+        p("- address sets (`make-addrs.sh`, fixed seed; sha256 of NAME.addrs, first 16 hex digits): %s"
+          % ", ".join(sets))
     skipped = machine.get("skipped", "").strip().rstrip(";")
     if skipped:
         p("- **skipped**: %s" % skipped)
@@ -200,6 +256,17 @@ def main():
             cells.append("%s (%s\u2013%s)" % (fmt_ratio(statistics.median(rr)), fmt_ratio(min(rr)),
                                              fmt_ratio(max(rr))) if rr else "\u2013")
         p("| %s | %s |" % (b, " | ".join(cells)))
+    p()
+
+    # ---- ember against its fastest peer, rep by rep
+    if "ember" in tools_present:
+        ember_vs_fastest_peer(p, bins, tools, runs)
+
+    # ---- page cache
+    cold = ["%s/%s rep %s: %s" % (r["binary"], r["tool"], r["rep"], r["majflt"])
+            for r in raw if r["kind"] == "full" and int(r.get("majflt") or 0) > 0]
+    p("Major page faults in the full runs (file pages read from disk: the page cache "
+      "was not warm): %s." % ("; ".join(cold) if cold else "none"))
     p()
 
     # ---- ember vs the 60 ns/lookup limit

@@ -2,14 +2,14 @@
 # Symbolization benchmark: `ember symbolize` against its peers, end to end
 # from process start. See README.md in this directory.
 #
-#   bench/symbolize/run.sh            # REPS=3; report on stdout
+#   bench/symbolize/run.sh            # REPS=5; report on stdout
 #
 # Builds what is missing first: make-corpus.sh (objdump: ~15 min the first
 # time), make-addrs.sh, build-gimli.sh, and ember and ember-runone in the
 # build directory (bench/build-dir.sh).
 # Env:
 #   BUILD=<repo>/build-release   the build directory (ember, ember-runone)
-#   REPS=3             repetitions (each rep runs every tool on every binary)
+#   REPS=5             repetitions (each rep runs every tool on every binary)
 #   TOOLS="llvm gnu eu gimli ember"   subset/order of tools
 #   BINS="objdump cxx_O2 c_O2_pie"    subset of corpus binaries (default: all present)
 #   EMBER_BIN="$BUILD/ember symbolize"   ember command (words)
@@ -24,7 +24,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 OUT=$HERE/out
 RES=$OUT/results
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 SLOW_N=${SLOW_N:-2000}
 TIMEOUT=${TIMEOUT:-300}
 TOOLS=${TOOLS:-"llvm gnu eu gimli ember"}
@@ -111,6 +111,9 @@ cmd_for() {
     printf 'loadavg_start\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf 'reps\t%s\n' "$REPS"
     printf 'slow_n\t%s\n' "$SLOW_N"
+    for b in $BINS; do     # the address sets are fixed (make-addrs.sh): name them
+        printf 'addrs_%s\t%s\n' "$b" "$(sha256sum < "$OUT/addrs/$b.addrs" | cut -c1-16)"
+    done
     printf 'tools\t%s\n' "$ACTIVE"
     printf 'skipped\t%s\n' "$SKIPPED"
     for t in $ACTIVE; do
@@ -156,7 +159,16 @@ read -r -a tools_arr <<< "$ACTIVE"
 nt=${#tools_arr[@]}
 for rep in $(seq 1 "$REPS"); do
     for bin in $BINS; do
-        cat "$OUT/corpus/$bin" > /dev/null          # page cache warm for everyone
+        # The page cache warm for everyone, the same way: the binary and each
+        # tool's executable read whole first (then each tool's 1-address run
+        # precedes its timed full run).  report.py lists any major fault.
+        cat "$OUT/corpus/$bin" > /dev/null
+        for t in $ACTIVE; do
+            exe=$(cmd_for "$t" "$OUT/corpus/$bin")
+            exe=${exe%%$'\n'*}          # the first word (no pipe: pipefail and SIGPIPE)
+            exe=$(command -v "$exe" || echo "$exe")
+            cat "$(readlink -f "$exe")" > /dev/null 2>&1 || true
+        done
         # Rotate the tool order each rep so no tool always runs first.
         for i in $(seq 0 $((nt - 1))); do
             tool=${tools_arr[$(((i + rep - 1) % nt))]}
