@@ -68,11 +68,20 @@ build-release: deps
 # if the first fails; either failing fails the target.
 # Grafana's Pyroscope SDK for the profile tests (tests/profiles/node):
 # `npm ci` from the npm registry, pinned by its package-lock.json, before
-# any test runs (no test downloads).  Without npm the test says why it skips.
-node-deps:
-	@if command -v npm >/dev/null; then \
+# any test runs (no test downloads).  Debian's nodejs comes without npm
+# (Debian's npm package; NodeSource's nodejs has its own and conflicts
+# with it, so npm is installed here only when there is none, not in
+# TEST_PKGS).  Without npm the test says why it skips.
+node-deps: deps
+	@if ! command -v npm >/dev/null; then \
+		echo "node-deps: installing npm"; \
+		if [ "$$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends npm \
+			|| echo "node-deps: npm not installed: the Pyroscope Node.js SDK test will skip"; \
+	fi; \
+	if command -v npm >/dev/null; then \
 		cd tests/profiles/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null; \
-	else echo "node-deps: no npm: the Pyroscope Node.js SDK test will skip"; fi
+	fi
 
 test: build build-release node-deps
 	@rc=0; \

@@ -628,6 +628,10 @@ def test_profiles__pyroscope_nodejs_client_pushes_real_profiles():
     if not os.path.isdir(mods):
         skip("tests/profiles/node/node_modules missing: `make test` runs `npm ci` there "
              "(the npm registry)")
+    ver = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    if tuple(int(x) for x in re.findall(r"\d+", ver)[:3]) < (20, 20, 2):
+        skip("Node.js %s: @pyroscope/nodejs 0.6.4 needs >= 20.20.2 (it requires ES modules: "
+             "Debian 12's nodejs is 18)" % ver)
     srv = Server()
     env = dict(os.environ, EMBER_URL=srv.url, EMBER_TOKEN=srv.token, NODE_PATH="")
     r = subprocess.run([node, os.path.join(HERE, "node", "push.js")], capture_output=True,
