@@ -230,6 +230,82 @@ def test_profiles__push_then_query_every_format():
     check(folded(srv, '{service_name=~"zs."}')["main;work;hot"] == 600000000, "zstd bodies")
 
 
+def chromium_headless():
+    """Debian's Chromium, headless, through chromedriver (the flags of
+    tests/web: no background networking on a closed net); skips (77)
+    with the package when one is missing."""
+    chromium, driver = packages.which("chromium"), packages.which("chromedriver")
+    if not chromium or not driver:
+        skip(packages.missing("chromium" if not chromium else "chromedriver"))
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError as e:
+        skip(packages.missing("/usr/lib/python3/dist-packages/selenium",
+                              "python3-selenium cannot be imported (%s)" % e))
+    o = Options()
+    o.binary_location = chromium
+    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-extensions", "--window-size=1300,900",
+                 "--user-data-dir=" + tempfile.mkdtemp(dir=TMP, prefix="chromium.")]:
+        o.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=o)
+
+
+def test_profiles__flamegraph_svg_works_in_a_browser():
+    """The query's SVG opened alone (its own script, no page around it) in
+    headless Chromium, driven by the real mouse and keyboard: hover names a
+    frame with its value and share, a click zooms into it (its callers full
+    width, the rest hidden), Escape restores, ?s=REGEX highlights the
+    matches and sums their share."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=fg")
+    url = srv.url + "/api/v1/query?type=cpu&format=svg&query=" + q('{service_name="fg"}')
+    d = chromium_headless()
+    try:
+        d.get(url)
+        find = ("return Array.from(document.querySelectorAll('#frames g')).find(g => "
+                "g.getAttributeNS('urn:ember:flamegraph', 'n') === arguments[0])")
+        g = {n: d.execute_script(find, n) for n in ("main", "work", "hot", "idle")}
+        check(all(g.values()), "frames: %r" % g)
+        W = float(d.execute_script("return document.documentElement.getAttribute('width')"))
+
+        def rect(n):
+            return d.execute_script("var r = arguments[0].querySelector('rect'); return ["
+                                    "+r.getAttribute('x'), +r.getAttribute('width'), "
+                                    "arguments[0].style.display]", g[n])
+
+        def details():
+            return d.execute_script("return document.getElementById('details').textContent")
+        ActionChains(d).move_to_element(g["hot"].find_element("css selector", "rect")).perform()
+        wait_for(lambda: details().startswith("hot ("), "the details of hot", 10)
+        check(details() == "hot (300.00 ms, 30 samples, 66.67%)", details())
+        work0, hot0 = rect("work"), rect("hot")
+        ActionChains(d).click(g["work"].find_element("css selector", "rect")).perform()
+        wait_for(lambda: rect("idle")[2] == "none", "the zoom to hide idle", 10)
+        check(abs(rect("work")[1] - (W - 20)) < 0.01 and abs(rect("main")[1] - (W - 20)) < 0.01,
+              "zoomed: work %r main %r of %r" % (rect("work"), rect("main"), W))
+        check(abs(rect("hot")[1] - hot0[1] * (W - 20) / work0[1]) < 0.01, "hot scaled: %r"
+              % rect("hot"))
+        ActionChains(d).send_keys(Keys.ESCAPE).perform()
+        wait_for(lambda: rect("idle")[2] == "", "Escape to restore", 10)
+        check(rect("work") == work0 and rect("hot") == hot0, "restored: %r" % rect("work"))
+        d.get(url + "&s=" + q("^(hot|idle)$"))
+        fills = d.execute_script("return Array.from(document.querySelectorAll('#frames g'))"
+                                 ".map(g => [g.getAttributeNS('urn:ember:flamegraph', 'n'), "
+                                 "g.querySelector('rect').getAttribute('fill')])")
+        pink = sorted(n for n, f in fills if f == "rgb(230,0,230)")
+        check(pink == ["hot", "idle"], "highlighted: %r" % fills)
+        matched = d.execute_script("return document.getElementById('matched').textContent")
+        check(matched == "Matched: 77.78%", matched)  # (30 + 5) of 45 samples
+    finally:
+        d.quit()
+
+
 def test_profiles__go_tool_pprof_reads_the_query_url():
     go = packages.which("go")
     if not go:
