@@ -323,6 +323,22 @@ def test_profiles__go_tool_pprof_reads_the_query_url():
             if len(f) == 6 and f[1].endswith("%") and f[4].endswith("%")}
     check(rows.get("hot", [""])[0] == "300ms" and rows["cold"][0] == "100ms" and
           rows["main"][3] == "450ms", "go tool pprof -top:\n" + r.stdout)
+    # Pyroscope's /ingest takes the sample period from the pprof when it has
+    # one, from sampleRate when not: what the query's pprof says (-raw)
+    for name, period, want in (("p5", 5_000_000, 5_000_000), ("p0", 0, 10_000_000)):
+        p = Profile(types=[("samples", "count")], time_ns=(NOW_S - 5) * SEC,
+                    period=("cpu", "nanoseconds", period) if period else None)
+        p.sample(["main", "go_work"], [4])
+        st, body, _ = srv.push(p.encode(gzip=True), path="/ingest",
+                               labels="name=%s&format=pprof&sampleRate=100" % name)
+        check(st == 200, "/ingest: %d %r" % (st, body))
+        url = "%s/api/v1/query?type=samples&format=pprof&query=%s" % (
+            srv.url, q('{service_name="%s"}' % name))
+        r = subprocess.run([go, "tool", "pprof", "-raw", "-symbolize=none", url],
+                           capture_output=True, text=True, env=env, timeout=180)
+        check(r.returncode == 0 and "PeriodType: cpu nanoseconds" in r.stdout and
+              "Period: %d\n" % want in r.stdout, "%s: go tool pprof -raw:\n%s%s"
+              % (name, r.stdout[:400], r.stderr[-400:]))
 
 
 def test_profiles__discovery_series_and_coverage():
