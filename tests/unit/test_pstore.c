@@ -921,6 +921,20 @@ static int test_pstore__retention_drops_whole_blocks(void)
 
 static int count_files(const char *sub, const char *suffix);
 
+/* Four profiles of the current hour, each flushed into a block and
+ * compacted: one block, merged (the stats in *st). */
+static int four_small_blocks_merged(struct pstore *s, struct pstore_stats *st)
+{
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
+		CHECK_INT(pstore_flush(s), ==, 0);
+		CHECK_INT(pstore_compact(s), ==, 0);
+	}
+	pstore_stats(s, st);
+	CHECK_INT(st->blocks, ==, 1);
+	return 0;
+}
+
 /* In the current hour, four small blocks are merged without waiting. */
 static int test_pstore__open_partition_merges_four(void)
 {
@@ -929,13 +943,7 @@ static int test_pstore__open_partition_merges_four(void)
 	struct pstore_result *r;
 
 	CHECK(s);
-	for (int i = 0; i < 4; i++) {
-		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
-		CHECK_INT(pstore_flush(s), ==, 0);
-		CHECK_INT(pstore_compact(s), ==, 0);
-	}
-	pstore_stats(s, &st);
-	CHECK_INT(st.blocks, ==, 1);
+	CHECK(!four_small_blocks_merged(s, &st));
 	CHECK_INT(st.merges, ==, 1);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 4 * 45);
@@ -1567,13 +1575,7 @@ static int test_pstore__blocks_in_storage_that_is_no_filesystem(void)
 	o.retention_ns = 2 * HOUR;
 	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 5 * HOUR), "a", "1"), ==, 0);
-	for (int i = 0; i < 4; i++) {
-		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
-		CHECK_INT(pstore_flush(s), ==, 0);
-		CHECK_INT(pstore_compact(s), ==, 0);
-	}
-	pstore_stats(s, &st);
-	CHECK_INT(st.blocks, ==, 1);
+	CHECK(!four_small_blocks_merged(s, &st));
 	CHECK(st.merges >= 1 && st.retention_drops == 1);
 	CHECK(m.n == 1 && m.puts >= 5 && m.dels >= 4); /* the old hour and the merged parents */
 	r = query(s, NULL, "samples", 0, 0);
