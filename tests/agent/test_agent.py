@@ -756,6 +756,20 @@ def test_agent_bpf__clear_errors():
                        capture_output=True, text=True, timeout=60)
     check(r.returncode == 1 and "missing CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)"
           in r.stderr, "without capabilities: %d %r" % (r.returncode, r.stderr))
+    # a kernel too old, as uname tells it (setarch --uname-2.6)
+    setarch, unshare = packages.which("setarch"), packages.which("unshare")
+    if not setarch or not unshare:
+        skip(packages.missing("setarch" if not setarch else "unshare"))
+    r = subprocess.run([setarch, os.uname().machine, "--uname-2.6", AGENT, "--output", TMP],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and re.search(r"kernel 2\.6 is too old: the agent needs 5\.17",
+                                          r.stderr), "uname 2.6: %d %r" % (r.returncode, r.stderr))
+    # no kernel BTF: /sys/kernel/btf hidden by an empty tmpfs in a mount namespace
+    r = subprocess.run([unshare, "-m", "--propagation", "private", "sh", "-c",
+                        'mount -t tmpfs tmpfs /sys/kernel/btf && exec "$0" --output "$1"',
+                        AGENT, TMP], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "no kernel BTF ('/sys/kernel/btf/vmlinux': No such file"
+          in r.stderr, "without BTF: %d %r" % (r.returncode, r.stderr))
 
 
 def main():
