@@ -247,9 +247,12 @@ class Browser:
         errors = self.errors()
         check(not errors, "console errors: %s" % errors)
 
+    def renders(self, view="flame"):
+        """How many times view was drawn so far."""
+        return len([r for r in self.js("return window.emberPerf.renders") if r["view"] == view])
+
     def rendered(self, view="flame", n=1):
-        wait_for("%s rendered" % view,
-                 lambda: len([r for r in self.js("return window.emberPerf.renders") if r["view"] == view]) >= n)
+        wait_for("%s rendered" % view, lambda: self.renders(view) >= n)
 
     def frame(self, name, graph="flame"):
         """Where the widest drawn frame of function name is (client px)."""
@@ -688,8 +691,9 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
         wait_for("the diff zoomed", lambda: b.js("return window.ember.state().dzoom") == "main;handle;slow_path")
         folded = b.download("#dl-diff-folded", "diff.folded.txt").decode()
         check(folded.split() == ["main;handle;slow_path", "1000000000", "4000000000"], "zoomed folded: %r" % folded)
+        flames = b.renders("flame")
         b.el("#open-new").click()
-        b.rendered("flame")
+        b.rendered("flame", flames + 1)
         st = b.js("return window.ember.state()")
         check(st["view"] == "flame" and st["query"] == '{service_name="shop", version="2"}'
               and st["zoom"] == "main;handle;slow_path", "the new side's flame graph: %s" % st)
@@ -737,8 +741,9 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
               and wait_for("search info", lambda: b.text("#diff-search-info")) == info, "search restored")
         check(b.el("#base-query").get_attribute("value") == '{service_name="shop", version="1"}', "base restored")
         b.click_frame("slow_path", "sideBase")
+        flames = b.renders("flame")
         b.el("#open-base").click()
-        b.rendered("flame")
+        b.rendered("flame", flames + 1)
         st = b.js("return window.ember.state()")
         check(st["query"] == '{service_name="shop", version="1"}' and st["zoom"] == "main;handle;slow_path",
               "the base side's flame graph: %s" % st)
@@ -780,8 +785,9 @@ def test_web__diff_presets_a_day_earlier_and_a_against_b():
         check(rows and rows[0][0] == "slow_path" and rows[0][3] == "+30.00", "first regression: %s" % rows[:2])
         b.shot("diff-day-earlier")
         b.click_frame("slow_path", "diffFlame")
+        flames = b.renders("flame")
         b.el("#open-base").click()
-        b.rendered("flame")
+        b.rendered("flame", flames + 1)  # the base side's, not the first view's
         st = b.js("return window.ember.state()")
         check(st["from"] == "now-25h" and st["to"] == "now-24h" and st["zoom"] == "main;handle;slow_path",
               "the base side: %s" % st)
@@ -887,8 +893,9 @@ def test_web__keyboard_reaches_and_drives_every_view():
         wait_for("the diff focused on slow_path",
                  lambda: b.js("return window.ember.state().dzoom") == "main;handle;slow_path")
         b.tab_to("#open-new")
+        flames = b.renders("flame")
         b.keys(Keys.ENTER)
-        b.rendered("flame")
+        b.rendered("flame", flames + 1)
         st = b.js("return window.ember.state()")
         check(st["zoom"] == "main;handle;slow_path" and st["query"] == '{service_name="shop", version="2"}',
               "the new side from the keyboard: %s" % st)
