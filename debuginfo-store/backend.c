@@ -106,28 +106,40 @@ static struct store_refresh_slot *slot_of(struct store *s, const char *id)
 	return &s->refreshed[h % STORE_REFRESH_SLOTS];
 }
 
+/* Whether build ID id needs no listing now: listed less than refresh_ms
+ * ago with a candidate found, or (with one found before) being listed by
+ * another thread, whose listing the caller need not wait for.  Otherwise
+ * the caller lists, and says so in the slot. */
 static bool listed_lately(struct store *s, const char *id)
 {
 	struct store_refresh_slot *sl;
-	bool fresh;
+	bool fresh = false;
 
 	pthread_mutex_lock(&s->refresh_mu);
 	sl = slot_of(s, id);
-	fresh = sl->found && strcmp(sl->id, id) == 0 &&
-		ember_monotonic_ms() - sl->at_ms < s->be.refresh_ms;
+	if (sl->found && strcmp(sl->id, id) == 0) {
+		fresh = sl->listing || ember_monotonic_ms() - sl->at_ms < s->be.refresh_ms;
+		if (!fresh)
+			sl->listing = true;
+	}
 	pthread_mutex_unlock(&s->refresh_mu);
 	return fresh;
 }
 
-static void mark_listed(struct store *s, const char *id, uint64_t at_ms, bool found)
+static void mark_listed(struct store *s, const char *id, uint64_t at_ms, int err, bool found)
 {
 	struct store_refresh_slot *sl;
 
 	pthread_mutex_lock(&s->refresh_mu);
 	sl = slot_of(s, id);
-	snprintf(sl->id, sizeof(sl->id), "%s", id);
-	sl->at_ms = at_ms;
-	sl->found = found;
+	if (strcmp(sl->id, id) == 0)
+		sl->listing = false;
+	if (!err) {
+		snprintf(sl->id, sizeof(sl->id), "%s", id);
+		sl->at_ms = at_ms;
+		sl->found = found;
+		sl->listing = false;
+	}
 	pthread_mutex_unlock(&s->refresh_mu);
 }
 
@@ -233,9 +245,7 @@ int store_backend_refresh(struct store *s, const char *build_id, bool force,
 	if (!err)
 		err = s->be.list_candidates(s->be.ctx, build_id, take_candidate, &w);
 	s->be_listings++;
-	if (err)
-		return err;
-	mark_listed(s, build_id, at, w.found);
-	*listed = true;
-	return 0;
+	mark_listed(s, build_id, at, err, w.found);
+	*listed = !err;
+	return err;
 }

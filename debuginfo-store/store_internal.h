@@ -103,12 +103,14 @@ int store_blob_commit(struct store *s, struct store_blob *b, int ns_fd, bool *ex
 
 /* The build IDs listed lately, direct-mapped by a keyed hash of the ID:
  * an entry is reused for be.refresh_ms when its listing found a
- * candidate (a build ID with none is always listed again). */
+ * candidate (a build ID with none is always listed again), and while one
+ * thread lists it again (listing) the others answer from what is
+ * recorded. */
 #define STORE_REFRESH_SLOTS 1024
 struct store_refresh_slot {
 	char id[STORE_BUILD_ID_HEX];
 	uint64_t at_ms;
-	bool found;
+	bool found, listing;
 };
 
 /* Record locally what the backend lists for build_id and the store does
