@@ -127,10 +127,11 @@ def bucket_keys(sub=""):
     return re.findall(r"<Key>([^<]*)</Key>", body)
 
 
-def unfinished_uploads():
+def unfinished_uploads(details=False):
     s, body = s3_get({"uploads": "", "prefix": PREFIX + "/"})
     check(s == 200, "ListMultipartUploads: %d %s" % (s, body[:200]))
-    return re.findall(r"<Key>([^<]*)</Key>", body)
+    keys = re.findall(r"<Key>([^<]*)</Key>", body)
+    return (keys, body) if details else keys
 
 
 # ---- replicas ----------------------------------------------------------------------
@@ -357,9 +358,11 @@ def test_scaleout__kill9_during_multipart_upload():
     check_serves_everything(b, acked)
     a.stop()
     a.args = ["--s3-abandoned-after", "1s"]
-    time.sleep(1.1)
+    time.sleep(2.1)  # "older than 1 s" in whole seconds (S3's Initiated, time())
     a.start()
-    check(not unfinished_uploads(), "the abandoned upload is still there")
+    left, body = unfinished_uploads(details=True)
+    check(not left, "the abandoned upload is still there at %s: %s" % (
+        time.strftime("%H:%M:%S", time.gmtime()), body[-600:]))
     check_serves_everything(a, acked)
     check(a.request("GET", "/buildid/%s/executable" % bid)[0] == 404, "a serves the killed upload")
 
