@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -388,6 +389,86 @@ def test_scaleout__empty_cache_serves_everything_from_the_bucket():
     check(fresh.metric('ember_symbol_cache_events_total{event="build"}') == 0, "index rebuilt")
     check(fresh.metric('ember_symbol_cache_events_total{event="disk_load"}') == 1,
           "the saved index not loaded")
+
+
+class Proxy:
+    """A TCP proxy on a free loopback port to radosgw, closed on demand:
+    a bucket that goes away under a running replica."""
+
+    def __init__(self):
+        ep = urllib.parse.urlparse(CEPH["OBJSTORE_TEST_ENDPOINT"])
+        self.target = (ep.hostname, ep.port)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.conns = []
+        self.closed = False
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.closed:
+                c.close()
+                return
+            u = socket.create_connection(self.target)
+            self.conns += [c, u]
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=self.pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pipe(a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        for x in (a, b):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        """Refuse new connections (shutdown wakes the blocked accept: a
+        plain close would leave it listening) and cut the open ones."""
+        self.closed = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+        for c in self.conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def test_scaleout__unreachable_bucket_answers_503():
+    """A lookup the replica cannot answer because the bucket is gone is
+    503 (try again), never 404 (which clients cache); an upload is refused
+    the same way and acknowledged by nobody."""
+    proxy = Proxy()
+    a = Replica(args=["--s3-endpoint", proxy.url])  # the later option wins
+    bid = upload_pair_with_sources(a)
+    check(a.request("GET", "/buildid/%s/debuginfo" % bid)[0] == 200, "served through the proxy")
+    proxy.close()
+    unknown = "ab" * 20
+    s, body = a.request("GET", "/buildid/%s/debuginfo" % unknown)
+    check(s == 503, "a lookup without the bucket: %d %r" % (s, body[:200]))
+    s, body = a.upload(fx("c_O2_pie"), build_id(fx("c_O2_pie")), "executable")
+    check(s == 503, "an upload without the bucket: %d %r" % (s, body[:200]))
+    b = Replica()  # on the bucket itself: the refused upload is nowhere
+    check(b.request("GET", "/buildid/%s/executable" % build_id(fx("c_O2_pie")))[0] == 404,
+          "the refused upload is served")
 
 
 def main():
