@@ -16,6 +16,7 @@
 
 #include "rgw_env.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -471,18 +472,29 @@ out:
 
 /* ---- the bounded cache ------------------------------------------------------------ */
 
+/* Files under DIR/blobs/xx/. */
 static int count_blob_files(const char *dir)
 {
-	char cmd[300];
-	FILE *f;
-	int n = -1;
+	char path[300];
+	DIR *top, *sub;
+	struct dirent *e, *f;
+	int n = 0;
 
-	snprintf(cmd, sizeof(cmd), "find '%s/blobs' -type f | wc -l", dir);
-	f = popen(cmd, "r");
-	if (f && fscanf(f, "%d", &n) != 1)
-		n = -1;
-	if (f)
-		pclose(f);
+	snprintf(path, sizeof(path), "%s/blobs", dir);
+	top = opendir(path);
+	if (!top)
+		return -1;
+	while ((e = readdir(top))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/blobs/%s", dir, e->d_name);
+		sub = opendir(path);
+		while (sub && (f = readdir(sub)))
+			n += f->d_name[0] != '.';
+		if (sub)
+			closedir(sub);
+	}
+	closedir(top);
 	return n;
 }
 
