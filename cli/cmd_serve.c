@@ -10,6 +10,7 @@
  * Then it serves until SIGINT or SIGTERM.  docs/cli.md documents it.
  */
 #include "api.h"
+#include "bucket.h"
 #include "cli.h"
 #include "common.h"
 #include "store.h"
@@ -51,6 +52,13 @@ struct serve_opts {
 	unsigned long long max_profile_mb;
 	unsigned long long max_series;
 	long long head_age_s;
+	/* the bucket (issue 18) */
+	const char *storage;
+	const char *s3_endpoint;
+	const char *s3_region;
+	const char *s3_addressing;
+	long long s3_abandon_s;
+	unsigned long long cache_mb;
 };
 
 static void serve_usage(FILE *f)
@@ -91,6 +99,21 @@ static void serve_usage(FILE *f)
 	      "                          as blocks (default 60s)\n"
 	      "  --scrape URL[,interval=D][,NAME=VALUE...]\n"
 	      "                          pull a Go net/http/pprof target (repeatable)\n"
+	      "  --storage s3://BUCKET[/PREFIX]\n"
+	      "                          keep records and files in an S3 bucket, DIR\n"
+	      "                          only as their index and cache (default: DIR);\n"
+	      "                          credentials: $AWS_ACCESS_KEY_ID and\n"
+	      "                          $AWS_SECRET_ACCESS_KEY, else ~/.aws/credentials\n"
+	      "                          ($AWS_SHARED_CREDENTIALS_FILE, $AWS_PROFILE)\n"
+	      "  --s3-endpoint URL       the S3 service (default: AWS, by region)\n"
+	      "  --s3-region R           (default $AWS_REGION, else us-east-1)\n"
+	      "  --s3-addressing A       path or virtual-host (default: path for\n"
+	      "                          --s3-endpoint, virtual-host for AWS)\n"
+	      "  --cache-mb N            with --storage: disk for files fetched or\n"
+	      "                          uploaded, least recently used dropped (default:\n"
+	      "                          no bound)\n"
+	      "  --s3-abandoned-after D  unfinished uploads older than this are aborted\n"
+	      "                          at start (default 1h)\n"
 	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
 	      "                          $EMBER_LOG_LEVEL\n",
 	      f);
@@ -212,6 +235,20 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 	else if (strcmp(opt, "--max-series") == 0 && !parse_uint(val, 1ull << 31, &v) && v)
 		o->max_series = v;
 	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
+		;
+	else if (strcmp(opt, "--storage") == 0)
+		o->storage = val;
+	else if (strcmp(opt, "--s3-endpoint") == 0)
+		o->s3_endpoint = val;
+	else if (strcmp(opt, "--s3-region") == 0)
+		o->s3_region = val;
+	else if (strcmp(opt, "--s3-addressing") == 0 &&
+		 (strcmp(val, "path") == 0 || strcmp(val, "virtual-host") == 0))
+		o->s3_addressing = val;
+	else if (strcmp(opt, "--cache-mb") == 0 && !parse_uint(val, 1ull << 40, &v) && v)
+		o->cache_mb = v;
+	else if (strcmp(opt, "--s3-abandoned-after") == 0 &&
+		 !parse_seconds(val, &o->s3_abandon_s, 1))
 		;
 	else if (strcmp(opt, "--scrape") == 0 && o->n_scrape < MAX_SCRAPES)
 		o->scrape[o->n_scrape++] = val;
@@ -508,13 +545,66 @@ static int run(struct serve_opts *o, struct store *s)
 	return err ? 1 : 0;
 }
 
+/* The bucket of --storage as the store's backend; *os is the caller's,
+ * freed after the store.  Failures are explained on stderr. */
+static int setup_bucket(const struct serve_opts *o, struct store *s, struct objstore **os)
+{
+	char bucket[BUCKET_NAME_MAX], prefix[BUCKET_PREFIX_MAX], msg[512] = "";
+	struct objstore_opts oo = { .sz = sizeof(oo) };
+	struct bucket_opts bo = { .sz = sizeof(bo), .prefix = prefix };
+	struct store_backend be;
+	unsigned aborted = 0;
+	int err = bucket_url_parse(o->storage, bucket, prefix, msg, sizeof(msg));
+
+	if (err) {
+		fprintf(stderr, "ember serve: bad --storage: %s\n", msg);
+		return err;
+	}
+	oo.endpoint = o->s3_endpoint;
+	oo.region = o->s3_region;
+	oo.bucket = bucket;
+	if (o->s3_addressing)
+		oo.addressing = strcmp(o->s3_addressing, "path") == 0
+					? OBJSTORE_ADDRESSING_PATH : OBJSTORE_ADDRESSING_VIRTUAL_HOST;
+	*os = objstore_new(&oo, &err, msg, sizeof(msg));
+	if (!*os) {
+		fprintf(stderr, "ember serve: cannot use '%s': %s\n", o->storage, msg);
+		return err;
+	}
+	/* before anything else: a bucket that cannot be read fails the start */
+	err = bucket_cleanup_uploads(*os, prefix, (unsigned)o->s3_abandon_s, &aborted);
+	if (err) {
+		fprintf(stderr, "ember serve: cannot use '%s': %s\n", o->storage,
+			objstore_strerror(err));
+		return err;
+	}
+	if (aborted)
+		pr_info("ember serve: aborted %u unfinished uploads in '%s'", aborted, o->storage);
+	bo.os = *os;
+	err = bucket_store_backend(&bo, &be);
+	if (!err)
+		err = store_set_backend(s, &be);
+	if (!err)
+		err = store_set_cache_limit(s, o->cache_mb << 20, STORE_CACHE_GRACE_MS);
+	if (err)
+		fprintf(stderr, "ember serve: cannot use '%s': %s\n", o->storage, strerror(-err));
+	else
+		pr_info("ember serve: storage '%s', '%s' its cache", o->storage, o->data);
+	return err;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { .listen = "127.0.0.1:8002", .data = "ember-data",
-				.max_upload_mb = 4096, .miss_ttl = 600 };
+				.max_upload_mb = 4096, .miss_ttl = 600, .s3_abandon_s = 3600 };
+	struct objstore *os = NULL;
 	struct store *s;
 	int ret = parse_args(argc, argv, &o);
 
+	if (!ret && o.cache_mb && !o.storage) {
+		fprintf(stderr, "ember serve: --cache-mb bounds the cache of --storage\n");
+		ret = -EINVAL;
+	}
 	if (ret) {
 		serve_usage(ret > 0 ? stdout : stderr);
 		return ret > 0 ? 0 : 2;
@@ -526,7 +616,13 @@ int cmd_serve(int argc, char **argv)
 			strerror(-ret));
 		return 1;
 	}
+	if (o.storage && setup_bucket(&o, s, &os)) {
+		store_free(s);
+		objstore_free(os);
+		return 1;
+	}
 	ret = run(&o, s);
 	store_free(s);
+	objstore_free(os);
 	return ret;
 }

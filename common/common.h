@@ -495,6 +495,9 @@ int ember_hset_insert(struct ember_hset *s, uint64_t hash, size_t idx);
 
 /* Lowercase hex of data[0..len) into out (2 * len + 1 bytes, NUL-ended). */
 void ember_hex_encode(const void *data, size_t len, char *out);
+/* The len bytes whose hex (either case) is exactly hex (2 * len digits,
+ * then its NUL) into out: 0, or -EINVAL (out partly written). */
+int ember_hex_decode(const char *hex, void *out, size_t len);
 /* Lowercase hex of v without a prefix or leading zeros; its length. */
 size_t ember_hex_u64(uint64_t v, char out[17]);
 

@@ -88,6 +88,18 @@ int store_blob_seal(struct store_blob *b, char sha256[STORE_SHA256_HEX],
 	return 0;
 }
 
+int store_blob_seal_fetched(struct store_blob *b, const char *sha256, uint64_t size)
+{
+	if (b->sealed || strlen(sha256) != STORE_SHA256_HEX - 1)
+		return -EINVAL;
+	if (fsync(b->fd))
+		return -errno;
+	memcpy(b->sha256, sha256, STORE_SHA256_HEX);
+	b->size = size;
+	b->sealed = true;
+	return 0;
+}
+
 int store_blob_fd(const struct store_blob *b)
 {
 	return b->fd;
@@ -152,25 +164,67 @@ int store_blob_commit(struct store *s, struct store_blob *b, int ns_fd, bool *ex
 	}
 	err = ember_sync_dir(ns_fd, sub);
 out:
+	if (!err)
+		store_cache_use(s, ns_fd, b->sha256, b->size, true);
 	store_blob_discard(b); /* after a rename the unlink finds nothing */
 	return err;
 }
 
-static int open_in(int ns_fd, const char *sha256, int *fd)
+/* NS/xx/SHA, relative to the namespace's directory. */
+static int rel_path(const char *sha256, char path[3 + STORE_SHA256_HEX])
 {
-	char path[3 + STORE_SHA256_HEX];
-
 	if (strlen(sha256) != STORE_SHA256_HEX - 1)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "%.2s/%s", sha256, sha256);
+	snprintf(path, 3 + STORE_SHA256_HEX, "%.2s/%s", sha256, sha256);
+	return 0;
+}
+
+/* With a backend, a blob missing here is fetched first (fetch.c). */
+static int ensure_local(struct store *s, int ns_fd, const char *sha256)
+{
+	char path[3 + STORE_SHA256_HEX];
+	int err = rel_path(sha256, path);
+
+	if (err || !s->has_backend)
+		return err;
+	if (faccessat(ns_fd, path, F_OK, 0) == 0) {
+		store_cache_use(s, ns_fd, sha256, 0, false);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return -errno;
+	return store_backend_fetch(s, sha256, ns_fd);
+}
+
+static int open_in(struct store *s, int ns_fd, const char *sha256, int *fd)
+{
+	char path[3 + STORE_SHA256_HEX];
+	int err = rel_path(sha256, path);
+
+	if (err)
+		return err;
+	*fd = openat(ns_fd, path, O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0) {
+		store_cache_use(s, ns_fd, sha256, 0, false);
+		return 0;
+	}
+	err = -errno;
+	if (err != -ENOENT || !s->has_backend)
+		return err;
+	err = store_backend_fetch(s, sha256, ns_fd); /* the commit counts it used */
+	if (err)
+		return err;
 	*fd = openat(ns_fd, path, O_RDONLY | O_CLOEXEC);
 	return *fd >= 0 ? 0 : -errno;
 }
 
 static int path_in(struct store *s, const char *ns, const char *sha256, char *out, size_t size)
 {
-	if (strlen(sha256) != STORE_SHA256_HEX - 1)
-		return -EINVAL;
+	int err = ensure_local(s, strcmp(ns, "blobs") == 0 ? s->blobs_fd : s->derived_fd,
+			       sha256);
+
+	if (err)
+		return err;
 	if (snprintf(out, size, "%s/%s/%.2s/%s", s->dir, ns, sha256, sha256) >= (int)size)
 		return -ENAMETOOLONG;
 	return 0;
@@ -178,7 +232,7 @@ static int path_in(struct store *s, const char *ns, const char *sha256, char *ou
 
 int store_blob_open(struct store *s, const char *sha256, int *fd)
 {
-	return open_in(s->blobs_fd, sha256, fd);
+	return open_in(s, s->blobs_fd, sha256, fd);
 }
 
 int store_blob_path(struct store *s, const char *sha256, char *out, size_t size)
@@ -188,7 +242,7 @@ int store_blob_path(struct store *s, const char *sha256, char *out, size_t size)
 
 int store_derived_open(struct store *s, const char *sha256, int *fd)
 {
-	return open_in(s->derived_fd, sha256, fd);
+	return open_in(s, s->derived_fd, sha256, fd);
 }
 
 int store_derived_path(struct store *s, const char *sha256, char *out, size_t size)
@@ -198,5 +252,6 @@ int store_derived_path(struct store *s, const char *sha256, char *out, size_t si
 
 int store_artifact_open(struct store *s, const struct store_artifact *a, int *fd)
 {
-	return open_in(a->kinds & STORE_KIND_DERIVED ? s->derived_fd : s->blobs_fd, a->sha256, fd);
+	return open_in(s, a->kinds & STORE_KIND_DERIVED ? s->derived_fd : s->blobs_fd,
+		       a->sha256, fd);
 }

@@ -54,6 +54,39 @@ static int merge_existing(struct store *s, const char *key, size_t klen,
 	return 0;
 }
 
+int store_record_candidate(struct store *s, struct store_artifact *a,
+			   const char *const *source_names, size_t n_names, bool *is_new)
+{
+	char key[STORE_KEY_MAX];
+	uint8_t val[64 + STORE_NAME_MAX];
+	struct store_batch wb;
+	int klen, err;
+
+	klen = store_key_make(key, STORE_TAG_ARTIFACT, a->build_id, a->sha256);
+	if (klen < 0)
+		return klen;
+	pthread_mutex_lock(&s->write_mu); /* one writer decides "new" */
+	err = merge_existing(s, key, (size_t)klen, a, is_new);
+	if (!err) /* before the record: no pin outlives better inputs */
+		err = store_pins_clear(s, a->build_id);
+	if (!err && !(err = store_batch_begin(s, &wb))) {
+		put_names(&wb, a->build_id, source_names, n_names);
+		store_batch_put(&wb, key, (size_t)klen, (const char *)val,
+				store_record_encode(a, val, sizeof(val)));
+		err = store_batch_commit(&wb);
+	}
+	if (!err && *is_new) {
+		s->n_artifacts++;
+		s->blob_bytes += a->size;
+		if (a->origin == STORE_FROM_UPSTREAM)
+			s->upstream_bytes += a->size;
+	}
+	if (!err)
+		s->generation++;
+	pthread_mutex_unlock(&s->write_mu);
+	return err;
+}
+
 int store_add_artifact(struct store *s, struct store_blob *b,
 		       const struct store_artifact *in,
 		       const char *const *source_names, size_t n_names,
@@ -61,39 +94,20 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 {
 	struct store_artifact a = *in;
 	char key[STORE_KEY_MAX];
-	uint8_t val[64 + STORE_NAME_MAX];
-	struct store_batch wb;
 	bool existed;
-	int klen, err;
+	int err;
 
-	klen = store_key_make(key, STORE_TAG_ARTIFACT, a.build_id, a.sha256);
-	if (klen < 0) {
+	err = store_key_make(key, STORE_TAG_ARTIFACT, a.build_id, a.sha256);
+	if (err >= 0) /* the backend first: acknowledged only once it holds both */
+		err = store_backend_put_candidate(s, b, &a, source_names, n_names);
+	if (err < 0) {
 		store_blob_discard(b);
-		return klen;
+		return err;
 	}
 	err = store_blob_commit(s, b, s->blobs_fd, &existed);
 	if (err)
 		return err;
-	pthread_mutex_lock(&s->write_mu); /* one writer decides "new" */
-	err = merge_existing(s, key, (size_t)klen, &a, is_new);
-	if (!err) /* before the record: no pin outlives better inputs */
-		err = store_pins_clear(s, a.build_id);
-	if (!err && !(err = store_batch_begin(s, &wb))) {
-		put_names(&wb, a.build_id, source_names, n_names);
-		store_batch_put(&wb, key, (size_t)klen, (const char *)val,
-				store_record_encode(&a, val, sizeof(val)));
-		err = store_batch_commit(&wb);
-	}
-	if (!err && *is_new) {
-		s->n_artifacts++;
-		s->blob_bytes += a.size;
-		if (a.origin == STORE_FROM_UPSTREAM)
-			s->upstream_bytes += a.size;
-	}
-	if (!err)
-		s->generation++;
-	pthread_mutex_unlock(&s->write_mu);
-	return err;
+	return store_record_candidate(s, &a, source_names, n_names, is_new);
 }
 
 uint64_t store_generation(struct store *s)
@@ -171,8 +185,8 @@ static int consider(const char *key, size_t klen, const char *val, size_t vlen,
 	return 0;
 }
 
-int store_find_best(struct store *s, const char *build_id,
-		    enum store_want want, struct store_artifact *out)
+static int find_best_local(struct store *s, const char *build_id,
+			   enum store_want want, struct store_artifact *out)
 {
 	char prefix[STORE_KEY_MAX];
 	struct store_artifact best;
@@ -189,6 +203,22 @@ int store_find_best(struct store *s, const char *build_id,
 		return -ENOENT;
 	*out = best;
 	return 0;
+}
+
+int store_find_best(struct store *s, const char *build_id,
+		    enum store_want want, struct store_artifact *out)
+{
+	bool listed;
+	int err = store_backend_refresh(s, build_id, false, &listed);
+
+	if (!err)
+		err = find_best_local(s, build_id, want, out);
+	if (err == -ENOENT && !listed && s->has_backend) { /* never a stale "none" */
+		err = store_backend_refresh(s, build_id, true, &listed);
+		if (!err)
+			err = find_best_local(s, build_id, want, out);
+	}
+	return err;
 }
 
 struct list_walk {
@@ -213,10 +243,13 @@ int store_list(struct store *s, const char *build_id,
 	char prefix[STORE_KEY_MAX];
 	struct list_walk w = { cb, arg };
 	int plen = store_key_make(prefix, STORE_TAG_ARTIFACT, build_id, NULL);
+	bool listed;
+	int err;
 
 	if (plen < 0)
 		return 0;
-	return store_db_scan(s, prefix, (size_t)plen, list_one, &w);
+	err = store_backend_refresh(s, build_id, false, &listed);
+	return err ? err : store_db_scan(s, prefix, (size_t)plen, list_one, &w);
 }
 
 /* The best candidate for want into *a: true when found, false when there

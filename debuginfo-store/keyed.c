@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-int store_keyed_find(struct store *s, enum store_key_tag tag, const char *build_id,
-		     const char *rest, struct store_artifact *out)
+static int find_local(struct store *s, enum store_key_tag tag, const char *build_id,
+		      const char *rest, struct store_artifact *out)
 {
 	char key[STORE_KEY_MAX];
 	char *val;
@@ -41,36 +41,40 @@ int store_keyed_find(struct store *s, enum store_key_tag tag, const char *build_
 	return 0;
 }
 
-int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag tag,
-		    const char *build_id, const char *rest, const char *name,
-		    const char sha256[STORE_SHA256_HEX], uint64_t size, unsigned origin,
-		    bool *is_new)
+int store_keyed_find(struct store *s, enum store_key_tag tag, const char *build_id,
+		     const char *rest, struct store_artifact *out)
 {
-	struct store_artifact a = { .size = size, .mtime = time(NULL), .origin = origin },
-			      old = { 0 };
+	struct store_artifact a = { 0 };
+	bool is_new;
+	int err = find_local(s, tag, build_id, rest, out);
+
+	if (err != -ENOENT || !s->has_backend)
+		return err;
+	err = store_backend_get_keyed(s, tag, build_id, rest, &a);
+	if (!err) /* the blob comes at its first open */
+		err = store_keyed_record(s, tag, build_id, rest, &a, &is_new);
+	return err ? err : find_local(s, tag, build_id, rest, out);
+}
+
+int store_keyed_record(struct store *s, enum store_key_tag tag, const char *build_id,
+		       const char *rest, const struct store_artifact *a, bool *is_new)
+{
+	struct store_artifact old = { 0 };
 	char key[STORE_KEY_MAX];
 	uint8_t val[STORE_SHA256_HEX + 64 + STORE_NAME_MAX];
 	struct store_batch wb;
 	size_t vlen;
-	bool existed;
 	int klen = store_key_make(key, tag, build_id, rest);
 	int err;
 
-	if (klen < 0) {
-		store_blob_discard(b);
+	if (klen < 0)
 		return klen;
-	}
-	snprintf(a.name, sizeof(a.name), "%s", name);
-	err = store_blob_commit(s, b, tag == STORE_TAG_DERIVED ? s->derived_fd : s->blobs_fd,
-				&existed);
-	if (err)
-		return err;
-	memcpy(val, sha256, STORE_SHA256_HEX - 1);
+	memcpy(val, a->sha256, STORE_SHA256_HEX - 1);
 	vlen = STORE_SHA256_HEX - 1 +
-	       store_record_encode(&a, val + STORE_SHA256_HEX - 1,
+	       store_record_encode(a, val + STORE_SHA256_HEX - 1,
 				   sizeof(val) - STORE_SHA256_HEX + 1);
 	pthread_mutex_lock(&s->write_mu);
-	err = store_keyed_find(s, tag, build_id, rest, &old);
+	err = find_local(s, tag, build_id, rest, &old);
 	*is_new = err == -ENOENT;
 	if (!err || err == -ENOENT)
 		err = store_batch_begin(s, &wb);
@@ -82,8 +86,30 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
 		s->n_sources++;
 	if (!err && !*is_new && old.origin == STORE_FROM_UPSTREAM) /* replaced */
 		s->upstream_bytes -= old.size;
-	if (!err && origin == STORE_FROM_UPSTREAM)
-		s->upstream_bytes += size;
+	if (!err && a->origin == STORE_FROM_UPSTREAM)
+		s->upstream_bytes += a->size;
 	pthread_mutex_unlock(&s->write_mu);
 	return err;
+}
+
+int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag tag,
+		    const char *build_id, const char *rest, const char *name,
+		    const char sha256[STORE_SHA256_HEX], uint64_t size, unsigned origin,
+		    bool *is_new)
+{
+	struct store_artifact a = { .size = size, .mtime = time(NULL), .origin = origin };
+	bool existed;
+	int err = store_key_make((char[STORE_KEY_MAX]){ 0 }, tag, build_id, rest);
+
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	snprintf(a.sha256, sizeof(a.sha256), "%s", sha256);
+	if (err >= 0) /* the backend first: acknowledged only once it holds both */
+		err = store_backend_put_keyed(s, b, tag, build_id, rest, &a);
+	if (err < 0) {
+		store_blob_discard(b);
+		return err;
+	}
+	err = store_blob_commit(s, b, tag == STORE_TAG_DERIVED ? s->derived_fd : s->blobs_fd,
+				&existed);
+	return err ? err : store_keyed_record(s, tag, build_id, rest, &a, is_new);
 }

@@ -83,3 +83,13 @@ int store_record_decode(const uint8_t *p, size_t len, struct store_artifact *a)
 	a->name[nlen] = '\0';
 	return 0;
 }
+
+size_t store_artifact_encode(const struct store_artifact *a, uint8_t *out, size_t size)
+{
+	return store_record_encode(a, out, size);
+}
+
+int store_artifact_decode(const uint8_t *p, size_t len, struct store_artifact *a)
+{
+	return store_record_decode(p, len, a);
+}

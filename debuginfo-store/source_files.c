@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int store_source_named(struct store *s, const char *build_id,
-		       const char *path)
+static int named_local(struct store *s, const char *build_id, const char *path)
 {
 	char key[STORE_KEY_MAX];
 	char *val;
@@ -28,6 +27,19 @@ int store_source_named(struct store *s, const char *build_id,
 	if (!err)
 		free(val);
 	return err;
+}
+
+/* With a backend, the names come with the candidates (backend.c). */
+int store_source_named(struct store *s, const char *build_id,
+		       const char *path)
+{
+	bool listed;
+	int err = named_local(s, build_id, path);
+
+	if (err != -ENOENT || !s->has_backend)
+		return err;
+	err = store_backend_refresh(s, build_id, true, &listed);
+	return err ? err : named_local(s, build_id, path);
 }
 
 static const char *base_name(const char *path)

@@ -274,6 +274,9 @@ int store_new(const char *dir, struct store **out)
 	pthread_mutex_init(&s->write_mu, NULL);
 	pthread_mutex_init(&s->open_mu, NULL);
 	pthread_cond_init(&s->open_cv, NULL);
+	pthread_mutex_init(&s->refresh_mu, NULL);
+	pthread_mutex_init(&s->fetch_mu, NULL);
+	pthread_cond_init(&s->fetch_cv, NULL);
 	s->dir = strdup(dir);
 	err = s->dir ? make_dirs(s) : -ENOMEM;
 	if (err) {
@@ -363,6 +366,10 @@ void store_free(struct store *s)
 	close_fd(s->tmp_fd);
 	close_fd(s->pins_fd);
 	close_fd(s->lock_fd); /* and with it the lock */
+	store_backend_release(s);
+	pthread_cond_destroy(&s->fetch_cv);
+	pthread_mutex_destroy(&s->fetch_mu);
+	pthread_mutex_destroy(&s->refresh_mu);
 	pthread_cond_destroy(&s->open_cv);
 	pthread_mutex_destroy(&s->open_mu);
 	pthread_mutex_destroy(&s->write_mu);

@@ -314,4 +314,123 @@ int store_pin_derived(struct store *s, const char *build_id, const char *kind,
 int store_find_pin(struct store *s, const char *build_id, const char *kind,
 		   struct store_pin *out);
 
+/* ---- a durable backend under the store (backend.c; issue 18) ---------------
+ *
+ * Without a backend the store is its data directory (RocksDB records and
+ * blob directories).  With one (an S3 bucket: bucket/bucket.h), the
+ * backend holds every record and blob, and the data directory becomes its
+ * index and cache (docs/object-storage-layout.md):
+ *   - a write (store_add_artifact, _add_source, _add_derived) puts the blob
+ *     and then the record in the backend before the local record, and
+ *     fails, recording nothing locally, when the backend fails;
+ *   - a lookup of a build ID's candidates first records locally what the
+ *     backend lists that the store does not hold (at most once per
+ *     refresh_ms per build ID, always when nothing is held locally);
+ *   - a source or derived record missing locally is read from the backend;
+ *   - a blob missing locally (never fetched, or dropped from the cache) is
+ *     fetched into DIR/tmp, checked, and moved into place before it is
+ *     opened; concurrent opens of one missing blob wait for one fetch.
+ * A backend error is returned as such, never as -ENOENT.
+ */
+
+/*
+ * An artifact record's bytes, as the store keeps them in RocksDB and a
+ * backend may keep them (docs/store-format.md, "RocksDB keys and values"):
+ * every field but build_id and sha256, which the key holds.  Encode
+ * returns the length (0: size too small; STORE_RECORD_MAX always fits);
+ * decode checks every length: 0, or -EINVAL for bytes that are not one.
+ */
+#define STORE_RECORD_MAX (32 + STORE_NAME_MAX)
+size_t store_artifact_encode(const struct store_artifact *a, uint8_t *out, size_t size);
+int store_artifact_decode(const uint8_t *p, size_t len, struct store_artifact *a);
+
+/* Which keyed record: a source file's, or a derived artifact's. */
+enum store_keyed_class {
+	STORE_KEYED_SOURCE,
+	STORE_KEYED_DERIVED,
+};
+
+/* What a backend's listing says of one candidate of a build ID, merged
+ * over everything written for it (kinds: the union; origin: an upload if
+ * any upload).  ref is the backend's name for one of its records, for
+ * get_candidate; valid during the callback only. */
+struct store_backend_cand {
+	char sha256[STORE_SHA256_HEX];
+	unsigned kinds, origin;
+	const char *ref;
+};
+
+/*
+ * The operations; each returns 0 or a negative errno, -ENOENT only for
+ * what the backend does not hold, and must be safe to call from several
+ * threads.  Strings passed in are borrowed for the call.
+ *  put_blob:   make size bytes of fd (from offset 0) durable as blob
+ *              sha256 (never whole in memory); an existing one is success.
+ *  get_blob:   write blob sha256 to fd (empty, regular) and its size to
+ *              *size, the bytes checked against sha256 (-EBADMSG).
+ *  put_candidate: record candidate a (a->kinds, a->origin: this upload's)
+ *              of a->build_id and the n source names its DWARF names.
+ *  list_candidates: cb for each candidate of build_id (merged facts); a
+ *              non-zero cb return stops the listing and is returned.
+ *  get_candidate: the record ref names into *out (all fields but kinds
+ *              and origin, which the listing gave).
+ *  get_names:  cb for each source name of candidate sha256 of build_id.
+ *  put_keyed / get_keyed: the record a of (cls, build_id, rest), rest the
+ *              source path or the derived name; a->sha256 names its blob.
+ *              Keyed records are written once: when the backend holds
+ *              one already, put_keyed succeeds and sets *a to it, which
+ *              the store then records (so every replica agrees).
+ *  release:    free ctx (may be NULL).
+ */
+struct store_backend {
+	size_t sz; /* sizeof(struct store_backend) */
+	void *ctx;
+	unsigned refresh_ms; /* a build ID's listing is reused this long */
+	int (*put_blob)(void *ctx, const char *sha256, int fd, uint64_t size);
+	int (*get_blob)(void *ctx, const char *sha256, int fd, uint64_t *size);
+	int (*put_candidate)(void *ctx, const struct store_artifact *a,
+			     const char *const *names, size_t n);
+	int (*list_candidates)(void *ctx, const char *build_id,
+			       int (*cb)(void *arg, const struct store_backend_cand *c),
+			       void *arg);
+	int (*get_candidate)(void *ctx, const char *build_id, const char *ref,
+			     struct store_artifact *out);
+	int (*get_names)(void *ctx, const char *build_id, const char *sha256,
+			 int (*cb)(void *arg, const char *path), void *arg);
+	int (*put_keyed)(void *ctx, enum store_keyed_class cls, const char *build_id,
+			 const char *rest, struct store_artifact *a);
+	int (*get_keyed)(void *ctx, enum store_keyed_class cls, const char *build_id,
+			 const char *rest, struct store_artifact *out);
+	void (*release)(void *ctx);
+};
+
+/* Put the store on backend be (copied; the store owns be->ctx from now
+ * on, released at store_free, also when this fails).  Call it before
+ * store_open_begin() and before any other thread uses the store: 0,
+ * -EINVAL (a backend already set, or a missing operation). */
+int store_set_backend(struct store *s, const struct store_backend *be);
+
+/*
+ * With a backend, keep the local blob files (uploads', fetched and derived
+ * ones) under max_bytes, the least recently opened dropped first (and
+ * fetched again when next opened); a file opened or written in the last
+ * grace_ms stays (so that a file found by store_blob_path() is there when
+ * its caller opens it: STORE_CACHE_GRACE_MS).  Records are kept.
+ * max_bytes 0 is no bound.  Call after store_set_backend() and before any
+ * other thread uses the store: 0, or -EINVAL without a backend.
+ */
+#define STORE_CACHE_GRACE_MS 10000
+int store_set_cache_limit(struct store *s, uint64_t max_bytes, unsigned grace_ms);
+
+/* Counters of the backend's traffic (zero without one). */
+struct store_backend_stats {
+	uint64_t listings;	 /* build IDs listed */
+	uint64_t fetches;	 /* blobs fetched */
+	uint64_t fetch_bytes;
+	uint64_t fetch_waits;	 /* opens that waited for another's fetch */
+	uint64_t cache_bytes;	 /* blob files kept (with a cache limit) */
+	uint64_t cache_evictions; /* blob files dropped for the limit */
+};
+void store_get_backend_stats(struct store *s, struct store_backend_stats *out);
+
 #endif /* EMBER_STORE_H */

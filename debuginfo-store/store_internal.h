@@ -39,6 +39,18 @@ struct store {
 	_Atomic uint64_t upstream_bytes; /* of records STORE_FROM_UPSTREAM */
 	_Atomic uint64_t evictions;
 	_Atomic uint64_t generation;     /* artifact records written */
+	/* The backend (backend.c, fetch.c); has_backend is set before any
+	 * other thread runs and never changes. */
+	bool has_backend;
+	struct store_backend be;
+	pthread_mutex_t refresh_mu;      /* refreshed[] */
+	struct ember_hash_key refresh_key;
+	struct store_refresh_slot *refreshed; /* STORE_REFRESH_SLOTS */
+	pthread_mutex_t fetch_mu;        /* fetching, and each fetch's state */
+	pthread_cond_t fetch_cv;
+	struct store_fetch *fetching;
+	_Atomic uint64_t be_listings, be_fetches, be_fetch_bytes, be_fetch_waits;
+	struct store_cache *cache_lru;   /* cache.c; NULL: unbounded */
 };
 
 /* ---- keys and records (record.c) ---------------------------------------- */
@@ -85,6 +97,66 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
  * NS being blobs/ (ns_fd s->blobs_fd) or derived/ (s->derived_fd).  An
  * existing blob of the same content is kept. */
 int store_blob_commit(struct store *s, struct store_blob *b, int ns_fd, bool *existed);
+
+/* ---- the backend (backend.c, fetch.c) ------------------------------------ */
+
+/* The build IDs listed lately, direct-mapped by a keyed hash of the ID:
+ * an entry is reused for be.refresh_ms when its listing found a
+ * candidate (a build ID with none is always listed again), and while one
+ * thread lists it again (listing) the others answer from what is
+ * recorded. */
+#define STORE_REFRESH_SLOTS 1024
+struct store_refresh_slot {
+	char id[STORE_BUILD_ID_HEX];
+	uint64_t at_ms;
+	bool found, listing;
+};
+
+/* Record locally what the backend lists for build_id and the store does
+ * not hold (records only: blobs come at their first open).  Skipped,
+ * *listed false, when build_id was listed less than refresh_ms ago with a
+ * candidate, unless force.  0 without a backend. */
+int store_backend_refresh(struct store *s, const char *build_id, bool force,
+			  bool *listed);
+/* With a backend: blob b (sealed) and candidate a, or keyed record a of
+ * (tag, build_id, rest) (*a becomes the backend's, store.h), into the
+ * backend.  0 without one. */
+int store_backend_put_candidate(struct store *s, struct store_blob *b,
+				const struct store_artifact *a,
+				const char *const *names, size_t n);
+int store_backend_put_keyed(struct store *s, struct store_blob *b, enum store_key_tag tag,
+			    const char *build_id, const char *rest,
+			    struct store_artifact *a);
+/* The backend's keyed record of (tag, build_id, rest) into *out. */
+int store_backend_get_keyed(struct store *s, enum store_key_tag tag, const char *build_id,
+			    const char *rest, struct store_artifact *out);
+/* Fetch blob sha256 from the backend into namespace ns_fd (blobs_fd or
+ * derived_fd), once however many threads ask at the same time: 0 when
+ * it is in place, or the fetch's error. */
+int store_backend_fetch(struct store *s, const char *sha256, int ns_fd);
+void store_backend_release(struct store *s);
+
+/* The bounded cache of blob files (cache.c; nothing without a limit):
+ * blob sha256 of namespace ns_fd was opened, or (written) committed with
+ * size bytes; evicts past the limit. */
+void store_cache_use(struct store *s, int ns_fd, const char *sha256, uint64_t size,
+		     bool written);
+void store_cache_stats(struct store *s, uint64_t *bytes, uint64_t *evictions);
+void store_cache_free(struct store *s);
+
+/* Seal a blob whose bytes were written to its fd by someone else (a
+ * fetch that checked them against sha256): fsync, and take sha256 and
+ * size as the blob's. */
+int store_blob_seal_fetched(struct store_blob *b, const char *sha256, uint64_t size);
+
+/* Record candidate a locally (merged with what is recorded: *a becomes
+ * the merged record), with the source names, clearing the build ID's
+ * pins first: store_add_artifact() without the blob. */
+int store_record_candidate(struct store *s, struct store_artifact *a,
+			   const char *const *source_names, size_t n_names, bool *is_new);
+/* Record keyed record a (a->sha256 its blob) locally. */
+int store_keyed_record(struct store *s, enum store_key_tag tag, const char *build_id,
+		       const char *rest, const struct store_artifact *a, bool *is_new);
 
 /* ---- garbage (gc.c) ------------------------------------------------------- */
 

@@ -6,7 +6,7 @@
  */
 #include "objstore_internal.h"
 
-#include <curl/curl.h>
+#include "curl_dl.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

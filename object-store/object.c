@@ -19,18 +19,6 @@ void os_status_begin(struct objstore_status *st)
 		memset(st, 0, sizeof(*st));
 }
 
-static int hex_to_bytes(const char *hex, uint8_t *out, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return -EINVAL;
-		out[i] = (uint8_t)v;
-	}
-	return hex[2 * n] == '\0' ? 0 : -EINVAL;
-}
-
 /* What the answer's headers say about the object. */
 static void info_from_answer(const struct os_request *r, struct objstore_object_info *info)
 {
@@ -38,7 +26,7 @@ static void info_from_answer(const struct os_request *r, struct objstore_object_
 	info->size = r->has_range_total ? r->range_total : r->content_length;
 	snprintf(info->etag, sizeof(info->etag), "%s", r->etag);
 	info->last_modified = r->last_modified > 0 ? r->last_modified : 0;
-	if (strlen(r->meta_sha256) == 64 && hex_to_bytes(r->meta_sha256, info->sha256, 32) == 0)
+	if (strlen(r->meta_sha256) == 64 && ember_hex_decode(r->meta_sha256, info->sha256, 32) == 0)
 		info->has_sha256 = true;
 }
 

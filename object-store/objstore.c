@@ -6,7 +6,7 @@
  */
 #include "objstore_internal.h"
 
-#include <curl/curl.h>
+#include "curl_dl.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,12 +188,17 @@ struct objstore *objstore_new(const struct objstore_opts *o, int *err, char *msg
 		*err = -EINVAL;
 		return NULL;
 	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) { /* curl_dl.c */
+		snprintf(msg, msg_size, "objstore: cannot load libcurl (%s)",
+			 "libcurl-gnutls.so.4, Debian package libcurl3-gnutls");
+		*err = -ENOSYS;
+		return NULL;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	policy_init(s, o);
 	s->bucket = strdup(o->bucket);
 	s->region = strdup(o->region && *o->region ? o->region : env_region());

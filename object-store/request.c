@@ -8,7 +8,7 @@
  */
 #include "objstore_internal.h"
 
-#include <curl/curl.h>
+#include "curl_dl.h"
 #include <errno.h>
 #include <nettle/sha2.h>
 #include <stdio.h>

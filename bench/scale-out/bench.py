@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""bench.py EMBER FIXTURES CEPH_ENV OUT - the scale-out benchmark's driver
+(run.sh starts the Ceph cluster and builds Ember).
+
+Two backends, the same work, interleaved rep by rep:
+  local  `ember serve --data DIR`
+  s3     `ember serve --storage s3://BUCKET/PREFIX --data DIR` on radosgw
+Figures, each the median over REPS:
+  upload MB/s      one PUT of an UPLOAD_MB executable (random bytes in a
+                   section; a new build ID and content each rep), from the
+                   request's first byte to its answer: the server receives,
+                   hashes, inspects and stores it (s3: a multipart upload
+                   of 8 MiB parts, two at a time, and the records, before
+                   the answer)
+  hit req/s, p99   wrk (WRK_CONNS connections, WRK_SECONDS) on one
+                   /buildid/ID/debuginfo (24 KiB) the replica holds
+  cold req/s, p99  COLD distinct build IDs (24 KiB debug files) fetched
+                   once each, 8 at a time, from a replica that has not
+                   served them: s3, a new replica on an empty directory
+                   (list, record, GET the blob, then sendfile); local, the
+                   same server restarted on its directory (records opened
+                   again; the page cache is warm either way)
+  symbolize first  one symbolization request for cxx_O2 on such a replica,
+                   its saved symbol index made beforehand by another
+                   request (s3: on another replica, so the index and the
+                   files are only in the bucket); /metrics says whether it
+                   was loaded (disk_load) or built
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+EMBER, FIX, CEPH_ENV, OUT = sys.argv[1:5]
+REPS = int(os.environ.get("REPS", "3"))
+UPLOAD_MB = int(os.environ.get("UPLOAD_MB", "64"))
+COLD = int(os.environ.get("COLD", "200"))
+WRK_CONNS = int(os.environ.get("WRK_CONNS", "16"))
+WRK_SECONDS = int(os.environ.get("WRK_SECONDS", "5"))
+TMP = tempfile.mkdtemp(prefix="ember-scaleout-bench.")
+LOG = os.path.join(OUT, "log")
+TOKEN = os.path.join(TMP, "token")
+with open(TOKEN, "w") as f:
+    f.write(os.urandom(16).hex() + "\n")
+os.chmod(TOKEN, 0o600)
+CEPH = dict(l.rstrip("\n").split("=", 1) for l in open(CEPH_ENV) if "=" in l)
+PREFIX = "bench-%d" % os.getpid()
+
+
+def log(msg):
+    print("[scale-out] " + msg, file=sys.stderr, flush=True)
+
+
+class Server:
+    def __init__(self, backend, data, name):
+        args = [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", data,
+                "--token-file", TOKEN, "--max-connections-per-client", "256"]
+        env = dict(os.environ)
+        if backend == "s3":
+            args += ["--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], PREFIX),
+                     "--s3-endpoint", CEPH["OBJSTORE_TEST_ENDPOINT"],
+                     "--s3-region", CEPH["OBJSTORE_TEST_REGION"]]
+            env.update(AWS_ACCESS_KEY_ID=CEPH["AWS_ACCESS_KEY_ID"],
+                       AWS_SECRET_ACCESS_KEY=CEPH["AWS_SECRET_ACCESS_KEY"])
+        self.err = open(os.path.join(LOG, name + ".log"), "ab")
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.err, env=env)
+        self.port = None
+        while self.port is None:
+            line = self.proc.stdout.readline().decode()
+            if not line:
+                raise RuntimeError("server exited at start (out/log/%s.log)" % name)
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            self.port = int(m.group(1)) if m else None
+        deadline = time.time() + 20
+        while self.get("/healthz")[0] != 200:
+            if time.time() > deadline:
+                raise RuntimeError("server never healthy")
+            time.sleep(0.02)
+        self.token = open(TOKEN).read().strip()
+
+    def request(self, method, path, body=None, headers=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, r.read()
+        except OSError:
+            return 0, b""
+        finally:
+            c.close()
+
+    def get(self, path):
+        return self.request("GET", path)
+
+    def upload(self, path, bid, kind):
+        with open(path, "rb") as f:
+            return self.request("PUT", "/api/v1/artifacts/%s/%s?name=%s" % (
+                bid, kind, os.path.basename(path)), f, {
+                "Authorization": "Bearer " + self.token,
+                "Content-Length": str(os.path.getsize(path))})[0]
+
+    def metric(self, name):
+        for line in self.get("/metrics")[1].decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return 0.0
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+        self.proc.stdout.close()
+        self.err.close()
+
+
+# ---- inputs ---------------------------------------------------------------------
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    return re.search(r"Build ID: ([0-9a-f]+)", out).group(1)
+
+
+def with_build_id(src, dst):
+    """A copy of src whose build ID is random: another file, another ID."""
+    data = open(src, "rb").read()
+    old = bytes.fromhex(build_id(src))
+    new = os.urandom(len(old))
+    with open(dst, "wb") as f:
+        f.write(data.replace(old, new))
+    return new.hex()
+
+
+def big_exe():
+    src = os.path.join(TMP, "big.c")
+    open(src, "w").write("int main(void) { return 0; }\n")
+    subprocess.run(["gcc", "-o", os.path.join(TMP, "big0"), src], check=True)
+    pad = os.path.join(TMP, "pad")
+    with open(pad, "wb") as f:
+        f.write(os.urandom(UPLOAD_MB << 20))
+    subprocess.run(["objcopy", "--add-section", ".pad=" + pad, os.path.join(TMP, "big0"),
+                    os.path.join(TMP, "big")], check=True)
+    return os.path.join(TMP, "big")
+
+
+def func_addrs(elf, n=50):
+    out = subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True).stdout
+    addrs = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
+            addrs.append("0x%x" % (int(f[1], 16) + int(f[2], 0) // 2))
+    return addrs[:n]
+
+
+# ---- measurements ---------------------------------------------------------------------
+
+
+def upload_mbps(srv, big):
+    path = os.path.join(TMP, "big-rep")
+    bid = with_build_id(big, path)
+    t = time.perf_counter()
+    status = srv.upload(path, bid, "executable")
+    dt = time.perf_counter() - t
+    os.unlink(path)
+    assert status == 201, "upload: %d" % status
+    return os.path.getsize(big) / dt / 1e6
+
+
+def wrk_hit(srv, bid):
+    out = subprocess.run(["wrk", "-t2", "-c%d" % WRK_CONNS, "-d%ds" % WRK_SECONDS, "--latency",
+                          "http://127.0.0.1:%d/buildid/%s/debuginfo" % (srv.port, bid)],
+                         capture_output=True, text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    m = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    p99 = float(m.group(1)) * {"us": 1e-3, "ms": 1, "s": 1e3}[m.group(2)]
+    assert "Non-2xx" not in out, out
+    return rps, p99
+
+
+def fetch_all(srv, ids):
+    """GET each debuginfo once, 8 at a time: (req/s, p50 ms, p99 ms)."""
+    lat, lock, todo = [], threading.Lock(), list(ids)
+    bad = []
+
+    def worker():
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+        while True:
+            with lock:
+                if not todo:
+                    break
+                bid = todo.pop()
+            t = time.perf_counter()
+            c.request("GET", "/buildid/%s/debuginfo" % bid)
+            r = c.getresponse()
+            r.read()
+            dt = time.perf_counter() - t
+            with lock:
+                lat.append(dt * 1e3)
+                if r.status != 200:
+                    bad.append(r.status)
+        c.close()
+
+    ts = [threading.Thread(target=worker) for _ in range(8)]
+    t0 = time.perf_counter()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    wall = time.perf_counter() - t0
+    assert not bad, "cold GETs failed: %r" % bad[:5]
+    lat.sort()
+    return len(ids) / wall, lat[len(lat) // 2], lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+
+
+def symbolize(srv, bid, addrs):
+    body = json.dumps({"modules": [{"build_id": bid, "addresses": addrs}]}).encode()
+    t = time.perf_counter()
+    s, out = srv.request("POST", "/api/v1/symbolize", body, {"Content-Type": "application/json"})
+    dt = (time.perf_counter() - t) * 1e3
+    assert s == 200 and json.loads(out)["modules"][0]["results"][0]["frames"], out[:200]
+    return dt
+
+
+def one_rep(backend, rep, big, small, cold_dir, cxx):
+    """Every figure of one backend, one rep."""
+    data = tempfile.mkdtemp(dir=TMP, prefix="%s-%d-" % (backend, rep))
+    a = Server(backend, data, "%s-a" % backend)
+    r = {"upload_mbps": upload_mbps(a, big)}
+    sbid = build_id(small)
+    a.upload(small, sbid, "debuginfo")
+    r["hit_rps"], r["hit_p99_ms"] = wrk_hit(a, sbid)
+    ids = []
+    for i in range(COLD):  # new build IDs each rep, uploaded untimed
+        p = os.path.join(cold_dir, "d%d" % i)
+        bid = with_build_id(small, p)
+        assert a.upload(p, bid, "debuginfo") == 201
+        ids.append(bid)
+    cbid = build_id(cxx)
+    cxx_rep = os.path.join(TMP, "cxx-rep")
+    cbid = with_build_id(cxx, cxx_rep)  # a new index each rep
+    assert a.upload(cxx_rep, cbid, "executable") == 201
+    symbolize(a, cbid, func_addrs(cxx))  # builds and saves the index
+    time.sleep(0.5)
+    a.stop()
+    if backend == "s3":  # another replica, nothing local
+        b = Server(backend, tempfile.mkdtemp(dir=TMP, prefix="s3-empty-"), "s3-b")
+    else:  # the same directory, a new process
+        b = Server(backend, data, "local-b")
+    r["cold_rps"], r["cold_p50_ms"], r["cold_p99_ms"] = fetch_all(b, ids)
+    r["sym_first_ms"] = symbolize(b, cbid, func_addrs(cxx))
+    r["sym_loaded"] = b.metric('ember_symbol_cache_events_total{event="disk_load"}') + \
+        b.metric('ember_symbol_cache_events_total{event="pin_load"}')
+    r["sym_built"] = b.metric('ember_symbol_cache_events_total{event="build"}')
+    b.stop()
+    shutil.rmtree(data, ignore_errors=True)
+    return r
+
+
+def main():
+    os.makedirs(LOG, exist_ok=True)
+    big = big_exe()
+    small = os.path.join(FIX, "c_stripped.debug")
+    cxx = os.path.join(FIX, "cxx_O2")
+    cold_dir = tempfile.mkdtemp(dir=TMP, prefix="cold.")
+    rows = []
+    for rep in range(REPS):
+        order = ["local", "s3"] if rep % 2 == 0 else ["s3", "local"]
+        for backend in order:
+            log("rep %d: %s" % (rep + 1, backend))
+            r = one_rep(backend, rep, big, small, cold_dir, cxx)
+            r.update(backend=backend, rep=rep + 1)
+            rows.append(r)
+            log("  " + json.dumps(r))
+    keys = ["upload_mbps", "hit_rps", "hit_p99_ms", "cold_rps", "cold_p50_ms", "cold_p99_ms",
+            "sym_first_ms", "sym_loaded", "sym_built"]
+    with open(os.path.join(OUT, "raw.tsv"), "w") as f:
+        f.write("\t".join(["backend", "rep"] + keys) + "\n")
+        for r in rows:
+            f.write("\t".join([r["backend"], str(r["rep"])] + ["%.3f" % r[k] for k in keys]) + "\n")
+    med = {b: {k: statistics.median(r[k] for r in rows if r["backend"] == b) for k in keys}
+           for b in ("local", "s3")}
+    names = [("upload_mbps", "upload, MB/s (%d MiB)" % UPLOAD_MB),
+             ("hit_rps", "debuginfod cache hit, req/s (wrk -c%d)" % WRK_CONNS),
+             ("hit_p99_ms", "debuginfod cache hit, p99 ms"),
+             ("cold_rps", "debuginfod cold miss, req/s (%d IDs, 8 at a time)" % COLD),
+             ("cold_p50_ms", "debuginfod cold miss, p50 ms"),
+             ("cold_p99_ms", "debuginfod cold miss, p99 ms"),
+             ("sym_first_ms", "symbolize cxx_O2 on a cold replica, ms to the answer"),
+             ("sym_loaded", "  index loaded (saved), count"),
+             ("sym_built", "  index built, count")]
+    lines = ["| figure (median of %d) | local | s3 (radosgw) | s3 / local |" % REPS,
+             "|---|---|---|---|"]
+    for k, name in names:
+        lo, s3 = med["local"][k], med["s3"][k]
+        ratio = "%.2f" % (s3 / lo) if lo else "-"
+        lines.append("| %s | %.1f | %.1f | %s |" % (name, lo, s3, ratio))
+    text = "\n".join(lines) + "\n"
+    open(os.path.join(OUT, "results.md"), "w").write(text)
+    print(text)
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

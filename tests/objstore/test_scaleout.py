@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `ember serve --storage s3://` (issue 18): replicas
+of the real server on one prefix of the real radosgw that the
+objstore_ceph fixture starts (ceph_cluster.sh), driven by real clients
+(ember upload, debuginfod-find, HTTP).
+
+Usage: test_scaleout.py EMBER_BIN FIXTURES_DIR CEPH_ENV CASE
+
+Exit 0 pass, 1 fail, 77 skip (no cluster: the fixture's reason; a peer
+tool missing).  The bucket's own state (objects, unfinished multipart
+uploads) is read with SigV4-signed requests made here, so the test does
+not trust the server's account of what it wrote.
+"""
+import datetime
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import packages  # noqa: E402
+
+EMBER, FIX, CEPH_ENV, CASE = sys.argv[1:5]
+TMP = tempfile.mkdtemp(prefix="ember-scaleout-test.")
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures", "elf",
+                   "src")
+
+
+class Skip(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def fx(name):
+    return os.path.join(FIX, name)
+
+
+def need(tool):
+    path = packages.which(tool)
+    if not path:
+        raise Skip(packages.missing(tool))
+    return path
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    assert m, "no build id in " + path
+    return m.group(1)
+
+
+def load_env():
+    env = {}
+    try:
+        with open(CEPH_ENV) as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition("=")
+                env[k] = v
+    except OSError:
+        raise Skip("no Ceph cluster ('%s' missing: the objstore_ceph_start fixture "
+                   "writes it)" % CEPH_ENV)
+    if "OBJSTORE_TEST_SKIP" in env:
+        raise Skip(env["OBJSTORE_TEST_SKIP"])
+    return env
+
+
+CEPH = None
+PREFIX = "scaleout/%s-%d-%d" % (CASE.split("__")[-1], os.getpid(), int(time.time()))
+
+
+# ---- the bucket, read directly ---------------------------------------------------
+
+
+def s3_get(query):
+    """GET on the bucket (path style) with query (dict), SigV4-signed:
+    (status, body)."""
+    ep = urllib.parse.urlparse(CEPH["OBJSTORE_TEST_ENDPOINT"])
+    region, bucket = CEPH["OBJSTORE_TEST_REGION"], CEPH["OBJSTORE_TEST_BUCKET"]
+    now = datetime.datetime.utcnow()
+    amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    q = "&".join("%s=%s" % (urllib.parse.quote(k, safe="-_.~"),
+                            urllib.parse.quote(v, safe="-_.~")) for k, v in sorted(query.items()))
+    payload = hashlib.sha256(b"").hexdigest()
+    headers = {"host": ep.netloc, "x-amz-content-sha256": payload, "x-amz-date": amz_date}
+    signed = ";".join(sorted(headers))
+    canonical = "\n".join(["GET", "/" + bucket, q] +
+                          ["%s:%s" % (k, headers[k]) for k in sorted(headers)] +
+                          ["", signed, payload])
+    scope = "%s/%s/s3/aws4_request" % (day, region)
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
+                         hashlib.sha256(canonical.encode()).hexdigest()])
+    key = ("AWS4" + CEPH["AWS_SECRET_ACCESS_KEY"]).encode()
+    for part in (day, region, "s3", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    sig = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    headers["Authorization"] = ("AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, "
+                                "Signature=%s" % (CEPH["AWS_ACCESS_KEY_ID"], scope, signed, sig))
+    c = http.client.HTTPConnection(ep.hostname, ep.port, timeout=10)
+    try:
+        c.request("GET", "/%s?%s" % (bucket, q), headers=headers)
+        r = c.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        c.close()
+
+
+def bucket_keys(sub=""):
+    """Every key under our prefix (one page is plenty here)."""
+    s, body = s3_get({"list-type": "2", "prefix": PREFIX + "/" + sub})
+    check(s == 200, "ListObjectsV2: %d %s" % (s, body[:200]))
+    check("<IsTruncated>true" not in body, "more keys than a page")
+    return re.findall(r"<Key>([^<]*)</Key>", body)
+
+
+def unfinished_uploads(details=False):
+    s, body = s3_get({"uploads": "", "prefix": PREFIX + "/"})
+    check(s == 200, "ListMultipartUploads: %d %s" % (s, body[:200]))
+    keys = re.findall(r"<Key>([^<]*)</Key>", body)
+    return (keys, body) if details else keys
+
+
+# ---- replicas ----------------------------------------------------------------------
+
+
+SERVERS = []
+TOKEN_FILE = os.path.join(TMP, "token")
+
+
+class Replica:
+    def __init__(self, data=None, args=()):
+        SERVERS.append(self)
+        self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
+        self.args = list(args)
+        self.start()
+
+    def start(self):
+        if not os.path.exists(TOKEN_FILE):  # one token for every replica
+            with open(TOKEN_FILE, "w") as f:
+                f.write(os.urandom(16).hex() + "\n")
+            os.chmod(TOKEN_FILE, 0o600)
+        env = dict(os.environ, AWS_ACCESS_KEY_ID=CEPH["AWS_ACCESS_KEY_ID"],
+                   AWS_SECRET_ACCESS_KEY=CEPH["AWS_SECRET_ACCESS_KEY"])
+        env.pop("AWS_SESSION_TOKEN", None)
+        self.log = open(os.path.join(TMP, "server.log"), "ab")
+        self.proc = subprocess.Popen(
+            [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data,
+             "--token-file", TOKEN_FILE,
+             "--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], PREFIX),
+             "--s3-endpoint", CEPH["OBJSTORE_TEST_ENDPOINT"],
+             "--s3-region", CEPH["OBJSTORE_TEST_REGION"]] + self.args,
+            stdout=subprocess.PIPE, stderr=self.log, env=env)
+        self.port = None
+        deadline = time.time() + 20
+        while self.port is None:
+            line = self.proc.stdout.readline().decode()
+            check(line or time.time() < deadline, "server printed no address")
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+            check(self.proc.poll() is None, "server exited at start")
+        self.url = "http://127.0.0.1:%d" % self.port
+        while True:
+            try:
+                if self.request("GET", "/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            check(time.time() < deadline, "server never became healthy")
+            time.sleep(0.02)
+        with open(TOKEN_FILE) as f:
+            self.token = f.read().strip()
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=20)
+        self.proc.stdout.close()
+        self.log.close()
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, r.read()
+        finally:
+            c.close()
+
+    def upload(self, path, build, kind):
+        with open(path, "rb") as f:  # streamed by http.client
+            return self.request("PUT", "/api/v1/artifacts/%s/%s?name=%s" % (
+                build, kind, os.path.basename(path)), f,
+                {"Authorization": "Bearer " + self.token,
+                 "Content-Length": str(os.path.getsize(path))})
+
+    def metric(self, name):
+        _, body = self.request("GET", "/metrics")
+        for line in body.decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return 0.0
+
+    def candidates(self, build):
+        s, body = self.request("GET", "/api/v1/artifacts/" + build)
+        check(s == 200, "listing on %s: %d %r" % (self.url, s, body[:200]))
+        return sorted((a["sha256"], tuple(sorted(a["kinds"])))
+                      for a in json.loads(body)["artifacts"])
+
+
+def ember_upload(rep, *args):
+    env = dict(os.environ, EMBER_SERVER=rep.url, EMBER_TOKEN=rep.token)
+    return subprocess.run([EMBER, "upload"] + list(args), capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def upload_pair_with_sources(rep):
+    """The stripped C fixture, its debug file and the source file its
+    DWARF names (prog.c), through ember upload."""
+    r = ember_upload(rep, "--sources", "--source-prefix-map",
+                     "/ember/fixtures/src=" + os.path.abspath(SRC),
+                     "--debug-file-directory", fx("debug-root"),
+                     fx("c_stripped"), fx("c_stripped.debug"))
+    check(r.returncode == 0, "ember upload: %s %s" % (r.stdout, r.stderr))
+    return build_id(fx("c_stripped"))
+
+
+def debuginfod_find(rep, *args):
+    env = dict(os.environ, DEBUGINFOD_URLS=rep.url, DEBUGINFOD_TIMEOUT="20",
+               DEBUGINFOD_CACHE_PATH=tempfile.mkdtemp(dir=TMP, prefix="cache."))
+    r = subprocess.run([need("debuginfod-find")] + list(args), capture_output=True, text=True,
+                       env=env, timeout=60)
+    check(r.returncode == 0, "debuginfod-find %s on %s: %s" % (" ".join(args), rep.url, r.stderr))
+    return r.stdout.strip()
+
+
+def same_file(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+def check_serves_everything(rep, b):
+    check(same_file(debuginfod_find(rep, "debuginfo", b), fx("c_stripped.debug")),
+          "debuginfo differs on %s" % rep.url)
+    check(same_file(debuginfod_find(rep, "executable", b), fx("c_stripped")),
+          "executable differs on %s" % rep.url)
+    src = debuginfod_find(rep, "source", b, "/ember/fixtures/src/prog.c")
+    check(same_file(src, os.path.join(SRC, "prog.c")), "source differs on %s" % rep.url)
+
+
+# ---- cases ----------------------------------------------------------------------------
+
+
+def test_scaleout__replica_serves_the_others_upload():
+    a, b = Replica(), Replica()
+    bid = upload_pair_with_sources(a)
+    check_serves_everything(b, bid)
+    check_serves_everything(a, bid)
+    check(a.candidates(bid) == b.candidates(bid), "candidate sets differ")
+    keys = bucket_keys("v1/buildid/%s/cand/" % bid)
+    check(len(keys) == 2, "candidate objects: %r" % keys)
+
+
+def test_scaleout__concurrent_uploads_leave_one_candidate_set():
+    """An unstripped binary (both kinds) pushed to both replicas at once,
+    as another kind to each, with the same replica's second upload in the
+    middle: one candidate, both kinds, the same on every replica."""
+    a, b = Replica(), Replica()
+    f = fx("c_O2_pie")
+    bid = build_id(f)
+    results = {}
+
+    def push(rep, kinds):
+        results[rep.url] = [rep.upload(f, bid, k)[0] for k in kinds]
+
+    ts = [threading.Thread(target=push, args=(a, ["executable", "debuginfo"])),
+          threading.Thread(target=push, args=(b, ["debuginfo", "executable"]))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for url, codes in results.items():
+        check(all(c in (200, 201) for c in codes), "uploads to %s: %r" % (url, codes))
+    check(sorted(results[a.url] + results[b.url]).count(201) >= 1, "nothing new: %r" % results)
+    sha = hashlib.sha256(open(f, "rb").read()).hexdigest()
+    want = [(sha, ("debuginfo", "executable"))]
+    c = Replica()  # never saw an upload
+    check(c.candidates(bid) == want, "c: %r" % c.candidates(bid))
+    time.sleep(1.1)  # past the listing's reuse (1 s)
+    check(a.candidates(bid) == want, "a: %r" % a.candidates(bid))
+    check(b.candidates(bid) == want, "b: %r" % b.candidates(bid))
+    keys = bucket_keys("v1/buildid/%s/cand/" % bid)
+    check(sorted(k.rsplit("/", 1)[1] for k in keys) == ["1-0", "2-0"], "objects: %r" % keys)
+    check(len(bucket_keys("v1/blobs/" + sha)) == 1, "one blob")
+
+
+def big_elf(path, mib):
+    """An executable with its own build ID and mib MiB of random bytes in a
+    section of its own."""
+    need("gcc")
+    need("objcopy")
+    src = os.path.join(TMP, "big.c")
+    with open(src, "w") as f:
+        f.write("int main(void) { return 0; }\n")
+    bid = os.urandom(20).hex()
+    subprocess.run(["gcc", "-o", path + ".tmp", src, "-Wl,--build-id=0x" + bid], check=True)
+    pad = os.path.join(TMP, "pad")
+    with open(pad, "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(1 << 20))
+    subprocess.run(["objcopy", "--add-section", ".pad=" + pad, path + ".tmp", path], check=True)
+    return bid
+
+
+def test_scaleout__kill9_during_multipart_upload():
+    a, b = Replica(), Replica()
+    acked = upload_pair_with_sources(a)  # acknowledged before the kill
+    big = os.path.join(TMP, "big")
+    bid = big_elf(big, 64)
+    sha = hashlib.sha256(open(big, "rb").read()).hexdigest()
+    answer = {}
+
+    def push():
+        try:
+            answer["status"] = a.upload(big, bid, "executable")[0]
+        except OSError as e:
+            answer["error"] = e
+
+    t = threading.Thread(target=push)
+    t.start()
+    deadline = time.time() + 60
+    while not unfinished_uploads():  # the blob's multipart upload began
+        check(t.is_alive() and time.time() < deadline, "no multipart upload seen: %r" % answer)
+        time.sleep(0.01)
+    a.proc.send_signal(signal.SIGKILL)
+    a.proc.wait()
+    t.join()
+    check("status" not in answer or answer["status"] >= 500, "answered: %r" % answer)
+    # nothing partial visible: no blob, no candidate, on either replica
+    check(not bucket_keys("v1/blobs/" + sha), "a partial blob is visible")
+    check(not bucket_keys("v1/buildid/%s/" % bid), "a record of the killed upload")
+    check(b.request("GET", "/buildid/%s/executable" % bid)[0] == 404, "b serves the killed upload")
+    # nothing acknowledged lost; the restarted replica aborts what it left
+    check_serves_everything(b, acked)
+    a.stop()
+    a.args = ["--s3-abandoned-after", "1s"]
+    time.sleep(2.1)  # "older than 1 s" in whole seconds (S3's Initiated, time())
+    a.start()
+    left, body = unfinished_uploads(details=True)
+    check(not left, "the abandoned upload is still there at %s: %s" % (
+        time.strftime("%H:%M:%S", time.gmtime()), body[-600:]))
+    check_serves_everything(a, acked)
+    check(a.request("GET", "/buildid/%s/executable" % bid)[0] == 404, "a serves the killed upload")
+
+
+def test_scaleout__empty_cache_serves_everything_from_the_bucket():
+    a = Replica()
+    bid = upload_pair_with_sources(a)
+    s, out = a.request("POST", "/api/v1/symbolize", json.dumps(
+        {"modules": [{"build_id": bid, "addresses": ["0x1139"]}]}).encode(),
+        {"Content-Type": "application/json"})
+    check(s == 200, "symbolize on a: %d %r" % (s, out[:200]))
+    a.stop()
+    shutil.rmtree(a.data)
+    fresh = Replica()  # an empty data directory: only the bucket
+    check_serves_everything(fresh, bid)
+    s, again = fresh.request("POST", "/api/v1/symbolize", json.dumps(
+        {"modules": [{"build_id": bid, "addresses": ["0x1139"]}]}).encode(),
+        {"Content-Type": "application/json"})
+    check(s == 200 and json.loads(again) == json.loads(out),
+          "symbolize from the bucket: %d %r != %r" % (s, again[:300], out[:300]))
+    check(json.loads(again)["modules"][0]["results"][0]["frames"], "no frames: %r" % again)
+    # the index a saved is what fresh loaded: it was not built again
+    check(fresh.metric('ember_symbol_cache_events_total{event="build"}') == 0, "index rebuilt")
+    check(fresh.metric('ember_symbol_cache_events_total{event="disk_load"}') == 1,
+          "the saved index not loaded")
+
+
+class Proxy:
+    """A TCP proxy on a free loopback port to radosgw, closed on demand:
+    a bucket that goes away under a running replica."""
+
+    def __init__(self):
+        ep = urllib.parse.urlparse(CEPH["OBJSTORE_TEST_ENDPOINT"])
+        self.target = (ep.hostname, ep.port)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.conns = []
+        self.closed = False
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.closed:
+                c.close()
+                return
+            u = socket.create_connection(self.target)
+            self.conns += [c, u]
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=self.pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pipe(a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        for x in (a, b):
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        """Refuse new connections (shutdown wakes the blocked accept: a
+        plain close would leave it listening) and cut the open ones."""
+        self.closed = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+        for c in self.conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def test_scaleout__unreachable_bucket_answers_503():
+    """A lookup the replica cannot answer because the bucket is gone is
+    503 (try again), never 404 (which clients cache); an upload is refused
+    the same way and acknowledged by nobody."""
+    proxy = Proxy()
+    a = Replica(args=["--s3-endpoint", proxy.url])  # the later option wins
+    bid = upload_pair_with_sources(a)
+    check(a.request("GET", "/buildid/%s/debuginfo" % bid)[0] == 200, "served through the proxy")
+    proxy.close()
+    unknown = "ab" * 20
+    s, body = a.request("GET", "/buildid/%s/debuginfo" % unknown)
+    check(s == 503, "a lookup without the bucket: %d %r" % (s, body[:200]))
+    s, body = a.upload(fx("c_O2_pie"), build_id(fx("c_O2_pie")), "executable")
+    check(s == 503, "an upload without the bucket: %d %r" % (s, body[:200]))
+    b = Replica()  # on the bucket itself: the refused upload is nowhere
+    check(b.request("GET", "/buildid/%s/executable" % build_id(fx("c_O2_pie")))[0] == 404,
+          "the refused upload is served")
+
+
+def main():
+    global CEPH
+    rc = 1
+    try:
+        CEPH = load_env()
+        fn = globals().get(CASE)
+        check(fn is not None, "no such case " + CASE)
+        fn()
+        rc = 0
+    except Skip as e:
+        print("SKIP: %s" % e)
+        rc = 77
+    except AssertionError as e:
+        print("FAIL: %s" % e)
+    finally:
+        for s in SERVERS:
+            try:
+                s.stop()
+            except Exception:
+                pass
+        log = os.path.join(TMP, "server.log")
+        if rc == 1 and os.path.exists(log):
+            sys.stdout.write(open(log, errors="replace").read()[-4000:])
+        shutil.rmtree(TMP, ignore_errors=True)
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()
