@@ -671,6 +671,7 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
             check(delta_e(g_, s_) > 40 and delta_e(g_, n_) > 20 and delta_e(s_, n_) > 20,
                   "%s: grew %s, shrank %s, same %s are %.0f, %.0f, %.0f apart (Delta E)"
                   % (cvd or "normal vision", grew, shrank, same, delta_e(g_, s_), delta_e(g_, n_), delta_e(s_, n_)))
+        check(b.el("#diff-legend").is_displayed(), "no legend to the overlaid diff's colours")
         b.shot("diff")
         # the downloads: pprof is the API's diff, folded what is drawn (all
         # of it: the API's folded diff line for line)
@@ -708,6 +709,7 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
         b.rendered("diff", 4)
         check(b.js("return window.ember.state().layout") == "side" and b.el("#diff-overlay").is_displayed() is False,
               "side by side shown")
+        check(not b.el("#diff-legend").is_displayed(), "the red/blue legend shown beside two plain graphs")
         for g in ("sideBase", "sideNew"):
             check(b.js("return window.ember.%s.zoomPath().join(';')" % g) == "main;handle;slow_path", g + " zoom")
         [x for x in b.els("#diff-crumbs button") if x.text == "all"][0].click()

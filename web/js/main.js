@@ -496,6 +496,7 @@ async function showDiff() {
   status($('diff-status'), null, 'loading…');
   const side = state.layout === 'side';
   $('diff-overlay').hidden = side;
+  $('diff-legend').hidden = side; // side by side, each graph is a plain one
   $('diff-side').hidden = !side;
   let tree, table, sides;
   try {
