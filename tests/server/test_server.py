@@ -425,6 +425,16 @@ def test_server__secrets_and_files_private():
             f.write(content)
         os.chmod(tf, mode)
         serve_fails(["--listen", "127.0.0.1:0", "--data", data, "--token-file", tf], want)
+    # A token file of another user, however private: refused (run as root,
+    # the server also takes root's own, so the test needs another uid).
+    if os.geteuid() == 0:
+        with open(tf, "w") as f:
+            f.write("a-token-long-enough-3")
+        os.chmod(tf, 0o600)
+        os.chown(tf, 65534, 65534)
+        serve_fails(["--listen", "127.0.0.1:0", "--data", data, "--token-file", tf],
+                    "belongs to uid 65534")
+        os.chown(tf, 0, 0)
     os.chmod(os.path.join(data, "token"), 0o644)
     serve_fails(["--listen", "127.0.0.1:0", "--data", data], "open to other users")
 

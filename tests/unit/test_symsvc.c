@@ -523,6 +523,66 @@ static int test_symsvc__pprof_linear_in_mappings(void)
 }
 
 /*
+ * The service bounds a build as the server asks (issue 13): build_bytes
+ * reaches the symbolizer (an index over it fails -E2BIG, index_over_budget,
+ * and is remembered: not built again), and a build takes its expected
+ * share of the budget first (budget held by others: -EAGAIN, server_busy,
+ * not remembered: built once the memory is back).
+ */
+static int test_symsvc__build_bounded_by_the_server(void)
+{
+	char dir[] = "/tmp/ember-symsvc-XXXXXX", dir2[] = "/tmp/ember-symsvc-XXXXXX";
+	char id[STORE_BUILD_ID_HEX];
+	struct symsvc_opts o = { .sz = sizeof(o), .build_bytes = 4096 };
+	struct ember_mem_budget budget;
+	struct symsvc *svc, *unused;
+	struct symsvc_index *ix;
+	struct symsvc_stats st;
+	struct store *s;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &unused, id), ==, 0);
+	symsvc_free(unused);
+	CHECK_INT(symsvc_new(s, &o, &svc), ==, 0);
+	for (int i = 0; i < 2; i++) {
+		int err = symsvc_index_get(svc, id, &ix);
+
+		CHECK_INT(err, ==, -E2BIG);
+		CHECK_INT(symsvc_error_reason(err), ==, SYMJSON_ERR_OVER_BUDGET);
+	}
+	symsvc_get_stats(svc, &st);
+	CHECK_INT(st.builds, ==, 0);
+	CHECK_INT(st.build_failures, ==, 1);
+	CHECK_INT(st.failures_cached, ==, 1);
+	symsvc_free(svc);
+	store_free(s);
+	CHECK_INT(rm_rf(dir), ==, 0);
+
+	CHECK_INT(service_with(dir2, "c_O2_pie", &s, &unused, id), ==, 0);
+	symsvc_free(unused);
+	ember_mem_budget_init(&budget, 64 << 20);
+	o = (struct symsvc_opts){ .sz = sizeof(o), .budget = &budget, .build_bytes = 32 << 20 };
+	CHECK_INT(symsvc_new(s, &o, &svc), ==, 0);
+	CHECK_INT(ember_mem_budget_take(&budget, 60 << 20), ==, 0); /* other work */
+	for (int i = 0; i < 2; i++) {
+		int err = symsvc_index_get(svc, id, &ix);
+
+		CHECK_INT(err, ==, -EAGAIN);
+		CHECK_INT(symsvc_error_reason(err), ==, SYMJSON_ERR_BUSY);
+	}
+	ember_mem_budget_give(&budget, 60 << 20);
+	CHECK_INT(symsvc_index_get(svc, id, &ix), ==, 0);
+	symsvc_index_put(svc, ix);
+	CHECK_INT(ember_mem_budget_used(&budget), ==, 0); /* the build gave its share back */
+	symsvc_get_stats(svc, &st);
+	CHECK_INT(st.builds, ==, 1);
+	CHECK_INT(st.build_failures, ==, 0);
+	CHECK_INT(st.failures_cached, ==, 0);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir2);
+}
+
+/*
  * A saved index that cannot be opened or mapped for a reason of ours (no
  * file descriptor left, not a file) is not damaged: the request fails as
  * the store's failure, and the saved index is kept, to be mapped once it
@@ -584,6 +644,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_symsvc__json_answer_in_chunks),
 	UNIT_CASE(test_symsvc__pprof_in_process),
 	UNIT_CASE(test_symsvc__pprof_linear_in_mappings),
+	UNIT_CASE(test_symsvc__build_bounded_by_the_server),
 	UNIT_CASE(test_symsvc__saved_index_kept_on_emfile),
 };
 
