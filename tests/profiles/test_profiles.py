@@ -558,7 +558,8 @@ def test_profiles__kill9_mid_write_keeps_acknowledged_and_no_partial_profile():
     def pusher(w):
         i = w
         while not stop.is_set():
-            data = cpu_profile({"main;p%d;a" % i: 1, "main;p%d;b" % i: 1}, T0 + i * SEC).encode()
+            data = cpu_profile({"main;p%d;a" % i: 1, "main;p%d;b" % i: 1},
+                               T0 + i * 1_000_000).encode()  # 1 ms apart: all in the past
             with lock:
                 sent.add(i)
             try:
