@@ -21,7 +21,8 @@ JOBS ?= $(shell nproc)
 # single-node cluster (tests/objstore/ceph_cluster.sh); bpftrace and
 # linux-perf are the agent benchmark's peers; chromium, chromium-driver
 # and python3-selenium because the web UI is tested in a real headless
-# browser (tests/web).
+# browser (tests/web); strace because the server tests read the server's
+# fsyncs off its system calls.
 # tests/packages.txt maps each tool and file the tests need to its package,
 # and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
@@ -34,7 +35,7 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
 	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
-	libxml2-utils nodejs chromium chromium-driver python3-selenium
+	libxml2-utils zstd nodejs chromium chromium-driver python3-selenium strace
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps node-deps build build-release run test bench clean
@@ -63,17 +64,24 @@ build-release: deps
 		-DEMBER_WERROR=ON
 	cmake --build $(RELEASE_BUILD) -j $(JOBS)
 
+# Grafana's Pyroscope SDK for the profile tests (tests/profiles/node):
+# `npm ci` from the npm registry, pinned by its package-lock.json, before
+# any test runs (no test downloads).  Debian's nodejs comes without npm
+# (the package `npm`); a nodejs that brings its own (NodeSource's, which
+# conflicts with Debian's npm) is left as it is.  If npm ci fails, the
+# test says why it skips.
+node-deps: deps
+	@if ! command -v npm >/dev/null; then \
+		echo "installing: npm"; \
+		if [ "$$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends npm; \
+	fi; \
+	(cd tests/profiles/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || \
+		echo "node-deps: npm ci failed: the Pyroscope Node.js SDK test will skip"
+
 # The whole suite twice: ASan+UBSan (build/), then Release without
 # sanitizers (build-release/, the binaries `make run` runs).  Both run even
 # if the first fails; either failing fails the target.
-# Grafana's Pyroscope SDK for the profile tests (tests/profiles/node):
-# `npm ci` from the npm registry, pinned by its package-lock.json, before
-# any test runs (no test downloads).  Without npm the test says why it skips.
-node-deps:
-	@if command -v npm >/dev/null; then \
-		cd tests/profiles/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null; \
-	else echo "node-deps: no npm: the Pyroscope Node.js SDK test will skip"; fi
-
 test: build build-release node-deps
 	@rc=0; \
 	echo "== tests: ASan+UBSan build ($(BUILD))"; \

@@ -222,7 +222,7 @@ static void answer(struct agent *a, int c)
 			  "Connection: close\r\n\r\n",
 			  ok ? "200 OK" : "404 Not Found",
 			  ok ? "text/plain; version=0.0.4" : "text/plain", body.len);
-	if (write(c, head.data, head.len) < 0 || write(c, body.data, body.len) < 0)
+	if (ember_write_all(c, head.data, head.len) || ember_write_all(c, body.data, body.len))
 		pr_debug("agent: metrics: a client went away");
 	ember_buf_release(&body);
 	ember_buf_release(&head);

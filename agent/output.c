@@ -23,14 +23,7 @@ int agent_write_atomic(const char *path, const void *data, size_t size)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	for (size_t off = 0; !err && off < size;) {
-		ssize_t n = write(fd, (const char *)data + off, size - off);
-
-		if (n < 0)
-			err = -errno;
-		else
-			off += (size_t)n;
-	}
+	err = ember_write_all(fd, data, size);
 	if (close(fd) && !err)
 		err = -errno;
 	if (!err && rename(tmp, path))

@@ -157,6 +157,28 @@ static void container_of(const char *cgroup, char *out, size_t size)
 	}
 }
 
+/* The cgroup v2 path of pid: the "0::/path" line of /proc/PID/cgroup, the
+ * only line on a v2 host, one beside the v1 hierarchies' on a hybrid one
+ * (none on a v1-only host: no label). */
+static void read_cgroup(pid_t pid, char *out, size_t size)
+{
+	char path[64], buf[4096];
+	int fd;
+	ssize_t n;
+	const char *line;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	line = !strncmp(buf, "0::", 3) ? buf : strstr(buf, "\n0::");
+	if (line)
+		line += line[0] == '\n' ? 4 : 3;
+	snprintf(out, size, "%.*s", line ? (int)strcspn(line, "\n") : 0, line ? line : "");
+}
+
 static void read_labels(struct agent_process *pr)
 {
 	char path[64], buf[1024];
@@ -168,10 +190,7 @@ static void read_labels(struct agent_process *pr)
 	pr->exe[n > 0 ? n : 0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pr->pid);
 	read_small(path, pr->comm, sizeof(pr->comm));
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pr->pid);
-	read_small(path, buf, sizeof(buf)); /* cgroup v2: "0::/path" */
-	snprintf(pr->cgroup, sizeof(pr->cgroup), "%.255s",
-		 !strncmp(buf, "0::", 3) ? buf + 3 : buf);
+	read_cgroup(pr->pid, pr->cgroup, sizeof(pr->cgroup));
 	container_of(pr->cgroup, pr->container, sizeof(pr->container));
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr->pid);
 	f = fopen(path, "re");

@@ -125,6 +125,7 @@ struct api_guard {
 	pthread_t thread;
 	bool running, stopping;
 	struct api_conn *conns;		/* open connections (under mu) */
+	uint64_t wake_ms;		/* when the thread wakes by itself; 0: never */
 	uint64_t header_ms;		/* a request head is due within this */
 	_Atomic uint64_t *timed_out;	/* connections shut down: a metric */
 };

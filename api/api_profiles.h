@@ -180,7 +180,7 @@ int api_pyroscope_folded(const char *body, size_t len, bool counted,
 enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req);
 
-/* ---- reads (profile_query.c, profile_diff.c, profile_discovery.c) ----------- */
+/* ---- reads (profile_query.c, profile_discovery.c) ----------- */
 
 enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection *c,
 				  struct api_request *req);

@@ -97,22 +97,6 @@ static int read_token(const char *path, char *out, size_t size)
 	return 0;
 }
 
-/* write(2) all of data: 0 or the first failure's negative errno. */
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * text as the whole content of path, never a part of it: written to
  * PATH.tmp (a leftover of a crash is removed first), fsynced, renamed over
@@ -132,7 +116,7 @@ static int write_file_atomic(const char *path, const char *text)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	err = write_all(fd, text, strlen(text));
+	err = ember_write_all(fd, text, strlen(text));
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)

@@ -71,6 +71,18 @@ static void wait_until_locked(struct api_guard *g, uint64_t t)
 	pthread_cond_timedwait(&g->cv, &g->mu, &ts);
 }
 
+/* Wake the thread for a deadline at only when it comes before the time
+ * the thread wakes at anyway (under mu): a deadline moved later or
+ * cleared is seen then, so the common case (a request answered, the
+ * next head due in header_ms) wakes nobody. */
+static void wake_for_locked(struct api_guard *g, uint64_t at)
+{
+	if (!at || (g->wake_ms && g->wake_ms <= at))
+		return;
+	g->wake_ms = at;
+	pthread_cond_signal(&g->cv);
+}
+
 static void *guard_thread(void *arg)
 {
 	struct api_guard *g = arg;
@@ -81,7 +93,8 @@ static void *guard_thread(void *arg)
 
 		expire_locked(g, now);
 		t = earliest_locked(g);
-		wait_until_locked(g, t && t > now ? t : 0);
+		g->wake_ms = t && t > now ? t : 0;
+		wait_until_locked(g, g->wake_ms);
 	}
 	pthread_mutex_unlock(&g->mu);
 	return NULL;
@@ -93,6 +106,7 @@ int api_guard_start(struct api_guard *g, unsigned header_timeout_s, _Atomic uint
 	int err;
 
 	g->conns = NULL;
+	g->wake_ms = 0;
 	g->stopping = false;
 	g->header_ms = (uint64_t)header_timeout_s * 1000;
 	g->timed_out = timed_out;
@@ -140,7 +154,7 @@ static void conn_open(struct api_guard *g, struct MHD_Connection *mc, void **ctx
 	if (g->conns)
 		g->conns->prev = c;
 	g->conns = c;
-	pthread_cond_signal(&g->cv);
+	wake_for_locked(g, c->deadline_ms);
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -180,7 +194,7 @@ static void set_deadline(struct api_guard *g, struct MHD_Connection *mc, uint64_
 		return;
 	pthread_mutex_lock(&g->mu);
 	c->deadline_ms = at;
-	pthread_cond_signal(&g->cv);
+	wake_for_locked(g, at);
 	pthread_mutex_unlock(&g->mu);
 }
 

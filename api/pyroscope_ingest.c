@@ -141,7 +141,11 @@ static int parse_request(struct MHD_Connection *c, struct api_request *req, stru
 			 struct api_profile_in *in, struct form *f, char *why, size_t size,
 			 bool *unsupported)
 {
-	const char *fmt = api_param(c, "format") ? api_param(c, "format") : "folded";
+	/* no format: a multipart form holds a pprof (Pyroscope's server reads
+	 * it so; the Node.js SDK before 0.6 sends no format), else folded */
+	const char *fmt = api_param(c, "format") ? api_param(c, "format")
+			  : multipart(c)	 ? "pprof"
+						 : "folded";
 	const char *rate_s = api_param(c, "sampleRate");
 	const struct api_pyroscope_kind *k = NULL;
 	uint64_t rate = 0;

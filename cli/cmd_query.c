@@ -138,19 +138,10 @@ static const char *param(const struct query_opts *o, const char *name)
 static int write_out(const char *path, const void *data, size_t len)
 {
 	int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 1;
-	const char *p = data;
 	int err = fd < 0 ? -errno : 0;
 
-	while (!err && len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			err = -errno;
-		else
-			p += n, len -= (size_t)n;
-	}
+	if (!err)
+		err = ember_write_all(fd, data, len);
 	if (path && fd >= 0 && close(fd) && !err)
 		err = -errno;
 	if (err)

@@ -491,7 +491,6 @@ static int run(struct serve_opts *o, struct store *s)
 	log_start(o, token, created, upstream);
 	printf("ember: listening on http://%s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
 	       strchr(addr, ':') ? "]" : "", port);
-	print_ui_url(addr, port);
 	fflush(stdout);
 	wait_before_store_open();
 	err = store_wait(s); /* begins the open, unless a request did */
@@ -500,6 +499,9 @@ static int run(struct serve_opts *o, struct store *s)
 			strerror(-err));
 	} else {
 		pr_info("ember serve: store opened in '%s'", o->data);
+		/* last, once the page can be used: what `make run` ends with */
+		print_ui_url(addr, port);
+		fflush(stdout);
 		wait_for_signal();
 	}
 	api_server_stop(srv);

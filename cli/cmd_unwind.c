@@ -115,21 +115,6 @@ static int compile_to(const struct unwind_args *a, struct ember_buf *table)
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int cmd_compile(const struct unwind_args *a)
 {
 	struct ember_buf table;
@@ -148,7 +133,7 @@ static int cmd_compile(const struct unwind_args *a)
 			err = -errno;
 	}
 	if (!err)
-		err = write_all(fd, table.data, table.len);
+		err = ember_write_all(fd, table.data, table.len);
 	if (a->out && fd >= 0 && close(fd) < 0 && !err)
 		err = -errno;
 	if (err && table.len)

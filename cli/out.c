@@ -21,18 +21,8 @@ void cli_out_init(struct cli_out *o, int fd)
 
 int cli_out_flush(struct cli_out *o)
 {
-	size_t done = 0;
-
-	while (done < o->len && !o->err) {
-		ssize_t n = write(o->fd, o->buf + done, o->len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			o->err = n < 0 ? -errno : -EIO;
-		else
-			done += (size_t)n;
-	}
+	if (!o->err)
+		o->err = ember_write_all(o->fd, o->buf, o->len);
 	o->len = 0;
 	return o->err;
 }

@@ -14,6 +14,7 @@
 #ifndef EMBER_COMMON_H
 #define EMBER_COMMON_H
 
+#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -270,8 +271,44 @@ static inline int ember_cur_u8(const uint8_t **pos, const uint8_t *end, uint8_t 
 }
 
 /* An unsigned little-endian value of n bytes, 1 <= n <= 8 (-EINVAL
- * otherwise). */
-int ember_cur_uint(const uint8_t **pos, const uint8_t *end, unsigned n, uint64_t *out);
+ * otherwise).  Inline, with the constant sizes a case each (no call to
+ * memcpy): DWARF forms and CFI read most of their values here. */
+static inline int ember_cur_uint(const uint8_t **pos, const uint8_t *end, unsigned n,
+				 uint64_t *out)
+{
+	uint64_t v = 0;
+	uint32_t v4;
+	uint16_t v2;
+
+	if (n - 1 > 7)
+		return -EINVAL;
+	if (!ember_cur_has(*pos, end, n))
+		return -ENODATA;
+	switch (n) {
+	case 1:
+		v = **pos;
+		break;
+	case 2:
+		memcpy(&v2, *pos, 2);
+		v = le16toh(v2);
+		break;
+	case 4:
+		memcpy(&v4, *pos, 4);
+		v = le32toh(v4);
+		break;
+	case 8:
+		memcpy(&v, *pos, 8);
+		v = le64toh(v);
+		break;
+	default:
+		for (unsigned i = 0; i < n; i++)
+			v |= (uint64_t)(*pos)[i] << (8 * i);
+		break;
+	}
+	*pos += n;
+	*out = v;
+	return 0;
+}
 
 /* A LEB128 number of any length (the out-of-line path of the two below). */
 int ember_cur_leb(const uint8_t **pos, const uint8_t *end, bool is_signed, uint64_t *out);
@@ -294,15 +331,54 @@ static inline int ember_cur_uleb(const uint8_t **pos, const uint8_t *end, uint64
 	return ember_cur_leb(pos, end, false, out);
 }
 
-/* Signed LEB128 (two's complement, sign-extended from the last byte). */
-int ember_cur_sleb(const uint8_t **pos, const uint8_t *end, int64_t *out);
+/* Signed LEB128 (two's complement, sign-extended from the last byte);
+ * one byte inline. */
+static inline int ember_cur_sleb(const uint8_t **pos, const uint8_t *end, int64_t *out)
+{
+	uint64_t v;
+	int err;
+
+	if (*pos < end && !(**pos & 0x80)) {
+		uint8_t b = *(*pos)++;
+
+		*out = (b & 0x40) ? (int64_t)b - 0x80 : (int64_t)b;
+		return 0;
+	}
+	err = ember_cur_leb(pos, end, true, &v);
+	if (!err)
+		*out = (int64_t)v;
+	return err;
+}
+
 /* An unsigned LEB128 of at most max: -ERANGE above it. */
 int ember_cur_uleb_max(const uint8_t **pos, const uint8_t *end, uint64_t max, uint64_t *out);
 /* Step over a LEB128 number without decoding it (only its end is
- * checked: a skipped value is no value, however long). */
-int ember_cur_skip_leb(const uint8_t **pos, const uint8_t *end);
+ * checked: a skipped value is no value, however long; libdw steps over
+ * the same bytes). */
+static inline int ember_cur_skip_leb(const uint8_t **pos, const uint8_t *end)
+{
+	const uint8_t *p = *pos;
+
+	do {
+		if (p >= end) /* also *pos > end */
+			return -ENODATA;
+	} while (*p++ & 0x80);
+	*pos = p;
+	return 0;
+}
+
 /* A NUL-terminated string that ends before end. */
-int ember_cur_cstr(const uint8_t **pos, const uint8_t *end, const char **out);
+static inline int ember_cur_cstr(const uint8_t **pos, const uint8_t *end, const char **out)
+{
+	const uint8_t *nul = *pos < end ? memchr(*pos, 0, (size_t)(end - *pos)) : NULL;
+
+	if (!nul)
+		return -ENODATA;
+	*out = (const char *)*pos;
+	*pos = nul + 1;
+	return 0;
+}
+
 /* A length-prefixed run of bytes (unsigned LEB128 length, then that many
  * bytes; protobuf's length-delimited field): at most max bytes
  * (-ERANGE past it), *out pointing at them and *len their count. */
@@ -503,6 +579,13 @@ void *ember_mem_realloc(struct ember_mem_account *a, void *p, size_t n);
 int ember_sync_dir(int dirfd, const char *path);
 /* fsync the directory holding path, so that its entry for path is durable. */
 int ember_sync_parent(const char *path);
+
+/* ---- writing a whole buffer (write_all.c) -------------------------------- */
+
+/* write(2) all len bytes of data to fd, again after EINTR and short
+ * writes: 0, or the first failure's negative errno (-EIO when write
+ * returns 0). */
+int ember_write_all(int fd, const void *data, size_t len);
 
 /* ---- errors remembered by key (err_cache.c) ------------------------------ */
 

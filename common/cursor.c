@@ -3,8 +3,9 @@
  * "bounded byte cursors"): fixed-size little-endian values, LEB128 in
  * both signednesses (DWARF 5 section 7.6; protobuf's varints), strings
  * and length-prefixed bytes, and the LEB128 writers.  The profile store's
- * blocks and log records are read and written with these; their rules are
- * those of elf-dwarf's cursors (elfdw.h), so that one set serves both.
+ * blocks and log records and the ELF/DWARF layer's sections (elfdw.h) are
+ * read with these: one set for every parser of outside bytes.  The short
+ * cases are inline in common.h; this file holds the long ones.
  *
  * A value must fit 64 bits: the 10th byte may carry only bit 63 (and,
  * signed, copies of it), later bytes only padding (0x00 or 0x80
@@ -16,21 +17,6 @@
 
 #include <errno.h>
 #include <string.h>
-
-int ember_cur_uint(const uint8_t **pos, const uint8_t *end, unsigned n, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (n - 1 > 7)
-		return -EINVAL;
-	if (!ember_cur_has(*pos, end, n))
-		return -ENODATA;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)(*pos)[i] << (8 * i);
-	*pos += n;
-	*out = v;
-	return 0;
-}
 
 /* Whether byte b at bit shift >= 63 keeps the value within 64 bits; v
  * holds the bits so far (for the sign). */
@@ -73,23 +59,6 @@ int ember_cur_leb(const uint8_t **pos, const uint8_t *end, bool is_signed, uint6
 	return 0;
 }
 
-int ember_cur_sleb(const uint8_t **pos, const uint8_t *end, int64_t *out)
-{
-	uint64_t v;
-	int err;
-
-	if (*pos < end && !(**pos & 0x80)) {
-		uint8_t b = *(*pos)++;
-
-		*out = (b & 0x40) ? (int64_t)b - 0x80 : (int64_t)b;
-		return 0;
-	}
-	err = ember_cur_leb(pos, end, true, &v);
-	if (!err)
-		*out = (int64_t)v;
-	return err;
-}
-
 int ember_cur_uleb_max(const uint8_t **pos, const uint8_t *end, uint64_t max, uint64_t *out)
 {
 	const uint8_t *p = *pos;
@@ -102,29 +71,6 @@ int ember_cur_uleb_max(const uint8_t **pos, const uint8_t *end, uint64_t max, ui
 		return -ERANGE;
 	*pos = p;
 	*out = v;
-	return 0;
-}
-
-int ember_cur_skip_leb(const uint8_t **pos, const uint8_t *end)
-{
-	const uint8_t *p = *pos;
-
-	do {
-		if (p >= end) /* also *pos > end */
-			return -ENODATA;
-	} while (*p++ & 0x80);
-	*pos = p;
-	return 0;
-}
-
-int ember_cur_cstr(const uint8_t **pos, const uint8_t *end, const char **out)
-{
-	const uint8_t *nul = *pos < end ? memchr(*pos, 0, (size_t)(end - *pos)) : NULL;
-
-	if (!nul)
-		return -ENODATA;
-	*out = (const char *)*pos;
-	*pos = nul + 1;
 	return 0;
 }
 

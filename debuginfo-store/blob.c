@@ -57,30 +57,13 @@ int store_blob_begin(struct store *s, struct store_blob **out)
 	return 0;
 }
 
-int store_write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int store_blob_write(struct store_blob *b, const void *data, size_t len)
 {
 	int err;
 
 	if (b->sealed)
 		return -EINVAL;
-	err = store_write_all(b->fd, data, len);
+	err = ember_write_all(b->fd, data, len);
 	if (err)
 		return err;
 	sha256_update(&b->sha, len, data);

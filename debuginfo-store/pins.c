@@ -119,7 +119,7 @@ static int write_pins(struct store *s, const char *id, const char *text)
 	fd = openat(s->pins_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	err = store_write_all(fd, text, len);
+	err = ember_write_all(fd, text, len);
 	if (close(fd) && !err)
 		err = -errno;
 	if (!err && renameat(s->pins_fd, tmp, s->pins_fd, id))

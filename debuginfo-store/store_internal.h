@@ -80,7 +80,6 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
 
 /* write(2) all of data to fd (retrying short writes and EINTR): 0, or the
  * negative errno of the first failure (-EIO for a write of nothing). */
-int store_write_all(int fd, const void *data, size_t len);
 
 /* Move a sealed blob to NS/xx/SHA (fsyncing the directory) and free it,
  * NS being blobs/ (ns_fd s->blobs_fd) or derived/ (s->derived_fd).  An

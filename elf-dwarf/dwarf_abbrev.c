@@ -76,12 +76,12 @@ static inline int read_spec(const uint8_t **pos, const uint8_t *end,
 	int64_t implicit = 0;
 	int size, err;
 
-	if ((err = elfdw_read_uleb(&p, end, &name)) ||
-	    (err = elfdw_read_uleb(&p, end, &form)))
+	if ((err = ember_cur_uleb(&p, end, &name)) ||
+	    (err = ember_cur_uleb(&p, end, &form)))
 		return err;
 	*done = name == 0 && form == 0;
 	if (!*done && form == DW_FORM_implicit_const &&
-	    (err = elfdw_read_sleb(&p, end, &implicit)))
+	    (err = ember_cur_sleb(&p, end, &implicit)))
 		return err;
 	*pos = p;
 	if (*done)
@@ -240,14 +240,14 @@ static int read_abbrev(const uint8_t **pos, const uint8_t *end,
 	uint8_t children;
 	int err;
 
-	if ((err = elfdw_read_uleb(pos, end, &code)))
+	if ((err = ember_cur_uleb(pos, end, &code)))
 		return EMBER_FAIL(d, err, "abbreviations at 0x%llx: no end before the section's",
 				  (unsigned long long)t->off);
 	*done = code == 0;
 	if (*done)
 		return 0;
-	if ((err = elfdw_read_uleb(pos, end, &tag)) ||
-	    (err = elfdw_read_u8(pos, end, &children)) ||
+	if ((err = ember_cur_uleb(pos, end, &tag)) ||
+	    (err = ember_cur_u8(pos, end, &children)) ||
 	    (err = read_specs(pos, end, t, fs, &a)))
 		return err == -ENOMEM ? err
 			: EMBER_FAIL(d, err, "abbreviations at 0x%llx: code %llu %s",

@@ -21,7 +21,7 @@ static int keep(const struct elfdw_sections *s, const struct elfdw_schema *schem
 	if (d->have & (1u << sp->slot))
 		return 0;
 	if (form == DW_FORM_indirect) {
-		if ((err = elfdw_read_uleb(&pos, end, &real)))
+		if ((err = ember_cur_uleb(&pos, end, &real)))
 			return err;
 		/* libdw refuses these two inside it (a value of neither could
 		 * be read from the DIE) */
@@ -60,7 +60,7 @@ static int read_values(const struct elfdw_sections *s, const struct elfdw_unit *
 		    (err = keep(s, t->schema, sp, p, end, d)))
 			return err;
 		if (sp->size >= 0)
-			err = elfdw_skip(&p, end, (uint64_t)sp->size);
+			err = ember_cur_skip(&p, end, (uint64_t)sp->size);
 		else
 			err = elfdw_form_skip(&p, end, sp->form, u->addr_size,
 					      u->version);

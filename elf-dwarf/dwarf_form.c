@@ -61,9 +61,9 @@ static int skip_block(const uint8_t **pos, const uint8_t *end,
 	const uint8_t *p = *pos;
 	uint64_t n;
 
-	if ((len_size ? elfdw_read_un(&p, end, len_size, &n)
-		      : elfdw_read_uleb(&p, end, &n)) ||
-	    elfdw_skip(&p, end, n))
+	if ((len_size ? ember_cur_uint(&p, end, len_size, &n)
+		      : ember_cur_uleb(&p, end, &n)) ||
+	    ember_cur_skip(&p, end, n))
 		return -EINVAL;
 	*pos = p;
 	return 0;
@@ -78,7 +78,7 @@ static int skip_variable(const uint8_t **pos, const uint8_t *end,
 
 	switch (form) {
 	case DW_FORM_string:
-		return elfdw_read_cstr(pos, end, &s);
+		return ember_cur_cstr(pos, end, &s);
 	case DW_FORM_block1:
 		return skip_block(pos, end, 1);
 	case DW_FORM_block2:
@@ -90,14 +90,14 @@ static int skip_variable(const uint8_t **pos, const uint8_t *end,
 		return skip_block(pos, end, 0);
 	case DW_FORM_indirect:
 		/* The form comes first; libdw refuses these two inside it. */
-		if (elfdw_read_uleb(&p, end, &v) || v == DW_FORM_indirect ||
+		if (ember_cur_uleb(&p, end, &v) || v == DW_FORM_indirect ||
 		    v == DW_FORM_implicit_const || v > UINT16_MAX ||
 		    elfdw_form_skip(&p, end, (unsigned)v, addr_size, version))
 			return -EINVAL;
 		*pos = p;
 		return 0;
 	default: /* the ULEB128 and SLEB128 forms: same bytes */
-		return elfdw_read_uleb(pos, end, &v);
+		return ember_cur_uleb(pos, end, &v);
 	}
 }
 
@@ -107,7 +107,7 @@ int elfdw_form_skip(const uint8_t **pos, const uint8_t *end, unsigned form,
 	int size = elfdw_form_size(form, addr_size, version);
 
 	if (size >= 0)
-		return elfdw_skip(pos, end, (uint64_t)size);
+		return ember_cur_skip(pos, end, (uint64_t)size);
 	if (size == -2)
 		return -EOPNOTSUPP;
 	return skip_variable(pos, end, form, addr_size, version);
@@ -138,8 +138,8 @@ static int slot_val(const struct elfdw_sections *s, const struct elfdw_die *d,
 /* An unsigned value of size bytes, or ULEB128 for size 0. */
 static int val_uint(struct val *v, unsigned size, uint64_t *out)
 {
-	return size ? elfdw_read_un(&v->p, v->end, size, out)
-		    : elfdw_read_uleb(&v->p, v->end, out);
+	return size ? ember_cur_uint(&v->p, v->end, size, out)
+		    : ember_cur_uleb(&v->p, v->end, out);
 }
 
 /* The size val_uint takes for a constant or reference form. */
@@ -165,7 +165,7 @@ int elfdw_val_const(const struct elfdw_sections *s, const struct elfdw_die *d,
 	case DW_FORM_data8: case DW_FORM_udata:
 		return val_uint(&v, uint_size(v.form), out);
 	case DW_FORM_sdata:
-		err = elfdw_read_sleb(&v.p, v.end, &sv);
+		err = ember_cur_sleb(&v.p, v.end, &sv);
 		if (!err)
 			*out = (uint64_t)sv;
 		return err;
@@ -189,7 +189,7 @@ static int table_entry(const struct elfdw_sect *sect, uint64_t base,
 	if (base > sect->size || idx >= (sect->size - base) / size)
 		return -EINVAL;
 	p = sect->data + base + idx * size;
-	return elfdw_read_un(&p, sect->data + sect->size, size, out);
+	return ember_cur_uint(&p, sect->data + sect->size, size, out);
 }
 
 int elfdw_addrx(const struct elfdw_sections *s, const struct elfdw_unit *u,
@@ -246,7 +246,7 @@ int elfdw_sect_string(const struct elfdw_sect *sect, uint64_t off,
 	if (off >= sect->size)
 		return -EINVAL;
 	p = sect->data + off;
-	return elfdw_read_cstr(&p, sect->data + sect->size, out);
+	return ember_cur_cstr(&p, sect->data + sect->size, out);
 }
 
 int elfdw_val_str(const struct elfdw_sections *s, const struct elfdw_die *d,
@@ -260,7 +260,7 @@ int elfdw_val_str(const struct elfdw_sections *s, const struct elfdw_die *d,
 		return err;
 	switch (v.form) {
 	case DW_FORM_string:
-		return elfdw_read_cstr(&v.p, v.end, out);
+		return ember_cur_cstr(&v.p, v.end, out);
 	case DW_FORM_strp:
 	case DW_FORM_line_strp:
 		err = val_uint(&v, 4, &off);

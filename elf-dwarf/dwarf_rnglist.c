@@ -55,13 +55,13 @@ static int list_offset(const struct elfdw_sections *s, const struct elfdw_die *d
 	if (u->rnglists_base == UINT64_MAX)
 		return -EOPNOTSUPP; /* libdw would look for a default */
 	p = elfdw_unit_start(s, u) + v->at;
-	if ((err = elfdw_read_uleb(&p, elfdw_unit_end(s, u), &idx)))
+	if ((err = ember_cur_uleb(&p, elfdw_unit_end(s, u), &idx)))
 		return err;
 	if (u->rnglists_base > s->rnglists.size ||
 	    idx >= (s->rnglists.size - u->rnglists_base) / 4)
 		return -EINVAL;
 	p = s->rnglists.data + u->rnglists_base + idx * 4;
-	if ((err = elfdw_read_un(&p, s->rnglists.data + s->rnglists.size, 4, &entry)))
+	if ((err = ember_cur_uint(&p, s->rnglists.data + s->rnglists.size, 4, &entry)))
 		return err;
 	*off = u->rnglists_base + entry;
 	return 0;
@@ -82,8 +82,8 @@ static int read_ranges(const struct elfdw_unit *u, struct list *l)
 	int err;
 
 	for (;;) {
-		if ((err = elfdw_read_un(&l->p, l->end, u->addr_size, &begin)) ||
-		    (err = elfdw_read_un(&l->p, l->end, u->addr_size, &end)))
+		if ((err = ember_cur_uint(&l->p, l->end, u->addr_size, &begin)) ||
+		    (err = ember_cur_uint(&l->p, l->end, u->addr_size, &end)))
 			return err;
 		if (begin == all_ones) { /* base address selection */
 			if (end == all_ones)
@@ -104,7 +104,7 @@ static int read_addrx(const struct elfdw_sections *s, const struct elfdw_unit *u
 		      struct list *l, uint64_t *out)
 {
 	uint64_t idx;
-	int err = elfdw_read_uleb(&l->p, l->end, &idx);
+	int err = ember_cur_uleb(&l->p, l->end, &idx);
 
 	return err ? err : elfdw_addrx(s, u, idx, out);
 }
@@ -115,10 +115,10 @@ static int start_length(const struct elfdw_sections *s, const struct elfdw_unit 
 {
 	uint64_t len;
 	int err = indexed ? read_addrx(s, u, l, lo)
-			  : elfdw_read_un(&l->p, l->end, u->addr_size, lo);
+			  : ember_cur_uint(&l->p, l->end, u->addr_size, lo);
 
 	if (!err)
-		err = elfdw_read_uleb(&l->p, l->end, &len);
+		err = ember_cur_uleb(&l->p, l->end, &len);
 	if (!err)
 		*hi = *lo + len;
 	return err;
@@ -139,7 +139,7 @@ static int rle_entry(const struct elfdw_sections *s, const struct elfdw_unit *u,
 		err = read_addrx(s, u, l, &l->base);
 		return err ? err : 1;
 	case DW_RLE_base_address:
-		err = elfdw_read_un(&l->p, l->end, w, &l->base);
+		err = ember_cur_uint(&l->p, l->end, w, &l->base);
 		return err ? err : 1;
 	case DW_RLE_startx_endx:
 		err = read_addrx(s, u, l, lo);
@@ -149,15 +149,15 @@ static int rle_entry(const struct elfdw_sections *s, const struct elfdw_unit *u,
 	case DW_RLE_offset_pair:
 		if (l->base == UINT64_MAX)
 			return -EINVAL;
-		if ((err = elfdw_read_uleb(&l->p, l->end, lo)) ||
-		    (err = elfdw_read_uleb(&l->p, l->end, hi)))
+		if ((err = ember_cur_uleb(&l->p, l->end, lo)) ||
+		    (err = ember_cur_uleb(&l->p, l->end, hi)))
 			return err;
 		*lo += l->base;
 		*hi += l->base;
 		return 0;
 	case DW_RLE_start_end:
-		err = elfdw_read_un(&l->p, l->end, w, lo);
-		return err ? err : elfdw_read_un(&l->p, l->end, w, hi);
+		err = ember_cur_uint(&l->p, l->end, w, lo);
+		return err ? err : ember_cur_uint(&l->p, l->end, w, hi);
 	case DW_RLE_start_length:
 		return start_length(s, u, l, false, lo, hi);
 	default:
@@ -174,7 +174,7 @@ static int read_rnglists(const struct elfdw_sections *s, const struct elfdw_unit
 	int rc;
 
 	for (;;) {
-		if ((rc = elfdw_read_u8(&l->p, l->end, &kind)))
+		if ((rc = ember_cur_u8(&l->p, l->end, &kind)))
 			return rc;
 		rc = rle_entry(s, u, l, kind, &lo, &hi);
 		if (rc == 2)

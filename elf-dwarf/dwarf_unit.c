@@ -59,7 +59,7 @@ int elfdw_sections_read(Elf *elf, uint64_t max_size, struct elfdw_sections *s,
 static int read_length(const uint8_t **p, const uint8_t *end, uint64_t *len,
 		       uint8_t *offset_size)
 {
-	int err = elfdw_read_un(p, end, 4, len);
+	int err = ember_cur_uint(p, end, 4, len);
 
 	*offset_size = 4;
 	if (err || *len < 0xfffffff0)
@@ -67,7 +67,7 @@ static int read_length(const uint8_t **p, const uint8_t *end, uint64_t *len,
 	if (*len != 0xffffffff)
 		return -EINVAL; /* reserved */
 	*offset_size = 8;
-	return elfdw_read_un(p, end, 8, len);
+	return ember_cur_uint(p, end, 8, len);
 }
 
 int elfdw_unit_version(const uint8_t *head, size_t len, uint64_t size,
@@ -84,7 +84,7 @@ int elfdw_unit_version(const uint8_t *head, size_t len, uint64_t size,
 	if ((err = read_length(&p, end, &ulen, &offset_size)))
 		return EMBER_FAIL(d, err, "first unit: %s",
 				  err == -EINVAL ? "reserved unit length" : "truncated length");
-	if ((err = elfdw_read_un(&p, end, 2, &v)))
+	if ((err = ember_cur_uint(&p, end, 2, &v)))
 		return EMBER_FAIL(d, err, "first unit: truncated header");
 	EMBER_FAIL_IF(v < 2 || v > 5, d, -EOPNOTSUPP, "first unit: DWARF version %llu",
 		      (unsigned long long)v);
@@ -106,28 +106,28 @@ static int header_fields(const uint8_t **p, const uint8_t *end,
 	uint64_t version, type = DW_UT_compile, asize = 0, abbrev;
 	int err;
 
-	if ((err = elfdw_read_un(p, end, 2, &version)))
+	if ((err = ember_cur_uint(p, end, 2, &version)))
 		return EMBER_FAIL(d, err, "unit at 0x%llx: truncated header",
 				  (unsigned long long)u->off);
 	EMBER_FAIL_IF(version < 2 || version > 5, d, -EOPNOTSUPP,
 		      "unit at 0x%llx: DWARF version %llu",
 		      (unsigned long long)u->off, (unsigned long long)version);
-	if (version >= 5 && (err = elfdw_read_un(p, end, 1, &type)))
+	if (version >= 5 && (err = ember_cur_uint(p, end, 1, &type)))
 		return EMBER_FAIL(d, err, "unit at 0x%llx: truncated header",
 				  (unsigned long long)u->off);
 	EMBER_FAIL_IF(!unit_type_known(type), d, -EOPNOTSUPP,
 		      "unit at 0x%llx: unit type 0x%llx",
 		      (unsigned long long)u->off, (unsigned long long)type);
-	err = version >= 5 ? elfdw_read_un(p, end, 1, &asize) : 0;
+	err = version >= 5 ? ember_cur_uint(p, end, 1, &asize) : 0;
 	if (!err)
-		err = elfdw_read_un(p, end, u->offset_size, &abbrev);
+		err = ember_cur_uint(p, end, u->offset_size, &abbrev);
 	if (!err && version < 5)
-		err = elfdw_read_un(p, end, 1, &asize);
+		err = ember_cur_uint(p, end, 1, &asize);
 	if (!err && (type == DW_UT_skeleton || type == DW_UT_split_compile ||
 		     type == DW_UT_type || type == DW_UT_split_type))
-		err = elfdw_read_un(p, end, 8, &u->unit_id);
+		err = ember_cur_uint(p, end, 8, &u->unit_id);
 	if (!err && (type == DW_UT_type || type == DW_UT_split_type))
-		err = elfdw_read_un(p, end, u->offset_size, &u->type_off);
+		err = ember_cur_uint(p, end, u->offset_size, &u->type_off);
 	if (err)
 		return EMBER_FAIL(d, err, "unit at 0x%llx: truncated header",
 				  (unsigned long long)u->off);

@@ -1,11 +1,12 @@
 /*
  * elfdw.h - Ember's ELF/DWARF layer: the one place that reads ELF notes,
  * segments and sections and DWARF byte by byte, under the symbolizer,
- * elf-inspect and the unwind compiler (and the eBPF agent to come).
+ * elf-inspect, the unwind compiler and the eBPF agent.
  *
  * On libelf and ember_common only: no libdw.  What it holds:
- *   - bounds-checked cursors: fixed-size little-endian values, LEB128
- *     (DWARF 5 §7.6), NUL-terminated strings, blocks (cursor inlines here);
+ *   - it reads bytes through common.h's bounds-checked cursors
+ *     (ember_cur_*: fixed-size little-endian values, LEB128 of DWARF 5
+ *     §7.6, NUL-terminated strings, blocks);
  *   - ELF: the GNU build-ID note, .gnu_debuglink, PT_LOAD segments, the
  *     executable address ranges, sections by name (elf_note.c,
  *     elf_layout.c);
@@ -53,10 +54,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the cursors read little-endian values with memcpy"
-#endif
-
 /* Whether err says "this input" (malformed or not handled here) rather
  * than "this machine" (-ENOMEM): a caller with another reader (libdw)
  * hands the input to it on these. */
@@ -68,159 +65,14 @@ static inline bool elfdw_err_input(int err)
 
 /* ---- cursors ------------------------------------------------------------
  *
- * (pos, end, out): each reads one value at *pos, never at or past end
- * whatever a length says, and rejects *pos > end; on success it advances
- * *pos and writes *out, on failure it leaves both alone.
+ * The layer reads through common.h's bounded cursors (ember_cur_*): each
+ * reads one value at *pos, never at or past end whatever a length says,
+ * and rejects *pos > end; on success it advances *pos and writes *out, on
+ * failure it leaves both alone.  A LEB128 number past 64 bits is -ERANGE
+ * (libdw drops the extra bits instead; the symbolizer hands a unit whose
+ * numbers the layer rejects to libdw, so nothing is lost, and nothing
+ * reads a truncated value as if it were the real one).
  */
-
-/* Whether n bytes are left at pos. */
-static inline bool elfdw_has(const uint8_t *pos, const uint8_t *end, uint64_t n)
-{
-	return pos <= end && (uint64_t)(end - pos) >= n;
-}
-
-static inline int elfdw_skip(const uint8_t **pos, const uint8_t *end, uint64_t n)
-{
-	if (!elfdw_has(*pos, end, n))
-		return -ENODATA;
-	*pos += n;
-	return 0;
-}
-
-static inline int elfdw_read_u8(const uint8_t **pos, const uint8_t *end,
-				uint8_t *out)
-{
-	if (*pos >= end)
-		return -ENODATA;
-	*out = *(*pos)++;
-	return 0;
-}
-
-/* An unsigned little-endian value of n bytes, 1 <= n <= 8 (-EINVAL
- * otherwise). */
-static inline int elfdw_read_un(const uint8_t **pos, const uint8_t *end,
-				unsigned n, uint64_t *out)
-{
-	uint64_t v = 0;
-	uint32_t v4;
-	uint16_t v2;
-
-	if (n - 1 > 7)
-		return -EINVAL;
-	if (!elfdw_has(*pos, end, n))
-		return -ENODATA;
-	switch (n) { /* constant sizes: no call to memcpy */
-	case 1:
-		v = **pos;
-		break;
-	case 2:
-		memcpy(&v2, *pos, 2);
-		v = v2;
-		break;
-	case 4:
-		memcpy(&v4, *pos, 4);
-		v = v4;
-		break;
-	case 8:
-		memcpy(&v, *pos, 8);
-		break;
-	default:
-		memcpy(&v, *pos, n);
-		break;
-	}
-	*pos += n;
-	*out = v;
-	return 0;
-}
-
-/*
- * A LEB128 number of any length (the out-of-line path of the readers
- * below, cursor.c): -ERANGE when it does not fit 64 bits.  Bytes past the
- * 64th bit may only repeat zero (unsigned) or the sign (signed): padding
- * producers write, which changes no value.
- */
-int elfdw_read_leb(const uint8_t **pos, const uint8_t *end, bool is_signed,
-		   uint64_t *out);
-
-/* Values below 2^14 (one or two bytes: most attribute names, line
- * advances, abbreviation codes) inline; the rest through elfdw_read_leb.
- * A bigger inline body made callers too big to inline in turn (the unwind
- * compiler's CFA opcodes: 2% more instructions). */
-static inline int elfdw_read_uleb(const uint8_t **pos, const uint8_t *end,
-				  uint64_t *out)
-{
-	const uint8_t *p = *pos;
-
-	if (p < end && !(p[0] & 0x80)) { /* the common one-byte case */
-		*out = p[0];
-		*pos = p + 1;
-		return 0;
-	}
-	if (end - p >= 2 && !(p[1] & 0x80)) { /* below 2^14 */
-		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
-		*pos = p + 2;
-		return 0;
-	}
-	return elfdw_read_leb(pos, end, false, out);
-}
-
-static inline int elfdw_read_sleb(const uint8_t **pos, const uint8_t *end,
-				  int64_t *out)
-{
-	uint64_t v;
-	int err;
-
-	if (*pos < end && !(**pos & 0x80)) {
-		uint8_t b = *(*pos)++;
-
-		*out = (b & 0x40) ? (int64_t)b - 0x80 : (int64_t)b;
-		return 0;
-	}
-	err = elfdw_read_leb(pos, end, true, &v);
-	if (!err)
-		*out = (int64_t)v;
-	return err;
-}
-
-/* Step over a LEB128 number without decoding it: only its end is
- * checked (a skipped value is no value, however long; libdw steps over
- * the same bytes). */
-static inline int elfdw_skip_leb(const uint8_t **pos, const uint8_t *end)
-{
-	const uint8_t *p = *pos;
-
-	do {
-		if (p >= end) /* also *pos > end */
-			return -ENODATA;
-	} while (*p++ & 0x80);
-	*pos = p;
-	return 0;
-}
-
-/* A NUL-terminated string that ends before end. */
-static inline int elfdw_read_cstr(const uint8_t **pos, const uint8_t *end,
-				  const char **out)
-{
-	const uint8_t *nul = *pos < end ? memchr(*pos, 0, (size_t)(end - *pos))
-					: NULL;
-
-	if (!nul)
-		return -ENODATA;
-	*out = (const char *)*pos;
-	*pos = nul + 1;
-	return 0;
-}
-
-/* len bytes: *out points at them. */
-static inline int elfdw_read_block(const uint8_t **pos, const uint8_t *end,
-				   uint64_t len, const uint8_t **out)
-{
-	if (!elfdw_has(*pos, end, len))
-		return -ENODATA;
-	*out = *pos;
-	*pos += len;
-	return 0;
-}
 
 /* ---- ELF (elf_note.c, elf_layout.c) --------------------------------------- */
 
@@ -624,7 +476,7 @@ static inline int elfdw_die_abbrev(const struct elfdw_abbrevs *t,
 	const uint8_t *p = *pos;
 	const struct elfdw_abbrev *ab;
 	uint64_t code;
-	int err = elfdw_read_uleb(&p, end, &code);
+	int err = ember_cur_uleb(&p, end, &code);
 
 	/* A null entry is a single 0 byte here; 0 spelled longer is not one
 	 * for libdw either. */

@@ -69,15 +69,15 @@ static int read_v4_tables(struct reader *r, const uint8_t **p,
 	uint64_t dir, skip;
 	int err;
 
-	while ((err = elfdw_read_cstr(p, end, &s)) == 0 && *s)
+	while ((err = ember_cur_cstr(p, end, &s)) == 0 && *s)
 		if ((err = add_dir(t, s)))
 			return err;
 	if (err)
 		return FAIL(r, err, "directory table without its end");
-	while ((err = elfdw_read_cstr(p, end, &s)) == 0 && *s) {
-		if ((err = elfdw_read_uleb(p, end, &dir)) ||
-		    (err = elfdw_read_uleb(p, end, &skip)) ||
-		    (err = elfdw_read_uleb(p, end, &skip)))
+	while ((err = ember_cur_cstr(p, end, &s)) == 0 && *s) {
+		if ((err = ember_cur_uleb(p, end, &dir)) ||
+		    (err = ember_cur_uleb(p, end, &skip)) ||
+		    (err = ember_cur_uleb(p, end, &skip)))
 			return FAIL(r, err, "file entry truncated");
 		if ((err = add_file(t, s, dir)))
 			return err;
@@ -142,22 +142,22 @@ static int read_form(struct reader *r, const uint8_t **p,
 	*num = 0;
 	switch (form) {
 	case DW_FORM_string:
-		return elfdw_read_cstr(p, end, str);
+		return ember_cur_cstr(p, end, str);
 	case DW_FORM_line_strp:
 	case DW_FORM_strp:
-		err = elfdw_read_un(p, end, r->h->offset_size, &v);
+		err = ember_cur_uint(p, end, r->h->offset_size, &v);
 		return err ? err : sect_str(r, form == DW_FORM_line_strp ? &r->s->line_str
 						   : &r->s->str, v, str);
 	case DW_FORM_udata:
-		return elfdw_read_uleb(p, end, num);
+		return ember_cur_uleb(p, end, num);
 	case DW_FORM_data1: case DW_FORM_data2: case DW_FORM_data4:
 	case DW_FORM_data8:
-		return elfdw_read_un(p, end, form_min_size(form, 4), num);
+		return ember_cur_uint(p, end, form_min_size(form, 4), num);
 	case DW_FORM_data16:
-		return elfdw_skip(p, end, 16);
+		return ember_cur_skip(p, end, 16);
 	case DW_FORM_block:
-		err = elfdw_read_uleb(p, end, &v);
-		return err ? err : elfdw_read_block(p, end, v, &block);
+		err = ember_cur_uleb(p, end, &v);
+		return err ? err : ember_cur_bytes(p, end, v, &block);
 	default:
 		return -EINVAL;
 	}
@@ -175,7 +175,7 @@ struct format {
 static int read_format(struct reader *r, const uint8_t **p,
 		       const uint8_t *end, struct format *f)
 {
-	int err = elfdw_read_u8(p, end, &f->n);
+	int err = ember_cur_u8(p, end, &f->n);
 
 	if (err)
 		return FAIL(r, err, "entry format truncated");
@@ -188,8 +188,8 @@ static int read_format(struct reader *r, const uint8_t **p,
 	for (unsigned i = 0; i < f->n; i++) {
 		unsigned min;
 
-		if ((err = elfdw_read_uleb(p, end, &f->pair[i][0])) ||
-		    (err = elfdw_read_uleb(p, end, &f->pair[i][1])))
+		if ((err = ember_cur_uleb(p, end, &f->pair[i][0])) ||
+		    (err = ember_cur_uleb(p, end, &f->pair[i][1])))
 			return FAIL(r, err, "entry format truncated");
 		min = form_min_size(f->pair[i][1], r->h->offset_size);
 		if (!min && !f->bad_form)
@@ -235,7 +235,7 @@ static int read_v5_table(struct reader *r, const uint8_t **p,
 	uint64_t count;
 	int err = read_format(r, p, end, &f);
 
-	if (!err && (err = elfdw_read_uleb(p, end, &count)))
+	if (!err && (err = ember_cur_uleb(p, end, &count)))
 		return FAIL(r, err, "table count truncated");
 	if (err)
 		return err;
@@ -275,7 +275,7 @@ static int read_params(struct reader *r, const uint8_t **p,
 	for (unsigned i = 0; i < 5 && !err; i++) {
 		if (i == 1 && h->version < 4)
 			continue; /* maximum_operations_per_instruction: DWARF 4 on */
-		err = elfdw_read_u8(p, end, &v[i]);
+		err = ember_cur_u8(p, end, &v[i]);
 	}
 	if (err)
 		return FAIL(r, err, "header truncated");
@@ -288,12 +288,12 @@ static int read_params(struct reader *r, const uint8_t **p,
 	EMBER_FAIL_IF(h->line_range == 0, r->d, -EINVAL,
 		      "line program at 0x%llx: line_range 0",
 		      (unsigned long long)h->off);
-	if ((err = elfdw_read_u8(p, end, &h->opcode_base)))
+	if ((err = ember_cur_u8(p, end, &h->opcode_base)))
 		return FAIL(r, err, "header truncated");
 	EMBER_FAIL_IF(h->opcode_base == 0, r->d, -EINVAL,
 		      "line program at 0x%llx: opcode_base 0",
 		      (unsigned long long)h->off);
-	if ((err = elfdw_read_block(p, end, h->opcode_base - 1u, &h->std_lengths)))
+	if ((err = ember_cur_bytes(p, end, h->opcode_base - 1u, &h->std_lengths)))
 		return FAIL(r, err, "standard opcode lengths truncated");
 	return 0;
 }
@@ -307,12 +307,12 @@ static int read_prologue(struct reader *r, const uint8_t **p,
 	const struct elfdw_sect *line = &r->s->line;
 	const uint8_t *end = line->data + line->size;
 	uint64_t len, v;
-	int err = elfdw_read_un(p, end, 4, &len);
+	int err = ember_cur_uint(p, end, 4, &len);
 
 	h->offset_size = 4;
 	if (!err && len == 0xffffffff) {
 		h->offset_size = 8;
-		err = elfdw_read_un(p, end, 8, &len);
+		err = ember_cur_uint(p, end, 8, &len);
 	}
 	if (err)
 		return FAIL(r, err, "unit length truncated");
@@ -321,16 +321,16 @@ static int read_prologue(struct reader *r, const uint8_t **p,
 		      (unsigned long long)h->off, (unsigned long long)len);
 	h->program_end = *p + len;
 	h->end = (uint64_t)(h->program_end - line->data);
-	if ((err = elfdw_read_un(p, h->program_end, 2, &v)))
+	if ((err = ember_cur_uint(p, h->program_end, 2, &v)))
 		return FAIL(r, err, "version truncated");
 	EMBER_FAIL_IF(v < 2 || v > 5, r->d, -EINVAL,
 		      "line program at 0x%llx: version %llu",
 		      (unsigned long long)h->off, (unsigned long long)v);
 	h->version = (uint8_t)v;
-	if (h->version >= 5 && ((err = elfdw_read_u8(p, h->program_end, &h->addr_size)) ||
-				(err = elfdw_skip(p, h->program_end, 1))))
+	if (h->version >= 5 && ((err = ember_cur_u8(p, h->program_end, &h->addr_size)) ||
+				(err = ember_cur_skip(p, h->program_end, 1))))
 		return FAIL(r, err, "header truncated"); /* segment selector size */
-	if ((err = elfdw_read_un(p, h->program_end, h->offset_size, &v)))
+	if ((err = ember_cur_uint(p, h->program_end, h->offset_size, &v)))
 		return FAIL(r, err, "header length truncated");
 	EMBER_FAIL_IF(v > (uint64_t)(h->program_end - *p), r->d, -ENODATA,
 		      "line program at 0x%llx: header length 0x%llx runs past the unit",

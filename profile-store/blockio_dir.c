@@ -52,23 +52,6 @@ static int open_parent(struct dirio *io, const char *name, bool mk, int *out)
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int dir_put(void *ctx, const char *name, const void *data, size_t len)
 {
 	struct dirio *io = ctx;
@@ -86,7 +69,7 @@ static int dir_put(void *ctx, const char *name, const void *data, size_t len)
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", base, (int)getpid(),
 		 atomic_fetch_add(&io->seq, 1));
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	err = fd < 0 ? -errno : write_all(fd, data, len);
+	err = fd < 0 ? -errno : ember_write_all(fd, data, len);
 	if (!err && fsync(fd) < 0)
 		err = -errno;
 	if (fd >= 0 && close(fd) < 0 && !err)

@@ -22,6 +22,8 @@ static int join(struct pstore_ntree *u, const struct pstore_ntree *side, uint32_
 
 		EMBER_FORWARD_IF_ERROR(pstore_ntree_child(u, (*map)[side->parent.v[i]], name, strlen(name),
 					  &(*map)[i]));
+		EMBER_FORWARD_IF_ERROR(pstore_ntree_note_source(
+			u, (*map)[i], pstore_ntree_file(side, side->name.v[i]), side->line.v[i]));
 	}
 	return 0;
 }

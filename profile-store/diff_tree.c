@@ -5,7 +5,8 @@
  * vanished has new values 0, a new one base values 0), children sorted
  * by name, written depth first without recursion:
  * {"name":"total","base_self":..,"base_total":..,"new_self":..,
- *  "new_total":..,"children":[...]}.
+ *  "new_total":..,"children":[...]}, with "file" and "line" as the plain
+ * tree gives them (out_tree.c), from either side.
  */
 #include "pstore_internal.h"
 
@@ -32,6 +33,12 @@ static int visit(void *ctx, uint32_t n, int depth, bool enter)
 			  ",\"base_self\":%" PRId64 ",\"base_total\":%" PRId64
 			  ",\"new_self\":%" PRId64 ",\"new_total\":%" PRId64,
 			  w->d->ub_self.v[n], w->d->ub_total.v[n], t->self.v[n], t->total.v[n]);
+	if (n && *pstore_ntree_file(t, t->name.v[n])) {
+		pstore_out_str(w->o, ",\"file\":");
+		pstore_out_json(w->o, pstore_ntree_file(t, t->name.v[n]));
+	}
+	if (n && t->line.v[n] > 0)
+		pstore_out_printf(w->o, ",\"line\":%" PRId64, t->line.v[n]);
 	return pstore_out_str(w->o, t->first[n] ? ",\"children\":[" : "");
 }
 

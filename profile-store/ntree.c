@@ -40,6 +40,7 @@ int pstore_ntree_init(struct pstore_ntree *t)
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->parent, 0));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->name, 0));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->self, 0));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->line, 0));
 	return EMBER_VEC_APPEND(&t->total, 0);
 }
 
@@ -51,6 +52,7 @@ void pstore_ntree_release(struct pstore_ntree *t)
 	EMBER_VEC_FREE(&t->self);
 	EMBER_VEC_FREE(&t->total);
 	EMBER_VEC_FREE(&t->file);
+	EMBER_VEC_FREE(&t->line);
 	ember_hset_release(&t->set);
 	free(t->first);
 	free(t->next);
@@ -73,6 +75,7 @@ int pstore_ntree_child(struct pstore_ntree *t, uint32_t parent, const char *name
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->name, k.name));
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->self, 0));
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->total, 0));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->line, -1)); /* none seen yet */
 		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->set, &ops, t, i, h));
 	}
 	*out = i;
@@ -120,6 +123,21 @@ static int note_file(struct pstore_ntree *t, uint32_t name, const char *file)
 	return 0;
 }
 
+/* Node n's frames are at line: its line, unless another was seen (0). */
+static void note_line(struct pstore_ntree *t, uint32_t n, int64_t line)
+{
+	int64_t *l = &t->line.v[n];
+
+	*l = *l < 0 || *l == line ? line : 0;
+}
+
+int pstore_ntree_note_source(struct pstore_ntree *t, uint32_t n, const char *file, int64_t line)
+{
+	if (line >= 0) /* a node's -1: no line seen */
+		note_line(t, n, line);
+	return note_file(t, t->name.v[n], file);
+}
+
 static int location_frames(struct pstore_ntree *t, const struct pstore_dict *d, uint32_t loc,
 			   uint32_t cur, uint32_t *out)
 {
@@ -137,6 +155,7 @@ static int location_frames(struct pstore_ntree *t, const struct pstore_dict *d, 
 		const char *name = line_name(d, ln);
 
 		EMBER_FORWARD_IF_ERROR(pstore_ntree_child(t, cur, name, strlen(name), &cur));
+		note_line(t, cur, ln->line > 0 ? ln->line : 0);
 		EMBER_FORWARD_IF_ERROR(note_file(t, t->name.v[cur],
 						 pstore_str(&d->str, d->funcs.v[ln->func].filename)));
 	}

@@ -1,7 +1,8 @@
 /*
  * out_tree.c - the JSON tree of a result, what a web UI draws its flame
  * graph from: {"name":"total","self":S,"total":T,"children":[...]}
- * ("file" too where the function's source file is known), children
+ * ("file" too where the function's source file is known, "line" where
+ * the frame's line is, one line for all the locations merged), children
  * sorted by name, written depth first without recursion.
  */
 #include "pstore_internal.h"
@@ -27,6 +28,8 @@ static int visit(void *ctx, uint32_t n, int depth, bool enter)
 		pstore_out_str(w->o, ",\"file\":");
 		pstore_out_json(w->o, pstore_ntree_file(t, t->name.v[n]));
 	}
+	if (n && t->line.v[n] > 0)
+		pstore_out_printf(w->o, ",\"line\":%" PRId64, t->line.v[n]);
 	pstore_out_printf(w->o, ",\"self\":%" PRId64 ",\"total\":%" PRId64, t->self.v[n],
 			  t->total.v[n]);
 	return pstore_out_str(w->o, t->first[n] ? ",\"children\":[" : "");

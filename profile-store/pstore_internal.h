@@ -1084,6 +1084,8 @@ struct pstore_ntree {
 	EMBER_VEC(int64_t) total;
 	EMBER_VEC(uint32_t) file; /* per name id: its function's source file (a name
 				     id too; 0 unknown), the first one seen */
+	EMBER_VEC(int64_t) line;  /* per node: the source line of its frames, 0 when
+				     unknown or when they name different lines */
 	struct ember_hset set;
 	uint32_t *first, *next; /* children sorted by name (pstore_ntree_finish) */
 };
@@ -1099,6 +1101,10 @@ void pstore_ntree_release(struct pstore_ntree *t);
 /* The child of parent named name[0..len), added when absent. */
 int pstore_ntree_child(struct pstore_ntree *t, uint32_t parent, const char *name, size_t len,
 		   uint32_t *out);
+/* Node n's frames come from file and line (line -1: none seen, as in
+ * t->line): the name's file when it has none yet, the node's line unless
+ * another was seen.  0 or -ENOMEM. */
+int pstore_ntree_note_source(struct pstore_ntree *t, uint32_t n, const char *file, int64_t line);
 /* The tree of r (self values summed per frame path), finished. */
 int pstore_ntree_build(const struct pstore_result *r, struct pstore_ntree *t);
 /* Totals from selves, and the sorted children lists. */

@@ -133,9 +133,9 @@ static int go_header(struct sym_go_table *t, uint64_t text_addr)
 	unsigned nwords, base;
 	int err;
 
-	EMBER_FAIL_IF(elfdw_read_un(&p, end, 4, &magic) || elfdw_read_un(&p, end, 1, &pad1) ||
-			      elfdw_read_un(&p, end, 1, &pad2) || elfdw_read_un(&p, end, 1, &w[0]) ||
-			      elfdw_read_un(&p, end, 1, &w[1]),
+	EMBER_FAIL_IF(ember_cur_uint(&p, end, 4, &magic) || ember_cur_uint(&p, end, 1, &pad1) ||
+			      ember_cur_uint(&p, end, 1, &pad2) || ember_cur_uint(&p, end, 1, &w[0]) ||
+			      ember_cur_uint(&p, end, 1, &w[1]),
 		      &t->diag, -EINVAL, "pcHeader truncated");
 	if ((err = go_version(t, (uint32_t)magic)))
 		return err;
@@ -148,7 +148,7 @@ static int go_header(struct sym_go_table *t, uint64_t text_addr)
 		      "pcHeader: bad pointer size");
 	nwords = t->ver == SYM_GO_116 ? 7 : 8;
 	for (unsigned i = 0; i < nwords; i++)
-		EMBER_FAIL_IF(elfdw_read_un(&p, end, t->ptrsize, &w[i]), &t->diag, -EINVAL,
+		EMBER_FAIL_IF(ember_cur_uint(&p, end, t->ptrsize, &w[i]), &t->diag, -EINVAL,
 			      "pcHeader truncated");
 	t->nfunc = w[0];
 	t->nfiles = w[1];
@@ -182,8 +182,8 @@ static int go_ftab(struct sym_go_table *t, uint64_t i, uint64_t *entry,
 	const uint8_t *p = t->funcs.data, *end = p + t->funcs.size;
 	uint64_t e, off = 0;
 
-	EMBER_FAIL_IF(elfdw_skip(&p, end, i * 2 * fs) || elfdw_read_un(&p, end, fs, &e) ||
-			      (i < t->nfunc && elfdw_read_un(&p, end, fs, &off)),
+	EMBER_FAIL_IF(ember_cur_skip(&p, end, i * 2 * fs) || ember_cur_uint(&p, end, fs, &e) ||
+			      (i < t->nfunc && ember_cur_uint(&p, end, fs, &off)),
 		      &t->diag, -EINVAL, "function table truncated");
 	*entry = t->ver == SYM_GO_116 ? e : t->text_start + e;
 	*funcoff = off;
@@ -211,19 +211,19 @@ static int go_func_read(struct sym_go_table *t, uint64_t funcoff,
 	const uint8_t *rec;
 	uint64_t e, v[9], nfd;
 
-	EMBER_FAIL_IF(elfdw_skip(&p, end, funcoff) || !elfdw_has(p, end, size), &t->diag,
+	EMBER_FAIL_IF(ember_cur_skip(&p, end, funcoff) || !ember_cur_has(p, end, size), &t->diag,
 		      -EINVAL, "function record past the end of the table");
 	rec = p;
-	EMBER_FAIL_IF(elfdw_read_un(&p, end, sz0, &e), &t->diag, -EINVAL,
+	EMBER_FAIL_IF(ember_cur_uint(&p, end, sz0, &e), &t->diag, -EINVAL,
 		      "function record truncated");
 	for (unsigned i = 1; i <= 8; i++)
-		EMBER_FAIL_IF(elfdw_read_un(&p, end, 4, &v[i]), &t->diag, -EINVAL,
+		EMBER_FAIL_IF(ember_cur_uint(&p, end, 4, &v[i]), &t->diag, -EINVAL,
 			      "function record truncated");
 	e = t->ver == SYM_GO_116 ? e : t->text_start + e;
 	EMBER_FAIL_IF(e != entry, &t->diag, -EINVAL,
 		      "function record's entry differs from the function table's");
 	p = rec + size - 1;
-	if (elfdw_read_un(&p, end, 1, &nfd))
+	if (ember_cur_uint(&p, end, 1, &nfd))
 		return EMBER_FAIL(&t->diag, -EINVAL, "function record truncated");
 	*f = (struct sym_go_func){
 		.entry = entry, .nameoff = (uint32_t)v[1], .pcfile = (uint32_t)v[5],
@@ -243,7 +243,7 @@ const char *sym_go_name(const struct sym_go_table *t, uint64_t off)
 	const uint8_t *p = t->funcnames.data, *end = p + t->funcnames.size;
 	const char *s;
 
-	if (elfdw_skip(&p, end, off) || elfdw_read_cstr(&p, end, &s))
+	if (ember_cur_skip(&p, end, off) || ember_cur_cstr(&p, end, &s))
 		return NULL;
 	return s;
 }
@@ -272,15 +272,15 @@ static int go_decode(struct sym_go_table *t, uint32_t off, uint64_t entry,
 	out->n = 0;
 	if (off == 0)
 		return 0; /* no table */
-	EMBER_FAIL_IF(elfdw_skip(&p, end, off), &t->diag, -EINVAL,
+	EMBER_FAIL_IF(ember_cur_skip(&p, end, off), &t->diag, -EINVAL,
 		      "pc-value table offset past pctab");
 	for (;;) {
-		EMBER_FAIL_IF(elfdw_read_uleb(&p, end, &uv) || uv > UINT32_MAX, &t->diag, -EINVAL,
+		EMBER_FAIL_IF(ember_cur_uleb(&p, end, &uv) || uv > UINT32_MAX, &t->diag, -EINVAL,
 			      "pc-value table truncated or malformed");
 		if (uv == 0 && !first)
 			return 0;
 		val += (uint32_t)(-(uv & 1)) ^ (uint32_t)(uv >> 1);
-		EMBER_FAIL_IF(elfdw_read_uleb(&p, end, &pcd) || pcd > UINT32_MAX, &t->diag,
+		EMBER_FAIL_IF(ember_cur_uleb(&p, end, &pcd) || pcd > UINT32_MAX, &t->diag,
 			      -EINVAL, "pc-value table truncated or malformed");
 		EMBER_FAIL_IF(pcd * t->quantum > limit - pc, &t->diag, -EINVAL,
 			      "pc-value table runs past its function");
@@ -323,7 +323,7 @@ int64_t sym_go_file(struct sym_index *idx, struct sym_go_table *t,
 		      "file number past the cu table");
 	if (cache[i])
 		return cache[i] == UINT32_MAX ? 0 : cache[i];
-	EMBER_FAIL_IF(elfdw_skip(&p, end, 4 * i) || elfdw_read_un(&p, end, 4, &fo), &t->diag,
+	EMBER_FAIL_IF(ember_cur_skip(&p, end, 4 * i) || ember_cur_uint(&p, end, 4, &fo), &t->diag,
 		      -EINVAL, "cu table truncated");
 	if (fo == UINT32_MAX) { /* the runtime's "?" */
 		cache[i] = UINT32_MAX;
@@ -331,7 +331,7 @@ int64_t sym_go_file(struct sym_index *idx, struct sym_go_table *t,
 	}
 	p = t->filetab.data;
 	end = p + t->filetab.size;
-	EMBER_FAIL_IF(elfdw_skip(&p, end, fo) || elfdw_read_cstr(&p, end, &s), &t->diag, -EINVAL,
+	EMBER_FAIL_IF(ember_cur_skip(&p, end, fo) || ember_cur_cstr(&p, end, &s), &t->diag, -EINVAL,
 		      "file name past the end of filetab");
 	off = sym_strtab_intern(&idx->strtab, s);
 	if (off < 0)
@@ -399,10 +399,10 @@ static void go_find_moduledata(struct sym_go_table *t, const struct sym_go_sect 
 		const uint8_t *p = nd->data + off, *end = nd->data + nd->size;
 		uint64_t w[MD_WORDS], gofunc;
 
-		if (elfdw_read_un(&p, end, ps, &w[0]) || w[0] != t->pclntab.addr)
+		if (ember_cur_uint(&p, end, ps, &w[0]) || w[0] != t->pclntab.addr)
 			continue;
 		for (unsigned i = 1; i < MD_WORDS; i++)
-			if (elfdw_read_un(&p, end, ps, &w[i]))
+			if (ember_cur_uint(&p, end, ps, &w[i]))
 				return;
 		if (!go_moduledata_ok(t, w, nd->addr + off, nd))
 			continue;

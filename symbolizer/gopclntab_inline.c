@@ -53,24 +53,24 @@ static int inl_tree_addr(struct sym_go_table *t, const struct sym_go_func *f,
 	*out = 0;
 	if (f->nfuncdata <= SYM_GO_FUNCDATA_INLTREE)
 		return 0;
-	EMBER_FAIL_IF(elfdw_skip(&p, end, 4 * (uint64_t)f->npcdata), &t->diag, -EINVAL,
+	EMBER_FAIL_IF(ember_cur_skip(&p, end, 4 * (uint64_t)f->npcdata), &t->diag, -EINVAL,
 		      "function record's funcdata past the end of the table");
 	if (t->ver == SYM_GO_116) {
 		/* pointers, aligned as the runtime aligns them in memory */
 		uint64_t at = f->pcdata_addr + 4 * (uint64_t)f->npcdata;
 
 		if (t->ptrsize == 8 && (at & 4))
-			EMBER_FAIL_IF(elfdw_skip(&p, end, 4), &t->diag, -EINVAL,
+			EMBER_FAIL_IF(ember_cur_skip(&p, end, 4), &t->diag, -EINVAL,
 				      "function record's funcdata past the end");
 		EMBER_FAIL_IF(
-			elfdw_skip(&p, end, (uint64_t)t->ptrsize * SYM_GO_FUNCDATA_INLTREE) ||
-				elfdw_read_un(&p, end, t->ptrsize, &v),
+			ember_cur_skip(&p, end, (uint64_t)t->ptrsize * SYM_GO_FUNCDATA_INLTREE) ||
+				ember_cur_uint(&p, end, t->ptrsize, &v),
 			&t->diag, -EINVAL, "function record's funcdata past the end");
 		*out = v;
 		return 0;
 	}
-	EMBER_FAIL_IF(elfdw_skip(&p, end, 4 * SYM_GO_FUNCDATA_INLTREE) ||
-			      elfdw_read_un(&p, end, 4, &v),
+	EMBER_FAIL_IF(ember_cur_skip(&p, end, 4 * SYM_GO_FUNCDATA_INLTREE) ||
+			      ember_cur_uint(&p, end, 4, &v),
 		      &t->diag, -EINVAL, "function record's funcdata past the end");
 	if (v == UINT32_MAX)
 		return 0;
@@ -90,9 +90,9 @@ static int inl_entry(struct inl_ctx *c, uint32_t ix, uint64_t *nameoff,
 	EMBER_FAIL_IF(!p, &c->t->diag, -EINVAL,
 		      "inline tree entry outside the file's sections");
 	end = p + c->esize;
-	EMBER_FAIL_IF(elfdw_skip(&p, end, c->t->ver == SYM_GO_120 ? 4 : 12) ||
-			      elfdw_read_un(&p, end, 4, nameoff) ||
-			      elfdw_read_un(&p, end, 4, &parent_pc),
+	EMBER_FAIL_IF(ember_cur_skip(&p, end, c->t->ver == SYM_GO_120 ? 4 : 12) ||
+			      ember_cur_uint(&p, end, 4, nameoff) ||
+			      ember_cur_uint(&p, end, 4, &parent_pc),
 		      &c->t->diag, -EINVAL, "inline tree entry truncated");
 	EMBER_FAIL_IF(parent_pc > INT32_MAX || parent_pc >= c->runs->end - c->f->entry,
 		      &c->t->diag, -EINVAL,

@@ -149,7 +149,7 @@ static int run_extended(const uint8_t **pos, const uint8_t *end,
 	const uint8_t *p = *pos, *op_end;
 	uint64_t len, sub, v;
 
-	if (elfdw_read_uleb(&p, end, &len) || len == 0 || !elfdw_has(p, end, len))
+	if (ember_cur_uleb(&p, end, &len) || len == 0 || !ember_cur_has(p, end, len))
 		return -EINVAL;
 	op_end = p + len;
 	*pos = op_end;
@@ -158,12 +158,12 @@ static int run_extended(const uint8_t **pos, const uint8_t *end,
 	case DW_LNE_end_sequence:
 		return 1;
 	case DW_LNE_set_address:
-		if (len - 1 > 8 || elfdw_read_un(&p, op_end, (unsigned)(len - 1), &v))
+		if (len - 1 > 8 || ember_cur_uint(&p, op_end, (unsigned)(len - 1), &v))
 			return -EINVAL;
 		m->addr = v;
 		return 0;
 	case DW_LNE_set_discriminator:
-		return elfdw_read_uleb(&p, op_end, &m->disc) ? -EINVAL : 0;
+		return ember_cur_uleb(&p, op_end, &m->disc) ? -EINVAL : 0;
 	default: /* define_file and vendor extensions: skipped */
 		return 0;
 	}
@@ -181,24 +181,24 @@ static int run_standard(const uint8_t **pos, const uint8_t *end,
 	case DW_LNS_copy:
 		return 1;
 	case DW_LNS_advance_pc:
-		if (elfdw_read_uleb(pos, end, &v))
+		if (ember_cur_uleb(pos, end, &v))
 			return -EINVAL;
 		m->addr += v * h->min_inst;
 		return 0;
 	case DW_LNS_advance_line:
-		if (elfdw_read_sleb(pos, end, &sv))
+		if (ember_cur_sleb(pos, end, &sv))
 			return -EINVAL;
 		m->line += (uint64_t)sv;
 		return 0;
 	case DW_LNS_set_file:
-		return elfdw_read_uleb(pos, end, &m->file) ? -EINVAL : 0;
+		return ember_cur_uleb(pos, end, &m->file) ? -EINVAL : 0;
 	case DW_LNS_set_column:
-		return elfdw_read_uleb(pos, end, &m->col) ? -EINVAL : 0;
+		return ember_cur_uleb(pos, end, &m->col) ? -EINVAL : 0;
 	case DW_LNS_const_add_pc:
 		m->addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst;
 		return 0;
 	case DW_LNS_fixed_advance_pc:
-		if (elfdw_read_un(pos, end, 2, &v))
+		if (ember_cur_uint(pos, end, 2, &v))
 			return -EINVAL;
 		m->addr += v;
 		return 0;
@@ -209,7 +209,7 @@ static int run_standard(const uint8_t **pos, const uint8_t *end,
 		return 0;
 	default: /* set_isa and unknown opcodes: skip their operands */
 		for (unsigned i = 0; i < h->std_lengths[op - 1]; i++)
-			if (elfdw_read_uleb(pos, end, &v))
+			if (ember_cur_uleb(pos, end, &v))
 				return -EINVAL;
 		return 0;
 	}

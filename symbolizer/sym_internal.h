@@ -186,7 +186,7 @@ struct sym_index {
 					   unit's rows were read from */
 	size_t abbrev_parses;		/* abbreviation tables parsed */
 
-	/* A loaded index (index_file.c): the arrays above point into this
+	/* A loaded index (index_load.c): the arrays above point into this
 	 * read-only mapping of its file, and only the demangling cache and
 	 * debug_path are the index's own allocations. */
 	void *file_map;

@@ -37,10 +37,10 @@ static int expr_decode(const uint8_t *p, const uint8_t *end,
 		if (n == max)
 			return -1;
 		if (o.op >= DW_OP_breg0 && o.op <= DW_OP_breg31) {
-			if (elfdw_read_sleb(&p, end, &o.s))
+			if (ember_cur_sleb(&p, end, &o.s))
 				return -1;
 		} else if (o.op == DW_OP_plus_uconst) {
-			if (elfdw_read_uleb(&p, end, &o.u))
+			if (ember_cur_uleb(&p, end, &o.u))
 				return -1;
 		} else if (o.op != DW_OP_deref && o.op != DW_OP_and &&
 			   o.op != DW_OP_ge && o.op != DW_OP_shl &&

@@ -169,8 +169,8 @@ static int op_offset(struct prog *pr, unsigned op, uint64_t reg)
 			       ? UNWIND_REG_VAL_CFA : UNWIND_REG_AT_CFA;
 	struct unwind_col *c;
 
-	if (sf ? elfdw_read_sleb(&pr->p, pr->end, &s)
-	       : elfdw_read_uleb(&pr->p, pr->end, &u))
+	if (sf ? ember_cur_sleb(&pr->p, pr->end, &s)
+	       : ember_cur_uleb(&pr->p, pr->end, &u))
 		return truncated(pr, op);
 	if (!sf)
 		s = s64_of(u, &ok);
@@ -210,7 +210,7 @@ static int op_register_rule(struct prog *pr, unsigned op)
 	const uint8_t *block = NULL;
 	struct unwind_col *c;
 
-	if (elfdw_read_uleb(&pr->p, pr->end, &reg))
+	if (ember_cur_uleb(&pr->p, pr->end, &reg))
 		return truncated(pr, op);
 	switch (op) {
 	case DW_CFA_offset_extended: case DW_CFA_offset_extended_sf:
@@ -221,12 +221,12 @@ static int op_register_rule(struct prog *pr, unsigned op)
 		op_restore(pr, reg);
 		return OP_CONTINUE;
 	case DW_CFA_register:
-		if (elfdw_read_uleb(&pr->p, pr->end, &reg2))
+		if (ember_cur_uleb(&pr->p, pr->end, &reg2))
 			return truncated(pr, op);
 		break;
 	case DW_CFA_expression: case DW_CFA_val_expression:
-		if (elfdw_read_uleb(&pr->p, pr->end, &len) ||
-		    elfdw_read_block(&pr->p, pr->end, len, &block))
+		if (ember_cur_uleb(&pr->p, pr->end, &len) ||
+		    ember_cur_bytes(&pr->p, pr->end, len, &block))
 			return truncated(pr, op);
 		break;
 	}
@@ -255,18 +255,18 @@ static int op_def_cfa(struct prog *pr, unsigned op)
 
 	pr->dirty = true;
 	if (op == DW_CFA_def_cfa_expression) {
-		if (elfdw_read_uleb(&pr->p, pr->end, &len) ||
-		    elfdw_read_block(&pr->p, pr->end, len, &block))
+		if (ember_cur_uleb(&pr->p, pr->end, &len) ||
+		    ember_cur_bytes(&pr->p, pr->end, len, &block))
 			return truncated(pr, op);
 		unwind_expr_cfa(block, len, pr->b->in->machine, s);
 		return OP_CONTINUE;
 	}
 	if (op != DW_CFA_def_cfa_offset && op != DW_CFA_def_cfa_offset_sf &&
-	    elfdw_read_uleb(&pr->p, pr->end, &reg))
+	    ember_cur_uleb(&pr->p, pr->end, &reg))
 		return truncated(pr, op);
 	if (op != DW_CFA_def_cfa_register &&
-	    (sf ? elfdw_read_sleb(&pr->p, pr->end, &off)
-		: elfdw_read_uleb(&pr->p, pr->end, &u)))
+	    (sf ? ember_cur_sleb(&pr->p, pr->end, &off)
+		: ember_cur_uleb(&pr->p, pr->end, &u)))
 		return truncated(pr, op);
 	if (op == DW_CFA_def_cfa_register) {
 		off = s->cfa_off; /* the offset stays (readelf, libgcc) */
@@ -307,7 +307,7 @@ static int op_advance(struct prog *pr, unsigned op)
 	unsigned n = op == DW_CFA_MIPS_advance_loc8 ? 8 : size[op];
 	uint64_t delta;
 
-	if (elfdw_read_un(&pr->p, pr->end, n, &delta))
+	if (ember_cur_uint(&pr->p, pr->end, n, &delta))
 		return truncated(pr, op);
 	return advance(pr, delta);
 }
@@ -338,7 +338,7 @@ static int op_extended(struct prog *pr, unsigned op)
 	case DW_CFA_def_cfa_sf: case DW_CFA_def_cfa_offset_sf:
 		return op_def_cfa(pr, op);
 	case DW_CFA_GNU_args_size:
-		return elfdw_read_uleb(&pr->p, pr->end, &skip) ? truncated(pr, op)
+		return ember_cur_uleb(&pr->p, pr->end, &skip) ? truncated(pr, op)
 								: OP_CONTINUE;
 	case DW_CFA_AARCH64_negate_ra_state: /* = DW_CFA_GNU_window_save */
 		if (pr->b->in->machine == UNWIND_EM_AARCH64) {

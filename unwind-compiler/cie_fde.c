@@ -64,7 +64,7 @@ static int walk_next(struct unwind_build *b, struct walk *w, struct entry *e)
 		off = (uint64_t)(p - w->start);
 		if (p == w->end)
 			return 0;
-		if (elfdw_read_un(&p, w->end, 4, &len))
+		if (ember_cur_uint(&p, w->end, 4, &len))
 			return BAD(b, "'%s' +0x%" PRIx64 ": entry length runs past the section end",
 				   sec_name(w->sec), off);
 		if (len != 0)
@@ -74,7 +74,7 @@ static int walk_next(struct unwind_build *b, struct walk *w, struct entry *e)
 		w->pos = p; /* zero terminator or padding: keep walking */
 	}
 	e->is64 = len == 0xffffffff;
-	if (e->is64 && elfdw_read_un(&p, w->end, 8, &len))
+	if (e->is64 && ember_cur_uint(&p, w->end, 8, &len))
 		return BAD(b, "'%s' +0x%" PRIx64 ": 64-bit entry length runs past the section end",
 			   sec_name(w->sec), off);
 	if (len > (uint64_t)(w->end - p))
@@ -83,7 +83,7 @@ static int walk_next(struct unwind_build *b, struct walk *w, struct entry *e)
 	e->off = off;
 	e->end = p + len;
 	e->id_pos = p;
-	if (elfdw_read_un(&p, e->end, e->is64 ? 8 : 4, &e->id))
+	if (ember_cur_uint(&p, e->end, e->is64 ? 8 : 4, &e->id))
 		return BAD(b, "'%s' +0x%" PRIx64 ": entry too short for its CIE id",
 			   sec_name(w->sec), off);
 	e->body = p;
@@ -109,8 +109,8 @@ static int parse_cie_aug(struct unwind_build *b, enum unwind_sec sec,
 	uint64_t len, skip;
 	uint8_t enc;
 
-	if (elfdw_read_uleb(pos, e->end, &len) ||
-	    elfdw_read_block(pos, e->end, len, &q))
+	if (ember_cur_uleb(pos, e->end, &len) ||
+	    ember_cur_bytes(pos, e->end, len, &q))
 		return BAD(b, "'%s' +0x%" PRIx64 ": CIE augmentation data runs past the entry",
 			   sec_name(sec), e->off);
 	qend = q + len;
@@ -118,12 +118,12 @@ static int parse_cie_aug(struct unwind_build *b, enum unwind_sec sec,
 		if (*c == 'S' || *c == 'B' || *c == 'G')
 			cie->signal |= *c == 'S';
 		else if (*c == 'L' || *c == 'R') {
-			if (elfdw_read_u8(&q, qend, &enc))
+			if (ember_cur_u8(&q, qend, &enc))
 				goto truncated;
 			if (*c == 'R')
 				cie->fde_enc = enc;
 		} else if (*c == 'P') {
-			if (elfdw_read_u8(&q, qend, &enc) ||
+			if (ember_cur_u8(&q, qend, &enc) ||
 			    unwind_read_encoded(&q, qend, enc & 0x0f, &pc, &skip))
 				goto truncated;
 		} else
@@ -143,23 +143,23 @@ static int parse_cie_fields(struct unwind_build *b, enum unwind_sec sec,
 	uint64_t ra;
 
 	if (cie->version >= 4 &&
-	    (elfdw_read_u8(p, e->end, &cie->addr_size) ||
-	     elfdw_read_u8(p, e->end, &cie->seg_size)))
+	    (ember_cur_u8(p, e->end, &cie->addr_size) ||
+	     ember_cur_u8(p, e->end, &cie->seg_size)))
 		goto truncated;
 	EMBER_FAIL_IF(cie->addr_size != b->in->addr_size || cie->seg_size > 8, b->diag,
 		      -UNWIND_ERR_BAD_CFI,
 		      "'%s' +0x%" PRIx64 ": CIE address size %u, segment size %u unsupported",
 		      sec_name(sec), e->off, cie->addr_size, cie->seg_size);
-	if (elfdw_read_uleb(p, e->end, &cie->code_align) ||
-	    elfdw_read_sleb(p, e->end, &cie->data_align))
+	if (ember_cur_uleb(p, e->end, &cie->code_align) ||
+	    ember_cur_sleb(p, e->end, &cie->data_align))
 		goto truncated;
 	if (cie->version == 1) {
 		uint8_t r;
 
-		if (elfdw_read_u8(p, e->end, &r))
+		if (ember_cur_u8(p, e->end, &r))
 			goto truncated;
 		ra = r;
-	} else if (elfdw_read_uleb(p, e->end, &ra))
+	} else if (ember_cur_uleb(p, e->end, &ra))
 		goto truncated;
 	cie->ra_reg = ra;
 	return 0;
@@ -181,8 +181,8 @@ static int parse_cie(struct unwind_build *b, enum unwind_sec sec,
 	cie->sec = (uint8_t)sec;
 	cie->addr_size = b->in->addr_size;
 	cie->initial_err = 1;
-	if (elfdw_read_u8(&p, e->end, &cie->version) ||
-	    elfdw_read_cstr(&p, e->end, &aug))
+	if (ember_cur_u8(&p, e->end, &cie->version) ||
+	    ember_cur_cstr(&p, e->end, &aug))
 		return BAD(b, "'%s' +0x%" PRIx64 ": CIE header runs past the entry",
 			   sec_name(sec), e->off);
 	EMBER_FAIL_IF(cie->version != 1 && cie->version != 3 &&
@@ -191,7 +191,7 @@ static int parse_cie(struct unwind_build *b, enum unwind_sec sec,
 		      "'%s' +0x%" PRIx64 ": CIE version %u unsupported", sec_name(sec), e->off,
 		      cie->version);
 	if (strcmp(aug, "eh") == 0 &&
-	    elfdw_read_un(&p, e->end, cie->addr_size, &skip))
+	    ember_cur_uint(&p, e->end, cie->addr_size, &skip))
 		return BAD(b, "'%s' +0x%" PRIx64 ": CIE 'eh' data runs past the entry",
 			   sec_name(sec), e->off);
 	err = parse_cie_fields(b, sec, e, &p, cie);
@@ -280,7 +280,7 @@ static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 	struct unwind_ptr_ctx pc = { s->data, s->vaddr, 0, cie->addr_size };
 
 	enc = sec == UNWIND_SEC_EH ? cie->fde_enc : 0;
-	if (cie->seg_size && elfdw_read_un(&p, e->end, cie->seg_size, &len))
+	if (cie->seg_size && ember_cur_uint(&p, e->end, cie->seg_size, &len))
 		goto truncated;
 	err = unwind_read_encoded(&p, e->end, enc, &pc, &f->start);
 	if (!err)
@@ -290,8 +290,8 @@ static int parse_fde(struct unwind_build *b, enum unwind_sec sec,
 			   sec_name(sec), e->off, enc);
 	if (err)
 		goto truncated;
-	if (cie->aug_z && (elfdw_read_uleb(&p, e->end, &len) ||
-			      elfdw_read_block(&p, e->end, len, &aug)))
+	if (cie->aug_z && (ember_cur_uleb(&p, e->end, &len) ||
+			      ember_cur_bytes(&p, e->end, len, &aug)))
 		goto truncated;
 	EMBER_FAIL_IF(f->start + range < f->start, b->diag, -UNWIND_ERR_BAD_CFI,
 		      "'%s' +0x%" PRIx64 ": FDE range 0x%" PRIx64 "+0x%" PRIx64 " wraps around",

@@ -18,8 +18,8 @@ int unwind_hdr_eh_frame_ptr(const uint8_t *hdr, size_t size, uint64_t vaddr,
 	const uint8_t *p = hdr, *end = hdr + size;
 	uint8_t version, ptr_enc, count_enc, table_enc;
 
-	if (elfdw_read_u8(&p, end, &version) || elfdw_read_u8(&p, end, &ptr_enc) ||
-	    elfdw_read_u8(&p, end, &count_enc) || elfdw_read_u8(&p, end, &table_enc))
+	if (ember_cur_u8(&p, end, &version) || ember_cur_u8(&p, end, &ptr_enc) ||
+	    ember_cur_u8(&p, end, &count_enc) || ember_cur_u8(&p, end, &table_enc))
 		return -ENODATA;
 	if (version != 1)
 		return -ENOTSUP;

@@ -23,12 +23,12 @@ static int read_format(const uint8_t **pos, const uint8_t *end, uint8_t fmt,
 	int err;
 
 	if (fmt == DW_EH_PE_uleb128)
-		return elfdw_read_uleb(pos, end, out);
+		return ember_cur_uleb(pos, end, out);
 	if (fmt == DW_EH_PE_sleb128)
-		return elfdw_read_sleb(pos, end, (int64_t *)out);
+		return ember_cur_sleb(pos, end, (int64_t *)out);
 	if (n == 0 || n > 8)
 		return -ENOTSUP;
-	err = elfdw_read_un(pos, end, n, &v);
+	err = ember_cur_uint(pos, end, n, &v);
 	if (err)
 		return err;
 	if ((fmt & DW_EH_PE_signed) && n < 8 && (v >> (8 * n - 1)) & 1)

@@ -130,14 +130,14 @@ class Server:
 
 
 class Agent:
-    def __init__(self, args, out=None):
+    def __init__(self, args, out=None, env=None):
         self.out = out or tempfile.mkdtemp(dir=TMP, prefix="out.")
         self.metrics_port = free_port()
         self.logpath = os.path.join(TMP, "agent.%d.log" % len(CHILDREN))
         self.log = open(self.logpath, "wb")
         argv = [AGENT, "--output", self.out, "--frequency", "99", "--interval", "2",
                 "--metrics-listen", "127.0.0.1:%d" % self.metrics_port] + args
-        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log, env=env)
         CHILDREN.append(self.proc)
         wait_for(lambda: "agent: sampling at" in self.text() or self.proc.poll() is not None,
                  "the agent to start", 90)
@@ -318,11 +318,15 @@ def test_agent_bpf__process_started_after_the_agent():
     its libc by the next unknown pc; unwound by tables all the same."""
     needs_go()
     require_bpf()
-    agent = Agent([])
+    agent = Agent(["--log-level", "debug"])
     p = run_fixture("chain_nofp", 6)  # its table is compiled while it runs
     p.wait()
     check(agent.metric("ember_agent_frames_total", '{unwinder="table"}') > 0,
           "no frame unwound by a table")
+    # no process maps it any more: unloaded once idle a whole interval
+    wait_for(lambda: "'%s': unwind table unloaded" % fx("chain_nofp") in agent.text(),
+             "the fixture's table to be unloaded", 30)
+    check(agent.metric("ember_agent_table_unloads_total") >= 1, "no unload counted")
     agent.stop()
     srv = Server()
     check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
@@ -346,6 +350,104 @@ def test_agent_bpf__qsort_walk_crosses_libc():
     frac, total = share(s, through_libc)
     check(frac >= 0.3, "only %.1f%% of %d samples show cmp <- (libc) <- sorter <- main"
           % (100 * frac, total))
+
+
+def test_agent_bpf__frame_pointers_and_a_table_mixed_per_frame():
+    """--no-local-compile, and the server holds libc's table but not the
+    fixture's: the fixture (built with frame pointers) is walked by its frame
+    pointers, said in the log and /metrics, and qsort inside libc by libc's
+    table from the server, in one stack: cmp <- qsort (table) <- sorter <-
+    main (frame pointers)."""
+    needs_go()
+    require_bpf()
+    srv = Server()
+    srv.upload(LIBC)
+    agent = Agent(["--server", srv.url, "--no-local-compile"])
+    p = run_fixture("qsort_fp", 4)
+    wait_for(lambda: re.search(r"'%s' \(build ID %s\): frame pointers: "
+                               % (re.escape(fx("qsort_fp")), build_id(fx("qsort_fp"))),
+                               agent.text()), "the fixture's frame pointers in the log", 20)
+    fp = agent.metric("ember_agent_files", '{source="frame_pointers"}')
+    p.wait()
+    log = agent.stop()
+    check(fp >= 1, "/metrics counts no file walked by frame pointers")
+    check(re.search(r"libc\.so\.6' \(build ID %s\): unwind table from the server"
+                    % build_id(LIBC), log), "libc's table not from the server")
+    check("'%s' (build ID %s): unwind table compiled" % (fx("qsort_fp"), build_id(fx("qsort_fp")))
+          not in log, "compiled a table despite --no-local-compile")
+    s = samples_of(srv, agent, p.pid, [fx("qsort_fp")])
+    check_chain(s, ["sorter", "main"])
+    frac, total = share(s, lambda f: (f and f[0] == "cmp" and "sorter" in f and
+                                      f.index("sorter") > 1))
+    check(frac >= 0.3, "only %.1f%% of %d samples show cmp <- (libc, by its table) <- sorter "
+          "(frame pointers)" % (100 * frac, total))
+
+
+def cgroup2_root():
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            dev, where, fstype = line.split()[:3]
+            if fstype == "cgroup2":
+                return where
+    return None
+
+
+def sampled_pids(agent):
+    """{pid: labels of its first sample} over every profile the agent wrote."""
+    pids = {}
+    for path in agent.profiles():
+        for labels, _, _ in traces(path):
+            pids.setdefault(labels.get("pid"), labels)
+    return pids
+
+
+def test_agent_bpf__pid_and_cgroup_choose_what_is_sampled():
+    """--pid P samples P alone, --cgroup DIR the tasks in DIR alone, while
+    another copy of the fixture runs beside them; the samples carry host,
+    comm, pid, executable, build_id, cgroup and the container ID read from
+    the cgroup path."""
+    needs_go()
+    require_bpf()
+    root = cgroup2_root()
+    if not root or not os.access(root, os.W_OK):
+        skip("no writable cgroup v2 hierarchy here (/proc/self/mounts)")
+    cid = "%064x" % (0xe3be4 * (os.getpid() + 1) << 100)
+    cg = os.path.join(root, "ember-agent-test-" + cid)
+    os.mkdir(cg)
+    try:
+        a = run_fixture("chain_fp", 600)
+        b = run_fixture("chain_nofp", 600)
+        agent = Agent(["--pid", str(a.pid)])
+        time.sleep(3)
+        agent.stop()
+        pids = sampled_pids(agent)
+        check(set(pids) == {str(a.pid)}, "--pid %d sampled %r" % (a.pid, sorted(pids)))
+        lab = pids[str(a.pid)]
+        check(lab.get("comm") == "chain_fp" and lab.get("executable") == fx("chain_fp") and
+              lab.get("build_id") == build_id(fx("chain_fp")) and
+              lab.get("host") == socket.gethostname(), "labels: %r" % lab)
+        srv = Server()
+        check_chain(samples_of(srv, agent, a.pid, [fx("chain_fp"), LIBC]), CHAIN)
+        c = run_fixture("chain_fp", 600, wrapper=[
+            "sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$1" "$2"', cg])
+        wait_for(lambda: str(c.pid) in open(os.path.join(cg, "cgroup.procs")).read().split(),
+                 "the fixture in its cgroup")
+        agent = Agent(["--cgroup", cg])
+        time.sleep(3)
+        agent.stop()
+        pids = sampled_pids(agent)
+        check(set(pids) == {str(c.pid)}, "--cgroup sampled %r, not just %d" % (sorted(pids), c.pid))
+        lab = pids[str(c.pid)]
+        check(lab.get("cgroup") == "/" + os.path.basename(cg) and
+              lab.get("container_id") == cid, "cgroup labels: %r" % lab)
+    finally:
+        for ch in CHILDREN:
+            if ch.poll() is None:
+                ch.kill()
+                ch.wait()
+        wait_for(lambda: not open(os.path.join(cg, "cgroup.procs")).read().strip(),
+                 "the cgroup to empty", 10)
+        os.rmdir(cg)
 
 
 def test_agent_bpf__syscall_kernel_frames_named():
@@ -373,6 +475,10 @@ def test_agent_bpf__process_in_another_mount_namespace():
     require_bpf()
     if not packages.which("unshare"):
         skip(packages.missing("unshare"))
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:  # a chroot whose / is no mount point, or no CAP_SYS_ADMIN
+        skip("no private mount namespace here: " + r.stderr.strip())
     where = tempfile.mkdtemp(dir=TMP, prefix="ns.")
     app = os.path.join(where, "app")
     agent = Agent([])
@@ -436,13 +542,23 @@ def test_agent_bpf__table_from_server_then_from_cache():
 def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
     """Nothing listens at --server: the agent compiles its tables, keeps
     sampling and writing profiles, queues pushes within --buffer-kb, drops
-    the oldest and counts them.  The cap is 2 KiB, less than what five
-    intervals of profiles take compressed, so that dropping is certain
-    however small a loaded machine's profiles are (checked, not assumed)."""
+    the oldest and counts them.  The cap is sized from what a probe run's
+    profiles take compressed (two and a half of them), so that one profile
+    fits, is pushed and fails, and five intervals overflow the queue,
+    whatever size a machine's profiles have."""
     needs_go()
     require_bpf()
     dead = "http://127.0.0.1:%d" % free_port()
-    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", "2"])
+    probe = Agent(["--server", dead, "--interval", "1"])
+    p = run_fixture("chain_nofp", 3)
+    p.wait()
+    time.sleep(1.2)
+    n, size = (probe.metric("ember_agent_push_queue_profiles"),
+               probe.metric("ember_agent_push_queue_bytes"))
+    probe.stop()
+    check(n >= 1, "the probe queued no profile")
+    cap_kb = max(1, int(2.5 * size / n) // 1024)
+    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", str(cap_kb)])
     p = run_fixture("chain_nofp", 5)
     p.wait()
     time.sleep(1.2)  # one more interval
@@ -451,8 +567,8 @@ def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
     dropped_bytes = agent.metric("ember_agent_push_dropped_bytes_total")
     failures = agent.metric("ember_agent_push_failures_total")
     log = agent.stop()
-    check(queued <= 2 * 1024, "push queue at %d bytes, past its 2 KiB cap" % queued)
-    check(queued + dropped_bytes > 2 * 1024,
+    check(queued <= cap_kb * 1024, "push queue at %d bytes, past its %d KiB cap" % (queued, cap_kb))
+    check(queued + dropped_bytes > cap_kb * 1024,
           "the profiles took %d bytes in all: too few to fill the queue" % (queued + dropped_bytes))
     check(dropped >= 1, "no profile dropped although the queue is full")
     check(failures >= 1, "no failed push counted")
@@ -466,17 +582,13 @@ def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
 def test_agent_bpf__delivered_once_the_server_is_back():
     require_bpf()
     srv = Server()
-    st, body, _ = srv.request("POST", "/api/v1/profiles", b"",
-                              {"Authorization": "Bearer " + srv.token})
-    if st == 404 or (st == 503 and b"unrecognized path" in body):
-        skip("needs POST /api/v1/profiles (issue 15): the server answers %d %r"
-             % (st, body.strip()))
     port = srv.port
     token = srv.token
     data = srv.data
     srv.stop()
-    agent = Agent(["--server", "http://127.0.0.1:%d" % port, "--token", token,
-                   "--interval", "1"])
+    # the token from $EMBER_TOKEN (--token and --token-file are the other cases')
+    agent = Agent(["--server", "http://127.0.0.1:%d" % port, "--interval", "1"],
+                  env=dict(os.environ, EMBER_TOKEN=token))
     p = run_fixture("chain_nofp", 3)
     p.wait()
     time.sleep(1.5)
@@ -488,6 +600,14 @@ def test_agent_bpf__delivered_once_the_server_is_back():
              "the queue to drain into the restarted server", 400)
     check(agent.metric("ember_agent_profiles_total", '{result="sent"}') >= 1, "none sent")
     agent.stop()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request("GET", "/api/v1/query?type=samples&from=now-10m&format=folded&query=" +
+              urllib.parse.quote('{pid="%d"}' % p.pid))
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    check(r.status == 200 and body.strip(), "the restarted server holds no sample of pid %d: "
+          "HTTP %d %r" % (p.pid, r.status, body[:200]))
 
 
 def ember(*args, timeout=120):
@@ -507,8 +627,9 @@ def test_agent_bpf__regression_found_by_diff_across_versions():
         srv.upload(fx(v + "/regress"))
     for v in ("1", "2"):
         agent = Agent(["--server", srv.url, "--token", srv.token, "--label", "version=" + v,
-                       "--interval", "1"])
-        p = run_fixture("v%s/regress" % v, 4)
+                       "--interval", "1"] +
+                      (["--compression", "gzip"] if v == "2" else []))  # zstd, then gzip
+        p = run_fixture("v%s/regress" % v, 2)  # CPU seconds: 200 samples at 99 Hz
         p.wait()
         agent.stop()  # drains and pushes the last interval
     base, new = '{version="1",comm="regress"}', '{version="2",comm="regress"}'
@@ -645,6 +766,20 @@ def test_agent_bpf__clear_errors():
                        capture_output=True, text=True, timeout=60)
     check(r.returncode == 1 and "missing CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)"
           in r.stderr, "without capabilities: %d %r" % (r.returncode, r.stderr))
+    # a kernel too old, as uname tells it (setarch --uname-2.6)
+    setarch, unshare = packages.which("setarch"), packages.which("unshare")
+    if not setarch or not unshare:
+        skip(packages.missing("setarch" if not setarch else "unshare"))
+    r = subprocess.run([setarch, os.uname().machine, "--uname-2.6", AGENT, "--output", TMP],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and re.search(r"kernel 2\.6 is too old: the agent needs 5\.17",
+                                          r.stderr), "uname 2.6: %d %r" % (r.returncode, r.stderr))
+    # no kernel BTF: /sys/kernel/btf hidden by an empty tmpfs in a mount namespace
+    r = subprocess.run([unshare, "-m", "--propagation", "private", "sh", "-c",
+                        'mount -t tmpfs tmpfs /sys/kernel/btf && exec "$0" --output "$1"',
+                        AGENT, TMP], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "no kernel BTF ('/sys/kernel/btf/vmlinux': No such file"
+          in r.stderr, "without BTF: %d %r" % (r.returncode, r.stderr))
 
 
 def main():

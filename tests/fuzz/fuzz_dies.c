@@ -114,27 +114,27 @@ static void abbrev_sites(const uint8_t *img, size_t off, size_t len, struct site
 
 	while (p < end) {
 		q = p;
-		if (elfdw_read_uleb(&p, end, &v))
+		if (ember_cur_uleb(&p, end, &v))
 			return;
 		site_add(s, SITE_ABBREV_CODE, (size_t)(q - img), (size_t)(p - q), 0);
 		if (v == 0)
 			continue; /* a table's end; another may follow */
 		if (s->ncodes < 64)
 			s->codes[s->ncodes++] = v;
-		if (elfdw_read_uleb(&p, end, &v) || p >= end)
+		if (ember_cur_uleb(&p, end, &v) || p >= end)
 			return;
 		site_add(s, SITE_CHILDREN, (size_t)(p - img), 1, 0);
 		p++;
 		do {
 			q = p;
-			if (elfdw_read_uleb(&p, end, &name))
+			if (ember_cur_uleb(&p, end, &name))
 				return;
 			site_add(s, SITE_ATTR, (size_t)(q - img), (size_t)(p - q), 0);
 			q = p;
-			if (elfdw_read_uleb(&p, end, &form))
+			if (ember_cur_uleb(&p, end, &form))
 				return;
 			site_add(s, SITE_FORM, (size_t)(q - img), (size_t)(p - q), 0);
-			if (form == DW_FORM_implicit_const && elfdw_read_sleb(&p, end, &sv))
+			if (form == DW_FORM_implicit_const && ember_cur_sleb(&p, end, &sv))
 				return;
 		} while (name || form);
 	}
@@ -162,7 +162,7 @@ static void unit_die_sites(const uint8_t *img, const struct elfdw_sections *sec,
 			p++;
 			continue;
 		}
-		if (elfdw_read_uleb(&r, end, &code))
+		if (ember_cur_uleb(&r, end, &code))
 			break;
 		site_add(s, SITE_DIE_CODE, info_off + (size_t)(q - sec->info.data),
 			 (size_t)(r - q), 0);

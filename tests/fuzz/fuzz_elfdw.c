@@ -60,14 +60,14 @@ static void cursor_step(const uint8_t **p, const uint8_t *end, uint8_t op)
 	int err;
 
 	switch (op % 8) {
-	case 0: err = elfdw_read_uleb(p, end, &v); break;
-	case 1: err = elfdw_read_sleb(p, end, &sv); break;
-	case 2: err = elfdw_read_un(p, end, 1 + (op >> 3) % 8, &v); break;
-	case 3: err = elfdw_read_cstr(p, end, &s); break;
-	case 4: err = elfdw_skip_leb(p, end); break;
-	case 5: err = elfdw_read_block(p, end, op >> 3, &blk); break;
-	case 6: err = elfdw_read_u8(p, end, &b); break;
-	default: err = elfdw_skip(p, end, op >> 2); break;
+	case 0: err = ember_cur_uleb(p, end, &v); break;
+	case 1: err = ember_cur_sleb(p, end, &sv); break;
+	case 2: err = ember_cur_uint(p, end, 1 + (op >> 3) % 8, &v); break;
+	case 3: err = ember_cur_cstr(p, end, &s); break;
+	case 4: err = ember_cur_skip_leb(p, end); break;
+	case 5: err = ember_cur_bytes(p, end, op >> 3, &blk); break;
+	case 6: err = ember_cur_u8(p, end, &b); break;
+	default: err = ember_cur_skip(p, end, op >> 2); break;
 	}
 	if (err ? *p != before : (*p < before || *p > end))
 		broken("a cursor moved wrongly");

@@ -207,6 +207,103 @@ def test_profiles__push_then_query_every_format():
     check(e["total"] == 0 and e["profiles"] == 0 and "children" not in e["tree"], e)
     # cart2: the doubly compressed body was read
     check(folded(srv, '{service_name="cart2"}')["main;idle"] == 50000000, "two gzip layers")
+    # the other two matchers
+    check(set(folded(srv, '{service_name="checkout",version!="2.4"}').values()) ==
+          {300000000, 100000000, 50000000}, "!= selector")
+    check(folded(srv, '{service_name!~"check.*"}') == folded(srv, '{service_name="cart2"}'),
+          "!~ selector")
+    # labels from the profile's own sample labels, beside the query's
+    srv.push_ok(cpu_profile(S3, T0, labels={"span": "db"}).encode(), "service_name=own")
+    check(folded(srv, '{service_name="own",span="db"}')["main;idle"] == 50000000,
+          "a sample label as a series label")
+    # no time in the profile: the arrival time
+    before = int(time.time() * 1000)
+    a = srv.push_ok(cpu_profile(S3).encode(), "service_name=arrival")
+    check(before - 1 <= a["time_ms"] <= int(time.time() * 1000) + 1, "arrival time: %r" % a)
+    # zstd, declared and by its magic alone
+    zstd = packages.which("zstd")
+    if not zstd:
+        skip(packages.missing("zstd", "zstd compresses a body"))
+    zs = subprocess.run([zstd, "-q", "-c"], input=raw, capture_output=True, check=True).stdout
+    srv.push_ok(zs, "service_name=zs1", headers={"Content-Encoding": "zstd"})
+    srv.push_ok(zs, "service_name=zs2")
+    check(folded(srv, '{service_name=~"zs."}')["main;work;hot"] == 600000000, "zstd bodies")
+
+
+def chromium_headless():
+    """Debian's Chromium, headless, through chromedriver (the flags of
+    tests/web: no background networking on a closed net); skips (77)
+    with the package when one is missing."""
+    chromium, driver = packages.which("chromium"), packages.which("chromedriver")
+    if not chromium or not driver:
+        skip(packages.missing("chromium" if not chromium else "chromedriver"))
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError as e:
+        skip(packages.missing("/usr/lib/python3/dist-packages/selenium",
+                              "python3-selenium cannot be imported (%s)" % e))
+    o = Options()
+    o.binary_location = chromium
+    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-extensions", "--window-size=1300,900",
+                 "--user-data-dir=" + tempfile.mkdtemp(dir=TMP, prefix="chromium.")]:
+        o.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=o)
+
+
+def test_profiles__flamegraph_svg_works_in_a_browser():
+    """The query's SVG opened alone (its own script, no page around it) in
+    headless Chromium, driven by the real mouse and keyboard: hover names a
+    frame with its value and share, a click zooms into it (its callers full
+    width, the rest hidden), Escape restores, ?s=REGEX highlights the
+    matches and sums their share."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=fg")
+    url = srv.url + "/api/v1/query?type=cpu&format=svg&query=" + q('{service_name="fg"}')
+    d = chromium_headless()
+    try:
+        d.get(url)
+        find = ("return Array.from(document.querySelectorAll('#frames g')).find(g => "
+                "g.getAttributeNS('urn:ember:flamegraph', 'n') === arguments[0])")
+        g = {n: d.execute_script(find, n) for n in ("main", "work", "hot", "idle")}
+        check(all(g.values()), "frames: %r" % g)
+        W = float(d.execute_script("return document.documentElement.getAttribute('width')"))
+
+        def rect(n):
+            return d.execute_script("var r = arguments[0].querySelector('rect'); return ["
+                                    "+r.getAttribute('x'), +r.getAttribute('width'), "
+                                    "arguments[0].style.display]", g[n])
+
+        def details():
+            return d.execute_script("return document.getElementById('details').textContent")
+        ActionChains(d).move_to_element(g["hot"].find_element("css selector", "rect")).perform()
+        wait_for(lambda: details().startswith("hot ("), "the details of hot", 10)
+        check(details() == "hot (300.00 ms, 30 samples, 66.67%)", details())
+        work0, hot0 = rect("work"), rect("hot")
+        ActionChains(d).click(g["work"].find_element("css selector", "rect")).perform()
+        wait_for(lambda: rect("idle")[2] == "none", "the zoom to hide idle", 10)
+        check(abs(rect("work")[1] - (W - 20)) < 0.01 and abs(rect("main")[1] - (W - 20)) < 0.01,
+              "zoomed: work %r main %r of %r" % (rect("work"), rect("main"), W))
+        check(abs(rect("hot")[1] - hot0[1] * (W - 20) / work0[1]) < 0.01, "hot scaled: %r"
+              % rect("hot"))
+        ActionChains(d).send_keys(Keys.ESCAPE).perform()
+        wait_for(lambda: rect("idle")[2] == "", "Escape to restore", 10)
+        check(rect("work") == work0 and rect("hot") == hot0, "restored: %r" % rect("work"))
+        d.get(url + "&s=" + q("^(hot|idle)$"))
+        fills = d.execute_script("return Array.from(document.querySelectorAll('#frames g'))"
+                                 ".map(g => [g.getAttributeNS('urn:ember:flamegraph', 'n'), "
+                                 "g.querySelector('rect').getAttribute('fill')])")
+        pink = sorted(n for n, f in fills if f == "rgb(230,0,230)")
+        check(pink == ["hot", "idle"], "highlighted: %r" % fills)
+        matched = d.execute_script("return document.getElementById('matched').textContent")
+        check(matched == "Matched: 77.78%", matched)  # (30 + 5) of 45 samples
+    finally:
+        d.quit()
 
 
 def test_profiles__go_tool_pprof_reads_the_query_url():
@@ -226,6 +323,22 @@ def test_profiles__go_tool_pprof_reads_the_query_url():
             if len(f) == 6 and f[1].endswith("%") and f[4].endswith("%")}
     check(rows.get("hot", [""])[0] == "300ms" and rows["cold"][0] == "100ms" and
           rows["main"][3] == "450ms", "go tool pprof -top:\n" + r.stdout)
+    # Pyroscope's /ingest takes the sample period from the pprof when it has
+    # one, from sampleRate when not: what the query's pprof says (-raw)
+    for name, period, want in (("p5", 5_000_000, 5_000_000), ("p0", 0, 10_000_000)):
+        p = Profile(types=[("samples", "count")], time_ns=(NOW_S - 5) * SEC,
+                    period=("cpu", "nanoseconds", period) if period else None)
+        p.sample(["main", "go_work"], [4])
+        st, body, _ = srv.push(p.encode(gzip=True), path="/ingest",
+                               labels="name=%s&format=pprof&sampleRate=100" % name)
+        check(st == 200, "/ingest: %d %r" % (st, body))
+        url = "%s/api/v1/query?type=samples&format=pprof&query=%s" % (
+            srv.url, q('{service_name="%s"}' % name))
+        r = subprocess.run([go, "tool", "pprof", "-raw", "-symbolize=none", url],
+                           capture_output=True, text=True, env=env, timeout=180)
+        check(r.returncode == 0 and "PeriodType: cpu nanoseconds" in r.stdout and
+              "Period: %d\n" % want in r.stdout, "%s: go tool pprof -raw:\n%s%s"
+              % (name, r.stdout[:400], r.stderr[-400:]))
 
 
 def test_profiles__discovery_series_and_coverage():
@@ -278,15 +391,24 @@ def test_profiles__discovery_series_and_coverage():
 def test_profiles__diff_puts_the_slowed_function_first():
     srv = Server()
     base = {"main;serve;parse": 300, "main;serve;encode": 300, "main;serve;slow_path": 20,
-            "main;idle": 380}
-    new = dict(base, **{"main;serve;slow_path": 120, "main;serve;gone": 0})
-    new.pop("main;serve;gone")
+            "main;serve;gone": 30, "main;idle": 350}
+    new = dict(base, **{"main;serve;slow_path": 120})
+    new.pop("main;serve;gone")  # vanished in version 2
     for k in range(6):
-        srv.push_ok(cpu_profile(base, T0 + k * 10 * SEC).encode(), "service_name=app&version=1")
-        srv.push_ok(cpu_profile(new, T0 + k * 10 * SEC).encode(), "service_name=app&version=2")
+        b, n = dict(base), dict(new)
+        if k == 0:  # 2 -> 5 samples, once: +150%, and noise
+            b["main;serve;few"], n["main;serve;few"] = 2, 5
+        srv.push_ok(cpu_profile(b, T0 + k * 10 * SEC).encode(), "service_name=app&version=1")
+        srv.push_ok(cpu_profile(n, T0 + k * 10 * SEC).encode(), "service_name=app&version=2")
     d = srv.json("/api/v1/diff?type=cpu&base_query=%s&new_query=%s" %
                  (q('{version="1"}'), q('{version="2"}')))
     check(d["rows"][0]["name"] == "slow_path" and d["rows"][0]["flagged"], d["rows"][:2])
+    rows = {r["name"]: r for r in d["rows"]}
+    few, gone = rows["few"], rows["gone"]
+    check(few["rel_self"] > 1 and not few["flagged"] and abs(few["z"]) < 3 and
+          few["noise_self_pct"] > 0, "2 -> 5 samples flagged: %r" % few)
+    check(gone["new_self_pct"] == 0 and gone["delta_self_pct"] < 0 and gone["flagged"] and
+          d["rows"][-1]["name"] == "gone", "the vanished function: %r" % gone)
     check(d["base_profiles"] == 6 and d["new_profiles"] == 6, d)
     # Pyroscope's names read too, and the other outputs
     d2 = srv.json("/api/v1/diff?type=cpu&leftQuery=%s&rightQuery=%s&format=json" %
@@ -297,7 +419,8 @@ def test_profiles__diff_puts_the_slowed_function_first():
           slow)
     body, _ = srv.get("/api/v1/diff?type=samples&format=folded&base_query=%s&new_query=%s" %
                       (q('{version="1"}'), q('{version="2"}')))
-    check("main;serve;slow_path 120 720\n" in body.decode(), body)
+    check("main;serve;slow_path 120 720\n" in body.decode() and
+          "main;serve;gone 180 0\n" in body.decode(), body)
     svg, hdr = srv.get("/api/v1/diff?type=cpu&format=svg&base_query=%s&new_query=%s" %
                        (q('{version="1"}'), q('{version="2"}')))
     check(hdr["content-type"] == "image/svg+xml" and b"slow_path" in svg, "diff svg")
@@ -385,6 +508,10 @@ def test_profiles__limits_answer_4xx_with_reasons():
     refused(ok, "service_name=" + "v" * 1100, 400, "value longer than 1024 bytes")
     refused(ok, "service_name=a&1bad=v", 400, "is not [a-zA-Z_]")
     refused(b"not a profile", "service_name=a", 400, "not a pprof profile")
+    # small on the wire (65 KiB), past the 64 MiB cap once decompressed
+    bomb = gzip.compress(bytes(65 << 20), 9)
+    refused(bomb, "service_name=a", 413, "larger than")
+    refused(bomb, "service_name=a", 413, "once decompressed", headers={"Content-Encoding": "gzip"})
     refused(ok, "service_name=a", 415, "Content-Encoding 'br'", headers={"Content-Encoding": "br"})
     for i in range(3):
         srv.push_ok(ok, "service_name=s%d" % i)
@@ -416,6 +543,58 @@ def test_profiles__kill9_keeps_acknowledged_profiles():
     body, hdr = srv.get("/api/v1/query?type=samples&format=folded&query=" + q('{service_name="k"}'))
     check(hdr["x-ember-profiles"] == "40" and body.decode() == "main;work %d\n" % (40 * 41 // 2),
           "after kill -9: %s %r" % (hdr.get("x-ember-profiles"), body))
+
+
+def test_profiles__kill9_mid_write_keeps_acknowledged_and_no_partial_profile():
+    """Four clients push while the head is compacted into blocks every
+    second; kill -9 lands among writes in flight.  After the restart every
+    acknowledged profile is there, and each profile there is whole: its two
+    stacks both, once (one that was written but not yet answered may be)."""
+    import threading
+    srv = Server(["--profile-head-age", "1s"])
+    acked, sent, lock = set(), set(), threading.Lock()
+    stop = threading.Event()
+
+    def pusher(w):
+        i = w
+        while not stop.is_set():
+            data = cpu_profile({"main;p%d;a" % i: 1, "main;p%d;b" % i: 1}, T0 + i * SEC).encode()
+            with lock:
+                sent.add(i)
+            try:
+                st, _, _ = srv.push(data, "service_name=k9&writer=w%d" % w)
+            except (OSError, http.client.HTTPException):
+                return
+            if st != 200:
+                return
+            with lock:
+                acked.add(i)
+            i += 4
+    threads = [threading.Thread(target=pusher, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: len(acked) >= 150 and srv.metric("ember_profile_store_blocks") >= 1,
+             "150 acknowledged profiles and a block", 60)
+    srv.kill(signal.SIGKILL)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    srv.start()
+    body, hdr = srv.get("/api/v1/query?type=samples&format=folded&from=0&query=" +
+                        q('{service_name="k9"}'))
+    got = {}
+    for line in body.decode().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        m = re.fullmatch(r"main;p(\d+);([ab])", stack)
+        check(m and n == "1", "a stack stored wrong: %r" % line)
+        got.setdefault(int(m.group(1)), set()).add(m.group(2))
+    check(acked <= set(got), "acknowledged but lost after kill -9: %r" % sorted(acked - set(got)))
+    check(set(got) <= sent, "a profile nobody sent: %r" % sorted(set(got) - sent))
+    partial = sorted(i for i, ab in got.items() if ab != {"a", "b"})
+    check(not partial, "partial profiles visible: %r" % partial)
+    check(int(hdr["x-ember-profiles"]) == len(got), "profiles %s, stored %d" %
+          (hdr["x-ember-profiles"], len(got)))
+    print("%d acknowledged, %d stored after kill -9" % (len(acked), len(got)))
 
 
 def test_profiles__retention_drops_old_blocks_and_metrics_show_the_store():
@@ -533,20 +712,30 @@ def test_profiles__pyroscope_ingest_folded_lines_and_pprof():
     check(srv.metric("ember_profiles_ingested_total", '{route="ingest"}') == 4, "metric")
 
 
-def test_profiles__pyroscope_nodejs_client_pushes_real_profiles():
+def pyroscope_nodejs_case(module, min_node):
+    """push.js with the SDK of module pushing wall and heap profiles of a
+    Node.js process to a real ember serve's /ingest; busyLoop in the wall
+    profile.  Skips (77) when node is older than min_node, which that SDK
+    needs."""
     node = packages.which("node")
-    mods = os.path.join(HERE, "node", "node_modules", "@pyroscope", "nodejs")
+    mods = os.path.join(HERE, "node", "node_modules", *module.split("/"))
     if not node:
         skip(packages.missing("node", "Node.js runs Grafana's Pyroscope SDK"))
     if not os.path.isdir(mods):
         skip("tests/profiles/node/node_modules missing: `make test` runs `npm ci` there "
              "(the npm registry)")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    have = tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+    if have < min_node:
+        skip("%s needs Node.js %s, this is %s" % (module, ".".join(map(str, min_node)),
+                                                   version.strip()))
     srv = Server()
-    env = dict(os.environ, EMBER_URL=srv.url, EMBER_TOKEN=srv.token, NODE_PATH="")
+    env = dict(os.environ, EMBER_URL=srv.url, EMBER_TOKEN=srv.token, EMBER_SDK=module,
+               NODE_PATH="")
     r = subprocess.run([node, os.path.join(HERE, "node", "push.js")], capture_output=True,
                        text=True, env=env, timeout=120, cwd=os.path.join(HERE, "node"))
     check(r.returncode == 0, "node push.js: %s%s" % (r.stdout, r.stderr))
-    sel = '{service_name="node-demo",process.runtime.name="nodejs",team="ember"}'
+    sel = '{service_name="node-demo",team="ember"}'
     wait_for(lambda: srv.json("/api/v1/profile-types?query=" + q(sel))["types"],
              "the SDK's profiles", 30)
     types = [t["id"] for t in srv.json("/api/v1/profile-types?query=" + q(sel))["types"]]
@@ -556,6 +745,16 @@ def test_profiles__pyroscope_nodejs_client_pushes_real_profiles():
     top = srv.json("/api/v1/query?format=top&limit=0&type=%s&query=%s" % (q(wall), q(sel)))
     check(any("busyLoop" in r["name"] for r in top["rows"]),
           "the workload's function is not in the profile: %r" % top["rows"][:10])
+
+
+def test_profiles__pyroscope_nodejs_sdk_0_4_multipart_pushes_real_profiles():
+    """The 0.4 SDK (Debian 12's Node.js 18 runs it) sends each profile as
+    the "profile" field of a multipart form, with no format parameter."""
+    pyroscope_nodejs_case("@pyroscope/nodejs", (18, 0, 0))
+
+
+def test_profiles__pyroscope_nodejs_sdk_0_6_pushes_real_profiles():
+    pyroscope_nodejs_case("pyroscope-nodejs-0.6", (20, 20, 2))
 
 
 # ---- --scrape --------------------------------------------------------------------------------
@@ -629,7 +828,8 @@ def test_profiles__scrape_go_pprof_endpoints():
              or 0 >= 2, "two CPU scrapes", 60)
     types = [t["id"] for t in srv.json("/api/v1/profile-types?query=" + q(sel))["types"]]
     check("process_cpu:cpu:nanoseconds:cpu:nanoseconds" in types and
-          "memory:inuse_space:bytes:space:bytes" in types, types)
+          "memory:inuse_space:bytes:space:bytes" in types,
+          "%r; the server's log:\n%s" % (types, srv.text()[-3000:]))
     top = srv.json("/api/v1/query?format=top&limit=0&type=cpu&query=" + q(sel))
     check(any(r["name"] == "main.scrapedSpin" for r in top["rows"]), top["rows"][:5])
     check(srv.json("/api/v1/labels/service_name/values?query=" + q(sel))["values"] ==

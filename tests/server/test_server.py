@@ -75,10 +75,11 @@ SERVERS = []  # stopped at exit, whatever the outcome
 
 
 class Server:
-    def __init__(self, data=None, args=(), preexec=None, ready=True, env=None):
+    def __init__(self, data=None, args=(), preexec=None, ready=True, env=None, wrap=()):
         SERVERS.append(self)
         self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
         self.args = list(args)
+        self.wrap = list(wrap)  # a tool the server runs under (strace)
         self.preexec = preexec
         self.env = dict(os.environ, **env) if env else None
         self.start(ready)
@@ -88,12 +89,15 @@ class Server:
         self.log = open(os.path.join(TMP, "server.log"), "ab")
         self.log_start = self.log.tell()
         self.proc = subprocess.Popen(
-            [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data] + self.args,
+            self.wrap + [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data] +
+            self.args,
             stdout=subprocess.PIPE, stderr=self.log, preexec_fn=self.preexec, env=self.env)
         self.port = None
+        self.out = []  # what this run printed on stdout (the rest read at stop)
         deadline = time.time() + 20
         while self.port is None:
             line = self.proc.stdout.readline().decode()
+            self.out.append(line)
             check(line or time.time() < deadline, "server printed no address")
             m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
             if m:
@@ -117,6 +121,8 @@ class Server:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             self.proc.wait(timeout=20)
+        if not self.proc.stdout.closed:
+            self.out.append(self.proc.stdout.read().decode(errors="replace"))
         self.proc.stdout.close()
         self.log.close()
 
@@ -358,14 +364,20 @@ def test_server__gnutls_never_initialized():
 
 
 def test_server__token_kept_and_token_file():
+    """The token is printed once, by the start that made it; a start that
+    reads it (DATA/token or --token-file) names only its file, on stdout
+    and in the log alike (both end up in journald and CI output)."""
     srv = Server()
     token, data = srv.token, srv.data
     check(re.fullmatch(r"[0-9a-f]{64}", token), "token is not 256 random bits in hex")
     check(os.stat(os.path.join(data, "token")).st_mode & 0o777 == 0o600, "token file mode")
     srv.stop()
+    check(token in "".join(srv.out), "the new token was not printed: %r" % srv.out)
     srv = Server(data=data)
     check(srv.token == token, "token changed across restarts")
     srv.stop()
+    check(token not in "".join(srv.out) + srv.stderr(), "a kept token was printed again")
+    check("upload token from '%s/token'" % data in srv.stderr(), "its file not named")
     tf = os.path.join(TMP, "tokfile")
     with open(tf, "w") as f:
         f.write("s3cret-token-of-ci\n")
@@ -376,8 +388,9 @@ def test_server__token_kept_and_token_file():
           "DATA/token accepted although --token-file was given")
     check(srv.upload(fx("c_O2_pie"), b, "executable", token="s3cret-token-of-ci")[0] == 201,
           "--token-file token refused")
-    check("s3cret" not in srv.stderr(), "the token was logged")
     srv.stop()
+    check("s3cret" not in "".join(srv.out) + srv.stderr(), "the token was printed or logged")
+    check(token not in "".join(srv.out) + srv.stderr(), "DATA/token was printed")
 
 
 def test_server__secrets_and_files_private():
@@ -407,6 +420,57 @@ def test_server__secrets_and_files_private():
         serve_fails(["--listen", "127.0.0.1:0", "--data", data, "--token-file", tf], want)
     os.chmod(os.path.join(data, "token"), 0o644)
     serve_fails(["--listen", "127.0.0.1:0", "--data", data], "open to other users")
+
+
+def strace_lines(log, data):
+    """(time, call, path) of each fsync and rename strace logged in DATA."""
+    out = []
+    with open(log) as f:
+        for line in f:
+            m = re.match(r"\d+ +([\d.]+) (fsync|renameat2?|rename)\((.*)", line)
+            if m and data in m.group(3):
+                out.append((float(m.group(1)), m.group(2), m.group(3)))
+    return out
+
+
+def test_server__directories_fsynced():
+    """Crash safety, read off the server's system calls (strace as the
+    witness): the token file is renamed into place and then the data
+    directory fsynced; a duplicate upload is acknowledged only after its
+    blob's folder is fsynced."""
+    strace = need("strace")
+    r = subprocess.run([strace, "-f", "-o", os.devnull, "true"], capture_output=True, text=True)
+    if r.returncode:
+        raise Skip("strace may not trace (ptrace forbidden): " + r.stderr.strip()[-200:])
+    data = os.path.realpath(tempfile.mkdtemp(dir=TMP, prefix="data."))
+    log = os.path.join(TMP, "strace.log")
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    srv = Server(data=data, env={"ASAN_OPTIONS": asan + ":detect_leaks=0" if asan else
+                                 "detect_leaks=0"},  # LSan refuses ptrace
+                 wrap=[strace, "-f", "-y", "-ttt", "-qq", "-e", "signal=none", "-e",
+                       "trace=fsync,rename,renameat,renameat2", "-o", log])
+    calls = strace_lines(log, data)
+    token = [t for t, c, a in calls if c.startswith("rename") and '"%s/token"' % data in a]
+    check(token, "the token file was not renamed into place: %r" % calls[:20])
+    check(any(c == "fsync" and re.match(r"\d+<%s>\)" % re.escape(data), a) and t >= token[0]
+              for t, c, a in calls), "DATA not fsynced after the token: %r" % calls[:40])
+    b = build_id(fx("c_O2_pie"))
+    check(srv.upload(fx("c_O2_pie"), b, "executable")[0] == 201, "upload")
+    sub = "%s/blobs/%s" % (data, sha256(fx("c_O2_pie"))[:2])
+    t0 = time.time()
+    st, _, _ = srv.upload(fx("c_O2_pie"), b, "executable")
+    t1 = time.time()
+    check(st in (200, 201), "duplicate upload: %d" % st)
+    synced = [t for t, c, a in strace_lines(log, data)
+              if c == "fsync" and re.match(r"\d+<%s>\)" % re.escape(sub), a)]
+    check(any(t0 <= t <= t1 for t in synced),
+          "the duplicate's folder not fsynced before its answer (%.3f-%.3f): %r"
+          % (t0, t1, synced))
+    # The server under strace: stop it, not strace (which then exits).
+    with open("/proc/%d/task/%d/children" % (srv.proc.pid, srv.proc.pid)) as f:
+        for pid in f.read().split():
+            os.kill(int(pid), signal.SIGTERM)
+    srv.stop()
 
 
 def test_server__rejects_bad_files_with_reason():
@@ -981,6 +1045,82 @@ def test_server__upstream_quota_evicts_oldest_fetched():
     check(listed == [1, 1, 0, 1, 1], "after the refetch: %r" % listed)
     srv.stop()
     up.stop()
+
+
+class RawUpstream:
+    """An HTTP server sending files by build ID without their size
+    (chunked), as a hostile or careless upstream may: libdebuginfod's
+    DEBUGINFOD_MAXSIZE cannot refuse them before they arrive."""
+
+    def __init__(self, files):
+        import http.server
+        by_id = {build_id(f): open(f, "rb").read() for f in files}
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                m = re.fullmatch(r"/buildid/([0-9a-f]+)/(executable|debuginfo)", self.path)
+                data = by_id.get(m.group(1)) if m else None
+                if data is None:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for i in range(0, len(data), 65536):
+                    part = data[i:i + 65536]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\n\r\n")
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_server__upstream_max_size():
+    """--upstream-max-size-mb: a bigger file is an upstream failure (503)
+    and nothing of it is kept, whether upstream says its size (elfutils'
+    debuginfod: refused by DEBUGINFOD_MAXSIZE) or not (chunked: checked
+    once it arrived); files under the limit are fetched from both."""
+    pad = os.path.join(TMP, "pad")
+    with open(pad, "wb") as f:
+        f.write(os.urandom(2 << 20))
+    padded = os.path.join(TMP, "padded")
+    subprocess.run(["objcopy", "--add-section", ".ember_pad=" + pad, fx("cxx_O2"), padded],
+                   check=True)
+    small, big = os.path.join(TMP, "small_up"), os.path.join(TMP, "big_up")
+    small2, big2 = os.path.join(TMP, "small_raw"), os.path.join(TMP, "big_raw")
+    ids = [with_build_id(fx("cxx_O2"), small, 200), with_build_id(padded, big, 201),
+           with_build_id(fx("cxx_O2"), small2, 202), with_build_id(padded, big2, 203)]
+    check(os.path.getsize(small) < 1 << 20 < (2 << 20) < os.path.getsize(big), "sizes")
+    up, raw = Upstream([small, big]), RawUpstream([small2, big2])
+    for b in ids[:2]:
+        up.wait_serving(b)
+    for upstream, files, bids in ((up, (small, big), ids[:2]), (raw, (small2, big2), ids[2:])):
+        srv = Server(args=["--upstream", upstream.url, "--upstream-max-size-mb", "1"])
+        for b, want in zip(bids, (200, 503)):
+            st, body, h = srv.get("/buildid/%s/executable" % b)
+            check(st == want, "%s: %d %r" % (b, st, body[:100]))
+            check(len(srv.listing(b)["artifacts"]) == (1 if want == 200 else 0),
+                  "%s: listing %r" % (b, srv.listing(b)))
+        check(srv.metric("ember_store_upstream_bytes") == os.path.getsize(files[0]),
+              "upstream bytes %r" % srv.metric("ember_store_upstream_bytes"))
+        check(srv.tmp_files() == [], "temporary files left")
+        srv.stop()
+    check("upstream sent %d bytes for '%s', more than the limit of 1048576"
+          % (os.path.getsize(big2), ids[3]) in srv.stderr(), "log: " + srv.stderr()[-600:])
+    up.stop()
+    raw.stop()
 
 
 def test_server__failed_upstream_is_503_not_404():
@@ -1950,6 +2090,34 @@ def test_server__request_timeout_stops_work():
     hang.close()
 
 
+def test_server__slow_body_closed_at_deadline():
+    """A symbolization body trickled a byte at a time (never idle long
+    enough for an idle timeout) is cut at the request's deadline, and the
+    server answers others meanwhile."""
+    srv = Server(args=["--request-timeout", "2"])
+    for path in ("/api/v1/symbolize", "/api/v1/symbolize/pprof"):
+        before = srv.metric("ember_connections_timed_out_total")
+        c = socket.create_connection(("127.0.0.1", srv.port))
+        c.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{"
+                  % path.encode())
+        t0, got = time.time(), None
+        while time.time() - t0 < 12 and got is None:  # 12 s of trickling, if let
+            try:
+                c.sendall(b" ")
+                if select.select([c], [], [], 0.25)[0]:
+                    got = c.recv(4096)
+            except (BrokenPipeError, ConnectionResetError):
+                got = b""
+        took = time.time() - t0
+        c.close()
+        check(got == b"" and 1.5 < took < 6, "%s: trickled body %s after %.1f s"
+              % (path, "still open" if got is None else "answered %r" % got[:40], took))
+        check(srv.request("GET", "/healthz")[0] == 200, "healthz")
+        check(srv.metric("ember_connections_timed_out_total") == before + 1,
+              "%s: the cut is not counted" % path)
+    srv.stop()
+
+
 def test_server__client_gone_stops_work():
     hang, url = hanging_upstream()
     srv = Server(args=["--upstream", url, "--request-timeout", "60"])
@@ -2004,6 +2172,17 @@ def test_server__upstream_fetches_capped_per_request():
     check(srv.metric('ember_upstream_requests_total{result="miss"}') == 4,
           "fetches: %r" % srv.metric('ember_upstream_requests_total{result="miss"}'))
     check(up.count == 4, "upstream asked %d times" % up.count)
+    # A profile's mappings draw on the same cap, per request.
+    ids = ["%02x" % i * 20 for i in range(11, 16)]
+    maps = [{"id": n + 1, "start": (n + 1) << 32, "limit": ((n + 1) << 32) + 0x1000,
+             "build_id": b} for n, b in enumerate(ids)]
+    st, body, h = srv.request("POST", "/api/v1/symbolize/pprof",
+                              pprof_profile(maps, [(n + 1, n + 1, ((n + 1) << 32) + 16)
+                                                   for n in range(5)]))
+    check(st == 200, "pprof: %d %r" % (st, body[:200]))
+    check(h.get("x-ember-unresolved") == "unknown_build_id=2, upstream_fetch_limit=3",
+          "pprof reasons: %r" % h.get("x-ember-unresolved"))
+    check(up.count == 8, "upstream asked %d times in all" % up.count)
     srv.stop()
     up.stop()
 

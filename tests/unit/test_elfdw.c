@@ -31,18 +31,18 @@ static int test_elfdw__cursors_reject_pos_past_end(void)
 	int64_t sv;
 	uint8_t b;
 
-	CHECK(!elfdw_has(p, end, 0));
-	CHECK_INT(elfdw_skip(&p, end, 0), ==, -ENODATA);
-	CHECK_INT(elfdw_skip(&p, end, 1), ==, -ENODATA);
-	CHECK_INT(elfdw_read_u8(&p, end, &b), ==, -ENODATA);
+	CHECK(!ember_cur_has(p, end, 0));
+	CHECK_INT(ember_cur_skip(&p, end, 0), ==, -ENODATA);
+	CHECK_INT(ember_cur_skip(&p, end, 1), ==, -ENODATA);
+	CHECK_INT(ember_cur_u8(&p, end, &b), ==, -ENODATA);
 	for (unsigned n = 1; n <= 8; n++)
-		CHECK_INT(elfdw_read_un(&p, end, n, &v), ==, -ENODATA);
-	CHECK_INT(elfdw_read_uleb(&p, end, &v), ==, -ENODATA);
-	CHECK_INT(elfdw_read_sleb(&p, end, &sv), ==, -ENODATA);
-	CHECK_INT(elfdw_read_leb(&p, end, false, &v), ==, -ENODATA);
-	CHECK_INT(elfdw_skip_leb(&p, end), ==, -ENODATA);
-	CHECK_INT(elfdw_read_cstr(&p, end, &s), ==, -ENODATA);
-	CHECK_INT(elfdw_read_block(&p, end, 0, &blk), ==, -ENODATA);
+		CHECK_INT(ember_cur_uint(&p, end, n, &v), ==, -ENODATA);
+	CHECK_INT(ember_cur_uleb(&p, end, &v), ==, -ENODATA);
+	CHECK_INT(ember_cur_sleb(&p, end, &sv), ==, -ENODATA);
+	CHECK_INT(ember_cur_leb(&p, end, false, &v), ==, -ENODATA);
+	CHECK_INT(ember_cur_skip_leb(&p, end), ==, -ENODATA);
+	CHECK_INT(ember_cur_cstr(&p, end, &s), ==, -ENODATA);
+	CHECK_INT(ember_cur_bytes(&p, end, 0, &blk), ==, -ENODATA);
 	CHECK(p == buf + 8);
 	return 0;
 }
@@ -53,20 +53,20 @@ static int test_elfdw__cursors_fixed_size(void)
 	const uint8_t *p = buf, *end = buf + sizeof(buf);
 	uint64_t v = 0;
 
-	CHECK_INT(elfdw_read_un(&p, end, 3, &v), ==, 0);
+	CHECK_INT(ember_cur_uint(&p, end, 3, &v), ==, 0);
 	CHECK_INT(v, ==, 0x030201);
 	CHECK(p == buf + 3);
-	CHECK_INT(elfdw_read_un(&p, end, 8, &v), ==, -ENODATA);
+	CHECK_INT(ember_cur_uint(&p, end, 8, &v), ==, -ENODATA);
 	CHECK(p == buf + 3 && v == 0x030201);
-	CHECK_INT(elfdw_read_un(&p, end, 0, &v), ==, -EINVAL);
-	CHECK_INT(elfdw_read_un(&p, end, 9, &v), ==, -EINVAL);
+	CHECK_INT(ember_cur_uint(&p, end, 0, &v), ==, -EINVAL);
+	CHECK_INT(ember_cur_uint(&p, end, 9, &v), ==, -EINVAL);
 	p = buf;
-	CHECK_INT(elfdw_read_un(&p, end, 8, &v), ==, 0);
+	CHECK_INT(ember_cur_uint(&p, end, 8, &v), ==, 0);
 	CHECK_INT(v, ==, 0x0807060504030201ll);
 	CHECK(p == end);
-	CHECK_INT(elfdw_skip(&p, end, 0), ==, 0);
+	CHECK_INT(ember_cur_skip(&p, end, 0), ==, 0);
 	p = buf;
-	CHECK_INT(elfdw_skip(&p, end, UINT64_MAX), ==, -ENODATA);
+	CHECK_INT(ember_cur_skip(&p, end, UINT64_MAX), ==, -ENODATA);
 	CHECK(p == buf);
 	return 0;
 }
@@ -118,15 +118,15 @@ static int test_elfdw__cursors_leb128(void)
 		uint64_t u = 42;
 		int64_t s = 42;
 
-		CHECK_INT(elfdw_read_uleb(&p, end, &u), ==, c->err);
+		CHECK_INT(ember_cur_uleb(&p, end, &u), ==, c->err);
 		CHECK(p == (c->err ? c->bytes : end));
 		CHECK(c->err ? u == 42 : u == c->u);
 		p = c->bytes;
-		CHECK_INT(elfdw_read_sleb(&p, end, &s), ==, c->serr);
+		CHECK_INT(ember_cur_sleb(&p, end, &s), ==, c->serr);
 		CHECK(p == (c->serr ? c->bytes : end));
 		CHECK(c->serr ? s == 42 : s == c->s);
 		p = c->bytes;
-		CHECK_INT(elfdw_skip_leb(&p, end), ==, 0); /* no value: no range */
+		CHECK_INT(ember_cur_skip_leb(&p, end), ==, 0); /* no value: no range */
 		CHECK(p == end);
 	}
 	return 0;
@@ -158,13 +158,13 @@ static int test_elfdw__common_cursors_agree(void)
 			len = (unsigned)(x % (sizeof(buf) + 1));
 		}
 		end = buf + len;
-		CHECK_INT(elfdw_read_uleb(&a, end, &ua), ==, ember_cur_uleb(&b, end, &ub));
+		CHECK_INT(ember_cur_uleb(&a, end, &ua), ==, ember_cur_uleb(&b, end, &ub));
 		CHECK(a == b && ua == ub);
 		a = b = buf;
-		CHECK_INT(elfdw_read_sleb(&a, end, &sa), ==, ember_cur_sleb(&b, end, &sb));
+		CHECK_INT(ember_cur_sleb(&a, end, &sa), ==, ember_cur_sleb(&b, end, &sb));
 		CHECK(a == b && sa == sb);
 		a = b = buf;
-		CHECK_INT(elfdw_skip_leb(&a, end), ==, ember_cur_skip_leb(&b, end));
+		CHECK_INT(ember_cur_skip_leb(&a, end), ==, ember_cur_skip_leb(&b, end));
 		CHECK(a == b);
 	}
 	return 0;
@@ -180,9 +180,9 @@ static int test_elfdw__cursors_leb128_truncated(void)
 	for (size_t cut = 0; cut < sizeof(num); cut++) {
 		const uint8_t *p = num;
 
-		CHECK_INT(elfdw_read_uleb(&p, num + cut, &u), ==, -ENODATA);
-		CHECK_INT(elfdw_read_sleb(&p, num + cut, &s), ==, -ENODATA);
-		CHECK_INT(elfdw_skip_leb(&p, num + cut), ==, -ENODATA);
+		CHECK_INT(ember_cur_uleb(&p, num + cut, &u), ==, -ENODATA);
+		CHECK_INT(ember_cur_sleb(&p, num + cut, &s), ==, -ENODATA);
+		CHECK_INT(ember_cur_skip_leb(&p, num + cut), ==, -ENODATA);
 		CHECK(p == num);
 	}
 	return 0;
@@ -194,15 +194,15 @@ static int test_elfdw__cursors_strings_and_blocks(void)
 	const uint8_t *p = buf, *end = buf + sizeof(buf), *blk;
 	const char *s;
 
-	CHECK_INT(elfdw_read_cstr(&p, end, &s), ==, 0);
+	CHECK_INT(ember_cur_cstr(&p, end, &s), ==, 0);
 	CHECK_STR(s, "ab");
 	CHECK(p == buf + 3);
-	CHECK_INT(elfdw_read_cstr(&p, end, &s), ==, -ENODATA); /* no NUL left */
+	CHECK_INT(ember_cur_cstr(&p, end, &s), ==, -ENODATA); /* no NUL left */
 	CHECK(p == buf + 3);
-	CHECK_INT(elfdw_read_block(&p, end, 3, &blk), ==, -ENODATA);
-	CHECK_INT(elfdw_read_block(&p, end, 2, &blk), ==, 0);
+	CHECK_INT(ember_cur_bytes(&p, end, 3, &blk), ==, -ENODATA);
+	CHECK_INT(ember_cur_bytes(&p, end, 2, &blk), ==, 0);
 	CHECK(blk == buf + 3 && p == end);
-	CHECK_INT(elfdw_read_cstr(&p, end, &s), ==, -ENODATA); /* at the end */
+	CHECK_INT(ember_cur_cstr(&p, end, &s), ==, -ENODATA); /* at the end */
 	return 0;
 }
 
@@ -464,8 +464,8 @@ static int test_elfdw__section_read_decompresses(void)
 	CHECK_INT(elfdw_section_read(f.elf, info, 16, &s, NULL), ==, -E2BIG);
 	CHECK_INT(elfdw_section_read(f.elf, info, UINT64_MAX, &s, NULL), ==, 0);
 	p = s.data;
-	CHECK(elfdw_read_un(&p, s.data + s.size, 4, &len) == 0 && len + 4 <= s.size);
-	CHECK(elfdw_read_un(&p, s.data + s.size, 2, &version) == 0 && version == 5);
+	CHECK(ember_cur_uint(&p, s.data + s.size, 4, &len) == 0 && len + 4 <= s.size);
+	CHECK(ember_cur_uint(&p, s.data + s.size, 2, &version) == 0 && version == 5);
 	s = elfdw_section_loaded(f.elf, info);
 	CHECK(s.data != NULL); /* inflated now */
 	CHECK_INT(elfdw_section_read(f.elf, (const char *const[]){ ".nope", NULL },

@@ -10,6 +10,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -233,6 +234,71 @@ static int test_inspect__compressed_dwarf_read_in_place(void)
 		CHECK(n[2] >= 3);
 	}
 	unlink(tmp);
+	return 0;
+}
+
+/* Set the ch_size of every SHF_COMPRESSED .debug_* section of the ELF64
+ * image to size: how many were changed, or -1. */
+static int claim_inflated_size(char *img, size_t len, uint64_t size)
+{
+	uint64_t at[64];
+	int n = 0;
+	size_t shstr;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_memory(img, len);
+	if (!elf || elf_getshdrstrndx(elf, &shstr))
+		return -1;
+	while ((scn = elf_nextscn(elf, scn)) && n < 64) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		name = elf_strptr(elf, shstr, sh.sh_name);
+		if (name && strncmp(name, ".debug_", 7) == 0 && sh.sh_offset + 16 <= len)
+			at[n++] = sh.sh_offset + 8; /* Elf64_Chdr: type, reserved, size */
+	}
+	elf_end(elf);
+	for (int i = 0; i < n; i++)
+		memcpy(img + at[i], &size, sizeof(size));
+	return n;
+}
+
+/*
+ * Validation inflates no compressed section whole: only the first bytes
+ * of .debug_info, for the unit header (it inflated every compressed
+ * .debug_* section before).  Every one of them claiming 1 TiB inflated,
+ * as a hostile upload may, the file is still validated, its DWARF
+ * version read; inflating any of them would have asked for the 1 TiB.
+ */
+static int test_inspect__compressed_sections_not_inflated(void)
+{
+	char tmp[] = "/tmp/ember-inspect-XXXXXX", cmd[8400];
+	struct inspect_info info;
+	size_t len;
+	char *img;
+	int fd;
+
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s'",
+		 unit_fixture("c_O2_pie"), tmp);
+	if (system(cmd) != 0) {
+		unlink(tmp);
+		return UNIT_SKIP;
+	}
+	img = unit_slurp(tmp, &len);
+	unlink(tmp);
+	CHECK(img);
+	CHECK_INT(claim_inflated_size(img, len, 1ull << 40), >=, 5); /* info, abbrev, line, str... */
+	CHECK_INT(inspect_elf_mem(img, len, &info), ==, 0);
+	CHECK_INT(info.dwarf_version, ==, 5);
+	CHECK(info.flags & INSPECT_COMPRESSED);
+	free(img);
 	return 0;
 }
 
@@ -490,6 +556,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_inspect__no_build_id_explained),
 	UNIT_CASE(test_inspect__long_build_id_explained),
 	UNIT_CASE(test_inspect__compressed_dwarf_read_in_place),
+	UNIT_CASE(test_inspect__compressed_sections_not_inflated),
 	UNIT_CASE(test_inspect__build_id_matches_readelf),
 	UNIT_CASE(test_inspect__sources_are_absolute_and_canonical),
 	UNIT_CASE(test_inspect__sources_million_entries_bounded),

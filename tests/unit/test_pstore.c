@@ -921,6 +921,20 @@ static int test_pstore__retention_drops_whole_blocks(void)
 
 static int count_files(const char *sub, const char *suffix);
 
+/* Four profiles of the current hour, each flushed into a block and
+ * compacted: one block, merged (the stats in *st). */
+static int four_small_blocks_merged(struct pstore *s, struct pstore_stats *st)
+{
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
+		CHECK_INT(pstore_flush(s), ==, 0);
+		CHECK_INT(pstore_compact(s), ==, 0);
+	}
+	pstore_stats(s, st);
+	CHECK_INT(st->blocks, ==, 1);
+	return 0;
+}
+
 /* In the current hour, four small blocks are merged without waiting. */
 static int test_pstore__open_partition_merges_four(void)
 {
@@ -929,13 +943,7 @@ static int test_pstore__open_partition_merges_four(void)
 	struct pstore_result *r;
 
 	CHECK(s);
-	for (int i = 0; i < 4; i++) {
-		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), "a", "1"), ==, 0);
-		CHECK_INT(pstore_flush(s), ==, 0);
-		CHECK_INT(pstore_compact(s), ==, 0);
-	}
-	pstore_stats(s, &st);
-	CHECK_INT(st.blocks, ==, 1);
+	CHECK(!four_small_blocks_merged(s, &st));
 	CHECK_INT(st.merges, ==, 1);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 4 * 45);
@@ -1447,6 +1455,146 @@ static int test_pstore__storage_errors_are_not_empty_answers(void)
 	return 0;
 }
 
+/* ---- block storage that is no filesystem --------------------------------------------- */
+
+/* Objects in memory, as an object store holds them: flat names, whole
+ * objects put once, ranges read.  The store above the interface must work
+ * on it alone. */
+#define MEMIO_MAX 64
+
+struct memio {
+	pthread_mutex_t mu;
+	size_t n, puts, dels;
+	struct memobj {
+		char name[PS_BLOCK_NAME_MAX];
+		char *data;
+		size_t len;
+	} o[MEMIO_MAX];
+};
+
+static ssize_t memio_find(const struct memio *m, const char *name)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->o[i].name, name) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+static int memio_put(void *ctx, const char *name, const void *data, size_t len)
+{
+	struct memio *m = ctx;
+	int err = 0;
+
+	pthread_mutex_lock(&m->mu);
+	if (memio_find(m, name) < 0) { /* named by content: else already there */
+		struct memobj *o = &m->o[m->n];
+
+		err = m->n == MEMIO_MAX ? -ENOSPC : !(o->data = malloc(len ? len : 1)) ? -ENOMEM : 0;
+		if (!err) {
+			memcpy(o->data, data, len);
+			o->len = len;
+			snprintf(o->name, sizeof(o->name), "%s", name);
+			m->n++;
+			m->puts++;
+		}
+	}
+	pthread_mutex_unlock(&m->mu);
+	return err;
+}
+
+static int memio_get(void *ctx, const char *name, uint64_t off, size_t len, struct ember_buf *out)
+{
+	struct memio *m = ctx;
+	ssize_t i;
+	int err;
+
+	pthread_mutex_lock(&m->mu);
+	i = memio_find(m, name);
+	err = i < 0 ? -ENOENT : 0;
+	if (!err) {
+		const struct memobj *o = &m->o[i];
+
+		off = off > o->len ? o->len : off;
+		len = !len || len > o->len - off ? o->len - (size_t)off : len;
+		err = ember_buf_reserve(out, len);
+		if (!err) {
+			memcpy(out->data + out->len, o->data + off, len);
+			out->len += len;
+		}
+	}
+	pthread_mutex_unlock(&m->mu);
+	return err;
+}
+
+static int memio_list(void *ctx, const char *prefix,
+		      int (*fn)(void *arg, const char *name, uint64_t size), void *arg)
+{
+	struct memio *m = ctx;
+	int err = 0;
+
+	pthread_mutex_lock(&m->mu);
+	for (size_t i = 0; !err && i < m->n; i++)
+		if (strncmp(m->o[i].name, prefix, strlen(prefix)) == 0)
+			err = fn(arg, m->o[i].name, m->o[i].len);
+	pthread_mutex_unlock(&m->mu);
+	return err;
+}
+
+static int memio_del(void *ctx, const char *name)
+{
+	struct memio *m = ctx;
+	ssize_t i;
+
+	pthread_mutex_lock(&m->mu);
+	i = memio_find(m, name);
+	if (i >= 0) {
+		free(m->o[i].data);
+		m->o[i] = m->o[--m->n];
+		m->dels++;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return i < 0 ? -ENOENT : 0;
+}
+
+/* Blocks put, read, merged, listed at open and deleted by retention, all
+ * in memory: no block file reaches the data directory (which holds the
+ * log, local by design). */
+static int test_pstore__blocks_in_storage_that_is_no_filesystem(void)
+{
+	static struct memio m = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	struct pstore_blockio io = { .sz = sizeof(io), .ctx = &m, .put = memio_put,
+				     .get = memio_get, .list = memio_list, .del = memio_del };
+	struct pstore_opts o = test_opts();
+	struct pstore_stats st;
+	struct pstore_result *r;
+	struct pstore *s = NULL;
+
+	CHECK(!make_dir());
+	fake_now = T0;
+	o.blocks = &io;
+	o.retention_ns = 2 * HOUR;
+	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 5 * HOUR), "a", "1"), ==, 0);
+	CHECK(!four_small_blocks_merged(s, &st));
+	CHECK(st.merges >= 1 && st.retention_drops == 1);
+	CHECK(m.n == 1 && m.puts >= 5 && m.dels >= 4); /* the old hour and the merged parents */
+	r = query(s, NULL, "samples", 0, 0);
+	CHECK(r && total_of(r) == 4 * 45);
+	pstore_result_free(r);
+	pstore_free(s);
+	CHECK(count_files("blocks", ".pblk") <= 0);
+	/* reopened: the blocks listed and read from memory alone */
+	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
+	r = query(s, "{service=\"a\"}", "samples", 0, 0);
+	CHECK(r && total_of(r) == 4 * 45);
+	pstore_result_free(r);
+	pstore_free(s);
+	while (m.n)
+		CHECK_INT(memio_del(&m, m.o[0].name), ==, 0);
+	remove_dir();
+	return 0;
+}
+
 /* A block name that exists with other bytes is never taken as written:
  * the flush fails saying so, the profile stays in the log and the head,
  * queryable, and is there after a restart; the other object is left as
@@ -1591,6 +1739,41 @@ static int test_pstore__top_counts_recursion_once(void)
 	return 0;
 }
 
+/* A frame's line is in the JSON tree where every location merged into its
+ * node names the same one: "a" called from line 10 and from line 20 has
+ * none, "main" and "b" keep theirs. */
+static int test_pstore__tree_json_line_only_where_one(void)
+{
+	static const char *const st[] = { "main;a", "main;b" };
+	static const int64_t c[] = { 1, 1 };
+	struct pprof_profile *p = mkprof(st, c, 2, T0);
+	struct pprof_line ln = { 0, 20, 0 };
+	struct pstore_result *r = NULL;
+	uint64_t locs[2];
+	int64_t v[2] = { 1, 10 * MS };
+	struct ember_buf b;
+	char why[256];
+
+	CHECK(p);
+	CHECK_INT(func_of(p, "a", &ln.function_id), ==, 0);
+	CHECK_INT(pprof_add_location(p, 1, 0x402000, &locs[0]), ==, 0);
+	CHECK_INT(pprof_location_set_lines(p, locs[0], &ln, 1), ==, 0);
+	CHECK_INT(loc_of(p, 1, "main", &locs[1]), ==, 0);
+	CHECK_INT(pprof_add_sample(p, locs, 2, v, 2), ==, 0);
+	CHECK_INT(pstore_result_from_pprof(p, "samples", &r, why, sizeof(why)), ==, 0);
+	pprof_profile_free(p);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pstore_write_tree_json(r, pstore_write_buf, &b), ==, 0);
+	CHECK_STR(b.data,
+		  "{\"name\":\"total\",\"self\":0,\"total\":3,\"children\":[{\"name\":\"main\","
+		  "\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":3,\"children\":[{\"name\":\"a\","
+		  "\"file\":\"a.c\",\"self\":2,\"total\":2},{\"name\":\"b\",\"file\":\"b.c\",\"line\":10,"
+		  "\"self\":1,\"total\":1}]}]}\n");
+	ember_buf_release(&b);
+	pstore_result_free(r);
+	return 0;
+}
+
 static int test_pstore__tree_json_and_folded(void)
 {
 	struct pstore_result *r = offline(SREC, CREC, 3, "samples");
@@ -1602,10 +1785,10 @@ static int test_pstore__tree_json_and_folded(void)
 	CHECK_STR(
 		b.data,
 		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
-		"\"file\":\"main.c\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"self\":1,\"total\":1},"
-		"{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
-		"\"file\":\"leaf.c\",\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"total\":6,\"children\":"
-		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"self\":6,\"total\":6}]}]}]}]}\n");
+		"\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"line\":10,\"self\":1,\"total\":1},"
+		"{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
+		"\"file\":\"leaf.c\",\"line\":10,\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":6,\"children\":"
+		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"line\":10,\"self\":6,\"total\":6}]}]}]}]}\n");
 	ember_buf_reset(&b);
 	CHECK_INT(pstore_write_folded(r, pstore_write_buf, &b), ==, 0);
 	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
@@ -1874,11 +2057,11 @@ static int test_pstore__diff_folded_and_flamegraph(void)
 	CHECK(strncmp(out.data, "{\"name\":\"total\",\"base_self\":0,\"base_total\":1000,"
 			       "\"new_self\":0,\"new_total\":1400,\"children\":[", 90) == 0);
 	CHECK(strstr(out.data, "{\"name\":\"gone\",\"base_self\":98,\"base_total\":98,"
-			       "\"new_self\":0,\"new_total\":0}"));
+			       "\"new_self\":0,\"new_total\":0,\"file\":\"gone.c\",\"line\":10}"));
 	CHECK(strstr(out.data, "{\"name\":\"fresh\",\"base_self\":0,\"base_total\":0,"
-			       "\"new_self\":95,\"new_total\":95}"));
+			       "\"new_self\":95,\"new_total\":95,\"file\":\"fresh.c\",\"line\":10}"));
 	CHECK(strstr(out.data, "{\"name\":\"hot\",\"base_self\":300,\"base_total\":300,"
-			       "\"new_self\":700,\"new_total\":700}"));
+			       "\"new_self\":700,\"new_total\":700,\"file\":\"hot.c\",\"line\":10}"));
 	ember_buf_reset(&out);
 	CHECK_INT(pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
@@ -2092,10 +2275,12 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__kill9_keeps_every_acknowledged_profile),
 	UNIT_CASE(test_pstore__corrupt_block_is_reported_not_empty),
 	UNIT_CASE(test_pstore__storage_errors_are_not_empty_answers),
+	UNIT_CASE(test_pstore__blocks_in_storage_that_is_no_filesystem),
 	UNIT_CASE(test_pstore__block_name_taken_by_other_bytes_detected),
 	UNIT_CASE(test_pstore__blockio_dir_semantics),
 	UNIT_CASE(test_pstore__top_counts_recursion_once),
 	UNIT_CASE(test_pstore__tree_json_and_folded),
+	UNIT_CASE(test_pstore__tree_json_line_only_where_one),
 	UNIT_CASE(test_pstore__flamegraph_svg_is_valid),
 	UNIT_CASE(test_pstore__pprof_output_read_by_go_tool_pprof),
 	UNIT_CASE(test_pstore__diff_table_flags_past_noise),

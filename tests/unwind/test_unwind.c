@@ -251,21 +251,21 @@ static int test_unwind__cursor_leb128(void)
 	int64_t sv;
 
 	p = u;
-	CHECK_INT(elfdw_read_uleb(&p, u + 3, &v), ==, 0);
+	CHECK_INT(ember_cur_uleb(&p, u + 3, &v), ==, 0);
 	CHECK_INT(v, ==, 624485);
 	CHECK(p == u + 3);
 	p = s;
-	CHECK_INT(elfdw_read_sleb(&p, s + 3, &sv), ==, 0);
+	CHECK_INT(ember_cur_sleb(&p, s + 3, &sv), ==, 0);
 	CHECK_INT(sv, ==, -123456);
 	p = big;
-	CHECK_INT(elfdw_read_uleb(&p, big + 10, &v), ==, 0);
+	CHECK_INT(ember_cur_uleb(&p, big + 10, &v), ==, 0);
 	CHECK(v == UINT64_MAX);
 	p = over;
-	CHECK_INT(elfdw_read_uleb(&p, over + 10, &v), ==, -ERANGE);
+	CHECK_INT(ember_cur_uleb(&p, over + 10, &v), ==, -ERANGE);
 	CHECK(p == over); /* no advance on failure */
 	p = cut;
-	CHECK_INT(elfdw_read_uleb(&p, cut + 2, &v), ==, -ENODATA);
-	CHECK_INT(elfdw_read_sleb(&p, cut + 2, &sv), ==, -ENODATA);
+	CHECK_INT(ember_cur_uleb(&p, cut + 2, &v), ==, -ENODATA);
+	CHECK_INT(ember_cur_sleb(&p, cut + 2, &sv), ==, -ENODATA);
 	CHECK(p == cut);
 	return 0;
 }

@@ -13,6 +13,7 @@ the label completion, the colour of a frame.  Every case writes a
 screenshot of each view it shows to OUT_DIR/CASE/.  Exit 0 pass, 1 fail,
 77 skip: only when Chromium, chromedriver or selenium cannot be had.
 """
+import gzip
 import http.client
 import json
 import os
@@ -72,11 +73,11 @@ SERVERS = []  # stopped at exit, whatever the outcome
 
 
 class Server:
-    def __init__(self):
+    def __init__(self, args=()):
         SERVERS.append(self)
         self.data = tempfile.mkdtemp(dir=TMP, prefix="data.")
         self.log = open(os.path.join(TMP, "server.log"), "ab")
-        self.proc = subprocess.Popen([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data],
+        self.proc = subprocess.Popen([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data, *args],
                                      stdout=subprocess.PIPE, stderr=self.log)
         self.port, self.ui = None, None
         deadline = time.time() + 20
@@ -158,8 +159,10 @@ def shop_profile(version, part, t_ns):
     return p.encode(t_ns, 10 * 10**9)
 
 
-def push_shop(srv, versions=("1", "2"), services=("shop",)):
-    now = time.time_ns()
+def push_shop(srv, versions=("1", "2"), services=("shop",), ago_s=0):
+    """Each version's profiles at 50, 40, 30, 20 and 10 minutes (version 2
+    a minute later) before now - ago_s."""
+    now = time.time_ns() - ago_s * 10**9
     for service in services:
         for v in versions:
             for part in range(PARTS):
@@ -210,6 +213,12 @@ class Browser:
         self.d.get(url)
         wait_for("the page's script", lambda: self.js("return !!window.ember"))
 
+    def show(self, srv, query, view="flame", **params):
+        """Open the page on a selector (and more of the URL's state) and
+        wait for the view's first graph."""
+        self.open(srv.ui + "?" + urllib.parse.urlencode(dict(params, query=query)))
+        self.rendered(view)
+
     def js(self, script, *args):
         return self.d.execute_script(script, *args)
 
@@ -230,8 +239,13 @@ class Browser:
         return path
 
     def errors(self):
-        """The page's console errors (a failed request shows there too)."""
+        """The page's console errors since the last call (a failed request
+        shows there too)."""
         return [e["message"] for e in self.d.get_log("browser") if e["level"] == "SEVERE"]
+
+    def no_errors(self):
+        errors = self.errors()
+        check(not errors, "console errors: %s" % errors)
 
     def rendered(self, view="flame", n=1):
         wait_for("%s rendered" % view,
@@ -267,6 +281,25 @@ class Browser:
         self.hover(name, graph)
         ActionChains(self.d).click().perform()
 
+    def keys(self, *keys):
+        """Real key presses, to whatever has the focus."""
+        from selenium.webdriver.common.action_chains import ActionChains
+        ActionChains(self.d).send_keys(*keys).perform()
+
+    def focused(self):
+        """What has the focus, as describe_js names it."""
+        return self.js("return (" + DESCRIBE_JS + ")(document.activeElement)")
+
+    def tab_to(self, what, limit=150):
+        """Tab (real key presses) until `what` (a focused() name) has the
+        focus; how many presses it took."""
+        from selenium.webdriver.common.keys import Keys
+        for n in range(1, limit + 1):
+            self.keys(Keys.TAB)
+            if self.focused() == what:
+                return n
+        raise AssertionError("Tab never reached %s" % what)
+
     def download(self, css, name):
         """Click a download link; the file the browser saved."""
         folder = tempfile.mkdtemp(dir=TMP, prefix="downloads.")
@@ -282,11 +315,111 @@ class Browser:
         self.d.quit()
 
 
+# How the keyboard test names an element: its id, or for a table row its
+# table and function, or its tag and text.
+DESCRIBE_JS = """(e) => !e || e === document.body ? 'body'
+  : e.id ? '#' + e.id
+  : e.tagName === 'TR' ? e.closest('table').id + ' row ' + e.dataset.name
+  : e.tagName === 'INPUT' && e.type === 'radio' ? 'radio ' + e.name + ' ' + e.value
+  : e.tagName.toLowerCase() + ' ' + (e.textContent || '').trim().slice(0, 40)"""
+
+# Every control a person can reach with the keyboard, in the view shown:
+# focusable, visible, enabled; of a radio group the checked one (Tab
+# enters a group there, arrows move in it).
+FOCUSABLE_JS = """
+const describe = %s;
+const sel = 'a[href], button, input, select, textarea, [tabindex]';
+return [...document.querySelectorAll(sel)].filter((e) =>
+  e.tabIndex >= 0 && !e.disabled && e.getClientRects().length && !e.closest('[hidden]')
+  && getComputedStyle(e).visibility !== 'hidden' && (e.type !== 'radio' || e.checked)).map(describe);
+""" % DESCRIBE_JS
+
+
+def tab_walk(b):
+    """Every element Tab reaches from the top of the page, in order, once
+    round (real key presses)."""
+    from selenium.webdriver.common.keys import Keys
+    b.js("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
+    seen = []
+    for _ in range(300):  # from wherever the focus was, until it comes round
+        b.keys(Keys.TAB)
+        f = b.focused()
+        if seen and f == seen[0]:
+            break
+        if f != "body" and f not in seen:
+            seen.append(f)
+    return seen
+
+
+def check_keyboard_reaches_all(b, view):
+    want = b.js(FOCUSABLE_JS)
+    got = tab_walk(b)
+    missing = [w for w in want if w not in got]
+    check(len(want) > 10, "%s: too few controls found: %s" % (view, want))
+    check(not missing, "%s: Tab never reaches %s (reached %s)" % (view, missing, got))
+    return got
+
+
+# Colour vision deficiency: Machado, Oliveira and Fernandes (2009), the
+# matrices for severity 1.0, on linear RGB; the distance between two
+# colours as CIE76 Delta E in CIELAB (D65).
+CVD = {"protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                      [-0.003882, -0.048116, 1.051998]],
+       "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                        [-0.011820, 0.042940, 0.968881]],
+       "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
+                      [0.004733, 0.691367, 0.303900]]}
+
+
+def lin(c):
+    c /= 255
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def lab(rgb_lin):
+    r, g, b = (min(max(x, 0.0), 1.0) for x in rgb_lin)
+    xyz = (0.4124 * r + 0.3576 * g + 0.1805 * b, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           0.0193 * r + 0.1192 * g + 0.9505 * b)
+    f = [(t / w) ** (1 / 3) if t / w > 0.008856 else 7.787 * t / w + 16 / 116
+         for t, w in zip(xyz, (0.95047, 1.0, 1.08883))]
+    return (116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2]))
+
+
+def seen_as(fill, deficiency=None):
+    """A CSS rgb() colour in CIELAB, as a reader with deficiency sees it."""
+    c = [lin(float(x)) for x in re.findall(r"\d+", fill)[:3]]
+    if deficiency:
+        m = CVD[deficiency]
+        c = [sum(m[i][j] * c[j] for j in range(3)) for i in range(3)]
+    return lab(c)
+
+
+def delta_e(a, b):
+    return sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5
+
+
 def pct_of(tooltip, line):
     """The percentage at the end of the tooltip's `line:` line."""
     m = re.search(r"^%s: .*?([0-9.]+)%%$" % line, tooltip, re.M)
     check(m, "no %s percentage in the tooltip %r" % (line, tooltip))
     return float(m.group(1))
+
+
+def go_pprof_top(pprof):
+    """`go tool pprof -top` of a pprof file: per function its row (flat,
+    flat%, sum%, cum, cum%)."""
+    go = packages.which("go")
+    if not go:
+        raise Skip(packages.missing("go", "`go tool pprof` reads the downloaded pprof"))
+    path = os.path.join(TMP, "download.pb.gz")
+    with open(path, "wb") as f:
+        f.write(pprof)
+    env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"), PPROF_TMPDIR=os.path.join(TMP, "pprof"))
+    r = subprocess.run([go, "tool", "pprof", "-top", "-symbolize=none", path], capture_output=True, text=True,
+                       env=env, timeout=120)
+    check(r.returncode == 0, "go tool pprof: " + r.stderr[-2000:])
+    return {f[-1]: f[:5] for f in (line.split() for line in r.stdout.splitlines())
+            if len(f) == 6 and f[1].endswith("%") and f[4].endswith("%")}
 
 
 def table_rows(b, css="#top tbody tr"):
@@ -382,15 +515,15 @@ def test_web__flame_graph_shows_pushed_percentages():
     push_shop(srv)
     b = Browser()
     try:
-        b.open(srv.ui + '?query=' + urllib.parse.quote('{service_name="shop",version="1"}'))
-        b.rendered()
+        b.show(srv, '{service_name="shop",version="1"}')
         want = {"main": (100, 0), "handle": (30, 0), "parse": (20, 20), "slow_path": (10, 10), "idle": (70, 70)}
         for name, (total, self_) in want.items():
             tip = b.hover(name)
             check(abs(pct_of(tip, "total") - total) < 0.01 and abs(pct_of(tip, "self") - self_) < 0.01,
                   "%s: want total %s%% self %s%%, tooltip %r" % (name, total, self_, tip))
         tip = b.hover("slow_path")
-        check("file: /src/shop/slow.c" in tip, "the source file of slow_path: %r" % tip)
+        # the file and line of the location pushed (the function starts at 42)
+        check("file: /src/shop/slow.c:44" in tip.split("\n"), "the source file and line of slow_path: %r" % tip)
         check("(100 samples)" in tip, "slow_path's samples: %r" % tip)
         rows = {r[0]: r for r in table_rows(b)}
         check(set(rows) == {"main", "handle", "parse", "slow_path", "idle"}, "top table: %s" % rows)
@@ -407,11 +540,15 @@ def test_web__flame_graph_shows_pushed_percentages():
               "SVG download: %r" % svg[:300])
         pprof = b.download("#dl-pprof", "profile.pb.gz")
         check(pprof[:2] == b"\x1f\x8b", "the pprof download is gzip'd: %r" % pprof[:8])
+        href = urllib.parse.urlparse(b.el("#dl-pprof").get_attribute("href"))
+        status, api_pprof, _ = srv.request("GET", href.path + "?" + href.query)
+        check(status == 200 and gzip.decompress(api_pprof) == gzip.decompress(pprof),
+              "unzoomed, the pprof download is not the server's of the selection")
         # the table sorts by a column header click
         b.el('#top th[data-key="name"] button').click()
         names = [r[0] for r in table_rows(b)]
         check(names == sorted(names), "sorted by name: %s" % names)
-        check(not b.errors(), "console errors: %s" % b.errors())
+        b.no_errors()
     finally:
         b.quit()
         srv.stop()
@@ -422,8 +559,7 @@ def test_web__zoom_and_search_change_the_view():
     push_shop(srv, versions=("1",))
     b = Browser()
     try:
-        b.open(srv.ui + '?query=' + urllib.parse.quote('{service_name="shop"}'))
-        b.rendered()
+        b.show(srv, '{service_name="shop"}')
         idle_w = b.frame("idle")["w"]
         b.click_frame("handle")
         wait_for("zoomed on handle", lambda: b.js("return window.ember.state().zoom") == "main;handle")
@@ -434,6 +570,28 @@ def test_web__zoom_and_search_change_the_view():
         b.shot("zoomed")
         tip = b.hover("parse")
         check(abs(pct_of(tip, "of zoomed frame") - 66.67) < 0.01, "parse of handle: %r" % tip)
+        # the downloads are of what is on screen: the zoomed subtree
+        folded = b.download("#dl-folded", "profile.folded.txt").decode()
+        check(sorted(folded.split("\n")) == ["", "main;handle;parse 2000000000", "main;handle;slow_path 1000000000"],
+              "folded download, zoomed on handle: %r" % folded)
+        svg = b.download("#dl-svg", "flamegraph.svg").decode()
+        check(">parse</text>" in svg and ">idle</text>" not in svg, "SVG download, zoomed: %r" % svg[:300])
+        pprof = b.download("#dl-pprof", "profile.pb.gz")
+        top = go_pprof_top(pprof)
+        check(top["parse"][0] == "2s" and top["slow_path"][0] == "1s" and top["handle"][3] == "3s"
+              and top["main"][3] == "3s" and "idle" not in top, "go tool pprof -top of the zoomed pprof: %s" % top)
+        # deeper, then back: Zoom out one step, a caller's button of the path
+        b.click_frame("parse")
+        wait_for("zoomed on parse", lambda: b.js("return window.ember.state().zoom") == "main;handle;parse")
+        b.el("#zoom-out").click()
+        wait_for("zoom out", lambda: b.js("return window.ember.state().zoom") == "main;handle")
+        [x for x in b.els("#crumbs button") if x.text == "main"][0].click()
+        wait_for("the path's main", lambda: b.js("return window.ember.state().zoom") == "main")
+        check(b.frame("idle"), "idle drawn again under main")
+        b.el("#reset-zoom").click()
+        wait_for("reset", lambda: b.js("return window.ember.state().zoom") == "")
+        b.click_frame("handle")
+        wait_for("zoomed on handle again", lambda: b.js("return window.ember.state().zoom") == "main;handle")
         from selenium.webdriver.common.keys import Keys
         b.el("#flame").send_keys(Keys.ESCAPE)
         wait_for("zoomed out", lambda: b.js("return window.ember.state().zoom") == "")
@@ -491,9 +649,45 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
         check(bl == 255 and r < 200, "idle drawn as shrunk (blue)")
         tip = b.hover("slow_path", "diffFlame")
         check("base 10.00% → new 40.00% (+30.00 points, grew)" in tip, "diff tooltip: %r" % tip)
+        check("file: /src/shop/slow.c:44" in tip.split("\n"), "the diff tooltip's file and line: %r" % tip)
+        # the thresholds and the noise estimate are the API's
+        doc = srv.get_json("/api/v1/diff", type=CPU, format="table", **{k: st[k] for k in (
+            "base_query", "new_query", "base_from", "base_to", "new_from", "new_to")})
+        want = "at least %g points, %g%% relative and %gσ" % (doc["min_abs_pct"], round(doc["min_rel"] * 100, 4),
+                                                               doc["min_z"])
+        check(want in b.text("#diff-thresholds"), "thresholds %r, want %r" % (b.text("#diff-thresholds"), want))
+        api_row = [r for r in doc["rows"] if r["name"] == "slow_path"][0]
+        check(rows[0][4] == "±%.2f" % api_row["noise_self_pct"] and rows[0][5] == "%.1f" % api_row["z"],
+              "slow_path's noise and z: %s, the API's %s" % (rows[0], api_row))
+        # grew, shrank and unchanged stay apart for readers with each
+        # colour vision deficiency (not red against green)
+        grew, shrank = fill, b.frame("idle", "diffFlame")["fill"]
+        same = b.frame("main", "diffFlame")["fill"]
+        for cvd in [None] + sorted(CVD):
+            g_, s_, n_ = seen_as(grew, cvd), seen_as(shrank, cvd), seen_as(same, cvd)
+            check(delta_e(g_, s_) > 40 and delta_e(g_, n_) > 20 and delta_e(s_, n_) > 20,
+                  "%s: grew %s, shrank %s, same %s are %.0f, %.0f, %.0f apart (Delta E)"
+                  % (cvd or "normal vision", grew, shrank, same, delta_e(g_, s_), delta_e(g_, n_), delta_e(s_, n_)))
         b.shot("diff")
+        # the downloads: pprof is the API's diff, folded what is drawn (all
+        # of it: the API's folded diff line for line)
+        href = b.el("#dl-diff-pprof").get_attribute("href")
+        pprof = b.download("#dl-diff-pprof", "diff.pb.gz")
+        check(pprof[:2] == b"\x1f\x8b", "the diff's pprof is gzip'd: %r" % pprof[:8])
+        href = urllib.parse.urlparse(href)
+        status, api_pprof, _ = srv.request("GET", href.path + "?" + href.query)
+        check(status == 200 and gzip.decompress(api_pprof) == gzip.decompress(pprof), "the pprof is not the API's")
+        folded = b.download("#dl-diff-folded", "diff.folded.txt").decode()
+        status, api_folded, _ = srv.request("GET", "/api/v1/diff?" + urllib.parse.urlencode({
+            "type": CPU, "base_query": st["base_query"], "new_query": st["new_query"], "base_from": st["base_from"],
+            "base_to": st["base_to"], "new_from": st["new_from"], "new_to": st["new_to"], "format": "folded"}))
+        check(sorted(folded.split()) == sorted(api_folded.decode().split()),
+              "folded download %r, the API's %r" % (folded, api_folded))
         # one click from the diff frame to the plain flame graph of a side
         b.click_frame("slow_path", "diffFlame")
+        wait_for("the diff zoomed", lambda: b.js("return window.ember.state().dzoom") == "main;handle;slow_path")
+        folded = b.download("#dl-diff-folded", "diff.folded.txt").decode()
+        check(folded.split() == ["main;handle;slow_path", "1000000000", "4000000000"], "zoomed folded: %r" % folded)
         b.el("#open-new").click()
         b.rendered("flame")
         st = b.js("return window.ember.state()")
@@ -502,16 +696,244 @@ def test_web__diff_puts_the_slowed_function_first_in_red():
         tip = b.hover("slow_path")
         check(abs(pct_of(tip, "total") - 40) < 0.01, "new side: %r" % tip)
         b.shot("diff-new-side")
-        q = urllib.parse.parse_qs(urllib.parse.urlparse(b.d.current_url).query)
-        q.update(view=["diff"], layout=["side"])
-        b.open(srv.ui + "?" + urllib.parse.urlencode(q, doseq=True))
-        b.rendered("diff")
+        # Back returns to the diff; side by side is a click
+        b.d.back()
+        b.rendered("diff", 3)
+        check(b.js("return window.ember.diffFlame.zoomPath().join(';')") == "main;handle;slow_path", "zoom kept")
+        b.el('input[name=diff-layout][value=side]').click()
+        b.rendered("diff", 4)
+        check(b.js("return window.ember.state().layout") == "side" and b.el("#diff-overlay").is_displayed() is False,
+              "side by side shown")
+        for g in ("sideBase", "sideNew"):
+            check(b.js("return window.ember.%s.zoomPath().join(';')" % g) == "main;handle;slow_path", g + " zoom")
+        [x for x in b.els("#diff-crumbs button") if x.text == "all"][0].click()
+        wait_for("both sides at the root", lambda: b.js(
+            "return window.ember.sideBase.zoom === 0 && window.ember.sideNew.zoom === 0"))
         check(b.frame("slow_path", "sideNew")["w"] > 3 * b.frame("slow_path", "sideBase")["w"],
               "side by side: slow_path wider in new")
+        tip = b.hover("slow_path", "sideBase")
+        check(abs(pct_of(tip, "total") - 10) < 0.01, "base side: %r" % tip)
         b.shot("diff-side-by-side")
+        # a frame clicked on one side zooms both
+        b.click_frame("handle", "sideBase")
+        wait_for("new follows base", lambda: b.js("return window.ember.sideNew.zoomPath().join(';')") == "main;handle")
+        check(b.js("return window.ember.state().dzoom") == "main;handle", "dzoom in the URL")
+        b.el("#diff-search").send_keys("slow")
+        info = wait_for("side search", lambda: b.text("#diff-search-info"))
+        check(info == "1 functions match: base 10.00%, new 40.00%", "side by side search: %r" % info)
+        svg = b.download("#dl-diff-svg", "diff-flamegraph.svg").decode()
+        check(svg.count(">slow_path</text>") == 2 and ">Base</text>" in svg and ">New</text>" in svg,
+              "both sides in the SVG: %r" % svg[:400])
+        url = b.d.current_url
+        b.quit()
+        # the link holds the diff's state
+        b = Browser()
+        b.open(url)
+        b.rendered("diff")
+        check(b.el('input[name=diff-layout][value=side]').is_selected(), "layout restored")
+        for g in ("sideBase", "sideNew"):
+            check(b.js("return window.ember.%s.zoomPath().join(';')" % g) == "main;handle", g + " zoom restored")
+        check(b.el("#diff-search").get_attribute("value") == "slow"
+              and wait_for("search info", lambda: b.text("#diff-search-info")) == info, "search restored")
+        check(b.el("#base-query").get_attribute("value") == '{service_name="shop", version="1"}', "base restored")
+        b.click_frame("slow_path", "sideBase")
+        b.el("#open-base").click()
+        b.rendered("flame")
+        st = b.js("return window.ember.state()")
+        check(st["query"] == '{service_name="shop", version="1"}' and st["zoom"] == "main;handle;slow_path",
+              "the base side's flame graph: %s" % st)
+        tip = b.hover("slow_path")
+        check(abs(pct_of(tip, "total") - 10) < 0.01, "base side: %r" % tip)
+        b.no_errors()
     finally:
         b.quit()
         srv.stop()
+
+
+def test_web__diff_presets_a_day_earlier_and_a_against_b():
+    """Version 1 ran yesterday, version 2 today: "A against B" over the last
+    hour has an empty base; "this range against a day earlier" finds the
+    slowed function, and the base side's flame graph is yesterday's."""
+    srv = Server()
+    push_shop(srv, versions=("1",), ago_s=86400)
+    push_shop(srv, versions=("2",))
+    b = Browser()
+    try:
+        b.show(srv, '{service_name="shop"}')
+        b.el("#tab-diff").click()
+        b.rendered("diff")
+        wait_for("preset values", lambda: [o.text for o in b.els("#preset-b option")] == ["2"])
+        b.el("#preset-ab").click()
+        b.rendered("diff", 2)
+        st = b.js("return window.ember.state()")
+        check(st["base_query"] == st["new_query"] == '{service_name="shop", version="2"}',
+              "A against B with one value in range: %s" % st)
+        b.el("#preset-day").click()
+        b.rendered("diff", 3)
+        st = b.js("return window.ember.state()")
+        check(st["base_query"] == st["new_query"] == '{service_name="shop"}' and st["base_from"] == "now-25h"
+              and st["base_to"] == "now-24h" and st["new_from"] == "now-1h" and st["new_to"] == "now",
+              "a day earlier: %s" % st)
+        check(b.el("#base-from").get_attribute("value") == "now-25h", "the base's range in the form")
+        check(b.text("#diff-status").startswith("base: 5 profiles"), "status: %r" % b.text("#diff-status"))
+        rows = table_rows(b, "#regressions tbody tr")
+        check(rows and rows[0][0] == "slow_path" and rows[0][3] == "+30.00", "first regression: %s" % rows[:2])
+        b.shot("diff-day-earlier")
+        b.click_frame("slow_path", "diffFlame")
+        b.el("#open-base").click()
+        b.rendered("flame")
+        st = b.js("return window.ember.state()")
+        check(st["from"] == "now-25h" and st["to"] == "now-24h" and st["zoom"] == "main;handle;slow_path",
+              "the base side: %s" % st)
+        check(abs(pct_of(b.hover("slow_path"), "total") - 10) < 0.01, "yesterday's share of slow_path")
+        b.shot("diff-base-side")
+    finally:
+        b.quit()
+        srv.stop()
+
+
+def test_web__range_presets_typed_range_and_profile_type():
+    srv = Server()
+    push_shop(srv, versions=("1",))
+    b = Browser()
+    try:
+        b.show(srv, '{service_name="shop"}')
+        check(b.text("#flame-status").startswith("5 profiles merged, total 10.00 s"), b.text("#flame-status"))
+        # the profiles are at 50, 40, 30, 20 and 10 minutes ago
+        b.el('[data-range="15m"]').click()
+        b.rendered(n=2)
+        wait_for("the last 15 minutes", lambda: b.text("#flame-status").startswith("1 profiles merged"))
+        check(b.js("return window.ember.state().from") == "now-15m", "from: %s" % b.js("return window.ember.state()"))
+        check(b.el('[data-range="15m"]').get_attribute("aria-pressed") == "true", "the preset shown as pressed")
+        f = b.el("#from")
+        f.clear()
+        f.send_keys("now-35m")
+        from selenium.webdriver.common.keys import Keys
+        f.send_keys(Keys.ENTER)
+        b.rendered(n=3)
+        wait_for("a typed range", lambda: b.text("#flame-status").startswith("3 profiles merged"))
+        b.el('[data-range="1h"]').click()
+        b.rendered(n=4)
+        # every type the API lists is offered; the samples type counts samples
+        types = [t["id"] for t in srv.get_json("/api/v1/profile-types")["types"]]
+        offered = [o.get_attribute("value") for o in b.els("#type option")]
+        check(sorted(offered) == sorted(types) and len(types) == 2, "types offered %s, listed %s" % (offered, types))
+        samples = [t for t in types if ":samples:count:" in t][0]
+        from selenium.webdriver.support.ui import Select
+        Select(b.el("#type")).select_by_value(samples)
+        b.rendered(n=5)
+        wait_for("the samples type", lambda: b.text("#flame-status").startswith("5 profiles merged, total 1,000,"))
+        check(b.js("return window.ember.state().type") == samples, "type in the state")
+        tip = b.hover("idle")
+        check("total: 700 (700 samples), 70.00%" in tip.split("\n"), "idle in samples: %r" % tip)
+        b.shot("samples-type")
+    finally:
+        b.quit()
+        srv.stop()
+
+
+def test_web__keyboard_reaches_and_drives_every_view():
+    """Tab (real key presses) reaches every control of each view; the
+    chart, the flame graph, the tables and the diff are driven from the
+    keyboard alone."""
+    from selenium.webdriver.common.keys import Keys
+    srv = Server()
+    push_shop(srv)
+    b = Browser()
+    try:
+        b.show(srv, '{service_name="shop",version="2"}')
+        wait_for("the table", lambda: len(table_rows(b)) == 5)
+        order = check_keyboard_reaches_all(b, "flame")
+        check(order.index("#query") < order.index("#apply") < order.index("#flame") < order.index("top row idle"),
+              "tab order: %s" % order)
+        # the flame graph: Up (towards the leaves) twice, Enter zooms
+        b.tab_to("#flame")
+        b.keys(Keys.ARROW_UP, Keys.ARROW_UP, Keys.ENTER)
+        wait_for("zoomed from the keyboard", lambda: b.js("return window.ember.state().zoom").startswith("main;"))
+        b.keys(Keys.ESCAPE)
+        wait_for("zoomed out", lambda: b.js("return window.ember.state().zoom") == "")
+        # a table row: Enter focuses the graph on it
+        b.tab_to("top row slow_path")
+        b.keys(Keys.ENTER)
+        wait_for("focused on slow_path", lambda: b.js("return window.ember.state().zoom") == "main;handle;slow_path")
+        # a sort header: Enter sorts
+        b.tab_to("button Function")
+        b.keys(Keys.ENTER)
+        wait_for("sorted by name", lambda: b.js("return window.ember.state().sort") == "name")
+        # the chart: Shift+Left narrows the range from its end, Enter takes it
+        b.tab_to("#chart")
+        from selenium.webdriver.common.action_chains import ActionChains
+        ActionChains(b.d).key_down(Keys.SHIFT).send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT).key_up(Keys.SHIFT) \
+            .send_keys(Keys.ENTER).perform()
+        wait_for("a range from the keyboard", lambda: b.js("return window.ember.state().to").isdigit())
+        st = b.js("return window.ember.state()")
+        span = (int(st["to"]) - int(st["from"])) / 60000
+        check(48 < span < 58, "two steps of twenty narrowed the hour to %.1f minutes: %s" % (span, st))
+        # the diff, opened from the keyboard
+        b.open(srv.ui + "?" + urllib.parse.urlencode({
+            "query": '{service_name="shop"}', "base_query": '{service_name="shop", version="1"}',
+            "new_query": '{service_name="shop", version="2"}', "base_from": "now-1h", "new_from": "now-1h"}))
+        b.rendered()
+        b.tab_to("#tab-diff")
+        b.keys(Keys.ENTER)
+        b.rendered("diff")
+        wait_for("the regressions", lambda: table_rows(b, "#regressions tbody tr"))
+        check_keyboard_reaches_all(b, "diff")
+        b.tab_to("#diff-flame")
+        b.keys(Keys.ARROW_UP, Keys.ENTER)
+        wait_for("the diff zoomed on main", lambda: b.js("return window.ember.state().dzoom") == "main")
+        b.tab_to("regressions row slow_path")
+        b.keys(Keys.ENTER)
+        wait_for("the diff focused on slow_path",
+                 lambda: b.js("return window.ember.state().dzoom") == "main;handle;slow_path")
+        b.tab_to("#open-new")
+        b.keys(Keys.ENTER)
+        b.rendered("flame")
+        st = b.js("return window.ember.state()")
+        check(st["zoom"] == "main;handle;slow_path" and st["query"] == '{service_name="shop", version="2"}',
+              "the new side from the keyboard: %s" % st)
+        # the debuginfo view
+        b.tab_to("#tab-debuginfo")
+        b.keys(Keys.ENTER)
+        wait_for("the debuginfo view", lambda: b.el("#view-debuginfo").is_displayed())
+        check_keyboard_reaches_all(b, "debuginfo")
+        b.shot("keyboard")
+    finally:
+        b.quit()
+        srv.stop()
+
+
+def test_web__serve_ends_with_the_ui_url_and_the_page_works():
+    """What `make run` shows: `ember serve` prints the UI's URL last, once
+    the store is open, and the page at that URL works with no
+    configuration (an empty store says how to fill it)."""
+    data = tempfile.mkdtemp(dir=TMP, prefix="data.")
+    proc = subprocess.Popen([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", data],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        lines = []
+        deadline = time.time() + 20
+        while not lines or "web UI:" not in lines[-1]:
+            line = proc.stdout.readline().decode()
+            check(line and time.time() < deadline, "no web UI line: %s" % lines)
+            lines.append(line.rstrip("\n"))
+        check(any("store opened" in x for x in lines[:-1]), "the URL before the store opened: %s" % lines)
+        url = re.search(r"web UI: (http://\S+/)$", lines[-1]).group(1)
+        b = Browser()
+        try:
+            b.open(url)
+            msg = wait_for("the empty store's message", lambda: b.text("#flame-status"))
+            check(msg.startswith("No profiles in this range") and "POST /api/v1/profiles" in msg, msg)
+            b.el("#tab-debuginfo").click()
+            wait_for("the debuginfo view", lambda: "no build IDs stored yet" in b.text("#artifacts"))
+            b.no_errors()
+            b.shot("empty")
+        finally:
+            b.quit()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        proc.stdout.close()
 
 
 def test_web__url_round_trips_the_state():
@@ -519,8 +941,7 @@ def test_web__url_round_trips_the_state():
     push_shop(srv)
     b = Browser()
     try:
-        b.open(srv.ui + '?query=' + urllib.parse.quote('{service_name="shop"}'))
-        b.rendered()
+        b.show(srv, '{service_name="shop"}')
         b.el("#icicle").click()
         b.click_frame("handle")
         b.el("#search").send_keys("slow")
@@ -578,7 +999,7 @@ def test_web__chart_drag_selects_a_sub_range():
 
 
 def test_web__debuginfo_view_shows_stores_and_coverage():
-    srv = Server()
+    srv = Server(["--profile-head-age", "1s"])  # blocks rewritten soon after an upload
     out = subprocess.run(["readelf", "-n", os.path.join(FIX, "c_O2_pie")], capture_output=True, text=True).stdout
     stored = re.search(r"Build ID: ([0-9a-f]+)", out).group(1)
     check(srv.upload(os.path.join(FIX, "c_O2_pie"), stored, "executable") == 201, "upload")
@@ -589,15 +1010,50 @@ def test_web__debuginfo_view_shows_stores_and_coverage():
     f = p.function("known", "/src/k.c")
     m2 = p.mapping(0x600000, 0x700000, "/opt/blind/bin/other", "")
     p.sample([p.location(m2, 0x601000, [(f, 3)])], [3, 3 * MS])
+    # c_dwarf4, not stored yet: its main, unsymbolized
+    dwarf4 = os.path.join(FIX, "c_dwarf4")
+    dwarf4_id = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(["readelf", "-n", dwarf4], capture_output=True,
+                                                                   text=True).stdout).group(1)
+    nm = subprocess.run(["nm", dwarf4], capture_output=True, text=True).stdout
+    base = 0x555555554000
+    m3 = p.mapping(base, base + 0x100000, "/opt/blind/bin/dwarf4", dwarf4_id)
+    p.sample([p.location(m3, base + int(re.search(r"^([0-9a-f]+) T main$", nm, re.M).group(1), 16) + 1)],
+             [10, 10 * MS])
     srv.push(p.encode(time.time_ns() - 60 * 10**9, 10 * 10**9), service_name="blind")
     b = Browser()
     try:
         b.open(srv.ui + "?view=debuginfo")
         row = wait_for("the coverage row", lambda: [r for r in table_rows(b, "#coverage tbody tr") if r[0] == missing])
-        check(row[0][2] == "7" and row[0][3] == "70.00%", "coverage of %s: %s" % (missing, row))
+        check(row[0][2] == "7" and row[0][3] == "35.00%", "coverage of %s: %s" % (missing, row))
         check(row[0][4] == "no", "the missing build ID is not stored: %s" % row)
         check(("ember upload --server %s" % srv.url) in row[0][5], "the fix: %s" % row[0][5])
-        check("3 of 10 samples" in b.text("#coverage-summary"), "summary: %r" % b.text("#coverage-summary"))
+        check("3 of 20 samples" in b.text("#coverage-summary"), "summary: %r" % b.text("#coverage-summary"))
+        # the command shown for c_dwarf4, run with its file in place of
+        # PATH/TO/...: the view then says it is stored, and its samples
+        # are symbolized
+        fix = [r for r in table_rows(b, "#coverage tbody tr") if r[0] == dwarf4_id]
+        check(fix and fix[0][1] == "unknown_build_id" and fix[0][4] == "no", "c_dwarf4's row: %s" % fix)
+        cmd = fix[0][5]
+        check(re.fullmatch(r'ember upload --server %s --token "\$EMBER_TOKEN" --sources PATH/TO/\S+' % re.escape(srv.url),
+                           cmd), "the command: %r" % cmd)
+        bindir = tempfile.mkdtemp(dir=TMP, prefix="bin.")
+        os.symlink(EMBER, os.path.join(bindir, "ember"))
+        run = subprocess.run(["bash", "-c", re.sub(r"PATH/TO/\S+", dwarf4, cmd)], capture_output=True, text=True,
+                             env=dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], EMBER_TOKEN=srv.token),
+                             timeout=60)
+        check(run.returncode == 0, "%s: %d %s" % (cmd, run.returncode, run.stderr))
+        b.el("#tab-debuginfo").click()
+        wait_for("c_dwarf4 stored", lambda: [r for r in table_rows(b, "#artifacts tbody tr") if r[0] == dwarf4_id])
+
+        def symbolized():  # the view shown again, as a person would look again
+            b.el("#tab-debuginfo").click()
+            summary = wait_for("the coverage", lambda: "of 20 samples" in b.text("#coverage-summary")
+                               and b.text("#coverage-summary"))
+            if "13 of 20 samples" not in summary:
+                time.sleep(0.5)
+                return False
+            return not [r for r in table_rows(b, "#coverage tbody tr") if r[0] == dwarf4_id]
+        wait_for("c_dwarf4's samples symbolized", symbolized, timeout=60)
         art = wait_for("the stored build ID", lambda: [r for r in table_rows(b, "#artifacts tbody tr") if r[0] == stored])
         check(art[0][1] == "c_O2_pie" and art[0][3].startswith("DWARF") and art[0][4] == "yes"
               and "eh_frame" in art[0][5], "what c_O2_pie carries: %s" % art)
@@ -608,21 +1064,39 @@ def test_web__debuginfo_view_shows_stores_and_coverage():
 
 
 def test_web__narrow_screen_still_usable():
+    """At 480 px no view scrolls sideways and the graphs fill the width."""
     srv = Server()
-    push_shop(srv, versions=("1",))
+    push_shop(srv)
     b = Browser(width=480, height=900)
-    try:
-        b.open(srv.ui + '?query=' + urllib.parse.quote('{service_name="shop"}'))
-        b.rendered()
+
+    def fits(view):
         width, room = b.js("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         wide = b.js("const W = document.documentElement.clientWidth, out = [];"
                     "for (const e of document.querySelectorAll('body *')) {"
                     "  const r = e.getBoundingClientRect();"
                     "  if (r.right > W + 0.5 && r.width) out.push(e.tagName + '#' + e.id + ' ' + Math.round(r.right)); }"
                     "return out.slice(0, 8);")
-        check(width <= room, "the page scrolls sideways at 480 px: %d px wide in %d (%s)" % (width, room, wide))
+        check(width <= room, "%s: the page scrolls sideways at 480 px: %d px wide in %d (%s)" % (view, width, room, wide))
+        b.shot("narrow-" + view)
+
+    try:
+        b.show(srv, '{service_name="shop",version="1"}')
+        fits("flame")
         check(b.frame("idle")["w"] > 100, "the flame graph fills the width")
-        b.shot("narrow")
+        b.el("#tab-diff").click()
+        b.rendered("diff")
+        b.el("#preset-ab").click()
+        b.rendered("diff", 2)
+        wait_for("the regressions", lambda: table_rows(b, "#regressions tbody tr"))
+        fits("diff")
+        check(b.frame("idle", "diffFlame")["w"] > 100, "the diff graph fills the width")
+        b.el('input[name=diff-layout][value=side]').click()
+        b.rendered("diff", 3)
+        fits("diff-side")
+        check(b.frame("main", "sideNew")["w"] > 200, "side by side stacks the two graphs, each the full width")
+        b.el("#tab-debuginfo").click()
+        wait_for("the coverage", lambda: "samples" in b.text("#coverage-summary"))
+        fits("debuginfo")
     finally:
         b.quit()
         srv.stop()

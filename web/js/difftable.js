@@ -5,7 +5,8 @@
 
 export function renderDiffTable(table, caption, doc, re, onPick) {
   const body = table.tBodies[0], frag = document.createDocumentFragment();
-  caption.textContent = `(flagged: at least ${doc.min_abs_pct} points, ${doc.min_rel * 100}% relative and ${doc.min_z}σ; ` +
+  const num = (x) => String(+x.toFixed(4)); // 0.1 * 100 is 10, not 10.000000000000002
+  caption.textContent = `(flagged: at least ${num(doc.min_abs_pct)} points, ${num(doc.min_rel * 100)}% relative and ${num(doc.min_z)}σ; ` +
     `base ${doc.base_profiles} profiles, new ${doc.new_profiles})`;
   const p = (x) => x.toFixed(2);
   for (const r of doc.rows) {

@@ -35,6 +35,29 @@ export function diffColour(delta, max) {
   return { fill: 'rgb(225,225,225)', dark: false };
 }
 
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
+
+// One SVG document of graphs drawn side by side as they are on screen
+// (parts: [{ graph, heading }]), under a title line.
+export function svgDocument(title, parts) {
+  const GAP = 12, head = parts.some((p) => p.heading) ? 18 : 0;
+  let W = 0, H = 0;
+  for (const p of parts) {
+    W += (W ? GAP : 0) + p.graph.canvas.clientWidth;
+    H = Math.max(H, p.graph.canvas.clientHeight);
+  }
+  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H + 24 + head}" viewBox="0 0 ${W} ${H + 24 + head}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="#fff"/>`, `<text x="4" y="16" font-size="13">${esc(title)}</text>`];
+  let x = 0;
+  for (const p of parts) {
+    if (p.heading) out.push(`<text x="${x + 4}" y="${24 + 13}" font-weight="bold">${esc(p.heading)}</text>`);
+    out.push(`<g transform="translate(${x},${24 + head})">`, ...p.graph.svgFrames(), '</g>');
+    x += p.graph.canvas.clientWidth + GAP;
+  }
+  out.push('</svg>\n');
+  return out.join('\n');
+}
+
 export class FlameGraph {
   constructor(canvas, opts = {}) {
     this.canvas = canvas;
@@ -472,18 +495,18 @@ export class FlameGraph {
 
   // The drawn graph as a self-contained SVG document.
   toSVG(title) {
-    const W = this.canvas.clientWidth, H = this.canvas.clientHeight + 24;
-    const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
-    const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
-      `<rect width="100%" height="100%" fill="#fff"/>`,
-      `<text x="4" y="16" font-size="13">${esc(title)}</text>`, `<g transform="translate(0,24)">`];
+    return svgDocument(title, [{ graph: this }]);
+  }
+
+  // The drawn frames as SVG elements, each with its tooltip as a <title>.
+  svgFrames() {
+    const out = [];
     for (const f of this.drawn) {
       const tip = this.describe(f.i).map(([k, v]) => (k ? k + ': ' : '') + v).join('\n');
       out.push(`<g><title>${esc(tip)}</title><rect x="${f.x.toFixed(2)}" y="${f.y}" width="${Math.max(f.w - 0.5, 0.3).toFixed(2)}" height="${ROW - 1}" fill="${f.fill}" fill-opacity="${f.alpha}"/>` +
         (f.text ? `<text x="${(f.x + 3).toFixed(2)}" y="${f.y + 13}" fill="${f.dark ? '#fff' : '#111'}">${esc(f.text)}</text>` : '') + `</g>`);
     }
-    out.push('</g></svg>\n');
-    return out.join('\n');
+    return out;
   }
 
   // The folded stacks of what is on screen (the zoomed subtree, with the

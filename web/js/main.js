@@ -3,12 +3,13 @@
 // reproduces what its sender saw: selection, range, view, zoom, search.
 
 import { getJSON, loadTree, url, ApiError } from './api.js';
-import { FlameGraph } from './flame.js';
+import { FlameGraph, svgDocument } from './flame.js';
 import { TimeChart } from './chart.js';
 import { SelectorInput } from './selector.js';
 import { TopTable } from './toptable.js';
 import { renderDiffTable } from './difftable.js';
 import { DebuginfoView } from './debuginfo.js';
+import { subtreeProfile, gzipBlob } from './pprof.js';
 import { DEFAULTS, readState, writeState, withMatcher } from './state.js';
 import * as fmt from './format.js';
 
@@ -144,7 +145,8 @@ function show() {
     chart.set(null);
     return;
   }
-  loadSeries(sel);
+  if (state.type) loadSeries(sel);
+  else chart.set(null); // no type in range: nothing to chart (the debuginfo view still shows)
   if (state.view === 'flame') showFlame(sel);
   else if (state.view === 'diff') showDiff();
   else debuginfo.show(sel);
@@ -187,7 +189,7 @@ top.onSort = (spec) => remember({ sort: spec });
 function zoomButtons() {
   $('zoom-out').disabled = !flame.zoom;
   $('reset-zoom').disabled = !flame.zoom;
-  $('diff-zoom-out').disabled = !diffFlame.zoom;
+  $('diff-zoom-out').disabled = !diffGraphs().some((g) => g.zoom);
 }
 
 // The path to the zoomed frame as buttons (a way back to any ancestor).
@@ -277,45 +279,82 @@ async function showFlame(sel) {
                       painted: performance.now(), frames: d.n, bytes: d.bytes, workerMs: d.workerMs });
 }
 
+// A link whose file is made when it is clicked (make() returns null: the
+// link's own href, the server's file, is what downloads).
 function download(a, name, type, make) {
   a.addEventListener('click', () => {
     const text = make();
+    if (text === null) return;
     if (a.href.startsWith('blob:')) URL.revokeObjectURL(a.href);
     a.href = URL.createObjectURL(new Blob([text], { type }));
     a.download = name;
   });
 }
 
+// Zoomed, the pprof is the drawn subtree's, made here; unzoomed the
+// link's own, the server's pprof of the selection.
+$('dl-pprof').addEventListener('click', (e) => {
+  if (!flame.data || !flame.zoom) return;
+  e.preventDefault();
+  gzipBlob(subtreeProfile(flame.data, flame.zoom, state.type)).then((blob) => {
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = 'profile.pb.gz';
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60e3);
+  }, (err) => status($('flame-status'), err));
+});
 download($('dl-folded'), 'profile.folded.txt', 'text/plain', () => flame.toFolded());
 download($('dl-svg'), 'flamegraph.svg', 'image/svg+xml',
   () => flame.toSVG(`${state.type} ${state.query || '{}'} ${state.from} – ${state.to}`));
 
 // ---- diff view ---------------------------------------------------------------------
 
-const diffFlame = new FlameGraph($('diff-flame'), {
-  tooltip, info: $('diff-frame-info'),
-  onZoom: (f) => { remember({ dzoom: f.zoomPath().join(';') }); crumbs($('diff-crumbs'), f); zoomButtons(); diffFocus(f.zoom); },
-  onSelect: (f, i) => diffFocus(i),
-  onHover: () => {},
-});
-const sideBase = new FlameGraph($('side-base'), { tooltip });
-const sideNew = new FlameGraph($('side-new'), { tooltip });
-let diffPick = 0;
+const diffInfo = { tooltip, info: $('diff-frame-info'), onSelect: (f, i) => diffFocus(f, i) };
+const diffFlame = new FlameGraph($('diff-flame'), { ...diffInfo, onZoom: diffZoomed });
+const sideBase = new FlameGraph($('side-base'), { ...diffInfo, onZoom: diffZoomed });
+const sideNew = new FlameGraph($('side-new'), { ...diffInfo, onZoom: diffZoomed });
+let diffPick = [], syncing = false;
 
-function diffFocus(i) {
-  diffPick = i;
-  $('diff-focus-name').textContent = diffFlame.data ? `frame: ${diffFlame.label(i)} —` : '';
+// The diff's graphs on screen: the overlaid one, or the two sides.
+function diffGraphs() {
+  return state.layout === 'side' ? [sideBase, sideNew] : [diffFlame];
+}
+
+// A diff graph zoomed: side by side, the other side follows to the same
+// path of names (its root when it has no such frame); the URL's dzoom,
+// the zoom path's buttons and the picked frame follow too.
+function diffZoomed(f) {
+  if (syncing) return;
+  const path = f.zoomPath();
+  syncing = true;
+  try {
+    for (const g of diffGraphs())
+      if (g !== f && g.data) g.zoomTo(Math.max(0, g.findPath(path)));
+  } finally {
+    syncing = false;
+  }
+  remember({ dzoom: path.join(';') });
+  crumbs($('diff-crumbs'), f);
+  zoomButtons();
+  diffFocus(f, f.zoom);
+}
+
+// The frame the "Base/New flame graph" buttons open: its path of names.
+function diffFocus(f, i) {
+  diffPick = f.data ? f.pathOf(i) : [];
+  $('diff-focus-name').textContent = f.data ? `frame: ${f.label(i)} —` : '';
 }
 
 // The plain flame graph of one side, zoomed on the picked frame.
 function openSide(side) {
   const p = sideParams(side);
   navigate({ view: 'flame', query: p.query, from: p.from, to: p.to,
-             zoom: diffFlame.data ? diffFlame.pathOf(diffPick).join(';') : '', search: '', focus: '' });
+             zoom: diffPick.join(';'), search: '', focus: '' });
 }
 $('open-base').addEventListener('click', () => openSide('base'));
 $('open-new').addEventListener('click', () => openSide('new'));
-$('diff-zoom-out').addEventListener('click', () => diffFlame.zoomOut());
+$('diff-zoom-out').addEventListener('click', () => diffGraphs()[0].zoomOut());
 $('diff-icicle').addEventListener('change', () => {
   remember({ icicle: $('diff-icicle').checked ? '1' : '' });
   for (const f of [flame, diffFlame, sideBase, sideNew]) f.setIcicle(state.icicle === '1');
@@ -409,11 +448,19 @@ async function presetValues() {
   }
 }
 
+// The search's matches in the graphs on screen: side by side, each plain
+// graph's share of its own total.
+function diffSearchShares(re) {
+  const [over, b, n] = [diffFlame, sideBase, sideNew].map((f) => f.setSearch(re));
+  if (state.layout !== 'side') return over;
+  if (!b && !n) return null;
+  return { funcs: Math.max(b ? b.funcs : 0, n ? n.funcs : 0), frames: (b ? b.frames : 0) + (n ? n.frames : 0),
+           baseShare: b ? b.share : 0, share: n ? n.share : 0 };
+}
+
 function applyDiffSearch() {
   const re = fmt.searchRegex(state.dsearch);
-  const r = diffFlame.setSearch(re);
-  sideBase.setSearch(re);
-  sideNew.setSearch(re);
+  const r = diffSearchShares(re);
   $('diff-search-info').textContent = !r ? '' : r.frames
     ? `${r.funcs} functions match: base ${fmt.pct(r.baseShare)}, new ${fmt.pct(r.share)}`
     : 'no frame matches';
@@ -421,10 +468,10 @@ function applyDiffSearch() {
 }
 
 function pickRow(name) {
-  if (state.layout === 'side') return;
-  diffFlame.focusFunction(name);
-  diffFocus(diffFlame.zoom);
-  $('diff-flame').focus();
+  const f = diffGraphs()[state.layout === 'side' ? 1 : 0];
+  f.focusFunction(name);
+  diffFocus(f, f.zoom);
+  f.canvas.focus();
 }
 
 let diffSeq = 0, lastDiffTable = null;
@@ -463,22 +510,26 @@ async function showDiff() {
   }
   if (seq !== diffSeq) return;
   lastDiffTable = table;
-  if (tree) {
-    diffFlame.setIcicle(state.icicle === '1');
-    diffFlame.setData(tree);
-    if (state.dzoom) {
-      const i = diffFlame.findPath(state.dzoom.split(';'));
-      if (i > 0) diffFlame.zoomTo(i, false);
-    }
-    crumbs($('diff-crumbs'), diffFlame);
-    diffFocus(diffFlame.zoom);
-  }
+  if (tree) diffFlame.setData(tree);
   if (sides) {
-    for (const [f, d] of [[sideBase, sides[0]], [sideNew, sides[1]]]) {
-      f.setIcicle(state.icicle === '1');
-      f.setData(d);
-    }
+    sideBase.setData(sides[0]);
+    sideNew.setData(sides[1]);
   }
+  const shown = diffGraphs();
+  syncing = true; // each graph takes the URL's zoom itself
+  try {
+    for (const f of shown)
+      f.batch(() => {
+        f.setIcicle(state.icicle === '1');
+        const i = state.dzoom ? f.findPath(state.dzoom.split(';')) : -1;
+        if (i > 0) f.zoomTo(i, false);
+      });
+  } finally {
+    syncing = false;
+  }
+  const lead = shown[shown.length - 1];
+  crumbs($('diff-crumbs'), lead);
+  diffFocus(lead, lead.zoom);
   zoomButtons();
   applyDiffSearch();
   const unit = tree ? tree.unit : sides[0].unit;
@@ -490,8 +541,19 @@ async function showDiff() {
   perf.renders.push({ view: 'diff', click: perf.click ?? t0, start: t0, painted: performance.now() });
 }
 
-download($('dl-diff-svg'), 'diff-flamegraph.svg', 'image/svg+xml',
-  () => (state.layout === 'side' ? sideNew : diffFlame).toSVG(`diff ${state.type}: base ${state.base_query || '{}'} ${state.base_from} – ${state.base_to}; new ${state.new_query || '{}'} ${state.new_from} – ${state.new_to}`));
+// What is on screen: overlaid, the folded stacks of the zoomed subtree
+// ("stack base new", as the API's format=folded); side by side, the API's
+// folded diff of the whole selections.  The SVG has both sides when both
+// are shown.
+download($('dl-diff-folded'), 'diff.folded.txt', 'text/plain',
+  () => (state.layout === 'side' || !diffFlame.data ? null : diffFlame.toFolded()));
+download($('dl-diff-svg'), 'diff-flamegraph.svg', 'image/svg+xml', () => {
+  const title = `diff ${state.type}: base ${state.base_query || '{}'} ${state.base_from} – ${state.base_to}; ` +
+    `new ${state.new_query || '{}'} ${state.new_from} – ${state.new_to}`;
+  return state.layout === 'side'
+    ? svgDocument(title, [{ graph: sideBase, heading: 'Base' }, { graph: sideNew, heading: 'New' }])
+    : diffFlame.toSVG(title);
+});
 
 // ---- debuginfo view -------------------------------------------------------------------
 

@@ -127,7 +127,9 @@ export class SelectorInput {
     if (e.key === 'ArrowDown') this.move(1);
     else if (e.key === 'ArrowUp') this.move(-1);
     else if ((e.key === 'Enter' || e.key === 'Tab') && this.active >= 0) this.take(this.active);
-    else if (e.key === 'Tab' && this.items.length === 1) this.take(0);
+    // Tab completes the one suggestion of what was typed; with nothing
+    // typed (the field entered with Tab) it moves on, as Tab does
+    else if (e.key === 'Tab' && this.items.length === 1 && this.ctx.prefix) this.take(0);
     else if (e.key === 'Escape') this.close();
     else return;
     e.preventDefault();

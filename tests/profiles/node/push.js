@@ -1,10 +1,24 @@
 // push.js - a Node.js process profiled by Grafana's Pyroscope SDK
 // (@pyroscope/nodejs, wall and heap profilers), pushing to ember serve's
-// POST /ingest as it would to a Pyroscope server: EMBER_URL, EMBER_TOKEN.
+// POST /ingest as it would to a Pyroscope server: EMBER_URL, EMBER_TOKEN;
+// EMBER_SDK names the SDK's module (@pyroscope/nodejs, the 0.4 SDK, by
+// default; pyroscope-nodejs-0.6 the 0.6 one).
 // Runs a known function (busyLoop) for a few seconds, then stops the
 // profiler, which sends what it holds.  Exit 0 once stopped.
 'use strict';
-const Pyroscope = require('@pyroscope/nodejs');
+const Pyroscope = require(process.env.EMBER_SDK || '@pyroscope/nodejs');
+
+// @pyroscope/nodejs 0.6.4 races at stop(): a profiling round its timer had
+// already queued (setImmediate) runs after stop() stopped the wall profiler,
+// rejects with "Wall profiler is not started" and schedules the next round.
+// What stop() exported was sent by then: once stopping, that rejection alone
+// is ignored, and the process exits instead of waiting on the new timer.
+let stopping = false;
+process.on('unhandledRejection', (e) => {
+  if (stopping && e && /Wall profiler is not started/.test(e.message)) return;
+  console.error(e);
+  process.exit(1);
+});
 
 function busyLoop(ms) {
   const end = Date.now() + ms;
@@ -30,8 +44,10 @@ async function main() {
     busyLoop(50);
     await new Promise((r) => setImmediate(r));
   }
+  stopping = true;
   await Pyroscope.stop();
   console.log('stopped');
+  process.exit(0);
 }
 
 main().catch((e) => {
