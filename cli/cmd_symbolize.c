@@ -22,7 +22,7 @@
 #define MAX_FRAMES 256
 #define MAX_MODULES 64
 #define MAX_LINE (1u << 20)
-/* Addresses of the -obj module waiting for their answer while the lines
+/* Addresses of the --obj module waiting for their answer while the lines
  * after them are read (see "Lookahead" below): a power of two. */
 #define AHEAD 16
 #define AHEAD_STEP (AHEAD / 4)

@@ -4,10 +4,12 @@
 Usage: test_cli.py EMBER_BIN FIXTURES_DIR [CASE]
 
 Each case is a function test_cli__NAME; with CASE only that one runs.
-Exit 0 pass, 1 fail, 2 no such CASE, 77 skip (llvm-symbolizer missing).
+Exit 0 pass, 1 fail, 2 no such CASE, 77 skip (llvm-symbolizer missing, or
+the one CASE asked for cannot run here: it raises Skip with the reason).
 """
 import json
 import os
+import random
 import re
 import select
 import shutil
@@ -21,6 +23,10 @@ import packages  # noqa: E402
 
 EMBER, FIX = sys.argv[1], sys.argv[2]
 LLVM = packages.which("llvm-symbolizer", "llvm-symbolizer-14")
+
+
+class Skip(Exception):
+    """A case that cannot run here: the reason names the package."""
 
 
 def fx(name):
@@ -146,6 +152,43 @@ def test_cli__coprocess_answers_each_line():
                         ["0x%x" % a for a in addrs])
     expect = run([LLVM, "--obj=" + fx("c_O2_pie")] + ["0x%x" % a for a in addrs]).stdout
     assert "\n\n".join("\n".join(a) for a in answers) + "\n\n" == expect
+
+
+def test_cli__lookahead_keeps_answers_and_order_on_a_big_index():
+    """With --obj on an index of 65,536 segments or more, plain addresses
+    are answered up to 16 lines late while their lookups' cache lines are
+    prefetched (cmd_symbolize.c, "Lookahead").  libc's debug file (160k
+    segments) read from stdin, its addresses mixed with invalid lines and
+    lines naming another module, must give the output of the same lines
+    each naming libc's debug file as its module: lines that name a module
+    take no lookahead."""
+    dbg = packages.debug_file("libc.so.6")
+    if not dbg:
+        raise Skip(packages.missing("debug:libc.so.6", "libc's debug file is not installed"))
+    stats = ember("--stats", "--obj=" + dbg, "0x0").stderr
+    segs = re.search(r"(\d+) segments", stats)
+    assert segs and int(segs.group(1)) >= 65536, \
+        "libc's index is too small to take the lookahead: %r" % stats
+    addrs = func_addrs(dbg, 10 ** 6)
+    random.Random(14).shuffle(addrs)
+    other = func_addrs(fx("c_O2_pie"), 5)
+    with_obj, per_line, others = [], [], 0
+    for i, a in enumerate(addrs[:3000]):
+        with_obj.append("0x%x" % a)
+        per_line.append("%s 0x%x" % (dbg, a))
+        if i % 97 == 5:
+            with_obj.append("not-an-address")
+            per_line.append("not-an-address")
+        if i % 131 == 7:
+            line = "%s 0x%x" % (fx("c_O2_pie"), other[i % len(other)])
+            with_obj.append(line)
+            per_line.append(line)
+            others += 1
+    ahead = ember("--obj=" + dbg, stdin="\n".join(with_obj) + "\n")
+    plain = ember(stdin="\n".join(per_line) + "\n")
+    assert ahead.returncode == plain.returncode == 0, (ahead.stderr, plain.stderr)
+    assert plain.stdout.count("\n\n") == 3000 + others, "not every address answered"
+    assert ahead.stdout == plain.stdout, "the answers differ or are out of order"
 
 
 def test_cli__pprof_protocol_as_llvm_symbolizer():
@@ -311,17 +354,22 @@ def main():
     if not LLVM:
         print("SKIP: " + packages.missing("llvm-symbolizer"))
         return 77
-    failed = 0
+    failed = skipped = 0
     for name, fn in cases.items():
         if only and name != only:
             continue
         try:
             fn()
             print("ok   " + name)
+        except Skip as e:
+            skipped += 1
+            print("SKIP %s: %s" % (name, e))
         except AssertionError as e:
             failed += 1
             print("FAIL %s: %s" % (name, e))
-    return 1 if failed else 0
+    if failed:
+        return 1
+    return 77 if only and skipped else 0
 
 
 if __name__ == "__main__":
