@@ -214,7 +214,8 @@ static int write_merged(struct pstore *s, struct stage *st, struct pstore_block 
 			.totals = st->h->totals.v,
 			.cov = st->h->cov.v,
 			.partition = blocks[0]->meta.partition,
-			.partition_ns = s->opts.partition_ns,
+			/* the parents' (their log ranges cover that span) */
+			.partition_ns = blocks[0]->meta.partition_ns,
 			.parents = parents.v,
 			.nparents = parents.n,
 			.wal = wal.v,
@@ -273,23 +274,26 @@ static int tier(const struct pstore_block *b)
 	return t;
 }
 
-/* Whether block k belongs to the merge of partition part: a closed
+/* Whether block k belongs to the merge of b's partition: a closed
  * partition merges all its blocks, an open one the blocks of a size tier
  * that has OPEN_MERGE_AT of them (so a growing partition's big block is
  * not rewritten at every merge: each row is rewritten about log4 times,
- * not once per merge). */
-static bool picked(const struct pstore *s, const struct pstore_block *k, int64_t part, bool closed,
+ * not once per merge).  A partition is a start and a length: blocks
+ * written with another partition_ns are never merged with these (their
+ * log ranges cover other spans). */
+static bool picked(const struct pstore_block *k, const struct pstore_block *b, bool closed,
 		   int t)
 {
-	return !k->corrupt && k->meta.partition == part && (closed || tier(k) == t);
+	return !k->corrupt && k->meta.partition == b->meta.partition &&
+	       k->meta.partition_ns == b->meta.partition_ns && (closed || tier(k) == t);
 }
 
-static size_t count(const struct pstore *s, int64_t part, bool closed, int t)
+static size_t count(const struct pstore *s, const struct pstore_block *b, bool closed, int t)
 {
 	size_t n = 0;
 
 	for (size_t k = 0; k < s->blocks.n; k++)
-		n += picked(s, s->blocks.v[k], part, closed, t);
+		n += picked(s->blocks.v[k], b, closed, t);
 	return n;
 }
 
@@ -301,14 +305,14 @@ static int pick_partition(struct pstore *s, struct pstore_blocks *out)
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->blocks.n && !out->n; i++) {
 		const struct pstore_block *b = s->blocks.v[i];
-		int64_t part = b->meta.partition;
-		bool closed = now >= part + s->opts.partition_ns + s->opts.head_max_age_ns;
+		bool closed = now >= b->meta.partition + b->meta.partition_ns +
+					    s->opts.head_max_age_ns;
 		int t = tier(b);
 
-		if (b->corrupt || count(s, part, closed, t) < (closed ? 2 : OPEN_MERGE_AT))
+		if (b->corrupt || count(s, b, closed, t) < (closed ? 2 : OPEN_MERGE_AT))
 			continue;
 		for (size_t k = 0; k < s->blocks.n; k++)
-			if (picked(s, s->blocks.v[k], part, closed, t) &&
+			if (picked(s->blocks.v[k], b, closed, t) &&
 			    !EMBER_VEC_APPEND(out, s->blocks.v[k]))
 				pstore_block_ref(s->blocks.v[k]);
 	}

@@ -2,7 +2,9 @@
  * recover.c - the log replayed at open.  Each segment in DIR/wal becomes
  * a sealed head again, record by record (wal_replay.c drops a torn
  * tail), except the profiles a block already holds: a block names the
- * segments it was written from (writer ID, sequence range), so a crash
+ * segments it was written from (writer ID, sequence range) and holds
+ * every profile of theirs in its partition (start and length from its
+ * own header, whatever partition_ns the store is opened with), so a crash
  * between writing a block and deleting its segment never stores a
  * profile twice.  A segment whose header is not a segment's is moved
  * aside (NAME.corrupt) and reported, never deleted.  The next segment
@@ -23,13 +25,22 @@ struct replay {
 	uint64_t seq, skipped, failed;
 };
 
-static bool covered(const struct pstore *s, const uint8_t writer[16], uint64_t seq,
-		    int64_t partition)
+/* Whether t lies in the block's own partition: its start and length as
+ * its header says, not the store's partition_ns now (which may differ
+ * from the one the block was written with: a reopen with other options,
+ * the kill -9 case's check). */
+static bool in_partition(const struct pstore_block_meta *m, int64_t t)
+{
+	return m->partition_ns > 0 && t >= m->partition &&
+	       (uint64_t)t - (uint64_t)m->partition < (uint64_t)m->partition_ns;
+}
+
+static bool covered(const struct pstore *s, const uint8_t writer[16], uint64_t seq, int64_t t)
 {
 	for (size_t i = 0; i < s->blocks.n; i++) {
 		const struct pstore_block_meta *m = &s->blocks.v[i]->meta;
 
-		if (m->partition != partition)
+		if (!in_partition(m, t))
 			continue;
 		for (size_t k = 0; k < m->wal.n; k++)
 			if (!memcmp(m->wal.v[k].writer, writer, 16) && m->wal.v[k].lo <= seq &&
@@ -80,7 +91,7 @@ static int on_record(void *ctx, const uint8_t *payload, size_t len)
 		pr_warn("pstore: log segment %llu: %s", (unsigned long long)rp->seq, why);
 		return 0;
 	}
-	if (covered(rp->s, rp->writer, rp->seq, pstore_partition_of(rp->s, r.time)))
+	if (covered(rp->s, rp->writer, rp->seq, r.time))
 		rp->skipped++;
 	else
 		err = apply(rp, &r);

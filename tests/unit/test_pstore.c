@@ -1100,6 +1100,108 @@ static int test_pstore__replay_skips_what_blocks_hold(void)
 	return 0;
 }
 
+/* Copy the store's (first) log segment aside, to put it back later as if
+ * its deletion never happened. */
+static int save_segment(char seg[512], char saved[600])
+{
+	if (first_file("wal", ".wal", seg, 512))
+		return -1;
+	snprintf(saved, 600, "%s.saved", seg);
+	return copy_file(seg, saved);
+}
+
+/* Open the store with o, check every profile sums to want, close it. */
+static int reopen_total_is(const struct pstore_opts *o, int64_t want)
+{
+	struct pstore *s = open_store(o);
+	struct pstore_result *r = s ? query(s, NULL, "samples", 0, 0) : NULL;
+	int64_t got = r ? total_of(r) : -1;
+
+	pstore_result_free(r);
+	pstore_free(s);
+	CHECK_INT(got, ==, want);
+	return 0;
+}
+
+/* The same crash, reopened with another partition length (the kill -9
+ * case's children write 2 s partitions, its check opens with the default
+ * hour): a block covers its log records by its own partition (start and
+ * length, as its header says), not by the one the store now uses. */
+static int replay_skips_across_partition_lengths(int64_t write_ns, int64_t open_ns)
+{
+	struct pstore_opts o = test_opts();
+	struct pstore *s;
+	char seg[512], saved[600];
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	o.partition_ns = write_ns;
+	s = open_store(&o);
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + 3 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + 7 * SEC), "a", "1"), ==, 0);
+	CHECK(!save_segment(seg, saved));
+	CHECK_INT(pstore_flush(s), ==, 0);
+	pstore_free(s);
+	CHECK(rename(saved, seg) == 0); /* the block and the segment it came from */
+	o.partition_ns = open_ns;
+	CHECK(!reopen_total_is(&o, 90));
+	/* and once more after the replayed head (if any) is a block too */
+	s = open_store(&o);
+	CHECK(s);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	fake_now = T0 + 3 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_free(s);
+	CHECK(!reopen_total_is(&o, 90));
+	remove_dir();
+	return 0;
+}
+
+static int test_pstore__replay_skips_blocks_of_another_partition_length(void)
+{
+	CHECK(!replay_skips_across_partition_lengths(2 * SEC, HOUR));
+	CHECK(!replay_skips_across_partition_lengths(HOUR, 2 * SEC));
+	return 0;
+}
+
+/* Blocks of one partition start but other lengths (a 2 s block and an
+ * hour's, both starting at the hour) are not merged: the merged block
+ * would name one length, and its log ranges would cover what the other
+ * span holds.  A crash leaving the hour block's segment still replays
+ * nothing twice. */
+static int test_pstore__merge_keeps_partition_lengths_apart(void)
+{
+	const int64_t h = T0 / HOUR * HOUR;
+	struct pstore_opts o = test_opts();
+	struct pstore *s;
+	char seg[512], saved[600];
+
+	fake_now = h;
+	CHECK(!make_dir());
+	o.partition_ns = 2 * SEC;
+	s = open_store(&o);
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, h + SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	pstore_free(s);
+	o.partition_ns = HOUR;
+	s = open_store(&o);
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, h + SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, h + 600 * SEC), "a", "1"), ==, 0);
+	CHECK(!save_segment(seg, saved));
+	CHECK_INT(pstore_flush(s), ==, 0);
+	fake_now = h + 3 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(count_files("blocks", ".pblk"), ==, 2);
+	pstore_free(s);
+	CHECK(rename(saved, seg) == 0);
+	CHECK(!reopen_total_is(&o, 135));
+	remove_dir();
+	return 0;
+}
+
 static int test_pstore__torn_log_tail_dropped(void)
 {
 	struct pstore *s = fresh_store();
@@ -2270,6 +2372,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__open_partition_merges_four),
 	UNIT_CASE(test_pstore__log_replayed_at_open),
 	UNIT_CASE(test_pstore__replay_skips_what_blocks_hold),
+	UNIT_CASE(test_pstore__replay_skips_blocks_of_another_partition_length),
+	UNIT_CASE(test_pstore__merge_keeps_partition_lengths_apart),
 	UNIT_CASE(test_pstore__torn_log_tail_dropped),
 	UNIT_CASE(test_pstore__bad_segment_set_aside),
 	UNIT_CASE(test_pstore__kill9_keeps_every_acknowledged_profile),
