@@ -916,7 +916,7 @@ int pstore_record_decode(const uint8_t *data, size_t len, struct pstore_record *
 		     struct ember_diag *d);
 void pstore_record_release(struct pstore_record *r);
 
-/* Segment writer (wal_segment.c). */
+/* Segment writer (wal_segment.c); its file is made at the first append. */
 int pstore_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsync,
 		struct pstore_wal **out);
 /* Append one record and wait until it is durable.  -EIO etc.: the
