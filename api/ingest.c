@@ -228,21 +228,11 @@ _Static_assert((int)STORE_HAS_DWARF == (int)INSPECT_DWARF &&
 /* Copy an open file into a new blob (for files fetched from upstream). */
 static int copy_to_blob(struct store *s, int fd, struct store_blob **out)
 {
-	char buf[1 << 16];
 	struct store_blob *b;
-	off_t off = 0;
 	int err = store_blob_begin(s, &b);
 
-	while (!err) {
-		ssize_t n = pread(fd, buf, sizeof(buf), off);
-
-		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
-			break;
-		}
-		err = store_blob_write(b, buf, (size_t)n);
-		off += n;
-	}
+	if (!err)
+		err = store_blob_write_fd(b, fd);
 	if (err) {
 		store_blob_discard(b);
 		return err;

@@ -71,6 +71,26 @@ int store_blob_write(struct store_blob *b, const void *data, size_t len)
 	return 0;
 }
 
+int store_blob_write_fd(struct store_blob *b, int fd)
+{
+	char buf[1 << 16];
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+		int err;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		err = store_blob_write(b, buf, (size_t)n);
+		if (err)
+			return err;
+		off += n;
+	}
+}
+
 int store_blob_seal(struct store_blob *b, char sha256[STORE_SHA256_HEX],
 		    uint64_t *size)
 {

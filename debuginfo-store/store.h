@@ -129,6 +129,10 @@ bool store_is_open(struct store *s);
 int store_blob_begin(struct store *s, struct store_blob **out);
 /* Append bytes; -ENOSPC / -EFBIG / -EIO when the disk refuses. */
 int store_blob_write(struct store_blob *b, const void *data, size_t len);
+/* Append the whole of the open file fd, read from offset 0 (pread: fd's
+ * own offset is left alone); a failed read is its -errno, never a short
+ * blob. */
+int store_blob_write_fd(struct store_blob *b, int fd);
 /* Finish writing: fsync, and the sha256 and size of what was written. */
 int store_blob_seal(struct store_blob *b, char sha256[STORE_SHA256_HEX],
 		    uint64_t *size);

@@ -41,9 +41,7 @@ static int put_file(struct store *s, const char *path, unsigned kinds, char *id)
 	struct store_artifact a = { .kinds = kinds, .mtime = 1 };
 	struct inspect_info info;
 	struct store_blob *b;
-	char buf[1 << 16];
 	bool is_new;
-	ssize_t n;
 	int fd = open(path, O_RDONLY), err;
 
 	if (fd < 0)
@@ -51,12 +49,14 @@ static int put_file(struct store *s, const char *path, unsigned kinds, char *id)
 	err = inspect_elf_fd(fd, &info);
 	if (!err)
 		err = store_blob_begin(s, &b);
-	while (!err && (n = read(fd, buf, sizeof(buf))) > 0)
-		if ((err = store_blob_write(b, buf, (size_t)n)))
+	if (!err) {
+		err = store_blob_write_fd(b, fd);
+		if (!err)
+			err = store_blob_seal(b, a.sha256, &a.size);
+		if (err)
 			store_blob_discard(b);
+	}
 	close(fd);
-	if (!err && (err = store_blob_seal(b, a.sha256, &a.size)))
-		store_blob_discard(b);
 	if (err)
 		return err;
 	ember_build_id_to_hex(info.build_id, info.build_id_len, a.build_id);
