@@ -542,24 +542,29 @@ def test_agent_bpf__table_from_server_then_from_cache():
 def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
     """Nothing listens at --server: the agent compiles its tables, keeps
     sampling and writing profiles, queues pushes within --buffer-kb, drops
-    the oldest and counts them.  The cap is sized from what a probe run's
-    profiles take compressed (two and a half of them), so that one profile
-    fits, is pushed and fails, and five intervals overflow the queue,
-    whatever size a machine's profiles have."""
+    the oldest and counts them.  Only the fixture is sampled (--pid), so a
+    profile's size does not follow what else the machine runs; the cap is
+    sized from a probe run's profiles (two and a half of them), so that one
+    profile fits, is pushed and fails, and five intervals overflow the
+    queue."""
     needs_go()
     require_bpf()
     dead = "http://127.0.0.1:%d" % free_port()
-    probe = Agent(["--server", dead, "--interval", "1"])
-    p = run_fixture("chain_nofp", 3)
-    p.wait()
-    time.sleep(1.2)
+    p = run_fixture("chain_nofp", 600)
+    probe = Agent(["--server", dead, "--interval", "1", "--pid", str(p.pid)])
+    time.sleep(3.2)
     n, size = (probe.metric("ember_agent_push_queue_profiles"),
                probe.metric("ember_agent_push_queue_bytes"))
     probe.stop()
+    p.terminate()
+    p.wait()
     check(n >= 1, "the probe queued no profile")
     cap_kb = max(1, int(2.5 * size / n) // 1024)
-    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", str(cap_kb)])
-    p = run_fixture("chain_nofp", 5)
+    p = run_fixture("chain_nofp", 600)
+    agent = Agent(["--server", dead, "--interval", "1", "--buffer-kb", str(cap_kb),
+                   "--pid", str(p.pid)])
+    time.sleep(5)
+    p.terminate()
     p.wait()
     time.sleep(1.2)  # one more interval
     queued = agent.metric("ember_agent_push_queue_bytes")
@@ -674,7 +679,9 @@ def test_agent_bpf__whole_pipeline_stripped_binary_named_by_ember_query():
     check(rc == 0, "ember upload: %s%s" % (out, err))
     agent = Agent(["--server", srv.url, "--token", srv.token, "--interval", "1",
                    "--upload-missing"])
-    p = subprocess.Popen([exe, "4"])
+    # 8 CPU seconds: the samples taken before its table is loaded (a
+    # second or less after it starts) stay a small share
+    p = subprocess.Popen([exe, "8"])
     CHILDREN.append(p)
     p.wait()
     agent.stop()
