@@ -42,12 +42,43 @@ size_t ember_utf8_len(const void *p, size_t n)
 	return len;
 }
 
+#define BYTES_OF(c) (0x0101010101010101ull * (uint8_t)(c))
+#define HIGH_BITS BYTES_OF(0x80)
+
+/* Whether a byte of w needs a look: 0x80 and above (UTF-8 to check),
+ * under 0x20 (control), '"' or '\\'.  Each test is the classic one for
+ * "some byte is zero / under k" (k <= 0x80): exact as a yes or no. */
+static bool word_needs_look(uint64_t w)
+{
+	uint64_t ctl = (w - BYTES_OF(0x20)) & ~w;
+	uint64_t quote = w ^ BYTES_OF('"'), bslash = w ^ BYTES_OF('\\');
+
+	quote = (quote - BYTES_OF(1)) & ~quote;
+	bslash = (bslash - BYTES_OF(1)) & ~bslash;
+	return (w | ctl | quote | bslash) & HIGH_BITS;
+}
+
+/* Leading bytes of s[0..n) that are plain ASCII, 8 at a time. */
+static size_t plain_words(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; n - i >= 8; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, s + i, 8);
+		if (word_needs_look(w))
+			break;
+	}
+	return i;
+}
+
 /* Bytes from s[0..n) that go out as they are. */
 static size_t plain_run(const uint8_t *s, size_t n)
 {
 	size_t i = 0;
 
-	while (i < n) {
+	while ((i += plain_words(s + i, n - i)) < n) {
 		size_t k;
 
 		if (s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\') {

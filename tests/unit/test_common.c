@@ -173,6 +173,42 @@ static int test_common__json_escape(void)
 	return 0;
 }
 
+/* The escaper looks at 8 bytes at a time: every byte that needs an
+ * escape, and its neighbours that do not, at every place of strings
+ * longer than a word, are written as they are alone. */
+static int test_common__json_escape_words(void)
+{
+	static const struct {
+		const char *in, *out;
+	} bytes[] = {
+		{ "\"", "\\\"" }, { "\\", "\\\\" }, { "\x01", "\\u0001" }, { "\x1f", "\\u001f" },
+		{ "\n", "\\n" }, { "\xff", "\xef\xbf\xbd" }, { "\x80", "\xef\xbf\xbd" },
+		{ "\xc3\xa9", "\xc3\xa9" }, { " ", " " }, { "!", "!" }, { "#", "#" },
+		{ "[", "[" }, { "]", "]" }, { "\x7f", "\x7f" }, { "~", "~" },
+	};
+	char in[64], want[80];
+
+	for (size_t k = 0; k < sizeof(bytes) / sizeof(bytes[0]); k++) {
+		for (size_t len = 8; len <= 24; len++) {
+			for (size_t at = 0; at <= len; at++) {
+				size_t bl = strlen(bytes[k].in), n = 0;
+				char *got;
+
+				memset(in, 'a', len);
+				memcpy(in + at, bytes[k].in, bl);
+				memset(in + at + bl, 'b', len - at);
+				snprintf(want, sizeof(want), "\"%.*s%s%.*s\"", (int)at, in,
+					 bytes[k].out, (int)(len - at), in + at + bl);
+				n = len + bl;
+				got = json_of(in, n);
+				CHECK_STR(got, want);
+				free(got);
+			}
+		}
+	}
+	return 0;
+}
+
 /* The place of a failed check is in the message in debug builds only. */
 #ifdef NDEBUG
 #define WITH_PLACE(msg, place) msg
@@ -468,6 +504,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__hset_grows),
 	UNIT_CASE(test_common__hex),
 	UNIT_CASE(test_common__json_escape),
+	UNIT_CASE(test_common__json_escape_words),
 	UNIT_CASE(test_common__diag_first_failure),
 	UNIT_CASE(test_common__fail_if_names_the_check),
 	UNIT_CASE(test_common__log_level_parse),
