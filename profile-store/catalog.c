@@ -260,6 +260,8 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	ember_buf_init(&r.prefix, 0);
 	if (!bd)
 		return -ENOMEM;
+	if (b->io->fetch && (err = b->io->fetch(b->io->ctx, b->name)))
+		pr_debug("pstore: cannot bring '%s' whole: %s", b->name, pstore_strerror(err));
 	atomic_init(&bd->refs, 1);
 	char why[200] = "";
 	struct ember_diag sd = ember_diag_make(why, sizeof(why));
@@ -323,7 +325,7 @@ void pstore_catalog_remove(struct pstore *s, size_t i)
 		pstore_keys_remove(s->keys, b->series.series.v[k].key);
 	memmove(s->blocks.v + i, s->blocks.v + i + 1, (s->blocks.n - i - 1) * sizeof(*s->blocks.v));
 	s->blocks.n--;
-	b->doomed = true;
+	b->doomed = !s->index; /* shared: another replica may read it */
 	pstore_cache_drop(&s->cache, b);
 	pstore_block_unref(b);
 }
@@ -392,7 +394,11 @@ static void drop_superseded(struct pstore *s)
 int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 {
 	struct listing l = { 0 };
-	int err = s->io.list(s->io.ctx, "blocks/", on_name, &l);
+	int err;
+
+	if (s->index)
+		return pstore_index_refresh(s, NULL, d);
+	err = s->io.list(s->io.ctx, "blocks/", on_name, &l);
 
 	if (err)
 		err = EMBER_FAIL(d, err, "store: cannot list the blocks: %s", pstore_strerror(err));

@@ -2352,7 +2352,197 @@ static int test_pstore__concurrent_appends_queries_flushes(void)
 	return 0;
 }
 
+
+/* ---- shared block storage (pstore_opts.shared: replicas on one bucket) -------- */
+
+/* A store in dir/NAME whose blocks are in dir/shared, read again from the
+ * index after refresh_s seconds. */
+static struct pstore *open_shared(const char *name, int refresh_s)
+{
+	struct pstore_opts o = test_opts();
+	struct pstore_blockio io;
+	struct pstore *s = NULL;
+	char path[400], why[256];
+
+	snprintf(path, sizeof(path), "%s/shared", dir);
+	if (pstore_blockio_dir(path, &io))
+		return NULL;
+	o.blocks = &io;
+	o.shared = true;
+	o.refresh_ns = refresh_s * SEC;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (pstore_open(path, &o, &s, why, sizeof(why))) {
+		fprintf(stderr, "pstore_open: %s\n", why);
+		return NULL;
+	}
+	return s;
+}
+
+static int64_t samples_total(struct pstore *s)
+{
+	struct pstore_result *r = query(s, NULL, "samples", 0, 0);
+	int64_t t = r ? total_of(r) : -1;
+
+	pstore_result_free(r);
+	return t;
+}
+
+static uint64_t blocks_of(struct pstore *s)
+{
+	struct pstore_stats st;
+
+	pstore_stats(s, &st);
+	return st.blocks;
+}
+
+/* Two stores on one block storage: what each flushed is in the other's
+ * queries once its list is older than the refresh. */
+static int test_pstore__shared_stores_see_each_others_blocks(void)
+{
+	struct pstore *a, *b;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 2)) && (b = open_shared("b", 2)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(b, mkprof(S3, C3, 3, T0 - 5 * SEC), "b", "1"), ==, 0);
+	CHECK_INT(samples_total(a), ==, 2 * 45); /* the other's head is its own */
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(pstore_flush(b), ==, 0);
+	CHECK_INT(samples_total(b), ==, 3 * 45); /* b's flush read the index */
+	CHECK_INT(samples_total(a), ==, 2 * 45); /* a's list is younger than 2 s */
+	fake_now += 3 * SEC;
+	CHECK_INT(samples_total(a), ==, 3 * 45);
+	CHECK_INT(blocks_of(a), ==, 3);
+	CHECK_INT(blocks_of(b), ==, 3);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
+/* Merge every block of s's list as one, as the compaction would. */
+static int merge_all(struct pstore *s)
+{
+	struct pstore_blocks todo = { 0 };
+	char why[256] = "";
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = 0;
+
+	pthread_mutex_lock(&s->compact_mu);
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; !err && i < s->blocks.n; i++)
+		if (!(err = EMBER_VEC_APPEND(&todo, s->blocks.v[i])))
+			pstore_block_ref(s->blocks.v[i]);
+	pthread_mutex_unlock(&s->mu);
+	if (!err)
+		err = pstore_merge_blocks(s, todo.v, todo.n, false, &d);
+	pthread_mutex_unlock(&s->compact_mu);
+	for (size_t i = 0; i < todo.n; i++)
+		pstore_block_unref(todo.v[i]);
+	EMBER_VEC_FREE(&todo);
+	if (err)
+		fprintf(stderr, "merge: %s\n", why);
+	return err;
+}
+
+/* Two stores merge one partition at once on lists that differ: the
+ * second's entry names a block the first's superseded, so it is skipped
+ * by every reader; nothing counts twice, and the superseded blocks stay
+ * in the storage (another replica may be reading them). */
+static int test_pstore__shared_merge_race_counts_once(void)
+{
+	struct pstore *a, *b;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1000)) && (b = open_shared("b", 1000)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(append(b, mkprof(S3, C3, 2, T0 - 2 * HOUR + SEC), "b", "1"), ==, 0);
+	CHECK_INT(pstore_flush(b), ==, 0); /* b's list: both blocks */
+	CHECK_INT(append(a, mkprof(S3, C3, 1, T0 - 2 * HOUR + 2 * SEC), "a", "2"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0); /* a's: all three */
+	CHECK_INT(blocks_of(b), ==, 2);
+	CHECK_INT(blocks_of(a), ==, 3);
+	CHECK_INT(merge_all(b), ==, 0);
+	CHECK_INT(blocks_of(b), ==, 2); /* its merge and a's third block */
+	CHECK_INT(merge_all(a), ==, 0); /* two of its three are gone: skipped */
+	CHECK_INT(blocks_of(a), ==, 2);
+	CHECK_INT(samples_total(a), ==, 45 + 40 + 30);
+	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
+	CHECK_INT(pstore_compact(a), ==, 0); /* the closed partition's two: one */
+	CHECK_INT(blocks_of(a), ==, 1);
+	fake_now += 2000 * SEC;
+	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
+	CHECK_INT(blocks_of(b), ==, 1);
+	CHECK_INT(count_files("shared/blocks", ".pblk"), >=, 5); /* none deleted */
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
+/* Two stores merge the same blocks from the same list: the same bytes,
+ * one block, whatever each store's random hash key. */
+static int test_pstore__shared_same_merge_same_name(void)
+{
+	struct pstore *a, *b;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1000)) && (b = open_shared("b", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 2 * HOUR + SEC), "b", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	fake_now += 2 * SEC;
+	CHECK_INT(samples_total(b), ==, 45 + 40); /* b read both */
+	CHECK_INT(merge_all(a), ==, 0);
+	CHECK_INT(blocks_of(b), ==, 2); /* b's list is 0 s old: its merge races a's */
+	CHECK_INT(merge_all(b), ==, 0);
+	CHECK_INT(blocks_of(b), ==, 1);
+	CHECK_INT(count_files("shared/blocks", ".pblk"), ==, 3); /* 2 + one merged name */
+	CHECK_INT(samples_total(b), ==, 45 + 40);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
+/* A store opened in an empty directory on the storage: its list is the
+ * index's, and retention drops go through the index too. */
+static int test_pstore__shared_empty_dir_reads_the_index(void)
+{
+	struct pstore *a, *c;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 20 * 24 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	pstore_free(a);
+	CHECK((c = open_shared("c", 1)));
+	CHECK_INT(blocks_of(c), ==, 3);
+	CHECK_INT(samples_total(c), ==, 45 + 45 + 40);
+	CHECK_INT(pstore_compact(c), ==, 0); /* the 20-day-old block is past 14 days */
+	CHECK_INT(samples_total(c), ==, 45 + 40);
+	pstore_free(c);
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(samples_total(a), ==, 45 + 40);
+	pstore_free(a);
+	remove_dir();
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore__shared_stores_see_each_others_blocks),
+	UNIT_CASE(test_pstore__shared_merge_race_counts_once),
+	UNIT_CASE(test_pstore__shared_same_merge_same_name),
+	UNIT_CASE(test_pstore__shared_empty_dir_reads_the_index),
 	UNIT_CASE(test_pstore__selector_matching),
 	UNIT_CASE(test_pstore__selector_errors_explain),
 	UNIT_CASE(test_pstore__append_query_head_blocks_merged_agree),

@@ -1,0 +1,396 @@
+/*
+ * index.c - the catalog of a shared store (pstore_opts.shared: replicas
+ * of a server on one bucket; docs/object-storage-layout.md, "Profiles"):
+ * the live blocks are not the listing of blocks/ but what the block index
+ * says, an append-only log per time partition of entries
+ * index/PART/SEQ (index_entry.c), each adding a block and superseding
+ * others.  Every replica reads the same entries in SEQ order and applies
+ * the same rule, so every replica computes the same live set:
+ *   - an entry whose superseded blocks are not all live is skipped (a
+ *     second replica's merge of blocks that a first already merged);
+ *   - an entry adding a block that was ever superseded is skipped (a
+ *     flush retried after its block was merged would count it twice);
+ *   - otherwise its superseded blocks leave the live set and its block
+ *     joins it.
+ * An entry is appended with a create-only write (blockio claim) at one
+ * past the last SEQ listed; -EEXIST means another replica took that SEQ,
+ * so the partition is listed again.  SEQs are dense: a writer takes
+ * N + 1 only after N exists, and a listing that shows N + 1 shows N
+ * (strong list-after-write), so a reader applies each partition's
+ * entries in order and waits at a gap, which can only be a listing
+ * racing a write.
+ *
+ * A refresh lists index/ (one LIST, paged), reads only the entries it has
+ * not applied, then reconciles the store's list with the live set: the
+ * blocks that left it are dropped from the list (never deleted from the
+ * storage: another replica may be reading them), the new ones opened
+ * (their header and small sections, by range reads) and added, in one
+ * critical section with the removal of the head they came from when a
+ * flush asks, so a query never counts a profile twice or misses it.
+ */
+#include "pstore_internal.h"
+
+#include <stdio.h>
+
+#define ENTRY_CAP ((size_t)1 << 20)
+#define APPEND_ATTEMPTS 64
+#define DEFAULT_REFRESH_NS ((int64_t)2000000000)
+
+struct ilive {
+	char *name;
+	uint64_t size;
+};
+
+struct ipart {
+	int64_t part;
+	uint64_t applied; /* entries 1..applied read */
+	EMBER_VEC(struct ilive) live;
+	EMBER_VEC(char *) dead; /* ever superseded: never added again */
+};
+
+struct pstore_index {
+	pthread_mutex_t mu; /* one refresh at a time; the parts */
+	EMBER_VEC(struct ipart) parts;
+	atomic_int_fast64_t refreshed_ns;
+};
+
+int pstore_index_new(struct pstore *s)
+{
+	s->index = calloc(1, sizeof(*s->index));
+	if (!s->index)
+		return -ENOMEM;
+	pthread_mutex_init(&s->index->mu, NULL);
+	atomic_init(&s->index->refreshed_ns, 0);
+	if (!s->opts.refresh_ns)
+		s->opts.refresh_ns = DEFAULT_REFRESH_NS;
+	return 0;
+}
+
+void pstore_index_free(struct pstore_index *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->parts.n; i++) {
+		struct ipart *p = &ix->parts.v[i];
+
+		for (size_t k = 0; k < p->live.n; k++)
+			free(p->live.v[k].name);
+		for (size_t k = 0; k < p->dead.n; k++)
+			free(p->dead.v[k]);
+		EMBER_VEC_FREE(&p->live);
+		EMBER_VEC_FREE(&p->dead);
+	}
+	EMBER_VEC_FREE(&ix->parts);
+	pthread_mutex_destroy(&ix->mu);
+	free(ix);
+}
+
+static struct ipart *part_get(struct pstore_index *ix, int64_t part, bool add)
+{
+	for (size_t i = 0; i < ix->parts.n; i++)
+		if (ix->parts.v[i].part == part)
+			return &ix->parts.v[i];
+	if (!add || EMBER_VEC_APPEND(&ix->parts, ((struct ipart){ .part = part })))
+		return NULL;
+	return &ix->parts.v[ix->parts.n - 1];
+}
+
+static ssize_t live_find(const struct ipart *p, const char *name)
+{
+	for (size_t i = 0; i < p->live.n; i++)
+		if (strcmp(p->live.v[i].name, name) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+static bool is_dead(const struct ipart *p, const char *name)
+{
+	for (size_t i = 0; i < p->dead.n; i++)
+		if (strcmp(p->dead.v[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* The rule of the file's header. */
+static int apply(struct ipart *p, const struct pstore_index_entry *e)
+{
+	for (size_t i = 0; i < e->n_sup; i++)
+		if (live_find(p, e->sup[i]) < 0)
+			return 0;
+	if (e->add && is_dead(p, e->add))
+		return 0;
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&p->dead, p->dead.n + e->n_sup));
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&p->live, p->live.n + 1));
+	for (size_t i = 0; i < e->n_sup; i++) {
+		ssize_t k = live_find(p, e->sup[i]);
+
+		p->dead.v[p->dead.n++] = p->live.v[k].name;
+		p->live.v[k] = p->live.v[--p->live.n];
+	}
+	if (e->add && live_find(p, e->add) < 0) {
+		char *name = strdup(e->add);
+
+		if (!name)
+			return -ENOMEM;
+		p->live.v[p->live.n++] = (struct ilive){ .name = name, .size = e->add_size };
+	}
+	return 0;
+}
+
+/* ---- reading the index --------------------------------------------------------- */
+
+struct ikey {
+	int64_t part;
+	uint64_t seq;
+};
+
+struct listing {
+	struct pstore_index *ix;
+	EMBER_VEC(struct ikey) keys;
+	uint64_t max_seq; /* append: the partition's last */
+	int64_t only_part;
+	bool one_part;
+};
+
+static int on_key(void *arg, const char *name, uint64_t size)
+{
+	struct listing *l = arg;
+	struct ikey k;
+	const struct ipart *p;
+
+	(void)size;
+	if (pstore_index_key_parse(name, &k.part, &k.seq)) {
+		pr_warn("pstore: '%s' under index/ is not an index entry: ignored", name);
+		return 0;
+	}
+	if (l->one_part) {
+		if (k.part == l->only_part && k.seq > l->max_seq)
+			l->max_seq = k.seq;
+		return 0;
+	}
+	p = part_get(l->ix, k.part, false);
+	if (p && k.seq <= p->applied)
+		return 0;
+	return EMBER_VEC_APPEND(&l->keys, k);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct ikey *x = a, *y = b;
+
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int read_entry(struct pstore *s, const struct ikey *k, struct ipart *p,
+		      struct ember_diag *d)
+{
+	char name[64], why[200];
+	struct pstore_index_entry e;
+	struct ember_buf buf;
+	int err;
+
+	pstore_index_key(k->part, k->seq, name);
+	ember_buf_init(&buf, ENTRY_CAP);
+	err = s->io.get(s->io.ctx, name, 0, 0, &buf);
+	if (err) {
+		ember_buf_release(&buf);
+		return EMBER_FAIL(d, err, "store: cannot read index entry '%s': %s", name,
+				  pstore_strerror(err));
+	}
+	err = pstore_index_entry_parse(buf.data, buf.len, &e, why, sizeof(why));
+	ember_buf_release(&buf);
+	if (err == -PSTORE_ERR_CORRUPT) {
+		/* the same bytes for every replica: skipped by all alike */
+		pr_warn("pstore: index entry '%s' ignored: %s", name, why);
+		return 0;
+	}
+	if (!err)
+		err = apply(p, &e);
+	pstore_index_entry_release(&e);
+	return err;
+}
+
+/* Read and apply the entries not applied yet. */
+static int read_new(struct pstore *s, struct ember_diag *d)
+{
+	struct listing l = { .ix = s->index };
+	int err = s->io.list(s->io.ctx, "index/", on_key, &l);
+
+	if (err)
+		err = EMBER_FAIL(d, err, "store: cannot list the block index: %s",
+				 pstore_strerror(err));
+	if (!err && l.keys.n)
+		qsort(l.keys.v, l.keys.n, sizeof(*l.keys.v), cmp_key);
+	for (size_t i = 0; !err && i < l.keys.n; i++) {
+		struct ipart *p = part_get(s->index, l.keys.v[i].part, true);
+
+		if (!p)
+			err = -ENOMEM;
+		else if (l.keys.v[i].seq == p->applied + 1 &&
+			 !(err = read_entry(s, &l.keys.v[i], p, d)))
+			p->applied++;
+	}
+	EMBER_VEC_FREE(&l.keys);
+	return err;
+}
+
+/* ---- the store's list from the live set ------------------------------------------ */
+
+static bool in_live(const struct pstore_index *ix, const struct pstore_block *b)
+{
+	const struct ipart *p = part_get((struct pstore_index *)ix, b->meta.partition, false);
+
+	if (p && live_find(p, b->name) >= 0)
+		return true;
+	/* a corrupt block's partition comes from its name: look everywhere */
+	for (size_t i = 0; b->corrupt && i < ix->parts.n; i++)
+		if (live_find(&ix->parts.v[i], b->name) >= 0)
+			return true;
+	return false;
+}
+
+static bool in_list(const struct pstore *s, const char *name)
+{
+	for (size_t i = 0; i < s->blocks.n; i++)
+		if (strcmp(s->blocks.v[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* The live blocks the list lacks, opened (outside s->mu: range reads). */
+static int open_missing(struct pstore *s, struct pstore_blocks *out, struct ember_diag *d)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < s->index->parts.n; i++) {
+		const struct ipart *p = &s->index->parts.v[i];
+
+		for (size_t k = 0; !err && k < p->live.n; k++) {
+			struct pstore_block *b;
+			bool have;
+
+			pthread_mutex_lock(&s->mu);
+			have = in_list(s, p->live.v[k].name);
+			pthread_mutex_unlock(&s->mu);
+			if (have)
+				continue;
+			err = pstore_block_open(&s->io, p->live.v[k].name, p->live.v[k].size,
+						&s->ident, &b, d);
+			if (!err && b->corrupt) {
+				b->meta.partition = p->part;
+				pr_warn("pstore: block '%s' is corrupt: %s", b->name, b->why);
+			}
+			if (!err && (err = EMBER_VEC_APPEND(out, b)))
+				pstore_block_unref(b);
+		}
+	}
+	return err;
+}
+
+static int reconcile(struct pstore *s, struct pstore_head *flushed, struct ember_diag *d)
+{
+	struct pstore_blocks opened = { 0 };
+	int err = open_missing(s, &opened, d);
+
+	if (err) {
+		for (size_t i = 0; i < opened.n; i++)
+			pstore_block_unref(opened.v[i]);
+		EMBER_VEC_FREE(&opened);
+		return err;
+	}
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = s->blocks.n; i-- > 0;)
+		if (!in_live(s->index, s->blocks.v[i]))
+			pstore_catalog_remove(s, i);
+	for (size_t i = 0; i < opened.n; i++) {
+		if (!err)
+			err = pstore_catalog_add(s, opened.v[i]);
+		else
+			pstore_block_unref(opened.v[i]);
+	}
+	if (!err && flushed)
+		pstore_head_unpublish(s, flushed);
+	pthread_mutex_unlock(&s->mu);
+	EMBER_VEC_FREE(&opened);
+	return err;
+}
+
+int pstore_index_refresh(struct pstore *s, struct pstore_head *flushed, struct ember_diag *d)
+{
+	int64_t started = pstore_now(s);
+	int err;
+
+	pthread_mutex_lock(&s->index->mu);
+	err = read_new(s, d);
+	if (!err)
+		err = reconcile(s, flushed, d);
+	if (!err)
+		atomic_store(&s->index->refreshed_ns, started);
+	pthread_mutex_unlock(&s->index->mu);
+	return err;
+}
+
+int pstore_index_maybe_refresh(struct pstore *s, struct ember_diag *d)
+{
+	if (!s->index ||
+	    pstore_now(s) - atomic_load(&s->index->refreshed_ns) < s->opts.refresh_ns)
+		return 0;
+	return pstore_index_refresh(s, NULL, d);
+}
+
+/* ---- appending ------------------------------------------------------------------- */
+
+int pstore_index_append(struct pstore *s, int64_t part, const struct pstore_index_entry *e,
+			struct ember_diag *d)
+{
+	struct ember_buf body;
+	char prefix[40], name[64];
+	int err;
+
+	ember_buf_init(&body, ENTRY_CAP);
+	err = pstore_index_entry_encode(e, &body);
+	snprintf(prefix, sizeof(prefix), "index/%016llx/", (unsigned long long)part);
+	for (int attempt = 0; !err; attempt++) {
+		struct listing l = { .ix = s->index, .one_part = true, .only_part = part };
+
+		if (attempt == APPEND_ATTEMPTS) {
+			err = -EBUSY;
+			break;
+		}
+		err = s->io.list(s->io.ctx, prefix, on_key, &l);
+		if (err)
+			break;
+		pstore_index_key(part, l.max_seq + 1, name);
+		err = s->io.claim(s->io.ctx, name, body.data, body.len);
+		if (err != -EEXIST)
+			break;
+		err = 0; /* another replica's entry: list again */
+	}
+	ember_buf_release(&body);
+	if (err)
+		return EMBER_FAIL(d, err, "store: cannot append to the block index of partition "
+				  "%016llx: %s", (unsigned long long)part, pstore_strerror(err));
+	return 0;
+}
+
+int pstore_index_add(struct pstore *s, const struct pstore_block *b, struct pstore_block *const *sup,
+		     size_t n_sup, struct ember_diag *d)
+{
+	char **names = calloc(n_sup + 1, sizeof(*names));
+	struct pstore_index_entry e = { .sup = names, .n_sup = n_sup };
+	int err;
+
+	if (!names)
+		return -ENOMEM;
+	if (b) {
+		e.add = b->name;
+		e.add_size = b->size;
+	}
+	for (size_t i = 0; i < n_sup; i++)
+		names[i] = sup[i]->name;
+	err = pstore_index_append(s, b ? b->meta.partition : sup[0]->meta.partition, &e, d);
+	free(names);
+	return err;
+}
