@@ -611,6 +611,24 @@ def test_scaleout__empty_data_dir_serves_compacted_profiles():
     check(os.path.isdir(os.path.join(fresh.data, "profiles", "cache")), "no block cache")
 
 
+def test_scaleout__profiles_unreachable_bucket_answers_503():
+    """A query whose replica cannot read the block index is 503, never an
+    answer with fewer profiles; its own pushes are still taken (the log)."""
+    proxy = Proxy()
+    a = Replica(args=FAST + ["--s3-endpoint", proxy.url])
+    want = push_profiles(a, "a", 3, (int(time.time()) - 600) * SEC)
+    wait_total(a, want)
+    deadline = time.time() + 30
+    while a.metric("ember_profile_store_blocks") < 1:
+        check(time.time() < deadline, "never compacted")
+        time.sleep(0.2)
+    proxy.close()
+    time.sleep(1.2)  # past --profile-refresh
+    s, body = a.request("GET", "/api/v1/query?type=samples&from=0&format=json&query=%7B%7D")
+    check(s == 503, "a query without the bucket: %d %r" % (s, body[:200]))
+    push_profiles(a, "a", 1, (int(time.time()) - 60) * SEC)  # 200: in the log
+
+
 def main():
     global CEPH
     rc = 1
