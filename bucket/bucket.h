@@ -66,6 +66,9 @@ struct bucket_profile_opts {
 	const char *prefix;	/* normalized (bucket_url_parse), copied */
 	const char *cache_dir;	/* the local cache of blocks (created) */
 	uint64_t cache_bytes;	/* its bound; 0: none */
+	/* a block read this recently is not removed for the bound
+	 * (STORE_CACHE_GRACE_MS, as the debuginfo store's files) */
+	unsigned cache_grace_ms;
 };
 
 /*

@@ -20,7 +20,8 @@
  * block, written to a temporary name and renamed (a crash leaves
  * temporary files, removed at the next open; no fsync: the bucket is the
  * truth), bounded by a byte limit: past it the least recently used
- * files not used in the last 10 s are removed until a tenth is free.  A
+ * files not read within the grace (10 s in the server) are removed until
+ * a tenth is free.  A
  * file removed while a reader has it open stays readable to it.
  */
 #include "bucket_internal.h"
@@ -40,7 +41,6 @@
 #include <unistd.h>
 
 #define ENTRY_CAP ((size_t)1 << 20) /* a whole read of a non-block object */
-#define GRACE_MS 10000
 
 struct cached {
 	char *file;	/* name in the cache directory */
@@ -53,6 +53,7 @@ struct bucket_pio {
 	char prefix[BUCKET_PREFIX_MAX];
 	int cache_fd;
 	uint64_t limit; /* 0: no bound */
+	int64_t grace_ms;
 	pthread_mutex_t mu;
 	EMBER_VEC(struct cached) files;
 	uint64_t used;
@@ -103,7 +104,7 @@ static void cache_evict(struct bucket_pio *io)
 		ssize_t old = -1;
 
 		for (size_t i = 0; i < io->files.n; i++)
-			if (now - io->files.v[i].used_ms >= GRACE_MS &&
+			if (now - io->files.v[i].used_ms >= io->grace_ms &&
 			    (old < 0 || io->files.v[i].used_ms < io->files.v[old].used_ms))
 				old = (ssize_t)i;
 		if (old < 0)
@@ -440,7 +441,7 @@ static int cache_scan(struct bucket_pio *io)
 		}
 		if (fstatat(io->cache_fd, e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
 			cache_note(io, e->d_name, (uint64_t)st.st_size,
-				   now - GRACE_MS - (time(NULL) - st.st_mtime) * 1000);
+				   now - io->grace_ms - (time(NULL) - st.st_mtime) * 1000);
 	}
 	closedir(d);
 	return 0;
@@ -461,6 +462,7 @@ int bucket_profile_blockio(const struct bucket_profile_opts *o, struct pstore_bl
 	io->os = o->os;
 	snprintf(io->prefix, sizeof(io->prefix), "%s", o->prefix ? o->prefix : "");
 	io->limit = o->cache_bytes;
+	io->grace_ms = o->cache_grace_ms;
 	pthread_mutex_init(&io->mu, NULL);
 	io->cache_fd = open(o->cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	err = io->cache_fd < 0 ? -errno : cache_scan(io);

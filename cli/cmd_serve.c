@@ -489,7 +489,8 @@ static int profile_blocks(const struct serve_opts *o, struct objstore *os, const
 {
 	char bucket[BUCKET_NAME_MAX], prefix[BUCKET_PREFIX_MAX], cache[4300];
 	struct bucket_profile_opts bo = { .sz = sizeof(bo), .os = os, .prefix = prefix,
-					  .cache_dir = cache, .cache_bytes = o->cache_mb << 20 };
+					  .cache_dir = cache, .cache_bytes = o->cache_mb << 20,
+					  .cache_grace_ms = STORE_CACHE_GRACE_MS };
 	int err = bucket_url_parse(o->storage, bucket, prefix, NULL, 0);
 
 	snprintf(cache, sizeof(cache), "%s/cache", pdir);
