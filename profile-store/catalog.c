@@ -368,7 +368,7 @@ static void partition_from_name(struct pstore_block *b)
 	b->meta.partition = (int64_t)strtoull(p ? p + 1 : b->name, NULL, 16);
 }
 
-static void seed_labels(struct pstore *s, const struct pstore_block *b)
+void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b)
 {
 	const struct pstore_lindex *ix = &b->lindex;
 
@@ -412,7 +412,7 @@ int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 			partition_from_name(b);
 			pr_warn("pstore: block '%s' is corrupt: %s", b->name, b->why);
 		} else {
-			seed_labels(s, b);
+			pstore_catalog_seed(s, b);
 		}
 		err = pstore_catalog_add(s, b);
 	}

@@ -26,7 +26,10 @@
  * storage: another replica may be reading them), the new ones opened
  * (their header and small sections, by range reads) and added, in one
  * critical section with the removal of the head they came from when a
- * flush asks, so a query never counts a profile twice or misses it.
+ * flush asks, so a query never counts a profile twice or misses it.  A
+ * block whose log ranges cover a head this store still holds (a query's
+ * refresh between a flush's entry and its head's removal, or a flush that
+ * failed after some of its entries) is not added until the head is gone.
  */
 #include "pstore_internal.h"
 
@@ -281,12 +284,39 @@ static int open_missing(struct pstore *s, struct pstore_blocks *out, struct embe
 			if (!err && b->corrupt) {
 				b->meta.partition = p->part;
 				pr_warn("pstore: block '%s' is corrupt: %s", b->name, b->why);
+			} else if (!err) {
+				pstore_catalog_seed(s, b);
 			}
 			if (!err && (err = EMBER_VEC_APPEND(out, b)))
 				pstore_block_unref(b);
 		}
 	}
 	return err;
+}
+
+static bool covers(const struct pstore *s, const struct pstore_block *b,
+		   const struct pstore_head *h)
+{
+	for (size_t i = 0; i < b->meta.wal.n; i++)
+		if (!memcmp(b->meta.wal.v[i].writer, s->writer, 16) &&
+		    b->meta.wal.v[i].lo <= h->seq && h->seq <= b->meta.wal.v[i].hi)
+			return true;
+	return false;
+}
+
+/* Whether b holds profiles of a head this store still answers from (its
+ * flush appended b's entry and has not taken the head out yet, or failed
+ * between two entries): b waits until the head leaves, or it would count
+ * them twice.  Under s->mu. */
+static bool covers_a_head(const struct pstore *s, const struct pstore_block *b,
+			  const struct pstore_head *flushed)
+{
+	if (s->head && covers(s, b, s->head))
+		return true;
+	for (size_t i = 0; i < s->sealed.n; i++)
+		if (s->sealed.v[i] != flushed && covers(s, b, s->sealed.v[i]))
+			return true;
+	return false;
 }
 
 static int reconcile(struct pstore *s, struct pstore_head *flushed, struct ember_diag *d)
@@ -305,10 +335,10 @@ static int reconcile(struct pstore *s, struct pstore_head *flushed, struct ember
 		if (!in_live(s->index, s->blocks.v[i]))
 			pstore_catalog_remove(s, i);
 	for (size_t i = 0; i < opened.n; i++) {
-		if (!err)
+		if (!err && !covers_a_head(s, opened.v[i], flushed))
 			err = pstore_catalog_add(s, opened.v[i]);
 		else
-			pstore_block_unref(opened.v[i]);
+			pstore_block_unref(opened.v[i]); /* the next refresh tries again */
 	}
 	if (!err && flushed)
 		pstore_head_unpublish(s, flushed);

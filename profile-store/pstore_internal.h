@@ -896,6 +896,9 @@ int pstore_catalog_load(struct pstore *s, struct ember_diag *d);
 int pstore_recover(struct pstore *s, struct ember_diag *d);
 /* Add a block to the store's list (under s->mu): its series counted. */
 int pstore_catalog_add(struct pstore *s, struct pstore_block *b);
+/* Note a block's label values for the unbounded-label check (a block
+ * read at open). */
+void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b);
 /* Take a block out of the list (under s->mu), deleted at its last unref. */
 void pstore_catalog_remove(struct pstore *s, size_t i);
 

@@ -85,13 +85,13 @@ def log(msg):
 
 
 class Server:
-    def __init__(self, backend, data, name, extra=()):
+    def __init__(self, backend, data, name, extra=(), prefix=PREFIX):
         self.started = time.perf_counter()
         args = [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", data,
                 "--token-file", TOKEN, "--max-connections-per-client", "256"] + list(extra)
         env = dict(os.environ)
         if backend == "s3":
-            args += ["--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], PREFIX),
+            args += ["--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], prefix),
                      "--s3-endpoint", CEPH["OBJSTORE_TEST_ENDPOINT"],
                      "--s3-region", CEPH["OBJSTORE_TEST_REGION"]]
             env.update(AWS_ACCESS_KEY_ID=CEPH["AWS_ACCESS_KEY_ID"],
@@ -306,7 +306,8 @@ def merged_query(srv, from_ms):
 def profile_rep(backend, rep, bodies, want, from_ms):
     data = tempfile.mkdtemp(dir=TMP, prefix="%s-prof-%d-" % (backend, rep))
     fast = ["--profile-head-age", "1s", "--profile-refresh", "1s"]
-    a = Server(backend, data, "%s-prof-a" % backend, fast)
+    prefix = "%s-prof-%d" % (PREFIX, rep)  # the profiles of this rep alone
+    a = Server(backend, data, "%s-prof-a" % backend, fast, prefix)
     for labels, body in bodies:
         s, out = a.request("POST", "/api/v1/profiles?" + labels, body,
                            {"Authorization": "Bearer " + a.token})
@@ -319,7 +320,7 @@ def profile_rep(backend, rep, bodies, want, from_ms):
         b_data = tempfile.mkdtemp(dir=TMP, prefix="s3-prof-empty-")
     else:  # the same directory, a new process
         b_data = data
-    b = Server(backend, b_data, "%s-prof-b" % backend, fast)
+    b = Server(backend, b_data, "%s-prof-b" % backend, fast, prefix)
     r = {"prof_open_ms": b.healthy_ms, "prof_blocks": blocks}
     r["prof_first_ms"], got = merged_query(b, from_ms)
     assert got == want, "%s: total %d, pushed %d" % (backend, got, want)

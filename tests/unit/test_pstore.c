@@ -2511,6 +2511,63 @@ static int test_pstore__shared_same_merge_same_name(void)
 	return 0;
 }
 
+/* The directory's block storage whose claims fail once fail_claims_after
+ * more have succeeded (-1: never). */
+static int fail_claims_after = -1;
+static struct pstore_blockio inner_io;
+
+static int flaky_claim(void *ctx, const char *name, const void *data, size_t len)
+{
+	if (fail_claims_after == 0)
+		return -EIO;
+	if (fail_claims_after > 0)
+		fail_claims_after--;
+	return inner_io.claim(ctx, name, data, len);
+}
+
+/* A flush that fails between its two entries leaves its head queryable
+ * and its first block in the index: a query's refresh must not add that
+ * block while the head is there (it would count its profiles twice), and
+ * the flush tried again settles it. */
+static int test_pstore__shared_flush_failing_between_entries_counts_once(void)
+{
+	struct pstore_opts o = test_opts();
+	struct pstore_blockio io;
+	struct pstore *a = NULL, *b;
+	char path[400], why[256];
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	snprintf(path, sizeof(path), "%s/shared", dir);
+	CHECK_INT(pstore_blockio_dir(path, &inner_io), ==, 0);
+	io = inner_io;
+	io.claim = flaky_claim;
+	o.blocks = &io;
+	o.shared = true;
+	o.refresh_ns = 1 * SEC;
+	snprintf(path, sizeof(path), "%s/a", dir);
+	CHECK_INT(pstore_open(path, &o, &a, why, sizeof(why)), ==, 0);
+	CHECK((b = open_shared("b", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	fail_claims_after = 1;
+	CHECK(pstore_flush(a) != 0);
+	fake_now += 2 * SEC;
+	CHECK_INT(samples_total(a), ==, 45 + 40); /* its head; the indexed block waits */
+	CHECK_INT(blocks_of(a), ==, 0);
+	CHECK_INT(samples_total(b), ==, 40); /* b has the indexed block only (no head) */
+	fail_claims_after = -1;
+	CHECK_INT(pstore_compact(a), ==, 0); /* the sealed head again: both entries */
+	CHECK_INT(samples_total(a), ==, 45 + 40);
+	CHECK_INT(blocks_of(a), ==, 2);
+	fake_now += 2 * SEC;
+	CHECK_INT(samples_total(b), ==, 45 + 40);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
 /* A store opened in an empty directory on the storage: its list is the
  * index's, and retention drops go through the index too. */
 static int test_pstore__shared_empty_dir_reads_the_index(void)
@@ -2543,6 +2600,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__shared_merge_race_counts_once),
 	UNIT_CASE(test_pstore__shared_same_merge_same_name),
 	UNIT_CASE(test_pstore__shared_empty_dir_reads_the_index),
+	UNIT_CASE(test_pstore__shared_flush_failing_between_entries_counts_once),
 	UNIT_CASE(test_pstore__selector_matching),
 	UNIT_CASE(test_pstore__selector_errors_explain),
 	UNIT_CASE(test_pstore__append_query_head_blocks_merged_agree),
