@@ -20,8 +20,12 @@
  * entries in order and waits at a gap, which can only be a listing
  * racing a write.
  *
- * A refresh lists index/ (one LIST, paged), reads only the entries it has
- * not applied, then reconciles the store's list with the live set: the
+ * A refresh lists the partitions that change most (the current and the
+ * previous one, and those this store appended to since), and at open and
+ * once FULL_EVERY refresh intervals passed the whole of index/ (paged:
+ * another replica's change to an older partition, a late profile's flush,
+ * a re-resolution, a retention drop, is seen then), reads
+ * only the entries it has not applied, then reconciles the store's list with the live set: the
  * blocks that left it are dropped from the list (never deleted from the
  * storage: another replica may be reading them), the new ones opened
  * (their header and small sections, by range reads) and added, in one
@@ -38,6 +42,7 @@
 #define ENTRY_CAP ((size_t)1 << 20)
 #define APPEND_ATTEMPTS 64
 #define DEFAULT_REFRESH_NS ((int64_t)2000000000)
+#define FULL_EVERY 30 /* refresh intervals: the whole index listed again */
 
 struct ilive {
 	char *name;
@@ -55,6 +60,9 @@ struct pstore_index {
 	pthread_mutex_t mu; /* one refresh at a time; the parts */
 	EMBER_VEC(struct ipart) parts;
 	atomic_int_fast64_t refreshed_ns;
+	int64_t full_ns; /* the last listing of the whole index; 0: none yet */
+	pthread_mutex_t touched_mu;
+	EMBER_VEC(int64_t) touched; /* appended to since the last refresh */
 };
 
 int pstore_index_new(struct pstore *s)
@@ -63,6 +71,7 @@ int pstore_index_new(struct pstore *s)
 	if (!s->index)
 		return -ENOMEM;
 	pthread_mutex_init(&s->index->mu, NULL);
+	pthread_mutex_init(&s->index->touched_mu, NULL);
 	atomic_init(&s->index->refreshed_ns, 0);
 	if (!s->opts.refresh_ns)
 		s->opts.refresh_ns = DEFAULT_REFRESH_NS;
@@ -84,7 +93,9 @@ void pstore_index_free(struct pstore_index *ix)
 		EMBER_VEC_FREE(&p->dead);
 	}
 	EMBER_VEC_FREE(&ix->parts);
+	EMBER_VEC_FREE(&ix->touched);
 	pthread_mutex_destroy(&ix->mu);
+	pthread_mutex_destroy(&ix->touched_mu);
 	free(ix);
 }
 
@@ -215,15 +226,59 @@ static int read_entry(struct pstore *s, const struct ikey *k, struct ipart *p,
 	return err;
 }
 
-/* Read and apply the entries not applied yet. */
-static int read_new(struct pstore *s, struct ember_diag *d)
+static int list_part(struct pstore *s, int64_t part, struct listing *l)
+{
+	char prefix[40];
+
+	snprintf(prefix, sizeof(prefix), "index/%016llx/", (unsigned long long)part);
+	return s->io.list(s->io.ctx, prefix, on_key, l);
+}
+
+static bool in_parts(const int64_t *v, size_t n, int64_t part)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == part)
+			return true;
+	return false;
+}
+
+/* The partitions a quick refresh lists: the current and the previous
+ * one (fresh profiles' flushes, the merges of a partition just closed),
+ * and those this store appended to since the last refresh (its flushes
+ * of older profiles, its merges, its retention drops). */
+static int list_recent(struct pstore *s, struct listing *l)
+{
+	struct pstore_index *ix = s->index;
+	int64_t now = pstore_partition_of(s, pstore_now(s));
+	int64_t parts[2] = { now, now - s->opts.partition_ns };
+	int err = 0;
+
+	for (size_t i = 0; !err && i < 2; i++)
+		err = list_part(s, parts[i], l);
+	pthread_mutex_lock(&ix->touched_mu);
+	for (size_t i = 0; !err && i < ix->touched.n; i++)
+		if (!in_parts(parts, 2, ix->touched.v[i]) &&
+		    !in_parts(ix->touched.v, i, ix->touched.v[i]))
+			err = list_part(s, ix->touched.v[i], l);
+	if (!err)
+		ix->touched.n = 0;
+	pthread_mutex_unlock(&ix->touched_mu);
+	return err;
+}
+
+/* Read and apply the entries not applied yet: of every partition at open
+ * and once FULL_EVERY refresh intervals passed, else of the recent ones. */
+static int read_new(struct pstore *s, int64_t now, struct ember_diag *d)
 {
 	struct listing l = { .ix = s->index };
-	int err = s->io.list(s->io.ctx, "index/", on_key, &l);
+	bool full = !s->index->full_ns || now - s->index->full_ns >= FULL_EVERY * s->opts.refresh_ns;
+	int err = full ? s->io.list(s->io.ctx, "index/", on_key, &l) : list_recent(s, &l);
 
 	if (err)
 		err = EMBER_FAIL(d, err, "store: cannot list the block index: %s",
 				 pstore_strerror(err));
+	if (!err && full)
+		s->index->full_ns = now;
 	if (!err && l.keys.n)
 		qsort(l.keys.v, l.keys.n, sizeof(*l.keys.v), cmp_key);
 	for (size_t i = 0; !err && i < l.keys.n; i++) {
@@ -347,13 +402,23 @@ static int reconcile(struct pstore *s, struct pstore_head *flushed, struct ember
 	return err;
 }
 
-int pstore_index_refresh(struct pstore *s, struct pstore_head *flushed, struct ember_diag *d)
+static bool due(struct pstore *s)
+{
+	return pstore_now(s) - atomic_load(&s->index->refreshed_ns) >= s->opts.refresh_ns;
+}
+
+static int refresh(struct pstore *s, struct pstore_head *flushed, bool if_due,
+		   struct ember_diag *d)
 {
 	int64_t started = pstore_now(s);
-	int err;
+	int err = 0;
 
 	pthread_mutex_lock(&s->index->mu);
-	err = read_new(s, d);
+	if (if_due && !due(s)) { /* another thread's refresh while this one waited */
+		pthread_mutex_unlock(&s->index->mu);
+		return 0;
+	}
+	err = read_new(s, started, d);
 	if (!err)
 		err = reconcile(s, flushed, d);
 	if (!err)
@@ -362,12 +427,14 @@ int pstore_index_refresh(struct pstore *s, struct pstore_head *flushed, struct e
 	return err;
 }
 
+int pstore_index_refresh(struct pstore *s, struct pstore_head *flushed, struct ember_diag *d)
+{
+	return refresh(s, flushed, false, d);
+}
+
 int pstore_index_maybe_refresh(struct pstore *s, struct ember_diag *d)
 {
-	if (!s->index ||
-	    pstore_now(s) - atomic_load(&s->index->refreshed_ns) < s->opts.refresh_ns)
-		return 0;
-	return pstore_index_refresh(s, NULL, d);
+	return s->index && due(s) ? refresh(s, NULL, true, d) : 0;
 }
 
 /* ---- appending ------------------------------------------------------------------- */
@@ -399,6 +466,11 @@ int pstore_index_append(struct pstore *s, int64_t part, const struct pstore_inde
 		err = 0; /* another replica's entry: list again */
 	}
 	ember_buf_release(&body);
+	if (!err) { /* the next refresh reads it, however old the partition */
+		pthread_mutex_lock(&s->index->touched_mu);
+		err = EMBER_VEC_APPEND(&s->index->touched, part);
+		pthread_mutex_unlock(&s->index->touched_mu);
+	}
 	if (err)
 		return EMBER_FAIL(d, err, "store: cannot append to the block index of partition "
 				  "%016llx: %s", (unsigned long long)part, pstore_strerror(err));

@@ -537,11 +537,12 @@ def test_scaleout__profiles_pushed_to_both_are_in_either():
 
 
 def test_scaleout__racing_compactions_count_once():
-    """Both replicas flush blocks into one closed partition (two hours ago)
-    round after round, and both merge it as soon as they see two blocks:
-    their merges race; the total stays what was pushed, on both."""
+    """Both replicas flush blocks into one closed partition (the previous
+    hour, which every refresh lists) round after round, and both merge it
+    as soon as they see two blocks: their merges race; the total stays what
+    was pushed, on both."""
     a, b = Replica(args=FAST), Replica(args=FAST)
-    t0 = (int(time.time()) - 7200) * SEC
+    t0 = ((int(time.time()) // 3600 - 1) * 3600 + 10) * SEC
     want = 0
     for rnd in range(4):
         ts = [threading.Thread(target=lambda r=r, n=n: results.append(
@@ -560,7 +561,7 @@ def test_scaleout__racing_compactions_count_once():
     def merged():  # one block per replica for the partition, no compaction left
         return all(r.metric("ember_profile_store_blocks") == 1 for r in (a, b))
 
-    deadline = time.time() + 30
+    deadline = time.time() + 45  # an hour's end in between: the next full listing
     while not merged():
         check(time.time() < deadline, "not merged into one block: %r" % [
             r.metric("ember_profile_store_blocks") for r in (a, b)])

@@ -2396,7 +2396,9 @@ static uint64_t blocks_of(struct pstore *s)
 }
 
 /* Two stores on one block storage: what each flushed is in the other's
- * queries once its list is older than the refresh. */
+ * queries once its list is older than the refresh: at once for the recent
+ * partitions, after 30 refresh intervals (a listing of the whole index)
+ * for an older one. */
 static int test_pstore__shared_stores_see_each_others_blocks(void)
 {
 	struct pstore *a, *b;
@@ -2405,16 +2407,19 @@ static int test_pstore__shared_stores_see_each_others_blocks(void)
 	CHECK(!make_dir());
 	CHECK((a = open_shared("a", 2)) && (b = open_shared("b", 2)));
 	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
-	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 2 * HOUR), "a", "1"), ==, 0);
-	CHECK_INT(append(b, mkprof(S3, C3, 3, T0 - 5 * SEC), "b", "1"), ==, 0);
-	CHECK_INT(samples_total(a), ==, 2 * 45); /* the other's head is its own */
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 5 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(b, mkprof(S3, C3, 1, T0 - 5 * SEC), "b", "1"), ==, 0);
+	CHECK_INT(samples_total(a), ==, 45 + 40); /* the other's head is its own */
 	CHECK_INT(pstore_flush(a), ==, 0);
 	CHECK_INT(pstore_flush(b), ==, 0);
-	CHECK_INT(samples_total(b), ==, 3 * 45); /* b's flush read the index */
-	CHECK_INT(samples_total(a), ==, 2 * 45); /* a's list is younger than 2 s */
+	CHECK_INT(samples_total(b), ==, 45 + 30); /* b's flush read the recent partitions */
+	CHECK_INT(samples_total(a), ==, 45 + 40); /* a's list is younger than 2 s */
 	fake_now += 3 * SEC;
-	CHECK_INT(samples_total(a), ==, 3 * 45);
+	CHECK_INT(samples_total(a), ==, 45 + 40 + 30);
 	CHECK_INT(blocks_of(a), ==, 3);
+	CHECK_INT(samples_total(b), ==, 45 + 30); /* the older partition: not listed yet */
+	fake_now += 60 * SEC;
+	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
 	CHECK_INT(blocks_of(b), ==, 3);
 	pstore_free(a);
 	pstore_free(b);
@@ -2458,11 +2463,12 @@ static int test_pstore__shared_merge_race_counts_once(void)
 	fake_now = T0;
 	CHECK(!make_dir());
 	CHECK((a = open_shared("a", 1000)) && (b = open_shared("b", 1000)));
-	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	/* the previous partition, closed (and listed by every refresh) */
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - HOUR), "a", "1"), ==, 0);
 	CHECK_INT(pstore_flush(a), ==, 0);
-	CHECK_INT(append(b, mkprof(S3, C3, 2, T0 - 2 * HOUR + SEC), "b", "1"), ==, 0);
+	CHECK_INT(append(b, mkprof(S3, C3, 2, T0 - HOUR + SEC), "b", "1"), ==, 0);
 	CHECK_INT(pstore_flush(b), ==, 0); /* b's list: both blocks */
-	CHECK_INT(append(a, mkprof(S3, C3, 1, T0 - 2 * HOUR + 2 * SEC), "a", "2"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 1, T0 - HOUR + 2 * SEC), "a", "2"), ==, 0);
 	CHECK_INT(pstore_flush(a), ==, 0); /* a's: all three */
 	CHECK_INT(blocks_of(b), ==, 2);
 	CHECK_INT(blocks_of(a), ==, 3);
@@ -2474,7 +2480,7 @@ static int test_pstore__shared_merge_race_counts_once(void)
 	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
 	CHECK_INT(pstore_compact(a), ==, 0); /* the closed partition's two: one */
 	CHECK_INT(blocks_of(a), ==, 1);
-	fake_now += 2000 * SEC;
+	fake_now += 1001 * SEC;
 	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
 	CHECK_INT(blocks_of(b), ==, 1);
 	CHECK_INT(count_files("shared/blocks", ".pblk"), >=, 5); /* none deleted */
@@ -2493,9 +2499,9 @@ static int test_pstore__shared_same_merge_same_name(void)
 	fake_now = T0;
 	CHECK(!make_dir());
 	CHECK((a = open_shared("a", 1000)) && (b = open_shared("b", 1)));
-	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - HOUR), "a", "1"), ==, 0);
 	CHECK_INT(pstore_flush(a), ==, 0);
-	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 2 * HOUR + SEC), "b", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - HOUR + SEC), "b", "1"), ==, 0);
 	CHECK_INT(pstore_flush(a), ==, 0);
 	fake_now += 2 * SEC;
 	CHECK_INT(samples_total(b), ==, 45 + 40); /* b read both */
@@ -2549,7 +2555,7 @@ static int test_pstore__shared_flush_failing_between_entries_counts_once(void)
 	CHECK_INT(pstore_open(path, &o, &a, why, sizeof(why)), ==, 0);
 	CHECK((b = open_shared("b", 1)));
 	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
-	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - HOUR), "a", "1"), ==, 0);
 	fail_claims_after = 1;
 	CHECK(pstore_flush(a) != 0);
 	fake_now += 2 * SEC;
