@@ -162,6 +162,7 @@ struct listing {
 	struct pstore_index *ix;
 	EMBER_VEC(struct ikey) keys;
 	uint64_t max_seq; /* append: the partition's last */
+	size_t touched;	  /* refresh: touched partitions listed */
 	int64_t only_part;
 	bool one_part;
 };
@@ -260,15 +261,25 @@ static int list_recent(struct pstore *s, struct listing *l)
 		if (!in_parts(parts, 2, ix->touched.v[i]) &&
 		    !in_parts(ix->touched.v, i, ix->touched.v[i]))
 			err = list_part(s, ix->touched.v[i], l);
-	if (!err)
-		ix->touched.n = 0;
+	l->touched = ix->touched.n; /* forgotten once the refresh succeeds */
 	pthread_mutex_unlock(&ix->touched_mu);
 	return err;
 }
 
+/* The touched partitions a successful refresh listed: done with. */
+static void touched_done(struct pstore_index *ix, size_t n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&ix->touched_mu);
+	memmove(ix->touched.v, ix->touched.v + n, (ix->touched.n - n) * sizeof(*ix->touched.v));
+	ix->touched.n -= n;
+	pthread_mutex_unlock(&ix->touched_mu);
+}
+
 /* Read and apply the entries not applied yet: of every partition at open
  * and once FULL_EVERY refresh intervals passed, else of the recent ones. */
-static int read_new(struct pstore *s, int64_t now, struct ember_diag *d)
+static int read_new(struct pstore *s, int64_t now, size_t *touched, struct ember_diag *d)
 {
 	struct listing l = { .ix = s->index };
 	bool full = !s->index->full_ns || now - s->index->full_ns >= FULL_EVERY * s->opts.refresh_ns;
@@ -291,6 +302,7 @@ static int read_new(struct pstore *s, int64_t now, struct ember_diag *d)
 			p->applied++;
 	}
 	EMBER_VEC_FREE(&l.keys);
+	*touched = l.touched;
 	return err;
 }
 
@@ -411,6 +423,7 @@ static int refresh(struct pstore *s, struct pstore_head *flushed, bool if_due,
 		   struct ember_diag *d)
 {
 	int64_t started = pstore_now(s);
+	size_t touched = 0;
 	int err = 0;
 
 	pthread_mutex_lock(&s->index->mu);
@@ -418,11 +431,13 @@ static int refresh(struct pstore *s, struct pstore_head *flushed, bool if_due,
 		pthread_mutex_unlock(&s->index->mu);
 		return 0;
 	}
-	err = read_new(s, started, d);
+	err = read_new(s, started, &touched, d);
 	if (!err)
 		err = reconcile(s, flushed, d);
-	if (!err)
+	if (!err) {
+		touched_done(s->index, touched);
 		atomic_store(&s->index->refreshed_ns, started);
+	}
 	pthread_mutex_unlock(&s->index->mu);
 	return err;
 }
