@@ -10,6 +10,10 @@
  *     second replica's merge of blocks that a first already merged);
  *   - an entry adding a block that was ever superseded is skipped (a
  *     flush retried after its block was merged would count it twice);
+ *   - an entry adding a block whose log ranges (writer, segments) meet
+ *     those of a live block it does not supersede is skipped (the same
+ *     log records written as another block: a flush retried after
+ *     symbols arrived encodes other bytes);
  *   - otherwise its superseded blocks leave the live set and its block
  *     joins it.
  * An entry is appended with a create-only write (blockio claim) at one
@@ -47,6 +51,8 @@
 struct ilive {
 	char *name;
 	uint64_t size;
+	struct pstore_index_range *wal; /* its log ranges */
+	size_t n_wal;
 };
 
 struct ipart {
@@ -85,8 +91,10 @@ void pstore_index_free(struct pstore_index *ix)
 	for (size_t i = 0; i < ix->parts.n; i++) {
 		struct ipart *p = &ix->parts.v[i];
 
-		for (size_t k = 0; k < p->live.n; k++)
+		for (size_t k = 0; k < p->live.n; k++) {
 			free(p->live.v[k].name);
+			free(p->live.v[k].wal);
+		}
 		for (size_t k = 0; k < p->dead.n; k++)
 			free(p->dead.v[k]);
 		EMBER_VEC_FREE(&p->live);
@@ -125,13 +133,44 @@ static bool is_dead(const struct ipart *p, const char *name)
 	return false;
 }
 
+static bool in_sup(const struct pstore_index_entry *e, const char *name)
+{
+	for (size_t i = 0; i < e->n_sup; i++)
+		if (strcmp(e->sup[i], name) == 0)
+			return true;
+	return false;
+}
+
+static bool ranges_meet(const struct pstore_index_range *a, size_t na,
+			const struct pstore_index_range *b, size_t nb)
+{
+	for (size_t i = 0; i < na; i++)
+		for (size_t k = 0; k < nb; k++)
+			if (!memcmp(a[i].writer, b[k].writer, 16) && a[i].lo <= b[k].hi &&
+			    b[k].lo <= a[i].hi)
+				return true;
+	return false;
+}
+
+/* Whether e's block holds log records a live block it does not supersede
+ * holds too (the same segments written as another block: a flush retried
+ * with other symbols, another replica's takeover). */
+static bool overlaps_live(const struct ipart *p, const struct pstore_index_entry *e)
+{
+	for (size_t i = 0; i < p->live.n; i++)
+		if (strcmp(p->live.v[i].name, e->add) != 0 && !in_sup(e, p->live.v[i].name) &&
+		    ranges_meet(p->live.v[i].wal, p->live.v[i].n_wal, e->wal, e->n_wal))
+			return true;
+	return false;
+}
+
 /* The rule of the file's header. */
 static int apply(struct ipart *p, const struct pstore_index_entry *e)
 {
 	for (size_t i = 0; i < e->n_sup; i++)
 		if (live_find(p, e->sup[i]) < 0)
 			return 0;
-	if (e->add && is_dead(p, e->add))
+	if (e->add && (is_dead(p, e->add) || overlaps_live(p, e)))
 		return 0;
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&p->dead, p->dead.n + e->n_sup));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&p->live, p->live.n + 1));
@@ -139,14 +178,22 @@ static int apply(struct ipart *p, const struct pstore_index_entry *e)
 		ssize_t k = live_find(p, e->sup[i]);
 
 		p->dead.v[p->dead.n++] = p->live.v[k].name;
+		free(p->live.v[k].wal);
 		p->live.v[k] = p->live.v[--p->live.n];
 	}
 	if (e->add && live_find(p, e->add) < 0) {
-		char *name = strdup(e->add);
+		struct ilive l = { .name = strdup(e->add), .size = e->add_size,
+				   .wal = malloc((e->n_wal + 1) * sizeof(*e->wal)),
+				   .n_wal = e->n_wal };
 
-		if (!name)
+		if (!l.name || !l.wal) {
+			free(l.name);
+			free(l.wal);
 			return -ENOMEM;
-		p->live.v[p->live.n++] = (struct ilive){ .name = name, .size = e->add_size };
+		}
+		if (e->n_wal)
+			memcpy(l.wal, e->wal, e->n_wal * sizeof(*e->wal));
+		p->live.v[p->live.n++] = l;
 	}
 	return 0;
 }
@@ -496,18 +543,29 @@ int pstore_index_add(struct pstore *s, const struct pstore_block *b, struct psto
 		     size_t n_sup, struct ember_diag *d)
 {
 	char **names = calloc(n_sup + 1, sizeof(*names));
-	struct pstore_index_entry e = { .sup = names, .n_sup = n_sup };
+	struct pstore_index_range *wal = b ? calloc(b->meta.wal.n + 1, sizeof(*wal)) : NULL;
+	struct pstore_index_entry e = { .sup = names, .n_sup = n_sup, .wal = wal };
 	int err;
 
-	if (!names)
+	if (!names || (b && !wal)) {
+		free(names);
+		free(wal);
 		return -ENOMEM;
+	}
 	if (b) {
 		e.add = b->name;
 		e.add_size = b->size;
+		for (size_t i = 0; i < b->meta.wal.n; i++) {
+			memcpy(wal[i].writer, b->meta.wal.v[i].writer, 16);
+			wal[i].lo = b->meta.wal.v[i].lo;
+			wal[i].hi = b->meta.wal.v[i].hi;
+		}
+		e.n_wal = b->meta.wal.n;
 	}
 	for (size_t i = 0; i < n_sup; i++)
 		names[i] = sup[i]->name;
 	err = pstore_index_append(s, b ? b->meta.partition : sup[0]->meta.partition, &e, d);
 	free(names);
+	free(wal);
 	return err;
 }

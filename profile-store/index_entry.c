@@ -7,6 +7,7 @@
  *
  *   ember-pindex 1\n
  *   add blocks/PART-SHA.pblk SIZE\n      (at most once)
+ *   wal WRITER LO HI\n                   (with add: its log ranges, at most 4096)
  *   sup blocks/PART-SHA.pblk\n           (any number, at most 4096)
  *
  * A block name is what block_name.c makes: "blocks/", letters, digits,
@@ -58,10 +59,51 @@ static char *dup_n(const char *p, size_t n)
 	return s;
 }
 
+/* "WRITER LO HI" (32 hex digits, two decimal numbers, LO <= HI). */
+static int parse_range(const char *p, size_t n, struct pstore_index_range *r)
+{
+	const char *sp;
+	char hex[33];
+
+	if (n < 36 || p[32] != ' ')
+		return -EINVAL;
+	memcpy(hex, p, 32);
+	hex[32] = '\0';
+	for (int i = 0; i < 32; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+			return -EINVAL;
+	if (ember_hex_decode(hex, r->writer, 16))
+		return -EINVAL;
+	p += 33;
+	n -= 33;
+	sp = memchr(p, ' ', n);
+	if (!sp || parse_size(p, (size_t)(sp - p), &r->lo) ||
+	    parse_size(sp + 1, (size_t)(p + n - sp - 1), &r->hi) || r->lo > r->hi)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_wal(const char *p, size_t n, struct pstore_index_entry *e, size_t *alloc,
+		     struct ember_diag *d)
+{
+	struct pstore_index_range r;
+
+	EMBER_FAIL_IF(parse_range(p, n, &r), d, -PSTORE_ERR_CORRUPT,
+		      "index entry: a bad 'wal' line (want WRITER LO HI)");
+	EMBER_FAIL_IF(e->n_wal >= ENTRY_MAX_SUP, d, -PSTORE_ERR_CORRUPT,
+		      "index entry: more than %d log ranges", ENTRY_MAX_SUP);
+	EMBER_FORWARD_IF_ERROR(ember_vec_reserve((void **)&e->wal, alloc, e->n_wal + 1,
+						 sizeof(*e->wal)));
+	e->wal[e->n_wal++] = r;
+	return 0;
+}
+
 /* One line (without its '\n') into e. */
 static int parse_line(const char *p, size_t n, struct pstore_index_entry *e, size_t *alloc,
-		      struct ember_diag *d)
+		      size_t *wal_alloc, struct ember_diag *d)
 {
+	if (n > 4 && memcmp(p, "wal ", 4) == 0)
+		return parse_wal(p + 4, n - 4, e, wal_alloc, d);
 	if (n > 4 && memcmp(p, "add ", 4) == 0) {
 		const char *sp = memchr(p + 4, ' ', n - 4);
 
@@ -94,7 +136,7 @@ int pstore_index_entry_parse(const void *data, size_t len, struct pstore_index_e
 	struct ember_diag d = ember_diag_make(why, why_size);
 	struct pstore_index_entry e = { 0 };
 	const char *p = data, *end = p + len;
-	size_t alloc = 0, m = strlen(ENTRY_MAGIC);
+	size_t alloc = 0, wal_alloc = 0, m = strlen(ENTRY_MAGIC);
 	int err = 0;
 
 	if (len < m || memcmp(p, ENTRY_MAGIC, m) != 0)
@@ -106,11 +148,13 @@ int pstore_index_entry_parse(const void *data, size_t len, struct pstore_index_e
 			err = EMBER_FAIL(&d, -PSTORE_ERR_CORRUPT, "index entry: an unended line");
 			break;
 		}
-		err = parse_line(p, (size_t)(nl - p), &e, &alloc, &d);
+		err = parse_line(p, (size_t)(nl - p), &e, &alloc, &wal_alloc, &d);
 		p = nl + 1;
 	}
 	if (!err && !e.add && !e.n_sup)
 		err = EMBER_FAIL(&d, -PSTORE_ERR_CORRUPT, "index entry: adds and supersedes nothing");
+	if (!err && !e.add && e.n_wal)
+		err = EMBER_FAIL(&d, -PSTORE_ERR_CORRUPT, "index entry: log ranges without 'add'");
 	if (err) {
 		pstore_index_entry_release(&e);
 		return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;
@@ -127,6 +171,7 @@ void pstore_index_entry_release(struct pstore_index_entry *e)
 	for (size_t i = 0; i < e->n_sup; i++)
 		free(e->sup[i]);
 	free(e->sup);
+	free(e->wal);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -137,6 +182,14 @@ int pstore_index_entry_encode(const struct pstore_index_entry *e, struct ember_b
 	if (!err && e->add)
 		err = ember_buf_appendf(out, "add %s %llu\n", e->add,
 					(unsigned long long)e->add_size);
+	for (size_t i = 0; !err && i < e->n_wal; i++) {
+		char hex[33];
+
+		ember_hex_encode(e->wal[i].writer, 16, hex);
+		err = ember_buf_appendf(out, "wal %s %llu %llu\n", hex,
+					(unsigned long long)e->wal[i].lo,
+					(unsigned long long)e->wal[i].hi);
+	}
 	for (size_t i = 0; !err && i < e->n_sup; i++)
 		err = ember_buf_appendf(out, "sup %s\n", e->sup[i]);
 	return err;

@@ -514,11 +514,20 @@ int pstore_warnings(struct pstore *s, struct pstore_strlist **out);
  * One entry of a shared store's block index (docs/object-storage-layout.md,
  * "Profiles"): the block it adds (NULL: none, a retention drop) and the
  * blocks it supersedes.  Text: "ember-pindex 1\n", then at most one
- * "add NAME SIZE\n" and any number of "sup NAME\n" lines.
+ * "add NAME SIZE\n", the added block's log ranges as
+ * "wal WRITER LO HI\n" (the writer's 32 hex digits, segments LO..HI), and
+ * any number of "sup NAME\n" lines.
  */
+struct pstore_index_range {
+	uint8_t writer[16];
+	uint64_t lo, hi;
+};
+
 struct pstore_index_entry {
 	char *add;		/* NULL: the entry adds nothing */
 	uint64_t add_size;
+	struct pstore_index_range *wal; /* the added block's log ranges */
+	size_t n_wal;
 	char **sup;
 	size_t n_sup;
 };

@@ -2574,6 +2574,42 @@ static int test_pstore__shared_flush_failing_between_entries_counts_once(void)
 	return 0;
 }
 
+/* An entry adding another block for log records a live block holds (a
+ * flush retried after symbols arrived encodes other bytes) is skipped by
+ * every reader: the records are counted once. */
+static int test_pstore__shared_same_log_records_counted_once(void)
+{
+	struct pstore *a, *b;
+	struct pstore_index_range r;
+	struct pstore_index_entry e = { .add_size = 100, .wal = &r, .n_wal = 1 };
+	char name[PS_BLOCK_NAME_MAX], why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int64_t part;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(blocks_of(a), ==, 1);
+	CHECK_INT(a->blocks.v[0]->meta.wal.n, ==, 1);
+	part = a->blocks.v[0]->meta.partition;
+	memcpy(r.writer, a->blocks.v[0]->meta.wal.v[0].writer, 16);
+	r.lo = r.hi = a->blocks.v[0]->meta.wal.v[0].lo;
+	snprintf(name, sizeof(name), "blocks/%016llx-%064d.pblk", (unsigned long long)part, 0);
+	e.add = name; /* never written: a reader that took the entry fails */
+	CHECK_INT(pstore_index_append(a, part, &e, &d), ==, 0);
+	CHECK((b = open_shared("b", 1)));
+	CHECK_INT(blocks_of(b), ==, 1);
+	CHECK_INT(samples_total(b), ==, 45);
+	fake_now += 2 * SEC;
+	CHECK_INT(samples_total(a), ==, 45);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
 /* A store opened in an empty directory on the storage: its list is the
  * index's, and retention drops go through the index too. */
 static int test_pstore__shared_empty_dir_reads_the_index(void)
@@ -2606,6 +2642,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__shared_merge_race_counts_once),
 	UNIT_CASE(test_pstore__shared_same_merge_same_name),
 	UNIT_CASE(test_pstore__shared_empty_dir_reads_the_index),
+	UNIT_CASE(test_pstore__shared_same_log_records_counted_once),
 	UNIT_CASE(test_pstore__shared_flush_failing_between_entries_counts_once),
 	UNIT_CASE(test_pstore__selector_matching),
 	UNIT_CASE(test_pstore__selector_errors_explain),
