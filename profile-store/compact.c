@@ -328,6 +328,8 @@ int pstore_compact_pass(struct pstore *s, bool rotate)
 		err = pstore_compact_reresolve(s);
 	if (!err)
 		err = pstore_compact_retention(s);
+	if (!err)
+		err = pstore_index_collect(s);
 	pthread_mutex_unlock(&s->compact_mu);
 	if (err)
 		atomic_fetch_add(&s->compaction_errors, 1);

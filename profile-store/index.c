@@ -30,8 +30,9 @@
  * another replica's change to an older partition, a late profile's flush,
  * a re-resolution, a retention drop, is seen then), reads
  * only the entries it has not applied, then reconciles the store's list with the live set: the
- * blocks that left it are dropped from the list (never deleted from the
- * storage: another replica may be reading them), the new ones opened
+ * blocks that left it are dropped from the list (deleted from the
+ * storage only after the grace, by the store whose entry superseded them:
+ * pstore_index_collect), the new ones opened
  * (their header and small sections, by range reads) and added, in one
  * critical section with the removal of the head they came from when a
  * flush asks, so a query never counts a profile twice or misses it.  A
@@ -47,12 +48,18 @@
 #define APPEND_ATTEMPTS 64
 #define DEFAULT_REFRESH_NS ((int64_t)2000000000)
 #define FULL_EVERY 30 /* refresh intervals: the whole index listed again */
+#define DEFAULT_DELETE_AFTER_NS ((int64_t)600 * 1000000000)
 
 struct ilive {
 	char *name;
 	uint64_t size;
 	struct pstore_index_range *wal; /* its log ranges */
 	size_t n_wal;
+};
+
+struct idoomed {
+	char *name;
+	int64_t due_ns;
 };
 
 struct ipart {
@@ -69,6 +76,8 @@ struct pstore_index {
 	int64_t full_ns; /* the last listing of the whole index; 0: none yet */
 	pthread_mutex_t touched_mu;
 	EMBER_VEC(int64_t) touched; /* appended to since the last refresh */
+	/* blocks this store superseded, deleted once due if dead (under mu) */
+	EMBER_VEC(struct idoomed) doomed;
 };
 
 int pstore_index_new(struct pstore *s)
@@ -81,6 +90,8 @@ int pstore_index_new(struct pstore *s)
 	atomic_init(&s->index->refreshed_ns, 0);
 	if (!s->opts.refresh_ns)
 		s->opts.refresh_ns = DEFAULT_REFRESH_NS;
+	if (!s->opts.delete_after_ns)
+		s->opts.delete_after_ns = DEFAULT_DELETE_AFTER_NS;
 	return 0;
 }
 
@@ -102,6 +113,9 @@ void pstore_index_free(struct pstore_index *ix)
 	}
 	EMBER_VEC_FREE(&ix->parts);
 	EMBER_VEC_FREE(&ix->touched);
+	for (size_t i = 0; i < ix->doomed.n; i++)
+		free(ix->doomed.v[i].name); /* not due yet: left in the storage */
+	EMBER_VEC_FREE(&ix->doomed);
 	pthread_mutex_destroy(&ix->mu);
 	pthread_mutex_destroy(&ix->touched_mu);
 	free(ix);
@@ -539,6 +553,8 @@ int pstore_index_append(struct pstore *s, int64_t part, const struct pstore_inde
 	return 0;
 }
 
+static void doom(struct pstore *s, struct pstore_block *const *sup, size_t n);
+
 int pstore_index_add(struct pstore *s, const struct pstore_block *b, struct pstore_block *const *sup,
 		     size_t n_sup, struct ember_diag *d)
 {
@@ -567,5 +583,69 @@ int pstore_index_add(struct pstore *s, const struct pstore_block *b, struct psto
 	err = pstore_index_append(s, b ? b->meta.partition : sup[0]->meta.partition, &e, d);
 	free(names);
 	free(wal);
+	if (!err && s->opts.delete_after_ns > 0)
+		doom(s, sup, n_sup);
 	return err;
+}
+
+/* ---- deleting superseded blocks ----------------------------------------------- */
+
+static void doom(struct pstore *s, struct pstore_block *const *sup, size_t n)
+{
+	int64_t due = pstore_now(s) + s->opts.delete_after_ns;
+
+	pthread_mutex_lock(&s->index->mu);
+	for (size_t i = 0; i < n; i++) {
+		struct idoomed x = { .name = strdup(sup[i]->name), .due_ns = due };
+
+		if (!x.name || EMBER_VEC_APPEND(&s->index->doomed, x))
+			free(x.name); /* then left in the storage */
+	}
+	pthread_mutex_unlock(&s->index->mu);
+}
+
+static bool dead_anywhere(const struct pstore_index *ix, const char *name)
+{
+	for (size_t i = 0; i < ix->parts.n; i++)
+		if (is_dead(&ix->parts.v[i], name))
+			return true;
+	return false;
+}
+
+int pstore_index_collect(struct pstore *s)
+{
+	struct pstore_strs due = { 0 };
+	int64_t now;
+	size_t k = 0;
+
+	if (!s->index)
+		return 0;
+	now = pstore_now(s);
+	pthread_mutex_lock(&s->index->mu);
+	for (size_t i = 0; i < s->index->doomed.n; i++) {
+		struct idoomed *x = &s->index->doomed.v[i];
+
+		if (x->due_ns > now) {
+			s->index->doomed.v[k++] = *x;
+			continue;
+		}
+		/* dead: superseded by an applied entry, never live again; not
+		 * dead: this store's entry was skipped, the block may be live */
+		if (!dead_anywhere(s->index, x->name) || EMBER_VEC_APPEND(&due, x->name))
+			free(x->name);
+	}
+	s->index->doomed.n = k;
+	pthread_mutex_unlock(&s->index->mu);
+	for (size_t i = 0; i < due.n; i++) {
+		int err = s->io.del(s->io.ctx, due.v[i]);
+
+		if (err && err != -ENOENT)
+			pr_warn("pstore: cannot delete superseded block '%s': %s", due.v[i],
+				pstore_strerror(err));
+		else
+			pr_info("pstore: superseded block '%s' deleted", due.v[i]);
+		free(due.v[i]);
+	}
+	EMBER_VEC_FREE(&due);
+	return 0;
 }

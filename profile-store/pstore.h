@@ -180,10 +180,14 @@ struct pstore_opts {
 	 * entries claimed through blocks->claim, which is required), read
 	 * again when older than refresh_ns (0: 2 s) at a query and at each
 	 * compaction pass; merges, flushes and the retention append entries
-	 * instead of swapping blocks locally, and nothing is ever deleted
-	 * from the storage (another replica may be reading it). */
+	 * instead of swapping blocks locally.  The blocks this store's
+	 * merges and retention drops superseded are deleted from the storage
+	 * delete_after_ns later (0: 10 minutes; negative: never), when the
+	 * index says they are superseded (a superseded block never comes
+	 * back) and no query of another replica can still read them. */
 	bool shared;
 	int64_t refresh_ns;
+	int64_t delete_after_ns;
 	/* Clock for retention and the head's age (ns since the epoch); NULL:
 	 * CLOCK_REALTIME. */
 	int64_t (*clock_ns)(void *ctx);

@@ -879,6 +879,9 @@ int pstore_index_append(struct pstore *s, int64_t part, const struct pstore_inde
  * partition of b (else of sup[0]). */
 int pstore_index_add(struct pstore *s, const struct pstore_block *b,
 		     struct pstore_block *const *sup, size_t n_sup, struct ember_diag *d);
+/* Delete the blocks this store superseded that are due and dead in the
+ * index (a compaction pass). */
+int pstore_index_collect(struct pstore *s);
 /* Take a flushed head out of the sealed heads, its series uncounted
  * (under s->mu; compact.c). */
 void pstore_head_unpublish(struct pstore *s, struct pstore_head *h);
