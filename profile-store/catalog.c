@@ -181,6 +181,19 @@ int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_
 	return 0;
 }
 
+int pstore_block_missing(const struct pstore_blockio *io, const char *name, uint64_t size,
+			 const struct ember_hash_key *ident, struct pstore_block **out)
+{
+	struct pstore_block *b = block_new(io, name, size, ident);
+
+	if (!b)
+		return -ENOMEM;
+	b->corrupt = true;
+	snprintf(b->why, sizeof(b->why), "the block index names it, the storage does not have it");
+	*out = b;
+	return 0;
+}
+
 /* ---- the data a query needs ------------------------------------------------------ */
 
 struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b)

@@ -409,6 +409,9 @@ static int open_missing(struct pstore *s, struct pstore_blocks *out, struct embe
 				continue;
 			err = pstore_block_open(&s->io, p->live.v[k].name, p->live.v[k].size,
 						&s->ident, &b, d);
+			if (err == -ENOENT) /* a hole: its queries fail, not all */
+				err = pstore_block_missing(&s->io, p->live.v[k].name,
+							   p->live.v[k].size, &s->ident, &b);
 			if (!err && b->corrupt) {
 				b->meta.partition = p->part;
 				pr_warn("pstore: block '%s' is corrupt: %s", b->name, b->why);

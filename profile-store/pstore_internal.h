@@ -794,6 +794,11 @@ int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_
 		      const struct ember_hash_key *ident, struct pstore_block **out,
 		      struct ember_diag *d);
 
+/* A block the block index names and the storage lacks (a shared store):
+ * listed as corrupt, so the queries that need it fail with the reason. */
+int pstore_block_missing(const struct pstore_blockio *io, const char *name, uint64_t size,
+			 const struct ember_hash_key *ident, struct pstore_block **out);
+
 struct pstore_cache {
 	pthread_mutex_t mu;
 	size_t budget, used;

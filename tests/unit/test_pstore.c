@@ -2621,6 +2621,43 @@ static int test_pstore__shared_same_log_records_counted_once(void)
 	return 0;
 }
 
+/* A block the index names and the storage lost: listed as corrupt, so the
+ * queries over its partition fail with the reason and the others answer
+ * (the store opens). */
+static int test_pstore__shared_missing_block_fails_its_queries_only(void)
+{
+	struct pstore *a, *c;
+	struct pstore_result *r = NULL;
+	struct pstore_selection sel = { NULL, "samples", T0 - 3 * HOUR, T0 - 2 * HOUR + HOUR / 2 };
+	struct pstore_stats st;
+	char path[600], why[256];
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 2 * HOUR - 60 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	for (size_t i = 0; i < a->blocks.n; i++)
+		if (a->blocks.v[i]->meta.min_time < T0 - HOUR)
+			snprintf(path, sizeof(path), "%s/shared/%s", dir, a->blocks.v[i]->name);
+	pstore_free(a);
+	CHECK_INT(unlink(path), ==, 0);
+	CHECK((c = open_shared("c", 1)));
+	pstore_stats(c, &st);
+	CHECK_INT(st.blocks, ==, 2);
+	CHECK_INT(st.corrupt_blocks, ==, 1);
+	CHECK_INT(pstore_query(c, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_CORRUPT);
+	CHECK(strstr(why, "the storage does not have it"));
+	CHECK_INT(samples_total(c) < 0, ==, 1); /* every time: that partition too */
+	r = query(c, NULL, "samples", T0 - HOUR, 0);
+	CHECK(r && total_of(r) == 45);
+	pstore_result_free(r);
+	pstore_free(c);
+	remove_dir();
+	return 0;
+}
+
 /* A store opened in an empty directory on the storage: its list is the
  * index's, and retention drops go through the index too. */
 static int test_pstore__shared_empty_dir_reads_the_index(void)
@@ -2653,6 +2690,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__shared_merge_race_counts_once),
 	UNIT_CASE(test_pstore__shared_same_merge_same_name),
 	UNIT_CASE(test_pstore__shared_empty_dir_reads_the_index),
+	UNIT_CASE(test_pstore__shared_missing_block_fails_its_queries_only),
 	UNIT_CASE(test_pstore__shared_same_log_records_counted_once),
 	UNIT_CASE(test_pstore__shared_flush_failing_between_entries_counts_once),
 	UNIT_CASE(test_pstore__selector_matching),
