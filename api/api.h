@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct api_server;
+struct pstore_blockio;
 
 #define API_MAX_CONNECTIONS 1024 /* the default of max_connections */
 #define API_MAX_PER_CLIENT 64    /* the default of max_per_client */
@@ -39,6 +40,12 @@ struct api_profile_opts {
 	size_t n_scrape;
 	size_t max_series;		/* series in the store; 0: 100,000 */
 	int64_t head_age_ns;		/* profiles in the log before blocks; 0: 60 s */
+	/* Blocks on shared storage (the bucket of --storage, other replicas
+	 * beside this one; bucket_profile_blockio): copied, its context owned
+	 * by the server from api_server_start on, whatever its result.
+	 * NULL: blocks in dir. */
+	const struct pstore_blockio *blocks;
+	int64_t refresh_ns;		/* shared: the block index read again; 0: 2 s */
 };
 
 struct api_server_opts {

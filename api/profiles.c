@@ -22,6 +22,9 @@ static int open_store(struct api_profiles *pr, const struct api_profile_opts *o)
 		.sz = sizeof(po),
 		.retention_ns = o->retention_ns,
 		.head_max_age_ns = o->head_age_ns,
+		.blocks = o->blocks,
+		.shared = o->blocks != NULL,
+		.refresh_ns = o->refresh_ns,
 		.resolver = api_profile_resolve,
 		.resolver_ctx = pr->symbols,
 		.limits = { .sz = sizeof(po.limits), .max_profile_bytes = pr->max_body,
@@ -36,6 +39,13 @@ static int open_store(struct api_profiles *pr, const struct api_profile_opts *o)
 	return err;
 }
 
+/* The store was not opened: the block storage it would own. */
+static void release_blocks(const struct api_profile_opts *o)
+{
+	if (o->blocks && o->blocks->release)
+		o->blocks->release(o->blocks->ctx);
+}
+
 int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 {
 	struct api_profiles *pr;
@@ -44,11 +54,14 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 	if (!o || !o->dir)
 		return 0;
 	pr = calloc(1, sizeof(*pr));
-	if (!pr)
+	if (!pr) {
+		release_blocks(o);
 		return -ENOMEM;
+	}
 	pr->symbols = srv->symbols;
 	pr->max_body = o->max_profile_bytes ? o->max_profile_bytes : DEFAULT_MAX_BODY;
 	if (o->ingest_token && strlen(o->ingest_token) >= sizeof(pr->ingest_token)) {
+		release_blocks(o);
 		free(pr);
 		return -EINVAL;
 	}

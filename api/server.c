@@ -311,6 +311,8 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 				      &srv->metrics.connections_timed_out);
 	if (!err)
 		err = api_profiles_start(srv, o->profiles);
+	else if (o->profiles && o->profiles->blocks && o->profiles->blocks->release)
+		o->profiles->blocks->release(o->profiles->blocks->ctx); /* it owns them */
 	if (err) {
 		close(listen_fd);
 		goto fail;

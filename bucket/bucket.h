@@ -1,9 +1,10 @@
 /*
  * bucket.h - Ember's stores on an S3-compatible bucket (issue 18): the
- * debuginfo store's durable backend (struct store_backend) over one
+ * debuginfo store's durable backend (struct store_backend) and the
+ * profile store's block storage (struct pstore_blockio) over one
  * struct objstore, with the key layout of docs/object-storage-layout.md.
  *
- * Sits above debuginfo-store/ and object-store/ and below the server:
+ * Sits above debuginfo-store/, profile-store/ and object-store/ and below the server:
  * neither store links an HTTP client, and the offline tools link none of
  * this.  Every prefix below is the path of the s3:// URL, normalized to ""
  * or to end in '/'.
@@ -54,6 +55,32 @@ int bucket_store_backend(const struct bucket_opts *opts, struct store_backend *o
  */
 int bucket_cleanup_uploads(struct objstore *os, const char *prefix,
 			   unsigned older_than_s, unsigned *aborted);
+
+/* ---- the profile store's blocks (profiles.c) -------------------------------- */
+
+struct pstore_blockio;
+
+struct bucket_profile_opts {
+	size_t sz;		/* sizeof(struct bucket_profile_opts) */
+	struct objstore *os;	/* borrowed: it must outlive the profile store */
+	const char *prefix;	/* normalized (bucket_url_parse), copied */
+	const char *cache_dir;	/* the local cache of blocks (created) */
+	uint64_t cache_bytes;	/* its bound; 0: none */
+	/* a block read this recently is not removed for the bound
+	 * (STORE_CACHE_GRACE_MS, as the debuginfo store's files) */
+	unsigned cache_grace_ms;
+};
+
+/*
+ * Fill *out with the profile store's block storage on the bucket: NAME at
+ * PREFIXv1/profiles/NAME (blocks/..., index/PART/SEQ), create-only
+ * writes, blocks cached whole in cache_dir under cache_bytes
+ * (docs/object-storage-layout.md, "Profiles").  It has claim and fetch,
+ * as pstore_opts.shared needs.  Hand *out to pstore_open (which owns its
+ * context from then on).  0, -EINVAL, -ENOMEM, or the cache directory's
+ * errno.
+ */
+int bucket_profile_blockio(const struct bucket_profile_opts *o, struct pstore_blockio *out);
 
 /* ---- keys (keys.c; the parsers are fuzzed: tests/fuzz/fuzz_bucket_keys.c) ---- */
 

@@ -13,6 +13,7 @@
 #include "bucket.h"
 #include "cli.h"
 #include "common.h"
+#include "pstore.h"
 #include "store.h"
 
 #include <errno.h>
@@ -59,6 +60,7 @@ struct serve_opts {
 	const char *s3_addressing;
 	long long s3_abandon_s;
 	unsigned long long cache_mb;
+	long long profile_refresh_s;
 };
 
 static void serve_usage(FILE *f)
@@ -114,6 +116,8 @@ static void serve_usage(FILE *f)
 	      "                          no bound)\n"
 	      "  --s3-abandoned-after D  unfinished uploads older than this are aborted\n"
 	      "                          at start (default 1h)\n"
+	      "  --profile-refresh D     with --storage: how old the list of profile\n"
+	      "                          blocks other replicas wrote may be (default 2s)\n"
 	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
 	      "                          $EMBER_LOG_LEVEL\n",
 	      f);
@@ -235,6 +239,9 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 	else if (strcmp(opt, "--max-series") == 0 && !parse_uint(val, 1ull << 31, &v) && v)
 		o->max_series = v;
 	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
+		;
+	else if (strcmp(opt, "--profile-refresh") == 0 &&
+		 !parse_seconds(val, &o->profile_refresh_s, 1))
 		;
 	else if (strcmp(opt, "--storage") == 0)
 		o->storage = val;
@@ -475,8 +482,31 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 	return err;
 }
 
-static int run(struct serve_opts *o, struct store *s)
+/* With --storage, the profile store's blocks in the bucket, DATA/profiles/cache
+ * their cache (bounded by --cache-mb as the debuginfo store's files are). */
+static int profile_blocks(const struct serve_opts *o, struct objstore *os, const char *pdir,
+			  struct pstore_blockio *io)
 {
+	char bucket[BUCKET_NAME_MAX], prefix[BUCKET_PREFIX_MAX], cache[4300];
+	struct bucket_profile_opts bo = { .sz = sizeof(bo), .os = os, .prefix = prefix,
+					  .cache_dir = cache, .cache_bytes = o->cache_mb << 20,
+					  .cache_grace_ms = STORE_CACHE_GRACE_MS };
+	int err = bucket_url_parse(o->storage, bucket, prefix, NULL, 0);
+
+	snprintf(cache, sizeof(cache), "%s/cache", pdir);
+	if (!err && mkdir(pdir, 0755) < 0 && errno != EEXIST)
+		err = -errno;
+	if (!err)
+		err = bucket_profile_blockio(&bo, io);
+	if (err)
+		fprintf(stderr, "ember serve: cannot keep profiles in '%s' (cache '%s'): %s\n",
+			o->storage, cache, strerror(-err));
+	return err;
+}
+
+static int run(struct serve_opts *o, struct store *s, struct objstore *os)
+{
+	struct pstore_blockio blocks;
 	struct api_server_opts ao = { .sz = sizeof(ao) };
 	struct api_profile_opts po;
 	char addr[256], token[128], ingest_token[128], pdir[4200];
@@ -500,6 +530,12 @@ static int run(struct serve_opts *o, struct store *s)
 		fprintf(stderr, "ember serve: cannot set up '%s': %s\n", o->data, strerror(-err));
 		return 1;
 	}
+	if (os && profile_blocks(o, os, pdir, &blocks))
+		return 1;
+	if (os) {
+		po.blocks = &blocks;
+		po.refresh_ns = o->profile_refresh_s * 1000000000LL;
+	}
 	ao.listen_addr = addr;
 	ao.token = token;
 	ao.max_upload = o->max_upload_mb << 20;
@@ -517,6 +553,8 @@ static int run(struct serve_opts *o, struct store *s)
 	ao.profiles = &po;
 	err = api_server_listen(&ao, &fd, &port);
 	if (err) {
+		if (po.blocks)
+			blocks.release(blocks.ctx);
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
 		return 1;
 	}
@@ -621,7 +659,7 @@ int cmd_serve(int argc, char **argv)
 		objstore_free(os);
 		return 1;
 	}
-	ret = run(&o, s);
+	ret = run(&o, s, os);
 	store_free(s);
 	objstore_free(os);
 	return ret;

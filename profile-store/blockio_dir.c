@@ -1,6 +1,6 @@
 /*
- * blockio_dir.c - the block storage of one local directory, the only
- * struct pstore_blockio today (an object store is issue 18's).  A put
+ * blockio_dir.c - the block storage of one local directory (the other
+ * struct pstore_blockio is a bucket's, bucket/profiles.c).  A put
  * writes "NAME.tmp.PID.N", fsyncs it, renames it to NAME and fsyncs the
  * directory, so a crash leaves either the whole object or a temporary
  * file, which the next pstore_blockio_dir() removes.  Names are relative,
@@ -43,6 +43,11 @@ static int open_parent(struct dirio *io, const char *name, bool mk, int *out)
 		return *out < 0 ? -errno : 0;
 	}
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - name), name);
+	for (char *p = dir; mk && (p = strchr(p, '/')); *p++ = '/') {
+		*p = '\0'; /* the folders above it first (index/PART/SEQ) */
+		if (mkdirat(io->root, dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
 	if (mk && mkdirat(io->root, dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	fd = openat(io->root, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -52,20 +57,15 @@ static int open_parent(struct dirio *io, const char *name, bool mk, int *out)
 	return 0;
 }
 
-static int dir_put(void *ctx, const char *name, const void *data, size_t len)
+/* data as NAME in dfd: written to a temporary file, fsynced, then moved
+ * to NAME (renamed; create_only: linked, -EEXIST when NAME is there), the
+ * directory fsynced. */
+static int write_named(struct dirio *io, int dfd, const char *base, const void *data,
+		       size_t len, bool create_only)
 {
-	struct dirio *io = ctx;
-	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
 	char tmp[300];
-	int dfd, fd, err;
+	int fd, err;
 
-	if (!name_ok(name))
-		return -EINVAL;
-	EMBER_FORWARD_IF_ERROR(open_parent(io, name, true, &dfd));
-	if (faccessat(dfd, base, F_OK, 0) == 0) {
-		close(dfd);
-		return 0; /* named by content: already there */
-	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", base, (int)getpid(),
 		 atomic_fetch_add(&io->seq, 1));
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -74,14 +74,44 @@ static int dir_put(void *ctx, const char *name, const void *data, size_t len)
 		err = -errno;
 	if (fd >= 0 && close(fd) < 0 && !err)
 		err = -errno;
-	if (!err && renameat(dfd, tmp, dfd, base) < 0)
+	if (!err && (create_only ? linkat(dfd, tmp, dfd, base, 0)
+				 : renameat(dfd, tmp, dfd, base)) < 0)
 		err = -errno;
+	if (fd >= 0 && (err || create_only))
+		unlinkat(dfd, tmp, 0);
 	if (!err && fsync(dfd) < 0)
 		err = -errno;
-	if (err && fd >= 0)
-		unlinkat(dfd, tmp, 0);
+	return err;
+}
+
+static int dir_write(void *ctx, const char *name, const void *data, size_t len,
+		     bool create_only)
+{
+	struct dirio *io = ctx;
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	int dfd, err;
+
+	if (!name_ok(name))
+		return -EINVAL;
+	EMBER_FORWARD_IF_ERROR(open_parent(io, name, true, &dfd));
+	if (!create_only && faccessat(dfd, base, F_OK, 0) == 0)
+		err = 0; /* named by content: already there */
+	else
+		err = write_named(io, dfd, base, data, len, create_only);
 	close(dfd);
 	return err;
+}
+
+static int dir_put(void *ctx, const char *name, const void *data, size_t len)
+{
+	return dir_write(ctx, name, data, len, false);
+}
+
+/* Create-only (two stores on one directory, as the tests of a shared
+ * store run them): -EEXIST when NAME is there. */
+static int dir_claim(void *ctx, const char *name, const void *data, size_t len)
+{
+	return dir_write(ctx, name, data, len, true);
 }
 
 static int read_range(int fd, uint64_t off, size_t len, struct ember_buf *out)
@@ -131,17 +161,16 @@ static bool is_tmp(const char *name)
 	return strstr(name, ".tmp.") != NULL;
 }
 
-static int dir_list(void *ctx, const char *prefix,
-		    int (*fn)(void *arg, const char *name, uint64_t size), void *arg)
+/* The files of directory dname (below the root) whose names start with
+ * prefix, and those of its subdirectories (index/PART/SEQ). */
+static int list_dir(struct dirio *io, const char *dname, const char *prefix,
+		    int (*fn)(void *arg, const char *name, uint64_t size), void *arg, int depth)
 {
-	struct dirio *io = ctx;
-	char dname[256], full[512];
-	const char *slash = strrchr(prefix, '/');
+	char full[512];
 	struct dirent *e;
 	DIR *d;
 	int fd, err = 0;
 
-	snprintf(dname, sizeof(dname), "%.*s", slash ? (int)(slash - prefix) : 0, prefix);
 	fd = openat(io->root, *dname ? dname : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
@@ -152,18 +181,32 @@ static int dir_list(void *ctx, const char *prefix,
 	}
 	while (!err && (errno = 0, e = readdir(d))) {
 		struct stat st;
+		size_t n;
 
 		snprintf(full, sizeof(full), "%s%s%s", dname, *dname ? "/" : "", e->d_name);
-		if (e->d_name[0] == '.' || is_tmp(e->d_name) ||
-		    strncmp(full, prefix, strlen(prefix)))
+		n = strlen(full) < strlen(prefix) ? strlen(full) : strlen(prefix);
+		if (e->d_name[0] == '.' || is_tmp(e->d_name) || strncmp(full, prefix, n) ||
+		    fstatat(fd, e->d_name, &st, 0) < 0)
 			continue;
-		if (fstatat(fd, e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+		if (S_ISREG(st.st_mode) && strlen(full) >= strlen(prefix))
 			err = fn(arg, full, (uint64_t)st.st_size);
+		else if (S_ISDIR(st.st_mode) && depth < 4)
+			err = list_dir(io, full, prefix, fn, arg, depth + 1);
 	}
 	if (!err && errno)
 		err = -errno;
 	closedir(d);
 	return err;
+}
+
+static int dir_list(void *ctx, const char *prefix,
+		    int (*fn)(void *arg, const char *name, uint64_t size), void *arg)
+{
+	const char *slash = strrchr(prefix, '/');
+	char dname[256];
+
+	snprintf(dname, sizeof(dname), "%.*s", slash ? (int)(slash - prefix) : 0, prefix);
+	return list_dir(ctx, dname, prefix, fn, arg, 0);
 }
 
 static int dir_del(void *ctx, const char *name)
@@ -230,6 +273,6 @@ int pstore_blockio_dir(const char *dir, struct pstore_blockio *out)
 	remove_tmp(io->root);
 	*out = (struct pstore_blockio){ .sz = sizeof(*out), .ctx = io, .put = dir_put,
 					.get = dir_get, .list = dir_list, .del = dir_del,
-					.release = dir_release };
+					.release = dir_release, .claim = dir_claim };
 	return 0;
 }

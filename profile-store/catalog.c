@@ -181,6 +181,19 @@ int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_
 	return 0;
 }
 
+int pstore_block_missing(const struct pstore_blockio *io, const char *name, uint64_t size,
+			 const struct ember_hash_key *ident, struct pstore_block **out)
+{
+	struct pstore_block *b = block_new(io, name, size, ident);
+
+	if (!b)
+		return -ENOMEM;
+	b->corrupt = true;
+	snprintf(b->why, sizeof(b->why), "the block index names it, the storage does not have it");
+	*out = b;
+	return 0;
+}
+
 /* ---- the data a query needs ------------------------------------------------------ */
 
 struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b)
@@ -260,6 +273,8 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	ember_buf_init(&r.prefix, 0);
 	if (!bd)
 		return -ENOMEM;
+	if (b->io->fetch && (err = b->io->fetch(b->io->ctx, b->name)))
+		pr_debug("pstore: cannot bring '%s' whole: %s", b->name, pstore_strerror(err));
 	atomic_init(&bd->refs, 1);
 	char why[200] = "";
 	struct ember_diag sd = ember_diag_make(why, sizeof(why));
@@ -323,7 +338,7 @@ void pstore_catalog_remove(struct pstore *s, size_t i)
 		pstore_keys_remove(s->keys, b->series.series.v[k].key);
 	memmove(s->blocks.v + i, s->blocks.v + i + 1, (s->blocks.n - i - 1) * sizeof(*s->blocks.v));
 	s->blocks.n--;
-	b->doomed = true;
+	b->doomed = !s->index; /* shared: another replica may read it */
 	pstore_cache_drop(&s->cache, b);
 	pstore_block_unref(b);
 }
@@ -366,7 +381,7 @@ static void partition_from_name(struct pstore_block *b)
 	b->meta.partition = (int64_t)strtoull(p ? p + 1 : b->name, NULL, 16);
 }
 
-static void seed_labels(struct pstore *s, const struct pstore_block *b)
+void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b)
 {
 	const struct pstore_lindex *ix = &b->lindex;
 
@@ -392,7 +407,11 @@ static void drop_superseded(struct pstore *s)
 int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 {
 	struct listing l = { 0 };
-	int err = s->io.list(s->io.ctx, "blocks/", on_name, &l);
+	int err;
+
+	if (s->index)
+		return pstore_index_refresh(s, NULL, d);
+	err = s->io.list(s->io.ctx, "blocks/", on_name, &l);
 
 	if (err)
 		err = EMBER_FAIL(d, err, "store: cannot list the blocks: %s", pstore_strerror(err));
@@ -406,7 +425,7 @@ int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 			partition_from_name(b);
 			pr_warn("pstore: block '%s' is corrupt: %s", b->name, b->why);
 		} else {
-			seed_labels(s, b);
+			pstore_catalog_seed(s, b);
 		}
 		err = pstore_catalog_add(s, b);
 	}

@@ -111,15 +111,8 @@ static void drop_segment(struct pstore *s, uint64_t seq)
 		fsync(s->wal_fd);
 }
 
-/* Swap h for its blocks in the store's lists. */
-static int publish_flush(struct pstore *s, struct pstore_head *h, struct pstore_block **blocks,
-			 size_t n)
+void pstore_head_unpublish(struct pstore *s, struct pstore_head *h)
 {
-	int err = 0;
-
-	pthread_mutex_lock(&s->mu);
-	for (size_t i = 0; i < n && !err; i++)
-		err = pstore_catalog_add(s, pstore_block_ref(blocks[i]));
 	for (size_t i = 0; i < s->sealed.n; i++)
 		if (s->sealed.v[i] == h) {
 			memmove(s->sealed.v + i, s->sealed.v + i + 1,
@@ -129,8 +122,30 @@ static int publish_flush(struct pstore *s, struct pstore_head *h, struct pstore_
 		}
 	for (size_t i = 0; i < h->series.series.n; i++)
 		pstore_keys_remove(s->keys, h->series.series.v[i].key);
+}
+
+/* Swap h for its blocks in the store's lists. */
+static int publish_flush(struct pstore *s, struct pstore_head *h, struct pstore_block **blocks,
+			 size_t n)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < n && !err; i++)
+		err = pstore_catalog_add(s, pstore_block_ref(blocks[i]));
+	pstore_head_unpublish(s, h);
 	pthread_mutex_unlock(&s->mu);
 	return err;
+}
+
+/* A shared store: an index entry for each block, then the list from the
+ * index, h leaving it as its blocks come in. */
+static int publish_shared(struct pstore *s, struct pstore_head *h, struct pstore_block **blocks,
+			  size_t n, struct ember_diag *d)
+{
+	for (size_t i = 0; i < n; i++)
+		EMBER_FORWARD_IF_ERROR(pstore_index_add(s, blocks[i], NULL, 0, d));
+	return pstore_index_refresh(s, h, d);
 }
 
 int pstore_compact_head(struct pstore *s, struct pstore_head *h)
@@ -140,7 +155,9 @@ int pstore_compact_head(struct pstore *s, struct pstore_head *h)
 	struct ember_diag d = ember_diag_make(why, sizeof(why));
 	int err = flush_blocks(s, h, &blocks, &d);
 
-	if (!err)
+	if (!err && s->index)
+		err = publish_shared(s, h, blocks.v, blocks.n, &d);
+	else if (!err)
 		err = publish_flush(s, h, blocks.v, blocks.n);
 	for (size_t i = 0; i < blocks.n; i++)
 		pstore_block_unref(blocks.v[i]);
@@ -212,17 +229,55 @@ int pstore_compact_sealed(struct pstore *s)
 	}
 }
 
+static bool expired(const struct pstore *s, const struct pstore_block *b, int64_t cutoff)
+{
+	int64_t lo, hi;
+
+	pstore_block_span(s, b, &lo, &hi);
+	return hi < cutoff;
+}
+
+/* A shared store: the expired blocks of each partition superseded by
+ * nothing, through the index (every replica drops them alike). */
+static int retention_shared(struct pstore *s, int64_t cutoff)
+{
+	struct pstore_blocks old = { 0 };
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; !err && i < s->blocks.n; i++)
+		if (expired(s, s->blocks.v[i], cutoff) &&
+		    !(err = EMBER_VEC_APPEND(&old, s->blocks.v[i])))
+			pstore_block_ref(s->blocks.v[i]);
+	pthread_mutex_unlock(&s->mu);
+	for (size_t i = 0; !err && i < old.n; i++) {
+		pr_info("pstore: block '%s' is past the retention: dropped", old.v[i]->name);
+		err = pstore_index_add(s, NULL, &old.v[i], 1, &d);
+	}
+	if (!err && old.n)
+		err = pstore_index_refresh(s, NULL, &d);
+	if (!err)
+		atomic_fetch_add(&s->retention_drops, old.n);
+	for (size_t i = 0; i < old.n; i++)
+		pstore_block_unref(old.v[i]);
+	EMBER_VEC_FREE(&old);
+	if (err)
+		pr_warn("pstore: retention: %s", why[0] ? why : pstore_strerror(err));
+	return err;
+}
+
 int pstore_compact_retention(struct pstore *s)
 {
 	int64_t cutoff = pstore_now(s) - s->opts.retention_ns;
 	size_t dropped = 0;
 
+	if (s->index)
+		return retention_shared(s, cutoff);
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = s->blocks.n; i-- > 0;) {
-		int64_t lo, hi;
-
-		pstore_block_span(s, s->blocks.v[i], &lo, &hi);
-		if (hi >= cutoff)
+		if (!expired(s, s->blocks.v[i], cutoff))
 			continue;
 		pr_info("pstore: block '%s' is past the retention: dropped", s->blocks.v[i]->name);
 		pstore_catalog_remove(s, i);
@@ -245,12 +300,26 @@ int pstore_flush(struct pstore *s)
 	return err;
 }
 
+/* A shared store: what other replicas wrote, before merging. */
+static int refresh_due(struct pstore *s)
+{
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = pstore_index_maybe_refresh(s, &d);
+
+	if (err)
+		pr_warn("pstore: %s", why[0] ? why : pstore_strerror(err));
+	return err;
+}
+
 int pstore_compact_pass(struct pstore *s, bool rotate)
 {
 	int err;
 
 	pthread_mutex_lock(&s->compact_mu);
 	err = rotate ? pstore_rotate(s, false) : 0;
+	if (!err)
+		err = refresh_due(s);
 	if (!err)
 		err = pstore_compact_sealed(s);
 	if (!err)
@@ -259,6 +328,8 @@ int pstore_compact_pass(struct pstore *s, bool rotate)
 		err = pstore_compact_reresolve(s);
 	if (!err)
 		err = pstore_compact_retention(s);
+	if (!err)
+		err = pstore_index_collect(s);
 	pthread_mutex_unlock(&s->compact_mu);
 	if (err)
 		atomic_fetch_add(&s->compaction_errors, 1);

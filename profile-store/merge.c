@@ -230,6 +230,28 @@ static int write_merged(struct pstore *s, struct stage *st, struct pstore_block 
 	return err;
 }
 
+/* A shared store: the entry "merged supersedes blocks", then the list
+ * from the index (where the entry is skipped when another replica's
+ * merge of these blocks came first: merged is then left unreferenced). */
+static int publish_shared(struct pstore *s, struct pstore_block *merged,
+			  struct pstore_block **blocks, size_t n, struct ember_diag *d)
+{
+	int err = pstore_index_add(s, merged, blocks, n, d);
+
+	pstore_block_unref(merged);
+	if (!err)
+		err = pstore_index_refresh(s, NULL, d);
+	if (!err)
+		atomic_fetch_add(&s->merges, 1);
+	return err;
+}
+
+static int cmp_block_name(const void *a, const void *b)
+{
+	return strcmp((*(struct pstore_block *const *)a)->name,
+		      (*(struct pstore_block *const *)b)->name);
+}
+
 int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
 			bool only_if_resolved, struct ember_diag *d)
 {
@@ -240,6 +262,9 @@ int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n
 
 	ember_buf_init(&st.sb, 0);
 	ember_buf_init(&st.vb, 0);
+	/* replicas merging the same blocks write the same bytes: one name */
+	if (s->index)
+		qsort(blocks, n, sizeof(*blocks), cmp_block_name);
 	for (size_t i = 0; !err && i < n; i++)
 		err = stage_block(&st, blocks[i], d);
 	if (!err)
@@ -251,6 +276,8 @@ int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n
 	pstore_head_unref(st.h);
 	if (err || !merged)
 		return err;
+	if (s->index)
+		return publish_shared(s, merged, blocks, n, d);
 	pthread_mutex_lock(&s->mu);
 	for (size_t k = 0; k < n; k++)
 		for (size_t i = 0; i < s->blocks.n; i++)

@@ -73,6 +73,13 @@ const char *pstore_strerror(int err);
  *        return stops the listing and is returned.
  *  del:  remove name; -ENOENT when absent.
  *  release: free ctx (may be NULL).
+ * Optional (NULL when the storage has no such thing):
+ *  claim: create name holding data[0..len) only if it does not exist:
+ *        -EEXIST when it does (someone else's, whatever its content).
+ *        Required by pstore_opts.shared (the block index's entries).
+ *  fetch: a hint that name is about to be read at length (a query or a
+ *        merge loads it): a storage with a local cache may bring it
+ *        whole now; an error is not fatal (the reads then go remote).
  */
 struct pstore_blockio {
 	size_t sz; /* sizeof(struct pstore_blockio) */
@@ -84,6 +91,8 @@ struct pstore_blockio {
 		    int (*fn)(void *arg, const char *name, uint64_t size), void *arg);
 	int (*del)(void *ctx, const char *name);
 	void (*release)(void *ctx);
+	int (*claim)(void *ctx, const char *name, const void *data, size_t len);
+	int (*fetch)(void *ctx, const char *name);
 };
 
 /* The local-directory implementation over dir (created if missing):
@@ -165,6 +174,20 @@ struct pstore_opts {
 	/* Resolver applied when compacting (blocks' dictionaries updated). */
 	pstore_resolve_fn resolver;
 	void *resolver_ctx;
+	/* The block storage is shared by several stores (replicas of a
+	 * server on one bucket; docs/object-storage-layout.md, "Profiles"):
+	 * the live blocks are those of the block index (index/PART/SEQ,
+	 * entries claimed through blocks->claim, which is required), read
+	 * again when older than refresh_ns (0: 2 s) at a query and at each
+	 * compaction pass; merges, flushes and the retention append entries
+	 * instead of swapping blocks locally.  The blocks this store's
+	 * merges and retention drops superseded are deleted from the storage
+	 * delete_after_ns later (0: 10 minutes; negative: never), when the
+	 * index says they are superseded (a superseded block never comes
+	 * back) and no query of another replica can still read them. */
+	bool shared;
+	int64_t refresh_ns;
+	int64_t delete_after_ns;
 	/* Clock for retention and the head's age (ns since the epoch); NULL:
 	 * CLOCK_REALTIME. */
 	int64_t (*clock_ns)(void *ctx);
@@ -488,6 +511,42 @@ void pstore_stats(struct pstore *s, struct pstore_stats *out);
  * them), as "name: N new values in the last M profiles".  *out to
  * pstore_strlist_free(). */
 int pstore_warnings(struct pstore *s, struct pstore_strlist **out);
+
+/* ---- the block index's entries (exposed for the fuzz target) ------------ */
+
+/*
+ * One entry of a shared store's block index (docs/object-storage-layout.md,
+ * "Profiles"): the block it adds (NULL: none, a retention drop) and the
+ * blocks it supersedes.  Text: "ember-pindex 1\n", then at most one
+ * "add NAME SIZE\n", the added block's log ranges as
+ * "wal WRITER LO HI\n" (the writer's 32 hex digits, segments LO..HI), and
+ * any number of "sup NAME\n" lines.
+ */
+struct pstore_index_range {
+	uint8_t writer[16];
+	uint64_t lo, hi;
+};
+
+struct pstore_index_entry {
+	char *add;		/* NULL: the entry adds nothing */
+	uint64_t add_size;
+	struct pstore_index_range *wal; /* the added block's log ranges */
+	size_t n_wal;
+	char **sup;
+	size_t n_sup;
+};
+
+/* Parse an entry's bytes (outside input: any writer of the bucket).  On
+ * success *out is filled (release with pstore_index_entry_release);
+ * -PSTORE_ERR_CORRUPT with why saying what is wrong; -ENOMEM. */
+int pstore_index_entry_parse(const void *data, size_t len, struct pstore_index_entry *out,
+			     char *why, size_t why_size);
+void pstore_index_entry_release(struct pstore_index_entry *e);
+/* An entry's name "index/PART/SEQ" (PART 16 lowercase hex digits, SEQ 10
+ * decimal digits, from 1) into *part and *seq: 0, or -EINVAL. */
+int pstore_index_key_parse(const char *name, int64_t *part, uint64_t *seq);
+/* The bytes of e into out (appended). */
+int pstore_index_entry_encode(const struct pstore_index_entry *e, struct ember_buf *out);
 
 /* ---- selectors (exposed for the fuzz target and the HTTP layer) -------- */
 

@@ -794,6 +794,11 @@ int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_
 		      const struct ember_hash_key *ident, struct pstore_block **out,
 		      struct ember_diag *d);
 
+/* A block the block index names and the storage lacks (a shared store):
+ * listed as corrupt, so the queries that need it fail with the reason. */
+int pstore_block_missing(const struct pstore_blockio *io, const char *name, uint64_t size,
+			 const struct ember_hash_key *ident, struct pstore_block **out);
+
 struct pstore_cache {
 	pthread_mutex_t mu;
 	size_t budget, used;
@@ -854,7 +859,37 @@ struct pstore {
 
 	atomic_uint_fast64_t appends, rejected, flushes, merges, retention_drops,
 		compaction_errors, wal_torn_bytes;
+	/* opts.shared: the block index (index.c); NULL otherwise */
+	struct pstore_index *index;
 };
+
+/* ---- a shared store's block index (index.c, index_entry.c) ------------------- */
+
+#define PS_INDEX_KEY_MAX 40
+void pstore_index_key(int64_t part, uint64_t seq, char name[PS_INDEX_KEY_MAX]);
+int pstore_index_new(struct pstore *s);
+void pstore_index_free(struct pstore_index *ix);
+/* Read the entries not read yet and make the store's list the live set;
+ * flushed (may be NULL) is taken out of the sealed heads in the same
+ * critical section as its blocks come in.  Lock order: compact_mu, then
+ * the index's, then s->mu. */
+int pstore_index_refresh(struct pstore *s, struct pstore_head *flushed, struct ember_diag *d);
+/* The same when the last refresh is older than opts.refresh_ns; 0 when
+ * the store is not shared. */
+int pstore_index_maybe_refresh(struct pstore *s, struct ember_diag *d);
+/* Append an entry to partition part's index (create-only, next SEQ). */
+int pstore_index_append(struct pstore *s, int64_t part, const struct pstore_index_entry *e,
+			struct ember_diag *d);
+/* The entry "b added (may be NULL), sup[0..n) superseded" in the
+ * partition of b (else of sup[0]). */
+int pstore_index_add(struct pstore *s, const struct pstore_block *b,
+		     struct pstore_block *const *sup, size_t n_sup, struct ember_diag *d);
+/* Delete the blocks this store superseded that are due and dead in the
+ * index (a compaction pass). */
+int pstore_index_collect(struct pstore *s);
+/* Take a flushed head out of the sealed heads, its series uncounted
+ * (under s->mu; compact.c). */
+void pstore_head_unpublish(struct pstore *s, struct pstore_head *h);
 
 int64_t pstore_now(const struct pstore *s);
 /* The partition start of time t. */
@@ -869,6 +904,9 @@ int pstore_catalog_load(struct pstore *s, struct ember_diag *d);
 int pstore_recover(struct pstore *s, struct ember_diag *d);
 /* Add a block to the store's list (under s->mu): its series counted. */
 int pstore_catalog_add(struct pstore *s, struct pstore_block *b);
+/* Note a block's label values for the unbounded-label check (a block
+ * read at open). */
+void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b);
 /* Take a block out of the list (under s->mu), deleted at its last unref. */
 void pstore_catalog_remove(struct pstore *s, size_t i);
 

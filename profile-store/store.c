@@ -204,6 +204,10 @@ static int open_all(struct pstore *s, const struct pstore_opts *opts, struct emb
 	EMBER_FAIL_IF(ember_hash_key_init(&s->ident), d, -EIO,
 		      "store: no random bytes for its hash key");
 	EMBER_FORWARD_IF_ERROR(open_storage(s, opts, d));
+	EMBER_FAIL_IF(s->opts.shared && !s->io.claim, d, -EINVAL,
+		      "store: a shared block storage needs create-only writes (claim)");
+	if (s->opts.shared)
+		EMBER_FORWARD_IF_ERROR(pstore_index_new(s));
 	EMBER_FORWARD_IF_ERROR(open_wal_dir(s, d));
 	EMBER_FORWARD_IF_ERROR(pstore_catalog_load(s, d));
 	EMBER_FORWARD_IF_ERROR(pstore_recover(s, d));
@@ -261,6 +265,7 @@ void pstore_free(struct pstore *s)
 	pstore_keys_free(s->keys);
 	pstore_arrivals_free(s);
 	pstore_unbounded_free(s->unbounded);
+	pstore_index_free(s->index);
 	pthread_rwlock_destroy(&s->rot);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->compact_mu);
@@ -287,9 +292,15 @@ void pstore_block_span(const struct pstore *s, const struct pstore_block *b, int
 
 int pstore_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct pstore_snapshot *out)
 {
-	int err = 0;
+	char why[256] = "";
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = pstore_index_maybe_refresh(s, &d); /* shared: others' blocks */
 
 	memset(out, 0, sizeof(*out));
+	if (err) {
+		pr_warn("pstore: %s", why[0] ? why : pstore_strerror(err));
+		return err;
+	}
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; !err && i < s->blocks.n; i++) {
 		struct pstore_block *b = s->blocks.v[i];

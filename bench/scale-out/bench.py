@@ -25,6 +25,21 @@ Figures, each the median over REPS:
                    request (s3: on another replica, so the index and the
                    files are only in the bucket); /metrics says whether it
                    was loaded (disk_load) or built
+  profiles         PROFILES profiles (PROF_SERIES services, PROF_SAMPLES
+                   samples each from a pool of 2000 stacks 8-24 deep) with
+                   timestamps spread over the last hour, pushed to replica
+                   a (--profile-head-age 1s) and compacted (its log empty,
+                   its blocks merged); then a new replica b:
+    prof open      b's start to its first healthy answer (the profile
+                   store's catalog is read before it listens: s3, the
+                   block index and each live block's header by range GET)
+    prof first     the first one-hour merged query on b (format=top, every
+                   stack summed): s3, b on an empty directory, so every
+                   block is fetched from the bucket into b's cache; local,
+                   the same directory in a new process (the blocks'
+                   decoded dictionaries are not in memory; the page cache
+                   is warm: this machine cannot drop it)
+    prof warm      the median of PROF_REPEATS more of the same query
 """
 import http.client
 import json
@@ -36,8 +51,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import random
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                                "profiles"))
+from pprof_enc import Profile  # noqa: E402
 
 EMBER, FIX, CEPH_ENV, OUT = sys.argv[1:5]
 REPS = int(os.environ.get("REPS", "3"))
@@ -45,6 +65,11 @@ UPLOAD_MB = int(os.environ.get("UPLOAD_MB", "64"))
 COLD = int(os.environ.get("COLD", "200"))
 WRK_CONNS = int(os.environ.get("WRK_CONNS", "16"))
 WRK_SECONDS = int(os.environ.get("WRK_SECONDS", "5"))
+PROFILES = int(os.environ.get("PROFILES", "720"))
+PROF_SERIES = int(os.environ.get("PROF_SERIES", "4"))
+PROF_SAMPLES = int(os.environ.get("PROF_SAMPLES", "300"))
+PROF_REPEATS = int(os.environ.get("PROF_REPEATS", "5"))
+SEC = 1_000_000_000
 TMP = tempfile.mkdtemp(prefix="ember-scaleout-bench.")
 LOG = os.path.join(OUT, "log")
 TOKEN = os.path.join(TMP, "token")
@@ -60,12 +85,13 @@ def log(msg):
 
 
 class Server:
-    def __init__(self, backend, data, name):
+    def __init__(self, backend, data, name, extra=(), prefix=PREFIX):
+        self.started = time.perf_counter()
         args = [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", data,
-                "--token-file", TOKEN, "--max-connections-per-client", "256"]
+                "--token-file", TOKEN, "--max-connections-per-client", "256"] + list(extra)
         env = dict(os.environ)
         if backend == "s3":
-            args += ["--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], PREFIX),
+            args += ["--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], prefix),
                      "--s3-endpoint", CEPH["OBJSTORE_TEST_ENDPOINT"],
                      "--s3-region", CEPH["OBJSTORE_TEST_REGION"]]
             env.update(AWS_ACCESS_KEY_ID=CEPH["AWS_ACCESS_KEY_ID"],
@@ -83,7 +109,8 @@ class Server:
         while self.get("/healthz")[0] != 200:
             if time.time() > deadline:
                 raise RuntimeError("server never healthy")
-            time.sleep(0.02)
+            time.sleep(0.005)
+        self.healthy_ms = (time.perf_counter() - self.started) * 1e3
         self.token = open(TOKEN).read().strip()
 
     def request(self, method, path, body=None, headers=None):
@@ -229,6 +256,82 @@ def symbolize(srv, bid, addrs):
     return dt
 
 
+def profile_bodies(rep):
+    """The profiles of one rep (the same for both backends): (bodies, total
+    samples, the hour's start in ms)."""
+    rnd = random.Random(rep)
+    funcs = ["fn_%03d" % i for i in range(400)]
+    pool = [[rnd.choice(funcs) for _ in range(rnd.randint(8, 24))] for _ in range(2000)]
+    now = int(time.time()) * SEC
+    start = now - 3600 * SEC - 60 * SEC
+    bodies, total = [], 0
+    for i in range(PROFILES):
+        t = start + i * (3600 * SEC // PROFILES)
+        p = Profile(time_ns=t, duration_ns=10 * SEC)
+        counts = {}
+        for _ in range(PROF_SAMPLES):
+            k = rnd.randrange(len(pool))
+            counts[k] = counts.get(k, 0) + 1
+        for k, n in counts.items():
+            p.sample(["main"] + pool[k], [n, n * 10_000_000])
+            total += n
+        bodies.append(("service_name=svc%d" % (i % PROF_SERIES), p.encode(gzip=True)))
+    return bodies, total, start // 1_000_000
+
+
+def compacted(srv):
+    """Wait until srv's log is empty and its block count stays put."""
+    last, since = -1, time.time()
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        n = srv.metric("ember_profile_store_blocks")
+        if n != last or srv.metric("ember_profile_store_wal_bytes") > 64:
+            last, since = n, time.time()
+        elif time.time() - since > 3:
+            return
+        time.sleep(0.2)
+    raise RuntimeError("the profile store never settled")
+
+
+def merged_query(srv, from_ms):
+    path = "/api/v1/query?type=samples&format=top&limit=20&from=%d&until=%d&query=%%7B%%7D" % (
+        from_ms, from_ms + 3600 * 1000 + 120 * 1000)
+    t = time.perf_counter()
+    s, out = srv.get(path)
+    dt = (time.perf_counter() - t) * 1e3
+    assert s == 200, "query: %d %r" % (s, out[:200])
+    return dt, json.loads(out)["total"]
+
+
+def profile_rep(backend, rep, bodies, want, from_ms):
+    data = tempfile.mkdtemp(dir=TMP, prefix="%s-prof-%d-" % (backend, rep))
+    fast = ["--profile-head-age", "1s", "--profile-refresh", "1s"]
+    prefix = "%s-prof-%d" % (PREFIX, rep)  # the profiles of this rep alone
+    a = Server(backend, data, "%s-prof-a" % backend, fast, prefix)
+    for labels, body in bodies:
+        s, out = a.request("POST", "/api/v1/profiles?" + labels, body,
+                           {"Authorization": "Bearer " + a.token})
+        assert s == 200, "push: %d %r" % (s, out[:200])
+    time.sleep(1.5)
+    compacted(a)
+    blocks = a.metric("ember_profile_store_blocks")
+    a.stop()
+    if backend == "s3":  # a new replica, nothing local
+        b_data = tempfile.mkdtemp(dir=TMP, prefix="s3-prof-empty-")
+    else:  # the same directory, a new process
+        b_data = data
+    b = Server(backend, b_data, "%s-prof-b" % backend, fast, prefix)
+    r = {"prof_open_ms": b.healthy_ms, "prof_blocks": blocks}
+    r["prof_first_ms"], got = merged_query(b, from_ms)
+    assert got == want, "%s: total %d, pushed %d" % (backend, got, want)
+    warm = [merged_query(b, from_ms)[0] for _ in range(PROF_REPEATS)]
+    r["prof_warm_ms"] = statistics.median(warm)
+    b.stop()
+    shutil.rmtree(data, ignore_errors=True)
+    shutil.rmtree(b_data, ignore_errors=True)
+    return r
+
+
 def one_rep(backend, rep, big, small, cold_dir, cxx):
     """Every figure of one backend, one rep."""
     data = tempfile.mkdtemp(dir=TMP, prefix="%s-%d-" % (backend, rep))
@@ -273,14 +376,17 @@ def main():
     rows = []
     for rep in range(REPS):
         order = ["local", "s3"] if rep % 2 == 0 else ["s3", "local"]
+        bodies, want, from_ms = profile_bodies(rep)
         for backend in order:
             log("rep %d: %s" % (rep + 1, backend))
             r = one_rep(backend, rep, big, small, cold_dir, cxx)
+            r.update(profile_rep(backend, rep, bodies, want, from_ms))
             r.update(backend=backend, rep=rep + 1)
             rows.append(r)
             log("  " + json.dumps(r))
     keys = ["upload_mbps", "hit_rps", "hit_p99_ms", "cold_rps", "cold_p50_ms", "cold_p99_ms",
-            "sym_first_ms", "sym_loaded", "sym_built"]
+            "sym_first_ms", "sym_loaded", "sym_built", "prof_open_ms", "prof_first_ms",
+            "prof_warm_ms", "prof_blocks"]
     with open(os.path.join(OUT, "raw.tsv"), "w") as f:
         f.write("\t".join(["backend", "rep"] + keys) + "\n")
         for r in rows:
@@ -295,7 +401,11 @@ def main():
              ("cold_p99_ms", "debuginfod cold miss, p99 ms"),
              ("sym_first_ms", "symbolize cxx_O2 on a cold replica, ms to the answer"),
              ("sym_loaded", "  index loaded (saved), count"),
-             ("sym_built", "  index built, count")]
+             ("sym_built", "  index built, count"),
+             ("prof_open_ms", "profiles: a new replica's start to healthy, ms"),
+             ("prof_first_ms", "profiles: one-hour merged query, cold replica, first, ms"),
+             ("prof_warm_ms", "profiles: the same query again, median of %d, ms" % PROF_REPEATS),
+             ("prof_blocks", "  blocks after compaction (%d profiles)" % PROFILES)]
     lines = ["| figure (median of %d) | local | s3 (radosgw) | s3 / local |" % REPS,
              "|---|---|---|---|"]
     for k, name in names:

@@ -30,7 +30,9 @@ import urllib.parse
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "profiles"))
 import packages  # noqa: E402
+from pprof_enc import cpu_profile  # noqa: E402
 
 EMBER, FIX, CEPH_ENV, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-scaleout-test.")
@@ -469,6 +471,163 @@ def test_scaleout__unreachable_bucket_answers_503():
     b = Replica()  # on the bucket itself: the refused upload is nowhere
     check(b.request("GET", "/buildid/%s/executable" % build_id(fx("c_O2_pie")))[0] == 404,
           "the refused upload is served")
+
+
+
+# ---- profiles (the profile store's blocks and block index in the bucket) --------------
+
+SEC = 1_000_000_000
+FAST = ["--profile-head-age", "1s", "--profile-refresh", "1s"]
+
+
+def push_profiles(rep, service, n, t0_ns, step_ns=SEC):
+    """n profiles of service at t0, t0 + step...; their total of samples."""
+    total = 0
+    for i in range(n):
+        stacks = {"main;work;hot": 30 + i, "main;work;cold": 10 + (i % 7), "main;idle": 5}
+        total += sum(stacks.values())
+        data = cpu_profile(stacks, t0_ns + i * step_ns).encode(gzip=True)
+        st, body = rep.request("POST", "/api/v1/profiles?service_name=%s" % service, data,
+                               {"Authorization": "Bearer " + rep.token})
+        check(st == 200, "push to %s: %d %r" % (rep.url, st, body[:200]))
+    return total
+
+
+def samples_total(rep, selector="{}"):
+    s, body = rep.request("GET", "/api/v1/query?type=samples&from=0&format=json&query=" +
+                          urllib.parse.quote(selector, safe=""))
+    check(s == 200, "query on %s: %d %r" % (rep.url, s, body[:300]))
+    return json.loads(body)["total"]
+
+
+def wait_total(rep, want, selector="{}", timeout=40):
+    """Poll rep until its total is want; never above it (a profile counted
+    twice) on the way."""
+    deadline = time.time() + timeout
+    while True:
+        got = samples_total(rep, selector)
+        check(got <= want, "%s counts %d > %d pushed" % (rep.url, got, want))
+        if got == want:
+            return
+        check(time.time() < deadline, "%s: total %d, want %d after %d s" % (
+            rep.url, got, want, timeout))
+        time.sleep(0.2)
+
+
+def profile_keys(sub):
+    return bucket_keys("v1/profiles/" + sub)
+
+
+def test_scaleout__profiles_pushed_to_both_are_in_either():
+    a, b = Replica(args=FAST), Replica(args=FAST)
+    now = int(time.time()) * SEC
+    want_a = push_profiles(a, "a", 12, now - 1800 * SEC, 60 * SEC)
+    want_b = push_profiles(b, "b", 9, now - 900 * SEC, 45 * SEC)
+    # each sees its own at once (its head), the other's once compacted
+    check(samples_total(a, '{service_name="a"}') == want_a, "a's own")
+    check(samples_total(b, '{service_name="b"}') == want_b, "b's own")
+    for rep in (a, b):
+        wait_total(rep, want_a + want_b)
+        wait_total(rep, want_a, '{service_name="a"}')
+    check(profile_keys("blocks/"), "no block in the bucket")
+    check(profile_keys("index/"), "no index entry in the bucket")
+    for rep in (a, b):
+        check(rep.metric("ember_profile_store_compaction_errors_total") == 0,
+              "compaction errors on " + rep.url)
+
+
+def test_scaleout__racing_compactions_count_once():
+    """Both replicas flush blocks into one closed partition (the previous
+    hour, which every refresh lists) round after round, and both merge it
+    as soon as they see two blocks: their merges race; the total stays what
+    was pushed, on both."""
+    a, b = Replica(args=FAST), Replica(args=FAST)
+    t0 = ((int(time.time()) // 3600 - 1) * 3600 + 10) * SEC
+    want = 0
+    for rnd in range(4):
+        ts = [threading.Thread(target=lambda r=r, n=n: results.append(
+            push_profiles(r, n, 5, t0 + rnd * 10 * SEC))) for r, n in ((a, "a"), (b, "b"))]
+        results = []
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        check(len(results) == 2, "a push failed")
+        want += sum(results)
+        time.sleep(1.5)  # past a head age: flushed, merging
+    for rep in (a, b):
+        wait_total(rep, want)
+
+    def merged():  # one block per replica for the partition, no compaction left
+        return all(r.metric("ember_profile_store_blocks") == 1 for r in (a, b))
+
+    deadline = time.time() + 45  # an hour's end in between: the next full listing
+    while not merged():
+        check(time.time() < deadline, "not merged into one block: %r" % [
+            r.metric("ember_profile_store_blocks") for r in (a, b)])
+        time.sleep(0.2)
+    for rep in (a, b):
+        check(samples_total(rep) == want, "after the merges on %s" % rep.url)
+        check(rep.metric("ember_profile_store_compaction_errors_total") == 0,
+              "compaction errors on " + rep.url)
+    entries = profile_keys("index/")
+    check(len(entries) >= 9, "index entries: %r" % entries)  # 8 flushes, merges
+    c = Replica(args=FAST)  # reads the index alone
+    check(samples_total(c) == want, "a new replica's total")
+
+
+def test_scaleout__kill9_after_acknowledged_pushes_loses_nothing():
+    """Acknowledged pushes are in the replica's log; kill -9 before they
+    are compacted, restart on the same data directory: replayed, compacted
+    into the bucket, served by another replica."""
+    a = Replica(args=["--profile-head-age", "60s", "--profile-refresh", "1s"])
+    b = Replica(args=FAST)
+    want = push_profiles(a, "a", 10, (int(time.time()) - 600) * SEC)
+    a.proc.send_signal(signal.SIGKILL)
+    a.proc.wait()
+    check(not profile_keys("blocks/"), "compacted before the kill: the case shows nothing")
+    check(samples_total(b) == 0, "b sees profiles that are in no block")
+    a.stop()
+    a.args = FAST
+    a.start()
+    check(samples_total(a) == want, "replayed on a")
+    wait_total(b, want)
+    wait_total(a, want)
+
+
+def test_scaleout__empty_data_dir_serves_compacted_profiles():
+    a = Replica(args=FAST)
+    want = push_profiles(a, "a", 8, (int(time.time()) - 3000) * SEC, 300 * SEC)
+    deadline = time.time() + 30
+    while a.metric("ember_profile_store_blocks") < 1 or profile_keys("index/") == []:
+        check(time.time() < deadline, "never compacted")
+        time.sleep(0.2)
+    time.sleep(1.5)  # every head past its age
+    wait_total(Replica(args=FAST), want)  # all of it in the bucket
+    a.stop()
+    shutil.rmtree(a.data)
+    fresh = Replica(args=FAST)  # an empty data directory: only the bucket
+    check(samples_total(fresh) == want, "fresh replica: %d, want %d" % (
+        samples_total(fresh), want))
+    check(os.path.isdir(os.path.join(fresh.data, "profiles", "cache")), "no block cache")
+
+
+def test_scaleout__profiles_unreachable_bucket_answers_503():
+    """A query whose replica cannot read the block index is 503, never an
+    answer with fewer profiles; its own pushes are still taken (the log)."""
+    proxy = Proxy()
+    a = Replica(args=FAST + ["--s3-endpoint", proxy.url])
+    want = push_profiles(a, "a", 3, (int(time.time()) - 600) * SEC)
+    wait_total(a, want)
+    deadline = time.time() + 30
+    while a.metric("ember_profile_store_blocks") < 1:
+        check(time.time() < deadline, "never compacted")
+        time.sleep(0.2)
+    proxy.close()
+    time.sleep(1.2)  # past --profile-refresh
+    s, body = a.request("GET", "/api/v1/query?type=samples&from=0&format=json&query=%7B%7D")
+    check(s == 503, "a query without the bucket: %d %r" % (s, body[:200]))
+    push_profiles(a, "a", 1, (int(time.time()) - 60) * SEC)  # 200: in the log
 
 
 def main():

@@ -7,10 +7,13 @@
  * build ID agree on its candidates; a blob above the multipart threshold
  * goes up in parts and comes back whole; concurrent opens of a missing
  * blob fetch it once; a bucket that cannot be reached fails uploads and
- * lookups with its error, never "not found".
+ * lookups with its error, never "not found"; the profile store's block
+ * storage (create-only put and claim, range and whole gets, its cache's
+ * bound, list, del, another replica's reads).
  */
 #include "bucket.h"
 #include "objstore.h"
+#include "pstore.h"
 #include "store.h"
 #include "unit.h"
 
@@ -560,6 +563,118 @@ out:
 	return rc;
 }
 
+
+/* ---- the profile store's block storage (bucket/profiles.c) -------------------- */
+
+static int count_files_in(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return d ? n : -1;
+}
+
+static int note_listed(void *arg, const char *name, uint64_t size)
+{
+	char *all = arg;
+	char one[160];
+
+	snprintf(one, sizeof(one), "%s=%llu;", name, (unsigned long long)size);
+	strncat(all, one, 1023 - strlen(all));
+	return 0;
+}
+
+static int block_io_open(struct objstore *os, const char *prefix, const char *cache,
+			 struct pstore_blockio *io)
+{
+	struct bucket_profile_opts o = { .sz = sizeof(o), .os = os, .prefix = prefix,
+					 .cache_dir = cache, .cache_bytes = 2500 };
+
+	return bucket_profile_blockio(&o, io);
+}
+
+/* put create-only (again: success), claim (again: -EEXIST), gets by range
+ * and whole, the cache's bound, list, del; a second replica's reads. */
+static int test_bucket__rgw_profile_blocks(void)
+{
+	static const char *const names[] = { "blocks/0000000000000e10-aa.pblk",
+					     "blocks/0000000000000e10-bb.pblk",
+					     "blocks/0000000000001c20-cc.pblk" };
+	char dir[] = "/tmp/ember-test-pblocks.XXXXXX", c1[64], c2[64], listed[1024] = "";
+	struct pstore_blockio a = { 0 }, b = { 0 };
+	uint8_t data[3][1000];
+	struct ember_buf got;
+	struct rgw_env e;
+	struct objstore *os = NULL;
+	const char *prefix = case_prefix("pblocks");
+	int err = rgw_env_load(&e), rc = 1;
+
+	if (err)
+		return err;
+	ember_buf_init(&got, 1 << 20);
+	CHECK(mkdtemp(dir));
+	snprintf(c1, sizeof(c1), "%s/a", dir);
+	snprintf(c2, sizeof(c2), "%s/b", dir);
+	CHECK((os = rgw_open(&e, 0, NULL, NULL)));
+	CHECK_INT(block_io_open(os, prefix, c1, &a), ==, 0);
+	CHECK_INT(block_io_open(os, prefix, c2, &b), ==, 0);
+	for (int i = 0; i < 3; i++) {
+		fill_random(data[i], sizeof(data[i]), 7 + (uint64_t)i);
+		CHECK_INT(a.put(a.ctx, names[i], data[i], sizeof(data[i])), ==, 0);
+	}
+	CHECK_INT(a.put(a.ctx, names[0], data[0], sizeof(data[0])), ==, 0); /* 412: ours */
+	CHECK_INT(count_files_in(c1), ==, 2); /* 3000 bytes past 2500: the oldest out */
+	CHECK_INT(a.get(a.ctx, names[0], 100, 50, &got), ==, 0); /* by range, remote */
+	CHECK(got.len == 50 && !memcmp(got.data, data[0] + 100, 50));
+	CHECK_INT(count_files_in(c1), ==, 2);
+	ember_buf_reset(&got);
+	CHECK_INT(a.get(a.ctx, names[0], 0, 0, &got), ==, 0); /* whole: cached again */
+	CHECK(got.len == 1000 && !memcmp(got.data, data[0], 1000));
+	CHECK_INT(count_files_in(c1), ==, 2);
+	ember_buf_reset(&got);
+	CHECK_INT(b.get(b.ctx, names[2], 990, 100, &got), ==, 0); /* fewer at the end */
+	CHECK(got.len == 10 && !memcmp(got.data, data[2] + 990, 10));
+	CHECK_INT(count_files_in(c2), ==, 0);
+	CHECK_INT(b.fetch(b.ctx, names[2]), ==, 0);
+	CHECK_INT(count_files_in(c2), ==, 1);
+	ember_buf_reset(&got);
+	CHECK_INT(b.get(b.ctx, names[2], 0, 0, &got), ==, 0);
+	CHECK(got.len == 1000 && !memcmp(got.data, data[2], 1000));
+	CHECK_INT(a.claim(a.ctx, "index/0000000000000e10/0000000001", "x", 1), ==, 0);
+	CHECK_INT(b.claim(b.ctx, "index/0000000000000e10/0000000001", "y", 1), ==, -EEXIST);
+	CHECK_INT(b.list(b.ctx, "blocks/", note_listed, listed), ==, 0);
+	CHECK(strstr(listed, "blocks/0000000000000e10-aa.pblk=1000;") &&
+	      strstr(listed, "blocks/0000000000000e10-bb.pblk=1000;") &&
+	      strstr(listed, "blocks/0000000000001c20-cc.pblk=1000;") && !strstr(listed, "index"));
+	listed[0] = '\0';
+	CHECK_INT(b.list(b.ctx, "index/", note_listed, listed), ==, 0);
+	CHECK_STR(listed, "index/0000000000000e10/0000000001=1;");
+	CHECK_INT(a.del(a.ctx, names[1]), ==, 0);
+	ember_buf_reset(&got);
+	CHECK_INT(b.get(b.ctx, names[1], 0, 0, &got), ==, -ENOENT);
+	CHECK_INT(b.get(b.ctx, names[1], 0, 10, &got), ==, -ENOENT);
+	rc = 0;
+	if (a.release)
+		a.release(a.ctx);
+	if (b.release)
+		b.release(b.ctx);
+	objstore_free(os);
+	ember_buf_release(&got);
+	{
+		char cmd[100];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", dir);
+	}
+	return rc;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_bucket__url_parse),
 	UNIT_CASE(test_bucket__cand_name_parse),
@@ -570,6 +685,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_bucket__rgw_multipart_blob_fetched_once),
 	UNIT_CASE(test_bucket__rgw_cache_keeps_its_bound),
 	UNIT_CASE(test_bucket__rgw_unreachable_bucket_is_an_error),
+	UNIT_CASE(test_bucket__rgw_profile_blocks),
 };
 
 UNIT_MAIN_QUIET(cases)

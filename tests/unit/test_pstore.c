@@ -2352,7 +2352,347 @@ static int test_pstore__concurrent_appends_queries_flushes(void)
 	return 0;
 }
 
+
+/* ---- shared block storage (pstore_opts.shared: replicas on one bucket) -------- */
+
+/* A store in dir/NAME whose blocks are in dir/shared, read again from the
+ * index after refresh_s seconds. */
+static struct pstore *open_shared(const char *name, int refresh_s)
+{
+	struct pstore_opts o = test_opts();
+	struct pstore_blockio io;
+	struct pstore *s = NULL;
+	char path[400], why[256];
+
+	snprintf(path, sizeof(path), "%s/shared", dir);
+	if (pstore_blockio_dir(path, &io))
+		return NULL;
+	o.blocks = &io;
+	o.shared = true;
+	o.refresh_ns = refresh_s * SEC;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (pstore_open(path, &o, &s, why, sizeof(why))) {
+		fprintf(stderr, "pstore_open: %s\n", why);
+		return NULL;
+	}
+	return s;
+}
+
+static int64_t samples_total(struct pstore *s)
+{
+	struct pstore_result *r = query(s, NULL, "samples", 0, 0);
+	int64_t t = r ? total_of(r) : -1;
+
+	pstore_result_free(r);
+	return t;
+}
+
+static uint64_t blocks_of(struct pstore *s)
+{
+	struct pstore_stats st;
+
+	pstore_stats(s, &st);
+	return st.blocks;
+}
+
+/* Two stores on one block storage: what each flushed is in the other's
+ * queries once its list is older than the refresh: at once for the recent
+ * partitions, after 30 refresh intervals (a listing of the whole index)
+ * for an older one. */
+static int test_pstore__shared_stores_see_each_others_blocks(void)
+{
+	struct pstore *a, *b;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 2)) && (b = open_shared("b", 2)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 5 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(b, mkprof(S3, C3, 1, T0 - 5 * SEC), "b", "1"), ==, 0);
+	CHECK_INT(samples_total(a), ==, 45 + 40); /* the other's head is its own */
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(pstore_flush(b), ==, 0);
+	CHECK_INT(samples_total(b), ==, 45 + 30); /* b's flush read the recent partitions */
+	CHECK_INT(samples_total(a), ==, 45 + 40); /* a's list is younger than 2 s */
+	fake_now += 3 * SEC;
+	CHECK_INT(samples_total(a), ==, 45 + 40 + 30);
+	CHECK_INT(blocks_of(a), ==, 3);
+	CHECK_INT(samples_total(b), ==, 45 + 30); /* the older partition: not listed yet */
+	fake_now += 60 * SEC;
+	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
+	CHECK_INT(blocks_of(b), ==, 3);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
+/* Merge every block of s's list as one, as the compaction would. */
+static int merge_all(struct pstore *s)
+{
+	struct pstore_blocks todo = { 0 };
+	char why[256] = "";
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int err = 0;
+
+	pthread_mutex_lock(&s->compact_mu);
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; !err && i < s->blocks.n; i++)
+		if (!(err = EMBER_VEC_APPEND(&todo, s->blocks.v[i])))
+			pstore_block_ref(s->blocks.v[i]);
+	pthread_mutex_unlock(&s->mu);
+	if (!err)
+		err = pstore_merge_blocks(s, todo.v, todo.n, false, &d);
+	pthread_mutex_unlock(&s->compact_mu);
+	for (size_t i = 0; i < todo.n; i++)
+		pstore_block_unref(todo.v[i]);
+	EMBER_VEC_FREE(&todo);
+	if (err)
+		fprintf(stderr, "merge: %s\n", why);
+	return err;
+}
+
+/* Two stores merge one partition at once on lists that differ: the
+ * second's entry names a block the first's superseded, so it is skipped
+ * by every reader; nothing counts twice, and the superseded blocks stay
+ * in the storage for the grace (another replica may be reading them),
+ * then go. */
+static int test_pstore__shared_merge_race_counts_once(void)
+{
+	struct pstore *a, *b;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1000)) && (b = open_shared("b", 1000)));
+	/* the previous partition, closed (and listed by every refresh) */
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - HOUR), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(append(b, mkprof(S3, C3, 2, T0 - HOUR + SEC), "b", "1"), ==, 0);
+	CHECK_INT(pstore_flush(b), ==, 0); /* b's list: both blocks */
+	CHECK_INT(append(a, mkprof(S3, C3, 1, T0 - HOUR + 2 * SEC), "a", "2"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0); /* a's: all three */
+	CHECK_INT(blocks_of(b), ==, 2);
+	CHECK_INT(blocks_of(a), ==, 3);
+	CHECK_INT(merge_all(b), ==, 0);
+	CHECK_INT(blocks_of(b), ==, 2); /* its merge and a's third block */
+	CHECK_INT(merge_all(a), ==, 0); /* two of its three are gone: skipped */
+	CHECK_INT(blocks_of(a), ==, 2);
+	CHECK_INT(samples_total(a), ==, 45 + 40 + 30);
+	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
+	CHECK_INT(pstore_compact(a), ==, 0); /* the closed partition's two: one */
+	CHECK_INT(blocks_of(a), ==, 1);
+	CHECK_INT(count_files("shared/blocks", ".pblk"), >=, 5); /* none deleted yet */
+	fake_now += 599 * SEC;
+	CHECK_INT(pstore_compact(b), ==, 0);
+	CHECK_INT(count_files("shared/blocks", ".pblk"), >=, 5); /* before the grace */
+	fake_now += 402 * SEC;
+	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
+	CHECK_INT(blocks_of(b), ==, 1);
+	CHECK_INT(pstore_compact(b), ==, 0); /* deletes the two it superseded */
+	CHECK_INT(pstore_compact(a), ==, 0); /* and a the two of its last merge */
+	CHECK_INT(samples_total(a), ==, 45 + 40 + 30);
+	CHECK_INT(samples_total(b), ==, 45 + 40 + 30);
+	/* a's skipped merge (never live: its name may be live one day) and
+	 * the last merge are left */
+	CHECK_INT(count_files("shared/blocks", ".pblk"), ==, 2);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
+/* Two stores merge the same blocks from the same list: the same bytes,
+ * one block, whatever each store's random hash key. */
+static int test_pstore__shared_same_merge_same_name(void)
+{
+	struct pstore *a, *b;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1000)) && (b = open_shared("b", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - HOUR), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - HOUR + SEC), "b", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	fake_now += 2 * SEC;
+	CHECK_INT(samples_total(b), ==, 45 + 40); /* b read both */
+	CHECK_INT(merge_all(a), ==, 0);
+	CHECK_INT(blocks_of(b), ==, 2); /* b's list is 0 s old: its merge races a's */
+	CHECK_INT(merge_all(b), ==, 0);
+	CHECK_INT(blocks_of(b), ==, 1);
+	CHECK_INT(count_files("shared/blocks", ".pblk"), ==, 3); /* 2 + one merged name */
+	CHECK_INT(samples_total(b), ==, 45 + 40);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
+/* The directory's block storage whose claims fail once fail_claims_after
+ * more have succeeded (-1: never). */
+static int fail_claims_after = -1;
+static struct pstore_blockio inner_io;
+
+static int flaky_claim(void *ctx, const char *name, const void *data, size_t len)
+{
+	if (fail_claims_after == 0)
+		return -EIO;
+	if (fail_claims_after > 0)
+		fail_claims_after--;
+	return inner_io.claim(ctx, name, data, len);
+}
+
+/* A flush that fails between its two entries leaves its head queryable
+ * and its first block in the index: a query's refresh must not add that
+ * block while the head is there (it would count its profiles twice), and
+ * the flush tried again settles it. */
+static int test_pstore__shared_flush_failing_between_entries_counts_once(void)
+{
+	struct pstore_opts o = test_opts();
+	struct pstore_blockio io;
+	struct pstore *a = NULL, *b;
+	char path[400], why[256];
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	snprintf(path, sizeof(path), "%s/shared", dir);
+	CHECK_INT(pstore_blockio_dir(path, &inner_io), ==, 0);
+	io = inner_io;
+	io.claim = flaky_claim;
+	o.blocks = &io;
+	o.shared = true;
+	o.refresh_ns = 1 * SEC;
+	snprintf(path, sizeof(path), "%s/a", dir);
+	CHECK_INT(pstore_open(path, &o, &a, why, sizeof(why)), ==, 0);
+	CHECK((b = open_shared("b", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - HOUR), "a", "1"), ==, 0);
+	fail_claims_after = 1;
+	CHECK(pstore_flush(a) != 0);
+	fake_now += 2 * SEC;
+	CHECK_INT(samples_total(a), ==, 45 + 40); /* its head; the indexed block waits */
+	CHECK_INT(blocks_of(a), ==, 0);
+	CHECK_INT(samples_total(b), ==, 40); /* b has the indexed block only (no head) */
+	fail_claims_after = -1;
+	CHECK_INT(pstore_compact(a), ==, 0); /* the sealed head again: both entries */
+	CHECK_INT(samples_total(a), ==, 45 + 40);
+	CHECK_INT(blocks_of(a), ==, 2);
+	fake_now += 2 * SEC;
+	CHECK_INT(samples_total(b), ==, 45 + 40);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
+/* An entry adding another block for log records a live block holds (a
+ * flush retried after symbols arrived encodes other bytes) is skipped by
+ * every reader: the records are counted once. */
+static int test_pstore__shared_same_log_records_counted_once(void)
+{
+	struct pstore *a, *b;
+	struct pstore_index_range r;
+	struct pstore_index_entry e = { .add_size = 100, .wal = &r, .n_wal = 1 };
+	char name[PS_BLOCK_NAME_MAX], why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	int64_t part;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(blocks_of(a), ==, 1);
+	CHECK_INT(a->blocks.v[0]->meta.wal.n, ==, 1);
+	part = a->blocks.v[0]->meta.partition;
+	memcpy(r.writer, a->blocks.v[0]->meta.wal.v[0].writer, 16);
+	r.lo = r.hi = a->blocks.v[0]->meta.wal.v[0].lo;
+	snprintf(name, sizeof(name), "blocks/%016llx-%064d.pblk", (unsigned long long)part, 0);
+	e.add = name; /* never written: a reader that took the entry fails */
+	CHECK_INT(pstore_index_append(a, part, &e, &d), ==, 0);
+	CHECK((b = open_shared("b", 1)));
+	CHECK_INT(blocks_of(b), ==, 1);
+	CHECK_INT(samples_total(b), ==, 45);
+	fake_now += 2 * SEC;
+	CHECK_INT(samples_total(a), ==, 45);
+	pstore_free(a);
+	pstore_free(b);
+	remove_dir();
+	return 0;
+}
+
+/* A block the index names and the storage lost: listed as corrupt, so the
+ * queries over its partition fail with the reason and the others answer
+ * (the store opens). */
+static int test_pstore__shared_missing_block_fails_its_queries_only(void)
+{
+	struct pstore *a, *c;
+	struct pstore_result *r = NULL;
+	struct pstore_selection sel = { NULL, "samples", T0 - 3 * HOUR, T0 - 2 * HOUR + HOUR / 2 };
+	struct pstore_stats st;
+	char path[600], why[256];
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 2 * HOUR - 60 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	for (size_t i = 0; i < a->blocks.n; i++)
+		if (a->blocks.v[i]->meta.min_time < T0 - HOUR)
+			snprintf(path, sizeof(path), "%s/shared/%s", dir, a->blocks.v[i]->name);
+	pstore_free(a);
+	CHECK_INT(unlink(path), ==, 0);
+	CHECK((c = open_shared("c", 1)));
+	pstore_stats(c, &st);
+	CHECK_INT(st.blocks, ==, 2);
+	CHECK_INT(st.corrupt_blocks, ==, 1);
+	CHECK_INT(pstore_query(c, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_CORRUPT);
+	CHECK(strstr(why, "the storage does not have it"));
+	CHECK_INT(samples_total(c) < 0, ==, 1); /* every time: that partition too */
+	r = query(c, NULL, "samples", T0 - HOUR, 0);
+	CHECK(r && total_of(r) == 45);
+	pstore_result_free(r);
+	pstore_free(c);
+	remove_dir();
+	return 0;
+}
+
+/* A store opened in an empty directory on the storage: its list is the
+ * index's, and retention drops go through the index too. */
+static int test_pstore__shared_empty_dir_reads_the_index(void)
+{
+	struct pstore *a, *c;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 20 * 24 * HOUR), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(a), ==, 0);
+	pstore_free(a);
+	CHECK((c = open_shared("c", 1)));
+	CHECK_INT(blocks_of(c), ==, 3);
+	CHECK_INT(samples_total(c), ==, 45 + 45 + 40);
+	CHECK_INT(pstore_compact(c), ==, 0); /* the 20-day-old block is past 14 days */
+	CHECK_INT(samples_total(c), ==, 45 + 40);
+	pstore_free(c);
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(samples_total(a), ==, 45 + 40);
+	pstore_free(a);
+	remove_dir();
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore__shared_stores_see_each_others_blocks),
+	UNIT_CASE(test_pstore__shared_merge_race_counts_once),
+	UNIT_CASE(test_pstore__shared_same_merge_same_name),
+	UNIT_CASE(test_pstore__shared_empty_dir_reads_the_index),
+	UNIT_CASE(test_pstore__shared_missing_block_fails_its_queries_only),
+	UNIT_CASE(test_pstore__shared_same_log_records_counted_once),
+	UNIT_CASE(test_pstore__shared_flush_failing_between_entries_counts_once),
 	UNIT_CASE(test_pstore__selector_matching),
 	UNIT_CASE(test_pstore__selector_errors_explain),
 	UNIT_CASE(test_pstore__append_query_head_blocks_merged_agree),
