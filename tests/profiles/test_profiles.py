@@ -827,10 +827,18 @@ def test_profiles__scrape_go_pprof_endpoints():
     wait_for(lambda: srv.metric("ember_scrapes_total",
                                 '{target="%s/debug/pprof/profile?seconds=1",result="ok"}' % base)
              or 0 >= 2, "two CPU scrapes", 60)
-    types = [t["id"] for t in srv.json("/api/v1/profile-types?query=" + q(sel))["types"]]
-    check("process_cpu:cpu:nanoseconds:cpu:nanoseconds" in types and
-          "memory:inuse_space:bytes:space:bytes" in types,
-          "%r; the server's log:\n%s" % (types, srv.text()[-3000:]))
+    # The heap is scraped after the CPU profile of its round, and a Go
+    # program's first heap profiles may hold no sample yet: wait for it.
+    want = ("process_cpu:cpu:nanoseconds:cpu:nanoseconds", "memory:inuse_space:bytes:space:bytes")
+    types = []
+
+    def both_types():
+        types[:] = [t["id"] for t in srv.json("/api/v1/profile-types?query=" + q(sel))["types"]]
+        return all(w in types for w in want)
+    try:
+        wait_for(both_types, "the CPU and heap types", 30)
+    except AssertionError:
+        check(False, "%r; the server's log:\n%s" % (types, srv.text()[-3000:]))
     top = srv.json("/api/v1/query?format=top&limit=0&type=cpu&query=" + q(sel))
     check(any(r["name"] == "main.scrapedSpin" for r in top["rows"]), top["rows"][:5])
     check(srv.json("/api/v1/labels/service_name/values?query=" + q(sel))["values"] ==
