@@ -53,17 +53,25 @@ static void expire_locked(struct api_guard *g, uint64_t now)
 	}
 }
 
+/* Sleep until t (ms of ember_monotonic_ms; 0: until signalled).  The
+ * time left is taken once and is 0 when t has passed meanwhile: computed
+ * unsigned from a later clock reading, it wrapped to centuries, and the
+ * thread slept through every later deadline (a half-sent head held its
+ * connection for ever; seen under load with ASan). */
 static void wait_until_locked(struct api_guard *g, uint64_t t)
 {
 	struct timespec ts;
+	uint64_t now, left;
 
 	if (!t) {
 		pthread_cond_wait(&g->cv, &g->mu);
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)((t - ember_monotonic_ms()) / 1000);
-	ts.tv_nsec += (long)((t - ember_monotonic_ms()) % 1000) * 1000000L;
+	now = ember_monotonic_ms();
+	left = t > now ? t - now : 0;
+	ts.tv_sec += (time_t)(left / 1000);
+	ts.tv_nsec += (long)(left % 1000) * 1000000L;
 	if (ts.tv_nsec >= 1000000000L) {
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
