@@ -3,7 +3,9 @@
  * writer's per-push log (docs/object-storage-layout.md, "The per-push
  * log").
  *   lease:    log/WRITER/lease, rewritten (blockio renew) at open and
- *             when a head age has passed, at a compaction pass;
+ *             when a head age (at most a third of the expiry) has passed,
+ *             at a compaction pass; it declares its writer's expiry, and
+ *             a reader waits the longer of that and its own;
  *   fence:    log/WRITER/claim, written create-only by the store that
  *             takes the log over; a writer that sees it takes no more
  *             appends (-PSTORE_ERR_CLOSED);
@@ -32,7 +34,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#define LEASE_BODY "ember-lease 1\n"
+#define LEASE_MAGIC "ember-lease 1\nexpiry_ns "
 #define MARGIN_NS ((int64_t)2 * 1000000000) /* Last-Modified's second, and one */
 
 static int64_t mono_ns(void)
@@ -46,6 +48,36 @@ static int64_t mono_ns(void)
 static int64_t expiry_ns(const struct pstore *s)
 {
 	return s->opts.lease_expiry_ns > 0 ? s->opts.lease_expiry_ns : 3 * s->opts.head_max_age_ns;
+}
+
+/* How often the lease is rewritten: each head age, at least three times
+ * an expiry. */
+static int64_t renew_ns(const struct pstore *s)
+{
+	int64_t e = expiry_ns(s) / 3;
+
+	return e < s->opts.head_max_age_ns ? e : s->opts.head_max_age_ns;
+}
+
+/* The expiry a lease declares (its writer's own), or 0 when it says none:
+ * a reader waits the longer of its own and this one, so replicas with
+ * other options never judge a live writer dead. */
+static int64_t declared_expiry(struct pstore *s, const char *name)
+{
+	struct ember_buf b;
+	long long v = 0;
+
+	ember_buf_init(&b, 256);
+	if (!s->io.get(s->io.ctx, name, 0, 0, &b) && b.len > strlen(LEASE_MAGIC) &&
+	    b.len < 200 && !memcmp(b.data, LEASE_MAGIC, strlen(LEASE_MAGIC))) {
+		char tmp[200];
+
+		memcpy(tmp, b.data, b.len);
+		tmp[b.len] = '\0';
+		v = strtoll(tmp + strlen(LEASE_MAGIC), NULL, 10);
+	}
+	ember_buf_release(&b);
+	return v > 0 ? v : 0;
 }
 
 static int fence_if_claimed(struct pstore *s, struct ember_diag *d)
@@ -228,7 +260,7 @@ static int take_over(struct pstore *s, struct wlog *w, struct ember_diag *d)
 static int scan(struct pstore *s, int64_t now_sec, struct ember_diag *d)
 {
 	struct wlogs l = { 0 };
-	int64_t expiry = (expiry_ns(s) + 999999999) / 1000000000;
+	int64_t own = expiry_ns(s);
 	int err = s->io.list(s->io.ctx, "log/", on_log_name, &l);
 
 	EMBER_FAIL_IF(err, d, err, "cannot list 'log/': %s", pstore_strerror(err));
@@ -249,8 +281,13 @@ static int scan(struct pstore *s, int64_t now_sec, struct ember_diag *d)
 		/* no lease: its writer never took one (every store renews
 		 * before its first append) or it was removed: expired */
 		err = 0;
-		if (w->lease && now_sec - sec < expiry)
-			continue;
+		if (w->lease) {
+			int64_t e = declared_expiry(s, name);
+
+			e = e > own ? e : own;
+			if (now_sec - sec < (e + 999999999) / 1000000000)
+				continue;
+		}
 		err = take_over(s, w, d);
 	}
 	wlogs_release(&l);
@@ -259,14 +296,16 @@ static int scan(struct pstore *s, int64_t now_sec, struct ember_diag *d)
 
 int pstore_lease_tend(struct pstore *s, bool force, struct ember_diag *d)
 {
-	char name[PS_LOGOBJ_NAME_MAX];
+	char name[PS_LOGOBJ_NAME_MAX], body[80];
 	int64_t sent = mono_ns(), now_sec;
 	int err;
 
-	if (!s->leases || (!force && sent - atomic_load(&s->lease_sent) < s->opts.head_max_age_ns))
+
+	if (!s->leases || (!force && sent - atomic_load(&s->lease_sent) < renew_ns(s)))
 		return 0;
 	pstore_log_leaf_name(s->writer, "lease", name);
-	err = s->io.renew(s->io.ctx, name, LEASE_BODY, strlen(LEASE_BODY));
+	snprintf(body, sizeof(body), LEASE_MAGIC "%lld\n", (long long)expiry_ns(s));
+	err = s->io.renew(s->io.ctx, name, body, strlen(body));
 	EMBER_FAIL_IF(err, d, err, "cannot renew the lease '%s': %s", name, pstore_strerror(err));
 	err = fence_if_claimed(s, d);
 	if (err)

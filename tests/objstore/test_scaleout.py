@@ -607,7 +607,8 @@ def test_scaleout__lost_disk_log_taken_over_from_the_bucket():
     another replica takes the dead writer's log over once its lease is old
     (by radosgw's Last-Modified): every acknowledged profile counted once,
     the log objects deleted once compacted, the claim left."""
-    a = Replica(args=["--profile-head-age", "60s", "--profile-refresh", "1s"])
+    a = Replica(args=["--profile-head-age", "60s", "--profile-refresh", "1s",
+                      "--profile-lease-expiry", "3s"])
     want = push_profiles(a, "a", 10, (int(time.time()) - 600) * SEC)
     want += push_profiles(a, "a2", 3, (int(time.time()) - 7200) * SEC)  # another partition
     a.proc.send_signal(signal.SIGKILL)

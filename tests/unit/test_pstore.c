@@ -2776,6 +2776,9 @@ static int test_pstore__shared_dead_writers_log_taken_over(void)
 	      !leaf_path(a, "claim", claim, sizeof(claim)));
 	log_dir_of(a, sub, sizeof(sub));
 	memcpy(wa, a->writer, 16);
+	CHECK((f = fopen(lease, "r")) && fgets(cmd, sizeof(cmd), f) && fgets(cmd, sizeof(cmd), f) &&
+	      fclose(f) == 0);
+	CHECK_STR(cmd, "expiry_ns 180000000000\n"); /* 3 head ages, declared */
 	pstore_free(a);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s/a'", dir);
 	CHECK_INT(system(cmd), ==, 0); /* the disk is gone */
