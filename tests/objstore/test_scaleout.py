@@ -630,6 +630,34 @@ def test_scaleout__lost_disk_log_taken_over_from_the_bucket():
     check(samples_total(b) == want, "b's total after its flush")
 
 
+def test_scaleout__taken_over_writer_back_on_its_disk_is_fenced():
+    """A replica killed and taken over comes back on its own data
+    directory: its log is claimed, so it takes no push (503) and stores
+    nothing under the claimed name; what it replays from its disk is the
+    same records the claimant flushed, counted once everywhere."""
+    slow = ["--profile-head-age", "60s", "--profile-refresh", "1s",
+            "--profile-lease-expiry", "3s"]
+    a = Replica(args=slow)
+    want = push_profiles(a, "a", 6, (int(time.time()) - 600) * SEC)
+    a.proc.send_signal(signal.SIGKILL)
+    a.proc.wait()
+    b = Replica(args=FAST + ["--profile-lease-expiry", "3s"])
+    wait_total(b, want, timeout=30)  # taken over
+    a.stop()
+    a.args = FAST + ["--profile-lease-expiry", "3s"]
+    a.start()  # its disk: the writer ID whose log b claimed
+    data = cpu_profile({"main;late": 1000}, (int(time.time()) - 60) * SEC).encode(gzip=True)
+    st, body = a.request("POST", "/api/v1/profiles?service_name=a", data,
+                         {"Authorization": "Bearer " + a.token})
+    check(st == 503, "a push to the fenced writer: %d %r" % (st, body[:200]))
+    check(b"taken over" in body, "the 503's reason: %r" % body[:200])
+    time.sleep(3)  # a flushes its replayed segment (an entry b's blocks make skipped)
+    wait_total(a, want)
+    wait_total(b, want)
+    wait_total(Replica(args=FAST), want)
+    check(samples_total(a) == want and samples_total(b) == want, "counted twice at the end")
+
+
 def test_scaleout__empty_data_dir_serves_compacted_profiles():
     a = Replica(args=FAST)
     want = push_profiles(a, "a", 8, (int(time.time()) - 3000) * SEC, 300 * SEC)
