@@ -46,6 +46,7 @@ struct api_profile_opts {
 	 * NULL: blocks in dir. */
 	const struct pstore_blockio *blocks;
 	int64_t refresh_ns;		/* shared: the block index read again; 0: 2 s */
+	int64_t lease_expiry_ns;	/* shared: a dead writer's log taken over; 0: 3 head ages */
 };
 
 struct api_server_opts {

@@ -25,6 +25,7 @@ static int open_store(struct api_profiles *pr, const struct api_profile_opts *o)
 		.blocks = o->blocks,
 		.shared = o->blocks != NULL,
 		.refresh_ns = o->refresh_ns,
+		.lease_expiry_ns = o->lease_expiry_ns,
 		.resolver = api_profile_resolve,
 		.resolver_ctx = pr->symbols,
 		.limits = { .sz = sizeof(po.limits), .max_profile_bytes = pr->max_body,

@@ -244,7 +244,8 @@ static int put_obj(struct bucket_pio *io, const char *name, const void *data, si
 {
 	struct sha256_ctx c;
 	uint8_t digest[SHA256_DIGEST_SIZE];
-	struct objstore_put_opts po = { .sz = sizeof(po), .flags = OBJSTORE_PUT_CREATE_ONLY,
+	struct objstore_put_opts po = { .sz = sizeof(po),
+					.flags = existed ? OBJSTORE_PUT_CREATE_ONLY : 0,
 					.sha256 = digest };
 	struct objstore_status st;
 	char key[BUCKET_KEY_MAX];
@@ -281,6 +282,32 @@ static int pio_claim(void *ctx, const char *name, const void *data, size_t len)
 	int err = put_obj(ctx, name, data, len, &existed);
 
 	return !err && existed ? -EEXIST : err;
+}
+
+/* A plain PUT, replacing the object (a writer's lease). */
+static int pio_renew(void *ctx, const char *name, const void *data, size_t len)
+{
+	return put_obj(ctx, name, data, len, NULL);
+}
+
+/* The object's Last-Modified, by the bucket's clock. */
+static int pio_mtime(void *ctx, const char *name, int64_t *sec)
+{
+	struct bucket_pio *io = ctx;
+	struct objstore_object_info info;
+	struct objstore_status st;
+	char key[BUCKET_KEY_MAX];
+	int err = key_of(io, name, key);
+
+	if (!err)
+		err = objstore_head(io->os, key, &info, &st);
+	if (err && err != -ENOENT)
+		warn_status("cannot read the time of", key, err, &st);
+	if (!err && !info.last_modified)
+		err = -EPROTO; /* no Last-Modified: no lease can be judged */
+	if (!err)
+		*sec = (int64_t)info.last_modified;
+	return err;
 }
 
 static int get_remote(struct bucket_pio *io, const char *key, uint64_t off, size_t len,
@@ -473,6 +500,7 @@ int bucket_profile_blockio(const struct bucket_profile_opts *o, struct pstore_bl
 	*out = (struct pstore_blockio){ .sz = sizeof(*out), .ctx = io, .put = pio_put,
 					.get = pio_get, .list = pio_list, .del = pio_del,
 					.release = pio_release, .claim = pio_claim,
-					.fetch = pio_fetch };
+					.fetch = pio_fetch, .renew = pio_renew,
+					.mtime = pio_mtime };
 	return 0;
 }

@@ -61,6 +61,7 @@ struct serve_opts {
 	long long s3_abandon_s;
 	unsigned long long cache_mb;
 	long long profile_refresh_s;
+	long long profile_lease_s;
 };
 
 static void serve_usage(FILE *f)
@@ -118,6 +119,9 @@ static void serve_usage(FILE *f)
 	      "                          at start (default 1h)\n"
 	      "  --profile-refresh D     with --storage: how old the list of profile\n"
 	      "                          blocks other replicas wrote may be (default 2s)\n"
+	      "  --profile-lease-expiry D with --storage: a replica whose lease is this\n"
+	      "                          old has its log of pushes taken over (default\n"
+	      "                          3 times --profile-head-age)\n"
 	      "  --log-level LEVEL       error, warn, info (default) or debug; also\n"
 	      "                          $EMBER_LOG_LEVEL\n",
 	      f);
@@ -242,6 +246,9 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		;
 	else if (strcmp(opt, "--profile-refresh") == 0 &&
 		 !parse_seconds(val, &o->profile_refresh_s, 1))
+		;
+	else if (strcmp(opt, "--profile-lease-expiry") == 0 &&
+		 !parse_seconds(val, &o->profile_lease_s, 1))
 		;
 	else if (strcmp(opt, "--storage") == 0)
 		o->storage = val;
@@ -535,6 +542,7 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os)
 	if (os) {
 		po.blocks = &blocks;
 		po.refresh_ns = o->profile_refresh_s * 1000000000LL;
+		po.lease_expiry_ns = o->profile_lease_s * 1000000000LL;
 	}
 	ao.listen_addr = addr;
 	ao.token = token;

@@ -6,7 +6,10 @@
  *   3. under the store's rotation lock (shared: a segment and its head
  *      change together, never under an append), intern it into the
  *      active head as pending profiles, one per sample-label set;
- *   4. append the record to the segment and wait for the sync;
+ *   4. append the record to the segment and wait for the sync; a shared
+ *      store also writes it as a log object (wal_bucket.c), and a failure
+ *      of either fails the append (the record may still be replayed from
+ *      the local segment at the next open, as after a failed sync);
  *   5. mark the profiles visible (or dead when the log failed).
  * A replay at open runs steps 1 and 3 on the recovered records
  * (pstore_append_apply), visible at once.
@@ -216,16 +219,26 @@ static int logged_append(struct pstore *s, const struct pprof_profile *p,
 
 	pthread_rwlock_rdlock(&s->rot);
 	h = s->head;
-	err = s->wal ? pstore_append_apply(s, h, p, o, time, duration, false, &first, &count, d)
+	err = atomic_load(&s->fenced)
+		      ? EMBER_FAIL(d, -PSTORE_ERR_CLOSED, "this writer's log was taken over by "
+							  "another replica: it takes no pushes")
+	      : s->wal ? pstore_append_apply(s, h, p, o, time, duration, false, &first, &count, d)
 		     : EMBER_FAIL(d, -PSTORE_ERR_CLOSED, "the store has no log segment open");
 	if (!err) {
-		err = pstore_wal_append(s->wal, rec->data, rec->len);
+		uint64_t recno = 0;
+
+		err = pstore_wal_append(s->wal, rec->data, rec->len, &recno);
+		if (err)
+			err = EMBER_FAIL(d, err, "log segment: %s", pstore_strerror(err));
+		else if (s->index)
+			err = pstore_logobj_put(s, pstore_wal_seq(s->wal), recno, rec->data,
+						rec->len, d);
+		if (!err && s->index)
+			err = pstore_lease_check(s, d);
 		pthread_rwlock_wrlock(&h->lock);
 		pstore_head_settle(h, first, count, !err);
 		*full = pstore_head_bytes(h) > s->opts.head_max_bytes;
 		pthread_rwlock_unlock(&h->lock);
-		if (err)
-			err = EMBER_FAIL(d, err, "log segment: %s", pstore_strerror(err));
 	}
 	pthread_rwlock_unlock(&s->rot);
 	return err;

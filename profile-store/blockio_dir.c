@@ -84,8 +84,12 @@ static int write_named(struct dirio *io, int dfd, const char *base, const void *
 	return err;
 }
 
+enum dir_mode { DIR_CONTENT, DIR_CREATE_ONLY, DIR_REPLACE };
+
+/* CONTENT: an existing NAME is taken as holding data; CREATE_ONLY: it
+ * is -EEXIST; REPLACE: it is replaced. */
 static int dir_write(void *ctx, const char *name, const void *data, size_t len,
-		     bool create_only)
+		     enum dir_mode mode)
 {
 	struct dirio *io = ctx;
 	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
@@ -94,24 +98,43 @@ static int dir_write(void *ctx, const char *name, const void *data, size_t len,
 	if (!name_ok(name))
 		return -EINVAL;
 	EMBER_FORWARD_IF_ERROR(open_parent(io, name, true, &dfd));
-	if (!create_only && faccessat(dfd, base, F_OK, 0) == 0)
+	if (mode == DIR_CONTENT && faccessat(dfd, base, F_OK, 0) == 0)
 		err = 0; /* named by content: already there */
 	else
-		err = write_named(io, dfd, base, data, len, create_only);
+		err = write_named(io, dfd, base, data, len, mode == DIR_CREATE_ONLY);
 	close(dfd);
 	return err;
 }
 
 static int dir_put(void *ctx, const char *name, const void *data, size_t len)
 {
-	return dir_write(ctx, name, data, len, false);
+	return dir_write(ctx, name, data, len, DIR_CONTENT);
 }
 
 /* Create-only (two stores on one directory, as the tests of a shared
  * store run them): -EEXIST when NAME is there. */
 static int dir_claim(void *ctx, const char *name, const void *data, size_t len)
 {
-	return dir_write(ctx, name, data, len, true);
+	return dir_write(ctx, name, data, len, DIR_CREATE_ONLY);
+}
+
+/* A writer's lease: replaced whatever is there. */
+static int dir_renew(void *ctx, const char *name, const void *data, size_t len)
+{
+	return dir_write(ctx, name, data, len, DIR_REPLACE);
+}
+
+static int dir_mtime(void *ctx, const char *name, int64_t *sec)
+{
+	struct dirio *io = ctx;
+	struct stat st;
+
+	if (!name_ok(name))
+		return -EINVAL;
+	if (fstatat(io->root, name, &st, 0) < 0)
+		return -errno;
+	*sec = (int64_t)st.st_mtime;
+	return 0;
 }
 
 static int read_range(int fd, uint64_t off, size_t len, struct ember_buf *out)
@@ -273,6 +296,7 @@ int pstore_blockio_dir(const char *dir, struct pstore_blockio *out)
 	remove_tmp(io->root);
 	*out = (struct pstore_blockio){ .sz = sizeof(*out), .ctx = io, .put = dir_put,
 					.get = dir_get, .list = dir_list, .del = dir_del,
-					.release = dir_release, .claim = dir_claim };
+					.release = dir_release, .claim = dir_claim,
+					.renew = dir_renew, .mtime = dir_mtime };
 	return 0;
 }

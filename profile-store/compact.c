@@ -82,7 +82,7 @@ static int flush_blocks(struct pstore *s, struct pstore_head *h, struct pstore_b
 	struct pstore_walrange wal = { .lo = h->seq, .hi = h->seq };
 	int err = visible(h, &sel);
 
-	pstore_memcpy(wal.writer, s->writer, 16);
+	pstore_memcpy(wal.writer, h->writer, 16);
 	for (size_t i = 0, j; !err && i < sel.n; i = j) {
 		int64_t part = pstore_partition_of(s, h->profs.v[sel.v[i]].time);
 		struct pstore_block_src src;
@@ -167,7 +167,10 @@ int pstore_compact_head(struct pstore *s, struct pstore_head *h)
 			(unsigned long long)h->seq, why[0] ? why : pstore_strerror(err));
 		return err;
 	}
-	drop_segment(s, h->seq);
+	if (!memcmp(h->writer, s->writer, 16))
+		drop_segment(s, h->seq); /* a dead writer's has no local file */
+	if (s->index)
+		pstore_logobj_drop(s, h->writer, h->seq);
 	pstore_head_unref(h);
 	atomic_fetch_add(&s->flushes, 1);
 	return 0;
@@ -300,7 +303,9 @@ int pstore_flush(struct pstore *s)
 	return err;
 }
 
-/* A shared store: what other replicas wrote, before merging. */
+/* A shared store: what other replicas wrote, before merging; the
+ * writer's lease, and the logs of dead writers (takeover.c: a failure
+ * is warned about and tried at the next pass, the rest goes on). */
 static int refresh_due(struct pstore *s)
 {
 	char why[256];
@@ -309,6 +314,8 @@ static int refresh_due(struct pstore *s)
 
 	if (err)
 		pr_warn("pstore: %s", why[0] ? why : pstore_strerror(err));
+	if (!err && !atomic_load(&s->fenced) && pstore_lease_tend(s, false, &d))
+		pr_warn("pstore: lease: %s", why);
 	return err;
 }
 

@@ -429,7 +429,7 @@ static bool covers(const struct pstore *s, const struct pstore_block *b,
 		   const struct pstore_head *h)
 {
 	for (size_t i = 0; i < b->meta.wal.n; i++)
-		if (!memcmp(b->meta.wal.v[i].writer, s->writer, 16) &&
+		if (!memcmp(b->meta.wal.v[i].writer, h->writer, 16) &&
 		    b->meta.wal.v[i].lo <= h->seq && h->seq <= b->meta.wal.v[i].hi)
 			return true;
 	return false;

@@ -80,6 +80,14 @@ const char *pstore_strerror(int err);
  *  fetch: a hint that name is about to be read at length (a query or a
  *        merge loads it): a storage with a local cache may bring it
  *        whole now; an error is not fatal (the reads then go remote).
+ *  renew: write name holding data[0..len), replacing what is there (a
+ *        writer's lease).
+ *  mtime: *sec = when name was last written, by the storage's own clock
+ *        (seconds since the epoch; a bucket's Last-Modified), so that two
+ *        stores compare times without trusting each other's clock.
+ * renew and mtime are required for the takeover of a dead writer's log
+ * (pstore_opts.shared; without them a store writes its log objects but
+ * takes no lease and takes nothing over).
  */
 struct pstore_blockio {
 	size_t sz; /* sizeof(struct pstore_blockio) */
@@ -93,6 +101,8 @@ struct pstore_blockio {
 	void (*release)(void *ctx);
 	int (*claim)(void *ctx, const char *name, const void *data, size_t len);
 	int (*fetch)(void *ctx, const char *name);
+	int (*renew)(void *ctx, const char *name, const void *data, size_t len);
+	int (*mtime)(void *ctx, const char *name, int64_t *sec);
 };
 
 /* The local-directory implementation over dir (created if missing):
@@ -188,6 +198,11 @@ struct pstore_opts {
 	bool shared;
 	int64_t refresh_ns;
 	int64_t delete_after_ns;
+	/* A shared store's writer lease (log/WRITER/lease, rewritten every
+	 * head age): another writer whose lease is older than this by the
+	 * storage's clock is taken to be dead, and its log taken over (0:
+	 * 3 head ages).  docs/object-storage-layout.md, "The per-push log". */
+	int64_t lease_expiry_ns;
 	/* Clock for retention and the head's age (ns since the epoch); NULL:
 	 * CLOCK_REALTIME. */
 	int64_t (*clock_ns)(void *ctx);

@@ -532,6 +532,8 @@ struct pstore_head {
 	pthread_rwlock_t lock;
 	atomic_int refs;
 	uint64_t seq;		/* the segment's sequence number */
+	uint8_t writer[16];	/* whose segment: the store's, or a dead writer's
+				 * taken over (takeover.c) */
 	int64_t created_ns;
 	bool sealed;
 	struct pstore_dict dict;
@@ -861,7 +863,26 @@ struct pstore {
 		compaction_errors, wal_torn_bytes;
 	/* opts.shared: the block index (index.c); NULL otherwise */
 	struct pstore_index *index;
+	/* opts.shared with io.renew and io.mtime: this writer's lease
+	 * (takeover.c).  lease_sent: CLOCK_MONOTONIC ns when the last renewal
+	 * that succeeded was sent; fenced: another store claimed this
+	 * writer's log, so appends fail. */
+	bool leases;
+	atomic_llong lease_sent;
+	atomic_bool fenced;
 };
+
+/* ---- the writer's lease and the takeover of a dead writer's log (takeover.c) -- */
+
+/* Renew this writer's lease when a head age has passed since the last
+ * renewal (force: now), check its log is not claimed, and take over the
+ * logs of writers whose lease expired.  0 when the store has no leases. */
+int pstore_lease_tend(struct pstore *s, bool force, struct ember_diag *d);
+/* Before an append is acknowledged: 0 when no other store can have
+ * claimed this writer's log yet (the last renewal is recent enough by
+ * this machine's monotonic clock), else after checking the claim is not
+ * there; -PSTORE_ERR_CLOSED when it is (the store is fenced). */
+int pstore_lease_check(struct pstore *s, struct ember_diag *d);
 
 /* ---- a shared store's block index (index.c, index_entry.c) ------------------- */
 
@@ -957,14 +978,42 @@ void pstore_record_release(struct pstore_record *r);
 /* Segment writer (wal_segment.c); its file is made at the first append. */
 int pstore_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_fsync,
 		struct pstore_wal **out);
-/* Append one record and wait until it is durable.  -EIO etc.: the
- * record is not acknowledged; later appends fail with -PSTORE_ERR_CLOSED
- * until the next segment. */
-int pstore_wal_append(struct pstore_wal *w, const void *payload, size_t len);
+/* Append one record and wait until it is durable; *recno (may be NULL)
+ * gets its number in the segment (0, 1, ...).  -EIO etc.: the record is
+ * not acknowledged; later appends fail with -PSTORE_ERR_CLOSED until the
+ * next segment. */
+int pstore_wal_append(struct pstore_wal *w, const void *payload, size_t len, uint64_t *recno);
 uint64_t pstore_wal_bytes(const struct pstore_wal *w);
 uint64_t pstore_wal_seq(const struct pstore_wal *w);
 void pstore_wal_close(struct pstore_wal *w);
 void pstore_wal_name(uint64_t seq, char out[32]);
+
+/* The per-push log in a shared block storage (wal_bucket.c,
+ * docs/object-storage-layout.md "The per-push log"): each record of
+ * this writer's segment SEG also as the create-only object
+ * log/WRITER/SEG-REC (WRITER 32 hex digits, SEG 16 hex digits, REC 10
+ * decimal digits), written before the append is acknowledged. */
+#define PS_LOGOBJ_NAME_MAX 80
+void pstore_logobj_name(const uint8_t writer[16], uint64_t seg, uint64_t rec,
+			char out[PS_LOGOBJ_NAME_MAX]);
+/* log/WRITER/LEAF ("lease", "claim"); WRITER as 32 hex digits. */
+void pstore_log_leaf_name(const uint8_t writer[16], const char *leaf,
+			  char out[PS_LOGOBJ_NAME_MAX]);
+void pstore_writer_hex(const uint8_t id[16], char out[33]);
+int pstore_logobj_put(struct pstore *s, uint64_t seg, uint64_t rec, const void *data,
+		      size_t len, struct ember_diag *d);
+/* Delete writer's objects of segment seg (its records are in live
+ * blocks); failures are warned about and left. */
+void pstore_logobj_drop(struct pstore *s, const uint8_t writer[16], uint64_t seg);
+
+/* The log replayed (recover.c): whether a live block holds writer's
+ * segment seq's profiles of time t; one record of h's segment (h->writer,
+ * h->seq) into h, visible at once, unless a block holds it (*skipped) or
+ * it no longer ingests (*failed, warned). */
+bool pstore_log_covered(const struct pstore *s, const uint8_t writer[16], uint64_t seq,
+			int64_t t);
+int pstore_replay_record(struct pstore *s, struct pstore_head *h, const uint8_t *payload,
+			 size_t len, uint64_t *skipped, uint64_t *failed);
 
 /* Replay (wal_replay.c): fn for each record of a segment's bytes, in
  * order, until the end or the first bad record (*torn: bytes dropped);

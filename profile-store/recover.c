@@ -35,7 +35,7 @@ static bool in_partition(const struct pstore_block_meta *m, int64_t t)
 	       (uint64_t)t - (uint64_t)m->partition < (uint64_t)m->partition_ns;
 }
 
-static bool covered(const struct pstore *s, const uint8_t writer[16], uint64_t seq, int64_t t)
+bool pstore_log_covered(const struct pstore *s, const uint8_t writer[16], uint64_t seq, int64_t t)
 {
 	for (size_t i = 0; i < s->blocks.n; i++) {
 		const struct pstore_block_meta *m = &s->blocks.v[i]->meta;
@@ -50,7 +50,8 @@ static bool covered(const struct pstore *s, const uint8_t writer[16], uint64_t s
 	return false;
 }
 
-static int apply(struct replay *rp, const struct pstore_record *r)
+static int apply(struct pstore *s, struct pstore_head *h, uint64_t seq,
+		 const struct pstore_record *r, uint64_t *failed)
 {
 	struct pstore_append_opts o = { .sz = sizeof(o), .labels = r->labels.v,
 					.n_labels = r->labels.n, .input_bytes = r->input_bytes,
@@ -63,22 +64,22 @@ static int apply(struct replay *rp, const struct pstore_record *r)
 	int err = pprof_decode(r->pprof, r->pprof_len, NULL, &p, why, sizeof(why));
 
 	if (!err)
-		err = pstore_append_apply(rp->s, rp->h, p, &o, r->time, r->duration, true, &first,
-				      &count, &d);
+		err = pstore_append_apply(s, h, p, &o, r->time, r->duration, true, &first, &count,
+				      &d);
 	pprof_profile_free(p);
 	if (err == -ENOMEM)
 		return err;
 	if (err) {
-		rp->failed++;
+		(*failed)++;
 		pr_warn("pstore: log segment %llu: a record no longer ingests (%s): skipped",
-			(unsigned long long)rp->seq, why);
+			(unsigned long long)seq, why);
 	}
 	return 0;
 }
 
-static int on_record(void *ctx, const uint8_t *payload, size_t len)
+int pstore_replay_record(struct pstore *s, struct pstore_head *h, const uint8_t *payload,
+			 size_t len, uint64_t *skipped, uint64_t *failed)
 {
-	struct replay *rp = ctx;
 	struct pstore_record r;
 	char why[256];
 	struct ember_diag d = ember_diag_make(why, sizeof(why));
@@ -87,16 +88,24 @@ static int on_record(void *ctx, const uint8_t *payload, size_t len)
 	if (err) {
 		/* A whole record (its hash matched) that does not decode was
 		 * written by something else: report it, keep the rest. */
-		rp->failed++;
-		pr_warn("pstore: log segment %llu: %s", (unsigned long long)rp->seq, why);
+		(*failed)++;
+		pr_warn("pstore: log segment %llu: %s", (unsigned long long)h->seq, why);
 		return 0;
 	}
-	if (covered(rp->s, rp->writer, rp->seq, r.time))
-		rp->skipped++;
+	if (pstore_log_covered(s, h->writer, h->seq, r.time))
+		(*skipped)++;
 	else
-		err = apply(rp, &r);
+		err = apply(s, h, h->seq, &r, failed);
 	pstore_record_release(&r);
 	return err;
+}
+
+static int on_record(void *ctx, const uint8_t *payload, size_t len)
+{
+	struct replay *rp = ctx;
+
+	pstore_memcpy(rp->h->writer, rp->writer, 16); /* the header's, scanned first */
+	return pstore_replay_record(rp->s, rp->h, payload, len, &rp->skipped, &rp->failed);
 }
 
 static int read_file(int dir, const char *name, struct ember_buf *out)

@@ -190,6 +190,7 @@ int pstore_open_segment(struct pstore *s)
 		pstore_head_unref(h);
 		return err;
 	}
+	pstore_memcpy(h->writer, s->writer, 16);
 	s->next_seq++;
 	s->head = h;
 	return 0;
@@ -211,6 +212,10 @@ static int open_all(struct pstore *s, const struct pstore_opts *opts, struct emb
 	EMBER_FORWARD_IF_ERROR(open_wal_dir(s, d));
 	EMBER_FORWARD_IF_ERROR(pstore_catalog_load(s, d));
 	EMBER_FORWARD_IF_ERROR(pstore_recover(s, d));
+	s->leases = s->opts.shared && s->io.renew && s->io.mtime;
+	err = pstore_lease_tend(s, true, d);
+	if (err && err != -PSTORE_ERR_CLOSED) /* fenced: open, taking no appends */
+		return err;
 	err = pstore_open_segment(s);
 	EMBER_FAIL_IF(err, d, err, "store: cannot start a log segment in '%s/wal': %s", s->dir,
 		      pstore_strerror(err));

@@ -29,6 +29,7 @@ struct pstore_wal {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint64_t written, synced; /* file offsets */
+	uint64_t records;	  /* appended so far: the next record's number */
 	bool syncing;
 	int err; /* sticky: the segment takes no more appends */
 };
@@ -152,7 +153,7 @@ static int wait_durable(struct pstore_wal *w, uint64_t end)
 	return w->synced >= end ? 0 : w->err;
 }
 
-int pstore_wal_append(struct pstore_wal *w, const void *payload, size_t len)
+int pstore_wal_append(struct pstore_wal *w, const void *payload, size_t len, uint64_t *recno)
 {
 	int err;
 
@@ -162,6 +163,10 @@ int pstore_wal_append(struct pstore_wal *w, const void *payload, size_t len)
 	err = w->err ? -PSTORE_ERR_CLOSED : w->fd < 0 ? create_file(w) : 0;
 	if (!err)
 		err = write_record(w, payload, len);
+	if (!err && recno)
+		*recno = w->records;
+	if (!err)
+		w->records++;
 	if (!err)
 		err = wait_durable(w, w->written);
 	pthread_mutex_unlock(&w->mu);

@@ -40,6 +40,11 @@ Figures, each the median over REPS:
                    decoded dictionaries are not in memory; the page cache
                    is warm: this machine cannot drop it)
     prof warm      the median of PROF_REPEATS more of the same query
+    push           the PROFILES pushes to a, one at a time on one
+                   connection: pushes per second and each push's latency
+                   (s3: the local log's fsync and the record's create-only
+                   PUT to the bucket before the answer; local: the fsync)
+ONLY_PROFILES=1 measures the profile figures alone.
 """
 import http.client
 import json
@@ -69,6 +74,7 @@ PROFILES = int(os.environ.get("PROFILES", "720"))
 PROF_SERIES = int(os.environ.get("PROF_SERIES", "4"))
 PROF_SAMPLES = int(os.environ.get("PROF_SAMPLES", "300"))
 PROF_REPEATS = int(os.environ.get("PROF_REPEATS", "5"))
+ONLY_PROFILES = os.environ.get("ONLY_PROFILES") == "1"  # the profile figures alone
 SEC = 1_000_000_000
 TMP = tempfile.mkdtemp(prefix="ember-scaleout-bench.")
 LOG = os.path.join(OUT, "log")
@@ -308,10 +314,16 @@ def profile_rep(backend, rep, bodies, want, from_ms):
     fast = ["--profile-head-age", "1s", "--profile-refresh", "1s"]
     prefix = "%s-prof-%d" % (PREFIX, rep)  # the profiles of this rep alone
     a = Server(backend, data, "%s-prof-a" % backend, fast, prefix)
+    lat = []
+    t0 = time.perf_counter()
     for labels, body in bodies:
+        t = time.perf_counter()
         s, out = a.request("POST", "/api/v1/profiles?" + labels, body,
                            {"Authorization": "Bearer " + a.token})
+        lat.append((time.perf_counter() - t) * 1e3)
         assert s == 200, "push: %d %r" % (s, out[:200])
+    push_s = time.perf_counter() - t0
+    lat.sort()
     time.sleep(1.5)
     compacted(a)
     blocks = a.metric("ember_profile_store_blocks")
@@ -321,7 +333,9 @@ def profile_rep(backend, rep, bodies, want, from_ms):
     else:  # the same directory, a new process
         b_data = data
     b = Server(backend, b_data, "%s-prof-b" % backend, fast, prefix)
-    r = {"prof_open_ms": b.healthy_ms, "prof_blocks": blocks}
+    r = {"prof_open_ms": b.healthy_ms, "prof_blocks": blocks,
+         "push_ps": len(bodies) / push_s, "push_p50_ms": lat[len(lat) // 2],
+         "push_p99_ms": lat[min(len(lat) - 1, len(lat) * 99 // 100)]}
     r["prof_first_ms"], got = merged_query(b, from_ms)
     assert got == want, "%s: total %d, pushed %d" % (backend, got, want)
     warm = [merged_query(b, from_ms)[0] for _ in range(PROF_REPEATS)]
@@ -379,13 +393,15 @@ def main():
         bodies, want, from_ms = profile_bodies(rep)
         for backend in order:
             log("rep %d: %s" % (rep + 1, backend))
-            r = one_rep(backend, rep, big, small, cold_dir, cxx)
+            r = {} if ONLY_PROFILES else one_rep(backend, rep, big, small, cold_dir, cxx)
             r.update(profile_rep(backend, rep, bodies, want, from_ms))
             r.update(backend=backend, rep=rep + 1)
             rows.append(r)
             log("  " + json.dumps(r))
-    keys = ["upload_mbps", "hit_rps", "hit_p99_ms", "cold_rps", "cold_p50_ms", "cold_p99_ms",
-            "sym_first_ms", "sym_loaded", "sym_built", "prof_open_ms", "prof_first_ms",
+    keys = ([] if ONLY_PROFILES else
+            ["upload_mbps", "hit_rps", "hit_p99_ms", "cold_rps", "cold_p50_ms", "cold_p99_ms",
+             "sym_first_ms", "sym_loaded", "sym_built"]) + [
+            "push_ps", "push_p50_ms", "push_p99_ms", "prof_open_ms", "prof_first_ms",
             "prof_warm_ms", "prof_blocks"]
     with open(os.path.join(OUT, "raw.tsv"), "w") as f:
         f.write("\t".join(["backend", "rep"] + keys) + "\n")
@@ -402,6 +418,9 @@ def main():
              ("sym_first_ms", "symbolize cxx_O2 on a cold replica, ms to the answer"),
              ("sym_loaded", "  index loaded (saved), count"),
              ("sym_built", "  index built, count"),
+             ("push_ps", "profile pushes, one connection, per s"),
+             ("push_p50_ms", "profile push, p50 ms (s3: + its log object's PUT)"),
+             ("push_p99_ms", "profile push, p99 ms"),
              ("prof_open_ms", "profiles: a new replica's start to healthy, ms"),
              ("prof_first_ms", "profiles: one-hour merged query, cold replica, first, ms"),
              ("prof_warm_ms", "profiles: the same query again, median of %d, ms" % PROF_REPEATS),
@@ -409,6 +428,8 @@ def main():
     lines = ["| figure (median of %d) | local | s3 (radosgw) | s3 / local |" % REPS,
              "|---|---|---|---|"]
     for k, name in names:
+        if k not in keys:
+            continue
         lo, s3 = med["local"][k], med["s3"][k]
         ratio = "%.2f" % (s3 / lo) if lo else "-"
         lines.append("| %s | %.1f | %.1f | %s |" % (name, lo, s3, ratio))

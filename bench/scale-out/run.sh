@@ -7,7 +7,8 @@
 #
 # Env: REPS=3, UPLOAD_MB=64, COLD=200 (distinct build IDs fetched cold),
 #      PROFILES=720, PROF_SERIES=4, PROF_SAMPLES=300, PROF_REPEATS=5 (the
-#      one-hour merged query),
+#      one-hour merged query, and the pushes' rate and latency),
+#      ONLY_PROFILES=1 (the profile figures alone),
 #      WRK_CONNS=16, WRK_SECONDS=5, BUILD (bench/build-dir.sh).
 # Writes out/results.md, out/raw.tsv, out/log/.  What each figure is:
 # bench.py's opening comment.

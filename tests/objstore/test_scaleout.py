@@ -586,6 +586,8 @@ def test_scaleout__kill9_after_acknowledged_pushes_loses_nothing():
     a.proc.send_signal(signal.SIGKILL)
     a.proc.wait()
     check(not profile_keys("blocks/"), "compacted before the kill: the case shows nothing")
+    records = [k for k in profile_keys("log/") if re.search(r"/[0-9a-f]{16}-\d{10}$", k)]
+    check(len(records) == 10, "acknowledged pushes as log objects: %r" % records)
     check(samples_total(b) == 0, "b sees profiles that are in no block")
     a.stop()
     a.args = FAST
@@ -593,6 +595,67 @@ def test_scaleout__kill9_after_acknowledged_pushes_loses_nothing():
     check(samples_total(a) == want, "replayed on a")
     wait_total(b, want)
     wait_total(a, want)
+    deadline = time.time() + 20  # the segments' blocks are in the index: deleted
+    while any(re.search(r"-\d{10}$", k) for k in profile_keys("log/")):
+        check(time.time() < deadline, "log objects left: %r" % profile_keys("log/"))
+        time.sleep(0.2)
+
+
+def test_scaleout__lost_disk_log_taken_over_from_the_bucket():
+    """Acknowledged pushes not yet compacted, then kill -9 and the replica's
+    data directory deleted: the pushes' log objects are in the bucket, and
+    another replica takes the dead writer's log over once its lease is old
+    (by radosgw's Last-Modified): every acknowledged profile counted once,
+    the log objects deleted once compacted, the claim left."""
+    a = Replica(args=["--profile-head-age", "60s", "--profile-refresh", "1s",
+                      "--profile-lease-expiry", "3s"])
+    want = push_profiles(a, "a", 10, (int(time.time()) - 600) * SEC)
+    want += push_profiles(a, "a2", 3, (int(time.time()) - 7200) * SEC)  # another partition
+    a.proc.send_signal(signal.SIGKILL)
+    a.proc.wait()
+    check(not profile_keys("blocks/"), "compacted before the kill: the case shows nothing")
+    writer = [k for k in profile_keys("log/") if k.endswith("/lease")]
+    check(len(writer) == 1, "a's lease: %r" % profile_keys("log/"))
+    a.stop()
+    shutil.rmtree(a.data)  # the disk is gone
+    b = Replica(args=FAST + ["--profile-lease-expiry", "3s"])
+    wait_total(b, want, timeout=30)
+    claim = writer[0][:-len("lease")] + "claim"
+    check(claim in profile_keys("log/"), "no claim: %r" % profile_keys("log/"))
+    deadline = time.time() + 20
+    while any(re.search(r"-\d{10}$", k) for k in profile_keys("log/")):
+        check(time.time() < deadline, "log objects left: %r" % profile_keys("log/"))
+        time.sleep(0.2)
+    wait_total(Replica(args=FAST), want)  # from the blocks alone
+    check(samples_total(b) == want, "b's total after its flush")
+
+
+def test_scaleout__taken_over_writer_back_on_its_disk_is_fenced():
+    """A replica killed and taken over comes back on its own data
+    directory: its log is claimed, so it takes no push (503) and stores
+    nothing under the claimed name; what it replays from its disk is the
+    same records the claimant flushed, counted once everywhere."""
+    slow = ["--profile-head-age", "60s", "--profile-refresh", "1s",
+            "--profile-lease-expiry", "3s"]
+    a = Replica(args=slow)
+    want = push_profiles(a, "a", 6, (int(time.time()) - 600) * SEC)
+    a.proc.send_signal(signal.SIGKILL)
+    a.proc.wait()
+    b = Replica(args=FAST + ["--profile-lease-expiry", "3s"])
+    wait_total(b, want, timeout=30)  # taken over
+    a.stop()
+    a.args = FAST + ["--profile-lease-expiry", "3s"]
+    a.start()  # its disk: the writer ID whose log b claimed
+    data = cpu_profile({"main;late": 1000}, (int(time.time()) - 60) * SEC).encode(gzip=True)
+    st, body = a.request("POST", "/api/v1/profiles?service_name=a", data,
+                         {"Authorization": "Bearer " + a.token})
+    check(st == 503, "a push to the fenced writer: %d %r" % (st, body[:200]))
+    check(b"taken over" in body, "the 503's reason: %r" % body[:200])
+    time.sleep(3)  # a flushes its replayed segment (an entry b's blocks make skipped)
+    wait_total(a, want)
+    wait_total(b, want)
+    wait_total(Replica(args=FAST), want)
+    check(samples_total(a) == want and samples_total(b) == want, "counted twice at the end")
 
 
 def test_scaleout__empty_data_dir_serves_compacted_profiles():
@@ -614,7 +677,9 @@ def test_scaleout__empty_data_dir_serves_compacted_profiles():
 
 def test_scaleout__profiles_unreachable_bucket_answers_503():
     """A query whose replica cannot read the block index is 503, never an
-    answer with fewer profiles; its own pushes are still taken (the log)."""
+    answer with fewer profiles; a push whose log object cannot be written
+    is 503 too, and counted nowhere (neither by the replica nor by one on
+    the bucket)."""
     proxy = Proxy()
     a = Replica(args=FAST + ["--s3-endpoint", proxy.url])
     want = push_profiles(a, "a", 3, (int(time.time()) - 600) * SEC)
@@ -627,7 +692,12 @@ def test_scaleout__profiles_unreachable_bucket_answers_503():
     time.sleep(1.2)  # past --profile-refresh
     s, body = a.request("GET", "/api/v1/query?type=samples&from=0&format=json&query=%7B%7D")
     check(s == 503, "a query without the bucket: %d %r" % (s, body[:200]))
-    push_profiles(a, "a", 1, (int(time.time()) - 60) * SEC)  # 200: in the log
+    data = cpu_profile({"main;lost": 1000}, (int(time.time()) - 60) * SEC).encode(gzip=True)
+    st, body = a.request("POST", "/api/v1/profiles?service_name=a", data,
+                         {"Authorization": "Bearer " + a.token})
+    check(st == 503, "a push without the bucket: %d %r" % (st, body[:200]))
+    check(b"log object" in body, "the 503's reason: %r" % body[:200])
+    wait_total(Replica(args=FAST), want)  # on the bucket: the refused push is nowhere
 
 
 def main():

@@ -2685,7 +2685,135 @@ static int test_pstore__shared_empty_dir_reads_the_index(void)
 	return 0;
 }
 
+/* dir/shared/log/WRITER of store s (its per-push log objects). */
+static void log_dir_of(struct pstore *s, char *out, size_t size)
+{
+	char name[PS_LOGOBJ_NAME_MAX];
+
+	pstore_logobj_name(s->writer, 0, 0, name);
+	*strrchr(name, '/') = '\0';
+	snprintf(out, size, "shared/%s", name);
+}
+
+/* A shared store writes each append as a log object before it answers,
+ * named by its segment and record; the flush that put the segment's
+ * blocks in the index deletes them.  An append whose log object cannot
+ * be written fails and is not counted. */
+static int test_pstore__shared_append_writes_log_objects(void)
+{
+	struct pstore *a;
+	char sub[200], name[PS_LOGOBJ_NAME_MAX], path[600];
+	uint64_t seg;
+	FILE *f;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1)));
+	seg = pstore_wal_seq(a->wal);
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 9 * SEC), "a", "1"), ==, 0);
+	log_dir_of(a, sub, sizeof(sub));
+	CHECK_INT(count_files(sub, "-0000000000"), ==, 1);
+	CHECK_INT(count_files(sub, "-0000000001"), ==, 1);
+	pstore_logobj_name(a->writer, seg, 1, name);
+	CHECK(strstr(name, "-0000000001"));
+	CHECK_INT(pstore_flush(a), ==, 0);
+	CHECK_INT(count_files(sub, "-00000000"), ==, 0);
+	/* the next record's name taken by someone else: that append fails */
+	pstore_logobj_name(a->writer, pstore_wal_seq(a->wal), 0, name);
+	snprintf(path, sizeof(path), "%s/shared/%s", dir, name);
+	CHECK((f = fopen(path, "w")) && fclose(f) == 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 1, T0 - 8 * SEC), "a", "1"), ==, -PSTORE_ERR_CLOSED);
+	CHECK_INT(samples_total(a), ==, 45 + 40);
+	CHECK_INT(append(a, mkprof(S3, C3, 1, T0 - 7 * SEC), "a", "1"), ==, 0); /* record 1 */
+	CHECK_INT(samples_total(a), ==, 45 + 40 + 30);
+	pstore_free(a);
+	remove_dir();
+	return 0;
+}
+
+/* dir/shared/log/WRITER/LEAF of store s, back by one hour (a lease
+ * that stopped being renewed). */
+static int leaf_path(struct pstore *s, const char *leaf, char *out, size_t size)
+{
+	char sub[200];
+
+	log_dir_of(s, sub, sizeof(sub));
+	return snprintf(out, size, "%s/%s/%s", dir, sub, leaf) < (int)size ? 0 : -1;
+}
+
+static int age_lease(const char *path)
+{
+	struct timespec t[2];
+
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 3600;
+	t[1] = t[0];
+	return utimensat(AT_FDCWD, path, t, 0);
+}
+
+/* A writer's disk is lost with acknowledged appends in no block: while
+ * its lease is fresh nobody takes its log; once it is old (by the
+ * storage's times), the next store to renew its own claims the log,
+ * answers from it at once, flushes it into blocks that name the dead
+ * writer's segment and deletes its objects; a third store finds the
+ * claim and takes nothing.  A writer that finds its log claimed takes no
+ * more appends. */
+static int test_pstore__shared_dead_writers_log_taken_over(void)
+{
+	struct pstore *a, *b, *c;
+	char lease[600], claim[600], sub[200], cmd[700], why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	uint8_t wa[16];
+	FILE *f;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((a = open_shared("a", 1)));
+	CHECK_INT(append(a, mkprof(S3, C3, 3, T0 - 10 * SEC), "a", "1"), ==, 0);
+	CHECK_INT(append(a, mkprof(S3, C3, 2, T0 - 2 * HOUR), "a", "1"), ==, 0);
+	CHECK(!leaf_path(a, "lease", lease, sizeof(lease)) &&
+	      !leaf_path(a, "claim", claim, sizeof(claim)));
+	log_dir_of(a, sub, sizeof(sub));
+	memcpy(wa, a->writer, 16);
+	CHECK((f = fopen(lease, "r")) && fgets(cmd, sizeof(cmd), f) && fgets(cmd, sizeof(cmd), f) &&
+	      fclose(f) == 0);
+	CHECK_STR(cmd, "expiry_ns 180000000000\n"); /* 3 head ages, declared */
+	pstore_free(a);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/a'", dir);
+	CHECK_INT(system(cmd), ==, 0); /* the disk is gone */
+	CHECK((b = open_shared("b", 1)));
+	CHECK_INT(samples_total(b), ==, 0); /* a's lease is fresh: not taken */
+	CHECK_INT(access(claim, F_OK), ==, -1);
+	CHECK_INT(age_lease(lease), ==, 0);
+	CHECK_INT(pstore_lease_tend(b, true, &d), ==, 0);
+	CHECK_INT(access(claim, F_OK), ==, 0);
+	CHECK_INT(samples_total(b), ==, 45 + 40); /* the sealed heads, at once */
+	CHECK((c = open_shared("c", 1)));	  /* the claim is b's */
+	CHECK_INT(samples_total(c), ==, 0);
+	CHECK_INT(pstore_flush(b), ==, 0);
+	CHECK_INT(count_files(sub, "-00000000"), ==, 0); /* a's records deleted */
+	CHECK_INT(blocks_of(b), ==, 2);
+	for (size_t i = 0; i < b->blocks.n; i++)
+		CHECK(b->blocks.v[i]->meta.wal.n == 1 && !memcmp(b->blocks.v[i]->meta.wal.v[0].writer, wa, 16));
+	CHECK_INT(samples_total(b), ==, 45 + 40);
+	fake_now += 70 * SEC; /* c's next refresh lists the whole index */
+	CHECK_INT(samples_total(c), ==, 45 + 40);
+	/* fenced: c's own log claimed */
+	CHECK(!leaf_path(c, "claim", claim, sizeof(claim)));
+	CHECK((f = fopen(claim, "w")) && fclose(f) == 0);
+	CHECK_INT(pstore_lease_tend(c, true, &d), ==, -PSTORE_ERR_CLOSED);
+	CHECK_INT(append(c, mkprof(S3, C3, 1, T0 - 5 * SEC), "c", "1"), ==, -PSTORE_ERR_CLOSED);
+	CHECK_INT(samples_total(c), ==, 45 + 40);
+	pstore_free(b);
+	pstore_free(c);
+	remove_dir();
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore__shared_dead_writers_log_taken_over),
+	UNIT_CASE(test_pstore__shared_append_writes_log_objects),
 	UNIT_CASE(test_pstore__shared_stores_see_each_others_blocks),
 	UNIT_CASE(test_pstore__shared_merge_race_counts_once),
 	UNIT_CASE(test_pstore__shared_same_merge_same_name),
