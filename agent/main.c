@@ -200,8 +200,7 @@ static void run(struct agent *a, int sfd)
 			break;
 		if (pfd[0].revents)
 			break;
-		if (pfd[1].revents)
-			agent_bpf_poll(a->bpf, 0);
+		agent_bpf_poll(a->bpf, 0); /* exec and exit events do not wake us */
 		if (pfd[2].revents)
 			agent_metrics_serve(a->metrics, a);
 		if (pfd[3].revents)
