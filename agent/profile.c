@@ -47,13 +47,15 @@ static int on_sample_rec(void *ctx, void *data, size_t size)
 	return agent_agg_add(ctx, data, size);
 }
 
-/* --transport ringbuf: a ring for two seconds of samples of every CPU at
- * their largest (a power of two; user space reads it at least every
- * second, and is woken when a quarter is full). */
+/* The samples ring (--transport ringbuf): a second of samples of every
+ * CPU at their largest, a power of two (user space reads it at least
+ * every second, and is woken when a quarter is full).  Its pages count
+ * twice in the agent's RSS (libbpf maps the data twice, for records that
+ * wrap around). */
 static uint32_t samples_ring_size(const struct agent_opts *o)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	uint64_t want = 2ull * (uint64_t)(ncpus > 0 ? ncpus : 1) * o->frequency *
+	uint64_t want = (uint64_t)(ncpus > 0 ? ncpus : 1) * o->frequency *
 			(sizeof(struct agent_sample_rec) + 8);
 	uint32_t size = 256 * 1024;
 

@@ -130,7 +130,8 @@ int agent_agg_drain(struct agent_agg *g, agent_sample_fn fn, void *ctx, size_t *
 	 * memory are kept (the next interval has about as many stacks) */
 	g->n = 0;
 	ember_buf_reset(&g->arena);
-	memset(g->set.slots, 0, g->set.mask ? (g->set.mask + 1) * sizeof(*g->set.slots) : 0);
+	if (g->set.mask)
+		memset(g->set.slots, 0, (g->set.mask + 1) * sizeof(*g->set.slots));
 	g->set.used = 0;
 	return err;
 }
