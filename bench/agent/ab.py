@@ -98,7 +98,9 @@ def metrics(port):
     """(transport ns, counted samples) from the agent's /metrics."""
     with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
         text = r.read().decode()
-    val = lambda name: float(re.search(r"^%s ([0-9.e+]+)$" % name, text, re.M).group(1))
+    def val(name):  # nan when this build has no such metric
+        m = re.search(r"^%s ([0-9.e+]+)$" % name, text, re.M)
+        return float(m.group(1)) if m else float("nan")
     return (val("ember_agent_transport_nanoseconds_total"),
             val("ember_agent_samples_total") - val("ember_agent_samples_filtered_total"))
 
@@ -119,12 +121,17 @@ def one_run(variant, argv, hz, scope, wl_pid, args, tmp):
     env = dict(os.environ, EMBER_AGENT_TIME_TRANSPORT="1") if args.time_transport else None
     before = set(perf_event_progs())
     p = subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env)
-    wait_ready(log, p)
-    ids = set(perf_event_progs()) - before
-    b0, c0, t0, m0 = bpf_time(ids), proc_cpu(p.pid), time.time(), metrics(port)
-    time.sleep(args.seconds)
-    b1, c1, t1, m1 = bpf_time(ids), proc_cpu(p.pid), time.time(), metrics(port)
-    rss = vm_rss_mb(p.pid)
+    try:
+        wait_ready(log, p)
+        ids = set(perf_event_progs()) - before
+        b0, c0, t0, m0 = bpf_time(ids), proc_cpu(p.pid), time.time(), metrics(port)
+        time.sleep(args.seconds)
+        b1, c1, t1, m1 = bpf_time(ids), proc_cpu(p.pid), time.time(), metrics(port)
+        rss = vm_rss_mb(p.pid)
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
     p.send_signal(signal.SIGINT)
     _, status, ru = os.wait4(p.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
