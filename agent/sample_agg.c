@@ -126,10 +126,11 @@ int agent_agg_drain(struct agent_agg *g, agent_sample_fn fn, void *ctx, size_t *
 		*nsamples += s.count;
 		err = fn(ctx, &s);
 	}
-	/* empty for the next interval; the set's slots and the arena's
-	 * memory are kept (the next interval has about as many stacks) */
+	/* empty for the next interval: the arena freed (a busy interval's
+	 * stacks do not stay in the RSS), the set's slots kept (8 bytes a
+	 * slot) */
 	g->n = 0;
-	ember_buf_reset(&g->arena);
+	ember_buf_release(&g->arena); /* empty, same cap */
 	if (g->set.mask)
 		memset(g->set.slots, 0, (g->set.mask + 1) * sizeof(*g->set.slots));
 	g->set.used = 0;
