@@ -436,7 +436,8 @@ struct agent_kallsyms;
 struct agent_kallsyms *agent_kallsyms_new(const char *path, int *err);
 void agent_kallsyms_free(struct agent_kallsyms *k);
 /* Name of the function holding addr, or NULL; *mod the module ("" for
- * vmlinux).  Valid until agent_kallsyms_free. */
+ * vmlinux).  Both valid until the next lookup (the names are kept
+ * compressed, a block at a time decompressed) or agent_kallsyms_free. */
 const char *agent_kallsyms_lookup(const struct agent_kallsyms *k, uint64_t addr,
 				  const char **mod);
 /* The kernel text range (_stext .. _etext) */

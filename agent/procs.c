@@ -395,6 +395,7 @@ void agent_procs_exec(struct agent_procs *p, pid_t pid, uint64_t exec_ns)
 
 	if (!pr || !pr->scanned || pr->scan_ns >= exec_ns)
 		return; /* unknown, or scanned after the exec (the new image) */
+	pr_debug("agent: pid %d exec'd after its scan: its mappings dropped", (int)pid);
 	/* read before the exec, maybe written after the BPF side dropped it */
 	bpf_map_delete_elem(p->procs_fd, &key);
 	release_maps(p, pr->maps, pr->nmaps);

@@ -190,8 +190,12 @@ def main():
                         if scope == "pid":
                             if not wl_proc:
                                 sys.exit("--scope pid needs the workload")
-                            kids = open("/proc/%d/task/%d/children"
-                                        % (wl_proc.pid, wl_proc.pid)).read().split()
+                            for _ in range(100):  # the loop's workload, once started
+                                kids = open("/proc/%d/task/%d/children"
+                                            % (wl_proc.pid, wl_proc.pid)).read().split()
+                                if kids:
+                                    break
+                                time.sleep(0.05)
                             wl_pid = int(kids[0])
                         m = one_run(name, argv, hz, scope, wl_pid, args, tmp)
                         res.setdefault((scope, hz, name), []).append(m)
