@@ -37,6 +37,7 @@ struct ks_block {
 struct ks_cache {
 	size_t block; /* SIZE_MAX: none */
 	char *data;   /* max_len bytes */
+	ZSTD_DCtx *dctx; /* kept: ZSTD_decompress would set one up each time */
 };
 
 struct agent_kallsyms {
@@ -145,6 +146,8 @@ struct agent_kallsyms *agent_kallsyms_new(const char *path, int *err)
 	/* the cache holds any block: a lookup never allocates, so it cannot fail */
 	if (!e && !(k->cache->data = malloc(k->max_len ? k->max_len : 1)))
 		e = -ENOMEM;
+	if (!e && !(k->cache->dctx = ZSTD_createDCtx()))
+		e = -ENOMEM;
 	if (!e && !nonzero)
 		e = -EPERM; /* kptr_restrict: every address is 0 */
 	if (e) {
@@ -165,8 +168,10 @@ void agent_kallsyms_free(struct agent_kallsyms *k)
 	free(k->blocks);
 	ember_buf_release(&k->z);
 	ember_buf_release(&k->cur);
-	if (k->cache)
+	if (k->cache) {
 		free(k->cache->data);
+		ZSTD_freeDCtx(k->cache->dctx);
+	}
 	free(k->cache);
 	free(k);
 }
@@ -181,7 +186,7 @@ static const char *block_of(const struct agent_kallsyms *k, size_t b)
 	if (c->block == b)
 		return c->data;
 	c->block = SIZE_MAX;
-	got = ZSTD_decompress(c->data, bl->len, k->z.data + bl->zoff, bl->zlen);
+	got = ZSTD_decompressDCtx(c->dctx, c->data, bl->len, k->z.data + bl->zoff, bl->zlen);
 	if (ZSTD_isError(got) || got != bl->len)
 		return NULL; /* not with the blocks compressed above */
 	c->block = b;
