@@ -74,6 +74,8 @@ struct agent_opts {
 	unsigned data_chunks;	   /* unwind_data size in 4 KiB chunks */
 	unsigned rule_slots;	   /* unwind_rules entries */
 	unsigned page_entries;	   /* unwind_pages entries */
+	bool ringbuf;		   /* a record a sample to user space (the default),
+				      else (--transport maps, developer) the count maps */
 	const char *host;	   /* the host label (gethostname) */
 	char hostbuf[256];
 };
@@ -114,13 +116,17 @@ int agent_bpf_procs_fd(const struct agent_bpf *b);
 int agent_bpf_pages_fd(const struct agent_bpf *b);
 int agent_bpf_data_fd(const struct agent_bpf *b, size_t *size);
 int agent_bpf_rules_fd(const struct agent_bpf *b, size_t *nrules);
-/* Wait up to timeout_ms for events and hand them to the callback. */
+/* Wait up to timeout_ms for events and hand them to the callback; with
+ * 0, every queued event, also those that did not wake the loop. */
 int agent_bpf_poll(struct agent_bpf *b, int timeout_ms);
 int agent_bpf_events_fd(const struct agent_bpf *b);
 /* Sum over CPUs of stats[which]. */
 uint64_t agent_bpf_stat(const struct agent_bpf *b, enum agent_stat which);
 /* bpf_ktime_get_ns() of the first table-unwound frame, 0 before. */
 uint64_t agent_bpf_first_table_ns(const struct agent_bpf *b);
+/* --transport ringbuf: the user-space aggregation the samples ring's
+ * records go to (consumed by agent_bpf_poll), else NULL. */
+struct agent_agg *agent_bpf_agg(const struct agent_bpf *b);
 /* Switch samples to the other set of aggregation maps; returns the set
  * to drain (the one samples went to until now). */
 unsigned agent_bpf_flip(struct agent_bpf *b);
@@ -384,6 +390,7 @@ struct agent_process {
 	bool exited;
 	uint64_t exit_ns;	/* agent_now_mono_ns() when it exited */
 	bool scanned;
+	uint64_t scan_ns;	/* agent_now_mono_ns() when its maps were read */
 	unsigned generation;
 	struct agent_proc_map *maps; /* sorted by start */
 	size_t nmaps;
@@ -406,6 +413,9 @@ void agent_procs_file_ready(void *procs, struct agent_file *f);
 int agent_procs_scan(struct agent_procs *p, pid_t pid);
 /* Scan every process under /proc (or only those of pids). */
 int agent_procs_scan_all(struct agent_procs *p, const pid_t *pids, size_t npids);
+/* The process exec'd at exec_ns (CLOCK_MONOTONIC): mappings read before
+ * are dropped, its BPF entry too, so that its next sample asks for a scan. */
+void agent_procs_exec(struct agent_procs *p, pid_t pid, uint64_t exec_ns);
 /* The process has exited: kept (for the profile) until agent_procs_reap. */
 void agent_procs_exited(struct agent_procs *p, pid_t pid);
 /* Forget processes that exited before before_ns (the last flip: their
@@ -426,7 +436,8 @@ struct agent_kallsyms;
 struct agent_kallsyms *agent_kallsyms_new(const char *path, int *err);
 void agent_kallsyms_free(struct agent_kallsyms *k);
 /* Name of the function holding addr, or NULL; *mod the module ("" for
- * vmlinux).  Valid until agent_kallsyms_free. */
+ * vmlinux).  Both valid until the next lookup (the names are kept
+ * compressed, a block at a time decompressed) or agent_kallsyms_free. */
 const char *agent_kallsyms_lookup(const struct agent_kallsyms *k, uint64_t addr,
 				  const char **mod);
 /* The kernel text range (_stext .. _etext) */
@@ -456,6 +467,19 @@ struct agent_sample {
 };
 
 typedef int (*agent_sample_fn)(void *ctx, const struct agent_sample *s);
+
+/* --transport ringbuf (sample_agg.c): the samples ring's records counted
+ * here, as the count maps count them in BPF. */
+struct agent_agg;
+struct agent_agg *agent_agg_new(int *err);
+void agent_agg_free(struct agent_agg *g);
+/* One record of the samples ring (struct agent_sample_rec, size bytes):
+ * always 0 (a malformed record is ignored, one past the bound counted). */
+int agent_agg_add(struct agent_agg *g, const void *data, size_t size);
+/* fn once per distinct stack, then empty; *nsamples the samples. */
+int agent_agg_drain(struct agent_agg *g, agent_sample_fn fn, void *ctx, size_t *nsamples);
+/* Samples not counted: the bound of distinct stacks reached. */
+uint64_t agent_agg_dropped(const struct agent_agg *g);
 
 /* Flip and read the set samples went to: fn once per distinct stack.
  * Entries are deleted as they are read. */

@@ -2,7 +2,9 @@
  * drain.c - every --interval: switch the BPF side to the other set of
  * aggregation maps, wait for samples in flight, then read the set it
  * left (counts with lookup-and-delete in batches, the stacks they name)
- * and empty it, so it is clean when samples come back to it.
+ * and empty it, so it is clean when samples come back to it.  With
+ * --transport ringbuf, the records still queued, then sample_agg.c's
+ * counts.
  */
 #include "agent_internal.h"
 
@@ -96,11 +98,16 @@ static void clear_map(int fd, size_t key_size)
 
 int agent_drain(struct agent_bpf *b, agent_sample_fn fn, void *ctx, size_t *nsamples)
 {
-	struct drain *d = calloc(1, sizeof(*d));
+	struct drain *d;
 	struct timespec wait = { .tv_nsec = 2 * 1000 * 1000 };
 	unsigned set;
 	int err;
 
+	if (agent_bpf_agg(b)) { /* --transport ringbuf: what is queued, then the counts */
+		agent_bpf_poll(b, 0);
+		return agent_agg_drain(agent_bpf_agg(b), fn, ctx, nsamples);
+	}
+	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->fn = fn;

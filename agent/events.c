@@ -1,11 +1,13 @@
 /*
- * events.c - what the BPF side reports at once (ring buffer): a sample of
- * a process the agent does not know yet, a pc outside every known
- * mapping (a library loaded since the last scan), an exec (new
- * mappings), an exit.  The first three rescan the process; rescans for
- * an unknown pc are kept to one per 250 ms per process, since a pc can lie
- * outside every mapping for good (a frame-pointer walk through code
- * that does not keep them).
+ * events.c - what the BPF side reports (ring buffer): a sample of a
+ * process the agent does not know yet, a pc outside every known mapping
+ * (a library loaded since the last scan), both at once, and, read at the
+ * next wakeup, an exec and an exit.  The first two scan the process;
+ * rescans for an unknown pc are kept to one per 250 ms per process, since
+ * a pc can lie outside every mapping for good (a frame-pointer walk
+ * through code that does not keep them).  An exec is not scanned: the BPF
+ * side has dropped the process' entry, so its first sample asks for the
+ * scan, and the processes of a build that exit unsampled cost nothing.
  */
 #include "agent_internal.h"
 
@@ -27,12 +29,14 @@ int agent_on_event(void *ctx, const struct agent_event *e)
 	case AGENT_EVENT_EXIT:
 		agent_procs_exited(a->procs, (pid_t)e->pid);
 		return 0;
+	case AGENT_EVENT_EXEC:
+		agent_procs_exec(a->procs, (pid_t)e->pid, e->ktime_ns);
+		return 0;
 	case AGENT_EVENT_UNKNOWN_PC:
 		if (pr && now - pr->seen_ns < RESCAN_MIN_NS)
 			return 0;
 		break;
 	case AGENT_EVENT_UNKNOWN_PROC:
-	case AGENT_EVENT_EXEC:
 		break;
 	default:
 		return 0;
@@ -44,8 +48,8 @@ int agent_on_event(void *ctx, const struct agent_event *e)
 			 (double)(agent_now_mono_ns() - now) / 1e6);
 	pr = agent_procs_find(a->procs, (pid_t)e->pid);
 	if (pr && e->kind == AGENT_EVENT_UNKNOWN_PC)
-		pr->seen_ns = now; /* exec and first-sample scans come before
-				      ld.so maps the libraries: no limit after them */
+		pr->seen_ns = now; /* first-sample scans can come before ld.so
+				      maps the libraries: no limit after them */
 	if (err && err != -ENOENT && err != -ESRCH)
 		pr_debug("agent: cannot scan pid %u: %s", e->pid, strerror(-err));
 	return 0;

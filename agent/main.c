@@ -9,6 +9,7 @@
 #include "agent_internal.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -109,19 +110,25 @@ static int setup(struct agent *a, char *why, size_t why_size)
 	int data_fd, rules_fd;
 	int err = 0;
 
+	a->bpf = agent_bpf_new(a->opts, agent_on_event, a, &err, why, why_size);
+	if (!a->bpf)
+		return err;
+	/* The kernel's BTF libbpf parsed for the load (several MB) is freed:
+	 * given back before kallsyms' table comes, so the two do not add up
+	 * in the peak RSS. */
+	malloc_trim(0);
 	a->kallsyms = agent_kallsyms_new(NULL, &err);
 	if (!a->kallsyms)
 		pr_warn("agent: cannot read '/proc/kallsyms': %s; kernel frames stay unnamed%s",
 			strerror(-err), err == -EPERM ? " (kernel.kptr_restrict hides addresses)" : "");
-	a->bpf = agent_bpf_new(a->opts, agent_on_event, a, &err, why, why_size);
-	if (!a->bpf)
-		return err;
+	err = 0;
 	data_fd = agent_bpf_data_fd(a->bpf, &dsize);
 	rules_fd = agent_bpf_rules_fd(a->bpf, &nrules);
 	err = agent_table_maps_init(&a->maps, agent_bpf_pages_fd(a->bpf), data_fd, dsize,
 				    rules_fd, nrules);
-	a->http = err ? NULL : agent_http_new(a->opts->token);
-	if (!err && !a->http)
+	/* libcurl only with a server: its initialization is 2 MB of RSS */
+	a->http = err || !a->opts->server ? NULL : agent_http_new(a->opts->token);
+	if (!err && a->opts->server && !a->http)
 		err = -ENOMEM;
 	if (!err)
 		a->tables = agent_tables_new(&to, &a->maps, a->http, &err);
@@ -200,8 +207,7 @@ static void run(struct agent *a, int sfd)
 			break;
 		if (pfd[0].revents)
 			break;
-		if (pfd[1].revents)
-			agent_bpf_poll(a->bpf, 0);
+		agent_bpf_poll(a->bpf, 0); /* exec and exit events do not wake us */
 		if (pfd[2].revents)
 			agent_metrics_serve(a->metrics, a);
 		if (pfd[3].revents)

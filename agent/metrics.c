@@ -130,6 +130,11 @@ static void bpf_metrics(struct agent *a, struct ember_buf *b)
 	    agent_bpf_stat(a->bpf, AGENT_STAT_EVENTS_LOST));
 	put(b, "ember_agent_kernel_stack_errors_total", NULL,
 	    agent_bpf_stat(a->bpf, AGENT_STAT_KSTACK_FAILED));
+	put(b, "ember_agent_dropped_total", "what=\"samples_ring_full\"",
+	    agent_bpf_stat(a->bpf, AGENT_STAT_SAMPLES_LOST));
+	/* 0 unless EMBER_AGENT_TIME_TRANSPORT is set (bench/agent/transport.py) */
+	put(b, "ember_agent_transport_nanoseconds_total", NULL,
+	    agent_bpf_stat(a->bpf, AGENT_STAT_TRANSPORT_NS));
 }
 
 static void table_metrics(struct agent *a, struct ember_buf *b)

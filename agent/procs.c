@@ -8,9 +8,10 @@
  * BPF procs map: its mappings sorted by start, with the file_id of the
  * table the BPF walk uses (0: frame pointers).
  *
- * A process is scanned when the agent starts, when BPF reports a sample
- * of a pid or at a pc it does not know, and when it execs; it is kept
- * after it exits until its last samples are drained.
+ * A process is scanned when the agent starts and when BPF reports a sample
+ * of a pid or at a pc it does not know (after an exec, the BPF side drops
+ * the entry, so the first sample of the new image asks); it is kept after
+ * it exits until its last samples are drained.
  */
 #include "agent_internal.h"
 
@@ -319,6 +320,7 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 {
 	struct agent_process *pr = process_get(p, pid);
 	struct scan s = { .p = p, .pr = pr };
+	uint64_t now = agent_now_mono_ns();
 	int err;
 
 	if (!pr)
@@ -335,6 +337,7 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 	pr->maps = s.maps;
 	pr->nmaps = s.n;
 	pr->scanned = true;
+	pr->scan_ns = now;
 	pr->exited = false;
 	agent_perfmap_free(pr->perfmap);
 	pr->perfmap = NULL;
@@ -383,6 +386,22 @@ int agent_procs_scan_all(struct agent_procs *p, const pid_t *pids, size_t npids)
 	}
 	closedir(d);
 	return 0;
+}
+
+void agent_procs_exec(struct agent_procs *p, pid_t pid, uint64_t exec_ns)
+{
+	struct agent_process *pr = agent_procs_find(p, pid);
+	uint32_t key = (uint32_t)pid;
+
+	if (!pr || !pr->scanned || pr->scan_ns >= exec_ns)
+		return; /* unknown, or scanned after the exec (the new image) */
+	pr_debug("agent: pid %d exec'd after its scan: its mappings dropped", (int)pid);
+	/* read before the exec, maybe written after the BPF side dropped it */
+	bpf_map_delete_elem(p->procs_fd, &key);
+	release_maps(p, pr->maps, pr->nmaps);
+	pr->maps = NULL;
+	pr->nmaps = 0;
+	pr->scanned = false;
 }
 
 void agent_procs_exited(struct agent_procs *p, pid_t pid)

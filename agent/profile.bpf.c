@@ -15,7 +15,10 @@
  *
  * Aggregation is double-buffered: samples go to the maps of set `gen`
  * (0 or 1), user space flips `gen` and drains the other set, so nothing
- * it reads can change under it.
+ * it reads can change under it.  With transport_ringbuf (the agent's
+ * developer option --transport ringbuf, kept to measure the two against
+ * each other: docs/performance-notes.md), each sample is instead one
+ * record in the samples ring buffer, counted by user space.
  *
  * Shared types: profile_types.h.  Loader: profile.c (skeleton).
  * CO-RE: vmlinux.h is generated in the build from the running kernel's
@@ -36,6 +39,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool filter_pids = false;   /* only pids in pid_filter */
 const volatile bool filter_cgroup = false; /* only tasks under cgroup_filter[0] */
 const volatile __u64 notify_interval_ns = 200000000; /* per pid, at most */
+const volatile bool transport_ringbuf = false; /* samples ring, not the count maps */
+const volatile __u64 samples_wake_bytes = 65536; /* wake user space past this */
+const volatile bool time_transport = false; /* developer: AGENT_STAT_TRANSPORT_NS */
 
 /* ---- state user space reads and writes through the skeleton ----------- */
 
@@ -133,6 +139,19 @@ struct {
 	__type(value, __u64);
 } notified SEC(".maps");
 
+/* --transport ringbuf: sized by user space (a page when unused) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agent_sample_rec);
+} rec_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, AGENT_STAT_COUNT);
@@ -157,16 +176,24 @@ static __always_inline void stat_add(__u32 which, __u64 n)
 		*v += n; /* per-CPU: no other writer */
 }
 
-/* Tell user space about pid, at most once per notify_interval_ns. */
+/*
+ * Tell user space about pid: an unknown process or pc at most once per
+ * notify_interval_ns, waking it at once (a scan is wanted now; forced:
+ * records that did not wake it may be queued before); exec and exit
+ * without a wakeup, read at its next one (at most a second later): a
+ * build's short processes then cost user space nothing but that read.
+ */
 static __always_inline void notify(__u32 kind, __u32 pid, __u64 addr)
 {
 	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&notified, &pid);
+	__u64 wake = BPF_RB_NO_WAKEUP;
 	struct agent_event *e;
 
 	if (kind != AGENT_EVENT_EXEC && kind != AGENT_EVENT_EXIT) {
 		if (last && now - *last < notify_interval_ns)
 			return;
 		bpf_map_update_elem(&notified, &pid, &now, BPF_ANY);
+		wake = BPF_RB_FORCE_WAKEUP;
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -177,7 +204,7 @@ static __always_inline void notify(__u32 kind, __u32 pid, __u64 addr)
 	e->pid = pid;
 	e->addr = addr;
 	e->ktime_ns = now;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wake);
 }
 
 static __always_inline bool task_chosen(__u32 pid)
@@ -539,6 +566,44 @@ static __always_inline void count(void *counts, void *ustacks, void *kstacks,
 		stat_add(AGENT_STAT_COUNT_DROPPED, 1);
 }
 
+/* --transport ringbuf: the sample as one record, user frames then kernel
+ * frames, sent up to its last frame. */
+static __always_inline void send_record(struct bpf_perf_event_data *ctx,
+					const struct agent_count_key *key,
+					const struct agent_ustack *st, __u32 n)
+{
+	__u32 zero = 0;
+	struct agent_sample_rec *r = bpf_map_lookup_elem(&rec_scratch, &zero);
+	__u64 size, wake;
+	long nk;
+
+	if (!r)
+		return;
+	r->pid = key->pid;
+	r->flags = key->flags;
+	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
+	n &= AGENT_MAX_FRAMES; /* 127: a mask the verifier can bound */
+	if (n && bpf_probe_read_kernel(r->ips, n * sizeof(__u64), st->ips))
+		n = 0;
+	nk = bpf_get_stack(ctx, &r->ips[n], AGENT_MAX_KFRAMES * sizeof(__u64), 0);
+	if (nk < 0) {
+		if (nk != -EFAULT)
+			stat_add(AGENT_STAT_KSTACK_FAILED, 1);
+		nk = 0;
+	}
+	nk /= sizeof(__u64);
+	r->nuser = n;
+	r->nkernel = nk;
+	size = __builtin_offsetof(struct agent_sample_rec, ips) + (n + nk) * sizeof(__u64);
+	if (size > sizeof(*r))
+		return;
+	wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= samples_wake_bytes
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&samples, r, size, wake))
+		stat_add(AGENT_STAT_SAMPLES_LOST, 1);
+}
+
 /* The user registers at the sample: the interrupted ones when it hit user
  * mode, else those saved at the task's entry into the kernel. */
 static __always_inline void user_regs(struct bpf_perf_event_data *ctx,
@@ -569,6 +634,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct agent_count_key key = {};
 	struct walk w = {};
 	struct agent_ustack *st;
+	__u64 t0;
 
 	stat_add(AGENT_STAT_SAMPLES, 1);
 	if (pid == 0 || !task_chosen(pid)) {
@@ -608,22 +674,33 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		if ((w.flags & AGENT_STACK_TABLE) && !first_table_ns)
 			__sync_val_compare_and_swap(&first_table_ns, 0, bpf_ktime_get_ns());
 	}
-	if (gen & 1)
+	t0 = time_transport ? bpf_ktime_get_ns() : 0;
+	if (transport_ringbuf)
+		send_record(ctx, &key, st, w.n);
+	else if (gen & 1)
 		count(&counts1, &ustacks1, &kstacks1, &key, ctx, st);
 	else
 		count(&counts0, &ustacks0, &kstacks0, &key, ctx, st);
+	if (time_transport)
+		stat_add(AGENT_STAT_TRANSPORT_NS, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 
 /* BTF tracepoints (tp_btf): attached without tracefs, which need not be
  * mounted. */
+/* An exec replaces every mapping: the process' entry goes at once, so
+ * its next sample asks user space for a scan (UNKNOWN_PROC); a process
+ * that exits before it is sampled is never scanned. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 
-	if (task_chosen(pid))
-		notify(AGENT_EVENT_EXEC, pid, 0);
+	if (!task_chosen(pid))
+		return 0;
+	bpf_map_delete_elem(&procs, &pid);
+	bpf_map_delete_elem(&notified, &pid);
+	notify(AGENT_EVENT_EXEC, pid, 0);
 	return 0;
 }
 

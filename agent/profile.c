@@ -30,6 +30,7 @@ struct agent_bpf {
 	agent_event_fn fn;
 	void *fn_ctx;
 	int cgroup_fd;
+	struct agent_agg *agg; /* --transport ringbuf */
 };
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -39,6 +40,28 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(struct agent_event))
 		return 0;
 	return b->fn(b->fn_ctx, data);
+}
+
+static int on_sample_rec(void *ctx, void *data, size_t size)
+{
+	return agent_agg_add(ctx, data, size);
+}
+
+/* The samples ring (--transport ringbuf): a second of samples of every
+ * CPU at their largest, a power of two (user space reads it at least
+ * every second, and is woken when a quarter is full).  Its pages count
+ * twice in the agent's RSS (libbpf maps the data twice, for records that
+ * wrap around). */
+static uint32_t samples_ring_size(const struct agent_opts *o)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t want = (uint64_t)(ncpus > 0 ? ncpus : 1) * o->frequency *
+			(sizeof(struct agent_sample_rec) + 8);
+	uint32_t size = 256 * 1024;
+
+	while (size < want && size < (256u << 20))
+		size <<= 1;
+	return size;
 }
 
 /* libbpf's messages go to the agent's log: warnings at debug level (the
@@ -62,6 +85,19 @@ static int set_tunables(struct agent_bpf *b, const struct agent_opts *o)
 
 	s->rodata->filter_pids = o->npids > 0;
 	s->rodata->filter_cgroup = o->cgroup != NULL;
+	s->rodata->transport_ringbuf = o->ringbuf;
+	/* developer (bench/agent/transport.py): the kernel's time in the
+	 * transport's part of each sample, into AGENT_STAT_TRANSPORT_NS */
+	s->rodata->time_transport = getenv("EMBER_AGENT_TIME_TRANSPORT") != NULL;
+	if (o->ringbuf) {
+		uint32_t ring = samples_ring_size(o);
+
+		s->rodata->samples_wake_bytes = ring / 4;
+		err = bpf_map__set_max_entries(s->maps.samples, ring);
+		/* the count maps unused: the stack-trace ones are preallocated */
+		err = err ?: bpf_map__set_max_entries(s->maps.kstacks0, 1);
+		err = err ?: bpf_map__set_max_entries(s->maps.kstacks1, 1);
+	}
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_data, o->data_chunks);
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_rules, o->rule_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_pages, o->page_entries);
@@ -202,6 +238,15 @@ struct agent_bpf *agent_bpf_new(const struct agent_opts *o, agent_event_fn fn, v
 				 strerror(errno));
 		}
 	}
+	if (!e && o->ringbuf) {
+		b->agg = agent_agg_new(&e);
+		if (!e && ring_buffer__add(b->rb, bpf_map__fd(b->skel->maps.samples),
+					   on_sample_rec, b->agg)) {
+			e = -errno;
+			snprintf(why, why_size, "agent: cannot open the samples ring buffer: %s",
+				 strerror(errno));
+		}
+	}
 	if (e) {
 		agent_bpf_free(b);
 		*err = e;
@@ -227,6 +272,7 @@ void agent_bpf_free(struct agent_bpf *b)
 	free(b->links);
 	free(b->perf_fds);
 	ring_buffer__free(b->rb);
+	agent_agg_free(b->agg);
 	profile_bpf__destroy(b->skel);
 	if (b->cgroup_fd >= 0)
 		close(b->cgroup_fd);
@@ -257,7 +303,8 @@ int agent_bpf_rules_fd(const struct agent_bpf *b, size_t *n)
 
 int agent_bpf_poll(struct agent_bpf *b, int timeout_ms)
 {
-	int n = ring_buffer__poll(b->rb, timeout_ms);
+	/* consume: also the records that did not wake us (exec, exit) */
+	int n = timeout_ms ? ring_buffer__poll(b->rb, timeout_ms) : ring_buffer__consume(b->rb);
 
 	return n == -EINTR ? 0 : n;
 }
@@ -277,7 +324,14 @@ uint64_t agent_bpf_stat(const struct agent_bpf *b, enum agent_stat which)
 		return 0;
 	for (int i = 0; i < n; i++)
 		sum += vals[i];
+	if (which == AGENT_STAT_COUNT_DROPPED)
+		sum += agent_agg_dropped(b->agg); /* the same bound, in user space */
 	return sum;
+}
+
+struct agent_agg *agent_bpf_agg(const struct agent_bpf *b)
+{
+	return b->agg;
 }
 
 uint64_t agent_bpf_first_table_ns(const struct agent_bpf *b)

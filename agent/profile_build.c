@@ -120,6 +120,18 @@ static int name_location(struct agent_profile *pr, uint64_t id, const char *name
 	return pprof_location_set_lines(pr->p, id, &line, 1);
 }
 
+/* The location of k when the profile has it already: true with *id. */
+static bool known_location(const struct agent_profile *pr, const struct loc_key *k,
+			   uint64_t *id)
+{
+	uint64_t h = ember_hash(&pr->locs.key, k, sizeof(*k));
+	size_t i = ember_hset_find(&pr->locs, h, key_equal, pr, k);
+
+	if (i != SIZE_MAX)
+		*id = pr->ids[i];
+	return i != SIZE_MAX;
+}
+
 /* The location of k, added (and named, when name is given) the first time. */
 static int location(struct agent_profile *pr, const struct loc_key *k, const char *name,
 		    uint64_t *id)
@@ -150,10 +162,12 @@ static int location(struct agent_profile *pr, const struct loc_key *k, const cha
 static int kernel_location(struct agent_profile *pr, uint64_t addr, bool leaf, uint64_t *id)
 {
 	struct loc_key k = { .mapping = pr->kernel_mapping, .addr = addr, .kernel = 1 };
-	const char *mod = "", *name = pr->ks ? agent_kallsyms_lookup(pr->ks, leaf ? addr : addr - 1,
-								      &mod) : NULL;
+	const char *mod = "", *name;
 	char buf[600];
 
+	if (known_location(pr, &k, id))
+		return 0; /* named already: no lookup (kallsyms' names are compressed) */
+	name = pr->ks ? agent_kallsyms_lookup(pr->ks, leaf ? addr : addr - 1, &mod) : NULL;
 	if (!name)
 		snprintf(buf, sizeof(buf), "[kernel 0x%" PRIx64 "]", addr);
 	else if (mod && *mod)

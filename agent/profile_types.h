@@ -101,6 +101,22 @@ struct agent_count_key {
 	char comm[AGENT_COMM_LEN];
 };
 
+/*
+ * samples (--transport ringbuf only): one record a sample, counted into
+ * the profile by user space (sample_agg.c).  ips: nuser user frames, leaf
+ * first, then nkernel kernel frames; a record is sent up to its last
+ * frame.
+ */
+struct agent_sample_rec {
+	__u32 pid;		/* tgid */
+	__u32 flags;		/* enum agent_stack_flags */
+	__u16 nuser;
+	__u16 nkernel;
+	__u32 pad;
+	char comm[AGENT_COMM_LEN];
+	__u64 ips[AGENT_MAX_FRAMES + AGENT_MAX_KFRAMES];
+};
+
 /* events: what the BPF side tells user space at once (ring buffer). */
 enum agent_event_kind {
 	AGENT_EVENT_UNKNOWN_PROC = 1, /* a sample of a pid procs does not hold */
@@ -131,6 +147,8 @@ enum agent_stat {
 	AGENT_STAT_STOP_READ,
 	AGENT_STAT_STOP_UNSUPPORTED,
 	AGENT_STAT_KSTACK_FAILED,    /* bpf_get_stackid error other than none */
+	AGENT_STAT_SAMPLES_LOST,     /* --transport ringbuf: samples ring full */
+	AGENT_STAT_TRANSPORT_NS,     /* EMBER_AGENT_TIME_TRANSPORT: ns counting samples */
 	AGENT_STAT_COUNT
 };
 
@@ -149,6 +167,10 @@ _Static_assert(sizeof(struct agent_unwind_rule) == 16 &&
 _Static_assert(sizeof(struct agent_ustack) == 8 + 8 * AGENT_MAX_FRAMES, "agent_ustack");
 _Static_assert(sizeof(struct agent_count_key) == 40, "agent_count_key");
 _Static_assert(sizeof(struct agent_event) == 24, "agent_event");
+_Static_assert(sizeof(struct agent_sample_rec) ==
+		       32 + 8 * (AGENT_MAX_FRAMES + AGENT_MAX_KFRAMES) &&
+		       offsetof(struct agent_sample_rec, ips) == 32,
+	       "agent_sample_rec");
 #endif
 
 #endif /* EMBER_AGENT_PROFILE_TYPES_H */

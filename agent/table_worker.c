@@ -1,13 +1,14 @@
 /*
- * table_worker.c - the table manager's threads (two): what takes time to get a
- * file's unwind table (the disk cache, a download from --server, a
+ * table_worker.c - the table manager's threads (two): what takes time to
+ * get a file's unwind table (the disk cache, a download from --server, a
  * compilation here, an upload with --upload-missing) runs here, so the
  * agent's loop keeps answering exec events, draining maps and pushing
  * profiles meanwhile.  A job names a file by copies of its build ID and
  * paths and gets back the table's bytes (or why there are none); the
  * main thread loads them into the BPF maps (tables.c).  One mutex guards
- * both queues (the threads share nothing else: each has its own curl
- * handle); an eventfd tells the main loop that results are waiting.
+ * both queues, another lets one thread compile at a time (the agent's
+ * peak memory); each thread has its own curl handle; an eventfd tells
+ * the main loop that results are waiting.
  */
 #include "agent_internal.h"
 #include "unwind.h"
@@ -22,8 +23,8 @@
 #include <unistd.h>
 
 #define TABLE_BYTES_MAX ((size_t)256 << 20)
-/* Two threads: a big binary's compilation (a second or more) does not
- * hold up the small tables queued behind it. */
+/* Two threads: a big binary's compilation does not hold up the tables
+ * of the cache and the server queued behind it (compilations take turns). */
 #define WORKER_THREADS 2
 
 struct agent_worker {
@@ -33,6 +34,10 @@ struct agent_worker {
 	int nthreads;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
+	/* One compilation at a time: a big binary's takes some 10 MB (libLLVM's
+	 * 11 MB), and two at once were the agent's peak RSS; fetches and the
+	 * cache still run on both threads. */
+	pthread_mutex_t compile_lock;
 	struct agent_table_job *todo, *todo_tail, *done;
 	bool stop;
 	int efd;
@@ -120,7 +125,10 @@ static void run_job(struct agent_worker *w, struct agent_http *http, struct agen
 		char server_why[256];
 
 		snprintf(server_why, sizeof(server_why), "%s", j->why);
+		pthread_mutex_lock(&w->compile_lock);
 		err = compile_here(j);
+		malloc_trim(0); /* before the next compilation starts */
+		pthread_mutex_unlock(&w->compile_lock);
 		if (!err) {
 			j->source = AGENT_TABLE_COMPILED;
 			snprintf(j->why, sizeof(j->why), "%s", w->o.server ? server_why : "no --server");
@@ -167,7 +175,6 @@ static void *worker_main(void *arg)
 		j->started_ns = agent_now_mono_ns();
 		run_job(w, http, j);
 		j->done_ns = agent_now_mono_ns();
-		malloc_trim(0); /* a compilation's buffers go back to the system */
 		pthread_mutex_lock(&w->lock);
 		j->next = w->done;
 		w->done = j;
@@ -189,6 +196,7 @@ struct agent_worker *agent_worker_new(const struct agent_tables_opts *o, int *er
 	w->o = *o;
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->compile_lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
 	if (w->efd < 0) {
 		*err = -errno;
@@ -198,8 +206,8 @@ struct agent_worker *agent_worker_new(const struct agent_tables_opts *o, int *er
 	for (int i = 0; i < WORKER_THREADS; i++) {
 		struct worker_arg *a = malloc(sizeof(*a));
 
-		w->http[i] = agent_http_new(o->token);
-		if (!a || !w->http[i]) {
+		w->http[i] = o->server ? agent_http_new(o->token) : NULL; /* none without */
+		if (!a || (o->server && !w->http[i])) {
 			free(a);
 			break;
 		}
@@ -244,6 +252,7 @@ void agent_worker_free(struct agent_worker *w)
 		agent_http_free(w->http[i]);
 	close(w->efd);
 	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->compile_lock);
 	pthread_cond_destroy(&w->wake);
 	free(w);
 }

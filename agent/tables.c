@@ -23,6 +23,7 @@
 #include "unwind.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,11 @@ size_t agent_tables_collect(struct agent_tables *t,
 		j = next;
 		n++;
 	}
+	/* The images were allocated, and are now freed, in the table threads'
+	 * malloc arenas, which their own malloc_trim after each job cannot
+	 * give back while the image lives: every arena is trimmed here. */
+	if (n)
+		malloc_trim(0);
 	return n;
 }
 

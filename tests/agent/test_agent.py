@@ -468,6 +468,27 @@ def test_agent_bpf__syscall_kernel_frames_named():
           "reader <- main; e.g. %r" % (100 * frac, total, s[0][2]))
 
 
+def test_agent_bpf__maps_transport_counts_in_bpf():
+    """--transport maps (kept to measure against the default ring buffer,
+    docs/performance-notes.md): samples counted in BPF hash maps, drained
+    every interval; the same stacks, user frames by the table and kernel
+    frames named."""
+    needs_go()
+    require_bpf()
+    agent = Agent(["--transport", "maps"])
+    p = run_fixture("chain_nofp", 4)
+    q = run_fixture("syscalls_nofp", 4)
+    p.wait()
+    q.wait()
+    agent.stop()
+    srv = Server()
+    check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN)
+    s = samples_of(srv, agent, q.pid, [fx("syscalls_nofp"), LIBC])
+    frac, total = share(s, lambda f: any(re.search(r"(ksys|vfs)_read", n) for n in f))
+    check(frac >= 0.7, "only %.1f%% of %d samples show vfs_read/ksys_read; e.g. %r"
+          % (100 * frac, total, s[0][2]))
+
+
 def test_agent_bpf__process_in_another_mount_namespace():
     """The binary exists only in the process's own mount namespace, at a path
     that does not exist outside it: read through /proc/PID/map_files."""
