@@ -489,6 +489,13 @@ def test_agent_bpf__maps_transport_counts_in_bpf():
           % (100 * frac, total, s[0][2]))
 
 
+def need_private_mount_namespace():
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:  # a chroot whose / is no mount point, or no CAP_SYS_ADMIN
+        skip("no private mount namespace here: " + r.stderr.strip())
+
+
 def test_agent_bpf__process_in_another_mount_namespace():
     """The binary exists only in the process's own mount namespace, at a path
     that does not exist outside it: read through /proc/PID/map_files."""
@@ -496,10 +503,7 @@ def test_agent_bpf__process_in_another_mount_namespace():
     require_bpf()
     if not packages.which("unshare"):
         skip(packages.missing("unshare"))
-    r = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:  # a chroot whose / is no mount point, or no CAP_SYS_ADMIN
-        skip("no private mount namespace here: " + r.stderr.strip())
+    need_private_mount_namespace()
     where = tempfile.mkdtemp(dir=TMP, prefix="ns.")
     app = os.path.join(where, "app")
     agent = Agent([])
@@ -802,7 +806,9 @@ def test_agent_bpf__clear_errors():
                        capture_output=True, text=True, timeout=60)
     check(r.returncode == 1 and re.search(r"kernel 2\.6 is too old: the agent needs 5\.17",
                                           r.stderr), "uname 2.6: %d %r" % (r.returncode, r.stderr))
-    # no kernel BTF: /sys/kernel/btf hidden by an empty tmpfs in a mount namespace
+    # no kernel BTF: /sys/kernel/btf hidden by an empty tmpfs in a mount
+    # namespace (the checks above passed when this one skips)
+    need_private_mount_namespace()
     r = subprocess.run([unshare, "-m", "--propagation", "private", "sh", "-c",
                         'mount -t tmpfs tmpfs /sys/kernel/btf && exec "$0" --output "$1"',
                         AGENT, TMP], capture_output=True, text=True, timeout=60)
