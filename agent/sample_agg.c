@@ -131,9 +131,7 @@ int agent_agg_drain(struct agent_agg *g, agent_sample_fn fn, void *ctx, size_t *
 	 * slot) */
 	g->n = 0;
 	ember_buf_release(&g->arena); /* empty, same cap */
-	if (g->set.mask)
-		memset(g->set.slots, 0, (g->set.mask + 1) * sizeof(*g->set.slots));
-	g->set.used = 0;
+	ember_hset_clear(&g->set);
 	return err;
 }
 

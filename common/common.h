@@ -494,6 +494,8 @@ typedef bool (*ember_hset_equal_fn)(const void *ctx, size_t idx, const void *key
 /* An empty set with a new random key: 0 or a negative errno. */
 int ember_hset_init(struct ember_hset *s);
 void ember_hset_release(struct ember_hset *s);
+/* Empty the set, keeping its slots (and its key) for reuse. */
+void ember_hset_clear(struct ember_hset *s);
 /* The index of an element equal to key (whose hash is hash), or SIZE_MAX. */
 size_t ember_hset_find(const struct ember_hset *s, uint64_t hash,
 		       ember_hset_equal_fn equal, const void *ctx, const void *key);

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 int ember_hset_init(struct ember_hset *s)
 {
@@ -27,6 +28,13 @@ void ember_hset_release(struct ember_hset *s)
 	free(s->slots);
 	s->slots = NULL;
 	s->mask = 0;
+	s->used = 0;
+}
+
+void ember_hset_clear(struct ember_hset *s)
+{
+	if (s->mask)
+		memset(s->slots, 0, (s->mask + 1) * sizeof(*s->slots));
 	s->used = 0;
 }
 

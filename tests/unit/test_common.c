@@ -78,6 +78,9 @@ static int test_common__hset_dedups(void)
 	}
 	CHECK_INT(nkept, ==, 4);
 	CHECK_INT(ember_hset_find(&s, ember_hash(&s.key, "d", 1), str_eq, kept, "d"), ==, 3);
+	ember_hset_clear(&s); /* empty, its slots kept */
+	CHECK(s.mask && s.used == 0);
+	CHECK(ember_hset_find(&s, ember_hash(&s.key, "d", 1), str_eq, kept, "d") == SIZE_MAX);
 	ember_hset_release(&s);
 	ember_hset_release(NULL);
 	return 0;
