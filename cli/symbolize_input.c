@@ -27,11 +27,8 @@ bool cli_parse_addr(const char *s, size_t len, uint64_t *out)
 		if (len - 2 > 16)
 			return false;
 		for (i = 2; i < len; i++) {
-			char c = s[i];
-			int d = c >= '0' && c <= '9'   ? c - '0'
-				: c >= 'a' && c <= 'f' ? c - 'a' + 10
-				: c >= 'A' && c <= 'F' ? c - 'A' + 10
-						       : -1;
+			int d = ember_hex_digit(s[i]);
+
 			if (d < 0)
 				return false;
 			v = v << 4 | (uint64_t)d;

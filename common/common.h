@@ -504,6 +504,17 @@ int ember_hset_insert(struct ember_hset *s, uint64_t hash, size_t idx);
 
 /* ---- hex and JSON strings (hex.c, json_escape.c) ----------------------- */
 
+/* The value of hex digit c (either case), or -1. */
+static inline int ember_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 /* Lowercase hex of data[0..len) into out (2 * len + 1 bytes, NUL-ended). */
 void ember_hex_encode(const void *data, size_t len, char *out);
 /* The len bytes whose hex (either case) is exactly hex (2 * len digits,

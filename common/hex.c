@@ -20,23 +20,12 @@ void ember_hex_encode(const void *data, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
-static int hex_nibble(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int ember_hex_decode(const char *hex, void *out, size_t len)
 {
 	uint8_t *p = out;
 
 	for (size_t i = 0; i < len; i++) {
-		int hi = hex_nibble(hex[2 * i]), lo = hi < 0 ? -1 : hex_nibble(hex[2 * i + 1]);
+		int hi = ember_hex_digit(hex[2 * i]), lo = hi < 0 ? -1 : ember_hex_digit(hex[2 * i + 1]);
 
 		if (lo < 0)
 			return -EINVAL;

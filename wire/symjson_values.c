@@ -15,17 +15,6 @@
 
 #define HEX_ADDR_MAX_CHARS 64
 
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "0x" + hex digits, s of len bytes (not NUL-terminated in general). */
 static int parse_hex_u64(const char *s, size_t len, uint64_t *out, const char **why)
 {
@@ -36,7 +25,7 @@ static int parse_hex_u64(const char *s, size_t len, uint64_t *out, const char **
 		return -EINVAL;
 	}
 	for (size_t i = 2; i < len; i++) {
-		int d = hex_val(s[i]);
+		int d = ember_hex_digit(s[i]);
 
 		if (d < 0) {
 			*why = "not an address (a non-negative integer or a \"0x\" hex string)";
@@ -115,7 +104,7 @@ int symjson_build_id_str(const char *s, size_t len, char *out, size_t out_size,
 	if (!s || len < 2 || len % 2 || len > SYMJSON_BUILD_ID_HEX_MAX || len >= out_size)
 		return -EINVAL;
 	for (size_t i = 0; i < len; i++) {
-		int d = hex_val(s[i]);
+		int d = ember_hex_digit(s[i]);
 
 		if (d < 0)
 			return -EINVAL;
