@@ -44,6 +44,13 @@ void pstore_block_unref(struct pstore_block *b)
 		block_free(b);
 }
 
+void pstore_blocks_release(struct pstore_blocks *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		pstore_block_unref(v->v[i]);
+	EMBER_VEC_FREE(v);
+}
+
 /* Reads of one block: its first bytes once, the rest by range. */
 struct reader {
 	const struct pstore_blockio *io;

@@ -159,9 +159,7 @@ int pstore_compact_head(struct pstore *s, struct pstore_head *h)
 		err = publish_shared(s, h, blocks.v, blocks.n, &d);
 	else if (!err)
 		err = publish_flush(s, h, blocks.v, blocks.n);
-	for (size_t i = 0; i < blocks.n; i++)
-		pstore_block_unref(blocks.v[i]);
-	EMBER_VEC_FREE(&blocks);
+	pstore_blocks_release(&blocks);
 	if (err) {
 		pr_warn("pstore: writing log segment %llu as blocks: %s",
 			(unsigned long long)h->seq, why[0] ? why : pstore_strerror(err));
@@ -263,9 +261,7 @@ static int retention_shared(struct pstore *s, int64_t cutoff)
 		err = pstore_index_refresh(s, NULL, &d);
 	if (!err)
 		atomic_fetch_add(&s->retention_drops, old.n);
-	for (size_t i = 0; i < old.n; i++)
-		pstore_block_unref(old.v[i]);
-	EMBER_VEC_FREE(&old);
+	pstore_blocks_release(&old);
 	if (err)
 		pr_warn("pstore: retention: %s", why[0] ? why : pstore_strerror(err));
 	return err;

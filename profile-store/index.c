@@ -456,9 +456,7 @@ static int reconcile(struct pstore *s, struct pstore_head *flushed, struct ember
 	int err = open_missing(s, &opened, d);
 
 	if (err) {
-		for (size_t i = 0; i < opened.n; i++)
-			pstore_block_unref(opened.v[i]);
-		EMBER_VEC_FREE(&opened);
+		pstore_blocks_release(&opened);
 		return err;
 	}
 	pthread_mutex_lock(&s->mu);

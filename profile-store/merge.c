@@ -360,9 +360,7 @@ int pstore_compact_merge(struct pstore *s)
 		if (!todo.n)
 			break;
 		err = pstore_merge_blocks(s, todo.v, todo.n, false, &d);
-		for (size_t i = 0; i < todo.n; i++)
-			pstore_block_unref(todo.v[i]);
-		EMBER_VEC_FREE(&todo);
+		pstore_blocks_release(&todo);
 	}
 	if (err)
 		pr_warn("pstore: merging blocks: %s", why[0] ? why : pstore_strerror(err));

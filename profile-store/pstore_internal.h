@@ -1055,6 +1055,8 @@ int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
 /* ---- compaction (compact.c, background.c) -------------------------------- */
 
 EMBER_VEC_DEF(pstore_blocks, struct pstore_block *);
+/* Drop the reference each block of v holds and free v (catalog.c). */
+void pstore_blocks_release(struct pstore_blocks *v);
 int pstore_compact_head(struct pstore *s, struct pstore_head *h);
 int pstore_compact_sealed(struct pstore *s);
 /* Rotate when due (rotate), flush sealed heads, merge, retention: the

@@ -109,9 +109,7 @@ int pstore_compact_reresolve(struct pstore *s)
 	err = pick(s, &todo);
 	for (size_t i = 0; !err && i < todo.n; i++)
 		err = pstore_merge_blocks(s, &todo.v[i], 1, true, &d);
-	for (size_t i = 0; i < todo.n; i++)
-		pstore_block_unref(todo.v[i]);
-	EMBER_VEC_FREE(&todo);
+	pstore_blocks_release(&todo);
 	if (err)
 		pr_warn("pstore: resolving stored frames: %s", why[0] ? why : pstore_strerror(err));
 	return err;
