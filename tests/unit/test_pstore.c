@@ -98,7 +98,7 @@ static int loc_of(struct pprof_profile *p, uint64_t mid, const char *name, uint6
 {
 	const pprof_message_t *m = pprof_message(p);
 	struct pprof_line ln = { 0, 10, 0 };
-	uint64_t addr = 0x401000 + (pstore_hash(name, strlen(name), 0) & 0xffff0);
+	uint64_t addr = 0x401000 + (ember_checksum64(name, strlen(name), 0) & 0xffff0);
 
 	for (size_t i = 0; i < m->n_location; i++)
 		if (m->location[i]->n_line &&
@@ -200,11 +200,11 @@ static int append(struct pstore *s, struct pprof_profile *p, const char *service
 static const char *const S3[] = { "main;work;hot", "main;work;cold", "main;idle" };
 static const int64_t C3[] = { 30, 10, 5 };
 
-static struct pstore_result *query(struct pstore *s, const char *selector, const char *type,
+static struct pmodel_result *query(struct pstore *s, const char *selector, const char *type,
 				   int64_t from, int64_t to)
 {
 	struct pstore_selection sel = { selector, type, from, to };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	char why[256];
 
 	if (pstore_query(s, &sel, NULL, &r, why, sizeof(why))) {
@@ -215,17 +215,17 @@ static struct pstore_result *query(struct pstore *s, const char *selector, const
 }
 
 /* The folded output of r in a buffer the caller releases. */
-static int folded(const struct pstore_result *r, struct ember_buf *b)
+static int folded(const struct pmodel_result *r, struct ember_buf *b)
 {
 	ember_buf_init(b, 64 << 20);
-	return pstore_write_folded(r, pstore_write_buf, b);
+	return pmodel_write_folded(r, pmodel_write_buf, b);
 }
 
-static int64_t total_of(const struct pstore_result *r)
+static int64_t total_of(const struct pmodel_result *r)
 {
-	struct pstore_result_info info;
+	struct pmodel_result_info info;
 
-	pstore_result_info(r, &info);
+	pmodel_result_info(r, &info);
 	return info.total;
 }
 
@@ -233,7 +233,7 @@ static int64_t total_of(const struct pstore_result *r)
  * and merging. */
 static int check_folded(struct pstore *s, const char *selector, const char *want)
 {
-	struct pstore_result *r = query(s, selector, "cpu", 0, 0);
+	struct pmodel_result *r = query(s, selector, "cpu", 0, 0);
 	struct ember_buf b;
 	int err = r ? folded(r, &b) : -1;
 
@@ -244,7 +244,7 @@ static int check_folded(struct pstore *s, const char *selector, const char *want
 	}
 	if (r)
 		ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return err;
 }
 
@@ -383,9 +383,9 @@ static int test_pstore__append_query_head_blocks_merged_agree(void)
 static int test_pstore__empty_profile_stored(void)
 {
 	struct pstore *s = fresh_store();
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	struct pstore_stats st;
-	struct pstore_result_info info;
+	struct pmodel_result_info info;
 
 	CHECK(s);
 	CHECK_INT(append(s, mkprof(S3, C3, 0, T0), "a", "1"), ==, 0);
@@ -395,10 +395,10 @@ static int test_pstore__empty_profile_stored(void)
 	CHECK_INT(st.profiles, ==, 2);
 	r = query(s, NULL, "cpu", 0, 0);
 	CHECK(r);
-	pstore_result_info(r, &info);
+	pmodel_result_info(r, &info);
 	CHECK_INT(info.profiles, ==, 2);
 	CHECK_INT(info.total, ==, 0);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -407,7 +407,7 @@ static int test_pstore__empty_profile_stored(void)
 static int test_pstore__time_range_selects_profiles(void)
 {
 	struct pstore *s = fresh_store();
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	CHECK(s);
 	for (int i = 0; i < 6; i++)
@@ -415,16 +415,16 @@ static int test_pstore__time_range_selects_profiles(void)
 	r = query(s, NULL, "cpu", T0 + 10 * SEC, T0 + 30 * SEC);
 	CHECK(r);
 	CHECK_INT(total_of(r), ==, 2 * 45 * 10 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	CHECK_INT(pstore_flush(s), ==, 0);
 	r = query(s, NULL, "cpu", T0 + 10 * SEC, T0 + 30 * SEC);
 	CHECK(r);
 	CHECK_INT(total_of(r), ==, 2 * 45 * 10 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	r = query(s, NULL, "samples", T0 + 50 * SEC, 0);
 	CHECK(r);
 	CHECK_INT(total_of(r), ==, 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -435,8 +435,8 @@ static int test_pstore__time_from_profile_else_arrival(void)
 	struct pstore *s = fresh_store();
 	struct pprof_profile *p = mkprof(S3, C3, 3, 0);
 	struct pstore_append_opts o = { .sz = sizeof(o), .time_ns = T0 - 5 * SEC };
-	struct pstore_result *r;
-	struct pstore_result_info info;
+	struct pmodel_result *r;
+	struct pmodel_result_info info;
 
 	CHECK(s && p);
 	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
@@ -446,16 +446,16 @@ static int test_pstore__time_from_profile_else_arrival(void)
 	CHECK_INT(pstore_append(s, p, NULL, NULL, 0), ==, 0); /* now */
 	r = query(s, NULL, "cpu", T0 - 6 * SEC, T0 - 4 * SEC);
 	CHECK(r);
-	pstore_result_info(r, &info);
+	pmodel_result_info(r, &info);
 	CHECK_INT(info.profiles, ==, 1);
 	CHECK_INT(info.min_time_ns, ==, T0 - 5 * SEC);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	r = query(s, NULL, "cpu", T0 - 100 * SEC, T0 - 99 * SEC);
 	CHECK(r && total_of(r) == 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	r = query(s, NULL, "cpu", T0, T0 + 1);
 	CHECK(r && total_of(r) == 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pprof_profile_free(p);
 	pstore_free(s);
 	remove_dir();
@@ -582,7 +582,7 @@ static int test_pstore__types_aliases_and_names(void)
 	struct pstore *s = fresh_store();
 	struct pstore_strlist *types = NULL;
 	struct pstore_selection all = { 0 }, sel = { .type = "delay" };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct pprof_profile *p;
 	char why[256];
 	struct pstore_label ln = { "__name__", "block" };
@@ -598,10 +598,10 @@ static int test_pstore__types_aliases_and_names(void)
 	/* a full ID, and an alias; an unknown one fails with a reason */
 	r = query(s, NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0);
 	CHECK(r && total_of(r) == 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	r = query(s, NULL, "process_cpu:cpu", 0, 0);
 	CHECK(r && total_of(r) == 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	sel.type = "nope";
 	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_TYPE);
 	CHECK(strstr(why, "unknown profile type 'nope'"));
@@ -615,11 +615,11 @@ static int test_pstore__types_aliases_and_names(void)
 	sel.type = "block:cpu";
 	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, 0);
 	CHECK_INT(total_of(r), ==, 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	/* the selector may carry the type, as Pyroscope writes it */
 	r = query(s, "process_cpu:cpu:nanoseconds:cpu:nanoseconds{service=\"a\"}", NULL, 0, 0);
 	CHECK(r && total_of(r) == 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	/* no type at all */
 	sel.type = NULL;
 	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_TYPE);
@@ -740,7 +740,7 @@ static int test_pstore__coverage_and_query_resolver(void)
 	struct pstore_query_opts qo = { .sz = sizeof(qo), .resolver = resolve_beef,
 					.resolver_ctx = &calls };
 	struct pstore_coverage *c = NULL;
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct ember_buf b;
 
 	CHECK(s && p);
@@ -765,7 +765,7 @@ static int test_pstore__coverage_and_query_resolver(void)
 	CHECK_STR(b.data, "main;work;hot 500000000\nmain;work;x_100 200000000\n"
 			  "main;x_100;libx.so+0x1200 300000000\n");
 	ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pprof_profile_free(p);
 	pstore_free(s);
 	remove_dir();
@@ -892,7 +892,7 @@ static int test_pstore__retention_drops_whole_blocks(void)
 	struct pstore_opts opts = test_opts();
 	struct pstore *s;
 	struct pstore_stats st;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	opts.retention_ns = 2 * HOUR;
 	CHECK(!make_dir());
@@ -906,14 +906,14 @@ static int test_pstore__retention_drops_whole_blocks(void)
 	CHECK_INT(st.blocks, ==, 2);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 90);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	CHECK_INT(pstore_compact(s), ==, 0);
 	pstore_stats(s, &st);
 	CHECK_INT(st.blocks, ==, 1);
 	CHECK_INT(st.retention_drops, ==, 1);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -940,14 +940,14 @@ static int test_pstore__open_partition_merges_four(void)
 {
 	struct pstore *s = fresh_store();
 	struct pstore_stats st;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	CHECK(s);
 	CHECK(!four_small_blocks_merged(s, &st));
 	CHECK_INT(st.merges, ==, 1);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 4 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1003,7 +1003,7 @@ static int test_pstore__merge_parents_deleted_after_crash(void)
 	struct pstore *s = fresh_store();
 	struct pstore_stats st;
 	char old[512], saved[600];
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	CHECK(s);
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
@@ -1027,7 +1027,7 @@ static int test_pstore__merge_parents_deleted_after_crash(void)
 	CHECK_INT(count_files("blocks", ".pblk"), ==, 1);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 90);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1079,7 +1079,7 @@ static int test_pstore__replay_skips_what_blocks_hold(void)
 {
 	struct pstore *s = fresh_store();
 	char seg[512], saved[600];
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	CHECK(s);
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
@@ -1094,7 +1094,7 @@ static int test_pstore__replay_skips_what_blocks_hold(void)
 	CHECK(s);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 90);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1114,10 +1114,10 @@ static int save_segment(char seg[512], char saved[600])
 static int reopen_total_is(const struct pstore_opts *o, int64_t want)
 {
 	struct pstore *s = open_store(o);
-	struct pstore_result *r = s ? query(s, NULL, "samples", 0, 0) : NULL;
+	struct pmodel_result *r = s ? query(s, NULL, "samples", 0, 0) : NULL;
 	int64_t got = r ? total_of(r) : -1;
 
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	CHECK_INT(got, ==, want);
 	return 0;
@@ -1208,7 +1208,7 @@ static int test_pstore__torn_log_tail_dropped(void)
 	struct pstore_stats st;
 	char seg[512];
 	struct stat sb;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	int fd;
 
 	CHECK(s);
@@ -1229,7 +1229,7 @@ static int test_pstore__torn_log_tail_dropped(void)
 	CHECK(st.wal_torn_bytes > 8);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	/* new appends go on, into a new segment */
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + 2 * SEC), "a", "1"), ==, 0);
 	pstore_free(s);
@@ -1237,7 +1237,7 @@ static int test_pstore__torn_log_tail_dropped(void)
 	CHECK(s);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 90);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1337,7 +1337,7 @@ static int run_and_kill(int first, int after, unsigned delay_us)
 static int check_seq(struct pstore *s, int i, bool must)
 {
 	char sel[64];
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	int64_t want = (kill_count(i) + 2 * kill_count(i) + 3);
 
 	snprintf(sel, sizeof(sel), "{" KILL_SEQ_LABEL "=\"%d\"}", i);
@@ -1347,10 +1347,10 @@ static int check_seq(struct pstore *s, int i, bool must)
 	if (total_of(r) != want && (must || total_of(r) != 0)) {
 		fprintf(stderr, "seq %d: total %lld, want %lld%s\n", i, (long long)total_of(r),
 			(long long)want, must ? " (acknowledged)" : "");
-		pstore_result_free(r);
+		pmodel_result_free(r);
 		return -1;
 	}
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return 0;
 }
 
@@ -1404,13 +1404,13 @@ static int flip_byte(const char *path, long off)
 static int expect_corrupt_query(struct pstore *s)
 {
 	struct pstore_selection sel = { NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0 };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	char why[256] = "";
 	int err = pstore_query(s, &sel, NULL, &r, why, sizeof(why));
 
 	if (err != -PSTORE_ERR_CORRUPT || !strstr(why, "corrupt")) {
 		fprintf(stderr, "query: %d '%s', want corrupt\n", err, why);
-		pstore_result_free(r);
+		pmodel_result_free(r);
 		return 1;
 	}
 	return 0;
@@ -1530,7 +1530,7 @@ static int test_pstore__storage_errors_are_not_empty_answers(void)
 	struct pstore_blockio io = flaky_io(&f);
 	struct pstore_opts o = test_opts();
 	struct pstore_selection sel = { NULL, "samples", 0, 0 };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct pstore *s = NULL;
 	char why[256];
 
@@ -1668,7 +1668,7 @@ static int test_pstore__blocks_in_storage_that_is_no_filesystem(void)
 				     .get = memio_get, .list = memio_list, .del = memio_del };
 	struct pstore_opts o = test_opts();
 	struct pstore_stats st;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	struct pstore *s = NULL;
 
 	CHECK(!make_dir());
@@ -1682,14 +1682,14 @@ static int test_pstore__blocks_in_storage_that_is_no_filesystem(void)
 	CHECK(m.n == 1 && m.puts >= 5 && m.dels >= 4); /* the old hour and the merged parents */
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 4 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	CHECK(count_files("blocks", ".pblk") <= 0);
 	/* reopened: the blocks listed and read from memory alone */
 	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
 	r = query(s, "{service=\"a\"}", "samples", 0, 0);
 	CHECK(r && total_of(r) == 4 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	while (m.n)
 		CHECK_INT(memio_del(&m, m.o[0].name), ==, 0);
@@ -1791,28 +1791,28 @@ static int test_pstore__blockio_dir_semantics(void)
 static const char *const SREC[] = { "main;rec;rec;leaf", "main;rec;leaf", "main;other" };
 static const int64_t CREC[] = { 6, 3, 1 };
 
-static struct pstore_result *offline(const char *const *stacks, const int64_t *counts, size_t n,
+static struct pmodel_result *offline(const char *const *stacks, const int64_t *counts, size_t n,
 				     const char *type)
 {
 	struct pprof_profile *p = mkprof(stacks, counts, n, T0);
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	char why[256];
 
-	if (p && pstore_result_from_pprof(p, type, &r, why, sizeof(why)))
-		fprintf(stderr, "pstore_result_from_pprof: %s\n", why);
+	if (p && pmodel_result_from_pprof(p, type, &r, why, sizeof(why)))
+		fprintf(stderr, "pmodel_result_from_pprof: %s\n", why);
 	pprof_profile_free(p);
 	return r;
 }
 
 static int test_pstore__top_counts_recursion_once(void)
 {
-	struct pstore_result *r = offline(SREC, CREC, 3, "samples");
-	struct pstore_top_row *rows;
+	struct pmodel_result *r = offline(SREC, CREC, 3, "samples");
+	struct pmodel_top_row *rows;
 	size_t n;
 	struct ember_buf b;
 
 	CHECK(r);
-	CHECK_INT(pstore_result_top(r, 0, &rows, &n), ==, 0);
+	CHECK_INT(pmodel_result_top(r, 0, &rows, &n), ==, 0);
 	CHECK_INT(n, ==, 4);
 	CHECK_STR(rows[0].name, "leaf");
 	CHECK_INT(rows[0].self, ==, 9);
@@ -1825,19 +1825,19 @@ static int test_pstore__top_counts_recursion_once(void)
 	CHECK_INT(rows[3].self, ==, 0);
 	CHECK_INT(rows[3].total, ==, 9); /* not 15: "rec;rec" counts once */
 	free(rows);
-	CHECK_INT(pstore_result_top(r, 2, &rows, &n), ==, 0);
+	CHECK_INT(pmodel_result_top(r, 2, &rows, &n), ==, 0);
 	CHECK_INT(n, ==, 2);
 	free(rows);
 	ember_buf_init(&b, 1 << 20);
-	CHECK_INT(pstore_write_top(r, 0, true, pstore_write_buf, &b), ==, 0);
+	CHECK_INT(pmodel_write_top(r, 0, true, pmodel_write_buf, &b), ==, 0);
 	CHECK(strstr(b.data, "{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"self_pct\":0.0000,"
 			     "\"total\":9,\"total_pct\":90.0000}"));
 	CHECK(strstr(b.data, "\"total\":10,\"profiles\":1,\"rows\":["));
 	ember_buf_reset(&b);
-	CHECK_INT(pstore_write_top(r, 0, false, pstore_write_buf, &b), ==, 0);
+	CHECK_INT(pmodel_write_top(r, 0, false, pmodel_write_buf, &b), ==, 0);
 	CHECK(strstr(b.data, "             9  90.00%  90.00%              9  90.00%  leaf\n"));
 	ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return 0;
 }
 
@@ -1850,7 +1850,7 @@ static int test_pstore__tree_json_line_only_where_one(void)
 	static const int64_t c[] = { 1, 1 };
 	struct pprof_profile *p = mkprof(st, c, 2, T0);
 	struct pprof_line ln = { 0, 20, 0 };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	uint64_t locs[2];
 	int64_t v[2] = { 1, 10 * MS };
 	struct ember_buf b;
@@ -1862,28 +1862,28 @@ static int test_pstore__tree_json_line_only_where_one(void)
 	CHECK_INT(pprof_location_set_lines(p, locs[0], &ln, 1), ==, 0);
 	CHECK_INT(loc_of(p, 1, "main", &locs[1]), ==, 0);
 	CHECK_INT(pprof_add_sample(p, locs, 2, v, 2), ==, 0);
-	CHECK_INT(pstore_result_from_pprof(p, "samples", &r, why, sizeof(why)), ==, 0);
+	CHECK_INT(pmodel_result_from_pprof(p, "samples", &r, why, sizeof(why)), ==, 0);
 	pprof_profile_free(p);
 	ember_buf_init(&b, 1 << 20);
-	CHECK_INT(pstore_write_tree_json(r, pstore_write_buf, &b), ==, 0);
+	CHECK_INT(pmodel_write_tree_json(r, pmodel_write_buf, &b), ==, 0);
 	CHECK_STR(b.data,
 		  "{\"name\":\"total\",\"self\":0,\"total\":3,\"children\":[{\"name\":\"main\","
 		  "\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":3,\"children\":[{\"name\":\"a\","
 		  "\"file\":\"a.c\",\"self\":2,\"total\":2},{\"name\":\"b\",\"file\":\"b.c\",\"line\":10,"
 		  "\"self\":1,\"total\":1}]}]}\n");
 	ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return 0;
 }
 
 static int test_pstore__tree_json_and_folded(void)
 {
-	struct pstore_result *r = offline(SREC, CREC, 3, "samples");
+	struct pmodel_result *r = offline(SREC, CREC, 3, "samples");
 	struct ember_buf b;
 
 	CHECK(r);
 	ember_buf_init(&b, 1 << 20);
-	CHECK_INT(pstore_write_tree_json(r, pstore_write_buf, &b), ==, 0);
+	CHECK_INT(pmodel_write_tree_json(r, pmodel_write_buf, &b), ==, 0);
 	CHECK_STR(
 		b.data,
 		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
@@ -1892,10 +1892,10 @@ static int test_pstore__tree_json_and_folded(void)
 		"\"file\":\"leaf.c\",\"line\":10,\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":6,\"children\":"
 		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"line\":10,\"self\":6,\"total\":6}]}]}]}]}\n");
 	ember_buf_reset(&b);
-	CHECK_INT(pstore_write_folded(r, pstore_write_buf, &b), ==, 0);
+	CHECK_INT(pmodel_write_folded(r, pmodel_write_buf, &b), ==, 0);
 	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
 	ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return 0;
 }
 
@@ -1959,9 +1959,9 @@ static int check_svg(const char *path, const char *frame)
 
 static int test_pstore__flamegraph_svg_is_valid(void)
 {
-	struct pstore_result *r = offline(SREC, CREC, 3, "cpu");
+	struct pmodel_result *r = offline(SREC, CREC, 3, "cpu");
 	const char *const weird[] = { "main;a<b>&\"c\";\xff\xfe bad utf8;tab\there" };
-	struct pstore_result *w = offline(weird, CREC, 1, "cpu");
+	struct pmodel_result *w = offline(weird, CREC, 1, "cpu");
 	struct ember_buf b;
 	char path[300];
 	int rc;
@@ -1969,7 +1969,7 @@ static int test_pstore__flamegraph_svg_is_valid(void)
 	CHECK(r && w);
 	CHECK(!make_dir());
 	ember_buf_init(&b, 16 << 20);
-	CHECK_INT(pstore_write_flamegraph(r, NULL, pstore_write_buf, &b), ==, 0);
+	CHECK_INT(pmodel_write_flamegraph(r, NULL, pmodel_write_buf, &b), ==, 0);
 	CHECK(strstr(b.data, "function zoom("));
 	CHECK(strstr(b.data, "function search("));
 	CHECK(strstr(b.data, "<title>rec (90.00 ms, 9 samples, 90.00%)</title>"));
@@ -1978,19 +1978,19 @@ static int test_pstore__flamegraph_svg_is_valid(void)
 	rc = check_svg(path, "leaf");
 	CHECK(rc == 0 || rc == UNIT_SKIP);
 	ember_buf_reset(&b);
-	CHECK_INT(pstore_write_flamegraph(
+	CHECK_INT(pmodel_write_flamegraph(
 			  w,
-			  &(struct pstore_svg_opts){ .sz = sizeof(struct pstore_svg_opts),
+			  &(struct pmodel_svg_opts){ .sz = sizeof(struct pmodel_svg_opts),
 						    .title = "T & <x>",
 						    .icicle = true },
-			  pstore_write_buf, &b),
+			  pmodel_write_buf, &b),
 		  ==, 0);
 	CHECK(strstr(b.data, "e:n=\"a&lt;b&gt;&amp;&quot;c&quot;\""));
 	CHECK(!write_file(path, b.data, b.len));
 	CHECK(check_svg(path, "main") == rc);
 	ember_buf_release(&b);
-	pstore_result_free(r);
-	pstore_result_free(w);
+	pmodel_result_free(r);
+	pmodel_result_free(w);
 	remove_dir();
 	return rc;
 }
@@ -2032,8 +2032,8 @@ static double go_flat_pct(const char *top, const char *name)
 static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 {
 	struct pstore *s;
-	struct pstore_result *r;
-	struct pstore_top_row *rows;
+	struct pmodel_result *r;
+	struct pmodel_top_row *rows;
 	struct ember_buf b, out;
 	char path[300], args[400];
 	size_t n;
@@ -2052,7 +2052,7 @@ static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 	r = query(s, NULL, "cpu", 0, 0);
 	CHECK(r);
 	ember_buf_init(&b, 64 << 20);
-	CHECK_INT(pstore_write_pprof(r, &b), ==, 0);
+	CHECK_INT(pmodel_write_pprof(r, &b), ==, 0);
 	CHECK((uint8_t)b.data[0] == 0x1f && (uint8_t)b.data[1] == 0x8b);
 	snprintf(path, sizeof(path), "%s/merged.pb.gz", dir);
 	CHECK(!write_file(path, b.data, b.len));
@@ -2063,7 +2063,7 @@ static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 	CHECK_INT(rc, ==, 0);
 	CHECK(strstr(out.data, "Type: cpu"));
 	/* pprof's flat% is our self% for every function we list */
-	CHECK_INT(pstore_result_top(r, 0, &rows, &n), ==, 0);
+	CHECK_INT(pmodel_result_top(r, 0, &rows, &n), ==, 0);
 	for (size_t i = 0; i < n; i++) {
 		double go = go_flat_pct(out.data, rows[i].name);
 
@@ -2078,7 +2078,7 @@ static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 	free(rows);
 	ember_buf_release(&out);
 	ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -2093,7 +2093,7 @@ static const char *const SN[] = { "main;work;hot", "main;work;cold", "main;idle"
 				   "main;few" };
 static const int64_t CN[] = { 700, 300, 300, 95, 5 };
 
-static const struct pstore_diff_row *row_of(const struct pstore_diff_row *rows, size_t n,
+static const struct pmodel_diff_row *row_of(const struct pmodel_diff_row *rows, size_t n,
 					    const char *name)
 {
 	for (size_t i = 0; i < n; i++)
@@ -2104,15 +2104,15 @@ static const struct pstore_diff_row *row_of(const struct pstore_diff_row *rows, 
 
 static int test_pstore__diff_table_flags_past_noise(void)
 {
-	struct pstore_result *b = offline(SB, CB, 5, "cpu"), *n = offline(SN, CN, 5, "cpu");
-	struct pstore_diff *d = NULL;
-	struct pstore_diff_row *rows;
-	const struct pstore_diff_row *hot, *few, *gone, *fresh, *idle;
+	struct pmodel_result *b = offline(SB, CB, 5, "cpu"), *n = offline(SN, CN, 5, "cpu");
+	struct pmodel_diff *d = NULL;
+	struct pmodel_diff_row *rows;
+	const struct pmodel_diff_row *hot, *few, *gone, *fresh, *idle;
 	size_t k;
 
 	CHECK(b && n);
-	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
-	CHECK_INT(pstore_diff_table(d, &rows, &k), ==, 0);
+	CHECK_INT(pmodel_diff_new(b, n, NULL, &d), ==, 0);
+	CHECK_INT(pmodel_diff_table(d, &rows, &k), ==, 0);
 	hot = row_of(rows, k, "hot");
 	few = row_of(rows, k, "few");
 	gone = row_of(rows, k, "gone");
@@ -2130,32 +2130,32 @@ static int test_pstore__diff_table_flags_past_noise(void)
 	CHECK(idle->delta_self_pct < 0 && idle->flagged); /* 30% -> 21.4% of 300 samples */
 	CHECK(strcmp(rows[k - 1].name, "gone") == 0); /* the largest shrink last */
 	free(rows);
-	pstore_diff_free(d);
-	pstore_result_free(b);
-	pstore_result_free(n);
+	pmodel_diff_free(d);
+	pmodel_result_free(b);
+	pmodel_result_free(n);
 	return 0;
 }
 
 static int test_pstore__diff_folded_and_flamegraph(void)
 {
-	struct pstore_result *b = offline(SB, CB, 5, "samples"), *n = offline(SN, CN, 5, "samples");
-	struct pstore_diff *d = NULL;
+	struct pmodel_result *b = offline(SB, CB, 5, "samples"), *n = offline(SN, CN, 5, "samples");
+	struct pmodel_diff *d = NULL;
 	struct ember_buf out;
 	char path[300];
 	int rc;
 
 	CHECK(b && n);
-	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
+	CHECK_INT(pmodel_diff_new(b, n, NULL, &d), ==, 0);
 	ember_buf_init(&out, 16 << 20);
-	CHECK_INT(pstore_write_diff_folded(d, false, pstore_write_buf, &out), ==, 0);
+	CHECK_INT(pmodel_write_diff_folded(d, false, pmodel_write_buf, &out), ==, 0);
 	CHECK_STR(out.data, "main;few 2 5\nmain;fresh 0 95\nmain;gone 98 0\nmain;idle 300 300\n"
 			    "main;work;cold 300 300\nmain;work;hot 300 700\n");
 	ember_buf_reset(&out);
-	CHECK_INT(pstore_write_diff_folded(d, true, pstore_write_buf, &out), ==, 0);
+	CHECK_INT(pmodel_write_diff_folded(d, true, pmodel_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "main;gone 137 0\n")); /* 98 x 1400 / 1000 */
 	ember_buf_reset(&out);
 	/* the differential tree: both sides per frame, vanished and new kept */
-	CHECK_INT(pstore_write_diff_tree_json(d, pstore_write_buf, &out), ==, 0);
+	CHECK_INT(pmodel_write_diff_tree_json(d, pmodel_write_buf, &out), ==, 0);
 	CHECK(strncmp(out.data, "{\"name\":\"total\",\"base_self\":0,\"base_total\":1000,"
 			       "\"new_self\":0,\"new_total\":1400,\"children\":[", 90) == 0);
 	CHECK(strstr(out.data, "{\"name\":\"gone\",\"base_self\":98,\"base_total\":98,"
@@ -2165,7 +2165,7 @@ static int test_pstore__diff_folded_and_flamegraph(void)
 	CHECK(strstr(out.data, "{\"name\":\"hot\",\"base_self\":300,\"base_total\":300,"
 			       "\"new_self\":700,\"new_total\":700,\"file\":\"hot.c\",\"line\":10}"));
 	ember_buf_reset(&out);
-	CHECK_INT(pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out), ==, 0);
+	CHECK_INT(pmodel_write_diff_flamegraph(d, NULL, pmodel_write_buf, &out), ==, 0);
 	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
 	CHECK(strstr(out.data, "<title>hot (base 30.00%, new 50.00%, +20.00 points)</title>"
 			       "<rect x=\"10.00\"") || strstr(out.data, "fill=\"rgb(255,35,35)\""));
@@ -2175,9 +2175,9 @@ static int test_pstore__diff_folded_and_flamegraph(void)
 	rc = check_svg(path, "hot");
 	CHECK(rc == 0 || rc == UNIT_SKIP);
 	ember_buf_release(&out);
-	pstore_diff_free(d);
-	pstore_result_free(b);
-	pstore_result_free(n);
+	pmodel_diff_free(d);
+	pmodel_result_free(b);
+	pmodel_result_free(n);
 	remove_dir();
 	return rc;
 }
@@ -2186,9 +2186,9 @@ static int test_pstore__diff_folded_and_flamegraph(void)
 static int test_pstore__diff_pprof_matches_go_diff_base(void)
 {
 	struct pstore *s;
-	struct pstore_result *b, *n;
-	struct pstore_diff *d = NULL;
-	struct pstore_diff_row *rows;
+	struct pmodel_result *b, *n;
+	struct pmodel_diff *d = NULL;
+	struct pmodel_diff_row *rows;
 	struct ember_buf buf, go1, go2;
 	char pb[300], pn[300], pd[300], args[1000];
 	size_t k;
@@ -2208,22 +2208,22 @@ static int test_pstore__diff_pprof_matches_go_diff_base(void)
 	snprintf(pn, sizeof(pn), "%s/new.pb.gz", dir);
 	snprintf(pd, sizeof(pd), "%s/diff.pb.gz", dir);
 	ember_buf_init(&buf, 64 << 20);
-	CHECK_INT(pstore_write_pprof(b, &buf), ==, 0);
+	CHECK_INT(pmodel_write_pprof(b, &buf), ==, 0);
 	CHECK(!write_file(pb, buf.data, buf.len));
 	ember_buf_reset(&buf);
-	CHECK_INT(pstore_write_pprof(n, &buf), ==, 0);
+	CHECK_INT(pmodel_write_pprof(n, &buf), ==, 0);
 	CHECK(!write_file(pn, buf.data, buf.len));
-	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
+	CHECK_INT(pmodel_diff_new(b, n, NULL, &d), ==, 0);
 	ember_buf_reset(&buf);
-	CHECK_INT(pstore_write_diff_pprof(d, &buf), ==, 0);
+	CHECK_INT(pmodel_write_diff_pprof(d, &buf), ==, 0);
 	CHECK(!write_file(pd, buf.data, buf.len));
 	snprintf(args, sizeof(args), "-normalize -diff_base '%s' '%s'", pb, pn);
 	CHECK_INT(go_top(args, &go1), ==, 0);
 	snprintf(args, sizeof(args), "'%s'", pd);
 	CHECK_INT(go_top(args, &go2), ==, 0);
-	CHECK_INT(pstore_diff_table(d, &rows, &k), ==, 0);
+	CHECK_INT(pmodel_diff_table(d, &rows, &k), ==, 0);
 	for (size_t i = 0; i < k; i++) {
-		const struct pstore_diff_row *r = &rows[i];
+		const struct pmodel_diff_row *r = &rows[i];
 		double a = go_flat_pct(go1.data, r->name), c = go_flat_pct(go2.data, r->name);
 		double ta = go_pct(go1.data, r->name, true), tc = go_pct(go2.data, r->name, true);
 
@@ -2242,9 +2242,9 @@ static int test_pstore__diff_pprof_matches_go_diff_base(void)
 	ember_buf_release(&go1);
 	ember_buf_release(&go2);
 	ember_buf_release(&buf);
-	pstore_diff_free(d);
-	pstore_result_free(b);
-	pstore_result_free(n);
+	pmodel_diff_free(d);
+	pmodel_result_free(b);
+	pmodel_result_free(n);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -2305,10 +2305,10 @@ static void *reader(void *arg)
 	struct worker *w = arg;
 
 	for (int i = 0; i < 40 && !w->err; i++) {
-		struct pstore_result *r = query(w->s, "{service=~\"svc.*\"}", "cpu", 0, 0);
+		struct pmodel_result *r = query(w->s, "{service=~\"svc.*\"}", "cpu", 0, 0);
 
 		w->err = r ? 0 : -1;
-		pstore_result_free(r);
+		pmodel_result_free(r);
 		if (i % 10 == 0 && !w->err)
 			w->err = pstore_flush(w->s);
 	}
@@ -2323,7 +2323,7 @@ static int test_pstore__concurrent_appends_queries_flushes(void)
 	struct worker w[4];
 	pthread_t t[4];
 	struct pstore *s;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	o.no_background = false;
 	o.head_max_age_ns = 50 * MS;
@@ -2341,12 +2341,12 @@ static int test_pstore__concurrent_appends_queries_flushes(void)
 	}
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 3 * 40 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	s = open_store(NULL);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 3 * 40 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -2380,10 +2380,10 @@ static struct pstore *open_shared(const char *name, int refresh_s)
 
 static int64_t samples_total(struct pstore *s)
 {
-	struct pstore_result *r = query(s, NULL, "samples", 0, 0);
+	struct pmodel_result *r = query(s, NULL, "samples", 0, 0);
 	int64_t t = r ? total_of(r) : -1;
 
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return t;
 }
 
@@ -2627,7 +2627,7 @@ static int test_pstore__shared_same_log_records_counted_once(void)
 static int test_pstore__shared_missing_block_fails_its_queries_only(void)
 {
 	struct pstore *a, *c;
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct pstore_selection sel = { NULL, "samples", T0 - 3 * HOUR, T0 - 2 * HOUR + HOUR / 2 };
 	struct pstore_stats st;
 	char path[600], why[256];
@@ -2652,7 +2652,7 @@ static int test_pstore__shared_missing_block_fails_its_queries_only(void)
 	CHECK_INT(samples_total(c) < 0, ==, 1); /* every time: that partition too */
 	r = query(c, NULL, "samples", T0 - HOUR, 0);
 	CHECK(r && total_of(r) == 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(c);
 	remove_dir();
 	return 0;
