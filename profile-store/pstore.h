@@ -1,18 +1,20 @@
 /*
- * pstore.h - the profile store: pprof profiles kept by labels and time,
- * merged, compared and written out (issue 15; docs/profile-store.md).
+ * pstore.h - the profile store's storage engine: pprof profiles kept by
+ * labels and time and merged into the profile model's results (issue 15;
+ * split from the model in issue 22; docs/profile-store.md).
  *
  * Pipeline position: the HTTP layer (or a tool) decodes a pprof profile
  * (wire/pprof.h) and calls pstore_append(); the profile is written to an
  * fsynced write-ahead segment before the call returns, is queryable at
  * once, and is compacted in the background into immutable, content-named
  * blocks (docs/profile-store-format.md) kept through a block-storage
- * interface (struct pstore_blockio; a local directory by default).
+ * interface (struct pstore_blockio, blockio/pstore_blockio.h; a local
+ * directory by default).
  * Queries select series by a Prometheus-style label selector, a profile
  * type and a time range, sum the matching profiles stack by stack into a
- * struct pmodel_result, which is written out as pprof, folded stacks, a
- * top table, a JSON tree or a flame-graph SVG; two results make a
- * struct pmodel_diff.
+ * struct pmodel_result (profile-model/pmodel.h), which the model writes
+ * out as pprof, folded stacks, a top table, a JSON tree or a flame-graph
+ * SVG, and compares (struct pmodel_diff).
  *
  * Nothing here speaks HTTP or links the symbolizer: unsymbolized frames
  * are resolved by a callback the caller gives (pstore_resolve_fn).
@@ -23,8 +25,8 @@
  * failure (NUL-terminated, may be NULL).
  *
  * Threads: a struct pstore may be used from many threads at once (append,
- * query and the rest); results and diffs are plain values owned by one
- * thread at a time.  There is no global state.
+ * query and the rest); the results it returns are the caller's, plain
+ * values owned by one thread at a time.  There is no global state.
  */
 #ifndef EMBER_PSTORE_H
 #define EMBER_PSTORE_H
