@@ -257,7 +257,33 @@ static int test_pmodel__diff_folded_and_flamegraph(void)
 
 /* Our diff pprof and table agree with `go tool pprof -normalize -diff_base`. */
 
+/* A result's type is checked: a type the file lacks and a diff of two
+ * kinds of values fail with the model's typed error, which is the
+ * store's number (the HTTP layer maps PSTORE_ERR_TYPE to 400). */
+static int test_pmodel__types_checked_with_a_typed_error(void)
+{
+	struct pprof_profile *p = mkprof(SREC, CREC, 3, T0);
+	struct pmodel_result *cpu = offline(SREC, CREC, 3, "cpu");
+	struct pmodel_result *samples = offline(SREC, CREC, 3, "samples");
+	struct pmodel_result *r = NULL;
+	struct pmodel_diff *d = NULL;
+	char why[256] = "";
+
+	CHECK(p && cpu && samples);
+	CHECK_INT(pmodel_result_from_pprof(p, "alloc_space", &r, why, sizeof(why)), ==,
+		  -PMODEL_ERR_TYPE);
+	CHECK(r == NULL && strstr(why, "alloc_space"));
+	CHECK_INT(pmodel_diff_new(cpu, samples, NULL, &d), ==, -PMODEL_ERR_TYPE);
+	CHECK(d == NULL);
+	CHECK(strcmp(pmodel_strerror(-PMODEL_ERR_TYPE), "unknown or ambiguous profile type") == 0);
+	pprof_profile_free(p);
+	pmodel_result_free(cpu);
+	pmodel_result_free(samples);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pmodel__types_checked_with_a_typed_error),
 	UNIT_CASE(test_pmodel__top_counts_recursion_once),
 	UNIT_CASE(test_pmodel__tree_json_line_only_where_one),
 	UNIT_CASE(test_pmodel__tree_json_and_folded),
