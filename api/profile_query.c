@@ -54,14 +54,14 @@ static struct pstore_query_opts resolver_opts(struct api_server *srv)
 
 /* ---- query ----------------------------------------------------------------- */
 
-static int tree_json(const struct pstore_result *r, const struct pstore_selection *sel,
+static int tree_json(const struct pmodel_result *r, const struct pstore_selection *sel,
 		     struct ember_buf *b)
 {
-	struct pstore_result_info ri;
+	struct pmodel_result_info ri;
 	char unit[128];
 	int err;
 
-	pstore_result_info(r, &ri);
+	pmodel_result_info(r, &ri);
 	type_field(ri.type, 2, unit, sizeof(unit));
 	err = ember_buf_appendf(b, "{\"type\":");
 	err = err ? err : ember_json_str(b, ri.type, strlen(ri.type));
@@ -78,16 +78,16 @@ static int tree_json(const struct pstore_result *r, const struct pstore_selectio
 		err = ember_buf_appendf(b, ",\"min_time_ms\":%" PRId64 ",\"max_time_ms\":%" PRId64,
 					ri.min_time_ns / 1000000, ri.max_time_ns / 1000000);
 	err = err ? err : ember_buf_appendf(b, ",\"tree\":");
-	err = err ? err : pstore_write_tree_json(r, pstore_write_buf, b);
+	err = err ? err : pmodel_write_tree_json(r, pmodel_write_buf, b);
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
 /* The output of r in format f into b, and its content type. */
-static int write_query(struct MHD_Connection *c, const struct pstore_result *r,
+static int write_query(struct MHD_Connection *c, const struct pmodel_result *r,
 		       const struct pstore_selection *sel, const char *f, struct ember_buf *b,
 		       const char **type, char *why, size_t why_size)
 {
-	struct pstore_svg_opts so = { .sz = sizeof(so), .title = api_param(c, "title") };
+	struct pmodel_svg_opts so = { .sz = sizeof(so), .title = api_param(c, "title") };
 	const char *width = api_param(c, "width"), *icicle = api_param(c, "icicle");
 	uint64_t w = 0;
 	size_t rows;
@@ -98,15 +98,15 @@ static int write_query(struct MHD_Connection *c, const struct pstore_result *r,
 	if (strcmp(f, "top") == 0 || strcmp(f, "top-text") == 0) {
 		EMBER_FORWARD_IF_ERROR(rows_param(c, &rows, why, why_size));
 		*type = f[3] ? "text/plain" : "application/json";
-		return pstore_write_top(r, rows, !f[3], pstore_write_buf, b);
+		return pmodel_write_top(r, rows, !f[3], pmodel_write_buf, b);
 	}
 	if (strcmp(f, "folded") == 0) {
 		*type = "text/plain";
-		return pstore_write_folded(r, pstore_write_buf, b);
+		return pmodel_write_folded(r, pmodel_write_buf, b);
 	}
 	if (strcmp(f, "pprof") == 0) {
 		*type = "application/octet-stream";
-		return pstore_write_pprof(r, b);
+		return pmodel_write_pprof(r, b);
 	}
 	if (width && (api_parse_uint(width, 100000, &w) || w < 100)) {
 		snprintf(why, why_size, "width: '%.16s' is not 100 to 100000 pixels", width);
@@ -115,7 +115,7 @@ static int write_query(struct MHD_Connection *c, const struct pstore_result *r,
 	so.width = (int)w;
 	so.icicle = icicle && strcmp(icicle, "0") && strcmp(icicle, "false");
 	*type = "image/svg+xml";
-	return pstore_write_flamegraph(r, &so, pstore_write_buf, b);
+	return pmodel_write_flamegraph(r, &so, pmodel_write_buf, b);
 }
 
 static bool format_known(const char *f, const char *const *names)
@@ -158,8 +158,8 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	const char *f = api_param(c, "format") ? api_param(c, "format") : "json";
 	struct pstore_query_opts qo = resolver_opts(srv);
 	struct pstore_selection sel;
-	struct pstore_result *r = NULL;
-	struct pstore_result_info ri;
+	struct pmodel_result *r = NULL;
+	struct pmodel_result_info ri;
 	char why[512] = "", profiles[24], total[24];
 	const char *headers[] = { pprof_headers_names[0], profiles, pprof_headers_names[1],
 				  total, NULL };
@@ -174,12 +174,12 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	err = pstore_query(srv->profiles->store, &sel, &qo, &r, why, sizeof(why));
 	if (err)
 		return api_profile_error(srv, c, req, err, why);
-	pstore_result_info(r, &ri);
+	pmodel_result_info(r, &ri);
 	snprintf(profiles, sizeof(profiles), "%" PRIu64, ri.profiles);
 	snprintf(total, sizeof(total), "%" PRId64, ri.total);
 	ember_buf_init(&b, ANSWER_CAP);
 	err = write_query(c, r, &sel, f, &b, &type, why, sizeof(why));
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return send_answer(srv, c, req, err, type, &b, headers, why);
 }
 
@@ -203,23 +203,23 @@ static int threshold(struct MHD_Connection *c, const char *name, double *out, ch
 	return 0;
 }
 
-static int diff_opts(struct MHD_Connection *c, struct pstore_diff_opts *o, char *why, size_t size)
+static int diff_opts(struct MHD_Connection *c, struct pmodel_diff_opts *o, char *why, size_t size)
 {
-	*o = (struct pstore_diff_opts){ .sz = sizeof(*o) };
+	*o = (struct pmodel_diff_opts){ .sz = sizeof(*o) };
 	EMBER_FORWARD_IF_ERROR(threshold(c, "min_abs_pct", &o->min_abs_pct, why, size));
 	EMBER_FORWARD_IF_ERROR(threshold(c, "min_rel", &o->min_rel, why, size));
 	return threshold(c, "min_z", &o->min_z, why, size);
 }
 
-static int diff_tree(const struct pstore_diff *d, const struct pstore_result *base,
-		     const struct pstore_result *new_, struct ember_buf *b)
+static int diff_tree(const struct pmodel_diff *d, const struct pmodel_result *base,
+		     const struct pmodel_result *new_, struct ember_buf *b)
 {
-	struct pstore_result_info bi, ni;
+	struct pmodel_result_info bi, ni;
 	char unit[128];
 	int err;
 
-	pstore_result_info(base, &bi);
-	pstore_result_info(new_, &ni);
+	pmodel_result_info(base, &bi);
+	pmodel_result_info(new_, &ni);
 	type_field(ni.type, 2, unit, sizeof(unit));
 	err = ember_buf_appendf(b, "{\"type\":");
 	err = err ? err : ember_json_str(b, ni.type, strlen(ni.type));
@@ -231,43 +231,43 @@ static int diff_tree(const struct pstore_diff *d, const struct pstore_result *ba
 				      ",\"base_profiles\":%" PRIu64 ",\"new_profiles\":%" PRIu64
 				      ",\"tree\":",
 				      bi.total, ni.total, bi.profiles, ni.profiles);
-	err = err ? err : pstore_write_diff_tree_json(d, pstore_write_buf, b);
+	err = err ? err : pmodel_write_diff_tree_json(d, pmodel_write_buf, b);
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
-static int write_diff(struct MHD_Connection *c, const struct pstore_diff *d,
-		      const struct pstore_result *base, const struct pstore_result *new_,
+static int write_diff(struct MHD_Connection *c, const struct pmodel_diff *d,
+		      const struct pmodel_result *base, const struct pmodel_result *new_,
 		      const char *f, struct ember_buf *b, const char **type, char *why,
 		      size_t why_size)
 {
 	const char *norm = api_param(c, "normalize");
-	struct pstore_svg_opts so = { .sz = sizeof(so), .title = api_param(c, "title") };
+	struct pmodel_svg_opts so = { .sz = sizeof(so), .title = api_param(c, "title") };
 	size_t rows;
 
 	*type = "application/json";
 	if (strcmp(f, "table") == 0 || strcmp(f, "table-text") == 0) {
 		EMBER_FORWARD_IF_ERROR(rows_param(c, &rows, why, why_size));
 		*type = f[5] ? "text/plain" : "application/json";
-		return pstore_write_diff_table(d, rows, !f[5], pstore_write_buf, b);
+		return pmodel_write_diff_table(d, rows, !f[5], pmodel_write_buf, b);
 	}
 	if (strcmp(f, "json") == 0)
 		return diff_tree(d, base, new_, b);
 	if (strcmp(f, "folded") == 0) {
 		*type = "text/plain";
-		return pstore_write_diff_folded(d, norm && strcmp(norm, "0") && strcmp(norm, "false"),
-						pstore_write_buf, b);
+		return pmodel_write_diff_folded(d, norm && strcmp(norm, "0") && strcmp(norm, "false"),
+						pmodel_write_buf, b);
 	}
 	if (strcmp(f, "pprof") == 0) {
 		*type = "application/octet-stream";
-		return pstore_write_diff_pprof(d, b);
+		return pmodel_write_diff_pprof(d, b);
 	}
 	*type = "image/svg+xml";
-	return pstore_write_diff_flamegraph(d, &so, pstore_write_buf, b);
+	return pmodel_write_diff_flamegraph(d, &so, pmodel_write_buf, b);
 }
 
 /* Both sides merged: base into *b, new into *n. */
 static int diff_sides(struct api_server *srv, struct MHD_Connection *c,
-		      struct pstore_result **b, struct pstore_result **n, char *why, size_t size)
+		      struct pmodel_result **b, struct pmodel_result **n, char *why, size_t size)
 {
 	static const struct api_selection_names left = { "leftQuery", "leftFrom", "leftUntil" };
 	static const struct api_selection_names right = { "rightQuery", "rightFrom",
@@ -284,7 +284,7 @@ static int diff_sides(struct api_server *srv, struct MHD_Connection *c,
 		return err;
 	err = pstore_query(srv->profiles->store, &ns, &qo, n, why, size);
 	if (err) {
-		pstore_result_free(*b);
+		pmodel_result_free(*b);
 		*b = NULL;
 	}
 	return err;
@@ -296,10 +296,10 @@ enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *
 	static const char *const formats[] = { "table", "table-text", "json", "folded", "svg",
 					       "pprof", NULL };
 	const char *f = api_param(c, "format") ? api_param(c, "format") : "table";
-	struct pstore_result *base = NULL, *new_ = NULL;
-	struct pstore_diff *d = NULL;
-	struct pstore_diff_opts o;
-	struct pstore_result_info bi, ni;
+	struct pmodel_result *base = NULL, *new_ = NULL;
+	struct pmodel_diff *d = NULL;
+	struct pmodel_diff_opts o;
+	struct pmodel_result_info bi, ni;
 	char why[512] = "", bp[24], np[24];
 	const char *headers[] = { "X-Ember-Base-Profiles", bp, "X-Ember-New-Profiles", np, NULL };
 	const char *type = "text/plain";
@@ -313,18 +313,18 @@ enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *
 	err = diff_sides(srv, c, &base, &new_, why, sizeof(why));
 	if (err)
 		return api_profile_error(srv, c, req, err, why);
-	err = pstore_diff_new(base, new_, &o, &d);
+	err = pmodel_diff_new(base, new_, &o, &d);
 	if (err == -PSTORE_ERR_TYPE)
 		snprintf(why, sizeof(why), "the two sides hold different sample types or units");
-	pstore_result_info(base, &bi);
-	pstore_result_info(new_, &ni);
+	pmodel_result_info(base, &bi);
+	pmodel_result_info(new_, &ni);
 	snprintf(bp, sizeof(bp), "%" PRIu64, bi.profiles);
 	snprintf(np, sizeof(np), "%" PRIu64, ni.profiles);
 	ember_buf_init(&b, ANSWER_CAP);
 	if (!err)
 		err = write_diff(c, d, base, new_, f, &b, &type, why, sizeof(why));
-	pstore_diff_free(d);
-	pstore_result_free(base);
-	pstore_result_free(new_);
+	pmodel_diff_free(d);
+	pmodel_result_free(base);
+	pmodel_result_free(new_);
 	return send_answer(srv, c, req, err, type, &b, headers, why);
 }
