@@ -1,9 +1,9 @@
 /*
  * common.h - the bottom layer of Ember, shared by every component:
- * logging, the guard macros of parsers, growable arrays, bounded
- * buffers, the hash function and hash set, hex, JSON string escaping,
- * huge-page allocations, build-ID helpers, bounded byte cursors and
- * LEB128 (cursor.c).
+ * logging, the kinds of errors, the guard macros of parsers, growable
+ * arrays, bounded buffers, the hash function and hash set, hex, JSON
+ * string escaping, huge-page allocations, build-ID helpers, bounded byte
+ * cursors and LEB128 (cursor.c).
  *
  * Nothing here knows about ELF, DWARF, HTTP or storage.  Library code
  * never prints: it reports through ember_log(), whose handler and level
