@@ -197,10 +197,16 @@ enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection
 enum MHD_Result api_profile_coverage(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req);
 
-/* A store error answered: its status (400 for what the request got
- * wrong, 429, 500 corrupt, 503 with Retry-After, 507) and the reason. */
+/* A store error (err: a negative errno or PSTORE_ERR) answered: its
+ * status, api_profile_error_status(err) (400 for what the request got
+ * wrong, 413, 429, 500 corrupt, 503 with Retry-After, 507), and the
+ * reason, why (pstore_strerror(err) when NULL or empty).  why is only
+ * said: it never decides the status. */
 enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection *c,
 				  const struct api_request *req, int err, const char *why);
+/* The status of a store error: its pstore_error_kind() through
+ * api_status_of_kind(). */
+unsigned api_profile_error_status(int err);
 /* A text/plain answer of status (one line). */
 enum MHD_Result api_profile_text(struct api_server *srv, struct MHD_Connection *c,
 				 const struct api_request *req, unsigned status, const char *msg);

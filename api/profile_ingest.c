@@ -174,6 +174,7 @@ static enum api_profile_reject reject_of(int err)
 {
 	switch (err) {
 	case -PSTORE_ERR_LIMIT:
+	case -PSTORE_ERR_TOO_LARGE:
 		return API_PREJ_LIMIT;
 	case -PSTORE_ERR_LABEL:
 		return API_PREJ_LABEL;
@@ -268,7 +269,7 @@ static enum MHD_Result bad_profile(struct api_server *srv, struct MHD_Connection
 	atomic_fetch_add(&srv->profiles->rejected[err == -E2BIG ? API_PREJ_TOO_LARGE
 								: API_PREJ_BAD_PROFILE], 1);
 	snprintf(msg, sizeof(msg), "not a pprof profile: %s", why);
-	return api_profile_error(srv, c, req, err == -E2BIG ? -PSTORE_ERR_LIMIT : -EINVAL,
+	return api_profile_error(srv, c, req, err == -E2BIG ? -PSTORE_ERR_TOO_LARGE : -EINVAL,
 				 err == -E2BIG ? "profile bytes, larger than the limit once "
 						 "decompressed"
 					       : msg);

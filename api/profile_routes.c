@@ -140,31 +140,9 @@ static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
 	return queue(srv, c, req, status, "text/plain", copy, n, headers);
 }
 
-/* The status of a store error, as docs/http-api.md lists them. */
-static unsigned error_status(int err, const char *why)
+unsigned api_profile_error_status(int err)
 {
-	switch (err) {
-	case -PSTORE_ERR_SELECTOR:
-	case -PSTORE_ERR_TYPE:
-	case -PSTORE_ERR_LABEL:
-	case -EINVAL:
-		return MHD_HTTP_BAD_REQUEST;
-	case -PSTORE_ERR_LIMIT: /* pstore's reasons for size and samples */
-		return strstr(why, " samples, more than") || strstr(why, "bytes, larger than") ||
-				       strstr(why, "larger than a log record")
-			       ? MHD_HTTP_CONTENT_TOO_LARGE
-			       : MHD_HTTP_BAD_REQUEST;
-	case -PSTORE_ERR_SERIES_LIMIT:
-		return MHD_HTTP_TOO_MANY_REQUESTS;
-	case -PSTORE_ERR_CORRUPT:
-		return MHD_HTTP_INTERNAL_SERVER_ERROR;
-	case -ENOSPC:
-	case -EDQUOT:
-	case -EFBIG:
-		return MHD_HTTP_INSUFFICIENT_STORAGE;
-	default:
-		return MHD_HTTP_SERVICE_UNAVAILABLE;
-	}
+	return api_status_of_kind(pstore_error_kind(err));
 }
 
 enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection *c,
@@ -172,7 +150,7 @@ enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection 
 {
 	static const char *const retry[] = { MHD_HTTP_HEADER_RETRY_AFTER, API_RETRY_AFTER_S,
 					     NULL };
-	unsigned status = error_status(err, why ? why : "");
+	unsigned status = api_profile_error_status(err);
 	char msg[768];
 
 	snprintf(msg, sizeof(msg), "%s", why && *why ? why : pstore_strerror(err));

@@ -197,7 +197,7 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 		atomic_fetch_add(&srv->profiles->rejected[API_PREJ_BAD_PROFILE], 1);
 		ret = unsupported ? api_profile_text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why)
 				  : api_profile_error(srv, c, req,
-						      err == -E2BIG ? -PSTORE_ERR_LIMIT : -EINVAL,
+						      err == -E2BIG ? -PSTORE_ERR_TOO_LARGE : -EINVAL,
 						      err == -E2BIG ? "profile bytes, larger than the "
 								      "limit"
 								    : why);

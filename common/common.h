@@ -1,9 +1,9 @@
 /*
  * common.h - the bottom layer of Ember, shared by every component:
- * logging, the guard macros of parsers, growable arrays, bounded
- * buffers, the hash function and hash set, hex, JSON string escaping,
- * huge-page allocations, build-ID helpers, bounded byte cursors and
- * LEB128 (cursor.c).
+ * logging, the kinds of errors, the guard macros of parsers, growable
+ * arrays, bounded buffers, the hash function and hash set, hex, JSON
+ * string escaping, huge-page allocations, build-ID helpers, bounded byte
+ * cursors and LEB128 (cursor.c).
  *
  * Nothing here knows about ELF, DWARF, HTTP or storage.  Library code
  * never prints: it reports through ember_log(), whose handler and level
@@ -116,6 +116,45 @@ static inline void ember_buf_reset(struct ember_buf *b)
 	if (b->data)
 		b->data[0] = '\0';
 }
+
+/* ---- kinds of errors (errkind.c) --------------------------------------- */
+
+/*
+ * What an error means to whoever asked, whatever its message says: the
+ * HTTP layer chooses a status from the kind alone (api/'s one table;
+ * docs/http-api.md), so rewording a message never changes an answer.
+ * A component whose errors reach an answer offers `x_error_kind(int err)`
+ * for its negative errors; errnos it does not give a meaning of its own
+ * go through ember_errkind_of_errno().
+ */
+enum ember_errkind {
+	EMBER_ERRK_UNAVAILABLE = 0, /* we failed (I/O, memory): try again later */
+	EMBER_ERRK_MALFORMED,	    /* the request does not parse or breaks a rule */
+	EMBER_ERRK_OVER_LIMIT,	    /* the request is past one of its limits (labels, depth) */
+	EMBER_ERRK_TOO_LARGE,	    /* the request is larger than we take (bytes, samples) */
+	EMBER_ERRK_CAPACITY,	    /* a store-wide count is at its limit (series) */
+	EMBER_ERRK_UNSUPPORTED,	    /* an encoding or format we do not read */
+	EMBER_ERRK_UNPROCESSABLE,   /* a well-formed upload whose content is unusable */
+	EMBER_ERRK_CONFLICT,	    /* the upload contradicts its request (build ID) */
+	EMBER_ERRK_NOT_FOUND,	    /* the thing asked for does not exist */
+	EMBER_ERRK_CORRUPT,	    /* stored data fails its checks */
+	EMBER_ERRK_NO_SPACE,	    /* the disk refuses the bytes (full, quota) */
+	EMBER_ERRK_BUSY,	    /* no memory or slot free now: ask again */
+	EMBER_ERRK_INTERNAL,	    /* a failure of ours that asking again will not fix */
+	EMBER_ERRK_COUNT
+};
+
+/*
+ * The kind of a negative errno a component returns for its own failure:
+ * EMBER_ERRK_NO_SPACE for -ENOSPC, -EDQUOT and -EFBIG, else
+ * EMBER_ERRK_UNAVAILABLE.  An errno never means "not found" or "bad
+ * request" by itself (a store's -ENOENT is a file it lost, not a miss):
+ * a component that means one says so in its x_error_kind().
+ */
+enum ember_errkind ember_errkind_of_errno(int err);
+
+/* The kind's name ("too_large"), for logs and tests; "?" past the enum. */
+const char *ember_errkind_name(enum ember_errkind kind);
 
 /* ---- diagnostics of rejected input and parser guards (diag.c) ---------- */
 

@@ -203,7 +203,7 @@ static int check_size(struct pstore *s, const struct pstore_append_opts *o, stru
 {
 	size_t bytes = OPT(o, input_bytes, 0) ? OPT(o, input_bytes, 0) : OPT(o, body_len, 0);
 
-	EMBER_FAIL_IF(bytes > s->lim.max_profile_bytes, d, -PSTORE_ERR_LIMIT,
+	EMBER_FAIL_IF(bytes > s->lim.max_profile_bytes, d, -PSTORE_ERR_TOO_LARGE,
 		      "profile of %zu bytes, larger than the limit of %zu", bytes,
 		      s->lim.max_profile_bytes);
 	return 0;
@@ -260,7 +260,7 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 	ember_buf_init(&rec, PS_WAL_RECORD_MAX);
 	if (!err && pstore_record_encode(o, time, duration, OPT(o, body, NULL), OPT(o, body_len, 0),
 					 p, &rec))
-		err = EMBER_FAIL(&d, -PSTORE_ERR_LIMIT, "profile larger than a log record (%zu MiB)",
+		err = EMBER_FAIL(&d, -PSTORE_ERR_TOO_LARGE, "profile larger than a log record (%zu MiB)",
 			      PS_WAL_RECORD_MAX >> 20);
 	if (!err)
 		err = logged_append(s, p, o, time, duration, &rec, &full, &d);

@@ -252,7 +252,7 @@ int pstore_ingest_profile(struct pmodel_dict *dict, const struct pprof_profile *
 
 	err = setup(&w, dict, p, out);
 	if (!err && lim && w.pp.m->n_sample > lim->max_samples)
-		err = EMBER_FAIL(d, -PSTORE_ERR_LIMIT, "%zu samples, more than the limit of %zu",
+		err = EMBER_FAIL(d, -PSTORE_ERR_TOO_LARGE, "%zu samples, more than the limit of %zu",
 			      w.pp.m->n_sample, lim->max_samples);
 	if (!err)
 		err = walk_samples(&w, d);

@@ -45,18 +45,28 @@ struct pstore;
 /* ---- errors ----------------------------------------------------------- */
 
 enum pstore_error {
-	PSTORE_ERR_LIMIT = 5200,  /* a profile past a limit (HTTP 413/400) */
-	PSTORE_ERR_LABEL,	  /* a malformed label name or value (400) */
-	PSTORE_ERR_SERIES_LIMIT,  /* the store holds max_series series (429) */
-	PSTORE_ERR_SELECTOR,	  /* a selector that does not parse (400) */
-	PSTORE_ERR_TYPE = PMODEL_ERR_TYPE, /* an unknown or ambiguous profile type (400):
+	PSTORE_ERR_LIMIT = 5200,  /* a profile past a limit of its content: labels, depth */
+	PSTORE_ERR_LABEL,	  /* a malformed label name or value */
+	PSTORE_ERR_SERIES_LIMIT,  /* the store holds max_series series */
+	PSTORE_ERR_SELECTOR,	  /* a selector that does not parse */
+	PSTORE_ERR_TYPE = PMODEL_ERR_TYPE, /* an unknown or ambiguous profile type:
 					      * the model's error (pmodel.h) */
-	PSTORE_ERR_CORRUPT,	  /* a block or segment fails its checks (500) */
-	PSTORE_ERR_CLOSED,	  /* the store's log failed; it takes no writes (503) */
+	PSTORE_ERR_CORRUPT,	  /* a block or segment fails its checks */
+	PSTORE_ERR_CLOSED,	  /* the store's log failed; it takes no writes */
+	PSTORE_ERR_TOO_LARGE,	  /* a profile past a size limit: bytes, samples */
 };
 
 /* Message for a negative error of this component (errno or PSTORE_ERR). */
 const char *pstore_strerror(int err);
+
+/*
+ * What a negative error of this component means to the sender (common.h):
+ * TOO_LARGE -> too large, LIMIT -> over a limit, LABEL, SELECTOR, TYPE and
+ * -EINVAL -> malformed, SERIES_LIMIT -> capacity, CORRUPT -> corrupt,
+ * CLOSED -> unavailable, other errnos as ember_errkind_of_errno().  The
+ * kind, never the message, decides an answer's status.
+ */
+enum ember_errkind pstore_error_kind(int err);
 
 /* ---- block storage ---------------------------------------------------- */
 
@@ -229,8 +239,9 @@ struct pstore_append_opts {
 /*
  * Store one profile (read, not kept: the store copies what it needs).
  * Returns 0 once the profile is durable (fsynced) and queryable; nothing
- * of it is visible before.  Errors: -PSTORE_ERR_LIMIT, -PSTORE_ERR_LABEL,
- * -PSTORE_ERR_SERIES_LIMIT (why says which limit and the value), -EINVAL
+ * of it is visible before.  Errors: -PSTORE_ERR_TOO_LARGE (bytes, samples),
+ * -PSTORE_ERR_LIMIT, -PSTORE_ERR_LABEL, -PSTORE_ERR_SERIES_LIMIT (why
+ * says which limit and the value), -EINVAL
  * (no sample types), -EIO / -ENOSPC (the log; nothing stored),
  * -PSTORE_ERR_CLOSED (an earlier log failure), -ENOMEM.
  */

@@ -319,8 +319,9 @@ struct pstore_ingest {
 /*
  * Intern p's samples into dict: one group per distinct set of string
  * sample labels (all in group 0 unless split_labels), rows summed per
- * stack.  lim NULL: no limits (offline).  -PSTORE_ERR_LIMIT,
- * -PSTORE_ERR_LABEL (a sample label name), -ENOMEM, with d set.
+ * stack.  lim NULL: no limits (offline).  -PSTORE_ERR_TOO_LARGE (samples),
+ * -PSTORE_ERR_LIMIT (stack depth), -PSTORE_ERR_LABEL (a sample label
+ * name), -ENOMEM, with d set.
  */
 int pstore_ingest_profile(struct pmodel_dict *dict, const struct pprof_profile *p,
 		      const struct pstore_limits *lim, bool split_labels,

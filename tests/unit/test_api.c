@@ -247,6 +247,54 @@ static int test_api__profile_times_and_durations(void)
 	return 0;
 }
 
+/* The one table: each kind its status (docs/http-api.md, "Error kinds"),
+ * and no kind left without one. */
+static int test_api__status_of_each_kind(void)
+{
+	static const unsigned want[EMBER_ERRK_COUNT] = {
+		[EMBER_ERRK_UNAVAILABLE] = 503, [EMBER_ERRK_MALFORMED] = 400,
+		[EMBER_ERRK_OVER_LIMIT] = 400,	[EMBER_ERRK_TOO_LARGE] = 413,
+		[EMBER_ERRK_CAPACITY] = 429,	[EMBER_ERRK_UNSUPPORTED] = 415,
+		[EMBER_ERRK_UNPROCESSABLE] = 422, [EMBER_ERRK_CONFLICT] = 409,
+		[EMBER_ERRK_NOT_FOUND] = 404,	[EMBER_ERRK_CORRUPT] = 500,
+		[EMBER_ERRK_NO_SPACE] = 507,	[EMBER_ERRK_BUSY] = 503,
+		[EMBER_ERRK_INTERNAL] = 500,
+	};
+
+	for (int k = 0; k < EMBER_ERRK_COUNT; k++) {
+		CHECK(want[k] != 0); /* a kind added without its row here */
+		CHECK(strcmp(ember_errkind_name(k), "?") != 0);
+		CHECK_INT(api_status_of_kind(k), ==, want[k]);
+	}
+	CHECK_INT(api_store_failure_status(-ENOSPC), ==, 507);
+	CHECK_INT(api_store_failure_status(-EIO), ==, 503);
+	CHECK_INT(api_store_failure_status(-ENOENT), ==, 503); /* never a 404 */
+	return 0;
+}
+
+/* A profile store error's status comes from its code: the size limits
+ * 413 and the other limits 400 whatever their messages say (it was
+ * chosen by searching the message for "bytes, larger than" once). */
+static int test_api__profile_status_from_the_code_alone(void)
+{
+	static const struct {
+		int err;
+		unsigned status;
+	} want[] = {
+		{ -PSTORE_ERR_TOO_LARGE, 413 }, { -PSTORE_ERR_LIMIT, 400 },
+		{ -PSTORE_ERR_LABEL, 400 },	{ -PSTORE_ERR_SELECTOR, 400 },
+		{ -PSTORE_ERR_TYPE, 400 },	{ -EINVAL, 400 },
+		{ -PSTORE_ERR_SERIES_LIMIT, 429 }, { -PSTORE_ERR_CORRUPT, 500 },
+		{ -PSTORE_ERR_CLOSED, 503 },	{ -EIO, 503 },
+		{ -ENOMEM, 503 },		{ -ENOSPC, 507 },
+		{ -EDQUOT, 507 },		{ -EFBIG, 507 },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_INT(api_profile_error_status(want[i].err), ==, want[i].status);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__routes),
 	UNIT_CASE(test_api__profile_times_and_durations),
@@ -255,6 +303,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__token_written_whole),
 	UNIT_CASE(test_api__token_write_failure_leaves_nothing),
 	UNIT_CASE(test_api__rejected_fetch_is_einval),
+	UNIT_CASE(test_api__status_of_each_kind),
+	UNIT_CASE(test_api__profile_status_from_the_code_alone),
 };
 
 int main(int argc, char **argv)

@@ -395,6 +395,44 @@ static int expect_reject(struct pstore *s, struct pprof_profile *p,
 	return 0;
 }
 
+/* Each error's kind: what an answer's status comes from (api/status.c). */
+static int test_pstore__error_kinds(void)
+{
+	static const struct {
+		int err;
+		enum ember_errkind kind;
+	} want[] = {
+		{ -PSTORE_ERR_TOO_LARGE, EMBER_ERRK_TOO_LARGE },
+		{ -PSTORE_ERR_LIMIT, EMBER_ERRK_OVER_LIMIT },
+		{ -PSTORE_ERR_LABEL, EMBER_ERRK_MALFORMED },
+		{ -PSTORE_ERR_SELECTOR, EMBER_ERRK_MALFORMED },
+		{ -PSTORE_ERR_TYPE, EMBER_ERRK_MALFORMED },
+		{ -EINVAL, EMBER_ERRK_MALFORMED },
+		{ -PSTORE_ERR_SERIES_LIMIT, EMBER_ERRK_CAPACITY },
+		{ -PSTORE_ERR_CORRUPT, EMBER_ERRK_CORRUPT },
+		{ -PSTORE_ERR_CLOSED, EMBER_ERRK_UNAVAILABLE },
+		{ -ENOSPC, EMBER_ERRK_NO_SPACE },
+		{ -EDQUOT, EMBER_ERRK_NO_SPACE },
+		{ -EFBIG, EMBER_ERRK_NO_SPACE },
+		{ -EIO, EMBER_ERRK_UNAVAILABLE },
+		{ -ENOENT, EMBER_ERRK_UNAVAILABLE }, /* a file the store lost: not a miss */
+		{ -ENOMEM, EMBER_ERRK_UNAVAILABLE },
+		{ -E2BIG, EMBER_ERRK_UNAVAILABLE },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		enum ember_errkind k = pstore_error_kind(want[i].err);
+
+		if (k != want[i].kind) {
+			fprintf(stderr, "%d (%s): %s, want %s\n", want[i].err,
+				pstore_strerror(want[i].err), ember_errkind_name(k),
+				ember_errkind_name(want[i].kind));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int test_pstore__limits_reject_with_reasons(void)
 {
 	struct pstore_opts opts = test_opts();
@@ -414,14 +452,14 @@ static int test_pstore__limits_reject_with_reasons(void)
 	s = open_store(&opts);
 	CHECK(s);
 	p = mkprof(S3, C3, 3, T0);
-	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "3 samples, more than the limit of 2"));
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_TOO_LARGE, "3 samples, more than the limit of 2"));
 	pprof_profile_free(p);
 	p = mkprof(S3, C3, 2, T0);
 	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "stack of 3 frames"));
 	pprof_profile_free(p);
 	p = mkprof((const char *const[]){ "main;a", "main;b" }, C3, 2, T0);
 	o.input_bytes = 5000;
-	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "profile of 5000 bytes"));
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_TOO_LARGE, "profile of 5000 bytes"));
 	o.input_bytes = 0;
 	o.n_labels = 3; /* with __name__: 4 */
 	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "4 labels, more than the limit of 3"));
@@ -2408,6 +2446,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__time_range_selects_profiles),
 	UNIT_CASE(test_pstore__time_from_profile_else_arrival),
 	UNIT_CASE(test_pstore__sample_labels_split_series),
+	UNIT_CASE(test_pstore__error_kinds),
 	UNIT_CASE(test_pstore__limits_reject_with_reasons),
 	UNIT_CASE(test_pstore__types_aliases_and_names),
 	UNIT_CASE(test_pstore__discovery_labels_values_types),
