@@ -82,40 +82,27 @@ bool api_profile_route_parse(const char *url, struct api_route *r)
 
 /* ---- lifecycle ------------------------------------------------------------ */
 
-/* The service's options from the server's. */
-static struct profsvc_opts service_opts(const struct api_profile_opts *o)
-{
-	return (struct profsvc_opts){
-		.sz = sizeof(struct profsvc_opts), .dir = o->dir,
-		.retention_ns = o->retention_ns, .max_profile_bytes = o->max_profile_bytes,
-		.scrape = o->scrape, .n_scrape = o->n_scrape, .max_series = o->max_series,
-		.head_age_ns = o->head_age_ns, .blocks = o->blocks, .refresh_ns = o->refresh_ns,
-		.lease_expiry_ns = o->lease_expiry_ns,
-	};
-}
-
 int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 {
-	struct profsvc_opts so;
+	const struct pstore_blockio *blocks = o ? o->service.blocks : NULL;
 	struct api_profiles *pr;
 	int err;
 
-	if (!o || !o->dir)
+	if (!o || !o->service.dir)
 		return 0;
-	so = service_opts(o);
 	pr = calloc(1, sizeof(*pr));
 	err = !pr ? -ENOMEM
 	      : o->ingest_token && strlen(o->ingest_token) >= sizeof(pr->ingest_token) ? -EINVAL
 											 : 0;
 	if (err) {
-		if (o->blocks && o->blocks->release) /* the service would have owned them */
-			o->blocks->release(o->blocks->ctx);
+		if (blocks && blocks->release) /* the service would have owned them */
+			blocks->release(blocks->ctx);
 		free(pr);
 		return err;
 	}
 	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
 		 o->ingest_token ? o->ingest_token : "");
-	err = profsvc_new(srv->symbols, &so, &pr->svc);
+	err = profsvc_new(srv->symbols, &o->service, &pr->svc);
 	if (err) {
 		free(pr);
 		return err;

@@ -277,6 +277,7 @@ static int init_server(struct api_server *srv, struct store *s,
 int api_server_start(struct store *s, const struct api_server_opts *o, int listen_fd,
 		     struct api_server **out)
 {
+	const struct pstore_blockio *blocks = o->profiles ? o->profiles->service.blocks : NULL;
 	struct api_server *srv = calloc(1, sizeof(*srv));
 	int err;
 
@@ -291,8 +292,8 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 				      &srv->metrics.connections_timed_out);
 	if (!err)
 		err = api_profiles_start(srv, o->profiles);
-	else if (o->profiles && o->profiles->blocks && o->profiles->blocks->release)
-		o->profiles->blocks->release(o->profiles->blocks->ctx); /* it owns them */
+	else if (blocks && blocks->release)
+		blocks->release(blocks->ctx); /* it owns them */
 	if (err) {
 		close(listen_fd);
 		goto fail;

@@ -7,17 +7,12 @@
  * file and line that ingest gives the same profile (profsvc_ingest).
  * Files go into a real debuginfo store with the flags elf-inspect finds.
  */
-#include "inspect.h"
 #include "pprof.h"
 #include "profsvc.h"
-#include "symsvc.h"
-#include "unit.h"
+#include "symsvc_fixture.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #define SEC ((int64_t)1000000000)
 #define T0 ((int64_t)1700000000 * SEC)
@@ -29,38 +24,6 @@ static int rm_rf(const char *dir)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* The file at path stored as an executable of its build ID (into id). */
-static int put_file(struct store *s, const char *path, char *id)
-{
-	struct store_artifact a = { .kinds = STORE_KIND_EXECUTABLE, .mtime = 1 };
-	struct inspect_info info;
-	struct store_blob *b;
-	bool is_new;
-	int fd = open(path, O_RDONLY), err;
-
-	if (fd < 0)
-		return -errno;
-	err = inspect_elf_fd(fd, &info);
-	if (!err)
-		err = store_blob_begin(s, &b);
-	if (!err) {
-		err = store_blob_write_fd(b, fd);
-		if (!err)
-			err = store_blob_seal(b, a.sha256, &a.size);
-		if (err)
-			store_blob_discard(b);
-	}
-	close(fd);
-	if (err)
-		return err;
-	ember_build_id_to_hex(info.build_id, info.build_id_len, a.build_id);
-	strcpy(id, a.build_id);
-	a.flags = info.flags;
-	a.dwarf_version = info.dwarf_version;
-	snprintf(a.name, sizeof(a.name), "f");
-	return store_add_artifact(s, b, &a, NULL, 0, &is_new);
 }
 
 /* The address of the first defined function of elf whose symbol matches
@@ -81,19 +44,6 @@ static uint64_t func_addr(const char *elf, const char *pattern)
 		line[0] = '\0';
 	pclose(p);
 	return strtoull(line, NULL, 16);
-}
-
-/* A debuginfo store in dir holding fixture name, and a service on it. */
-static int service_with(char *dir, const char *name, struct store **s, struct symsvc **svc,
-			char *id)
-{
-	if (!mkdtemp(dir) || store_open(dir, s))
-		return -1;
-	if (put_file(*s, unit_fixture(name), id) || symsvc_new(*s, NULL, svc)) {
-		store_free(*s);
-		return -1;
-	}
-	return 0;
 }
 
 /* ---- the frame-naming rule ------------------------------------------------ */

@@ -6,10 +6,8 @@
  * answer read chunk by chunk, a pprof profile symbolized without HTTP.
  * Files go into a real store with the flags elf-inspect finds in them.
  */
-#include "inspect.h"
 #include "pprof.h"
-#include "symsvc.h"
-#include "unit.h"
+#include "symsvc_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,39 +30,6 @@ static int rm_rf(const char *dir)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return run(cmd);
-}
-
-/* The file at path stored as a candidate of its build ID (into id, which
- * holds STORE_BUILD_ID_HEX bytes) with what elf-inspect finds in it. */
-static int put_file(struct store *s, const char *path, unsigned kinds, char *id)
-{
-	struct store_artifact a = { .kinds = kinds, .mtime = 1 };
-	struct inspect_info info;
-	struct store_blob *b;
-	bool is_new;
-	int fd = open(path, O_RDONLY), err;
-
-	if (fd < 0)
-		return -errno;
-	err = inspect_elf_fd(fd, &info);
-	if (!err)
-		err = store_blob_begin(s, &b);
-	if (!err) {
-		err = store_blob_write_fd(b, fd);
-		if (!err)
-			err = store_blob_seal(b, a.sha256, &a.size);
-		if (err)
-			store_blob_discard(b);
-	}
-	close(fd);
-	if (err)
-		return err;
-	ember_build_id_to_hex(info.build_id, info.build_id_len, a.build_id);
-	strcpy(id, a.build_id);
-	a.flags = info.flags;
-	a.dwarf_version = info.dwarf_version;
-	snprintf(a.name, sizeof(a.name), "f");
-	return store_add_artifact(s, b, &a, NULL, 0, &is_new);
 }
 
 /* The address of function name in elf (readelf), or 0. */
@@ -300,21 +265,6 @@ static int test_symsvc__fetch_asks_both_files(void)
 		symsvc_free(svc);
 		store_free(s);
 		CHECK_INT(rm_rf(dir), ==, 0);
-	}
-	return 0;
-}
-
-/* A service over a fresh store holding the fixture name (id its build
- * ID), in *dir (a template the caller owns). */
-static int service_with(char *dir, const char *name, struct store **s, struct symsvc **svc,
-			char *id)
-{
-	if (!mkdtemp(dir) || store_open(dir, s))
-		return -1;
-	if (put_file(*s, unit_fixture(name), STORE_KIND_EXECUTABLE, id) ||
-	    symsvc_new(*s, NULL, svc)) {
-		store_free(*s);
-		return -1;
 	}
 	return 0;
 }
