@@ -267,8 +267,11 @@ static int offline_write(const struct query_opts *o, const struct pstore_diff *d
 
 	if (!strcmp(f, "table") || !strcmp(f, "table-text"))
 		return pstore_write_diff_table(d, rows, !f[5], pstore_write_buf, b);
-	if (!strcmp(f, "json"))
-		return pstore_write_diff_tree_json(d, pstore_write_buf, b);
+	if (!strcmp(f, "json")) { /* one JSON value: the document's newline is ours */
+		int err = pstore_write_diff_tree_json(d, pstore_write_buf, b);
+
+		return err ? err : ember_buf_putc(b, '\n');
+	}
 	if (!strcmp(f, "folded"))
 		return pstore_write_diff_folded(d, false, pstore_write_buf, b);
 	if (!strcmp(f, "svg"))

@@ -3,7 +3,9 @@
  * graph from: {"name":"total","self":S,"total":T,"children":[...]}
  * ("file" too where the function's source file is known, "line" where
  * the frame's line is, one line for all the locations merged), children
- * sorted by name, written depth first without recursion.
+ * sorted by name, written depth first without recursion.  One JSON value:
+ * the document around it (the HTTP answer's envelope, a final newline) is
+ * its caller's (profile-service/query.c).
  */
 #include "pstore_internal.h"
 
@@ -55,8 +57,6 @@ int pstore_write_tree_json(const struct pstore_result *r, pstore_write_fn fn, vo
 	pstore_out_init(&o, fn, ctx);
 	if (!err)
 		err = pstore_ntree_walk(&t, visit_commas, &w);
-	if (!err)
-		pstore_out_str(&o, "\n");
 	pstore_ntree_release(&t);
 	return err ? (pstore_out_finish(&o), err) : pstore_out_finish(&o);
 }

@@ -368,7 +368,8 @@ int pstore_result_top(const struct pstore_result *r, size_t n,
 /* As text (pprof -top's columns) or JSON ({"total":..,"rows":[..]}). */
 int pstore_write_top(const struct pstore_result *r, size_t n, bool json,
 		     pstore_write_fn fn, void *ctx);
-/* {"name":"total","self":0,"total":N,"children":[...]}. */
+/* {"name":"total","self":0,"total":N,"children":[...]}: one JSON value, no
+ * newline after it (the caller's document holds it). */
 int pstore_write_tree_json(const struct pstore_result *r, pstore_write_fn fn, void *ctx);
 
 struct pstore_svg_opts {
@@ -425,7 +426,8 @@ int pstore_write_diff_folded(const struct pstore_diff *d, bool normalize,
 			     pstore_write_fn fn, void *ctx);
 /* The union tree as JSON, both sides' raw values per frame:
  * {"name":"total","base_self":..,"base_total":..,"new_self":..,"new_total":..,
- *  "children":[...]}, children sorted by name. */
+ *  "children":[...]}, children sorted by name: one JSON value, no newline
+ * after it. */
 int pstore_write_diff_tree_json(const struct pstore_diff *d, pstore_write_fn fn, void *ctx);
 /* The totals of both sides. */
 void pstore_diff_totals(const struct pstore_diff *d, int64_t *base, int64_t *new_);
