@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 /* The file at path stored as a candidate of its build ID (into id, which
@@ -60,6 +62,26 @@ static inline int service_with(char *dir, const char *name, struct store **s, st
 		return -1;
 	}
 	return 0;
+}
+
+/* The address of the first defined function of elf whose symbol matches
+ * the awk pattern, or 0. */
+static inline uint64_t func_addr(const char *elf, const char *pattern)
+{
+	char cmd[4400], line[256] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -sW '%s' | awk '$4 == \"FUNC\" && $7 != \"UND\" && $8 ~ /%s/ "
+		 "{ print $2; exit }'",
+		 elf, pattern);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	if (!fgets(line, sizeof(line), p))
+		line[0] = '\0';
+	pclose(p);
+	return strtoull(line, NULL, 16);
 }
 
 #endif /* EMBER_TEST_SYMSVC_FIXTURE_H */

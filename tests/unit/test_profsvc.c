@@ -26,26 +26,6 @@ static int rm_rf(const char *dir)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* The address of the first defined function of elf whose symbol matches
- * the awk pattern, or 0. */
-static uint64_t func_addr(const char *elf, const char *pattern)
-{
-	char cmd[4400], line[256] = "";
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd),
-		 "readelf -sW '%s' | awk '$4 == \"FUNC\" && $7 != \"UND\" && $8 ~ /%s/ "
-		 "{ print $2; exit }'",
-		 elf, pattern);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	pclose(p);
-	return strtoull(line, NULL, 16);
-}
-
 /* ---- the frame-naming rule ------------------------------------------------ */
 
 /*

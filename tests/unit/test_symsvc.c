@@ -32,24 +32,6 @@ static int rm_rf(const char *dir)
 	return run(cmd);
 }
 
-/* The address of function name in elf (readelf), or 0. */
-static uint64_t func_addr(const char *elf, const char *name)
-{
-	char cmd[4400], line[256] = "";
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd),
-		 "readelf -sW '%s' | awk '$4 == \"FUNC\" && $8 == \"%s\" { print $2; exit }'",
-		 elf, name);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	pclose(p);
-	return strtoull(line, NULL, 16);
-}
-
 /* The source answering for the address, or -1. */
 static int source_at(const struct symsvc_index *ix, uint64_t addr)
 {
@@ -98,7 +80,7 @@ static int test_symsvc__replaces_index_in_use(void)
 	 * differ from these by a few bytes of strings): releasing the old
 	 * one must evict it exactly once. */
 	o.cache_bytes = full_st.bytes + nodebug_st.bytes / 2;
-	main_addr = func_addr(full, "main");
+	main_addr = func_addr(full, "^main$");
 	CHECK(main_addr);
 
 	CHECK_INT(store_open(dir, &s), ==, 0);
@@ -305,7 +287,7 @@ static int test_symsvc__lookup_in_request_order(void)
 	struct symsvc_index *ix;
 	struct symsvc *svc;
 	struct store *s;
-	uint64_t main_addr = func_addr(unit_fixture("cxx_O2"), "main");
+	uint64_t main_addr = func_addr(unit_fixture("cxx_O2"), "^main$");
 	struct collect c = { 0 };
 
 	CHECK(addrs && main_addr);
@@ -331,7 +313,7 @@ static int test_symsvc__lookup_in_request_order(void)
 static int test_symsvc__json_answer_in_chunks(void)
 {
 	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
-	uint64_t main_addr = func_addr(unit_fixture("cxx_O2"), "main");
+	uint64_t main_addr = func_addr(unit_fixture("cxx_O2"), "^main$");
 	struct symsvc_json_answer *ans;
 	struct symjson_request *rq;
 	struct ember_buf req, all;
@@ -387,7 +369,7 @@ static int test_symsvc__pprof_in_process(void)
 {
 	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX], why[256];
 	const uint64_t base = 0x555555554000;
-	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "main");
+	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "^main$");
 	struct pprof_mapping_desc md = { .start = base, .limit = base + 0x100000 };
 	struct symsvc_pprof_stats st;
 	const pprof_location_t *loc;
@@ -434,7 +416,7 @@ static int test_symsvc__pprof_linear_in_mappings(void)
 {
 	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
 	const uint64_t base = 0x555555554000;
-	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "main");
+	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "^main$");
 	const size_t n_maps = 65536, n_locs = 262144;
 	struct symsvc_pprof_stats st;
 	struct pprof_profile *p = pprof_profile_new();
