@@ -37,7 +37,7 @@ static int output_params(struct MHD_Connection *c, const char *format, bool diff
 
 	*o = (struct profsvc_output){ .sz = sizeof(*o), .format = format,
 				      .normalize = diff && flag(c, "normalize") };
-	o->svg = (struct pstore_svg_opts){ .sz = sizeof(o->svg), .title = api_param(c, "title"),
+	o->svg = (struct pmodel_svg_opts){ .sz = sizeof(o->svg), .title = api_param(c, "title"),
 					   .icicle = !diff && flag(c, "icicle") };
 	if (table && rows && pyro_parse_uint(rows, 1u << 30, &n)) {
 		snprintf(why, size, "limit: '%.32s' is not a number of rows", rows);
@@ -117,9 +117,9 @@ static int threshold(struct MHD_Connection *c, const char *name, double *out, ch
 	return 0;
 }
 
-static int diff_opts(struct MHD_Connection *c, struct pstore_diff_opts *o, char *why, size_t size)
+static int diff_opts(struct MHD_Connection *c, struct pmodel_diff_opts *o, char *why, size_t size)
 {
-	*o = (struct pstore_diff_opts){ .sz = sizeof(*o) };
+	*o = (struct pmodel_diff_opts){ .sz = sizeof(*o) };
 	EMBER_FORWARD_IF_ERROR(threshold(c, "min_abs_pct", &o->min_abs_pct, why, size));
 	EMBER_FORWARD_IF_ERROR(threshold(c, "min_rel", &o->min_rel, why, size));
 	return threshold(c, "min_z", &o->min_z, why, size);
@@ -144,7 +144,7 @@ enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *
 {
 	const char *f = api_param(c, "format") ? api_param(c, "format") : "table";
 	struct pstore_selection bs, ns;
-	struct pstore_diff_opts d;
+	struct pmodel_diff_opts d;
 	struct profsvc_output o;
 	struct profsvc_answer a;
 	char why[512] = "", bp[24], np[24];

@@ -419,7 +419,29 @@ static inline int ember_buf_put_zigzag(struct ember_buf *b, int64_t v)
 /* A length-prefixed run of bytes, as ember_cur_lenbytes reads it. */
 int ember_buf_put_lenbytes(struct ember_buf *b, const void *data, size_t len);
 
-/* ---- hashing (hash.c, hset.c) ------------------------------------------ */
+/* qsort, qsort_r and memcpy that accept (NULL, 0), which libc's do not
+ * promise (UBSan holds them to it): empty vectors are NULL. */
+static inline void ember_qsort(void *base, size_t n, size_t size,
+			       int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+static inline void ember_qsort_r(void *base, size_t n, size_t size,
+				 int (*cmp)(const void *, const void *, void *), void *ctx)
+{
+	if (n > 1)
+		qsort_r(base, n, size, cmp, ctx);
+}
+
+static inline void ember_memcpy(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
+}
+
+/* ---- hashing (hash.c, checksum.c, hset.c) ------------------------------------------ */
 
 /* 128 random bits keying one table's hash (SipHash-1-3). */
 struct ember_hash_key {
@@ -430,6 +452,24 @@ struct ember_hash_key {
 int ember_hash_key_init(struct ember_hash_key *k);
 uint64_t ember_hash(const struct ember_hash_key *k, const void *data, size_t len);
 uint64_t ember_hash_u64(const struct ember_hash_key *k, uint64_t v);
+
+/* The 64-bit finalizer of MurmurHash3 (fmix64): every input bit moves
+ * every output bit. */
+static inline uint64_t ember_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* An unkeyed 64-bit hash of data[0..len), the same on every machine
+ * (checksum.c): the profile store's checksum of block sections and log
+ * records, and the flame graph's colours.  Guards against damage, not
+ * against an adversary. */
+uint64_t ember_checksum64(const void *data, size_t len, uint64_t seed);
 
 /*
  * A keyed hash of a few 32-bit words (ids read from a file: offsets,

@@ -157,7 +157,7 @@ struct profsvc_output {
 					   top-text, svg; a diff: table (NULL),
 					   table-text, json, folded, svg, pprof */
 	size_t rows;			/* top and table rows */
-	struct pstore_svg_opts svg;	/* title, width, icicle */
+	struct pmodel_svg_opts svg;	/* title, width, icicle */
 	bool normalize;			/* a diff's folded output */
 };
 
@@ -176,7 +176,7 @@ int profsvc_query(struct profsvc *s, const struct pstore_selection *sel,
 		  size_t why_size);
 /* Both sides merged and compared under d, written in o's format. */
 int profsvc_diff(struct profsvc *s, const struct pstore_selection *base,
-		 const struct pstore_selection *new_, const struct pstore_diff_opts *d,
+		 const struct pstore_selection *new_, const struct pmodel_diff_opts *d,
 		 const struct profsvc_output *o, struct profsvc_answer *a, char *why,
 		 size_t why_size);
 

@@ -6,8 +6,8 @@
  * the JSON tree in its envelope (type, unit, totals, range), the top
  * table (JSON or text), folded stacks, a flame graph SVG or gzip'd pprof;
  * a diff's regression table, differential tree, diff folded,
- * differential flame graph or diff pprof.  The store writes the trees and
- * tables (pstore_write_*); the envelope around them is here.
+ * differential flame graph or diff pprof.  The profile model writes
+ * the trees and tables (pmodel_write_*); the envelope around them is here.
  */
 #include "profsvc_internal.h"
 
@@ -77,13 +77,13 @@ static int envelope_open(struct ember_buf *b, const char *type)
 
 /* ---- query ----------------------------------------------------------------- */
 
-static int tree_json(const struct pstore_result *r, const struct pstore_selection *sel,
+static int tree_json(const struct pmodel_result *r, const struct pstore_selection *sel,
 		     struct ember_buf *b)
 {
-	struct pstore_result_info ri;
+	struct pmodel_result_info ri;
 	int err;
 
-	pstore_result_info(r, &ri);
+	pmodel_result_info(r, &ri);
 	err = envelope_open(b, ri.type);
 	err = err ? err
 		  : ember_buf_appendf(b,
@@ -96,12 +96,12 @@ static int tree_json(const struct pstore_result *r, const struct pstore_selectio
 		err = ember_buf_appendf(b, ",\"min_time_ms\":%" PRId64 ",\"max_time_ms\":%" PRId64,
 					ri.min_time_ns / 1000000, ri.max_time_ns / 1000000);
 	err = err ? err : ember_buf_appendf(b, ",\"tree\":");
-	err = err ? err : pstore_write_tree_json(r, pstore_write_buf, b);
+	err = err ? err : pmodel_write_tree_json(r, pmodel_write_buf, b);
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
 /* The output of r in o's format into a. */
-static int write_query(const struct pstore_result *r, const struct pstore_selection *sel,
+static int write_query(const struct pmodel_result *r, const struct pstore_selection *sel,
 		       const struct profsvc_output *o, struct profsvc_answer *a)
 {
 	const char *f = o->format ? o->format : "json";
@@ -110,18 +110,18 @@ static int write_query(const struct pstore_result *r, const struct pstore_select
 		return tree_json(r, sel, &a->body);
 	if (strcmp(f, "top") == 0 || strcmp(f, "top-text") == 0) {
 		a->type = f[3] ? "text/plain" : "application/json";
-		return pstore_write_top(r, o->rows, !f[3], pstore_write_buf, &a->body);
+		return pmodel_write_top(r, o->rows, !f[3], pmodel_write_buf, &a->body);
 	}
 	if (strcmp(f, "folded") == 0) {
 		a->type = "text/plain";
-		return pstore_write_folded(r, pstore_write_buf, &a->body);
+		return pmodel_write_folded(r, pmodel_write_buf, &a->body);
 	}
 	if (strcmp(f, "pprof") == 0) {
 		a->type = "application/octet-stream";
-		return pstore_write_pprof(r, &a->body);
+		return pmodel_write_pprof(r, &a->body);
 	}
 	a->type = "image/svg+xml";
-	return pstore_write_flamegraph(r, &o->svg, pstore_write_buf, &a->body);
+	return pmodel_write_flamegraph(r, &o->svg, pmodel_write_buf, &a->body);
 }
 
 int profsvc_query(struct profsvc *s, const struct pstore_selection *sel,
@@ -129,32 +129,32 @@ int profsvc_query(struct profsvc *s, const struct pstore_selection *sel,
 		  size_t why_size)
 {
 	struct pstore_query_opts qo = resolver_opts(s);
-	struct pstore_result *r = NULL;
-	struct pstore_result_info ri;
+	struct pmodel_result *r = NULL;
+	struct pmodel_result_info ri;
 	int err;
 
 	profsvc_answer_init(a, ANSWER_CAP);
 	err = pstore_query(s->store, sel, &qo, &r, why, why_size);
 	if (err)
 		return err;
-	pstore_result_info(r, &ri);
+	pmodel_result_info(r, &ri);
 	a->profiles = ri.profiles;
 	a->total = ri.total;
 	err = write_query(r, sel, o, a);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return profsvc_write_failed(err, why, why_size, err == -E2BIG ? TOO_LARGE : "");
 }
 
 /* ---- diff -------------------------------------------------------------------- */
 
-static int diff_tree(const struct pstore_diff *d, const struct pstore_result *base,
-		     const struct pstore_result *new_, struct ember_buf *b)
+static int diff_tree(const struct pmodel_diff *d, const struct pmodel_result *base,
+		     const struct pmodel_result *new_, struct ember_buf *b)
 {
-	struct pstore_result_info bi, ni;
+	struct pmodel_result_info bi, ni;
 	int err;
 
-	pstore_result_info(base, &bi);
-	pstore_result_info(new_, &ni);
+	pmodel_result_info(base, &bi);
+	pmodel_result_info(new_, &ni);
 	err = envelope_open(b, ni.type);
 	err = err ? err
 		  : ember_buf_appendf(b,
@@ -162,38 +162,38 @@ static int diff_tree(const struct pstore_diff *d, const struct pstore_result *ba
 				      ",\"base_profiles\":%" PRIu64 ",\"new_profiles\":%" PRIu64
 				      ",\"tree\":",
 				      bi.total, ni.total, bi.profiles, ni.profiles);
-	err = err ? err : pstore_write_diff_tree_json(d, pstore_write_buf, b);
+	err = err ? err : pmodel_write_diff_tree_json(d, pmodel_write_buf, b);
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
-static int write_diff(const struct pstore_diff *d, const struct pstore_result *base,
-		      const struct pstore_result *new_, const struct profsvc_output *o,
+static int write_diff(const struct pmodel_diff *d, const struct pmodel_result *base,
+		      const struct pmodel_result *new_, const struct profsvc_output *o,
 		      struct profsvc_answer *a)
 {
 	const char *f = o->format ? o->format : "table";
 
 	if (strcmp(f, "table") == 0 || strcmp(f, "table-text") == 0) {
 		a->type = f[5] ? "text/plain" : "application/json";
-		return pstore_write_diff_table(d, o->rows, !f[5], pstore_write_buf, &a->body);
+		return pmodel_write_diff_table(d, o->rows, !f[5], pmodel_write_buf, &a->body);
 	}
 	if (strcmp(f, "json") == 0)
 		return diff_tree(d, base, new_, &a->body);
 	if (strcmp(f, "folded") == 0) {
 		a->type = "text/plain";
-		return pstore_write_diff_folded(d, o->normalize, pstore_write_buf, &a->body);
+		return pmodel_write_diff_folded(d, o->normalize, pmodel_write_buf, &a->body);
 	}
 	if (strcmp(f, "pprof") == 0) {
 		a->type = "application/octet-stream";
-		return pstore_write_diff_pprof(d, &a->body);
+		return pmodel_write_diff_pprof(d, &a->body);
 	}
 	a->type = "image/svg+xml";
-	return pstore_write_diff_flamegraph(d, &o->svg, pstore_write_buf, &a->body);
+	return pmodel_write_diff_flamegraph(d, &o->svg, pmodel_write_buf, &a->body);
 }
 
 /* Both sides merged: base into *b, new into *n. */
 static int diff_sides(struct profsvc *s, const struct pstore_selection *bs,
-		      const struct pstore_selection *ns, struct pstore_result **b,
-		      struct pstore_result **n, char *why, size_t size)
+		      const struct pstore_selection *ns, struct pmodel_result **b,
+		      struct pmodel_result **n, char *why, size_t size)
 {
 	struct pstore_query_opts qo = resolver_opts(s);
 	int err = pstore_query(s->store, bs, &qo, b, why, size);
@@ -202,39 +202,39 @@ static int diff_sides(struct profsvc *s, const struct pstore_selection *bs,
 		return err;
 	err = pstore_query(s->store, ns, &qo, n, why, size);
 	if (err) {
-		pstore_result_free(*b);
+		pmodel_result_free(*b);
 		*b = NULL;
 	}
 	return err;
 }
 
 int profsvc_diff(struct profsvc *s, const struct pstore_selection *base,
-		 const struct pstore_selection *new_, const struct pstore_diff_opts *d,
+		 const struct pstore_selection *new_, const struct pmodel_diff_opts *d,
 		 const struct profsvc_output *o, struct profsvc_answer *a, char *why,
 		 size_t why_size)
 {
-	struct pstore_result *br = NULL, *nr = NULL;
-	struct pstore_diff *diff = NULL;
-	struct pstore_result_info bi, ni;
+	struct pmodel_result *br = NULL, *nr = NULL;
+	struct pmodel_diff *diff = NULL;
+	struct pmodel_result_info bi, ni;
 	int err;
 
 	profsvc_answer_init(a, ANSWER_CAP);
 	err = diff_sides(s, base, new_, &br, &nr, why, why_size);
 	if (err)
 		return err;
-	err = pstore_diff_new(br, nr, d, &diff);
-	if (err == -PSTORE_ERR_TYPE)
+	err = pmodel_diff_new(br, nr, d, &diff);
+	if (err == -PMODEL_ERR_TYPE)
 		snprintf(why, why_size, "the two sides hold different sample types or units");
-	pstore_result_info(br, &bi);
-	pstore_result_info(nr, &ni);
+	pmodel_result_info(br, &bi);
+	pmodel_result_info(nr, &ni);
 	a->base_profiles = bi.profiles;
 	a->profiles = ni.profiles;
 	if (!err) {
 		err = write_diff(diff, br, nr, o, a);
 		profsvc_write_failed(err, why, why_size, err == -E2BIG ? TOO_LARGE : "");
 	}
-	pstore_diff_free(diff);
-	pstore_result_free(br);
-	pstore_result_free(nr);
+	pmodel_diff_free(diff);
+	pmodel_result_free(br);
+	pmodel_result_free(nr);
 	return err;
 }

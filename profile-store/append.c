@@ -52,7 +52,7 @@ static int caller_labels(const struct pstore_append_opts *o, const struct pprof_
 	}
 	if (!named)
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ls->caller, ((struct pstore_label){ "__name__",
-									pstore_profile_name(p) })));
+									pmodel_profile_name(p) })));
 	return pstore_labels_check(ls->caller.v, ls->caller.n, lim, d);
 }
 
@@ -70,7 +70,7 @@ static int group_labels(struct labelsets *ls, const struct pstore_group *g,
 			struct ember_diag *d)
 {
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(out, ls->caller.n + g->labels.n));
-	pstore_memcpy(out->v, ls->caller.v, ls->caller.n * sizeof(*out->v));
+	ember_memcpy(out->v, ls->caller.v, ls->caller.n * sizeof(*out->v));
 	out->n = ls->caller.n;
 	for (size_t i = 0; i < g->labels.n; i++)
 		if (!has_name(&ls->caller, g->labels.v[i].name))

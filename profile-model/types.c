@@ -8,7 +8,7 @@
  * its sample type alone ("cpu", "alloc_space") or "name:sample_type"
  * ("block:delay"), resolved against the types the store holds.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #include <stdio.h>
 
@@ -25,7 +25,7 @@ static bool has_sample_type(const struct pprof_profile *p, const char *prefix)
 	return false;
 }
 
-const char *pstore_profile_name(const struct pprof_profile *p)
+const char *pmodel_profile_name(const struct pprof_profile *p)
 {
 	const pprof_message_t *m = pprof_message(p);
 	const char *pt = m->period_type ? pprof_string(p, m->period_type->type) : NULL;
@@ -47,7 +47,7 @@ const char *pstore_profile_name(const struct pprof_profile *p)
 	return "profile";
 }
 
-bool pstore_type_is_count(const char *sample_unit)
+bool pmodel_type_is_count(const char *sample_unit)
 {
 	return sample_unit && strcmp(sample_unit, "count") == 0;
 }
@@ -93,18 +93,18 @@ static bool alias_matches(const char *alias, const char *id)
 static int ambiguous(const char *text, const char *a, const char *b, struct ember_diag *d)
 {
 	return EMBER_FAIL(
-		d, -PSTORE_ERR_TYPE,
+		d, -PMODEL_ERR_TYPE,
 		"profile type '%.64s' is ambiguous: '%s' or '%s' (give the full type)", text, a,
 		b);
 }
 
-int pstore_type_resolve(const char *text, char *const *ids, size_t n, char **out,
+int pmodel_type_resolve(const char *text, char *const *ids, size_t n, char **out,
 		    struct ember_diag *d)
 {
 	size_t colons = count_colons(text);
 	const char *found = NULL;
 
-	EMBER_FAIL_IF(!*text || colons == 2 || colons == 3 || colons > 4, d, -PSTORE_ERR_TYPE,
+	EMBER_FAIL_IF(!*text || colons == 2 || colons == 3 || colons > 4, d, -PMODEL_ERR_TYPE,
 		      "profile type '%.64s' is neither a type ID (name:sample_type:"
 		      "sample_unit:period_type:period_unit) nor an alias",
 		      text);
@@ -122,7 +122,7 @@ int pstore_type_resolve(const char *text, char *const *ids, size_t n, char **out
 	for (size_t i = 0; !found && i < sizeof(defaults) / sizeof(defaults[0]); i++)
 		if (strcmp(text, defaults[i][0]) == 0)
 			found = defaults[i][1];
-	EMBER_FAIL_IF(!found, d, -PSTORE_ERR_TYPE,
+	EMBER_FAIL_IF(!found, d, -PMODEL_ERR_TYPE,
 		      "unknown profile type '%.64s' (see the profile types the store lists)",
 		      text);
 	*out = strdup(found);

@@ -8,7 +8,7 @@
  * Ember's namespace for the script (svg_script.c).  The plain graph
  * colours frames by a hash of their name in flamegraph.pl's warm palette.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -20,7 +20,7 @@
 #define PAD 10
 #define MAX_DEPTH 2048
 
-void pstore_format_value(double v, const char *unit, char *buf, size_t size)
+void pmodel_format_value(double v, const char *unit, char *buf, size_t size)
 {
 	const char *u = unit ? unit : "";
 
@@ -50,8 +50,8 @@ void pstore_format_value(double v, const char *unit, char *buf, size_t size)
 }
 
 struct layout {
-	const struct pstore_svg_src *src;
-	struct pstore_out *o;
+	const struct pmodel_svg_src *src;
+	struct pmodel_out *o;
 	double px;	  /* width of the root in px */
 	int height;
 	bool icicle;
@@ -67,7 +67,7 @@ static int frame_y(const struct layout *l, int depth)
 /* The label that fits w px (the script's rule: 7 px a character, ".."
  * when cut, nothing under 3 characters), cut on a character boundary; so
  * the graph reads without the script too. */
-static void emit_label(struct pstore_out *o, const char *name, double w)
+static void emit_label(struct pmodel_out *o, const char *name, double w)
 {
 	int fit = (int)((w - 6) / 7);
 	size_t n = strlen(name), cut;
@@ -76,7 +76,7 @@ static void emit_label(struct pstore_out *o, const char *name, double w)
 	if (fit < 3)
 		return;
 	if (n <= (size_t)fit) {
-		pstore_out_xml(o, name);
+		pmodel_out_xml(o, name);
 		return;
 	}
 	cut = (size_t)fit - 2;
@@ -85,28 +85,28 @@ static void emit_label(struct pstore_out *o, const char *name, double w)
 	copy = strndup(name, cut);
 	if (!copy)
 		return;
-	pstore_out_xml(o, copy);
-	pstore_out_str(o, "..");
+	pmodel_out_xml(o, copy);
+	pmodel_out_str(o, "..");
 	free(copy);
 }
 
 static void emit_frame(struct layout *l, uint32_t n, int depth, double x, double w)
 {
-	const struct pstore_ntree *t = l->src->t;
-	const char *name = n ? pstore_str(&t->names, t->name.v[n]) : "all";
+	const struct pmodel_ntree *t = l->src->t;
+	const char *name = n ? pmodel_str(&t->names, t->name.v[n]) : "all";
 	char rgb[32];
 
 	l->src->fill(l->src->ctx, n, rgb);
-	pstore_out_printf(l->o, "<g class=\"f\" e:d=\"%d\" e:n=\"", depth);
-	pstore_out_xml(l->o, name);
-	pstore_out_str(l->o, "\"><title>");
+	pmodel_out_printf(l->o, "<g class=\"f\" e:d=\"%d\" e:n=\"", depth);
+	pmodel_out_xml(l->o, name);
+	pmodel_out_str(l->o, "\"><title>");
 	l->src->title(l->src->ctx, n, l->o);
-	pstore_out_printf(l->o, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+	pmodel_out_printf(l->o, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		      "fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%d\">",
 		      PAD + x * l->px, frame_y(l, depth), w * l->px, FRAME_H - 1, rgb,
 		      PAD + x * l->px + 3, frame_y(l, depth) + 11);
 	emit_label(l->o, name, w * l->px);
-	pstore_out_str(l->o, "</text></g>\n");
+	pmodel_out_str(l->o, "</text></g>\n");
 }
 
 static int visit(void *ctx, uint32_t n, int depth, bool enter)
@@ -139,32 +139,32 @@ static int measure(void *ctx, uint32_t n, int depth, bool enter)
 	return 0;
 }
 
-static void header(struct layout *l, const struct pstore_svg_opts *o, int width)
+static void header(struct layout *l, const struct pmodel_svg_opts *o, int width)
 {
 	const char *title = o && o->title ? o->title : "Flame Graph";
 
-	pstore_out_printf(l->o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+	pmodel_out_printf(l->o, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		      "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		      "onload=\"init(evt)\" xmlns=\"http://www.w3.org/2000/svg\" "
 		      "xmlns:e=\"urn:ember:flamegraph\">\n", width, l->height, width, l->height);
-	pstore_out_str(l->o, "<style type=\"text/css\">text{font-family:Verdana,sans-serif;"
+	pmodel_out_str(l->o, "<style type=\"text/css\">text{font-family:Verdana,sans-serif;"
 		   "font-size:12px;fill:#000}.f rect{stroke:#fff;stroke-width:0.3}"
 		   ".f:hover rect{stroke:#000;stroke-width:0.8;cursor:pointer}"
 		   ".btn{cursor:pointer}#title{font-size:17px}</style>\n"
 		   "<script type=\"text/ecmascript\"><![CDATA[\n");
-	pstore_out_str(l->o, pstore_svg_script);
-	pstore_out_printf(l->o, "]]></script>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
+	pmodel_out_str(l->o, pmodel_svg_script);
+	pmodel_out_printf(l->o, "]]></script>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
 		      "fill=\"#f8f8f8\"/>\n<text id=\"title\" x=\"%d\" y=\"20\" "
 		      "text-anchor=\"middle\">", width, l->height, width / 2);
-	pstore_out_xml(l->o, title);
-	pstore_out_printf(l->o, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"33\" "
+	pmodel_out_xml(l->o, title);
+	pmodel_out_printf(l->o, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"33\" "
 		      "text-anchor=\"middle\" style=\"font-size:11px;fill:#555\">", width / 2);
-	pstore_out_xml(l->o, l->src->subtitle ? l->src->subtitle : "");
+	pmodel_out_xml(l->o, l->src->subtitle ? l->src->subtitle : "");
 	if (l->src->legend) {
-		pstore_out_str(l->o, " \xe2\x80\x94 ");
-		pstore_out_xml(l->o, l->src->legend);
+		pmodel_out_str(l->o, " \xe2\x80\x94 ");
+		pmodel_out_xml(l->o, l->src->legend);
 	}
-	pstore_out_printf(l->o, "</text>\n<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"20\" "
+	pmodel_out_printf(l->o, "</text>\n<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"20\" "
 		      "style=\"opacity:0.3\">Reset Zoom</text>\n<text id=\"search\" class=\"btn\" "
 		      "x=\"%d\" y=\"20\" text-anchor=\"end\">Search</text>\n<text id=\"details\" "
 		      "x=\"%d\" y=\"%d\"> </text>\n<text id=\"matched\" x=\"%d\" y=\"%d\" "
@@ -172,11 +172,11 @@ static void header(struct layout *l, const struct pstore_svg_opts *o, int width)
 		      l->height - 7, width - PAD, l->height - 7);
 }
 
-int pstore_svg_render(const struct pstore_svg_src *src, const struct pstore_svg_opts *o,
-		  pstore_write_fn fn, void *ctx)
+int pmodel_svg_render(const struct pmodel_svg_src *src, const struct pmodel_svg_opts *o,
+		  pmodel_write_fn fn, void *ctx)
 {
 	int width = o && o->width > 2 * PAD + 10 ? o->width : 1200;
-	struct pstore_out out;
+	struct pmodel_out out;
 	struct layout l = { .src = src, .o = &out, .px = width - 2 * PAD,
 			    .icicle = o && o->icicle };
 	int err;
@@ -184,78 +184,78 @@ int pstore_svg_render(const struct pstore_svg_src *src, const struct pstore_svg_
 	l.x = calloc(MAX_DEPTH + 2, sizeof(*l.x));
 	if (!l.x)
 		return -ENOMEM;
-	pstore_out_init(&out, fn, ctx);
-	err = pstore_ntree_walk(src->t, measure, &l);
+	pmodel_out_init(&out, fn, ctx);
+	err = pmodel_ntree_walk(src->t, measure, &l);
 	l.height = TOP + BOTTOM + (l.max_depth + 1) * FRAME_H + 8;
 	if (!err) {
 		header(&l, o, width);
-		err = pstore_ntree_walk(src->t, visit, &l);
+		err = pmodel_ntree_walk(src->t, visit, &l);
 	}
 	if (!err)
-		pstore_out_str(&out, "</g>\n</svg>\n");
+		pmodel_out_str(&out, "</g>\n</svg>\n");
 	free(l.x);
-	return err ? (pstore_out_finish(&out), err) : pstore_out_finish(&out);
+	return err ? (pmodel_out_finish(&out), err) : pmodel_out_finish(&out);
 }
 
 /* ---- the plain flame graph --------------------------------------------------- */
 
 struct plain {
-	const struct pstore_ntree *t;
-	const struct pstore_result *r;
+	const struct pmodel_ntree *t;
+	const struct pmodel_result *r;
 	double total, quantum;
 };
 
 static void plain_fill(const void *ctx, uint32_t n, char rgb[32])
 {
 	const struct plain *p = ctx;
-	const char *name = n ? pstore_str(&p->t->names, p->t->name.v[n]) : "all";
-	uint64_t h = pstore_hash(name, strlen(name), 3);
+	const char *name = n ? pmodel_str(&p->t->names, p->t->name.v[n]) : "all";
+	uint64_t h = ember_checksum64(name, strlen(name), 3);
 
 	snprintf(rgb, 32, "rgb(%d,%d,%d)", 205 + (int)(h % 51), (int)((h >> 8) % 231),
 		 (int)((h >> 16) % 56));
 }
 
-static void plain_title(const void *ctx, uint32_t n, struct pstore_out *o)
+static void plain_title(const void *ctx, uint32_t n, struct pmodel_out *o)
 {
 	const struct plain *p = ctx;
 	double v = (double)p->t->total.v[n];
 	char val[64];
 
-	pstore_format_value(v, p->r->sample_unit, val, sizeof(val));
-	pstore_out_xml(o, n ? pstore_str(&p->t->names, p->t->name.v[n]) : "all");
-	pstore_out_printf(o, " (%s", val);
+	pmodel_format_value(v, p->r->sample_unit, val, sizeof(val));
+	pmodel_out_xml(o, n ? pmodel_str(&p->t->names, p->t->name.v[n]) : "all");
+	pmodel_out_printf(o, " (%s", val);
 	if (p->quantum > 1)
-		pstore_out_printf(o, ", %.0f samples", v / p->quantum);
-	pstore_out_printf(o, ", %.2f%%)", p->total ? 100 * v / p->total : 0);
+		pmodel_out_printf(o, ", %.0f samples", v / p->quantum);
+	pmodel_out_printf(o, ", %.2f%%)", p->total ? 100 * v / p->total : 0);
 }
 
-int pstore_write_flamegraph(const struct pstore_result *r, const struct pstore_svg_opts *o,
-			    pstore_write_fn fn, void *ctx)
+int pmodel_write_flamegraph(const struct pmodel_result *r, const struct pmodel_svg_opts *o,
+			    pmodel_write_fn fn, void *ctx)
 {
-	struct pstore_ntree t;
-	struct plain p = { &t, r, 0, pstore_result_quantum(r) };
-	struct pstore_svg_src src = {
+	struct pmodel_ntree t;
+	struct plain p = { &t, r, 0, pmodel_result_quantum(r) };
+	struct pmodel_svg_src src = {
 		.t = &t, .fill = plain_fill, .title = plain_title, .ctx = &p
 	};
 	char sub[512], val[64];
 	double *width = NULL;
-	int err = pstore_ntree_build(r, &t);
+	int err = pmodel_ntree_build(r, &t);
 
-	if (!err && !(width = malloc(pstore_ntree_count(&t) * sizeof(*width))))
+	if (!err && !(width = malloc(pmodel_ntree_count(&t) * sizeof(*width))))
 		err = -ENOMEM;
 	if (!err) {
 		p.total = (double)t.total.v[0];
-		for (size_t i = 0; i < pstore_ntree_count(&t); i++)
+		for (size_t i = 0; i < pmodel_ntree_count(&t); i++)
 			width[i] = p.total > 0 && t.total.v[i] > 0 ? (double)t.total.v[i] / p.total
 								   : 0;
-		pstore_format_value(p.total, r->sample_unit, val, sizeof(val));
+		pmodel_format_value(p.total, r->sample_unit, val, sizeof(val));
 		snprintf(sub, sizeof(sub), "%s, %" PRIu64 " profiles, total %s", r->type,
 			 r->profiles, val);
 		src.width = width;
 		src.subtitle = sub;
-		err = pstore_svg_render(&src, o, fn, ctx);
+		err = pmodel_svg_render(&src, o, fn, ctx);
 	}
 	free(width);
-	pstore_ntree_release(&t);
+	pmodel_ntree_release(&t);
 	return err;
 }

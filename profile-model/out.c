@@ -1,23 +1,23 @@
 /*
  * out.c - how outputs are written: a buffered writer over the caller's
- * pstore_write_fn (64 KiB pieces, so an HTTP layer can stream them), and
+ * pmodel_write_fn (64 KiB pieces, so an HTTP layer can stream them), and
  * the escaping of names for XML (the flame graphs) and JSON: names come
  * from profiles and ELF files and are bytes, so control characters and
  * bytes that are not UTF-8 become U+FFFD.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
 #define FLUSH_AT (64 * 1024)
 
-int pstore_write_buf(void *ctx, const void *data, size_t len)
+int pmodel_write_buf(void *ctx, const void *data, size_t len)
 {
 	return ember_buf_append(ctx, data, len);
 }
 
-void pstore_out_init(struct pstore_out *o, pstore_write_fn fn, void *ctx)
+void pmodel_out_init(struct pmodel_out *o, pmodel_write_fn fn, void *ctx)
 {
 	o->fn = fn;
 	o->ctx = ctx;
@@ -25,14 +25,14 @@ void pstore_out_init(struct pstore_out *o, pstore_write_fn fn, void *ctx)
 	ember_buf_init(&o->buf, 2 * FLUSH_AT);
 }
 
-static void flush(struct pstore_out *o)
+static void flush(struct pmodel_out *o)
 {
 	if (!o->err && o->buf.len)
 		o->err = o->fn(o->ctx, o->buf.data, o->buf.len);
 	ember_buf_reset(&o->buf);
 }
 
-int pstore_out_write(struct pstore_out *o, const void *data, size_t len)
+int pmodel_out_write(struct pmodel_out *o, const void *data, size_t len)
 {
 	if (o->err)
 		return o->err;
@@ -48,7 +48,7 @@ int pstore_out_write(struct pstore_out *o, const void *data, size_t len)
 	return o->err;
 }
 
-int pstore_out_printf(struct pstore_out *o, const char *fmt, ...)
+int pmodel_out_printf(struct pmodel_out *o, const char *fmt, ...)
 {
 	char small[512];
 	va_list ap;
@@ -60,7 +60,7 @@ int pstore_out_printf(struct pstore_out *o, const char *fmt, ...)
 	if (n < 0)
 		return o->err = -EINVAL;
 	if ((size_t)n < sizeof(small))
-		return pstore_out_write(o, small, (size_t)n);
+		return pmodel_out_write(o, small, (size_t)n);
 	{
 		char *big = malloc((size_t)n + 1);
 
@@ -69,13 +69,13 @@ int pstore_out_printf(struct pstore_out *o, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(big, (size_t)n + 1, fmt, ap);
 		va_end(ap);
-		pstore_out_write(o, big, (size_t)n);
+		pmodel_out_write(o, big, (size_t)n);
 		free(big);
 	}
 	return o->err;
 }
 
-int pstore_out_finish(struct pstore_out *o)
+int pmodel_out_finish(struct pmodel_out *o)
 {
 	flush(o);
 	ember_buf_release(&o->buf);
@@ -101,7 +101,7 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-static int escaped(struct pstore_out *o, const char *s, bool json)
+static int escaped(struct pmodel_out *o, const char *s, bool json)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -128,22 +128,22 @@ static int escaped(struct pstore_out *o, const char *s, bool json)
 		else if (!json && *p == '"')
 			rep = "&quot;";
 		if (rep)
-			pstore_out_str(o, rep);
+			pmodel_out_str(o, rep);
 		else
-			pstore_out_write(o, p, n);
+			pmodel_out_write(o, p, n);
 		p += n ? n : 1;
 	}
 	return o->err;
 }
 
-int pstore_out_xml(struct pstore_out *o, const char *s)
+int pmodel_out_xml(struct pmodel_out *o, const char *s)
 {
 	return escaped(o, s, false);
 }
 
-int pstore_out_json(struct pstore_out *o, const char *s)
+int pmodel_out_json(struct pmodel_out *o, const char *s)
 {
-	pstore_out_write(o, "\"", 1);
+	pmodel_out_write(o, "\"", 1);
 	escaped(o, s, true);
-	return pstore_out_write(o, "\"", 1);
+	return pmodel_out_write(o, "\"", 1);
 }

@@ -4,13 +4,13 @@
  * value, "root;caller;...;leaf value", frames named as in the flame
  * graph, lines in tree order (children sorted by name).
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #include <inttypes.h>
 
 struct folded {
-	const struct pstore_ntree *t;
-	struct pstore_out *o;
+	const struct pmodel_ntree *t;
+	struct pmodel_out *o;
 	struct ember_buf path;
 };
 
@@ -20,24 +20,24 @@ static int visit(void *ctx, uint32_t n, int depth, bool enter)
 
 	if (!enter || !n || !f->t->self.v[n])
 		return 0;
-	EMBER_FORWARD_IF_ERROR(pstore_ntree_path(f->t, n, &f->path));
-	pstore_out_write(f->o, f->path.data, f->path.len);
-	return pstore_out_printf(f->o, " %" PRId64 "\n", f->t->self.v[n]);
+	EMBER_FORWARD_IF_ERROR(pmodel_ntree_path(f->t, n, &f->path));
+	pmodel_out_write(f->o, f->path.data, f->path.len);
+	return pmodel_out_printf(f->o, " %" PRId64 "\n", f->t->self.v[n]);
 	(void)depth;
 }
 
-int pstore_write_folded(const struct pstore_result *r, pstore_write_fn fn, void *ctx)
+int pmodel_write_folded(const struct pmodel_result *r, pmodel_write_fn fn, void *ctx)
 {
-	struct pstore_ntree t;
-	struct pstore_out o;
+	struct pmodel_ntree t;
+	struct pmodel_out o;
 	struct folded f = { .t = &t, .o = &o };
-	int err = pstore_ntree_build(r, &t);
+	int err = pmodel_ntree_build(r, &t);
 
-	pstore_out_init(&o, fn, ctx);
+	pmodel_out_init(&o, fn, ctx);
 	ember_buf_init(&f.path, SIZE_MAX / 2);
 	if (!err)
-		err = pstore_ntree_walk(&t, visit, &f);
+		err = pmodel_ntree_walk(&t, visit, &f);
 	ember_buf_release(&f.path);
-	pstore_ntree_release(&t);
-	return err ? (pstore_out_finish(&o), err) : pstore_out_finish(&o);
+	pmodel_ntree_release(&t);
+	return err ? (pmodel_out_finish(&o), err) : pmodel_out_finish(&o);
 }

@@ -8,9 +8,9 @@
  * they account for (nested matches counted once).  The behaviour is the
  * one flamegraph.pl's SVGs have; the code is Ember's.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
-const char pstore_svg_script[] =
+const char pmodel_svg_script[] =
 	"var NS='urn:ember:flamegraph',W,PAD=10,frames=[],details,matched,searching=null;\n"
 	"function init(evt){\n"
 	" var svg=document.documentElement;W=+svg.getAttribute('width');\n"

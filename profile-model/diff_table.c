@@ -13,7 +13,7 @@
  * 1,000 is z = 1.1, noise; 20 -> 50 is z = 3.6.  A row is flagged when
  * the change passes min_abs_pct points, min_rel relative and min_z sigmas.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -23,7 +23,7 @@ static double share(int64_t v, int64_t total)
 	return total ? (double)v / (double)total : 0;
 }
 
-static void noise(const struct pstore_diff *d, struct pstore_diff_row *r)
+static void noise(const struct pmodel_diff *d, struct pmodel_diff_row *r)
 {
 	double k1 = fabs((double)r->base_self) / d->bquant,
 	       n1 = fabs((double)d->btotal) / d->bquant;
@@ -41,9 +41,9 @@ static void noise(const struct pstore_diff *d, struct pstore_diff_row *r)
 	r->z = se > 0 ? r->delta_self_pct / 100 / se : (r->delta_self_pct ? INFINITY : 0);
 }
 
-static void fill_row(const struct pstore_diff *d, struct pstore_diff_row *r)
+static void fill_row(const struct pmodel_diff *d, struct pmodel_diff_row *r)
 {
-	const struct pstore_diff_opts *o = &d->opts;
+	const struct pmodel_diff_opts *o = &d->opts;
 	double b = share(r->base_self, d->btotal), n = share(r->new_self, d->ntotal);
 
 	r->base_self_pct = 100 * b;
@@ -60,7 +60,7 @@ static void fill_row(const struct pstore_diff *d, struct pstore_diff_row *r)
 
 static int cmp_row(const void *a, const void *b)
 {
-	const struct pstore_diff_row *x = a, *y = b;
+	const struct pmodel_diff_row *x = a, *y = b;
 
 	if (x->delta_self_pct != y->delta_self_pct)
 		return x->delta_self_pct > y->delta_self_pct ? -1 : 1;
@@ -71,15 +71,15 @@ static int cmp_row(const void *a, const void *b)
 
 /* Per union name: both sides' function stats (by name through the union
  * strings). */
-static int side_stats(const struct pstore_ntree *side, const struct pstore_ntree *u,
-		      struct pstore_fstat *out)
+static int side_stats(const struct pmodel_ntree *side, const struct pmodel_ntree *u,
+		      struct pmodel_fstat *out)
 {
-	struct pstore_fstat *f;
+	struct pmodel_fstat *f;
 
-	EMBER_FORWARD_IF_ERROR(pstore_ntree_functions(side, &f));
-	for (uint32_t i = 1; i < pstore_strtab_count(&side->names); i++) {
-		const char *name = pstore_str(&side->names, i);
-		uint32_t id = pstore_strtab_find(&u->names, name, strlen(name));
+	EMBER_FORWARD_IF_ERROR(pmodel_ntree_functions(side, &f));
+	for (uint32_t i = 1; i < pmodel_strtab_count(&side->names); i++) {
+		const char *name = pmodel_str(&side->names, i);
+		uint32_t id = pmodel_strtab_find(&u->names, name, strlen(name));
 
 		if (id != UINT32_MAX) /* every name of a side is a union name */
 			out[id] = f[i];
@@ -88,26 +88,26 @@ static int side_stats(const struct pstore_ntree *side, const struct pstore_ntree
 	return 0;
 }
 
-static int pack(const struct pstore_diff *d, const struct pstore_fstat *bs,
-		const struct pstore_fstat *ns, struct pstore_diff_row **rows, size_t *nrows)
+static int pack(const struct pmodel_diff *d, const struct pmodel_fstat *bs,
+		const struct pmodel_fstat *ns, struct pmodel_diff_row **rows, size_t *nrows)
 {
-	size_t names = pstore_strtab_count(&d->ut.names), k = 0, bytes = 0;
-	struct pstore_diff_row *r;
+	size_t names = pmodel_strtab_count(&d->ut.names), k = 0, bytes = 0;
+	struct pmodel_diff_row *r;
 	char *p;
 
 	for (uint32_t i = 1; i < names; i++)
-		bytes += strlen(pstore_str(&d->ut.names, i)) + 1;
+		bytes += strlen(pmodel_str(&d->ut.names, i)) + 1;
 	r = malloc(names * sizeof(*r) + bytes + 1);
 	if (!r)
 		return -ENOMEM;
 	p = (char *)(r + names);
 	for (uint32_t i = 1; i < names; i++) {
-		struct pstore_diff_row *row = &r[k];
+		struct pmodel_diff_row *row = &r[k];
 
 		if (!bs[i].self && !bs[i].total && !ns[i].self && !ns[i].total)
 			continue;
 		memset(row, 0, sizeof(*row));
-		row->name = strcpy(p, pstore_str(&d->ut.names, i));
+		row->name = strcpy(p, pmodel_str(&d->ut.names, i));
 		p += strlen(p) + 1;
 		row->base_self = bs[i].self;
 		row->base_total = bs[i].total;
@@ -116,16 +116,16 @@ static int pack(const struct pstore_diff *d, const struct pstore_fstat *bs,
 		fill_row(d, row);
 		k++;
 	}
-	pstore_qsort(r, k, sizeof(*r), cmp_row);
+	ember_qsort(r, k, sizeof(*r), cmp_row);
 	*rows = r;
 	*nrows = k;
 	return 0;
 }
 
-int pstore_diff_table(const struct pstore_diff *d, struct pstore_diff_row **rows, size_t *nrows)
+int pmodel_diff_table(const struct pmodel_diff *d, struct pmodel_diff_row **rows, size_t *nrows)
 {
-	size_t names = pstore_strtab_count(&d->ut.names) + 1;
-	struct pstore_fstat *bs = calloc(names, sizeof(*bs)), *ns = calloc(names, sizeof(*ns));
+	size_t names = pmodel_strtab_count(&d->ut.names) + 1;
+	struct pmodel_fstat *bs = calloc(names, sizeof(*bs)), *ns = calloc(names, sizeof(*ns));
 	int err = bs && ns ? 0 : -ENOMEM;
 
 	if (!err)
@@ -139,19 +139,19 @@ int pstore_diff_table(const struct pstore_diff *d, struct pstore_diff_row **rows
 	return err;
 }
 
-static void text_row(struct pstore_out *o, const struct pstore_diff_row *r)
+static void text_row(struct pmodel_out *o, const struct pmodel_diff_row *r)
 {
-	pstore_out_printf(o, "%8.2f%% %8.2f%% %+8.2f %7.2f %+8.1f%% %8.2f%% %8.2f%% %+8.2f %s %s\n",
+	pmodel_out_printf(o, "%8.2f%% %8.2f%% %+8.2f %7.2f %+8.1f%% %8.2f%% %8.2f%% %+8.2f %s %s\n",
 		      r->base_self_pct, r->new_self_pct, r->delta_self_pct, r->noise_self_pct,
 		      isinf(r->rel_self) ? 999.9 : 100 * r->rel_self, r->base_total_pct,
 		      r->new_total_pct, r->delta_total_pct, r->flagged ? "!" : " ", r->name);
 }
 
-static void json_row(struct pstore_out *o, const struct pstore_diff_row *r, bool first)
+static void json_row(struct pmodel_out *o, const struct pmodel_diff_row *r, bool first)
 {
-	pstore_out_str(o, first ? "{\"name\":" : ",{\"name\":");
-	pstore_out_json(o, r->name);
-	pstore_out_printf(o,
+	pmodel_out_str(o, first ? "{\"name\":" : ",{\"name\":");
+	pmodel_out_json(o, r->name);
+	pmodel_out_printf(o,
 			  ",\"base_self_pct\":%.4f,\"new_self_pct\":%.4f,\"delta_self_pct\":%.4f,"
 			  "\"noise_self_pct\":%.4f,\"z\":%.3f,\"rel_self\":%.4f,"
 			  "\"base_total_pct\":%.4f,\"new_total_pct\":%.4f,\"delta_total_pct\":%.4f,"
@@ -163,40 +163,40 @@ static void json_row(struct pstore_out *o, const struct pstore_diff_row *r, bool
 			  r->flagged ? "true" : "false");
 }
 
-int pstore_write_diff_table(const struct pstore_diff *d, size_t n, bool json,
-			    pstore_write_fn fn, void *ctx)
+int pmodel_write_diff_table(const struct pmodel_diff *d, size_t n, bool json,
+			    pmodel_write_fn fn, void *ctx)
 {
-	struct pstore_diff_row *rows;
+	struct pmodel_diff_row *rows;
 	size_t k, all;
-	struct pstore_out o;
-	int err = pstore_diff_table(d, &rows, &all);
+	struct pmodel_out o;
+	int err = pmodel_diff_table(d, &rows, &all);
 
 	if (err)
 		return err;
 	k = n && n < all ? n : all;
-	pstore_out_init(&o, fn, ctx);
+	pmodel_out_init(&o, fn, ctx);
 	if (json) {
-		pstore_out_str(&o, "{\"type\":");
-		pstore_out_json(&o, d->new_->type);
-		pstore_out_printf(&o, ",\"base_total\":%" PRId64 ",\"new_total\":%" PRId64
+		pmodel_out_str(&o, "{\"type\":");
+		pmodel_out_json(&o, d->new_->type);
+		pmodel_out_printf(&o, ",\"base_total\":%" PRId64 ",\"new_total\":%" PRId64
 			      ",\"base_profiles\":%" PRIu64 ",\"new_profiles\":%" PRIu64
 			      ",\"min_abs_pct\":%g,\"min_rel\":%g,\"min_z\":%g,\"rows\":[",
 			      d->btotal, d->ntotal, d->base->profiles, d->new_->profiles,
 			      d->opts.min_abs_pct, d->opts.min_rel, d->opts.min_z);
 		for (size_t i = 0; i < k; i++)
 			json_row(&o, &rows[i], i == 0);
-		pstore_out_str(&o, "]}\n");
+		pmodel_out_str(&o, "]}\n");
 	} else {
-		pstore_out_printf(&o, "Type: %s\nbase total %" PRId64 ", new total %" PRId64
+		pmodel_out_printf(&o, "Type: %s\nbase total %" PRId64 ", new total %" PRId64
 			      "; ! = past %.2f points, %.0f%% and %.1f sigma\n", d->new_->type,
 			      d->btotal, d->ntotal, d->opts.min_abs_pct, 100 * d->opts.min_rel,
 			      d->opts.min_z);
-		pstore_out_printf(&o, "%9s %9s %8s %7s %9s %9s %9s %8s   %s\n", "self was",
+		pmodel_out_printf(&o, "%9s %9s %8s %7s %9s %9s %9s %8s   %s\n", "self was",
 				  "self now", "delta", "noise", "rel", "total was", "total now",
 				  "delta", "name");
 		for (size_t i = 0; i < k; i++)
 			text_row(&o, &rows[i]);
 	}
 	free(rows);
-	return pstore_out_finish(&o);
+	return pmodel_out_finish(&o);
 }

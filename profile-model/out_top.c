@@ -5,13 +5,13 @@
  * percentages of the result's total; sorted by self, as `pprof -top`
  * sorts.  Text in pprof's columns, or JSON.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #include <inttypes.h>
 
 static int cmp_row(const void *a, const void *b)
 {
-	const struct pstore_top_row *x = a, *y = b;
+	const struct pmodel_top_row *x = a, *y = b;
 
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
@@ -26,14 +26,14 @@ static double pct(int64_t v, int64_t total)
 }
 
 /* Rows over tree t (names point into t). */
-static int top_rows(const struct pstore_ntree *t, int64_t total, size_t n,
-		    struct pstore_top_row **rows, size_t *nrows)
+static int top_rows(const struct pmodel_ntree *t, int64_t total, size_t n,
+		    struct pmodel_top_row **rows, size_t *nrows)
 {
-	struct pstore_fstat *f;
-	size_t names = pstore_strtab_count(&t->names), k = 0;
-	struct pstore_top_row *r;
+	struct pmodel_fstat *f;
+	size_t names = pmodel_strtab_count(&t->names), k = 0;
+	struct pmodel_top_row *r;
 
-	EMBER_FORWARD_IF_ERROR(pstore_ntree_functions(t, &f));
+	EMBER_FORWARD_IF_ERROR(pmodel_ntree_functions(t, &f));
 	r = malloc((names + 1) * sizeof(*r));
 	if (!r) {
 		free(f);
@@ -41,30 +41,30 @@ static int top_rows(const struct pstore_ntree *t, int64_t total, size_t n,
 	}
 	for (uint32_t i = 1; i < names; i++)
 		if (f[i].self || f[i].total)
-			r[k++] = (struct pstore_top_row){ pstore_str(&t->names, i), f[i].self,
+			r[k++] = (struct pmodel_top_row){ pmodel_str(&t->names, i), f[i].self,
 							 f[i].total, pct(f[i].self, total),
 							 pct(f[i].total, total),
-							 pstore_ntree_file(t, i) };
+							 pmodel_ntree_file(t, i) };
 	free(f);
-	pstore_qsort(r, k, sizeof(*r), cmp_row);
+	ember_qsort(r, k, sizeof(*r), cmp_row);
 	*rows = r;
 	*nrows = n && n < k ? n : k;
 	return 0;
 }
 
-int pstore_result_top(const struct pstore_result *r, size_t n, struct pstore_top_row **rows,
+int pmodel_result_top(const struct pmodel_result *r, size_t n, struct pmodel_top_row **rows,
 		      size_t *nrows)
 {
-	struct pstore_ntree t;
-	struct pstore_top_row *tr;
+	struct pmodel_ntree t;
+	struct pmodel_top_row *tr;
 	size_t k, bytes = 0;
 	char *names;
-	int err = pstore_ntree_build(r, &t);
+	int err = pmodel_ntree_build(r, &t);
 
 	if (!err)
-		err = top_rows(&t, pstore_result_total(r), n, &tr, &k);
+		err = top_rows(&t, pmodel_result_total(r), n, &tr, &k);
 	if (err) {
-		pstore_ntree_release(&t);
+		pmodel_ntree_release(&t);
 		return err;
 	}
 	/* One allocation holding the rows and their names, so free(rows)
@@ -74,7 +74,7 @@ int pstore_result_top(const struct pstore_result *r, size_t n, struct pstore_top
 	*rows = malloc(k * sizeof(**rows) + bytes + 1);
 	if (!*rows) {
 		free(tr);
-		pstore_ntree_release(&t);
+		pmodel_ntree_release(&t);
 		return -ENOMEM;
 	}
 	names = (char *)(*rows + k);
@@ -87,66 +87,66 @@ int pstore_result_top(const struct pstore_result *r, size_t n, struct pstore_top
 	}
 	*nrows = k;
 	free(tr);
-	pstore_ntree_release(&t);
+	pmodel_ntree_release(&t);
 	return 0;
 }
 
-static void text_rows(struct pstore_out *o, const struct pstore_result *r,
-		      const struct pstore_top_row *rows, size_t k, size_t all)
+static void text_rows(struct pmodel_out *o, const struct pmodel_result *r,
+		      const struct pmodel_top_row *rows, size_t k, size_t all)
 {
 	double sum = 0;
 
-	pstore_out_printf(o, "Type: %s\nShowing %zu of %zu functions, total %" PRId64 " %s\n",
-		      r->type, k, all, pstore_result_total(r), r->sample_unit);
-	pstore_out_printf(o, "%14s %7s %7s %14s %7s  %s\n", "self", "self%", "sum%", "total",
+	pmodel_out_printf(o, "Type: %s\nShowing %zu of %zu functions, total %" PRId64 " %s\n",
+		      r->type, k, all, pmodel_result_total(r), r->sample_unit);
+	pmodel_out_printf(o, "%14s %7s %7s %14s %7s  %s\n", "self", "self%", "sum%", "total",
 			  "total%", "name");
 	for (size_t i = 0; i < k; i++) {
 		sum += rows[i].self_pct;
-		pstore_out_printf(o, "%14" PRId64 " %6.2f%% %6.2f%% %14" PRId64 " %6.2f%%  %s\n",
+		pmodel_out_printf(o, "%14" PRId64 " %6.2f%% %6.2f%% %14" PRId64 " %6.2f%%  %s\n",
 			      rows[i].self, rows[i].self_pct, sum, rows[i].total, rows[i].total_pct,
 			      rows[i].name);
 	}
 }
 
-static void json_rows(struct pstore_out *o, const struct pstore_result *r,
-		      const struct pstore_top_row *rows, size_t k)
+static void json_rows(struct pmodel_out *o, const struct pmodel_result *r,
+		      const struct pmodel_top_row *rows, size_t k)
 {
-	pstore_out_str(o, "{\"type\":");
-	pstore_out_json(o, r->type);
-	pstore_out_printf(o, ",\"unit\":");
-	pstore_out_json(o, r->sample_unit);
-	pstore_out_printf(o, ",\"total\":%" PRId64 ",\"profiles\":%" PRIu64 ",\"rows\":[",
-			  pstore_result_total(r), r->profiles);
+	pmodel_out_str(o, "{\"type\":");
+	pmodel_out_json(o, r->type);
+	pmodel_out_printf(o, ",\"unit\":");
+	pmodel_out_json(o, r->sample_unit);
+	pmodel_out_printf(o, ",\"total\":%" PRId64 ",\"profiles\":%" PRIu64 ",\"rows\":[",
+			  pmodel_result_total(r), r->profiles);
 	for (size_t i = 0; i < k; i++) {
-		pstore_out_str(o, i ? ",{\"name\":" : "{\"name\":");
-		pstore_out_json(o, rows[i].name);
+		pmodel_out_str(o, i ? ",{\"name\":" : "{\"name\":");
+		pmodel_out_json(o, rows[i].name);
 		if (*rows[i].file) {
-			pstore_out_str(o, ",\"file\":");
-			pstore_out_json(o, rows[i].file);
+			pmodel_out_str(o, ",\"file\":");
+			pmodel_out_json(o, rows[i].file);
 		}
-		pstore_out_printf(o, ",\"self\":%" PRId64 ",\"self_pct\":%.4f,\"total\":%" PRId64
+		pmodel_out_printf(o, ",\"self\":%" PRId64 ",\"self_pct\":%.4f,\"total\":%" PRId64
 			      ",\"total_pct\":%.4f}", rows[i].self, rows[i].self_pct, rows[i].total,
 			      rows[i].total_pct);
 	}
-	pstore_out_str(o, "]}\n");
+	pmodel_out_str(o, "]}\n");
 }
 
-int pstore_write_top(const struct pstore_result *r, size_t n, bool json, pstore_write_fn fn,
+int pmodel_write_top(const struct pmodel_result *r, size_t n, bool json, pmodel_write_fn fn,
 		     void *ctx)
 {
-	struct pstore_top_row *rows = NULL;
+	struct pmodel_top_row *rows = NULL;
 	size_t k = 0, all = 0;
-	struct pstore_out o;
-	int err = pstore_result_top(r, 0, &rows, &all);
+	struct pmodel_out o;
+	int err = pmodel_result_top(r, 0, &rows, &all);
 
 	if (err)
 		return err;
 	k = n && n < all ? n : all;
-	pstore_out_init(&o, fn, ctx);
+	pmodel_out_init(&o, fn, ctx);
 	if (json)
 		json_rows(&o, r, rows, k);
 	else
 		text_rows(&o, r, rows, k, all);
 	free(rows);
-	return pstore_out_finish(&o);
+	return pmodel_out_finish(&o);
 }

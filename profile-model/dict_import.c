@@ -6,7 +6,7 @@
  * copied.  A node is imported after its parent: the ancestors of a
  * stack are walked up to the first one already known.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #define UNSET UINT32_MAX
 
@@ -19,26 +19,26 @@ static uint32_t *unset_array(size_t n)
 	return a;
 }
 
-int pstore_import_init(struct pstore_import *im, const struct pstore_dict *src,
-		       struct pstore_dict *dst)
+int pmodel_import_init(struct pmodel_import *im, const struct pmodel_dict *src,
+		       struct pmodel_dict *dst)
 {
 	memset(im, 0, sizeof(*im));
 	im->src = src;
 	im->dst = dst;
-	im->str = unset_array(pstore_strtab_count(&src->str));
+	im->str = unset_array(pmodel_strtab_count(&src->str));
 	im->func = unset_array(src->funcs.n);
 	im->map = unset_array(src->maps.n);
 	im->loc = unset_array(src->locs.n);
 	im->node = unset_array(src->node_parent.n);
 	if (!im->str || !im->func || !im->map || !im->loc || !im->node) {
-		pstore_import_release(im);
+		pmodel_import_release(im);
 		return -ENOMEM;
 	}
 	im->node[0] = 0;
 	return 0;
 }
 
-void pstore_import_release(struct pstore_import *im)
+void pmodel_import_release(struct pmodel_import *im)
 {
 	free(im->str);
 	free(im->func);
@@ -48,50 +48,50 @@ void pstore_import_release(struct pstore_import *im)
 	memset(im, 0, sizeof(*im));
 }
 
-int pstore_import_str(struct pstore_import *im, uint32_t s, uint32_t *out)
+int pmodel_import_str(struct pmodel_import *im, uint32_t s, uint32_t *out)
 {
 	if (im->str[s] == UNSET) {
-		const char *p = pstore_str(&im->src->str, s);
+		const char *p = pmodel_str(&im->src->str, s);
 
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern(&im->dst->str, p, strlen(p), &im->str[s]));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern(&im->dst->str, p, strlen(p), &im->str[s]));
 	}
 	*out = im->str[s];
 	return 0;
 }
 
-static int import_func(struct pstore_import *im, uint32_t f, uint32_t *out)
+static int import_func(struct pmodel_import *im, uint32_t f, uint32_t *out)
 {
 	if (im->func[f] == UNSET) {
-		const struct pstore_func *sf = &im->src->funcs.v[f];
-		struct pstore_func df = { .start_line = sf->start_line };
+		const struct pmodel_func *sf = &im->src->funcs.v[f];
+		struct pmodel_func df = { .start_line = sf->start_line };
 
-		EMBER_FORWARD_IF_ERROR(pstore_import_str(im, sf->name, &df.name));
-		EMBER_FORWARD_IF_ERROR(pstore_import_str(im, sf->system_name, &df.system_name));
-		EMBER_FORWARD_IF_ERROR(pstore_import_str(im, sf->filename, &df.filename));
-		EMBER_FORWARD_IF_ERROR(pstore_dict_func(im->dst, &df, &im->func[f]));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->name, &df.name));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->system_name, &df.system_name));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->filename, &df.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(im->dst, &df, &im->func[f]));
 	}
 	*out = im->func[f];
 	return 0;
 }
 
-static int import_map(struct pstore_import *im, uint32_t m, uint32_t *out)
+static int import_map(struct pmodel_import *im, uint32_t m, uint32_t *out)
 {
 	if (im->map[m] == UNSET) {
-		const struct pstore_map *sm = &im->src->maps.v[m];
-		struct pstore_map dm = *sm;
+		const struct pmodel_map *sm = &im->src->maps.v[m];
+		struct pmodel_map dm = *sm;
 
-		EMBER_FORWARD_IF_ERROR(pstore_import_str(im, sm->filename, &dm.filename));
-		EMBER_FORWARD_IF_ERROR(pstore_import_str(im, sm->build_id, &dm.build_id));
-		EMBER_FORWARD_IF_ERROR(pstore_dict_map(im->dst, &dm, &im->map[m]));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sm->filename, &dm.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sm->build_id, &dm.build_id));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_map(im->dst, &dm, &im->map[m]));
 	}
 	*out = im->map[m];
 	return 0;
 }
 
-int pstore_import_loc(struct pstore_import *im, uint32_t l, uint32_t *out)
+int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
 {
-	const struct pstore_loc *sl;
-	struct pstore_line small[16], *lines = small;
+	const struct pmodel_loc *sl;
+	struct pmodel_line small[16], *lines = small;
 	uint32_t mapping = 0;
 	int err = 0;
 
@@ -107,13 +107,13 @@ int pstore_import_loc(struct pstore_import *im, uint32_t l, uint32_t *out)
 		mapping++;
 	}
 	for (uint32_t i = 0; !err && i < sl->nlines; i++) {
-		const struct pstore_line *sln = &im->src->lines.v[sl->line_off + i];
+		const struct pmodel_line *sln = &im->src->lines.v[sl->line_off + i];
 
 		lines[i].line = sln->line;
 		err = import_func(im, sln->func, &lines[i].func);
 	}
 	if (!err)
-		err = pstore_dict_loc(im->dst, mapping, sl->address, lines, sl->nlines,
+		err = pmodel_dict_loc(im->dst, mapping, sl->address, lines, sl->nlines,
 				      &im->loc[l]);
 	if (lines != small)
 		free(lines);
@@ -122,7 +122,7 @@ int pstore_import_loc(struct pstore_import *im, uint32_t l, uint32_t *out)
 	return err;
 }
 
-int pstore_import_node(struct pstore_import *im, uint32_t node, uint32_t *out)
+int pmodel_import_node(struct pmodel_import *im, uint32_t node, uint32_t *out)
 {
 	uint32_t chain[64], n = 0, cur = node;
 
@@ -132,7 +132,7 @@ int pstore_import_node(struct pstore_import *im, uint32_t node, uint32_t *out)
 		if (n == 64) {
 			uint32_t top;
 
-			EMBER_FORWARD_IF_ERROR(pstore_import_node(im, cur, &top));
+			EMBER_FORWARD_IF_ERROR(pmodel_import_node(im, cur, &top));
 			break;
 		}
 		chain[n++] = cur;
@@ -141,8 +141,8 @@ int pstore_import_node(struct pstore_import *im, uint32_t node, uint32_t *out)
 	while (n--) {
 		uint32_t c = chain[n], loc;
 
-		EMBER_FORWARD_IF_ERROR(pstore_import_loc(im, im->src->node_loc.v[c], &loc));
-		EMBER_FORWARD_IF_ERROR(pstore_dict_node(im->dst, im->node[im->src->node_parent.v[c]], loc,
+		EMBER_FORWARD_IF_ERROR(pmodel_import_loc(im, im->src->node_loc.v[c], &loc));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_node(im->dst, im->node[im->src->node_parent.v[c]], loc,
 				    &im->node[c]));
 	}
 	*out = im->node[node];

@@ -15,15 +15,15 @@
  *    it shows each function's change in base's units and its share of
  *    base's total.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 
 struct dfold {
-	const struct pstore_diff *d;
-	struct pstore_out *o;
+	const struct pmodel_diff *d;
+	struct pmodel_out *o;
 	struct ember_buf path;
 	double scale;
 };
@@ -36,42 +36,42 @@ static int fold_visit(void *ctx, uint32_t n, int depth, bool enter)
 	(void)depth;
 	if (!enter || !n || (!b && !nw))
 		return 0;
-	EMBER_FORWARD_IF_ERROR(pstore_ntree_path(&f->d->ut, n, &f->path));
-	pstore_out_write(f->o, f->path.data, f->path.len);
-	return pstore_out_printf(f->o, " %" PRId64 " %" PRId64 "\n",
+	EMBER_FORWARD_IF_ERROR(pmodel_ntree_path(&f->d->ut, n, &f->path));
+	pmodel_out_write(f->o, f->path.data, f->path.len);
+	return pmodel_out_printf(f->o, " %" PRId64 " %" PRId64 "\n",
 			     (int64_t)llround((double)b * f->scale), nw);
 }
 
-int pstore_write_diff_folded(const struct pstore_diff *d, bool normalize, pstore_write_fn fn,
+int pmodel_write_diff_folded(const struct pmodel_diff *d, bool normalize, pmodel_write_fn fn,
 			     void *ctx)
 {
-	struct pstore_out o;
+	struct pmodel_out o;
 	struct dfold f = { d, &o, .scale = 1 };
 	int err;
 
 	if (normalize && d->btotal)
 		f.scale = (double)d->ntotal / (double)d->btotal;
-	pstore_out_init(&o, fn, ctx);
+	pmodel_out_init(&o, fn, ctx);
 	ember_buf_init(&f.path, SIZE_MAX / 2);
-	err = pstore_ntree_walk(&d->ut, fold_visit, &f);
+	err = pmodel_ntree_walk(&d->ut, fold_visit, &f);
 	ember_buf_release(&f.path);
-	return err ? (pstore_out_finish(&o), err) : pstore_out_finish(&o);
+	return err ? (pmodel_out_finish(&o), err) : pmodel_out_finish(&o);
 }
 
 /* ---- differential flame graph ---------------------------------------------------- */
 
 struct dsvg {
-	const struct pstore_diff *d;
+	const struct pmodel_diff *d;
 	double *delta; /* per node: new share - base share of its total */
 	double max;
 };
 
-static double bshare(const struct pstore_diff *d, uint32_t n)
+static double bshare(const struct pmodel_diff *d, uint32_t n)
 {
 	return d->btotal ? (double)d->ub_total.v[n] / (double)d->btotal : 0;
 }
 
-static double nshare(const struct pstore_diff *d, uint32_t n)
+static double nshare(const struct pmodel_diff *d, uint32_t n)
 {
 	return d->ntotal ? (double)d->ut.total.v[n] / (double)d->ntotal : 0;
 }
@@ -90,26 +90,26 @@ static void diff_fill(const void *ctx, uint32_t n, char rgb[32])
 		snprintf(rgb, 32, "rgb(235,235,235)");
 }
 
-static void diff_title(const void *ctx, uint32_t n, struct pstore_out *o)
+static void diff_title(const void *ctx, uint32_t n, struct pmodel_out *o)
 {
 	const struct dsvg *s = ctx;
-	const struct pstore_ntree *t = &s->d->ut;
+	const struct pmodel_ntree *t = &s->d->ut;
 
-	pstore_out_xml(o, n ? pstore_str(&t->names, t->name.v[n]) : "all");
-	pstore_out_printf(o, " (base %.2f%%, new %.2f%%, %+.2f points)", 100 * bshare(s->d, n),
+	pmodel_out_xml(o, n ? pmodel_str(&t->names, t->name.v[n]) : "all");
+	pmodel_out_printf(o, " (base %.2f%%, new %.2f%%, %+.2f points)", 100 * bshare(s->d, n),
 		      100 * nshare(s->d, n), 100 * s->delta[n]);
 }
 
-int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstore_svg_opts *o,
-				 pstore_write_fn fn, void *ctx)
+int pmodel_write_diff_flamegraph(const struct pmodel_diff *d, const struct pmodel_svg_opts *o,
+				 pmodel_write_fn fn, void *ctx)
 {
-	size_t n = pstore_ntree_count(&d->ut);
+	size_t n = pmodel_ntree_count(&d->ut);
 	double *width = malloc(n * sizeof(*width));
 	struct dsvg s = { d, malloc(n * sizeof(double)), 0 };
-	struct pstore_svg_src src = { .t = &d->ut, .width = width, .fill = diff_fill,
+	struct pmodel_svg_src src = { .t = &d->ut, .width = width, .fill = diff_fill,
 				  .title = diff_title, .ctx = &s,
 				  .legend = "red grew, blue shrank (share of each side's total)" };
-	struct pstore_svg_opts so = { .sz = sizeof(so), .title = "Differential Flame Graph" };
+	struct pmodel_svg_opts so = { .sz = sizeof(so), .title = "Differential Flame Graph" };
 	char sub[512];
 	int err = width && s.delta ? 0 : -ENOMEM;
 
@@ -127,14 +127,14 @@ int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstor
 	{
 		char bv[64], nv[64];
 
-		pstore_format_value((double)d->btotal, d->base->sample_unit, bv, sizeof(bv));
-		pstore_format_value((double)d->ntotal, d->new_->sample_unit, nv, sizeof(nv));
+		pmodel_format_value((double)d->btotal, d->base->sample_unit, bv, sizeof(bv));
+		pmodel_format_value((double)d->ntotal, d->new_->sample_unit, nv, sizeof(nv));
 		snprintf(sub, sizeof(sub), "%s, base total %s, new total %s", d->new_->type, bv,
 			 nv);
 	}
 	src.subtitle = sub;
 	if (!err)
-		err = pstore_svg_render(&src, &so, fn, ctx);
+		err = pmodel_svg_render(&src, &so, fn, ctx);
 	free(width);
 	free(s.delta);
 	return err;
@@ -142,19 +142,19 @@ int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstor
 
 /* ---- diff pprof ------------------------------------------------------------------ */
 
-int pstore_write_diff_pprof(const struct pstore_diff *d, struct ember_buf *out)
+int pmodel_write_diff_pprof(const struct pmodel_diff *d, struct ember_buf *out)
 {
 	struct pprof_profile *p = NULL;
-	struct pstore_pprof_add nw = { &d->new_->dict, d->new_->self.v, 1.0, false };
-	struct pstore_pprof_add base = { &d->base->dict, d->base->self.v, -1.0, true };
-	int err = pstore_pprof_begin(d->base, &p);
+	struct pmodel_pprof_add nw = { &d->new_->dict, d->new_->self.v, 1.0, false };
+	struct pmodel_pprof_add base = { &d->base->dict, d->base->self.v, -1.0, true };
+	int err = pmodel_pprof_begin(d->base, &p);
 
 	if (d->ntotal)
 		nw.scale = (double)d->btotal / (double)d->ntotal;
 	if (!err)
-		err = pstore_pprof_add(p, &nw);
+		err = pmodel_pprof_add(p, &nw);
 	if (!err)
-		err = pstore_pprof_add(p, &base);
+		err = pmodel_pprof_add(p, &base);
 	if (!err)
 		err = pprof_encode(p, true, out);
 	pprof_profile_free(p);

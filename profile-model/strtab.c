@@ -2,11 +2,11 @@
  * strtab.c - interned strings: each string once, NUL-terminated in one
  * byte buffer, named by a dense id (0 is "").  Decoders add strings
  * without the set and index them only when something interns into the
- * table later (pstore_strtab_index through the first pstore_strtab_intern).
+ * table later (pmodel_strtab_index through the first pmodel_strtab_intern).
  * The set hashes with its own random key (common.h's ember_hash), so no
  * input can aim its strings at one probe run.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #define STRTAB_CAP ((size_t)1 << 32) /* offsets are 32 bits */
 
@@ -17,24 +17,24 @@ struct key {
 
 static uint64_t str_hash(const void *ctx, size_t idx)
 {
-	const struct pstore_strtab *t = ctx;
-	const char *s = pstore_str(t, idx);
+	const struct pmodel_strtab *t = ctx;
+	const char *s = pmodel_str(t, idx);
 
 	return ember_hash(&t->set.key, s, strlen(s));
 }
 
 static bool str_equal(const void *ctx, size_t idx, const void *k)
 {
-	const struct pstore_strtab *t = ctx;
+	const struct pmodel_strtab *t = ctx;
 	const struct key *key = k;
-	const char *s = pstore_str(t, idx);
+	const char *s = pmodel_str(t, idx);
 
 	return strncmp(s, key->s, key->len) == 0 && s[key->len] == '\0';
 }
 
-static const struct pstore_hset_ops ops = { str_hash, str_equal };
+static const struct pmodel_hset_ops ops = { str_hash, str_equal };
 
-int pstore_strtab_add(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id)
+int pmodel_strtab_add(struct pmodel_strtab *t, const char *s, size_t len, uint32_t *id)
 {
 	size_t off = t->bytes.len;
 
@@ -50,39 +50,39 @@ int pstore_strtab_add(struct pstore_strtab *t, const char *s, size_t len, uint32
 	return 0;
 }
 
-int pstore_strtab_init(struct pstore_strtab *t)
+int pmodel_strtab_init(struct pmodel_strtab *t)
 {
 	uint32_t id;
 
 	memset(t, 0, sizeof(*t));
 	ember_buf_init(&t->bytes, STRTAB_CAP - 1);
 	EMBER_FORWARD_IF_ERROR(ember_hset_init(&t->set));
-	return pstore_strtab_add(t, "", 0, &id);
+	return pmodel_strtab_add(t, "", 0, &id);
 }
 
-void pstore_strtab_release(struct pstore_strtab *t)
+void pmodel_strtab_release(struct pmodel_strtab *t)
 {
 	ember_buf_release(&t->bytes);
 	EMBER_VEC_FREE(&t->off);
 	ember_hset_release(&t->set);
 }
 
-static int index_all(struct pstore_strtab *t)
+static int index_all(struct pmodel_strtab *t)
 {
 	for (size_t i = t->set.used; i < t->off.n; i++) {
-		const char *s = pstore_str(t, (uint32_t)i);
+		const char *s = pmodel_str(t, (uint32_t)i);
 		struct key k = { s, strlen(s) };
 		uint64_t h = ember_hash(&t->set.key, s, k.len);
 
-		if (pstore_hset_find(&t->set, &ops, t, h, &k) == UINT32_MAX)
-			EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->set, &ops, t, (uint32_t)i, h));
+		if (pmodel_hset_find(&t->set, &ops, t, h, &k) == UINT32_MAX)
+			EMBER_FORWARD_IF_ERROR(pmodel_hset_insert(&t->set, &ops, t, (uint32_t)i, h));
 		else
 			t->set.used++; /* a duplicate a decoder added: counted, not placed */
 	}
 	return 0;
 }
 
-int pstore_strtab_intern(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id)
+int pmodel_strtab_intern(struct pmodel_strtab *t, const char *s, size_t len, uint32_t *id)
 {
 	struct key k = { s, len };
 	uint64_t h;
@@ -91,22 +91,22 @@ int pstore_strtab_intern(struct pstore_strtab *t, const char *s, size_t len, uin
 	if (t->set.used != t->off.n)
 		EMBER_FORWARD_IF_ERROR(index_all(t));
 	h = ember_hash(&t->set.key, s, len);
-	found = pstore_hset_find(&t->set, &ops, t, h, &k);
+	found = pmodel_hset_find(&t->set, &ops, t, h, &k);
 	if (found != UINT32_MAX) {
 		*id = found;
 		return 0;
 	}
-	EMBER_FORWARD_IF_ERROR(pstore_strtab_add(t, s, len, &found));
-	EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->set, &ops, t, found, h));
+	EMBER_FORWARD_IF_ERROR(pmodel_strtab_add(t, s, len, &found));
+	EMBER_FORWARD_IF_ERROR(pmodel_hset_insert(&t->set, &ops, t, found, h));
 	*id = found;
 	return 0;
 }
 
-uint32_t pstore_strtab_find(const struct pstore_strtab *t, const char *s, size_t len)
+uint32_t pmodel_strtab_find(const struct pmodel_strtab *t, const char *s, size_t len)
 {
 	struct key k = { s, len };
 
 	if (t->set.used != t->off.n)
 		return UINT32_MAX; /* not interned: only interned tables are searched */
-	return pstore_hset_find(&t->set, &ops, t, ember_hash(&t->set.key, s, len), &k);
+	return pmodel_hset_find(&t->set, &ops, t, ember_hash(&t->set.key, s, len), &k);
 }

@@ -6,12 +6,12 @@
  * so `go tool pprof` reads it like any profile.  A diff adds a second
  * dictionary's stacks, scaled, and marks them as pprof's diff base.
  */
-#include "pstore_internal.h"
+#include "pmodel_internal.h"
 
 #include <assert.h>
 #include <math.h>
 
-int pstore_pprof_begin(const struct pstore_result *r, struct pprof_profile **out)
+int pmodel_pprof_begin(const struct pmodel_result *r, struct pprof_profile **out)
 {
 	struct pprof_profile *p = pprof_profile_new();
 	int err = p ? 0 : -ENOMEM;
@@ -32,18 +32,18 @@ int pstore_pprof_begin(const struct pstore_result *r, struct pprof_profile **out
 
 struct emit {
 	struct pprof_profile *p;
-	const struct pstore_dict *d;
+	const struct pmodel_dict *d;
 	uint64_t *map, *loc; /* dict index -> pprof id, 0 unset */
 };
 
 static int emit_mapping(struct emit *e, uint32_t m, uint64_t *id)
 {
-	const struct pstore_map *dm = &e->d->maps.v[m];
+	const struct pmodel_map *dm = &e->d->maps.v[m];
 	struct pprof_mapping_desc md = { .start = dm->start,
 					.limit = dm->limit,
 					.offset = dm->offset,
-					.filename = pstore_str(&e->d->str, dm->filename),
-					.build_id = pstore_str(&e->d->str, dm->build_id) };
+					.filename = pmodel_str(&e->d->str, dm->filename),
+					.build_id = pmodel_str(&e->d->str, dm->build_id) };
 
 	if (!e->map[m])
 		EMBER_FORWARD_IF_ERROR(pprof_add_mapping(e->p, &md, &e->map[m]));
@@ -51,7 +51,7 @@ static int emit_mapping(struct emit *e, uint32_t m, uint64_t *id)
 	return 0;
 }
 
-static int emit_lines(struct emit *e, const struct pstore_loc *l, uint64_t id)
+static int emit_lines(struct emit *e, const struct pmodel_loc *l, uint64_t id)
 {
 	struct pprof_line small[16], *lines = small;
 	int err = 0;
@@ -61,11 +61,11 @@ static int emit_lines(struct emit *e, const struct pstore_loc *l, uint64_t id)
 	if (l->nlines > 16 && !(lines = calloc(l->nlines, sizeof(*lines))))
 		return -ENOMEM;
 	for (uint32_t k = 0; !err && k < l->nlines; k++) {
-		const struct pstore_line *ln = &e->d->lines.v[l->line_off + k];
-		const struct pstore_func *f = &e->d->funcs.v[ln->func];
+		const struct pmodel_line *ln = &e->d->lines.v[l->line_off + k];
+		const struct pmodel_func *f = &e->d->funcs.v[ln->func];
 		struct pprof_function_desc fd = {
-			pstore_str(&e->d->str, f->name), pstore_str(&e->d->str, f->system_name),
-			pstore_str(&e->d->str, f->filename), f->start_line };
+			pmodel_str(&e->d->str, f->name), pmodel_str(&e->d->str, f->system_name),
+			pmodel_str(&e->d->str, f->filename), f->start_line };
 
 		lines[k].line = ln->line;
 		lines[k].column = 0;
@@ -80,7 +80,7 @@ static int emit_lines(struct emit *e, const struct pstore_loc *l, uint64_t id)
 
 static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
 {
-	const struct pstore_loc *l = &e->d->locs.v[loc];
+	const struct pmodel_loc *l = &e->d->locs.v[loc];
 	uint64_t mid = 0;
 
 	if (e->loc[loc]) {
@@ -95,8 +95,8 @@ static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
 	return 0;
 }
 
-static int emit_sample(struct emit *e, const struct pstore_pprof_add *a, uint32_t node,
-		       struct pstore_u64s *stack)
+static int emit_sample(struct emit *e, const struct pmodel_pprof_add *a, uint32_t node,
+		       struct pmodel_u64s *stack)
 {
 	static const struct pprof_sample_label base = { .key = "pprof::base", .str = "true" };
 	int64_t v = (int64_t)llround((double)a->self[node] * a->scale);
@@ -111,17 +111,17 @@ static int emit_sample(struct emit *e, const struct pstore_pprof_add *a, uint32_
 	return pprof_add_sample_labeled(e->p, stack->v, stack->n, &v, 1, &base, a->base ? 1 : 0);
 }
 
-int pstore_pprof_add(struct pprof_profile *p, const struct pstore_pprof_add *a)
+int pmodel_pprof_add(struct pprof_profile *p, const struct pmodel_pprof_add *a)
 {
 	struct emit e = { .p = p, .d = a->dict };
-	struct pstore_u64s stack = { 0 };
+	struct pmodel_u64s stack = { 0 };
 	int err = 0;
 
 	e.map = calloc(a->dict->maps.n + 1, sizeof(*e.map));
 	e.loc = calloc(a->dict->locs.n + 1, sizeof(*e.loc));
 	if (!e.map || !e.loc)
 		err = -ENOMEM;
-	for (uint32_t n = 1; !err && n < pstore_dict_nodes(a->dict); n++)
+	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(a->dict); n++)
 		if (a->self[n])
 			err = emit_sample(&e, a, n, &stack);
 	EMBER_VEC_FREE(&stack);
@@ -130,15 +130,15 @@ int pstore_pprof_add(struct pprof_profile *p, const struct pstore_pprof_add *a)
 	return err;
 }
 
-int pstore_write_pprof(const struct pstore_result *r, struct ember_buf *out)
+int pmodel_write_pprof(const struct pmodel_result *r, struct ember_buf *out)
 {
 	struct pprof_profile *p = NULL;
-	struct pstore_pprof_add a = { &r->dict, r->self.v, 1.0, false };
-	int err = pstore_pprof_begin(r, &p);
+	struct pmodel_pprof_add a = { &r->dict, r->self.v, 1.0, false };
+	int err = pmodel_pprof_begin(r, &p);
 
-	assert(r->self.n == pstore_dict_nodes(&r->dict));
+	assert(r->self.n == pmodel_dict_nodes(&r->dict));
 	if (!err)
-		err = pstore_pprof_add(p, &a);
+		err = pmodel_pprof_add(p, &a);
 	if (!err)
 		err = pprof_encode(p, true, out);
 	pprof_profile_free(p);
