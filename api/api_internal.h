@@ -112,6 +112,11 @@ void api_metrics_store_error(struct api_metrics *m, enum api_endpoint ep);
 struct symsvc;
 char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
 			 size_t *len);
+struct api_server;
+struct api_request;
+/* GET /metrics: the server's lines, then the profile service's. */
+enum MHD_Result api_metrics_serve(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req);
 
 /* ---- connection deadlines (conn_guard.c) ---------------------------------- */
 

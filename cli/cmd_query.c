@@ -267,8 +267,11 @@ static int offline_write(const struct query_opts *o, const struct pmodel_diff *d
 
 	if (!strcmp(f, "table") || !strcmp(f, "table-text"))
 		return pmodel_write_diff_table(d, rows, !f[5], pmodel_write_buf, b);
-	if (!strcmp(f, "json"))
-		return pmodel_write_diff_tree_json(d, pmodel_write_buf, b);
+	if (!strcmp(f, "json")) { /* one JSON value: the document's newline is ours */
+		int err = pmodel_write_diff_tree_json(d, pmodel_write_buf, b);
+
+		return err ? err : ember_buf_putc(b, '\n');
+	}
 	if (!strcmp(f, "folded"))
 		return pmodel_write_diff_folded(d, false, pmodel_write_buf, b);
 	if (!strcmp(f, "svg"))

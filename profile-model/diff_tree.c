@@ -6,7 +6,8 @@
  * by name, written depth first without recursion:
  * {"name":"total","base_self":..,"base_total":..,"new_self":..,
  *  "new_total":..,"children":[...]}, with "file" and "line" as the plain
- * tree gives them (out_tree.c), from either side.
+ * tree gives them (out_tree.c), from either side.  One JSON value, as
+ * out_tree.c's: the document around it is its caller's.
  */
 #include "pmodel_internal.h"
 
@@ -50,7 +51,5 @@ int pmodel_write_diff_tree_json(const struct pmodel_diff *d, pmodel_write_fn fn,
 
 	pmodel_out_init(&o, fn, ctx);
 	err = pmodel_ntree_walk(&d->ut, visit, &w);
-	if (!err)
-		pmodel_out_str(&o, "\n");
 	return err ? (pmodel_out_finish(&o), err) : pmodel_out_finish(&o);
 }

@@ -3,7 +3,9 @@
  * graph from: {"name":"total","self":S,"total":T,"children":[...]}
  * ("file" too where the function's source file is known, "line" where
  * the frame's line is, one line for all the locations merged), children
- * sorted by name, written depth first without recursion.
+ * sorted by name, written depth first without recursion.  One JSON value:
+ * the document around it (the HTTP answer's envelope, a final newline) is
+ * its caller's (profile-service/query.c).
  */
 #include "pmodel_internal.h"
 
@@ -55,8 +57,6 @@ int pmodel_write_tree_json(const struct pmodel_result *r, pmodel_write_fn fn, vo
 	pmodel_out_init(&o, fn, ctx);
 	if (!err)
 		err = pmodel_ntree_walk(&t, visit_commas, &w);
-	if (!err)
-		pmodel_out_str(&o, "\n");
 	pmodel_ntree_release(&t);
 	return err ? (pmodel_out_finish(&o), err) : pmodel_out_finish(&o);
 }

@@ -104,7 +104,8 @@ int pmodel_result_top(const struct pmodel_result *r, size_t n,
 /* As text (pprof -top's columns) or JSON ({"total":..,"rows":[..]}). */
 int pmodel_write_top(const struct pmodel_result *r, size_t n, bool json,
 		     pmodel_write_fn fn, void *ctx);
-/* {"name":"total","self":0,"total":N,"children":[...]}. */
+/* {"name":"total","self":0,"total":N,"children":[...]}: one JSON value, no
+ * newline after it (the caller's document holds it). */
 int pmodel_write_tree_json(const struct pmodel_result *r, pmodel_write_fn fn, void *ctx);
 
 struct pmodel_svg_opts {
@@ -161,7 +162,8 @@ int pmodel_write_diff_folded(const struct pmodel_diff *d, bool normalize,
 			     pmodel_write_fn fn, void *ctx);
 /* The union tree as JSON, both sides' raw values per frame:
  * {"name":"total","base_self":..,"base_total":..,"new_self":..,"new_total":..,
- *  "children":[...]}, children sorted by name. */
+ *  "children":[...]}, children sorted by name: one JSON value, no newline
+ * after it. */
 int pmodel_write_diff_tree_json(const struct pmodel_diff *d, pmodel_write_fn fn, void *ctx);
 /* The totals of both sides. */
 void pmodel_diff_totals(const struct pmodel_diff *d, int64_t *base, int64_t *new_);

@@ -197,56 +197,6 @@ static int test_api__rejected_fetch_is_einval(void)
 	return rm_rf(dir);
 }
 
-/* The profile routes' times and durations (docs/http-api.md, Conventions). */
-static int test_api__profile_times_and_durations(void)
-{
-	const int64_t S = 1000000000, now = (int64_t)1800000000 * S;
-	int64_t t;
-
-	CHECK_INT(api_parse_time("now", now, &t), ==, 0);
-	CHECK(t == now);
-	CHECK_INT(api_parse_time("now-15m", now, &t), ==, 0);
-	CHECK(t == now - 900 * S);
-	CHECK_INT(api_parse_time("now-1h30m", now, &t), ==, 0);
-	CHECK(t == now - 5400 * S);
-	/* an epoch count's unit read from its size */
-	CHECK_INT(api_parse_time("1700000000", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000 * S);
-	CHECK_INT(api_parse_time("1700000000123", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000123 * 1000000);
-	CHECK_INT(api_parse_time("1700000000123456", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000123456 * 1000);
-	CHECK_INT(api_parse_time("1700000000123456789", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000123456789);
-	/* RFC 3339, with a fraction and an offset */
-	CHECK_INT(api_parse_time("2023-11-14T22:13:20Z", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000 * S);
-	CHECK_INT(api_parse_time("2023-11-14T23:13:20.5+01:00", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000 * S + S / 2);
-	CHECK_INT(api_parse_time("yesterday", now, &t), ==, -EINVAL);
-	/* times nanoseconds cannot count (the fuzz target's findings) */
-	CHECK_INT(api_parse_time("17000000021", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_time("-61413-01-01T00:00:00Z", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_time("99999-01-01T00:00:00Z", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_time("now-", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_time("2023-11-14T22:13:20", now, &t), ==, -EINVAL); /* no zone */
-	CHECK_INT(api_parse_time("", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_duration("10s", &t), ==, 0);
-	CHECK(t == 10 * S);
-	CHECK_INT(api_parse_duration("2d", &t), ==, 0);
-	CHECK(t == 2 * 86400 * S);
-	CHECK_INT(api_parse_duration("1w", &t), ==, 0);
-	CHECK(t == 7 * 86400 * S);
-	CHECK_INT(api_parse_duration("250ms", &t), ==, 0);
-	CHECK(t == S / 4);
-	CHECK_INT(api_parse_duration("90", &t), ==, 0);
-	CHECK(t == 90 * S);
-	CHECK_INT(api_parse_duration("0", &t), ==, -EINVAL);
-	CHECK_INT(api_parse_duration("5x", &t), ==, -EINVAL);
-	CHECK_INT(api_parse_duration("-5s", &t), ==, -EINVAL);
-	return 0;
-}
-
 /* The one table: each kind its status (docs/http-api.md, "Error kinds"),
  * and no kind left without one. */
 static int test_api__status_of_each_kind(void)
@@ -297,7 +247,6 @@ static int test_api__profile_status_from_the_code_alone(void)
 
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__routes),
-	UNIT_CASE(test_api__profile_times_and_durations),
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),
 	UNIT_CASE(test_api__token_written_whole),

@@ -99,7 +99,7 @@ static int test_pmodel__tree_json_line_only_where_one(void)
 		  "{\"name\":\"total\",\"self\":0,\"total\":3,\"children\":[{\"name\":\"main\","
 		  "\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":3,\"children\":[{\"name\":\"a\","
 		  "\"file\":\"a.c\",\"self\":2,\"total\":2},{\"name\":\"b\",\"file\":\"b.c\",\"line\":10,"
-		  "\"self\":1,\"total\":1}]}]}\n");
+		  "\"self\":1,\"total\":1}]}]}");
 	ember_buf_release(&b);
 	pmodel_result_free(r);
 	return 0;
@@ -119,7 +119,7 @@ static int test_pmodel__tree_json_and_folded(void)
 		"\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"line\":10,\"self\":1,\"total\":1},"
 		"{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
 		"\"file\":\"leaf.c\",\"line\":10,\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":6,\"children\":"
-		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"line\":10,\"self\":6,\"total\":6}]}]}]}]}\n");
+		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"line\":10,\"self\":6,\"total\":6}]}]}]}]}");
 	ember_buf_reset(&b);
 	CHECK_INT(pmodel_write_folded(r, pmodel_write_buf, &b), ==, 0);
 	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");

@@ -1,19 +1,20 @@
 /*
- * profile_resolver.c - the symbolization service as the profile store's
- * resolver (pstore_resolve_fn): the addresses of one mapping of a query's
- * result (or of a block being compacted) are normalized to file offsets
+ * resolve.c - the symbolization service as the profile store's resolver
+ * (pstore_resolve_fn): the addresses of one mapping of a query's result
+ * (or of a block being compacted) are normalized to file offsets
  * (address - memory_start + file_offset, as symsvc_symbolize_pprof does),
  * looked up in the build ID's index in address order (symsvc batches),
- * and handed back as frames named exactly as ingest names them (the
- * demangled name, the linkage name, file, line, declaration line), so a
- * function resolved late and one resolved at ingest are one function.
+ * and handed back as frames named by the rule ingest names them by
+ * (symsvc_frame_name), so a function resolved late and one resolved at
+ * ingest are one function.  The store calls it from its query and its
+ * compaction; nothing of it passes through the HTTP layer.
  *
  * A build ID the service cannot symbolize (unknown, no debug info,
  * upstream down, over budget) leaves its addresses unresolved with that
  * reason; a store that cannot be read is an error (the query answers 503
  * and is asked again; the compaction retries at its next pass).
  */
-#include "api_profiles.h"
+#include "profsvc_internal.h"
 #include "symsvc.h"
 
 #include <errno.h>
@@ -32,21 +33,22 @@ static int report(struct pstore_resolution *r, const struct symsvc_batch *b,
 		  const struct sym_index *idx, size_t bi, size_t ri)
 {
 	struct pstore_frame fr[SYMSVC_FRAMES_MAX];
+	struct symsvc_frame_name fn;
 	int n;
 	const struct sym_frame *f = symsvc_batch_frames(b, bi, &n);
 
 	if (n <= 0)
-		return pstore_resolution_fail(r, ri, n < 0 ? "offset_not_in_elf"
-							   : "no_symbols_at_address");
+		return pstore_resolution_fail(r, ri, symsvc_pprof_why_name(
+							     n < 0 ? SYMSVC_PPROF_NOT_IN_ELF
+								   : SYMSVC_PPROF_NO_SYMBOLS));
 	n = n > SYMSVC_FRAMES_MAX ? SYMSVC_FRAMES_MAX : n;
 	for (int k = 0; k < n; k++) {
-		const char *dm = sym_frame_demangled(idx, &f[k], true);
-
-		fr[k] = (struct pstore_frame){ .function = dm ? dm : f[k].name ? f[k].name : "??",
-					       .system_name = f[k].name ? f[k].name : "??",
-					       .filename = f[k].file ? f[k].file : "",
-					       .line = f[k].line,
-					       .start_line = f[k].decl_line };
+		symsvc_frame_name(idx, &f[k], true, &fn);
+		fr[k] = (struct pstore_frame){ .function = fn.function,
+					       .system_name = fn.system_name,
+					       .filename = fn.filename,
+					       .line = fn.line,
+					       .start_line = fn.start_line };
 	}
 	return pstore_resolution_set(r, ri, fr, (size_t)n);
 }
@@ -64,7 +66,8 @@ static int resolve_chunk(struct symsvc_batch *b, const struct sym_index *idx,
 		uint64_t a = addrs[at + i];
 
 		if (a < m->start || (m->limit && a >= m->limit)) {
-			err = pstore_resolution_fail(r, at + i, "outside_mapping");
+			err = pstore_resolution_fail(
+				r, at + i, symsvc_pprof_why_name(SYMSVC_PPROF_OUTSIDE_MAPPING));
 			continue;
 		}
 		pos[nq] = i;
@@ -77,8 +80,8 @@ static int resolve_chunk(struct symsvc_batch *b, const struct sym_index *idx,
 	return err;
 }
 
-int api_profile_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs,
-			size_t n, struct pstore_resolution *r)
+int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs, size_t n,
+		    struct pstore_resolution *r)
 {
 	struct symsvc *svc = ctx;
 	struct symsvc_batch *b = NULL;
@@ -87,7 +90,7 @@ int api_profile_resolve(void *ctx, const struct pstore_mapping *m, const uint64_
 	int err;
 
 	if (!ember_build_id_hex_normalize(m->build_id, id, sizeof(id)))
-		return fail_all(r, n, "no_build_id");
+		return fail_all(r, n, symsvc_pprof_why_name(SYMSVC_PPROF_NO_BUILD_ID));
 	err = symsvc_index_get(svc, id, &ix);
 	if (err) {
 		enum symjson_error e = symsvc_error_reason(err);

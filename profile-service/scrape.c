@@ -1,7 +1,7 @@
 /*
  * scrape.c - `ember serve --scrape`: the server pulls Go net/http/pprof
  * endpoints and stores what they answer like a pushed profile
- * (symbolized, with the target's labels; api_profile_store), as Parca and
+ * (symbolized, with the target's labels; profsvc_ingest), as Parca and
  * Grafana Alloy's pyroscope.scrape do.
  *
  * A target is "URL[,interval=DURATION][,NAME=VALUE...]" (interval 15 s
@@ -16,7 +16,7 @@
  * counted, logged (the first of a run of failures at warn), and tried
  * again at the next interval.
  */
-#include "api_profiles.h"
+#include "profsvc_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -43,11 +43,11 @@ struct target {
 	bool failing;
 	pthread_t thread;
 	bool started;
-	struct api_scrapers *owner;
+	struct profsvc_scrapers *owner;
 };
 
-struct api_scrapers {
-	struct api_profiles *pr;
+struct profsvc_scrapers {
+	struct profsvc *pr;
 	struct api_http *http;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -132,7 +132,7 @@ static int parse_target(struct target *t, const char *spec)
 			return -EINVAL;
 		*eq = '\0';
 		if (strcmp(p, "interval") == 0) {
-			if (api_parse_duration(eq + 1, &t->interval_ns))
+			if (pyro_parse_duration(eq + 1, &t->interval_ns))
 				return -EINVAL;
 		} else {
 			t->labels[t->nlabels++] = (struct pstore_label){ p, eq + 1 };
@@ -171,17 +171,17 @@ static void outcome(struct target *t, const char *url, int err, const char *why)
 
 static int scrape_one(struct target *t, const char *url)
 {
-	struct api_profiles *pr = t->owner->pr;
-	struct api_profile_in in = { .route = API_PROUTE_SCRAPE, .labels = t->labels,
-				     .n_labels = t->nlabels };
-	struct api_profile_out out = { .err = 0 };
+	struct profsvc *pr = t->owner->pr;
+	struct profsvc_in in = { .route = PROFSVC_ROUTE_SCRAPE, .labels = t->labels,
+				 .n_labels = t->nlabels };
+	struct profsvc_out out = { .err = 0 };
 	struct ember_buf body;
 	char why[512] = "";
 	long status = 0;
 	int err;
 
 	ember_buf_init(&body, pr->max_body);
-	in.time_ns = api_now_ns();
+	in.time_ns = profsvc_now_ns();
 	err = api_http_get(t->owner->http, url, t->seconds + 30, &t->owner->stop, &body, &status,
 			   why, sizeof(why));
 	if (!err && status != 200) {
@@ -194,7 +194,7 @@ static int scrape_one(struct target *t, const char *url)
 	if (!err) {
 		in.body = body.data;
 		in.body_len = in.input_bytes = body.len;
-		api_profile_store(pr, &in, &out);
+		profsvc_ingest(pr, &in, &out);
 		err = out.err;
 		if (err)
 			snprintf(why, sizeof(why), "not stored: %.480s", out.why);
@@ -207,13 +207,13 @@ static int scrape_one(struct target *t, const char *url)
 }
 
 /* Sleep until deadline_ns or the stop; false when stopping. */
-static bool wait_until(struct api_scrapers *s, int64_t deadline_ns)
+static bool wait_until(struct profsvc_scrapers *s, int64_t deadline_ns)
 {
 	struct timespec ts = { .tv_sec = deadline_ns / 1000000000,
 			       .tv_nsec = deadline_ns % 1000000000 };
 
 	pthread_mutex_lock(&s->mu);
-	while (!atomic_load(&s->stop) && api_now_ns() < deadline_ns)
+	while (!atomic_load(&s->stop) && profsvc_now_ns() < deadline_ns)
 		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 	pthread_mutex_unlock(&s->mu);
 	return !atomic_load(&s->stop);
@@ -222,24 +222,24 @@ static bool wait_until(struct api_scrapers *s, int64_t deadline_ns)
 static void *loop(void *arg)
 {
 	struct target *t = arg;
-	int64_t next = api_now_ns();
+	int64_t next = profsvc_now_ns();
 
 	while (wait_until(t->owner, next)) {
 		next += t->interval_ns;
 		for (size_t i = 0; i < t->nurls && !atomic_load(&t->owner->stop); i++)
 			scrape_one(t, t->url[i]);
-		if (next < api_now_ns()) /* a CPU scrape took the interval */
-			next = api_now_ns();
+		if (next < profsvc_now_ns()) /* a CPU scrape took the interval */
+			next = profsvc_now_ns();
 	}
 	return NULL;
 }
 
 /* ---- lifecycle ------------------------------------------------------------------- */
 
-int api_scrapers_start(struct api_profiles *pr, const char *const *targets, size_t n,
-		       struct api_scrapers **out)
+int profsvc_scrapers_start(struct profsvc *pr, const char *const *targets, size_t n,
+			   struct profsvc_scrapers **out)
 {
-	struct api_scrapers *s = calloc(1, sizeof(*s));
+	struct profsvc_scrapers *s = calloc(1, sizeof(*s));
 	int err = s ? 0 : -ENOMEM;
 
 	if (!err && !(s->t = calloc(n, sizeof(*s->t))))
@@ -266,14 +266,14 @@ int api_scrapers_start(struct api_profiles *pr, const char *const *targets, size
 				s->t[i].interval_ns / 1000000000);
 	}
 	if (err) {
-		api_scrapers_stop(s);
+		profsvc_scrapers_stop(s);
 		return err;
 	}
 	*out = s;
 	return 0;
 }
 
-void api_scrapers_stop(struct api_scrapers *s)
+void profsvc_scrapers_stop(struct profsvc_scrapers *s)
 {
 	if (!s)
 		return;
@@ -293,7 +293,7 @@ void api_scrapers_stop(struct api_scrapers *s)
 	free(s);
 }
 
-int api_scrapers_metrics(struct api_scrapers *s, struct ember_buf *b)
+int profsvc_scrapers_metrics(struct profsvc_scrapers *s, struct ember_buf *b)
 {
 	int err = ember_buf_appendf(b, "# HELP ember_scrapes_total Scrapes of --scrape targets, "
 				       "by outcome.\n# TYPE ember_scrapes_total counter\n");

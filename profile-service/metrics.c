@@ -1,24 +1,24 @@
 /*
- * profile_metrics.c - the profile store's lines of GET /metrics
+ * metrics.c - the profile service's lines of GET /metrics
  * (docs/http-api.md, Operations): the store's size, blocks, series and
  * log, profiles ingested by route and rejected by reason, samples
  * symbolized at ingest, and the labels that look unbounded, one series
  * each, so that an alert can name the label.
  */
-#include "api_profiles.h"
+#include "profsvc_internal.h"
 
 #include <string.h>
 
-static const char *const route_names[API_PROUTE_COUNT] = {
-	[API_PROUTE_PROFILES] = "profiles", [API_PROUTE_INGEST] = "ingest",
-	[API_PROUTE_SCRAPE] = "scrape",
+static const char *const route_names[PROFSVC_ROUTE_COUNT] = {
+	[PROFSVC_ROUTE_PROFILES] = "profiles", [PROFSVC_ROUTE_INGEST] = "ingest",
+	[PROFSVC_ROUTE_SCRAPE] = "scrape",
 };
 
-static const char *const reject_names[API_PREJ_COUNT] = {
-	[API_PREJ_AUTH] = "unauthorized",     [API_PREJ_TOO_LARGE] = "too_large",
-	[API_PREJ_BAD_PROFILE] = "bad_profile", [API_PREJ_LIMIT] = "limit",
-	[API_PREJ_LABEL] = "label",	       [API_PREJ_SERIES] = "series_limit",
-	[API_PREJ_UNAVAILABLE] = "unavailable",
+static const char *const reject_names[PROFSVC_REJECT_COUNT] = {
+	[PROFSVC_REJECT_AUTH] = "unauthorized",     [PROFSVC_REJECT_TOO_LARGE] = "too_large",
+	[PROFSVC_REJECT_BAD_PROFILE] = "bad_profile", [PROFSVC_REJECT_LIMIT] = "limit",
+	[PROFSVC_REJECT_LABEL] = "label",	       [PROFSVC_REJECT_SERIES] = "series_limit",
+	[PROFSVC_REJECT_UNAVAILABLE] = "unavailable",
 };
 
 static int gauge(struct ember_buf *b, const char *name, const char *help, uint64_t v)
@@ -80,19 +80,19 @@ static int unbounded_lines(struct ember_buf *b, struct pstore *s)
 	return err;
 }
 
-static int traffic_lines(struct ember_buf *b, struct api_profiles *pr)
+static int traffic_lines(struct ember_buf *b, struct profsvc *pr)
 {
 	int err = ember_buf_appendf(b, "# HELP ember_profiles_ingested_total Profiles stored, by "
 				       "the way they came.\n"
 				       "# TYPE ember_profiles_ingested_total counter\n");
 
-	for (int i = 0; !err && i < API_PROUTE_COUNT; i++)
+	for (int i = 0; !err && i < PROFSVC_ROUTE_COUNT; i++)
 		err = ember_buf_appendf(b, "ember_profiles_ingested_total{route=\"%s\"} %llu\n",
 					route_names[i], (unsigned long long)pr->ingested[i]);
 	err = err ? err : ember_buf_appendf(b, "# HELP ember_profiles_rejected_total Profiles "
 					       "refused, by reason.\n"
 					       "# TYPE ember_profiles_rejected_total counter\n");
-	for (int i = 0; !err && i < API_PREJ_COUNT; i++)
+	for (int i = 0; !err && i < PROFSVC_REJECT_COUNT; i++)
 		err = ember_buf_appendf(b, "ember_profiles_rejected_total{reason=\"%s\"} %llu\n",
 					reject_names[i], (unsigned long long)pr->rejected[i]);
 	return err ? err
@@ -106,15 +106,11 @@ static int traffic_lines(struct ember_buf *b, struct api_profiles *pr)
 				       (unsigned long long)pr->samples_unresolved);
 }
 
-int api_profiles_metrics(struct api_server *srv, struct ember_buf *b)
+int profsvc_metrics(struct profsvc *s, struct ember_buf *b)
 {
-	struct api_profiles *pr = srv->profiles;
-	int err;
+	int err = store_lines(b, s->store);
 
-	if (!pr)
-		return 0;
-	err = store_lines(b, pr->store);
-	err = err ? err : unbounded_lines(b, pr->store);
-	err = err ? err : traffic_lines(b, pr);
-	return err || !pr->scrapers ? err : api_scrapers_metrics(pr->scrapers, b);
+	err = err ? err : unbounded_lines(b, s->store);
+	err = err ? err : traffic_lines(b, s);
+	return err || !s->scrapers ? err : profsvc_scrapers_metrics(s->scrapers, b);
 }

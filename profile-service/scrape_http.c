@@ -7,7 +7,7 @@
  * into a buffer capped at the profile limit, and a transfer is cut short
  * when the caller's stop flag is set.
  */
-#include "api_profiles.h"
+#include "profsvc_internal.h"
 
 #define CURL_DISABLE_TYPECHECK /* the calls go through pointers, not its macros */
 #include <curl/curl.h>
