@@ -752,6 +752,18 @@ static int small_profile(int64_t v, struct ember_buf *out)
 	return err;
 }
 
+/* A small profile of value v queued on p: 0 or the queue's error. */
+static int enqueue_small(struct agent_push *p, int64_t v)
+{
+	struct ember_buf raw;
+	int err = small_profile(v, &raw);
+
+	if (!err)
+		err = agent_push_enqueue(p, &raw);
+	ember_buf_release(&raw);
+	return err;
+}
+
 /* The value of the one sample in a request's body, decoded as the server
  * does (Content-Encoding undone, then pprof); -1 when it does not decode. */
 static int64_t body_sample_value(const struct fake_req *r)
@@ -791,14 +803,10 @@ static int test_agent__push_body_decodes_back(void)
 		struct agent_http *h;
 		struct agent_push *p;
 		struct agent_push_stats st;
-		struct ember_buf raw;
 
 		CHECK(fake_start(&s, NULL, 0) == 0);
 		p = push_to(&s, &h, gzip, 1 << 20);
-		CHECK(p != NULL);
-		CHECK(small_profile(41 + gzip, &raw) == 0);
-		CHECK(agent_push_enqueue(p, &raw) == 0);
-		ember_buf_release(&raw);
+		CHECK(p != NULL && enqueue_small(p, 41 + gzip) == 0);
 		CHECK_INT(agent_push_run(p, 0), ==, -1);
 		CHECK_INT(atomic_load(&s.nreq), ==, 1);
 		CHECK_STR(s.req[0].line, "POST /api/v1/profiles HTTP/1.1");
@@ -824,16 +832,10 @@ static int test_agent__push_backoff_and_refusal(void)
 	struct agent_http *h;
 	struct agent_push *p;
 	struct agent_push_stats st;
-	struct ember_buf raw;
 
 	CHECK(fake_start(&s, script, 4) == 0);
 	p = push_to(&s, &h, false, 1 << 20);
-	CHECK(p != NULL);
-	for (int i = 1; i <= 2; i++) {
-		CHECK(small_profile(i, &raw) == 0);
-		CHECK(agent_push_enqueue(p, &raw) == 0);
-		ember_buf_release(&raw);
-	}
+	CHECK(p != NULL && enqueue_small(p, 1) == 0 && enqueue_small(p, 2) == 0);
 	CHECK_INT(agent_push_run(p, 10000), ==, 1000);
 	CHECK_INT(agent_push_run(p, 10400), ==, 600);
 	CHECK_INT(atomic_load(&s.nreq), ==, 1);
@@ -849,10 +851,7 @@ static int test_agent__push_backoff_and_refusal(void)
 	fake_stop(&s);
 	/* the port is closed now: connection refused, the same backoff */
 	p = agent_push_new(h, "http://127.0.0.1:1", false, 1 << 20, &(int){ 0 });
-	CHECK(p != NULL);
-	CHECK(small_profile(3, &raw) == 0);
-	CHECK(agent_push_enqueue(p, &raw) == 0);
-	ember_buf_release(&raw);
+	CHECK(p != NULL && enqueue_small(p, 3) == 0);
 	CHECK_INT(agent_push_run(p, 0), ==, 1000);
 	agent_push_stats(p, &st);
 	CHECK(st.failed_attempts == 1 && st.last_status == 0 && st.queued == 1);
