@@ -722,6 +722,11 @@ size_t ember_errcache_bucket(const struct ember_errcache *c, const char *key);
 
 /* CLOCK_MONOTONIC in milliseconds: for deadlines and expiry times. */
 uint64_t ember_monotonic_ms(void);
+/* CLOCK_MONOTONIC in nanoseconds: durations, and the times BPF's
+ * bpf_ktime_get_ns() is compared with (the same clock). */
+uint64_t ember_monotonic_ns(void);
+/* CLOCK_REALTIME in nanoseconds since the epoch: the time a profile covers. */
+uint64_t ember_realtime_ns(void);
 
 /* ---- libraries loaded when first needed (dl.c) --------------------------
  *
