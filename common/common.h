@@ -212,6 +212,23 @@ int ember_diag_fail(struct ember_diag *d, int err, const char *where,
 			return e_;                                           \
 	} while (0)
 
+/* ---- options structs -------------------------------------------------- */
+
+/*
+ * An options struct opens with `size_t sz`, the sizeof of the caller's
+ * struct (libbpf's *_opts): a caller built against an older, shorter
+ * struct passes a smaller sz, and the fields past it are not read.
+ * EMBER_OPTS_HAS: whether o (may be NULL) has field f; EMBER_OPTS_GET: f,
+ * or def when o has not.  Plain C11: the offset is taken from the pointer
+ * (no typeof), so o is evaluated more than once: pass a plain name.
+ */
+#define EMBER_OPTS_HAS(o, f)                                                 \
+	((o) && (o)->sz >= (size_t)((const char *)&(o)->f - (const char *)(o)) + \
+				   sizeof((o)->f))
+#define EMBER_OPTS_GET(o, f, def) (EMBER_OPTS_HAS(o, f) ? (o)->f : (def))
+/* f when o has it and it is not zero (zero asking for the default), else def. */
+#define EMBER_OPTS_OR(o, f, def) (EMBER_OPTS_HAS(o, f) && (o)->f ? (o)->f : (def))
+
 /* ---- growable arrays (vec.c) ------------------------------------------- */
 
 /*

@@ -30,10 +30,6 @@ static const char *const why_names[SYMSVC_PPROF_WHY_INDEX] = {
 	[SYMSVC_PPROF_NO_SYMBOLS] = "no_symbols_at_address",
 };
 
-/* Field f of o when the caller's struct has it (o->sz), else 0. */
-#define PPROF_OPT(o, f)                                                            \
-	((o) && (o)->sz >= offsetof(struct symsvc_pprof_opts, f) + sizeof((o)->f) ? (o)->f : 0)
-
 struct pprof_run {
 	struct symsvc *svc;
 	struct pprof_profile *p;
@@ -294,10 +290,10 @@ int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 	if (err)
 		goto out;
 	*r = (struct pprof_run){ .svc = svc, .p = p, .st = st };
-	r->linkage_names = PPROF_OPT(opts, linkage_names);
-	r->on_unresolved = PPROF_OPT(opts, on_unresolved);
-	r->on_unresolved_arg = PPROF_OPT(opts, on_unresolved_arg);
-	symsvc_req_init(&r->req, PPROF_OPT(opts, request));
+	r->linkage_names = EMBER_OPTS_GET(opts, linkage_names, 0);
+	r->on_unresolved = EMBER_OPTS_GET(opts, on_unresolved, 0);
+	r->on_unresolved_arg = EMBER_OPTS_GET(opts, on_unresolved_arg, 0);
+	symsvc_req_init(&r->req, EMBER_OPTS_GET(opts, request, 0));
 	for (size_t k = 0; !err && k < n; k++)
 		err = symbolize_mapping(r, &g, k, pprof_message(p)->mapping[k]);
 	if (!err)

@@ -133,6 +133,32 @@ static int test_common__hex(void)
 	return 0;
 }
 
+/* An options struct as a caller built against an older header passes it:
+ * the fields past its sz are not read, whatever the memory holds. */
+struct opts_v2 {
+	size_t sz;
+	int a;
+	const char *b;
+};
+
+static int test_common__opts_size(void)
+{
+	struct opts_v2 full = { .sz = sizeof(full), .a = 7, .b = "b" };
+	struct opts_v2 old = { .sz = offsetof(struct opts_v2, b), .a = 7, .b = "junk" };
+	const struct opts_v2 *none = NULL, *o = &old, *f = &full;
+
+	CHECK(EMBER_OPTS_HAS(f, b));
+	CHECK_STR(EMBER_OPTS_GET(f, b, "def"), "b");
+	CHECK(EMBER_OPTS_HAS(o, a));
+	CHECK(!EMBER_OPTS_HAS(o, b));
+	CHECK_STR(EMBER_OPTS_GET(o, b, "def"), "def");
+	CHECK_INT(EMBER_OPTS_GET(none, a, -1), ==, -1);
+	old.a = 0;
+	CHECK_INT(EMBER_OPTS_OR(o, a, 5), ==, 5); /* zero: the default */
+	CHECK_INT(EMBER_OPTS_OR(f, a, 5), ==, 7);
+	return 0;
+}
+
 static char *json_of(const char *s, size_t n)
 {
 	struct ember_buf b;
@@ -497,6 +523,7 @@ static int test_common__cursor_bounds_and_range(void)
 }
 
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_common__opts_size),
 	UNIT_CASE(test_common__errcache_expires),
 	UNIT_CASE(test_common__errcache_hash_is_keyed),
 	UNIT_CASE(test_common__mem_account_share_and_budget),
