@@ -15,7 +15,6 @@
  */
 #include "symsvc_internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -140,24 +139,6 @@ static void count_unresolved(struct pprof_run *r, const struct loc_groups *g, si
 		note_unresolved(r, mid, why);
 }
 
-/* The mapping's build ID as lowercase hex, or false when it has none. */
-static bool mapping_build_id(const struct pprof_profile *p, const pprof_mapping_t *m,
-			     char *out, size_t size)
-{
-	const char *s = pprof_string(p, m->build_id);
-	size_t n = s ? strlen(s) : 0;
-
-	if (n < 2 || n % 2 || n >= size)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!isxdigit((unsigned char)s[i]))
-			return false;
-		out[i] = (char)tolower((unsigned char)s[i]);
-	}
-	out[n] = '\0';
-	return true;
-}
-
 static unsigned flags_of(const struct sym_frame *f, int n)
 {
 	unsigned flags = PPROF_MAPPING_HAS_FUNCTIONS;
@@ -256,7 +237,7 @@ static int symbolize_mapping(struct pprof_run *r, const struct loc_groups *g, si
 
 	if (g->first[k] == g->first[k + 1])
 		return 0; /* nothing to symbolize: no index asked for */
-	if (!mapping_build_id(r->p, m, id, sizeof(id))) {
+	if (!ember_build_id_hex_normalize(pprof_string(r->p, m->build_id), id, sizeof(id))) {
 		count_unresolved(r, g, k, SYMSVC_PPROF_NO_BUILD_ID);
 		return 0;
 	}
