@@ -265,15 +265,20 @@ int ember_fcache_add_dir(struct ember_fcache *c, int dir_fd, unsigned flags)
 	return ns;
 }
 
+/* Lock c and find the entry of (ns, name), or NULL; unlock after. */
+static struct fcache_entry *lock_find(struct ember_fcache *c, int ns, const char *name)
+{
+	assert(ns >= 0 && ns < c->n_ns);
+	pthread_mutex_lock(&c->mu);
+	return find(c, ns, name);
+}
+
 void ember_fcache_used(struct ember_fcache *c, int ns, const char *name)
 {
-	struct fcache_entry *e;
+	struct fcache_entry *e = c ? lock_find(c, ns, name) : NULL;
 
 	if (!c)
 		return;
-	assert(ns >= 0 && ns < c->n_ns);
-	pthread_mutex_lock(&c->mu);
-	e = find(c, ns, name);
 	if (e)
 		e->used_ms = now_ms();
 	evict(c);
@@ -282,13 +287,10 @@ void ember_fcache_used(struct ember_fcache *c, int ns, const char *name)
 
 void ember_fcache_written(struct ember_fcache *c, int ns, const char *name, uint64_t size)
 {
-	struct fcache_entry *e;
+	struct fcache_entry *e = c ? lock_find(c, ns, name) : NULL;
 
 	if (!c)
 		return;
-	assert(ns >= 0 && ns < c->n_ns);
-	pthread_mutex_lock(&c->mu);
-	e = find(c, ns, name);
 	if (e) { /* written again (fetched after it vanished, or grown) */
 		c->ns[ns].st.bytes += size - e->size;
 		e->size = size;
@@ -302,14 +304,11 @@ void ember_fcache_written(struct ember_fcache *c, int ns, const char *name, uint
 
 void ember_fcache_remove(struct ember_fcache *c, int ns, const char *name)
 {
-	struct fcache_entry *e;
+	struct fcache_entry *e = c ? lock_find(c, ns, name) : NULL;
 
 	if (!c)
 		return;
-	assert(ns >= 0 && ns < c->n_ns);
-	pthread_mutex_lock(&c->mu);
 	unlinkat(c->ns[ns].dir_fd, name, 0);
-	e = find(c, ns, name);
 	if (e)
 		drop(c, e);
 	if (c->dead > c->e.n / 2)
