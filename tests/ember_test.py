@@ -23,6 +23,12 @@ import sys
 import tempfile
 import time
 
+import packages
+
+
+class Skip(Exception):
+    """Raised by a case that cannot run here; its driver exits 77."""
+
 
 def check(cond, msg):
     if not cond:
@@ -44,6 +50,23 @@ def wait_for(cond, what, timeout=30):
             return v
         check(time.time() < deadline, "timed out waiting for " + what)
         time.sleep(0.05)
+
+
+def need(tool):
+    """The path of tool, or Skip saying which package provides it."""
+    path = packages.which(tool)
+    if not path:
+        raise Skip(packages.missing(tool))
+    return path
+
+
+def build_id(path):
+    """The GNU build ID of ELF file path, as lowercase hex."""
+    out = subprocess.run([packages.which("readelf") or "readelf", "-n", path],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(m, "no build ID in %s" % path)
+    return m.group(1)
 
 
 def free_port():

@@ -28,7 +28,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import ember_test  # noqa: E402
 import packages  # noqa: E402
-from ember_test import check, free_port, skip, wait_for  # noqa: E402
+from ember_test import build_id, check, free_port, skip, wait_for  # noqa: E402
 
 AGENT, EMBER, FXDIR, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-agent-test.")
@@ -39,14 +39,6 @@ CHILDREN = []  # stopped at exit, whatever the outcome
 
 def fx(name):
     return os.path.join(FXDIR, name)
-
-
-def build_id(path):
-    out = subprocess.run([packages.which("readelf") or "readelf", "-n", path],
-                         capture_output=True, text=True).stdout
-    m = re.search(r"Build ID: ([0-9a-f]+)", out)
-    check(m, "no build ID in %s" % path)
-    return m.group(1)
 
 
 # ---- the server (symbolization, tables, uploads) ----------------------------

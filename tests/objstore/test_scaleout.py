@@ -32,7 +32,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import ember_test  # noqa: E402
 import packages  # noqa: E402
-from ember_test import check, cpu_profile  # noqa: E402
+from ember_test import Skip, build_id, check, cpu_profile, need  # noqa: E402
 
 EMBER, FIX, CEPH_ENV, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-scaleout-test.")
@@ -40,26 +40,8 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixt
                    "src")
 
 
-class Skip(Exception):
-    pass
-
-
 def fx(name):
     return os.path.join(FIX, name)
-
-
-def need(tool):
-    path = packages.which(tool)
-    if not path:
-        raise Skip(packages.missing(tool))
-    return path
-
-
-def build_id(path):
-    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
-    m = re.search(r"Build ID: ([0-9a-f]+)", out)
-    assert m, "no build id in " + path
-    return m.group(1)
 
 
 def load_env():

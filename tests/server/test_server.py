@@ -32,32 +32,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import ember_test  # noqa: E402
 import packages  # noqa: E402
 from collections import Counter
-from ember_test import RawProfile, check, wait_for  # noqa: E402
+from ember_test import RawProfile, Skip, build_id, check, need, wait_for  # noqa: E402
 
 EMBER, FIX, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="ember-server-test.")
 
 
-class Skip(Exception):
-    pass
-
-
 def fx(name):
     return os.path.join(FIX, name)
-
-
-def need(tool):
-    path = packages.which(tool)
-    if not path:
-        raise Skip(packages.missing(tool))
-    return path
-
-
-def build_id(path):
-    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
-    m = re.search(r"Build ID: ([0-9a-f]+)", out)
-    assert m, "no build id in " + path
-    return m.group(1)
 
 
 def sha256(path):

@@ -30,17 +30,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import ember_test  # noqa: E402
 import packages  # noqa: E402
-from ember_test import RawProfile as Profile, check  # noqa: E402
+from ember_test import RawProfile as Profile, Skip, check  # noqa: E402
 
 EMBER, FIX, OUT, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-web-test.")
 SHOTS = os.path.join(OUT, CASE)
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 MS = 10_000_000  # one sample: 10 ms of cpu
-
-
-class Skip(Exception):
-    pass
 
 
 def wait_for(what, fn, timeout=15):
