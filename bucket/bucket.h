@@ -65,16 +65,17 @@ struct bucket_profile_opts {
 	struct objstore *os;	/* borrowed: it must outlive the profile store */
 	const char *prefix;	/* normalized (bucket_url_parse), copied */
 	const char *cache_dir;	/* the local cache of blocks (created) */
-	uint64_t cache_bytes;	/* its bound; 0: none */
-	/* a block read this recently is not removed for the bound
-	 * (STORE_CACHE_GRACE_MS, as the debuginfo store's files) */
-	unsigned cache_grace_ms;
+	/* The bounded cache its files are counted in (the server's, shared
+	 * with the debuginfo store's blob files: store_set_cache); borrowed:
+	 * it must outlive the profile store.  NULL: one of its own, without
+	 * a bound. */
+	struct ember_fcache *cache;
 };
 
 /*
  * Fill *out with the profile store's block storage on the bucket: NAME at
  * PREFIXv1/profiles/NAME (blocks/..., index/PART/SEQ), create-only
- * writes, blocks cached whole in cache_dir under cache_bytes
+ * writes, blocks cached whole in cache_dir, counted in o->cache
  * (docs/object-storage-layout.md, "Profiles").  It has claim and fetch,
  * as pstore_opts.shared needs.  Hand *out to pstore_open (which owns its
  * context from then on).  0, -EINVAL, -ENOMEM, or the cache directory's

@@ -19,54 +19,36 @@
  * The cache is the directory given (DATA/profiles/cache): one file per
  * block, written to a temporary name and renamed (a crash leaves
  * temporary files, removed at the next open; no fsync: the bucket is the
- * truth), bounded by a byte limit: past it the least recently used
- * files not read within the grace (10 s in the server) are removed until
- * a tenth is free.  A
- * file removed while a reader has it open stays readable to it.
+ * truth), counted in a bounded cache of local files (common.h's struct
+ * ember_fcache; the server's is shared with the debuginfo store's blob
+ * files under one --cache-mb): past its budget the least recently used
+ * files not read within its grace are removed.  A file removed while a
+ * reader has it open stays readable to it.
  */
 #include "bucket_internal.h"
 #include "pstore_blockio.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define ENTRY_CAP ((size_t)1 << 20) /* a whole read of a non-block object */
-
-struct cached {
-	char *file;	/* name in the cache directory */
-	uint64_t size;
-	int64_t used_ms;
-};
 
 struct bucket_pio {
 	struct objstore *os;
 	char prefix[BUCKET_PREFIX_MAX];
 	int cache_fd;
-	uint64_t limit; /* 0: no bound */
-	int64_t grace_ms;
-	pthread_mutex_t mu;
-	EMBER_VEC(struct cached) files;
-	uint64_t used;
+	struct ember_fcache *cache; /* the caller's, or own_cache */
+	bool own_cache;
+	int cache_ns;		    /* cache_fd's namespace in it */
 	atomic_uint seq;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int key_of(const struct bucket_pio *io, const char *name, char key[BUCKET_KEY_MAX])
 {
@@ -86,60 +68,6 @@ static void warn_status(const char *what, const char *key, int err,
 }
 
 /* ---- the cache ------------------------------------------------------------------- */
-
-static ssize_t cached_find(const struct bucket_pio *io, const char *file)
-{
-	for (size_t i = 0; i < io->files.n; i++)
-		if (strcmp(io->files.v[i].file, file) == 0)
-			return (ssize_t)i;
-	return -1;
-}
-
-/* Past the limit: the least recently used out (under io->mu). */
-static void cache_evict(struct bucket_pio *io)
-{
-	int64_t now = now_ms();
-
-	while (io->limit && io->used > io->limit - io->limit / 10) {
-		ssize_t old = -1;
-
-		for (size_t i = 0; i < io->files.n; i++)
-			if (now - io->files.v[i].used_ms >= io->grace_ms &&
-			    (old < 0 || io->files.v[i].used_ms < io->files.v[old].used_ms))
-				old = (ssize_t)i;
-		if (old < 0)
-			return; /* all in use: over the bound until they are not */
-		unlinkat(io->cache_fd, io->files.v[old].file, 0);
-		io->used -= io->files.v[old].size;
-		free(io->files.v[old].file);
-		io->files.v[old] = io->files.v[--io->files.n];
-	}
-}
-
-static void cache_note(struct bucket_pio *io, const char *file, uint64_t size, int64_t used_ms)
-{
-	struct cached c = { .file = strdup(file), .size = size, .used_ms = used_ms };
-
-	pthread_mutex_lock(&io->mu);
-	if (cached_find(io, file) < 0 && c.file && !EMBER_VEC_APPEND(&io->files, c)) {
-		io->used += size;
-		c.file = NULL;
-	}
-	cache_evict(io);
-	pthread_mutex_unlock(&io->mu);
-	free(c.file);
-}
-
-static void cache_touch(struct bucket_pio *io, const char *file)
-{
-	ssize_t i;
-
-	pthread_mutex_lock(&io->mu);
-	i = cached_find(io, file);
-	if (i >= 0)
-		io->files.v[i].used_ms = now_ms();
-	pthread_mutex_unlock(&io->mu);
-}
 
 static void tmp_name(struct bucket_pio *io, const char *file, char tmp[300])
 {
@@ -164,7 +92,7 @@ static void cache_write(struct bucket_pio *io, const char *file, const void *dat
 		pr_debug("bucket: cannot cache '%s': %s", file, strerror(-err));
 		return;
 	}
-	cache_note(io, file, len, now_ms());
+	ember_fcache_written(io->cache, io->cache_ns, file, len);
 }
 
 /* The whole object of key into the cache as file, verified. */
@@ -194,7 +122,7 @@ static int cache_fetch(struct bucket_pio *io, const char *key, const char *file)
 		unlinkat(io->cache_fd, tmp, 0);
 		return err;
 	}
-	cache_note(io, file, written, now_ms());
+	ember_fcache_written(io->cache, io->cache_ns, file, written);
 	return 0;
 }
 
@@ -233,7 +161,7 @@ static int cache_read(struct bucket_pio *io, const char *file, uint64_t off, siz
 		out->data[out->len] = '\0';
 	close(fd);
 	if (!err)
-		cache_touch(io, file);
+		ember_fcache_used(io->cache, io->cache_ns, file);
 	return err;
 }
 
@@ -409,19 +337,8 @@ static int pio_del(void *ctx, const char *name)
 
 	if (err)
 		return err;
-	if (file) {
-		ssize_t i;
-
-		unlinkat(io->cache_fd, file, 0);
-		pthread_mutex_lock(&io->mu);
-		i = cached_find(io, file);
-		if (i >= 0) {
-			io->used -= io->files.v[i].size;
-			free(io->files.v[i].file);
-			io->files.v[i] = io->files.v[--io->files.n];
-		}
-		pthread_mutex_unlock(&io->mu);
-	}
+	if (file)
+		ember_fcache_remove(io->cache, io->cache_ns, file);
 	err = objstore_delete(io->os, key, &st);
 	if (err)
 		warn_status("cannot delete", key, err, &st);
@@ -434,44 +351,24 @@ static void pio_release(void *ctx)
 
 	if (!io)
 		return;
-	for (size_t i = 0; i < io->files.n; i++)
-		free(io->files.v[i].file);
-	EMBER_VEC_FREE(&io->files);
+	if (io->own_cache)
+		ember_fcache_free(io->cache);
 	if (io->cache_fd >= 0)
 		close(io->cache_fd);
-	pthread_mutex_destroy(&io->mu);
 	free(io);
 }
 
-/* What the cache directory holds at open: its files noted (their mtime
- * as their last use), the temporary files a crash left removed. */
-static int cache_scan(struct bucket_pio *io)
+/* The cache directory counted in the caller's cache (or one of its own,
+ * without a bound): its files noted (their mtime as their last use), the
+ * temporary files a crash left removed. */
+static int cache_attach(struct bucket_pio *io, struct ember_fcache *shared)
 {
-	int fd = dup(io->cache_fd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	int64_t now = now_ms();
-	struct dirent *e;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return -errno;
-	}
-	while ((e = readdir(d))) {
-		struct stat st;
-
-		if (e->d_name[0] == '.')
-			continue;
-		if (strstr(e->d_name, ".tmp.")) {
-			unlinkat(io->cache_fd, e->d_name, 0);
-			continue;
-		}
-		if (fstatat(io->cache_fd, e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
-			cache_note(io, e->d_name, (uint64_t)st.st_size,
-				   now - io->grace_ms - (time(NULL) - st.st_mtime) * 1000);
-	}
-	closedir(d);
-	return 0;
+	io->cache = shared ? shared : ember_fcache_new(0, 0);
+	io->own_cache = !shared;
+	if (!io->cache)
+		return -ENOMEM;
+	io->cache_ns = ember_fcache_add_dir(io->cache, io->cache_fd, EMBER_FCACHE_DROP_TEMP);
+	return io->cache_ns < 0 ? io->cache_ns : 0;
 }
 
 int bucket_profile_blockio(const struct bucket_profile_opts *o, struct pstore_blockio *out)
@@ -488,11 +385,8 @@ int bucket_profile_blockio(const struct bucket_profile_opts *o, struct pstore_bl
 		return -ENOMEM;
 	io->os = o->os;
 	snprintf(io->prefix, sizeof(io->prefix), "%s", o->prefix ? o->prefix : "");
-	io->limit = o->cache_bytes;
-	io->grace_ms = o->cache_grace_ms;
-	pthread_mutex_init(&io->mu, NULL);
 	io->cache_fd = open(o->cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	err = io->cache_fd < 0 ? -errno : cache_scan(io);
+	err = io->cache_fd < 0 ? -errno : cache_attach(io, o->cache);
 	if (err) {
 		pio_release(io);
 		return err;

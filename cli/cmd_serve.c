@@ -113,8 +113,8 @@ static void serve_usage(FILE *f)
 	      "  --s3-addressing A       path or virtual-host (default: path for\n"
 	      "                          --s3-endpoint, virtual-host for AWS)\n"
 	      "  --cache-mb N            with --storage: disk for files fetched or\n"
-	      "                          uploaded, least recently used dropped (default:\n"
-	      "                          no bound)\n"
+	      "                          uploaded and profile blocks, together; least\n"
+	      "                          recently used dropped (default: no bound)\n"
 	      "  --s3-abandoned-after D  unfinished uploads older than this are aborted\n"
 	      "                          at start (default 1h)\n"
 	      "  --profile-refresh D     with --storage: how old the list of profile\n"
@@ -493,14 +493,14 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 }
 
 /* With --storage, the profile store's blocks in the bucket, DATA/profiles/cache
- * their cache (bounded by --cache-mb as the debuginfo store's files are). */
-static int profile_blocks(const struct serve_opts *o, struct objstore *os, const char *pdir,
-			  struct pstore_blockio *io)
+ * their cache (counted in fc, the --cache-mb shared with the debuginfo
+ * store's files). */
+static int profile_blocks(const struct serve_opts *o, struct objstore *os,
+			  struct ember_fcache *fc, const char *pdir, struct pstore_blockio *io)
 {
 	char bucket[BUCKET_NAME_MAX], prefix[BUCKET_PREFIX_MAX], cache[4300];
 	struct bucket_profile_opts bo = { .sz = sizeof(bo), .os = os, .prefix = prefix,
-					  .cache_dir = cache, .cache_bytes = o->cache_mb << 20,
-					  .cache_grace_ms = STORE_CACHE_GRACE_MS };
+					  .cache_dir = cache, .cache = fc };
 	int err = bucket_url_parse(o->storage, bucket, prefix, NULL, 0);
 
 	snprintf(cache, sizeof(cache), "%s/cache", pdir);
@@ -514,7 +514,8 @@ static int profile_blocks(const struct serve_opts *o, struct objstore *os, const
 	return err;
 }
 
-static int run(struct serve_opts *o, struct store *s, struct objstore *os)
+static int run(struct serve_opts *o, struct store *s, struct objstore *os,
+	       struct ember_fcache *fc)
 {
 	struct pstore_blockio blocks;
 	struct api_server_opts ao = { .sz = sizeof(ao) };
@@ -540,7 +541,7 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os)
 		fprintf(stderr, "ember serve: cannot set up '%s': %s\n", o->data, strerror(-err));
 		return 1;
 	}
-	if (os && profile_blocks(o, os, pdir, &blocks))
+	if (os && profile_blocks(o, os, fc, pdir, &blocks))
 		return 1;
 	if (os) {
 		po.service.blocks = &blocks;
@@ -594,9 +595,11 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os)
 	return err ? 1 : 0;
 }
 
-/* The bucket of --storage as the store's backend; *os is the caller's,
- * freed after the store.  Failures are explained on stderr. */
-static int setup_bucket(const struct serve_opts *o, struct store *s, struct objstore **os)
+/* The bucket of --storage as the store's backend, DIR its cache under
+ * --cache-mb (*fc, shared with the profile blocks); *os and *fc are the
+ * caller's, freed after the store.  Failures are explained on stderr. */
+static int setup_bucket(const struct serve_opts *o, struct store *s, struct objstore **os,
+			struct ember_fcache **fc)
 {
 	char bucket[BUCKET_NAME_MAX], prefix[BUCKET_PREFIX_MAX], msg[512] = "";
 	struct objstore_opts oo = { .sz = sizeof(oo) };
@@ -633,8 +636,12 @@ static int setup_bucket(const struct serve_opts *o, struct store *s, struct objs
 	err = bucket_store_backend(&bo, &be);
 	if (!err)
 		err = store_set_backend(s, &be);
-	if (!err)
-		err = store_set_cache_limit(s, o->cache_mb << 20, STORE_CACHE_GRACE_MS);
+	if (!err) {
+		*fc = ember_fcache_new(o->cache_mb << 20, EMBER_FCACHE_GRACE_MS);
+		err = *fc ? 0 : -ENOMEM;
+	}
+	if (!err && o->cache_mb) /* without a bound the blob files go uncounted */
+		err = store_set_cache(s, *fc);
 	if (err)
 		fprintf(stderr, "ember serve: cannot use '%s': %s\n", o->storage, strerror(-err));
 	else
@@ -647,6 +654,7 @@ int cmd_serve(int argc, char **argv)
 	struct serve_opts o = { .listen = "127.0.0.1:8002", .data = "ember-data",
 				.max_upload_mb = 4096, .miss_ttl = 600, .s3_abandon_s = 3600 };
 	struct objstore *os = NULL;
+	struct ember_fcache *fc = NULL;
 	struct store *s;
 	int ret = parse_args(argc, argv, &o);
 
@@ -665,13 +673,9 @@ int cmd_serve(int argc, char **argv)
 			strerror(-ret));
 		return 1;
 	}
-	if (o.storage && setup_bucket(&o, s, &os)) {
-		store_free(s);
-		objstore_free(os);
-		return 1;
-	}
-	ret = run(&o, s, os);
+	ret = o.storage && setup_bucket(&o, s, &os, &fc) ? 1 : run(&o, s, os, fc);
 	store_free(s);
+	ember_fcache_free(fc);
 	objstore_free(os);
 	return ret;
 }

@@ -3,9 +3,11 @@
  * logging, the kinds of errors, the guard macros of parsers, growable
  * arrays, bounded buffers, the hash function and hash set, hex, JSON
  * string escaping, huge-page allocations, build-ID helpers, bounded byte
- * cursors and LEB128 (cursor.c).
+ * cursors and LEB128 (cursor.c), the bounded cache of local files
+ * (file_cache.c).
  *
- * Nothing here knows about ELF, DWARF, HTTP or storage.  Library code
+ * Nothing here knows about ELF, DWARF, HTTP or either store (the bounded
+ * cache of local files counts files, whatever they hold).  Library code
  * never prints: it reports through ember_log(), whose handler and level
  * the program (or a test) installs.  There is no global mutable state
  * besides that handler and level, which main() sets before starting any
@@ -211,6 +213,23 @@ int ember_diag_fail(struct ember_diag *d, int err, const char *where,
 		if (e_ < 0)                                                  \
 			return e_;                                           \
 	} while (0)
+
+/* ---- options structs -------------------------------------------------- */
+
+/*
+ * An options struct opens with `size_t sz`, the sizeof of the caller's
+ * struct (libbpf's *_opts): a caller built against an older, shorter
+ * struct passes a smaller sz, and the fields past it are not read.
+ * EMBER_OPTS_HAS: whether o (may be NULL) has field f; EMBER_OPTS_GET: f,
+ * or def when o has not.  Plain C11: the offset is taken from the pointer
+ * (no typeof), so o is evaluated more than once: pass a plain name.
+ */
+#define EMBER_OPTS_HAS(o, f)                                                 \
+	((o) && (o)->sz >= (size_t)((const char *)&(o)->f - (const char *)(o)) + \
+				   sizeof((o)->f))
+#define EMBER_OPTS_GET(o, f, def) (EMBER_OPTS_HAS(o, f) ? (o)->f : (def))
+/* f when o has it and it is not zero (zero asking for the default), else def. */
+#define EMBER_OPTS_OR(o, f, def) (EMBER_OPTS_HAS(o, f) && (o)->f ? (o)->f : (def))
 
 /* ---- growable arrays (vec.c) ------------------------------------------- */
 
@@ -580,6 +599,62 @@ size_t ember_hset_find(const struct ember_hset *s, uint64_t hash,
 		       ember_hset_equal_fn equal, const void *ctx, const void *key);
 /* Add index idx (not yet in the set) under hash: 0, -ENOMEM or -E2BIG. */
 int ember_hset_insert(struct ember_hset *s, uint64_t hash, size_t idx);
+
+/* ---- a bounded cache of local files (file_cache.c) --------------------
+ *
+ * struct ember_fcache - the files of up to EMBER_FCACHE_NS_MAX
+ * directories (namespaces: the debuginfo store's blobs/ and derived/, the
+ * profile blocks' cache), each counted with its size and its last use,
+ * under one byte budget shared by all.  Past the budget the least
+ * recently used files, except those used within the grace, are unlinked
+ * until a tenth of it is free; a reader that has one open keeps reading
+ * it (sendfile included), and its owner fetches it again when next asked.
+ * Files are named by their path relative to their directory.  What a
+ * directory holds when it is added is counted then, each file's mtime as
+ * its last use, so a restart keeps the order (last use is the wall clock).
+ * Thread-safe (one mutex); the caller owns the files' writing and
+ * reading, the cache only their count and their removal.
+ */
+#define EMBER_FCACHE_NS_MAX 8
+/* The grace the server gives: a file found by its path a moment ago is
+ * still there when its caller opens it. */
+#define EMBER_FCACHE_GRACE_MS 10000
+
+enum ember_fcache_dir_flags {
+	/* files are one level down, NAME = SUB/FILE (the store's xx/ fan-out) */
+	EMBER_FCACHE_FANOUT = 1 << 0,
+	/* files named *.tmp.* are a crashed writer's: removed when added */
+	EMBER_FCACHE_DROP_TEMP = 1 << 1,
+};
+
+struct ember_fcache_stats {
+	uint64_t bytes, files;
+	uint64_t evictions; /* files removed for the budget */
+};
+
+struct ember_fcache;
+
+/* An empty cache of max_bytes (0: no bound, only counted) sparing files
+ * used in the last grace_ms: NULL when out of memory.  Free it after
+ * every user of it. */
+struct ember_fcache *ember_fcache_new(uint64_t max_bytes, unsigned grace_ms);
+void ember_fcache_free(struct ember_fcache *c);
+/* Add directory dir_fd (duplicated: the caller keeps its own) as a
+ * namespace and count what it holds (flags: enum ember_fcache_dir_flags),
+ * evicting if that is past the budget.  The namespace's number (>= 0), or
+ * -EMFILE (EMBER_FCACHE_NS_MAX reached) or the errno of its descriptor. */
+int ember_fcache_add_dir(struct ember_fcache *c, int dir_fd, unsigned flags);
+/* File name of namespace ns was opened: its last use is now (a name not
+ * counted is ignored). */
+void ember_fcache_used(struct ember_fcache *c, int ns, const char *name);
+/* File name of namespace ns was put in place with size bytes (again: its
+ * new size counts); then evicts past the budget.  Without memory for the
+ * entry the file stays uncounted until the directory is added again. */
+void ember_fcache_written(struct ember_fcache *c, int ns, const char *name, uint64_t size);
+/* Unlink file name of namespace ns (its owner deleted it) and uncount it. */
+void ember_fcache_remove(struct ember_fcache *c, int ns, const char *name);
+/* The counts of namespace ns, or of all for ns < 0 (zero for c NULL). */
+void ember_fcache_stats(struct ember_fcache *c, int ns, struct ember_fcache_stats *out);
 
 /* ---- hex and JSON strings (hex.c, json_escape.c) ----------------------- */
 

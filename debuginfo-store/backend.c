@@ -39,7 +39,6 @@ fail:
 
 void store_backend_release(struct store *s)
 {
-	store_cache_free(s);
 	if (s->has_backend && s->be.release)
 		s->be.release(s->be.ctx);
 	free(s->refreshed);
@@ -47,13 +46,53 @@ void store_backend_release(struct store *s)
 
 void store_get_backend_stats(struct store *s, struct store_backend_stats *out)
 {
+	struct ember_fcache_stats blobs, derived;
+
+	ember_fcache_stats(s->fcache, s->fcache ? s->cache_blobs_ns : 0, &blobs);
+	ember_fcache_stats(s->fcache, s->fcache ? s->cache_derived_ns : 0, &derived);
 	*out = (struct store_backend_stats){
 		.listings = s->be_listings,
 		.fetches = s->be_fetches,
 		.fetch_bytes = s->be_fetch_bytes,
 		.fetch_waits = s->be_fetch_waits,
+		.cache_bytes = blobs.bytes + derived.bytes,
+		.cache_evictions = blobs.evictions + derived.evictions,
 	};
-	store_cache_stats(s, &out->cache_bytes, &out->cache_evictions);
+}
+
+/* ---- the bounded cache of blob files ----------------------------------------- */
+
+int store_set_cache(struct store *s, struct ember_fcache *c)
+{
+	int blobs, derived;
+
+	if (!s->has_backend || s->fcache || !c)
+		return -EINVAL;
+	blobs = ember_fcache_add_dir(c, s->blobs_fd, EMBER_FCACHE_FANOUT);
+	if (blobs < 0)
+		return blobs;
+	derived = ember_fcache_add_dir(c, s->derived_fd, EMBER_FCACHE_FANOUT);
+	if (derived < 0)
+		return derived;
+	s->fcache = c;
+	s->cache_blobs_ns = blobs;
+	s->cache_derived_ns = derived;
+	return 0;
+}
+
+void store_cache_use(struct store *s, int ns_fd, const char *sha256, uint64_t size,
+		     bool written)
+{
+	int ns = ns_fd == s->derived_fd ? s->cache_derived_ns : s->cache_blobs_ns;
+	char name[3 + STORE_SHA256_HEX];
+
+	if (!s->fcache)
+		return;
+	snprintf(name, sizeof(name), "%.2s/%s", sha256, sha256);
+	if (written)
+		ember_fcache_written(s->fcache, ns, name, size);
+	else
+		ember_fcache_used(s->fcache, ns, name);
 }
 
 /* ---- writes ---------------------------------------------------------------- */

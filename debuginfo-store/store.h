@@ -415,16 +415,18 @@ struct store_backend {
 int store_set_backend(struct store *s, const struct store_backend *be);
 
 /*
- * With a backend, keep the local blob files (uploads', fetched and derived
- * ones) under max_bytes, the least recently opened dropped first (and
- * fetched again when next opened); a file opened or written in the last
- * grace_ms stays (so that a file found by store_blob_path() is there when
- * its caller opens it: STORE_CACHE_GRACE_MS).  Records are kept.
- * max_bytes 0 is no bound.  Call after store_set_backend() and before any
- * other thread uses the store: 0, or -EINVAL without a backend.
+ * With a backend, count the local blob files (uploads', fetched and
+ * derived ones) in bounded cache c (common.h's struct ember_fcache,
+ * whose budget other users may share: the server's profile blocks), the
+ * least recently opened dropped first past its budget and fetched again
+ * when next opened; its grace keeps a file found by store_blob_path()
+ * there until its caller opens it.  Records are kept.  What blobs/ and
+ * derived/ hold is counted now.  c is borrowed: it must outlive the
+ * store.  Call after store_set_backend() and before any other thread uses
+ * the store: 0, -EINVAL (no backend, a cache already set), or
+ * ember_fcache_add_dir's error.
  */
-#define STORE_CACHE_GRACE_MS 10000
-int store_set_cache_limit(struct store *s, uint64_t max_bytes, unsigned grace_ms);
+int store_set_cache(struct store *s, struct ember_fcache *c);
 
 /* Counters of the backend's traffic (zero without one). */
 struct store_backend_stats {
@@ -432,8 +434,8 @@ struct store_backend_stats {
 	uint64_t fetches;	 /* blobs fetched */
 	uint64_t fetch_bytes;
 	uint64_t fetch_waits;	 /* opens that waited for another's fetch */
-	uint64_t cache_bytes;	 /* blob files kept (with a cache limit) */
-	uint64_t cache_evictions; /* blob files dropped for the limit */
+	uint64_t cache_bytes;	 /* blob files kept (with a cache) */
+	uint64_t cache_evictions; /* blob files dropped for its budget */
 };
 void store_get_backend_stats(struct store *s, struct store_backend_stats *out);
 

@@ -50,7 +50,11 @@ struct store {
 	pthread_cond_t fetch_cv;
 	struct store_fetch *fetching;
 	_Atomic uint64_t be_listings, be_fetches, be_fetch_bytes, be_fetch_waits;
-	struct store_cache *cache_lru;   /* cache.c; NULL: unbounded */
+	/* The bounded cache its blob files are counted in (store_set_cache;
+	 * borrowed; NULL: unbounded, uncounted), and the namespaces of
+	 * blobs/ and derived/ in it. */
+	struct ember_fcache *fcache;
+	int cache_blobs_ns, cache_derived_ns;
 };
 
 /* ---- keys and records (record.c) ---------------------------------------- */
@@ -136,13 +140,11 @@ int store_backend_get_keyed(struct store *s, enum store_key_tag tag, const char 
 int store_backend_fetch(struct store *s, const char *sha256, int ns_fd);
 void store_backend_release(struct store *s);
 
-/* The bounded cache of blob files (cache.c; nothing without a limit):
- * blob sha256 of namespace ns_fd was opened, or (written) committed with
- * size bytes; evicts past the limit. */
+/* Tell the bounded cache (backend.c; nothing without one) that blob
+ * sha256 of namespace ns_fd (blobs_fd or derived_fd) was opened, or
+ * (written) committed with size bytes; it evicts past its budget. */
 void store_cache_use(struct store *s, int ns_fd, const char *sha256, uint64_t size,
 		     bool written);
-void store_cache_stats(struct store *s, uint64_t *bytes, uint64_t *evictions);
-void store_cache_free(struct store *s);
 
 /* Seal a blob whose bytes were written to its fd by someone else (a
  * fetch that checked them against sha256): fsync, and take sha256 and

@@ -247,11 +247,6 @@ static int open_sections(int fd, uint64_t max_inflate, struct ember_diag *d,
 	return 0;
 }
 
-/* Field f of the caller's options when its struct has it and it is set. */
-#define OPT(o, f, def)                                                       \
-	((o) && (o)->sz >= offsetof(struct inspect_sources_opts, f) + sizeof((o)->f) && \
-		 (o)->f ? (o)->f : (def))
-
 int inspect_list_sources_opts(int fd, const struct inspect_sources_opts *opts,
 			      int (*cb)(const char *path, void *arg), void *arg)
 {
@@ -264,9 +259,9 @@ int inspect_list_sources_opts(int fd, const struct inspect_sources_opts *opts,
 		free(l);
 		return err;
 	}
-	l->max_bytes = OPT(opts, max_names_bytes, INSPECT_MAX_NAMES_DEFAULT);
-	l->d = OPT(opts, diag, NULL);
-	err = open_sections(fd, OPT(opts, max_section_bytes, ELFDW_MAX_INFLATE_DEFAULT),
+	l->max_bytes = EMBER_OPTS_OR(opts, max_names_bytes, INSPECT_MAX_NAMES_DEFAULT);
+	l->d = EMBER_OPTS_OR(opts, diag, NULL);
+	err = open_sections(fd, EMBER_OPTS_OR(opts, max_section_bytes, ELFDW_MAX_INFLATE_DEFAULT),
 			    l->d, &elf, &s);
 	l->max_work = ((uint64_t)64 << 20) + 64 * ((uint64_t)s.line.size + s.info.size);
 	if (!err)

@@ -58,7 +58,7 @@ static void resolve_opts(const struct pmodel_diff_opts *in, struct pmodel_diff_o
 	if (!in)
 		return;
 #define TAKE(f)                                                              \
-	if (in->sz >= offsetof(struct pmodel_diff_opts, f) + sizeof(in->f) && in->f > 0) \
+	if (EMBER_OPTS_HAS(in, f) && in->f > 0)                              \
 		o->f = in->f
 	TAKE(min_abs_pct);
 	TAKE(min_rel);

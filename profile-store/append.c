@@ -16,9 +16,6 @@
  */
 #include "pstore_internal.h"
 
-#define OPT(o, f, def)                                                                             \
-	((o) && (o)->sz >= offsetof(struct pstore_append_opts, f) + sizeof((o)->f) ? (o)->f : (def))
-
 struct labelsets {
 	struct pstore_labels caller;     /* sorted, checked, __name__ included */
 	struct pstore_labels *groups;    /* per ingest group */
@@ -38,8 +35,8 @@ static int caller_labels(const struct pstore_append_opts *o, const struct pprof_
 			 const struct pstore_limits *lim, struct labelsets *ls,
 			 struct ember_diag *d)
 {
-	const struct pstore_label *l = OPT(o, labels, NULL);
-	size_t n = l ? OPT(o, n_labels, 0) : 0;
+	const struct pstore_label *l = EMBER_OPTS_GET(o, labels, NULL);
+	size_t n = l ? EMBER_OPTS_GET(o, n_labels, 0) : 0;
 	bool named = false;
 
 	for (size_t i = 0; i < n; i++) {
@@ -143,9 +140,9 @@ static int into_head(struct pstore *s, struct pstore_head *h, const struct pprof
 				     .duration = duration,
 				     .period = pprof_message(p)->period,
 				     .ncols = pprof_message(p)->n_sample_type,
-				     .unresolved = OPT(o, unresolved, NULL),
-				     .n_unresolved = OPT(o, unresolved, NULL)
-							     ? OPT(o, n_unresolved, 0)
+				     .unresolved = EMBER_OPTS_GET(o, unresolved, NULL),
+				     .n_unresolved = EMBER_OPTS_GET(o, unresolved, NULL)
+							     ? EMBER_OPTS_GET(o, n_unresolved, 0)
 							     : 0 };
 	int err = column_types(p, name_label(&ls->caller), &a.types);
 
@@ -162,8 +159,8 @@ static int into_head(struct pstore *s, struct pstore_head *h, const struct pprof
 		err = group_labels(ls, &in.groups.v[g], &s->lim, &ls->groups[g], d);
 	if (!err)
 		err = pstore_head_add(h, &in, ls->groups, &a, &gate, first, count, d);
-	if (!err && OPT(o, info, NULL)) {
-		struct pstore_append_info *info = OPT(o, info, NULL);
+	if (!err && EMBER_OPTS_GET(o, info, NULL)) {
+		struct pstore_append_info *info = EMBER_OPTS_GET(o, info, NULL);
 
 		*info = (struct pstore_append_info){ .profiles = in.groups.n, .time_ns = time };
 		for (size_t g = 0; g < in.groups.n; g++) {
@@ -201,7 +198,7 @@ int pstore_append_apply(struct pstore *s, struct pstore_head *h, const struct pp
 
 static int check_size(struct pstore *s, const struct pstore_append_opts *o, struct ember_diag *d)
 {
-	size_t bytes = OPT(o, input_bytes, 0) ? OPT(o, input_bytes, 0) : OPT(o, body_len, 0);
+	size_t bytes = EMBER_OPTS_OR(o, input_bytes, EMBER_OPTS_GET(o, body_len, 0));
 
 	EMBER_FAIL_IF(bytes > s->lim.max_profile_bytes, d, -PSTORE_ERR_TOO_LARGE,
 		      "profile of %zu bytes, larger than the limit of %zu", bytes,
@@ -249,8 +246,8 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 {
 	struct ember_diag d = ember_diag_make(why, why_size);
 	const pprof_message_t *m = pprof_message(p);
-	int64_t time = m->time_nanos ? m->time_nanos : OPT(o, time_ns, 0);
-	int64_t duration = m->duration_nanos ? m->duration_nanos : OPT(o, duration_ns, 0);
+	int64_t time = m->time_nanos ? m->time_nanos : EMBER_OPTS_GET(o, time_ns, 0);
+	int64_t duration = m->duration_nanos ? m->duration_nanos : EMBER_OPTS_GET(o, duration_ns, 0);
 	struct ember_buf rec;
 	bool full = false;
 	int err = check_size(s, o, &d);
@@ -258,8 +255,8 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 	if (!time)
 		time = pstore_now(s);
 	ember_buf_init(&rec, PS_WAL_RECORD_MAX);
-	if (!err && pstore_record_encode(o, time, duration, OPT(o, body, NULL), OPT(o, body_len, 0),
-					 p, &rec))
+	if (!err && pstore_record_encode(o, time, duration, EMBER_OPTS_GET(o, body, NULL),
+					 EMBER_OPTS_GET(o, body_len, 0), p, &rec))
 		err = EMBER_FAIL(&d, -PSTORE_ERR_TOO_LARGE, "profile larger than a log record (%zu MiB)",
 			      PS_WAL_RECORD_MAX >> 20);
 	if (!err)

@@ -22,8 +22,7 @@ void pstore_limits_resolve(const struct pstore_limits *in, struct pstore_limits 
 	};
 
 #define TAKE(f)                                                              \
-	if (in && in->sz >= offsetof(struct pstore_limits, f) + sizeof(in->f) && in->f) \
-		l.f = in->f
+	l.f = EMBER_OPTS_OR(in, f, l.f)
 	TAKE(max_profile_bytes);
 	TAKE(max_samples);
 	TAKE(max_stack_depth);

@@ -196,9 +196,7 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 		err = head_query(snap.heads.v[i], &q);
 	for (size_t i = 0; !err && i < snap.blocks.n; i++)
 		err = pstore_block_query(snap.blocks.v[i], &q);
-	if (!err && o &&
-	    o->sz >= offsetof(struct pstore_query_opts, resolver_ctx) + sizeof(void *) &&
-	    o->resolver)
+	if (!err && EMBER_OPTS_HAS(o, resolver_ctx) && o->resolver)
 		err = pstore_resolve_dict(&q.r->dict, o->resolver, o->resolver_ctx, NULL, NULL, d);
 	pstore_snapshot_release(&snap);
 	pstore_selector_free(parsed);

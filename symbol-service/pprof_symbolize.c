@@ -15,7 +15,6 @@
  */
 #include "symsvc_internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,10 +28,6 @@ static const char *const why_names[SYMSVC_PPROF_WHY_INDEX] = {
 	[SYMSVC_PPROF_NOT_IN_ELF] = "offset_not_in_elf",
 	[SYMSVC_PPROF_NO_SYMBOLS] = "no_symbols_at_address",
 };
-
-/* Field f of o when the caller's struct has it (o->sz), else 0. */
-#define PPROF_OPT(o, f)                                                            \
-	((o) && (o)->sz >= offsetof(struct symsvc_pprof_opts, f) + sizeof((o)->f) ? (o)->f : 0)
 
 struct pprof_run {
 	struct symsvc *svc;
@@ -144,24 +139,6 @@ static void count_unresolved(struct pprof_run *r, const struct loc_groups *g, si
 		note_unresolved(r, mid, why);
 }
 
-/* The mapping's build ID as lowercase hex, or false when it has none. */
-static bool mapping_build_id(const struct pprof_profile *p, const pprof_mapping_t *m,
-			     char *out, size_t size)
-{
-	const char *s = pprof_string(p, m->build_id);
-	size_t n = s ? strlen(s) : 0;
-
-	if (n < 2 || n % 2 || n >= size)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!isxdigit((unsigned char)s[i]))
-			return false;
-		out[i] = (char)tolower((unsigned char)s[i]);
-	}
-	out[n] = '\0';
-	return true;
-}
-
 static unsigned flags_of(const struct sym_frame *f, int n)
 {
 	unsigned flags = PPROF_MAPPING_HAS_FUNCTIONS;
@@ -260,7 +237,7 @@ static int symbolize_mapping(struct pprof_run *r, const struct loc_groups *g, si
 
 	if (g->first[k] == g->first[k + 1])
 		return 0; /* nothing to symbolize: no index asked for */
-	if (!mapping_build_id(r->p, m, id, sizeof(id))) {
+	if (!ember_build_id_hex_normalize(pprof_string(r->p, m->build_id), id, sizeof(id))) {
 		count_unresolved(r, g, k, SYMSVC_PPROF_NO_BUILD_ID);
 		return 0;
 	}
@@ -294,10 +271,10 @@ int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 	if (err)
 		goto out;
 	*r = (struct pprof_run){ .svc = svc, .p = p, .st = st };
-	r->linkage_names = PPROF_OPT(opts, linkage_names);
-	r->on_unresolved = PPROF_OPT(opts, on_unresolved);
-	r->on_unresolved_arg = PPROF_OPT(opts, on_unresolved_arg);
-	symsvc_req_init(&r->req, PPROF_OPT(opts, request));
+	r->linkage_names = EMBER_OPTS_GET(opts, linkage_names, 0);
+	r->on_unresolved = EMBER_OPTS_GET(opts, on_unresolved, 0);
+	r->on_unresolved_arg = EMBER_OPTS_GET(opts, on_unresolved_arg, 0);
+	symsvc_req_init(&r->req, EMBER_OPTS_GET(opts, request, 0));
 	for (size_t k = 0; !err && k < n; k++)
 		err = symbolize_mapping(r, &g, k, pprof_message(p)->mapping[k]);
 	if (!err)

@@ -11,18 +11,15 @@
 
 #define POLL_EVERY 256 /* steps between two checks in a per-address loop */
 
-#define ROPT(o, f)                                                                 \
-	((o) && (o)->sz >= offsetof(struct symsvc_request_opts, f) + sizeof((o)->f) ? (o)->f : 0)
-
 void symsvc_req_init(struct symsvc_req *r, const struct symsvc_request_opts *o)
 {
 	*r = (struct symsvc_req){ 0 };
 	r->opts = (struct symsvc_request_opts){ .sz = sizeof(r->opts),
-						.check = ROPT(o, check),
-						.check_arg = ROPT(o, check_arg),
-						.max_fetches = ROPT(o, max_fetches),
-						.deadline_ms = ROPT(o, deadline_ms),
-						.account = ROPT(o, account) };
+						.check = EMBER_OPTS_GET(o, check, 0),
+						.check_arg = EMBER_OPTS_GET(o, check_arg, 0),
+						.max_fetches = EMBER_OPTS_GET(o, max_fetches, 0),
+						.deadline_ms = EMBER_OPTS_GET(o, deadline_ms, 0),
+						.account = EMBER_OPTS_GET(o, account, 0) };
 	r->fetches_left = r->opts.max_fetches;
 	r->capped = r->fetches_left > 0;
 }

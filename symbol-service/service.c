@@ -10,23 +10,18 @@
 
 #define DEFAULT_CACHE_BYTES ((uint64_t)1 << 30)
 
-/* Field f of o when the caller's struct has it (o->sz), else 0: the
- * default (libbpf's OPTS_GET). */
-#define OPT(o, f)                                                                  \
-	((o) && (o)->sz >= offsetof(struct symsvc_opts, f) + sizeof((o)->f) ? (o)->f : 0)
-
 int symsvc_new(struct store *s, const struct symsvc_opts *o, struct symsvc **out)
 {
 	struct symsvc *svc = calloc(1, sizeof(*svc));
-	uint64_t budget = OPT(o, cache_bytes);
+	uint64_t budget = EMBER_OPTS_GET(o, cache_bytes, 0);
 	int err;
 
 	if (!svc)
 		return -ENOMEM;
 	svc->store = s;
-	svc->fetch = OPT(o, fetch);
-	svc->fetch_arg = OPT(o, fetch_arg);
-	svc->build = (struct symsvc_build_limits){ OPT(o, budget), OPT(o, build_bytes) };
+	svc->fetch = EMBER_OPTS_GET(o, fetch, 0);
+	svc->fetch_arg = EMBER_OPTS_GET(o, fetch_arg, 0);
+	svc->build = (struct symsvc_build_limits){ EMBER_OPTS_GET(o, budget, 0), EMBER_OPTS_GET(o, build_bytes, 0) };
 	err = symsvc_cache_init(&svc->cache, budget ? budget : DEFAULT_CACHE_BYTES);
 	if (err) {
 		free(svc);

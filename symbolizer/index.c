@@ -210,16 +210,11 @@ out:
 	return err;
 }
 
-/* Field f of the caller's options when its struct has it, else 0. */
-#define OPT(o, f)                                                            \
-	((o) && (o)->sz >= offsetof(struct sym_open_opts, f) + sizeof((o)->f) \
-		 ? (o)->f : 0)
-
 /* A build refused by a limit: logged, and explained in the caller's diag. */
 static void report_limit(const char *path, const struct sym_budget *budget,
 			 const struct sym_open_opts *opts)
 {
-	struct ember_diag *d = OPT(opts, diag);
+	struct ember_diag *d = EMBER_OPTS_GET(opts, diag, 0);
 
 	pr_warn("symbolizer: '%s': %s", path, budget->why);
 	if (d)
@@ -242,13 +237,13 @@ static int index_build(struct sym_index *idx, const char *path,
 		       const struct sym_open_opts *opts, unsigned flags)
 {
 	struct sym_build b = { .idx = idx, .flags = flags,
-			       .max_section = OPT(opts, max_section_bytes) };
+			       .max_section = EMBER_OPTS_GET(opts, max_section_bytes, 0) };
 	struct sym_budget budget;
 	int err;
 
 	if (!b.max_section)
 		b.max_section = ELFDW_MAX_INFLATE_DEFAULT;
-	err = sym_budget_init(&budget, OPT(opts, max_bytes));
+	err = sym_budget_init(&budget, EMBER_OPTS_GET(opts, max_bytes, 0));
 	if (err)
 		return err;
 	build_budget(&b, &budget);

@@ -32,8 +32,7 @@ void pprof_limits_resolve(const struct pprof_limits *in, struct pprof_limits *ou
 
 	/* Fields past in->sz are unknown to the caller: keep the defaults. */
 #define TAKE(f)                                                              \
-	if (in && in->sz >= offsetof(struct pprof_limits, f) + sizeof(in->f) && in->f) \
-		l.f = in->f
+	l.f = EMBER_OPTS_OR(in, f, l.f)
 	TAKE(max_input_bytes);
 	TAKE(max_memory_bytes);
 	TAKE(max_samples);

@@ -459,8 +459,7 @@ static void resolve_limits(const struct symjson_limits *in, struct symjson_limit
 	};
 
 #define TAKE(f)                                                              \
-	if (in && in->sz >= offsetof(struct symjson_limits, f) + sizeof(in->f) && in->f) \
-		l.f = in->f
+	l.f = EMBER_OPTS_OR(in, f, l.f)
 	TAKE(max_body_bytes);
 	TAKE(max_modules);
 	TAKE(max_addresses);

@@ -60,9 +60,9 @@ import random
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
-                                "profiles"))
-from pprof_enc import Profile  # noqa: E402
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests"))
+from ember_test import Profile  # noqa: E402
 
 EMBER, FIX, CEPH_ENV, OUT = sys.argv[1:5]
 REPS = int(os.environ.get("REPS", "3"))

@@ -51,8 +51,8 @@ import urllib.parse
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "web"))
-from pprof_encode import Profile  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
+from ember_test import RawProfile as Profile  # noqa: E402
 
 MS = 10_000_000
 STEP_S = 10

@@ -26,7 +26,9 @@ import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ember_test  # noqa: E402
 import packages  # noqa: E402
+from ember_test import build_id, check, free_port, skip, wait_for  # noqa: E402
 
 AGENT, EMBER, FXDIR, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-agent-test.")
@@ -35,82 +37,16 @@ GO = packages.which("go")
 CHILDREN = []  # stopped at exit, whatever the outcome
 
 
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
-def skip(msg):
-    print("skip: " + msg)
-    sys.exit(77)
-
-
 def fx(name):
     return os.path.join(FXDIR, name)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def build_id(path):
-    out = subprocess.run([packages.which("readelf") or "readelf", "-n", path],
-                         capture_output=True, text=True).stdout
-    m = re.search(r"Build ID: ([0-9a-f]+)", out)
-    check(m, "no build ID in %s" % path)
-    return m.group(1)
-
-
-def wait_for(cond, what, timeout=30):
-    deadline = time.time() + timeout
-    while not cond():
-        check(time.time() < deadline, "timed out waiting for " + what)
-        time.sleep(0.05)
 
 
 # ---- the server (symbolization, tables, uploads) ----------------------------
 
 
-class Server:
+class Server(ember_test.Server):
     def __init__(self, port=0):
-        self.data = tempfile.mkdtemp(dir=TMP, prefix="data.")
-        self.log = open(os.path.join(TMP, "server.log"), "ab")
-        self.proc = subprocess.Popen(
-            [EMBER, "serve", "--listen", "127.0.0.1:%d" % port, "--data", self.data],
-            stdout=subprocess.PIPE, stderr=self.log)
-        CHILDREN.append(self.proc)
-        self.port = None
-        deadline = time.time() + 20
-        while self.port is None:
-            line = self.proc.stdout.readline().decode()
-            check(line or time.time() < deadline, "server printed no address")
-            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-            check(self.proc.poll() is None, "server exited at start")
-        self.url = "http://127.0.0.1:%d" % self.port
-        wait_for(lambda: self.healthy(), "the server's /healthz")
-        with open(os.path.join(self.data, "token")) as f:
-            self.token = f.read().strip()
-
-    def healthy(self):
-        try:
-            return self.request("GET", "/healthz")[0] == 200
-        except OSError:
-            return False
-
-    def request(self, method, path, body=None, headers=None, timeout=60):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            c.request(method, path, body=body, headers=headers or {})
-            r = c.getresponse()
-            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
-        finally:
-            c.close()
+        super().__init__(EMBER, TMP, port=port)
 
     def upload(self, path):
         with open(path, "rb") as f:
@@ -119,11 +55,6 @@ class Server:
                           % (build_id(path), os.path.basename(path)), body,
                           {"Authorization": "Bearer " + self.token})[0]
         check(st in (200, 201), "upload of %s: HTTP %d" % (path, st))
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=20)
 
 
 # ---- the agent ---------------------------------------------------------------
@@ -612,9 +543,7 @@ def test_agent_bpf__unreachable_server_keeps_sampling_bounded():
 def test_agent_bpf__delivered_once_the_server_is_back():
     require_bpf()
     srv = Server()
-    port = srv.port
-    token = srv.token
-    data = srv.data
+    port, token = srv.port, srv.token
     srv.stop()
     # the token from $EMBER_TOKEN (--token and --token-file are the other cases')
     agent = Agent(["--server", "http://127.0.0.1:%d" % port, "--interval", "1"],
@@ -623,21 +552,15 @@ def test_agent_bpf__delivered_once_the_server_is_back():
     p.wait()
     time.sleep(1.5)
     check(agent.metric("ember_agent_push_queue_profiles") >= 1, "nothing queued while down")
-    back = subprocess.Popen([EMBER, "serve", "--listen", "127.0.0.1:%d" % port, "--data",
-                             data], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    CHILDREN.append(back)
+    srv.start(port=port)  # the same data, on the same port
     wait_for(lambda: agent.metric("ember_agent_push_queue_profiles") == 0,
              "the queue to drain into the restarted server", 400)
     check(agent.metric("ember_agent_profiles_total", '{result="sent"}') >= 1, "none sent")
     agent.stop()
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    c.request("GET", "/api/v1/query?type=samples&from=now-10m&format=folded&query=" +
-              urllib.parse.quote('{pid="%d"}' % p.pid))
-    r = c.getresponse()
-    body = r.read()
-    c.close()
-    check(r.status == 200 and body.strip(), "the restarted server holds no sample of pid %d: "
-          "HTTP %d %r" % (p.pid, r.status, body[:200]))
+    st, body, _ = srv.request("GET", "/api/v1/query?type=samples&from=now-10m&format=folded"
+                              "&query=" + urllib.parse.quote('{pid="%d"}' % p.pid))
+    check(st == 200 and body.strip(), "the restarted server holds no sample of pid %d: "
+          "HTTP %d %r" % (p.pid, st, body[:200]))
 
 
 def ember(*args, timeout=120):
@@ -824,6 +747,7 @@ def main():
     try:
         fn()
     finally:
+        ember_test.stop_servers()
         for c in CHILDREN:
             if c.poll() is None:
                 c.kill()

@@ -30,9 +30,9 @@ import urllib.parse
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "profiles"))
+import ember_test  # noqa: E402
 import packages  # noqa: E402
-from pprof_enc import cpu_profile  # noqa: E402
+from ember_test import Skip, build_id, check, cpu_profile, need  # noqa: E402
 
 EMBER, FIX, CEPH_ENV, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-scaleout-test.")
@@ -40,31 +40,8 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixt
                    "src")
 
 
-class Skip(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
 def fx(name):
     return os.path.join(FIX, name)
-
-
-def need(tool):
-    path = packages.which(tool)
-    if not path:
-        raise Skip(packages.missing(tool))
-    return path
-
-
-def build_id(path):
-    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
-    m = re.search(r"Build ID: ([0-9a-f]+)", out)
-    assert m, "no build id in " + path
-    return m.group(1)
 
 
 def load_env():
@@ -140,69 +117,33 @@ def unfinished_uploads(details=False):
 # ---- replicas ----------------------------------------------------------------------
 
 
-SERVERS = []
 TOKEN_FILE = os.path.join(TMP, "token")
 
 
-class Replica:
-    def __init__(self, data=None, args=()):
-        SERVERS.append(self)
-        self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
-        self.args = list(args)
-        self.start()
+class Replica(ember_test.Server):
+    """A replica: `ember serve` on the case's bucket prefix, with the token
+    every replica shares."""
 
-    def start(self):
+    def __init__(self, data=None, args=()):
         if not os.path.exists(TOKEN_FILE):  # one token for every replica
             with open(TOKEN_FILE, "w") as f:
                 f.write(os.urandom(16).hex() + "\n")
             os.chmod(TOKEN_FILE, 0o600)
-        env = dict(os.environ, AWS_ACCESS_KEY_ID=CEPH["AWS_ACCESS_KEY_ID"],
-                   AWS_SECRET_ACCESS_KEY=CEPH["AWS_SECRET_ACCESS_KEY"])
-        env.pop("AWS_SESSION_TOKEN", None)
-        self.log = open(os.path.join(TMP, "server.log"), "ab")
-        self.proc = subprocess.Popen(
-            [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data,
-             "--token-file", TOKEN_FILE,
-             "--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], PREFIX),
-             "--s3-endpoint", CEPH["OBJSTORE_TEST_ENDPOINT"],
-             "--s3-region", CEPH["OBJSTORE_TEST_REGION"]] + self.args,
-            stdout=subprocess.PIPE, stderr=self.log, env=env)
-        self.port = None
-        deadline = time.time() + 20
-        while self.port is None:
-            line = self.proc.stdout.readline().decode()
-            check(line or time.time() < deadline, "server printed no address")
-            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-            check(self.proc.poll() is None, "server exited at start")
-        self.url = "http://127.0.0.1:%d" % self.port
-        while True:
-            try:
-                if self.request("GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            check(time.time() < deadline, "server never became healthy")
-            time.sleep(0.02)
-        with open(TOKEN_FILE) as f:
-            self.token = f.read().strip()
+        env = {"AWS_ACCESS_KEY_ID": CEPH["AWS_ACCESS_KEY_ID"],
+               "AWS_SECRET_ACCESS_KEY": CEPH["AWS_SECRET_ACCESS_KEY"], "AWS_SESSION_TOKEN": None}
+        self.extra = list(args)  # this replica's options (a case may change them to restart)
+        super().__init__(EMBER, TMP, (), data, env)
 
-    def stop(self, sig=signal.SIGTERM):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(timeout=20)
-        self.proc.stdout.close()
-        self.log.close()
+    def start(self, ready=True, port=0):
+        self.args = ["--token-file", TOKEN_FILE,
+                     "--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], PREFIX),
+                     "--s3-endpoint", CEPH["OBJSTORE_TEST_ENDPOINT"],
+                     "--s3-region", CEPH["OBJSTORE_TEST_REGION"]] + self.extra
+        super().start(ready, port)
 
     def request(self, method, path, body=None, headers=None, timeout=60):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            c.request(method, path, body=body, headers=headers or {})
-            r = c.getresponse()
-            return r.status, r.read()
-        finally:
-            c.close()
+        """(status, body bytes)."""
+        return super().request(method, path, body, headers, timeout)[:2]
 
     def upload(self, path, build, kind):
         with open(path, "rb") as f:  # streamed by http.client
@@ -212,11 +153,7 @@ class Replica:
                  "Content-Length": str(os.path.getsize(path))})
 
     def metric(self, name):
-        _, body = self.request("GET", "/metrics")
-        for line in body.decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[-1])
-        return 0.0
+        return super().metric(name, default=0.0)
 
     def candidates(self, build):
         s, body = self.request("GET", "/api/v1/artifacts/" + build)
@@ -360,7 +297,7 @@ def test_scaleout__kill9_during_multipart_upload():
     # nothing acknowledged lost; the restarted replica aborts what it left
     check_serves_everything(b, acked)
     a.stop()
-    a.args = ["--s3-abandoned-after", "1s"]
+    a.extra = ["--s3-abandoned-after", "1s"]
     time.sleep(2.1)  # "older than 1 s" in whole seconds (S3's Initiated, time())
     a.start()
     left, body = unfinished_uploads(details=True)
@@ -590,7 +527,7 @@ def test_scaleout__kill9_after_acknowledged_pushes_loses_nothing():
     check(len(records) == 10, "acknowledged pushes as log objects: %r" % records)
     check(samples_total(b) == 0, "b sees profiles that are in no block")
     a.stop()
-    a.args = FAST
+    a.extra = FAST
     a.start()
     check(samples_total(a) == want, "replayed on a")
     wait_total(b, want)
@@ -644,7 +581,7 @@ def test_scaleout__taken_over_writer_back_on_its_disk_is_fenced():
     b = Replica(args=FAST + ["--profile-lease-expiry", "3s"])
     wait_total(b, want, timeout=30)  # taken over
     a.stop()
-    a.args = FAST + ["--profile-lease-expiry", "3s"]
+    a.extra = FAST + ["--profile-lease-expiry", "3s"]
     a.start()  # its disk: the writer ID whose log b claimed
     data = cpu_profile({"main;late": 1000}, (int(time.time()) - 60) * SEC).encode(gzip=True)
     st, body = a.request("POST", "/api/v1/profiles?service_name=a", data,
@@ -700,6 +637,56 @@ def test_scaleout__profiles_unreachable_bucket_answers_503():
     wait_total(Replica(args=FAST), want)  # on the bucket: the refused push is nowhere
 
 
+def dir_bytes(*parts):
+    """Bytes of the files under the directory os.path.join(*parts)."""
+    return sum(os.path.getsize(os.path.join(root, f))
+               for root, _, files in os.walk(os.path.join(*parts)) for f in files)
+
+
+def backdate(seconds, *parts):
+    """The files under os.path.join(*parts) last modified seconds ago."""
+    t = time.time() - seconds
+    for root, _, files in os.walk(os.path.join(*parts)):
+        for f in files:
+            os.utime(os.path.join(root, f), (t, t))
+
+
+def test_scaleout__cache_mb_one_budget_counted_from_an_existing_data_dir():
+    """--cache-mb is one budget over the blob files (blobs/, derived/) and
+    the profile blocks' cache (profiles/cache/), where every version keeps
+    them: a replica restarted with a bound on a data directory an unbounded
+    run filled counts what is there at start, removes the least recently
+    used down to the budget, and still serves everything (fetched again)."""
+    a = Replica(args=FAST)
+    files = []
+    for i in range(3):
+        path = os.path.join(TMP, "big%d" % i)
+        files.append((big_elf(path, 1), path))
+        check(a.upload(path, files[-1][0], "executable")[0] == 201, "upload " + path)
+    want = push_profiles(a, "a", 8, (int(time.time()) - 3000) * SEC, 300 * SEC)
+    cache = os.path.join(a.data, "profiles", "cache")
+    deadline = time.time() + 30
+    while not os.path.isdir(cache) or not os.listdir(cache):  # cached by its writer
+        check(time.time() < deadline, "never compacted into a cached block")
+        time.sleep(0.2)
+    a.stop()
+    check(dir_bytes(a.data, "blobs") > 3 << 20, "the blob files: %d bytes"
+          % dir_bytes(a.data, "blobs"))
+    blocks = os.listdir(cache)
+    backdate(7200, a.data, "blobs")  # an earlier run's: past the grace, blobs older
+    backdate(7200, a.data, "derived")
+    backdate(3600, cache)
+    b = Replica(data=a.data, args=FAST + ["--cache-mb", "2"])
+    held = (dir_bytes(b.data, "blobs") + dir_bytes(b.data, "derived") +
+            dir_bytes(b.data, "profiles", "cache"))
+    check(held <= 2 << 20, "%d bytes kept under --cache-mb 2" % held)
+    check(set(blocks) <= set(os.listdir(cache)), "the newer blocks went before older blobs")
+    for bid, path in files:
+        s, body = b.request("GET", "/buildid/%s/executable" % bid)
+        check(s == 200 and body == open(path, "rb").read(), "%s: %d" % (bid, s))
+    wait_total(b, want)
+
+
 def main():
     global CEPH
     rc = 1
@@ -715,11 +702,7 @@ def main():
     except AssertionError as e:
         print("FAIL: %s" % e)
     finally:
-        for s in SERVERS:
-            try:
-                s.stop()
-            except Exception:
-                pass
+        ember_test.stop_servers()
         log = os.path.join(TMP, "server.log")
         if rc == 1 and os.path.exists(log):
             sys.stdout.write(open(log, errors="replace").read()[-4000:])

@@ -9,7 +9,7 @@ it with real clients: HTTP from Python, `ember query`/`ember diff`,
 `go tool pprof` reading the query URL, xmllint on the flame graphs,
 Grafana's Pyroscope SDK for Node.js (tests/profiles/node), a Go program
 serving net/http/pprof for --scrape.  Profiles are written by
-pprof_enc.py (profile.proto by hand) or by the real clients.  A case that
+tests/ember_test.py (profile.proto by hand) or by the real clients.  A case that
 cannot run here (no Go, no Node.js modules) exits 77 with the reason.
 """
 import gzip
@@ -29,35 +29,15 @@ import urllib.parse
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+import ember_test  # noqa: E402
 import packages  # noqa: E402
-from pprof_enc import Profile, cpu_profile  # noqa: E402
+from ember_test import Profile, check, cpu_profile, skip, wait_for  # noqa: E402
 
 EMBER, FIX, CASE = sys.argv[1:4]
 TMP = tempfile.mkdtemp(prefix="ember-profiles-test.")
 CHILDREN = []
 NOW_S = int(time.time())
 SEC = 1_000_000_000
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
-def skip(msg):
-    print("skip: " + msg)
-    sys.exit(77)
-
-
-def wait_for(cond, what, timeout=30):
-    deadline = time.time() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        check(time.time() < deadline, "timed out waiting for " + what)
-        time.sleep(0.05)
 
 
 def q(selector):
@@ -67,51 +47,9 @@ def q(selector):
 # ---- the server ----------------------------------------------------------------
 
 
-class Server:
+class Server(ember_test.Server):
     def __init__(self, args=(), data=None):
-        self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
-        self.args = list(args)
-        self.logpath = os.path.join(TMP, "server.%d.log" % len(CHILDREN))
-        self.start()
-
-    def start(self, port=0):
-        self.log = open(self.logpath, "ab")
-        self.proc = subprocess.Popen([EMBER, "serve", "--listen", "127.0.0.1:%d" % port,
-                                      "--data", self.data] + self.args,
-                                     stdout=subprocess.PIPE, stderr=self.log)
-        CHILDREN.append(self.proc)
-        self.port = None
-        deadline = time.time() + 30
-        while self.port is None:
-            line = self.proc.stdout.readline().decode()
-            check(line or time.time() < deadline, "server printed no address")
-            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-            check(self.proc.poll() is None, "server exited at start:\n" + self.text()[-2000:])
-        self.url = "http://127.0.0.1:%d" % self.port
-        wait_for(lambda: self.healthy(), "/healthz")
-        with open(os.path.join(self.data, "token")) as f:
-            self.token = f.read().strip()
-
-    def text(self):
-        with open(self.logpath, errors="replace") as f:
-            return f.read()
-
-    def healthy(self):
-        try:
-            return self.request("GET", "/healthz")[0] == 200
-        except OSError:
-            return False
-
-    def request(self, method, path, body=None, headers=None, timeout=60):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            c.request(method, path, body=body, headers=headers or {})
-            r = c.getresponse()
-            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
-        finally:
-            c.close()
+        super().__init__(EMBER, TMP, args, data, log="server.%d.log" % len(ember_test.SERVERS))
 
     def push(self, data, labels="", token=None, headers=None, path="/api/v1/profiles"):
         h = {"Authorization": "Bearer " + (token or self.token)}
@@ -130,16 +68,6 @@ class Server:
 
     def json(self, path):
         return json.loads(self.get(path)[0])
-
-    def metric(self, name, labels=""):
-        body = self.get("/metrics")[0].decode()
-        m = re.search(r"^%s%s ([0-9.e+]+)$" % (re.escape(name), re.escape(labels)), body, re.M)
-        return float(m.group(1)) if m else None
-
-    def kill(self, sig=signal.SIGTERM):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(timeout=30)
 
 
 def folded(srv, selector="{}", typ="cpu", frm="0"):
@@ -529,7 +457,7 @@ def test_profiles__unbounded_label_warned_in_log_and_metrics():
     check(srv.metric("ember_profile_unbounded_labels") == 1, "unbounded labels metric")
     check(srv.metric("ember_profile_unbounded_label", '{name="request_id"}') == 1,
           "the label named in /metrics")
-    check(re.search(r"label 'request_id' looks unbounded", srv.text()), "not in the log")
+    check(re.search(r"label 'request_id' looks unbounded", srv.stderr()), "not in the log")
     check(srv.metric("ember_profile_unbounded_label", '{name="service_name"}') is None,
           "a bounded label flagged")
 
@@ -538,7 +466,7 @@ def test_profiles__kill9_keeps_acknowledged_profiles():
     srv = Server()
     for i in range(40):
         srv.push_ok(cpu_profile({"main;work": i + 1}, T0 + i * SEC).encode(), "service_name=k")
-    srv.kill(signal.SIGKILL)
+    srv.stop(signal.SIGKILL)
     srv.start()
     body, hdr = srv.get("/api/v1/query?type=samples&format=folded&query=" + q('{service_name="k"}'))
     check(hdr["x-ember-profiles"] == "40" and body.decode() == "main;work %d\n" % (40 * 41 // 2),
@@ -576,7 +504,7 @@ def test_profiles__kill9_mid_write_keeps_acknowledged_and_no_partial_profile():
         t.start()
     wait_for(lambda: len(acked) >= 150 and srv.metric("ember_profile_store_blocks") >= 1,
              "150 acknowledged profiles and a block", 60)
-    srv.kill(signal.SIGKILL)
+    srv.stop(signal.SIGKILL)
     stop.set()
     for t in threads:
         t.join(60)
@@ -658,7 +586,7 @@ def test_profiles__symbolized_at_ingest_and_once_debug_info_arrives():
     # a profile sent now is symbolized at ingest
     a = srv.push_ok(raw_profile(exe, bid, ["main", "helper_digest_points"], T0 + SEC), "service_name=c")
     check(a["resolved_samples"] == 10 and a["unresolved"] == [], a)
-    srv.kill()
+    srv.stop()
     srv.start()
     check(srv.json("/api/v1/coverage")["resolved_pct"] == 100, "coverage lost at restart")
     check(srv.metric("ember_profile_samples_total", '{resolved="true"}') is not None, "metric")
@@ -838,7 +766,7 @@ def test_profiles__scrape_go_pprof_endpoints():
     try:
         wait_for(both_types, "the CPU and heap types", 30)
     except AssertionError:
-        check(False, "%r; the server's log:\n%s" % (types, srv.text()[-3000:]))
+        check(False, "%r; the server's log:\n%s" % (types, srv.stderr()[-3000:]))
     top = srv.json("/api/v1/query?format=top&limit=0&type=cpu&query=" + q(sel))
     check(any(r["name"] == "main.scrapedSpin" for r in top["rows"]), top["rows"][:5])
     check(srv.json("/api/v1/labels/service_name/values?query=" + q(sel))["values"] ==
@@ -857,6 +785,7 @@ def main():
     try:
         fn()
     finally:
+        ember_test.stop_servers()
         for c in CHILDREN:
             if c.poll() is None:
                 c.kill()

@@ -29,33 +29,17 @@ import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import ember_test  # noqa: E402
 import packages  # noqa: E402
 from collections import Counter
+from ember_test import RawProfile, Skip, build_id, check, need, wait_for  # noqa: E402
 
 EMBER, FIX, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="ember-server-test.")
 
 
-class Skip(Exception):
-    pass
-
-
 def fx(name):
     return os.path.join(FIX, name)
-
-
-def need(tool):
-    path = packages.which(tool)
-    if not path:
-        raise Skip(packages.missing(tool))
-    return path
-
-
-def build_id(path):
-    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
-    m = re.search(r"Build ID: ([0-9a-f]+)", out)
-    assert m, "no build id in " + path
-    return m.group(1)
 
 
 def sha256(path):
@@ -63,77 +47,12 @@ def sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
 # ---- the server --------------------------------------------------------------
 
 
-SERVERS = []  # stopped at exit, whatever the outcome
-
-
-class Server:
+class Server(ember_test.Server):
     def __init__(self, data=None, args=(), preexec=None, ready=True, env=None, wrap=()):
-        SERVERS.append(self)
-        self.data = data or tempfile.mkdtemp(dir=TMP, prefix="data.")
-        self.args = list(args)
-        self.wrap = list(wrap)  # a tool the server runs under (strace)
-        self.preexec = preexec
-        self.env = dict(os.environ, **env) if env else None
-        self.start(ready)
-
-    def start(self, ready=True):
-        """Start; with ready, also wait for /healthz (the store open)."""
-        self.log = open(os.path.join(TMP, "server.log"), "ab")
-        self.log_start = self.log.tell()
-        self.proc = subprocess.Popen(
-            self.wrap + [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data] +
-            self.args,
-            stdout=subprocess.PIPE, stderr=self.log, preexec_fn=self.preexec, env=self.env)
-        self.port = None
-        self.out = []  # what this run printed on stdout (the rest read at stop)
-        deadline = time.time() + 20
-        while self.port is None:
-            line = self.proc.stdout.readline().decode()
-            self.out.append(line)
-            check(line or time.time() < deadline, "server printed no address")
-            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-            check(self.proc.poll() is None, "server exited at start")
-        self.url = "http://127.0.0.1:%d" % self.port
-        while ready:  # readiness: poll the health endpoint
-            try:
-                if self.request("GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            check(time.time() < deadline, "server never became healthy")
-            time.sleep(0.02)
-        tf = (self.args[self.args.index("--token-file") + 1] if "--token-file" in self.args
-              else os.path.join(self.data, "token"))
-        with open(tf) as f:
-            self.token = f.read().strip()
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(timeout=20)
-        if not self.proc.stdout.closed:
-            self.out.append(self.proc.stdout.read().decode(errors="replace"))
-        self.proc.stdout.close()
-        self.log.close()
-
-    def request(self, method, path, body=None, headers=None, timeout=30):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            c.request(method, path, body=body, headers=headers or {})
-            r = c.getresponse()
-            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
-        finally:
-            c.close()
+        super().__init__(EMBER, TMP, args, data, env, wrap, preexec, ready)
 
     def get(self, path, headers=None):
         return self.request("GET", path, headers=headers)
@@ -151,20 +70,10 @@ class Server:
         return json.loads(body)
 
     def metric(self, name):
-        _, body, _ = self.get("/metrics")
-        for line in body.decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[-1])
-        return 0.0
+        return super().metric(name, default=0.0)
 
     def tmp_files(self):
         return os.listdir(os.path.join(self.data, "tmp"))
-
-    def stderr(self):
-        """What this run of the server wrote to stderr so far."""
-        with open(os.path.join(TMP, "server.log"), "rb") as f:
-            f.seek(self.log_start)
-            return f.read().decode(errors="replace")
 
 
 def client_env(server_urls, cache=None):
@@ -649,13 +558,6 @@ def raw_put(srv, path, headers, body_parts, close_after=False):
     return reply
 
 
-def wait_until(cond, what, timeout=10):
-    deadline = time.time() + timeout
-    while not cond():
-        check(time.time() < deadline, "timed out waiting for " + what)
-        time.sleep(0.05)
-
-
 def test_server__oversized_upload():
     srv = Server(args=["--max-upload-mb", "1"])
     big = os.path.join(TMP, "big")
@@ -675,7 +577,7 @@ def test_server__oversized_upload():
     parts = [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * 8 + [b"0\r\n\r\n"]
     reply = raw_put(srv, "/api/v1/artifacts/%s/debuginfo" % b, auth, parts)
     check(reply == b"" or reply.startswith(b"HTTP/1.1 413"), "chunked oversize: %r" % reply[:40])
-    wait_until(lambda: srv.tmp_files() == [], "the partial upload to be removed")
+    wait_for(lambda: srv.tmp_files() == [], "the partial upload to be removed")
     check(srv.listing(b)["artifacts"] == [], "oversized upload stored")
     check(srv.metric('ember_uploads_total{result="rejected",reason="too_large"}') == 2, "metric")
     srv.stop()
@@ -690,9 +592,9 @@ def test_server__client_disconnect_mid_upload():
     sock.sendall(("PUT /api/v1/artifacts/%s/debuginfo HTTP/1.1\r\nHost: x\r\n" % b +
                   "".join("%s: %s\r\n" % kv for kv in hdrs.items()) + "\r\n").encode())
     sock.sendall(data[: len(data) // 2])
-    wait_until(lambda: srv.tmp_files() != [], "the upload to start")
+    wait_for(lambda: srv.tmp_files() != [], "the upload to start")
     sock.close()
-    wait_until(lambda: srv.metric('ember_uploads_total{result="rejected",reason="aborted"}') == 1,
+    wait_for(lambda: srv.metric('ember_uploads_total{result="rejected",reason="aborted"}') == 1,
                "the aborted upload to be counted")
     check(srv.tmp_files() == [], "partial upload left in tmp/")
     check(srv.listing(b)["artifacts"] == [], "partial upload stored")
@@ -710,7 +612,7 @@ def test_server__kill9_mid_upload_then_restart():
     sock.sendall(("PUT /api/v1/artifacts/%s/debuginfo HTTP/1.1\r\nHost: x\r\n" % other +
                   "".join("%s: %s\r\n" % kv for kv in hdrs.items()) + "\r\n").encode())
     sock.sendall(data[: len(data) // 2])
-    wait_until(lambda: srv.tmp_files() != [], "the upload to start")
+    wait_for(lambda: srv.tmp_files() != [], "the upload to start")
     srv.stop(signal.SIGKILL)
     sock.close()
     srv = Server(data=srv.data)
@@ -1765,7 +1667,7 @@ def test_server__superseded_and_unnamed_files_collected():
     backdate_tree(os.path.dirname(orphan))
     os.utime(fresh)
     srv = Server(data=srv.data)
-    wait_until(lambda: not os.path.exists(orphan), "the unnamed file removed")
+    wait_for(lambda: not os.path.exists(orphan), "the unnamed file removed")
     check(os.path.exists(fresh), "a fresh unnamed file was removed")
     check(symbolize_frames(srv, b, [addr])[0][1] == "dwarf", "the named files are whole")
     check("removed 1 files no record names" in srv.stderr(), "not logged")
@@ -2036,47 +1938,16 @@ def test_server__symbolize_pprof_bad_input():
     srv.stop()
 
 
-def pb_varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7f
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def pb_field(num, value):
-    """A protobuf field: int -> varint, bytes/str -> length-delimited."""
-    if isinstance(value, int):
-        return pb_varint(num << 3) + pb_varint(value)
-    if isinstance(value, str):
-        value = value.encode()
-    return pb_varint(num << 3 | 2) + pb_varint(len(value)) + value
-
-
 def pprof_profile(mappings, locations):
     """A profile.proto Profile: mappings as dicts (id, start, limit, offset,
     build_id), locations as (id, mapping_id, address); one sample each."""
-    strings = ["", "samples", "count"]
-
-    def s(x):
-        if x not in strings:
-            strings.append(x)
-        return strings.index(x)
-
-    out = pb_field(1, pb_field(1, s("samples")) + pb_field(2, s("count")))
-    for lid, _, _ in locations:
-        out += pb_field(2, pb_field(1, lid) + pb_field(2, 1))
+    p = RawProfile([("samples", "count")], period_type=False)
     for m in mappings:
-        out += pb_field(3, pb_field(1, m["id"]) + pb_field(2, m["start"]) +
-                        pb_field(3, m["limit"]) + pb_field(4, m.get("offset", 0)) +
-                        pb_field(5, s("/bin/prog")) + pb_field(6, s(m["build_id"])))
+        p.mapping(m["start"], m["limit"], "/bin/prog", m["build_id"], m.get("offset", 0),
+                  symbolized=False, mid=m["id"])
     for lid, mid, addr in locations:
-        out += pb_field(4, pb_field(1, lid) + pb_field(2, mid) + pb_field(3, addr))
-    for x in list(strings):
-        out += pb_field(6, x)
-    return out
+        p.sample([p.location(mid, addr, lid=lid)], [1])
+    return p.encode(gzip=False)
 
 
 def hanging_upstream():
@@ -2161,7 +2032,7 @@ def test_server__client_gone_stops_work():
               % len(body) + body)
     time.sleep(0.5)  # waiting for the upstream now
     c.close()
-    wait_until(lambda: srv.metric('ember_requests_stopped_total{reason="client_gone"}') == 1,
+    wait_for(lambda: srv.metric('ember_requests_stopped_total{reason="client_gone"}') == 1,
                "the work of a request whose client went away stopped", timeout=5)
     srv.stop()
     hang.close()
@@ -2447,10 +2318,7 @@ def main():
             print("--- server log ---\n" + open(log).read()[-3000:])
         return 1
     finally:
-        for srv in SERVERS:
-            if srv.proc.poll() is None:
-                srv.proc.kill()
-                srv.proc.wait()
+        ember_test.stop_servers()
         shutil.rmtree(TMP, ignore_errors=True)
     print("PASS")
     return 0

@@ -507,14 +507,17 @@ static int test_bucket__rgw_cache_keeps_its_bound(void)
 	struct replica a;
 	struct store_artifact first, got;
 	struct store_backend_stats bs;
+	struct ember_fcache *fc = ember_fcache_new(3500u << 10, 0); /* 3.4 MiB, no grace */
 	int err = rgw_env_load(&e), rc = 1, fd;
 
-	if (err)
-		return err;
+	if (err || !fc) {
+		ember_fcache_free(fc);
+		return err ? err : -ENOMEM;
+	}
 	if (replica_open(&a, &e, case_prefix("cache"), 0))
 		goto out;
-	CHECK_INT(store_set_cache_limit(a.s, 3500u << 10, 0), ==, 0); /* 3.4 MiB, no grace */
-	CHECK_INT(store_set_cache_limit(a.s, 1u << 20, 0), ==, -EINVAL); /* once */
+	CHECK_INT(store_set_cache(a.s, fc), ==, 0);
+	CHECK_INT(store_set_cache(a.s, fc), ==, -EINVAL); /* once */
 	for (uint64_t i = 0; i < 5; i++) /* 1 MiB each: the 4th and 5th evict one */
 		CHECK_INT(put_bytes(a.s, ID1, 1u << 20, 1000 * i, STORE_HAS_DWARF,
 				    STORE_KIND_DEBUGINFO, i ? NULL : &first), ==, 0);
@@ -534,6 +537,7 @@ static int test_bucket__rgw_cache_keeps_its_bound(void)
 	rc = 0;
 out:
 	replica_close(&a);
+	ember_fcache_free(fc);
 	return rc;
 }
 
@@ -590,10 +594,10 @@ static int note_listed(void *arg, const char *name, uint64_t size)
 }
 
 static int block_io_open(struct objstore *os, const char *prefix, const char *cache,
-			 struct pstore_blockio *io)
+			 struct ember_fcache *fc, struct pstore_blockio *io)
 {
 	struct bucket_profile_opts o = { .sz = sizeof(o), .os = os, .prefix = prefix,
-					 .cache_dir = cache, .cache_bytes = 2500 };
+					 .cache_dir = cache, .cache = fc };
 
 	return bucket_profile_blockio(&o, io);
 }
@@ -611,18 +615,23 @@ static int test_bucket__rgw_profile_blocks(void)
 	struct ember_buf got;
 	struct rgw_env e;
 	struct objstore *os = NULL;
+	struct ember_fcache *fc1 = ember_fcache_new(2500, 0), *fc2 = ember_fcache_new(2500, 0);
 	const char *prefix = case_prefix("pblocks");
 	int err = rgw_env_load(&e), rc = 1;
 
-	if (err)
+	if (err) {
+		ember_fcache_free(fc1);
+		ember_fcache_free(fc2);
 		return err;
+	}
 	ember_buf_init(&got, 1 << 20);
 	CHECK(mkdtemp(dir));
 	snprintf(c1, sizeof(c1), "%s/a", dir);
 	snprintf(c2, sizeof(c2), "%s/b", dir);
 	CHECK((os = rgw_open(&e, 0, NULL, NULL)));
-	CHECK_INT(block_io_open(os, prefix, c1, &a), ==, 0);
-	CHECK_INT(block_io_open(os, prefix, c2, &b), ==, 0);
+	CHECK(fc1 && fc2);
+	CHECK_INT(block_io_open(os, prefix, c1, fc1, &a), ==, 0);
+	CHECK_INT(block_io_open(os, prefix, c2, fc2, &b), ==, 0);
 	for (int i = 0; i < 3; i++) {
 		fill_random(data[i], sizeof(data[i]), 7 + (uint64_t)i);
 		CHECK_INT(a.put(a.ctx, names[i], data[i], sizeof(data[i])), ==, 0);
@@ -663,6 +672,8 @@ static int test_bucket__rgw_profile_blocks(void)
 		a.release(a.ctx);
 	if (b.release)
 		b.release(b.ctx);
+	ember_fcache_free(fc1);
+	ember_fcache_free(fc2);
 	objstore_free(os);
 	ember_buf_release(&got);
 	{
@@ -672,6 +683,58 @@ static int test_bucket__rgw_profile_blocks(void)
 		if (system(cmd))
 			fprintf(stderr, "cannot remove %s\n", dir);
 	}
+	return rc;
+}
+
+/* The server's one --cache-mb: the debuginfo store's blob files and the
+ * profile blocks counted in one cache, a block's write evicting the
+ * oldest blob; a cache made again over the same directories (a restart,
+ * the locations as earlier servers left them) counts both. */
+static int test_bucket__rgw_blobs_and_blocks_share_one_budget(void)
+{
+	static uint8_t block[700u << 10];
+	struct rgw_env e;
+	struct replica a;
+	struct pstore_blockio io = { 0 };
+	struct ember_fcache *fc = ember_fcache_new(2600u << 10, 0), *again = NULL;
+	struct ember_fcache_stats st;
+	char cache[160];
+	int err = rgw_env_load(&e), rc = 1;
+
+	if (err || !fc) {
+		ember_fcache_free(fc);
+		return err ? err : -ENOMEM;
+	}
+	if (replica_open(&a, &e, case_prefix("shared-cache"), 0))
+		goto out;
+	snprintf(cache, sizeof(cache), "%s/profiles-cache", a.dir);
+	CHECK_INT(store_set_cache(a.s, fc), ==, 0);
+	CHECK_INT(block_io_open(a.os, case_prefix("shared-cache"), cache, fc, &io), ==, 0);
+	for (uint64_t i = 0; i < 2; i++) /* 2 MiB of blobs */
+		CHECK_INT(put_bytes(a.s, ID1, 1u << 20, 100 * i, STORE_HAS_DWARF,
+				    STORE_KIND_DEBUGINFO, NULL), ==, 0);
+	CHECK_INT(count_blob_files(a.dir), ==, 2);
+	fill_random(block, sizeof(block), 3);
+	CHECK_INT(io.put(io.ctx, "blocks/0000000000000e10-dd.pblk", block, sizeof(block)), ==, 0);
+	/* 2.7 MiB past 2.6: the older blob went for the block */
+	CHECK_INT(count_blob_files(a.dir), ==, 1);
+	CHECK_INT(count_files_in(cache), ==, 1);
+	ember_fcache_stats(fc, -1, &st);
+	CHECK(st.bytes == (1u << 20) + sizeof(block) && st.files == 2 && st.evictions == 1);
+	io.release(io.ctx);
+	io.release = NULL;
+	again = ember_fcache_new(0, 0);
+	CHECK(again);
+	CHECK_INT(block_io_open(a.os, case_prefix("shared-cache"), cache, again, &io), ==, 0);
+	ember_fcache_stats(again, -1, &st);
+	CHECK(st.bytes == sizeof(block) && st.files == 1);
+	rc = 0;
+out:
+	if (io.release)
+		io.release(io.ctx);
+	replica_close(&a);
+	ember_fcache_free(fc);
+	ember_fcache_free(again);
 	return rc;
 }
 
@@ -686,6 +749,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_bucket__rgw_cache_keeps_its_bound),
 	UNIT_CASE(test_bucket__rgw_unreachable_bucket_is_an_error),
 	UNIT_CASE(test_bucket__rgw_profile_blocks),
+	UNIT_CASE(test_bucket__rgw_blobs_and_blocks_share_one_budget),
 };
 
 UNIT_MAIN_QUIET(cases)

@@ -7,7 +7,11 @@
 #include "unit.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static int test_common__vec_push_grows(void)
 {
@@ -131,6 +135,255 @@ static int test_common__hex(void)
 	CHECK_STR(out, "ffffffffffffffff");
 	CHECK_INT(ember_build_id_to_hex((const uint8_t *)"", EMBER_BUILD_ID_MAX + 1, out),
 		  ==, -E2BIG);
+	return 0;
+}
+
+/* An options struct as a caller built against an older header passes it:
+ * the fields past its sz are not read, whatever the memory holds. */
+struct opts_v2 {
+	size_t sz;
+	int a;
+	const char *b;
+};
+
+static int test_common__opts_size(void)
+{
+	struct opts_v2 full = { .sz = sizeof(full), .a = 7, .b = "b" };
+	struct opts_v2 old = { .sz = offsetof(struct opts_v2, b), .a = 7, .b = "junk" };
+	const struct opts_v2 *none = NULL, *o = &old, *f = &full;
+
+	CHECK(EMBER_OPTS_HAS(f, b));
+	CHECK_STR(EMBER_OPTS_GET(f, b, "def"), "b");
+	CHECK(EMBER_OPTS_HAS(o, a));
+	CHECK(!EMBER_OPTS_HAS(o, b));
+	CHECK_STR(EMBER_OPTS_GET(o, b, "def"), "def");
+	CHECK_INT(EMBER_OPTS_GET(none, a, -1), ==, -1);
+	old.a = 0;
+	CHECK_INT(EMBER_OPTS_OR(o, a, 5), ==, 5); /* zero: the default */
+	CHECK_INT(EMBER_OPTS_OR(f, a, 5), ==, 7);
+	return 0;
+}
+
+/* ---- the bounded cache of local files (file_cache.c) ------------------------- */
+
+struct fc_dirs {
+	char root[40];
+	int fd[2]; /* root/a and root/b */
+};
+
+static int fc_dirs_make(struct fc_dirs *d)
+{
+	char path[64];
+
+	snprintf(d->root, sizeof(d->root), "/tmp/ember-fcache.XXXXXX");
+	if (!mkdtemp(d->root))
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%c", d->root, 'a' + i);
+		if (mkdir(path, 0755) < 0)
+			return -errno;
+		d->fd[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (d->fd[i] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void fc_dirs_remove(struct fc_dirs *d)
+{
+	char cmd[80];
+
+	close(d->fd[0]);
+	close(d->fd[1]);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->root);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", d->root);
+}
+
+/* A file of size bytes at name in dir fd, its mtime age_s seconds ago. */
+static int fc_put(int fd, const char *name, size_t size, int age_s)
+{
+	static const char zeros[4096];
+	struct timespec t[2];
+	int f = openat(fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int err = f < 0 ? -errno : ember_write_all(f, zeros, size);
+
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age_s;
+	t[1] = t[0];
+	if (!err && futimens(f, t) < 0)
+		err = -errno;
+	if (f >= 0)
+		close(f);
+	return err;
+}
+
+static bool fc_has(int fd, const char *name)
+{
+	return faccessat(fd, name, F_OK, 0) == 0;
+}
+
+static void fc_sleep_ms(long ms)
+{
+	struct timespec t = { 0, ms * 1000000 };
+
+	nanosleep(&t, NULL);
+}
+
+/* Past the budget the least recently used go first: a file opened since
+ * outlives one written after it; a tenth of the budget is made free. */
+static int test_common__fcache_evicts_least_recently_used(void)
+{
+	struct fc_dirs d;
+	struct ember_fcache *c = ember_fcache_new(4000, 0);
+	struct ember_fcache_stats st;
+	int ns;
+
+	CHECK(c && fc_dirs_make(&d) == 0);
+	ns = ember_fcache_add_dir(c, d.fd[0], 0);
+	CHECK_INT(ns, ==, 0);
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		CHECK_INT(fc_put(d.fd[0], name, 1000, 0), ==, 0);
+		ember_fcache_written(c, ns, name, 1000);
+		fc_sleep_ms(3);
+	}
+	ember_fcache_used(c, ns, "f0"); /* f1 is now the least recent */
+	fc_sleep_ms(3);
+	CHECK_INT(fc_put(d.fd[0], "f4", 1000, 0), ==, 0);
+	ember_fcache_written(c, ns, "f4", 1000); /* 5000 > 4000: down to 3600 */
+	CHECK(fc_has(d.fd[0], "f0") && !fc_has(d.fd[0], "f1") && !fc_has(d.fd[0], "f2"));
+	CHECK(fc_has(d.fd[0], "f3") && fc_has(d.fd[0], "f4"));
+	ember_fcache_stats(c, ns, &st);
+	CHECK_INT(st.bytes, ==, 3000);
+	CHECK_INT(st.files, ==, 3);
+	CHECK_INT(st.evictions, ==, 2);
+	ember_fcache_free(c);
+	fc_dirs_remove(&d);
+	return 0;
+}
+
+/* A file used within the grace stays, over the budget, until it is not. */
+static int test_common__fcache_spares_files_in_their_grace(void)
+{
+	struct fc_dirs d;
+	struct ember_fcache *c = ember_fcache_new(1500, 300);
+	struct ember_fcache_stats st;
+
+	CHECK(c && fc_dirs_make(&d) == 0);
+	CHECK_INT(ember_fcache_add_dir(c, d.fd[0], 0), ==, 0);
+	CHECK_INT(fc_put(d.fd[0], "x", 1000, 0), ==, 0);
+	ember_fcache_written(c, 0, "x", 1000);
+	CHECK_INT(fc_put(d.fd[0], "y", 1000, 0), ==, 0);
+	ember_fcache_written(c, 0, "y", 1000);
+	CHECK(fc_has(d.fd[0], "x") && fc_has(d.fd[0], "y")); /* both in use */
+	ember_fcache_stats(c, -1, &st);
+	CHECK_INT(st.bytes, ==, 2000);
+	fc_sleep_ms(400);
+	ember_fcache_used(c, 0, "y");
+	CHECK(!fc_has(d.fd[0], "x") && fc_has(d.fd[0], "y"));
+	ember_fcache_free(c);
+	fc_dirs_remove(&d);
+	return 0;
+}
+
+/* Two directories, one budget: a write in one evicts from the other. */
+static int test_common__fcache_budget_shared_by_two_directories(void)
+{
+	struct fc_dirs d;
+	struct ember_fcache *c = ember_fcache_new(2500, 0);
+	struct ember_fcache_stats a, b, all;
+	int na, nb;
+
+	CHECK(c && fc_dirs_make(&d) == 0);
+	CHECK_INT(mkdirat(d.fd[0], "ab", 0755), ==, 0);
+	CHECK_INT(fc_put(d.fd[0], "ab/old", 1000, 60), ==, 0);
+	CHECK_INT(fc_put(d.fd[0], "top", 1000, 60), ==, 0); /* not fanned out: not counted */
+	na = ember_fcache_add_dir(c, d.fd[0], EMBER_FCACHE_FANOUT);
+	nb = ember_fcache_add_dir(c, d.fd[1], 0);
+	CHECK(na == 0 && nb == 1);
+	CHECK_INT(fc_put(d.fd[1], "new1", 1000, 0), ==, 0);
+	ember_fcache_written(c, nb, "new1", 1000);
+	CHECK(fc_has(d.fd[0], "ab/old"));
+	CHECK_INT(fc_put(d.fd[1], "new2", 1000, 0), ==, 0);
+	ember_fcache_written(c, nb, "new2", 1000); /* 3000 > 2500 */
+	CHECK(!fc_has(d.fd[0], "ab/old") && fc_has(d.fd[0], "top"));
+	CHECK(fc_has(d.fd[1], "new1") && fc_has(d.fd[1], "new2"));
+	ember_fcache_stats(c, na, &a);
+	ember_fcache_stats(c, nb, &b);
+	ember_fcache_stats(c, -1, &all);
+	CHECK(a.bytes == 0 && a.evictions == 1 && b.bytes == 2000 && b.evictions == 0);
+	CHECK(all.bytes == 2000 && all.files == 2 && all.evictions == 1);
+	ember_fcache_free(c);
+	fc_dirs_remove(&d);
+	return 0;
+}
+
+/* A file that vanished behind the cache's back counts as freed when its
+ * turn comes; one written again (grown) counts at its new size; one its
+ * owner removes is uncounted at once. */
+static int test_common__fcache_files_vanished_or_grown(void)
+{
+	struct fc_dirs d;
+	struct ember_fcache *c = ember_fcache_new(3000, 0);
+	struct ember_fcache_stats st;
+
+	CHECK(c && fc_dirs_make(&d) == 0);
+	CHECK_INT(fc_put(d.fd[0], "gone", 1000, 30), ==, 0);
+	CHECK_INT(fc_put(d.fd[0], "grows", 1000, 20), ==, 0);
+	CHECK_INT(fc_put(d.fd[0], "del", 500, 10), ==, 0);
+	CHECK_INT(ember_fcache_add_dir(c, d.fd[0], 0), ==, 0);
+	ember_fcache_stats(c, 0, &st);
+	CHECK(st.bytes == 2500 && st.files == 3);
+	ember_fcache_remove(c, 0, "del");
+	ember_fcache_stats(c, 0, &st);
+	CHECK(st.bytes == 2000 && st.files == 2 && st.evictions == 0 && !fc_has(d.fd[0], "del"));
+	CHECK_INT(unlinkat(d.fd[0], "gone", 0), ==, 0);
+	CHECK_INT(fc_put(d.fd[0], "grows", 1800, 0), ==, 0);
+	ember_fcache_written(c, 0, "grows", 1800); /* 2800: no eviction yet */
+	ember_fcache_stats(c, 0, &st);
+	CHECK(st.bytes == 2800 && st.files == 2 && st.evictions == 0);
+	CHECK_INT(fc_put(d.fd[0], "more", 500, 0), ==, 0);
+	ember_fcache_written(c, 0, "more", 500); /* 3300: "gone" first, already gone */
+	ember_fcache_stats(c, 0, &st);
+	CHECK(st.bytes == 2300 && st.files == 2 && st.evictions == 1);
+	CHECK(fc_has(d.fd[0], "grows") && fc_has(d.fd[0], "more"));
+	ember_fcache_free(c);
+	fc_dirs_remove(&d);
+	return 0;
+}
+
+/* A new cache over the same directories (a restarted server) counts what
+ * they hold, in the order of their mtimes, and drops a crash's temporary
+ * files where asked. */
+static int test_common__fcache_restart_rebuilds_from_the_directory(void)
+{
+	struct fc_dirs d;
+	struct ember_fcache *c = ember_fcache_new(0, 0), *again = ember_fcache_new(2500, 0);
+	struct ember_fcache_stats st;
+
+	CHECK(c && again && fc_dirs_make(&d) == 0);
+	CHECK_INT(ember_fcache_add_dir(c, d.fd[1], EMBER_FCACHE_DROP_TEMP), ==, 0);
+	CHECK_INT(fc_put(d.fd[1], "oldest", 1000, 300), ==, 0);
+	CHECK_INT(fc_put(d.fd[1], "newest", 1000, 0), ==, 0);
+	CHECK_INT(fc_put(d.fd[1], "middle", 1000, 100), ==, 0);
+	ember_fcache_written(c, 0, "oldest", 1000);
+	ember_fcache_written(c, 0, "newest", 1000);
+	ember_fcache_written(c, 0, "middle", 1000);
+	ember_fcache_stats(c, 0, &st);
+	CHECK(st.bytes == 3000 && st.evictions == 0); /* no bound */
+	ember_fcache_free(c);
+	CHECK_INT(fc_put(d.fd[1], "blk.tmp.12.3", 700, 0), ==, 0);
+	/* 3000 found, past 2500: the oldest by mtime goes at once */
+	CHECK_INT(ember_fcache_add_dir(again, d.fd[1], EMBER_FCACHE_DROP_TEMP), ==, 0);
+	CHECK(!fc_has(d.fd[1], "blk.tmp.12.3") && !fc_has(d.fd[1], "oldest"));
+	CHECK(fc_has(d.fd[1], "middle") && fc_has(d.fd[1], "newest"));
+	ember_fcache_stats(again, 0, &st);
+	CHECK(st.bytes == 2000 && st.files == 2 && st.evictions == 1);
+	ember_fcache_free(again);
+	fc_dirs_remove(&d);
 	return 0;
 }
 
@@ -514,6 +767,12 @@ static int test_common__clocks_in_their_units(void)
 }
 
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_common__opts_size),
+	UNIT_CASE(test_common__fcache_evicts_least_recently_used),
+	UNIT_CASE(test_common__fcache_spares_files_in_their_grace),
+	UNIT_CASE(test_common__fcache_budget_shared_by_two_directories),
+	UNIT_CASE(test_common__fcache_files_vanished_or_grown),
+	UNIT_CASE(test_common__fcache_restart_rebuilds_from_the_directory),
 	UNIT_CASE(test_common__errcache_expires),
 	UNIT_CASE(test_common__errcache_hash_is_keyed),
 	UNIT_CASE(test_common__mem_account_share_and_budget),

@@ -5,7 +5,7 @@ Usage: test_web.py EMBER_BIN FIXTURES_DIR OUT_DIR CASE
 
 Each case is a function test_web__NAME.  It starts `ember serve` on a free
 loopback port with a fresh data directory, pushes profiles to it through
-POST /api/v1/profiles (pprof written by pprof_encode.py), opens the page
+POST /api/v1/profiles (pprof written by tests/ember_test.py), opens the page
 in Debian's headless Chromium through chromedriver (python3-selenium) and
 asserts on what a person sees after real clicks and typing: the tooltip
 of the frame under the mouse, the rows of the tables, the suggestions of
@@ -14,7 +14,6 @@ screenshot of each view it shows to OUT_DIR/CASE/.  Exit 0 pass, 1 fail,
 77 skip: only when Chromium, chromedriver or selenium cannot be had.
 """
 import gzip
-import http.client
 import json
 import os
 import re
@@ -29,24 +28,15 @@ import urllib.parse
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-sys.path.insert(0, HERE)
+import ember_test  # noqa: E402
 import packages  # noqa: E402
-from pprof_encode import Profile  # noqa: E402
+from ember_test import RawProfile as Profile, Skip, check  # noqa: E402
 
 EMBER, FIX, OUT, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-web-test.")
 SHOTS = os.path.join(OUT, CASE)
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 MS = 10_000_000  # one sample: 10 ms of cpu
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def wait_for(what, fn, timeout=15):
@@ -69,49 +59,11 @@ def wait_for(what, fn, timeout=15):
 # ---- the server -----------------------------------------------------------------
 
 
-SERVERS = []  # stopped at exit, whatever the outcome
-
-
-class Server:
+class Server(ember_test.Server):
     def __init__(self, args=()):
-        SERVERS.append(self)
-        self.data = tempfile.mkdtemp(dir=TMP, prefix="data.")
-        self.log = open(os.path.join(TMP, "server.log"), "ab")
-        self.proc = subprocess.Popen([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", self.data, *args],
-                                     stdout=subprocess.PIPE, stderr=self.log)
-        self.port, self.ui = None, None
-        deadline = time.time() + 20
-        while self.ui is None:
-            line = self.proc.stdout.readline().decode()
-            check(line or time.time() < deadline, "server printed no address")
-            check(self.proc.poll() is None, "server exited at start")
-            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-            m = re.search(r"web UI: (http://\S+)", line)
-            if m:
-                self.ui = m.group(1)
-        self.url = "http://127.0.0.1:%d" % self.port
-        wait_for("/healthz", lambda: self.request("GET", "/healthz")[0] == 200)
-        with open(os.path.join(self.data, "token")) as f:
-            self.token = f.read().strip()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=20)
-        if not self.log.closed:
-            self.proc.stdout.close()
-            self.log.close()
-
-    def request(self, method, path, body=None, headers=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        try:
-            c.request(method, path, body=body, headers=headers or {})
-            r = c.getresponse()
-            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
-        finally:
-            c.close()
+        super().__init__(EMBER, TMP, args)
+        # printed once the store is open, after the address
+        self.ui = self.await_line(r"web UI: (http://\S+)", "web UI address").group(1)
 
     def get_json(self, path, **params):
         q = urllib.parse.urlencode(params)
@@ -1128,8 +1080,7 @@ def main():
             sys.stderr.write(open(log, errors="replace").read()[-3000:])
         return 1
     finally:
-        for srv in SERVERS:
-            srv.stop()
+        ember_test.stop_servers()
         shutil.rmtree(TMP, ignore_errors=True)
     print("PASS")
     return 0
