@@ -81,16 +81,31 @@ void os_request_body_fd(struct os_request *r, int fd, off_t off, uint64_t len,
 
 /* ---- the answer ------------------------------------------------------------ */
 
+/* The status of a status line ("HTTP/1.1 200 OK", n bytes, not
+ * NUL-terminated): up to 3 digits after the first blanks, or -1. */
+static int status_of(const char *line, size_t n)
+{
+	const char *p = memchr(line, ' ', n), *e = line + n;
+	int code = 0, digits = 0;
+
+	if (!p)
+		return -1;
+	while (p < e && *p == ' ')
+		p++;
+	for (; p < e && digits < 3 && *p >= '0' && *p <= '9'; p++, digits++)
+		code = code * 10 + (*p - '0');
+	return digits ? code : -1;
+}
+
 static void on_header(void *ud, const char *buf, size_t n)
 {
 	struct os_request *r = ud;
-	int code;
 
 	if (n > 5 && memcmp(buf, "HTTP/", 5) == 0) {
 		/* a new answer (after 100 Continue too): forget the last one's */
-		const char *sp = memchr(buf, ' ', n);
+		int code = status_of(buf, n);
 
-		if (sp && sscanf(sp, " %3d", &code) == 1)
+		if (code >= 0)
 			r->http = code;
 		r->etag[0] = r->meta_sha256[0] = '\0';
 		r->has_content_length = r->has_range_total = false;
