@@ -283,7 +283,7 @@ struct agent_table_job {
 	char why[256];
 	bool uploaded;
 	int err;
-	uint64_t queued_ns, started_ns, done_ns; /* agent_now_mono_ns() */
+	uint64_t queued_ns, started_ns, done_ns; /* ember_monotonic_ns() */
 	struct agent_table_job *next;
 };
 
@@ -388,9 +388,9 @@ struct agent_process {
 	pid_t pid;
 	pid_t nspid;		/* the pid inside its pid namespace (perf-PID.map) */
 	bool exited;
-	uint64_t exit_ns;	/* agent_now_mono_ns() when it exited */
+	uint64_t exit_ns;	/* ember_monotonic_ns() when it exited */
 	bool scanned;
-	uint64_t scan_ns;	/* agent_now_mono_ns() when its maps were read */
+	uint64_t scan_ns;	/* ember_monotonic_ns() when its maps were read */
 	unsigned generation;
 	struct agent_proc_map *maps; /* sorted by start */
 	size_t nmaps;
@@ -568,9 +568,7 @@ struct agent {
 	uint64_t interval_start_ns; /* wall clock */
 };
 
-uint64_t agent_now_mono_ns(void);
 /* events.c: the handler of BPF events (ctx is the struct agent). */
 int agent_on_event(void *ctx, const struct agent_event *e);
-uint64_t agent_now_wall_ns(void);
 
 #endif /* EMBER_AGENT_INTERNAL_H */

@@ -20,7 +20,7 @@ int agent_on_event(void *ctx, const struct agent_event *e)
 {
 	struct agent *a = ctx;
 	struct agent_process *pr = agent_procs_find(a->procs, (pid_t)e->pid);
-	uint64_t now = agent_now_mono_ns();
+	uint64_t now = ember_monotonic_ns();
 	int err;
 
 	if (e->kind < sizeof(a->events) / sizeof(a->events[0]))
@@ -45,7 +45,7 @@ int agent_on_event(void *ctx, const struct agent_event *e)
 	if (ember_log_enabled(EMBER_LOG_DEBUG))
 		pr_debug("agent: pid %u scanned (event %u) %.1f ms after the event, in %.1f ms",
 			 e->pid, e->kind, (double)(now - e->ktime_ns) / 1e6,
-			 (double)(agent_now_mono_ns() - now) / 1e6);
+			 (double)(ember_monotonic_ns() - now) / 1e6);
 	pr = agent_procs_find(a->procs, (pid_t)e->pid);
 	if (pr && e->kind == AGENT_EVENT_UNKNOWN_PC)
 		pr->seen_ns = now; /* first-sample scans can come before ld.so

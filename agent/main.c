@@ -16,26 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_PROFILE_BYTES ((size_t)256 << 20)
-
-uint64_t agent_now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t agent_now_wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void deliver(struct agent *a, struct agent_profile *prof)
 {
@@ -71,7 +54,7 @@ static void deliver(struct agent *a, struct agent_profile *prof)
 /* Drain the interval's counts into a profile and send it on. */
 static void emit(struct agent *a)
 {
-	uint64_t flip_ns = agent_now_mono_ns(), end = agent_now_wall_ns();
+	uint64_t flip_ns = ember_monotonic_ns(), end = ember_realtime_ns();
 	struct agent_profile_opts po = { .opts = a->opts, .procs = a->procs,
 					 .kallsyms = a->kallsyms,
 					 .start_ns = a->interval_start_ns,
@@ -196,13 +179,13 @@ static void run(struct agent *a, int sfd)
 	};
 
 	for (;;) {
-		uint64_t now = agent_now_mono_ns();
+		uint64_t now = ember_monotonic_ns();
 
 		if (end_ns && now >= end_ns)
 			break;
 		if (now - a->last_drain_mono_ns >= (uint64_t)a->opts->interval_s * 1000000000ull)
 			emit(a);
-		if (poll(pfd, 4, next_timeout(a, agent_now_mono_ns(), end_ns)) < 0 &&
+		if (poll(pfd, 4, next_timeout(a, ember_monotonic_ns(), end_ns)) < 0 &&
 		    errno != EINTR)
 			break;
 		if (pfd[0].revents)
@@ -215,17 +198,17 @@ static void run(struct agent *a, int sfd)
 	}
 	emit(a); /* the last, partial interval */
 	if (a->push)
-		agent_push_run(a->push, agent_now_mono_ns() / 1000000);
+		agent_push_run(a->push, ember_monotonic_ns() / 1000000);
 }
 
 /* The tables of the processes found at start, before sampling starts (at
  * most max_s seconds: then the rest arrive while sampling). */
 static void wait_for_tables(struct agent *a, unsigned max_s)
 {
-	uint64_t end = agent_now_mono_ns() + (uint64_t)max_s * 1000000000ull;
+	uint64_t end = ember_monotonic_ns() + (uint64_t)max_s * 1000000000ull;
 	struct pollfd pfd = { .fd = agent_tables_fd(a->tables), .events = POLLIN };
 
-	while (agent_tables_pending(a->tables) && agent_now_mono_ns() < end) {
+	while (agent_tables_pending(a->tables) && ember_monotonic_ns() < end) {
 		if (poll(&pfd, 1, 100) > 0)
 			agent_tables_collect(a->tables, agent_procs_file_ready, a->procs);
 	}
@@ -270,9 +253,9 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	}
 	err = agent_check_environment(why, sizeof(why));
-	start_ns = a.start_mono_ns = agent_now_mono_ns();
+	start_ns = a.start_mono_ns = ember_monotonic_ns();
 	a.last_drain_mono_ns = a.start_mono_ns;
-	a.interval_start_ns = agent_now_wall_ns();
+	a.interval_start_ns = ember_realtime_ns();
 	sfd = signal_fd();
 	if (!err)
 		err = setup(&a, why, sizeof(why));
@@ -293,8 +276,8 @@ int main(int argc, char **argv)
 		agent_opts_release(&o);
 		return 1;
 	}
-	a.last_drain_mono_ns = agent_now_mono_ns(); /* the first interval starts now */
-	a.interval_start_ns = agent_now_wall_ns();
+	a.last_drain_mono_ns = ember_monotonic_ns(); /* the first interval starts now */
+	a.interval_start_ns = ember_realtime_ns();
 	pr_info("agent: sampling at %u Hz on every CPU, %zu processes (scanned in %.2f s), "
 		"a profile every %u s%s%s%s%s",
 		o.frequency, agent_procs_count(a.procs),

@@ -320,7 +320,7 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 {
 	struct agent_process *pr = process_get(p, pid);
 	struct scan s = { .p = p, .pr = pr };
-	uint64_t now = agent_now_mono_ns();
+	uint64_t now = ember_monotonic_ns();
 	int err;
 
 	if (!pr)
@@ -410,7 +410,7 @@ void agent_procs_exited(struct agent_procs *p, pid_t pid)
 
 	if (pr && !pr->exited) {
 		pr->exited = true;
-		pr->exit_ns = agent_now_mono_ns();
+		pr->exit_ns = ember_monotonic_ns();
 	}
 }
 

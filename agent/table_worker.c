@@ -172,9 +172,9 @@ static void *worker_main(void *arg)
 		if (!w->todo)
 			w->todo_tail = NULL;
 		pthread_mutex_unlock(&w->lock);
-		j->started_ns = agent_now_mono_ns();
+		j->started_ns = ember_monotonic_ns();
 		run_job(w, http, j);
-		j->done_ns = agent_now_mono_ns();
+		j->done_ns = ember_monotonic_ns();
 		pthread_mutex_lock(&w->lock);
 		j->next = w->done;
 		w->done = j;
@@ -260,7 +260,7 @@ void agent_worker_free(struct agent_worker *w)
 void agent_worker_submit(struct agent_worker *w, struct agent_table_job *j)
 {
 	j->next = NULL;
-	j->queued_ns = agent_now_mono_ns();
+	j->queued_ns = ember_monotonic_ns();
 	pthread_mutex_lock(&w->lock);
 	if (w->todo_tail)
 		w->todo_tail->next = j;

@@ -169,7 +169,7 @@ static bool apply(struct agent_tables *t, struct agent_file *f, struct agent_tab
 	pr_debug("agent: '%s': table job waited %.1f ms, ran %.1f ms, loaded %.1f ms later",
 		 f->path, (double)(j->started_ns - j->queued_ns) / 1e6,
 		 (double)(j->done_ns - j->started_ns) / 1e6,
-		 (double)(agent_now_mono_ns() - j->done_ns) / 1e6);
+		 (double)(ember_monotonic_ns() - j->done_ns) / 1e6);
 	return f->loaded;
 }
 
@@ -258,7 +258,7 @@ struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *iden
 void agent_tables_release(struct agent_tables *t, struct agent_file *f)
 {
 	if (f && --f->refs == 0)
-		f->idle_since_ns = agent_now_mono_ns(); /* unloaded by agent_tables_gc */
+		f->idle_since_ns = ember_monotonic_ns(); /* unloaded by agent_tables_gc */
 }
 
 static void file_drop(struct agent_tables *t, struct agent_file *f)

@@ -9,6 +9,7 @@
 #ifndef EMBER_API_H
 #define EMBER_API_H
 
+#include "profsvc.h"
 #include "store.h"
 
 #include <stdbool.h>
@@ -16,7 +17,6 @@
 #include <stdint.h>
 
 struct api_server;
-struct pstore_blockio;
 
 #define API_MAX_CONNECTIONS 1024 /* the default of max_connections */
 #define API_MAX_PER_CLIENT 64    /* the default of max_per_client */
@@ -28,25 +28,15 @@ struct pstore_blockio;
 #define API_FDS_PER_CONNECTION 2 /* its socket and a file it sends */
 #define API_FDS_RESERVED 256     /* the store, RocksDB, libraries */
 
-/* The profile store of the server (issue 15; docs/http-api.md, "Profiles"). */
+/* The profile routes of the server (issue 15; docs/http-api.md, "Profiles"). */
 struct api_profile_opts {
 	size_t sz;			/* sizeof(struct api_profile_opts) */
-	const char *dir;		/* where the store lives (DATA/profiles) */
-	int64_t retention_ns;		/* blocks older are dropped; 0: 14 days */
 	const char *ingest_token;	/* also accepted for profile writes; NULL: none */
-	uint64_t max_profile_bytes;	/* a profile as received; 0: 16 MiB */
-	/* --scrape targets: "URL[,interval=DURATION][,NAME=VALUE...]" */
-	const char *const *scrape;
-	size_t n_scrape;
-	size_t max_series;		/* series in the store; 0: 100,000 */
-	int64_t head_age_ns;		/* profiles in the log before blocks; 0: 60 s */
-	/* Blocks on shared storage (the bucket of --storage, other replicas
-	 * beside this one; bucket_profile_blockio): copied, its context owned
-	 * by the server from api_server_start on, whatever its result.
-	 * NULL: blocks in dir. */
-	const struct pstore_blockio *blocks;
-	int64_t refresh_ns;		/* shared: the block index read again; 0: 2 s */
-	int64_t lease_expiry_ns;	/* shared: a dead writer's log taken over; 0: 3 head ages */
+	/* The profile service behind them (profsvc.h): the store's place,
+	 * retention and limits, the --scrape targets, shared block storage
+	 * (its context owned by the server from api_server_start on,
+	 * whatever its result).  service.dir NULL: no profile routes. */
+	struct profsvc_opts service;
 };
 
 struct api_server_opts {

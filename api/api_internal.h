@@ -112,6 +112,11 @@ void api_metrics_store_error(struct api_metrics *m, enum api_endpoint ep);
 struct symsvc;
 char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *svc,
 			 size_t *len);
+struct api_server;
+struct api_request;
+/* GET /metrics: the server's lines, then the profile service's. */
+enum MHD_Result api_metrics_serve(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req);
 
 /* ---- connection deadlines (conn_guard.c) ---------------------------------- */
 
@@ -248,8 +253,14 @@ enum MHD_Result api_respond_unavailable(struct api_server *srv, struct MHD_Conne
 enum MHD_Result api_respond_unavailable_msg(struct api_server *srv,
 					    struct MHD_Connection *c,
 					    const struct api_request *req, const char *why);
-/* The status for a failure to store something (err < 0): 507 when the
- * disk refuses the bytes (-ENOSPC, -EDQUOT, -EFBIG), else 503. */
+/* ---- statuses from error kinds (status.c) ------------------------------------ */
+
+/* The status answering an error of this kind: the one table
+ * (docs/http-api.md); no message text takes part. */
+unsigned api_status_of_kind(enum ember_errkind kind);
+/* The status for a failure to store something (err < 0, an errno): its
+ * ember_errkind_of_errno(): 507 when the disk refuses the bytes (-ENOSPC,
+ * -EDQUOT, -EFBIG), else 503. */
 unsigned api_store_failure_status(int err);
 
 /* ---- debuginfod GET endpoints (debuginfod.c) -------------------------------- */

@@ -100,9 +100,10 @@ enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connec
 	}
 	snprintf(msg, sizeof(msg), "%s%s", why, why[0] && why[strlen(why) - 1] == '\n' ? "" : "\n");
 	if (err == -ENOMEM)
-		return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
+		return api_respond_text(srv, c, req, api_status_of_kind(EMBER_ERRK_INTERNAL), NULL,
 					"out of memory\n");
 	return api_respond_text(srv, c, req,
-				err == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_BAD_REQUEST,
+				api_status_of_kind(err == -E2BIG ? EMBER_ERRK_TOO_LARGE
+								 : EMBER_ERRK_MALFORMED),
 				NULL, msg);
 }

@@ -89,18 +89,18 @@ static int check_elf(int fd, const char *build_id, struct inspect_info *info,
 	snprintf(reason, sizeof(reason), why[0] ? "%s: %s" : "%s",
 		 inspect_strerror(err), why);
 	if (err == -INSPECT_ERR_NOT_ELF) {
-		fail(res, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, API_REJECT_NOT_ELF,
+		fail(res, api_status_of_kind(EMBER_ERRK_UNSUPPORTED), API_REJECT_NOT_ELF,
 		     "rejected: %s\n", reason);
 		return err;
 	}
 	if (err) {
-		fail(res, MHD_HTTP_UNPROCESSABLE_CONTENT, API_REJECT_BAD_ELF,
+		fail(res, api_status_of_kind(EMBER_ERRK_UNPROCESSABLE), API_REJECT_BAD_ELF,
 		     "rejected: %s\n", reason);
 		return err;
 	}
 	ember_build_id_to_hex(info->build_id, info->build_id_len, hex);
 	if (strcmp(hex, build_id) != 0) {
-		fail(res, MHD_HTTP_CONFLICT, API_REJECT_BUILD_ID,
+		fail(res, api_status_of_kind(EMBER_ERRK_CONFLICT), API_REJECT_BUILD_ID,
 		     "rejected: the file's build ID is %s, not the one in the URL\n", hex);
 		return -EINVAL;
 	}
@@ -207,7 +207,7 @@ void api_ingest_artifact(struct store *s, struct store_blob *b,
 	}
 	if ((kinds & STORE_KIND_EXECUTABLE) && !(info.flags & INSPECT_TEXT)) {
 		store_blob_discard(b);
-		fail(res, MHD_HTTP_UNPROCESSABLE_CONTENT, API_REJECT_BAD_ELF,
+		fail(res, api_status_of_kind(EMBER_ERRK_UNPROCESSABLE), API_REJECT_BAD_ELF,
 		     "rejected: no code (.text) in the file: upload it as %s\n", "debuginfo");
 		return;
 	}

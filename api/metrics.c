@@ -2,9 +2,10 @@
  * metrics.c - counters for GET /metrics, in the Prometheus text format.
  * Counters are relaxed atomics bumped by the connection threads; the
  * rendering reads them without a lock (each value is exact, the set is
- * not a snapshot, as with any Prometheus exporter).
+ * not a snapshot, as with any Prometheus exporter).  GET /metrics answers
+ * them, the profile service's lines after them (profsvc_metrics).
  */
-#include "api_internal.h"
+#include "api_profiles.h"
 #include "symsvc.h"
 
 #include <stdio.h>
@@ -206,4 +207,24 @@ char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *
 		return NULL;
 	}
 	return buf;
+}
+
+enum MHD_Result api_metrics_serve(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req)
+{
+	size_t len;
+	char *text = api_metrics_render(&srv->metrics, srv->store, srv->symbols, &len);
+	struct ember_buf b;
+
+	if (!text)
+		return MHD_NO;
+	ember_buf_init(&b, SIZE_MAX / 2);
+	if (ember_buf_append(&b, text, len) || (srv->profiles && profsvc_metrics(srv->profiles->svc, &b))) {
+		free(text);
+		ember_buf_release(&b);
+		return MHD_NO;
+	}
+	free(text);
+	return api_respond_owned(srv, c, req, MHD_HTTP_OK, "text/plain; version=0.0.4", b.data,
+				 b.len);
 }

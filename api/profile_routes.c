@@ -9,6 +9,9 @@
  * (415).  The body is then read into memory under that limit (a chunked
  * body crossing it closes the connection, as body_step.c does for the
  * symbolization routes).  Reads take no body.
+ *
+ * The routes exist while the profile service does: started with the
+ * server (api_profiles_start), stopped after its last request.
  */
 #include "api_profiles.h"
 
@@ -77,6 +80,53 @@ bool api_profile_route_parse(const char *url, struct api_route *r)
 	return false;
 }
 
+/* ---- lifecycle ------------------------------------------------------------ */
+
+int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
+{
+	const struct pstore_blockio *blocks = o ? o->service.blocks : NULL;
+	struct api_profiles *pr;
+	int err;
+
+	if (!o || !o->service.dir)
+		return 0;
+	pr = calloc(1, sizeof(*pr));
+	err = !pr ? -ENOMEM
+	      : o->ingest_token && strlen(o->ingest_token) >= sizeof(pr->ingest_token) ? -EINVAL
+											 : 0;
+	if (err) {
+		if (blocks && blocks->release) /* the service would have owned them */
+			blocks->release(blocks->ctx);
+		free(pr);
+		return err;
+	}
+	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
+		 o->ingest_token ? o->ingest_token : "");
+	err = profsvc_new(srv->symbols, &o->service, &pr->svc);
+	if (err) {
+		free(pr);
+		return err;
+	}
+	pr->max_body = profsvc_max_body(pr->svc);
+	srv->profiles = pr;
+	return 0;
+}
+
+void api_profiles_stop(struct api_server *srv)
+{
+	if (!srv->profiles)
+		return;
+	profsvc_free(srv->profiles->svc);
+	free(srv->profiles);
+	srv->profiles = NULL;
+}
+
+void api_profiles_symbols_arrived(struct api_server *srv, const char *build_id)
+{
+	if (srv->profiles)
+		profsvc_symbols_arrived(srv->profiles->svc, build_id);
+}
+
 /* ---- answers -------------------------------------------------------------- */
 
 static enum MHD_Result queue(struct api_server *srv, struct MHD_Connection *c,
@@ -140,31 +190,9 @@ static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
 	return queue(srv, c, req, status, "text/plain", copy, n, headers);
 }
 
-/* The status of a store error, as docs/http-api.md lists them. */
-static unsigned error_status(int err, const char *why)
+unsigned api_profile_error_status(int err)
 {
-	switch (err) {
-	case -PSTORE_ERR_SELECTOR:
-	case -PSTORE_ERR_TYPE:
-	case -PSTORE_ERR_LABEL:
-	case -EINVAL:
-		return MHD_HTTP_BAD_REQUEST;
-	case -PSTORE_ERR_LIMIT: /* pstore's reasons for size and samples */
-		return strstr(why, " samples, more than") || strstr(why, "bytes, larger than") ||
-				       strstr(why, "larger than a log record")
-			       ? MHD_HTTP_CONTENT_TOO_LARGE
-			       : MHD_HTTP_BAD_REQUEST;
-	case -PSTORE_ERR_SERIES_LIMIT:
-		return MHD_HTTP_TOO_MANY_REQUESTS;
-	case -PSTORE_ERR_CORRUPT:
-		return MHD_HTTP_INTERNAL_SERVER_ERROR;
-	case -ENOSPC:
-	case -EDQUOT:
-	case -EFBIG:
-		return MHD_HTTP_INSUFFICIENT_STORAGE;
-	default:
-		return MHD_HTTP_SERVICE_UNAVAILABLE;
-	}
+	return api_status_of_kind(pstore_error_kind(err));
 }
 
 enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection *c,
@@ -172,7 +200,7 @@ enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection 
 {
 	static const char *const retry[] = { MHD_HTTP_HEADER_RETRY_AFTER, API_RETRY_AFTER_S,
 					     NULL };
-	unsigned status = error_status(err, why ? why : "");
+	unsigned status = api_profile_error_status(err);
 	char msg[768];
 
 	snprintf(msg, sizeof(msg), "%s", why && *why ? why : pstore_strerror(err));
@@ -209,13 +237,13 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 		return text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED, "send profiles with POST",
 			    allow);
 	if (!api_profile_auth_ok(srv, c)) {
-		atomic_fetch_add(&pr->rejected[API_PREJ_AUTH], 1);
+		profsvc_count_reject(pr->svc, PROFSVC_REJECT_AUTH);
 		return text(srv, c, req, MHD_HTTP_UNAUTHORIZED,
 			    "a profile write needs Authorization: Bearer TOKEN (the upload or "
 			    "the ingest token)", bearer);
 	}
 	if (len && strtoull(len, NULL, 10) > pr->max_body) {
-		atomic_fetch_add(&pr->rejected[API_PREJ_TOO_LARGE], 1);
+		profsvc_count_reject(pr->svc, PROFSVC_REJECT_TOO_LARGE);
 		snprintf(msg, sizeof(msg), "profile of %s bytes, larger than the limit of %llu",
 			 len, (unsigned long long)pr->max_body);
 		return text(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
@@ -285,7 +313,7 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 
 		*size = 0;
 		if (err)
-			atomic_fetch_add(&srv->profiles->rejected[API_PREJ_TOO_LARGE], 1);
+			profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TOO_LARGE);
 		return err ? MHD_NO : MHD_YES; /* past the limit: the connection closes */
 	}
 	return req->route.ep == API_EP_PROFILE_INGEST ? api_profile_ingest(srv, c, req)

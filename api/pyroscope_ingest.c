@@ -10,7 +10,11 @@
  * period, taking sampleRate only when it has no period; folded and lines
  * bodies become a profile of the type APP's suffix names (".cpu" or none:
  * CPU, counts scaled by the period 1e9 / sampleRate, as Pyroscope does).
- * Then the profile is stored as POST /api/v1/profiles stores it.
+ * The name, folded bodies and times are parsed by wire/ (pyroscope.h),
+ * the labels made and the profile stored by the profile service
+ * (profsvc_pyroscope_labels, profsvc_ingest), as POST /api/v1/profiles
+ * stores it; this file reads the request (its parameters, a multipart
+ * form through libmicrohttpd's post processor) and sends the answer.
  */
 #include "api_profiles.h"
 
@@ -21,6 +25,12 @@
 #include <strings.h>
 
 #define DEFAULT_RATE 100
+
+/* The parsed name and the labels it gives. */
+struct api_pyroscope {
+	struct pyro_tags tags;
+	struct pstore_label labels[PYRO_MAX_TAGS + PYRO_EXTRA_TAGS];
+};
 
 /* ---- pprof bodies ------------------------------------------------------------------ */
 
@@ -85,7 +95,7 @@ static bool multipart(struct MHD_Connection *c)
 
 /* The pprof of the request into in (and the body to log as is). */
 static int read_pprof(struct MHD_Connection *c, struct api_request *req, uint64_t rate,
-		      struct api_profile_in *in, struct form *f, char *why, size_t size)
+		      struct profsvc_in *in, struct form *f, char *why, size_t size)
 {
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
@@ -97,12 +107,12 @@ static int read_pprof(struct MHD_Connection *c, struct api_request *req, uint64_
 		src = &f->profile;
 		enc = NULL;
 	}
-	EMBER_FORWARD_IF_ERROR(api_profile_decode(src->data ? src->data : "", src->len, enc,
-						  &in->p, why, size));
+	EMBER_FORWARD_IF_ERROR(profsvc_decode(src->data ? src->data : "", src->len, enc, &in->p,
+					      why, size));
 	m = pprof_message(in->p);
 	if (!m->period && rate) /* the pprof's own period wins */
 		return pprof_set_period(in->p, "cpu", "nanoseconds", (int64_t)(1000000000 / rate));
-	if (!enc || !*enc || !strcasecmp(enc, "identity")) {
+	if (profsvc_encoding_identity(enc)) {
 		in->body = src->data;
 		in->body_len = src->len;
 	}
@@ -111,12 +121,12 @@ static int read_pprof(struct MHD_Connection *c, struct api_request *req, uint64_
 
 /* ---- the route ---------------------------------------------------------------------- */
 
-static int times(struct MHD_Connection *c, struct api_profile_in *in, char *why, size_t size)
+static int times(struct MHD_Connection *c, struct profsvc_in *in, char *why, size_t size)
 {
 	const char *from = api_param(c, "from"), *until = api_param(c, "until");
-	int64_t now = api_now_ns(), f = now, u = now;
+	int64_t now = profsvc_now_ns(), f = now, u = now;
 
-	if ((from && api_parse_time(from, now, &f)) || (until && api_parse_time(until, now, &u))) {
+	if ((from && pyro_parse_time(from, now, &f)) || (until && pyro_parse_time(until, now, &u))) {
 		snprintf(why, size, "from/until: not a time (seconds since the epoch)");
 		return -EINVAL;
 	}
@@ -125,20 +135,8 @@ static int times(struct MHD_Connection *c, struct api_profile_in *in, char *why,
 	return 0;
 }
 
-static void labels_of(struct api_pyroscope_tags *t, const char *spy, const struct api_pyroscope_kind *k)
-{
-	bool named = api_pyroscope_has_tag(t, "service_name");
-
-	if (*t->app)
-		t->v[t->n++] = (struct pstore_label){ named ? "app_name" : "service_name", t->app };
-	if (spy && *spy && !api_pyroscope_has_tag(t, "pyroscope_spy"))
-		t->v[t->n++] = (struct pstore_label){ "pyroscope_spy", spy };
-	if (k && !api_pyroscope_has_tag(t, "__name__"))
-		t->v[t->n++] = (struct pstore_label){ "__name__", k->name };
-}
-
-static int parse_request(struct MHD_Connection *c, struct api_request *req, struct api_pyroscope_tags *t,
-			 struct api_profile_in *in, struct form *f, char *why, size_t size,
+static int parse_request(struct MHD_Connection *c, struct api_request *req, struct api_pyroscope *t,
+			 struct profsvc_in *in, struct form *f, char *why, size_t size,
 			 bool *unsupported)
 {
 	/* no format: a multipart form holds a pprof (Pyroscope's server reads
@@ -147,12 +145,12 @@ static int parse_request(struct MHD_Connection *c, struct api_request *req, stru
 			  : multipart(c)	 ? "pprof"
 						 : "folded";
 	const char *rate_s = api_param(c, "sampleRate");
-	const struct api_pyroscope_kind *k = NULL;
+	const struct pyro_kind *k = NULL;
 	uint64_t rate = 0;
 
 	*unsupported = false;
-	EMBER_FORWARD_IF_ERROR(api_pyroscope_name(api_param(c, "name"), t, why, size));
-	if (rate_s && (api_parse_uint(rate_s, 1000000000, &rate) || !rate)) {
+	EMBER_FORWARD_IF_ERROR(pyro_name_parse(api_param(c, "name"), &t->tags, why, size));
+	if (rate_s && (pyro_parse_uint(rate_s, 1000000000, &rate) || !rate)) {
 		snprintf(why, size, "sampleRate: '%.32s' is not samples a second", rate_s);
 		return -EINVAL;
 	}
@@ -160,29 +158,29 @@ static int parse_request(struct MHD_Connection *c, struct api_request *req, stru
 	if (strcmp(fmt, "pprof") == 0) {
 		EMBER_FORWARD_IF_ERROR(read_pprof(c, req, rate, in, f, why, size));
 	} else if (strcmp(fmt, "folded") == 0 || strcmp(fmt, "lines") == 0) {
-		k = api_pyroscope_kind(t, api_param(c, "units"));
-		EMBER_FORWARD_IF_ERROR(api_pyroscope_folded(req->body.data ? req->body.data : "",
-						    req->body.len, fmt[0] == 'f', k,
-						    rate ? rate : DEFAULT_RATE, &in->p, why, size));
+		k = pyro_kind_of(&t->tags, api_param(c, "units"));
+		EMBER_FORWARD_IF_ERROR(pyro_folded_parse(req->body.data ? req->body.data : "",
+						  req->body.len, fmt[0] == 'f', k,
+						  rate ? rate : DEFAULT_RATE, &in->p, why, size));
 		pprof_set_time(in->p, in->time_ns, in->duration_ns);
 	} else {
 		*unsupported = true;
 		snprintf(why, size, "format: '%.32s' is not read here (pprof, folded, lines)", fmt);
 		return -EINVAL;
 	}
-	labels_of(t, api_param(c, "spyName"), k);
-	in->labels = t->v;
-	in->n_labels = t->n;
+	profsvc_pyroscope_labels(&t->tags, api_param(c, "spyName"), k, t->labels);
+	in->labels = t->labels;
+	in->n_labels = t->tags.n;
 	return 0;
 }
 
 enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req)
 {
-	struct api_pyroscope_tags *t = calloc(1, sizeof(*t));
-	struct api_profile_in in = { .route = API_PROUTE_INGEST, .input_bytes = req->body.len };
+	struct api_pyroscope *t = calloc(1, sizeof(*t));
+	struct profsvc_in in = { .route = PROFSVC_ROUTE_INGEST, .input_bytes = req->body.len };
 	struct form f = { .err = 0 };
-	struct api_profile_out out;
+	struct profsvc_out out;
 	enum MHD_Result ret;
 	char why[512] = "";
 	bool unsupported;
@@ -194,15 +192,15 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 	err = parse_request(c, req, t, &in, &f, why, sizeof(why), &unsupported);
 	if (err) {
 		pprof_profile_free(in.p);
-		atomic_fetch_add(&srv->profiles->rejected[API_PREJ_BAD_PROFILE], 1);
+		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_BAD_PROFILE);
 		ret = unsupported ? api_profile_text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why)
 				  : api_profile_error(srv, c, req,
-						      err == -E2BIG ? -PSTORE_ERR_LIMIT : -EINVAL,
+						      err == -E2BIG ? -PSTORE_ERR_TOO_LARGE : -EINVAL,
 						      err == -E2BIG ? "profile bytes, larger than the "
 								      "limit"
 								    : why);
 	} else {
-		api_profile_store(srv->profiles, &in, &out);
+		profsvc_ingest(srv->profiles->svc, &in, &out);
 		ret = api_profile_respond(srv, c, req, &out);
 	}
 	ember_buf_release(&f.profile);

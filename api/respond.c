@@ -78,13 +78,6 @@ enum MHD_Result api_respond_unavailable(struct api_server *srv, struct MHD_Conne
 	return api_respond_unavailable_msg(srv, c, req, strerror(-err));
 }
 
-unsigned api_store_failure_status(int err)
-{
-	if (err == -ENOSPC || err == -EDQUOT || err == -EFBIG)
-		return MHD_HTTP_INSUFFICIENT_STORAGE;
-	return MHD_HTTP_SERVICE_UNAVAILABLE;
-}
-
 enum MHD_Result api_respond_json_or(struct api_server *srv, struct MHD_Connection *c,
 				    const struct api_request *req, int err, json_t *o)
 {

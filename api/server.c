@@ -41,26 +41,6 @@ static bool is_get(const char *method)
 	return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 }
 
-static enum MHD_Result serve_metrics(struct api_server *srv, struct MHD_Connection *c,
-				     struct api_request *req)
-{
-	size_t len;
-	char *text = api_metrics_render(&srv->metrics, srv->store, srv->symbols, &len);
-	struct ember_buf b;
-
-	if (!text)
-		return MHD_NO;
-	ember_buf_init(&b, SIZE_MAX / 2);
-	if (ember_buf_append(&b, text, len) || api_profiles_metrics(srv, &b)) {
-		free(text);
-		ember_buf_release(&b);
-		return MHD_NO;
-	}
-	free(text);
-	return api_respond_owned(srv, c, req, MHD_HTTP_OK, "text/plain; version=0.0.4", b.data,
-				 b.len);
-}
-
 /* A miss asked upstream: 404 only when nobody has it, 503 when asking
  * failed (as elfutils' server answers), or the fetch's file once stored. */
 static enum MHD_Result serve_fetched(struct api_server *srv, struct MHD_Connection *c,
@@ -117,7 +97,7 @@ static enum MHD_Result dispatch_get(struct api_server *srv, struct MHD_Connectio
 						"opening the store\n");
 		return api_respond_text(srv, c, req, MHD_HTTP_OK, NULL, "ok\n");
 	case API_EP_METRICS:
-		return serve_metrics(srv, c, req);
+		return api_metrics_serve(srv, c, req);
 	case API_EP_LIST:
 		return api_serve_list(srv, c, req);
 	case API_EP_UNWIND:
@@ -297,6 +277,7 @@ static int init_server(struct api_server *srv, struct store *s,
 int api_server_start(struct store *s, const struct api_server_opts *o, int listen_fd,
 		     struct api_server **out)
 {
+	const struct pstore_blockio *blocks = o->profiles ? o->profiles->service.blocks : NULL;
 	struct api_server *srv = calloc(1, sizeof(*srv));
 	int err;
 
@@ -311,8 +292,8 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 				      &srv->metrics.connections_timed_out);
 	if (!err)
 		err = api_profiles_start(srv, o->profiles);
-	else if (o->profiles && o->profiles->blocks && o->profiles->blocks->release)
-		o->profiles->blocks->release(o->profiles->blocks->ctx); /* it owns them */
+	else if (blocks && blocks->release)
+		blocks->release(blocks->ctx); /* it owns them */
 	if (err) {
 		close(listen_fd);
 		goto fail;

@@ -141,9 +141,9 @@ static void fail(const struct unpack *u, int err, struct api_ingest_result *res)
 {
 	bool ours = err != -E2BIG && err != -EINVAL;
 
-	res->status = err == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE
-		      : err == -EINVAL ? MHD_HTTP_UNPROCESSABLE_CONTENT
-				       : api_store_failure_status(err);
+	res->status = api_status_of_kind(err == -E2BIG    ? EMBER_ERRK_TOO_LARGE
+					 : err == -EINVAL ? EMBER_ERRK_UNPROCESSABLE
+							  : ember_errkind_of_errno(err));
 	res->reject = err == -E2BIG ? API_REJECT_TOO_LARGE
 		      : !ours ? API_REJECT_OTHER
 		      : res->status == MHD_HTTP_INSUFFICIENT_STORAGE ? API_REJECT_NO_SPACE

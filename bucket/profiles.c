@@ -1,6 +1,6 @@
 /*
  * profiles.c - the profile store's block storage on a bucket
- * (struct pstore_blockio, profile-store/pstore.h; keys:
+ * (struct pstore_blockio, profile-store/blockio/pstore_blockio.h; keys:
  * docs/object-storage-layout.md, "Profiles"): NAME is kept at
  * PREFIXv1/profiles/NAME, so blocks at v1/profiles/blocks/... and the
  * block index at v1/profiles/index/PART/SEQ.
@@ -25,7 +25,7 @@
  * file removed while a reader has it open stays readable to it.
  */
 #include "bucket_internal.h"
-#include "pstore.h"
+#include "pstore_blockio.h"
 
 #include <dirent.h>
 #include <errno.h>

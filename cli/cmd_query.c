@@ -3,12 +3,12 @@
  * ember-client (docs/cli.md): a query or a diff asked of a server's
  * profile routes (GET /api/v1/query, GET /api/v1/diff; docs/http-api.md),
  * its answer written to stdout or -o FILE, or a diff of two pprof files
- * made here, offline, by the profile store's diff (pstore_result_from_pprof,
- * pstore_diff_new) with the same outputs.
+ * made here, offline, by the profile model's diff (pmodel_result_from_pprof,
+ * pmodel_diff_new) with the same outputs.
  */
 #include "cli.h"
 #include "pprof.h"
-#include "pstore.h"
+#include "pmodel.h"
 #include "upload.h"
 #include "httpc.h"
 
@@ -207,7 +207,7 @@ static int read_file(const char *path, struct ember_buf *b)
 	return err;
 }
 
-static int load(const char *path, const char *type, struct pstore_result **out)
+static int load(const char *path, const char *type, struct pmodel_result **out)
 {
 	struct pprof_profile *p = NULL;
 	struct ember_buf b;
@@ -224,19 +224,19 @@ static int load(const char *path, const char *type, struct pstore_result **out)
 	err = pprof_decode(b.data ? b.data : "", b.len, NULL, &p, why, sizeof(why));
 	ember_buf_release(&b);
 	if (!err)
-		err = pstore_result_from_pprof(p, type, out, why, sizeof(why));
+		err = pmodel_result_from_pprof(p, type, out, why, sizeof(why));
 	if (err)
-		fprintf(stderr, "ember diff: '%s': %s\n", path, why[0] ? why : pstore_strerror(err));
+		fprintf(stderr, "ember diff: '%s': %s\n", path, why[0] ? why : pmodel_strerror(err));
 	pprof_profile_free(p);
 	return err;
 }
 
-static int thresholds(const struct query_opts *o, struct pstore_diff_opts *d)
+static int thresholds(const struct query_opts *o, struct pmodel_diff_opts *d)
 {
 	const char *names[3] = { "min_abs_pct", "min_rel", "min_z" };
 	double *f[3] = { &d->min_abs_pct, &d->min_rel, &d->min_z };
 
-	*d = (struct pstore_diff_opts){ .sz = sizeof(*d) };
+	*d = (struct pmodel_diff_opts){ .sz = sizeof(*d) };
 	for (int i = 0; i < 3; i++) {
 		const char *v = param(o, names[i]);
 		char *end;
@@ -252,24 +252,27 @@ static int thresholds(const struct query_opts *o, struct pstore_diff_opts *d)
 	return 0;
 }
 
-static int offline_write(const struct query_opts *o, const struct pstore_diff *d,
+static int offline_write(const struct query_opts *o, const struct pmodel_diff *d,
 			 struct ember_buf *b)
 {
 	const char *f = param(o, "format") ? param(o, "format") : "table-text";
 	const char *limit = param(o, "limit");
 	size_t rows = limit ? strtoul(limit, NULL, 10) : 100;
-	struct pstore_svg_opts so = { .sz = sizeof(so), .title = param(o, "title") };
+	struct pmodel_svg_opts so = { .sz = sizeof(so), .title = param(o, "title") };
 
 	if (!strcmp(f, "table") || !strcmp(f, "table-text"))
-		return pstore_write_diff_table(d, rows, !f[5], pstore_write_buf, b);
-	if (!strcmp(f, "json"))
-		return pstore_write_diff_tree_json(d, pstore_write_buf, b);
+		return pmodel_write_diff_table(d, rows, !f[5], pmodel_write_buf, b);
+	if (!strcmp(f, "json")) { /* one JSON value: the document's newline is ours */
+		int err = pmodel_write_diff_tree_json(d, pmodel_write_buf, b);
+
+		return err ? err : ember_buf_putc(b, '\n');
+	}
 	if (!strcmp(f, "folded"))
-		return pstore_write_diff_folded(d, false, pstore_write_buf, b);
+		return pmodel_write_diff_folded(d, false, pmodel_write_buf, b);
 	if (!strcmp(f, "svg"))
-		return pstore_write_diff_flamegraph(d, &so, pstore_write_buf, b);
+		return pmodel_write_diff_flamegraph(d, &so, pmodel_write_buf, b);
 	if (!strcmp(f, "pprof"))
-		return pstore_write_diff_pprof(d, b);
+		return pmodel_write_diff_pprof(d, b);
 	fprintf(stderr, "ember diff: --format '%s': table-text, table, json, folded, svg or pprof\n",
 		f);
 	return -EINVAL;
@@ -277,9 +280,9 @@ static int offline_write(const struct query_opts *o, const struct pstore_diff *d
 
 static int offline(const struct query_opts *o)
 {
-	struct pstore_result *base = NULL, *new_ = NULL;
-	struct pstore_diff *d = NULL;
-	struct pstore_diff_opts dopts;
+	struct pmodel_result *base = NULL, *new_ = NULL;
+	struct pmodel_diff *d = NULL;
+	struct pmodel_diff_opts dopts;
 	struct ember_buf b;
 	int err = thresholds(o, &dopts);
 
@@ -288,18 +291,18 @@ static int offline(const struct query_opts *o)
 		err = load(o->files[0], param(o, "type"), &base);
 	if (!err)
 		err = load(o->files[1], param(o, "type"), &new_);
-	if (!err && (err = pstore_diff_new(base, new_, &dopts, &d)))
-		fprintf(stderr, "ember diff: %s\n", err == -PSTORE_ERR_TYPE
+	if (!err && (err = pmodel_diff_new(base, new_, &dopts, &d)))
+		fprintf(stderr, "ember diff: %s\n", err == -PMODEL_ERR_TYPE
 			? "the two profiles hold different sample types or units (--type)"
-			: pstore_strerror(err));
+			: pmodel_strerror(err));
 	if (!err)
 		err = offline_write(o, d, &b);
 	if (!err)
 		err = write_out(o->out, b.data ? b.data : "", b.len);
 	ember_buf_release(&b);
-	pstore_diff_free(d);
-	pstore_result_free(base);
-	pstore_result_free(new_);
+	pmodel_diff_free(d);
+	pmodel_result_free(base);
+	pmodel_result_free(new_);
 	return err ? 1 : 0;
 }
 

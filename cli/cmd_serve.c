@@ -473,12 +473,15 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 	bool created;
 	int err;
 
-	*po = (struct api_profile_opts){ .sz = sizeof(*po), .dir = dir,
-					 .retention_ns = o->retention_s * 1000000000LL,
-					 .max_profile_bytes = o->max_profile_mb << 20,
-					 .max_series = o->max_series,
-					 .head_age_ns = o->head_age_s * 1000000000LL,
-					 .scrape = o->scrape, .n_scrape = o->n_scrape };
+	*po = (struct api_profile_opts){
+		.sz = sizeof(*po),
+		.service = { .sz = sizeof(po->service), .dir = dir,
+			     .retention_ns = o->retention_s * 1000000000LL,
+			     .max_profile_bytes = o->max_profile_mb << 20,
+			     .max_series = o->max_series,
+			     .head_age_ns = o->head_age_s * 1000000000LL,
+			     .scrape = o->scrape, .n_scrape = o->n_scrape },
+	};
 	if (snprintf(dir, dir_size, "%s/profiles", o->data) >= (int)dir_size)
 		return -ENAMETOOLONG;
 	if (!o->ingest_token_file)
@@ -540,9 +543,9 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os)
 	if (os && profile_blocks(o, os, pdir, &blocks))
 		return 1;
 	if (os) {
-		po.blocks = &blocks;
-		po.refresh_ns = o->profile_refresh_s * 1000000000LL;
-		po.lease_expiry_ns = o->profile_lease_s * 1000000000LL;
+		po.service.blocks = &blocks;
+		po.service.refresh_ns = o->profile_refresh_s * 1000000000LL;
+		po.service.lease_expiry_ns = o->profile_lease_s * 1000000000LL;
 	}
 	ao.listen_addr = addr;
 	ao.token = token;
@@ -561,7 +564,7 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os)
 	ao.profiles = &po;
 	err = api_server_listen(&ao, &fd, &port);
 	if (err) {
-		if (po.blocks)
+		if (po.service.blocks)
 			blocks.release(blocks.ctx);
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
 		return 1;

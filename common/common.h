@@ -1,9 +1,9 @@
 /*
  * common.h - the bottom layer of Ember, shared by every component:
- * logging, the guard macros of parsers, growable arrays, bounded
- * buffers, the hash function and hash set, hex, JSON string escaping,
- * huge-page allocations, build-ID helpers, bounded byte cursors and
- * LEB128 (cursor.c).
+ * logging, the kinds of errors, the guard macros of parsers, growable
+ * arrays, bounded buffers, the hash function and hash set, hex, JSON
+ * string escaping, huge-page allocations, build-ID helpers, bounded byte
+ * cursors and LEB128 (cursor.c).
  *
  * Nothing here knows about ELF, DWARF, HTTP or storage.  Library code
  * never prints: it reports through ember_log(), whose handler and level
@@ -116,6 +116,45 @@ static inline void ember_buf_reset(struct ember_buf *b)
 	if (b->data)
 		b->data[0] = '\0';
 }
+
+/* ---- kinds of errors (errkind.c) --------------------------------------- */
+
+/*
+ * What an error means to whoever asked, whatever its message says: the
+ * HTTP layer chooses a status from the kind alone (api/'s one table;
+ * docs/http-api.md), so rewording a message never changes an answer.
+ * A component whose errors reach an answer offers `x_error_kind(int err)`
+ * for its negative errors; errnos it does not give a meaning of its own
+ * go through ember_errkind_of_errno().
+ */
+enum ember_errkind {
+	EMBER_ERRK_UNAVAILABLE = 0, /* we failed (I/O, memory): try again later */
+	EMBER_ERRK_MALFORMED,	    /* the request does not parse or breaks a rule */
+	EMBER_ERRK_OVER_LIMIT,	    /* the request is past one of its limits (labels, depth) */
+	EMBER_ERRK_TOO_LARGE,	    /* the request is larger than we take (bytes, samples) */
+	EMBER_ERRK_CAPACITY,	    /* a store-wide count is at its limit (series) */
+	EMBER_ERRK_UNSUPPORTED,	    /* an encoding or format we do not read */
+	EMBER_ERRK_UNPROCESSABLE,   /* a well-formed upload whose content is unusable */
+	EMBER_ERRK_CONFLICT,	    /* the upload contradicts its request (build ID) */
+	EMBER_ERRK_NOT_FOUND,	    /* the thing asked for does not exist */
+	EMBER_ERRK_CORRUPT,	    /* stored data fails its checks */
+	EMBER_ERRK_NO_SPACE,	    /* the disk refuses the bytes (full, quota) */
+	EMBER_ERRK_BUSY,	    /* no memory or slot free now: ask again */
+	EMBER_ERRK_INTERNAL,	    /* a failure of ours that asking again will not fix */
+	EMBER_ERRK_COUNT
+};
+
+/*
+ * The kind of a negative errno a component returns for its own failure:
+ * EMBER_ERRK_NO_SPACE for -ENOSPC, -EDQUOT and -EFBIG, else
+ * EMBER_ERRK_UNAVAILABLE.  An errno never means "not found" or "bad
+ * request" by itself (a store's -ENOENT is a file it lost, not a miss):
+ * a component that means one says so in its x_error_kind().
+ */
+enum ember_errkind ember_errkind_of_errno(int err);
+
+/* The kind's name ("too_large"), for logs and tests; "?" past the enum. */
+const char *ember_errkind_name(enum ember_errkind kind);
 
 /* ---- diagnostics of rejected input and parser guards (diag.c) ---------- */
 
@@ -419,7 +458,29 @@ static inline int ember_buf_put_zigzag(struct ember_buf *b, int64_t v)
 /* A length-prefixed run of bytes, as ember_cur_lenbytes reads it. */
 int ember_buf_put_lenbytes(struct ember_buf *b, const void *data, size_t len);
 
-/* ---- hashing (hash.c, hset.c) ------------------------------------------ */
+/* qsort, qsort_r and memcpy that accept (NULL, 0), which libc's do not
+ * promise (UBSan holds them to it): empty vectors are NULL. */
+static inline void ember_qsort(void *base, size_t n, size_t size,
+			       int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+static inline void ember_qsort_r(void *base, size_t n, size_t size,
+				 int (*cmp)(const void *, const void *, void *), void *ctx)
+{
+	if (n > 1)
+		qsort_r(base, n, size, cmp, ctx);
+}
+
+static inline void ember_memcpy(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
+}
+
+/* ---- hashing (hash.c, checksum.c, hset.c) ------------------------------------------ */
 
 /* 128 random bits keying one table's hash (SipHash-1-3). */
 struct ember_hash_key {
@@ -430,6 +491,24 @@ struct ember_hash_key {
 int ember_hash_key_init(struct ember_hash_key *k);
 uint64_t ember_hash(const struct ember_hash_key *k, const void *data, size_t len);
 uint64_t ember_hash_u64(const struct ember_hash_key *k, uint64_t v);
+
+/* The 64-bit finalizer of MurmurHash3 (fmix64): every input bit moves
+ * every output bit. */
+static inline uint64_t ember_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* An unkeyed 64-bit hash of data[0..len), the same on every machine
+ * (checksum.c): the profile store's checksum of block sections and log
+ * records, and the flame graph's colours.  Guards against damage, not
+ * against an adversary. */
+uint64_t ember_checksum64(const void *data, size_t len, uint64_t seed);
 
 /*
  * A keyed hash of a few 32-bit words (ids read from a file: offsets,
@@ -643,6 +722,11 @@ size_t ember_errcache_bucket(const struct ember_errcache *c, const char *key);
 
 /* CLOCK_MONOTONIC in milliseconds: for deadlines and expiry times. */
 uint64_t ember_monotonic_ms(void);
+/* CLOCK_MONOTONIC in nanoseconds: durations, and the times BPF's
+ * bpf_ktime_get_ns() is compared with (the same clock). */
+uint64_t ember_monotonic_ns(void);
+/* CLOCK_REALTIME in nanoseconds since the epoch: the time a profile covers. */
+uint64_t ember_realtime_ns(void);
 
 /* ---- libraries loaded when first needed (dl.c) --------------------------
  *

@@ -52,7 +52,7 @@ static int caller_labels(const struct pstore_append_opts *o, const struct pprof_
 	}
 	if (!named)
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ls->caller, ((struct pstore_label){ "__name__",
-									pstore_profile_name(p) })));
+									pmodel_profile_name(p) })));
 	return pstore_labels_check(ls->caller.v, ls->caller.n, lim, d);
 }
 
@@ -70,7 +70,7 @@ static int group_labels(struct labelsets *ls, const struct pstore_group *g,
 			struct ember_diag *d)
 {
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(out, ls->caller.n + g->labels.n));
-	pstore_memcpy(out->v, ls->caller.v, ls->caller.n * sizeof(*out->v));
+	ember_memcpy(out->v, ls->caller.v, ls->caller.n * sizeof(*out->v));
 	out->n = ls->caller.n;
 	for (size_t i = 0; i < g->labels.n; i++)
 		if (!has_name(&ls->caller, g->labels.v[i].name))
@@ -203,7 +203,7 @@ static int check_size(struct pstore *s, const struct pstore_append_opts *o, stru
 {
 	size_t bytes = OPT(o, input_bytes, 0) ? OPT(o, input_bytes, 0) : OPT(o, body_len, 0);
 
-	EMBER_FAIL_IF(bytes > s->lim.max_profile_bytes, d, -PSTORE_ERR_LIMIT,
+	EMBER_FAIL_IF(bytes > s->lim.max_profile_bytes, d, -PSTORE_ERR_TOO_LARGE,
 		      "profile of %zu bytes, larger than the limit of %zu", bytes,
 		      s->lim.max_profile_bytes);
 	return 0;
@@ -260,7 +260,7 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 	ember_buf_init(&rec, PS_WAL_RECORD_MAX);
 	if (!err && pstore_record_encode(o, time, duration, OPT(o, body, NULL), OPT(o, body_len, 0),
 					 p, &rec))
-		err = EMBER_FAIL(&d, -PSTORE_ERR_LIMIT, "profile larger than a log record (%zu MiB)",
+		err = EMBER_FAIL(&d, -PSTORE_ERR_TOO_LARGE, "profile larger than a log record (%zu MiB)",
 			      PS_WAL_RECORD_MAX >> 20);
 	if (!err)
 		err = logged_append(s, p, o, time, duration, &rec, &full, &d);

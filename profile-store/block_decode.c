@@ -80,9 +80,9 @@ int pstore_block_header(const uint8_t *data, size_t len, uint64_t size, struct p
 	EMBER_FORWARD_IF_ERROR(pstore_block_header_len(data, len, &hlen, d));
 	EMBER_FAIL_IF(len < hlen || size < hlen, d, -PSTORE_ERR_CORRUPT,
 		      "block: shorter than its section table");
-	EMBER_FAIL_IF(pstore_rd64(data + 48) != pstore_hash(data + PS_BLOCK_HEADER,
+	EMBER_FAIL_IF(pstore_rd64(data + 48) != ember_checksum64(data + PS_BLOCK_HEADER,
 							    hlen - PS_BLOCK_HEADER,
-							    pstore_hash(data, 48, 0)),
+							    ember_checksum64(data, 48, 0)),
 		      d, -PSTORE_ERR_CORRUPT, "block: header hash mismatch");
 	m->min_time = (int64_t)pstore_rd64(data + 16);
 	m->max_time = (int64_t)pstore_rd64(data + 24);
@@ -115,7 +115,7 @@ int pstore_block_section(const struct pstore_block_meta *m, enum pstore_section_
 
 	EMBER_FAIL_IF(len != s->stored, d, -PSTORE_ERR_CORRUPT, "block: section %d truncated",
 		      kind);
-	EMBER_FAIL_IF(kind != PS_SEC_ROWS && pstore_hash(stored, len, kind) != s->hash, d,
+	EMBER_FAIL_IF(kind != PS_SEC_ROWS && ember_checksum64(stored, len, kind) != s->hash, d,
 		      -PSTORE_ERR_CORRUPT, "block: section %d hash mismatch", kind);
 	if (s->codec == 0) {
 		ember_buf_reset(out);
@@ -154,7 +154,7 @@ int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_m
 		const uint8_t *id;
 
 		GET(ember_cur_bytes(&p, end, 16, &id), d, "log range");
-		pstore_memcpy(w.writer, id, 16);
+		ember_memcpy(w.writer, id, 16);
 		GET(ember_cur_uleb(&p, end, &w.lo), d, "log range");
 		GET(ember_cur_uleb(&p, end, &w.hi), d, "log range");
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&m->wal, w));
@@ -165,7 +165,7 @@ int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_m
 	return 0;
 }
 
-static int decode_strings(const uint8_t *p, size_t len, struct pstore_strtab *t,
+static int decode_strings(const uint8_t *p, size_t len, struct pmodel_strtab *t,
 			  struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
@@ -181,7 +181,7 @@ static int decode_strings(const uint8_t *p, size_t len, struct pstore_strtab *t,
 		int err;
 
 		GET(pstore_get_str(&p, end, len, &s, &sl), d, "string");
-		err = pstore_strtab_add(t, s, sl, &id);
+		err = pmodel_strtab_add(t, s, sl, &id);
 		EMBER_FAIL_IF(err == -EINVAL, d, -PSTORE_ERR_CORRUPT,
 			      "block: string with a NUL byte");
 		EMBER_FORWARD_IF_ERROR(err);
@@ -192,7 +192,7 @@ static int decode_strings(const uint8_t *p, size_t len, struct pstore_strtab *t,
 static int decode_types(const uint8_t **p, const uint8_t *end, struct pstore_seriestab *t,
 			struct ember_diag *d)
 {
-	uint32_t nstr = (uint32_t)pstore_strtab_count(&t->str), n;
+	uint32_t nstr = (uint32_t)pmodel_strtab_count(&t->str), n;
 
 	GET(pstore_get_u32max(p, end, (uint32_t)(end - *p), &n), d, "types");
 	for (uint32_t i = 0; i < n; i++) {
@@ -209,7 +209,7 @@ static int decode_types(const uint8_t **p, const uint8_t *end, struct pstore_ser
 static int decode_one_series(const uint8_t **p, const uint8_t *end, struct pstore_seriestab *t,
 			     struct ember_diag *d)
 {
-	uint32_t nstr = (uint32_t)pstore_strtab_count(&t->str);
+	uint32_t nstr = (uint32_t)pmodel_strtab_count(&t->str);
 	struct pstore_series s = { .label_off = (uint32_t)t->pairs.n,
 				  .type_off = (uint32_t)t->type_ids.n };
 	const char *tids[64];
@@ -232,8 +232,8 @@ static int decode_one_series(const uint8_t **p, const uint8_t *end, struct pstor
 		GET(pstore_get_u32max(p, end, nstr - 1, &lp.name), d, "label name");
 		GET(pstore_get_u32max(p, end, nstr - 1, &lp.value), d, "label value");
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->pairs, lp));
-		labels[k].name = pstore_str(&t->str, lp.name);
-		labels[k].value = pstore_str(&t->str, lp.value);
+		labels[k].name = pmodel_str(&t->str, lp.name);
+		labels[k].value = pmodel_str(&t->str, lp.value);
 		GET(k && strcmp(labels[k - 1].name, labels[k].name) >= 0 ? -1 : 0, d,
 		    "series labels out of order");
 	}
@@ -270,7 +270,7 @@ static bool series_has(const struct pstore_seriestab *t, uint32_t s, uint32_t na
 static int decode_value(const uint8_t **p, const uint8_t *end, const struct pstore_seriestab *t,
 			uint32_t name, struct pstore_lindex *ix, struct ember_diag *d)
 {
-	uint32_t nstr = (uint32_t)pstore_strtab_count(&t->str), ns = (uint32_t)t->series.n;
+	uint32_t nstr = (uint32_t)pmodel_strtab_count(&t->str), ns = (uint32_t)t->series.n;
 	struct pstore_lval v = { .post_off = (uint32_t)ix->post.n };
 	uint64_t s = 0;
 
@@ -292,7 +292,7 @@ int pstore_block_decode_labels(const uint8_t *p, size_t len, const struct pstore
 			   struct pstore_lindex *ix, struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint32_t nstr = (uint32_t)pstore_strtab_count(&t->str), n;
+	uint32_t nstr = (uint32_t)pmodel_strtab_count(&t->str), n;
 
 	memset(ix, 0, sizeof(*ix));
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "label names");
@@ -300,16 +300,16 @@ int pstore_block_decode_labels(const uint8_t *p, size_t len, const struct pstore
 		struct pstore_lname ln = { .val_off = (uint32_t)ix->vals.n };
 
 		GET(pstore_get_u32max(&p, end, nstr - 1, &ln.name), d, "label name");
-		GET(i && strcmp(pstore_str(&t->str, ix->names.v[i - 1].name),
-				pstore_str(&t->str, ln.name)) >= 0
+		GET(i && strcmp(pmodel_str(&t->str, ix->names.v[i - 1].name),
+				pmodel_str(&t->str, ln.name)) >= 0
 			    ? -1
 			    : 0,
 		    d, "label names out of order");
 		GET(pstore_get_u32max(&p, end, (uint32_t)len, &ln.nvals), d, "label values");
 		for (uint32_t k = 0; k < ln.nvals; k++) {
 			EMBER_FORWARD_IF_ERROR(decode_value(&p, end, t, ln.name, ix, d));
-			GET(k && strcmp(pstore_str(&t->str, ix->vals.v[ix->vals.n - 2].value),
-					pstore_str(&t->str, ix->vals.v[ix->vals.n - 1].value)) >= 0
+			GET(k && strcmp(pmodel_str(&t->str, ix->vals.v[ix->vals.n - 2].value),
+					pmodel_str(&t->str, ix->vals.v[ix->vals.n - 1].value)) >= 0
 				    ? -1
 				    : 0,
 			    d, "label values out of order");
@@ -322,11 +322,11 @@ int pstore_block_decode_labels(const uint8_t *p, size_t len, const struct pstore
 
 /* ---- dictionary ---------------------------------------------------------------- */
 
-static int decode_functions(const uint8_t *p, size_t len, struct pstore_dict *dt,
+static int decode_functions(const uint8_t *p, size_t len, struct pmodel_dict *dt,
 			    struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint32_t nstr = (uint32_t)pstore_strtab_count(&dt->str), n;
+	uint32_t nstr = (uint32_t)pmodel_strtab_count(&dt->str), n;
 
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "functions");
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&dt->funcs, n));
@@ -344,17 +344,17 @@ static int decode_functions(const uint8_t *p, size_t len, struct pstore_dict *dt
 	return 0;
 }
 
-static int decode_mappings(const uint8_t *p, size_t len, struct pstore_dict *dt,
+static int decode_mappings(const uint8_t *p, size_t len, struct pmodel_dict *dt,
 			   struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint32_t nstr = (uint32_t)pstore_strtab_count(&dt->str), n;
+	uint32_t nstr = (uint32_t)pmodel_strtab_count(&dt->str), n;
 
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "mappings");
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&dt->maps, n));
 	dt->maps.n = n;
 	for (uint32_t i = 0; i < n; i++) {
-		struct pstore_map *m = &dt->maps.v[i];
+		struct pmodel_map *m = &dt->maps.v[i];
 		uint64_t size;
 
 		GET(ember_cur_uleb(&p, end, &m->start), d, "mapping");
@@ -368,16 +368,16 @@ static int decode_mappings(const uint8_t *p, size_t len, struct pstore_dict *dt,
 	return 0;
 }
 
-static int decode_lines(const uint8_t **p, const uint8_t *end, struct pstore_dict *dt,
+static int decode_lines(const uint8_t **p, const uint8_t *end, struct pmodel_dict *dt,
 			struct ember_diag *d)
 {
 	for (size_t i = 0; i < dt->locs.n; i++) {
-		struct pstore_loc *l = &dt->locs.v[i];
+		struct pmodel_loc *l = &dt->locs.v[i];
 
 		GET(dt->lines.n + l->nlines >= UINT32_MAX ? -1 : 0, d, "lines");
 		l->line_off = (uint32_t)dt->lines.n;
 		for (uint32_t k = 0; k < l->nlines; k++) {
-			struct pstore_line ln;
+			struct pmodel_line ln;
 
 			GET(pstore_get_u32max(p, end, (uint32_t)dt->funcs.n - 1, &ln.func), d,
 			    "line");
@@ -389,7 +389,7 @@ static int decode_lines(const uint8_t **p, const uint8_t *end, struct pstore_dic
 	return 0;
 }
 
-static int decode_locations(const uint8_t *p, size_t len, struct pstore_dict *dt,
+static int decode_locations(const uint8_t *p, size_t len, struct pmodel_dict *dt,
 			    struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
@@ -415,7 +415,7 @@ static int decode_locations(const uint8_t *p, size_t len, struct pstore_dict *dt
 	return decode_lines(&p, end, dt, d);
 }
 
-static int decode_nodes(const uint8_t *p, size_t len, struct pstore_dict *dt, struct ember_diag *d)
+static int decode_nodes(const uint8_t *p, size_t len, struct pmodel_dict *dt, struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint16_t *depth;
@@ -447,7 +447,7 @@ static int decode_nodes(const uint8_t *p, size_t len, struct pstore_dict *dt, st
 }
 
 int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
-			     const size_t len[PS_SEC_KIND_MAX], struct pstore_dict *dt,
+			     const size_t len[PS_SEC_KIND_MAX], struct pmodel_dict *dt,
 			     struct ember_diag *d)
 {
 	EMBER_FORWARD_IF_ERROR(decode_strings(sec[PS_SEC_STRINGS], len[PS_SEC_STRINGS], &dt->str, d));
@@ -504,7 +504,7 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 		GET(ember_cur_zigzag(p, end, &v), d, "profile totals");
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&b->totals, v));
 	}
-	EMBER_FORWARD_IF_ERROR(decode_cov(p, end, (uint32_t)pstore_strtab_count(&t->str), &pr, b, d));
+	EMBER_FORWARD_IF_ERROR(decode_cov(p, end, (uint32_t)pmodel_strtab_count(&t->str), &pr, b, d));
 	return EMBER_VEC_APPEND(&b->profs, pr);
 }
 

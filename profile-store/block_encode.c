@@ -17,8 +17,8 @@ struct enc {
 	struct pstore_seriestab bt;	    /* the block's series table */
 	uint32_t *series_map;	    /* source series -> block series */
 	uint32_t *order;	    /* selected profiles, sorted */
-	struct pstore_dict bd;	    /* the block's dictionary */
-	struct pstore_import im;	    /* source dictionary -> bd */
+	struct pmodel_dict bd;	    /* the block's dictionary */
+	struct pmodel_import im;	    /* source dictionary -> bd */
 	struct ember_buf sec[PS_SEC_KIND_MAX];
 	ZSTD_CCtx *cctx;
 	uint64_t rows;
@@ -35,10 +35,10 @@ static int cmp_series(const void *a, const void *b, void *ctx)
 	for (uint32_t i = 0; i < x->nlabels && i < y->nlabels; i++) {
 		const struct pstore_lpair *p = &t->pairs.v[x->label_off + i],
 				      *q = &t->pairs.v[y->label_off + i];
-		int c = strcmp(pstore_str(&t->str, p->name), pstore_str(&t->str, q->name));
+		int c = strcmp(pmodel_str(&t->str, p->name), pmodel_str(&t->str, q->name));
 
 		if (!c)
-			c = strcmp(pstore_str(&t->str, p->value), pstore_str(&t->str, q->value));
+			c = strcmp(pmodel_str(&t->str, p->value), pmodel_str(&t->str, q->value));
 		if (c)
 			return c;
 	}
@@ -78,7 +78,7 @@ static int build_series(struct enc *e)
 	for (uint32_t s = 0; s < t->series.n; s++)
 		if (used[s])
 			list[n++] = s;
-	pstore_qsort_r(list, n, sizeof(*list), cmp_series, (void *)t);
+	ember_qsort_r(list, n, sizeof(*list), cmp_series, (void *)t);
 	for (size_t i = 0; !err && i < n; i++)
 		err = copy_series(e, list[i]);
 	free(used);
@@ -105,8 +105,8 @@ static int sort_profiles(struct enc *e)
 	e->order = malloc((e->src->nsel + 1) * sizeof(*e->order));
 	if (!e->order)
 		return -ENOMEM;
-	pstore_memcpy(e->order, e->src->sel, e->src->nsel * sizeof(*e->order));
-	pstore_qsort_r(e->order, e->src->nsel, sizeof(*e->order), cmp_prof, e);
+	ember_memcpy(e->order, e->src->sel, e->src->nsel * sizeof(*e->order));
+	ember_qsort_r(e->order, e->src->nsel, sizeof(*e->order), cmp_prof, e);
 	return 0;
 }
 
@@ -114,8 +114,8 @@ static int sort_profiles(struct enc *e)
 
 static int build_dict(struct enc *e)
 {
-	const struct pstore_dict *sd = e->src->dict;
-	size_t nn = pstore_dict_nodes(sd);
+	const struct pmodel_dict *sd = e->src->dict;
+	size_t nn = pmodel_dict_nodes(sd);
 	uint8_t *used = calloc(nn, 1);
 	int err = 0;
 
@@ -127,14 +127,14 @@ static int build_dict(struct enc *e)
 		for (uint32_t r = 0; r < p->nrows; r++)
 			used[e->src->row_node[p->row_off + r]] = 1;
 	}
-	err = pstore_dict_init(&e->bd);
+	err = pmodel_dict_init(&e->bd);
 	if (!err)
-		err = pstore_import_init(&e->im, sd, &e->bd);
+		err = pmodel_import_init(&e->im, sd, &e->bd);
 	for (uint32_t n = 1; !err && n < nn; n++) {
 		uint32_t to;
 
 		if (used[n])
-			err = pstore_import_node(&e->im, n, &to);
+			err = pmodel_import_node(&e->im, n, &to);
 	}
 	free(used);
 	return err;
@@ -142,11 +142,11 @@ static int build_dict(struct enc *e)
 
 /* ---- sections -------------------------------------------------------------------- */
 
-static int put_strings(struct ember_buf *b, const struct pstore_strtab *t)
+static int put_strings(struct ember_buf *b, const struct pmodel_strtab *t)
 {
-	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, pstore_strtab_count(t) - 1));
-	for (uint32_t i = 1; i < pstore_strtab_count(t); i++) {
-		const char *s = pstore_str(t, i);
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, pmodel_strtab_count(t) - 1));
+	for (uint32_t i = 1; i < pmodel_strtab_count(t); i++) {
+		const char *s = pmodel_str(t, i);
 
 		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(b, s, strlen(s)));
 	}
@@ -245,9 +245,9 @@ static int put_profile(struct enc *e, struct ember_buf *b, const struct pstore_p
 		const struct pstore_cov *c = &s->cov[p->cov_off + k];
 		uint32_t bid, reason;
 
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&e->bt.str, pstore_str(&s->series->str, c->build_id),
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&e->bt.str, pmodel_str(&s->series->str, c->build_id),
 					     &bid));
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&e->bt.str, pstore_str(&s->series->str, c->reason),
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&e->bt.str, pmodel_str(&s->series->str, c->reason),
 					     &reason));
 		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, bid));
 		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, reason));
@@ -273,7 +273,7 @@ static int sec_profiles(struct enc *e, struct ember_buf *b)
 	return 0;
 }
 
-static int sec_functions(const struct pstore_dict *d, struct ember_buf *b)
+static int sec_functions(const struct pmodel_dict *d, struct ember_buf *b)
 {
 	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->funcs.n));
 	for (size_t i = 0; i < d->funcs.n; i++)
@@ -287,11 +287,11 @@ static int sec_functions(const struct pstore_dict *d, struct ember_buf *b)
 	return 0;
 }
 
-static int sec_mappings(const struct pstore_dict *d, struct ember_buf *b)
+static int sec_mappings(const struct pmodel_dict *d, struct ember_buf *b)
 {
 	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->maps.n));
 	for (size_t i = 0; i < d->maps.n; i++) {
-		const struct pstore_map *m = &d->maps.v[i];
+		const struct pmodel_map *m = &d->maps.v[i];
 
 		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, m->start));
 		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, m->limit - m->start));
@@ -302,7 +302,7 @@ static int sec_mappings(const struct pstore_dict *d, struct ember_buf *b)
 	return 0;
 }
 
-static int sec_locations(const struct pstore_dict *d, struct ember_buf *b)
+static int sec_locations(const struct pmodel_dict *d, struct ember_buf *b)
 {
 	uint64_t prev = 0;
 
@@ -317,7 +317,7 @@ static int sec_locations(const struct pstore_dict *d, struct ember_buf *b)
 		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->locs.v[i].nlines));
 	for (size_t i = 0; i < d->locs.n; i++)
 		for (uint32_t k = 0; k < d->locs.v[i].nlines; k++) {
-			const struct pstore_line *l = &d->lines.v[d->locs.v[i].line_off + k];
+			const struct pmodel_line *l = &d->lines.v[d->locs.v[i].line_off + k];
 
 			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, l->func));
 			EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(b, l->line));
@@ -325,9 +325,9 @@ static int sec_locations(const struct pstore_dict *d, struct ember_buf *b)
 	return 0;
 }
 
-static int sec_nodes(const struct pstore_dict *d, struct ember_buf *b)
+static int sec_nodes(const struct pmodel_dict *d, struct ember_buf *b)
 {
-	size_t n = pstore_dict_nodes(d);
+	size_t n = pmodel_dict_nodes(d);
 
 	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, n - 1));
 	for (size_t i = 1; i < n; i++)
@@ -415,13 +415,13 @@ static int put_section(struct enc *e, struct ember_buf *out, uint32_t kind, uint
 	pstore_le64(entry + 8, off);
 	pstore_le64(entry + 16, n);
 	pstore_le64(entry + 24, raw->len);
-	pstore_le64(entry + 32, kind == PS_SEC_ROWS ? 0 : pstore_hash(out->data + off, n, kind));
+	pstore_le64(entry + 32, kind == PS_SEC_ROWS ? 0 : ember_checksum64(out->data + off, n, kind));
 	return 0;
 }
 
 static void put_header(struct enc *e, uint8_t *h, uint32_t nsec, int64_t min, int64_t max)
 {
-	pstore_memcpy(h, PS_BLOCK_MAGIC, 8);
+	ember_memcpy(h, PS_BLOCK_MAGIC, 8);
 	pstore_le32(h + 8, PS_BLOCK_VERSION);
 	pstore_le32(h + 12, nsec);
 	pstore_le64(h + 16, (uint64_t)min);
@@ -455,9 +455,9 @@ static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAM
 		EMBER_FORWARD_IF_ERROR(put_section(e, out, k,
 				   table + PS_BLOCK_HEADER + (k - 1) * PS_SECTION_ENTRY));
 	put_header(e, table, nsec, min, max);
-	pstore_le64(table + 48, pstore_hash(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
-				    pstore_hash(table, 48, 0)));
-	pstore_memcpy(out->data, table, hlen);
+	pstore_le64(table + 48, ember_checksum64(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
+				    ember_checksum64(table, 48, 0)));
+	ember_memcpy(out->data, table, hlen);
 	return pstore_block_name(e->src->partition, out->data, out->len, name);
 }
 
@@ -466,8 +466,8 @@ static void enc_release(struct enc *e)
 	pstore_seriestab_release(&e->bt);
 	free(e->series_map);
 	free(e->order);
-	pstore_import_release(&e->im);
-	pstore_dict_release(&e->bd);
+	pmodel_import_release(&e->im);
+	pmodel_dict_release(&e->bd);
 	for (int k = 0; k < PS_SEC_KIND_MAX; k++)
 		ember_buf_release(&e->sec[k]);
 	ZSTD_freeCCtx(e->cctx);

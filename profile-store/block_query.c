@@ -48,7 +48,7 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	uint32_t first = bd->series_stream.v[s];
 	struct pstore_sum_in in = { .profs = bd->profs.v, .p_first = p0, .p_end = p1,
 				.from = q->from, .to = q->to,
-				.nnodes = (uint32_t)pstore_dict_nodes(&bd->dict), .r = q->r };
+				.nnodes = (uint32_t)pmodel_dict_nodes(&bd->dict), .r = q->r };
 	const struct pstore_stream *vst;
 
 	if (p0 == p1 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
@@ -66,7 +66,7 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
 		     struct pstore_qctx *q)
 {
-	int64_t *self = calloc(pstore_dict_nodes(&bd->dict), sizeof(*self));
+	int64_t *self = calloc(pmodel_dict_nodes(&bd->dict), sizeof(*self));
 	struct ember_buf sb, vb;
 	int err = self ? 0 : -ENOMEM;
 
@@ -76,7 +76,7 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 		if (col[s] >= 0)
 			err = sum_series(b, bd, s, col[s], q, self, &sb, &vb);
 	if (!err)
-		err = pstore_result_add(q->r, &bd->dict, self);
+		err = pmodel_result_add(q->r, &bd->dict, self);
 	if (err == -PSTORE_ERR_CORRUPT)
 		err = EMBER_FAIL(q->d, err, "block '%s' is corrupt", b->name);
 	ember_buf_release(&sb);

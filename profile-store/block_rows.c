@@ -75,7 +75,7 @@ static int build_order(const struct pstore_rows_in *in, struct order *o, uint32_
 			sorted &= !i || tmp[i - 1] < tmp[i];
 		}
 		if (!sorted)
-			pstore_qsort_r(o->perm + base, p->nrows, sizeof(uint32_t), cmp_perm, tmp);
+			ember_qsort_r(o->perm + base, p->nrows, sizeof(uint32_t), cmp_perm, tmp);
 		for (uint32_t i = 0; i < p->nrows; i++)
 			o->keys[base + i] = tmp[o->perm[base + i]];
 		base += p->nrows;
@@ -283,7 +283,7 @@ static int sum_profile(const struct pstore_sum_in *in, const uint8_t **s, const 
 		if (node >= in->nnodes)
 			return -PSTORE_ERR_CORRUPT;
 		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(v, in->vals_end, &raw));
-		self[node] = pstore_add(self[node], pstore_mul(ember_unzigzag(raw), in->factor));
+		self[node] = pmodel_add(self[node], pstore_mul(ember_unzigzag(raw), in->factor));
 	}
 	return 0;
 }

@@ -213,7 +213,7 @@ void pstore_bdata_unref(struct pstore_bdata *b)
 {
 	if (!b || atomic_fetch_sub(&b->refs, 1) != 1)
 		return;
-	pstore_dict_release(&b->dict);
+	pmodel_dict_release(&b->dict);
 	EMBER_VEC_FREE(&b->profs);
 	EMBER_VEC_FREE(&b->totals);
 	EMBER_VEC_FREE(&b->cov);
@@ -286,7 +286,7 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	char why[200] = "";
 	struct ember_diag sd = ember_diag_make(why, sizeof(why));
 
-	err = pstore_dict_init(&bd->dict);
+	err = pmodel_dict_init(&bd->dict);
 	if (!err)
 		err = load_rows_index(&r, b, bd, &sd);
 	if (!err)
@@ -297,7 +297,7 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 			return EMBER_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
 		return EMBER_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
 	}
-	bd->bytes = pstore_dict_bytes(&bd->dict) + bd->profs.alloc * sizeof(struct pstore_prof) +
+	bd->bytes = pmodel_dict_bytes(&bd->dict) + bd->profs.alloc * sizeof(struct pstore_prof) +
 		    bd->totals.alloc * 8 + bd->cov.alloc * sizeof(struct pstore_cov) +
 		    bd->streams.alloc * sizeof(struct pstore_stream);
 	*out = bd;
@@ -395,8 +395,8 @@ void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b)
 	for (size_t i = 0; i < ix->names.n; i++)
 		for (uint32_t k = 0; k < ix->names.v[i].nvals; k++)
 			pstore_unbounded_seed(
-				s->unbounded, pstore_str(&b->series.str, ix->names.v[i].name),
-				pstore_str(&b->series.str,
+				s->unbounded, pmodel_str(&b->series.str, ix->names.v[i].name),
+				pmodel_str(&b->series.str,
 					   ix->vals.v[ix->names.v[i].val_off + k].value));
 }
 

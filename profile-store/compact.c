@@ -71,7 +71,7 @@ static int visible(const struct pstore_head *h, struct pstore_u32s *out)
 	for (uint32_t i = 0; i < h->profs.n; i++)
 		if (h->state.v[i] == PS_VISIBLE)
 			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(out, i));
-	pstore_qsort_r(out->v, out->n, sizeof(*out->v), cmp_part, (void *)h);
+	ember_qsort_r(out->v, out->n, sizeof(*out->v), cmp_part, (void *)h);
 	return 0;
 }
 
@@ -82,7 +82,7 @@ static int flush_blocks(struct pstore *s, struct pstore_head *h, struct pstore_b
 	struct pstore_walrange wal = { .lo = h->seq, .hi = h->seq };
 	int err = visible(h, &sel);
 
-	pstore_memcpy(wal.writer, h->writer, 16);
+	ember_memcpy(wal.writer, h->writer, 16);
 	for (size_t i = 0, j; !err && i < sel.n; i = j) {
 		int64_t part = pstore_partition_of(s, h->profs.v[sel.v[i]].time);
 		struct pstore_block_src src;

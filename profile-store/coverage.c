@@ -33,27 +33,27 @@ static bool in_set(const struct recount *rc, int32_t set, uint32_t bid)
 
 static int loc_bids(struct recount *rc)
 {
-	const struct pstore_dict *d = &rc->h->dict;
+	const struct pmodel_dict *d = &rc->h->dict;
 
 	rc->loc_bid = malloc((d->locs.n + 1) * sizeof(*rc->loc_bid));
 	if (!rc->loc_bid)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->locs.n; i++) {
-		const struct pstore_loc *l = &d->locs.v[i];
+		const struct pmodel_loc *l = &d->locs.v[i];
 		const char *bid =
-			l->mapping ? pstore_str(&d->str, d->maps.v[l->mapping - 1].build_id) : "";
+			l->mapping ? pmodel_str(&d->str, d->maps.v[l->mapping - 1].build_id) : "";
 
 		rc->loc_bid[i] = UINT32_MAX;
 		if (!l->nlines)
-			EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&rc->h->series.str, bid, &rc->loc_bid[i]));
+			EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&rc->h->series.str, bid, &rc->loc_bid[i]));
 	}
 	return 0;
 }
 
 static int node_sets(struct recount *rc)
 {
-	const struct pstore_dict *d = &rc->h->dict;
-	size_t n = pstore_dict_nodes(d);
+	const struct pmodel_dict *d = &rc->h->dict;
+	size_t n = pmodel_dict_nodes(d);
 
 	rc->node_set = malloc(n * sizeof(*rc->node_set));
 	if (!rc->node_set)
@@ -79,8 +79,8 @@ static int count_col(const struct pstore_seriestab *t, uint32_t series)
 	const struct pstore_series *s = &t->series.v[series];
 
 	for (uint32_t c = 0; c < s->ntypes; c++)
-		if (pstore_type_is_count(
-			    pstore_str(&t->str, t->types.v[t->type_ids.v[s->type_off + c]].f[2])))
+		if (pmodel_type_is_count(
+			    pmodel_str(&t->str, t->types.v[t->type_ids.v[s->type_off + c]].f[2])))
 			return (int)c;
 	return -1;
 }
@@ -88,17 +88,17 @@ static int count_col(const struct pstore_seriestab *t, uint32_t series)
 static uint32_t reason_for(struct recount *rc, const struct pstore_reasons *reasons,
 			   const struct pstore_cov *old, size_t nold, uint32_t bid)
 {
-	const char *b = pstore_str(&rc->h->series.str, bid);
+	const char *b = pmodel_str(&rc->h->series.str, bid);
 	uint32_t id = 0;
 
 	for (size_t i = 0; reasons && i < reasons->n; i++)
 		if (strcmp(reasons->v[i].build_id, b) == 0 &&
-		    !pstore_strtab_intern0(&rc->h->series.str, reasons->v[i].reason, &id))
+		    !pmodel_strtab_intern0(&rc->h->series.str, reasons->v[i].reason, &id))
 			return id;
 	for (size_t i = 0; i < nold; i++)
 		if (old[i].build_id == bid)
 			return old[i].reason;
-	pstore_strtab_intern0(&rc->h->series.str, *b ? "unsymbolized" : "no_build_id", &id);
+	pmodel_strtab_intern0(&rc->h->series.str, *b ? "unsymbolized" : "no_build_id", &id);
 	return id;
 }
 

@@ -45,8 +45,8 @@ static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct 
 	cv->c->samples += p->samples;
 	cv->c->resolved_samples += p->resolved;
 	for (uint32_t i = 0; i < p->ncov; i++)
-		EMBER_FORWARD_IF_ERROR(add_row(cv->c, pstore_str(&t->str, cov[i].build_id),
-			       pstore_str(&t->str, cov[i].reason), cov[i].samples));
+		EMBER_FORWARD_IF_ERROR(add_row(cv->c, pmodel_str(&t->str, cov[i].build_id),
+			       pmodel_str(&t->str, cov[i].reason), cov[i].samples));
 	return 0;
 }
 
@@ -88,7 +88,7 @@ int pstore_coverage(struct pstore *s, const struct pstore_selection *sel,
 		pstore_coverage_free(cv.c);
 		return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;
 	}
-	pstore_qsort(cv.c->rows, cv.c->n_rows, sizeof(*cv.c->rows), cmp_row);
+	ember_qsort(cv.c->rows, cv.c->n_rows, sizeof(*cv.c->rows), cmp_row);
 	*out = cv.c;
 	return 0;
 }

@@ -34,7 +34,7 @@ static int on_series(void *ctx, const struct pstore_seriestab *t, uint32_t sid, 
 	if (d->what == VALUES)
 		return (v = pstore_series_label(t, sid, d->name)) ? add(d, v) : 0;
 	for (uint32_t i = 0; d->what == NAMES && i < s->nlabels; i++)
-		EMBER_FORWARD_IF_ERROR(add(d, pstore_str(&t->str, t->pairs.v[s->label_off + i].name)));
+		EMBER_FORWARD_IF_ERROR(add(d, pmodel_str(&t->str, t->pairs.v[s->label_off + i].name)));
 	for (uint32_t i = 0; d->what == TYPES && i < s->ntypes; i++)
 		EMBER_FORWARD_IF_ERROR(add(d, pstore_type_str(t, t->type_ids.v[s->type_off + i])));
 	return 0;
@@ -52,7 +52,7 @@ static int to_list(struct pstore_strs *v, struct pstore_strlist **out)
 
 	if (!l)
 		return -ENOMEM;
-	pstore_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+	ember_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
 	for (size_t i = 0; i < v->n; i++) {
 		if (k && strcmp(v->v[k - 1], v->v[i]) == 0) {
 			free(v->v[i]);

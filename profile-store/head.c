@@ -23,7 +23,7 @@ struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns, const struct e
 	h->created_ns = now_ns;
 	h->min_time = INT64_MAX;
 	h->max_time = INT64_MIN;
-	if (pstore_dict_init(&h->dict) || pstore_seriestab_init(&h->series, ident)) {
+	if (pmodel_dict_init(&h->dict) || pstore_seriestab_init(&h->series, ident)) {
 		pstore_head_unref(h);
 		return NULL;
 	}
@@ -40,7 +40,7 @@ void pstore_head_unref(struct pstore_head *h)
 {
 	if (!h || atomic_fetch_sub(&h->refs, 1) != 1)
 		return;
-	pstore_dict_release(&h->dict);
+	pmodel_dict_release(&h->dict);
 	pstore_seriestab_release(&h->series);
 	EMBER_VEC_FREE(&h->profs);
 	EMBER_VEC_FREE(&h->state);
@@ -54,7 +54,7 @@ void pstore_head_unref(struct pstore_head *h)
 
 size_t pstore_head_bytes(const struct pstore_head *h)
 {
-	return pstore_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
+	return pmodel_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
 	       h->profs.alloc * sizeof(struct pstore_prof) + h->row_node.alloc * 4 +
 	       h->row_val.alloc * 8 + h->totals.alloc * 8 + h->cov.alloc * sizeof(struct pstore_cov);
 }
@@ -81,8 +81,8 @@ static int add_coverage(struct pstore_head *h, const struct pstore_ingest *in,
 		const char *bid = in->bids.v[g->cov.v[i].bid];
 		struct pstore_cov c = { .samples = g->cov.v[i].samples };
 
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&h->series.str, bid, &c.build_id));
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&h->series.str, reason_of(a, bid), &c.reason));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&h->series.str, bid, &c.build_id));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&h->series.str, reason_of(a, bid), &c.reason));
 		h->cov.v[h->cov.n++] = c;
 	}
 	return 0;

@@ -1,9 +1,9 @@
 /*
  * ingest.c - a decoded pprof profile (wire/pprof.h, profile.proto) turned
  * into what the store keeps: its mappings, functions and locations
- * interned into a dictionary, each sample's location list (leaf first)
- * into a stack node (root first through the prefix tree), and its values
- * into a row.  Samples are grouped by their string labels (Pyroscope's
+ * interned into a dictionary and each sample's location list into a stack
+ * node, through the model's walk (profile-model/from_pprof.c), and its
+ * values into a row.  Samples are grouped by their string labels (Pyroscope's
  * treatment of pprof labels: each distinct set is its own series);
  * numeric labels are measurements, not dimensions, and are dropped.
  * Coverage is counted on the way: a sample is resolved when every one of
@@ -11,104 +11,16 @@
  */
 #include "pstore_internal.h"
 
-#define UNSET UINT32_MAX
-
-/* ---- id -> index of a profile's locations --------------------------------- */
-
-struct idslot {
-	uint64_t id;
-	uint32_t idx;
-};
-
-struct idmap {
-	bool dense;
-	struct idslot *slots; /* sorted by id when not dense */
-	size_t n;
-};
-
-static int cmp_slot(const void *a, const void *b)
-{
-	const struct idslot *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int idmap_build(struct idmap *m, pprof_location_t *const *locs, size_t n)
-{
-	m->dense = true;
-	m->n = n;
-	m->slots = NULL;
-	for (size_t i = 0; i < n && m->dense; i++)
-		m->dense = locs[i]->id == i + 1;
-	if (m->dense)
-		return 0;
-	m->slots = malloc((n ? n : 1) * sizeof(*m->slots));
-	if (!m->slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		m->slots[i] = (struct idslot){ locs[i]->id, (uint32_t)i };
-	pstore_qsort(m->slots, n, sizeof(*m->slots), cmp_slot);
-	return 0;
-}
-
-/* The decoder checked every sample's ids exist. */
-static uint32_t idmap_find(const struct idmap *m, uint64_t id)
-{
-	struct idslot key = { id, 0 }, *s;
-
-	if (m->dense)
-		return (uint32_t)(id - 1);
-	s = bsearch(&key, m->slots, m->n, sizeof(*m->slots), cmp_slot);
-	return s ? s->idx : 0;
-}
-
 /* ---- locations --------------------------------------------------------------- */
 
 struct walk {
-	struct pstore_dict *dict;
-	const struct pprof_profile *p;
-	const pprof_message_t *m;
-	struct idmap ids;
-	uint32_t *loc;	    /* pprof location index -> dict location */
-	uint32_t *str;	    /* pprof string index -> dict string, UNSET when not yet */
-	int32_t *loc_bid;   /* -> index into out->bids when unresolved, else -1 */
+	struct pmodel_pprof_walk pp; /* the profile's locations into the dictionary */
+	int32_t *loc_bid;   /* pprof location index -> index into out->bids when
+			     * unresolved, else -1 (set when pp interns it) */
 	struct pstore_ingest *out;
 	const struct pstore_limits *lim;
 	bool split;
 };
-
-/* Each of the profile's strings is hashed once, however many functions
- * and mappings share it. */
-static int intern_str(struct walk *w, int64_t idx, uint32_t *out)
-{
-	if (w->str[idx] == UNSET)
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&w->dict->str, pprof_string(w->p, idx), &w->str[idx]));
-	*out = w->str[idx];
-	return 0;
-}
-
-static int intern_mapping(struct walk *w, const pprof_mapping_t *pm, uint32_t *out)
-{
-	struct pstore_map m = { .start = pm->memory_start, .limit = pm->memory_limit,
-			    .offset = pm->file_offset };
-
-	EMBER_FORWARD_IF_ERROR(intern_str(w, pm->filename, &m.filename));
-	EMBER_FORWARD_IF_ERROR(intern_str(w, pm->build_id, &m.build_id));
-	return pstore_dict_map(w->dict, &m, out);
-}
-
-static int intern_line(struct walk *w, const Perftools__Profiles__Line *pl,
-		       struct pstore_line *out)
-{
-	const pprof_function_t *pf = pprof_function_by_id(w->p, pl->function_id);
-	struct pstore_func f = { .start_line = pf->start_line };
-
-	EMBER_FORWARD_IF_ERROR(intern_str(w, pf->name, &f.name));
-	EMBER_FORWARD_IF_ERROR(intern_str(w, pf->system_name, &f.system_name));
-	EMBER_FORWARD_IF_ERROR(intern_str(w, pf->filename, &f.filename));
-	out->line = pl->line;
-	return pstore_dict_func(w->dict, &f, &out->func);
-}
 
 static int bid_index(struct walk *w, const char *bid, int32_t *out)
 {
@@ -122,30 +34,19 @@ static int bid_index(struct walk *w, const char *bid, int32_t *out)
 	return 0;
 }
 
+/* Location li, interned into the dictionary, and the build ID its frames
+ * are counted under when it has no lines. */
 static int intern_location(struct walk *w, uint32_t li)
 {
-	const pprof_location_t *pl = w->m->location[li];
-	const pprof_mapping_t *pm = pl->mapping_id ? pprof_mapping_by_id(w->p, pl->mapping_id)
+	const pprof_location_t *pl = w->pp.m->location[li];
+	const pprof_mapping_t *pm = pl->mapping_id ? pprof_mapping_by_id(w->pp.p, pl->mapping_id)
 						   : NULL;
-	struct pstore_line small[16], *lines = small;
-	uint32_t mapping = 0;
-	int err = 0;
 
-	if (pl->n_line > 16 && !(lines = calloc(pl->n_line, sizeof(*lines))))
-		return -ENOMEM;
-	if (pm && !(err = intern_mapping(w, pm, &mapping)))
-		mapping++;
-	for (size_t k = 0; !err && k < pl->n_line; k++)
-		err = intern_line(w, pl->line[k], &lines[k]);
-	if (!err)
-		err = pstore_dict_loc(w->dict, mapping, pl->address, lines, (uint32_t)pl->n_line,
-				  &w->loc[li]);
-	if (lines != small)
-		free(lines);
+	EMBER_FORWARD_IF_ERROR(pmodel_pprof_walk_intern(&w->pp, li));
 	w->loc_bid[li] = -1;
-	if (!err && !pl->n_line)
-		err = bid_index(w, pm ? pprof_string(w->p, pm->build_id) : "", &w->loc_bid[li]);
-	return err;
+	if (!pl->n_line)
+		return bid_index(w, pm ? pprof_string(w->pp.p, pm->build_id) : "", &w->loc_bid[li]);
+	return 0;
 }
 
 /* ---- label groups ------------------------------------------------------------ */
@@ -163,8 +64,8 @@ static int sample_labels(struct walk *w, const Perftools__Profiles__Sample *s,
 	ls->n = 0;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const Perftools__Profiles__Label *lb = s->label[i];
-		struct pstore_label l = { pprof_string(w->p, lb->key),
-					  pprof_string(w->p, lb->str) };
+		struct pstore_label l = { pprof_string(w->pp.p, lb->key),
+					  pprof_string(w->pp.p, lb->str) };
 
 		if (!lb->str || !*l.value)
 			continue; /* numeric, or empty: no dimension */
@@ -173,7 +74,7 @@ static int sample_labels(struct walk *w, const Perftools__Profiles__Sample *s,
 			      l.name);
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(ls, l));
 	}
-	pstore_qsort(ls->v, ls->n, sizeof(*ls->v), cmp_label);
+	ember_qsort(ls->v, ls->n, sizeof(*ls->v), cmp_label);
 	return 0;
 }
 
@@ -223,7 +124,7 @@ static int find_group(struct walk *w, const struct pstore_label *l, size_t n, si
 	}
 	if (n && EMBER_VEC_RESERVE(&g.labels, n))
 		return -ENOMEM;
-	pstore_memcpy(g.labels.v, l, n * sizeof(*l));
+	ember_memcpy(g.labels.v, l, n * sizeof(*l));
 	g.labels.n = n;
 	if (EMBER_VEC_APPEND(&in->groups, g)) {
 		EMBER_VEC_FREE(&g.labels);
@@ -263,17 +164,17 @@ static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s,
 	uint64_t weight = w->out->count_col >= 0 ? (uint64_t)llabs(s->value[w->out->count_col]) : 1;
 
 	for (size_t k = s->n_location_id; k-- > 0;) {
-		uint32_t li = idmap_find(&w->ids, s->location_id[k]);
+		uint32_t li = pmodel_pprof_walk_index(&w->pp, s->location_id[k]);
 
-		if (w->loc[li] == UNSET)
+		if (w->pp.loc[li] == PMODEL_UNSET)
 			EMBER_FORWARD_IF_ERROR(intern_location(w, li));
-		EMBER_FORWARD_IF_ERROR(pstore_dict_node(w->dict, node, w->loc[li], &node));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_node(w->pp.dict, node, w->pp.loc[li], &node));
 		if (w->loc_bid[li] >= 0 && nb < 64)
 			bids[nb++] = w->loc_bid[li];
 	}
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&g->rows.node, node));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&g->rows.val, g->rows.val.n + w->out->ncols));
-	pstore_memcpy(g->rows.val.v + g->rows.val.n, s->value, w->out->ncols * sizeof(int64_t));
+	ember_memcpy(g->rows.val.v + g->rows.val.n, s->value, w->out->ncols * sizeof(int64_t));
 	g->rows.val.n += w->out->ncols;
 	g->samples += weight;
 	if (!nb)
@@ -287,8 +188,8 @@ static int walk_samples(struct walk *w, struct ember_diag *d)
 	size_t gi = 0;
 	int err = 0;
 
-	for (size_t i = 0; !err && i < w->m->n_sample; i++) {
-		const Perftools__Profiles__Sample *s = w->m->sample[i];
+	for (size_t i = 0; !err && i < w->pp.m->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = w->pp.m->sample[i];
 
 		if (w->lim && s->n_location_id > w->lim->max_stack_depth) {
 			err = EMBER_FAIL(
@@ -316,39 +217,33 @@ static int first_count_col(const struct pprof_profile *p)
 	const pprof_message_t *m = pprof_message(p);
 
 	for (size_t i = 0; i < m->n_sample_type; i++)
-		if (pstore_type_is_count(pprof_string(p, m->sample_type[i]->unit)))
+		if (pmodel_type_is_count(pprof_string(p, m->sample_type[i]->unit)))
 			return (int)i;
 	return -1;
 }
 
-static int setup(struct walk *w, struct pstore_dict *dict, const struct pprof_profile *p,
+static int setup(struct walk *w, struct pmodel_dict *dict, const struct pprof_profile *p,
 		 struct pstore_ingest *out)
 {
+	const pprof_message_t *m = pprof_message(p);
 	struct pstore_group g0 = { 0 };
 
 	memset(out, 0, sizeof(*out));
-	w->dict = dict;
-	w->p = p;
-	w->m = pprof_message(p);
 	w->out = out;
-	out->ncols = (uint32_t)w->m->n_sample_type;
+	out->ncols = (uint32_t)m->n_sample_type;
 	out->count_col = first_count_col(p);
 	g0.rows.ncols = out->ncols;
 	if (ember_hset_init(&out->group_set))
 		return -EIO;
 	g0.hash = labels_hash(&out->group_set, NULL, 0);
-	w->str = malloc(w->m->n_string_table * sizeof(*w->str));
-	w->loc = malloc((w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc));
-	w->loc_bid = malloc((w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc_bid));
-	if (!w->str || !w->loc || !w->loc_bid || EMBER_VEC_APPEND(&out->groups, g0) ||
+	w->loc_bid = malloc((m->n_location ? m->n_location : 1) * sizeof(*w->loc_bid));
+	if (!w->loc_bid || EMBER_VEC_APPEND(&out->groups, g0) ||
 	    ember_hset_insert(&out->group_set, g0.hash, 0))
 		return -ENOMEM;
-	memset(w->str, 0xff, w->m->n_string_table * sizeof(*w->str));
-	memset(w->loc, 0xff, (w->m->n_location ? w->m->n_location : 1) * sizeof(*w->loc));
-	return idmap_build(&w->ids, w->m->location, w->m->n_location);
+	return pmodel_pprof_walk_init(&w->pp, dict, p);
 }
 
-int pstore_ingest_profile(struct pstore_dict *dict, const struct pprof_profile *p,
+int pstore_ingest_profile(struct pmodel_dict *dict, const struct pprof_profile *p,
 		      const struct pstore_limits *lim, bool split_labels,
 		      struct pstore_ingest *out, struct ember_diag *d)
 {
@@ -356,17 +251,15 @@ int pstore_ingest_profile(struct pstore_dict *dict, const struct pprof_profile *
 	int err;
 
 	err = setup(&w, dict, p, out);
-	if (!err && lim && w.m->n_sample > lim->max_samples)
-		err = EMBER_FAIL(d, -PSTORE_ERR_LIMIT, "%zu samples, more than the limit of %zu",
-			      w.m->n_sample, lim->max_samples);
+	if (!err && lim && w.pp.m->n_sample > lim->max_samples)
+		err = EMBER_FAIL(d, -PSTORE_ERR_TOO_LARGE, "%zu samples, more than the limit of %zu",
+			      w.pp.m->n_sample, lim->max_samples);
 	if (!err)
 		err = walk_samples(&w, d);
 	for (size_t i = 0; !err && i < out->groups.n; i++)
 		err = pstore_rows_normalize(&out->groups.v[i].rows);
-	free(w.str);
-	free(w.loc);
+	pmodel_pprof_walk_release(&w.pp);
 	free(w.loc_bid);
-	free(w.ids.slots);
 	if (err) {
 		pstore_ingest_release(out);
 		return err == -ENOMEM ? EMBER_FAIL(d, err, "out of memory") : err;

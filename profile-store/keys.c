@@ -15,7 +15,7 @@ struct pstore_keycount {
 
 static size_t slot_of(const struct pstore_keycount *kc, uint64_t key)
 {
-	size_t i = pstore_mix(key) & kc->mask;
+	size_t i = ember_mix64(key) & kc->mask;
 
 	while (kc->count[i] && kc->key[i] != key)
 		i = (i + 1) & kc->mask;
@@ -77,7 +77,7 @@ static void remove_slot(struct pstore_keycount *kc, size_t i)
 		j = (j + 1) & kc->mask;
 		if (!kc->count[j])
 			return;
-		home = pstore_mix(kc->key[j]) & kc->mask;
+		home = ember_mix64(kc->key[j]) & kc->mask;
 		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
 			kc->key[i] = kc->key[j];
 			kc->count[i] = kc->count[j];

@@ -30,7 +30,7 @@ static int cmp_label(const void *a, const void *b)
 
 void pstore_labels_sort(struct pstore_label *labels, size_t n)
 {
-	pstore_qsort(labels, n, sizeof(*labels), cmp_label);
+	ember_qsort(labels, n, sizeof(*labels), cmp_label);
 }
 
 int pstore_labels_check(struct pstore_label *labels, size_t n, const struct pstore_limits *lim,

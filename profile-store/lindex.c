@@ -13,12 +13,12 @@ struct entry {
 
 static int cmp_entry(const void *a, const void *b, void *ctx)
 {
-	const struct pstore_strtab *s = ctx;
+	const struct pmodel_strtab *s = ctx;
 	const struct entry *x = a, *y = b;
-	int c = x->name == y->name ? 0 : strcmp(pstore_str(s, x->name), pstore_str(s, y->name));
+	int c = x->name == y->name ? 0 : strcmp(pmodel_str(s, x->name), pmodel_str(s, y->name));
 
 	if (!c && x->value != y->value)
-		c = strcmp(pstore_str(s, x->value), pstore_str(s, y->value));
+		c = strcmp(pmodel_str(s, x->value), pmodel_str(s, y->value));
 	if (!c)
 		c = x->series < y->series ? -1 : x->series > y->series;
 	return c;
@@ -57,7 +57,7 @@ int pstore_lindex_build(struct pstore_lindex *ix, const struct pstore_seriestab 
 
 			e[n++] = (struct entry){ p->name, p->value, s };
 		}
-	pstore_qsort_r(e, n, sizeof(*e), cmp_entry, (void *)&t->str);
+	ember_qsort_r(e, n, sizeof(*e), cmp_entry, (void *)&t->str);
 	for (size_t i = 0; !err && i < n; i++)
 		err = add_entry(ix, &e[i], i ? &e[i - 1] : NULL);
 	free(e);
@@ -80,7 +80,7 @@ uint32_t pstore_lindex_find(const struct pstore_lindex *ix, const struct pstore_
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(pstore_str(&t->str, ix->names.v[mid].name), name);
+		int c = strcmp(pmodel_str(&t->str, ix->names.v[mid].name), name);
 
 		if (!c)
 			return (uint32_t)mid;

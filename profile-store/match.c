@@ -26,7 +26,7 @@ static const struct pstore_lval *find_value(const struct pstore_lindex *ix,
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct pstore_lval *v = &ix->vals.v[n->val_off + mid];
-		int c = strcmp(pstore_str(&t->str, v->value), value);
+		int c = strcmp(pmodel_str(&t->str, v->value), value);
 
 		if (!c)
 			return v;
@@ -59,7 +59,7 @@ static void matcher_set(const struct pstore_matcher *m, const struct pstore_seri
 	for (uint32_t i = 0; i < n->nvals; i++) {
 		const struct pstore_lval *v = &ix->vals.v[n->val_off + i];
 
-		if (pstore_matcher_value(m, pstore_str(&t->str, v->value)) != empty_ok)
+		if (pstore_matcher_value(m, pmodel_str(&t->str, v->value)) != empty_ok)
 			set_postings(ix, v, one, !empty_ok);
 	}
 }

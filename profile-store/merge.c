@@ -16,7 +16,7 @@
 
 struct stage {
 	struct pstore_head *h;
-	struct pstore_import im;
+	struct pmodel_import im;
 	uint32_t *series;	/* block series -> staged series */
 	struct ember_buf sb, vb;
 };
@@ -46,10 +46,10 @@ static int copy_cov(struct stage *st, const struct pstore_block *b, const struct
 	for (uint32_t k = 0; k < p->ncov; k++) {
 		struct pstore_cov c = bd->cov.v[p->cov_off + k];
 
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&st->h->series.str,
-					     pstore_str(&b->series.str, c.build_id), &c.build_id));
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&st->h->series.str,
-					     pstore_str(&b->series.str, c.reason), &c.reason));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&st->h->series.str,
+					     pmodel_str(&b->series.str, c.build_id), &c.build_id));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&st->h->series.str,
+					     pmodel_str(&b->series.str, c.reason), &c.reason));
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&st->h->cov, c));
 	}
 	return 0;
@@ -73,7 +73,7 @@ static int stage_profiles(struct stage *st, const struct pstore_block *b,
 		for (uint32_t r = 0; r < p->nrows; r++, row++) {
 			uint32_t to;
 
-			EMBER_FORWARD_IF_ERROR(pstore_import_node(&st->im, nodes[row], &to));
+			EMBER_FORWARD_IF_ERROR(pmodel_import_node(&st->im, nodes[row], &to));
 			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&st->h->row_node, to));
 		}
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&st->h->row_val,
@@ -111,7 +111,7 @@ static int stage_rows(struct stage *st, struct pstore_block *b, const struct pst
 		err = pstore_rows_decode_stacks((const uint8_t *)st->sb.data,
 					    (const uint8_t *)st->sb.data + st->sb.len, bd->profs.v,
 					    bd->series_prof.v[s], bd->series_prof.v[s + 1],
-					    (uint32_t)pstore_dict_nodes(&bd->dict), nodes, d);
+					    (uint32_t)pmodel_dict_nodes(&bd->dict), nodes, d);
 	for (uint32_t c = 0; !err && c < ncols; c++)
 		err = load_column(st, b, bd, first, c, ncols, nrows, vals, d);
 	if (!err)
@@ -127,7 +127,7 @@ static int stage_block(struct stage *st, struct pstore_block *b, struct ember_di
 	int err = pstore_block_load(b, &bd, d);
 
 	if (!err)
-		err = pstore_import_init(&st->im, &bd->dict, &st->h->dict);
+		err = pmodel_import_init(&st->im, &bd->dict, &st->h->dict);
 	if (!err && !(st->series = malloc((b->series.series.n + 1) * sizeof(*st->series))))
 		err = -ENOMEM;
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
@@ -135,7 +135,7 @@ static int stage_block(struct stage *st, struct pstore_block *b, struct ember_di
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
 		if (bd->series_prof.v[s] < bd->series_prof.v[s + 1])
 			err = stage_rows(st, b, bd, s, d);
-	pstore_import_release(&st->im);
+	pmodel_import_release(&st->im);
 	free(st->series);
 	st->series = NULL;
 	pstore_bdata_unref(bd);
@@ -158,7 +158,7 @@ static int wal_union(struct pstore_block **blocks, size_t n, struct pstore_walra
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < blocks[i]->meta.wal.n; j++)
 			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(out, blocks[i]->meta.wal.v[j]));
-	pstore_qsort(out->v, out->n, sizeof(*out->v), cmp_range);
+	ember_qsort(out->v, out->n, sizeof(*out->v), cmp_range);
 	for (size_t i = 0; i < out->n; i++) {
 		if (k && !memcmp(out->v[k - 1].writer, out->v[i].writer, 16) &&
 		    out->v[i].lo <= out->v[k - 1].hi + 1) {

@@ -1,18 +1,20 @@
 /*
- * pstore.h - the profile store: pprof profiles kept by labels and time,
- * merged, compared and written out (issue 15; docs/profile-store.md).
+ * pstore.h - the profile store's storage engine: pprof profiles kept by
+ * labels and time and merged into the profile model's results (issue 15;
+ * split from the model in issue 22; docs/profile-store.md).
  *
  * Pipeline position: the HTTP layer (or a tool) decodes a pprof profile
  * (wire/pprof.h) and calls pstore_append(); the profile is written to an
  * fsynced write-ahead segment before the call returns, is queryable at
  * once, and is compacted in the background into immutable, content-named
  * blocks (docs/profile-store-format.md) kept through a block-storage
- * interface (struct pstore_blockio; a local directory by default).
+ * interface (struct pstore_blockio, blockio/pstore_blockio.h; a local
+ * directory by default).
  * Queries select series by a Prometheus-style label selector, a profile
  * type and a time range, sum the matching profiles stack by stack into a
- * struct pstore_result, which is written out as pprof, folded stacks, a
- * top table, a JSON tree or a flame-graph SVG; two results make a
- * struct pstore_diff.
+ * struct pmodel_result (profile-model/pmodel.h), which the model writes
+ * out as pprof, folded stacks, a top table, a JSON tree or a flame-graph
+ * SVG, and compares (struct pmodel_diff).
  *
  * Nothing here speaks HTTP or links the symbolizer: unsymbolized frames
  * are resolved by a callback the caller gives (pstore_resolve_fn).
@@ -23,87 +25,52 @@
  * failure (NUL-terminated, may be NULL).
  *
  * Threads: a struct pstore may be used from many threads at once (append,
- * query and the rest); results and diffs are plain values owned by one
- * thread at a time.  There is no global state.
+ * query and the rest); the results it returns are the caller's, plain
+ * values owned by one thread at a time.  There is no global state.
  */
 #ifndef EMBER_PSTORE_H
 #define EMBER_PSTORE_H
 
 #include "common.h"
+#include "pmodel.h"
 #include "pprof.h"
+#include "pstore_blockio.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct pstore;
-struct pstore_result;
-struct pstore_diff;
 
 /* ---- errors ----------------------------------------------------------- */
 
 enum pstore_error {
-	PSTORE_ERR_LIMIT = 5200,  /* a profile past a limit (HTTP 413/400) */
-	PSTORE_ERR_LABEL,	  /* a malformed label name or value (400) */
-	PSTORE_ERR_SERIES_LIMIT,  /* the store holds max_series series (429) */
-	PSTORE_ERR_SELECTOR,	  /* a selector that does not parse (400) */
-	PSTORE_ERR_TYPE,	  /* an unknown or ambiguous profile type (400) */
-	PSTORE_ERR_CORRUPT,	  /* a block or segment fails its checks (500) */
-	PSTORE_ERR_CLOSED,	  /* the store's log failed; it takes no writes (503) */
+	PSTORE_ERR_LIMIT = 5200,  /* a profile past a limit of its content: labels, depth */
+	PSTORE_ERR_LABEL,	  /* a malformed label name or value */
+	PSTORE_ERR_SERIES_LIMIT,  /* the store holds max_series series */
+	PSTORE_ERR_SELECTOR,	  /* a selector that does not parse */
+	PSTORE_ERR_TYPE = PMODEL_ERR_TYPE, /* an unknown or ambiguous profile type:
+					      * the model's error (pmodel.h) */
+	PSTORE_ERR_CORRUPT,	  /* a block or segment fails its checks */
+	PSTORE_ERR_CLOSED,	  /* the store's log failed; it takes no writes */
+	PSTORE_ERR_TOO_LARGE,	  /* a profile past a size limit: bytes, samples */
 };
 
 /* Message for a negative error of this component (errno or PSTORE_ERR). */
 const char *pstore_strerror(int err);
 
+/*
+ * What a negative error of this component means to the sender (common.h):
+ * TOO_LARGE -> too large, LIMIT -> over a limit, LABEL, SELECTOR, TYPE and
+ * -EINVAL -> malformed, SERIES_LIMIT -> capacity, CORRUPT -> corrupt,
+ * CLOSED -> unavailable, other errnos as ember_errkind_of_errno().  The
+ * kind, never the message, decides an answer's status.
+ */
+enum ember_errkind pstore_error_kind(int err);
+
 /* ---- block storage ---------------------------------------------------- */
 
-/*
- * Where blocks live.  Every name is a short relative name such as
- * "blocks/0000018c5f2e4000-9f2c...pblk" (letters, digits, '-', '.', '/').
- * Each function returns 0 or a negative errno; -ENOENT only when the
- * object does not exist.  Implementations must be safe to call from
- * several threads.
- *  put:  create name holding data[0..len) atomically and durably: after
- *        0 a get returns exactly these bytes, after a failure or a crash
- *        either nothing or all of them.  An existing name is success
- *        (blocks are named by content).
- *  get:  append bytes [off, off + len) of name to out (len 0: to the
- *        end); fewer only at the end of the object.
- *  list: call fn for every name under prefix (any order); fn's non-zero
- *        return stops the listing and is returned.
- *  del:  remove name; -ENOENT when absent.
- *  release: free ctx (may be NULL).
- * Optional (NULL when the storage has no such thing):
- *  claim: create name holding data[0..len) only if it does not exist:
- *        -EEXIST when it does (someone else's, whatever its content).
- *        Required by pstore_opts.shared (the block index's entries).
- *  fetch: a hint that name is about to be read at length (a query or a
- *        merge loads it): a storage with a local cache may bring it
- *        whole now; an error is not fatal (the reads then go remote).
- *  renew: write name holding data[0..len), replacing what is there (a
- *        writer's lease).
- *  mtime: *sec = when name was last written, by the storage's own clock
- *        (seconds since the epoch; a bucket's Last-Modified), so that two
- *        stores compare times without trusting each other's clock.
- * renew and mtime are required for the takeover of a dead writer's log
- * (pstore_opts.shared; without them a store writes its log objects but
- * takes no lease and takes nothing over).
- */
-struct pstore_blockio {
-	size_t sz; /* sizeof(struct pstore_blockio) */
-	void *ctx;
-	int (*put)(void *ctx, const char *name, const void *data, size_t len);
-	int (*get)(void *ctx, const char *name, uint64_t off, size_t len,
-		   struct ember_buf *out);
-	int (*list)(void *ctx, const char *prefix,
-		    int (*fn)(void *arg, const char *name, uint64_t size), void *arg);
-	int (*del)(void *ctx, const char *name);
-	void (*release)(void *ctx);
-	int (*claim)(void *ctx, const char *name, const void *data, size_t len);
-	int (*fetch)(void *ctx, const char *name);
-	int (*renew)(void *ctx, const char *name, const void *data, size_t len);
-	int (*mtime)(void *ctx, const char *name, int64_t *sec);
-};
+/* struct pstore_blockio, where blocks live: blockio/pstore_blockio.h. */
 
 /* The local-directory implementation over dir (created if missing):
  * files written to a temporary name, fsynced, renamed, the directory
@@ -272,8 +239,9 @@ struct pstore_append_opts {
 /*
  * Store one profile (read, not kept: the store copies what it needs).
  * Returns 0 once the profile is durable (fsynced) and queryable; nothing
- * of it is visible before.  Errors: -PSTORE_ERR_LIMIT, -PSTORE_ERR_LABEL,
- * -PSTORE_ERR_SERIES_LIMIT (why says which limit and the value), -EINVAL
+ * of it is visible before.  Errors: -PSTORE_ERR_TOO_LARGE (bytes, samples),
+ * -PSTORE_ERR_LIMIT, -PSTORE_ERR_LABEL, -PSTORE_ERR_SERIES_LIMIT (why
+ * says which limit and the value), -EINVAL
  * (no sample types), -EIO / -ENOSPC (the log; nothing stored),
  * -PSTORE_ERR_CLOSED (an earlier log failure), -ENOMEM.
  */
@@ -308,134 +276,14 @@ struct pstore_query_opts {
 
 /*
  * Merge the profiles of sel (type required) by summing each stack.
- * *out is a new result to pstore_result_free() (possibly with no
+ * *out is a new result to pmodel_result_free() (possibly with no
  * samples).  Errors: -PSTORE_ERR_SELECTOR, -PSTORE_ERR_TYPE,
  * -PSTORE_ERR_CORRUPT (a block it needs fails its checks: never taken as
  * empty), an errno of the block storage, -ENOMEM.
  */
 int pstore_query(struct pstore *s, const struct pstore_selection *sel,
-		 const struct pstore_query_opts *o, struct pstore_result **out,
+		 const struct pstore_query_opts *o, struct pmodel_result **out,
 		 char *why, size_t why_size);
-
-/* A result from one decoded pprof (offline diffs): its samples of type
- * (NULL: the profile's default type). */
-int pstore_result_from_pprof(const struct pprof_profile *p, const char *type,
-			     struct pstore_result **out, char *why, size_t why_size);
-
-void pstore_result_free(struct pstore_result *r);
-
-/* What a result holds. */
-struct pstore_result_info {
-	const char *type;	/* full type ID; valid while r lives */
-	int64_t total;		/* sum of every stack's value */
-	int64_t period;
-	uint64_t profiles;	/* profiles merged */
-	uint64_t stacks;	/* distinct stacks */
-	int64_t min_time_ns, max_time_ns;
-};
-
-void pstore_result_info(const struct pstore_result *r, struct pstore_result_info *out);
-
-/* ---- outputs ----------------------------------------------------------- */
-
-/* Where an output goes: called with successive pieces; a negative return
- * stops the output and is returned. */
-typedef int (*pstore_write_fn)(void *ctx, const void *data, size_t len);
-
-/* A pstore_write_fn appending to the struct ember_buf ctx. */
-int pstore_write_buf(void *ctx, const void *data, size_t len);
-
-/* pprof, gzip-compressed (what `go tool pprof` reads), into out. */
-int pstore_write_pprof(const struct pstore_result *r, struct ember_buf *out);
-/* Folded stacks, "root;...;leaf value\n", in tree order (children sorted
- * by name). */
-int pstore_write_folded(const struct pstore_result *r, pstore_write_fn fn, void *ctx);
-
-/* One row of the top table: per function, self and cumulative (each
- * stack counted once however often the function recurses in it). */
-struct pstore_top_row {
-	const char *name;
-	int64_t self, total;
-	double self_pct, total_pct; /* of the result's total */
-	const char *file;	    /* the function's source file, "" unknown */
-};
-
-/* The top table, sorted by self (then total, then name), at most n rows
- * (0: all).  *rows is one allocation of *nrows rows and their names, to
- * free(). */
-int pstore_result_top(const struct pstore_result *r, size_t n,
-		      struct pstore_top_row **rows, size_t *nrows);
-/* As text (pprof -top's columns) or JSON ({"total":..,"rows":[..]}). */
-int pstore_write_top(const struct pstore_result *r, size_t n, bool json,
-		     pstore_write_fn fn, void *ctx);
-/* {"name":"total","self":0,"total":N,"children":[...]}. */
-int pstore_write_tree_json(const struct pstore_result *r, pstore_write_fn fn, void *ctx);
-
-struct pstore_svg_opts {
-	size_t sz;
-	const char *title; /* NULL: "Flame Graph" */
-	int width;	   /* px; 0: 1200 */
-	bool icicle;	   /* root at the top */
-};
-
-/* One self-contained interactive SVG (hover, click to zoom, search). */
-int pstore_write_flamegraph(const struct pstore_result *r, const struct pstore_svg_opts *o,
-			    pstore_write_fn fn, void *ctx);
-
-/* ---- diff -------------------------------------------------------------- */
-
-struct pstore_diff_opts {
-	size_t sz;
-	double min_abs_pct;	/* flag past this change of share, in points: 0.5 */
-	double min_rel;		/* ... and this relative change: 0.1 (10%) */
-	double min_z;		/* ... and this many noise sigmas: 3 */
-};
-
-/*
- * Compare base and new (neither kept) after normalizing each to fractions
- * of its own total.  *out to pstore_diff_free().  -PSTORE_ERR_TYPE when
- * their sample types or units differ, -ENOMEM.
- */
-int pstore_diff_new(const struct pstore_result *base, const struct pstore_result *new_,
-		    const struct pstore_diff_opts *o, struct pstore_diff **out);
-void pstore_diff_free(struct pstore_diff *d);
-
-/* One function of the regression table; shares in percent of each side's
- * total. */
-struct pstore_diff_row {
-	const char *name;
-	double base_self_pct, new_self_pct, base_total_pct, new_total_pct;
-	double delta_self_pct, delta_total_pct; /* new - base, points */
-	double rel_self;	/* delta / base share (INFINITY for a new one) */
-	double noise_self_pct;	/* one sigma of the self delta from counts */
-	double z;		/* delta_self / noise */
-	int64_t base_self, new_self, base_total, new_total; /* raw values */
-	bool flagged;		/* past all three thresholds */
-};
-
-/* Rows sorted by delta_self_pct (grown first, vanished last); *rows is
- * one allocation with the names, to free(). */
-int pstore_diff_table(const struct pstore_diff *d, struct pstore_diff_row **rows,
-		      size_t *nrows);
-int pstore_write_diff_table(const struct pstore_diff *d, size_t n, bool json,
-			    pstore_write_fn fn, void *ctx);
-/* "stack base new\n" as difffolded.pl writes (raw values; normalize:
- * base scaled to new's total, as difffolded.pl -n). */
-int pstore_write_diff_folded(const struct pstore_diff *d, bool normalize,
-			     pstore_write_fn fn, void *ctx);
-/* The union tree as JSON, both sides' raw values per frame:
- * {"name":"total","base_self":..,"base_total":..,"new_self":..,"new_total":..,
- *  "children":[...]}, children sorted by name. */
-int pstore_write_diff_tree_json(const struct pstore_diff *d, pstore_write_fn fn, void *ctx);
-/* The totals of both sides. */
-void pstore_diff_totals(const struct pstore_diff *d, int64_t *base, int64_t *new_);
-/* Differential flame graph: red grew, blue shrank. */
-int pstore_write_diff_flamegraph(const struct pstore_diff *d, const struct pstore_svg_opts *o,
-				 pstore_write_fn fn, void *ctx);
-/* pprof (gzip) holding new scaled to base's total and base negated with
- * the label pprof::base=true: `go tool pprof -top` on it prints what
- * `go tool pprof -top -normalize -diff_base base new` prints. */
-int pstore_write_diff_pprof(const struct pstore_diff *d, struct ember_buf *out);
 
 /* ---- discovery, series, coverage ---------------------------------------- */
 

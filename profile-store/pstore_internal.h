@@ -1,18 +1,16 @@
 /*
  * pstore_internal.h - what only profile-store/ sees.  Its functions carry
  * the component's prefix too (pstore_), so the library exports no other;
- * its macros are PS_.
+ * its macros are PS_.  The dictionary, the string table, the result's
+ * layout and the profile types it fills and reads are the model's
+ * (profile-model/pmodel.h, the data model half); the block-storage
+ * interface is blockio/pstore_blockio.h.
  *
  * One concept a file:
  *   errors.c        pstore_strerror (reasons: common.h's EMBER_FAIL)
- *   hash.c          the checksum of sections and log records
  *   block_name.c    blocks named by sha256; puts read back and compared
- *   strtab.c        interned strings
- *   dict.c          the dictionary: functions, mappings, locations, stack nodes
- *   dict_import.c   entries of one dictionary interned into another
  *   labels.c        label validation, sorting, the series key
  *   seriestab.c     series (labels x sample types) and profile types
- *   types.c         profile type names, aliases, the profile's name
  *   lindex.c        the label index (name -> values -> series)
  *   limits.c        ingest limits and their defaults
  *   rows.c          one profile's rows, sorted and summed per stack
@@ -43,13 +41,7 @@
  *   block_query.c   one block's share of a query
  *   scan.c          selections without rows: discovery, totals, coverage
  *   discovery.c, series_totals.c, coverage_query.c  those three calls
- *   result.c        the merged result: dictionary + value per stack
  *   resolve.c       resolver callbacks applied to a dictionary
- *   ntree.c         the tree of frame names (outputs, diffs)
- *   out.c           buffered writing, XML and JSON escaping
- *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
- *   svg_script.c    the outputs; the flame graph's script
- *   diff.c, diff_table.c, diff_out.c, diff_tree.c  the diff and its outputs
  */
 #ifndef EMBER_PSTORE_INTERNAL_H
 #define EMBER_PSTORE_INTERNAL_H
@@ -77,73 +69,6 @@ EMBER_VEC_DEF(pstore_labels, struct pstore_label);
 EMBER_VEC_DEF(pstore_u32s, uint32_t);
 EMBER_VEC_DEF(pstore_strs, char *);
 EMBER_VEC_DEF(pstore_u64s, uint64_t);
-
-/* qsort/qsort_r/memcpy that accept (NULL, 0), which libc's do not
- * promise (UBSan holds them to it). */
-static inline void pstore_qsort(void *base, size_t n, size_t size,
-			    int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, cmp);
-}
-
-static inline void pstore_qsort_r(void *base, size_t n, size_t size,
-			      int (*cmp)(const void *, const void *, void *), void *ctx)
-{
-	if (n > 1)
-		qsort_r(base, n, size, cmp, ctx);
-}
-
-static inline void pstore_memcpy(void *dst, const void *src, size_t n)
-{
-	if (n)
-		memcpy(dst, src, n);
-}
-
-/* ---- hashing (hash.c) --------------------------------------------------- */
-
-uint64_t pstore_hash(const void *data, size_t len, uint64_t seed);
-
-static inline uint64_t pstore_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-/* Sets of element indexes: common.h's struct ember_hset, with uint32_t
- * ids; ops name an element's hash (for building a set over existing
- * elements) and its equality. */
-struct pstore_hset_ops {
-	uint64_t (*hash)(const void *ctx, size_t idx);
-	bool (*equal)(const void *ctx, size_t idx, const void *key);
-};
-
-static inline uint32_t pstore_hset_find(const struct ember_hset *s, const struct pstore_hset_ops *ops,
-				    const void *ctx, uint64_t h, const void *key)
-{
-	size_t i = ember_hset_find(s, h, ops->equal, ctx, key);
-
-	return i == SIZE_MAX ? UINT32_MAX : (uint32_t)i;
-}
-
-/* Add idx under its hash h. */
-static inline int pstore_hset_insert(struct ember_hset *s, const struct pstore_hset_ops *ops,
-				 const void *ctx, uint32_t idx, uint64_t h)
-{
-	(void)ops, (void)ctx;
-	return ember_hset_insert(s, h, idx);
-}
-
-/* Values are summed wrapping (two's complement): a profile or a block
- * may hold any int64, and an overflow must not be undefined. */
-static inline int64_t pstore_add(int64_t a, int64_t b)
-{
-	return (int64_t)((uint64_t)a + (uint64_t)b);
-}
 
 static inline int64_t pstore_mul(int64_t a, int64_t b)
 {
@@ -204,113 +129,7 @@ static inline uint64_t pstore_rd64(const uint8_t *p)
 	return (uint64_t)pstore_rd32(p) | (uint64_t)pstore_rd32(p + 4) << 32;
 }
 
-/* ---- strings (strtab.c) ------------------------------------------------- */
-
-/* Invariants: string 0 is ""; every string is NUL-terminated in bytes at
- * off[id]; equal strings have one id (when interned). */
-struct pstore_strtab {
-	struct ember_buf bytes;
-	EMBER_VEC(uint32_t) off;
-	struct ember_hset set;
-};
-
-int pstore_strtab_init(struct pstore_strtab *t);
-void pstore_strtab_release(struct pstore_strtab *t);
-/* Id of s[0..len) (no NUL inside), adding it.  0, -ENOMEM, -E2BIG. */
-int pstore_strtab_intern(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id);
-static inline int pstore_strtab_intern0(struct pstore_strtab *t, const char *s, uint32_t *id)
-{
-	return pstore_strtab_intern(t, s ? s : "", s ? strlen(s) : 0, id);
-}
-/* Id of s[0..len) in an interned table, or UINT32_MAX. */
-uint32_t pstore_strtab_find(const struct pstore_strtab *t, const char *s, size_t len);
-/* Add without deduplication (decoders: the table is not interned into
- * until pstore_strtab_index() builds the set). */
-int pstore_strtab_add(struct pstore_strtab *t, const char *s, size_t len, uint32_t *id);
-static inline const char *pstore_str(const struct pstore_strtab *t, uint32_t id)
-{
-	return t->bytes.data + t->off.v[id];
-}
-static inline size_t pstore_strtab_count(const struct pstore_strtab *t)
-{
-	return t->off.n;
-}
-
-/* ---- the dictionary (dict.c, dict_import.c) ------------------------------ */
-
-struct pstore_func {
-	uint32_t name, system_name, filename;
-	int64_t start_line;
-};
-
-struct pstore_map {
-	uint64_t start, limit, offset;
-	uint32_t filename, build_id;
-};
-
-struct pstore_loc {
-	uint64_t address;
-	uint32_t mapping; /* 0: none, else index + 1 */
-	uint32_t line_off, nlines;
-};
-
-struct pstore_line {
-	uint32_t func;
-	int64_t line;
-};
-
-/*
- * struct pstore_dict - what a block (or a head, or a result) stores once.
- * Invariants: node 0 is the root (the empty stack); every other node's
- * parent is smaller than the node; node_loc[n] names a location; every
- * reference lies inside its table.  A stack is a node: its frames are the
- * locations on the path to the root, the node's own first (leaf).
- */
-struct pstore_dict {
-	struct pstore_strtab str;
-	EMBER_VEC(struct pstore_func) funcs;
-	EMBER_VEC(struct pstore_map) maps;
-	EMBER_VEC(struct pstore_loc) locs;
-	EMBER_VEC(struct pstore_line) lines;
-	EMBER_VEC(uint32_t) node_parent;
-	EMBER_VEC(uint32_t) node_loc;
-	/* Interning sets, built on the first intern call. */
-	struct ember_hset func_set, map_set, loc_set, node_set;
-	bool indexed;
-};
-
-int pstore_dict_init(struct pstore_dict *d);
-void pstore_dict_release(struct pstore_dict *d);
-/* Build the interning sets over what a decoder filled in. */
-int pstore_dict_index(struct pstore_dict *d);
-int pstore_dict_func(struct pstore_dict *d, const struct pstore_func *f, uint32_t *id);
-int pstore_dict_map(struct pstore_dict *d, const struct pstore_map *m, uint32_t *id);
-/* Location of mapping (0 or index + 1), address and lines[0..n). */
-int pstore_dict_loc(struct pstore_dict *d, uint32_t mapping, uint64_t address,
-		const struct pstore_line *lines, uint32_t n, uint32_t *id);
-int pstore_dict_node(struct pstore_dict *d, uint32_t parent, uint32_t loc, uint32_t *id);
-size_t pstore_dict_bytes(const struct pstore_dict *d);
-static inline size_t pstore_dict_nodes(const struct pstore_dict *d)
-{
-	return d->node_parent.n;
-}
-
-/* Maps from one dictionary's ids to another's, filled lazily
- * (UINT32_MAX: not yet).  dict_import.c. */
-struct pstore_import {
-	const struct pstore_dict *src;
-	struct pstore_dict *dst;
-	uint32_t *str, *func, *map, *loc, *node;
-};
-
-int pstore_import_init(struct pstore_import *im, const struct pstore_dict *src,
-		       struct pstore_dict *dst);
-void pstore_import_release(struct pstore_import *im);
-int pstore_import_node(struct pstore_import *im, uint32_t node, uint32_t *out);
-int pstore_import_loc(struct pstore_import *im, uint32_t loc, uint32_t *out);
-int pstore_import_str(struct pstore_import *im, uint32_t s, uint32_t *out);
-
-/* ---- labels and series (labels.c, seriestab.c, types.c) ------------------ */
+/* ---- labels and series (labels.c, seriestab.c) -------------------------- */
 
 /* A label of a series: string ids of its table. */
 struct pstore_lpair {
@@ -336,7 +155,7 @@ struct pstore_series {
  * build IDs).  Series keys are unique in a table.
  */
 struct pstore_seriestab {
-	struct pstore_strtab str;
+	struct pmodel_strtab str;
 	struct ember_hash_key ident;	/* keys series (pstore_series_key) */
 	EMBER_VEC(struct pstore_type) types;
 	EMBER_VEC(struct pstore_series) series;
@@ -353,7 +172,7 @@ void pstore_seriestab_release(struct pstore_seriestab *t);
 int pstore_seriestab_type(struct pstore_seriestab *t, const char *const f[5], uint32_t *id);
 static inline const char *pstore_type_str(const struct pstore_seriestab *t, uint32_t type)
 {
-	return pstore_str(&t->str, t->types.v[type].id);
+	return pmodel_str(&t->str, t->types.v[type].id);
 }
 /* Id of the series with labels (sorted by name, names unique) and types;
  * *added says whether it is new. */
@@ -384,17 +203,6 @@ int pstore_labels_check(struct pstore_label *labels, size_t n, const struct psto
 		    struct ember_diag *d);
 bool pstore_label_name_valid(const char *name);
 void pstore_labels_sort(struct pstore_label *labels, size_t n);
-
-/* types.c: the profile's name when no __name__ is given ("process_cpu",
- * "memory", ...), from its period type and sample types. */
-const char *pstore_profile_name(const struct pprof_profile *p);
-/* A query's type: a full ID (5 fields) or an alias, resolved against the
- * distinct type IDs known (ids[0..n), sorted).  *out points into ids or
- * is a copy of text to free(). */
-int pstore_type_resolve(const char *text, char *const *ids, size_t n, char **out,
-		    struct ember_diag *d);
-/* Whether a type ID's sample type/unit has unit "count". */
-bool pstore_type_is_count(const char *sample_unit);
 
 /* ---- label index (lindex.c) ---------------------------------------------- */
 
@@ -511,10 +319,11 @@ struct pstore_ingest {
 /*
  * Intern p's samples into dict: one group per distinct set of string
  * sample labels (all in group 0 unless split_labels), rows summed per
- * stack.  lim NULL: no limits (offline).  -PSTORE_ERR_LIMIT,
- * -PSTORE_ERR_LABEL (a sample label name), -ENOMEM, with d set.
+ * stack.  lim NULL: no limits (offline).  -PSTORE_ERR_TOO_LARGE (samples),
+ * -PSTORE_ERR_LIMIT (stack depth), -PSTORE_ERR_LABEL (a sample label
+ * name), -ENOMEM, with d set.
  */
-int pstore_ingest_profile(struct pstore_dict *dict, const struct pprof_profile *p,
+int pstore_ingest_profile(struct pmodel_dict *dict, const struct pprof_profile *p,
 		      const struct pstore_limits *lim, bool split_labels,
 		      struct pstore_ingest *out, struct ember_diag *d);
 void pstore_ingest_release(struct pstore_ingest *in);
@@ -536,7 +345,7 @@ struct pstore_head {
 				 * taken over (takeover.c) */
 	int64_t created_ns;
 	bool sealed;
-	struct pstore_dict dict;
+	struct pmodel_dict dict;
 	struct pstore_seriestab series;
 	EMBER_VEC(struct pstore_prof) profs;
 	EMBER_VEC(uint8_t) state;	/* enum pstore_prof_state per profile */
@@ -651,7 +460,7 @@ EMBER_VEC_DEF(pstore_streams, struct pstore_stream);
 struct pstore_bdata {
 	atomic_int refs;
 	size_t bytes;
-	struct pstore_dict dict;
+	struct pmodel_dict dict;
 	EMBER_VEC(struct pstore_prof) profs;
 	EMBER_VEC(int64_t) totals;
 	EMBER_VEC(struct pstore_cov) cov;
@@ -666,7 +475,7 @@ void pstore_bdata_unref(struct pstore_bdata *b);
 /* Input of the block encoder: one partition's profiles of a source
  * (head or merge staging), selected by prof index. */
 struct pstore_block_src {
-	const struct pstore_dict *dict;
+	const struct pmodel_dict *dict;
 	const struct pstore_seriestab *series;
 	const struct pstore_prof *profs;
 	const uint32_t *sel; /* indexes into profs */
@@ -720,7 +529,7 @@ int pstore_block_decode_labels(const uint8_t *data, size_t len, const struct pst
 /* The dictionary sections, PROFILES and STREAMS into b (checked against
  * the series table t). */
 int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
-			 const size_t len[PS_SEC_KIND_MAX], struct pstore_dict *dict,
+			 const size_t len[PS_SEC_KIND_MAX], struct pmodel_dict *dict,
 			 struct ember_diag *d);
 int pstore_block_decode_profiles(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
 			     const struct pstore_block_meta *m, struct pstore_bdata *b,
@@ -760,7 +569,7 @@ struct pstore_sum_in {
 	const uint8_t *vals, *vals_end;
 	int64_t factor;
 	uint32_t nnodes;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 };
 int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d);
 /* Every row of a series (compaction): nodes[nrows] from a stacks stream;
@@ -1023,22 +832,8 @@ int pstore_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
 		int (*fn)(void *ctx, const uint8_t *payload, size_t len), void *ctx,
 		uint64_t *torn, struct ember_diag *d);
 
-/* ---- results (result.c, resolve.c, ntree.c) --------------------------------- */
+/* ---- resolution (resolve.c) --------------------------------- */
 
-struct pstore_result {
-	struct pstore_dict dict;
-	EMBER_VEC(int64_t) self; /* per node */
-	char *type;
-	char *sample_type, *sample_unit, *period_type, *period_unit;
-	int64_t period;
-	uint64_t profiles;
-	int64_t min_time, max_time;
-};
-
-int pstore_result_new(const char *type_id, struct pstore_result **out);
-/* Add self[] (per node of src) into r. */
-int pstore_result_add(struct pstore_result *r, const struct pstore_dict *src, const int64_t *self);
-int64_t pstore_result_total(const struct pstore_result *r);
 /* Why a build ID's frames stayed unresolved (the first reason given). */
 struct pstore_reason {
 	char *build_id, *reason;
@@ -1049,7 +844,7 @@ void pstore_reasons_free(struct pstore_reasons *r);
 /* Apply a resolver to d's unresolved locations (those without lines, in
  * a mapping), one call per mapping; *changed says whether any got lines.
  * reasons (may be NULL) collects the failures' reasons per build ID. */
-int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
+int pstore_resolve_dict(struct pmodel_dict *d, pstore_resolve_fn fn, void *ctx,
 		    struct pstore_reasons *reasons, bool *changed, struct ember_diag *diag);
 
 /* ---- compaction (compact.c, background.c) -------------------------------- */
@@ -1110,7 +905,7 @@ struct pstore_qctx {
 	const struct pstore_selector *sel;
 	const char *type; /* resolved full ID; NULL: any (discovery) */
 	int64_t from, to; /* [from, to) */
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	struct pstore_cache *cache;
 	struct ember_diag *d;
 };
@@ -1132,7 +927,7 @@ bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int6
 /* Sum a block's matching rows into q->r. */
 int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q);
 /* Note a matched profile in the result's counts. */
-static inline void pstore_result_note(struct pstore_result *r, const struct pstore_prof *p)
+static inline void pstore_result_note(struct pmodel_result *r, const struct pstore_prof *p)
 {
 	r->profiles++;
 	if (!r->period)
@@ -1161,133 +956,5 @@ int pstore_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool
 		  struct pstore_scan *sc, struct pstore_snapshot *snap, struct ember_diag *d);
 void pstore_scan_end(struct pstore_scan *sc, struct pstore_snapshot *snap);
 
-
-/* Tree of frame names (ntree.c): node 0 the root, every parent before
- * its children; a location with inlined frames is several nodes.  Names
- * are the tree's own strings. */
-struct pstore_ntree {
-	struct pstore_strtab names;
-	EMBER_VEC(uint32_t) parent;
-	EMBER_VEC(uint32_t) name;
-	EMBER_VEC(int64_t) self;
-	EMBER_VEC(int64_t) total;
-	EMBER_VEC(uint32_t) file; /* per name id: its function's source file (a name
-				     id too; 0 unknown), the first one seen */
-	EMBER_VEC(int64_t) line;  /* per node: the source line of its frames, 0 when
-				     unknown or when they name different lines */
-	struct ember_hset set;
-	uint32_t *first, *next; /* children sorted by name (pstore_ntree_finish) */
-};
-
-/* The source file of name id name ("" when unknown). */
-static inline const char *pstore_ntree_file(const struct pstore_ntree *t, uint32_t name)
-{
-	return pstore_str(&t->names, name < t->file.n ? t->file.v[name] : 0);
-}
-
-int pstore_ntree_init(struct pstore_ntree *t);
-void pstore_ntree_release(struct pstore_ntree *t);
-/* The child of parent named name[0..len), added when absent. */
-int pstore_ntree_child(struct pstore_ntree *t, uint32_t parent, const char *name, size_t len,
-		   uint32_t *out);
-/* Node n's frames come from file and line (line -1: none seen, as in
- * t->line): the name's file when it has none yet, the node's line unless
- * another was seen.  0 or -ENOMEM. */
-int pstore_ntree_note_source(struct pstore_ntree *t, uint32_t n, const char *file, int64_t line);
-/* The tree of r (self values summed per frame path), finished. */
-int pstore_ntree_build(const struct pstore_result *r, struct pstore_ntree *t);
-/* Totals from selves, and the sorted children lists. */
-int pstore_ntree_finish(struct pstore_ntree *t);
-static inline size_t pstore_ntree_count(const struct pstore_ntree *t)
-{
-	return t->parent.n;
-}
-/* "a;b;c" of node n into b (reset first). */
-int pstore_ntree_path(const struct pstore_ntree *t, uint32_t n, struct ember_buf *b);
-/* Per name: self, and total counting each stack once however often the
- * name recurses in it; out indexed by name id (t->names). */
-struct pstore_fstat {
-	int64_t self, total;
-};
-int pstore_ntree_functions(const struct pstore_ntree *t, struct pstore_fstat **out);
-/* Visit nodes depth first, children in name order: fn(enter) before a
- * node's children, fn(!enter) after them.  fn's negative return stops
- * the walk; a positive one on entering skips the node's children (and
- * its exit call). */
-int pstore_ntree_walk(const struct pstore_ntree *t, int (*fn)(void *ctx, uint32_t n, int depth,
-						       bool enter), void *ctx);
-
-/* ---- writing (out_*.c) --------------------------------------------------- */
-
-/* Buffered writer over a pstore_write_fn. */
-struct pstore_out {
-	pstore_write_fn fn;
-	void *ctx;
-	struct ember_buf buf;
-	int err;
-};
-
-void pstore_out_init(struct pstore_out *o, pstore_write_fn fn, void *ctx);
-int pstore_out_write(struct pstore_out *o, const void *data, size_t len);
-int pstore_out_printf(struct pstore_out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static inline int pstore_out_str(struct pstore_out *o, const char *s)
-{
-	return pstore_out_write(o, s, strlen(s));
-}
-/* Escaped for XML text and attributes. */
-int pstore_out_xml(struct pstore_out *o, const char *s);
-/* A JSON string literal. */
-int pstore_out_json(struct pstore_out *o, const char *s);
-/* Flush and release; returns the first error. */
-int pstore_out_finish(struct pstore_out *o);
-
-/* The flame graph renderer shared by the plain and the differential one
- * (out_svg.c): frames of tree t, each as wide as width[n] (a fraction of
- * the root), coloured and titled by the callbacks. */
-struct pstore_svg_src {
-	const struct pstore_ntree *t;
-	const double *width;
-	void (*fill)(const void *ctx, uint32_t n, char rgb[32]);
-	void (*title)(const void *ctx, uint32_t n, struct pstore_out *o);
-	const void *ctx;
-	const char *subtitle;
-	const char *legend; /* NULL, or a line under the title */
-};
-
-int pstore_svg_render(const struct pstore_svg_src *src, const struct pstore_svg_opts *o,
-		  pstore_write_fn fn, void *ctx);
-extern const char pstore_svg_script[];
-/* A value with its unit, human-readable ("1.25 s", "3.1 MB", "120"). */
-void pstore_format_value(double v, const char *unit, char *buf, size_t size);
-
-/* The pprof of a dict's stacks: values per node; labels per call. */
-struct pstore_pprof_add {
-	const struct pstore_dict *dict;
-	const int64_t *self;
-	double scale;	/* multiply values (rounded) */
-	bool base;	/* label pprof::base=true */
-};
-
-int pstore_pprof_begin(const struct pstore_result *r, struct pprof_profile **out);
-int pstore_pprof_add(struct pprof_profile *p, const struct pstore_pprof_add *a);
-
-/* ---- diff (diff.c) ----------------------------------------------------------- */
-
-struct pstore_diff {
-	struct pstore_result *base, *new_; /* copies */
-	struct pstore_ntree bt, nt;		   /* each side's tree */
-	struct pstore_ntree ut;		   /* the union: self/total are new's */
-	EMBER_VEC(int64_t) ub_self, ub_total; /* ... and base's, per union node */
-	struct pstore_diff_opts opts;
-	int64_t btotal, ntotal;
-	double bquant, nquant;		   /* value of one sample, for the noise */
-};
-
-/* Value of one sample of a result, for noise estimates: its period when
- * the period is in the unit of the values, else 1. */
-double pstore_result_quantum(const struct pstore_result *r);
-/* Copy r (dictionary and values). */
-int pstore_result_copy(const struct pstore_result *r, struct pstore_result **out);
 
 #endif /* EMBER_PSTORE_INTERNAL_H */

@@ -71,7 +71,7 @@ static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col, 
 		sum_head_rows(h, p, h->series.series.v[p->series].ntypes, col[p->series], self);
 		pstore_result_note(q->r, p);
 	}
-	return pstore_result_add(q->r, &h->dict, self);
+	return pmodel_result_add(q->r, &h->dict, self);
 }
 
 static int head_query(struct pstore_head *h, struct pstore_qctx *q)
@@ -88,7 +88,7 @@ static int head_query(struct pstore_head *h, struct pstore_qctx *q)
 		err = -ENOMEM;
 	if (!err)
 		err = pstore_plan(q, &h->series, &ix, col, &any);
-	if (!err && any && !(self = calloc(pstore_dict_nodes(&h->dict), sizeof(*self))))
+	if (!err && any && !(self = calloc(pmodel_dict_nodes(&h->dict), sizeof(*self))))
 		err = -ENOMEM;
 	if (!err && any)
 		err = head_sum(h, q, col, self);
@@ -129,7 +129,7 @@ static void sort_unique(struct pstore_strs *v)
 {
 	size_t out = 0;
 
-	pstore_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+	ember_qsort(v->v, v->n, sizeof(*v->v), cmp_str);
 	for (size_t i = 0; i < v->n; i++) {
 		if (out && strcmp(v->v[out - 1], v->v[i]) == 0) {
 			free(v->v[i]);
@@ -169,13 +169,13 @@ int pstore_query_type(const struct pstore_selection *sel, const struct pstore_se
 
 	EMBER_FAIL_IF(!text, d, -PSTORE_ERR_TYPE, "no profile type given (e.g. 'cpu')");
 	EMBER_FORWARD_IF_ERROR(pstore_snapshot_types(snap, &ids));
-	err = pstore_type_resolve(text, ids.v, ids.n, out, d);
+	err = pmodel_type_resolve(text, ids.v, ids.n, out, d);
 	pstore_strs_free(&ids);
 	return err;
 }
 
 static int run(struct pstore *s, const struct pstore_selection *sel,
-	       const struct pstore_query_opts *o, struct pstore_result **out, struct ember_diag *d)
+	       const struct pstore_query_opts *o, struct pmodel_result **out, struct ember_diag *d)
 {
 	struct pstore_qctx q = { .from = sel ? sel->from_ns : 0, .d = d, .cache = &s->cache };
 	struct pstore_selector *parsed = NULL;
@@ -191,7 +191,7 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 		err = pstore_query_type(sel, parsed, &snap, &type, d);
 	q.type = type;
 	if (!err)
-		err = pstore_result_new(type, &q.r);
+		err = pmodel_result_new(type, &q.r);
 	for (size_t i = 0; !err && i < snap.heads.n; i++)
 		err = head_query(snap.heads.v[i], &q);
 	for (size_t i = 0; !err && i < snap.blocks.n; i++)
@@ -204,7 +204,7 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 	pstore_selector_free(parsed);
 	free(type);
 	if (err) {
-		pstore_result_free(q.r);
+		pmodel_result_free(q.r);
 		return err;
 	}
 	*out = q.r;
@@ -212,7 +212,7 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 }
 
 int pstore_query(struct pstore *s, const struct pstore_selection *sel,
-		 const struct pstore_query_opts *o, struct pstore_result **out,
+		 const struct pstore_query_opts *o, struct pmodel_result **out,
 		 char *why, size_t why_size)
 {
 	struct ember_diag d = ember_diag_make(why, why_size);

@@ -104,7 +104,7 @@ static int on_record(void *ctx, const uint8_t *payload, size_t len)
 {
 	struct replay *rp = ctx;
 
-	pstore_memcpy(rp->h->writer, rp->writer, 16); /* the header's, scanned first */
+	ember_memcpy(rp->h->writer, rp->writer, 16); /* the header's, scanned first */
 	return pstore_replay_record(rp->s, rp->h, payload, len, &rp->skipped, &rp->failed);
 }
 
@@ -224,7 +224,7 @@ static int list_segments(struct pstore *s, struct pstore_u64s *seqs)
 			err = EMBER_VEC_APPEND(seqs, seq);
 	}
 	closedir(dir);
-	pstore_qsort(seqs->v, seqs->n, sizeof(*seqs->v), cmp_u64);
+	ember_qsort(seqs->v, seqs->n, sizeof(*seqs->v), cmp_u64);
 	return err;
 }
 

@@ -68,11 +68,11 @@ void pstore_arrivals_free(struct pstore *s)
  * build ID.  Under s->mu. */
 static bool names_arrival(const struct pstore *s, const struct pstore_block *b)
 {
-	const struct pstore_strtab *t = &b->series.str;
+	const struct pmodel_strtab *t = &b->series.str;
 
-	for (size_t i = 1; i < pstore_strtab_count(t); i++)
+	for (size_t i = 1; i < pmodel_strtab_count(t); i++)
 		for (size_t k = 0; k < s->arrived.n; k++)
-			if (strcmp(pstore_str(t, (uint32_t)i), s->arrived.v[k].build_id) == 0)
+			if (strcmp(pmodel_str(t, (uint32_t)i), s->arrived.v[k].build_id) == 0)
 				return true;
 	return false;
 }

@@ -11,7 +11,7 @@
 #include "pstore_internal.h"
 
 struct pstore_resolution {
-	struct pstore_dict *d;
+	struct pmodel_dict *d;
 	const uint32_t *locs;	/* the locations asked about */
 	size_t n;
 	const char *build_id;
@@ -31,7 +31,7 @@ void pstore_reasons_free(struct pstore_reasons *r)
 int pstore_resolution_set(struct pstore_resolution *r, size_t i,
 			  const struct pstore_frame *frames, size_t n)
 {
-	struct pstore_loc *l;
+	struct pmodel_loc *l;
 	size_t off;
 
 	if (i >= r->n || !n)
@@ -41,13 +41,13 @@ int pstore_resolution_set(struct pstore_resolution *r, size_t i,
 		return -E2BIG;
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&r->d->lines, off + n));
 	for (size_t k = 0; k < n; k++) {
-		struct pstore_func f = { .start_line = frames[k].start_line };
-		struct pstore_line ln = { .line = frames[k].line };
+		struct pmodel_func f = { .start_line = frames[k].start_line };
+		struct pmodel_line ln = { .line = frames[k].line };
 
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&r->d->str, frames[k].function, &f.name));
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&r->d->str, frames[k].system_name, &f.system_name));
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&r->d->str, frames[k].filename, &f.filename));
-		EMBER_FORWARD_IF_ERROR(pstore_dict_func(r->d, &f, &ln.func));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&r->d->str, frames[k].function, &f.name));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&r->d->str, frames[k].system_name, &f.system_name));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&r->d->str, frames[k].filename, &f.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(r->d, &f, &ln.func));
 		r->d->lines.v[off + k] = ln;
 	}
 	r->d->lines.n = off + n;
@@ -81,8 +81,8 @@ int pstore_resolution_fail(struct pstore_resolution *r, size_t i, const char *re
 
 static int cmp_by_mapping(const void *a, const void *b, void *ctx)
 {
-	const struct pstore_dict *d = ctx;
-	const struct pstore_loc *x = &d->locs.v[*(const uint32_t *)a],
+	const struct pmodel_dict *d = ctx;
+	const struct pmodel_loc *x = &d->locs.v[*(const uint32_t *)a],
 				*y = &d->locs.v[*(const uint32_t *)b];
 
 	if (x->mapping != y->mapping)
@@ -94,7 +94,7 @@ static int cmp_by_mapping(const void *a, const void *b, void *ctx)
 static int resolve_mapping(struct pstore_resolution *r, pstore_resolve_fn fn, void *ctx,
 			   struct ember_diag *diag)
 {
-	const struct pstore_map *m = &r->d->maps.v[r->d->locs.v[r->locs[0]].mapping - 1];
+	const struct pmodel_map *m = &r->d->maps.v[r->d->locs.v[r->locs[0]].mapping - 1];
 	struct pstore_mapping pm = { .start = m->start, .limit = m->limit, .offset = m->offset };
 	uint64_t *addrs = malloc(r->n * sizeof(*addrs));
 	char *bid, *file;
@@ -103,8 +103,8 @@ static int resolve_mapping(struct pstore_resolution *r, pstore_resolve_fn fn, vo
 	if (!addrs)
 		return -ENOMEM;
 	/* Copies: the resolver's frames are interned into the same table. */
-	bid = strdup(pstore_str(&r->d->str, m->build_id));
-	file = strdup(pstore_str(&r->d->str, m->filename));
+	bid = strdup(pmodel_str(&r->d->str, m->build_id));
+	file = strdup(pmodel_str(&r->d->str, m->filename));
 	if (!bid || !file) {
 		free(addrs);
 		free(bid);
@@ -125,7 +125,7 @@ static int resolve_mapping(struct pstore_resolution *r, pstore_resolve_fn fn, vo
 	return err;
 }
 
-int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
+int pstore_resolve_dict(struct pmodel_dict *d, pstore_resolve_fn fn, void *ctx,
 		    struct pstore_reasons *reasons, bool *changed, struct ember_diag *diag)
 {
 	EMBER_VEC(uint32_t) todo = { 0 };
@@ -136,7 +136,7 @@ int pstore_resolve_dict(struct pstore_dict *d, pstore_resolve_fn fn, void *ctx,
 		if (!d->locs.v[i].nlines && d->locs.v[i].mapping)
 			err = EMBER_VEC_APPEND(&todo, i);
 	if (!err)
-		pstore_qsort_r(todo.v, todo.n, sizeof(*todo.v), cmp_by_mapping, d);
+		ember_qsort_r(todo.v, todo.n, sizeof(*todo.v), cmp_by_mapping, d);
 	for (size_t i = 0, j; !err && i < todo.n; i = j) {
 		for (j = i; j < todo.n && d->locs.v[todo.v[j]].mapping ==
 					      d->locs.v[todo.v[i]].mapping; j++)

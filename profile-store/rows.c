@@ -52,7 +52,7 @@ int pstore_rows_normalize(struct pstore_rows *r)
 	}
 	for (size_t i = 0; i < n; i++)
 		perm[i] = (uint32_t)i;
-	pstore_qsort_r(perm, n, sizeof(*perm), cmp_idx, &o);
+	ember_qsort_r(perm, n, sizeof(*perm), cmp_idx, &o);
 	for (size_t i = 0; i < n; i++) {
 		const int64_t *src = r->val.v + (size_t)perm[i] * c;
 
@@ -62,7 +62,7 @@ int pstore_rows_normalize(struct pstore_rows *r)
 			continue;
 		}
 		node[out] = r->node.v[perm[i]];
-		pstore_memcpy(val + out * c, src, c * sizeof(*val));
+		ember_memcpy(val + out * c, src, c * sizeof(*val));
 		out++;
 	}
 	free(perm);

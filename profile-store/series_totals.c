@@ -76,7 +76,7 @@ static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct 
 		EMBER_FORWARD_IF_ERROR(new_line(tt, t, p->series, &line));
 	if (point < tt->set->n_points)
 		tt->set->lines[line].values[point] =
-			pstore_add(tt->set->lines[line].values[point], totals[col]);
+			pmodel_add(tt->set->lines[line].values[point], totals[col]);
 	return 0;
 }
 

@@ -49,15 +49,15 @@ static bool series_equal(const void *ctx, size_t i, const void *key)
 	for (uint32_t j = 0; j < s->nlabels; j++) {
 		const struct pstore_lpair *p = &t->pairs.v[s->label_off + j];
 
-		if (strcmp(pstore_str(&t->str, p->name), k->labels[j].name) ||
-		    strcmp(pstore_str(&t->str, p->value), k->labels[j].value))
+		if (strcmp(pmodel_str(&t->str, p->name), k->labels[j].name) ||
+		    strcmp(pmodel_str(&t->str, p->value), k->labels[j].value))
 			return false;
 	}
 	return memcmp(t->type_ids.v + s->type_off, k->types, k->ntypes * sizeof(*k->types)) == 0;
 }
 
-static const struct pstore_hset_ops type_ops = { type_hash, type_equal };
-static const struct pstore_hset_ops series_ops = { series_hash, series_equal };
+static const struct pmodel_hset_ops type_ops = { type_hash, type_equal };
+static const struct pmodel_hset_ops series_ops = { series_hash, series_equal };
 
 int pstore_seriestab_init(struct pstore_seriestab *t, const struct ember_hash_key *ident)
 {
@@ -65,12 +65,12 @@ int pstore_seriestab_init(struct pstore_seriestab *t, const struct ember_hash_ke
 	t->ident = *ident;
 	EMBER_FORWARD_IF_ERROR(ember_hset_init(&t->type_set));
 	EMBER_FORWARD_IF_ERROR(ember_hset_init(&t->series_set));
-	return pstore_strtab_init(&t->str);
+	return pmodel_strtab_init(&t->str);
 }
 
 void pstore_seriestab_release(struct pstore_seriestab *t)
 {
-	pstore_strtab_release(&t->str);
+	pmodel_strtab_release(&t->str);
 	EMBER_VEC_FREE(&t->types);
 	EMBER_VEC_FREE(&t->series);
 	EMBER_VEC_FREE(&t->pairs);
@@ -82,9 +82,9 @@ void pstore_seriestab_release(struct pstore_seriestab *t)
 int pstore_seriestab_index(struct pstore_seriestab *t)
 {
 	for (uint32_t i = (uint32_t)t->type_set.used; i < t->types.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->type_set, &type_ops, t, i, type_hash(t, i)));
+		EMBER_FORWARD_IF_ERROR(pmodel_hset_insert(&t->type_set, &type_ops, t, i, type_hash(t, i)));
 	for (uint32_t i = (uint32_t)t->series_set.used; i < t->series.n; i++)
-		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->series_set, &series_ops, t, i, series_hash(t, i)));
+		EMBER_FORWARD_IF_ERROR(pmodel_hset_insert(&t->series_set, &series_ops, t, i, series_hash(t, i)));
 	return 0;
 }
 
@@ -97,15 +97,15 @@ int pstore_seriestab_type(struct pstore_seriestab *t, const char *const f[5], ui
 	snprintf(full, sizeof(full), "%.255s:%.255s:%.255s:%.255s:%.255s", f[0], f[1], f[2],
 		 f[3], f[4]);
 	for (int k = 0; k < 5; k++)
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&t->str, f[k], &ty.f[k]));
-	EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&t->str, full, &ty.id));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&t->str, f[k], &ty.f[k]));
+	EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&t->str, full, &ty.id));
 	EMBER_FORWARD_IF_ERROR(pstore_seriestab_index(t));
-	i = pstore_hset_find(&t->type_set, &type_ops, t, ember_hash_u64(&t->type_set.key, ty.id),
+	i = pmodel_hset_find(&t->type_set, &type_ops, t, ember_hash_u64(&t->type_set.key, ty.id),
 			     &ty.id);
 	if (i == UINT32_MAX) {
 		i = (uint32_t)t->types.n;
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->types, ty));
-		EMBER_FORWARD_IF_ERROR(pstore_hset_insert(&t->type_set, &type_ops, t, i,
+		EMBER_FORWARD_IF_ERROR(pmodel_hset_insert(&t->type_set, &type_ops, t, i,
 							  type_hash(t, i)));
 	}
 	*id = i;
@@ -115,7 +115,7 @@ int pstore_seriestab_type(struct pstore_seriestab *t, const char *const f[5], ui
 static uint32_t find_keyed(const struct pstore_seriestab *t, const struct series_key *k,
 			   uint64_t key)
 {
-	return pstore_hset_find(&t->series_set, &series_ops, t,
+	return pmodel_hset_find(&t->series_set, &series_ops, t,
 				ember_hash_u64(&t->series_set.key, key), k);
 }
 
@@ -150,14 +150,14 @@ static int add_series(struct pstore_seriestab *t, const struct pstore_label *lab
 	for (size_t i = 0; i < n; i++) {
 		struct pstore_lpair *p = &t->pairs.v[t->pairs.n + i];
 
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&t->str, labels[i].name, &p->name));
-		EMBER_FORWARD_IF_ERROR(pstore_strtab_intern0(&t->str, labels[i].value, &p->value));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&t->str, labels[i].name, &p->name));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&t->str, labels[i].value, &p->value));
 	}
-	pstore_memcpy(t->type_ids.v + t->type_ids.n, types, ntypes * sizeof(*types));
+	ember_memcpy(t->type_ids.v + t->type_ids.n, types, ntypes * sizeof(*types));
 	t->pairs.n += n;
 	t->type_ids.n += ntypes;
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&t->series, s));
-	return pstore_hset_insert(&t->series_set, &series_ops, t, (uint32_t)(t->series.n - 1),
+	return pmodel_hset_insert(&t->series_set, &series_ops, t, (uint32_t)(t->series.n - 1),
 				  series_hash(t, t->series.n - 1));
 }
 
@@ -190,8 +190,8 @@ const char *pstore_series_label(const struct pstore_seriestab *t, uint32_t sid, 
 	for (uint32_t i = 0; i < s->nlabels; i++) {
 		const struct pstore_lpair *p = &t->pairs.v[s->label_off + i];
 
-		if (strcmp(pstore_str(&t->str, p->name), name) == 0)
-			return pstore_str(&t->str, p->value);
+		if (strcmp(pmodel_str(&t->str, p->name), name) == 0)
+			return pmodel_str(&t->str, p->value);
 	}
 	return NULL;
 }
@@ -207,15 +207,15 @@ int pstore_seriestab_copy(struct pstore_seriestab *dst, const struct pstore_seri
 	if (se->nlabels > 256 || se->ntypes > 64)
 		return -E2BIG;
 	for (uint32_t i = 0; i < se->nlabels; i++) {
-		labels[i].name = pstore_str(&src->str, src->pairs.v[se->label_off + i].name);
-		labels[i].value = pstore_str(&src->str, src->pairs.v[se->label_off + i].value);
+		labels[i].name = pmodel_str(&src->str, src->pairs.v[se->label_off + i].name);
+		labels[i].value = pmodel_str(&src->str, src->pairs.v[se->label_off + i].value);
 	}
 	for (uint32_t i = 0; i < se->ntypes; i++) {
 		const struct pstore_type *ty = &src->types.v[src->type_ids.v[se->type_off + i]];
 		const char *f[5];
 
 		for (int k = 0; k < 5; k++)
-			f[k] = pstore_str(&src->str, ty->f[k]);
+			f[k] = pmodel_str(&src->str, ty->f[k]);
 		EMBER_FORWARD_IF_ERROR(pstore_seriestab_type(dst, f, &types[i]));
 	}
 	return pstore_seriestab_series(dst, labels, se->nlabels, types, se->ntypes, id, &added);

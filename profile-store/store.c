@@ -53,7 +53,7 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 
 	*o = def;
 	if (in) {
-		pstore_memcpy(o, in, in->sz < sizeof(*o) ? in->sz : sizeof(*o));
+		ember_memcpy(o, in, in->sz < sizeof(*o) ? in->sz : sizeof(*o));
 		o->sz = sizeof(*o);
 	}
 #define DEF(f)                                                               \
@@ -190,7 +190,7 @@ int pstore_open_segment(struct pstore *s)
 		pstore_head_unref(h);
 		return err;
 	}
-	pstore_memcpy(h->writer, s->writer, 16);
+	ember_memcpy(h->writer, s->writer, 16);
 	s->next_seq++;
 	s->head = h;
 	return 0;

@@ -136,7 +136,7 @@ static struct wlog *wlog_of(struct wlogs *l, const uint8_t id[16])
 			return &l->v[i];
 	if (EMBER_VEC_APPEND(l, ((struct wlog){ 0 })))
 		return NULL;
-	pstore_memcpy(l->v[l->n - 1].id, id, 16);
+	ember_memcpy(l->v[l->n - 1].id, id, 16);
 	return &l->v[l->n - 1];
 }
 
@@ -195,7 +195,7 @@ static int take_segment(struct pstore *s, const uint8_t w[16], uint64_t seg, cha
 	int err = h ? 0 : -ENOMEM;
 
 	if (h)
-		pstore_memcpy(h->writer, w, 16);
+		ember_memcpy(h->writer, w, 16);
 	for (size_t i = 0; !err && i < n; i++) {
 		char name[PS_LOGOBJ_NAME_MAX];
 		struct ember_buf data;
@@ -245,7 +245,7 @@ static int take_over(struct pstore *s, struct wlog *w, struct ember_diag *d)
 	x = !err && again.n ? &again.v[0] : NULL;
 	EMBER_FAIL_IF(err, d, err, "cannot list '%s': %s", name, pstore_strerror(err));
 	if (x)
-		pstore_qsort(x->recs.v, x->recs.n, sizeof(*x->recs.v), cmp_str);
+		ember_qsort(x->recs.v, x->recs.n, sizeof(*x->recs.v), cmp_str);
 	for (size_t i = 0, j; !err && x && i < x->recs.n; i = j) {
 		uint64_t seg = strtoull(x->recs.v[i], NULL, 16);
 

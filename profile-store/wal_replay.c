@@ -22,7 +22,7 @@ int pstore_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
 	}
 	EMBER_FAIL_IF(memcmp(data, PS_WAL_MAGIC, 8) != 0 || pstore_rd32(data + 8) != 1, d,
 		      -PSTORE_ERR_CORRUPT, "log segment: bad magic or version");
-	pstore_memcpy(writer, data + 16, 16);
+	ember_memcpy(writer, data + 16, 16);
 	while (p < end) {
 		uint32_t n;
 
@@ -31,7 +31,7 @@ int pstore_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
 		n = pstore_rd32(p);
 		if (n > PS_WAL_RECORD_MAX || (size_t)(end - p) - PS_WAL_RECORD_HEADER < n ||
 		    pstore_rd32(p + 4) != 0 ||
-		    pstore_rd64(p + 8) != pstore_hash(p + PS_WAL_RECORD_HEADER, n, n))
+		    pstore_rd64(p + 8) != ember_checksum64(p + PS_WAL_RECORD_HEADER, n, n))
 			break;
 		EMBER_FORWARD_IF_ERROR(fn(ctx, p + PS_WAL_RECORD_HEADER, n));
 		p += PS_WAL_RECORD_HEADER + n;

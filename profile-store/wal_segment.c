@@ -68,9 +68,9 @@ int pstore_wal_open(int dir_fd, uint64_t seq, const uint8_t writer[16], bool no_
 
 	if (!w)
 		return -ENOMEM;
-	pstore_memcpy(w->header, PS_WAL_MAGIC, 8);
+	ember_memcpy(w->header, PS_WAL_MAGIC, 8);
 	pstore_le32(w->header + 8, 1);
-	pstore_memcpy(w->header + 16, writer, 16);
+	ember_memcpy(w->header + 16, writer, 16);
 	w->fd = -1;
 	w->dir_fd = dir_fd;
 	w->seq = seq;
@@ -115,7 +115,7 @@ static int write_record(struct pstore_wal *w, const void *payload, size_t len)
 
 	pstore_le32(hdr, (uint32_t)len);
 	pstore_le32(hdr + 4, 0);
-	pstore_le64(hdr + 8, pstore_hash(payload, len, len));
+	pstore_le64(hdr + 8, ember_checksum64(payload, len, len));
 	err = write_all(w->fd, iov, 2);
 	if (err) {
 		if (ftruncate(w->fd, (off_t)w->written) < 0)

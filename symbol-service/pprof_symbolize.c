@@ -178,16 +178,19 @@ static int set_lines(struct pprof_run *r, const struct sym_index *idx,
 {
 	for (int i = 0; i < n; i++) {
 		const struct sym_frame *f = &r->frames[i];
-		const char *dm = r->linkage_names ? NULL : sym_frame_demangled(idx, f, true);
-		struct pprof_function_desc d = { .name = dm ? dm : f->name ? f->name : "??",
-						 .system_name = f->name ? f->name : "??",
-						 .filename = f->file ? f->file : "",
-						 .start_line = f->decl_line };
-		int err = pprof_add_function(r->p, &d, &r->lines[i].function_id);
+		struct symsvc_frame_name fn;
+		struct pprof_function_desc d;
+		int err;
 
+		symsvc_frame_name(idx, f, !r->linkage_names, &fn);
+		d = (struct pprof_function_desc){ .name = fn.function,
+						  .system_name = fn.system_name,
+						  .filename = fn.filename,
+						  .start_line = fn.start_line };
+		err = pprof_add_function(r->p, &d, &r->lines[i].function_id);
 		if (err)
 			return err;
-		r->lines[i].line = f->line;
+		r->lines[i].line = fn.line;
 		r->lines[i].column = f->column;
 	}
 	return pprof_location_set_lines(r->p, loc->id, r->lines, (size_t)n);

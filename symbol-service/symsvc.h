@@ -269,6 +269,24 @@ int symsvc_symbolize_pprof(struct symsvc *svc, struct pprof_profile *p,
 /* The name of a reason ("no_mapping", ..., "unknown_build_id"), NULL for
  * none (SYMSVC_PPROF_WHY_INDEX + SYMJSON_OK). */
 const char *symsvc_pprof_why_name(unsigned why);
+/*
+ * How a frame of the symbolizer is named in a profile, the one rule for
+ * ingest (symsvc_symbolize_pprof) and for the profile store's query-time
+ * resolver (profile-service/resolve.c), so that a function resolved late
+ * and one resolved at ingest are one function: the function is the
+ * demangled name (demangle false: the linkage name), else the linkage
+ * name, else "??"; the system name is the linkage name, else "??"; the
+ * file is "" when unknown; line and start line (the declaration's) are 0
+ * when unknown.  The strings point into idx (or are static): valid while
+ * idx is held.
+ */
+struct symsvc_frame_name {
+	const char *function, *system_name, *filename;
+	int64_t line, start_line;
+};
+void symsvc_frame_name(const struct sym_index *idx, const struct sym_frame *f, bool demangle,
+		       struct symsvc_frame_name *out);
+
 /* "reason=count, ..." of st's unresolved locations into out ("" for none). */
 void symsvc_pprof_why_list(const struct symsvc_pprof_stats *st, char *out, size_t size);
 

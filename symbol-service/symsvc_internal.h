@@ -13,6 +13,7 @@
  *   lookup.c          symsvc_lookup: a build ID's addresses through batches
  *   json_answer.c     the answer of POST /api/v1/symbolize, chunk by chunk
  *   pprof_symbolize.c a profile's locations given lines
+ *   frame_name.c      the names a frame takes in a profile
  */
 #ifndef EMBER_SYMSVC_INTERNAL_H
 #define EMBER_SYMSVC_INTERNAL_H

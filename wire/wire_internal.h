@@ -17,6 +17,9 @@
  *   symjson_request.c the POST /api/v1/symbolize request, streamed (yajl)
  *   symjson_answer.c  the answer, written incrementally
  *   symjson_client.c  the client side: a module's request, its reply checked
+ *   pyroscope.c       Pyroscope's name=APP{k=v,...} and the kind of its suffix
+ *   folded.c          folded and lines bodies as a pprof profile
+ *   pyroscope_time.c  times, durations and numbers of query parameters
  */
 #ifndef EMBER_WIRE_INTERNAL_H
 #define EMBER_WIRE_INTERNAL_H

@@ -1,7 +1,7 @@
 /*
  * ingest_bench.c - `pstore-ingest-bench`: profiles per second per core of
  * the profile store's ingest with symbolization included, in-process (the
- * route's core, api_profile_store: decode, symbolize through the
+ * profile service's ingest, profsvc_ingest: decode, symbolize through the
  * symbolization service, append durably), against the same profiles
  * already symbolized (decode and append only), interleaved A/B in one
  * run.  bench/profile-store/run-ingest.sh runs it and the HTTP side
@@ -24,9 +24,9 @@
  * profile, and the process's (the compaction thread included).  -F turns
  * the log's fsync off (the CPU figures do not change; the wall ones do).
  */
-#include "api_profiles.h"
 #include "inspect.h"
 #include "pprof.h"
+#include "profsvc_internal.h"
 #include "pstore.h"
 #include "store.h"
 #include "symsvc.h"
@@ -201,17 +201,17 @@ static int put_binary(struct store *s, const char *path, char *id)
 	return store_add_artifact(s, b, &a, NULL, 0, &is_new);
 }
 
-/* One profile through the route's core (symbolize = true) or appended as
+/* One profile through the service's ingest (symbolize = true) or appended as
  * it is (already symbolized). */
-static int ingest(struct api_profiles *pr, const struct ember_buf *body, bool symbolize, int i)
+static int ingest(struct profsvc *pr, const struct ember_buf *body, bool symbolize, int i)
 {
 	char labels_v[16];
 	struct pstore_label l[2] = { { "service_name", "bench" }, { "pod", labels_v } };
-	struct api_profile_in in = { .labels = l, .n_labels = 2, .route = API_PROUTE_PROFILES,
-				     .time_ns = (int64_t)time(NULL) * 1000000000ll,
-				     .duration_ns = 10000000000ll, .body = body->data,
-				     .body_len = body->len, .input_bytes = body->len };
-	struct api_profile_out out;
+	struct profsvc_in in = { .labels = l, .n_labels = 2, .route = PROFSVC_ROUTE_PROFILES,
+				 .time_ns = (int64_t)time(NULL) * 1000000000ll,
+				 .duration_ns = 10000000000ll, .body = body->data,
+				 .body_len = body->len, .input_bytes = body->len };
+	struct profsvc_out out;
 	char why[256];
 	int err;
 
@@ -220,7 +220,7 @@ static int ingest(struct api_profiles *pr, const struct ember_buf *body, bool sy
 	if (err)
 		return err;
 	if (symbolize) {
-		api_profile_store(pr, &in, &out);
+		profsvc_ingest(pr, &in, &out);
 		ember_buf_release(&out.body);
 		return out.err;
 	}
@@ -239,7 +239,7 @@ struct run {
 	double thread_cpu, proc_cpu, wall;
 };
 
-static int round_of(struct api_profiles *pr, struct ember_buf *bodies, int n, bool sym,
+static int round_of(struct profsvc *pr, struct ember_buf *bodies, int n, bool sym,
 		    struct run *r)
 {
 	double t0 = now(CLOCK_THREAD_CPUTIME_ID), p0 = now(CLOCK_PROCESS_CPUTIME_ID),
@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 	struct ember_buf raw[NPROFILES_MADE], named[NPROFILES_MADE];
 	struct run rs[64], rn[64];
 	char path[4200], id[STORE_BUILD_ID_HEX], why[512];
-	struct api_profiles pr = { .max_body = 16 << 20 };
+	struct profsvc pr = { .max_body = 16 << 20 };
 	struct store *st;
 	size_t nf;
 	int err;
@@ -364,7 +364,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	{
-		struct pstore_opts po = { .sz = sizeof(po), .resolver = api_profile_resolve,
+		struct pstore_opts po = { .sz = sizeof(po), .resolver = profsvc_resolve,
 					  .resolver_ctx = pr.symbols, .no_fsync = no_fsync };
 
 		snprintf(path, sizeof(path), "%s/profiles", dir);

@@ -39,7 +39,7 @@
  */
 #include "pprof.h"
 #include "pstore.h"
-#include "pstore_internal.h" /* pstore_result_add, for the peer's merge */
+#include "pstore_internal.h" /* pmodel_result_add, for the peer's merge */
 
 #include <math.h>
 #include <pthread.h>
@@ -474,11 +474,11 @@ static void group_commit(const char *base)
 
 /* ---- queries ------------------------------------------------------------------------ */
 
-static struct pstore_result *query(struct pstore *s, const char *sel, int hour)
+static struct pmodel_result *query(struct pstore *s, const char *sel, int hour)
 {
 	struct pstore_selection q = { sel, "cpu", T0 + hour * 3600 * SEC,
 				     T0 + (hour + 1) * 3600 * SEC };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	char why[256];
 
 	if (pstore_query(s, &q, NULL, &r, why, sizeof(why))) {
@@ -494,42 +494,42 @@ static struct pstore_result *query(struct pstore *s, const char *sel, int hour)
 static double flame_query(struct pstore *s, size_t *svg_bytes, uint64_t *profiles, double *cpu)
 {
 	double c = now_s(CLOCK_THREAD_CPUTIME_ID), t = now_s(CLOCK_MONOTONIC);
-	struct pstore_result *r = query(s, "{env=\"prod\"}", 0);
-	struct pstore_result_info info;
+	struct pmodel_result *r = query(s, "{env=\"prod\"}", 0);
+	struct pmodel_result_info info;
 	struct ember_buf svg;
 
 	ember_buf_init(&svg, 256 << 20);
-	if (pstore_write_flamegraph(r, NULL, pstore_write_buf, &svg))
+	if (pmodel_write_flamegraph(r, NULL, pmodel_write_buf, &svg))
 		exit(1);
 	t = now_s(CLOCK_MONOTONIC) - t;
 	*cpu = now_s(CLOCK_THREAD_CPUTIME_ID) - c;
-	pstore_result_info(r, &info);
+	pmodel_result_info(r, &info);
 	*svg_bytes = svg.len;
 	*profiles = info.profiles;
 	ember_buf_release(&svg);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return t;
 }
 
 static double diff_query(struct pstore *s, char *top, double *cpu)
 {
 	double c = now_s(CLOCK_THREAD_CPUTIME_ID), t = now_s(CLOCK_MONOTONIC);
-	struct pstore_result *a = query(s, "{env=\"prod\"}", 0), *b = query(s, "{env=\"prod\"}", 1);
-	struct pstore_diff *d = NULL;
+	struct pmodel_result *a = query(s, "{env=\"prod\"}", 0), *b = query(s, "{env=\"prod\"}", 1);
+	struct pmodel_diff *d = NULL;
 	struct ember_buf out;
 
 	ember_buf_init(&out, 256 << 20);
-	if (pstore_diff_new(a, b, NULL, &d) ||
-	    pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out) ||
-	    pstore_write_diff_table(d, 50, false, pstore_write_buf, &out))
+	if (pmodel_diff_new(a, b, NULL, &d) ||
+	    pmodel_write_diff_flamegraph(d, NULL, pmodel_write_buf, &out) ||
+	    pmodel_write_diff_table(d, 50, false, pmodel_write_buf, &out))
 		exit(1);
 	t = now_s(CLOCK_MONOTONIC) - t;
 	*cpu = now_s(CLOCK_THREAD_CPUTIME_ID) - c;
 	if (top) {
-		struct pstore_diff_row *rows;
+		struct pmodel_diff_row *rows;
 		size_t n;
 
-		if (pstore_diff_table(d, &rows, &n))
+		if (pmodel_diff_table(d, &rows, &n))
 			exit(1);
 		snprintf(top, 512, "%s (%+.2f points, z %.1f, %s)", n ? rows[0].name : "-",
 			 n ? rows[0].delta_self_pct : 0, n ? rows[0].z : 0,
@@ -537,9 +537,9 @@ static double diff_query(struct pstore *s, char *top, double *cpu)
 		free(rows);
 	}
 	ember_buf_release(&out);
-	pstore_diff_free(d);
-	pstore_result_free(a);
-	pstore_result_free(b);
+	pmodel_diff_free(d);
+	pmodel_result_free(a);
+	pmodel_result_free(b);
 	return t;
 }
 
@@ -549,30 +549,30 @@ static double diff_query(struct pstore *s, char *top, double *cpu)
 static double naive_merge(const struct kept *k)
 {
 	double t = now_s(CLOCK_MONOTONIC);
-	struct pstore_result *acc = NULL;
+	struct pmodel_result *acc = NULL;
 	struct ember_buf svg;
 
 	for (size_t i = 0; i < k->n; i++) {
 		struct pprof_profile *p = NULL;
-		struct pstore_result *r = NULL;
+		struct pmodel_result *r = NULL;
 
 		if (pprof_decode(k->v[i].data, k->v[i].len, NULL, &p, NULL, 0) ||
-		    pstore_result_from_pprof(p, "cpu", &r, NULL, 0))
+		    pmodel_result_from_pprof(p, "cpu", &r, NULL, 0))
 			exit(1);
 		if (!acc)
 			acc = r;
-		else if (pstore_result_add(acc, &r->dict, r->self.v))
+		else if (pmodel_result_add(acc, &r->dict, r->self.v))
 			exit(1);
 		if (acc != r)
-			pstore_result_free(r);
+			pmodel_result_free(r);
 		pprof_profile_free(p);
 	}
 	ember_buf_init(&svg, 256 << 20);
-	if (pstore_write_flamegraph(acc, NULL, pstore_write_buf, &svg))
+	if (pmodel_write_flamegraph(acc, NULL, pmodel_write_buf, &svg))
 		exit(1);
 	t = now_s(CLOCK_MONOTONIC) - t;
 	ember_buf_release(&svg);
-	pstore_result_free(acc);
+	pmodel_result_free(acc);
 	return t;
 }
 
@@ -590,31 +590,31 @@ static void save_file(const char *dir, const char *name, const struct ember_buf 
 /* What the benchmark draws, to look at. */
 static void save_outputs(struct pstore *s, const char *dir)
 {
-	struct pstore_result *a = query(s, "{env=\"prod\"}", 0), *b = query(s, "{env=\"prod\"}", 1);
-	struct pstore_diff *d = NULL;
+	struct pmodel_result *a = query(s, "{env=\"prod\"}", 0), *b = query(s, "{env=\"prod\"}", 1);
+	struct pmodel_diff *d = NULL;
 	struct ember_buf out;
 
 	ember_buf_init(&out, 256 << 20);
-	if (pstore_write_pprof(a, &out))
+	if (pmodel_write_pprof(a, &out))
 		exit(1);
 	save_file(dir, "hour0.pb.gz", &out);
 	ember_buf_reset(&out);
-	if (pstore_write_flamegraph(a, NULL, pstore_write_buf, &out))
+	if (pmodel_write_flamegraph(a, NULL, pmodel_write_buf, &out))
 		exit(1);
 	save_file(dir, "hour0.svg", &out);
 	ember_buf_reset(&out);
-	if (pstore_diff_new(a, b, NULL, &d) ||
-	    pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out))
+	if (pmodel_diff_new(a, b, NULL, &d) ||
+	    pmodel_write_diff_flamegraph(d, NULL, pmodel_write_buf, &out))
 		exit(1);
 	save_file(dir, "diff.svg", &out);
 	ember_buf_reset(&out);
-	if (pstore_write_diff_table(d, 30, false, pstore_write_buf, &out))
+	if (pmodel_write_diff_table(d, 30, false, pmodel_write_buf, &out))
 		exit(1);
 	save_file(dir, "diff.txt", &out);
 	ember_buf_release(&out);
-	pstore_diff_free(d);
-	pstore_result_free(a);
-	pstore_result_free(b);
+	pmodel_diff_free(d);
+	pmodel_result_free(a);
+	pmodel_result_free(b);
 }
 
 static int cmp_d(const void *a, const void *b)

@@ -1,15 +1,16 @@
 /*
  * fuzz_profile_input.c - libFuzzer target for what the profile routes
- * parse themselves (the pprof and selector parsers have their own
- * targets): the first byte picks the parser, the rest is its input.
- *   0: a time parameter and a duration (api_parse_time, api_parse_duration)
+ * take besides a pprof and a selector (which have their own targets):
+ * wire/pyroscope.h's parsers.  The first byte picks the parser, the rest
+ * is its input.
+ *   0: a time parameter and a duration (pyro_parse_time, pyro_parse_duration)
  *   1: Pyroscope's name=APP{k=v,...} and its kind suffix
  *   2: a folded body ("a;b;c 12" lines), 3: a lines body
  * A folded profile that parses must encode and decode again as a valid
  * pprof (wire/'s checks): what /ingest builds is always a profile.
  */
-#include "api_profiles.h"
 #include "pprof.h"
+#include "pyroscope.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,13 +22,12 @@ static void quiet(enum ember_log_level l, const char *m, void *c)
 
 static void folded(const char *s, size_t n, bool counted)
 {
-	static const struct api_pyroscope_kind cpu = { "cpu", "process_cpu", "cpu", "nanoseconds",
-						       true };
+	static const struct pyro_kind cpu = { "cpu", "process_cpu", "cpu", "nanoseconds", true };
 	struct pprof_profile *p = NULL, *back = NULL;
 	struct ember_buf b;
 	char why[512];
 
-	if (api_pyroscope_folded(s, n, counted, &cpu, 100, &p, why, sizeof(why)))
+	if (pyro_folded_parse(s, n, counted, &cpu, 100, &p, why, sizeof(why)))
 		return;
 	ember_buf_init(&b, (size_t)1 << 28);
 	if (pprof_encode(p, false, &b) ||
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
 	int64_t t;
-	struct api_pyroscope_tags *tags;
+	struct pyro_tags *tags;
 	char why[512];
 
 	ember_log_set_handler(quiet, NULL);
@@ -52,13 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size - 1] = '\0';
 	switch (data[0] % 4) {
 	case 0:
-		api_parse_time(s, 1800000000000000000ll, &t);
-		api_parse_duration(s, &t);
+		pyro_parse_time(s, 1800000000000000000ll, &t);
+		pyro_parse_duration(s, &t);
 		break;
 	case 1:
 		tags = calloc(1, sizeof(*tags));
-		if (tags && !api_pyroscope_name(s, tags, why, sizeof(why)))
-			api_pyroscope_kind(tags, "objects");
+		if (tags && !pyro_name_parse(s, tags, why, sizeof(why)))
+			pyro_kind_of(tags, "objects");
 		free(tags);
 		break;
 	default:

@@ -39,9 +39,9 @@ static void quiet(enum ember_log_level l, const char *m, void *c)
 /* Every series' rows, summed over all time (what a query does). */
 static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
 {
-	size_t nn = pstore_dict_nodes(&bd->dict);
+	size_t nn = pmodel_dict_nodes(&bd->dict);
 	int64_t *self = calloc(nn, sizeof(*self));
-	struct pstore_result r = { .min_time = INT64_MAX, .max_time = INT64_MIN };
+	struct pmodel_result r = { .min_time = INT64_MAX, .max_time = INT64_MIN };
 	struct ember_buf sb, vb;
 	char why[256];
 	struct ember_diag d = ember_diag_make(why, sizeof(why));

@@ -84,7 +84,7 @@ static void open_and_use(void)
 				 .zstd_level = 1 };
 	struct pstore_selection sel = { NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0 };
 	struct pstore *s = NULL;
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct pprof_profile *p = pprof_profile_new();
 	int err;
 
@@ -93,7 +93,7 @@ static void open_and_use(void)
 	err = pstore_query(s, &sel, NULL, &r, NULL, 0);
 	if (err && err != -PSTORE_ERR_TYPE)
 		abort();
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	if (!p || pprof_add_sample_type(p, "samples", "count") ||
 	    pstore_append(s, p, NULL, NULL, 0))
 		abort();

@@ -2,18 +2,36 @@
  * test_agent.c - unit tests of the agent's parts that run without a
  * sampling BPF program: the range allocator, the /proc/PID/maps and perf
  * map parsers, kallsyms, the ELF facts (against the unwind compiler's own
- * reading of the build ID), and loading a compiled table into real BPF
- * maps (skipped, exit 77, where this process may not create BPF maps).
+ * reading of the build ID), loading a compiled table into real BPF maps,
+ * the table manager (tables.c: files by build ID, the worker's outcome,
+ * the cache, idle tables unloaded), the processes (procs.c, on children
+ * this test starts with a fixture mapped at a known address) and pushing
+ * (push.c, to an HTTP server on loopback in this process; each body
+ * decoded back with wire/).  What needs BPF maps is skipped, exit 77,
+ * where this process may not create them; procs.c's cases then check
+ * everything but the BPF entry.
  */
 #include "unit.h"
 #include "agent_internal.h"
+#include "pprof.h"
 #include "unwind.h"
 
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int test_agent__ranges_alloc_free_coalesce(void)
@@ -140,18 +158,43 @@ static int test_agent__elf_info_matches_unwind_compiler(void)
 	return 0;
 }
 
+/* Real BPF maps for tables (small): 0, or UNIT_SKIP where this process
+ * may not create them. */
+struct test_maps {
+	int pages, data, rules;
+	struct agent_table_maps t;
+};
+
+static int test_maps_new(struct test_maps *m)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, hm, .map_flags = BPF_F_NO_PREALLOC);
+
+	m->pages = bpf_map_create(BPF_MAP_TYPE_HASH, "pages", sizeof(struct agent_page_key),
+				  sizeof(struct agent_page_val), 4096, &hm);
+	m->data = bpf_map_create(BPF_MAP_TYPE_ARRAY, "data", 4, AGENT_DATA_CHUNK, 256, &mm);
+	m->rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rules", 4, 16, 4096, &mm);
+	if (m->pages < 0 || m->data < 0 || m->rules < 0 ||
+	    agent_table_maps_init(&m->t, m->pages, m->data, 256 * AGENT_DATA_CHUNK, m->rules,
+				  4096)) {
+		fprintf(stderr, "skip: cannot create BPF maps: %s\n", strerror(errno));
+		return UNIT_SKIP;
+	}
+	return 0;
+}
+
+static void test_maps_release(struct test_maps *m)
+{
+	agent_table_maps_release(&m->t);
+	close(m->pages), close(m->data), close(m->rules);
+}
+
 /* Real BPF maps of the sizes docs/unwind-format.md section 4 gives (small
  * here): the table's data area and rules land at the allocated offsets,
  * one page entry a page with data_off + base; unloading removes them. */
 static int test_agent__table_load_into_bpf_maps(void)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
-	LIBBPF_OPTS(bpf_map_create_opts, hm, .map_flags = BPF_F_NO_PREALLOC);
-	int pages = bpf_map_create(BPF_MAP_TYPE_HASH, "pages", sizeof(struct agent_page_key),
-				   sizeof(struct agent_page_val), 4096, &hm);
-	int data = bpf_map_create(BPF_MAP_TYPE_ARRAY, "data", 4, AGENT_DATA_CHUNK, 256, &mm);
-	int rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rules", 4, 16, 4096, &mm);
-	struct agent_table_maps t;
+	struct test_maps m;
 	struct agent_loaded l1, l2;
 	struct ember_buf image;
 	const struct unwind_table_header *h;
@@ -161,52 +204,48 @@ static int test_agent__table_load_into_bpf_maps(void)
 	struct agent_page_key k = { 0 }, next;
 	struct agent_page_val v;
 	size_t n = 0;
-	int err;
+	int err = test_maps_new(&m);
 
-	if (pages < 0 || data < 0 || rules < 0) {
-		fprintf(stderr, "skip: cannot create BPF maps: %s\n", strerror(errno));
-		return UNIT_SKIP;
-	}
-	dp = mmap(NULL, 256 * AGENT_DATA_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, data, 0);
-	rp = mmap(NULL, 4096 * 16, PROT_READ | PROT_WRITE, MAP_SHARED, rules, 0);
+	if (err)
+		return err;
+	dp = mmap(NULL, 256 * AGENT_DATA_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, m.data, 0);
+	rp = mmap(NULL, 4096 * 16, PROT_READ | PROT_WRITE, MAP_SHARED, m.rules, 0);
 	CHECK(dp != MAP_FAILED && rp != MAP_FAILED);
-	CHECK(agent_table_maps_init(&t, pages, data, 256 * AGENT_DATA_CHUNK, rules, 4096) == 0);
 	ember_buf_init(&image, 64 << 20);
 	CHECK(unwind_table_compile(unit_fixture("c_O2_pie"), NULL, NULL, &image) == 0);
 	b = unwind_table_new(image.data, image.len, &err);
 	CHECK(b != NULL);
 	h = unwind_table_header(b);
-	CHECK(agent_table_load(&t, image.data, image.len, 7, &l1) == 0);
-	CHECK(agent_table_load(&t, image.data, image.len, 8, &l2) == 0);
+	CHECK(agent_table_load(&m.t, image.data, image.len, 7, &l1) == 0);
+	CHECK(agent_table_load(&m.t, image.data, image.len, 8, &l2) == 0);
 	CHECK(l2.data_base >= l1.data_base + h->data_size && l2.data_base % 8 == 0);
 	CHECK(l2.rule_base == l1.rule_base + h->nrules);
 	CHECK(!memcmp(dp + l2.data_base, image.data + 128, h->data_size));
 	CHECK(!memcmp(rp + l2.rule_base, image.data + 128 + h->data_size, 16 * h->nrules));
-	while (!bpf_map_get_next_key(pages, n ? &k : NULL, &next)) {
-		CHECK(bpf_map_lookup_elem(pages, &next, &v) == 0);
+	while (!bpf_map_get_next_key(m.pages, n ? &k : NULL, &next)) {
+		CHECK(bpf_map_lookup_elem(m.pages, &next, &v) == 0);
 		CHECK(v.rule_base == (next.file_id == 7 ? l1.rule_base : l2.rule_base));
 		k = next;
 		n++;
 	}
 	CHECK_INT(n, ==, 2 * h->npages);
-	agent_table_unload(&t, &l1);
+	agent_table_unload(&m.t, &l1);
 	k.file_id = 7;
 	k.page = l2.pages[0];
-	CHECK(bpf_map_lookup_elem(pages, &k, &v) != 0); /* gone */
+	CHECK(bpf_map_lookup_elem(m.pages, &k, &v) != 0); /* gone */
 	k.file_id = 8;
-	CHECK(bpf_map_lookup_elem(pages, &k, &v) == 0); /* the other stays */
+	CHECK(bpf_map_lookup_elem(m.pages, &k, &v) == 0); /* the other stays */
 	/* A image that fails its checksum loads nothing. */
 	image.data[200] ^= 1;
-	CHECK(agent_table_load(&t, image.data, image.len, 9, &l1) == -UNWIND_ERR_CHECKSUM);
-	agent_table_unload(&t, &l2);
-	CHECK_INT(t.data_free.used, ==, 0);
-	CHECK_INT(t.rules_free.used, ==, 0);
+	CHECK(agent_table_load(&m.t, image.data, image.len, 9, &l1) == -UNWIND_ERR_CHECKSUM);
+	agent_table_unload(&m.t, &l2);
+	CHECK_INT(m.t.data_free.used, ==, 0);
+	CHECK_INT(m.t.rules_free.used, ==, 0);
 	unwind_table_free(b);
 	ember_buf_release(&image);
-	agent_table_maps_release(&t);
 	munmap(dp, 256 * AGENT_DATA_CHUNK);
 	munmap(rp, 4096 * 16);
-	close(pages), close(data), close(rules);
+	test_maps_release(&m);
 	return 0;
 }
 
@@ -234,6 +273,640 @@ static int test_agent__opts_need_a_destination(void)
 	return 0;
 }
 
+/* ---- the table manager (tables.c) ---------------------------------------- */
+
+/* Collect the worker's results until none is pending (30 s at most). */
+static void tables_settle(struct agent_tables *t, void (*ready)(void *, struct agent_file *),
+			  void *ctx)
+{
+	uint64_t end = ember_monotonic_ns() + 30000000000ull;
+	struct pollfd pfd = { .fd = agent_tables_fd(t), .events = POLLIN };
+
+	while (agent_tables_pending(t) && ember_monotonic_ns() < end)
+		if (poll(&pfd, 1, 100) > 0)
+			agent_tables_collect(t, ready, ctx);
+}
+
+static size_t tables_total(const struct agent_tables *t, enum agent_table_source s,
+			   size_t *bytes, size_t *unloads)
+{
+	size_t counts[AGENT_TABLE_SOURCE_COUNT];
+
+	agent_tables_counts(t, counts, bytes, unloads);
+	return counts[s];
+}
+
+static struct agent_file *acquire_path(struct agent_tables *t, const char *path, int *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct agent_file *f;
+
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	f = agent_tables_acquire(t, "inode-test", fd, path, path, err);
+	close(fd);
+	return f;
+}
+
+/* One entry a build ID, whatever the path or device:inode it came by;
+ * with no server, no cache and no compiling, the worker settles for frame
+ * pointers and says why; not an ELF is -ENOEXEC; an idle file is
+ * forgotten by the gc once idle long enough, not before. */
+static int test_agent__tables_file_by_build_id(void)
+{
+	struct agent_tables_opts o = { .local_compile = false };
+	struct agent_table_maps none = { 0 };
+	char text[] = "/tmp/ember-agent-text-XXXXXX";
+	struct agent_elf_info e;
+	struct agent_file *f1, *f2;
+	struct agent_tables *t;
+	size_t bytes, unloads;
+	uint64_t idle;
+	int fd, err = 0;
+
+	fd = open(unit_fixture("c_O2_pie"), O_RDONLY);
+	CHECK(fd >= 0 && agent_elf_info_read(fd, &e) == 0);
+	close(fd);
+	t = agent_tables_new(&o, &none, NULL, &err);
+	CHECK(t != NULL);
+	f1 = acquire_path(t, unit_fixture("c_O2_pie"), &err);
+	CHECK(f1 != NULL);
+	f2 = acquire_path(t, unit_fixture("c_O2_pie"), &err);
+	CHECK(f2 == f1 && f1->refs == 2);
+	CHECK_STR(f1->key, e.build_id_hex);
+	fd = mkstemp(text);
+	CHECK(fd >= 0 && write(fd, "not an ELF\n", 11) == 11);
+	close(fd);
+	CHECK(acquire_path(t, text, &err) == NULL && err == -ENOEXEC);
+	unlink(text);
+	tables_settle(t, NULL, NULL);
+	CHECK_INT(agent_tables_pending(t), ==, 0);
+	CHECK(f1->source == AGENT_TABLE_FRAME_POINTERS && !f1->loaded);
+	CHECK(strstr(f1->why, "local compilation is off") != NULL);
+	CHECK_INT(tables_total(t, AGENT_TABLE_FRAME_POINTERS, &bytes, &unloads), ==, 1);
+	agent_tables_release(t, f1);
+	agent_tables_gc(t, ember_monotonic_ns() + 1);
+	CHECK_INT(tables_total(t, AGENT_TABLE_FRAME_POINTERS, &bytes, &unloads), ==, 1);
+	agent_tables_release(t, f2);
+	idle = f2->idle_since_ns;
+	agent_tables_gc(t, idle); /* idle since exactly then: not yet */
+	CHECK_INT(tables_total(t, AGENT_TABLE_FRAME_POINTERS, &bytes, &unloads), ==, 1);
+	agent_tables_gc(t, idle + 1);
+	CHECK_INT(tables_total(t, AGENT_TABLE_FRAME_POINTERS, &bytes, &unloads), ==, 0);
+	CHECK_INT(unloads, ==, 0); /* nothing was loaded */
+	agent_tables_free(t);
+	return 0;
+}
+
+static void count_ready(void *ctx, struct agent_file *f)
+{
+	(void)f;
+	(*(int *)ctx)++;
+}
+
+/* No server: the table is compiled here, loaded into the maps (the
+ * processes told once), and written to --cache-dir; a second manager on
+ * the same cache loads the cached one.  Unused, both are unloaded and the
+ * maps are empty again. */
+static int test_agent__tables_compile_then_cache(void)
+{
+	char dir[] = "/tmp/ember-agent-cache-XXXXXX", path[256];
+	struct agent_tables_opts o = { .local_compile = true, .cache_dir = dir };
+	enum agent_table_source want[2] = { AGENT_TABLE_COMPILED, AGENT_TABLE_CACHE };
+	struct ember_buf image;
+	struct test_maps m;
+	int err = 0, rc;
+
+	rc = test_maps_new(&m);
+	if (rc)
+		return rc;
+	CHECK(mkdtemp(dir) != NULL);
+	ember_buf_init(&image, 64 << 20);
+	CHECK(unwind_table_compile(unit_fixture("c_O2_pie"), NULL, NULL, &image) == 0);
+	for (int round = 0; round < 2; round++) {
+		struct agent_tables *t = agent_tables_new(&o, &m.t, NULL, &err);
+		struct agent_file *f;
+		size_t bytes, unloads;
+		char *cached;
+		size_t len;
+		int ready = 0;
+
+		CHECK(t != NULL);
+		f = acquire_path(t, unit_fixture("c_O2_pie"), &err);
+		CHECK(f != NULL && agent_tables_pending(t) == 1);
+		tables_settle(t, count_ready, &ready);
+		CHECK_INT(ready, ==, 1);
+		CHECK(f->loaded && f->source == want[round]);
+		CHECK(round || !strcmp(f->why, "no --server"));
+		CHECK(f->table.file_id == 1);
+		CHECK_INT(tables_total(t, want[round], &bytes, &unloads), ==, 1);
+		CHECK_INT(bytes, >, 0);
+		snprintf(path, sizeof(path), "%s/%s.unwind", dir, f->elf.build_id_hex);
+		cached = unit_slurp(path, &len);
+		CHECK(cached && len == image.len && !memcmp(cached, image.data, len));
+		free(cached);
+		agent_tables_release(t, f);
+		agent_tables_gc(t, ember_monotonic_ns() + 1);
+		CHECK_INT(tables_total(t, want[round], &bytes, &unloads), ==, 0);
+		CHECK_INT(unloads, ==, 1);
+		CHECK_INT(m.t.data_free.used, ==, 0);
+		CHECK_INT(m.t.rules_free.used, ==, 0);
+		agent_tables_free(t);
+	}
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	CHECK(system(path) == 0);
+	ember_buf_release(&image);
+	test_maps_release(&m);
+	return 0;
+}
+
+/* ---- processes (procs.c) ------------------------------------------------- */
+
+/* A child of this test with the fixture's executable segment mapped
+ * (PROT_EXEC, the file's offset of that segment), named "ember-kid". */
+struct kid {
+	pid_t pid;
+	uint64_t addr, offset;
+};
+
+static int kid_start(const char *path, struct kid *k)
+{
+	struct agent_elf_info e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), pipefd[2];
+	size_t i;
+
+	if (fd < 0 || agent_elf_info_read(fd, &e) || pipe(pipefd))
+		return -1;
+	for (i = 0; i < e.nloads && !e.loads[i].exec; i++)
+		;
+	if (i == e.nloads)
+		return -1;
+	k->offset = e.loads[i].offset & ~0xfffull;
+	k->pid = fork();
+	if (k->pid == 0) {
+		void *a = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
+			       (off_t)k->offset);
+		uint64_t addr = a == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)a;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a failed case */
+		prctl(PR_SET_NAME, "ember-kid");
+		if (write(pipefd[1], &addr, sizeof(addr)) != sizeof(addr))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fd);
+	close(pipefd[1]);
+	if (k->pid < 0 || read(pipefd[0], &k->addr, sizeof(k->addr)) != sizeof(k->addr))
+		k->addr = 0;
+	close(pipefd[0]);
+	return k->addr ? 0 : -1;
+}
+
+static void kid_stop(struct kid *k)
+{
+	if (k->pid > 0) {
+		kill(k->pid, SIGKILL);
+		waitpid(k->pid, NULL, 0);
+		k->pid = 0;
+	}
+}
+
+/* The BPF procs map as profile.bpf.c declares it, or -1 where this
+ * process may not create one (the cases then skip the BPF entry). */
+static int procs_map_new(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, hm, .map_flags = BPF_F_NO_PREALLOC);
+
+	return bpf_map_create(BPF_MAP_TYPE_HASH, "procs", sizeof(uint32_t),
+			      sizeof(struct agent_proc), 64, &hm);
+}
+
+/* The child's mapping as the agent reads it: where, which file (by the
+ * fixture's build ID), the bias the PT_LOADs give, its labels; its BPF
+ * entry says the same (file_id 0: no table loaded); a second scan keeps
+ * the file with one reference. */
+static int test_agent__procs_scan_reads_a_child(void)
+{
+	struct agent_tables_opts o = { .local_compile = false };
+	struct agent_table_maps none = { 0 };
+	struct agent_elf_info e;
+	struct agent_tables *t;
+	struct agent_procs *p;
+	struct agent_process *pr;
+	struct agent_proc_map *m;
+	struct agent_proc *v;
+	struct kid k = { 0 };
+	char exe[512], want_path[4096];
+	uint64_t vaddr;
+	uint32_t key;
+	int fd = procs_map_new(), err = 0, want;
+	ssize_t n;
+
+	want = fd >= 0 ? 0 : -EBADF;
+	if (fd < 0)
+		fprintf(stderr, "no BPF map (%s): the BPF entry is not checked\n", strerror(errno));
+	CHECK(realpath(unit_fixture("c_O2_pie"), want_path) != NULL);
+	CHECK(kid_start(want_path, &k) == 0);
+	t = agent_tables_new(&o, &none, NULL, &err);
+	p = t ? agent_procs_new(t, fd, &err) : NULL;
+	CHECK(p != NULL);
+	CHECK_INT(agent_procs_scan(p, k.pid), ==, want);
+	pr = agent_procs_find(p, k.pid);
+	CHECK(pr != NULL && pr->scanned && !pr->exited);
+	CHECK_STR(pr->comm, "ember-kid");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	CHECK(n > 0);
+	exe[n] = '\0';
+	CHECK_STR(pr->exe, exe);
+	CHECK_INT(pr->nspid, ==, k.pid);
+	m = agent_process_mapping(pr, k.addr + 100);
+	CHECK(m != NULL && m->start == k.addr && m->end == k.addr + 4096);
+	CHECK(m->offset == k.offset && m->file != NULL);
+	CHECK_STR(m->path, want_path);
+	err = open(want_path, O_RDONLY);
+	CHECK(err >= 0 && agent_elf_info_read(err, &e) == 0);
+	close(err);
+	CHECK_STR(m->file->elf.build_id_hex, e.build_id_hex);
+	CHECK(agent_elf_offset_to_vaddr(&e, k.offset, &vaddr) == 0);
+	CHECK(m->bias == k.addr - vaddr);
+	CHECK(agent_process_mapping(pr, 0x10) == NULL);
+	if (fd >= 0) {
+		v = calloc(1, sizeof(*v));
+		key = (uint32_t)k.pid;
+		CHECK(v && bpf_map_lookup_elem(fd, &key, v) == 0);
+		CHECK_INT(v->nmaps, ==, pr->nmaps < AGENT_PROC_MAPPINGS ? pr->nmaps
+									 : AGENT_PROC_MAPPINGS);
+		CHECK_INT(v->generation, ==, 1);
+		for (n = 0; n < (ssize_t)v->nmaps && v->maps[n].start != k.addr; n++)
+			;
+		CHECK(n < (ssize_t)v->nmaps);
+		CHECK(v->maps[n].end == k.addr + 4096 && v->maps[n].bias == m->bias);
+		CHECK(v->maps[n].file_id == 0);
+		free(v);
+	}
+	CHECK_INT(agent_procs_scan(p, k.pid), ==, want); /* again: one reference still */
+	m = agent_process_mapping(pr, k.addr);
+	CHECK(m != NULL && m->file != NULL && m->file->refs == 1);
+	CHECK_INT(pr->generation, ==, 2);
+	kid_stop(&k);
+	agent_procs_free(p);
+	agent_tables_free(t);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* A process that is gone: its scan says so and marks it exited; it is
+ * kept for the profile until reaped past its exit, then its file has no
+ * reference left and the table manager's gc forgets it.  An exec after
+ * the scan drops the mappings read before it (and the BPF entry); one
+ * before the scan does not. */
+static int test_agent__procs_exec_exit_reap(void)
+{
+	struct agent_tables_opts o = { .local_compile = false };
+	struct agent_table_maps none = { 0 };
+	struct agent_tables *t;
+	struct agent_procs *p;
+	struct agent_process *pr;
+	struct agent_file *f;
+	struct agent_proc *v = calloc(1, sizeof(*v));
+	struct kid k = { 0 };
+	size_t bytes, unloads;
+	uint32_t key;
+	int fd = procs_map_new(), err = 0;
+
+	CHECK(v != NULL);
+	CHECK(kid_start(unit_fixture("c_O2_pie"), &k) == 0);
+	key = (uint32_t)k.pid;
+	t = agent_tables_new(&o, &none, NULL, &err);
+	p = t ? agent_procs_new(t, fd, &err) : NULL;
+	CHECK(p != NULL);
+	agent_procs_scan(p, k.pid);
+	pr = agent_procs_find(p, k.pid);
+	CHECK(pr != NULL && pr->scanned && pr->nmaps > 0);
+	agent_procs_exec(p, k.pid, pr->scan_ns - 1); /* the image we read */
+	CHECK(pr->scanned && pr->nmaps > 0);
+	agent_procs_exec(p, k.pid, pr->scan_ns + 1);
+	CHECK(!pr->scanned && pr->nmaps == 0 && pr->maps == NULL);
+	CHECK(fd < 0 || bpf_map_lookup_elem(fd, &key, v) != 0); /* deleted */
+	agent_procs_scan(p, k.pid);
+	f = agent_process_mapping(pr, k.addr)->file;
+	CHECK(f != NULL && f->refs == 1);
+	kid_stop(&k);
+	CHECK(agent_procs_scan(p, key) == -ENOENT);
+	CHECK(pr->exited && pr->exit_ns > pr->scan_ns);
+	CHECK(agent_procs_find(p, (pid_t)key) == pr && agent_procs_count(p) == 1);
+	agent_procs_reap(p, pr->exit_ns); /* exited exactly then: kept */
+	CHECK_INT(agent_procs_count(p), ==, 1);
+	agent_procs_reap(p, ember_monotonic_ns() + 1);
+	CHECK_INT(agent_procs_count(p), ==, 0);
+	CHECK(agent_procs_find(p, (pid_t)key) == NULL);
+	CHECK(fd < 0 || bpf_map_lookup_elem(fd, &key, v) != 0); /* deleted */
+	CHECK(f->refs == 0);
+	agent_tables_gc(t, ember_monotonic_ns() + 1);
+	CHECK_INT(tables_total(t, AGENT_TABLE_FRAME_POINTERS, &bytes, &unloads), ==, 0);
+	agent_procs_free(p);
+	agent_tables_free(t);
+	free(v);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* ---- pushing (push.c) ---------------------------------------------------- */
+
+/*
+ * An HTTP/1.1 server on 127.0.0.1 in a thread of this test: it answers
+ * each request with the next status of its script (200 once the script
+ * is done) and keeps what came: the request line, the Content-Encoding
+ * and Authorization headers, the body.
+ */
+#define FAKE_MAX 8
+
+struct fake_req {
+	char line[128], encoding[32], auth[64];
+	char *body;
+	size_t len;
+};
+
+struct fake_server {
+	int fd, port;
+	pthread_t thread;
+	int script[FAKE_MAX];
+	size_t nscript;
+	struct fake_req req[FAKE_MAX];
+	atomic_size_t nreq;
+};
+
+static void header_value(const char *head, const char *name, char *out, size_t size)
+{
+	const char *h = strcasestr(head, name);
+
+	out[0] = '\0';
+	if (h)
+		snprintf(out, size, "%.*s", (int)strcspn(h + strlen(name), "\r\n"),
+			 h + strlen(name));
+}
+
+/* One request on c, answered: 0, or -1 when the peer closed. */
+static int fake_serve_one(struct fake_server *s, int c)
+{
+	char head[8192], *end = NULL, reply[256];
+	size_t got = 0, i = atomic_load(&s->nreq), len, have;
+	struct fake_req *r = &s->req[i < FAKE_MAX ? i : FAKE_MAX - 1];
+	int status = i < s->nscript ? s->script[i] : 200;
+	ssize_t n;
+
+	while (!end && got < sizeof(head) - 1 && (n = read(c, head + got, sizeof(head) - 1 - got)) > 0) {
+		got += (size_t)n;
+		head[got] = '\0';
+		end = strstr(head, "\r\n\r\n");
+	}
+	if (!end)
+		return -1;
+	*end = '\0';
+	free(r->body);
+	snprintf(r->line, sizeof(r->line), "%.*s", (int)strcspn(head, "\r\n"), head);
+	header_value(head, "\r\nContent-Encoding: ", r->encoding, sizeof(r->encoding));
+	header_value(head, "\r\nAuthorization: ", r->auth, sizeof(r->auth));
+	{
+		char cl[32];
+
+		header_value(head, "\r\nContent-Length: ", cl, sizeof(cl));
+		len = (size_t)strtoull(cl, NULL, 10);
+	}
+	r->body = malloc(len + 1);
+	have = got - (size_t)(end + 4 - head);
+	memcpy(r->body, end + 4, have < len ? have : len);
+	while (have < len && (n = read(c, r->body + have, len - have)) > 0)
+		have += (size_t)n;
+	r->len = have;
+	snprintf(reply, sizeof(reply),
+		 "HTTP/1.1 %d X\r\nContent-Length: 9\r\nConnection: close\r\n\r\nscripted\n",
+		 status);
+	atomic_fetch_add(&s->nreq, 1); /* before the client can see the answer */
+	return write(c, reply, strlen(reply)) < 0 ? -1 : 0;
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake_server *s = arg;
+	int c;
+
+	while ((c = accept(s->fd, NULL, NULL)) >= 0) {
+		fake_serve_one(s, c);
+		close(c);
+	}
+	return NULL;
+}
+
+static int fake_start(struct fake_server *s, const int *script, size_t n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+
+	memset(s, 0, sizeof(*s));
+	if (n)
+		memcpy(s->script, script, n * sizeof(*script));
+	s->nscript = n;
+	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&a, sizeof(a)) || listen(s->fd, 8) ||
+	    getsockname(s->fd, (struct sockaddr *)&a, &al))
+		return -1;
+	s->port = ntohs(a.sin_port);
+	return pthread_create(&s->thread, NULL, fake_main, s) ? -1 : 0;
+}
+
+static void fake_stop(struct fake_server *s)
+{
+	shutdown(s->fd, SHUT_RDWR);
+	close(s->fd);
+	pthread_join(s->thread, NULL);
+	for (size_t i = 0; i < FAKE_MAX; i++)
+		free(s->req[i].body);
+}
+
+/* A raw (uncompressed) pprof profile with one sample of value v. */
+static int small_profile(int64_t v, struct ember_buf *out)
+{
+	struct pprof_profile *p = pprof_profile_new();
+	struct pprof_mapping_desc md = { .start = 0x1000, .limit = 0x2000 };
+	uint64_t mid = 0, lid = 0;
+	int err = p ? 0 : -ENOMEM;
+
+	if (!err)
+		err = pprof_add_sample_type(p, "samples", "count");
+	if (!err)
+		err = pprof_add_mapping(p, &md, &mid);
+	if (!err)
+		err = pprof_add_location(p, mid, 0x1234, &lid);
+	if (!err)
+		err = pprof_add_sample(p, &lid, 1, &v, 1);
+	ember_buf_init(out, 1 << 20);
+	if (!err)
+		err = pprof_encode(p, false, out);
+	pprof_profile_free(p);
+	return err;
+}
+
+/* A small profile of value v queued on p: 0 or the queue's error. */
+static int enqueue_small(struct agent_push *p, int64_t v)
+{
+	struct ember_buf raw;
+	int err = small_profile(v, &raw);
+
+	if (!err)
+		err = agent_push_enqueue(p, &raw);
+	ember_buf_release(&raw);
+	return err;
+}
+
+/* The value of the one sample in a request's body, decoded as the server
+ * does (Content-Encoding undone, then pprof); -1 when it does not decode. */
+static int64_t body_sample_value(const struct fake_req *r)
+{
+	struct ember_buf raw;
+	struct pprof_profile *p = NULL;
+	int64_t v = -1;
+
+	ember_buf_init(&raw, 1 << 20);
+	if (!pprof_decompress(r->body, r->len, &raw, NULL, 0) &&
+	    !pprof_decode(raw.data, raw.len, NULL, &p, NULL, 0) &&
+	    pprof_message(p)->n_sample == 1 && pprof_message(p)->sample[0]->n_value == 1)
+		v = pprof_message(p)->sample[0]->value[0];
+	pprof_profile_free(p);
+	ember_buf_release(&raw);
+	return v;
+}
+
+static struct agent_push *push_to(struct fake_server *s, struct agent_http **h, bool gzip,
+				  size_t cap)
+{
+	char url[64];
+	int err = 0;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+	*h = agent_http_new("sekrit");
+	return *h ? agent_push_new(*h, url, gzip, cap, &err) : NULL;
+}
+
+/* What a push sends: POST /api/v1/profiles, the bearer token, zstd or
+ * gzip as Content-Encoding says, and a body that decodes back to the
+ * profile queued. */
+static int test_agent__push_body_decodes_back(void)
+{
+	for (int gzip = 0; gzip < 2; gzip++) {
+		struct fake_server s;
+		struct agent_http *h;
+		struct agent_push *p;
+		struct agent_push_stats st;
+
+		CHECK(fake_start(&s, NULL, 0) == 0);
+		p = push_to(&s, &h, gzip, 1 << 20);
+		CHECK(p != NULL && enqueue_small(p, 41 + gzip) == 0);
+		CHECK_INT(agent_push_run(p, 0), ==, -1);
+		CHECK_INT(atomic_load(&s.nreq), ==, 1);
+		CHECK_STR(s.req[0].line, "POST /api/v1/profiles HTTP/1.1");
+		CHECK_STR(s.req[0].encoding, gzip ? "gzip" : "zstd");
+		CHECK_STR(s.req[0].auth, "Bearer sekrit");
+		CHECK_INT(body_sample_value(&s.req[0]), ==, 41 + gzip);
+		agent_push_stats(p, &st);
+		CHECK(st.sent == 1 && st.queued == 0 && st.last_status == 200);
+		agent_push_free(p);
+		agent_http_free(h);
+		fake_stop(&s);
+	}
+	return 0;
+}
+
+/* A 503 is retried after 1 s, then 2 s (nothing is sent before it is
+ * due), a 400 drops the profile and counts it refused, and the next one
+ * goes out at once; a server nobody answers for backs off the same. */
+static int test_agent__push_backoff_and_refusal(void)
+{
+	static const int script[] = { 503, 503, 400, 200 };
+	struct fake_server s;
+	struct agent_http *h;
+	struct agent_push *p;
+	struct agent_push_stats st;
+
+	CHECK(fake_start(&s, script, 4) == 0);
+	p = push_to(&s, &h, false, 1 << 20);
+	CHECK(p != NULL && enqueue_small(p, 1) == 0 && enqueue_small(p, 2) == 0);
+	CHECK_INT(agent_push_run(p, 10000), ==, 1000);
+	CHECK_INT(agent_push_run(p, 10400), ==, 600);
+	CHECK_INT(atomic_load(&s.nreq), ==, 1);
+	CHECK_INT(agent_push_run(p, 11000), ==, 2000);
+	CHECK_INT(agent_push_run(p, 13000), ==, -1);
+	CHECK_INT(atomic_load(&s.nreq), ==, 4);
+	CHECK_INT(body_sample_value(&s.req[2]), ==, 1); /* refused */
+	CHECK_INT(body_sample_value(&s.req[3]), ==, 2);
+	agent_push_stats(p, &st);
+	CHECK(st.sent == 1 && st.refused == 1 && st.failed_attempts == 2);
+	CHECK(st.backoff_ms == 0 && st.last_status == 200 && st.queued == 0);
+	agent_push_free(p);
+	fake_stop(&s);
+	/* the port is closed now: connection refused, the same backoff */
+	p = agent_push_new(h, "http://127.0.0.1:1", false, 1 << 20, &(int){ 0 });
+	CHECK(p != NULL && enqueue_small(p, 3) == 0);
+	CHECK_INT(agent_push_run(p, 0), ==, 1000);
+	agent_push_stats(p, &st);
+	CHECK(st.failed_attempts == 1 && st.last_status == 0 && st.queued == 1);
+	agent_push_free(p);
+	agent_http_free(h);
+	return 0;
+}
+
+/* The queue's cap: the oldest profile goes to make room (counted), one
+ * larger than the whole cap is refused with -E2BIG; what is sent is the
+ * rest, oldest first. */
+static int test_agent__push_queue_drops_oldest(void)
+{
+	struct fake_server s;
+	struct agent_http *h;
+	struct agent_push *p;
+	struct agent_push_stats st;
+	struct ember_buf raw[3], big;
+	char url[64];
+	size_t one;
+
+	for (int i = 0; i < 3; i++)
+		CHECK(small_profile(100 + i, &raw[i]) == 0);
+	CHECK(fake_start(&s, NULL, 0) == 0);
+	p = push_to(&s, &h, false, 1 << 20);
+	CHECK(p != NULL && agent_push_enqueue(p, &raw[0]) == 0);
+	agent_push_stats(p, &st);
+	one = st.queued_bytes; /* one profile, compressed */
+	agent_push_free(p);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s.port);
+	p = agent_push_new(h, url, false, 2 * one + one / 2, &(int){ 0 });
+	CHECK(p != NULL);
+	for (int i = 0; i < 3; i++)
+		CHECK(agent_push_enqueue(p, &raw[i]) == 0);
+	agent_push_stats(p, &st);
+	CHECK(st.queued == 2 && st.dropped == 1);
+	ember_buf_init(&big, 1 << 20);
+	for (size_t i = 0; i < 3 * one; i++) /* incompressible */
+		CHECK(ember_buf_append(&big, &(char){ (char)(rand() & 0xff) }, 1) == 0);
+	CHECK(agent_push_enqueue(p, &big) == -E2BIG);
+	agent_push_stats(p, &st);
+	CHECK(st.queued == 2 && st.dropped == 2);
+	CHECK_INT(agent_push_run(p, 0), ==, -1);
+	CHECK_INT(atomic_load(&s.nreq), ==, 2);
+	CHECK_INT(body_sample_value(&s.req[0]), ==, 101);
+	CHECK_INT(body_sample_value(&s.req[1]), ==, 102);
+	for (int i = 0; i < 3; i++)
+		ember_buf_release(&raw[i]);
+	ember_buf_release(&big);
+	agent_push_free(p);
+	agent_http_free(h);
+	fake_stop(&s);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__ranges_alloc_free_coalesce),
 	UNIT_CASE(test_agent__maps_line_parse),
@@ -242,6 +915,13 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__elf_info_matches_unwind_compiler),
 	UNIT_CASE(test_agent__table_load_into_bpf_maps),
 	UNIT_CASE(test_agent__opts_need_a_destination),
+	UNIT_CASE(test_agent__tables_file_by_build_id),
+	UNIT_CASE(test_agent__tables_compile_then_cache),
+	UNIT_CASE(test_agent__procs_scan_reads_a_child),
+	UNIT_CASE(test_agent__procs_exec_exit_reap),
+	UNIT_CASE(test_agent__push_body_decodes_back),
+	UNIT_CASE(test_agent__push_backoff_and_refusal),
+	UNIT_CASE(test_agent__push_queue_drops_oldest),
 };
 
 UNIT_MAIN_QUIET(cases)

@@ -197,64 +197,63 @@ static int test_api__rejected_fetch_is_einval(void)
 	return rm_rf(dir);
 }
 
-/* The profile routes' times and durations (docs/http-api.md, Conventions). */
-static int test_api__profile_times_and_durations(void)
+/* The one table: each kind its status (docs/http-api.md, "Error kinds"),
+ * and no kind left without one. */
+static int test_api__status_of_each_kind(void)
 {
-	const int64_t S = 1000000000, now = (int64_t)1800000000 * S;
-	int64_t t;
+	static const unsigned want[EMBER_ERRK_COUNT] = {
+		[EMBER_ERRK_UNAVAILABLE] = 503, [EMBER_ERRK_MALFORMED] = 400,
+		[EMBER_ERRK_OVER_LIMIT] = 400,	[EMBER_ERRK_TOO_LARGE] = 413,
+		[EMBER_ERRK_CAPACITY] = 429,	[EMBER_ERRK_UNSUPPORTED] = 415,
+		[EMBER_ERRK_UNPROCESSABLE] = 422, [EMBER_ERRK_CONFLICT] = 409,
+		[EMBER_ERRK_NOT_FOUND] = 404,	[EMBER_ERRK_CORRUPT] = 500,
+		[EMBER_ERRK_NO_SPACE] = 507,	[EMBER_ERRK_BUSY] = 503,
+		[EMBER_ERRK_INTERNAL] = 500,
+	};
 
-	CHECK_INT(api_parse_time("now", now, &t), ==, 0);
-	CHECK(t == now);
-	CHECK_INT(api_parse_time("now-15m", now, &t), ==, 0);
-	CHECK(t == now - 900 * S);
-	CHECK_INT(api_parse_time("now-1h30m", now, &t), ==, 0);
-	CHECK(t == now - 5400 * S);
-	/* an epoch count's unit read from its size */
-	CHECK_INT(api_parse_time("1700000000", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000 * S);
-	CHECK_INT(api_parse_time("1700000000123", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000123 * 1000000);
-	CHECK_INT(api_parse_time("1700000000123456", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000123456 * 1000);
-	CHECK_INT(api_parse_time("1700000000123456789", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000123456789);
-	/* RFC 3339, with a fraction and an offset */
-	CHECK_INT(api_parse_time("2023-11-14T22:13:20Z", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000 * S);
-	CHECK_INT(api_parse_time("2023-11-14T23:13:20.5+01:00", now, &t), ==, 0);
-	CHECK(t == (int64_t)1700000000 * S + S / 2);
-	CHECK_INT(api_parse_time("yesterday", now, &t), ==, -EINVAL);
-	/* times nanoseconds cannot count (the fuzz target's findings) */
-	CHECK_INT(api_parse_time("17000000021", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_time("-61413-01-01T00:00:00Z", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_time("99999-01-01T00:00:00Z", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_time("now-", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_time("2023-11-14T22:13:20", now, &t), ==, -EINVAL); /* no zone */
-	CHECK_INT(api_parse_time("", now, &t), ==, -EINVAL);
-	CHECK_INT(api_parse_duration("10s", &t), ==, 0);
-	CHECK(t == 10 * S);
-	CHECK_INT(api_parse_duration("2d", &t), ==, 0);
-	CHECK(t == 2 * 86400 * S);
-	CHECK_INT(api_parse_duration("1w", &t), ==, 0);
-	CHECK(t == 7 * 86400 * S);
-	CHECK_INT(api_parse_duration("250ms", &t), ==, 0);
-	CHECK(t == S / 4);
-	CHECK_INT(api_parse_duration("90", &t), ==, 0);
-	CHECK(t == 90 * S);
-	CHECK_INT(api_parse_duration("0", &t), ==, -EINVAL);
-	CHECK_INT(api_parse_duration("5x", &t), ==, -EINVAL);
-	CHECK_INT(api_parse_duration("-5s", &t), ==, -EINVAL);
+	for (int k = 0; k < EMBER_ERRK_COUNT; k++) {
+		CHECK(want[k] != 0); /* a kind added without its row here */
+		CHECK(strcmp(ember_errkind_name(k), "?") != 0);
+		CHECK_INT(api_status_of_kind(k), ==, want[k]);
+	}
+	CHECK_INT(api_store_failure_status(-ENOSPC), ==, 507);
+	CHECK_INT(api_store_failure_status(-EIO), ==, 503);
+	CHECK_INT(api_store_failure_status(-ENOENT), ==, 503); /* never a 404 */
+	return 0;
+}
+
+/* A profile store error's status comes from its code: the size limits
+ * 413 and the other limits 400 whatever their messages say (it was
+ * chosen by searching the message for "bytes, larger than" once). */
+static int test_api__profile_status_from_the_code_alone(void)
+{
+	static const struct {
+		int err;
+		unsigned status;
+	} want[] = {
+		{ -PSTORE_ERR_TOO_LARGE, 413 }, { -PSTORE_ERR_LIMIT, 400 },
+		{ -PSTORE_ERR_LABEL, 400 },	{ -PSTORE_ERR_SELECTOR, 400 },
+		{ -PSTORE_ERR_TYPE, 400 },	{ -EINVAL, 400 },
+		{ -PSTORE_ERR_SERIES_LIMIT, 429 }, { -PSTORE_ERR_CORRUPT, 500 },
+		{ -PSTORE_ERR_CLOSED, 503 },	{ -EIO, 503 },
+		{ -ENOMEM, 503 },		{ -ENOSPC, 507 },
+		{ -EDQUOT, 507 },		{ -EFBIG, 507 },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_INT(api_profile_error_status(want[i].err), ==, want[i].status);
 	return 0;
 }
 
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_api__routes),
-	UNIT_CASE(test_api__profile_times_and_durations),
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),
 	UNIT_CASE(test_api__token_written_whole),
 	UNIT_CASE(test_api__token_write_failure_leaves_nothing),
 	UNIT_CASE(test_api__rejected_fetch_is_einval),
+	UNIT_CASE(test_api__status_of_each_kind),
+	UNIT_CASE(test_api__profile_status_from_the_code_alone),
 };
 
 int main(int argc, char **argv)

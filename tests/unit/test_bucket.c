@@ -13,7 +13,7 @@
  */
 #include "bucket.h"
 #include "objstore.h"
-#include "pstore.h"
+#include "pstore_blockio.h"
 #include "store.h"
 #include "unit.h"
 

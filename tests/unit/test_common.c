@@ -1,12 +1,13 @@
 /*
  * test_common.c - unit tests of common/: growable arrays, the keyed hash
- * and hash set, hex, JSON string escaping, the parser guards and the log
- * level.
+ * and hash set, hex, JSON string escaping, the parser guards, the log
+ * level and the clocks.
  */
 #include "common.h"
 #include "unit.h"
 
 #include <errno.h>
+#include <time.h>
 
 static int test_common__vec_push_grows(void)
 {
@@ -496,6 +497,22 @@ static int test_common__cursor_bounds_and_range(void)
 	return 0;
 }
 
+/* The three clocks in their units: the monotonic clock in ms and ns
+ * agree, the wall clock is time(2)'s in ns. */
+static int test_common__clocks_in_their_units(void)
+{
+	uint64_t ms = ember_monotonic_ms(), ns = ember_monotonic_ns();
+	uint64_t wall = ember_realtime_ns();
+	uint64_t t = (uint64_t)time(NULL);
+
+	CHECK_INT(ns / 1000000, >=, ms);
+	CHECK_INT(ns / 1000000 - ms, <, 1000);
+	CHECK_INT(wall / 1000000000, >=, t - 1);
+	CHECK_INT(wall / 1000000000, <=, t + 1);
+	CHECK_INT(ember_monotonic_ns(), >=, ns);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__errcache_expires),
 	UNIT_CASE(test_common__errcache_hash_is_keyed),
@@ -514,6 +531,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__log_level_filters),
 	UNIT_CASE(test_common__cursor_leb_round_trips),
 	UNIT_CASE(test_common__cursor_bounds_and_range),
+	UNIT_CASE(test_common__clocks_in_their_units),
 };
 
 UNIT_MAIN_QUIET(cases)

@@ -13,6 +13,8 @@
 #include "pstore.h"
 #include "pstore_internal.h"
 #include "unit.h"
+/* after unit.h, whose parameters would shadow its globals */
+#include "profile_fixture.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,13 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SEC ((int64_t)1000000000)
-#define MS ((int64_t)1000000)
-#define HOUR (3600 * SEC)
-#define T0 ((int64_t)1700000000 * SEC) /* a fixed "now" */
-
-static char dir[256];
-
 /* ---- helpers ---------------------------------------------------------------- */
 
 static int64_t fake_now = T0;
@@ -41,21 +36,6 @@ static int64_t clock_fn(void *ctx)
 {
 	(void)ctx;
 	return fake_now;
-}
-
-static int make_dir(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/ember-test-pstore.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static void remove_dir(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
-		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
 static struct pstore_opts test_opts(void)
@@ -84,102 +64,6 @@ static struct pstore *fresh_store(void)
 }
 
 /* Function id of name in p (one function per name, file "NAME.c"). */
-static int func_of(struct pprof_profile *p, const char *name, uint64_t *id)
-{
-	char file[128];
-	struct pprof_function_desc f = { name, name, file, 1 };
-
-	snprintf(file, sizeof(file), "%s.c", name);
-	return pprof_add_function(p, &f, id);
-}
-
-/* A location with one line of function name (one location per name). */
-static int loc_of(struct pprof_profile *p, uint64_t mid, const char *name, uint64_t *id)
-{
-	const pprof_message_t *m = pprof_message(p);
-	struct pprof_line ln = { 0, 10, 0 };
-	uint64_t addr = 0x401000 + (pstore_hash(name, strlen(name), 0) & 0xffff0);
-
-	for (size_t i = 0; i < m->n_location; i++)
-		if (m->location[i]->n_line &&
-		    strcmp(pprof_string(
-				   p, pprof_function_by_id(p, m->location[i]->line[0]->function_id)
-					      ->name),
-			   name) == 0) {
-			*id = m->location[i]->id;
-			return 0;
-		}
-	if (func_of(p, name, &ln.function_id) || pprof_add_location(p, mid, addr, id))
-		return -1;
-	return pprof_location_set_lines(p, *id, &ln, 1);
-}
-
-/* A location without lines at address (unsymbolized). */
-static int raw_loc(struct pprof_profile *p, uint64_t mid, uint64_t addr, uint64_t *id)
-{
-	const pprof_message_t *m = pprof_message(p);
-
-	for (size_t i = 0; i < m->n_location; i++)
-		if (!m->location[i]->n_line && m->location[i]->address == addr &&
-		    m->location[i]->mapping_id == mid) {
-			*id = m->location[i]->id;
-			return 0;
-		}
-	return pprof_add_location(p, mid, addr, id);
-}
-
-/*
- * A CPU profile (samples/count, cpu/nanoseconds, period 10 ms) of stacks
- * "root;...;leaf" with counts[i] samples each.  A frame "0xADDR" is an
- * unsymbolized address in the mapping of build ID "beef" (others are in
- * the mapping of "cafe").
- */
-static struct pprof_profile *mkprof(const char *const *stacks, const int64_t *counts, size_t n,
-				    int64_t time)
-{
-	struct pprof_mapping_desc md = { 0x400000, 0x500000, 0, "/usr/bin/app", "cafe" };
-	struct pprof_mapping_desc raw = { 0x7f0000000000, 0x7f0000100000, 0x1000, "/lib/libx.so",
-					  "beef" };
-	struct pprof_profile *p = pprof_profile_new();
-	uint64_t mid, rid;
-
-	if (!p || pprof_add_sample_type(p, "samples", "count") ||
-	    pprof_add_sample_type(p, "cpu", "nanoseconds") ||
-	    pprof_set_period(p, "cpu", "nanoseconds", 10 * MS) || pprof_add_mapping(p, &md, &mid) ||
-	    pprof_add_mapping(p, &raw, &rid))
-		goto fail;
-	pprof_set_time(p, time, 10 * SEC);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t locs[64];
-		size_t k = 0;
-		char copy[1024], *save, *tok;
-		int64_t v[2] = { counts[i], counts[i] * 10 * MS };
-
-		snprintf(copy, sizeof(copy), "%s", stacks[i]);
-		for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-			int err = strncmp(tok, "0x", 2) == 0
-					  ? raw_loc(p, rid, strtoull(tok, NULL, 16), &locs[k])
-					  : loc_of(p, mid, tok, &locs[k]);
-
-			if (err)
-				goto fail;
-			k++;
-		}
-		for (size_t a = 0, b = k ? k - 1 : 0; a < b; a++, b--) { /* leaf first */
-			uint64_t t = locs[a];
-
-			locs[a] = locs[b];
-			locs[b] = t;
-		}
-		if (pprof_add_sample(p, locs, k, v, 2))
-			goto fail;
-	}
-	return p;
-fail:
-	pprof_profile_free(p);
-	return NULL;
-}
-
 static int append(struct pstore *s, struct pprof_profile *p, const char *service,
 		  const char *version)
 {
@@ -200,11 +84,11 @@ static int append(struct pstore *s, struct pprof_profile *p, const char *service
 static const char *const S3[] = { "main;work;hot", "main;work;cold", "main;idle" };
 static const int64_t C3[] = { 30, 10, 5 };
 
-static struct pstore_result *query(struct pstore *s, const char *selector, const char *type,
+static struct pmodel_result *query(struct pstore *s, const char *selector, const char *type,
 				   int64_t from, int64_t to)
 {
 	struct pstore_selection sel = { selector, type, from, to };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	char why[256];
 
 	if (pstore_query(s, &sel, NULL, &r, why, sizeof(why))) {
@@ -215,17 +99,17 @@ static struct pstore_result *query(struct pstore *s, const char *selector, const
 }
 
 /* The folded output of r in a buffer the caller releases. */
-static int folded(const struct pstore_result *r, struct ember_buf *b)
+static int folded(const struct pmodel_result *r, struct ember_buf *b)
 {
 	ember_buf_init(b, 64 << 20);
-	return pstore_write_folded(r, pstore_write_buf, b);
+	return pmodel_write_folded(r, pmodel_write_buf, b);
 }
 
-static int64_t total_of(const struct pstore_result *r)
+static int64_t total_of(const struct pmodel_result *r)
 {
-	struct pstore_result_info info;
+	struct pmodel_result_info info;
 
-	pstore_result_info(r, &info);
+	pmodel_result_info(r, &info);
 	return info.total;
 }
 
@@ -233,7 +117,7 @@ static int64_t total_of(const struct pstore_result *r)
  * and merging. */
 static int check_folded(struct pstore *s, const char *selector, const char *want)
 {
-	struct pstore_result *r = query(s, selector, "cpu", 0, 0);
+	struct pmodel_result *r = query(s, selector, "cpu", 0, 0);
 	struct ember_buf b;
 	int err = r ? folded(r, &b) : -1;
 
@@ -244,7 +128,7 @@ static int check_folded(struct pstore *s, const char *selector, const char *want
 	}
 	if (r)
 		ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return err;
 }
 
@@ -383,9 +267,9 @@ static int test_pstore__append_query_head_blocks_merged_agree(void)
 static int test_pstore__empty_profile_stored(void)
 {
 	struct pstore *s = fresh_store();
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	struct pstore_stats st;
-	struct pstore_result_info info;
+	struct pmodel_result_info info;
 
 	CHECK(s);
 	CHECK_INT(append(s, mkprof(S3, C3, 0, T0), "a", "1"), ==, 0);
@@ -395,10 +279,10 @@ static int test_pstore__empty_profile_stored(void)
 	CHECK_INT(st.profiles, ==, 2);
 	r = query(s, NULL, "cpu", 0, 0);
 	CHECK(r);
-	pstore_result_info(r, &info);
+	pmodel_result_info(r, &info);
 	CHECK_INT(info.profiles, ==, 2);
 	CHECK_INT(info.total, ==, 0);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -407,7 +291,7 @@ static int test_pstore__empty_profile_stored(void)
 static int test_pstore__time_range_selects_profiles(void)
 {
 	struct pstore *s = fresh_store();
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	CHECK(s);
 	for (int i = 0; i < 6; i++)
@@ -415,16 +299,16 @@ static int test_pstore__time_range_selects_profiles(void)
 	r = query(s, NULL, "cpu", T0 + 10 * SEC, T0 + 30 * SEC);
 	CHECK(r);
 	CHECK_INT(total_of(r), ==, 2 * 45 * 10 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	CHECK_INT(pstore_flush(s), ==, 0);
 	r = query(s, NULL, "cpu", T0 + 10 * SEC, T0 + 30 * SEC);
 	CHECK(r);
 	CHECK_INT(total_of(r), ==, 2 * 45 * 10 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	r = query(s, NULL, "samples", T0 + 50 * SEC, 0);
 	CHECK(r);
 	CHECK_INT(total_of(r), ==, 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -435,8 +319,8 @@ static int test_pstore__time_from_profile_else_arrival(void)
 	struct pstore *s = fresh_store();
 	struct pprof_profile *p = mkprof(S3, C3, 3, 0);
 	struct pstore_append_opts o = { .sz = sizeof(o), .time_ns = T0 - 5 * SEC };
-	struct pstore_result *r;
-	struct pstore_result_info info;
+	struct pmodel_result *r;
+	struct pmodel_result_info info;
 
 	CHECK(s && p);
 	CHECK_INT(pstore_append(s, p, &o, NULL, 0), ==, 0);
@@ -446,16 +330,16 @@ static int test_pstore__time_from_profile_else_arrival(void)
 	CHECK_INT(pstore_append(s, p, NULL, NULL, 0), ==, 0); /* now */
 	r = query(s, NULL, "cpu", T0 - 6 * SEC, T0 - 4 * SEC);
 	CHECK(r);
-	pstore_result_info(r, &info);
+	pmodel_result_info(r, &info);
 	CHECK_INT(info.profiles, ==, 1);
 	CHECK_INT(info.min_time_ns, ==, T0 - 5 * SEC);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	r = query(s, NULL, "cpu", T0 - 100 * SEC, T0 - 99 * SEC);
 	CHECK(r && total_of(r) == 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	r = query(s, NULL, "cpu", T0, T0 + 1);
 	CHECK(r && total_of(r) == 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pprof_profile_free(p);
 	pstore_free(s);
 	remove_dir();
@@ -511,6 +395,44 @@ static int expect_reject(struct pstore *s, struct pprof_profile *p,
 	return 0;
 }
 
+/* Each error's kind: what an answer's status comes from (api/status.c). */
+static int test_pstore__error_kinds(void)
+{
+	static const struct {
+		int err;
+		enum ember_errkind kind;
+	} want[] = {
+		{ -PSTORE_ERR_TOO_LARGE, EMBER_ERRK_TOO_LARGE },
+		{ -PSTORE_ERR_LIMIT, EMBER_ERRK_OVER_LIMIT },
+		{ -PSTORE_ERR_LABEL, EMBER_ERRK_MALFORMED },
+		{ -PSTORE_ERR_SELECTOR, EMBER_ERRK_MALFORMED },
+		{ -PSTORE_ERR_TYPE, EMBER_ERRK_MALFORMED },
+		{ -EINVAL, EMBER_ERRK_MALFORMED },
+		{ -PSTORE_ERR_SERIES_LIMIT, EMBER_ERRK_CAPACITY },
+		{ -PSTORE_ERR_CORRUPT, EMBER_ERRK_CORRUPT },
+		{ -PSTORE_ERR_CLOSED, EMBER_ERRK_UNAVAILABLE },
+		{ -ENOSPC, EMBER_ERRK_NO_SPACE },
+		{ -EDQUOT, EMBER_ERRK_NO_SPACE },
+		{ -EFBIG, EMBER_ERRK_NO_SPACE },
+		{ -EIO, EMBER_ERRK_UNAVAILABLE },
+		{ -ENOENT, EMBER_ERRK_UNAVAILABLE }, /* a file the store lost: not a miss */
+		{ -ENOMEM, EMBER_ERRK_UNAVAILABLE },
+		{ -E2BIG, EMBER_ERRK_UNAVAILABLE },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		enum ember_errkind k = pstore_error_kind(want[i].err);
+
+		if (k != want[i].kind) {
+			fprintf(stderr, "%d (%s): %s, want %s\n", want[i].err,
+				pstore_strerror(want[i].err), ember_errkind_name(k),
+				ember_errkind_name(want[i].kind));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int test_pstore__limits_reject_with_reasons(void)
 {
 	struct pstore_opts opts = test_opts();
@@ -530,14 +452,14 @@ static int test_pstore__limits_reject_with_reasons(void)
 	s = open_store(&opts);
 	CHECK(s);
 	p = mkprof(S3, C3, 3, T0);
-	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "3 samples, more than the limit of 2"));
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_TOO_LARGE, "3 samples, more than the limit of 2"));
 	pprof_profile_free(p);
 	p = mkprof(S3, C3, 2, T0);
 	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "stack of 3 frames"));
 	pprof_profile_free(p);
 	p = mkprof((const char *const[]){ "main;a", "main;b" }, C3, 2, T0);
 	o.input_bytes = 5000;
-	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "profile of 5000 bytes"));
+	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_TOO_LARGE, "profile of 5000 bytes"));
 	o.input_bytes = 0;
 	o.n_labels = 3; /* with __name__: 4 */
 	CHECK(!expect_reject(s, p, &o, -PSTORE_ERR_LIMIT, "4 labels, more than the limit of 3"));
@@ -582,7 +504,7 @@ static int test_pstore__types_aliases_and_names(void)
 	struct pstore *s = fresh_store();
 	struct pstore_strlist *types = NULL;
 	struct pstore_selection all = { 0 }, sel = { .type = "delay" };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct pprof_profile *p;
 	char why[256];
 	struct pstore_label ln = { "__name__", "block" };
@@ -598,10 +520,10 @@ static int test_pstore__types_aliases_and_names(void)
 	/* a full ID, and an alias; an unknown one fails with a reason */
 	r = query(s, NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0);
 	CHECK(r && total_of(r) == 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	r = query(s, NULL, "process_cpu:cpu", 0, 0);
 	CHECK(r && total_of(r) == 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	sel.type = "nope";
 	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_TYPE);
 	CHECK(strstr(why, "unknown profile type 'nope'"));
@@ -615,11 +537,11 @@ static int test_pstore__types_aliases_and_names(void)
 	sel.type = "block:cpu";
 	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, 0);
 	CHECK_INT(total_of(r), ==, 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	/* the selector may carry the type, as Pyroscope writes it */
 	r = query(s, "process_cpu:cpu:nanoseconds:cpu:nanoseconds{service=\"a\"}", NULL, 0, 0);
 	CHECK(r && total_of(r) == 450 * MS);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	/* no type at all */
 	sel.type = NULL;
 	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -PSTORE_ERR_TYPE);
@@ -740,7 +662,7 @@ static int test_pstore__coverage_and_query_resolver(void)
 	struct pstore_query_opts qo = { .sz = sizeof(qo), .resolver = resolve_beef,
 					.resolver_ctx = &calls };
 	struct pstore_coverage *c = NULL;
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct ember_buf b;
 
 	CHECK(s && p);
@@ -765,7 +687,7 @@ static int test_pstore__coverage_and_query_resolver(void)
 	CHECK_STR(b.data, "main;work;hot 500000000\nmain;work;x_100 200000000\n"
 			  "main;x_100;libx.so+0x1200 300000000\n");
 	ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pprof_profile_free(p);
 	pstore_free(s);
 	remove_dir();
@@ -892,7 +814,7 @@ static int test_pstore__retention_drops_whole_blocks(void)
 	struct pstore_opts opts = test_opts();
 	struct pstore *s;
 	struct pstore_stats st;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	opts.retention_ns = 2 * HOUR;
 	CHECK(!make_dir());
@@ -906,14 +828,14 @@ static int test_pstore__retention_drops_whole_blocks(void)
 	CHECK_INT(st.blocks, ==, 2);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 90);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	CHECK_INT(pstore_compact(s), ==, 0);
 	pstore_stats(s, &st);
 	CHECK_INT(st.blocks, ==, 1);
 	CHECK_INT(st.retention_drops, ==, 1);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -940,14 +862,14 @@ static int test_pstore__open_partition_merges_four(void)
 {
 	struct pstore *s = fresh_store();
 	struct pstore_stats st;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	CHECK(s);
 	CHECK(!four_small_blocks_merged(s, &st));
 	CHECK_INT(st.merges, ==, 1);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 4 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1003,7 +925,7 @@ static int test_pstore__merge_parents_deleted_after_crash(void)
 	struct pstore *s = fresh_store();
 	struct pstore_stats st;
 	char old[512], saved[600];
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	CHECK(s);
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
@@ -1027,7 +949,7 @@ static int test_pstore__merge_parents_deleted_after_crash(void)
 	CHECK_INT(count_files("blocks", ".pblk"), ==, 1);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 90);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1079,7 +1001,7 @@ static int test_pstore__replay_skips_what_blocks_hold(void)
 {
 	struct pstore *s = fresh_store();
 	char seg[512], saved[600];
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	CHECK(s);
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
@@ -1094,7 +1016,7 @@ static int test_pstore__replay_skips_what_blocks_hold(void)
 	CHECK(s);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 90);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1114,10 +1036,10 @@ static int save_segment(char seg[512], char saved[600])
 static int reopen_total_is(const struct pstore_opts *o, int64_t want)
 {
 	struct pstore *s = open_store(o);
-	struct pstore_result *r = s ? query(s, NULL, "samples", 0, 0) : NULL;
+	struct pmodel_result *r = s ? query(s, NULL, "samples", 0, 0) : NULL;
 	int64_t got = r ? total_of(r) : -1;
 
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	CHECK_INT(got, ==, want);
 	return 0;
@@ -1208,7 +1130,7 @@ static int test_pstore__torn_log_tail_dropped(void)
 	struct pstore_stats st;
 	char seg[512];
 	struct stat sb;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	int fd;
 
 	CHECK(s);
@@ -1229,7 +1151,7 @@ static int test_pstore__torn_log_tail_dropped(void)
 	CHECK(st.wal_torn_bytes > 8);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	/* new appends go on, into a new segment */
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + 2 * SEC), "a", "1"), ==, 0);
 	pstore_free(s);
@@ -1237,7 +1159,7 @@ static int test_pstore__torn_log_tail_dropped(void)
 	CHECK(s);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 90);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -1337,7 +1259,7 @@ static int run_and_kill(int first, int after, unsigned delay_us)
 static int check_seq(struct pstore *s, int i, bool must)
 {
 	char sel[64];
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	int64_t want = (kill_count(i) + 2 * kill_count(i) + 3);
 
 	snprintf(sel, sizeof(sel), "{" KILL_SEQ_LABEL "=\"%d\"}", i);
@@ -1347,10 +1269,10 @@ static int check_seq(struct pstore *s, int i, bool must)
 	if (total_of(r) != want && (must || total_of(r) != 0)) {
 		fprintf(stderr, "seq %d: total %lld, want %lld%s\n", i, (long long)total_of(r),
 			(long long)want, must ? " (acknowledged)" : "");
-		pstore_result_free(r);
+		pmodel_result_free(r);
 		return -1;
 	}
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return 0;
 }
 
@@ -1404,13 +1326,13 @@ static int flip_byte(const char *path, long off)
 static int expect_corrupt_query(struct pstore *s)
 {
 	struct pstore_selection sel = { NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0 };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	char why[256] = "";
 	int err = pstore_query(s, &sel, NULL, &r, why, sizeof(why));
 
 	if (err != -PSTORE_ERR_CORRUPT || !strstr(why, "corrupt")) {
 		fprintf(stderr, "query: %d '%s', want corrupt\n", err, why);
-		pstore_result_free(r);
+		pmodel_result_free(r);
 		return 1;
 	}
 	return 0;
@@ -1530,7 +1452,7 @@ static int test_pstore__storage_errors_are_not_empty_answers(void)
 	struct pstore_blockio io = flaky_io(&f);
 	struct pstore_opts o = test_opts();
 	struct pstore_selection sel = { NULL, "samples", 0, 0 };
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct pstore *s = NULL;
 	char why[256];
 
@@ -1668,7 +1590,7 @@ static int test_pstore__blocks_in_storage_that_is_no_filesystem(void)
 				     .get = memio_get, .list = memio_list, .del = memio_del };
 	struct pstore_opts o = test_opts();
 	struct pstore_stats st;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 	struct pstore *s = NULL;
 
 	CHECK(!make_dir());
@@ -1682,14 +1604,14 @@ static int test_pstore__blocks_in_storage_that_is_no_filesystem(void)
 	CHECK(m.n == 1 && m.puts >= 5 && m.dels >= 4); /* the old hour and the merged parents */
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 4 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	CHECK(count_files("blocks", ".pblk") <= 0);
 	/* reopened: the blocks listed and read from memory alone */
 	CHECK_INT(pstore_open(dir, &o, &s, NULL, 0), ==, 0);
 	r = query(s, "{service=\"a\"}", "samples", 0, 0);
 	CHECK(r && total_of(r) == 4 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	while (m.n)
 		CHECK_INT(memio_del(&m, m.o[0].name), ==, 0);
@@ -1788,213 +1710,6 @@ static int test_pstore__blockio_dir_semantics(void)
 
 /* ---- outputs -------------------------------------------------------------------------- */
 
-static const char *const SREC[] = { "main;rec;rec;leaf", "main;rec;leaf", "main;other" };
-static const int64_t CREC[] = { 6, 3, 1 };
-
-static struct pstore_result *offline(const char *const *stacks, const int64_t *counts, size_t n,
-				     const char *type)
-{
-	struct pprof_profile *p = mkprof(stacks, counts, n, T0);
-	struct pstore_result *r = NULL;
-	char why[256];
-
-	if (p && pstore_result_from_pprof(p, type, &r, why, sizeof(why)))
-		fprintf(stderr, "pstore_result_from_pprof: %s\n", why);
-	pprof_profile_free(p);
-	return r;
-}
-
-static int test_pstore__top_counts_recursion_once(void)
-{
-	struct pstore_result *r = offline(SREC, CREC, 3, "samples");
-	struct pstore_top_row *rows;
-	size_t n;
-	struct ember_buf b;
-
-	CHECK(r);
-	CHECK_INT(pstore_result_top(r, 0, &rows, &n), ==, 0);
-	CHECK_INT(n, ==, 4);
-	CHECK_STR(rows[0].name, "leaf");
-	CHECK_INT(rows[0].self, ==, 9);
-	CHECK_INT(rows[0].total, ==, 9);
-	CHECK(fabs(rows[0].self_pct - 90) < 1e-9);
-	CHECK_STR(rows[1].name, "other");
-	CHECK_STR(rows[2].name, "main");
-	CHECK_INT(rows[2].total, ==, 10);
-	CHECK_STR(rows[3].name, "rec");
-	CHECK_INT(rows[3].self, ==, 0);
-	CHECK_INT(rows[3].total, ==, 9); /* not 15: "rec;rec" counts once */
-	free(rows);
-	CHECK_INT(pstore_result_top(r, 2, &rows, &n), ==, 0);
-	CHECK_INT(n, ==, 2);
-	free(rows);
-	ember_buf_init(&b, 1 << 20);
-	CHECK_INT(pstore_write_top(r, 0, true, pstore_write_buf, &b), ==, 0);
-	CHECK(strstr(b.data, "{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"self_pct\":0.0000,"
-			     "\"total\":9,\"total_pct\":90.0000}"));
-	CHECK(strstr(b.data, "\"total\":10,\"profiles\":1,\"rows\":["));
-	ember_buf_reset(&b);
-	CHECK_INT(pstore_write_top(r, 0, false, pstore_write_buf, &b), ==, 0);
-	CHECK(strstr(b.data, "             9  90.00%  90.00%              9  90.00%  leaf\n"));
-	ember_buf_release(&b);
-	pstore_result_free(r);
-	return 0;
-}
-
-/* A frame's line is in the JSON tree where every location merged into its
- * node names the same one: "a" called from line 10 and from line 20 has
- * none, "main" and "b" keep theirs. */
-static int test_pstore__tree_json_line_only_where_one(void)
-{
-	static const char *const st[] = { "main;a", "main;b" };
-	static const int64_t c[] = { 1, 1 };
-	struct pprof_profile *p = mkprof(st, c, 2, T0);
-	struct pprof_line ln = { 0, 20, 0 };
-	struct pstore_result *r = NULL;
-	uint64_t locs[2];
-	int64_t v[2] = { 1, 10 * MS };
-	struct ember_buf b;
-	char why[256];
-
-	CHECK(p);
-	CHECK_INT(func_of(p, "a", &ln.function_id), ==, 0);
-	CHECK_INT(pprof_add_location(p, 1, 0x402000, &locs[0]), ==, 0);
-	CHECK_INT(pprof_location_set_lines(p, locs[0], &ln, 1), ==, 0);
-	CHECK_INT(loc_of(p, 1, "main", &locs[1]), ==, 0);
-	CHECK_INT(pprof_add_sample(p, locs, 2, v, 2), ==, 0);
-	CHECK_INT(pstore_result_from_pprof(p, "samples", &r, why, sizeof(why)), ==, 0);
-	pprof_profile_free(p);
-	ember_buf_init(&b, 1 << 20);
-	CHECK_INT(pstore_write_tree_json(r, pstore_write_buf, &b), ==, 0);
-	CHECK_STR(b.data,
-		  "{\"name\":\"total\",\"self\":0,\"total\":3,\"children\":[{\"name\":\"main\","
-		  "\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":3,\"children\":[{\"name\":\"a\","
-		  "\"file\":\"a.c\",\"self\":2,\"total\":2},{\"name\":\"b\",\"file\":\"b.c\",\"line\":10,"
-		  "\"self\":1,\"total\":1}]}]}\n");
-	ember_buf_release(&b);
-	pstore_result_free(r);
-	return 0;
-}
-
-static int test_pstore__tree_json_and_folded(void)
-{
-	struct pstore_result *r = offline(SREC, CREC, 3, "samples");
-	struct ember_buf b;
-
-	CHECK(r);
-	ember_buf_init(&b, 1 << 20);
-	CHECK_INT(pstore_write_tree_json(r, pstore_write_buf, &b), ==, 0);
-	CHECK_STR(
-		b.data,
-		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
-		"\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"line\":10,\"self\":1,\"total\":1},"
-		"{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
-		"\"file\":\"leaf.c\",\"line\":10,\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":6,\"children\":"
-		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"line\":10,\"self\":6,\"total\":6}]}]}]}]}\n");
-	ember_buf_reset(&b);
-	CHECK_INT(pstore_write_folded(r, pstore_write_buf, &b), ==, 0);
-	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
-	ember_buf_release(&b);
-	pstore_result_free(r);
-	return 0;
-}
-
-/* Run cmd (a shell line), its stdout into out; the exit status. */
-static int run_cmd(const char *cmd, struct ember_buf *out)
-{
-	FILE *f = popen(cmd, "r");
-	char buf[4096];
-	size_t n;
-
-	if (!f)
-		return -1;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		ember_buf_append(out, buf, n);
-	return pclose(f);
-}
-
-static bool have(const char *tool)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "which %s >/dev/null 2>&1", tool);
-	return system(cmd) == 0;
-}
-
-static int write_file(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	int err = !f || fwrite(data, 1, len, f) != len;
-
-	if (f && fclose(f))
-		err = 1;
-	return err ? -1 : 0;
-}
-
-/* xmllint finds it well-formed and it has the script and frames. */
-static int check_svg(const char *path, const char *frame)
-{
-	struct ember_buf out;
-	char cmd[600];
-	int rc;
-
-	if (!have("xmllint")) {
-		fprintf(stderr, "xmllint not found (apt-get install libxml2-utils)\n");
-		return UNIT_SKIP;
-	}
-	ember_buf_init(&out, 1 << 20);
-	snprintf(cmd, sizeof(cmd), "xmllint --noout '%s' 2>&1", path);
-	rc = run_cmd(cmd, &out);
-	if (rc != 0)
-		fprintf(stderr, "xmllint: %s\n", out.data ? out.data : "");
-	ember_buf_reset(&out);
-	snprintf(cmd, sizeof(cmd), "xmllint --xpath 'count(//*[local-name()=\"g\"][@class=\"f\"])' "
-		 "'%s' 2>&1", path);
-	if (!rc && (run_cmd(cmd, &out) || atoi(out.data) < 3))
-		rc = -1;
-	ember_buf_release(&out);
-	return rc;
-	(void)frame;
-}
-
-static int test_pstore__flamegraph_svg_is_valid(void)
-{
-	struct pstore_result *r = offline(SREC, CREC, 3, "cpu");
-	const char *const weird[] = { "main;a<b>&\"c\";\xff\xfe bad utf8;tab\there" };
-	struct pstore_result *w = offline(weird, CREC, 1, "cpu");
-	struct ember_buf b;
-	char path[300];
-	int rc;
-
-	CHECK(r && w);
-	CHECK(!make_dir());
-	ember_buf_init(&b, 16 << 20);
-	CHECK_INT(pstore_write_flamegraph(r, NULL, pstore_write_buf, &b), ==, 0);
-	CHECK(strstr(b.data, "function zoom("));
-	CHECK(strstr(b.data, "function search("));
-	CHECK(strstr(b.data, "<title>rec (90.00 ms, 9 samples, 90.00%)</title>"));
-	snprintf(path, sizeof(path), "%s/flame.svg", dir);
-	CHECK(!write_file(path, b.data, b.len));
-	rc = check_svg(path, "leaf");
-	CHECK(rc == 0 || rc == UNIT_SKIP);
-	ember_buf_reset(&b);
-	CHECK_INT(pstore_write_flamegraph(
-			  w,
-			  &(struct pstore_svg_opts){ .sz = sizeof(struct pstore_svg_opts),
-						    .title = "T & <x>",
-						    .icicle = true },
-			  pstore_write_buf, &b),
-		  ==, 0);
-	CHECK(strstr(b.data, "e:n=\"a&lt;b&gt;&amp;&quot;c&quot;\""));
-	CHECK(!write_file(path, b.data, b.len));
-	CHECK(check_svg(path, "main") == rc);
-	ember_buf_release(&b);
-	pstore_result_free(r);
-	pstore_result_free(w);
-	remove_dir();
-	return rc;
-}
-
 /* `go tool pprof -top` on the file: rows "flat flat% sum% cum cum% name". */
 static int go_top(const char *args, struct ember_buf *out)
 {
@@ -2032,8 +1747,8 @@ static double go_flat_pct(const char *top, const char *name)
 static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 {
 	struct pstore *s;
-	struct pstore_result *r;
-	struct pstore_top_row *rows;
+	struct pmodel_result *r;
+	struct pmodel_top_row *rows;
 	struct ember_buf b, out;
 	char path[300], args[400];
 	size_t n;
@@ -2052,7 +1767,7 @@ static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 	r = query(s, NULL, "cpu", 0, 0);
 	CHECK(r);
 	ember_buf_init(&b, 64 << 20);
-	CHECK_INT(pstore_write_pprof(r, &b), ==, 0);
+	CHECK_INT(pmodel_write_pprof(r, &b), ==, 0);
 	CHECK((uint8_t)b.data[0] == 0x1f && (uint8_t)b.data[1] == 0x8b);
 	snprintf(path, sizeof(path), "%s/merged.pb.gz", dir);
 	CHECK(!write_file(path, b.data, b.len));
@@ -2063,7 +1778,7 @@ static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 	CHECK_INT(rc, ==, 0);
 	CHECK(strstr(out.data, "Type: cpu"));
 	/* pprof's flat% is our self% for every function we list */
-	CHECK_INT(pstore_result_top(r, 0, &rows, &n), ==, 0);
+	CHECK_INT(pmodel_result_top(r, 0, &rows, &n), ==, 0);
 	for (size_t i = 0; i < n; i++) {
 		double go = go_flat_pct(out.data, rows[i].name);
 
@@ -2078,7 +1793,7 @@ static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 	free(rows);
 	ember_buf_release(&out);
 	ember_buf_release(&b);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -2086,109 +1801,12 @@ static int test_pstore__pprof_output_read_by_go_tool_pprof(void)
 
 /* ---- diffs ---------------------------------------------------------------------------- */
 
-static const char *const SB[] = { "main;work;hot", "main;work;cold", "main;idle", "main;gone",
-				   "main;few" };
-static const int64_t CB[] = { 300, 300, 300, 98, 2 };
-static const char *const SN[] = { "main;work;hot", "main;work;cold", "main;idle", "main;fresh",
-				   "main;few" };
-static const int64_t CN[] = { 700, 300, 300, 95, 5 };
-
-static const struct pstore_diff_row *row_of(const struct pstore_diff_row *rows, size_t n,
-					    const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(rows[i].name, name) == 0)
-			return &rows[i];
-	return NULL;
-}
-
-static int test_pstore__diff_table_flags_past_noise(void)
-{
-	struct pstore_result *b = offline(SB, CB, 5, "cpu"), *n = offline(SN, CN, 5, "cpu");
-	struct pstore_diff *d = NULL;
-	struct pstore_diff_row *rows;
-	const struct pstore_diff_row *hot, *few, *gone, *fresh, *idle;
-	size_t k;
-
-	CHECK(b && n);
-	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
-	CHECK_INT(pstore_diff_table(d, &rows, &k), ==, 0);
-	hot = row_of(rows, k, "hot");
-	few = row_of(rows, k, "few");
-	gone = row_of(rows, k, "gone");
-	fresh = row_of(rows, k, "fresh");
-	idle = row_of(rows, k, "idle");
-	CHECK(hot && few && gone && fresh && idle);
-	CHECK(strcmp(rows[0].name, "hot") == 0); /* the largest growth first */
-	CHECK(fabs(hot->base_self_pct - 30) < 1e-9 && fabs(hot->new_self_pct - 50) < 1e-9);
-	CHECK(hot->flagged && hot->z > 3);
-	/* 2 -> 5 samples of 1,000 and 1,400: +150% relative, but noise */
-	CHECK(few->rel_self > 0.5 && !few->flagged && fabs(few->z) < 3);
-	/* a vanished function is there, shrunk; a new one grown */
-	CHECK(gone->new_self_pct == 0 && gone->delta_self_pct < 0 && gone->flagged);
-	CHECK(fresh->base_self_pct == 0 && fresh->delta_self_pct > 0 && isinf(fresh->rel_self));
-	CHECK(idle->delta_self_pct < 0 && idle->flagged); /* 30% -> 21.4% of 300 samples */
-	CHECK(strcmp(rows[k - 1].name, "gone") == 0); /* the largest shrink last */
-	free(rows);
-	pstore_diff_free(d);
-	pstore_result_free(b);
-	pstore_result_free(n);
-	return 0;
-}
-
-static int test_pstore__diff_folded_and_flamegraph(void)
-{
-	struct pstore_result *b = offline(SB, CB, 5, "samples"), *n = offline(SN, CN, 5, "samples");
-	struct pstore_diff *d = NULL;
-	struct ember_buf out;
-	char path[300];
-	int rc;
-
-	CHECK(b && n);
-	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
-	ember_buf_init(&out, 16 << 20);
-	CHECK_INT(pstore_write_diff_folded(d, false, pstore_write_buf, &out), ==, 0);
-	CHECK_STR(out.data, "main;few 2 5\nmain;fresh 0 95\nmain;gone 98 0\nmain;idle 300 300\n"
-			    "main;work;cold 300 300\nmain;work;hot 300 700\n");
-	ember_buf_reset(&out);
-	CHECK_INT(pstore_write_diff_folded(d, true, pstore_write_buf, &out), ==, 0);
-	CHECK(strstr(out.data, "main;gone 137 0\n")); /* 98 x 1400 / 1000 */
-	ember_buf_reset(&out);
-	/* the differential tree: both sides per frame, vanished and new kept */
-	CHECK_INT(pstore_write_diff_tree_json(d, pstore_write_buf, &out), ==, 0);
-	CHECK(strncmp(out.data, "{\"name\":\"total\",\"base_self\":0,\"base_total\":1000,"
-			       "\"new_self\":0,\"new_total\":1400,\"children\":[", 90) == 0);
-	CHECK(strstr(out.data, "{\"name\":\"gone\",\"base_self\":98,\"base_total\":98,"
-			       "\"new_self\":0,\"new_total\":0,\"file\":\"gone.c\",\"line\":10}"));
-	CHECK(strstr(out.data, "{\"name\":\"fresh\",\"base_self\":0,\"base_total\":0,"
-			       "\"new_self\":95,\"new_total\":95,\"file\":\"fresh.c\",\"line\":10}"));
-	CHECK(strstr(out.data, "{\"name\":\"hot\",\"base_self\":300,\"base_total\":300,"
-			       "\"new_self\":700,\"new_total\":700,\"file\":\"hot.c\",\"line\":10}"));
-	ember_buf_reset(&out);
-	CHECK_INT(pstore_write_diff_flamegraph(d, NULL, pstore_write_buf, &out), ==, 0);
-	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
-	CHECK(strstr(out.data, "<title>hot (base 30.00%, new 50.00%, +20.00 points)</title>"
-			       "<rect x=\"10.00\"") || strstr(out.data, "fill=\"rgb(255,35,35)\""));
-	CHECK(!make_dir());
-	snprintf(path, sizeof(path), "%s/diff.svg", dir);
-	CHECK(!write_file(path, out.data, out.len));
-	rc = check_svg(path, "hot");
-	CHECK(rc == 0 || rc == UNIT_SKIP);
-	ember_buf_release(&out);
-	pstore_diff_free(d);
-	pstore_result_free(b);
-	pstore_result_free(n);
-	remove_dir();
-	return rc;
-}
-
-/* Our diff pprof and table agree with `go tool pprof -normalize -diff_base`. */
 static int test_pstore__diff_pprof_matches_go_diff_base(void)
 {
 	struct pstore *s;
-	struct pstore_result *b, *n;
-	struct pstore_diff *d = NULL;
-	struct pstore_diff_row *rows;
+	struct pmodel_result *b, *n;
+	struct pmodel_diff *d = NULL;
+	struct pmodel_diff_row *rows;
 	struct ember_buf buf, go1, go2;
 	char pb[300], pn[300], pd[300], args[1000];
 	size_t k;
@@ -2208,22 +1826,22 @@ static int test_pstore__diff_pprof_matches_go_diff_base(void)
 	snprintf(pn, sizeof(pn), "%s/new.pb.gz", dir);
 	snprintf(pd, sizeof(pd), "%s/diff.pb.gz", dir);
 	ember_buf_init(&buf, 64 << 20);
-	CHECK_INT(pstore_write_pprof(b, &buf), ==, 0);
+	CHECK_INT(pmodel_write_pprof(b, &buf), ==, 0);
 	CHECK(!write_file(pb, buf.data, buf.len));
 	ember_buf_reset(&buf);
-	CHECK_INT(pstore_write_pprof(n, &buf), ==, 0);
+	CHECK_INT(pmodel_write_pprof(n, &buf), ==, 0);
 	CHECK(!write_file(pn, buf.data, buf.len));
-	CHECK_INT(pstore_diff_new(b, n, NULL, &d), ==, 0);
+	CHECK_INT(pmodel_diff_new(b, n, NULL, &d), ==, 0);
 	ember_buf_reset(&buf);
-	CHECK_INT(pstore_write_diff_pprof(d, &buf), ==, 0);
+	CHECK_INT(pmodel_write_diff_pprof(d, &buf), ==, 0);
 	CHECK(!write_file(pd, buf.data, buf.len));
 	snprintf(args, sizeof(args), "-normalize -diff_base '%s' '%s'", pb, pn);
 	CHECK_INT(go_top(args, &go1), ==, 0);
 	snprintf(args, sizeof(args), "'%s'", pd);
 	CHECK_INT(go_top(args, &go2), ==, 0);
-	CHECK_INT(pstore_diff_table(d, &rows, &k), ==, 0);
+	CHECK_INT(pmodel_diff_table(d, &rows, &k), ==, 0);
 	for (size_t i = 0; i < k; i++) {
-		const struct pstore_diff_row *r = &rows[i];
+		const struct pmodel_diff_row *r = &rows[i];
 		double a = go_flat_pct(go1.data, r->name), c = go_flat_pct(go2.data, r->name);
 		double ta = go_pct(go1.data, r->name, true), tc = go_pct(go2.data, r->name, true);
 
@@ -2242,9 +1860,9 @@ static int test_pstore__diff_pprof_matches_go_diff_base(void)
 	ember_buf_release(&go1);
 	ember_buf_release(&go2);
 	ember_buf_release(&buf);
-	pstore_diff_free(d);
-	pstore_result_free(b);
-	pstore_result_free(n);
+	pmodel_diff_free(d);
+	pmodel_result_free(b);
+	pmodel_result_free(n);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -2305,10 +1923,10 @@ static void *reader(void *arg)
 	struct worker *w = arg;
 
 	for (int i = 0; i < 40 && !w->err; i++) {
-		struct pstore_result *r = query(w->s, "{service=~\"svc.*\"}", "cpu", 0, 0);
+		struct pmodel_result *r = query(w->s, "{service=~\"svc.*\"}", "cpu", 0, 0);
 
 		w->err = r ? 0 : -1;
-		pstore_result_free(r);
+		pmodel_result_free(r);
 		if (i % 10 == 0 && !w->err)
 			w->err = pstore_flush(w->s);
 	}
@@ -2323,7 +1941,7 @@ static int test_pstore__concurrent_appends_queries_flushes(void)
 	struct worker w[4];
 	pthread_t t[4];
 	struct pstore *s;
-	struct pstore_result *r;
+	struct pmodel_result *r;
 
 	o.no_background = false;
 	o.head_max_age_ns = 50 * MS;
@@ -2341,12 +1959,12 @@ static int test_pstore__concurrent_appends_queries_flushes(void)
 	}
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 3 * 40 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	s = open_store(NULL);
 	r = query(s, NULL, "samples", 0, 0);
 	CHECK(r && total_of(r) == 3 * 40 * 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -2380,10 +1998,10 @@ static struct pstore *open_shared(const char *name, int refresh_s)
 
 static int64_t samples_total(struct pstore *s)
 {
-	struct pstore_result *r = query(s, NULL, "samples", 0, 0);
+	struct pmodel_result *r = query(s, NULL, "samples", 0, 0);
 	int64_t t = r ? total_of(r) : -1;
 
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	return t;
 }
 
@@ -2627,7 +2245,7 @@ static int test_pstore__shared_same_log_records_counted_once(void)
 static int test_pstore__shared_missing_block_fails_its_queries_only(void)
 {
 	struct pstore *a, *c;
-	struct pstore_result *r = NULL;
+	struct pmodel_result *r = NULL;
 	struct pstore_selection sel = { NULL, "samples", T0 - 3 * HOUR, T0 - 2 * HOUR + HOUR / 2 };
 	struct pstore_stats st;
 	char path[600], why[256];
@@ -2652,7 +2270,7 @@ static int test_pstore__shared_missing_block_fails_its_queries_only(void)
 	CHECK_INT(samples_total(c) < 0, ==, 1); /* every time: that partition too */
 	r = query(c, NULL, "samples", T0 - HOUR, 0);
 	CHECK(r && total_of(r) == 45);
-	pstore_result_free(r);
+	pmodel_result_free(r);
 	pstore_free(c);
 	remove_dir();
 	return 0;
@@ -2828,6 +2446,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__time_range_selects_profiles),
 	UNIT_CASE(test_pstore__time_from_profile_else_arrival),
 	UNIT_CASE(test_pstore__sample_labels_split_series),
+	UNIT_CASE(test_pstore__error_kinds),
 	UNIT_CASE(test_pstore__limits_reject_with_reasons),
 	UNIT_CASE(test_pstore__types_aliases_and_names),
 	UNIT_CASE(test_pstore__discovery_labels_values_types),
@@ -2850,13 +2469,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__blocks_in_storage_that_is_no_filesystem),
 	UNIT_CASE(test_pstore__block_name_taken_by_other_bytes_detected),
 	UNIT_CASE(test_pstore__blockio_dir_semantics),
-	UNIT_CASE(test_pstore__top_counts_recursion_once),
-	UNIT_CASE(test_pstore__tree_json_and_folded),
-	UNIT_CASE(test_pstore__tree_json_line_only_where_one),
-	UNIT_CASE(test_pstore__flamegraph_svg_is_valid),
 	UNIT_CASE(test_pstore__pprof_output_read_by_go_tool_pprof),
-	UNIT_CASE(test_pstore__diff_table_flags_past_noise),
-	UNIT_CASE(test_pstore__diff_folded_and_flamegraph),
 	UNIT_CASE(test_pstore__diff_pprof_matches_go_diff_base),
 	UNIT_CASE(test_pstore__unbounded_label_reported),
 	UNIT_CASE(test_pstore__concurrent_appends_queries_flushes),

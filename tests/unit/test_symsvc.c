@@ -6,10 +6,8 @@
  * answer read chunk by chunk, a pprof profile symbolized without HTTP.
  * Files go into a real store with the flags elf-inspect finds in them.
  */
-#include "inspect.h"
 #include "pprof.h"
-#include "symsvc.h"
-#include "unit.h"
+#include "symsvc_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,57 +30,6 @@ static int rm_rf(const char *dir)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return run(cmd);
-}
-
-/* The file at path stored as a candidate of its build ID (into id, which
- * holds STORE_BUILD_ID_HEX bytes) with what elf-inspect finds in it. */
-static int put_file(struct store *s, const char *path, unsigned kinds, char *id)
-{
-	struct store_artifact a = { .kinds = kinds, .mtime = 1 };
-	struct inspect_info info;
-	struct store_blob *b;
-	bool is_new;
-	int fd = open(path, O_RDONLY), err;
-
-	if (fd < 0)
-		return -errno;
-	err = inspect_elf_fd(fd, &info);
-	if (!err)
-		err = store_blob_begin(s, &b);
-	if (!err) {
-		err = store_blob_write_fd(b, fd);
-		if (!err)
-			err = store_blob_seal(b, a.sha256, &a.size);
-		if (err)
-			store_blob_discard(b);
-	}
-	close(fd);
-	if (err)
-		return err;
-	ember_build_id_to_hex(info.build_id, info.build_id_len, a.build_id);
-	strcpy(id, a.build_id);
-	a.flags = info.flags;
-	a.dwarf_version = info.dwarf_version;
-	snprintf(a.name, sizeof(a.name), "f");
-	return store_add_artifact(s, b, &a, NULL, 0, &is_new);
-}
-
-/* The address of function name in elf (readelf), or 0. */
-static uint64_t func_addr(const char *elf, const char *name)
-{
-	char cmd[4400], line[256] = "";
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd),
-		 "readelf -sW '%s' | awk '$4 == \"FUNC\" && $8 == \"%s\" { print $2; exit }'",
-		 elf, name);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	pclose(p);
-	return strtoull(line, NULL, 16);
 }
 
 /* The source answering for the address, or -1. */
@@ -133,7 +80,7 @@ static int test_symsvc__replaces_index_in_use(void)
 	 * differ from these by a few bytes of strings): releasing the old
 	 * one must evict it exactly once. */
 	o.cache_bytes = full_st.bytes + nodebug_st.bytes / 2;
-	main_addr = func_addr(full, "main");
+	main_addr = func_addr(full, "^main$");
 	CHECK(main_addr);
 
 	CHECK_INT(store_open(dir, &s), ==, 0);
@@ -304,21 +251,6 @@ static int test_symsvc__fetch_asks_both_files(void)
 	return 0;
 }
 
-/* A service over a fresh store holding the fixture name (id its build
- * ID), in *dir (a template the caller owns). */
-static int service_with(char *dir, const char *name, struct store **s, struct symsvc **svc,
-			char *id)
-{
-	if (!mkdtemp(dir) || store_open(dir, s))
-		return -1;
-	if (put_file(*s, unit_fixture(name), STORE_KIND_EXECUTABLE, id) ||
-	    symsvc_new(*s, NULL, svc)) {
-		store_free(*s);
-		return -1;
-	}
-	return 0;
-}
-
 struct collect {
 	const struct sym_index *idx;
 	const struct symjson_address *addrs;
@@ -355,7 +287,7 @@ static int test_symsvc__lookup_in_request_order(void)
 	struct symsvc_index *ix;
 	struct symsvc *svc;
 	struct store *s;
-	uint64_t main_addr = func_addr(unit_fixture("cxx_O2"), "main");
+	uint64_t main_addr = func_addr(unit_fixture("cxx_O2"), "^main$");
 	struct collect c = { 0 };
 
 	CHECK(addrs && main_addr);
@@ -381,7 +313,7 @@ static int test_symsvc__lookup_in_request_order(void)
 static int test_symsvc__json_answer_in_chunks(void)
 {
 	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
-	uint64_t main_addr = func_addr(unit_fixture("cxx_O2"), "main");
+	uint64_t main_addr = func_addr(unit_fixture("cxx_O2"), "^main$");
 	struct symsvc_json_answer *ans;
 	struct symjson_request *rq;
 	struct ember_buf req, all;
@@ -437,7 +369,7 @@ static int test_symsvc__pprof_in_process(void)
 {
 	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX], why[256];
 	const uint64_t base = 0x555555554000;
-	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "main");
+	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "^main$");
 	struct pprof_mapping_desc md = { .start = base, .limit = base + 0x100000 };
 	struct symsvc_pprof_stats st;
 	const pprof_location_t *loc;
@@ -484,7 +416,7 @@ static int test_symsvc__pprof_linear_in_mappings(void)
 {
 	char dir[] = "/tmp/ember-symsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
 	const uint64_t base = 0x555555554000;
-	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "main");
+	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "^main$");
 	const size_t n_maps = 65536, n_locs = 262144;
 	struct symsvc_pprof_stats st;
 	struct pprof_profile *p = pprof_profile_new();

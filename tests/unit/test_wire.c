@@ -7,6 +7,7 @@
  * pprof are in tests/wire/test_pprof_go.py.
  */
 #include "pprof.h"
+#include "pyroscope.h"
 #include "symbolize_json.h"
 #include "unit.h"
 
@@ -1123,6 +1124,144 @@ static int test_wire__json_reply_checked(void)
 	return 0;
 }
 
+/* The profile routes' times and durations (docs/http-api.md, Conventions;
+ * moved with the parsers from api/). */
+static int test_wire__pyroscope_times_and_durations(void)
+{
+	const int64_t S = 1000000000, now = (int64_t)1800000000 * S;
+	int64_t t;
+
+	CHECK_INT(pyro_parse_time("now", now, &t), ==, 0);
+	CHECK(t == now);
+	CHECK_INT(pyro_parse_time("now-15m", now, &t), ==, 0);
+	CHECK(t == now - 900 * S);
+	CHECK_INT(pyro_parse_time("now-1h30m", now, &t), ==, 0);
+	CHECK(t == now - 5400 * S);
+	/* an epoch count's unit read from its size */
+	CHECK_INT(pyro_parse_time("1700000000", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000 * S);
+	CHECK_INT(pyro_parse_time("1700000000123", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000123 * 1000000);
+	CHECK_INT(pyro_parse_time("1700000000123456", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000123456 * 1000);
+	CHECK_INT(pyro_parse_time("1700000000123456789", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000123456789);
+	/* RFC 3339, with a fraction and an offset */
+	CHECK_INT(pyro_parse_time("2023-11-14T22:13:20Z", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000 * S);
+	CHECK_INT(pyro_parse_time("2023-11-14T23:13:20.5+01:00", now, &t), ==, 0);
+	CHECK(t == (int64_t)1700000000 * S + S / 2);
+	CHECK_INT(pyro_parse_time("yesterday", now, &t), ==, -EINVAL);
+	/* times nanoseconds cannot count (the fuzz target's findings) */
+	CHECK_INT(pyro_parse_time("17000000021", now, &t), ==, -EINVAL);
+	CHECK_INT(pyro_parse_time("-61413-01-01T00:00:00Z", now, &t), ==, -EINVAL);
+	CHECK_INT(pyro_parse_time("99999-01-01T00:00:00Z", now, &t), ==, -EINVAL);
+	CHECK_INT(pyro_parse_time("now-", now, &t), ==, -EINVAL);
+	CHECK_INT(pyro_parse_time("2023-11-14T22:13:20", now, &t), ==, -EINVAL); /* no zone */
+	CHECK_INT(pyro_parse_time("", now, &t), ==, -EINVAL);
+	CHECK_INT(pyro_parse_duration("10s", &t), ==, 0);
+	CHECK(t == 10 * S);
+	CHECK_INT(pyro_parse_duration("2d", &t), ==, 0);
+	CHECK(t == 2 * 86400 * S);
+	CHECK_INT(pyro_parse_duration("1w", &t), ==, 0);
+	CHECK(t == 7 * 86400 * S);
+	CHECK_INT(pyro_parse_duration("250ms", &t), ==, 0);
+	CHECK(t == S / 4);
+	CHECK_INT(pyro_parse_duration("90", &t), ==, 0);
+	CHECK(t == 90 * S);
+	CHECK_INT(pyro_parse_duration("0", &t), ==, -EINVAL);
+	CHECK_INT(pyro_parse_duration("5x", &t), ==, -EINVAL);
+	CHECK_INT(pyro_parse_duration("-5s", &t), ==, -EINVAL);
+	return 0;
+}
+
+/* Pyroscope's name=APP{k=v,...}: the tags, APP, and the kind its suffix names. */
+static int test_wire__pyroscope_name_and_kind(void)
+{
+	struct pyro_tags *t = calloc(1, sizeof(*t));
+	const struct pyro_kind *k;
+	char why[256] = "";
+
+	CHECK(t);
+	CHECK_INT(pyro_name_parse("shop.alloc_space{env=prod,k8s.pod=a-1}", t, why, sizeof(why)),
+		  ==, 0);
+	CHECK_INT(t->n, ==, 2);
+	CHECK_STR(t->v[0].name, "env");
+	CHECK_STR(t->v[0].value, "prod");
+	CHECK_STR(t->v[1].name, "k8s.pod"); /* dotted names allowed */
+	CHECK_STR(t->v[1].value, "a-1");
+	CHECK(pyro_tags_has(t, "env") && !pyro_tags_has(t, "service_name"));
+	k = pyro_kind_of(t, NULL);
+	CHECK_STR(k->type, "alloc_space");
+	CHECK_STR(k->unit, "bytes");
+	CHECK_STR(t->app, "shop"); /* the suffix cut */
+	memset(t, 0, sizeof(*t));
+	CHECK_INT(pyro_name_parse("api", t, why, sizeof(why)), ==, 0);
+	CHECK_INT(t->n, ==, 0);
+	k = pyro_kind_of(t, "objects"); /* no suffix: the units parameter */
+	CHECK_STR(k->type, "inuse_objects");
+	CHECK_STR(pyro_kind_of(t, NULL)->type, "cpu"); /* neither: CPU */
+	memset(t, 0, sizeof(*t));
+	CHECK_INT(pyro_name_parse("app{novalue}", t, why, sizeof(why)), ==, -EINVAL);
+	CHECK(strstr(why, "'novalue' is not k=v"));
+	CHECK_INT(pyro_name_parse("", t, why, sizeof(why)), ==, -EINVAL);
+	CHECK_INT(pyro_name_parse(NULL, t, why, sizeof(why)), ==, -EINVAL);
+	free(t);
+	return 0;
+}
+
+/* The value of the sample whose leaf function is leaf, or -1. */
+static int64_t folded_value(const struct pprof_profile *p, const char *leaf, size_t depth)
+{
+	const pprof_message_t *m = pprof_message(p);
+
+	for (size_t i = 0; i < m->n_sample; i++) {
+		const pprof_location_t *l = pprof_location_by_id(p, m->sample[i]->location_id[0]);
+		const pprof_function_t *f = pprof_function_by_id(p, l->line[0]->function_id);
+
+		if (strcmp(pprof_string(p, f->name), leaf) == 0 && m->sample[i]->n_location_id == depth)
+			return m->sample[i]->value[0];
+	}
+	return -1;
+}
+
+/* Folded and lines bodies as a pprof: one function a frame name, the leaf
+ * first, CPU counts scaled by the period; bad lines rejected. */
+static int test_wire__pyroscope_folded_bodies(void)
+{
+	static const struct pyro_kind cpu = { "cpu", "process_cpu", "cpu", "nanoseconds", true };
+	static const struct pyro_kind heap = { "inuse_space", "memory", "inuse_space", "bytes",
+					       false };
+	static const char body[] = "main;work;leaf 3\r\nmain;work 2\n\nmain;other;tip 1\n";
+	struct pprof_profile *p = NULL;
+	const pprof_message_t *m;
+	char why[256] = "";
+
+	CHECK_INT(pyro_folded_parse(body, strlen(body), true, &cpu, 100, &p, why, sizeof(why)),
+		  ==, 0);
+	m = pprof_message(p);
+	CHECK_INT(m->n_sample, ==, 3);
+	CHECK_INT(m->n_function, ==, 5); /* main, work, leaf, other, tip: once each */
+	CHECK_INT(m->period, ==, 10000000); /* 1e9 / 100 Hz */
+	CHECK(folded_value(p, "leaf", 3) == 3 * 10000000);
+	CHECK(folded_value(p, "work", 2) == 2 * 10000000);
+	CHECK(folded_value(p, "tip", 3) == 10000000);
+	pprof_profile_free(p);
+	p = NULL;
+	CHECK_INT(pyro_folded_parse("a;b\na\n", 6, false, &heap, 100, &p, why, sizeof(why)), ==,
+		  0); /* lines: each counts once, unscaled */
+	CHECK(folded_value(p, "b", 2) == 1 && folded_value(p, "a", 1) == 1);
+	pprof_profile_free(p);
+	p = NULL;
+	CHECK_INT(pyro_folded_parse("a;b x\n", 6, true, &cpu, 100, &p, why, sizeof(why)), ==,
+		  -EINVAL);
+	CHECK(strstr(why, "not a count") && !p);
+	CHECK_INT(pyro_folded_parse("a;b\n", 4, true, &cpu, 100, &p, why, sizeof(why)), ==,
+		  -EINVAL);
+	CHECK(strstr(why, "does not end in a count"));
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_wire__pprof_build_encode_decode),
 	UNIT_CASE(test_wire__pprof_decode_gzip_and_zstd),
@@ -1160,6 +1299,9 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_wire__json_answer_errors_are_sticky),
 	UNIT_CASE(test_wire__json_request_write_parses_back),
 	UNIT_CASE(test_wire__json_reply_checked),
+	UNIT_CASE(test_wire__pyroscope_times_and_durations),
+	UNIT_CASE(test_wire__pyroscope_name_and_kind),
+	UNIT_CASE(test_wire__pyroscope_folded_bodies),
 };
 
 UNIT_MAIN_QUIET(cases)

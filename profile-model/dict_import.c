@@ -1,0 +1,150 @@
+/*
+ * dict_import.c - entries of one dictionary interned into another: what
+ * a query does with each block's stacks (into the result), and a merge
+ * compaction with each block it rewrites.  Maps from source ids to
+ * destination ids are filled on first use, so only what is reached is
+ * copied.  A node is imported after its parent: the ancestors of a
+ * stack are walked up to the first one already known.
+ */
+#include "pmodel_internal.h"
+
+#define UNSET UINT32_MAX
+
+static uint32_t *unset_array(size_t n)
+{
+	uint32_t *a = malloc((n ? n : 1) * sizeof(*a));
+
+	if (a)
+		memset(a, 0xff, (n ? n : 1) * sizeof(*a));
+	return a;
+}
+
+int pmodel_import_init(struct pmodel_import *im, const struct pmodel_dict *src,
+		       struct pmodel_dict *dst)
+{
+	memset(im, 0, sizeof(*im));
+	im->src = src;
+	im->dst = dst;
+	im->str = unset_array(pmodel_strtab_count(&src->str));
+	im->func = unset_array(src->funcs.n);
+	im->map = unset_array(src->maps.n);
+	im->loc = unset_array(src->locs.n);
+	im->node = unset_array(src->node_parent.n);
+	if (!im->str || !im->func || !im->map || !im->loc || !im->node) {
+		pmodel_import_release(im);
+		return -ENOMEM;
+	}
+	im->node[0] = 0;
+	return 0;
+}
+
+void pmodel_import_release(struct pmodel_import *im)
+{
+	free(im->str);
+	free(im->func);
+	free(im->map);
+	free(im->loc);
+	free(im->node);
+	memset(im, 0, sizeof(*im));
+}
+
+int pmodel_import_str(struct pmodel_import *im, uint32_t s, uint32_t *out)
+{
+	if (im->str[s] == UNSET) {
+		const char *p = pmodel_str(&im->src->str, s);
+
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern(&im->dst->str, p, strlen(p), &im->str[s]));
+	}
+	*out = im->str[s];
+	return 0;
+}
+
+static int import_func(struct pmodel_import *im, uint32_t f, uint32_t *out)
+{
+	if (im->func[f] == UNSET) {
+		const struct pmodel_func *sf = &im->src->funcs.v[f];
+		struct pmodel_func df = { .start_line = sf->start_line };
+
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->name, &df.name));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->system_name, &df.system_name));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->filename, &df.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(im->dst, &df, &im->func[f]));
+	}
+	*out = im->func[f];
+	return 0;
+}
+
+static int import_map(struct pmodel_import *im, uint32_t m, uint32_t *out)
+{
+	if (im->map[m] == UNSET) {
+		const struct pmodel_map *sm = &im->src->maps.v[m];
+		struct pmodel_map dm = *sm;
+
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sm->filename, &dm.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sm->build_id, &dm.build_id));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_map(im->dst, &dm, &im->map[m]));
+	}
+	*out = im->map[m];
+	return 0;
+}
+
+int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
+{
+	const struct pmodel_loc *sl;
+	struct pmodel_line small[16], *lines = small;
+	uint32_t mapping = 0;
+	int err = 0;
+
+	if (im->loc[l] != UNSET) {
+		*out = im->loc[l];
+		return 0;
+	}
+	sl = &im->src->locs.v[l];
+	if (sl->nlines > 16 && !(lines = malloc(sl->nlines * sizeof(*lines))))
+		return -ENOMEM;
+	if (sl->mapping) {
+		err = import_map(im, sl->mapping - 1, &mapping);
+		mapping++;
+	}
+	for (uint32_t i = 0; !err && i < sl->nlines; i++) {
+		const struct pmodel_line *sln = &im->src->lines.v[sl->line_off + i];
+
+		lines[i].line = sln->line;
+		err = import_func(im, sln->func, &lines[i].func);
+	}
+	if (!err)
+		err = pmodel_dict_loc(im->dst, mapping, sl->address, lines, sl->nlines,
+				      &im->loc[l]);
+	if (lines != small)
+		free(lines);
+	if (!err)
+		*out = im->loc[l];
+	return err;
+}
+
+int pmodel_import_node(struct pmodel_import *im, uint32_t node, uint32_t *out)
+{
+	uint32_t chain[64], n = 0, cur = node;
+
+	/* Walk up to a known ancestor, then import downwards; a chain longer
+	 * than the buffer is done in pieces from the top. */
+	while (im->node[cur] == UNSET) {
+		if (n == 64) {
+			uint32_t top;
+
+			EMBER_FORWARD_IF_ERROR(pmodel_import_node(im, cur, &top));
+			break;
+		}
+		chain[n++] = cur;
+		cur = im->src->node_parent.v[cur];
+	}
+	while (n--) {
+		uint32_t c = chain[n], loc;
+
+		EMBER_FORWARD_IF_ERROR(pmodel_import_loc(im, im->src->node_loc.v[c], &loc));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_node(im->dst, im->node[im->src->node_parent.v[c]], loc,
+				    &im->node[c]));
+	}
+	*out = im->node[node];
+	return 0;
+}

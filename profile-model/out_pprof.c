@@ -1,0 +1,146 @@
+/*
+ * out_pprof.c - a result as a pprof profile (wire/pprof.h builds it,
+ * profile.proto, gzip-compressed as Go writes it): one sample type (the
+ * queried one), its period, the time span merged, and per stack with a
+ * value a sample whose locations keep their mapping, address and lines,
+ * so `go tool pprof` reads it like any profile.  A diff adds a second
+ * dictionary's stacks, scaled, and marks them as pprof's diff base.
+ */
+#include "pmodel_internal.h"
+
+#include <assert.h>
+#include <math.h>
+
+int pmodel_pprof_begin(const struct pmodel_result *r, struct pprof_profile **out)
+{
+	struct pprof_profile *p = pprof_profile_new();
+	int err = p ? 0 : -ENOMEM;
+
+	if (!err)
+		err = pprof_add_sample_type(p, r->sample_type, r->sample_unit);
+	if (!err && (*r->period_type || r->period))
+		err = pprof_set_period(p, r->period_type, r->period_unit, r->period);
+	if (err) {
+		pprof_profile_free(p);
+		return err;
+	}
+	if (r->profiles)
+		pprof_set_time(p, r->min_time, r->max_time - r->min_time);
+	*out = p;
+	return 0;
+}
+
+struct emit {
+	struct pprof_profile *p;
+	const struct pmodel_dict *d;
+	uint64_t *map, *loc; /* dict index -> pprof id, 0 unset */
+};
+
+static int emit_mapping(struct emit *e, uint32_t m, uint64_t *id)
+{
+	const struct pmodel_map *dm = &e->d->maps.v[m];
+	struct pprof_mapping_desc md = { .start = dm->start,
+					.limit = dm->limit,
+					.offset = dm->offset,
+					.filename = pmodel_str(&e->d->str, dm->filename),
+					.build_id = pmodel_str(&e->d->str, dm->build_id) };
+
+	if (!e->map[m])
+		EMBER_FORWARD_IF_ERROR(pprof_add_mapping(e->p, &md, &e->map[m]));
+	*id = e->map[m];
+	return 0;
+}
+
+static int emit_lines(struct emit *e, const struct pmodel_loc *l, uint64_t id)
+{
+	struct pprof_line small[16], *lines = small;
+	int err = 0;
+
+	if (!l->nlines)
+		return 0;
+	if (l->nlines > 16 && !(lines = calloc(l->nlines, sizeof(*lines))))
+		return -ENOMEM;
+	for (uint32_t k = 0; !err && k < l->nlines; k++) {
+		const struct pmodel_line *ln = &e->d->lines.v[l->line_off + k];
+		const struct pmodel_func *f = &e->d->funcs.v[ln->func];
+		struct pprof_function_desc fd = {
+			pmodel_str(&e->d->str, f->name), pmodel_str(&e->d->str, f->system_name),
+			pmodel_str(&e->d->str, f->filename), f->start_line };
+
+		lines[k].line = ln->line;
+		lines[k].column = 0;
+		err = pprof_add_function(e->p, &fd, &lines[k].function_id);
+	}
+	if (!err)
+		err = pprof_location_set_lines(e->p, id, lines, l->nlines);
+	if (lines != small)
+		free(lines);
+	return err;
+}
+
+static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
+{
+	const struct pmodel_loc *l = &e->d->locs.v[loc];
+	uint64_t mid = 0;
+
+	if (e->loc[loc]) {
+		*id = e->loc[loc];
+		return 0;
+	}
+	if (l->mapping)
+		EMBER_FORWARD_IF_ERROR(emit_mapping(e, l->mapping - 1, &mid));
+	EMBER_FORWARD_IF_ERROR(pprof_add_location(e->p, mid, l->address, &e->loc[loc]));
+	EMBER_FORWARD_IF_ERROR(emit_lines(e, l, e->loc[loc]));
+	*id = e->loc[loc];
+	return 0;
+}
+
+static int emit_sample(struct emit *e, const struct pmodel_pprof_add *a, uint32_t node,
+		       struct pmodel_u64s *stack)
+{
+	static const struct pprof_sample_label base = { .key = "pprof::base", .str = "true" };
+	int64_t v = (int64_t)llround((double)a->self[node] * a->scale);
+
+	stack->n = 0;
+	for (uint32_t n = node; n; n = e->d->node_parent.v[n]) {
+		uint64_t id;
+
+		EMBER_FORWARD_IF_ERROR(emit_location(e, e->d->node_loc.v[n], &id));
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(stack, id));
+	}
+	return pprof_add_sample_labeled(e->p, stack->v, stack->n, &v, 1, &base, a->base ? 1 : 0);
+}
+
+int pmodel_pprof_add(struct pprof_profile *p, const struct pmodel_pprof_add *a)
+{
+	struct emit e = { .p = p, .d = a->dict };
+	struct pmodel_u64s stack = { 0 };
+	int err = 0;
+
+	e.map = calloc(a->dict->maps.n + 1, sizeof(*e.map));
+	e.loc = calloc(a->dict->locs.n + 1, sizeof(*e.loc));
+	if (!e.map || !e.loc)
+		err = -ENOMEM;
+	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(a->dict); n++)
+		if (a->self[n])
+			err = emit_sample(&e, a, n, &stack);
+	EMBER_VEC_FREE(&stack);
+	free(e.map);
+	free(e.loc);
+	return err;
+}
+
+int pmodel_write_pprof(const struct pmodel_result *r, struct ember_buf *out)
+{
+	struct pprof_profile *p = NULL;
+	struct pmodel_pprof_add a = { &r->dict, r->self.v, 1.0, false };
+	int err = pmodel_pprof_begin(r, &p);
+
+	assert(r->self.n == pmodel_dict_nodes(&r->dict));
+	if (!err)
+		err = pmodel_pprof_add(p, &a);
+	if (!err)
+		err = pprof_encode(p, true, out);
+	pprof_profile_free(p);
+	return err;
+}

@@ -1,0 +1,389 @@
+/*
+ * pmodel.h - the profile model: merged profiles (a dictionary of
+ * functions, mappings, locations and stacks with one value per stack),
+ * the trees of frame names built from them, their diff, and their
+ * outputs: pprof, folded stacks, a top table, a JSON tree and a
+ * flame-graph SVG (issue 15, split out of the profile store in issue 22;
+ * docs/profile-store.md).
+ *
+ * Pipeline position: the profile store (profile-store/pstore.h) fills a
+ * struct pmodel_result from what it keeps (pstore_query); a tool makes
+ * one from a decoded pprof file (pmodel_result_from_pprof, wire/pprof.h).
+ * Either is written out here, or two of them compared into a struct
+ * pmodel_diff.  The model knows nothing of storage, logs, labels or
+ * HTTP: `ember diff` links it (and wire/) without the store.
+ *
+ * Ownership: a result, a diff and every output are plain values owned by
+ * one thread at a time; each *_free accepts NULL.  There is no global
+ * state.
+ *
+ * Errors: int functions return 0 or a negative errno, or -PMODEL_ERR_TYPE
+ * (pmodel_strerror()).  Functions taking `char *why, size_t why_size`
+ * write a reason for the sender there on failure (NUL-terminated, may be
+ * NULL).
+ *
+ * The second half of this header ("the data model") lays out the
+ * dictionary and the result for the layer that fills them, the storage
+ * engine, which keeps the same dictionary in its log heads and blocks.
+ */
+#ifndef EMBER_PMODEL_H
+#define EMBER_PMODEL_H
+
+#include "common.h"
+#include "pprof.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pmodel_result;
+struct pmodel_diff;
+
+/* ---- errors ----------------------------------------------------------- */
+
+enum pmodel_error {
+	/* An unknown or ambiguous profile type, or two results whose sample
+	 * types or units differ (HTTP 400).  The profile store's
+	 * PSTORE_ERR_TYPE is this number. */
+	PMODEL_ERR_TYPE = 5204,
+};
+
+/* Message for a negative error of this component (errno or PMODEL_ERR). */
+const char *pmodel_strerror(int err);
+
+/* ---- results ------------------------------------------------------------ */
+
+/* A result from one decoded pprof (offline diffs): its samples of type
+ * (NULL: the profile's default type). */
+int pmodel_result_from_pprof(const struct pprof_profile *p, const char *type,
+			     struct pmodel_result **out, char *why, size_t why_size);
+
+void pmodel_result_free(struct pmodel_result *r);
+
+/* What a result holds. */
+struct pmodel_result_info {
+	const char *type;	/* full type ID; valid while r lives */
+	int64_t total;		/* sum of every stack's value */
+	int64_t period;
+	uint64_t profiles;	/* profiles merged */
+	uint64_t stacks;	/* distinct stacks */
+	int64_t min_time_ns, max_time_ns;
+};
+
+void pmodel_result_info(const struct pmodel_result *r, struct pmodel_result_info *out);
+
+/* ---- outputs ----------------------------------------------------------- */
+
+/* Where an output goes: called with successive pieces; a negative return
+ * stops the output and is returned. */
+typedef int (*pmodel_write_fn)(void *ctx, const void *data, size_t len);
+
+/* A pmodel_write_fn appending to the struct ember_buf ctx. */
+int pmodel_write_buf(void *ctx, const void *data, size_t len);
+
+/* pprof, gzip-compressed (what `go tool pprof` reads), into out. */
+int pmodel_write_pprof(const struct pmodel_result *r, struct ember_buf *out);
+/* Folded stacks, "root;...;leaf value\n", in tree order (children sorted
+ * by name). */
+int pmodel_write_folded(const struct pmodel_result *r, pmodel_write_fn fn, void *ctx);
+
+/* One row of the top table: per function, self and cumulative (each
+ * stack counted once however often the function recurses in it). */
+struct pmodel_top_row {
+	const char *name;
+	int64_t self, total;
+	double self_pct, total_pct; /* of the result's total */
+	const char *file;	    /* the function's source file, "" unknown */
+};
+
+/* The top table, sorted by self (then total, then name), at most n rows
+ * (0: all).  *rows is one allocation of *nrows rows and their names, to
+ * free(). */
+int pmodel_result_top(const struct pmodel_result *r, size_t n,
+		      struct pmodel_top_row **rows, size_t *nrows);
+/* As text (pprof -top's columns) or JSON ({"total":..,"rows":[..]}). */
+int pmodel_write_top(const struct pmodel_result *r, size_t n, bool json,
+		     pmodel_write_fn fn, void *ctx);
+/* {"name":"total","self":0,"total":N,"children":[...]}: one JSON value, no
+ * newline after it (the caller's document holds it). */
+int pmodel_write_tree_json(const struct pmodel_result *r, pmodel_write_fn fn, void *ctx);
+
+struct pmodel_svg_opts {
+	size_t sz;
+	const char *title; /* NULL: "Flame Graph" */
+	int width;	   /* px; 0: 1200 */
+	bool icicle;	   /* root at the top */
+};
+
+/* One self-contained interactive SVG (hover, click to zoom, search). */
+int pmodel_write_flamegraph(const struct pmodel_result *r, const struct pmodel_svg_opts *o,
+			    pmodel_write_fn fn, void *ctx);
+
+/* ---- diff -------------------------------------------------------------- */
+
+struct pmodel_diff_opts {
+	size_t sz;
+	double min_abs_pct;	/* flag past this change of share, in points: 0.5 */
+	double min_rel;		/* ... and this relative change: 0.1 (10%) */
+	double min_z;		/* ... and this many noise sigmas: 3 */
+};
+
+/*
+ * Compare base and new (neither kept) after normalizing each to fractions
+ * of its own total.  *out to pmodel_diff_free().  -PSTORE_ERR_TYPE when
+ * their sample types or units differ, -ENOMEM.
+ */
+int pmodel_diff_new(const struct pmodel_result *base, const struct pmodel_result *new_,
+		    const struct pmodel_diff_opts *o, struct pmodel_diff **out);
+void pmodel_diff_free(struct pmodel_diff *d);
+
+/* One function of the regression table; shares in percent of each side's
+ * total. */
+struct pmodel_diff_row {
+	const char *name;
+	double base_self_pct, new_self_pct, base_total_pct, new_total_pct;
+	double delta_self_pct, delta_total_pct; /* new - base, points */
+	double rel_self;	/* delta / base share (INFINITY for a new one) */
+	double noise_self_pct;	/* one sigma of the self delta from counts */
+	double z;		/* delta_self / noise */
+	int64_t base_self, new_self, base_total, new_total; /* raw values */
+	bool flagged;		/* past all three thresholds */
+};
+
+/* Rows sorted by delta_self_pct (grown first, vanished last); *rows is
+ * one allocation with the names, to free(). */
+int pmodel_diff_table(const struct pmodel_diff *d, struct pmodel_diff_row **rows,
+		      size_t *nrows);
+int pmodel_write_diff_table(const struct pmodel_diff *d, size_t n, bool json,
+			    pmodel_write_fn fn, void *ctx);
+/* "stack base new\n" as difffolded.pl writes (raw values; normalize:
+ * base scaled to new's total, as difffolded.pl -n). */
+int pmodel_write_diff_folded(const struct pmodel_diff *d, bool normalize,
+			     pmodel_write_fn fn, void *ctx);
+/* The union tree as JSON, both sides' raw values per frame:
+ * {"name":"total","base_self":..,"base_total":..,"new_self":..,"new_total":..,
+ *  "children":[...]}, children sorted by name: one JSON value, no newline
+ * after it. */
+int pmodel_write_diff_tree_json(const struct pmodel_diff *d, pmodel_write_fn fn, void *ctx);
+/* The totals of both sides. */
+void pmodel_diff_totals(const struct pmodel_diff *d, int64_t *base, int64_t *new_);
+/* Differential flame graph: red grew, blue shrank. */
+int pmodel_write_diff_flamegraph(const struct pmodel_diff *d, const struct pmodel_svg_opts *o,
+				 pmodel_write_fn fn, void *ctx);
+/* pprof (gzip) holding new scaled to base's total and base negated with
+ * the label pprof::base=true: `go tool pprof -top` on it prints what
+ * `go tool pprof -top -normalize -diff_base base new` prints. */
+int pmodel_write_diff_pprof(const struct pmodel_diff *d, struct ember_buf *out);
+
+/* ==== the data model: what the storage engine fills and reads ========== */
+
+/* Sets of element indexes: common.h's struct ember_hset, with uint32_t
+ * ids; ops name an element's hash (for building a set over existing
+ * elements) and its equality.  The dictionary's tables and the engine's
+ * series table intern through them. */
+struct pmodel_hset_ops {
+	uint64_t (*hash)(const void *ctx, size_t idx);
+	bool (*equal)(const void *ctx, size_t idx, const void *key);
+};
+
+static inline uint32_t pmodel_hset_find(const struct ember_hset *s, const struct pmodel_hset_ops *ops,
+				    const void *ctx, uint64_t h, const void *key)
+{
+	size_t i = ember_hset_find(s, h, ops->equal, ctx, key);
+
+	return i == SIZE_MAX ? UINT32_MAX : (uint32_t)i;
+}
+
+/* Add idx under its hash h. */
+static inline int pmodel_hset_insert(struct ember_hset *s, const struct pmodel_hset_ops *ops,
+				 const void *ctx, uint32_t idx, uint64_t h)
+{
+	(void)ops, (void)ctx;
+	return ember_hset_insert(s, h, idx);
+}
+
+/* Values are summed wrapping (two's complement): a profile or a block
+ * may hold any int64, and an overflow must not be undefined. */
+static inline int64_t pmodel_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+
+/* ---- strings (strtab.c) ------------------------------------------------- */
+
+/* Invariants: string 0 is ""; every string is NUL-terminated in bytes at
+ * off[id]; equal strings have one id (when interned). */
+struct pmodel_strtab {
+	struct ember_buf bytes;
+	EMBER_VEC(uint32_t) off;
+	struct ember_hset set;
+};
+
+int pmodel_strtab_init(struct pmodel_strtab *t);
+void pmodel_strtab_release(struct pmodel_strtab *t);
+/* Id of s[0..len) (no NUL inside), adding it.  0, -ENOMEM, -E2BIG. */
+int pmodel_strtab_intern(struct pmodel_strtab *t, const char *s, size_t len, uint32_t *id);
+static inline int pmodel_strtab_intern0(struct pmodel_strtab *t, const char *s, uint32_t *id)
+{
+	return pmodel_strtab_intern(t, s ? s : "", s ? strlen(s) : 0, id);
+}
+/* Id of s[0..len) in an interned table, or UINT32_MAX. */
+uint32_t pmodel_strtab_find(const struct pmodel_strtab *t, const char *s, size_t len);
+/* Add without deduplication (decoders: the table is not interned into
+ * until pmodel_strtab_index() builds the set). */
+int pmodel_strtab_add(struct pmodel_strtab *t, const char *s, size_t len, uint32_t *id);
+static inline const char *pmodel_str(const struct pmodel_strtab *t, uint32_t id)
+{
+	return t->bytes.data + t->off.v[id];
+}
+static inline size_t pmodel_strtab_count(const struct pmodel_strtab *t)
+{
+	return t->off.n;
+}
+
+/* ---- the dictionary (dict.c, dict_import.c) ------------------------------ */
+
+struct pmodel_func {
+	uint32_t name, system_name, filename;
+	int64_t start_line;
+};
+
+struct pmodel_map {
+	uint64_t start, limit, offset;
+	uint32_t filename, build_id;
+};
+
+struct pmodel_loc {
+	uint64_t address;
+	uint32_t mapping; /* 0: none, else index + 1 */
+	uint32_t line_off, nlines;
+};
+
+struct pmodel_line {
+	uint32_t func;
+	int64_t line;
+};
+
+/*
+ * struct pmodel_dict - what a block (or a head, or a result) stores once.
+ * Invariants: node 0 is the root (the empty stack); every other node's
+ * parent is smaller than the node; node_loc[n] names a location; every
+ * reference lies inside its table.  A stack is a node: its frames are the
+ * locations on the path to the root, the node's own first (leaf).
+ */
+struct pmodel_dict {
+	struct pmodel_strtab str;
+	EMBER_VEC(struct pmodel_func) funcs;
+	EMBER_VEC(struct pmodel_map) maps;
+	EMBER_VEC(struct pmodel_loc) locs;
+	EMBER_VEC(struct pmodel_line) lines;
+	EMBER_VEC(uint32_t) node_parent;
+	EMBER_VEC(uint32_t) node_loc;
+	/* Interning sets, built on the first intern call. */
+	struct ember_hset func_set, map_set, loc_set, node_set;
+	bool indexed;
+};
+
+int pmodel_dict_init(struct pmodel_dict *d);
+void pmodel_dict_release(struct pmodel_dict *d);
+/* Build the interning sets over what a decoder filled in. */
+int pmodel_dict_index(struct pmodel_dict *d);
+int pmodel_dict_func(struct pmodel_dict *d, const struct pmodel_func *f, uint32_t *id);
+int pmodel_dict_map(struct pmodel_dict *d, const struct pmodel_map *m, uint32_t *id);
+/* Location of mapping (0 or index + 1), address and lines[0..n). */
+int pmodel_dict_loc(struct pmodel_dict *d, uint32_t mapping, uint64_t address,
+		const struct pmodel_line *lines, uint32_t n, uint32_t *id);
+int pmodel_dict_node(struct pmodel_dict *d, uint32_t parent, uint32_t loc, uint32_t *id);
+size_t pmodel_dict_bytes(const struct pmodel_dict *d);
+static inline size_t pmodel_dict_nodes(const struct pmodel_dict *d)
+{
+	return d->node_parent.n;
+}
+
+/* Maps from one dictionary's ids to another's, filled lazily
+ * (UINT32_MAX: not yet).  dict_import.c. */
+struct pmodel_import {
+	const struct pmodel_dict *src;
+	struct pmodel_dict *dst;
+	uint32_t *str, *func, *map, *loc, *node;
+};
+
+int pmodel_import_init(struct pmodel_import *im, const struct pmodel_dict *src,
+		       struct pmodel_dict *dst);
+void pmodel_import_release(struct pmodel_import *im);
+int pmodel_import_node(struct pmodel_import *im, uint32_t node, uint32_t *out);
+int pmodel_import_loc(struct pmodel_import *im, uint32_t loc, uint32_t *out);
+int pmodel_import_str(struct pmodel_import *im, uint32_t s, uint32_t *out);
+
+struct pmodel_result {
+	struct pmodel_dict dict;
+	EMBER_VEC(int64_t) self; /* per node */
+	char *type;
+	char *sample_type, *sample_unit, *period_type, *period_unit;
+	int64_t period;
+	uint64_t profiles;
+	int64_t min_time, max_time;
+};
+
+int pmodel_result_new(const char *type_id, struct pmodel_result **out);
+/* Add self[] (per node of src) into r. */
+int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, const int64_t *self);
+int64_t pmodel_result_total(const struct pmodel_result *r);
+
+/* ---- profile types (types.c) --------------------------------------------- */
+
+/* types.c: the profile's name when no __name__ is given ("process_cpu",
+ * "memory", ...), from its period type and sample types. */
+const char *pmodel_profile_name(const struct pprof_profile *p);
+/* A query's type: a full ID (5 fields) or an alias, resolved against the
+ * distinct type IDs known (ids[0..n), sorted).  *out points into ids or
+ * is a copy of text to free(). */
+int pmodel_type_resolve(const char *text, char *const *ids, size_t n, char **out,
+		    struct ember_diag *d);
+/* Whether a type ID's sample type/unit has unit "count". */
+bool pmodel_type_is_count(const char *sample_unit);
+
+
+/* ---- a decoded pprof's locations and stacks (from_pprof.c) --------------- */
+
+/*
+ * Locations of one decoded pprof (wire/pprof.h) interned into a
+ * dictionary on demand: each of the profile's strings hashed once, each
+ * location interned at its first use.  The store's ingest and
+ * pmodel_result_from_pprof walk samples through it.
+ */
+struct pmodel_pprof_walk {
+	struct pmodel_dict *dict;
+	const struct pprof_profile *p;
+	const pprof_message_t *m;
+	bool dense;			/* location ids are 1..n, in table order */
+	struct pmodel_pprof_walk_slot *slots; /* else: (id, index) sorted by id */
+	uint32_t *loc;			/* pprof location index -> dict location,
+					 * PMODEL_UNSET until interned */
+	uint32_t *str;			/* pprof string index -> dict string */
+};
+
+#define PMODEL_UNSET UINT32_MAX
+
+/* Begin a walk of p into dict (both borrowed for its length).  0 or
+ * -ENOMEM; release either way. */
+int pmodel_pprof_walk_init(struct pmodel_pprof_walk *w, struct pmodel_dict *dict,
+		      const struct pprof_profile *p);
+void pmodel_pprof_walk_release(struct pmodel_pprof_walk *w);
+uint32_t pmodel_pprof_walk_index_sparse(const struct pmodel_pprof_walk *w, uint64_t id);
+/* The index in p's location table of location id (the decoder checked
+ * that every sample's ids exist). */
+static inline uint32_t pmodel_pprof_walk_index(const struct pmodel_pprof_walk *w, uint64_t id)
+{
+	return w->dense ? (uint32_t)(id - 1) : pmodel_pprof_walk_index_sparse(w, id);
+}
+/* Intern location li of p (its mapping, functions and lines) into
+ * w->loc[li]. */
+int pmodel_pprof_walk_intern(struct pmodel_pprof_walk *w, uint32_t li);
+/* The stack node of sample s (its locations leaf first, as pprof lists
+ * them): every location interned, the path added from the root. */
+int pmodel_pprof_walk_stack(struct pmodel_pprof_walk *w, const Perftools__Profiles__Sample *s,
+		       uint32_t *node);
+
+#endif /* EMBER_PMODEL_H */

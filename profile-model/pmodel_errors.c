@@ -1,0 +1,13 @@
+/*
+ * pmodel_errors.c - the profile model's error strings (enum pmodel_error).
+ * A failure says more than its error: the first failed check is
+ * formatted into the caller's why buffer by common.h's EMBER_FAIL guards.
+ */
+#include "pmodel_internal.h"
+
+const char *pmodel_strerror(int err)
+{
+	if (-err == PMODEL_ERR_TYPE)
+		return "unknown or ambiguous profile type";
+	return strerror(-err);
+}

@@ -1,0 +1,162 @@
+/*
+ * pmodel_internal.h - what only profile-model/ sees: the tree of frame
+ * names, the buffered writer, the flame-graph renderer, the pprof
+ * builder and the diff's layout.
+ *
+ * One concept a file:
+ *   pmodel_errors.c pmodel_strerror
+ *   strtab.c        interned strings
+ *   dict.c          the dictionary: functions, mappings, locations, stack nodes
+ *   dict_import.c   entries of one dictionary interned into another
+ *   from_pprof.c    a decoded pprof's locations and stacks into a dictionary
+ *   types.c         profile type names, aliases, the profile's name
+ *   result.c        the merged result: dictionary + value per stack
+ *   ntree.c         the tree of frame names (outputs, diffs)
+ *   out.c           buffered writing, XML and JSON escaping
+ *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
+ *   svg_script.c    the outputs; the flame graph's script
+ *   diff.c, diff_table.c, diff_out.c, diff_tree.c  the diff and its outputs
+ */
+#ifndef EMBER_PMODEL_INTERNAL_H
+#define EMBER_PMODEL_INTERNAL_H
+
+#include "pmodel.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+EMBER_VEC_DEF(pmodel_u64s, uint64_t);
+
+/* Value of one sample of a result, for noise estimates: its period when
+ * the period is in the unit of the values, else 1. */
+double pmodel_result_quantum(const struct pmodel_result *r);
+/* Copy r (dictionary and values). */
+int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out);
+
+/* Tree of frame names (ntree.c): node 0 the root, every parent before
+ * its children; a location with inlined frames is several nodes.  Names
+ * are the tree's own strings. */
+struct pmodel_ntree {
+	struct pmodel_strtab names;
+	EMBER_VEC(uint32_t) parent;
+	EMBER_VEC(uint32_t) name;
+	EMBER_VEC(int64_t) self;
+	EMBER_VEC(int64_t) total;
+	EMBER_VEC(uint32_t) file; /* per name id: its function's source file (a name
+				     id too; 0 unknown), the first one seen */
+	EMBER_VEC(int64_t) line;  /* per node: the source line of its frames, 0 when
+				     unknown or when they name different lines */
+	struct ember_hset set;
+	uint32_t *first, *next; /* children sorted by name (pmodel_ntree_finish) */
+};
+
+/* The source file of name id name ("" when unknown). */
+static inline const char *pmodel_ntree_file(const struct pmodel_ntree *t, uint32_t name)
+{
+	return pmodel_str(&t->names, name < t->file.n ? t->file.v[name] : 0);
+}
+
+int pmodel_ntree_init(struct pmodel_ntree *t);
+void pmodel_ntree_release(struct pmodel_ntree *t);
+/* The child of parent named name[0..len), added when absent. */
+int pmodel_ntree_child(struct pmodel_ntree *t, uint32_t parent, const char *name, size_t len,
+		   uint32_t *out);
+/* Node n's frames come from file and line (line -1: none seen, as in
+ * t->line): the name's file when it has none yet, the node's line unless
+ * another was seen.  0 or -ENOMEM. */
+int pmodel_ntree_note_source(struct pmodel_ntree *t, uint32_t n, const char *file, int64_t line);
+/* The tree of r (self values summed per frame path), finished. */
+int pmodel_ntree_build(const struct pmodel_result *r, struct pmodel_ntree *t);
+/* Totals from selves, and the sorted children lists. */
+int pmodel_ntree_finish(struct pmodel_ntree *t);
+static inline size_t pmodel_ntree_count(const struct pmodel_ntree *t)
+{
+	return t->parent.n;
+}
+/* "a;b;c" of node n into b (reset first). */
+int pmodel_ntree_path(const struct pmodel_ntree *t, uint32_t n, struct ember_buf *b);
+/* Per name: self, and total counting each stack once however often the
+ * name recurses in it; out indexed by name id (t->names). */
+struct pmodel_fstat {
+	int64_t self, total;
+};
+int pmodel_ntree_functions(const struct pmodel_ntree *t, struct pmodel_fstat **out);
+/* Visit nodes depth first, children in name order: fn(enter) before a
+ * node's children, fn(!enter) after them.  fn's negative return stops
+ * the walk; a positive one on entering skips the node's children (and
+ * its exit call). */
+int pmodel_ntree_walk(const struct pmodel_ntree *t, int (*fn)(void *ctx, uint32_t n, int depth,
+						       bool enter), void *ctx);
+
+/* ---- writing (out_*.c) --------------------------------------------------- */
+
+/* Buffered writer over a pmodel_write_fn. */
+struct pmodel_out {
+	pmodel_write_fn fn;
+	void *ctx;
+	struct ember_buf buf;
+	int err;
+};
+
+void pmodel_out_init(struct pmodel_out *o, pmodel_write_fn fn, void *ctx);
+int pmodel_out_write(struct pmodel_out *o, const void *data, size_t len);
+int pmodel_out_printf(struct pmodel_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline int pmodel_out_str(struct pmodel_out *o, const char *s)
+{
+	return pmodel_out_write(o, s, strlen(s));
+}
+/* Escaped for XML text and attributes. */
+int pmodel_out_xml(struct pmodel_out *o, const char *s);
+/* A JSON string literal. */
+int pmodel_out_json(struct pmodel_out *o, const char *s);
+/* Flush and release; returns the first error. */
+int pmodel_out_finish(struct pmodel_out *o);
+
+/* The flame graph renderer shared by the plain and the differential one
+ * (out_svg.c): frames of tree t, each as wide as width[n] (a fraction of
+ * the root), coloured and titled by the callbacks. */
+struct pmodel_svg_src {
+	const struct pmodel_ntree *t;
+	const double *width;
+	void (*fill)(const void *ctx, uint32_t n, char rgb[32]);
+	void (*title)(const void *ctx, uint32_t n, struct pmodel_out *o);
+	const void *ctx;
+	const char *subtitle;
+	const char *legend; /* NULL, or a line under the title */
+};
+
+int pmodel_svg_render(const struct pmodel_svg_src *src, const struct pmodel_svg_opts *o,
+		  pmodel_write_fn fn, void *ctx);
+extern const char pmodel_svg_script[];
+/* A value with its unit, human-readable ("1.25 s", "3.1 MB", "120"). */
+void pmodel_format_value(double v, const char *unit, char *buf, size_t size);
+
+/* The pprof of a dict's stacks: values per node; labels per call. */
+struct pmodel_pprof_add {
+	const struct pmodel_dict *dict;
+	const int64_t *self;
+	double scale;	/* multiply values (rounded) */
+	bool base;	/* label pprof::base=true */
+};
+
+int pmodel_pprof_begin(const struct pmodel_result *r, struct pprof_profile **out);
+int pmodel_pprof_add(struct pprof_profile *p, const struct pmodel_pprof_add *a);
+
+/* ---- diff (diff.c) ----------------------------------------------------------- */
+
+struct pmodel_diff {
+	struct pmodel_result *base, *new_; /* copies */
+	struct pmodel_ntree bt, nt;		   /* each side's tree */
+	struct pmodel_ntree ut;		   /* the union: self/total are new's */
+	EMBER_VEC(int64_t) ub_self, ub_total; /* ... and base's, per union node */
+	struct pmodel_diff_opts opts;
+	int64_t btotal, ntotal;
+	double bquant, nquant;		   /* value of one sample, for the noise */
+};
+
+#endif /* EMBER_PMODEL_INTERNAL_H */

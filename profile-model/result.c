@@ -1,0 +1,247 @@
+/*
+ * result.c - a merged result: its own dictionary and one value per stack
+ * node, the sum over every matching profile.  Each source (a head or a
+ * block) first sums its rows into a dense array over its own nodes (no
+ * hashing per sample), then only the nodes with a value are imported
+ * here, with their ancestors.  A result also comes from one decoded
+ * pprof (offline diffs).
+ */
+#include "pmodel_internal.h"
+
+#include <stdio.h>
+
+static int split_type(struct pmodel_result *r)
+{
+	char *f[5], *copy = strdup(r->type), *p = copy;
+
+	if (!copy)
+		return -ENOMEM;
+	for (int i = 0; i < 5; i++) {
+		f[i] = p;
+		p = p ? strchr(p, ':') : NULL;
+		if (p)
+			*p++ = '\0';
+	}
+	r->sample_type = strdup(f[1] ? f[1] : "");
+	r->sample_unit = strdup(f[2] ? f[2] : "");
+	r->period_type = strdup(f[3] ? f[3] : "");
+	r->period_unit = strdup(f[4] ? f[4] : "");
+	free(copy);
+	return r->sample_type && r->sample_unit && r->period_type && r->period_unit ? 0
+										   : -ENOMEM;
+}
+
+int pmodel_result_new(const char *type_id, struct pmodel_result **out)
+{
+	struct pmodel_result *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->min_time = INT64_MAX;
+	r->max_time = INT64_MIN;
+	if (pmodel_dict_init(&r->dict) || EMBER_VEC_APPEND(&r->self, 0) ||
+	    !(r->type = strdup(type_id)) || split_type(r)) {
+		pmodel_result_free(r);
+		return -ENOMEM;
+	}
+	*out = r;
+	return 0;
+}
+
+void pmodel_result_free(struct pmodel_result *r)
+{
+	if (!r)
+		return;
+	pmodel_dict_release(&r->dict);
+	EMBER_VEC_FREE(&r->self);
+	free(r->type);
+	free(r->sample_type);
+	free(r->sample_unit);
+	free(r->period_type);
+	free(r->period_unit);
+	free(r);
+}
+
+/* One value per node again after nodes were added. */
+static int fit(struct pmodel_result *r)
+{
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&r->self, pmodel_dict_nodes(&r->dict)));
+	while (r->self.n < pmodel_dict_nodes(&r->dict))
+		r->self.v[r->self.n++] = 0;
+	return 0;
+}
+
+int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, const int64_t *self)
+{
+	struct pmodel_import im;
+	int err = pmodel_import_init(&im, src, &r->dict);
+
+	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(src); n++) {
+		uint32_t to;
+
+		if (!self[n])
+			continue;
+		err = pmodel_import_node(&im, n, &to);
+		if (!err)
+			err = fit(r);
+		if (!err)
+			r->self.v[to] = pmodel_add(r->self.v[to], self[n]);
+	}
+	pmodel_import_release(&im);
+	return err;
+}
+
+int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out)
+{
+	struct pmodel_result *c;
+	int err = pmodel_result_new(r->type, &c);
+
+	if (err)
+		return err;
+	err = pmodel_result_add(c, &r->dict, r->self.v);
+	c->period = r->period;
+	c->profiles = r->profiles;
+	c->min_time = r->min_time;
+	c->max_time = r->max_time;
+	if (err) {
+		pmodel_result_free(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+double pmodel_result_quantum(const struct pmodel_result *r)
+{
+	if (r->period > 0 && strcmp(r->period_unit, r->sample_unit) == 0)
+		return (double)r->period;
+	return 1;
+}
+
+int64_t pmodel_result_total(const struct pmodel_result *r)
+{
+	int64_t t = 0;
+
+	for (size_t i = 0; i < r->self.n; i++)
+		t += r->self.v[i];
+	return t;
+}
+
+void pmodel_result_info(const struct pmodel_result *r, struct pmodel_result_info *out)
+{
+	uint64_t stacks = 0;
+
+	for (size_t i = 0; i < r->self.n; i++)
+		stacks += r->self.v[i] != 0;
+	*out = (struct pmodel_result_info){
+		.type = r->type, .total = pmodel_result_total(r), .period = r->period,
+		.profiles = r->profiles, .stacks = stacks,
+		.min_time_ns = r->profiles ? r->min_time : 0,
+		.max_time_ns = r->profiles ? r->max_time : 0,
+	};
+}
+
+/* ---- from a pprof file --------------------------------------------------- */
+
+/* The type IDs of p's columns ("name:st:su:pt:pu"), as append names them. */
+EMBER_VEC_DEF(type_ids, char *);
+
+static int pprof_type_ids(const struct pprof_profile *p, struct type_ids *ids)
+{
+	const pprof_message_t *m = pprof_message(p);
+	const char *pt = m->period_type ? pprof_string(p, m->period_type->type) : "";
+	const char *pu = m->period_type ? pprof_string(p, m->period_type->unit) : "";
+
+	for (size_t i = 0; i < m->n_sample_type; i++) {
+		char *id;
+
+		if (asprintf(&id, "%s:%s:%s:%s:%s", pmodel_profile_name(p),
+			     pprof_string(p, m->sample_type[i]->type),
+			     pprof_string(p, m->sample_type[i]->unit), pt, pu) < 0)
+			return -ENOMEM;
+		if (EMBER_VEC_APPEND(ids, id)) {
+			free(id);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Column of type text in p (NULL: the default sample type, else the last,
+ * as pprof picks it). */
+static int pick_column(const struct pprof_profile *p, const char *text, char **ids, size_t n,
+		       size_t *col, struct ember_diag *d)
+{
+	const pprof_message_t *m = pprof_message(p);
+	char *want = NULL;
+
+	EMBER_FAIL_IF(!n, d, -PMODEL_ERR_TYPE, "profile has no sample types");
+	if (!text) {
+		const char *def = pprof_string(p, m->default_sample_type);
+
+		*col = n - 1;
+		for (size_t i = 0; def && *def && i < n; i++)
+			if (strcmp(pprof_string(p, m->sample_type[i]->type), def) == 0)
+				*col = i;
+		return 0;
+	}
+	EMBER_FORWARD_IF_ERROR(pmodel_type_resolve(text, ids, n, &want, d));
+	for (*col = 0; *col < n && strcmp(ids[*col], want); (*col)++)
+		;
+	free(want);
+	EMBER_FAIL_IF(*col == n, d, -PMODEL_ERR_TYPE, "profile has no samples of type '%.128s'",
+		      text);
+	return 0;
+}
+
+/* Column col of every sample of p, summed per stack into r. */
+static int add_samples(struct pmodel_result *r, const struct pprof_profile *p, size_t col)
+{
+	const pprof_message_t *m = pprof_message(p);
+	struct pmodel_pprof_walk w;
+	int err = pmodel_pprof_walk_init(&w, &r->dict, p);
+
+	for (size_t i = 0; !err && i < m->n_sample; i++) {
+		uint32_t node;
+
+		err = pmodel_pprof_walk_stack(&w, m->sample[i], &node);
+		if (!err)
+			err = fit(r);
+		if (!err)
+			r->self.v[node] = pmodel_add(r->self.v[node], m->sample[i]->value[col]);
+	}
+	pmodel_pprof_walk_release(&w);
+	return err;
+}
+
+int pmodel_result_from_pprof(const struct pprof_profile *p, const char *type,
+			     struct pmodel_result **out, char *why, size_t why_size)
+{
+	struct ember_diag d = ember_diag_make(why, why_size);
+	const pprof_message_t *m = pprof_message(p);
+	struct type_ids ids = { 0 };
+	struct pmodel_result *r = NULL;
+	size_t col = 0;
+	int err = pprof_type_ids(p, &ids);
+
+	if (!err)
+		err = pick_column(p, type, ids.v, ids.n, &col, &d);
+	if (!err)
+		err = pmodel_result_new(ids.v[col], &r);
+	if (!err)
+		err = add_samples(r, p, col);
+	if (!err) {
+		r->period = m->period;
+		r->profiles = 1;
+		r->min_time = r->max_time = m->time_nanos;
+	}
+	for (size_t i = 0; i < ids.n; i++)
+		free(ids.v[i]);
+	EMBER_VEC_FREE(&ids);
+	if (err) {
+		pmodel_result_free(r);
+		return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;
+	}
+	*out = r;
+	return 0;
+}

@@ -1,0 +1,204 @@
+/*
+ * discovery.c - the answers of what the store holds, without reading
+ * rows (docs/http-api.md, "Discovery", "Totals over time", "Symbolization
+ * coverage"), whole: the label names, a label's values, the profile
+ * types, the totals at a step (what a UI draws above its flame graph) and
+ * the build IDs that leave samples unsymbolized, most samples first.
+ */
+#include "profsvc_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#define ANSWER_CAP ((size_t)256 << 20)
+#define MIN_STEP_NS ((int64_t)10 * 1000000000)
+
+static int json_strings(struct ember_buf *b, const struct pstore_strlist *l)
+{
+	int err = ember_buf_putc(b, '[');
+
+	for (size_t i = 0; !err && i < l->n; i++) {
+		err = i ? ember_buf_putc(b, ',') : 0;
+		err = err ? err : ember_json_str(b, l->v[i], strlen(l->v[i]));
+	}
+	return err ? err : ember_buf_putc(b, ']');
+}
+
+/* list as {"KEY":[...]} (with a "name" first when name). */
+static int list_json(struct ember_buf *b, const struct pstore_strlist *l, const char *key,
+		     const char *name)
+{
+	int err = ember_buf_putc(b, '{');
+
+	if (!err && name) {
+		err = ember_buf_appendf(b, "\"name\":");
+		err = err ? err : ember_json_str(b, name, strlen(name));
+		err = err ? err : ember_buf_putc(b, ',');
+	}
+	err = err ? err : ember_buf_appendf(b, "\"%s\":", key);
+	err = err ? err : json_strings(b, l);
+	return err ? err : ember_buf_appendf(b, "}\n");
+}
+
+int profsvc_labels(struct profsvc *s, const struct pstore_selection *sel, const char *name,
+		   struct profsvc_answer *a, char *why, size_t why_size)
+{
+	struct pstore_strlist *l = NULL;
+	int err;
+
+	profsvc_answer_init(a, ANSWER_CAP);
+	err = name ? pstore_label_values(s->store, name, sel, &l, why, why_size)
+		   : pstore_label_names(s->store, sel, &l, why, why_size);
+	if (err)
+		return err;
+	err = list_json(&a->body, l, name ? "values" : "names", name);
+	pstore_strlist_free(l);
+	return profsvc_write_failed(err, why, why_size, "out of memory");
+}
+
+/* {"id":..,"name":..,...} of one full type ID. */
+static int type_object(struct ember_buf *b, const char *id)
+{
+	static const char *const fields[5] = { "name", "sample_type", "sample_unit",
+					       "period_type", "period_unit" };
+	const char *p = id;
+	int err = ember_buf_appendf(b, "{\"id\":");
+
+	err = err ? err : ember_json_str(b, id, strlen(id));
+	for (int k = 0; !err && k < 5; k++) {
+		size_t n = strcspn(p, ":");
+
+		err = ember_buf_appendf(b, ",\"%s\":", fields[k]);
+		err = err ? err : ember_json_str(b, p, n);
+		p += p[n] ? n + 1 : n;
+	}
+	return err ? err : ember_buf_putc(b, '}');
+}
+
+int profsvc_types(struct profsvc *s, const struct pstore_selection *sel,
+		  struct profsvc_answer *a, char *why, size_t why_size)
+{
+	struct pstore_strlist *l = NULL;
+	int err;
+
+	profsvc_answer_init(a, ANSWER_CAP);
+	err = pstore_profile_types(s->store, sel, &l, why, why_size);
+	if (err)
+		return err;
+	err = ember_buf_appendf(&a->body, "{\"types\":[");
+	for (size_t i = 0; !err && i < l->n; i++) {
+		err = i ? ember_buf_putc(&a->body, ',') : 0;
+		err = err ? err : type_object(&a->body, l->v[i]);
+	}
+	err = err ? err : ember_buf_appendf(&a->body, "]}\n");
+	pstore_strlist_free(l);
+	return profsvc_write_failed(err, why, why_size, "out of memory");
+}
+
+/* ---- series ------------------------------------------------------------------ */
+
+static int line_json(struct ember_buf *b, const struct pstore_series_set *set, size_t i)
+{
+	const struct pstore_series_line *l = &set->lines[i];
+	int err = ember_buf_appendf(b, "%s{\"labels\":{", i ? "," : "");
+
+	for (size_t k = 0; !err && k < l->n_labels; k++) {
+		err = k ? ember_buf_putc(b, ',') : 0;
+		err = err ? err : ember_json_str(b, l->labels[k].name, strlen(l->labels[k].name));
+		err = err ? err : ember_buf_putc(b, ':');
+		err = err ? err
+			  : ember_json_str(b, l->labels[k].value, strlen(l->labels[k].value));
+	}
+	err = err ? err : ember_buf_appendf(b, "},\"values\":[");
+	for (size_t p = 0; !err && p < set->n_points; p++)
+		err = ember_buf_appendf(b, "%s%" PRId64, p ? "," : "", l->values[p]);
+	return err ? err : ember_buf_appendf(b, "]}");
+}
+
+static int series_json(struct ember_buf *b, const struct pstore_series_set *set)
+{
+	const char *u = set->type;
+	int err;
+
+	for (int k = 0; k < 2 && u; k++)
+		u = strchr(u, ':') ? strchr(u, ':') + 1 : NULL;
+	err = ember_buf_appendf(b, "{\"type\":");
+	err = err ? err : ember_json_str(b, set->type, strlen(set->type));
+	err = err ? err : ember_buf_appendf(b, ",\"unit\":");
+	err = err ? err : ember_json_str(b, u ? u : "", u ? strcspn(u, ":") : 0);
+	err = err ? err
+		  : ember_buf_appendf(b,
+				      ",\"from_ms\":%" PRId64 ",\"step_ms\":%" PRId64
+				      ",\"points\":%zu,\"series\":[",
+				      set->from_ns / 1000000, set->step_ns / 1000000,
+				      set->n_points);
+	for (size_t i = 0; !err && i < set->n_lines; i++)
+		err = line_json(b, set, i);
+	return err ? err : ember_buf_appendf(b, "]}\n");
+}
+
+int profsvc_series(struct profsvc *s, const struct pstore_selection *sel, int64_t step_ns,
+		   const char *const *group_by, size_t n, struct profsvc_answer *a, char *why,
+		   size_t why_size)
+{
+	struct pstore_series_set *set = NULL;
+	int err;
+
+	profsvc_answer_init(a, ANSWER_CAP);
+	if (!step_ns) {
+		step_ns = (sel->to_ns - sel->from_ns) / 240;
+		step_ns = step_ns < MIN_STEP_NS ? MIN_STEP_NS : step_ns;
+	}
+	err = pstore_series_totals(s->store, sel, step_ns, group_by, n, &set, why, why_size);
+	if (err)
+		return err == -E2BIG ? -EINVAL : err; /* what the request asks is too much */
+	err = series_json(&a->body, set);
+	pstore_series_set_free(set);
+	return profsvc_write_failed(err, why, why_size, "the answer is too large: a larger step");
+}
+
+/* ---- coverage ----------------------------------------------------------------- */
+
+static double pct(uint64_t part, uint64_t all)
+{
+	return all ? 100.0 * (double)part / (double)all : 0;
+}
+
+static int coverage_json(struct ember_buf *b, const struct pstore_coverage *cv, size_t rows)
+{
+	int err = ember_buf_appendf(b,
+				    "{\"profiles\":%" PRIu64 ",\"samples\":%" PRIu64
+				    ",\"resolved_samples\":%" PRIu64 ",\"resolved_pct\":%.4f"
+				    ",\"build_ids\":[",
+				    cv->profiles, cv->samples, cv->resolved_samples,
+				    pct(cv->resolved_samples, cv->samples));
+
+	for (size_t i = 0; !err && i < cv->n_rows && (!rows || i < rows); i++) {
+		const struct pstore_coverage_row *r = &cv->rows[i];
+
+		err = ember_buf_appendf(b, "%s{\"build_id\":", i ? "," : "");
+		err = err ? err : ember_json_str(b, r->build_id, strlen(r->build_id));
+		err = err ? err : ember_buf_appendf(b, ",\"reason\":");
+		err = err ? err : ember_json_str(b, r->reason, strlen(r->reason));
+		err = err ? err
+			  : ember_buf_appendf(b, ",\"samples\":%" PRIu64 ",\"pct\":%.4f}",
+					      r->samples, pct(r->samples, cv->samples));
+	}
+	return err ? err : ember_buf_appendf(b, "]}\n");
+}
+
+int profsvc_coverage(struct profsvc *s, const struct pstore_selection *sel, size_t rows,
+		     struct profsvc_answer *a, char *why, size_t why_size)
+{
+	struct pstore_coverage *cv = NULL;
+	int err;
+
+	profsvc_answer_init(a, ANSWER_CAP);
+	err = pstore_coverage(s->store, sel, &cv, why, why_size);
+	if (err)
+		return err;
+	err = coverage_json(&a->body, cv, rows);
+	pstore_coverage_free(cv);
+	return profsvc_write_failed(err, why, why_size, "out of memory");
+}

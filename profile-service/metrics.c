@@ -1,0 +1,116 @@
+/*
+ * metrics.c - the profile service's lines of GET /metrics
+ * (docs/http-api.md, Operations): the store's size, blocks, series and
+ * log, profiles ingested by route and rejected by reason, samples
+ * symbolized at ingest, and the labels that look unbounded, one series
+ * each, so that an alert can name the label.
+ */
+#include "profsvc_internal.h"
+
+#include <string.h>
+
+static const char *const route_names[PROFSVC_ROUTE_COUNT] = {
+	[PROFSVC_ROUTE_PROFILES] = "profiles", [PROFSVC_ROUTE_INGEST] = "ingest",
+	[PROFSVC_ROUTE_SCRAPE] = "scrape",
+};
+
+static const char *const reject_names[PROFSVC_REJECT_COUNT] = {
+	[PROFSVC_REJECT_AUTH] = "unauthorized",     [PROFSVC_REJECT_TOO_LARGE] = "too_large",
+	[PROFSVC_REJECT_BAD_PROFILE] = "bad_profile", [PROFSVC_REJECT_LIMIT] = "limit",
+	[PROFSVC_REJECT_LABEL] = "label",	       [PROFSVC_REJECT_SERIES] = "series_limit",
+	[PROFSVC_REJECT_UNAVAILABLE] = "unavailable",
+};
+
+static int gauge(struct ember_buf *b, const char *name, const char *help, uint64_t v)
+{
+	return ember_buf_appendf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name,
+				 name, (unsigned long long)v);
+}
+
+static int counter(struct ember_buf *b, const char *name, const char *help, uint64_t v)
+{
+	return ember_buf_appendf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help,
+				 name, name, (unsigned long long)v);
+}
+
+static int store_lines(struct ember_buf *b, struct pstore *s)
+{
+	struct pstore_stats st;
+	int err = 0;
+
+	pstore_stats(s, &st);
+	err = err ? err : gauge(b, "ember_profile_store_bytes", "Bytes of the profile store's blocks.",
+				st.block_bytes);
+	err = err ? err : gauge(b, "ember_profile_store_blocks", "Blocks of the profile store.",
+				st.blocks);
+	err = err ? err : gauge(b, "ember_profile_store_series", "Series in the profile store.",
+				st.series);
+	err = err ? err : gauge(b, "ember_profile_store_profiles",
+				"Profiles in the profile store (blocks and log).", st.profiles);
+	err = err ? err : gauge(b, "ember_profile_store_wal_bytes",
+				"Bytes of the profile store's log segments.", st.wal_bytes);
+	err = err ? err : gauge(b, "ember_profile_store_corrupt_blocks",
+				"Blocks found corrupt when the store opened.", st.corrupt_blocks);
+	err = err ? err : counter(b, "ember_profile_store_compaction_errors_total",
+				  "Compaction passes that failed (retried).", st.compaction_errors);
+	err = err ? err : counter(b, "ember_profile_store_retention_drops_total",
+				  "Blocks dropped past the retention.", st.retention_drops);
+	return err ? err : gauge(b, "ember_profile_unbounded_labels",
+				 "Labels that look unbounded (a new value in most profiles).",
+				 st.unbounded_labels);
+}
+
+/* One line per label that looks unbounded ("name: N new values ..."). */
+static int unbounded_lines(struct ember_buf *b, struct pstore *s)
+{
+	struct pstore_strlist *w = NULL;
+	int err = pstore_warnings(s, &w);
+
+	if (!err)
+		err = ember_buf_appendf(b, "# HELP ember_profile_unbounded_label A label that looks "
+					   "unbounded (request IDs, user IDs): 1.\n"
+					   "# TYPE ember_profile_unbounded_label gauge\n");
+	for (size_t i = 0; !err && w && i < w->n; i++) {
+		size_t n = strcspn(w->v[i], ":");
+
+		err = ember_buf_appendf(b, "ember_profile_unbounded_label{name=\"%.*s\"} 1\n",
+					(int)n, w->v[i]);
+	}
+	pstore_strlist_free(w);
+	return err;
+}
+
+static int traffic_lines(struct ember_buf *b, struct profsvc *pr)
+{
+	int err = ember_buf_appendf(b, "# HELP ember_profiles_ingested_total Profiles stored, by "
+				       "the way they came.\n"
+				       "# TYPE ember_profiles_ingested_total counter\n");
+
+	for (int i = 0; !err && i < PROFSVC_ROUTE_COUNT; i++)
+		err = ember_buf_appendf(b, "ember_profiles_ingested_total{route=\"%s\"} %llu\n",
+					route_names[i], (unsigned long long)pr->ingested[i]);
+	err = err ? err : ember_buf_appendf(b, "# HELP ember_profiles_rejected_total Profiles "
+					       "refused, by reason.\n"
+					       "# TYPE ember_profiles_rejected_total counter\n");
+	for (int i = 0; !err && i < PROFSVC_REJECT_COUNT; i++)
+		err = ember_buf_appendf(b, "ember_profiles_rejected_total{reason=\"%s\"} %llu\n",
+					reject_names[i], (unsigned long long)pr->rejected[i]);
+	return err ? err
+		   : ember_buf_appendf(b,
+				       "# HELP ember_profile_samples_total Samples ingested, by whether "
+				       "every frame was symbolized at ingest.\n"
+				       "# TYPE ember_profile_samples_total counter\n"
+				       "ember_profile_samples_total{resolved=\"true\"} %llu\n"
+				       "ember_profile_samples_total{resolved=\"false\"} %llu\n",
+				       (unsigned long long)pr->samples_resolved,
+				       (unsigned long long)pr->samples_unresolved);
+}
+
+int profsvc_metrics(struct profsvc *s, struct ember_buf *b)
+{
+	int err = store_lines(b, s->store);
+
+	err = err ? err : unbounded_lines(b, s->store);
+	err = err ? err : traffic_lines(b, s);
+	return err || !s->scrapers ? err : profsvc_scrapers_metrics(s->scrapers, b);
+}

@@ -1,0 +1,211 @@
+/*
+ * profsvc.h - the profile service: profiles in, answers out, between the
+ * HTTP routes (api/profile_*.c, api/pyroscope_ingest.c) and the stores,
+ * as symbol-service/ is for symbolization.  docs/architecture.md walks a
+ * pushed profile through it hop by hop.
+ *
+ * It owns:
+ *  - the profile store's life (profsvc_new opens it, its log replayed, with
+ *    this service as the resolver of its compactions; profsvc_free closes
+ *    it) and the --scrape puller beside it (scrape.c);
+ *  - ingest: a body decoded (profsvc_decode), its labels (the Pyroscope
+ *    rules: profsvc_pyroscope_labels), symbolized through the
+ *    symbolization service (symsvc_symbolize_pprof), the build IDs left
+ *    unresolved recorded with their reasons, appended to the store
+ *    (profsvc_ingest), which answers once the profile is durable;
+ *  - the query-time resolver: frames left as addresses are resolved
+ *    through the symbolization service when a query merges them and when
+ *    a compaction rewrites them (resolve.c), named by the one rule of
+ *    symsvc_frame_name;
+ *  - every answer's body, whole (query, diff, discovery, series,
+ *    coverage, ingest): the caller sets the status and headers and sends
+ *    it;
+ *  - the profile lines of /metrics.
+ * Nothing here knows about HTTP: request parameters arrive parsed (times
+ * and Pyroscope's syntax through wire/pyroscope.h), errors leave as the
+ * store's kinds (pstore.h) or negative errnos, and the caller maps them
+ * to statuses.
+ *
+ * Thread safety: a struct profsvc is used by any number of threads at
+ * once; an answer belongs to its caller.  No global state.
+ */
+#ifndef EMBER_PROFSVC_H
+#define EMBER_PROFSVC_H
+
+#include "common.h"
+#include "pprof.h"
+#include "pstore.h"
+#include "pyroscope.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profsvc;
+struct symsvc;
+
+/* ---- the service (service.c) --------------------------------------------- */
+
+/* Options; zero fields take the defaults. */
+struct profsvc_opts {
+	size_t sz;			/* sizeof(struct profsvc_opts) */
+	const char *dir;		/* where the store lives (DATA/profiles) */
+	int64_t retention_ns;		/* blocks older are dropped; 0: 14 days */
+	uint64_t max_profile_bytes;	/* a profile as received; 0: 16 MiB */
+	/* --scrape targets: "URL[,interval=DURATION][,NAME=VALUE...]" */
+	const char *const *scrape;
+	size_t n_scrape;
+	size_t max_series;		/* series in the store; 0: 100,000 */
+	int64_t head_age_ns;		/* profiles in the log before blocks; 0: 60 s */
+	/* Blocks on shared storage (bucket_profile_blockio): copied, its
+	 * context owned by the service from profsvc_new on, whatever its
+	 * result.  NULL: blocks in dir. */
+	const struct pstore_blockio *blocks;
+	int64_t refresh_ns;		/* shared: the block index read again; 0: 2 s */
+	int64_t lease_expiry_ns;	/* shared: a dead writer's log taken over; 0: 3 head ages */
+};
+
+/* Open the store under o->dir (its log replayed) with symbols (borrowed:
+ * must outlive the service) as its resolver, and start the scrapers.
+ * 0 or a negative errno (or -PSTORE_ERR_*), logged with the reason. */
+int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
+/* Stop the scrapers, close the store (NULL-safe). */
+void profsvc_free(struct profsvc *s);
+/* The store (borrowed: valid until profsvc_free). */
+struct pstore *profsvc_store(struct profsvc *s);
+/* The limit of a profile as received, in bytes. */
+uint64_t profsvc_max_body(const struct profsvc *s);
+/* The debug info of build_id was stored (an upload, a fetch): the stored
+ * frames of that build ID are resolved at the next compaction. */
+void profsvc_symbols_arrived(struct profsvc *s, const char *build_id);
+/* The wall clock in ns from the epoch: a profile's time, "now" of a query. */
+int64_t profsvc_now_ns(void);
+
+/* ---- ingest (ingest.c) ------------------------------------------------------- */
+
+/* How a profile came. */
+enum profsvc_route { PROFSVC_ROUTE_PROFILES, PROFSVC_ROUTE_INGEST, PROFSVC_ROUTE_SCRAPE,
+		     PROFSVC_ROUTE_COUNT };
+
+/* Why a profile was refused (the rejected counters of /metrics). */
+enum profsvc_reject {
+	PROFSVC_REJECT_AUTH,		/* no or wrong token */
+	PROFSVC_REJECT_TOO_LARGE,	/* the body past the limit */
+	PROFSVC_REJECT_BAD_PROFILE,	/* not a profile (decode, form, folded text) */
+	PROFSVC_REJECT_LIMIT,		/* samples, depth, labels, lengths */
+	PROFSVC_REJECT_LABEL,		/* a malformed label */
+	PROFSVC_REJECT_SERIES,		/* the store's series limit */
+	PROFSVC_REJECT_UNAVAILABLE,	/* the store could not write it */
+	PROFSVC_REJECT_COUNT
+};
+
+/* One profile to store: decoded, labels given, symbolized and appended. */
+struct profsvc_in {
+	struct pprof_profile *p;	/* taken: freed by profsvc_ingest */
+	const void *body;		/* the body that decodes to p, to log as is (or NULL) */
+	size_t body_len;
+	size_t input_bytes;		/* the size as received (the size limit) */
+	const struct pstore_label *labels;
+	size_t n_labels;
+	int64_t time_ns, duration_ns;	/* when the profile has none */
+	enum profsvc_route route;
+};
+
+/* The outcome: the JSON answer, or the error and its reason. */
+struct profsvc_out {
+	int err;			/* 0: body holds the answer */
+	enum profsvc_reject reject;	/* when err */
+	char why[512];			/* when err */
+	struct ember_buf body;		/* the JSON answer */
+};
+
+/* Symbolize and append in (consumed); out->body initialized here (the
+ * caller releases it).  Counted in the service's metrics either way. */
+void profsvc_ingest(struct profsvc *s, struct profsvc_in *in, struct profsvc_out *out);
+/* A profile refused before it reached profsvc_ingest, counted. */
+void profsvc_count_reject(struct profsvc *s, enum profsvc_reject why);
+/* Decode a body (content_encoding undone, then raw/gzip/zstd by magic)
+ * into *out (caller frees): 0 or wire's error with why set. */
+int profsvc_decode(const void *data, size_t len, const char *content_encoding,
+		   struct pprof_profile **out, char *why, size_t why_size);
+/* Whether content_encoding leaves the body as the log replays it (none
+ * or identity): then it may be logged as received. */
+bool profsvc_encoding_identity(const char *content_encoding);
+/* The labels of Pyroscope's /ingest, added to t: APP as service_name
+ * (app_name when a service_name tag is given), spy as pyroscope_spy, the
+ * kind's __name__ (k may be NULL), unless the tags carry them.  Then
+ * t->v[0, t->n) are the profile's labels, as out[] of the same size
+ * (pointing into t). */
+void profsvc_pyroscope_labels(struct pyro_tags *t, const char *spy, const struct pyro_kind *k,
+			      struct pstore_label *out);
+
+/* ---- answers (query.c, discovery.c) ------------------------------------------ */
+
+/* A whole answer body and what its headers say. */
+struct profsvc_answer {
+	struct ember_buf body;		/* initialized by the call; the caller releases it */
+	const char *type;		/* its Content-Type (static) */
+	uint64_t profiles;		/* merged (a diff: the new side's) */
+	uint64_t base_profiles;		/* a diff's base side */
+	int64_t total;			/* a query's total value */
+};
+
+/* The output options of a query or a diff. */
+struct profsvc_output {
+	size_t sz;			/* sizeof(struct profsvc_output) */
+	const char *format;		/* a query: json (NULL), pprof, folded, top,
+					   top-text, svg; a diff: table (NULL),
+					   table-text, json, folded, svg, pprof */
+	size_t rows;			/* top and table rows */
+	struct pmodel_svg_opts svg;	/* title, width, icicle */
+	bool normalize;			/* a diff's folded output */
+};
+
+/* Whether format names a query's output (diff false) or a diff's. */
+bool profsvc_format_known(const char *format, bool diff);
+
+/*
+ * The selection merged (its unsymbolized frames resolved on the way) and
+ * written in o's format into a.  0, or the store's error with why set;
+ * -E2BIG when the answer passes its cap (512 MiB).  a is initialized
+ * whatever the result (every answer's function here: the caller releases
+ * a->body); an error of writing the answer comes with why set too.
+ */
+int profsvc_query(struct profsvc *s, const struct pstore_selection *sel,
+		  const struct profsvc_output *o, struct profsvc_answer *a, char *why,
+		  size_t why_size);
+/* Both sides merged and compared under d, written in o's format. */
+int profsvc_diff(struct profsvc *s, const struct pstore_selection *base,
+		 const struct pstore_selection *new_, const struct pmodel_diff_opts *d,
+		 const struct profsvc_output *o, struct profsvc_answer *a, char *why,
+		 size_t why_size);
+
+/* {"names":[...]} of the selection's label names; name given: {"name":
+ * NAME,"values":[...]} of its values. */
+int profsvc_labels(struct profsvc *s, const struct pstore_selection *sel, const char *name,
+		   struct profsvc_answer *a, char *why, size_t why_size);
+/* {"types":[{"id":..,"name":..,...}]} of the profile types. */
+int profsvc_types(struct profsvc *s, const struct pstore_selection *sel,
+		  struct profsvc_answer *a, char *why, size_t why_size);
+/* The totals at step (0: the range / 240, at least 10 s) grouped by
+ * group_by[0, n): {"type":..,"series":[...]}.  -EINVAL (why set) when
+ * the step gives more points than the store answers. */
+int profsvc_series(struct profsvc *s, const struct pstore_selection *sel, int64_t step_ns,
+		   const char *const *group_by, size_t n, struct profsvc_answer *a, char *why,
+		   size_t why_size);
+/* The symbolization coverage: the first rows build IDs (0: all). */
+int profsvc_coverage(struct profsvc *s, const struct pstore_selection *sel, size_t rows,
+		     struct profsvc_answer *a, char *why, size_t why_size);
+
+/* ---- the query-time resolver (resolve.c) ------------------------------------- */
+
+/* A pstore_resolve_fn over the symbolization service (ctx: struct symsvc). */
+int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs, size_t n,
+		    struct pstore_resolution *r);
+
+/* ---- metrics (metrics.c) ----------------------------------------------------- */
+
+/* The profile lines of GET /metrics, appended to b. */
+int profsvc_metrics(struct profsvc *s, struct ember_buf *b);
+
+#endif /* EMBER_PROFSVC_H */

@@ -1,0 +1,96 @@
+/*
+ * service.c - the profile store's life in the service: opened under the
+ * data directory when the service starts (its log replayed), with the
+ * symbolization service as the resolver of its compactions
+ * (profsvc_resolve), the scrapers started beside it; stopped after the
+ * last request.  Uploads and upstream fetches tell it when a build ID's
+ * debug info arrives, so that the stored frames of that build ID are
+ * resolved (reresolve.c in profile-store/).
+ */
+#include "profsvc_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define DEFAULT_MAX_BODY ((uint64_t)16 << 20)
+
+static int open_store(struct profsvc *s, const struct profsvc_opts *o)
+{
+	struct pstore_opts po = {
+		.sz = sizeof(po),
+		.retention_ns = o->retention_ns,
+		.head_max_age_ns = o->head_age_ns,
+		.blocks = o->blocks,
+		.shared = o->blocks != NULL,
+		.refresh_ns = o->refresh_ns,
+		.lease_expiry_ns = o->lease_expiry_ns,
+		.resolver = profsvc_resolve,
+		.resolver_ctx = s->symbols,
+		.limits = { .sz = sizeof(po.limits), .max_profile_bytes = s->max_body,
+			    .max_series = o->max_series },
+	};
+	char why[512];
+	int err = pstore_open(o->dir, &po, &s->store, why, sizeof(why));
+
+	if (err)
+		pr_err("profsvc: cannot open the profile store in '%s': %s", o->dir,
+		       why[0] ? why : pstore_strerror(err));
+	return err;
+}
+
+int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
+{
+	struct profsvc *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		if (o->blocks && o->blocks->release) /* the store would have owned them */
+			o->blocks->release(o->blocks->ctx);
+		return -ENOMEM;
+	}
+	s->symbols = symbols;
+	s->max_body = o->max_profile_bytes ? o->max_profile_bytes : DEFAULT_MAX_BODY;
+	err = open_store(s, o);
+	if (!err && o->n_scrape)
+		err = profsvc_scrapers_start(s, o->scrape, o->n_scrape, &s->scrapers);
+	if (err) {
+		profsvc_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+void profsvc_free(struct profsvc *s)
+{
+	if (!s)
+		return;
+	profsvc_scrapers_stop(s->scrapers);
+	pstore_free(s->store);
+	free(s);
+}
+
+struct pstore *profsvc_store(struct profsvc *s)
+{
+	return s->store;
+}
+
+uint64_t profsvc_max_body(const struct profsvc *s)
+{
+	return s->max_body;
+}
+
+void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
+{
+	if (pstore_symbols_arrived(s->store, build_id))
+		pr_warn("profsvc: profile store: cannot note the symbols of '%s'", build_id);
+}
+
+int64_t profsvc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

@@ -1,0 +1,295 @@
+/*
+ * test_pmodel.c - unit tests of profile-model/: results made from pprof
+ * files, the top table (recursion counted once), the JSON tree and
+ * folded stacks, the flame graph (checked by xmllint), and diffs (their
+ * noise estimate, their folded and flame-graph outputs).  The outputs
+ * of results a store merged, and the diff's pprof against
+ * `go tool pprof -diff_base`, are test_pstore.c's.
+ */
+#include "pmodel_internal.h"
+#include "pprof.h"
+#include "unit.h"
+/* after unit.h, whose parameters would shadow its globals */
+#include "profile_fixture.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- outputs -------------------------------------------------------------------------- */
+
+
+static struct pmodel_result *offline(const char *const *stacks, const int64_t *counts, size_t n,
+				     const char *type)
+{
+	struct pprof_profile *p = mkprof(stacks, counts, n, T0);
+	struct pmodel_result *r = NULL;
+	char why[256];
+
+	if (p && pmodel_result_from_pprof(p, type, &r, why, sizeof(why)))
+		fprintf(stderr, "pmodel_result_from_pprof: %s\n", why);
+	pprof_profile_free(p);
+	return r;
+}
+
+static int test_pmodel__top_counts_recursion_once(void)
+{
+	struct pmodel_result *r = offline(SREC, CREC, 3, "samples");
+	struct pmodel_top_row *rows;
+	size_t n;
+	struct ember_buf b;
+
+	CHECK(r);
+	CHECK_INT(pmodel_result_top(r, 0, &rows, &n), ==, 0);
+	CHECK_INT(n, ==, 4);
+	CHECK_STR(rows[0].name, "leaf");
+	CHECK_INT(rows[0].self, ==, 9);
+	CHECK_INT(rows[0].total, ==, 9);
+	CHECK(fabs(rows[0].self_pct - 90) < 1e-9);
+	CHECK_STR(rows[1].name, "other");
+	CHECK_STR(rows[2].name, "main");
+	CHECK_INT(rows[2].total, ==, 10);
+	CHECK_STR(rows[3].name, "rec");
+	CHECK_INT(rows[3].self, ==, 0);
+	CHECK_INT(rows[3].total, ==, 9); /* not 15: "rec;rec" counts once */
+	free(rows);
+	CHECK_INT(pmodel_result_top(r, 2, &rows, &n), ==, 0);
+	CHECK_INT(n, ==, 2);
+	free(rows);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pmodel_write_top(r, 0, true, pmodel_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "{\"name\":\"rec\",\"file\":\"rec.c\",\"self\":0,\"self_pct\":0.0000,"
+			     "\"total\":9,\"total_pct\":90.0000}"));
+	CHECK(strstr(b.data, "\"total\":10,\"profiles\":1,\"rows\":["));
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_top(r, 0, false, pmodel_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "             9  90.00%  90.00%              9  90.00%  leaf\n"));
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	return 0;
+}
+
+/* A frame's line is in the JSON tree where every location merged into its
+ * node names the same one: "a" called from line 10 and from line 20 has
+ * none, "main" and "b" keep theirs. */
+static int test_pmodel__tree_json_line_only_where_one(void)
+{
+	static const char *const st[] = { "main;a", "main;b" };
+	static const int64_t c[] = { 1, 1 };
+	struct pprof_profile *p = mkprof(st, c, 2, T0);
+	struct pprof_line ln = { 0, 20, 0 };
+	struct pmodel_result *r = NULL;
+	uint64_t locs[2];
+	int64_t v[2] = { 1, 10 * MS };
+	struct ember_buf b;
+	char why[256];
+
+	CHECK(p);
+	CHECK_INT(func_of(p, "a", &ln.function_id), ==, 0);
+	CHECK_INT(pprof_add_location(p, 1, 0x402000, &locs[0]), ==, 0);
+	CHECK_INT(pprof_location_set_lines(p, locs[0], &ln, 1), ==, 0);
+	CHECK_INT(loc_of(p, 1, "main", &locs[1]), ==, 0);
+	CHECK_INT(pprof_add_sample(p, locs, 2, v, 2), ==, 0);
+	CHECK_INT(pmodel_result_from_pprof(p, "samples", &r, why, sizeof(why)), ==, 0);
+	pprof_profile_free(p);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pmodel_write_tree_json(r, pmodel_write_buf, &b), ==, 0);
+	CHECK_STR(b.data,
+		  "{\"name\":\"total\",\"self\":0,\"total\":3,\"children\":[{\"name\":\"main\","
+		  "\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":3,\"children\":[{\"name\":\"a\","
+		  "\"file\":\"a.c\",\"self\":2,\"total\":2},{\"name\":\"b\",\"file\":\"b.c\",\"line\":10,"
+		  "\"self\":1,\"total\":1}]}]}");
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	return 0;
+}
+
+static int test_pmodel__tree_json_and_folded(void)
+{
+	struct pmodel_result *r = offline(SREC, CREC, 3, "samples");
+	struct ember_buf b;
+
+	CHECK(r);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pmodel_write_tree_json(r, pmodel_write_buf, &b), ==, 0);
+	CHECK_STR(
+		b.data,
+		"{\"name\":\"total\",\"self\":0,\"total\":10,\"children\":[{\"name\":\"main\","
+		"\"file\":\"main.c\",\"line\":10,\"self\":0,\"total\":10,\"children\":[{\"name\":\"other\",\"file\":\"other.c\",\"line\":10,\"self\":1,\"total\":1},"
+		"{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":9,\"children\":[{\"name\":\"leaf\","
+		"\"file\":\"leaf.c\",\"line\":10,\"self\":3,\"total\":3},{\"name\":\"rec\",\"file\":\"rec.c\",\"line\":10,\"self\":0,\"total\":6,\"children\":"
+		"[{\"name\":\"leaf\",\"file\":\"leaf.c\",\"line\":10,\"self\":6,\"total\":6}]}]}]}]}");
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_folded(r, pmodel_write_buf, &b), ==, 0);
+	CHECK_STR(b.data, "main;other 1\nmain;rec;leaf 3\nmain;rec;rec;leaf 6\n");
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	return 0;
+}
+
+static int test_pmodel__flamegraph_svg_is_valid(void)
+{
+	struct pmodel_result *r = offline(SREC, CREC, 3, "cpu");
+	const char *const weird[] = { "main;a<b>&\"c\";\xff\xfe bad utf8;tab\there" };
+	struct pmodel_result *w = offline(weird, CREC, 1, "cpu");
+	struct ember_buf b;
+	char path[300];
+	int rc;
+
+	CHECK(r && w);
+	CHECK(!make_dir());
+	ember_buf_init(&b, 16 << 20);
+	CHECK_INT(pmodel_write_flamegraph(r, NULL, pmodel_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "function zoom("));
+	CHECK(strstr(b.data, "function search("));
+	CHECK(strstr(b.data, "<title>rec (90.00 ms, 9 samples, 90.00%)</title>"));
+	snprintf(path, sizeof(path), "%s/flame.svg", dir);
+	CHECK(!write_file(path, b.data, b.len));
+	rc = check_svg(path, "leaf");
+	CHECK(rc == 0 || rc == UNIT_SKIP);
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_flamegraph(
+			  w,
+			  &(struct pmodel_svg_opts){ .sz = sizeof(struct pmodel_svg_opts),
+						    .title = "T & <x>",
+						    .icicle = true },
+			  pmodel_write_buf, &b),
+		  ==, 0);
+	CHECK(strstr(b.data, "e:n=\"a&lt;b&gt;&amp;&quot;c&quot;\""));
+	CHECK(!write_file(path, b.data, b.len));
+	CHECK(check_svg(path, "main") == rc);
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	pmodel_result_free(w);
+	remove_dir();
+	return rc;
+}
+
+static const struct pmodel_diff_row *row_of(const struct pmodel_diff_row *rows, size_t n,
+					    const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].name, name) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+static int test_pmodel__diff_table_flags_past_noise(void)
+{
+	struct pmodel_result *b = offline(SB, CB, 5, "cpu"), *n = offline(SN, CN, 5, "cpu");
+	struct pmodel_diff *d = NULL;
+	struct pmodel_diff_row *rows;
+	const struct pmodel_diff_row *hot, *few, *gone, *fresh, *idle;
+	size_t k;
+
+	CHECK(b && n);
+	CHECK_INT(pmodel_diff_new(b, n, NULL, &d), ==, 0);
+	CHECK_INT(pmodel_diff_table(d, &rows, &k), ==, 0);
+	hot = row_of(rows, k, "hot");
+	few = row_of(rows, k, "few");
+	gone = row_of(rows, k, "gone");
+	fresh = row_of(rows, k, "fresh");
+	idle = row_of(rows, k, "idle");
+	CHECK(hot && few && gone && fresh && idle);
+	CHECK(strcmp(rows[0].name, "hot") == 0); /* the largest growth first */
+	CHECK(fabs(hot->base_self_pct - 30) < 1e-9 && fabs(hot->new_self_pct - 50) < 1e-9);
+	CHECK(hot->flagged && hot->z > 3);
+	/* 2 -> 5 samples of 1,000 and 1,400: +150% relative, but noise */
+	CHECK(few->rel_self > 0.5 && !few->flagged && fabs(few->z) < 3);
+	/* a vanished function is there, shrunk; a new one grown */
+	CHECK(gone->new_self_pct == 0 && gone->delta_self_pct < 0 && gone->flagged);
+	CHECK(fresh->base_self_pct == 0 && fresh->delta_self_pct > 0 && isinf(fresh->rel_self));
+	CHECK(idle->delta_self_pct < 0 && idle->flagged); /* 30% -> 21.4% of 300 samples */
+	CHECK(strcmp(rows[k - 1].name, "gone") == 0); /* the largest shrink last */
+	free(rows);
+	pmodel_diff_free(d);
+	pmodel_result_free(b);
+	pmodel_result_free(n);
+	return 0;
+}
+
+static int test_pmodel__diff_folded_and_flamegraph(void)
+{
+	struct pmodel_result *b = offline(SB, CB, 5, "samples"), *n = offline(SN, CN, 5, "samples");
+	struct pmodel_diff *d = NULL;
+	struct ember_buf out;
+	char path[300];
+	int rc;
+
+	CHECK(b && n);
+	CHECK_INT(pmodel_diff_new(b, n, NULL, &d), ==, 0);
+	ember_buf_init(&out, 16 << 20);
+	CHECK_INT(pmodel_write_diff_folded(d, false, pmodel_write_buf, &out), ==, 0);
+	CHECK_STR(out.data, "main;few 2 5\nmain;fresh 0 95\nmain;gone 98 0\nmain;idle 300 300\n"
+			    "main;work;cold 300 300\nmain;work;hot 300 700\n");
+	ember_buf_reset(&out);
+	CHECK_INT(pmodel_write_diff_folded(d, true, pmodel_write_buf, &out), ==, 0);
+	CHECK(strstr(out.data, "main;gone 137 0\n")); /* 98 x 1400 / 1000 */
+	ember_buf_reset(&out);
+	/* the differential tree: both sides per frame, vanished and new kept */
+	CHECK_INT(pmodel_write_diff_tree_json(d, pmodel_write_buf, &out), ==, 0);
+	CHECK(strncmp(out.data, "{\"name\":\"total\",\"base_self\":0,\"base_total\":1000,"
+			       "\"new_self\":0,\"new_total\":1400,\"children\":[", 90) == 0);
+	CHECK(strstr(out.data, "{\"name\":\"gone\",\"base_self\":98,\"base_total\":98,"
+			       "\"new_self\":0,\"new_total\":0,\"file\":\"gone.c\",\"line\":10}"));
+	CHECK(strstr(out.data, "{\"name\":\"fresh\",\"base_self\":0,\"base_total\":0,"
+			       "\"new_self\":95,\"new_total\":95,\"file\":\"fresh.c\",\"line\":10}"));
+	CHECK(strstr(out.data, "{\"name\":\"hot\",\"base_self\":300,\"base_total\":300,"
+			       "\"new_self\":700,\"new_total\":700,\"file\":\"hot.c\",\"line\":10}"));
+	ember_buf_reset(&out);
+	CHECK_INT(pmodel_write_diff_flamegraph(d, NULL, pmodel_write_buf, &out), ==, 0);
+	CHECK(strstr(out.data, "<title>gone (base 9.80%, new 0.00%, -9.80 points)</title>"));
+	CHECK(strstr(out.data, "<title>hot (base 30.00%, new 50.00%, +20.00 points)</title>"
+			       "<rect x=\"10.00\"") || strstr(out.data, "fill=\"rgb(255,35,35)\""));
+	CHECK(!make_dir());
+	snprintf(path, sizeof(path), "%s/diff.svg", dir);
+	CHECK(!write_file(path, out.data, out.len));
+	rc = check_svg(path, "hot");
+	CHECK(rc == 0 || rc == UNIT_SKIP);
+	ember_buf_release(&out);
+	pmodel_diff_free(d);
+	pmodel_result_free(b);
+	pmodel_result_free(n);
+	remove_dir();
+	return rc;
+}
+
+/* Our diff pprof and table agree with `go tool pprof -normalize -diff_base`. */
+
+/* A result's type is checked: a type the file lacks and a diff of two
+ * kinds of values fail with the model's typed error, which is the
+ * store's number (the HTTP layer maps PSTORE_ERR_TYPE to 400). */
+static int test_pmodel__types_checked_with_a_typed_error(void)
+{
+	struct pprof_profile *p = mkprof(SREC, CREC, 3, T0);
+	struct pmodel_result *cpu = offline(SREC, CREC, 3, "cpu");
+	struct pmodel_result *samples = offline(SREC, CREC, 3, "samples");
+	struct pmodel_result *r = NULL;
+	struct pmodel_diff *d = NULL;
+	char why[256] = "";
+
+	CHECK(p && cpu && samples);
+	CHECK_INT(pmodel_result_from_pprof(p, "alloc_space", &r, why, sizeof(why)), ==,
+		  -PMODEL_ERR_TYPE);
+	CHECK(r == NULL && strstr(why, "alloc_space"));
+	CHECK_INT(pmodel_diff_new(cpu, samples, NULL, &d), ==, -PMODEL_ERR_TYPE);
+	CHECK(d == NULL);
+	CHECK(strcmp(pmodel_strerror(-PMODEL_ERR_TYPE), "unknown or ambiguous profile type") == 0);
+	pprof_profile_free(p);
+	pmodel_result_free(cpu);
+	pmodel_result_free(samples);
+	return 0;
+}
+
+static const struct unit_case cases[] = {
+	UNIT_CASE(test_pmodel__types_checked_with_a_typed_error),
+	UNIT_CASE(test_pmodel__top_counts_recursion_once),
+	UNIT_CASE(test_pmodel__tree_json_line_only_where_one),
+	UNIT_CASE(test_pmodel__tree_json_and_folded),
+	UNIT_CASE(test_pmodel__flamegraph_svg_is_valid),
+	UNIT_CASE(test_pmodel__diff_table_flags_past_noise),
+	UNIT_CASE(test_pmodel__diff_folded_and_flamegraph),
+};
+
+UNIT_MAIN_QUIET(cases)

@@ -1,0 +1,197 @@
+/*
+ * test_profsvc.c - unit tests of profile-service/: the one rule that names
+ * a frame (symsvc_frame_name, used at ingest and by the query-time
+ * resolver), and the resolver path: a profile stored with an address left
+ * unresolved is resolved at query time through a real symbolization
+ * service on a fixture binary (profsvc_resolve), to the very function,
+ * file and line that ingest gives the same profile (profsvc_ingest).
+ * Files go into a real debuginfo store with the flags elf-inspect finds.
+ */
+#include "pprof.h"
+#include "profsvc.h"
+#include "symsvc_fixture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define SEC ((int64_t)1000000000)
+#define T0 ((int64_t)1700000000 * SEC)
+#define BASE ((uint64_t)0x555555554000)
+
+static int rm_rf(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- the frame-naming rule ------------------------------------------------ */
+
+/*
+ * A C++ function: demangled as the function, mangled as the system name,
+ * its file and line; demangling off: the linkage name both times; a frame
+ * the symbolizer knows nothing of: "??" and no file.
+ */
+static int test_profsvc__frame_name_rule(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX];
+	uint64_t addr = func_addr(unit_fixture("cxx_O2"), "^_Z");
+	struct sym_frame f[SYMSVC_FRAMES_MAX], none = { .name = NULL };
+	struct symsvc_frame_name fn;
+	struct symsvc_index *ix;
+	struct symsvc *svc;
+	struct store *s;
+	int n;
+
+	CHECK(addr);
+	CHECK_INT(service_with(dir, "cxx_O2", &s, &svc, id), ==, 0);
+	CHECK_INT(symsvc_index_get(svc, id, &ix), ==, 0);
+	n = sym_index_lookup(symsvc_index_sym(ix), addr, SYM_ADDR_VADDR, SYM_LOOKUP_SYMBOL_NAME, f,
+			     SYMSVC_FRAMES_MAX);
+	CHECK(n >= 1);
+	symsvc_frame_name(symsvc_index_sym(ix), &f[n - 1], true, &fn);
+	CHECK(strncmp(fn.system_name, "_Z", 2) == 0);
+	CHECK(strcmp(fn.function, fn.system_name) != 0);
+	CHECK(strchr(fn.function, '(') || strstr(fn.function, "::"));
+	CHECK(*fn.filename && fn.line > 0);
+	symsvc_frame_name(symsvc_index_sym(ix), &f[n - 1], false, &fn);
+	CHECK_STR(fn.function, fn.system_name);
+	symsvc_frame_name(symsvc_index_sym(ix), &none, true, &fn);
+	CHECK_STR(fn.function, "??");
+	CHECK_STR(fn.system_name, "??");
+	CHECK_STR(fn.filename, "");
+	CHECK(fn.line == 0 && fn.start_line == 0);
+	symsvc_index_put(svc, ix);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+/* ---- the resolver path ---------------------------------------------------- */
+
+/* A CPU profile of one sample at main's address in a mapping of id. */
+static struct pprof_profile *profile_at_main(const char *id, uint64_t main_addr)
+{
+	struct pprof_mapping_desc md = { .start = BASE, .limit = BASE + 0x100000, .build_id = id };
+	struct pprof_profile *p = pprof_profile_new();
+	uint64_t mid, loc;
+	int64_t v = 5 * SEC;
+
+	if (!p || pprof_add_sample_type(p, "cpu", "nanoseconds") ||
+	    pprof_add_mapping(p, &md, &mid) || pprof_add_location(p, mid, BASE + main_addr, &loc) ||
+	    pprof_add_sample(p, &loc, 1, &v, 1)) {
+		pprof_profile_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* The JSON tree of the series service_name=name. */
+static int tree_of(struct profsvc *ps, const char *name, struct ember_buf *out)
+{
+	char sel_s[64], why[256] = "";
+	struct pstore_selection sel = { .selector = sel_s, .type = "cpu", .from_ns = T0 - 60 * SEC,
+					.to_ns = T0 + 60 * SEC };
+	struct profsvc_output o = { .sz = sizeof(o), .format = "json" };
+	struct profsvc_answer a;
+	int err;
+
+	snprintf(sel_s, sizeof(sel_s), "{service_name=\"%s\"}", name);
+	err = profsvc_query(ps, &sel, &o, &a, why, sizeof(why));
+	if (!err)
+		*out = a.body;
+	else
+		ember_buf_release(&a.body);
+	return err;
+}
+
+/*
+ * One profile appended with main's address unresolved (as the store
+ * keeps what ingest could not resolve), the same profile through
+ * ingest: the query resolves the first through the symbolization
+ * service to the function, file and line ingest gave the second.
+ */
+static int test_profsvc__resolver_names_as_ingest(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
+	uint64_t main_addr = func_addr(unit_fixture("c_O2_pie"), "^main$");
+	struct pstore_label raw_l = { "service_name", "raw" }, ing_l = { "service_name", "ingest" };
+	struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &raw_l, .n_labels = 1,
+					 .time_ns = T0 };
+	struct profsvc_in in = { .labels = &ing_l, .n_labels = 1, .time_ns = T0,
+				 .route = PROFSVC_ROUTE_PROFILES };
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
+	struct ember_buf raw = { 0 }, ing = { 0 };
+	struct pprof_profile *p;
+	struct profsvc_out out;
+	struct profsvc *ps;
+	struct symsvc *svc;
+	struct store *s;
+
+	CHECK(main_addr);
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	p = profile_at_main(id, main_addr);
+	CHECK(p);
+	CHECK_INT(pstore_append(profsvc_store(ps), p, &ao, NULL, 0), ==, 0);
+	pprof_profile_free(p);
+	in.p = profile_at_main(id, main_addr);
+	CHECK(in.p);
+	profsvc_ingest(ps, &in, &out);
+	CHECK_INT(out.err, ==, 0);
+	CHECK(strstr(out.body.data, "\"resolved_samples\":1"));
+	ember_buf_release(&out.body);
+	CHECK_INT(tree_of(ps, "raw", &raw), ==, 0);
+	CHECK_INT(tree_of(ps, "ingest", &ing), ==, 0);
+	CHECK(strstr(raw.data, "{\"name\":\"main\",\"file\":"));
+	CHECK(!strstr(raw.data, "0x")); /* no frame left as an address */
+	CHECK_STR(raw.data, ing.data);
+	ember_buf_release(&raw);
+	ember_buf_release(&ing);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+/* Without the resolver's build ID in the debuginfo store, the address
+ * stays one, with the reason in the coverage (not an error). */
+static int test_profsvc__unknown_build_id_stays_an_address(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
+	struct pstore_label l = { "service_name", "raw" };
+	struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &l, .n_labels = 1,
+					 .time_ns = T0 };
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
+	struct ember_buf b = { 0 };
+	struct pprof_profile *p;
+	struct profsvc *ps;
+	struct symsvc *svc;
+	struct store *s;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	p = profile_at_main("00112233445566778899aabbccddeeff00112233", 0x1000);
+	CHECK(p);
+	CHECK_INT(pstore_append(profsvc_store(ps), p, &ao, NULL, 0), ==, 0);
+	pprof_profile_free(p);
+	CHECK_INT(tree_of(ps, "raw", &b), ==, 0);
+	CHECK(strstr(b.data, "0x"));
+	CHECK(!strstr(b.data, "\"main\""));
+	ember_buf_release(&b);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+static const struct unit_case cases[] = {
+	UNIT_CASE(test_profsvc__frame_name_rule),
+	UNIT_CASE(test_profsvc__resolver_names_as_ingest),
+	UNIT_CASE(test_profsvc__unknown_build_id_stays_an_address),
+};
+
+UNIT_MAIN_QUIET(cases)
