@@ -19,7 +19,7 @@
  *   output.c, push.c  the profile to --output DIR, or POST to --server
  *   upload.c       --upload-missing: executables the server lacks
  *   metrics.c      the agent's own /metrics (--metrics-listen)
- *   http.c         libcurl handles shared by fetch, push and upload
+ *   http.c         HTTP client handles (ember_httpc) shared by fetch, push and upload
  *   caps.c         the checks with clear errors: capabilities, BTF, kernel
  *
  * Ownership: a struct agent owns every part; each part's _free/_release

@@ -1,19 +1,21 @@
 /*
- * http.c - the agent's HTTP client (libcurl, one easy handle reused so
- * connections stay alive): unwind tables, profile pushes and uploads all
- * go through agent_http_do().  Every reply body lands in a capped buffer;
- * the bearer token goes on every request when one is set.
+ * http.c - the agent's HTTP client, over Ember's (http-client/httpc.h:
+ * libcurl loaded with dlopen at the first agent_http_new(), so an agent
+ * without --server never maps libcurl and its TLS libraries), one handle
+ * reused so connections stay alive: unwind tables, profile pushes and
+ * uploads all go through agent_http_do().  Every reply body lands in a
+ * capped buffer; the bearer token goes on every request when one is set.
  */
 #include "agent_internal.h"
+#include "httpc.h"
 
-#include <curl/curl.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 struct agent_http {
-	CURL *curl;
+	struct httpc *c;
 	char *auth; /* "Authorization: Bearer ..." or NULL */
 };
 
@@ -23,8 +25,10 @@ struct agent_http *agent_http_new(const char *token)
 
 	if (!h)
 		return NULL;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	h->curl = curl_easy_init();
+	if (httpc_new(NULL, &h->c)) {
+		agent_http_free(h);
+		return NULL;
+	}
 	if (token && *token) {
 		size_t n = strlen(token) + 32;
 
@@ -32,7 +36,7 @@ struct agent_http *agent_http_new(const char *token)
 		if (h->auth)
 			snprintf(h->auth, n, "Authorization: Bearer %s", token);
 	}
-	if (!h->curl || (token && *token && !h->auth)) {
+	if (token && *token && !h->auth) {
 		agent_http_free(h);
 		return NULL;
 	}
@@ -43,115 +47,76 @@ void agent_http_free(struct agent_http *h)
 {
 	if (!h)
 		return;
-	if (h->curl)
-		curl_easy_cleanup(h->curl);
+	httpc_free(h->c);
 	free(h->auth);
 	free(h);
 }
 
-static size_t on_body(char *data, size_t size, size_t n, void *ctx)
+static void on_header(void *ctx, const char *line, size_t n)
 {
 	struct agent_http_reply *r = ctx;
+	const char *v;
+	size_t vl;
 
-	return ember_buf_append(&r->body, data, size * n) ? 0 : size * n;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *ctx)
-{
-	struct agent_http_reply *r = ctx;
-	size_t len = size * n;
-
-	if (len > 5 && !strncasecmp(data, "ETag:", 5)) {
-		const char *v = data + 5;
-		size_t vl = len - 5;
-
-		while (vl && (*v == ' ' || *v == '\t'))
-			v++, vl--;
-		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-			vl--;
-		if (vl < sizeof(r->etag)) {
-			memcpy(r->etag, v, vl);
-			r->etag[vl] = '\0';
-		}
-	}
-	return len;
-}
-
-static int curl_errno(CURLcode c)
-{
-	switch (c) {
-	case CURLE_COULDNT_CONNECT:
-		return -ECONNREFUSED;
-	case CURLE_OPERATION_TIMEDOUT:
-		return -ETIMEDOUT;
-	case CURLE_COULDNT_RESOLVE_HOST:
-		return -EHOSTUNREACH;
-	case CURLE_WRITE_ERROR:
-		return -E2BIG; /* the reply passed its cap */
-	case CURLE_OUT_OF_MEMORY:
-		return -ENOMEM;
-	default:
-		return -EIO;
+	if (httpc_header_is(line, n, "ETag", &v, &vl) && vl < sizeof(r->etag)) {
+		memcpy(r->etag, v, vl);
+		r->etag[vl] = '\0';
 	}
 }
 
-static struct curl_slist *headers_of(const struct agent_http *h, const struct agent_http_req *q)
+#define AGENT_HTTP_LINES 5
+#define AGENT_HTTP_LINE 256
+
+/* The request's header lines into line[] (storage in text). */
+static size_t headers_of(const struct agent_http *h, const struct agent_http_req *q,
+			 char text[AGENT_HTTP_LINES][AGENT_HTTP_LINE],
+			 const char *line[AGENT_HTTP_LINES])
 {
-	struct curl_slist *l = NULL;
-	char line[256];
+	size_t n = 0;
 
 	if (h->auth)
-		l = curl_slist_append(l, h->auth);
+		line[n++] = h->auth;
 	if (q->content_type) {
-		snprintf(line, sizeof(line), "Content-Type: %s", q->content_type);
-		l = curl_slist_append(l, line);
+		snprintf(text[n], AGENT_HTTP_LINE, "Content-Type: %s", q->content_type);
+		line[n] = text[n], n++;
 	}
 	if (q->content_encoding) {
-		snprintf(line, sizeof(line), "Content-Encoding: %s", q->content_encoding);
-		l = curl_slist_append(l, line);
+		snprintf(text[n], AGENT_HTTP_LINE, "Content-Encoding: %s", q->content_encoding);
+		line[n] = text[n], n++;
 	}
 	if (q->if_none_match && *q->if_none_match) {
-		snprintf(line, sizeof(line), "If-None-Match: %s", q->if_none_match);
-		l = curl_slist_append(l, line);
+		snprintf(text[n], AGENT_HTTP_LINE, "If-None-Match: %s", q->if_none_match);
+		line[n] = text[n], n++;
 	}
-	return curl_slist_append(l, "Expect:");
+	line[n++] = "Expect:";
+	return n;
 }
 
 int agent_http_do(struct agent_http *h, const struct agent_http_req *q,
 		  struct agent_http_reply *r)
 {
-	CURL *c = h->curl;
-	struct curl_slist *hdrs;
-	CURLcode rc;
+	char text[AGENT_HTTP_LINES][AGENT_HTTP_LINE];
+	const char *line[AGENT_HTTP_LINES];
+	struct httpc_req hq = { .method = q->method, .url = q->url, .headers = line,
+				.body = q->body, .body_len = q->body_len, .reply = &r->body,
+				.header = on_header, .header_ctx = r,
+				.connect_timeout_ms = 3000,
+				.timeout_ms = q->timeout_ms ? (unsigned)q->timeout_ms : 30000,
+				.user_agent = "ember-agent" };
+	struct httpc_answer a;
+	int err;
 
 	memset(r, 0, sizeof(*r));
 	ember_buf_init(&r->body, q->max_reply ? q->max_reply : (size_t)1 << 20);
-	hdrs = headers_of(h, q);
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, q->url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, q->timeout_ms ? q->timeout_ms : 30000L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->err);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "ember-agent");
-	if (strcmp(q->method, "GET")) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, q->method);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, q->body ? q->body : "");
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body_len);
+	if (strcmp(q->method, "GET") && !q->body)
+		hq.body = ""; /* every other verb sends its (maybe empty) body */
+	hq.nheaders = headers_of(h, q, text, line);
+	err = httpc_do(h->c, &hq, &a);
+	if (err) {
+		snprintf(r->err, sizeof(r->err), "%s", a.why);
+		return err;
 	}
-	rc = curl_easy_perform(c);
-	curl_slist_free_all(hdrs);
-	if (rc != CURLE_OK) {
-		if (!r->err[0])
-			snprintf(r->err, sizeof(r->err), "%s", curl_easy_strerror(rc));
-		return curl_errno(rc);
-	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	r->status = a.status;
 	return 0;
 }
 

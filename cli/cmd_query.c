@@ -10,8 +10,8 @@
 #include "pprof.h"
 #include "pmodel.h"
 #include "upload.h"
+#include "httpc.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -152,17 +152,16 @@ static int write_out(const char *path, const void *data, size_t len)
 
 /* ---- against a server ----------------------------------------------------- */
 
-static int path_of(const struct query_opts *o, CURL *c, struct ember_buf *b)
+static int path_of(const struct query_opts *o, struct ember_buf *b)
 {
 	int err = ember_buf_appendf(b, "/api/v1/%s?", o->diff ? "diff" : "query");
 
 	if (!err && !param(o, "format"))
 		err = ember_buf_appendf(b, "format=%s&", o->diff ? "table-text" : "top-text");
 	for (size_t i = 0; !err && i < o->np; i++) {
-		char *v = curl_easy_escape(c, o->p[i].value, 0);
-
-		err = v ? ember_buf_appendf(b, "%s%s=%s", i ? "&" : "", o->p[i].name, v) : -ENOMEM;
-		curl_free(v);
+		err = ember_buf_appendf(b, "%s%s=", i ? "&" : "", o->p[i].name);
+		if (!err)
+			err = httpc_escape(b, o->p[i].value);
 	}
 	return err;
 }
@@ -172,14 +171,10 @@ static int remote(const struct query_opts *o)
 	struct upload_http h = { .server = o->server, .max_reply = ANSWER_MAX };
 	struct upload_reply r = { 0 };
 	struct ember_buf path;
-	CURL *c = curl_easy_init();
-	int err = c ? 0 : -ENOMEM;
+	int err;
 
 	ember_buf_init(&path, 16384);
-	if (!err)
-		err = path_of(o, c, &path);
-	if (c)
-		curl_easy_cleanup(c);
+	err = path_of(o, &path);
 	if (!err)
 		err = upload_http_get(&h, path.data, &r);
 	ember_buf_release(&path);
@@ -334,9 +329,7 @@ static int run(int argc, char **argv, bool diff)
 	}
 	if (upload_http_init())
 		return 1;
-	ret = remote(&o);
-	upload_http_cleanup();
-	return ret;
+	return remote(&o);
 }
 
 int cmd_query(int argc, char **argv)

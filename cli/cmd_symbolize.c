@@ -259,7 +259,7 @@ static void run_free(struct symbolizer_run *run)
 	}
 }
 
-/* --server: the remote client runs in ember-server, which links libcurl
+/* --server: the remote client runs in ember-client, with the HTTP client
  * (exec_server.c); `ember` itself stays light.  argv[0] may be
  * "symbolize" or "llvm-symbolizer". */
 static int exec_remote(int argc, char **argv)

@@ -394,7 +394,6 @@ int cmd_upload(int argc, char **argv)
 		return 1;
 	for (int i = first; i < argc; i++)
 		failed += upload_file(&o, argv[i]) != 0;
-	upload_http_cleanup();
 	free(token);
 	return failed ? 1 : 0;
 }

@@ -2,7 +2,7 @@
  * exec_server.c - commands that need big libraries run in sibling
  * binaries: `ember serve` in `ember-server` (RocksDB, libmicrohttpd,
  * libarchive), `ember upload` and `ember symbolize --server` in
- * `ember-client` (libcurl, libarchive, jansson).  Loading libraries costs
+ * `ember-client` (the HTTP client over libcurl, libarchive, jansson).  Loading libraries costs
  * about 0.5-1 ms each at every start on this kind of machine (page faults
  * of relocations): the commands run per file or per address (`symbolize`,
  * `unwind`) must not pay for the server's, and the server must not pay

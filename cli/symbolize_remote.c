@@ -2,21 +2,22 @@
  * symbolize_remote.c - `ember symbolize --server URL --build-id ID`: the
  * llvm-symbolizer interface of cmd_symbolize.c, answered by an `ember
  * serve` through POST /api/v1/symbolize (docs/symbolize-api.md) instead
- * of a local file.  It runs in ember-client, which links libcurl; `ember`
- * execs it (cmd_symbolize.c, exec_server.c).
+ * of a local file.  It runs in ember-client (with the HTTP client,
+ * http-client/httpc.h); `ember` execs it (cmd_symbolize.c, exec_server.c).
  *
  * Input lines are queued and sent as one request whenever the next read
  * of stdin may block (so a coprocess gets each answer before it writes
  * its next line, and a pipe of many lines goes in few requests), or when
- * the queue is full; address arguments go in one request.  One libcurl
- * handle is reused, so the connection is kept alive.  The answers are
+ * the queue is full; address arguments go in one request.  One HTTP
+ * client handle is reused, so the connection is kept alive.  The answers are
  * printed by symbolize_output.c, as offline answers are.  A server that
  * cannot be reached, an HTTP error or a malformed answer stops the run
  * with a message and exit status 1.
  */
 #include "symbolize_remote.h"
 
-#include <curl/curl.h>
+#include "httpc.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +33,9 @@
 #define MAX_REASONS 16
 
 struct remote_http {
-	CURL *curl;
-	struct curl_slist *hdrs;
+	struct httpc *c;
 	char *url;			/* SERVER/api/v1/symbolize */
 	struct ember_buf reply;		/* capped at REPLY_CAP */
-	char errbuf[CURL_ERROR_SIZE];
 };
 
 struct remote_run {
@@ -57,16 +56,8 @@ struct remote_run {
 
 /* ---- HTTP --------------------------------------------------------------- */
 
-static size_t on_reply(char *p, size_t size, size_t n, void *arg)
-{
-	struct ember_buf *b = arg;
-
-	return ember_buf_append(b, p, size * n) ? 0 : size * n;
-}
-
 static int http_init(struct remote_http *h, const char *server)
 {
-	struct curl_slist *hdrs;
 	size_t len = strlen(server);
 
 	while (len && server[len - 1] == '/')
@@ -74,30 +65,12 @@ static int http_init(struct remote_http *h, const char *server)
 	ember_buf_init(&h->reply, REPLY_CAP);
 	if (asprintf(&h->url, "%.*s/api/v1/symbolize", (int)len, server) < 0)
 		return h->url = NULL, -ENOMEM;
-	h->curl = curl_easy_init();
-	/* No "Expect: 100-continue" round trip before a larger batch. */
-	h->hdrs = curl_slist_append(NULL, "Expect:");
-	if (!h->curl || !h->hdrs)
-		return -ENOMEM;
-	hdrs = curl_slist_append(h->hdrs, "Content-Type: application/json");
-	if (!hdrs)
-		return -ENOMEM;
-	h->hdrs = hdrs;
-	curl_easy_setopt(h->curl, CURLOPT_URL, h->url);
-	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->hdrs);
-	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_reply);
-	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &h->reply);
-	curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
-	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "ember-symbolize");
-	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(h->curl, CURLOPT_TCP_NODELAY, 1L);
-	return 0;
+	return httpc_new(NULL, &h->c);
 }
 
 static void http_release(struct remote_http *h)
 {
-	curl_easy_cleanup(h->curl);
-	curl_slist_free_all(h->hdrs);
+	httpc_free(h->c);
 	free(h->url);
 	ember_buf_release(&h->reply);
 }
@@ -106,21 +79,23 @@ static void http_release(struct remote_http *h)
  * A transport failure is reported on stderr and gives -EIO. */
 static int http_post(struct remote_http *h, const struct ember_buf *body, long *status)
 {
-	CURLcode rc;
+	/* No "Expect: 100-continue" round trip before a larger batch. */
+	static const char *const line[] = { "Expect:", "Content-Type: application/json" };
+	struct httpc_req q = { .method = "POST", .url = h->url, .headers = line, .nheaders = 2,
+			       .body = body->data ? body->data : "", .body_len = body->len,
+			       .reply = &h->reply, .connect_timeout_ms = 10000,
+			       .user_agent = "ember-symbolize" };
+	struct httpc_answer a;
+	int err;
 
 	ember_buf_reset(&h->reply);
-	h->errbuf[0] = '\0';
-	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body->data);
-	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
-	rc = curl_easy_perform(h->curl);
-	if (rc != CURLE_OK) {
+	err = httpc_do(h->c, &q, &a);
+	if (err) {
 		fprintf(stderr, "ember symbolize: cannot reach '%s': %s\n", h->url,
-			rc == CURLE_WRITE_ERROR ? "answer larger than 256 MB"
-			: h->errbuf[0]		? h->errbuf
-						: curl_easy_strerror(rc));
+			err == -E2BIG ? "answer larger than 256 MB" : a.why);
 		return -EIO;
 	}
-	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, status);
+	*status = a.status;
 	return 0;
 }
 
@@ -322,9 +297,7 @@ int cmd_symbolize_remote(int argc, char **argv)
 	cli_out_init(&run->out, STDOUT_FILENO);
 	ember_buf_init(&run->queue, QUEUE_CAP);
 	ember_buf_init(&run->body, BODY_CAP);
-	err = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
-	if (!err)
-		err = http_init(&run->http, run->opts.server);
+	err = http_init(&run->http, run->opts.server);
 	if (err)
 		fprintf(stderr, "ember symbolize: cannot start an HTTP client: %s\n",
 			strerror(-err));
@@ -337,6 +310,5 @@ int cmd_symbolize_remote(int argc, char **argv)
 			run->requests, run->addresses, run->opts.server, run->wait_s);
 	run_release(run);
 	free(run);
-	curl_global_cleanup();
 	return err ? 1 : 0;
 }

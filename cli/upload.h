@@ -1,6 +1,6 @@
 /*
  * upload.h - the pieces of `ember upload` (cmd_upload.c): its HTTP client
- * (upload_http.c, libcurl) and the source archive (upload_sources.c).
+ * (upload_http.c, on http-client/httpc.h) and the source archive (upload_sources.c).
  */
 #ifndef EMBER_CLI_UPLOAD_H
 #define EMBER_CLI_UPLOAD_H
@@ -25,8 +25,8 @@ struct upload_reply {
 	size_t len;
 };
 
+/* Load the HTTP client (libcurl): 0, or -ENOSYS (the reason logged). */
 int upload_http_init(void);
-void upload_http_cleanup(void);
 /* GET server+path. */
 int upload_http_get(const struct upload_http *h, const char *path,
 		    struct upload_reply *out);

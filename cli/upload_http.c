@@ -1,13 +1,13 @@
 /*
- * upload_http.c - the HTTP side of `ember upload`, on libcurl: a GET for
- * what the server has, and a streamed PUT with a bearer token and, on a
- * terminal, a progress line.
+ * upload_http.c - the HTTP side of `ember upload` and `ember query`,
+ * through Ember's HTTP client (http-client/httpc.h): a GET for what the
+ * server has, and a streamed PUT with a bearer token and, on a terminal,
+ * a progress line.
  */
 #include "upload.h"
+#include "httpc.h"
 
-#include <curl/curl.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,143 +15,97 @@
 
 #define REPLY_MAX (1 << 20)
 
-struct reply_buf {
-	char *data;
-	size_t len, max;
-};
-
 struct put_state {
 	int fd;
-	uint64_t off;
 	const char *label;
 	bool progress;
 };
 
 int upload_http_init(void)
 {
-	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
+	return httpc_load();
 }
 
-void upload_http_cleanup(void)
-{
-	curl_global_cleanup();
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *arg)
-{
-	struct reply_buf *b = arg;
-	size_t len = size * n;
-	char *d;
-
-	if (b->len + len > (b->max ? b->max : REPLY_MAX))
-		return 0; /* curl reports a write error */
-	d = realloc(b->data, b->len + len + 1);
-	if (!d)
-		return 0;
-	memcpy(d + b->len, p, len);
-	b->len += len;
-	d[b->len] = '\0';
-	b->data = d;
-	return len;
-}
-
-static size_t on_read(char *p, size_t size, size_t n, void *arg)
+static ssize_t on_read(void *arg, uint64_t off, char *p, size_t n)
 {
 	struct put_state *s = arg;
-	ssize_t got = pread(s->fd, p, size * n, (off_t)s->off);
+	ssize_t got;
 
-	if (got < 0)
-		return CURL_READFUNC_ABORT;
-	s->off += (uint64_t)got;
-	return (size_t)got;
+	do
+		got = pread(s->fd, p, n, (off_t)off);
+	while (got < 0 && errno == EINTR);
+	return got < 0 ? -errno : got;
 }
 
-static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
-		       curl_off_t ultotal, curl_off_t ulnow)
+static int on_progress(void *arg, uint64_t now, uint64_t total)
 {
 	struct put_state *s = arg;
 
-	if (s->progress && ultotal > 0)
+	if (s->progress && total > 0)
 		fprintf(stderr, "\r%s: %3d%% (%.1f of %.1f MB)", s->label,
-			(int)(100 * ulnow / ultotal), ulnow / 1e6, ultotal / 1e6);
+			(int)(100 * now / total), now / 1e6, total / 1e6);
 	return 0;
 }
 
-static CURL *new_handle(const struct upload_http *h, const char *path,
-			struct curl_slist **hdrs, struct reply_buf *b)
-{
-	CURL *c = curl_easy_init();
-	char url[8192], auth[512];
-
-	if (!c)
-		return NULL;
-	snprintf(url, sizeof(url), "%s%s", h->server, path);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "ember-upload");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	if (h->token) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", h->token);
-		*hdrs = curl_slist_append(*hdrs, auth);
-	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hdrs);
-	return c;
-}
-
-static int perform(CURL *c, struct curl_slist *hdrs, struct reply_buf *b,
+/* Send q to server+path with the token: the answer into out. */
+static int perform(const struct upload_http *h, const char *path, struct httpc_req *q,
 		   struct upload_reply *out)
 {
-	CURLcode rc = curl_easy_perform(c);
-	int err = 0;
+	char url[8192], auth[512];
+	const char *line[1] = { auth };
+	struct ember_buf b;
+	struct httpc_answer a;
+	struct httpc *c;
+	int err = httpc_new(NULL, &c);
 
-	out->status = 0;
-	if (rc == CURLE_OK) {
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-		out->body = b->data ? b->data : strdup("");
-		out->len = b->len;
+	memset(out, 0, sizeof(*out));
+	if (err)
+		return err;
+	snprintf(url, sizeof(url), "%s%s", h->server, path);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", h->token ? h->token : "");
+	ember_buf_init(&b, h->max_reply ? h->max_reply : REPLY_MAX);
+	q->url = url;
+	q->headers = line;
+	q->nheaders = h->token ? 1 : 0;
+	q->reply = &b;
+	q->connect_timeout_ms = 10000;
+	q->user_agent = "ember-upload";
+	err = httpc_do(c, q, &a);
+	httpc_free(c);
+	out->status = a.status;
+	if (err) {
+		ember_buf_release(&b);
+		out->body = strdup(a.why);
 	} else {
-		free(b->data);
-		out->body = strdup(curl_easy_strerror(rc));
-		out->len = out->body ? strlen(out->body) : 0;
-		err = -EIO;
+		out->body = b.data ? b.data : strdup(""); /* the buffer's malloc'd bytes */
+		out->len = b.len;
 	}
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(c);
+	if (err && out->body)
+		out->len = strlen(out->body);
 	return out->body ? err : -ENOMEM;
 }
 
 int upload_http_get(const struct upload_http *h, const char *path,
 		    struct upload_reply *out)
 {
-	struct reply_buf b = { .max = h->max_reply };
-	struct curl_slist *hdrs = NULL;
-	CURL *c = new_handle(h, path, &hdrs, &b);
+	struct httpc_req q = { .method = "GET" };
 
-	if (!c)
-		return -ENOMEM;
-	return perform(c, hdrs, &b, out);
+	return perform(h, path, &q, out);
 }
 
 int upload_http_put(const struct upload_http *h, const char *path, int fd,
 		    uint64_t size, const char *label, struct upload_reply *out)
 {
-	struct reply_buf b = { 0 };
-	struct curl_slist *hdrs = NULL;
-	struct put_state s = { fd, 0, label, h->progress };
-	CURL *c = new_handle(h, path, &hdrs, &b);
+	struct put_state s = { fd, label, h->progress };
+	struct httpc_req q = { .method = "PUT", .body_len = size, .read = on_read,
+			       .read_ctx = &s };
 	int err;
 
-	if (!c)
-		return -ENOMEM;
-	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
-	curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-	curl_easy_setopt(c, CURLOPT_READDATA, &s);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, h->progress ? 0L : 1L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &s);
-	err = perform(c, hdrs, &b, out);
+	if (h->progress) {
+		q.progress = on_progress;
+		q.progress_ctx = &s;
+	}
+	err = perform(h, path, &q, out);
 	if (h->progress)
 		fputc('\n', stderr);
 	return err;

@@ -1,7 +1,7 @@
 /*
  * dl.c - load a library with dlopen and resolve its functions (common.h,
  * "libraries loaded when first needed"): RocksDB and libdebuginfod in the
- * debuginfo store, libcurl for the profile scraper.
+ * debuginfo store, libcurl for the HTTP client (http-client/).
  */
 #include "common.h"
 

@@ -6,26 +6,7 @@
  */
 #include "objstore_internal.h"
 
-#include "curl_dl.h"
 #include <string.h>
-#include <strings.h>
-
-static bool header_is(const char *line, size_t n, const char *name, const char **value,
-		      size_t *vlen)
-{
-	size_t k = strlen(name);
-	const char *v, *e = line + n;
-
-	if (n <= k || strncasecmp(line, name, k) != 0 || line[k] != ':')
-		return false;
-	for (v = line + k + 1; v < e && (*v == ' ' || *v == '\t'); v++)
-		;
-	while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' '))
-		e--;
-	*value = v;
-	*vlen = (size_t)(e - v);
-	return true;
-}
 
 static void copy_value(char *dst, size_t size, const char *v, size_t n)
 {
@@ -63,20 +44,20 @@ void os_answer_header(struct os_request *r, const char *line, size_t n)
 	size_t vn;
 	char tmp[64];
 
-	if (header_is(line, n, "ETag", &v, &vn)) {
+	if (httpc_header_is(line, n, "ETag", &v, &vn)) {
 		if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"')
 			v++, vn -= 2;
 		copy_value(r->etag, sizeof(r->etag), v, vn);
-	} else if (header_is(line, n, "Content-Length", &v, &vn)) {
+	} else if (httpc_header_is(line, n, "Content-Length", &v, &vn)) {
 		r->content_length = parse_u64_prefix(v, vn, &end);
 		r->has_content_length = end == v + vn && vn > 0;
-	} else if (header_is(line, n, "Content-Range", &v, &vn)) {
+	} else if (httpc_header_is(line, n, "Content-Range", &v, &vn)) {
 		parse_content_range(r, v, vn);
-	} else if (header_is(line, n, "x-amz-meta-sha256", &v, &vn)) {
+	} else if (httpc_header_is(line, n, "x-amz-meta-sha256", &v, &vn)) {
 		copy_value(r->meta_sha256, sizeof(r->meta_sha256), v, vn);
-	} else if (header_is(line, n, "Last-Modified", &v, &vn)) {
+	} else if (httpc_header_is(line, n, "Last-Modified", &v, &vn)) {
 		copy_value(tmp, sizeof(tmp), v, vn);
-		r->last_modified = curl_getdate(tmp, NULL);
+		r->last_modified = httpc_date(tmp);
 	}
 }
 

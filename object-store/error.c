@@ -6,7 +6,6 @@
  */
 #include "objstore_internal.h"
 
-#include "curl_dl.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,13 +74,10 @@ bool objstore_retriable(int http, const char *code, int transport_err)
 
 	if (http == 0) {
 		switch (transport_err) {
-		case CURLE_COULDNT_CONNECT:
-		case CURLE_OPERATION_TIMEDOUT:
-		case CURLE_SEND_ERROR:
-		case CURLE_RECV_ERROR:
-		case CURLE_GOT_NOTHING:
-		case CURLE_PARTIAL_FILE:
-		case CURLE_COULDNT_RESOLVE_HOST:
+		case -ECONNREFUSED:
+		case -ETIMEDOUT:
+		case -ECONNRESET: /* httpc: a send, a receive, nothing or a part */
+		case -EHOSTUNREACH:
 			return true;
 		default:
 			return false;

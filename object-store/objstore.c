@@ -1,12 +1,11 @@
 /*
  * objstore.c - the handle: the endpoint and addressing style turned into
  * the URL prefix and Host header every request uses, the region, the
- * credentials, the retry and timeout policy, and the curl share that
- * keeps connections alive across requests and threads.
+ * credentials, the retry and timeout policy, and the HTTP client's share
+ * (httpc.h) that keeps connections alive across requests and threads.
  */
 #include "objstore_internal.h"
 
-#include "curl_dl.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,40 +14,6 @@
 #define PART_SIZE_DEFAULT ((size_t)8 << 20)
 #define PART_SIZE_MIN ((size_t)5 << 20) /* S3: every part but the last */
 #define MULTIPART_THRESHOLD_DEFAULT ((size_t)16 << 20)
-
-static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
-{
-	struct objstore *s = ud;
-
-	(void)h, (void)access;
-	pthread_mutex_lock(&s->share_lock[(unsigned)data % OBJSTORE_SHARE_LOCKS]);
-}
-
-static void share_unlock(CURL *h, curl_lock_data data, void *ud)
-{
-	struct objstore *s = ud;
-
-	(void)h;
-	pthread_mutex_unlock(&s->share_lock[(unsigned)data % OBJSTORE_SHARE_LOCKS]);
-}
-
-static int share_init(struct objstore *s)
-{
-	CURLSH *sh;
-
-	for (int i = 0; i < OBJSTORE_SHARE_LOCKS; i++)
-		pthread_mutex_init(&s->share_lock[i], NULL);
-	sh = curl_share_init();
-	if (!sh)
-		return -ENOMEM;
-	curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, share_lock);
-	curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
-	curl_share_setopt(sh, CURLSHOPT_USERDATA, s);
-	curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-	curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
-	s->share = sh;
-	return 0;
-}
 
 static const char *env_region(void)
 {
@@ -188,9 +153,9 @@ struct objstore *objstore_new(const struct objstore_opts *o, int *err, char *msg
 		*err = -EINVAL;
 		return NULL;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) { /* curl_dl.c */
+	if (httpc_load()) {
 		snprintf(msg, msg_size, "objstore: cannot load libcurl (%s)",
-			 "libcurl-gnutls.so.4, Debian package libcurl3-gnutls");
+			 HTTPC_SONAME ", Debian package libcurl3-gnutls");
 		*err = -ENOSYS;
 		return NULL;
 	}
@@ -208,7 +173,7 @@ struct objstore *objstore_new(const struct objstore_opts *o, int *err, char *msg
 	if (!e)
 		e = creds_init(s, o, msg, msg_size);
 	if (!e)
-		e = share_init(s);
+		e = httpc_share_new(&s->share);
 	if (e) {
 		objstore_free(s);
 		*err = e;
@@ -221,11 +186,7 @@ void objstore_free(struct objstore *s)
 {
 	if (!s)
 		return;
-	if (s->share) {
-		curl_share_cleanup(s->share);
-		for (int i = 0; i < OBJSTORE_SHARE_LOCKS; i++)
-			pthread_mutex_destroy(&s->share_lock[i]);
-	}
+	httpc_share_free(s->share);
 	objstore_creds_release(&s->creds);
 	free(s->scheme_host);
 	free(s->host);

@@ -115,8 +115,9 @@ struct objstore_status {
 };
 
 /* A new handle; NULL with *err set (and msg filled) on failure: -EINVAL
- * for a bad option, -ENOENT without credentials, -ENOMEM.  It initializes
- * libcurl: create the first handle before starting threads. */
+ * for a bad option, -ENOENT without credentials, -ENOMEM, -ENOSYS when
+ * libcurl cannot be loaded.  The first call loads and initializes libcurl
+ * (httpc_load, once per process). */
 struct objstore *objstore_new(const struct objstore_opts *opts, int *err,
 			      char *msg, size_t msg_size);
 void objstore_free(struct objstore *s);

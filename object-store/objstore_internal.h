@@ -9,6 +9,7 @@
 #define EMBER_OBJSTORE_INTERNAL_H
 
 #include "common.h"
+#include "httpc.h"
 #include "objstore.h"
 
 #include <pthread.h>
@@ -25,8 +26,6 @@
 
 /* ---- the handle ---------------------------------------------------------- */
 
-#define OBJSTORE_SHARE_LOCKS 8 /* > CURL_LOCK_DATA_CONNECT */
-
 struct objstore {
 	char *scheme_host;  /* "http://127.0.0.1:8000" (path style) or with the bucket */
 	char *host;	    /* the Host header: "127.0.0.1:8000", "b.s3.amazonaws.com" */
@@ -40,8 +39,7 @@ struct objstore {
 	unsigned part_concurrency;
 	objstore_clock_fn clock;
 	void *clock_ctx;
-	void *share;		   /* CURLSH *: connections and DNS */
-	pthread_mutex_t share_lock[OBJSTORE_SHARE_LOCKS]; /* by curl_lock_data */
+	struct httpc_share *share; /* connections and DNS, across threads */
 };
 
 /* ---- SigV4 (sigv4.c) ------------------------------------------------------ */
@@ -117,8 +115,8 @@ void objstore_base64(const uint8_t *data, size_t len, char *out);
 
 /* The negative errno of an S3 error answer (code may be ""). */
 int objstore_errno_of(int http, const char *code);
-/* Whether an answer (or a transport failure, http == 0 with curl_err) is
- * worth another attempt. */
+/* Whether an answer (or a transport failure: http == 0 and httpc's
+ * negative errno) is worth another attempt. */
 bool objstore_retriable(int http, const char *code, int transport_err);
 /* Fill st with "objstore: METHOD 'key': HTTP CODE: message". */
 void objstore_status_set(struct objstore_status *st, int http, const char *code,
@@ -200,7 +198,7 @@ struct os_request {
 	int sink_fd;
 	/* filled by each attempt */
 	int http;
-	int transport_err; /* curl's code of the last attempt */
+	int transport_err; /* httpc's errno of the last attempt, or 0 */
 	char etag[80];
 	uint64_t content_length;
 	bool has_content_length;
@@ -210,7 +208,6 @@ struct os_request {
 	time_t last_modified;
 	struct objstore_xml_error err;
 	/* private to request.c */
-	uint64_t body_pos;
 	uint64_t sink_written;
 	off_t sink_start;
 	bool sink_seekable;

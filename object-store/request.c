@@ -3,12 +3,11 @@
  * host), the signed headers (sigv4.c), the body from memory or from a file
  * with pread, the answer's headers and its body into the request's sink
  * (a capped buffer, a file descriptor, or nowhere), an error answer's XML
- * into its own capped buffer.  retry.c runs attempts; the operations
+ * into its own capped buffer; sent through the HTTP client (httpc.h).  retry.c runs attempts; the operations
  * (object.c, list.c, multipart.c) build requests.
  */
 #include "objstore_internal.h"
 
-#include "curl_dl.h"
 #include <errno.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
@@ -82,24 +81,37 @@ void os_request_body_fd(struct os_request *r, int fd, off_t off, uint64_t len,
 
 /* ---- the answer ------------------------------------------------------------ */
 
-static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
+/* The status of a status line ("HTTP/1.1 200 OK", n bytes, not
+ * NUL-terminated): up to 3 digits after the first blanks, or -1. */
+static int status_of(const char *line, size_t n)
+{
+	const char *p = memchr(line, ' ', n), *e = line + n;
+	int code = 0, digits = 0;
+
+	if (!p)
+		return -1;
+	while (p < e && *p == ' ')
+		p++;
+	for (; p < e && digits < 3 && *p >= '0' && *p <= '9'; p++, digits++)
+		code = code * 10 + (*p - '0');
+	return digits ? code : -1;
+}
+
+static void on_header(void *ud, const char *buf, size_t n)
 {
 	struct os_request *r = ud;
-	size_t n = size * nitems;
-	int code;
 
 	if (n > 5 && memcmp(buf, "HTTP/", 5) == 0) {
 		/* a new answer (after 100 Continue too): forget the last one's */
-		const char *sp = memchr(buf, ' ', n);
+		int code = status_of(buf, n);
 
-		if (sp && sscanf(sp, " %3d", &code) == 1)
+		if (code >= 0)
 			r->http = code;
 		r->etag[0] = r->meta_sha256[0] = '\0';
 		r->has_content_length = r->has_range_total = false;
-		return n;
+		return;
 	}
 	os_answer_header(r, buf, n);
-	return n;
 }
 
 static int sink_fd_write(struct os_request *r, const char *p, size_t n)
@@ -122,70 +134,39 @@ static int sink_fd_write(struct os_request *r, const char *p, size_t n)
 	return 0;
 }
 
-struct os_attempt {
-	struct os_request *r;
-	int sink_err; /* why on_write stopped the transfer */
-	int body_err; /* why on_read did */
-};
-
-static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
+static int on_write(void *ud, const char *p, size_t n)
 {
-	struct os_attempt *a = ud;
-	struct os_request *r = a->r;
-	size_t n = size * nmemb;
+	struct os_request *r = ud;
 	int err = 0;
 
 	if (r->http < 200 || r->http >= 300) {
 		/* an error's XML: past the cap the rest is dropped, it is only read */
 		(void)ember_buf_append(&r->errbuf, p, n);
-		return n;
+		return 0;
 	}
 	if (r->sink == OS_SINK_BUF)
 		err = ember_buf_append(r->sink_buf, p, n);
 	else if (r->sink == OS_SINK_FD)
 		err = sink_fd_write(r, p, n);
-	if (err) {
-		a->sink_err = err;
-		return 0; /* curl fails the transfer with CURLE_WRITE_ERROR */
-	}
+	if (err)
+		return err; /* httpc_do fails with it */
 	r->sink_written += n;
-	return n;
+	return 0;
 }
 
-static size_t on_read(char *buf, size_t size, size_t nitems, void *ud)
+static ssize_t on_read(void *ud, uint64_t off, char *buf, size_t n)
 {
-	struct os_attempt *a = ud;
-	struct os_request *r = a->r;
-	uint64_t left = r->body_len - r->body_pos;
-	size_t n = size * nitems < left ? size * nitems : (size_t)left;
+	struct os_request *r = ud;
 	ssize_t got;
 
-	if (n == 0)
-		return 0;
 	if (r->body_mem) {
-		memcpy(buf, (const char *)r->body_mem + r->body_pos, n);
-		r->body_pos += n;
-		return n;
+		memcpy(buf, (const char *)r->body_mem + off, n);
+		return (ssize_t)n;
 	}
 	do
-		got = pread(r->body_fd, buf, n, r->body_off + (off_t)r->body_pos);
+		got = pread(r->body_fd, buf, n, r->body_off + (off_t)off);
 	while (got < 0 && errno == EINTR);
-	if (got <= 0) {
-		a->body_err = got < 0 ? -errno : -EIO; /* the file shrank */
-		return CURL_READFUNC_ABORT;
-	}
-	r->body_pos += (uint64_t)got;
-	return (size_t)got;
-}
-
-static int on_seek(void *ud, curl_off_t off, int origin)
-{
-	struct os_attempt *a = ud;
-
-	if (origin != SEEK_SET || off < 0 || (uint64_t)off > a->r->body_len)
-		return CURL_SEEKFUNC_CANTSEEK;
-	a->r->body_pos = (uint64_t)off;
-	return CURL_SEEKFUNC_OK;
+	return got < 0 ? -errno : got; /* 0: the file shrank, httpc's -EIO */
 }
 
 void os_request_sink_buf(struct os_request *r, struct ember_buf *b, size_t cap)
@@ -234,7 +215,6 @@ void os_request_sink_sha256(struct os_request *r, uint8_t out[32])
 
 int os_request_rewind(struct os_request *r)
 {
-	r->body_pos = 0;
 	ember_buf_reset(&r->errbuf);
 	memset(&r->err, 0, sizeof(r->err));
 	if (r->sink == OS_SINK_BUF)
@@ -286,10 +266,14 @@ static int request_url(const struct objstore *s, const struct os_request *r,
 	return err;
 }
 
-/* The headers to sign and send: the request's own, plus Host, the date,
- * the payload hash and the session token. */
+#define OS_MAX_LINES (OS_MAX_HEADERS + 5) /* + Host, date, hash, token, auth */
+
+/* The header lines to sign and send ("Name: value", NUL-separated in
+ * lines, line[i] pointing into it): the request's own, plus Host, the
+ * date, the payload hash, the session token and the Authorization. */
 static int request_headers(const struct objstore *s, const struct os_request *r,
-			   const char *path, struct curl_slist **list)
+			   const char *path, struct ember_buf *lines,
+			   const char *line[OS_MAX_LINES], size_t *nlines)
 {
 	struct sigv4_header h[OS_MAX_HEADERS + 4];
 	struct sigv4_scope sc = { .access_key = s->creds.access_key,
@@ -298,7 +282,7 @@ static int request_headers(const struct objstore *s, const struct os_request *r,
 	struct sigv4_request sr = { .method = r->method, .path = path,
 				    .params = r->params, .nparams = r->nparams,
 				    .headers = h, .payload_hash = r->payload_hash };
-	struct ember_buf line;
+	size_t off[OS_MAX_LINES];
 	size_t n = 0;
 	int err = 0;
 
@@ -312,124 +296,68 @@ static int request_headers(const struct objstore *s, const struct os_request *r,
 	for (size_t i = 0; i < r->nheaders; i++)
 		h[n++] = r->headers[i];
 	sr.nheaders = n;
-	ember_buf_init(&line, 64 << 10);
 	for (size_t i = 0; i <= n && !err; i++) {
-		struct curl_slist *nl;
-
-		ember_buf_reset(&line);
+		off[i] = lines->len;
 		if (i < n)
-			err = ember_buf_appendf(&line, "%s: %s", h[i].name, h[i].value);
+			err = ember_buf_appendf(lines, "%s: %s", h[i].name, h[i].value);
 		else
-			err = ember_buf_append(&line, "Authorization: ", 15);
+			err = ember_buf_append(lines, "Authorization: ", 15);
 		if (!err && i == n)
-			err = sigv4_authorization(&sc, &sr, &line);
-		if (err)
-			break;
-		nl = curl_slist_append(*list, line.data);
-		if (!nl)
-			err = -ENOMEM;
-		else
-			*list = nl;
+			err = sigv4_authorization(&sc, &sr, lines);
+		if (!err)
+			err = ember_buf_putc(lines, '\0');
 	}
-	ember_buf_release(&line);
+	for (size_t i = 0; i <= n && !err; i++)
+		line[i] = lines->data + off[i];
+	if (!err)
+		*nlines = n + 1;
 	return err;
-}
-
-static void setup_body(CURL *c, struct os_request *r, struct os_attempt *a)
-{
-	if (strcmp(r->method, "PUT") == 0) {
-		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
-	} else if (strcmp(r->method, "POST") == 0) {
-		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-	} else if (strcmp(r->method, "HEAD") == 0) {
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	} else if (strcmp(r->method, "GET") != 0) {
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
-	}
-	if (r->has_body) {
-		curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-		curl_easy_setopt(c, CURLOPT_READDATA, a);
-		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
-		curl_easy_setopt(c, CURLOPT_SEEKDATA, a);
-	}
-}
-
-static void setup_transfer(const struct objstore *s, CURL *c, struct os_attempt *a)
-{
-	long stall_s = (long)((s->stall_timeout_ms + 999) / 1000);
-
-	curl_easy_setopt(c, CURLOPT_SHARE, s->share);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)s->connect_timeout_ms);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall_s > 0 ? stall_s : 1L);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, a->r);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "ember-objstore/1");
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-}
-
-static int transport_errno(CURLcode rc, const struct os_attempt *a)
-{
-	switch (rc) {
-	case CURLE_WRITE_ERROR:
-		return a->sink_err ? a->sink_err : -EIO;
-	case CURLE_READ_ERROR:
-	case CURLE_ABORTED_BY_CALLBACK:
-		return a->body_err ? a->body_err : -EIO;
-	case CURLE_COULDNT_CONNECT:
-		return -ECONNREFUSED;
-	case CURLE_COULDNT_RESOLVE_HOST:
-		return -EHOSTUNREACH;
-	case CURLE_OPERATION_TIMEDOUT:
-		return -ETIMEDOUT;
-	case CURLE_OUT_OF_MEMORY:
-		return -ENOMEM;
-	default:
-		return -EIO;
-	}
 }
 
 int os_request_once(struct objstore *s, struct os_request *r)
 {
-	struct os_attempt a = { .r = r };
-	struct ember_buf path, url;
-	struct curl_slist *hdrs = NULL;
-	CURL *c = curl_easy_init();
-	CURLcode rc;
-	int err;
+	const char *line[OS_MAX_LINES];
+	struct httpc_req q = { .method = r->method, .header = on_header, .header_ctx = r,
+			       .write = on_write, .write_ctx = r,
+			       .connect_timeout_ms = s->connect_timeout_ms,
+			       .stall_ms = s->stall_timeout_ms,
+			       .user_agent = "ember-objstore/1", .headers = line };
+	struct ember_buf path, url, lines;
+	struct httpc_answer a;
+	struct httpc *h;
+	int err = httpc_new(s->share, &h);
 
-	if (!c)
-		return -ENOMEM;
+	if (err)
+		return err;
 	r->http = 0;
 	r->transport_err = 0;
 	ember_buf_init(&path, 8192);
 	ember_buf_init(&url, 16384);
+	ember_buf_init(&lines, 64 << 10);
 	err = request_path(s, r, &path);
 	if (!err)
 		err = request_url(s, r, path.data, &url);
 	if (!err)
-		err = request_headers(s, r, path.data, &hdrs);
+		err = request_headers(s, r, path.data, &lines, line, &q.nheaders);
 	if (err)
 		goto out;
-	curl_easy_setopt(c, CURLOPT_URL, url.data);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	setup_transfer(s, c, &a);
-	setup_body(c, r, &a);
-	rc = curl_easy_perform(c);
-	r->transport_err = (int)rc;
-	if (rc != CURLE_OK) {
-		err = transport_errno(rc, &a);
+	q.url = url.data;
+	if (r->has_body) {
+		q.read = on_read;
+		q.read_ctx = r;
+		q.body_len = r->body_len;
+	}
+	err = httpc_do(h, &q, &a);
+	if (err) {
+		r->transport_err = err;
 		r->http = 0;
+		if (err == -ECONNRESET)
+			err = -EIO; /* objstore.h's table: a broken transfer is -EIO */
 	}
 out:
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(c);
+	httpc_free(h);
 	ember_buf_release(&path);
 	ember_buf_release(&url);
+	ember_buf_release(&lines);
 	return err;
 }

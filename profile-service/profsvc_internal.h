@@ -9,7 +9,7 @@
  *   discovery.c    the answers of labels, types, series and coverage
  *   metrics.c      the profile lines of /metrics
  *   scrape.c       the --scrape puller
- *   scrape_http.c  its HTTP GET (libcurl)
+ *   scrape_http.c  its HTTP GET (ember_httpc)
  */
 #ifndef EMBER_PROFSVC_INTERNAL_H
 #define EMBER_PROFSVC_INTERNAL_H

@@ -2,7 +2,8 @@
  * apibench.c - the timed part of bench/symbolize-api/run.sh (see README.md).
  *
  * A benchmark helper, not part of Ember: it drives `ember serve`'s
- * symbolization API (docs/symbolize-api.md) over HTTP with libcurl, and
+ * symbolization API (docs/symbolize-api.md) over HTTP with Ember's HTTP
+ * client (http-client/httpc.h, libcurl), and
  * llvm-symbolizer as a coprocess, and prints one line of `key=value`
  * fields per measurement for run.sh to collect.
  *
@@ -31,7 +32,7 @@
  * Times are CLOCK_MONOTONIC; CPU times of other processes come from
  * /proc/PID/stat (clock ticks, sysconf(_SC_CLK_TCK)).
  */
-#include <curl/curl.h>
+#include "httpc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,25 +163,22 @@ static void buf_str(struct buf *b, const char *s)
 	buf_add(b, s, strlen(s));
 }
 
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
+static int on_body(void *ud, const char *p, size_t n)
 {
-	buf_add(ud, p, size * n);
-	return size * n;
+	buf_add(ud, p, n);
+	return 0;
 }
 
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
+static void on_header(void *ud, const char *p, size_t n)
 {
-	static const char key[] = "X-Ember-Locations:";
+	struct buf *b = ud;
+	const char *v;
+	size_t vn;
 
-	if (size * n > sizeof(key) && strncasecmp(p, key, sizeof(key) - 1) == 0) {
-		struct buf *b = ud;
-
+	if (httpc_header_is(p, n, "X-Ember-Locations", &v, &vn)) {
 		b->len = 0;
-		buf_add(b, p + sizeof(key), size * n - sizeof(key));
-		while (b->len && (b->data[b->len - 1] == '\r' || b->data[b->len - 1] == '\n'))
-			b->data[--b->len] = '\0';
+		buf_add(b, v, vn);
 	}
-	return size * n;
 }
 
 static size_t count(const char *s, size_t len, const char *needle)
@@ -236,54 +234,54 @@ static double median(double *v, size_t n)
 /* ---- one POST on a reused handle -------------------------------------- */
 
 struct client {
-	CURL *h;
-	struct curl_slist *headers;
+	struct httpc *h;
+	const char *url;
+	char content_type[128];
+	const char *headers[2];
+	unsigned connect_timeout_ms;
 	struct buf answer, locations;
 	long code;
+	double connect_s;
 };
 
 static void client_init(struct client *c, const char *url, const char *content_type)
 {
-	char ct[128];
-
 	memset(c, 0, sizeof(*c));
-	if (!(c->h = curl_easy_init()))
-		die("curl_easy_init failed%s", "");
-	snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
-	c->headers = curl_slist_append(c->headers, ct);
+	if (httpc_new(NULL, &c->h))
+		die("cannot start an HTTP client (%s)", HTTPC_SONAME);
+	c->url = url;
+	snprintf(c->content_type, sizeof(c->content_type), "Content-Type: %s", content_type);
+	c->headers[0] = c->content_type;
 	/* No "Expect: 100-continue" round trip before large bodies. */
-	c->headers = curl_slist_append(c->headers, "Expect:");
-	curl_easy_setopt(c->h, CURLOPT_URL, url);
-	curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, c->headers);
-	curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &c->answer);
-	curl_easy_setopt(c->h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c->h, CURLOPT_HEADERDATA, &c->locations);
-	curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->h, CURLOPT_ACCEPT_ENCODING, NULL); /* the raw bytes */
+	c->headers[1] = "Expect:";
 }
 
 static void client_release(struct client *c)
 {
-	curl_easy_cleanup(c->h);
-	curl_slist_free_all(c->headers);
+	httpc_free(c->h);
 	free(c->answer.data);
 	free(c->locations.data);
 }
 
-static CURLcode client_post(struct client *c, const void *body, size_t len)
+/* POST body (method "POST") or GET (body NULL) on c's URL: 0 or httpc's
+ * negative errno; c->code the status. */
+static int client_post(struct client *c, const void *body, size_t len)
 {
-	CURLcode rc;
+	struct httpc_req q = { .method = body ? "POST" : "GET", .url = c->url,
+			       .headers = c->headers, .nheaders = body ? 2 : 0,
+			       .body = body, .body_len = len, .write = on_body,
+			       .write_ctx = &c->answer, .header = on_header,
+			       .header_ctx = &c->locations,
+			       .connect_timeout_ms = c->connect_timeout_ms };
+	struct httpc_answer a;
+	int err;
 
 	c->answer.len = 0;
 	c->code = 0;
-	curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	rc = curl_easy_perform(c->h);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->code);
-	return rc;
+	err = httpc_do(c->h, &q, &a);
+	c->code = a.status;
+	c->connect_s = a.connect_s;
+	return err;
 }
 
 /* The request for addrs[first .. first+n) (wrapping around). */
@@ -339,7 +337,7 @@ static int cmd_http(char **av)
 	/* Not in the figures: connect, and check the answer (its time is
 	 * printed: a module's first request builds its index). */
 	t0 = now();
-	if (client_post(&c, bodies[0].data, bodies[0].len) != CURLE_OK || c.code != 200)
+	if (client_post(&c, bodies[0].data, bodies[0].len) != 0 || c.code != 200)
 		die("warm-up request failed: %s", c.answer.len ? c.answer.data : "no answer");
 	warm_ms = 1e3 * (now() - t0);
 	resolved = answer_resolved(&c.answer);
@@ -356,7 +354,7 @@ static int cmd_http(char **av)
 		struct buf *b = &bodies[reqs % nbodies];
 		double r0 = t1;
 
-		if (client_post(&c, b->data, b->len) != CURLE_OK || c.code != 200)
+		if (client_post(&c, b->data, b->len) != 0 || c.code != 200)
 			die("request failed: %s", c.answer.len ? c.answer.data : "no answer");
 		t1 = now();
 		lat[reqs++] = t1 - r0;
@@ -483,7 +481,7 @@ static int cmd_cold(char **av)
 		 "{\"modules\":[{\"build_id\":\"%s\",\"addresses\":[\"%s\"]}],"
 		 "\"options\":{\"inlines\":true,\"demangle\":true}}", build_id, av[4]);
 	client_init(&c, url, "application/json");
-	curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+	c.connect_timeout_ms = 1000;
 
 	if (pipe(out))
 		die("pipe: %s", strerror(errno));
@@ -516,19 +514,19 @@ static int cmd_cold(char **av)
 		die("the server exited without listening (see %s)", av[5]);
 	}
 	for (;;) {
-		CURLcode rc;
+		int rc;
 
 		r0 = now();
 		rc = client_post(&c, body, strlen(body));
 		attempts++;
-		if (rc == CURLE_OK && c.code == 200) {
+		if (rc == 0 && c.code == 200) {
 			t_ok = now();
 			flt_ok = proc_minflt(pid);
 			resolved = answer_resolved(&c.answer);
-			curl_easy_getinfo(c.h, CURLINFO_CONNECT_TIME, &connect_s);
+			connect_s = c.connect_s;
 			break;
 		}
-		if (rc == CURLE_OK)
+		if (rc == 0)
 			die("server answered: %s", c.answer.len ? c.answer.data : "(empty)");
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			child = 0;
@@ -550,10 +548,8 @@ static int cmd_cold(char **av)
 		const char *p;
 
 		snprintf(url, sizeof(url), "http://127.0.0.1:%s/metrics", port);
-		curl_easy_setopt(c.h, CURLOPT_URL, url);
-		curl_easy_setopt(c.h, CURLOPT_HTTPGET, 1L);
-		c.answer.len = 0;
-		if (curl_easy_perform(c.h) == CURLE_OK && c.answer.len &&
+		c.url = url;
+		if (client_post(&c, NULL, 0) == 0 && c.answer.len &&
 		    (p = strstr(c.answer.data, "\nember_symbol_cache_bytes ")))
 			index_mem = atol(p + strlen("\nember_symbol_cache_bytes "));
 	}
@@ -593,13 +589,13 @@ static int cmd_pprof(char **av)
 		buf_add(&prof, chunk, k);
 	fclose(f);
 	client_init(&c, url, "application/octet-stream");
-	if (client_post(&c, prof.data, prof.len) != CURLE_OK || c.code != 200)
+	if (client_post(&c, prof.data, prof.len) != 0 || c.code != 200)
 		die("warm-up request failed: %s", c.answer.len ? c.answer.data : "no answer");
 	sc0 = proc_cpu(spid);
 	c0 = self_cpu();
 	for (size_t i = 0; i < n; i++) {
 		t0 = now();
-		if (client_post(&c, prof.data, prof.len) != CURLE_OK || c.code != 200)
+		if (client_post(&c, prof.data, prof.len) != 0 || c.code != 200)
 			die("request failed: %s", c.answer.len ? c.answer.data : "no answer");
 		lat[i] = now() - t0;
 		mn = lat[i] < mn ? lat[i] : mn;
@@ -631,7 +627,6 @@ int main(int argc, char **argv)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	for (size_t i = 0; argc > 1 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(argv[1], cmds[i].name) == 0) {
 			if (argc - 2 != cmds[i].args)
