@@ -9,6 +9,7 @@
  * docs/profile-store-format.md has the layout.
  */
 #include "pstore_block.h"
+#include "pstore_bytes.h"
 #include "pstore_series.h"
 
 #include <zstd.h>

@@ -8,6 +8,7 @@
  * file named by its content: "blocks/<partition>-<128-bit hash>.pblk".
  */
 #include "pstore_block.h"
+#include "pstore_bytes.h"
 #include "pstore_series.h"
 
 #include <stdio.h>

@@ -1,8 +1,7 @@
 /*
  * pstore_internal.h - what every file of profile-store/ shares: the store
- * itself (struct pstore), its clock and partitions, the growable arrays and
- * the little-endian and cursor helpers of the two on-disk formats.  Only
- * profile-store/ (and its tests, fuzzers and benchmark) includes it.  Its
+ * itself (struct pstore), its clock and partitions, the growable arrays.
+ * Only profile-store/ (and its tests and fuzzers) includes it.  Its
  * functions carry the component's prefix too (pstore_), so the library
  * exports no other; its macros are PS_.  The dictionary, the string table,
  * the result's layout and the profile types it fills and reads are the
@@ -11,6 +10,7 @@
  *
  * Each area of the engine has a header of its own, included by that area's
  * files and by its real users only:
+ *   pstore_bytes.h    little-endian and cursor helpers of both file formats
  *   pstore_series.h   labels, series tables, label indexes, profiles; the
  *                     series count and the unbounded-label check
  *   pstore_head.h     ingest, the in-memory heads and appends into them
@@ -65,60 +65,6 @@ EMBER_VEC_DEF(pstore_u64s, uint64_t);
 static inline int64_t pstore_mul(int64_t a, int64_t b)
 {
 	return (int64_t)((uint64_t)a * (uint64_t)b);
-}
-
-/* ---- cursors ------------------------------------------------------------
- *
- * Blocks and log records are read and written with common.h's cursors and
- * LEB128 (ember_cur_*, ember_buf_put_*); these two only narrow their
- * results to the types the decoders keep.
- */
-
-/* An unsigned LEB128 that must be <= max (which fits 32 bits). */
-static inline int pstore_get_u32max(const uint8_t **pos, const uint8_t *end, uint32_t max,
-				    uint32_t *out)
-{
-	uint64_t v;
-	int err = ember_cur_uleb_max(pos, end, max, &v);
-
-	if (!err)
-		*out = (uint32_t)v;
-	return err;
-}
-
-/* A length-prefixed string of at most max bytes (not NUL-terminated). */
-static inline int pstore_get_str(const uint8_t **pos, const uint8_t *end, size_t max,
-				 const char **s, size_t *len)
-{
-	const uint8_t *bytes;
-	int err = ember_cur_lenbytes(pos, end, max, &bytes, len);
-
-	if (!err)
-		*s = (const char *)bytes;
-	return err;
-}
-
-static inline void pstore_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline void pstore_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint32_t pstore_rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t pstore_rd64(const uint8_t *p)
-{
-	return (uint64_t)pstore_rd32(p) | (uint64_t)pstore_rd32(p + 4) << 32;
 }
 
 /* ---- limits (limits.c) ---------------------------------------------------- */

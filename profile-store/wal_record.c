@@ -8,6 +8,7 @@
  * length-prefixed): version 1, time, duration, input_bytes, labels,
  * unresolved, pprof.
  */
+#include "pstore_bytes.h"
 #include "pstore_wal.h"
 
 #define RECORD_VERSION 1
