@@ -14,7 +14,11 @@
  * A replay at open runs steps 1 and 3 on the recovered records
  * (pstore_append_apply), visible at once.
  */
-#include "pstore_internal.h"
+#include "pstore_compact.h"
+#include "pstore_head.h"
+#include "pstore_index.h"
+#include "pstore_series.h"
+#include "pstore_wal.h"
 
 struct labelsets {
 	struct pstore_labels caller;     /* sorted, checked, __name__ included */

@@ -6,7 +6,7 @@
  * failure is logged and counted and tried again at the next tick: the
  * log still holds everything acknowledged.
  */
-#include "pstore_internal.h"
+#include "pstore_compact.h"
 
 #include <time.h>
 

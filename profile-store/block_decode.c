@@ -8,7 +8,9 @@
  * failed check is -PSTORE_ERR_CORRUPT with the reason, never "not found".
  * docs/profile-store-format.md has the layout.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_bytes.h"
+#include "pstore_series.h"
 
 #include <zstd.h>
 

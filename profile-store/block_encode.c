@@ -7,7 +7,9 @@
  * (block_rows.c), every section zstd-compressed with a checksum, and the
  * file named by its content: "blocks/<partition>-<128-bit hash>.pblk".
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_bytes.h"
+#include "pstore_series.h"
 
 #include <stdio.h>
 #include <zstd.h>

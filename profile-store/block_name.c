@@ -11,7 +11,7 @@
  * damaged file, another writer's object) fails the write, and the head
  * stays in the log until a write succeeds.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
 
 #include <nettle/sha2.h>
 #include <stdio.h>

@@ -7,7 +7,10 @@
  * block's nodes, then imported into the result.  Only the stack stream
  * and the one value stream needed are read and decompressed.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_query.h"
+#include "pstore_series.h"
 
 bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int64_t from,
 			 int64_t to)

@@ -10,7 +10,8 @@
  * only the stacks and the one column it needs, and sums them into an
  * array over the block's nodes.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_series.h"
 
 #include <zstd.h>
 

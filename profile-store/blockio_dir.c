@@ -6,11 +6,15 @@
  * file, which the next pstore_blockio_dir() removes.  Names are relative,
  * made of [A-Za-z0-9._-] and '/' (no "..", no leading '/').
  */
-#include "pstore_internal.h"
+#include "pstore.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

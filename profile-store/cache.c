@@ -5,7 +5,8 @@
  * same time (the block's mutex), and a query holds its own reference, so
  * an eviction never frees what a query reads.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
 
 
 /* Take entry i out of the LRU and drop its block's data (under c->mu). */

@@ -9,7 +9,10 @@
  * taken out of the list (compacted away, expired) is deleted from the
  * storage when its last reference goes.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_index.h"
+#include "pstore_series.h"
 
 #include <stdio.h>
 

@@ -13,7 +13,13 @@
  * their snapshots, and a block taken out of the list is deleted when the
  * last query holding it is done.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_compact.h"
+#include "pstore_head.h"
+#include "pstore_index.h"
+#include "pstore_series.h"
+#include "pstore_wal.h"
 
 #include <unistd.h>
 

@@ -9,7 +9,10 @@
  * node adds nothing, so the count is one pass over the nodes and one over
  * the rows.
  */
-#include "pstore_internal.h"
+#include "pstore_compact.h"
+#include "pstore_head.h"
+#include "pstore_resolve.h"
+#include "pstore_series.h"
 
 struct cset {
 	uint32_t bid;  /* string id in the series table */

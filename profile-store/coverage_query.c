@@ -6,7 +6,8 @@
  * samples it left unresolved, the build IDs that most need debug info
  * first.
  */
-#include "pstore_internal.h"
+#include "pstore_query.h"
+#include "pstore_series.h"
 
 struct cov {
 	struct pstore_coverage *c;

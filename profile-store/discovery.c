@@ -3,7 +3,8 @@
  * values of one label, and the profile types of the series a selection
  * reaches (each part of the selection optional), sorted and unique.
  */
-#include "pstore_internal.h"
+#include "pstore_query.h"
+#include "pstore_series.h"
 
 enum what { NAMES, VALUES, TYPES };
 

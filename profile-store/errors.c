@@ -6,9 +6,9 @@
  * EMBER_FAIL guards; the error's kind (pstore_error_kind()) is what an
  * answer's status comes from.
  */
-#include "pstore_internal.h"
+#include "pstore.h"
 
-#include <stdio.h>
+#include <string.h>
 
 const char *pstore_strerror(int err)
 {

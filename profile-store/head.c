@@ -6,7 +6,8 @@
  * dropped.  The rows of a profile are contiguous in row_node/row_val;
  * values are row-major with the series' column count.
  */
-#include "pstore_internal.h"
+#include "pstore_head.h"
+#include "pstore_series.h"
 
 struct pstore_head *pstore_head_new(uint64_t seq, int64_t now_ns, const struct ember_hash_key *ident)
 {

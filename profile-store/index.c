@@ -40,7 +40,9 @@
  * refresh between a flush's entry and its head's removal, or a flush that
  * failed after some of its entries) is not added until the head is gone.
  */
-#include "pstore_internal.h"
+#include "pstore_catalog.h"
+#include "pstore_head.h"
+#include "pstore_index.h"
 
 #include <stdio.h>
 

@@ -13,7 +13,7 @@
  * A block name is what block_name.c makes: "blocks/", letters, digits,
  * '-', '.', at most 200 bytes, ending in ".pblk".
  */
-#include "pstore_internal.h"
+#include "pstore_index.h"
 
 #include <stdio.h>
 

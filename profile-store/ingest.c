@@ -9,7 +9,8 @@
  * Coverage is counted on the way: a sample is resolved when every one of
  * its locations has lines.
  */
-#include "pstore_internal.h"
+#include "pstore_head.h"
+#include "pstore_series.h"
 
 /* ---- locations --------------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
  * its last holder goes (retention, or a head written as blocks that
  * already hold it).
  */
-#include "pstore_internal.h"
+#include "pstore_series.h"
 
 struct pstore_keycount {
 	uint64_t *key;

@@ -7,7 +7,7 @@
  * of the columns: two profiles with equal labels and sample types are one
  * series.
  */
-#include "pstore_internal.h"
+#include "pstore_series.h"
 
 bool pstore_label_name_valid(const char *name)
 {

@@ -5,7 +5,7 @@
  * stores it (the LABELS section); a head builds it at query time from
  * its series, which are few.
  */
-#include "pstore_internal.h"
+#include "pstore_series.h"
 
 struct entry {
 	uint32_t name, value, series;

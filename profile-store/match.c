@@ -8,7 +8,8 @@
  * they accept.  An equality looks its value up by binary search; the
  * others try each value of the name once.
  */
-#include "pstore_internal.h"
+#include "pstore_query.h"
+#include "pstore_series.h"
 
 static void set_postings(const struct pstore_lindex *ix, const struct pstore_lval *v, uint8_t *m,
 			 uint8_t to)

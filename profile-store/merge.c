@@ -9,7 +9,13 @@
  * one once it has four, which bounds both the blocks a query opens and
  * the rewriting.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_compact.h"
+#include "pstore_head.h"
+#include "pstore_index.h"
+#include "pstore_resolve.h"
+#include "pstore_series.h"
 
 #define OPEN_MERGE_AT 4
 

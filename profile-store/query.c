@@ -7,7 +7,11 @@
  * stack nodes, and imports the nodes with a value into the result.  A
  * resolver, if given, then names the result's unsymbolized frames.
  */
-#include "pstore_internal.h"
+#include "pstore_catalog.h"
+#include "pstore_head.h"
+#include "pstore_query.h"
+#include "pstore_resolve.h"
+#include "pstore_series.h"
 
 static int type_index(const struct pstore_seriestab *t, const char *type, uint32_t *out)
 {

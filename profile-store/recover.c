@@ -10,7 +10,10 @@
  * aside (NAME.corrupt) and reported, never deleted.  The next segment
  * number follows every one seen, in the log and in the blocks.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_head.h"
+#include "pstore_wal.h"
 
 #include <dirent.h>
 #include <fcntl.h>

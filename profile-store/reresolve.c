@@ -12,7 +12,8 @@
  * the heads that held such frames then are written as blocks and
  * rewritten too; profiles appended later were symbolized at ingest.
  */
-#include "pstore_internal.h"
+#include "pstore_catalog.h"
+#include "pstore_compact.h"
 
 #include <ctype.h>
 

@@ -8,7 +8,7 @@
  * so the block's dictionary is updated.  The dictionary's location set
  * is not used for interning after this (a location's key changed).
  */
-#include "pstore_internal.h"
+#include "pstore_resolve.h"
 
 struct pstore_resolution {
 	struct pmodel_dict *d;

@@ -4,7 +4,7 @@
  * by node with equal nodes summed, which is what the block's delta-coded
  * node stream and the head's summing loops expect.
  */
-#include "pstore_internal.h"
+#include "pstore_head.h"
 
 void pstore_rows_release(struct pstore_rows *r)
 {

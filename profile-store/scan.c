@@ -6,7 +6,11 @@
  * answers series questions from its label index alone, and one that
  * overlaps its edge has its profile table read (cached) to be exact.
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_head.h"
+#include "pstore_query.h"
+#include "pstore_series.h"
 
 static int head_scan(struct pstore_head *h, struct pstore_scan *sc)
 {

@@ -14,7 +14,7 @@
  * no selector costs the server more than a small regex.  A missing label
  * has the value "" (so {foo=""} matches series without foo).
  */
-#include "pstore_internal.h"
+#include "pstore_query.h"
 
 #include <regex.h>
 #include <stdio.h>

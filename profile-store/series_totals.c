@@ -4,7 +4,8 @@
  * queried column (kept per profile, so no row is read) added to the
  * point of its time, one line per distinct tuple of group_by values.
  */
-#include "pstore_internal.h"
+#include "pstore_query.h"
+#include "pstore_series.h"
 
 #define MAX_POINTS 10000
 #define MAX_LINES 10000

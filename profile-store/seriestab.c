@@ -7,7 +7,7 @@
  * only when they are equal); a decoded block fills the arrays and builds
  * the sets only when it is merged into something (pstore_seriestab_index).
  */
-#include "pstore_internal.h"
+#include "pstore_series.h"
 
 #include <stdio.h>
 

@@ -9,7 +9,13 @@
  * struct pstore_blockio (put, get, list, del), so nothing above it
  * assumes a filesystem.
  */
-#include "pstore_internal.h"
+#include "pstore_catalog.h"
+#include "pstore_compact.h"
+#include "pstore_head.h"
+#include "pstore_index.h"
+#include "pstore_query.h"
+#include "pstore_series.h"
+#include "pstore_wal.h"
 
 #include <fcntl.h>
 #include <stdio.h>

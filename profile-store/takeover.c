@@ -29,7 +29,9 @@
  * second), so a claimant's listing after its claim sees every record
  * acknowledged without the check.
  */
-#include "pstore_internal.h"
+#include "pstore_head.h"
+#include "pstore_index.h"
+#include "pstore_wal.h"
 
 #include <stdio.h>
 #include <time.h>

@@ -12,7 +12,7 @@
  * Bounded: at most 1,024 names, 100,000 values a name and 1,000,000 in
  * all are remembered.
  */
-#include "pstore_internal.h"
+#include "pstore_series.h"
 
 #include <stdio.h>
 

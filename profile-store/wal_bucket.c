@@ -11,7 +11,7 @@
  * range (writer, segments lo..hi) says which objects it covers.  Once a
  * segment's blocks are in the index its objects are deleted.
  */
-#include "pstore_internal.h"
+#include "pstore_wal.h"
 
 #include <stdio.h>
 

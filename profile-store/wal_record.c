@@ -8,7 +8,8 @@
  * length-prefixed): version 1, time, duration, input_bytes, labels,
  * unresolved, pprof.
  */
-#include "pstore_internal.h"
+#include "pstore_bytes.h"
+#include "pstore_wal.h"
 
 #define RECORD_VERSION 1
 #define STR_MAX 65536

@@ -7,7 +7,8 @@
  * the first bad record is dropped, and counted.  The fuzz target feeds
  * this any bytes.
  */
-#include "pstore_internal.h"
+#include "pstore_bytes.h"
+#include "pstore_wal.h"
 
 int pstore_wal_scan(const uint8_t *data, size_t len, uint8_t writer[16],
 		int (*fn)(void *ctx, const uint8_t *payload, size_t len), void *ctx,

@@ -14,7 +14,8 @@
  * start that takes no profile writes, and syncs, nothing (the server's
  * time to its first answer paid three fsyncs before).
  */
-#include "pstore_internal.h"
+#include "pstore_bytes.h"
+#include "pstore_wal.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -37,9 +37,9 @@
  *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
  *   and the diff's flame graph and table into OUT, to look at.
  */
+#include "pmodel.h" /* pmodel_result_add, for the peer's merge */
 #include "pprof.h"
 #include "pstore.h"
-#include "pstore_internal.h" /* pmodel_result_add, for the peer's merge */
 
 #include <math.h>
 #include <pthread.h>

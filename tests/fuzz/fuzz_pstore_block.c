@@ -9,7 +9,8 @@
  * bytes, never allocate past what it holds.  Seeds in corpus/pstore_block/
  * (make_pstore_seeds.c).
  */
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
 
 #include <stdlib.h>
 

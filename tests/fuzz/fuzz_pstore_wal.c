@@ -8,7 +8,7 @@
  * this target is for.)  Each record is also decoded on its own.  Seeds in
  * corpus/pstore_wal/ (make_pstore_seeds.c).
  */
-#include "pstore_internal.h"
+#include "pstore_wal.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -11,7 +11,12 @@
  */
 #include "pprof.h"
 #include "pstore.h"
-#include "pstore_internal.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_compact.h"
+#include "pstore_index.h"
+#include "pstore_query.h"
+#include "pstore_wal.h"
 #include "unit.h"
 /* after unit.h, whose parameters would shadow its globals */
 #include "profile_fixture.h"

@@ -1,0 +1,210 @@
+/*
+ * pstore_block.h - the block format (docs/profile-store-format.md
+ * "Block"): one partition's profiles as an immutable, content-named file.
+ *
+ *   block_name.c    blocks named by sha256; puts read back and compared
+ *   block_encode.c  a partition's profiles -> block bytes
+ *   block_rows.c    the row streams of a series: encode, decode, sum
+ *   block_decode.c  block bytes -> header, meta, series, dictionary
+ *
+ * Invariants: a block's name is its partition and the sha256 of its bytes,
+ * so a name that exists holds those bytes; every section is checked
+ * against its hash before it is decoded; a block's data (struct
+ * pstore_bdata) is read-only once built.  Decoders take outside bytes and
+ * answer -PSTORE_ERR_CORRUPT, never read past what they were given.
+ */
+#ifndef EMBER_PSTORE_BLOCK_H
+#define EMBER_PSTORE_BLOCK_H
+
+#include "pstore_series.h"
+
+/* ---- blocks (block_encode.c, block_decode.c, block_rows.c) ------------- */
+
+#define PS_BLOCK_MAGIC "EMBPSTB1"
+#define PS_BLOCK_VERSION 1
+#define PS_BLOCK_HEADER 64
+#define PS_SECTION_ENTRY 40
+#define PS_BLOCK_MAX_SECTIONS 64
+#define PS_SECTION_MAX_RAW ((uint64_t)1 << 31) /* 2 GiB decoded per section */
+
+enum pstore_section_kind {
+	PS_SEC_META = 1,	/* parents, log coverage, counts */
+	PS_SEC_SERIES_STRINGS,	/* strings of the series table */
+	PS_SEC_SERIES,		/* types and series */
+	PS_SEC_LABELS,		/* label index */
+	PS_SEC_PROFILES,	/* profile rows: series, time, totals, coverage */
+	PS_SEC_STRINGS,		/* the dictionary's strings */
+	PS_SEC_FUNCTIONS,
+	PS_SEC_MAPPINGS,
+	PS_SEC_LOCATIONS,
+	PS_SEC_NODES,
+	PS_SEC_STREAMS,		/* the row streams' directory */
+	PS_SEC_ROWS,		/* the row streams (zstd frames, raw section) */
+	PS_SEC_KIND_MAX,
+};
+
+struct pstore_section {
+	uint32_t kind, codec; /* codec 0: raw, 1: zstd */
+	uint64_t off, stored, raw, hash;
+};
+
+/* Which log segments a block holds: [lo, hi] of writer. */
+struct pstore_walrange {
+	uint8_t writer[16];
+	uint64_t lo, hi;
+};
+
+EMBER_VEC_DEF(pstore_walranges, struct pstore_walrange);
+
+struct pstore_block_meta {
+	int64_t min_time, max_time, partition, partition_ns;
+	EMBER_VEC(char *) parents;	/* names of the blocks this one replaces */
+	struct pstore_walranges wal;
+	uint64_t profiles, rows, series;
+	struct pstore_section sec[PS_SEC_KIND_MAX];
+	bool has[PS_SEC_KIND_MAX];
+};
+
+void pstore_block_meta_release(struct pstore_block_meta *m);
+
+/* A stream of a series' rows. */
+enum pstore_stream_kind {
+	PS_STREAM_STACKS = 0,	/* node deltas per profile */
+	PS_STREAM_VALUES = 1,	/* zigzag(value / factor) */
+	PS_STREAM_DERIVED = 2,	/* column ref times factor: no bytes */
+};
+
+struct pstore_stream {
+	uint32_t kind, ref;
+	int64_t factor;
+	uint64_t off, stored, raw; /* inside the ROWS section */
+};
+
+EMBER_VEC_DEF(pstore_streams, struct pstore_stream);
+
+/* What a query needs of a block beyond its header: loaded lazily, kept
+ * in the cache, read-only once built. */
+struct pstore_bdata {
+	atomic_int refs;
+	size_t bytes;
+	struct pmodel_dict dict;
+	EMBER_VEC(struct pstore_prof) profs;
+	EMBER_VEC(int64_t) totals;
+	EMBER_VEC(struct pstore_cov) cov;
+	struct pstore_streams streams;
+	EMBER_VEC(uint32_t) series_stream; /* first stream of each series */
+	EMBER_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
+};
+
+struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);
+void pstore_bdata_unref(struct pstore_bdata *b);
+
+/* Input of the block encoder: one partition's profiles of a source
+ * (head or merge staging), selected by prof index. */
+struct pstore_block_src {
+	const struct pmodel_dict *dict;
+	const struct pstore_seriestab *series;
+	const struct pstore_prof *profs;
+	const uint32_t *sel; /* indexes into profs */
+	size_t nsel;
+	const uint32_t *row_node;
+	const int64_t *row_val;
+	const int64_t *totals;
+	const struct pstore_cov *cov;
+	int64_t partition, partition_ns;
+	char *const *parents;
+	size_t nparents;
+	const struct pstore_walrange *wal;
+	size_t nwal;
+	int zstd_level;
+};
+
+/* Encode src into out (a whole block file) and its name into name
+ * ("blocks/<partition hex>-<hash hex>.pblk"). */
+#define PS_BLOCK_NAME_MAX 128 /* "blocks/" 16 hex "-" 64 hex ".pblk" */
+
+/* block_name.c: "blocks/<partition>-<sha256 of data>.pblk" into name; and
+ * a put that reads the object back whole: -PSTORE_ERR_CORRUPT when the
+ * name holds other bytes (never taken as written), else the storage's
+ * error, with d set. */
+int pstore_block_name(int64_t partition, const void *data, size_t len,
+		      char name[PS_BLOCK_NAME_MAX]);
+int pstore_block_put(const struct pstore_blockio *io, const char *name, const void *data,
+		     size_t len, struct ember_diag *d);
+int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *out,
+		    char name[PS_BLOCK_NAME_MAX]);
+
+/* Parse and check the header and section table of a block whose first
+ * bytes are data[0..len) (at least the header and table, or all of it);
+ * size is the whole file's.  -PSTORE_ERR_CORRUPT with d set. */
+int pstore_block_header(const uint8_t *data, size_t len, uint64_t size,
+		    struct pstore_block_meta *m, struct ember_diag *d);
+/* Bytes of header + table, once the first PS_BLOCK_HEADER are known. */
+int pstore_block_header_len(const uint8_t *data, size_t len, size_t *need, struct ember_diag *d);
+/* Decode the stored bytes of section kind (checked against its hash,
+ * decompressed) into out. */
+int pstore_block_section(const struct pstore_block_meta *m, enum pstore_section_kind kind,
+		     const uint8_t *stored, size_t len, struct ember_buf *out,
+		     struct ember_diag *d);
+/* Decode the META, SERIES_STRINGS, SERIES, LABELS sections. */
+int pstore_block_decode_meta(const uint8_t *data, size_t len, struct pstore_block_meta *m,
+			 struct ember_diag *d);
+int pstore_block_decode_series(const uint8_t *strs, size_t slen, const uint8_t *ser,
+			   size_t len, struct pstore_seriestab *t, struct ember_diag *d);
+int pstore_block_decode_labels(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			   struct pstore_lindex *ix, struct ember_diag *d);
+/* The dictionary sections, PROFILES and STREAMS into b (checked against
+ * the series table t). */
+int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
+			 const size_t len[PS_SEC_KIND_MAX], struct pmodel_dict *dict,
+			 struct ember_diag *d);
+int pstore_block_decode_profiles(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			     const struct pstore_block_meta *m, struct pstore_bdata *b,
+			     struct ember_diag *d);
+int pstore_block_decode_streams(const uint8_t *data, size_t len, const struct pstore_seriestab *t,
+			    const struct pstore_block_meta *m, struct pstore_bdata *b,
+			    struct ember_diag *d);
+
+/* Row streams of one series (block_rows.c): its profiles' rows, in
+ * profile order, as one stream of node deltas and one stream per column,
+ * each a zstd frame appended to rows. */
+struct pstore_rows_in {
+	const struct pstore_prof *const *profs; /* of one series, in time order */
+	size_t nprofs;
+	const uint32_t *row_node;	    /* indexed by prof->row_off */
+	const int64_t *row_val;		    /* by prof->val_off, ncols a row */
+	const uint32_t *node_map;	    /* source node -> block node */
+	uint32_t ncols;
+	void *cctx;			    /* ZSTD_CCtx, level set */
+};
+int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
+		   struct pstore_streams *streams);
+/* Decompress stream st's stored bytes (stored[0..len)) into out. */
+int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+		   struct ember_buf *out, struct ember_diag *d);
+
+/* Sum one column of the profiles [p_first, p_end) of a series whose time
+ * lies in [from, to) into self[] (nnodes), from the decompressed stacks
+ * and values streams; values are multiplied by factor.  Matching
+ * profiles are noted in r.  -PSTORE_ERR_CORRUPT when a stream runs out
+ * or names a node past nnodes. */
+struct pstore_sum_in {
+	const struct pstore_prof *profs;
+	size_t p_first, p_end;
+	int64_t from, to;
+	const uint8_t *stacks, *stacks_end;
+	const uint8_t *vals, *vals_end;
+	int64_t factor;
+	uint32_t nnodes;
+	struct pmodel_result *r;
+};
+int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d);
+/* Every row of a series (compaction): nodes[nrows] from a stacks stream;
+ * one column into vals[i * stride] from a values stream. */
+int pstore_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct pstore_prof *profs,
+			  size_t p_first, size_t p_end, uint32_t nnodes, uint32_t *nodes,
+			  struct ember_diag *d);
+int pstore_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nrows,
+			  int64_t factor, int64_t *vals, size_t stride, struct ember_diag *d);
+
+#endif /* EMBER_PSTORE_BLOCK_H */

@@ -1,0 +1,75 @@
+/*
+ * pstore_catalog.h - the blocks a store holds and their data.
+ *
+ *   catalog.c  blocks opened, read by range, listed, superseded
+ *   cache.c    decoded block data under a byte budget (struct pstore_cache
+ *              is in pstore_internal.h: the store holds one)
+ *
+ * Invariants: s->blocks is sorted by partition then name and changes
+ * under s->mu only; a block is freed (and, when doomed, its object
+ * deleted) at its last unref; a block's data is loaded under its mu and
+ * the cache owns the block's reference to it.
+ */
+#ifndef EMBER_PSTORE_CATALOG_H
+#define EMBER_PSTORE_CATALOG_H
+
+#include "pstore_block.h"
+
+/* ---- catalog (catalog.c, cache.c) -------------------------------------- */
+
+struct pstore_block {
+	atomic_int refs;
+	char *name;
+	uint64_t size;
+	struct pstore_block_meta meta;
+	struct pstore_seriestab series;
+	struct pstore_lindex lindex;
+	bool corrupt;
+	char why[256];		  /* when corrupt */
+	bool doomed;		  /* delete the object at the last unref */
+	const struct pstore_blockio *io;
+	pthread_mutex_t mu;	  /* data */
+	struct pstore_bdata *data;	  /* cached (cache.c owns the reference) */
+	uint64_t last_use;
+};
+
+struct pstore_block *pstore_block_ref(struct pstore_block *b);
+void pstore_block_unref(struct pstore_block *b);
+/* Read a block's header and meta/series/labels through io. */
+int pstore_block_open(const struct pstore_blockio *io, const char *name, uint64_t size,
+		      const struct ember_hash_key *ident, struct pstore_block **out,
+		      struct ember_diag *d);
+
+/* A block the block index names and the storage lacks (a shared store):
+ * listed as corrupt, so the queries that need it fail with the reason. */
+int pstore_block_missing(const struct pstore_blockio *io, const char *name, uint64_t size,
+			 const struct ember_hash_key *ident, struct pstore_block **out);
+
+/* The block's data, loading it if needed: a reference to unref. */
+int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pstore_bdata **out,
+		  struct ember_diag *d);
+/* A stream's bytes of block b (range read). */
+int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d);
+int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
+			 struct ember_buf *out, struct ember_diag *d);
+void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b);
+void pstore_cache_release(struct pstore_cache *c);
+
+/* A block's time span (a corrupt one: its whole partition). */
+void pstore_block_span(const struct pstore *s, const struct pstore_block *b, int64_t *lo,
+		       int64_t *hi);
+/* Read the blocks at open (catalog.c); replay the log (recover.c). */
+int pstore_catalog_load(struct pstore *s, struct ember_diag *d);
+/* Add a block to the store's list (under s->mu): its series counted. */
+int pstore_catalog_add(struct pstore *s, struct pstore_block *b);
+/* Note a block's label values for the unbounded-label check (a block
+ * read at open). */
+void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b);
+/* Take a block out of the list (under s->mu), deleted at its last unref. */
+void pstore_catalog_remove(struct pstore *s, size_t i);
+
+EMBER_VEC_DEF(pstore_blocks, struct pstore_block *);
+/* Drop the reference each block of v holds and free v (catalog.c). */
+void pstore_blocks_release(struct pstore_blocks *v);
+
+#endif /* EMBER_PSTORE_CATALOG_H */

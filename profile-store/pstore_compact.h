@@ -1,0 +1,52 @@
+/*
+ * pstore_compact.h - how heads become blocks and blocks change:
+ * rotation, flushes, merges, re-resolution, retention, and the thread
+ * that runs them.
+ *
+ *   compact.c     rotation, heads -> blocks, retention
+ *   merge.c       a partition's blocks -> one (resolver applied)
+ *   reresolve.c   blocks rewritten once their frames' symbols arrive
+ *   coverage.c    coverage recounted after a compaction's resolver
+ *   background.c  the compaction thread
+ *
+ * Invariants: one compaction runs at a time (s->compact_mu); a head
+ * leaves the store only in the critical section where its blocks come in,
+ * so a query never misses a profile or counts it twice.
+ */
+#ifndef EMBER_PSTORE_COMPACT_H
+#define EMBER_PSTORE_COMPACT_H
+
+#include "pstore_internal.h"
+
+struct pstore_block_src;
+struct pstore_reasons;
+
+/* ---- compaction (compact.c, background.c) -------------------------------- */
+
+int pstore_compact_head(struct pstore *s, struct pstore_head *h);
+int pstore_compact_sealed(struct pstore *s);
+/* Rotate when due (rotate), flush sealed heads, merge, retention: the
+ * background pass and pstore_compact. */
+int pstore_compact_pass(struct pstore *s, bool rotate);
+/* Seal the active head when due (age, size) or forced. */
+int pstore_rotate(struct pstore *s, bool force);
+/* Encode src, put it through the storage and open it back (compact.c). */
+int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
+		      struct pstore_block **out, struct ember_diag *d);
+int pstore_compact_merge(struct pstore *s);
+/* Rewrite blocks[0..n) as one, the resolver applied (merge.c); with
+ * only_if_resolved, nothing is written unless it resolved a frame. */
+int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
+			bool only_if_resolved, struct ember_diag *d);
+/* Blocks naming a build ID whose symbols arrived, rewritten resolved
+ * (reresolve.c). */
+int pstore_compact_reresolve(struct pstore *s);
+void pstore_arrivals_free(struct pstore *s);
+int pstore_compact_retention(struct pstore *s);
+/* Recount coverage of a staged head after a resolver (coverage.c). */
+int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *reasons);
+int pstore_background_start(struct pstore *s);
+void pstore_background_stop(struct pstore *s);
+void pstore_background_kick(struct pstore *s);
+
+#endif /* EMBER_PSTORE_COMPACT_H */
