@@ -56,8 +56,8 @@ enum MHD_Result api_respond_retry(struct api_server *srv, struct MHD_Connection 
 
 	if (!copy)
 		return MHD_NO;
-	return respond(srv, c, req, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, copy, strlen(copy),
-		       true);
+	return respond(srv, c, req, api_status_of_kind(EMBER_ERRK_BUSY), NULL, copy,
+		       strlen(copy), true);
 }
 
 enum MHD_Result api_respond_unavailable_msg(struct api_server *srv,
@@ -76,6 +76,20 @@ enum MHD_Result api_respond_unavailable(struct api_server *srv, struct MHD_Conne
 					const struct api_request *req, int err)
 {
 	return api_respond_unavailable_msg(srv, c, req, strerror(-err));
+}
+
+enum MHD_Result api_respond_kind(struct api_server *srv, struct MHD_Connection *c,
+				 const struct api_request *req, enum ember_errkind kind,
+				 const char *body)
+{
+	switch (kind) {
+	case EMBER_ERRK_UNAVAILABLE:
+		return api_respond_unavailable_msg(srv, c, req, body);
+	case EMBER_ERRK_BUSY:
+		return api_respond_retry(srv, c, req, body);
+	default:
+		return api_respond_text(srv, c, req, api_status_of_kind(kind), NULL, body);
+	}
 }
 
 enum MHD_Result api_respond_json_or(struct api_server *srv, struct MHD_Connection *c,
