@@ -317,6 +317,9 @@ void api_account_free(struct ember_mem_account *a);
  * -E2BIG, 500 for -ENOMEM, else 400; why says what. */
 enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connection *c,
 				       struct api_request *req, int err, const char *why);
+/* Its kind, from the code alone: -EAGAIN busy, -ENOMEM internal, -E2BIG
+ * too large, any other malformed. */
+enum ember_errkind api_body_error_kind(int err);
 
 /* ---- uploads (upload.c, ingest.c) ------------------------------------------ */
 
