@@ -304,6 +304,10 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
  * a budget taken EMBER_ERRK_BUSY, the deadline EMBER_ERRK_TIMEOUT, any
  * other failure EMBER_ERRK_INTERNAL. */
 enum ember_errkind api_symbolize_pprof_error_kind(int err);
+/* The kind of a mapping's store error (symsvc_pprof_stats.store_err): a
+ * budget taken EMBER_ERRK_BUSY, else EMBER_ERRK_UNAVAILABLE (a profile
+ * with mappings left unsymbolized is never passed off as complete). */
+enum ember_errkind api_symbolize_pprof_store_kind(int store_err);
 /* Read a POST body: JSON through req->parser, pprof into req->body, both
  * under req->acct; a declared length over the cap is answered 413 here
  * (body_step.c).  A failure while reading is kept in req->body_err. */

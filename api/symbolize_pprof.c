@@ -62,6 +62,12 @@ enum ember_errkind api_symbolize_pprof_error_kind(int err)
 	}
 }
 
+enum ember_errkind api_symbolize_pprof_store_kind(int store_err)
+{
+	return symsvc_error_kind(store_err) == EMBER_ERRK_BUSY ? EMBER_ERRK_BUSY
+							       : EMBER_ERRK_UNAVAILABLE;
+}
+
 /* The body answering err of symbolizing or encoding the profile. */
 static const char *symbolize_failure(int err)
 {
@@ -115,7 +121,7 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
 	if (err || st.store_err)
 		ember_buf_release(&out);
 	if (!err && st.store_err)
-		return api_respond_kind(srv, c, req, symsvc_error_kind(st.store_err),
+		return api_respond_kind(srv, c, req, api_symbolize_pprof_store_kind(st.store_err),
 					st.store_err == -EAGAIN
 						? "server busy: no memory free to build a mapping's "
 						  "symbol index now\n"
