@@ -266,10 +266,6 @@ enum MHD_Result api_respond_kind(struct api_server *srv, struct MHD_Connection *
 /* The status answering an error of this kind: the one table
  * (docs/http-api.md); no message text takes part. */
 unsigned api_status_of_kind(enum ember_errkind kind);
-/* The status for a failure to store something (err < 0, an errno): its
- * ember_errkind_of_errno(): 507 when the disk refuses the bytes (-ENOSPC,
- * -EDQUOT, -EFBIG), else 503. */
-unsigned api_store_failure_status(int err);
 
 /* ---- debuginfod GET endpoints (debuginfod.c) -------------------------------- */
 

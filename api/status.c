@@ -27,8 +27,3 @@ unsigned api_status_of_kind(enum ember_errkind kind)
 
 	return (unsigned)kind < EMBER_ERRK_COUNT ? status[kind] : MHD_HTTP_SERVICE_UNAVAILABLE;
 }
-
-unsigned api_store_failure_status(int err)
-{
-	return api_status_of_kind(ember_errkind_of_errno(err));
-}

@@ -219,9 +219,10 @@ static int test_api__status_of_each_kind(void)
 		CHECK(strcmp(ember_errkind_name(k), "?") != 0);
 		CHECK_INT(api_status_of_kind(k), ==, want[k]);
 	}
-	CHECK_INT(api_store_failure_status(-ENOSPC), ==, 507);
-	CHECK_INT(api_store_failure_status(-EIO), ==, 503);
-	CHECK_INT(api_store_failure_status(-ENOENT), ==, 503); /* never a 404 */
+	CHECK_INT(api_status_of_kind(ember_errkind_of_errno(-ENOSPC)), ==, 507);
+	CHECK_INT(api_status_of_kind(ember_errkind_of_errno(-EIO)), ==, 503);
+	CHECK_INT(api_status_of_kind(ember_errkind_of_errno(-EAGAIN)), ==, 503);
+	CHECK_INT(api_status_of_kind(ember_errkind_of_errno(-ENOENT)), ==, 503); /* never 404 */
 	return 0;
 }
 
