@@ -253,15 +253,19 @@ enum MHD_Result api_respond_unavailable(struct api_server *srv, struct MHD_Conne
 enum MHD_Result api_respond_unavailable_msg(struct api_server *srv,
 					    struct MHD_Connection *c,
 					    const struct api_request *req, const char *why);
+/*
+ * The answer to an error of this kind: api_status_of_kind(kind) with
+ * body; EMBER_ERRK_UNAVAILABLE as api_respond_unavailable_msg() ("store
+ * unavailable: body", counted), EMBER_ERRK_BUSY with Retry-After.
+ */
+enum MHD_Result api_respond_kind(struct api_server *srv, struct MHD_Connection *c,
+				 const struct api_request *req, enum ember_errkind kind,
+				 const char *body);
 /* ---- statuses from error kinds (status.c) ------------------------------------ */
 
 /* The status answering an error of this kind: the one table
  * (docs/http-api.md); no message text takes part. */
 unsigned api_status_of_kind(enum ember_errkind kind);
-/* The status for a failure to store something (err < 0, an errno): its
- * ember_errkind_of_errno(): 507 when the disk refuses the bytes (-ENOSPC,
- * -EDQUOT, -EFBIG), else 503. */
-unsigned api_store_failure_status(int err);
 
 /* ---- debuginfod GET endpoints (debuginfod.c) -------------------------------- */
 
@@ -278,6 +282,11 @@ enum MHD_Result api_serve_stored(struct api_server *srv, struct MHD_Connection *
 /* GET /api/v1/unwind/ID (unwind.c). */
 enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *c,
 				 struct api_request *req);
+/* The kind an error of finding or compiling a table is answered with,
+ * from its code alone: the compiler's (unwind_error_kind()) rejections
+ * and a busy budget keep theirs; any other failure is the store's or its
+ * files': EMBER_ERRK_UNAVAILABLE. */
+enum ember_errkind api_unwind_error_kind(int err);
 
 /* POST /api/v1/symbolize once req->body is complete (symbolize.c). */
 enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection *c,
@@ -285,6 +294,16 @@ enum MHD_Result api_symbolize_json(struct api_server *srv, struct MHD_Connection
 /* POST /api/v1/symbolize/pprof (symbolize_pprof.c). */
 enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
 				    struct api_request *req);
+/* The kind an error of symbolizing or re-encoding a profile (not a
+ * mapping's store error) is answered with, from its code alone
+ * (symsvc_error_kind()): the request's memory share EMBER_ERRK_TOO_LARGE,
+ * a budget taken EMBER_ERRK_BUSY, the deadline EMBER_ERRK_TIMEOUT, any
+ * other failure EMBER_ERRK_INTERNAL. */
+enum ember_errkind api_symbolize_pprof_error_kind(int err);
+/* The kind of a mapping's store error (symsvc_pprof_stats.store_err): a
+ * budget taken EMBER_ERRK_BUSY, else EMBER_ERRK_UNAVAILABLE (a profile
+ * with mappings left unsymbolized is never passed off as complete). */
+enum ember_errkind api_symbolize_pprof_store_kind(int store_err);
 /* Read a POST body: JSON through req->parser, pprof into req->body, both
  * under req->acct; a declared length over the cap is answered 413 here
  * (body_step.c).  A failure while reading is kept in req->body_err. */
@@ -298,6 +317,9 @@ void api_account_free(struct ember_mem_account *a);
  * -E2BIG, 500 for -ENOMEM, else 400; why says what. */
 enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connection *c,
 				       struct api_request *req, int err, const char *why);
+/* Its kind, from the code alone: -EAGAIN busy, -ENOMEM internal, -E2BIG
+ * too large, any other malformed. */
+enum ember_errkind api_body_error_kind(int err);
 
 /* ---- uploads (upload.c, ingest.c) ------------------------------------------ */
 
@@ -349,6 +371,11 @@ void api_ingest_artifact(struct store *s, struct store_blob *b,
 void api_ingest_sources(struct store *s, struct store_blob *b,
 			const char *build_id, uint64_t max_bytes,
 			struct api_ingest_result *res);
+/* The kind a failure to unpack and store a tar of sources is answered
+ * with (source_archive.c): -E2BIG (over the cap) EMBER_ERRK_TOO_LARGE,
+ * -EINVAL (not a tar we read) EMBER_ERRK_UNPROCESSABLE, any other errno
+ * (ours) ember_errkind_of_errno(). */
+enum ember_errkind api_sources_error_kind(int err);
 /* Store a file fetched from upstream (fd stays the caller's): 0, -EINVAL
  * when the file is rejected (logged), or the store's error. */
 int api_ingest_fd(struct store *s, int fd, const char *build_id, unsigned kinds,
@@ -392,6 +419,15 @@ int api_upstream_fetch(void *arg, const char *build_id, enum store_want want,
  */
 int api_upstream_wait(struct api_server *srv, struct MHD_Connection *c,
 		      const struct api_request *req);
+/*
+ * The kind a debuginfod GET answers api_upstream_wait()'s err with, the
+ * store still lacking the file, from the code alone: 0 and -ENOENT
+ * EMBER_ERRK_NOT_FOUND, -ETIMEDOUT EMBER_ERRK_TIMEOUT, -EHOSTUNREACH
+ * (upstream failed) and -ECANCELED (the server stops) EMBER_ERRK_BUSY
+ * (ask again), any other (the store's) EMBER_ERRK_UNAVAILABLE: a GET is
+ * never answered 507.
+ */
+enum ember_errkind api_upstream_error_kind(int err);
 
 /* ---- auth (auth.c) ---------------------------------------------------------------- */
 

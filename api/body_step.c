@@ -89,21 +89,32 @@ enum MHD_Result api_body_step(struct api_server *srv, struct MHD_Connection *c,
 	return MHD_YES;
 }
 
+enum ember_errkind api_body_error_kind(int err)
+{
+	switch (err) {
+	case -EAGAIN:
+		return EMBER_ERRK_BUSY;
+	case -ENOMEM:
+		return EMBER_ERRK_INTERNAL;
+	case -E2BIG:
+		return EMBER_ERRK_TOO_LARGE;
+	default:
+		return EMBER_ERRK_MALFORMED;
+	}
+}
+
 enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connection *c,
 				       struct api_request *req, int err, const char *why)
 {
+	enum ember_errkind kind = api_body_error_kind(err);
 	char msg[600];
 
-	if (err == -EAGAIN) { /* others hold the memory now: ask again */
+	if (kind == EMBER_ERRK_BUSY) /* others hold the memory now: ask again */
 		snprintf(msg, sizeof(msg), "server busy: %s\n", why);
-		return api_respond_retry(srv, c, req, msg);
-	}
-	snprintf(msg, sizeof(msg), "%s%s", why, why[0] && why[strlen(why) - 1] == '\n' ? "" : "\n");
-	if (err == -ENOMEM)
-		return api_respond_text(srv, c, req, api_status_of_kind(EMBER_ERRK_INTERNAL), NULL,
-					"out of memory\n");
-	return api_respond_text(srv, c, req,
-				api_status_of_kind(err == -E2BIG ? EMBER_ERRK_TOO_LARGE
-								 : EMBER_ERRK_MALFORMED),
-				NULL, msg);
+	else if (kind == EMBER_ERRK_INTERNAL)
+		snprintf(msg, sizeof(msg), "out of memory\n");
+	else
+		snprintf(msg, sizeof(msg), "%s%s", why,
+			 why[0] && why[strlen(why) - 1] == '\n' ? "" : "\n");
+	return api_respond_kind(srv, c, req, kind, msg);
 }

@@ -65,5 +65,5 @@ enum MHD_Result api_respond_stopped(struct api_server *srv, struct MHD_Connectio
 	snprintf(body, sizeof(body),
 		 "the request did not finish within the server's request timeout of %llu s\n",
 		 (unsigned long long)(srv->request_timeout_ms / 1000));
-	return api_respond_text(srv, c, req, MHD_HTTP_GATEWAY_TIMEOUT, NULL, body);
+	return api_respond_text(srv, c, req, api_status_of_kind(EMBER_ERRK_TIMEOUT), NULL, body);
 }

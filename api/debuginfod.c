@@ -233,7 +233,7 @@ static enum MHD_Result serve_section(struct api_server *srv, struct MHD_Connecti
 		char msg[96];
 		int err = find_section(srv->store, rt, order[i], &a, &p, &any);
 
-		if (err == -ENOENT)
+		if (store_error_kind(err) == EMBER_ERRK_NOT_FOUND)
 			continue;
 		if (err)
 			return api_respond_unavailable(srv, c, req, err);
@@ -254,7 +254,7 @@ static enum MHD_Result serve_section(struct api_server *srv, struct MHD_Connecti
 		*missing = true; /* nothing stored: the caller may ask upstream */
 		return MHD_YES;
 	}
-	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
+	return api_respond_kind(srv, c, req, EMBER_ERRK_NOT_FOUND, "not found");
 }
 
 static int find_for(struct api_server *srv, const struct api_route *rt,
@@ -282,7 +282,7 @@ enum MHD_Result api_serve_buildid(struct api_server *srv, struct MHD_Connection 
 	err = find_for(srv, &req->route, &a);
 	if (err == 0)
 		return api_serve_stored(srv, c, req, &a);
-	if (err != -ENOENT) /* never "not found", nor a question upstream */
+	if (store_error_kind(err) != EMBER_ERRK_NOT_FOUND) /* never 404, nor a question upstream */
 		return api_respond_unavailable(srv, c, req, err);
 	*missing = true;
 	return MHD_YES;

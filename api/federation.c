@@ -229,6 +229,22 @@ static int job_result(const struct fetch_job *j, int err, bool local)
 	return -EHOSTUNREACH;
 }
 
+enum ember_errkind api_upstream_error_kind(int err)
+{
+	switch (err) {
+	case 0:
+	case -ENOENT:
+		return EMBER_ERRK_NOT_FOUND;
+	case -ETIMEDOUT:
+		return EMBER_ERRK_TIMEOUT;
+	case -EHOSTUNREACH:
+	case -ECANCELED:
+		return EMBER_ERRK_BUSY;
+	default:
+		return EMBER_ERRK_UNAVAILABLE;
+	}
+}
+
 /* ---- the pool -------------------------------------------------------------------- */
 
 static void unlink_running(struct api_upstream *u, struct fetch_job *j)

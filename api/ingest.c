@@ -64,14 +64,20 @@ static void fail(struct api_ingest_result *res, unsigned status,
 /* We could not keep it (err < 0): 507 for a full disk, else 503. */
 static void fail_local(struct api_ingest_result *res, int err, const char *what)
 {
-	unsigned status = api_store_failure_status(err);
+	enum ember_errkind kind = ember_errkind_of_errno(err);
 
-	res->status = status;
-	res->reject = status == MHD_HTTP_INSUFFICIENT_STORAGE ? API_REJECT_NO_SPACE
-							       : API_REJECT_STORE;
+	res->status = api_status_of_kind(kind);
+	res->reject = kind == EMBER_ERRK_NO_SPACE ? API_REJECT_NO_SPACE : API_REJECT_STORE;
 	res->err = err;
 	snprintf(res->message, sizeof(res->message), "cannot store the %s: %s\n", what,
 		 strerror(-err));
+}
+
+/* Whether elf-inspect's error rejects the file for what it is, rather
+ * than reading our own copy of it failing. */
+static bool inspect_rejected(enum ember_errkind kind)
+{
+	return kind == EMBER_ERRK_UNSUPPORTED || kind == EMBER_ERRK_UNPROCESSABLE;
 }
 
 static int check_elf(int fd, const char *build_id, struct inspect_info *info,
@@ -80,21 +86,17 @@ static int check_elf(int fd, const char *build_id, struct inspect_info *info,
 	char hex[2 * EMBER_BUILD_ID_MAX + 1], why[200], reason[320];
 	struct ember_diag d = ember_diag_make(why, sizeof(why));
 	int err = inspect_elf_fd_diag(fd, info, &d);
+	enum ember_errkind kind = inspect_error_kind(err);
 
-	if (err && -err < INSPECT_ERR_NOT_ELF) { /* reading our own copy failed */
+	if (err && !inspect_rejected(kind)) {
 		fail_local(res, err, "upload (reading it back)");
 		return err;
 	}
-	/* the class of the rejection, then which check failed */
-	snprintf(reason, sizeof(reason), why[0] ? "%s: %s" : "%s",
-		 inspect_strerror(err), why);
-	if (err == -INSPECT_ERR_NOT_ELF) {
-		fail(res, api_status_of_kind(EMBER_ERRK_UNSUPPORTED), API_REJECT_NOT_ELF,
-		     "rejected: %s\n", reason);
-		return err;
-	}
-	if (err) {
-		fail(res, api_status_of_kind(EMBER_ERRK_UNPROCESSABLE), API_REJECT_BAD_ELF,
+	if (err) { /* the class of the rejection, then which check failed */
+		snprintf(reason, sizeof(reason), why[0] ? "%s: %s" : "%s",
+			 inspect_strerror(err), why);
+		fail(res, api_status_of_kind(kind),
+		     kind == EMBER_ERRK_UNSUPPORTED ? API_REJECT_NOT_ELF : API_REJECT_BAD_ELF,
 		     "rejected: %s\n", reason);
 		return err;
 	}
@@ -165,10 +167,10 @@ static void store_checked(struct store *s, struct store_blob *b, int fd,
 		err = inspect_list_sources(fd, add_name, &names);
 	if (err && err != -INSPECT_ERR_BAD_DWARF) {
 		store_blob_discard(b);
-		if (-err < INSPECT_ERR_NOT_ELF) /* reading our own copy failed */
+		if (!inspect_rejected(inspect_error_kind(err))) /* reading our copy failed */
 			fail_local(res, err, "file (listing its sources)");
-		else
-			fail(res, MHD_HTTP_INTERNAL_SERVER_ERROR, API_REJECT_OTHER,
+		else /* a file validated a moment ago */
+			fail(res, api_status_of_kind(EMBER_ERRK_INTERNAL), API_REJECT_OTHER,
 			     "cannot list sources: %s\n", inspect_strerror(err));
 		goto out;
 	}

@@ -117,10 +117,10 @@ enum MHD_Result api_serve_list_all(struct api_server *srv, struct MHD_Connection
 	int err;
 
 	if (!limit)
-		return api_respond_text(srv, c, req, MHD_HTTP_BAD_REQUEST, NULL,
+		return api_respond_text(srv, c, req, api_status_of_kind(EMBER_ERRK_MALFORMED), NULL,
 					"limit: want a number from 1 to 1000\n");
 	if (after && !valid_id(after))
-		return api_respond_text(srv, c, req, MHD_HTTP_BAD_REQUEST, NULL,
+		return api_respond_text(srv, c, req, api_status_of_kind(EMBER_ERRK_MALFORMED), NULL,
 					"after: want a build ID in lowercase hex\n");
 	err = page_json(srv->store, after, limit, &o);
 	return api_respond_json_or(srv, c, req, err, o);

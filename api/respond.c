@@ -49,15 +49,22 @@ enum MHD_Result api_respond_text(struct api_server *srv, struct MHD_Connection *
 	return api_respond_owned(srv, c, req, status, type, copy, strlen(copy));
 }
 
-enum MHD_Result api_respond_retry(struct api_server *srv, struct MHD_Connection *c,
-				  const struct api_request *req, const char *body)
+/* The status of kind with body (copied) and Retry-After: ask again. */
+static enum MHD_Result respond_retry(struct api_server *srv, struct MHD_Connection *c,
+				     const struct api_request *req, enum ember_errkind kind,
+				     const char *body)
 {
 	char *copy = strdup(body);
 
 	if (!copy)
 		return MHD_NO;
-	return respond(srv, c, req, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, copy, strlen(copy),
-		       true);
+	return respond(srv, c, req, api_status_of_kind(kind), NULL, copy, strlen(copy), true);
+}
+
+enum MHD_Result api_respond_retry(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req, const char *body)
+{
+	return respond_retry(srv, c, req, EMBER_ERRK_BUSY, body);
 }
 
 enum MHD_Result api_respond_unavailable_msg(struct api_server *srv,
@@ -69,13 +76,27 @@ enum MHD_Result api_respond_unavailable_msg(struct api_server *srv,
 	snprintf(body, sizeof(body), "store unavailable: %s%s", why,
 		 why[0] && why[strlen(why) - 1] == '\n' ? "" : "\n");
 	api_metrics_store_error(&srv->metrics, req->route.ep);
-	return api_respond_retry(srv, c, req, body);
+	return respond_retry(srv, c, req, EMBER_ERRK_UNAVAILABLE, body);
 }
 
 enum MHD_Result api_respond_unavailable(struct api_server *srv, struct MHD_Connection *c,
 					const struct api_request *req, int err)
 {
 	return api_respond_unavailable_msg(srv, c, req, strerror(-err));
+}
+
+enum MHD_Result api_respond_kind(struct api_server *srv, struct MHD_Connection *c,
+				 const struct api_request *req, enum ember_errkind kind,
+				 const char *body)
+{
+	switch (kind) {
+	case EMBER_ERRK_UNAVAILABLE:
+		return api_respond_unavailable_msg(srv, c, req, body);
+	case EMBER_ERRK_BUSY:
+		return api_respond_retry(srv, c, req, body);
+	default:
+		return api_respond_text(srv, c, req, api_status_of_kind(kind), NULL, body);
+	}
 }
 
 enum MHD_Result api_respond_json_or(struct api_server *srv, struct MHD_Connection *c,

@@ -54,15 +54,18 @@ static enum MHD_Result serve_fetched(struct api_server *srv, struct MHD_Connecti
 		ret = api_serve_buildid(srv, c, req, &missing);
 	if (!missing)
 		return ret;
-	if (err == -ETIMEDOUT)
+	switch (api_upstream_error_kind(err)) {
+	case EMBER_ERRK_TIMEOUT:
 		return api_respond_stopped(srv, c, req, err);
-	if (err == -EHOSTUNREACH || err == -ECANCELED)
-		return api_respond_retry(srv, c, req,
-					 err == -ECANCELED ? "server stopping\n"
-							   : "upstream unavailable\n");
-	if (err && err != -ENOENT)
+	case EMBER_ERRK_BUSY:
+		return api_respond_kind(srv, c, req, EMBER_ERRK_BUSY,
+					err == -ECANCELED ? "server stopping\n"
+							  : "upstream unavailable\n");
+	case EMBER_ERRK_UNAVAILABLE:
 		return api_respond_unavailable(srv, c, req, err);
-	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
+	default:
+		return api_respond_kind(srv, c, req, EMBER_ERRK_NOT_FOUND, "not found");
+	}
 }
 
 static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connection *c,
@@ -75,7 +78,7 @@ static enum MHD_Result serve_buildid(struct api_server *srv, struct MHD_Connecti
 		return ret;
 	if (srv->upstream)
 		return serve_fetched(srv, c, req);
-	return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL, "not found");
+	return api_respond_kind(srv, c, req, EMBER_ERRK_NOT_FOUND, "not found");
 }
 
 static enum MHD_Result dispatch_get(struct api_server *srv, struct MHD_Connection *c,

@@ -137,17 +137,28 @@ static int unpack_all(struct unpack *u, struct archive *ar)
 
 /* The archive is rejected (-E2BIG: over the cap, -EINVAL: not a tar we
  * can read), or we could not keep it (another error: 507 or 503). */
+enum ember_errkind api_sources_error_kind(int err)
+{
+	switch (err) {
+	case -E2BIG:
+		return EMBER_ERRK_TOO_LARGE;
+	case -EINVAL:
+		return EMBER_ERRK_UNPROCESSABLE;
+	default:
+		return ember_errkind_of_errno(err);
+	}
+}
+
 static void fail(const struct unpack *u, int err, struct api_ingest_result *res)
 {
-	bool ours = err != -E2BIG && err != -EINVAL;
+	enum ember_errkind kind = api_sources_error_kind(err);
+	bool ours = kind != EMBER_ERRK_TOO_LARGE && kind != EMBER_ERRK_UNPROCESSABLE;
 
-	res->status = api_status_of_kind(err == -E2BIG    ? EMBER_ERRK_TOO_LARGE
-					 : err == -EINVAL ? EMBER_ERRK_UNPROCESSABLE
-							  : ember_errkind_of_errno(err));
-	res->reject = err == -E2BIG ? API_REJECT_TOO_LARGE
+	res->status = api_status_of_kind(kind);
+	res->reject = kind == EMBER_ERRK_TOO_LARGE ? API_REJECT_TOO_LARGE
 		      : !ours ? API_REJECT_OTHER
-		      : res->status == MHD_HTTP_INSUFFICIENT_STORAGE ? API_REJECT_NO_SPACE
-								       : API_REJECT_STORE;
+		      : kind == EMBER_ERRK_NO_SPACE ? API_REJECT_NO_SPACE
+						    : API_REJECT_STORE;
 	res->err = ours ? err : -EINVAL;
 	snprintf(res->message, sizeof(res->message), "%s: %s\n", ours ? "not stored" : "rejected",
 		 u->error[0] ? u->error : strerror(-err));
@@ -186,7 +197,7 @@ void api_ingest_sources(struct store *s, struct store_blob *b, const char *build
 	int err = store_find_best(s, build_id, STORE_WANT_DEBUGINFO, &dbg);
 
 	if (err == -ENOENT) {
-		res->status = MHD_HTTP_CONFLICT;
+		res->status = api_status_of_kind(EMBER_ERRK_CONFLICT);
 		res->reject = API_REJECT_OTHER;
 		res->err = -EINVAL;
 		snprintf(res->message, sizeof(res->message),

@@ -22,12 +22,8 @@ unsigned api_status_of_kind(enum ember_errkind kind)
 		[EMBER_ERRK_NO_SPACE] = MHD_HTTP_INSUFFICIENT_STORAGE,
 		[EMBER_ERRK_BUSY] = MHD_HTTP_SERVICE_UNAVAILABLE,
 		[EMBER_ERRK_INTERNAL] = MHD_HTTP_INTERNAL_SERVER_ERROR,
+		[EMBER_ERRK_TIMEOUT] = MHD_HTTP_GATEWAY_TIMEOUT,
 	};
 
 	return (unsigned)kind < EMBER_ERRK_COUNT ? status[kind] : MHD_HTTP_SERVICE_UNAVAILABLE;
-}
-
-unsigned api_store_failure_status(int err)
-{
-	return api_status_of_kind(ember_errkind_of_errno(err));
 }

@@ -92,12 +92,11 @@ static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
 		if (s)
 			api_account_free(s->acct);
 		free(s);
-		if (err == -ENOMEM)
-			return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
-						"out of memory\n");
 		if (err == -ETIMEDOUT || err == -ECANCELED)
 			return api_respond_stopped(srv, c, req, err);
-		return api_respond_unavailable(srv, c, req, err); /* the first module's */
+		/* -ENOMEM 500, the first module's store error 503 */
+		return api_respond_kind(srv, c, req, symsvc_error_kind(err),
+					err == -ENOMEM ? "out of memory\n" : strerror(-err));
 	}
 	s->srv = srv;
 	s->ep = req->route.ep;

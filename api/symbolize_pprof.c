@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PROFILE_OUT_CAP ((size_t)256 << 20)
 
@@ -45,6 +46,40 @@ static enum MHD_Result send_profile(struct api_server *srv, struct MHD_Connectio
 	api_metrics_count(&srv->metrics, req->route.ep, MHD_HTTP_OK, out->len);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+enum ember_errkind api_symbolize_pprof_error_kind(int err)
+{
+	enum ember_errkind kind = symsvc_error_kind(err);
+
+	switch (kind) {
+	case EMBER_ERRK_TOO_LARGE: /* the request's share of the memory budget */
+	case EMBER_ERRK_BUSY:	   /* the budget, taken by others now */
+	case EMBER_ERRK_TIMEOUT:
+		return kind;
+	default: /* editing or encoding the profile failed */
+		return EMBER_ERRK_INTERNAL;
+	}
+}
+
+enum ember_errkind api_symbolize_pprof_store_kind(int store_err)
+{
+	return symsvc_error_kind(store_err) == EMBER_ERRK_BUSY ? EMBER_ERRK_BUSY
+							       : EMBER_ERRK_UNAVAILABLE;
+}
+
+/* The body answering err of symbolizing or encoding the profile. */
+static const char *symbolize_failure(int err)
+{
+	switch (api_symbolize_pprof_error_kind(err)) {
+	case EMBER_ERRK_TOO_LARGE:
+		return "the symbolized profile needs more memory than the server gives one "
+		       "request\n";
+	case EMBER_ERRK_BUSY:
+		return "server busy: no memory free to symbolize the profile now\n";
+	default:
+		return "cannot symbolize the profile\n";
+	}
 }
 
 enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connection *c,
@@ -85,18 +120,14 @@ enum MHD_Result api_symbolize_pprof(struct api_server *srv, struct MHD_Connectio
 	pprof_profile_free(p);
 	if (err || st.store_err)
 		ember_buf_release(&out);
-	if (!err && st.store_err == -EAGAIN)
-		return api_respond_retry(srv, c, req, "server busy: no memory free to build "
-						      "a mapping's symbol index now\n");
 	if (!err && st.store_err)
-		return api_respond_unavailable(srv, c, req, st.store_err);
-	if (err == -E2BIG || err == -EAGAIN)
-		return api_respond_body_error(srv, c, req, err,
-					      err == -EAGAIN ? "no memory free to symbolize the profile now"
-					      : "the symbolized profile needs more memory than the server "
-						"gives one request");
+		return api_respond_kind(srv, c, req, api_symbolize_pprof_store_kind(st.store_err),
+					st.store_err == -EAGAIN
+						? "server busy: no memory free to build a mapping's "
+						  "symbol index now\n"
+						: strerror(-st.store_err));
 	if (err)
-		return api_respond_text(srv, c, req, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
-					"cannot symbolize the profile\n");
+		return api_respond_kind(srv, c, req, api_symbolize_pprof_error_kind(err),
+					symbolize_failure(err));
 	return send_profile(srv, c, req, &out, &st);
 }

@@ -47,12 +47,26 @@ static int produce_table(void *arg, struct store_blob *b)
 	return store_blob_write(b, table->data, table->len);
 }
 
-/* The compiler's own rejections (-UNWIND_ERR_*, and -E2BIG for a table
- * past the 2 GiB cap), answered 404 or 422; any other error is the
- * store's or its files'. */
+enum ember_errkind api_unwind_error_kind(int err)
+{
+	enum ember_errkind kind = unwind_error_kind(err);
+
+	switch (kind) {
+	case EMBER_ERRK_NOT_FOUND:	/* the compiler's own rejections */
+	case EMBER_ERRK_UNPROCESSABLE:
+	case EMBER_ERRK_BUSY:		/* the memory budget, taken by others now */
+		return kind;
+	default: /* the store's or its files': a GET is never answered 507 */
+		return EMBER_ERRK_UNAVAILABLE;
+	}
+}
+
+/* The compiler's own rejections, remembered by the inputs' content. */
 static bool compiler_rejected(int err)
 {
-	return err == -E2BIG || (-err >= UNWIND_ERR_NOT_ELF && -err <= UNWIND_ERR_VERSION);
+	enum ember_errkind kind = api_unwind_error_kind(err);
+
+	return kind == EMBER_ERRK_NOT_FOUND || kind == EMBER_ERRK_UNPROCESSABLE;
 }
 
 /* A stored blob mapped read-only (the compiler reads images, not paths,
@@ -184,22 +198,21 @@ enum MHD_Result api_serve_unwind(struct api_server *srv, struct MHD_Connection *
 	if (err)
 		return api_respond_unavailable(srv, c, req, err);
 	if (!in.f.has_exe && !in.f.has_dbg)
-		return api_respond_text(srv, c, req, MHD_HTTP_NOT_FOUND, NULL,
+		return api_respond_kind(srv, c, req, EMBER_ERRK_NOT_FOUND,
 					"no executable or debug file stored for this build ID\n");
 	msg[0] = '\0';
 	err = find_or_compile(srv, id, &in, &table, msg, sizeof(msg));
 	if (!err)
 		return api_serve_stored(srv, c, req, &table);
-	if (err == -EAGAIN)
-		return api_respond_retry(srv, c, req,
-					 "server busy: no memory free to compile the table now\n");
-	if (!compiler_rejected(err)) {
+	switch (api_unwind_error_kind(err)) {
+	case EMBER_ERRK_BUSY:
+		return api_respond_kind(srv, c, req, EMBER_ERRK_BUSY,
+					"server busy: no memory free to compile the table now\n");
+	case EMBER_ERRK_UNAVAILABLE:
 		pr_warn("api: unwind table of '%s': %s", id, msg[0] ? msg : strerror(-err));
 		return api_respond_unavailable(srv, c, req, err);
+	default:
+		snprintf(body, sizeof(body), "cannot compile an unwind table: %s\n", msg);
+		return api_respond_kind(srv, c, req, api_unwind_error_kind(err), body);
 	}
-	snprintf(body, sizeof(body), "cannot compile an unwind table: %s\n", msg);
-	return api_respond_text(srv, c, req,
-				err == -UNWIND_ERR_NO_CFI ? MHD_HTTP_NOT_FOUND
-							  : MHD_HTTP_UNPROCESSABLE_CONTENT,
-				NULL, body);
 }

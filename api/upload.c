@@ -51,14 +51,12 @@ static enum MHD_Result reject(struct api_server *srv, struct MHD_Connection *c,
 static enum MHD_Result reject_stored(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req, int err)
 {
-	unsigned status = api_store_failure_status(err);
+	enum ember_errkind kind = ember_errkind_of_errno(err);
 	char msg[160];
 
 	snprintf(msg, sizeof(msg), "cannot store the upload: %s\n", strerror(-err));
-	return reject(srv, c, req, status,
-		      status == MHD_HTTP_INSUFFICIENT_STORAGE ? API_REJECT_NO_SPACE
-							      : API_REJECT_STORE,
-		      msg);
+	return reject(srv, c, req, api_status_of_kind(kind),
+		      kind == EMBER_ERRK_NO_SPACE ? API_REJECT_NO_SPACE : API_REJECT_STORE, msg);
 }
 
 static bool declared_too_large(struct api_server *srv, struct MHD_Connection *c)
@@ -81,7 +79,7 @@ static enum MHD_Result begin(struct api_server *srv, struct MHD_Connection *c,
 	if (declared_too_large(srv, c)) {
 		snprintf(msg, sizeof(msg), "upload larger than the limit of %llu bytes\n",
 			 (unsigned long long)srv->max_upload);
-		return reject(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE,
+		return reject(srv, c, req, api_status_of_kind(EMBER_ERRK_TOO_LARGE),
 			      API_REJECT_TOO_LARGE, msg);
 	}
 	err = store_blob_begin(srv->store, &req->blob);

@@ -143,12 +143,14 @@ enum ember_errkind {
 	EMBER_ERRK_NO_SPACE,	    /* the disk refuses the bytes (full, quota) */
 	EMBER_ERRK_BUSY,	    /* no memory or slot free now: ask again */
 	EMBER_ERRK_INTERNAL,	    /* a failure of ours that asking again will not fix */
+	EMBER_ERRK_TIMEOUT,	    /* the request's deadline passed before the answer */
 	EMBER_ERRK_COUNT
 };
 
 /*
  * The kind of a negative errno a component returns for its own failure:
- * EMBER_ERRK_NO_SPACE for -ENOSPC, -EDQUOT and -EFBIG, else
+ * EMBER_ERRK_NO_SPACE for -ENOSPC, -EDQUOT and -EFBIG, EMBER_ERRK_BUSY for
+ * -EAGAIN (a memory budget or slot taken by others now), else
  * EMBER_ERRK_UNAVAILABLE.  An errno never means "not found" or "bad
  * request" by itself (a store's -ENOENT is a file it lost, not a miss):
  * a component that means one says so in its x_error_kind().

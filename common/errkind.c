@@ -13,6 +13,8 @@ enum ember_errkind ember_errkind_of_errno(int err)
 	case -EDQUOT:
 	case -EFBIG:
 		return EMBER_ERRK_NO_SPACE;
+	case -EAGAIN:
+		return EMBER_ERRK_BUSY;
 	default:
 		return EMBER_ERRK_UNAVAILABLE;
 	}
@@ -34,6 +36,7 @@ const char *ember_errkind_name(enum ember_errkind kind)
 		[EMBER_ERRK_NO_SPACE] = "no_space",
 		[EMBER_ERRK_BUSY] = "busy",
 		[EMBER_ERRK_INTERNAL] = "internal",
+		[EMBER_ERRK_TIMEOUT] = "timeout",
 	};
 
 	return (unsigned)kind < EMBER_ERRK_COUNT ? names[kind] : "?";

@@ -19,6 +19,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+enum ember_errkind store_error_kind(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return EMBER_ERRK_NOT_FOUND;
+	default:
+		return ember_errkind_of_errno(err);
+	}
+}
+
 /* mkdir path (0700) unless it exists; a new one is made durable in its
  * parent (fsync), so a crash cannot lose the folder of acknowledged files. */
 static int make_dir(const char *path)

@@ -173,6 +173,14 @@ uint64_t store_generation(struct store *s);
  */
 int store_find_best(struct store *s, const char *build_id,
 		    enum store_want want, struct store_artifact *out);
+/*
+ * What an error of a reading function (store_find_*()) means to whoever
+ * asked: -ENOENT EMBER_ERRK_NOT_FOUND (the store holds none), any other
+ * errno ember_errkind_of_errno() (it cannot say: unavailable, never a
+ * 404).  A file a record names that is gone is the store's failure, not
+ * a miss: callers that open one turn its -ENOENT into -EIO first.
+ */
+enum ember_errkind store_error_kind(int err);
 
 /*
  * What a file derived from build_id's artifacts (a symbol index, an unwind

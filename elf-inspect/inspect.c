@@ -288,6 +288,21 @@ const char *inspect_strerror(int err)
 	}
 }
 
+enum ember_errkind inspect_error_kind(int err)
+{
+	switch (-err) {
+	case INSPECT_ERR_NOT_ELF:
+		return EMBER_ERRK_UNSUPPORTED;
+	case INSPECT_ERR_TRUNCATED:
+	case INSPECT_ERR_BAD_ELF:
+	case INSPECT_ERR_NO_BUILD_ID:
+	case INSPECT_ERR_BAD_DWARF:
+		return EMBER_ERRK_UNPROCESSABLE;
+	default:
+		return ember_errkind_of_errno(err);
+	}
+}
+
 const char *inspect_flags_str(const struct inspect_info *info, char *buf,
 			      size_t size)
 {

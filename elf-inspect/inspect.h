@@ -74,6 +74,11 @@ int inspect_elf_mem_diag(const void *data, size_t size, struct inspect_info *out
 
 /* Human-readable reason for any error inspect_* returned. */
 const char *inspect_strerror(int err);
+/* What any error inspect_* returned means to whoever asked: not ELF
+ * EMBER_ERRK_UNSUPPORTED, the other -INSPECT_ERR_* EMBER_ERRK_UNPROCESSABLE
+ * (the file is unusable), an errno ember_errkind_of_errno() (reading the
+ * file failed). */
+enum ember_errkind inspect_error_kind(int err);
 
 /*
  * A comma-separated summary of info->flags ("dwarf5,symtab,eh_frame") into

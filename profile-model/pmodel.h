@@ -50,6 +50,10 @@ enum pmodel_error {
 
 /* Message for a negative error of this component (errno or PMODEL_ERR). */
 const char *pmodel_strerror(int err);
+/* What such an error means to whoever asked: -PMODEL_ERR_TYPE
+ * EMBER_ERRK_MALFORMED (the request names the wrong types), an errno
+ * ember_errkind_of_errno(). */
+enum ember_errkind pmodel_error_kind(int err);
 
 /* ---- results ------------------------------------------------------------ */
 

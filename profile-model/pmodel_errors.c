@@ -11,3 +11,13 @@ const char *pmodel_strerror(int err)
 		return "unknown or ambiguous profile type";
 	return strerror(-err);
 }
+
+enum ember_errkind pmodel_error_kind(int err)
+{
+	switch (-err) {
+	case PMODEL_ERR_TYPE:
+		return EMBER_ERRK_MALFORMED;
+	default:
+		return ember_errkind_of_errno(err);
+	}
+}

@@ -4,7 +4,7 @@
  * builder and the diff's layout.
  *
  * One concept a file:
- *   pmodel_errors.c pmodel_strerror
+ *   pmodel_errors.c pmodel_strerror, pmodel_error_kind
  *   strtab.c        interned strings
  *   dict.c          the dictionary: functions, mappings, locations, stack nodes
  *   dict_import.c   entries of one dictionary interned into another

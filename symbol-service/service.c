@@ -62,3 +62,23 @@ enum symjson_error symsvc_error_reason(int err)
 		return SYMJSON_ERR_NO_DEBUGINFO; /* no symbols, unreadable ELF */
 	return SYMJSON_ERR_STORE_UNAVAILABLE; /* the store or its files failed */
 }
+
+enum ember_errkind symsvc_error_kind(int err)
+{
+	switch (symsvc_error_reason(err)) {
+	case SYMJSON_ERR_UNKNOWN_BUILD_ID:
+		return EMBER_ERRK_NOT_FOUND;
+	case SYMJSON_ERR_NO_DEBUGINFO:
+		return EMBER_ERRK_UNPROCESSABLE;
+	case SYMJSON_ERR_OVER_BUDGET:
+		return EMBER_ERRK_TOO_LARGE;
+	case SYMJSON_ERR_DEADLINE:
+		return EMBER_ERRK_TIMEOUT;
+	case SYMJSON_ERR_FETCH_LIMIT:
+		return EMBER_ERRK_OVER_LIMIT;
+	case SYMJSON_ERR_BUSY:
+		return EMBER_ERRK_BUSY;
+	default: /* upstream_unavailable, store_unavailable */
+		return err == -ENOMEM ? EMBER_ERRK_INTERNAL : ember_errkind_of_errno(err);
+	}
+}

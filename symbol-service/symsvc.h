@@ -101,6 +101,18 @@ void symsvc_get_stats(struct symsvc *svc, struct symsvc_stats *st);
  * could not be read: ask again).
  */
 enum symjson_error symsvc_error_reason(int err);
+/*
+ * What such an error means to whoever asked, from its reason alone:
+ * unknown_build_id EMBER_ERRK_NOT_FOUND, no_debuginfo
+ * EMBER_ERRK_UNPROCESSABLE, index_over_budget (and -E2BIG of editing a
+ * profile) EMBER_ERRK_TOO_LARGE, upstream_unavailable
+ * EMBER_ERRK_UNAVAILABLE, deadline_exceeded EMBER_ERRK_TIMEOUT,
+ * upstream_fetch_limit EMBER_ERRK_OVER_LIMIT, server_busy
+ * EMBER_ERRK_BUSY; of store_unavailable, -ENOMEM EMBER_ERRK_INTERNAL (the
+ * request's own allocation failed) and any other errno
+ * ember_errkind_of_errno().
+ */
+enum ember_errkind symsvc_error_kind(int err);
 
 /* ---- what one request may spend -------------------------------------------- */
 

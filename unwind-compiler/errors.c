@@ -35,3 +35,24 @@ const char *unwind_strerror(int err)
 		return strerror(-err);
 	}
 }
+
+enum ember_errkind unwind_error_kind(int err)
+{
+	switch (-err) {
+	case UNWIND_ERR_NO_CFI:
+		return EMBER_ERRK_NOT_FOUND;
+	case UNWIND_ERR_NOT_ELF:
+	case UNWIND_ERR_BAD_ELF:
+	case UNWIND_ERR_ARCH:
+	case UNWIND_ERR_BAD_CFI:
+	case UNWIND_ERR_DEBUG_MISMATCH:
+	case UNWIND_ERR_LIMIT:
+	case UNWIND_ERR_BAD_TABLE:
+	case UNWIND_ERR_CHECKSUM:
+	case UNWIND_ERR_VERSION:
+	case E2BIG:
+		return EMBER_ERRK_UNPROCESSABLE;
+	default:
+		return ember_errkind_of_errno(err);
+	}
+}

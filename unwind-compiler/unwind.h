@@ -172,6 +172,14 @@ enum unwind_error {
 
 /* Message for a negative error of this component (errno or UNWIND_ERR). */
 const char *unwind_strerror(int err);
+/*
+ * What such an error means to whoever asked: -UNWIND_ERR_NO_CFI
+ * EMBER_ERRK_NOT_FOUND (the file has no table to give), the other
+ * -UNWIND_ERR_* and -E2BIG (a section that inflates past
+ * max_section_bytes) EMBER_ERRK_UNPROCESSABLE (the input is unusable), any
+ * other errno ember_errkind_of_errno().
+ */
+enum ember_errkind unwind_error_kind(int err);
 
 /* ---- compiling ------------------------------------------------------------ */
 

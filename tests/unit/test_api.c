@@ -5,6 +5,9 @@
  */
 #include "api_internal.h"
 #include "api_profiles.h"
+#include "inspect.h"
+#include "symsvc.h"
+#include "unwind.h"
 #include "unit.h"
 
 #include <errno.h>
@@ -208,7 +211,7 @@ static int test_api__status_of_each_kind(void)
 		[EMBER_ERRK_UNPROCESSABLE] = 422, [EMBER_ERRK_CONFLICT] = 409,
 		[EMBER_ERRK_NOT_FOUND] = 404,	[EMBER_ERRK_CORRUPT] = 500,
 		[EMBER_ERRK_NO_SPACE] = 507,	[EMBER_ERRK_BUSY] = 503,
-		[EMBER_ERRK_INTERNAL] = 500,
+		[EMBER_ERRK_INTERNAL] = 500,	[EMBER_ERRK_TIMEOUT] = 504,
 	};
 
 	for (int k = 0; k < EMBER_ERRK_COUNT; k++) {
@@ -216,9 +219,10 @@ static int test_api__status_of_each_kind(void)
 		CHECK(strcmp(ember_errkind_name(k), "?") != 0);
 		CHECK_INT(api_status_of_kind(k), ==, want[k]);
 	}
-	CHECK_INT(api_store_failure_status(-ENOSPC), ==, 507);
-	CHECK_INT(api_store_failure_status(-EIO), ==, 503);
-	CHECK_INT(api_store_failure_status(-ENOENT), ==, 503); /* never a 404 */
+	CHECK_INT(api_status_of_kind(ember_errkind_of_errno(-ENOSPC)), ==, 507);
+	CHECK_INT(api_status_of_kind(ember_errkind_of_errno(-EIO)), ==, 503);
+	CHECK_INT(api_status_of_kind(ember_errkind_of_errno(-EAGAIN)), ==, 503);
+	CHECK_INT(api_status_of_kind(ember_errkind_of_errno(-ENOENT)), ==, 503); /* never 404 */
 	return 0;
 }
 
@@ -245,7 +249,63 @@ static int test_api__profile_status_from_the_code_alone(void)
 	return 0;
 }
 
+/* Each route's error mapping takes a code and nothing else (no message
+ * can take part), and answers the statuses docs/http-api.md lists. */
+static int test_api__route_status_from_the_code_alone(void)
+{
+	static const struct {
+		enum ember_errkind (*kind)(int err);
+		int err;
+		unsigned status;
+	} want[] = {
+		{ api_unwind_error_kind, -UNWIND_ERR_NO_CFI, 404 },
+		{ api_unwind_error_kind, -UNWIND_ERR_BAD_CFI, 422 },
+		{ api_unwind_error_kind, -UNWIND_ERR_LIMIT, 422 },
+		{ api_unwind_error_kind, -E2BIG, 422 },
+		{ api_unwind_error_kind, -EAGAIN, 503 },
+		{ api_unwind_error_kind, -EIO, 503 },
+		{ api_unwind_error_kind, -ENOENT, 503 },
+		{ api_unwind_error_kind, -ENOSPC, 503 }, /* a GET: never 507 */
+		{ api_symbolize_pprof_error_kind, -E2BIG, 413 },
+		{ api_symbolize_pprof_error_kind, -EAGAIN, 503 },
+		{ api_symbolize_pprof_error_kind, -ETIMEDOUT, 504 },
+		{ api_symbolize_pprof_error_kind, -ENOMEM, 500 },
+		{ api_symbolize_pprof_error_kind, -EINVAL, 500 },
+		{ api_symbolize_pprof_store_kind, -EAGAIN, 503 },
+		{ api_symbolize_pprof_store_kind, -EIO, 503 },
+		{ api_symbolize_pprof_store_kind, -ENOMEM, 503 },
+		{ symsvc_error_kind, -ENOMEM, 500 },
+		{ symsvc_error_kind, -EIO, 503 },
+		{ symsvc_error_kind, -ETIMEDOUT, 504 },
+		{ api_upstream_error_kind, 0, 404 },
+		{ api_upstream_error_kind, -ENOENT, 404 },
+		{ api_upstream_error_kind, -ETIMEDOUT, 504 },
+		{ api_upstream_error_kind, -EHOSTUNREACH, 503 },
+		{ api_upstream_error_kind, -ECANCELED, 503 },
+		{ api_upstream_error_kind, -EIO, 503 },
+		{ api_upstream_error_kind, -ENOSPC, 503 },
+		{ api_body_error_kind, -EAGAIN, 503 },
+		{ api_body_error_kind, -ENOMEM, 500 },
+		{ api_body_error_kind, -E2BIG, 413 },
+		{ api_body_error_kind, -EINVAL, 400 },
+		{ api_sources_error_kind, -E2BIG, 413 },
+		{ api_sources_error_kind, -EINVAL, 422 },
+		{ api_sources_error_kind, -ENOSPC, 507 },
+		{ api_sources_error_kind, -EIO, 503 },
+		{ inspect_error_kind, -INSPECT_ERR_NOT_ELF, 415 },
+		{ inspect_error_kind, -INSPECT_ERR_NO_BUILD_ID, 422 },
+		{ inspect_error_kind, -EIO, 503 },
+		{ store_error_kind, -ENOENT, 404 },
+		{ store_error_kind, -EIO, 503 },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_INT(api_status_of_kind(want[i].kind(want[i].err)), ==, want[i].status);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_api__route_status_from_the_code_alone),
 	UNIT_CASE(test_api__routes),
 	UNIT_CASE(test_api__long_build_id_is_not_found),
 	UNIT_CASE(test_api__source_path_canonicalized),

@@ -549,7 +549,24 @@ static int test_inspect__find_section(void)
 	return 0;
 }
 
+/* Each code's kind: a file not ELF unsupported, the rest unusable; an
+ * errno (reading the file) never a rejection, never "not found". */
+static int test_inspect__error_kind(void)
+{
+	CHECK_INT(inspect_error_kind(-INSPECT_ERR_NOT_ELF), ==, EMBER_ERRK_UNSUPPORTED);
+	CHECK_INT(inspect_error_kind(-INSPECT_ERR_TRUNCATED), ==, EMBER_ERRK_UNPROCESSABLE);
+	CHECK_INT(inspect_error_kind(-INSPECT_ERR_BAD_ELF), ==, EMBER_ERRK_UNPROCESSABLE);
+	CHECK_INT(inspect_error_kind(-INSPECT_ERR_NO_BUILD_ID), ==, EMBER_ERRK_UNPROCESSABLE);
+	CHECK_INT(inspect_error_kind(-INSPECT_ERR_BAD_DWARF), ==, EMBER_ERRK_UNPROCESSABLE);
+	CHECK_INT(inspect_error_kind(-EIO), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(inspect_error_kind(-ENOENT), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(inspect_error_kind(-E2BIG), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(inspect_error_kind(-ENOSPC), ==, EMBER_ERRK_NO_SPACE);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_inspect__error_kind),
 	UNIT_CASE(test_inspect__fixture_features),
 	UNIT_CASE(test_inspect__not_elf_and_truncated),
 	UNIT_CASE(test_inspect__rejections_explain_themselves),

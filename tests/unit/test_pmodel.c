@@ -282,7 +282,18 @@ static int test_pmodel__types_checked_with_a_typed_error(void)
 	return 0;
 }
 
+/* Two sides of other types are the request's fault; an errno is ours. */
+static int test_pmodel__error_kind(void)
+{
+	CHECK_INT(pmodel_error_kind(-PMODEL_ERR_TYPE), ==, EMBER_ERRK_MALFORMED);
+	CHECK_INT(pmodel_error_kind(-ENOMEM), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(pmodel_error_kind(-E2BIG), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(pmodel_error_kind(-ENOSPC), ==, EMBER_ERRK_NO_SPACE);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pmodel__error_kind),
 	UNIT_CASE(test_pmodel__types_checked_with_a_typed_error),
 	UNIT_CASE(test_pmodel__top_counts_recursion_once),
 	UNIT_CASE(test_pmodel__tree_json_line_only_where_one),

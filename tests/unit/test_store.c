@@ -750,7 +750,20 @@ static int test_store__unnamed_old_blobs_swept(void)
 	return 0;
 }
 
+/* A lookup's -ENOENT is the one "not found"; any other errno is a store
+ * that cannot say. */
+static int test_store__error_kind(void)
+{
+	CHECK_INT(store_error_kind(-ENOENT), ==, EMBER_ERRK_NOT_FOUND);
+	CHECK_INT(store_error_kind(-EIO), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(store_error_kind(-ESTALE), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(store_error_kind(-ENOSPC), ==, EMBER_ERRK_NO_SPACE);
+	CHECK_INT(store_error_kind(-EAGAIN), ==, EMBER_ERRK_BUSY);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_store__error_kind),
 	UNIT_CASE(test_store__derived_blobs_never_share_an_upload),
 	UNIT_CASE(test_store__superseded_derived_collected),
 	UNIT_CASE(test_store__unnamed_old_blobs_swept),

@@ -568,7 +568,25 @@ static int test_symsvc__saved_index_kept_on_emfile(void)
 	return rm_rf(dir);
 }
 
+/* Each reason's kind, from the code alone (symsvc_error_reason()). */
+static int test_symsvc__error_kind(void)
+{
+	CHECK_INT(symsvc_error_kind(-ENOENT), ==, EMBER_ERRK_NOT_FOUND);
+	for (int e = SYM_ERR_NOT_ELF; e <= SYM_ERR_INDEX_VERSION; e++)
+		CHECK_INT(symsvc_error_kind(-e), ==, EMBER_ERRK_UNPROCESSABLE);
+	CHECK_INT(symsvc_error_kind(-E2BIG), ==, EMBER_ERRK_TOO_LARGE);
+	CHECK_INT(symsvc_error_kind(-EHOSTUNREACH), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(symsvc_error_kind(-ETIMEDOUT), ==, EMBER_ERRK_TIMEOUT);
+	CHECK_INT(symsvc_error_kind(-ENOBUFS), ==, EMBER_ERRK_OVER_LIMIT);
+	CHECK_INT(symsvc_error_kind(-EAGAIN), ==, EMBER_ERRK_BUSY);
+	CHECK_INT(symsvc_error_kind(-ENOMEM), ==, EMBER_ERRK_INTERNAL);
+	CHECK_INT(symsvc_error_kind(-EIO), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(symsvc_error_kind(-ENOSPC), ==, EMBER_ERRK_NO_SPACE);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_symsvc__error_kind),
 	UNIT_CASE(test_symsvc__replaces_index_in_use),
 	UNIT_CASE(test_symsvc__store_failure_is_not_unknown),
 	UNIT_CASE(test_symsvc__fetch_asks_both_files),

@@ -1281,7 +1281,24 @@ static int test_unwind__assembled_cfi_cases(void)
 	return 0;
 }
 
+/* Each code's kind: no CFI "not found" (no table to give), every other
+ * rejection and a section past the inflate limit unusable input; an
+ * errno (ours) never either. */
+static int test_unwind__error_kind(void)
+{
+	for (int e = UNWIND_ERR_NOT_ELF; e <= UNWIND_ERR_VERSION; e++)
+		CHECK_INT(unwind_error_kind(-e), ==,
+			  e == UNWIND_ERR_NO_CFI ? EMBER_ERRK_NOT_FOUND : EMBER_ERRK_UNPROCESSABLE);
+	CHECK_INT(unwind_error_kind(-E2BIG), ==, EMBER_ERRK_UNPROCESSABLE);
+	CHECK_INT(unwind_error_kind(-EIO), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(unwind_error_kind(-ENOENT), ==, EMBER_ERRK_UNAVAILABLE);
+	CHECK_INT(unwind_error_kind(-EAGAIN), ==, EMBER_ERRK_BUSY);
+	CHECK_INT(unwind_error_kind(-ENOSPC), ==, EMBER_ERRK_NO_SPACE);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_unwind__error_kind),
 	UNIT_CASE(test_unwind__cursor_leb128),
 	UNIT_CASE(test_unwind__long_build_id_rejected),
 	UNIT_CASE(test_unwind__cursor_encoded_pointers),
