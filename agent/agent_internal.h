@@ -17,8 +17,8 @@
  *   profile_build.c  the drained counts -> a pprof profile (kernel frames
  *                  named by kallsyms.c, JIT frames by perfmap.c)
  *   output.c, push.c  the profile to --output DIR, or POST to --server
- *   upload.c       --upload-missing: executables the server lacks
- *   metrics.c      the agent's own /metrics (--metrics-listen)
+ *   upload_missing.c       --upload-missing: executables the server lacks
+ *   agent_metrics.c      the agent's own /metrics (--metrics-listen)
  *   http.c         HTTP client handles (ember_httpc) shared by fetch, push and upload
  *   caps.c         the checks with clear errors: capabilities, BTF, kernel
  *
@@ -528,7 +528,7 @@ int agent_push_enqueue(struct agent_push *p, const struct ember_buf *raw);
 long agent_push_run(struct agent_push *p, uint64_t now_ms);
 void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s);
 
-/* ---- upload-missing (upload.c) ----------------------------------------- */
+/* ---- upload-missing (upload_missing.c) ----------------------------------------- */
 
 /* Ask the server whether it knows build_id (GET /api/v1/artifacts/ID) and
  * upload the file at open_path (named path) if not.  0, or a negative
@@ -536,7 +536,7 @@ void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s);
 int agent_upload_missing(struct agent_http *h, const char *server, const char *build_id,
 			 const char *path, const char *open_path);
 
-/* ---- metrics (metrics.c) ----------------------------------------------- */
+/* ---- metrics (agent_metrics.c) ----------------------------------------------- */
 
 struct agent_metrics;
 struct agent;
@@ -546,10 +546,10 @@ void agent_metrics_free(struct agent_metrics *m);
 int agent_metrics_fd(const struct agent_metrics *m);
 /* Answer the connections waiting on the listening socket. */
 void agent_metrics_serve(struct agent_metrics *m, struct agent *a);
-/* The Prometheus text of a's counters (metrics.c). */
+/* The Prometheus text of a's counters (agent_metrics.c). */
 int agent_metrics_text(struct agent *a, struct ember_buf *out);
 
-/* ---- the agent (main.c) ------------------------------------------------ */
+/* ---- the agent (agent_main.c) ------------------------------------------------ */
 
 struct agent {
 	struct agent_opts *opts;

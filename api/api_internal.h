@@ -321,7 +321,7 @@ enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connec
  * too large, any other malformed. */
 enum ember_errkind api_body_error_kind(int err);
 
-/* ---- uploads (upload.c, ingest.c) ------------------------------------------ */
+/* ---- uploads (artifact_upload.c, artifact_ingest.c) ------------------------------------------ */
 
 enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c,
 				struct api_request *req, const char *data,
@@ -330,7 +330,7 @@ void api_upload_abort(struct api_server *srv, struct api_request *req);
 enum MHD_Result api_serve_list(struct api_server *srv, struct MHD_Connection *c,
 			       struct api_request *req);
 /* Append a's JSON (as GET /api/v1/artifacts/ID lists it) to the array
- * arg: 0 or -ENOMEM (list.c). */
+ * arg: 0 or -ENOMEM (artifact_list.c). */
 int api_list_add_candidate(const struct store_artifact *a, void *arg);
 /* GET /api/v1/artifacts: every build ID, a page at a time (list_all.c). */
 enum MHD_Result api_serve_list_all(struct api_server *srv, struct MHD_Connection *c,
@@ -356,7 +356,7 @@ struct api_ingest_result {
 					-EINVAL for a file rejected for what it is */
 };
 
-/* A validation's turn at the memory budget (ingest.c): 0, or -EAGAIN when
+/* A validation's turn at the memory budget (artifact_ingest.c): 0, or -EAGAIN when
  * none came by deadline_ms; every 0 is followed by api_validation_end(). */
 int api_validation_begin(struct api_server *srv, uint64_t deadline_ms);
 void api_validation_end(struct api_server *srv);

@@ -1,6 +1,6 @@
 /*
  * body_step.c - the body of a symbolization request, read under the
- * request's memory account (uploads stream to disk instead, upload.c).
+ * request's memory account (uploads stream to disk instead, artifact_upload.c).
  *
  * A JSON body is parsed as it arrives (wire/'s streamed parser): it is
  * never held whole, and the parse stops at its first error, the rest of

@@ -6,7 +6,7 @@
  * server.c) waits for the fetch, so a slow upstream stalls only the
  * connections that asked for it.  Requests for the same artifact while a
  * fetch is in flight join it: one upstream fetch however many clients
- * ask.  What arrives is validated and stored like an upload (ingest.c),
+ * ask.  What arrives is validated and stored like an upload (artifact_ingest.c),
  * then every waiter is woken and served from the store.  A client that
  * goes away does not cancel the fetch: what arrives is stored.  Misses and failures are remembered for the
  * configured time (common.h's ember_errcache) so a missing build ID costs one upstream

@@ -32,7 +32,7 @@ struct cli_symbolize_opts {
 	enum sym_addr_kind addr_kind;
 };
 
-/* Buffered output to a file descriptor (out.c). */
+/* Buffered output to a file descriptor (symbolize_out.c). */
 struct cli_out {
 	int fd;
 	int err;		/* first write error, sticky */

@@ -501,7 +501,7 @@ static inline void ember_memcpy(void *dst, const void *src, size_t n)
 		memcpy(dst, src, n);
 }
 
-/* ---- hashing (hash.c, checksum.c, hset.c) ------------------------------------------ */
+/* ---- hashing (hash.c, checksum64.c, hset.c) ------------------------------------------ */
 
 /* 128 random bits keying one table's hash (SipHash-1-3). */
 struct ember_hash_key {
@@ -526,7 +526,7 @@ static inline uint64_t ember_mix64(uint64_t x)
 }
 
 /* An unkeyed 64-bit hash of data[0..len), the same on every machine
- * (checksum.c): the profile store's checksum of block sections and log
+ * (checksum64.c): the profile store's checksum of block sections and log
  * records, and the flame graph's colours.  Guards against damage, not
  * against an adversary. */
 uint64_t ember_checksum64(const void *data, size_t len, uint64_t seed);

@@ -1,5 +1,5 @@
 /*
- * httpc_internal.h - the loaded libcurl (lib.c) for the files of
+ * httpc_internal.h - the loaded libcurl (curl_lib.c) for the files of
  * http-client/: one table of its functions, filled once per process by
  * httpc_load() and never changed afterwards.  Only this folder includes
  * curl.h.

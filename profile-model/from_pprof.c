@@ -4,7 +4,7 @@
  * interned at their first use, each of its strings hashed once however
  * many functions and mappings share it, and a sample's location list
  * (leaf first) turned into a stack node (root first through the prefix
- * tree).  The store's ingest (profile-store/ingest.c) walks samples
+ * tree).  The store's ingest (profile-store/pprof_ingest.c) walks samples
  * through it frame by frame; pmodel_result_from_pprof sample by sample.
  */
 #include "pmodel_internal.h"

@@ -5,7 +5,7 @@
  * the frame's line is, one line for all the locations merged), children
  * sorted by name, written depth first without recursion.  One JSON value:
  * the document around it (the HTTP answer's envelope, a final newline) is
- * its caller's (profile-service/query.c).
+ * its caller's (profile-service/query_answers.c).
  */
 #include "pmodel_internal.h"
 

@@ -15,7 +15,7 @@
  *    (profsvc_ingest), which answers once the profile is durable;
  *  - the query-time resolver: frames left as addresses are resolved
  *    through the symbolization service when a query merges them and when
- *    a compaction rewrites them (resolve.c), named by the one rule of
+ *    a compaction rewrites them (resolver.c), named by the one rule of
  *    symsvc_frame_name;
  *  - every answer's body, whole (query, diff, discovery, series,
  *    coverage, ingest): the caller sets the status and headers and sends
@@ -44,7 +44,7 @@
 struct profsvc;
 struct symsvc;
 
-/* ---- the service (service.c) --------------------------------------------- */
+/* ---- the service (profsvc.c) --------------------------------------------- */
 
 /* Options; zero fields take the defaults. */
 struct profsvc_opts {
@@ -81,7 +81,7 @@ void profsvc_symbols_arrived(struct profsvc *s, const char *build_id);
 /* The wall clock in ns from the epoch: a profile's time, "now" of a query. */
 int64_t profsvc_now_ns(void);
 
-/* ---- ingest (ingest.c) ------------------------------------------------------- */
+/* ---- ingest (ingest_pipeline.c) ------------------------------------------------------- */
 
 /* How a profile came. */
 enum profsvc_route { PROFSVC_ROUTE_PROFILES, PROFSVC_ROUTE_INGEST, PROFSVC_ROUTE_SCRAPE,
@@ -139,7 +139,7 @@ bool profsvc_encoding_identity(const char *content_encoding);
 void profsvc_pyroscope_labels(struct pyro_tags *t, const char *spy, const struct pyro_kind *k,
 			      struct pstore_label *out);
 
-/* ---- answers (query.c, discovery.c) ------------------------------------------ */
+/* ---- answers (query_answers.c, discovery_answers.c) ------------------------------------------ */
 
 /* A whole answer body and what its headers say. */
 struct profsvc_answer {
@@ -197,13 +197,13 @@ int profsvc_series(struct profsvc *s, const struct pstore_selection *sel, int64_
 int profsvc_coverage(struct profsvc *s, const struct pstore_selection *sel, size_t rows,
 		     struct profsvc_answer *a, char *why, size_t why_size);
 
-/* ---- the query-time resolver (resolve.c) ------------------------------------- */
+/* ---- the query-time resolver (resolver.c) ------------------------------------- */
 
 /* A pstore_resolve_fn over the symbolization service (ctx: struct symsvc). */
 int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs, size_t n,
 		    struct pstore_resolution *r);
 
-/* ---- metrics (metrics.c) ----------------------------------------------------- */
+/* ---- metrics (profile_metrics.c) ----------------------------------------------------- */
 
 /* The profile lines of GET /metrics, appended to b. */
 int profsvc_metrics(struct profsvc *s, struct ember_buf *b);

@@ -2,12 +2,12 @@
  * profsvc_internal.h - shared between the files of profile-service/ only.
  *
  * One concept a file:
- *   service.c      the service: the store's start and stop, the clock
- *   ingest.c       a profile decoded, labelled, symbolized and appended
- *   resolve.c      the symbolization service as the store's resolver
- *   query.c        the answers of a query and a diff
- *   discovery.c    the answers of labels, types, series and coverage
- *   metrics.c      the profile lines of /metrics
+ *   profsvc.c      the service: the store's start and stop, the clock
+ *   ingest_pipeline.c       a profile decoded, labelled, symbolized and appended
+ *   resolver.c      the symbolization service as the store's resolver
+ *   query_answers.c        the answers of a query and a diff
+ *   discovery_answers.c    the answers of labels, types, series and coverage
+ *   profile_metrics.c      the profile lines of /metrics
  *   scrape.c       the --scrape puller
  *   scrape_http.c  its HTTP GET (ember_httpc)
  */
@@ -30,7 +30,7 @@ struct profsvc {
 	_Atomic uint64_t samples_resolved, samples_unresolved;
 };
 
-/* ---- the answers (query.c, discovery.c) -------------------------------------- */
+/* ---- the answers (query_answers.c, discovery_answers.c) -------------------------------------- */
 
 /* An answer's body initialized under its cap, type application/json. */
 void profsvc_answer_init(struct profsvc_answer *a, size_t cap);

@@ -1,6 +1,6 @@
 /*
  * index_entry.c - one entry of a shared store's block index
- * (docs/object-storage-layout.md, "Profiles"; index.c reads and appends
+ * (docs/object-storage-layout.md, "Profiles"; block_index.c reads and appends
  * them): its text, written here and parsed here.  The parser reads
  * outside input (any writer of the bucket) and is fuzzed by
  * tests/fuzz/fuzz_pstore_index.c.

@@ -1,7 +1,7 @@
 /*
  * pstore_catalog.h - the blocks a store holds and their data.
  *
- *   catalog.c  blocks opened, read by range, listed, superseded
+ *   block_catalog.c  blocks opened, read by range, listed, superseded
  *   cache.c    decoded block data under a byte budget (struct pstore_cache
  *              is in pstore_internal.h: the store holds one)
  *
@@ -15,7 +15,7 @@
 
 #include "pstore_block.h"
 
-/* ---- catalog (catalog.c, cache.c) -------------------------------------- */
+/* ---- catalog (block_catalog.c, cache.c) -------------------------------------- */
 
 struct pstore_block {
 	atomic_int refs;
@@ -58,7 +58,7 @@ void pstore_cache_release(struct pstore_cache *c);
 /* A block's time span (a corrupt one: its whole partition). */
 void pstore_block_span(const struct pstore *s, const struct pstore_block *b, int64_t *lo,
 		       int64_t *hi);
-/* Read the blocks at open (catalog.c); replay the log (recover.c). */
+/* Read the blocks at open (block_catalog.c); replay the log (recover.c). */
 int pstore_catalog_load(struct pstore *s, struct ember_diag *d);
 /* Add a block to the store's list (under s->mu): its series counted. */
 int pstore_catalog_add(struct pstore *s, struct pstore_block *b);
@@ -69,7 +69,7 @@ void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b);
 void pstore_catalog_remove(struct pstore *s, size_t i);
 
 EMBER_VEC_DEF(pstore_blocks, struct pstore_block *);
-/* Drop the reference each block of v holds and free v (catalog.c). */
+/* Drop the reference each block of v holds and free v (block_catalog.c). */
 void pstore_blocks_release(struct pstore_blocks *v);
 
 #endif /* EMBER_PSTORE_CATALOG_H */

@@ -2,7 +2,7 @@
  * pstore_head.h - appends and the in-memory heads they land in.
  *
  *   rows.c    one profile's rows, sorted and summed per stack
- *   ingest.c  a decoded pprof -> dictionary entries, rows, coverage
+ *   pprof_ingest.c  a decoded pprof -> dictionary entries, rows, coverage
  *   head.c    the in-memory head: what the log segment holds
  *   append.c  pstore_append: the log, then the active head
  *
@@ -15,7 +15,7 @@
 
 #include "pstore_series.h"
 
-/* ---- ingest (ingest.c, coverage.c) ---------------------------------------- */
+/* ---- ingest (pprof_ingest.c, coverage.c) ---------------------------------------- */
 
 /* One profile as rows: nodes of a dictionary, ascending and unique after
  * pstore_rows_normalize, values row-major (ncols per row). */

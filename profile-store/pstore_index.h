@@ -3,7 +3,7 @@
  * adds (docs/object-storage-layout.md, "Profiles"): the block index and the writers'
  * leases.
  *
- *   index.c        the block index: entries read, the live set, collection
+ *   block_index.c        the block index: entries read, the live set, collection
  *   index_entry.c  the index's keys (its entries' text is pstore.h's)
  *   takeover.c     this writer's lease; the logs of dead writers taken over
  *
@@ -32,7 +32,7 @@ int pstore_lease_tend(struct pstore *s, bool force, struct ember_diag *d);
  * there; -PSTORE_ERR_CLOSED when it is (the store is fenced). */
 int pstore_lease_check(struct pstore *s, struct ember_diag *d);
 
-/* ---- a shared store's block index (index.c, index_entry.c) ------------------- */
+/* ---- a shared store's block index (block_index.c, index_entry.c) ------------------- */
 
 #define PS_INDEX_KEY_MAX 40
 void pstore_index_key(int64_t part, uint64_t seq, char name[PS_INDEX_KEY_MAX]);

@@ -26,8 +26,8 @@
  * structs hold series); a file includes the headers of the areas whose
  * declarations it uses, and this one itself only when it uses no area's.
  *
- * One concept a file (errors.c: pstore_strerror; limits.c: the ingest
- * limits and their defaults; store.c: open, free, snapshots, stats,
+ * One concept a file (pstore_errors.c: pstore_strerror; limits.c: the ingest
+ * limits and their defaults; pstore.c: open, free, snapshots, stats,
  * warnings; blockio_dir.c: the local-directory block storage); the other
  * files are listed in their area's header.
  *
@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- errors (errors.c) ----------------------------------------------------
+/* ---- errors (pstore_errors.c) ----------------------------------------------------
  *
  * Reasons for the sender go through common.h's struct ember_diag and its
  * guards: EMBER_FAIL, EMBER_FAIL_IF, EMBER_FORWARD_IF_ERROR.
@@ -71,7 +71,7 @@ static inline int64_t pstore_mul(int64_t a, int64_t b)
 
 void pstore_limits_resolve(const struct pstore_limits *in, struct pstore_limits *out);
 
-/* ---- the store (store.c) -------------------------------------------------- */
+/* ---- the store (pstore.c) -------------------------------------------------- */
 
 struct pstore_block;
 struct pstore_head;
@@ -128,7 +128,7 @@ struct pstore {
 
 	atomic_uint_fast64_t appends, rejected, flushes, merges, retention_drops,
 		compaction_errors, wal_torn_bytes;
-	/* opts.shared: the block index (index.c); NULL otherwise */
+	/* opts.shared: the block index (block_index.c); NULL otherwise */
 	struct pstore_index *index;
 	/* opts.shared with io.renew and io.mtime: this writer's lease
 	 * (takeover.c).  lease_sent: CLOCK_MONOTONIC ns when the last renewal

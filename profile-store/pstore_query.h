@@ -7,9 +7,9 @@
  *   query.c          pstore_query over heads and blocks
  *   block_query.c    one block's share of a query
  *   scan.c           selections without rows: discovery, totals, coverage
- *   discovery.c, series_totals.c, coverage_query.c  those three calls
+ *   label_discovery.c, series_totals.c, coverage_query.c  those three calls
  *
- * Snapshots are taken in store.c.  Invariants: a query reads a snapshot
+ * Snapshots are taken in pstore.c.  Invariants: a query reads a snapshot
  * (references to blocks and heads taken under s->mu) and does not hold
  * s->mu while it sums, only a head's lock for reading while it reads that
  * head; time ranges are [from, to).

@@ -4,7 +4,7 @@
  *   labels.c     label validation, sorting, the series key
  *   seriestab.c  series (labels x sample types) and profile types
  *   lindex.c     the label index (name -> values -> series)
- *   keys.c       the series the store holds (the series limit)
+ *   series_keys.c       the series the store holds (the series limit)
  *   unbounded.c  labels that look unbounded
  *
  * and the record of one profile of a series (struct pstore_prof), the same
@@ -119,7 +119,7 @@ void pstore_lindex_release(struct pstore_lindex *ix);
 uint32_t pstore_lindex_find(const struct pstore_lindex *ix, const struct pstore_seriestab *t,
 			const char *name);
 
-/* Series key counting (keys.c): the series limit. */
+/* Series key counting (series_keys.c): the series limit. */
 struct pstore_keycount;
 int pstore_keys_add(struct pstore_keycount **kc, uint64_t key);
 void pstore_keys_remove(struct pstore_keycount *kc, uint64_t key);

@@ -188,7 +188,7 @@ static void free_victims(struct symsvc_index *v)
 
 /*
  * The inputs of id's index, asking upstream first when the store has none
- * (fetch.c): -ENOENT when nobody has the build ID, -EHOSTUNREACH when
+ * (fetch_upstream.c): -ENOENT when nobody has the build ID, -EHOSTUNREACH when
  * upstream failed, the store's error when it failed.
  */
 static int find_inputs(struct symsvc *svc, const char *id, struct symsvc_req *r,

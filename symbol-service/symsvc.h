@@ -284,7 +284,7 @@ const char *symsvc_pprof_why_name(unsigned why);
 /*
  * How a frame of the symbolizer is named in a profile, the one rule for
  * ingest (symsvc_symbolize_pprof) and for the profile store's query-time
- * resolver (profile-service/resolve.c), so that a function resolved late
+ * resolver (profile-service/resolver.c), so that a function resolved late
  * and one resolved at ingest are one function: the function is the
  * demangled name (demangle false: the linkage name), else the linkage
  * name, else "??"; the system name is the linkage name, else "??"; the

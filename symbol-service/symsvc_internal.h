@@ -3,14 +3,14 @@
  *
  * One concept a file:
  *   service.c         the service: options, lifetime, stats, error reasons
- *   request.c         what one request may spend: its check, its fetch cap,
+ *   request_budget.c         what one request may spend: its check, its fetch cap,
  *                     its memory account
- *   fetch.c           a build ID's files asked of the owner's upstream fetch
+ *   fetch_upstream.c           a build ID's files asked of the owner's upstream fetch
  *   index_cache.c     the LRU of loaded indexes: one build per build ID,
  *                     eviction, replacement when better files arrive
  *   saved_index.c     indexes saved in the store as derived artifacts, pins
  *   batch.c           lookups of many addresses in address order
- *   lookup.c          symsvc_lookup: a build ID's addresses through batches
+ *   service_lookup.c          symsvc_lookup: a build ID's addresses through batches
  *   json_answer.c     the answer of POST /api/v1/symbolize, chunk by chunk
  *   pprof_symbolize.c a profile's locations given lines
  *   frame_name.c      the names a frame takes in a profile
@@ -22,7 +22,7 @@
 
 #include <pthread.h>
 
-/* ---- one request's limits (request.c) ------------------------------------- */
+/* ---- one request's limits (request_budget.c) ------------------------------------- */
 
 /* A request's check and fetch count, for one thread. */
 struct symsvc_req {
@@ -116,7 +116,7 @@ int symsvc_cache_init(struct symsvc_cache *c, uint64_t budget);
 void symsvc_cache_release(struct symsvc_cache *c);
 void symsvc_cache_get_stats(struct symsvc_cache *c, struct symsvc_stats *st);
 
-/* ---- upstream (fetch.c) ----------------------------------------------------- */
+/* ---- upstream (fetch_upstream.c) ----------------------------------------------------- */
 
 /*
  * Bring build_id's debug file and executable from upstream into the store

@@ -1,6 +1,6 @@
 /*
  * agent_core_alone.c - the check that the agent's library, ember_agent_core,
- * links on its own: without agent/main.c, with every object of the
+ * links on its own: without agent/agent_main.c, with every object of the
  * archive (used or not) and the libraries its target names.
  *
  * The build links this program with the archive whole: an object that

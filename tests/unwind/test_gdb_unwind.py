@@ -2,7 +2,7 @@
 """test_gdb_unwind.py UNWIND_WALK FIXTURE - unwind a real stack with the
 compiled tables alone and compare with gdb.
 
-gdb runs FIXTURE (tests/unwind/deep.c, built with -fomit-frame-pointer) to
+gdb runs FIXTURE (tests/unwind/deep_frames.c, built with -fomit-frame-pointer) to
 ember_stop_here(), reports its physical frames (inline and tail-call frames
 are gdb's reconstructions, not stack frames, and are left out), and dumps
 rip, rsp, rbp, the mappings and the stack.  unwind_walk then walks that

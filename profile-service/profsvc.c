@@ -1,5 +1,5 @@
 /*
- * service.c - the profile store's life in the service: opened under the
+ * profsvc.c - the profile store's life in the service: opened under the
  * data directory when the service starts (its log replayed), with the
  * symbolization service as the resolver of its compactions
  * (profsvc_resolve), the scrapers started beside it; stopped after the

@@ -1,5 +1,5 @@
 /*
- * ingest.c - a profile stored, whichever way it came (POST
+ * ingest_pipeline.c - a profile stored, whichever way it came (POST
  * /api/v1/profiles, Pyroscope's /ingest, the scraper): a body decoded
  * (Content-Encoding undone, then raw/gzip/zstd), Pyroscope's label rules,
  * the profile symbolized in-process by the symbolization service
@@ -10,7 +10,7 @@
  *
  * A location that cannot be resolved yet stays an address: the query's
  * resolver and, once the debug info arrives, the compaction resolve it
- * later (resolve.c, pstore_symbols_arrived).
+ * later (resolver.c, pstore_symbols_arrived).
  */
 #include "profsvc_internal.h"
 #include "symsvc.h"

@@ -1,5 +1,5 @@
 /*
- * ingest.c - validate a received file and add it to the store.
+ * artifact_ingest.c - validate a received file and add it to the store.
  *
  * Shared by uploads and upstream fetches, so every file the store serves
  * passed the same checks: it is a whole ELF file, its build-ID note equals

@@ -1,5 +1,5 @@
 /*
- * metrics.c - the agent's own /metrics (--metrics-listen HOST:PORT), in
+ * agent_metrics.c - the agent's own /metrics (--metrics-listen HOST:PORT), in
  * Prometheus text format: samples, frames by unwinder, why walks
  * stopped, drops, tables by source, processes, profiles written and
  * pushed, the push queue, and the agent's CPU time and RSS.  A tiny

@@ -1,5 +1,5 @@
 /*
- * upload.c - --upload-missing: for a build ID the server has no
+ * upload_missing.c - --upload-missing: for a build ID the server has no
  * executable of, upload the file found on this host through `ember
  * serve`'s PUT /api/v1/artifacts/ID/executable (docs/http-api.md,
  * "Uploads"), so at least its symbol tables are there.  The server keeps

@@ -1,5 +1,5 @@
 /*
- * main.c - ember-agent: sample every CPU with BPF, unwind user stacks by
+ * agent_main.c - ember-agent: sample every CPU with BPF, unwind user stacks by
  * Ember's tables (or frame pointers), and every --interval seconds turn
  * the counts into a pprof profile, written to --output DIR and/or pushed
  * to --server (docs/agent.md).  One thread: the loop below waits on the

@@ -1,12 +1,12 @@
 /*
- * upload.c - PUT/POST /api/v1/artifacts/ID/KIND: the CI upload, streamed.
+ * artifact_upload.c - PUT/POST /api/v1/artifacts/ID/KIND: the CI upload, streamed.
  *
  * The body goes straight from the socket into a temporary blob (never all
  * in memory) under a byte cap.  Authorization and a declared
  * Content-Length over the cap are refused before any body is read, so a
  * client sending "Expect: 100-continue" sends nothing; a chunked body
  * that crosses the cap is cut off.  Once complete the blob is sealed,
- * validated and stored by ingest.c.  A request that ends early (client
+ * validated and stored by artifact_ingest.c.  A request that ends early (client
  * gone, server stopping) discards its blob: nothing partial is kept.
  */
 #include "api_internal.h"

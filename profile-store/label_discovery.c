@@ -1,5 +1,5 @@
 /*
- * discovery.c - what a UI offers for completion: the label names, the
+ * label_discovery.c - what a UI offers for completion: the label names, the
  * values of one label, and the profile types of the series a selection
  * reaches (each part of the selection optional), sorted and unique.
  */

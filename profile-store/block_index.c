@@ -1,5 +1,5 @@
 /*
- * index.c - the catalog of a shared store (pstore_opts.shared: replicas
+ * block_index.c - the catalog of a shared store (pstore_opts.shared: replicas
  * of a server on one bucket; docs/object-storage-layout.md, "Profiles"):
  * the live blocks are not the listing of blocks/ but what the block index
  * says, an append-only log per time partition of entries

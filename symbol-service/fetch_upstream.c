@@ -1,5 +1,5 @@
 /*
- * fetch.c - the files of a build ID the store does not know, asked of the
+ * fetch_upstream.c - the files of a build ID the store does not know, asked of the
  * owner's upstream fetch (symsvc_fetch_fn in symsvc.h) before the service
  * answers "unknown": the debug file for DWARF, the executable for program
  * headers and symbols.  Either is enough to build an index.

@@ -1,5 +1,5 @@
 /*
- * lookup.c - symsvc_lookup(): the frames of a build ID's addresses for an
+ * service_lookup.c - symsvc_lookup(): the frames of a build ID's addresses for an
  * in-process caller, through the index cache and batches of
  * SYMSVC_BATCH_MAX addresses in address order, handed back in request
  * order.

@@ -1,5 +1,5 @@
 /*
- * keys.c - the series the store holds, for its series limit: each series
+ * series_keys.c - the series the store holds, for its series limit: each series
  * key (pstore_series_key) with the number of holders (blocks and heads that
  * have it), in an open-addressing table.  A series stops counting when
  * its last holder goes (retention, or a head written as blocks that

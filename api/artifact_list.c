@@ -1,5 +1,5 @@
 /*
- * list.c - GET /api/v1/artifacts/ID: the candidates stored for a build
+ * artifact_list.c - GET /api/v1/artifacts/ID: the candidates stored for a build
  * ID, as JSON.  `ember upload` asks here first and skips files whose
  * sha256 is already stored, so re-running a CI job uploads nothing twice.
  */

@@ -1,5 +1,5 @@
 /*
- * lib.c - libcurl loaded with dlopen, once per process, under
+ * curl_lib.c - libcurl loaded with dlopen, once per process, under
  * pthread_once, into the one table every file of http-client/ calls
  * through (httpc.h says why it is loaded late); and the share of
  * connections and DNS between handles of several threads, with its locks.

@@ -1,7 +1,7 @@
 /*
- * query.c - the answers of a query and a diff, whole: a selection (two
+ * query_answers.c - the answers of a query and a diff, whole: a selection (two
  * for a diff) merged by the profile store, its unsymbolized frames
- * resolved on the way through the symbolization service (resolve.c), and
+ * resolved on the way through the symbolization service (resolver.c), and
  * written in the format asked for (docs/http-api.md, "Query" and "Diff"):
  * the JSON tree in its envelope (type, unit, totals, range), the top
  * table (JSON or text), folded stacks, a flame graph SVG or gzip'd pprof;

@@ -1,5 +1,5 @@
 /*
- * ingest.c - a decoded pprof profile (wire/pprof.h, profile.proto) turned
+ * pprof_ingest.c - a decoded pprof profile (wire/pprof.h, profile.proto) turned
  * into what the store keeps: its mappings, functions and locations
  * interned into a dictionary and each sample's location list into a stack
  * node, through the model's walk (profile-model/from_pprof.c), and its

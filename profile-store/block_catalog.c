@@ -1,5 +1,5 @@
 /*
- * catalog.c - the blocks a store holds, as the block storage lists them:
+ * block_catalog.c - the blocks a store holds, as the block storage lists them:
  * each opened by reading its header and the small sections a store needs
  * at once (meta: parents and log ranges; the series and their label
  * index), through range reads, so opening never reads rows or

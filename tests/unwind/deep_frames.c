@@ -1,5 +1,5 @@
 /*
- * deep.c - the unwinding fixture, built with -O2 -fomit-frame-pointer
+ * deep_frames.c - the unwinding fixture, built with -O2 -fomit-frame-pointer
  * (tests/unwind/CMakeLists.txt): a known deep call chain whose frames
  * exercise every common row kind, stopped by gdb in ember_stop_here().
  *

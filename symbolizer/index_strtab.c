@@ -1,5 +1,5 @@
 /*
- * strtab.c - interned strings of the symbol index.
+ * index_strtab.c - interned strings of the symbol index.
  *
  * Every name and path in the index is stored once in one byte array and
  * referred to by offset, so the index is a handful of flat arrays (cheap

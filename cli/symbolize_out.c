@@ -1,5 +1,5 @@
 /*
- * out.c - the output buffer of `ember symbolize`: a fixed 32 KB buffer
+ * symbolize_out.c - the output buffer of `ember symbolize`: a fixed 32 KB buffer
  * written to a file descriptor with write(2) when full or flushed.  stdio
  * costs more than the lookup itself for short answers (its per-call
  * locking, vtable dispatch and format parsing); this is a memcpy.  A

@@ -1,5 +1,5 @@
 /*
- * checksum.c - an unkeyed 64-bit hash, word at a time over little-endian
+ * checksum64.c - an unkeyed 64-bit hash, word at a time over little-endian
  * words so a file reads the same on every machine.  The profile store's
  * checksum of block sections and log records (docs/profile-store-format.md)
  * and the flame graph's frame colours (profile-model/out_svg.c): both are

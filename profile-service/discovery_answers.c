@@ -1,5 +1,5 @@
 /*
- * discovery.c - the answers of what the store holds, without reading
+ * discovery_answers.c - the answers of what the store holds, without reading
  * rows (docs/http-api.md, "Discovery", "Totals over time", "Symbolization
  * coverage"), whole: the label names, a label's values, the profile
  * types, the totals at a step (what a UI draws above its flame graph) and

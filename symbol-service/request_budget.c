@@ -1,5 +1,5 @@
 /*
- * request.c - what one request may spend (symsvc_request_opts in
+ * request_budget.c - what one request may spend (symsvc_request_opts in
  * symsvc.h): its check, polled between steps so that a request past its
  * deadline or whose client went away stops, and its count of build IDs
  * asked upstream.

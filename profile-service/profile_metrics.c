@@ -1,5 +1,5 @@
 /*
- * metrics.c - the profile service's lines of GET /metrics
+ * profile_metrics.c - the profile service's lines of GET /metrics
  * (docs/http-api.md, Operations): the store's size, blocks, series and
  * log, profiles ingested by route and rejected by reason, samples
  * symbolized at ingest, and the labels that look unbounded, one series

@@ -1,5 +1,5 @@
 /*
- * store.c - a profile store's lifecycle: pstore_open (the directory, its
+ * pstore.c - a profile store's lifecycle: pstore_open (the directory, its
  * lock and writer ID, the options, the block storage, the catalog of
  * blocks, the replay of the log, the first segment, the compaction
  * thread), pstore_free, the snapshot queries take, and the stats.

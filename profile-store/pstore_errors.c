@@ -1,5 +1,5 @@
 /*
- * errors.c - the profile store's error strings (enum pstore_error).  A
+ * pstore_errors.c - the profile store's error strings (enum pstore_error).  A
  * failure says more than its error: the first failed check is formatted
  * into the caller's why buffer ("label 'pod': value longer than 1024
  * bytes", "block 'blocks/...': section 4: hash mismatch") by common.h's

@@ -1,5 +1,5 @@
 /*
- * resolve.c - the symbolization service as the profile store's resolver
+ * resolver.c - the symbolization service as the profile store's resolver
  * (pstore_resolve_fn): the addresses of one mapping of a query's result
  * (or of a block being compacted) are normalized to file offsets
  * (address - memory_start + file_offset, as symsvc_symbolize_pprof does),
