@@ -17,8 +17,8 @@
  *   profile_build.c  the drained counts -> a pprof profile (kernel frames
  *                  named by kallsyms.c, JIT frames by perfmap.c)
  *   output.c, push.c  the profile to --output DIR, or POST to --server
- *   upload_missing.c       --upload-missing: executables the server lacks
- *   agent_metrics.c      the agent's own /metrics (--metrics-listen)
+ *   upload_missing.c  --upload-missing: executables the server lacks
+ *   agent_metrics.c  the agent's own /metrics (--metrics-listen)
  *   http.c         HTTP client handles (ember_httpc) shared by fetch, push and upload
  *   caps.c         the checks with clear errors: capabilities, BTF, kernel
  *

@@ -132,7 +132,7 @@ static void bpf_metrics(struct agent *a, struct ember_buf *b)
 	    agent_bpf_stat(a->bpf, AGENT_STAT_KSTACK_FAILED));
 	put(b, "ember_agent_dropped_total", "what=\"samples_ring_full\"",
 	    agent_bpf_stat(a->bpf, AGENT_STAT_SAMPLES_LOST));
-	/* 0 unless EMBER_AGENT_TIME_TRANSPORT is set (bench/agent/transport.py) */
+	/* 0 unless EMBER_AGENT_TIME_TRANSPORT is set (bench/agent/ab.py --time-transport) */
 	put(b, "ember_agent_transport_nanoseconds_total", NULL,
 	    agent_bpf_stat(a->bpf, AGENT_STAT_TRANSPORT_NS));
 }

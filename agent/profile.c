@@ -86,7 +86,7 @@ static int set_tunables(struct agent_bpf *b, const struct agent_opts *o)
 	s->rodata->filter_pids = o->npids > 0;
 	s->rodata->filter_cgroup = o->cgroup != NULL;
 	s->rodata->transport_ringbuf = o->ringbuf;
-	/* developer (bench/agent/transport.py): the kernel's time in the
+	/* developer (bench/agent/ab.py --time-transport): the kernel's time in the
 	 * transport's part of each sample, into AGENT_STAT_TRANSPORT_NS */
 	s->rodata->time_transport = getenv("EMBER_AGENT_TIME_TRANSPORT") != NULL;
 	if (o->ringbuf) {

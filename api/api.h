@@ -1,10 +1,18 @@
 /*
- * api.h - Ember's HTTP server (libmicrohttpd): the debuginfod protocol,
- * CI uploads, metrics.  docs/http-api.md documents every route.
+ * api.h - Ember's HTTP server (libmicrohttpd), the HTTP layer only: the
+ * debuginfod protocol, CI uploads and artifact listings, the symbolization
+ * API, unwind tables, the profile routes, the web UI's files and metrics.
+ * docs/http-api.md documents every route.  Every file of api/ speaks
+ * libmicrohttpd, but the route table: what is behind the routes is the
+ * symbolization service's (symsvc.h), the profile service's (profsvc.h),
+ * the debuginfo store's, elf-inspect's and the unwind compiler's; each
+ * answer's status comes from an error's kind (api/status.c).
  *
- * The server serves one debuginfo store; it owns neither the store nor
- * the environment libdebuginfod reads (DEBUGINFOD_URLS and friends), which
- * `ember serve` sets up before starting it.
+ * The server serves one debuginfo store, which it borrows; it makes and
+ * frees the symbolization service over it and, with opts->profiles, the
+ * profile service.  It owns neither the store nor the environment
+ * libdebuginfod reads (DEBUGINFOD_URLS and friends), which `ember serve`
+ * sets up before starting it.
  */
 #ifndef EMBER_API_H
 #define EMBER_API_H

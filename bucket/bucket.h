@@ -4,9 +4,10 @@
  * profile store's block storage (struct pstore_blockio) over one
  * struct objstore, with the key layout of docs/object-storage-layout.md.
  *
- * Sits above debuginfo-store/, profile-store/ and object-store/ and below the server:
- * neither store links an HTTP client, and the offline tools link none of
- * this.  Every prefix below is the path of the s3:// URL, normalized to ""
+ * Sits above debuginfo-store/, the profile store's block-storage
+ * interface (profile-store/blockio/, not the engine) and object-store/,
+ * and below the server: neither store links an HTTP client, and the
+ * offline tools link none of this.  Every prefix below is the path of the s3:// URL, normalized to ""
  * or to end in '/'.
  */
 #ifndef EMBER_BUCKET_H

@@ -1,9 +1,10 @@
 /*
  * client_main.c - `ember-client`: the commands that talk to a server over
  * HTTP, `ember upload`, `ember symbolize --server`, `ember query` and
- * `ember diff` (the HTTP client, which loads libcurl; jansson, libarchive; the profile store's diff for
- * `ember diff` of two files); `ember` execs it (exec_server.c).  Running `ember-client
- * upload ...` directly works the same.
+ * `ember diff` (the HTTP client, which loads libcurl; jansson, libarchive;
+ * the profile model, not the store, for `ember diff` of two files);
+ * `ember` execs it (exec_server.c).  Running `ember-client upload ...`
+ * directly works the same.
  */
 #include "cli.h"
 

@@ -1,10 +1,11 @@
 /*
  * common.h - the bottom layer of Ember, shared by every component:
- * logging, the kinds of errors, the guard macros of parsers, growable
- * arrays, bounded buffers, the hash function and hash set, hex, JSON
- * string escaping, huge-page allocations, build-ID helpers, bounded byte
- * cursors and LEB128 (cursor.c), the bounded cache of local files
- * (file_cache.c).
+ * logging, the kinds of errors, the guard macros of parsers, options
+ * structs' size checks, growable arrays, bounded buffers, the hash
+ * functions and hash set, hex, JSON string escaping, build-ID helpers,
+ * bounded byte cursors and LEB128 (cursor.c), the bounded cache of local
+ * files (file_cache.c), memory budgets, errors remembered by key, the
+ * clocks and libraries loaded with dlopen.
  *
  * Nothing here knows about ELF, DWARF, HTTP or either store (the bounded
  * cache of local files counts files, whatever they hold).  Library code

@@ -4,9 +4,10 @@
  * program maps libcurl and its TLS, Kerberos and LDAP libraries only when
  * it first makes a request: ember-server with --storage or --scrape,
  * ember-agent with --server, ember-client.  The S3 client (object-store/),
- * the scraper (api/scrape_http.c), the agent (agent/http.c), the client
- * commands (cli/upload_http.c, cli/symbolize_remote.c, cli/cmd_query.c)
- * and bench/symbolize-api go through it; nothing else includes curl.h.
+ * the scraper (profile-service/scrape_http.c), the agent (agent/http.c),
+ * the client commands (cli/upload_http.c, cli/symbolize_remote.c,
+ * cli/cmd_query.c) and bench/symbolize-api go through it; nothing else
+ * includes curl.h.
  *
  * A handle (struct httpc) is one libcurl easy handle, reused request after
  * request so that its connections stay alive; one thread at a time uses

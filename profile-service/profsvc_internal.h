@@ -2,14 +2,14 @@
  * profsvc_internal.h - shared between the files of profile-service/ only.
  *
  * One concept a file:
- *   profsvc.c      the service: the store's start and stop, the clock
- *   ingest_pipeline.c       a profile decoded, labelled, symbolized and appended
- *   resolver.c      the symbolization service as the store's resolver
- *   query_answers.c        the answers of a query and a diff
- *   discovery_answers.c    the answers of labels, types, series and coverage
- *   profile_metrics.c      the profile lines of /metrics
- *   scrape.c       the --scrape puller
- *   scrape_http.c  its HTTP GET (ember_httpc)
+ *   profsvc.c            the service: the store's start and stop, the clock
+ *   ingest_pipeline.c    a profile decoded, labelled, symbolized and appended
+ *   resolver.c           the symbolization service as the store's resolver
+ *   query_answers.c      the answers of a query and a diff
+ *   discovery_answers.c  the answers of labels, types, series and coverage
+ *   profile_metrics.c    the profile lines of /metrics
+ *   scrape.c             the --scrape puller
+ *   scrape_http.c        its HTTP GET (ember_httpc)
  */
 #ifndef EMBER_PROFSVC_INTERNAL_H
 #define EMBER_PROFSVC_INTERNAL_H

@@ -3,8 +3,9 @@
  * labels and time and merged into the profile model's results (issue 15;
  * split from the model in issue 22; docs/profile-store.md).
  *
- * Pipeline position: the HTTP layer (or a tool) decodes a pprof profile
- * (wire/pprof.h) and calls pstore_append(); the profile is written to an
+ * Pipeline position: the profile service (profile-service/profsvc.h; or a
+ * tool, a test, a benchmark) decodes a pprof profile (wire/pprof.h),
+ * symbolizes it and calls pstore_append(); the profile is written to an
  * fsynced write-ahead segment before the call returns, is queryable at
  * once, and is compacted in the background into immutable, content-named
  * blocks (docs/profile-store-format.md) kept through a block-storage

@@ -3,7 +3,7 @@
  * adds (docs/object-storage-layout.md, "Profiles"): the block index and the writers'
  * leases.
  *
- *   block_index.c        the block index: entries read, the live set, collection
+ *   block_index.c  the block index: entries read, the live set, collection
  *   index_entry.c  the index's keys (its entries' text is pstore.h's)
  *   takeover.c     this writer's lease; the logs of dead writers taken over
  *

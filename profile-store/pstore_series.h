@@ -4,7 +4,7 @@
  *   labels.c     label validation, sorting, the series key
  *   seriestab.c  series (labels x sample types) and profile types
  *   lindex.c     the label index (name -> values -> series)
- *   series_keys.c       the series the store holds (the series limit)
+ *   series_keys.c  the series the store holds (the series limit)
  *   unbounded.c  labels that look unbounded
  *
  * and the record of one profile of a series (struct pstore_prof), the same

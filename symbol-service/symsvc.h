@@ -1,7 +1,8 @@
 /*
  * symsvc.h - the symbolization service: build IDs and addresses in,
  * frames out, for the HTTP routes (api/symbolize.c, api/symbolize_pprof.c)
- * and for in-process callers (the profile store's ingest) alike.
+ * and for in-process callers (the profile service's ingest and its
+ * query-time resolver, profile-service/) alike.
  *
  * Pipeline position: between the stores and the transports.  The service
  * owns the symbol indexes of build IDs: it loads the index saved in the

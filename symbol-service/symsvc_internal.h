@@ -2,18 +2,18 @@
  * symsvc_internal.h - shared between the files of symbol-service/ only.
  *
  * One concept a file:
- *   service.c         the service: options, lifetime, stats, error reasons
- *   request_budget.c         what one request may spend: its check, its fetch cap,
- *                     its memory account
- *   fetch_upstream.c           a build ID's files asked of the owner's upstream fetch
- *   index_cache.c     the LRU of loaded indexes: one build per build ID,
- *                     eviction, replacement when better files arrive
- *   saved_index.c     indexes saved in the store as derived artifacts, pins
- *   batch.c           lookups of many addresses in address order
- *   service_lookup.c          symsvc_lookup: a build ID's addresses through batches
- *   json_answer.c     the answer of POST /api/v1/symbolize, chunk by chunk
- *   pprof_symbolize.c a profile's locations given lines
- *   frame_name.c      the names a frame takes in a profile
+ *   service.c          the service: options, lifetime, stats, error reasons
+ *   request_budget.c   what one request may spend: its check, its fetch
+ *                      cap, its memory account
+ *   fetch_upstream.c   a build ID's files asked of the owner's upstream fetch
+ *   index_cache.c      the LRU of loaded indexes: one build per build ID,
+ *                      eviction, replacement when better files arrive
+ *   saved_index.c      indexes saved in the store as derived artifacts, pins
+ *   batch.c            lookups of many addresses in address order
+ *   service_lookup.c   symsvc_lookup: a build ID's addresses through batches
+ *   json_answer.c      the answer of POST /api/v1/symbolize, chunk by chunk
+ *   pprof_symbolize.c  a profile's locations given lines
+ *   frame_name.c       the names a frame takes in a profile
  */
 #ifndef EMBER_SYMSVC_INTERNAL_H
 #define EMBER_SYMSVC_INTERNAL_H

@@ -1,6 +1,6 @@
 /*
  * fuzz_pstore_block.c - libFuzzer target for the profile store's block
- * decoder (profile-store/block_decode.c, catalog.c, block_rows.c): any
+ * decoder (profile-store/block_decode.c, block_catalog.c, block_rows.c): any
  * bytes as a block file behind an in-memory block storage, opened as the
  * store opens blocks (header, meta, series, label index), then loaded as
  * a query loads one (dictionary, profiles, stream directory) and every

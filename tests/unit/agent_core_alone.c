@@ -4,7 +4,7 @@
  * archive (used or not) and the libraries its target names.
  *
  * The build links this program with the archive whole: an object that
- * needed a symbol only main.c defines (as the clocks once were) fails the
+ * needed a symbol only agent_main.c defines (as the clocks once were) fails the
  * link, and so the build.  Run, it names each table source through
  * tables.c and reads the clock procs.c uses, so the test has an answer
  * to check.
