@@ -17,6 +17,8 @@
  *   profile_build.c  the drained counts -> a pprof profile (kernel frames
  *                  named by kallsyms.c, JIT frames by perfmap.c)
  *   output.c, push.c  the profile to --output DIR, or POST to --server
+ *   safe_files.c   the files the agent writes (cache, output) and the
+ *                  processes' files it opens, as root among other users'
  *   upload_missing.c  --upload-missing: executables the server lacks
  *   agent_metrics.c  the agent's own /metrics (--metrics-listen)
  *   http.c         HTTP client handles (ember_httpc) shared by fetch, push and upload
@@ -255,6 +257,7 @@ struct agent_file {
 	struct agent_elf_info elf;
 	char path[512];		/* a path the agent opened it by (for logs, upload) */
 	char open_path[600];	/* /proc/PID/map_files/... or /proc/PID/root/... */
+	uint64_t dev, ino;	/* of the file first opened: opened again, it must match */
 	unsigned refs;		/* process mappings using it */
 	enum agent_table_source source;
 	bool loaded;
@@ -277,6 +280,7 @@ struct agent_table_job {
 	struct agent_file *file; /* identity only: the worker never reads it */
 	char build_id_hex[2 * EMBER_BUILD_ID_MAX + 1]; /* "" without one */
 	char path[512], open_path[600];
+	uint64_t dev, ino;	/* the agent_file's */
 	/* filled by the worker */
 	struct ember_buf image;	/* the table's bytes, when err == 0 */
 	enum agent_table_source source;
@@ -334,7 +338,8 @@ void agent_tables_counts(const struct agent_tables *t, size_t counts[AGENT_TABLE
 void agent_tables_foreach(const struct agent_tables *t,
 			  void (*fn)(void *ctx, const struct agent_file *f), void *ctx);
 
-/* table_cache.c: DIR/BUILDID.unwind and DIR/BUILDID.etag. */
+/* table_cache.c: DIR/BUILDID.unwind and DIR/BUILDID.etag (through
+ * safe_files.c: a directory others can write is refused, -EPERM). */
 int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *image,
 		     char *etag, size_t etag_size);
 int agent_cache_write(const char *dir, const char *build_id, const void *image, size_t size,
@@ -366,6 +371,9 @@ struct agent_http_req {
 	const char *method, *url;
 	const void *body;
 	size_t body_len;
+	/* when set, the body_len bytes come from it (httpc_read_fn) */
+	ssize_t (*read)(void *ctx, uint64_t off, char *buf, size_t n);
+	void *read_ctx;
 	const char *content_type, *content_encoding;
 	const char *if_none_match;
 	size_t max_reply;
@@ -500,10 +508,29 @@ int agent_profile_add(void *profile, const struct agent_sample *s);
 int agent_profile_encode(struct agent_profile *pr, bool gzip, struct ember_buf *out);
 size_t agent_profile_samples(const struct agent_profile *pr);
 
+/* ---- files the agent writes and reads as root (safe_files.c) ----------- */
+
+/* The largest file of a process the agent compiles a table of or uploads
+ * (docs/agent.md): a bigger one keeps frame pointers. */
+#define AGENT_FILE_MAX ((uint64_t)1 << 30)
+
+/* Open (made 0755 if missing) a directory to write in: its descriptor, or
+ * a negative errno with why naming it; -EPERM when it is not owned by
+ * root or the euid, or group or others may write to it. */
+int agent_dir_open(const char *dir, char *why, size_t why_size);
+/* data as dfd/name: a new 0600 file under a random temporary name
+ * (O_EXCL | O_NOFOLLOW), renamed over name.  0 or a negative errno. */
+int agent_file_write(int dfd, const char *name, const void *data, size_t size);
+/* Append dfd/name (a regular file, not through a symlink) to b. */
+int agent_file_read(int dfd, const char *name, struct ember_buf *b);
+/* Open a process' file by its open_path without blocking or following a
+ * symlink out of the process' root; -EINVAL unless a regular file.  The
+ * descriptor, st filled, or a negative errno. */
+struct stat;
+int agent_open_mapped(const char *open_path, struct stat *st);
+
 /* output.c: DIR/ember-HOST-STARTNS.pb.gz, written to a temporary name and
- * renamed. */
-/* data to path through a temporary file and rename: 0 or a negative errno. */
-int agent_write_atomic(const char *path, const void *data, size_t size);
+ * renamed, mode 0600. */
 int agent_output_write(const char *dir, const char *host, uint64_t start_ns,
 		       const struct ember_buf *gz, char *path, size_t path_size);
 
@@ -534,7 +561,7 @@ void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s);
  * upload the file at open_path (named path) if not.  0, or a negative
  * errno / HTTP status > 0 when refused (logged with the server's reason). */
 int agent_upload_missing(struct agent_http *h, const char *server, const char *build_id,
-			 const char *path, const char *open_path);
+			 const char *path, int fd);
 
 /* ---- metrics (agent_metrics.c) ----------------------------------------------- */
 

@@ -82,6 +82,23 @@ static void emit(struct agent *a)
 	a->last_drain_mono_ns = flip_ns;
 }
 
+/* --cache-dir and --output: refused at start when others could plant
+ * files in them (safe_files.c; each write checks again). */
+static int check_dirs(const struct agent_opts *o, char *why, size_t why_size)
+{
+	const char *dirs[] = { o->cache_dir, o->output_dir };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int fd = dirs[i] ? agent_dir_open(dirs[i], why, why_size) : 0;
+
+		if (fd < 0)
+			return fd;
+		if (fd > 0)
+			close(fd);
+	}
+	return 0;
+}
+
 static int setup(struct agent *a, char *why, size_t why_size)
 {
 	struct agent_tables_opts to = { .server = a->opts->server,
@@ -91,8 +108,10 @@ static int setup(struct agent *a, char *why, size_t why_size)
 					.token = a->opts->token };
 	size_t dsize, nrules;
 	int data_fd, rules_fd;
-	int err = 0;
+	int err = check_dirs(a->opts, why, why_size);
 
+	if (err)
+		return err;
 	a->bpf = agent_bpf_new(a->opts, agent_on_event, a, &err, why, why_size);
 	if (!a->bpf)
 		return err;

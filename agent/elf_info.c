@@ -31,7 +31,7 @@ int agent_elf_info_read(int fd, struct agent_elf_info *out)
 	int err, n;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL); /* pread, not a mapping a truncate faults */
 	if (!elf)
 		return -ENOEXEC;
 	err = elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) ? 0 : -ENOEXEC;

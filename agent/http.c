@@ -99,6 +99,7 @@ int agent_http_do(struct agent_http *h, const struct agent_http_req *q,
 	const char *line[AGENT_HTTP_LINES];
 	struct httpc_req hq = { .method = q->method, .url = q->url, .headers = line,
 				.body = q->body, .body_len = q->body_len, .reply = &r->body,
+				.read = q->read, .read_ctx = q->read_ctx,
 				.header = on_header, .header_ctx = r,
 				.connect_timeout_ms = 3000,
 				.timeout_ms = q->timeout_ms ? (unsigned)q->timeout_ms : 30000,
@@ -108,7 +109,7 @@ int agent_http_do(struct agent_http *h, const struct agent_http_req *q,
 
 	memset(r, 0, sizeof(*r));
 	ember_buf_init(&r->body, q->max_reply ? q->max_reply : (size_t)1 << 20);
-	if (strcmp(q->method, "GET") && !q->body)
+	if (strcmp(q->method, "GET") && !q->body && !q->read)
 		hq.body = ""; /* every other verb sends its (maybe empty) body */
 	hq.nheaders = headers_of(h, q, text, line);
 	err = httpc_do(h->c, &hq, &a);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct agent_procs {
@@ -230,18 +231,19 @@ static struct agent_file *reuse(struct agent_process *pr, const struct agent_map
 	return NULL;
 }
 
-/* Open the file of m as pid sees it. */
+/* Open the file of m as pid sees it (a regular file only, without
+ * blocking on a FIFO put at its path: agent_open_mapped). */
 static int open_mapped(pid_t pid, const struct agent_map_line *m, char *used, size_t size)
 {
+	struct stat st;
 	int fd;
 
 	snprintf(used, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
-	fd = open(used, O_RDONLY | O_CLOEXEC);
+	fd = agent_open_mapped(used, &st);
 	if (fd >= 0)
 		return fd;
 	snprintf(used, size, "/proc/%d/root%s", (int)pid, m->path);
-	fd = open(used, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	return agent_open_mapped(used, &st);
 }
 
 static struct agent_file *file_of(struct scan *s, const struct agent_map_line *m)

@@ -3,67 +3,56 @@
  * restarts: DIR/BUILDID.unwind (the table, as the server sent it or the
  * agent compiled it) and DIR/BUILDID.etag (the server's ETag, empty for
  * a table compiled here).  Written to a temporary name and renamed, so a
- * crash never leaves half a table; a corrupt one fails unwind_table_new()
+ * crash never leaves half a table (mode 0600, in a directory others
+ * cannot write: safe_files.c); a corrupt one fails unwind_table_new()
  * when loaded and is fetched again.
  */
 #include "agent_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define CACHE_MAX ((size_t)256 << 20)
 
-static int read_all(const char *path, struct ember_buf *b)
-{
-	char chunk[65536];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (!err && (n = read(fd, chunk, sizeof(chunk))) > 0)
-		err = ember_buf_append(b, chunk, (size_t)n);
-	if (!err && n < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 int agent_cache_read(const char *dir, const char *build_id, struct ember_buf *image,
 		     char *etag, size_t etag_size)
 {
-	char path[1024];
+	char name[256], why[1200];
 	struct ember_buf e;
-	int err;
+	int dfd = agent_dir_open(dir, why, sizeof(why)), err;
 
-	snprintf(path, sizeof(path), "%s/%s.unwind", dir, build_id);
 	ember_buf_init(image, CACHE_MAX);
-	err = read_all(path, image);
-	if (err)
-		return err;
-	snprintf(path, sizeof(path), "%s/%s.etag", dir, build_id);
+	if (dfd < 0)
+		return dfd;
+	snprintf(name, sizeof(name), "%s.unwind", build_id);
+	err = agent_file_read(dfd, name, image);
+	snprintf(name, sizeof(name), "%s.etag", build_id);
 	ember_buf_init(&e, 256);
 	etag[0] = '\0';
-	if (!read_all(path, &e) && e.len < etag_size)
-		snprintf(etag, etag_size, "%s", e.data ? e.data : "");
+	if (!err && !agent_file_read(dfd, name, &e) && e.len < etag_size)
+		snprintf(etag, etag_size, "%.*s", (int)e.len, e.data ? e.data : "");
 	ember_buf_release(&e);
-	return 0;
+	close(dfd);
+	return err;
 }
 
 int agent_cache_write(const char *dir, const char *build_id, const void *image, size_t size,
 		      const char *etag)
 {
-	char path[1024];
-	int err;
+	char name[256], why[1200];
+	int dfd = agent_dir_open(dir, why, sizeof(why)), err;
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
-	snprintf(path, sizeof(path), "%s/%s.etag", dir, build_id);
-	err = agent_write_atomic(path, etag ? etag : "", etag ? strlen(etag) : 0);
-	snprintf(path, sizeof(path), "%s/%s.unwind", dir, build_id);
-	return err ? err : agent_write_atomic(path, image, size);
+	if (dfd < 0) {
+		pr_warn("agent: %s", why);
+		return dfd;
+	}
+	snprintf(name, sizeof(name), "%s.etag", build_id);
+	err = agent_file_write(dfd, name, etag ? etag : "", etag ? strlen(etag) : 0);
+	snprintf(name, sizeof(name), "%s.unwind", build_id);
+	if (!err)
+		err = agent_file_write(dfd, name, image, size);
+	close(dfd);
+	return err;
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TABLE_BYTES_MAX ((size_t)256 << 20)
@@ -43,17 +44,45 @@ struct agent_worker {
 	int efd;
 };
 
-/* Compile the job's file here: 0, or the compiler's error with j->why. */
+/* The job's file opened again as the scan opened it, if it is still the
+ * same file (device, inode) and at most AGENT_FILE_MAX bytes: the
+ * descriptor or a negative errno. */
+static int open_job_file(const struct agent_table_job *j)
+{
+	struct stat st;
+	int fd = agent_open_mapped(j->open_path, &st), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if ((uint64_t)st.st_dev != j->dev || (uint64_t)st.st_ino != j->ino)
+		err = -ESTALE;
+	else if ((uint64_t)st.st_size > AGENT_FILE_MAX)
+		err = -EFBIG;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Compile the job's file here (read, never mapped: its owner may truncate
+ * it meanwhile): 0, or the compiler's error with j->why. */
 static int compile_here(struct agent_table_job *j)
 {
 	char msg[200] = "";
 	struct unwind_compile_opts co = { .sz = sizeof(co), .err_msg = msg,
 					  .err_msg_size = sizeof(msg) };
-	int err;
+	int fd = open_job_file(j), err;
 
 	ember_buf_release(&j->image);
 	ember_buf_init(&j->image, TABLE_BYTES_MAX);
-	err = unwind_table_compile(j->open_path, NULL, &co, &j->image);
+	if (fd < 0) {
+		snprintf(j->why, sizeof(j->why), "cannot compile a table: '%.150s': %s", j->path,
+			 strerror(-fd));
+		return fd;
+	}
+	err = unwind_table_compile_fd(fd, &co, &j->image);
+	close(fd);
 	if (err)
 		snprintf(j->why, sizeof(j->why), "cannot compile a table: %s%s%s",
 			 unwind_strerror(err), msg[0] ? ": " : "", msg);
@@ -118,9 +147,17 @@ static void run_job(struct agent_worker *w, struct agent_http *http, struct agen
 
 	ember_buf_init(&j->image, TABLE_BYTES_MAX);
 	err = from_cache_or_server(w, http, j, &server_lacks);
-	if (server_lacks && w->o.upload_missing && j->build_id_hex[0])
-		j->uploaded = agent_upload_missing(http, w->o.server, j->build_id_hex, j->path,
-						   j->open_path) == 0;
+	if (server_lacks && w->o.upload_missing && j->build_id_hex[0]) {
+		int fd = open_job_file(j);
+
+		if (fd < 0)
+			pr_warn("agent: cannot upload '%s': %s", j->path, strerror(-fd));
+		else
+			j->uploaded = agent_upload_missing(http, w->o.server, j->build_id_hex,
+							   j->path, fd) == 0;
+		if (fd >= 0)
+			close(fd);
+	}
 	if (err && w->o.local_compile) {
 		char server_why[256];
 

@@ -137,6 +137,8 @@ static int submit(struct agent_tables *t, struct agent_file *f)
 		 f->elf.build_id_len ? f->elf.build_id_hex : "");
 	snprintf(j->path, sizeof(j->path), "%s", f->path);
 	snprintf(j->open_path, sizeof(j->open_path), "%s", f->open_path);
+	j->dev = f->dev;
+	j->ino = f->ino;
 	f->pending = true;
 	t->npending++;
 	agent_worker_submit(t->worker, j);
@@ -217,7 +219,8 @@ struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *iden
 	struct agent_elf_info e;
 	struct agent_file *f;
 	char key[sizeof(f->key)];
-	int e2 = agent_elf_info_read(fd, &e);
+	struct stat st;
+	int e2 = fstat(fd, &st) ? -errno : agent_elf_info_read(fd, &e);
 
 	if (e2) {
 		*err = e2;
@@ -244,6 +247,8 @@ struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *iden
 	f->elf = e;
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	snprintf(f->open_path, sizeof(f->open_path), "%s", open_path);
+	f->dev = (uint64_t)st.st_dev;
+	f->ino = (uint64_t)st.st_ino;
 	f->refs = 1;
 	e2 = submit(t, f);
 	if (e2) {

@@ -4,19 +4,17 @@
  * serve`'s PUT /api/v1/artifacts/ID/executable (docs/http-api.md,
  * "Uploads"), so at least its symbol tables are there.  The server keeps
  * every candidate and serves the best, so a later CI upload with DWARF
- * wins.  A refusal is logged with the server's reason.
+ * wins.  A refusal is logged with the server's reason.  The file is
+ * streamed with pread, never mapped (its owner may truncate it: the
+ * upload then fails, where a mapping faulted).
  */
 #include "agent_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define UPLOAD_MAX ((size_t)1 << 30)
 
 /* 1 when the server has an executable for the build ID, 0 when not, or
  * a negative errno when it cannot be asked. */
@@ -46,11 +44,20 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* httpc_read_fn over the file: a file that shrank reads 0, -EIO. */
+static ssize_t read_at(void *ctx, uint64_t off, char *buf, size_t n)
+{
+	ssize_t got = pread(*(const int *)ctx, buf, n, (off_t)off);
+
+	return got < 0 ? -errno : got;
+}
+
 static int put_file(struct agent_http *h, const char *server, const char *id,
-		    const char *path, const void *data, size_t size)
+		    const char *path, int fd, size_t size)
 {
 	char url[1400];
-	struct agent_http_req q = { .method = "PUT", .url = url, .body = data, .body_len = size,
+	struct agent_http_req q = { .method = "PUT", .url = url, .read = read_at,
+				    .read_ctx = &fd, .body_len = size,
 				    .content_type = "application/octet-stream",
 				    .max_reply = 64 << 10, .timeout_ms = 300000 };
 	struct agent_http_reply r;
@@ -76,27 +83,17 @@ static int put_file(struct agent_http *h, const char *server, const char *id,
 }
 
 int agent_upload_missing(struct agent_http *h, const char *server, const char *id,
-			 const char *path, const char *open_path)
+			 const char *path, int fd)
 {
 	struct stat st;
-	void *data;
-	int fd, err = server_has_executable(h, server, id);
+	int err = server_has_executable(h, server, id);
 
 	if (err != 0)
 		return err > 0 ? 0 : err;
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || (size_t)st.st_size > UPLOAD_MAX || st.st_size == 0) {
-		err = fd < 0 ? -errno : -EFBIG;
+	if (fstat(fd, &st) || (uint64_t)st.st_size > AGENT_FILE_MAX || st.st_size == 0) {
+		err = -EFBIG;
 		pr_warn("agent: cannot upload '%s': %s", path, strerror(-err));
-		if (fd >= 0)
-			close(fd);
 		return err;
 	}
-	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (data == MAP_FAILED)
-		return -errno;
-	err = put_file(h, server, id, path, data, (size_t)st.st_size);
-	munmap(data, (size_t)st.st_size);
-	return err;
+	return put_file(h, server, id, path, fd, (size_t)st.st_size);
 }

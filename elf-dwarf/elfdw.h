@@ -141,7 +141,7 @@ int elfdw_section_inflated_size(Elf *elf, Elf_Scn *scn, uint64_t *size);
  * Inflate scn in place (elf_compress, elf_compress_gnu) when it is
  * compressed, unless its inflated size exceeds max_size: -E2BIG, with
  * the section, its size and the limit in d.  libelf rewrites the section
- * header in place: elf must be writable (ELF_C_READ_MMAP,
+ * header in place: elf must be writable (ELF_C_READ, ELF_C_READ_MMAP,
  * ELF_C_READ_MMAP_PRIVATE, or a private memory image).  0 (also for a
  * section stored as it is); -EINVAL when it does not inflate.
  */

@@ -114,6 +114,20 @@ int unwind_table_compile_mem(const void *elf, size_t elf_size,
 	return compile_elves(bin, dbg, &o, &d, out);
 }
 
+int unwind_table_compile_fd(int fd, const struct unwind_compile_opts *opts,
+			    struct ember_buf *out)
+{
+	struct unwind_compile_opts o;
+	struct unwind_elf *bin = NULL;
+	struct ember_diag d;
+	int err;
+
+	opts_get(opts, &o);
+	d = (struct ember_diag){ o.err_msg, o.err_msg_size, false };
+	err = unwind_elf_open_fd(fd, &d, &bin);
+	return err ? err : compile_elves(bin, NULL, &o, &d, out);
+}
+
 static int open_file(const char *path, struct ember_diag *d, int *fd,
 		     struct unwind_elf **out)
 {

@@ -8,15 +8,19 @@
  * is read through PT_GNU_EH_FRAME, as runtime unwinders do.
  *
  * libelf's elf_compress() rewrites section headers in place, so images
- * are opened writable and private: files through ELF_C_READ_MMAP_PRIVATE
- * (copy on write), a caller's read-only memory image through a private
+ * are opened writable and private: files through ELF_C_READ (libelf
+ * preads the headers and each section it is asked for into memory of its
+ * own: a file truncated meanwhile is a read error, where a mapping of it
+ * was a SIGBUS), a caller's read-only memory image through a private
  * copy, made only when a CFI section needs decompressing.
  */
 #include "unwind_internal.h"
 
+#include <errno.h>
 #include <gelf.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #ifndef SHF_COMPRESSED
 #define SHF_COMPRESSED (1 << 11)
@@ -50,13 +54,12 @@ void unwind_elf_free(struct unwind_elf *e)
 }
 
 /* Every header and non-NOBITS section inside the image. */
-static int check_bounds(Elf *elf, struct ember_diag *d)
+static int check_bounds(Elf *elf, size_t size, struct ember_diag *d)
 {
-	size_t size, n;
+	size_t n;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 
-	elf_rawfile(elf, &size);
 	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n) || elf_getshdrnum(elf, &n))
 		return EMBER_FAIL(d, -UNWIND_ERR_BAD_ELF, "ELF headers unreadable: %s",
 				  elf_errmsg(-1));
@@ -132,7 +135,8 @@ static bool needs_decompressing(Elf *elf)
 	return false;
 }
 
-static int elf_new(Elf *elf, void *copy, struct ember_diag *d,
+/* size: the file's or image's (elf_rawfile() would read a whole file in). */
+static int elf_new(Elf *elf, void *copy, size_t size, struct ember_diag *d,
 		   struct unwind_elf **out)
 {
 	struct unwind_elf *e = calloc(1, sizeof(*e));
@@ -150,7 +154,7 @@ static int elf_new(Elf *elf, void *copy, struct ember_diag *d,
 	if (!err)
 		err = check_machine(elf, e, d);
 	if (!err)
-		err = check_bounds(elf, d);
+		err = check_bounds(elf, size, d);
 	if (err) {
 		unwind_elf_free(e);
 		return err;
@@ -162,14 +166,19 @@ static int elf_new(Elf *elf, void *copy, struct ember_diag *d,
 
 int unwind_elf_open_fd(int fd, struct ember_diag *d, struct unwind_elf **out)
 {
+	struct stat st;
 	Elf *elf;
 
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return EMBER_FAIL(d, -UNWIND_ERR_NOT_ELF, "not a regular file");
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return EMBER_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s",
 				  elf_errmsg(-1));
-	return elf_new(elf, NULL, d, out);
+	return elf_new(elf, NULL, (size_t)st.st_size, d, out);
 }
 
 int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
@@ -194,7 +203,7 @@ int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
 		return EMBER_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s",
 				  elf_errmsg(-1));
 	}
-	return elf_new(elf, copy, d, out);
+	return elf_new(elf, copy, size, d, out);
 }
 
 /* The bytes of a found section, inflated if need be (the ELF/DWARF

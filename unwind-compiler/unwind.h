@@ -230,6 +230,12 @@ int unwind_table_compile(const char *elf_path, const char *debug_path,
 			 const struct unwind_compile_opts *opts,
 			 struct ember_buf *out);
 
+/* The same from an open ELF file (the caller's descriptor, kept open by
+ * it until the call returns).  Files are read with pread, never mapped:
+ * one truncated during the call is an error, never a SIGBUS. */
+int unwind_table_compile_fd(int fd, const struct unwind_compile_opts *opts,
+			    struct ember_buf *out);
+
 /* The same from ELF images in memory (debug may be NULL).  The images
  * are only read, and not referenced after the call. */
 int unwind_table_compile_mem(const void *elf, size_t elf_size,

@@ -907,6 +907,216 @@ static int test_agent__push_queue_drops_oldest(void)
 	return 0;
 }
 
+/* ---- files written and read as root (safe_files.c) ---------------------- */
+
+static int rm_rf(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+/* A cache or output directory group or others may write to is refused,
+ * nothing is written in it, and the error names it. */
+static int test_agent__dir_writable_by_others_refused(void)
+{
+	char dir[] = "/tmp/ember-agent-ww-XXXXXX", path[300], why[400] = "";
+	struct ember_buf gz = { .data = "x", .len = 1 };
+	struct ember_buf image;
+	char etag[64];
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(chmod(dir, 0777) == 0);
+	CHECK_INT(agent_dir_open(dir, why, sizeof(why)), ==, -EPERM);
+	CHECK(strstr(why, dir) && strstr(why, "writable by others"));
+	CHECK_INT(agent_cache_write(dir, "abcd", "table", 5, ""), ==, -EPERM);
+	CHECK_INT(agent_output_write(dir, "h", 1, &gz, path, sizeof(path)), ==, -EPERM);
+	CHECK(chmod(dir, 0775) == 0);
+	CHECK_INT(agent_cache_read(dir, "abcd", &image, etag, sizeof(etag)), ==, -EPERM);
+	ember_buf_release(&image);
+	CHECK(chmod(dir, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/abcd.unwind", dir);
+	CHECK(access(path, F_OK) != 0);
+	CHECK(rm_rf(dir) == 0);
+	return 0;
+}
+
+/* Symlinks planted at the final names and at the temporary names the
+ * agent used to make (NAME.tmp.PID) lead nowhere: the file they point at
+ * is unchanged, the cache holds regular 0600 files with the table. */
+static int test_agent__cache_write_ignores_planted_symlinks(void)
+{
+	char dir[] = "/tmp/ember-agent-sl-XXXXXX", victim[] = "/tmp/ember-agent-victim-XXXXXX";
+	char path[300], link[300];
+	const char *names[] = { "abcd.unwind", "abcd.etag" };
+	struct stat st;
+	size_t len;
+	char *got;
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	fd = mkstemp(victim);
+	CHECK(fd >= 0 && write(fd, "secret", 6) == 6 && fchmod(fd, 0600) == 0);
+	close(fd);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(link, sizeof(link), "%s/%s", dir, names[i]);
+		CHECK(symlink(victim, link) == 0);
+		snprintf(link, sizeof(link), "%s/%s.tmp.%d", dir, names[i], (int)getpid());
+		CHECK(symlink(victim, link) == 0);
+	}
+	CHECK_INT(agent_cache_write(dir, "abcd", "table-bytes", 11, "\"etag\""), ==, 0);
+	got = unit_slurp(victim, &len);
+	CHECK(got && len == 6 && !memcmp(got, "secret", 6));
+	free(got);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+		CHECK_INT(st.st_mode & 07777, ==, 0600);
+	}
+	snprintf(path, sizeof(path), "%s/abcd.unwind", dir);
+	got = unit_slurp(path, &len);
+	CHECK(got && len == 11 && !memcmp(got, "table-bytes", 11));
+	free(got);
+	unlink(victim);
+	CHECK(rm_rf(dir) == 0);
+	return 0;
+}
+
+/* A profile written to --output is readable by its owner alone. */
+static int test_agent__output_profile_is_0600(void)
+{
+	char dir[] = "/tmp/ember-agent-out-XXXXXX", sub[300], path[400];
+	struct ember_buf gz = { .data = "profile", .len = 7 };
+	struct stat st;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/profiles", dir); /* made by the agent */
+	CHECK_INT(agent_output_write(sub, "h", 42, &gz, path, sizeof(path)), ==, 0);
+	CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode));
+	CHECK_INT(st.st_mode & 07777, ==, 0600);
+	CHECK(rm_rf(dir) == 0);
+	return 0;
+}
+
+struct flipper {
+	int fd;
+	const char *bytes;
+	size_t len;
+	atomic_bool stop;
+};
+
+/* Cut the file to its first page and put it back, again and again. */
+static void *flip_size(void *arg)
+{
+	struct flipper *fl = arg;
+
+	while (!atomic_load(&fl->stop)) {
+		if (ftruncate(fl->fd, 4096) || pwrite(fl->fd, fl->bytes + 4096, fl->len - 4096,
+						      4096) != (ssize_t)(fl->len - 4096))
+			break;
+	}
+	return NULL;
+}
+
+/* A file its owner truncates while the agent reads it (ELF facts and a
+ * table's compilation, as the worker does: by descriptor) gives a table
+ * or an error, never a SIGBUS. */
+static int test_agent__compile_file_truncated_meanwhile(void)
+{
+	char copy[] = "/tmp/ember-agent-trunc-XXXXXX";
+	struct flipper fl = { 0 };
+	struct agent_elf_info e;
+	struct ember_buf image;
+	pthread_t th;
+	uint64_t end;
+	size_t ok = 0, failed = 0;
+	char *bytes = unit_slurp(unit_fixture("c_O2_pie"), &fl.len);
+
+	CHECK(bytes && fl.len > 8192);
+	fl.bytes = bytes;
+	fl.fd = mkstemp(copy);
+	CHECK(fl.fd >= 0 && write(fl.fd, bytes, fl.len) == (ssize_t)fl.len);
+	CHECK(pthread_create(&th, NULL, flip_size, &fl) == 0);
+	end = ember_monotonic_ns() + 1500000000ull;
+	while (ember_monotonic_ns() < end) {
+		int fd = open(copy, O_RDONLY | O_CLOEXEC), err;
+
+		CHECK(fd >= 0);
+		ember_buf_init(&image, 64 << 20);
+		err = agent_elf_info_read(fd, &e);
+		if (!err)
+			err = unwind_table_compile_fd(fd, NULL, &image);
+		err ? failed++ : ok++;
+		ember_buf_release(&image);
+		close(fd);
+	}
+	atomic_store(&fl.stop, true);
+	pthread_join(th, NULL);
+	CHECK(failed > 0); /* the truncation was seen */
+	close(fl.fd);
+	unlink(copy);
+	free(bytes);
+	return 0;
+}
+
+/* A FIFO where a mapped file was is refused at once (it would block an
+ * open without O_NONBLOCK for ever), and through /proc/PID/root of a
+ * process in a chroot an absolute symlink resolves inside that root, not
+ * to the agent's file of the same name. */
+static int test_agent__open_mapped_fifo_and_symlink_out_of_root(void)
+{
+	char dir[] = "/tmp/ember-agent-root-XXXXXX", path[300], target[] = "/tmp/ember-agent-host-XXXXXX";
+	struct stat st;
+	pid_t kid;
+	int fd, fd2;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "/proc/self/root%s/fifo", dir);
+	CHECK(mkfifo(path + strlen("/proc/self/root"), 0666) == 0);
+	alarm(10); /* a blocking open fails the case instead of hanging it */
+	CHECK_INT(agent_open_mapped(path, &st), ==, -EINVAL);
+	CHECK_INT(agent_open_mapped(path + strlen("/proc/self/root"), &st), ==, -EINVAL);
+	alarm(0);
+	fd = mkstemp(target);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/lib.so", dir);
+	CHECK(symlink(target, path) == 0); /* absolute: the host's file from outside */
+	snprintf(path, sizeof(path), "%s/d", dir);
+	CHECK(symlink("/tmp", path) == 0); /* a directory on the way, absolute too */
+	if (geteuid() != 0) {
+		unlink(target);
+		rm_rf(dir);
+		return 77; /* chroot needs root */
+	}
+	kid = fork();
+	if (kid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (chroot(dir) || chdir("/"))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	CHECK(kid > 0);
+	usleep(100000);
+	snprintf(path, sizeof(path), "/proc/%d/root/lib.so", (int)kid);
+	fd = agent_open_mapped(path, &st); /* maps never names a symlink */
+	snprintf(path, sizeof(path), "/proc/%d/root/d%s", (int)kid, target + strlen("/tmp"));
+	fd2 = agent_open_mapped(path, &st);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	if (fd >= 0)
+		close(fd);
+	if (fd2 >= 0)
+		close(fd2);
+	CHECK_INT(fd, ==, -ELOOP);
+	CHECK_INT(fd2, ==, -ENOENT); /* resolved as /tmp/... inside the chroot */
+	unlink(target);
+	CHECK(rm_rf(dir) == 0);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__ranges_alloc_free_coalesce),
 	UNIT_CASE(test_agent__maps_line_parse),
@@ -922,6 +1132,11 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__push_body_decodes_back),
 	UNIT_CASE(test_agent__push_backoff_and_refusal),
 	UNIT_CASE(test_agent__push_queue_drops_oldest),
+	UNIT_CASE(test_agent__dir_writable_by_others_refused),
+	UNIT_CASE(test_agent__cache_write_ignores_planted_symlinks),
+	UNIT_CASE(test_agent__output_profile_is_0600),
+	UNIT_CASE(test_agent__compile_file_truncated_meanwhile),
+	UNIT_CASE(test_agent__open_mapped_fifo_and_symlink_out_of_root),
 };
 
 UNIT_MAIN_QUIET(cases)
