@@ -704,6 +704,16 @@ size_t ember_utf8_len(const void *s, size_t n);
  */
 int ember_name_escape(const char *in, char *out, size_t size);
 
+/*
+ * A URL as it may be shown (logs, metrics, labels, messages): without
+ * its "user:password@" and with the value of every query parameter whose
+ * name says it is a secret (token, key, secret, passw, pwd, auth, sig,
+ * credential, session, in any case) replaced by REDACTED.  Into out
+ * (size bytes, NUL-terminated): its length, or -ENAMETOOLONG with out ""
+ * when it does not fit (url_shown.c).
+ */
+int ember_url_shown(const char *url, char *out, size_t size);
+
 /* ---- memory budgets (mem_budget.c) ---------------------------------------- */
 
 /*

@@ -14,7 +14,9 @@
  * the target's labels, instance=HOST:PORT and, unless given,
  * service_name=HOST:PORT.  One thread a target; a scrape that fails is
  * counted, logged (the first of a run of failures at warn), and tried
- * again at the next interval.
+ * again at the next interval.  A URL may carry credentials
+ * ("user:password@", "?token=..."): the requests use them, and what is
+ * shown (logs, /metrics, the instance label) is ember_url_shown's form.
  */
 #include "profsvc_internal.h"
 
@@ -29,10 +31,13 @@
 #define DEFAULT_INTERVAL_NS ((int64_t)15 * 1000000000)
 #define MAX_LABELS 32
 #define MAX_URLS 2
+#define URL_MAX 1100
+#define SHOWN_MAX 2048	/* a shown URL: "k=" may become "k=REDACTED" */
 
 struct target {
 	char spec[1024];		/* the option, split in place */
-	char url[MAX_URLS][1100];
+	char url[MAX_URLS][URL_MAX];	/* requested: with any credentials */
+	char shown[MAX_URLS][SHOWN_MAX]; /* logged and in /metrics: without */
 	size_t nurls;
 	char instance[256];
 	struct pstore_label labels[MAX_LABELS];
@@ -58,47 +63,55 @@ struct profsvc_scrapers {
 
 /* ---- targets ------------------------------------------------------------------ */
 
-/* "http://HOST:PORT/PATH": HOST:PORT into t->instance, *path the rest. */
+/* "http://[USER:PASSWORD@]HOST:PORT/PATH": HOST:PORT (of the URL as
+ * shown: never the credentials) into t->instance, *path the rest. */
 static int split_url(struct target *t, const char *url, const char **path)
 {
 	const char *h = strstr(url, "://");
+	char shown[SHOWN_MAX];
 	size_t n;
 
 	if (!h || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)))
 		return -EINVAL;
-	h += 3;
-	n = strcspn(h, "/?");
+	*path = h + 3 + strcspn(h + 3, "/?");
+	if (ember_url_shown(url, shown, sizeof(shown)) < 0)
+		return -E2BIG;
+	h = strstr(shown, "://") + 3;
+	n = strcspn(h, "/?#");
 	if (!n || n >= sizeof(t->instance))
 		return -EINVAL;
 	snprintf(t->instance, sizeof(t->instance), "%.*s", (int)n, h);
-	*path = h + n;
 	return 0;
 }
 
-static void add_url(struct target *t, const char *base, size_t blen, const char *tail)
+static int add_url(struct target *t, const char *base, size_t blen, const char *tail)
 {
 	char url[sizeof(t->url[0])]; /* base points into t: no overlapping write */
 
 	snprintf(url, sizeof(url), "%.*s%s", (int)blen, base, tail);
+	if (ember_url_shown(url, t->shown[t->nurls], sizeof(t->shown[0])) < 0)
+		return -E2BIG;
 	memcpy(t->url[t->nurls++], url, sizeof(url));
+	return 0;
 }
 
-static void expand(struct target *t, const char *url, const char *path)
+static int expand(struct target *t, const char *url, const char *path)
 {
 	size_t base = (size_t)(path - url);
 	char tail[64];
+	int err;
 
 	snprintf(tail, sizeof(tail), "/debug/pprof/profile?seconds=%ld", t->seconds);
 	if (!*path || !strcmp(path, "/") || !strcmp(path, "/debug/pprof") ||
 	    !strcmp(path, "/debug/pprof/")) {
-		add_url(t, url, base, tail);
-		add_url(t, url, base, "/debug/pprof/heap");
-	} else if (strlen(path) >= 8 && !strcmp(path + strlen(path) - 8, "/profile")) {
-		snprintf(tail, sizeof(tail), "?seconds=%ld", t->seconds);
-		add_url(t, url, strlen(url), tail);
-	} else {
-		add_url(t, url, strlen(url), "");
+		err = add_url(t, url, base, tail);
+		return err ? err : add_url(t, url, base, "/debug/pprof/heap");
 	}
+	if (strlen(path) >= 8 && !strcmp(path + strlen(path) - 8, "/profile")) {
+		snprintf(tail, sizeof(tail), "?seconds=%ld", t->seconds);
+		return add_url(t, url, strlen(url), tail);
+	}
+	return add_url(t, url, strlen(url), "");
 }
 
 static bool labelled(const struct target *t, const char *name)
@@ -142,7 +155,7 @@ static int parse_target(struct target *t, const char *spec)
 	EMBER_FORWARD_IF_ERROR(split_url(t, url, &path));
 	t->seconds = (long)(t->interval_ns / 1000000000) - 1;
 	t->seconds = t->seconds < 1 ? 1 : t->seconds > 60 ? 60 : t->seconds;
-	expand(t, url, path);
+	EMBER_FORWARD_IF_ERROR(expand(t, url, path));
 	if (!labelled(t, "instance"))
 		t->labels[t->nlabels++] = (struct pstore_label){ "instance", t->instance };
 	if (!labelled(t, "service_name"))
@@ -152,6 +165,7 @@ static int parse_target(struct target *t, const char *spec)
 
 /* ---- scraping ------------------------------------------------------------------- */
 
+/* url: as shown */
 static void outcome(struct target *t, const char *url, int err, const char *why)
 {
 	if (!err) {
@@ -169,8 +183,9 @@ static void outcome(struct target *t, const char *url, int err, const char *why)
 	t->failing = true;
 }
 
-static int scrape_one(struct target *t, const char *url)
+static int scrape_one(struct target *t, size_t i)
 {
+	const char *url = t->url[i];
 	struct profsvc *pr = t->owner->pr;
 	struct profsvc_in in = { .route = PROFSVC_ROUTE_SCRAPE, .labels = t->labels,
 				 .n_labels = t->nlabels };
@@ -202,7 +217,7 @@ static int scrape_one(struct target *t, const char *url)
 	}
 	ember_buf_release(&body);
 	if (err != -ECANCELED)
-		outcome(t, url, err, why);
+		outcome(t, t->shown[i], err, why);
 	return err;
 }
 
@@ -227,7 +242,7 @@ static void *loop(void *arg)
 	while (wait_until(t->owner, next)) {
 		next += t->interval_ns;
 		for (size_t i = 0; i < t->nurls && !atomic_load(&t->owner->stop); i++)
-			scrape_one(t, t->url[i]);
+			scrape_one(t, i);
 		if (next < profsvc_now_ns()) /* a CPU scrape took the interval */
 			next = profsvc_now_ns();
 	}
@@ -252,17 +267,21 @@ int profsvc_scrapers_start(struct profsvc *pr, const char *const *targets, size_
 		err = api_http_new(&s->http);
 	}
 	for (size_t i = 0; !err && i < n; i++) {
+		char shown[SHOWN_MAX];
+
 		s->t[i].owner = s;
 		err = parse_target(&s->t[i], targets[i]);
+		if (err && ember_url_shown(targets[i], shown, sizeof(shown)) < 0)
+			strcpy(shown, "(too long to show)");
 		if (err)
 			pr_err("scrape: bad target '%s': want URL[,interval=DURATION][,NAME=VALUE...]",
-			       targets[i]);
+			       shown);
 	}
 	for (size_t i = 0; !err && i < n; i++) {
 		err = -pthread_create(&s->t[i].thread, NULL, loop, &s->t[i]);
 		s->t[i].started = !err;
 		if (!err)
-			pr_info("scrape: '%s' every %" PRId64 " s", s->t[i].url[0],
+			pr_info("scrape: '%s' every %" PRId64 " s", s->t[i].shown[0],
 				s->t[i].interval_ns / 1000000000);
 	}
 	if (err) {
@@ -300,12 +319,12 @@ int profsvc_scrapers_metrics(struct profsvc_scrapers *s, struct ember_buf *b)
 
 	for (size_t i = 0; !err && i < s->n; i++) {
 		err = ember_buf_appendf(b, "ember_scrapes_total{target=\"%s\",result=\"ok\"} %llu\n",
-					s->t[i].url[0], (unsigned long long)s->t[i].ok);
+					s->t[i].shown[0], (unsigned long long)s->t[i].ok);
 		err = err ? err
 			  : ember_buf_appendf(b,
 					      "ember_scrapes_total{target=\"%s\",result=\"error\"} "
 					      "%llu\n",
-					      s->t[i].url[0], (unsigned long long)s->t[i].failed);
+					      s->t[i].shown[0], (unsigned long long)s->t[i].failed);
 	}
 	return err;
 }

@@ -777,6 +777,71 @@ def test_profiles__scrape_go_pprof_endpoints():
     check(heap["total"] > 0, heap)
 
 
+def pprof_target(body, want_auth):
+    """A loopback HTTP target: answers body to a GET that carries the
+    Authorization want_auth (401 otherwise) on /pprof, 500 elsewhere;
+    the request lines it saw are in .seen.  Stopped at exit."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            srv.seen.append((self.path, self.headers.get("Authorization")))
+            ok = self.headers.get("Authorization") == want_auth
+            st = 500 if not self.path.startswith("/pprof") else 200 if ok else 401
+            self.send_response(st)
+            self.send_header("Content-Length", str(len(body) if st == 200 else 0))
+            self.end_headers()
+            if st == 200:
+                self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.seen = []
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def test_profiles__scrape_url_credentials_never_shown():
+    """A --scrape URL's "user:password@" and secret-named query values are
+    sent to the target and shown nowhere: not in /metrics, the log, the
+    labels of the stored profiles or the answer to a failing scrape."""
+    import base64
+    body = cpu_profile(S3, NOW_S * SEC).encode()
+    tgt = pprof_target(body, "Basic " + base64.b64encode(b"scraper:s3cretPW").decode())
+    port = tgt.server_address[1]
+    good = "http://scraper:s3cretPW@127.0.0.1:%d/pprof?access_token=tok3n42&x=1" % port
+    bad = "http://scraper:s3cretPW@127.0.0.1:%d/fail?apikey=k3y99" % port
+    srv = Server(["--log-level", "info", "--scrape", good + ",interval=1s,team=creds",
+                  "--scrape", bad + ",interval=1s"])
+    shown = "http://127.0.0.1:%d/pprof?access_token=REDACTED&x=1" % port
+    wait_for(lambda: (srv.metric("ember_scrapes_total", '{target="%s",result="ok"}' % shown)
+                      or 0) >= 1, "a scrape with the credentials", 30)
+    failed = "http://127.0.0.1:%d/fail?apikey=REDACTED" % port
+    wait_for(lambda: (srv.metric("ember_scrapes_total", '{target="%s",result="error"}' % failed)
+                      or 0) >= 1, "a failing scrape", 30)
+    check(("/pprof?access_token=tok3n42&x=1", "Basic " +
+           base64.b64encode(b"scraper:s3cretPW").decode()) in tgt.seen,
+          "the request uses the credentials: %r" % tgt.seen[:3])
+    sel = '{team="creds"}'
+    wait_for(lambda: srv.json("/api/v1/profile-types?query=" + q(sel))["types"], "a profile", 30)
+    check(srv.json("/api/v1/labels/instance/values?query=" + q(sel))["values"] ==
+          ["127.0.0.1:%d" % port], "instance is HOST:PORT")
+    stored = []
+    for name in srv.json("/api/v1/labels")["names"]:
+        stored += [name] + srv.json("/api/v1/labels/%s/values" % name)["values"]
+    metrics = srv.request("GET", "/metrics")[1].decode()
+    log = srv.stderr()
+    check(failed in log and shown in log, "the log names the URLs as shown:\n" + log[-2000:])
+    for secret in ("s3cretPW", "scraper", "tok3n42", "k3y99"):
+        check(secret not in metrics, "%s in /metrics" % secret)
+        check(secret not in log, "%s in the log:\n%s" % (secret, log[-2000:]))
+        check(all(secret not in v for v in stored), "%s in the labels: %r" % (secret, stored))
+    tgt.shutdown()
+
+
 def main():
     fn = globals().get(CASE)
     if not fn or not CASE.startswith("test_profiles__"):

@@ -430,6 +430,41 @@ static int test_common__json_escape(void)
 	return 0;
 }
 
+/* The shown URL: no userinfo (all of it, to the last '@' of the
+ * authority), secret-named query values REDACTED, the rest kept; a URL
+ * that does not fit is "" and -ENAMETOOLONG. */
+static int test_common__url_shown_strips_credentials(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "http://h:1/debug/pprof", "http://h:1/debug/pprof" },
+		{ "http://u:p@h:1/debug/pprof", "http://h:1/debug/pprof" },
+		{ "https://u:p@ss@h:1", "https://h:1" },
+		{ "http://u@h/x?seconds=5", "http://h/x?seconds=5" },
+		{ "http://h/x/a@b", "http://h/x/a@b" },
+		{ "http://h/p?token=abc&seconds=1", "http://h/p?token=REDACTED&seconds=1" },
+		{ "http://h/p?a=1&X-Amz-Signature=s&APIKEY=k&pass=x",
+		  "http://h/p?a=1&X-Amz-Signature=REDACTED&APIKEY=REDACTED&pass=x" },
+		{ "http://h/p?password=a&pwd=b&session_id=c&client_secret=d",
+		  "http://h/p?password=REDACTED&pwd=REDACTED&session_id=REDACTED&"
+		  "client_secret=REDACTED" },
+		{ "http://h/p?token&key=#key=frag", "http://h/p?token&key=REDACTED#key=frag" },
+		{ "http://h/p#a?token=x", "http://h/p#a?token=x" },
+	};
+	char out[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(ember_url_shown(cases[i].in, out, sizeof(out)), ==, (int)strlen(cases[i].out));
+		CHECK_STR(out, cases[i].out);
+	}
+	CHECK_INT(ember_url_shown("http://u:p@h/p?key=1", out, 23), ==, -ENAMETOOLONG);
+	CHECK_STR(out, "");
+	CHECK_INT(ember_url_shown("http://u:p@h/p?key=1", out, 24), ==, 23);
+	CHECK_STR(out, "http://h/p?key=REDACTED");
+	return 0;
+}
+
 /* The escaper looks at 8 bytes at a time: every byte that needs an
  * escape, and its neighbours that do not, at every place of strings
  * longer than a word, are written as they are alone. */
@@ -791,6 +826,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__cursor_leb_round_trips),
 	UNIT_CASE(test_common__cursor_bounds_and_range),
 	UNIT_CASE(test_common__clocks_in_their_units),
+	UNIT_CASE(test_common__url_shown_strips_credentials),
 };
 
 UNIT_MAIN_QUIET(cases)

@@ -1024,6 +1024,73 @@ def test_web__debuginfo_view_shows_stores_and_coverage():
         srv.stop()
 
 
+SHELL_DIR = os.path.join(TMP, "shell")  # where a command that ran something would leave "pwned"
+
+
+def shell_argv(cmd, env=None):
+    """The arguments cmd gives `ember` under bash (an ember function that
+    prints them), after `bash -n` has read it: a value reaches the
+    program literally or the check fails."""
+    check(subprocess.run(["bash", "-n", "-c", cmd]).returncode == 0, "bash -n: %r" % cmd)
+    r = subprocess.run(["bash", "-c", "ember() { printf '%s\\0' \"$@\"; }; " + cmd], capture_output=True,
+                       timeout=10, env=dict(os.environ, EMBER_TOKEN="tok", **(env or {})), cwd=SHELL_DIR)
+    check(r.returncode == 0 and not r.stderr, "%r: %d %r" % (cmd, r.returncode, r.stderr))
+    return r.stdout.decode().split("\0")[:-1]
+
+
+def test_web__debuginfo_upload_command_is_safe_to_paste():
+    """The upload command is built from text pushed profiles carry: a
+    build ID that is not hex gets no command and says why; a file name is
+    one single-quoted shell word (a control character: no command), so
+    $(...), backticks, ;, quotes reach `ember upload` literally."""
+    os.makedirs(SHELL_DIR)
+    srv = Server()
+    hostile = "$(reboot)aa`touch pwned`;'\"\nx"
+    good = "ab12" * 10
+    p = Profile([("samples", "count"), ("cpu", "nanoseconds")], period=MS)
+    m = p.mapping(0x400000, 0x500000, "/opt/x/bin/evil$(reboot)", hostile)
+    p.sample([p.location(m, 0x401234)], [5, 5 * MS])
+    m2 = p.mapping(0x600000, 0x700000, "/opt/x/bin/plain", good)
+    p.sample([p.location(m2, 0x601000)], [3, 3 * MS])
+    srv.push(p.encode(time.time_ns() - 60 * 10**9, 10 * 10**9), service_name="paste")
+    b = Browser()
+    try:
+        b.open(srv.ui + "?view=debuginfo")
+        rows = wait_for("both coverage rows", lambda: len(b.els("#coverage tbody tr")) >= 2 and b.js(
+            "return [...document.querySelectorAll('#coverage tbody tr')]"
+            ".map((tr) => [tr.dataset.buildId, tr.children[5].textContent])"))
+        by_id = dict(rows)
+        check(hostile in by_id, "the hostile build ID's row: %r" % rows)
+        check("ember upload" not in by_id[hostile], "no command for a build ID that is not hex: %r" % by_id[hostile])
+        argv = shell_argv(by_id[good])
+        check(argv == ["upload", "--server", srv.url, "--token", "tok", "--sources",
+                       "PATH/TO/the-binary-with-build-id-" + good[:12]], "the hex build ID's command: %r" % argv)
+        # The server calls that build ID's reason no_build_id; one it calls
+        # unsymbolized (the issue's case) still gets no command.
+        def command(row):
+            return b.d.execute_async_script(
+                "const done = arguments[1];"
+                "import('/js/debuginfo.js').then((m) => done(m.uploadCommand(arguments[0])));", row)
+        got = command({"build_id": hostile, "reason": "unsymbolized"})
+        check("command" not in got and "not a hex build ID" in got.get("why", ""), "%r" % got)
+        # A file name (the coverage answer names none today: the module's
+        # function, called in the page, is what a future one would use).
+        for name in ["/opt/x/evil$(reboot)", "a`touch pwned`b", "x; reboot", "it's", 'say "hi" & ok',
+                     "sp ace*", "'", "\\'$HOME"]:
+            got = command({"build_id": "ab12", "file": name})
+            check(got.get("command"), "%r: %r" % (name, got))
+            argv = shell_argv(got["command"], {"HOME": "/nonexistent"})
+            check(argv[-2:] == ["--sources", name], "%r arrives as %r" % (name, argv))
+        for name in ["a\nreboot", "a\rb", "esc\x1b[2J"]:
+            got = command({"build_id": "ab12", "file": name})
+            check("command" not in got and "control character" in got.get("why", ""), "%r: %r" % (name, got))
+        check(not os.path.exists(os.path.join(SHELL_DIR, "pwned")), "a backtick ran")
+        b.shot("debuginfo-paste")
+    finally:
+        b.quit()
+        srv.stop()
+
+
 def test_web__narrow_screen_still_usable():
     """At 480 px no view scrolls sideways and the graphs fill the width."""
     srv = Server()

@@ -38,11 +38,33 @@ function carries(features) {
            dynsym: f.has('dynsym'), gopclntab: f.has('gopclntab'), cfi };
 }
 
-// The command that would fix a build ID's missing debug info.
+// One word a POSIX shell reads literally: as it is when every character
+// is one no shell treats specially (the set of Python's shlex.quote),
+// else in single quotes, an embedded ' written '\''.
+export function shellWord(s) {
+  return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+// The command that would fix a build ID's missing debug info, or why none
+// is shown: its text comes from pushed profiles, so a build ID that is
+// not hex, or a file name holding a control character (a newline ends a
+// pasted command), gets no command, and every other value is one quoted
+// shell word (docs/security.md).  {command} or {why}.
 export function uploadCommand(row) {
-  const server = location.origin;
-  const file = row.file || row.filename || `PATH/TO/the-binary-with-build-id-${row.build_id.slice(0, 12)}`;
-  return `ember upload --server ${server} --token "$EMBER_TOKEN" --sources ${file}`;
+  const id = row.build_id;
+  if (!/^[0-9a-fA-F]+$/.test(id)) return { why: 'not a hex build ID: no upload command' };
+  const file = row.file || row.filename;
+  if (file && /[\x00-\x1f\x7f]/.test(file)) return { why: 'a control character in the file name: no upload command' };
+  const path = file ? shellWord(file) : `PATH/TO/the-binary-with-build-id-${id.slice(0, 12)}`;
+  return { command: `ember upload --server ${shellWord(location.origin)} --token "$EMBER_TOKEN" --sources ${path}` };
+}
+
+// The cell of the command, or of the reason there is none.
+function commandCell(row) {
+  if (!row.build_id || row.reason === 'no_build_id')
+    return 'build without a build ID can not be matched: link with -Wl,--build-id';
+  const u = uploadCommand(row);
+  return u.command ? code(u.command) : u.why;
 }
 
 export class DebuginfoView {
@@ -87,8 +109,7 @@ export class DebuginfoView {
       cell(tr, row.pct.toFixed(2) + '%', 'num');
       const st = this.stored.get(row.build_id);
       cell(tr, st === undefined ? '…' : yesNo(st));
-      cell(tr, row.build_id && row.reason !== 'no_build_id' ? code(uploadCommand(row))
-        : 'build without a build ID can not be matched: link with -Wl,--build-id');
+      cell(tr, commandCell(row));
       tr.dataset.buildId = row.build_id;
       frag.append(tr);
       if (st === undefined && row.build_id) this.lookup(row.build_id, tr.children[4]);
@@ -98,7 +119,7 @@ export class DebuginfoView {
 
   async lookup(id, td) {
     try {
-      const l = await getJSON(`/api/v1/artifacts/${id}`);
+      const l = await getJSON(`/api/v1/artifacts/${encodeURIComponent(id)}`);
       td.replaceChildren(yesNo(l.artifacts.length > 0, `yes (${l.artifacts.length} files)`, 'no'));
     } catch (e) {
       td.textContent = e.message;
