@@ -382,6 +382,61 @@ def test_profiles__diff_puts_the_slowed_function_first():
 # ---- writes: tokens and limits ------------------------------------------------------------
 
 
+# ---- hostile reads and writes (issue 23) ------------------------------------------------
+
+
+def store_error_lines(srv):
+    """The ember_store_errors_total samples of /metrics (none: no store error)."""
+    body = srv.request("GET", "/metrics")[1].decode()
+    return re.findall(r"^ember_store_errors_total\{.*$", body, re.M)
+
+
+def xml_parses(svg, name):
+    xmllint = packages.which("xmllint")
+    if not xmllint:
+        skip(packages.missing("xmllint", "xmllint parses the flame graphs"))
+    path = os.path.join(TMP, name)
+    with open(path, "wb") as f:
+        f.write(svg)
+    r = subprocess.run([xmllint, "--noout", path], capture_output=True, text=True)
+    check(r.returncode == 0, "xmllint %s: %s" % (name, r.stderr))
+
+
+def test_profiles__empty_range_is_an_empty_answer_never_a_store_error():
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=app")
+    # an hour before the one profile, and everything in a store that holds nothing
+    before = "from=%s&to=%s" % (ms(NOW_S - 3 * 3600), ms(NOW_S - 2 * 3600))
+    bare = Server()
+    cases = [(srv, "query", f, before) for f in
+             ("json", "pprof", "folded", "top", "top-text", "svg")]
+    cases += [(srv, "diff", f, before) for f in
+              ("table", "table-text", "json", "folded", "svg", "pprof")]
+    cases += [(bare, route, f, "from=0") for _, route, f, _ in cases]
+    for s_, route, fmt, rng in cases:
+        path = "/api/v1/%s?type=cpu&format=%s&%s&query=%s" % (route, fmt, rng, q("{}"))
+        st, body, hdr = s_.request("GET", path)
+        check(st == 200, "%s: HTTP %d %r" % (path, st, body[:200]))
+        what = "%s %s" % (route, fmt)
+        if fmt == "svg":
+            check(hdr["content-type"] == "image/svg+xml" and
+                  b"no profiles in " in body, what + ": " + body[-300:].decode())
+            xml_parses(body, "empty-%s.svg" % route)
+        elif fmt == "pprof":
+            check(body[:2] == b"\x1f\x8b" and b"nanoseconds" in gzip.decompress(body), what)
+        elif fmt in ("folded",):
+            check(body == b"", what + ": %r" % body)
+        elif not fmt.endswith("-text"):
+            j = json.loads(body)
+            check(j.get("total", 0) == 0 and j.get("rows", []) == [] and
+                  "children" not in j.get("tree", {}), what + ": %r" % j)
+        if route == "query":
+            check(hdr["x-ember-profiles"] == "0" and hdr["x-ember-total"] == "0", hdr)
+    check(store_error_lines(srv) == [] and store_error_lines(bare) == [],
+          "an empty range counted as a store error: %r" %
+          (store_error_lines(srv) + store_error_lines(bare)))
+
+
 def test_profiles__writes_need_a_token_reads_none():
     tok = os.path.join(TMP, "ingest-token")
     with open(tok, "w") as f:
