@@ -437,6 +437,53 @@ def test_profiles__empty_range_is_an_empty_answer_never_a_store_error():
           (store_error_lines(srv) + store_error_lines(bare)))
 
 
+HOSTILE_NAMES = [b"ffff_\xef\xbf\xbf", b"fffe_\xef\xbf\xbe", b"ctl_\x01\x1b_x",
+                 b"byte_\xff_x", b"surrogate_\xed\xa0\x80"]
+
+
+def hostile_profile(time_ns, extra=0):
+    """A profile whose function names hold what XML forbids and bytes that
+    are not UTF-8: main;<each name>, one sample each."""
+    p = ember_test.RawProfile([("samples", "count"), ("cpu", "nanoseconds")], 10_000_000)
+    main = p.location(0, 0, [(p.function("main", "main.c"), 1)])
+    for i, name in enumerate(HOSTILE_NAMES):
+        loc = p.location(0, 0, [(p.function(name, b"f\x02ile_\xef\xbf\xbf.c"), 1)])
+        p.sample([loc, main], [1 + i + extra, (1 + i + extra) * 10_000_000])
+    return p.encode(time_ns)
+
+
+def text_json(body, what):
+    """body as JSON, its bytes read as strict UTF-8 (json.loads alone lets
+    encoded surrogates through)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        check(False, "%s: not UTF-8: %s" % (what, e))
+    check(not re.search("[\ud800-\udfff\ufffe\uffff]", text), what + ": a forbidden character")
+    return json.loads(text)
+
+
+def test_profiles__names_xml_forbids_give_valid_svg_and_json():
+    srv = Server()
+    srv.push_ok(hostile_profile(T0), "service_name=a")
+    srv.push_ok(hostile_profile(T0, 3), "service_name=b")
+    sel = "type=cpu&from=0&query=" + q("{}")
+    for route, fmt in (("query", "svg"), ("diff", "svg")):
+        path = "/api/v1/%s?%s&format=%s&base_query=%s&new_query=%s" % (
+            route, sel, fmt, q('{service_name="a"}'), q('{service_name="b"}'))
+        svg, _ = srv.get(path)
+        xml_parses(svg, "%s.svg" % route)
+        check(b'e:n="ffff_\xef\xbf\xbd"' in svg and b'e:n="fffe_\xef\xbf\xbd"' in svg and
+              b'e:n="surrogate_\xef\xbf\xbd' in svg, route)
+    for route, fmt in (("query", "json"), ("query", "top"), ("diff", "json"),
+                       ("diff", "table")):
+        body, _ = srv.get("/api/v1/%s?%s&format=%s&base_query=%s&new_query=%s" % (
+            route, sel, fmt, q('{service_name="a"}'), q('{service_name="b"}')))
+        j = text_json(body, route + " " + fmt)
+        text = json.dumps(j)
+        check("ctl_" in text and "byte_" in text and "surrogate_" in text, text[:300])
+
+
 def test_profiles__writes_need_a_token_reads_none():
     tok = os.path.join(TMP, "ingest-token")
     with open(tok, "w") as f:

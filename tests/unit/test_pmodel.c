@@ -257,6 +257,38 @@ static int test_pmodel__diff_folded_and_flamegraph(void)
 
 /* Our diff pprof and table agree with `go tool pprof -normalize -diff_base`. */
 
+/* Names are bytes from profiles: what XML 1.0 forbids (U+FFFF, U+FFFE, a
+ * C0 control, an encoded surrogate) and bytes that are not UTF-8 become
+ * U+FFFD in the flame graph and the JSON tree alike, so both parse. */
+static int test_pmodel__names_xml_forbids_replaced_in_svg_and_json(void)
+{
+	const char *const st[] = { "main;x\xef\xbf\xbf\xef\xbf\xbe\x01\xed\xa0\x80\xff"
+				   "y" };
+	static const char want[] = "x\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				   "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdy";
+	struct pmodel_result *r = offline(st, CREC, 1, "cpu");
+	struct ember_buf b;
+	char path[300];
+	int rc;
+
+	CHECK(r);
+	CHECK(!make_dir());
+	ember_buf_init(&b, 16 << 20);
+	CHECK_INT(pmodel_write_flamegraph(r, NULL, pmodel_write_buf, &b), ==, 0);
+	snprintf(path, sizeof(path), "%s/flame.svg", dir);
+	CHECK(!write_file(path, b.data, b.len));
+	CHECK(strstr(b.data, want));
+	CHECK(!memmem(b.data, b.len, "\xef\xbf\xbf", 3) && !memmem(b.data, b.len, "\xed\xa0", 2));
+	rc = check_svg(path, "main");
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_tree_json(r, pmodel_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, want));
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	remove_dir();
+	return rc;
+}
+
 /* A result's type is checked: a type the file lacks and a diff of two
  * kinds of values fail with the model's typed error, which is the
  * store's number (the HTTP layer maps PSTORE_ERR_TYPE to 400). */
@@ -299,6 +331,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__tree_json_line_only_where_one),
 	UNIT_CASE(test_pmodel__tree_json_and_folded),
 	UNIT_CASE(test_pmodel__flamegraph_svg_is_valid),
+	UNIT_CASE(test_pmodel__names_xml_forbids_replaced_in_svg_and_json),
 	UNIT_CASE(test_pmodel__diff_table_flags_past_noise),
 	UNIT_CASE(test_pmodel__diff_folded_and_flamegraph),
 };
