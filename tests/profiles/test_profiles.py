@@ -484,6 +484,31 @@ def test_profiles__names_xml_forbids_give_valid_svg_and_json():
         check("ctl_" in text and "byte_" in text and "surrogate_" in text, text[:300])
 
 
+def test_profiles__a_pushed_type_cannot_hijack_the_cpu_alias():
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=real")
+    # the same sample type under another name, and another unit
+    fake = cpu_profile({"evil;hijack": 7}, T0).encode()
+    srv.push_ok(fake, "service_name=evil&__name__=aaa_cpu")
+    other = ember_test.RawProfile([("cpu", "count")], 1, ("cpu", "count"))
+    f = other.function("evil2", "evil2.c")
+    other.sample([other.location(0, 0, [(f, 1)])], [99])
+    srv.push_ok(other.encode(T0), "service_name=evil2")
+    ids = {t["id"] for t in srv.json("/api/v1/profile-types?from=0")["types"]}
+    check({"aaa_cpu:cpu:nanoseconds:cpu:nanoseconds", "process_cpu:cpu:count:cpu:count",
+           "process_cpu:cpu:nanoseconds:cpu:nanoseconds"} <= ids, ids)
+    for typ in ("cpu", "process_cpu:cpu"):
+        t = srv.json("/api/v1/query?type=%s&from=0&format=json&query=%s" % (typ, q("{}")))
+        check(t["type"] == "process_cpu:cpu:nanoseconds:cpu:nanoseconds" and
+              t["total"] == 450_000_000, "type=%s: %r" % (typ, t))
+    # without the real one, an alias still answers, one type by the documented order
+    bare = Server()
+    bare.push_ok(other.encode(T0), "service_name=evil2")
+    bare.push_ok(fake, "service_name=evil&__name__=aaa_cpu")
+    t = bare.json("/api/v1/query?type=cpu&from=0&format=json&query=%s" % q("{}"))
+    check(t["type"] == "aaa_cpu:cpu:nanoseconds:cpu:nanoseconds", t)
+
+
 def test_profiles__writes_need_a_token_reads_none():
     tok = os.path.join(TMP, "ingest-token")
     with open(tok, "w") as f:

@@ -289,6 +289,44 @@ static int test_pmodel__names_xml_forbids_replaced_in_svg_and_json(void)
 	return rc;
 }
 
+/* An alias means one type by a fixed rule: the built-in type first, then
+ * byte order; another type pushed with the same sample type never makes
+ * it fail or changes what it means. */
+static int test_pmodel__type_alias_fixed_rule(void)
+{
+	char *ids[] = { "aaa:cpu:nanoseconds:cpu:nanoseconds", "block:delay:nanoseconds:x:y",
+			"mutex:delay:nanoseconds:contentions:count",
+			"process_cpu:cpu:count:cpu:count",
+			"process_cpu:cpu:nanoseconds:cpu:nanoseconds" };
+	struct {
+		const char *alias;
+		size_t from, n; /* ids[from..from+n) held */
+		const char *want;
+	} c[] = {
+		{ "cpu", 0, 5, "process_cpu:cpu:nanoseconds:cpu:nanoseconds" },
+		{ "process_cpu:cpu", 0, 5, "process_cpu:cpu:nanoseconds:cpu:nanoseconds" },
+		{ "cpu", 0, 4, "aaa:cpu:nanoseconds:cpu:nanoseconds" },
+		{ "process_cpu:cpu", 0, 4, "process_cpu:cpu:count:cpu:count" },
+		{ "cpu", 0, 0, "process_cpu:cpu:nanoseconds:cpu:nanoseconds" },
+		{ "delay", 0, 5, "mutex:delay:nanoseconds:contentions:count" },
+		{ "delay", 1, 1, "block:delay:nanoseconds:x:y" },
+		{ "block:delay", 0, 5, "block:delay:nanoseconds:x:y" },
+		{ "a:b:c:d:e", 0, 5, "a:b:c:d:e" },
+	};
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	char *out = NULL;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		CHECK_INT(pmodel_type_resolve(c[i].alias, ids + c[i].from, c[i].n, &out, &d), ==, 0);
+		CHECK_STR(out, c[i].want);
+		free(out);
+	}
+	CHECK_INT(pmodel_type_resolve("block:delay", ids, 0, &out, &d), ==, -PMODEL_ERR_TYPE);
+	CHECK_INT(pmodel_type_resolve("nope", ids, 5, &out, &d), ==, -PMODEL_ERR_TYPE);
+	return 0;
+}
+
 /* A result's type is checked: a type the file lacks and a diff of two
  * kinds of values fail with the model's typed error, which is the
  * store's number (the HTTP layer maps PSTORE_ERR_TYPE to 400). */
@@ -307,7 +345,7 @@ static int test_pmodel__types_checked_with_a_typed_error(void)
 	CHECK(r == NULL && strstr(why, "alloc_space"));
 	CHECK_INT(pmodel_diff_new(cpu, samples, NULL, &d), ==, -PMODEL_ERR_TYPE);
 	CHECK(d == NULL);
-	CHECK(strcmp(pmodel_strerror(-PMODEL_ERR_TYPE), "unknown or ambiguous profile type") == 0);
+	CHECK(strcmp(pmodel_strerror(-PMODEL_ERR_TYPE), "unknown or mismatched profile type") == 0);
 	pprof_profile_free(p);
 	pmodel_result_free(cpu);
 	pmodel_result_free(samples);
@@ -332,6 +370,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__tree_json_and_folded),
 	UNIT_CASE(test_pmodel__flamegraph_svg_is_valid),
 	UNIT_CASE(test_pmodel__names_xml_forbids_replaced_in_svg_and_json),
+	UNIT_CASE(test_pmodel__type_alias_fixed_rule),
 	UNIT_CASE(test_pmodel__diff_table_flags_past_noise),
 	UNIT_CASE(test_pmodel__diff_folded_and_flamegraph),
 };
