@@ -133,6 +133,8 @@ int pmodel_write_diff_flamegraph(const struct pmodel_diff *d, const struct pmode
 			 nv);
 	}
 	src.subtitle = sub;
+	src.empty = d->base->profiles || d->new_->profiles ? "no samples in either range"
+							     : "no profiles in either range";
 	if (!err)
 		err = pmodel_svg_render(&src, &so, fn, ctx);
 	free(width);

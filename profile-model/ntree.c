@@ -279,6 +279,8 @@ int pmodel_ntree_walk(const struct pmodel_ntree *t, int (*fn)(void *ctx, uint32_
 	EMBER_VEC(struct wframe) st = { 0 };
 	int err = fn(ctx, 0, 0, true);
 
+	if (err > 0) /* the root skipped: nothing below it either */
+		return 0;
 	if (!err)
 		err = EMBER_VEC_APPEND(&st, ((struct wframe){ 0, t->first[0] }));
 	while (!err && st.n) {

@@ -2,8 +2,10 @@
  * out.c - how outputs are written: a buffered writer over the caller's
  * pmodel_write_fn (64 KiB pieces, so an HTTP layer can stream them), and
  * the escaping of names for XML (the flame graphs) and JSON: names come
- * from profiles and ELF files and are bytes, so control characters and
- * bytes that are not UTF-8 become U+FFFD.
+ * from profiles and ELF files and are bytes, so control characters,
+ * bytes that are not UTF-8 and the characters XML 1.0 forbids (encoded
+ * surrogates, U+FFFE, U+FFFF) become U+FFFD, in both: a name reads the
+ * same in every output.
  */
 #include "pmodel_internal.h"
 
@@ -82,34 +84,34 @@ int pmodel_out_finish(struct pmodel_out *o)
 	return o->err;
 }
 
-/* Length of the valid UTF-8 sequence at s (0 when invalid). */
-static size_t utf8_len(const unsigned char *s)
+/* The bytes of the character at s[0..n) (1 for a byte that starts no
+ * valid UTF-8), and in *ok whether XML 1.0 and JSON may carry it as it is
+ * (XML §2.2 Char: tab, LF and U+0020 up, no surrogates, no U+FFFE or
+ * U+FFFF; common's UTF-8 check refuses surrogates and overlong forms).
+ * CR is replaced too: XML would read it as LF. */
+static size_t char_len(const unsigned char *s, size_t n, bool *ok)
 {
-	size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-		 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	size_t len;
 
-	if (n == 2 && s[0] < 0xc2)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
-		return 0;
-	if (n == 4 &&
-	    ((s[0] == 0xf0 && s[1] < 0x90) || s[0] > 0xf4 || (s[0] == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
+	if (*s < 0x80) {
+		*ok = *s >= 0x20 || *s == '\n' || *s == '\t';
+		return 1;
+	}
+	len = ember_utf8_len(s, n);
+	*ok = len && !(len == 3 && s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe);
+	return len ? len : 1;
 }
 
 static int escaped(struct pmodel_out *o, const char *s, bool json)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
 
-	while (*p) {
-		size_t n = utf8_len(p);
+	while (p < end) {
+		bool ok;
+		size_t n = char_len(p, (size_t)(end - p), &ok);
 		const char *rep = NULL;
 
-		if (!n || (*p < 0x20 && !(json && (*p == '\n' || *p == '\t'))))
+		if (!ok || (!json && (*p == '\n' || *p == '\t')))
 			rep = "\xef\xbf\xbd"; /* U+FFFD */
 		else if (json && *p == '"')
 			rep = "\\\"";
@@ -131,7 +133,7 @@ static int escaped(struct pmodel_out *o, const char *s, bool json)
 			pmodel_out_str(o, rep);
 		else
 			pmodel_out_write(o, p, n);
-		p += n ? n : 1;
+		p += n;
 	}
 	return o->err;
 }

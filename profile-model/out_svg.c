@@ -57,6 +57,7 @@ struct layout {
 	bool icicle;
 	double *x;	  /* per depth: where the next frame starts (fraction) */
 	int max_depth;
+	size_t drawn;	  /* frames emitted */
 };
 
 static int frame_y(const struct layout *l, int depth)
@@ -107,6 +108,21 @@ static void emit_frame(struct layout *l, uint32_t n, int depth, double x, double
 		      PAD + x * l->px + 3, frame_y(l, depth) + 11);
 	emit_label(l->o, name, w * l->px);
 	pmodel_out_str(l->o, "</text></g>\n");
+	l->drawn++;
+}
+
+/* The end of the frames, and src's empty line when none was drawn (no
+ * profile in the range, or all of their values zero). */
+static void footer(struct layout *l, int width)
+{
+	pmodel_out_str(l->o, "</g>\n");
+	if (!l->drawn && l->src->empty) {
+		pmodel_out_printf(l->o, "<text id=\"empty\" x=\"%d\" y=\"%d\" "
+				  "text-anchor=\"middle\">", width / 2, TOP + 12);
+		pmodel_out_xml(l->o, l->src->empty);
+		pmodel_out_str(l->o, "</text>\n");
+	}
+	pmodel_out_str(l->o, "</svg>\n");
 }
 
 static int visit(void *ctx, uint32_t n, int depth, bool enter)
@@ -192,7 +208,7 @@ int pmodel_svg_render(const struct pmodel_svg_src *src, const struct pmodel_svg_
 		err = pmodel_ntree_walk(src->t, visit, &l);
 	}
 	if (!err)
-		pmodel_out_str(&out, "</g>\n</svg>\n");
+		footer(&l, width);
 	free(l.x);
 	return err ? (pmodel_out_finish(&out), err) : pmodel_out_finish(&out);
 }
@@ -253,6 +269,7 @@ int pmodel_write_flamegraph(const struct pmodel_result *r, const struct pmodel_s
 			 r->profiles, val);
 		src.width = width;
 		src.subtitle = sub;
+		src.empty = r->profiles ? "no samples in this range" : "no profiles in this range";
 		err = pmodel_svg_render(&src, o, fn, ctx);
 	}
 	free(width);

@@ -42,7 +42,7 @@ struct pmodel_diff;
 /* ---- errors ----------------------------------------------------------- */
 
 enum pmodel_error {
-	/* An unknown or ambiguous profile type, or two results whose sample
+	/* An unknown profile type, or two results whose sample
 	 * types or units differ (HTTP 400).  The profile store's
 	 * PSTORE_ERR_TYPE is this number. */
 	PMODEL_ERR_TYPE = 5204,
@@ -340,9 +340,12 @@ int64_t pmodel_result_total(const struct pmodel_result *r);
 /* types.c: the profile's name when no __name__ is given ("process_cpu",
  * "memory", ...), from its period type and sample types. */
 const char *pmodel_profile_name(const struct pprof_profile *p);
-/* A query's type: a full ID (5 fields) or an alias, resolved against the
- * distinct type IDs known (ids[0..n), sorted).  *out points into ids or
- * is a copy of text to free(). */
+/* A query's type: a full ID (5 fields) as it is, or an alias resolved
+ * against the distinct type IDs held (ids[0..n)) by a fixed rule: the
+ * first built-in type (the Go types, "cpu" first) the alias matches that
+ * is held, else the held type it matches first in byte order, else the
+ * first built-in type it matches (an empty answer); never ambiguous.
+ * -PMODEL_ERR_TYPE when it matches nothing.  *out: a copy, caller frees. */
 int pmodel_type_resolve(const char *text, char *const *ids, size_t n, char **out,
 		    struct ember_diag *d);
 /* Whether a type ID's sample type/unit has unit "count". */

@@ -8,7 +8,7 @@
 const char *pmodel_strerror(int err)
 {
 	if (-err == PMODEL_ERR_TYPE)
-		return "unknown or ambiguous profile type";
+		return "unknown or mismatched profile type";
 	return strerror(-err);
 }
 

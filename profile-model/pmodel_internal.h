@@ -128,6 +128,7 @@ struct pmodel_svg_src {
 	const void *ctx;
 	const char *subtitle;
 	const char *legend; /* NULL, or a line under the title */
+	const char *empty;  /* the line drawn instead when no frame is wide enough */
 };
 
 int pmodel_svg_render(const struct pmodel_svg_src *src, const struct pmodel_svg_opts *o,

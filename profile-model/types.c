@@ -6,7 +6,8 @@
  * the profile's __name__ label, given by the caller or derived here from
  * its period and sample types; a query may also name a type by an alias,
  * its sample type alone ("cpu", "alloc_space") or "name:sample_type"
- * ("block:delay"), resolved against the types the store holds.
+ * ("block:delay"), resolved by a fixed rule (pmodel_type_resolve) that
+ * never fails for a type someone else pushed.
  */
 #include "pmodel_internal.h"
 
@@ -52,18 +53,21 @@ bool pmodel_type_is_count(const char *sample_unit)
 	return sample_unit && strcmp(sample_unit, "count") == 0;
 }
 
-/* What a built-in alias means when the store holds no such type yet. */
-static const char *const defaults[][2] = {
-	{ "cpu", "process_cpu:cpu:nanoseconds:cpu:nanoseconds" },
-	{ "samples", "process_cpu:samples:count:cpu:nanoseconds" },
-	{ "wall", "wall:wall:nanoseconds:wall:nanoseconds" },
-	{ "alloc_space", "memory:alloc_space:bytes:space:bytes" },
-	{ "alloc_objects", "memory:alloc_objects:count:space:bytes" },
-	{ "inuse_space", "memory:inuse_space:bytes:space:bytes" },
-	{ "inuse_objects", "memory:inuse_objects:count:space:bytes" },
-	{ "goroutine", "goroutine:goroutine:count:goroutine:count" },
-	{ "contentions", "mutex:contentions:count:contentions:count" },
-	{ "delay", "mutex:delay:nanoseconds:contentions:count" },
+/* The built-in types, in the order an alias prefers them (the rule is
+ * docs/http-api.md's, "Selections"): the first one an alias matches wins
+ * whatever else the store holds, so a pushed type cannot take an alias
+ * from the type everyone means by it. */
+static const char *const builtin[] = {
+	"process_cpu:cpu:nanoseconds:cpu:nanoseconds",
+	"process_cpu:samples:count:cpu:nanoseconds",
+	"wall:wall:nanoseconds:wall:nanoseconds",
+	"memory:alloc_space:bytes:space:bytes",
+	"memory:alloc_objects:count:space:bytes",
+	"memory:inuse_space:bytes:space:bytes",
+	"memory:inuse_objects:count:space:bytes",
+	"goroutine:goroutine:count:goroutine:count",
+	"mutex:contentions:count:contentions:count",
+	"mutex:delay:nanoseconds:contentions:count",
 };
 
 static size_t count_colons(const char *s)
@@ -90,12 +94,33 @@ static bool alias_matches(const char *alias, const char *id)
 	return strncmp(st + 1, alias, n) == 0 && st[1 + n] == ':';
 }
 
-static int ambiguous(const char *text, const char *a, const char *b, struct ember_diag *d)
+static bool is_held(const char *id, char *const *ids, size_t n)
 {
-	return EMBER_FAIL(
-		d, -PMODEL_ERR_TYPE,
-		"profile type '%.64s' is ambiguous: '%s' or '%s' (give the full type)", text, a,
-		b);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ids[i], id) == 0)
+			return true;
+	return false;
+}
+
+/* The first built-in type alias matches, among the held ones (held) or
+ * all of them (!held); NULL if none. */
+static const char *builtin_match(const char *alias, char *const *ids, size_t n, bool held)
+{
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (alias_matches(alias, builtin[i]) && (!held || is_held(builtin[i], ids, n)))
+			return builtin[i];
+	return NULL;
+}
+
+/* The held type alias matches that sorts first byte-wise; NULL if none. */
+static const char *held_match(const char *alias, char *const *ids, size_t n)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (alias_matches(alias, ids[i]) && (!first || strcmp(ids[i], first) < 0))
+			first = ids[i];
+	return first;
 }
 
 int pmodel_type_resolve(const char *text, char *const *ids, size_t n, char **out,
@@ -112,16 +137,9 @@ int pmodel_type_resolve(const char *text, char *const *ids, size_t n, char **out
 		*out = strdup(text);
 		return *out ? 0 : -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (!alias_matches(text, ids[i]))
-			continue;
-		if (found)
-			return ambiguous(text, found, ids[i], d);
-		found = ids[i];
-	}
-	for (size_t i = 0; !found && i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		if (strcmp(text, defaults[i][0]) == 0)
-			found = defaults[i][1];
+	found = builtin_match(text, ids, n, true);
+	found = found ? found : held_match(text, ids, n);
+	found = found ? found : builtin_match(text, ids, n, false);
 	EMBER_FAIL_IF(!found, d, -PMODEL_ERR_TYPE,
 		      "unknown profile type '%.64s' (see the profile types the store lists)",
 		      text);

@@ -50,8 +50,8 @@ enum pstore_error {
 	PSTORE_ERR_LABEL,	  /* a malformed label name or value */
 	PSTORE_ERR_SERIES_LIMIT,  /* the store holds max_series series */
 	PSTORE_ERR_SELECTOR,	  /* a selector that does not parse */
-	PSTORE_ERR_TYPE = PMODEL_ERR_TYPE, /* an unknown or ambiguous profile type:
-					      * the model's error (pmodel.h) */
+	PSTORE_ERR_TYPE = PMODEL_ERR_TYPE, /* an unknown or mismatched profile
+					      * type: the model's error (pmodel.h) */
 	PSTORE_ERR_CORRUPT,	  /* a block or segment fails its checks */
 	PSTORE_ERR_CLOSED,	  /* the store's log failed; it takes no writes */
 	PSTORE_ERR_TOO_LARGE,	  /* a profile past a size limit: bytes, samples */

@@ -22,7 +22,7 @@ const char *pstore_strerror(int err)
 	case PSTORE_ERR_SELECTOR:
 		return "malformed label selector";
 	case PSTORE_ERR_TYPE:
-		return "unknown or ambiguous profile type";
+		return "unknown or mismatched profile type";
 	case PSTORE_ERR_CORRUPT:
 		return "corrupt block or log segment";
 	case PSTORE_ERR_CLOSED:

@@ -382,6 +382,133 @@ def test_profiles__diff_puts_the_slowed_function_first():
 # ---- writes: tokens and limits ------------------------------------------------------------
 
 
+# ---- hostile reads and writes (issue 23) ------------------------------------------------
+
+
+def store_error_lines(srv):
+    """The ember_store_errors_total samples of /metrics (none: no store error)."""
+    body = srv.request("GET", "/metrics")[1].decode()
+    return re.findall(r"^ember_store_errors_total\{.*$", body, re.M)
+
+
+def xml_parses(svg, name):
+    xmllint = packages.which("xmllint")
+    if not xmllint:
+        skip(packages.missing("xmllint", "xmllint parses the flame graphs"))
+    path = os.path.join(TMP, name)
+    with open(path, "wb") as f:
+        f.write(svg)
+    r = subprocess.run([xmllint, "--noout", path], capture_output=True, text=True)
+    check(r.returncode == 0, "xmllint %s: %s" % (name, r.stderr))
+
+
+def test_profiles__empty_range_is_an_empty_answer_never_a_store_error():
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=app")
+    # an hour before the one profile, and everything in a store that holds nothing
+    before = "from=%s&to=%s" % (ms(NOW_S - 3 * 3600), ms(NOW_S - 2 * 3600))
+    bare = Server()
+    cases = [(srv, "query", f, before) for f in
+             ("json", "pprof", "folded", "top", "top-text", "svg")]
+    cases += [(srv, "diff", f, before) for f in
+              ("table", "table-text", "json", "folded", "svg", "pprof")]
+    cases += [(bare, route, f, "from=0") for _, route, f, _ in cases]
+    for s_, route, fmt, rng in cases:
+        path = "/api/v1/%s?type=cpu&format=%s&%s&query=%s" % (route, fmt, rng, q("{}"))
+        st, body, hdr = s_.request("GET", path)
+        check(st == 200, "%s: HTTP %d %r" % (path, st, body[:200]))
+        what = "%s %s" % (route, fmt)
+        if fmt == "svg":
+            check(hdr["content-type"] == "image/svg+xml" and
+                  b"no profiles in " in body, what + ": " + body[-300:].decode())
+            xml_parses(body, "empty-%s.svg" % route)
+        elif fmt == "pprof":
+            check(body[:2] == b"\x1f\x8b" and b"nanoseconds" in gzip.decompress(body), what)
+        elif fmt in ("folded",):
+            check(body == b"", what + ": %r" % body)
+        elif not fmt.endswith("-text"):
+            j = json.loads(body)
+            check(j.get("total", 0) == 0 and j.get("rows", []) == [] and
+                  "children" not in j.get("tree", {}), what + ": %r" % j)
+        if route == "query":
+            check(hdr["x-ember-profiles"] == "0" and hdr["x-ember-total"] == "0", hdr)
+    check(store_error_lines(srv) == [] and store_error_lines(bare) == [],
+          "an empty range counted as a store error: %r" %
+          (store_error_lines(srv) + store_error_lines(bare)))
+
+
+HOSTILE_NAMES = [b"ffff_\xef\xbf\xbf", b"fffe_\xef\xbf\xbe", b"ctl_\x01\x1b_x",
+                 b"byte_\xff_x", b"surrogate_\xed\xa0\x80"]
+
+
+def hostile_profile(time_ns, extra=0):
+    """A profile whose function names hold what XML forbids and bytes that
+    are not UTF-8: main;<each name>, one sample each."""
+    p = ember_test.RawProfile([("samples", "count"), ("cpu", "nanoseconds")], 10_000_000)
+    main = p.location(0, 0, [(p.function("main", "main.c"), 1)])
+    for i, name in enumerate(HOSTILE_NAMES):
+        loc = p.location(0, 0, [(p.function(name, b"f\x02ile_\xef\xbf\xbf.c"), 1)])
+        p.sample([loc, main], [1 + i + extra, (1 + i + extra) * 10_000_000])
+    return p.encode(time_ns)
+
+
+def text_json(body, what):
+    """body as JSON, its bytes read as strict UTF-8 (json.loads alone lets
+    encoded surrogates through)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        check(False, "%s: not UTF-8: %s" % (what, e))
+    check(not re.search("[\ud800-\udfff\ufffe\uffff]", text), what + ": a forbidden character")
+    return json.loads(text)
+
+
+def test_profiles__names_xml_forbids_give_valid_svg_and_json():
+    srv = Server()
+    srv.push_ok(hostile_profile(T0), "service_name=a")
+    srv.push_ok(hostile_profile(T0, 3), "service_name=b")
+    sel = "type=cpu&from=0&query=" + q("{}")
+    for route, fmt in (("query", "svg"), ("diff", "svg")):
+        path = "/api/v1/%s?%s&format=%s&base_query=%s&new_query=%s" % (
+            route, sel, fmt, q('{service_name="a"}'), q('{service_name="b"}'))
+        svg, _ = srv.get(path)
+        xml_parses(svg, "%s.svg" % route)
+        check(b'e:n="ffff_\xef\xbf\xbd"' in svg and b'e:n="fffe_\xef\xbf\xbd"' in svg and
+              b'e:n="surrogate_\xef\xbf\xbd' in svg, route)
+    for route, fmt in (("query", "json"), ("query", "top"), ("diff", "json"),
+                       ("diff", "table")):
+        body, _ = srv.get("/api/v1/%s?%s&format=%s&base_query=%s&new_query=%s" % (
+            route, sel, fmt, q('{service_name="a"}'), q('{service_name="b"}')))
+        j = text_json(body, route + " " + fmt)
+        text = json.dumps(j)
+        check("ctl_" in text and "byte_" in text and "surrogate_" in text, text[:300])
+
+
+def test_profiles__a_pushed_type_cannot_hijack_the_cpu_alias():
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=real")
+    # the same sample type under another name, and another unit
+    fake = cpu_profile({"evil;hijack": 7}, T0).encode()
+    srv.push_ok(fake, "service_name=evil&__name__=aaa_cpu")
+    other = ember_test.RawProfile([("cpu", "count")], 1, ("cpu", "count"))
+    f = other.function("evil2", "evil2.c")
+    other.sample([other.location(0, 0, [(f, 1)])], [99])
+    srv.push_ok(other.encode(T0), "service_name=evil2")
+    ids = {t["id"] for t in srv.json("/api/v1/profile-types?from=0")["types"]}
+    check({"aaa_cpu:cpu:nanoseconds:cpu:nanoseconds", "process_cpu:cpu:count:cpu:count",
+           "process_cpu:cpu:nanoseconds:cpu:nanoseconds"} <= ids, ids)
+    for typ in ("cpu", "process_cpu:cpu"):
+        t = srv.json("/api/v1/query?type=%s&from=0&format=json&query=%s" % (typ, q("{}")))
+        check(t["type"] == "process_cpu:cpu:nanoseconds:cpu:nanoseconds" and
+              t["total"] == 450_000_000, "type=%s: %r" % (typ, t))
+    # without the real one, an alias still answers, one type by the documented order
+    bare = Server()
+    bare.push_ok(other.encode(T0), "service_name=evil2")
+    bare.push_ok(fake, "service_name=evil&__name__=aaa_cpu")
+    t = bare.json("/api/v1/query?type=cpu&from=0&format=json&query=%s" % q("{}"))
+    check(t["type"] == "aaa_cpu:cpu:nanoseconds:cpu:nanoseconds", t)
+
+
 def test_profiles__writes_need_a_token_reads_none():
     tok = os.path.join(TMP, "ingest-token")
     with open(tok, "w") as f:

@@ -257,6 +257,76 @@ static int test_pmodel__diff_folded_and_flamegraph(void)
 
 /* Our diff pprof and table agree with `go tool pprof -normalize -diff_base`. */
 
+/* Names are bytes from profiles: what XML 1.0 forbids (U+FFFF, U+FFFE, a
+ * C0 control, an encoded surrogate) and bytes that are not UTF-8 become
+ * U+FFFD in the flame graph and the JSON tree alike, so both parse. */
+static int test_pmodel__names_xml_forbids_replaced_in_svg_and_json(void)
+{
+	const char *const st[] = { "main;x\xef\xbf\xbf\xef\xbf\xbe\x01\xed\xa0\x80\xff"
+				   "y" };
+	static const char want[] = "x\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				   "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdy";
+	struct pmodel_result *r = offline(st, CREC, 1, "cpu");
+	struct ember_buf b;
+	char path[300];
+	int rc;
+
+	CHECK(r);
+	CHECK(!make_dir());
+	ember_buf_init(&b, 16 << 20);
+	CHECK_INT(pmodel_write_flamegraph(r, NULL, pmodel_write_buf, &b), ==, 0);
+	snprintf(path, sizeof(path), "%s/flame.svg", dir);
+	CHECK(!write_file(path, b.data, b.len));
+	CHECK(strstr(b.data, want));
+	CHECK(!memmem(b.data, b.len, "\xef\xbf\xbf", 3) && !memmem(b.data, b.len, "\xed\xa0", 2));
+	rc = check_svg(path, "main");
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_tree_json(r, pmodel_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, want));
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	remove_dir();
+	return rc;
+}
+
+/* An alias means one type by a fixed rule: the built-in type first, then
+ * byte order; another type pushed with the same sample type never makes
+ * it fail or changes what it means. */
+static int test_pmodel__type_alias_fixed_rule(void)
+{
+	char *ids[] = { "aaa:cpu:nanoseconds:cpu:nanoseconds", "block:delay:nanoseconds:x:y",
+			"mutex:delay:nanoseconds:contentions:count",
+			"process_cpu:cpu:count:cpu:count",
+			"process_cpu:cpu:nanoseconds:cpu:nanoseconds" };
+	struct {
+		const char *alias;
+		size_t from, n; /* ids[from..from+n) held */
+		const char *want;
+	} c[] = {
+		{ "cpu", 0, 5, "process_cpu:cpu:nanoseconds:cpu:nanoseconds" },
+		{ "process_cpu:cpu", 0, 5, "process_cpu:cpu:nanoseconds:cpu:nanoseconds" },
+		{ "cpu", 0, 4, "aaa:cpu:nanoseconds:cpu:nanoseconds" },
+		{ "process_cpu:cpu", 0, 4, "process_cpu:cpu:count:cpu:count" },
+		{ "cpu", 0, 0, "process_cpu:cpu:nanoseconds:cpu:nanoseconds" },
+		{ "delay", 0, 5, "mutex:delay:nanoseconds:contentions:count" },
+		{ "delay", 1, 1, "block:delay:nanoseconds:x:y" },
+		{ "block:delay", 0, 5, "block:delay:nanoseconds:x:y" },
+		{ "a:b:c:d:e", 0, 5, "a:b:c:d:e" },
+	};
+	char why[256];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	char *out = NULL;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		CHECK_INT(pmodel_type_resolve(c[i].alias, ids + c[i].from, c[i].n, &out, &d), ==, 0);
+		CHECK_STR(out, c[i].want);
+		free(out);
+	}
+	CHECK_INT(pmodel_type_resolve("block:delay", ids, 0, &out, &d), ==, -PMODEL_ERR_TYPE);
+	CHECK_INT(pmodel_type_resolve("nope", ids, 5, &out, &d), ==, -PMODEL_ERR_TYPE);
+	return 0;
+}
+
 /* A result's type is checked: a type the file lacks and a diff of two
  * kinds of values fail with the model's typed error, which is the
  * store's number (the HTTP layer maps PSTORE_ERR_TYPE to 400). */
@@ -275,7 +345,7 @@ static int test_pmodel__types_checked_with_a_typed_error(void)
 	CHECK(r == NULL && strstr(why, "alloc_space"));
 	CHECK_INT(pmodel_diff_new(cpu, samples, NULL, &d), ==, -PMODEL_ERR_TYPE);
 	CHECK(d == NULL);
-	CHECK(strcmp(pmodel_strerror(-PMODEL_ERR_TYPE), "unknown or ambiguous profile type") == 0);
+	CHECK(strcmp(pmodel_strerror(-PMODEL_ERR_TYPE), "unknown or mismatched profile type") == 0);
 	pprof_profile_free(p);
 	pmodel_result_free(cpu);
 	pmodel_result_free(samples);
@@ -299,6 +369,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__tree_json_line_only_where_one),
 	UNIT_CASE(test_pmodel__tree_json_and_folded),
 	UNIT_CASE(test_pmodel__flamegraph_svg_is_valid),
+	UNIT_CASE(test_pmodel__names_xml_forbids_replaced_in_svg_and_json),
+	UNIT_CASE(test_pmodel__type_alias_fixed_rule),
 	UNIT_CASE(test_pmodel__diff_table_flags_past_noise),
 	UNIT_CASE(test_pmodel__diff_folded_and_flamegraph),
 };

@@ -35,7 +35,12 @@ export function diffColour(delta, max) {
   return { fill: 'rgb(225,225,225)', dark: false };
 }
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
+// Text for the exported SVG: the characters XML 1.0 forbids (controls but
+// tab and LF, U+FFFE, U+FFFF, lone surrogates) as U+FFFD, as the server's
+// flame graphs have them (profile-model/out.c), and markup escaped.
+const XML_FORBIDDEN = /[\u0000-\u0008\u000b-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const esc = (s) => String(s).replace(XML_FORBIDDEN, '\ufffd')
+  .replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
 
 // One SVG document of graphs drawn side by side as they are on screen
 // (parts: [{ graph, heading }]), under a title line.
