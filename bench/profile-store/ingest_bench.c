@@ -29,6 +29,7 @@
 #include "profsvc_internal.h"
 #include "pstore.h"
 #include "store.h"
+#include "store_fixture.h" /* put_file, shared with the unit tests */
 #include "symsvc.h"
 
 #include <errno.h>
@@ -168,37 +169,6 @@ static int make_profile(const struct func *f, size_t nf, const char *bid, uint64
 	err = err ? err : pprof_encode(p, true, out);
 	pprof_profile_free(p);
 	return err;
-}
-
-static int put_binary(struct store *s, const char *path, char *id)
-{
-	struct store_artifact a = { .kinds = STORE_KIND_EXECUTABLE | STORE_KIND_DEBUGINFO,
-				    .mtime = 1 };
-	struct inspect_info info;
-	struct store_blob *b;
-	bool is_new;
-	int fd = open(path, O_RDONLY), err;
-
-	if (fd < 0)
-		return -errno;
-	err = inspect_elf_fd(fd, &info);
-	err = err ? err : store_blob_begin(s, &b);
-	if (!err) {
-		err = store_blob_write_fd(b, fd);
-		if (!err)
-			err = store_blob_seal(b, a.sha256, &a.size);
-		if (err)
-			store_blob_discard(b);
-	}
-	close(fd);
-	if (err)
-		return err;
-	ember_build_id_to_hex(info.build_id, info.build_id_len, a.build_id);
-	strcpy(id, a.build_id);
-	a.flags = info.flags;
-	a.dwarf_version = info.dwarf_version;
-	snprintf(a.name, sizeof(a.name), "bench");
-	return store_add_artifact(s, b, &a, NULL, 0, &is_new);
 }
 
 /* One profile through the service's ingest (symbolize = true) or appended as
@@ -357,7 +327,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/debuginfo", dir);
 	err = store_new(path, &st);
 	err = err ? err : store_wait(st);
-	err = err ? err : put_binary(st, bin, id);
+	err = err ? err : put_file(st, bin, STORE_KIND_EXECUTABLE | STORE_KIND_DEBUGINFO, id);
 	err = err ? err : symsvc_new(st, NULL, &pr.symbols);
 	if (err) {
 		fprintf(stderr, "debuginfo store: %s\n", strerror(-err));

@@ -6,7 +6,7 @@
 #ifndef EMBER_TEST_SYMSVC_FIXTURE_H
 #define EMBER_TEST_SYMSVC_FIXTURE_H
 
-#include "inspect.h"
+#include "store_fixture.h"
 #include "symsvc.h"
 #include "unit.h"
 
@@ -15,39 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-/* The file at path stored as a candidate of its build ID (into id, which
- * holds STORE_BUILD_ID_HEX bytes) with what elf-inspect finds in it. */
-static inline int put_file(struct store *s, const char *path, unsigned kinds, char *id)
-{
-	struct store_artifact a = { .kinds = kinds, .mtime = 1 };
-	struct inspect_info info;
-	struct store_blob *b;
-	bool is_new;
-	int fd = open(path, O_RDONLY), err;
-
-	if (fd < 0)
-		return -errno;
-	err = inspect_elf_fd(fd, &info);
-	if (!err)
-		err = store_blob_begin(s, &b);
-	if (!err) {
-		err = store_blob_write_fd(b, fd);
-		if (!err)
-			err = store_blob_seal(b, a.sha256, &a.size);
-		if (err)
-			store_blob_discard(b);
-	}
-	close(fd);
-	if (err)
-		return err;
-	ember_build_id_to_hex(info.build_id, info.build_id_len, a.build_id);
-	strcpy(id, a.build_id);
-	a.flags = info.flags;
-	a.dwarf_version = info.dwarf_version;
-	snprintf(a.name, sizeof(a.name), "f");
-	return store_add_artifact(s, b, &a, NULL, 0, &is_new);
-}
 
 /* A service over a fresh store holding the fixture name (id its build
  * ID), in *dir (a template the caller owns). */
