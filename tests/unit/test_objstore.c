@@ -811,23 +811,37 @@ static int count_key(void *ctx, const struct objstore_list_entry *e)
 	return 0;
 }
 
+/* What one listing against a hostile store did. */
+struct hostile_listing {
+	int err;
+	unsigned keys, pages, requests;
+	struct objstore_status st;
+};
+
+static int hostile_list_run(enum hostile_mode mode, unsigned keys_per_page, unsigned max_pages,
+			    unsigned max_keys, const char *prefix, struct hostile_listing *out)
+{
+	struct hostile h = { .keys_per_page = keys_per_page };
+	struct objstore *s = hostile_start(&h, mode, max_pages, max_keys);
+
+	CHECK(s != NULL);
+	out->err = objstore_list(s, prefix, 0, count_key, &out->keys, &out->pages, &out->st);
+	hostile_stop(&h, s);
+	out->requests = h.requests;
+	return 0;
+}
+
 /* Endless pages with new tokens: -E2BIG at max_list_pages, after that many
  * requests, the message naming the prefix and the bound. */
 static int test_objstore__list_bounds_endless_pages(void)
 {
-	struct hostile h = { .keys_per_page = 1 };
-	struct objstore *s = hostile_start(&h, HOSTILE_ENDLESS, 50, 0);
-	struct objstore_status st;
-	unsigned keys = 0, pages = 0;
-	int err;
+	struct hostile_listing l = { 0 };
 
-	CHECK(s != NULL);
-	err = objstore_list(s, "v1/profiles/index/", 0, count_key, &keys, &pages, &st);
-	hostile_stop(&h, s);
-	CHECK_INT(err, ==, -E2BIG);
-	CHECK_INT(pages, ==, 50);
-	CHECK_INT(h.requests, ==, 50);
-	CHECK(strstr(st.msg, "v1/profiles/index/") && strstr(st.msg, "50 pages"));
+	CHECK(hostile_list_run(HOSTILE_ENDLESS, 1, 50, 0, "v1/profiles/index/", &l) == 0);
+	CHECK_INT(l.err, ==, -E2BIG);
+	CHECK_INT(l.pages, ==, 50);
+	CHECK_INT(l.requests, ==, 50);
+	CHECK(strstr(l.st.msg, "v1/profiles/index/") && strstr(l.st.msg, "50 pages"));
 	return 0;
 }
 
@@ -835,19 +849,13 @@ static int test_objstore__list_bounds_endless_pages(void)
  * no key past it reaching the callback. */
 static int test_objstore__list_bounds_keys(void)
 {
-	struct hostile h = { .keys_per_page = 100 };
-	struct objstore *s = hostile_start(&h, HOSTILE_ENDLESS, 0, 1000);
-	struct objstore_status st;
-	unsigned keys = 0, pages = 0;
-	int err;
+	struct hostile_listing l = { 0 };
 
-	CHECK(s != NULL);
-	err = objstore_list(s, "p/", 0, count_key, &keys, &pages, &st);
-	hostile_stop(&h, s);
-	CHECK_INT(err, ==, -E2BIG);
-	CHECK_INT(keys, ==, 1000);
-	CHECK_INT(pages, ==, 11);
-	CHECK(strstr(st.msg, "'p/'") && strstr(st.msg, "1000 keys"));
+	CHECK(hostile_list_run(HOSTILE_ENDLESS, 100, 0, 1000, "p/", &l) == 0);
+	CHECK_INT(l.err, ==, -E2BIG);
+	CHECK_INT(l.keys, ==, 1000);
+	CHECK_INT(l.pages, ==, 11);
+	CHECK(strstr(l.st.msg, "'p/'") && strstr(l.st.msg, "1000 keys"));
 	return 0;
 }
 
@@ -858,18 +866,12 @@ static int test_objstore__list_refuses_stuck_token(void)
 	static const enum hostile_mode modes[] = { HOSTILE_SAME_TOKEN, HOSTILE_EMPTY_TOKEN };
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		struct hostile h = { .keys_per_page = 1 };
-		struct objstore *s = hostile_start(&h, modes[i], 0, 0);
-		struct objstore_status st;
-		unsigned keys = 0, pages = 0;
-		int err;
+		struct hostile_listing l = { 0 };
 
-		CHECK(s != NULL);
-		err = objstore_list(s, "p/", 0, count_key, &keys, &pages, &st);
-		hostile_stop(&h, s);
-		CHECK_INT(err, ==, -EPROTO);
-		CHECK_INT(h.requests, <=, 2); /* "same" is first seen on page 2 */
-		CHECK(strstr(st.msg, "continuation token") != NULL);
+		CHECK(hostile_list_run(modes[i], 1, 0, 0, "p/", &l) == 0);
+		CHECK_INT(l.err, ==, -EPROTO);
+		CHECK_INT(l.requests, <=, 2); /* "same" is first seen on page 2 */
+		CHECK(strstr(l.st.msg, "continuation token") != NULL);
 	}
 	return 0;
 }
