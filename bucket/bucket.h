@@ -38,6 +38,10 @@ struct bucket_opts {
 	struct objstore *os;
 	const char *prefix;	/* normalized (bucket_url_parse), copied */
 	unsigned refresh_ms;	/* store_backend.refresh_ms; 0: 1000 */
+	/* The largest blob fetched (the largest this server stores: its
+	 * --max-upload-mb or --upstream-max-size-mb); a larger object fails
+	 * with -E2BIG before the cache fills.  0: 4 GiB. */
+	uint64_t max_blob;
 };
 
 /*
@@ -61,6 +65,10 @@ int bucket_cleanup_uploads(struct objstore *os, const char *prefix,
 
 struct pstore_blockio;
 
+/* The largest block object fetched into the cache: far above any block a
+ * compaction writes (64 sections, each compressed from at most 2 GiB). */
+#define BUCKET_BLOCK_MAX ((uint64_t)16 << 30)
+
 struct bucket_profile_opts {
 	size_t sz;		/* sizeof(struct bucket_profile_opts) */
 	struct objstore *os;	/* borrowed: it must outlive the profile store */
@@ -76,7 +84,8 @@ struct bucket_profile_opts {
 /*
  * Fill *out with the profile store's block storage on the bucket: NAME at
  * PREFIXv1/profiles/NAME (blocks/..., index/PART/SEQ), create-only
- * writes, blocks cached whole in cache_dir, counted in o->cache
+ * writes, blocks cached whole in cache_dir (a block object larger than
+ * BUCKET_BLOCK_MAX is refused with -E2BIG), counted in o->cache
  * (docs/object-storage-layout.md, "Profiles").  It has claim and fetch,
  * as pstore_opts.shared needs.  Hand *out to pstore_open (which owns its
  * context from then on).  0, -EINVAL, -ENOMEM, or the cache directory's

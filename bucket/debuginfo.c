@@ -21,6 +21,7 @@
 struct bucket_di {
 	struct objstore *os;
 	char prefix[BUCKET_PREFIX_MAX];
+	uint64_t max_blob; /* bytes a fetched blob may have */
 };
 
 static void warn_status(const char *what, const char *key, int err,
@@ -87,7 +88,7 @@ static int get_blob(void *ctx, const char *sha256, int fd, uint64_t *size)
 
 	if (err)
 		return err;
-	err = objstore_get_fd(d->os, key, NULL, fd, &info, &written, &st);
+	err = objstore_get_fd(d->os, key, NULL, fd, d->max_blob, &info, &written, &st);
 	if (err) {
 		if (err != -ENOENT)
 			warn_status("cannot fetch", key, err, &st);
@@ -349,6 +350,7 @@ int bucket_store_backend(const struct bucket_opts *opts, struct store_backend *o
 	if (!d)
 		return -ENOMEM;
 	d->os = opts->os;
+	d->max_blob = opts->max_blob ? opts->max_blob : (uint64_t)4 << 30;
 	snprintf(d->prefix, sizeof(d->prefix), "%s", opts->prefix);
 	*out = (struct store_backend){
 		.sz = sizeof(*out),

@@ -108,7 +108,7 @@ static int cache_fetch(struct bucket_pio *io, const char *key, const char *file)
 	fd = openat(io->cache_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	err = objstore_get_fd(io->os, key, NULL, fd, &info, &written, &st);
+	err = objstore_get_fd(io->os, key, NULL, fd, BUCKET_BLOCK_MAX, &info, &written, &st);
 	if (err && err != -ENOENT)
 		warn_status("cannot fetch", key, err, &st);
 	if (!err && !info.has_sha256) {

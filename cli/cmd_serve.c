@@ -293,6 +293,16 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	return 0;
 }
 
+/* The largest blob this server stores, so the largest one it takes from
+ * the bucket: --max-upload-mb or --upstream-max-size-mb, the larger. */
+static uint64_t blob_max_bytes(const struct serve_opts *o)
+{
+	unsigned long long max = o->upstream_max_mb > o->max_upload_mb ? o->upstream_max_mb
+									: o->max_upload_mb;
+
+	return (uint64_t)max << 20;
+}
+
 /* The largest file fetched: --upstream-max-size-mb (else --max-upload-mb),
  * at most the quota. */
 static unsigned long long upstream_max_bytes(const struct serve_opts *o)
@@ -603,7 +613,8 @@ static int setup_bucket(const struct serve_opts *o, struct store *s, struct objs
 {
 	char bucket[BUCKET_NAME_MAX], prefix[BUCKET_PREFIX_MAX], msg[512] = "";
 	struct objstore_opts oo = { .sz = sizeof(oo) };
-	struct bucket_opts bo = { .sz = sizeof(bo), .prefix = prefix };
+	struct bucket_opts bo = { .sz = sizeof(bo), .prefix = prefix,
+				  .max_blob = blob_max_bytes(o) };
 	struct store_backend be;
 	unsigned aborted = 0;
 	int err = bucket_url_parse(o->storage, bucket, prefix, msg, sizeof(msg));

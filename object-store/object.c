@@ -105,8 +105,19 @@ static int verify_download(struct objstore_status *st, const char *key,
 	return -EBADMSG;
 }
 
+/* A body past the caller's cap: say which bound, not only E2BIG. */
+static int get_outcome(int err, const struct os_request *r, uint64_t cap,
+		       struct objstore_status *st)
+{
+	if (err == -E2BIG && r->transport_err == -E2BIG)
+		objstore_status_set(st, 0, "", "objstore: GET '%s': the object is larger "
+				    "than the %" PRIu64 " bytes accepted for it%s", r->key, cap,
+				    r->has_content_length ? " (Content-Length)" : "");
+	return err;
+}
+
 int objstore_get_fd(struct objstore *s, const char *key,
-		    const struct objstore_range *range, int fd,
+		    const struct objstore_range *range, int fd, uint64_t cap,
 		    struct objstore_object_info *info, uint64_t *written,
 		    struct objstore_status *st)
 {
@@ -120,10 +131,11 @@ int objstore_get_fd(struct objstore *s, const char *key,
 	os_request_init(&r, "GET", key);
 	has_range = range_header(range, rh, sizeof(rh));
 	err = has_range < 0 ? has_range : os_request_sink_fd(&r, fd);
+	r.sink_cap = cap;
 	if (!err && has_range)
 		err = os_request_header(&r, "Range", rh);
 	if (!err)
-		err = os_request_run(s, &r, st);
+		err = get_outcome(os_request_run(s, &r, st), &r, cap, st);
 	if (!err) {
 		info_from_answer(&r, &got_info);
 		os_request_sink_sha256(&r, sha);
@@ -156,7 +168,7 @@ int objstore_get_mem(struct objstore *s, const char *key,
 	has_range = range_header(range, rh, sizeof(rh));
 	err = has_range < 0 ? has_range : has_range ? os_request_header(&r, "Range", rh) : 0;
 	if (!err)
-		err = os_request_run(s, &r, st);
+		err = get_outcome(os_request_run(s, &r, st), &r, cap, st);
 	if (!err && !has_range) {
 		struct objstore_digest d;
 

@@ -126,6 +126,8 @@ static void policy_init(struct objstore *s, const struct objstore_opts *o)
 	s->multipart_threshold = o->multipart_threshold ? o->multipart_threshold :
 				 MULTIPART_THRESHOLD_DEFAULT;
 	s->part_concurrency = o->part_concurrency ? o->part_concurrency : 2;
+	s->max_list_pages = o->max_list_pages ? o->max_list_pages : 10000;
+	s->max_list_keys = o->max_list_keys ? o->max_list_keys : 1000000;
 	s->clock = o->clock;
 	s->clock_ctx = o->clock_ctx;
 }

@@ -29,7 +29,12 @@
  *   -EIO           still a server error (5xx) after the last retry
  *   -ETIMEDOUT     connect timeout or a transfer stalled
  *   -ECONNREFUSED, -EHOSTUNREACH  the endpoint cannot be reached
- *   -EPROTO        an answer that is not what S3 sends (bad XML, ...)
+ *   -EPROTO        an answer that is not what S3 sends (bad XML, a
+ *                  truncated listing whose continuation token is empty or
+ *                  repeats the last one, ...)
+ *   -E2BIG         an answer past a bound: an object larger than the
+ *                  caller's cap, a listing longer than max_list_pages or
+ *                  max_list_keys (a hostile or broken store)
  *   -EINVAL        a bad argument or an S3 400 with another code
  * Transient failures (5xx, 503 SlowDown, throttling codes, connection
  * failures and timeouts) are retried with capped exponential backoff and
@@ -101,6 +106,11 @@ struct objstore_opts {
 	size_t part_size;	  /* multipart part size, 0: 8 MiB (S3's minimum is 5 MiB) */
 	size_t multipart_threshold; /* uploads from this size are multipart, 0: 16 MiB */
 	unsigned part_concurrency; /* parts of one upload sent at once, 0: 2 */
+	/* One objstore_list fails with -E2BIG past this many pages (requests)
+	 * or keys: a store answering endless pages cannot make a caller loop.
+	 * 0: 10,000 pages, 1,000,000 keys (docs/security.md). */
+	unsigned max_list_pages;
+	unsigned max_list_keys;
 	objstore_clock_fn clock;  /* NULL: time() */
 	void *clock_ctx;
 };
@@ -146,17 +156,21 @@ struct objstore_range {
  * GET key (or a range of it) and write its bytes to fd as they arrive,
  * from fd's current offset (pwrite on a regular file, so a retried
  * transfer rewrites the same bytes; a pipe is retried only when nothing
- * was written yet).  A whole-object GET is verified against the object's
+ * was written yet).  At most cap bytes: an answer whose Content-Length
+ * is larger fails with -E2BIG before a byte is written, and one that
+ * sends more than it said fails with -E2BIG at the cap (the bytes up to
+ * it are written; the caller drops the file).  A whole-object GET is verified against the object's
  * stored sha256 (the x-amz-meta-sha256 this client writes with every
  * object; an object without it is not checked): -EBADMSG on a mismatch.  info (may be NULL) is filled
  * on success; *written (may be NULL) is the number of bytes written.
  */
 int objstore_get_fd(struct objstore *s, const char *key,
-		    const struct objstore_range *range, int fd,
+		    const struct objstore_range *range, int fd, uint64_t cap,
 		    struct objstore_object_info *info, uint64_t *written,
 		    struct objstore_status *st);
 
-/* GET into memory, for small objects: at most cap bytes (-E2BIG past it).
+/* GET into memory, for small objects: at most cap bytes (-E2BIG past it,
+ * before any byte is read when the Content-Length says so).
  * *data (caller frees) and *len are written only on success. */
 int objstore_get_mem(struct objstore *s, const char *key,
 		     const struct objstore_range *range, size_t cap, void **data,
@@ -226,7 +240,9 @@ typedef int (*objstore_list_fn)(void *ctx, const struct objstore_list_entry *e);
 
 /* ListObjectsV2 of every key under prefix, page after page (page_size
  * keys a request, 0: 1000), following continuation tokens.  *pages (may
- * be NULL) counts the requests. */
+ * be NULL) counts the requests.  -E2BIG past max_list_pages pages or
+ * max_list_keys keys, -EPROTO for a truncated page whose token is empty
+ * or the one just sent: st's message names the prefix and the bound. */
 int objstore_list(struct objstore *s, const char *prefix, unsigned page_size,
 		  objstore_list_fn fn, void *ctx, unsigned *pages,
 		  struct objstore_status *st);

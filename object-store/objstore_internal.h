@@ -37,6 +37,7 @@ struct objstore {
 	unsigned connect_timeout_ms, stall_timeout_ms;
 	size_t part_size, multipart_threshold;
 	unsigned part_concurrency;
+	unsigned max_list_pages, max_list_keys;
 	objstore_clock_fn clock;
 	void *clock_ctx;
 	struct httpc_share *share; /* connections and DNS, across threads */
@@ -196,6 +197,7 @@ struct os_request {
 	enum os_sink_kind sink;
 	struct ember_buf *sink_buf;
 	int sink_fd;
+	uint64_t sink_cap; /* bytes of a 2xx body, 0: unbounded (-E2BIG past it) */
 	/* filled by each attempt */
 	int http;
 	int transport_err; /* httpc's errno of the last attempt, or 0 */

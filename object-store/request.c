@@ -144,6 +144,9 @@ static int on_write(void *ud, const char *p, size_t n)
 		(void)ember_buf_append(&r->errbuf, p, n);
 		return 0;
 	}
+	if (r->sink_cap && (n > r->sink_cap - r->sink_written ||
+			    (r->has_content_length && r->content_length > r->sink_cap)))
+		return -E2BIG; /* past the caller's bound: nothing more is kept */
 	if (r->sink == OS_SINK_BUF)
 		err = ember_buf_append(r->sink_buf, p, n);
 	else if (r->sink == OS_SINK_FD)
@@ -172,6 +175,7 @@ static ssize_t on_read(void *ud, uint64_t off, char *buf, size_t n)
 void os_request_sink_buf(struct os_request *r, struct ember_buf *b, size_t cap)
 {
 	ember_buf_init(b, cap);
+	r->sink_cap = cap;
 	r->sink = OS_SINK_BUF;
 	r->sink_buf = b;
 }

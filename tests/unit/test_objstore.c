@@ -21,6 +21,10 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -672,6 +676,241 @@ static int test_objstore__new_refuses_bad_options(void)
 	return 0;
 }
 
+/* ---- a hostile store (issue 23): a loopback server thread -------------------
+ * It answers every request of one connection (Connection: close) without
+ * checking signatures: ListObjectsV2 pages that never end, a truncated page
+ * whose token repeats or is empty, a GET whose body is larger than asked. */
+
+enum hostile_mode {
+	HOSTILE_ENDLESS,     /* IsTruncated true, a new token each page */
+	HOSTILE_SAME_TOKEN,  /* IsTruncated true, always the same token */
+	HOSTILE_EMPTY_TOKEN, /* IsTruncated true, an empty token */
+	HOSTILE_BIG_LENGTH,  /* GET: Content-Length 1 GiB, a few bytes sent */
+	HOSTILE_LONG_BODY,   /* GET: no Content-Length, 1 MiB until the close */
+};
+
+/* Past this many requests the listing ends: without the bounds a listing
+ * finishes (and the test sees how many pages it asked for) instead of
+ * looping for ever. */
+#define HOSTILE_GIVE_UP 2000
+
+struct hostile {
+	int fd, port;
+	enum hostile_mode mode;
+	unsigned keys_per_page;
+	unsigned requests;
+	pthread_t thread;
+};
+
+static void hostile_list(struct hostile *h, int c, unsigned n)
+{
+	struct ember_buf b;
+	char head[160];
+	bool more = n < HOSTILE_GIVE_UP;
+
+	ember_buf_init(&b, 1 << 20);
+	(void)ember_buf_appendf(&b, "<?xml version=\"1.0\"?><ListBucketResult><Name>hostile"
+				"</Name><IsTruncated>%s</IsTruncated>", more ? "true" : "false");
+	for (unsigned i = 0; i < h->keys_per_page; i++)
+		(void)ember_buf_appendf(&b, "<Contents><Key>k/%u/%u</Key><Size>1</Size>"
+					"</Contents>", n, i);
+	if (more && h->mode == HOSTILE_ENDLESS)
+		(void)ember_buf_appendf(&b, "<NextContinuationToken>t%u</NextContinuationToken>", n);
+	else if (more && h->mode == HOSTILE_SAME_TOKEN)
+		(void)ember_buf_appendf(&b, "<NextContinuationToken>same</NextContinuationToken>");
+	else if (more)
+		(void)ember_buf_appendf(&b, "<NextContinuationToken></NextContinuationToken>");
+	(void)ember_buf_appendf(&b, "</ListBucketResult>");
+	snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
+		 "Content-Length: %zu\r\nConnection: close\r\n\r\n", b.len);
+	if (write(c, head, strlen(head)) > 0)
+		(void)!write(c, b.data, b.len);
+	ember_buf_release(&b);
+}
+
+static void hostile_get(struct hostile *h, int c)
+{
+	static char chunk[64 << 10];
+	const char *head = h->mode == HOSTILE_BIG_LENGTH
+		? "HTTP/1.1 200 OK\r\nContent-Length: 1073741824\r\nConnection: close\r\n\r\n"
+		: "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+	unsigned chunks = h->mode == HOSTILE_BIG_LENGTH ? 1 : 16;
+
+	memset(chunk, 'x', sizeof(chunk));
+	if (write(c, head, strlen(head)) <= 0)
+		return;
+	for (unsigned i = 0; i < chunks; i++)
+		if (write(c, chunk, sizeof(chunk)) <= 0)
+			return;
+}
+
+static void *hostile_serve(void *arg)
+{
+	struct hostile *h = arg;
+	int c;
+
+	while ((c = accept(h->fd, NULL, NULL)) >= 0) {
+		char req[8192];
+		size_t n = 0;
+		ssize_t got;
+
+		while (n < sizeof(req) - 1 && (got = read(c, req + n, sizeof(req) - 1 - n)) > 0) {
+			n += (size_t)got;
+			req[n] = '\0';
+			if (strstr(req, "\r\n\r\n"))
+				break;
+		}
+		req[n] = '\0';
+		h->requests++;
+		if (h->mode >= HOSTILE_BIG_LENGTH)
+			hostile_get(h, c);
+		else
+			hostile_list(h, c, h->requests);
+		close(c);
+	}
+	return NULL;
+}
+
+/* Start the server and a client of it (one attempt a request). */
+static struct objstore *hostile_start(struct hostile *h, enum hostile_mode mode,
+				      unsigned max_pages, unsigned max_keys)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct objstore_creds c = { "AK", "SK", NULL };
+	struct objstore_opts o = { .sz = sizeof(o), .bucket = "hostile", .creds = &c,
+				   .max_attempts = 1, .max_list_pages = max_pages,
+				   .max_list_keys = max_keys };
+	socklen_t len = sizeof(a);
+	char endpoint[64];
+	int err;
+
+	h->mode = mode;
+	h->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (h->fd < 0 || bind(h->fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(h->fd, (struct sockaddr *)&a, &len) || listen(h->fd, 16) ||
+	    pthread_create(&h->thread, NULL, hostile_serve, h))
+		return NULL;
+	h->port = ntohs(a.sin_port);
+	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", h->port);
+	o.endpoint = endpoint;
+	return objstore_new(&o, &err, NULL, 0);
+}
+
+static void hostile_stop(struct hostile *h, struct objstore *s)
+{
+	objstore_free(s);
+	shutdown(h->fd, SHUT_RDWR);
+	pthread_join(h->thread, NULL);
+	close(h->fd);
+}
+
+static int count_key(void *ctx, const struct objstore_list_entry *e)
+{
+	(void)e;
+	++*(unsigned *)ctx;
+	return 0;
+}
+
+/* What one listing against a hostile store did. */
+struct hostile_listing {
+	int err;
+	unsigned keys, pages, requests;
+	struct objstore_status st;
+};
+
+static int hostile_list_run(enum hostile_mode mode, unsigned keys_per_page, unsigned max_pages,
+			    unsigned max_keys, const char *prefix, struct hostile_listing *out)
+{
+	struct hostile h = { .keys_per_page = keys_per_page };
+	struct objstore *s = hostile_start(&h, mode, max_pages, max_keys);
+
+	CHECK(s != NULL);
+	out->err = objstore_list(s, prefix, 0, count_key, &out->keys, &out->pages, &out->st);
+	hostile_stop(&h, s);
+	out->requests = h.requests;
+	return 0;
+}
+
+/* Endless pages with new tokens: -E2BIG at max_list_pages, after that many
+ * requests, the message naming the prefix and the bound. */
+static int test_objstore__list_bounds_endless_pages(void)
+{
+	struct hostile_listing l = { 0 };
+
+	CHECK(hostile_list_run(HOSTILE_ENDLESS, 1, 50, 0, "v1/profiles/index/", &l) == 0);
+	CHECK_INT(l.err, ==, -E2BIG);
+	CHECK_INT(l.pages, ==, 50);
+	CHECK_INT(l.requests, ==, 50);
+	CHECK(strstr(l.st.msg, "v1/profiles/index/") && strstr(l.st.msg, "50 pages"));
+	return 0;
+}
+
+/* Pages of many keys: -E2BIG once max_list_keys keys were handed over,
+ * no key past it reaching the callback. */
+static int test_objstore__list_bounds_keys(void)
+{
+	struct hostile_listing l = { 0 };
+
+	CHECK(hostile_list_run(HOSTILE_ENDLESS, 100, 0, 1000, "p/", &l) == 0);
+	CHECK_INT(l.err, ==, -E2BIG);
+	CHECK_INT(l.keys, ==, 1000);
+	CHECK_INT(l.pages, ==, 11);
+	CHECK(strstr(l.st.msg, "'p/'") && strstr(l.st.msg, "1000 keys"));
+	return 0;
+}
+
+/* A truncated page whose token repeats the one sent, or is empty: -EPROTO
+ * at once, not the same page again for ever. */
+static int test_objstore__list_refuses_stuck_token(void)
+{
+	static const enum hostile_mode modes[] = { HOSTILE_SAME_TOKEN, HOSTILE_EMPTY_TOKEN };
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct hostile_listing l = { 0 };
+
+		CHECK(hostile_list_run(modes[i], 1, 0, 0, "p/", &l) == 0);
+		CHECK_INT(l.err, ==, -EPROTO);
+		CHECK_INT(l.requests, <=, 2); /* "same" is first seen on page 2 */
+		CHECK(strstr(l.st.msg, "continuation token") != NULL);
+	}
+	return 0;
+}
+
+/* A GET whose body is larger than the caller's cap, to a file and into
+ * memory: -E2BIG, nothing written past the cap (nothing at all when the
+ * Content-Length said so). */
+static int test_objstore__get_bounds_object_size(void)
+{
+	static const enum hostile_mode modes[] = { HOSTILE_BIG_LENGTH, HOSTILE_LONG_BODY };
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct hostile h = { 0 };
+		struct objstore *s = hostile_start(&h, modes[i], 0, 0);
+		struct objstore_status st;
+		char path[] = "/tmp/ember-hostile-XXXXXX";
+		uint64_t written = 0;
+		struct stat sb;
+		void *data = NULL;
+		size_t len = 0;
+		int fd, err, merr;
+
+		CHECK(s != NULL);
+		CHECK((fd = mkstemp(path)) >= 0);
+		unlink(path);
+		err = objstore_get_fd(s, "v1/blobs/x", NULL, fd, 4096, NULL, &written, &st);
+		CHECK(fstat(fd, &sb) == 0);
+		close(fd);
+		merr = objstore_get_mem(s, "v1/blobs/x", NULL, 4096, &data, &len, NULL);
+		hostile_stop(&h, s);
+		CHECK_INT(err, ==, -E2BIG);
+		CHECK(strstr(st.msg, "4096 bytes") != NULL);
+		CHECK_INT(sb.st_size, <=, modes[i] == HOSTILE_BIG_LENGTH ? 0 : 4096);
+		CHECK_INT(merr, ==, -E2BIG);
+		CHECK(data == NULL);
+	}
+	return 0;
+}
+
 /* Addressing: the URL and Host each style produces. */
 static int test_objstore__addressing(void)
 {
@@ -889,7 +1128,7 @@ static int test_objstore__rgw_multipart_part_retried(void)
 	CHECK(strchr(info.etag, '-') != NULL); /* a multipart object's ETag */
 	CHECK((out = mkstemp(path)) >= 0);
 	unlink(path);
-	CHECK(objstore_get_fd(direct, key, NULL, out, &info, &written, &st) == 0);
+	CHECK(objstore_get_fd(direct, key, NULL, out, UINT64_MAX, &info, &written, &st) == 0);
 	CHECK_INT(written, ==, n);
 	CHECK(fd_sha256(out, got) == 0);
 	CHECK(memcmp(got, sha, 32) == 0);
@@ -980,7 +1219,7 @@ static int test_objstore__rgw_range_reads(void)
 	free(got);
 	CHECK((fd = mkstemp(path)) >= 0);
 	unlink(path);
-	CHECK(objstore_get_fd(s, key, &(struct objstore_range){ 10, 109, true }, fd, &info,
+	CHECK(objstore_get_fd(s, key, &(struct objstore_range){ 10, 109, true }, fd, UINT64_MAX, &info,
 			      &written, &st) == 0);
 	CHECK_INT(written, ==, 100);
 	CHECK_INT(info.size, ==, sizeof(body)); /* the whole object's, from Content-Range */
@@ -1363,6 +1602,10 @@ static int test_objstore__rgw_virtual_host(void)
 
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_objstore__sigv4_suite_header),
+	UNIT_CASE(test_objstore__list_bounds_endless_pages),
+	UNIT_CASE(test_objstore__list_bounds_keys),
+	UNIT_CASE(test_objstore__list_refuses_stuck_token),
+	UNIT_CASE(test_objstore__get_bounds_object_size),
 	UNIT_CASE(test_objstore__sigv4_suite_presign),
 	UNIT_CASE(test_objstore__sigv4_signature_covers_inputs),
 	UNIT_CASE(test_objstore__uri_encode),
