@@ -31,6 +31,7 @@ struct api_server;
 #define API_HEADER_TIMEOUT 20    /* the default of header_timeout */
 #define API_REQUEST_TIMEOUT 60   /* the default of request_timeout */
 #define API_MAX_FETCHES 16       /* the default of max_fetches */
+#define API_MIN_UPLOAD_RATE 16   /* the default of min_upload_rate */
 #define API_MEMORY_LIMIT ((uint64_t)1 << 30) /* the default of memory_limit */
 #define API_UPSTREAM_QUOTA ((uint64_t)10 << 30) /* the default of upstream_quota */
 #define API_FDS_PER_CONNECTION 2 /* its socket and a file it sends */
@@ -67,7 +68,11 @@ struct api_server_opts {
 	unsigned header_timeout;     /* seconds a request head may take (from the
 					connection's start or previous answer); 0: 20 */
 	unsigned request_timeout;    /* seconds from a request's head to its answer
-					(symbolization bodies included); 0: 60 */
+					(symbolization and profile bodies
+					included); 0: 60 */
+	int min_upload_rate;         /* KiB a second an upload's body must average
+					from 10 s after its head on; 0: 16;
+					negative: no minimum */
 	unsigned max_fetches;        /* build IDs one symbolization request may have
 					fetched from upstream; 0: 16 */
 	const struct api_profile_opts *profiles; /* NULL: no profile routes */

@@ -132,16 +132,27 @@ struct api_guard {
 	struct api_conn *conns;		/* open connections (under mu) */
 	uint64_t wake_ms;		/* when the thread wakes by itself; 0: never */
 	uint64_t header_ms;		/* a request head is due within this */
+	uint64_t min_rate;		/* bytes a second an upload averages; 0: any */
 	_Atomic uint64_t *timed_out;	/* connections shut down: a metric */
 };
 
-int api_guard_start(struct api_guard *g, unsigned header_timeout_s, _Atomic uint64_t *timed_out);
+/* An upload's body is measured against the minimum rate from this long
+ * after its head: a slow start (a client still reading its file) is fine. */
+#define API_GUARD_RATE_GRACE_MS 10000
+
+int api_guard_start(struct api_guard *g, unsigned header_timeout_s, unsigned min_rate_kib,
+		    _Atomic uint64_t *timed_out);
 void api_guard_stop(struct api_guard *g);
 /* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the server). */
 void api_guard_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
 		      enum MHD_ConnectionNotificationCode code);
 /* The request's body is due by at_ms (ember_monotonic_ms()). */
 void api_guard_body_due(struct api_guard *g, struct MHD_Connection *mc, uint64_t at_ms);
+/* When an upload whose body started at start_ms (ember_monotonic_ms())
+ * and has received bytes falls under the minimum rate: start_ms plus the
+ * grace or the time those bytes allow at that rate, whichever is later;
+ * 0 without a minimum.  Passed to api_guard_body_due(). */
+uint64_t api_guard_rate_due(const struct api_guard *g, uint64_t start_ms, uint64_t received);
 /* The server works on the request or sends its answer: no deadline. */
 void api_guard_working(struct api_guard *g, struct MHD_Connection *mc);
 /* Answered: the next request's head is due within the header timeout. */
@@ -189,6 +200,8 @@ struct api_request {
 					   a streamed answer */
 	struct symjson_parser *parser;  /* a JSON body being parsed */
 	int body_err;                /* the first failure taking the body */
+	uint64_t body_start_ms;      /* an upload's first call (its rate counts from it) */
+	uint64_t body_due_ms;        /* the guard's deadline for its body; 0: none */
 };
 
 /* ---- a request's deadline (deadline.c) ------------------------------------- */

@@ -5,7 +5,10 @@
  * in memory) under a byte cap.  Authorization and a declared
  * Content-Length over the cap are refused before any body is read, so a
  * client sending "Expect: 100-continue" sends nothing; a chunked body
- * that crosses the cap is cut off.  Once complete the blob is sealed,
+ * that crosses the cap is cut off.  A body that falls under the minimum
+ * average rate (--min-upload-rate-kb, after a grace of 10 s: large files
+ * may take long, but not for ever) has its connection closed by
+ * conn_guard.c.  Once complete the blob is sealed,
  * validated and stored by artifact_ingest.c.  A request that ends early (client
  * gone, server stopping) discards its blob: nothing partial is kept.
  */
@@ -95,8 +98,10 @@ static void receive(struct api_server *srv, struct api_request *req,
 {
 	int err;
 
-	if (req->upload_err)
+	if (req->upload_err) {
+		req->received += size; /* only read now, at the minimum rate still */
 		return;
+	}
 	err = size > srv->max_upload - req->received ? -E2BIG
 						     : store_blob_write(req->blob, data, size);
 	req->received += size;
@@ -161,6 +166,21 @@ static enum MHD_Result finish(struct api_server *srv, struct MHD_Connection *c,
 				res.message);
 }
 
+/* The body's deadline from its rate so far: moved (the guard's lock
+ * taken) only once it has fallen behind what the bytes received allow,
+ * and then a second past it, so a fast upload takes the lock about once
+ * a second of allowance and a connection is never closed while its body
+ * keeps the rate. */
+static void rate_due(struct api_server *srv, struct MHD_Connection *c, struct api_request *req)
+{
+	uint64_t at = api_guard_rate_due(&srv->guard, req->body_start_ms, req->received);
+
+	if (!at || at <= req->body_due_ms)
+		return;
+	req->body_due_ms = at + 1000;
+	api_guard_body_due(&srv->guard, c, req->body_due_ms);
+}
+
 enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c,
 				struct api_request *req, const char *data,
 				size_t *size)
@@ -170,7 +190,10 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 
 		req->upload_started = true;
 		r = begin(srv, c, req);
-		if (!req->blob) /* refused: what it still sends must come by the deadline */
+		req->body_start_ms = ember_monotonic_ms();
+		if (req->blob) /* taken: it must keep the minimum rate */
+			rate_due(srv, c, req);
+		else /* refused: what it still sends must come by the deadline */
 			api_guard_body_due(&srv->guard, c, req->deadline_ms);
 		return r;
 	}
@@ -179,6 +202,7 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 	if (*size) {
 		receive(srv, req, data, *size);
 		*size = 0;
+		rate_due(srv, c, req);
 		/* A body without a declared length crossed the cap: MHD cannot
 		 * answer in the middle of a body, so the connection is closed
 		 * rather than reading on without end. */
@@ -190,6 +214,7 @@ enum MHD_Result api_upload_step(struct api_server *srv, struct MHD_Connection *c
 		}
 		return MHD_YES;
 	}
+	api_guard_working(&srv->guard, c); /* whole: validating and storing take their time */
 	return req->upload_err ? reject_stored(srv, c, req, req->upload_err)
 			       : finish(srv, c, req);
 }

@@ -2,10 +2,11 @@
  * conn_guard.c - deadlines for what a client sends: a connection must
  * deliver a whole request head within the header timeout of being opened
  * (or of its previous answer, which also bounds a keep-alive connection's
- * idle time), and a symbolization body within the request's deadline.
- * libmicrohttpd's own timeout is an idle timeout only: a client sending a
- * byte every few seconds would keep a connection, and its thread, for
- * ever.
+ * idle time), a symbolization or profile body within the request's
+ * deadline, and an upload's body at a minimum average rate (after a
+ * grace: api_guard_rate_due).  libmicrohttpd's own timeout is an idle
+ * timeout only: a client sending a byte every few seconds would keep a
+ * connection, and its thread, for ever.
  *
  * Each connection is registered from MHD's connection notice (its
  * socket context is our struct api_conn) and carries one deadline, or
@@ -108,7 +109,8 @@ static void *guard_thread(void *arg)
 	return NULL;
 }
 
-int api_guard_start(struct api_guard *g, unsigned header_timeout_s, _Atomic uint64_t *timed_out)
+int api_guard_start(struct api_guard *g, unsigned header_timeout_s, unsigned min_rate_kib,
+		    _Atomic uint64_t *timed_out)
 {
 	pthread_condattr_t ca;
 	int err;
@@ -117,6 +119,7 @@ int api_guard_start(struct api_guard *g, unsigned header_timeout_s, _Atomic uint
 	g->wake_ms = 0;
 	g->stopping = false;
 	g->header_ms = (uint64_t)header_timeout_s * 1000;
+	g->min_rate = (uint64_t)min_rate_kib * 1024;
 	g->timed_out = timed_out;
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -219,4 +222,14 @@ void api_guard_working(struct api_guard *g, struct MHD_Connection *mc)
 void api_guard_next_head(struct api_guard *g, struct MHD_Connection *mc)
 {
 	set_deadline(g, mc, ember_monotonic_ms() + g->header_ms);
+}
+
+uint64_t api_guard_rate_due(const struct api_guard *g, uint64_t start_ms, uint64_t received)
+{
+	uint64_t due;
+
+	if (!g->min_rate)
+		return 0;
+	due = received / g->min_rate * 1000 + received % g->min_rate * 1000 / g->min_rate;
+	return start_ms + (due > API_GUARD_RATE_GRACE_MS ? due : API_GUARD_RATE_GRACE_MS);
 }

@@ -8,7 +8,10 @@
  * Content-Length past the profile limit (413), the Content-Encoding
  * (415).  The body is then read into memory under that limit (a chunked
  * body crossing it closes the connection, as body_step.c does for the
- * symbolization routes).  Reads take no body.
+ * symbolization routes), and must be whole by the request's deadline
+ * (--request-timeout, from its head: server.c sets it, conn_guard.c closes
+ * a connection past it), so a token holder cannot trickle one for ever.
+ * Reads take no body.
  *
  * The routes exist while the profile service does: started with the
  * server (api_profiles_start), stopped after its last request.
@@ -316,6 +319,7 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 			profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TOO_LARGE);
 		return err ? MHD_NO : MHD_YES; /* past the limit: the connection closes */
 	}
+	api_guard_working(&srv->guard, c); /* the body came by its deadline */
 	return req->route.ep == API_EP_PROFILE_INGEST ? api_profile_ingest(srv, c, req)
 						      : api_pyroscope_ingest(srv, c, req);
 }

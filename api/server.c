@@ -14,7 +14,8 @@
  *
  * So that no client can take the server from the others: at most
  * max_per_client connections from one address (MHD refuses more at
- * accept), a deadline for every request head and symbolization body
+ * accept), a deadline for every request head and every symbolization
+ * or profile body, a minimum average rate for an upload's body
  * (conn_guard.c), a deadline for every request's work (the symbolization
  * service polls it, and the client's socket, between steps), and an
  * idle timeout for the rest.
@@ -110,6 +111,15 @@ static enum MHD_Result dispatch_get(struct api_server *srv, struct MHD_Connectio
 	}
 }
 
+/* Whether the route's body must be whole by the request's deadline: the
+ * writes held in memory (an upload, written to disk, has a minimum rate
+ * instead: artifact_upload.c). */
+static bool body_due_at_deadline(enum api_endpoint ep)
+{
+	return ep == API_EP_SYMBOLIZE || ep == API_EP_SYMBOLIZE_PPROF ||
+	       ep == API_EP_PROFILE_INGEST || ep == API_EP_PYROSCOPE_INGEST;
+}
+
 static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection *c,
 				  const char *url, const char *method, void **con_cls)
 {
@@ -124,7 +134,7 @@ static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection 
 	req->deadline_ms = ember_monotonic_ms() + srv->request_timeout_ms;
 	req->conn_fd = ci ? ci->connect_fd : -1;
 	api_route_parse(url, &req->route);
-	if (req->route.ep == API_EP_SYMBOLIZE || req->route.ep == API_EP_SYMBOLIZE_PPROF)
+	if (body_due_at_deadline(req->route.ep))
 		api_guard_body_due(&srv->guard, c, req->deadline_ms);
 	else
 		api_guard_working(&srv->guard, c);
@@ -292,6 +302,9 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 	if (!err)
 		err = api_guard_start(&srv->guard,
 				      o->header_timeout ? o->header_timeout : API_HEADER_TIMEOUT,
+				      o->min_upload_rate < 0 ? 0
+				      : o->min_upload_rate  ? (unsigned)o->min_upload_rate
+							    : API_MIN_UPLOAD_RATE,
 				      &srv->metrics.connections_timed_out);
 	if (!err)
 		err = api_profiles_start(srv, o->profiles);
@@ -314,7 +327,7 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
 		MHD_OPTION_NOTIFY_CONNECTION, api_guard_notify, srv,
 		/* idle time in the middle of a body or an answer; heads and
-		 * symbolization bodies have deadlines of their own (conn_guard.c) */
+		 * bodies have deadlines of their own (conn_guard.c) */
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 		MHD_OPTION_END);
 	if (!srv->daemon) { /* MHD closed listen_fd; the reason is logged */

@@ -40,6 +40,7 @@ struct serve_opts {
 	unsigned max_per_client;
 	unsigned header_timeout;
 	unsigned request_timeout;
+	int min_upload_rate;	/* KiB/s; 0: the default; -1: none (given 0) */
 	unsigned max_fetches;
 	unsigned long long upstream_max_mb;
 	unsigned long long upstream_quota_mb;
@@ -90,7 +91,9 @@ static void serve_usage(FILE *f)
 	      "  --header-timeout S      seconds a request head may take to arrive, from\n"
 	      "                          the connection's start or previous answer (default 20)\n"
 	      "  --request-timeout S     seconds from a request's head to its answer, a\n"
-	      "                          symbolization body included (default 60)\n"
+	      "                          symbolization or profile body included (default 60)\n"
+	      "  --min-upload-rate-kb N  KiB a second an upload's body must average from\n"
+	      "                          10 s after its head on (default 16; 0: no minimum)\n"
 	      "  --memory-limit-mb N     memory the server stays under, whatever clients\n"
 	      "                          send (default 1024; docs/security.md)\n"
 	      "  --symbol-cache-mb N     of it, for loaded symbol indexes (default: half)\n"
@@ -229,6 +232,8 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->header_timeout = (unsigned)v;
 	else if (strcmp(opt, "--request-timeout") == 0 && !parse_uint(val, 86400, &v) && v)
 		o->request_timeout = (unsigned)v;
+	else if (strcmp(opt, "--min-upload-rate-kb") == 0 && !parse_uint(val, 1u << 20, &v))
+		o->min_upload_rate = v ? (int)v : -1;
 	else if (strcmp(opt, "--memory-limit-mb") == 0 && !parse_uint(val, 1ull << 30, &v) &&
 		 v >= 64)
 		o->memory_limit_mb = v;
@@ -565,6 +570,7 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 	ao.max_per_client = o->max_per_client;
 	ao.header_timeout = o->header_timeout;
 	ao.request_timeout = o->request_timeout;
+	ao.min_upload_rate = o->min_upload_rate;
 	ao.max_fetches = o->max_fetches;
 	ao.upstream_max_size = o->upstream_max_mb << 20;
 	ao.upstream_quota = o->upstream_quota_mb << 20;

@@ -16,6 +16,7 @@ import gzip as gz
 import http.client
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -73,6 +74,27 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def trickle(port, head, every=0.25, limit=12):
+    """Send head (a request's head and the first bytes of its body) to
+    port, then one more body byte every `every` s (never idle long enough
+    for an idle timeout) for at most `limit` s, until the server answers or
+    closes.  (what it sent back: b"" when it closed without an answer,
+    None when the body was still taken at the limit; seconds taken)."""
+    c = socket.create_connection(("127.0.0.1", port))
+    c.sendall(head)
+    t0, got = time.time(), None
+    while time.time() - t0 < limit and got is None:
+        try:
+            c.sendall(b" ")
+            if select.select([c], [], [], every)[0]:
+                got = c.recv(4096)
+        except (BrokenPipeError, ConnectionResetError):
+            got = b""
+    took = time.time() - t0
+    c.close()
+    return got, took
 
 
 # ---- the server ------------------------------------------------------------------

@@ -534,6 +534,26 @@ def test_profiles__writes_need_a_token_reads_none():
     check(len(folded(srv)) == 3, "reads need no token")
 
 
+def test_profiles__trickled_write_closed_at_request_timeout():
+    """A profile body trickled a byte every 0.5 s with a valid token (never
+    idle long enough for the idle timeout) is cut at --request-timeout from
+    its head, on both write routes, counted; a push right after works."""
+    srv = Server(["--request-timeout", "3"])
+    for path in ("/api/v1/profiles?service_name=a", "/ingest?name=a"):
+        before = srv.metric("ember_connections_timed_out_total")
+        got, took = ember_test.trickle(
+            srv.port, b"POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+            b"Content-Length: 100000\r\n\r\nm" % (path.encode(), srv.token.encode()),
+            every=0.5, limit=10)
+        check(got == b"" and 2.5 < took < 6, "%s: trickled body %s after %.1f s"
+              % (path, "still open" if got is None else "answered %r" % got[:40], took))
+        check(srv.metric("ember_connections_timed_out_total") == before + 1,
+              "%s: the cut is not counted" % path)
+        srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=a")
+    check(len(folded(srv, '{service_name="a"}')) == 3, "the pushes right after")
+    srv.stop()
+
+
 def test_profiles__limits_answer_4xx_with_reasons():
     srv = Server(["--max-profile-mb", "1", "--max-series", "3"])
 

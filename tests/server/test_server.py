@@ -2002,24 +2002,34 @@ def test_server__slow_body_closed_at_deadline():
     srv = Server(args=["--request-timeout", "2"])
     for path in ("/api/v1/symbolize", "/api/v1/symbolize/pprof"):
         before = srv.metric("ember_connections_timed_out_total")
-        c = socket.create_connection(("127.0.0.1", srv.port))
-        c.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{"
-                  % path.encode())
-        t0, got = time.time(), None
-        while time.time() - t0 < 12 and got is None:  # 12 s of trickling, if let
-            try:
-                c.sendall(b" ")
-                if select.select([c], [], [], 0.25)[0]:
-                    got = c.recv(4096)
-            except (BrokenPipeError, ConnectionResetError):
-                got = b""
-        took = time.time() - t0
-        c.close()
+        got, took = ember_test.trickle(srv.port, b"POST %s HTTP/1.1\r\nHost: x\r\n"
+                                       b"Content-Length: 100000\r\n\r\n{" % path.encode())
         check(got == b"" and 1.5 < took < 6, "%s: trickled body %s after %.1f s"
               % (path, "still open" if got is None else "answered %r" % got[:40], took))
         check(srv.request("GET", "/healthz")[0] == 200, "healthz")
         check(srv.metric("ember_connections_timed_out_total") == before + 1,
               "%s: the cut is not counted" % path)
+    srv.stop()
+
+
+def test_server__slow_upload_closed_under_min_rate():
+    """An upload trickled a byte every 0.5 s (never idle long enough for the
+    idle timeout) is closed once it averages under --min-upload-rate-kb,
+    after the grace of 10 s, counted, its blob discarded; an upload right
+    after, at speed, is stored."""
+    srv = Server(args=["--min-upload-rate-kb", "1"])
+    b = build_id(fx("c_O2_pie"))
+    before = srv.metric("ember_connections_timed_out_total")
+    got, took = ember_test.trickle(
+        srv.port, b"PUT /api/v1/artifacts/%s/executable HTTP/1.1\r\nHost: x\r\n"
+        b"Authorization: Bearer %s\r\nContent-Length: 100000\r\n\r\n\x7fELF"
+        % (b.encode(), srv.token.encode()), every=0.5, limit=14)
+    check(got == b"" and 9.5 < took < 13.5, "trickled upload %s after %.1f s"
+          % ("still open" if got is None else "answered %r" % got[:40], took))
+    check(srv.metric("ember_connections_timed_out_total") == before + 1, "the cut is not counted")
+    wait_for(lambda: srv.metric('ember_uploads_total{result="rejected",reason="aborted"}') == 1,
+             "the cut upload to be discarded", timeout=5)
+    check(srv.upload(fx("c_O2_pie"), b, "executable")[0] == 201, "an upload right after")
     srv.stop()
 
 
