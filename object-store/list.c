@@ -52,8 +52,9 @@ static int list_page(struct objstore *s, const char *prefix, const char *max_key
 }
 
 /* After page n (from 1) of a truncated listing: may the next be asked
- * for?  0, or the bound it breaks with st saying so. */
-static int list_next_ok(const struct objstore *s, const char *prefix, unsigned n,
+ * for?  0, or the bound it breaks with st saying so.  ListMultipartUploads
+ * (multipart.c) asks it too, its two markers joined in one string. */
+int os_list_next_ok(const struct objstore *s, const char *prefix, unsigned n,
 			const char *sent, const char *next, struct objstore_status *st)
 {
 	if (!next || !*next || (sent && strcmp(sent, next) == 0)) {
@@ -93,7 +94,7 @@ int objstore_list(struct objstore *s, const char *prefix, unsigned page_size,
 					    "more than %u keys (max_list_keys)", prefix,
 					    s->bucket, count.max_keys);
 		if (!err && page.truncated)
-			err = list_next_ok(s, prefix, n, token, page.next_token, st);
+			err = os_list_next_ok(s, prefix, n, token, page.next_token, st);
 		free(token);
 		token = NULL;
 		if (err || !page.truncated) {

@@ -297,11 +297,23 @@ static int uploads_page(struct cleanup_ctx *c, const char *prefix,
 	return err;
 }
 
+/* The two markers of a page as one token for os_list_next_ok ("key\nid";
+ * NULL when the page names no key marker), into out. */
+static const char *markers_token(const char *key, const char *id, char *out, size_t size)
+{
+	if (!key || !*key)
+		return NULL;
+	snprintf(out, size, "%s\n%s", key, id ? id : "");
+	return out;
+}
+
 int objstore_upload_cleanup(struct objstore *s, const char *prefix, time_t cutoff,
 			    unsigned *aborted, struct objstore_status *st)
 {
 	struct cleanup_ctx c = { .s = s, .cutoff = cutoff, .st = st };
 	char *km = NULL, *im = NULL;
+	char sent[2048], next[2048];
+	unsigned n = 0;
 	int err;
 
 	os_status_begin(st);
@@ -309,6 +321,13 @@ int objstore_upload_cleanup(struct objstore *s, const char *prefix, time_t cutof
 		struct objstore_xml_uploads page = { 0 };
 
 		err = uploads_page(&c, prefix, &page, km, im);
+		n++;
+		if (!err && page.truncated) /* bounded like every listing (list.c) */
+			err = os_list_next_ok(s, prefix ? prefix : "", n,
+					      markers_token(km, im, sent, sizeof(sent)),
+					      markers_token(page.next_key, page.next_id, next,
+							    sizeof(next)),
+					      st);
 		free(km);
 		free(im);
 		km = im = NULL;

@@ -232,6 +232,14 @@ void os_request_body_fd(struct os_request *r, int fd, off_t off, uint64_t len,
 void os_request_sink_buf(struct os_request *r, struct ember_buf *b, size_t cap);
 /* GET on the bucket with these query parameters (the listings): the
  * answer's XML into *answer, initialized here, released by the caller. */
+/*
+ * After page n (from 1) of a truncated listing whose request sent the
+ * continuation token sent (NULL on the first page): 0 when the page's next
+ * token may be asked for; -EPROTO when it is empty or repeats sent, -E2BIG
+ * past the handle's max_list_pages; st says which (list.c).
+ */
+int os_list_next_ok(const struct objstore *s, const char *prefix, unsigned n,
+		    const char *sent, const char *next, struct objstore_status *st);
 int os_bucket_get_xml(struct objstore *s, const struct sigv4_param *params, size_t n,
 		      struct ember_buf *answer, struct objstore_status *st);
 /* Answers of 2xx go to fd from its current offset, hashed on the way. */
