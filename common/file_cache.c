@@ -54,10 +54,7 @@ struct fcache_key {
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(ember_realtime_ns() / 1000000);
 }
 
 static uint64_t key_hash(const struct ember_fcache *c, int ns, const char *name)

@@ -89,8 +89,5 @@ void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
 
 int64_t profsvc_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ember_realtime_ns();
 }

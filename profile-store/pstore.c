@@ -30,12 +30,9 @@
 
 int64_t pstore_now(const struct pstore *s)
 {
-	struct timespec ts;
-
 	if (s->opts.clock_ns)
 		return s->opts.clock_ns(s->opts.clock_ctx);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ember_realtime_ns();
 }
 
 int64_t pstore_partition_of(const struct pstore *s, int64_t t)

@@ -41,10 +41,7 @@
 
 static int64_t mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)ember_monotonic_ns();
 }
 
 static int64_t expiry_ns(const struct pstore *s)
