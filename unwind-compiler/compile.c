@@ -124,7 +124,7 @@ int unwind_table_compile_fd(int fd, const struct unwind_compile_opts *opts,
 
 	opts_get(opts, &o);
 	d = (struct ember_diag){ o.err_msg, o.err_msg_size, false };
-	err = unwind_elf_open_fd(fd, &d, &bin);
+	err = unwind_elf_open_fd(fd, false, &d, &bin);
 	return err ? err : compile_elves(bin, NULL, &o, &d, out);
 }
 
@@ -138,7 +138,7 @@ static int open_file(const char *path, struct ember_diag *d, int *fd,
 		err = -errno;
 		return EMBER_FAIL(d, err, "cannot open '%s': %s", path, strerror(-err));
 	}
-	return unwind_elf_open_fd(*fd, d, out);
+	return unwind_elf_open_fd(*fd, true, d, out);
 }
 
 int unwind_table_compile(const char *elf_path, const char *debug_path,

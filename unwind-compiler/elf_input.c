@@ -8,11 +8,15 @@
  * is read through PT_GNU_EH_FRAME, as runtime unwinders do.
  *
  * libelf's elf_compress() rewrites section headers in place, so images
- * are opened writable and private: files through ELF_C_READ (libelf
- * preads the headers and each section it is asked for into memory of its
- * own: a file truncated meanwhile is a read error, where a mapping of it
- * was a SIGBUS), a caller's read-only memory image through a private
- * copy, made only when a CFI section needs decompressing.
+ * are opened writable and private: the caller's own files through
+ * ELF_C_READ_MMAP_PRIVATE (copy on write), files someone else may change
+ * under the caller (the agent's: unwind_table_compile_fd) through
+ * ELF_C_READ (libelf preads the headers and each section it is asked for
+ * into memory of its own: a file truncated meanwhile is a read error,
+ * where a mapping of it is a SIGBUS), a caller's read-only memory image
+ * through a private copy, made only when a CFI section needs
+ * decompressing.  pread costs 6-10% of a compile's CPU against the
+ * mapping (docs/performance-notes.md), so only the fd entry pays it.
  */
 #include "unwind_internal.h"
 
@@ -164,7 +168,7 @@ static int elf_new(Elf *elf, void *copy, size_t size, struct ember_diag *d,
 	return 0;
 }
 
-int unwind_elf_open_fd(int fd, struct ember_diag *d, struct unwind_elf **out)
+int unwind_elf_open_fd(int fd, bool mapped, struct ember_diag *d, struct unwind_elf **out)
 {
 	struct stat st;
 	Elf *elf;
@@ -174,7 +178,7 @@ int unwind_elf_open_fd(int fd, struct ember_diag *d, struct unwind_elf **out)
 	if (!S_ISREG(st.st_mode))
 		return EMBER_FAIL(d, -UNWIND_ERR_NOT_ELF, "not a regular file");
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf_begin(fd, mapped ? ELF_C_READ_MMAP_PRIVATE : ELF_C_READ, NULL);
 	if (!elf)
 		return EMBER_FAIL(d, -UNWIND_ERR_NOT_ELF, "not an ELF file: %s",
 				  elf_errmsg(-1));

@@ -224,7 +224,9 @@ struct unwind_compile_opts {
  * and append the table to out.  .eh_frame wins where both sections cover
  * an address.  Returns 0, a negative errno or -UNWIND_ERR_*; a corrupt
  * CFI section is an error and no table is written.  The output depends
- * only on the input bytes (same input, same table).
+ * only on the input bytes (same input, same table).  The files are
+ * mapped: they must be the caller's own (a file truncated during the call
+ * is a SIGBUS); another user's file goes through unwind_table_compile_fd.
  */
 int unwind_table_compile(const char *elf_path, const char *debug_path,
 			 const struct unwind_compile_opts *opts,

@@ -83,8 +83,9 @@ struct unwind_input {
 
 struct unwind_elf;	/* an open ELF image (elf_input.c) */
 
-/* Open an ELF file (fd stays the caller's) or a borrowed memory image. */
-int unwind_elf_open_fd(int fd, struct ember_diag *d, struct unwind_elf **out);
+/* Open an ELF file (fd stays the caller's: mapped, or read with pread
+ * when someone else may truncate it meanwhile) or a borrowed memory image. */
+int unwind_elf_open_fd(int fd, bool mapped, struct ember_diag *d, struct unwind_elf **out);
 int unwind_elf_open_mem(const void *image, size_t size, struct ember_diag *d,
 			struct unwind_elf **out);
 void unwind_elf_free(struct unwind_elf *e);
