@@ -147,8 +147,10 @@ struct agent_map_line {
 };
 
 typedef int (*agent_map_fn)(void *ctx, const struct agent_map_line *m);
+/* What fn returns to stop reading the file there (not an error). */
+#define AGENT_MAPS_STOP 1
 /* Call fn for each executable mapping of pid.  0, or -ENOENT (gone),
- * -EACCES, or fn's first non-zero result. */
+ * -EACCES, or fn's first non-zero result (AGENT_MAPS_STOP: it stopped). */
 int agent_maps_foreach(pid_t pid, agent_map_fn fn, void *ctx);
 /* Parse one line of a maps file: 0 or -EINVAL.  TESTABLE. */
 int agent_maps_parse_line(char *line, struct agent_map_line *out);
@@ -408,13 +410,36 @@ struct agent_process {
 	char container[80];
 	struct agent_perfmap *perfmap; /* loaded on demand while building */
 	bool perfmap_tried;
-	uint64_t seen_ns;
+	uint64_t seen_ns;	/* its last rescan for an unknown pc */
+	uint64_t scan_cost_ns;	/* how long its last scan took (events.c) */
+	bool scan_truncated;	/* the last scan stopped at its limit */
+	bool truncated;		/* ever: logged once */
+	bool bpf_truncated;	/* more than the BPF entry holds: logged once */
+};
+
+/* Executable mappings the agent holds (/proc/PID/maps is read no further):
+ * a process, every process (docs/agent.md, "Limits"). */
+#define AGENT_PROCESS_MAPPINGS_MAX 1024
+#define AGENT_HOST_MAPPINGS_MAX 65536
+
+struct agent_procs_stats {
+	size_t mappings;		/* held now, every process */
+	uint64_t scans;
+	uint64_t truncated_process;	/* scans stopped at AGENT_PROCESS_MAPPINGS_MAX */
+	uint64_t truncated_host;	/* scans stopped by AGENT_HOST_MAPPINGS_MAX */
+	uint64_t rescans_deferred;	/* unknown-pc rescans refused by the rate limit */
 };
 
 struct agent_procs;
 
 struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *err);
 void agent_procs_free(struct agent_procs *p);
+/* Other limits than AGENT_PROCESS_MAPPINGS_MAX and AGENT_HOST_MAPPINGS_MAX
+ * (tests). */
+void agent_procs_set_limits(struct agent_procs *p, size_t process_max, size_t host_max);
+void agent_procs_stats(const struct agent_procs *p, struct agent_procs_stats *out);
+/* An unknown-pc rescan of pid refused by the rate limit (events.c). */
+void agent_procs_note_deferred(struct agent_procs *p);
 /* f's table is loaded: rewrite the BPF entry of every process mapping it. */
 void agent_procs_file_ready(void *procs, struct agent_file *f);
 /* (Re)read pid's mappings, acquire their files, write the BPF entry. */

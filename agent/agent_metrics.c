@@ -157,6 +157,21 @@ static void table_metrics(struct agent *a, struct ember_buf *b)
 				  (double)(first - a->start_mono_ns) / 1e9);
 }
 
+static void procs_metrics(struct agent *a, struct ember_buf *b)
+{
+	struct agent_procs_stats st;
+
+	agent_procs_stats(a->procs, &st);
+	put(b, "ember_agent_processes", NULL, agent_procs_count(a->procs));
+	put(b, "ember_agent_mappings", NULL, st.mappings);
+	put(b, "ember_agent_scans_total", NULL, st.scans);
+	put(b, "ember_agent_dropped_total", "what=\"mappings_process_limit\"",
+	    st.truncated_process);
+	put(b, "ember_agent_dropped_total", "what=\"mappings_host_limit\"", st.truncated_host);
+	put(b, "ember_agent_dropped_total", "what=\"rescans_rate_limited\"",
+	    st.rescans_deferred);
+}
+
 static void push_metrics(struct agent *a, struct ember_buf *b)
 {
 	struct agent_push_stats s;
@@ -197,7 +212,7 @@ int agent_metrics_text(struct agent *a, struct ember_buf *b)
 {
 	bpf_metrics(a, b);
 	table_metrics(a, b);
-	put(b, "ember_agent_processes", NULL, agent_procs_count(a->procs));
+	procs_metrics(a, b);
 	put(b, "ember_agent_drains_total", NULL, a->drains);
 	put(b, "ember_agent_samples_drained_total", NULL, a->samples_drained);
 	push_metrics(a, b);

@@ -706,6 +706,64 @@ def test_agent_bpf__truncated_stacks_are_marked():
           "truncated samples not labelled unwind=truncated")
 
 
+def as_nobody():
+    """setpriv to uid/gid 65534 (a local user without privileges), or []
+    (then root) where setpriv is missing."""
+    setpriv = packages.which("setpriv")
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if setpriv else []
+
+
+def cpu_seconds(pid):
+    """utime + stime of pid, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kb(pid, what="VmHWM"):
+    with open("/proc/%d/status" % pid) as f:
+        return int(next(l.split()[1] for l in f if l.startswith(what + ":")))
+
+
+def test_agent_bpf__many_mappings_bounded():
+    """A local user's process with 64,000 executable mappings (one page of
+    a file each, with gaps, below its own code): the agent reads its maps
+    no further than AGENT_PROCESS_MAPPINGS_MAX, says so once and counts
+    it, rescans it at most every 30 s; its scan, CPU time and memory stay
+    small, and a process started next to it is unwound by its table."""
+    needs_go()
+    require_bpf()
+    hog = subprocess.Popen(as_nobody() + [fx("many_maps"), "600", "64000"],
+                           stdout=subprocess.PIPE, text=True)
+    CHILDREN.append(hog)
+    check(hog.stdout.readline().startswith("ready"), "many_maps did not map its pages")
+    agent = Agent(["--interval", "1"])
+    scan_s = float(re.search(r"\(scanned in ([0-9.]+) s\)", agent.text()).group(1))
+    cpu0, t0 = cpu_seconds(agent.proc.pid), time.time()
+    p = run_fixture("chain_nofp", 4)
+    p.wait()
+    time.sleep(max(0, 8 - (time.time() - t0)))
+    cpu, wall = cpu_seconds(agent.proc.pid) - cpu0, time.time() - t0
+    mappings = agent.metric("ember_agent_mappings")
+    dropped = agent.metric("ember_agent_dropped_total", '{what="mappings_process_limit"}')
+    hwm = rss_kb(agent.proc.pid)
+    log = agent.stop()
+    print("start-up scan %.2f s; agent CPU %.2f s in %.1f s; peak RSS %d kB; %d mappings held"
+          % (scan_s, cpu, wall, hwm, mappings))
+    check(scan_s < 10, "the start-up scan took %.1f s" % scan_s)
+    check(cpu < 0.25 * wall, "the agent took %.2f s of CPU in %.1f s" % (cpu, wall))
+    check(mappings <= 65536 and dropped >= 1,
+          "%d mappings held, %d truncated scans counted" % (mappings, dropped))
+    warned = re.findall(r"pid %d \(many_maps\) has more executable mappings than a process "
+                        r"may hold" % hog.pid, log)
+    check(len(warned) == 1, "the truncation logged %d times" % len(warned))
+    check(hwm < 200 * 1024, "the agent's peak RSS reached %d kB" % hwm)
+    check(re.search(r"'%s' \(build ID [0-9a-f]+\): unwind table compiled by the agent"
+                    % re.escape(fx("chain_nofp")), log), "no table for the other process")
+    srv = Server()
+    check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN, 0.8)
+
+
 def test_agent_bpf__clear_errors():
     r = subprocess.run([AGENT], capture_output=True, text=True)
     check(r.returncode == 2 and "give --output DIR or --server URL" in r.stderr, r.stderr)
