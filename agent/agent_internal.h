@@ -260,6 +260,8 @@ struct agent_file {
 	char path[512];		/* a path the agent opened it by (for logs, upload) */
 	char open_path[600];	/* /proc/PID/map_files/... or /proc/PID/root/... */
 	uint64_t dev, ino;	/* of the file first opened: opened again, it must match */
+	bool trusted;		/* root's, not writable by group or others: keyed by
+				   its build ID alone, uploaded, cached (agent_file_trusted) */
 	unsigned refs;		/* process mappings using it */
 	enum agent_table_source source;
 	bool loaded;
@@ -283,6 +285,7 @@ struct agent_table_job {
 	char build_id_hex[2 * EMBER_BUILD_ID_MAX + 1]; /* "" without one */
 	char path[512], open_path[600];
 	uint64_t dev, ino;	/* the agent_file's */
+	bool trusted;		/* the agent_file's: else never uploaded nor cached */
 	/* filled by the worker */
 	struct ember_buf image;	/* the table's bytes, when err == 0 */
 	enum agent_table_source source;
@@ -582,8 +585,19 @@ void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s);
 
 /* ---- upload-missing (upload_missing.c) ----------------------------------------- */
 
+/*
+ * Whether a process' file (st) may speak for its build ID beyond the
+ * processes that map it: owned by root and not writable by group or
+ * others.  Anyone can write an ELF note claiming any build ID; only such
+ * a file is uploaded (--upload-missing), written to the table cache
+ * (keyed by build ID) or shares its table with other files of its build
+ * ID.  Any other is keyed by build ID and owner (tables.c).
+ */
+bool agent_file_trusted(const struct stat *st);
+
 /* Ask the server whether it knows build_id (GET /api/v1/artifacts/ID) and
- * upload the file at open_path (named path) if not.  0, or a negative
+ * upload the file open on fd (named path) if not.  0, -EPERM for a file
+ * that is not agent_file_trusted (logged, never sent), or a negative
  * errno / HTTP status > 0 when refused (logged with the server's reason). */
 int agent_upload_missing(struct agent_http *h, const char *server, const char *build_id,
 			 const char *path, int fd);

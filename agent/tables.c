@@ -12,6 +12,11 @@
  *   4. nothing compiles (no CFI, no build ID and no compiler, maps full):
  *      frame pointers, with the reason.
  *
+ * A build ID is only what a file claims: a file not agent_file_trusted
+ * (another user's, or writable by others) is keyed by build ID, owner
+ * and mode, so it never shares the table of root's file of that build ID
+ * (nor its compiled table the cache), and is not uploaded.
+ *
  * The main thread loads what comes back (agent_tables_collect) and has
  * the processes that map the file rewritten; until then their walks use
  * frame pointers in it.  Each outcome is logged once per file and counted (/metrics).  A table
@@ -139,6 +144,7 @@ static int submit(struct agent_tables *t, struct agent_file *f)
 	snprintf(j->open_path, sizeof(j->open_path), "%s", f->open_path);
 	j->dev = f->dev;
 	j->ino = f->ino;
+	j->trusted = f->trusted;
 	f->pending = true;
 	t->npending++;
 	agent_worker_submit(t->worker, j);
@@ -226,7 +232,15 @@ struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *iden
 		*err = e2;
 		return NULL;
 	}
-	snprintf(key, sizeof(key), "%s", e.build_id_len ? e.build_id_hex : ident);
+	/* a build ID is any file's claim: another user's file with root's
+	 * build ID gets its own entry (its own table) */
+	if (!e.build_id_len)
+		snprintf(key, sizeof(key), "%s", ident);
+	else if (agent_file_trusted(&st))
+		snprintf(key, sizeof(key), "%s", e.build_id_hex);
+	else
+		snprintf(key, sizeof(key), "%s:uid%u:%o", e.build_id_hex, (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777));
 	f = find(t, key);
 	if (f) {
 		if (f->refs++ == 0)
@@ -249,6 +263,7 @@ struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *iden
 	snprintf(f->open_path, sizeof(f->open_path), "%s", open_path);
 	f->dev = (uint64_t)st.st_dev;
 	f->ino = (uint64_t)st.st_ino;
+	f->trusted = agent_file_trusted(&st);
 	f->refs = 1;
 	e2 = submit(t, f);
 	if (e2) {

@@ -674,6 +674,38 @@ def test_agent_bpf__upload_missing_and_refused_upload():
     check(b'"executable":"' not in body, "uploaded despite the wrong token")
 
 
+def test_agent_bpf__upload_missing_only_roots_files():
+    """Any user can write an ELF claiming the build ID of a binary root
+    runs.  With --upload-missing, a copy of the fixture owned by uid 65534
+    (the same build ID) is not uploaded, and the agent says why; root's
+    own file of that build ID, run next, is uploaded and gets its own
+    entry (the user's file shared no table with it)."""
+    require_bpf()
+    srv = Server()
+    bid = build_id(fx("chain_fp"))
+    crafted = os.path.join(tempfile.mkdtemp(dir=TMP, prefix="user."), "chain_fp")
+    shutil.copy(fx("chain_fp"), crafted)
+    os.chown(crafted, 65534, 65534)
+    os.chmod(crafted, 0o755)
+    agent = Agent(["--server", srv.url, "--upload-missing", "--token", srv.token])
+    p = subprocess.Popen([crafted, "1"])
+    CHILDREN.append(p)
+    p.wait()
+    refused = "not uploading '%s' (build ID %s): not owned by root (uid 65534" % (crafted, bid)
+    wait_for(lambda: refused in agent.text(), "the refusal of the user's file", 60)
+    st, body, _ = srv.request("GET", "/api/v1/artifacts/" + bid)
+    check(b'"executable":"' not in body, "the user's file was uploaded: %r" % body[:300])
+    p = run_fixture("chain_fp", 1)
+    p.wait()
+    want = "uploaded '%s' (build ID %s" % (fx("chain_fp"), bid)
+    wait_for(lambda: want in agent.text(), "the upload of root's file", 60)
+    log = agent.stop()
+    check(re.search(r"'%s' \(build ID %s\): unwind table" % (re.escape(fx("chain_fp")), bid),
+                    log), "root's file shared the entry of the user's file")
+    st, body, _ = srv.request("GET", "/api/v1/artifacts/" + bid)
+    check(st == 200 and b'"executable":"' in body, "root's file not uploaded: %r" % body[:300])
+
+
 def test_agent_bpf__jit_frames_named_from_perf_map():
     """Code in anonymous executable memory, named in /tmp/perf-PID.map."""
     needs_go()
