@@ -216,6 +216,7 @@ struct agent_table_maps {
 	size_t nrules;
 	struct agent_ranges data_free; /* in bytes (8-aligned) */
 	struct agent_ranges rules_free; /* in rule slots */
+	size_t npages;		/* unwind_pages entries (0: not shared by rule) */
 };
 
 /* Where one loaded table lives. */
@@ -334,6 +335,28 @@ size_t agent_tables_pending(const struct agent_tables *t);
 size_t agent_tables_uploads(const struct agent_tables *t);
 /* Readable when agent_tables_collect has work. */
 int agent_tables_fd(const struct agent_tables *t);
+/*
+ * Who maps a file (procs.c answers for the table manager): the live
+ * processes mapping it and, when that is one, its pid and what the loaded
+ * tables of the other files only it maps take in the maps.
+ */
+struct agent_file_users {
+	unsigned processes;
+	pid_t pid;
+	uint64_t data, rules, pages; /* its private tables: bytes, rule slots, pages */
+	bool *warned;		     /* its "share used" logged already */
+};
+typedef void (*agent_file_users_fn)(void *ctx, const struct agent_file *f,
+				    struct agent_file_users *u);
+/* The maps are shared by rule (tables.c): a table only one process maps
+ * is refused when that process' private tables would pass a quarter of
+ * unwind_data, unwind_rules or unwind_pages; a table two or more map is
+ * never refused so; tables no mapping uses are evicted when the maps are
+ * full.  Without fn (tests) every table is admitted. */
+#define AGENT_TABLE_SHARE_DIV 4
+void agent_tables_set_users(struct agent_tables *t, agent_file_users_fn fn, void *ctx);
+/* Tables refused: by the process' share, because the maps were full. */
+void agent_tables_refused(const struct agent_tables *t, size_t *share, size_t *full);
 /* Unload and forget the files no mapping has used since idle_before_ns. */
 void agent_tables_gc(struct agent_tables *t, uint64_t idle_before_ns);
 /* Counts by source, for /metrics and the log. */
@@ -418,6 +441,7 @@ struct agent_process {
 	bool scan_truncated;	/* the last scan stopped at its limit */
 	bool truncated;		/* ever: logged once */
 	bool bpf_truncated;	/* more than the BPF entry holds: logged once */
+	bool share_warned;	/* its unwind-map share used: logged once */
 };
 
 /* Executable mappings the agent holds (/proc/PID/maps is read no further):
@@ -443,6 +467,8 @@ void agent_procs_set_limits(struct agent_procs *p, size_t process_max, size_t ho
 void agent_procs_stats(const struct agent_procs *p, struct agent_procs_stats *out);
 /* An unknown-pc rescan of pid refused by the rate limit (events.c). */
 void agent_procs_note_deferred(struct agent_procs *p);
+/* agent_file_users_fn over p (ctx). */
+void agent_procs_file_users(void *p, const struct agent_file *f, struct agent_file_users *u);
 /* f's table is loaded: rewrite the BPF entry of every process mapping it. */
 void agent_procs_file_ready(void *procs, struct agent_file *f);
 /* (Re)read pid's mappings, acquire their files, write the BPF entry. */

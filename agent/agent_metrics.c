@@ -139,7 +139,7 @@ static void bpf_metrics(struct agent *a, struct ember_buf *b)
 
 static void table_metrics(struct agent *a, struct ember_buf *b)
 {
-	size_t counts[AGENT_TABLE_SOURCE_COUNT], bytes, unloads;
+	size_t counts[AGENT_TABLE_SOURCE_COUNT], bytes, unloads, share, full;
 	uint64_t first = agent_bpf_first_table_ns(a->bpf);
 	char l[64];
 
@@ -152,6 +152,9 @@ static void table_metrics(struct agent *a, struct ember_buf *b)
 	put(b, "ember_agent_tables_pending", NULL, agent_tables_pending(a->tables));
 	put(b, "ember_agent_uploads_total", NULL, agent_tables_uploads(a->tables));
 	put(b, "ember_agent_table_unloads_total", NULL, unloads);
+	agent_tables_refused(a->tables, &share, &full);
+	put(b, "ember_agent_tables_refused_total", "reason=\"process_share\"", share);
+	put(b, "ember_agent_tables_refused_total", "reason=\"maps_full\"", full);
 	if (first)
 		ember_buf_appendf(b, "ember_agent_first_table_sample_seconds %.6f\n",
 				  (double)(first - a->start_mono_ns) / 1e9);

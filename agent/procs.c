@@ -441,6 +441,57 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 	return write_bpf(p, pr);
 }
 
+/* pr's mappings of g. */
+static size_t maps_of(const struct agent_process *pr, const struct agent_file *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pr->nmaps; i++)
+		n += pr->maps[i].file == g;
+	return n;
+}
+
+/* What the loaded tables of the files only pr maps (but f) take. */
+static void private_tables(const struct agent_process *pr, const struct agent_file *f,
+			   struct agent_file_users *u)
+{
+	for (size_t i = 0; i < pr->nmaps; i++) {
+		const struct agent_file *g = pr->maps[i].file;
+		bool seen = false;
+
+		if (!g || g == f || !g->loaded)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = pr->maps[k].file == g;
+		if (seen || g->refs != maps_of(pr, g))
+			continue; /* counted, or mapped by another process too */
+		u->data += g->table.data_len;
+		u->rules += g->table.rule_len;
+		u->pages += g->table.npages;
+	}
+}
+
+void agent_procs_file_users(void *ctx, const struct agent_file *f, struct agent_file_users *u)
+{
+	struct agent_procs *p = ctx;
+	struct agent_process *only = NULL;
+
+	memset(u, 0, sizeof(*u));
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent_process *pr = p->v[i];
+
+		if (!pr->exited && maps_of(pr, f)) {
+			u->processes++;
+			only = pr;
+		}
+	}
+	if (u->processes != 1)
+		return;
+	u->pid = only->pid;
+	u->warned = &only->share_warned;
+	private_tables(only, f, u);
+}
+
 void agent_procs_file_ready(void *ctx, struct agent_file *f)
 {
 	struct agent_procs *p = ctx;

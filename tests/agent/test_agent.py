@@ -796,6 +796,66 @@ def test_agent_bpf__many_mappings_bounded():
     check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN, 0.8)
 
 
+HOG_MAPS = """
+import mmap, sys, time
+maps = []
+for path in sys.argv[1:]:
+    with open(path, "rb") as f:
+        maps.append(mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC,
+                              flags=mmap.MAP_PRIVATE))
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def libc_copies(n):
+    """n copies of libc, each with its own build ID (the note's bytes
+    rewritten): n distinct binaries with a 63 KB table each."""
+    with open(LIBC, "rb") as f:
+        body = f.read()
+    old = bytes.fromhex(build_id(LIBC))
+    check(body.count(old) == 1, "libc's build ID is not found once in it")
+    out = []
+    d = tempfile.mkdtemp(dir=TMP, prefix="copies.")
+    for i in range(n):
+        new = bytes([i + 1]) * len(old)
+        path = os.path.join(d, "lib%d.so" % i)
+        with open(path, "wb") as f:
+            f.write(body.replace(old, new))
+        out.append(path)
+    return out
+
+
+def test_agent_bpf__unwind_maps_shared_by_rule():
+    """One process maps 150 distinct binaries with tables (libc copies)
+    (some 40 KB of unwind_data each) into unwind maps of 6 MiB: its
+    tables past a quarter of the maps are refused, said once and counted;
+    a library (another copy, as large) mapped by a process started later
+    (scanned after it) still gets its table loaded."""
+    require_bpf()
+    copies = libc_copies(151)
+    hog = subprocess.Popen([sys.executable, "-c", HOG_MAPS] + copies[:150],
+                           stdout=subprocess.PIPE, text=True)
+    CHILDREN.append(hog)
+    check(hog.stdout.readline().startswith("ready"), "the hog did not map its copies")
+    late = subprocess.Popen([sys.executable, "-c", HOG_MAPS, copies[150]],
+                            stdout=subprocess.PIPE, text=True)
+    CHILDREN.append(late)
+    check(late.stdout.readline().startswith("ready"), "the later process did not map its copy")
+    # both found by the start-up scan, in pid order: the hog's tables first
+    agent = Agent(["--unwind-data-mb", "6"])
+    wait_for(lambda: agent.metric("ember_agent_tables_pending") == 0, "the tables", 120)
+    refused = agent.metric("ember_agent_tables_refused_total", '{reason="process_share"}')
+    log = agent.stop()
+    print("hog's tables refused by its share: %d" % refused)
+    check(refused >= 1, "none of the hog's tables refused")
+    check(len(re.findall(r"pid %d maps more binaries than its share" % hog.pid, log)) == 1,
+          "the hog's share not logged exactly once")
+    mine = [l for l in log.splitlines() if "'%s'" % copies[150] in l]
+    check(mine and "unwind table compiled by the agent" in mine[0],
+          "the later library got no table: %r" % mine)
+
+
 def test_agent_bpf__clear_errors():
     r = subprocess.run([AGENT], capture_output=True, text=True)
     check(r.returncode == 2 and "give --output DIR or --server URL" in r.stderr, r.stderr)
