@@ -93,7 +93,7 @@ static int parents_check(int fd, const struct stat *st, const char *dir, char *w
 int agent_dir_open(const char *dir, char *why, size_t why_size)
 {
 	struct stat st;
-	const char *bad;
+	const char *bad = NULL;
 	int fd, err;
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
@@ -112,7 +112,7 @@ int agent_dir_open(const char *dir, char *why, size_t why_size)
 		snprintf(why, why_size, "cannot open directory '%s': %s", dir, strerror(-err));
 	else
 		snprintf(why, why_size, "refusing directory '%s': %s (uid %u, mode %04o)%s", dir,
-			 bad, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 bad ? bad : "unsafe", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
 			 st.st_mode & (S_IWGRP | S_IWOTH) ? "; chmod go-w it" : "");
 	return err;
 }
