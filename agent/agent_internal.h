@@ -147,8 +147,10 @@ struct agent_map_line {
 };
 
 typedef int (*agent_map_fn)(void *ctx, const struct agent_map_line *m);
+/* What fn returns to stop reading the file there (not an error). */
+#define AGENT_MAPS_STOP 1
 /* Call fn for each executable mapping of pid.  0, or -ENOENT (gone),
- * -EACCES, or fn's first non-zero result. */
+ * -EACCES, or fn's first non-zero result (AGENT_MAPS_STOP: it stopped). */
 int agent_maps_foreach(pid_t pid, agent_map_fn fn, void *ctx);
 /* Parse one line of a maps file: 0 or -EINVAL.  TESTABLE. */
 int agent_maps_parse_line(char *line, struct agent_map_line *out);
@@ -214,6 +216,7 @@ struct agent_table_maps {
 	size_t nrules;
 	struct agent_ranges data_free; /* in bytes (8-aligned) */
 	struct agent_ranges rules_free; /* in rule slots */
+	size_t npages;		/* unwind_pages entries (0: not shared by rule) */
 };
 
 /* Where one loaded table lives. */
@@ -258,6 +261,8 @@ struct agent_file {
 	char path[512];		/* a path the agent opened it by (for logs, upload) */
 	char open_path[600];	/* /proc/PID/map_files/... or /proc/PID/root/... */
 	uint64_t dev, ino;	/* of the file first opened: opened again, it must match */
+	bool trusted;		/* root's, not writable by group or others: keyed by
+				   its build ID alone, uploaded, cached (agent_file_trusted) */
 	unsigned refs;		/* process mappings using it */
 	enum agent_table_source source;
 	bool loaded;
@@ -281,6 +286,7 @@ struct agent_table_job {
 	char build_id_hex[2 * EMBER_BUILD_ID_MAX + 1]; /* "" without one */
 	char path[512], open_path[600];
 	uint64_t dev, ino;	/* the agent_file's */
+	bool trusted;		/* the agent_file's: else never uploaded nor cached */
 	/* filled by the worker */
 	struct ember_buf image;	/* the table's bytes, when err == 0 */
 	enum agent_table_source source;
@@ -329,6 +335,28 @@ size_t agent_tables_pending(const struct agent_tables *t);
 size_t agent_tables_uploads(const struct agent_tables *t);
 /* Readable when agent_tables_collect has work. */
 int agent_tables_fd(const struct agent_tables *t);
+/*
+ * Who maps a file (procs.c answers for the table manager): the live
+ * processes mapping it and, when that is one, its pid and what the loaded
+ * tables of the other files only it maps take in the maps.
+ */
+struct agent_file_users {
+	unsigned processes;
+	pid_t pid;
+	uint64_t data, rules, pages; /* its private tables: bytes, rule slots, pages */
+	bool *warned;		     /* its "share used" logged already */
+};
+typedef void (*agent_file_users_fn)(void *ctx, const struct agent_file *f,
+				    struct agent_file_users *u);
+/* The maps are shared by rule (tables.c): a table only one process maps
+ * is refused when that process' private tables would pass a quarter of
+ * unwind_data, unwind_rules or unwind_pages; a table two or more map is
+ * never refused so; tables no mapping uses are evicted when the maps are
+ * full.  Without fn (tests) every table is admitted. */
+#define AGENT_TABLE_SHARE_DIV 4
+void agent_tables_set_users(struct agent_tables *t, agent_file_users_fn fn, void *ctx);
+/* Tables refused: by the process' share, because the maps were full. */
+void agent_tables_refused(const struct agent_tables *t, size_t *share, size_t *full);
 /* Unload and forget the files no mapping has used since idle_before_ns. */
 void agent_tables_gc(struct agent_tables *t, uint64_t idle_before_ns);
 /* Counts by source, for /metrics and the log. */
@@ -408,13 +436,39 @@ struct agent_process {
 	char container[80];
 	struct agent_perfmap *perfmap; /* loaded on demand while building */
 	bool perfmap_tried;
-	uint64_t seen_ns;
+	uint64_t seen_ns;	/* its last rescan for an unknown pc */
+	uint64_t scan_cost_ns;	/* how long its last scan took (events.c) */
+	bool scan_truncated;	/* the last scan stopped at its limit */
+	bool truncated;		/* ever: logged once */
+	bool bpf_truncated;	/* more than the BPF entry holds: logged once */
+	bool share_warned;	/* its unwind-map share used: logged once */
+};
+
+/* Executable mappings the agent holds (/proc/PID/maps is read no further):
+ * a process, every process (docs/agent.md, "Limits"). */
+#define AGENT_PROCESS_MAPPINGS_MAX 1024
+#define AGENT_HOST_MAPPINGS_MAX 65536
+
+struct agent_procs_stats {
+	size_t mappings;		/* held now, every process */
+	uint64_t scans;
+	uint64_t truncated_process;	/* scans stopped at AGENT_PROCESS_MAPPINGS_MAX */
+	uint64_t truncated_host;	/* scans stopped by AGENT_HOST_MAPPINGS_MAX */
+	uint64_t rescans_deferred;	/* unknown-pc rescans refused by the rate limit */
 };
 
 struct agent_procs;
 
 struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *err);
 void agent_procs_free(struct agent_procs *p);
+/* Other limits than AGENT_PROCESS_MAPPINGS_MAX and AGENT_HOST_MAPPINGS_MAX
+ * (tests). */
+void agent_procs_set_limits(struct agent_procs *p, size_t process_max, size_t host_max);
+void agent_procs_stats(const struct agent_procs *p, struct agent_procs_stats *out);
+/* An unknown-pc rescan of pid refused by the rate limit (events.c). */
+void agent_procs_note_deferred(struct agent_procs *p);
+/* agent_file_users_fn over p (ctx). */
+void agent_procs_file_users(void *p, const struct agent_file *f, struct agent_file_users *u);
 /* f's table is loaded: rewrite the BPF entry of every process mapping it. */
 void agent_procs_file_ready(void *procs, struct agent_file *f);
 /* (Re)read pid's mappings, acquire their files, write the BPF entry. */
@@ -557,8 +611,19 @@ void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s);
 
 /* ---- upload-missing (upload_missing.c) ----------------------------------------- */
 
+/*
+ * Whether a process' file (st) may speak for its build ID beyond the
+ * processes that map it: owned by root and not writable by group or
+ * others.  Anyone can write an ELF note claiming any build ID; only such
+ * a file is uploaded (--upload-missing), written to the table cache
+ * (keyed by build ID) or shares its table with other files of its build
+ * ID.  Any other is keyed by build ID and owner (tables.c).
+ */
+bool agent_file_trusted(const struct stat *st);
+
 /* Ask the server whether it knows build_id (GET /api/v1/artifacts/ID) and
- * upload the file at open_path (named path) if not.  0, or a negative
+ * upload the file open on fd (named path) if not.  0, -EPERM for a file
+ * that is not agent_file_trusted (logged, never sent), or a negative
  * errno / HTTP status > 0 when refused (logged with the server's reason). */
 int agent_upload_missing(struct agent_http *h, const char *server, const char *build_id,
 			 const char *path, int fd);

@@ -136,6 +136,10 @@ static int setup(struct agent *a, char *why, size_t why_size)
 		a->tables = agent_tables_new(&to, &a->maps, a->http, &err);
 	if (a->tables)
 		a->procs = agent_procs_new(a->tables, agent_bpf_procs_fd(a->bpf), &err);
+	if (a->procs) {
+		a->maps.npages = a->opts->page_entries;
+		agent_tables_set_users(a->tables, agent_procs_file_users, a->procs);
+	}
 	if (a->procs && a->opts->server)
 		a->push = agent_push_new(a->http, a->opts->server, a->opts->gzip,
 					 a->opts->buffer_bytes, &err);

@@ -139,7 +139,7 @@ static void bpf_metrics(struct agent *a, struct ember_buf *b)
 
 static void table_metrics(struct agent *a, struct ember_buf *b)
 {
-	size_t counts[AGENT_TABLE_SOURCE_COUNT], bytes, unloads;
+	size_t counts[AGENT_TABLE_SOURCE_COUNT], bytes, unloads, share, full;
 	uint64_t first = agent_bpf_first_table_ns(a->bpf);
 	char l[64];
 
@@ -152,9 +152,27 @@ static void table_metrics(struct agent *a, struct ember_buf *b)
 	put(b, "ember_agent_tables_pending", NULL, agent_tables_pending(a->tables));
 	put(b, "ember_agent_uploads_total", NULL, agent_tables_uploads(a->tables));
 	put(b, "ember_agent_table_unloads_total", NULL, unloads);
+	agent_tables_refused(a->tables, &share, &full);
+	put(b, "ember_agent_tables_refused_total", "reason=\"process_share\"", share);
+	put(b, "ember_agent_tables_refused_total", "reason=\"maps_full\"", full);
 	if (first)
 		ember_buf_appendf(b, "ember_agent_first_table_sample_seconds %.6f\n",
 				  (double)(first - a->start_mono_ns) / 1e9);
+}
+
+static void procs_metrics(struct agent *a, struct ember_buf *b)
+{
+	struct agent_procs_stats st;
+
+	agent_procs_stats(a->procs, &st);
+	put(b, "ember_agent_processes", NULL, agent_procs_count(a->procs));
+	put(b, "ember_agent_mappings", NULL, st.mappings);
+	put(b, "ember_agent_scans_total", NULL, st.scans);
+	put(b, "ember_agent_dropped_total", "what=\"mappings_process_limit\"",
+	    st.truncated_process);
+	put(b, "ember_agent_dropped_total", "what=\"mappings_host_limit\"", st.truncated_host);
+	put(b, "ember_agent_dropped_total", "what=\"rescans_rate_limited\"",
+	    st.rescans_deferred);
 }
 
 static void push_metrics(struct agent *a, struct ember_buf *b)
@@ -197,7 +215,7 @@ int agent_metrics_text(struct agent *a, struct ember_buf *b)
 {
 	bpf_metrics(a, b);
 	table_metrics(a, b);
-	put(b, "ember_agent_processes", NULL, agent_procs_count(a->procs));
+	procs_metrics(a, b);
 	put(b, "ember_agent_drains_total", NULL, a->drains);
 	put(b, "ember_agent_samples_drained_total", NULL, a->samples_drained);
 	push_metrics(a, b);

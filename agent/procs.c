@@ -12,6 +12,12 @@
  * of a pid or at a pc it does not know (after an exec, the BPF side drops
  * the entry, so the first sample of the new image asks); it is kept after
  * it exits until its last samples are drained.
+ *
+ * What a scan holds is bounded (any local user can make a process with
+ * 64,000 executable mappings): at most AGENT_PROCESS_MAPPINGS_MAX a
+ * process and AGENT_HOST_MAPPINGS_MAX over every process; /proc/PID/maps
+ * is read no further than the limit, the process is marked truncated
+ * (logged once, counted) and its pcs past the limit stop the walk.
  */
 #include "agent_internal.h"
 
@@ -33,6 +39,8 @@ struct agent_procs {
 	struct agent_process **v; /* sorted by pid */
 	size_t n, alloc;
 	struct agent_proc *bpf_val; /* scratch for the BPF entry (8 KiB) */
+	size_t process_max, host_max; /* mappings held: a process, every process */
+	struct agent_procs_stats st; /* st.mappings: the sum of every process' nmaps */
 };
 
 struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *err)
@@ -48,7 +56,25 @@ struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *e
 	}
 	p->tables = t;
 	p->procs_fd = procs_fd;
+	p->process_max = AGENT_PROCESS_MAPPINGS_MAX;
+	p->host_max = AGENT_HOST_MAPPINGS_MAX;
 	return p;
+}
+
+void agent_procs_set_limits(struct agent_procs *p, size_t process_max, size_t host_max)
+{
+	p->process_max = process_max;
+	p->host_max = host_max;
+}
+
+void agent_procs_stats(const struct agent_procs *p, struct agent_procs_stats *out)
+{
+	*out = p->st;
+}
+
+void agent_procs_note_deferred(struct agent_procs *p)
+{
+	p->st.rescans_deferred++;
 }
 
 static void release_maps(struct agent_procs *p, struct agent_proc_map *maps, size_t n)
@@ -60,9 +86,18 @@ static void release_maps(struct agent_procs *p, struct agent_proc_map *maps, siz
 	free(maps);
 }
 
-static void process_free(struct agent_procs *p, struct agent_process *pr)
+/* Drop pr's mappings (their files released) from the host's count. */
+static void process_drop_maps(struct agent_procs *p, struct agent_process *pr)
 {
 	release_maps(p, pr->maps, pr->nmaps);
+	p->st.mappings -= pr->nmaps;
+	pr->maps = NULL;
+	pr->nmaps = 0;
+}
+
+static void process_free(struct agent_procs *p, struct agent_process *pr)
+{
+	process_drop_maps(p, pr);
 	agent_perfmap_free(pr->perfmap);
 	free(pr);
 }
@@ -215,19 +250,29 @@ struct scan {
 	struct agent_process *pr;
 	struct agent_proc_map *maps;
 	size_t n, alloc;
+	size_t limit;		/* mappings this scan may hold */
+	bool truncated;		/* stopped at limit: more mappings follow */
+	/* the file of the scan's previous mapping (one file mapped many times
+	 * is opened and read once) */
+	uint64_t last_inode;
+	unsigned last_major, last_minor;
+	struct agent_file *last_file;
 };
 
-/* The old mapping of the same file at the same place, whose file can be
- * reused without opening it again. */
-static struct agent_file *reuse(struct agent_process *pr, const struct agent_map_line *m)
+/* The old mapping of the same file at the same place (a binary search:
+ * the old mappings are sorted by start), whose file can be reused
+ * without opening it again; else the scan's previous file when m is the
+ * same device and inode. */
+static struct agent_file *reuse(const struct scan *s, const struct agent_map_line *m)
 {
-	for (size_t i = 0; i < pr->nmaps; i++) {
-		const struct agent_proc_map *o = &pr->maps[i];
+	struct agent_proc_map *o = agent_process_mapping(s->pr, m->start);
 
-		if (o->start == m->start && o->end == m->end && o->offset == m->offset &&
-		    o->file && o->path && !strcmp(o->path, m->path))
-			return o->file;
-	}
+	if (o && o->start == m->start && o->end == m->end && o->offset == m->offset &&
+	    o->file && o->path && !strcmp(o->path, m->path))
+		return o->file;
+	if (s->last_file && m->inode && m->inode == s->last_inode &&
+	    m->dev_major == s->last_major && m->dev_minor == s->last_minor)
+		return s->last_file;
 	return NULL;
 }
 
@@ -249,7 +294,7 @@ static int open_mapped(pid_t pid, const struct agent_map_line *m, char *used, si
 static struct agent_file *file_of(struct scan *s, const struct agent_map_line *m)
 {
 	char used[600], ident[64];
-	struct agent_file *f = reuse(s->pr, m);
+	struct agent_file *f = reuse(s, m);
 	int fd, err = 0;
 
 	if (f) {
@@ -270,6 +315,12 @@ static struct agent_file *file_of(struct scan *s, const struct agent_map_line *m
 	close(fd);
 	if (!f && err != -ENOEXEC)
 		pr_debug("agent: pid %d: '%s': %s", (int)s->pr->pid, m->path, strerror(-err));
+	if (f) {
+		s->last_file = f;
+		s->last_inode = m->inode;
+		s->last_major = m->dev_major;
+		s->last_minor = m->dev_minor;
+	}
 	return f;
 }
 
@@ -281,6 +332,10 @@ static int on_mapping(void *ctx, const struct agent_map_line *m)
 
 	if (m->start >= 0xffff800000000000ULL) /* [vsyscall]: kernel addresses */
 		return 0;
+	if (s->n >= s->limit) {
+		s->truncated = true;
+		return AGENT_MAPS_STOP; /* /proc/PID/maps is read no further */
+	}
 	pm.file = file_of(s, m);
 	pm.bias = 0;
 	if (pm.file && !agent_elf_offset_to_vaddr(&pm.file->elf, m->offset, &vaddr))
@@ -301,9 +356,11 @@ static int write_bpf(struct agent_procs *p, struct agent_process *pr)
 	uint32_t key = (uint32_t)pr->pid;
 	size_t n = pr->nmaps < AGENT_PROC_MAPPINGS ? pr->nmaps : AGENT_PROC_MAPPINGS;
 
-	if (pr->nmaps > AGENT_PROC_MAPPINGS)
+	if (pr->nmaps > AGENT_PROC_MAPPINGS && !pr->bpf_truncated) {
+		pr->bpf_truncated = true; /* logged once a process */
 		pr_warn("agent: pid %d has %zu executable mappings; the walk knows the first %d",
 			(int)pr->pid, pr->nmaps, AGENT_PROC_MAPPINGS);
+	}
 	memset(v, 0, sizeof(*v));
 	v->nmaps = (uint32_t)n;
 	v->generation = ++pr->generation;
@@ -318,6 +375,34 @@ static int write_bpf(struct agent_procs *p, struct agent_process *pr)
 	return bpf_map_update_elem(p->procs_fd, &key, v, BPF_ANY) ? -errno : 0;
 }
 
+/* The mappings a scan of pr may hold: its share of the host's budget. */
+static size_t scan_limit(const struct agent_procs *p, const struct agent_process *pr)
+{
+	size_t others = p->st.mappings - pr->nmaps;
+	size_t host_left = p->host_max > others ? p->host_max - others : 0;
+
+	return host_left < p->process_max ? host_left : p->process_max;
+}
+
+/* A scan stopped at its limit: counted every time, logged once a process. */
+static void note_truncated(struct agent_procs *p, struct agent_process *pr, size_t n)
+{
+	bool host = n < p->process_max;
+
+	if (host)
+		p->st.truncated_host++;
+	else
+		p->st.truncated_process++;
+	if (pr->truncated)
+		return;
+	pr->truncated = true;
+	pr_warn("agent: pid %d (%s) has more executable mappings than %s: the first %zu are "
+		"kept, pcs past them are not unwound",
+		(int)pr->pid, pr->comm,
+		host ? "the host's budget leaves it (AGENT_HOST_MAPPINGS_MAX)"
+		     : "a process may hold (AGENT_PROCESS_MAPPINGS_MAX)", n);
+}
+
 int agent_procs_scan(struct agent_procs *p, pid_t pid)
 {
 	struct agent_process *pr = process_get(p, pid);
@@ -327,24 +412,84 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 
 	if (!pr)
 		return -ENOMEM;
+	s.limit = scan_limit(p, pr);
 	err = agent_maps_foreach(pid, on_mapping, &s);
-	if (err) {
+	if (err && err != AGENT_MAPS_STOP) {
 		release_maps(p, s.maps, s.n);
 		if (err == -ENOENT || err == -ESRCH)
 			agent_procs_exited(p, pid);
 		return err;
 	}
 	read_labels(pr);
-	release_maps(p, pr->maps, pr->nmaps); /* after the new ones took their refs */
+	process_drop_maps(p, pr); /* after the new ones took their refs */
 	pr->maps = s.maps;
 	pr->nmaps = s.n;
+	p->st.mappings += s.n;
+	p->st.scans++;
+	if (s.truncated) {
+		note_truncated(p, pr, s.n);
+		pr->seen_ns = now; /* its rescans for an unknown pc wait (events.c) */
+	}
+	pr->scan_truncated = s.truncated;
 	pr->scanned = true;
 	pr->scan_ns = now;
 	pr->exited = false;
 	agent_perfmap_free(pr->perfmap);
 	pr->perfmap = NULL;
 	pr->perfmap_tried = false;
+	pr->scan_cost_ns = ember_monotonic_ns() - now;
 	return write_bpf(p, pr);
+}
+
+/* pr's mappings of g. */
+static size_t maps_of(const struct agent_process *pr, const struct agent_file *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pr->nmaps; i++)
+		n += pr->maps[i].file == g;
+	return n;
+}
+
+/* What the loaded tables of the files only pr maps (but f) take. */
+static void private_tables(const struct agent_process *pr, const struct agent_file *f,
+			   struct agent_file_users *u)
+{
+	for (size_t i = 0; i < pr->nmaps; i++) {
+		const struct agent_file *g = pr->maps[i].file;
+		bool seen = false;
+
+		if (!g || g == f || !g->loaded)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = pr->maps[k].file == g;
+		if (seen || g->refs != maps_of(pr, g))
+			continue; /* counted, or mapped by another process too */
+		u->data += g->table.data_len;
+		u->rules += g->table.rule_len;
+		u->pages += g->table.npages;
+	}
+}
+
+void agent_procs_file_users(void *ctx, const struct agent_file *f, struct agent_file_users *u)
+{
+	struct agent_procs *p = ctx;
+	struct agent_process *only = NULL;
+
+	memset(u, 0, sizeof(*u));
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent_process *pr = p->v[i];
+
+		if (!pr->exited && maps_of(pr, f)) {
+			u->processes++;
+			only = pr;
+		}
+	}
+	if (u->processes != 1)
+		return;
+	u->pid = only->pid;
+	u->warned = &only->share_warned;
+	private_tables(only, f, u);
 }
 
 void agent_procs_file_ready(void *ctx, struct agent_file *f)
@@ -400,9 +545,7 @@ void agent_procs_exec(struct agent_procs *p, pid_t pid, uint64_t exec_ns)
 	pr_debug("agent: pid %d exec'd after its scan: its mappings dropped", (int)pid);
 	/* read before the exec, maybe written after the BPF side dropped it */
 	bpf_map_delete_elem(p->procs_fd, &key);
-	release_maps(p, pr->maps, pr->nmaps);
-	pr->maps = NULL;
-	pr->nmaps = 0;
+	process_drop_maps(p, pr);
 	pr->scanned = false;
 }
 

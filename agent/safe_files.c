@@ -7,7 +7,9 @@
  *
  * A directory written to is opened once (O_DIRECTORY | O_NOFOLLOW) and
  * refused unless owned by root or the agent's euid and not writable by
- * group or others; files are then made relative to that descriptor under
+ * group or others, and so is each of its parents up to / (walked by
+ * "..", so through the path's symlinks too), but for a sticky parent
+ * (/tmp), where others cannot rename what they do not own; files are then made relative to that descriptor under
  * a random temporary name (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600) and
  * renamed into place, so no symlink, planted at the final or a temporary
  * name, redirects a write.  A mapped file is opened without blocking (a
@@ -31,9 +33,67 @@
 
 #define TMP_TRIES 8
 
+/* Why a directory (st) is unsafe to write in as root: NULL when it is
+ * owned by root or the euid and no one else may write to it (with
+ * sticky_ok, a directory others may write to but not rename or remove
+ * entries they do not own in, like /tmp: a parent, whose checked child
+ * is root's or the euid's). */
+static const char *dir_unsafe(const struct stat *st, bool sticky_ok)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return "owned by another user than root or the agent's";
+	if (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (sticky_ok && (st->st_mode & S_ISVTX)))
+		return NULL;
+	return st->st_mode & S_IWOTH ? "writable by others" : "writable by its group";
+}
+
+/* Each parent of the directory open on fd (st), up to /, is safe too: a
+ * parent others may write to would let them rename the directory away
+ * and put their own in its place.  0, or -EPERM with why. */
+static int parents_check(int fd, const struct stat *st, const char *dir, char *why,
+			 size_t why_size)
+{
+	struct stat child = *st, pst;
+	int cur = fd, err = 0;
+
+	for (int depth = 0; depth < 256 && !err; depth++) {
+		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		const char *bad;
+
+		if (up < 0 || fstat(up, &pst)) {
+			err = -errno;
+			snprintf(why, why_size, "cannot check the parents of '%s': %s", dir,
+				 strerror(errno));
+		} else if (pst.st_dev == child.st_dev && pst.st_ino == child.st_ino) {
+			close(up);
+			break; /* the root */
+		} else if ((bad = dir_unsafe(&pst, true))) {
+			char self[64], name[512] = "?";
+			ssize_t n;
+
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", up);
+			n = readlink(self, name, sizeof(name) - 1);
+			name[n > 0 ? n : 1] = '\0';
+			snprintf(why, why_size,
+				 "refusing directory '%s': its parent '%s' is %s (uid %u, mode %04o), "
+				 "so another user could replace it",
+				 dir, name, bad, (unsigned)pst.st_uid, (unsigned)(pst.st_mode & 07777));
+			err = -EPERM;
+		}
+		if (cur != fd)
+			close(cur);
+		cur = up;
+		child = pst;
+	}
+	if (cur != fd && cur >= 0)
+		close(cur);
+	return err;
+}
+
 int agent_dir_open(const char *dir, char *why, size_t why_size)
 {
 	struct stat st;
+	const char *bad = NULL;
 	int fd, err;
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
@@ -42,23 +102,18 @@ int agent_dir_open(const char *dir, char *why, size_t why_size)
 		err = -errno;
 	else if (fstat(fd, &st))
 		err = -errno, close(fd);
-	else if (st.st_uid != 0 && st.st_uid != geteuid())
+	else if ((bad = dir_unsafe(&st, false)))
 		err = -EPERM, close(fd);
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		err = -EPERM, close(fd);
+	else if ((err = parents_check(fd, &st, dir, why, why_size)))
+		return close(fd), err;
 	else
 		return fd;
 	if (err != -EPERM)
 		snprintf(why, why_size, "cannot open directory '%s': %s", dir, strerror(-err));
-	else if (st.st_uid != 0 && st.st_uid != geteuid())
-		snprintf(why, why_size,
-			 "refusing directory '%s': owned by uid %u, not root or the agent's",
-			 dir, (unsigned)st.st_uid);
 	else
-		snprintf(why, why_size,
-			 "refusing directory '%s': writable by %s (mode %04o); chmod go-w it",
-			 dir, st.st_mode & S_IWOTH ? "others" : "its group",
-			 (unsigned)(st.st_mode & 07777));
+		snprintf(why, why_size, "refusing directory '%s': %s (uid %u, mode %04o)%s", dir,
+			 bad ? bad : "unsafe", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 st.st_mode & (S_IWGRP | S_IWOTH) ? "; chmod go-w it" : "");
 	return err;
 }
 

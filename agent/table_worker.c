@@ -169,7 +169,7 @@ static void run_job(struct agent_worker *w, struct agent_http *http, struct agen
 		if (!err) {
 			j->source = AGENT_TABLE_COMPILED;
 			snprintf(j->why, sizeof(j->why), "%s", w->o.server ? server_why : "no --server");
-			if (w->o.cache_dir && j->build_id_hex[0])
+			if (w->o.cache_dir && j->build_id_hex[0] && j->trusted)
 				agent_cache_write(w->o.cache_dir, j->build_id_hex, j->image.data,
 						  j->image.len, "");
 		}

@@ -12,6 +12,11 @@
  *   4. nothing compiles (no CFI, no build ID and no compiler, maps full):
  *      frame pointers, with the reason.
  *
+ * A build ID is only what a file claims: a file not agent_file_trusted
+ * (another user's, or writable by others) is keyed by build ID, owner
+ * and mode, so it never shares the table of root's file of that build ID
+ * (nor its compiled table the cache), and is not uploaded.
+ *
  * The main thread loads what comes back (agent_tables_collect) and has
  * the processes that map the file rewritten; until then their walks use
  * frame pointers in it.  Each outcome is logged once per file and counted (/metrics).  A table
@@ -42,6 +47,9 @@ struct agent_tables {
 	size_t reuses;
 	size_t npending;
 	struct agent_worker *worker;
+	agent_file_users_fn users;
+	void *users_ctx;
+	size_t refused_share, refused_full;
 };
 
 static const char *const source_names[AGENT_TABLE_SOURCE_COUNT] = {
@@ -139,10 +147,105 @@ static int submit(struct agent_tables *t, struct agent_file *f)
 	snprintf(j->open_path, sizeof(j->open_path), "%s", f->open_path);
 	j->dev = f->dev;
 	j->ino = f->ino;
+	j->trusted = f->trusted;
 	f->pending = true;
 	t->npending++;
 	agent_worker_submit(t->worker, j);
 	return 0;
+}
+
+void agent_tables_set_users(struct agent_tables *t, agent_file_users_fn fn, void *ctx)
+{
+	t->users = fn;
+	t->users_ctx = ctx;
+}
+
+void agent_tables_refused(const struct agent_tables *t, size_t *share, size_t *full)
+{
+	*share = t->refused_share;
+	*full = t->refused_full;
+}
+
+static void file_drop(struct agent_tables *t, struct agent_file *f);
+
+/* Forget the files no mapping uses whose tables are loaded (kept for a
+ * while in case the file is mapped again), but keep: the maps are full.
+ * How many were dropped; mapped again, such a file is asked for anew. */
+static size_t evict_idle(struct agent_tables *t, const struct agent_file *keep)
+{
+	size_t k = 0, n = t->nfiles;
+
+	for (size_t i = 0; i < n; i++) {
+		struct agent_file *f = t->files[i];
+
+		if (f != keep && f->refs == 0 && f->loaded && !f->pending) {
+			file_drop(t, f);
+			continue;
+		}
+		t->files[k++] = f;
+	}
+	t->nfiles = k;
+	return n - k;
+}
+
+static bool over(uint64_t have, uint64_t add, uint64_t cap)
+{
+	return cap && have + add > cap / AGENT_TABLE_SHARE_DIV;
+}
+
+/* f's table, just loaded, within the share of the one process mapping it
+ * (a table two processes map is always admitted): 0, or -EDQUOT with
+ * f->why. */
+static int share_check(struct agent_tables *t, struct agent_file *f)
+{
+	const struct agent_loaded *l = &f->table;
+	struct agent_file_users u;
+
+	if (!t->users)
+		return 0;
+	t->users(t->users_ctx, f, &u);
+	if (u.processes != 1 ||
+	    (!over(u.data, l->data_len, t->maps->data_size) &&
+	     !over(u.rules, l->rule_len, t->maps->nrules) &&
+	     !over(u.pages, l->npages, t->maps->npages)))
+		return 0;
+	snprintf(f->why, sizeof(f->why),
+		 "refused: pid %d, the one process mapping it, has used its share of the unwind "
+		 "maps (a quarter: %llu of %zu data bytes, %llu of %zu rules, %llu pages)",
+		 (int)u.pid, (unsigned long long)u.data, t->maps->data_size,
+		 (unsigned long long)u.rules, t->maps->nrules, (unsigned long long)u.pages);
+	if (u.warned && !*u.warned) {
+		*u.warned = true;
+		pr_warn("agent: pid %d maps more binaries than its share of the unwind maps holds: "
+			"their tables are refused, its frames there walked by frame pointers "
+			"(ember_agent_tables_refused_total)", (int)u.pid);
+	}
+	return -EDQUOT;
+}
+
+/* Load j's image as f's table, evicting idle tables when the maps are
+ * full, within the share of the process mapping it. */
+static int load(struct agent_tables *t, struct agent_file *f, struct agent_table_job *j)
+{
+	int err = agent_table_load(t->maps, j->image.data, j->image.len, t->next_file_id,
+				   &f->table);
+
+	if (err == -ENOSPC && evict_idle(t, f))
+		err = agent_table_load(t->maps, j->image.data, j->image.len, t->next_file_id,
+				       &f->table);
+	if (err) {
+		t->refused_full += err == -ENOSPC;
+		snprintf(f->why, sizeof(f->why), "cannot load its table: %s",
+			 err == -ENOSPC ? "the unwind maps are full" : unwind_strerror(err));
+		return err;
+	}
+	t->next_file_id++;
+	err = share_check(t, f);
+	if (err) {
+		agent_table_unload(t->maps, &f->table);
+		t->refused_share++;
+	}
+	return err;
 }
 
 /* The worker's result for f: load the table (or settle for frame pointers). */
@@ -156,16 +259,10 @@ static bool apply(struct agent_tables *t, struct agent_file *f, struct agent_tab
 	snprintf(f->why, sizeof(f->why), "%s", j->why);
 	t->uploads += j->uploaded;
 	if (!err) {
-		err = agent_table_load(t->maps, j->image.data, j->image.len, t->next_file_id,
-				       &f->table);
-		if (!err) {
-			f->loaded = true;
-			t->next_file_id++;
-		} else {
-			snprintf(f->why, sizeof(f->why), "cannot load its table: %s",
-				 err == -ENOSPC ? "the unwind maps are full" : unwind_strerror(err));
+		err = load(t, f, j);
+		f->loaded = !err;
+		if (err)
 			f->source = AGENT_TABLE_FRAME_POINTERS;
-		}
 	}
 	log_outcome(f, j->image.len);
 	pr_debug("agent: '%s': table job waited %.1f ms, ran %.1f ms, loaded %.1f ms later",
@@ -226,7 +323,15 @@ struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *iden
 		*err = e2;
 		return NULL;
 	}
-	snprintf(key, sizeof(key), "%s", e.build_id_len ? e.build_id_hex : ident);
+	/* a build ID is any file's claim: another user's file with root's
+	 * build ID gets its own entry (its own table) */
+	if (!e.build_id_len)
+		snprintf(key, sizeof(key), "%s", ident);
+	else if (agent_file_trusted(&st))
+		snprintf(key, sizeof(key), "%s", e.build_id_hex);
+	else
+		snprintf(key, sizeof(key), "%s:uid%u:%o", e.build_id_hex, (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777));
 	f = find(t, key);
 	if (f) {
 		if (f->refs++ == 0)
@@ -249,6 +354,7 @@ struct agent_file *agent_tables_acquire(struct agent_tables *t, const char *iden
 	snprintf(f->open_path, sizeof(f->open_path), "%s", open_path);
 	f->dev = (uint64_t)st.st_dev;
 	f->ino = (uint64_t)st.st_ino;
+	f->trusted = agent_file_trusted(&st);
 	f->refs = 1;
 	e2 = submit(t, f);
 	if (e2) {
@@ -272,6 +378,7 @@ static void file_drop(struct agent_tables *t, struct agent_file *f)
 		agent_table_unload(t->maps, &f->table);
 		t->unloads++;
 		pr_debug("agent: '%s': unwind table unloaded (no process maps it)", f->path);
+		f->loaded = false;
 	}
 	free(f);
 }

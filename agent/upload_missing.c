@@ -4,7 +4,10 @@
  * serve`'s PUT /api/v1/artifacts/ID/executable (docs/http-api.md,
  * "Uploads"), so at least its symbol tables are there.  The server keeps
  * every candidate and serves the best, so a later CI upload with DWARF
- * wins.  A refusal is logged with the server's reason.  The file is
+ * wins.  A refusal is logged with the server's reason.  Only a file of
+ * root's that no one else may write is uploaded (agent_file_trusted):
+ * any user can craft an ELF claiming the build ID of a binary root runs,
+ * and the server would then serve it as that binary.  The file is
  * streamed with pread, never mapped (its owner may truncate it: the
  * upload then fails, where a mapping faulted).
  */
@@ -82,12 +85,25 @@ static int put_file(struct agent_http *h, const char *server, const char *id,
 	return err;
 }
 
+bool agent_file_trusted(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 int agent_upload_missing(struct agent_http *h, const char *server, const char *id,
 			 const char *path, int fd)
 {
 	struct stat st;
-	int err = server_has_executable(h, server, id);
+	int err = fstat(fd, &st) ? -errno : 0;
 
+	if (!err && !agent_file_trusted(&st)) {
+		pr_info("agent: not uploading '%s' (build ID %s): %s (uid %u, mode %04o); only "
+			"root's files no one else can write are uploaded",
+			path, id, st.st_uid ? "not owned by root" : "writable by group or others",
+			(unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	err = err ? err : server_has_executable(h, server, id);
 	if (err != 0)
 		return err > 0 ? 0 : err;
 	if (fstat(fd, &st) || (uint64_t)st.st_size > AGENT_FILE_MAX || st.st_size == 0) {

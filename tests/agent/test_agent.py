@@ -674,6 +674,38 @@ def test_agent_bpf__upload_missing_and_refused_upload():
     check(b'"executable":"' not in body, "uploaded despite the wrong token")
 
 
+def test_agent_bpf__upload_missing_only_roots_files():
+    """Any user can write an ELF claiming the build ID of a binary root
+    runs.  With --upload-missing, a copy of the fixture owned by uid 65534
+    (the same build ID) is not uploaded, and the agent says why; root's
+    own file of that build ID, run next, is uploaded and gets its own
+    entry (the user's file shared no table with it)."""
+    require_bpf()
+    srv = Server()
+    bid = build_id(fx("chain_fp"))
+    crafted = os.path.join(tempfile.mkdtemp(dir=TMP, prefix="user."), "chain_fp")
+    shutil.copy(fx("chain_fp"), crafted)
+    os.chown(crafted, 65534, 65534)
+    os.chmod(crafted, 0o755)
+    agent = Agent(["--server", srv.url, "--upload-missing", "--token", srv.token])
+    p = subprocess.Popen([crafted, "1"])
+    CHILDREN.append(p)
+    p.wait()
+    refused = "not uploading '%s' (build ID %s): not owned by root (uid 65534" % (crafted, bid)
+    wait_for(lambda: refused in agent.text(), "the refusal of the user's file", 60)
+    st, body, _ = srv.request("GET", "/api/v1/artifacts/" + bid)
+    check(b'"executable":"' not in body, "the user's file was uploaded: %r" % body[:300])
+    p = run_fixture("chain_fp", 1)
+    p.wait()
+    want = "uploaded '%s' (build ID %s" % (fx("chain_fp"), bid)
+    wait_for(lambda: want in agent.text(), "the upload of root's file", 60)
+    log = agent.stop()
+    check(re.search(r"'%s' \(build ID %s\): unwind table" % (re.escape(fx("chain_fp")), bid),
+                    log), "root's file shared the entry of the user's file")
+    st, body, _ = srv.request("GET", "/api/v1/artifacts/" + bid)
+    check(st == 200 and b'"executable":"' in body, "root's file not uploaded: %r" % body[:300])
+
+
 def test_agent_bpf__jit_frames_named_from_perf_map():
     """Code in anonymous executable memory, named in /tmp/perf-PID.map."""
     needs_go()
@@ -704,6 +736,124 @@ def test_agent_bpf__truncated_stacks_are_marked():
     check(frac >= 0.8, "only %.1f%% of %d deep samples end in [truncated]" % (100 * frac, total))
     check(all(lab.get("unwind") == "truncated" for lab, _, f in s if f[-1] == "[truncated]"),
           "truncated samples not labelled unwind=truncated")
+
+
+def as_nobody():
+    """setpriv to uid/gid 65534 (a local user without privileges), or []
+    (then root) where setpriv is missing."""
+    setpriv = packages.which("setpriv")
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if setpriv else []
+
+
+def cpu_seconds(pid):
+    """utime + stime of pid, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kb(pid, what="VmHWM"):
+    with open("/proc/%d/status" % pid) as f:
+        return int(next(l.split()[1] for l in f if l.startswith(what + ":")))
+
+
+def test_agent_bpf__many_mappings_bounded():
+    """A local user's process with 64,000 executable mappings (one page of
+    a file each, with gaps, below its own code): the agent reads its maps
+    no further than AGENT_PROCESS_MAPPINGS_MAX, says so once and counts
+    it, rescans it at most every 30 s; its scan, CPU time and memory stay
+    small, and a process started next to it is unwound by its table."""
+    needs_go()
+    require_bpf()
+    hog = subprocess.Popen(as_nobody() + [fx("many_maps"), "600", "64000"],
+                           stdout=subprocess.PIPE, text=True)
+    CHILDREN.append(hog)
+    check(hog.stdout.readline().startswith("ready"), "many_maps did not map its pages")
+    agent = Agent(["--interval", "1"])
+    scan_s = float(re.search(r"\(scanned in ([0-9.]+) s\)", agent.text()).group(1))
+    cpu0, t0 = cpu_seconds(agent.proc.pid), time.time()
+    p = run_fixture("chain_nofp", 4)
+    p.wait()
+    time.sleep(max(0, 8 - (time.time() - t0)))
+    cpu, wall = cpu_seconds(agent.proc.pid) - cpu0, time.time() - t0
+    mappings = agent.metric("ember_agent_mappings")
+    dropped = agent.metric("ember_agent_dropped_total", '{what="mappings_process_limit"}')
+    hwm = rss_kb(agent.proc.pid)
+    log = agent.stop()
+    print("start-up scan %.2f s; agent CPU %.2f s in %.1f s; peak RSS %d kB; %d mappings held"
+          % (scan_s, cpu, wall, hwm, mappings))
+    check(scan_s < 10, "the start-up scan took %.1f s" % scan_s)
+    check(cpu < 0.25 * wall, "the agent took %.2f s of CPU in %.1f s" % (cpu, wall))
+    check(mappings <= 65536 and dropped >= 1,
+          "%d mappings held, %d truncated scans counted" % (mappings, dropped))
+    warned = re.findall(r"pid %d \(many_maps\) has more executable mappings than a process "
+                        r"may hold" % hog.pid, log)
+    check(len(warned) == 1, "the truncation logged %d times" % len(warned))
+    check(hwm < 200 * 1024, "the agent's peak RSS reached %d kB" % hwm)
+    check(re.search(r"'%s' \(build ID [0-9a-f]+\): unwind table compiled by the agent"
+                    % re.escape(fx("chain_nofp")), log), "no table for the other process")
+    srv = Server()
+    check_chain(samples_of(srv, agent, p.pid, [fx("chain_nofp"), LIBC]), CHAIN, 0.8)
+
+
+HOG_MAPS = """
+import mmap, sys, time
+maps = []
+for path in sys.argv[1:]:
+    with open(path, "rb") as f:
+        maps.append(mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC,
+                              flags=mmap.MAP_PRIVATE))
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def libc_copies(n):
+    """n copies of libc, each with its own build ID (the note's bytes
+    rewritten): n distinct binaries with a 63 KB table each."""
+    with open(LIBC, "rb") as f:
+        body = f.read()
+    old = bytes.fromhex(build_id(LIBC))
+    check(body.count(old) == 1, "libc's build ID is not found once in it")
+    out = []
+    d = tempfile.mkdtemp(dir=TMP, prefix="copies.")
+    for i in range(n):
+        new = bytes([i + 1]) * len(old)
+        path = os.path.join(d, "lib%d.so" % i)
+        with open(path, "wb") as f:
+            f.write(body.replace(old, new))
+        out.append(path)
+    return out
+
+
+def test_agent_bpf__unwind_maps_shared_by_rule():
+    """One process maps 150 distinct binaries with tables (libc copies)
+    (some 40 KB of unwind_data each) into unwind maps of 6 MiB: its
+    tables past a quarter of the maps are refused, said once and counted;
+    a library (another copy, as large) mapped by a process started later
+    (scanned after it) still gets its table loaded."""
+    require_bpf()
+    copies = libc_copies(151)
+    hog = subprocess.Popen([sys.executable, "-c", HOG_MAPS] + copies[:150],
+                           stdout=subprocess.PIPE, text=True)
+    CHILDREN.append(hog)
+    check(hog.stdout.readline().startswith("ready"), "the hog did not map its copies")
+    late = subprocess.Popen([sys.executable, "-c", HOG_MAPS, copies[150]],
+                            stdout=subprocess.PIPE, text=True)
+    CHILDREN.append(late)
+    check(late.stdout.readline().startswith("ready"), "the later process did not map its copy")
+    # both found by the start-up scan, in pid order: the hog's tables first
+    agent = Agent(["--unwind-data-mb", "6"])
+    wait_for(lambda: agent.metric("ember_agent_tables_pending") == 0, "the tables", 120)
+    refused = agent.metric("ember_agent_tables_refused_total", '{reason="process_share"}')
+    log = agent.stop()
+    print("hog's tables refused by its share: %d" % refused)
+    check(refused >= 1, "none of the hog's tables refused")
+    check(len(re.findall(r"pid %d maps more binaries than its share" % hog.pid, log)) == 1,
+          "the hog's share not logged exactly once")
+    mine = [l for l in log.splitlines() if "'%s'" % copies[150] in l]
+    check(mine and "unwind table compiled by the agent" in mine[0],
+          "the later library got no table: %r" % mine)
 
 
 def test_agent_bpf__clear_errors():

@@ -942,6 +942,33 @@ static int test_agent__dir_writable_by_others_refused(void)
 	return 0;
 }
 
+/* A directory whose parent others may write to could be renamed away and
+ * replaced by theirs: refused, the parent named; a sticky parent (/tmp)
+ * is not such a risk for a child of root's. */
+static int test_agent__dir_parent_writable_by_others_refused(void)
+{
+	char top[] = "/tmp/ember-agent-pw-XXXXXX", sub[300], why[600] = "";
+	int fd;
+
+	CHECK(mkdtemp(top) != NULL);
+	snprintf(sub, sizeof(sub), "%s/out", top);
+	CHECK(mkdir(sub, 0700) == 0);
+	CHECK(chmod(top, 0777) == 0);
+	CHECK_INT(agent_dir_open(sub, why, sizeof(why)), ==, -EPERM);
+	CHECK(strstr(why, sub) && strstr(why, "its parent") && strstr(why, top) &&
+	      strstr(why, "writable by others"));
+	CHECK(chmod(top, 0770) == 0);
+	CHECK_INT(agent_dir_open(sub, why, sizeof(why)), ==, -EPERM);
+	CHECK(strstr(why, "writable by its group"));
+	CHECK(chmod(top, 01777) == 0);
+	fd = agent_dir_open(sub, why, sizeof(why));
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(chmod(top, 0700) == 0);
+	CHECK(rm_rf(top) == 0);
+	return 0;
+}
+
 /* Symlinks planted at the final names and at the temporary names the
  * agent used to make (NAME.tmp.PID) lead nowhere: the file they point at
  * is unchanged, the cache holds regular 0600 files with the table. */
@@ -1133,6 +1160,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__push_backoff_and_refusal),
 	UNIT_CASE(test_agent__push_queue_drops_oldest),
 	UNIT_CASE(test_agent__dir_writable_by_others_refused),
+	UNIT_CASE(test_agent__dir_parent_writable_by_others_refused),
 	UNIT_CASE(test_agent__cache_write_ignores_planted_symlinks),
 	UNIT_CASE(test_agent__output_profile_is_0600),
 	UNIT_CASE(test_agent__compile_file_truncated_meanwhile),
