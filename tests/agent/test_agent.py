@@ -757,6 +757,20 @@ def rss_kb(pid, what="VmHWM"):
         return int(next(l.split()[1] for l in f if l.startswith(what + ":")))
 
 
+def executable_mappings_except(pid):
+    """The executable file mappings of every process but pid, now."""
+    n = 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == pid:
+            continue
+        try:
+            with open("/proc/%s/maps" % d) as f:
+                n += sum(1 for l in f if len(l.split()) >= 6 and l.split()[1][2] == "x")
+        except OSError:
+            pass
+    return n
+
+
 def test_agent_bpf__many_mappings_bounded():
     """A local user's process with 64,000 executable mappings (one page of
     a file each, with gaps, below its own code): the agent reads its maps
@@ -784,12 +798,16 @@ def test_agent_bpf__many_mappings_bounded():
           % (scan_s, cpu, wall, hwm, mappings))
     check(scan_s < 10, "the start-up scan took %.1f s" % scan_s)
     check(cpu < 0.25 * wall, "the agent took %.2f s of CPU in %.1f s" % (cpu, wall))
-    check(mappings <= 65536 and dropped >= 1,
-          "%d mappings held, %d truncated scans counted" % (mappings, dropped))
+    others = executable_mappings_except(hog.pid)
+    check(mappings <= others + 1024 + 4096 and dropped >= 1,
+          "%d mappings held (the host's other processes map %d), %d truncated scans counted"
+          % (mappings, others, dropped))
     warned = re.findall(r"pid %d \(many_maps\) has more executable mappings than a process "
                         r"may hold" % hog.pid, log)
     check(len(warned) == 1, "the truncation logged %d times" % len(warned))
-    check(hwm < 200 * 1024, "the agent's peak RSS reached %d kB" % hwm)
+    # The peak includes the tables of whatever else runs on the host (the
+    # mappings check above is the host-independent one): a loose guard.
+    check(hwm < 512 * 1024, "the agent's peak RSS reached %d kB" % hwm)
     check(re.search(r"'%s' \(build ID [0-9a-f]+\): unwind table compiled by the agent"
                     % re.escape(fx("chain_nofp")), log), "no table for the other process")
     srv = Server()
