@@ -325,6 +325,9 @@ enum MHD_Result api_body_step(struct api_server *srv, struct MHD_Connection *c,
 			      bool *complete);
 /* Give back all a request's account took, and free it.  NULL is fine. */
 void api_account_free(struct ember_mem_account *a);
+/* req->acct made: an account of the server's budget, at most a request's
+ * share (freed when the request completes).  0 or -ENOMEM. */
+int api_request_account(struct api_server *srv, struct api_request *req);
 /* The answer to a body that could not be taken (err): 503 with
  * Retry-After for -EAGAIN (the memory budget is taken by others), 413 for
  * -E2BIG, 500 for -ENOMEM, else 400; why says what. */

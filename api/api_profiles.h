@@ -17,6 +17,7 @@
 
 #include "api_internal.h"
 #include "profsvc.h"
+#include "symsvc.h"
 
 /* The profile routes' state in the server. */
 struct api_profiles {
@@ -34,6 +35,42 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 void api_profiles_stop(struct api_server *srv);
 /* The debug info of build_id was stored (an upload, a fetch). */
 void api_profiles_symbols_arrived(struct api_server *srv, const char *build_id);
+
+/* ---- a request's context (profile_routes.c) ----------------------------------- */
+
+/*
+ * The one request context of every profile route, as the symbolization
+ * routes have it: the deadline (--request-timeout from the request's
+ * head) and the client-gone check (deadline.c: each stop counted in
+ * ember_requests_stopped_total), the server's cap on upstream fetches
+ * (--upstream-fetches-per-request) and the request's memory account
+ * (req->acct: the request's share of --memory-limit-mb), all in ro, the
+ * symbolization service's request options, which the profile service's
+ * answers take (profsvc.h) and pass down to the store (the check, the
+ * account: pstore_request) and to the query-time resolver (the check, the
+ * cap).  Built once by api_profile_next when the request is whole, before
+ * its route runs; the routes only pass it on.  A write route takes it the
+ * same way once its body is whole: its body's account (req->acct, when
+ * it made one) is kept.
+ */
+struct api_profile_ctx {
+	struct api_deadline deadline;	/* what ro's check reads */
+	struct symsvc_request_opts ro;
+};
+
+/* x for req: 0, or -ENOMEM (no account could be made). */
+int api_profile_ctx_init(struct api_profile_ctx *x, struct api_server *srv,
+			 struct api_request *req);
+/* A read's answer a (its body taken), or the error err of making it: the
+ * check's stop (504, or nothing for a client gone: api_respond_stopped),
+ * the request's memory share (413) or the server's budget (503 with
+ * Retry-After), else api_profile_error(err, why).  headers as for
+ * api_profile_ok. */
+enum MHD_Result api_profile_answer(struct api_server *srv, struct MHD_Connection *c,
+				   const struct api_request *req,
+				   const struct api_profile_ctx *x, int err,
+				   struct profsvc_answer *a, const char *const *headers,
+				   const char *why);
 
 /* ---- routing (profile_routes.c) --------------------------------------------- */
 
@@ -81,20 +118,22 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 
 /* ---- reads (profile_query.c, profile_discovery.c) ----------- */
 
+/* Each takes the request's context x (built by api_profile_next) and
+ * passes x->ro to the profile service. */
 enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection *c,
-				  struct api_request *req);
+				  struct api_request *req, const struct api_profile_ctx *x);
 enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *c,
-				 struct api_request *req);
+				 struct api_request *req, const struct api_profile_ctx *x);
 enum MHD_Result api_profile_labels(struct api_server *srv, struct MHD_Connection *c,
-				   struct api_request *req);
+				   struct api_request *req, const struct api_profile_ctx *x);
 enum MHD_Result api_profile_values(struct api_server *srv, struct MHD_Connection *c,
-				   struct api_request *req);
+				   struct api_request *req, const struct api_profile_ctx *x);
 enum MHD_Result api_profile_types(struct api_server *srv, struct MHD_Connection *c,
-				  struct api_request *req);
+				  struct api_request *req, const struct api_profile_ctx *x);
 enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection *c,
-				   struct api_request *req);
+				   struct api_request *req, const struct api_profile_ctx *x);
 enum MHD_Result api_profile_coverage(struct api_server *srv, struct MHD_Connection *c,
-				     struct api_request *req);
+				     struct api_request *req, const struct api_profile_ctx *x);
 
 /* A store error (err: a negative errno or PSTORE_ERR) answered: its
  * status, api_profile_error_status(err) (400 for what the request got

@@ -28,8 +28,7 @@ void api_account_free(struct ember_mem_account *a)
 	free(a);
 }
 
-/* The request's account, from the server's budget, at most its share. */
-static int make_account(struct api_server *srv, struct api_request *req)
+int api_request_account(struct api_server *srv, struct api_request *req)
 {
 	req->acct = calloc(1, sizeof(*req->acct));
 	if (!req->acct)
@@ -53,7 +52,7 @@ static enum MHD_Result first_step(struct api_server *srv, struct MHD_Connection 
 									    : srv->request_share));
 		return api_respond_text(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE, NULL, msg);
 	}
-	req->body_err = make_account(srv, req);
+	req->body_err = api_request_account(srv, req);
 	if (!req->body_err && req->route.ep == API_EP_SYMBOLIZE)
 		req->body_err = symjson_parser_new(NULL, req->acct, &req->parser);
 	ember_buf_init_account(&req->body, BODY_CAP, req->acct);

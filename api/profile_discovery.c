@@ -27,19 +27,9 @@ static int selection(struct api_server *srv, struct MHD_Connection *c,
 	return -EINVAL;
 }
 
-/* The service's answer a (or its error err) sent. */
-static enum MHD_Result send_answer(struct api_server *srv, struct MHD_Connection *c,
-				   const struct api_request *req, int err,
-				   struct profsvc_answer *a, const char *why)
-{
-	if (!err)
-		return api_profile_ok(srv, c, req, a->type, &a->body, NULL);
-	ember_buf_release(&a->body);
-	return api_profile_error(srv, c, req, err, why);
-}
-
 static enum MHD_Result answer_labels(struct api_server *srv, struct MHD_Connection *c,
-				     struct api_request *req, const char *name)
+				     struct api_request *req, const struct api_profile_ctx *x,
+				     const char *name)
 {
 	struct pstore_selection sel;
 	struct profsvc_answer a;
@@ -49,24 +39,24 @@ static enum MHD_Result answer_labels(struct api_server *srv, struct MHD_Connecti
 
 	if (selection(srv, c, req, &sel, &ret))
 		return ret;
-	err = profsvc_labels(srv->profiles->svc, &sel, name, &a, why, sizeof(why));
-	return send_answer(srv, c, req, err, &a, why);
+	err = profsvc_labels(srv->profiles->svc, &x->ro, &sel, name, &a, why, sizeof(why));
+	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 
 enum MHD_Result api_profile_labels(struct api_server *srv, struct MHD_Connection *c,
-				   struct api_request *req)
+				   struct api_request *req, const struct api_profile_ctx *x)
 {
-	return answer_labels(srv, c, req, NULL);
+	return answer_labels(srv, c, req, x, NULL);
 }
 
 enum MHD_Result api_profile_values(struct api_server *srv, struct MHD_Connection *c,
-				   struct api_request *req)
+				   struct api_request *req, const struct api_profile_ctx *x)
 {
-	return answer_labels(srv, c, req, req->route.path);
+	return answer_labels(srv, c, req, x, req->route.path);
 }
 
 enum MHD_Result api_profile_types(struct api_server *srv, struct MHD_Connection *c,
-				  struct api_request *req)
+				  struct api_request *req, const struct api_profile_ctx *x)
 {
 	struct pstore_selection sel;
 	struct profsvc_answer a;
@@ -76,8 +66,8 @@ enum MHD_Result api_profile_types(struct api_server *srv, struct MHD_Connection 
 
 	if (selection(srv, c, req, &sel, &ret))
 		return ret;
-	err = profsvc_types(srv->profiles->svc, &sel, &a, why, sizeof(why));
-	return send_answer(srv, c, req, err, &a, why);
+	err = profsvc_types(srv->profiles->svc, &x->ro, &sel, &a, why, sizeof(why));
+	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 
 /* ---- series ------------------------------------------------------------------ */
@@ -117,7 +107,7 @@ static enum MHD_Result take_group(void *cls, enum MHD_ValueKind kind, const char
 }
 
 enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection *c,
-				   struct api_request *req)
+				   struct api_request *req, const struct api_profile_ctx *x)
 {
 	const char *step_s = api_param(c, "step");
 	struct pstore_selection sel;
@@ -138,14 +128,14 @@ enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection
 		snprintf(why, sizeof(why), "step: '%.32s' is not a duration (10s, 1m, 1h)", step_s);
 		return api_profile_error(srv, c, req, -EINVAL, why);
 	}
-	err = profsvc_series(srv->profiles->svc, &sel, step, g.v, g.n, &a, why, sizeof(why));
-	return send_answer(srv, c, req, err, &a, why);
+	err = profsvc_series(srv->profiles->svc, &x->ro, &sel, step, g.v, g.n, &a, why, sizeof(why));
+	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 
 /* ---- coverage ----------------------------------------------------------------- */
 
 enum MHD_Result api_profile_coverage(struct api_server *srv, struct MHD_Connection *c,
-				     struct api_request *req)
+				     struct api_request *req, const struct api_profile_ctx *x)
 {
 	const char *limit = api_param(c, "limit");
 	struct pstore_selection sel;
@@ -159,6 +149,6 @@ enum MHD_Result api_profile_coverage(struct api_server *srv, struct MHD_Connecti
 		return ret;
 	if (limit && pyro_parse_uint(limit, 1u << 30, &rows))
 		return api_profile_error(srv, c, req, -EINVAL, "limit: not a number of rows");
-	err = profsvc_coverage(srv->profiles->svc, &sel, (size_t)rows, &a, why, sizeof(why));
-	return send_answer(srv, c, req, err, &a, why);
+	err = profsvc_coverage(srv->profiles->svc, &x->ro, &sel, (size_t)rows, &a, why, sizeof(why));
+	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }

@@ -63,20 +63,20 @@ static enum MHD_Result unknown_format(struct api_server *srv, struct MHD_Connect
 	return api_profile_error(srv, c, req, -EINVAL, why);
 }
 
-/* The answer, or the error of making it. */
+/* The answer, or the error of making it (one past the answer's own cap:
+ * 500). */
 static enum MHD_Result send_answer(struct api_server *srv, struct MHD_Connection *c,
-				   const struct api_request *req, int err,
-				   struct profsvc_answer *a, const char *const *headers,
+				   const struct api_request *req, const struct api_profile_ctx *x,
+				   int err, struct profsvc_answer *a, const char *const *headers,
 				   const char *why)
 {
-	if (!err)
-		return api_profile_ok(srv, c, req, a->type, &a->body, headers);
-	ember_buf_release(&a->body);
-	return api_profile_error(srv, c, req, err == -E2BIG ? -PSTORE_ERR_CORRUPT : err, why);
+	if (err == -E2BIG && !(x->ro.account && x->ro.account->err))
+		err = -PSTORE_ERR_CORRUPT;
+	return api_profile_answer(srv, c, req, x, err, a, headers, why);
 }
 
 enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection *c,
-				  struct api_request *req)
+				  struct api_request *req, const struct api_profile_ctx *x)
 {
 	const char *f = api_param(c, "format") ? api_param(c, "format") : "json";
 	struct profsvc_output o;
@@ -91,10 +91,10 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	if (api_selection_from_params(c, NULL, NULL, &sel, why, sizeof(why)) ||
 	    output_params(c, f, false, &o, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
-	err = profsvc_query(srv->profiles->svc, &sel, &o, &a, why, sizeof(why));
+	err = profsvc_query(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
 	snprintf(profiles, sizeof(profiles), "%" PRIu64, a.profiles);
 	snprintf(total, sizeof(total), "%" PRId64, a.total);
-	return send_answer(srv, c, req, err, &a, headers, why);
+	return send_answer(srv, c, req, x, err, &a, headers, why);
 }
 
 /* ---- diff -------------------------------------------------------------------- */
@@ -140,7 +140,7 @@ static int diff_selections(struct MHD_Connection *c, struct pstore_selection *bs
 }
 
 enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *c,
-				 struct api_request *req)
+				 struct api_request *req, const struct api_profile_ctx *x)
 {
 	const char *f = api_param(c, "format") ? api_param(c, "format") : "table";
 	struct pstore_selection bs, ns;
@@ -157,8 +157,8 @@ enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *
 		return api_profile_error(srv, c, req, -EINVAL, why);
 	if (diff_selections(c, &bs, &ns, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
-	err = profsvc_diff(srv->profiles->svc, &bs, &ns, &d, &o, &a, why, sizeof(why));
+	err = profsvc_diff(srv->profiles->svc, &x->ro, &bs, &ns, &d, &o, &a, why, sizeof(why));
 	snprintf(bp, sizeof(bp), "%" PRIu64, a.base_profiles);
 	snprintf(np, sizeof(np), "%" PRIu64, a.profiles);
-	return send_answer(srv, c, req, err, &a, headers, why);
+	return send_answer(srv, c, req, x, err, &a, headers, why);
 }

@@ -11,7 +11,9 @@
  * symbolization routes), and must be whole by the request's deadline
  * (--request-timeout, from its head: server.c sets it, conn_guard.c closes
  * a connection past it), so a token holder cannot trickle one for ever.
- * Reads take no body.
+ * Reads take no body.  Every read runs in one request context (struct
+ * api_profile_ctx: deadline, client-gone check, upstream cap, memory
+ * account), built here before its route is called.
  *
  * The routes exist while the profile service does: started with the
  * server (api_profiles_start), stopped after its last request.
@@ -277,23 +279,62 @@ enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection 
 	return MHD_YES; /* answered once the request is whole */
 }
 
+/* ---- the request's context ---------------------------------------------------- */
+
+int api_profile_ctx_init(struct api_profile_ctx *x, struct api_server *srv,
+			 struct api_request *req)
+{
+	if (!req->acct)
+		EMBER_FORWARD_IF_ERROR(api_request_account(srv, req));
+	api_deadline_init(&x->deadline, srv, req);
+	api_deadline_request_opts(srv, &x->deadline, &x->ro);
+	x->ro.account = req->acct;
+	return 0;
+}
+
+enum MHD_Result api_profile_answer(struct api_server *srv, struct MHD_Connection *c,
+				   const struct api_request *req,
+				   const struct api_profile_ctx *x, int err,
+				   struct profsvc_answer *a, const char *const *headers,
+				   const char *why)
+{
+	if (!err)
+		return api_profile_ok(srv, c, req, a->type, &a->body, headers);
+	ember_buf_release(&a->body);
+	if (x->deadline.stopped && err == x->deadline.stopped)
+		return api_respond_stopped(srv, c, req, err);
+	if (x->ro.account && x->ro.account->err && err == x->ro.account->err)
+		return api_respond_kind(srv, c, req,
+					err == -EAGAIN ? EMBER_ERRK_BUSY : EMBER_ERRK_TOO_LARGE,
+					err == -EAGAIN ? "the server's memory is taken by other "
+							 "requests now: ask again"
+						       : "the answer is larger than a request's share "
+							 "of the server's memory (--memory-limit-mb): "
+							 "narrow the selection");
+	return api_profile_error(srv, c, req, err, why);
+}
+
 static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req)
 {
+	struct api_profile_ctx x;
+
+	if (api_profile_ctx_init(&x, srv, req))
+		return MHD_NO;
 	switch (req->route.ep) {
 	case API_EP_PROFILE_QUERY:
-		return api_profile_query(srv, c, req);
+		return api_profile_query(srv, c, req, &x);
 	case API_EP_PROFILE_DIFF:
-		return api_profile_diff(srv, c, req);
+		return api_profile_diff(srv, c, req, &x);
 	case API_EP_PROFILE_LABELS:
-		return req->route.path[0] ? api_profile_values(srv, c, req)
-					  : api_profile_labels(srv, c, req);
+		return req->route.path[0] ? api_profile_values(srv, c, req, &x)
+					  : api_profile_labels(srv, c, req, &x);
 	case API_EP_PROFILE_TYPES:
-		return api_profile_types(srv, c, req);
+		return api_profile_types(srv, c, req, &x);
 	case API_EP_PROFILE_SERIES:
-		return api_profile_series(srv, c, req);
+		return api_profile_series(srv, c, req, &x);
 	default:
-		return api_profile_coverage(srv, c, req);
+		return api_profile_coverage(srv, c, req, &x);
 	}
 }
 

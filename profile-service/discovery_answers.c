@@ -6,6 +6,7 @@
  * the build IDs that leave samples unsymbolized, most samples first.
  */
 #include "profsvc_internal.h"
+#include "symsvc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -41,15 +42,21 @@ static int list_json(struct ember_buf *b, const struct pstore_strlist *l, const 
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
-int profsvc_labels(struct profsvc *s, const struct pstore_selection *sel, const char *name,
-		   struct profsvc_answer *a, char *why, size_t why_size)
+int profsvc_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, const char *name, struct profsvc_answer *a,
+		   char *why, size_t why_size)
 {
 	struct pstore_strlist *l = NULL;
-	int err;
+	struct profsvc_read rd;
+	struct pstore_selection rs;
+	int err = profsvc_read_begin(s, ro, &rd);
 
-	profsvc_answer_init(a, ANSWER_CAP);
-	err = name ? pstore_label_values(s->store, name, sel, &l, why, why_size)
-		   : pstore_label_names(s->store, sel, &l, why, why_size);
+	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	rs = profsvc_read_selection(&rd, sel);
+	if (!err)
+		err = name ? pstore_label_values(s->store, name, &rs, &l, why, why_size)
+			   : pstore_label_names(s->store, &rs, &l, why, why_size);
+	profsvc_read_end(&rd);
 	if (err)
 		return err;
 	err = list_json(&a->body, l, name ? "values" : "names", name);
@@ -76,14 +83,19 @@ static int type_object(struct ember_buf *b, const char *id)
 	return err ? err : ember_buf_putc(b, '}');
 }
 
-int profsvc_types(struct profsvc *s, const struct pstore_selection *sel,
-		  struct profsvc_answer *a, char *why, size_t why_size)
+int profsvc_types(struct profsvc *s, const struct symsvc_request_opts *ro,
+		  const struct pstore_selection *sel, struct profsvc_answer *a, char *why,
+		  size_t why_size)
 {
 	struct pstore_strlist *l = NULL;
-	int err;
+	struct profsvc_read rd;
+	struct pstore_selection rs;
+	int err = profsvc_read_begin(s, ro, &rd);
 
-	profsvc_answer_init(a, ANSWER_CAP);
-	err = pstore_profile_types(s->store, sel, &l, why, why_size);
+	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	rs = profsvc_read_selection(&rd, sel);
+	err = err ? err : pstore_profile_types(s->store, &rs, &l, why, why_size);
+	profsvc_read_end(&rd);
 	if (err)
 		return err;
 	err = ember_buf_appendf(&a->body, "{\"types\":[");
@@ -138,21 +150,29 @@ static int series_json(struct ember_buf *b, const struct pstore_series_set *set)
 	return err ? err : ember_buf_appendf(b, "]}\n");
 }
 
-int profsvc_series(struct profsvc *s, const struct pstore_selection *sel, int64_t step_ns,
+int profsvc_series(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, int64_t step_ns,
 		   const char *const *group_by, size_t n, struct profsvc_answer *a, char *why,
 		   size_t why_size)
 {
 	struct pstore_series_set *set = NULL;
-	int err;
+	struct profsvc_read rd;
+	struct pstore_selection rs;
+	int err = profsvc_read_begin(s, ro, &rd);
 
-	profsvc_answer_init(a, ANSWER_CAP);
+	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	if (!step_ns) {
 		step_ns = (sel->to_ns - sel->from_ns) / 240;
 		step_ns = step_ns < MIN_STEP_NS ? MIN_STEP_NS : step_ns;
 	}
-	err = pstore_series_totals(s->store, sel, step_ns, group_by, n, &set, why, why_size);
+	rs = profsvc_read_selection(&rd, sel);
+	err = err ? err
+		  : pstore_series_totals(s->store, &rs, step_ns, group_by, n, &set, why, why_size);
+	profsvc_read_end(&rd);
+	if (err == -E2BIG && !(ro && ro->account && ro->account->err))
+		return -EINVAL; /* what the request asks is too much: the grid's bounds */
 	if (err)
-		return err == -E2BIG ? -EINVAL : err; /* what the request asks is too much */
+		return err;
 	err = series_json(&a->body, set);
 	pstore_series_set_free(set);
 	return profsvc_write_failed(err, why, why_size, "the answer is too large: a larger step");
@@ -188,14 +208,19 @@ static int coverage_json(struct ember_buf *b, const struct pstore_coverage *cv, 
 	return err ? err : ember_buf_appendf(b, "]}\n");
 }
 
-int profsvc_coverage(struct profsvc *s, const struct pstore_selection *sel, size_t rows,
-		     struct profsvc_answer *a, char *why, size_t why_size)
+int profsvc_coverage(struct profsvc *s, const struct symsvc_request_opts *ro,
+		     const struct pstore_selection *sel, size_t rows, struct profsvc_answer *a,
+		     char *why, size_t why_size)
 {
 	struct pstore_coverage *cv = NULL;
-	int err;
+	struct profsvc_read rd;
+	struct pstore_selection rs;
+	int err = profsvc_read_begin(s, ro, &rd);
 
-	profsvc_answer_init(a, ANSWER_CAP);
-	err = pstore_coverage(s->store, sel, &cv, why, why_size);
+	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	rs = profsvc_read_selection(&rd, sel);
+	err = err ? err : pstore_coverage(s->store, &rs, &cv, why, why_size);
+	profsvc_read_end(&rd);
 	if (err)
 		return err;
 	err = coverage_json(&a->body, cv, rows);

@@ -43,6 +43,7 @@
 
 struct profsvc;
 struct symsvc;
+struct symsvc_request_opts;
 
 /* ---- the service (profsvc.c) --------------------------------------------- */
 
@@ -141,6 +142,21 @@ void profsvc_pyroscope_labels(struct pyro_tags *t, const char *spy, const struct
 
 /* ---- answers (query_answers.c, discovery_answers.c) ------------------------------------------ */
 
+/*
+ * Every answer is made on a request's behalf: ro (symsvc.h, the limits
+ * the symbolization routes take too; NULL: none) is the one request
+ * context of the profile routes (api/profile_routes.c builds it once).
+ * Its check is polled by the store between sources, series and profiles
+ * and by the query-time resolver: its error (-ETIMEDOUT past the
+ * deadline, -ECANCELED when the client went away) stops the answer and is
+ * returned.  Its max_fetches caps the build IDs the query-time resolver
+ * asks upstream for over the whole request (the rest stay unresolved as
+ * upstream_fetch_limit), deadline_ms bounds the wait for one.  Its
+ * account takes the answer's body and what the store holds for the
+ * request (the series grid): past the request's share -E2BIG, past the
+ * server's budget -EAGAIN.
+ */
+
 /* A whole answer body and what its headers say. */
 struct profsvc_answer {
 	struct ember_buf body;		/* initialized by the call; the caller releases it */
@@ -171,35 +187,43 @@ bool profsvc_format_known(const char *format, bool diff);
  * whatever the result (every answer's function here: the caller releases
  * a->body); an error of writing the answer comes with why set too.
  */
-int profsvc_query(struct profsvc *s, const struct pstore_selection *sel,
-		  const struct profsvc_output *o, struct profsvc_answer *a, char *why,
-		  size_t why_size);
+int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
+		  const struct pstore_selection *sel, const struct profsvc_output *o,
+		  struct profsvc_answer *a, char *why, size_t why_size);
 /* Both sides merged and compared under d, written in o's format. */
-int profsvc_diff(struct profsvc *s, const struct pstore_selection *base,
-		 const struct pstore_selection *new_, const struct pmodel_diff_opts *d,
-		 const struct profsvc_output *o, struct profsvc_answer *a, char *why,
-		 size_t why_size);
+int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+		 const struct pstore_selection *base, const struct pstore_selection *new_,
+		 const struct pmodel_diff_opts *d, const struct profsvc_output *o,
+		 struct profsvc_answer *a, char *why, size_t why_size);
 
 /* {"names":[...]} of the selection's label names; name given: {"name":
  * NAME,"values":[...]} of its values. */
-int profsvc_labels(struct profsvc *s, const struct pstore_selection *sel, const char *name,
-		   struct profsvc_answer *a, char *why, size_t why_size);
+int profsvc_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, const char *name, struct profsvc_answer *a,
+		   char *why, size_t why_size);
 /* {"types":[{"id":..,"name":..,...}]} of the profile types. */
-int profsvc_types(struct profsvc *s, const struct pstore_selection *sel,
-		  struct profsvc_answer *a, char *why, size_t why_size);
+int profsvc_types(struct profsvc *s, const struct symsvc_request_opts *ro,
+		  const struct pstore_selection *sel, struct profsvc_answer *a, char *why,
+		  size_t why_size);
 /* The totals at step (0: the range / 240, at least 10 s) grouped by
  * group_by[0, n): {"type":..,"series":[...]}.  -EINVAL (why set) when
- * the step gives more points than the store answers. */
-int profsvc_series(struct profsvc *s, const struct pstore_selection *sel, int64_t step_ns,
+ * the grid passes the store's bounds (pstore_series_totals: more points
+ * than PSTORE_SERIES_MAX_POINTS, more lines than the points leave of
+ * PSTORE_SERIES_MAX_CELLS), refused before it is allocated. */
+int profsvc_series(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, int64_t step_ns,
 		   const char *const *group_by, size_t n, struct profsvc_answer *a, char *why,
 		   size_t why_size);
 /* The symbolization coverage: the first rows build IDs (0: all). */
-int profsvc_coverage(struct profsvc *s, const struct pstore_selection *sel, size_t rows,
-		     struct profsvc_answer *a, char *why, size_t why_size);
+int profsvc_coverage(struct profsvc *s, const struct symsvc_request_opts *ro,
+		     const struct pstore_selection *sel, size_t rows, struct profsvc_answer *a,
+		     char *why, size_t why_size);
 
 /* ---- the query-time resolver (resolver.c) ------------------------------------- */
 
-/* A pstore_resolve_fn over the symbolization service (ctx: struct symsvc). */
+/* A pstore_resolve_fn over the symbolization service (ctx: struct symsvc),
+ * on no request's behalf (the compaction's; a query's resolver counts
+ * its request's limits: resolver.c). */
 int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs, size_t n,
 		    struct pstore_resolution *r);
 

@@ -5,6 +5,7 @@
  *   profsvc.c            the service: the store's start and stop, the clock
  *   ingest_pipeline.c    a profile decoded, labelled, symbolized and appended
  *   resolver.c           the symbolization service as the store's resolver
+ *   read_request.c       a read's request context: the store's and the resolver's
  *   query_answers.c      the answers of a query and a diff
  *   discovery_answers.c  the answers of labels, types, series and coverage
  *   profile_metrics.c    the profile lines of /metrics
@@ -30,10 +31,46 @@ struct profsvc {
 	_Atomic uint64_t samples_resolved, samples_unresolved;
 };
 
+/* ---- a read's request context (read_request.c, resolver.c) -------------------------------- */
+
+struct symsvc_req;
+
+/* What the query-time resolver works for: the symbolization service and
+ * one request's running limits (NULL: none, the compaction's). */
+struct profsvc_resolving {
+	struct symsvc *symbols;
+	struct symsvc_req *req;
+};
+/* A pstore_resolve_fn on a struct profsvc_resolving: as profsvc_resolve,
+ * each build ID through symsvc_index_get_for (the request's cap on
+ * upstream fetches counts over every mapping of the query), and the read
+ * stopped with the check's error once the request is stopped. */
+int profsvc_resolve_for(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs,
+			size_t n, struct pstore_resolution *r);
+
+/* One read of the service on a request's behalf (ro: the route's limits,
+ * NULL none): begun before the store is asked, ended after. */
+struct profsvc_read {
+	struct pstore_request store;		/* given with each selection */
+	struct profsvc_resolving resolving;	/* the query-time resolver's */
+};
+/* 0 or -ENOMEM; r is ended (profsvc_read_end) whatever the result. */
+int profsvc_read_begin(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       struct profsvc_read *r);
+void profsvc_read_end(struct profsvc_read *r);
+/* sel (may be NULL: everything) with r's request. */
+struct pstore_selection profsvc_read_selection(const struct profsvc_read *r,
+					       const struct pstore_selection *sel);
+/* A query's options: the resolver bound to r. */
+struct pstore_query_opts profsvc_read_query_opts(struct profsvc_read *r);
+/* The request's memory account (NULL: none): the answer grows through it. */
+struct ember_mem_account *profsvc_read_account(const struct profsvc_read *r);
+
 /* ---- the answers (query_answers.c, discovery_answers.c) -------------------------------------- */
 
-/* An answer's body initialized under its cap, type application/json. */
-void profsvc_answer_init(struct profsvc_answer *a, size_t cap);
+/* An answer's body initialized under its cap, growing through acct (may
+ * be NULL), type application/json. */
+void profsvc_answer_init(struct profsvc_answer *a, size_t cap, struct ember_mem_account *acct);
 /* err of writing an answer, with msg as why when it failed (the store's
  * errors come with their own). */
 int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg);

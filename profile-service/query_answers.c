@@ -32,10 +32,10 @@ bool profsvc_format_known(const char *format, bool diff)
 	return false;
 }
 
-void profsvc_answer_init(struct profsvc_answer *a, size_t cap)
+void profsvc_answer_init(struct profsvc_answer *a, size_t cap, struct ember_mem_account *acct)
 {
 	*a = (struct profsvc_answer){ .type = "application/json" };
-	ember_buf_init(&a->body, cap);
+	ember_buf_init_account(&a->body, cap, acct);
 }
 
 int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg)
@@ -43,13 +43,6 @@ int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg)
 	if (err)
 		snprintf(why, why_size, "%s", msg);
 	return err;
-}
-
-static struct pstore_query_opts resolver_opts(struct profsvc *s)
-{
-	return (struct pstore_query_opts){ .sz = sizeof(struct pstore_query_opts),
-					   .resolver = profsvc_resolve,
-					   .resolver_ctx = s->symbols };
 }
 
 /* Field k (0-4) of a full type ID into out. */
@@ -124,17 +117,28 @@ static int write_query(const struct pmodel_result *r, const struct pstore_select
 	return pmodel_write_flamegraph(r, &o->svg, pmodel_write_buf, &a->body);
 }
 
-int profsvc_query(struct profsvc *s, const struct pstore_selection *sel,
-		  const struct profsvc_output *o, struct profsvc_answer *a, char *why,
-		  size_t why_size)
+/* The selection merged and resolved on the read's behalf into *out. */
+static int merge(struct profsvc *s, struct profsvc_read *rd, const struct pstore_selection *sel,
+		 struct pmodel_result **out, char *why, size_t why_size)
 {
-	struct pstore_query_opts qo = resolver_opts(s);
+	struct pstore_query_opts qo = profsvc_read_query_opts(rd);
+	struct pstore_selection rs = profsvc_read_selection(rd, sel);
+
+	return pstore_query(s->store, &rs, &qo, out, why, why_size);
+}
+
+int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
+		  const struct pstore_selection *sel, const struct profsvc_output *o,
+		  struct profsvc_answer *a, char *why, size_t why_size)
+{
 	struct pmodel_result *r = NULL;
 	struct pmodel_result_info ri;
-	int err;
+	struct profsvc_read rd;
+	int err = profsvc_read_begin(s, ro, &rd);
 
-	profsvc_answer_init(a, ANSWER_CAP);
-	err = pstore_query(s->store, sel, &qo, &r, why, why_size);
+	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	err = err ? err : merge(s, &rd, sel, &r, why, why_size);
+	profsvc_read_end(&rd);
 	if (err)
 		return err;
 	pmodel_result_info(r, &ri);
@@ -191,16 +195,15 @@ static int write_diff(const struct pmodel_diff *d, const struct pmodel_result *b
 }
 
 /* Both sides merged: base into *b, new into *n. */
-static int diff_sides(struct profsvc *s, const struct pstore_selection *bs,
+static int diff_sides(struct profsvc *s, struct profsvc_read *rd, const struct pstore_selection *bs,
 		      const struct pstore_selection *ns, struct pmodel_result **b,
 		      struct pmodel_result **n, char *why, size_t size)
 {
-	struct pstore_query_opts qo = resolver_opts(s);
-	int err = pstore_query(s->store, bs, &qo, b, why, size);
+	int err = merge(s, rd, bs, b, why, size);
 
 	if (err)
 		return err;
-	err = pstore_query(s->store, ns, &qo, n, why, size);
+	err = merge(s, rd, ns, n, why, size);
 	if (err) {
 		pmodel_result_free(*b);
 		*b = NULL;
@@ -208,18 +211,20 @@ static int diff_sides(struct profsvc *s, const struct pstore_selection *bs,
 	return err;
 }
 
-int profsvc_diff(struct profsvc *s, const struct pstore_selection *base,
-		 const struct pstore_selection *new_, const struct pmodel_diff_opts *d,
-		 const struct profsvc_output *o, struct profsvc_answer *a, char *why,
-		 size_t why_size)
+int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+		 const struct pstore_selection *base, const struct pstore_selection *new_,
+		 const struct pmodel_diff_opts *d, const struct profsvc_output *o,
+		 struct profsvc_answer *a, char *why, size_t why_size)
 {
 	struct pmodel_result *br = NULL, *nr = NULL;
 	struct pmodel_diff *diff = NULL;
 	struct pmodel_result_info bi, ni;
-	int err;
+	struct profsvc_read rd;
+	int err = profsvc_read_begin(s, ro, &rd);
 
-	profsvc_answer_init(a, ANSWER_CAP);
-	err = diff_sides(s, base, new_, &br, &nr, why, why_size);
+	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	err = err ? err : diff_sides(s, &rd, base, new_, &br, &nr, why, why_size);
+	profsvc_read_end(&rd);
 	if (err)
 		return err;
 	err = pmodel_diff_new(br, nr, d, &diff);

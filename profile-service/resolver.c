@@ -10,9 +10,14 @@
  * compaction; nothing of it passes through the HTTP layer.
  *
  * A build ID the service cannot symbolize (unknown, no debug info,
- * upstream down, over budget) leaves its addresses unresolved with that
- * reason; a store that cannot be read is an error (the query answers 503
- * and is asked again; the compaction retries at its next pass).
+ * upstream down, over budget, past the request's cap on upstream
+ * fetches) leaves its addresses unresolved with that reason; a store that
+ * cannot be read is an error (the query answers 503 and is asked again;
+ * the compaction retries at its next pass).  A query resolves on its
+ * request's behalf (profsvc_resolve_for): one cap on upstream fetches for
+ * all its mappings (the symbolization routes' --upstream-fetches-per-
+ * request), and its check, whose error (deadline, client gone) stops the
+ * query.  The compaction's resolver (profsvc_resolve) has no request.
  */
 #include "profsvc_internal.h"
 #include "symsvc.h"
@@ -80,10 +85,10 @@ static int resolve_chunk(struct symsvc_batch *b, const struct sym_index *idx,
 	return err;
 }
 
-int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs, size_t n,
-		    struct pstore_resolution *r)
+/* The addresses of m through svc on request req's behalf (NULL: none). */
+static int resolve(struct symsvc *svc, struct symsvc_req *req, const struct pstore_mapping *m,
+		   const uint64_t *addrs, size_t n, struct pstore_resolution *r)
 {
-	struct symsvc *svc = ctx;
 	struct symsvc_batch *b = NULL;
 	struct symsvc_index *ix;
 	char id[SYMJSON_BUILD_ID_HEX_MAX + 1];
@@ -91,12 +96,12 @@ int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *a
 
 	if (!ember_build_id_hex_normalize(m->build_id, id, sizeof(id)))
 		return fail_all(r, n, symsvc_pprof_why_name(SYMSVC_PPROF_NO_BUILD_ID));
-	err = symsvc_index_get(svc, id, &ix);
+	err = symsvc_index_get_for(svc, id, req, &ix);
 	if (err) {
 		enum symjson_error e = symsvc_error_reason(err);
 
-		if (e == SYMJSON_ERR_STORE_UNAVAILABLE)
-			return err;
+		if (e == SYMJSON_ERR_STORE_UNAVAILABLE || err == symsvc_req_stopped(req))
+			return err; /* the store, or the request stopped */
 		return fail_all(r, n, symjson_error_name(e));
 	}
 	err = symsvc_batch_new(&b);
@@ -106,4 +111,18 @@ int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *a
 	symsvc_batch_free(b);
 	symsvc_index_put(svc, ix);
 	return err;
+}
+
+int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs, size_t n,
+		    struct pstore_resolution *r)
+{
+	return resolve(ctx, NULL, m, addrs, n, r);
+}
+
+int profsvc_resolve_for(void *ctx, const struct pstore_mapping *m, const uint64_t *addrs,
+			size_t n, struct pstore_resolution *r)
+{
+	struct profsvc_resolving *rs = ctx;
+
+	return resolve(rs->symbols, rs->req, m, addrs, n, r);
 }

@@ -76,7 +76,7 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	ember_buf_init(&sb, 0);
 	ember_buf_init(&vb, 0);
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
-		if (col[s] >= 0)
+		if (col[s] >= 0 && !(err = pstore_qctx_poll(q)))
 			err = sum_series(b, bd, s, col[s], q, self, &sb, &vb);
 	if (!err)
 		err = pmodel_result_add(q->r, &bd->dict, self);

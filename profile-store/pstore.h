@@ -252,6 +252,30 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 /* ---- selections ------------------------------------------------------- */
 
 /*
+ * On whose behalf a read runs (a query, discovery, series, coverage),
+ * given with its selection: the one request context of the profile
+ * routes (api/profile_routes.c builds it; profile-service/ passes it
+ * down).  Every field is optional; a NULL request has no limits (tools,
+ * tests, the compaction).
+ *  - check is polled between sources, series and every few hundred
+ *    profiles: 0 to go on, or a negative errno that stops the read, which
+ *    returns it (-ETIMEDOUT past the request's deadline, -ECANCELED when
+ *    its client went away).
+ *  - account is the request's memory (common.h, struct ember_mem_account):
+ *    what a read holds in proportion to what the request asks (the
+ *    series grid; a selector's compiled regexes, where selectors are
+ *    parsed: pstore_selection_parse) is taken from it, and past its share
+ *    or the server's budget the read fails with its error (-E2BIG,
+ *    -EAGAIN).
+ */
+struct pstore_request {
+	size_t sz;				/* sizeof(struct pstore_request) */
+	int (*check)(void *arg);
+	void *check_arg;
+	struct ember_mem_account *account;	/* borrowed */
+};
+
+/*
  * What a query reads.  selector: "{name="v",name!="v",name=~"re",name!~"re"}"
  * (NULL or "{}": everything); regexes are POSIX extended, anchored at both
  * ends (docs/profile-store.md says how the dialect differs from
@@ -265,6 +289,7 @@ struct pstore_selection {
 	const char *selector;
 	const char *type;
 	int64_t from_ns, to_ns;
+	const struct pstore_request *request;	/* its limits (borrowed); NULL: none */
 };
 
 /* ---- query ------------------------------------------------------------- */
@@ -319,8 +344,16 @@ struct pstore_series_set {
 	struct pstore_series_line *lines;
 	char *type; /* the full type ID the selection's type resolved to */
 };
-/* sel needs a type and a from/to range; step > 0 and at most 10,000
- * points.  *out to pstore_series_set_free(). */
+/* sel needs a type and a from/to range; step > 0.  The grid is bounded
+ * before any profile is read: at most PSTORE_SERIES_MAX_POINTS points (a
+ * larger step), and lines * points at most PSTORE_SERIES_MAX_CELLS (so at
+ * most PSTORE_SERIES_MAX_CELLS / points lines, and never more than
+ * PSTORE_SERIES_MAX_LINES): past either, -E2BIG with why saying which,
+ * as soon as the line that crosses it is met.  The grid's values are
+ * taken from sel->request's account.  *out to pstore_series_set_free(). */
+#define PSTORE_SERIES_MAX_POINTS 11000	/* Prometheus' resolution limit */
+#define PSTORE_SERIES_MAX_CELLS 1000000	/* 8 MB of values, ~20 MB of JSON */
+#define PSTORE_SERIES_MAX_LINES 10000
 int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel,
 			 int64_t step_ns, const char *const *group_by, size_t n_group_by,
 			 struct pstore_series_set **out, char *why, size_t why_size);

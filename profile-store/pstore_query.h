@@ -6,7 +6,8 @@
  *   match.c          a selector over a label index -> series bitmap
  *   query.c          pstore_query over heads and blocks
  *   block_query.c    one block's share of a query
- *   scan.c           selections without rows: discovery, totals, coverage
+ *   scan.c           selections without rows: discovery, totals, coverage;
+ *                    the request's check (pstore_qctx_check)
  *   label_discovery.c, series_totals.c, coverage_query.c  those three calls
  *
  * Snapshots are taken in pstore.c.  Invariants: a query reads a snapshot
@@ -61,7 +62,16 @@ struct pstore_qctx {
 	struct pmodel_result *r;
 	struct pstore_cache *cache;
 	struct ember_diag *d;
+	const struct pstore_request *req; /* the selection's; NULL: no limits */
+	int stopped;	  /* the check's first error, kept */
+	unsigned polls;
 };
+
+/* The request's check now (0, or its error, kept: every later call
+ * returns it), and the same once every few hundred calls, for loops over
+ * profiles and series.  Said in q->d when it stops the read. */
+int pstore_qctx_check(struct pstore_qctx *q);
+int pstore_qctx_poll(struct pstore_qctx *q);
 
 /* Series of t selected by q (and having q->type when set): col[s] is the
  * column of q->type in series s, -1 when s is not selected; *any says

@@ -69,6 +69,7 @@ static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col, 
 	for (size_t i = 0; i < h->profs.n; i++) {
 		const struct pstore_prof *p = &h->profs.v[i];
 
+		EMBER_FORWARD_IF_ERROR(pstore_qctx_poll(q));
 		if (h->state.v[i] != PS_VISIBLE || col[p->series] < 0 || p->time < q->from ||
 		    p->time >= q->to)
 			continue;
@@ -181,7 +182,8 @@ int pstore_query_type(const struct pstore_selection *sel, const struct pstore_se
 static int run(struct pstore *s, const struct pstore_selection *sel,
 	       const struct pstore_query_opts *o, struct pmodel_result **out, struct ember_diag *d)
 {
-	struct pstore_qctx q = { .from = sel ? sel->from_ns : 0, .d = d, .cache = &s->cache };
+	struct pstore_qctx q = { .from = sel ? sel->from_ns : 0, .d = d, .cache = &s->cache,
+				 .req = sel ? sel->request : NULL };
 	struct pstore_selector *parsed = NULL;
 	struct pstore_snapshot snap = { 0 };
 	char *type = NULL;
@@ -197,9 +199,9 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 	if (!err)
 		err = pmodel_result_new(type, &q.r);
 	for (size_t i = 0; !err && i < snap.heads.n; i++)
-		err = head_query(snap.heads.v[i], &q);
+		err = pstore_qctx_check(&q) ? q.stopped : head_query(snap.heads.v[i], &q);
 	for (size_t i = 0; !err && i < snap.blocks.n; i++)
-		err = pstore_block_query(snap.blocks.v[i], &q);
+		err = pstore_qctx_check(&q) ? q.stopped : pstore_block_query(snap.blocks.v[i], &q);
 	if (!err && EMBER_OPTS_HAS(o, resolver_ctx) && o->resolver)
 		err = pstore_resolve_dict(&q.r->dict, o->resolver, o->resolver_ctx, NULL, NULL, d);
 	pstore_snapshot_release(&snap);

@@ -5,12 +5,39 @@
  * scanned profile by profile; a block that lies inside the time range
  * answers series questions from its label index alone, and one that
  * overlaps its edge has its profile table read (cached) to be exact.
+ *
+ * Every read (these and pstore_query) polls its request's check between
+ * sources, series and every few hundred profiles (pstore_qctx_poll), so a
+ * request past its deadline or whose client went away stops reading.
  */
 #include "pstore_block.h"
 #include "pstore_catalog.h"
 #include "pstore_head.h"
 #include "pstore_query.h"
 #include "pstore_series.h"
+
+#define POLL_EVERY 256 /* steps between two checks in a per-profile loop */
+
+int pstore_qctx_check(struct pstore_qctx *q)
+{
+	const struct pstore_request *r = q->req;
+
+	if (q->stopped || !EMBER_OPTS_HAS(r, check_arg) || !r->check)
+		return q->stopped;
+	q->stopped = r->check(r->check_arg);
+	if (q->stopped)
+		return EMBER_FAIL(q->d, q->stopped, "the request was stopped: %s",
+				  q->stopped == -ETIMEDOUT ? "past its deadline"
+							   : strerror(-q->stopped));
+	return 0;
+}
+
+int pstore_qctx_poll(struct pstore_qctx *q)
+{
+	if (q->stopped)
+		return q->stopped;
+	return ++q->polls % POLL_EVERY ? 0 : pstore_qctx_check(q);
+}
 
 static int head_scan(struct pstore_head *h, struct pstore_scan *sc)
 {
@@ -26,6 +53,8 @@ static int head_scan(struct pstore_head *h, struct pstore_scan *sc)
 	for (size_t i = 0; !err && any && i < h->profs.n; i++) {
 		const struct pstore_prof *p = &h->profs.v[i];
 
+		if ((err = pstore_qctx_poll(&sc->q)))
+			break;
 		if (h->state.v[i] != PS_VISIBLE || col[p->series] < 0 || p->time < sc->q.from ||
 		    p->time >= sc->q.to)
 			continue;
@@ -53,12 +82,15 @@ static int block_profiles(struct pstore_block *b, const struct pstore_bdata *bd,
 
 		if (col[s] < 0 || !pstore_any_in_range(bd->profs.v, p0, p1, sc->q.from, sc->q.to))
 			continue;
+		if ((err = pstore_qctx_poll(&sc->q)))
+			break;
 		if (sc->series)
 			err = sc->series(sc->ctx, &b->series, s, col[s]);
 		for (size_t i = p0; !err && sc->profile && i < p1; i++) {
 			const struct pstore_prof *p = &bd->profs.v[i];
 
-			if (p->time >= sc->q.from && p->time < sc->q.to)
+			if (p->time >= sc->q.from && p->time < sc->q.to &&
+			    !(err = pstore_qctx_poll(&sc->q)))
 				err = sc->profile(sc->ctx, &b->series, p, col[s],
 						  bd->totals.v + p->tot_off,
 						  p->ncov ? bd->cov.v + p->cov_off : NULL);
@@ -82,7 +114,7 @@ static int block_scan(struct pstore_block *b, struct pstore_scan *sc)
 	err = pstore_plan(&sc->q, &b->series, &b->lindex, col, &any);
 	if (!err && any && inside && !sc->profile) {
 		for (uint32_t s = 0; !err && s < b->series.series.n; s++)
-			if (col[s] >= 0)
+			if (col[s] >= 0 && !(err = pstore_qctx_poll(&sc->q)))
 				err = sc->series(sc->ctx, &b->series, s, col[s]);
 	} else if (!err && any) {
 		err = pstore_cache_data(sc->q.cache, b, &bd, sc->q.d);
@@ -99,12 +131,14 @@ int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc)
 	int err = 0;
 
 	for (size_t i = 0; !err && i < snap->heads.n; i++) {
+		if ((err = pstore_qctx_check(&sc->q)))
+			break;
 		pthread_rwlock_rdlock(&snap->heads.v[i]->lock);
 		err = head_scan(snap->heads.v[i], sc);
 		pthread_rwlock_unlock(&snap->heads.v[i]->lock);
 	}
 	for (size_t i = 0; !err && i < snap->blocks.n; i++)
-		err = block_scan(snap->blocks.v[i], sc);
+		err = pstore_qctx_check(&sc->q) ? sc->q.stopped : block_scan(snap->blocks.v[i], sc);
 	return err;
 }
 
@@ -116,7 +150,8 @@ int pstore_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool
 	int err;
 
 	memset(snap, 0, sizeof(*snap));
-	sc->q = (struct pstore_qctx){ .from = sel ? sel->from_ns : 0, .cache = &s->cache, .d = d };
+	sc->q = (struct pstore_qctx){ .from = sel ? sel->from_ns : 0, .cache = &s->cache, .d = d,
+				      .req = sel ? sel->request : NULL };
 	sc->q.to = sel && sel->to_ns ? sel->to_ns : INT64_MAX;
 	EMBER_FORWARD_IF_ERROR(pstore_selection_parse(sel, &parsed, d));
 	sc->q.sel = parsed;

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #define POLL_EVERY 256 /* steps between two checks in a per-address loop */
 
@@ -22,6 +23,27 @@ void symsvc_req_init(struct symsvc_req *r, const struct symsvc_request_opts *o)
 						.account = EMBER_OPTS_GET(o, account, 0) };
 	r->fetches_left = r->opts.max_fetches;
 	r->capped = r->fetches_left > 0;
+}
+
+int symsvc_req_new(const struct symsvc_request_opts *o, struct symsvc_req **out)
+{
+	struct symsvc_req *r = malloc(sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	symsvc_req_init(r, o);
+	*out = r;
+	return 0;
+}
+
+void symsvc_req_free(struct symsvc_req *r)
+{
+	free(r);
+}
+
+int symsvc_req_stopped(const struct symsvc_req *r)
+{
+	return r ? r->stopped : 0;
 }
 
 int symsvc_req_check(struct symsvc_req *r)

@@ -138,6 +138,20 @@ struct symsvc_request_opts {
 					      (borrowed); NULL: none */
 };
 
+/*
+ * One request's limits as they are spent, across calls: its fetches left
+ * and its check's first error, for a caller that gets indexes one at a
+ * time on a request's behalf (the profile service's query-time resolver,
+ * called once per mapping).  One thread at a time.  o is copied (NULL: no
+ * limits); *out to symsvc_req_free().  0 or -ENOMEM.
+ */
+struct symsvc_req;
+int symsvc_req_new(const struct symsvc_request_opts *o, struct symsvc_req **out);
+void symsvc_req_free(struct symsvc_req *r); /* NULL is fine */
+/* The error its check stopped the request with (kept), 0 while it runs
+ * (and for a NULL r). */
+int symsvc_req_stopped(const struct symsvc_req *r);
+
 /* ---- indexes ---------------------------------------------------------------- */
 
 struct symsvc_index;
@@ -155,6 +169,12 @@ struct symsvc_index;
  * Other failures (the store, the request's limits) are not remembered.
  */
 int symsvc_index_get(struct symsvc *svc, const char *build_id, struct symsvc_index **out);
+/* symsvc_index_get() for request r (NULL: no limits): a build ID asked
+ * upstream counts against its cap (-ENOBUFS past it), and its check is
+ * polled first and while waiting for another request's build (its error
+ * returned). */
+int symsvc_index_get_for(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
+			 struct symsvc_index **out);
 /* The symbolizer's index (valid until symsvc_index_put()). */
 const struct sym_index *symsvc_index_sym(const struct symsvc_index *ix);
 void symsvc_index_put(struct symsvc *svc, struct symsvc_index *ix);

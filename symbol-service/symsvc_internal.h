@@ -24,7 +24,8 @@
 
 /* ---- one request's limits (request_budget.c) ------------------------------------- */
 
-/* A request's check and fetch count, for one thread. */
+/* A request's check and fetch count, for one thread (symsvc_req_new in
+ * symsvc.h makes one on the heap). */
 struct symsvc_req {
 	struct symsvc_request_opts opts; /* as the caller gave them */
 	int stopped;		/* the check's first error, kept */
@@ -41,12 +42,6 @@ int symsvc_req_check(struct symsvc_req *r);
 int symsvc_req_poll(struct symsvc_req *r);
 /* One more build ID asked upstream: 0, or -ENOBUFS at the request's cap. */
 int symsvc_req_take_fetch(struct symsvc_req *r);
-
-/* symsvc_index_get() for request r (NULL: no limits): fetches count
- * against its cap, and a wait for another request's build polls its
- * check (whose error it returns). */
-int symsvc_index_get_for(struct symsvc *svc, const char *build_id, struct symsvc_req *r,
-			 struct symsvc_index **out);
 
 /* ---- batches (batch.c) ------------------------------------------------------ */
 

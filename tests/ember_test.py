@@ -202,6 +202,45 @@ class Server:
             return f.read().decode(errors="replace")
 
 
+class NotFoundUpstream:
+    """An HTTP server that has nothing (404 to every request), counting
+    them (count) and keeping their paths (paths)."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        outer = self
+        self.count, self.paths = 0, []
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.count += 1
+                outer.paths.append(self.path)
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def hanging_upstream():
+    """A socket that accepts connections and never answers."""
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(64)
+    return hang, "http://127.0.0.1:%d" % hang.getsockname()[1]
+
+
 # ---- pprof (profile.proto) --------------------------------------------------------
 #
 # Field numbers are those of github.com/google/pprof's profile.proto,

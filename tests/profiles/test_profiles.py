@@ -989,6 +989,110 @@ def test_profiles__scrape_url_credentials_never_shown():
     tgt.shutdown()
 
 
+# ---- a read's request context (issue 23) ------------------------------------------
+
+
+def labelled_profiles(n, per_body, time_ns):
+    """Bodies of n series in all: one sample each, told apart by an id label."""
+    for first in range(0, n, per_body):
+        p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
+        for i in range(first, min(n, first + per_body)):
+            p.sample(["main", "work"], [1, 10_000_000], {"id": "s%05d" % i})
+        yield p.encode(gzip=True)
+
+
+def vm_kb(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"^%s:\s+(\d+)" % field, f.read(), re.M).group(1))
+
+
+def test_profiles__series_grid_bounded_before_the_work():
+    """10,000 series and a series query at a 361 ms step grouped by their
+    id: a grid of 10,000 lines of 9,973 points (0.8 GB and 10 s before
+    the bound) refused at once with 400 and what to change, the server's
+    memory flat; the points alone past Prometheus' 11,000, 400 too; a grid
+    within the bounds answered."""
+    srv = Server()
+    for body in labelled_profiles(10000, 2500, T0):
+        srv.push_ok(body, "service_name=grid")
+    frm = T0 // SEC - 1800
+    rss = vm_kb(srv.proc.pid, "VmRSS")
+    t0 = time.time()
+    st, body, _ = srv.request("GET", "/api/v1/series?type=cpu&from=%d&to=%d&step=361ms"
+                              "&group_by=id" % (frm, frm + 3600))
+    took = time.time() - t0
+    grew = vm_kb(srv.proc.pid, "VmHWM") - rss
+    check(st == 400 and b"lines of 9973 points" in body, "grid: %d %r" % (st, body[:300]))
+    check(took < 3, "refused after %.1f s" % took)
+    check(grew < 200 << 10, "the server grew by %d MB" % (grew >> 10))
+    st, body, _ = srv.request("GET", "/api/v1/series?type=cpu&from=%d&to=%d&step=300ms"
+                              % (frm, frm + 3600))
+    check(st == 400 and b"more than 11000" in body, "points: %d %r" % (st, body[:300]))
+    s = srv.json("/api/v1/series?type=cpu&from=%d&to=%d&step=10m&group_by=id&query=%s"
+                 % (frm, frm + 3600, q('{id=~"s0000.*"}')))
+    check(len(s["series"]) == 10 and s["points"] == 6, "a grid within the bounds: %r" % s)
+    srv.stop()
+
+
+def unresolved_profile(n, time_ns):
+    """One profile of n mappings, each its own build ID, with an address
+    left for the query-time resolver."""
+    p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
+    for i in range(n):
+        start = (i + 1) << 32
+        m = p.mapping(start, start + 0x10000, 0, "/usr/lib/lib%d.so" % i,
+                      build_id="%08x" % (i + 1) + "ab" * 16)
+        p.sample(["main", (m, start + 0x1000)], [1, 10_000_000])
+    return p.encode(gzip=True)
+
+
+def test_profiles__query_time_symbolization_capped_per_request():
+    """A stored profile of 2,000 build IDs none has, then queried with an
+    upstream: one query asks upstream for at most 16 build IDs
+    (--upstream-fetches-per-request; 4,000 requests before the cap), the
+    rest answered unresolved."""
+    srv = Server()
+    srv.push_ok(unresolved_profile(2000, T0), "service_name=many")
+    srv.stop()
+    up = ember_test.NotFoundUpstream()
+    srv = Server(["--upstream", up.url], data=srv.data)
+    body, _ = srv.get("/api/v1/query?type=cpu&from=0&format=folded")
+    ids = set(re.search(r"/buildid/([0-9a-f]+)/", path).group(1) for path in up.paths)
+    check(len(ids) == 16 and up.count <= 32, "upstream asked %d times for %d build IDs"
+          % (up.count, len(ids)))
+    check(body.count(b"\n") == 2000, "every mapping answered: %r" % body[:300])
+    up.stop()
+    srv.stop()
+
+
+def test_profiles__reads_stop_at_the_deadline_and_when_the_client_goes():
+    """A query whose resolver waits for an upstream that never answers:
+    504 at --request-timeout, not after the upstream's own timeout; a
+    client that goes away stops its query's work; both counted like the
+    symbolization routes' (ember_requests_stopped_total)."""
+    srv = Server()
+    srv.push_ok(unresolved_profile(1, T0), "service_name=slow")
+    srv.stop()
+    hang, url = ember_test.hanging_upstream()
+    srv = Server(["--upstream", url, "--request-timeout", "2"], data=srv.data)
+    t0 = time.time()
+    st, body, _ = srv.request("GET", "/api/v1/query?type=cpu&from=0&format=folded", timeout=30)
+    took = time.time() - t0
+    check(st == 504 and b"request timeout of 2 s" in body and took < 6,
+          "query: %d %r after %.1f s" % (st, body[:200], took))
+    check(srv.metric('ember_requests_stopped_total{reason="timeout"}') == 1, "not counted")
+    srv.stop()
+    srv = Server(["--upstream", url, "--request-timeout", "60"], data=srv.data)
+    c = socket.create_connection(("127.0.0.1", srv.port))
+    c.sendall(b"GET /api/v1/query?type=cpu&from=0&format=svg HTTP/1.1\r\nHost: x\r\n\r\n")
+    time.sleep(0.5)  # the resolver waits for the upstream now
+    c.close()
+    wait_for(lambda: srv.metric('ember_requests_stopped_total{reason="client_gone"}') == 1,
+             "the work of a query whose client went away stopped", timeout=5)
+    srv.stop()
+    hang.close()
+
+
 def main():
     fn = globals().get(CASE)
     if not fn or not CASE.startswith("test_profiles__"):

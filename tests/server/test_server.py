@@ -30,6 +30,7 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import ember_test  # noqa: E402
+from ember_test import NotFoundUpstream, hanging_upstream  # noqa: E402
 import packages  # noqa: E402
 from collections import Counter
 from ember_test import RawProfile, Skip, build_id, check, need, wait_for  # noqa: E402
@@ -1950,14 +1951,6 @@ def pprof_profile(mappings, locations):
     return p.encode(gzip=False)
 
 
-def hanging_upstream():
-    """A socket that accepts connections and never answers."""
-    hang = socket.socket()
-    hang.bind(("127.0.0.1", 0))
-    hang.listen(64)
-    return hang, "http://127.0.0.1:%d" % hang.getsockname()[1]
-
-
 def test_server__request_timeout_stops_work():
     hang, url = hanging_upstream()
     srv = Server(args=["--upstream", url, "--request-timeout", "2"])
@@ -2046,34 +2039,6 @@ def test_server__client_gone_stops_work():
                "the work of a request whose client went away stopped", timeout=5)
     srv.stop()
     hang.close()
-
-
-class NotFoundUpstream:
-    """An HTTP server that has nothing (404 to every request), counting them."""
-
-    def __init__(self):
-        import http.server
-        outer = self
-        self.count = 0
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                outer.count += 1
-                self.send_response(404)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *a):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def test_server__upstream_fetches_capped_per_request():

@@ -98,7 +98,7 @@ static int tree_of(struct profsvc *ps, const char *name, struct ember_buf *out)
 	int err;
 
 	snprintf(sel_s, sizeof(sel_s), "{service_name=\"%s\"}", name);
-	err = profsvc_query(ps, &sel, &o, &a, why, sizeof(why));
+	err = profsvc_query(ps, NULL, &sel, &o, &a, why, sizeof(why));
 	if (!err)
 		*out = a.body;
 	else

@@ -92,7 +92,7 @@ static const int64_t C3[] = { 30, 10, 5 };
 static struct pmodel_result *query(struct pstore *s, const char *selector, const char *type,
 				   int64_t from, int64_t to)
 {
-	struct pstore_selection sel = { selector, type, from, to };
+	struct pstore_selection sel = { selector, type, from, to, NULL };
 	struct pmodel_result *r = NULL;
 	char why[256];
 
@@ -602,7 +602,7 @@ static int test_pstore__series_totals_at_a_step(void)
 {
 	struct pstore *s = fresh_store();
 	struct pstore_series_set *set = NULL;
-	struct pstore_selection sel = { NULL, "samples", T0, T0 + 60 * SEC };
+	struct pstore_selection sel = { NULL, "samples", T0, T0 + 60 * SEC, NULL };
 	const char *by[1] = { "service" };
 
 	CHECK(s);
@@ -629,6 +629,95 @@ static int test_pstore__series_totals_at_a_step(void)
 	pstore_series_set_free(set);
 	sel.to_ns = 0;
 	CHECK_INT(pstore_series_totals(s, &sel, 20 * SEC, NULL, 0, &set, NULL, 0), ==, -EINVAL);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A request's check that stops the read at its calls-th call. */
+struct stop_after {
+	int calls, at;
+};
+
+static int stop_check(void *arg)
+{
+	struct stop_after *st = arg;
+
+	return ++st->calls >= st->at ? -ETIMEDOUT : 0;
+}
+
+/*
+ * Every read polls its request's check (issue 23): a check that says
+ * -ETIMEDOUT stops a query, a discovery, the series totals and the
+ * coverage with its error, over the log and over blocks; without a
+ * request (or a check that never stops) they answer.
+ */
+static int test_pstore__reads_stop_at_the_request_check(void)
+{
+	struct pstore *s = fresh_store();
+	struct stop_after st = { 0, 1 };
+	struct pstore_request rq = { .sz = sizeof(rq), .check = stop_check, .check_arg = &st };
+	struct pstore_selection sel = { NULL, "samples", T0, T0 + 60 * SEC, &rq };
+	struct pstore_series_set *set = NULL;
+	struct pstore_strlist *l = NULL;
+	struct pstore_coverage *c = NULL;
+	struct pmodel_result *r = NULL;
+	char why[256];
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0), "a", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + SEC), "b", "1"), ==, 0);
+	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, -ETIMEDOUT);
+	CHECK(strstr(why, "past its deadline"));
+	CHECK_INT(pstore_label_names(s, &sel, &l, NULL, 0), ==, -ETIMEDOUT);
+	CHECK_INT(pstore_series_totals(s, &sel, 20 * SEC, NULL, 0, &set, NULL, 0), ==, -ETIMEDOUT);
+	CHECK_INT(pstore_coverage(s, &sel, &c, NULL, 0), ==, -ETIMEDOUT);
+	st.at = 1 << 30; /* a check that lets it run */
+	CHECK_INT(pstore_query(s, &sel, NULL, &r, why, sizeof(why)), ==, 0);
+	CHECK(st.calls > 4);
+	pmodel_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/*
+ * The series grid is bounded before a profile is read: points past
+ * PSTORE_SERIES_MAX_POINTS and lines past what the points leave of
+ * PSTORE_SERIES_MAX_CELLS are -E2BIG, the grid's values taken from the
+ * request's account (its share refuses them too).
+ */
+static int test_pstore__series_grid_bounded(void)
+{
+	struct pstore *s = fresh_store();
+	struct ember_mem_account acct;
+	struct pstore_request rq = { .sz = sizeof(rq), .account = &acct };
+	struct pstore_selection sel = { NULL, "samples", T0, T0 + 1101 * SEC, &rq };
+	const char *by[1] = { "service" };
+	struct pstore_series_set *set = NULL;
+	char why[256];
+
+	CHECK(s);
+	ember_mem_account_init(&acct, NULL, 1 << 20);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 + i * SEC), i ? "b" : "a", "1"), ==, 0);
+	CHECK_INT(pstore_series_totals(s, &sel, SEC / 10, NULL, 0, &set, why, sizeof(why)), ==,
+		  -E2BIG); /* 11,010 points */
+	CHECK(strstr(why, "more than 11000"));
+	sel.to_ns = T0 + 1000 * SEC;
+	sel.request = NULL;
+	/* 10,000 points: at most 100 lines, 2 here */
+	CHECK_INT(pstore_series_totals(s, &sel, SEC / 10, by, 1, &set, why, sizeof(why)), ==, 0);
+	CHECK_INT(set->n_lines, ==, 2);
+	pstore_series_set_free(set);
+	sel.request = &rq; /* 80 KB a line: the 1 MiB share holds 13 */
+	CHECK_INT(pstore_series_totals(s, &sel, SEC / 10, by, 1, &set, why, sizeof(why)), ==, 0);
+	pstore_series_set_free(set);
+	ember_mem_account_init(&acct, NULL, 100 << 10); /* one line, not two */
+	CHECK_INT(pstore_series_totals(s, &sel, SEC / 10, by, 1, &set, why, sizeof(why)), ==,
+		  -E2BIG);
+	CHECK(strstr(why, "memory share"));
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -666,7 +755,7 @@ static int test_pstore__coverage_and_query_resolver(void)
 	struct pprof_profile *p = mkprof(SRAW, CRAW, 3, T0);
 	struct pstore_unresolved un = { "beef", "no_debuginfo" };
 	struct pstore_append_opts o = { .sz = sizeof(o), .unresolved = &un, .n_unresolved = 1 };
-	struct pstore_selection sel = { NULL, "cpu", 0, 0 };
+	struct pstore_selection sel = { NULL, "cpu", 0, 0, NULL };
 	int calls = 0;
 	struct pstore_query_opts qo = { .sz = sizeof(qo), .resolver = resolve_beef,
 					.resolver_ctx = &calls };
@@ -1334,7 +1423,7 @@ static int flip_byte(const char *path, long off)
 
 static int expect_corrupt_query(struct pstore *s)
 {
-	struct pstore_selection sel = { NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0 };
+	struct pstore_selection sel = { NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0, NULL };
 	struct pmodel_result *r = NULL;
 	char why[256] = "";
 	int err = pstore_query(s, &sel, NULL, &r, why, sizeof(why));
@@ -1460,7 +1549,7 @@ static int test_pstore__storage_errors_are_not_empty_answers(void)
 	struct flaky f = { 0 };
 	struct pstore_blockio io = flaky_io(&f);
 	struct pstore_opts o = test_opts();
-	struct pstore_selection sel = { NULL, "samples", 0, 0 };
+	struct pstore_selection sel = { NULL, "samples", 0, 0, NULL };
 	struct pmodel_result *r = NULL;
 	struct pstore *s = NULL;
 	char why[256];
@@ -2255,7 +2344,8 @@ static int test_pstore__shared_missing_block_fails_its_queries_only(void)
 {
 	struct pstore *a, *c;
 	struct pmodel_result *r = NULL;
-	struct pstore_selection sel = { NULL, "samples", T0 - 3 * HOUR, T0 - 2 * HOUR + HOUR / 2 };
+	struct pstore_selection sel = { NULL, "samples", T0 - 3 * HOUR, T0 - 2 * HOUR + HOUR / 2,
+					NULL };
 	struct pstore_stats st;
 	char path[600], why[256];
 
@@ -2460,6 +2550,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__types_aliases_and_names),
 	UNIT_CASE(test_pstore__discovery_labels_values_types),
 	UNIT_CASE(test_pstore__series_totals_at_a_step),
+	UNIT_CASE(test_pstore__reads_stop_at_the_request_check),
+	UNIT_CASE(test_pstore__series_grid_bounded),
 	UNIT_CASE(test_pstore__coverage_and_query_resolver),
 	UNIT_CASE(test_pstore__compaction_resolver_updates_block),
 	UNIT_CASE(test_pstore__symbols_arrived_rewrite_blocks),
