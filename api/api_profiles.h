@@ -56,12 +56,13 @@ const char *api_param(struct MHD_Connection *c, const char *name);
 /* A selection from the parameters: query (selector), type, from, to (or
  * until), each read under prefix (e.g. "base_"), falling back to the
  * unprefixed names, then to alt[] (Pyroscope's names, may be NULL).  The
- * strings point into the request.  0, or -EINVAL with why set for the
- * sender. */
+ * strings point into the request; the selector's regexes are charged to
+ * req's memory account.  0, or -EINVAL with why set for the sender. */
 struct api_selection_names {
 	const char *query, *from, *to; /* alternatives, or NULL */
 };
-int api_selection_from_params(struct MHD_Connection *c, const char *prefix,
+int api_selection_from_params(struct MHD_Connection *c, const struct api_request *req,
+			      const char *prefix,
 			      const struct api_selection_names *alt,
 			      struct pstore_selection *sel, char *why, size_t why_size);
 

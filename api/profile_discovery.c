@@ -21,7 +21,7 @@ static int selection(struct api_server *srv, struct MHD_Connection *c,
 {
 	char why[512];
 
-	if (!api_selection_from_params(c, NULL, NULL, sel, why, sizeof(why)))
+	if (!api_selection_from_params(c, req, NULL, NULL, sel, why, sizeof(why)))
 		return 0;
 	*ret = api_profile_error(srv, c, req, -EINVAL, why);
 	return -EINVAL;

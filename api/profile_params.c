@@ -59,14 +59,15 @@ static int time_param(struct MHD_Connection *c, const char *prefix, const char *
 	return 0;
 }
 
-int api_selection_from_params(struct MHD_Connection *c, const char *prefix,
+int api_selection_from_params(struct MHD_Connection *c, const struct api_request *req,
+			      const char *prefix,
 			      const struct api_selection_names *alt,
 			      struct pstore_selection *sel, char *why, size_t why_size)
 {
 	int64_t now = profsvc_now_ns();
 	const char *used = "";
 
-	*sel = (struct pstore_selection){ 0 };
+	*sel = (struct pstore_selection){ .mem = req->acct };
 	sel->selector = param3(c, prefix, "query", alt ? alt->query : NULL, &used);
 	sel->type = api_param(c, "type");
 	if (time_param(c, prefix, "to", "until", alt ? alt->to : NULL, now, now, &sel->to_ns, why,

@@ -88,7 +88,7 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 
 	if (!profsvc_format_known(f, false))
 		return unknown_format(srv, c, req, f, "json, pprof, folded, top, top-text, svg");
-	if (api_selection_from_params(c, NULL, NULL, &sel, why, sizeof(why)) ||
+	if (api_selection_from_params(c, req, NULL, NULL, &sel, why, sizeof(why)) ||
 	    output_params(c, f, false, &o, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
 	err = profsvc_query(srv->profiles->svc, &sel, &o, &a, why, sizeof(why));
@@ -126,15 +126,16 @@ static int diff_opts(struct MHD_Connection *c, struct pmodel_diff_opts *o, char 
 }
 
 /* Both sides' selections, under Ember's and Pyroscope's names. */
-static int diff_selections(struct MHD_Connection *c, struct pstore_selection *bs,
-			   struct pstore_selection *ns, char *why, size_t size)
+static int diff_selections(struct MHD_Connection *c, const struct api_request *req,
+			   struct pstore_selection *bs, struct pstore_selection *ns, char *why,
+			   size_t size)
 {
 	static const struct api_selection_names left = { "leftQuery", "leftFrom", "leftUntil" };
 	static const struct api_selection_names right = { "rightQuery", "rightFrom",
 							  "rightUntil" };
 
-	if (api_selection_from_params(c, "base_", &left, bs, why, size) ||
-	    api_selection_from_params(c, "new_", &right, ns, why, size))
+	if (api_selection_from_params(c, req, "base_", &left, bs, why, size) ||
+	    api_selection_from_params(c, req, "new_", &right, ns, why, size))
 		return -EINVAL;
 	return 0;
 }
@@ -155,7 +156,7 @@ enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *
 		return unknown_format(srv, c, req, f, "table, table-text, json, folded, svg, pprof");
 	if (diff_opts(c, &d, why, sizeof(why)) || output_params(c, f, true, &o, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
-	if (diff_selections(c, &bs, &ns, why, sizeof(why)))
+	if (diff_selections(c, req, &bs, &ns, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
 	err = profsvc_diff(srv->profiles->svc, &bs, &ns, &d, &o, &a, why, sizeof(why));
 	snprintf(bp, sizeof(bp), "%" PRIu64, a.base_profiles);

@@ -277,8 +277,8 @@ enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection 
 	return MHD_YES; /* answered once the request is whole */
 }
 
-static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection *c,
-				   struct api_request *req)
+static enum MHD_Result answer_route(struct api_server *srv, struct MHD_Connection *c,
+				    struct api_request *req)
 {
 	switch (req->route.ep) {
 	case API_EP_PROFILE_QUERY:
@@ -295,6 +295,22 @@ static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection
 	default:
 		return api_profile_coverage(srv, c, req);
 	}
+}
+
+/* A read answered whole under its memory account (what its selectors'
+ * regexes hold: profile-store/selector.c), given back once answered. */
+static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection *c,
+				   struct api_request *req)
+{
+	struct ember_mem_account acct;
+	enum MHD_Result ret;
+
+	ember_mem_account_init(&acct, &srv->mem, srv->request_share);
+	req->acct = &acct;
+	ret = answer_route(srv, c, req);
+	req->acct = NULL;
+	ember_mem_account_release(&acct);
+	return ret;
 }
 
 enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *c,
