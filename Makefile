@@ -31,7 +31,7 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev libyajl-dev \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
-	libunistring-dev libexpat1-dev libbpf-dev bpftool
+	libunistring-dev libexpat1-dev libbpf-dev bpftool libre2-dev
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
 	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \

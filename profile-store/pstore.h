@@ -277,9 +277,10 @@ struct pstore_request {
 
 /*
  * What a query reads.  selector: "{name="v",name!="v",name=~"re",name!~"re"}"
- * (NULL or "{}": everything); regexes are POSIX extended, anchored at both
- * ends (docs/profile-store.md says how the dialect differs from
- * Prometheus' RE2).  type: a profile type ID
+ * (NULL or "{}": everything); regexes are RE2's (Go's syntax, as
+ * Prometheus takes them), matched against the whole value; at most 8 a
+ * selector, each compiled within 1 MiB taken from request->account (if
+ * any) before it is compiled (docs/profile-store.md, "Selectors").  type: a profile type ID
  * "name:sample_type:sample_unit:period_type:period_unit" (as
  * pstore_profile_types lists them) or an alias ("cpu", "wall",
  * "alloc_space", ...); NULL where a call allows any type.  Times are ns

@@ -3,6 +3,7 @@
  * scans.
  *
  *   selector.c       the selector parser; matching a label set
+ *   selector_regex.cc  its regexes: RE2 behind C (pstore_regex.h)
  *   match.c          a selector over a label index -> series bitmap
  *   query.c          pstore_query over heads and blocks
  *   block_query.c    one block's share of a query
@@ -27,7 +28,7 @@ enum pstore_match_op { PS_EQ, PS_NE, PS_RE, PS_NRE };
 struct pstore_matcher {
 	char *name, *value;
 	enum pstore_match_op op;
-	void *re; /* regex_t for PS_RE / PS_NRE */
+	struct pstore_regex *re; /* PS_RE / PS_NRE (pstore_regex.h) */
 };
 
 struct pstore_selector {
@@ -40,7 +41,9 @@ bool pstore_matcher_value(const struct pstore_matcher *m, const char *value);
  * t's label index.  0 or -ENOMEM. */
 int pstore_select_series(const struct pstore_selector *sel, const struct pstore_seriestab *t,
 		     const struct pstore_lindex *ix, uint8_t *bitmap);
-/* Parse sel->selector (NULL: match all) into *out. */
+/* Parse sel->selector (NULL: match all) into *out, its regexes' memory
+ * taken from sel->request->account first: -PSTORE_ERR_LIMIT past the
+ * account's share, -EAGAIN when the budget has none free. */
 int pstore_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
 		       struct ember_diag *d);
 

@@ -8,24 +8,32 @@
  * name: [a-zA-Z_][a-zA-Z0-9_.]*; op: = != =~ !~; value: a string in
  * double or single quotes or backticks, with the escapes of PromQL's
  * strings (\\ \" \' \n \t \r \` ; no escapes in backticks).  Regexes are
- * POSIX extended (regcomp from libc), anchored at both ends as Prometheus
- * anchors them; back-references are refused, and the counted
- * repetitions ({ n,m }) of one regex may multiply to at most 1,000, so that
- * no selector costs the server more than a small regex.  A missing label
+ * RE2's (Go's syntax, as Prometheus and Pyroscope take them: \d, (?i),
+ * ...; pstore_regex.h), matched against the whole value.  A selector has
+ * at most 32 matchers, 8 of them regexes of at most 1,024 bytes each,
+ * and each compiled regex holds at most 1 MiB (RE2's max_mem), taken from
+ * the request's memory account (struct pstore_selection's mem) before it
+ * is compiled: no selector costs the server more than 8 MiB or a compile
+ * past that bound (docs/security.md).  A missing label
  * has the value "" (so {foo=""} matches series without foo).
  */
 #include "pstore_query.h"
 
-#include <regex.h>
+#include "pstore_regex.h"
+
 #include <stdio.h>
 
 #define SELECTOR_MAX 16384
+#define MATCHERS_MAX 32
+#define REGEXES_MAX 8
 #define REGEX_MAX 1024
-#define MATCHERS_MAX 64
+#define REGEX_MEM (1 << 20) /* what one compiled regex may hold (RE2's max_mem) */
 
 struct cur {
 	const char *p, *start;
 	struct ember_diag *d;
+	struct ember_mem_account *mem; /* charged REGEX_MEM a regex; NULL: none */
+	int regexes;
 };
 
 #define SEL_FAIL(c, ...) EMBER_FAIL((c)->d, -PSTORE_ERR_SELECTOR, __VA_ARGS__)
@@ -115,101 +123,40 @@ static int parse_op(struct cur *c, enum pstore_match_op *op)
 	return 0;
 }
 
-static bool quantifier(char ch)
-{
-	return ch == '*' || ch == '+' || ch == '?' || ch == '{';
-}
-
-/* What could make glibc's regcomp or regexec expensive: back-references,
- * a quantifier applied to a quantifier ("a++", "a*{9}": POSIX leaves them
- * undefined, glibc nests them, and 40 of them take gigabytes), more than
- * 64 quantifiers, counted repetitions multiplying past 1,000. */
-static int regex_cost(struct cur *c, const char *re)
-{
-	double product = 1;
-	int nq = 0;
-
-	for (const char *p = re; *p; p++) {
-		if (*p == '\\' && p[1] >= '1' && p[1] <= '9')
-			return SEL_FAIL(c, "selector: back-references are not allowed in '%.64s'",
-					re);
-		if (*p == '\\' && p[1]) {
-			p++;
-			continue;
-		}
-		if (*p == '[') { /* a bracket expression: its characters are literal */
-			const char *q = p + 1 + (p[1] == '^');
-
-			q += *q == ']';
-			while (*q && *q != ']')
-				q += q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=') &&
-					     strchr(q + 2, ']') ? strchr(q + 2, ']') - q + 1 : 1;
-			if (!*q)
-				break; /* unterminated: regcomp says so */
-			p = q;
-			continue;
-		}
-		if (quantifier(*p) && ++nq > 64)
-			return SEL_FAIL(c, "selector: regex '%.64s' has more than 64 repetitions",
-					re);
-		if ((*p == '}' || (quantifier(*p) && *p != '{')) && quantifier(p[1]))
-			return SEL_FAIL(c,
-					"selector: regex '%.64s' repeats a repetition (\"%c%c\")",
-					re, *p, p[1]);
-		if (*p == '{') {
-			unsigned long a = strtoul(p + 1, NULL, 10), b = a;
-			const char *comma = strchr(p, ',');
-
-			if (comma && comma < strchr(p, '}') && comma[1] != '}')
-				b = strtoul(comma + 1, NULL, 10);
-			product *= (double)(a > b ? a : b) + 1;
-		}
-	}
-	if (product > 1000)
-		return SEL_FAIL(c, "selector: regex '%.64s' repeats too much ({n,m} bounds "
-			       "multiply past 1000)", re);
-	return 0;
-}
-
+/* The regex of m compiled into m->re, its bound taken from the request's
+ * account first: a regex past the count, the length or the memory bound is
+ * refused before RE2 sees it or as soon as RE2 passes the bound. */
 static int compile(struct cur *c, struct pstore_matcher *m)
 {
 	size_t n = strlen(m->value);
-	char *anchored;
-	regex_t *re;
-	int rc;
+	char msg[160] = "";
+	int err;
 
+	if (++c->regexes > REGEXES_MAX)
+		return SEL_FAIL(c, "selector: more than %d regex matchers (=~, !~)", REGEXES_MAX);
 	if (n > REGEX_MAX)
 		return SEL_FAIL(c, "selector: regex longer than %d bytes", REGEX_MAX);
-	EMBER_FORWARD_IF_ERROR(regex_cost(c, m->value));
-	anchored = malloc(n + 5);
-	re = malloc(sizeof(*re));
-	if (!anchored || !re) {
-		free(anchored);
-		free(re);
-		return -ENOMEM;
-	}
-	snprintf(anchored, n + 5, "^(%s)$", m->value);
-	rc = regcomp(re, anchored, REG_EXTENDED | REG_NOSUB);
-	free(anchored);
-	if (rc) {
-		char msg[128];
-
-		regerror(rc, re, msg, sizeof(msg));
-		free(re);
+	err = ember_mem_account_take(c->mem, REGEX_MEM);
+	if (err == -E2BIG)
+		return EMBER_FAIL(c->d, -PSTORE_ERR_LIMIT, "selector: its regexes need more than "
+				  "the request's share of the server's memory");
+	if (err)
+		return EMBER_FAIL(c->d, err, "selector: no memory free for its regexes now; "
+				  "try again");
+	err = pstore_regex_new(m->value, n, REGEX_MEM, &m->re, msg, sizeof(msg));
+	if (err == -E2BIG)
+		return SEL_FAIL(c, "selector: regex '%.64s' too large: %s (at most %d KiB "
+				"compiled, 1000 repetitions)", m->value, msg, REGEX_MEM >> 10);
+	if (err == -EINVAL)
 		return SEL_FAIL(c, "selector: bad regex '%.64s': %s", m->value, msg);
-	}
-	m->re = re;
-	return 0;
+	return err;
 }
 
 static void matcher_release(struct pstore_matcher *m)
 {
 	free(m->name);
 	free(m->value);
-	if (m->re) {
-		regfree(m->re);
-		free(m->re);
-	}
+	pstore_regex_free(m->re);
 }
 
 static int parse_matcher(struct cur *c, struct pstore_selector *sel)
@@ -283,9 +230,10 @@ static int parse_body(struct cur *c, struct pstore_selector *sel)
 	return 0;
 }
 
-static int parse(const char *text, struct pstore_selector **out, struct ember_diag *d)
+static int parse(const char *text, struct ember_mem_account *mem, struct pstore_selector **out,
+		 struct ember_diag *d)
 {
-	struct cur c = { text ? text : "", text ? text : "", d };
+	struct cur c = { text ? text : "", text ? text : "", d, mem, 0 };
 	struct pstore_selector *sel;
 	int err;
 
@@ -309,7 +257,7 @@ int pstore_selector_parse(const char *text, struct pstore_selector **out, char *
 {
 	struct ember_diag d = ember_diag_make(why, why_size);
 
-	return parse(text, out, &d);
+	return parse(text, NULL, out, &d);
 }
 
 void pstore_selector_free(struct pstore_selector *sel)
@@ -331,9 +279,9 @@ bool pstore_matcher_value(const struct pstore_matcher *m, const char *value)
 	case PS_NE:
 		return strcmp(value, m->value) != 0;
 	case PS_RE:
-		return regexec(m->re, value, 0, NULL, 0) == 0;
+		return pstore_regex_match(m->re, value, strlen(value));
 	case PS_NRE:
-		return regexec(m->re, value, 0, NULL, 0) != 0;
+		return !pstore_regex_match(m->re, value, strlen(value));
 	}
 	return false;
 }
@@ -357,5 +305,5 @@ bool pstore_selector_matches(const struct pstore_selector *sel,
 int pstore_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
 		       struct ember_diag *d)
 {
-	return parse(sel && sel->selector ? sel->selector : "", out, d);
+	return parse(sel && sel->selector ? sel->selector : "", sel && sel->request ? sel->request->account : NULL, out, d);
 }

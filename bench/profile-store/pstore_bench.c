@@ -476,8 +476,9 @@ static void group_commit(const char *base)
 
 static struct pmodel_result *query(struct pstore *s, const char *sel, int hour)
 {
-	struct pstore_selection q = { sel, "cpu", T0 + hour * 3600 * SEC,
-				     T0 + (hour + 1) * 3600 * SEC, NULL };
+	struct pstore_selection q = { .selector = sel, .type = "cpu",
+				      .from_ns = T0 + hour * 3600 * SEC,
+				      .to_ns = T0 + (hour + 1) * 3600 * SEC };
 	struct pmodel_result *r = NULL;
 	char why[256];
 

@@ -3,8 +3,8 @@
  * label selector parser (profile-store/selector.c): any bytes as a
  * selector (cut at the first NUL); one that parses is matched against a
  * few label sets, and one that fails says why.  The regexes it compiles
- * are bounded (no back-references, counted repetitions multiplying to at
- * most 1,000), so no input makes matching slow.  Seeds in
+ * are RE2's, each within 1 MiB and matched in linear time, so no input
+ * makes compiling or matching slow.  Seeds in
  * corpus/pstore_selector/.
  */
 #include "pstore.h"

@@ -82,8 +82,7 @@ static void open_and_use(void)
 {
 	struct pstore_opts o = { .sz = sizeof(o), .no_background = true, .no_fsync = true,
 				 .zstd_level = 1 };
-	struct pstore_selection sel = { NULL, "process_cpu:samples:count:cpu:nanoseconds", 0, 0,
-					NULL };
+	struct pstore_selection sel = { .type = "process_cpu:samples:count:cpu:nanoseconds" };
 	struct pstore *s = NULL;
 	struct pmodel_result *r = NULL;
 	struct pprof_profile *p = pprof_profile_new();

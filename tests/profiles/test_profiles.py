@@ -596,6 +596,59 @@ def test_profiles__limits_answer_4xx_with_reasons():
     check(srv.metric("ember_profiles_rejected_total", '{reason="too_large"}') >= 1, "metric")
 
 
+def proc_cost(pid):
+    """(peak resident bytes, CPU seconds) of a process, from /proc."""
+    with open("/proc/%d/status" % pid) as f:
+        hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return hwm, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# 45 bytes that took glibc's regcomp 1.1 GB and 1.8 s to compile (issue 23)
+HOSTILE_RE = "((((a|b|c|d|e|f|g|h|i|j|k)?){0,9}){0,9}){0,9}"
+
+
+def test_profiles__hostile_selector_regexes_cost_bounded():
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=Checkout&pid=1234")
+    folded(srv, '{service_name=~"C.*"}')  # the query path warmed up
+    hwm0, cpu0 = proc_cost(srv.proc.pid)
+
+    def ask(selector, status, reason=""):
+        t = time.monotonic()
+        st, body, _ = srv.request("GET", "/api/v1/query?type=cpu&format=folded&from=0&query=" +
+                                  q(selector))
+        wall = time.monotonic() - t
+        check(st == status and reason in body.decode(errors="replace"),
+              "%.80s: HTTP %d %r (wanted %d %r)" % (selector, st, body[:300], status, reason))
+        check(wall < 5, "%.80s: answered in %.1f s" % (selector, wall))
+        hwm, _ = proc_cost(srv.proc.pid)
+        check(hwm - hwm0 < 100 << 20, "%.80s: peak RSS grew %d MB" % (selector,
+                                                                     (hwm - hwm0) >> 20))
+        return body
+
+    # one, then eight of the hostile regex: compiled within their bound
+    check(ask('{service_name=~"%s"}' % HOSTILE_RE, 200) == b"", "no series matches")
+    ask("{" + ",".join('a%d=~"%s"' % (i, HOSTILE_RE) for i in range(8)) + "}", 200)
+    # past the limits: 400 with the reason, before anything is compiled
+    ask("{" + ",".join('a%d=~"%s"' % (i, HOSTILE_RE) for i in range(9)) + "}", 400,
+        "more than 8 regex matchers")
+    ask("{" + ",".join('a%d="%s"' % (i, "x" * 100) for i in range(64)) + "}", 400,
+        "more than 32 matchers")
+    ask('{a=~"%s"}' % ("x" * 1025), 400, "regex longer than 1024 bytes")
+    ask('{a=~"[\\\\pL\\\\pN]{1,500}"}', 400, "too large: pattern too large")
+    ask('{a=~"(x)\\\\1"}', 400, "invalid escape sequence")
+    _, cpu = proc_cost(srv.proc.pid)
+    check(cpu - cpu0 < 5, "the hostile selectors took %.1f s of CPU" % (cpu - cpu0))
+    # RE2's syntax, as Prometheus and Pyroscope take it
+    want = folded(srv, '{service_name="Checkout"}')
+    check(want, "the profile is there")
+    check(folded(srv, '{pid=~"\\\\d+"}') == want, "\\d matches digits")
+    check(folded(srv, '{service_name=~"(?i)checkout"}') == want, "(?i) folds case")
+    check(folded(srv, '{pid=~"\\\\d{3}"}') == {}, "the whole value, not a part of it")
+
+
 def test_profiles__unbounded_label_warned_in_log_and_metrics():
     srv = Server()
     data = cpu_profile({"main;work": 1}, T0).encode()
