@@ -70,8 +70,9 @@ int api_selection_from_params(struct MHD_Connection *c, const char *prefix,
 
 /* A write's limits while the service decodes, symbolizes and stores it:
  * its deadline and client check, the server's cap on upstream fetches
- * (--max-fetches) and its memory account (req->acct), in the form the
- * symbolization service takes (request.account, request.max_fetches). */
+ * (--upstream-fetches-per-request) and its memory account (req->acct),
+ * in the form the symbolization service takes (request.account,
+ * request.max_fetches). */
 struct api_write_limits {
 	struct api_deadline deadline;
 	struct symsvc_request_opts request;

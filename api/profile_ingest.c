@@ -7,8 +7,8 @@
  * the write's limits (api_write_limits): the request's memory account
  * (made when its head arrived, profile_routes.c) bears the body, its
  * decompression, the decoded profile and its symbolization, which asks
- * upstream for at most --max-fetches build IDs and stops at the
- * deadline.  docs/http-api.md, "Ingest".
+ * upstream for at most --upstream-fetches-per-request build IDs and
+ * stops at the deadline.  docs/http-api.md, "Ingest".
  */
 #include "api_profiles.h"
 
