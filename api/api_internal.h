@@ -328,11 +328,17 @@ void api_account_free(struct ember_mem_account *a);
 /* req->acct made: an account of the server's budget, at most a request's
  * share (freed when the request completes).  0 or -ENOMEM. */
 int api_request_account(struct api_server *srv, struct api_request *req);
+/* A chunk of a kept body into req->body (JSON: req->parser); after a
+ * failure only read.  The first failure is kept in req->body_err: the
+ * account's (-E2BIG past the share, -EAGAIN the budget taken, answered
+ * once the body is whole), or -EFBIG past the buffer's cap itself (the
+ * caller closes the connection). */
+void api_body_take(struct api_request *req, const char *data, size_t size);
 /* The answer to a body that could not be taken (err): 503 with
  * Retry-After for -EAGAIN (the memory budget is taken by others), 413 for
  * -E2BIG, 500 for -ENOMEM, else 400; why says what. */
 enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connection *c,
-				       struct api_request *req, int err, const char *why);
+				       const struct api_request *req, int err, const char *why);
 /* Its kind, from the code alone: -EAGAIN busy, -ENOMEM internal, -E2BIG
  * too large, any other malformed. */
 enum ember_errkind api_body_error_kind(int err);

@@ -104,6 +104,22 @@ int api_selection_from_params(struct MHD_Connection *c, const char *prefix,
 
 /* ---- ingest (profile_ingest.c, pyroscope_ingest.c) ------------------------- */
 
+/* A write's limits while the service decodes, symbolizes and stores it:
+ * its deadline and client check, the server's cap on upstream fetches
+ * (--upstream-fetches-per-request) and its memory account (req->acct),
+ * in the form the symbolization service takes (request.account,
+ * request.max_fetches). */
+/* A write refused (err: the service's, the store's, or the write's own
+ * limits') answered: -E2BIG 413, -EAGAIN 503 with Retry-After (never
+ * counted as a store error), -ETIMEDOUT 504 (-ECANCELED: none, the client
+ * is gone), -ENOMEM 500, a store's error by its kind; why says what.
+ * The caller counts the reject. */
+enum MHD_Result api_profile_refuse(struct api_server *srv, struct MHD_Connection *c,
+				   const struct api_request *req, int err, const char *why);
+/* A write whose body the account refused (req->body_err), counted and
+ * answered (413, 503 with Retry-After). */
+enum MHD_Result api_profile_body_refused(struct api_server *srv, struct MHD_Connection *c,
+					 const struct api_request *req);
 /* Whether the request carries a token that may write profiles. */
 bool api_profile_auth_ok(const struct api_server *srv, struct MHD_Connection *c);
 /* POST /api/v1/profiles once the body is whole. */

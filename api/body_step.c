@@ -1,6 +1,8 @@
 /*
  * body_step.c - the body of a symbolization request, read under the
- * request's memory account (uploads stream to disk instead, artifact_upload.c).
+ * request's memory account (uploads stream to disk instead, artifact_upload.c);
+ * a profile write's body is taken the same way (api_request_account,
+ * api_body_take: profile_routes.c).
  *
  * A JSON body is parsed as it arrives (wire/'s streamed parser): it is
  * never held whole, and the parse stops at its first error, the rest of
@@ -59,8 +61,7 @@ static enum MHD_Result first_step(struct api_server *srv, struct MHD_Connection 
 	return req->body_err == -ENOMEM ? MHD_NO : MHD_YES;
 }
 
-/* A chunk of the body: parsed, or kept; after a failure only read. */
-static void take_chunk(struct api_request *req, const char *data, size_t size)
+void api_body_take(struct api_request *req, const char *data, size_t size)
 {
 	if (req->body_err)
 		return;
@@ -80,7 +81,7 @@ enum MHD_Result api_body_step(struct api_server *srv, struct MHD_Connection *c,
 	if (!req->upload_started) /* the first call: headers only */
 		return first_step(srv, c, req);
 	if (*size) {
-		take_chunk(req, data, *size);
+		api_body_take(req, data, *size);
 		*size = 0;
 		return req->body_err == -EFBIG ? MHD_NO : MHD_YES;
 	}
@@ -103,7 +104,7 @@ enum ember_errkind api_body_error_kind(int err)
 }
 
 enum MHD_Result api_respond_body_error(struct api_server *srv, struct MHD_Connection *c,
-				       struct api_request *req, int err, const char *why)
+				       const struct api_request *req, int err, const char *why)
 {
 	enum ember_errkind kind = api_body_error_kind(err);
 	char msg[600];

@@ -3,8 +3,12 @@
  * profile write (Bearer, or Basic as Grafana Alloy sends it), every query
  * parameter a label, the body handed to the profile service
  * (profsvc_decode, profsvc_ingest: decoded, symbolized, appended; the
- * answer's body written there) and its answer sent.  docs/http-api.md,
- * "Ingest".
+ * answer's body written there) and its answer sent.  All of it runs under
+ * the request's context (api_profile_ctx): the request's memory account
+ * (made when its head arrived, profile_routes.c) bears the body, its
+ * decompression, the decoded profile and its symbolization, which asks
+ * upstream for at most --upstream-fetches-per-request build IDs and
+ * stops at the deadline.  docs/http-api.md, "Ingest".
  */
 #include "api_profiles.h"
 
@@ -60,6 +64,23 @@ bool api_profile_auth_ok(const struct api_server *srv, struct MHD_Connection *c)
 	return false;
 }
 
+/* The write's memory, not the store's: -E2BIG its share, -EAGAIN the
+ * budget taken by others, -ENOMEM. */
+static bool memory_error(int err)
+{
+	return err == -E2BIG || err == -EAGAIN || err == -ENOMEM;
+}
+
+enum MHD_Result api_profile_refuse(struct api_server *srv, struct MHD_Connection *c,
+				   const struct api_request *req, int err, const char *why)
+{
+	if (err == -ETIMEDOUT || err == -ECANCELED)
+		return api_respond_stopped(srv, c, req, err);
+	if (memory_error(err)) /* never "store unavailable", never a store error */
+		return api_respond_body_error(srv, c, req, err, why);
+	return api_profile_error(srv, c, req, err, why);
+}
+
 enum MHD_Result api_profile_respond(struct api_server *srv, struct MHD_Connection *c,
 				    const struct api_request *req, struct profsvc_out *out)
 {
@@ -67,24 +88,36 @@ enum MHD_Result api_profile_respond(struct api_server *srv, struct MHD_Connectio
 
 	if (!out->err)
 		return api_profile_ok(srv, c, req, "application/json", &out->body, NULL);
-	ret = api_profile_error(srv, c, req, out->err, out->why);
+	ret = api_profile_refuse(srv, c, req, out->err, out->why);
 	ember_buf_release(&out->body);
 	return ret;
 }
 
-/* A malformed body: 400 (413 for a decompression past the cap). */
+/* A body that does not decode: 400; past the decompression cap or the
+ * write's memory 413, the memory budget taken 503. */
 static enum MHD_Result bad_profile(struct api_server *srv, struct MHD_Connection *c,
 				   const struct api_request *req, int err, const char *why)
 {
 	char msg[600];
 
-	profsvc_count_reject(srv->profiles->svc, err == -E2BIG ? PROFSVC_REJECT_TOO_LARGE
-							       : PROFSVC_REJECT_BAD_PROFILE);
-	snprintf(msg, sizeof(msg), "not a pprof profile: %s", why);
-	return api_profile_error(srv, c, req, err == -E2BIG ? -PSTORE_ERR_TOO_LARGE : -EINVAL,
-				 err == -E2BIG ? "profile bytes, larger than the limit once "
-						 "decompressed"
-					       : msg);
+	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
+	if (err == -E2BIG)
+		snprintf(msg, sizeof(msg), "profile too large once decompressed: %s", why);
+	else if (!memory_error(err))
+		snprintf(msg, sizeof(msg), "not a pprof profile: %s", why);
+	return api_profile_refuse(srv, c, req, memory_error(err) ? err : -EINVAL,
+				  err == -EAGAIN || err == -ENOMEM ? why : msg);
+}
+
+enum MHD_Result api_profile_body_refused(struct api_server *srv, struct MHD_Connection *c,
+					 const struct api_request *req)
+{
+	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(req->body_err));
+	return api_profile_refuse(srv, c, req, req->body_err,
+				  req->body_err == -E2BIG
+					  ? "profile body larger than the memory the server gives "
+					    "one request"
+					  : "no memory free for the profile body now");
 }
 
 /* Every query parameter a label. */
@@ -115,16 +148,19 @@ enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
 	struct label_walk lw = { .n = 0 };
 	struct profsvc_in in = { .route = PROFSVC_ROUTE_PROFILES };
+	struct api_profile_ctx x;
 	struct profsvc_out out;
 	char why[512];
 	int err;
 
+	if (req->body_err)
+		return api_profile_body_refused(srv, c, req);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, take_label, &lw);
 	if (lw.over)
 		return api_profile_error(srv, c, req, -PSTORE_ERR_LIMIT,
 					 "more than 64 query parameters (labels)");
-	err = profsvc_decode(req->body.data ? req->body.data : "", req->body.len, enc, &in.p, why,
-			     sizeof(why));
+	err = profsvc_decode(srv->profiles->svc, req->body.data ? req->body.data : "",
+			     req->body.len, enc, req->acct, &in.p, why, sizeof(why));
 	if (err)
 		return bad_profile(srv, c, req, err, why);
 	in.labels = lw.v;
@@ -135,6 +171,9 @@ enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection
 		in.body = req->body.data;
 		in.body_len = req->body.len;
 	}
+	if (api_profile_ctx_init(&x, srv, req)) /* the body's account is there */
+		return MHD_NO;
+	in.request = &x.ro;
 	profsvc_ingest(srv->profiles->svc, &in, &out);
 	return api_profile_respond(srv, c, req, &out);
 }

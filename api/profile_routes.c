@@ -6,9 +6,12 @@
  * A write (POST /api/v1/profiles, POST /ingest) is checked on its first
  * call, before any byte of the body is read: the token (401), a declared
  * Content-Length past the profile limit (413), the Content-Encoding
- * (415).  The body is then read into memory under that limit (a chunked
- * body crossing it closes the connection, as body_step.c does for the
- * symbolization routes), and must be whole by the request's deadline
+ * (415).  The body is then read into memory under that limit and the
+ * request's memory account (body_step.c, as for the symbolization
+ * routes: a chunked body crossing the limit closes the connection, one
+ * the account refuses is answered 413 or 503 once whole; the account
+ * then bears the decoding and symbolization, profile_ingest.c), and must
+ * be whole by the request's deadline
  * (--request-timeout, from its head: server.c sets it, conn_guard.c closes
  * a connection past it), so a token holder cannot trickle one for ever.
  * Reads take no body.  Every read runs in one request context (struct
@@ -87,10 +90,25 @@ bool api_profile_route_parse(const char *url, struct api_route *r)
 
 /* ---- lifecycle ------------------------------------------------------------ */
 
+/* o with a push's limits for a scrape: the server's budget, a request's
+ * share of it, its cap on upstream fetches. */
+static const struct profsvc_opts *scrape_limits(struct api_server *srv,
+						const struct profsvc_opts *o,
+						struct profsvc_opts *out)
+{
+	*out = *o;
+	out->sz = sizeof(*out);
+	out->budget = &srv->mem;
+	out->write_bytes = srv->request_share;
+	out->max_fetches = srv->max_fetches;
+	return out;
+}
+
 int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 {
 	const struct pstore_blockio *blocks = o ? o->service.blocks : NULL;
 	struct api_profiles *pr;
+	struct profsvc_opts so;
 	int err;
 
 	if (!o || !o->service.dir)
@@ -107,7 +125,7 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 	}
 	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
 		 o->ingest_token ? o->ingest_token : "");
-	err = profsvc_new(srv->symbols, &o->service, &pr->svc);
+	err = profsvc_new(srv->symbols, scrape_limits(srv, &o->service, &so), &pr->svc);
 	if (err) {
 		free(pr);
 		return err;
@@ -235,6 +253,7 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 						      MHD_HTTP_HEADER_CONTENT_LENGTH);
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
+	uint64_t limit = pr->max_body < srv->request_share ? pr->max_body : srv->request_share;
 	char msg[160];
 
 	req->upload_err = -EACCES; /* answered now, unless the checks pass */
@@ -247,10 +266,10 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 			    "a profile write needs Authorization: Bearer TOKEN (the upload or "
 			    "the ingest token)", bearer);
 	}
-	if (len && strtoull(len, NULL, 10) > pr->max_body) {
+	if (len && strtoull(len, NULL, 10) > limit) {
 		profsvc_count_reject(pr->svc, PROFSVC_REJECT_TOO_LARGE);
 		snprintf(msg, sizeof(msg), "profile of %s bytes, larger than the limit of %llu",
-			 len, (unsigned long long)pr->max_body);
+			 len, (unsigned long long)limit);
 		return text(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
 	}
 	if (!encoding_known(enc)) {
@@ -260,7 +279,9 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 	}
 	req->upload_err = 0;
 	req->upload_started = true;
-	ember_buf_init(&req->body, pr->max_body);
+	if (api_request_account(srv, req))
+		return MHD_NO;
+	ember_buf_init_account(&req->body, pr->max_body, req->acct);
 	return MHD_YES;
 }
 
@@ -353,12 +374,12 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 		return MHD_YES;
 	}
 	if (*size) {
-		int err = ember_buf_append(&req->body, data, *size);
-
+		api_body_take(req, data, *size);
 		*size = 0;
-		if (err)
-			profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TOO_LARGE);
-		return err ? MHD_NO : MHD_YES; /* past the limit: the connection closes */
+		if (req->body_err != -EFBIG)
+			return MHD_YES; /* an account's refusal is answered once whole */
+		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TOO_LARGE);
+		return MHD_NO; /* past the limit: the connection closes */
 	}
 	api_guard_working(&srv->guard, c); /* the body came by its deadline */
 	return req->route.ep == API_EP_PROFILE_INGEST ? api_profile_ingest(srv, c, req)

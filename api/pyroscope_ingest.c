@@ -15,6 +15,9 @@
  * (profsvc_pyroscope_labels, profsvc_ingest), as POST /api/v1/profiles
  * stores it; this file reads the request (its parameters, a multipart
  * form through libmicrohttpd's post processor) and sends the answer.
+ * The form's field, the decoded or parsed profile and its symbolization
+ * are the write's, under its limits as POST /api/v1/profiles's are
+ * (api_profile_ctx: the request's memory account, deadline, upstream cap).
  */
 #include "api_profiles.h"
 
@@ -69,8 +72,10 @@ static int read_form(struct MHD_Connection *c, const struct ember_buf *body, str
 	ok = MHD_post_process(pp, body->data ? body->data : "", body->len);
 	MHD_destroy_post_processor(pp);
 	if (f->err || ok != MHD_YES) {
-		snprintf(why, size, f->err ? "form: the profile field is past the limit"
-					   : "form: malformed multipart body");
+		snprintf(why, size, f->err == -EAGAIN ? "form: no memory free for the profile "
+							"field now"
+				    : f->err	      ? "form: the profile field is past the limit"
+						      : "form: malformed multipart body");
 		return f->err ? f->err : -EINVAL;
 	}
 	if (f->prev) {
@@ -94,8 +99,9 @@ static bool multipart(struct MHD_Connection *c)
 }
 
 /* The pprof of the request into in (and the body to log as is). */
-static int read_pprof(struct MHD_Connection *c, struct api_request *req, uint64_t rate,
-		      struct profsvc_in *in, struct form *f, char *why, size_t size)
+static int read_pprof(const struct profsvc *svc, struct MHD_Connection *c,
+		      struct api_request *req, uint64_t rate, struct profsvc_in *in, struct form *f,
+		      char *why, size_t size)
 {
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
@@ -107,8 +113,8 @@ static int read_pprof(struct MHD_Connection *c, struct api_request *req, uint64_
 		src = &f->profile;
 		enc = NULL;
 	}
-	EMBER_FORWARD_IF_ERROR(profsvc_decode(src->data ? src->data : "", src->len, enc, &in->p,
-					      why, size));
+	EMBER_FORWARD_IF_ERROR(profsvc_decode(svc, src->data ? src->data : "", src->len, enc,
+					      req->acct, &in->p, why, size));
 	m = pprof_message(in->p);
 	if (!m->period && rate) /* the pprof's own period wins */
 		return pprof_set_period(in->p, "cpu", "nanoseconds", (int64_t)(1000000000 / rate));
@@ -135,9 +141,9 @@ static int times(struct MHD_Connection *c, struct profsvc_in *in, char *why, siz
 	return 0;
 }
 
-static int parse_request(struct MHD_Connection *c, struct api_request *req, struct api_pyroscope *t,
-			 struct profsvc_in *in, struct form *f, char *why, size_t size,
-			 bool *unsupported)
+static int parse_request(const struct profsvc *svc, struct MHD_Connection *c,
+			 struct api_request *req, struct api_pyroscope *t, struct profsvc_in *in,
+			 struct form *f, char *why, size_t size, bool *unsupported)
 {
 	/* no format: a multipart form holds a pprof (Pyroscope's server reads
 	 * it so; the Node.js SDK before 0.6 sends no format), else folded */
@@ -156,12 +162,13 @@ static int parse_request(struct MHD_Connection *c, struct api_request *req, stru
 	}
 	EMBER_FORWARD_IF_ERROR(times(c, in, why, size));
 	if (strcmp(fmt, "pprof") == 0) {
-		EMBER_FORWARD_IF_ERROR(read_pprof(c, req, rate, in, f, why, size));
+		EMBER_FORWARD_IF_ERROR(read_pprof(svc, c, req, rate, in, f, why, size));
 	} else if (strcmp(fmt, "folded") == 0 || strcmp(fmt, "lines") == 0) {
 		k = pyro_kind_of(&t->tags, api_param(c, "units"));
 		EMBER_FORWARD_IF_ERROR(pyro_folded_parse(req->body.data ? req->body.data : "",
 						  req->body.len, fmt[0] == 'f', k,
-						  rate ? rate : DEFAULT_RATE, &in->p, why, size));
+						  rate ? rate : DEFAULT_RATE, req->acct, &in->p,
+						  why, size));
 		pprof_set_time(in->p, in->time_ns, in->duration_ns);
 	} else {
 		*unsupported = true;
@@ -180,26 +187,34 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 	struct api_pyroscope *t = calloc(1, sizeof(*t));
 	struct profsvc_in in = { .route = PROFSVC_ROUTE_INGEST, .input_bytes = req->body.len };
 	struct form f = { .err = 0 };
+	struct api_profile_ctx x;
 	struct profsvc_out out;
 	enum MHD_Result ret;
 	char why[512] = "";
 	bool unsupported;
 	int err;
 
+	if (req->body_err)
+		return api_profile_body_refused(srv, c, req);
 	if (!t)
 		return MHD_NO;
-	ember_buf_init(&f.profile, srv->profiles->max_body);
-	err = parse_request(c, req, t, &in, &f, why, sizeof(why), &unsupported);
+	ember_buf_init_account(&f.profile, srv->profiles->max_body, req->acct);
+	err = parse_request(srv->profiles->svc, c, req, t, &in, &f, why, sizeof(why),
+			    &unsupported);
 	if (err) {
 		pprof_profile_free(in.p);
-		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_BAD_PROFILE);
+		profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
 		ret = unsupported ? api_profile_text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why)
-				  : api_profile_error(srv, c, req,
-						      err == -E2BIG ? -PSTORE_ERR_TOO_LARGE : -EINVAL,
-						      err == -E2BIG ? "profile bytes, larger than the "
-								      "limit"
-								    : why);
+				  : api_profile_refuse(srv, c, req,
+						       err == -E2BIG || err == -EAGAIN ||
+								       err == -ENOMEM
+							       ? err
+							       : -EINVAL,
+						       why);
+	} else if (api_profile_ctx_init(&x, srv, req)) { /* the body's account is there */
+		ret = MHD_NO;
 	} else {
+		in.request = &x.ro;
 		profsvc_ingest(srv->profiles->svc, &in, &out);
 		ret = api_profile_respond(srv, c, req, &out);
 	}

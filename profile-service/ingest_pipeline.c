@@ -3,8 +3,9 @@
  * /api/v1/profiles, Pyroscope's /ingest, the scraper): a body decoded
  * (Content-Encoding undone, then raw/gzip/zstd), Pyroscope's label rules,
  * the profile symbolized in-process by the symbolization service
- * (symsvc_symbolize_pprof, as POST /api/v1/symbolize/pprof does), the
- * build IDs it could not resolve recorded with their reasons (the
+ * (symsvc_symbolize_pprof, as POST /api/v1/symbolize/pprof does, under
+ * the write's limits: its memory account, its check, its cap on upstream
+ * fetches), the build IDs it could not resolve recorded with their reasons (the
  * profile's coverage), and appended to the profile store, which answers
  * once it is durable; then the JSON answer.  docs/http-api.md, "Ingest".
  *
@@ -21,28 +22,51 @@
 #include <string.h>
 #include <strings.h>
 
-#define DECODED_CAP ((size_t)64 << 20) /* pprof_decode's default input cap */
+#define DECODED_CAP ((uint64_t)64 << 20) /* pprof_decode's default input cap */
+#define DECODED_RATIO 4			  /* decompressed bytes per byte of the limit */
 #define MAX_UNRESOLVED 256	       /* build IDs listed a profile */
 #define ANSWER_CAP ((size_t)1 << 20)
 
 /* ---- decoding ------------------------------------------------------------------ */
 
-int profsvc_decode(const void *data, size_t len, const char *content_encoding,
+uint64_t profsvc_max_decoded(const struct profsvc *s)
+{
+	return s->max_body < DECODED_CAP / DECODED_RATIO ? s->max_body * DECODED_RATIO
+							 : DECODED_CAP;
+}
+
+/*
+ * Every layer under the write's account: the client's HTTP compression
+ * (Content-Encoding), then the pprof's own (a gzip'd pprof sent gzip'd
+ * again is two layers, each capped), protobuf-c's allocations and the
+ * profile's later edits (pprof_limits.account).
+ */
+int profsvc_decode(const struct profsvc *s, const void *data, size_t len,
+		   const char *content_encoding, struct ember_mem_account *acct,
 		   struct pprof_profile **out, char *why, size_t why_size)
 {
+	struct pprof_limits lim = { .sz = sizeof(lim),
+				    .max_input_bytes = (size_t)profsvc_max_decoded(s),
+				    .account = acct };
 	struct ember_buf plain;
 	int err;
 
 	if (profsvc_encoding_identity(content_encoding))
-		return pprof_decode(data, len, NULL, out, why, why_size);
-	/* the client's HTTP compression first; the pprof may be gzip'd itself */
-	ember_buf_init(&plain, DECODED_CAP);
+		return pprof_decode(data, len, &lim, out, why, why_size);
+	ember_buf_init_account(&plain, lim.max_input_bytes, acct);
 	err = pprof_decompress(data, len, &plain, why, why_size);
 	if (!err)
-		err = pprof_decode(plain.data ? plain.data : "", plain.len, NULL, out, why,
+		err = pprof_decode(plain.data ? plain.data : "", plain.len, &lim, out, why,
 				   why_size);
 	ember_buf_release(&plain);
 	return err;
+}
+
+enum profsvc_reject profsvc_decode_reject(int err)
+{
+	return err == -E2BIG ? PROFSVC_REJECT_TOO_LARGE
+	       : err == -EAGAIN ? PROFSVC_REJECT_BUSY
+				: PROFSVC_REJECT_BAD_PROFILE;
 }
 
 /* ---- symbolization --------------------------------------------------------------- */
@@ -137,12 +161,28 @@ static enum profsvc_reject reject_of(int err)
 		return PROFSVC_REJECT_SERIES;
 	case -EINVAL:
 		return PROFSVC_REJECT_BAD_PROFILE;
+	case -E2BIG: /* the write's memory share */
+		return PROFSVC_REJECT_TOO_LARGE;
+	case -EAGAIN: /* the memory budget, taken by other work */
+		return PROFSVC_REJECT_BUSY;
 	default:
 		return PROFSVC_REJECT_UNAVAILABLE;
 	}
 }
 
 /* ---- the core ---------------------------------------------------------------------- */
+
+/* Why the write's symbolization stopped (its account, check or store). */
+static void symbolize_failed(int err, char *why, size_t size)
+{
+	if (err == -E2BIG)
+		snprintf(why, size, "the symbolized profile needs more memory than the server "
+				    "gives one request");
+	else if (err == -EAGAIN)
+		snprintf(why, size, "the server has no memory free to symbolize the profile now");
+	else
+		snprintf(why, size, "cannot symbolize the profile: %s", strerror(-err));
+}
 
 static int append(struct profsvc *pr, struct profsvc_in *in,
 		  const struct symsvc_pprof_stats *st, const struct unres_bid *u, size_t nu,
@@ -169,7 +209,7 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 	struct symsvc_pprof_stats st;
 	struct unres u = { 0 };
 	struct symsvc_pprof_opts so = { .sz = sizeof(so), .on_unresolved = on_unresolved,
-					.on_unresolved_arg = &u };
+					.on_unresolved_arg = &u, .request = in->request };
 	struct unres_bid bids[MAX_UNRESOLVED];
 	struct pstore_append_info info = { 0 };
 	size_t nb = 0;
@@ -178,8 +218,7 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 	ember_buf_init(&out->body, ANSWER_CAP);
 	out->why[0] = '\0';
 	if (err)
-		snprintf(out->why, sizeof(out->why), "cannot symbolize the profile: %s",
-			 strerror(-err));
+		symbolize_failed(err, out->why, sizeof(out->why));
 	if (!err) {
 		nb = by_build_id(in->p, &u, bids, MAX_UNRESOLVED);
 		err = append(pr, in, &st, bids, nb, &info, out->why, sizeof(out->why));

@@ -53,7 +53,7 @@ int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct pro
 	s->max_body = o->max_profile_bytes ? o->max_profile_bytes : DEFAULT_MAX_BODY;
 	err = open_store(s, o);
 	if (!err && o->n_scrape)
-		err = profsvc_scrapers_start(s, o->scrape, o->n_scrape, &s->scrapers);
+		err = profsvc_scrapers_start(s, o, &s->scrapers);
 	if (err) {
 		profsvc_free(s);
 		return err;

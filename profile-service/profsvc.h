@@ -64,6 +64,14 @@ struct profsvc_opts {
 	const struct pstore_blockio *blocks;
 	int64_t refresh_ns;		/* shared: the block index read again; 0: 2 s */
 	int64_t lease_expiry_ns;	/* shared: a dead writer's log taken over; 0: 3 head ages */
+	/* A scrape's limits, a push's (whose are the caller's, profsvc_in):
+	 * its body, decompressed bytes, decoded profile and symbolization
+	 * taken from budget through an account of at most write_bytes
+	 * (budget borrowed; NULL: no account), and at most max_fetches build
+	 * IDs asked upstream (0: no cap). */
+	struct ember_mem_budget *budget;
+	uint64_t write_bytes;
+	unsigned max_fetches;
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
@@ -97,6 +105,7 @@ enum profsvc_reject {
 	PROFSVC_REJECT_LABEL,		/* a malformed label */
 	PROFSVC_REJECT_SERIES,		/* the store's series limit */
 	PROFSVC_REJECT_UNAVAILABLE,	/* the store could not write it */
+	PROFSVC_REJECT_BUSY,		/* the memory budget taken by other work */
 	PROFSVC_REJECT_COUNT
 };
 
@@ -110,6 +119,10 @@ struct profsvc_in {
 	size_t n_labels;
 	int64_t time_ns, duration_ns;	/* when the profile has none */
 	enum profsvc_route route;
+	/* The write's limits while it is symbolized (borrowed): its check,
+	 * its cap on upstream fetches, its memory account (the one p was
+	 * decoded under).  NULL: none. */
+	const struct symsvc_request_opts *request;
 };
 
 /* The outcome: the JSON answer, or the error and its reason. */
@@ -126,9 +139,19 @@ void profsvc_ingest(struct profsvc *s, struct profsvc_in *in, struct profsvc_out
 /* A profile refused before it reached profsvc_ingest, counted. */
 void profsvc_count_reject(struct profsvc *s, enum profsvc_reject why);
 /* Decode a body (content_encoding undone, then raw/gzip/zstd by magic)
- * into *out (caller frees): 0 or wire's error with why set. */
-int profsvc_decode(const void *data, size_t len, const char *content_encoding,
+ * into *out (caller frees): 0 or wire's error with why set.  The
+ * decompressed bytes are capped at profsvc_max_decoded(s) (-E2BIG past
+ * it); they, the protobuf and every later edit of the profile are taken
+ * from acct first (borrowed: it must outlive *out; NULL: none), -E2BIG
+ * past its share and -EAGAIN when its budget is taken. */
+int profsvc_decode(const struct profsvc *s, const void *data, size_t len,
+		   const char *content_encoding, struct ember_mem_account *acct,
 		   struct pprof_profile **out, char *why, size_t why_size);
+/* The cap on a body's decompressed bytes: 4 times the profile limit,
+ * at most 64 MiB. */
+uint64_t profsvc_max_decoded(const struct profsvc *s);
+/* The reject a failure of decoding a body (err) is counted as. */
+enum profsvc_reject profsvc_decode_reject(int err);
 /* Whether content_encoding leaves the body as the log replays it (none
  * or identity): then it may be logged as received. */
 bool profsvc_encoding_identity(const char *content_encoding);

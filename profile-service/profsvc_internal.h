@@ -81,13 +81,16 @@ int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg);
 struct api_http;
 int api_http_new(struct api_http **out);
 void api_http_free(struct api_http *h);
-/* GET url into out (whose cap bounds it: -E2BIG), *status the HTTP
- * status; -ECANCELED when *stop was set, -EHOSTUNREACH when the transfer
- * failed, -ENOSYS without libcurl; why says what happened. */
+/* GET url into out (whose cap bounds it: -E2BIG; its account's error
+ * when that refuses), *status the HTTP status; -ECANCELED when *stop was
+ * set, -EHOSTUNREACH when the transfer failed, -ENOSYS without libcurl;
+ * why says what happened. */
 int api_http_get(struct api_http *h, const char *url, long timeout_s, const atomic_bool *stop,
 		 struct ember_buf *out, long *status, char *why, size_t why_size);
 
-int profsvc_scrapers_start(struct profsvc *s, const char *const *targets, size_t n,
+/* The scrapers of o->scrape, under o's limits for a scrape (budget,
+ * write_bytes, max_fetches). */
+int profsvc_scrapers_start(struct profsvc *s, const struct profsvc_opts *o,
 			   struct profsvc_scrapers **out);
 void profsvc_scrapers_stop(struct profsvc_scrapers *sc);
 int profsvc_scrapers_metrics(struct profsvc_scrapers *sc, struct ember_buf *b);

@@ -12,13 +12,20 @@
  * allocs reports) are scraped; any other URL is scraped as it is, a
  * .../profile without ?seconds= given the same N.  Every profile gets
  * the target's labels, instance=HOST:PORT and, unless given,
- * service_name=HOST:PORT.  One thread a target; a scrape that fails is
+ * service_name=HOST:PORT.  A scraped body has a push's limits: the
+ * profile limit on its bytes, the decompression cap, the checks of the
+ * decode and of the store, and a memory account from the server's budget
+ * for all it costs (body, decompressed bytes, profile, symbolization);
+ * its symbolization asks upstream for at most max_fetches build IDs.  A
+ * body refused is counted as a push's (ember_profiles_rejected_total)
+ * and as a failed scrape.  One thread a target; a scrape that fails is
  * counted, logged (the first of a run of failures at warn), and tried
  * again at the next interval.  A URL may carry credentials
  * ("user:password@", "?token=..."): the requests use them, and what is
  * shown (logs, /metrics, the instance label) is ember_url_shown's form.
  */
 #include "profsvc_internal.h"
+#include "symsvc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -54,6 +61,9 @@ struct target {
 struct profsvc_scrapers {
 	struct profsvc *pr;
 	struct api_http *http;
+	struct ember_mem_budget *budget; /* a scrape's account draws on it (or none) */
+	uint64_t write_bytes;		/* a scrape's share of it */
+	unsigned max_fetches;		/* build IDs a scrape may ask upstream */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	atomic_bool stop;
@@ -183,39 +193,81 @@ static void outcome(struct target *t, const char *url, int err, const char *why)
 	t->failing = true;
 }
 
-static int scrape_one(struct target *t, size_t i)
+/* The symbolization's check: the scrapers stopping. */
+static int stopping(void *arg)
 {
-	const char *url = t->url[i];
-	struct profsvc *pr = t->owner->pr;
-	struct profsvc_in in = { .route = PROFSVC_ROUTE_SCRAPE, .labels = t->labels,
-				 .n_labels = t->nlabels };
-	struct profsvc_out out = { .err = 0 };
-	struct ember_buf body;
-	char why[512] = "";
-	long status = 0;
-	int err;
+	const struct profsvc_scrapers *s = arg;
 
-	ember_buf_init(&body, pr->max_body);
-	in.time_ns = profsvc_now_ns();
-	err = api_http_get(t->owner->http, url, t->seconds + 30, &t->owner->stop, &body, &status,
-			   why, sizeof(why));
+	return atomic_load(&s->stop) ? -ECANCELED : 0;
+}
+
+/* The answer of url into body (under its cap and account): 0, or the
+ * error with why set; a body past its limits counted as a push's. */
+static int fetch(struct target *t, const char *url, struct ember_buf *body, char *why,
+		 size_t size)
+{
+	long status = 0;
+	int err = api_http_get(t->owner->http, url, t->seconds + 30, &t->owner->stop, body,
+			       &status, why, size);
+
+	if (err == -E2BIG && !(body->acct && body->acct->err))
+		snprintf(why, size, "answer larger than the profile limit of %zu bytes",
+			 body->cap);
+	else if (err == -E2BIG || err == -EAGAIN)
+		snprintf(why, size, err == -E2BIG ? "answer needs more memory than the server "
+						    "gives one write"
+						  : "the server has no memory free for the answer now");
+	if (err == -E2BIG || err == -EAGAIN)
+		profsvc_count_reject(t->owner->pr, profsvc_decode_reject(err));
 	if (!err && status != 200) {
-		snprintf(why, sizeof(why), "HTTP %ld", status);
+		snprintf(why, size, "HTTP %ld", status);
 		err = -EIO;
 	}
-	if (!err)
-		err = pprof_decode(body.data ? body.data : "", body.len, NULL, &in.p, why,
-				   sizeof(why));
-	if (!err) {
-		in.body = body.data;
-		in.body_len = in.input_bytes = body.len;
-		profsvc_ingest(pr, &in, &out);
-		err = out.err;
-		if (err)
-			snprintf(why, sizeof(why), "not stored: %.480s", out.why);
-		ember_buf_release(&out.body);
+	return err;
+}
+
+/* The body decoded and stored as a push is, under the scrape's limits. */
+static int store(struct target *t, struct ember_buf *body, char *why, size_t size)
+{
+	struct profsvc_scrapers *s = t->owner;
+	struct symsvc_request_opts ro = { .sz = sizeof(ro), .check = stopping, .check_arg = s,
+					  .max_fetches = s->max_fetches, .account = body->acct };
+	struct profsvc_in in = { .route = PROFSVC_ROUTE_SCRAPE, .labels = t->labels,
+				 .n_labels = t->nlabels, .time_ns = profsvc_now_ns(),
+				 .request = &ro };
+	struct profsvc_out out = { .err = 0 };
+	int err = profsvc_decode(s->pr, body->data ? body->data : "", body->len, NULL, body->acct,
+				 &in.p, why, size);
+
+	if (err) {
+		profsvc_count_reject(s->pr, profsvc_decode_reject(err));
+		return err;
 	}
+	in.body = body->data;
+	in.body_len = in.input_bytes = body->len;
+	profsvc_ingest(s->pr, &in, &out);
+	err = out.err;
+	if (err)
+		snprintf(why, size, "not stored: %.480s", out.why);
+	ember_buf_release(&out.body);
+	return err;
+}
+
+static int scrape_one(struct target *t, size_t i)
+{
+	struct profsvc_scrapers *s = t->owner;
+	struct ember_mem_account acct;
+	struct ember_buf body;
+	char why[512] = "";
+	int err;
+
+	ember_mem_account_init(&acct, s->budget, s->write_bytes);
+	ember_buf_init_account(&body, s->pr->max_body, s->budget ? &acct : NULL);
+	err = fetch(t, t->url[i], &body, why, sizeof(why));
+	if (!err)
+		err = store(t, &body, why, sizeof(why));
 	ember_buf_release(&body);
+	ember_mem_account_release(&acct);
 	if (err != -ECANCELED)
 		outcome(t, t->shown[i], err, why);
 	return err;
@@ -251,9 +303,11 @@ static void *loop(void *arg)
 
 /* ---- lifecycle ------------------------------------------------------------------- */
 
-int profsvc_scrapers_start(struct profsvc *pr, const char *const *targets, size_t n,
+int profsvc_scrapers_start(struct profsvc *pr, const struct profsvc_opts *o,
 			   struct profsvc_scrapers **out)
 {
+	const char *const *targets = o->scrape;
+	size_t n = o->n_scrape;
 	struct profsvc_scrapers *s = calloc(1, sizeof(*s));
 	int err = s ? 0 : -ENOMEM;
 
@@ -262,6 +316,9 @@ int profsvc_scrapers_start(struct profsvc *pr, const char *const *targets, size_
 	if (!err) {
 		s->pr = pr;
 		s->n = n;
+		s->budget = EMBER_OPTS_GET(o, budget, NULL);
+		s->write_bytes = EMBER_OPTS_GET(o, write_bytes, 0);
+		s->max_fetches = EMBER_OPTS_GET(o, max_fetches, 0);
 		pthread_mutex_init(&s->mu, NULL);
 		pthread_cond_init(&s->cv, NULL);
 		err = api_http_new(&s->http);

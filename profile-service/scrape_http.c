@@ -68,7 +68,7 @@ int api_http_get(struct api_http *h, const char *url, long timeout_s, const atom
 	if (!err)
 		return 0;
 	snprintf(why, why_size, "%s", a.why);
-	if (err == -E2BIG || err == -ECANCELED)
+	if (err == -E2BIG || err == -EAGAIN || err == -ECANCELED)
 		return err;
 	return -EHOSTUNREACH;
 }

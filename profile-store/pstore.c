@@ -357,9 +357,33 @@ static void head_stats(struct pstore_head *h, struct pstore_stats *st)
 	pthread_rwlock_unlock(&h->lock);
 }
 
+/* The heads' counts, each read under its lock once s->mu is let go: an
+ * append holds its head's lock while it takes s->mu (admit, a new series),
+ * so a head's lock is never waited for under s->mu (a deadlock with
+ * /metrics otherwise).  A head that cannot be listed is left out. */
+static void heads_stats(struct pstore *s, struct pstore_stats *st)
+{
+	EMBER_VEC(struct pstore_head *) heads = { 0 };
+
+	pthread_mutex_lock(&s->mu);
+	if (s->head && !EMBER_VEC_APPEND(&heads, s->head))
+		pstore_head_ref(s->head);
+	for (size_t i = 0; i < s->sealed.n; i++)
+		if (!EMBER_VEC_APPEND(&heads, s->sealed.v[i]))
+			pstore_head_ref(s->sealed.v[i]);
+	st->wal_segments = 1 + s->sealed.n;
+	pthread_mutex_unlock(&s->mu);
+	for (size_t i = 0; i < heads.n; i++) {
+		head_stats(heads.v[i], st);
+		pstore_head_unref(heads.v[i]);
+	}
+	EMBER_VEC_FREE(&heads);
+}
+
 void pstore_stats(struct pstore *s, struct pstore_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	heads_stats(s, st);
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->blocks.n; i++) {
 		const struct pstore_block *b = s->blocks.v[i];
@@ -370,11 +394,6 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 		st->profiles += b->corrupt ? 0 : b->meta.profiles;
 	}
 	st->series = pstore_keys_count(s->keys);
-	if (s->head)
-		head_stats(s->head, st);
-	for (size_t i = 0; i < s->sealed.n; i++)
-		head_stats(s->sealed.v[i], st);
-	st->wal_segments = 1 + s->sealed.n;
 	pthread_mutex_unlock(&s->mu);
 	pthread_rwlock_rdlock(&s->rot);
 	st->wal_bytes = pstore_wal_bytes(s->wal);

@@ -97,6 +97,21 @@ def trickle(port, head, every=0.25, limit=12):
     return got, took
 
 
+def vm_status(pid, field):
+    """A field of /proc/PID/status in bytes (VmHWM: the peak resident set)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no %s in /proc/%d/status" % (field, pid))
+
+
+def sanitized(pid):
+    """Whether the server runs under ASan (whose shadow memory is resident)."""
+    with open("/proc/%d/maps" % pid) as f:
+        return "libasan" in f.read()
+
+
 # ---- the server ------------------------------------------------------------------
 
 

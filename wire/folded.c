@@ -5,9 +5,13 @@
  * function and one location per distinct frame name, the sample type of
  * the kind, and for CPU and wall the counts scaled by the period
  * 1e9 / sampleRate into nanoseconds, as Pyroscope does; pyroscope.h.
+ * What the profile and the parse allocate is charged to the caller's
+ * account first (the profile's edits through pprof_charge), so a large
+ * body of distinct frames is refused at the request's share.
  * Outside input: fuzzed by tests/fuzz/fuzz_profile_input.c.
  */
 #include "pyroscope.h"
+#include "wire_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +24,7 @@
 
 struct folded {
 	struct pprof_profile *p;
+	struct ember_mem_account *acct;
 	uint64_t *loc_of_func; /* function id -> location id */
 	size_t nfunc;
 };
@@ -35,10 +40,10 @@ static int location_of(struct folded *f, const char *name, size_t len, uint64_t 
 	EMBER_FORWARD_IF_ERROR(pprof_add_function(f->p, &fd, &fid));
 	if (fid >= f->nfunc) {
 		size_t n = 2 * fid + 16;
-		uint64_t *v = realloc(f->loc_of_func, n * sizeof(*v));
+		uint64_t *v = ember_mem_realloc(f->acct, f->loc_of_func, n * sizeof(*v));
 
 		if (!v)
-			return -ENOMEM;
+			return f->acct && f->acct->err ? f->acct->err : -ENOMEM;
 		memset(v + f->nfunc, 0, (n - f->nfunc) * sizeof(*v));
 		f->loc_of_func = v;
 		f->nfunc = n;
@@ -101,12 +106,30 @@ static int folded_line(struct folded *f, const char *s, size_t len, bool counted
 	return pprof_add_sample(f->p, locs, n, &count, 1);
 }
 
-int pyro_folded_parse(const char *body, size_t len, bool counted, const struct pyro_kind *k,
-		      uint64_t rate, struct pprof_profile **out, char *why, size_t size)
+/* The why of a failure the body did not explain (memory). */
+static void memory_why(int err, char *why, size_t size)
 {
-	struct folded f = { .p = pprof_profile_new() };
+	if (err == -E2BIG)
+		snprintf(why, size, "folded: the profile needs more memory than the server gives "
+				    "one request");
+	else if (err == -EAGAIN)
+		snprintf(why, size, "folded: the server has no memory free for the profile now");
+	else if (err == -ENOMEM)
+		snprintf(why, size, "folded: out of memory");
+}
+
+int pyro_folded_parse(const char *body, size_t len, bool counted, const struct pyro_kind *k,
+		      uint64_t rate, struct ember_mem_account *acct, struct pprof_profile **out,
+		      char *why, size_t size)
+{
+	struct folded f = { .p = pprof_profile_new(), .acct = acct };
 	int64_t period = k->timed ? (int64_t)(1000000000 / rate) : 0;
-	int err = f.p ? pprof_add_sample_type(f.p, k->type, k->unit) : -ENOMEM;
+	int err = f.p ? 0 : -ENOMEM;
+
+	if (!err) {
+		f.p->acct = acct; /* every location, function and sample charged */
+		err = pprof_add_sample_type(f.p, k->type, k->unit);
+	}
 
 	if (!err && k->timed)
 		err = pprof_set_period(f.p, "cpu", "nanoseconds", period);
@@ -122,6 +145,7 @@ int pyro_folded_parse(const char *body, size_t len, bool counted, const struct p
 	}
 	free(f.loc_of_func);
 	if (err) {
+		memory_why(err, why, size);
 		pprof_profile_free(f.p);
 		return err;
 	}

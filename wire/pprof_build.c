@@ -3,7 +3,10 @@
  * sample types, the period, the time, mappings, locations and samples
  * (with labels), each added
  * with the invariants of pprof.h already true, so pprof_encode() never
- * writes a profile pprof_decode() would reject.
+ * writes a profile pprof_decode() would reject.  Locations and samples
+ * are charged to the profile's account before they are allocated, as
+ * edits are (pprof_charge): a profile built from outside input (a folded
+ * body) stays within its request's memory.
  */
 #include "wire_internal.h"
 
@@ -95,6 +98,8 @@ int pprof_add_location(struct pprof_profile *p, uint64_t mapping_id, uint64_t ad
 
 	if (mapping_id && pprof_index_find(&p->mappings, mapping_id) == SIZE_MAX)
 		return -ENOENT;
+	EMBER_FORWARD_IF_ERROR(pprof_charge(p, PPROF_BLOCK_COST(sizeof(*l)) + 2 * sizeof(l) +
+						       sizeof(struct pprof_id_slot)));
 	EMBER_FORWARD_IF_ERROR(pprof_grow(&m->location, m->n_location, &p->caps.locations,
 					 sizeof(*m->location)));
 	l = malloc(sizeof(*l));
@@ -135,6 +140,17 @@ static Perftools__Profiles__Sample *new_sample(const uint64_t *locs, size_t nloc
 	s->n_location_id = nlocs;
 	s->n_value = nvalues;
 	return s;
+}
+
+/* What a sample of nlocs locations, nvalues values and nlabels labels
+ * allocates (its pointer in the array counted twice: the array doubles). */
+static size_t sample_cost(size_t nlocs, size_t nvalues, size_t nlabels)
+{
+	return PPROF_BLOCK_COST(sizeof(Perftools__Profiles__Sample)) +
+	       PPROF_BLOCK_COST(nlocs * sizeof(uint64_t)) +
+	       PPROF_BLOCK_COST(nvalues * sizeof(int64_t)) +
+	       PPROF_BLOCK_COST(nlabels * sizeof(void *)) +
+	       nlabels * PPROF_BLOCK_COST(sizeof(Perftools__Profiles__Label)) + 2 * sizeof(void *);
 }
 
 /* Label messages for s from labels[0..n); -ENOMEM leaves s for its owner
@@ -179,6 +195,7 @@ int pprof_add_sample_labeled(struct pprof_profile *p, const uint64_t *location_i
 	for (size_t i = 0; i < nlocs; i++)
 		if (pprof_index_find(&p->locations, location_ids[i]) == SIZE_MAX)
 			return -ENOENT;
+	EMBER_FORWARD_IF_ERROR(pprof_charge(p, sample_cost(nlocs, nvalues, nlabels)));
 	EMBER_FORWARD_IF_ERROR(pprof_grow(&m->sample, m->n_sample, &p->caps.samples,
 					 sizeof(*m->sample)));
 	s = new_sample(location_ids, nlocs, values, nvalues);

@@ -57,9 +57,12 @@ const struct pyro_kind *pyro_kind_of(struct pyro_tags *t, const char *units);
 
 /* A folded (counted) or lines body as a new profile of kind k at rate
  * samples a second into *out (caller frees): 0 or -EINVAL / -ENOMEM
- * with why set. */
+ * with why set; what the profile and the parse allocate is taken from
+ * acct first (borrowed: it must outlive the profile, whose later edits
+ * it is charged too; NULL: none), -E2BIG or -EAGAIN when it refuses. */
 int pyro_folded_parse(const char *body, size_t len, bool counted, const struct pyro_kind *k,
-		      uint64_t rate, struct pprof_profile **out, char *why, size_t size);
+		      uint64_t rate, struct ember_mem_account *acct, struct pprof_profile **out,
+		      char *why, size_t size);
 
 /* An unsigned decimal number up to max: 0 or -EINVAL. */
 int pyro_parse_uint(const char *s, uint64_t max, uint64_t *out);

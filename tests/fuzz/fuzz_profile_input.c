@@ -27,7 +27,7 @@ static void folded(const char *s, size_t n, bool counted)
 	struct ember_buf b;
 	char why[512];
 
-	if (pyro_folded_parse(s, n, counted, &cpu, 100, &p, why, sizeof(why)))
+	if (pyro_folded_parse(s, n, counted, &cpu, 100, NULL, &p, why, sizeof(why)))
 		return;
 	ember_buf_init(&b, (size_t)1 << 28);
 	if (pprof_encode(p, false, &b) ||

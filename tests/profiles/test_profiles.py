@@ -977,29 +977,38 @@ def test_profiles__scrape_go_pprof_endpoints():
     check(heap["total"] > 0, heap)
 
 
-def pprof_target(body, want_auth):
-    """A loopback HTTP target: answers body to a GET that carries the
-    Authorization want_auth (401 otherwise) on /pprof, 500 elsewhere;
-    the request lines it saw are in .seen.  Stopped at exit."""
+def http_target(routes, want_auth=None):
+    """A loopback HTTP server: a GET of a path of routes {path (without
+    its query): body bytes} that carries the Authorization want_auth (any
+    when None; 401 otherwise) is answered that body, any other 500 (a
+    path of /buildid/: 404, as a debuginfod server answers a build ID it
+    lacks); the (path, Authorization) of every GET it saw are in .seen.
+    Stopped at exit."""
     import http.server
     import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             srv.seen.append((self.path, self.headers.get("Authorization")))
-            ok = self.headers.get("Authorization") == want_auth
-            st = 500 if not self.path.startswith("/pprof") else 200 if ok else 401
+            body = routes.get(self.path.split("?")[0])
+            ok = want_auth is None or self.headers.get("Authorization") == want_auth
+            st = (404 if self.path.startswith("/buildid/") else 500) if body is None else \
+                200 if ok else 401
             self.send_response(st)
             self.send_header("Content-Length", str(len(body) if st == 200 else 0))
             self.end_headers()
-            if st == 200:
-                self.wfile.write(body)
+            try:
+                if st == 200:
+                    self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a client that stops reading (a body past its limit)
 
         def log_message(self, *a):
             pass
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.seen = []
+    srv.url = "http://127.0.0.1:%d" % srv.server_address[1]
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
 
@@ -1010,7 +1019,7 @@ def test_profiles__scrape_url_credentials_never_shown():
     labels of the stored profiles or the answer to a failing scrape."""
     import base64
     body = cpu_profile(S3, NOW_S * SEC).encode()
-    tgt = pprof_target(body, "Basic " + base64.b64encode(b"scraper:s3cretPW").decode())
+    tgt = http_target({"/pprof": body}, "Basic " + base64.b64encode(b"scraper:s3cretPW").decode())
     port = tgt.server_address[1]
     good = "http://scraper:s3cretPW@127.0.0.1:%d/pprof?access_token=tok3n42&x=1" % port
     bad = "http://scraper:s3cretPW@127.0.0.1:%d/fail?apikey=k3y99" % port
@@ -1144,6 +1153,214 @@ def test_profiles__reads_stop_at_the_deadline_and_when_the_client_goes():
              "the work of a query whose client went away stopped", timeout=5)
     srv.stop()
     hang.close()
+
+
+# ---- writes under the server's limits (issue 23) ----------------------------------------------
+
+
+def pprof_bomb(mib=16):
+    """A gzip'd protobuf of mib MiB of empty Location messages (22 00),
+    each one an allocation once unpacked: about 16 KiB on the wire."""
+    import zlib
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return gz.compress(b"\x22\x00" * (mib << 19)) + gz.flush()
+
+
+def folded_flood(mib=15):
+    """A folded body of mib MiB whose every frame is new (a function, a
+    location and a string each)."""
+    return b"".join(b"main;f%07d;g%07d 1\n" % (i, i) for i in range((mib << 20) // 26))
+
+
+def memory_bounded(srv, base, limit_mib, what):
+    """The server's peak RSS (VmHWM) under its --memory-limit-mb; under
+    ASan (whose shadow and quarantine are resident) its growth from base
+    under three times the limit: unbounded writes took gigabytes."""
+    peak = ember_test.vm_status(srv.proc.pid, "VmHWM")
+    print("%s: peak RSS %.1f MiB (%.1f MiB before), limit %d MiB"
+          % (what, peak / 2**20, base / 2**20, limit_mib))
+    if ember_test.sanitized(srv.proc.pid):
+        check(peak - base < 3 * limit_mib << 20, "%s: RSS grew by %.1f MiB"
+              % (what, (peak - base) / 2**20))
+    else:
+        check(peak < limit_mib << 20, "%s: peak RSS %.1f MiB" % (what, peak / 2**20))
+
+
+def at_once(srv, requests):
+    """POST requests [(path, body, headers)] all at once with the token;
+    their (status, body, headers) once all are answered, while the server
+    keeps taking a normal push and answering a query (counted: .normal)."""
+    import threading
+    answers = [None] * len(requests)
+
+    def send(i):
+        path, body, headers = requests[i]
+        h = dict(headers, Authorization="Bearer " + srv.token)
+        try:
+            answers[i] = srv.request("POST", path, body, h, timeout=120)
+        except OSError as e:
+            answers[i] = (0, str(e).encode(), {})
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
+    for t in threads:
+        t.start()
+    normal = 0
+    calm = cpu_profile(S3, T0).encode()
+    while any(t.is_alive() for t in threads) or not normal:
+        st, body, h = srv.push(calm, "service_name=calm")
+        check(st == 200 or (st == 503 and h.get("retry-after")), "a normal push: %d %r"
+              % (st, body[:200]))
+        check(folded(srv, '{service_name="calm"}'), "a query meanwhile")
+        normal += st == 200
+    for t in threads:
+        t.join()
+    return answers
+
+
+def test_profiles__writes_stay_within_the_memory_budget():
+    """Every profile write draws on --memory-limit-mb as a symbolization
+    does: gzip bombs (one layer, and two: Content-Encoding gzip over a
+    gzip'd pprof; POST /api/v1/profiles and /ingest) and folded bodies of
+    15 MiB of distinct frames, ten at once, are refused with 413 or 503
+    and Retry-After, the server's RSS stays bounded and other writes and
+    queries are served meanwhile."""
+    srv = Server(["--memory-limit-mb", "256"])
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=calm")
+    base = ember_test.vm_status(srv.proc.pid, "VmRSS")
+    bomb = pprof_bomb()
+    check(len(bomb) < 70 << 10, "a bomb of %d bytes" % len(bomb))
+    flood = folded_flood()
+    hostile = [("/api/v1/profiles?service_name=bomb", bomb, {})] * 3 + \
+        [("/api/v1/profiles?service_name=bomb2", gzip.compress(bomb),
+          {"Content-Encoding": "gzip"})] * 3 + \
+        [("/ingest?name=bomb&format=pprof", bomb, {})] * 2 + \
+        [("/ingest?name=flood.cpu&format=folded", flood, {})] * 2
+    answers = at_once(srv, hostile)
+    for (path, body, _), (st, out, h) in zip(hostile, answers):
+        what = "%s (%d bytes)" % (path, len(body))
+        check(st in (413, 503), "%s: HTTP %d %r" % (what, st, out[:200]))
+        check(st != 503 or (h.get("retry-after") and b"busy" in out), "%s: %r" % (what, out))
+        check(b"store unavailable" not in out, "%s: %r" % (what, out))
+    too_large = sum(a[0] == 413 for a in answers)
+    check(too_large, "nothing refused as too large: %r" % [a[0] for a in answers])
+    check(srv.metric("ember_profiles_rejected_total", '{reason="too_large"}') >= too_large,
+          "the refusals counted")
+    check(not store_error_lines(srv), "a refusal counted as a store error")
+    memory_bounded(srv, base, 256, "ten hostile writes")
+    # the budget is given back: the same writes, one at a time, get 413
+    for path, body, headers in hostile[::3]:
+        st, out, _ = srv.request("POST", path, body, dict(headers, Authorization="Bearer " +
+                                                          srv.token))
+        check(st == 413, "%s alone: HTTP %d %r" % (path, st, out[:200]))
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=calm")
+
+
+def many_label_sets(n, time_ns):
+    """A CPU profile of n samples, each with its own label value: n series."""
+    p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
+    for i in range(n):
+        p.sample(["main", "work"], [1, 10_000_000], {"request": "r%d" % i})
+    return p.encode()
+
+
+def test_profiles__scraped_bodies_get_the_limits_of_a_push():
+    """A hostile --scrape target answering a gzip bomb, a body past the
+    profile limit or a profile of more label sets than --max-series takes
+    gets a push's refusal, counted in /metrics as a push's, while the
+    server's RSS stays bounded and a good target is still scraped."""
+    bodies = {"/bomb": pprof_bomb(), "/huge": bytes((17 << 20) + 1),
+              "/labels": many_label_sets(200, NOW_S * SEC),
+              "/good": cpu_profile(S3, NOW_S * SEC).encode()}
+    tgt = http_target(bodies)
+    # the good target's series stored first: the label sets that fill
+    # --max-series cannot take its place
+    instance = "127.0.0.1:%d" % tgt.server_address[1]
+    first = Server(["--max-series", "100"])
+    first.push_ok(bodies["/good"], "team=good&instance=%s&service_name=%s" % (instance, instance))
+    first.stop()
+    args = ["--memory-limit-mb", "256", "--max-series", "100"]
+    for path in ("/bomb", "/bomb", "/huge", "/labels"):
+        args += ["--scrape", tgt.url + path + ",interval=1s"]
+    srv = Server(args + ["--scrape", tgt.url + "/good,interval=1s,team=good"], data=first.data)
+    base = ember_test.vm_status(srv.proc.pid, "VmRSS")
+
+    def scrapes(path, result):
+        return srv.metric("ember_scrapes_total", '{target="%s%s",result="%s"}'
+                          % (tgt.url, path, result), 0)
+
+    wait_for(lambda: all(scrapes(p, "error") >= 3 for p in ("/bomb", "/huge", "/labels")),
+             "three failed scrapes of each hostile target", 90)
+    wait_for(lambda: scrapes("/good", "ok") >= 2, "two scrapes of the good target", 30)
+    check(srv.json("/api/v1/profile-types?query=" + q('{team="good"}'))["types"], "stored")
+    rejected = {r: srv.metric("ember_profiles_rejected_total", '{reason="%s"}' % r, 0)
+                for r in ("too_large", "series_limit")}
+    check(rejected["too_large"] >= 6 and rejected["series_limit"] >= 3, rejected)
+    memory_bounded(srv, base, 256, "scrapes of hostile targets")
+    # the same bodies pushed get the same refusals (the huge one by its
+    # declared size, before the body is sent)
+    # (the bomb may find the budget taken by the scrapes: 503 then)
+    for path, status in (("/bomb", (413, 503)), ("/labels", (429,))):
+        st, out, _ = srv.push(bodies[path], "service_name=pushed")
+        check(st in status, "%s pushed: HTTP %d %r" % (path, st, out[:200]))
+    sock = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
+    sock.sendall(("POST /api/v1/profiles?service_name=pushed HTTP/1.1\r\nHost: x\r\n"
+                  "Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n"
+                  % (srv.token, len(bodies["/huge"]))).encode())
+    head = sock.recv(4096).decode(errors="replace")
+    sock.close()
+    check(head.startswith("HTTP/1.1 413"), "/huge pushed: " + head)
+    log = srv.stderr()
+    check(re.search(r"scrape: '[^']*/bomb': .*(needs more memory|no memory free)", log),
+          "the bomb's reason in the log:\n" + log[-2000:])
+    check(re.search(r"scrape: '[^']*/huge': answer larger than the profile limit", log),
+          "the huge body's reason in the log")
+    tgt.shutdown()
+
+
+def many_build_ids(n, first, time_ns):
+    """A profile of n mappings, each with its own build ID (first, first
+    + 1, ...) and one unsymbolized location."""
+    p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
+    for i in range(n):
+        start = 0x7f0000000000 + i * 0x100000
+        m = p.mapping(start, start + 0x100000, 0, "/lib/l%d.so" % i, build_id="%040x" % (first + i))
+        p.sample([(m, start + 0x1234)], [1, 10_000_000])
+    return p.encode(gzip=True)
+
+
+def test_profiles__ingest_asks_upstream_at_most_max_fetches_build_ids():
+    """A pushed or scraped profile of 2,000 build IDs unknown to the store
+    asks upstream for at most --max-fetches (16) of them, as a
+    symbolization request does (without the cap: about 4,000 requests);
+    the others stay addresses, unresolved with reason upstream_fetch_limit."""
+    upstream = http_target({})
+    tgt = http_target({"/many": many_build_ids(2000, 1 << 20, NOW_S * SEC)})
+    srv = Server(["--upstream", upstream.url, "--scrape", tgt.url + "/many,interval=1h"])
+
+    def asked(first):
+        ids = {p.split("/")[2] for p, _ in list(upstream.seen)
+               if p.startswith("/buildid/") and int(p.split("/")[2], 16) >= first}
+        return len(ids), sum(1 for p, _ in list(upstream.seen)
+                             if p.startswith("/buildid/") and int(p.split("/")[2], 16) >= first)
+
+    wait_for(lambda: srv.metric("ember_scrapes_total", '{target="%s/many",result="ok"}'
+                                % tgt.url, 0) >= 1, "the scrape", 120)
+    ids, requests = asked(1 << 20)
+    print("scrape: %d upstream requests for %d build IDs" % (requests, ids))
+    check(0 < ids <= 16, "the scrape asked upstream for %d build IDs (%d requests)"
+          % (ids, requests))
+    before = len(upstream.seen)
+    a = srv.push_ok(many_build_ids(2000, 1, T0), "service_name=many")
+    pushed = upstream.seen[before:]
+    ids = {p.split("/")[2] for p, _ in pushed if p.startswith("/buildid/")}
+    print("push: %d upstream requests for %d build IDs" % (len(pushed), len(ids)))
+    check(0 < len(ids) <= 16, "the push asked upstream for %d build IDs (%d requests)"
+          % (len(ids), len(pushed)))
+    check(a["samples"] == 2000 and a["resolved_samples"] == 0, a)
+    reasons = {u["reason"] for u in a["unresolved"]}
+    check("upstream_fetch_limit" in reasons, reasons)
+    upstream.shutdown()
+    tgt.shutdown()
 
 
 def main():

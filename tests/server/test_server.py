@@ -33,7 +33,8 @@ import ember_test  # noqa: E402
 from ember_test import NotFoundUpstream, hanging_upstream  # noqa: E402
 import packages  # noqa: E402
 from collections import Counter
-from ember_test import RawProfile, Skip, build_id, check, need, wait_for  # noqa: E402
+from ember_test import (RawProfile, Skip, build_id, check, need, sanitized, vm_status,  # noqa: E402
+                        wait_for)
 
 EMBER, FIX, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="ember-server-test.")
@@ -2065,21 +2066,6 @@ def test_server__upstream_fetches_capped_per_request():
     check(up.count == 8, "upstream asked %d times in all" % up.count)
     srv.stop()
     up.stop()
-
-
-def vm_status(pid, field):
-    """A field of /proc/PID/status in bytes (VmHWM: the peak resident set)."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no %s in /proc/%d/status" % (field, pid))
-
-
-def sanitized(pid):
-    """Whether the server runs under ASan (whose shadow memory is resident)."""
-    with open("/proc/%d/maps" % pid) as f:
-        return "libasan" in f.read()
 
 
 def test_server__memory_stays_under_limit():

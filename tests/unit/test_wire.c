@@ -1237,7 +1237,7 @@ static int test_wire__pyroscope_folded_bodies(void)
 	const pprof_message_t *m;
 	char why[256] = "";
 
-	CHECK_INT(pyro_folded_parse(body, strlen(body), true, &cpu, 100, &p, why, sizeof(why)),
+	CHECK_INT(pyro_folded_parse(body, strlen(body), true, &cpu, 100, NULL, &p, why, sizeof(why)),
 		  ==, 0);
 	m = pprof_message(p);
 	CHECK_INT(m->n_sample, ==, 3);
@@ -1248,15 +1248,15 @@ static int test_wire__pyroscope_folded_bodies(void)
 	CHECK(folded_value(p, "tip", 3) == 10000000);
 	pprof_profile_free(p);
 	p = NULL;
-	CHECK_INT(pyro_folded_parse("a;b\na\n", 6, false, &heap, 100, &p, why, sizeof(why)), ==,
+	CHECK_INT(pyro_folded_parse("a;b\na\n", 6, false, &heap, 100, NULL, &p, why, sizeof(why)), ==,
 		  0); /* lines: each counts once, unscaled */
 	CHECK(folded_value(p, "b", 2) == 1 && folded_value(p, "a", 1) == 1);
 	pprof_profile_free(p);
 	p = NULL;
-	CHECK_INT(pyro_folded_parse("a;b x\n", 6, true, &cpu, 100, &p, why, sizeof(why)), ==,
+	CHECK_INT(pyro_folded_parse("a;b x\n", 6, true, &cpu, 100, NULL, &p, why, sizeof(why)), ==,
 		  -EINVAL);
 	CHECK(strstr(why, "not a count") && !p);
-	CHECK_INT(pyro_folded_parse("a;b\n", 4, true, &cpu, 100, &p, why, sizeof(why)), ==,
+	CHECK_INT(pyro_folded_parse("a;b\n", 4, true, &cpu, 100, NULL, &p, why, sizeof(why)), ==,
 		  -EINVAL);
 	CHECK(strstr(why, "does not end in a count"));
 	return 0;
