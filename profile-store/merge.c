@@ -181,13 +181,14 @@ static int wal_union(struct pstore_block **blocks, size_t n, struct pstore_walra
 static int resolve_stage(struct pstore *s, struct stage *st, bool *changed,
 			 struct ember_diag *d)
 {
-	struct pstore_reasons reasons = { 0 };
+	struct pstore_reasons reasons;
 	int err;
 
 	*changed = false;
 	if (!s->opts.resolver)
 		return 0;
-	err = pstore_resolve_dict(&st->h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
+	err = pstore_reasons_init(&reasons);
+	err = err ? err : pstore_resolve_dict(&st->h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
 			      changed, d);
 	if (!err && *changed)
 		err = pstore_coverage_recount(st->h, &reasons);
