@@ -8,6 +8,12 @@
  * profile's coverage), and appended to the profile store, which answers
  * once it is durable; then the JSON answer.  docs/http-api.md, "Ingest".
  *
+ * A profile dated outside the window around now (--max-profile-age,
+ * --max-profile-future) is refused before any work, as Pyroscope does:
+ * a time far ahead would hold its series and blocks past every
+ * retention.  The log's replay never comes here, so nothing
+ * acknowledged is refused later.
+ *
  * A location that cannot be resolved yet stays an address: the query's
  * resolver and, once the debug info arrives, the compaction resolve it
  * later (resolver.c, pstore_symbols_arrived).
@@ -177,6 +183,33 @@ static enum profsvc_reject reject_of(int err)
 	}
 }
 
+/* ---- the window of times --------------------------------------------------------- */
+
+/* 0, or -PSTORE_ERR_LIMIT with why set when in's time (the profile's,
+ * else the caller's) is outside the service's window around now. */
+static int check_window(const struct profsvc *pr, const struct profsvc_in *in, char *why,
+			size_t why_size)
+{
+	int64_t now = profsvc_now_ns(), t = pprof_message(in->p)->time_nanos;
+
+	t = t ? t : in->time_ns ? in->time_ns : now;
+	if (pr->max_age_ns >= 0 && t < now - pr->max_age_ns) {
+		snprintf(why, why_size,
+			 "profile time out of bounds: %lld s in the past, older than the limit "
+			 "of %lld s (--max-profile-age)",
+			 (long long)((now - t) / 1000000000), (long long)(pr->max_age_ns / 1000000000));
+		return -PSTORE_ERR_LIMIT;
+	}
+	if (pr->max_future_ns >= 0 && t > now + pr->max_future_ns) {
+		snprintf(why, why_size,
+			 "profile time out of bounds: %lld s in the future, past the limit of "
+			 "%lld s (--max-profile-future)",
+			 (long long)((t - now) / 1000000000), (long long)(pr->max_future_ns / 1000000000));
+		return -PSTORE_ERR_LIMIT;
+	}
+	return 0;
+}
+
 /* ---- the core ---------------------------------------------------------------------- */
 
 static int append(struct profsvc *pr, struct profsvc_in *in,
@@ -208,13 +241,16 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 	struct unres_bid bids[MAX_UNRESOLVED];
 	struct pstore_append_info info = { 0 };
 	size_t nb = 0;
-	int err = ember_hset_init(&u.set);
-
-	err = err ? err : symsvc_symbolize_pprof(pr->symbols, in->p, &so, &st);
+	int err;
+	bool late;
 
 	ember_buf_init(&out->body, ANSWER_CAP);
 	out->why[0] = '\0';
-	if (err)
+	err = check_window(pr, in, out->why, sizeof(out->why));
+	late = err != 0;
+	err = err ? err : ember_hset_init(&u.set);
+	err = err ? err : symsvc_symbolize_pprof(pr->symbols, in->p, &so, &st);
+	if (err && !out->why[0])
 		snprintf(out->why, sizeof(out->why), "cannot symbolize the profile: %s",
 			 strerror(-err));
 	if (!err) {
@@ -225,7 +261,7 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 		err = answer_json(&out->body, &info, bids, nb);
 	out->err = err;
 	if (err) {
-		out->reject = reject_of(err);
+		out->reject = late ? PROFSVC_REJECT_OUT_OF_BOUNDS : reject_of(err);
 		if (!out->why[0])
 			snprintf(out->why, sizeof(out->why), "%s", pstore_strerror(err));
 		atomic_fetch_add(&pr->rejected[out->reject], 1);

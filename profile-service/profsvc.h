@@ -63,6 +63,11 @@ struct profsvc_opts {
 	const struct pstore_blockio *blocks;
 	int64_t refresh_ns;		/* shared: the block index read again; 0: 2 s */
 	int64_t lease_expiry_ns;	/* shared: a dead writer's log taken over; 0: 3 head ages */
+	/* The window of profile times a push or a scrape may have, around
+	 * now (a replay, a takeover and a replica's reads are never
+	 * checked): older than max_age_ns or newer than max_future_ns is
+	 * refused.  0: 1 hour and 10 minutes; negative: no limit. */
+	int64_t max_age_ns, max_future_ns;
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
@@ -95,6 +100,7 @@ enum profsvc_reject {
 	PROFSVC_REJECT_LIMIT,		/* samples, depth, labels, lengths */
 	PROFSVC_REJECT_LABEL,		/* a malformed label */
 	PROFSVC_REJECT_SERIES,		/* the store's series limit */
+	PROFSVC_REJECT_OUT_OF_BOUNDS,	/* a time outside the accepted window */
 	PROFSVC_REJECT_UNAVAILABLE,	/* the store could not write it */
 	PROFSVC_REJECT_COUNT
 };
@@ -120,7 +126,10 @@ struct profsvc_out {
 };
 
 /* Symbolize and append in (consumed); out->body initialized here (the
- * caller releases it).  Counted in the service's metrics either way. */
+ * caller releases it).  A profile whose time (time_nanos, else
+ * in->time_ns) is outside the service's window is refused first,
+ * -PSTORE_ERR_LIMIT with reject PROFSVC_REJECT_OUT_OF_BOUNDS.  Counted
+ * in the service's metrics either way. */
 void profsvc_ingest(struct profsvc *s, struct profsvc_in *in, struct profsvc_out *out);
 /* A profile refused before it reached profsvc_ingest, counted. */
 void profsvc_count_reject(struct profsvc *s, enum profsvc_reject why);

@@ -596,6 +596,36 @@ def test_profiles__limits_answer_4xx_with_reasons():
     check(srv.metric("ember_profiles_rejected_total", '{reason="too_large"}') >= 1, "metric")
 
 
+def test_profiles__times_outside_the_window_refused():
+    """A profile dated in 2200 (it held --max-series for good and made a
+    block per future hour) or two hours ago: 400 "out of bounds", from a
+    push, Pyroscope's /ingest and a scrape target, counted; nothing of it
+    stored; inside the window, or with the limits lifted, taken."""
+    y2200 = 7258118400 * SEC
+    tgt = pprof_target(cpu_profile(S3, y2200).encode(), None)
+    srv = Server(["--max-series", "3", "--scrape",
+                  "http://127.0.0.1:%d/pprof,interval=1s" % tgt.server_address[1]])
+    for t, why in ((y2200, "in the future, past the limit of 600 s (--max-profile-future)"),
+                   ((NOW_S - 7200) * SEC, "in the past, older than the limit of 3600 s "
+                                          "(--max-profile-age)")):
+        st, body, _ = srv.push(cpu_profile(S3, t).encode(), "service_name=late")
+        check(st == 400 and b"out of bounds" in body and why.encode() in body,
+              "HTTP %d %r" % (st, body[:300]))
+    st, body, _ = srv.request("POST", "/ingest?name=late&from=7258118400&until=7258118410",
+                              b"main;work 10\n", {"Authorization": "Bearer " + srv.token})
+    check(st == 400 and b"out of bounds" in body, "/ingest: HTTP %d %r" % (st, body[:300]))
+    wait_for(lambda: srv.metric("ember_profiles_rejected_total", '{reason="out_of_bounds"}') >= 4,
+             "the scraped profile refused and every refusal counted", 30)
+    check(srv.json("/api/v1/labels")["names"] == [], "a refused profile stored")
+    for i in range(3):  # the refusals held no series: the limit is whole
+        srv.push_ok(cpu_profile(S3, T0 + 600 * SEC).encode(), "service_name=s%d" % i)
+    check(srv.metric("ember_profile_store_series") == 3, "series")
+    srv.stop()
+    srv = Server(["--max-profile-age", "0", "--max-profile-future", "0"])
+    srv.push_ok(cpu_profile(S3, y2200).encode(), "service_name=future")
+    srv.push_ok(cpu_profile(S3, (NOW_S - 7200) * SEC).encode(), "service_name=past")
+
+
 def test_profiles__unbounded_label_warned_in_log_and_metrics():
     srv = Server()
     data = cpu_profile({"main;work": 1}, T0).encode()
@@ -674,7 +704,8 @@ def test_profiles__kill9_mid_write_keeps_acknowledged_and_no_partial_profile():
 
 
 def test_profiles__retention_drops_old_blocks_and_metrics_show_the_store():
-    srv = Server(["--retention", "1h", "--profile-head-age", "1s"])
+    # data older than the default window of times: its limit lifted
+    srv = Server(["--retention", "1h", "--profile-head-age", "1s", "--max-profile-age", "0"])
     old = (NOW_S - 3 * 3600) * SEC
     srv.push_ok(cpu_profile(S3, old).encode(), "service_name=old")
     srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=new")
