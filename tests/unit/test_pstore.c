@@ -893,6 +893,48 @@ static int test_pstore__merge_pick_not_quadratic_in_blocks(void)
 	return 0;
 }
 
+/* The series limit counts series with recent data (issue 23: one push
+ * of many label sets held --max-series for good): filled by one batch,
+ * a new series refused; an hour and more later, once the batch's block
+ * is past the series window, a new series taken, and the stats say so.
+ * The log's replay after a restart keeps admitting what it logged. */
+static int test_pstore__series_limit_freed_when_data_gets_old(void)
+{
+	struct pstore_opts opts = test_opts();
+	struct pstore *s;
+	struct pstore_stats st;
+
+	opts.limits = (struct pstore_limits){ .sz = sizeof(opts.limits), .max_series = 3 };
+	CHECK(!make_dir());
+	fake_now = T0;
+	s = open_store(&opts);
+	CHECK(s);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 10 * SEC), i == 0 ? "a" : i == 1 ? "b" : "c",
+				 "1"), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 5 * SEC), "d", "1"), ==, -PSTORE_ERR_SERIES_LIMIT);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 5 * SEC), "d", "1"), ==, -PSTORE_ERR_SERIES_LIMIT);
+	fake_now = T0 + 2 * HOUR; /* the batch's block is past the hour */
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, fake_now - SEC), "d", "1"), ==, 0);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, fake_now - SEC), "a", "1"), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 2);
+	CHECK_INT(st.profiles, ==, 5); /* the old data is still there */
+	pstore_free(s);
+	s = open_store(&opts); /* replayed: the head's series counted, the block's not */
+	CHECK(s);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 2);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static int count_files(const char *sub, const char *suffix);
 
 /* Four profiles of the current hour, each flushed into a block and
@@ -2482,6 +2524,7 @@ static int test_pstore__shared_dead_writers_log_taken_over(void)
 }
 
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore__series_limit_freed_when_data_gets_old),
 	UNIT_CASE(test_pstore__merge_pick_not_quadratic_in_blocks),
 	UNIT_CASE(test_pstore__shared_dead_writers_log_taken_over),
 	UNIT_CASE(test_pstore__shared_append_writes_log_objects),
