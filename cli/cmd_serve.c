@@ -54,6 +54,7 @@ struct serve_opts {
 	unsigned long long max_profile_mb;
 	unsigned long long max_series;
 	long long head_age_s;
+	long long max_age_s, max_future_s; /* 0: the default; -1: none (given 0) */
 	/* the bucket (issue 18) */
 	const char *storage;
 	const char *s3_endpoint;
@@ -102,6 +103,10 @@ static void serve_usage(FILE *f)
 	      "  --ingest-token-file F   a second token that may write profiles only\n"
 	      "  --max-profile-mb N      largest profile accepted as sent (default 16)\n"
 	      "  --max-series N          distinct series the profile store takes (100000)\n"
+	      "  --max-profile-age D     profiles dated older are refused (default 1h;\n"
+	      "                          0: no limit)\n"
+	      "  --max-profile-future D  profiles dated further ahead are refused\n"
+	      "                          (default 10m; 0: no limit)\n"
 	      "  --profile-head-age D    profiles kept in the log before they are written\n"
 	      "                          as blocks (default 60s)\n"
 	      "  --scrape URL[,interval=D][,NAME=VALUE...]\n"
@@ -200,6 +205,7 @@ static int parse_listen(const char *s, char *addr, size_t size, uint16_t *port)
 static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 {
 	unsigned long long v;
+	long long t;
 
 	if (!val)
 		return -EINVAL;
@@ -250,6 +256,10 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->max_series = v;
 	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
 		;
+	else if (strcmp(opt, "--max-profile-age") == 0 && !parse_seconds(val, &t, 0))
+		o->max_age_s = t ? t : -1;
+	else if (strcmp(opt, "--max-profile-future") == 0 && !parse_seconds(val, &t, 0))
+		o->max_future_s = t ? t : -1;
 	else if (strcmp(opt, "--profile-refresh") == 0 &&
 		 !parse_seconds(val, &o->profile_refresh_s, 1))
 		;
@@ -496,6 +506,8 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 			     .max_profile_bytes = o->max_profile_mb << 20,
 			     .max_series = o->max_series,
 			     .head_age_ns = o->head_age_s * 1000000000LL,
+			     .max_age_ns = o->max_age_s * 1000000000LL,
+			     .max_future_ns = o->max_future_s * 1000000000LL,
 			     .scrape = o->scrape, .n_scrape = o->n_scrape },
 	};
 	if (snprintf(dir, dir_size, "%s/profiles", o->data) >= (int)dir_size)

@@ -9,6 +9,12 @@
  * profile's coverage), and appended to the profile store, which answers
  * once it is durable; then the JSON answer.  docs/http-api.md, "Ingest".
  *
+ * A profile dated outside the window around now (--max-profile-age,
+ * --max-profile-future) is refused before any work, as Pyroscope does:
+ * a time far ahead would hold its series and blocks past every
+ * retention.  The log's replay never comes here, so nothing
+ * acknowledged is refused later.
+ *
  * A location that cannot be resolved yet stays an address: the query's
  * resolver and, once the debug info arrives, the compaction resolve it
  * later (resolver.c, pstore_symbols_arrived).
@@ -78,21 +84,32 @@ struct unres_map {
 	size_t locations;
 };
 
+/* Per mapping, found through a keyed set: a profile of many mappings
+ * costs linear time (issue 23). */
 struct unres {
 	EMBER_VEC(struct unres_map) maps;
+	struct ember_hset set; /* of maps, by mid */
 };
+
+static bool map_equal(const void *ctx, size_t i, const void *key)
+{
+	return ((const struct unres *)ctx)->maps.v[i].mid == *(const uint64_t *)key;
+}
 
 static void on_unresolved(void *arg, uint64_t mid, unsigned why)
 {
 	struct unres *u = arg;
+	uint64_t h = ember_hash_u64(&u->set.key, mid);
+	size_t i = ember_hset_find(&u->set, h, map_equal, u, &mid);
 
-	for (size_t i = u->maps.n; i-- > 0;)
-		if (u->maps.v[i].mid == mid) {
-			u->maps.v[i].locations++;
-			return;
-		}
-	if (u->maps.n < 4096) /* bounded by the mappings; a failure only loses a row */
-		(void)EMBER_VEC_APPEND(&u->maps, ((struct unres_map){ mid, why, 1 }));
+	if (i != SIZE_MAX) {
+		u->maps.v[i].locations++;
+		return;
+	}
+	/* bounded by the mappings; a failure only loses a row */
+	if (u->maps.n < 4096 && !EMBER_VEC_APPEND(&u->maps, ((struct unres_map){ mid, why, 1 })) &&
+	    ember_hset_insert(&u->set, h, u->maps.n - 1))
+		u->maps.n--;
 }
 
 /* One build ID's unresolved locations, and why. */
@@ -102,28 +119,52 @@ struct unres_bid {
 	size_t locations;
 };
 
+struct bid_rows {
+	struct unres_bid *v;
+	size_t n, max;
+	struct ember_hset set; /* of v, by build ID */
+};
+
+static bool bid_equal(const void *ctx, size_t i, const void *key)
+{
+	return strcmp(((const struct bid_rows *)ctx)->v[i].build_id, key) == 0;
+}
+
+/* The row of bid (added with why when new and there is room), or NULL. */
+static struct unres_bid *bid_row(struct bid_rows *b, const char *bid, unsigned why)
+{
+	uint64_t h = ember_hash(&b->set.key, bid, strlen(bid));
+	size_t k = ember_hset_find(&b->set, h, bid_equal, b, bid);
+
+	if (k != SIZE_MAX)
+		return &b->v[k];
+	if (b->n == b->max || ember_hset_insert(&b->set, h, b->n))
+		return NULL;
+	b->v[b->n] = (struct unres_bid){ bid, symsvc_pprof_why_name(why), 0 };
+	return &b->v[b->n++];
+}
+
 /* Per build ID (mappings with one), in the order met. */
 static size_t by_build_id(const struct pprof_profile *p, const struct unres *u,
 			  struct unres_bid *out, size_t max)
 {
-	size_t n = 0;
+	struct bid_rows b = { .v = out, .max = max };
 
+	if (ember_hset_init(&b.set))
+		return 0; /* the answer lists none; the store counts them anyway */
 	for (size_t i = 0; i < u->maps.n; i++) {
 		const pprof_mapping_t *m = u->maps.v[i].mid ? pprof_mapping_by_id(p, u->maps.v[i].mid)
 							    : NULL;
 		const char *bid = m ? pprof_string(p, m->build_id) : NULL;
-		size_t k = 0;
+		struct unres_bid *row;
 
 		if (!bid || !*bid)
 			continue; /* the store counts these as no_build_id */
-		while (k < n && strcmp(out[k].build_id, bid))
-			k++;
-		if (k == n && n < max)
-			out[n++] = (struct unres_bid){ bid, symsvc_pprof_why_name(u->maps.v[i].why), 0 };
-		if (k < n)
-			out[k].locations += u->maps.v[i].locations;
+		if ((row = bid_row(&b, bid, u->maps.v[i].why)))
+			row->locations += u->maps.v[i].locations;
 	}
-	return n;
+	ember_hset_release(&b.set);
+	return b.n;
 }
 
 /* ---- the answer -------------------------------------------------------------------- */
@@ -170,6 +211,33 @@ static enum profsvc_reject reject_of(int err)
 	}
 }
 
+/* ---- the window of times --------------------------------------------------------- */
+
+/* 0, or -PSTORE_ERR_LIMIT with why set when in's time (the profile's,
+ * else the caller's) is outside the service's window around now. */
+static int check_window(const struct profsvc *pr, const struct profsvc_in *in, char *why,
+			size_t why_size)
+{
+	int64_t now = profsvc_now_ns(), t = pprof_message(in->p)->time_nanos;
+
+	t = t ? t : in->time_ns ? in->time_ns : now;
+	if (pr->max_age_ns >= 0 && t < now - pr->max_age_ns) {
+		snprintf(why, why_size,
+			 "profile time out of bounds: %lld s in the past, older than the limit "
+			 "of %lld s (--max-profile-age)",
+			 (long long)((now - t) / 1000000000), (long long)(pr->max_age_ns / 1000000000));
+		return -PSTORE_ERR_LIMIT;
+	}
+	if (pr->max_future_ns >= 0 && t > now + pr->max_future_ns) {
+		snprintf(why, why_size,
+			 "profile time out of bounds: %lld s in the future, past the limit of "
+			 "%lld s (--max-profile-future)",
+			 (long long)((t - now) / 1000000000), (long long)(pr->max_future_ns / 1000000000));
+		return -PSTORE_ERR_LIMIT;
+	}
+	return 0;
+}
+
 /* ---- the core ---------------------------------------------------------------------- */
 
 /* Why the write's symbolization stopped (its account, check or store). */
@@ -213,12 +281,19 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 	struct unres_bid bids[MAX_UNRESOLVED];
 	struct pstore_append_info info = { 0 };
 	size_t nb = 0;
-	int err = symsvc_symbolize_pprof(pr->symbols, in->p, &so, &st);
+	int err;
+	bool late;
 
 	ember_buf_init(&out->body, ANSWER_CAP);
 	out->why[0] = '\0';
-	if (err)
-		symbolize_failed(err, out->why, sizeof(out->why));
+	err = check_window(pr, in, out->why, sizeof(out->why));
+	late = err != 0;
+	err = err ? err : ember_hset_init(&u.set);
+	if (!err) {
+		err = symsvc_symbolize_pprof(pr->symbols, in->p, &so, &st);
+		if (err)
+			symbolize_failed(err, out->why, sizeof(out->why));
+	}
 	if (!err) {
 		nb = by_build_id(in->p, &u, bids, MAX_UNRESOLVED);
 		err = append(pr, in, &st, bids, nb, &info, out->why, sizeof(out->why));
@@ -227,7 +302,7 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 		err = answer_json(&out->body, &info, bids, nb);
 	out->err = err;
 	if (err) {
-		out->reject = reject_of(err);
+		out->reject = late ? PROFSVC_REJECT_OUT_OF_BOUNDS : reject_of(err);
 		if (!out->why[0])
 			snprintf(out->why, sizeof(out->why), "%s", pstore_strerror(err));
 		atomic_fetch_add(&pr->rejected[out->reject], 1);
@@ -237,6 +312,7 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 		atomic_fetch_add(&pr->samples_unresolved, info.samples - info.resolved);
 	}
 	EMBER_VEC_FREE(&u.maps);
+	ember_hset_release(&u.set);
 	pprof_profile_free(in->p);
 	in->p = NULL;
 }

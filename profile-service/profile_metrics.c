@@ -19,6 +19,7 @@ static const char *const reject_names[PROFSVC_REJECT_COUNT] = {
 	[PROFSVC_REJECT_BAD_PROFILE] = "bad_profile", [PROFSVC_REJECT_LIMIT] = "limit",
 	[PROFSVC_REJECT_LABEL] = "label",	       [PROFSVC_REJECT_SERIES] = "series_limit",
 	[PROFSVC_REJECT_UNAVAILABLE] = "unavailable", [PROFSVC_REJECT_BUSY] = "busy",
+	[PROFSVC_REJECT_OUT_OF_BOUNDS] = "out_of_bounds",
 };
 
 static int gauge(struct ember_buf *b, const char *name, const char *help, uint64_t v)

@@ -14,6 +14,14 @@
 #include <time.h>
 
 #define DEFAULT_MAX_BODY ((uint64_t)16 << 20)
+#define DEFAULT_MAX_AGE (3600 * (int64_t)1000000000)	/* Pyroscope's defaults */
+#define DEFAULT_MAX_FUTURE (600 * (int64_t)1000000000)
+
+/* A window option: 0 the default, negative none (-1). */
+static int64_t window_of(int64_t v, int64_t dflt)
+{
+	return v < 0 ? -1 : v ? v : dflt;
+}
 
 static int open_store(struct profsvc *s, const struct profsvc_opts *o)
 {
@@ -51,6 +59,8 @@ int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct pro
 	}
 	s->symbols = symbols;
 	s->max_body = o->max_profile_bytes ? o->max_profile_bytes : DEFAULT_MAX_BODY;
+	s->max_age_ns = window_of(EMBER_OPTS_GET(o, max_age_ns, 0), DEFAULT_MAX_AGE);
+	s->max_future_ns = window_of(EMBER_OPTS_GET(o, max_future_ns, 0), DEFAULT_MAX_FUTURE);
 	err = open_store(s, o);
 	if (!err && o->n_scrape)
 		err = profsvc_scrapers_start(s, o, &s->scrapers);

@@ -72,6 +72,11 @@ struct profsvc_opts {
 	struct ember_mem_budget *budget;
 	uint64_t write_bytes;
 	unsigned max_fetches;
+	/* The window of profile times a push or a scrape may have, around
+	 * now (a replay, a takeover and a replica's reads are never
+	 * checked): older than max_age_ns or newer than max_future_ns is
+	 * refused.  0: 1 hour and 10 minutes; negative: no limit. */
+	int64_t max_age_ns, max_future_ns;
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
@@ -104,6 +109,7 @@ enum profsvc_reject {
 	PROFSVC_REJECT_LIMIT,		/* samples, depth, labels, lengths */
 	PROFSVC_REJECT_LABEL,		/* a malformed label */
 	PROFSVC_REJECT_SERIES,		/* the store's series limit */
+	PROFSVC_REJECT_OUT_OF_BOUNDS,	/* a time outside the accepted window */
 	PROFSVC_REJECT_UNAVAILABLE,	/* the store could not write it */
 	PROFSVC_REJECT_BUSY,		/* the memory budget taken by other work */
 	PROFSVC_REJECT_COUNT
@@ -134,7 +140,10 @@ struct profsvc_out {
 };
 
 /* Symbolize and append in (consumed); out->body initialized here (the
- * caller releases it).  Counted in the service's metrics either way. */
+ * caller releases it).  A profile whose time (time_nanos, else
+ * in->time_ns) is outside the service's window is refused first,
+ * -PSTORE_ERR_LIMIT with reject PROFSVC_REJECT_OUT_OF_BOUNDS.  Counted
+ * in the service's metrics either way. */
 void profsvc_ingest(struct profsvc *s, struct profsvc_in *in, struct profsvc_out *out);
 /* A profile refused before it reached profsvc_ingest, counted. */
 void profsvc_count_reject(struct profsvc *s, enum profsvc_reject why);

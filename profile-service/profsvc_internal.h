@@ -25,6 +25,7 @@ struct profsvc {
 	struct pstore *store;
 	struct symsvc *symbols;		/* borrowed: the owner's */
 	uint64_t max_body;		/* bytes of a profile as received */
+	int64_t max_age_ns, max_future_ns; /* the window of profile times; -1: none */
 	struct profsvc_scrapers *scrapers; /* NULL without --scrape */
 	_Atomic uint64_t ingested[PROFSVC_ROUTE_COUNT];
 	_Atomic uint64_t rejected[PROFSVC_REJECT_COUNT];

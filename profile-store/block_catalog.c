@@ -331,21 +331,51 @@ int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream 
 
 /* ---- the store's list ------------------------------------------------------------- */
 
+/* Whether b has data within the series window: its series count
+ * against max_series (issue 23: old data must not hold the limit). */
+static bool recent(const struct pstore *s, const struct pstore_block *b)
+{
+	int64_t lo, hi;
+
+	pstore_block_span(s, b, &lo, &hi);
+	return hi >= pstore_now(s) - s->lim.series_window_ns;
+}
+
+static void uncount(struct pstore *s, struct pstore_block *b)
+{
+	for (size_t k = 0; b->counted && k < b->series.series.n; k++)
+		pstore_keys_remove(s->keys, b->series.series.v[k].key);
+	b->counted = false;
+}
+
 int pstore_catalog_add(struct pstore *s, struct pstore_block *b)
 {
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&s->blocks, b));
+	if (!recent(s, b))
+		return 0;
+	b->counted = true;
 	for (size_t i = 0; i < b->series.series.n; i++)
-		if (pstore_keys_add(&s->keys, b->series.series.v[i].key))
+		if (pstore_keys_add(&s->keys, b->series.series.v[i].key)) {
+			for (size_t k = 0; k < i; k++) /* b counts wholly or not at all */
+				pstore_keys_remove(s->keys, b->series.series.v[k].key);
+			b->counted = false;
 			return -ENOMEM;
+		}
 	return 0;
+}
+
+void pstore_catalog_age(struct pstore *s)
+{
+	for (size_t i = 0; i < s->blocks.n; i++)
+		if (s->blocks.v[i]->counted && !recent(s, s->blocks.v[i]))
+			uncount(s, s->blocks.v[i]);
 }
 
 void pstore_catalog_remove(struct pstore *s, size_t i)
 {
 	struct pstore_block *b = s->blocks.v[i];
 
-	for (size_t k = 0; k < b->series.series.n; k++)
-		pstore_keys_remove(s->keys, b->series.series.v[k].key);
+	uncount(s, b);
 	memmove(s->blocks.v + i, s->blocks.v + i + 1, (s->blocks.n - i - 1) * sizeof(*s->blocks.v));
 	s->blocks.n--;
 	b->doomed = !s->index; /* shared: another replica may read it */

@@ -8,7 +8,8 @@
  *              series deduplicated, the caller's resolver applied), the
  *              new block naming the old as parents, so a crash before
  *              they are deleted never counts a profile twice;
- *   retention: drop whole blocks past the retention.
+ *   retention: drop whole blocks past the retention, and stop counting
+ *              the series of blocks past the series window.
  * One compaction runs at a time (compact_mu); queries run beside it on
  * their snapshots, and a block taken out of the list is deleted when the
  * last query holding it is done.
@@ -254,6 +255,7 @@ static int retention_shared(struct pstore *s, int64_t cutoff)
 	int err = 0;
 
 	pthread_mutex_lock(&s->mu);
+	pstore_catalog_age(s);
 	for (size_t i = 0; !err && i < s->blocks.n; i++)
 		if (expired(s, s->blocks.v[i], cutoff) &&
 		    !(err = EMBER_VEC_APPEND(&old, s->blocks.v[i])))
@@ -281,6 +283,7 @@ int pstore_compact_retention(struct pstore *s)
 	if (s->index)
 		return retention_shared(s, cutoff);
 	pthread_mutex_lock(&s->mu);
+	pstore_catalog_age(s);
 	for (size_t i = s->blocks.n; i-- > 0;) {
 		if (!expired(s, s->blocks.v[i], cutoff))
 			continue;

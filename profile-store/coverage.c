@@ -7,7 +7,9 @@
  * first "count" column, else one per stack.  The set of unresolved build
  * IDs along each stack is shared between a node and its parent when the
  * node adds nothing, so the count is one pass over the nodes and one over
- * the rows.
+ * the rows; a profile's build IDs are found through a slot per string of
+ * the series table, stamped with the profile, so a profile of many build
+ * IDs costs linear time.
  */
 #include "pstore_compact.h"
 #include "pstore_head.h"
@@ -19,11 +21,19 @@ struct cset {
 	int32_t next;  /* the rest of the set, -1 when none */
 };
 
+/* Per build ID string, what the profile being recounted (stamp) has. */
+struct bid_slot {
+	uint32_t stamp, pos;	      /* its row in the new coverage */
+	uint32_t old_stamp, old_reason; /* its reason in the old coverage */
+};
+
 struct recount {
 	struct pstore_head *h;
 	EMBER_VEC(struct cset) pool;
 	int32_t *node_set;  /* per node: its set, -1 empty */
 	uint32_t *loc_bid;  /* per location: build ID string, UINT32_MAX resolved */
+	struct bid_slot *slot; /* per string of the series table (as loc_bids left it) */
+	uint32_t stamp;	    /* the profile being recounted, + 1 */
 };
 
 static bool in_set(const struct recount *rc, int32_t set, uint32_t bid)
@@ -89,20 +99,32 @@ static int count_col(const struct pstore_seriestab *t, uint32_t series)
 }
 
 static uint32_t reason_for(struct recount *rc, const struct pstore_reasons *reasons,
-			   const struct pstore_cov *old, size_t nold, uint32_t bid)
+			   uint32_t bid)
 {
 	const char *b = pmodel_str(&rc->h->series.str, bid);
+	const char *r = reasons ? pstore_reasons_find(reasons, b) : NULL;
 	uint32_t id = 0;
 
-	for (size_t i = 0; reasons && i < reasons->n; i++)
-		if (strcmp(reasons->v[i].build_id, b) == 0 &&
-		    !pmodel_strtab_intern0(&rc->h->series.str, reasons->v[i].reason, &id))
-			return id;
-	for (size_t i = 0; i < nold; i++)
-		if (old[i].build_id == bid)
-			return old[i].reason;
+	if (r && !pmodel_strtab_intern0(&rc->h->series.str, r, &id))
+		return id;
+	if (rc->slot[bid].old_stamp == rc->stamp)
+		return rc->slot[bid].old_reason;
 	pmodel_strtab_intern0(&rc->h->series.str, *b ? "unsymbolized" : "no_build_id", &id);
 	return id;
+}
+
+/* The weight w of a row under build ID bid, its coverage row added when new. */
+static int add_weight(struct recount *rc, struct pstore_covs *out, uint32_t bid, uint64_t w)
+{
+	struct bid_slot *sl = &rc->slot[bid];
+
+	if (sl->stamp != rc->stamp) {
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(out, ((struct pstore_cov){ bid, 0, 0 })));
+		sl->stamp = rc->stamp;
+		sl->pos = (uint32_t)(out->n - 1);
+	}
+	out->v[sl->pos].samples += w;
+	return 0;
 }
 
 static int recount_profile(struct recount *rc, struct pstore_prof *p, const struct pstore_cov *old,
@@ -111,9 +133,12 @@ static int recount_profile(struct recount *rc, struct pstore_prof *p, const stru
 	const struct pstore_head *h = rc->h;
 	int col = count_col(&h->series, p->series);
 	uint32_t ncols = h->series.series.v[p->series].ntypes;
-	const struct pstore_cov *prev = old + p->cov_off;
-	size_t nprev = p->ncov, start = out->n;
+	size_t start = out->n;
 
+	for (size_t i = p->ncov; i-- > 0;) { /* backwards: the first of a build ID wins */
+		rc->slot[old[p->cov_off + i].build_id].old_stamp = rc->stamp;
+		rc->slot[old[p->cov_off + i].build_id].old_reason = old[p->cov_off + i].reason;
+	}
 	p->samples = p->resolved = 0;
 	for (uint32_t r = 0; r < p->nrows; r++) {
 		int32_t set = rc->node_set[h->row_node.v[p->row_off + r]];
@@ -123,19 +148,11 @@ static int recount_profile(struct recount *rc, struct pstore_prof *p, const stru
 
 		p->samples += w;
 		p->resolved += set < 0 ? w : 0;
-		for (; set >= 0; set = rc->pool.v[set].next) {
-			size_t k = start;
-
-			for (; k < out->n && out->v[k].build_id != rc->pool.v[set].bid; k++)
-				;
-			if (k == out->n)
-				EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(
-					out, ((struct pstore_cov){ rc->pool.v[set].bid, 0, 0 })));
-			out->v[k].samples += w;
-		}
+		for (; set >= 0; set = rc->pool.v[set].next)
+			EMBER_FORWARD_IF_ERROR(add_weight(rc, out, rc->pool.v[set].bid, w));
 	}
 	for (size_t k = start; k < out->n; k++)
-		out->v[k].reason = reason_for(rc, reasons, prev, nprev, out->v[k].build_id);
+		out->v[k].reason = reason_for(rc, reasons, out->v[k].build_id);
 	p->cov_off = (uint32_t)start;
 	p->ncov = (uint32_t)(out->n - start);
 	return 0;
@@ -149,8 +166,15 @@ int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *
 
 	if (!err)
 		err = node_sets(&rc);
-	for (size_t i = 0; !err && i < h->profs.n; i++)
+	/* every build ID is in the table by now: the old coverage's and loc_bids' */
+	if (!err && !(rc.slot = calloc(pmodel_strtab_count(&h->series.str) + 1, sizeof(*rc.slot))))
+		err = -ENOMEM;
+	if (!err && h->profs.n >= UINT32_MAX)
+		err = -E2BIG;
+	for (size_t i = 0; !err && i < h->profs.n; i++) {
+		rc.stamp = (uint32_t)i + 1;
 		err = recount_profile(&rc, &h->profs.v[i], h->cov.v, reasons, &cov);
+	}
 	if (!err) {
 		free(h->cov.v);
 		h->cov.v = cov.v;
@@ -161,6 +185,7 @@ int pstore_coverage_recount(struct pstore_head *h, const struct pstore_reasons *
 	}
 	free(rc.node_set);
 	free(rc.loc_bid);
+	free(rc.slot);
 	EMBER_VEC_FREE(&rc.pool);
 	return err;
 }

@@ -9,31 +9,55 @@
 #include "pstore_query.h"
 #include "pstore_series.h"
 
+/* The rows found through a keyed set by (build ID, reason): a selection
+ * of many build IDs costs linear time (issue 23). */
 struct cov {
 	struct pstore_coverage *c;
+	size_t alloc;		/* of c->rows */
+	struct ember_hset set;	/* of c->rows */
 };
 
-static int add_row(struct pstore_coverage *c, const char *bid, const char *reason, uint64_t n)
-{
-	struct pstore_coverage_row *rows;
+struct row_key {
+	const char *bid, *reason;
+};
 
-	for (size_t i = 0; i < c->n_rows; i++)
-		if (!strcmp(c->rows[i].build_id, bid) && !strcmp(c->rows[i].reason, reason)) {
-			c->rows[i].samples += n;
-			return 0;
-		}
-	rows = realloc(c->rows, (c->n_rows + 1) * sizeof(*rows));
-	if (!rows)
-		return -ENOMEM;
-	c->rows = rows;
-	rows[c->n_rows] = (struct pstore_coverage_row){ strdup(bid), strdup(reason), n };
-	if (!rows[c->n_rows].build_id || !rows[c->n_rows].reason) {
-		free(rows[c->n_rows].build_id);
-		free(rows[c->n_rows].reason);
+static bool row_equal(const void *ctx, size_t i, const void *key)
+{
+	const struct pstore_coverage_row *r = &((const struct cov *)ctx)->c->rows[i];
+	const struct row_key *k = key;
+
+	return !strcmp(r->build_id, k->bid) && !strcmp(r->reason, k->reason);
+}
+
+static int add_row(struct cov *cv, const char *bid, const char *reason, uint64_t n)
+{
+	struct pstore_coverage *c = cv->c;
+	struct row_key k = { bid, reason };
+	uint64_t h = ember_hash_u64(&cv->set.key, ember_hash(&cv->set.key, bid, strlen(bid)) ^
+						 ember_hash(&cv->set.key, reason, strlen(reason)));
+	size_t i = ember_hset_find(&cv->set, h, row_equal, cv, &k);
+
+	if (i != SIZE_MAX) {
+		c->rows[i].samples += n;
+		return 0;
+	}
+	if (c->n_rows == cv->alloc) {
+		size_t alloc = cv->alloc ? 2 * cv->alloc : 16;
+		struct pstore_coverage_row *rows = realloc(c->rows, alloc * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		c->rows = rows;
+		cv->alloc = alloc;
+	}
+	c->rows[c->n_rows] = (struct pstore_coverage_row){ strdup(bid), strdup(reason), n };
+	if (!c->rows[c->n_rows].build_id || !c->rows[c->n_rows].reason) {
+		free(c->rows[c->n_rows].build_id);
+		free(c->rows[c->n_rows].reason);
 		return -ENOMEM;
 	}
 	c->n_rows++;
-	return 0;
+	return ember_hset_insert(&cv->set, h, c->n_rows - 1);
 }
 
 static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
@@ -46,7 +70,7 @@ static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct 
 	cv->c->samples += p->samples;
 	cv->c->resolved_samples += p->resolved;
 	for (uint32_t i = 0; i < p->ncov; i++)
-		EMBER_FORWARD_IF_ERROR(add_row(cv->c, pmodel_str(&t->str, cov[i].build_id),
+		EMBER_FORWARD_IF_ERROR(add_row(cv, pmodel_str(&t->str, cov[i].build_id),
 			       pmodel_str(&t->str, cov[i].reason), cov[i].samples));
 	return 0;
 }
@@ -76,15 +100,18 @@ int pstore_coverage(struct pstore *s, const struct pstore_selection *sel,
 		    struct pstore_coverage **out, char *why, size_t why_size)
 {
 	struct ember_diag d = ember_diag_make(why, why_size);
-	struct cov cv = { calloc(1, sizeof(*cv.c)) };
+	struct cov cv = { .c = calloc(1, sizeof(*cv.c)) };
 	struct pstore_scan sc = { .profile = on_profile, .ctx = &cv };
 	struct pstore_snapshot snap;
-	int err = cv.c ? pstore_scan_begin(s, sel, false, &sc, &snap, &d) : -ENOMEM;
+	int err = !cv.c ? -ENOMEM : ember_hset_init(&cv.set) ? -EIO : 0;
+
+	err = err ? err : pstore_scan_begin(s, sel, false, &sc, &snap, &d);
 
 	if (!err) {
 		err = pstore_scan_run(&snap, &sc);
 		pstore_scan_end(&sc, &snap);
 	}
+	ember_hset_release(&cv.set);
 	if (err) {
 		pstore_coverage_free(cv.c);
 		return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;

@@ -60,17 +60,52 @@ size_t pstore_head_bytes(const struct pstore_head *h)
 	       h->row_val.alloc * 8 + h->totals.alloc * 8 + h->cov.alloc * sizeof(struct pstore_cov);
 }
 
-/* The caller's reason for an unresolved build ID. */
-static const char *reason_of(const struct pstore_head_add *a, const char *bid)
+static bool unresolved_equal(const void *ctx, size_t i, const void *key)
 {
-	for (size_t i = 0; i < a->n_unresolved; i++)
-		if (a->unresolved[i].build_id && strcmp(a->unresolved[i].build_id, bid) == 0)
-			return a->unresolved[i].reason ? a->unresolved[i].reason : "unsymbolized";
-	return *bid ? "unsymbolized" : "no_build_id";
+	return strcmp(((const struct pstore_unresolved *)ctx)[i].build_id, key) == 0;
+}
+
+/* The caller's reason for each unresolved build ID of in (its first for
+ * one given twice), found through a keyed set: linear in the build IDs.
+ * *out[b] for in->bids.v[b]; the caller frees *out. */
+static int bid_reasons(const struct pstore_ingest *in, const struct pstore_head_add *a,
+		       const char ***out)
+{
+	const struct pstore_unresolved *u = a->unresolved;
+	const char **r = malloc((in->bids.n ? in->bids.n : 1) * sizeof(*r));
+	struct ember_hset set;
+	int err = ember_hset_init(&set) ? -EIO : 0;
+
+	for (size_t i = 0; !err && r && i < a->n_unresolved; i++) {
+		uint64_t h = u[i].build_id ? ember_hash(&set.key, u[i].build_id,
+							strlen(u[i].build_id)) : 0;
+
+		if (u[i].build_id &&
+		    ember_hset_find(&set, h, unresolved_equal, u, u[i].build_id) == SIZE_MAX)
+			err = ember_hset_insert(&set, h, i);
+	}
+	for (size_t b = 0; !err && r && b < in->bids.n; b++) {
+		const char *bid = in->bids.v[b];
+		size_t i = ember_hset_find(&set, ember_hash(&set.key, bid, strlen(bid)),
+					   unresolved_equal, u, bid);
+
+		r[b] = i != SIZE_MAX ? (u[i].reason ? u[i].reason : "unsymbolized")
+		       : *bid	     ? "unsymbolized"
+				     : "no_build_id";
+	}
+	ember_hset_release(&set);
+	if (!err && !r)
+		err = -ENOMEM;
+	if (err) {
+		free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
 }
 
 static int add_coverage(struct pstore_head *h, const struct pstore_ingest *in,
-			const struct pstore_group *g, const struct pstore_head_add *a,
+			const struct pstore_group *g, const char *const *reasons,
 			struct pstore_prof *pr)
 {
 	pr->cov_off = (uint32_t)h->cov.n;
@@ -79,11 +114,11 @@ static int add_coverage(struct pstore_head *h, const struct pstore_ingest *in,
 	pr->resolved = g->resolved;
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->cov, h->cov.n + g->cov.n));
 	for (size_t i = 0; i < g->cov.n; i++) {
-		const char *bid = in->bids.v[g->cov.v[i].bid];
+		uint32_t b = g->cov.v[i].bid;
 		struct pstore_cov c = { .samples = g->cov.v[i].samples };
 
-		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&h->series.str, bid, &c.build_id));
-		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&h->series.str, reason_of(a, bid), &c.reason));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&h->series.str, in->bids.v[b], &c.build_id));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&h->series.str, reasons[b], &c.reason));
 		h->cov.v[h->cov.n++] = c;
 	}
 	return 0;
@@ -141,13 +176,14 @@ static int series_of(struct pstore_head *h, const struct pstore_labels *l,
 
 static int add_group(struct pstore_head *h, const struct pstore_ingest *in, size_t g,
 		     const struct pstore_labels *l, const struct pstore_head_add *a,
-		     const struct pstore_series_gate *gate, struct ember_diag *d)
+		     const char *const *reasons, const struct pstore_series_gate *gate,
+		     struct ember_diag *d)
 {
 	struct pstore_prof pr = { .time = a->time, .duration = a->duration, .period = a->period };
 
 	EMBER_FORWARD_IF_ERROR(series_of(h, l, a, gate, &pr.series, d));
 	EMBER_FORWARD_IF_ERROR(add_rows(h, &in->groups.v[g].rows, &pr));
-	EMBER_FORWARD_IF_ERROR(add_coverage(h, in, &in->groups.v[g], a, &pr));
+	EMBER_FORWARD_IF_ERROR(add_coverage(h, in, &in->groups.v[g], reasons, &pr));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->state, h->profs.n + 1));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&h->profs, pr));
 	h->state.v[h->state.n++] = PS_PENDING;
@@ -160,15 +196,17 @@ int pstore_head_add(struct pstore_head *h, const struct pstore_ingest *in,
 		    struct ember_diag *d)
 {
 	size_t start = h->profs.n;
-	int err = 0;
+	const char **reasons = NULL;
+	int err = bid_reasons(in, a, &reasons);
 
 	for (size_t g = 0; !err && g < in->groups.n; g++) {
 		/* Group 0 holds the unlabeled samples: empty when every sample
 		 * had labels, and then not a profile of its own. */
 		if (g == 0 && !in->groups.v[0].rows.node.n && in->groups.n > 1)
 			continue;
-		err = add_group(h, in, g, &labels[g], a, gate, d);
+		err = add_group(h, in, g, &labels[g], a, reasons, gate, d);
 	}
+	free(reasons);
 	if (err) {
 		/* Nothing of a failed add stays: drop what was added (rows and
 		 * dictionary entries stay unreferenced, which is harmless). */

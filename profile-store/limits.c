@@ -19,6 +19,7 @@ void pstore_limits_resolve(const struct pstore_limits *in, struct pstore_limits 
 		.max_label_name_len = 128,
 		.max_label_value_len = 1024,
 		.max_series = 100000,
+		.series_window_ns = 3600 * (int64_t)1000000000,
 	};
 
 #define TAKE(f)                                                              \
@@ -30,6 +31,7 @@ void pstore_limits_resolve(const struct pstore_limits *in, struct pstore_limits 
 	TAKE(max_label_name_len);
 	TAKE(max_label_value_len);
 	TAKE(max_series);
+	TAKE(series_window_ns);
 #undef TAKE
 	*out = l;
 }

@@ -181,13 +181,14 @@ static int wal_union(struct pstore_block **blocks, size_t n, struct pstore_walra
 static int resolve_stage(struct pstore *s, struct stage *st, bool *changed,
 			 struct ember_diag *d)
 {
-	struct pstore_reasons reasons = { 0 };
+	struct pstore_reasons reasons;
 	int err;
 
 	*changed = false;
 	if (!s->opts.resolver)
 		return 0;
-	err = pstore_resolve_dict(&st->h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
+	err = pstore_reasons_init(&reasons);
+	err = err ? err : pstore_resolve_dict(&st->h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
 			      changed, d);
 	if (!err && *changed)
 		err = pstore_coverage_recount(st->h, &reasons);
@@ -321,36 +322,94 @@ static bool picked(const struct pstore_block *k, const struct pstore_block *b, b
 	       k->meta.partition_ns == b->meta.partition_ns && (closed || tier(k) == t);
 }
 
-static size_t count(const struct pstore *s, const struct pstore_block *b, bool closed, int t)
+/* Blocks by partition (start, length), tier, then list position. */
+static int cmp_pick(const void *a, const void *b, void *ctx)
 {
-	size_t n = 0;
+	struct pstore_block *const *v = ctx;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct pstore_block *x = v[i], *y = v[j];
 
-	for (size_t k = 0; k < s->blocks.n; k++)
-		n += picked(s->blocks.v[k], b, closed, t);
-	return n;
+	if (x->meta.partition_ns != y->meta.partition_ns)
+		return x->meta.partition_ns < y->meta.partition_ns ? -1 : 1;
+	if (x->meta.partition != y->meta.partition)
+		return x->meta.partition < y->meta.partition ? -1 : 1;
+	if (tier(x) != tier(y))
+		return tier(x) < tier(y) ? -1 : 1;
+	return i < j ? -1 : i > j;
 }
 
-/* The blocks of the first partition due for a merge (referenced). */
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The end of the run of blocks sorted from `from` on that b picks. */
+static size_t run_end(struct pstore_block *const *v, const uint32_t *ord, size_t n, size_t from,
+		      bool closed)
+{
+	const struct pstore_block *b = v[ord[from]];
+	size_t j = from;
+
+	while (j < n && picked(v[ord[j]], b, closed, tier(b)))
+		j++;
+	return j;
+}
+
+int pstore_merge_pick(struct pstore_block *const *v, size_t n, int64_t now, int64_t head_age_ns,
+		      struct pstore_u32s *out)
+{
+	struct pstore_u32s ord = { 0 };
+	size_t best = 0, best_end = 0, best_first = SIZE_MAX;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (!v[i]->corrupt)
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&ord, i));
+	ember_qsort_r(ord.v, ord.n, sizeof(*ord.v), cmp_pick, (void *)v);
+	for (size_t i = 0, j; i < ord.n; i = j) {
+		const struct pstore_block *b = v[ord.v[i]];
+		bool closed = now >= b->meta.partition + b->meta.partition_ns + head_age_ns;
+		uint32_t first = UINT32_MAX;
+
+		j = run_end(v, ord.v, ord.n, i, closed);
+		for (size_t k = i; k < j; k++)
+			first = ord.v[k] < first ? ord.v[k] : first;
+		if (j - i >= (closed ? 2 : OPEN_MERGE_AT) && first < best_first) {
+			best = i;
+			best_end = j;
+			best_first = first;
+		}
+	}
+	out->n = 0;
+	for (size_t k = best; k < best_end; k++)
+		if (EMBER_VEC_APPEND(out, ord.v[k])) {
+			EMBER_VEC_FREE(&ord);
+			return -ENOMEM;
+		}
+	ember_qsort(out->v, out->n, sizeof(*out->v), cmp_u32);
+	EMBER_VEC_FREE(&ord);
+	return 0;
+}
+
+/* The blocks of the first partition due for a merge (referenced): the
+ * blocks sorted once, so a pass costs n log n, not a count of the list
+ * per block (issue 23: 0.2 s of CPU every pass at 7,000 blocks, under
+ * the store's mutex). */
 static int pick_partition(struct pstore *s, struct pstore_blocks *out)
 {
-	int64_t now = pstore_now(s);
+	struct pstore_u32s sel = { 0 };
+	int err;
 
 	pthread_mutex_lock(&s->mu);
-	for (size_t i = 0; i < s->blocks.n && !out->n; i++) {
-		const struct pstore_block *b = s->blocks.v[i];
-		bool closed = now >= b->meta.partition + b->meta.partition_ns +
-					    s->opts.head_max_age_ns;
-		int t = tier(b);
-
-		if (b->corrupt || count(s, b, closed, t) < (closed ? 2 : OPEN_MERGE_AT))
-			continue;
-		for (size_t k = 0; k < s->blocks.n; k++)
-			if (picked(s->blocks.v[k], b, closed, t) &&
-			    !EMBER_VEC_APPEND(out, s->blocks.v[k]))
-				pstore_block_ref(s->blocks.v[k]);
-	}
+	err = pstore_merge_pick(s->blocks.v, s->blocks.n, pstore_now(s), s->opts.head_max_age_ns,
+				&sel);
+	for (size_t k = 0; !err && k < sel.n; k++)
+		if (!(err = EMBER_VEC_APPEND(out, s->blocks.v[sel.v[k]])))
+			pstore_block_ref(s->blocks.v[sel.v[k]]);
 	pthread_mutex_unlock(&s->mu);
-	return 0;
+	EMBER_VEC_FREE(&sel);
+	return err;
 }
 
 int pstore_compact_merge(struct pstore *s)
@@ -362,9 +421,11 @@ int pstore_compact_merge(struct pstore *s)
 	while (!err) {
 		struct pstore_blocks todo = { 0 };
 
-		pick_partition(s, &todo);
-		if (!todo.n)
+		err = pick_partition(s, &todo);
+		if (err || !todo.n) {
+			pstore_blocks_release(&todo);
 			break;
+		}
 		err = pstore_merge_blocks(s, todo.v, todo.n, false, &d);
 		pstore_blocks_release(&todo);
 	}

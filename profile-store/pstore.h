@@ -129,6 +129,11 @@ struct pstore_limits {
 	size_t max_label_name_len;   /* bytes: 128 */
 	size_t max_label_value_len;  /* bytes: 1,024 */
 	size_t max_series;	     /* distinct series in the store: 100,000 */
+	/* A series counts against max_series while it has data in a head
+	 * or in a block whose time span reaches into the last
+	 * series_window_ns (1 hour): older data, or data dropped by the
+	 * retention, holds no series' slot. */
+	int64_t series_window_ns;
 };
 
 struct pstore_opts {

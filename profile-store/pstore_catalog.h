@@ -27,6 +27,7 @@ struct pstore_block {
 	bool corrupt;
 	char why[256];		  /* when corrupt */
 	bool doomed;		  /* delete the object at the last unref */
+	bool counted;		  /* its series in s->keys (recent: pstore_catalog_add) */
 	const struct pstore_blockio *io;
 	pthread_mutex_t mu;	  /* data */
 	struct pstore_bdata *data;	  /* cached (cache.c owns the reference) */
@@ -60,8 +61,12 @@ void pstore_block_span(const struct pstore *s, const struct pstore_block *b, int
 		       int64_t *hi);
 /* Read the blocks at open (block_catalog.c); replay the log (recover.c). */
 int pstore_catalog_load(struct pstore *s, struct ember_diag *d);
-/* Add a block to the store's list (under s->mu): its series counted. */
+/* Add a block to the store's list (under s->mu): its series counted
+ * when it has data within the series window (pstore_limits). */
 int pstore_catalog_add(struct pstore *s, struct pstore_block *b);
+/* Uncount the series of the blocks whose data all left the series
+ * window (under s->mu; each compaction pass). */
+void pstore_catalog_age(struct pstore *s);
 /* Note a block's label values for the unbounded-label check (a block
  * read at open). */
 void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b);

@@ -34,6 +34,13 @@ int pstore_rotate(struct pstore *s, bool force);
 int pstore_encode_put(struct pstore *s, const struct pstore_block_src *src,
 		      struct pstore_block **out, struct ember_diag *d);
 int pstore_compact_merge(struct pstore *s);
+/* The blocks of v[0..n) (s->blocks, under s->mu) due for a merge, the
+ * partition of the first such block in the list: their indexes into out,
+ * ascending (none: out->n == 0).  A closed partition (now past its end
+ * plus head_age_ns) merges its blocks when it has two, an open one those
+ * of a size tier when it has four.  n log n (merge.c). */
+int pstore_merge_pick(struct pstore_block *const *v, size_t n, int64_t now, int64_t head_age_ns,
+		      struct pstore_u32s *out);
 /* Rewrite blocks[0..n) as one, the resolver applied (merge.c); with
  * only_if_resolved, nothing is written unless it resolved a frame. */
 int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,

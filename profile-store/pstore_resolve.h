@@ -21,8 +21,20 @@
 struct pstore_reason {
 	char *build_id, *reason;
 };
-EMBER_VEC_DEF(pstore_reasons, struct pstore_reason);
+
+/* The reasons of a resolution, one per build ID, found through a keyed
+ * set (a dictionary of many build IDs costs linear time). */
+struct pstore_reasons {
+	struct pstore_reason *v;
+	size_t n, alloc;
+	struct ember_hset set; /* of v, by build ID */
+};
+
+/* An empty list: 0 or a negative errno. */
+int pstore_reasons_init(struct pstore_reasons *r);
 void pstore_reasons_free(struct pstore_reasons *r);
+/* The reason given for build_id, or NULL. */
+const char *pstore_reasons_find(const struct pstore_reasons *r, const char *build_id);
 
 /* Apply a resolver to d's unresolved locations (those without lines, in
  * a mapping), one call per mapping; *changed says whether any got lines.

@@ -19,6 +19,12 @@ struct pstore_resolution {
 	bool changed;
 };
 
+int pstore_reasons_init(struct pstore_reasons *r)
+{
+	memset(r, 0, sizeof(*r));
+	return ember_hset_init(&r->set) ? -EIO : 0;
+}
+
 void pstore_reasons_free(struct pstore_reasons *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
@@ -26,6 +32,24 @@ void pstore_reasons_free(struct pstore_reasons *r)
 		free(r->v[i].reason);
 	}
 	EMBER_VEC_FREE(r);
+	ember_hset_release(&r->set);
+}
+
+static bool reason_equal(const void *ctx, size_t i, const void *key)
+{
+	return strcmp(((const struct pstore_reasons *)ctx)->v[i].build_id, key) == 0;
+}
+
+static uint64_t reason_hash(const struct pstore_reasons *r, const char *build_id)
+{
+	return ember_hash(&r->set.key, build_id, strlen(build_id));
+}
+
+const char *pstore_reasons_find(const struct pstore_reasons *r, const char *build_id)
+{
+	size_t i = ember_hset_find(&r->set, reason_hash(r, build_id), reason_equal, r, build_id);
+
+	return i == SIZE_MAX ? NULL : r->v[i].reason;
 }
 
 int pstore_resolution_set(struct pstore_resolution *r, size_t i,
@@ -64,14 +88,18 @@ int pstore_resolution_fail(struct pstore_resolution *r, size_t i, const char *re
 
 	if (i >= r->n)
 		return -EINVAL;
-	if (!r->reasons)
+	if (!r->reasons || pstore_reasons_find(r->reasons, r->build_id))
 		return 0;
-	for (size_t k = 0; k < r->reasons->n; k++)
-		if (strcmp(r->reasons->v[k].build_id, r->build_id) == 0)
-			return 0;
 	re.build_id = strdup(r->build_id);
 	re.reason = strdup(reason ? reason : "unsymbolized");
 	if (!re.build_id || !re.reason || EMBER_VEC_APPEND(r->reasons, re)) {
+		free(re.build_id);
+		free(re.reason);
+		return -ENOMEM;
+	}
+	if (ember_hset_insert(&r->reasons->set, reason_hash(r->reasons, re.build_id),
+			      r->reasons->n - 1)) {
+		r->reasons->n--;
 		free(re.build_id);
 		free(re.reason);
 		return -ENOMEM;

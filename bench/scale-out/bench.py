@@ -94,7 +94,8 @@ class Server:
     def __init__(self, backend, data, name, extra=(), prefix=PREFIX):
         self.started = time.perf_counter()
         args = [EMBER, "serve", "--listen", "127.0.0.1:0", "--data", data,
-                "--token-file", TOKEN, "--max-connections-per-client", "256"] + list(extra)
+                "--token-file", TOKEN, "--max-connections-per-client", "256",
+                "--max-profile-age", "2h"] + list(extra)  # the profiles span the last hour
         env = dict(os.environ)
         if backend == "s3":
             args += ["--storage", "s3://%s/%s" % (CEPH["OBJSTORE_TEST_BUCKET"], prefix),

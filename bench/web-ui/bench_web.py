@@ -138,7 +138,9 @@ class Service:
 
 
 def start_server(ember, data):
-    proc = subprocess.Popen([ember, "serve", "--listen", "127.0.0.1:0", "--data", data],
+    # the profiles fill a closed hour two hours back: older than the default window
+    proc = subprocess.Popen([ember, "serve", "--listen", "127.0.0.1:0", "--data", data,
+                             "--max-profile-age", "3h"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     for line in proc.stdout:
         m = re.search(rb"web UI: (http://127\.0\.0\.1:(\d+)/)", line)

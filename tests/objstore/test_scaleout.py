@@ -478,7 +478,8 @@ def test_scaleout__racing_compactions_count_once():
     hour, which every refresh lists) round after round, and both merge it
     as soon as they see two blocks: their merges race; the total stays what
     was pushed, on both."""
-    a, b = Replica(args=FAST), Replica(args=FAST)
+    old = FAST + ["--max-profile-age", "3h"]  # the previous hour's profiles taken
+    a, b = Replica(args=old), Replica(args=old)
     t0 = ((int(time.time()) // 3600 - 1) * 3600 + 10) * SEC
     want = 0
     for rnd in range(4):
@@ -545,7 +546,7 @@ def test_scaleout__lost_disk_log_taken_over_from_the_bucket():
     (by radosgw's Last-Modified): every acknowledged profile counted once,
     the log objects deleted once compacted, the claim left."""
     a = Replica(args=["--profile-head-age", "60s", "--profile-refresh", "1s",
-                      "--profile-lease-expiry", "3s"])
+                      "--profile-lease-expiry", "3s", "--max-profile-age", "3h"])
     want = push_profiles(a, "a", 10, (int(time.time()) - 600) * SEC)
     want += push_profiles(a, "a2", 3, (int(time.time()) - 7200) * SEC)  # another partition
     a.proc.send_signal(signal.SIGKILL)

@@ -649,6 +649,36 @@ def test_profiles__hostile_selector_regexes_cost_bounded():
     check(folded(srv, '{pid=~"\\\\d{3}"}') == {}, "the whole value, not a part of it")
 
 
+def test_profiles__times_outside_the_window_refused():
+    """A profile dated in 2200 (it held --max-series for good and made a
+    block per future hour) or two hours ago: 400 "out of bounds", from a
+    push, Pyroscope's /ingest and a scrape target, counted; nothing of it
+    stored; inside the window, or with the limits lifted, taken."""
+    y2200 = 7258118400 * SEC
+    tgt = pprof_target(cpu_profile(S3, y2200).encode(), None)
+    srv = Server(["--max-series", "3", "--scrape",
+                  "http://127.0.0.1:%d/pprof,interval=1s" % tgt.server_address[1]])
+    for t, why in ((y2200, "in the future, past the limit of 600 s (--max-profile-future)"),
+                   ((NOW_S - 7200) * SEC, "in the past, older than the limit of 3600 s "
+                                          "(--max-profile-age)")):
+        st, body, _ = srv.push(cpu_profile(S3, t).encode(), "service_name=late")
+        check(st == 400 and b"out of bounds" in body and why.encode() in body,
+              "HTTP %d %r" % (st, body[:300]))
+    st, body, _ = srv.request("POST", "/ingest?name=late&from=7258118400&until=7258118410",
+                              b"main;work 10\n", {"Authorization": "Bearer " + srv.token})
+    check(st == 400 and b"out of bounds" in body, "/ingest: HTTP %d %r" % (st, body[:300]))
+    wait_for(lambda: srv.metric("ember_profiles_rejected_total", '{reason="out_of_bounds"}') >= 4,
+             "the scraped profile refused and every refusal counted", 30)
+    check(srv.json("/api/v1/labels")["names"] == [], "a refused profile stored")
+    for i in range(3):  # the refusals held no series: the limit is whole
+        srv.push_ok(cpu_profile(S3, T0 + 600 * SEC).encode(), "service_name=s%d" % i)
+    check(srv.metric("ember_profile_store_series") == 3, "series")
+    srv.stop()
+    srv = Server(["--max-profile-age", "0", "--max-profile-future", "0"])
+    srv.push_ok(cpu_profile(S3, y2200).encode(), "service_name=future")
+    srv.push_ok(cpu_profile(S3, (NOW_S - 7200) * SEC).encode(), "service_name=past")
+
+
 def test_profiles__unbounded_label_warned_in_log_and_metrics():
     srv = Server()
     data = cpu_profile({"main;work": 1}, T0).encode()
@@ -727,7 +757,8 @@ def test_profiles__kill9_mid_write_keeps_acknowledged_and_no_partial_profile():
 
 
 def test_profiles__retention_drops_old_blocks_and_metrics_show_the_store():
-    srv = Server(["--retention", "1h", "--profile-head-age", "1s"])
+    # data older than the default window of times: its limit lifted
+    srv = Server(["--retention", "1h", "--profile-head-age", "1s", "--max-profile-age", "0"])
     old = (NOW_S - 3 * 3600) * SEC
     srv.push_ok(cpu_profile(S3, old).encode(), "service_name=old")
     srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=new")
@@ -790,6 +821,54 @@ def test_profiles__symbolized_at_ingest_and_once_debug_info_arrives():
     srv.start()
     check(srv.json("/api/v1/coverage")["resolved_pct"] == 100, "coverage lost at restart")
     check(srv.metric("ember_profile_samples_total", '{resolved="true"}') is not None, "metric")
+
+
+def many_build_ids(n, time_ns):
+    """One profile of n mappings, each its own build ID and one address
+    in it, a sample per mapping (1.5 MB at 60,000: the issue's push)."""
+    p = ember_test.RawProfile([("samples", "count"), ("cpu", "nanoseconds")], period=10_000_000)
+    locs = []
+    for i in range(n):
+        m = p.mapping(0x400000 + i * 0x10000, 0x410000 + i * 0x10000, "/lib/l%d.so" % i,
+                      "%040x" % (0xb1d0000 + i), symbolized=False)
+        locs.append(p.location(m, 0x400100 + i * 0x10000))
+    for i in range(n):
+        p.sample([locs[i], locs[(i * 7919) % n]], [1, 10_000_000])
+    return p.encode(time_ns)
+
+
+def test_profiles__many_build_ids_ingested_in_linear_time_queries_answered():
+    """A push of 60,000 build IDs (a linear search per build ID took 68 s
+    of CPU, under the head's lock, so that a query waited 67 s): stored
+    in a bounded time, and the queries sent meanwhile answered at once."""
+    import threading
+    srv = Server()
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=other")
+    body = many_build_ids(60000, T0)
+    got, slow = {}, []
+
+    def push():
+        t = time.time()
+        try:
+            got["push"] = srv.push(body, "service_name=big")[0]
+        except OSError as e:  # the bound passed: the driver's timeout
+            got["push"] = repr(e)
+        got["took"] = time.time() - t
+    th = threading.Thread(target=push)
+    th.start()
+    while th.is_alive():
+        t = time.time()
+        st, _, _ = srv.request("GET", "/api/v1/query?type=cpu&format=folded&query=" +
+                               q('{service_name="other"}'), timeout=60)
+        check(st == 200, "query during the push: HTTP %d" % st)
+        slow += [time.time() - t] if time.time() - t > 5 else []
+        th.join(0.3)
+    print("push: %r in %.1f s; queries slower than 5 s: %r" % (got["push"], got["took"], slow))
+    check(got["push"] == 200 and got["took"] < 40, "the push: %r after %.1f s"
+          % (got["push"], got["took"]))
+    check(not slow, "queries waited %r s during the push" % slow)
+    cov = srv.json("/api/v1/coverage?limit=0")
+    check(len(cov["build_ids"]) == 60000, "coverage lists %d build IDs" % len(cov["build_ids"]))
 
 
 # ---- Pyroscope's /ingest ------------------------------------------------------------------

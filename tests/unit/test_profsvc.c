@@ -121,7 +121,8 @@ static int test_profsvc__resolver_names_as_ingest(void)
 					 .time_ns = T0 };
 	struct profsvc_in in = { .labels = &ing_l, .n_labels = 1, .time_ns = T0,
 				 .route = PROFSVC_ROUTE_PROFILES };
-	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
+	/* T0 is fixed, long past: no window of times */
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .max_age_ns = -1 };
 	struct ember_buf raw = { 0 }, ing = { 0 };
 	struct pprof_profile *p;
 	struct profsvc_out out;

@@ -713,7 +713,7 @@ def test_web__diff_presets_a_day_earlier_and_a_against_b():
     """Version 1 ran yesterday, version 2 today: "A against B" over the last
     hour has an empty base; "this range against a day earlier" finds the
     slowed function, and the base side's flame graph is yesterday's."""
-    srv = Server()
+    srv = Server(["--max-profile-age", "2d"])  # yesterday's profiles taken
     push_shop(srv, versions=("1",), ago_s=86400)
     push_shop(srv, versions=("2",))
     b = Browser()
