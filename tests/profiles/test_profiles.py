@@ -655,7 +655,7 @@ def test_profiles__times_outside_the_window_refused():
     push, Pyroscope's /ingest and a scrape target, counted; nothing of it
     stored; inside the window, or with the limits lifted, taken."""
     y2200 = 7258118400 * SEC
-    tgt = pprof_target(cpu_profile(S3, y2200).encode(), None)
+    tgt = http_target({"/pprof": cpu_profile(S3, y2200).encode()})
     srv = Server(["--max-series", "3", "--scrape",
                   "http://127.0.0.1:%d/pprof,interval=1s" % tgt.server_address[1]])
     for t, why in ((y2200, "in the future, past the limit of 600 s (--max-profile-future)"),
@@ -823,18 +823,15 @@ def test_profiles__symbolized_at_ingest_and_once_debug_info_arrives():
     check(srv.metric("ember_profile_samples_total", '{resolved="true"}') is not None, "metric")
 
 
-def many_build_ids(n, time_ns):
-    """One profile of n mappings, each its own build ID and one address
-    in it, a sample per mapping (1.5 MB at 60,000: the issue's push)."""
-    p = ember_test.RawProfile([("samples", "count"), ("cpu", "nanoseconds")], period=10_000_000)
-    locs = []
+def many_build_ids(n, first, time_ns):
+    """A profile of n mappings, each with its own build ID (first, first
+    + 1, ...) and one unsymbolized location."""
+    p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
     for i in range(n):
-        m = p.mapping(0x400000 + i * 0x10000, 0x410000 + i * 0x10000, "/lib/l%d.so" % i,
-                      "%040x" % (0xb1d0000 + i), symbolized=False)
-        locs.append(p.location(m, 0x400100 + i * 0x10000))
-    for i in range(n):
-        p.sample([locs[i], locs[(i * 7919) % n]], [1, 10_000_000])
-    return p.encode(time_ns)
+        start = 0x7f0000000000 + i * 0x100000
+        m = p.mapping(start, start + 0x100000, 0, "/lib/l%d.so" % i, build_id="%040x" % (first + i))
+        p.sample([(m, start + 0x1234)], [1, 10_000_000])
+    return p.encode(gzip=True)
 
 
 def test_profiles__many_build_ids_ingested_in_linear_time_queries_answered():
@@ -844,7 +841,7 @@ def test_profiles__many_build_ids_ingested_in_linear_time_queries_answered():
     import threading
     srv = Server()
     srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=other")
-    body = many_build_ids(60000, T0)
+    body = many_build_ids(60000, 0xb1d0000, T0)
     got, slow = {}, []
 
     def push():
@@ -1394,17 +1391,6 @@ def test_profiles__scraped_bodies_get_the_limits_of_a_push():
     check(re.search(r"scrape: '[^']*/huge': answer larger than the profile limit", log),
           "the huge body's reason in the log")
     tgt.shutdown()
-
-
-def many_build_ids(n, first, time_ns):
-    """A profile of n mappings, each with its own build ID (first, first
-    + 1, ...) and one unsymbolized location."""
-    p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
-    for i in range(n):
-        start = 0x7f0000000000 + i * 0x100000
-        m = p.mapping(start, start + 0x100000, 0, "/lib/l%d.so" % i, build_id="%040x" % (first + i))
-        p.sample([(m, start + 0x1234)], [1, 10_000_000])
-    return p.encode(gzip=True)
 
 
 def test_profiles__ingest_asks_upstream_at_most_max_fetches_build_ids():
