@@ -221,7 +221,7 @@ int pstore_index_key_parse(const char *name, int64_t *part, uint64_t *seq)
 			return -EINVAL;
 		q = q * 10 + (uint64_t)(name[i] - '0');
 	}
-	if (!q)
+	if (!q || p > INT64_MAX) /* a partition is a time: never negative */
 		return -EINVAL;
 	*part = (int64_t)p;
 	*seq = q;
