@@ -5,7 +5,9 @@
  *   2. encode its log record (outside any lock);
  *   3. under the store's rotation lock (shared: a segment and its head
  *      change together, never under an append), intern it into the
- *      active head as pending profiles, one per sample-label set;
+ *      active head as pending profiles, one per sample-label set, its
+ *      new series admitted all at once against max_series first, or the
+ *      profile refused with none of them counted;
  *   4. append the record to the segment and wait for the sync; a shared
  *      store also writes it as a log object (wal_bucket.c), and a failure
  *      of either fails the append (the record may still be replayed from
@@ -114,22 +116,30 @@ struct gate_ctx {
 	bool replay;
 };
 
-static int admit(void *ctx, uint64_t key, struct ember_diag *d)
+static int admit(void *ctx, const uint64_t *keys, size_t n, struct ember_diag *d)
 {
 	struct gate_ctx *g = ctx;
 	struct pstore *s = g->s;
-	int err = 0;
+	size_t max = g->replay ? SIZE_MAX : s->lim.max_series, held, fresh;
+	int err;
 
 	pthread_mutex_lock(&s->mu);
-	if (!g->replay && !pstore_keys_has(s->keys, key) &&
-	    pstore_keys_count(s->keys) >= s->lim.max_series)
-		err = EMBER_FAIL(d, -PSTORE_ERR_SERIES_LIMIT,
-			      "the store holds %zu series, its limit: no new series",
-			      s->lim.max_series);
-	if (!err)
-		err = pstore_keys_add(&s->keys, key);
+	held = pstore_keys_count(s->keys);
+	err = pstore_keys_add_all(&s->keys, keys, n, max, &fresh);
 	pthread_mutex_unlock(&s->mu);
+	EMBER_FAIL_IF(err == -PSTORE_ERR_SERIES_LIMIT, d, err,
+		      "the store holds %zu series, its limit %zu: no room for the profile's "
+		      "%zu new series", held, max, fresh);
 	return err;
+}
+
+static void give_back(void *ctx, const uint64_t *keys, size_t n)
+{
+	struct pstore *s = ((struct gate_ctx *)ctx)->s;
+
+	pthread_mutex_lock(&s->mu);
+	pstore_keys_remove_all(s->keys, keys, n);
+	pthread_mutex_unlock(&s->mu);
 }
 
 static int into_head(struct pstore *s, struct pstore_head *h, const struct pprof_profile *p,
@@ -139,7 +149,7 @@ static int into_head(struct pstore *s, struct pstore_head *h, const struct pprof
 {
 	struct pstore_ingest in;
 	struct gate_ctx gc = { s, replay };
-	struct pstore_series_gate gate = { admit, &gc };
+	struct pstore_series_gate gate = { admit, give_back, &gc };
 	struct pstore_head_add a = { .time = time,
 				     .duration = duration,
 				     .period = pprof_message(p)->period,

@@ -151,37 +151,101 @@ static int add_rows(struct pstore_head *h, const struct pstore_rows *r, struct p
 	return 0;
 }
 
-static int series_of(struct pstore_head *h, const struct pstore_labels *l,
-		     const struct pstore_head_add *a, const struct pstore_series_gate *gate,
-		     uint32_t *sid, struct ember_diag *d)
-{
-	uint32_t types[64];
-	const char *tids[64];
-	bool added;
+/* The profile types of an add's columns, interned in h once for all its
+ * groups; tid[k] their ID strings (valid until h's strings grow). */
+struct add_types {
+	uint32_t id[64];
+	const char *tid[64];
+};
 
+static int intern_types(struct pstore_head *h, const struct pstore_head_add *a,
+			struct add_types *t, struct ember_diag *d)
+{
 	EMBER_FAIL_IF(a->ncols > 64 || !a->ncols, d, -PSTORE_ERR_LIMIT,
 		      "%zu sample types (1 to 64 allowed)", a->ncols);
 	for (size_t k = 0; k < a->ncols; k++)
-		EMBER_FORWARD_IF_ERROR(pstore_seriestab_type(&h->series, a->types[k], &types[k]));
+		EMBER_FORWARD_IF_ERROR(pstore_seriestab_type(&h->series, a->types[k], &t->id[k]));
 	for (size_t k = 0; k < a->ncols; k++) /* after interning: the table moves */
-		tids[k] = pstore_type_str(&h->series, types[k]);
-	EMBER_FORWARD_IF_ERROR(pstore_seriestab_index(&h->series));
-	if (gate && pstore_seriestab_find(&h->series, l->v, l->n, types, a->ncols) == UINT32_MAX)
-		EMBER_FORWARD_IF_ERROR(gate->admit(gate->ctx,
-						   pstore_series_key(&h->series.ident, l->v, l->n,
-								     tids, a->ncols),
-						   d));
-	return pstore_seriestab_series(&h->series, l->v, l->n, types, a->ncols, sid, &added);
+		t->tid[k] = pstore_type_str(&h->series, t->id[k]);
+	return pstore_seriestab_index(&h->series);
+}
+
+/* Group 0 holds the unlabeled samples: empty when every sample had
+ * labels, and then not a profile of its own. */
+static bool group_skipped(const struct pstore_ingest *in, size_t g)
+{
+	return g == 0 && !in->groups.v[0].rows.node.n && in->groups.n > 1;
+}
+
+/* The keys of the series an add brings that h does not hold yet: sorted,
+ * each once (two label sets may be one series once the caller's labels
+ * are put over them); held[i] is for give_back. */
+struct new_keys {
+	EMBER_VEC(uint64_t) key;
+	bool *held;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int find_new_keys(const struct pstore_head *h, const struct pstore_ingest *in,
+			 const struct pstore_labels *labels, const struct add_types *t,
+			 size_t ncols, struct new_keys *nk)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < in->groups.n; g++) {
+		const struct pstore_labels *l = &labels[g];
+
+		if (group_skipped(in, g) ||
+		    pstore_seriestab_find(&h->series, l->v, l->n, t->id, ncols) != UINT32_MAX)
+			continue;
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&nk->key, pstore_series_key(
+			&h->series.ident, l->v, l->n, t->tid, ncols)));
+	}
+	ember_qsort(nk->key.v, nk->key.n, sizeof(*nk->key.v), cmp_u64);
+	for (size_t i = 0; i < nk->key.n; i++)
+		if (!n || nk->key.v[i] != nk->key.v[n - 1])
+			nk->key.v[n++] = nk->key.v[i];
+	nk->key.n = n;
+	nk->held = calloc(n ? n : 1, sizeof(*nk->held));
+	return nk->held ? 0 : -ENOMEM;
+}
+
+/* A failed add: the admitted keys whose series did not reach h go back
+ * (those that did count with h's series until it is flushed, as every
+ * series of h does). */
+static void give_back(const struct pstore_head *h, size_t series_start, struct new_keys *nk,
+		      const struct pstore_series_gate *gate)
+{
+	size_t n = 0;
+
+	for (size_t i = series_start; i < h->series.series.n; i++) {
+		const uint64_t *k = bsearch(&h->series.series.v[i].key, nk->key.v, nk->key.n,
+					    sizeof(*nk->key.v), cmp_u64);
+
+		if (k)
+			nk->held[k - nk->key.v] = true;
+	}
+	for (size_t i = 0; i < nk->key.n; i++)
+		if (!nk->held[i])
+			nk->key.v[n++] = nk->key.v[i];
+	gate->give_back(gate->ctx, nk->key.v, n);
 }
 
 static int add_group(struct pstore_head *h, const struct pstore_ingest *in, size_t g,
 		     const struct pstore_labels *l, const struct pstore_head_add *a,
-		     const char *const *reasons, const struct pstore_series_gate *gate,
-		     struct ember_diag *d)
+		     const struct add_types *t, const char *const *reasons)
 {
 	struct pstore_prof pr = { .time = a->time, .duration = a->duration, .period = a->period };
+	bool added;
 
-	EMBER_FORWARD_IF_ERROR(series_of(h, l, a, gate, &pr.series, d));
+	EMBER_FORWARD_IF_ERROR(pstore_seriestab_series(&h->series, l->v, l->n, t->id, a->ncols,
+						       &pr.series, &added));
 	EMBER_FORWARD_IF_ERROR(add_rows(h, &in->groups.v[g].rows, &pr));
 	EMBER_FORWARD_IF_ERROR(add_coverage(h, in, &in->groups.v[g], reasons, &pr));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->state, h->profs.n + 1));
@@ -190,30 +254,52 @@ static int add_group(struct pstore_head *h, const struct pstore_ingest *in, size
 	return 0;
 }
 
+/* Count the add's new series, then admit them all at once through the
+ * gate (*admitted says whether it did), before any is added. */
+static int admit_new_series(struct pstore_head *h, const struct pstore_ingest *in,
+			    const struct pstore_labels *labels, const struct pstore_head_add *a,
+			    const struct pstore_series_gate *gate, struct add_types *t,
+			    struct new_keys *nk, bool *admitted, struct ember_diag *d)
+{
+	EMBER_FORWARD_IF_ERROR(intern_types(h, a, t, d));
+	if (!gate)
+		return 0;
+	EMBER_FORWARD_IF_ERROR(find_new_keys(h, in, labels, t, a->ncols, nk));
+	EMBER_FORWARD_IF_ERROR(gate->admit(gate->ctx, nk->key.v, nk->key.n, d));
+	*admitted = true;
+	return 0;
+}
+
 int pstore_head_add(struct pstore_head *h, const struct pstore_ingest *in,
 		    const struct pstore_labels *labels, const struct pstore_head_add *a,
 		    const struct pstore_series_gate *gate, size_t *first, size_t *count,
 		    struct ember_diag *d)
 {
-	size_t start = h->profs.n;
+	size_t start = h->profs.n, series_start = h->series.series.n;
+	struct add_types t;
+	struct new_keys nk = { 0 };
+	bool admitted = false;
 	const char **reasons = NULL;
-	int err = bid_reasons(in, a, &reasons);
+	int err = admit_new_series(h, in, labels, a, gate, &t, &nk, &admitted, d);
 
-	for (size_t g = 0; !err && g < in->groups.n; g++) {
-		/* Group 0 holds the unlabeled samples: empty when every sample
-		 * had labels, and then not a profile of its own. */
-		if (g == 0 && !in->groups.v[0].rows.node.n && in->groups.n > 1)
-			continue;
-		err = add_group(h, in, g, &labels[g], a, reasons, gate, d);
-	}
+	if (!err)
+		err = bid_reasons(in, a, &reasons);
+	for (size_t g = 0; !err && g < in->groups.n; g++)
+		if (!group_skipped(in, g))
+			err = add_group(h, in, g, &labels[g], a, &t, reasons);
 	free(reasons);
 	if (err) {
 		/* Nothing of a failed add stays: drop what was added (rows and
 		 * dictionary entries stay unreferenced, which is harmless). */
 		for (size_t i = start; i < h->profs.n; i++)
 			h->state.v[i] = PS_DEAD;
-		return err == -ENOMEM ? EMBER_FAIL(d, err, "out of memory") : err;
+		if (admitted)
+			give_back(h, series_start, &nk, gate);
 	}
+	EMBER_VEC_FREE(&nk.key);
+	free(nk.held);
+	if (err)
+		return err == -ENOMEM ? EMBER_FAIL(d, err, "out of memory") : err;
 	*first = start;
 	*count = h->profs.n - start;
 	return 0;

@@ -109,9 +109,14 @@ struct pstore_head_add {
 	size_t n_unresolved;
 };
 
-/* The store's series limit, asked before a new series is added. */
+/* The store's series limit.  admit: the keys of an add's series that the
+ * head does not hold yet (sorted, unique), counted all at once before any
+ * is added, or refused with none counted (so a refused profile holds no
+ * slot); give_back: those of them that never reached the head when the
+ * add failed after admit. */
 struct pstore_series_gate {
-	int (*admit)(void *ctx, uint64_t key, struct ember_diag *d);
+	int (*admit)(void *ctx, const uint64_t *keys, size_t n, struct ember_diag *d);
+	void (*give_back)(void *ctx, const uint64_t *keys, size_t n);
 	void *ctx;
 };
 

@@ -123,6 +123,12 @@ uint32_t pstore_lindex_find(const struct pstore_lindex *ix, const struct pstore_
 struct pstore_keycount;
 int pstore_keys_add(struct pstore_keycount **kc, uint64_t key);
 void pstore_keys_remove(struct pstore_keycount *kc, uint64_t key);
+/* Count each of keys (unique) once more, all or none: 0, -ENOMEM, or
+ * -PSTORE_ERR_SERIES_LIMIT when the keys not counted yet (*fresh of them,
+ * set either way) would take the count past max. */
+int pstore_keys_add_all(struct pstore_keycount **kc, const uint64_t *keys, size_t n, size_t max,
+			size_t *fresh);
+void pstore_keys_remove_all(struct pstore_keycount *kc, const uint64_t *keys, size_t n);
 bool pstore_keys_has(const struct pstore_keycount *kc, uint64_t key);
 size_t pstore_keys_count(const struct pstore_keycount *kc);
 void pstore_keys_free(struct pstore_keycount *kc);

@@ -3,7 +3,9 @@
  * key (pstore_series_key) with the number of holders (blocks and heads that
  * have it), in an open-addressing table.  A series stops counting when
  * its last holder goes (retention, or a head written as blocks that
- * already hold it).
+ * already hold it).  An append admits all the new series of its profile
+ * at once, or none (pstore_keys_add_all), so a refused profile holds no
+ * slot.
  */
 #include "pstore_series.h"
 
@@ -98,6 +100,30 @@ void pstore_keys_remove(struct pstore_keycount *kc, uint64_t key)
 		kc->count[i] = 1; /* remove_slot clears it */
 		remove_slot(kc, i);
 	}
+}
+
+void pstore_keys_remove_all(struct pstore_keycount *kc, const uint64_t *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		pstore_keys_remove(kc, keys[i]);
+}
+
+int pstore_keys_add_all(struct pstore_keycount **kc, const uint64_t *keys, size_t n, size_t max,
+			size_t *fresh)
+{
+	size_t f = 0;
+
+	for (size_t i = 0; i < n; i++)
+		f += !pstore_keys_has(*kc, keys[i]);
+	*fresh = f;
+	if (f > max || pstore_keys_count(*kc) > max - f)
+		return -PSTORE_ERR_SERIES_LIMIT;
+	for (size_t i = 0; i < n; i++)
+		if (pstore_keys_add(kc, keys[i])) {
+			pstore_keys_remove_all(*kc, keys, i);
+			return -ENOMEM;
+		}
+	return 0;
 }
 
 bool pstore_keys_has(const struct pstore_keycount *kc, uint64_t key)

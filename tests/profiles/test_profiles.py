@@ -1339,6 +1339,32 @@ def many_label_sets(n, time_ns):
     return p.encode()
 
 
+def test_profiles__refused_profile_holds_no_series_slot():
+    """A push of 200 label sets (200 new series) with 5 of --max-series 10
+    left: refused 429, and none of its series holds a slot (before, the 5
+    admitted before the refusal stayed, with no data, and every new series
+    got 429 until the head was flushed); a new series then fits, and after
+    kill -9 the log's replay counts the same."""
+    srv = Server(["--max-series", "10"])
+    for i in range(5):
+        srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=s%d" % i)
+    st, body, _ = srv.push(many_label_sets(200, T0), "service_name=hostile")
+    check(st == 429, "HTTP %d %r" % (st, body[:300]))
+    check(srv.metric("ember_profile_store_series") == 5,
+          "slots held after the refusal: %s" % srv.metric("ember_profile_store_series"))
+    check(b"no room for the profile's 200 new series" in body, body[:300])
+    srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=s5")
+    check(folded(srv, '{service_name="hostile"}') == {}, "the refused profile stored")
+    srv.stop(signal.SIGKILL)
+    srv.start()
+    check(srv.metric("ember_profile_store_series") == 6, "series after the replay: %s"
+          % srv.metric("ember_profile_store_series"))
+    for i in range(6, 10):
+        srv.push_ok(cpu_profile(S3, T0).encode(), "service_name=s%d" % i)
+    st, body, _ = srv.push(cpu_profile(S3, T0).encode(), "service_name=s10")
+    check(st == 429, "an 11th series: HTTP %d %r" % (st, body[:300]))
+
+
 def test_profiles__scraped_bodies_get_the_limits_of_a_push():
     """A hostile --scrape target answering a gzip bomb, a body past the
     profile limit or a profile of more label sets than --max-series takes

@@ -1048,6 +1048,82 @@ static int test_pstore__series_limit_freed_when_data_gets_old(void)
 	return 0;
 }
 
+/* A profile of n + 1 label sets: one sample without labels and n with
+ * handler=PREFIX0..; its caller labels l (n_labels of them).  The append's
+ * answer. */
+static int append_handlers(struct pstore *s, int n, const char *prefix,
+			   const struct pstore_label *l, size_t n_labels, char *why)
+{
+	struct pprof_profile *p = mkprof(S3, C3, 1, T0);
+	struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = n_labels };
+	int64_t v[2] = { 1, MS };
+	char name[32];
+	int err = p ? 0 : -ENOMEM;
+
+	for (int i = 0; !err && i < n; i++) {
+		struct pprof_sample_label sl = { .key = "handler", .str = name };
+		uint64_t loc = pprof_message(p)->sample[0]->location_id[0];
+
+		snprintf(name, sizeof(name), "%s%d", prefix, i);
+		err = pprof_add_sample_labeled(p, &loc, 1, v, 2, &sl, 1);
+	}
+	if (!err)
+		err = pstore_append(s, p, &o, why, 256);
+	pprof_profile_free(p);
+	return err;
+}
+
+/* A profile refused by the series limit holds no slot (issue 23: the
+ * label sets of a refused profile admitted before the refusal kept
+ * counting): 7 of 10 slots taken, a profile whose 4 label sets are one
+ * series (the caller's label wins) takes 1, one of 6 new series is
+ * refused whole, then one of 2 takes the 2 slots left; the count the
+ * same after a flush and after the log's replay. */
+static int test_pstore__series_limit_refused_profile_holds_no_slot(void)
+{
+	struct pstore_opts opts = test_opts();
+	struct pstore_label x = { "service", "x" }, yz[2] = { { "service", "y" },
+							   { "handler", "z" } };
+	struct pstore *s;
+	struct pstore_stats st;
+	char why[256] = "";
+	static const char *const svc[] = { "s0", "s1", "s2", "s3", "s4", "s5", "s6" };
+
+	opts.limits = (struct pstore_limits){ .sz = sizeof(opts.limits), .max_series = 10 };
+	CHECK(!make_dir());
+	fake_now = T0;
+	s = open_store(&opts);
+	CHECK(s);
+	for (int i = 0; i < 7; i++)
+		CHECK_INT(append(s, mkprof(S3, C3, 3, T0), svc[i], "1"), ==, 0);
+	CHECK_INT(append_handlers(s, 3, "h", yz, 2, why), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 8);
+	CHECK_INT(append_handlers(s, 5, "h", &x, 1, why), ==, -PSTORE_ERR_SERIES_LIMIT);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 8);
+	CHECK_INT(st.profiles, ==, 11);
+	CHECK(strstr(why, "the store holds 8 series, its limit 10: no room for the profile's 6 new "
+			  "series"));
+	CHECK_INT(append_handlers(s, 1, "h", &x, 1, why), ==, 0);
+	CHECK_INT(append_handlers(s, 1, "k", &x, 1, why), ==, -PSTORE_ERR_SERIES_LIMIT);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 10);
+	pstore_free(s);
+	s = open_store(&opts); /* the refused profiles were never logged */
+	CHECK(s);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 10);
+	CHECK_INT(st.profiles, ==, 13);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 10);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static int count_files(const char *sub, const char *suffix);
 
 /* Four profiles of the current hour, each flushed into a block and
@@ -2639,6 +2715,7 @@ static int test_pstore__shared_dead_writers_log_taken_over(void)
 
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__series_limit_freed_when_data_gets_old),
+	UNIT_CASE(test_pstore__series_limit_refused_profile_holds_no_slot),
 	UNIT_CASE(test_pstore__merge_pick_not_quadratic_in_blocks),
 	UNIT_CASE(test_pstore__shared_dead_writers_log_taken_over),
 	UNIT_CASE(test_pstore__shared_append_writes_log_objects),
