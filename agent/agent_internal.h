@@ -217,6 +217,13 @@ struct agent_table_maps {
 	struct agent_ranges data_free; /* in bytes (8-aligned) */
 	struct agent_ranges rules_free; /* in rule slots */
 	size_t npages;		/* unwind_pages entries (0: not shared by rule) */
+	size_t pages_used;	/* of them, held by loaded tables */
+};
+
+/* What tables take, or a table needs, in the maps: unwind_data bytes,
+ * unwind_rules slots, unwind_pages entries. */
+struct agent_table_use {
+	uint64_t data, rules, pages;
 };
 
 /* Where one loaded table lives. */
@@ -236,6 +243,19 @@ void agent_table_maps_release(struct agent_table_maps *t);
 int agent_table_load(struct agent_table_maps *t, const void *image, size_t size,
 		     uint64_t file_id, struct agent_loaded *out);
 void agent_table_unload(struct agent_table_maps *t, struct agent_loaded *l);
+/* u += what the loaded table l takes. */
+void agent_table_use_add(struct agent_table_use *u, const struct agent_loaded *l);
+/* u -= the same (u holds l). */
+void agent_table_use_drop(struct agent_table_use *u, const struct agent_loaded *l);
+/* What image needs: only for an image agent_table_load verified (it
+ * answered 0 or -ENOSPC). */
+void agent_table_needs(const void *image, struct agent_table_use *out);
+/* Whether the maps have need free (in all; their free ranges may still
+ * be too scattered for it). */
+bool agent_table_maps_room(const struct agent_table_maps *t, const struct agent_table_use *need);
+/* The largest fraction of one of the maps that u takes (0..1): how the
+ * holders of tables are compared. */
+double agent_table_maps_weight(const struct agent_table_maps *t, const struct agent_table_use *u);
 
 /* ---- tables (tables.c, table_fetch.c, table_cache.c) ------------------- */
 
@@ -270,6 +290,12 @@ struct agent_file {
 	char why[256];		/* why it fell back to frame pointers */
 	uint64_t idle_since_ns;	/* when refs dropped to 0 */
 	bool pending;		/* a job is out on the worker */
+	/* procs.c's census of who maps it (valid while census_gen is the
+	 * census'): live processes, the last of them (the only one when 1),
+	 * its table counted in that process' private tables */
+	unsigned census_gen, census_procs;
+	struct agent_process *census_by;
+	bool census_summed;
 };
 
 struct agent_tables_opts {
@@ -336,27 +362,51 @@ size_t agent_tables_uploads(const struct agent_tables *t);
 /* Readable when agent_tables_collect has work. */
 int agent_tables_fd(const struct agent_tables *t);
 /*
- * Who maps a file (procs.c answers for the table manager): the live
- * processes mapping it and, when that is one, its pid and what the loaded
- * tables of the other files only it maps take in the maps.
+ * Who maps a file, who holds the most (procs.c answers for the table
+ * manager).  A private table is the table of a file one live process
+ * alone maps; a table two or more map is shared.
  */
 struct agent_file_users {
-	unsigned processes;
-	pid_t pid;
-	uint64_t data, rules, pages; /* its private tables: bytes, rule slots, pages */
-	bool *warned;		     /* its "share used" logged already */
+	unsigned processes;	/* live processes mapping it */
+	pid_t pid;		/* the one, when processes == 1 */
+	struct agent_table_use held; /* its private tables, but the file's */
+	bool *warned;		/* its "share used" logged already */
 };
-typedef void (*agent_file_users_fn)(void *ctx, const struct agent_file *f,
-				    struct agent_file_users *u);
-/* The maps are shared by rule (tables.c): a table only one process maps
- * is refused when that process' private tables would pass a quarter of
- * unwind_data, unwind_rules or unwind_pages; a table two or more map is
- * never refused so; tables no mapping uses are evicted when the maps are
- * full.  Without fn (tests) every table is admitted. */
+struct agent_table_holder {
+	pid_t pid;		/* whose private tables weigh the most; 0: none */
+	struct agent_table_use held;
+	struct agent_file *newest; /* its private table loaded last */
+	unsigned holders;	/* live processes holding private tables */
+	bool *warned;		/* its eviction logged already */
+};
+struct agent_table_users {
+	void (*file)(void *ctx, const struct agent_file *f, struct agent_file_users *u);
+	/* by agent_table_maps_weight */
+	void (*largest)(void *ctx, const struct agent_table_maps *m, struct agent_table_holder *h);
+	/* f's table loaded or unloaded: the BPF entries of its processes */
+	void (*rewrite)(void *ctx, struct agent_file *f);
+	void *ctx;
+};
+/*
+ * The maps are shared by rule (tables.c; docs/agent.md, "Limits"):
+ * - a private table is refused when its process' private tables would
+ *   pass a quarter (AGENT_TABLE_SHARE_DIV) of unwind_data, unwind_rules
+ *   or unwind_pages;
+ * - a table that does not fit first evicts the tables no mapping uses,
+ *   then private tables of the process whose private tables weigh the
+ *   most (its newest first), as long as it keeps at least what the
+ *   newcomer's process would hold with the new table (for a shared
+ *   table: its fair share, the maps over the processes holding private
+ *   tables); a shared table is never evicted for a private one.  Only
+ *   a newcomer whose own process would hold the most is refused.
+ * Without users (tests) every table that fits is admitted.
+ */
 #define AGENT_TABLE_SHARE_DIV 4
-void agent_tables_set_users(struct agent_tables *t, agent_file_users_fn fn, void *ctx);
+void agent_tables_set_users(struct agent_tables *t, const struct agent_table_users *u);
 /* Tables refused: by the process' share, because the maps were full. */
 void agent_tables_refused(const struct agent_tables *t, size_t *share, size_t *full);
+/* Tables evicted to make room for another process'. */
+size_t agent_tables_evicted(const struct agent_tables *t);
 /* Unload and forget the files no mapping has used since idle_before_ns. */
 void agent_tables_gc(struct agent_tables *t, uint64_t idle_before_ns);
 /* Counts by source, for /metrics and the log. */
@@ -442,6 +492,10 @@ struct agent_process {
 	bool truncated;		/* ever: logged once */
 	bool bpf_truncated;	/* more than the BPF entry holds: logged once */
 	bool share_warned;	/* its unwind-map share used: logged once */
+	bool evict_warned;	/* its tables evicted: logged once */
+	/* procs.c's census: its private tables, the one loaded last */
+	struct agent_table_use held;
+	struct agent_file *newest;
 };
 
 /* Executable mappings the agent holds (/proc/PID/maps is read no further):
@@ -467,9 +521,10 @@ void agent_procs_set_limits(struct agent_procs *p, size_t process_max, size_t ho
 void agent_procs_stats(const struct agent_procs *p, struct agent_procs_stats *out);
 /* An unknown-pc rescan of pid refused by the rate limit (events.c). */
 void agent_procs_note_deferred(struct agent_procs *p);
-/* agent_file_users_fn over p (ctx). */
-void agent_procs_file_users(void *p, const struct agent_file *f, struct agent_file_users *u);
-/* f's table is loaded: rewrite the BPF entry of every process mapping it. */
+/* The table manager's questions about who maps what, answered over p. */
+void agent_procs_table_users(struct agent_procs *p, struct agent_table_users *out);
+/* f's table is loaded or unloaded: rewrite the BPF entry of every process
+ * mapping it. */
 void agent_procs_file_ready(void *procs, struct agent_file *f);
 /* (Re)read pid's mappings, acquire their files, write the BPF entry. */
 int agent_procs_scan(struct agent_procs *p, pid_t pid);

@@ -137,8 +137,11 @@ static int setup(struct agent *a, char *why, size_t why_size)
 	if (a->tables)
 		a->procs = agent_procs_new(a->tables, agent_bpf_procs_fd(a->bpf), &err);
 	if (a->procs) {
+		struct agent_table_users u;
+
 		a->maps.npages = a->opts->page_entries;
-		agent_tables_set_users(a->tables, agent_procs_file_users, a->procs);
+		agent_procs_table_users(a->procs, &u);
+		agent_tables_set_users(a->tables, &u);
 	}
 	if (a->procs && a->opts->server)
 		a->push = agent_push_new(a->http, a->opts->server, a->opts->gzip,

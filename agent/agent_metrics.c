@@ -155,6 +155,8 @@ static void table_metrics(struct agent *a, struct ember_buf *b)
 	agent_tables_refused(a->tables, &share, &full);
 	put(b, "ember_agent_tables_refused_total", "reason=\"process_share\"", share);
 	put(b, "ember_agent_tables_refused_total", "reason=\"maps_full\"", full);
+	put(b, "ember_agent_tables_evicted_total", "reason=\"fair_share\"",
+	    agent_tables_evicted(a->tables));
 	if (first)
 		ember_buf_appendf(b, "ember_agent_first_table_sample_seconds %.6f\n",
 				  (double)(first - a->start_mono_ns) / 1e9);

@@ -41,6 +41,7 @@ struct agent_procs {
 	struct agent_proc *bpf_val; /* scratch for the BPF entry (8 KiB) */
 	size_t process_max, host_max; /* mappings held: a process, every process */
 	struct agent_procs_stats st; /* st.mappings: the sum of every process' nmaps */
+	unsigned census_gen;	/* the last census of who maps what */
 };
 
 struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *err)
@@ -441,55 +442,108 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 	return write_bpf(p, pr);
 }
 
-/* pr's mappings of g. */
-static size_t maps_of(const struct agent_process *pr, const struct agent_file *g)
+/* ---- who maps what: the table manager's questions ---------------------- */
+
+/* g is mapped by pr (a live process), in census gen. */
+static void count_user(struct agent_file *g, struct agent_process *pr, unsigned gen)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < pr->nmaps; i++)
-		n += pr->maps[i].file == g;
-	return n;
-}
-
-/* What the loaded tables of the files only pr maps (but f) take. */
-static void private_tables(const struct agent_process *pr, const struct agent_file *f,
-			   struct agent_file_users *u)
-{
-	for (size_t i = 0; i < pr->nmaps; i++) {
-		const struct agent_file *g = pr->maps[i].file;
-		bool seen = false;
-
-		if (!g || g == f || !g->loaded)
-			continue;
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = pr->maps[k].file == g;
-		if (seen || g->refs != maps_of(pr, g))
-			continue; /* counted, or mapped by another process too */
-		u->data += g->table.data_len;
-		u->rules += g->table.rule_len;
-		u->pages += g->table.npages;
+	if (g->census_gen != gen) {
+		g->census_gen = gen;
+		g->census_procs = 0;
+		g->census_by = NULL;
+		g->census_summed = false;
+	}
+	if (g->census_by != pr) {
+		g->census_by = pr;
+		g->census_procs++;
 	}
 }
 
-void agent_procs_file_users(void *ctx, const struct agent_file *f, struct agent_file_users *u)
+/* pr's private tables (the loaded tables of the files it alone maps). */
+static void sum_private(struct agent_process *pr)
 {
-	struct agent_procs *p = ctx;
-	struct agent_process *only = NULL;
+	memset(&pr->held, 0, sizeof(pr->held));
+	pr->newest = NULL;
+	for (size_t i = 0; i < pr->nmaps; i++) {
+		struct agent_file *g = pr->maps[i].file;
 
-	memset(u, 0, sizeof(*u));
+		if (!g || !g->loaded || g->census_procs != 1 || g->census_summed)
+			continue;
+		g->census_summed = true;
+		agent_table_use_add(&pr->held, &g->table);
+		if (!pr->newest || g->table.file_id > pr->newest->table.file_id)
+			pr->newest = g;
+	}
+}
+
+/* Who maps each file and what each live process' private tables take:
+ * two passes over the mappings held (at most AGENT_HOST_MAPPINGS_MAX). */
+static void census(struct agent_procs *p)
+{
+	unsigned gen = ++p->census_gen;
+
 	for (size_t i = 0; i < p->n; i++) {
 		struct agent_process *pr = p->v[i];
 
-		if (!pr->exited && maps_of(pr, f)) {
-			u->processes++;
-			only = pr;
-		}
+		for (size_t k = 0; !pr->exited && k < pr->nmaps; k++)
+			if (pr->maps[k].file)
+				count_user(pr->maps[k].file, pr, gen);
 	}
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->v[i]->exited)
+			sum_private(p->v[i]);
+}
+
+static void file_users(void *ctx, const struct agent_file *f, struct agent_file_users *u)
+{
+	struct agent_procs *p = ctx;
+	struct agent_process *only;
+
+	census(p);
+	memset(u, 0, sizeof(*u));
+	if (f->census_gen != p->census_gen)
+		return; /* no live process maps it */
+	u->processes = f->census_procs;
 	if (u->processes != 1)
 		return;
+	only = f->census_by;
 	u->pid = only->pid;
+	u->held = only->held;
 	u->warned = &only->share_warned;
-	private_tables(only, f, u);
+	if (f->loaded) /* the held without it */
+		agent_table_use_drop(&u->held, &f->table);
+}
+
+static void largest(void *ctx, const struct agent_table_maps *m, struct agent_table_holder *h)
+{
+	struct agent_procs *p = ctx;
+	double most = -1;
+
+	census(p);
+	memset(h, 0, sizeof(*h));
+	for (size_t i = 0; i < p->n; i++) {
+		struct agent_process *pr = p->v[i];
+		double w;
+
+		if (pr->exited || !pr->newest)
+			continue;
+		h->holders++;
+		w = agent_table_maps_weight(m, &pr->held);
+		if (w <= most)
+			continue;
+		most = w;
+		h->pid = pr->pid;
+		h->held = pr->held;
+		h->newest = pr->newest;
+		h->warned = &pr->evict_warned;
+	}
+}
+
+void agent_procs_table_users(struct agent_procs *p, struct agent_table_users *out)
+{
+	*out = (struct agent_table_users){
+		.file = file_users, .largest = largest, .rewrite = agent_procs_file_ready, .ctx = p,
+	};
 }
 
 void agent_procs_file_ready(void *ctx, struct agent_file *f)

@@ -83,6 +83,7 @@ static int insert_pages(struct agent_table_maps *t, const uint8_t *image,
 		}
 		l->pages[l->npages++] = pg.page;
 	}
+	t->pages_used += l->npages;
 	return 0;
 }
 
@@ -157,8 +158,58 @@ int agent_table_load(struct agent_table_maps *t, const void *image, size_t size,
 void agent_table_unload(struct agent_table_maps *t, struct agent_loaded *l)
 {
 	delete_pages(t, l->file_id, l->pages, l->npages);
+	t->pages_used -= l->npages;
 	agent_ranges_free(&t->data_free, l->data_base, l->data_len ? l->data_len : 8);
 	agent_ranges_free(&t->rules_free, l->rule_base, l->rule_len ? l->rule_len : 1);
 	free(l->pages);
 	memset(l, 0, sizeof(*l));
+}
+
+/* ---- what tables take: the shares of the maps (tables.c, procs.c) ---- */
+
+void agent_table_use_add(struct agent_table_use *u, const struct agent_loaded *l)
+{
+	u->data += l->data_len ? l->data_len : 8;
+	u->rules += l->rule_len ? l->rule_len : 1;
+	u->pages += l->npages;
+}
+
+void agent_table_use_drop(struct agent_table_use *u, const struct agent_loaded *l)
+{
+	struct agent_table_use l_use = { 0 };
+
+	agent_table_use_add(&l_use, l);
+	u->data -= l_use.data;
+	u->rules -= l_use.rules;
+	u->pages -= l_use.pages;
+}
+
+void agent_table_needs(const void *image, struct agent_table_use *out)
+{
+	struct unwind_table_header h;
+
+	memcpy(&h, image, sizeof(h));
+	out->data = h.data_size ? h.data_size : 8;
+	out->rules = h.nrules ? h.nrules : 1;
+	out->pages = h.npages;
+}
+
+bool agent_table_maps_room(const struct agent_table_maps *t, const struct agent_table_use *need)
+{
+	return t->data_free.size - t->data_free.used >= need->data &&
+	       t->rules_free.size - t->rules_free.used >= need->rules &&
+	       (!t->npages || t->npages - t->pages_used >= need->pages);
+}
+
+static double fraction(uint64_t have, uint64_t cap)
+{
+	return cap ? (double)have / (double)cap : 0;
+}
+
+double agent_table_maps_weight(const struct agent_table_maps *t, const struct agent_table_use *u)
+{
+	double d = fraction(u->data, t->data_size), r = fraction(u->rules, t->nrules),
+	       p = fraction(u->pages, t->npages);
+
+	return d > r ? (d > p ? d : p) : (r > p ? r : p);
 }

@@ -23,6 +23,13 @@
  * no mapping uses any more is unloaded by the next agent_tables_gc()
  * after it has been idle a whole interval, so the short-lived processes
  * of a build or a shell loop do not load and unload libc each time.
+ *
+ * The maps are shared by rule (agent_internal.h, AGENT_TABLE_SHARE_DIV):
+ * a process' private tables within a quarter of them; a table that does
+ * not fit evicts the idle tables, then the newest private tables of the
+ * process holding the most (make_room) down to what the newcomer's
+ * process would hold, so that when the maps are full every process
+ * holding private tables ends with about as much as the others.
  */
 #include "agent_internal.h"
 #include "unwind.h"
@@ -47,9 +54,8 @@ struct agent_tables {
 	size_t reuses;
 	size_t npending;
 	struct agent_worker *worker;
-	agent_file_users_fn users;
-	void *users_ctx;
-	size_t refused_share, refused_full;
+	struct agent_table_users users; /* users.file NULL: no rule */
+	size_t refused_share, refused_full, evicted;
 };
 
 static const char *const source_names[AGENT_TABLE_SOURCE_COUNT] = {
@@ -154,16 +160,20 @@ static int submit(struct agent_tables *t, struct agent_file *f)
 	return 0;
 }
 
-void agent_tables_set_users(struct agent_tables *t, agent_file_users_fn fn, void *ctx)
+void agent_tables_set_users(struct agent_tables *t, const struct agent_table_users *u)
 {
-	t->users = fn;
-	t->users_ctx = ctx;
+	t->users = *u;
 }
 
 void agent_tables_refused(const struct agent_tables *t, size_t *share, size_t *full)
 {
 	*share = t->refused_share;
 	*full = t->refused_full;
+}
+
+size_t agent_tables_evicted(const struct agent_tables *t)
+{
+	return t->evicted;
 }
 
 static void file_drop(struct agent_tables *t, struct agent_file *f);
@@ -193,27 +203,29 @@ static bool over(uint64_t have, uint64_t add, uint64_t cap)
 	return cap && have + add > cap / AGENT_TABLE_SHARE_DIV;
 }
 
-/* f's table, just loaded, within the share of the one process mapping it
- * (a table two processes map is always admitted): 0, or -EDQUOT with
- * f->why. */
-static int share_check(struct agent_tables *t, struct agent_file *f)
+/* f's table (taking mine) within the share of the one process mapping
+ * it (a table two processes map is always admitted): 0, or -EDQUOT with
+ * f->why (counted). */
+static int share_check(struct agent_tables *t, struct agent_file *f,
+		       const struct agent_table_use *mine)
 {
-	const struct agent_loaded *l = &f->table;
 	struct agent_file_users u;
 
-	if (!t->users)
+	if (!t->users.file)
 		return 0;
-	t->users(t->users_ctx, f, &u);
+	t->users.file(t->users.ctx, f, &u);
 	if (u.processes != 1 ||
-	    (!over(u.data, l->data_len, t->maps->data_size) &&
-	     !over(u.rules, l->rule_len, t->maps->nrules) &&
-	     !over(u.pages, l->npages, t->maps->npages)))
+	    (!over(u.held.data, mine->data, t->maps->data_size) &&
+	     !over(u.held.rules, mine->rules, t->maps->nrules) &&
+	     !over(u.held.pages, mine->pages, t->maps->npages)))
 		return 0;
+	t->refused_share++;
 	snprintf(f->why, sizeof(f->why),
 		 "refused: pid %d, the one process mapping it, has used its share of the unwind "
 		 "maps (a quarter: %llu of %zu data bytes, %llu of %zu rules, %llu pages)",
-		 (int)u.pid, (unsigned long long)u.data, t->maps->data_size,
-		 (unsigned long long)u.rules, t->maps->nrules, (unsigned long long)u.pages);
+		 (int)u.pid, (unsigned long long)u.held.data, t->maps->data_size,
+		 (unsigned long long)u.held.rules, t->maps->nrules,
+		 (unsigned long long)u.held.pages);
 	if (u.warned && !*u.warned) {
 		*u.warned = true;
 		pr_warn("agent: pid %d maps more binaries than its share of the unwind maps holds: "
@@ -223,28 +235,136 @@ static int share_check(struct agent_tables *t, struct agent_file *f)
 	return -EDQUOT;
 }
 
-/* Load j's image as f's table, evicting idle tables when the maps are
- * full, within the share of the process mapping it. */
+/* h's newest private table out of the maps, for another process' table:
+ * its processes' walks use frame pointers in that file from now on. */
+static void evict(struct agent_tables *t, const struct agent_table_holder *h)
+{
+	struct agent_file *f = h->newest;
+
+	f->loaded = false;
+	t->users.rewrite(t->users.ctx, f); /* before its ranges go to another table */
+	agent_table_unload(t->maps, &f->table);
+	f->source = AGENT_TABLE_FRAME_POINTERS;
+	snprintf(f->why, sizeof(f->why),
+		 "evicted: pid %d, the one process mapping it, held the most of the unwind maps "
+		 "when another process' table needed room", (int)h->pid);
+	log_outcome(f, 0);
+	t->evicted++;
+	if (h->warned && !*h->warned) {
+		*h->warned = true;
+		pr_warn("agent: pid %d holds more of the unwind maps than the other processes: "
+			"its tables loaded last are evicted when another process' table needs room, "
+			"its frames there walked by frame pointers (ember_agent_tables_evicted_total)",
+			(int)h->pid);
+	}
+}
+
+/* What a holder keeps may not go below: what the newcomer's process
+ * would hold with the new table (need); for a table several processes
+ * map, the holder's fair share (the maps over the processes holding
+ * private tables). */
+static double floor_of(const struct agent_tables *t, const struct agent_file_users *u,
+		       const struct agent_table_use *need, const struct agent_table_holder *h)
+{
+	struct agent_table_use with = u->held;
+
+	if (u->processes != 1)
+		return 1.0 / h->holders;
+	with.data += need->data;
+	with.rules += need->rules;
+	with.pages += need->pages;
+	return agent_table_maps_weight(t->maps, &with);
+}
+
+/* Whether the holder h may give its newest table for the newcomer u. */
+static bool may_evict(const struct agent_tables *t, const struct agent_file_users *u,
+		      const struct agent_table_use *need, const struct agent_table_holder *h)
+{
+	struct agent_table_use left = h->held;
+
+	if (!h->newest || (u->processes == 1 && h->pid == u->pid))
+		return false; /* none, or the newcomer's own process holds the most */
+	agent_table_use_drop(&left, &h->newest->table);
+	return agent_table_maps_weight(t->maps, &left) >= floor_of(t, u, need, h);
+}
+
+/* Room for f's table (need), which does not fit: private tables of the
+ * processes holding the most evicted while they may give them, until
+ * the maps have need free.  The tables evicted (0: f is refused). */
+static size_t make_room(struct agent_tables *t, struct agent_file *f,
+			const struct agent_table_use *need)
+{
+	struct agent_file_users u;
+	struct agent_table_holder h;
+	size_t n = 0;
+
+	if (!t->users.file)
+		return 0;
+	t->users.file(t->users.ctx, f, &u);
+	if (!u.processes)
+		return 0; /* no live process maps it any more */
+	do {
+		t->users.largest(t->users.ctx, t->maps, &h);
+		if (!may_evict(t, &u, need, &h))
+			break;
+		evict(t, &h);
+		n++;
+	} while (!agent_table_maps_room(t->maps, need));
+	return n;
+}
+
+static int load_image(struct agent_tables *t, struct agent_file *f,
+		      const struct agent_table_job *j)
+{
+	return agent_table_load(t->maps, j->image.data, j->image.len, t->next_file_id,
+				&f->table);
+}
+
+/* A verified table that does not fit (need): idle tables evicted, then,
+ * within the share of the process mapping it, other processes' private
+ * tables (make_room).  0 with the table loaded, -ENOSPC or -EDQUOT. */
+static int load_when_full(struct agent_tables *t, struct agent_file *f,
+			  const struct agent_table_job *j)
+{
+	struct agent_table_use need;
+	int err = -ENOSPC;
+
+	if (evict_idle(t, f))
+		err = load_image(t, f, j);
+	if (err != -ENOSPC)
+		return err;
+	agent_table_needs(j->image.data, &need);
+	err = share_check(t, f, &need); /* before evicting anything for it */
+	if (err)
+		return err;
+	do
+		err = load_image(t, f, j);
+	while (err == -ENOSPC && make_room(t, f, &need));
+	t->refused_full += err == -ENOSPC;
+	return err;
+}
+
+/* Load j's image as f's table (load_when_full when it does not fit),
+ * within the share of the process mapping it. */
 static int load(struct agent_tables *t, struct agent_file *f, struct agent_table_job *j)
 {
-	int err = agent_table_load(t->maps, j->image.data, j->image.len, t->next_file_id,
-				   &f->table);
+	struct agent_table_use mine = { 0 };
+	int err = load_image(t, f, j);
 
-	if (err == -ENOSPC && evict_idle(t, f))
-		err = agent_table_load(t->maps, j->image.data, j->image.len, t->next_file_id,
-				       &f->table);
+	if (err == -ENOSPC)
+		err = load_when_full(t, f, j);
 	if (err) {
-		t->refused_full += err == -ENOSPC;
-		snprintf(f->why, sizeof(f->why), "cannot load its table: %s",
-			 err == -ENOSPC ? "the unwind maps are full" : unwind_strerror(err));
+		if (err != -EDQUOT)
+			snprintf(f->why, sizeof(f->why), "cannot load its table: %s",
+				 err == -ENOSPC ? "the unwind maps are full"
+						: unwind_strerror(err));
 		return err;
 	}
 	t->next_file_id++;
-	err = share_check(t, f);
-	if (err) {
+	agent_table_use_add(&mine, &f->table);
+	err = share_check(t, f, &mine);
+	if (err)
 		agent_table_unload(t->maps, &f->table);
-		t->refused_share++;
-	}
 	return err;
 }
 

@@ -35,6 +35,7 @@ TMP = tempfile.mkdtemp(prefix="ember-agent-test.")
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
 GO = packages.which("go")
 CHILDREN = []  # stopped at exit, whatever the outcome
+AGENT_TABLE_SHARE_DIV = 4  # agent/agent_internal.h: a process' share of the unwind maps
 
 
 def fx(name):
@@ -87,11 +88,11 @@ class Agent:
         check(r.status == 200, "/metrics answered %d" % r.status)
         return body
 
-    def metric(self, name, labels=""):
+    def metric(self, name, labels="", default=None):
         m = re.search(r"^%s%s ([0-9.e+]+)$" % (re.escape(name), re.escape(labels)),
                       self.metrics(), re.M)
-        check(m, "no metric %s%s" % (name, labels))
-        return float(m.group(1))
+        check(m or default is not None, "no metric %s%s" % (name, labels))
+        return float(m.group(1)) if m else default
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -872,6 +873,97 @@ def test_agent_bpf__unwind_maps_shared_by_rule():
     mine = [l for l in log.splitlines() if "'%s'" % copies[150] in l]
     check(mine and "unwind table compiled by the agent" in mine[0],
           "the later library got no table: %r" % mine)
+
+
+EXEC_WHEN_TOLD = """
+import os, sys
+sys.stdin.readline()
+os.environ["LD_LIBRARY_PATH"] = sys.argv[1]
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def table_data_bytes(path):
+    """The unwind_data bytes of path's table (its header's data_size,
+    docs/unwind-format.md), as `ember unwind compile` makes it."""
+    out = os.path.join(TMP, "table.unwind")
+    r = subprocess.run([EMBER, "unwind", "compile", path, "-o", out], capture_output=True,
+                       text=True, timeout=120)
+    check(r.returncode == 0, "ember unwind compile %s: %s" % (path, r.stderr[-500:]))
+    with open(out, "rb") as f:
+        return int.from_bytes(f.read(128)[40:44], "little")  # data_size
+
+
+def outcomes(log, path):
+    """What the agent said of path's table, in order: 'loaded', 'evicted',
+    'refused' (its share), 'full' or another reason."""
+    said = []
+    for line in log.splitlines():
+        if "'%s' (build ID" % path not in line:
+            continue
+        said.append("loaded" if "unwind table compiled by the agent" in line else
+                    "evicted" if "frame pointers: evicted" in line else
+                    "refused" if "frame pointers: refused" in line else
+                    "full" if "the unwind maps are full" in line else line)
+    return said
+
+
+def test_agent_bpf__unwind_maps_fair_share_evicts_the_largest():
+    """Five processes each map private binaries (libc copies) up to their
+    share of unwind maps of 2 MiB (a quarter each: together more than the
+    maps, so the fifth gets room by evicting the others' newest tables);
+    then a sixth process, known to the agent before, execs a binary only
+    it maps, with its own libc (another copy, as large as a hog's): room
+    is made for both tables by evicting the newest table of the process
+    holding the most (counted, logged once for it), so they are loaded
+    and its stacks unwound.  Only the test's processes are sampled
+    (--pid): the host's own tables take no room here."""
+    needs_go()
+    require_bpf()
+    data_mb, per_copy = 2, table_data_bytes(LIBC)
+    per_hog = (data_mb << 20) // AGENT_TABLE_SHARE_DIV // per_copy
+    copies = libc_copies(5 * per_hog + 1)
+    own_libc = os.path.join(tempfile.mkdtemp(dir=TMP, prefix="own."), "libc.so.6")
+    os.rename(copies.pop(), own_libc)
+    hogs = []
+    for i in range(5):
+        hog = subprocess.Popen([sys.executable, "-c", HOG_MAPS] +
+                               copies[i * per_hog:(i + 1) * per_hog],
+                               stdout=subprocess.PIPE, text=True)
+        CHILDREN.append(hog)
+        check(hog.stdout.readline().startswith("ready"), "hog %d did not map its copies" % i)
+        hogs.append(hog)
+    late = subprocess.Popen([sys.executable, "-c", EXEC_WHEN_TOLD, os.path.dirname(own_libc),
+                             fx("chain_nofp"), "5"], stdin=subprocess.PIPE, text=True)
+    CHILDREN.append(late)
+    pids = [h.pid for h in hogs] + [late.pid]  # scanned in this order: the hogs first
+    agent = Agent(["--unwind-data-mb", str(data_mb), "--pid", ",".join(map(str, pids))])
+    wait_for(lambda: agent.metric("ember_agent_tables_pending") == 0, "the hogs' tables", 120)
+    full = agent.metric("ember_agent_tables_refused_total", '{reason="maps_full"}')
+    late.stdin.write("go\n")
+    late.stdin.flush()
+    wait_for(lambda: all("'%s' (build ID" % p in agent.text()
+                         for p in (fx("chain_nofp"), own_libc)), "the newcomer's tables", 60)
+    late.wait()
+    evicted = agent.metric("ember_agent_tables_evicted_total", '{reason="fair_share"}', 0)
+    log = agent.stop()
+    held = []
+    for i in range(5):
+        said = [outcomes(log, c) for c in copies[i * per_hog:(i + 1) * per_hog]]
+        held.append(sum(1 for o in said if o and o[-1] == "loaded"))
+    said = {p: outcomes(log, p) for p in (fx("chain_nofp"), own_libc)}
+    print("%d copies a hog (%d data bytes each); maps_full refusals before the newcomer: %d; "
+          "evicted: %d; copies each hog holds at the end: %r; the newcomer's tables: %r"
+          % (per_hog, per_copy, full, evicted, held, sorted(said.values())))
+    check(all(o == ["loaded"] for o in said.values()), "the newcomer's tables: %r" % said)
+    check(evicted >= 1, "no table evicted for the newcomer")
+    warned = [len(re.findall(r"pid %d holds more of the unwind maps" % h.pid, log))
+              for h in hogs]
+    check(max(warned) == 1, "the evictions logged %r times a hog" % warned)
+    check(min(held) >= 1 and max(held) - min(held) <= 2,
+          "the hogs hold %r copies: not shared fairly" % held)
+    srv = Server()
+    check_chain(samples_of(srv, agent, late.pid, [fx("chain_nofp"), LIBC]), CHAIN, 0.8)
 
 
 def test_agent_bpf__clear_errors():
