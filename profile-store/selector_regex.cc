@@ -8,8 +8,11 @@
  * what a compiled regex holds (programs and DFA caches), where one
  * 45-byte POSIX regex took glibc's regcomp 1.1 GB (docs/profile-store.md,
  * "Selectors").  It is also the dialect of Prometheus' and Pyroscope's
- * selectors (Go's regexp is RE2's syntax).  No exception leaves this file:
- * std::bad_alloc becomes -ENOMEM.
+ * selectors (Go's regexp is RE2's syntax).  std::bad_alloc while compiling
+ * becomes -ENOMEM; a match allocates only within the max_mem given when
+ * its regex was compiled (RE2 falls back from its DFA to the NFA when
+ * that budget is spent), so only a process out of memory could throw
+ * there, as a malloc would fail in C.
  */
 #include "pstore_regex.h"
 
