@@ -192,6 +192,8 @@ static int ingest(struct profsvc *pr, const struct ember_buf *body, bool symboli
 	if (symbolize) {
 		profsvc_ingest(pr, &in, &out);
 		ember_buf_release(&out.body);
+		if (out.err)
+			fprintf(stderr, "pstore-ingest-bench: ingest: %s\n", out.why);
 		return out.err;
 	}
 	{
@@ -292,7 +294,7 @@ int main(int argc, char **argv)
 	struct ember_buf raw[NPROFILES_MADE], named[NPROFILES_MADE];
 	struct run rs[64], rn[64];
 	char path[4200], id[STORE_BUILD_ID_HEX], why[512];
-	struct profsvc pr = { .max_body = 16 << 20 };
+	struct profsvc pr = { .max_body = 16 << 20, .max_age_ns = -1, .max_future_ns = -1 };
 	struct store *st;
 	size_t nf;
 	int err;
