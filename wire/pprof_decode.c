@@ -46,39 +46,11 @@ void pprof_limits_resolve(const struct pprof_limits *in, struct pprof_limits *ou
 	*out = l;
 }
 
-/* protobuf-c allocator with a budget: the allocations of one unpack,
- * also charged to the request's account (protobuf-c fails cleanly when
- * an allocation does). */
-struct budget {
-	size_t used, cap;
-	bool exceeded;
-	struct ember_mem_account *acct;
-};
-
-static void *budget_alloc(void *ctx, size_t n)
-{
-	struct budget *b = ctx;
-
-	if (n > b->cap - b->used) {
-		b->exceeded = true;
-		return NULL;
-	}
-	if (ember_mem_account_take(b->acct, PPROF_BLOCK_COST(n)))
-		return NULL;
-	b->used += n;
-	return malloc(n);
-}
-
-static void budget_free(void *ctx, void *ptr)
-{
-	free(ptr);
-}
-
 static int unpack(const uint8_t *data, size_t size, const struct pprof_limits *lim,
 		  pprof_message_t **out, struct ember_diag *d)
 {
-	struct budget b = { .cap = lim->max_memory_bytes, .acct = lim->account };
-	ProtobufCAllocator a = { budget_alloc, budget_free, &b };
+	struct wire_pb_budget b = { .cap = lim->max_memory_bytes, .acct = lim->account };
+	ProtobufCAllocator a = wire_pb_allocator(&b);
 
 	*out = perftools__profiles__profile__unpack(&a, size, data);
 	EMBER_FAIL_IF(!*out && lim->account && lim->account->err == -E2BIG, d, -E2BIG,

@@ -4,6 +4,7 @@
  * One concept a file:
  *   decompress.c      gzip/zstd detection and bounded decompression
  *   pb_sink.c         protobuf-c output sinks into an ember_buf: raw or gzip
+ *   pb_unpack.c       protobuf-c input: a budgeted allocator, nesting bounded
  *   pprof_profile.c   the profile's memory: new/free, lookups, array growth
  *   pprof_decode.c    pprof_decode: decompress, unpack under a budget, check
  *   pprof_validate.c  the profile invariants of pprof.h
@@ -20,6 +21,8 @@
  *   pyroscope.c       Pyroscope's name=APP{k=v,...} and the kind of its suffix
  *   folded.c          folded and lines bodies as a pprof profile
  *   pyroscope_time.c  times, durations and numbers of query parameters
+ *   otlp_decode.c     otlp_decode: unpack, check, one pprof profile a profile
+ *   otlp_attrs.c      OTLP attributes: series labels, build IDs, sample labels
  */
 #ifndef EMBER_WIRE_INTERNAL_H
 #define EMBER_WIRE_INTERNAL_H
@@ -63,6 +66,24 @@ void wire_sink_raw_init(struct wire_pb_sink *s, struct ember_buf *out);
 int wire_sink_gzip_init(struct wire_pb_sink *s, struct ember_buf *out);
 /* Finish the gzip stream (no-op for raw) and release it; returns s->err. */
 int wire_sink_finish(struct wire_pb_sink *s);
+
+/* protobuf-c allocations of one unpack under a budget of cap bytes, each
+ * also taken from acct (NULL: none) first; exceeded set when cap stopped
+ * one (pb_unpack.c). */
+struct wire_pb_budget {
+	size_t used, cap;
+	bool exceeded;
+	struct ember_mem_account *acct;
+};
+
+/* An allocator drawing on b (borrowed for as long as the unpack runs). */
+ProtobufCAllocator wire_pb_allocator(struct wire_pb_budget *b);
+
+/* -E2BIG when data, a message of md, holds submessages nested deeper than
+ * depth levels (md itself one), else 0 (malformed bytes are left for
+ * protobuf-c to refuse).  Recurses at most depth times. */
+int wire_pb_check_nesting(const ProtobufCMessageDescriptor *md, const uint8_t *data,
+			  size_t size, unsigned depth);
 
 /* ---- JSON output (json_writer.c) ------------------------------------- */
 
@@ -164,5 +185,44 @@ int pprof_grow(void *arr, size_t n, size_t *cap, size_t elem_size);
 
 /* Copy of s (NULL as ""), from malloc. */
 char *pprof_strdup(const char *s);
+
+/* ---- OTLP profiles (otlp_decode.c, otlp_attrs.c) ------------------------ */
+
+#include "otlp.h"
+
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary otlp_dict_t;
+typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit otlp_attr_t;
+typedef Opentelemetry__Proto__Profiles__V1development__Mapping otlp_mapping_t;
+typedef Opentelemetry__Proto__Profiles__V1development__Sample otlp_sample_t;
+typedef Opentelemetry__Proto__Common__V1__AnyValue otlp_value_t;
+typedef Opentelemetry__Proto__Resource__V1__Resource otlp_resource_t;
+
+/* What the conversion of one request reads from: its dictionary, its
+ * limits (resolved), where a refusal is explained. */
+struct otlp_ctx {
+	const otlp_dict_t *dict; /* never NULL: an empty one when absent */
+	struct otlp_limits lim;
+	struct ember_diag *d;
+};
+
+/* Room for the labels of one sample: its attributes and its link. */
+struct otlp_sample_scratch {
+	struct pprof_sample_label *labels; /* lim.max_attributes + 2 */
+	char (*text)[32];		   /* numbers written as text, as many */
+	char trace[33], span[17];
+};
+
+/* dict string idx; 0 is "" whatever the table holds; NULL out of range. */
+const char *otlp_string(const struct otlp_ctx *c, int64_t idx);
+/* The resource's series labels into op (labels allocated from the
+ * account, values pointing into the message). */
+int otlp_resource_labels(const struct otlp_ctx *c, const otlp_resource_t *r,
+			 struct otlp_profile *op);
+/* A mapping's build IDs from its attributes. */
+int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
+			   struct otlp_mapping_ids *ids);
+/* A sample's attributes and link as pprof labels into s->labels[0, *n). */
+int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
+		       struct otlp_sample_scratch *s, size_t *n);
 
 #endif /* EMBER_WIRE_INTERNAL_H */
