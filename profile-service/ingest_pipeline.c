@@ -1,7 +1,8 @@
 /*
  * ingest_pipeline.c - a profile stored, whichever way it came (POST
- * /api/v1/profiles, Pyroscope's /ingest, the scraper): a body decoded
- * (Content-Encoding undone, then raw/gzip/zstd), Pyroscope's label rules,
+ * /api/v1/profiles, Pyroscope's /ingest, OTLP's /v1development/profiles,
+ * the scraper): a body decoded (Content-Encoding undone, then
+ * raw/gzip/zstd; an OTLP request into its profiles), Pyroscope's label rules,
  * the profile symbolized in-process by the symbolization service
  * (symsvc_symbolize_pprof, as POST /api/v1/symbolize/pprof does, under
  * the write's limits: its memory account, its check, its cap on upstream
@@ -41,6 +42,17 @@ uint64_t profsvc_max_decoded(const struct profsvc *s)
 							 : DECODED_CAP;
 }
 
+/* The client's HTTP compression (Content-Encoding, known non-identity)
+ * undone into plain (initialized here, capped at profsvc_max_decoded,
+ * charged to acct; the caller releases it). */
+static int undo_encoding(const struct profsvc *s, const void *data, size_t len,
+			 struct ember_mem_account *acct, struct ember_buf *plain, char *why,
+			 size_t why_size)
+{
+	ember_buf_init_account(plain, (size_t)profsvc_max_decoded(s), acct);
+	return pprof_decompress(data, len, plain, why, why_size);
+}
+
 /*
  * Every layer under the write's account: the client's HTTP compression
  * (Content-Encoding), then the pprof's own (a gzip'd pprof sent gzip'd
@@ -59,11 +71,32 @@ int profsvc_decode(const struct profsvc *s, const void *data, size_t len,
 
 	if (profsvc_encoding_identity(content_encoding))
 		return pprof_decode(data, len, &lim, out, why, why_size);
-	ember_buf_init_account(&plain, lim.max_input_bytes, acct);
-	err = pprof_decompress(data, len, &plain, why, why_size);
+	err = undo_encoding(s, data, len, acct, &plain, why, why_size);
 	if (!err)
 		err = pprof_decode(plain.data ? plain.data : "", plain.len, &lim, out, why,
 				   why_size);
+	ember_buf_release(&plain);
+	return err;
+}
+
+/* As profsvc_decode, an OTLP request: the Content-Encoding only (an OTLP
+ * body has no compression of its own), under the same caps and account. */
+int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
+			const char *content_encoding, struct ember_mem_account *acct,
+			struct otlp_request **out, char *why, size_t why_size)
+{
+	struct otlp_limits lim = { .sz = sizeof(lim),
+				   .max_input_bytes = (size_t)profsvc_max_decoded(s),
+				   .account = acct };
+	struct ember_buf plain;
+	int err;
+
+	if (profsvc_encoding_identity(content_encoding))
+		return otlp_decode(data, len, &lim, out, why, why_size);
+	err = undo_encoding(s, data, len, acct, &plain, why, why_size);
+	if (!err)
+		err = otlp_decode(plain.data ? plain.data : "", plain.len, &lim, out, why,
+				  why_size);
 	ember_buf_release(&plain);
 	return err;
 }
