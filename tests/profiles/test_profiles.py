@@ -995,6 +995,8 @@ def test_profiles__otlp_http_refusals_are_status_bodies():
         s = status.Status.FromString(body)
         check(s.code == code and text in s.message, "status %r" % s)
 
+    st, body, _ = otlp_post(srv, b"")  # an empty request is a success
+    check(st == 200 and body == b"", "empty request: HTTP %d %r" % (st, body))
     refused(401, 16, "Authorization", good.encode(), token=False)
     refused(401, 16, "Authorization", good.encode(), token="wrong")
     refused(400, 3, "not an OTLP", b"\xff\xff\xff\xff")
