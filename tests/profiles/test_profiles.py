@@ -1014,6 +1014,31 @@ def test_profiles__otlp_http_refusals_are_status_bodies():
     check(st == 200, "a good request after: HTTP %d %r" % (st, body))
 
 
+
+def test_profiles__otlp_http_series_limit_429_or_partial():
+    svc, status = otlp_stubs()
+    srv = Server(["--max-series", "1"])
+    r = OtlpRequest(svc)
+    st_ = r.stack([r.named("f")])
+    for service in ("first", "second", "first"):
+        r.profile(service, T0).samples.add(stack_index=st_, values=[1])
+    # the second profile meets the series limit: retryable, so the request
+    # stops there (the third, of a stored series, is not stored either); the
+    # first was stored, so not a 429 but a partial success counting both
+    st, body, _ = otlp_post(srv, r.encode())
+    check(st == 200, "HTTP %d %r" % (st, body[:300]))
+    ps = svc.ExportProfilesServiceResponse.FromString(body).partial_success
+    check(ps.rejected_profiles == 2 and ps.error_message.startswith("profile 1: "), ps)
+    check(otlp_folded(srv, "first") == {"f": 1}, otlp_folded(srv, "first"))
+    # nothing storable: 429 with Retry-After, a google.rpc.Status
+    again = OtlpRequest(svc)
+    again.profile("fourth", T0).samples.add(stack_index=again.stack([again.named("f")]),
+                                             values=[1])
+    st, body, hdr = otlp_post(srv, again.encode())
+    check(st == 429 and hdr.get("retry-after"), "HTTP %d %r %r" % (st, hdr, body[:300]))
+    check(status.Status.FromString(body).code == 8, body)
+
+
 def many_build_ids(n, first, time_ns):
     """A profile of n mappings, each with its own build ID (first, first
     + 1, ...) and one unsymbolized location."""
