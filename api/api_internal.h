@@ -34,6 +34,7 @@ enum api_endpoint {
 	/* The profile routes (api_profiles.h, profile_routes.c). */
 	API_EP_PROFILE_INGEST,  /* POST /api/v1/profiles */
 	API_EP_PYROSCOPE_INGEST, /* POST /ingest */
+	API_EP_OTLP_PROFILES,   /* POST /v1development/profiles (OTLP/HTTP) */
 	API_EP_PROFILE_QUERY,   /* GET /api/v1/query */
 	API_EP_PROFILE_DIFF,    /* GET /api/v1/diff */
 	API_EP_PROFILE_LABELS,  /* GET /api/v1/labels, /api/v1/labels/NAME/values */

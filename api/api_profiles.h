@@ -132,6 +132,19 @@ enum MHD_Result api_profile_respond(struct api_server *srv, struct MHD_Connectio
 enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req);
 
+/* ---- OTLP/HTTP (otlp_ingest.c) ---------------------------------------------- */
+
+#define API_OTLP_TYPE "application/x-protobuf"
+/* POST /v1development/profiles once the body is whole. */
+enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c,
+				struct api_request *req);
+/* Whether the request's Content-Type is OTLP's protobuf. */
+bool api_otlp_type_ok(struct MHD_Connection *c);
+/* The google.rpc.Status body of an OTLP refusal of HTTP status status
+ * (its gRPC code) saying msg, into b (initialized here; its data
+ * malloc'd, the caller frees it).  0 or -ENOMEM. */
+int api_otlp_status_body(unsigned status, const char *msg, struct ember_buf *b);
+
 /* ---- reads (profile_query.c, profile_discovery.c) ----------- */
 
 /* Each takes the request's context x (built by api_profile_next) and
@@ -161,9 +174,11 @@ enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection 
 /* The status of a store error: its pstore_error_kind() through
  * api_status_of_kind(). */
 unsigned api_profile_error_status(int err);
-/* A text/plain answer of status (one line). */
+/* A text/plain answer of status (one line; OTLP's route: a
+ * google.rpc.Status) with extra headers as for api_profile_ok. */
 enum MHD_Result api_profile_text(struct api_server *srv, struct MHD_Connection *c,
-				 const struct api_request *req, unsigned status, const char *msg);
+				 const struct api_request *req, unsigned status, const char *msg,
+				 const char *const *headers);
 /* A 200 answer of type with b's bytes (taken) and extra headers
  * (name/value pairs, NULL-terminated; may be NULL). */
 enum MHD_Result api_profile_ok(struct api_server *srv, struct MHD_Connection *c,

@@ -3,10 +3,11 @@
  * bodies (docs/http-api.md, "Profiles"), and their answers: the errors of
  * the store mapped to statuses, and 200s with their headers.
  *
- * A write (POST /api/v1/profiles, POST /ingest) is checked on its first
- * call, before any byte of the body is read: the token (401), a declared
- * Content-Length past the profile limit (413), the Content-Encoding
- * (415).  The body is then read into memory under that limit and the
+ * A write (POST /api/v1/profiles, POST /ingest, POST
+ * /v1development/profiles) is checked on its first call, before any byte
+ * of the body is read: the token (401), a declared Content-Length past
+ * the profile limit (413), OTLP's Content-Type and the Content-Encoding
+ * (415); OTLP's refusals are google.rpc.Status bodies (otlp_ingest.c).  The body is then read into memory under that limit and the
  * request's memory account (body_step.c, as for the symbolization
  * routes: a chunked body crossing the limit closes the connection, one
  * the account refuses is answered 413 or 503 once whole; the account
@@ -34,6 +35,7 @@ static const struct {
 } routes[] = {
 	{ "/api/v1/profiles", API_EP_PROFILE_INGEST },
 	{ "/ingest", API_EP_PYROSCOPE_INGEST },
+	{ "/v1development/profiles", API_EP_OTLP_PROFILES },
 	{ "/api/v1/query", API_EP_PROFILE_QUERY },
 	{ "/api/v1/diff", API_EP_PROFILE_DIFF },
 	{ "/api/v1/labels", API_EP_PROFILE_LABELS },
@@ -49,7 +51,8 @@ bool api_profile_endpoint(enum api_endpoint ep)
 
 static bool is_write(enum api_endpoint ep)
 {
-	return ep == API_EP_PROFILE_INGEST || ep == API_EP_PYROSCOPE_INGEST;
+	return ep == API_EP_PROFILE_INGEST || ep == API_EP_PYROSCOPE_INGEST ||
+	       ep == API_EP_OTLP_PROFILES;
 }
 
 /* "/api/v1/labels/NAME/values": NAME into r->path. */
@@ -191,9 +194,10 @@ static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
 			    const char *const *headers);
 
 enum MHD_Result api_profile_text(struct api_server *srv, struct MHD_Connection *c,
-				 const struct api_request *req, unsigned status, const char *msg)
+				 const struct api_request *req, unsigned status, const char *msg,
+				 const char *const *headers)
 {
-	return text(srv, c, req, status, msg, NULL);
+	return text(srv, c, req, status, msg, headers);
 }
 
 static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
@@ -201,8 +205,15 @@ static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
 			    const char *const *headers)
 {
 	size_t n = strlen(msg);
-	char *copy = malloc(n + 2);
+	char *copy;
+	struct ember_buf b;
 
+	if (req->route.ep == API_EP_OTLP_PROFILES) { /* OTLP/HTTP: a google.rpc.Status */
+		if (api_otlp_status_body(status, msg, &b))
+			return MHD_NO;
+		return queue(srv, c, req, status, API_OTLP_TYPE, b.data, b.len, headers);
+	}
+	copy = malloc(n + 2);
 	if (!copy)
 		return MHD_NO;
 	memcpy(copy, msg, n + 1);
@@ -272,6 +283,10 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 			 len, (unsigned long long)limit);
 		return text(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
 	}
+	if (req->route.ep == API_EP_OTLP_PROFILES && !api_otlp_type_ok(c))
+		return text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+			    "OTLP profiles are read as Content-Type: application/x-protobuf "
+			    "(OTLP/HTTP JSON is not read yet)", NULL);
 	if (!encoding_known(enc)) {
 		snprintf(msg, sizeof(msg), "Content-Encoding '%.40s': only gzip and zstd are read",
 			 enc);
@@ -382,6 +397,8 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 		return MHD_NO; /* past the limit: the connection closes */
 	}
 	api_guard_working(&srv->guard, c); /* the body came by its deadline */
+	if (req->route.ep == API_EP_OTLP_PROFILES)
+		return api_otlp_ingest(srv, c, req);
 	return req->route.ep == API_EP_PROFILE_INGEST ? api_profile_ingest(srv, c, req)
 						      : api_pyroscope_ingest(srv, c, req);
 }

@@ -204,7 +204,8 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 	if (err) {
 		pprof_profile_free(in.p);
 		profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
-		ret = unsupported ? api_profile_text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why)
+		ret = unsupported ? api_profile_text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why,
+						     NULL)
 				  : api_profile_refuse(srv, c, req,
 						       err == -E2BIG || err == -EAGAIN ||
 								       err == -ENOMEM

@@ -23,6 +23,7 @@ static const char *const endpoint_names[API_EP_COUNT] = {
 	[API_EP_SYMBOLIZE_PPROF] = "symbolize_pprof",
 	[API_EP_LIST_ALL] = "artifacts", [API_EP_WEB] = "web",
 	[API_EP_PROFILE_INGEST] = "profiles",     [API_EP_PYROSCOPE_INGEST] = "ingest",
+	[API_EP_OTLP_PROFILES] = "otlp_profiles",
 	[API_EP_PROFILE_QUERY] = "query",         [API_EP_PROFILE_DIFF] = "diff",
 	[API_EP_PROFILE_LABELS] = "labels",       [API_EP_PROFILE_TYPES] = "profile_types",
 	[API_EP_PROFILE_SERIES] = "series",       [API_EP_PROFILE_COVERAGE] = "coverage",

@@ -1,7 +1,8 @@
 /*
  * ingest_pipeline.c - a profile stored, whichever way it came (POST
- * /api/v1/profiles, Pyroscope's /ingest, the scraper): a body decoded
- * (Content-Encoding undone, then raw/gzip/zstd), Pyroscope's label rules,
+ * /api/v1/profiles, Pyroscope's /ingest, OTLP's /v1development/profiles,
+ * the scraper): a body decoded (Content-Encoding undone, then
+ * raw/gzip/zstd; an OTLP request into its profiles), Pyroscope's label rules,
  * the profile symbolized in-process by the symbolization service
  * (symsvc_symbolize_pprof, as POST /api/v1/symbolize/pprof does, under
  * the write's limits: its memory account, its check, its cap on upstream
@@ -41,6 +42,40 @@ uint64_t profsvc_max_decoded(const struct profsvc *s)
 							 : DECODED_CAP;
 }
 
+/* A decoder of plain bytes (arg: its limits and out-param). */
+typedef int (*decode_fn)(const void *data, size_t len, void *arg, char *why, size_t why_size);
+
+/* The client's HTTP compression (Content-Encoding) undone into a buffer
+ * capped at profsvc_max_decoded and charged to acct, then decode. */
+static int decode_body(const struct profsvc *s, const void *data, size_t len,
+		       const char *content_encoding, struct ember_mem_account *acct,
+		       decode_fn decode, void *arg, char *why, size_t why_size)
+{
+	struct ember_buf plain;
+	int err;
+
+	if (profsvc_encoding_identity(content_encoding))
+		return decode(data, len, arg, why, why_size);
+	ember_buf_init_account(&plain, (size_t)profsvc_max_decoded(s), acct);
+	err = pprof_decompress(data, len, &plain, why, why_size);
+	if (!err)
+		err = decode(plain.data ? plain.data : "", plain.len, arg, why, why_size);
+	ember_buf_release(&plain);
+	return err;
+}
+
+struct pprof_args {
+	struct pprof_limits lim;
+	struct pprof_profile **out;
+};
+
+static int pprof_body(const void *data, size_t len, void *arg, char *why, size_t why_size)
+{
+	struct pprof_args *a = arg;
+
+	return pprof_decode(data, len, &a->lim, a->out, why, why_size);
+}
+
 /*
  * Every layer under the write's account: the client's HTTP compression
  * (Content-Encoding), then the pprof's own (a gzip'd pprof sent gzip'd
@@ -51,21 +86,38 @@ int profsvc_decode(const struct profsvc *s, const void *data, size_t len,
 		   const char *content_encoding, struct ember_mem_account *acct,
 		   struct pprof_profile **out, char *why, size_t why_size)
 {
-	struct pprof_limits lim = { .sz = sizeof(lim),
-				    .max_input_bytes = (size_t)profsvc_max_decoded(s),
-				    .account = acct };
-	struct ember_buf plain;
-	int err;
+	struct pprof_args a = { .lim = { .sz = sizeof(a.lim),
+					 .max_input_bytes = (size_t)profsvc_max_decoded(s),
+					 .account = acct },
+				.out = out };
 
-	if (profsvc_encoding_identity(content_encoding))
-		return pprof_decode(data, len, &lim, out, why, why_size);
-	ember_buf_init_account(&plain, lim.max_input_bytes, acct);
-	err = pprof_decompress(data, len, &plain, why, why_size);
-	if (!err)
-		err = pprof_decode(plain.data ? plain.data : "", plain.len, &lim, out, why,
-				   why_size);
-	ember_buf_release(&plain);
-	return err;
+	return decode_body(s, data, len, content_encoding, acct, pprof_body, &a, why, why_size);
+}
+
+struct otlp_args {
+	struct otlp_limits lim;
+	struct otlp_request **out;
+};
+
+static int otlp_body(const void *data, size_t len, void *arg, char *why, size_t why_size)
+{
+	struct otlp_args *a = arg;
+
+	return otlp_decode(data, len, &a->lim, a->out, why, why_size);
+}
+
+/* As profsvc_decode, an OTLP request: the Content-Encoding only (an OTLP
+ * body has no compression of its own), under the same caps and account. */
+int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
+			const char *content_encoding, struct ember_mem_account *acct,
+			struct otlp_request **out, char *why, size_t why_size)
+{
+	struct otlp_args a = { .lim = { .sz = sizeof(a.lim),
+					.max_input_bytes = (size_t)profsvc_max_decoded(s),
+					.account = acct },
+			       .out = out };
+
+	return decode_body(s, data, len, content_encoding, acct, otlp_body, &a, why, why_size);
 }
 
 enum profsvc_reject profsvc_decode_reject(int err)

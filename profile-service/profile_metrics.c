@@ -11,7 +11,7 @@
 
 static const char *const route_names[PROFSVC_ROUTE_COUNT] = {
 	[PROFSVC_ROUTE_PROFILES] = "profiles", [PROFSVC_ROUTE_INGEST] = "ingest",
-	[PROFSVC_ROUTE_SCRAPE] = "scrape",
+	[PROFSVC_ROUTE_SCRAPE] = "scrape", [PROFSVC_ROUTE_OTLP] = "otlp",
 };
 
 static const char *const reject_names[PROFSVC_REJECT_COUNT] = {

@@ -33,6 +33,7 @@
 #define EMBER_PROFSVC_H
 
 #include "common.h"
+#include "otlp.h"
 #include "pprof.h"
 #include "pstore.h"
 #include "pyroscope.h"
@@ -99,7 +100,7 @@ int64_t profsvc_now_ns(void);
 
 /* How a profile came. */
 enum profsvc_route { PROFSVC_ROUTE_PROFILES, PROFSVC_ROUTE_INGEST, PROFSVC_ROUTE_SCRAPE,
-		     PROFSVC_ROUTE_COUNT };
+		     PROFSVC_ROUTE_OTLP, PROFSVC_ROUTE_COUNT };
 
 /* Why a profile was refused (the rejected counters of /metrics). */
 enum profsvc_reject {
@@ -156,6 +157,13 @@ void profsvc_count_reject(struct profsvc *s, enum profsvc_reject why);
 int profsvc_decode(const struct profsvc *s, const void *data, size_t len,
 		   const char *content_encoding, struct ember_mem_account *acct,
 		   struct pprof_profile **out, char *why, size_t why_size);
+/* As profsvc_decode, an OTLP ExportProfilesServiceRequest (wire/otlp.h)
+ * into *out (caller frees with otlp_request_free): content_encoding
+ * undone under the same cap, otlp_decode's limits (its input capped at
+ * profsvc_max_decoded(s)) charged to acct. */
+int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
+			const char *content_encoding, struct ember_mem_account *acct,
+			struct otlp_request **out, char *why, size_t why_size);
 /* The cap on a body's decompressed bytes: 4 times the profile limit,
  * at most 64 MiB. */
 uint64_t profsvc_max_decoded(const struct profsvc *s);

@@ -18,6 +18,7 @@
  * -ENOMEM, -PPROF_ERR_PROTOBUF (not the message), -PPROF_ERR_INVALID
  * (data that will never be accepted: an index out of its table, a sample
  * whose values and timestamps disagree, samples with neither).
+ * Also the bodies of OTLP/HTTP's answers (otlp_answer.c).
  * No global state; a request is used by one thread at a time.
  */
 #ifndef EMBER_WIRE_OTLP_H
@@ -115,5 +116,15 @@ struct pprof_profile *otlp_profile_take(struct otlp_request *r, size_t i);
 
 /* Release a request and every profile not taken.  Accepts NULL. */
 void otlp_request_free(struct otlp_request *r);
+
+/* ---- answers (otlp_answer.c) ----------------------------------------------- */
+
+/* An ExportProfilesServiceResponse appended to out: partial_success
+ * (rejected, message) when rejected > 0 or message is non-empty, else
+ * empty (all accepted).  0, or -E2BIG past out's cap, -ENOMEM. */
+int otlp_response_encode(int64_t rejected, const char *message, struct ember_buf *out);
+/* A google.rpc.Status (code: a gRPC status code, message) appended to
+ * out, the body of a refused OTLP/HTTP request.  As otlp_response_encode. */
+int otlp_status_encode(int32_t code, const char *message, struct ember_buf *out);
 
 #endif /* EMBER_WIRE_OTLP_H */

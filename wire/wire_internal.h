@@ -23,6 +23,7 @@
  *   pyroscope_time.c  times, durations and numbers of query parameters
  *   otlp_decode.c     otlp_decode: unpack, check, one pprof profile a profile
  *   otlp_attrs.c      OTLP attributes: series labels, build IDs, sample labels
+ *   otlp_answer.c     OTLP/HTTP answer bodies: the export response, google.rpc.Status
  */
 #ifndef EMBER_WIRE_INTERNAL_H
 #define EMBER_WIRE_INTERNAL_H

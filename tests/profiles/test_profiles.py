@@ -823,6 +823,222 @@ def test_profiles__symbolized_at_ingest_and_once_debug_info_arrives():
     check(srv.metric("ember_profile_samples_total", '{resolved="true"}') is not None, "metric")
 
 
+
+# ---- OTLP/HTTP: POST /v1development/profiles ---------------------------------------
+
+
+def otlp_stubs():
+    """The project's OTLP messages (wire/otlp/*.proto) as Python modules,
+    generated now by protoc; Debian's python3-protobuf reads them."""
+    if not shutil.which("protoc"):
+        skip(packages.missing("protoc"))
+    try:
+        import google.protobuf  # noqa: F401
+    except ImportError:
+        skip(packages.missing("/usr/lib/python3/dist-packages/google/protobuf",
+                              "no google.protobuf in " + sys.executable))
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "wire", "otlp")
+    out = os.path.join(TMP, "otlp_py")
+    os.makedirs(out, exist_ok=True)
+    protos = sorted(f for f in os.listdir(src) if f.endswith(".proto"))
+    subprocess.run(["protoc", "--proto_path=" + src, "--python_out=" + out] + protos, check=True)
+    sys.path.insert(0, out)
+    import otlp_profiles_service_pb2 as svc
+    import otlp_status_pb2 as status
+    return svc, status
+
+
+class OtlpRequest:
+    """An ExportProfilesServiceRequest built by its dictionary's tables:
+    entry 0 of each is the zero value."""
+
+    def __init__(self, svc):
+        self.msg = svc.ExportProfilesServiceRequest()
+        d = self.dict = self.msg.dictionary
+        d.string_table.append("")
+        for t in (d.mapping_table, d.location_table, d.function_table, d.attribute_table,
+                  d.stack_table, d.link_table):
+            t.add()
+
+    def s(self, text):
+        st = self.dict.string_table
+        if text not in st:
+            st.append(text)
+        return list(st).index(text)
+
+    def mapping(self, start, limit, filename, gnu_build_id):
+        a = self.dict.attribute_table.add(key_strindex=self.s("process.executable.build_id.gnu"))
+        a.value.string_value = gnu_build_id
+        self.dict.mapping_table.add(memory_start=start, memory_limit=limit, file_offset=0,
+                                    filename_strindex=self.s(filename),
+                                    attribute_indices=[len(self.dict.attribute_table) - 1])
+        return len(self.dict.mapping_table) - 1
+
+    def native(self, mapping, address):
+        self.dict.location_table.add(mapping_index=mapping, address=address)
+        return len(self.dict.location_table) - 1
+
+    def named(self, name):
+        self.dict.function_table.add(name_strindex=self.s(name),
+                                     filename_strindex=self.s(name + ".c"))
+        loc = self.dict.location_table.add()
+        loc.lines.add(function_index=len(self.dict.function_table) - 1, line=1)
+        return len(self.dict.location_table) - 1
+
+    def stack(self, leaf_first):
+        self.dict.stack_table.add(location_indices=leaf_first)
+        return len(self.dict.stack_table) - 1
+
+    def profile(self, service, time_ns):
+        rp = self.msg.resource_profiles.add()
+        kv = rp.resource.attributes.add(key="service.name")
+        kv.value.string_value = service
+        kv = rp.resource.attributes.add(key="process.pid")
+        kv.value.int_value = 4242
+        p = rp.scope_profiles.add().profiles.add()
+        p.sample_type.type_strindex = self.s("samples")
+        p.sample_type.unit_strindex = self.s("count")
+        p.period_type.type_strindex = self.s("cpu")
+        p.period_type.unit_strindex = self.s("nanoseconds")
+        p.period = 50_000_000
+        p.time_unix_nano = time_ns
+        p.duration_nano = 10 * SEC
+        return p
+
+    def encode(self, gz=False):
+        data = self.msg.SerializeToString()
+        return gzip.compress(data) if gz else data
+
+
+def otlp_post(srv, data, token=None, headers=None):
+    h = {"Content-Type": "application/x-protobuf"}
+    if token is not False:
+        h["Authorization"] = "Bearer " + (token or srv.token)
+    h.update(headers or {})
+    return srv.request("POST", "/v1development/profiles", data, h)
+
+
+def otlp_sample_request(svc, exe, bid, time_ns, services=("ts", "values", "both")):
+    """Native frames of exe (main -> helper_digest_points) and a named
+    kernel frame under them, in the three sample shapes, one profile
+    (and service) each: 5 timestamps; values 7; values 3+4 with two
+    timestamps."""
+    r = OtlpRequest(svc)
+    base = 0x555555554000
+    m = r.mapping(base, base + 0x100000, "/usr/bin/c_O2_pie", bid)
+    main = r.native(m, base + nm_address(exe, "main") + 1)
+    helper = r.native(m, base + nm_address(exe, "helper_digest_points") + 1)
+    kernel = r.named("do_syscall_64")
+    st = r.stack([kernel, helper, main])
+    ts, values, both = (r.profile(s, time_ns) for s in services)
+    ts.samples.add(stack_index=st, timestamps_unix_nano=[time_ns + i for i in range(5)])
+    values.samples.add(stack_index=st, values=[7])
+    both.samples.add(stack_index=st, values=[3, 4], timestamps_unix_nano=[time_ns, time_ns + 1])
+    return r
+
+
+def otlp_folded(srv, service):
+    sel = '{service_name="%s"}' % service
+    types = [t["id"] for t in srv.json("/api/v1/profile-types?from=0&query=" + q(sel))["types"]]
+    check(len(types) == 1, "types of %s: %r" % (service, types))
+    return folded(srv, sel, q(types[0]))
+
+
+def test_profiles__otlp_http_protobuf_symbolized_counted_partial_gzip():
+    svc, _ = otlp_stubs()
+    exe = os.path.join(FIX, "c_O2_pie")
+    bid = packages.build_id(exe)
+    check(bid, "no build ID in " + exe)
+    srv = Server()
+    with open(exe, "rb") as f:
+        st, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable" % bid, f.read(),
+                                  {"Authorization": "Bearer " + srv.token})
+    check(st in (200, 201), "upload: %d %r" % (st, body))
+    r = otlp_sample_request(svc, exe, bid, T0)
+    old = r.profile("old", T0 - 3 * 3600 * SEC)  # outside the window: refused alone
+    old.samples.add(stack_index=1, values=[1])
+    st, body, hdr = otlp_post(srv, r.encode())
+    check(st == 200 and hdr.get("content-type") == "application/x-protobuf",
+          "export: HTTP %d %r %r" % (st, hdr, body[:300]))
+    resp = svc.ExportProfilesServiceResponse.FromString(body)
+    check(resp.HasField("partial_success"), "no partial_success: %r" % resp)
+    ps = resp.partial_success
+    check(ps.rejected_profiles == 1 and "profile 3" in ps.error_message
+          and "out of bounds" in ps.error_message, "partial_success: %r" % ps)
+    stack = "main;helper_digest_points;do_syscall_64"
+    for service, total in (("ts", 5), ("values", 7), ("both", 7)):
+        names = otlp_folded(srv, service)
+        check(names == {stack: total}, "%s: %r" % (service, names))
+    labels = srv.json("/api/v1/labels?from=0")["names"]
+    check("service_name" in labels and not any("pid" in n for n in labels), labels)
+    # gzip: the same content, all accepted, an empty response
+    st, body, _ = otlp_post(srv, otlp_sample_request(svc, exe, bid, T0 + SEC,
+                                                     ("gz",) * 3).encode(gz=True),
+                            headers={"Content-Encoding": "gzip"})
+    check(st == 200, "gzip export: HTTP %d %r" % (st, body[:300]))
+    check(not svc.ExportProfilesServiceResponse.FromString(body).HasField("partial_success"),
+          "gzip export: %r" % body)
+    check(otlp_folded(srv, "gz") == {stack: 19}, otlp_folded(srv, "gz"))
+    check(srv.metric("ember_profiles_ingested_total", '{route="otlp"}') == 6, "metric")
+
+
+def test_profiles__otlp_http_refusals_are_status_bodies():
+    svc, status = otlp_stubs()
+    srv = Server()
+    good = OtlpRequest(svc)
+    good.profile("a", T0).samples.add(stack_index=good.stack([good.named("f")]), values=[1])
+
+    def refused(st_want, code, text, data, **kw):
+        st, body, hdr = otlp_post(srv, data, **kw)
+        check(st == st_want, "HTTP %d, not %d: %r" % (st, st_want, body[:300]))
+        check(hdr.get("content-type") == "application/x-protobuf", hdr)
+        s = status.Status.FromString(body)
+        check(s.code == code and text in s.message, "status %r" % s)
+
+    st, body, _ = otlp_post(srv, b"")  # an empty request is a success
+    check(st == 200 and body == b"", "empty request: HTTP %d %r" % (st, body))
+    refused(401, 16, "Authorization", good.encode(), token=False)
+    refused(401, 16, "Authorization", good.encode(), token="wrong")
+    refused(400, 3, "not an OTLP", b"\xff\xff\xff\xff")
+    refused(400, 3, "not an OTLP", b"\x1f\x8b\x08\x00garbage",
+            headers={"Content-Encoding": "gzip"})
+    empty = OtlpRequest(svc)  # samples with neither values nor timestamps
+    empty.profile("a", T0).samples.add(stack_index=empty.stack([empty.named("f")]))
+    refused(400, 3, "1.10", empty.encode())
+    refused(415, 3, "application/x-protobuf", b"{}",
+            headers={"Content-Type": "application/json"})
+    # past the decompression cap (4 times --max-profile-mb) once gunzipped
+    refused(413, 8, "too large", gzip.compress(b"\0" * (65 << 20)),
+            headers={"Content-Encoding": "gzip"})
+    st, body, _ = otlp_post(srv, good.encode())
+    check(st == 200, "a good request after: HTTP %d %r" % (st, body))
+
+
+
+def test_profiles__otlp_http_series_limit_429_or_partial():
+    svc, status = otlp_stubs()
+    srv = Server(["--max-series", "1"])
+    r = OtlpRequest(svc)
+    st_ = r.stack([r.named("f")])
+    for service in ("first", "second", "first"):
+        r.profile(service, T0).samples.add(stack_index=st_, values=[1])
+    # the second profile meets the series limit: retryable, so the request
+    # stops there (the third, of a stored series, is not stored either); the
+    # first was stored, so not a 429 but a partial success counting both
+    st, body, _ = otlp_post(srv, r.encode())
+    check(st == 200, "HTTP %d %r" % (st, body[:300]))
+    ps = svc.ExportProfilesServiceResponse.FromString(body).partial_success
+    check(ps.rejected_profiles == 2 and ps.error_message.startswith("profile 1: "), ps)
+    check(otlp_folded(srv, "first") == {"f": 1}, otlp_folded(srv, "first"))
+    # nothing storable: 429 with Retry-After, a google.rpc.Status
+    again = OtlpRequest(svc)
+    again.profile("fourth", T0).samples.add(stack_index=again.stack([again.named("f")]),
+                                             values=[1])
+    st, body, hdr = otlp_post(srv, again.encode())
+    check(st == 429 and hdr.get("retry-after"), "HTTP %d %r %r" % (st, hdr, body[:300]))
+    check(status.Status.FromString(body).code == 8, body)
+
+
 def many_build_ids(n, first, time_ns):
     """A profile of n mappings, each with its own build ID (first, first
     + 1, ...) and one unsymbolized location."""

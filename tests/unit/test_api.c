@@ -46,6 +46,7 @@ static int test_api__routes(void)
 		{ "/api/v1/unwind/ABCD", API_EP_OTHER, 503 },
 		{ "/api/v1/profiles", API_EP_PROFILE_INGEST, 0 },
 		{ "/ingest", API_EP_PYROSCOPE_INGEST, 0 },
+		{ "/v1development/profiles", API_EP_OTLP_PROFILES, 0 },
 		{ "/api/v1/query", API_EP_PROFILE_QUERY, 0 },
 		{ "/api/v1/diff", API_EP_PROFILE_DIFF, 0 },
 		{ "/api/v1/labels", API_EP_PROFILE_LABELS, 0 },

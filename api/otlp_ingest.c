@@ -1,0 +1,239 @@
+/*
+ * otlp_ingest.c - POST /v1development/profiles, the profiles signal of
+ * OTLP/HTTP (the OTLP specification, "OTLP/HTTP", of opentelemetry-proto
+ * v1.11.0: docs/formats.md): a protobuf ExportProfilesServiceRequest
+ * (Content-Type application/x-protobuf, optionally Content-Encoding gzip
+ * or zstd) read into one pprof profile a (resource, scope, profile)
+ * (profsvc_otlp_decode, wire/otlp.h), each stored with its resource's
+ * series labels by the profile service as a pprof push is (profsvc_ingest:
+ * the window of times, symbolization at ingest, the store's limits).
+ * The token, the body's caps and the request's context (memory account,
+ * deadline, upstream cap) are those of POST /api/v1/profiles
+ * (profile_routes.c).  docs/http-api.md, "OTLP/HTTP".
+ *
+ * Answers as the specification gives them: 200 with an
+ * ExportProfilesServiceResponse (partial_success when some profiles were
+ * refused: their count and the first reason); a refusal of the whole
+ * request as a google.rpc.Status body: 400 for what will never be
+ * accepted, 413 too large, 429 / 503 with Retry-After when asking again
+ * may succeed.  A retryable failure stops the request: answered as such
+ * when nothing of it was stored, else a partial success counting what was
+ * not stored.
+ */
+#include "api_profiles.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* gRPC status codes (google.rpc.Code) for the HTTP statuses we answer,
+ * as the OTLP specification pairs them. */
+enum {
+	GRPC_UNKNOWN = 2,
+	GRPC_INVALID_ARGUMENT = 3,
+	GRPC_DEADLINE_EXCEEDED = 4,
+	GRPC_NOT_FOUND = 5,
+	GRPC_RESOURCE_EXHAUSTED = 8,
+	GRPC_UNIMPLEMENTED = 12,
+	GRPC_INTERNAL = 13,
+	GRPC_UNAVAILABLE = 14,
+	GRPC_UNAUTHENTICATED = 16,
+};
+
+static int32_t grpc_code(unsigned status)
+{
+	switch (status) {
+	case MHD_HTTP_BAD_REQUEST:
+	case MHD_HTTP_UNSUPPORTED_MEDIA_TYPE:
+		return GRPC_INVALID_ARGUMENT;
+	case MHD_HTTP_UNAUTHORIZED:
+		return GRPC_UNAUTHENTICATED;
+	case MHD_HTTP_NOT_FOUND:
+		return GRPC_NOT_FOUND;
+	case MHD_HTTP_METHOD_NOT_ALLOWED:
+		return GRPC_UNIMPLEMENTED;
+	case MHD_HTTP_CONTENT_TOO_LARGE:
+	case MHD_HTTP_TOO_MANY_REQUESTS:
+	case MHD_HTTP_INSUFFICIENT_STORAGE:
+		return GRPC_RESOURCE_EXHAUSTED;
+	case MHD_HTTP_SERVICE_UNAVAILABLE:
+		return GRPC_UNAVAILABLE;
+	case MHD_HTTP_GATEWAY_TIMEOUT:
+		return GRPC_DEADLINE_EXCEEDED;
+	default:
+		return status >= 500 ? GRPC_INTERNAL : GRPC_UNKNOWN;
+	}
+}
+
+int api_otlp_status_body(unsigned status, const char *msg, struct ember_buf *b)
+{
+	ember_buf_init(b, 4096);
+	if (!otlp_status_encode(grpc_code(status), msg, b))
+		return 0;
+	ember_buf_release(b);
+	return -ENOMEM;
+}
+
+bool api_otlp_type_ok(struct MHD_Connection *c)
+{
+	static const char want[] = API_OTLP_TYPE;
+	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_CONTENT_TYPE);
+	size_t n = sizeof(want) - 1;
+
+	return ct && strncasecmp(ct, want, n) == 0 &&
+	       (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* ---- refusals ------------------------------------------------------------------- */
+
+static bool memory_error(int err)
+{
+	return err == -E2BIG || err == -EAGAIN || err == -ENOMEM;
+}
+
+/* The status of err (the write's memory, its deadline, else the store's kind). */
+static unsigned status_of(int err)
+{
+	enum ember_errkind k = err == -ETIMEDOUT    ? EMBER_ERRK_TIMEOUT
+			       : memory_error(err) ? api_body_error_kind(err)
+						   : pstore_error_kind(err);
+
+	return api_status_of_kind(k);
+}
+
+static bool retryable(int err)
+{
+	unsigned st = status_of(err);
+
+	return err == -ECANCELED || st == MHD_HTTP_TOO_MANY_REQUESTS ||
+	       st == MHD_HTTP_SERVICE_UNAVAILABLE || st == MHD_HTTP_GATEWAY_TIMEOUT;
+}
+
+/* The whole request refused: a google.rpc.Status saying why. */
+static enum MHD_Result refuse(struct api_server *srv, struct MHD_Connection *c,
+			      const struct api_request *req, int err, const char *why)
+{
+	static const char *const retry[] = { MHD_HTTP_HEADER_RETRY_AFTER, API_RETRY_AFTER_S,
+					     NULL };
+	unsigned st;
+
+	if (err == -ECANCELED) /* the client is gone */
+		return api_respond_stopped(srv, c, req, err);
+	st = status_of(err);
+	if (st == MHD_HTTP_SERVICE_UNAVAILABLE && !memory_error(err))
+		api_metrics_store_error(&srv->metrics, req->route.ep);
+	return api_profile_text(srv, c, req, st, why && *why ? why : pstore_strerror(err),
+				st == MHD_HTTP_TOO_MANY_REQUESTS || st == MHD_HTTP_SERVICE_UNAVAILABLE
+					? retry
+					: NULL);
+}
+
+/* A body that does not decode: 400; past a cap 413; no memory now 503. */
+static enum MHD_Result bad_request(struct api_server *srv, struct MHD_Connection *c,
+				   const struct api_request *req, int err, const char *why)
+{
+	char msg[600];
+
+	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
+	snprintf(msg, sizeof(msg), "%s%s",
+		 err == -E2BIG	       ? "request too large: "
+		 : memory_error(err) ? ""
+				     : "not an OTLP ExportProfilesServiceRequest: ",
+		 why);
+	return refuse(srv, c, req, memory_error(err) ? err : -EINVAL, msg);
+}
+
+/* ---- the profiles ---------------------------------------------------------------- */
+
+/* What became of the request's profiles. */
+struct otlp_tally {
+	size_t accepted, rejected;
+	int stop;      /* the retryable error that stopped the request, or 0 */
+	char why[640]; /* the first refusal's reason */
+};
+
+static void refused(struct otlp_tally *t, size_t i, int err, const char *why)
+{
+	if (!t->rejected++)
+		snprintf(t->why, sizeof(t->why), "profile %zu: %s", i, why);
+	if (retryable(err))
+		t->stop = err;
+}
+
+/* Profile i of r stored with its labels (or refused, counted in t). */
+static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
+		       const struct api_profile_ctx *x, size_t bytes, struct otlp_tally *t)
+{
+	const struct otlp_profile *op = &r->profiles[i];
+	struct pstore_label *labels = calloc(op->n_labels ? op->n_labels : 1, sizeof(*labels));
+	struct profsvc_in in = { .p = otlp_profile_take(r, i), .labels = labels,
+				 .n_labels = op->n_labels, .time_ns = profsvc_now_ns(),
+				 .input_bytes = bytes, .route = PROFSVC_ROUTE_OTLP,
+				 .request = &x->ro };
+	struct profsvc_out out;
+
+	if (!labels || !in.p) {
+		pprof_profile_free(in.p);
+		free(labels);
+		refused(t, i, -ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t k = 0; k < op->n_labels; k++)
+		labels[k] = (struct pstore_label){ op->labels[k].name, op->labels[k].value };
+	profsvc_ingest(srv->profiles->svc, &in, &out);
+	ember_buf_release(&out.body);
+	free(labels);
+	if (out.err)
+		refused(t, i, out.err, out.why);
+	else
+		t->accepted++;
+}
+
+static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
+			      const struct api_request *req, const struct otlp_tally *t)
+{
+	struct ember_buf b;
+
+	if (t->stop && !t->accepted)
+		return refuse(srv, c, req, t->stop, t->why);
+	ember_buf_init(&b, 4096);
+	if (otlp_response_encode((int64_t)t->rejected, t->rejected ? t->why : "", &b)) {
+		ember_buf_release(&b);
+		return MHD_NO;
+	}
+	return api_profile_ok(srv, c, req, API_OTLP_TYPE, &b, NULL);
+}
+
+enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c,
+				struct api_request *req)
+{
+	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						      MHD_HTTP_HEADER_CONTENT_ENCODING);
+	struct otlp_request *r = NULL;
+	struct otlp_tally t = { .accepted = 0 };
+	struct api_profile_ctx x;
+	char why[512];
+	int err;
+
+	if (req->body_err)
+		return bad_request(srv, c, req, req->body_err,
+				   req->body_err == -E2BIG ? "body larger than the memory the "
+							     "server gives one request"
+							   : "no memory free for the body now");
+	err = profsvc_otlp_decode(srv->profiles->svc, req->body.data ? req->body.data : "",
+				  req->body.len, enc, req->acct, &r, why, sizeof(why));
+	if (err)
+		return bad_request(srv, c, req, err, why);
+	if (api_profile_ctx_init(&x, srv, req)) { /* the body's account is there */
+		otlp_request_free(r);
+		return MHD_NO;
+	}
+	for (size_t i = 0; i < r->n_profiles && !t.stop; i++)
+		ingest_one(srv, r, i, &x, req->body.len, &t);
+	t.rejected += r->n_profiles - t.accepted - t.rejected; /* not tried: stopped */
+	otlp_request_free(r);
+	return answer(srv, c, req, &t);
+}
