@@ -23,20 +23,22 @@ const char *otlp_string(const struct otlp_ctx *c, int64_t idx)
 	return c->dict->string_table[idx];
 }
 
-/* The attribute at idx, or NULL for 0 (why set and *err on a bad one). */
-static const otlp_attr_t *attr_at(const struct otlp_ctx *c, int32_t idx, const char *whose,
-				  int *err)
+/* The attribute at idx of whose attributes and its key: 1, 0 for index 0
+ * (none), or -PPROF_ERR_INVALID with why set for an index or key out of
+ * its table. */
+static int attr_keyed(const struct otlp_ctx *c, int32_t idx, const char *whose,
+		      const otlp_attr_t **a, const char **key)
 {
-	*err = 0;
 	if (idx == 0)
-		return NULL;
-	if (idx < 0 || (size_t)idx >= c->dict->n_attribute_table) {
-		*err = EMBER_FAIL(c->d, -PPROF_ERR_INVALID,
-				  TAG "%s: attribute index %d not in the table of %zu", whose, idx,
-				  c->dict->n_attribute_table);
-		return NULL;
-	}
-	return c->dict->attribute_table[idx];
+		return 0;
+	EMBER_FAIL_IF(idx < 0 || (size_t)idx >= c->dict->n_attribute_table, c->d,
+		      -PPROF_ERR_INVALID, TAG "%s: attribute index %d not in the table of %zu",
+		      whose, idx, c->dict->n_attribute_table);
+	*a = c->dict->attribute_table[idx];
+	*key = otlp_string(c, (*a)->key_strindex);
+	EMBER_FAIL_IF(!*key, c->d, -PPROF_ERR_INVALID,
+		      TAG "attribute key index %d not in the string table", (*a)->key_strindex);
+	return 1;
 }
 
 /* A string value (string_value or a dictionary string), else NULL. */
@@ -176,18 +178,15 @@ int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
 		      TAG "mapping: %zu attributes, more than %zu", m->n_attribute_indices,
 		      c->lim.max_attributes);
 	for (size_t i = 0; i < m->n_attribute_indices; i++) {
-		const otlp_attr_t *a = attr_at(c, m->attribute_indices[i], "mapping", &err);
+		const otlp_attr_t *a;
 		const char *key;
 
-		if (!a) {
+		err = attr_keyed(c, m->attribute_indices[i], "mapping", &a, &key);
+		if (err <= 0) {
 			if (err)
 				return err;
 			continue;
 		}
-		key = otlp_string(c, a->key_strindex);
-		EMBER_FAIL_IF(!key, c->d, -PPROF_ERR_INVALID,
-			      TAG "attribute key index %d not in the string table",
-			      a->key_strindex);
 		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 			if (strcmp(key, names[k].key))
 				continue;
@@ -268,18 +267,15 @@ int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 		      TAG "sample: %zu attributes, more than %zu", smp->n_attribute_indices,
 		      c->lim.max_attributes);
 	for (size_t i = 0; i < smp->n_attribute_indices; i++) {
-		const otlp_attr_t *a = attr_at(c, smp->attribute_indices[i], "sample", &err);
+		const otlp_attr_t *a;
 		const char *key;
 
-		if (!a) {
+		err = attr_keyed(c, smp->attribute_indices[i], "sample", &a, &key);
+		if (err <= 0) {
 			if (err)
 				return err;
 			continue;
 		}
-		key = otlp_string(c, a->key_strindex);
-		EMBER_FAIL_IF(!key, c->d, -PPROF_ERR_INVALID,
-			      TAG "attribute key index %d not in the string table",
-			      a->key_strindex);
 		if (*key && sample_label(c, a, key, &s->labels[*n], s->text[*n]))
 			(*n)++;
 	}
