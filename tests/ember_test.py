@@ -106,6 +106,13 @@ def vm_status(pid, field):
     raise AssertionError("no %s in /proc/%d/status" % (field, pid))
 
 
+def cpu_seconds(pid):
+    """utime + stime of pid, from /proc/PID/stat, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def sanitized(pid):
     """Whether the server runs under ASan (whose shadow memory is resident)."""
     with open("/proc/%d/maps" % pid) as f:

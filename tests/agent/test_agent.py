@@ -746,18 +746,6 @@ def as_nobody():
     return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if setpriv else []
 
 
-def cpu_seconds(pid):
-    """utime + stime of pid, from /proc/PID/stat."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kb(pid, what="VmHWM"):
-    with open("/proc/%d/status" % pid) as f:
-        return int(next(l.split()[1] for l in f if l.startswith(what + ":")))
-
-
 def executable_mappings_except(pid):
     """The executable file mappings of every process but pid, now."""
     n = 0
@@ -786,14 +774,14 @@ def test_agent_bpf__many_mappings_bounded():
     check(hog.stdout.readline().startswith("ready"), "many_maps did not map its pages")
     agent = Agent(["--interval", "1"])
     scan_s = float(re.search(r"\(scanned in ([0-9.]+) s\)", agent.text()).group(1))
-    cpu0, t0 = cpu_seconds(agent.proc.pid), time.time()
+    cpu0, t0 = ember_test.cpu_seconds(agent.proc.pid), time.time()
     p = run_fixture("chain_nofp", 4)
     p.wait()
     time.sleep(max(0, 8 - (time.time() - t0)))
-    cpu, wall = cpu_seconds(agent.proc.pid) - cpu0, time.time() - t0
+    cpu, wall = ember_test.cpu_seconds(agent.proc.pid) - cpu0, time.time() - t0
     mappings = agent.metric("ember_agent_mappings")
     dropped = agent.metric("ember_agent_dropped_total", '{what="mappings_process_limit"}')
-    hwm = rss_kb(agent.proc.pid)
+    hwm = ember_test.vm_status(agent.proc.pid, "VmHWM") // 1024
     log = agent.stop()
     print("start-up scan %.2f s; agent CPU %.2f s in %.1f s; peak RSS %d kB; %d mappings held"
           % (scan_s, cpu, wall, hwm, mappings))
