@@ -138,8 +138,10 @@ static int by_id(const void *a, const void *b)
 /* Every pair's string IDs resolved; contexts sorted by ID. */
 static int resolve(struct jfr_dec *x, struct jfr_labels *l)
 {
-	qsort(l->strs.v, l->strs.n, sizeof(*l->strs.v), by_id);
-	qsort(l->ctxs.v, l->ctxs.n, sizeof(*l->ctxs.v), by_id);
+	if (l->strs.n)
+		qsort(l->strs.v, l->strs.n, sizeof(*l->strs.v), by_id);
+	if (l->ctxs.n)
+		qsort(l->ctxs.v, l->ctxs.n, sizeof(*l->ctxs.v), by_id);
 	EMBER_FORWARD_IF_ERROR(jfr_reserve(x, (void **)&l->pairs.v, &l->pairs.alloc, l->ids.n + 1,
 					   sizeof(*l->pairs.v)));
 	for (size_t i = 0; i < l->ids.n; i++) {

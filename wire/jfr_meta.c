@@ -262,7 +262,8 @@ const struct jfr_class *jfr_class_find(const struct jfr_dec *x, int64_t id)
 /* Classes sorted, unique; field types resolved; roles and slots given. */
 static int resolve(struct jfr_dec *x)
 {
-	qsort(x->classes.v, x->classes.n, sizeof(*x->classes.v), by_id);
+	if (x->classes.n)
+		qsort(x->classes.v, x->classes.n, sizeof(*x->classes.v), by_id);
 	for (size_t i = 0; i < x->classes.n; i++) {
 		struct jfr_class *c = &x->classes.v[i];
 

@@ -139,8 +139,11 @@ int jfr_string(struct jfr_dec *x, const uint8_t **pos, const uint8_t *end, struc
 	case 3:
 	case 4:
 	case 5:
-		EMBER_FORWARD_IF_ERROR(jfr_varcount(x, &p, end, (uint64_t)(end - p),
-						    "a string length", &len));
+		EMBER_FORWARD_IF_ERROR(jfr_varlong(x, &p, end, &len));
+		EMBER_FAIL_IF(len > (uint64_t)(end - p), x->d, -EINVAL,
+			      "jfr: chunk %zu offset %zu: a string of %llu bytes, past the end of "
+			      "its event",
+			      x->chunk, jfr_off(x, *pos), (unsigned long long)len);
 		EMBER_FAIL_IF(len > x->lim.max_string_bytes, x->d, -E2BIG,
 			      "jfr: chunk %zu offset %zu: a string of %llu bytes, past the limit "
 			      "of %zu",
