@@ -7,6 +7,7 @@
  * counts (what a recording becomes, the pipeline reads).
  */
 #include "jfr.h"
+#include "pprof_roundtrip.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,24 +26,6 @@ static const struct jfr_limits lim = {
 	.max_stack_depth = 512,
 	.max_nesting = 16,
 };
-
-static void roundtrip(const struct pprof_profile *p)
-{
-	const pprof_message_t *m = pprof_message(p);
-	struct pprof_profile *q = NULL;
-	struct ember_buf b;
-
-	ember_buf_init(&b, 64 << 20);
-	if (pprof_encode(p, false, &b) == 0) {
-		if (pprof_decode(b.data, b.len, NULL, &q, NULL, 0) != 0)
-			abort();
-		if (pprof_message(q)->n_location != m->n_location ||
-		    pprof_message(q)->n_sample != m->n_sample)
-			abort();
-		pprof_profile_free(q);
-	}
-	ember_buf_release(&b);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -67,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (!p || jfr_profile_take(r, i))
 			abort();
-		roundtrip(p);
+		fuzz_pprof_roundtrip(p, false);
 		pprof_profile_free(p);
 	}
 	jfr_recording_free(r);
