@@ -271,7 +271,7 @@ static int resolve(struct jfr_dec *x)
 			      "jfr: chunk %zu: class id %lld defined twice in its metadata",
 			      x->chunk, (long long)c->id);
 		class_describe(c, jfr_text(x, c->name_off));
-		c->fields = x->fields.v + c->first_field;
+		c->fields = x->fields.v ? x->fields.v + c->first_field : NULL; /* no fields at all */
 	}
 	for (size_t i = 0; i < x->classes.n; i++) {
 		struct jfr_class *c = &x->classes.v[i];
