@@ -96,21 +96,21 @@ static int put_utf8(struct jfr_dec *x, uint64_t c)
 static int string_body(struct jfr_dec *x, const uint8_t **pos, const uint8_t *end, uint8_t enc,
 		       uint64_t len)
 {
+	if (enc == 3) { /* copied as is; len <= end - pos: checked by the caller */
+		EMBER_FORWARD_IF_ERROR(jfr_reserve(x, (void **)&x->text.v, &x->text.alloc,
+						   x->text.n + len + 1, 1));
+		memcpy(x->text.v + x->text.n, *pos, len);
+		x->text.n += len;
+		*pos += len;
+		return 0;
+	}
 	for (uint64_t i = 0; i < len; i++) {
 		uint64_t c;
 
-		if (enc == 4) {
+		if (enc == 4)
 			EMBER_FORWARD_IF_ERROR(jfr_varlong(x, pos, end, &c));
-		} else {
-			c = *(*pos)++; /* len <= end - pos: checked by the caller */
-			if (enc == 3) {
-				int err;
-
-				if (JFR_PUSH(x, &x->text, (char)c, err))
-					return err;
-				continue;
-			}
-		}
+		else
+			c = *(*pos)++;
 		EMBER_FORWARD_IF_ERROR(put_utf8(x, c));
 	}
 	return 0;

@@ -59,8 +59,8 @@ def cpu_type(srv, selector):
     return cpu[0]
 
 
-def leaf_lines(tree, chain):
-    """The lines of the node at the end of chain (root first) in a JSON tree."""
+def node_at(tree, chain):
+    """The node at the end of chain (root first) in a JSON tree."""
     node = tree
     for name in chain:
         kids = [c for c in node.get("children", []) if c["name"] == name]
@@ -68,6 +68,50 @@ def leaf_lines(tree, chain):
                                               [c["name"] for c in node.get("children", [])]))
         node = kids[0]
     return node
+
+
+def pb_fields(b):
+    """(field number, value) of a protobuf message: ints, or bytes when
+    length-delimited."""
+    pos = 0
+    while pos < len(b):
+        key, pos = read_varint(b, pos)
+        if key & 7 == 0:
+            v, pos = read_varint(b, pos)
+        elif key & 7 == 2:
+            n, pos = read_varint(b, pos)
+            v, pos = b[pos:pos + n], pos + n
+        else:
+            raise AssertionError("pprof: wire type %d" % (key & 7))
+        yield key >> 3, v
+
+
+def leaf_lines(pprof, name):
+    """The lines of the frames of function name that are a sample's leaf
+    in a pprof (profile.proto: sample 2 (location_id 1), location 4 (id 1,
+    line 4: function_id 1, line 2), function 5 (id 1, name 2), strings 6)."""
+    strings, funcs, locs, leaves = [], {}, {}, set()
+    for f, v in pb_fields(pprof):
+        if f == 6:
+            strings.append(v.decode())
+        elif f == 5:
+            d = dict(pb_fields(v))
+            funcs[d.get(1, 0)] = d.get(2, 0)
+        elif f == 4:
+            d = dict((k, w) for k, w in pb_fields(v) if k == 1)
+            lines = [dict(pb_fields(w)) for k, w in pb_fields(v) if k == 4]
+            locs[d.get(1, 0)] = [(ln.get(1, 0), ln.get(2, 0)) for ln in lines]
+        elif f == 2:
+            ids = [w for k, w in pb_fields(v) if k == 1]
+            if ids and isinstance(ids[0], bytes):  # packed
+                ids, pos, raw = [], 0, ids[0]
+                while pos < len(raw):
+                    i, pos = read_varint(raw, pos)
+                    ids.append(i)
+            if ids:
+                leaves.add(ids[0])
+    return {line for lid in leaves for fid, line in locs.get(lid, [])
+            if strings[funcs.get(fid, 0)] == name}
 
 
 # ---- the recording pushed as is ------------------------------------------------------
@@ -85,14 +129,23 @@ def test_jfr__cpu_profile_shows_the_hot_chain_with_lines():
     # 100 Hz: each sample counts 10 ms of CPU
     check(all(v % 10_000_000 == 0 for v in stacks.values()), stacks)
     check(stacks[top] >= 200_000_000, "20 samples of the main thread at least: %d" % stacks[top])
-    # the leaf's line numbers come from the recording: Busy.hot's loop
+    # line numbers come from the recording: Busy.outer's call of hot (the
+    # JSON tree gives a node's line when all its frames share it), and
+    # Busy.hot's body in the stored pprof (its frames are at several lines)
+    src = open(os.path.join(HERE, "java", "Busy.java")).read().splitlines()
+    at = [i + 1 for i, s_ in enumerate(src) if "sink += hot(n)" in s_]
     t = srv.json("/api/v1/query?type=%s&from=0&format=json&query=%s" %
                  (q(cpu_type(srv, sel)), q(sel)))
-    hot = leaf_lines(t.get("tree", t), ["Busy.main", "Busy.outer", "Busy.hot"])
-    src = open(os.path.join(HERE, "java", "Busy.java")).read().splitlines()
-    loop = [i + 1 for i, s_ in enumerate(src) if "x += i * 31" in s_ or "for (long i" in s_]
-    check(hot.get("line") in loop, "Busy.hot at line %r, its loop is %r: %r" %
-          (hot.get("line"), loop, hot))
+    outer = node_at(t.get("tree", t), ["Busy.main", "Busy.outer"])
+    check(outer.get("line") == at[0], "Busy.outer at line %r, not %r" % (outer.get("line"), at))
+    body, _ = srv.get("/api/v1/query?type=%s&from=0&format=pprof&query=%s" %
+                      (q(cpu_type(srv, sel)), q(sel)))
+    first = [i + 1 for i, s_ in enumerate(src) if "static long hot(" in s_][0]
+    body_lines = set(range(first + 1, first + 6))  # its body, to "return x;"
+    check(src[first + 4].strip() == "return x;", src[first:first + 5])
+    lines = leaf_lines(gzip.decompress(body), "Busy.hot")
+    check(lines and lines <= body_lines, "Busy.hot at lines %r, its body is lines %r" %
+          (lines, sorted(body_lines)))
 
 
 def test_jfr__allocation_lock_and_park_types():
