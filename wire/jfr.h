@@ -85,8 +85,8 @@ struct jfr_opts {
 	int64_t cpu_period_ns;		/* what a CPU sample counts; 0: 10 ms (100 Hz) */
 	/* Pyroscope's LabelsSnapshot (the "labels" field of the Java agent's
 	 * form: contexts of label pairs by context ID, and their strings):
-	 * an event whose contextId names a context gets its labels as sample
-	 * labels.  NULL: none. */
+	 * an event whose contextId names a context gets its labels (the first
+	 * 64) as sample labels.  NULL: none. */
 	const void *labels;
 	size_t labels_len;
 };

@@ -270,9 +270,8 @@ static int64_t event_value(const struct jfr_event *e, uint64_t ticks_per_s)
 
 int jfr_build_chunk(struct jfr_dec *x, uint64_t ticks_per_s)
 {
-	uint64_t *locs = NULL;
-	size_t alloc = 0;
-	int err = jfr_reserve(x, (void **)&locs, &alloc, x->lim.max_stack_depth, sizeof(*locs));
+	int err = jfr_reserve(x, (void **)&x->locs.v, &x->locs.alloc, x->lim.max_stack_depth,
+			      sizeof(*x->locs.v)); /* once a recording */
 
 	if (x->events.n)
 		qsort(x->events.v, x->events.n, sizeof(*x->events.v), event_cmp);
@@ -288,9 +287,8 @@ int jfr_build_chunk(struct jfr_dec *x, uint64_t ticks_per_s)
 			g.count++;
 			g.value = v > INT64_MAX - g.value ? INT64_MAX : g.value + v;
 		}
-		err = sample_add(x, &g, locs);
+		err = sample_add(x, &g, x->locs.v);
 	}
-	free(locs);
 	return err;
 }
 

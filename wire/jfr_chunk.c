@@ -178,8 +178,7 @@ static int decode(struct jfr_dec *x, const struct jfr_opts *o, const uint8_t *da
 		      "jfr: a recording of %zu bytes, past the limit of %zu", size,
 		      x->lim.max_input_bytes);
 	if (EMBER_OPTS_GET(o, labels, NULL))
-		EMBER_FORWARD_IF_ERROR(jfr_labels_parse(x, o->labels, o->labels_len,
-							(struct jfr_labels **)&x->labels));
+		EMBER_FORWARD_IF_ERROR(jfr_labels_parse(x, o->labels, o->labels_len, &x->labels));
 	x->work = 16 * (uint64_t)size + (1u << 20);
 	x->base = data;
 	do {

@@ -132,7 +132,7 @@ struct jfr_dec {
 	struct jfr_limits lim;
 	struct ember_diag *d;
 	int64_t cpu_period;
-	const struct jfr_labels *labels;
+	struct jfr_labels *labels;	/* the form's labels field, or NULL */
 	uint64_t work;			/* values left to read (a bound on zero-byte values) */
 	size_t n_events;		/* of the recording */
 	size_t chunk;			/* its index, for messages */
@@ -143,6 +143,7 @@ struct jfr_dec {
 	JFR_VEC(struct jfr_const) pools[JFR_ROLE_COUNT];
 	JFR_VEC(struct jfr_frame) frames;
 	JFR_VEC(struct jfr_event) events;
+	JFR_VEC(uint64_t) locs;		/* one stack's location IDs, while building */
 	struct jfr_builder *b[JFR_KIND_COUNT];
 	struct jfr_recording *rec;
 };

@@ -188,5 +188,6 @@ void jfr_dec_release(struct jfr_dec *x)
 	free(x->frames.v);
 	free(x->events.v);
 	jfr_builders_free(x);
-	jfr_labels_free((struct jfr_labels *)x->labels);
+	free(x->locs.v);
+	jfr_labels_free(x->labels);
 }
