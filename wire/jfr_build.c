@@ -119,12 +119,14 @@ static const char *str_of(const struct jfr_dec *x, const struct jfr_str *s)
 	return s && s->set && !s->is_ref ? jfr_text(x, s->off) : NULL;
 }
 
-/* The text of symbol id, or NULL. */
+/* The text of symbol id ("" for a null or empty one), or NULL when the
+ * pool has no such symbol. */
 static const char *symbol(const struct jfr_dec *x, int64_t id)
 {
 	const struct jfr_const *k = jfr_const_find(x, JFR_ROLE_SYMBOL, id);
+	const char *s = k ? str_of(x, &k->r.s) : NULL;
 
-	return k ? str_of(x, &k->r.s) : NULL;
+	return s ? s : k && !k->r.s.is_ref ? "" : NULL;
 }
 
 /*
@@ -143,7 +145,9 @@ static void class_name(const char *cls, char *buf, size_t size)
 			*p = '.';
 }
 
-/* "pkg.Class.method" of method id into buf; false when it is not in the pools. */
+/* "pkg.Class.method" of method id into buf (a class named "": "method",
+ * as async-profiler may name native frames); false when the method, its
+ * class or their names are not in the pools. */
 static bool method_name(const struct jfr_dec *x, int64_t id, char *buf, size_t size)
 {
 	const struct jfr_const *m = jfr_const_find(x, JFR_ROLE_METHOD, id), *c;
@@ -156,7 +160,7 @@ static bool method_name(const struct jfr_dec *x, int64_t id, char *buf, size_t s
 	if (!cls || !name)
 		return false;
 	class_name(cls, cbuf, sizeof(cbuf));
-	snprintf(buf, size, "%s.%s", cbuf, name);
+	snprintf(buf, size, "%s%s%s", cbuf, *cbuf ? "." : "", name);
 	return true;
 }
 

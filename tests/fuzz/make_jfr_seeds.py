@@ -11,7 +11,8 @@ Latin-1 encodings and one by a String pool reference), and events:
                           2 x [main, work] running, 3 x [main, work, hot]
                           sleeping (not CPU time)
   jdk.JavaMonitorEnter    1 x [main, work], 2000 ticks (1000 ticks a second: 2 s)
-  jdk.ThreadPark          1 x [main, work, hot], 500 ticks
+  jdk.ThreadPark          1 x [main, work, hot], 500 ticks; 1 x [main, JVM_Sleep]
+                          (a native frame: its class named "", its line -1), 0 ticks
   jdk.ObjectAllocationSample 1 x [main, work], weight 4096
   jdk.ObjectAllocationInNewTLAB 2 x [main, work, hot], 1024 bytes each
 
@@ -143,14 +144,16 @@ def pool(cid, entries):
 
 def checkpoint():
     symbols = [(1, utf8("com/example/App")), (2, utf8("main")), (3, chars("work")),
-               (4, latin1("hot")), (5, b"\x02" + varint(7))]  # 5: the String pool's "unused"
+               (4, latin1("hot")), (5, b"\x02" + varint(7)),  # 5: the String pool's "unused"
+               (6, b"\x01"), (8, utf8("JVM_Sleep"))]
     stacks = [(1, b"\x00" + varint(3) + varint(3) + varint(30) + varint(2) + varint(20) +
                varint(1) + varint(10)),
-              (2, b"\x00" + varint(2) + varint(2) + varint(21) + varint(1) + varint(10))]
+              (2, b"\x00" + varint(2) + varint(2) + varint(21) + varint(1) + varint(10)),
+              (3, b"\x00" + varint(2) + varint(4) + varint(0xffffffff) + varint(1) + varint(10))]
     pools = [pool(STRING, [(7, utf8("unused"))]), pool(SYMBOL, symbols),
-             pool(CLASS, [(1, varint(1))]),
+             pool(CLASS, [(1, varint(1)), (2, varint(6))]),
              pool(METHOD, [(1, varint(1) + varint(2)), (2, varint(1) + varint(3)),
-                           (3, varint(1) + varint(4))]),
+                           (3, varint(1) + varint(4)), (4, varint(2) + varint(8))]),
              pool(STACK, stacks),
              pool(STATE, [(1, utf8("STATE_RUNNABLE")), (2, utf8("STATE_SLEEPING"))])]
     body = varint(1) + varint(0) + varint(0) + varint(0) + varint(1)  # type .. delta, flags
@@ -164,6 +167,7 @@ def events():
             out += event(varint(EXEC) + varint(100) + varint(stack) + varint(state) + varint(ctx))
     out += event(varint(MONITOR) + varint(100) + varint(2000) + varint(2))
     out += event(varint(PARK) + varint(100) + varint(500) + varint(1))
+    out += event(varint(PARK) + varint(100) + varint(0) + varint(3))
     out += event(varint(ALLOC) + varint(100) + varint(2) + varint(4096))
     for _ in range(2):
         out += event(varint(TLAB) + varint(100) + varint(1) + varint(1024))

@@ -91,6 +91,7 @@ static int test_jfrdecode__frames_lines_and_six_types(void)
 	struct jfr_recording *r = NULL;
 	const struct jfr_profile *cpu;
 	char why[256], st[512];
+	int found = 0;
 
 	CHECK_INT(decode("recording", NULL, &r, why, sizeof(why)), ==, 0);
 	CHECK_INT(r->n_profiles, ==, 5); /* no jdk.ObjectAllocationOutsideTLAB events */
@@ -111,6 +112,12 @@ static int test_jfrdecode__frames_lines_and_six_types(void)
 	CHECK_STR(st, "com.example.App.main:10;com.example.App.work:21");
 	CHECK(strcmp(by_event(r, "jdk.JavaMonitorEnter")->name, "mutex") == 0);
 	CHECK(strcmp(by_event(r, "jdk.ThreadPark")->name, "block") == 0);
+	/* a native frame: its class named "", no line (-1) */
+	for (size_t i = 0; i < pprof_message(by_event(r, "jdk.ThreadPark")->p)->n_sample; i++) {
+		stack_of(by_event(r, "jdk.ThreadPark")->p, i, st, sizeof(st));
+		found += strcmp(st, "com.example.App.main:10;JVM_Sleep:0") == 0;
+	}
+	CHECK_INT(found, ==, 1);
 	CHECK(strcmp(by_event(r, "jdk.ObjectAllocationSample")->name, "memory") == 0);
 	CHECK(strcmp(by_event(r, "jdk.ObjectAllocationInNewTLAB")->name, "memory") == 0);
 	jfr_recording_free(r);
@@ -130,6 +137,7 @@ static int test_jfrdecode__durations_in_ns_bytes_and_counts(void)
 	CHECK_INT(total(p->p, 0), ==, 1);
 	CHECK_INT(total(p->p, 1), ==, 2000000000);
 	p = by_event(r, "jdk.ThreadPark");
+	CHECK_INT(total(p->p, 0), ==, 2);
 	CHECK_INT(total(p->p, 1), ==, 500000000);
 	p = by_event(r, "jdk.ObjectAllocationSample");
 	CHECK_STR(type_of(p->p, 1), "alloc_sample_bytes");
