@@ -3,7 +3,8 @@
  * attributes as series labels (service.name as service_name, host,
  * container, Kubernetes and executable names; never the process ID), a
  * mapping's build IDs (process.executable.build_id.gnu / .go / .htlhash),
- * a sample's attributes and link as pprof sample labels (never series).
+ * a location's profile.frame.type, a sample's attributes and link as
+ * pprof sample labels (never series).
  * Every dictionary index is checked against its table; index 0 is the
  * zero value.  docs/formats.md, "OTLP profiles", gives the rules.
  */
@@ -52,6 +53,31 @@ static const char *value_string(const struct otlp_ctx *c, const otlp_value_t *v)
 	    OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE_STRINDEX)
 		return otlp_string(c, v->string_value_strindex);
 	return NULL;
+}
+
+/* ---- a location's frame type ------------------------------------------------------ */
+
+int otlp_location_frame_type(const struct otlp_ctx *c, const otlp_location_t *l,
+			     const char **type)
+{
+	int err;
+
+	*type = NULL;
+	EMBER_FAIL_IF(l->n_attribute_indices > c->lim.max_attributes, c->d, -E2BIG,
+		      TAG "location: %zu attributes, more than %zu", l->n_attribute_indices,
+		      c->lim.max_attributes);
+	for (size_t i = 0; i < l->n_attribute_indices; i++) {
+		const otlp_attr_t *a;
+		const char *key, *v;
+
+		err = attr_keyed(c, l->attribute_indices[i], "location", &a, &key);
+		if (err < 0)
+			return err;
+		if (err && !strcmp(key, "profile.frame.type") && (v = value_string(c, a->value)) &&
+		    *v)
+			*type = v;
+	}
+	return 0;
 }
 
 /* ---- series labels --------------------------------------------------------------- */

@@ -194,6 +194,7 @@ char *pprof_strdup(const char *s);
 typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary otlp_dict_t;
 typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit otlp_attr_t;
 typedef Opentelemetry__Proto__Profiles__V1development__Mapping otlp_mapping_t;
+typedef Opentelemetry__Proto__Profiles__V1development__Location otlp_location_t;
 typedef Opentelemetry__Proto__Profiles__V1development__Sample otlp_sample_t;
 typedef Opentelemetry__Proto__Common__V1__AnyValue otlp_value_t;
 typedef Opentelemetry__Proto__Resource__V1__Resource otlp_resource_t;
@@ -222,6 +223,10 @@ int otlp_resource_labels(const struct otlp_ctx *c, const otlp_resource_t *r,
 /* A mapping's build IDs from its attributes. */
 int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
 			   struct otlp_mapping_ids *ids);
+/* A location's profile.frame.type into *type (NULL when it has none, a
+ * value that is not a string or is empty; else points into the message). */
+int otlp_location_frame_type(const struct otlp_ctx *c, const otlp_location_t *l,
+			     const char **type);
 /* A sample's attributes and link as pprof labels into s->labels[0, *n). */
 int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 		       struct otlp_sample_scratch *s, size_t *n);
