@@ -42,6 +42,14 @@ static int attr_keyed(const struct otlp_ctx *c, int32_t idx, const char *whose,
 	return 1;
 }
 
+/* whose n attribute indices within the limit, or -E2BIG with why set. */
+static int attr_count_check(const struct otlp_ctx *c, size_t n, const char *whose)
+{
+	EMBER_FAIL_IF(n > c->lim.max_attributes, c->d, -E2BIG,
+		      TAG "%s: %zu attributes, more than %zu", whose, n, c->lim.max_attributes);
+	return 0;
+}
+
 /* A string value (string_value or a dictionary string), else NULL. */
 static const char *value_string(const struct otlp_ctx *c, const otlp_value_t *v)
 {
@@ -63,9 +71,7 @@ int otlp_location_frame_type(const struct otlp_ctx *c, const otlp_location_t *l,
 	int err;
 
 	*type = NULL;
-	EMBER_FAIL_IF(l->n_attribute_indices > c->lim.max_attributes, c->d, -E2BIG,
-		      TAG "location: %zu attributes, more than %zu", l->n_attribute_indices,
-		      c->lim.max_attributes);
+	EMBER_FORWARD_IF_ERROR(attr_count_check(c, l->n_attribute_indices, "location"));
 	for (size_t i = 0; i < l->n_attribute_indices; i++) {
 		const otlp_attr_t *a;
 		const char *key, *v;
@@ -142,8 +148,7 @@ int otlp_resource_labels(const struct otlp_ctx *c, const otlp_resource_t *r,
 {
 	size_t n = r ? r->n_attributes : 0;
 
-	EMBER_FAIL_IF(n > c->lim.max_attributes, c->d, -E2BIG,
-		      TAG "resource: %zu attributes, more than %zu", n, c->lim.max_attributes);
+	EMBER_FORWARD_IF_ERROR(attr_count_check(c, n, "resource"));
 	op->labels = ember_mem_alloc(c->lim.account, (n + 1) * sizeof(*op->labels));
 	if (!op->labels)
 		return EMBER_FAIL(c->d, c->lim.account && c->lim.account->err
@@ -200,9 +205,7 @@ int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
 	};
 	int err;
 
-	EMBER_FAIL_IF(m->n_attribute_indices > c->lim.max_attributes, c->d, -E2BIG,
-		      TAG "mapping: %zu attributes, more than %zu", m->n_attribute_indices,
-		      c->lim.max_attributes);
+	EMBER_FORWARD_IF_ERROR(attr_count_check(c, m->n_attribute_indices, "mapping"));
 	for (size_t i = 0; i < m->n_attribute_indices; i++) {
 		const otlp_attr_t *a;
 		const char *key;
@@ -289,9 +292,7 @@ int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 	int err;
 
 	*n = 0;
-	EMBER_FAIL_IF(smp->n_attribute_indices > c->lim.max_attributes, c->d, -E2BIG,
-		      TAG "sample: %zu attributes, more than %zu", smp->n_attribute_indices,
-		      c->lim.max_attributes);
+	EMBER_FORWARD_IF_ERROR(attr_count_check(c, smp->n_attribute_indices, "sample"));
 	for (size_t i = 0; i < smp->n_attribute_indices; i++) {
 		const otlp_attr_t *a;
 		const char *key;
