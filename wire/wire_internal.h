@@ -11,6 +11,7 @@
  *   pprof_index.c     id -> element index (dense O(1) or sorted O(log n))
  *   pprof_strings.c   the string table: lookups, deduplicated adds
  *   pprof_edit.c      what the symbolizer fills in: functions, lines, flags
+ *   pprof_frame_type.c  a location's frame type: Ember's Location field 1000
  *   pprof_build.c     a profile from scratch: types, mappings, locations, samples
  *   pprof_encode.c    profile -> protobuf (raw or gzip) into an ember_buf
  *   json_writer.c     the escaping JSON writer of the answers
@@ -22,7 +23,8 @@
  *   folded.c          folded and lines bodies as a pprof profile
  *   pyroscope_time.c  times, durations and numbers of query parameters
  *   otlp_decode.c     otlp_decode: unpack, check, one pprof profile a profile
- *   otlp_attrs.c      OTLP attributes: series labels, build IDs, sample labels
+ *   otlp_attrs.c      OTLP attributes: series labels, build IDs, frame types,
+ *                     sample labels
  *   otlp_answer.c     OTLP/HTTP answer bodies: the export response, google.rpc.Status
  */
 #ifndef EMBER_WIRE_INTERNAL_H
