@@ -46,7 +46,7 @@ struct otlp_limits {
 	size_t max_profiles;	  /* (resource, scope, profile) triples: 4096 */
 	size_t max_samples;	  /* OTLP samples in all: 4 Mi */
 	size_t max_stack_depth;	  /* locations of one stack: 4096 */
-	size_t max_attributes;	  /* attributes of one resource or sample: 256 */
+	size_t max_attributes;	  /* attributes of one resource, mapping, location or sample: 256 */
 	size_t max_string_bytes;  /* one string: 64 KiB */
 	size_t max_nesting;	  /* submessages inside each other: 32 */
 	/* Charged for protobuf-c's allocations and every profile built, before

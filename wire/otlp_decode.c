@@ -23,7 +23,6 @@
 #define MIB ((size_t)1 << 20)
 
 typedef Opentelemetry__Proto__Profiles__V1development__Profile otlp_profile_msg_t;
-typedef Opentelemetry__Proto__Profiles__V1development__Location otlp_location_t;
 
 static void limits_resolve(const struct otlp_limits *in, struct otlp_limits *out)
 {
@@ -289,6 +288,7 @@ static int location_id(struct build *b, int32_t idx, uint64_t *out)
 {
 	const otlp_dict_t *d = b->c->dict;
 	const otlp_location_t *l;
+	const char *type;
 	uint64_t mid;
 	int err;
 
@@ -303,7 +303,9 @@ static int location_id(struct build *b, int32_t idx, uint64_t *out)
 		      TAG "location %d: %zu lines, more than %zu", idx, l->n_lines,
 		      b->c->lim.max_stack_depth);
 	EMBER_FORWARD_IF_ERROR(mapping_id(b, l->mapping_index, &mid));
-	if ((err = pprof_add_location(b->p, mid, l->address, out)))
+	EMBER_FORWARD_IF_ERROR(otlp_location_frame_type(b->c, l, &type));
+	if ((err = pprof_add_location(b->p, mid, l->address, out)) ||
+	    (type && (err = pprof_location_set_frame_type(b->p, *out, type))))
 		return memory_error(b->c, err);
 	for (size_t i = 0; i < l->n_lines; i++) {
 		EMBER_FORWARD_IF_ERROR(function_id(b, l->lines[i]->function_index,

@@ -11,6 +11,7 @@
  *   pprof_index.c     id -> element index (dense O(1) or sorted O(log n))
  *   pprof_strings.c   the string table: lookups, deduplicated adds
  *   pprof_edit.c      what the symbolizer fills in: functions, lines, flags
+ *   pprof_frame_type.c  a location's frame type: Ember's Location field 1000
  *   pprof_build.c     a profile from scratch: types, mappings, locations, samples
  *   pprof_encode.c    profile -> protobuf (raw or gzip) into an ember_buf
  *   json_writer.c     the escaping JSON writer of the answers
@@ -22,7 +23,8 @@
  *   folded.c          folded and lines bodies as a pprof profile
  *   pyroscope_time.c  times, durations and numbers of query parameters
  *   otlp_decode.c     otlp_decode: unpack, check, one pprof profile a profile
- *   otlp_attrs.c      OTLP attributes: series labels, build IDs, sample labels
+ *   otlp_attrs.c      OTLP attributes: series labels, build IDs, frame types,
+ *                     sample labels
  *   otlp_answer.c     OTLP/HTTP answer bodies: the export response, google.rpc.Status
  */
 #ifndef EMBER_WIRE_INTERNAL_H
@@ -194,6 +196,7 @@ char *pprof_strdup(const char *s);
 typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary otlp_dict_t;
 typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit otlp_attr_t;
 typedef Opentelemetry__Proto__Profiles__V1development__Mapping otlp_mapping_t;
+typedef Opentelemetry__Proto__Profiles__V1development__Location otlp_location_t;
 typedef Opentelemetry__Proto__Profiles__V1development__Sample otlp_sample_t;
 typedef Opentelemetry__Proto__Common__V1__AnyValue otlp_value_t;
 typedef Opentelemetry__Proto__Resource__V1__Resource otlp_resource_t;
@@ -222,6 +225,10 @@ int otlp_resource_labels(const struct otlp_ctx *c, const otlp_resource_t *r,
 /* A mapping's build IDs from its attributes. */
 int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
 			   struct otlp_mapping_ids *ids);
+/* A location's profile.frame.type into *type (NULL when it has none, a
+ * value that is not a string or is empty; else points into the message). */
+int otlp_location_frame_type(const struct otlp_ctx *c, const otlp_location_t *l,
+			     const char **type);
 /* A sample's attributes and link as pprof labels into s->labels[0, *n). */
 int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 		       struct otlp_sample_scratch *s, size_t *n);

@@ -132,22 +132,32 @@ class OtlpRequest:
             st.append(text)
         return list(st).index(text)
 
-    def mapping(self, start, limit, filename, gnu_build_id):
+    def mapping(self, start, limit, filename, gnu_build_id, file_offset=0):
         a = self.dict.attribute_table.add(key_strindex=self.s("process.executable.build_id.gnu"))
         a.value.string_value = gnu_build_id
-        self.dict.mapping_table.add(memory_start=start, memory_limit=limit, file_offset=0,
+        self.dict.mapping_table.add(memory_start=start, memory_limit=limit,
+                                    file_offset=file_offset,
                                     filename_strindex=self.s(filename),
                                     attribute_indices=[len(self.dict.attribute_table) - 1])
         return len(self.dict.mapping_table) - 1
 
-    def native(self, mapping, address):
-        self.dict.location_table.add(mapping_index=mapping, address=address)
+    def frame_type(self, frame_type):
+        """Attribute indices of a location: [profile.frame.type] or []."""
+        if frame_type is None:
+            return []
+        a = self.dict.attribute_table.add(key_strindex=self.s("profile.frame.type"))
+        a.value.string_value = frame_type
+        return [len(self.dict.attribute_table) - 1]
+
+    def native(self, mapping, address, frame_type=None):
+        self.dict.location_table.add(mapping_index=mapping, address=address,
+                                     attribute_indices=self.frame_type(frame_type))
         return len(self.dict.location_table) - 1
 
-    def named(self, name):
+    def named(self, name, frame_type=None):
         self.dict.function_table.add(name_strindex=self.s(name),
                                      filename_strindex=self.s(name + ".c"))
-        loc = self.dict.location_table.add()
+        loc = self.dict.location_table.add(attribute_indices=self.frame_type(frame_type))
         loc.lines.add(function_index=len(self.dict.function_table) - 1, line=1)
         return len(self.dict.location_table) - 1
 
