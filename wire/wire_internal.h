@@ -15,6 +15,7 @@
  *   pprof_encode.c    profile -> protobuf (raw or gzip) into an ember_buf
  *   json_writer.c     the escaping JSON writer of the answers
  *   symjson_values.c  request scalars: addresses, build IDs, kinds
+ *   yajl_account.c    yajl's allocator, charged to a request's memory account
  *   symjson_request.c the POST /api/v1/symbolize request, streamed (yajl)
  *   symjson_answer.c  the answer, written incrementally
  *   symjson_client.c  the client side: a module's request, its reply checked
@@ -35,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <yajl/yajl_common.h>
 
 /* ---- compression (decompress.c, pb_sink.c) ----------------------------- */
 
@@ -101,6 +103,13 @@ static inline int wire_json_lit(struct ember_buf *b, const char *lit, size_t len
 	return ember_buf_append(b, lit, len);
 }
 #define WIRE_JSON_LIT(b, s) wire_json_lit((b), (s), sizeof(s) - 1)
+
+/* ---- JSON input (yajl_account.c) -------------------------------------- */
+
+/* yajl's allocations charged to acct (NULL: none), never refused (yajl
+ * does not survive a failed one): past the share or the budget the
+ * account's error is set, for the parser to stop at its next event. */
+yajl_alloc_funcs wire_yajl_funcs(struct ember_mem_account *acct);
 
 /* ---- request scalars (symjson_values.c) ------------------------------- */
 
