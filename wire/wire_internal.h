@@ -23,6 +23,7 @@
  *   folded.c          folded and lines bodies as a pprof profile
  *   pyroscope_time.c  times, durations and numbers of query parameters
  *   otlp_decode.c     otlp_decode: unpack, check, one pprof profile a profile
+ *   otlp_json.c       OTLP's JSON encoding read into the message otlp_decode unpacks
  *   otlp_attrs.c      OTLP attributes: series labels, build IDs, sample labels
  *   otlp_answer.c     OTLP/HTTP answer bodies: the export response, google.rpc.Status
  */
@@ -221,6 +222,19 @@ struct otlp_sample_scratch {
 	char (*text)[32];		   /* numbers written as text, as many */
 	char trace[33], span[17];
 };
+
+/* Phase 1 of a decode in one encoding: data into *out (allocated
+ * through pb_unpack.c's budgeted allocator, freed with
+ * protobuf_c_message_free_unpacked) under c's limits; 0, or an error of
+ * otlp.h with its reason in c->d. */
+typedef int (*otlp_unpack_fn)(const uint8_t *data, size_t size, struct otlp_ctx *c,
+			      otlp_request_message_t **out);
+/* OTLP's JSON encoding (otlp_json.c). */
+int otlp_json_unpack(const uint8_t *data, size_t size, struct otlp_ctx *c,
+		     otlp_request_message_t **out);
+/* err (-E2BIG, -EAGAIN, -ENOMEM: the account's own error first) said in
+ * c->d as the request's memory; other errors returned as they are. */
+int otlp_memory_error(const struct otlp_ctx *c, int err);
 
 /* dict string idx; 0 is "" whatever the table holds; NULL out of range. */
 const char *otlp_string(const struct otlp_ctx *c, int64_t idx);
