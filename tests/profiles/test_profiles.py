@@ -819,7 +819,7 @@ def test_profiles__otlp_http_refusals_are_status_bodies():
     empty.profile("a", T0).samples.add(stack_index=empty.stack([empty.named("f")]))
     refused(400, 3, "1.10", empty.encode())
     refused(415, 3, "application/x-protobuf", b"{}",
-            headers={"Content-Type": "application/json"})
+            headers={"Content-Type": "text/plain"})
     # past the decompression cap (4 times --max-profile-mb) once gunzipped
     refused(413, 8, "too large", gzip.compress(b"\0" * (65 << 20)),
             headers={"Content-Encoding": "gzip"})
