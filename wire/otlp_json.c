@@ -322,11 +322,17 @@ static int parse_bytes(struct json_reader *r, const ProtobufCFieldDescriptor *f,
 		       const struct jv *v, ProtobufCBinaryData *out)
 {
 	size_t id = hex_id_bytes(f);
+	int ok;
 
 	*out = (ProtobufCBinaryData){ 0, NULL };
 	if (v->t != J_STRING)
 		return FAIL(r, -PPROF_ERR_INVALID, "%s", id ? "not a hex string" : "not a base64 string");
-	return id ? parse_hex(r, v, id, out) : parse_base64(r, v, out);
+	ok = id ? parse_hex(r, v, id, out) : parse_base64(r, v, out);
+	if (!ok) { /* written only on success (a oneof's is not freed with the message) */
+		r->a.free(r->a.allocator_data, out->data);
+		*out = (ProtobufCBinaryData){ 0, NULL };
+	}
+	return ok;
 }
 
 /* The bytes of one value of f's type in a message or an array. */
