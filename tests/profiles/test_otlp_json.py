@@ -15,7 +15,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profiles_test import (FIX, NOW_S, SEC, OtlpRequest, Server, ember_test,  # noqa: E402
                            otlp_folded, otlp_post, otlp_sample_request, otlp_stubs, packages,
-                           run_case, check)
+                           run_case, check, upload_executable)
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
 STACK = "main;helper_digest_points;do_syscall_64"
@@ -67,10 +67,7 @@ def uploaded_server():
     bid = packages.build_id(exe)
     check(bid, "no build ID in " + exe)
     srv = Server()
-    with open(exe, "rb") as f:
-        st, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable" % bid, f.read(),
-                                  {"Authorization": "Bearer " + srv.token})
-    check(st in (200, 201), "upload: %d %r" % (st, body))
+    upload_executable(srv, exe, bid)
     return srv, exe, bid
 
 
