@@ -164,6 +164,10 @@ int profsvc_decode(const struct profsvc *s, const void *data, size_t len,
 int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
 			const char *content_encoding, struct ember_mem_account *acct,
 			struct otlp_request **out, char *why, size_t why_size);
+/* The same for a body in OTLP's JSON encoding (otlp_decode_json). */
+int profsvc_otlp_json_decode(const struct profsvc *s, const void *data, size_t len,
+			     const char *content_encoding, struct ember_mem_account *acct,
+			     struct otlp_request **out, char *why, size_t why_size);
 /* The cap on a body's decompressed bytes: 4 times the profile limit,
  * at most 64 MiB. */
 uint64_t profsvc_max_decoded(const struct profsvc *s);

@@ -16,6 +16,7 @@
  *   pprof_encode.c    profile -> protobuf (raw or gzip) into an ember_buf
  *   json_writer.c     the escaping JSON writer of the answers
  *   symjson_values.c  request scalars: addresses, build IDs, kinds
+ *   yajl_account.c    yajl's allocator, charged to a request's memory account
  *   symjson_request.c the POST /api/v1/symbolize request, streamed (yajl)
  *   symjson_answer.c  the answer, written incrementally
  *   symjson_client.c  the client side: a module's request, its reply checked
@@ -23,6 +24,7 @@
  *   folded.c          folded and lines bodies as a pprof profile
  *   pyroscope_time.c  times, durations and numbers of query parameters
  *   otlp_decode.c     otlp_decode: unpack, check, one pprof profile a profile
+ *   otlp_json.c       OTLP's JSON encoding read into the message otlp_decode unpacks
  *   otlp_attrs.c      OTLP attributes: series labels, build IDs, frame types,
  *                     sample labels
  *   otlp_answer.c     OTLP/HTTP answer bodies: the export response, google.rpc.Status
@@ -37,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <yajl/yajl_common.h>
 
 /* ---- compression (decompress.c, pb_sink.c) ----------------------------- */
 
@@ -103,6 +106,13 @@ static inline int wire_json_lit(struct ember_buf *b, const char *lit, size_t len
 	return ember_buf_append(b, lit, len);
 }
 #define WIRE_JSON_LIT(b, s) wire_json_lit((b), (s), sizeof(s) - 1)
+
+/* ---- JSON input (yajl_account.c) -------------------------------------- */
+
+/* yajl's allocations charged to acct (NULL: none), never refused (yajl
+ * does not survive a failed one): past the share or the budget the
+ * account's error is set, for the parser to stop at its next event. */
+yajl_alloc_funcs wire_yajl_funcs(struct ember_mem_account *acct);
 
 /* ---- request scalars (symjson_values.c) ------------------------------- */
 
@@ -215,6 +225,19 @@ struct otlp_sample_scratch {
 	char (*text)[32];		   /* numbers written as text, as many */
 	char trace[33], span[17];
 };
+
+/* Phase 1 of a decode in one encoding: data into *out (allocated
+ * through pb_unpack.c's budgeted allocator, freed with
+ * protobuf_c_message_free_unpacked) under c's limits; 0, or an error of
+ * otlp.h with its reason in c->d. */
+typedef int (*otlp_unpack_fn)(const uint8_t *data, size_t size, struct otlp_ctx *c,
+			      otlp_request_message_t **out);
+/* OTLP's JSON encoding (otlp_json.c). */
+int otlp_json_unpack(const uint8_t *data, size_t size, struct otlp_ctx *c,
+		     otlp_request_message_t **out);
+/* err (-E2BIG, -EAGAIN, -ENOMEM: the account's own error first) said in
+ * c->d as the request's memory; other errors returned as they are. */
+int otlp_memory_error(const struct otlp_ctx *c, int err);
 
 /* dict string idx; 0 is "" whatever the table holds; NULL out of range. */
 const char *otlp_string(const struct otlp_ctx *c, int64_t idx);

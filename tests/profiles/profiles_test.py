@@ -80,6 +80,14 @@ def nm_address(path, name):
     return int(m.group(1), 16)
 
 
+def upload_executable(srv, path, bid):
+    """PUT path to srv as the executable of build ID bid."""
+    with open(path, "rb") as f:
+        st, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable" % bid, f.read(),
+                                  {"Authorization": "Bearer " + srv.token})
+    check(st in (200, 201), "upload: %d %r" % (st, body))
+
+
 def raw_profile(path, bid, fn_names, time_ns):
     base = 0x555555554000
     p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
