@@ -116,8 +116,14 @@ int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
 					.max_input_bytes = (size_t)profsvc_max_decoded(s),
 					.account = acct },
 			       .out = out };
+	int err = decode_body(s, data, len, content_encoding, acct, otlp_body, &a, why, why_size);
 
-	return decode_body(s, data, len, content_encoding, acct, otlp_body, &a, why, why_size);
+	if (!err && (err = profsvc_otlp_name_binaries(s, *out))) {
+		snprintf(why, why_size, "no memory to name the mappings' binaries");
+		otlp_request_free(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 enum profsvc_reject profsvc_decode_reject(int err)
