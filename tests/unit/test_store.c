@@ -57,11 +57,13 @@ static int count_files(const char *sub)
 	return n;
 }
 
-/* Store content under id with the given feature flags. */
-static int put(struct store *s, const char *id, const char *content, unsigned flags,
-	       unsigned kinds, bool *is_new)
+/* Store content under id with the given feature flags, as stored at
+ * mtime from origin. */
+static int put_as(struct store *s, const char *id, const char *content, unsigned flags,
+		  unsigned kinds, int64_t mtime, unsigned origin, bool *is_new)
 {
-	struct store_artifact a = { .flags = flags, .kinds = kinds, .mtime = 1 };
+	struct store_artifact a = { .flags = flags, .kinds = kinds, .mtime = mtime,
+				    .origin = origin };
 	struct store_blob *b;
 	int err = store_blob_begin(s, &b);
 
@@ -77,6 +79,13 @@ static int put(struct store *s, const char *id, const char *content, unsigned fl
 	snprintf(a.build_id, sizeof(a.build_id), "%s", id);
 	snprintf(a.name, sizeof(a.name), "file-%zu", strlen(content));
 	return store_add_artifact(s, b, &a, NULL, 0, is_new);
+}
+
+/* Store content under id with the given feature flags (uploaded). */
+static int put(struct store *s, const char *id, const char *content, unsigned flags,
+	       unsigned kinds, bool *is_new)
+{
+	return put_as(s, id, content, flags, kinds, 1, STORE_FROM_UPLOAD, is_new);
 }
 
 /* ---- the eBPF profiler's file IDs ---------------------------------------- */
@@ -197,23 +206,10 @@ static int test_store__file_ids_of_executables_are_indexed_and_kept(void)
 /* content stored as fetched from upstream at time mtime. */
 static int put_fetched(struct store *s, const char *id, const char *content, int64_t mtime)
 {
-	struct store_artifact a = { .flags = STORE_HAS_TEXT, .kinds = STORE_KIND_EXECUTABLE,
-				    .mtime = mtime, .origin = STORE_FROM_UPSTREAM };
-	struct store_blob *b;
 	bool is_new;
-	int err = store_blob_begin(s, &b);
 
-	if (err)
-		return err;
-	err = store_blob_write(b, content, strlen(content));
-	if (!err)
-		err = store_blob_seal(b, a.sha256, &a.size);
-	if (err) {
-		store_blob_discard(b);
-		return err;
-	}
-	snprintf(a.build_id, sizeof(a.build_id), "%s", id);
-	return store_add_artifact(s, b, &a, NULL, 0, &is_new);
+	return put_as(s, id, content, STORE_HAS_TEXT, STORE_KIND_EXECUTABLE, mtime,
+		      STORE_FROM_UPSTREAM, &is_new);
 }
 
 static int test_store__evicted_executable_takes_its_file_id(void)
