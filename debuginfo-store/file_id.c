@@ -136,7 +136,7 @@ static int first_build_id(const char *key, size_t klen, const char *val, size_t 
 
 	(void)val;
 	(void)vlen;
-	if (idlen + 1 >= klen || blen >= STORE_BUILD_ID_HEX)
+	if (idlen + 2 > klen || !blen || blen >= STORE_BUILD_ID_HEX)
 		return 0; /* a damaged key: the next one */
 	memcpy(out, key + 2 + idlen, blen);
 	out[blen] = '\0';
