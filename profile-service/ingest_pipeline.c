@@ -122,8 +122,14 @@ static int otlp_decode_body(const struct profsvc *s, otlp_decode_fn decode, cons
 					.account = acct },
 			       .out = out,
 			       .decode = decode };
+	int err = decode_body(s, data, len, content_encoding, acct, otlp_body, &a, why, why_size);
 
-	return decode_body(s, data, len, content_encoding, acct, otlp_body, &a, why, why_size);
+	if (!err && (err = profsvc_otlp_name_binaries(s, *out))) {
+		snprintf(why, why_size, "no memory to name the mappings' binaries");
+		otlp_request_free(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,

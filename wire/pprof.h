@@ -195,6 +195,10 @@ enum pprof_mapping_flags {
 /* Set the four has_* fields of a mapping to flags (enum pprof_mapping_flags).
  * 0 or -ENOENT. */
 int pprof_mapping_set_flags(struct pprof_profile *p, uint64_t mapping_id, unsigned flags);
+/* Set a mapping's build_id to build_id (copied into the string table).
+ * 0, -ENOENT, or -ENOMEM / the account's error. */
+int pprof_mapping_set_build_id(struct pprof_profile *p, uint64_t mapping_id,
+			       const char *build_id);
 
 /* ---- building a profile (agents, tests) -------------------------------- */
 

@@ -140,13 +140,20 @@ class OtlpRequest:
             st.append(text)
         return list(st).index(text)
 
-    def mapping(self, start, limit, filename, gnu_build_id, file_offset=0):
-        a = self.dict.attribute_table.add(key_strindex=self.s("process.executable.build_id.gnu"))
-        a.value.string_value = gnu_build_id
+    def mapping(self, start, limit, filename, gnu_build_id=None, htlhash=None, file_offset=0):
+        """A mapping naming its file by the build IDs given (htlhash: the
+        eBPF profiler's file ID, 32 hex digits, sent as a string)."""
+        attrs = []
+        for kind, value in (("gnu", gnu_build_id), ("htlhash", htlhash)):
+            if value is not None:
+                a = self.dict.attribute_table.add(
+                    key_strindex=self.s("process.executable.build_id." + kind))
+                a.value.string_value = value
+                attrs.append(len(self.dict.attribute_table) - 1)
         self.dict.mapping_table.add(memory_start=start, memory_limit=limit,
                                     file_offset=file_offset,
                                     filename_strindex=self.s(filename),
-                                    attribute_indices=[len(self.dict.attribute_table) - 1])
+                                    attribute_indices=attrs)
         return len(self.dict.mapping_table) - 1
 
     def frame_type(self, frame_type):
