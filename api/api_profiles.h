@@ -135,15 +135,23 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 /* ---- OTLP/HTTP (otlp_ingest.c) ---------------------------------------------- */
 
 #define API_OTLP_TYPE "application/x-protobuf"
+#define API_OTLP_JSON_TYPE "application/json"
+/* The encoding of an OTLP/HTTP body, by its Content-Type (parameters
+ * such as charset allowed); its answers are in the same one. */
+enum api_otlp_enc { API_OTLP_UNKNOWN = 0, API_OTLP_PROTOBUF, API_OTLP_JSON };
 /* POST /v1development/profiles once the body is whole. */
 enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c,
 				struct api_request *req);
-/* Whether the request's Content-Type is OTLP's protobuf. */
-bool api_otlp_type_ok(struct MHD_Connection *c);
+/* The encoding of the request's Content-Type. */
+enum api_otlp_enc api_otlp_encoding(struct MHD_Connection *c);
+/* The Content-Type of an answer in enc (protobuf for API_OTLP_UNKNOWN). */
+const char *api_otlp_type(enum api_otlp_enc enc);
 /* The google.rpc.Status body of an OTLP refusal of HTTP status status
- * (its gRPC code) saying msg, into b (initialized here; its data
- * malloc'd, the caller frees it).  0 or -ENOMEM. */
-int api_otlp_status_body(unsigned status, const char *msg, struct ember_buf *b);
+ * (its gRPC code) saying msg, in enc (protobuf for API_OTLP_UNKNOWN), into
+ * b (initialized here; its data malloc'd, the caller frees it).  0 or
+ * -ENOMEM. */
+int api_otlp_status_body(enum api_otlp_enc enc, unsigned status, const char *msg,
+			 struct ember_buf *b);
 
 /* ---- reads (profile_query.c, profile_discovery.c) ----------- */
 
