@@ -123,11 +123,10 @@ static int read_events(struct jfr_dec *x, const struct header *h)
 static void span(struct jfr_recording *r, const struct header *h)
 {
 	int64_t start = (int64_t)(h->start_ns & INT64_MAX);
-	int64_t stop = start + (int64_t)(h->duration_ns & (INT64_MAX >> 1));
-	int64_t r_stop = r->start_ns + r->duration_ns;
+	int64_t duration = (int64_t)(h->duration_ns & INT64_MAX);
+	int64_t stop = duration > INT64_MAX - start ? INT64_MAX : start + duration;
+	int64_t r_stop = r->start_ns + r->duration_ns; /* no overflow: set below */
 
-	if (stop < start)
-		stop = start;
 	if (!r->n_chunks || start < r->start_ns)
 		r->start_ns = start;
 	if (!r->n_chunks || stop > r_stop)
