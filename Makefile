@@ -36,7 +36,7 @@ TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
 	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
 	libxml2-utils zstd nodejs chromium chromium-driver python3-selenium strace \
-	protobuf-compiler python3-protobuf python3-grpcio
+	protobuf-compiler python3-protobuf python3-grpcio openjdk-17-jdk-headless
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps node-deps build build-release run test bench clean

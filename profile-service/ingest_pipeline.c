@@ -148,6 +148,67 @@ int profsvc_otlp_json_decode(const struct profsvc *s, const void *data, size_t l
 				why_size);
 }
 
+struct jfr_args {
+	const struct profsvc *s;
+	struct jfr_opts o;
+	struct jfr_limits lim;
+	struct ember_mem_account *acct;
+	struct jfr_recording **out;
+};
+
+/* data, or its gzip undone (the Java agent gzips the form's fields) into
+ * plain, capped as a body's decompressed bytes are. */
+static int gunzipped(const struct jfr_args *a, const void *data, size_t len,
+		     struct ember_buf *plain, const void **out, size_t *out_len, char *why,
+		     size_t why_size)
+{
+	const uint8_t *b = data;
+
+	*out = data;
+	*out_len = len;
+	if (len < 2 || b[0] != 0x1f || b[1] != 0x8b)
+		return 0;
+	ember_buf_init_account(plain, (size_t)profsvc_max_decoded(a->s), a->acct);
+	EMBER_FORWARD_IF_ERROR(pprof_decompress(data, len, plain, why, why_size));
+	*out = plain->data ? plain->data : "";
+	*out_len = plain->len;
+	return 0;
+}
+
+static int jfr_body(const void *data, size_t len, void *arg, char *why, size_t why_size)
+{
+	struct jfr_args *a = arg;
+	struct ember_buf rec = { 0 }, labels = { 0 };
+	int err = gunzipped(a, data, len, &rec, &data, &len, why, why_size);
+
+	if (!err && a->o.labels)
+		err = gunzipped(a, a->o.labels, a->o.labels_len, &labels, &a->o.labels,
+				&a->o.labels_len, why, why_size);
+	if (!err)
+		err = jfr_decode(data, len, &a->o, a->out, why, why_size);
+	ember_buf_release(&rec);
+	ember_buf_release(&labels);
+	return err;
+}
+
+/* As profsvc_otlp_decode, a JFR recording (wire/jfr.h): Content-Encoding
+ * undone, then the recording's and the labels' own gzip, under the same
+ * caps and account. */
+int profsvc_jfr_decode(const struct profsvc *s, const void *data, size_t len,
+		       const char *content_encoding, const struct jfr_opts *o,
+		       struct ember_mem_account *acct, struct jfr_recording **out, char *why,
+		       size_t why_size)
+{
+	struct jfr_args a = { .s = s, .o = *o, .acct = acct, .out = out,
+			      .lim = { .sz = sizeof(a.lim),
+				       .max_input_bytes = (size_t)profsvc_max_decoded(s),
+				       .account = acct } };
+
+	a.o.sz = sizeof(a.o);
+	a.o.lim = &a.lim;
+	return decode_body(s, data, len, content_encoding, acct, jfr_body, &a, why, why_size);
+}
+
 enum profsvc_reject profsvc_decode_reject(int err)
 {
 	return err == -E2BIG ? PROFSVC_REJECT_TOO_LARGE

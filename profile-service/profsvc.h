@@ -33,6 +33,7 @@
 #define EMBER_PROFSVC_H
 
 #include "common.h"
+#include "jfr.h"
 #include "otlp.h"
 #include "pprof.h"
 #include "pstore.h"
@@ -172,6 +173,15 @@ int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
 int profsvc_otlp_json_decode(const struct profsvc *s, const void *data, size_t len,
 			     const char *content_encoding, struct ember_mem_account *acct,
 			     struct otlp_request **out, char *why, size_t why_size);
+/* As profsvc_decode, a JFR recording (wire/jfr.h) read as o says (its
+ * labels, the CPU period; its limits are the service's) into *out
+ * (caller frees with jfr_recording_free): content_encoding undone, then
+ * the gzip of the recording and of the labels (as the Java agent sends
+ * them), under the same cap, charged to acct. */
+int profsvc_jfr_decode(const struct profsvc *s, const void *data, size_t len,
+		       const char *content_encoding, const struct jfr_opts *o,
+		       struct ember_mem_account *acct, struct jfr_recording **out, char *why,
+		       size_t why_size);
 /* The cap on a body's decompressed bytes: 4 times the profile limit,
  * at most 64 MiB. */
 uint64_t profsvc_max_decoded(const struct profsvc *s);

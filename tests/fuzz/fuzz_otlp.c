@@ -6,6 +6,7 @@
  * fuzz_otlp_json.c is this target with OTLP_FUZZ_DECODE otlp_decode_json.
  */
 #include "otlp.h"
+#include "pprof_roundtrip.h"
 
 #ifndef OTLP_FUZZ_DECODE
 #define OTLP_FUZZ_DECODE otlp_decode
@@ -28,24 +29,6 @@ static const struct otlp_limits lim = {
 	.max_stack_depth = 256,
 };
 
-static void roundtrip(const struct pprof_profile *p)
-{
-	const pprof_message_t *m = pprof_message(p);
-	struct pprof_profile *q = NULL;
-	struct ember_buf b;
-
-	ember_buf_init(&b, 64 << 20);
-	if (pprof_encode(p, false, &b) == 0) {
-		if (pprof_decode(b.data, b.len, NULL, &q, NULL, 0) != 0)
-			abort();
-		if (pprof_message(q)->n_location != m->n_location ||
-		    pprof_message(q)->n_sample != m->n_sample)
-			abort();
-		pprof_profile_free(q);
-	}
-	ember_buf_release(&b);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct otlp_request *r = NULL;
@@ -59,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (!p || otlp_profile_take(r, i))
 			abort();
-		roundtrip(p);
+		fuzz_pprof_roundtrip(p, false);
 		pprof_profile_free(p);
 	}
 	otlp_request_free(r);

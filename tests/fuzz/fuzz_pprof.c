@@ -6,6 +6,7 @@
  * Ember writes, Ember (and pprof) must read.
  */
 #include "pprof.h"
+#include "pprof_roundtrip.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -59,25 +60,6 @@ static void edit(struct pprof_profile *p)
 		pprof_mapping_set_flags(p, m->mapping[0]->id, PPROF_MAPPING_HAS_FUNCTIONS);
 }
 
-static void roundtrip(const struct pprof_profile *p, bool gzip)
-{
-	const pprof_message_t *m = pprof_message(p);
-	struct pprof_profile *q = NULL;
-	struct ember_buf b;
-
-	ember_buf_init(&b, 64 << 20);
-	if (pprof_encode(p, gzip, &b) == 0) {
-		if (pprof_decode(b.data, b.len, NULL, &q, NULL, 0) != 0)
-			abort();
-		if (pprof_message(q)->n_location != m->n_location ||
-		    pprof_message(q)->n_sample != m->n_sample ||
-		    pprof_message(q)->n_function != m->n_function)
-			abort();
-		pprof_profile_free(q);
-	}
-	ember_buf_release(&b);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pprof_profile *p = NULL;
@@ -88,8 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	walk(p);
 	edit(p);
-	roundtrip(p, false);
-	roundtrip(p, true);
+	fuzz_pprof_roundtrip(p, false);
+	fuzz_pprof_roundtrip(p, true);
 	pprof_profile_free(p);
 	return 0;
 }

@@ -932,8 +932,8 @@ def test_profiles__pyroscope_ingest_folded_lines_and_pprof():
     st, body, _ = srv.push(form2, path="/ingest", labels="name=formapp&format=pprof",
                            headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
     check(st == 400 and b"prev_profile" in body, "prev_profile: %d %r" % (st, body))
-    st, body, _ = srv.push(b"x", path="/ingest", labels="name=a&format=jfr")
-    check(st == 415, "jfr: %d" % st)
+    st, body, _ = srv.push(b"x", path="/ingest", labels="name=a&format=trie")
+    check(st == 415, "trie: %d" % st)
     st, body, _ = srv.push(b"main 1\n", path="/ingest", labels="format=folded")
     check(st == 400 and b"name" in body, "no name: %d %r" % (st, body))
     st, _, _ = srv.request("POST", "/ingest?name=a", b"main 1\n")
