@@ -19,6 +19,12 @@
  * may succeed.  A retryable failure stops the request: answered as such
  * when nothing of it was stored, else a partial success counting what was
  * not stored.
+ *
+ * What the request becomes is the transport's business only in its
+ * answer: api_otlp_export decodes and stores a request (this file's HTTP
+ * route and OTLP/gRPC's, grpc_export.c, both call it) and says what became
+ * of it; each transport maps that outcome to its statuses (here
+ * api_status_of_kind's HTTP statuses, there gRPC codes: api_otlp_grpc_code).
  */
 #include "api_profiles.h"
 
@@ -42,7 +48,7 @@ enum {
 	GRPC_UNAUTHENTICATED = 16,
 };
 
-static int32_t grpc_code(unsigned status)
+static int32_t grpc_code_of_status(unsigned status)
 {
 	switch (status) {
 	case MHD_HTTP_BAD_REQUEST:
@@ -70,7 +76,7 @@ static int32_t grpc_code(unsigned status)
 int api_otlp_status_body(unsigned status, const char *msg, struct ember_buf *b)
 {
 	ember_buf_init(b, 4096);
-	if (!otlp_status_encode(grpc_code(status), msg, b))
+	if (!otlp_status_encode(grpc_code_of_status(status), msg, b))
 		return 0;
 	ember_buf_release(b);
 	return -ENOMEM;
@@ -112,6 +118,16 @@ static bool retryable(int err)
 	       st == MHD_HTTP_SERVICE_UNAVAILABLE || st == MHD_HTTP_GATEWAY_TIMEOUT;
 }
 
+int32_t api_otlp_grpc_code(int err)
+{
+	return grpc_code_of_status(status_of(err));
+}
+
+bool api_otlp_retryable(int err)
+{
+	return retryable(err);
+}
+
 /* The whole request refused: a google.rpc.Status saying why. */
 static enum MHD_Result refuse(struct api_server *srv, struct MHD_Connection *c,
 			      const struct api_request *req, int err, const char *why)
@@ -131,31 +147,23 @@ static enum MHD_Result refuse(struct api_server *srv, struct MHD_Connection *c,
 					: NULL);
 }
 
-/* A body that does not decode: 400; past a cap 413; no memory now 503. */
-static enum MHD_Result bad_request(struct api_server *srv, struct MHD_Connection *c,
-				   const struct api_request *req, int err, const char *why)
+/* A body that does not decode (err), counted: refused as malformed, or
+ * past a cap (-E2BIG) or for memory (-EAGAIN, -ENOMEM) as such. */
+static void not_decoded(struct api_server *srv, int err, const char *why,
+			struct api_otlp_outcome *o)
 {
-	char msg[600];
-
 	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
-	snprintf(msg, sizeof(msg), "%s%s",
+	o->refused = memory_error(err) ? err : -EINVAL;
+	snprintf(o->why, sizeof(o->why), "%s%s",
 		 err == -E2BIG	       ? "request too large: "
 		 : memory_error(err) ? ""
 				     : "not an OTLP ExportProfilesServiceRequest: ",
 		 why);
-	return refuse(srv, c, req, memory_error(err) ? err : -EINVAL, msg);
 }
 
 /* ---- the profiles ---------------------------------------------------------------- */
 
-/* What became of the request's profiles. */
-struct otlp_tally {
-	size_t accepted, rejected;
-	int stop;      /* the retryable error that stopped the request, or 0 */
-	char why[640]; /* the first refusal's reason */
-};
-
-static void refused(struct otlp_tally *t, size_t i, int err, const char *why)
+static void refused(struct api_otlp_outcome *t, size_t i, int err, const char *why)
 {
 	if (!t->rejected++)
 		snprintf(t->why, sizeof(t->why), "profile %zu: %s", i, why);
@@ -165,7 +173,7 @@ static void refused(struct otlp_tally *t, size_t i, int err, const char *why)
 
 /* Profile i of r stored with its labels (or refused, counted in t). */
 static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
-		       const struct api_profile_ctx *x, size_t bytes, struct otlp_tally *t)
+		       const struct api_profile_ctx *x, size_t bytes, struct api_otlp_outcome *t)
 {
 	const struct otlp_profile *op = &r->profiles[i];
 	struct pstore_label *labels = calloc(op->n_labels ? op->n_labels : 1, sizeof(*labels));
@@ -192,15 +200,38 @@ static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
 		t->accepted++;
 }
 
+void api_otlp_export(struct api_server *srv, const void *body, size_t len,
+		     const char *encoding, const struct api_profile_ctx *x,
+		     struct api_otlp_outcome *o)
+{
+	struct otlp_request *r = NULL;
+	char why[512];
+	int err;
+
+	*o = (struct api_otlp_outcome){ .accepted = 0 };
+	err = profsvc_otlp_decode(srv->profiles->svc, body ? body : "", len, encoding,
+				  x->ro.account, &r, why, sizeof(why));
+	if (err) {
+		not_decoded(srv, err, why, o);
+		return;
+	}
+	for (size_t i = 0; i < r->n_profiles && !o->stop; i++)
+		ingest_one(srv, r, i, x, len, o);
+	o->rejected += r->n_profiles - o->accepted - o->rejected; /* not tried: stopped */
+	otlp_request_free(r);
+	if (o->stop && !o->accepted)
+		o->refused = o->stop;
+}
+
 static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
-			      const struct api_request *req, const struct otlp_tally *t)
+			      const struct api_request *req, const struct api_otlp_outcome *o)
 {
 	struct ember_buf b;
 
-	if (t->stop && !t->accepted)
-		return refuse(srv, c, req, t->stop, t->why);
+	if (o->refused)
+		return refuse(srv, c, req, o->refused, o->why);
 	ember_buf_init(&b, 4096);
-	if (otlp_response_encode((int64_t)t->rejected, t->rejected ? t->why : "", &b)) {
+	if (otlp_response_encode((int64_t)o->rejected, o->rejected ? o->why : "", &b)) {
 		ember_buf_release(&b);
 		return MHD_NO;
 	}
@@ -212,28 +243,19 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 {
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
-	struct otlp_request *r = NULL;
-	struct otlp_tally t = { .accepted = 0 };
+	struct api_otlp_outcome o = { .accepted = 0 };
 	struct api_profile_ctx x;
-	char why[512];
-	int err;
 
-	if (req->body_err)
-		return bad_request(srv, c, req, req->body_err,
-				   req->body_err == -E2BIG ? "body larger than the memory the "
-							     "server gives one request"
-							   : "no memory free for the body now");
-	err = profsvc_otlp_decode(srv->profiles->svc, req->body.data ? req->body.data : "",
-				  req->body.len, enc, req->acct, &r, why, sizeof(why));
-	if (err)
-		return bad_request(srv, c, req, err, why);
-	if (api_profile_ctx_init(&x, srv, req)) { /* the body's account is there */
-		otlp_request_free(r);
-		return MHD_NO;
+	if (req->body_err) {
+		not_decoded(srv, req->body_err,
+			    req->body_err == -E2BIG ? "body larger than the memory the server "
+						      "gives one request"
+						    : "no memory free for the body now",
+			    &o);
+		return answer(srv, c, req, &o);
 	}
-	for (size_t i = 0; i < r->n_profiles && !t.stop; i++)
-		ingest_one(srv, r, i, &x, req->body.len, &t);
-	t.rejected += r->n_profiles - t.accepted - t.rejected; /* not tried: stopped */
-	otlp_request_free(r);
-	return answer(srv, c, req, &t);
+	if (api_profile_ctx_init(&x, srv, req)) /* the body's account is there */
+		return MHD_NO;
+	api_otlp_export(srv, req->body.data, req->body.len, enc, &x, &o);
+	return answer(srv, c, req, &o);
 }
