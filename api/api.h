@@ -76,6 +76,13 @@ struct api_server_opts {
 	unsigned max_fetches;        /* build IDs one symbolization request may have
 					fetched from upstream; 0: 16 */
 	const struct api_profile_opts *profiles; /* NULL: no profile routes */
+	/* OTLP/gRPC (docs/http-api.md): with otlp_grpc, the ProfilesService
+	 * is served on otlp_grpc_fd, a socket from api_server_listen (the
+	 * server's from api_server_start on, whatever its result); it needs
+	 * profiles. */
+	bool otlp_grpc;
+	int otlp_grpc_fd;
+	unsigned otlp_grpc_max_connections; /* 0: 256 */
 };
 
 /*
