@@ -240,9 +240,10 @@ static bool conn_late(struct api_grpc_server *g, struct gconn *k, uint64_t now)
 {
 	if (api_grpc_conn_expire(&k->c, now))
 		return true;
-	if (k->stalled_since && now - k->stalled_since >= g->idle_ms)
+	/* (now was read before this turn's reads: a time set since is later) */
+	if (k->stalled_since && now >= k->stalled_since + g->idle_ms)
 		return true;
-	if (k->c.quiet_since_ms && !k->c.working && now - k->c.quiet_since_ms >= g->idle_ms) {
+	if (k->c.quiet_since_ms && !k->c.working && now >= k->c.quiet_since_ms + g->idle_ms) {
 		nghttp2_session_terminate_session(k->c.session, NGHTTP2_NO_ERROR);
 		conn_write(k, now); /* the GOAWAY, if the socket takes it */
 		return true;
@@ -264,8 +265,13 @@ static void serve_conns(struct api_grpc_server *g, struct pollfd *p, bool tick)
 			err = conn_read(k);
 		if (!err)
 			err = conn_write(k, now);
-		if (err || api_grpc_conn_over(&k->c) || (tick && conn_late(g, k, now)))
+		if (err || api_grpc_conn_over(&k->c) || (tick && conn_late(g, k, now))) {
+			pr_debug("api: grpc: connection %d closed: %s", k->fd,
+				 err ? strerror(-err)
+				 : api_grpc_conn_over(&k->c) ? "its session ended"
+							     : "past a timeout");
 			drop_conn(g, i);
+		}
 	}
 }
 
