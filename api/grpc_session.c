@@ -459,6 +459,13 @@ static int on_stream_close(nghttp2_session *s, int32_t stream_id, uint32_t code,
 
 /* ---- the session ------------------------------------------------------------------ */
 
+/* What nghttp2 found wrong with what a client sent, at debug level. */
+static int on_error(nghttp2_session *s, int code, const char *msg, size_t len, void *user)
+{
+	pr_debug("api: grpc: session: %.*s", (int)len, msg);
+	return 0;
+}
+
 static int new_session(struct api_grpc_conn *c)
 {
 	nghttp2_session_callbacks *cb;
@@ -477,6 +484,7 @@ static int new_session(struct api_grpc_conn *c)
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+	nghttp2_session_callbacks_set_error_callback2(cb, on_error);
 	nghttp2_option_set_max_settings(opt, 32);
 	nghttp2_option_set_max_continuations(opt, 8);
 	nghttp2_option_set_stream_reset_rate_limit(opt, 100, 10);
