@@ -31,18 +31,6 @@
 #define API_GRPC_EXPORT_PATH \
 	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
-/* gRPC status codes (google.rpc.Code) this server answers. */
-enum api_grpc_code {
-	API_GRPC_OK = 0,
-	API_GRPC_INVALID_ARGUMENT = 3,
-	API_GRPC_DEADLINE_EXCEEDED = 4,
-	API_GRPC_RESOURCE_EXHAUSTED = 8,
-	API_GRPC_UNIMPLEMENTED = 12,
-	API_GRPC_INTERNAL = 13,
-	API_GRPC_UNAVAILABLE = 14,
-	API_GRPC_UNAUTHENTICATED = 16,
-};
-
 /* The limits of one connection (docs/security.md). */
 struct api_grpc_limits {
 	uint64_t max_message;	  /* bytes of a request message as sent */

@@ -148,6 +148,21 @@ bool api_otlp_type_ok(struct MHD_Connection *c);
  * malloc'd, the caller frees it).  0 or -ENOMEM. */
 int api_otlp_status_body(unsigned status, const char *msg, struct ember_buf *b);
 
+/* gRPC status codes (google.rpc.Code) the OTLP answers carry: OTLP/HTTP's
+ * google.rpc.Status, OTLP/gRPC's grpc-status. */
+enum api_grpc_code {
+	API_GRPC_OK = 0,
+	API_GRPC_UNKNOWN = 2,
+	API_GRPC_INVALID_ARGUMENT = 3,
+	API_GRPC_DEADLINE_EXCEEDED = 4,
+	API_GRPC_NOT_FOUND = 5,
+	API_GRPC_RESOURCE_EXHAUSTED = 8,
+	API_GRPC_UNIMPLEMENTED = 12,
+	API_GRPC_INTERNAL = 13,
+	API_GRPC_UNAVAILABLE = 14,
+	API_GRPC_UNAUTHENTICATED = 16,
+};
+
 /* What became of an OTLP request, whatever brought it (HTTP, gRPC). */
 struct api_otlp_outcome {
 	int refused;		/* 0, or the request refused whole: a body that did

@@ -34,42 +34,30 @@
 #include <string.h>
 #include <strings.h>
 
-/* gRPC status codes (google.rpc.Code) for the HTTP statuses we answer,
- * as the OTLP specification pairs them. */
-enum {
-	GRPC_UNKNOWN = 2,
-	GRPC_INVALID_ARGUMENT = 3,
-	GRPC_DEADLINE_EXCEEDED = 4,
-	GRPC_NOT_FOUND = 5,
-	GRPC_RESOURCE_EXHAUSTED = 8,
-	GRPC_UNIMPLEMENTED = 12,
-	GRPC_INTERNAL = 13,
-	GRPC_UNAVAILABLE = 14,
-	GRPC_UNAUTHENTICATED = 16,
-};
-
+/* The gRPC code of an HTTP status we answer, as the OTLP specification
+ * pairs them. */
 static int32_t grpc_code_of_status(unsigned status)
 {
 	switch (status) {
 	case MHD_HTTP_BAD_REQUEST:
 	case MHD_HTTP_UNSUPPORTED_MEDIA_TYPE:
-		return GRPC_INVALID_ARGUMENT;
+		return API_GRPC_INVALID_ARGUMENT;
 	case MHD_HTTP_UNAUTHORIZED:
-		return GRPC_UNAUTHENTICATED;
+		return API_GRPC_UNAUTHENTICATED;
 	case MHD_HTTP_NOT_FOUND:
-		return GRPC_NOT_FOUND;
+		return API_GRPC_NOT_FOUND;
 	case MHD_HTTP_METHOD_NOT_ALLOWED:
-		return GRPC_UNIMPLEMENTED;
+		return API_GRPC_UNIMPLEMENTED;
 	case MHD_HTTP_CONTENT_TOO_LARGE:
 	case MHD_HTTP_TOO_MANY_REQUESTS:
 	case MHD_HTTP_INSUFFICIENT_STORAGE:
-		return GRPC_RESOURCE_EXHAUSTED;
+		return API_GRPC_RESOURCE_EXHAUSTED;
 	case MHD_HTTP_SERVICE_UNAVAILABLE:
-		return GRPC_UNAVAILABLE;
+		return API_GRPC_UNAVAILABLE;
 	case MHD_HTTP_GATEWAY_TIMEOUT:
-		return GRPC_DEADLINE_EXCEEDED;
+		return API_GRPC_DEADLINE_EXCEEDED;
 	default:
-		return status >= 500 ? GRPC_INTERNAL : GRPC_UNKNOWN;
+		return status >= 500 ? API_GRPC_INTERNAL : API_GRPC_UNKNOWN;
 	}
 }
 
