@@ -9,22 +9,12 @@ import os
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ember_test import H2_PREFACE as PREFACE, h2_frame as frame, hpack_literals as hpack  # noqa: E402
+
 PATH = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 END_STREAM, END_HEADERS = 0x1, 0x4
-
-
-def frame(typ, flags, sid, payload=b""):
-    return struct.pack(">I", len(payload))[1:] + bytes([typ, flags]) + struct.pack(">I", sid) + payload
-
-
-def hpack(headers):
-    """Literals without indexing, no Huffman (RFC 7541 6.2.2)."""
-    out = b""
-    for name, value in headers:
-        n, v = name.encode(), value.encode()
-        out += b"\x00" + bytes([len(n)]) + n + bytes([len(v)]) + v
-    return out
 
 
 def head(path=PATH, token="t", extra=()):

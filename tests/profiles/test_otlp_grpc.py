@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import ember_test  # noqa: E402
 import packages  # noqa: E402
-from ember_test import check, skip, wait_for  # noqa: E402
+from ember_test import H2_PREFACE, check, h2_frame, hpack_literals, skip, wait_for  # noqa: E402
 from profiles_test import (FIX, NOW_S, SEC, OtlpRequest, Server, otlp_folded,  # noqa: E402
                            otlp_post, otlp_sample_request, otlp_stubs, run_case)
 
@@ -93,27 +93,13 @@ def upload_fixture(srv):
 # ---- a raw HTTP/2 client (prior knowledge) ------------------------------------------
 
 
-def h2_frame(typ, flags, sid, payload=b""):
-    return struct.pack(">I", len(payload))[1:] + bytes([typ, flags]) + struct.pack(">I", sid) + payload
-
-
-def hpack(headers):
-    """A header block of literals without indexing, no Huffman (RFC 7541 6.2.2)."""
-    out = b""
-    for name, value in headers:
-        n, v = name.encode(), value.encode()
-        check(len(n) < 127 and len(v) < 127, "header too long for this encoder")
-        out += b"\x00" + bytes([len(n)]) + n + bytes([len(v)]) + v
-    return out
-
-
 class RawH2:
     """A connection that sends what grpcio would not: frames one by one."""
 
     def __init__(self, port, preface=True):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
         if preface:
-            self.s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0))
+            self.s.sendall(H2_PREFACE + h2_frame(4, 0, 0))
 
     def open_call(self, token, sid=1, timeout=None):
         h = [(":method", "POST"), (":scheme", "http"), (":path", PATH),
@@ -121,7 +107,7 @@ class RawH2:
              ("te", "trailers"), ("authorization", "Bearer " + token)]
         if timeout:
             h.append(("grpc-timeout", timeout))
-        self.s.sendall(h2_frame(1, 0x4, sid, hpack(h)))  # END_HEADERS
+        self.s.sendall(h2_frame(1, 0x4, sid, hpack_literals(h)))  # END_HEADERS
 
     def data(self, payload, sid=1, end=False):
         self.s.sendall(h2_frame(0, 0x1 if end else 0, sid, payload))
