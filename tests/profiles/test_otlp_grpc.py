@@ -101,10 +101,10 @@ class RawH2:
         if preface:
             self.s.sendall(H2_PREFACE + h2_frame(4, 0, 0))
 
-    def open_call(self, token, sid=1, timeout=None):
+    def open_call(self, token, sid=1, timeout=None, extra=()):
         h = [(":method", "POST"), (":scheme", "http"), (":path", PATH),
              (":authority", "localhost"), ("content-type", "application/grpc"),
-             ("te", "trailers"), ("authorization", "Bearer " + token)]
+             ("te", "trailers"), ("authorization", "Bearer " + token)] + list(extra)
         if timeout:
             h.append(("grpc-timeout", timeout))
         self.s.sendall(h2_frame(1, 0x4, sid, hpack_literals(h)))  # END_HEADERS
@@ -242,6 +242,10 @@ def test_otlp_grpc__deadline_and_trickled_stream():
     f, _ = raw.frames_until(lambda f: f[2] == 3 and f[0] in (1, 3), 10)
     took = time.time() - t
     check(f and 2.5 <= took < 5, "trickled stream: %r after %.1f s" % (f, took))
+    # headers past SETTINGS_MAX_HEADER_LIST_SIZE (16 KiB): the stream reset
+    raw.open_call(srv.token, sid=5, extra=[("x-pad-%d" % i, "v" * 100) for i in range(120)])
+    f, _ = raw.frames_until(lambda f: f[2] == 5, 10)
+    check(f and f[0] == 3, "headers past the cap: %r, not RST_STREAM" % (f,))
 
 
 def test_otlp_grpc__idle_and_capped_connections():
@@ -262,7 +266,16 @@ def test_otlp_grpc__idle_and_capped_connections():
     except grpc.RpcError as e:
         check(e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED),
               e.code())
-    # idle connections are closed after --header-timeout (2 s), GOAWAY first
+    # idle connections are closed after --header-timeout (2 s), GOAWAY
+    # first; one that pings all along too: only a call keeps a connection
+    def ping():
+        try:
+            for _ in range(40):
+                held[0].s.sendall(h2_frame(6, 0, 0, b"12345678"))
+                time.sleep(0.25)
+        except OSError:
+            pass
+    threading.Thread(target=ping, daemon=True).start()
     for h in held:
         took = h.closed_within(6)
         check(took is not None, "an idle connection was kept")
