@@ -6,7 +6,9 @@
  * libmicrohttpd, but the route table: what is behind the routes is the
  * symbolization service's (symsvc.h), the profile service's (profsvc.h),
  * the debuginfo store's, elf-inspect's and the unwind compiler's; each
- * answer's status comes from an error's kind (api/status.c).
+ * answer's status comes from an error's kind (api/status.c).  Beside it,
+ * with otlp_grpc, an HTTP/2 listener of its own (nghttp2: api_grpc.h)
+ * takes OTLP/gRPC's ProfilesService/Export into the same profile service.
  *
  * The server serves one debuginfo store, which it borrows; it makes and
  * frees the symbolization service over it and, with opts->profiles, the
