@@ -138,15 +138,23 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 /* ---- OTLP/HTTP (otlp_ingest.c) ---------------------------------------------- */
 
 #define API_OTLP_TYPE "application/x-protobuf"
+#define API_OTLP_JSON_TYPE "application/json"
+/* The encoding of an OTLP/HTTP body, by its Content-Type (parameters
+ * such as charset allowed); its answers are in the same one. */
+enum api_otlp_enc { API_OTLP_UNKNOWN = 0, API_OTLP_PROTOBUF, API_OTLP_JSON };
 /* POST /v1development/profiles once the body is whole. */
 enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c,
 				struct api_request *req);
-/* Whether the request's Content-Type is OTLP's protobuf. */
-bool api_otlp_type_ok(struct MHD_Connection *c);
+/* The encoding of the request's Content-Type. */
+enum api_otlp_enc api_otlp_encoding(struct MHD_Connection *c);
+/* The Content-Type of an answer in enc (protobuf for API_OTLP_UNKNOWN). */
+const char *api_otlp_type(enum api_otlp_enc enc);
 /* The google.rpc.Status body of an OTLP refusal of HTTP status status
- * (its gRPC code) saying msg, into b (initialized here; its data
- * malloc'd, the caller frees it).  0 or -ENOMEM. */
-int api_otlp_status_body(unsigned status, const char *msg, struct ember_buf *b);
+ * (its gRPC code) saying msg, in enc (protobuf for API_OTLP_UNKNOWN), into
+ * b (initialized here; its data malloc'd, the caller frees it).  0 or
+ * -ENOMEM. */
+int api_otlp_status_body(enum api_otlp_enc enc, unsigned status, const char *msg,
+			 struct ember_buf *b);
 
 /* gRPC status codes (google.rpc.Code) the OTLP answers carry: OTLP/HTTP's
  * google.rpc.Status, OTLP/gRPC's grpc-status. */
@@ -173,13 +181,14 @@ struct api_otlp_outcome {
 	int stop;		/* the retryable error that stopped it, or 0 */
 	char why[640];		/* the refusal's or the first rejection's reason */
 };
-/* Decode the ExportProfilesServiceRequest body[0..len) (encoding: its
- * Content-Encoding, NULL for none) under x's account and store each of
- * its profiles with its resource's labels under x (deadline, upstream
- * cap), stopping at the first retryable failure; what became of it into
- * *o.  A body that does not decode is counted as a reject here. */
-void api_otlp_export(struct api_server *srv, const void *body, size_t len,
-		     const char *encoding, const struct api_profile_ctx *x,
+/* Decode the ExportProfilesServiceRequest body[0..len) (in type:
+ * protobuf or OTLP's JSON; encoding: its Content-Encoding, NULL for none)
+ * under x's account and store each of its profiles with its resource's
+ * labels under x (deadline, upstream cap), stopping at the first
+ * retryable failure; what became of it into *o.  A body that does not
+ * decode is counted as a reject here. */
+void api_otlp_export(struct api_server *srv, enum api_otlp_enc type, const void *body,
+		     size_t len, const char *encoding, const struct api_profile_ctx *x,
 		     struct api_otlp_outcome *o);
 /* The gRPC code (google.rpc.Code) of a refusal's error, paired with the
  * HTTP status the HTTP route answers it with as the OTLP specification

@@ -138,17 +138,19 @@ static void names_release(struct names *n)
 	free(n->v);
 }
 
+/* file_id: the eBPF profiler's file ID of an executable, else NULL. */
 static void success_json(const struct store_artifact *a, const struct inspect_info *info,
-			 size_t n_names, struct api_ingest_result *res)
+			 size_t n_names, const char *file_id, struct api_ingest_result *res)
 {
 	char features[160];
-	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:i, s:b, s:I, s:b, s:b}",
+	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:i, s:b, s:I, s:b, s:b, s:s?}",
 		"build_id", a->build_id, "sha256", a->sha256, "size", (json_int_t)a->size,
 		"features", inspect_flags_str(info, features, sizeof(features)),
 		"dwarf_version", info->dwarf_version, "new", res->is_new,
 		"sources_named", (json_int_t)n_names,
 		"serves_debuginfo", (info->flags & INSPECT_DWARF) != 0,
-		"serves_executable", (info->flags & INSPECT_TEXT) != 0);
+		"serves_executable", (info->flags & INSPECT_TEXT) != 0,
+		"file_id", file_id);
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 
 	snprintf(res->message, sizeof(res->message), "%s\n", s ? s : "{}");
@@ -161,8 +163,12 @@ static void store_checked(struct store *s, struct store_blob *b, int fd,
 			  struct api_ingest_result *res)
 {
 	struct names names = { 0 };
+	char fid[STORE_FILE_ID_HEX];
+	bool has_fid = false;
 	int err = 0;
 
+	if (info->flags & INSPECT_TEXT) /* as the store indexes it: for the answer */
+		has_fid = store_file_id_fd(fd, a->size, fid) == 0;
 	if (info->flags & INSPECT_DWARF)
 		err = inspect_list_sources(fd, add_name, &names);
 	if (err && err != -INSPECT_ERR_BAD_DWARF) {
@@ -181,7 +187,7 @@ static void store_checked(struct store *s, struct store_blob *b, int fd,
 		goto out;
 	}
 	res->status = res->is_new ? MHD_HTTP_CREATED : MHD_HTTP_OK;
-	success_json(a, info, names.len, res);
+	success_json(a, info, names.len, has_fid ? fid : NULL, res);
 out:
 	names_release(&names);
 	/* libdw's allocations for a big DWARF file are freed by now; give the

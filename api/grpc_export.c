@@ -55,8 +55,8 @@ void api_grpc_export(struct api_server *srv, struct api_grpc_call *call)
 		return;
 	}
 	api_profile_ctx_init(&x, srv, &req); /* the call's account is there: no failure */
-	api_otlp_export(srv, call->msg.data, call->msg.len, call->prefix[0] ? "gzip" : NULL,
-			&x, &o);
+	api_otlp_export(srv, API_OTLP_PROTOBUF, call->msg.data, call->msg.len,
+			call->prefix[0] ? "gzip" : NULL, &x, &o);
 	if (o.refused) {
 		set_refusal(call, o.refused, o.why);
 		return;

@@ -1,17 +1,19 @@
 /*
  * otlp_ingest.c - POST /v1development/profiles, the profiles signal of
  * OTLP/HTTP (the OTLP specification, "OTLP/HTTP", of opentelemetry-proto
- * v1.11.0: docs/formats.md): a protobuf ExportProfilesServiceRequest
- * (Content-Type application/x-protobuf, optionally Content-Encoding gzip
- * or zstd) read into one pprof profile a (resource, scope, profile)
- * (profsvc_otlp_decode, wire/otlp.h), each stored with its resource's
+ * v1.11.0: docs/formats.md): an ExportProfilesServiceRequest, protobuf
+ * (Content-Type application/x-protobuf) or OTLP's JSON encoding
+ * (application/json), optionally Content-Encoding gzip or zstd, read into
+ * one pprof profile a (resource, scope, profile) (profsvc_otlp_decode,
+ * profsvc_otlp_json_decode, wire/otlp.h), each stored with its resource's
  * series labels by the profile service as a pprof push is (profsvc_ingest:
  * the window of times, symbolization at ingest, the store's limits).
  * The token, the body's caps and the request's context (memory account,
  * deadline, upstream cap) are those of POST /api/v1/profiles
  * (profile_routes.c).  docs/http-api.md, "OTLP/HTTP".
  *
- * Answers as the specification gives them: 200 with an
+ * Answers as the specification gives them, in the request's encoding
+ * (protobuf, or JSON for a JSON request): 200 with an
  * ExportProfilesServiceResponse (partial_success when some profiles were
  * refused: their count and the first reason); a refusal of the whole
  * request as a google.rpc.Status body: 400 for what will never be
@@ -61,24 +63,44 @@ static int32_t grpc_code_of_status(unsigned status)
 	}
 }
 
-int api_otlp_status_body(unsigned status, const char *msg, struct ember_buf *b)
+/* Whether Content-Type ct is want, with or without parameters. */
+static bool type_is(const char *ct, const char *want)
 {
+	size_t n = strlen(want);
+
+	return strncasecmp(ct, want, n) == 0 &&
+	       (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ' || ct[n] == '\t');
+}
+
+enum api_otlp_enc api_otlp_encoding(struct MHD_Connection *c)
+{
+	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_CONTENT_TYPE);
+
+	if (!ct)
+		return API_OTLP_UNKNOWN;
+	if (type_is(ct, API_OTLP_TYPE))
+		return API_OTLP_PROTOBUF;
+	return type_is(ct, API_OTLP_JSON_TYPE) ? API_OTLP_JSON : API_OTLP_UNKNOWN;
+}
+
+const char *api_otlp_type(enum api_otlp_enc enc)
+{
+	return enc == API_OTLP_JSON ? API_OTLP_JSON_TYPE : API_OTLP_TYPE;
+}
+
+int api_otlp_status_body(enum api_otlp_enc enc, unsigned status, const char *msg,
+			 struct ember_buf *b)
+{
+	int err;
+
 	ember_buf_init(b, 4096);
-	if (!otlp_status_encode(grpc_code_of_status(status), msg, b))
+	err = enc == API_OTLP_JSON ? otlp_status_json(grpc_code_of_status(status), msg, b)
+				   : otlp_status_encode(grpc_code_of_status(status), msg, b);
+	if (!err)
 		return 0;
 	ember_buf_release(b);
 	return -ENOMEM;
-}
-
-bool api_otlp_type_ok(struct MHD_Connection *c)
-{
-	static const char want[] = API_OTLP_TYPE;
-	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    MHD_HTTP_HEADER_CONTENT_TYPE);
-	size_t n = sizeof(want) - 1;
-
-	return ct && strncasecmp(ct, want, n) == 0 &&
-	       (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
 /* ---- refusals ------------------------------------------------------------------- */
@@ -188,8 +210,8 @@ static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
 		t->accepted++;
 }
 
-void api_otlp_export(struct api_server *srv, const void *body, size_t len,
-		     const char *encoding, const struct api_profile_ctx *x,
+void api_otlp_export(struct api_server *srv, enum api_otlp_enc type, const void *body,
+		     size_t len, const char *encoding, const struct api_profile_ctx *x,
 		     struct api_otlp_outcome *o)
 {
 	struct otlp_request *r = NULL;
@@ -197,8 +219,9 @@ void api_otlp_export(struct api_server *srv, const void *body, size_t len,
 	int err;
 
 	*o = (struct api_otlp_outcome){ .accepted = 0 };
-	err = profsvc_otlp_decode(srv->profiles->svc, body ? body : "", len, encoding,
-				  x->ro.account, &r, why, sizeof(why));
+	err = (type == API_OTLP_JSON ? profsvc_otlp_json_decode : profsvc_otlp_decode)(
+		srv->profiles->svc, body ? body : "", len, encoding, x->ro.account, &r, why,
+		sizeof(why));
 	if (err) {
 		not_decoded(srv, err, why, o);
 		return;
@@ -212,18 +235,23 @@ void api_otlp_export(struct api_server *srv, const void *body, size_t len,
 }
 
 static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
-			      const struct api_request *req, const struct api_otlp_outcome *o)
+			      const struct api_request *req, enum api_otlp_enc enc,
+			      const struct api_otlp_outcome *o)
 {
+	const char *msg = o->rejected ? o->why : "";
 	struct ember_buf b;
+	int err;
 
 	if (o->refused)
 		return refuse(srv, c, req, o->refused, o->why);
 	ember_buf_init(&b, 4096);
-	if (otlp_response_encode((int64_t)o->rejected, o->rejected ? o->why : "", &b)) {
+	err = enc == API_OTLP_JSON ? otlp_response_json((int64_t)o->rejected, msg, &b)
+				   : otlp_response_encode((int64_t)o->rejected, msg, &b);
+	if (err) {
 		ember_buf_release(&b);
 		return MHD_NO;
 	}
-	return api_profile_ok(srv, c, req, API_OTLP_TYPE, &b, NULL);
+	return api_profile_ok(srv, c, req, api_otlp_type(enc), &b, NULL);
 }
 
 enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c,
@@ -231,6 +259,7 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 {
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
+	enum api_otlp_enc type = api_otlp_encoding(c); /* checked by the first call */
 	struct api_otlp_outcome o = { .accepted = 0 };
 	struct api_profile_ctx x;
 
@@ -240,10 +269,10 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 						      "gives one request"
 						    : "no memory free for the body now",
 			    &o);
-		return answer(srv, c, req, &o);
+		return answer(srv, c, req, type, &o);
 	}
 	if (api_profile_ctx_init(&x, srv, req)) /* the body's account is there */
 		return MHD_NO;
-	api_otlp_export(srv, req->body.data, req->body.len, enc, &x, &o);
-	return answer(srv, c, req, &o);
+	api_otlp_export(srv, type, req->body.data, req->body.len, enc, &x, &o);
+	return answer(srv, c, req, type, &o);
 }

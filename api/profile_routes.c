@@ -7,7 +7,8 @@
  * /v1development/profiles) is checked on its first call, before any byte
  * of the body is read: the token (401), a declared Content-Length past
  * the profile limit (413), OTLP's Content-Type and the Content-Encoding
- * (415); OTLP's refusals are google.rpc.Status bodies (otlp_ingest.c).  The body is then read into memory under that limit and the
+ * (415); OTLP's refusals are google.rpc.Status bodies, JSON for a JSON
+ * request (otlp_ingest.c).  The body is then read into memory under that limit and the
  * request's memory account (body_step.c, as for the symbolization
  * routes: a chunked body crossing the limit closes the connection, one
  * the account refuses is answered 413 or 503 once whole; the account
@@ -209,9 +210,11 @@ static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
 	struct ember_buf b;
 
 	if (req->route.ep == API_EP_OTLP_PROFILES) { /* OTLP/HTTP: a google.rpc.Status */
-		if (api_otlp_status_body(status, msg, &b))
+		enum api_otlp_enc enc = api_otlp_encoding(c);
+
+		if (api_otlp_status_body(enc, status, msg, &b))
 			return MHD_NO;
-		return queue(srv, c, req, status, API_OTLP_TYPE, b.data, b.len, headers);
+		return queue(srv, c, req, status, api_otlp_type(enc), b.data, b.len, headers);
 	}
 	copy = malloc(n + 2);
 	if (!copy)
@@ -283,10 +286,10 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 			 len, (unsigned long long)limit);
 		return text(srv, c, req, MHD_HTTP_CONTENT_TOO_LARGE, msg, NULL);
 	}
-	if (req->route.ep == API_EP_OTLP_PROFILES && !api_otlp_type_ok(c))
+	if (req->route.ep == API_EP_OTLP_PROFILES && !api_otlp_encoding(c))
 		return text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
 			    "OTLP profiles are read as Content-Type: application/x-protobuf "
-			    "(OTLP/HTTP JSON is not read yet)", NULL);
+			    "or application/json", NULL);
 	if (!encoding_known(enc)) {
 		snprintf(msg, sizeof(msg), "Content-Encoding '%.40s': only gzip and zstd are read",
 			 enc);

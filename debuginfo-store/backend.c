@@ -262,7 +262,8 @@ static int take_candidate(void *arg, const struct store_backend_cand *c)
 		memcpy(a.sha256, c->sha256, sizeof(a.sha256));
 		a.kinds = c->kinds;
 		a.origin = c->origin;
-		err = store_record_candidate(s, &a, (const char *const *)nm.v, nm.n, &is_new);
+		err = store_record_candidate(s, &a, (const char *const *)nm.v, nm.n, NULL,
+					     &is_new);
 	}
 	names_release(&nm);
 	return err;

@@ -55,7 +55,8 @@ static int merge_existing(struct store *s, const char *key, size_t klen,
 }
 
 int store_record_candidate(struct store *s, struct store_artifact *a,
-			   const char *const *source_names, size_t n_names, bool *is_new)
+			   const char *const *source_names, size_t n_names,
+			   const char *file_id, bool *is_new)
 {
 	char key[STORE_KEY_MAX];
 	uint8_t val[64 + STORE_NAME_MAX];
@@ -71,6 +72,8 @@ int store_record_candidate(struct store *s, struct store_artifact *a,
 		err = store_pins_clear(s, a->build_id);
 	if (!err && !(err = store_batch_begin(s, &wb))) {
 		put_names(&wb, a->build_id, source_names, n_names);
+		if (file_id)
+			store_file_id_put(&wb, a, file_id);
 		store_batch_put(&wb, key, (size_t)klen, (const char *)val,
 				store_record_encode(a, val, sizeof(val)));
 		err = store_batch_commit(&wb);
@@ -93,11 +96,13 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 		       bool *is_new)
 {
 	struct store_artifact a = *in;
-	char key[STORE_KEY_MAX];
-	bool existed;
+	char key[STORE_KEY_MAX], fid[STORE_FILE_ID_HEX];
+	bool existed, has_fid = a.flags & STORE_HAS_TEXT;
 	int err;
 
 	err = store_key_make(key, STORE_TAG_ARTIFACT, a.build_id, a.sha256);
+	if (err >= 0 && has_fid) /* what the eBPF profiler would call it */
+		err = store_file_id_fd(store_blob_fd(b), a.size, fid);
 	if (err >= 0) /* the backend first: acknowledged only once it holds both */
 		err = store_backend_put_candidate(s, b, &a, source_names, n_names);
 	if (err < 0) {
@@ -107,7 +112,8 @@ int store_add_artifact(struct store *s, struct store_blob *b,
 	err = store_blob_commit(s, b, s->blobs_fd, &existed);
 	if (err)
 		return err;
-	return store_record_candidate(s, &a, source_names, n_names, is_new);
+	return store_record_candidate(s, &a, source_names, n_names, has_fid ? fid : NULL,
+				      is_new);
 }
 
 uint64_t store_generation(struct store *s)

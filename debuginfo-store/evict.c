@@ -8,7 +8,8 @@
  * are evicted oldest first (by the time they were stored), uploads never.
  * The newest fetched record is never evicted, so the file a request is
  * about to be served stays.  An evicted record takes with it the pins of
- * its build ID and the derived artifacts whose names carry its sha256;
+ * its build ID, its file-ID index entry (file_id.c) and the derived
+ * artifacts whose names carry its sha256;
  * its blob goes once no record names it (another build ID, an upload of
  * the same bytes).  One pass reads every artifact and source record: an
  * eviction is rare (a fetch past the quota), and the walk is cheap next
@@ -118,7 +119,9 @@ static int delete_records(struct store *s, const struct victims *w, size_t n,
 		int plen = store_key_make(prefix, STORE_TAG_DERIVED, w->v[i].build_id, NULL);
 
 		store_batch_delete(&wb, w->v[i].key, w->v[i].klen);
-		if (plen > 0)
+		if (!w->v[i].source)
+			err = store_file_id_drop(s, &wb, w->v[i].build_id, w->v[i].sha);
+		if (!err && plen > 0)
 			err = store_db_scan(s, prefix, (size_t)plen, drop_derived_of, &dw);
 	}
 	if (err) { /* commit nothing of a walk cut short: the batch is dropped */

@@ -216,6 +216,9 @@ static void *open_thread(void *arg)
 		err = scan(s, "S", 1, "S", 1, count_record, s);
 	if (!err)
 		store_migrate_derived(s); /* before anyone reads a derived record */
+	if (!err && (err = store_file_id_backfill(s)))
+		pr_warn("store: cannot index the file IDs of the stored executables: %s",
+			strerror(-err));
 	if (!err)
 		store_rocksdb_fault_opened(&s->rdb, s->db); /* test builds: rocksdb_fault.c */
 	pthread_mutex_lock(&s->open_mu);
@@ -226,6 +229,7 @@ static void *open_thread(void *arg)
 	pthread_mutex_unlock(&s->open_mu);
 	if (!err)
 		collect_at_open(s); /* while requests are served: the grace covers them */
+
 	return NULL;
 }
 
@@ -390,12 +394,16 @@ void store_free(struct store *s)
 int store_db_get(struct store *s, const char *key, size_t klen, char **val,
 		 size_t *vlen)
 {
-	char *err = NULL, *v;
 	int ret = store_wait(s);
 
-	if (ret)
-		return ret;
-	v = s->rdb.get(s->db, s->ropts, key, klen, vlen, &err);
+	return ret ? ret : store_db_get_opened(s, key, klen, val, vlen);
+}
+
+int store_db_get_opened(struct store *s, const char *key, size_t klen, char **val,
+			size_t *vlen)
+{
+	char *err = NULL, *v = s->rdb.get(s->db, s->ropts, key, klen, vlen, &err);
+
 	if (err) {
 		pr_warn("store: read failed: %s", err);
 		s->rdb.free(err);
@@ -414,6 +422,12 @@ int store_batch_begin(struct store *s, struct store_batch *b)
 	b->s = s;
 	b->wb = err ? NULL : s->rdb.writebatch_create();
 	return err;
+}
+
+void store_batch_begin_opened(struct store *s, struct store_batch *b)
+{
+	b->s = s;
+	b->wb = s->rdb.writebatch_create();
 }
 
 void store_batch_put(struct store_batch *b, const char *key, size_t klen,

@@ -276,6 +276,38 @@ int store_drop_derived(struct store *s, const char *build_id, const char *what);
 /* Zero until the store is open. */
 void store_get_stats(struct store *s, struct store_stats *out);
 
+/* ---- the eBPF profiler's file IDs (file_id.c) ------------------------------
+ *
+ * The OpenTelemetry eBPF profiler names a mapping's file by its own file
+ * ID (process.executable.build_id.htlhash): the first 16 bytes of a
+ * SHA-256 over the file's first and last 4 KiB and its size (file_id.c
+ * gives the exact definition), 32 lowercase hex digits.  The store
+ * computes it for every artifact that carries code (STORE_HAS_TEXT) when
+ * store_add_artifact() records it (an upload, a fetch from upstream), and
+ * once, after the open, for the executables an older store holds; the
+ * index entry goes with the artifact (store_evict_upstream()).  A debug
+ * file is never hashed: the profiler hashes the file it mapped.
+ */
+#define STORE_FILE_ID_BYTES 16
+#define STORE_FILE_ID_HEX (2 * STORE_FILE_ID_BYTES + 1)
+
+/* The file ID of the size bytes of open file fd (read with pread: fd's
+ * offset is left alone) into out: 0, or -EIO when the file is shorter
+ * than size, or a read's negative errno. */
+int store_file_id_fd(int fd, uint64_t size, char out[STORE_FILE_ID_HEX]);
+/* s as a file ID (32 hex digits, either case) in lowercase into out:
+ * false, out untouched, when it is not one. */
+bool store_file_id_normalize(const char *s, char out[STORE_FILE_ID_HEX]);
+/* The build ID of the executable whose file ID is file_id (either case):
+ * 0 and build_id; -EINVAL when file_id is not one; -ENOENT when no
+ * executable stored has it; or the store's error (as store_find_best()). */
+int store_find_file_id(struct store *s, const char *file_id, char build_id[STORE_BUILD_ID_HEX]);
+/* cb for each file ID indexed for build_id's candidates (file_id valid
+ * during the call); a non-zero cb return stops the walk and is returned,
+ * as is the store's error. */
+int store_list_file_ids(struct store *s, const char *build_id,
+			int (*cb)(const char *file_id, void *arg), void *arg);
+
 /* ---- the upstream quota (evict.c) ------------------------------------------ */
 
 /*

@@ -64,6 +64,9 @@ enum store_key_tag {
 	STORE_TAG_NAMED = 'N',    /* N id \0 path          -> "" */
 	STORE_TAG_SOURCE = 'S',   /* S id \0 path          -> source record */
 	STORE_TAG_DERIVED = 'D',  /* D id \0 what          -> derived record */
+	STORE_TAG_FILE_ID = 'F',  /* F file_id \0 id      -> sha256 hex (file_id.c) */
+	STORE_TAG_HAS_FILE_ID = 'H', /* H id \0 sha        -> file_id */
+	STORE_TAG_META = 'M',     /* M name \0            -> the store's own facts */
 };
 
 #define STORE_KEY_MAX (1 + STORE_BUILD_ID_HEX + 4096)
@@ -91,6 +94,23 @@ int store_keyed_add(struct store *s, struct store_blob *b, enum store_key_tag ta
 		    const char *build_id, const char *rest, const char *name,
 		    const char sha256[STORE_SHA256_HEX], uint64_t size, unsigned origin,
 		    bool *is_new);
+
+/* ---- the file-ID index (file_id.c) ------------------------------------- */
+
+struct store_batch; /* below */
+
+/* Index artifact a (its build_id and sha256) under file_id, in wb. */
+void store_file_id_put(struct store_batch *wb, const struct store_artifact *a,
+		       const char *file_id);
+/* Delete in wb the index entry of candidate sha256 of build_id, if any
+ * (read now): 0 or the store's error. */
+int store_file_id_drop(struct store *s, struct store_batch *wb, const char *build_id,
+		       const char *sha256);
+/* Index the executables an older store holds, once (a key remembers it),
+ * on the opening thread before anyone reads a record; a blob not here (a
+ * backend's, not cached) is skipped.  0 or the store's error (the store
+ * is not opened then, as for a records walk that fails). */
+int store_file_id_backfill(struct store *s);
 
 /* ---- blobs (blob.c) ------------------------------------------------------ */
 
@@ -152,10 +172,12 @@ void store_cache_use(struct store *s, int ns_fd, const char *sha256, uint64_t si
 int store_blob_seal_fetched(struct store_blob *b, const char *sha256, uint64_t size);
 
 /* Record candidate a locally (merged with what is recorded: *a becomes
- * the merged record), with the source names, clearing the build ID's
- * pins first: store_add_artifact() without the blob. */
+ * the merged record), with the source names and its file ID (NULL:
+ * none), clearing the build ID's pins first: store_add_artifact()
+ * without the blob. */
 int store_record_candidate(struct store *s, struct store_artifact *a,
-			   const char *const *source_names, size_t n_names, bool *is_new);
+			   const char *const *source_names, size_t n_names,
+			   const char *file_id, bool *is_new);
 /* Record keyed record a (a->sha256 its blob) locally. */
 int store_keyed_record(struct store *s, enum store_key_tag tag, const char *build_id,
 		       const char *rest, const struct store_artifact *a, bool *is_new);
@@ -223,6 +245,11 @@ void store_batch_delete(struct store_batch *b, const char *key, size_t klen);
 int store_batch_commit(struct store_batch *b);
 /* Drop a begun batch unwritten (instead of committing it). */
 void store_batch_discard(struct store_batch *b);
+/* store_db_get() and store_batch_begin() on the opening thread, the DB
+ * open (no wait). */
+int store_db_get_opened(struct store *s, const char *key, size_t klen, char **val,
+			size_t *vlen);
+void store_batch_begin_opened(struct store *s, struct store_batch *b);
 /* store_db_scan() on the opening thread, the DB open (no wait). */
 int store_db_scan_opened(struct store *s, const char *prefix, size_t plen,
 			 int (*cb)(const char *key, size_t klen, const char *val, size_t vlen,

@@ -63,16 +63,17 @@ static bool map_equal(const void *ctx, size_t i, const void *key)
 }
 
 struct loc_key {
-	uint32_t mapping;
+	uint32_t mapping, type;
 	uint64_t address;
 	const struct pmodel_line *lines;
 	uint32_t n;
 };
 
-static uint64_t loc_hash_of(const struct pmodel_dict *d, uint32_t mapping, uint64_t address,
-			    const struct pmodel_line *l, uint32_t n)
+static uint64_t loc_hash_of(const struct pmodel_dict *d, const struct loc_key *k)
 {
-	uint64_t w[2] = { address, (uint64_t)mapping << 32 | n };
+	const struct pmodel_line *l = k->lines;
+	uint32_t n = k->n;
+	uint64_t w[3] = { k->address, (uint64_t)k->mapping << 32 | n, k->type };
 	uint64_t h = ember_hash(&d->loc_set.key, w, sizeof(w));
 
 	for (uint32_t i = 0; i < n; i++) { /* chained: each step keyed */
@@ -87,9 +88,10 @@ static uint64_t loc_hash(const void *ctx, size_t i)
 {
 	const struct pmodel_dict *d = ctx;
 	const struct pmodel_loc *l = &d->locs.v[i];
+	struct loc_key k = { l->mapping, l->type, l->address,
+			     l->nlines ? d->lines.v + l->line_off : NULL, l->nlines };
 
-	return loc_hash_of(d, l->mapping, l->address, l->nlines ? d->lines.v + l->line_off : NULL,
-			   l->nlines);
+	return loc_hash_of(d, &k);
 }
 
 static bool loc_equal(const void *ctx, size_t i, const void *key)
@@ -99,7 +101,8 @@ static bool loc_equal(const void *ctx, size_t i, const void *key)
 	const struct loc_key *k = key;
 	const struct pmodel_line *a = l->nlines ? d->lines.v + l->line_off : NULL;
 
-	if (l->mapping != k->mapping || l->address != k->address || l->nlines != k->n)
+	if (l->mapping != k->mapping || l->address != k->address || l->nlines != k->n ||
+	    l->type != k->type)
 		return false;
 	for (uint32_t j = 0; j < k->n; j++)
 		if (a[j].func != k->lines[j].func || a[j].line != k->lines[j].line)
@@ -225,7 +228,7 @@ int pmodel_dict_map(struct pmodel_dict *d, const struct pmodel_map *m, uint32_t 
 static int add_loc(struct pmodel_dict *d, const struct loc_key *k, uint64_t h, uint32_t *id)
 {
 	struct pmodel_loc l = { .address = k->address, .mapping = k->mapping,
-			    .line_off = (uint32_t)d->lines.n, .nlines = k->n };
+				.line_off = (uint32_t)d->lines.n, .nlines = k->n, .type = k->type };
 	uint32_t i = (uint32_t)d->locs.n;
 
 	if (d->lines.n + k->n >= UINT32_MAX)
@@ -241,11 +244,11 @@ static int add_loc(struct pmodel_dict *d, const struct loc_key *k, uint64_t h, u
 	return 0;
 }
 
-int pmodel_dict_loc(struct pmodel_dict *d, uint32_t mapping, uint64_t address,
-		const struct pmodel_line *lines, uint32_t n, uint32_t *id)
+int pmodel_dict_loc(struct pmodel_dict *d, uint32_t mapping, uint64_t address, uint32_t type,
+		    const struct pmodel_line *lines, uint32_t n, uint32_t *id)
 {
-	struct loc_key k = { mapping, address, lines, n };
-	uint64_t h = loc_hash_of(d, mapping, address, lines, n);
+	struct loc_key k = { mapping, type, address, lines, n };
+	uint64_t h = loc_hash_of(d, &k);
 	uint32_t i;
 
 	EMBER_FORWARD_IF_ERROR(pmodel_dict_index(d));

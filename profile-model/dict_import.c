@@ -92,7 +92,7 @@ int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
 {
 	const struct pmodel_loc *sl;
 	struct pmodel_line small[16], *lines = small;
-	uint32_t mapping = 0;
+	uint32_t mapping = 0, type = 0;
 	int err = 0;
 
 	if (im->loc[l] != UNSET) {
@@ -106,6 +106,8 @@ int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
 		err = import_map(im, sl->mapping - 1, &mapping);
 		mapping++;
 	}
+	if (!err && sl->type)
+		err = pmodel_import_str(im, sl->type, &type);
 	for (uint32_t i = 0; !err && i < sl->nlines; i++) {
 		const struct pmodel_line *sln = &im->src->lines.v[sl->line_off + i];
 
@@ -113,7 +115,7 @@ int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
 		err = import_func(im, sln->func, &lines[i].func);
 	}
 	if (!err)
-		err = pmodel_dict_loc(im->dst, mapping, sl->address, lines, sl->nlines,
+		err = pmodel_dict_loc(im->dst, mapping, sl->address, type, lines, sl->nlines,
 				      &im->loc[l]);
 	if (lines != small)
 		free(lines);

@@ -115,19 +115,22 @@ int pmodel_pprof_walk_intern(struct pmodel_pprof_walk *w, uint32_t li)
 	const pprof_location_t *pl = w->m->location[li];
 	const pprof_mapping_t *pm = pl->mapping_id ? pprof_mapping_by_id(w->p, pl->mapping_id)
 						   : NULL;
+	const char *ft = pprof_location_frame_type(w->p, pl);
 	struct pmodel_line small[16], *lines = small;
-	uint32_t mapping = 0;
+	uint32_t mapping = 0, type = 0;
 	int err = 0;
 
 	if (pl->n_line > 16 && !(lines = calloc(pl->n_line, sizeof(*lines))))
 		return -ENOMEM;
 	if (pm && !(err = intern_mapping(w, pm, &mapping)))
 		mapping++;
+	if (!err && ft)
+		err = pmodel_strtab_intern0(&w->dict->str, ft, &type);
 	for (size_t k = 0; !err && k < pl->n_line; k++)
 		err = intern_line(w, pl->line[k], &lines[k]);
 	if (!err)
-		err = pmodel_dict_loc(w->dict, mapping, pl->address, lines, (uint32_t)pl->n_line,
-				      &w->loc[li]);
+		err = pmodel_dict_loc(w->dict, mapping, pl->address, type, lines,
+				      (uint32_t)pl->n_line, &w->loc[li]);
 	if (lines != small)
 		free(lines);
 	return err;

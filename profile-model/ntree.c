@@ -52,6 +52,7 @@ void pmodel_ntree_release(struct pmodel_ntree *t)
 	EMBER_VEC_FREE(&t->self);
 	EMBER_VEC_FREE(&t->total);
 	EMBER_VEC_FREE(&t->file);
+	EMBER_VEC_FREE(&t->type);
 	EMBER_VEC_FREE(&t->line);
 	ember_hset_release(&t->set);
 	free(t->first);
@@ -106,21 +107,28 @@ static int unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc 
 	return snprintf(buf, size, "0x%llx", (unsigned long long)l->address);
 }
 
-/* Name id name's file, when it has none yet. */
-static int note_file(struct pmodel_ntree *t, uint32_t name, const char *file)
+/* v[name] (per name id: a file or a frame type) set to s's id, when it
+ * has none yet. */
+static int note_per_name(struct pmodel_ntree *t, struct pmodel_u32s *v, uint32_t name,
+			 const char *s)
 {
 	uint32_t id;
 
-	if (!*file || (name < t->file.n && t->file.v[name]))
+	if (!*s || (name < v->n && v->v[name]))
 		return 0;
-	EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern(&t->names, file, strlen(file), &id));
-	if (name >= t->file.n) {
-		EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&t->file, (size_t)name + 1));
-		memset(t->file.v + t->file.n, 0, ((size_t)name + 1 - t->file.n) * sizeof(uint32_t));
-		t->file.n = (size_t)name + 1;
+	EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern(&t->names, s, strlen(s), &id));
+	if (name >= v->n) {
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(v, (size_t)name + 1));
+		memset(v->v + v->n, 0, ((size_t)name + 1 - v->n) * sizeof(uint32_t));
+		v->n = (size_t)name + 1;
 	}
-	t->file.v[name] = id;
+	v->v[name] = id;
 	return 0;
+}
+
+static int note_file(struct pmodel_ntree *t, uint32_t name, const char *file)
+{
+	return note_per_name(t, &t->file, name, file);
 }
 
 /* Node n's frames are at line: its line, unless another was seen (0). */
@@ -142,19 +150,22 @@ static int location_frames(struct pmodel_ntree *t, const struct pmodel_dict *d, 
 			   uint32_t cur, uint32_t *out)
 {
 	const struct pmodel_loc *l = &d->locs.v[loc];
+	const char *type = pmodel_str(&d->str, l->type);
 	char buf[320];
 	int n;
 
 	if (!l->nlines) {
 		n = unresolved_name(d, l, buf, sizeof(buf));
-		return pmodel_ntree_child(
-			t, cur, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out);
+		EMBER_FORWARD_IF_ERROR(pmodel_ntree_child(
+			t, cur, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out));
+		return note_per_name(t, &t->type, t->name.v[*out], type);
 	}
 	for (uint32_t k = l->nlines; k-- > 0;) {
 		const struct pmodel_line *ln = &d->lines.v[l->line_off + k];
 		const char *name = line_name(d, ln);
 
 		EMBER_FORWARD_IF_ERROR(pmodel_ntree_child(t, cur, name, strlen(name), &cur));
+		EMBER_FORWARD_IF_ERROR(note_per_name(t, &t->type, t->name.v[cur], type));
 		note_line(t, cur, ln->line > 0 ? ln->line : 0);
 		EMBER_FORWARD_IF_ERROR(note_file(t, t->name.v[cur],
 						 pmodel_str(&d->str, d->funcs.v[ln->func].filename)));

@@ -2,7 +2,8 @@
  * out_pprof.c - a result as a pprof profile (wire/pprof.h builds it,
  * profile.proto, gzip-compressed as Go writes it): one sample type (the
  * queried one), its period, the time span merged, and per stack with a
- * value a sample whose locations keep their mapping, address and lines,
+ * value a sample whose locations keep their mapping, address and lines
+ * (and their frame type, Ember's Location field 1000: wire/pprof.h),
  * so `go tool pprof` reads it like any profile.  A diff adds a second
  * dictionary's stacks, scaled, and marks them as pprof's diff base.
  */
@@ -90,6 +91,9 @@ static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
 	if (l->mapping)
 		EMBER_FORWARD_IF_ERROR(emit_mapping(e, l->mapping - 1, &mid));
 	EMBER_FORWARD_IF_ERROR(pprof_add_location(e->p, mid, l->address, &e->loc[loc]));
+	if (l->type)
+		EMBER_FORWARD_IF_ERROR(pprof_location_set_frame_type(
+			e->p, e->loc[loc], pmodel_str(&e->d->str, l->type)));
 	EMBER_FORWARD_IF_ERROR(emit_lines(e, l, e->loc[loc]));
 	*id = e->loc[loc];
 	return 0;

@@ -3,7 +3,8 @@
  * stacks it is the leaf of (self) and of the stacks it is in (total,
  * each stack once however deep the function recurses in it), with
  * percentages of the result's total; sorted by self, as `pprof -top`
- * sorts.  Text in pprof's columns, or JSON.
+ * sorts.  Text in pprof's columns, or JSON (with each function's source
+ * file and frame type where known).
  */
 #include "pmodel_internal.h"
 
@@ -44,7 +45,8 @@ static int top_rows(const struct pmodel_ntree *t, int64_t total, size_t n,
 			r[k++] = (struct pmodel_top_row){ pmodel_str(&t->names, i), f[i].self,
 							 f[i].total, pct(f[i].self, total),
 							 pct(f[i].total, total),
-							 pmodel_ntree_file(t, i) };
+							 pmodel_ntree_file(t, i),
+							 pmodel_ntree_type(t, i) };
 	free(f);
 	ember_qsort(r, k, sizeof(*r), cmp_row);
 	*rows = r;
@@ -70,7 +72,7 @@ int pmodel_result_top(const struct pmodel_result *r, size_t n, struct pmodel_top
 	/* One allocation holding the rows and their names, so free(rows)
 	 * releases everything. */
 	for (size_t i = 0; i < k; i++)
-		bytes += strlen(tr[i].name) + strlen(tr[i].file) + 2;
+		bytes += strlen(tr[i].name) + strlen(tr[i].file) + strlen(tr[i].frame_type) + 3;
 	*rows = malloc(k * sizeof(**rows) + bytes + 1);
 	if (!*rows) {
 		free(tr);
@@ -83,6 +85,8 @@ int pmodel_result_top(const struct pmodel_result *r, size_t n, struct pmodel_top
 		(*rows)[i].name = strcpy(names, tr[i].name);
 		names += strlen(names) + 1;
 		(*rows)[i].file = strcpy(names, tr[i].file);
+		names += strlen(names) + 1;
+		(*rows)[i].frame_type = strcpy(names, tr[i].frame_type);
 		names += strlen(names) + 1;
 	}
 	*nrows = k;
@@ -123,6 +127,10 @@ static void json_rows(struct pmodel_out *o, const struct pmodel_result *r,
 		if (*rows[i].file) {
 			pmodel_out_str(o, ",\"file\":");
 			pmodel_out_json(o, rows[i].file);
+		}
+		if (*rows[i].frame_type) {
+			pmodel_out_str(o, ",\"frame_type\":");
+			pmodel_out_json(o, rows[i].frame_type);
 		}
 		pmodel_out_printf(o, ",\"self\":%" PRId64 ",\"self_pct\":%.4f,\"total\":%" PRId64
 			      ",\"total_pct\":%.4f}", rows[i].self, rows[i].self_pct, rows[i].total,

@@ -2,7 +2,9 @@
  * out_tree.c - the JSON tree of a result, what a web UI draws its flame
  * graph from: {"name":"total","self":S,"total":T,"children":[...]}
  * ("file" too where the function's source file is known, "line" where
- * the frame's line is, one line for all the locations merged), children
+ * the frame's line is, one line for all the locations merged,
+ * "frame_type" where its frames carry one, as OTLP's profile.frame.type
+ * names it: "native", "kernel", "jvm", ...), children
  * sorted by name, written depth first without recursion.  One JSON value:
  * the document around it (the HTTP answer's envelope, a final newline) is
  * its caller's (profile-service/query_answers.c).
@@ -32,6 +34,10 @@ static int visit(void *ctx, uint32_t n, int depth, bool enter)
 	}
 	if (n && t->line.v[n] > 0)
 		pmodel_out_printf(w->o, ",\"line\":%" PRId64, t->line.v[n]);
+	if (n && *pmodel_ntree_type(t, t->name.v[n])) {
+		pmodel_out_str(w->o, ",\"frame_type\":");
+		pmodel_out_json(w->o, pmodel_ntree_type(t, t->name.v[n]));
+	}
 	pmodel_out_printf(w->o, ",\"self\":%" PRId64 ",\"total\":%" PRId64, t->self.v[n],
 			  t->total.v[n]);
 	return pmodel_out_str(w->o, t->first[n] ? ",\"children\":[" : "");

@@ -98,6 +98,8 @@ struct pmodel_top_row {
 	int64_t self, total;
 	double self_pct, total_pct; /* of the result's total */
 	const char *file;	    /* the function's source file, "" unknown */
+	const char *frame_type;	    /* its frames' type ("native", "kernel", ...: OTLP's
+				       profile.frame.type), "" none */
 };
 
 /* The top table, sorted by self (then total, then name), at most n rows
@@ -262,6 +264,7 @@ struct pmodel_loc {
 	uint64_t address;
 	uint32_t mapping; /* 0: none, else index + 1 */
 	uint32_t line_off, nlines;
+	uint32_t type;	  /* frame type (profile.frame.type): a string, 0 none */
 };
 
 struct pmodel_line {
@@ -295,9 +298,10 @@ void pmodel_dict_release(struct pmodel_dict *d);
 int pmodel_dict_index(struct pmodel_dict *d);
 int pmodel_dict_func(struct pmodel_dict *d, const struct pmodel_func *f, uint32_t *id);
 int pmodel_dict_map(struct pmodel_dict *d, const struct pmodel_map *m, uint32_t *id);
-/* Location of mapping (0 or index + 1), address and lines[0..n). */
-int pmodel_dict_loc(struct pmodel_dict *d, uint32_t mapping, uint64_t address,
-		const struct pmodel_line *lines, uint32_t n, uint32_t *id);
+/* Location of mapping (0 or index + 1), address, frame type (a string
+ * id, 0 none) and lines[0..n): all five are its identity. */
+int pmodel_dict_loc(struct pmodel_dict *d, uint32_t mapping, uint64_t address, uint32_t type,
+		    const struct pmodel_line *lines, uint32_t n, uint32_t *id);
 int pmodel_dict_node(struct pmodel_dict *d, uint32_t parent, uint32_t loc, uint32_t *id);
 size_t pmodel_dict_bytes(const struct pmodel_dict *d);
 static inline size_t pmodel_dict_nodes(const struct pmodel_dict *d)

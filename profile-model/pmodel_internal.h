@@ -30,6 +30,7 @@
 #include <string.h>
 
 EMBER_VEC_DEF(pmodel_u64s, uint64_t);
+EMBER_VEC_DEF(pmodel_u32s, uint32_t);
 
 /* Value of one sample of a result, for noise estimates: its period when
  * the period is in the unit of the values, else 1. */
@@ -46,8 +47,10 @@ struct pmodel_ntree {
 	EMBER_VEC(uint32_t) name;
 	EMBER_VEC(int64_t) self;
 	EMBER_VEC(int64_t) total;
-	EMBER_VEC(uint32_t) file; /* per name id: its function's source file (a name
+	struct pmodel_u32s file;  /* per name id: its function's source file (a name
 				     id too; 0 unknown), the first one seen */
+	struct pmodel_u32s type;  /* per name id: its frames' type (profile.frame.type,
+				     a name id; 0 none), the first one seen */
 	EMBER_VEC(int64_t) line;  /* per node: the source line of its frames, 0 when
 				     unknown or when they name different lines */
 	struct ember_hset set;
@@ -58,6 +61,12 @@ struct pmodel_ntree {
 static inline const char *pmodel_ntree_file(const struct pmodel_ntree *t, uint32_t name)
 {
 	return pmodel_str(&t->names, name < t->file.n ? t->file.v[name] : 0);
+}
+
+/* The frame type of name id name ("" when none). */
+static inline const char *pmodel_ntree_type(const struct pmodel_ntree *t, uint32_t name)
+{
+	return pmodel_str(&t->names, name < t->type.n ? t->type.v[name] : 0);
 }
 
 int pmodel_ntree_init(struct pmodel_ntree *t);

@@ -94,30 +94,58 @@ int profsvc_decode(const struct profsvc *s, const void *data, size_t len,
 	return decode_body(s, data, len, content_encoding, acct, pprof_body, &a, why, why_size);
 }
 
+typedef int (*otlp_decode_fn)(const void *data, size_t size, const struct otlp_limits *lim,
+			      struct otlp_request **out, char *why, size_t why_size);
+
 struct otlp_args {
 	struct otlp_limits lim;
 	struct otlp_request **out;
+	otlp_decode_fn decode; /* the body's encoding: protobuf or JSON */
 };
 
 static int otlp_body(const void *data, size_t len, void *arg, char *why, size_t why_size)
 {
 	struct otlp_args *a = arg;
 
-	return otlp_decode(data, len, &a->lim, a->out, why, why_size);
+	return a->decode(data, len, &a->lim, a->out, why, why_size);
 }
 
 /* As profsvc_decode, an OTLP request: the Content-Encoding only (an OTLP
  * body has no compression of its own), under the same caps and account. */
-int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
-			const char *content_encoding, struct ember_mem_account *acct,
-			struct otlp_request **out, char *why, size_t why_size)
+static int otlp_decode_body(const struct profsvc *s, otlp_decode_fn decode, const void *data,
+			    size_t len, const char *content_encoding,
+			    struct ember_mem_account *acct, struct otlp_request **out, char *why,
+			    size_t why_size)
 {
 	struct otlp_args a = { .lim = { .sz = sizeof(a.lim),
 					.max_input_bytes = (size_t)profsvc_max_decoded(s),
 					.account = acct },
-			       .out = out };
+			       .out = out,
+			       .decode = decode };
+	int err = decode_body(s, data, len, content_encoding, acct, otlp_body, &a, why, why_size);
 
-	return decode_body(s, data, len, content_encoding, acct, otlp_body, &a, why, why_size);
+	if (!err && (err = profsvc_otlp_name_binaries(s, *out))) {
+		snprintf(why, why_size, "no memory to name the mappings' binaries");
+		otlp_request_free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
+			const char *content_encoding, struct ember_mem_account *acct,
+			struct otlp_request **out, char *why, size_t why_size)
+{
+	return otlp_decode_body(s, otlp_decode, data, len, content_encoding, acct, out, why,
+				why_size);
+}
+
+int profsvc_otlp_json_decode(const struct profsvc *s, const void *data, size_t len,
+			     const char *content_encoding, struct ember_mem_account *acct,
+			     struct otlp_request **out, char *why, size_t why_size)
+{
+	return otlp_decode_body(s, otlp_decode_json, data, len, content_encoding, acct, out, why,
+				why_size);
 }
 
 enum profsvc_reject profsvc_decode_reject(int err)

@@ -95,6 +95,7 @@ void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
 {
 	if (pstore_symbols_arrived(s->store, build_id))
 		pr_warn("profsvc: profile store: cannot note the symbols of '%s'", build_id);
+	profsvc_file_ids_arrived(s, build_id);
 }
 
 int64_t profsvc_now_ns(void)

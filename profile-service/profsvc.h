@@ -91,7 +91,8 @@ struct pstore *profsvc_store(struct profsvc *s);
 /* The limit of a profile as received, in bytes. */
 uint64_t profsvc_max_body(const struct profsvc *s);
 /* The debug info of build_id was stored (an upload, a fetch): the stored
- * frames of that build ID are resolved at the next compaction. */
+ * frames of that build ID, and those named by the file ID of one of its
+ * executables (file_ids.c), are resolved at the next compaction. */
 void profsvc_symbols_arrived(struct profsvc *s, const char *build_id);
 /* The wall clock in ns from the epoch: a profile's time, "now" of a query. */
 int64_t profsvc_now_ns(void);
@@ -160,10 +161,17 @@ int profsvc_decode(const struct profsvc *s, const void *data, size_t len,
 /* As profsvc_decode, an OTLP ExportProfilesServiceRequest (wire/otlp.h)
  * into *out (caller frees with otlp_request_free): content_encoding
  * undone under the same cap, otlp_decode's limits (its input capped at
- * profsvc_max_decoded(s)) charged to acct. */
+ * profsvc_max_decoded(s)) charged to acct; then each mapping named by the
+ * eBPF profiler's file ID only given the build ID of the stored
+ * executable with that ID, or "htlhash:FILE_ID" until one is stored
+ * (file_ids.c). */
 int profsvc_otlp_decode(const struct profsvc *s, const void *data, size_t len,
 			const char *content_encoding, struct ember_mem_account *acct,
 			struct otlp_request **out, char *why, size_t why_size);
+/* The same for a body in OTLP's JSON encoding (otlp_decode_json). */
+int profsvc_otlp_json_decode(const struct profsvc *s, const void *data, size_t len,
+			     const char *content_encoding, struct ember_mem_account *acct,
+			     struct otlp_request **out, char *why, size_t why_size);
 /* The cap on a body's decompressed bytes: 4 times the profile limit,
  * at most 64 MiB. */
 uint64_t profsvc_max_decoded(const struct profsvc *s);

@@ -32,6 +32,21 @@ struct profsvc {
 	_Atomic uint64_t samples_resolved, samples_unresolved;
 };
 
+/* ---- mappings named by the eBPF profiler's file ID (file_ids.c) ---------------------- */
+
+/* The build ID a mapping named by file ID only has while no executable
+ * with that file ID is stored: PREFIX and the file ID in lowercase hex. */
+#define PROFSVC_FILE_ID_PREFIX "htlhash:"
+
+/* The file ID of such a build ID (pointing into it), or NULL. */
+const char *profsvc_file_id_named(const char *build_id);
+/* Every mapping of r's profiles named by file ID only given the build ID
+ * of the stored executable with that file ID, else PREFIX FILE_ID:
+ * 0, or the profile's memory error. */
+int profsvc_otlp_name_binaries(const struct profsvc *s, struct otlp_request *r);
+/* build_id's symbols arrived: so did those of each of its file IDs. */
+void profsvc_file_ids_arrived(struct profsvc *s, const char *build_id);
+
 /* ---- a read's request context (read_request.c, resolver.c) -------------------------------- */
 
 struct symsvc_req;

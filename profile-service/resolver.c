@@ -23,6 +23,7 @@
 #include "symsvc.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,24 @@ static int resolve_chunk(struct symsvc_batch *b, const struct sym_index *idx,
 	return err;
 }
 
+/* The build ID of a mapping's (hex, else "htlhash:FILE_ID" through the
+ * store's file-ID index) into id: 0, -EINVAL (none), -ENOENT (a file ID
+ * no stored executable has yet), or the store's error. */
+static int build_id_of(struct symsvc *svc, const char *bid, char *id, size_t size)
+{
+	const char *fid = profsvc_file_id_named(bid);
+	char found[STORE_BUILD_ID_HEX];
+	int err;
+
+	if (!fid)
+		return ember_build_id_hex_normalize(bid, id, size) ? 0 : -EINVAL;
+	err = store_find_file_id(symsvc_store(svc), fid, found);
+	if (err)
+		return err;
+	snprintf(id, size, "%s", found);
+	return 0;
+}
+
 /* The addresses of m through svc on request req's behalf (NULL: none). */
 static int resolve(struct symsvc *svc, struct symsvc_req *req, const struct pstore_mapping *m,
 		   const uint64_t *addrs, size_t n, struct pstore_resolution *r)
@@ -92,10 +111,14 @@ static int resolve(struct symsvc *svc, struct symsvc_req *req, const struct psto
 	struct symsvc_batch *b = NULL;
 	struct symsvc_index *ix;
 	char id[SYMJSON_BUILD_ID_HEX_MAX + 1];
-	int err;
+	int err = build_id_of(svc, m->build_id, id, sizeof(id));
 
-	if (!ember_build_id_hex_normalize(m->build_id, id, sizeof(id)))
+	if (err == -ENOENT)
+		return fail_all(r, n, symjson_error_name(SYMJSON_ERR_UNKNOWN_BUILD_ID));
+	if (err == -EINVAL)
 		return fail_all(r, n, symsvc_pprof_why_name(SYMSVC_PPROF_NO_BUILD_ID));
+	if (err)
+		return err; /* the store */
 	err = symsvc_index_get_for(svc, id, req, &ix);
 	if (err) {
 		enum symjson_error e = symsvc_error_reason(err);

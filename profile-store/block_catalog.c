@@ -231,22 +231,24 @@ static int load_dict(struct reader *r, struct pstore_block *b, struct pstore_bda
 {
 	static const enum pstore_section_kind kinds[] = { PS_SEC_STRINGS, PS_SEC_FUNCTIONS,
 						      PS_SEC_MAPPINGS, PS_SEC_LOCATIONS,
-						      PS_SEC_NODES };
-	struct ember_buf buf[5];
+						      PS_SEC_NODES, PS_SEC_LOCATION_TYPES };
+	struct ember_buf buf[6];
 	const uint8_t *sec[PS_SEC_KIND_MAX] = { 0 };
 	size_t len[PS_SEC_KIND_MAX] = { 0 };
 	int err = 0;
 
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		ember_buf_init(&buf[i], 0);
-	for (int i = 0; !err && i < 5; i++) {
+	for (int i = 0; !err && i < 6; i++) {
+		if (!b->meta.has[kinds[i]])
+			continue; /* an optional section this block has not */
 		err = read_section(r, &b->meta, kinds[i], &buf[i], d);
 		sec[kinds[i]] = (const uint8_t *)buf[i].data;
 		len[kinds[i]] = buf[i].len;
 	}
 	if (!err)
 		err = pstore_block_decode_dict(sec, len, &bd->dict, d);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		ember_buf_release(&buf[i]);
 	return err;
 }

@@ -95,7 +95,7 @@ int pstore_block_header(const uint8_t *data, size_t len, uint64_t size, struct p
 	for (uint32_t i = 0; i < pstore_rd32(data + 12); i++)
 		EMBER_FORWARD_IF_ERROR(read_entry(data + PS_BLOCK_HEADER + (size_t)i * PS_SECTION_ENTRY, hlen, size,
 				  m, d));
-	for (int k = 1; k < PS_SEC_KIND_MAX; k++)
+	for (int k = 1; k <= PS_SEC_REQUIRED_MAX; k++)
 		EMBER_FAIL_IF(!m->has[k], d, -PSTORE_ERR_CORRUPT, "block: section %d missing",
 			      k);
 	return 0;
@@ -401,9 +401,11 @@ static int decode_locations(const uint8_t *p, size_t len, struct pmodel_dict *dt
 	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "locations");
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&dt->locs, n));
 	dt->locs.n = n;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
+		dt->locs.v[i].type = 0; /* none unless LOCATION_TYPES says */
 		GET(pstore_get_u32max(&p, end, (uint32_t)dt->maps.n, &dt->locs.v[i].mapping), d,
 		    "location mapping");
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		int64_t delta;
 
@@ -448,6 +450,21 @@ static int decode_nodes(const uint8_t *p, size_t len, struct pmodel_dict *dt, st
 	return 0;
 }
 
+/* LOCATION_TYPES: one string id a location (0: none). */
+static int decode_location_types(const uint8_t *p, size_t len, struct pmodel_dict *dt,
+				 struct ember_diag *d)
+{
+	const uint8_t *end = p + len;
+	uint32_t nstr = (uint32_t)pmodel_strtab_count(&dt->str), n;
+
+	GET(pstore_get_u32max(&p, end, (uint32_t)len, &n), d, "location types");
+	GET(n != dt->locs.n ? -1 : 0, d, "location types: not one a location");
+	for (uint32_t i = 0; i < n; i++)
+		GET(pstore_get_u32max(&p, end, nstr - 1, &dt->locs.v[i].type), d,
+		    "location type");
+	return 0;
+}
+
 int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
 			     const size_t len[PS_SEC_KIND_MAX], struct pmodel_dict *dt,
 			     struct ember_diag *d)
@@ -456,6 +473,9 @@ int pstore_block_decode_dict(const uint8_t *const sec[PS_SEC_KIND_MAX],
 	EMBER_FORWARD_IF_ERROR(decode_functions(sec[PS_SEC_FUNCTIONS], len[PS_SEC_FUNCTIONS], dt, d));
 	EMBER_FORWARD_IF_ERROR(decode_mappings(sec[PS_SEC_MAPPINGS], len[PS_SEC_MAPPINGS], dt, d));
 	EMBER_FORWARD_IF_ERROR(decode_locations(sec[PS_SEC_LOCATIONS], len[PS_SEC_LOCATIONS], dt, d));
+	if (sec[PS_SEC_LOCATION_TYPES])
+		EMBER_FORWARD_IF_ERROR(decode_location_types(sec[PS_SEC_LOCATION_TYPES],
+							     len[PS_SEC_LOCATION_TYPES], dt, d));
 	return decode_nodes(sec[PS_SEC_NODES], len[PS_SEC_NODES], dt, d);
 }
 

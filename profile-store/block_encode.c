@@ -327,6 +327,22 @@ static int sec_locations(const struct pmodel_dict *d, struct ember_buf *b)
 	return 0;
 }
 
+/* LOCATION_TYPES, when a location has a frame type (else no section: a
+ * block without types is the bytes it was before the section existed). */
+static int sec_location_types(const struct pmodel_dict *d, struct ember_buf *b)
+{
+	size_t typed = 0;
+
+	for (size_t i = 0; i < d->locs.n; i++)
+		typed += d->locs.v[i].type != 0;
+	if (!typed)
+		return 0;
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->locs.n));
+	for (size_t i = 0; i < d->locs.n; i++)
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, d->locs.v[i].type));
+	return 0;
+}
+
 static int sec_nodes(const struct pmodel_dict *d, struct ember_buf *b)
 {
 	size_t n = pmodel_dict_nodes(d);
@@ -388,6 +404,7 @@ static int build_sections(struct enc *e)
 	EMBER_FORWARD_IF_ERROR(sec_functions(&e->bd, &s[PS_SEC_FUNCTIONS]));
 	EMBER_FORWARD_IF_ERROR(sec_mappings(&e->bd, &s[PS_SEC_MAPPINGS]));
 	EMBER_FORWARD_IF_ERROR(sec_locations(&e->bd, &s[PS_SEC_LOCATIONS]));
+	EMBER_FORWARD_IF_ERROR(sec_location_types(&e->bd, &s[PS_SEC_LOCATION_TYPES]));
 	EMBER_FORWARD_IF_ERROR(sec_nodes(&e->bd, &s[PS_SEC_NODES]));
 	return sec_rows(e, &s[PS_SEC_ROWS], &s[PS_SEC_STREAMS]);
 }
@@ -446,7 +463,9 @@ static void time_range(const struct enc *e, int64_t *min, int64_t *max)
 
 static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAME_MAX])
 {
-	const uint32_t nsec = PS_SEC_KIND_MAX - 1;
+	/* the optional section only when it has content */
+	const uint32_t nsec = e->sec[PS_SEC_LOCATION_TYPES].len ? PS_SEC_LOCATION_TYPES
+							       : PS_SEC_REQUIRED_MAX;
 	size_t hlen = PS_BLOCK_HEADER + (size_t)nsec * PS_SECTION_ENTRY;
 	uint8_t table[PS_BLOCK_HEADER + PS_SEC_KIND_MAX * PS_SECTION_ENTRY] = { 0 };
 	int64_t min, max;

@@ -40,6 +40,8 @@ enum pstore_section_kind {
 	PS_SEC_NODES,
 	PS_SEC_STREAMS,		/* the row streams' directory */
 	PS_SEC_ROWS,		/* the row streams (zstd frames, raw section) */
+	PS_SEC_REQUIRED_MAX = PS_SEC_ROWS, /* 1..this in every block */
+	PS_SEC_LOCATION_TYPES,	/* optional: the locations' frame types (absent: none) */
 	PS_SEC_KIND_MAX,
 };
 

@@ -31,6 +31,11 @@ int symsvc_new(struct store *s, const struct symsvc_opts *o, struct symsvc **out
 	return 0;
 }
 
+struct store *symsvc_store(const struct symsvc *svc)
+{
+	return svc->store;
+}
+
 void symsvc_free(struct symsvc *svc)
 {
 	if (!svc)

@@ -77,6 +77,8 @@ struct symsvc_opts {
  * the caller's, freed with symsvc_free() once no thread uses it. */
 int symsvc_new(struct store *s, const struct symsvc_opts *o, struct symsvc **out);
 void symsvc_free(struct symsvc *svc); /* NULL is fine */
+/* The store the service reads (borrowed: symsvc_new's). */
+struct store *symsvc_store(const struct symsvc *svc);
 
 struct symsvc_stats {
 	uint64_t bytes, budget;	/* loaded indexes' memory, and its budget */

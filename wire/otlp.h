@@ -11,7 +11,7 @@
  * will take OTLP (HTTP, gRPC), on ember_common and pprof.h only.  The
  * route undoes Content-Encoding / gRPC compression first (pprof_decompress)
  * and hands each profile to the profile service with its labels.
- * Fuzzed by tests/fuzz/fuzz_otlp.c.
+ * Fuzzed by tests/fuzz/fuzz_otlp.c and tests/fuzz/fuzz_otlp_json.c.
  *
  * Errors: 0 or a negative errno / pprof error kind, with a reason for the
  * sender: -E2BIG (a limit), -EAGAIN (the memory budget is taken),
@@ -46,7 +46,7 @@ struct otlp_limits {
 	size_t max_profiles;	  /* (resource, scope, profile) triples: 4096 */
 	size_t max_samples;	  /* OTLP samples in all: 4 Mi */
 	size_t max_stack_depth;	  /* locations of one stack: 4096 */
-	size_t max_attributes;	  /* attributes of one resource or sample: 256 */
+	size_t max_attributes;	  /* attributes of one resource, mapping, location or sample: 256 */
 	size_t max_string_bytes;  /* one string: 64 KiB */
 	size_t max_nesting;	  /* submessages inside each other: 32 */
 	/* Charged for protobuf-c's allocations and every profile built, before
@@ -109,6 +109,16 @@ struct otlp_request {
 int otlp_decode(const void *data, size_t size, const struct otlp_limits *lim,
 		struct otlp_request **out, char *why, size_t why_size);
 
+/* As otlp_decode, data in OTLP's JSON encoding (the OTLP specification's
+ * "JSON Protobuf Encoding": lowerCamel or proto names, hex trace and span
+ * IDs, 64-bit integers as strings or numbers; docs/formats.md).  The same
+ * limits, max_nesting bounding the JSON's nesting too (twice it, arrays
+ * counted) and max_table_entries (or max_samples, the larger) every
+ * array; -PPROF_ERR_PROTOBUF when data is not JSON, -PPROF_ERR_INVALID
+ * for a value of the wrong type, range or length, naming its path. */
+int otlp_decode_json(const void *data, size_t size, const struct otlp_limits *lim,
+		     struct otlp_request **out, char *why, size_t why_size);
+
 /* Take profile i's pprof profile (the caller frees it; the entry's p
  * becomes NULL); its labels and mappings stay valid until
  * otlp_request_free.  NULL when i is out of range or already taken. */
@@ -126,5 +136,10 @@ int otlp_response_encode(int64_t rejected, const char *message, struct ember_buf
 /* A google.rpc.Status (code: a gRPC status code, message) appended to
  * out, the body of a refused OTLP/HTTP request.  As otlp_response_encode. */
 int otlp_status_encode(int32_t code, const char *message, struct ember_buf *out);
+/* The same in OTLP's JSON encoding, for a request that came as JSON:
+ * {"partialSuccess":{"rejectedProfiles":"N","errorMessage":"..."}} or {},
+ * and {"code":N,"message":"..."}.  As otlp_response_encode. */
+int otlp_response_json(int64_t rejected, const char *message, struct ember_buf *out);
+int otlp_status_json(int32_t code, const char *message, struct ember_buf *out);
 
 #endif /* EMBER_WIRE_OTLP_H */

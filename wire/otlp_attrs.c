@@ -3,7 +3,8 @@
  * attributes as series labels (service.name as service_name, host,
  * container, Kubernetes and executable names; never the process ID), a
  * mapping's build IDs (process.executable.build_id.gnu / .go / .htlhash),
- * a sample's attributes and link as pprof sample labels (never series).
+ * a location's profile.frame.type, a sample's attributes and link as
+ * pprof sample labels (never series).
  * Every dictionary index is checked against its table; index 0 is the
  * zero value.  docs/formats.md, "OTLP profiles", gives the rules.
  */
@@ -41,6 +42,14 @@ static int attr_keyed(const struct otlp_ctx *c, int32_t idx, const char *whose,
 	return 1;
 }
 
+/* whose n attribute indices within the limit, or -E2BIG with why set. */
+static int attr_count_check(const struct otlp_ctx *c, size_t n, const char *whose)
+{
+	EMBER_FAIL_IF(n > c->lim.max_attributes, c->d, -E2BIG,
+		      TAG "%s: %zu attributes, more than %zu", whose, n, c->lim.max_attributes);
+	return 0;
+}
+
 /* A string value (string_value or a dictionary string), else NULL. */
 static const char *value_string(const struct otlp_ctx *c, const otlp_value_t *v)
 {
@@ -52,6 +61,29 @@ static const char *value_string(const struct otlp_ctx *c, const otlp_value_t *v)
 	    OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE_STRINDEX)
 		return otlp_string(c, v->string_value_strindex);
 	return NULL;
+}
+
+/* ---- a location's frame type ------------------------------------------------------ */
+
+int otlp_location_frame_type(const struct otlp_ctx *c, const otlp_location_t *l,
+			     const char **type)
+{
+	int err;
+
+	*type = NULL;
+	EMBER_FORWARD_IF_ERROR(attr_count_check(c, l->n_attribute_indices, "location"));
+	for (size_t i = 0; i < l->n_attribute_indices; i++) {
+		const otlp_attr_t *a;
+		const char *key, *v;
+
+		err = attr_keyed(c, l->attribute_indices[i], "location", &a, &key);
+		if (err < 0)
+			return err;
+		if (err && !strcmp(key, "profile.frame.type") && (v = value_string(c, a->value)) &&
+		    *v)
+			*type = v;
+	}
+	return 0;
 }
 
 /* ---- series labels --------------------------------------------------------------- */
@@ -116,8 +148,7 @@ int otlp_resource_labels(const struct otlp_ctx *c, const otlp_resource_t *r,
 {
 	size_t n = r ? r->n_attributes : 0;
 
-	EMBER_FAIL_IF(n > c->lim.max_attributes, c->d, -E2BIG,
-		      TAG "resource: %zu attributes, more than %zu", n, c->lim.max_attributes);
+	EMBER_FORWARD_IF_ERROR(attr_count_check(c, n, "resource"));
 	op->labels = ember_mem_alloc(c->lim.account, (n + 1) * sizeof(*op->labels));
 	if (!op->labels)
 		return EMBER_FAIL(c->d, c->lim.account && c->lim.account->err
@@ -174,9 +205,7 @@ int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
 	};
 	int err;
 
-	EMBER_FAIL_IF(m->n_attribute_indices > c->lim.max_attributes, c->d, -E2BIG,
-		      TAG "mapping: %zu attributes, more than %zu", m->n_attribute_indices,
-		      c->lim.max_attributes);
+	EMBER_FORWARD_IF_ERROR(attr_count_check(c, m->n_attribute_indices, "mapping"));
 	for (size_t i = 0; i < m->n_attribute_indices; i++) {
 		const otlp_attr_t *a;
 		const char *key;
@@ -263,9 +292,7 @@ int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 	int err;
 
 	*n = 0;
-	EMBER_FAIL_IF(smp->n_attribute_indices > c->lim.max_attributes, c->d, -E2BIG,
-		      TAG "sample: %zu attributes, more than %zu", smp->n_attribute_indices,
-		      c->lim.max_attributes);
+	EMBER_FORWARD_IF_ERROR(attr_count_check(c, smp->n_attribute_indices, "sample"));
 	for (size_t i = 0; i < smp->n_attribute_indices; i++) {
 		const otlp_attr_t *a;
 		const char *key;

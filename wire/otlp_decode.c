@@ -11,6 +11,8 @@
  *      when first referenced (every index checked), its stacks leaf first,
  *      each sample counted by its shape: timestamps only, one per
  *      timestamp; values, their sum (as many as the timestamps when both).
+ * Phase 1 has two forms, one an encoding: protobuf (unpack, here) and
+ * OTLP's JSON (otlp_json_unpack, otlp_json.c); phases 2 and 3 are shared.
  * docs/formats.md, "OTLP profiles", gives the rules.
  */
 #include "wire_internal.h"
@@ -23,7 +25,6 @@
 #define MIB ((size_t)1 << 20)
 
 typedef Opentelemetry__Proto__Profiles__V1development__Profile otlp_profile_msg_t;
-typedef Opentelemetry__Proto__Profiles__V1development__Location otlp_location_t;
 
 static void limits_resolve(const struct otlp_limits *in, struct otlp_limits *out)
 {
@@ -289,6 +290,7 @@ static int location_id(struct build *b, int32_t idx, uint64_t *out)
 {
 	const otlp_dict_t *d = b->c->dict;
 	const otlp_location_t *l;
+	const char *type;
 	uint64_t mid;
 	int err;
 
@@ -303,7 +305,9 @@ static int location_id(struct build *b, int32_t idx, uint64_t *out)
 		      TAG "location %d: %zu lines, more than %zu", idx, l->n_lines,
 		      b->c->lim.max_stack_depth);
 	EMBER_FORWARD_IF_ERROR(mapping_id(b, l->mapping_index, &mid));
-	if ((err = pprof_add_location(b->p, mid, l->address, out)))
+	EMBER_FORWARD_IF_ERROR(otlp_location_frame_type(b->c, l, &type));
+	if ((err = pprof_add_location(b->p, mid, l->address, out)) ||
+	    (type && (err = pprof_location_set_frame_type(b->p, *out, type))))
 		return memory_error(b->c, err);
 	for (size_t i = 0; i < l->n_lines; i++) {
 		EMBER_FORWARD_IF_ERROR(function_id(b, l->lines[i]->function_index,
@@ -468,8 +472,11 @@ static int build_all(struct otlp_ctx *c, struct otlp_request *r)
 
 /* ---- the request --------------------------------------------------------------------------- */
 
-int otlp_decode(const void *data, size_t size, const struct otlp_limits *lim,
-		struct otlp_request **out, char *why, size_t why_size)
+/* A request of one encoding: unpacked by unpack_with, then every later
+ * phase, whichever the encoding. */
+static int decode(otlp_unpack_fn unpack_with, const void *data, size_t size,
+		  const struct otlp_limits *lim, struct otlp_request **out, char *why,
+		  size_t why_size)
 {
 	static const otlp_dict_t empty = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT;
 	struct ember_diag d = ember_diag_make(why, why_size);
@@ -483,7 +490,7 @@ int otlp_decode(const void *data, size_t size, const struct otlp_limits *lim,
 	if (!r)
 		return EMBER_FAIL(&d, -ENOMEM, TAG "out of memory");
 	r->acct = c.lim.account;
-	err = unpack(size ? data : (const void *)"", size, &c, &r->msg);
+	err = unpack_with(size ? data : (const void *)"", size, &c, &r->msg);
 	if (err)
 		goto out;
 	c.dict = r->msg->dictionary ? r->msg->dictionary : &empty;
@@ -503,6 +510,23 @@ out:
 	}
 	*out = r;
 	return 0;
+}
+
+int otlp_decode(const void *data, size_t size, const struct otlp_limits *lim,
+		struct otlp_request **out, char *why, size_t why_size)
+{
+	return decode(unpack, data, size, lim, out, why, why_size);
+}
+
+int otlp_decode_json(const void *data, size_t size, const struct otlp_limits *lim,
+		     struct otlp_request **out, char *why, size_t why_size)
+{
+	return decode(otlp_json_unpack, data, size, lim, out, why, why_size);
+}
+
+int otlp_memory_error(const struct otlp_ctx *c, int err)
+{
+	return memory_error(c, err);
 }
 
 struct pprof_profile *otlp_profile_take(struct otlp_request *r, size_t i)

@@ -195,6 +195,10 @@ enum pprof_mapping_flags {
 /* Set the four has_* fields of a mapping to flags (enum pprof_mapping_flags).
  * 0 or -ENOENT. */
 int pprof_mapping_set_flags(struct pprof_profile *p, uint64_t mapping_id, unsigned flags);
+/* Set a mapping's build_id to build_id (copied into the string table).
+ * 0, -ENOENT, or -ENOMEM / the account's error. */
+int pprof_mapping_set_build_id(struct pprof_profile *p, uint64_t mapping_id,
+			       const char *build_id);
 
 /* ---- building a profile (agents, tests) -------------------------------- */
 
@@ -245,6 +249,29 @@ int pprof_add_sample_labeled(struct pprof_profile *p, const uint64_t *location_i
 /* Set time_nanos and duration_nanos (when the profile was taken, for how
  * long).  Never fails. */
 void pprof_set_time(struct pprof_profile *p, int64_t time_nanos, int64_t duration_nanos);
+
+/* ---- Ember's extension: a location's frame type ----------------------- */
+
+/*
+ * Location field 1000 (varint, a string_table index): the frame's type as
+ * OTLP's location attribute profile.frame.type gives it ("native",
+ * "kernel", "jvm", "cpython", ...; docs/formats.md).  Not in
+ * profile.proto: protobuf-c keeps it as an unknown field, decoding and
+ * encoding, and readers that do not know it (go tool pprof) skip it.
+ */
+#define PPROF_LOCATION_FRAME_TYPE_FIELD 1000
+
+/* The frame type of loc (a location of p), or NULL when it has none: no
+ * field 1000, or one that is not a varint naming a string of p (ignored).
+ * Points into p's string table, valid as pprof_string()'s answers. */
+const char *pprof_location_frame_type(const struct pprof_profile *p,
+				      const pprof_location_t *loc);
+
+/* Set the frame type of location location_id to type (copied into the
+ * string table; NULL or "" removes it).  0, -ENOENT (no such location) or
+ * -ENOMEM / the account's error (nothing changed). */
+int pprof_location_set_frame_type(struct pprof_profile *p, uint64_t location_id,
+				  const char *type);
 
 /* ---- encoding --------------------------------------------------------- */
 

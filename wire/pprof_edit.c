@@ -168,3 +168,16 @@ int pprof_mapping_set_flags(struct pprof_profile *p, uint64_t mapping_id, unsign
 	mp->has_inline_frames = !!(flags & PPROF_MAPPING_HAS_INLINE_FRAMES);
 	return 0;
 }
+
+int pprof_mapping_set_build_id(struct pprof_profile *p, uint64_t mapping_id,
+			       const char *build_id)
+{
+	size_t mi = pprof_index_find(&p->mappings, mapping_id);
+	int64_t idx;
+
+	if (mi == SIZE_MAX)
+		return -ENOENT;
+	EMBER_FORWARD_IF_ERROR(pprof_add_string(p, build_id, &idx));
+	p->msg->mapping[mi]->build_id = idx;
+	return 0;
+}

@@ -17,7 +17,7 @@
 #include "wire_internal.h"
 #include "symbolize_json.h"
 
-#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -65,33 +65,6 @@ struct symjson_parser {
 };
 
 /* ---- memory, from the caller's account ---------------------------------- */
-
-/*
- * yajl's own buffers: yajl 2.1 does not survive an allocator that fails,
- * so its allocations are charged to the account without being refused;
- * a charge past the share or the budget marks the account, and the next
- * event stops the parse (a token spans at most the body, itself capped).
- */
-static void *af_malloc(void *ctx, size_t n)
-{
-	ember_mem_account_charge(ctx, n);
-	return malloc(n);
-}
-
-static void *af_realloc(void *ctx, void *p, size_t n)
-{
-	size_t old = p ? malloc_usable_size(p) : 0;
-
-	if (n > old)
-		ember_mem_account_charge(ctx, n - old);
-	return realloc(p, n);
-}
-
-static void af_free(void *ctx, void *p)
-{
-	(void)ctx;
-	free(p);
-}
 
 /* The error of a failed allocation: the account's (-E2BIG: the request is
  * too large; -EAGAIN: the server is busy), else -ENOMEM. */
@@ -486,7 +459,7 @@ int symjson_parser_new(const struct symjson_limits *lim, struct ember_mem_accoun
 	p->r = r;
 	p->line = 1;
 	p->d = ember_diag_make(p->why, sizeof(p->why));
-	p->af = (yajl_alloc_funcs){ af_malloc, af_realloc, af_free, acct };
+	p->af = wire_yajl_funcs(acct);
 	p->h = yajl_alloc(&callbacks, &p->af, p);
 	if (!p->h) {
 		symjson_parser_free(p);
@@ -528,7 +501,7 @@ static int parse_failed(struct symjson_parser *p, yajl_status st, const char *da
 }
 
 /* yajl's buffers passed the request's share or the budget (charged, not
- * refused: af_malloc): the parse stops here. */
+ * refused: wire_yajl_funcs): the parse stops here. */
 static int over_account(struct symjson_parser *p)
 {
 	if (p->err || !p->acct || !p->acct->err)

@@ -11,10 +11,12 @@
  *   pprof_index.c     id -> element index (dense O(1) or sorted O(log n))
  *   pprof_strings.c   the string table: lookups, deduplicated adds
  *   pprof_edit.c      what the symbolizer fills in: functions, lines, flags
+ *   pprof_frame_type.c  a location's frame type: Ember's Location field 1000
  *   pprof_build.c     a profile from scratch: types, mappings, locations, samples
  *   pprof_encode.c    profile -> protobuf (raw or gzip) into an ember_buf
  *   json_writer.c     the escaping JSON writer of the answers
  *   symjson_values.c  request scalars: addresses, build IDs, kinds
+ *   yajl_account.c    yajl's allocator, charged to a request's memory account
  *   symjson_request.c the POST /api/v1/symbolize request, streamed (yajl)
  *   symjson_answer.c  the answer, written incrementally
  *   symjson_client.c  the client side: a module's request, its reply checked
@@ -22,7 +24,9 @@
  *   folded.c          folded and lines bodies as a pprof profile
  *   pyroscope_time.c  times, durations and numbers of query parameters
  *   otlp_decode.c     otlp_decode: unpack, check, one pprof profile a profile
- *   otlp_attrs.c      OTLP attributes: series labels, build IDs, sample labels
+ *   otlp_json.c       OTLP's JSON encoding read into the message otlp_decode unpacks
+ *   otlp_attrs.c      OTLP attributes: series labels, build IDs, frame types,
+ *                     sample labels
  *   otlp_answer.c     OTLP/HTTP answer bodies: the export response, google.rpc.Status
  */
 #ifndef EMBER_WIRE_INTERNAL_H
@@ -35,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <yajl/yajl_common.h>
 
 /* ---- compression (decompress.c, pb_sink.c) ----------------------------- */
 
@@ -101,6 +106,13 @@ static inline int wire_json_lit(struct ember_buf *b, const char *lit, size_t len
 	return ember_buf_append(b, lit, len);
 }
 #define WIRE_JSON_LIT(b, s) wire_json_lit((b), (s), sizeof(s) - 1)
+
+/* ---- JSON input (yajl_account.c) -------------------------------------- */
+
+/* yajl's allocations charged to acct (NULL: none), never refused (yajl
+ * does not survive a failed one): past the share or the budget the
+ * account's error is set, for the parser to stop at its next event. */
+yajl_alloc_funcs wire_yajl_funcs(struct ember_mem_account *acct);
 
 /* ---- request scalars (symjson_values.c) ------------------------------- */
 
@@ -194,6 +206,7 @@ char *pprof_strdup(const char *s);
 typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary otlp_dict_t;
 typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit otlp_attr_t;
 typedef Opentelemetry__Proto__Profiles__V1development__Mapping otlp_mapping_t;
+typedef Opentelemetry__Proto__Profiles__V1development__Location otlp_location_t;
 typedef Opentelemetry__Proto__Profiles__V1development__Sample otlp_sample_t;
 typedef Opentelemetry__Proto__Common__V1__AnyValue otlp_value_t;
 typedef Opentelemetry__Proto__Resource__V1__Resource otlp_resource_t;
@@ -213,6 +226,19 @@ struct otlp_sample_scratch {
 	char trace[33], span[17];
 };
 
+/* Phase 1 of a decode in one encoding: data into *out (allocated
+ * through pb_unpack.c's budgeted allocator, freed with
+ * protobuf_c_message_free_unpacked) under c's limits; 0, or an error of
+ * otlp.h with its reason in c->d. */
+typedef int (*otlp_unpack_fn)(const uint8_t *data, size_t size, struct otlp_ctx *c,
+			      otlp_request_message_t **out);
+/* OTLP's JSON encoding (otlp_json.c). */
+int otlp_json_unpack(const uint8_t *data, size_t size, struct otlp_ctx *c,
+		     otlp_request_message_t **out);
+/* err (-E2BIG, -EAGAIN, -ENOMEM: the account's own error first) said in
+ * c->d as the request's memory; other errors returned as they are. */
+int otlp_memory_error(const struct otlp_ctx *c, int err);
+
 /* dict string idx; 0 is "" whatever the table holds; NULL out of range. */
 const char *otlp_string(const struct otlp_ctx *c, int64_t idx);
 /* The resource's series labels into op (labels allocated from the
@@ -222,6 +248,10 @@ int otlp_resource_labels(const struct otlp_ctx *c, const otlp_resource_t *r,
 /* A mapping's build IDs from its attributes. */
 int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
 			   struct otlp_mapping_ids *ids);
+/* A location's profile.frame.type into *type (NULL when it has none, a
+ * value that is not a string or is empty; else points into the message). */
+int otlp_location_frame_type(const struct otlp_ctx *c, const otlp_location_t *l,
+			     const char **type);
 /* A sample's attributes and link as pprof labels into s->labels[0, *n). */
 int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 		       struct otlp_sample_scratch *s, size_t *n);

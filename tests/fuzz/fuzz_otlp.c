@@ -3,8 +3,13 @@
  * ExportProfilesServiceRequest under small limits; each profile that
  * decodes is taken, encoded and decoded again as pprof, which must
  * succeed with the same counts (what OTLP becomes, the pipeline reads).
+ * fuzz_otlp_json.c is this target with OTLP_FUZZ_DECODE otlp_decode_json.
  */
 #include "otlp.h"
+
+#ifndef OTLP_FUZZ_DECODE
+#define OTLP_FUZZ_DECODE otlp_decode
+#endif
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char why[256];
 
 	ember_log_set_handler(quiet, NULL);
-	if (otlp_decode(data, size, &lim, &r, why, sizeof(why)) != 0)
+	if (OTLP_FUZZ_DECODE(data, size, &lim, &r, why, sizeof(why)) != 0)
 		return 0;
 	for (size_t i = 0; i < r->n_profiles; i++) {
 		struct pprof_profile *p = otlp_profile_take(r, i);

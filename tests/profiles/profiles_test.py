@@ -80,6 +80,14 @@ def nm_address(path, name):
     return int(m.group(1), 16)
 
 
+def upload_executable(srv, path, bid):
+    """PUT path to srv as the executable of build ID bid."""
+    with open(path, "rb") as f:
+        st, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable" % bid, f.read(),
+                                  {"Authorization": "Bearer " + srv.token})
+    check(st in (200, 201), "upload: %d %r" % (st, body))
+
+
 def raw_profile(path, bid, fn_names, time_ns):
     base = 0x555555554000
     p = Profile(time_ns=time_ns, duration_ns=10 * SEC)
@@ -132,22 +140,39 @@ class OtlpRequest:
             st.append(text)
         return list(st).index(text)
 
-    def mapping(self, start, limit, filename, gnu_build_id):
-        a = self.dict.attribute_table.add(key_strindex=self.s("process.executable.build_id.gnu"))
-        a.value.string_value = gnu_build_id
-        self.dict.mapping_table.add(memory_start=start, memory_limit=limit, file_offset=0,
+    def mapping(self, start, limit, filename, gnu_build_id=None, htlhash=None, file_offset=0):
+        """A mapping naming its file by the build IDs given (htlhash: the
+        eBPF profiler's file ID, 32 hex digits, sent as a string)."""
+        attrs = []
+        for kind, value in (("gnu", gnu_build_id), ("htlhash", htlhash)):
+            if value is not None:
+                a = self.dict.attribute_table.add(
+                    key_strindex=self.s("process.executable.build_id." + kind))
+                a.value.string_value = value
+                attrs.append(len(self.dict.attribute_table) - 1)
+        self.dict.mapping_table.add(memory_start=start, memory_limit=limit,
+                                    file_offset=file_offset,
                                     filename_strindex=self.s(filename),
-                                    attribute_indices=[len(self.dict.attribute_table) - 1])
+                                    attribute_indices=attrs)
         return len(self.dict.mapping_table) - 1
 
-    def native(self, mapping, address):
-        self.dict.location_table.add(mapping_index=mapping, address=address)
+    def frame_type(self, frame_type):
+        """Attribute indices of a location: [profile.frame.type] or []."""
+        if frame_type is None:
+            return []
+        a = self.dict.attribute_table.add(key_strindex=self.s("profile.frame.type"))
+        a.value.string_value = frame_type
+        return [len(self.dict.attribute_table) - 1]
+
+    def native(self, mapping, address, frame_type=None):
+        self.dict.location_table.add(mapping_index=mapping, address=address,
+                                     attribute_indices=self.frame_type(frame_type))
         return len(self.dict.location_table) - 1
 
-    def named(self, name):
+    def named(self, name, frame_type=None):
         self.dict.function_table.add(name_strindex=self.s(name),
                                      filename_strindex=self.s(name + ".c"))
-        loc = self.dict.location_table.add()
+        loc = self.dict.location_table.add(attribute_indices=self.frame_type(frame_type))
         loc.lines.add(function_index=len(self.dict.function_table) - 1, line=1)
         return len(self.dict.location_table) - 1
 

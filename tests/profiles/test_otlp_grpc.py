@@ -22,7 +22,8 @@ import ember_test  # noqa: E402
 import packages  # noqa: E402
 from ember_test import H2_PREFACE, check, h2_frame, hpack_literals, skip, wait_for  # noqa: E402
 from profiles_test import (FIX, NOW_S, SEC, OtlpRequest, Server, otlp_folded,  # noqa: E402
-                           otlp_post, otlp_sample_request, otlp_stubs, run_case)
+                           otlp_post, otlp_sample_request, otlp_stubs, run_case,
+                           upload_executable)
 
 PATH = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 T0 = (NOW_S - 600) * SEC
@@ -83,10 +84,7 @@ def upload_fixture(srv):
     exe = os.path.join(FIX, "c_O2_pie")
     bid = packages.build_id(exe)
     check(bid, "no build ID in " + exe)
-    with open(exe, "rb") as f:
-        st, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable" % bid, f.read(),
-                                  {"Authorization": "Bearer " + srv.token})
-    check(st in (200, 201), "upload: %d %r" % (st, body))
+    upload_executable(srv, exe, bid)
     return exe, bid
 
 

@@ -33,7 +33,8 @@ import packages  # noqa: E402
 from ember_test import Profile, check, cpu_profile, skip, wait_for  # noqa: E402
 from profiles_test import (CHILDREN, EMBER, FIX, NOW_S, SEC, TMP, OtlpRequest, Server,  # noqa: E402,F401
                            folded, ms, otlp_folded, otlp_post,
-                           otlp_sample_request, otlp_stubs, q, raw_profile, run_case)
+                           otlp_sample_request, otlp_stubs, q, raw_profile, run_case,
+                           upload_executable)
 
 
 S3 = {"main;work;hot": 30, "main;work;cold": 10, "main;idle": 5}
@@ -733,10 +734,7 @@ def test_profiles__symbolized_at_ingest_and_once_debug_info_arrives():
                                 "pct": 70.0}], cov)
     names = folded(srv)
     check(any(k.startswith("c_O2_pie+0x") for k in names), names)
-    with open(exe, "rb") as f:
-        st, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable" % bid, f.read(),
-                                  {"Authorization": "Bearer " + srv.token})
-    check(st in (200, 201), "upload: %d %r" % (st, body))
+    upload_executable(srv, exe, bid)
     # at query time at once
     names = folded(srv)
     hit = [k for k in names if k.startswith("main;") and k.endswith("helper_digest_points")]
@@ -763,10 +761,7 @@ def test_profiles__otlp_http_protobuf_symbolized_counted_partial_gzip():
     bid = packages.build_id(exe)
     check(bid, "no build ID in " + exe)
     srv = Server()
-    with open(exe, "rb") as f:
-        st, body, _ = srv.request("PUT", "/api/v1/artifacts/%s/executable" % bid, f.read(),
-                                  {"Authorization": "Bearer " + srv.token})
-    check(st in (200, 201), "upload: %d %r" % (st, body))
+    upload_executable(srv, exe, bid)
     r = otlp_sample_request(svc, exe, bid, T0)
     old = r.profile("old", T0 - 3 * 3600 * SEC)  # outside the window: refused alone
     old.samples.add(stack_index=1, values=[1])
@@ -819,7 +814,7 @@ def test_profiles__otlp_http_refusals_are_status_bodies():
     empty.profile("a", T0).samples.add(stack_index=empty.stack([empty.named("f")]))
     refused(400, 3, "1.10", empty.encode())
     refused(415, 3, "application/x-protobuf", b"{}",
-            headers={"Content-Type": "application/json"})
+            headers={"Content-Type": "text/plain"})
     # past the decompression cap (4 times --max-profile-mb) once gunzipped
     refused(413, 8, "too large", gzip.compress(b"\0" * (65 << 20)),
             headers={"Content-Encoding": "gzip"})

@@ -362,10 +362,116 @@ static int test_pmodel__error_kind(void)
 	return 0;
 }
 
+/* ---- frame types (profile.frame.type) -------------------------------------------------- */
+
+/* A location's frame type is part of what it is: the same address as a
+ * native and as a kernel frame, or with no type, is three locations; an
+ * import carries the type's string. */
+static int test_pmodel__frame_type_part_of_a_location(void)
+{
+	struct pmodel_dict a, b;
+	struct pmodel_import im;
+	uint32_t native, kernel, none, again, out, moved;
+
+	CHECK_INT(pmodel_dict_init(&a), ==, 0);
+	CHECK_INT(pmodel_dict_init(&b), ==, 0);
+	CHECK_INT(pmodel_strtab_intern0(&a.str, "native", &native), ==, 0);
+	CHECK_INT(pmodel_strtab_intern0(&a.str, "kernel", &kernel), ==, 0);
+	CHECK_INT(pmodel_dict_loc(&a, 0, 0x1234, native, NULL, 0, &native), ==, 0);
+	CHECK_INT(pmodel_dict_loc(&a, 0, 0x1234, a.locs.v[native].type == 1 ? 2 : 1, NULL, 0,
+				  &kernel), ==, 0);
+	CHECK_INT(pmodel_dict_loc(&a, 0, 0x1234, 0, NULL, 0, &none), ==, 0);
+	CHECK_INT(pmodel_dict_loc(&a, 0, 0x1234, a.locs.v[native].type, NULL, 0, &again), ==, 0);
+	CHECK_INT(a.locs.n, ==, 3);
+	CHECK(native != kernel && native != none && kernel != none);
+	CHECK_INT(again, ==, native);
+	CHECK_STR(pmodel_str(&a.str, a.locs.v[native].type), "native");
+	CHECK_STR(pmodel_str(&a.str, a.locs.v[kernel].type), "kernel");
+	CHECK_INT(a.locs.v[none].type, ==, 0);
+	CHECK_INT(pmodel_dict_loc(&b, 0, 0x1234, 0, NULL, 0, &moved), ==, 0); /* b: ids differ */
+	CHECK_INT(pmodel_import_init(&im, &a, &b), ==, 0);
+	CHECK_INT(pmodel_import_loc(&im, kernel, &out), ==, 0);
+	CHECK(out != moved);
+	CHECK_STR(pmodel_str(&b.str, b.locs.v[out].type), "kernel");
+	CHECK_INT(pmodel_import_loc(&im, none, &out), ==, 0);
+	CHECK_INT(out, ==, moved);
+	pmodel_import_release(&im);
+	pmodel_dict_release(&a);
+	pmodel_dict_release(&b);
+	return 0;
+}
+
+/* A profile whose locations carry Ember's Location field 1000: kept by
+ * encoding and decoding, shown by the JSON tree and top table, written
+ * back by the pprof output; an untyped frame shows none. */
+static int test_pmodel__frame_type_through_pprof_and_outputs(void)
+{
+	static const char *const st[] = { "main;work;0x1234" };
+	static const int64_t c[] = { 3 };
+	struct pprof_profile *p = mkprof(st, c, 1, T0), *q = NULL;
+	const pprof_message_t *m;
+	struct pmodel_result *r = NULL;
+	struct ember_buf b;
+	char why[256];
+
+	CHECK(p);
+	m = pprof_message(p);
+	for (size_t i = 0; i < m->n_location; i++) {
+		const char *f = m->location[i]->n_line
+					? pprof_string(p, pprof_function_by_id(
+						  p, m->location[i]->line[0]->function_id)->name)
+					: "";
+
+		if (strcmp(f, "main"))
+			CHECK_INT(pprof_location_set_frame_type(p, m->location[i]->id,
+								*f ? "jvm" : "native"), ==, 0);
+	}
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pprof_encode(p, false, &b), ==, 0);
+	pprof_profile_free(p);
+	CHECK_INT(pprof_decode(b.data, b.len, NULL, &q, why, sizeof(why)), ==, 0);
+	CHECK_INT(pmodel_result_from_pprof(q, "samples", &r, why, sizeof(why)), ==, 0);
+	pprof_profile_free(q);
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_tree_json(r, pmodel_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "{\"name\":\"work\",\"file\":\"work.c\",\"line\":10,"
+			     "\"frame_type\":\"jvm\""));
+	CHECK(strstr(b.data, "\"frame_type\":\"native\""));
+	CHECK(strstr(b.data, "{\"name\":\"main\",\"file\":\"main.c\",\"line\":10,\"self\""));
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_top(r, 0, true, pmodel_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "{\"name\":\"work\",\"file\":\"work.c\",\"frame_type\":\"jvm\","));
+	CHECK(strstr(b.data, "{\"name\":\"main\",\"file\":\"main.c\",\"self\""));
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_pprof(r, &b), ==, 0);
+	pmodel_result_free(r);
+	CHECK_INT(pprof_decode(b.data, b.len, NULL, &q, why, sizeof(why)), ==, 0);
+	m = pprof_message(q);
+	{
+		size_t jvm = 0, native = 0, none = 0;
+
+		for (size_t i = 0; i < m->n_location; i++) {
+			const char *t = pprof_location_frame_type(q, m->location[i]);
+
+			jvm += t && !strcmp(t, "jvm");
+			native += t && !strcmp(t, "native");
+			none += !t;
+		}
+		CHECK_INT(jvm, ==, 1);
+		CHECK_INT(native, ==, 1);
+		CHECK_INT(none, ==, 1);
+	}
+	pprof_profile_free(q);
+	ember_buf_release(&b);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__error_kind),
 	UNIT_CASE(test_pmodel__types_checked_with_a_typed_error),
 	UNIT_CASE(test_pmodel__top_counts_recursion_once),
+	UNIT_CASE(test_pmodel__frame_type_part_of_a_location),
+	UNIT_CASE(test_pmodel__frame_type_through_pprof_and_outputs),
 	UNIT_CASE(test_pmodel__tree_json_line_only_where_one),
 	UNIT_CASE(test_pmodel__tree_json_and_folded),
 	UNIT_CASE(test_pmodel__flamegraph_svg_is_valid),

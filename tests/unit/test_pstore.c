@@ -12,6 +12,7 @@
 #include "pprof.h"
 #include "pstore.h"
 #include "pstore_block.h"
+#include "pstore_bytes.h"
 #include "pstore_catalog.h"
 #include "pstore_compact.h"
 #include "pstore_index.h"
@@ -2713,8 +2714,86 @@ static int test_pstore__shared_dead_writers_log_taken_over(void)
 	return 0;
 }
 
+/* ---- frame types in blocks ---------------------------------------------------------- */
+
+/* The section count of the one block in the store's directory, or -1. */
+static int block_sections(void)
+{
+	char path[400];
+	uint8_t h[16];
+	FILE *f;
+	size_t n;
+
+	if (first_file("blocks", ".pblk", path, sizeof(path)))
+		return -1;
+	f = fopen(path, "rb");
+	n = f ? fread(h, 1, sizeof(h), f) : 0;
+	if (f)
+		fclose(f);
+	return n == sizeof(h) ? (int)pstore_rd32(h + 12) : -1;
+}
+
+/* S3 with the frame type of every location (OTLP's profile.frame.type). */
+static struct pprof_profile *typed_prof(int64_t time, const char *type)
+{
+	struct pprof_profile *p = mkprof(S3, C3, 3, time);
+	const pprof_message_t *m = p ? pprof_message(p) : NULL;
+
+	for (size_t i = 0; m && i < m->n_location; i++)
+		if (pprof_location_set_frame_type(p, m->location[i]->id, type)) {
+			pprof_profile_free(p);
+			return NULL;
+		}
+	return p;
+}
+
+/* A location's frame type is kept by the log, a block (the optional
+ * LOCATION_TYPES section), a restart and a merge; a block without any is
+ * the layout it always was (twelve sections), read as before; the same
+ * stack of native and of untyped frames is two stacks. */
+static int test_pstore__block_keeps_location_frame_types(void)
+{
+	struct pstore *s = fresh_store();
+	struct pmodel_result *r;
+	struct ember_buf b;
+
+	CHECK(s);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 300 * SEC), "plain", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(block_sections(), ==, PS_SEC_REQUIRED_MAX);
+	pstore_free(s);
+	remove_dir();
+	s = fresh_store();
+	CHECK(s);
+	CHECK_INT(append(s, typed_prof(T0 - 300 * SEC, "native"), "typed", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(block_sections(), ==, PS_SEC_LOCATION_TYPES);
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 200 * SEC), "typed", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	fake_now = T0 + 2 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0); /* the two blocks merged */
+	CHECK_INT(count_files("blocks", ".pblk"), ==, 1);
+	CHECK_INT(block_sections(), ==, PS_SEC_LOCATION_TYPES);
+	pstore_free(s);
+	s = open_store(NULL);
+	CHECK(s);
+	r = query(s, "{service=\"typed\"}", "cpu", 0, 0);
+	CHECK(r);
+	CHECK_INT(pmodel_dict_nodes(&r->dict), ==, 1 + 2 * 5); /* each stack twice */
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pmodel_write_tree_json(r, pmodel_write_buf, &b), ==, 0);
+	CHECK(strstr(b.data, "{\"name\":\"hot\",\"file\":\"hot.c\",\"line\":10,"
+			     "\"frame_type\":\"native\",\"self\":600000000,"));
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__series_limit_freed_when_data_gets_old),
+	UNIT_CASE(test_pstore__block_keeps_location_frame_types),
 	UNIT_CASE(test_pstore__series_limit_refused_profile_holds_no_slot),
 	UNIT_CASE(test_pstore__merge_pick_not_quadratic_in_blocks),
 	UNIT_CASE(test_pstore__shared_dead_writers_log_taken_over),

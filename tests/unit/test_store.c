@@ -57,11 +57,13 @@ static int count_files(const char *sub)
 	return n;
 }
 
-/* Store content under id with the given feature flags. */
-static int put(struct store *s, const char *id, const char *content, unsigned flags,
-	       unsigned kinds, bool *is_new)
+/* Store content under id with the given feature flags, as stored at
+ * mtime from origin. */
+static int put_as(struct store *s, const char *id, const char *content, unsigned flags,
+		  unsigned kinds, int64_t mtime, unsigned origin, bool *is_new)
 {
-	struct store_artifact a = { .flags = flags, .kinds = kinds, .mtime = 1 };
+	struct store_artifact a = { .flags = flags, .kinds = kinds, .mtime = mtime,
+				    .origin = origin };
 	struct store_blob *b;
 	int err = store_blob_begin(s, &b);
 
@@ -77,6 +79,193 @@ static int put(struct store *s, const char *id, const char *content, unsigned fl
 	snprintf(a.build_id, sizeof(a.build_id), "%s", id);
 	snprintf(a.name, sizeof(a.name), "file-%zu", strlen(content));
 	return store_add_artifact(s, b, &a, NULL, 0, is_new);
+}
+
+/* Store content under id with the given feature flags (uploaded). */
+static int put(struct store *s, const char *id, const char *content, unsigned flags,
+	       unsigned kinds, bool *is_new)
+{
+	return put_as(s, id, content, flags, kinds, 1, STORE_FROM_UPLOAD, is_new);
+}
+
+/* ---- the eBPF profiler's file IDs ---------------------------------------- */
+
+/* Bytes (i * 131 + 7) mod 256, the file of the golden file IDs below. */
+static int pattern_file(size_t n)
+{
+	char path[300];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/pattern", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	for (size_t i = 0; fd >= 0 && i < n; i++) {
+		unsigned char c = (unsigned char)(i * 131 + 7);
+
+		if (write(fd, &c, 1) != 1) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/*
+ * The golden IDs were computed by Python's hashlib from the profiler's
+ * definition (libpf/fileid.go), not from file_id.c:
+ *   h = sha256(b[:4096] + b[-4096:] + struct.pack('>Q', len(b)))[:16]
+ * at every boundary: empty, under 4 KiB (hashed twice), 4 KiB, between
+ * (the ends overlap), 8 KiB (they meet), past it.
+ */
+static int test_store__file_id_matches_the_profilers_definition(void)
+{
+	static const struct {
+		size_t size;
+		const char *id;
+	} cases[] = {
+		{ 0, "af5570f5a1810b7af78caf4bc70a660f" },
+		{ 100, "9728eeab69e53201466e9c419f416910" },
+		{ 4096, "2b3e39d6827bbb13046997f961c2134e" },
+		{ 5000, "1f7341497107e1062663c8259dce85fd" },
+		{ 8192, "03b0745711168eea28500d8b99e2c9aa" },
+		{ 10000, "f32b45a0e81f2dd2f1ade41fb74b34d4" },
+	};
+	char id[STORE_FILE_ID_HEX];
+
+	snprintf(dir, sizeof(dir), "/tmp/ember-test-store.XXXXXX");
+	CHECK(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fd = pattern_file(cases[i].size);
+
+		CHECK(fd >= 0);
+		CHECK_INT(store_file_id_fd(fd, cases[i].size, id), ==, 0);
+		CHECK_STR(id, cases[i].id);
+		/* a file shorter than it is said to be is an error, not an ID */
+		CHECK_INT(store_file_id_fd(fd, cases[i].size + 1, id), ==, -EIO);
+		close(fd);
+	}
+	CHECK(store_file_id_normalize("2B3E39D6827BBB13046997F961C2134E", id));
+	CHECK_STR(id, "2b3e39d6827bbb13046997f961c2134e");
+	CHECK(!store_file_id_normalize("2b3e39d6827bbb13046997f961c2134", id));
+	CHECK(!store_file_id_normalize("0x3e39d6827bbb13046997f961c2134e", id));
+	remove_dir();
+	return 0;
+}
+
+/* The file ID of content as store_add_artifact indexes it. */
+static void content_file_id(const char *content, char id[STORE_FILE_ID_HEX])
+{
+	char path[300];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/content", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	id[0] = '\0';
+	if (fd >= 0 && write(fd, content, strlen(content)) == (ssize_t)strlen(content))
+		store_file_id_fd(fd, strlen(content), id);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int collect_id(const char *file_id, void *arg)
+{
+	snprintf(arg, STORE_FILE_ID_HEX, "%s", file_id);
+	return 0;
+}
+
+static int test_store__file_ids_of_executables_are_indexed_and_kept(void)
+{
+	struct store *s = fresh_store();
+	char exe[STORE_FILE_ID_HEX], dbg[STORE_FILE_ID_HEX], bid[STORE_BUILD_ID_HEX];
+	char listed[STORE_FILE_ID_HEX] = "";
+	bool is_new;
+
+	CHECK(s);
+	content_file_id("stripped executable", exe);
+	content_file_id("debug file", dbg);
+	CHECK_INT(put(s, "abcd", "stripped executable", STORE_HAS_DYNSYM | STORE_HAS_TEXT,
+		      STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+	CHECK_INT(put(s, "abcd", "debug file", STORE_HAS_DWARF | STORE_HAS_SYMTAB,
+		      STORE_KIND_DEBUGINFO, &is_new), ==, 0);
+	CHECK_INT(store_find_file_id(s, exe, bid), ==, 0);
+	CHECK_STR(bid, "abcd");
+	/* the profiler never hashes a debug file: not indexed */
+	CHECK_INT(store_find_file_id(s, dbg, bid), ==, -ENOENT);
+	CHECK_INT(store_find_file_id(s, "not a file id", bid), ==, -EINVAL);
+	CHECK_INT(store_list_file_ids(s, "abcd", collect_id, listed), ==, 0);
+	CHECK_STR(listed, exe);
+	store_free(s);
+	s = NULL;
+	CHECK_INT(store_open(dir, &s), ==, 0); /* persisted with the records */
+	CHECK_INT(store_find_file_id(s, exe, bid), ==, 0);
+	CHECK_STR(bid, "abcd");
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* content stored as fetched from upstream at time mtime. */
+static int put_fetched(struct store *s, const char *id, const char *content, int64_t mtime)
+{
+	bool is_new;
+
+	return put_as(s, id, content, STORE_HAS_TEXT, STORE_KIND_EXECUTABLE, mtime,
+		      STORE_FROM_UPSTREAM, &is_new);
+}
+
+static int test_store__evicted_executable_takes_its_file_id(void)
+{
+	struct store *s = fresh_store();
+	char old[STORE_FILE_ID_HEX], young[STORE_FILE_ID_HEX], bid[STORE_BUILD_ID_HEX];
+
+	CHECK(s);
+	content_file_id("fetched first", old);
+	content_file_id("fetched last", young);
+	CHECK_INT(put_fetched(s, "0011", "fetched first", 100), ==, 0);
+	CHECK_INT(put_fetched(s, "0022", "fetched last", 200), ==, 0);
+	CHECK_INT(store_find_file_id(s, old, bid), ==, 0);
+	CHECK_INT(store_evict_upstream(s, 0), ==, 1); /* never the newest */
+	CHECK_INT(store_find_file_id(s, old, bid), ==, -ENOENT);
+	CHECK_INT(store_find_file_id(s, young, bid), ==, 0);
+	CHECK_STR(bid, "0022");
+	store_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int copy_sha(const struct store_artifact *a, void *arg)
+{
+	memcpy(arg, a->sha256, STORE_SHA256_HEX);
+	return 0;
+}
+
+/* A store written before the index (its records only): its executables
+ * indexed at the next open, once. */
+static int test_store__file_ids_of_an_older_store_are_backfilled(void)
+{
+	static const char meta[] = "Mfile-id-index";
+	struct store *s = fresh_store();
+	char exe[STORE_FILE_ID_HEX], bid[STORE_BUILD_ID_HEX], sha[STORE_SHA256_HEX];
+	struct store_batch wb;
+	bool is_new;
+
+	CHECK(s);
+	content_file_id("an old executable", exe);
+	CHECK_INT(put(s, "beef", "an old executable", STORE_HAS_SYMTAB | STORE_HAS_TEXT,
+		      STORE_KIND_EXECUTABLE, &is_new), ==, 0);
+	CHECK_INT(store_list(s, "beef", copy_sha, sha), ==, 0);
+	CHECK_INT(store_batch_begin(s, &wb), ==, 0);
+	CHECK_INT(store_file_id_drop(s, &wb, "beef", sha), ==, 0);
+	store_batch_delete(&wb, meta, sizeof(meta)); /* the key's NUL included */
+	CHECK_INT(store_batch_commit(&wb), ==, 0);
+	CHECK_INT(store_find_file_id(s, exe, bid), ==, -ENOENT);
+	store_free(s);
+	s = NULL;
+	CHECK_INT(store_open(dir, &s), ==, 0);
+	CHECK_INT(store_find_file_id(s, exe, bid), ==, 0);
+	CHECK_STR(bid, "beef");
+	store_free(s);
+	remove_dir();
+	return 0;
 }
 
 static int test_store__sha256_of_known_content(void)
@@ -442,10 +631,11 @@ static int test_store__scan_failure_midway_is_an_error(void)
 	CHECK_INT(put(s, "ab02", "dwarf, bigger", STORE_HAS_DWARF, STORE_KIND_DEBUGINFO,
 		      &is_new), ==, 0);
 	store_free(s);
-	/* 5 reads counting the records at open (a seek and 3 records of
-	 * "A", a seek of "S"), then the seek and the first candidate of the
-	 * next scan: the second candidate fails. */
-	CHECK_INT(open_faulty(7, &s), ==, 0);
+	/* The open reads 9 times here (counting the records, with the steps
+	 * of its walks onto the file-ID index's key past them, and that
+	 * key's get); then the seek and the first candidate of the next
+	 * scan: the second candidate fails. */
+	CHECK_INT(open_faulty(11, &s), ==, 0);
 	CHECK_INT(store_find_best(s, "ab02", STORE_WANT_DEBUGINFO, &best), ==, -EIO);
 	CHECK_INT(store_list(s, "ab02", list_count, &seen), ==, -EIO);
 	CHECK_INT(seen, ==, 0);
@@ -479,7 +669,8 @@ static int test_store__unreadable_records_fail_the_open(void)
 	s = (struct store *)1;
 	CHECK_INT(open_faulty(1, &s), ==, -EIO); /* the seek, then the first record fails */
 	CHECK(s == NULL);
-	CHECK_INT(open_faulty(4, &s), ==, 0); /* two seeks, both records: open */
+	/* the open's 8 reads (as in test_store__scan_failure_midway_is_an_error) */
+	CHECK_INT(open_faulty(8, &s), ==, 0);
 	if (check_reads_fail(s, "ab03", -EIO))
 		return 1;
 	store_free(s);
@@ -785,6 +976,10 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_store__pin_names_a_derived_artifact),
 	UNIT_CASE(test_store__upload_removes_pins_and_races_refuse_them),
 	UNIT_CASE(test_store__damaged_pins_are_no_pins),
+	UNIT_CASE(test_store__file_id_matches_the_profilers_definition),
+	UNIT_CASE(test_store__file_ids_of_executables_are_indexed_and_kept),
+	UNIT_CASE(test_store__evicted_executable_takes_its_file_id),
+	UNIT_CASE(test_store__file_ids_of_an_older_store_are_backfilled),
 };
 
 UNIT_MAIN_QUIET(cases)
