@@ -31,7 +31,7 @@ BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
 	libcurl4-gnutls-dev nettle-dev libarchive-dev libjansson-dev libyajl-dev \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
 	libgnutls28-dev libgmp-dev libidn2-dev libtasn1-6-dev libp11-kit-dev \
-	libunistring-dev libexpat1-dev libbpf-dev bpftool libre2-dev
+	libunistring-dev libexpat1-dev libbpf-dev bpftool libre2-dev libnghttp2-dev
 TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
 	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
@@ -91,9 +91,10 @@ test: build build-release node-deps
 	(cd $(RELEASE_BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=1; \
 	exit $$rc
 
-# The main job: the debuginfo server on ./ember-data, 127.0.0.1:8002.
+# The main job: the debuginfo server on ./ember-data, 127.0.0.1:8002, and
+# OTLP/gRPC profiles on OTLP's gRPC port.
 run: build-release
-	./$(RELEASE_BUILD)/ember serve
+	./$(RELEASE_BUILD)/ember serve --otlp-grpc-listen 127.0.0.1:4317
 
 bench: build-release
 	bench/symbolize/run.sh

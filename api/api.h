@@ -6,7 +6,9 @@
  * libmicrohttpd, but the route table: what is behind the routes is the
  * symbolization service's (symsvc.h), the profile service's (profsvc.h),
  * the debuginfo store's, elf-inspect's and the unwind compiler's; each
- * answer's status comes from an error's kind (api/status.c).
+ * answer's status comes from an error's kind (api/status.c).  Beside it,
+ * with otlp_grpc, an HTTP/2 listener of its own (nghttp2: api_grpc.h)
+ * takes OTLP/gRPC's ProfilesService/Export into the same profile service.
  *
  * The server serves one debuginfo store, which it borrows; it makes and
  * frees the symbolization service over it and, with opts->profiles, the
@@ -76,6 +78,13 @@ struct api_server_opts {
 	unsigned max_fetches;        /* build IDs one symbolization request may have
 					fetched from upstream; 0: 16 */
 	const struct api_profile_opts *profiles; /* NULL: no profile routes */
+	/* OTLP/gRPC (docs/http-api.md): with otlp_grpc, the ProfilesService
+	 * is served on otlp_grpc_fd, a socket from api_server_listen (the
+	 * server's from api_server_start on, whatever its result); it needs
+	 * profiles. */
+	bool otlp_grpc;
+	int otlp_grpc_fd;
+	unsigned otlp_grpc_max_connections; /* 0: 256 */
 };
 
 /*

@@ -21,6 +21,12 @@
  * may succeed.  A retryable failure stops the request: answered as such
  * when nothing of it was stored, else a partial success counting what was
  * not stored.
+ *
+ * What the request becomes is the transport's business only in its
+ * answer: api_otlp_export decodes and stores a request (this file's HTTP
+ * route and OTLP/gRPC's, grpc_export.c, both call it) and says what became
+ * of it; each transport maps that outcome to its statuses (here
+ * api_status_of_kind's HTTP statuses, there gRPC codes: api_otlp_grpc_code).
  */
 #include "api_profiles.h"
 
@@ -30,42 +36,30 @@
 #include <string.h>
 #include <strings.h>
 
-/* gRPC status codes (google.rpc.Code) for the HTTP statuses we answer,
- * as the OTLP specification pairs them. */
-enum {
-	GRPC_UNKNOWN = 2,
-	GRPC_INVALID_ARGUMENT = 3,
-	GRPC_DEADLINE_EXCEEDED = 4,
-	GRPC_NOT_FOUND = 5,
-	GRPC_RESOURCE_EXHAUSTED = 8,
-	GRPC_UNIMPLEMENTED = 12,
-	GRPC_INTERNAL = 13,
-	GRPC_UNAVAILABLE = 14,
-	GRPC_UNAUTHENTICATED = 16,
-};
-
-static int32_t grpc_code(unsigned status)
+/* The gRPC code of an HTTP status we answer, as the OTLP specification
+ * pairs them. */
+static int32_t grpc_code_of_status(unsigned status)
 {
 	switch (status) {
 	case MHD_HTTP_BAD_REQUEST:
 	case MHD_HTTP_UNSUPPORTED_MEDIA_TYPE:
-		return GRPC_INVALID_ARGUMENT;
+		return API_GRPC_INVALID_ARGUMENT;
 	case MHD_HTTP_UNAUTHORIZED:
-		return GRPC_UNAUTHENTICATED;
+		return API_GRPC_UNAUTHENTICATED;
 	case MHD_HTTP_NOT_FOUND:
-		return GRPC_NOT_FOUND;
+		return API_GRPC_NOT_FOUND;
 	case MHD_HTTP_METHOD_NOT_ALLOWED:
-		return GRPC_UNIMPLEMENTED;
+		return API_GRPC_UNIMPLEMENTED;
 	case MHD_HTTP_CONTENT_TOO_LARGE:
 	case MHD_HTTP_TOO_MANY_REQUESTS:
 	case MHD_HTTP_INSUFFICIENT_STORAGE:
-		return GRPC_RESOURCE_EXHAUSTED;
+		return API_GRPC_RESOURCE_EXHAUSTED;
 	case MHD_HTTP_SERVICE_UNAVAILABLE:
-		return GRPC_UNAVAILABLE;
+		return API_GRPC_UNAVAILABLE;
 	case MHD_HTTP_GATEWAY_TIMEOUT:
-		return GRPC_DEADLINE_EXCEEDED;
+		return API_GRPC_DEADLINE_EXCEEDED;
 	default:
-		return status >= 500 ? GRPC_INTERNAL : GRPC_UNKNOWN;
+		return status >= 500 ? API_GRPC_INTERNAL : API_GRPC_UNKNOWN;
 	}
 }
 
@@ -101,8 +95,8 @@ int api_otlp_status_body(enum api_otlp_enc enc, unsigned status, const char *msg
 	int err;
 
 	ember_buf_init(b, 4096);
-	err = enc == API_OTLP_JSON ? otlp_status_json(grpc_code(status), msg, b)
-				   : otlp_status_encode(grpc_code(status), msg, b);
+	err = enc == API_OTLP_JSON ? otlp_status_json(grpc_code_of_status(status), msg, b)
+				   : otlp_status_encode(grpc_code_of_status(status), msg, b);
 	if (!err)
 		return 0;
 	ember_buf_release(b);
@@ -134,6 +128,16 @@ static bool retryable(int err)
 	       st == MHD_HTTP_SERVICE_UNAVAILABLE || st == MHD_HTTP_GATEWAY_TIMEOUT;
 }
 
+int32_t api_otlp_grpc_code(int err)
+{
+	return grpc_code_of_status(status_of(err));
+}
+
+bool api_otlp_retryable(int err)
+{
+	return retryable(err);
+}
+
 /* The whole request refused: a google.rpc.Status saying why. */
 static enum MHD_Result refuse(struct api_server *srv, struct MHD_Connection *c,
 			      const struct api_request *req, int err, const char *why)
@@ -153,31 +157,23 @@ static enum MHD_Result refuse(struct api_server *srv, struct MHD_Connection *c,
 					: NULL);
 }
 
-/* A body that does not decode: 400; past a cap 413; no memory now 503. */
-static enum MHD_Result bad_request(struct api_server *srv, struct MHD_Connection *c,
-				   const struct api_request *req, int err, const char *why)
+/* A body that does not decode (err), counted: refused as malformed, or
+ * past a cap (-E2BIG) or for memory (-EAGAIN, -ENOMEM) as such. */
+static void not_decoded(struct api_server *srv, int err, const char *why,
+			struct api_otlp_outcome *o)
 {
-	char msg[600];
-
 	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
-	snprintf(msg, sizeof(msg), "%s%s",
+	o->refused = memory_error(err) ? err : -EINVAL;
+	snprintf(o->why, sizeof(o->why), "%s%s",
 		 err == -E2BIG	       ? "request too large: "
 		 : memory_error(err) ? ""
 				     : "not an OTLP ExportProfilesServiceRequest: ",
 		 why);
-	return refuse(srv, c, req, memory_error(err) ? err : -EINVAL, msg);
 }
 
 /* ---- the profiles ---------------------------------------------------------------- */
 
-/* What became of the request's profiles. */
-struct otlp_tally {
-	size_t accepted, rejected;
-	int stop;      /* the retryable error that stopped the request, or 0 */
-	char why[640]; /* the first refusal's reason */
-};
-
-static void refused(struct otlp_tally *t, size_t i, int err, const char *why)
+static void refused(struct api_otlp_outcome *t, size_t i, int err, const char *why)
 {
 	if (!t->rejected++)
 		snprintf(t->why, sizeof(t->why), "profile %zu: %s", i, why);
@@ -187,7 +183,7 @@ static void refused(struct otlp_tally *t, size_t i, int err, const char *why)
 
 /* Profile i of r stored with its labels (or refused, counted in t). */
 static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
-		       const struct api_profile_ctx *x, size_t bytes, struct otlp_tally *t)
+		       const struct api_profile_ctx *x, size_t bytes, struct api_otlp_outcome *t)
 {
 	const struct otlp_profile *op = &r->profiles[i];
 	struct pstore_label *labels = calloc(op->n_labels ? op->n_labels : 1, sizeof(*labels));
@@ -214,19 +210,43 @@ static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
 		t->accepted++;
 }
 
+void api_otlp_export(struct api_server *srv, enum api_otlp_enc type, const void *body,
+		     size_t len, const char *encoding, const struct api_profile_ctx *x,
+		     struct api_otlp_outcome *o)
+{
+	struct otlp_request *r = NULL;
+	char why[512];
+	int err;
+
+	*o = (struct api_otlp_outcome){ .accepted = 0 };
+	err = (type == API_OTLP_JSON ? profsvc_otlp_json_decode : profsvc_otlp_decode)(
+		srv->profiles->svc, body ? body : "", len, encoding, x->ro.account, &r, why,
+		sizeof(why));
+	if (err) {
+		not_decoded(srv, err, why, o);
+		return;
+	}
+	for (size_t i = 0; i < r->n_profiles && !o->stop; i++)
+		ingest_one(srv, r, i, x, len, o);
+	o->rejected += r->n_profiles - o->accepted - o->rejected; /* not tried: stopped */
+	otlp_request_free(r);
+	if (o->stop && !o->accepted)
+		o->refused = o->stop;
+}
+
 static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
 			      const struct api_request *req, enum api_otlp_enc enc,
-			      const struct otlp_tally *t)
+			      const struct api_otlp_outcome *o)
 {
-	const char *msg = t->rejected ? t->why : "";
+	const char *msg = o->rejected ? o->why : "";
 	struct ember_buf b;
 	int err;
 
-	if (t->stop && !t->accepted)
-		return refuse(srv, c, req, t->stop, t->why);
+	if (o->refused)
+		return refuse(srv, c, req, o->refused, o->why);
 	ember_buf_init(&b, 4096);
-	err = enc == API_OTLP_JSON ? otlp_response_json((int64_t)t->rejected, msg, &b)
-				   : otlp_response_encode((int64_t)t->rejected, msg, &b);
+	err = enc == API_OTLP_JSON ? otlp_response_json((int64_t)o->rejected, msg, &b)
+				   : otlp_response_encode((int64_t)o->rejected, msg, &b);
 	if (err) {
 		ember_buf_release(&b);
 		return MHD_NO;
@@ -240,29 +260,19 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
 	enum api_otlp_enc type = api_otlp_encoding(c); /* checked by the first call */
-	struct otlp_request *r = NULL;
-	struct otlp_tally t = { .accepted = 0 };
+	struct api_otlp_outcome o = { .accepted = 0 };
 	struct api_profile_ctx x;
-	char why[512];
-	int err;
 
-	if (req->body_err)
-		return bad_request(srv, c, req, req->body_err,
-				   req->body_err == -E2BIG ? "body larger than the memory the "
-							     "server gives one request"
-							   : "no memory free for the body now");
-	err = (type == API_OTLP_JSON ? profsvc_otlp_json_decode : profsvc_otlp_decode)(
-		srv->profiles->svc, req->body.data ? req->body.data : "", req->body.len, enc,
-		req->acct, &r, why, sizeof(why));
-	if (err)
-		return bad_request(srv, c, req, err, why);
-	if (api_profile_ctx_init(&x, srv, req)) { /* the body's account is there */
-		otlp_request_free(r);
-		return MHD_NO;
+	if (req->body_err) {
+		not_decoded(srv, req->body_err,
+			    req->body_err == -E2BIG ? "body larger than the memory the server "
+						      "gives one request"
+						    : "no memory free for the body now",
+			    &o);
+		return answer(srv, c, req, type, &o);
 	}
-	for (size_t i = 0; i < r->n_profiles && !t.stop; i++)
-		ingest_one(srv, r, i, &x, req->body.len, &t);
-	t.rejected += r->n_profiles - t.accepted - t.rejected; /* not tried: stopped */
-	otlp_request_free(r);
-	return answer(srv, c, req, type, &t);
+	if (api_profile_ctx_init(&x, srv, req)) /* the body's account is there */
+		return MHD_NO;
+	api_otlp_export(srv, type, req->body.data, req->body.len, enc, &x, &o);
+	return answer(srv, c, req, type, &o);
 }

@@ -52,8 +52,12 @@ static bool token_ok(const struct api_server *srv, const char *given, size_t len
 
 bool api_profile_auth_ok(const struct api_server *srv, struct MHD_Connection *c)
 {
-	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    MHD_HTTP_HEADER_AUTHORIZATION);
+	return api_profile_token_ok(srv, MHD_lookup_connection_value(
+						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+}
+
+bool api_profile_token_ok(const struct api_server *srv, const char *h)
+{
 	char pw[512];
 	size_t n;
 

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_UPSTREAMS 16
 #define MAX_SCRAPES 64
@@ -64,6 +65,9 @@ struct serve_opts {
 	unsigned long long cache_mb;
 	long long profile_refresh_s;
 	long long profile_lease_s;
+	/* OTLP/gRPC (issue 24) */
+	const char *otlp_grpc_listen;
+	unsigned otlp_grpc_max_connections;
 };
 
 static void serve_usage(FILE *f)
@@ -109,6 +113,11 @@ static void serve_usage(FILE *f)
 	      "                          (default 10m; 0: no limit)\n"
 	      "  --profile-head-age D    profiles kept in the log before they are written\n"
 	      "                          as blocks (default 60s)\n"
+	      "  --otlp-grpc-listen ADDR:PORT\n"
+	      "                          serve OTLP/gRPC profiles (ProfilesService/Export,\n"
+	      "                          cleartext HTTP/2) there too (default: off)\n"
+	      "  --otlp-grpc-max-connections N\n"
+	      "                          open OTLP/gRPC connections (default 256)\n"
 	      "  --scrape URL[,interval=D][,NAME=VALUE...]\n"
 	      "                          pull a Go net/http/pprof target (repeatable)\n"
 	      "  --storage s3://BUCKET[/PREFIX]\n"
@@ -280,6 +289,11 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 	else if (strcmp(opt, "--s3-abandoned-after") == 0 &&
 		 !parse_seconds(val, &o->s3_abandon_s, 1))
 		;
+	else if (strcmp(opt, "--otlp-grpc-listen") == 0)
+		o->otlp_grpc_listen = val;
+	else if (strcmp(opt, "--otlp-grpc-max-connections") == 0 &&
+		 !parse_uint(val, 65536, &v) && v)
+		o->otlp_grpc_max_connections = (unsigned)v;
 	else if (strcmp(opt, "--scrape") == 0 && o->n_scrape < MAX_SCRAPES)
 		o->scrape[o->n_scrape++] = val;
 	else
@@ -542,6 +556,36 @@ static int profile_blocks(const struct serve_opts *o, struct objstore *os,
 	return err;
 }
 
+/* The OTLP/gRPC socket of --otlp-grpc-listen into ao (none without it);
+ * said on stdout.  0, or 1 / 2 (the exit status) with the reason said. */
+static int listen_grpc(const struct serve_opts *o, struct api_server_opts *ao)
+{
+	struct api_server_opts go = *ao;
+	char addr[256];
+	uint16_t port;
+	int err;
+
+	if (!o->otlp_grpc_listen)
+		return 0;
+	if (parse_listen(o->otlp_grpc_listen, addr, sizeof(addr), &go.port)) {
+		fprintf(stderr, "ember serve: bad --otlp-grpc-listen '%s': want ADDR:PORT\n",
+			o->otlp_grpc_listen);
+		return 2;
+	}
+	go.listen_addr = addr;
+	err = api_server_listen(&go, &ao->otlp_grpc_fd, &port);
+	if (err) {
+		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->otlp_grpc_listen,
+			strerror(-err));
+		return 1;
+	}
+	ao->otlp_grpc = true;
+	ao->otlp_grpc_max_connections = o->otlp_grpc_max_connections;
+	printf("ember: OTLP/gRPC on %s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
+	       strchr(addr, ':') ? "]" : "", port);
+	return 0;
+}
+
 static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 	       struct ember_fcache *fc)
 {
@@ -598,6 +642,13 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 			blocks.release(blocks.ctx);
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
 		return 1;
+	}
+	err = listen_grpc(o, &ao);
+	if (err) {
+		if (po.service.blocks)
+			blocks.release(blocks.ctx);
+		close(fd);
+		return err;
 	}
 	err = api_server_start(s, &ao, fd, &srv);
 	if (err) {

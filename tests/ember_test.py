@@ -19,6 +19,7 @@ import re
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -443,3 +444,24 @@ def cpu_profile(stacks, time_ns=0, labels=None, period=10_000_000):
     for stack, n in stacks.items():
         p.sample(stack.split(";"), [n, n * period], labels)
     return p
+
+
+# ---- HTTP/2 frames (RFC 9113), for OTLP/gRPC's tests and fuzz seeds -----------------
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def h2_frame(typ, flags, sid, payload=b""):
+    """One frame: its 9-byte header (length, type, flags, stream), then payload."""
+    return struct.pack(">I", len(payload))[1:] + bytes([typ, flags]) + struct.pack(">I", sid) + payload
+
+
+def hpack_literals(headers):
+    """A header block of literals without indexing, no Huffman (RFC 7541
+    6.2.2); names and values under 127 bytes."""
+    out = b""
+    for name, value in headers:
+        n, v = name.encode(), value.encode()
+        check(len(n) < 127 and len(v) < 127, "header too long for this encoder")
+        out += b"\x00" + bytes([len(n)]) + n + bytes([len(v)]) + v
+    return out
