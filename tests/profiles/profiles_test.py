@@ -103,7 +103,9 @@ def raw_profile(path, bid, fn_names, time_ns):
 
 def otlp_stubs():
     """The project's OTLP messages (wire/otlp/*.proto) as Python modules,
-    generated now by protoc; Debian's python3-protobuf reads them."""
+    generated once a run by protoc; Debian's python3-protobuf reads them."""
+    if hasattr(otlp_stubs, "cache"):
+        return otlp_stubs.cache
     if not shutil.which("protoc"):
         skip(packages.missing("protoc"))
     try:
@@ -119,7 +121,8 @@ def otlp_stubs():
     sys.path.insert(0, out)
     import otlp_profiles_service_pb2 as svc
     import otlp_status_pb2 as status
-    return svc, status
+    otlp_stubs.cache = (svc, status)
+    return otlp_stubs.cache
 
 
 class OtlpRequest:
@@ -233,6 +236,56 @@ def otlp_folded(srv, service):
     types = [t["id"] for t in srv.json("/api/v1/profile-types?from=0&query=" + q(sel))["types"]]
     check(len(types) == 1, "types of %s: %r" % (service, types))
     return folded(srv, sel, q(types[0]))
+
+
+# ---- OTLP/gRPC ----------------------------------------------------------------------
+
+
+OTLP_GRPC_PATH = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+
+def grpc_module():
+    try:
+        import grpc
+    except ImportError:
+        skip(packages.missing("/usr/lib/python3/dist-packages/grpc",
+                              "no grpc in " + sys.executable))
+    return grpc
+
+
+class GrpcServer(Server):
+    """The server with OTLP/gRPC on a free loopback port (self.grpc_addr)."""
+
+    def __init__(self, args=()):
+        super().__init__(["--otlp-grpc-listen", "127.0.0.1:0"] + list(args))
+        pat = r"OTLP/gRPC on 127\.0\.0\.1:(\d+)"  # said before the HTTP address
+        m = [re.search(pat, line) for line in self.out if re.search(pat, line)]
+        m = m[0] if m else self.await_line(pat, "OTLP/gRPC address")
+        self.grpc_port = int(m.group(1))
+        self.grpc_addr = "127.0.0.1:%d" % self.grpc_port
+
+    def export(self, req, token=None, raw=False, compression=None, timeout=30,
+               path=OTLP_GRPC_PATH):
+        """Export req (a message, or bytes with raw) on a new channel:
+        the ExportProfilesServiceResponse, or grpc.RpcError raised."""
+        grpc = grpc_module()
+        svc, _ = otlp_stubs()
+        md = () if token is False else (("authorization", "Bearer " + (token or self.token)),)
+        with grpc.insecure_channel(self.grpc_addr) as ch:
+            fn = ch.unary_unary(path, request_serializer=(lambda b: b) if raw else
+                                svc.ExportProfilesServiceRequest.SerializeToString,
+                                response_deserializer=svc.ExportProfilesServiceResponse.FromString)
+            return fn(req, metadata=md, compression=compression, timeout=timeout)
+
+    def refused(self, code, text, req, **kw):
+        grpc = grpc_module()
+        try:
+            self.export(req, **kw)
+        except grpc.RpcError as e:
+            check(e.code() == code and text in e.details(),
+                  "%s %r, not %s %r" % (e.code(), e.details(), code, text))
+            return e
+        raise AssertionError("not refused: want %s %r" % (code, text))
 
 
 # ---- the runner --------------------------------------------------------------------

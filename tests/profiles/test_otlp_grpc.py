@@ -7,7 +7,6 @@ left open, idle connections).
     test_otlp_grpc.py EMBER FIXTURES_DIR CASE      (CASE: test_otlp_grpc__*)
 """
 import os
-import re
 import socket
 import struct
 import sys
@@ -20,64 +19,13 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import ember_test  # noqa: E402
 import packages  # noqa: E402
-from ember_test import H2_PREFACE, check, h2_frame, hpack_literals, skip, wait_for  # noqa: E402
-from profiles_test import (FIX, NOW_S, SEC, OtlpRequest, Server, otlp_folded,  # noqa: E402
-                           otlp_post, otlp_sample_request, otlp_stubs, run_case,
-                           upload_executable)
+from ember_test import H2_PREFACE, check, h2_frame, hpack_literals, wait_for  # noqa: E402
+from profiles_test import (FIX, NOW_S, OTLP_GRPC_PATH, SEC, GrpcServer,  # noqa: E402
+                           OtlpRequest, grpc_module, otlp_folded, otlp_post,
+                           otlp_sample_request, otlp_stubs, run_case, upload_executable)
 
-PATH = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 T0 = (NOW_S - 600) * SEC
 STACK = "main;helper_digest_points;do_syscall_64"
-
-
-def grpc_module():
-    try:
-        import grpc
-    except ImportError:
-        skip(packages.missing("/usr/lib/python3/dist-packages/grpc",
-                              "no grpc in " + sys.executable))
-    return grpc
-
-
-class GrpcServer(Server):
-    """The server with OTLP/gRPC on a free loopback port (self.grpc_addr)."""
-
-    def __init__(self, args=()):
-        super().__init__(["--otlp-grpc-listen", "127.0.0.1:0"] + list(args))
-        pat = r"OTLP/gRPC on 127\.0\.0\.1:(\d+)"  # said before the HTTP address
-        m = [re.search(pat, line) for line in self.out if re.search(pat, line)]
-        m = m[0] if m else self.await_line(pat, "OTLP/gRPC address")
-        self.grpc_port = int(m.group(1))
-        self.grpc_addr = "127.0.0.1:%d" % self.grpc_port
-
-    def export(self, req, token=None, raw=False, compression=None, timeout=30,
-               path=PATH):
-        """Export req (a message, or bytes with raw) on a new channel:
-        the ExportProfilesServiceResponse, or grpc.RpcError raised."""
-        grpc = grpc_module()
-        svc, _ = stubs()
-        md = () if token is False else (("authorization", "Bearer " + (token or self.token)),)
-        with grpc.insecure_channel(self.grpc_addr) as ch:
-            fn = ch.unary_unary(path, request_serializer=(lambda b: b) if raw else
-                                svc.ExportProfilesServiceRequest.SerializeToString,
-                                response_deserializer=svc.ExportProfilesServiceResponse.FromString)
-            return fn(req, metadata=md, compression=compression, timeout=timeout)
-
-    def refused(self, code, text, req, **kw):
-        grpc = grpc_module()
-        try:
-            self.export(req, **kw)
-        except grpc.RpcError as e:
-            check(e.code() == code and text in e.details(),
-                  "%s %r, not %s %r" % (e.code(), e.details(), code, text))
-            return e
-        raise AssertionError("not refused: want %s %r" % (code, text))
-
-
-def stubs():
-    if not hasattr(otlp_stubs, "cache"):
-        otlp_stubs.cache = otlp_stubs()
-    return otlp_stubs.cache
 
 
 def upload_fixture(srv):
@@ -100,7 +48,7 @@ class RawH2:
             self.s.sendall(H2_PREFACE + h2_frame(4, 0, 0))
 
     def open_call(self, token, sid=1, timeout=None, extra=()):
-        h = [(":method", "POST"), (":scheme", "http"), (":path", PATH),
+        h = [(":method", "POST"), (":scheme", "http"), (":path", OTLP_GRPC_PATH),
              (":authority", "localhost"), ("content-type", "application/grpc"),
              ("te", "trailers"), ("authorization", "Bearer " + token)] + list(extra)
         if timeout:
@@ -154,7 +102,7 @@ def grpc_message(data, flag=0):
 
 
 def test_otlp_grpc__export_stores_what_http_stores():
-    svc, _ = stubs()
+    svc, _ = otlp_stubs()
     srv = GrpcServer()
     exe, bid = upload_fixture(srv)
     # the same content through both transports, a service each; one
@@ -184,7 +132,7 @@ def test_otlp_grpc__export_stores_what_http_stores():
 
 
 def test_otlp_grpc__refusals_are_status_codes():
-    svc, _ = stubs()
+    svc, _ = otlp_stubs()
     grpc = grpc_module()
     srv = GrpcServer(["--max-profile-mb", "1", "--max-series", "1"])
     good = OtlpRequest(svc)
@@ -210,7 +158,7 @@ def test_otlp_grpc__refusals_are_status_codes():
 
 
 def test_otlp_grpc__deadline_and_trickled_stream():
-    svc, _ = stubs()
+    svc, _ = otlp_stubs()
     srv = GrpcServer(["--request-timeout", "3"])
     raw = RawH2(srv.grpc_port)
     raw.open_call(srv.token, sid=1, timeout="1S")
@@ -251,7 +199,7 @@ def test_otlp_grpc__calls_abandoned_while_at_work():
     message is whole (a worker has them): freed when the worker is done,
     the server answering on (ASan in the test build sees a use after
     free or a leak at its exit)."""
-    svc, _ = stubs()
+    svc, _ = otlp_stubs()
     srv = GrpcServer()
     r = OtlpRequest(svc)
     r.profile("gone", T0).samples.add(stack_index=r.stack([r.named("f")]), values=[1])
@@ -272,7 +220,7 @@ def test_otlp_grpc__calls_abandoned_while_at_work():
 
 
 def test_otlp_grpc__idle_and_capped_connections():
-    svc, _ = stubs()
+    svc, _ = otlp_stubs()
     grpc = grpc_module()
     srv = GrpcServer(["--otlp-grpc-max-connections", "8", "--header-timeout", "2"])
     held = [RawH2(srv.grpc_port) for _ in range(8)]
@@ -308,7 +256,7 @@ def test_otlp_grpc__idle_and_capped_connections():
 def test_otlp_grpc__many_idle_connections_cost():
     """1,000 idle connections and a trickled stream: what they cost the
     server (CPU, resident memory), and a call still answered."""
-    svc, _ = stubs()
+    svc, _ = otlp_stubs()
     srv = GrpcServer(["--otlp-grpc-max-connections", "1010", "--header-timeout", "60"])
     pid = srv.proc.pid
     rss0, cpu0 = ember_test.vm_status(pid, "VmRSS"), ember_test.cpu_seconds(pid)
