@@ -101,6 +101,17 @@ struct api_selection_names {
 int api_selection_from_params(struct MHD_Connection *c, const char *prefix,
 			      const struct api_selection_names *alt,
 			      struct pstore_selection *sel, char *why, size_t why_size);
+/* The span_id and trace_id parameters (each repeatable, each value one ID
+ * or a comma-separated list: 16 and 32 hex digits) as a link filter in
+ * out->f (pointing into out), at most PSTORE_MAX_LINK_IDS IDs in all.  0,
+ * or -EINVAL with why set for the sender. */
+struct api_links {
+	struct pstore_link_filter f;
+	uint8_t span[PSTORE_MAX_LINK_IDS][8];
+	uint8_t trace[PSTORE_MAX_LINK_IDS][16];
+};
+int api_links_from_params(struct MHD_Connection *c, struct api_links *out, char *why,
+			  size_t why_size);
 
 /* ---- ingest (profile_ingest.c, pyroscope_ingest.c) ------------------------- */
 

@@ -82,3 +82,102 @@ int api_selection_from_params(struct MHD_Connection *c, const char *prefix,
 	}
 	return 0;
 }
+
+/* ---- span links ------------------------------------------------------------- */
+
+struct links_walk {
+	struct api_links *out;
+	int err;
+	char *why;
+	size_t why_size;
+};
+
+/* One ID of a parameter's comma-separated list into the filter. */
+static int add_link_id(struct links_walk *w, bool span, const char *id, size_t len)
+{
+	struct api_links *l = w->out;
+	size_t bytes = span ? 8 : 16;
+	char hex[33];
+
+	if (l->f.n_span + l->f.n_trace >= PSTORE_MAX_LINK_IDS) {
+		snprintf(w->why, w->why_size, "span_id, trace_id: more than %d IDs\n",
+			 PSTORE_MAX_LINK_IDS);
+		return -EINVAL;
+	}
+	if (len != 2 * bytes) {
+		snprintf(w->why, w->why_size, "%s: '%.40s' is not %zu hex digits\n",
+			 span ? "span_id" : "trace_id", id, 2 * bytes);
+		return -EINVAL;
+	}
+	memcpy(hex, id, len);
+	hex[len] = '\0';
+	if (ember_hex_decode(hex, span ? l->span[l->f.n_span] : l->trace[l->f.n_trace], bytes)) {
+		snprintf(w->why, w->why_size, "%s: '%s' is not hex\n", span ? "span_id" : "trace_id",
+			 hex);
+		return -EINVAL;
+	}
+	if (span)
+		l->f.n_span++;
+	else
+		l->f.n_trace++;
+	return 0;
+}
+
+static enum MHD_Result link_param(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	struct links_walk *w = cls;
+	bool span = key && !strcmp(key, "span_id");
+
+	(void)kind;
+	if (!span && (!key || strcmp(key, "trace_id")))
+		return MHD_YES;
+	for (const char *p = value ? value : ""; !w->err;) {
+		size_t n = strcspn(p, ",");
+
+		w->err = add_link_id(w, span, p, n);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	return w->err ? MHD_NO : MHD_YES;
+}
+
+static int cmp8(const void *a, const void *b)
+{
+	return memcmp(a, b, 8);
+}
+
+static int cmp16(const void *a, const void *b)
+{
+	return memcmp(a, b, 16);
+}
+
+/* Sort each list and drop repeats (the filter's order). */
+static size_t sort_unique(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	uint8_t *b = v;
+	size_t out = 0;
+
+	ember_qsort(v, n, size, cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!out || cmp(b + (out - 1) * size, b + i * size))
+			memmove(b + out++ * size, b + i * size, size);
+	return out;
+}
+
+int api_links_from_params(struct MHD_Connection *c, struct api_links *out, char *why,
+			  size_t why_size)
+{
+	struct links_walk w = { out, 0, why, why_size };
+
+	memset(out, 0, sizeof(*out));
+	out->f.span = (const uint8_t(*)[8])out->span;
+	out->f.trace = (const uint8_t(*)[16])out->trace;
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, link_param, &w);
+	if (w.err)
+		return w.err;
+	out->f.n_span = sort_unique(out->span, out->f.n_span, 8, cmp8);
+	out->f.n_trace = sort_unique(out->trace, out->f.n_trace, 16, cmp16);
+	return 0;
+}

@@ -1,6 +1,7 @@
 /*
  * profile_query.c - GET /api/v1/query and GET /api/v1/diff over HTTP:
- * the parameters read (format, selection, rows, thresholds, the flame
+ * the parameters read (format, selection, span and trace IDs, rows,
+ * thresholds, the flame
  * graph's title, width and orientation), the answer asked of the profile
  * service (profsvc_query, profsvc_diff: merged, resolved and written
  * there, whole) and sent with its headers (X-Ember-Profiles and
@@ -81,6 +82,7 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	const char *f = api_param(c, "format") ? api_param(c, "format") : "json";
 	struct profsvc_output o;
 	struct pstore_selection sel;
+	struct api_links links;
 	struct profsvc_answer a;
 	char why[512] = "", profiles[24], total[24];
 	const char *headers[] = { "X-Ember-Profiles", profiles, "X-Ember-Total", total, NULL };
@@ -89,8 +91,10 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	if (!profsvc_format_known(f, false))
 		return unknown_format(srv, c, req, f, "json, pprof, folded, top, top-text, svg");
 	if (api_selection_from_params(c, NULL, NULL, &sel, why, sizeof(why)) ||
+	    api_links_from_params(c, &links, why, sizeof(why)) ||
 	    output_params(c, f, false, &o, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
+	sel.links = &links.f;
 	err = profsvc_query(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
 	snprintf(profiles, sizeof(profiles), "%" PRIu64, a.profiles);
 	snprintf(total, sizeof(total), "%" PRId64, a.total);

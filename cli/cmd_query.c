@@ -44,6 +44,8 @@ static void query_usage(FILE *f, bool diff)
 		      "  --query SELECTOR    e.g. '{service_name=\"checkout\",version=~\"2\\\\.4.*\"}'\n"
 		      "  --type TYPE         cpu, wall, alloc_space, ... or a full type ID\n"
 		      "  --from T, --to T    now-1h (default), now, RFC 3339, epoch seconds\n"
+		      "  --span-id ID, --trace-id ID   only the samples linked to these spans or\n"
+		      "                      traces (hex; repeatable or comma-separated)\n"
 		      "  --format F          top-text (default), top, json, folded, svg, pprof\n"
 		      "  --limit N           rows of a top table (default 100, 0: all)\n"
 		      "  -o FILE             write the answer to FILE (default stdout)\n",
@@ -70,7 +72,7 @@ static const struct {
 	{ "--base", "base_query" },	{ "--new", "new_query" },   { "--base-from", "base_from" },
 	{ "--base-to", "base_to" },	{ "--new-from", "new_from" }, { "--new-to", "new_to" },
 	{ "--min-abs-pct", "min_abs_pct" }, { "--min-rel", "min_rel" }, { "--min-z", "min_z" },
-	{ "--title", "title" },
+	{ "--title", "title" },		{ "--span-id", "span_id" }, { "--trace-id", "trace_id" },
 };
 
 static int take(struct query_opts *o, const char *opt, const char *val)

@@ -223,6 +223,7 @@ void pstore_bdata_unref(struct pstore_bdata *b)
 	EMBER_VEC_FREE(&b->streams);
 	EMBER_VEC_FREE(&b->series_stream);
 	EMBER_VEC_FREE(&b->series_prof);
+	EMBER_VEC_FREE(&b->links);
 	free(b);
 }
 
@@ -270,6 +271,10 @@ static int load_rows_index(struct reader *r, struct pstore_block *b, struct psto
 	if (!err)
 		err = pstore_block_decode_streams((const uint8_t *)str.data, str.len, &b->series,
 					      &b->meta, bd, d);
+	if (!err && b->meta.version == PS_BLOCK_VERSION_LINKS)
+		err = read_section(r, &b->meta, PS_SEC_LINKS, &str, d);
+	if (!err && b->meta.version == PS_BLOCK_VERSION_LINKS)
+		err = pstore_block_decode_links((const uint8_t *)str.data, str.len, bd, d);
 	ember_buf_release(&prof);
 	ember_buf_release(&str);
 	return err;
@@ -304,7 +309,8 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	}
 	bd->bytes = pmodel_dict_bytes(&bd->dict) + bd->profs.alloc * sizeof(struct pstore_prof) +
 		    bd->totals.alloc * 8 + bd->cov.alloc * sizeof(struct pstore_cov) +
-		    bd->streams.alloc * sizeof(struct pstore_stream);
+		    bd->streams.alloc * sizeof(struct pstore_stream) +
+		    bd->links.alloc * sizeof(struct pstore_link);
 	*out = bd;
 	return 0;
 }

@@ -39,9 +39,10 @@ int pstore_block_header_len(const uint8_t *data, size_t len, size_t *need, struc
 	EMBER_FAIL_IF(len < PS_BLOCK_HEADER || memcmp(data, PS_BLOCK_MAGIC, 8) != 0, d,
 		      -PSTORE_ERR_CORRUPT,
 		      "block: not a block (bad magic or shorter than its header)");
-	EMBER_FAIL_IF(pstore_rd32(data + 8) != PS_BLOCK_VERSION, d, -PSTORE_ERR_CORRUPT,
-		      "block: version %u, this build reads version %d", pstore_rd32(data + 8),
-		      PS_BLOCK_VERSION);
+	EMBER_FAIL_IF(pstore_rd32(data + 8) != PS_BLOCK_VERSION &&
+			      pstore_rd32(data + 8) != PS_BLOCK_VERSION_LINKS,
+		      d, -PSTORE_ERR_CORRUPT, "block: version %u, this build reads versions %d and %d",
+		      pstore_rd32(data + 8), PS_BLOCK_VERSION, PS_BLOCK_VERSION_LINKS);
 	nsec = pstore_rd32(data + 12);
 	EMBER_FAIL_IF(nsec > PS_BLOCK_MAX_SECTIONS, d, -PSTORE_ERR_CORRUPT,
 		      "block: %u sections, more than %d", nsec, PS_BLOCK_MAX_SECTIONS);
@@ -86,6 +87,7 @@ int pstore_block_header(const uint8_t *data, size_t len, uint64_t size, struct p
 							    hlen - PS_BLOCK_HEADER,
 							    ember_checksum64(data, 48, 0)),
 		      d, -PSTORE_ERR_CORRUPT, "block: header hash mismatch");
+	m->version = pstore_rd32(data + 8);
 	m->min_time = (int64_t)pstore_rd64(data + 16);
 	m->max_time = (int64_t)pstore_rd64(data + 24);
 	m->partition = (int64_t)pstore_rd64(data + 32);
@@ -95,9 +97,11 @@ int pstore_block_header(const uint8_t *data, size_t len, uint64_t size, struct p
 	for (uint32_t i = 0; i < pstore_rd32(data + 12); i++)
 		EMBER_FORWARD_IF_ERROR(read_entry(data + PS_BLOCK_HEADER + (size_t)i * PS_SECTION_ENTRY, hlen, size,
 				  m, d));
-	for (int k = 1; k <= PS_SEC_REQUIRED_MAX; k++)
-		EMBER_FAIL_IF(!m->has[k], d, -PSTORE_ERR_CORRUPT, "block: section %d missing",
-			      k);
+	for (int k = 1; k < PS_SEC_KIND_MAX; k++)
+		EMBER_FAIL_IF(!m->has[k] && (k <= PS_SEC_REQUIRED_MAX ||
+					     (k == PS_SEC_LINKS &&
+					      m->version == PS_BLOCK_VERSION_LINKS)),
+			      d, -PSTORE_ERR_CORRUPT, "block: section %d missing", k);
 	return 0;
 }
 
@@ -568,19 +572,22 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 	GET(ember_cur_uleb(&p, end, &n), d, "streams");
 	GET(n > len ? -1 : 0, d, "streams");
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&b->series_stream, t->series.n + 1));
+	b->linked = m->version == PS_BLOCK_VERSION_LINKS;
 	for (size_t s = 0; s < t->series.n; s++) {
-		uint32_t ncols = t->series.v[s].ntypes;
+		uint32_t ncols = t->series.v[s].ntypes, last = ncols + b->linked;
 
 		if (b->series_prof.v[s] == b->series_prof.v[s + 1]) {
 			b->series_stream.v[s] = UINT32_MAX; /* no profiles: no streams */
 			continue;
 		}
 		b->series_stream.v[s] = (uint32_t)b->streams.n;
-		for (uint32_t c = 0; c <= ncols; c++) {
+		for (uint32_t c = 0; c <= last; c++) {
 			struct pstore_stream st = { 0 };
 
-			GET(pstore_get_u32max(&p, end, PS_STREAM_DERIVED, &st.kind), d,
+			GET(pstore_get_u32max(&p, end, PS_STREAM_LINKS, &st.kind), d,
 			    "stream kind");
+			/* version 2: the links last, and only there */
+			GET((c > ncols) != (st.kind == PS_STREAM_LINKS) ? -1 : 0, d, "stream kind");
 			GET(pstore_get_u32max(&p, end, ncols, &st.ref), d, "stream reference");
 			GET(ember_cur_zigzag(&p, end, &st.factor), d, "stream factor");
 			GET(ember_cur_uleb(&p, end, &st.stored), d, "stream size");
@@ -603,4 +610,33 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 	b->series_stream.n = t->series.n;
 	GET(b->streams.n != n ? -1 : 0, d, "stream count");
 	return 0;
+}
+
+int pstore_block_decode_links(const uint8_t *p, size_t len, struct pstore_bdata *b,
+			      struct ember_diag *d)
+{
+	const uint8_t *end = p + len;
+	uint64_t n;
+
+	GET(ember_cur_uleb(&p, end, &n), d, "links");
+	GET(n > (uint64_t)(end - p) / 24 || n >= UINT32_MAX ? -1 : 0, d, "links");
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&b->links, n ? n : 1));
+	for (uint64_t i = 0; i < n; i++, p += 24) {
+		ember_memcpy(b->links.v[i].trace, p, 16);
+		ember_memcpy(b->links.v[i].span, p + 16, 8);
+	}
+	b->links.n = n;
+	GET(p != end ? -1 : 0, d, "links");
+	return 0;
+}
+
+const struct pstore_stream *pstore_link_stream(const struct pstore_bdata *b,
+					       const struct pstore_seriestab *t, uint32_t s)
+{
+	const struct pstore_stream *st;
+
+	if (!b->linked || b->series_stream.v[s] == UINT32_MAX)
+		return NULL;
+	st = &b->streams.v[b->series_stream.v[s] + 1 + t->series.v[s].ntypes];
+	return st->raw ? st : NULL;
 }

@@ -5,7 +5,9 @@
  * profiles reach (interned afresh, so a merge of blocks stores each
  * function, location and stack once), the rows as per-series streams
  * (block_rows.c), every section zstd-compressed with a checksum, and the
- * file named by its content: "blocks/<partition>-<128-bit hash>.pblk".
+ * file named by its content.  A block whose rows name links (spans) is
+ * version 2: a link stream a series and the LINKS section; one without is
+ * version 1, as before links were kept: "blocks/<partition>-<128-bit hash>.pblk".
  */
 #include "pstore_block.h"
 #include "pstore_bytes.h"
@@ -24,6 +26,9 @@ struct enc {
 	struct ember_buf sec[PS_SEC_KIND_MAX];
 	ZSTD_CCtx *cctx;
 	uint64_t rows;
+	bool linked;		    /* version 2 */
+	struct pstore_linktab links; /* the block's links */
+	uint32_t *link_map;	    /* source link id -> block id, UINT32_MAX unset */
 };
 
 /* ---- series ------------------------------------------------------------------ */
@@ -369,6 +374,13 @@ static int sec_rows(struct enc *e, struct ember_buf *rows, struct ember_buf *dir
 					 .row_val = e->src->row_val, .node_map = e->im.node,
 					 .ncols = e->bt.series.v[series].ntypes, .cctx = e->cctx };
 
+		if (e->linked) {
+			in.row_link = e->src->row_link;
+			in.src_links = e->src->links;
+			in.links = &e->links;
+			in.link_map = e->link_map;
+		}
+
 		for (; i < e->src->nsel &&
 		       e->series_map[e->src->profs[e->order[i]].series] == series; i++)
 			profs[in.nprofs++] = &e->src->profs[e->order[i]];
@@ -388,9 +400,39 @@ static int sec_rows(struct enc *e, struct ember_buf *rows, struct ember_buf *dir
 	return err;
 }
 
+/* Whether a selected profile's rows name links: then the block is
+ * version 2, and link_map is made. */
+static int find_links(struct enc *e)
+{
+	const struct pstore_block_src *src = e->src;
+	size_t n = src->links ? src->links->v.n : 0;
+
+	for (size_t i = 0; src->row_link && i < src->nsel && !e->linked; i++)
+		e->linked = src->profs[src->sel[i]].link_off != PS_NO_LINKS;
+	if (!e->linked)
+		return 0;
+	if (!(e->link_map = malloc((n + 1) * sizeof(*e->link_map))))
+		return -ENOMEM;
+	memset(e->link_map, 0xff, (n + 1) * sizeof(*e->link_map));
+	return 0;
+}
+
+/* LINKS: varint n, n x (16 bytes trace ID, 8 bytes span ID). */
+static int sec_links(const struct pstore_linktab *t, struct ember_buf *b)
+{
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->v.n));
+	for (size_t i = 0; i < t->v.n; i++) {
+		EMBER_FORWARD_IF_ERROR(ember_buf_append(b, t->v.v[i].trace, 16));
+		EMBER_FORWARD_IF_ERROR(ember_buf_append(b, t->v.v[i].span, 8));
+	}
+	return 0;
+}
+
 static int build_sections(struct enc *e)
 {
 	struct ember_buf *s = e->sec;
+
+	EMBER_FORWARD_IF_ERROR(find_links(e));
 
 	EMBER_FORWARD_IF_ERROR(build_series(e));
 	EMBER_FORWARD_IF_ERROR(sort_profiles(e));
@@ -406,7 +448,8 @@ static int build_sections(struct enc *e)
 	EMBER_FORWARD_IF_ERROR(sec_locations(&e->bd, &s[PS_SEC_LOCATIONS]));
 	EMBER_FORWARD_IF_ERROR(sec_location_types(&e->bd, &s[PS_SEC_LOCATION_TYPES]));
 	EMBER_FORWARD_IF_ERROR(sec_nodes(&e->bd, &s[PS_SEC_NODES]));
-	return sec_rows(e, &s[PS_SEC_ROWS], &s[PS_SEC_STREAMS]);
+	EMBER_FORWARD_IF_ERROR(sec_rows(e, &s[PS_SEC_ROWS], &s[PS_SEC_STREAMS]));
+	return e->linked ? sec_links(&e->links, &s[PS_SEC_LINKS]) : 0;
 }
 
 /* ---- the file ------------------------------------------------------------------- */
@@ -441,7 +484,7 @@ static int put_section(struct enc *e, struct ember_buf *out, uint32_t kind, uint
 static void put_header(struct enc *e, uint8_t *h, uint32_t nsec, int64_t min, int64_t max)
 {
 	ember_memcpy(h, PS_BLOCK_MAGIC, 8);
-	pstore_le32(h + 8, PS_BLOCK_VERSION);
+	pstore_le32(h + 8, e->linked ? PS_BLOCK_VERSION_LINKS : PS_BLOCK_VERSION);
 	pstore_le32(h + 12, nsec);
 	pstore_le64(h + 16, (uint64_t)min);
 	pstore_le64(h + 24, (uint64_t)max);
@@ -461,20 +504,31 @@ static void time_range(const struct enc *e, int64_t *min, int64_t *max)
 	}
 }
 
+/* Whether the block has section kind k: every required one, and those
+ * of what it holds (frame types, links). */
+static bool written(const struct enc *e, uint32_t k)
+{
+	return k <= PS_SEC_REQUIRED_MAX ||
+	       (k == PS_SEC_LOCATION_TYPES && e->sec[PS_SEC_LOCATION_TYPES].len) ||
+	       (k == PS_SEC_LINKS && e->linked);
+}
+
 static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAME_MAX])
 {
-	/* the optional section only when it has content */
-	const uint32_t nsec = e->sec[PS_SEC_LOCATION_TYPES].len ? PS_SEC_LOCATION_TYPES
-							       : PS_SEC_REQUIRED_MAX;
-	size_t hlen = PS_BLOCK_HEADER + (size_t)nsec * PS_SECTION_ENTRY;
+	uint32_t nsec = 0;
+	size_t hlen;
 	uint8_t table[PS_BLOCK_HEADER + PS_SEC_KIND_MAX * PS_SECTION_ENTRY] = { 0 };
 	int64_t min, max;
 
+	for (uint32_t k = 1; k < PS_SEC_KIND_MAX; k++)
+		nsec += written(e, k);
+	hlen = PS_BLOCK_HEADER + (size_t)nsec * PS_SECTION_ENTRY;
 	time_range(e, &min, &max);
 	EMBER_FORWARD_IF_ERROR(ember_buf_append(out, table, hlen));
-	for (uint32_t k = 1; k <= nsec; k++)
-		EMBER_FORWARD_IF_ERROR(put_section(e, out, k,
-				   table + PS_BLOCK_HEADER + (k - 1) * PS_SECTION_ENTRY));
+	for (uint32_t k = 1, i = 0; k < PS_SEC_KIND_MAX; k++)
+		if (written(e, k))
+			EMBER_FORWARD_IF_ERROR(put_section(e, out, k, table + PS_BLOCK_HEADER +
+							   (size_t)i++ * PS_SECTION_ENTRY));
 	put_header(e, table, nsec, min, max);
 	pstore_le64(table + 48, ember_checksum64(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
 				    ember_checksum64(table, 48, 0)));
@@ -487,6 +541,8 @@ static void enc_release(struct enc *e)
 	pstore_seriestab_release(&e->bt);
 	free(e->series_map);
 	free(e->order);
+	free(e->link_map);
+	pstore_linktab_release(&e->links);
 	pmodel_import_release(&e->im);
 	pmodel_dict_release(&e->bd);
 	for (int k = 0; k < PS_SEC_KIND_MAX; k++)

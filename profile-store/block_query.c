@@ -5,7 +5,9 @@
  * skipped without reading the series' streams when none is inside), and
  * the sum of the queried column stack by stack into an array over the
  * block's nodes, then imported into the result.  Only the stack stream
- * and the one value stream needed are read and decompressed.
+ * and the one value stream needed are read and decompressed, and with a
+ * link filter the series' link stream (a block none of whose links is
+ * wanted, or a series without links, is not read at all).
  */
 #include "pstore_block.h"
 #include "pstore_catalog.h"
@@ -43,10 +45,33 @@ static const struct pstore_stream *value_stream(const struct pstore_bdata *bd, u
 	return st;
 }
 
-static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t s, int32_t col,
-		      struct pstore_qctx *q, int64_t *self, struct ember_buf *sb,
-		      struct ember_buf *vb)
+/* The streams a series' sum reads. */
+struct bufs {
+	struct ember_buf s, v, l;
+};
+
+/* With a filter (want), the series' link stream into in. */
+static int read_links(struct pstore_block *b, const struct pstore_bdata *bd, uint32_t s,
+		      const uint8_t *want, struct ember_buf *lb, struct pstore_sum_in *in,
+		      struct ember_diag *d)
 {
+	const struct pstore_stream *ls = pstore_link_stream(bd, &b->series, s);
+
+	if (!ls)
+		return 1; /* no row of the series has a link */
+	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, ls, lb, d));
+	in->want = want;
+	in->nlinks = (uint32_t)bd->links.n;
+	in->links = (const uint8_t *)lb->data;
+	in->links_end = in->links + lb->len;
+	return 0;
+}
+
+static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t s, int32_t col,
+		      struct pstore_qctx *q, const uint8_t *want, int64_t *self, struct bufs *bf)
+{
+	struct ember_buf *sb = &bf->s, *vb = &bf->v;
+	int err;
 	size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];
 	uint32_t first = bd->series_stream.v[s];
 	struct pstore_sum_in in = { .profs = bd->profs.v, .p_first = p0, .p_end = p1,
@@ -56,6 +81,8 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 
 	if (p0 == p1 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
 		return 0;
+	if (want && (err = read_links(b, bd, s, want, &bf->l, &in, q->d)))
+		return err > 0 ? 0 : err;
 	vst = value_stream(bd, first, col, &in.factor);
 	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, &bd->streams.v[first], sb, q->d));
 	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, vst, vb, q->d));
@@ -67,23 +94,25 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 }
 
 static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
-		     struct pstore_qctx *q)
+		     const uint8_t *want, struct pstore_qctx *q)
 {
 	int64_t *self = calloc(pmodel_dict_nodes(&bd->dict), sizeof(*self));
-	struct ember_buf sb, vb;
+	struct bufs bf;
 	int err = self ? 0 : -ENOMEM;
 
-	ember_buf_init(&sb, 0);
-	ember_buf_init(&vb, 0);
+	ember_buf_init(&bf.s, 0);
+	ember_buf_init(&bf.v, 0);
+	ember_buf_init(&bf.l, 0);
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
 		if (col[s] >= 0 && !(err = pstore_qctx_poll(q)))
-			err = sum_series(b, bd, s, col[s], q, self, &sb, &vb);
+			err = sum_series(b, bd, s, col[s], q, want, self, &bf);
 	if (!err)
 		err = pmodel_result_add(q->r, &bd->dict, self);
 	if (err == -PSTORE_ERR_CORRUPT)
 		err = EMBER_FAIL(q->d, err, "block '%s' is corrupt", b->name);
-	ember_buf_release(&sb);
-	ember_buf_release(&vb);
+	ember_buf_release(&bf.s);
+	ember_buf_release(&bf.v);
+	ember_buf_release(&bf.l);
 	free(self);
 	return err;
 }
@@ -92,7 +121,8 @@ int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q)
 {
 	int32_t *col;
 	struct pstore_bdata *bd = NULL;
-	bool any;
+	uint8_t *want = NULL;
+	bool any, none = false;
 	int err;
 
 	EMBER_FAIL_IF(b->corrupt, q->d, -PSTORE_ERR_CORRUPT, "block '%s' is corrupt: %s",
@@ -101,11 +131,16 @@ int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q)
 	if (!col)
 		return -ENOMEM;
 	err = pstore_plan(q, &b->series, &b->lindex, col, &any);
+	if (!err && any && pstore_link_filter_on(q->links) && b->meta.version == PS_BLOCK_VERSION)
+		any = false; /* a version 1 block has no links */
 	if (!err && any)
 		err = pstore_cache_data(q->cache, b, &bd, q->d);
 	if (!err && any)
-		err = sum_block(b, bd, col, q);
+		err = pstore_links_want(bd->links.v, bd->links.n, q->links, &want, &none);
+	if (!err && any && !none)
+		err = sum_block(b, bd, col, want, q);
 	pstore_bdata_unref(bd);
+	free(want);
 	free(col);
 	return err;
 }

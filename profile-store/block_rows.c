@@ -6,9 +6,12 @@
  * (so nanoseconds of a 10 ms period cost what sample counts cost), all
  * LEB128 varints in a zstd frame.  A column that is another column times
  * a constant (a Go CPU profile's cpu = samples x period) is stored as
- * that relation and no bytes (PS_STREAM_DERIVED).  A query decompresses
- * only the stacks and the one column it needs, and sums them into an
- * array over the block's nodes.
+ * that relation and no bytes (PS_STREAM_DERIVED).  A version 2 block adds
+ * a stream of link ids a series (PS_STREAM_LINKS: rows of one stack with
+ * different links are rows of their own, in source order; no bytes when
+ * no row of the series has a link).  A query decompresses only the
+ * stacks, the one column it needs (and the links when it asks for spans),
+ * and sums them into an array over the block's nodes.
  */
 #include "pstore_block.h"
 #include "pstore_series.h"
@@ -56,9 +59,11 @@ struct order {
 
 static int cmp_perm(const void *a, const void *b, void *ctx)
 {
-	const uint32_t *keys = ctx;
-	uint32_t x = keys[*(const uint32_t *)a], y = keys[*(const uint32_t *)b];
+	const uint32_t *keys = ctx, i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	uint32_t x = keys[i], y = keys[j];
 
+	if (x == y) /* one stack, two links: in source order */
+		return i < j ? -1 : i > j;
 	return x < y ? -1 : x > y;
 }
 
@@ -179,6 +184,50 @@ static int encode_column(const struct pstore_rows_in *in, uint32_t c, const stru
 	return compress_frame(in->cctx, raw, rows, st);
 }
 
+/* The block's id of source link id (0: none), interned when first met. */
+static int block_link(const struct pstore_rows_in *in, uint32_t id, uint32_t *out)
+{
+	if (!id) {
+		*out = 0;
+		return 0;
+	}
+	if (in->link_map[id] == UINT32_MAX)
+		EMBER_FORWARD_IF_ERROR(pstore_linktab_intern(in->links,
+						 &in->src_links->v.v[id - 1], &in->link_map[id]));
+	*out = in->link_map[id];
+	return 0;
+}
+
+/* The link stream: the link of every row in the stacks' order (0 for the
+ * rows of a profile without links); no bytes when no profile has one. */
+static int encode_links(const struct pstore_rows_in *in, const struct order *o,
+			struct ember_buf *raw, struct ember_buf *rows, struct pstore_stream *st)
+{
+	size_t base = 0;
+	bool any = false;
+
+	*st = (struct pstore_stream){ .kind = PS_STREAM_LINKS, .factor = 1 };
+	for (size_t pi = 0; pi < in->nprofs; pi++)
+		any |= in->profs[pi]->link_off != PS_NO_LINKS;
+	if (!any)
+		return 0;
+	ember_buf_reset(raw);
+	for (size_t pi = 0; pi < in->nprofs; pi++) {
+		const struct pstore_prof *p = in->profs[pi];
+
+		for (uint32_t i = 0; i < p->nrows; i++) {
+			uint32_t id = 0;
+
+			if (p->link_off != PS_NO_LINKS)
+				EMBER_FORWARD_IF_ERROR(block_link(in,
+					in->row_link[p->link_off + o->perm[base + i]], &id));
+			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(raw, id));
+		}
+		base += p->nrows;
+	}
+	return compress_frame(in->cctx, raw, rows, st);
+}
+
 static int encode_all(const struct pstore_rows_in *in, const struct order *o,
 		      struct ember_buf *raw, struct ember_buf *rows, struct pstore_streams *streams)
 {
@@ -193,7 +242,10 @@ static int encode_all(const struct pstore_rows_in *in, const struct order *o,
 		EMBER_FORWARD_IF_ERROR(encode_column(in, c, o, streams->v + first, raw, rows, &st));
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(streams, st));
 	}
-	return 0;
+	if (!in->links)
+		return 0; /* version 1 */
+	EMBER_FORWARD_IF_ERROR(encode_links(in, o, raw, rows, &st));
+	return EMBER_VEC_APPEND(streams, st);
 }
 
 int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
@@ -259,31 +311,64 @@ int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, si
 	return 0;
 }
 
-/* Skip the rows of one profile in both streams. */
-static int skip_rows(const uint8_t **s, const uint8_t **v, const uint8_t *se, const uint8_t *ve,
-		     uint32_t n)
+/* The read positions in a series' streams (l: the link stream, with a
+ * link filter). */
+struct cursors {
+	const uint8_t *s, *v, *l;
+};
+
+/* Skip the rows of one profile in every stream. */
+static int skip_rows(const struct pstore_sum_in *in, struct cursors *c, uint32_t n)
 {
 	uint64_t x;
 
 	for (uint32_t i = 0; i < n; i++) {
-		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(s, se, &x));
-		if (*v)
-			EMBER_FORWARD_IF_ERROR(ember_cur_uleb(v, ve, &x));
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->s, in->stacks_end, &x));
+		if (c->v)
+			EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->v, in->vals_end, &x));
+		if (in->want)
+			EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->l, in->links_end, &x));
 	}
 	return 0;
 }
 
-static int sum_profile(const struct pstore_sum_in *in, const uint8_t **s, const uint8_t **v,
-		       uint32_t n, int64_t *self)
+/* One profile's rows summed into self: the loop of every query without a
+ * link filter, kept free of the filter's work. */
+static int sum_profile(const struct pstore_sum_in *in, struct cursors *c, uint32_t n,
+		       int64_t *self)
 {
 	uint64_t node = 0, delta, raw;
 
 	for (uint32_t i = 0; i < n; i++) {
-		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(s, in->stacks_end, &delta));
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->s, in->stacks_end, &delta));
 		node += delta;
 		if (node >= in->nnodes)
 			return -PSTORE_ERR_CORRUPT;
-		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(v, in->vals_end, &raw));
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->v, in->vals_end, &raw));
+		self[node] = pmodel_add(self[node], pstore_mul(ember_unzigzag(raw), in->factor));
+	}
+	return 0;
+}
+
+/* The same for the rows whose link is wanted; *any says whether one was. */
+static int sum_profile_linked(const struct pstore_sum_in *in, struct cursors *c, uint32_t n,
+			      int64_t *self, bool *any)
+{
+	uint64_t node = 0, delta, raw, link;
+
+	*any = false;
+	for (uint32_t i = 0; i < n; i++) {
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->s, in->stacks_end, &delta));
+		node += delta;
+		if (node >= in->nnodes)
+			return -PSTORE_ERR_CORRUPT;
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->v, in->vals_end, &raw));
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->l, in->links_end, &link));
+		if (link > in->nlinks)
+			return -PSTORE_ERR_CORRUPT;
+		if (!in->want[link])
+			continue;
+		*any = true;
 		self[node] = pmodel_add(self[node], pstore_mul(ember_unzigzag(raw), in->factor));
 	}
 	return 0;
@@ -291,18 +376,21 @@ static int sum_profile(const struct pstore_sum_in *in, const uint8_t **s, const 
 
 int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d)
 {
-	const uint8_t *s = in->stacks, *v = in->vals;
+	struct cursors c = { in->stacks, in->vals, in->links };
 	int err = 0;
+	bool any;
 
 	for (size_t i = in->p_first; !err && i < in->p_end; i++) {
 		const struct pstore_prof *p = &in->profs[i];
 
 		if (p->time < in->from || p->time >= in->to) {
-			err = skip_rows(&s, &v, in->stacks_end, in->vals_end, p->nrows);
+			err = skip_rows(in, &c, p->nrows);
 			continue;
 		}
-		err = sum_profile(in, &s, &v, p->nrows, self);
-		if (!err)
+		any = true;
+		err = in->want ? sum_profile_linked(in, &c, p->nrows, self, &any)
+			       : sum_profile(in, &c, p->nrows, self);
+		if (!err && any)
 			pstore_result_note(in->r, p);
 	}
 	EMBER_FAIL_IF(err, d, -PSTORE_ERR_CORRUPT,
@@ -326,6 +414,19 @@ int pstore_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct
 				      k);
 			nodes[k++] = (uint32_t)node;
 		}
+	}
+	return 0;
+}
+
+int pstore_rows_decode_links(const uint8_t *p, const uint8_t *end, uint64_t nrows,
+			     uint32_t nlinks, uint32_t *links, struct ember_diag *d)
+{
+	for (uint64_t i = 0; i < nrows; i++) {
+		uint64_t l;
+
+		EMBER_FAIL_IF(ember_cur_uleb(&p, end, &l) || l > nlinks, d, -PSTORE_ERR_CORRUPT,
+			      "link stream corrupt at row %llu", (unsigned long long)i);
+		links[i] = (uint32_t)l;
 	}
 	return 0;
 }

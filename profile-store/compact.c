@@ -56,7 +56,8 @@ static int head_src(struct pstore *s, const struct pstore_head *h, const uint32_
 {
 	*src = (struct pstore_block_src){
 		.dict = &h->dict, .series = &h->series, .profs = h->profs.v, .sel = sel, .nsel = n,
-		.row_node = h->row_node.v, .row_val = h->row_val.v, .totals = h->totals.v,
+		.row_node = h->row_node.v, .row_val = h->row_val.v, .row_link = h->row_link.v,
+		.links = &h->links, .totals = h->totals.v,
 		.cov = h->cov.v, .partition = partition, .partition_ns = s->opts.partition_ns,
 		.zstd_level = s->opts.zstd_level,
 	};

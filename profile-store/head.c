@@ -3,8 +3,9 @@
  * queryable at once.  Profiles are added pending, become visible when
  * their log record is durable (or dead when it failed), and a sealed
  * head (its segment closed) is written as blocks by the compactor, then
- * dropped.  The rows of a profile are contiguous in row_node/row_val;
- * values are row-major with the series' column count.
+ * dropped.  The rows of a profile are contiguous in row_node/row_val
+ * (and row_link when a row has a link); values are row-major with the
+ * series' column count.
  */
 #include "pstore_head.h"
 #include "pstore_series.h"
@@ -47,6 +48,8 @@ void pstore_head_unref(struct pstore_head *h)
 	EMBER_VEC_FREE(&h->state);
 	EMBER_VEC_FREE(&h->row_node);
 	EMBER_VEC_FREE(&h->row_val);
+	EMBER_VEC_FREE(&h->row_link);
+	pstore_linktab_release(&h->links);
 	EMBER_VEC_FREE(&h->totals);
 	EMBER_VEC_FREE(&h->cov);
 	pthread_rwlock_destroy(&h->lock);
@@ -57,7 +60,9 @@ size_t pstore_head_bytes(const struct pstore_head *h)
 {
 	return pmodel_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
 	       h->profs.alloc * sizeof(struct pstore_prof) + h->row_node.alloc * 4 +
-	       h->row_val.alloc * 8 + h->totals.alloc * 8 + h->cov.alloc * sizeof(struct pstore_cov);
+	       h->row_val.alloc * 8 + h->totals.alloc * 8 + h->cov.alloc * sizeof(struct pstore_cov) +
+	       h->row_link.alloc * 4 + h->links.v.alloc * sizeof(struct pstore_link) +
+	       (h->links.set.mask ? (h->links.set.mask + 1) * sizeof(struct ember_hset_slot) : 0);
 }
 
 static bool unresolved_equal(const void *ctx, size_t i, const void *key)
@@ -124,10 +129,32 @@ static int add_coverage(struct pstore_head *h, const struct pstore_ingest *in,
 	return 0;
 }
 
-static int add_rows(struct pstore_head *h, const struct pstore_rows *r, struct pstore_prof *pr)
+/* The rows' links, as ids of h's table (rows without links: none). */
+static int add_links(struct pstore_head *h, const struct pstore_rows *r,
+		     const struct pstore_linktab *from, struct pstore_prof *pr)
+{
+	pr->link_off = PS_NO_LINKS;
+	if (!r->link.n)
+		return 0;
+	pr->link_off = h->row_link.n;
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->row_link, h->row_link.n + r->link.n));
+	for (size_t i = 0; i < r->link.n; i++) {
+		uint32_t id = 0;
+
+		if (r->link.v[i])
+			EMBER_FORWARD_IF_ERROR(pstore_linktab_intern(&h->links,
+						   &from->v.v[r->link.v[i] - 1], &id));
+		h->row_link.v[h->row_link.n++] = id;
+	}
+	return 0;
+}
+
+static int add_rows(struct pstore_head *h, const struct pstore_rows *r,
+		    const struct pstore_linktab *links, struct pstore_prof *pr)
 {
 	size_t c = r->ncols;
 
+	EMBER_FORWARD_IF_ERROR(add_links(h, r, links, pr));
 	pr->row_off = h->row_node.n;
 	pr->val_off = h->row_val.n;
 	pr->nrows = (uint32_t)r->node.n;
@@ -246,7 +273,7 @@ static int add_group(struct pstore_head *h, const struct pstore_ingest *in, size
 
 	EMBER_FORWARD_IF_ERROR(pstore_seriestab_series(&h->series, l->v, l->n, t->id, a->ncols,
 						       &pr.series, &added));
-	EMBER_FORWARD_IF_ERROR(add_rows(h, &in->groups.v[g].rows, &pr));
+	EMBER_FORWARD_IF_ERROR(add_rows(h, &in->groups.v[g].rows, &in->links, &pr));
 	EMBER_FORWARD_IF_ERROR(add_coverage(h, in, &in->groups.v[g], reasons, &pr));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&h->state, h->profs.n + 1));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&h->profs, pr));

@@ -3,7 +3,8 @@
  * back into a staging head (each block's dictionary interned into one,
  * its series into one table, every row decoded), the caller's resolver
  * applied to the staged dictionary (the coverage recounted when it
- * resolved something), and the whole written as one block whose parents
+ * resolved something), the rows' links (spans) staged with them, and the
+ * whole written as one block whose parents
  * are the blocks it replaces.  A closed partition (its end plus one head
  * age in the past) is merged as soon as it has two blocks; the current
  * one once it has four, which bounds both the blocks a query opens and
@@ -45,6 +46,26 @@ static int load_column(struct stage *st, struct pstore_block *b, const struct ps
 				     vals + c, ncols, d);
 }
 
+/* A series' link stream decoded into *out (nrows ids, caller frees). */
+static int load_links(struct stage *st, struct pstore_block *b, const struct pstore_bdata *bd,
+		      const struct pstore_stream *ls, uint64_t nrows, uint32_t **out,
+		      struct ember_diag *d)
+{
+	uint32_t *links = malloc((nrows + 1) * sizeof(*links));
+	int err = links ? pstore_block_read_stream(b, ls, &st->vb, d) : -ENOMEM;
+
+	if (!err)
+		err = pstore_rows_decode_links((const uint8_t *)st->vb.data,
+					       (const uint8_t *)st->vb.data + st->vb.len, nrows,
+					       (uint32_t)bd->links.n, links, d);
+	if (err) {
+		free(links);
+		return err;
+	}
+	*out = links;
+	return 0;
+}
+
 static int copy_cov(struct stage *st, const struct pstore_block *b, const struct pstore_bdata *bd,
 		    const struct pstore_prof *p, struct pstore_prof *np)
 {
@@ -61,10 +82,35 @@ static int copy_cov(struct stage *st, const struct pstore_block *b, const struct
 	return 0;
 }
 
-/* The profiles of series s, their rows from nodes/vals. */
+/* The links of a profile's rows (links: block ids, NULL when the series
+ * has none) as the staged head's: none when no row has one. */
+static int stage_links(struct stage *st, const struct pstore_bdata *bd, const uint32_t *links,
+		       uint32_t nrows, struct pstore_prof *np)
+{
+	bool any = false;
+
+	np->link_off = PS_NO_LINKS;
+	for (uint32_t r = 0; links && r < nrows; r++)
+		any |= links[r] != 0;
+	if (!any)
+		return 0;
+	np->link_off = st->h->row_link.n;
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&st->h->row_link, st->h->row_link.n + nrows));
+	for (uint32_t r = 0; r < nrows; r++) {
+		uint32_t id = 0;
+
+		if (links[r])
+			EMBER_FORWARD_IF_ERROR(pstore_linktab_intern(&st->h->links,
+							&bd->links.v[links[r] - 1], &id));
+		st->h->row_link.v[st->h->row_link.n++] = id;
+	}
+	return 0;
+}
+
+/* The profiles of series s, their rows from nodes/vals/links. */
 static int stage_profiles(struct stage *st, const struct pstore_block *b,
 			  const struct pstore_bdata *bd, uint32_t s, const uint32_t *nodes,
-			  const int64_t *vals, uint32_t ncols)
+			  const int64_t *vals, const uint32_t *links, uint32_t ncols)
 {
 	size_t row = 0;
 
@@ -76,6 +122,7 @@ static int stage_profiles(struct stage *st, const struct pstore_block *b,
 		np.row_off = st->h->row_node.n;
 		np.val_off = st->h->row_val.n;
 		np.tot_off = (uint32_t)st->h->totals.n;
+		EMBER_FORWARD_IF_ERROR(stage_links(st, bd, links ? links + row : NULL, p->nrows, &np));
 		for (uint32_t r = 0; r < p->nrows; r++, row++) {
 			uint32_t to;
 
@@ -103,8 +150,9 @@ static int stage_rows(struct stage *st, struct pstore_block *b, const struct pst
 {
 	uint32_t first = bd->series_stream.v[s], ncols = b->series.series.v[s].ntypes;
 	uint64_t nrows = 0;
-	uint32_t *nodes;
+	uint32_t *nodes, *links = NULL;
 	int64_t *vals;
+	const struct pstore_stream *ls = pstore_link_stream(bd, &b->series, s);
 	int err;
 
 	for (size_t i = bd->series_prof.v[s]; i < bd->series_prof.v[s + 1]; i++)
@@ -120,10 +168,13 @@ static int stage_rows(struct stage *st, struct pstore_block *b, const struct pst
 					    (uint32_t)pmodel_dict_nodes(&bd->dict), nodes, d);
 	for (uint32_t c = 0; !err && c < ncols; c++)
 		err = load_column(st, b, bd, first, c, ncols, nrows, vals, d);
+	if (!err && ls)
+		err = load_links(st, b, bd, ls, nrows, &links, d);
 	if (!err)
-		err = stage_profiles(st, b, bd, s, nodes, vals, ncols);
+		err = stage_profiles(st, b, bd, s, nodes, vals, links, ncols);
 	free(nodes);
 	free(vals);
+	free(links);
 	return err;
 }
 
@@ -218,6 +269,8 @@ static int write_merged(struct pstore *s, struct stage *st, struct pstore_block 
 			.nsel = sel.n,
 			.row_node = st->h->row_node.v,
 			.row_val = st->h->row_val.v,
+			.row_link = st->h->row_link.v,
+			.links = &st->h->links,
 			.totals = st->h->totals.v,
 			.cov = st->h->cov.v,
 			.partition = blocks[0]->meta.partition,

@@ -4,7 +4,10 @@
  * interned into a dictionary and each sample's location list into a stack
  * node, through the model's walk (profile-model/from_pprof.c), and its
  * values into a row.  Samples are grouped by their string labels (Pyroscope's
- * treatment of pprof labels: each distinct set is its own series);
+ * treatment of pprof labels: each distinct set is its own series), but for
+ * span_id and trace_id (Pyroscope's SDKs and OpenTelemetry wrappers; OTLP
+ * links become them in wire/): a span per sample is the textbook unbounded
+ * label, so those are the sample's link, kept with its row (links.c);
  * numeric labels are measurements, not dimensions, and are dropped.
  * Coverage is counted on the way: a sample is resolved when every one of
  * its locations has lines.  Build IDs and each group's build IDs are
@@ -78,9 +81,33 @@ static int cmp_label(const void *a, const void *b)
 		      ((const struct pstore_label *)b)->name);
 }
 
-/* The string labels of sample s, sorted, into ls (pointing into p). */
+/* A span_id (16 hex digits) or trace_id (32) label into lk: true when l
+ * is one of them (a value of another form is dropped: no link, and no
+ * series either). */
+static bool link_label(const struct pstore_label *l, struct pstore_link *lk, bool *linked)
+{
+	if (!strcmp(l->name, "span_id")) {
+		if (!ember_hex_decode(l->value, lk->span, sizeof(lk->span)))
+			*linked = true;
+		else
+			memset(lk->span, 0, sizeof(lk->span));
+		return true;
+	}
+	if (!strcmp(l->name, "trace_id")) {
+		if (!ember_hex_decode(l->value, lk->trace, sizeof(lk->trace)))
+			*linked = true;
+		else
+			memset(lk->trace, 0, sizeof(lk->trace));
+		return true;
+	}
+	return false;
+}
+
+/* The string labels of sample s but its link, sorted, into ls (pointing
+ * into p); its link into lk, *linked saying whether it has one. */
 static int sample_labels(struct walk *w, const Perftools__Profiles__Sample *s,
-			 struct pstore_labels *ls, struct ember_diag *d)
+			 struct pstore_labels *ls, struct pstore_link *lk, bool *linked,
+			 struct ember_diag *d)
 {
 	ls->n = 0;
 	for (size_t i = 0; i < s->n_label; i++) {
@@ -88,8 +115,8 @@ static int sample_labels(struct walk *w, const Perftools__Profiles__Sample *s,
 		struct pstore_label l = { pprof_string(w->pp.p, lb->key),
 					  pprof_string(w->pp.p, lb->str) };
 
-		if (!lb->str || !*l.value)
-			continue; /* numeric, or empty: no dimension */
+		if (!lb->str || !*l.value || link_label(&l, lk, linked))
+			continue; /* numeric, or empty: no dimension; or the link */
 		EMBER_FAIL_IF(!pstore_label_name_valid(l.name), d, -PSTORE_ERR_LABEL,
 			      "sample label name '%.128s' is not [a-zA-Z_][a-zA-Z0-9_.]*",
 			      l.name);
@@ -201,7 +228,26 @@ static int count_unresolved(struct walk *w, uint32_t gi, const int32_t *bids, si
 	return 0;
 }
 
-static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s, uint32_t gi)
+/* The row's link id (0: none) into the group's rows: the links column is
+ * made at the group's first linked row, 0 for the rows before it. */
+static int add_link(struct pstore_ingest *in, struct pstore_rows *r,
+		    const struct pstore_link *lk)
+{
+	uint32_t id = 0;
+
+	if (lk)
+		EMBER_FORWARD_IF_ERROR(pstore_linktab_intern(&in->links, lk, &id));
+	if (!id && !r->link.n)
+		return 0;
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&r->link, r->node.n));
+	while (r->link.n + 1 < r->node.n)
+		r->link.v[r->link.n++] = 0;
+	r->link.v[r->link.n++] = id;
+	return 0;
+}
+
+static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s, uint32_t gi,
+		      const struct pstore_link *lk)
 {
 	struct pstore_group *g = &w->out->groups.v[gi];
 	int32_t bids[64];
@@ -219,6 +265,7 @@ static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s, uint
 			bids[nb++] = w->loc_bid[li];
 	}
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&g->rows.node, node));
+	EMBER_FORWARD_IF_ERROR(add_link(w->out, &g->rows, lk));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&g->rows.val, g->rows.val.n + w->out->ncols));
 	ember_memcpy(g->rows.val.v + g->rows.val.n, s->value, w->out->ncols * sizeof(int64_t));
 	g->rows.val.n += w->out->ncols;
@@ -231,6 +278,8 @@ static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s, uint
 static int walk_samples(struct walk *w, struct ember_diag *d)
 {
 	struct pstore_labels ls = { 0 };
+	struct pstore_link lk = { 0 };
+	bool linked;
 	size_t gi = 0;
 	int err = 0;
 
@@ -244,16 +293,17 @@ static int walk_samples(struct walk *w, struct ember_diag *d)
 				s->n_location_id, w->lim->max_stack_depth);
 			break;
 		}
-		if (w->split && s->n_label) {
-			err = sample_labels(w, s, &ls, d);
-			if (!err)
-				err = find_group(w, ls.v, ls.n, &gi);
-		} else {
-			gi = 0;
+		gi = 0;
+		linked = false;
+		if (s->n_label) {
+			memset(&lk, 0, sizeof(lk));
+			err = sample_labels(w, s, &ls, &lk, &linked, d);
 		}
+		if (!err && w->split && s->n_label)
+			err = find_group(w, ls.v, ls.n, &gi);
 		w->sample = (uint32_t)i + 1;
 		if (!err)
-			err = add_sample(w, s, (uint32_t)gi);
+			err = add_sample(w, s, (uint32_t)gi, linked ? &lk : NULL);
 	}
 	EMBER_VEC_FREE(&ls);
 	return err;
@@ -330,5 +380,6 @@ void pstore_ingest_release(struct pstore_ingest *in)
 	}
 	EMBER_VEC_FREE(&in->groups);
 	EMBER_VEC_FREE(&in->bids);
+	pstore_linktab_release(&in->links);
 	ember_hset_release(&in->group_set);
 }

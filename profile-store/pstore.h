@@ -291,11 +291,26 @@ struct pstore_request {
  * "alloc_space", ...); NULL where a call allows any type.  Times are ns
  * since the epoch, [from_ns, to_ns); to_ns 0 means no end.
  */
+/* Samples linked to a trace or span (a pprof sample's span_id/trace_id
+ * labels, an OTLP sample's link): a query keeps those linked to any of
+ * these spans or traces (raw IDs, big-endian as on the wire; each list
+ * sorted by memcmp, no duplicates). */
+#define PSTORE_MAX_LINK_IDS 64 /* span and trace IDs of one query */
+struct pstore_link_filter {
+	const uint8_t (*span)[8];
+	size_t n_span;
+	const uint8_t (*trace)[16];
+	size_t n_trace;
+};
+
 struct pstore_selection {
 	const char *selector;
 	const char *type;
 	int64_t from_ns, to_ns;
 	const struct pstore_request *request;	/* its limits (borrowed); NULL: none */
+	/* pstore_query only: the samples linked to these (borrowed); NULL
+	 * or both lists empty: every sample */
+	const struct pstore_link_filter *links;
 };
 
 /* ---- query ------------------------------------------------------------- */
@@ -307,7 +322,8 @@ struct pstore_query_opts {
 };
 
 /*
- * Merge the profiles of sel (type required) by summing each stack.
+ * Merge the profiles of sel (type required) by summing each stack; with
+ * sel->links, only the samples linked to one of its spans or traces.
  * *out is a new result to pmodel_result_free() (possibly with no
  * samples).  Errors: -PSTORE_ERR_SELECTOR, -PSTORE_ERR_TYPE,
  * -PSTORE_ERR_CORRUPT (a block it needs fails its checks: never taken as

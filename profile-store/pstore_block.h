@@ -21,7 +21,11 @@
 /* ---- blocks (block_encode.c, block_decode.c, block_rows.c) ------------- */
 
 #define PS_BLOCK_MAGIC "EMBPSTB1"
+/* Version 1: no sample links; 2: version 1 with a LINKS section and a
+ * link stream per series (written only when a row has a link, so a block
+ * without links is version 1, byte for byte). */
 #define PS_BLOCK_VERSION 1
+#define PS_BLOCK_VERSION_LINKS 2
 #define PS_BLOCK_HEADER 64
 #define PS_SECTION_ENTRY 40
 #define PS_BLOCK_MAX_SECTIONS 64
@@ -42,6 +46,7 @@ enum pstore_section_kind {
 	PS_SEC_ROWS,		/* the row streams (zstd frames, raw section) */
 	PS_SEC_REQUIRED_MAX = PS_SEC_ROWS, /* 1..this in every block */
 	PS_SEC_LOCATION_TYPES,	/* optional: the locations' frame types (absent: none) */
+	PS_SEC_LINKS,		/* 14, version 2, required there: the links rows name */
 	PS_SEC_KIND_MAX,
 };
 
@@ -60,6 +65,7 @@ EMBER_VEC_DEF(pstore_walranges, struct pstore_walrange);
 
 struct pstore_block_meta {
 	int64_t min_time, max_time, partition, partition_ns;
+	uint32_t version;		/* PS_BLOCK_VERSION or PS_BLOCK_VERSION_LINKS */
 	EMBER_VEC(char *) parents;	/* names of the blocks this one replaces */
 	struct pstore_walranges wal;
 	uint64_t profiles, rows, series;
@@ -74,6 +80,8 @@ enum pstore_stream_kind {
 	PS_STREAM_STACKS = 0,	/* node deltas per profile */
 	PS_STREAM_VALUES = 1,	/* zigzag(value / factor) */
 	PS_STREAM_DERIVED = 2,	/* column ref times factor: no bytes */
+	PS_STREAM_LINKS = 3,	/* version 2, last of a series: link id a row;
+				 * no bytes when no row of the series has one */
 };
 
 struct pstore_stream {
@@ -96,6 +104,8 @@ struct pstore_bdata {
 	struct pstore_streams streams;
 	EMBER_VEC(uint32_t) series_stream; /* first stream of each series */
 	EMBER_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
+	EMBER_VEC(struct pstore_link) links;	/* version 2: link id i + 1 is links[i] */
+	bool linked;				/* version 2: a link stream a series */
 };
 
 struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);
@@ -111,6 +121,8 @@ struct pstore_block_src {
 	size_t nsel;
 	const uint32_t *row_node;
 	const int64_t *row_val;
+	const uint32_t *row_link;	   /* by prof->link_off (PS_NO_LINKS: none) */
+	const struct pstore_linktab *links; /* what row_link's ids name */
 	const int64_t *totals;
 	const struct pstore_cov *cov;
 	int64_t partition, partition_ns;
@@ -178,6 +190,14 @@ struct pstore_rows_in {
 	const uint32_t *node_map;	    /* source node -> block node */
 	uint32_t ncols;
 	void *cctx;			    /* ZSTD_CCtx, level set */
+	/* version 2 (NULL: version 1, no link stream): the rows' links
+	 * (by prof->link_off), the source's table, the block's table they
+	 * are interned into and the map of source ids to its ids (filled as
+	 * met, UINT32_MAX unset) */
+	const uint32_t *row_link;
+	const struct pstore_linktab *src_links;
+	struct pstore_linktab *links;
+	uint32_t *link_map;
 };
 int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
 		   struct pstore_streams *streams);
@@ -199,6 +219,11 @@ struct pstore_sum_in {
 	int64_t factor;
 	uint32_t nnodes;
 	struct pmodel_result *r;
+	/* a link filter: only rows whose link id l has want[l] (l <= nlinks,
+	 * from the link stream); want NULL: every row */
+	const uint8_t *want;
+	const uint8_t *links, *links_end;
+	uint32_t nlinks;
 };
 int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d);
 /* Every row of a series (compaction): nodes[nrows] from a stacks stream;
@@ -208,5 +233,15 @@ int pstore_rows_decode_stacks(const uint8_t *p, const uint8_t *end, const struct
 			  struct ember_diag *d);
 int pstore_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nrows,
 			  int64_t factor, int64_t *vals, size_t stride, struct ember_diag *d);
+/* nrows link ids (each at most nlinks) from a link stream into links. */
+int pstore_rows_decode_links(const uint8_t *p, const uint8_t *end, uint64_t nrows,
+			     uint32_t nlinks, uint32_t *links, struct ember_diag *d);
+/* The LINKS section into b->links. */
+int pstore_block_decode_links(const uint8_t *data, size_t len, struct pstore_bdata *b,
+			      struct ember_diag *d);
+/* A series' link stream (version 2), or NULL: version 1, or no row of
+ * series s has a link. */
+const struct pstore_stream *pstore_link_stream(const struct pstore_bdata *b,
+					       const struct pstore_seriestab *t, uint32_t s);
 
 #endif /* EMBER_PSTORE_BLOCK_H */

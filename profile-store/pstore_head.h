@@ -17,16 +17,20 @@
 
 /* ---- ingest (pprof_ingest.c, coverage.c) ---------------------------------------- */
 
-/* One profile as rows: nodes of a dictionary, ascending and unique after
- * pstore_rows_normalize, values row-major (ncols per row). */
+/* One profile as rows: nodes of a dictionary, values row-major (ncols
+ * per row) and, when a sample had one, link ids (struct pstore_linktab:
+ * empty when no row has a link, else one a row, 0 for an unlinked row).
+ * After pstore_rows_normalize the (node, link) pairs are ascending and
+ * unique. */
 struct pstore_rows {
 	EMBER_VEC(uint32_t) node;
 	EMBER_VEC(int64_t) val;
+	EMBER_VEC(uint32_t) link;
 	uint32_t ncols;
 };
 
 void pstore_rows_release(struct pstore_rows *r);
-/* Sort rows by node and sum equal nodes. */
+/* Sort rows by (node, link) and sum equal pairs. */
 int pstore_rows_normalize(struct pstore_rows *r);
 
 /* Samples of a profile with frames of bid unresolved (bid: index into
@@ -49,14 +53,16 @@ struct pstore_ingest {
 	EMBER_VEC(struct pstore_group) groups;
 	struct ember_hset group_set; /* of groups, by label set */
 	EMBER_VEC(const char *) bids; /* build IDs of unresolved frames (point into p) */
+	struct pstore_linktab links;	/* the links the groups' rows name */
 	int count_col;		   /* the first "count" column, or -1 */
 	uint32_t ncols;
 };
 
 /*
  * Intern p's samples into dict: one group per distinct set of string
- * sample labels (all in group 0 unless split_labels), rows summed per
- * stack.  lim NULL: no limits (offline).  -PSTORE_ERR_TOO_LARGE (samples),
+ * sample labels (all in group 0 unless split_labels) but span_id and
+ * trace_id, which are the sample's link (hex; any other value is
+ * dropped), rows summed per (stack, link).  lim NULL: no limits (offline).  -PSTORE_ERR_TOO_LARGE (samples),
  * -PSTORE_ERR_LIMIT (stack depth), -PSTORE_ERR_LABEL (a sample label
  * name), -ENOMEM, with d set.
  */
@@ -88,6 +94,8 @@ struct pstore_head {
 	EMBER_VEC(uint8_t) state;	/* enum pstore_prof_state per profile */
 	EMBER_VEC(uint32_t) row_node;
 	EMBER_VEC(int64_t) row_val;
+	EMBER_VEC(uint32_t) row_link;	/* ids of links, for profiles with links */
+	struct pstore_linktab links;
 	EMBER_VEC(int64_t) totals;
 	EMBER_VEC(struct pstore_cov) cov;
 	int64_t min_time, max_time;

@@ -62,6 +62,7 @@ struct pstore_qctx {
 	const struct pstore_selector *sel;
 	const char *type; /* resolved full ID; NULL: any (discovery) */
 	int64_t from, to; /* [from, to) */
+	const struct pstore_link_filter *links; /* NULL or empty: every row */
 	struct pmodel_result *r;
 	struct pstore_cache *cache;
 	struct ember_diag *d;

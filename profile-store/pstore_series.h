@@ -6,6 +6,7 @@
  *   lindex.c     the label index (name -> values -> series)
  *   series_keys.c  the series the store holds (the series limit)
  *   unbounded.c  labels that look unbounded
+ *   links.c      samples' links to spans: tables, the query's filter
  *
  * and the record of one profile of a series (struct pstore_prof), the same
  * in a head and in a block's data.
@@ -146,6 +147,38 @@ void pstore_unbounded_seed(struct pstore_unbounded *u, const char *name, const c
 int pstore_unbounded_list(struct pstore_unbounded *u, struct pstore_strlist *out);
 size_t pstore_unbounded_count(struct pstore_unbounded *u);
 
+/* ---- sample links (links.c) ----------------------------------------------- */
+
+/* A sample's link: a trace and a span ID, zero bytes where absent. */
+struct pstore_link {
+	uint8_t trace[16];
+	uint8_t span[8];
+};
+
+/* Distinct links: id i + 1 names v[i], id 0 is "no link".  The set is
+ * made at the first intern, so a table that never holds one costs
+ * nothing. */
+struct pstore_linktab {
+	EMBER_VEC(struct pstore_link) v;
+	struct ember_hset set;
+	bool ready;
+};
+
+/* The id of l in t, added when new: 0 or -ENOMEM/-E2BIG. */
+int pstore_linktab_intern(struct pstore_linktab *t, const struct pstore_link *l, uint32_t *id);
+void pstore_linktab_release(struct pstore_linktab *t);
+/* For a source's links v[0..n) (ids 1..n): with a filter (f on), *want
+ * [0..n] (malloc'ed, caller frees) 1 for the ids whose span or trace f
+ * names (want[0], no link, is 0), and *none when no link is wanted (the
+ * source has nothing to read); without, *want NULL. */
+int pstore_links_want(const struct pstore_link *v, size_t n, const struct pstore_link_filter *f,
+		      uint8_t **want, bool *none);
+/* Whether f names anything (NULL or both lists empty: no filter). */
+static inline bool pstore_link_filter_on(const struct pstore_link_filter *f)
+{
+	return f && (f->n_span || f->n_trace);
+}
+
 /* ---- profiles and rows ----------------------------------------------------- */
 
 /* Coverage of one profile: samples with a frame of build_id unresolved. */
@@ -165,7 +198,11 @@ struct pstore_prof {
 	uint32_t tot_off;  /* totals[tot_off..+ncols) */
 	uint32_t cov_off, ncov;
 	uint64_t samples, resolved;
+	uint64_t link_off; /* head: into row_link, PS_NO_LINKS when no row has a
+			    * link; unused in a block (its link stream says) */
 };
+
+#define PS_NO_LINKS UINT64_MAX
 
 /* Note a matched profile in the result's counts. */
 static inline void pstore_result_note(struct pmodel_result *r, const struct pstore_prof *p)

@@ -4,8 +4,10 @@
  * selection and the heads; the type (an alias or a full ID) is resolved
  * against the types they hold; each source selects its series through
  * its label index, sums the matching rows into an array over its own
- * stack nodes, and imports the nodes with a value into the result.  A
- * resolver, if given, then names the result's unsymbolized frames.
+ * stack nodes, and imports the nodes with a value into the result (with a
+ * link filter, only the rows linked to a wanted span or trace: a source
+ * none of whose links is wanted is not read).  A resolver, if given, then
+ * names the result's unsymbolized frames.
  */
 #include "pstore_catalog.h"
 #include "pstore_head.h"
@@ -64,16 +66,41 @@ static void sum_head_rows(const struct pstore_head *h, const struct pstore_prof 
 		self[node[i]] += val[(size_t)i * ncols];
 }
 
-static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col, int64_t *self)
+/* The rows of p linked to a wanted link; whether there was one. */
+static bool sum_head_linked(const struct pstore_head *h, const struct pstore_prof *p,
+			    uint32_t ncols, int32_t col, const uint8_t *want, int64_t *self)
+{
+	const uint32_t *node = h->row_node.v + p->row_off, *link;
+	const int64_t *val = h->row_val.v + p->val_off + col;
+	bool any = false;
+
+	if (p->link_off == PS_NO_LINKS)
+		return false;
+	link = h->row_link.v + p->link_off;
+	for (uint32_t i = 0; i < p->nrows; i++)
+		if (want[link[i]]) {
+			self[node[i]] += val[(size_t)i * ncols];
+			any = true;
+		}
+	return any;
+}
+
+/* want: NULL, every row; else the links wanted (pstore_links_want). */
+static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col,
+		    const uint8_t *want, int64_t *self)
 {
 	for (size_t i = 0; i < h->profs.n; i++) {
 		const struct pstore_prof *p = &h->profs.v[i];
+		uint32_t ncols = h->series.series.v[p->series].ntypes;
 
 		EMBER_FORWARD_IF_ERROR(pstore_qctx_poll(q));
 		if (h->state.v[i] != PS_VISIBLE || col[p->series] < 0 || p->time < q->from ||
 		    p->time >= q->to)
 			continue;
-		sum_head_rows(h, p, h->series.series.v[p->series].ntypes, col[p->series], self);
+		if (!want)
+			sum_head_rows(h, p, ncols, col[p->series], self);
+		else if (!sum_head_linked(h, p, ncols, col[p->series], want, self))
+			continue;
 		pstore_result_note(q->r, p);
 	}
 	return pmodel_result_add(q->r, &h->dict, self);
@@ -81,14 +108,22 @@ static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col, 
 
 static int head_query(struct pstore_head *h, struct pstore_qctx *q)
 {
-	struct pstore_lindex ix;
+	struct pstore_lindex ix = { 0 };
 	int32_t *col = NULL;
 	int64_t *self = NULL;
-	bool any;
+	uint8_t *want = NULL;
+	bool any, none;
 	int err;
 
 	pthread_rwlock_rdlock(&h->lock);
-	err = pstore_lindex_build(&ix, &h->series);
+	err = pstore_links_want(h->links.v.v, h->links.v.n, q->links, &want, &none);
+	if (!err && none) {
+		pthread_rwlock_unlock(&h->lock);
+		free(want);
+		return 0;
+	}
+	if (!err)
+		err = pstore_lindex_build(&ix, &h->series);
 	if (!err && !(col = malloc((h->series.series.n + 1) * sizeof(*col))))
 		err = -ENOMEM;
 	if (!err)
@@ -96,9 +131,10 @@ static int head_query(struct pstore_head *h, struct pstore_qctx *q)
 	if (!err && any && !(self = calloc(pmodel_dict_nodes(&h->dict), sizeof(*self))))
 		err = -ENOMEM;
 	if (!err && any)
-		err = head_sum(h, q, col, self);
+		err = head_sum(h, q, col, want, self);
 	pthread_rwlock_unlock(&h->lock);
 	pstore_lindex_release(&ix);
+	free(want);
 	free(col);
 	free(self);
 	return err;
@@ -190,6 +226,7 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 	int err;
 
 	q.to = sel && sel->to_ns ? sel->to_ns : INT64_MAX;
+	q.links = sel ? sel->links : NULL;
 	EMBER_FORWARD_IF_ERROR(pstore_selection_parse(sel, &parsed, d));
 	q.sel = parsed;
 	err = pstore_snapshot_take(s, q.from, q.to, &snap);

@@ -3,8 +3,10 @@
  * attributes as series labels (service.name as service_name, host,
  * container, Kubernetes and executable names; never the process ID), a
  * mapping's build IDs (process.executable.build_id.gnu / .go / .htlhash),
- * a location's profile.frame.type, a sample's attributes and link as
- * pprof sample labels (never series).
+ * a location's profile.frame.type, a sample's link as span_id and
+ * trace_id pprof sample labels, which the profile store keeps per sample
+ * (never series); a sample's other attributes (thread name and ID, CPU,
+ * ...) are checked and dropped.
  * Every dictionary index is checked against its table; index 0 is the
  * zero value.  docs/formats.md, "OTLP profiles", gives the rules.
  */
@@ -229,37 +231,6 @@ int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
 
 /* ---- sample labels --------------------------------------------------------------- */
 
-/* a as a pprof label into l (text: room for a number written out); false
- * when its value has no pprof form (arrays, maps, bytes, none). */
-static bool sample_label(const struct otlp_ctx *c, const otlp_attr_t *a, const char *key,
-			 struct pprof_sample_label *l, char text[32])
-{
-	const otlp_value_t *v = a->value;
-
-	*l = (struct pprof_sample_label){ .key = key };
-	if ((l->str = value_string(c, v)))
-		return true;
-	if (!v)
-		return false;
-	switch (v->value_case) {
-	case OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE:
-		l->num = v->int_value;
-		l->num_unit = otlp_string(c, a->unit_strindex);
-		if (l->num_unit && !*l->num_unit)
-			l->num_unit = NULL;
-		return true;
-	case OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_BOOL_VALUE:
-		l->str = v->bool_value ? "true" : "false";
-		return true;
-	case OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_DOUBLE_VALUE:
-		snprintf(text, 32, "%.17g", v->double_value);
-		l->str = text;
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* The link as trace_id and span_id labels (hex), as Pyroscope's SDKs set them. */
 static int link_labels(const struct otlp_ctx *c, int32_t idx, struct otlp_sample_scratch *s,
 		       size_t *n)
@@ -297,14 +268,10 @@ int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 		const otlp_attr_t *a;
 		const char *key;
 
+		/* checked, then dropped: docs/formats.md */
 		err = attr_keyed(c, smp->attribute_indices[i], "sample", &a, &key);
-		if (err <= 0) {
-			if (err)
-				return err;
-			continue;
-		}
-		if (*key && sample_label(c, a, key, &s->labels[*n], s->text[*n]))
-			(*n)++;
+		if (err < 0)
+			return err;
 	}
 	return link_labels(c, smp->link_index, s, n);
 }

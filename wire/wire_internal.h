@@ -219,10 +219,9 @@ struct otlp_ctx {
 	struct ember_diag *d;
 };
 
-/* Room for the labels of one sample: its attributes and its link. */
+/* Room for the labels of one sample: its link's trace and span. */
 struct otlp_sample_scratch {
-	struct pprof_sample_label *labels; /* lim.max_attributes + 2 */
-	char (*text)[32];		   /* numbers written as text, as many */
+	struct pprof_sample_label *labels; /* 2 */
 	char trace[33], span[17];
 };
 
@@ -252,7 +251,8 @@ int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
  * value that is not a string or is empty; else points into the message). */
 int otlp_location_frame_type(const struct otlp_ctx *c, const otlp_location_t *l,
 			     const char **type);
-/* A sample's attributes and link as pprof labels into s->labels[0, *n). */
+/* A sample's link as pprof labels into s->labels[0, *n) (its attributes'
+ * indices checked, the attributes dropped). */
 int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 		       struct otlp_sample_scratch *s, size_t *n);
 

@@ -3,8 +3,8 @@
  * decoder (profile-store/block_decode.c, block_catalog.c, block_rows.c): any
  * bytes as a block file behind an in-memory block storage, opened as the
  * store opens blocks (header, meta, series, label index), then loaded as
- * a query loads one (dictionary, profiles, stream directory) and every
- * row stream decoded and summed.  A damaged block must be reported as
+ * a query loads one (dictionary, profiles, stream directory, links) and
+ * every row stream decoded and summed, with and without a link filter.  A damaged block must be reported as
  * corrupt (-PSTORE_ERR_CORRUPT), never crash, never read outside its
  * bytes, never allocate past what it holds.  Seeds in corpus/pstore_block/
  * (make_pstore_seeds.c).
@@ -13,6 +13,7 @@
 #include "pstore_catalog.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,8 +38,26 @@ static void quiet(enum ember_log_level l, const char *m, void *c)
 {
 }
 
-/* Every series' rows, summed over all time (what a query does). */
-static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
+/* Series s's link stream into in, for a sum with want: -1 when the
+ * series has none (a version 1 block, or no row with a link). */
+static int with_links(struct pstore_block *b, struct pstore_bdata *bd, uint32_t s,
+		      const uint8_t *want, struct ember_buf *lb, struct pstore_sum_in *in,
+		      struct ember_diag *d)
+{
+	const struct pstore_stream *ls = pstore_link_stream(bd, &b->series, s);
+
+	if (!ls || !want || pstore_block_read_stream(b, ls, lb, d))
+		return -1;
+	in->want = want;
+	in->nlinks = (uint32_t)bd->links.n;
+	in->links = (const uint8_t *)lb->data;
+	in->links_end = in->links + lb->len;
+	return 0;
+}
+
+/* One pass over every series (want: with a link filter). */
+static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint8_t *want,
+		     struct ember_buf *lb)
 {
 	size_t nn = pmodel_dict_nodes(&bd->dict);
 	int64_t *self = calloc(nn, sizeof(*self));
@@ -63,7 +82,8 @@ static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
 		in.factor = vs->factor;
 		if (vs->kind == PS_STREAM_DERIVED)
 			vs = &bd->streams.v[first + 1 + vs->ref];
-		if (pstore_block_read_stream(b, &bd->streams.v[first], &sb, &d) ||
+		if ((want && with_links(b, bd, s, want, lb, &in, &d)) ||
+		    pstore_block_read_stream(b, &bd->streams.v[first], &sb, &d) ||
 		    pstore_block_read_stream(b, vs, &vb, &d))
 			continue;
 		in.stacks = (const uint8_t *)sb.data;
@@ -77,6 +97,22 @@ static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
 	ember_buf_release(&sb);
 	ember_buf_release(&vb);
 	free(self);
+}
+
+/* Every series' rows, summed over all time (what a query does), and
+ * again for every link (what a query by span does). */
+static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
+{
+	uint8_t *want = malloc(bd->links.n + 1);
+	struct ember_buf lb;
+
+	ember_buf_init(&lb, 0);
+	if (want)
+		memset(want, 1, bd->links.n + 1);
+	for (int pass = 0; pass < 2; pass++)
+		sum_pass(b, bd, pass ? want : NULL, &lb);
+	ember_buf_release(&lb);
+	free(want);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,7 @@
 /*
  * make_pstore_seeds.c - writes the seed corpora of the profile store's
- * fuzz targets from a real store: blocks (one flush, one merge of two),
+ * fuzz targets from a real store: blocks (one flush, one merge of two,
+ * one flush of samples linked to spans: version 2),
  * log segments (whole, torn) and selectors.  Built by CMake
  * (make_pstore_seeds); run from the repository root after a format
  * change and commit the files:
@@ -9,6 +10,7 @@
 #include "pprof.h"
 #include "pstore.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #define T0 ((int64_t)1700000000 * SEC)
 
 static int64_t now = T0;
+static bool linked; /* the samples of profile() linked to spans */
 
 static int64_t clock_fn(void *ctx)
 {
@@ -57,8 +60,13 @@ static struct pprof_profile *profile(int64_t time, int64_t hot)
 	{
 		uint64_t s1[3] = { loc[2], loc[1], loc[0] }, s2[3] = { loc[3], loc[1], loc[0] };
 
+		struct pprof_sample_label ln[2] = {
+			{ .key = "span_id", .str = "00f067aa0ba902b7" },
+			{ .key = "trace_id", .str = "4bf92f3577b34da6a3ce929d0e0e4736" } };
+
 		if (pprof_add_sample(p, s1, 3, v1, 2) ||
-		    pprof_add_sample_labeled(p, s2, 3, v2, 2, &sl, 1))
+		    pprof_add_sample_labeled(p, s2, 3, v2, 2, &sl, 1) ||
+		    (linked && pprof_add_sample_labeled(p, s1, 3, v2, 2, ln, 2)))
 			exit(1);
 	}
 	return p;
@@ -100,6 +108,28 @@ static void put(const char *out, const char *sub, const char *name, const char *
 		exit(4);
 }
 
+/* A block of one flush whose rows name links (version 2). */
+static int linked_block(const char *out, const struct pstore_opts *o)
+{
+	char dir[] = "/tmp/ember-pstore-seeds.XXXXXX", sub[1024], to[1024];
+	struct pstore *s = NULL;
+
+	if (!mkdtemp(dir) || pstore_open(dir, o, &s, NULL, 0))
+		return 1;
+	linked = true;
+	append(s, T0, 4);
+	append(s, T0 + 10 * SEC, 6);
+	linked = false;
+	if (pstore_flush(s))
+		return 5;
+	snprintf(sub, sizeof(sub), "%s/blocks", dir);
+	snprintf(to, sizeof(to), "%s/pstore_block/linked.pblk", out);
+	copy_first(sub, ".pblk", to, 0);
+	pstore_free(s);
+	snprintf(to, sizeof(to), "rm -rf '%s'", dir);
+	return system(to) ? 7 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/ember-pstore-seeds.XXXXXX", sub[1024], to[1024];
@@ -138,6 +168,8 @@ int main(int argc, char **argv)
 	snprintf(to, sizeof(to), "%s/pstore_block/merged.pblk", out);
 	copy_first(sub, ".pblk", to, 0);
 	pstore_free(s);
+	if (linked_block(out, &o))
+		return 8;
 	put(out, "pstore_selector", "simple", "{service=\"checkout\"}");
 	put(out, "pstore_selector", "all_ops",
 	    "process_cpu:cpu:nanoseconds:cpu:nanoseconds{service=\"checkout\",version=~\"2\\\\.4.*"

@@ -263,7 +263,7 @@ static int test_otlp__stacks_mappings_and_build_ids(void)
 	return 0;
 }
 
-static int test_otlp__resource_labels_not_the_pid_sample_labels_kept(void)
+static int test_otlp__resource_labels_not_the_pid_sample_attributes_dropped(void)
 {
 	uint64_t ts[1] = { 1 };
 	int32_t attrs[1] = { 2 };
@@ -272,7 +272,7 @@ static int test_otlp__resource_labels_not_the_pid_sample_labels_kept(void)
 	const Perftools__Profiles__Sample *ps;
 	struct req q;
 	char why[256] = "";
-	bool thread = false, span = false;
+	bool thread = false, span = false, trace = false;
 
 	a.stack_index = 1;
 	a.n_timestamps_unix_nano = 1;
@@ -291,11 +291,15 @@ static int test_otlp__resource_labels_not_the_pid_sample_labels_kept(void)
 		const char *k = pprof_string(r->profiles[0].p, ps->label[i]->key);
 		const char *v = pprof_string(r->profiles[0].p, ps->label[i]->str);
 
-		thread |= !strcmp(k, "thread.name") && !strcmp(v, "worker");
+		thread |= !strcmp(k, "thread.name");
 		span |= !strcmp(k, "span_id") && !strcmp(v, "cdcdcdcdcdcdcdcd");
+		trace |= !strcmp(k, "trace_id");
 	}
-	CHECK(thread);
+	/* the link is the sample's; its attributes are dropped (formats.md) */
+	CHECK(!thread);
 	CHECK(span);
+	CHECK(trace);
+	CHECK_INT(ps->n_label, ==, 2);
 	otlp_request_free(r);
 	return 0;
 }
@@ -429,7 +433,7 @@ static int test_otlp__limits_and_nesting(void)
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_otlp__three_sample_shapes_count),
 	UNIT_CASE(test_otlp__stacks_mappings_and_build_ids),
-	UNIT_CASE(test_otlp__resource_labels_not_the_pid_sample_labels_kept),
+	UNIT_CASE(test_otlp__resource_labels_not_the_pid_sample_attributes_dropped),
 	UNIT_CASE(test_otlp__pre_1_10_sender_refused_with_cause),
 	UNIT_CASE(test_otlp__indices_out_of_range_refused),
 	UNIT_CASE(test_otlp__limits_and_nesting),

@@ -1,7 +1,8 @@
 /*
  * test_pstore.c - unit tests of profile-store/: the cursor readers, the
  * selector parser and matching, appends and queries (head, blocks,
- * merged blocks: the same answers), sample labels, limits and their
+ * merged blocks: the same answers), sample labels, span links (kept per
+ * row, queried by span or trace, blocks of version 2), limits and their
  * reasons, types and aliases, discovery, series totals, coverage and the
  * resolver, retention, the log's replay (a torn tail, and kill -9 of a
  * child in the middle of writes), corrupt blocks, every output (folded,
@@ -15,6 +16,7 @@
 #include "pstore_bytes.h"
 #include "pstore_catalog.h"
 #include "pstore_compact.h"
+#include "pstore_head.h"
 #include "pstore_index.h"
 #include "pstore_query.h"
 #include "pstore_regex.h"
@@ -123,12 +125,17 @@ static int64_t total_of(const struct pmodel_result *r)
 
 /* The same folded output for the same query, before and after flushing
  * and merging. */
-static int check_folded(struct pstore *s, const char *selector, const char *want)
+static int check_answer(struct pstore *s, const struct pstore_selection *sel, const char *want)
 {
-	struct pmodel_result *r = query(s, selector, "cpu", 0, 0);
+	struct pmodel_result *r = NULL;
 	struct ember_buf b;
-	int err = r ? folded(r, &b) : -1;
+	char why[256];
+	int err = pstore_query(s, sel, NULL, &r, why, sizeof(why));
 
+	if (err)
+		fprintf(stderr, "pstore_query: %s\n", why);
+	else
+		err = folded(r, &b);
 	if (!err && strcmp(b.data ? b.data : "", want) != 0) {
 		fprintf(stderr, "folded output differs:\n--- want\n%s--- got\n%s", want,
 			b.data ? b.data : "");
@@ -138,6 +145,13 @@ static int check_folded(struct pstore *s, const char *selector, const char *want
 		ember_buf_release(&b);
 	pmodel_result_free(r);
 	return err;
+}
+
+static int check_folded(struct pstore *s, const char *selector, const char *want)
+{
+	struct pstore_selection sel = { .selector = selector, .type = "cpu" };
+
+	return check_answer(s, &sel, want);
 }
 
 /* ---- selectors ---------------------------------------------------------------- */
@@ -495,6 +509,175 @@ static int test_pstore__sample_labels_split_series(void)
 	pprof_profile_free(p);
 	pstore_free(s);
 	remove_dir();
+	return 0;
+}
+
+/* ---- span links ----------------------------------------------------------------- */
+
+#define SPAN_A "aaaaaaaaaaaaaaaa"
+#define SPAN_B "bbbbbbbbbbbbbbbb"
+#define TRACE_1 "11111111111111111111111111111111"
+
+/* Sample i's stack of p again, with values v and labels l[0..n). */
+static int add_again(struct pprof_profile *p, size_t i, int64_t count,
+		     const struct pprof_sample_label *l, size_t n)
+{
+	const Perftools__Profiles__Sample *s = pprof_message(p)->sample[i];
+	int64_t v[2] = { count, count * 10 * MS };
+
+	return pprof_add_sample_labeled(p, s->location_id, s->n_location_id, v, 2, l, n);
+}
+
+/* The folded answer for the samples linked to span (hex) or trace (hex). */
+static int check_linked(struct pstore *s, const char *span, const char *trace, const char *want)
+{
+	uint8_t sp[1][8], tr[1][16];
+	struct pstore_link_filter f = { (const uint8_t(*)[8])sp, 0, (const uint8_t(*)[16])tr, 0 };
+	struct pstore_selection sel = { .type = "cpu", .links = &f };
+
+	if (span)
+		f.n_span = !ember_hex_decode(span, sp[0], 8);
+	if (trace)
+		f.n_trace = !ember_hex_decode(trace, tr[0], 16);
+	return check_answer(s, &sel, want);
+}
+
+/* The versions of the store's blocks, as a bit set (1 << version). */
+static unsigned block_versions(void)
+{
+	char path[600];
+	DIR *dp;
+	struct dirent *e;
+	unsigned v = 0;
+
+	snprintf(path, sizeof(path), "%s/blocks", dir);
+	if (!(dp = opendir(path)))
+		return 0;
+	while ((e = readdir(dp))) {
+		uint8_t h[12];
+		int fd;
+
+		if (!strstr(e->d_name, ".pblk"))
+			continue;
+		snprintf(path, sizeof(path), "%s/blocks/%s", dir, e->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd >= 0 && read(fd, h, sizeof(h)) == (ssize_t)sizeof(h))
+			v |= 1u << (h[8] | h[9] << 8);
+		if (fd >= 0)
+			close(fd);
+	}
+	closedir(dp);
+	return v;
+}
+
+/* What a span, a trace and every sample answer, wherever the rows are. */
+static int check_links(struct pstore *s, const char *all)
+{
+	if (check_linked(s, SPAN_A, NULL, "main;work;cold 20000000\nmain;work;hot 70000000\n") ||
+	    check_linked(s, SPAN_B, NULL, "main;work;cold 30000000\n") ||
+	    check_linked(s, NULL, TRACE_1, "main;work;cold 50000000\nmain;work;hot 70000000\n") ||
+	    check_linked(s, "cccccccccccccccc", NULL, "") || check_folded(s, NULL, all))
+		return -1;
+	return 0;
+}
+
+/* span_id and trace_id labels are the sample's link: kept with its row,
+ * never a series or a label value; a span or a trace asked for answers
+ * exactly its samples, from the head, a block (version 2), a merge of it
+ * with a block without links (version 1), and after a restart. */
+static int test_pstore__span_links_kept_per_sample_not_series(void)
+{
+	static const char all[] = "main;idle 60000000\nmain;work;cold 150000000\n"
+				  "main;work;hot 370000000\n";
+	static const char all2[] = "main;idle 110000000\nmain;work;cold 250000000\n"
+				   "main;work;hot 670000000\n";
+	struct pstore *s = fresh_store();
+	struct pprof_profile *p = mkprof(S3, C3, 3, T0 - 300 * SEC);
+	struct pprof_sample_label a[2] = { { .key = "span_id", .str = SPAN_A },
+					   { .key = "trace_id", .str = TRACE_1 } };
+	struct pprof_sample_label b[2] = { { .key = "span_id", .str = SPAN_B },
+					   { .key = "trace_id", .str = TRACE_1 } };
+	struct pprof_sample_label bad[2] = { { .key = "span_id", .str = "not-hex" },
+					     { .key = "handler", .str = "/x" } };
+	struct pstore_selection sel = { 0 };
+	struct pstore_strlist *names = NULL;
+	struct pstore_stats st;
+
+	CHECK(s && p);
+	CHECK_INT(add_again(p, 0, 7, a, 2), ==, 0);
+	CHECK_INT(add_again(p, 1, 3, b, 2), ==, 0);
+	CHECK_INT(add_again(p, 1, 2, a, 2), ==, 0);
+	CHECK_INT(add_again(p, 2, 1, bad, 2), ==, 0);
+	CHECK_INT(append(s, p, "web", "1"), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 2); /* {service,version} and {handler,...}: no span */
+	CHECK_INT(pstore_label_names(s, &sel, &names, NULL, 0), ==, 0);
+	for (size_t i = 0; i < names->n; i++)
+		CHECK(strcmp(names->v[i], "span_id") && strcmp(names->v[i], "trace_id"));
+	pstore_strlist_free(names);
+	CHECK(!check_links(s, all));
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(block_versions(), ==, 1u << PS_BLOCK_VERSION_LINKS);
+	CHECK(!check_links(s, all));
+	/* a block without links is version 1, as before */
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 200 * SEC), "web", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(block_versions(), ==, 1u << PS_BLOCK_VERSION_LINKS | 1u << PS_BLOCK_VERSION);
+	fake_now = T0 + 2 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.merges, ==, 1);
+	CHECK_INT(block_versions(), ==, 1u << PS_BLOCK_VERSION_LINKS);
+	CHECK(!check_links(s, all2));
+	pstore_free(s);
+	s = open_store(NULL);
+	CHECK(s);
+	CHECK(!check_links(s, all2));
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* Rows of one stack with different links stay apart; equal pairs sum. */
+static int test_pstore__rows_normalize_per_stack_and_link(void)
+{
+	struct pstore_rows r = { .ncols = 1 };
+	static const uint32_t node[] = { 5, 3, 5, 3, 5 }, link[] = { 1, 0, 1, 2, 0 };
+	static const int64_t val[] = { 1, 2, 4, 8, 16 };
+
+	for (size_t i = 0; i < 5; i++) {
+		CHECK_INT(EMBER_VEC_APPEND(&r.node, node[i]), ==, 0);
+		CHECK_INT(EMBER_VEC_APPEND(&r.link, link[i]), ==, 0);
+		CHECK_INT(EMBER_VEC_APPEND(&r.val, val[i]), ==, 0);
+	}
+	CHECK_INT(pstore_rows_normalize(&r), ==, 0);
+	CHECK_INT(r.node.n, ==, 4);
+	CHECK_INT(r.link.n, ==, 4);
+	CHECK(r.node.v[0] == 3 && r.link.v[0] == 0 && r.val.v[0] == 2);
+	CHECK(r.node.v[1] == 3 && r.link.v[1] == 2 && r.val.v[1] == 8);
+	CHECK(r.node.v[2] == 5 && r.link.v[2] == 0 && r.val.v[2] == 16);
+	CHECK(r.node.v[3] == 5 && r.link.v[3] == 1 && r.val.v[3] == 5);
+	pstore_rows_release(&r);
+	return 0;
+}
+
+/* A link stream naming a link past the table, and a LINKS section cut
+ * short, are corrupt, never read past. */
+static int test_pstore__link_stream_and_table_checked(void)
+{
+	static const uint8_t stream[] = { 0, 2, 3 }, table[] = { 2, 0xab };
+	struct pstore_bdata b = { 0 };
+	uint32_t links[3];
+
+	CHECK_INT(pstore_rows_decode_links(stream, stream + 2, 2, 2, links, NULL), ==, 0);
+	CHECK(links[0] == 0 && links[1] == 2);
+	CHECK_INT(pstore_rows_decode_links(stream, stream + 3, 3, 2, links, NULL), ==,
+		  -PSTORE_ERR_CORRUPT);
+	CHECK_INT(pstore_rows_decode_links(stream, stream + 2, 3, 3, links, NULL), ==,
+		  -PSTORE_ERR_CORRUPT);
+	CHECK_INT(pstore_block_decode_links(table, sizeof(table), &b, NULL), ==,
+		  -PSTORE_ERR_CORRUPT);
+	EMBER_VEC_FREE(&b.links);
 	return 0;
 }
 
@@ -2792,6 +2975,9 @@ static int test_pstore__block_keeps_location_frame_types(void)
 }
 
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore__span_links_kept_per_sample_not_series),
+	UNIT_CASE(test_pstore__rows_normalize_per_stack_and_link),
+	UNIT_CASE(test_pstore__link_stream_and_table_checked),
 	UNIT_CASE(test_pstore__series_limit_freed_when_data_gets_old),
 	UNIT_CASE(test_pstore__block_keeps_location_frame_types),
 	UNIT_CASE(test_pstore__series_limit_refused_profile_holds_no_slot),
