@@ -177,7 +177,7 @@ static void *alloc(struct json_reader *r, size_t n)
 static int parse_int(struct json_reader *r, const struct jv *v, int64_t lo, uint64_t hi,
 		     uint64_t *out)
 {
-	const char *s = v->s, *end = v->s + v->len;
+	const char *s = v->s ? v->s : "", *end = s + (v->s ? v->len : 0);
 	bool neg = s < end && *s == '-';
 	uint64_t n = 0;
 	int64_t sv;
