@@ -17,6 +17,7 @@ import http.client
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -131,6 +132,26 @@ def stop_servers():
         if srv.proc and srv.proc.poll() is None:
             srv.proc.kill()
             srv.proc.wait()
+
+
+def run_case(case, prefix, cases, tmp, children=()):
+    """A driver's main: run case (a function of cases, a module's globals,
+    named prefix...), then stop every server and child process and remove
+    tmp; exit 2 for a case the driver does not have."""
+    fn = cases.get(case)
+    if not fn or not case.startswith(prefix):
+        print("%s: no case '%s'" % (os.path.basename(sys.argv[0]), case))
+        sys.exit(2)
+    try:
+        fn()
+    finally:
+        stop_servers()
+        for c in children:
+            if c.poll() is None:
+                c.kill()
+                c.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("ok " + case)
 
 
 class Server:

@@ -988,20 +988,7 @@ def test_agent_bpf__clear_errors():
 
 
 def main():
-    fn = globals().get(CASE)
-    if not fn or not CASE.startswith("test_agent_bpf__"):
-        print("test_agent.py: no case '%s'" % CASE)
-        sys.exit(2)
-    try:
-        fn()
-    finally:
-        ember_test.stop_servers()
-        for c in CHILDREN:
-            if c.poll() is None:
-                c.kill()
-                c.wait()
-        shutil.rmtree(TMP, ignore_errors=True)
-    print("ok " + CASE)
+    ember_test.run_case(CASE, "test_agent_bpf__", globals(), TMP, CHILDREN)
 
 
 if __name__ == "__main__":

@@ -294,17 +294,4 @@ class GrpcServer(Server):
 def run_case(prefix, cases):
     """Run CASE (a test_NAME__ function of cases, a module's globals),
     then stop every server and child and remove TMP."""
-    fn = cases.get(CASE)
-    if not fn or not CASE.startswith(prefix):
-        print("%s: no case '%s'" % (os.path.basename(sys.argv[0]), CASE))
-        sys.exit(2)
-    try:
-        fn()
-    finally:
-        ember_test.stop_servers()
-        for c in CHILDREN:
-            if c.poll() is None:
-                c.kill()
-                c.wait()
-        shutil.rmtree(TMP, ignore_errors=True)
-    print("ok " + CASE)
+    ember_test.run_case(CASE, prefix, cases, TMP, CHILDREN)
