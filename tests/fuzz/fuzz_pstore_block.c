@@ -49,7 +49,7 @@ static int with_links(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	if (!ls || !want || pstore_block_read_stream(b, ls, lb, d))
 		return -1;
 	in->want = want;
-	in->nlinks = (uint32_t)bd->links.n;
+	in->nlinks = (uint32_t)bd->links.v.n;
 	in->links = (const uint8_t *)lb->data;
 	in->links_end = in->links + lb->len;
 	return 0;
@@ -103,12 +103,12 @@ static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint
  * again for every link (what a query by span does). */
 static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
 {
-	uint8_t *want = malloc(bd->links.n + 1);
+	uint8_t *want = malloc(bd->links.v.n + 1);
 	struct ember_buf lb;
 
 	ember_buf_init(&lb, 0);
 	if (want)
-		memset(want, 1, bd->links.n + 1);
+		memset(want, 1, bd->links.v.n + 1);
 	for (int pass = 0; pass < 2; pass++)
 		sum_pass(b, bd, pass ? want : NULL, &lb);
 	ember_buf_release(&lb);
