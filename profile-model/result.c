@@ -131,9 +131,12 @@ int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *s
 	if (!n)
 		return 0;
 	if (!r->attrs_ready) {
-		EMBER_FORWARD_IF_ERROR(pmodel_strtab_init(&r->attr_str));
-		r->attrs_ready = true; /* released with the set, whatever follows */
-		EMBER_FORWARD_IF_ERROR(ember_hset_init(&r->attr_set));
+		r->attrs_ready = true; /* both released whatever their init did */
+		err = pmodel_strtab_init(&r->attr_str);
+		if (!err)
+			err = ember_hset_init(&r->attr_set);
+		if (err)
+			return err;
 	}
 	err = pmodel_import_init(&im, src, &r->dict);
 	for (size_t i = 0; !err && i < n; i++) {

@@ -132,8 +132,8 @@ static int sample_attrs(struct walk *w, struct pstore_label *as, size_t n, uint3
 		if ((i && !strcmp(as[i - 1].name, as[i].name)) ||
 		    !pstore_label_name_valid(as[i].name) || !attr_value_valid(as[i].value))
 			continue;
-		if (len + kl + vl + 2 > sizeof(text))
-			return 0;
+		if (len + kl + vl + 2 > PSTORE_MAX_ATTRS_LEN)
+			return 0; /* too long: no attributes */
 		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s=%s", len ? "\n" : "",
 					as[i].name, as[i].value);
 	}
