@@ -147,8 +147,8 @@ int pmodel_write_diff_flamegraph(const struct pmodel_diff *d, const struct pmode
 int pmodel_write_diff_pprof(const struct pmodel_diff *d, struct ember_buf *out)
 {
 	struct pprof_profile *p = NULL;
-	struct pmodel_pprof_add nw = { &d->new_->dict, d->new_->self.v, 1.0, false };
-	struct pmodel_pprof_add base = { &d->base->dict, d->base->self.v, -1.0, true };
+	struct pmodel_pprof_add nw = { &d->new_->dict, d->new_->self.v, 1.0, false, NULL };
+	struct pmodel_pprof_add base = { &d->base->dict, d->base->self.v, -1.0, true, NULL };
 	int err = pmodel_pprof_begin(d->base, &p);
 
 	if (d->ntotal)

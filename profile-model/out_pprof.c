@@ -4,7 +4,9 @@
  * queried one), its period, the time span merged, and per stack with a
  * value a sample whose locations keep their mapping, address and lines
  * (and their frame type, Ember's Location field 1000: wire/pprof.h),
- * so `go tool pprof` reads it like any profile.  A diff adds a second
+ * so `go tool pprof` reads it like any profile; the parts of a stack's
+ * value that samples with attributes gave are samples of their own, the
+ * attributes their string labels (-tags, -tagfocus).  A diff adds a second
  * dictionary's stacks, scaled, and marks them as pprof's diff base.
  */
 #include "pmodel_internal.h"
@@ -99,12 +101,9 @@ static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
 	return 0;
 }
 
-static int emit_sample(struct emit *e, const struct pmodel_pprof_add *a, uint32_t node,
-		       struct pmodel_u64s *stack)
+/* The locations of node's stack, leaf first, into stack. */
+static int emit_stack(struct emit *e, uint32_t node, struct pmodel_u64s *stack)
 {
-	static const struct pprof_sample_label base = { .key = "pprof::base", .str = "true" };
-	int64_t v = (int64_t)llround((double)a->self[node] * a->scale);
-
 	stack->n = 0;
 	for (uint32_t n = node; n; n = e->d->node_parent.v[n]) {
 		uint64_t id;
@@ -112,7 +111,46 @@ static int emit_sample(struct emit *e, const struct pmodel_pprof_add *a, uint32_
 		EMBER_FORWARD_IF_ERROR(emit_location(e, e->d->node_loc.v[n], &id));
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(stack, id));
 	}
+	return 0;
+}
+
+static int emit_sample(struct emit *e, const struct pmodel_pprof_add *a, uint32_t node,
+		       struct pmodel_u64s *stack)
+{
+	static const struct pprof_sample_label base = { .key = "pprof::base", .str = "true" };
+	int64_t v = (int64_t)llround((double)a->self[node] * a->scale);
+
+	EMBER_FORWARD_IF_ERROR(emit_stack(e, node, stack));
 	return pprof_add_sample_labeled(e->p, stack->v, stack->n, &v, 1, &base, a->base ? 1 : 0);
+}
+
+#define MAX_ATTR_LABELS 64
+
+/* An attributed row as a sample labelled with its set's pairs. */
+static int emit_attr_row(struct emit *e, const struct pmodel_result *r,
+			 const struct pmodel_attr_row *row, struct pmodel_u64s *stack)
+{
+	struct pprof_sample_label l[MAX_ATTR_LABELS];
+	char *text = strdup(pmodel_str(&r->attr_str, row->attrs)), *save = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!text)
+		return -ENOMEM;
+	for (char *kv = strtok_r(text, "\n", &save); kv && n < MAX_ATTR_LABELS;
+	     kv = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(kv, '=');
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		l[n++] = (struct pprof_sample_label){ .key = kv, .str = eq + 1 };
+	}
+	err = emit_stack(e, row->node, stack);
+	if (!err)
+		err = pprof_add_sample_labeled(e->p, stack->v, stack->n, &row->value, 1, l, n);
+	free(text);
+	return err;
 }
 
 int pmodel_pprof_add(struct pprof_profile *p, const struct pmodel_pprof_add *a)
@@ -128,6 +166,8 @@ int pmodel_pprof_add(struct pprof_profile *p, const struct pmodel_pprof_add *a)
 	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(a->dict); n++)
 		if (a->self[n])
 			err = emit_sample(&e, a, n, &stack);
+	for (size_t i = 0; !err && a->attrs && i < a->attrs->attr_rows.n; i++)
+		err = emit_attr_row(&e, a->attrs, &a->attrs->attr_rows.v[i], &stack);
 	EMBER_VEC_FREE(&stack);
 	free(e.map);
 	free(e.loc);
@@ -137,12 +177,24 @@ int pmodel_pprof_add(struct pprof_profile *p, const struct pmodel_pprof_add *a)
 int pmodel_write_pprof(const struct pmodel_result *r, struct ember_buf *out)
 {
 	struct pprof_profile *p = NULL;
-	struct pmodel_pprof_add a = { &r->dict, r->self.v, 1.0, false };
+	struct pmodel_pprof_add a = { &r->dict, r->self.v, 1.0, false, NULL };
+	int64_t *rest = NULL;
 	int err = pmodel_pprof_begin(r, &p);
 
 	assert(r->self.n == pmodel_dict_nodes(&r->dict));
+	if (!err && r->attr_rows.n) { /* the unattributed rest of each node */
+		if (!(rest = malloc(r->self.n * sizeof(*rest))))
+			err = -ENOMEM;
+		else
+			ember_memcpy(rest, r->self.v, r->self.n * sizeof(*rest));
+		for (size_t i = 0; rest && i < r->attr_rows.n; i++)
+			rest[r->attr_rows.v[i].node] -= r->attr_rows.v[i].value;
+		a.self = rest;
+		a.attrs = r;
+	}
 	if (!err)
 		err = pmodel_pprof_add(p, &a);
+	free(rest);
 	if (!err)
 		err = pprof_encode(p, true, out);
 	pprof_profile_free(p);

@@ -324,9 +324,30 @@ int pmodel_import_node(struct pmodel_import *im, uint32_t node, uint32_t *out);
 int pmodel_import_loc(struct pmodel_import *im, uint32_t loc, uint32_t *out);
 int pmodel_import_str(struct pmodel_import *im, uint32_t s, uint32_t *out);
 
+/* A part of a node's self value that samples with attributes gave (the
+ * profile store keeps OTLP's sample attributes: thread name and ID, CPU,
+ * ...): attrs is the set as the store keeps it, "key=value" pairs sorted
+ * by key and joined by '\n' (profile-store/pstore_series.h). */
+struct pmodel_attr_part {
+	uint32_t node;
+	const char *attrs;
+	int64_t value;
+};
+struct pmodel_attr_row {
+	uint32_t node, attrs; /* attrs: an id of the result's attr_str */
+	int64_t value;
+};
+
 struct pmodel_result {
 	struct pmodel_dict dict;
 	EMBER_VEC(int64_t) self; /* per node */
+	/* The parts of self[] that samples with attributes gave, one per
+	 * (node, attribute set): empty when none did.  Only the pprof output
+	 * writes them (as sample labels); the others read self[] alone. */
+	EMBER_VEC(struct pmodel_attr_row) attr_rows;
+	struct pmodel_strtab attr_str;
+	struct ember_hset attr_set;
+	bool attrs_ready;
 	char *type;
 	char *sample_type, *sample_unit, *period_type, *period_unit;
 	int64_t period;
@@ -338,6 +359,10 @@ int pmodel_result_new(const char *type_id, struct pmodel_result **out);
 /* Add self[] (per node of src) into r. */
 int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, const int64_t *self);
 int64_t pmodel_result_total(const struct pmodel_result *r);
+/* Note parts[0..n) (nodes of src, already in self[] through
+ * pmodel_result_add) as attributed parts of r's self values. */
+int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *src,
+			    const struct pmodel_attr_part *parts, size_t n);
 
 /* ---- profile types (types.c) --------------------------------------------- */
 

@@ -152,6 +152,9 @@ struct pmodel_pprof_add {
 	const int64_t *self;
 	double scale;	/* multiply values (rounded) */
 	bool base;	/* label pprof::base=true */
+	/* NULL, or a result of dict whose attr_rows are added as samples
+	 * labelled with their attributes (self then holds the rest) */
+	const struct pmodel_result *attrs;
 };
 
 int pmodel_pprof_begin(const struct pmodel_result *r, struct pprof_profile **out);

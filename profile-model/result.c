@@ -3,8 +3,9 @@
  * node, the sum over every matching profile.  Each source (a head or a
  * block) first sums its rows into a dense array over its own nodes (no
  * hashing per sample), then only the nodes with a value are imported
- * here, with their ancestors.  A result also comes from one decoded
- * pprof (offline diffs).
+ * here, with their ancestors.  Samples with attributes add their parts
+ * per (node, attribute set) beside self[] (the pprof output labels
+ * them).  A result also comes from one decoded pprof (offline diffs).
  */
 #include "pmodel_internal.h"
 
@@ -54,6 +55,11 @@ void pmodel_result_free(struct pmodel_result *r)
 		return;
 	pmodel_dict_release(&r->dict);
 	EMBER_VEC_FREE(&r->self);
+	EMBER_VEC_FREE(&r->attr_rows);
+	if (r->attrs_ready) {
+		pmodel_strtab_release(&r->attr_str);
+		ember_hset_release(&r->attr_set);
+	}
 	free(r->type);
 	free(r->sample_type);
 	free(r->sample_unit);
@@ -86,6 +92,61 @@ int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, co
 			err = fit(r);
 		if (!err)
 			r->self.v[to] = pmodel_add(r->self.v[to], self[n]);
+	}
+	pmodel_import_release(&im);
+	return err;
+}
+
+static bool attr_row_equal(const void *ctx, size_t i, const void *key)
+{
+	const struct pmodel_attr_row *a = &((const struct pmodel_attr_row *)ctx)[i], *b = key;
+
+	return a->node == b->node && a->attrs == b->attrs;
+}
+
+/* Add value to the row (node, attrs), made when new. */
+static int add_attr_row(struct pmodel_result *r, uint32_t node, const char *attrs, int64_t value)
+{
+	struct pmodel_attr_row k = { node, 0, value };
+	uint64_t h;
+	size_t i;
+
+	EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&r->attr_str, attrs, &k.attrs));
+	h = ember_hash(&r->attr_set.key, &k, 2 * sizeof(uint32_t));
+	i = ember_hset_find(&r->attr_set, h, attr_row_equal, r->attr_rows.v, &k);
+	if (i != SIZE_MAX) {
+		r->attr_rows.v[i].value = pmodel_add(r->attr_rows.v[i].value, value);
+		return 0;
+	}
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&r->attr_rows, k));
+	return ember_hset_insert(&r->attr_set, h, r->attr_rows.n - 1);
+}
+
+int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *src,
+			    const struct pmodel_attr_part *parts, size_t n)
+{
+	struct pmodel_import im;
+	int err;
+
+	if (!n)
+		return 0;
+	if (!r->attrs_ready) {
+		r->attrs_ready = true; /* both released whatever their init did */
+		err = pmodel_strtab_init(&r->attr_str);
+		if (!err)
+			err = ember_hset_init(&r->attr_set);
+		if (err)
+			return err;
+	}
+	err = pmodel_import_init(&im, src, &r->dict);
+	for (size_t i = 0; !err && i < n; i++) {
+		uint32_t to;
+
+		err = pmodel_import_node(&im, parts[i].node, &to);
+		if (!err)
+			err = fit(r);
+		if (!err)
+			err = add_attr_row(r, to, parts[i].attrs, parts[i].value);
 	}
 	pmodel_import_release(&im);
 	return err;

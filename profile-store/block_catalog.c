@@ -223,7 +223,7 @@ void pstore_bdata_unref(struct pstore_bdata *b)
 	EMBER_VEC_FREE(&b->streams);
 	EMBER_VEC_FREE(&b->series_stream);
 	EMBER_VEC_FREE(&b->series_prof);
-	EMBER_VEC_FREE(&b->links);
+	pstore_linktab_release(&b->links);
 	free(b);
 }
 
@@ -310,7 +310,7 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	bd->bytes = pmodel_dict_bytes(&bd->dict) + bd->profs.alloc * sizeof(struct pstore_prof) +
 		    bd->totals.alloc * 8 + bd->cov.alloc * sizeof(struct pstore_cov) +
 		    bd->streams.alloc * sizeof(struct pstore_stream) +
-		    bd->links.alloc * sizeof(struct pstore_link);
+		    pstore_linktab_bytes(&bd->links);
 	*out = bd;
 	return 0;
 }

@@ -612,20 +612,46 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 	return 0;
 }
 
+/* Attribute set id (ids in order, each new, its text as stored). */
+static int decode_attrs(const uint8_t **p, const uint8_t *end, struct pstore_linktab *t,
+			uint32_t id, struct ember_diag *d)
+{
+	uint64_t len;
+	uint32_t got;
+
+	GET(ember_cur_uleb(p, end, &len), d, "attribute set");
+	GET(!len || len > PSTORE_MAX_ATTRS_LEN || len > (uint64_t)(end - *p) ||
+		    memchr(*p, 0, len) ? -1 : 0, d, "attribute set");
+	EMBER_FORWARD_IF_ERROR(pstore_linktab_attrs(t, (const char *)*p, len, SIZE_MAX, &got));
+	GET(got != id ? -1 : 0, d, "attribute set repeated");
+	*p += len;
+	return 0;
+}
+
 int pstore_block_decode_links(const uint8_t *p, size_t len, struct pstore_bdata *b,
 			      struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint64_t n;
+	uint64_t m, n;
 
+	GET(ember_cur_uleb(&p, end, &m), d, "attribute sets");
+	GET(m > (uint64_t)(end - p) || m > PSTORE_MAX_ATTR_SETS ? -1 : 0, d, "attribute sets");
+	for (uint64_t i = 1; i <= m; i++)
+		EMBER_FORWARD_IF_ERROR(decode_attrs(&p, end, &b->links, (uint32_t)i, d));
 	GET(ember_cur_uleb(&p, end, &n), d, "links");
-	GET(n > (uint64_t)(end - p) / 24 || n >= UINT32_MAX ? -1 : 0, d, "links");
-	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&b->links, n ? n : 1));
-	for (uint64_t i = 0; i < n; i++, p += 24) {
-		ember_memcpy(b->links.v[i].trace, p, 16);
-		ember_memcpy(b->links.v[i].span, p + 16, 8);
+	GET(n > (uint64_t)(end - p) / 25 || n >= UINT32_MAX ? -1 : 0, d, "links");
+	for (uint64_t i = 0; i < n; i++) {
+		struct pstore_link l;
+		uint32_t id;
+
+		GET(end - p < 24 ? -1 : 0, d, "link");
+		ember_memcpy(l.trace, p, 16);
+		ember_memcpy(l.span, p + 16, 8);
+		p += 24;
+		GET(pstore_get_u32max(&p, end, (uint32_t)m, &l.attrs), d, "link's attribute set");
+		EMBER_FORWARD_IF_ERROR(pstore_linktab_intern(&b->links, &l, &id));
+		GET(id != i + 1 ? -1 : 0, d, "link repeated");
 	}
-	b->links.n = n;
 	GET(p != end ? -1 : 0, d, "links");
 	return 0;
 }

@@ -417,13 +417,25 @@ static int find_links(struct enc *e)
 	return 0;
 }
 
-/* LINKS: varint n, n x (16 bytes trace ID, 8 bytes span ID). */
+/* LINKS: varint m, m attribute sets (varint length, the text; ids 1..m);
+ * varint n, n x (16 bytes trace ID, 8 bytes span ID, varint set id). */
 static int sec_links(const struct pstore_linktab *t, struct ember_buf *b)
 {
+	size_t m = t->ready ? pmodel_strtab_count(&t->attrs) - 1 : 0;
+
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, m));
+	for (uint32_t i = 1; i <= m; i++) {
+		const char *s = pmodel_str(&t->attrs, i);
+		size_t len = strlen(s);
+
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, len));
+		EMBER_FORWARD_IF_ERROR(ember_buf_append(b, s, len));
+	}
 	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->v.n));
 	for (size_t i = 0; i < t->v.n; i++) {
 		EMBER_FORWARD_IF_ERROR(ember_buf_append(b, t->v.v[i].trace, 16));
 		EMBER_FORWARD_IF_ERROR(ember_buf_append(b, t->v.v[i].span, 8));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, t->v.v[i].attrs));
 	}
 	return 0;
 }

@@ -61,14 +61,18 @@ static int read_links(struct pstore_block *b, const struct pstore_bdata *bd, uin
 		return 1; /* no row of the series has a link */
 	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, ls, lb, d));
 	in->want = want;
-	in->nlinks = (uint32_t)bd->links.n;
+	in->nlinks = (uint32_t)bd->links.v.n;
 	in->links = (const uint8_t *)lb->data;
 	in->links_end = in->links + lb->len;
 	return 0;
 }
 
+/* want: NULL, every row; else the links wanted (every one when the
+ * block's links have attributes and the query no filter: their parts go
+ * to parts). */
 static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t s, int32_t col,
-		      struct pstore_qctx *q, const uint8_t *want, int64_t *self, struct bufs *bf)
+		      struct pstore_qctx *q, const uint8_t *want, int64_t *self, struct bufs *bf,
+		      struct pstore_attr_parts *parts)
 {
 	struct ember_buf *sb = &bf->s, *vb = &bf->v;
 	int err;
@@ -81,8 +85,15 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 
 	if (p0 == p1 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
 		return 0;
-	if (want && (err = read_links(b, bd, s, want, &bf->l, &in, q->d)))
-		return err > 0 ? 0 : err;
+	if (want && (err = read_links(b, bd, s, want, &bf->l, &in, q->d))) {
+		if (err < 0 || pstore_link_filter_on(q->links))
+			return err > 0 ? 0 : err;
+		in.want = NULL; /* no link stream: no attributes either */
+	}
+	if (in.want && parts) {
+		in.tab = &bd->links;
+		in.parts = parts;
+	}
 	vst = value_stream(bd, first, col, &in.factor);
 	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, &bd->streams.v[first], sb, q->d));
 	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, vst, vb, q->d));
@@ -97,22 +108,35 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 		     const uint8_t *want, struct pstore_qctx *q)
 {
 	int64_t *self = calloc(pmodel_dict_nodes(&bd->dict), sizeof(*self));
+	struct pstore_attr_parts parts = { 0 }, *pp = NULL;
+	uint8_t *all = NULL;
 	struct bufs bf;
 	int err = self ? 0 : -ENOMEM;
 
+	if (!err && pstore_linktab_has_attrs(&bd->links)) {
+		pp = &parts;
+		if (!want && !(want = all = malloc(bd->links.v.n + 1)))
+			err = -ENOMEM;
+		else if (all)
+			memset(all, 1, bd->links.v.n + 1);
+	}
 	ember_buf_init(&bf.s, 0);
 	ember_buf_init(&bf.v, 0);
 	ember_buf_init(&bf.l, 0);
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
 		if (col[s] >= 0 && !(err = pstore_qctx_poll(q)))
-			err = sum_series(b, bd, s, col[s], q, want, self, &bf);
+			err = sum_series(b, bd, s, col[s], q, want, self, &bf, pp);
 	if (!err)
 		err = pmodel_result_add(q->r, &bd->dict, self);
+	if (!err)
+		err = pmodel_result_add_attrs(q->r, &bd->dict, parts.v, parts.n);
 	if (err == -PSTORE_ERR_CORRUPT)
 		err = EMBER_FAIL(q->d, err, "block '%s' is corrupt", b->name);
 	ember_buf_release(&bf.s);
 	ember_buf_release(&bf.v);
 	ember_buf_release(&bf.l);
+	EMBER_VEC_FREE(&parts);
+	free(all);
 	free(self);
 	return err;
 }
@@ -136,7 +160,7 @@ int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q)
 	if (!err && any)
 		err = pstore_cache_data(q->cache, b, &bd, q->d);
 	if (!err && any)
-		err = pstore_links_want(bd->links.v, bd->links.n, q->links, &want, &none);
+		err = pstore_links_want(bd->links.v.v, bd->links.v.n, q->links, &want, &none);
 	if (!err && any && !none)
 		err = sum_block(b, bd, col, want, q);
 	pstore_bdata_unref(bd);

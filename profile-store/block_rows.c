@@ -192,8 +192,8 @@ static int block_link(const struct pstore_rows_in *in, uint32_t id, uint32_t *ou
 		return 0;
 	}
 	if (in->link_map[id] == UINT32_MAX)
-		EMBER_FORWARD_IF_ERROR(pstore_linktab_intern(in->links,
-						 &in->src_links->v.v[id - 1], &in->link_map[id]));
+		EMBER_FORWARD_IF_ERROR(pstore_linktab_copy(in->links, in->src_links, id,
+							   &in->link_map[id]));
 	*out = in->link_map[id];
 	return 0;
 }
@@ -355,6 +355,7 @@ static int sum_profile_linked(const struct pstore_sum_in *in, struct cursors *c,
 			      int64_t *self, bool *any)
 {
 	uint64_t node = 0, delta, raw, link;
+	int64_t v;
 
 	*any = false;
 	for (uint32_t i = 0; i < n; i++) {
@@ -369,7 +370,11 @@ static int sum_profile_linked(const struct pstore_sum_in *in, struct cursors *c,
 		if (!in->want[link])
 			continue;
 		*any = true;
-		self[node] = pmodel_add(self[node], pstore_mul(ember_unzigzag(raw), in->factor));
+		v = pstore_mul(ember_unzigzag(raw), in->factor);
+		self[node] = pmodel_add(self[node], v);
+		if (in->parts)
+			EMBER_FORWARD_IF_ERROR(pstore_attr_part(in->parts, in->tab, (uint32_t)node,
+								(uint32_t)link, v));
 	}
 	return 0;
 }

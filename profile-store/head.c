@@ -61,8 +61,7 @@ size_t pstore_head_bytes(const struct pstore_head *h)
 	return pmodel_dict_bytes(&h->dict) + h->series.str.bytes.alloc +
 	       h->profs.alloc * sizeof(struct pstore_prof) + h->row_node.alloc * 4 +
 	       h->row_val.alloc * 8 + h->totals.alloc * 8 + h->cov.alloc * sizeof(struct pstore_cov) +
-	       h->row_link.alloc * 4 + h->links.v.alloc * sizeof(struct pstore_link) +
-	       (h->links.set.mask ? (h->links.set.mask + 1) * sizeof(struct ember_hset_slot) : 0);
+	       h->row_link.alloc * 4 + pstore_linktab_bytes(&h->links);
 }
 
 static bool unresolved_equal(const void *ctx, size_t i, const void *key)
@@ -142,8 +141,8 @@ static int add_links(struct pstore_head *h, const struct pstore_rows *r,
 		uint32_t id = 0;
 
 		if (r->link.v[i])
-			EMBER_FORWARD_IF_ERROR(pstore_linktab_intern(&h->links,
-						   &from->v.v[r->link.v[i] - 1], &id));
+			EMBER_FORWARD_IF_ERROR(pstore_linktab_copy(&h->links, from,
+								   r->link.v[i], &id));
 		h->row_link.v[h->row_link.n++] = id;
 	}
 	return 0;

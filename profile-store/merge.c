@@ -57,7 +57,7 @@ static int load_links(struct stage *st, struct pstore_block *b, const struct pst
 	if (!err)
 		err = pstore_rows_decode_links((const uint8_t *)st->vb.data,
 					       (const uint8_t *)st->vb.data + st->vb.len, nrows,
-					       (uint32_t)bd->links.n, links, d);
+					       (uint32_t)bd->links.v.n, links, d);
 	if (err) {
 		free(links);
 		return err;
@@ -100,8 +100,8 @@ static int stage_links(struct stage *st, const struct pstore_bdata *bd, const ui
 		uint32_t id = 0;
 
 		if (links[r])
-			EMBER_FORWARD_IF_ERROR(pstore_linktab_intern(&st->h->links,
-							&bd->links.v[links[r] - 1], &id));
+			EMBER_FORWARD_IF_ERROR(pstore_linktab_copy(&st->h->links, &bd->links,
+								   links[r], &id));
 		st->h->row_link.v[st->h->row_link.n++] = id;
 	}
 	return 0;

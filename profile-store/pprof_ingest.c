@@ -7,7 +7,9 @@
  * treatment of pprof labels: each distinct set is its own series), but for
  * span_id and trace_id (Pyroscope's SDKs and OpenTelemetry wrappers; OTLP
  * links become them in wire/): a span per sample is the textbook unbounded
- * label, so those are the sample's link, kept with its row (links.c);
+ * label, so those are the sample's link, kept with its row (links.c), and
+ * so are the labels named '@' KEY, the sample's attributes (thread name
+ * and ID, CPU: what OTLP's sample attributes become in wire/);
  * numeric labels are measurements, not dimensions, and are dropped.
  * Coverage is counted on the way: a sample is resolved when every one of
  * its locations has lines.  Build IDs and each group's build IDs are
@@ -17,6 +19,8 @@
  */
 #include "pstore_head.h"
 #include "pstore_series.h"
+
+#include <stdio.h>
 
 /* ---- locations --------------------------------------------------------------- */
 
@@ -103,13 +107,48 @@ static bool link_label(const struct pstore_label *l, struct pstore_link *lk, boo
 	return false;
 }
 
-/* The string labels of sample s but its link, sorted, into ls (pointing
- * into p); its link into lk, *linked saying whether it has one. */
+static bool attr_value_valid(const char *v)
+{
+	for (; *v; v++)
+		if ((unsigned char)*v < 0x20)
+			return false;
+	return true;
+}
+
+/* The sample attributes of as[0..n) (names without their '@'), sorted,
+ * as the stored text (pstore_series.h) interned into the ingest's links:
+ * those of another form dropped, a repeated key's first kept; the whole
+ * set dropped past PSTORE_MAX_ATTRS_LEN or the profile's count. */
+static int sample_attrs(struct walk *w, struct pstore_label *as, size_t n, uint32_t *id)
+{
+	char text[PSTORE_MAX_ATTRS_LEN + 1];
+	size_t len = 0;
+
+	*id = 0;
+	ember_qsort(as, n, sizeof(*as), cmp_label);
+	for (size_t i = 0; i < n; i++) {
+		size_t kl = strlen(as[i].name), vl = strlen(as[i].value);
+
+		if ((i && !strcmp(as[i - 1].name, as[i].name)) ||
+		    !pstore_label_name_valid(as[i].name) || !attr_value_valid(as[i].value))
+			continue;
+		if (len + kl + vl + 2 > PSTORE_MAX_ATTRS_LEN)
+			return 0; /* too long: no attributes */
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s=%s", len ? "\n" : "",
+					as[i].name, as[i].value);
+	}
+	return pstore_linktab_attrs(&w->out->links, text, len, PSTORE_MAX_PROFILE_ATTR_SETS, id);
+}
+
+/* The string labels of sample s but its link and attributes, sorted,
+ * into ls (pointing into p); its link and attributes into lk, *linked
+ * saying whether it has either; as: scratch. */
 static int sample_labels(struct walk *w, const Perftools__Profiles__Sample *s,
-			 struct pstore_labels *ls, struct pstore_link *lk, bool *linked,
-			 struct ember_diag *d)
+			 struct pstore_labels *ls, struct pstore_labels *as, struct pstore_link *lk,
+			 bool *linked, struct ember_diag *d)
 {
 	ls->n = 0;
+	as->n = 0;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const Perftools__Profiles__Label *lb = s->label[i];
 		struct pstore_label l = { pprof_string(w->pp.p, lb->key),
@@ -117,12 +156,20 @@ static int sample_labels(struct walk *w, const Perftools__Profiles__Sample *s,
 
 		if (!lb->str || !*l.value || link_label(&l, lk, linked))
 			continue; /* numeric, or empty: no dimension; or the link */
+		if (l.name[0] == PSTORE_ATTR_PREFIX) {
+			l.name++;
+			EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(as, l));
+			continue;
+		}
 		EMBER_FAIL_IF(!pstore_label_name_valid(l.name), d, -PSTORE_ERR_LABEL,
 			      "sample label name '%.128s' is not [a-zA-Z_][a-zA-Z0-9_.]*",
 			      l.name);
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(ls, l));
 	}
 	ember_qsort(ls->v, ls->n, sizeof(*ls->v), cmp_label);
+	if (as->n)
+		EMBER_FORWARD_IF_ERROR(sample_attrs(w, as->v, as->n, &lk->attrs));
+	*linked |= lk->attrs != 0;
 	return 0;
 }
 
@@ -277,7 +324,7 @@ static int add_sample(struct walk *w, const Perftools__Profiles__Sample *s, uint
 
 static int walk_samples(struct walk *w, struct ember_diag *d)
 {
-	struct pstore_labels ls = { 0 };
+	struct pstore_labels ls = { 0 }, as = { 0 };
 	struct pstore_link lk = { 0 };
 	bool linked;
 	size_t gi = 0;
@@ -297,7 +344,7 @@ static int walk_samples(struct walk *w, struct ember_diag *d)
 		linked = false;
 		if (s->n_label) {
 			memset(&lk, 0, sizeof(lk));
-			err = sample_labels(w, s, &ls, &lk, &linked, d);
+			err = sample_labels(w, s, &ls, &as, &lk, &linked, d);
 		}
 		if (!err && w->split && s->n_label)
 			err = find_group(w, ls.v, ls.n, &gi);
@@ -306,6 +353,7 @@ static int walk_samples(struct walk *w, struct ember_diag *d)
 			err = add_sample(w, s, (uint32_t)gi, linked ? &lk : NULL);
 	}
 	EMBER_VEC_FREE(&ls);
+	EMBER_VEC_FREE(&as);
 	return err;
 }
 

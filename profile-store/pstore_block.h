@@ -104,7 +104,7 @@ struct pstore_bdata {
 	struct pstore_streams streams;
 	EMBER_VEC(uint32_t) series_stream; /* first stream of each series */
 	EMBER_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
-	EMBER_VEC(struct pstore_link) links;	/* version 2: link id i + 1 is links[i] */
+	struct pstore_linktab links;		/* version 2: the LINKS section */
 	bool linked;				/* version 2: a link stream a series */
 };
 
@@ -224,6 +224,10 @@ struct pstore_sum_in {
 	const uint8_t *want;
 	const uint8_t *links, *links_end;
 	uint32_t nlinks;
+	/* with want: the block's links, and where the parts of the sums that
+	 * rows with attributes gave go (NULL: the block has none) */
+	const struct pstore_linktab *tab;
+	struct pstore_attr_parts *parts;
 };
 int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d);
 /* Every row of a series (compaction): nodes[nrows] from a stacks stream;

@@ -62,7 +62,8 @@ struct pstore_ingest {
  * Intern p's samples into dict: one group per distinct set of string
  * sample labels (all in group 0 unless split_labels) but span_id and
  * trace_id, which are the sample's link (hex; any other value is
- * dropped), rows summed per (stack, link).  lim NULL: no limits (offline).  -PSTORE_ERR_TOO_LARGE (samples),
+ * dropped), and those named '@' KEY, its attributes (PSTORE_ATTR_PREFIX);
+ * rows summed per (stack, link).  lim NULL: no limits (offline).  -PSTORE_ERR_TOO_LARGE (samples),
  * -PSTORE_ERR_LIMIT (stack depth), -PSTORE_ERR_LABEL (a sample label
  * name), -ENOMEM, with d set.
  */

@@ -149,23 +149,72 @@ size_t pstore_unbounded_count(struct pstore_unbounded *u);
 
 /* ---- sample links (links.c) ----------------------------------------------- */
 
-/* A sample's link: a trace and a span ID, zero bytes where absent. */
+/* A sample's link, its context beside its stack: a trace and a span ID
+ * (zero bytes where absent) and its attribute set (OTLP's sample
+ * attributes: thread name and ID, CPU, ...), an id of its table's attrs
+ * (0: none). */
 struct pstore_link {
 	uint8_t trace[16];
 	uint8_t span[8];
+	uint32_t attrs;
 };
 
-/* Distinct links: id i + 1 names v[i], id 0 is "no link".  The set is
- * made at the first intern, so a table that never holds one costs
- * nothing. */
+/*
+ * An attribute set as stored: its (key, value) pairs sorted by key, keys
+ * unique, each "key=value" and the pairs joined by '\n'; keys are label
+ * names ([a-zA-Z_][a-zA-Z0-9_.]*), values have no byte below 0x20, so
+ * the text is unambiguous.  At most PSTORE_MAX_ATTRS_LEN bytes.
+ */
+#define PSTORE_MAX_ATTRS_LEN 1024
+/* A pprof sample label named '@' KEY is the sample's attribute KEY (what
+ * OTLP's sample attributes become in wire/), never a series label. */
+#define PSTORE_ATTR_PREFIX '@'
+/* Distinct attribute sets a table (a head's, a block's) holds: past it a
+ * link keeps its trace and span, its attributes are dropped. */
+#define PSTORE_MAX_ATTR_SETS 65536
+/* Distinct attribute sets one profile brings (the rest: dropped). */
+#define PSTORE_MAX_PROFILE_ATTR_SETS 4096
+
+/* Distinct links: id i + 1 names v[i], id 0 is "no link"; attrs: the
+ * attribute sets they name (string 0, "", is none).  Both are made at
+ * the first intern, so a table that never holds one costs nothing. */
 struct pstore_linktab {
 	EMBER_VEC(struct pstore_link) v;
 	struct ember_hset set;
+	struct pmodel_strtab attrs;
 	bool ready;
 };
 
 /* The id of l in t, added when new: 0 or -ENOMEM/-E2BIG. */
 int pstore_linktab_intern(struct pstore_linktab *t, const struct pstore_link *l, uint32_t *id);
+/* The id in t of attribute set s[0..len) (the stored text), added when
+ * new; 0 (none) when t holds max sets already. */
+int pstore_linktab_attrs(struct pstore_linktab *t, const char *s, size_t len, size_t max,
+			 uint32_t *id);
+/* The id in dst of src's link sid (its attribute set interned into dst
+ * as well, dropped past PSTORE_MAX_ATTR_SETS). */
+int pstore_linktab_copy(struct pstore_linktab *dst, const struct pstore_linktab *src,
+			uint32_t sid, uint32_t *id);
+/* The attribute set of link id (NULL: none, or id 0). */
+const char *pstore_linktab_attrs_of(const struct pstore_linktab *t, uint32_t id);
+size_t pstore_linktab_bytes(const struct pstore_linktab *t);
+/* Whether a link of t has an attribute set. */
+static inline bool pstore_linktab_has_attrs(const struct pstore_linktab *t)
+{
+	return t->ready && pmodel_strtab_count(&t->attrs) > 1;
+}
+/* The parts of a query's sums that rows with attributes gave. */
+EMBER_VEC_DEF(pstore_attr_parts, struct pmodel_attr_part);
+/* Row (node, link id, value) noted in parts when its link has attributes. */
+static inline int pstore_attr_part(struct pstore_attr_parts *parts, const struct pstore_linktab *t,
+				   uint32_t node, uint32_t link, int64_t value)
+{
+	const char *a = pstore_linktab_attrs_of(t, link);
+
+	if (!a || !value)
+		return 0;
+	return EMBER_VEC_APPEND(parts, ((struct pmodel_attr_part){ node, a, value }));
+}
 void pstore_linktab_release(struct pstore_linktab *t);
 /* For a source's links v[0..n) (ids 1..n): with a filter (f on), *want
  * [0..n] (malloc'ed, caller frees) 1 for the ids whose span or trace f

@@ -85,15 +85,37 @@ static bool sum_head_linked(const struct pstore_head *h, const struct pstore_pro
 	return any;
 }
 
+/* The parts of p's rows (those wanted) that rows with attributes gave. */
+static int head_parts(const struct pstore_head *h, const struct pstore_prof *p, uint32_t ncols,
+		      int32_t col, const uint8_t *want, struct pstore_attr_parts *parts)
+{
+	const uint32_t *node = h->row_node.v + p->row_off, *link;
+	const int64_t *val = h->row_val.v + p->val_off + col;
+
+	if (p->link_off == PS_NO_LINKS)
+		return 0;
+	link = h->row_link.v + p->link_off;
+	for (uint32_t i = 0; i < p->nrows; i++)
+		if (link[i] && (!want || want[link[i]]))
+			EMBER_FORWARD_IF_ERROR(pstore_attr_part(parts, &h->links, node[i], link[i],
+								val[(size_t)i * ncols]));
+	return 0;
+}
+
 /* want: NULL, every row; else the links wanted (pstore_links_want). */
 static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col,
 		    const uint8_t *want, int64_t *self)
 {
+	struct pstore_attr_parts parts = { 0 };
+	bool attrs = pstore_linktab_has_attrs(&h->links);
+	int err = 0;
+
 	for (size_t i = 0; i < h->profs.n; i++) {
 		const struct pstore_prof *p = &h->profs.v[i];
 		uint32_t ncols = h->series.series.v[p->series].ntypes;
 
-		EMBER_FORWARD_IF_ERROR(pstore_qctx_poll(q));
+		if ((err = pstore_qctx_poll(q)))
+			break;
 		if (h->state.v[i] != PS_VISIBLE || col[p->series] < 0 || p->time < q->from ||
 		    p->time >= q->to)
 			continue;
@@ -102,8 +124,15 @@ static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col,
 		else if (!sum_head_linked(h, p, ncols, col[p->series], want, self))
 			continue;
 		pstore_result_note(q->r, p);
+		if (attrs && (err = head_parts(h, p, ncols, col[p->series], want, &parts)))
+			break;
 	}
-	return pmodel_result_add(q->r, &h->dict, self);
+	if (!err)
+		err = pmodel_result_add(q->r, &h->dict, self);
+	if (!err)
+		err = pmodel_result_add_attrs(q->r, &h->dict, parts.v, parts.n);
+	EMBER_VEC_FREE(&parts);
+	return err;
 }
 
 static int head_query(struct pstore_head *h, struct pstore_qctx *q)

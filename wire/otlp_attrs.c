@@ -4,14 +4,15 @@
  * container, Kubernetes and executable names; never the process ID), a
  * mapping's build IDs (process.executable.build_id.gnu / .go / .htlhash),
  * a location's profile.frame.type, a sample's link as span_id and
- * trace_id pprof sample labels, which the profile store keeps per sample
- * (never series); a sample's other attributes (thread name and ID, CPU,
- * ...) are checked and dropped.
+ * trace_id pprof sample labels and its attributes (thread name and ID,
+ * CPU, ...) as labels named '@' KEY with their values as text, all of
+ * which the profile store keeps per sample (never series).
  * Every dictionary index is checked against its table; index 0 is the
  * zero value.  docs/formats.md, "OTLP profiles", gives the rules.
  */
 #include "wire_internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -257,21 +258,68 @@ static int link_labels(const struct otlp_ctx *c, int32_t idx, struct otlp_sample
 	return 0;
 }
 
+/* a's value as text into text (room for a number written out), or NULL
+ * when it has none (arrays, maps, bytes, none). */
+static const char *attr_text(const struct otlp_ctx *c, const otlp_attr_t *a, char text[32])
+{
+	const otlp_value_t *v = a->value;
+	const char *str = value_string(c, v);
+
+	if (str || !v)
+		return str;
+	switch (v->value_case) {
+	case OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE:
+		snprintf(text, 32, "%" PRId64, v->int_value);
+		return text;
+	case OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_BOOL_VALUE:
+		return v->bool_value ? "true" : "false";
+	case OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_DOUBLE_VALUE:
+		snprintf(text, 32, "%.17g", v->double_value);
+		return text;
+	default:
+		return NULL;
+	}
+}
+
+/* Attribute a (key) as the label '@' key into s->labels[*n]: its name
+ * in s->names at name_off[*n], pointed to once all are written. */
+static int attr_label(const struct otlp_ctx *c, const otlp_attr_t *a, const char *key,
+		      struct otlp_sample_scratch *s, size_t *n)
+{
+	const char *v = attr_text(c, a, s->text[*n]);
+	int err;
+
+	if (!*key || !v || !*v)
+		return 0;
+	s->name_off[*n] = s->names.len;
+	err = ember_buf_putc(&s->names, '@');
+	if (!err)
+		err = ember_buf_append(&s->names, key, strlen(key) + 1);
+	if (err)
+		return EMBER_FAIL(c->d, err, TAG "no memory for a sample's attributes");
+	s->labels[(*n)++] = (struct pprof_sample_label){ .str = v };
+	return 0;
+}
+
 int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 		       struct otlp_sample_scratch *s, size_t *n)
 {
 	int err;
 
 	*n = 0;
+	ember_buf_reset(&s->names);
 	EMBER_FORWARD_IF_ERROR(attr_count_check(c, smp->n_attribute_indices, "sample"));
 	for (size_t i = 0; i < smp->n_attribute_indices; i++) {
 		const otlp_attr_t *a;
 		const char *key;
 
-		/* checked, then dropped: docs/formats.md */
 		err = attr_keyed(c, smp->attribute_indices[i], "sample", &a, &key);
 		if (err < 0)
 			return err;
+		if (err)
+			EMBER_FORWARD_IF_ERROR(attr_label(c, a, key, s, n));
 	}
+	for (size_t i = 0; i < *n; i++)
+		s->labels[i].key = s->names.data + s->name_off[i];
 	return link_labels(c, smp->link_index, s, n);
 }

@@ -424,13 +424,18 @@ static int build_profile(struct build *b, const otlp_resource_t *res,
 static int build_init(struct build *b, struct otlp_ctx *c)
 {
 	const otlp_dict_t *d = c->dict;
+	size_t n = c->lim.max_attributes + 2;
+
 	*b = (struct build){ .c = c };
+	ember_buf_init_account(&b->s.names, (size_t)1 << 20, c->lim.account);
 	if (idmap_init(c, &b->locs, d->n_location_table) ||
 	    idmap_init(c, &b->maps, d->n_mapping_table) ||
 	    idmap_init(c, &b->funcs, d->n_function_table) ||
 	    !(b->stack = alloc0(c, c->lim.max_stack_depth, sizeof(*b->stack))) ||
 	    !(b->lines = alloc0(c, c->lim.max_stack_depth, sizeof(*b->lines))) ||
-	    !(b->s.labels = alloc0(c, 2, sizeof(*b->s.labels))))
+	    !(b->s.labels = alloc0(c, n, sizeof(*b->s.labels))) ||
+	    !(b->s.text = alloc0(c, n, sizeof(*b->s.text))) ||
+	    !(b->s.name_off = alloc0(c, n, sizeof(*b->s.name_off))))
 		return memory_error(c, -ENOMEM);
 	return 0;
 }
@@ -443,6 +448,9 @@ static void build_release(struct build *b)
 	free(b->stack);
 	free(b->lines);
 	free(b->s.labels);
+	free(b->s.text);
+	free(b->s.name_off);
+	ember_buf_release(&b->s.names);
 }
 
 static int build_all(struct otlp_ctx *c, struct otlp_request *r)

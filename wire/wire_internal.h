@@ -219,9 +219,13 @@ struct otlp_ctx {
 	struct ember_diag *d;
 };
 
-/* Room for the labels of one sample: its link's trace and span. */
+/* Room for the labels of one sample: its attributes (named '@' KEY) and
+ * its link's trace and span. */
 struct otlp_sample_scratch {
-	struct pprof_sample_label *labels; /* 2 */
+	struct pprof_sample_label *labels; /* lim.max_attributes + 2 */
+	char (*text)[32];		   /* numbers written as text, as many */
+	size_t *name_off;		   /* of each label's name in names */
+	struct ember_buf names;
 	char trace[33], span[17];
 };
 
@@ -251,8 +255,7 @@ int otlp_mapping_build_ids(const struct otlp_ctx *c, const otlp_mapping_t *m,
  * value that is not a string or is empty; else points into the message). */
 int otlp_location_frame_type(const struct otlp_ctx *c, const otlp_location_t *l,
 			     const char **type);
-/* A sample's link as pprof labels into s->labels[0, *n) (its attributes'
- * indices checked, the attributes dropped). */
+/* A sample's attributes and link as pprof labels into s->labels[0, *n). */
 int otlp_sample_labels(const struct otlp_ctx *c, const otlp_sample_t *smp,
 		       struct otlp_sample_scratch *s, size_t *n);
 

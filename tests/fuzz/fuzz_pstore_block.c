@@ -38,20 +38,23 @@ static void quiet(enum ember_log_level l, const char *m, void *c)
 {
 }
 
-/* Series s's link stream into in, for a sum with want: -1 when the
- * series has none (a version 1 block, or no row with a link). */
+/* Series s's link stream into in, for a sum with want (the attributed
+ * parts into parts): -1 when the series has none (a version 1 block, or
+ * no row with a link). */
 static int with_links(struct pstore_block *b, struct pstore_bdata *bd, uint32_t s,
 		      const uint8_t *want, struct ember_buf *lb, struct pstore_sum_in *in,
-		      struct ember_diag *d)
+		      struct pstore_attr_parts *parts, struct ember_diag *d)
 {
 	const struct pstore_stream *ls = pstore_link_stream(bd, &b->series, s);
 
 	if (!ls || !want || pstore_block_read_stream(b, ls, lb, d))
 		return -1;
 	in->want = want;
-	in->nlinks = (uint32_t)bd->links.n;
+	in->nlinks = (uint32_t)bd->links.v.n;
 	in->links = (const uint8_t *)lb->data;
 	in->links_end = in->links + lb->len;
+	in->tab = &bd->links;
+	in->parts = parts;
 	return 0;
 }
 
@@ -62,6 +65,7 @@ static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint
 	size_t nn = pmodel_dict_nodes(&bd->dict);
 	int64_t *self = calloc(nn, sizeof(*self));
 	struct pmodel_result r = { .min_time = INT64_MAX, .max_time = INT64_MIN };
+	struct pstore_attr_parts parts = { 0 };
 	struct ember_buf sb, vb;
 	char why[256];
 	struct ember_diag d = ember_diag_make(why, sizeof(why));
@@ -82,7 +86,7 @@ static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint
 		in.factor = vs->factor;
 		if (vs->kind == PS_STREAM_DERIVED)
 			vs = &bd->streams.v[first + 1 + vs->ref];
-		if ((want && with_links(b, bd, s, want, lb, &in, &d)) ||
+		if ((want && with_links(b, bd, s, want, lb, &in, &parts, &d)) ||
 		    pstore_block_read_stream(b, &bd->streams.v[first], &sb, &d) ||
 		    pstore_block_read_stream(b, vs, &vb, &d))
 			continue;
@@ -96,6 +100,7 @@ static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint
 	}
 	ember_buf_release(&sb);
 	ember_buf_release(&vb);
+	EMBER_VEC_FREE(&parts);
 	free(self);
 }
 
@@ -103,12 +108,12 @@ static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint
  * again for every link (what a query by span does). */
 static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
 {
-	uint8_t *want = malloc(bd->links.n + 1);
+	uint8_t *want = malloc(bd->links.v.n + 1);
 	struct ember_buf lb;
 
 	ember_buf_init(&lb, 0);
 	if (want)
-		memset(want, 1, bd->links.n + 1);
+		memset(want, 1, bd->links.v.n + 1);
 	for (int pass = 0; pass < 2; pass++)
 		sum_pass(b, bd, pass ? want : NULL, &lb);
 	ember_buf_release(&lb);

@@ -1,7 +1,7 @@
 /*
  * make_pstore_seeds.c - writes the seed corpora of the profile store's
  * fuzz targets from a real store: blocks (one flush, one merge of two,
- * one flush of samples linked to spans: version 2),
+ * one flush of samples linked to spans, with a thread name: version 2),
  * log segments (whole, torn) and selectors.  Built by CMake
  * (make_pstore_seeds); run from the repository root after a format
  * change and commit the files:
@@ -60,13 +60,14 @@ static struct pprof_profile *profile(int64_t time, int64_t hot)
 	{
 		uint64_t s1[3] = { loc[2], loc[1], loc[0] }, s2[3] = { loc[3], loc[1], loc[0] };
 
-		struct pprof_sample_label ln[2] = {
+		struct pprof_sample_label ln[3] = {
 			{ .key = "span_id", .str = "00f067aa0ba902b7" },
-			{ .key = "trace_id", .str = "4bf92f3577b34da6a3ce929d0e0e4736" } };
+			{ .key = "trace_id", .str = "4bf92f3577b34da6a3ce929d0e0e4736" },
+			{ .key = "@thread.name", .str = "worker-1" } };
 
 		if (pprof_add_sample(p, s1, 3, v1, 2) ||
 		    pprof_add_sample_labeled(p, s2, 3, v2, 2, &sl, 1) ||
-		    (linked && pprof_add_sample_labeled(p, s1, 3, v2, 2, ln, 2)))
+		    (linked && pprof_add_sample_labeled(p, s1, 3, v2, 2, ln, 3)))
 			exit(1);
 	}
 	return p;

@@ -263,7 +263,7 @@ static int test_otlp__stacks_mappings_and_build_ids(void)
 	return 0;
 }
 
-static int test_otlp__resource_labels_not_the_pid_sample_attributes_dropped(void)
+static int test_otlp__resource_labels_not_the_pid_sample_attributes_per_sample(void)
 {
 	uint64_t ts[1] = { 1 };
 	int32_t attrs[1] = { 2 };
@@ -291,15 +291,15 @@ static int test_otlp__resource_labels_not_the_pid_sample_attributes_dropped(void
 		const char *k = pprof_string(r->profiles[0].p, ps->label[i]->key);
 		const char *v = pprof_string(r->profiles[0].p, ps->label[i]->str);
 
-		thread |= !strcmp(k, "thread.name");
+		thread |= !strcmp(k, "@thread.name") && !strcmp(v, "worker");
 		span |= !strcmp(k, "span_id") && !strcmp(v, "cdcdcdcdcdcdcdcd");
 		trace |= !strcmp(k, "trace_id");
 	}
-	/* the link is the sample's; its attributes are dropped (formats.md) */
-	CHECK(!thread);
+	/* the link and the attributes ('@' KEY) are the sample's (formats.md) */
+	CHECK(thread);
 	CHECK(span);
 	CHECK(trace);
-	CHECK_INT(ps->n_label, ==, 2);
+	CHECK_INT(ps->n_label, ==, 3);
 	otlp_request_free(r);
 	return 0;
 }
@@ -433,7 +433,7 @@ static int test_otlp__limits_and_nesting(void)
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_otlp__three_sample_shapes_count),
 	UNIT_CASE(test_otlp__stacks_mappings_and_build_ids),
-	UNIT_CASE(test_otlp__resource_labels_not_the_pid_sample_attributes_dropped),
+	UNIT_CASE(test_otlp__resource_labels_not_the_pid_sample_attributes_per_sample),
 	UNIT_CASE(test_otlp__pre_1_10_sender_refused_with_cause),
 	UNIT_CASE(test_otlp__indices_out_of_range_refused),
 	UNIT_CASE(test_otlp__limits_and_nesting),

@@ -677,7 +677,146 @@ static int test_pstore__link_stream_and_table_checked(void)
 		  -PSTORE_ERR_CORRUPT);
 	CHECK_INT(pstore_block_decode_links(table, sizeof(table), &b, NULL), ==,
 		  -PSTORE_ERR_CORRUPT);
-	EMBER_VEC_FREE(&b.links);
+	pstore_linktab_release(&b.links);
+	return 0;
+}
+
+/* ---- sample attributes ---------------------------------------------------------- */
+
+/* The attributed parts of the cpu query's answer: "leaf attrs value"
+ * lines (the attribute set's lines joined by ','), sorted. */
+static int check_attrs(struct pstore *s, const char *want)
+{
+	struct pstore_selection sel = { .type = "cpu" };
+	struct pmodel_result *r = NULL;
+	char why[256], lines[16][128], got[2048] = "";
+	size_t n = 0;
+	int err = pstore_query(s, &sel, NULL, &r, why, sizeof(why));
+
+	if (err) {
+		fprintf(stderr, "pstore_query: %s\n", why);
+		return err;
+	}
+	for (size_t i = 0; i < r->attr_rows.n && n < 16; i++, n++) {
+		const struct pmodel_attr_row *a = &r->attr_rows.v[i];
+		const struct pmodel_loc *l = &r->dict.locs.v[r->dict.node_loc.v[a->node]];
+		const struct pmodel_func *f = &r->dict.funcs.v[r->dict.lines.v[l->line_off].func];
+		char *c;
+
+		snprintf(lines[n], sizeof(lines[n]), "%s %s %lld\n", pmodel_str(&r->dict.str, f->name),
+			 pmodel_str(&r->attr_str, a->attrs), (long long)a->value);
+		while ((c = strchr(lines[n], '\n')) && c[1])
+			*c = ',';
+	}
+	qsort(lines, n, sizeof(lines[0]), (int (*)(const void *, const void *))strcmp);
+	for (size_t i = 0; i < n; i++)
+		strcat(got, lines[i]);
+	pmodel_result_free(r);
+	if (strcmp(got, want)) {
+		fprintf(stderr, "attributed parts differ:\n--- want\n%s--- got\n%s", want, got);
+		return -1;
+	}
+	return 0;
+}
+
+/* Labels named '@' KEY are the sample's attributes (OTLP's thread name
+ * and ID, CPU): kept with its row (sorted by key, a repeated key's first
+ * kept, an invalid key dropped), never a series or a label name, summed
+ * per (stack, attributes) and given back beside the query's sums; from
+ * the head, a block (version 2), a merge with a block without them, and
+ * after a restart. */
+static int test_pstore__sample_attrs_kept_per_sample_not_series(void)
+{
+	static const char want[] =
+		"cold thread.id=7,thread.name=w2 30000000\n"
+		"hot thread.name=w1 90000000\n"; /* the linked row's part too */
+	static const char want2[] =
+		"cold thread.id=7,thread.name=w2 60000000\n"
+		"hot thread.name=w1 180000000\n";
+	struct pstore *s = fresh_store();
+	struct pprof_profile *p = mkprof(S3, C3, 3, T0 - 300 * SEC);
+	struct pprof_sample_label w1[2] = { { .key = "@thread.name", .str = "w1" },
+					    { .key = "@bad key", .str = "x" } };
+	struct pprof_sample_label w2[3] = { { .key = "@thread.name", .str = "w2" },
+					    { .key = "@thread.id", .str = "7" },
+					    { .key = "@thread.name", .str = "w3" } };
+	struct pprof_sample_label wl[2] = { { .key = "@thread.name", .str = "w1" },
+					    { .key = "span_id", .str = SPAN_A } };
+	struct pstore_selection sel = { 0 };
+	struct pstore_strlist *names = NULL;
+	struct pstore_stats st;
+
+	CHECK(s && p);
+	CHECK_INT(add_again(p, 0, 7, w1, 2), ==, 0);
+	CHECK_INT(add_again(p, 1, 3, w2, 3), ==, 0);
+	CHECK_INT(add_again(p, 0, 2, wl, 2), ==, 0);
+	CHECK_INT(append(s, p, "web", "1"), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.series, ==, 1);
+	CHECK_INT(pstore_label_names(s, &sel, &names, NULL, 0), ==, 0);
+	for (size_t i = 0; i < names->n; i++)
+		CHECK(!strstr(names->v[i], "thread"));
+	pstore_strlist_free(names);
+	CHECK(!check_folded(s, NULL, "main;idle 50000000\nmain;work;cold 130000000\n"
+				     "main;work;hot 390000000\n"));
+	CHECK(!check_attrs(s, want));
+	CHECK(!check_linked(s, SPAN_A, NULL, "main;work;hot 20000000\n"));
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(block_versions(), ==, 1u << PS_BLOCK_VERSION_LINKS);
+	CHECK(!check_attrs(s, want));
+	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 200 * SEC), "web", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	fake_now = T0 + 2 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.merges, ==, 1);
+	CHECK(!check_attrs(s, want));
+	pstore_free(s);
+	s = open_store(NULL);
+	CHECK(s);
+	CHECK(!check_attrs(s, want));
+	p = mkprof(S3, C3, 3, T0 - 100 * SEC);
+	CHECK(p);
+	CHECK_INT(add_again(p, 0, 7, w1, 2), ==, 0);
+	CHECK_INT(add_again(p, 1, 3, w2, 3), ==, 0);
+	CHECK_INT(add_again(p, 0, 2, wl, 2), ==, 0);
+	CHECK_INT(append(s, p, "web", "1"), ==, 0);
+	CHECK(!check_attrs(s, want2)); /* the head's and the block's summed */
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* The LINKS section's attribute sets: read back, and a set named past
+ * the table, repeated or empty is corrupt. */
+static int test_pstore__links_section_attribute_sets_checked(void)
+{
+	/* 1 set "a=b"; 1 link: 24 bytes of IDs, set 1 */
+	uint8_t ok[1 + 4 + 1 + 25] = { 1, 3, 'a', '=', 'b', 1 };
+	uint8_t past[sizeof(ok)], twice[] = { 2, 3, 'a', '=', 'b', 3, 'a', '=', 'b', 0 };
+	uint8_t empty[] = { 1, 0, 0 };
+	struct pstore_bdata b = { 0 };
+
+	ok[sizeof(ok) - 1] = 1;
+	ok[6] = 0xab; /* the trace ID's first byte */
+	memcpy(past, ok, sizeof(ok));
+	past[sizeof(past) - 1] = 2;
+	CHECK_INT(pstore_block_decode_links(ok, sizeof(ok), &b, NULL), ==, 0);
+	CHECK_INT(b.links.v.n, ==, 1);
+	CHECK_INT(b.links.v.v[0].trace[0], ==, 0xab);
+	CHECK_STR(pstore_linktab_attrs_of(&b.links, 1), "a=b");
+	pstore_linktab_release(&b.links);
+	memset(&b, 0, sizeof(b));
+	CHECK_INT(pstore_block_decode_links(past, sizeof(past), &b, NULL), ==, -PSTORE_ERR_CORRUPT);
+	pstore_linktab_release(&b.links);
+	memset(&b, 0, sizeof(b));
+	CHECK_INT(pstore_block_decode_links(twice, sizeof(twice), &b, NULL), ==,
+		  -PSTORE_ERR_CORRUPT);
+	pstore_linktab_release(&b.links);
+	memset(&b, 0, sizeof(b));
+	CHECK_INT(pstore_block_decode_links(empty, sizeof(empty), &b, NULL), ==,
+		  -PSTORE_ERR_CORRUPT);
+	pstore_linktab_release(&b.links);
 	return 0;
 }
 
@@ -2978,6 +3117,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__span_links_kept_per_sample_not_series),
 	UNIT_CASE(test_pstore__rows_normalize_per_stack_and_link),
 	UNIT_CASE(test_pstore__link_stream_and_table_checked),
+	UNIT_CASE(test_pstore__sample_attrs_kept_per_sample_not_series),
+	UNIT_CASE(test_pstore__links_section_attribute_sets_checked),
 	UNIT_CASE(test_pstore__series_limit_freed_when_data_gets_old),
 	UNIT_CASE(test_pstore__block_keeps_location_frame_types),
 	UNIT_CASE(test_pstore__series_limit_refused_profile_holds_no_slot),
