@@ -41,6 +41,7 @@ enum api_endpoint {
 	API_EP_PROFILE_TYPES,   /* GET /api/v1/profile-types */
 	API_EP_PROFILE_SERIES,  /* GET /api/v1/series */
 	API_EP_PROFILE_COVERAGE, /* GET /api/v1/coverage */
+	API_EP_CONNECT,         /* POST /querier.v1.QuerierService/METHOD */
 	API_EP_COUNT
 };
 

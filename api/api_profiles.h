@@ -86,6 +86,27 @@ enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection 
 enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *c,
 				 struct api_request *req, const char *data, size_t *size);
 
+/* The body of req read from now on under the profile limit and the
+ * request's memory account.  0 or -ENOMEM. */
+int api_profile_body_begin(struct api_server *srv, struct api_request *req);
+
+/* ---- Pyroscope's query API over Connect (connect.c) ---------------------- */
+
+/* Whether url is /querier.v1.QuerierService/METHOD: r set (METHOD in
+ * r->path, "" when too long). */
+bool api_connect_route_parse(const char *url, struct api_route *r);
+/* The first call (headers only): method, Content-Type, encoding, size. */
+enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, const char *method);
+/* The answer once the body is whole. */
+enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection *c,
+				   struct api_request *req);
+/* Connect's error body {"code":..,"message":msg} for an HTTP status
+ * status into b (initialized here; the caller frees b->data), and the
+ * status its code maps to into *out_status.  0 or -ENOMEM. */
+int api_connect_error_body(unsigned status, const char *msg, struct ember_buf *b,
+			   unsigned *out_status);
+
 /* ---- parameters (profile_params.c) ------------------------------------------ */
 
 /* A query parameter (the first of its name), or NULL. */

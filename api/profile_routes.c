@@ -16,7 +16,8 @@
  * be whole by the request's deadline
  * (--request-timeout, from its head: server.c sets it, conn_guard.c closes
  * a connection past it), so a token holder cannot trickle one for ever.
- * Reads take no body.  Every read runs in one request context (struct
+ * Reads take no body, but for the Connect calls (connect.c), POST bodies
+ * read the same way without a token.  Every read runs in one request context (struct
  * api_profile_ctx: deadline, client-gone check, upstream cap, memory
  * account), built here before its route is called.
  *
@@ -47,13 +48,13 @@ static const struct {
 
 bool api_profile_endpoint(enum api_endpoint ep)
 {
-	return ep >= API_EP_PROFILE_INGEST && ep <= API_EP_PROFILE_COVERAGE;
+	return ep >= API_EP_PROFILE_INGEST && ep <= API_EP_CONNECT;
 }
 
 static bool is_write(enum api_endpoint ep)
 {
 	return ep == API_EP_PROFILE_INGEST || ep == API_EP_PYROSCOPE_INGEST ||
-	       ep == API_EP_OTLP_PROFILES;
+	       ep == API_EP_OTLP_PROFILES || ep == API_EP_CONNECT; /* a body read */
 }
 
 /* "/api/v1/labels/NAME/values": NAME into r->path. */
@@ -82,7 +83,7 @@ bool api_profile_route_parse(const char *url, struct api_route *r)
 			r->ep = routes[i].ep;
 			return true;
 		}
-	if (label_values(url, r))
+	if (label_values(url, r) || api_connect_route_parse(url, r))
 		return true;
 	if (strncmp(url, "/api/v1/", 8) == 0) { /* ours, not debuginfod's */
 		r->status = 404;
@@ -216,6 +217,11 @@ static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
 			return MHD_NO;
 		return queue(srv, c, req, status, api_otlp_type(enc), b.data, b.len, headers);
 	}
+	if (req->route.ep == API_EP_CONNECT) { /* Connect's error form */
+		if (api_connect_error_body(status, msg, &b, &status))
+			return MHD_NO;
+		return queue(srv, c, req, status, "application/json", b.data, b.len, headers);
+	}
 	copy = malloc(n + 2);
 	if (!copy)
 		return MHD_NO;
@@ -296,11 +302,15 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 		return text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, msg, NULL);
 	}
 	req->upload_err = 0;
+	return api_profile_body_begin(srv, req) ? MHD_NO : MHD_YES;
+}
+
+int api_profile_body_begin(struct api_server *srv, struct api_request *req)
+{
 	req->upload_started = true;
-	if (api_request_account(srv, req))
-		return MHD_NO;
-	ember_buf_init_account(&req->body, pr->max_body, req->acct);
-	return MHD_YES;
+	EMBER_FORWARD_IF_ERROR(api_request_account(srv, req));
+	ember_buf_init_account(&req->body, srv->profiles->max_body, req->acct);
+	return 0;
 }
 
 enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection *c,
@@ -311,6 +321,8 @@ enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection 
 	if (!srv->profiles)
 		return text(srv, c, req, MHD_HTTP_NOT_FOUND, "this server keeps no profiles",
 			    NULL);
+	if (req->route.ep == API_EP_CONNECT)
+		return api_connect_first(srv, c, req, method);
 	if (is_write(req->route.ep))
 		return first_write(srv, c, req, method);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
@@ -402,6 +414,8 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 	api_guard_working(&srv->guard, c); /* the body came by its deadline */
 	if (req->route.ep == API_EP_OTLP_PROFILES)
 		return api_otlp_ingest(srv, c, req);
+	if (req->route.ep == API_EP_CONNECT)
+		return api_connect_answer(srv, c, req);
 	return req->route.ep == API_EP_PROFILE_INGEST ? api_profile_ingest(srv, c, req)
 						      : api_pyroscope_ingest(srv, c, req);
 }

@@ -27,6 +27,7 @@ static const char *const endpoint_names[API_EP_COUNT] = {
 	[API_EP_PROFILE_QUERY] = "query",         [API_EP_PROFILE_DIFF] = "diff",
 	[API_EP_PROFILE_LABELS] = "labels",       [API_EP_PROFILE_TYPES] = "profile_types",
 	[API_EP_PROFILE_SERIES] = "series",       [API_EP_PROFILE_COVERAGE] = "coverage",
+	[API_EP_CONNECT] = "connect",
 };
 
 const char *api_endpoint_name(enum api_endpoint ep)

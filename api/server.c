@@ -119,7 +119,7 @@ static bool body_due_at_deadline(enum api_endpoint ep)
 {
 	return ep == API_EP_SYMBOLIZE || ep == API_EP_SYMBOLIZE_PPROF ||
 	       ep == API_EP_PROFILE_INGEST || ep == API_EP_PYROSCOPE_INGEST ||
-	       ep == API_EP_OTLP_PROFILES;
+	       ep == API_EP_OTLP_PROFILES || ep == API_EP_CONNECT;
 }
 
 static enum MHD_Result first_call(struct api_server *srv, struct MHD_Connection *c,

@@ -1,0 +1,383 @@
+/*
+ * connect.c - Pyroscope's query API (querier.v1.QuerierService) over the
+ * Connect unary protocol (docs/http-api.md, "Pyroscope's query API
+ * (Connect)"): POST /querier.v1.QuerierService/METHOD with a binary
+ * protobuf body (Content-Type: application/proto, gzip allowed), answered
+ * from the profile service's discovery answers (profsvc_types,
+ * profsvc_labels) re-encoded as the protocol's messages
+ * (wire/querier/).  Errors are Connect's: a JSON body
+ * {"code":..,"message":..} with the HTTP status its code maps to
+ * (api_connect_error_body, which profile_routes.c's answers use for this
+ * route).  The body is read under the profile routes' limits and every
+ * answer runs in their request context (struct api_profile_ctx), its
+ * deadline shortened by Connect-Timeout-Ms.
+ */
+#include "api_profiles.h"
+#include "querier.pb-c.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONNECT_PREFIX "/querier.v1.QuerierService/"
+#define CONNECT_PROTO "application/proto"
+#define MS_NS 1000000LL
+#define DEFAULT_RANGE_MS (3600 * 1000LL)
+
+/* Connect's codes and the HTTP statuses they map to. */
+static const struct {
+	const char *code;
+	unsigned status;
+} codes[] = {
+	{ "invalid_argument", 400 }, { "unauthenticated", 401 },
+	{ "permission_denied", 403 }, { "not_found", 404 },
+	{ "resource_exhausted", 429 }, { "internal", 500 },
+	{ "unimplemented", 501 },    { "unavailable", 503 },
+	{ "deadline_exceeded", 504 },
+};
+
+/* The methods of the service Ember does not answer yet. */
+static const char *const later[] = { "SelectMergeStacktraces", "SelectMergeProfile",
+				     "SelectSeries", "Diff", "SelectMergeSpanProfile", "Series" };
+
+bool api_connect_route_parse(const char *url, struct api_route *r)
+{
+	size_t n;
+
+	if (strncmp(url, CONNECT_PREFIX, strlen(CONNECT_PREFIX)))
+		return false;
+	url += strlen(CONNECT_PREFIX);
+	n = strlen(url);
+	r->ep = API_EP_CONNECT;
+	if (n < sizeof(r->path))
+		memcpy(r->path, url, n + 1);
+	else
+		r->path[0] = '\0'; /* no method of ours */
+	return true;
+}
+
+/* The Connect code of an HTTP status (its class when not listed). */
+static size_t code_of_status(unsigned status)
+{
+	size_t n = sizeof(codes) / sizeof(codes[0]);
+
+	if (status == 405 || status == 415)
+		return 6; /* unimplemented (501) */
+	if (status == 413)
+		return 4; /* resource_exhausted */
+	for (size_t i = 0; i < n; i++)
+		if (codes[i].status == status)
+			return i;
+	return status < 500 ? 0 : 5;
+}
+
+int api_connect_error_body(unsigned status, const char *msg, struct ember_buf *b,
+			   unsigned *out_status)
+{
+	size_t k = code_of_status(status);
+	size_t n = strlen(msg);
+	int err;
+
+	while (n && msg[n - 1] == '\n')
+		n--;
+	ember_buf_init(b, 6 * n + 64); /* a byte escaped is at most \uXXXX */
+	err = ember_buf_appendf(b, "{\"code\":\"%s\",\"message\":", codes[k].code);
+	err = err ? err : ember_json_str(b, msg, n);
+	err = err ? err : ember_buf_appendf(b, "}");
+	if (err)
+		ember_buf_release(b);
+	*out_status = codes[k].status;
+	return err;
+}
+
+/* A Connect error for HTTP status status saying msg. */
+static enum MHD_Result fail(struct api_server *srv, struct MHD_Connection *c,
+			    const struct api_request *req, unsigned status, const char *msg)
+{
+	return api_profile_text(srv, c, req, status, msg, NULL);
+}
+
+static const char *header(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+/* Whether the Content-Type (parameters allowed) is type. */
+static bool type_is(const char *ct, const char *type)
+{
+	size_t n = strlen(type);
+
+	return ct && strncasecmp(ct, type, n) == 0 && (!ct[n] || ct[n] == ';' || ct[n] == ' ');
+}
+
+enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, const char *method)
+{
+	const char *ct = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	const char *ver = header(c, "Connect-Protocol-Version");
+	const char *len = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	req->upload_err = -EINVAL; /* answered now, unless the checks pass */
+	if (strcmp(method, "POST"))
+		return fail(srv, c, req, 405, "Connect unary calls are POST requests");
+	if (ver && strcmp(ver, "1"))
+		return fail(srv, c, req, 400, "Connect-Protocol-Version must be 1");
+	if (type_is(ct, "application/json"))
+		return fail(srv, c, req, 501,
+			    "the JSON codec is not answered yet: send application/proto");
+	if (!type_is(ct, CONNECT_PROTO))
+		return fail(srv, c, req, 415, "Content-Type must be application/proto");
+	if (enc && *enc && strcasecmp(enc, "gzip") && strcasecmp(enc, "identity"))
+		return fail(srv, c, req, 501, "Content-Encoding: only gzip and identity are read");
+	if (len && strtoull(len, NULL, 10) > srv->profiles->max_body)
+		return fail(srv, c, req, 413, "request body larger than the profile limit");
+	req->upload_err = 0;
+	return api_profile_body_begin(srv, req) ? MHD_NO : MHD_YES;
+}
+
+/* ---- the request ----------------------------------------------------------- */
+
+/* Connect-Timeout-Ms: x's deadline brought closer (never later). */
+static int apply_timeout(struct MHD_Connection *c, struct api_profile_ctx *x)
+{
+	const char *t = header(c, "Connect-Timeout-Ms");
+	char *end;
+	unsigned long long ms;
+
+	if (!t)
+		return 0;
+	ms = strtoull(t, &end, 10);
+	if (end == t || *end || strlen(t) > 10)
+		return -EINVAL;
+	if (ember_monotonic_ms() + ms < x->deadline.at_ms)
+		x->deadline.at_ms = ember_monotonic_ms() + ms;
+	return 0;
+}
+
+/* The selection of matchers (at most one: Ember's selector) between start
+ * and end (milliseconds; 0: the last hour, up to now). */
+static int selection(size_t n, char **matchers, int64_t start, int64_t end,
+		     struct pstore_selection *sel, const char **why)
+{
+	*sel = (struct pstore_selection){ 0 };
+	if (n > 1) {
+		*why = "at most one matcher is read";
+		return -EINVAL;
+	}
+	sel->selector = n && *matchers[0] ? matchers[0] : NULL;
+	if (!end)
+		end = (int64_t)(ember_realtime_ns() / MS_NS);
+	if (!start)
+		start = end - DEFAULT_RANGE_MS;
+	if (start < 0 || end > INT64_MAX / MS_NS || start >= end) {
+		*why = "start must be before end (milliseconds since the epoch)";
+		return -EINVAL;
+	}
+	sel->from_ns = start * MS_NS;
+	sel->to_ns = end * MS_NS;
+	return 0;
+}
+
+/* The strings of the JSON array key of a's body (names or values), those
+ * starting with "__" left out when hide. */
+static int strings_of(struct profsvc_answer *a, const char *key, bool hide, char ***v,
+		      size_t *n, json_t **root)
+{
+	json_t *arr;
+	size_t i;
+	json_t *s;
+
+	*root = json_loadb(a->body.data, a->body.len, 0, NULL);
+	arr = *root ? json_object_get(*root, key) : NULL;
+	*v = calloc(json_array_size(arr) + 1, sizeof(**v));
+	*n = 0;
+	if (!arr || !*v)
+		return -ENOMEM;
+	json_array_foreach(arr, i, s) {
+		const char *str = json_string_value(s);
+
+		if (str && (!hide || strncmp(str, "__", 2)))
+			(*v)[(*n)++] = (char *)str;
+	}
+	return 0;
+}
+
+/* m packed into an answer. */
+static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
+			      const struct api_request *req, const ProtobufCMessage *m)
+{
+	struct ember_buf b;
+	size_t n = protobuf_c_message_get_packed_size(m);
+
+	ember_buf_init_account(&b, n + 1, req->acct);
+	if (ember_buf_reserve(&b, n + 1))
+		return MHD_NO;
+	b.len = protobuf_c_message_pack(m, (uint8_t *)b.data);
+	return api_profile_ok(srv, c, req, CONNECT_PROTO, &b, NULL);
+}
+
+/* LabelNames and LabelValues (name given). */
+static enum MHD_Result labels(struct api_server *srv, struct MHD_Connection *c,
+			      struct api_request *req, const struct api_profile_ctx *x,
+			      const void *body, size_t len, bool values)
+{
+	Types__V1__LabelNamesRequest *nr = NULL;
+	Types__V1__LabelValuesRequest *vr = NULL;
+	Types__V1__LabelNamesResponse out = TYPES__V1__LABEL_NAMES_RESPONSE__INIT;
+	struct pstore_selection sel;
+	struct profsvc_answer a;
+	const char *bad = "the body is not a LabelNamesRequest";
+	char why[512] = "";
+	json_t *root = NULL;
+	enum MHD_Result ret;
+	int err;
+
+	if (values)
+		vr = types__v1__label_values_request__unpack(NULL, len, body);
+	else
+		nr = types__v1__label_names_request__unpack(NULL, len, body);
+	if (values && (!vr || !*vr->name))
+		bad = vr ? "LabelValues needs a name" : "the body is not a LabelValuesRequest";
+	err = values ? (vr && *vr->name ? 0 : -EINVAL) : (nr ? 0 : -EINVAL);
+	if (!err)
+		err = values ? selection(vr->n_matchers, vr->matchers, vr->start, vr->end, &sel, &bad)
+			     : selection(nr->n_matchers, nr->matchers, nr->start, nr->end, &sel, &bad);
+	if (err) {
+		ret = fail(srv, c, req, 400, bad);
+		goto out;
+	}
+	err = profsvc_labels(srv->profiles->svc, &x->ro, &sel, values ? vr->name : NULL, &a,
+			     why, sizeof(why));
+	if (err) {
+		ret = api_profile_answer(srv, c, req, x, err, &a, NULL, why);
+		goto out;
+	}
+	err = strings_of(&a, values ? "values" : "names", !values, &out.names, &out.n_names,
+			 &root);
+	ember_buf_release(&a.body);
+	ret = err ? MHD_NO : answer(srv, c, req, &out.base);
+out:
+	free(out.names);
+	json_decref(root);
+	types__v1__label_names_request__free_unpacked(nr, NULL);
+	types__v1__label_values_request__free_unpacked(vr, NULL);
+	return ret;
+}
+
+/* The ProfileType of one object of profsvc_types' answer. */
+static void type_of(json_t *o, Types__V1__ProfileType *t)
+{
+	types__v1__profile_type__init(t);
+	t->id = (char *)json_string_value(json_object_get(o, "id"));
+	t->name = (char *)json_string_value(json_object_get(o, "name"));
+	t->sample_type = (char *)json_string_value(json_object_get(o, "sample_type"));
+	t->sample_unit = (char *)json_string_value(json_object_get(o, "sample_unit"));
+	t->period_type = (char *)json_string_value(json_object_get(o, "period_type"));
+	t->period_unit = (char *)json_string_value(json_object_get(o, "period_unit"));
+}
+
+static enum MHD_Result profile_types(struct api_server *srv, struct MHD_Connection *c,
+				     struct api_request *req, const struct api_profile_ctx *x,
+				     const void *body, size_t len)
+{
+	Querier__V1__ProfileTypesRequest *in = querier__v1__profile_types_request__unpack(
+		NULL, len, body);
+	Querier__V1__ProfileTypesResponse out = QUERIER__V1__PROFILE_TYPES_RESPONSE__INIT;
+	Types__V1__ProfileType *types = NULL;
+	struct pstore_selection sel;
+	struct profsvc_answer a;
+	const char *bad = "the body is not a ProfileTypesRequest";
+	char why[512] = "";
+	json_t *root = NULL, *arr, *o;
+	enum MHD_Result ret = MHD_NO;
+	size_t i;
+	int err = in ? selection(0, NULL, in->start, in->end, &sel, &bad) : -EINVAL;
+
+	querier__v1__profile_types_request__free_unpacked(in, NULL);
+	if (err)
+		return fail(srv, c, req, 400, bad);
+	err = profsvc_types(srv->profiles->svc, &x->ro, &sel, &a, why, sizeof(why));
+	if (err)
+		return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
+	root = json_loadb(a.body.data, a.body.len, 0, NULL);
+	ember_buf_release(&a.body);
+	arr = json_object_get(root, "types");
+	types = calloc(json_array_size(arr) + 1, sizeof(*types));
+	out.profile_types = calloc(json_array_size(arr) + 1, sizeof(*out.profile_types));
+	if (arr && types && out.profile_types) {
+		json_array_foreach(arr, i, o) {
+			type_of(o, &types[i]);
+			out.profile_types[out.n_profile_types++] = &types[i];
+		}
+		ret = answer(srv, c, req, &out.base);
+	}
+	free(out.profile_types);
+	free(types);
+	json_decref(root);
+	return ret;
+}
+
+/* The body as sent: gunzipped into plain when Content-Encoding says gzip. */
+static int body_of(struct api_server *srv, struct MHD_Connection *c, struct api_request *req,
+		   struct ember_buf *plain, const void **data, size_t *len, char *why,
+		   size_t why_size)
+{
+	const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+
+	*data = req->body.data ? req->body.data : "";
+	*len = req->body.len;
+	if (!enc || strcasecmp(enc, "gzip"))
+		return 0;
+	ember_buf_init_account(plain, srv->profiles->max_body, req->acct);
+	EMBER_FORWARD_IF_ERROR(pprof_decompress(*data, *len, plain, why, why_size));
+	*data = plain->data ? plain->data : "";
+	*len = plain->len;
+	return 0;
+}
+
+static bool later_method(const char *m)
+{
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
+		if (strcmp(m, later[i]) == 0)
+			return true;
+	return false;
+}
+
+enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection *c,
+				   struct api_request *req)
+{
+	const char *m = req->route.path;
+	struct api_profile_ctx x;
+	struct ember_buf plain = { 0 };
+	const void *body;
+	size_t len;
+	char why[256] = "";
+	char msg[320];
+	enum MHD_Result ret;
+
+	if (req->body_err)
+		return api_profile_body_refused(srv, c, req);
+	if (api_profile_ctx_init(&x, srv, req))
+		return MHD_NO;
+	if (apply_timeout(c, &x))
+		return fail(srv, c, req, 400, "Connect-Timeout-Ms must be a number of milliseconds");
+	if (body_of(srv, c, req, &plain, &body, &len, why, sizeof(why))) {
+		snprintf(msg, sizeof(msg), "the gzip body does not decompress: %s", why);
+		ember_buf_release(&plain);
+		return fail(srv, c, req, 400, msg);
+	}
+	if (strcmp(m, "ProfileTypes") == 0)
+		ret = profile_types(srv, c, req, &x, body, len);
+	else if (strcmp(m, "LabelNames") == 0 || strcmp(m, "LabelValues") == 0)
+		ret = labels(srv, c, req, &x, body, len, m[5] == 'V');
+	else {
+		snprintf(msg, sizeof(msg), "querier.v1.QuerierService/%.64s is %s", m,
+			 later_method(m) ? "not answered by Ember yet" : "no method of the service");
+		ret = fail(srv, c, req, 501, msg);
+	}
+	ember_buf_release(&plain);
+	return ret;
+}
