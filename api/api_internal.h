@@ -40,6 +40,9 @@ enum api_endpoint {
 	API_EP_PROFILE_LABELS,  /* GET /api/v1/labels, /api/v1/labels/NAME/values */
 	API_EP_PROFILE_TYPES,   /* GET /api/v1/profile-types */
 	API_EP_PROFILE_SERIES,  /* GET /api/v1/series */
+	API_EP_PYROSCOPE_RENDER, /* GET /pyroscope/render */
+	API_EP_PYROSCOPE_LABELS, /* GET /pyroscope/labels */
+	API_EP_PYROSCOPE_LABEL_VALUES, /* GET /pyroscope/label-values */
 	API_EP_PROFILE_COVERAGE, /* GET /api/v1/coverage */
 	API_EP_CONNECT,         /* POST /querier.v1.QuerierService/METHOD */
 	API_EP_COUNT

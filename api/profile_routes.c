@@ -44,6 +44,9 @@ static const struct {
 	{ "/api/v1/profile-types", API_EP_PROFILE_TYPES },
 	{ "/api/v1/series", API_EP_PROFILE_SERIES },
 	{ "/api/v1/coverage", API_EP_PROFILE_COVERAGE },
+	{ "/pyroscope/render", API_EP_PYROSCOPE_RENDER },
+	{ "/pyroscope/labels", API_EP_PYROSCOPE_LABELS },
+	{ "/pyroscope/label-values", API_EP_PYROSCOPE_LABEL_VALUES },
 };
 
 bool api_profile_endpoint(enum api_endpoint ep)
@@ -384,6 +387,11 @@ static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection
 		return api_profile_types(srv, c, req, &x);
 	case API_EP_PROFILE_SERIES:
 		return api_profile_series(srv, c, req, &x);
+	case API_EP_PYROSCOPE_RENDER:
+		return api_pyroscope_render(srv, c, req, &x);
+	case API_EP_PYROSCOPE_LABELS:
+	case API_EP_PYROSCOPE_LABEL_VALUES:
+		return api_pyroscope_labels(srv, c, req, &x);
 	default:
 		return api_profile_coverage(srv, c, req, &x);
 	}

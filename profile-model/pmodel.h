@@ -113,6 +113,12 @@ int pmodel_write_top(const struct pmodel_result *r, size_t n, bool json,
 /* {"name":"total","self":0,"total":N,"children":[...]}: one JSON value, no
  * newline after it (the caller's document holds it). */
 int pmodel_write_tree_json(const struct pmodel_result *r, pmodel_write_fn fn, void *ctx);
+/* Pyroscope's flame graph, {"names":[..],"levels":[[..],..],"numTicks":N,
+ * "maxSelf":M} (out_flamebearer.c): four numbers per node, x offsets
+ * delta-coded per depth; past max_nodes nodes (0: no limit) the smallest
+ * folded into "other" per parent.  One JSON value, no newline. */
+int pmodel_write_flamebearer(const struct pmodel_result *r, size_t max_nodes,
+			     pmodel_write_fn fn, void *ctx);
 
 struct pmodel_svg_opts {
 	size_t sz;

@@ -14,6 +14,7 @@
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   out.c           buffered writing, XML and JSON escaping
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
+ *   out_flamebearer.c (Pyroscope's flame graph),
  *   svg_script.c    the outputs; the flame graph's script
  *   diff.c, diff_table.c, diff_out.c, diff_tree.c  the diff and its outputs
  */

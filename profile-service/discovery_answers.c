@@ -42,11 +42,12 @@ static int list_json(struct ember_buf *b, const struct pstore_strlist *l, const 
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
-int profsvc_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
-		   const struct pstore_selection *sel, const char *name, struct profsvc_answer *a,
-		   char *why, size_t why_size)
+/* The selection's label names (name NULL) or name's values into *out. */
+static int read_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, const char *name,
+		       struct profsvc_answer *a, struct pstore_strlist **out, char *why,
+		       size_t why_size)
 {
-	struct pstore_strlist *l = NULL;
 	struct profsvc_read rd;
 	struct pstore_selection rs;
 	int err = profsvc_read_begin(s, ro, &rd);
@@ -54,12 +55,37 @@ int profsvc_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	rs = profsvc_read_selection(&rd, sel);
 	if (!err)
-		err = name ? pstore_label_values(s->store, name, &rs, &l, why, why_size)
-			   : pstore_label_names(s->store, &rs, &l, why, why_size);
+		err = name ? pstore_label_values(s->store, name, &rs, out, why, why_size)
+			   : pstore_label_names(s->store, &rs, out, why, why_size);
 	profsvc_read_end(&rd);
+	return err;
+}
+
+int profsvc_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, const char *name, struct profsvc_answer *a,
+		   char *why, size_t why_size)
+{
+	struct pstore_strlist *l = NULL;
+	int err = read_labels(s, ro, sel, name, a, &l, why, why_size);
+
 	if (err)
 		return err;
 	err = list_json(&a->body, l, name ? "values" : "names", name);
+	pstore_strlist_free(l);
+	return profsvc_write_failed(err, why, why_size, "out of memory");
+}
+
+int profsvc_label_list(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, const char *name,
+		       struct profsvc_answer *a, char *why, size_t why_size)
+{
+	struct pstore_strlist *l = NULL;
+	int err = read_labels(s, ro, sel, name, a, &l, why, why_size);
+
+	if (err)
+		return err;
+	err = json_strings(&a->body, l);
+	err = err ? err : ember_buf_putc(&a->body, '\n');
 	pstore_strlist_free(l);
 	return profsvc_write_failed(err, why, why_size, "out of memory");
 }

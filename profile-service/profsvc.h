@@ -248,6 +248,14 @@ bool profsvc_format_known(const char *format, bool diff);
 int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 		  const struct pstore_selection *sel, const struct profsvc_output *o,
 		  struct profsvc_answer *a, char *why, size_t why_size);
+/* Pyroscope's render answer (GET /pyroscope/render): {"version":1,
+ * "flamebearer":{..},"metadata":{..},"timeline":{..}}, the flame graph
+ * past max_nodes nodes (0: no limit) folded as pmodel_write_flamebearer
+ * does, the timeline the selection's totals at whole-second steps (the
+ * range / 240, at least 10 s).  As profsvc_query otherwise. */
+int profsvc_render(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, size_t max_nodes,
+		   struct profsvc_answer *a, char *why, size_t why_size);
 /* Both sides merged and compared under d, written in o's format. */
 int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 		 const struct pstore_selection *base, const struct pstore_selection *new_,
@@ -259,6 +267,11 @@ int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 int profsvc_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
 		   const struct pstore_selection *sel, const char *name, struct profsvc_answer *a,
 		   char *why, size_t why_size);
+/* The same as a bare JSON array of strings, as Pyroscope's GET
+ * /pyroscope/labels and /pyroscope/label-values answer. */
+int profsvc_label_list(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, const char *name,
+		       struct profsvc_answer *a, char *why, size_t why_size);
 /* {"types":[{"id":..,"name":..,...}]} of the profile types. */
 int profsvc_types(struct profsvc *s, const struct symsvc_request_opts *ro,
 		  const struct pstore_selection *sel, struct profsvc_answer *a, char *why,

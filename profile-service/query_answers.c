@@ -8,8 +8,11 @@
  * a diff's regression table, differential tree, diff folded,
  * differential flame graph or diff pprof.  The profile model writes
  * the trees and tables (pmodel_write_*); the envelope around them is here.
+ * Pyroscope's GET /pyroscope/render: the flamebearer (pmodel_write_flamebearer)
+ * with its metadata and timeline (profsvc_render).
  */
 #include "profsvc_internal.h"
+#include "symsvc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #define ANSWER_CAP ((size_t)512 << 20)
+#define SEC_NS ((int64_t)1000000000)
 #define TOO_LARGE "the answer is larger than 512 MiB: narrow the selection"
 
 static const char *const query_formats[] = { "json", "pprof", "folded", "top", "top-text",
@@ -145,6 +149,124 @@ int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 	a->profiles = ri.profiles;
 	a->total = ri.total;
 	err = write_query(r, sel, o, a);
+	pmodel_result_free(r);
+	return profsvc_write_failed(err, why, why_size, err == -E2BIG ? TOO_LARGE : "");
+}
+
+/* ---- Pyroscope's render ----------------------------------------------------- */
+
+/* Pyroscope's units and sample rate of a type (its ExportToFlamebearer). */
+static void render_units(const char *type, char *units, size_t size, unsigned *rate)
+{
+	char st[128];
+
+	type_field(type, 1, st, sizeof(st));
+	*rate = strcmp(st, "cpu") == 0 ? 1000000000u : 100u;
+	if (strcmp(st, "cpu") == 0)
+		snprintf(units, size, "samples");
+	else if (!strcmp(st, "inuse_objects") || !strcmp(st, "alloc_objects") ||
+		 !strcmp(st, "goroutine") || !strcmp(st, "samples"))
+		snprintf(units, size, "objects");
+	else
+		type_field(type, 2, units, size);
+}
+
+static int render_metadata(struct ember_buf *b, const char *type)
+{
+	char units[128];
+	unsigned rate;
+	int err;
+
+	render_units(type, units, sizeof(units), &rate);
+	err = ember_buf_appendf(b, ",\"metadata\":{\"format\":\"single\",\"spyName\":\"\","
+				   "\"sampleRate\":%u,\"units\":", rate);
+	err = err ? err : ember_json_str(b, units, strlen(units));
+	return err ? err : ember_buf_appendf(b, "}");
+}
+
+/* {"startTime":S,"samples":[..],"durationDelta":D} of the one line of set. */
+static int render_timeline(struct ember_buf *b, const struct pstore_series_set *set)
+{
+	int err = ember_buf_appendf(b, ",\"timeline\":{\"startTime\":%" PRId64 ",\"samples\":[",
+				    set->from_ns / SEC_NS);
+
+	for (size_t i = 0; !err && i < set->n_points; i++)
+		err = ember_buf_appendf(b, "%s%" PRId64, i ? "," : "",
+					set->n_lines ? set->lines[0].values[i] : 0);
+	return err ? err
+		   : ember_buf_appendf(b, "],\"durationDelta\":%" PRId64 "}",
+				       set->step_ns / SEC_NS);
+}
+
+/* The timeline's step: whole seconds, the range / 240, at least 10 s. */
+static int64_t render_step(const struct pstore_selection *sel)
+{
+	int64_t step = (sel->to_ns - sel->from_ns) / 240 / SEC_NS * SEC_NS;
+
+	return step < 10 * SEC_NS ? 10 * SEC_NS : step;
+}
+
+/* The merged tree and its timeline, of the one type r was read as. */
+static int render_sides(struct profsvc *s, struct profsvc_read *rd,
+			const struct pstore_selection *sel, struct pmodel_result **r,
+			struct pstore_series_set **set, char *why, size_t why_size)
+{
+	struct pmodel_result_info ri;
+	struct pstore_selection rs;
+	int err = merge(s, rd, sel, r, why, why_size);
+
+	if (err)
+		return err;
+	pmodel_result_info(*r, &ri);
+	rs = profsvc_read_selection(rd, sel);
+	rs.type = ri.type;
+	err = pstore_series_totals(s->store, &rs, render_step(sel), NULL, 0, set, why, why_size);
+	if (err) {
+		pmodel_result_free(*r);
+		*r = NULL;
+	}
+	return err;
+}
+
+static int render_json(const struct pmodel_result *r, const struct pstore_series_set *set,
+		       size_t max_nodes, struct ember_buf *b)
+{
+	struct pmodel_result_info ri;
+	int err = ember_buf_appendf(b, "{\"version\":1,\"flamebearer\":");
+
+	pmodel_result_info(r, &ri);
+	err = err ? err : pmodel_write_flamebearer(r, max_nodes, pmodel_write_buf, b);
+	err = err ? err : render_metadata(b, ri.type);
+	err = err ? err : render_timeline(b, set);
+	return err ? err : ember_buf_appendf(b, "}\n");
+}
+
+int profsvc_render(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, size_t max_nodes,
+		   struct profsvc_answer *a, char *why, size_t why_size)
+{
+	struct pmodel_result *r = NULL;
+	struct pstore_series_set *set = NULL;
+	struct pmodel_result_info ri;
+	struct pstore_selection whole = *sel;
+	struct profsvc_read rd;
+	int err = profsvc_read_begin(s, ro, &rd);
+
+	/* from in whole seconds, as Pyroscope counts it: the timeline's
+	 * startTime is where its first point begins */
+	whole.from_ns -= ((whole.from_ns % SEC_NS) + SEC_NS) % SEC_NS;
+	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	err = err ? err : render_sides(s, &rd, &whole, &r, &set, why, why_size);
+	profsvc_read_end(&rd);
+	if (err == -E2BIG && !(ro && ro->account && ro->account->err))
+		return -EINVAL; /* the timeline's grid past the store's bounds */
+	if (err)
+		return err;
+	pmodel_result_info(r, &ri);
+	a->profiles = ri.profiles;
+	a->total = ri.total;
+	err = render_json(r, set, max_nodes, &a->body);
+	pstore_series_set_free(set);
 	pmodel_result_free(r);
 	return profsvc_write_failed(err, why, why_size, err == -E2BIG ? TOO_LARGE : "");
 }
