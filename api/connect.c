@@ -4,7 +4,7 @@
  * (Connect)"): POST /querier.v1.QuerierService/METHOD with a binary
  * protobuf body (Content-Type: application/proto, gzip allowed), answered
  * from the profile service's discovery answers (profsvc_types,
- * profsvc_labels) re-encoded as the protocol's messages
+ * profsvc_labels, profsvc_label_sets) re-encoded as the protocol's messages
  * (wire/querier/).  The body becomes its method's request message in
  * api_connect_decode (connect_decode.c, callable without a server for
  * its fuzz target).  Errors are Connect's: a JSON body
@@ -42,7 +42,7 @@ static const struct {
 
 /* The methods of the service Ember does not answer yet. */
 static const char *const later[] = { "SelectMergeStacktraces", "SelectMergeProfile",
-				     "SelectSeries", "Diff", "SelectMergeSpanProfile", "Series" };
+				     "SelectSeries", "Diff", "SelectMergeSpanProfile" };
 
 bool api_connect_route_parse(const char *url, struct api_route *r)
 {
@@ -311,6 +311,85 @@ static enum MHD_Result profile_types(struct api_server *srv, struct MHD_Connecti
 	return ret;
 }
 
+/* The Labels of one object {"NAME":"VALUE",..} of profsvc_label_sets'
+ * answer, its pairs in pairs[0, json_object_size(o)). */
+static void set_of(json_t *o, Types__V1__Labels *l, Types__V1__LabelPair *pairs,
+		   Types__V1__LabelPair **ptrs)
+{
+	const char *k;
+	json_t *v;
+
+	types__v1__labels__init(l);
+	l->labels = ptrs;
+	json_object_foreach(o, k, v) {
+		types__v1__label_pair__init(&pairs[l->n_labels]);
+		pairs[l->n_labels].name = (char *)k;
+		pairs[l->n_labels].value = (char *)json_string_value(v);
+		ptrs[l->n_labels] = &pairs[l->n_labels];
+		l->n_labels++;
+	}
+}
+
+/* The SeriesResponse of profsvc_label_sets' answer (JSON in a). */
+static int series_out(struct profsvc_answer *a, Querier__V1__SeriesResponse *out,
+		      json_t **root, void **mem)
+{
+	json_t *arr, *o;
+	size_t i, pairs = 0, n;
+	Types__V1__Labels *sets;
+	Types__V1__LabelPair *p, **pp;
+
+	*root = json_loadb(a->body.data, a->body.len, 0, NULL);
+	arr = json_object_get(*root, "sets");
+	n = json_array_size(arr);
+	json_array_foreach(arr, i, o)
+		pairs += json_object_size(o);
+	*mem = calloc(1, n * (sizeof(*sets) + sizeof(sets)) + pairs * (sizeof(*p) + sizeof(p)) + 1);
+	if (!arr || !*mem)
+		return -ENOMEM;
+	out->labels_set = *mem;
+	sets = (void *)(out->labels_set + n);
+	p = (void *)(sets + n);
+	pp = (void *)(p + pairs);
+	json_array_foreach(arr, i, o) {
+		set_of(o, &sets[i], p, pp);
+		p += sets[i].n_labels;
+		pp += sets[i].n_labels;
+		out->labels_set[out->n_labels_set++] = &sets[i];
+	}
+	return 0;
+}
+
+static enum MHD_Result series(struct api_server *srv, struct MHD_Connection *c,
+			      struct api_request *req, const struct api_profile_ctx *x,
+			      const ProtobufCMessage *m)
+{
+	const Querier__V1__SeriesRequest *in = (const void *)m;
+	Querier__V1__SeriesResponse out = QUERIER__V1__SERIES_RESPONSE__INIT;
+	struct pstore_selection sel;
+	struct profsvc_answer a;
+	const char *bad = "";
+	char why[512] = "";
+	json_t *root = NULL;
+	void *mem = NULL;
+	enum MHD_Result ret;
+	int err = selection(in->n_matchers, in->matchers, in->start, in->end, &sel, &bad);
+
+	if (err)
+		return fail(srv, c, req, 400, bad);
+	err = profsvc_label_sets(srv->profiles->svc, &x->ro, &sel,
+				 (const char *const *)in->label_names, in->n_label_names, &a, why,
+				 sizeof(why));
+	if (err)
+		return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
+	err = series_out(&a, &out, &root, &mem);
+	ember_buf_release(&a.body);
+	ret = err ? MHD_NO : answer(srv, c, req, &out.base);
+	free(mem);
+	json_decref(root);
+	return ret;
+}
+
 static bool later_method(const char *m)
 {
 	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
@@ -349,6 +428,8 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 		ret = profile_types(srv, c, req, &x, in);
 	else if (strcmp(m, "LabelNames") == 0 || strcmp(m, "LabelValues") == 0)
 		ret = labels(srv, c, req, &x, in, m[5] == 'V');
+	else if (strcmp(m, "Series") == 0)
+		ret = series(srv, c, req, &x, in);
 	else {
 		snprintf(msg, sizeof(msg), "querier.v1.QuerierService/%.64s is %s", m,
 			 later_method(m) ? "not answered by Ember yet" : "no method of the service");
