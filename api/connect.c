@@ -4,8 +4,10 @@
  * (Connect)"): POST /querier.v1.QuerierService/METHOD with a binary
  * protobuf body (Content-Type: application/proto, gzip allowed), answered
  * from the profile service's discovery answers (profsvc_types,
- * profsvc_labels) re-encoded as the protocol's messages
- * (wire/querier/).  Errors are Connect's: a JSON body
+ * profsvc_labels, profsvc_label_sets) re-encoded as the protocol's messages
+ * (wire/querier/).  The body becomes its method's request message in
+ * api_connect_decode (connect_decode.c, callable without a server for
+ * its fuzz target).  Errors are Connect's: a JSON body
  * {"code":..,"message":..} with the HTTP status its code maps to
  * (api_connect_error_body, which profile_routes.c's answers use for this
  * route).  The body is read under the profile routes' limits and every
@@ -40,7 +42,7 @@ static const struct {
 
 /* The methods of the service Ember does not answer yet. */
 static const char *const later[] = { "SelectMergeStacktraces", "SelectMergeProfile",
-				     "SelectSeries", "Diff", "SelectMergeSpanProfile", "Series" };
+				     "SelectSeries", "Diff", "SelectMergeSpanProfile" };
 
 bool api_connect_route_parse(const char *url, struct api_route *r)
 {
@@ -222,26 +224,19 @@ static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
 /* LabelNames and LabelValues (name given). */
 static enum MHD_Result labels(struct api_server *srv, struct MHD_Connection *c,
 			      struct api_request *req, const struct api_profile_ctx *x,
-			      const void *body, size_t len, bool values)
+			      const ProtobufCMessage *in, bool values)
 {
-	Types__V1__LabelNamesRequest *nr = NULL;
-	Types__V1__LabelValuesRequest *vr = NULL;
+	const Types__V1__LabelNamesRequest *nr = values ? NULL : (const void *)in;
+	const Types__V1__LabelValuesRequest *vr = values ? (const void *)in : NULL;
 	Types__V1__LabelNamesResponse out = TYPES__V1__LABEL_NAMES_RESPONSE__INIT;
 	struct pstore_selection sel;
 	struct profsvc_answer a;
-	const char *bad = "the body is not a LabelNamesRequest";
+	const char *bad = "LabelValues needs a name";
 	char why[512] = "";
 	json_t *root = NULL;
 	enum MHD_Result ret;
-	int err;
+	int err = values && !*vr->name ? -EINVAL : 0;
 
-	if (values)
-		vr = types__v1__label_values_request__unpack(NULL, len, body);
-	else
-		nr = types__v1__label_names_request__unpack(NULL, len, body);
-	if (values && (!vr || !*vr->name))
-		bad = vr ? "LabelValues needs a name" : "the body is not a LabelValuesRequest";
-	err = values ? (vr && *vr->name ? 0 : -EINVAL) : (nr ? 0 : -EINVAL);
 	if (!err)
 		err = values ? selection(vr->n_matchers, vr->matchers, vr->start, vr->end, &sel, &bad)
 			     : selection(nr->n_matchers, nr->matchers, nr->start, nr->end, &sel, &bad);
@@ -262,8 +257,6 @@ static enum MHD_Result labels(struct api_server *srv, struct MHD_Connection *c,
 out:
 	free(out.names);
 	json_decref(root);
-	types__v1__label_names_request__free_unpacked(nr, NULL);
-	types__v1__label_values_request__free_unpacked(vr, NULL);
 	return ret;
 }
 
@@ -281,22 +274,20 @@ static void type_of(json_t *o, Types__V1__ProfileType *t)
 
 static enum MHD_Result profile_types(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req, const struct api_profile_ctx *x,
-				     const void *body, size_t len)
+				     const ProtobufCMessage *m)
 {
-	Querier__V1__ProfileTypesRequest *in = querier__v1__profile_types_request__unpack(
-		NULL, len, body);
+	const Querier__V1__ProfileTypesRequest *in = (const void *)m;
 	Querier__V1__ProfileTypesResponse out = QUERIER__V1__PROFILE_TYPES_RESPONSE__INIT;
 	Types__V1__ProfileType *types = NULL;
 	struct pstore_selection sel;
 	struct profsvc_answer a;
-	const char *bad = "the body is not a ProfileTypesRequest";
+	const char *bad = "";
 	char why[512] = "";
 	json_t *root = NULL, *arr, *o;
 	enum MHD_Result ret = MHD_NO;
 	size_t i;
-	int err = in ? selection(0, NULL, in->start, in->end, &sel, &bad) : -EINVAL;
+	int err = selection(0, NULL, in->start, in->end, &sel, &bad);
 
-	querier__v1__profile_types_request__free_unpacked(in, NULL);
 	if (err)
 		return fail(srv, c, req, 400, bad);
 	err = profsvc_types(srv->profiles->svc, &x->ro, &sel, &a, why, sizeof(why));
@@ -320,22 +311,83 @@ static enum MHD_Result profile_types(struct api_server *srv, struct MHD_Connecti
 	return ret;
 }
 
-/* The body as sent: gunzipped into plain when Content-Encoding says gzip. */
-static int body_of(struct api_server *srv, struct MHD_Connection *c, struct api_request *req,
-		   struct ember_buf *plain, const void **data, size_t *len, char *why,
-		   size_t why_size)
+/* The Labels of one object {"NAME":"VALUE",..} of profsvc_label_sets'
+ * answer, its pairs in pairs[0, json_object_size(o)). */
+static void set_of(json_t *o, Types__V1__Labels *l, Types__V1__LabelPair *pairs,
+		   Types__V1__LabelPair **ptrs)
 {
-	const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	const char *k;
+	json_t *v;
 
-	*data = req->body.data ? req->body.data : "";
-	*len = req->body.len;
-	if (!enc || strcasecmp(enc, "gzip"))
-		return 0;
-	ember_buf_init_account(plain, srv->profiles->max_body, req->acct);
-	EMBER_FORWARD_IF_ERROR(pprof_decompress(*data, *len, plain, why, why_size));
-	*data = plain->data ? plain->data : "";
-	*len = plain->len;
+	types__v1__labels__init(l);
+	l->labels = ptrs;
+	json_object_foreach(o, k, v) {
+		types__v1__label_pair__init(&pairs[l->n_labels]);
+		pairs[l->n_labels].name = (char *)k;
+		pairs[l->n_labels].value = (char *)json_string_value(v);
+		ptrs[l->n_labels] = &pairs[l->n_labels];
+		l->n_labels++;
+	}
+}
+
+/* The SeriesResponse of profsvc_label_sets' answer (JSON in a). */
+static int series_out(struct profsvc_answer *a, Querier__V1__SeriesResponse *out,
+		      json_t **root, void **mem)
+{
+	json_t *arr, *o;
+	size_t i, pairs = 0, n;
+	Types__V1__Labels *sets;
+	Types__V1__LabelPair *p, **pp;
+
+	*root = json_loadb(a->body.data, a->body.len, 0, NULL);
+	arr = json_object_get(*root, "sets");
+	n = json_array_size(arr);
+	json_array_foreach(arr, i, o)
+		pairs += json_object_size(o);
+	*mem = calloc(1, n * (sizeof(*sets) + sizeof(sets)) + pairs * (sizeof(*p) + sizeof(p)) + 1);
+	if (!arr || !*mem)
+		return -ENOMEM;
+	out->labels_set = *mem;
+	sets = (void *)(out->labels_set + n);
+	p = (void *)(sets + n);
+	pp = (void *)(p + pairs);
+	json_array_foreach(arr, i, o) {
+		set_of(o, &sets[i], p, pp);
+		p += sets[i].n_labels;
+		pp += sets[i].n_labels;
+		out->labels_set[out->n_labels_set++] = &sets[i];
+	}
 	return 0;
+}
+
+static enum MHD_Result series(struct api_server *srv, struct MHD_Connection *c,
+			      struct api_request *req, const struct api_profile_ctx *x,
+			      const ProtobufCMessage *m)
+{
+	const Querier__V1__SeriesRequest *in = (const void *)m;
+	Querier__V1__SeriesResponse out = QUERIER__V1__SERIES_RESPONSE__INIT;
+	struct pstore_selection sel;
+	struct profsvc_answer a;
+	const char *bad = "";
+	char why[512] = "";
+	json_t *root = NULL;
+	void *mem = NULL;
+	enum MHD_Result ret;
+	int err = selection(in->n_matchers, in->matchers, in->start, in->end, &sel, &bad);
+
+	if (err)
+		return fail(srv, c, req, 400, bad);
+	err = profsvc_label_sets(srv->profiles->svc, &x->ro, &sel,
+				 (const char *const *)in->label_names, in->n_label_names, &a, why,
+				 sizeof(why));
+	if (err)
+		return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
+	err = series_out(&a, &out, &root, &mem);
+	ember_buf_release(&a.body);
+	ret = err ? MHD_NO : answer(srv, c, req, &out.base);
+	free(mem);
+	json_decref(root);
+	return ret;
 }
 
 static bool later_method(const char *m)
@@ -351,12 +403,13 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 {
 	const char *m = req->route.path;
 	struct api_profile_ctx x;
-	struct ember_buf plain = { 0 };
-	const void *body;
-	size_t len;
-	char why[256] = "";
+	const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	struct ember_buf plain;
+	ProtobufCMessage *in = NULL;
+	char why[320] = "";
 	char msg[320];
 	enum MHD_Result ret;
+	int err;
 
 	if (req->body_err)
 		return api_profile_body_refused(srv, c, req);
@@ -364,20 +417,24 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 		return MHD_NO;
 	if (apply_timeout(c, &x))
 		return fail(srv, c, req, 400, "Connect-Timeout-Ms must be a number of milliseconds");
-	if (body_of(srv, c, req, &plain, &body, &len, why, sizeof(why))) {
-		snprintf(msg, sizeof(msg), "the gzip body does not decompress: %s", why);
-		ember_buf_release(&plain);
-		return fail(srv, c, req, 400, msg);
-	}
+	ember_buf_init_account(&plain, srv->profiles->max_body, req->acct);
+	err = api_connect_decode(m, enc && strcasecmp(enc, "gzip") == 0,
+				 req->body.data ? req->body.data : "", req->body.len, &plain,
+				 &in, why, sizeof(why));
+	ember_buf_release(&plain);
+	if (err == -EINVAL)
+		return fail(srv, c, req, 400, why);
 	if (strcmp(m, "ProfileTypes") == 0)
-		ret = profile_types(srv, c, req, &x, body, len);
+		ret = profile_types(srv, c, req, &x, in);
 	else if (strcmp(m, "LabelNames") == 0 || strcmp(m, "LabelValues") == 0)
-		ret = labels(srv, c, req, &x, body, len, m[5] == 'V');
+		ret = labels(srv, c, req, &x, in, m[5] == 'V');
+	else if (strcmp(m, "Series") == 0)
+		ret = series(srv, c, req, &x, in);
 	else {
 		snprintf(msg, sizeof(msg), "querier.v1.QuerierService/%.64s is %s", m,
 			 later_method(m) ? "not answered by Ember yet" : "no method of the service");
 		ret = fail(srv, c, req, 501, msg);
 	}
-	ember_buf_release(&plain);
+	protobuf_c_message_free_unpacked(in, NULL);
 	return ret;
 }

@@ -90,6 +90,32 @@ int profsvc_label_list(struct profsvc *s, const struct symsvc_request_opts *ro,
 	return profsvc_write_failed(err, why, why_size, "out of memory");
 }
 
+int profsvc_label_sets(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, const char *const *names,
+		       size_t n_names, struct profsvc_answer *a, char *why, size_t why_size)
+{
+	struct pstore_strlist *l = NULL;
+	struct profsvc_read rd;
+	struct pstore_selection rs;
+	int err = profsvc_read_begin(s, ro, &rd);
+
+	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	rs = profsvc_read_selection(&rd, sel);
+	if (!err)
+		err = pstore_label_sets(s->store, &rs, names, n_names, &l, why, why_size);
+	profsvc_read_end(&rd);
+	if (err)
+		return err;
+	err = ember_buf_appendf(&a->body, "{\"sets\":[");
+	for (size_t i = 0; !err && i < l->n; i++) {
+		err = i ? ember_buf_putc(&a->body, ',') : 0;
+		err = err ? err : ember_buf_append(&a->body, l->v[i], strlen(l->v[i]));
+	}
+	err = err ? err : ember_buf_appendf(&a->body, "]}\n");
+	pstore_strlist_free(l);
+	return profsvc_write_failed(err, why, why_size, "out of memory");
+}
+
 /* {"id":..,"name":..,...} of one full type ID. */
 static int type_object(struct ember_buf *b, const char *id)
 {

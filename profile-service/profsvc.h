@@ -272,6 +272,12 @@ int profsvc_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
 int profsvc_label_list(struct profsvc *s, const struct symsvc_request_opts *ro,
 		       const struct pstore_selection *sel, const char *name,
 		       struct profsvc_answer *a, char *why, size_t why_size);
+/* {"sets":[{"NAME":"VALUE",..},..]}: the label sets of the selection's
+ * series, each restricted to names[0, n_names) (n_names 0: all),
+ * unique (pstore_label_sets). */
+int profsvc_label_sets(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, const char *const *names,
+		       size_t n_names, struct profsvc_answer *a, char *why, size_t why_size);
 /* {"types":[{"id":..,"name":..,...}]} of the profile types. */
 int profsvc_types(struct profsvc *s, const struct symsvc_request_opts *ro,
 		  const struct pstore_selection *sel, struct profsvc_answer *a, char *why,

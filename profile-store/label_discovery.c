@@ -1,16 +1,19 @@
 /*
  * label_discovery.c - what a UI offers for completion: the label names, the
- * values of one label, and the profile types of the series a selection
- * reaches (each part of the selection optional), sorted and unique.
+ * values of one label, the profile types and the label sets of the series
+ * a selection reaches (each part of the selection optional), sorted and
+ * unique.
  */
 #include "pstore_query.h"
 #include "pstore_series.h"
 
-enum what { NAMES, VALUES, TYPES };
+enum what { NAMES, VALUES, TYPES, SETS };
 
 struct disc {
 	enum what what;
 	const char *name;
+	const char *const *names; /* SETS: the names kept (n_names 0: all) */
+	size_t n_names;
 	struct pstore_strs out;
 };
 
@@ -25,6 +28,43 @@ static int add(struct disc *d, const char *s)
 	return 0;
 }
 
+static bool kept(const struct disc *d, const char *name)
+{
+	for (size_t i = 0; i < d->n_names; i++)
+		if (strcmp(d->names[i], name) == 0)
+			return true;
+	return d->n_names == 0;
+}
+
+/* Series sid's labels (those kept) as a JSON object; none kept: nothing. */
+static int add_set(struct disc *d, const struct pstore_seriestab *t, uint32_t sid)
+{
+	const struct pstore_series *s = &t->series.v[sid];
+	struct ember_buf b;
+	int err = 0;
+
+	ember_buf_init(&b, (size_t)1 << 20); /* past the store's label limits */
+	for (uint32_t i = 0; !err && i < s->nlabels; i++) {
+		const struct pstore_lpair *p = &t->pairs.v[s->label_off + i];
+		const char *n = pmodel_str(&t->str, p->name);
+		const char *v = pmodel_str(&t->str, p->value);
+
+		if (!kept(d, n))
+			continue;
+		err = ember_buf_putc(&b, b.len ? ',' : '{');
+		err = err ? err : ember_json_str(&b, n, strlen(n));
+		err = err ? err : ember_buf_putc(&b, ':');
+		err = err ? err : ember_json_str(&b, v, strlen(v));
+	}
+	err = err || !b.len ? err : ember_buf_putc(&b, '}');
+	err = err || !b.len ? err : ember_buf_putc(&b, '\0');
+	if (!err && b.len && EMBER_VEC_APPEND(&d->out, b.data))
+		err = -ENOMEM;
+	if (err || !b.len)
+		ember_buf_release(&b);
+	return err;
+}
+
 static int on_series(void *ctx, const struct pstore_seriestab *t, uint32_t sid, int32_t col)
 {
 	struct disc *d = ctx;
@@ -32,6 +72,8 @@ static int on_series(void *ctx, const struct pstore_seriestab *t, uint32_t sid, 
 	const char *v;
 
 	(void)col;
+	if (d->what == SETS)
+		return add_set(d, t, sid);
 	if (d->what == VALUES)
 		return (v = pstore_series_label(t, sid, d->name)) ? add(d, v) : 0;
 	for (uint32_t i = 0; d->what == NAMES && i < s->nlabels; i++)
@@ -106,6 +148,15 @@ int pstore_profile_types(struct pstore *s, const struct pstore_selection *sel,
 			 struct pstore_strlist **out, char *why, size_t why_size)
 {
 	struct disc dc = { .what = TYPES };
+
+	return discover(s, &dc, sel, out, why, why_size);
+}
+
+int pstore_label_sets(struct pstore *s, const struct pstore_selection *sel,
+		      const char *const *names, size_t n_names, struct pstore_strlist **out,
+		      char *why, size_t why_size)
+{
+	struct disc dc = { .what = SETS, .names = names, .n_names = n_names };
 
 	return discover(s, &dc, sel, out, why, why_size);
 }

@@ -351,6 +351,13 @@ int pstore_label_values(struct pstore *s, const char *name,
 			char *why, size_t why_size);
 int pstore_profile_types(struct pstore *s, const struct pstore_selection *sel,
 			 struct pstore_strlist **out, char *why, size_t why_size);
+/* The label sets of the series in sel, each restricted to names[0, n_names)
+ * (n_names 0: every label) and written as a JSON object {"NAME":"VALUE",
+ * ...} (names sorted; a series keeping no label gives none), sorted and
+ * unique. */
+int pstore_label_sets(struct pstore *s, const struct pstore_selection *sel,
+		      const char *const *names, size_t n_names, struct pstore_strlist **out,
+		      char *why, size_t why_size);
 
 /* Totals over time: one line per distinct value tuple of group_by (one
  * line in all without group_by), n points at from + i * step. */

@@ -94,6 +94,37 @@ def test_querier__label_values_gzip():
     check(list(r.names) == ["2.3", "2.4"], r.names)
 
 
+def label_sets(r):
+    return [[(p.name, p.value) for p in s.labels] for s in r.labels_set]
+
+
+def test_querier__series_label_sets():
+    qv1, _ = stubs()
+    srv = pushed()
+    r = call_ok(srv, "Series", qv1.SeriesRequest(), qv1.SeriesResponse)
+    sets = [[p for p in s if not p[0].startswith("__")] for s in label_sets(r)]
+    check(sets == [[("service_name", "cart")],
+                   [("service_name", "checkout"), ("version", "2.3")],
+                   [("service_name", "checkout"), ("version", "2.4")]], label_sets(r))
+    req = qv1.SeriesRequest(matchers=['{service_name="checkout"}'], label_names=["version"],
+                            start=(T0 // SEC - 60) * 1000, end=NOW_S * 1000)
+    r = call_ok(srv, "Series", req, qv1.SeriesResponse)
+    check(label_sets(r) == [[("version", "2.3")], [("version", "2.4")]], label_sets(r))
+
+
+def test_querier__series_label_names_unique():
+    qv1, _ = stubs()
+    srv = pushed()
+    r = call_ok(srv, "Series", qv1.SeriesRequest(label_names=["service_name", "nope"]),
+                qv1.SeriesResponse, headers={"Content-Encoding": "gzip"}, gz=True)
+    check(label_sets(r) == [[("service_name", "cart")], [("service_name", "checkout")]],
+          label_sets(r))
+    r = call_ok(srv, "Series", qv1.SeriesRequest(label_names=["nope"]), qv1.SeriesResponse)
+    check(label_sets(r) == [], label_sets(r))
+    connect_error(srv, "Series", qv1.SeriesRequest(matchers=["{a="]).SerializeToString(),
+                  400, "invalid_argument")
+
+
 def test_querier__errors_in_connect_form():
     _, tv1 = stubs()
     srv = pushed()
