@@ -5,7 +5,8 @@
  * protobuf body (Content-Type: application/proto, gzip allowed), answered
  * from the profile service's discovery answers (profsvc_types,
  * profsvc_labels) re-encoded as the protocol's messages
- * (wire/querier/).  Errors are Connect's: a JSON body
+ * (wire/querier/); SelectMergeStacktraces and SelectMergeProfile from its
+ * merge (connect_select.c).  Errors are Connect's: a JSON body
  * {"code":..,"message":..} with the HTTP status its code maps to
  * (api_connect_error_body, which profile_routes.c's answers use for this
  * route).  The body is read under the profile routes' limits and every
@@ -39,8 +40,7 @@ static const struct {
 };
 
 /* The methods of the service Ember does not answer yet. */
-static const char *const later[] = { "SelectMergeStacktraces", "SelectMergeProfile",
-				     "SelectSeries", "Diff", "SelectMergeSpanProfile", "Series" };
+static const char *const later[] = { "SelectSeries", "Diff", "SelectMergeSpanProfile", "Series" };
 
 bool api_connect_route_parse(const char *url, struct api_route *r)
 {
@@ -373,6 +373,10 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 		ret = profile_types(srv, c, req, &x, body, len);
 	else if (strcmp(m, "LabelNames") == 0 || strcmp(m, "LabelValues") == 0)
 		ret = labels(srv, c, req, &x, body, len, m[5] == 'V');
+	else if (strcmp(m, "SelectMergeStacktraces") == 0)
+		ret = api_connect_select_stacktraces(srv, c, req, &x, body, len);
+	else if (strcmp(m, "SelectMergeProfile") == 0)
+		ret = api_connect_select_profile(srv, c, req, &x, body, len);
 	else {
 		snprintf(msg, sizeof(msg), "querier.v1.QuerierService/%.64s is %s", m,
 			 later_method(m) ? "not answered by Ember yet" : "no method of the service");
@@ -380,4 +384,16 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 	}
 	ember_buf_release(&plain);
 	return ret;
+}
+
+int api_connect_selection(size_t n, char **matchers, int64_t start, int64_t end,
+			  struct pstore_selection *sel, const char **why)
+{
+	return selection(n, matchers, start, end, sel, why);
+}
+
+enum MHD_Result api_connect_reply(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req, const ProtobufCMessage *m)
+{
+	return answer(srv, c, req, m);
 }
