@@ -205,7 +205,7 @@ def pprof_stubs():
     """pprof's own profile.proto (Debian's golang-github-google-pprof-dev)
     as a Python module."""
     if not os.path.exists(PPROF_PROTO):
-        skip(packages.missing(PPROF_PROTO))
+        skip(packages.missing(PPROF_PROTO, PPROF_PROTO + " not found"))
     proto_stubs("querier")  # checks protoc and google.protobuf
     out = os.path.join(TMP, "pprof_py")
     os.makedirs(out, exist_ok=True)
