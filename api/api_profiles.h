@@ -117,6 +117,26 @@ int api_connect_decode(const char *method, bool gzip, const void *body, size_t l
 int api_connect_error_body(unsigned status, const char *msg, struct ember_buf *b,
 			   unsigned *out_status);
 
+/* The selection of matchers (at most one, Ember's selector; why set past
+ * it) between start and end (milliseconds; 0: the last hour up to now). */
+int api_connect_selection(size_t n, char **matchers, int64_t start, int64_t end,
+			  struct pstore_selection *sel, const char **why);
+/* The message m packed as the answer (application/proto). */
+enum MHD_Result api_connect_reply(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req,
+				  const struct ProtobufCMessage *m);
+/* SelectMergeStacktraces and SelectMergeProfile (connect_select.c): the
+ * request m (api_connect_decode's message of the method) answered. */
+enum MHD_Result api_connect_select_stacktraces(struct api_server *srv,
+					       struct MHD_Connection *c,
+					       struct api_request *req,
+					       const struct api_profile_ctx *x,
+					       const struct ProtobufCMessage *m);
+enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Connection *c,
+					   struct api_request *req,
+					   const struct api_profile_ctx *x,
+					   const struct ProtobufCMessage *m);
+
 /* ---- parameters (profile_params.c) ------------------------------------------ */
 
 /* A query parameter (the first of its name), or NULL. */

@@ -5,8 +5,9 @@
  * protobuf body (Content-Type: application/proto, gzip allowed), answered
  * from the profile service's discovery answers (profsvc_types,
  * profsvc_labels, profsvc_label_sets) re-encoded as the protocol's messages
- * (wire/querier/).  The body becomes its method's request message in
- * api_connect_decode (connect_decode.c, callable without a server for
+ * (wire/querier/); SelectMergeStacktraces and SelectMergeProfile from its
+ * merge (connect_select.c).  The body becomes its method's request message
+ * in api_connect_decode (connect_decode.c, callable without a server for
  * its fuzz target).  Errors are Connect's: a JSON body
  * {"code":..,"message":..} with the HTTP status its code maps to
  * (api_connect_error_body, which profile_routes.c's answers use for this
@@ -41,8 +42,7 @@ static const struct {
 };
 
 /* The methods of the service Ember does not answer yet. */
-static const char *const later[] = { "SelectMergeStacktraces", "SelectMergeProfile",
-				     "SelectSeries", "Diff", "SelectMergeSpanProfile" };
+static const char *const later[] = { "SelectSeries", "Diff", "SelectMergeSpanProfile" };
 
 bool api_connect_route_parse(const char *url, struct api_route *r)
 {
@@ -430,6 +430,10 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 		ret = labels(srv, c, req, &x, in, m[5] == 'V');
 	else if (strcmp(m, "Series") == 0)
 		ret = series(srv, c, req, &x, in);
+	else if (strcmp(m, "SelectMergeStacktraces") == 0)
+		ret = api_connect_select_stacktraces(srv, c, req, &x, in);
+	else if (strcmp(m, "SelectMergeProfile") == 0)
+		ret = api_connect_select_profile(srv, c, req, &x, in);
 	else {
 		snprintf(msg, sizeof(msg), "querier.v1.QuerierService/%.64s is %s", m,
 			 later_method(m) ? "not answered by Ember yet" : "no method of the service");
@@ -437,4 +441,16 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 	}
 	protobuf_c_message_free_unpacked(in, NULL);
 	return ret;
+}
+
+int api_connect_selection(size_t n, char **matchers, int64_t start, int64_t end,
+			  struct pstore_selection *sel, const char **why)
+{
+	return selection(n, matchers, start, end, sel, why);
+}
+
+enum MHD_Result api_connect_reply(struct api_server *srv, struct MHD_Connection *c,
+				  const struct api_request *req, const ProtobufCMessage *m)
+{
+	return answer(srv, c, req, m);
 }

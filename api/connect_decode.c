@@ -22,6 +22,8 @@ static const struct {
 	{ "LabelNames", &types__v1__label_names_request__descriptor },
 	{ "LabelValues", &types__v1__label_values_request__descriptor },
 	{ "Series", &querier__v1__series_request__descriptor },
+	{ "SelectMergeStacktraces", &querier__v1__select_merge_stacktraces_request__descriptor },
+	{ "SelectMergeProfile", &querier__v1__select_merge_profile_request__descriptor },
 };
 
 static const ProtobufCMessageDescriptor *input_of(const char *method)

@@ -8,7 +8,9 @@
  * below the max_nodes-th largest are folded, per parent, into one node
  * "other" after the parent's kept children (as Pyroscope's NewFlameGraph
  * does).  Children in name order (the tree's).  One JSON object, no
- * newline: the document around it is the caller's.
+ * newline: the document around it is the caller's.  One walk builds the
+ * graph (pmodel_flamegraph_new); the JSON writer and querier.v1's
+ * SelectMergeStacktraces answer (api/connect_select.c) both read it.
  */
 #include "pmodel_internal.h"
 
@@ -116,38 +118,59 @@ static int cmp_level(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static void write_names(const struct fb *f, struct pmodel_out *o)
+/* The graph and what its strings point into. */
+struct fb_graph {
+	struct pmodel_flamegraph g;	/* first: what the caller holds */
+	struct pmodel_ntree t;
+	int64_t *values;		/* every level's numbers */
+};
+
+/* f's names into g's table. */
+static int graph_names(const struct fb *f, struct pmodel_flamegraph *g)
 {
-	pmodel_out_str(o, "{\"names\":[");
+	g->names = calloc(f->names.n + 1, sizeof(*g->names));
+	if (!g->names)
+		return -ENOMEM;
 	for (size_t i = 0; i < f->names.n; i++) {
 		uint32_t id = f->names.v[i];
 
-		pmodel_out_str(o, i ? "," : "");
-		pmodel_out_json(o, i == 0 ? "total"
-				   : id == UINT32_MAX ? "other"
-						      : pmodel_str(&f->t->names, id));
+		g->names[i] = i == 0 ? "total"
+			      : id == UINT32_MAX ? "other"
+						 : pmodel_str(&f->t->names, id);
 	}
+	g->n_names = f->names.n;
+	return 0;
 }
 
-/* The nodes sorted by depth, then in walk order (x order). */
-static void write_levels(const struct fb *f, struct pmodel_out *o)
+/* f's nodes (sorted by depth, then in x order) into g's levels, each
+ * node's x delta-coded against the end of the previous one of its level. */
+static int graph_levels(const struct fb *f, struct fb_graph *fg)
 {
+	struct pmodel_flamegraph *g = &fg->g;
+	size_t n = f->nodes.n, depths = n ? (size_t)f->nodes.v[n - 1].depth + 1 : 0;
 	int64_t end = 0;
 
-	pmodel_out_str(o, "],\"levels\":[");
-	for (size_t i = 0; i < f->nodes.n; i++) {
+	fg->values = malloc((4 * n + 1) * sizeof(*fg->values));
+	g->levels = calloc(depths + 1, sizeof(*g->levels));
+	g->level_len = calloc(depths + 1, sizeof(*g->level_len));
+	if (!fg->values || !g->levels || !g->level_len)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
 		const struct fb_node *nd = &f->nodes.v[i];
-		bool first = !i || nd->depth != nd[-1].depth;
+		int64_t *v = fg->values + 4 * i;
 
-		if (first)
+		if (!i || nd->depth != nd[-1].depth) {
 			end = 0;
-		pmodel_out_str(o, !first ? "," : i ? "],[" : "[");
-		pmodel_out_printf(o, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu32,
-				  nd->x - end, nd->total, nd->self, nd->name);
+			g->levels[g->n_levels++] = v;
+		}
+		v[0] = nd->x - end;
+		v[1] = nd->total;
+		v[2] = nd->self;
+		v[3] = nd->name;
+		g->level_len[g->n_levels - 1] += 4;
 		end = nd->x + nd->total;
 	}
-	pmodel_out_printf(o, "%s],\"numTicks\":%" PRId64 ",\"maxSelf\":%" PRId64 "}",
-			  f->nodes.n ? "]" : "", f->t->total.v[0], f->max_self);
+	return 0;
 }
 
 static int build(struct fb *f, size_t max_nodes)
@@ -165,25 +188,82 @@ static int build(struct fb *f, size_t max_nodes)
 	return 0;
 }
 
-int pmodel_write_flamebearer(const struct pmodel_result *r, size_t max_nodes,
-			     pmodel_write_fn fn, void *ctx)
+/* The walk's output f as the graph fg. */
+static int graph_of(struct fb *f, size_t max_nodes, struct fb_graph *fg)
 {
-	struct pmodel_ntree t;
-	struct pmodel_out o;
-	struct fb f = { .t = &t };
-	int err = pmodel_ntree_build(r, &t);
+	EMBER_FORWARD_IF_ERROR(build(f, max_nodes));
+	EMBER_FORWARD_IF_ERROR(graph_names(f, &fg->g));
+	EMBER_FORWARD_IF_ERROR(graph_levels(f, fg));
+	fg->g.total = f->t->total.v[0];
+	fg->g.max_self = f->max_self;
+	return 0;
+}
 
-	pmodel_out_init(&o, fn, ctx);
-	err = err ? err : build(&f, max_nodes);
-	if (!err) {
-		write_names(&f, &o);
-		write_levels(&f, &o);
-	}
+int pmodel_flamegraph_new(const struct pmodel_result *r, size_t max_nodes,
+			  struct pmodel_flamegraph **out)
+{
+	struct fb_graph *fg = calloc(1, sizeof(*fg));
+	struct fb f = { 0 };
+	int err = fg ? pmodel_ntree_build(r, &fg->t) : -ENOMEM;
+
+	*out = NULL;
+	f.t = fg ? &fg->t : NULL;
+	err = err ? err : graph_of(&f, max_nodes, fg);
 	free(f.next_x);
 	free(f.other);
 	free(f.out_name);
 	EMBER_VEC_FREE(&f.nodes);
 	EMBER_VEC_FREE(&f.names);
-	pmodel_ntree_release(&t);
-	return err ? (pmodel_out_finish(&o), err) : pmodel_out_finish(&o);
+	if (err)
+		pmodel_flamegraph_free(fg ? &fg->g : NULL);
+	else
+		*out = &fg->g;
+	return err;
+}
+
+void pmodel_flamegraph_free(struct pmodel_flamegraph *g)
+{
+	struct fb_graph *fg = (struct fb_graph *)g;
+
+	if (!fg)
+		return;
+	free(g->names);
+	free(g->levels);
+	free(g->level_len);
+	free(fg->values);
+	pmodel_ntree_release(&fg->t);
+	free(fg);
+}
+
+static void write_json(const struct pmodel_flamegraph *g, struct pmodel_out *o)
+{
+	pmodel_out_str(o, "{\"names\":[");
+	for (size_t i = 0; i < g->n_names; i++) {
+		pmodel_out_str(o, i ? "," : "");
+		pmodel_out_json(o, g->names[i]);
+	}
+	pmodel_out_str(o, "],\"levels\":[");
+	for (size_t d = 0; d < g->n_levels; d++) {
+		pmodel_out_str(o, d ? ",[" : "[");
+		for (size_t i = 0; i < g->level_len[d]; i++)
+			pmodel_out_printf(o, "%s%" PRId64, i ? "," : "", g->levels[d][i]);
+		pmodel_out_str(o, "]");
+	}
+	pmodel_out_printf(o, "],\"numTicks\":%" PRId64 ",\"maxSelf\":%" PRId64 "}", g->total,
+			  g->max_self);
+}
+
+int pmodel_write_flamebearer(const struct pmodel_result *r, size_t max_nodes,
+			     pmodel_write_fn fn, void *ctx)
+{
+	struct pmodel_flamegraph *g;
+	struct pmodel_out o;
+	int err = pmodel_flamegraph_new(r, max_nodes, &g);
+
+	if (err)
+		return err;
+	pmodel_out_init(&o, fn, ctx);
+	write_json(g, &o);
+	pmodel_flamegraph_free(g);
+	return pmodel_out_finish(&o);
 }

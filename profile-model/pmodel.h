@@ -113,10 +113,26 @@ int pmodel_write_top(const struct pmodel_result *r, size_t n, bool json,
 /* {"name":"total","self":0,"total":N,"children":[...]}: one JSON value, no
  * newline after it (the caller's document holds it). */
 int pmodel_write_tree_json(const struct pmodel_result *r, pmodel_write_fn fn, void *ctx);
-/* Pyroscope's flame graph, {"names":[..],"levels":[[..],..],"numTicks":N,
- * "maxSelf":M} (out_flamebearer.c): four numbers per node, x offsets
- * delta-coded per depth; past max_nodes nodes (0: no limit) the smallest
- * folded into "other" per parent.  One JSON value, no newline. */
+/* Pyroscope's flame graph (out_flamebearer.c; querier.v1's FlameGraph):
+ * names[0] "total", one level per depth of four numbers per node (x
+ * offset delta-coded against the end of the level's previous node,
+ * total, self, name index); past max_nodes nodes (0: no limit) the
+ * smallest folded into "other" per parent.  Everything is the graph's
+ * own (pmodel_flamegraph_free). */
+struct pmodel_flamegraph {
+	const char **names;
+	size_t n_names;
+	int64_t **levels;	/* levels[d]: level_len[d] numbers */
+	size_t *level_len;
+	size_t n_levels;
+	int64_t total, max_self;
+};
+
+int pmodel_flamegraph_new(const struct pmodel_result *r, size_t max_nodes,
+			  struct pmodel_flamegraph **out);
+void pmodel_flamegraph_free(struct pmodel_flamegraph *g);
+/* The same as JSON, {"names":[..],"levels":[[..],..],"numTicks":N,
+ * "maxSelf":M}: one JSON value, no newline. */
 int pmodel_write_flamebearer(const struct pmodel_result *r, size_t max_nodes,
 			     pmodel_write_fn fn, void *ctx);
 

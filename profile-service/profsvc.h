@@ -256,6 +256,13 @@ int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 int profsvc_render(struct profsvc *s, const struct symsvc_request_opts *ro,
 		   const struct pstore_selection *sel, size_t max_nodes,
 		   struct profsvc_answer *a, char *why, size_t why_size);
+/* querier.v1's SelectMergeStacktraces: the selection merged as
+ * profsvc_query merges it, as the flame graph of pmodel_flamegraph_new
+ * (past max_nodes nodes, 0: no limit, folded) into *out (NULL on error;
+ * pmodel_flamegraph_free).  Errors as profsvc_query's. */
+int profsvc_flamegraph(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, size_t max_nodes,
+		       struct pmodel_flamegraph **out, char *why, size_t why_size);
 /* Both sides merged and compared under d, written in o's format. */
 int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 		 const struct pstore_selection *base, const struct pstore_selection *new_,

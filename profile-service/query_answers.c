@@ -9,7 +9,8 @@
  * differential flame graph or diff pprof.  The profile model writes
  * the trees and tables (pmodel_write_*); the envelope around them is here.
  * Pyroscope's GET /pyroscope/render: the flamebearer (pmodel_write_flamebearer)
- * with its metadata and timeline (profsvc_render).
+ * with its metadata and timeline (profsvc_render); querier.v1's flame
+ * graph (profsvc_flamegraph, pmodel_flamegraph_new).
  */
 #include "profsvc_internal.h"
 #include "symsvc.h"
@@ -269,6 +270,24 @@ int profsvc_render(struct profsvc *s, const struct symsvc_request_opts *ro,
 	pstore_series_set_free(set);
 	pmodel_result_free(r);
 	return profsvc_write_failed(err, why, why_size, err == -E2BIG ? TOO_LARGE : "");
+}
+
+int profsvc_flamegraph(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, size_t max_nodes,
+		       struct pmodel_flamegraph **out, char *why, size_t why_size)
+{
+	struct pmodel_result *r = NULL;
+	struct profsvc_read rd;
+	int err = profsvc_read_begin(s, ro, &rd);
+
+	*out = NULL;
+	err = err ? err : merge(s, &rd, sel, &r, why, why_size);
+	profsvc_read_end(&rd);
+	if (err)
+		return err;
+	err = pmodel_flamegraph_new(r, max_nodes, out);
+	pmodel_result_free(r);
+	return profsvc_write_failed(err, why, why_size, "the flame graph: out of memory");
 }
 
 /* ---- diff -------------------------------------------------------------------- */

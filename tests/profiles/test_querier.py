@@ -7,12 +7,15 @@ form for what Ember refuses.  Cases test_querier__*, each a CTest test."""
 import gzip
 import json
 import os
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from profiles_test import NOW_S, SEC, Server, check, proto_stubs, run_case  # noqa: E402
-from ember_test import cpu_profile  # noqa: E402
+from profiles_test import (NOW_S, SEC, TMP, Server, check, folded, proto_stubs,  # noqa: E402
+                           run_case)
+from ember_test import cpu_profile, skip  # noqa: E402
+import packages  # noqa: E402
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
 PATH = "/querier.v1.QuerierService/"
@@ -133,12 +136,145 @@ def test_querier__errors_in_connect_form():
                   "invalid_argument")
     bad = tv1.LabelNamesRequest(matchers=["{service_name="]).SerializeToString()
     connect_error(srv, "LabelNames", bad, 400, "invalid_argument")
-    connect_error(srv, "SelectMergeProfile", b"", 501, "unimplemented")
+    connect_error(srv, "SelectSeries", b"", 501, "unimplemented")
     connect_error(srv, "NoSuchMethod", b"", 501, "unimplemented")
     connect_error(srv, "LabelNames", b"{}", 501, "unimplemented",
                   headers={"Content-Type": "application/json"})
     connect_error(srv, "LabelNames", b"x", 400, "invalid_argument",
                   headers={"Content-Encoding": "gzip"})
+
+
+CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+PERIOD = 10_000_000
+PPROF_PROTO = "/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto"
+
+
+def range_ms():
+    return (T0 // SEC - 60) * 1000, NOW_S * 1000
+
+
+def flame_stacks(fg):
+    """The flame graph's levels decoded: {"a;b": self} of every node with
+    self, and the number of nodes (the root counted)."""
+    parents = []  # the previous level's nodes: (x, total, path)
+    stacks = {}
+    nodes = 0
+    for level in fg.levels:
+        v = list(level.values)
+        check(len(v) % 4 == 0, v)
+        x, cur = 0, []
+        for i in range(0, len(v), 4):
+            x += v[i]
+            total, self_, name = v[i + 1], v[i + 2], fg.names[v[i + 3]]
+            parent = [p for p in parents if p[0] <= x and x + total <= p[0] + p[1]]
+            check(len(parent) == 1 or not parents, (x, total, parents))
+            path = parent[0][2] + [name] if parents else []
+            if self_ and path:
+                stacks[";".join(path)] = self_
+            cur.append((x, total, path))
+            x += total
+            nodes += 1
+        parents = cur
+    return stacks, nodes
+
+
+def select_stacktraces(srv, selector="{}", max_nodes=0):
+    qv1, _ = stubs()
+    start, end = range_ms()
+    req = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, label_selector=selector,
+                                            start=start, end=end)
+    if max_nodes:
+        req.max_nodes = max_nodes
+    return call_ok(srv, "SelectMergeStacktraces", req,
+                   qv1.SelectMergeStacktracesResponse).flamegraph
+
+
+def test_querier__select_merge_stacktraces_levels():
+    srv = pushed()
+    fg = select_stacktraces(srv)
+    stacks, _ = flame_stacks(fg)
+    check(stacks == {"main;work": 6 * PERIOD, "a;b": PERIOD}, stacks)
+    check(stacks == folded(srv), (stacks, folded(srv)))
+    check(fg.names[0] == "total" and fg.total == 7 * PERIOD and fg.max_self == 6 * PERIOD, fg)
+    check(list(fg.levels[0].values) == [0, 7 * PERIOD, 0, 0], fg.levels[0])
+    fg = select_stacktraces(srv, '{service_name="cart"}')
+    check(flame_stacks(fg)[0] == {"a;b": PERIOD} and fg.total == PERIOD, fg)
+
+
+def test_querier__select_merge_stacktraces_max_nodes_folds():
+    srv = Server()
+    stacks = {"main;f%02d" % i: i + 1 for i in range(20)}
+    srv.push_ok(cpu_profile(stacks, T0).encode(), "service_name=many")
+    fg = select_stacktraces(srv, max_nodes=5)
+    got, nodes = flame_stacks(fg)
+    check(fg.total == sum(stacks.values()) * PERIOD, fg.total)
+    check(fg.levels[0].values[1] == fg.total, fg.levels[0])
+    check(sum(got.values()) == fg.total and "main;other" in got, got)
+    kept = dict((k, v) for k, v in got.items() if k != "main;other")
+    check(kept == {"main;f%02d" % i: (i + 1) * PERIOD for i in range(16, 20)}, kept)
+    check(nodes == 1 + 1 + 4 + 1, nodes)  # total, main, four kept, other
+    check(flame_stacks(select_stacktraces(srv))[1] == 22, "default max_nodes folds nothing")
+
+
+def test_querier__select_merge_stacktraces_errors():
+    qv1, _ = stubs()
+    srv = pushed()
+    start, end = range_ms()
+    connect_error(srv, "SelectMergeStacktraces",
+                  qv1.SelectMergeStacktracesRequest(label_selector="{}").SerializeToString(),
+                  400, "invalid_argument")
+    bad = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, label_selector="{x=",
+                                            start=start, end=end)
+    connect_error(srv, "SelectMergeStacktraces", bad.SerializeToString(), 400,
+                  "invalid_argument")
+    dot = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, label_selector="{}",
+                                            start=start, end=end, format=3)
+    connect_error(srv, "SelectMergeStacktraces", dot.SerializeToString(), 501, "unimplemented")
+
+
+def pprof_stubs():
+    """pprof's own profile.proto (Debian's golang-github-google-pprof-dev)
+    as a Python module."""
+    if not os.path.exists(PPROF_PROTO):
+        skip(packages.missing(PPROF_PROTO, PPROF_PROTO + " not found"))
+    proto_stubs("querier")  # checks protoc and google.protobuf
+    out = os.path.join(TMP, "pprof_py")
+    os.makedirs(out, exist_ok=True)
+    subprocess.run(["protoc", "--proto_path=" + os.path.dirname(PPROF_PROTO),
+                    "--python_out=" + out, PPROF_PROTO], check=True)
+    sys.path.insert(0, out)
+    import profile_pb2
+    return profile_pb2
+
+
+def pprof_stacks(p, sample_type):
+    """{"root;...;leaf": value of sample_type} of pprof message p, inline
+    frames included."""
+    s = p.string_table
+    k = [s[t.type] for t in p.sample_type].index(sample_type)
+    fn = dict((f.id, s[f.name]) for f in p.function)
+    loc = dict((lc.id, [fn[ln.function_id] for ln in lc.line]) for lc in p.location)
+    out = {}
+    for smp in p.sample:
+        names = [n for lid in smp.location_id for n in loc[lid]]
+        key = ";".join(reversed(names))
+        out[key] = out.get(key, 0) + smp.value[k]
+    return out
+
+
+def test_querier__select_merge_profile_pprof():
+    qv1, _ = stubs()
+    pb = pprof_stubs()
+    srv = pushed()
+    start, end = range_ms()
+    for sel, want in (("{}", 7), ('{service_name="checkout"}', 6)):
+        req = qv1.SelectMergeProfileRequest(profile_typeID=CPU, label_selector=sel,
+                                            start=start, end=end)
+        p = call_ok(srv, "SelectMergeProfile", req, pb.Profile)
+        got = pprof_stacks(p, "cpu")
+        check(got == folded(srv, sel), (got, folded(srv, sel)))
+        check(sum(got.values()) == want * PERIOD, got)
+    connect_error(srv, "SelectMergeProfile", b"\xff\xff", 400, "invalid_argument")
 
 
 if __name__ == "__main__":
