@@ -101,16 +101,6 @@ enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection 
 /* The answer once the body is whole. */
 enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req);
-/* The request message of Connect method (its own type, e.g.
- * Types__V1__LabelNamesRequest) from body, gunzipped first into plain
- * (under plain's cap; the caller initializes and releases it) when gzip.
- * 0 and *msg (to protobuf_c_message_free_unpacked), -ENOENT when method
- * is none whose request Ember decodes, or -EINVAL with why for the sender
- * (connect_decode.c). */
-struct ProtobufCMessage;
-int api_connect_decode(const char *method, bool gzip, const void *body, size_t len,
-		       struct ember_buf *plain, struct ProtobufCMessage **msg, char *why,
-		       size_t why_size);
 /* Connect's error body {"code":..,"message":msg} for an HTTP status
  * status into b (initialized here; the caller frees b->data), and the
  * status its code maps to into *out_status.  0 or -ENOMEM. */
@@ -126,7 +116,7 @@ enum MHD_Result api_connect_reply(struct api_server *srv, struct MHD_Connection 
 				  const struct api_request *req,
 				  const struct ProtobufCMessage *m);
 /* SelectMergeStacktraces and SelectMergeProfile (connect_select.c): the
- * request m (api_connect_decode's message of the method) answered. */
+ * request m (querier_decode's message of the method) answered. */
 enum MHD_Result api_connect_select_stacktraces(struct api_server *srv,
 					       struct MHD_Connection *c,
 					       struct api_request *req,

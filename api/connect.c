@@ -7,8 +7,8 @@
  * profsvc_labels, profsvc_label_sets) re-encoded as the protocol's messages
  * (wire/querier/); SelectMergeStacktraces and SelectMergeProfile from its
  * merge (connect_select.c).  The body becomes its method's request message
- * in api_connect_decode (connect_decode.c, callable without a server for
- * its fuzz target).  Errors are Connect's: a JSON body
+ * in querier_decode (wire/querier.h, callable without a server for its
+ * fuzz target).  Errors are Connect's: a JSON body
  * {"code":..,"message":..} with the HTTP status its code maps to
  * (api_connect_error_body, which profile_routes.c's answers use for this
  * route).  The body is read under the profile routes' limits and every
@@ -16,7 +16,7 @@
  * deadline shortened by Connect-Timeout-Ms.
  */
 #include "api_profiles.h"
-#include "querier.pb-c.h"
+#include "querier.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -418,7 +418,7 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 	if (apply_timeout(c, &x))
 		return fail(srv, c, req, 400, "Connect-Timeout-Ms must be a number of milliseconds");
 	ember_buf_init_account(&plain, srv->profiles->max_body, req->acct);
-	err = api_connect_decode(m, enc && strcasecmp(enc, "gzip") == 0,
+	err = querier_decode(m, enc && strcasecmp(enc, "gzip") == 0,
 				 req->body.data ? req->body.data : "", req->body.len, &plain,
 				 &in, why, sizeof(why));
 	ember_buf_release(&plain);

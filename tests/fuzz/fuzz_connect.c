@@ -1,6 +1,6 @@
 /*
  * fuzz_connect.c - libFuzzer target for the Connect route's request
- * decoding (api_connect_decode, api/connect_decode.c): the first byte
+ * decoding (querier_decode, wire/querier_decode.c): the first byte
  * picks the method (its low bits) and whether the body is gzip (0x80),
  * the rest is the body.  A message that decodes must pack again and
  * unpack as the same size (protobuf-c's own round trip), unless it holds
@@ -9,7 +9,7 @@
  * form that does not pack back alike (found by libFuzzer; the input is in
  * the corpus).
  */
-#include "api_profiles.h"
+#include "querier.h"
 
 #include <protobuf-c/protobuf-c.h>
 #include <stdint.h>
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	ember_buf_init(&plain, 1 << 20);
-	err = api_connect_decode(methods[(data[0] & 0x7f) % (sizeof(methods) / sizeof(methods[0]))], data[0] & 0x80, data + 1,
+	err = querier_decode(methods[(data[0] & 0x7f) % (sizeof(methods) / sizeof(methods[0]))], data[0] & 0x80, data + 1,
 				 size - 1, &plain, &m, why, sizeof(why));
 	if (!err) {
 		if (!m->n_unknown_fields)

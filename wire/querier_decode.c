@@ -1,13 +1,12 @@
 /*
- * connect_decode.c - a Connect request's body as its method's request
- * message (docs/http-api.md, "Pyroscope's query API (Connect)"): gzip
- * undone when the request says so, then the binary protobuf unpacked as
- * the message the method takes.  No server needed: the Connect route
- * (connect.c) and its fuzz target (tests/fuzz/fuzz_connect.c) call it.
+ * querier_decode.c - a Connect request's body as its method's request
+ * message (querier.h): gzip undone when the request says so, then the
+ * binary protobuf unpacked as the message the method takes.  The Connect
+ * route (api/connect.c) and its fuzz target (tests/fuzz/fuzz_connect.c)
+ * call it.
  */
-#include "api_profiles.h"
 #include "pprof.h"
-#include "querier.pb-c.h"
+#include "querier.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,9 +33,8 @@ static const ProtobufCMessageDescriptor *input_of(const char *method)
 	return NULL;
 }
 
-int api_connect_decode(const char *method, bool gzip, const void *body, size_t len,
-		       struct ember_buf *plain, struct ProtobufCMessage **msg, char *why,
-		       size_t why_size)
+int querier_decode(const char *method, bool gzip, const void *body, size_t len,
+		   struct ember_buf *plain, ProtobufCMessage **msg, char *why, size_t why_size)
 {
 	const ProtobufCMessageDescriptor *in = input_of(method);
 	char z[256] = "";
