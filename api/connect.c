@@ -42,7 +42,8 @@ static const struct {
 };
 
 /* The methods of the service Ember does not answer yet. */
-static const char *const later[] = { "SelectSeries", "Diff", "SelectMergeSpanProfile" };
+static const char *const later[] = { "SelectSeries", "Diff", "SelectMergeSpanProfile",
+				     "GetProfileStats" };
 
 bool api_connect_route_parse(const char *url, struct api_route *r)
 {

@@ -23,6 +23,10 @@ static const struct {
 	{ "Series", &querier__v1__series_request__descriptor },
 	{ "SelectMergeStacktraces", &querier__v1__select_merge_stacktraces_request__descriptor },
 	{ "SelectMergeProfile", &querier__v1__select_merge_profile_request__descriptor },
+	{ "SelectMergeSpanProfile", &querier__v1__select_merge_span_profile_request__descriptor },
+	{ "SelectSeries", &querier__v1__select_series_request__descriptor },
+	{ "Diff", &querier__v1__diff_request__descriptor },
+	{ "GetProfileStats", &types__v1__get_profile_stats_request__descriptor },
 };
 
 static const ProtobufCMessageDescriptor *input_of(const char *method)

@@ -17,7 +17,8 @@
 
 static const char *const methods[] = { "ProfileTypes", "LabelNames", "LabelValues",
 				       "Series", "SelectMergeProfile", "",
-				       "SelectMergeStacktraces" };
+				       "SelectMergeStacktraces", "SelectMergeSpanProfile",
+				       "SelectSeries", "Diff", "GetProfileStats" };
 
 static void repack(const ProtobufCMessage *m)
 {
