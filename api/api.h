@@ -7,8 +7,9 @@
  * symbolization service's (symsvc.h), the profile service's (profsvc.h),
  * the debuginfo store's, elf-inspect's and the unwind compiler's; each
  * answer's status comes from an error's kind (api/status.c).  Beside it,
- * with otlp_grpc, an HTTP/2 listener of its own (nghttp2: api_grpc.h)
- * takes OTLP/gRPC's ProfilesService/Export into the same profile service.
+ * OTLP/gRPC's listener (otlp-grpc/, an HTTP/2 server of its own) stores
+ * ProfilesService/Export calls into the same profile service through the
+ * sink api_server_otlp_sink() gives; `ember serve` wires the two.
  *
  * The server serves one debuginfo store, which it borrows; it makes and
  * frees the symbolization service over it and, with opts->profiles, the
@@ -78,13 +79,6 @@ struct api_server_opts {
 	unsigned max_fetches;        /* build IDs one symbolization request may have
 					fetched from upstream; 0: 16 */
 	const struct api_profile_opts *profiles; /* NULL: no profile routes */
-	/* OTLP/gRPC (docs/http-api.md): with otlp_grpc, the ProfilesService
-	 * is served on otlp_grpc_fd, a socket from api_server_listen (the
-	 * server's from api_server_start on, whatever its result); it needs
-	 * profiles. */
-	bool otlp_grpc;
-	int otlp_grpc_fd;
-	unsigned otlp_grpc_max_connections; /* 0: 256 */
 };
 
 /*
@@ -104,8 +98,28 @@ int api_server_listen(const struct api_server_opts *opts, int *fd, uint16_t *por
  */
 int api_server_start(struct store *s, const struct api_server_opts *opts, int listen_fd,
 		     struct api_server **out);
-/* Stop accepting, finish or abort requests in flight, free.  NULL is fine. */
+/*
+ * Stop taking requests: upstream fetches waited on answered -ECANCELED,
+ * the HTTP listener stopped with its connections (their requests finished
+ * or aborted).  What works through srv from outside it (the OTLP/gRPC
+ * listener's calls, api_server_otlp_sink) then ends soon: stop it between
+ * this and api_server_stop(), which quiesces first when not done.  NULL
+ * is fine.
+ */
+void api_server_quiesce(struct api_server *srv);
+/* Quiesce (when not done), free.  NULL is fine. */
 void api_server_stop(struct api_server *srv);
+
+/*
+ * The sink of OTLP/gRPC's listener (otlp_grpc.h) storing Export calls as
+ * POST /v1development/profiles stores a body (otlp_ingest.c): the profile
+ * token, the server's memory budget and a request's share of it, the
+ * profile routes' body cap, --request-timeout.  Its ctx is srv, so the
+ * listener must be stopped before api_server_stop(srv).  0, or -EINVAL
+ * when srv has no profile routes.
+ */
+struct otlp_grpc_sink;
+int api_server_otlp_sink(struct api_server *srv, struct otlp_grpc_sink *out);
 
 /*
  * The upload token: read from token_file when given, else from

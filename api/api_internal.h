@@ -166,7 +166,6 @@ void api_guard_next_head(struct api_guard *g, struct MHD_Connection *mc);
 /* ---- the server ------------------------------------------------------------ */
 
 struct api_upstream;
-struct api_grpc_server;
 
 struct api_server {
 	struct MHD_Daemon *daemon;
@@ -185,7 +184,6 @@ struct api_server {
 	uint64_t request_share;           /* what one request may take of it */
 	unsigned max_fetches;             /* upstream build IDs one request may ask */
 	struct api_guard guard;
-	struct api_grpc_server *grpc;     /* OTLP/gRPC (api_grpc.h) or NULL */
 };
 
 struct symjson_parser;

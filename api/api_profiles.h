@@ -208,46 +208,6 @@ const char *api_otlp_type(enum api_otlp_enc enc);
 int api_otlp_status_body(enum api_otlp_enc enc, unsigned status, const char *msg,
 			 struct ember_buf *b);
 
-/* gRPC status codes (google.rpc.Code) the OTLP answers carry: OTLP/HTTP's
- * google.rpc.Status, OTLP/gRPC's grpc-status. */
-enum api_grpc_code {
-	API_GRPC_OK = 0,
-	API_GRPC_UNKNOWN = 2,
-	API_GRPC_INVALID_ARGUMENT = 3,
-	API_GRPC_DEADLINE_EXCEEDED = 4,
-	API_GRPC_NOT_FOUND = 5,
-	API_GRPC_RESOURCE_EXHAUSTED = 8,
-	API_GRPC_UNIMPLEMENTED = 12,
-	API_GRPC_INTERNAL = 13,
-	API_GRPC_UNAVAILABLE = 14,
-	API_GRPC_UNAUTHENTICATED = 16,
-};
-
-/* What became of an OTLP request, whatever brought it (HTTP, gRPC). */
-struct api_otlp_outcome {
-	int refused;		/* 0, or the request refused whole: a body that did
-				   not decode (-EINVAL; -E2BIG, -EAGAIN, -ENOMEM
-				   for its memory), or the retryable error that
-				   stopped it before any profile was stored */
-	size_t accepted, rejected; /* profiles stored, and not (partial success) */
-	int stop;		/* the retryable error that stopped it, or 0 */
-	char why[640];		/* the refusal's or the first rejection's reason */
-};
-/* Decode the ExportProfilesServiceRequest body[0..len) (in type:
- * protobuf or OTLP's JSON; encoding: its Content-Encoding, NULL for none)
- * under x's account and store each of its profiles with its resource's
- * labels under x (deadline, upstream cap), stopping at the first
- * retryable failure; what became of it into *o.  A body that does not
- * decode is counted as a reject here. */
-void api_otlp_export(struct api_server *srv, enum api_otlp_enc type, const void *body,
-		     size_t len, const char *encoding, const struct api_profile_ctx *x,
-		     struct api_otlp_outcome *o);
-/* The gRPC code (google.rpc.Code) of a refusal's error, paired with the
- * HTTP status the HTTP route answers it with as the OTLP specification
- * pairs them, and whether the client should ask again. */
-int32_t api_otlp_grpc_code(int err);
-bool api_otlp_retryable(int err);
-
 /* ---- reads (profile_query.c, profile_discovery.c) ----------- */
 
 /* Each takes the request's context x (built by api_profile_next) and

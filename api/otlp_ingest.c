@@ -23,18 +23,31 @@
  * not stored.
  *
  * What the request becomes is the transport's business only in its
- * answer: api_otlp_export decodes and stores a request (this file's HTTP
- * route and OTLP/gRPC's, grpc_export.c, both call it) and says what became
- * of it; each transport maps that outcome to its statuses (here
- * api_status_of_kind's HTTP statuses, there gRPC codes: api_otlp_grpc_code).
+ * answer: otlp_export decodes and stores a request (this file's HTTP
+ * route and OTLP/gRPC's listener, otlp-grpc/, through the sink
+ * api_server_otlp_sink gives it, both call it) and says what became of
+ * it; each transport maps that outcome to its statuses (here
+ * api_status_of_kind's HTTP statuses, there gRPC codes: grpc_export).
  */
 #include "api_profiles.h"
+#include "otlp_grpc.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* What became of an OTLP request, whatever brought it (HTTP, gRPC). */
+struct api_otlp_outcome {
+	int refused;		/* 0, or the request refused whole: a body that did
+				   not decode (-EINVAL; -E2BIG, -EAGAIN, -ENOMEM
+				   for its memory), or the retryable error that
+				   stopped it before any profile was stored */
+	size_t accepted, rejected; /* profiles stored, and not (partial success) */
+	int stop;		/* the retryable error that stopped it, or 0 */
+	char why[640];		/* the refusal's or the first rejection's reason */
+};
 
 /* The gRPC code of an HTTP status we answer, as the OTLP specification
  * pairs them. */
@@ -43,23 +56,23 @@ static int32_t grpc_code_of_status(unsigned status)
 	switch (status) {
 	case MHD_HTTP_BAD_REQUEST:
 	case MHD_HTTP_UNSUPPORTED_MEDIA_TYPE:
-		return API_GRPC_INVALID_ARGUMENT;
+		return OTLP_GRPC_INVALID_ARGUMENT;
 	case MHD_HTTP_UNAUTHORIZED:
-		return API_GRPC_UNAUTHENTICATED;
+		return OTLP_GRPC_UNAUTHENTICATED;
 	case MHD_HTTP_NOT_FOUND:
-		return API_GRPC_NOT_FOUND;
+		return OTLP_GRPC_NOT_FOUND;
 	case MHD_HTTP_METHOD_NOT_ALLOWED:
-		return API_GRPC_UNIMPLEMENTED;
+		return OTLP_GRPC_UNIMPLEMENTED;
 	case MHD_HTTP_CONTENT_TOO_LARGE:
 	case MHD_HTTP_TOO_MANY_REQUESTS:
 	case MHD_HTTP_INSUFFICIENT_STORAGE:
-		return API_GRPC_RESOURCE_EXHAUSTED;
+		return OTLP_GRPC_RESOURCE_EXHAUSTED;
 	case MHD_HTTP_SERVICE_UNAVAILABLE:
-		return API_GRPC_UNAVAILABLE;
+		return OTLP_GRPC_UNAVAILABLE;
 	case MHD_HTTP_GATEWAY_TIMEOUT:
-		return API_GRPC_DEADLINE_EXCEEDED;
+		return OTLP_GRPC_DEADLINE_EXCEEDED;
 	default:
-		return status >= 500 ? API_GRPC_INTERNAL : API_GRPC_UNKNOWN;
+		return status >= 500 ? OTLP_GRPC_INTERNAL : OTLP_GRPC_UNKNOWN;
 	}
 }
 
@@ -126,16 +139,6 @@ static bool retryable(int err)
 
 	return err == -ECANCELED || st == MHD_HTTP_TOO_MANY_REQUESTS ||
 	       st == MHD_HTTP_SERVICE_UNAVAILABLE || st == MHD_HTTP_GATEWAY_TIMEOUT;
-}
-
-int32_t api_otlp_grpc_code(int err)
-{
-	return grpc_code_of_status(status_of(err));
-}
-
-bool api_otlp_retryable(int err)
-{
-	return retryable(err);
 }
 
 /* The whole request refused: a google.rpc.Status saying why. */
@@ -210,9 +213,15 @@ static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
 		t->accepted++;
 }
 
-void api_otlp_export(struct api_server *srv, enum api_otlp_enc type, const void *body,
-		     size_t len, const char *encoding, const struct api_profile_ctx *x,
-		     struct api_otlp_outcome *o)
+/* Decode the ExportProfilesServiceRequest body[0..len) (in type:
+ * protobuf or OTLP's JSON; encoding: its Content-Encoding, NULL for none)
+ * under x's account and store each of its profiles with its resource's
+ * labels under x (deadline, upstream cap), stopping at the first
+ * retryable failure; what became of it into *o.  A body that does not
+ * decode is counted as a reject here. */
+static void otlp_export(struct api_server *srv, enum api_otlp_enc type, const void *body,
+			size_t len, const char *encoding, const struct api_profile_ctx *x,
+			struct api_otlp_outcome *o)
 {
 	struct otlp_request *r = NULL;
 	char why[512];
@@ -273,6 +282,51 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 	}
 	if (api_profile_ctx_init(&x, srv, req)) /* the body's account is there */
 		return MHD_NO;
-	api_otlp_export(srv, type, req->body.data, req->body.len, enc, &x, &o);
+	otlp_export(srv, type, req->body.data, req->body.len, enc, &x, &o);
 	return answer(srv, c, req, type, &o);
+}
+
+/* ---- OTLP/gRPC's sink (otlp_grpc.h) ----------------------------------------------- */
+
+static bool grpc_auth(void *ctx, const char *authorization)
+{
+	return api_profile_token_ok(ctx, authorization);
+}
+
+/* A call's message stored as this route stores a body, in the same
+ * request context (its deadline, its account, the server's upstream
+ * cap), and the outcome as gRPC codes: the OTLP specification's pairing
+ * of the HTTP statuses this route answers with. */
+static void grpc_export(void *ctx, const struct otlp_grpc_request *rq,
+			struct otlp_grpc_answer *a)
+{
+	struct api_server *srv = ctx;
+	struct api_request req = { .deadline_ms = rq->deadline_ms, .conn_fd = -1,
+				   .acct = rq->acct };
+	struct api_otlp_outcome o;
+	struct api_profile_ctx x;
+
+	api_profile_ctx_init(&x, srv, &req); /* the call's account is there: no failure */
+	otlp_export(srv, API_OTLP_PROTOBUF, rq->body, rq->len, rq->encoding, &x, &o);
+	*a = (struct otlp_grpc_answer){ .code = OTLP_GRPC_OK, .rejected = o.rejected };
+	if (o.refused) {
+		a->code = grpc_code_of_status(status_of(o.refused));
+		a->retry = retryable(o.refused);
+		a->rejected = 0;
+	}
+	snprintf(a->message, sizeof(a->message), "%s", o.why);
+}
+
+int api_server_otlp_sink(struct api_server *srv, struct otlp_grpc_sink *out)
+{
+	if (!srv->profiles) {
+		pr_err("api: OTLP/gRPC needs the profile routes");
+		return -EINVAL;
+	}
+	*out = (struct otlp_grpc_sink){ .auth = grpc_auth, .export_request = grpc_export,
+					.ctx = srv, .budget = &srv->mem,
+					.share = srv->request_share,
+					.max_message = srv->profiles->max_body,
+					.request_ms = srv->request_timeout_ms };
+	return 0;
 }

@@ -22,7 +22,6 @@
  */
 #include "api_internal.h"
 #include "symbolize_json.h"
-#include "api_grpc.h"
 #include "api_profiles.h"
 #include "symsvc.h"
 
@@ -289,22 +288,6 @@ static int init_server(struct api_server *srv, struct store *s,
 	return 0;
 }
 
-/* OTLP/gRPC on o->otlp_grpc_fd (taken), for the profile routes' service. */
-static int start_grpc(struct api_server *srv, const struct api_server_opts *o)
-{
-	struct api_grpc_opts go = {
-		.listen_fd = o->otlp_grpc_fd, .max_connections = o->otlp_grpc_max_connections,
-		.idle_s = o->header_timeout ? o->header_timeout : API_HEADER_TIMEOUT
-	};
-
-	if (!srv->profiles) {
-		close(o->otlp_grpc_fd);
-		pr_err("api: OTLP/gRPC needs the profile routes");
-		return -EINVAL;
-	}
-	return api_grpc_start(srv, &go, &srv->grpc);
-}
-
 int api_server_start(struct store *s, const struct api_server_opts *o, int listen_fd,
 		     struct api_server **out)
 {
@@ -314,8 +297,6 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 
 	if (!srv) {
 		close(listen_fd);
-		if (o->otlp_grpc)
-			close(o->otlp_grpc_fd);
 		return -ENOMEM;
 	}
 	err = init_server(srv, s, o);
@@ -330,10 +311,6 @@ int api_server_start(struct store *s, const struct api_server_opts *o, int liste
 		err = api_profiles_start(srv, o->profiles);
 	else if (blocks && blocks->release)
 		blocks->release(blocks->ctx); /* it owns them */
-	if (o->otlp_grpc && err)
-		close(o->otlp_grpc_fd);
-	else if (o->otlp_grpc)
-		err = start_grpc(srv, o);
 	if (err) {
 		close(listen_fd);
 		goto fail;
@@ -365,15 +342,22 @@ fail:
 	return err;
 }
 
-void api_server_stop(struct api_server *srv)
+void api_server_quiesce(struct api_server *srv)
 {
 	if (!srv)
 		return;
 	api_upstream_shutdown(srv->upstream); /* resumes suspended requests */
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon);
+	srv->daemon = NULL;
 	api_guard_stop(&srv->guard); /* after MHD: its closing notices take the lock */
-	api_grpc_stop(srv->grpc);    /* its workers store through the profile service */
+}
+
+void api_server_stop(struct api_server *srv)
+{
+	if (!srv)
+		return;
+	api_server_quiesce(srv);
 	api_upstream_free(srv->upstream);
 	api_profiles_stop(srv); /* before the service its resolver uses */
 	symsvc_free(srv->symbols);

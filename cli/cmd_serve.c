@@ -13,6 +13,7 @@
 #include "bucket.h"
 #include "cli.h"
 #include "common.h"
+#include "otlp_grpc.h"
 #include "pstore.h"
 #include "store.h"
 
@@ -556,15 +557,17 @@ static int profile_blocks(const struct serve_opts *o, struct objstore *os,
 	return err;
 }
 
-/* The OTLP/gRPC socket of --otlp-grpc-listen into ao (none without it);
- * said on stdout.  0, or 1 / 2 (the exit status) with the reason said. */
-static int listen_grpc(const struct serve_opts *o, struct api_server_opts *ao)
+/* The OTLP/gRPC socket of --otlp-grpc-listen into *fd (-1 without it),
+ * bound as the server's (ao); said on stdout.  0, or 1 / 2 (the exit
+ * status) with the reason said. */
+static int listen_grpc(const struct serve_opts *o, const struct api_server_opts *ao, int *fd)
 {
 	struct api_server_opts go = *ao;
 	char addr[256];
 	uint16_t port;
 	int err;
 
+	*fd = -1;
 	if (!o->otlp_grpc_listen)
 		return 0;
 	if (parse_listen(o->otlp_grpc_listen, addr, sizeof(addr), &go.port)) {
@@ -573,17 +576,40 @@ static int listen_grpc(const struct serve_opts *o, struct api_server_opts *ao)
 		return 2;
 	}
 	go.listen_addr = addr;
-	err = api_server_listen(&go, &ao->otlp_grpc_fd, &port);
+	err = api_server_listen(&go, fd, &port);
 	if (err) {
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->otlp_grpc_listen,
 			strerror(-err));
 		return 1;
 	}
-	ao->otlp_grpc = true;
-	ao->otlp_grpc_max_connections = o->otlp_grpc_max_connections;
 	printf("ember: OTLP/gRPC on %s%s%s:%u\n", strchr(addr, ':') ? "[" : "", addr,
 	       strchr(addr, ':') ? "]" : "", port);
 	return 0;
+}
+
+/* OTLP/gRPC served on fd (taken; -1: none) into srv's profile routes
+ * (api_server_otlp_sink), its connections idle as long as an HTTP
+ * request's head may take.  *out NULL without it. */
+static int start_grpc(const struct serve_opts *o, struct api_server *srv, int fd,
+		      struct otlp_grpc_server **out)
+{
+	struct otlp_grpc_opts go = {
+		.sz = sizeof(go), .listen_fd = fd,
+		.max_connections = o->otlp_grpc_max_connections,
+		.idle_s = o->header_timeout ? o->header_timeout : API_HEADER_TIMEOUT
+	};
+	struct otlp_grpc_sink sink;
+	int err;
+
+	*out = NULL;
+	if (fd < 0)
+		return 0;
+	err = api_server_otlp_sink(srv, &sink);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return otlp_grpc_start(&go, &sink, out);
 }
 
 static int run(struct serve_opts *o, struct store *s, struct objstore *os,
@@ -594,9 +620,10 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 	struct api_profile_opts po;
 	char addr[256], token[128], ingest_token[128], pdir[4200];
 	bool created, upstream;
+	struct otlp_grpc_server *grpc;
 	struct api_server *srv;
 	uint16_t port;
-	int err, fd;
+	int err, fd, grpc_fd;
 
 	if (parse_listen(o->listen, addr, sizeof(addr), &ao.port)) {
 		fprintf(stderr, "ember serve: bad --listen '%s': want ADDR:PORT\n", o->listen);
@@ -643,7 +670,7 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 		fprintf(stderr, "ember serve: cannot listen on '%s': %s\n", o->listen, strerror(-err));
 		return 1;
 	}
-	err = listen_grpc(o, &ao);
+	err = listen_grpc(o, &ao, &grpc_fd);
 	if (err) {
 		if (po.service.blocks)
 			blocks.release(blocks.ctx);
@@ -651,6 +678,12 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 		return err;
 	}
 	err = api_server_start(s, &ao, fd, &srv);
+	if (err) {
+		if (grpc_fd >= 0)
+			close(grpc_fd);
+	} else if ((err = start_grpc(o, srv, grpc_fd, &grpc))) {
+		api_server_stop(srv);
+	}
 	if (err) {
 		fprintf(stderr, "ember serve: cannot start the server: %s\n", strerror(-err));
 		return 1;
@@ -671,6 +704,8 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 		fflush(stdout);
 		wait_for_signal();
 	}
+	api_server_quiesce(srv);
+	otlp_grpc_stop(grpc); /* its workers store through srv: between the two */
 	api_server_stop(srv);
 	return err ? 1 : 0;
 }

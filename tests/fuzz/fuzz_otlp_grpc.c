@@ -1,6 +1,6 @@
 /*
  * fuzz_otlp_grpc.c - libFuzzer target for OTLP/gRPC's HTTP/2 server
- * session (api/grpc_session.c): any bytes as what a client sends (the
+ * session (otlp-grpc/grpc_session.c): any bytes as what a client sends (the
  * preface, then frames), fed to a session with the server's callbacks in
  * pieces whose size the first byte picks, no sockets; a call whose
  * message is whole is answered at once (OK with an empty response, or a
@@ -9,7 +9,7 @@
  * past its deadline, and the session ended.  Seeds:
  * make_otlp_grpc_seeds.py.
  */
-#include "api_grpc.h"
+#include "otlp_grpc_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,35 +24,35 @@ static bool auth(void *arg, const char *authorization)
 	return authorization && strcmp(authorization, "Bearer t") == 0;
 }
 
-static void answer(void *arg, struct api_grpc_call *call)
+static void answer(void *arg, struct otlp_grpc_call *call)
 {
 	static const uint8_t empty[5] = { 0 };
 
 	if (call->msg.len & 1) {
-		call->code = API_GRPC_UNAVAILABLE;
+		call->code = OTLP_GRPC_UNAVAILABLE;
 		call->retry = true;
 		strcpy(call->message, "busy: \xff 100% \n");
 	} else if (ember_buf_append(&call->reply, empty, sizeof(empty))) {
-		call->code = API_GRPC_INTERNAL;
+		call->code = OTLP_GRPC_INTERNAL;
 	} else {
-		call->code = API_GRPC_OK;
+		call->code = OTLP_GRPC_OK;
 	}
-	api_grpc_call_done(call);
+	otlp_grpc_call_done(call);
 }
 
-static void drain(struct api_grpc_conn *c, struct ember_buf *out)
+static void drain(struct otlp_grpc_conn *c, struct ember_buf *out)
 {
-	api_grpc_conn_send(c, out);
+	otlp_grpc_conn_send(c, out);
 	ember_buf_reset(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct api_grpc_limits lim = { .max_message = 1 << 20, .max_streams = 4,
+	static const struct otlp_grpc_limits lim = { .max_message = 1 << 20, .max_streams = 4,
 						    .max_header_list = 4096,
 						    .request_ms = 60000 };
 	struct ember_mem_budget budget;
-	struct api_grpc_conn c = { .lim = &lim, .budget = &budget, .share = 2 << 20,
+	struct otlp_grpc_conn c = { .lim = &lim, .budget = &budget, .share = 2 << 20,
 				   .auth = auth, .dispatch = answer };
 	struct ember_buf out;
 	size_t piece = size ? 1 + data[0] % 97 : 1;
@@ -60,19 +60,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ember_log_set_handler(quiet, NULL);
 	ember_mem_budget_init(&budget, 4 << 20);
 	ember_buf_init(&out, 64 << 20);
-	if (api_grpc_conn_init(&c))
+	if (otlp_grpc_conn_init(&c))
 		return 0;
 	for (size_t off = size ? 1 : 0; off < size; off += piece) {
 		size_t n = size - off < piece ? size - off : piece;
 
-		if (api_grpc_conn_recv(&c, data + off, n))
+		if (otlp_grpc_conn_recv(&c, data + off, n))
 			break;
 		drain(&c, &out);
 	}
 	drain(&c, &out);
-	api_grpc_conn_expire(&c, UINT64_MAX);
+	otlp_grpc_conn_expire(&c, UINT64_MAX);
 	drain(&c, &out);
-	api_grpc_conn_release(&c);
+	otlp_grpc_conn_release(&c);
 	ember_buf_release(&out);
 	return 0;
 }

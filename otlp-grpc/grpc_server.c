@@ -3,22 +3,23 @@
  * one thread polls the listening socket and every connection, feeding
  * each connection's HTTP/2 session (grpc_session.c) what arrives and
  * writing what it has to send; calls whose message is whole go to a
- * queue that worker threads take them from (grpc_export.c: decoding,
- * symbolization and the store's fsync happen there), and come back
- * through a done list and an eventfd, so a slow ingest or a slow client
- * never holds another connection up.
+ * queue that worker threads take them from (grpc_export.c: they hand them
+ * to the sink, so decoding, symbolization and the store's fsync happen
+ * there), and come back through a done list and an eventfd, so a slow
+ * ingest or a slow client never holds another connection up.
  *
  * Limits (docs/security.md): at most max_connections connections (one
  * past it is closed at once); a connection with no call for idle_s
- * seconds (--header-timeout), or that cannot be written to for as long,
+ * seconds (`ember serve`'s --header-timeout), or that cannot be written to for as long,
  * is closed (GOAWAY first); a call's head must be whole by its deadline
  * (or the connection is closed) and its message too (or it is answered
  * DEADLINE_EXCEEDED); a full queue answers UNAVAILABLE with RetryInfo.
  */
-#include "api_grpc.h"
+#include "otlp_grpc_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,54 +27,53 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define API_GRPC_MAX_CONNECTIONS 256
-#define API_GRPC_WORKERS 4
-#define API_GRPC_QUEUE 64		/* calls waiting for a worker */
-#define API_GRPC_MAX_STREAMS 8
-#define API_GRPC_MAX_HEADER_LIST 16384
-#define API_GRPC_OUT_CAP ((size_t)4 << 20) /* bytes waiting for a slow reader */
-#define API_GRPC_TICK_MS 100
+#define OTLP_GRPC_WORKERS 4
+#define OTLP_GRPC_QUEUE 64		/* calls waiting for a worker */
+#define OTLP_GRPC_MAX_STREAMS 8
+#define OTLP_GRPC_MAX_HEADER_LIST 16384
+#define OTLP_GRPC_OUT_CAP ((size_t)4 << 20) /* bytes waiting for a slow reader */
+#define OTLP_GRPC_TICK_MS 100
 
 struct gconn {
-	struct api_grpc_conn c;
+	struct otlp_grpc_conn c;
 	int fd;
 	struct ember_buf out;	/* bytes the session gave, not yet written */
 	size_t out_off;
 	uint64_t stalled_since; /* output waiting since (0: none) */
 };
 
-struct api_grpc_server {
-	struct api_server *srv;
-	struct api_grpc_limits lim;
+struct otlp_grpc_server {
+	struct otlp_grpc_sink sink;
+	struct otlp_grpc_limits lim;
 	int listen_fd, wake_fd;
 	unsigned max_conns;
 	uint64_t idle_ms;
 	struct gconn **conns;
 	unsigned n_conns;
-	pthread_t loop, workers[API_GRPC_WORKERS];
+	pthread_t loop, workers[OTLP_GRPC_WORKERS];
 	unsigned n_workers;
 	bool loop_running;
 	pthread_mutex_t mu;		  /* the queue, done list and stopping */
 	pthread_cond_t cv;
-	struct api_grpc_call *todo, *todo_tail, *done;
+	struct otlp_grpc_call *todo, *todo_tail, *done;
 	unsigned n_todo;
 	bool stopping;
 };
 
 /* ---- workers ---------------------------------------------------------------------- */
 
-static void wake(struct api_grpc_server *g)
+static void wake(struct otlp_grpc_server *g)
 {
 	uint64_t one = 1;
 
 	if (write(g->wake_fd, &one, sizeof(one)) < 0)
-		pr_debug("api: grpc: eventfd write: %s", strerror(errno));
+		pr_debug("otlp-grpc: eventfd write: %s", strerror(errno));
 }
 
 static void *worker(void *arg)
 {
-	struct api_grpc_server *g = arg;
-	struct api_grpc_call *call;
+	struct otlp_grpc_server *g = arg;
+	struct otlp_grpc_call *call;
 
 	for (;;) {
 		pthread_mutex_lock(&g->mu);
@@ -87,7 +87,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&g->mu);
 		if (!call)
 			return NULL;
-		api_grpc_export(g->srv, call);
+		otlp_grpc_export(&g->sink, call);
 		pthread_mutex_lock(&g->mu);
 		call->qnext = g->done;
 		g->done = call;
@@ -97,13 +97,13 @@ static void *worker(void *arg)
 }
 
 /* A session's dispatch: call queued for a worker, or refused when full. */
-static void dispatch(void *arg, struct api_grpc_call *call)
+static void dispatch(void *arg, struct otlp_grpc_call *call)
 {
-	struct api_grpc_server *g = arg;
+	struct otlp_grpc_server *g = arg;
 	bool full;
 
 	pthread_mutex_lock(&g->mu);
-	full = g->n_todo >= API_GRPC_QUEUE;
+	full = g->n_todo >= OTLP_GRPC_QUEUE;
 	if (!full) {
 		call->qnext = NULL;
 		if (g->todo)
@@ -116,35 +116,36 @@ static void dispatch(void *arg, struct api_grpc_call *call)
 	}
 	pthread_mutex_unlock(&g->mu);
 	if (full) {
-		call->code = API_GRPC_UNAVAILABLE;
+		call->code = OTLP_GRPC_UNAVAILABLE;
 		call->retry = true;
 		strcpy(call->message, "the server has too many calls waiting: ask again");
-		api_grpc_call_done(call);
+		otlp_grpc_call_done(call);
 	}
 }
 
+/* A session's auth: the sink's. */
 static bool auth(void *arg, const char *authorization)
 {
-	struct api_grpc_server *g = arg;
+	struct otlp_grpc_server *g = arg;
 
-	return api_profile_token_ok(g->srv, authorization);
+	return g->sink.auth(g->sink.ctx, authorization);
 }
 
 /* Calls the workers finished, answered on their streams. */
-static void take_done(struct api_grpc_server *g)
+static void take_done(struct otlp_grpc_server *g)
 {
-	struct api_grpc_call *call, *next;
+	struct otlp_grpc_call *call, *next;
 	uint64_t n;
 
 	if (read(g->wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		pr_debug("api: grpc: eventfd read: %s", strerror(errno));
+		pr_debug("otlp-grpc: eventfd read: %s", strerror(errno));
 	pthread_mutex_lock(&g->mu);
 	call = g->done;
 	g->done = NULL;
 	pthread_mutex_unlock(&g->mu);
 	for (; call; call = next) {
 		next = call->qnext;
-		api_grpc_call_done(call);
+		otlp_grpc_call_done(call);
 	}
 }
 
@@ -152,19 +153,19 @@ static void take_done(struct api_grpc_server *g)
 
 static void conn_free(struct gconn *k)
 {
-	api_grpc_conn_release(&k->c);
+	otlp_grpc_conn_release(&k->c);
 	ember_buf_release(&k->out);
 	close(k->fd);
 	free(k);
 }
 
-static void drop_conn(struct api_grpc_server *g, unsigned i)
+static void drop_conn(struct otlp_grpc_server *g, unsigned i)
 {
 	conn_free(g->conns[i]);
 	g->conns[i] = g->conns[--g->n_conns];
 }
 
-static void accept_conns(struct api_grpc_server *g)
+static void accept_conns(struct otlp_grpc_server *g)
 {
 	struct gconn *k;
 	int fd;
@@ -176,11 +177,11 @@ static void accept_conns(struct api_grpc_server *g)
 			continue;
 		}
 		k->fd = fd;
-		k->c = (struct api_grpc_conn){ .lim = &g->lim, .budget = &g->srv->mem,
-					       .share = g->srv->request_share, .auth = auth,
-					       .dispatch = dispatch, .arg = g };
-		ember_buf_init(&k->out, API_GRPC_OUT_CAP);
-		if (api_grpc_conn_init(&k->c)) {
+		k->c = (struct otlp_grpc_conn){ .lim = &g->lim, .budget = g->sink.budget,
+						.share = g->sink.share, .auth = auth,
+						.dispatch = dispatch, .arg = g };
+		ember_buf_init(&k->out, OTLP_GRPC_OUT_CAP);
+		if (otlp_grpc_conn_init(&k->c)) {
 			ember_buf_release(&k->out);
 			close(fd);
 			free(k);
@@ -202,7 +203,7 @@ static int conn_read(struct gconn *k)
 			return -ECONNRESET;
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-		if (api_grpc_conn_recv(&k->c, buf, (size_t)n))
+		if (otlp_grpc_conn_recv(&k->c, buf, (size_t)n))
 			return -EPROTO;
 	}
 	return 0;
@@ -211,7 +212,7 @@ static int conn_read(struct gconn *k)
 /* What the session has to send, written as far as the socket takes it. */
 static int conn_write(struct gconn *k, uint64_t now)
 {
-	int err = api_grpc_conn_send(&k->c, &k->out);
+	int err = otlp_grpc_conn_send(&k->c, &k->out);
 
 	while (!err && k->out_off < k->out.len) {
 		ssize_t n = send(k->fd, k->out.data + k->out_off, k->out.len - k->out_off,
@@ -236,9 +237,9 @@ static int conn_write(struct gconn *k, uint64_t now)
 
 /* Whether connection k is past one of its timeouts (calls past theirs
  * answered). */
-static bool conn_late(struct api_grpc_server *g, struct gconn *k, uint64_t now)
+static bool conn_late(struct otlp_grpc_server *g, struct gconn *k, uint64_t now)
 {
-	if (api_grpc_conn_expire(&k->c, now))
+	if (otlp_grpc_conn_expire(&k->c, now))
 		return true;
 	/* (now was read before this turn's reads: a time set since is later) */
 	if (k->stalled_since && now >= k->stalled_since + g->idle_ms)
@@ -253,7 +254,7 @@ static bool conn_late(struct api_grpc_server *g, struct gconn *k, uint64_t now)
 
 /* ---- the loop --------------------------------------------------------------------- */
 
-static void serve_conns(struct api_grpc_server *g, struct pollfd *p, bool tick)
+static void serve_conns(struct otlp_grpc_server *g, struct pollfd *p, bool tick)
 {
 	uint64_t now = ember_monotonic_ms();
 
@@ -265,17 +266,17 @@ static void serve_conns(struct api_grpc_server *g, struct pollfd *p, bool tick)
 			err = conn_read(k);
 		if (!err)
 			err = conn_write(k, now);
-		if (err || api_grpc_conn_over(&k->c) || (tick && conn_late(g, k, now))) {
-			pr_debug("api: grpc: connection %d closed: %s", k->fd,
+		if (err || otlp_grpc_conn_over(&k->c) || (tick && conn_late(g, k, now))) {
+			pr_debug("otlp-grpc: connection %d closed: %s", k->fd,
 				 err ? strerror(-err)
-				 : api_grpc_conn_over(&k->c) ? "its session ended"
+				 : otlp_grpc_conn_over(&k->c) ? "its session ended"
 							     : "past a timeout");
 			drop_conn(g, i);
 		}
 	}
 }
 
-static unsigned fill_poll(struct api_grpc_server *g, struct pollfd *p)
+static unsigned fill_poll(struct otlp_grpc_server *g, struct pollfd *p)
 {
 	for (unsigned i = 0; i < g->n_conns; i++) {
 		struct gconn *k = g->conns[i];
@@ -291,7 +292,7 @@ static unsigned fill_poll(struct api_grpc_server *g, struct pollfd *p)
 
 static void *loop(void *arg)
 {
-	struct api_grpc_server *g = arg;
+	struct otlp_grpc_server *g = arg;
 	struct pollfd *p = calloc(g->max_conns + 2, sizeof(*p));
 	uint64_t next_tick = 0;
 
@@ -300,7 +301,7 @@ static void *loop(void *arg)
 		uint64_t now;
 		bool stop;
 
-		if (poll(p, n, API_GRPC_TICK_MS) < 0 && errno != EINTR)
+		if (poll(p, n, OTLP_GRPC_TICK_MS) < 0 && errno != EINTR)
 			break;
 		pthread_mutex_lock(&g->mu);
 		stop = g->stopping;
@@ -312,7 +313,7 @@ static void *loop(void *arg)
 		now = ember_monotonic_ms();
 		serve_conns(g, p, now >= next_tick);
 		if (now >= next_tick)
-			next_tick = now + API_GRPC_TICK_MS;
+			next_tick = now + OTLP_GRPC_TICK_MS;
 		if (p[nc + 1].revents)
 			accept_conns(g);
 	}
@@ -324,14 +325,14 @@ static void *loop(void *arg)
 
 /* ---- start and stop ------------------------------------------------------------------ */
 
-static int start_threads(struct api_grpc_server *g)
+static int start_threads(struct otlp_grpc_server *g)
 {
 	int err = pthread_create(&g->loop, NULL, loop, g);
 
 	if (err)
 		return -err;
 	g->loop_running = true;
-	for (; g->n_workers < API_GRPC_WORKERS; g->n_workers++) {
+	for (; g->n_workers < OTLP_GRPC_WORKERS; g->n_workers++) {
 		err = pthread_create(&g->workers[g->n_workers], NULL, worker, g);
 		if (err)
 			return -err;
@@ -339,25 +340,25 @@ static int start_threads(struct api_grpc_server *g)
 	return 0;
 }
 
-int api_grpc_start(struct api_server *srv, const struct api_grpc_opts *o,
-		   struct api_grpc_server **out)
+int otlp_grpc_start(const struct otlp_grpc_opts *o, const struct otlp_grpc_sink *sink,
+		    struct otlp_grpc_server **out)
 {
-	struct api_grpc_server *g = calloc(1, sizeof(*g));
+	struct otlp_grpc_server *g = calloc(1, sizeof(*g));
 	int err;
 
 	if (!g) {
 		close(o->listen_fd);
 		return -ENOMEM;
 	}
-	g->srv = srv;
+	g->sink = *sink;
 	g->wake_fd = -1;
 	g->listen_fd = o->listen_fd;
-	g->max_conns = o->max_connections ? o->max_connections : API_GRPC_MAX_CONNECTIONS;
-	g->idle_ms = (uint64_t)o->idle_s * 1000;
-	g->lim = (struct api_grpc_limits){ .max_message = srv->profiles->max_body,
-					   .max_streams = API_GRPC_MAX_STREAMS,
-					   .max_header_list = API_GRPC_MAX_HEADER_LIST,
-					   .request_ms = srv->request_timeout_ms };
+	g->max_conns = EMBER_OPTS_OR(o, max_connections, OTLP_GRPC_MAX_CONNECTIONS);
+	g->idle_ms = (uint64_t)EMBER_OPTS_GET(o, idle_s, 0) * 1000;
+	g->lim = (struct otlp_grpc_limits){ .max_message = sink->max_message,
+					    .max_streams = OTLP_GRPC_MAX_STREAMS,
+					    .max_header_list = OTLP_GRPC_MAX_HEADER_LIST,
+					    .request_ms = sink->request_ms };
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	g->conns = calloc(g->max_conns, sizeof(*g->conns));
@@ -368,22 +369,22 @@ int api_grpc_start(struct api_server *srv, const struct api_grpc_opts *o,
 	if (!err)
 		err = start_threads(g);
 	if (err) {
-		api_grpc_stop(g);
+		otlp_grpc_stop(g);
 		return err;
 	}
 	*out = g;
 	return 0;
 }
 
-static void free_list(struct api_grpc_call *call)
+static void free_list(struct otlp_grpc_call *call)
 {
-	for (struct api_grpc_call *next; call; call = next) {
+	for (struct otlp_grpc_call *next; call; call = next) {
 		next = call->qnext;
-		api_grpc_call_free(call);
+		otlp_grpc_call_free(call);
 	}
 }
 
-void api_grpc_stop(struct api_grpc_server *g)
+void otlp_grpc_stop(struct otlp_grpc_server *g)
 {
 	if (!g)
 		return;

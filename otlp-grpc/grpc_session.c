@@ -9,11 +9,11 @@
  * response message and trailers grpc-status and grpc-message
  * (percent-encoded), or, for a refusal, the headers and trailers in one
  * HEADERS frame ("Trailers-Only").  The session is fed and drained
- * through memory (api_grpc_conn_recv, api_grpc_conn_send): sockets are
- * grpc_server.c's, and the fuzz target drives it without any.  api_grpc.h
- * says who owns a call when.
+ * through memory (otlp_grpc_conn_recv, otlp_grpc_conn_send): sockets are
+ * grpc_server.c's, and the fuzz target drives it without any.
+ * otlp_grpc_internal.h says who owns a call when.
  */
-#include "api_grpc.h"
+#include "otlp_grpc_internal.h"
 
 #include <errno.h>
 #include <nettle/base64.h>
@@ -24,7 +24,7 @@
 
 /* ---- calls -------------------------------------------------------------------- */
 
-void api_grpc_call_free(struct api_grpc_call *call)
+void otlp_grpc_call_free(struct otlp_grpc_call *call)
 {
 	if (!call)
 		return;
@@ -34,9 +34,9 @@ void api_grpc_call_free(struct api_grpc_call *call)
 	free(call);
 }
 
-static void unlink_call(struct api_grpc_conn *c, struct api_grpc_call *call)
+static void unlink_call(struct otlp_grpc_conn *c, struct otlp_grpc_call *call)
 {
-	for (struct api_grpc_call **p = &c->calls; *p; p = &(*p)->next)
+	for (struct otlp_grpc_call **p = &c->calls; *p; p = &(*p)->next)
 		if (*p == call) {
 			*p = call->next;
 			break;
@@ -45,7 +45,7 @@ static void unlink_call(struct api_grpc_conn *c, struct api_grpc_call *call)
 		c->quiet_since_ms = ember_monotonic_ms();
 }
 
-static struct api_grpc_call *call_of(struct api_grpc_conn *c, int32_t stream_id)
+static struct otlp_grpc_call *call_of(struct otlp_grpc_conn *c, int32_t stream_id)
 {
 	return nghttp2_session_get_stream_user_data(c->session, stream_id);
 }
@@ -112,7 +112,7 @@ static int retry_details(int32_t code, const char *msg, char *out, size_t size)
 #define NV(n, v) { (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE }
 
 /* A refusal: headers and trailers in one HEADERS frame, ending the stream. */
-static int answer_status(struct api_grpc_call *call)
+static int answer_status(struct otlp_grpc_call *call)
 {
 	char code[16], msg[3 * sizeof(call->message) + 1], details[2048] = "";
 	bool with_details = call->retry &&
@@ -125,7 +125,7 @@ static int answer_status(struct api_grpc_call *call)
 			    NV("grpc-status", code), NV("grpc-message", msg),
 			    NV("grpc-status-details-bin", details) };
 
-	call->state = API_GRPC_ANSWERED;
+	call->state = OTLP_GRPC_ANSWERED;
 	return nghttp2_submit_response(call->conn->session, call->stream_id, nv,
 				       with_details ? 6 : 5, NULL);
 }
@@ -134,7 +134,7 @@ static int answer_status(struct api_grpc_call *call)
 static ssize_t read_reply(nghttp2_session *s, int32_t stream_id, uint8_t *buf, size_t length,
 			  uint32_t *flags, nghttp2_data_source *src, void *user)
 {
-	struct api_grpc_call *call = src->ptr;
+	struct otlp_grpc_call *call = src->ptr;
 	size_t n = call->reply.len - call->reply_off;
 	nghttp2_nv trailers[] = { NV("grpc-status", "0"), NV("grpc-message", "") };
 
@@ -150,18 +150,18 @@ static ssize_t read_reply(nghttp2_session *s, int32_t stream_id, uint8_t *buf, s
 	return (ssize_t)n;
 }
 
-static int answer_ok(struct api_grpc_call *call)
+static int answer_ok(struct otlp_grpc_call *call)
 {
 	nghttp2_nv nv[] = { NV(":status", "200"), NV("content-type", "application/grpc"),
 			    NV("grpc-accept-encoding", "identity,gzip") };
 	nghttp2_data_provider dp = { .source.ptr = call, .read_callback = read_reply };
 
-	call->state = API_GRPC_ANSWERED;
+	call->state = OTLP_GRPC_ANSWERED;
 	return nghttp2_submit_response(call->conn->session, call->stream_id, nv, 3, &dp);
 }
 
 /* Answer call with code (not OK) saying msg. */
-static int refuse(struct api_grpc_call *call, int32_t code, const char *msg)
+static int refuse(struct otlp_grpc_call *call, int32_t code, const char *msg)
 {
 	call->code = code;
 	call->retry = false;
@@ -169,21 +169,21 @@ static int refuse(struct api_grpc_call *call, int32_t code, const char *msg)
 	return answer_status(call);
 }
 
-void api_grpc_call_done(struct api_grpc_call *call)
+void otlp_grpc_call_done(struct otlp_grpc_call *call)
 {
-	struct api_grpc_conn *c = call->conn;
+	struct otlp_grpc_conn *c = call->conn;
 
 	if (!c) { /* the connection went while a worker had it */
-		api_grpc_call_free(call);
+		otlp_grpc_call_free(call);
 		return;
 	}
 	c->working--;
 	if (call->stream_gone) {
 		unlink_call(c, call);
-		api_grpc_call_free(call);
+		otlp_grpc_call_free(call);
 		return;
 	}
-	if (call->code == API_GRPC_OK ? answer_ok(call) : answer_status(call))
+	if (call->code == OTLP_GRPC_OK ? answer_ok(call) : answer_status(call))
 		nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, call->stream_id,
 					  NGHTTP2_INTERNAL_ERROR);
 }
@@ -192,8 +192,8 @@ void api_grpc_call_done(struct api_grpc_call *call)
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *user)
 {
-	struct api_grpc_conn *c = user;
-	struct api_grpc_call *call;
+	struct otlp_grpc_conn *c = user;
+	struct otlp_grpc_call *call;
 
 	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0;
@@ -249,15 +249,15 @@ static void value_str(const uint8_t *v, size_t n, char *out, size_t size)
 	snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), (const char *)v);
 }
 
-static void take_header(struct api_grpc_call *call, const uint8_t *name, size_t nlen,
+static void take_header(struct otlp_grpc_call *call, const uint8_t *name, size_t nlen,
 			const uint8_t *v, size_t vlen)
 {
-	struct api_grpc_conn *c = call->conn;
+	struct otlp_grpc_conn *c = call->conn;
 	char buf[1024];
 	uint64_t ms;
 
 	if (is(name, nlen, ":path")) {
-		call->path_ok = is(v, vlen, API_GRPC_EXPORT_PATH);
+		call->path_ok = is(v, vlen, OTLP_GRPC_EXPORT_PATH);
 	} else if (is(name, nlen, ":method")) {
 		call->post = is(v, vlen, "POST");
 	} else if (is(name, nlen, "content-type")) {
@@ -277,12 +277,12 @@ static void take_header(struct api_grpc_call *call, const uint8_t *name, size_t 
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
 		     size_t nlen, const uint8_t *v, size_t vlen, uint8_t flags, void *user)
 {
-	struct api_grpc_call *call = call_of(user, f->hd.stream_id);
+	struct otlp_grpc_call *call = call_of(user, f->hd.stream_id);
 
-	if (!call || call->state != API_GRPC_HEAD)
+	if (!call || call->state != OTLP_GRPC_HEAD)
 		return 0; /* trailers of a request: nothing we read */
 	call->header_bytes += (uint32_t)(nlen + vlen + 32);
-	if (call->header_bytes > ((struct api_grpc_conn *)user)->lim->max_header_list)
+	if (call->header_bytes > ((struct otlp_grpc_conn *)user)->lim->max_header_list)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* the stream reset */
 	take_header(call, name, nlen, v, vlen);
 	return 0;
@@ -294,31 +294,31 @@ static bool encoding_ok(const char *e)
 }
 
 /* The request's head is whole: refused now, or its message awaited. */
-static int head_done(struct api_grpc_call *call)
+static int head_done(struct otlp_grpc_call *call)
 {
 	char msg[128];
 
-	call->state = API_GRPC_BODY;
+	call->state = OTLP_GRPC_BODY;
 	if (!call->post || !call->path_ok)
-		return refuse(call, API_GRPC_UNIMPLEMENTED,
-			      "unknown method: this server implements " API_GRPC_EXPORT_PATH
+		return refuse(call, OTLP_GRPC_UNIMPLEMENTED,
+			      "unknown method: this server implements " OTLP_GRPC_EXPORT_PATH
 			      " only");
 	if (!call->type_ok)
-		return refuse(call, API_GRPC_INVALID_ARGUMENT,
+		return refuse(call, OTLP_GRPC_INVALID_ARGUMENT,
 			      "content-type must be application/grpc");
 	if (!encoding_ok(call->encoding)) {
 		snprintf(msg, sizeof(msg), "grpc-encoding '%s' is not supported: identity, gzip",
 			 call->encoding);
-		return refuse(call, API_GRPC_UNIMPLEMENTED, msg);
+		return refuse(call, OTLP_GRPC_UNIMPLEMENTED, msg);
 	}
 	if (!call->auth_ok)
-		return refuse(call, API_GRPC_UNAUTHENTICATED,
+		return refuse(call, OTLP_GRPC_UNAUTHENTICATED,
 			      "a token that may write profiles is needed (authorization: Bearer "
 			      "TOKEN)");
 	return 0;
 }
 
-static uint32_t message_length(const struct api_grpc_call *call)
+static uint32_t message_length(const struct otlp_grpc_call *call)
 {
 	const uint8_t *p = call->prefix;
 
@@ -326,7 +326,7 @@ static uint32_t message_length(const struct api_grpc_call *call)
 }
 
 /* The five bytes before the message; a length past the cap refused. */
-static int take_prefix(struct api_grpc_call *call, const uint8_t **data, size_t *len)
+static int take_prefix(struct otlp_grpc_call *call, const uint8_t **data, size_t *len)
 {
 	char msg[160];
 
@@ -338,44 +338,44 @@ static int take_prefix(struct api_grpc_call *call, const uint8_t **data, size_t 
 	if (call->prefix_len < 5)
 		return 0;
 	if (call->prefix[0] > 1)
-		return refuse(call, API_GRPC_INTERNAL, "bad compressed flag in a message's prefix");
+		return refuse(call, OTLP_GRPC_INTERNAL, "bad compressed flag in a message's prefix");
 	if (call->prefix[0] && !strcmp(call->encoding[0] ? call->encoding : "identity",
 				       "identity"))
-		return refuse(call, API_GRPC_INTERNAL,
+		return refuse(call, OTLP_GRPC_INTERNAL,
 			      "a compressed message without grpc-encoding");
 	if (message_length(call) > call->conn->lim->max_message) {
 		snprintf(msg, sizeof(msg), "request message of %u bytes larger than %llu bytes",
 			 message_length(call),
 			 (unsigned long long)call->conn->lim->max_message);
-		return refuse(call, API_GRPC_RESOURCE_EXHAUSTED, msg);
+		return refuse(call, OTLP_GRPC_RESOURCE_EXHAUSTED, msg);
 	}
 	return 0;
 }
 
-static int take_data(struct api_grpc_call *call, const uint8_t *data, size_t len)
+static int take_data(struct otlp_grpc_call *call, const uint8_t *data, size_t len)
 {
 	size_t want;
 	int err;
 
 	if (call->prefix_len < 5) {
 		err = take_prefix(call, &data, &len);
-		if (err || call->state != API_GRPC_BODY)
+		if (err || call->state != OTLP_GRPC_BODY)
 			return err;
 	}
 	want = message_length(call) - call->msg.len;
 	if (len > want)
-		return refuse(call, API_GRPC_INVALID_ARGUMENT,
+		return refuse(call, OTLP_GRPC_INVALID_ARGUMENT,
 			      "more than one request message in a unary call");
 	err = ember_buf_append(&call->msg, data, len);
 	if (err == -EAGAIN) {
-		call->code = API_GRPC_UNAVAILABLE;
+		call->code = OTLP_GRPC_UNAVAILABLE;
 		call->retry = true;
 		snprintf(call->message, sizeof(call->message),
 			 "the server's memory is taken by other requests now: ask again");
 		return answer_status(call);
 	}
 	if (err)
-		return refuse(call, API_GRPC_RESOURCE_EXHAUSTED,
+		return refuse(call, OTLP_GRPC_RESOURCE_EXHAUSTED,
 			      "the message is larger than a request's share of the server's "
 			      "memory");
 	return 0;
@@ -384,31 +384,31 @@ static int take_data(struct api_grpc_call *call, const uint8_t *data, size_t len
 static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t stream_id,
 			 const uint8_t *data, size_t len, void *user)
 {
-	struct api_grpc_call *call = call_of(user, stream_id);
+	struct otlp_grpc_call *call = call_of(user, stream_id);
 
-	if (!call || call->state != API_GRPC_BODY)
+	if (!call || call->state != OTLP_GRPC_BODY)
 		return 0; /* answered: the rest is read and dropped */
 	return take_data(call, data, len) ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
 }
 
 /* The client's side ended: the message goes to work, or is refused. */
-static int request_done(struct api_grpc_call *call)
+static int request_done(struct otlp_grpc_call *call)
 {
-	struct api_grpc_conn *c = call->conn;
+	struct otlp_grpc_conn *c = call->conn;
 
-	if (call->state != API_GRPC_BODY)
+	if (call->state != OTLP_GRPC_BODY)
 		return 0;
 	if (call->prefix_len < 5 || call->msg.len < message_length(call))
-		return refuse(call, API_GRPC_INVALID_ARGUMENT,
+		return refuse(call, OTLP_GRPC_INVALID_ARGUMENT,
 			      "the stream ended before a whole request message");
 	if (c->working >= c->lim->max_streams) {
-		call->code = API_GRPC_UNAVAILABLE;
+		call->code = OTLP_GRPC_UNAVAILABLE;
 		call->retry = true;
 		snprintf(call->message, sizeof(call->message),
 			 "too many calls of this connection at work: ask again");
 		return answer_status(call);
 	}
-	call->state = API_GRPC_QUEUED;
+	call->state = OTLP_GRPC_QUEUED;
 	c->working++;
 	c->dispatch(c->arg, call);
 	return 0;
@@ -416,12 +416,12 @@ static int request_done(struct api_grpc_call *call)
 
 static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *user)
 {
-	struct api_grpc_call *call = call_of(user, f->hd.stream_id);
+	struct otlp_grpc_call *call = call_of(user, f->hd.stream_id);
 	int err = 0;
 
 	if (!call || (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA))
 		return 0;
-	if (f->hd.type == NGHTTP2_HEADERS && call->state == API_GRPC_HEAD)
+	if (f->hd.type == NGHTTP2_HEADERS && call->state == OTLP_GRPC_HEAD)
 		err = head_done(call);
 	if (!err && (f->hd.flags & NGHTTP2_FLAG_END_STREAM))
 		err = request_done(call);
@@ -442,18 +442,18 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *user)
 
 static int on_stream_close(nghttp2_session *s, int32_t stream_id, uint32_t code, void *user)
 {
-	struct api_grpc_conn *c = user;
-	struct api_grpc_call *call = call_of(c, stream_id);
+	struct otlp_grpc_conn *c = user;
+	struct otlp_grpc_call *call = call_of(c, stream_id);
 
 	if (!call)
 		return 0;
 	nghttp2_session_set_stream_user_data(s, stream_id, NULL);
-	if (call->state == API_GRPC_QUEUED) {
+	if (call->state == OTLP_GRPC_QUEUED) {
 		call->stream_gone = true; /* freed when the worker gives it back */
 		return 0;
 	}
 	unlink_call(c, call);
-	api_grpc_call_free(call);
+	otlp_grpc_call_free(call);
 	return 0;
 }
 
@@ -462,11 +462,11 @@ static int on_stream_close(nghttp2_session *s, int32_t stream_id, uint32_t code,
 /* What nghttp2 found wrong with what a client sent, at debug level. */
 static int on_error(nghttp2_session *s, int code, const char *msg, size_t len, void *user)
 {
-	pr_debug("api: grpc: session: %.*s", (int)len, msg);
+	pr_debug("otlp-grpc: session: %.*s", (int)len, msg);
 	return 0;
 }
 
-static int new_session(struct api_grpc_conn *c)
+static int new_session(struct otlp_grpc_conn *c)
 {
 	nghttp2_session_callbacks *cb;
 	nghttp2_option *opt;
@@ -495,7 +495,7 @@ static int new_session(struct api_grpc_conn *c)
 	return err;
 }
 
-int api_grpc_conn_init(struct api_grpc_conn *c)
+int otlp_grpc_conn_init(struct otlp_grpc_conn *c)
 {
 	nghttp2_settings_entry iv[] = {
 		{ NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, c->lim->max_streams },
@@ -515,32 +515,32 @@ int api_grpc_conn_init(struct api_grpc_conn *c)
 	return err;
 }
 
-void api_grpc_conn_release(struct api_grpc_conn *c)
+void otlp_grpc_conn_release(struct otlp_grpc_conn *c)
 {
-	struct api_grpc_call *call, *next;
+	struct otlp_grpc_call *call, *next;
 
 	if (!c)
 		return;
 	for (call = c->calls; call; call = next) {
 		next = call->next;
-		if (call->state == API_GRPC_QUEUED)
+		if (call->state == OTLP_GRPC_QUEUED)
 			call->conn = NULL; /* its owner frees it when it is back */
 		else
-			api_grpc_call_free(call);
+			otlp_grpc_call_free(call);
 	}
 	c->calls = NULL;
 	nghttp2_session_del(c->session); /* calls no stream-close callback */
 	c->session = NULL;
 }
 
-int api_grpc_conn_recv(struct api_grpc_conn *c, const void *data, size_t len)
+int otlp_grpc_conn_recv(struct otlp_grpc_conn *c, const void *data, size_t len)
 {
 	ssize_t n = nghttp2_session_mem_recv(c->session, data, len);
 
 	return n < 0 ? -EPROTO : 0;
 }
 
-int api_grpc_conn_send(struct api_grpc_conn *c, struct ember_buf *out)
+int otlp_grpc_conn_send(struct otlp_grpc_conn *c, struct ember_buf *out)
 {
 	const uint8_t *p;
 	ssize_t n;
@@ -551,20 +551,20 @@ int api_grpc_conn_send(struct api_grpc_conn *c, struct ember_buf *out)
 	return n < 0 ? -EPROTO : 0;
 }
 
-bool api_grpc_conn_over(const struct api_grpc_conn *c)
+bool otlp_grpc_conn_over(const struct otlp_grpc_conn *c)
 {
 	return !nghttp2_session_want_read(c->session) && !nghttp2_session_want_write(c->session);
 }
 
-int api_grpc_conn_expire(struct api_grpc_conn *c, uint64_t now_ms)
+int otlp_grpc_conn_expire(struct otlp_grpc_conn *c, uint64_t now_ms)
 {
-	for (struct api_grpc_call *call = c->calls; call; call = call->next) {
+	for (struct otlp_grpc_call *call = c->calls; call; call = call->next) {
 		if (now_ms < call->deadline_ms)
 			continue;
-		if (call->state == API_GRPC_HEAD)
+		if (call->state == OTLP_GRPC_HEAD)
 			return -ETIMEDOUT;
-		if (call->state == API_GRPC_BODY &&
-		    refuse(call, API_GRPC_DEADLINE_EXCEEDED,
+		if (call->state == OTLP_GRPC_BODY &&
+		    refuse(call, OTLP_GRPC_DEADLINE_EXCEEDED,
 			   "the request message did not arrive within its deadline"))
 			return -ENOMEM;
 	}

@@ -1,9 +1,6 @@
 /*
- * api_grpc.h - OTLP/gRPC (issue 24), shared between api/'s grpc_*.c and
- * the fuzz target only: the ProfilesService/Export method of the OTLP
- * profiles signal on a cleartext HTTP/2 listener (prior knowledge, as
- * gRPC clients send without TLS), through libnghttp2.
- * docs/http-api.md, "OTLP/gRPC", is the contract.
+ * otlp_grpc_internal.h - what otlp-grpc/'s files (and the fuzz target)
+ * share; otlp_grpc.h is the listener's public side.
  *
  * grpc_session.c: one nghttp2 server session a connection, fed bytes and
  * drained of bytes (no sockets: the fuzz target drives it the same way),
@@ -13,47 +10,47 @@
  * sent back as gRPC says (headers, the message, trailers grpc-status and
  * grpc-message).  grpc_server.c: the listener, the one socket thread
  * polling every connection, their caps and timeouts, and the worker
- * threads that store what calls sent (grpc_export.c), so an ingest that
- * fsyncs never stalls another connection.
+ * threads that hand what calls sent to the sink (grpc_export.c), so an
+ * ingest that fsyncs never stalls another connection.
  *
  * A call is the session's from its stream's first header on; while a
- * worker has it (API_GRPC_QUEUED) the worker alone touches its message
+ * worker has it (OTLP_GRPC_QUEUED) the worker alone touches its message
  * and answer, and its stream or connection may go meanwhile: the socket
  * thread then frees it when the worker gives it back.
  */
-#ifndef EMBER_API_GRPC_H
-#define EMBER_API_GRPC_H
+#ifndef EMBER_OTLP_GRPC_INTERNAL_H
+#define EMBER_OTLP_GRPC_INTERNAL_H
 
-#include "api_profiles.h"
+#include "otlp_grpc.h"
 
 #include <nghttp2/nghttp2.h>
 
-#define API_GRPC_EXPORT_PATH \
+#define OTLP_GRPC_EXPORT_PATH \
 	"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
 /* The limits of one connection (docs/security.md). */
-struct api_grpc_limits {
+struct otlp_grpc_limits {
 	uint64_t max_message;	  /* bytes of a request message as sent */
 	unsigned max_streams;	  /* SETTINGS_MAX_CONCURRENT_STREAMS, and calls at work */
 	uint32_t max_header_list; /* bytes of a stream's headers (RFC 9113 count) */
 	uint64_t request_ms;	  /* a call's deadline after its head */
 };
 
-enum api_grpc_state {
-	API_GRPC_HEAD,	   /* headers arriving */
-	API_GRPC_BODY,	   /* its message arriving */
-	API_GRPC_QUEUED,   /* a worker's (dispatched) */
-	API_GRPC_ANSWERED, /* the answer submitted */
+enum otlp_grpc_state {
+	OTLP_GRPC_HEAD,	   /* headers arriving */
+	OTLP_GRPC_BODY,	   /* its message arriving */
+	OTLP_GRPC_QUEUED,   /* a worker's (dispatched) */
+	OTLP_GRPC_ANSWERED, /* the answer submitted */
 };
 
-struct api_grpc_conn;
+struct otlp_grpc_conn;
 
-struct api_grpc_call {
-	struct api_grpc_conn *conn; /* NULL once the connection is gone */
-	struct api_grpc_call *next; /* the connection's calls */
-	struct api_grpc_call *qnext; /* the owner's queue and done list */
+struct otlp_grpc_call {
+	struct otlp_grpc_conn *conn; /* NULL once the connection is gone */
+	struct otlp_grpc_call *next; /* the connection's calls */
+	struct otlp_grpc_call *qnext; /* the owner's queue and done list */
 	int32_t stream_id;
-	enum api_grpc_state state;
+	enum otlp_grpc_state state;
 	bool stream_gone;	    /* closed while a worker had it */
 	bool path_ok, type_ok, auth_ok, post;
 	char encoding[16];	    /* grpc-encoding; "" none */
@@ -64,7 +61,7 @@ struct api_grpc_call {
 	struct ember_buf msg;	    /* the message (under acct) */
 	struct ember_mem_account acct;
 	/* the answer (the worker's while queued) */
-	int32_t code;		    /* enum api_grpc_code */
+	int32_t code;		    /* enum otlp_grpc_code (otlp_grpc.h) */
 	bool retry;		    /* a retryable refusal: RetryInfo sent */
 	char message[640];
 	struct ember_buf reply;	    /* code OK: the length-prefixed response */
@@ -72,18 +69,18 @@ struct api_grpc_call {
 };
 
 /* A connection's session and what it needs of its owner. */
-struct api_grpc_conn {
+struct otlp_grpc_conn {
 	nghttp2_session *session;
-	const struct api_grpc_limits *lim;
+	const struct otlp_grpc_limits *lim;
 	struct ember_mem_budget *budget; /* a call's account draws on it */
 	uint64_t share;			 /* at most this a call */
 	/* Whether an authorization value (NULL: none) may write profiles. */
 	bool (*auth)(void *arg, const char *authorization);
 	/* A call whose message is whole, now the owner's (state QUEUED):
-	 * answered later through api_grpc_call_done. */
-	void (*dispatch)(void *arg, struct api_grpc_call *call);
+	 * answered later through otlp_grpc_call_done. */
+	void (*dispatch)(void *arg, struct otlp_grpc_call *call);
 	void *arg;
-	struct api_grpc_call *calls; /* every call of the connection */
+	struct otlp_grpc_call *calls; /* every call of the connection */
 	unsigned working;	     /* calls dispatched, not yet back */
 	uint64_t quiet_since_ms;     /* no call since (0: one is open) */
 };
@@ -92,46 +89,31 @@ struct api_grpc_conn {
 
 /* c's session made (c's other fields set by the caller), its SETTINGS
  * queued: 0 or -ENOMEM. */
-int api_grpc_conn_init(struct api_grpc_conn *c);
+int otlp_grpc_conn_init(struct otlp_grpc_conn *c);
 /* End c: its calls freed, but those a worker has (conn set NULL: the
  * owner frees them when they come back); NULL-safe. */
-void api_grpc_conn_release(struct api_grpc_conn *c);
+void otlp_grpc_conn_release(struct otlp_grpc_conn *c);
 /* Bytes from the client: 0, or a negative errno (close the connection). */
-int api_grpc_conn_recv(struct api_grpc_conn *c, const void *data, size_t len);
+int otlp_grpc_conn_recv(struct otlp_grpc_conn *c, const void *data, size_t len);
 /* The next bytes for the client into out (appended): 0 or a negative
  * errno (close). */
-int api_grpc_conn_send(struct api_grpc_conn *c, struct ember_buf *out);
+int otlp_grpc_conn_send(struct otlp_grpc_conn *c, struct ember_buf *out);
 /* Whether the session is over (GOAWAY both ways, or an error). */
-bool api_grpc_conn_over(const struct api_grpc_conn *c);
+bool otlp_grpc_conn_over(const struct otlp_grpc_conn *c);
 /* Calls past their deadline at now_ms answered DEADLINE_EXCEEDED;
  * -ETIMEDOUT when one's head is still arriving (close the connection). */
-int api_grpc_conn_expire(struct api_grpc_conn *c, uint64_t now_ms);
+int otlp_grpc_conn_expire(struct otlp_grpc_conn *c, uint64_t now_ms);
 /* The answer of a call the owner had (code, message, reply set): sent on
  * its stream, or the call freed when its stream or connection is gone. */
-void api_grpc_call_done(struct api_grpc_call *call);
+void otlp_grpc_call_done(struct otlp_grpc_call *call);
 /* Free a call (its message, account and reply). */
-void api_grpc_call_free(struct api_grpc_call *call);
+void otlp_grpc_call_free(struct otlp_grpc_call *call);
 
 /* ---- the call's work (grpc_export.c) -------------------------------------- */
 
-/* Store call's message as POST /v1development/profiles does (its
- * deadline, its account, the server's upstream cap) and set its answer. */
-void api_grpc_export(struct api_server *srv, struct api_grpc_call *call);
+/* Hand call's message to sink (past its deadline already: refused
+ * DEADLINE_EXCEEDED) and set its answer: the response message, or the
+ * refusal. */
+void otlp_grpc_export(const struct otlp_grpc_sink *sink, struct otlp_grpc_call *call);
 
-/* ---- the listener (grpc_server.c) ----------------------------------------- */
-
-struct api_grpc_server;
-
-struct api_grpc_opts {
-	int listen_fd;		  /* owned from now on, whatever the result */
-	unsigned max_connections; /* 0: API_GRPC_MAX_CONNECTIONS */
-	unsigned idle_s;	  /* a connection with no call for this long is closed */
-};
-
-int api_grpc_start(struct api_server *srv, const struct api_grpc_opts *o,
-		   struct api_grpc_server **out);
-/* Stop the socket thread and the workers (calls in flight dropped), free;
- * NULL-safe. */
-void api_grpc_stop(struct api_grpc_server *g);
-
-#endif /* EMBER_API_GRPC_H */
+#endif /* EMBER_OTLP_GRPC_INTERNAL_H */
