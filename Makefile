@@ -65,7 +65,8 @@ build-release: deps
 		-DEMBER_WERROR=ON
 	cmake --build $(RELEASE_BUILD) -j $(JOBS)
 
-# Grafana's Pyroscope SDK for the profile tests (tests/profiles/node):
+# Grafana's Pyroscope SDK and the Connect client (@connectrpc/connect-node)
+# for the profile tests (tests/profiles/node):
 # `npm ci` from the npm registry, pinned by its package-lock.json, before
 # any test runs (no test downloads).  Debian's nodejs comes without npm
 # (the package `npm`); a nodejs that brings its own (NodeSource's, which
@@ -78,7 +79,7 @@ node-deps: deps
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends npm; \
 	fi; \
 	(cd tests/profiles/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || \
-		echo "node-deps: npm ci failed: the Pyroscope Node.js SDK test will skip"
+		echo "node-deps: npm ci failed: the Pyroscope Node.js SDK and Connect client tests will skip"
 
 # The whole suite twice: ASan+UBSan (build/), then Release without
 # sanitizers (build-release/, the binaries `make run` runs).  Both run even
