@@ -6,6 +6,9 @@
  * type or path gets 503, which the client treats as "not here" (and, for
  * /section, as "fall back to the whole file").  Anything after the
  * artifact type of /debuginfo and /executable is ignored, as there.
+ * A path that is no route at all gets 404, not the 503 elfutils gives it:
+ * load balancers and monitors read a 503 as an outage, and no debuginfod
+ * client asks for such a path.
  */
 #include "api_internal.h"
 #include "api_profiles.h"
@@ -183,5 +186,5 @@ void api_route_parse(const char *url, struct api_route *r)
 	else if (api_profile_route_parse(url, r))
 		; /* a profile route (profile_routes.c) */
 	else
-		fail(r, 503, "webapi error, unrecognized path");
+		fail(r, 404, "webapi error, unrecognized path");
 }
