@@ -70,6 +70,15 @@ static inline const char *pmodel_ntree_type(const struct pmodel_ntree *t, uint32
 	return pmodel_str(&t->names, name < t->type.n ? t->type.v[name] : 0);
 }
 
+/* The name of unsymbolized location l of d into buf (NUL-terminated,
+ * truncated to size - 1): "MODULE+0xOFFSET", MODULE the base name of its
+ * mapping's file (else its build ID, else "?") and OFFSET the address's
+ * offset in that file; "0xADDRESS" without a mapping.  Its length.  The
+ * trees (ntree.c) and the pprof output (out_pprof.c) name it alike. */
+#define PMODEL_UNRESOLVED_NAME_MAX 320
+size_t pmodel_loc_unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc *l,
+				  char *buf, size_t size);
+
 int pmodel_ntree_init(struct pmodel_ntree *t);
 void pmodel_ntree_release(struct pmodel_ntree *t);
 /* The child of parent named name[0..len), added when absent. */
