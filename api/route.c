@@ -30,6 +30,7 @@ static const char *const endpoint_names[API_EP_COUNT] = {
 	[API_EP_PROFILE_QUERY] = "query",         [API_EP_PROFILE_DIFF] = "diff",
 	[API_EP_PROFILE_LABELS] = "labels",       [API_EP_PROFILE_TYPES] = "profile_types",
 	[API_EP_PYROSCOPE_RENDER] = "pyroscope_render",
+	[API_EP_PYROSCOPE_RENDER_DIFF] = "pyroscope_render_diff",
 	[API_EP_PYROSCOPE_LABELS] = "pyroscope_labels",
 	[API_EP_PYROSCOPE_LABEL_VALUES] = "pyroscope_label_values",
 	[API_EP_PROFILE_SERIES] = "series",       [API_EP_PROFILE_COVERAGE] = "coverage",
