@@ -309,7 +309,7 @@ void pmodel_flamegraph_free(struct pmodel_flamegraph *g)
 	free(fg);
 }
 
-void pmodel_fg_json(const struct pmodel_flamegraph *g, struct pmodel_out *o)
+static void write_json(const struct pmodel_flamegraph *g, struct pmodel_out *o)
 {
 	pmodel_out_str(o, "{\"names\":[");
 	for (size_t i = 0; i < g->n_names; i++) {
@@ -327,17 +327,21 @@ void pmodel_fg_json(const struct pmodel_flamegraph *g, struct pmodel_out *o)
 			  g->max_self);
 }
 
+int pmodel_fg_write(struct pmodel_flamegraph *g, pmodel_write_fn fn, void *ctx)
+{
+	struct pmodel_out o;
+
+	pmodel_out_init(&o, fn, ctx);
+	write_json(g, &o);
+	pmodel_flamegraph_free(g);
+	return pmodel_out_finish(&o);
+}
+
 int pmodel_write_flamebearer(const struct pmodel_result *r, size_t max_nodes,
 			     pmodel_write_fn fn, void *ctx)
 {
 	struct pmodel_flamegraph *g;
-	struct pmodel_out o;
 	int err = pmodel_flamegraph_new(r, max_nodes, &g);
 
-	if (err)
-		return err;
-	pmodel_out_init(&o, fn, ctx);
-	pmodel_fg_json(g, &o);
-	pmodel_flamegraph_free(g);
-	return pmodel_out_finish(&o);
+	return err ? err : pmodel_fg_write(g, fn, ctx);
 }

@@ -25,13 +25,7 @@ int pmodel_write_flamebearer_diff(const struct pmodel_diff *d, size_t max_nodes,
 				  pmodel_write_fn fn, void *ctx)
 {
 	struct pmodel_flamegraph *g;
-	struct pmodel_out o;
 	int err = pmodel_flamegraph_diff_new(d, max_nodes, &g);
 
-	if (err)
-		return err;
-	pmodel_out_init(&o, fn, ctx);
-	pmodel_fg_json(g, &o);
-	pmodel_flamegraph_free(g);
-	return pmodel_out_finish(&o);
+	return err ? err : pmodel_fg_write(g, fn, ctx);
 }

@@ -145,8 +145,8 @@ struct pmodel_fg_side {
 
 int pmodel_fg_build(const struct pmodel_ntree *t, const struct pmodel_fg_side *side,
 		    size_t sides, size_t max_nodes, struct pmodel_flamegraph **out);
-/* g as the flamebearer's JSON object. */
-void pmodel_fg_json(const struct pmodel_flamegraph *g, struct pmodel_out *o);
+/* g as the flamebearer's JSON object, then g freed.  0 or fn's error. */
+int pmodel_fg_write(struct pmodel_flamegraph *g, pmodel_write_fn fn, void *ctx);
 
 /* The flame graph renderer shared by the plain and the differential one
  * (out_svg.c): frames of tree t, each as wide as width[n] (a fraction of
