@@ -41,6 +41,7 @@ enum api_endpoint {
 	API_EP_PROFILE_TYPES,   /* GET /api/v1/profile-types */
 	API_EP_PROFILE_SERIES,  /* GET /api/v1/series */
 	API_EP_PYROSCOPE_RENDER, /* GET /pyroscope/render */
+	API_EP_PYROSCOPE_RENDER_DIFF, /* GET /pyroscope/render-diff */
 	API_EP_PYROSCOPE_LABELS, /* GET /pyroscope/labels */
 	API_EP_PYROSCOPE_LABEL_VALUES, /* GET /pyroscope/label-values */
 	API_EP_PROFILE_COVERAGE, /* GET /api/v1/coverage */

@@ -226,10 +226,14 @@ enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection
 				   struct api_request *req, const struct api_profile_ctx *x);
 enum MHD_Result api_profile_coverage(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req, const struct api_profile_ctx *x);
-/* Pyroscope's GET /pyroscope/render, and /pyroscope/labels and
- * /pyroscope/label-values by req->route.ep (pyroscope_render.c). */
+/* Pyroscope's GET /pyroscope/render, /pyroscope/render-diff, and
+ * /pyroscope/labels and /pyroscope/label-values by req->route.ep
+ * (pyroscope_render.c). */
 enum MHD_Result api_pyroscope_render(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req, const struct api_profile_ctx *x);
+enum MHD_Result api_pyroscope_render_diff(struct api_server *srv, struct MHD_Connection *c,
+					  struct api_request *req,
+					  const struct api_profile_ctx *x);
 enum MHD_Result api_pyroscope_labels(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req, const struct api_profile_ctx *x);
 

@@ -45,6 +45,7 @@ static const struct {
 	{ "/api/v1/series", API_EP_PROFILE_SERIES },
 	{ "/api/v1/coverage", API_EP_PROFILE_COVERAGE },
 	{ "/pyroscope/render", API_EP_PYROSCOPE_RENDER },
+	{ "/pyroscope/render-diff", API_EP_PYROSCOPE_RENDER_DIFF },
 	{ "/pyroscope/labels", API_EP_PYROSCOPE_LABELS },
 	{ "/pyroscope/label-values", API_EP_PYROSCOPE_LABEL_VALUES },
 };
@@ -389,6 +390,8 @@ static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection
 		return api_profile_series(srv, c, req, &x);
 	case API_EP_PYROSCOPE_RENDER:
 		return api_pyroscope_render(srv, c, req, &x);
+	case API_EP_PYROSCOPE_RENDER_DIFF:
+		return api_pyroscope_render_diff(srv, c, req, &x);
 	case API_EP_PYROSCOPE_LABELS:
 	case API_EP_PYROSCOPE_LABEL_VALUES:
 		return api_pyroscope_labels(srv, c, req, &x);

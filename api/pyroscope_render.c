@@ -2,14 +2,16 @@
  * pyroscope_render.c - Grafana Pyroscope's legacy HTTP query routes, as
  * older Grafana panels and scripts call them (docs/http-api.md,
  * "Pyroscope's render API"): GET /pyroscope/render (the flamebearer
- * JSON with its timeline), GET /pyroscope/labels and GET
- * /pyroscope/label-values (bare JSON arrays).  Each is Ember's own query
+ * JSON with its timeline), GET /pyroscope/render-diff (the flamebearer
+ * of format "double": leftQuery, leftFrom, leftUntil against rightQuery,
+ * rightFrom, rightUntil, Ember's GET /api/v1/diff underneath), GET
+ * /pyroscope/labels and GET /pyroscope/label-values (bare JSON arrays).  Each is Ember's own query
  * underneath: query=TYPE{selector} is the selection of /api/v1/query
  * (the type before the braces, docs/http-api.md "Selections"), or
  * Pyroscope's older APP.TYPE{selector} (APP as service_name); from and
  * until as there (now-1h, epoch seconds or milliseconds, wire/'s
  * pyro_parse_time).  The answers are the profile service's
- * (profsvc_render, profsvc_label_list).
+ * (profsvc_render, profsvc_render_diff, profsvc_label_list).
  */
 #include "api_profiles.h"
 
@@ -53,17 +55,26 @@ static int legacy_name(const char *query, struct legacy_query *q, struct pstore_
 	return 0;
 }
 
-/* The selection of every route here: query required. */
-static int selection(struct MHD_Connection *c, struct legacy_query *q,
-		     struct pstore_selection *sel, char *why, size_t size)
+/* The selection of every route here, under render-diff's names of a
+ * side (alt, else NULL): query required. */
+static int side_selection(struct MHD_Connection *c, const struct api_selection_names *alt,
+			  struct legacy_query *q, struct pstore_selection *sel, char *why,
+			  size_t size)
 {
-	EMBER_FORWARD_IF_ERROR(api_selection_from_params(c, NULL, NULL, sel, why, size));
+	EMBER_FORWARD_IF_ERROR(api_selection_from_params(c, NULL, alt, sel, why, size));
 	if (!sel->selector || !*sel->selector) {
-		snprintf(why, size, "query: required (TYPE{selector}, e.g. "
-				    "process_cpu:cpu:nanoseconds:cpu:nanoseconds{})\n");
+		snprintf(why, size, "%s: required (TYPE{selector}, e.g. "
+				    "process_cpu:cpu:nanoseconds:cpu:nanoseconds{})\n",
+			 alt ? alt->query : "query");
 		return -EINVAL;
 	}
 	return legacy_name(sel->selector, q, sel, why, size);
+}
+
+static int selection(struct MHD_Connection *c, struct legacy_query *q,
+		     struct pstore_selection *sel, char *why, size_t size)
+{
+	return side_selection(c, NULL, q, sel, why, size);
 }
 
 static int max_nodes(struct MHD_Connection *c, size_t *out, char *why, size_t size)
@@ -106,6 +117,28 @@ enum MHD_Result api_pyroscope_render(struct api_server *srv, struct MHD_Connecti
 	if (render_params(c, &q, &sel, &nodes, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
 	err = profsvc_render(srv->profiles->svc, &x->ro, &sel, nodes, &a, why, sizeof(why));
+	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
+}
+
+enum MHD_Result api_pyroscope_render_diff(struct api_server *srv, struct MHD_Connection *c,
+					  struct api_request *req, const struct api_profile_ctx *x)
+{
+	static const struct api_selection_names left = { "leftQuery", "leftFrom", "leftUntil" };
+	static const struct api_selection_names right = { "rightQuery", "rightFrom",
+							  "rightUntil" };
+	struct legacy_query lq, rq;
+	struct pstore_selection ls, rs;
+	struct profsvc_answer a;
+	char why[512] = "";
+	size_t nodes;
+	int err;
+
+	if (side_selection(c, &left, &lq, &ls, why, sizeof(why)) ||
+	    side_selection(c, &right, &rq, &rs, why, sizeof(why)) ||
+	    max_nodes(c, &nodes, why, sizeof(why)))
+		return api_profile_error(srv, c, req, -EINVAL, why);
+	err = profsvc_render_diff(srv->profiles->svc, &x->ro, &ls, &rs, nodes, &a, why,
+				  sizeof(why));
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 

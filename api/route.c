@@ -6,6 +6,9 @@
  * type or path gets 503, which the client treats as "not here" (and, for
  * /section, as "fall back to the whole file").  Anything after the
  * artifact type of /debuginfo and /executable is ignored, as there.
+ * A path that is no route at all gets 404, not the 503 elfutils gives it:
+ * load balancers and monitors read a 503 as an outage, and no debuginfod
+ * client asks for such a path.
  */
 #include "api_internal.h"
 #include "api_profiles.h"
@@ -27,6 +30,7 @@ static const char *const endpoint_names[API_EP_COUNT] = {
 	[API_EP_PROFILE_QUERY] = "query",         [API_EP_PROFILE_DIFF] = "diff",
 	[API_EP_PROFILE_LABELS] = "labels",       [API_EP_PROFILE_TYPES] = "profile_types",
 	[API_EP_PYROSCOPE_RENDER] = "pyroscope_render",
+	[API_EP_PYROSCOPE_RENDER_DIFF] = "pyroscope_render_diff",
 	[API_EP_PYROSCOPE_LABELS] = "pyroscope_labels",
 	[API_EP_PYROSCOPE_LABEL_VALUES] = "pyroscope_label_values",
 	[API_EP_PROFILE_SERIES] = "series",       [API_EP_PROFILE_COVERAGE] = "coverage",
@@ -183,5 +187,5 @@ void api_route_parse(const char *url, struct api_route *r)
 	else if (api_profile_route_parse(url, r))
 		; /* a profile route (profile_routes.c) */
 	else
-		fail(r, 503, "webapi error, unrecognized path");
+		fail(r, 404, "webapi error, unrecognized path");
 }

@@ -4,7 +4,8 @@
  * locations; here each location becomes its frames (inlined functions
  * outermost first, as pprof lists a location's lines innermost first),
  * an unsymbolized one "file+0xOFFSET" (its offset in the mapped file,
- * the same in every process whatever the load address) or "0xADDRESS",
+ * the same in every process whatever the load address; the build ID for
+ * the file when the mapping names none) or "0xADDRESS",
  * and equal paths of names merge, as flamegraph.pl merges them.
  */
 #include "pmodel_internal.h"
@@ -94,17 +95,23 @@ static const char *line_name(const struct pmodel_dict *d, const struct pmodel_li
 	return *n ? n : "?";
 }
 
-static int unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc *l, char *buf,
-			   size_t size)
+size_t pmodel_loc_unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc *l,
+				  char *buf, size_t size)
 {
+	int n;
+
 	if (l->mapping) {
 		const struct pmodel_map *m = &d->maps.v[l->mapping - 1];
 		const char *file = pmodel_str(&d->str, m->filename), *slash = strrchr(file, '/');
+		const char *bid = pmodel_str(&d->str, m->build_id);
+		const char *module = *file ? (slash ? slash + 1 : file) : *bid ? bid : "?";
 
-		return snprintf(buf, size, "%s+0x%llx", *file ? (slash ? slash + 1 : file) : "?",
-				(unsigned long long)(l->address - m->start + m->offset));
+		n = snprintf(buf, size, "%s+0x%llx", module,
+			     (unsigned long long)(l->address - m->start + m->offset));
+	} else {
+		n = snprintf(buf, size, "0x%llx", (unsigned long long)l->address);
 	}
-	return snprintf(buf, size, "0x%llx", (unsigned long long)l->address);
+	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
 }
 
 /* v[name] (per name id: a file or a frame type) set to s's id, when it
@@ -151,13 +158,12 @@ static int location_frames(struct pmodel_ntree *t, const struct pmodel_dict *d, 
 {
 	const struct pmodel_loc *l = &d->locs.v[loc];
 	const char *type = pmodel_str(&d->str, l->type);
-	char buf[320];
-	int n;
+	char buf[PMODEL_UNRESOLVED_NAME_MAX];
 
 	if (!l->nlines) {
-		n = unresolved_name(d, l, buf, sizeof(buf));
-		EMBER_FORWARD_IF_ERROR(pmodel_ntree_child(
-			t, cur, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, out));
+		size_t n = pmodel_loc_unresolved_name(d, l, buf, sizeof(buf));
+
+		EMBER_FORWARD_IF_ERROR(pmodel_ntree_child(t, cur, buf, n, out));
 		return note_per_name(t, &t->type, t->name.v[*out], type);
 	}
 	for (uint32_t k = l->nlines; k-- > 0;) {

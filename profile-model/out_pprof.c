@@ -8,6 +8,14 @@
  * value that samples with attributes gave are samples of their own, the
  * attributes their string labels (-tags, -tagfocus).  A diff adds a second
  * dictionary's stacks, scaled, and marks them as pprof's diff base.
+ *
+ * An unsymbolized location gets a function named as the trees name it
+ * ("MODULE+0xOFFSET", pmodel_loc_unresolved_name), and every mapping
+ * has_functions (with has_filenames and has_line_numbers where a frame of
+ * it has them): `go tool pprof` symbolizes only mappings without those
+ * flags, locally from a binary it finds by the mapping's path, then by
+ * posting their addresses to the URL's /symbolz, which Ember does not
+ * answer (404), and gives up on the whole profile when that fails.
  */
 #include "pmodel_internal.h"
 
@@ -37,6 +45,7 @@ struct emit {
 	struct pprof_profile *p;
 	const struct pmodel_dict *d;
 	uint64_t *map, *loc; /* dict index -> pprof id, 0 unset */
+	unsigned *map_flags; /* dict mapping index -> enum pprof_mapping_flags */
 };
 
 static int emit_mapping(struct emit *e, uint32_t m, uint64_t *id)
@@ -54,13 +63,19 @@ static int emit_mapping(struct emit *e, uint32_t m, uint64_t *id)
 	return 0;
 }
 
+/* The flags of l's mapping that its lines (functions) show. */
+static void note_flags(struct emit *e, const struct pmodel_loc *l, unsigned flags)
+{
+	if (l->mapping)
+		e->map_flags[l->mapping - 1] |= flags | PPROF_MAPPING_HAS_FUNCTIONS;
+}
+
 static int emit_lines(struct emit *e, const struct pmodel_loc *l, uint64_t id)
 {
 	struct pprof_line small[16], *lines = small;
+	unsigned flags = 0;
 	int err = 0;
 
-	if (!l->nlines)
-		return 0;
 	if (l->nlines > 16 && !(lines = calloc(l->nlines, sizeof(*lines))))
 		return -ENOMEM;
 	for (uint32_t k = 0; !err && k < l->nlines; k++) {
@@ -72,13 +87,29 @@ static int emit_lines(struct emit *e, const struct pmodel_loc *l, uint64_t id)
 
 		lines[k].line = ln->line;
 		lines[k].column = 0;
+		flags |= (*fd.filename ? PPROF_MAPPING_HAS_FILENAMES : 0) |
+			 (ln->line > 0 ? PPROF_MAPPING_HAS_LINE_NUMBERS : 0);
 		err = pprof_add_function(e->p, &fd, &lines[k].function_id);
 	}
+	note_flags(e, l, flags);
 	if (!err)
 		err = pprof_location_set_lines(e->p, id, lines, l->nlines);
 	if (lines != small)
 		free(lines);
 	return err;
+}
+
+/* Unsymbolized l named in the profile itself, as the trees name it. */
+static int emit_unresolved(struct emit *e, const struct pmodel_loc *l, uint64_t id)
+{
+	char name[PMODEL_UNRESOLVED_NAME_MAX];
+	struct pprof_function_desc fd = { name, name, "", 0 };
+	struct pprof_line line = { 0 };
+
+	pmodel_loc_unresolved_name(e->d, l, name, sizeof(name));
+	EMBER_FORWARD_IF_ERROR(pprof_add_function(e->p, &fd, &line.function_id));
+	note_flags(e, l, 0);
+	return pprof_location_set_lines(e->p, id, &line, 1);
 }
 
 static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
@@ -96,7 +127,8 @@ static int emit_location(struct emit *e, uint32_t loc, uint64_t *id)
 	if (l->type)
 		EMBER_FORWARD_IF_ERROR(pprof_location_set_frame_type(
 			e->p, e->loc[loc], pmodel_str(&e->d->str, l->type)));
-	EMBER_FORWARD_IF_ERROR(emit_lines(e, l, e->loc[loc]));
+	EMBER_FORWARD_IF_ERROR(l->nlines ? emit_lines(e, l, e->loc[loc])
+					 : emit_unresolved(e, l, e->loc[loc]));
 	*id = e->loc[loc];
 	return 0;
 }
@@ -160,16 +192,21 @@ int pmodel_pprof_add(struct pprof_profile *p, const struct pmodel_pprof_add *a)
 	int err = 0;
 
 	e.map = calloc(a->dict->maps.n + 1, sizeof(*e.map));
+	e.map_flags = calloc(a->dict->maps.n + 1, sizeof(*e.map_flags));
 	e.loc = calloc(a->dict->locs.n + 1, sizeof(*e.loc));
-	if (!e.map || !e.loc)
+	if (!e.map || !e.map_flags || !e.loc)
 		err = -ENOMEM;
 	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(a->dict); n++)
 		if (a->self[n])
 			err = emit_sample(&e, a, n, &stack);
 	for (size_t i = 0; !err && a->attrs && i < a->attrs->attr_rows.n; i++)
 		err = emit_attr_row(&e, a->attrs, &a->attrs->attr_rows.v[i], &stack);
+	for (size_t m = 0; !err && m < a->dict->maps.n; m++)
+		if (e.map[m])
+			err = pprof_mapping_set_flags(p, e.map[m], e.map_flags[m]);
 	EMBER_VEC_FREE(&stack);
 	free(e.map);
+	free(e.map_flags);
 	free(e.loc);
 	return err;
 }

@@ -14,7 +14,7 @@
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   out.c           buffered writing, XML and JSON escaping
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
- *   out_flamebearer.c (Pyroscope's flame graph),
+ *   out_flamebearer.c (Pyroscope's flame graph), out_flamegraph_diff.c (its diff),
  *   svg_script.c    the outputs; the flame graph's script
  *   diff.c, diff_table.c, diff_out.c, diff_tree.c  the diff and its outputs
  */
@@ -69,6 +69,15 @@ static inline const char *pmodel_ntree_type(const struct pmodel_ntree *t, uint32
 {
 	return pmodel_str(&t->names, name < t->type.n ? t->type.v[name] : 0);
 }
+
+/* The name of unsymbolized location l of d into buf (NUL-terminated,
+ * truncated to size - 1): "MODULE+0xOFFSET", MODULE the base name of its
+ * mapping's file (else its build ID, else "?") and OFFSET the address's
+ * offset in that file; "0xADDRESS" without a mapping.  Its length.  The
+ * trees (ntree.c) and the pprof output (out_pprof.c) name it alike. */
+#define PMODEL_UNRESOLVED_NAME_MAX 320
+size_t pmodel_loc_unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc *l,
+				  char *buf, size_t size);
 
 int pmodel_ntree_init(struct pmodel_ntree *t);
 void pmodel_ntree_release(struct pmodel_ntree *t);
@@ -126,6 +135,18 @@ int pmodel_out_xml(struct pmodel_out *o, const char *s);
 int pmodel_out_json(struct pmodel_out *o, const char *s);
 /* Flush and release; returns the first error. */
 int pmodel_out_finish(struct pmodel_out *o);
+
+/* Pyroscope's flame graph of tree t (out_flamebearer.c), over one side
+ * (a result's tree: 4 numbers a node) or two (a diff's union tree: 7):
+ * each side's self and total per node of t. */
+struct pmodel_fg_side {
+	const int64_t *self, *total;
+};
+
+int pmodel_fg_build(const struct pmodel_ntree *t, const struct pmodel_fg_side *side,
+		    size_t sides, size_t max_nodes, struct pmodel_flamegraph **out);
+/* g as the flamebearer's JSON object, then g freed.  0 or fn's error. */
+int pmodel_fg_write(struct pmodel_flamegraph *g, pmodel_write_fn fn, void *ctx);
 
 /* The flame graph renderer shared by the plain and the differential one
  * (out_svg.c): frames of tree t, each as wide as width[n] (a fraction of

@@ -263,6 +263,16 @@ int profsvc_render(struct profsvc *s, const struct symsvc_request_opts *ro,
 int profsvc_flamegraph(struct profsvc *s, const struct symsvc_request_opts *ro,
 		       const struct pstore_selection *sel, size_t max_nodes,
 		       struct pmodel_flamegraph **out, char *why, size_t why_size);
+/* Pyroscope's render-diff answer (GET /pyroscope/render-diff):
+ * {"version":1,"flamebearer":{..},"metadata":{"format":"double",..},
+ * "timeline":null,"leftTicks":L,"rightTicks":R}, the flamebearer the
+ * diff's graph (pmodel_write_flamebearer_diff: left the base side, right
+ * the new one; past max_nodes nodes, 0: no limit, folded), numTicks L + R.
+ * As profsvc_diff otherwise (-PMODEL_ERR_TYPE when the sides' sample
+ * types or units differ). */
+int profsvc_render_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+			const struct pstore_selection *left, const struct pstore_selection *right,
+			size_t max_nodes, struct profsvc_answer *a, char *why, size_t why_size);
 /* Both sides merged and compared under d, written in o's format. */
 int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 		 const struct pstore_selection *base, const struct pstore_selection *new_,

@@ -9,7 +9,9 @@
  * differential flame graph or diff pprof.  The profile model writes
  * the trees and tables (pmodel_write_*); the envelope around them is here.
  * Pyroscope's GET /pyroscope/render: the flamebearer (pmodel_write_flamebearer)
- * with its metadata and timeline (profsvc_render); querier.v1's flame
+ * with its metadata and timeline (profsvc_render), and GET
+ * /pyroscope/render-diff: a diff's flamebearer of format "double"
+ * (pmodel_write_flamebearer_diff, profsvc_render_diff); querier.v1's flame
  * graph (profsvc_flamegraph, pmodel_flamegraph_new).
  */
 #include "profsvc_internal.h"
@@ -172,15 +174,16 @@ static void render_units(const char *type, char *units, size_t size, unsigned *r
 		type_field(type, 2, units, size);
 }
 
-static int render_metadata(struct ember_buf *b, const char *type)
+/* format: "single", or "double" (a diff's) */
+static int render_metadata(struct ember_buf *b, const char *type, const char *format)
 {
 	char units[128];
 	unsigned rate;
 	int err;
 
 	render_units(type, units, sizeof(units), &rate);
-	err = ember_buf_appendf(b, ",\"metadata\":{\"format\":\"single\",\"spyName\":\"\","
-				   "\"sampleRate\":%u,\"units\":", rate);
+	err = ember_buf_appendf(b, ",\"metadata\":{\"format\":\"%s\",\"spyName\":\"\","
+				   "\"sampleRate\":%u,\"units\":", format, rate);
 	err = err ? err : ember_json_str(b, units, strlen(units));
 	return err ? err : ember_buf_appendf(b, "}");
 }
@@ -237,7 +240,7 @@ static int render_json(const struct pmodel_result *r, const struct pstore_series
 
 	pmodel_result_info(r, &ri);
 	err = err ? err : pmodel_write_flamebearer(r, max_nodes, pmodel_write_buf, b);
-	err = err ? err : render_metadata(b, ri.type);
+	err = err ? err : render_metadata(b, ri.type, "single");
 	err = err ? err : render_timeline(b, set);
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
@@ -311,10 +314,16 @@ static int diff_tree(const struct pmodel_diff *d, const struct pmodel_result *ba
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
+/* Writes a diff's answer into a; ctx the writer's own. */
+typedef int (*diff_write_fn)(const struct pmodel_diff *d, const struct pmodel_result *base,
+			     const struct pmodel_result *new_, const void *ctx,
+			     struct profsvc_answer *a);
+
+/* In the profsvc_output ctx's format. */
 static int write_diff(const struct pmodel_diff *d, const struct pmodel_result *base,
-		      const struct pmodel_result *new_, const struct profsvc_output *o,
-		      struct profsvc_answer *a)
+		      const struct pmodel_result *new_, const void *ctx, struct profsvc_answer *a)
 {
+	const struct profsvc_output *o = ctx;
 	const char *f = o->format ? o->format : "table";
 
 	if (strcmp(f, "table") == 0 || strcmp(f, "table-text") == 0) {
@@ -352,10 +361,11 @@ static int diff_sides(struct profsvc *s, struct profsvc_read *rd, const struct p
 	return err;
 }
 
-int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
-		 const struct pstore_selection *base, const struct pstore_selection *new_,
-		 const struct pmodel_diff_opts *d, const struct profsvc_output *o,
-		 struct profsvc_answer *a, char *why, size_t why_size)
+/* Both sides merged, compared under d and written by write. */
+static int diff_answer(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *base, const struct pstore_selection *new_,
+		       const struct pmodel_diff_opts *d, diff_write_fn write, const void *ctx,
+		       struct profsvc_answer *a, char *why, size_t why_size)
 {
 	struct pmodel_result *br = NULL, *nr = NULL;
 	struct pmodel_diff *diff = NULL;
@@ -376,11 +386,49 @@ int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 	a->base_profiles = bi.profiles;
 	a->profiles = ni.profiles;
 	if (!err) {
-		err = write_diff(diff, br, nr, o, a);
+		err = write(diff, br, nr, ctx, a);
 		profsvc_write_failed(err, why, why_size, err == -E2BIG ? TOO_LARGE : "");
 	}
 	pmodel_diff_free(diff);
 	pmodel_result_free(br);
 	pmodel_result_free(nr);
 	return err;
+}
+
+int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+		 const struct pstore_selection *base, const struct pstore_selection *new_,
+		 const struct pmodel_diff_opts *d, const struct profsvc_output *o,
+		 struct profsvc_answer *a, char *why, size_t why_size)
+{
+	return diff_answer(s, ro, base, new_, d, write_diff, o, a, why, why_size);
+}
+
+/* Pyroscope's render-diff answer; ctx the max_nodes (size_t). */
+static int render_diff_json(const struct pmodel_diff *d, const struct pmodel_result *base,
+			    const struct pmodel_result *new_, const void *ctx,
+			    struct profsvc_answer *a)
+{
+	struct ember_buf *b = &a->body;
+	struct pmodel_result_info ri;
+	int64_t left, right;
+	int err = ember_buf_appendf(b, "{\"version\":1,\"flamebearer\":");
+
+	(void)base;
+	pmodel_result_info(new_, &ri);
+	pmodel_diff_totals(d, &left, &right);
+	err = err ? err : pmodel_write_flamebearer_diff(d, *(const size_t *)ctx, pmodel_write_buf, b);
+	err = err ? err : render_metadata(b, ri.type, "double");
+	return err ? err
+		   : ember_buf_appendf(b,
+				       ",\"timeline\":null,\"leftTicks\":%" PRId64
+				       ",\"rightTicks\":%" PRId64 "}\n",
+				       left, right);
+}
+
+int profsvc_render_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+			const struct pstore_selection *left, const struct pstore_selection *right,
+			size_t max_nodes, struct profsvc_answer *a, char *why, size_t why_size)
+{
+	return diff_answer(s, ro, left, right, NULL, render_diff_json, &max_nodes, a, why,
+			   why_size);
 }

@@ -5,7 +5,11 @@ flamebearer, decoded (x offsets delta-coded per depth), gives exactly the
 pushed stacks and totals, maxNodes folds the smallest nodes into "other"
 keeping the total, the timeline sums to the total; /pyroscope/labels and
 /pyroscope/label-values; Pyroscope's time forms; a bad query is 400 with
-its reason.  Usage: test_pyroscope_render.py EMBER FIXTURES_DIR CASE."""
+its reason.  GET /pyroscope/render-diff's "double" flamebearer (seven
+numbers a node, each side's x delta-coded on its own) decodes to the left
+and right trees of GET /api/v1/diff, each side's ticks what was pushed,
+maxNodes folds into "other" on both sides.
+Usage: test_pyroscope_render.py EMBER FIXTURES_DIR CASE."""
 import json
 import os
 import sys
@@ -157,6 +161,112 @@ def test_pyroscope_render__bad_query_is_400_with_a_reason():
                       ("/pyroscope/label-values?query=%s" % q(CPU + SEL), "label: required")):
         st, body, _ = srv.request("GET", path)
         check(st == 400 and why in body.decode(), "%s: HTTP %d %r" % (path, st, body[:300]))
+
+
+# ---- render-diff ---------------------------------------------------------------------
+
+LEFT = {"main;work;hot": 30, "main;work;cold": 10, "main;gone": 4, "gc;mark": 7}
+RIGHT = {"main;work;hot": 12, "main;work;cold": 10, "main;fresh": 9, "main;work": 2}
+
+
+def render_diff(srv, extra=""):
+    left, right = CPU + '{service_name="render",version="2.3"}', CPU + '{service_name="render",version="2.4"}'
+    return srv.json("/pyroscope/render-diff?leftQuery=%s&rightQuery=%s&leftFrom=now-1h&"
+                    "leftUntil=now&rightFrom=now-1h&rightUntil=now%s" % (q(left), q(right), extra))
+
+
+def decode_diff(fb):
+    """The double flamebearer's nodes as {path: (left total, left self,
+    right total, right self)}, each node's parent the one node of the level
+    above holding it on both sides (each side's x decoded on its own)."""
+    names, levels = fb["names"], fb["levels"]
+    rows = []
+    for d, level in enumerate(levels):
+        check(len(level) % 7 == 0, "level %d: %d numbers" % (d, len(level)))
+        row, lend, rend = [], 0, 0
+        for i in range(0, len(level), 7):
+            lx, rx = lend + level[i], rend + level[i + 3]
+            row.append((lx, level[i + 1], level[i + 2], rx, level[i + 4], level[i + 5],
+                        names[level[i + 6]]))
+            lend, rend = lx + level[i + 1], rx + level[i + 4]
+        rows.append(row)
+    check(len(rows[0]) == 1 and rows[0][0][6] == "total", rows[0])
+    tree, paths = {"": rows[0][0][1:3] + rows[0][0][4:6]}, [[""]]
+    for d in range(1, len(rows)):
+        paths.append([])
+        for n in rows[d]:
+            up = [k for k, p in enumerate(rows[d - 1])
+                  if p[0] <= n[0] and n[0] + n[1] <= p[0] + p[1] and
+                  p[3] <= n[3] and n[3] + n[4] <= p[3] + p[4]]
+            check(len(up) == 1, "level %d: %r under %d nodes" % (d, n, len(up)))
+            path = (paths[d - 1][up[0]] + ";" + n[6]).lstrip(";")
+            paths[d].append(path)
+            tree[path] = n[1:3] + n[4:6]
+    return tree
+
+
+def diff_tree(node, prefix="", out=None):
+    """GET /api/v1/diff?format=json's tree as decode_diff's dict."""
+    out = {} if out is None else out
+    path = (prefix + ";" + node["name"]).lstrip(";") if prefix is not None else ""
+    out[path] = (node["base_total"], node["base_self"], node["new_total"], node["new_self"])
+    for c in node.get("children", []):
+        diff_tree(c, path, out)
+    return out
+
+
+def test_pyroscope_render__render_diff_decodes_to_the_diff_tree():
+    srv = Server()
+    pushed(srv, LEFT, "service_name=render&version=2.3")
+    pushed(srv, RIGHT, "service_name=render&version=2.4")
+    r = render_diff(srv)
+    fb, lt, rt = r["flamebearer"], sum(LEFT.values()) * PERIOD, sum(RIGHT.values()) * PERIOD
+    check(r["leftTicks"] == lt and r["rightTicks"] == rt and fb["numTicks"] == lt + rt,
+          "ticks %r %r %r, pushed %d %d" % (r["leftTicks"], r["rightTicks"], fb["numTicks"], lt, rt))
+    check(r["metadata"]["format"] == "double" and r["metadata"]["units"] == "samples", r["metadata"])
+    got = decode_diff(fb)
+    d = srv.json("/api/v1/diff?format=json&base_query=%s&new_query=%s" % (
+        q(CPU + '{service_name="render",version="2.3"}'),
+        q(CPU + '{service_name="render",version="2.4"}')))
+    want = diff_tree(d["tree"], None)
+    check(got == want, "render-diff %r\n/api/v1/diff %r" % (got, want))
+    # each side is what was pushed
+    for side, stacks, k in (("left", LEFT, 1), ("right", RIGHT, 3)):
+        selfs = {p: v[k] for p, v in got.items() if v[k]}
+        check(selfs == {s: n * PERIOD for s, n in stacks.items()}, "%s: %r" % (side, selfs))
+    check(got["main;gone"] == (4 * PERIOD, 4 * PERIOD, 0, 0) and
+          got["main;fresh"] == (0, 0, 9 * PERIOD, 9 * PERIOD), got)
+    check(fb["maxSelf"] == 30 * PERIOD, fb["maxSelf"])
+
+
+def test_pyroscope_render__render_diff_max_nodes_folds_into_other():
+    srv = Server()
+    pushed(srv, LEFT, "service_name=render&version=2.3")
+    pushed(srv, RIGHT, "service_name=render&version=2.4")
+    r = render_diff(srv, "&maxNodes=4")
+    got = decode_diff(r["flamebearer"])
+    # the 4 largest (by the larger side): main 44/33, work 40/24, hot 30/12, cold 10/10;
+    # fresh 0/9 and gone 4/0 fold under main, gc 7/0 (with mark) under the root
+    check(set(got) == {"", "main", "main;work", "main;work;hot", "main;work;cold", "other",
+                       "main;other"}, sorted(got))
+    check(got["other"] == (7 * PERIOD, 7 * PERIOD, 0, 0), got["other"])  # gc;mark
+    check(got["main;other"] == (4 * PERIOD, 4 * PERIOD, 9 * PERIOD, 9 * PERIOD), got)
+    check(got[""] == (51 * PERIOD, 0, 33 * PERIOD, 0), got[""])
+
+
+def test_pyroscope_render__render_diff_bad_query_is_400():
+    srv = Server()
+    pushed(srv)
+    for extra, why in (("leftQuery=%s" % q(CPU + SEL), "rightQuery: required"),
+                       ("leftQuery=%s&rightQuery=%s" % (q(CPU + SEL), q(CPU + '{x="')),
+                        "selector"),
+                       ("leftQuery=%s&rightQuery=%s" % (
+                           q(CPU + SEL), q("memory:alloc_space:bytes:space:bytes" + SEL)),
+                        "different sample types"),
+                       ("leftQuery=%s&rightQuery=%s&leftFrom=yesterday" % (q(CPU + SEL), q(CPU + SEL)),
+                        "leftFrom")):
+        st, body, _ = srv.request("GET", "/pyroscope/render-diff?" + extra)
+        check(st == 400 and why in body.decode(), "%s: HTTP %d %r" % (extra, st, body[:300]))
 
 
 if __name__ == "__main__":

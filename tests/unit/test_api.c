@@ -57,13 +57,15 @@ static int test_api__routes(void)
 		{ "/api/v1/series", API_EP_PROFILE_SERIES, 0 },
 		{ "/api/v1/coverage", API_EP_PROFILE_COVERAGE, 0 },
 		{ "/api/v1/nothing", API_EP_OTHER, 404 },
-		{ "/nope", API_EP_OTHER, 503 },
+		{ "/nope", API_EP_OTHER, 404 },
+		{ "/no/such/path", API_EP_OTHER, 404 },
+		{ "/symbolz", API_EP_OTHER, 404 },
 		{ "/api/v1/artifacts", API_EP_LIST_ALL, 0 },
 		{ "/index.html", API_EP_WEB, 0 },
 		{ "/js/main.js", API_EP_WEB, 0 },
 		{ "/ember.css", API_EP_WEB, 0 },
-		{ "/js/none.js", API_EP_OTHER, 503 },
-		{ "/js/../index.html", API_EP_OTHER, 503 },
+		{ "/js/none.js", API_EP_OTHER, 404 },
+		{ "/js/../index.html", API_EP_OTHER, 404 },
 	};
 	struct api_route r;
 
