@@ -14,23 +14,31 @@
  */
 #include "pmodel_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
-/* One node of the output: depth, absolute x, values, name index. */
+/* One side's numbers of a node of the output: absolute x, total, self. */
+struct fb_val {
+	int64_t x, total, self;
+};
+
+/* One node of the output: depth, each side's numbers, name index. */
 struct fb_node {
 	size_t seq;
 	int depth;
-	int64_t x, total, self;
 	uint32_t name;
+	struct fb_val v[2];
 };
 
 struct fb {
 	const struct pmodel_ntree *t;
-	int64_t min_total;		/* a node below it is folded */
-	int64_t *next_x;		/* per node: where its next child starts */
-	int64_t *other;			/* per node: its folded children's total */
+	const struct pmodel_fg_side *side;
+	size_t sides;
+	int64_t min_total;		/* a node below it on every side is folded */
+	int64_t *next_x[2];		/* per side and node: where its next child starts */
+	int64_t *other[2];		/* per side and node: its folded children's total */
 	uint32_t *out_name;		/* per tree name id + 1: output index + 1 */
 	uint32_t n_names, other_name;	/* other_name: index + 1, 0 none yet */
 	EMBER_VEC(struct fb_node) nodes;
@@ -45,21 +53,32 @@ static int cmp_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-/* The smallest total kept: 0 when the tree fits in max_nodes. */
-static int min_total(const struct pmodel_ntree *t, size_t max_nodes, int64_t *out)
+/* Node n's largest total over the sides. */
+static int64_t max_total(const struct fb *f, uint32_t n)
 {
-	size_t n = pmodel_ntree_count(t);
+	int64_t m = f->side[0].total[n];
+
+	for (size_t s = 1; s < f->sides; s++)
+		m = f->side[s].total[n] > m ? f->side[s].total[n] : m;
+	return m;
+}
+
+/* The smallest total kept: 0 when the tree fits in max_nodes. */
+static int min_total(struct fb *f, size_t max_nodes)
+{
+	size_t n = pmodel_ntree_count(f->t);
 	int64_t *v;
 
-	*out = 0;
+	f->min_total = 0;
 	if (!max_nodes || n - 1 <= max_nodes)
 		return 0;
 	v = malloc((n - 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	memcpy(v, t->total.v + 1, (n - 1) * sizeof(*v));
+	for (size_t i = 1; i < n; i++)
+		v[i - 1] = max_total(f, (uint32_t)i);
 	ember_qsort(v, n - 1, sizeof(*v), cmp_desc);
-	*out = v[max_nodes - 1];
+	f->min_total = v[max_nodes - 1];
 	free(v);
 	return 0;
 }
@@ -77,14 +96,27 @@ static int name_index(struct fb *f, uint32_t name, uint32_t *out)
 	return 0;
 }
 
-static int add(struct fb *f, int depth, int64_t x, int64_t total, int64_t self, uint32_t name)
+/* nd (its name a tree name id) as the next node of the output. */
+static int add(struct fb *f, struct fb_node *nd)
 {
-	struct fb_node nd = { f->nodes.n, depth, x, total, self, 0 };
+	nd->seq = f->nodes.n;
+	EMBER_FORWARD_IF_ERROR(name_index(f, nd->name, &nd->name));
+	for (size_t s = 0; s < f->sides; s++)
+		f->max_self = nd->v[s].self > f->max_self ? nd->v[s].self : f->max_self;
+	return EMBER_VEC_APPEND(&f->nodes, *nd);
+}
 
-	EMBER_FORWARD_IF_ERROR(name_index(f, name, &nd.name));
-	if (self > f->max_self)
-		f->max_self = self;
-	return EMBER_VEC_APPEND(&f->nodes, nd);
+/* The "other" child of n, after its kept children, when it folded any. */
+static int add_other(struct fb *f, uint32_t n, int depth)
+{
+	struct fb_node nd = { .depth = depth, .name = UINT32_MAX };
+	bool any = false;
+
+	for (size_t s = 0; s < f->sides; s++) {
+		nd.v[s] = (struct fb_val){ f->next_x[s][n], f->other[s][n], f->other[s][n] };
+		any = any || f->other[s][n];
+	}
+	return any ? add(f, &nd) : 0;
 }
 
 static int visit(void *ctx, uint32_t n, int depth, bool enter)
@@ -92,21 +124,24 @@ static int visit(void *ctx, uint32_t n, int depth, bool enter)
 	struct fb *f = ctx;
 	const struct pmodel_ntree *t = f->t;
 	uint32_t p = n ? t->parent.v[n] : 0;
-	int64_t x;
+	struct fb_node nd = { .depth = depth, .name = n ? t->name.v[n] : 0 };
 
 	if (!enter)
-		return f->other[n] ? add(f, depth + 1, f->next_x[n], f->other[n], f->other[n],
-					 UINT32_MAX)
-				   : 0;
-	if (n && t->total.v[n] < f->min_total) {
-		f->other[p] += t->total.v[n];
+		return add_other(f, n, depth + 1);
+	if (n && max_total(f, n) < f->min_total) {
+		for (size_t s = 0; s < f->sides; s++)
+			f->other[s][p] += f->side[s].total[n];
 		return 1; /* folded: neither it nor its children */
 	}
-	x = n ? f->next_x[p] : 0;
-	if (n)
-		f->next_x[p] += t->total.v[n];
-	f->next_x[n] = x + t->self.v[n];
-	return add(f, depth, x, t->total.v[n], t->self.v[n], n ? t->name.v[n] : 0);
+	for (size_t s = 0; s < f->sides; s++) {
+		int64_t x = n ? f->next_x[s][p] : 0;
+
+		if (n)
+			f->next_x[s][p] += f->side[s].total[n];
+		f->next_x[s][n] = x + f->side[s].self[n];
+		nd.v[s] = (struct fb_val){ x, f->side[s].total[n], f->side[s].self[n] };
+	}
+	return add(f, &nd);
 }
 
 static int cmp_level(const void *a, const void *b)
@@ -118,57 +153,74 @@ static int cmp_level(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* The graph and what its strings point into. */
+/* The graph and what its strings and levels point into. */
 struct fb_graph {
 	struct pmodel_flamegraph g;	/* first: what the caller holds */
-	struct pmodel_ntree t;
+	char *name_bytes;		/* every name, NUL-terminated */
 	int64_t *values;		/* every level's numbers */
 };
 
-/* f's names into g's table. */
-static int graph_names(const struct fb *f, struct pmodel_flamegraph *g)
+static const char *out_name(const struct fb *f, size_t i)
 {
+	uint32_t id = f->names.v[i];
+
+	return i == 0 ? "total" : id == UINT32_MAX ? "other" : pmodel_str(&f->t->names, id);
+}
+
+/* f's names copied into g's table. */
+static int graph_names(const struct fb *f, struct fb_graph *fg)
+{
+	struct pmodel_flamegraph *g = &fg->g;
+	size_t len = 0;
+	char *p;
+
+	for (size_t i = 0; i < f->names.n; i++)
+		len += strlen(out_name(f, i)) + 1;
 	g->names = calloc(f->names.n + 1, sizeof(*g->names));
-	if (!g->names)
+	fg->name_bytes = p = malloc(len + 1);
+	if (!g->names || !p)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->names.n; i++) {
-		uint32_t id = f->names.v[i];
+		size_t l = strlen(out_name(f, i)) + 1;
 
-		g->names[i] = i == 0 ? "total"
-			      : id == UINT32_MAX ? "other"
-						 : pmodel_str(&f->t->names, id);
+		g->names[i] = memcpy(p, out_name(f, i), l);
+		p += l;
 	}
 	g->n_names = f->names.n;
 	return 0;
 }
 
 /* f's nodes (sorted by depth, then in x order) into g's levels, each
- * node's x delta-coded against the end of the previous one of its level. */
+ * side's x delta-coded against the end of the previous node of its
+ * level on that side. */
 static int graph_levels(const struct fb *f, struct fb_graph *fg)
 {
 	struct pmodel_flamegraph *g = &fg->g;
 	size_t n = f->nodes.n, depths = n ? (size_t)f->nodes.v[n - 1].depth + 1 : 0;
-	int64_t end = 0;
+	size_t w = 3 * f->sides + 1;
+	int64_t end[2] = { 0, 0 };
 
-	fg->values = malloc((4 * n + 1) * sizeof(*fg->values));
+	fg->values = malloc((w * n + 1) * sizeof(*fg->values));
 	g->levels = calloc(depths + 1, sizeof(*g->levels));
 	g->level_len = calloc(depths + 1, sizeof(*g->level_len));
 	if (!fg->values || !g->levels || !g->level_len)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct fb_node *nd = &f->nodes.v[i];
-		int64_t *v = fg->values + 4 * i;
+		int64_t *v = fg->values + w * i;
 
 		if (!i || nd->depth != nd[-1].depth) {
-			end = 0;
+			end[0] = end[1] = 0;
 			g->levels[g->n_levels++] = v;
 		}
-		v[0] = nd->x - end;
-		v[1] = nd->total;
-		v[2] = nd->self;
-		v[3] = nd->name;
-		g->level_len[g->n_levels - 1] += 4;
-		end = nd->x + nd->total;
+		for (size_t s = 0; s < f->sides; s++) {
+			v[3 * s] = nd->v[s].x - end[s];
+			v[3 * s + 1] = nd->v[s].total;
+			v[3 * s + 2] = nd->v[s].self;
+			end[s] = nd->v[s].x + nd->v[s].total;
+		}
+		v[w - 1] = nd->name;
+		g->level_len[g->n_levels - 1] += w;
 	}
 	return 0;
 }
@@ -177,12 +229,16 @@ static int build(struct fb *f, size_t max_nodes)
 {
 	size_t n = pmodel_ntree_count(f->t);
 
-	f->next_x = calloc(n, sizeof(*f->next_x));
-	f->other = calloc(n, sizeof(*f->other));
+	for (size_t s = 0; s < f->sides; s++) {
+		f->next_x[s] = calloc(n, sizeof(*f->next_x[s]));
+		f->other[s] = calloc(n, sizeof(*f->other[s]));
+		if (!f->next_x[s] || !f->other[s])
+			return -ENOMEM;
+	}
 	f->out_name = calloc(pmodel_strtab_count(&f->t->names) + 1, sizeof(*f->out_name));
-	if (!f->next_x || !f->other || !f->out_name)
+	if (!f->out_name)
 		return -ENOMEM;
-	EMBER_FORWARD_IF_ERROR(min_total(f->t, max_nodes, &f->min_total));
+	EMBER_FORWARD_IF_ERROR(min_total(f, max_nodes));
 	EMBER_FORWARD_IF_ERROR(pmodel_ntree_walk(f->t, visit, f));
 	ember_qsort(f->nodes.v, f->nodes.n, sizeof(*f->nodes.v), cmp_level);
 	return 0;
@@ -192,25 +248,30 @@ static int build(struct fb *f, size_t max_nodes)
 static int graph_of(struct fb *f, size_t max_nodes, struct fb_graph *fg)
 {
 	EMBER_FORWARD_IF_ERROR(build(f, max_nodes));
-	EMBER_FORWARD_IF_ERROR(graph_names(f, &fg->g));
+	EMBER_FORWARD_IF_ERROR(graph_names(f, fg));
 	EMBER_FORWARD_IF_ERROR(graph_levels(f, fg));
-	fg->g.total = f->t->total.v[0];
+	fg->g.node_width = 3 * f->sides + 1;
+	fg->g.left_total = f->side[0].total[0];
+	fg->g.right_total = f->sides > 1 ? f->side[1].total[0] : 0;
+	fg->g.total = pmodel_add(fg->g.left_total, fg->g.right_total);
 	fg->g.max_self = f->max_self;
 	return 0;
 }
 
-int pmodel_flamegraph_new(const struct pmodel_result *r, size_t max_nodes,
-			  struct pmodel_flamegraph **out)
+int pmodel_fg_build(const struct pmodel_ntree *t, const struct pmodel_fg_side *side,
+		    size_t sides, size_t max_nodes, struct pmodel_flamegraph **out)
 {
 	struct fb_graph *fg = calloc(1, sizeof(*fg));
-	struct fb f = { 0 };
-	int err = fg ? pmodel_ntree_build(r, &fg->t) : -ENOMEM;
+	struct fb f = { .t = t, .side = side, .sides = sides };
+	int err = fg ? 0 : -ENOMEM;
 
+	assert(sides == 1 || sides == 2);
 	*out = NULL;
-	f.t = fg ? &fg->t : NULL;
 	err = err ? err : graph_of(&f, max_nodes, fg);
-	free(f.next_x);
-	free(f.other);
+	for (size_t s = 0; s < sides; s++) {
+		free(f.next_x[s]);
+		free(f.other[s]);
+	}
 	free(f.out_name);
 	EMBER_VEC_FREE(&f.nodes);
 	EMBER_VEC_FREE(&f.names);
@@ -218,6 +279,19 @@ int pmodel_flamegraph_new(const struct pmodel_result *r, size_t max_nodes,
 		pmodel_flamegraph_free(fg ? &fg->g : NULL);
 	else
 		*out = &fg->g;
+	return err;
+}
+
+int pmodel_flamegraph_new(const struct pmodel_result *r, size_t max_nodes,
+			  struct pmodel_flamegraph **out)
+{
+	struct pmodel_ntree t = { 0 };
+	int err = pmodel_ntree_build(r, &t);
+	struct pmodel_fg_side side = { t.self.v, t.total.v };
+
+	*out = NULL;
+	err = err ? err : pmodel_fg_build(&t, &side, 1, max_nodes, out);
+	pmodel_ntree_release(&t);
 	return err;
 }
 
@@ -230,12 +304,12 @@ void pmodel_flamegraph_free(struct pmodel_flamegraph *g)
 	free(g->names);
 	free(g->levels);
 	free(g->level_len);
+	free(fg->name_bytes);
 	free(fg->values);
-	pmodel_ntree_release(&fg->t);
 	free(fg);
 }
 
-static void write_json(const struct pmodel_flamegraph *g, struct pmodel_out *o)
+void pmodel_fg_json(const struct pmodel_flamegraph *g, struct pmodel_out *o)
 {
 	pmodel_out_str(o, "{\"names\":[");
 	for (size_t i = 0; i < g->n_names; i++) {
@@ -263,7 +337,7 @@ int pmodel_write_flamebearer(const struct pmodel_result *r, size_t max_nodes,
 	if (err)
 		return err;
 	pmodel_out_init(&o, fn, ctx);
-	write_json(g, &o);
+	pmodel_fg_json(g, &o);
 	pmodel_flamegraph_free(g);
 	return pmodel_out_finish(&o);
 }

@@ -118,23 +118,43 @@ int pmodel_write_tree_json(const struct pmodel_result *r, pmodel_write_fn fn, vo
  * offset delta-coded against the end of the level's previous node,
  * total, self, name index); past max_nodes nodes (0: no limit) the
  * smallest folded into "other" per parent.  Everything is the graph's
- * own (pmodel_flamegraph_free). */
+ * own (pmodel_flamegraph_free).
+ *
+ * A diff's graph (pmodel_flamegraph_diff_new; querier.v1's
+ * FlameGraphDiff, the flamebearer of format "double") has seven numbers
+ * per node: the left side's x offset (delta-coded against the end of the
+ * level's previous node on the left), total and self, the same three of
+ * the right side, and the name index. */
 struct pmodel_flamegraph {
 	const char **names;
 	size_t n_names;
 	int64_t **levels;	/* levels[d]: level_len[d] numbers */
 	size_t *level_len;
 	size_t n_levels;
-	int64_t total, max_self;
+	size_t node_width;	/* numbers per node: 4, a diff's 7 */
+	int64_t total, max_self; /* a diff's total: left_total + right_total */
+	int64_t left_total, right_total; /* a diff's sides (a plain graph: total, 0) */
 };
 
 int pmodel_flamegraph_new(const struct pmodel_result *r, size_t max_nodes,
 			  struct pmodel_flamegraph **out);
+/* The graph of diff d: left is d's base, right its new side, over the
+ * union of their trees (a frame one side lacks has zeros there), children
+ * in name order; past max_nodes nodes (0: no limit) the nodes whose
+ * larger total of the two is below the max_nodes-th largest are folded
+ * per parent into "other", as Pyroscope's NewFlamegraphDiff does.  d is
+ * not kept.  0 or -ENOMEM; *out to pmodel_flamegraph_free(). */
+int pmodel_flamegraph_diff_new(const struct pmodel_diff *d, size_t max_nodes,
+			       struct pmodel_flamegraph **out);
 void pmodel_flamegraph_free(struct pmodel_flamegraph *g);
 /* The same as JSON, {"names":[..],"levels":[[..],..],"numTicks":N,
  * "maxSelf":M}: one JSON value, no newline. */
 int pmodel_write_flamebearer(const struct pmodel_result *r, size_t max_nodes,
 			     pmodel_write_fn fn, void *ctx);
+/* The diff's graph as that JSON (numTicks: both sides' sum, as
+ * Pyroscope's "double" flamebearer has it). */
+int pmodel_write_flamebearer_diff(const struct pmodel_diff *d, size_t max_nodes,
+				  pmodel_write_fn fn, void *ctx);
 
 struct pmodel_svg_opts {
 	size_t sz;

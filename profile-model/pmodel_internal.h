@@ -14,7 +14,7 @@
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   out.c           buffered writing, XML and JSON escaping
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
- *   out_flamebearer.c (Pyroscope's flame graph),
+ *   out_flamebearer.c (Pyroscope's flame graph), out_flamegraph_diff.c (its diff),
  *   svg_script.c    the outputs; the flame graph's script
  *   diff.c, diff_table.c, diff_out.c, diff_tree.c  the diff and its outputs
  */
@@ -126,6 +126,18 @@ int pmodel_out_xml(struct pmodel_out *o, const char *s);
 int pmodel_out_json(struct pmodel_out *o, const char *s);
 /* Flush and release; returns the first error. */
 int pmodel_out_finish(struct pmodel_out *o);
+
+/* Pyroscope's flame graph of tree t (out_flamebearer.c), over one side
+ * (a result's tree: 4 numbers a node) or two (a diff's union tree: 7):
+ * each side's self and total per node of t. */
+struct pmodel_fg_side {
+	const int64_t *self, *total;
+};
+
+int pmodel_fg_build(const struct pmodel_ntree *t, const struct pmodel_fg_side *side,
+		    size_t sides, size_t max_nodes, struct pmodel_flamegraph **out);
+/* g as the flamebearer's JSON object. */
+void pmodel_fg_json(const struct pmodel_flamegraph *g, struct pmodel_out *o);
 
 /* The flame graph renderer shared by the plain and the differential one
  * (out_svg.c): frames of tree t, each as wide as width[n] (a fraction of

@@ -255,6 +255,69 @@ static int test_pmodel__diff_folded_and_flamegraph(void)
 	return rc;
 }
 
+/* g's level d is exactly want[0..n). */
+static int check_level(const struct pmodel_flamegraph *g, size_t d, const int64_t *want, size_t n)
+{
+	CHECK(d < g->n_levels);
+	CHECK_INT(g->level_len[d], ==, n);
+	for (size_t i = 0; i < n; i++)
+		if (g->levels[d][i] != want[i]) {
+			fprintf(stderr, "level %zu number %zu: %lld, want %lld\n", d, i,
+				(long long)g->levels[d][i], (long long)want[i]);
+			return 1;
+		}
+	return 0;
+}
+
+/* The diff's flame graph, seven numbers a node (Pyroscope's
+ * FlameGraphDiff): left main 1, main;a 3, main;b 2; right main;a 1,
+ * main;c 4, x 2.  Whole, then with max_nodes 3 (x and b, larger side 2,
+ * below the third largest, 3: folded into "other" under their parents). */
+static int test_pmodel__flamegraph_diff_levels(void)
+{
+	static const char *const sl[] = { "main", "main;a", "main;b" };
+	static const char *const sr[] = { "main;a", "main;c", "x" };
+	static const int64_t cl[] = { 1, 3, 2 }, cr[] = { 1, 4, 2 };
+	static const int64_t l0[] = { 0, 6, 0, 0, 7, 0, 0 };
+	static const int64_t l1[] = { 0, 6, 1, 0, 5, 0, 1, 0, 0, 0, 0, 2, 2, 5 };
+	static const int64_t l2[] = { 1, 3, 3, 0, 1, 1, 2, 0, 2, 2, 0, 0, 0, 3,
+				      0, 0, 0, 0, 4, 4, 4 };
+	static const int64_t f1[] = { 0, 6, 1, 0, 5, 0, 1, 0, 0, 0, 0, 2, 2, 4 };
+	static const int64_t f2[] = { 1, 3, 3, 0, 1, 1, 2, 0, 0, 0, 0, 4, 4, 3,
+				      0, 2, 2, 0, 0, 0, 4 };
+	static const char *const names[] = { "total", "main", "a", "b", "c", "x" };
+	static const char *const fnames[] = { "total", "main", "a", "c", "other" };
+	struct pmodel_result *b = offline(sl, cl, 3, "samples"), *n = offline(sr, cr, 3, "samples");
+	struct pmodel_diff *d = NULL;
+	struct pmodel_flamegraph *g = NULL;
+
+	CHECK(b && n);
+	CHECK_INT(pmodel_diff_new(b, n, NULL, &d), ==, 0);
+	CHECK_INT(pmodel_flamegraph_diff_new(d, 0, &g), ==, 0);
+	CHECK_INT(g->node_width, ==, 7);
+	CHECK_INT(g->left_total, ==, 6);
+	CHECK_INT(g->right_total, ==, 7);
+	CHECK_INT(g->total, ==, 13);
+	CHECK_INT(g->max_self, ==, 4);
+	CHECK_INT(g->n_names, ==, 6);
+	for (size_t i = 0; i < 6; i++)
+		CHECK_STR(g->names[i], names[i]);
+	CHECK_INT(g->n_levels, ==, 3);
+	CHECK(!check_level(g, 0, l0, 7) && !check_level(g, 1, l1, 14) && !check_level(g, 2, l2, 21));
+	pmodel_flamegraph_free(g);
+	CHECK_INT(pmodel_flamegraph_diff_new(d, 3, &g), ==, 0);
+	CHECK_INT(g->n_names, ==, 5);
+	for (size_t i = 0; i < 5; i++)
+		CHECK_STR(g->names[i], fnames[i]);
+	CHECK(!check_level(g, 0, l0, 7) && !check_level(g, 1, f1, 14) && !check_level(g, 2, f2, 21));
+	CHECK_INT(g->max_self, ==, 4);
+	pmodel_flamegraph_free(g);
+	pmodel_diff_free(d);
+	pmodel_result_free(b);
+	pmodel_result_free(n);
+	return 0;
+}
+
 /* Our diff pprof and table agree with `go tool pprof -normalize -diff_base`. */
 
 /* Names are bytes from profiles: what XML 1.0 forbids (U+FFFF, U+FFFE, a
@@ -479,6 +542,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__type_alias_fixed_rule),
 	UNIT_CASE(test_pmodel__diff_table_flags_past_noise),
 	UNIT_CASE(test_pmodel__diff_folded_and_flamegraph),
+	UNIT_CASE(test_pmodel__flamegraph_diff_levels),
 };
 
 UNIT_MAIN_QUIET(cases)
