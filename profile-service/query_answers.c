@@ -10,7 +10,8 @@
  * the trees and tables (pmodel_write_*); the envelope around them is here.
  * Pyroscope's GET /pyroscope/render: the flamebearer (pmodel_write_flamebearer)
  * with its metadata and timeline (profsvc_render); querier.v1's flame
- * graph (profsvc_flamegraph, pmodel_flamegraph_new).
+ * graph (profsvc_flamegraph, pmodel_flamegraph_new) and its diff
+ * (profsvc_flamegraph_diff, pmodel_flamegraph_diff_new).
  */
 #include "profsvc_internal.h"
 #include "symsvc.h"
@@ -382,5 +383,32 @@ int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 	pmodel_diff_free(diff);
 	pmodel_result_free(br);
 	pmodel_result_free(nr);
+	return err;
+}
+
+int profsvc_flamegraph_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+			    const struct pstore_selection *left,
+			    const struct pstore_selection *right, size_t max_nodes,
+			    struct pmodel_flamegraph **out, char *why, size_t why_size)
+{
+	struct pmodel_result *lr = NULL, *rr = NULL;
+	struct pmodel_diff *diff = NULL;
+	struct profsvc_read rd;
+	int err = profsvc_read_begin(s, ro, &rd);
+
+	*out = NULL;
+	err = err ? err : diff_sides(s, &rd, left, right, &lr, &rr, why, why_size);
+	profsvc_read_end(&rd);
+	if (err)
+		return err;
+	err = pmodel_diff_new(lr, rr, NULL, &diff);
+	if (err == -PMODEL_ERR_TYPE)
+		snprintf(why, why_size, "the two sides hold different sample types or units");
+	else if (!err)
+		err = profsvc_write_failed(pmodel_flamegraph_diff_new(diff, max_nodes, out), why,
+					   why_size, "the flame graph: out of memory");
+	pmodel_diff_free(diff);
+	pmodel_result_free(lr);
+	pmodel_result_free(rr);
 	return err;
 }
