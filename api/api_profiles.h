@@ -93,6 +93,7 @@ int api_profile_body_begin(struct api_server *srv, struct api_request *req);
 /* ---- Pyroscope's query API over Connect (connect.c) ---------------------- */
 
 struct Types__V1__StackTraceSelector;
+struct Querier__V1__Level;
 struct api_links;
 
 /* Whether url is /querier.v1.QuerierService/METHOD: r set (METHOD in
@@ -149,6 +150,9 @@ enum MHD_Result api_connect_flamegraph(struct api_server *srv, struct MHD_Connec
 				       struct api_request *req, const struct api_profile_ctx *x,
 				       const struct pstore_selection *sel, int64_t max_nodes,
 				       bool span);
+/* g's levels as Level messages borrowing g's arrays: n_levels pointers
+ * (one block with the messages: free() it), NULL on -ENOMEM. */
+struct Querier__V1__Level **api_connect_levels(const struct pmodel_flamegraph *g);
 /* A failed read's answer (Connect's error form). */
 enum MHD_Result api_connect_read_failed(struct api_server *srv, struct MHD_Connection *c,
 					const struct api_request *req,

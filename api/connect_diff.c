@@ -44,20 +44,12 @@ static enum MHD_Result diff_reply(struct api_server *srv, struct MHD_Connection 
 {
 	Querier__V1__DiffResponse out = QUERIER__V1__DIFF_RESPONSE__INIT;
 	Querier__V1__FlameGraphDiff fg = QUERIER__V1__FLAME_GRAPH_DIFF__INIT;
-	Querier__V1__Level *levels = calloc(g->n_levels + 1, sizeof(*levels));
-	Querier__V1__Level **lp = calloc(g->n_levels + 1, sizeof(*lp));
 	enum MHD_Result ret = MHD_NO;
 
-	if (levels && lp) {
-		for (size_t d = 0; d < g->n_levels; d++) {
-			querier__v1__level__init(&levels[d]);
-			levels[d].values = g->levels[d];
-			levels[d].n_values = g->level_len[d];
-			lp[d] = &levels[d];
-		}
+	fg.levels = api_connect_levels(g);
+	if (fg.levels) {
 		fg.names = (char **)g->names;
 		fg.n_names = g->n_names;
-		fg.levels = lp;
 		fg.n_levels = g->n_levels;
 		fg.total = g->total;
 		fg.max_self = g->max_self;
@@ -66,8 +58,7 @@ static enum MHD_Result diff_reply(struct api_server *srv, struct MHD_Connection 
 		out.flamegraph = &fg;
 		ret = api_connect_reply(srv, c, req, &out.base);
 	}
-	free(lp);
-	free(levels);
+	free(fg.levels);
 	return ret;
 }
 

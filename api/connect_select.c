@@ -44,6 +44,20 @@ enum MHD_Result api_connect_read_failed(struct api_server *srv, struct MHD_Conne
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 
+Querier__V1__Level **api_connect_levels(const struct pmodel_flamegraph *g)
+{
+	Querier__V1__Level **lp = calloc(1, (g->n_levels + 1) * (sizeof(*lp) + sizeof(**lp)));
+	Querier__V1__Level *levels = (Querier__V1__Level *)(lp + g->n_levels + 1);
+
+	for (size_t d = 0; lp && d < g->n_levels; d++) {
+		querier__v1__level__init(&levels[d]);
+		levels[d].values = g->levels[d];
+		levels[d].n_values = g->level_len[d];
+		lp[d] = &levels[d];
+	}
+	return lp;
+}
+
 /* g as a SelectMergeStacktracesResponse, or (span) the same bytes as
  * SelectMergeSpanProfileResponse (its arrays borrowed). */
 static enum MHD_Result flamegraph_reply(struct api_server *srv, struct MHD_Connection *c,
@@ -55,20 +69,12 @@ static enum MHD_Result flamegraph_reply(struct api_server *srv, struct MHD_Conne
 	Querier__V1__SelectMergeSpanProfileResponse sout =
 		QUERIER__V1__SELECT_MERGE_SPAN_PROFILE_RESPONSE__INIT;
 	Querier__V1__FlameGraph fg = QUERIER__V1__FLAME_GRAPH__INIT;
-	Querier__V1__Level *levels = calloc(g->n_levels + 1, sizeof(*levels));
-	Querier__V1__Level **lp = calloc(g->n_levels + 1, sizeof(*lp));
 	enum MHD_Result ret = MHD_NO;
 
-	if (levels && lp) {
-		for (size_t d = 0; d < g->n_levels; d++) {
-			querier__v1__level__init(&levels[d]);
-			levels[d].values = g->levels[d];
-			levels[d].n_values = g->level_len[d];
-			lp[d] = &levels[d];
-		}
+	fg.levels = api_connect_levels(g);
+	if (fg.levels) {
 		fg.names = (char **)g->names;
 		fg.n_names = g->n_names;
-		fg.levels = lp;
 		fg.n_levels = g->n_levels;
 		fg.total = g->total;
 		fg.max_self = g->max_self;
@@ -76,8 +82,7 @@ static enum MHD_Result flamegraph_reply(struct api_server *srv, struct MHD_Conne
 		sout.flamegraph = &fg;
 		ret = api_connect_reply(srv, c, req, span ? &sout.base : &out.base);
 	}
-	free(lp);
-	free(levels);
+	free(fg.levels);
 	return ret;
 }
 
