@@ -4,7 +4,8 @@
  * (Connect)"): the selection's totals over time, GET /api/v1/series
  * (profsvc_series_set) with step= in seconds, group_by=, aggregation= and
  * limit=, as querier.v1's SelectSeriesResponse: one Series per line, its
- * labels the group_by labels, a Point (milliseconds since the epoch) at
+ * labels the group_by labels it has (one without the label has no pair
+ * for it, where Ember's route says ""), a Point (milliseconds since the epoch) at
  * the start of each step that holds a profile, as Pyroscope leaves out
  * the steps without one.
  */
@@ -50,7 +51,7 @@ static int series_options(const Querier__V1__SelectSeriesRequest *in,
 	return 0;
 }
 
-/* The points of line l with a profile in pts (set->n_points room). */
+/* The points of line l with a profile into pts (room for them). */
 static size_t line_points(const struct pstore_series_set *set, size_t l, bool average,
 			  Types__V1__Point *pts, Types__V1__Point **pp)
 {
@@ -68,33 +69,51 @@ static size_t line_points(const struct pstore_series_set *set, size_t l, bool av
 	return n;
 }
 
+/* The points of set that hold a profile. */
+static size_t points_held(const struct pstore_series_set *set)
+{
+	size_t n = 0;
+
+	for (size_t l = 0; l < set->n_lines; l++)
+		for (size_t i = 0; i < set->n_points; i++)
+			n += set->lines[l].counts[i] != 0;
+	return n;
+}
+
 /* set as a SelectSeriesResponse answered (its strings borrowed). */
 static enum MHD_Result series_reply(struct api_server *srv, struct MHD_Connection *c,
 				    const struct api_request *req,
 				    const struct pstore_series_set *set, bool average)
 {
 	Querier__V1__SelectSeriesResponse out = QUERIER__V1__SELECT_SERIES_RESPONSE__INIT;
-	size_t nl = set->n_lines, np = set->n_points, ng = nl ? set->lines[0].n_labels : 0;
+	size_t nl = set->n_lines, np = points_held(set), ng = nl ? set->lines[0].n_labels : 0;
+	size_t at = 0;
 	Types__V1__Series *s = calloc(nl + 1, sizeof(*s));
 	Types__V1__Series **sp = calloc(nl + 1, sizeof(*sp));
-	Types__V1__Point *pts = calloc(nl * np + 1, sizeof(*pts));
-	Types__V1__Point **pp = calloc(nl * np + 1, sizeof(*pp));
+	Types__V1__Point *pts = calloc(np + 1, sizeof(*pts));
+	Types__V1__Point **pp = calloc(np + 1, sizeof(*pp));
 	Types__V1__LabelPair *lp = calloc(nl * ng + 1, sizeof(*lp));
 	Types__V1__LabelPair **lpp = calloc(nl * ng + 1, sizeof(*lpp));
 	enum MHD_Result ret = MHD_NO;
 
 	for (size_t l = 0; s && sp && pts && pp && lp && lpp && l < nl; l++) {
+		const struct pstore_label *lb = set->lines[l].labels;
+
 		types__v1__series__init(&s[l]);
-		for (size_t k = 0; k < ng; k++) {
-			types__v1__label_pair__init(&lp[l * ng + k]);
-			lp[l * ng + k].name = (char *)set->lines[l].labels[k].name;
-			lp[l * ng + k].value = (char *)set->lines[l].labels[k].value;
-			lpp[l * ng + k] = &lp[l * ng + k];
-		}
 		s[l].labels = &lpp[l * ng];
-		s[l].n_labels = ng;
-		s[l].points = &pp[l * np];
-		s[l].n_points = line_points(set, l, average, &pts[l * np], &pp[l * np]);
+		for (size_t k = 0; k < ng; k++) {
+			Types__V1__LabelPair *p = &lp[l * ng + s[l].n_labels];
+
+			if (!*lb[k].value)
+				continue; /* a series without the label: none, as Pyroscope */
+			types__v1__label_pair__init(p);
+			p->name = (char *)lb[k].name;
+			p->value = (char *)lb[k].value;
+			s[l].labels[s[l].n_labels++] = p;
+		}
+		s[l].points = &pp[at];
+		s[l].n_points = line_points(set, l, average, &pts[at], &pp[at]);
+		at += s[l].n_points;
 		sp[l] = &s[l];
 		out.n_series++;
 	}

@@ -233,7 +233,7 @@ static int keep_top(struct pstore_series_set *set, size_t limit, bool average)
 {
 	struct ranked *r;
 
-	if (!limit || set->n_lines <= limit)
+	if (!limit)
 		return 0;
 	r = calloc(set->n_lines, sizeof(*r));
 	if (!r)
@@ -244,7 +244,7 @@ static int keep_top(struct pstore_series_set *set, size_t limit, bool average)
 	for (size_t i = 0; i < set->n_lines; i++)
 		set->lines[i] = r[i].line;
 	free(r);
-	return drop_lines(set, limit);
+	return set->n_lines > limit ? drop_lines(set, limit) : 0;
 	return 0;
 }
 

@@ -338,6 +338,10 @@ def test_querier__select_series_group_by_average_limit():
     check(sorted(got) == [([("service_name", "cart")], [(t1, 1.0 * PERIOD)]),
                           ([("service_name", "checkout")],
                            [(t0, 3.5 * PERIOD), (t1, 2.0 * PERIOD)])], got)
+    got = series_points(select_series(srv, group_by=["version"]))
+    check(sorted(got) == [([], [(t1, 1.0 * PERIOD)]),  # cart: no version, no pair
+                          ([("version", "2.3")], [(t0, 3.0 * PERIOD), (t1, 2.0 * PERIOD)]),
+                          ([("version", "2.4")], [(t0, 4.0 * PERIOD)])], got)
     got = series_points(select_series(srv, group_by=["version"], limit=1))
     check(got == [([("version", "2.3")], [(t0, 3.0 * PERIOD), (t1, 2.0 * PERIOD)])], got)
     got = series_points(select_series(srv, group_by=["version"], limit=2))
