@@ -92,6 +92,10 @@ int api_profile_body_begin(struct api_server *srv, struct api_request *req);
 
 /* ---- Pyroscope's query API over Connect (connect.c) ---------------------- */
 
+struct Types__V1__StackTraceSelector;
+struct Querier__V1__Level;
+struct api_links;
+
 /* Whether url is /querier.v1.QuerierService/METHOD: r set (METHOD in
  * r->path, "" when too long). */
 bool api_connect_route_parse(const char *url, struct api_route *r);
@@ -127,6 +131,50 @@ enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Co
 					   const struct api_profile_ctx *x,
 					   const struct ProtobufCMessage *m);
 
+/* The selection of type (required: why says so) between start and end
+ * with selector (may be empty); why set on a bad one (connect_select.c). */
+int api_connect_select_of(char *type, char *selector, int64_t start, int64_t end,
+			  struct pstore_selection *sel, const char **why);
+/* A select's filters on sel: the samples linked to spans[0, n_span) or
+ * traces[0, n_trace) (hex IDs, into links, which sel then points into);
+ * a non-empty stack (a call site) is -ENOTSUP, as Ember does not filter
+ * by stack.  0, or -EINVAL / -ENOTSUP with why set for the sender. */
+int api_connect_filters(const struct Types__V1__StackTraceSelector *stack, char *const *spans,
+			size_t n_span, char *const *traces, size_t n_trace,
+			struct api_links *links, struct pstore_selection *sel, char *why,
+			size_t why_size);
+/* sel's flame graph (max_nodes: 0 or less, 8,192) answered as
+ * SelectMergeStacktracesResponse, or SelectMergeSpanProfileResponse when
+ * span. */
+enum MHD_Result api_connect_flamegraph(struct api_server *srv, struct MHD_Connection *c,
+				       struct api_request *req, const struct api_profile_ctx *x,
+				       const struct pstore_selection *sel, int64_t max_nodes,
+				       bool span);
+/* g's levels as Level messages borrowing g's arrays: n_levels pointers
+ * (one block with the messages: free() it), NULL on -ENOMEM. */
+struct Querier__V1__Level **api_connect_levels(const struct pmodel_flamegraph *g);
+/* A failed read's answer (Connect's error form). */
+enum MHD_Result api_connect_read_failed(struct api_server *srv, struct MHD_Connection *c,
+					const struct api_request *req,
+					const struct api_profile_ctx *x, int err, const char *why);
+/* SelectSeries (connect_series.c), SelectMergeSpanProfile
+ * (connect_span.c), Diff (connect_diff.c), GetProfileStats
+ * (connect_stats.c): the request m answered, as above. */
+enum MHD_Result api_connect_select_series(struct api_server *srv, struct MHD_Connection *c,
+					  struct api_request *req,
+					  const struct api_profile_ctx *x,
+					  const struct ProtobufCMessage *m);
+enum MHD_Result api_connect_select_span(struct api_server *srv, struct MHD_Connection *c,
+					struct api_request *req, const struct api_profile_ctx *x,
+					const struct ProtobufCMessage *m);
+enum MHD_Result api_connect_diff(struct api_server *srv, struct MHD_Connection *c,
+				 struct api_request *req, const struct api_profile_ctx *x,
+				 const struct ProtobufCMessage *m);
+enum MHD_Result api_connect_profile_stats(struct api_server *srv, struct MHD_Connection *c,
+					  struct api_request *req,
+					  const struct api_profile_ctx *x,
+					  const struct ProtobufCMessage *m);
+
 /* ---- parameters (profile_params.c) ------------------------------------------ */
 
 /* A query parameter (the first of its name), or NULL. */
@@ -153,6 +201,10 @@ struct api_links {
 };
 int api_links_from_params(struct MHD_Connection *c, struct api_links *out, char *why,
 			  size_t why_size);
+/* The same of lists of IDs (Connect's span_selector, trace_id_selector:
+ * one ID a string). */
+int api_links_from_lists(char *const *spans, size_t n_span, char *const *traces,
+			 size_t n_trace, struct api_links *out, char *why, size_t why_size);
 
 /* ---- ingest (profile_ingest.c, pyroscope_ingest.c) ------------------------- */
 

@@ -6,7 +6,9 @@
  * from the profile service's discovery answers (profsvc_types,
  * profsvc_labels, profsvc_label_sets) re-encoded as the protocol's messages
  * (wire/querier/); SelectMergeStacktraces and SelectMergeProfile from its
- * merge (connect_select.c).  The body becomes its method's request message
+ * merge (connect_select.c), SelectSeries (connect_series.c),
+ * SelectMergeSpanProfile (connect_span.c), Diff (connect_diff.c) and
+ * GetProfileStats (connect_stats.c) in files of their own.  The body becomes its method's request message
  * in querier_decode (wire/querier.h, callable without a server for its
  * fuzz target).  Errors are Connect's: a JSON body
  * {"code":..,"message":..} with the HTTP status its code maps to
@@ -42,8 +44,7 @@ static const struct {
 };
 
 /* The methods of the service Ember does not answer yet. */
-static const char *const later[] = { "SelectSeries", "Diff", "SelectMergeSpanProfile",
-				     "GetProfileStats" };
+static const char *const later[] = { "SelectHeatmap", "AnalyzeQuery" };
 
 bool api_connect_route_parse(const char *url, struct api_route *r)
 {
@@ -435,6 +436,14 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 		ret = api_connect_select_stacktraces(srv, c, req, &x, in);
 	else if (strcmp(m, "SelectMergeProfile") == 0)
 		ret = api_connect_select_profile(srv, c, req, &x, in);
+	else if (strcmp(m, "SelectSeries") == 0)
+		ret = api_connect_select_series(srv, c, req, &x, in);
+	else if (strcmp(m, "SelectMergeSpanProfile") == 0)
+		ret = api_connect_select_span(srv, c, req, &x, in);
+	else if (strcmp(m, "Diff") == 0)
+		ret = api_connect_diff(srv, c, req, &x, in);
+	else if (strcmp(m, "GetProfileStats") == 0)
+		ret = api_connect_profile_stats(srv, c, req, &x, in);
 	else {
 		snprintf(msg, sizeof(msg), "querier.v1.QuerierService/%.64s is %s", m,
 			 later_method(m) ? "not answered by Ember yet" : "no method of the service");

@@ -6,22 +6,24 @@
  * as a querier.v1.FlameGraph, and SelectMergeProfile, the pprof of
  * GET /api/v1/query?format=pprof (profsvc_query) uncompressed: its bytes
  * are the google.v1.Profile message the method answers.  The selection
- * is profile_typeID with label_selector as Ember's selector.
+ * is profile_typeID with label_selector as Ember's selector, its samples
+ * those linked to span_selector's spans or trace_id_selector's traces
+ * when given (api_connect_filters, shared with the other selects);
+ * stack_trace_selector is not read (unimplemented when not empty).
  */
 #include "api_profiles.h"
 #include "querier.pb-c.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #define DEFAULT_MAX_NODES 8192
 #define PROFILE_CAP ((size_t)512 << 20) /* profsvc_query's answer cap */
 
-/* The selection of type between start and end with selector (may be
- * empty); why set on a bad one. */
-static int select_of(char *type, char *selector, int64_t start, int64_t end,
-		     struct pstore_selection *sel, const char **why)
+int api_connect_select_of(char *type, char *selector, int64_t start, int64_t end,
+			  struct pstore_selection *sel, const char **why)
 {
 	if (!*type) {
 		*why = "profile_typeID is required (name:sample_type:sample_unit:period_type:"
@@ -33,47 +35,95 @@ static int select_of(char *type, char *selector, int64_t start, int64_t end,
 	return 0;
 }
 
-/* A failed read's answer (Connect's error form, as every answer here). */
-static enum MHD_Result read_failed(struct api_server *srv, struct MHD_Connection *c,
-				   const struct api_request *req, const struct api_profile_ctx *x,
-				   int err, const char *why)
+enum MHD_Result api_connect_read_failed(struct api_server *srv, struct MHD_Connection *c,
+					const struct api_request *req,
+					const struct api_profile_ctx *x, int err, const char *why)
 {
 	struct profsvc_answer a = { 0 };
 
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 
-/* g as a SelectMergeStacktracesResponse (its arrays borrowed). */
+Querier__V1__Level **api_connect_levels(const struct pmodel_flamegraph *g)
+{
+	Querier__V1__Level **lp = calloc(1, (g->n_levels + 1) * (sizeof(*lp) + sizeof(**lp)));
+	Querier__V1__Level *levels = (Querier__V1__Level *)(lp + g->n_levels + 1);
+
+	for (size_t d = 0; lp && d < g->n_levels; d++) {
+		querier__v1__level__init(&levels[d]);
+		levels[d].values = g->levels[d];
+		levels[d].n_values = g->level_len[d];
+		lp[d] = &levels[d];
+	}
+	return lp;
+}
+
+/* g as a SelectMergeStacktracesResponse, or (span) the same bytes as
+ * SelectMergeSpanProfileResponse (its arrays borrowed). */
 static enum MHD_Result flamegraph_reply(struct api_server *srv, struct MHD_Connection *c,
 					const struct api_request *req,
-					const struct pmodel_flamegraph *g)
+					const struct pmodel_flamegraph *g, bool span)
 {
 	Querier__V1__SelectMergeStacktracesResponse out =
 		QUERIER__V1__SELECT_MERGE_STACKTRACES_RESPONSE__INIT;
+	Querier__V1__SelectMergeSpanProfileResponse sout =
+		QUERIER__V1__SELECT_MERGE_SPAN_PROFILE_RESPONSE__INIT;
 	Querier__V1__FlameGraph fg = QUERIER__V1__FLAME_GRAPH__INIT;
-	Querier__V1__Level *levels = calloc(g->n_levels + 1, sizeof(*levels));
-	Querier__V1__Level **lp = calloc(g->n_levels + 1, sizeof(*lp));
 	enum MHD_Result ret = MHD_NO;
 
-	if (levels && lp) {
-		for (size_t d = 0; d < g->n_levels; d++) {
-			querier__v1__level__init(&levels[d]);
-			levels[d].values = g->levels[d];
-			levels[d].n_values = g->level_len[d];
-			lp[d] = &levels[d];
-		}
+	fg.levels = api_connect_levels(g);
+	if (fg.levels) {
 		fg.names = (char **)g->names;
 		fg.n_names = g->n_names;
-		fg.levels = lp;
 		fg.n_levels = g->n_levels;
 		fg.total = g->total;
 		fg.max_self = g->max_self;
 		out.flamegraph = &fg;
-		ret = api_connect_reply(srv, c, req, &out.base);
+		sout.flamegraph = &fg;
+		ret = api_connect_reply(srv, c, req, span ? &sout.base : &out.base);
 	}
-	free(lp);
-	free(levels);
+	free(fg.levels);
 	return ret;
+}
+
+enum MHD_Result api_connect_flamegraph(struct api_server *srv, struct MHD_Connection *c,
+				       struct api_request *req, const struct api_profile_ctx *x,
+				       const struct pstore_selection *sel, int64_t max_nodes,
+				       bool span)
+{
+	struct pmodel_flamegraph *g = NULL;
+	char why[512] = "";
+	enum MHD_Result ret;
+	int err = profsvc_flamegraph(srv->profiles->svc, &x->ro, sel,
+				     max_nodes > 0 ? (size_t)max_nodes : DEFAULT_MAX_NODES, &g, why,
+				     sizeof(why));
+
+	ret = err ? api_connect_read_failed(srv, c, req, x, err, why)
+		  : flamegraph_reply(srv, c, req, g, span);
+	pmodel_flamegraph_free(g);
+	return ret;
+}
+
+int api_connect_filters(const struct Types__V1__StackTraceSelector *stack, char *const *spans,
+			size_t n_span, char *const *traces, size_t n_trace,
+			struct api_links *links, struct pstore_selection *sel, char *why,
+			size_t why_size)
+{
+	if (stack && stack->n_call_site) {
+		snprintf(why, why_size, "stack_trace_selector is not read by Ember");
+		return -ENOTSUP;
+	}
+	EMBER_FORWARD_IF_ERROR(api_links_from_lists(spans, n_span, traces, n_trace, links, why,
+						    why_size));
+	sel->links = &links->f;
+	return 0;
+}
+
+/* The answer of a refused request: 501 when what it asks is not read. */
+static enum MHD_Result refused(struct api_server *srv, struct MHD_Connection *c,
+			       const struct api_request *req, int err, const char *why)
+{
+	return api_profile_text(srv, c, req, err == -ENOTSUP ? 501 : 400, why, NULL);
 }
 
 enum MHD_Result api_connect_select_stacktraces(struct api_server *srv,
@@ -84,27 +134,23 @@ enum MHD_Result api_connect_select_stacktraces(struct api_server *srv,
 {
 	const Querier__V1__SelectMergeStacktracesRequest *in = (const void *)m;
 	const char *bad = "";
-	struct pmodel_flamegraph *g = NULL;
 	struct pstore_selection sel;
-	char why[512] = "";
-	enum MHD_Result ret;
-	int err = select_of(in->profile_typeid, in->label_selector, in->start, in->end, &sel,
-			    &bad);
+	struct api_links links;
+	char why[256] = "";
+	int err = api_connect_select_of(in->profile_typeid, in->label_selector, in->start,
+					in->end, &sel, &bad);
 
-	if (!err && in->format > QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_FLAMEGRAPH)
-		ret = api_profile_text(srv, c, req, 501,
-				       "only the flame graph format is answered", NULL);
-	else if (err)
-		ret = api_profile_text(srv, c, req, 400, bad, NULL);
-	else if ((err = profsvc_flamegraph(srv->profiles->svc, &x->ro, &sel,
-					   in->max_nodes > 0 ? (size_t)in->max_nodes
-							     : DEFAULT_MAX_NODES,
-					   &g, why, sizeof(why))))
-		ret = read_failed(srv, c, req, x, err, why);
-	else
-		ret = flamegraph_reply(srv, c, req, g);
-	pmodel_flamegraph_free(g);
-	return ret;
+	if (err)
+		return api_profile_text(srv, c, req, 400, bad, NULL);
+	if (in->format > QUERIER__V1__PROFILE_FORMAT__PROFILE_FORMAT_FLAMEGRAPH)
+		return api_profile_text(srv, c, req, 501,
+					"only the flame graph format is answered", NULL);
+	err = api_connect_filters(in->stack_trace_selector, in->span_selector,
+				  in->n_span_selector, in->trace_id_selector,
+				  in->n_trace_id_selector, &links, &sel, why, sizeof(why));
+	if (err)
+		return refused(srv, c, req, err, why);
+	return api_connect_flamegraph(srv, c, req, x, &sel, in->max_nodes, false);
 }
 
 /* The gzip'd pprof of a (released) uncompressed into an answer. */
@@ -136,17 +182,19 @@ enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Co
 	const char *bad = "";
 	struct pstore_selection sel;
 	struct profsvc_answer a;
+	struct api_links links;
 	char why[512] = "";
-	enum MHD_Result ret;
-	int err = select_of(in->profile_typeid, in->label_selector, in->start, in->end, &sel,
-			    &bad);
+	int err = api_connect_select_of(in->profile_typeid, in->label_selector, in->start,
+					in->end, &sel, &bad);
 
 	if (err)
-		ret = api_profile_text(srv, c, req, 400, bad, NULL);
-	else if ((err = profsvc_query(srv->profiles->svc, &x->ro, &sel, &o, &a, why,
-				      sizeof(why))))
-		ret = api_profile_answer(srv, c, req, x, err, &a, NULL, why);
-	else
-		ret = profile_reply(srv, c, req, &a);
-	return ret;
+		return api_profile_text(srv, c, req, 400, bad, NULL);
+	err = api_connect_filters(in->stack_trace_selector, NULL, 0, in->trace_id_selector,
+				  in->n_trace_id_selector, &links, &sel, why, sizeof(why));
+	if (err)
+		return refused(srv, c, req, err, why);
+	err = profsvc_query(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
+	if (err)
+		return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
+	return profile_reply(srv, c, req, &a);
 }

@@ -106,16 +106,38 @@ static enum MHD_Result take_group(void *cls, enum MHD_ValueKind kind, const char
 	return MHD_YES;
 }
 
+/* aggregation= (sum, average) and limit= of GET /api/v1/series into o. */
+static int series_options(struct MHD_Connection *c, struct profsvc_series_opts *o,
+			  const char **bad)
+{
+	const char *agg = api_param(c, "aggregation");
+	const char *limit = api_param(c, "limit");
+	uint64_t n = 0;
+
+	if (agg && strcmp(agg, "sum") && strcmp(agg, "average")) {
+		*bad = "aggregation: sum or average";
+		return -EINVAL;
+	}
+	if (limit && pyro_parse_uint(limit, PSTORE_SERIES_MAX_LINES, &n)) {
+		*bad = "limit: not a number of series";
+		return -EINVAL;
+	}
+	o->average = agg && strcmp(agg, "average") == 0;
+	o->limit = (size_t)n;
+	return 0;
+}
+
 enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req, const struct api_profile_ctx *x)
 {
 	const char *step_s = api_param(c, "step");
 	struct pstore_selection sel;
 	struct group_by g = { .n = 0 };
+	struct profsvc_series_opts o = { .sz = sizeof(o) };
 	struct profsvc_answer a;
 	enum MHD_Result ret;
+	const char *bad = "";
 	char why[512] = "";
-	int64_t step = 0;
 	int err;
 
 	if (selection(srv, c, req, &sel, &ret))
@@ -124,11 +146,15 @@ enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection
 	if (g.over)
 		return api_profile_error(srv, c, req, -EINVAL,
 					 "group_by: at most 8 label names of 128 bytes");
-	if (step_s && pyro_parse_duration(step_s, &step)) {
+	if (step_s && pyro_parse_duration(step_s, &o.step_ns)) {
 		snprintf(why, sizeof(why), "step: '%.32s' is not a duration (10s, 1m, 1h)", step_s);
 		return api_profile_error(srv, c, req, -EINVAL, why);
 	}
-	err = profsvc_series(srv->profiles->svc, &x->ro, &sel, step, g.v, g.n, &a, why, sizeof(why));
+	if (series_options(c, &o, &bad))
+		return api_profile_error(srv, c, req, -EINVAL, bad);
+	o.group_by = (const char *const *)g.v;
+	o.n_group_by = g.n;
+	err = profsvc_series(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 

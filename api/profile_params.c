@@ -166,18 +166,44 @@ static size_t sort_unique(void *v, size_t n, size_t size, int (*cmp)(const void 
 	return out;
 }
 
+static void links_init(struct api_links *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->f.span = (const uint8_t(*)[8])out->span;
+	out->f.trace = (const uint8_t(*)[16])out->trace;
+}
+
+static void links_finish(struct api_links *out)
+{
+	out->f.n_span = sort_unique(out->span, out->f.n_span, 8, cmp8);
+	out->f.n_trace = sort_unique(out->trace, out->f.n_trace, 16, cmp16);
+}
+
 int api_links_from_params(struct MHD_Connection *c, struct api_links *out, char *why,
 			  size_t why_size)
 {
 	struct links_walk w = { out, 0, why, why_size };
 
-	memset(out, 0, sizeof(*out));
-	out->f.span = (const uint8_t(*)[8])out->span;
-	out->f.trace = (const uint8_t(*)[16])out->trace;
+	links_init(out);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, link_param, &w);
 	if (w.err)
 		return w.err;
-	out->f.n_span = sort_unique(out->span, out->f.n_span, 8, cmp8);
-	out->f.n_trace = sort_unique(out->trace, out->f.n_trace, 16, cmp16);
+	links_finish(out);
+	return 0;
+}
+
+int api_links_from_lists(char *const *spans, size_t n_span, char *const *traces,
+			 size_t n_trace, struct api_links *out, char *why, size_t why_size)
+{
+	struct links_walk w = { out, 0, why, why_size };
+
+	links_init(out);
+	for (size_t i = 0; !w.err && i < n_span; i++)
+		w.err = add_link_id(&w, true, spans[i], strlen(spans[i]));
+	for (size_t i = 0; !w.err && i < n_trace; i++)
+		w.err = add_link_id(&w, false, traces[i], strlen(traces[i]));
+	if (w.err)
+		return w.err;
+	links_finish(out);
 	return 0;
 }

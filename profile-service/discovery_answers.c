@@ -162,7 +162,94 @@ int profsvc_types(struct profsvc *s, const struct symsvc_request_opts *ro,
 
 /* ---- series ------------------------------------------------------------------ */
 
-static int line_json(struct ember_buf *b, const struct pstore_series_set *set, size_t i)
+double profsvc_series_value(const struct pstore_series_set *set, size_t line, size_t i,
+			    bool average)
+{
+	const struct pstore_series_line *l = &set->lines[line];
+
+	return average && l->counts[i] ? (double)l->values[i] / l->counts[i]
+				       : (double)l->values[i];
+}
+
+/* A line's total over the range: the sum of its points (averages when
+ * average), the order of a top-N. */
+static double line_total(const struct pstore_series_set *set, size_t line, bool average)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < set->n_points; i++)
+		sum += profsvc_series_value(set, line, i, average);
+	return sum;
+}
+
+static int labels_cmp(const struct pstore_series_line *a, const struct pstore_series_line *b)
+{
+	for (size_t k = 0; k < a->n_labels && k < b->n_labels; k++) {
+		int c = strcmp(a->labels[k].value, b->labels[k].value);
+
+		if (c)
+			return c;
+	}
+	return (a->n_labels > b->n_labels) - (a->n_labels < b->n_labels);
+}
+
+struct ranked {
+	struct pstore_series_line line;
+	double total;
+};
+
+/* Largest total first, then by labels (Pyroscope's TopSeries). */
+static int ranked_cmp(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	return labels_cmp(&a->line, &b->line);
+}
+
+/* set's lines from keep on freed (as a set of their own). */
+static int drop_lines(struct pstore_series_set *set, size_t keep)
+{
+	struct pstore_series_set *drop = calloc(1, sizeof(*drop));
+
+	if (!drop)
+		return -ENOMEM;
+	drop->n_lines = set->n_lines - keep;
+	drop->lines = malloc(drop->n_lines * sizeof(*drop->lines));
+	if (!drop->lines) {
+		free(drop);
+		return -ENOMEM;
+	}
+	memcpy(drop->lines, set->lines + keep, drop->n_lines * sizeof(*drop->lines));
+	set->n_lines = keep;
+	pstore_series_set_free(drop);
+	return 0;
+}
+
+/* set's lines past the limit of largest totals dropped, the rest in
+ * that order. */
+static int keep_top(struct pstore_series_set *set, size_t limit, bool average)
+{
+	struct ranked *r;
+
+	if (!limit)
+		return 0;
+	r = calloc(set->n_lines, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->n_lines; i++)
+		r[i] = (struct ranked){ set->lines[i], line_total(set, i, average) };
+	ember_qsort(r, set->n_lines, sizeof(*r), ranked_cmp);
+	for (size_t i = 0; i < set->n_lines; i++)
+		set->lines[i] = r[i].line;
+	free(r);
+	return set->n_lines > limit ? drop_lines(set, limit) : 0;
+	return 0;
+}
+
+static int line_json(struct ember_buf *b, const struct pstore_series_set *set, size_t i,
+		     bool average)
 {
 	const struct pstore_series_line *l = &set->lines[i];
 	int err = ember_buf_appendf(b, "%s{\"labels\":{", i ? "," : "");
@@ -176,11 +263,13 @@ static int line_json(struct ember_buf *b, const struct pstore_series_set *set, s
 	}
 	err = err ? err : ember_buf_appendf(b, "},\"values\":[");
 	for (size_t p = 0; !err && p < set->n_points; p++)
-		err = ember_buf_appendf(b, "%s%" PRId64, p ? "," : "", l->values[p]);
+		err = average ? ember_buf_appendf(b, "%s%.17g", p ? "," : "",
+						  profsvc_series_value(set, i, p, true))
+			      : ember_buf_appendf(b, "%s%" PRId64, p ? "," : "", l->values[p]);
 	return err ? err : ember_buf_appendf(b, "]}");
 }
 
-static int series_json(struct ember_buf *b, const struct pstore_series_set *set)
+static int series_json(struct ember_buf *b, const struct pstore_series_set *set, bool average)
 {
 	const char *u = set->type;
 	int err;
@@ -198,36 +287,64 @@ static int series_json(struct ember_buf *b, const struct pstore_series_set *set)
 				      set->from_ns / 1000000, set->step_ns / 1000000,
 				      set->n_points);
 	for (size_t i = 0; !err && i < set->n_lines; i++)
-		err = line_json(b, set, i);
+		err = line_json(b, set, i, average);
 	return err ? err : ember_buf_appendf(b, "]}\n");
 }
 
-int profsvc_series(struct profsvc *s, const struct symsvc_request_opts *ro,
-		   const struct pstore_selection *sel, int64_t step_ns,
-		   const char *const *group_by, size_t n, struct profsvc_answer *a, char *why,
-		   size_t why_size)
+int profsvc_series_set(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, const struct profsvc_series_opts *o,
+		       struct pstore_series_set **out, char *why, size_t why_size)
 {
 	struct pstore_series_set *set = NULL;
 	struct profsvc_read rd;
 	struct pstore_selection rs;
+	int64_t step_ns = EMBER_OPTS_GET(o, step_ns, 0);
 	int err = profsvc_read_begin(s, ro, &rd);
 
-	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	*out = NULL;
 	if (!step_ns) {
 		step_ns = (sel->to_ns - sel->from_ns) / 240;
 		step_ns = step_ns < MIN_STEP_NS ? MIN_STEP_NS : step_ns;
 	}
 	rs = profsvc_read_selection(&rd, sel);
 	err = err ? err
-		  : pstore_series_totals(s->store, &rs, step_ns, group_by, n, &set, why, why_size);
+		  : pstore_series_totals(s->store, &rs, step_ns, EMBER_OPTS_GET(o, group_by, NULL),
+					 EMBER_OPTS_GET(o, n_group_by, 0), &set, why, why_size);
 	profsvc_read_end(&rd);
 	if (err == -E2BIG && !(ro && ro->account && ro->account->err))
 		return -EINVAL; /* what the request asks is too much: the grid's bounds */
 	if (err)
 		return err;
-	err = series_json(&a->body, set);
+	err = keep_top(set, EMBER_OPTS_GET(o, limit, 0), EMBER_OPTS_GET(o, average, false));
+	if (err) {
+		pstore_series_set_free(set);
+		return profsvc_write_failed(err, why, why_size, "out of memory");
+	}
+	*out = set;
+	return 0;
+}
+
+int profsvc_series(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, const struct profsvc_series_opts *o,
+		   struct profsvc_answer *a, char *why, size_t why_size)
+{
+	struct pstore_series_set *set = NULL;
+	int err;
+
+	profsvc_answer_init(a, ANSWER_CAP, EMBER_OPTS_GET(ro, account, NULL));
+	err = profsvc_series_set(s, ro, sel, o, &set, why, why_size);
+	if (err)
+		return err;
+	err = series_json(&a->body, set, EMBER_OPTS_GET(o, average, false));
 	pstore_series_set_free(set);
 	return profsvc_write_failed(err, why, why_size, "the answer is too large: a larger step");
+}
+
+/* ---- stats ------------------------------------------------------------------- */
+
+int profsvc_time_range(struct profsvc *s, struct pstore_time_range *out)
+{
+	return pstore_time_range(s->store, out);
 }
 
 /* ---- coverage ----------------------------------------------------------------- */

@@ -273,6 +273,15 @@ int profsvc_flamegraph(struct profsvc *s, const struct symsvc_request_opts *ro,
 int profsvc_render_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 			const struct pstore_selection *left, const struct pstore_selection *right,
 			size_t max_nodes, struct profsvc_answer *a, char *why, size_t why_size);
+/* querier.v1's Diff: both sides merged as profsvc_flamegraph merges
+ * them, left as the diff's base, as pmodel_flamegraph_diff_new's graph
+ * (past max_nodes nodes, 0: no limit, folded) into *out (NULL on error;
+ * pmodel_flamegraph_free).  -PMODEL_ERR_TYPE (why set) when the sides'
+ * sample types or units differ; otherwise as profsvc_query's. */
+int profsvc_flamegraph_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+			    const struct pstore_selection *left,
+			    const struct pstore_selection *right, size_t max_nodes,
+			    struct pmodel_flamegraph **out, char *why, size_t why_size);
 /* Both sides merged and compared under d, written in o's format. */
 int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 		 const struct pstore_selection *base, const struct pstore_selection *new_,
@@ -299,15 +308,38 @@ int profsvc_label_sets(struct profsvc *s, const struct symsvc_request_opts *ro,
 int profsvc_types(struct profsvc *s, const struct symsvc_request_opts *ro,
 		  const struct pstore_selection *sel, struct profsvc_answer *a, char *why,
 		  size_t why_size);
-/* The totals at step (0: the range / 240, at least 10 s) grouped by
- * group_by[0, n): {"type":..,"series":[...]}.  -EINVAL (why set) when
- * the grid passes the store's bounds (pstore_series_totals: more points
- * than PSTORE_SERIES_MAX_POINTS, more lines than the points leave of
+/* What profsvc_series reads.  Zero fields take the defaults. */
+struct profsvc_series_opts {
+	size_t sz;			/* sizeof(struct profsvc_series_opts) */
+	int64_t step_ns;		/* 0: the range / 240, at least 10 s */
+	const char *const *group_by;	/* one line per distinct value tuple */
+	size_t n_group_by;
+	bool average;			/* a point: the mean of its profiles' totals */
+	size_t limit;			/* the lines of largest total kept (0: all) */
+};
+/* The selection's totals over time as o says, grouped, the limit lines
+ * of largest total (the sum of their points) kept, largest first (ties
+ * by label values), into *out (pstore_series_set_free; NULL on error):
+ * a point's value is profsvc_series_value's.  -EINVAL (why set) when the
+ * grid passes the store's bounds (pstore_series_totals: more points than
+ * PSTORE_SERIES_MAX_POINTS, more lines than the points leave of
  * PSTORE_SERIES_MAX_CELLS), refused before it is allocated. */
+int profsvc_series_set(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *sel, const struct profsvc_series_opts *o,
+		       struct pstore_series_set **out, char *why, size_t why_size);
+/* Point i of line of set: its sum, or with average the mean of the
+ * profiles' totals summed into it (0 where none is). */
+double profsvc_series_value(const struct pstore_series_set *set, size_t line, size_t i,
+			    bool average);
+/* The same as JSON: {"type":..,"series":[...]} (docs/http-api.md,
+ * "Totals over time"). */
 int profsvc_series(struct profsvc *s, const struct symsvc_request_opts *ro,
-		   const struct pstore_selection *sel, int64_t step_ns,
-		   const char *const *group_by, size_t n, struct profsvc_answer *a, char *why,
-		   size_t why_size);
+		   const struct pstore_selection *sel, const struct profsvc_series_opts *o,
+		   struct profsvc_answer *a, char *why, size_t why_size);
+/* Whether the store holds a profile, its oldest and newest times
+ * (pstore_time_range: the sources' bounds, no profile read).  0 or
+ * -ENOMEM. */
+int profsvc_time_range(struct profsvc *s, struct pstore_time_range *out);
 /* The symbolization coverage: the first rows build IDs (0: all). */
 int profsvc_coverage(struct profsvc *s, const struct symsvc_request_opts *ro,
 		     const struct pstore_selection *sel, size_t rows, struct profsvc_answer *a,

@@ -12,7 +12,8 @@
  * with its metadata and timeline (profsvc_render), and GET
  * /pyroscope/render-diff: a diff's flamebearer of format "double"
  * (pmodel_write_flamebearer_diff, profsvc_render_diff); querier.v1's flame
- * graph (profsvc_flamegraph, pmodel_flamegraph_new).
+ * graph (profsvc_flamegraph, pmodel_flamegraph_new) and its diff
+ * (profsvc_flamegraph_diff, pmodel_flamegraph_diff_new).
  */
 #include "profsvc_internal.h"
 #include "symsvc.h"
@@ -361,37 +362,59 @@ static int diff_sides(struct profsvc *s, struct profsvc_read *rd, const struct p
 	return err;
 }
 
+/* A diff's two merges and their comparison. */
+struct diff_parts {
+	struct pmodel_result *base, *new_;
+	struct pmodel_diff *diff;
+};
+
+/* Both sides merged (under rd) and compared under d into *p (released by
+ * diff_parts_free, also on error). */
+static int diff_parts_new(struct profsvc *s, struct profsvc_read *rd,
+			  const struct pstore_selection *base, const struct pstore_selection *new_,
+			  const struct pmodel_diff_opts *d, struct diff_parts *p, char *why,
+			  size_t why_size)
+{
+	int err = diff_sides(s, rd, base, new_, &p->base, &p->new_, why, why_size);
+
+	err = err ? err : pmodel_diff_new(p->base, p->new_, d, &p->diff);
+	if (err == -PMODEL_ERR_TYPE)
+		snprintf(why, why_size, "the two sides hold different sample types or units");
+	return err;
+}
+
+static void diff_parts_free(struct diff_parts *p)
+{
+	pmodel_diff_free(p->diff);
+	pmodel_result_free(p->base);
+	pmodel_result_free(p->new_);
+}
+
 /* Both sides merged, compared under d and written by write. */
 static int diff_answer(struct profsvc *s, const struct symsvc_request_opts *ro,
 		       const struct pstore_selection *base, const struct pstore_selection *new_,
 		       const struct pmodel_diff_opts *d, diff_write_fn write, const void *ctx,
 		       struct profsvc_answer *a, char *why, size_t why_size)
 {
-	struct pmodel_result *br = NULL, *nr = NULL;
-	struct pmodel_diff *diff = NULL;
+	struct diff_parts p = { 0 };
 	struct pmodel_result_info bi, ni;
 	struct profsvc_read rd;
 	int err = profsvc_read_begin(s, ro, &rd);
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
-	err = err ? err : diff_sides(s, &rd, base, new_, &br, &nr, why, why_size);
+	err = err ? err : diff_parts_new(s, &rd, base, new_, d, &p, why, why_size);
 	profsvc_read_end(&rd);
-	if (err)
-		return err;
-	err = pmodel_diff_new(br, nr, d, &diff);
-	if (err == -PMODEL_ERR_TYPE)
-		snprintf(why, why_size, "the two sides hold different sample types or units");
-	pmodel_result_info(br, &bi);
-	pmodel_result_info(nr, &ni);
-	a->base_profiles = bi.profiles;
-	a->profiles = ni.profiles;
+	if (p.base && p.new_) {
+		pmodel_result_info(p.base, &bi);
+		pmodel_result_info(p.new_, &ni);
+		a->base_profiles = bi.profiles;
+		a->profiles = ni.profiles;
+	}
 	if (!err) {
-		err = write(diff, br, nr, ctx, a);
+		err = write(p.diff, p.base, p.new_, ctx, a);
 		profsvc_write_failed(err, why, why_size, err == -E2BIG ? TOO_LARGE : "");
 	}
-	pmodel_diff_free(diff);
-	pmodel_result_free(br);
-	pmodel_result_free(nr);
+	diff_parts_free(&p);
 	return err;
 }
 
@@ -431,4 +454,23 @@ int profsvc_render_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 {
 	return diff_answer(s, ro, left, right, NULL, render_diff_json, &max_nodes, a, why,
 			   why_size);
+}
+
+int profsvc_flamegraph_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+			    const struct pstore_selection *left,
+			    const struct pstore_selection *right, size_t max_nodes,
+			    struct pmodel_flamegraph **out, char *why, size_t why_size)
+{
+	struct diff_parts p = { 0 };
+	struct profsvc_read rd;
+	int err = profsvc_read_begin(s, ro, &rd);
+
+	*out = NULL;
+	err = err ? err : diff_parts_new(s, &rd, left, right, NULL, &p, why, why_size);
+	profsvc_read_end(&rd);
+	if (!err)
+		err = profsvc_write_failed(pmodel_flamegraph_diff_new(p.diff, max_nodes, out), why,
+					   why_size, "the flame graph: out of memory");
+	diff_parts_free(&p);
+	return err;
 }

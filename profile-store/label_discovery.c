@@ -2,10 +2,14 @@
  * label_discovery.c - what a UI offers for completion: the label names, the
  * values of one label, the profile types and the label sets of the series
  * a selection reaches (each part of the selection optional), sorted and
- * unique.
+ * unique.  A label set asked with the name __profile_type__ carries the
+ * series' type under it, as Pyroscope's Series answers: one set per type
+ * the series holds (only the selection's type when it has one).
  */
 #include "pstore_query.h"
 #include "pstore_series.h"
+
+#define PROFILE_TYPE_LABEL "__profile_type__"
 
 enum what { NAMES, VALUES, TYPES, SETS };
 
@@ -14,6 +18,7 @@ struct disc {
 	const char *name;
 	const char *const *names; /* SETS: the names kept (n_names 0: all) */
 	size_t n_names;
+	const char *type; /* the selection's type (NULL: any), once resolved */
 	struct pstore_strs out;
 };
 
@@ -36,8 +41,22 @@ static bool kept(const struct disc *d, const char *name)
 	return d->n_names == 0;
 }
 
-/* Series sid's labels (those kept) as a JSON object; none kept: nothing. */
-static int add_set(struct disc *d, const struct pstore_seriestab *t, uint32_t sid)
+/* One "NAME":"VALUE" pair of a set's JSON object, after a comma when the
+ * object has begun. */
+static int set_pair(struct ember_buf *b, const char *n, const char *v)
+{
+	int err = ember_buf_putc(b, b->len ? ',' : '{');
+
+	err = err ? err : ember_json_str(b, n, strlen(n));
+	err = err ? err : ember_buf_putc(b, ':');
+	return err ? err : ember_json_str(b, v, strlen(v));
+}
+
+/* Series sid's labels (those kept) as a JSON object, with type (when not
+ * NULL) as the label __profile_type__ in its sorted place; none kept:
+ * nothing. */
+static int add_set(struct disc *d, const struct pstore_seriestab *t, uint32_t sid,
+		   const char *type)
 {
 	const struct pstore_series *s = &t->series.v[sid];
 	struct ember_buf b;
@@ -47,15 +66,15 @@ static int add_set(struct disc *d, const struct pstore_seriestab *t, uint32_t si
 	for (uint32_t i = 0; !err && i < s->nlabels; i++) {
 		const struct pstore_lpair *p = &t->pairs.v[s->label_off + i];
 		const char *n = pmodel_str(&t->str, p->name);
-		const char *v = pmodel_str(&t->str, p->value);
 
-		if (!kept(d, n))
-			continue;
-		err = ember_buf_putc(&b, b.len ? ',' : '{');
-		err = err ? err : ember_json_str(&b, n, strlen(n));
-		err = err ? err : ember_buf_putc(&b, ':');
-		err = err ? err : ember_json_str(&b, v, strlen(v));
+		if (type && strcmp(n, PROFILE_TYPE_LABEL) > 0) {
+			err = set_pair(&b, PROFILE_TYPE_LABEL, type);
+			type = NULL;
+		}
+		if (!err && kept(d, n))
+			err = set_pair(&b, n, pmodel_str(&t->str, p->value));
 	}
+	err = err || !type ? err : set_pair(&b, PROFILE_TYPE_LABEL, type);
 	err = err || !b.len ? err : ember_buf_putc(&b, '}');
 	err = err || !b.len ? err : ember_buf_putc(&b, '\0');
 	if (!err && b.len && EMBER_VEC_APPEND(&d->out, b.data))
@@ -63,6 +82,22 @@ static int add_set(struct disc *d, const struct pstore_seriestab *t, uint32_t si
 	if (err || !b.len)
 		ember_buf_release(&b);
 	return err;
+}
+
+/* Series sid's sets: one, or with __profile_type__ among the names kept
+ * one per type it holds (the selection's type alone when it has one). */
+static int add_sets(struct disc *d, const struct pstore_seriestab *t, uint32_t sid)
+{
+	const struct pstore_series *s = &t->series.v[sid];
+
+	if (!d->n_names || !kept(d, PROFILE_TYPE_LABEL))
+		return add_set(d, t, sid, NULL);
+	if (d->type)
+		return add_set(d, t, sid, d->type);
+	for (uint32_t i = 0; i < s->ntypes; i++)
+		EMBER_FORWARD_IF_ERROR(
+			add_set(d, t, sid, pstore_type_str(t, t->type_ids.v[s->type_off + i])));
+	return 0;
 }
 
 static int on_series(void *ctx, const struct pstore_seriestab *t, uint32_t sid, int32_t col)
@@ -73,7 +108,7 @@ static int on_series(void *ctx, const struct pstore_seriestab *t, uint32_t sid, 
 
 	(void)col;
 	if (d->what == SETS)
-		return add_set(d, t, sid);
+		return add_sets(d, t, sid);
 	if (d->what == VALUES)
 		return (v = pstore_series_label(t, sid, d->name)) ? add(d, v) : 0;
 	for (uint32_t i = 0; d->what == NAMES && i < s->nlabels; i++)
@@ -120,6 +155,7 @@ static int discover(struct pstore *s, struct disc *dc, const struct pstore_selec
 
 	if (err)
 		return err;
+	dc->type = sc.q.type;
 	err = pstore_scan_run(&snap, &sc);
 	pstore_scan_end(&sc, &snap);
 	if (!err)

@@ -354,7 +354,8 @@ int pstore_profile_types(struct pstore *s, const struct pstore_selection *sel,
 /* The label sets of the series in sel, each restricted to names[0, n_names)
  * (n_names 0: every label) and written as a JSON object {"NAME":"VALUE",
  * ...} (names sorted; a series keeping no label gives none), sorted and
- * unique. */
+ * unique.  The name __profile_type__ among names adds the series' type
+ * under it: a set per type the series holds, or sel's type alone. */
 int pstore_label_sets(struct pstore *s, const struct pstore_selection *sel,
 		      const char *const *names, size_t n_names, struct pstore_strlist **out,
 		      char *why, size_t why_size);
@@ -365,6 +366,7 @@ struct pstore_series_line {
 	struct pstore_label *labels; /* the group_by labels; value "" if absent */
 	size_t n_labels;
 	int64_t *values;
+	uint32_t *counts; /* the profiles summed into each value */
 };
 struct pstore_series_set {
 	int64_t from_ns, step_ns;
@@ -381,7 +383,7 @@ struct pstore_series_set {
  * as soon as the line that crosses it is met.  The grid's values are
  * taken from sel->request's account.  *out to pstore_series_set_free(). */
 #define PSTORE_SERIES_MAX_POINTS 11000	/* Prometheus' resolution limit */
-#define PSTORE_SERIES_MAX_CELLS 1000000	/* 8 MB of values, ~20 MB of JSON */
+#define PSTORE_SERIES_MAX_CELLS 1000000	/* 12 MB of values and counts, ~20 MB of JSON */
 #define PSTORE_SERIES_MAX_LINES 10000
 int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel,
 			 int64_t step_ns, const char *const *group_by, size_t n_group_by,
@@ -405,6 +407,15 @@ int pstore_coverage(struct pstore *s, const struct pstore_selection *sel,
 void pstore_coverage_free(struct pstore_coverage *c);
 
 /* ---- maintenance and stats ---------------------------------------------- */
+
+/* Whether the store holds a profile (log and blocks), and the times of
+ * its oldest and newest (0 when none), from their sources' bounds. */
+struct pstore_time_range {
+	bool any;
+	int64_t oldest_ns, newest_ns;
+};
+/* 0 or -ENOMEM. */
+int pstore_time_range(struct pstore *s, struct pstore_time_range *out);
 
 /*
  * The debug info of build_id (hex) is now there (an upload, a fetch): the

@@ -15,7 +15,10 @@
  * the request's memory account (struct pstore_selection's mem) before it
  * is compiled: no selector costs the server more than 8 MiB or a compile
  * past that bound (docs/security.md).  A missing label
- * has the value "" (so {foo=""} matches series without foo).
+ * has the value "" (so {foo=""} matches series without foo).  The matcher
+ * __profile_type__="TYPE" (what Grafana sends) is no label: it gives the
+ * selector's type, as "TYPE{...}" does (a different type before the
+ * braces is refused, and so is any other operator on it).
  */
 #include "pstore_query.h"
 
@@ -28,6 +31,7 @@
 #define REGEXES_MAX 8
 #define REGEX_MAX 1024
 #define REGEX_MEM (1 << 20) /* what one compiled regex may hold (RE2's max_mem) */
+#define PROFILE_TYPE_LABEL "__profile_type__"
 
 struct cur {
 	const char *p, *start;
@@ -159,6 +163,24 @@ static void matcher_release(struct pstore_matcher *m)
 	pstore_regex_free(m->re);
 }
 
+/* {__profile_type__="TYPE"} (m, released here): the selector's type, as
+ * Grafana sends it, and no label matcher. */
+static int type_matcher(struct cur *c, struct pstore_selector *sel, struct pstore_matcher *m)
+{
+	int err = 0;
+
+	if (m->op != PS_EQ)
+		err = SEL_FAIL(c, "selector: %s takes '=' only", PROFILE_TYPE_LABEL);
+	else if (sel->type && strcmp(sel->type, m->value))
+		err = SEL_FAIL(c, "selector: two profile types ('%s', '%s')", sel->type, m->value);
+	else if (!sel->type) {
+		sel->type = m->value;
+		m->value = NULL;
+	}
+	matcher_release(m);
+	return err;
+}
+
 static int parse_matcher(struct cur *c, struct pstore_selector *sel)
 {
 	struct pstore_matcher m = { 0 };
@@ -175,6 +197,8 @@ static int parse_matcher(struct cur *c, struct pstore_selector *sel)
 		skip_ws(c);
 		err = parse_string(c, &m.value);
 	}
+	if (!err && strcmp(m.name, PROFILE_TYPE_LABEL) == 0)
+		return type_matcher(c, sel, &m);
 	if (!err && (m.op == PS_RE || m.op == PS_NRE))
 		err = compile(c, &m);
 	if (!err)

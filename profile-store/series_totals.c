@@ -2,7 +2,8 @@
  * series_totals.c - a selection's totals over time, what a UI draws as
  * the line above a flame graph: each matching profile's total of the
  * queried column (kept per profile, so no row is read) added to the
- * point of its time, one line per distinct tuple of group_by values.
+ * point of its time and counted there (an average's divisor), one line
+ * per distinct tuple of group_by values.
  *
  * The grid is bounded before a profile is read (pstore.h): the points by
  * the step, the lines by what the points leave of the cells (each line
@@ -43,7 +44,8 @@ static int new_line(struct totals *tt, const struct pstore_seriestab *t, uint32_
 
 	if (set->n_lines >= tt->max_lines)
 		return -E2BIG;
-	EMBER_FORWARD_IF_ERROR(ember_mem_account_take(tt->acct, set->n_points * sizeof(*l->values)));
+	EMBER_FORWARD_IF_ERROR(ember_mem_account_take(
+		tt->acct, set->n_points * (sizeof(*l->values) + sizeof(*l->counts))));
 	lines = realloc(set->lines, (set->n_lines + 1) * sizeof(*lines));
 	if (!lines)
 		return -ENOMEM;
@@ -51,9 +53,11 @@ static int new_line(struct totals *tt, const struct pstore_seriestab *t, uint32_
 	l = &lines[set->n_lines];
 	memset(l, 0, sizeof(*l));
 	l->values = calloc(set->n_points, sizeof(*l->values));
+	l->counts = calloc(set->n_points, sizeof(*l->counts));
 	l->labels = calloc(tt->ng + 1, sizeof(*l->labels));
-	if (!l->values || !l->labels) {
+	if (!l->values || !l->counts || !l->labels) {
 		free(l->values);
+		free(l->counts);
 		free(l->labels);
 		return -ENOMEM;
 	}
@@ -107,9 +111,11 @@ static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct 
 
 	(void)cov;
 	EMBER_FORWARD_IF_ERROR(line_of(tt, t, p->series, &line));
-	if (point < tt->set->n_points)
+	if (point < tt->set->n_points) {
 		tt->set->lines[line].values[point] =
 			pmodel_add(tt->set->lines[line].values[point], totals[col]);
+		tt->set->lines[line].counts[point]++;
+	}
 	return 0;
 }
 
@@ -124,6 +130,7 @@ void pstore_series_set_free(struct pstore_series_set *set)
 		}
 		free(set->lines[i].labels);
 		free(set->lines[i].values);
+		free(set->lines[i].counts);
 	}
 	free(set->lines);
 	free(set->type);

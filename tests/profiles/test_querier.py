@@ -14,7 +14,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profiles_test import (NOW_S, SEC, TMP, Server, check, folded, proto_stubs,  # noqa: E402
                            run_case)
-from ember_test import cpu_profile, skip  # noqa: E402
+from ember_test import Profile, cpu_profile, skip  # noqa: E402
+from test_spans import OTHER_TRACE, SPAN_FAST, SPAN_SLOW, TRACE, linked_profile  # noqa: E402
 import packages  # noqa: E402
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
@@ -136,7 +137,7 @@ def test_querier__errors_in_connect_form():
                   "invalid_argument")
     bad = tv1.LabelNamesRequest(matchers=["{service_name="]).SerializeToString()
     connect_error(srv, "LabelNames", bad, 400, "invalid_argument")
-    connect_error(srv, "SelectSeries", b"", 501, "unimplemented")
+    connect_error(srv, "SelectHeatmap", b"", 501, "unimplemented")
     connect_error(srv, "NoSuchMethod", b"", 501, "unimplemented")
     connect_error(srv, "LabelNames", b"{}", 501, "unimplemented",
                   headers={"Content-Type": "application/json"})
@@ -275,6 +276,282 @@ def test_querier__select_merge_profile_pprof():
         check(got == folded(srv, sel), (got, folded(srv, sel)))
         check(sum(got.values()) == want * PERIOD, got)
     connect_error(srv, "SelectMergeProfile", b"\xff\xff", 400, "invalid_argument")
+
+
+# ---- SelectSeries ------------------------------------------------------------------
+
+START_MS = (T0 // SEC - 60) * 1000  # a whole second: the grid's first point
+STEP_S = 20
+
+
+def series_pushed():
+    """checkout 2.3: 3 samples at +5 s, 2 at +25 s; checkout 2.4: 4 at
+    +15 s; cart: 1 at +25 s (from START_MS)."""
+    srv = Server()
+    for stacks, at, labels in (({"main;work": 3}, 5, "service_name=checkout&version=2.3"),
+                               ({"main;work": 2}, 25, "service_name=checkout&version=2.3"),
+                               ({"main;work": 4}, 15, "service_name=checkout&version=2.4"),
+                               ({"a;b": 1}, 25, "service_name=cart")):
+        srv.push_ok(cpu_profile(stacks, (START_MS + at * 1000) * 1000000).encode(), labels)
+    return srv
+
+
+def select_series(srv, **kw):
+    qv1, _ = stubs()
+    req = qv1.SelectSeriesRequest(profile_typeID=CPU, label_selector="{}", start=START_MS,
+                                  end=START_MS + 120_000, step=STEP_S)
+    for k, v in kw.items():
+        if k == "group_by":
+            req.group_by.extend(v)
+        else:
+            setattr(req, k, v)
+    return call_ok(srv, "SelectSeries", req, qv1.SelectSeriesResponse).series
+
+
+def series_points(series):
+    """[(labels, [(ms, value), ..]), ..] of a SelectSeriesResponse."""
+    return [([(p.name, p.value) for p in s.labels], [(p.timestamp, p.value) for p in s.points])
+            for s in series]
+
+
+def test_querier__select_series_sum_equals_series_route():
+    srv = series_pushed()
+    got = series_points(select_series(srv))
+    t0, t1 = START_MS, START_MS + STEP_S * 1000
+    check(got == [([], [(t0, 7.0 * PERIOD), (t1, 3.0 * PERIOD)])], got)
+    route = srv.json("/api/v1/series?type=cpu&from=%d&to=%d&step=%ds" %
+                     (START_MS // 1000, START_MS // 1000 + 120, STEP_S))
+    values = route["series"][0]["values"]
+    check(route["from_ms"] == START_MS and route["step_ms"] == STEP_S * 1000, route)
+    check([(START_MS + i * STEP_S * 1000, float(v)) for i, v in enumerate(values) if v] ==
+          got[0][1], (values, got))
+
+
+def test_querier__select_series_group_by_average_limit():
+    srv = series_pushed()
+    t0, t1 = START_MS, START_MS + STEP_S * 1000
+    got = series_points(select_series(srv, group_by=["service_name"]))
+    check(sorted(got) == [([("service_name", "cart")], [(t1, 1.0 * PERIOD)]),
+                          ([("service_name", "checkout")],
+                           [(t0, 7.0 * PERIOD), (t1, 2.0 * PERIOD)])], got)
+    got = series_points(select_series(srv, group_by=["service_name"], aggregation=1))
+    check(sorted(got) == [([("service_name", "cart")], [(t1, 1.0 * PERIOD)]),
+                          ([("service_name", "checkout")],
+                           [(t0, 3.5 * PERIOD), (t1, 2.0 * PERIOD)])], got)
+    got = series_points(select_series(srv, group_by=["version"]))
+    check(sorted(got) == [([], [(t1, 1.0 * PERIOD)]),  # cart: no version, no pair
+                          ([("version", "2.3")], [(t0, 3.0 * PERIOD), (t1, 2.0 * PERIOD)]),
+                          ([("version", "2.4")], [(t0, 4.0 * PERIOD)])], got)
+    got = series_points(select_series(srv, group_by=["version"], limit=1))
+    check(got == [([("version", "2.3")], [(t0, 3.0 * PERIOD), (t1, 2.0 * PERIOD)])], got)
+    got = series_points(select_series(srv, group_by=["version"], limit=2))
+    check([g[0] for g in got] == [[("version", "2.3")], [("version", "2.4")]], got)
+    route = srv.json("/api/v1/series?type=cpu&from=%d&to=%d&step=%ds&group_by=version"
+                     "&limit=1&aggregation=average" % (START_MS // 1000,
+                                                       START_MS // 1000 + 120, STEP_S))
+    check([(s["labels"], s["values"][:2]) for s in route["series"]] ==
+          [({"version": "2.3"}, [3.0 * PERIOD, 2.0 * PERIOD])], route)
+
+
+def test_querier__select_series_errors():
+    qv1, _ = stubs()
+    srv = series_pushed()
+    base = dict(profile_typeID=CPU, label_selector="{}", start=START_MS,
+                end=START_MS + 120_000)
+    # step=0.001 over two minutes: 120,000 points, past the grid's bound of 11,000
+    for bad in (dict(step=0), dict(step=0.0001), dict(step=-1), dict(step=10, aggregation=7),
+                dict(step=10, limit=-1), dict(step=0.001)):
+        req = qv1.SelectSeriesRequest(**dict(base, **bad))
+        connect_error(srv, "SelectSeries", req.SerializeToString(), 400, "invalid_argument")
+    st, body, _ = srv.request("GET", "/api/v1/series?type=cpu&aggregation=median")
+    check(st == 400, (st, body))
+
+
+# ---- span links: SelectMergeSpanProfile, span_selector, trace_id_selector ------------
+
+def span_select(srv, method, **kw):
+    qv1, _ = stubs()
+    start, end = range_ms()
+    msg = {"SelectMergeSpanProfile": qv1.SelectMergeSpanProfileRequest,
+           "SelectMergeStacktraces": qv1.SelectMergeStacktracesRequest}[method]
+    req = msg(profile_typeID=CPU, label_selector="{}", start=start, end=end)
+    for k, v in kw.items():
+        getattr(req, k).extend(v)
+    reply = {"SelectMergeSpanProfile": qv1.SelectMergeSpanProfileResponse,
+             "SelectMergeStacktraces": qv1.SelectMergeStacktracesResponse}[method]
+    return flame_stacks(call_ok(srv, method, req, reply).flamegraph)[0]
+
+
+def test_querier__span_profile_and_link_selectors():
+    qv1, _ = stubs()
+    pb = pprof_stubs()
+    srv = Server()
+    srv.push_ok(linked_profile(T0), "service_name=shop")
+    slow, fast = {"main;checkout;charge_card": 9 * PERIOD}, {"main;checkout;render": 4 * PERIOD}
+    got = span_select(srv, "SelectMergeSpanProfile", span_selector=[SPAN_SLOW])
+    check(got == slow, got)
+    got = span_select(srv, "SelectMergeSpanProfile", span_selector=[SPAN_SLOW, SPAN_FAST])
+    check(got == dict(slow, **fast), got)
+    got = span_select(srv, "SelectMergeStacktraces", span_selector=[SPAN_FAST])
+    check(got == fast, got)
+    got = span_select(srv, "SelectMergeStacktraces", trace_id_selector=[OTHER_TRACE])
+    check(got == {"main;idle_loop": 2 * PERIOD}, got)
+    start, end = range_ms()
+    req = qv1.SelectMergeProfileRequest(profile_typeID=CPU, label_selector="{}", start=start,
+                                        end=end, trace_id_selector=[TRACE])
+    got = pprof_stacks(call_ok(srv, "SelectMergeProfile", req, pb.Profile), "cpu")
+    check(got == dict(slow, **fast), got)
+    for method, req in (
+            ("SelectMergeSpanProfile", qv1.SelectMergeSpanProfileRequest(
+                profile_typeID=CPU, span_selector=["xyz"])),
+            ("SelectMergeSpanProfile", qv1.SelectMergeSpanProfileRequest(profile_typeID=CPU)),
+            ("SelectMergeStacktraces", qv1.SelectMergeStacktracesRequest(
+                profile_typeID=CPU, span_selector=["00f067aa0ba902bz"])),
+            ("SelectMergeProfile", qv1.SelectMergeProfileRequest(
+                profile_typeID=CPU, trace_id_selector=[SPAN_SLOW]))):
+        connect_error(srv, method, req.SerializeToString(), 400, "invalid_argument")
+
+
+def test_querier__stack_trace_selector_unimplemented():
+    qv1, tv1 = stubs()
+    srv = pushed()
+    sts = tv1.StackTraceSelector(call_site=[tv1.Location(name="main")])
+    for method, req in (
+            ("SelectMergeStacktraces", qv1.SelectMergeStacktracesRequest(
+                profile_typeID=CPU, stack_trace_selector=sts)),
+            ("SelectMergeProfile", qv1.SelectMergeProfileRequest(
+                profile_typeID=CPU, stack_trace_selector=sts))):
+        err = connect_error(srv, method, req.SerializeToString(), 501, "unimplemented")
+        check("stack_trace_selector" in err["message"], err)
+    # an empty one is no filter
+    req = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, start=range_ms()[0],
+                                            stack_trace_selector=tv1.StackTraceSelector())
+    call_ok(srv, "SelectMergeStacktraces", req, qv1.SelectMergeStacktracesResponse)
+
+
+# ---- Diff ----------------------------------------------------------------------
+
+def diff_stacks(fg):
+    """A FlameGraphDiff's levels decoded: {"a;b": (left self, right self)}
+    of every node with a self on either side, the left tree's x offsets
+    placing each node under its parent."""
+    parents, stacks = [], {}
+    for level in fg.levels:
+        v = list(level.values)
+        check(len(v) % 7 == 0, v)
+        lx, rx, cur = 0, 0, []
+        for i in range(0, len(v), 7):
+            lx += v[i]
+            rx += v[i + 3]
+            lt, ls, rt, rs, name = v[i + 1], v[i + 2], v[i + 4], v[i + 5], fg.names[v[i + 6]]
+            parent = [p for p in parents if p[0] <= lx and lx + lt <= p[0] + p[1] and
+                      p[2] <= rx and rx + rt <= p[2] + p[3]]
+            check(len(parent) >= 1 or not parents, (lx, rx, parents))
+            path = parent[-1][4] + [name] if parents else []
+            if (ls or rs) and path:
+                stacks[";".join(path)] = (ls, rs)
+            cur.append((lx, lt, rx, rt, path))
+            lx += lt
+            rx += rt
+        parents = cur
+    return stacks
+
+
+def test_querier__diff_seven_numbers():
+    qv1, _ = stubs()
+    srv = pushed()
+    start, end = range_ms()
+
+    def side(sel):
+        return qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, label_selector=sel,
+                                                 start=start, end=end)
+    req = qv1.DiffRequest(left=side('{version="2.3"}'), right=side("{}"))
+    fg = call_ok(srv, "Diff", req, qv1.DiffResponse).flamegraph
+    check(fg.names[0] == "total" and fg.leftTicks == 3 * PERIOD and
+          fg.rightTicks == 7 * PERIOD and fg.total == 10 * PERIOD, fg)
+    check(list(fg.levels[0].values) == [0, 3 * PERIOD, 0, 0, 7 * PERIOD, 0, 0], fg.levels[0])
+    got = diff_stacks(fg)
+    check(got == {"main;work": (3 * PERIOD, 6 * PERIOD), "a;b": (0, PERIOD)}, got)
+    bad = qv1.DiffRequest(left=side("{x="), right=side("{}"))
+    connect_error(srv, "Diff", bad.SerializeToString(), 400, "invalid_argument")
+    connect_error(srv, "Diff", qv1.DiffRequest(left=side("{}")).SerializeToString(), 400,
+                  "invalid_argument")
+
+
+# ---- GetProfileStats -------------------------------------------------------------
+
+def test_querier__profile_stats():
+    _, tv1 = stubs()
+    srv = Server()
+    r = call_ok(srv, "GetProfileStats", tv1.GetProfileStatsRequest(),
+                tv1.GetProfileStatsResponse)
+    check((r.data_ingested, r.oldest_profile_time, r.newest_profile_time) == (False, 0, 0), r)
+    srv.push_ok(cpu_profile({"main;work": 3}, T0 + 1_500_000).encode(), "service_name=a")
+    srv.push_ok(cpu_profile({"main;work": 3}, T0 + 61 * SEC).encode(), "service_name=b")
+    r = call_ok(srv, "GetProfileStats", tv1.GetProfileStatsRequest(),
+                tv1.GetProfileStatsResponse)
+    check((r.data_ingested, r.oldest_profile_time, r.newest_profile_time) ==
+          (True, T0 // 1000000 + 1, (T0 + 61 * SEC) // 1000000), r)
+
+
+# ---- __profile_type__ ------------------------------------------------------------
+
+MEM = "memory:alloc_space:bytes:space:bytes"
+
+
+def typed_pushed():
+    srv = pushed()
+    p = Profile(types=(("alloc_space", "bytes"),), period=("space", "bytes", 524288),
+                time_ns=T0)
+    p.sample(["main", "alloc"], [4096])
+    srv.push_ok(p.encode(), "service_name=heap")
+    return srv
+
+
+def test_querier__profile_type_matcher_filters():
+    qv1, tv1 = stubs()
+    srv = typed_pushed()
+    for typ, want in ((MEM, ["heap"]), (CPU, ["cart", "checkout"]), ("no:such:type:x:y", [])):
+        r = call_ok(srv, "LabelValues", tv1.LabelValuesRequest(
+            name="service_name", matchers=['{__profile_type__="%s"}' % typ]),
+            tv1.LabelValuesResponse)
+        check(list(r.names) == want, (typ, r.names))
+    r = call_ok(srv, "LabelNames", tv1.LabelNamesRequest(
+        matchers=['{__profile_type__="%s", service_name="cart"}' % CPU]),
+        tv1.LabelNamesResponse)
+    check(list(r.names) == ["service_name"], r.names)
+    r = call_ok(srv, "Series", qv1.SeriesRequest(
+        matchers=['{__profile_type__="%s"}' % MEM], label_names=["service_name"]),
+        qv1.SeriesResponse)
+    check(label_sets(r) == [[("service_name", "heap")]], label_sets(r))
+    # the selector's type on a select, where profile_typeID is its own
+    start, end = range_ms()
+    req = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, start=start, end=end,
+                                            label_selector='{__profile_type__="%s"}' % CPU)
+    fg = call_ok(srv, "SelectMergeStacktraces", req, qv1.SelectMergeStacktracesResponse)
+    check(fg.flamegraph.total == 7 * PERIOD, fg.flamegraph.total)
+    for bad in ('{__profile_type__=~"x.*"}', 'cpu{__profile_type__="%s"}' % MEM):
+        connect_error(srv, "LabelNames", tv1.LabelNamesRequest(matchers=[bad])
+                      .SerializeToString(), 400, "invalid_argument")
+
+
+def test_querier__series_answers_profile_type():
+    qv1, _ = stubs()
+    srv = typed_pushed()
+    names = ["__profile_type__", "__name__", "service_name"]
+    r = call_ok(srv, "Series", qv1.SeriesRequest(
+        matchers=['{service_name=~"cart|heap"}'], label_names=names), qv1.SeriesResponse)
+    cpu_samples = "process_cpu:samples:count:cpu:nanoseconds"
+    check(label_sets(r) == [
+        [("__name__", "memory"), ("__profile_type__", MEM), ("service_name", "heap")],
+        [("__name__", "process_cpu"), ("__profile_type__", CPU), ("service_name", "cart")],
+        [("__name__", "process_cpu"), ("__profile_type__", cpu_samples),
+         ("service_name", "cart")]], label_sets(r))
+    r = call_ok(srv, "Series", qv1.SeriesRequest(
+        matchers=['{__profile_type__="%s", service_name="cart"}' % CPU], label_names=names),
+        qv1.SeriesResponse)
+    check(label_sets(r) == [[("__name__", "process_cpu"), ("__profile_type__", CPU),
+                             ("service_name", "cart")]], label_sets(r))
 
 
 if __name__ == "__main__":

@@ -269,6 +269,55 @@ static int check_level(const struct pmodel_flamegraph *g, size_t d, const int64_
 	return 0;
 }
 
+/* The flame graph of querier.v1 (pmodel_flamegraph_new), four numbers a
+ * node, of main 1 (self), main;a 5, main;b 2, main;b;c 1, x 1: a child
+ * starts after its parent's self, x delta-coded against the end of the
+ * level's previous node, names in visit order.  Whole (max_nodes 0, and 5:
+ * the five nodes fit), then max_nodes 3: the third largest total is 3,
+ * so c (under b) and x (under total) fold into an "other" of each. */
+static int test_pmodel__flamegraph_levels_and_folding(void)
+{
+	static const char *const st[] = { "main", "main;a", "main;b", "main;b;c", "x" };
+	static const int64_t ct[] = { 1, 5, 2, 1, 1 };
+	static const int64_t l0[] = { 0, 10, 0, 0 };
+	static const int64_t l1[] = { 0, 9, 1, 1, 0, 1, 1, 5 };
+	static const int64_t l2[] = { 1, 5, 5, 2, 0, 3, 2, 3 };
+	static const int64_t l3[] = { 8, 1, 1, 4 };
+	static const int64_t f1[] = { 0, 9, 1, 1, 0, 1, 1, 4 };
+	static const char *const names[] = { "total", "main", "a", "b", "c", "x" };
+	static const char *const fnames[] = { "total", "main", "a", "b", "other" };
+	static const size_t whole[] = { 0, 5 };
+	struct pmodel_result *r = offline(st, ct, 5, "samples");
+	struct pmodel_flamegraph *g = NULL;
+
+	CHECK(r);
+	for (size_t k = 0; k < 2; k++) {
+		CHECK_INT(pmodel_flamegraph_new(r, whole[k], &g), ==, 0);
+		CHECK_INT(g->node_width, ==, 4);
+		CHECK_INT(g->total, ==, 10);
+		CHECK_INT(g->max_self, ==, 5);
+		CHECK_INT(g->n_names, ==, 6);
+		for (size_t i = 0; i < 6; i++)
+			CHECK_STR(g->names[i], names[i]);
+		CHECK_INT(g->n_levels, ==, 4);
+		CHECK(!check_level(g, 0, l0, 4) && !check_level(g, 1, l1, 8) &&
+		      !check_level(g, 2, l2, 8) && !check_level(g, 3, l3, 4));
+		pmodel_flamegraph_free(g);
+	}
+	CHECK_INT(pmodel_flamegraph_new(r, 3, &g), ==, 0);
+	CHECK_INT(g->total, ==, 10);
+	CHECK_INT(g->n_names, ==, 5);
+	for (size_t i = 0; i < 5; i++)
+		CHECK_STR(g->names[i], fnames[i]);
+	CHECK_INT(g->n_levels, ==, 4);
+	/* level 3: b's "other" (name 4 now) where c was, as c was */
+	CHECK(!check_level(g, 0, l0, 4) && !check_level(g, 1, f1, 8) &&
+	      !check_level(g, 2, l2, 8) && !check_level(g, 3, l3, 4));
+	pmodel_flamegraph_free(g);
+	pmodel_result_free(r);
+	return 0;
+}
+
 /* The diff's flame graph, seven numbers a node (Pyroscope's
  * FlameGraphDiff): left main 1, main;a 3, main;b 2; right main;a 1,
  * main;c 4, x 2.  Whole, then with max_nodes 3 (x and b, larger side 2,
@@ -543,6 +592,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__diff_table_flags_past_noise),
 	UNIT_CASE(test_pmodel__diff_folded_and_flamegraph),
 	UNIT_CASE(test_pmodel__flamegraph_diff_levels),
+	UNIT_CASE(test_pmodel__flamegraph_levels_and_folding),
 };
 
 UNIT_MAIN_QUIET(cases)
