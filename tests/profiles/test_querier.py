@@ -360,6 +360,9 @@ def test_querier__json_refusals():
     err = connect_error(srv, "Series", b'{"label_names":["a"],"labelNames":["b"]}', 400,
                         "invalid_argument", headers=JSON)
     check("labelNames: given twice" in err["message"], err)
+    err = connect_error(srv, "LabelNames", b'{"x":' + b"[" * 70, 429, "resource_exhausted",
+                        headers=JSON)
+    check("nested deeper than 65" in err["message"], err)
     connect_error(srv, "SelectMergeStacktraces", b'{"labelSelector":"{}"}', 400,
                   "invalid_argument", headers=JSON)
 
