@@ -115,10 +115,18 @@ int api_connect_error_body(unsigned status, const char *msg, struct ember_buf *b
  * it) between start and end (milliseconds; 0: the last hour up to now). */
 int api_connect_selection(size_t n, char **matchers, int64_t start, int64_t end,
 			  struct pstore_selection *sel, const char **why);
-/* The message m packed as the answer (application/proto). */
+/* The message m as the answer, in the request's codec (application/proto
+ * packed, or application/json in proto3's JSON mapping). */
 enum MHD_Result api_connect_reply(struct api_server *srv, struct MHD_Connection *c,
 				  const struct api_request *req,
 				  const struct ProtobufCMessage *m);
+/* The same of a message of md already packed (packed taken): its bytes
+ * as they are for application/proto, unpacked and written as JSON for
+ * application/json. */
+enum MHD_Result api_connect_reply_packed(struct api_server *srv, struct MHD_Connection *c,
+					 const struct api_request *req,
+					 const struct ProtobufCMessageDescriptor *md,
+					 struct ember_buf *packed);
 /* SelectMergeStacktraces and SelectMergeProfile (connect_select.c): the
  * request m (querier_decode's message of the method) answered. */
 enum MHD_Result api_connect_select_stacktraces(struct api_server *srv,

@@ -1,16 +1,20 @@
 /*
  * connect.c - Pyroscope's query API (querier.v1.QuerierService) over the
  * Connect unary protocol (docs/http-api.md, "Pyroscope's query API
- * (Connect)"): POST /querier.v1.QuerierService/METHOD with a binary
- * protobuf body (Content-Type: application/proto, gzip allowed), answered
+ * (Connect)"): POST /querier.v1.QuerierService/METHOD with a body in one
+ * of Connect's two codecs (Content-Type: application/proto, binary
+ * protobuf, or application/json, proto3's JSON mapping; gzip allowed),
+ * the answer in the request's codec (codec_of chooses, for both), answered
  * from the profile service's discovery answers (profsvc_types,
  * profsvc_labels, profsvc_label_sets) re-encoded as the protocol's messages
  * (wire/querier/); SelectMergeStacktraces and SelectMergeProfile from its
  * merge (connect_select.c), SelectSeries (connect_series.c),
  * SelectMergeSpanProfile (connect_span.c), Diff (connect_diff.c) and
- * GetProfileStats (connect_stats.c) in files of their own.  The body becomes its method's request message
- * in querier_decode (wire/querier.h, callable without a server for its
- * fuzz target).  Errors are Connect's: a JSON body
+ * GetProfileStats (connect_stats.c) in files of their own.  The body
+ * becomes its method's request message in querier_decode and an answer's
+ * message its body in querier_encode (wire/querier.h, callable without a
+ * server for its fuzz target), in the request's codec (binary or JSON).
+ * Errors are Connect's: a JSON body
  * {"code":..,"message":..} with the HTTP status its code maps to
  * (api_connect_error_body, which profile_routes.c's answers use for this
  * route).  The body is read under the profile routes' limits and every
@@ -28,6 +32,8 @@
 
 #define CONNECT_PREFIX "/querier.v1.QuerierService/"
 #define CONNECT_PROTO "application/proto"
+#define CONNECT_JSON "application/json"
+#define ANSWER_CAP ((size_t)1 << 30) /* an answer's body (the account rules first) */
 #define MS_NS 1000000LL
 #define DEFAULT_RANGE_MS (3600 * 1000LL)
 
@@ -116,6 +122,14 @@ static bool type_is(const char *ct, const char *type)
 	return ct && strncasecmp(ct, type, n) == 0 && (!ct[n] || ct[n] == ';' || ct[n] == ' ');
 }
 
+/* The request's codec, which its answer takes too (api_connect_first
+ * refused any other Content-Type). */
+static enum querier_codec codec_of(struct MHD_Connection *c)
+{
+	return type_is(header(c, MHD_HTTP_HEADER_CONTENT_TYPE), CONNECT_JSON) ? QUERIER_JSON
+									       : QUERIER_PROTO;
+}
+
 enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection *c,
 				  struct api_request *req, const char *method)
 {
@@ -129,11 +143,9 @@ enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection 
 		return fail(srv, c, req, 405, "Connect unary calls are POST requests");
 	if (ver && strcmp(ver, "1"))
 		return fail(srv, c, req, 400, "Connect-Protocol-Version must be 1");
-	if (type_is(ct, "application/json"))
-		return fail(srv, c, req, 501,
-			    "the JSON codec is not answered yet: send application/proto");
-	if (!type_is(ct, CONNECT_PROTO))
-		return fail(srv, c, req, 415, "Content-Type must be application/proto");
+	if (!type_is(ct, CONNECT_PROTO) && !type_is(ct, CONNECT_JSON))
+		return fail(srv, c, req, 415,
+			    "Content-Type must be application/proto or application/json");
 	if (enc && *enc && strcasecmp(enc, "gzip") && strcasecmp(enc, "identity"))
 		return fail(srv, c, req, 501, "Content-Encoding: only gzip and identity are read");
 	if (len && strtoull(len, NULL, 10) > srv->profiles->max_body)
@@ -209,18 +221,20 @@ static int strings_of(struct profsvc_answer *a, const char *key, bool hide, char
 	return 0;
 }
 
-/* m packed into an answer. */
+/* m encoded in the request's codec into an answer. */
 static enum MHD_Result answer(struct api_server *srv, struct MHD_Connection *c,
 			      const struct api_request *req, const ProtobufCMessage *m)
 {
+	enum querier_codec codec = codec_of(c);
 	struct ember_buf b;
-	size_t n = protobuf_c_message_get_packed_size(m);
 
-	ember_buf_init_account(&b, n + 1, req->acct);
-	if (ember_buf_reserve(&b, n + 1))
+	ember_buf_init_account(&b, ANSWER_CAP, req->acct);
+	if (querier_encode(m, codec, &b)) {
+		ember_buf_release(&b);
 		return MHD_NO;
-	b.len = protobuf_c_message_pack(m, (uint8_t *)b.data);
-	return api_profile_ok(srv, c, req, CONNECT_PROTO, &b, NULL);
+	}
+	return api_profile_ok(srv, c, req, codec == QUERIER_JSON ? CONNECT_JSON : CONNECT_PROTO,
+			      &b, NULL);
 }
 
 /* LabelNames and LabelValues (name given). */
@@ -420,12 +434,15 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 	if (apply_timeout(c, &x))
 		return fail(srv, c, req, 400, "Connect-Timeout-Ms must be a number of milliseconds");
 	ember_buf_init_account(&plain, srv->profiles->max_body, req->acct);
-	err = querier_decode(m, enc && strcasecmp(enc, "gzip") == 0,
-				 req->body.data ? req->body.data : "", req->body.len, &plain,
-				 &in, why, sizeof(why));
+	err = querier_decode(m, codec_of(c), enc && strcasecmp(enc, "gzip") == 0,
+			     req->body.data ? req->body.data : "", req->body.len, &plain, &in, why,
+			     sizeof(why));
 	ember_buf_release(&plain);
 	if (err == -EINVAL)
 		return fail(srv, c, req, 400, why);
+	if (err && err != -ENOENT)
+		return fail(srv, c, req, err == -E2BIG ? 413 : 503,
+			    *why ? why : "the request body could not be read now");
 	if (strcmp(m, "ProfileTypes") == 0)
 		ret = profile_types(srv, c, req, &x, in);
 	else if (strcmp(m, "LabelNames") == 0 || strcmp(m, "LabelValues") == 0)
@@ -463,4 +480,22 @@ enum MHD_Result api_connect_reply(struct api_server *srv, struct MHD_Connection 
 				  const struct api_request *req, const ProtobufCMessage *m)
 {
 	return answer(srv, c, req, m);
+}
+
+enum MHD_Result api_connect_reply_packed(struct api_server *srv, struct MHD_Connection *c,
+					 const struct api_request *req,
+					 const ProtobufCMessageDescriptor *md, struct ember_buf *packed)
+{
+	struct ember_buf b;
+
+	if (codec_of(c) == QUERIER_PROTO)
+		return api_profile_ok(srv, c, req, CONNECT_PROTO, packed, NULL);
+	ember_buf_init_account(&b, ANSWER_CAP, req->acct);
+	if (querier_encode_json_packed(md, packed->data ? packed->data : "", packed->len, &b)) {
+		ember_buf_release(&b);
+		ember_buf_release(packed);
+		return api_profile_text(srv, c, req, 500, "the answer does not unpack", NULL);
+	}
+	ember_buf_release(packed);
+	return api_profile_ok(srv, c, req, CONNECT_JSON, &b, NULL);
 }

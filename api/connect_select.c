@@ -5,10 +5,11 @@
  * (profsvc_flamegraph, the graph GET /pyroscope/render writes as JSON)
  * as a querier.v1.FlameGraph, and SelectMergeProfile, the pprof of
  * GET /api/v1/query?format=pprof (profsvc_query) uncompressed: its bytes
- * are the google.v1.Profile message the method answers.  The selection
- * is profile_typeID with label_selector as Ember's selector, its samples
- * those linked to span_selector's spans or trace_id_selector's traces
- * when given (api_connect_filters, shared with the other selects);
+ * are the google.v1.Profile message the method answers (written as that
+ * message's JSON for the JSON codec: api_connect_reply_packed).  The
+ * selection is profile_typeID with label_selector as Ember's selector, its
+ * samples those linked to span_selector's spans or trace_id_selector's
+ * traces when given (api_connect_filters, shared with the other selects);
  * stack_trace_selector is not read (unimplemented when not empty).
  */
 #include "api_profiles.h"
@@ -169,7 +170,8 @@ static enum MHD_Result profile_reply(struct api_server *srv, struct MHD_Connecti
 		return api_profile_text(srv, c, req, 500, "the merged pprof does not decompress",
 					NULL);
 	}
-	return api_profile_ok(srv, c, req, "application/proto", &plain, NULL);
+	return api_connect_reply_packed(srv, c, req, &perftools__profiles__profile__descriptor,
+					&plain);
 }
 
 enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Connection *c,

@@ -51,16 +51,7 @@ static void limits_resolve(const struct otlp_limits *in, struct otlp_limits *out
 
 static int memory_error(const struct otlp_ctx *c, int err)
 {
-	if (c->lim.account && c->lim.account->err)
-		err = c->lim.account->err;
-	if (err == -E2BIG)
-		return EMBER_FAIL(c->d, err, TAG "the request needs more memory than the server "
-					     "gives one request");
-	if (err == -EAGAIN)
-		return EMBER_FAIL(c->d, err, TAG "the server has no memory free for the request now");
-	if (err == -ENOMEM)
-		return EMBER_FAIL(c->d, err, TAG "out of memory");
-	return err;
+	return wire_memory_error(c->d, TAG, c->lim.account, err);
 }
 
 static void *alloc0(const struct otlp_ctx *c, size_t n, size_t size)

@@ -34,6 +34,21 @@ ProtobufCAllocator wire_pb_allocator(struct wire_pb_budget *b)
 	return (ProtobufCAllocator){ budget_alloc, budget_free, b };
 }
 
+int wire_memory_error(struct ember_diag *d, const char *tag, const struct ember_mem_account *acct,
+		      int err)
+{
+	if (acct && acct->err)
+		err = acct->err;
+	if (err == -E2BIG)
+		return EMBER_FAIL(d, err, "%sthe request needs more memory than the server "
+					  "gives one request", tag);
+	if (err == -EAGAIN)
+		return EMBER_FAIL(d, err, "%sthe server has no memory free for the request now", tag);
+	if (err == -ENOMEM)
+		return EMBER_FAIL(d, err, "%sout of memory", tag);
+	return err;
+}
+
 static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor *md,
 						uint64_t number)
 {

@@ -1,12 +1,14 @@
 /*
- * querier_decode.c - a Connect request's body as its method's request
- * message (querier.h): gzip undone when the request says so, then the
- * binary protobuf unpacked as the message the method takes.  The Connect
- * route (api/connect.c) and its fuzz target (tests/fuzz/fuzz_connect.c)
- * call it.
+ * querier_decode.c - Connect's two codecs on the query API's messages
+ * (querier.h): a request's body as its method's request message (gzip
+ * undone when the request says so, then the binary protobuf unpacked, or
+ * the JSON read by pb_json_read.c, as the message the method takes), and
+ * an answer's message packed or written as JSON (pb_json_write.c).  The
+ * Connect route (api/connect.c) and its fuzz target
+ * (tests/fuzz/fuzz_connect.c) call it.
  */
-#include "pprof.h"
 #include "querier.h"
+#include "wire_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,8 +39,31 @@ static const ProtobufCMessageDescriptor *input_of(const char *method)
 	return NULL;
 }
 
-int querier_decode(const char *method, bool gzip, const void *body, size_t len,
-		   struct ember_buf *plain, ProtobufCMessage **msg, char *why, size_t why_size)
+/* body, JSON, as a message of md (querier_decode's limits). */
+static int read_json(const ProtobufCMessageDescriptor *md, const void *body, size_t len,
+		     struct ember_mem_account *acct, ProtobufCMessage **msg, char *why,
+		     size_t why_size)
+{
+	struct ember_diag d = ember_diag_make(why, why_size);
+	const struct wire_json_read o = {
+		.tag = "",
+		.max_input_bytes = len,
+		.max_memory_bytes = QUERIER_JSON_MEMORY_PER_BYTE * len + 4096,
+		.max_nesting = QUERIER_JSON_MAX_NESTING,
+		.max_entries = len + 1, /* an entry takes a byte at least */
+		.account = acct,
+		.d = &d,
+	};
+	int err = wire_json_read_message(md, body, len, &o, msg);
+
+	if (err == -PPROF_ERR_PROTOBUF || err == -PPROF_ERR_INVALID)
+		return -EINVAL;
+	return err;
+}
+
+int querier_decode(const char *method, enum querier_codec codec, bool gzip, const void *body,
+		   size_t len, struct ember_buf *plain, ProtobufCMessage **msg, char *why,
+		   size_t why_size)
 {
 	const ProtobufCMessageDescriptor *in = input_of(method);
 	char z[256] = "";
@@ -54,10 +79,37 @@ int querier_decode(const char *method, bool gzip, const void *body, size_t len,
 		body = plain->data ? plain->data : "";
 		len = plain->len;
 	}
+	if (codec == QUERIER_JSON)
+		return read_json(in, body, len, plain->acct, msg, why, why_size);
 	*msg = protobuf_c_message_unpack(in, NULL, len, body);
 	if (!*msg) {
 		snprintf(why, why_size, "the body is not a %s", in->short_name);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int querier_encode(const ProtobufCMessage *m, enum querier_codec codec, struct ember_buf *out)
+{
+	size_t n;
+
+	if (codec == QUERIER_JSON)
+		return wire_json_write_message(m, out);
+	n = protobuf_c_message_get_packed_size(m);
+	EMBER_FORWARD_IF_ERROR(ember_buf_reserve(out, n + 1));
+	out->len += protobuf_c_message_pack(m, (uint8_t *)out->data + out->len);
+	return 0;
+}
+
+int querier_encode_json_packed(const ProtobufCMessageDescriptor *md, const void *packed,
+			       size_t len, struct ember_buf *out)
+{
+	ProtobufCMessage *m = protobuf_c_message_unpack(md, NULL, len, packed);
+	int err;
+
+	if (!m)
+		return -EINVAL;
+	err = wire_json_write_message(m, out);
+	protobuf_c_message_free_unpacked(m, NULL);
+	return err;
 }

@@ -4,7 +4,8 @@
  * One concept a file:
  *   decompress.c      gzip/zstd detection and bounded decompression
  *   pb_sink.c         protobuf-c output sinks into an ember_buf: raw or gzip
- *   pb_unpack.c       protobuf-c input: a budgeted allocator, nesting bounded
+ *   pb_unpack.c       protobuf-c input: a budgeted allocator, nesting bounded,
+ *                     its refusals said
  *   pprof_profile.c   the profile's memory: new/free, lookups, array growth
  *   pprof_decode.c    pprof_decode: decompress, unpack under a budget, check
  *   pprof_validate.c  the profile invariants of pprof.h
@@ -24,6 +25,8 @@
  *   folded.c          folded and lines bodies as a pprof profile
  *   pyroscope_time.c  times, durations and numbers of query parameters
  *   otlp_decode.c     otlp_decode: unpack, check, one pprof profile a profile
+ *   pb_json_read.c    proto3's JSON mapping read into a message, by its descriptor
+ *   pb_json_write.c   a message written in proto3's JSON mapping, by its descriptor
  *   otlp_json.c       OTLP's JSON encoding read into the message otlp_decode unpacks
  *   otlp_attrs.c      OTLP attributes: series labels, build IDs, frame types,
  *                     sample labels
@@ -91,6 +94,12 @@ ProtobufCAllocator wire_pb_allocator(struct wire_pb_budget *b);
 int wire_pb_check_nesting(const ProtobufCMessageDescriptor *md, const uint8_t *data,
 			  size_t size, unsigned depth);
 
+/* err (-E2BIG, -EAGAIN, -ENOMEM: acct's own error first, acct may be
+ * NULL) said in d as the request's memory, the message prefixed by tag;
+ * other errors returned as they are. */
+int wire_memory_error(struct ember_diag *d, const char *tag, const struct ember_mem_account *acct,
+		      int err);
+
 /* ---- JSON output (json_writer.c) ------------------------------------- */
 
 /* Append a JSON string literal of s (common.h's ember_json_str: names
@@ -113,6 +122,45 @@ static inline int wire_json_lit(struct ember_buf *b, const char *lit, size_t len
  * does not survive a failed one): past the share or the budget the
  * account's error is set, for the parser to stop at its next event. */
 yajl_alloc_funcs wire_yajl_funcs(struct ember_mem_account *acct);
+
+/* ---- proto3's JSON mapping (pb_json_read.c, pb_json_write.c) ----------- */
+
+/* One JSON read's limits and caller's parts. */
+struct wire_json_read {
+	const char *tag;		/* refusals' prefix ("otlp: ") */
+	size_t max_input_bytes;		/* the JSON text */
+	size_t max_memory_bytes;	/* the message's allocations */
+	size_t max_nesting;		/* submessages inside each other; any JSON
+					   value at most twice as deep */
+	size_t max_entries;		/* of one repeated field */
+	struct ember_mem_account *account; /* charged for it all; NULL: none */
+	/* The bytes of hex a bytes field is read as instead of base64 (0:
+	 * base64); NULL: every one base64.  hex_hint says why, in a refusal. */
+	size_t (*hex_bytes)(const ProtobufCFieldDescriptor *f);
+	const char *hex_hint;
+	struct ember_diag *d;		/* where a refusal is explained */
+};
+
+/* data, a JSON object, read as a message of md (proto3's JSON mapping:
+ * lowerCamel or proto names, 64-bit integers as strings or numbers, enums
+ * as names or numbers, bytes base64, unknown keys skipped) under o's
+ * limits.  0 and *out (freed with protobuf_c_message_free_unpacked(.., NULL));
+ * -PPROF_ERR_PROTOBUF when data is not JSON, -PPROF_ERR_INVALID for a
+ * value of the wrong type, range or length (naming its path), -E2BIG past
+ * a limit, the account's errors or -ENOMEM; the reason in o->d. */
+int wire_json_read_message(const ProtobufCMessageDescriptor *md, const uint8_t *data,
+			   size_t size, const struct wire_json_read *o, ProtobufCMessage **out);
+
+/* m appended to out in proto3's JSON mapping: lowerCamel names (protoc's
+ * json_name), fields at their default left out, 64-bit integers as
+ * strings, enums by name, bytes base64, NaN and infinities as strings.
+ * 0, -E2BIG past out's cap, or -ENOMEM. */
+int wire_json_write_message(const ProtobufCMessage *m, struct ember_buf *out);
+/* name's JSON name (protoc's json_name: each '_' dropped, the letter after
+ * it upper-cased) into out[0, size), NUL-ended; its length. */
+size_t wire_json_name(const char *name, char *out, size_t size);
+/* The bytes of one value of f's type in a message or a repeated field's array. */
+size_t wire_pb_value_size(const ProtobufCFieldDescriptor *f);
 
 /* ---- request scalars (symjson_values.c) ------------------------------- */
 

@@ -2,8 +2,10 @@
 """Pyroscope's query API (querier.v1.QuerierService) over the Connect
 unary protocol on plain HTTP: POST /querier.v1.QuerierService/METHOD with
 binary protobuf bodies (the project's wire/querier/*.proto through
-protoc's Python stubs), answered from pushed profiles; Connect's error
-form for what Ember refuses.  Cases test_querier__*, each a CTest test."""
+protoc's Python stubs) or JSON ones (the test_querier__json_* cases:
+proto3's JSON mapping, python3-protobuf's json_format the reference of
+it), answered from pushed profiles; Connect's error form for what Ember
+refuses.  Cases test_querier__*, each a CTest test."""
 import gzip
 import json
 import os
@@ -140,7 +142,7 @@ def test_querier__errors_in_connect_form():
     connect_error(srv, "SelectHeatmap", b"", 501, "unimplemented")
     connect_error(srv, "NoSuchMethod", b"", 501, "unimplemented")
     connect_error(srv, "LabelNames", b"{}", 501, "unimplemented",
-                  headers={"Content-Type": "application/json"})
+                  headers={"Content-Type": "text/plain"})
     connect_error(srv, "LabelNames", b"x", 400, "invalid_argument",
                   headers={"Content-Encoding": "gzip"})
 
@@ -552,6 +554,123 @@ def test_querier__series_answers_profile_type():
         qv1.SeriesResponse)
     check(label_sets(r) == [[("__name__", "process_cpu"), ("__profile_type__", CPU),
                              ("service_name", "cart")]], label_sets(r))
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def call_json(srv, method, body, headers=None, gz=False):
+    """method called with the JSON body (a message, written by json_format,
+    or text); the answer's JSON text, checked to be application/json."""
+    from google.protobuf import json_format
+    if not isinstance(body, (bytes, str)):
+        body = json_format.MessageToJson(body)
+    body = body.encode() if isinstance(body, str) else body
+    h = dict(JSON)
+    h.update(headers or {})
+    st, out, hdr = call(srv, method, gzip.compress(body) if gz else body, h)
+    check(st == 200 and hdr.get("content-type") == "application/json",
+          "%s: HTTP %d %s %r" % (method, st, hdr.get("content-type"), out[:300]))
+    return out.decode()
+
+
+def same_as_binary(srv, method, msg, reply):
+    """The JSON answer to msg, read by json_format (strict: a field it
+    does not know fails), equals the binary answer; the JSON's dict."""
+    from google.protobuf import json_format
+    text = call_json(srv, method, msg)
+    got = json_format.Parse(text, reply())
+    want = call_ok(srv, method, msg, reply)
+    check(got == want, (method, text[:500], want))
+    return json.loads(text)
+
+
+def test_querier__json_discovery_equals_binary():
+    qv1, tv1 = stubs()
+    srv = pushed()
+    start, end = range_ms()
+    d = same_as_binary(srv, "ProfileTypes", qv1.ProfileTypesRequest(start=start, end=end),
+                       qv1.ProfileTypesResponse)
+    check(d["profileTypes"][0]["ID"] == CPU and d["profileTypes"][0]["sampleType"] == "cpu", d)
+    d = same_as_binary(srv, "LabelNames", tv1.LabelNamesRequest(), tv1.LabelNamesResponse)
+    check(d == {"names": ["service_name", "version"]}, d)
+    same_as_binary(srv, "LabelValues", tv1.LabelValuesRequest(name="version"),
+                   tv1.LabelValuesResponse)
+    d = same_as_binary(srv, "Series", qv1.SeriesRequest(label_names=["service_name"]),
+                       qv1.SeriesResponse)
+    check(d["labelsSet"][0] == {"labels": [{"name": "service_name", "value": "cart"}]}, d)
+
+
+def test_querier__json_requests_both_names_numbers_unknown_gzip():
+    qv1, tv1 = stubs()
+    srv = pushed()
+    start, end = range_ms()
+    want = ["2.3", "2.4"]
+    for body in ('{"name":"version","matchers":["{service_name=\\"checkout\\"}"],'
+                 '"start":%d,"end":"%d"}' % (start, end),
+                 '{"name":"version","start":"%d","end":%d,"matchers":null,'
+                 '"nope":{"a":[1,{"b":null}]}}' % (start, end)):
+        out = call_json(srv, "LabelValues", body)
+        check(json.loads(out) == {"names": want}, (body, out))
+    out = call_json(srv, "Series", '{"matchers":["{service_name=\\"checkout\\"}"],'
+                    '"label_names":["version"]}',
+                    headers={"Content-Encoding": "gzip"}, gz=True)
+    check(json.loads(out)["labelsSet"] ==
+          [{"labels": [{"name": "version", "value": v}]} for v in want], out)
+    req = ('{"profile_typeID":"%s","labelSelector":"{}","start":%d,"end":"%d",'
+           '"format":"PROFILE_FORMAT_FLAMEGRAPH","max_nodes":"8192"}' % (CPU, start, end))
+    fg = json.loads(call_json(srv, "SelectMergeStacktraces", req))["flamegraph"]
+    check(fg["total"] == str(7 * PERIOD), fg)
+
+
+def test_querier__json_refusals():
+    srv = pushed()
+    err = connect_error(srv, "LabelNames", b'{"matchers":["a",}', 400, "invalid_argument",
+                        headers=JSON)
+    check("not JSON" in err["message"], err)
+    err = connect_error(srv, "LabelValues", b'{"name":"x","start":"soon"}', 400,
+                        "invalid_argument", headers=JSON)
+    check("start" in err["message"] and "soon" in err["message"], err)
+    err = connect_error(srv, "LabelValues", b'[1]', 400, "invalid_argument", headers=JSON)
+    check("not a JSON object" in err["message"], err)
+    connect_error(srv, "LabelValues", b'{"name":""}', 400, "invalid_argument", headers=JSON)
+    err = connect_error(srv, "Series", b'{"label_names":["a"],"labelNames":["b"]}', 400,
+                        "invalid_argument", headers=JSON)
+    check("labelNames: given twice" in err["message"], err)
+    err = connect_error(srv, "LabelNames", b'{"x":' + b"[" * 70, 429, "resource_exhausted",
+                        headers=JSON)
+    check("nested deeper than 65" in err["message"], err)
+    connect_error(srv, "SelectMergeStacktraces", b'{"labelSelector":"{}"}', 400,
+                  "invalid_argument", headers=JSON)
+
+
+def test_querier__json_select_merge_stacktraces_levels():
+    qv1, _ = stubs()
+    srv = pushed()
+    start, end = range_ms()
+    req = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, label_selector="{}",
+                                            start=start, end=end)
+    d = same_as_binary(srv, "SelectMergeStacktraces", req, qv1.SelectMergeStacktracesResponse)
+    fg = d["flamegraph"]
+    want = select_stacktraces(srv)
+    check(all(isinstance(v, str) for lv in fg["levels"] for v in lv.get("values", [])), fg)
+    check([[int(v) for v in lv.get("values", [])] for lv in fg["levels"]] ==
+          [list(lv.values) for lv in want.levels], (fg, want))
+    check(fg["names"] == list(want.names) and fg["maxSelf"] == str(want.max_self), fg)
+
+
+def test_querier__json_select_merge_profile_equals_binary():
+    qv1, _ = stubs()
+    pb = pprof_stubs()
+    srv = pushed()
+    start, end = range_ms()
+    for sel in ("{}", '{service_name="checkout"}'):
+        req = qv1.SelectMergeProfileRequest(profile_typeID=CPU, label_selector=sel,
+                                            start=start, end=end)
+        d = same_as_binary(srv, "SelectMergeProfile", req, pb.Profile)
+        check(isinstance(d["sample"][0]["value"][0], str) and "stringTable" in d, d)
+    p = call_ok(srv, "SelectMergeProfile", req, pb.Profile)
+    check(pprof_stacks(p, "cpu") == folded(srv, sel), p)
 
 
 if __name__ == "__main__":
