@@ -247,6 +247,25 @@ def max_self(t):
     return max([t[1]] + [max_self(c) for c in t[3]])
 
 
+def tree_lines(t, depth=0):
+    """t as indented lines: name, total, self."""
+    out = ["%s%s  total %d  self %d" % ("  " * depth, t[0], t[2], t[1])]
+    for c in t[3]:
+        out += tree_lines(c, depth + 1)
+    return out
+
+
+def show_answer(selector, fg, got, want):
+    """One answer as it came (levels), decoded, and Ember's own tree (ctest -V)."""
+    print("SelectMergeStacktraces %s: names %r" % (selector, fg["names"]))
+    for d, level in enumerate(fg["levels"]):
+        print("  level %d: %s" % (d, " ".join(level.get("values", []))))
+    print("decoded from the levels:")
+    print("\n".join("  " + line for line in tree_lines(got)))
+    print("GET /api/v1/query?format=json's tree:")
+    print("\n".join("  " + line for line in tree_lines(want)))
+
+
 def select_merge_stacktraces(codec):
     srv = pushed()
     for sel in ("{}", '{service_name="checkout"}', '{region="eu"}'):
@@ -256,6 +275,8 @@ def select_merge_stacktraces(codec):
         want = ember_tree(srv, CPU, sel)
         check(got == want, "%s: the levels decode to\n%r\nnot Ember's tree\n%r" %
               (sel, got, want))
+        if sel == '{service_name="checkout"}':
+            show_answer(sel, fg, got, want)
         check(fg["names"][0] == "total" and int(fg["total"]) == want[2], fg)
         check(int(fg["maxSelf"]) == max_self(want), (fg, want))
     fg = ok(srv, codec, "SelectMergeStacktraces",
