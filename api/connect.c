@@ -130,28 +130,45 @@ static enum querier_codec codec_of(struct MHD_Connection *c)
 									       : QUERIER_PROTO;
 }
 
-enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection *c,
-				  struct api_request *req, const char *method)
+/* Why the head of a Connect call refuses it (*status its HTTP status), or
+ * NULL.  Answered once the body is read (api_connect_first). */
+static const char *head_refusal(struct MHD_Connection *c, unsigned *status)
 {
 	const char *ct = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
 	const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
 	const char *ver = header(c, "Connect-Protocol-Version");
+
+	*status = 400;
+	if (ver && strcmp(ver, "1"))
+		return "Connect-Protocol-Version must be 1";
+	*status = 415;
+	if (!type_is(ct, CONNECT_PROTO) && !type_is(ct, CONNECT_JSON))
+		return "Content-Type must be application/proto or application/json";
+	*status = 501;
+	if (enc && *enc && strcasecmp(enc, "gzip") && strcasecmp(enc, "identity"))
+		return "Content-Encoding: only gzip and identity are read";
+	return NULL;
+}
+
+enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, const char *method)
+{
 	const char *len = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	unsigned status;
 
 	req->upload_err = -EINVAL; /* answered now, unless the checks pass */
 	if (strcmp(method, "POST"))
 		return fail(srv, c, req, 405, "Connect unary calls are POST requests");
-	if (ver && strcmp(ver, "1"))
-		return fail(srv, c, req, 400, "Connect-Protocol-Version must be 1");
-	if (!type_is(ct, CONNECT_PROTO) && !type_is(ct, CONNECT_JSON))
-		return fail(srv, c, req, 415,
-			    "Content-Type must be application/proto or application/json");
-	if (enc && *enc && strcasecmp(enc, "gzip") && strcasecmp(enc, "identity"))
-		return fail(srv, c, req, 501, "Content-Encoding: only gzip and identity are read");
 	if (len && strtoull(len, NULL, 10) > srv->profiles->max_body)
 		return fail(srv, c, req, 413, "request body larger than the profile limit");
 	req->upload_err = 0;
-	return api_profile_body_begin(srv, req) ? MHD_NO : MHD_YES;
+	if (api_profile_body_begin(srv, req))
+		return MHD_NO;
+	/* A refusal by the head is answered once the body is read (and dropped):
+	 * an answer before it closes the connection while the client still
+	 * writes, which it sees as a failed write, not as the error. */
+	req->body_drop = head_refusal(c, &status) != NULL;
+	return MHD_YES;
 }
 
 /* ---- the request ----------------------------------------------------------- */
@@ -420,6 +437,8 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 	const char *m = req->route.path;
 	struct api_profile_ctx x;
 	const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	unsigned status;
+	const char *refusal = head_refusal(c, &status);
 	struct ember_buf plain;
 	ProtobufCMessage *in = NULL;
 	char why[320] = "";
@@ -427,6 +446,8 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 	enum MHD_Result ret;
 	int err;
 
+	if (refusal)
+		return fail(srv, c, req, status, refusal);
 	if (req->body_err)
 		return api_profile_body_refused(srv, c, req);
 	if (api_profile_ctx_init(&x, srv, req))

@@ -147,6 +147,23 @@ def test_querier__errors_in_connect_form():
                   headers={"Content-Encoding": "gzip"})
 
 
+def test_querier__head_refusal_after_big_body():
+    """A call its headers refuse, with a body of 12 MiB: the Connect error,
+    answered once the body is read (before, the connection closed while
+    the client still sent it: a broken pipe, no answer)."""
+    _, tv1 = stubs()
+    srv = pushed()
+    big = tv1.LabelNamesRequest(matchers=['{a="%s"}' % ("x" * (12 << 20))])
+    big = big.SerializeToString()
+    for _ in range(5):
+        connect_error(srv, "LabelNames", big, 400, "invalid_argument",
+                      headers={"Connect-Protocol-Version": "2"})
+        connect_error(srv, "LabelNames", big, 501, "unimplemented",
+                      headers={"Content-Encoding": "br"})
+        connect_error(srv, "LabelNames", big, 501, "unimplemented",
+                      headers={"Content-Type": "text/plain"})
+
+
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 PERIOD = 10_000_000
 PPROF_PROTO = "/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto"
