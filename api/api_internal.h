@@ -206,6 +206,9 @@ struct api_request {
 					   a streamed answer */
 	struct symjson_parser *parser;  /* a JSON body being parsed */
 	int body_err;                /* the first failure taking the body */
+	bool body_drop;              /* refused by its head: the body only read
+					(counted in received, under body's cap),
+					the refusal answered once it is whole */
 	uint64_t body_start_ms;      /* an upload's first call (its rate counts from it) */
 	uint64_t body_due_ms;        /* the guard's deadline for its body; 0: none */
 };
@@ -335,7 +338,8 @@ void api_account_free(struct ember_mem_account *a);
  * share (freed when the request completes).  0 or -ENOMEM. */
 int api_request_account(struct api_server *srv, struct api_request *req);
 /* A chunk of a kept body into req->body (JSON: req->parser); after a
- * failure only read.  The first failure is kept in req->body_err: the
+ * failure only read; with req->body_drop only read and counted (past the
+ * buffer's cap: -EFBIG).  The first failure is kept in req->body_err: the
  * account's (-E2BIG past the share, -EAGAIN the budget taken, answered
  * once the body is whole), or -EFBIG past the buffer's cap itself (the
  * caller closes the connection). */

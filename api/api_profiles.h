@@ -111,8 +111,9 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 int api_connect_error_body(unsigned status, const char *msg, struct ember_buf *b,
 			   unsigned *out_status);
 
-/* The selection of matchers (at most one, Ember's selector; why set past
- * it) between start and end (milliseconds; 0: the last hour up to now). */
+/* The selection of matchers (at most one, Ember's selector: the discovery
+ * methods take the union of several, one selection each) between start and
+ * end (milliseconds; 0: the last hour up to now); why set on an error. */
 int api_connect_selection(size_t n, char **matchers, int64_t start, int64_t end,
 			  struct pstore_selection *sel, const char **why);
 /* The message m as the answer, in the request's codec (application/proto

@@ -65,6 +65,11 @@ void api_body_take(struct api_request *req, const char *data, size_t size)
 {
 	if (req->body_err)
 		return;
+	if (req->body_drop) { /* refused by its head: only read, under the cap */
+		req->received += size;
+		req->body_err = req->received > req->body.cap ? -EFBIG : 0;
+		return;
+	}
 	if (req->parser)
 		req->body_err = symjson_parser_feed(req->parser, data, size);
 	else

@@ -24,6 +24,7 @@
 #include "api_profiles.h"
 #include "querier.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -130,28 +131,45 @@ static enum querier_codec codec_of(struct MHD_Connection *c)
 									       : QUERIER_PROTO;
 }
 
-enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection *c,
-				  struct api_request *req, const char *method)
+/* Why the head of a Connect call refuses it (*status its HTTP status), or
+ * NULL.  Answered once the body is read (api_connect_first). */
+static const char *head_refusal(struct MHD_Connection *c, unsigned *status)
 {
 	const char *ct = header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
 	const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
 	const char *ver = header(c, "Connect-Protocol-Version");
+
+	*status = 400;
+	if (ver && strcmp(ver, "1"))
+		return "Connect-Protocol-Version must be 1";
+	*status = 415;
+	if (!type_is(ct, CONNECT_PROTO) && !type_is(ct, CONNECT_JSON))
+		return "Content-Type must be application/proto or application/json";
+	*status = 501;
+	if (enc && *enc && strcasecmp(enc, "gzip") && strcasecmp(enc, "identity"))
+		return "Content-Encoding: only gzip and identity are read";
+	return NULL;
+}
+
+enum MHD_Result api_connect_first(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, const char *method)
+{
 	const char *len = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	unsigned status;
 
 	req->upload_err = -EINVAL; /* answered now, unless the checks pass */
 	if (strcmp(method, "POST"))
 		return fail(srv, c, req, 405, "Connect unary calls are POST requests");
-	if (ver && strcmp(ver, "1"))
-		return fail(srv, c, req, 400, "Connect-Protocol-Version must be 1");
-	if (!type_is(ct, CONNECT_PROTO) && !type_is(ct, CONNECT_JSON))
-		return fail(srv, c, req, 415,
-			    "Content-Type must be application/proto or application/json");
-	if (enc && *enc && strcasecmp(enc, "gzip") && strcasecmp(enc, "identity"))
-		return fail(srv, c, req, 501, "Content-Encoding: only gzip and identity are read");
 	if (len && strtoull(len, NULL, 10) > srv->profiles->max_body)
 		return fail(srv, c, req, 413, "request body larger than the profile limit");
 	req->upload_err = 0;
-	return api_profile_body_begin(srv, req) ? MHD_NO : MHD_YES;
+	if (api_profile_body_begin(srv, req))
+		return MHD_NO;
+	/* A refusal by the head is answered once the body is read (and dropped):
+	 * an answer before it closes the connection while the client still
+	 * writes, which it sees as a failed write, not as the error. */
+	req->body_drop = head_refusal(c, &status) != NULL;
+	return MHD_YES;
 }
 
 /* ---- the request ----------------------------------------------------------- */
@@ -173,16 +191,14 @@ static int apply_timeout(struct MHD_Connection *c, struct api_profile_ctx *x)
 	return 0;
 }
 
-/* The selection of matchers (at most one: Ember's selector) between start
- * and end (milliseconds; 0: the last hour, up to now). */
+/* The selection of matchers (at most one: Ember's selector; several are
+ * the union of discover's answers) between start and end (milliseconds; 0:
+ * the last hour, up to now). */
 static int selection(size_t n, char **matchers, int64_t start, int64_t end,
 		     struct pstore_selection *sel, const char **why)
 {
+	assert(n <= 1);
 	*sel = (struct pstore_selection){ 0 };
-	if (n > 1) {
-		*why = "at most one matcher is read";
-		return -EINVAL;
-	}
 	sel->selector = n && *matchers[0] ? matchers[0] : NULL;
 	if (!end)
 		end = (int64_t)(ember_realtime_ns() / MS_NS);
@@ -197,20 +213,16 @@ static int selection(size_t n, char **matchers, int64_t start, int64_t end,
 	return 0;
 }
 
-/* The strings of the JSON array key of a's body (names or values), those
- * starting with "__" left out when hide. */
-static int strings_of(struct profsvc_answer *a, const char *key, bool hide, char ***v,
-		      size_t *n, json_t **root)
+/* The strings of JSON array arr (names or values), those starting with "__"
+ * left out when hide; pointing into arr. */
+static int strings_of(json_t *arr, bool hide, char ***v, size_t *n)
 {
-	json_t *arr;
 	size_t i;
 	json_t *s;
 
-	*root = json_loadb(a->body.data, a->body.len, 0, NULL);
-	arr = *root ? json_object_get(*root, key) : NULL;
 	*v = calloc(json_array_size(arr) + 1, sizeof(**v));
 	*n = 0;
-	if (!arr || !*v)
+	if (!*v)
 		return -ENOMEM;
 	json_array_foreach(arr, i, s) {
 		const char *str = json_string_value(s);
@@ -218,6 +230,120 @@ static int strings_of(struct profsvc_answer *a, const char *key, bool hide, char
 		if (str && (!hide || strncmp(str, "__", 2)))
 			(*v)[(*n)++] = (char *)str;
 	}
+	return 0;
+}
+
+/* ---- discovery: LabelNames, LabelValues, Series ------------------------------ */
+
+/* What one of the discovery methods asks, whatever its matchers. */
+struct discovery {
+	const char *key;	       /* the answer's array: names, values, sets */
+	const char *name;	       /* LabelValues' label; NULL for LabelNames */
+	const char *const *label_names; /* Series' */
+	size_t n_label_names;
+	bool series;
+};
+
+/* The answer of d for one selection into a. */
+static int discover_one(struct api_server *srv, const struct api_profile_ctx *x,
+			const struct discovery *d, const struct pstore_selection *sel,
+			struct profsvc_answer *a, char *why, size_t why_size)
+{
+	if (d->series)
+		return profsvc_label_sets(srv->profiles->svc, &x->ro, sel, d->label_names,
+					  d->n_label_names, a, why, why_size);
+	return profsvc_labels(srv->profiles->svc, &x->ro, sel, d->name, a, why, why_size);
+}
+
+/* Names and values by strcmp, label sets ({"NAME":"VALUE",..}) pair by pair
+ * (name, then value), a set before those it begins. */
+static int json_cmp(const void *pa, const void *pb)
+{
+	json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+	void *ia, *ib;
+	int c = 0;
+
+	if (json_is_string(a))
+		return strcmp(json_string_value(a), json_string_value(b));
+	ia = json_object_iter(a);
+	ib = json_object_iter(b);
+	for (; !c && ia && ib; ia = json_object_iter_next(a, ia), ib = json_object_iter_next(b, ib)) {
+		c = strcmp(json_object_iter_key(ia), json_object_iter_key(ib));
+		if (!c)
+			c = strcmp(json_string_value(json_object_iter_value(ia)),
+				   json_string_value(json_object_iter_value(ib)));
+	}
+	return c ? c : (ia != NULL) - (ib != NULL);
+}
+
+/* arr sorted, each element once. */
+static int sort_unique(json_t *arr)
+{
+	size_t n = json_array_size(arr), k = 0;
+	json_t **v = calloc(n + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort(v, n, sizeof(*v), json_cmp);
+	json_array_clear(arr);
+	for (size_t i = 0; i < n; i++) {
+		if (k && json_cmp(&v[i], &v[k - 1]) == 0) {
+			json_decref(v[i]);
+			continue;
+		}
+		v[k++] = v[i];
+		json_array_append_new(arr, v[i]);
+	}
+	free(v);
+	return 0;
+}
+
+/*
+ * d's answer for matchers between start and end: per matcher the answer of
+ * its selection, their union (Pyroscope's: what matches any of them),
+ * sorted and unique; no matcher: everything.  The array in *out (a new
+ * reference: json_decref), or a Connect error answered in *ret.
+ */
+static int discover(struct api_server *srv, struct MHD_Connection *c, struct api_request *req,
+		    const struct api_profile_ctx *x, const struct discovery *d, size_t n,
+		    char **matchers, int64_t start, int64_t end, json_t **out,
+		    enum MHD_Result *ret)
+{
+	json_t *all = json_array();
+	int err = all ? 0 : -ENOMEM;
+
+	*ret = MHD_NO;
+	for (size_t i = 0; !err && i < (n ? n : 1); i++) {
+		struct pstore_selection sel;
+		struct profsvc_answer a;
+		const char *bad = "";
+		char why[512] = "";
+		json_t *root;
+
+		err = selection(n ? 1 : 0, matchers + i, start, end, &sel, &bad);
+		if (err) {
+			*ret = fail(srv, c, req, 400, bad);
+			break;
+		}
+		err = discover_one(srv, x, d, &sel, &a, why, sizeof(why));
+		if (err) {
+			*ret = api_profile_answer(srv, c, req, x, err, &a, NULL, why);
+			break;
+		}
+		root = json_loadb(a.body.data, a.body.len, 0, NULL);
+		ember_buf_release(&a.body);
+		err = json_array_extend(all, json_object_get(root, d->key)) ? -ENOMEM : 0;
+		json_decref(root);
+	}
+	if (!err && n > 1)
+		err = sort_unique(all);
+	if (err) {
+		json_decref(all);
+		return err;
+	}
+	*out = all;
 	return 0;
 }
 
@@ -245,34 +371,24 @@ static enum MHD_Result labels(struct api_server *srv, struct MHD_Connection *c,
 	const Types__V1__LabelNamesRequest *nr = values ? NULL : (const void *)in;
 	const Types__V1__LabelValuesRequest *vr = values ? (const void *)in : NULL;
 	Types__V1__LabelNamesResponse out = TYPES__V1__LABEL_NAMES_RESPONSE__INIT;
-	struct pstore_selection sel;
-	struct profsvc_answer a;
-	const char *bad = "LabelValues needs a name";
-	char why[512] = "";
-	json_t *root = NULL;
+	struct discovery d = { .key = values ? "values" : "names",
+			       .name = values ? vr->name : NULL };
+	json_t *arr = NULL;
 	enum MHD_Result ret;
-	int err = values && !*vr->name ? -EINVAL : 0;
+	int err;
 
-	if (!err)
-		err = values ? selection(vr->n_matchers, vr->matchers, vr->start, vr->end, &sel, &bad)
-			     : selection(nr->n_matchers, nr->matchers, nr->start, nr->end, &sel, &bad);
-	if (err) {
-		ret = fail(srv, c, req, 400, bad);
-		goto out;
-	}
-	err = profsvc_labels(srv->profiles->svc, &x->ro, &sel, values ? vr->name : NULL, &a,
-			     why, sizeof(why));
-	if (err) {
-		ret = api_profile_answer(srv, c, req, x, err, &a, NULL, why);
-		goto out;
-	}
-	err = strings_of(&a, values ? "values" : "names", !values, &out.names, &out.n_names,
-			 &root);
-	ember_buf_release(&a.body);
+	if (values && !*vr->name)
+		return fail(srv, c, req, 400, "LabelValues needs a name");
+	err = values ? discover(srv, c, req, x, &d, vr->n_matchers, vr->matchers, vr->start,
+				vr->end, &arr, &ret)
+		     : discover(srv, c, req, x, &d, nr->n_matchers, nr->matchers, nr->start,
+				nr->end, &arr, &ret);
+	if (err)
+		return ret;
+	err = strings_of(arr, !values, &out.names, &out.n_names);
 	ret = err ? MHD_NO : answer(srv, c, req, &out.base);
-out:
 	free(out.names);
-	json_decref(root);
+	json_decref(arr);
 	return ret;
 }
 
@@ -346,22 +462,19 @@ static void set_of(json_t *o, Types__V1__Labels *l, Types__V1__LabelPair *pairs,
 	}
 }
 
-/* The SeriesResponse of profsvc_label_sets' answer (JSON in a). */
-static int series_out(struct profsvc_answer *a, Querier__V1__SeriesResponse *out,
-		      json_t **root, void **mem)
+/* The SeriesResponse of label sets arr (pointing into it). */
+static int series_out(json_t *arr, Querier__V1__SeriesResponse *out, void **mem)
 {
-	json_t *arr, *o;
+	json_t *o;
 	size_t i, pairs = 0, n;
 	Types__V1__Labels *sets;
 	Types__V1__LabelPair *p, **pp;
 
-	*root = json_loadb(a->body.data, a->body.len, 0, NULL);
-	arr = json_object_get(*root, "sets");
 	n = json_array_size(arr);
 	json_array_foreach(arr, i, o)
 		pairs += json_object_size(o);
 	*mem = calloc(1, n * (sizeof(*sets) + sizeof(sets)) + pairs * (sizeof(*p) + sizeof(p)) + 1);
-	if (!arr || !*mem)
+	if (!*mem)
 		return -ENOMEM;
 	out->labels_set = *mem;
 	sets = (void *)(out->labels_set + n);
@@ -382,27 +495,21 @@ static enum MHD_Result series(struct api_server *srv, struct MHD_Connection *c,
 {
 	const Querier__V1__SeriesRequest *in = (const void *)m;
 	Querier__V1__SeriesResponse out = QUERIER__V1__SERIES_RESPONSE__INIT;
-	struct pstore_selection sel;
-	struct profsvc_answer a;
-	const char *bad = "";
-	char why[512] = "";
-	json_t *root = NULL;
+	struct discovery d = { .key = "sets", .series = true,
+			       .label_names = (const char *const *)in->label_names,
+			       .n_label_names = in->n_label_names };
+	json_t *arr = NULL;
 	void *mem = NULL;
 	enum MHD_Result ret;
-	int err = selection(in->n_matchers, in->matchers, in->start, in->end, &sel, &bad);
+	int err = discover(srv, c, req, x, &d, in->n_matchers, in->matchers, in->start, in->end,
+			   &arr, &ret);
 
 	if (err)
-		return fail(srv, c, req, 400, bad);
-	err = profsvc_label_sets(srv->profiles->svc, &x->ro, &sel,
-				 (const char *const *)in->label_names, in->n_label_names, &a, why,
-				 sizeof(why));
-	if (err)
-		return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
-	err = series_out(&a, &out, &root, &mem);
-	ember_buf_release(&a.body);
+		return ret;
+	err = series_out(arr, &out, &mem);
 	ret = err ? MHD_NO : answer(srv, c, req, &out.base);
 	free(mem);
-	json_decref(root);
+	json_decref(arr);
 	return ret;
 }
 
@@ -420,6 +527,8 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 	const char *m = req->route.path;
 	struct api_profile_ctx x;
 	const char *enc = header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	unsigned status;
+	const char *refusal = head_refusal(c, &status);
 	struct ember_buf plain;
 	ProtobufCMessage *in = NULL;
 	char why[320] = "";
@@ -427,6 +536,8 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 	enum MHD_Result ret;
 	int err;
 
+	if (refusal)
+		return fail(srv, c, req, status, refusal);
 	if (req->body_err)
 		return api_profile_body_refused(srv, c, req);
 	if (api_profile_ctx_init(&x, srv, req))

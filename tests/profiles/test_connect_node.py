@@ -90,9 +90,11 @@ def node_client():
 
 def calls(srv, codec, requests):
     """The answers of requests ([(method, request dict)], or (method,
-    request, "garbage")) made by connect_client.mjs with codec."""
+    request, "garbage"), or connect_client.mjs's call objects) made by
+    connect_client.mjs with codec."""
     node, gen = node_client()
-    body = [dict(method=r[0], request=r[1], garbage=len(r) > 2) for r in requests]
+    body = [r if isinstance(r, dict) else dict(method=r[0], request=r[1], garbage=len(r) > 2)
+            for r in requests]
     r = subprocess.run([node, os.path.join(NODE_DIR, "connect_client.mjs"), srv.url, codec,
                         gen], input=json.dumps(body), capture_output=True, text=True,
                        timeout=120, cwd=NODE_DIR, env=dict(os.environ, NODE_PATH=""))
@@ -412,6 +414,23 @@ def errors(codec):
           dict(rng(), profileTypeID=CPU, labelSelector="{x="), "invalid_argument")
 
 
+def head_refusals(codec):
+    """A call its headers refuse (a Connect-Protocol-Version other than 1,
+    a Content-Encoding Ember does not read) gets its Connect error every
+    time, its body read first: answered while the client still wrote a
+    large body, the connection closed under it and the client saw
+    internal (write EPIPE) instead, at random.  30 calls each, a 256 KiB
+    body."""
+    srv = pushed()
+    big = dict(rng(), matchers=['{service_name="%s"}' % ("x" * (256 << 10))])
+    for how, code in ((dict(headers={"Connect-Protocol-Version": "2"}), "invalid_argument"),
+                      (dict(compression="br"), "unimplemented")):
+        answers = calls(srv, codec, [dict(method="LabelNames", request=big, **how)] * 30)
+        wrong = [a.get("error", a) for a in answers if a.get("error", {}).get("code") != code]
+        check(not wrong, "%s: %d of 30 not %s: %r" % (how, len(wrong), code, wrong[:3]))
+        check(ok(srv, codec, "LabelNames", rng()).get("names"), "served after them")
+
+
 def unknown_profile_type(codec):
     """A profile type nobody pushed: an empty answer, as Pyroscope's (its
     ID is a label matcher that selects no profile); an ID that names no
@@ -520,6 +539,14 @@ def test_connect_node__binary_errors():
 
 def test_connect_node__json_errors():
     errors("json")
+
+
+def test_connect_node__binary_head_refusals():
+    head_refusals("binary")
+
+
+def test_connect_node__json_head_refusals():
+    head_refusals("json")
 
 
 def test_connect_node__binary_unknown_profile_type():

@@ -147,6 +147,87 @@ def test_querier__errors_in_connect_form():
                   headers={"Content-Encoding": "gzip"})
 
 
+def test_querier__head_refusal_after_big_body():
+    """A call its headers refuse, with a body of 12 MiB: the Connect error,
+    answered once the body is read (before, the connection closed while
+    the client still sent it: a broken pipe, no answer)."""
+    _, tv1 = stubs()
+    srv = pushed()
+    big = tv1.LabelNamesRequest(matchers=['{a="%s"}' % ("x" * (12 << 20))])
+    big = big.SerializeToString()
+    for _ in range(5):
+        connect_error(srv, "LabelNames", big, 400, "invalid_argument",
+                      headers={"Connect-Protocol-Version": "2"})
+        connect_error(srv, "LabelNames", big, 501, "unimplemented",
+                      headers={"Content-Encoding": "br"})
+        connect_error(srv, "LabelNames", big, 501, "unimplemented",
+                      headers={"Content-Type": "text/plain"})
+
+
+# ---- several matchers: their union ---------------------------------------------------
+
+def several_pushed():
+    """checkout 2.3 (region eu), checkout 2.4, cart (zone a), db (tier x)."""
+    srv = Server()
+    for labels in ("service_name=checkout&version=2.3&region=eu",
+                   "service_name=checkout&version=2.4", "service_name=cart&zone=a",
+                   "service_name=db&tier=x"):
+        srv.push_ok(cpu_profile({"main;work": 1}, T0).encode(), labels)
+    return srv
+
+
+# the union of cart and version 2.3; then two that overlap (checkout's 2.4 twice)
+UNION = ['{service_name="cart"}', '{version="2.3"}']
+OVERLAP = ['{service_name="checkout"}', '{version="2.4"}']
+
+
+def test_querier__several_matchers_label_names():
+    _, tv1 = stubs()
+    srv = several_pushed()
+    for matchers, want in ((UNION, ["region", "service_name", "version", "zone"]),
+                           (OVERLAP, ["region", "service_name", "version"]),
+                           ([], ["region", "service_name", "tier", "version", "zone"])):
+        r = call_ok(srv, "LabelNames", tv1.LabelNamesRequest(matchers=matchers),
+                    tv1.LabelNamesResponse)
+        check(list(r.names) == want, (matchers, r.names))
+    bad = tv1.LabelNamesRequest(matchers=UNION + ["{a="]).SerializeToString()
+    connect_error(srv, "LabelNames", bad, 400, "invalid_argument")
+
+
+def test_querier__several_matchers_label_values():
+    _, tv1 = stubs()
+    srv = several_pushed()
+    for name, matchers, want in (("service_name", UNION, ["cart", "checkout"]),
+                                 ("version", OVERLAP, ["2.3", "2.4"]),
+                                 ("version", UNION, ["2.3"]),
+                                 ("zone", OVERLAP, [])):
+        r = call_ok(srv, "LabelValues", tv1.LabelValuesRequest(name=name, matchers=matchers),
+                    tv1.LabelValuesResponse)
+        check(list(r.names) == want, (name, matchers, r.names))
+
+
+def test_querier__several_matchers_series():
+    qv1, _ = stubs()
+    srv = several_pushed()
+    names = ["service_name", "version"]
+    for matchers, want in (
+            (UNION, [[("service_name", "cart")],
+                     [("service_name", "checkout"), ("version", "2.3")]]),
+            (OVERLAP, [[("service_name", "checkout"), ("version", "2.3")],
+                       [("service_name", "checkout"), ("version", "2.4")]]),
+            (OVERLAP + ['{service_name="cart"}'],
+             [[("service_name", "cart")], [("service_name", "checkout"), ("version", "2.3")],
+              [("service_name", "checkout"), ("version", "2.4")]])):
+        r = call_ok(srv, "Series", qv1.SeriesRequest(matchers=matchers, label_names=names),
+                    qv1.SeriesResponse)
+        check(label_sets(r) == want, (matchers, label_sets(r)))
+    r = call_ok(srv, "Series", qv1.SeriesRequest(matchers=["{tier=\"x\"}", UNION[0]],
+                                                 label_names=["service_name"]),
+                qv1.SeriesResponse)
+    check(label_sets(r) == [[("service_name", "cart")], [("service_name", "db")]],
+          label_sets(r))
+
+
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 PERIOD = 10_000_000
 PPROF_PROTO = "/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto"

@@ -16,6 +16,10 @@
 // call: {"ok": toJson of the response} (int64 as strings), with "binary" (its
 // bytes, base64) for SelectMergeProfile, or {"error": {"code", "rawMessage"}}
 // of the ConnectError the client threw (code as Connect's wire name).
+// "headers": {NAME: VALUE} are set on the call's request by an interceptor,
+// over the transport's own (Connect-Protocol-Version); "compression": NAME
+// sends the body as it is, named NAME in its Content-Encoding (the transport
+// sets that header itself, after interceptors).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -69,21 +73,45 @@ const handWritten = createFileRegistry(
   (name) => (name === "querier_types.proto" ? types.file_querier_types : undefined),
 ).getService("querier.v1.QuerierService");
 
-const transport = createConnectTransport({
-  httpVersion: "1.1",
-  baseUrl,
-  useBinaryFormat: codec === "binary",
-});
-const client = createClient(QuerierService, transport);
-const handClient = createClient(handWritten, transport);
+// The headers of the call being made (call's "headers"), over the transport's.
+let overriding = {};
+const interceptors = [(next) => async (req) => {
+  for (const [k, v] of Object.entries(overriding)) req.header.set(k, v);
+  return await next(req);
+}];
+
+// The client of QuerierService and of the hand-written service, on a
+// transport sending bodies as they are under the Content-Encoding name
+// compression (undefined: uncompressed).
+const clients = new Map();
+function clientsOf(compression) {
+  if (!clients.has(compression)) {
+    const same = async (bytes) => bytes;
+    const transport = createConnectTransport({
+      httpVersion: "1.1",
+      baseUrl,
+      useBinaryFormat: codec === "binary",
+      interceptors,
+      ...(compression && {
+        sendCompression: { name: compression, compress: same, decompress: same },
+        compressMinBytes: 0,
+      }),
+    });
+    clients.set(compression, [createClient(QuerierService, transport),
+                              createClient(handWritten, transport)]);
+  }
+  return clients.get(compression);
+}
+const [client, handClient] = clientsOf(undefined);
 
 // The method of QuerierService named name, or of the hand-written service.
-function methodOf(name) {
+function methodOf(name, compression) {
+  const [c, h] = clientsOf(compression);
   const m = QuerierService.methods.find((x) => x.name === name);
-  if (m) return [client, m];
-  const h = handWritten.methods.find((x) => x.name === name);
-  if (!h) throw new Error(`no method ${name} in either descriptor`);
-  return [handClient, h];
+  if (m) return [c, m];
+  const hm = handWritten.methods.find((x) => x.name === name);
+  if (!hm) throw new Error(`no method ${name} in either descriptor`);
+  return [h, hm];
 }
 
 // A request the server cannot read as method m's message: in binary, a
@@ -104,8 +132,9 @@ function garbage(name) {
   return [handClient, m, create(m.input, { matchers: true })];
 }
 
-async function call({ method, request, garbage: bad }) {
-  let [c, m] = methodOf(method);
+async function call({ method, request, garbage: bad, headers, compression }) {
+  let [c, m] = methodOf(method, compression);
+  overriding = headers ?? {};
   let msg = fromJson(m.input, request ?? {});
   if (bad) [c, m, msg] = garbage(method);
   try {
