@@ -95,6 +95,7 @@ int api_profile_body_begin(struct api_server *srv, struct api_request *req);
 struct Types__V1__StackTraceSelector;
 struct Querier__V1__Level;
 struct api_links;
+struct api_focus;
 
 /* Whether url is /querier.v1.QuerierService/METHOD: r set (METHOD in
  * r->path, "" when too long). */
@@ -145,13 +146,16 @@ enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Co
 int api_connect_select_of(char *type, char *selector, int64_t start, int64_t end,
 			  struct pstore_selection *sel, const char **why);
 /* A select's filters on sel: the samples linked to spans[0, n_span) or
- * traces[0, n_trace) (hex IDs, into links, which sel then points into);
- * a non-empty stack (a call site) is -ENOTSUP, as Ember does not filter
- * by stack.  0, or -EINVAL / -ENOTSUP with why set for the sender. */
+ * traces[0, n_trace) (hex IDs, into links, which sel then points into),
+ * and those whose stack begins with stack's call site (NULL or empty:
+ * every stack; its names, borrowed from stack, into focus, which sel
+ * then points into: api_focus_release it once sel is answered, also
+ * after an error).  0, or -EINVAL / -ENOMEM with why set for the
+ * sender. */
 int api_connect_filters(const struct Types__V1__StackTraceSelector *stack, char *const *spans,
 			size_t n_span, char *const *traces, size_t n_trace,
-			struct api_links *links, struct pstore_selection *sel, char *why,
-			size_t why_size);
+			struct api_links *links, struct api_focus *focus,
+			struct pstore_selection *sel, char *why, size_t why_size);
 /* sel's flame graph (max_nodes: 0 or less, 8,192) answered as
  * SelectMergeStacktracesResponse, or SelectMergeSpanProfileResponse when
  * span. */
@@ -214,6 +218,24 @@ int api_links_from_params(struct MHD_Connection *c, struct api_links *out, char 
  * one ID a string). */
 int api_links_from_lists(char *const *spans, size_t n_span, char *const *traces,
 			 size_t n_trace, struct api_links *out, char *why, size_t why_size);
+
+/* A call path, frame names root first, that a selection's focus points
+ * into (sel->focus = v, sel->n_focus = n): the parameter focus=
+ * ("main;work;inner", frames separated by ';' as folded stacks write
+ * them), or Connect's stack_trace_selector (api_connect_filters).  Zeroed
+ * by its reader; api_focus_release frees it (a zeroed one too) once the
+ * selection is answered. */
+struct api_focus {
+	char *text;		/* the parameter's copy, split at ';' (NULL: borrowed names) */
+	const char **v;
+	size_t n;		/* 0: no focus */
+};
+/* focus= under prefix (e.g. "base_"), else unprefixed, into out (n 0
+ * when absent or empty), sel's focus pointing into it.  0, -EINVAL (an
+ * empty frame name) or -ENOMEM, with why set for the sender. */
+int api_focus_from_params(struct MHD_Connection *c, const char *prefix, struct api_focus *out,
+			  struct pstore_selection *sel, char *why, size_t why_size);
+void api_focus_release(struct api_focus *f);
 
 /* ---- ingest (profile_ingest.c, pyroscope_ingest.c) ------------------------- */
 

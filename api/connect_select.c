@@ -9,8 +9,10 @@
  * message's JSON for the JSON codec: api_connect_reply_packed).  The
  * selection is profile_typeID with label_selector as Ember's selector, its
  * samples those linked to span_selector's spans or trace_id_selector's
- * traces when given (api_connect_filters, shared with the other selects);
- * stack_trace_selector is not read (unimplemented when not empty).
+ * traces when given, and those whose stack begins with
+ * stack_trace_selector's call site (Ember's focus=, pstore_selection's
+ * focus: applied to the merge) when it is not empty (api_connect_filters,
+ * shared with the other selects).
  */
 #include "api_profiles.h"
 #include "querier.pb-c.h"
@@ -105,26 +107,47 @@ enum MHD_Result api_connect_flamegraph(struct api_server *srv, struct MHD_Connec
 	return ret;
 }
 
+/* stack's call site (its names borrowed) as focus, sel's focus. */
+static int call_site_focus(const struct Types__V1__StackTraceSelector *stack,
+			   struct api_focus *focus, struct pstore_selection *sel, char *why,
+			   size_t why_size)
+{
+	size_t n = stack ? stack->n_call_site : 0;
+
+	*focus = (struct api_focus){ 0 };
+	if (!n)
+		return 0;
+	focus->v = malloc(n * sizeof(*focus->v));
+	if (!focus->v) {
+		snprintf(why, why_size, "stack_trace_selector: out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		focus->v[i] = stack->call_site[i]->name;
+	focus->n = n;
+	sel->focus = focus->v;
+	sel->n_focus = n;
+	return 0;
+}
+
 int api_connect_filters(const struct Types__V1__StackTraceSelector *stack, char *const *spans,
 			size_t n_span, char *const *traces, size_t n_trace,
-			struct api_links *links, struct pstore_selection *sel, char *why,
-			size_t why_size)
+			struct api_links *links, struct api_focus *focus,
+			struct pstore_selection *sel, char *why, size_t why_size)
 {
-	if (stack && stack->n_call_site) {
-		snprintf(why, why_size, "stack_trace_selector is not read by Ember");
-		return -ENOTSUP;
-	}
+	*focus = (struct api_focus){ 0 };
 	EMBER_FORWARD_IF_ERROR(api_links_from_lists(spans, n_span, traces, n_trace, links, why,
 						    why_size));
 	sel->links = &links->f;
-	return 0;
+	return call_site_focus(stack, focus, sel, why, why_size);
 }
 
 /* The answer of a refused request: 501 when what it asks is not read. */
 static enum MHD_Result refused(struct api_server *srv, struct MHD_Connection *c,
 			       const struct api_request *req, int err, const char *why)
 {
-	return api_profile_text(srv, c, req, err == -ENOTSUP ? 501 : 400, why, NULL);
+	return api_profile_text(srv, c, req,
+				err == -ENOTSUP ? 501 : err == -ENOMEM ? 500 : 400, why, NULL);
 }
 
 enum MHD_Result api_connect_select_stacktraces(struct api_server *srv,
@@ -137,7 +160,9 @@ enum MHD_Result api_connect_select_stacktraces(struct api_server *srv,
 	const char *bad = "";
 	struct pstore_selection sel;
 	struct api_links links;
+	struct api_focus focus;
 	char why[256] = "";
+	enum MHD_Result ret;
 	int err = api_connect_select_of(in->profile_typeid, in->label_selector, in->start,
 					in->end, &sel, &bad);
 
@@ -148,10 +173,12 @@ enum MHD_Result api_connect_select_stacktraces(struct api_server *srv,
 					"only the flame graph format is answered", NULL);
 	err = api_connect_filters(in->stack_trace_selector, in->span_selector,
 				  in->n_span_selector, in->trace_id_selector,
-				  in->n_trace_id_selector, &links, &sel, why, sizeof(why));
+				  in->n_trace_id_selector, &links, &focus, &sel, why, sizeof(why));
 	if (err)
 		return refused(srv, c, req, err, why);
-	return api_connect_flamegraph(srv, c, req, x, &sel, in->max_nodes, false);
+	ret = api_connect_flamegraph(srv, c, req, x, &sel, in->max_nodes, false);
+	api_focus_release(&focus);
+	return ret;
 }
 
 /* The gzip'd pprof of a (released) uncompressed into an answer. */
@@ -185,6 +212,7 @@ enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Co
 	struct pstore_selection sel;
 	struct profsvc_answer a;
 	struct api_links links;
+	struct api_focus focus;
 	char why[512] = "";
 	int err = api_connect_select_of(in->profile_typeid, in->label_selector, in->start,
 					in->end, &sel, &bad);
@@ -192,10 +220,11 @@ enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Co
 	if (err)
 		return api_profile_text(srv, c, req, 400, bad, NULL);
 	err = api_connect_filters(in->stack_trace_selector, NULL, 0, in->trace_id_selector,
-				  in->n_trace_id_selector, &links, &sel, why, sizeof(why));
+				  in->n_trace_id_selector, &links, &focus, &sel, why, sizeof(why));
 	if (err)
 		return refused(srv, c, req, err, why);
 	err = profsvc_query(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
+	api_focus_release(&focus);
 	if (err)
 		return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 	return profile_reply(srv, c, req, &a);

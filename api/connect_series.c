@@ -7,7 +7,9 @@
  * labels the group_by labels it has (one without the label has no pair
  * for it, where Ember's route says ""), a Point (milliseconds since the epoch) at
  * the start of each step that holds a profile, as Pyroscope leaves out
- * the steps without one.
+ * the steps without one.  A non-empty stack_trace_selector is answered
+ * unimplemented: the store's series are the profiles' totals, and a
+ * focus needs every profile's stacks.
  */
 #include "api_profiles.h"
 #include "querier.pb-c.h"
@@ -147,6 +149,10 @@ enum MHD_Result api_connect_select_series(struct api_server *srv, struct MHD_Con
 	err = err ? err : series_options(in, &o, &bad);
 	if (err)
 		return api_profile_text(srv, c, req, 400, bad, NULL);
+	if (in->stack_trace_selector && in->stack_trace_selector->n_call_site)
+		return api_profile_text(srv, c, req, 501,
+					"stack_trace_selector: the series are the profiles' totals, "
+					"not their stacks'", NULL);
 	err = profsvc_series_set(srv->profiles->svc, &x->ro, &sel, &o, &set, why, sizeof(why));
 	if (err)
 		return api_connect_read_failed(srv, c, req, x, err, why);

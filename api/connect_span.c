@@ -18,6 +18,7 @@ enum MHD_Result api_connect_select_span(struct api_server *srv, struct MHD_Conne
 	const char *bad = "span_selector: at least one span ID (16 hex digits)";
 	struct pstore_selection sel;
 	struct api_links links;
+	struct api_focus focus; /* none: the request has no stack selector */
 	char why[256] = "";
 	int err = in->n_span_selector ? api_connect_select_of(in->profile_typeid,
 							      in->label_selector, in->start,
@@ -30,7 +31,7 @@ enum MHD_Result api_connect_select_span(struct api_server *srv, struct MHD_Conne
 		return api_profile_text(srv, c, req, 501,
 					"only the flame graph format is answered", NULL);
 	err = api_connect_filters(NULL, in->span_selector, in->n_span_selector, NULL, 0, &links,
-				  &sel, why, sizeof(why));
+				  &focus, &sel, why, sizeof(why));
 	if (err)
 		return api_profile_text(srv, c, req, 400, why, NULL);
 	return api_connect_flamegraph(srv, c, req, x, &sel, in->max_nodes, true);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SEC_NS ((int64_t)1000000000)
@@ -205,5 +206,57 @@ int api_links_from_lists(char *const *spans, size_t n_span, char *const *traces,
 	if (w.err)
 		return w.err;
 	links_finish(out);
+	return 0;
+}
+
+/* ---- a call path (focus=) ---------------------------------------------------- */
+
+void api_focus_release(struct api_focus *f)
+{
+	free(f->text);
+	free(f->v);
+	*f = (struct api_focus){ 0 };
+}
+
+/* out->text split at ';' into out->v (room for every frame). */
+static int focus_split(struct api_focus *out, char *why, size_t why_size)
+{
+	for (char *p = out->text, *semi; p; p = semi ? semi + 1 : NULL) {
+		semi = strchr(p, ';');
+		if (semi)
+			*semi = '\0';
+		if (!*p) {
+			snprintf(why, why_size, "focus: an empty frame name (frames are separated "
+						"by ';', root first)\n");
+			return -EINVAL;
+		}
+		out->v[out->n++] = p;
+	}
+	return 0;
+}
+
+int api_focus_from_params(struct MHD_Connection *c, const char *prefix, struct api_focus *out,
+			  struct pstore_selection *sel, char *why, size_t why_size)
+{
+	const char *used = "", *v = param3(c, prefix, "focus", NULL, &used);
+	size_t frames = 1;
+	int err;
+
+	*out = (struct api_focus){ 0 };
+	if (!v || !*v)
+		return 0;
+	for (const char *p = v; (p = strchr(p, ';')); p++)
+		frames++;
+	out->text = strdup(v);
+	out->v = malloc(frames * sizeof(*out->v));
+	err = out->text && out->v ? focus_split(out, why, why_size) : -ENOMEM;
+	if (err == -ENOMEM)
+		snprintf(why, why_size, "focus: out of memory\n");
+	if (err) {
+		api_focus_release(out);
+		return err;
+	}
+	sel->focus = out->v;
+	sel->n_focus = out->n;
 	return 0;
 }

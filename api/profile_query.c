@@ -1,8 +1,8 @@
 /*
  * profile_query.c - GET /api/v1/query and GET /api/v1/diff over HTTP:
- * the parameters read (format, selection, span and trace IDs, rows,
- * thresholds, the flame
- * graph's title, width and orientation), the answer asked of the profile
+ * the parameters read (format, selection, span and trace IDs, the call
+ * path to focus on, rows, thresholds, the flame graph's title, width and
+ * orientation), the answer asked of the profile
  * service (profsvc_query, profsvc_diff: merged, resolved and written
  * there, whole) and sent with its headers (X-Ember-Profiles and
  * X-Ember-Total; a diff's X-Ember-Base-Profiles and X-Ember-New-Profiles).
@@ -83,6 +83,7 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	struct profsvc_output o;
 	struct pstore_selection sel;
 	struct api_links links;
+	struct api_focus focus;
 	struct profsvc_answer a;
 	char why[512] = "", profiles[24], total[24];
 	const char *headers[] = { "X-Ember-Profiles", profiles, "X-Ember-Total", total, NULL };
@@ -94,8 +95,12 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	    api_links_from_params(c, &links, why, sizeof(why)) ||
 	    output_params(c, f, false, &o, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
+	err = api_focus_from_params(c, NULL, &focus, &sel, why, sizeof(why));
+	if (err)
+		return api_profile_error(srv, c, req, err, why);
 	sel.links = &links.f;
 	err = profsvc_query(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
+	api_focus_release(&focus);
 	snprintf(profiles, sizeof(profiles), "%" PRIu64, a.profiles);
 	snprintf(total, sizeof(total), "%" PRId64, a.total);
 	return send_answer(srv, c, req, x, err, &a, headers, why);
@@ -129,18 +134,23 @@ static int diff_opts(struct MHD_Connection *c, struct pmodel_diff_opts *o, char 
 	return threshold(c, "min_z", &o->min_z, why, size);
 }
 
-/* Both sides' selections, under Ember's and Pyroscope's names. */
+/* Both sides' selections, under Ember's and Pyroscope's names, and
+ * their focus (base_focus, new_focus, else focus: into f[0], f[1],
+ * released by the caller whatever the result). */
 static int diff_selections(struct MHD_Connection *c, struct pstore_selection *bs,
-			   struct pstore_selection *ns, char *why, size_t size)
+			   struct pstore_selection *ns, struct api_focus f[2], char *why,
+			   size_t size)
 {
 	static const struct api_selection_names left = { "leftQuery", "leftFrom", "leftUntil" };
 	static const struct api_selection_names right = { "rightQuery", "rightFrom",
 							  "rightUntil" };
 
+	f[0] = f[1] = (struct api_focus){ 0 };
 	if (api_selection_from_params(c, "base_", &left, bs, why, size) ||
 	    api_selection_from_params(c, "new_", &right, ns, why, size))
 		return -EINVAL;
-	return 0;
+	EMBER_FORWARD_IF_ERROR(api_focus_from_params(c, "base_", &f[0], bs, why, size));
+	return api_focus_from_params(c, "new_", &f[1], ns, why, size);
 }
 
 enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *c,
@@ -148,6 +158,7 @@ enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *
 {
 	const char *f = api_param(c, "format") ? api_param(c, "format") : "table";
 	struct pstore_selection bs, ns;
+	struct api_focus focus[2];
 	struct pmodel_diff_opts d;
 	struct profsvc_output o;
 	struct profsvc_answer a;
@@ -159,9 +170,14 @@ enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *
 		return unknown_format(srv, c, req, f, "table, table-text, json, folded, svg, pprof");
 	if (diff_opts(c, &d, why, sizeof(why)) || output_params(c, f, true, &o, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
-	if (diff_selections(c, &bs, &ns, why, sizeof(why)))
-		return api_profile_error(srv, c, req, -EINVAL, why);
+	err = diff_selections(c, &bs, &ns, focus, why, sizeof(why));
+	if (err) {
+		api_focus_release(&focus[0]);
+		return api_profile_error(srv, c, req, err, why);
+	}
 	err = profsvc_diff(srv->profiles->svc, &x->ro, &bs, &ns, &d, &o, &a, why, sizeof(why));
+	api_focus_release(&focus[0]);
+	api_focus_release(&focus[1]);
 	snprintf(bp, sizeof(bp), "%" PRIu64, a.base_profiles);
 	snprintf(np, sizeof(np), "%" PRIu64, a.profiles);
 	return send_answer(srv, c, req, x, err, &a, headers, why);

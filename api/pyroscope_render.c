@@ -5,7 +5,9 @@
  * JSON with its timeline), GET /pyroscope/render-diff (the flamebearer
  * of format "double": leftQuery, leftFrom, leftUntil against rightQuery,
  * rightFrom, rightUntil, Ember's GET /api/v1/diff underneath), GET
- * /pyroscope/labels and GET /pyroscope/label-values (bare JSON arrays).  Each is Ember's own query
+ * /pyroscope/labels and GET /pyroscope/label-values (bare JSON arrays).
+ * render takes Ember's focus= too (the flame graph's stacks under a call
+ * path; the timeline stays the selection's totals).  Each is Ember's own query
  * underneath: query=TYPE{selector} is the selection of /api/v1/query
  * (the type before the braces, docs/http-api.md "Selections"), or
  * Pyroscope's older APP.TYPE{selector} (APP as service_name); from and
@@ -109,6 +111,7 @@ enum MHD_Result api_pyroscope_render(struct api_server *srv, struct MHD_Connecti
 {
 	struct legacy_query q;
 	struct pstore_selection sel;
+	struct api_focus focus;
 	struct profsvc_answer a;
 	char why[512] = "";
 	size_t nodes;
@@ -116,7 +119,11 @@ enum MHD_Result api_pyroscope_render(struct api_server *srv, struct MHD_Connecti
 
 	if (render_params(c, &q, &sel, &nodes, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
+	err = api_focus_from_params(c, NULL, &focus, &sel, why, sizeof(why));
+	if (err)
+		return api_profile_error(srv, c, req, err, why);
 	err = profsvc_render(srv->profiles->svc, &x->ro, &sel, nodes, &a, why, sizeof(why));
+	api_focus_release(&focus);
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 

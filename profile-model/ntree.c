@@ -84,8 +84,7 @@ int pmodel_ntree_child(struct pmodel_ntree *t, uint32_t parent, const char *name
 	return 0;
 }
 
-/* The name of line k of location l. */
-static const char *line_name(const struct pmodel_dict *d, const struct pmodel_line *ln)
+const char *pmodel_line_name(const struct pmodel_dict *d, const struct pmodel_line *ln)
 {
 	const struct pmodel_func *f = &d->funcs.v[ln->func];
 	const char *n = pmodel_str(&d->str, f->name);
@@ -168,7 +167,7 @@ static int location_frames(struct pmodel_ntree *t, const struct pmodel_dict *d, 
 	}
 	for (uint32_t k = l->nlines; k-- > 0;) {
 		const struct pmodel_line *ln = &d->lines.v[l->line_off + k];
-		const char *name = line_name(d, ln);
+		const char *name = pmodel_line_name(d, ln);
 
 		EMBER_FORWARD_IF_ERROR(pmodel_ntree_child(t, cur, name, strlen(name), &cur));
 		EMBER_FORWARD_IF_ERROR(note_per_name(t, &t->type, t->name.v[cur], type));

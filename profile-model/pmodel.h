@@ -64,6 +64,17 @@ int pmodel_result_from_pprof(const struct pprof_profile *p, const char *type,
 
 void pmodel_result_free(struct pmodel_result *r);
 
+/* The samples of r whose stack, read root first as the trees name its
+ * frames (a location's inlined functions outermost first, an
+ * unsymbolized one "MODULE+0xOFFSET"), begins with exactly path[0, n):
+ * Pyroscope's stack_trace_selector (focus.c).  A kept sample keeps its
+ * whole stack (and its attributes); none kept, the result has no
+ * samples (total 0).  *out a new result of r's type, period, profiles
+ * and times (r not kept; pmodel_result_free); n 0 keeps every sample.
+ * 0 or -ENOMEM. */
+int pmodel_result_focus(const struct pmodel_result *r, const char *const *path, size_t n,
+			struct pmodel_result **out);
+
 /* What a result holds. */
 struct pmodel_result_info {
 	const char *type;	/* full type ID; valid while r lives */

@@ -11,6 +11,7 @@
  *   from_pprof.c    a decoded pprof's locations and stacks into a dictionary
  *   types.c         profile type names, aliases, the profile's name
  *   result.c        the merged result: dictionary + value per stack
+ *   focus.c         a result's samples under one call path
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   out.c           buffered writing, XML and JSON escaping
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
@@ -78,6 +79,11 @@ static inline const char *pmodel_ntree_type(const struct pmodel_ntree *t, uint32
 #define PMODEL_UNRESOLVED_NAME_MAX 320
 size_t pmodel_loc_unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc *l,
 				  char *buf, size_t size);
+
+/* The frame name of line ln of a location of d: its function's name,
+ * else its system name, else "?" (points into d).  The trees and the
+ * focus (focus.c) name frames alike. */
+const char *pmodel_line_name(const struct pmodel_dict *d, const struct pmodel_line *ln);
 
 int pmodel_ntree_init(struct pmodel_ntree *t);
 void pmodel_ntree_release(struct pmodel_ntree *t);

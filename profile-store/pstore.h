@@ -311,6 +311,11 @@ struct pstore_selection {
 	/* pstore_query only: the samples linked to these (borrowed); NULL
 	 * or both lists empty: every sample */
 	const struct pstore_link_filter *links;
+	/* pstore_query only: the samples whose stack begins, root first,
+	 * with these frame names (pmodel_result_focus, after the merge and
+	 * its resolving; borrowed); n_focus 0: every sample */
+	const char *const *focus;
+	size_t n_focus;
 };
 
 /* ---- query ------------------------------------------------------------- */
@@ -323,7 +328,8 @@ struct pstore_query_opts {
 
 /*
  * Merge the profiles of sel (type required) by summing each stack; with
- * sel->links, only the samples linked to one of its spans or traces.
+ * sel->links, only the samples linked to one of its spans or traces;
+ * with sel->n_focus, only the stacks under sel->focus.
  * *out is a new result to pmodel_result_free() (possibly with no
  * samples).  Errors: -PSTORE_ERR_SELECTOR, -PSTORE_ERR_TYPE,
  * -PSTORE_ERR_CORRUPT (a block it needs fails its checks: never taken as

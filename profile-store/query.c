@@ -7,7 +7,9 @@
  * stack nodes, and imports the nodes with a value into the result (with a
  * link filter, only the rows linked to a wanted span or trace: a source
  * none of whose links is wanted is not read).  A resolver, if given, then
- * names the result's unsymbolized frames.
+ * names the result's unsymbolized frames; a focus then keeps the stacks
+ * under its call path alone (pmodel_result_focus: on the resolved names,
+ * as the flame graph shows them).
  */
 #include "pstore_catalog.h"
 #include "pstore_head.h"
@@ -244,6 +246,18 @@ int pstore_query_type(const struct pstore_selection *sel, const struct pstore_se
 	return err;
 }
 
+/* *r replaced by its stacks under sel's focus (resolved names: after
+ * the resolver). */
+static int focus(struct pmodel_result **r, const struct pstore_selection *sel)
+{
+	struct pmodel_result *f;
+
+	EMBER_FORWARD_IF_ERROR(pmodel_result_focus(*r, sel->focus, sel->n_focus, &f));
+	pmodel_result_free(*r);
+	*r = f;
+	return 0;
+}
+
 static int run(struct pstore *s, const struct pstore_selection *sel,
 	       const struct pstore_query_opts *o, struct pmodel_result **out, struct ember_diag *d)
 {
@@ -270,6 +284,8 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 		err = pstore_qctx_check(&q) ? q.stopped : pstore_block_query(snap.blocks.v[i], &q);
 	if (!err && EMBER_OPTS_HAS(o, resolver_ctx) && o->resolver)
 		err = pstore_resolve_dict(&q.r->dict, o->resolver, o->resolver_ctx, NULL, NULL, d);
+	if (!err && sel && sel->n_focus)
+		err = focus(&q.r, sel);
 	pstore_snapshot_release(&snap);
 	pstore_selector_free(parsed);
 	free(type);

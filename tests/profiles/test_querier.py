@@ -15,7 +15,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profiles_test import (NOW_S, SEC, TMP, Server, check, folded, proto_stubs,  # noqa: E402
-                           run_case)
+                           q, run_case)
 from ember_test import Profile, cpu_profile, skip  # noqa: E402
 from test_spans import OTHER_TRACE, SPAN_FAST, SPAN_SLOW, TRACE, linked_profile  # noqa: E402
 import packages  # noqa: E402
@@ -495,21 +495,125 @@ def test_querier__span_profile_and_link_selectors():
         connect_error(srv, method, req.SerializeToString(), 400, "invalid_argument")
 
 
-def test_querier__stack_trace_selector_unimplemented():
+# ---- stack_trace_selector (Ember's focus=) ----------------------------------------
+
+FOCUS_STACKS = {"main;work;inner": 3, "main;work": 2, "main;idle": 4, "other;main;work": 5}
+
+
+def focus_pushed():
+    """FOCUS_STACKS in one profile, and in another main;work;inner 7 where
+    work and inner are one location (inner inlined into work): under
+    main;work the trees hold main;work 2 and main;work;inner 10."""
+    srv = Server()
+    srv.push_ok(cpu_profile(FOCUS_STACKS, T0).encode(), "service_name=checkout")
+    p = cpu_profile({}, T0)
+    inlined = p.raw.location(0, 0x4000, [(p.raw.function("inner", "inner.c"), 12),
+                                         (p.raw.function("work", "work.c"), 30)])
+    p.locations["work+inner"] = inlined  # a frame of two lines, innermost first
+    p.sample(["main", "work+inner"], [7, 7 * PERIOD])
+    srv.push_ok(p.encode(), "service_name=checkout")
+    return srv
+
+
+FOCUS_WORK = {"main;work": 2 * PERIOD, "main;work;inner": 10 * PERIOD}
+
+
+def call_site(*names):
+    _, tv1 = stubs()
+    return tv1.StackTraceSelector(call_site=[tv1.Location(name=n) for n in names])
+
+
+def focus_folded(srv, path, selector="{}"):
+    """GET /api/v1/query?focus=path as {stack: value}."""
+    body, _ = srv.get("/api/v1/query?type=cpu&from=0&format=folded&query=%s&focus=%s" %
+                      (q(selector), q(path)))
+    return dict((line.rsplit(" ", 1)[0], int(line.rsplit(" ", 1)[1]))
+                for line in body.decode().splitlines())
+
+
+def test_querier__stack_trace_selector_select_merge_stacktraces():
     qv1, tv1 = stubs()
-    srv = pushed()
-    sts = tv1.StackTraceSelector(call_site=[tv1.Location(name="main")])
-    for method, req in (
-            ("SelectMergeStacktraces", qv1.SelectMergeStacktracesRequest(
-                profile_typeID=CPU, stack_trace_selector=sts)),
-            ("SelectMergeProfile", qv1.SelectMergeProfileRequest(
-                profile_typeID=CPU, stack_trace_selector=sts))):
-        err = connect_error(srv, method, req.SerializeToString(), 501, "unimplemented")
-        check("stack_trace_selector" in err["message"], err)
+    srv = focus_pushed()
+    start, end = range_ms()
+    for names, want in ((("main", "work"), FOCUS_WORK),
+                        (("main", "work", "inner"), {"main;work;inner": 10 * PERIOD}),
+                        (("main",), dict(FOCUS_WORK, **{"main;idle": 4 * PERIOD})),
+                        (("work",), {}),  # the path starts at the root
+                        (("main", "work", "inner", "deeper"), {})):
+        req = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, label_selector="{}",
+                                                start=start, end=end,
+                                                stack_trace_selector=call_site(*names))
+        fg = call_ok(srv, "SelectMergeStacktraces", req,
+                     qv1.SelectMergeStacktracesResponse).flamegraph
+        got, _ = flame_stacks(fg)
+        check(got == want and fg.total == sum(want.values()), (names, got, fg.total))
+        check(got == focus_folded(srv, ";".join(names)), (names, got))
     # an empty one is no filter
-    req = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, start=range_ms()[0],
+    req = qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, start=start,
                                             stack_trace_selector=tv1.StackTraceSelector())
-    call_ok(srv, "SelectMergeStacktraces", req, qv1.SelectMergeStacktracesResponse)
+    fg = call_ok(srv, "SelectMergeStacktraces", req,
+                 qv1.SelectMergeStacktracesResponse).flamegraph
+    check(fg.total == 21 * PERIOD, fg.total)
+
+
+def test_querier__stack_trace_selector_select_merge_profile():
+    qv1, _ = stubs()
+    pb = pprof_stubs()
+    srv = focus_pushed()
+    start, end = range_ms()
+    for names, want in ((("main", "work"), FOCUS_WORK), (("nothing",), {})):
+        req = qv1.SelectMergeProfileRequest(profile_typeID=CPU, label_selector="{}",
+                                            start=start, end=end,
+                                            stack_trace_selector=call_site(*names))
+        got = pprof_stacks(call_ok(srv, "SelectMergeProfile", req, pb.Profile), "cpu")
+        got = dict((k, v) for k, v in got.items() if v)
+        check(got == want, (names, got))
+        check(got == focus_folded(srv, ";".join(names)), (names, got))
+
+
+def test_querier__stack_trace_selector_diff_sides():
+    qv1, _ = stubs()
+    srv = focus_pushed()
+    start, end = range_ms()
+
+    def side(*names):
+        return qv1.SelectMergeStacktracesRequest(profile_typeID=CPU, label_selector="{}",
+                                                 start=start, end=end,
+                                                 stack_trace_selector=call_site(*names))
+    fg = call_ok(srv, "Diff", qv1.DiffRequest(left=side("main", "work"), right=side("other")),
+                 qv1.DiffResponse).flamegraph
+    check(fg.leftTicks == 12 * PERIOD and fg.rightTicks == 5 * PERIOD, fg)
+    got = diff_stacks(fg)
+    check(got == {"main;work": (2 * PERIOD, 0), "main;work;inner": (10 * PERIOD, 0),
+                  "other;main;work": (0, 5 * PERIOD)}, got)
+
+
+def test_querier__stack_trace_selector_series_unimplemented():
+    qv1, _ = stubs()
+    srv = focus_pushed()
+    start, end = range_ms()
+    req = qv1.SelectSeriesRequest(profile_typeID=CPU, label_selector="{}", start=start,
+                                  end=end, step=15, stack_trace_selector=call_site("main"))
+    err = connect_error(srv, "SelectSeries", req.SerializeToString(), 501, "unimplemented")
+    check("stack_trace_selector" in err["message"], err)
+    req.ClearField("stack_trace_selector")  # none: the totals
+    call_ok(srv, "SelectSeries", req, qv1.SelectSeriesResponse)
+
+
+def test_querier__focus_param_on_query_render_and_diff():
+    srv = focus_pushed()
+    check(focus_folded(srv, "main;work") == FOCUS_WORK, focus_folded(srv, "main;work"))
+    check(focus_folded(srv, "") == folded(srv), "an empty focus is none")
+    tree = srv.json("/api/v1/query?type=cpu&from=0&focus=" + q("main;work;inner"))
+    check(tree["total"] == 10 * PERIOD, tree)
+    render = srv.json("/pyroscope/render?from=0&query=" + q(CPU + "{}") + "&focus=" +
+                      q("main;work"))
+    check(render["flamebearer"]["numTicks"] == 12 * PERIOD, render["flamebearer"])
+    diff = srv.json("/api/v1/diff?format=json&base_from=0&new_from=0&type=cpu&base_focus=" +
+                    q("main;idle") + "&new_focus=" + q("main;work"))
+    check(diff["base_total"] == 4 * PERIOD and diff["new_total"] == 12 * PERIOD, diff)
+    st, body, _ = srv.request("GET", "/api/v1/query?type=cpu&focus=" + q("main;;work"))
+    check(st == 400 and b"focus" in body, (st, body))
 
 
 # ---- Diff ----------------------------------------------------------------------

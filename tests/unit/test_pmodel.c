@@ -2,7 +2,8 @@
  * test_pmodel.c - unit tests of profile-model/: results made from pprof
  * files, the top table (recursion counted once), the JSON tree and
  * folded stacks, the flame graph (checked by xmllint), and diffs (their
- * noise estimate, their folded and flame-graph outputs).  The outputs
+ * noise estimate, their folded and flame-graph outputs), and a result
+ * focused on a call path (pmodel_result_focus).  The outputs
  * of results a store merged, and the diff's pprof against
  * `go tool pprof -diff_base`, are test_pstore.c's.
  */
@@ -578,6 +579,124 @@ static int test_pmodel__frame_type_through_pprof_and_outputs(void)
 	return 0;
 }
 
+/* ---- focus (Pyroscope's stack_trace_selector) ---------------------------------------- */
+
+/* Location of function name (one line), or of inner inlined into outer
+ * (two lines, innermost first as pprof lists them), in d. */
+static int focus_loc(struct pmodel_dict *d, const char *outer, const char *inner, uint32_t *out)
+{
+	struct pmodel_line ln[2] = { { 0 } };
+	const char *names[2] = { inner ? inner : outer, outer };
+	uint32_t n = inner ? 2 : 1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct pmodel_func f = { 0 };
+
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, names[i], &f.name));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(d, &f, &ln[i].func));
+	}
+	return pmodel_dict_loc(d, 0, 0x1000 + d->locs.n, 0, ln, n, out);
+}
+
+/* A result by hand: main;work;inner 3 (work and inner one location,
+ * inner inlined), main;work 2 (work's own location), main;idle 4,
+ * main;libx.so+0x10 1 (unsymbolized, in /usr/lib/libx.so mapped at
+ * 0x7000), other 5; the inlined stack's 3 with attributes "thread=t". */
+static struct pmodel_result *focus_result(void)
+{
+	struct pmodel_result *r = NULL;
+	struct pmodel_map m = { .start = 0x7000, .limit = 0x8000 };
+	uint32_t lmain, lwi, lwork, lidle, llib, lother, mid, nmain, n[5];
+	struct pmodel_attr_part part = { 0, "thread=t", 3 };
+	static const int64_t self[] = { 3, 2, 4, 1, 5 };
+	struct pmodel_dict *d;
+
+	if (pmodel_result_new("cpu:samples:count:cpu:nanoseconds", &r))
+		return NULL;
+	d = &r->dict;
+	if (focus_loc(d, "main", NULL, &lmain) || focus_loc(d, "work", "inner", &lwi) ||
+	    focus_loc(d, "work", NULL, &lwork) || focus_loc(d, "idle", NULL, &lidle) ||
+	    focus_loc(d, "other", NULL, &lother) ||
+	    pmodel_strtab_intern0(&d->str, "/usr/lib/libx.so", &m.filename) ||
+	    pmodel_dict_map(d, &m, &mid) || pmodel_dict_loc(d, mid + 1, 0x7010, 0, NULL, 0, &llib) ||
+	    pmodel_dict_node(d, 0, lmain, &nmain) || pmodel_dict_node(d, nmain, lwi, &n[0]) ||
+	    pmodel_dict_node(d, nmain, lwork, &n[1]) || pmodel_dict_node(d, nmain, lidle, &n[2]) ||
+	    pmodel_dict_node(d, nmain, llib, &n[3]) || pmodel_dict_node(d, 0, lother, &n[4]) ||
+	    EMBER_VEC_RESERVE(&r->self, pmodel_dict_nodes(d)))
+		goto fail;
+	while (r->self.n < pmodel_dict_nodes(d))
+		r->self.v[r->self.n++] = 0;
+	for (size_t i = 0; i < 5; i++)
+		r->self.v[n[i]] = self[i];
+	r->profiles = 2;
+	r->period = 10;
+	part.node = n[0];
+	if (!pmodel_result_add_attrs(r, d, &part, 1))
+		return r;
+fail:
+	pmodel_result_free(r);
+	return NULL;
+}
+
+/* The folded stacks of r focused on path[0, n), into b; its total. */
+static int64_t focus_folded(const struct pmodel_result *r, const char *const *path, size_t n,
+			    struct ember_buf *b, size_t *attr_rows)
+{
+	struct pmodel_result *f = NULL;
+	struct pmodel_result_info ri;
+
+	ember_buf_reset(b);
+	if (pmodel_result_focus(r, path, n, &f) || pmodel_write_folded(f, pmodel_write_buf, b) ||
+	    ember_buf_putc(b, '\0'))
+		return -1;
+	pmodel_result_info(f, &ri);
+	*attr_rows = f->attr_rows.n;
+	CHECK_INT(ri.profiles, ==, 2);
+	CHECK_INT(ri.period, ==, 10);
+	pmodel_result_free(f);
+	return ri.total;
+}
+
+/* Only the stacks beginning with the path, root first, each whole: at
+ * the root level, deeper, ending inside a location's inlined frames,
+ * through an unsymbolized frame, matching nothing (empty, total 0), and
+ * no path (every stack). */
+static int test_pmodel__focus_keeps_the_stacks_under_a_path(void)
+{
+	static const char *const p_main[] = { "main" }, *const p_work[] = { "main", "work" };
+	static const char *const p_inner[] = { "main", "work", "inner" };
+	static const char *const p_lib[] = { "main", "libx.so+0x10" };
+	static const char *const p_none[] = { "work" };
+	static const char *const p_long[] = { "main", "work", "inner", "deeper" };
+	struct pmodel_result *r = focus_result();
+	struct ember_buf b;
+	size_t attrs = 0;
+
+	CHECK(r);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(focus_folded(r, p_main, 1, &b, &attrs), ==, 10);
+	CHECK_STR(b.data, "main;idle 4\nmain;libx.so+0x10 1\nmain;work 2\nmain;work;inner 3\n");
+	CHECK_INT(attrs, ==, 1);
+	CHECK_INT(focus_folded(r, p_work, 2, &b, &attrs), ==, 5);
+	CHECK_STR(b.data, "main;work 2\nmain;work;inner 3\n");
+	CHECK_INT(focus_folded(r, p_inner, 3, &b, &attrs), ==, 3);
+	CHECK_STR(b.data, "main;work;inner 3\n");
+	CHECK_INT(attrs, ==, 1);
+	CHECK_INT(focus_folded(r, p_lib, 2, &b, &attrs), ==, 1);
+	CHECK_STR(b.data, "main;libx.so+0x10 1\n");
+	CHECK_INT(attrs, ==, 0);
+	CHECK_INT(focus_folded(r, p_none, 1, &b, &attrs), ==, 0);
+	CHECK_STR(b.data, "");
+	CHECK_INT(focus_folded(r, p_long, 4, &b, &attrs), ==, 0);
+	CHECK_STR(b.data, "");
+	CHECK_INT(focus_folded(r, NULL, 0, &b, &attrs), ==, 15);
+	CHECK_STR(b.data, "main;idle 4\nmain;libx.so+0x10 1\nmain;work 2\nmain;work;inner 3\n"
+			  "other 5\n");
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__error_kind),
 	UNIT_CASE(test_pmodel__types_checked_with_a_typed_error),
@@ -593,6 +712,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__diff_folded_and_flamegraph),
 	UNIT_CASE(test_pmodel__flamegraph_diff_levels),
 	UNIT_CASE(test_pmodel__flamegraph_levels_and_folding),
+	UNIT_CASE(test_pmodel__focus_keeps_the_stacks_under_a_path),
 };
 
 UNIT_MAIN_QUIET(cases)

@@ -1,0 +1,121 @@
+/*
+ * focus.c - a result's samples under one call path: what Pyroscope's
+ * stack_trace_selector (types.v1.StackTraceSelector's call_site, a list
+ * of function names root first) keeps of a merge, and GET /api/v1/query's
+ * focus=.  A stack is kept when its frames, read root first as the trees
+ * name them (ntree.c: a location's inlined functions outermost first, an
+ * unsymbolized one "MODULE+0xOFFSET"), begin with exactly the path's
+ * names; a kept stack keeps all its frames, so the flame graph shows the
+ * path and everything below its last frame.
+ *
+ * The result's stack nodes come parent first, so one pass gives each
+ * node how far its stack matched the path (or that it went astray), from
+ * its parent's and its own location's frames.
+ */
+#include "pmodel_internal.h"
+
+#include <stdio.h>
+
+#define ASTRAY SIZE_MAX /* a frame differs from the path's */
+
+/* How far a stack matched path[0, n) after location l's frames, having
+ * matched m before them. */
+static size_t match_location(const struct pmodel_dict *d, const struct pmodel_loc *l,
+			     const char *const *path, size_t n, size_t m)
+{
+	char buf[PMODEL_UNRESOLVED_NAME_MAX];
+
+	if (!l->nlines) {
+		pmodel_loc_unresolved_name(d, l, buf, sizeof(buf));
+		return strcmp(buf, path[m]) ? ASTRAY : m + 1;
+	}
+	for (uint32_t k = l->nlines; k-- > 0 && m < n;)
+		if (strcmp(pmodel_line_name(d, &d->lines.v[l->line_off + k]), path[m++]))
+			return ASTRAY;
+	return m;
+}
+
+/* Per node of r's dictionary: whether its stack begins with path[0, n)
+ * (a new array of as many, to free). */
+static bool *focus_nodes(const struct pmodel_result *r, const char *const *path, size_t n)
+{
+	const struct pmodel_dict *d = &r->dict;
+	size_t nodes = pmodel_dict_nodes(d);
+	size_t *m = malloc(nodes * sizeof(*m));
+	bool *keep = calloc(nodes, sizeof(*keep));
+
+	if (!m || !keep) {
+		free(m);
+		free(keep);
+		return NULL;
+	}
+	m[0] = 0;
+	for (size_t i = 1; i < nodes; i++) {
+		size_t p = m[d->node_parent.v[i]];
+
+		m[i] = p == ASTRAY || p == n
+			       ? p
+			       : match_location(d, &d->locs.v[d->node_loc.v[i]], path, n, p);
+		keep[i] = m[i] == n;
+	}
+	free(m);
+	return keep;
+}
+
+/* The attributed parts of r's kept nodes added to c. */
+static int focus_attrs(const struct pmodel_result *r, const bool *keep, struct pmodel_result *c)
+{
+	struct pmodel_attr_part *parts = malloc((r->attr_rows.n + 1) * sizeof(*parts));
+	size_t k = 0;
+	int err;
+
+	if (!parts)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->attr_rows.n; i++) {
+		const struct pmodel_attr_row *a = &r->attr_rows.v[i];
+
+		if (keep[a->node])
+			parts[k++] = (struct pmodel_attr_part){
+				a->node, pmodel_str(&r->attr_str, a->attrs), a->value };
+	}
+	err = pmodel_result_add_attrs(c, &r->dict, parts, k);
+	free(parts);
+	return err;
+}
+
+/* c: the kept nodes' values of r. */
+static int focus_fill(const struct pmodel_result *r, const bool *keep, struct pmodel_result *c)
+{
+	size_t nodes = pmodel_dict_nodes(&r->dict);
+	int64_t *self = calloc(nodes + 1, sizeof(*self));
+	int err;
+
+	if (!self)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->self.n && i < nodes; i++)
+		self[i] = keep[i] ? r->self.v[i] : 0;
+	err = pmodel_result_add(c, &r->dict, self);
+	free(self);
+	return err ? err : focus_attrs(r, keep, c);
+}
+
+int pmodel_result_focus(const struct pmodel_result *r, const char *const *path, size_t n,
+			struct pmodel_result **out)
+{
+	struct pmodel_result *c = NULL;
+	bool *keep = focus_nodes(r, path, n);
+	int err = keep ? pmodel_result_new(r->type, &c) : -ENOMEM;
+
+	err = err ? err : focus_fill(r, keep, c);
+	free(keep);
+	if (err) {
+		pmodel_result_free(c);
+		return err;
+	}
+	c->period = r->period;
+	c->profiles = r->profiles;
+	c->min_time = r->min_time;
+	c->max_time = r->max_time;
+	*out = c;
+	return 0;
+}
