@@ -37,6 +37,9 @@
 #define ANSWER_CAP ((size_t)1 << 30) /* an answer's body (the account rules first) */
 #define MS_NS 1000000LL
 #define DEFAULT_RANGE_MS (3600 * 1000LL)
+/* Matchers of one discovery call: each is a query of its own, their
+ * answers held together until merged (docs/security.md). */
+#define MAX_MATCHERS 64
 
 /* Connect's codes and the HTTP statuses they map to. */
 static const struct {
@@ -315,6 +318,14 @@ static int discover(struct api_server *srv, struct MHD_Connection *c, struct api
 	int err = all ? 0 : -ENOMEM;
 
 	*ret = MHD_NO;
+	if (n > MAX_MATCHERS) {
+		char msg[64];
+
+		json_decref(all);
+		snprintf(msg, sizeof(msg), "at most %d matchers are read in one call", MAX_MATCHERS);
+		*ret = fail(srv, c, req, 400, msg);
+		return -EINVAL;
+	}
 	for (size_t i = 0; !err && i < (n ? n : 1); i++) {
 		struct pstore_selection sel;
 		struct profsvc_answer a;

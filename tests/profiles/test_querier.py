@@ -228,6 +228,22 @@ def test_querier__several_matchers_series():
           label_sets(r))
 
 
+def test_querier__several_matchers_capped():
+    """64 matchers are read (each a query); 65 are refused, naming the cap."""
+    qv1, tv1 = stubs()
+    srv = several_pushed()
+    ok64 = ['{service_name="cart"}'] * 63 + ['{tier="x"}']
+    r = call_ok(srv, "LabelValues", tv1.LabelValuesRequest(name="service_name", matchers=ok64),
+                tv1.LabelValuesResponse)
+    check(list(r.names) == ["cart", "db"], r.names)
+    many = ok64 + ['{version="2.3"}']
+    for method, req in (("LabelNames", tv1.LabelNamesRequest(matchers=many)),
+                        ("LabelValues", tv1.LabelValuesRequest(name="zone", matchers=many)),
+                        ("Series", qv1.SeriesRequest(matchers=many))):
+        body = connect_error(srv, method, req.SerializeToString(), 400, "invalid_argument")
+        check("at most 64 matchers" in body["message"], body)
+
+
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 PERIOD = 10_000_000
 PPROF_PROTO = "/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto"
