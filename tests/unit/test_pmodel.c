@@ -2,7 +2,8 @@
  * test_pmodel.c - unit tests of profile-model/: results made from pprof
  * files, the top table (recursion counted once), the JSON tree and
  * folded stacks, the flame graph (checked by xmllint), and diffs (their
- * noise estimate, their folded and flame-graph outputs).  The outputs
+ * noise estimate, their folded and flame-graph outputs), and a result
+ * cut to its largest nodes (pmodel_result_truncate).  The outputs
  * of results a store merged, and the diff's pprof against
  * `go tool pprof -diff_base`, are test_pstore.c's.
  */
