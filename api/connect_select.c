@@ -4,7 +4,8 @@
  * (Connect)"): SelectMergeStacktraces, the selection's flame graph
  * (profsvc_flamegraph, the graph GET /pyroscope/render writes as JSON)
  * as a querier.v1.FlameGraph, and SelectMergeProfile, the pprof of
- * GET /api/v1/query?format=pprof (profsvc_query) uncompressed: its bytes
+ * GET /api/v1/query?format=pprof&max_nodes= (profsvc_query; max_nodes
+ * absent or 0: the whole profile, as Pyroscope's default) uncompressed: its bytes
  * are the google.v1.Profile message the method answers (written as that
  * message's JSON for the JSON codec: api_connect_reply_packed).  The
  * selection is profile_typeID with label_selector as Ember's selector, its
@@ -207,7 +208,10 @@ enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Co
 					   const struct ProtobufCMessage *m)
 {
 	const Querier__V1__SelectMergeProfileRequest *in = (const void *)m;
-	const struct profsvc_output o = { .sz = sizeof(o), .format = "pprof" };
+	const struct profsvc_output o = {
+		.sz = sizeof(o), .format = "pprof",
+		.max_nodes = in->max_nodes > 0 ? (size_t)in->max_nodes : 0, /* absent: whole */
+	};
 	const char *bad = "";
 	struct pstore_selection sel;
 	struct profsvc_answer a;

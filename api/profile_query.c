@@ -2,7 +2,7 @@
  * profile_query.c - GET /api/v1/query and GET /api/v1/diff over HTTP:
  * the parameters read (format, selection, span and trace IDs, the call
  * path to focus on, rows, thresholds, the flame graph's title, width and
- * orientation), the answer asked of the profile
+ * orientation, a pprof's max_nodes), the answer asked of the profile
  * service (profsvc_query, profsvc_diff: merged, resolved and written
  * there, whole) and sent with its headers (X-Ember-Profiles and
  * X-Ember-Total; a diff's X-Ember-Base-Profiles and X-Ember-New-Profiles).
@@ -26,9 +26,30 @@ static bool flag(struct MHD_Connection *c, const char *name)
 	return v && strcmp(v, "0") && strcmp(v, "false");
 }
 
+/* A query's max_nodes (pprof only; absent: 0, the whole profile). */
+static int max_nodes_param(struct MHD_Connection *c, const char *format, size_t *out,
+			   char *why, size_t size)
+{
+	const char *v = api_param(c, "max_nodes");
+	uint64_t n = 0;
+
+	if (!v)
+		return 0;
+	if (strcmp(format, "pprof")) {
+		snprintf(why, size, "max_nodes: only with format=pprof");
+		return -EINVAL;
+	}
+	if (pyro_parse_uint(v, UINT32_MAX, &n)) {
+		snprintf(why, size, "max_nodes: '%.32s' is not a number of nodes", v);
+		return -EINVAL;
+	}
+	*out = (size_t)n;
+	return 0;
+}
+
 /* The output parameters: limit (rows) of a table, the title of a flame
- * graph, a query's flame graph's width and icicle, a diff's normalize.
- * 0 or -EINVAL with why set. */
+ * graph, a query's flame graph's width and icicle and its pprof's
+ * max_nodes, a diff's normalize.  0 or -EINVAL with why set. */
 static int output_params(struct MHD_Connection *c, const char *format, bool diff,
 			 struct profsvc_output *o, char *why, size_t size)
 {
@@ -51,7 +72,7 @@ static int output_params(struct MHD_Connection *c, const char *format, bool diff
 	}
 	o->rows = (size_t)n;
 	o->svg.width = (int)w;
-	return 0;
+	return diff ? 0 : max_nodes_param(c, format, &o->max_nodes, why, size);
 }
 
 static enum MHD_Result unknown_format(struct api_server *srv, struct MHD_Connection *c,

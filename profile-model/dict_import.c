@@ -8,6 +8,8 @@
  */
 #include "pmodel_internal.h"
 
+#include <assert.h>
+
 #define UNSET UINT32_MAX
 
 static uint32_t *unset_array(size_t n)
@@ -88,19 +90,17 @@ static int import_map(struct pmodel_import *im, uint32_t m, uint32_t *out)
 	return 0;
 }
 
-int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
+/* Location l of src with its lines [first, first + n) only, into *out. */
+static int import_loc(struct pmodel_import *im, uint32_t l, uint32_t first, uint32_t n,
+		      uint32_t *out)
 {
-	const struct pmodel_loc *sl;
+	const struct pmodel_loc *sl = &im->src->locs.v[l];
 	struct pmodel_line small[16], *lines = small;
 	uint32_t mapping = 0, type = 0;
 	int err = 0;
 
-	if (im->loc[l] != UNSET) {
-		*out = im->loc[l];
-		return 0;
-	}
-	sl = &im->src->locs.v[l];
-	if (sl->nlines > 16 && !(lines = malloc(sl->nlines * sizeof(*lines))))
+	assert(first <= sl->nlines && n <= sl->nlines - first);
+	if (n > 16 && !(lines = malloc(n * sizeof(*lines))))
 		return -ENOMEM;
 	if (sl->mapping) {
 		err = import_map(im, sl->mapping - 1, &mapping);
@@ -108,20 +108,31 @@ int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
 	}
 	if (!err && sl->type)
 		err = pmodel_import_str(im, sl->type, &type);
-	for (uint32_t i = 0; !err && i < sl->nlines; i++) {
-		const struct pmodel_line *sln = &im->src->lines.v[sl->line_off + i];
+	for (uint32_t i = 0; !err && i < n; i++) {
+		const struct pmodel_line *sln = &im->src->lines.v[sl->line_off + first + i];
 
 		lines[i].line = sln->line;
 		err = import_func(im, sln->func, &lines[i].func);
 	}
 	if (!err)
-		err = pmodel_dict_loc(im->dst, mapping, sl->address, type, lines, sl->nlines,
-				      &im->loc[l]);
+		err = pmodel_dict_loc(im->dst, mapping, sl->address, type, lines, n, out);
 	if (lines != small)
 		free(lines);
-	if (!err)
-		*out = im->loc[l];
 	return err;
+}
+
+int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
+{
+	if (im->loc[l] == UNSET)
+		EMBER_FORWARD_IF_ERROR(import_loc(im, l, 0, im->src->locs.v[l].nlines, &im->loc[l]));
+	*out = im->loc[l];
+	return 0;
+}
+
+int pmodel_import_loc_lines(struct pmodel_import *im, uint32_t l, uint32_t first, uint32_t n,
+			    uint32_t *out)
+{
+	return import_loc(im, l, first, n, out);
 }
 
 int pmodel_import_node(struct pmodel_import *im, uint32_t node, uint32_t *out)

@@ -179,11 +179,12 @@ static int location_frames(struct pmodel_ntree *t, const struct pmodel_dict *d, 
 	return 0;
 }
 
-int pmodel_ntree_build(const struct pmodel_result *r, struct pmodel_ntree *t)
+int pmodel_ntree_build_leaves(const struct pmodel_result *r, struct pmodel_ntree *t,
+			      uint32_t *leaf)
 {
 	const struct pmodel_dict *d = &r->dict;
 	size_t n = pmodel_dict_nodes(d);
-	uint32_t *map = malloc(n * sizeof(*map));
+	uint32_t *map = leaf ? leaf : malloc(n * sizeof(*map));
 	int err = map ? pmodel_ntree_init(t) : -ENOMEM;
 
 	if (map)
@@ -193,10 +194,31 @@ int pmodel_ntree_build(const struct pmodel_result *r, struct pmodel_ntree *t)
 		if (!err && i < r->self.n)
 			t->self.v[map[i]] = pmodel_add(t->self.v[map[i]], r->self.v[i]);
 	}
-	free(map);
+	if (map != leaf)
+		free(map);
 	if (!err)
 		err = pmodel_ntree_finish(t);
 	return err;
+}
+
+int pmodel_ntree_build(const struct pmodel_result *r, struct pmodel_ntree *t)
+{
+	return pmodel_ntree_build_leaves(r, t, NULL);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x < y) - (x > y);
+}
+
+int64_t pmodel_ntree_cutoff(int64_t *v, size_t n, size_t max_nodes)
+{
+	if (!max_nodes || n <= max_nodes)
+		return 0;
+	ember_qsort(v, n, sizeof(*v), cmp_desc);
+	return v[max_nodes - 1];
 }
 
 static int cmp_child(const void *a, const void *b, void *ctx)

@@ -46,13 +46,6 @@ struct fb {
 	int64_t max_self;
 };
 
-static int cmp_desc(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x < y) - (x > y);
-}
-
 /* Node n's largest total over the sides. */
 static int64_t max_total(const struct fb *f, uint32_t n)
 {
@@ -77,8 +70,7 @@ static int min_total(struct fb *f, size_t max_nodes)
 		return -ENOMEM;
 	for (size_t i = 1; i < n; i++)
 		v[i - 1] = max_total(f, (uint32_t)i);
-	ember_qsort(v, n - 1, sizeof(*v), cmp_desc);
-	f->min_total = v[max_nodes - 1];
+	f->min_total = pmodel_ntree_cutoff(v, n - 1, max_nodes);
 	free(v);
 	return 0;
 }

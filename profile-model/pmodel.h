@@ -87,6 +87,19 @@ struct pmodel_result_info {
 
 void pmodel_result_info(const struct pmodel_result *r, struct pmodel_result_info *out);
 
+/* r cut to its largest max_nodes nodes, as Pyroscope cuts the pprof of
+ * SelectMergeProfile (truncate.c): in the tree of frame names (inlined
+ * functions separate nodes) the nodes whose total is below the
+ * max_nodes-th largest (the root not counted: the flame graph's rule)
+ * are cut, and on each stack its cut frames (a leaf-side suffix) are
+ * replaced by one location of a function "other" with no mapping; a
+ * stack cut whole becomes "other" alone.  Equal stacks merge: the total,
+ * the attributed parts and the rest of r's info are kept.  max_nodes 0,
+ * or at least the tree's nodes: the same stacks.  r is not kept.  0 or
+ * -ENOMEM; *out to pmodel_result_free(). */
+int pmodel_result_truncate(const struct pmodel_result *r, size_t max_nodes,
+			   struct pmodel_result **out);
+
 /* ---- outputs ----------------------------------------------------------- */
 
 /* Where an output goes: called with successive pieces; a negative return

@@ -13,6 +13,7 @@
  *   result.c        the merged result: dictionary + value per stack
  *   focus.c         a result's samples under one call path
  *   ntree.c         the tree of frame names (outputs, diffs)
+ *   truncate.c      a result cut to its largest nodes, the rest "other"
  *   out.c           buffered writing, XML and JSON escaping
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
  *   out_flamebearer.c (Pyroscope's flame graph), out_flamegraph_diff.c (its diff),
@@ -39,6 +40,12 @@ EMBER_VEC_DEF(pmodel_u32s, uint32_t);
 double pmodel_result_quantum(const struct pmodel_result *r);
 /* Copy r (dictionary and values). */
 int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out);
+
+/* Location l of im's source with its lines [first, first + n) only
+ * (lines innermost first, as a location keeps them), interned into the
+ * destination as a location of its own (dict_import.c). */
+int pmodel_import_loc_lines(struct pmodel_import *im, uint32_t l, uint32_t first, uint32_t n,
+			    uint32_t *out);
 
 /* Tree of frame names (ntree.c): node 0 the root, every parent before
  * its children; a location with inlined frames is several nodes.  Names
@@ -96,6 +103,19 @@ int pmodel_ntree_child(struct pmodel_ntree *t, uint32_t parent, const char *name
 int pmodel_ntree_note_source(struct pmodel_ntree *t, uint32_t n, const char *file, int64_t line);
 /* The tree of r (self values summed per frame path), finished. */
 int pmodel_ntree_build(const struct pmodel_result *r, struct pmodel_ntree *t);
+/* The same, and per stack node i of r's dictionary the tree node of its
+ * leaf frame into leaf[i] (pmodel_dict_nodes() entries, the caller's);
+ * a location's other frames are that node's nearest ancestors, one per
+ * inlined function (its lines, innermost nearest). */
+int pmodel_ntree_build_leaves(const struct pmodel_result *r, struct pmodel_ntree *t,
+			      uint32_t *leaf);
+/* The smallest total a node keeps when at most max_nodes of n nodes (the
+ * root not among them), whose totals are v[0..n) (sorted here, largest
+ * first), are kept: the max_nodes-th largest, or 0 (nothing cut) when
+ * max_nodes is 0 or they fit.  A node whose total is below it is cut: the
+ * flame graph folds it into "other" (out_flamebearer.c), a truncated
+ * result replaces it (truncate.c), as Pyroscope ranks nodes for both. */
+int64_t pmodel_ntree_cutoff(int64_t *v, size_t n, size_t max_nodes);
 /* Totals from selves, and the sorted children lists. */
 int pmodel_ntree_finish(struct pmodel_ntree *t);
 static inline size_t pmodel_ntree_count(const struct pmodel_ntree *t)

@@ -233,6 +233,9 @@ struct profsvc_output {
 	size_t rows;			/* top and table rows */
 	struct pmodel_svg_opts svg;	/* title, width, icicle */
 	bool normalize;			/* a diff's folded output */
+	size_t max_nodes;		/* a query's pprof: cut to its largest
+					   nodes, the rest "other"
+					   (pmodel_result_truncate); 0 whole */
 };
 
 /* Whether format names a query's output (diff false) or a diff's. */

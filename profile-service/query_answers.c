@@ -101,6 +101,19 @@ static int tree_json(const struct pmodel_result *r, const struct pstore_selectio
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
+/* The pprof of r cut to max_nodes nodes into b. */
+static int write_truncated(const struct pmodel_result *r, size_t max_nodes, struct ember_buf *b)
+{
+	struct pmodel_result *c;
+	int err = pmodel_result_truncate(r, max_nodes, &c);
+
+	if (err)
+		return err;
+	err = pmodel_write_pprof(c, b);
+	pmodel_result_free(c);
+	return err;
+}
+
 /* The output of r in o's format into a. */
 static int write_query(const struct pmodel_result *r, const struct pstore_selection *sel,
 		       const struct profsvc_output *o, struct profsvc_answer *a)
@@ -119,7 +132,8 @@ static int write_query(const struct pmodel_result *r, const struct pstore_select
 	}
 	if (strcmp(f, "pprof") == 0) {
 		a->type = "application/octet-stream";
-		return pmodel_write_pprof(r, &a->body);
+		return o->max_nodes ? write_truncated(r, o->max_nodes, &a->body)
+				    : pmodel_write_pprof(r, &a->body);
 	}
 	a->type = "image/svg+xml";
 	return pmodel_write_flamegraph(r, &o->svg, pmodel_write_buf, &a->body);

@@ -377,6 +377,44 @@ def test_querier__select_merge_profile_pprof():
     connect_error(srv, "SelectMergeProfile", b"\xff\xff", 400, "invalid_argument")
 
 
+def test_querier__select_merge_profile_max_nodes():
+    """max_nodes 4 of main;a;x 8, main;a;y 1, main;b 4, main;c;d 2, z 1
+    (tree totals main 16 - 1 = 15, a 9, x 8, b 4, then 2, 2, 1, 1): the
+    frames below b's 4 become one "other" per stack, equal stacks merge,
+    the total stays; GET /api/v1/query's max_nodes gives the same pprof;
+    absent or 0, the whole profile."""
+    qv1, _ = stubs()
+    pb = pprof_stubs()
+    srv = Server()
+    stacks = {"main;a;x": 8, "main;a;y": 1, "main;b": 4, "main;c;d": 2, "z": 1}
+    srv.push_ok(cpu_profile(stacks, T0).encode(), "service_name=cut")
+    start, end = range_ms()
+    want = {"main;a;x": 8, "main;a;other": 1, "main;b": 4, "main;other": 2, "other": 1}
+    want = dict((k, v * PERIOD) for k, v in want.items())
+    req = qv1.SelectMergeProfileRequest(profile_typeID=CPU, label_selector="{}",
+                                        start=start, end=end, max_nodes=4)
+    p = call_ok(srv, "SelectMergeProfile", req, pb.Profile)
+    got = pprof_stacks(p, "cpu")
+    check(got == want, got)
+    names = sorted(set(p.string_table[f.name] for f in p.function))
+    check(names == ["a", "b", "main", "other", "x"], names)
+    check(sum(got.values()) == sum(folded(srv).values()) == 16 * PERIOD, got)
+    body, _ = srv.get("/api/v1/query?type=cpu&from=0&format=pprof&max_nodes=4&query=%7B%7D")
+    route = pb.Profile()
+    route.ParseFromString(gzip.decompress(body))
+    check(pprof_stacks(route, "cpu") == got, pprof_stacks(route, "cpu"))
+    for n in (0, None):
+        req = qv1.SelectMergeProfileRequest(profile_typeID=CPU, label_selector="{}",
+                                            start=start, end=end)
+        if n is not None:
+            req.max_nodes = n
+        whole = pprof_stacks(call_ok(srv, "SelectMergeProfile", req, pb.Profile), "cpu")
+        check(whole == folded(srv), (n, whole))
+    for bad in ("format=folded&max_nodes=4", "format=pprof&max_nodes=x"):
+        st, out, _ = srv.request("GET", "/api/v1/query?type=cpu&from=0&" + bad)
+        check(st == 400 and b"max_nodes" in out, (bad, st, out))
+
+
 # ---- SelectSeries ------------------------------------------------------------------
 
 START_MS = (T0 // SEC - 60) * 1000  # a whole second: the grid's first point

@@ -2,9 +2,9 @@
  * test_pmodel.c - unit tests of profile-model/: results made from pprof
  * files, the top table (recursion counted once), the JSON tree and
  * folded stacks, the flame graph (checked by xmllint), and diffs (their
- * noise estimate, their folded and flame-graph outputs), and a result
- * focused on a call path (pmodel_result_focus).  The outputs
- * of results a store merged, and the diff's pprof against
+ * noise estimate, their folded and flame-graph outputs), a result
+ * focused on a call path (pmodel_result_focus) and one cut to its largest
+ * nodes (pmodel_result_truncate).  The outputs of results a store merged, and the diff's pprof against
  * `go tool pprof -diff_base`, are test_pstore.c's.
  */
 #include "pmodel_internal.h"
@@ -697,6 +697,171 @@ static int test_pmodel__focus_keeps_the_stacks_under_a_path(void)
 	return 0;
 }
 
+/* ---- truncation (truncate.c) ------------------------------------------------------------ */
+
+/* A result built by hand: main 1; main;a 6; main;[b;c] 2 (one location,
+ * c inlined into b); main;b 2 (another location of b); 0x1234 1 (no
+ * lines).  Its tree: main 11, a 6, b 4, c 2, 0x1234 1.  The 2 of
+ * main;[b;c] is attributed to "thread=t1". */
+static struct pmodel_result *hand_built(void)
+{
+	static const char *const names[] = { "main", "a", "b", "c" };
+	struct pmodel_dict d;
+	struct pmodel_result *r = NULL;
+	struct pmodel_map m = { 0x400000, 0x500000, 0, 0, 0 };
+	uint32_t f[4], map, lmain, la, lbc, lb, lx, nmain, na, nbc, nb, nx;
+	int64_t self[8] = { 0 };
+	int err = pmodel_dict_init(&d);
+
+	err = err ? err : pmodel_strtab_intern0(&d.str, "/usr/bin/app", &m.filename);
+	err = err ? err : pmodel_dict_map(&d, &m, &map);
+	for (size_t i = 0; !err && i < 4; i++) {
+		struct pmodel_func fn = { 0 };
+
+		err = pmodel_strtab_intern0(&d.str, names[i], &fn.name);
+		err = err ? err : pmodel_dict_func(&d, &fn, &f[i]);
+	}
+	if (!err) {
+		struct pmodel_line main_ln = { f[0], 3 }, a_ln = { f[1], 4 }, b_ln = { f[2], 5 };
+		struct pmodel_line bc_ln[] = { { f[3], 6 }, { f[2], 7 } }; /* innermost first */
+
+		err = pmodel_dict_loc(&d, map + 1, 0x401000, 0, &main_ln, 1, &lmain);
+		err = err ? err : pmodel_dict_loc(&d, map + 1, 0x402000, 0, &a_ln, 1, &la);
+		err = err ? err : pmodel_dict_loc(&d, map + 1, 0x403000, 0, bc_ln, 2, &lbc);
+		err = err ? err : pmodel_dict_loc(&d, map + 1, 0x404000, 0, &b_ln, 1, &lb);
+		err = err ? err : pmodel_dict_loc(&d, map + 1, 0x401234, 0, NULL, 0, &lx);
+	}
+	err = err ? err : pmodel_dict_node(&d, 0, lmain, &nmain);
+	err = err ? err : pmodel_dict_node(&d, nmain, la, &na);
+	err = err ? err : pmodel_dict_node(&d, nmain, lbc, &nbc);
+	err = err ? err : pmodel_dict_node(&d, nmain, lb, &nb);
+	err = err ? err : pmodel_dict_node(&d, 0, lx, &nx);
+	if (!err) {
+		struct pmodel_attr_part part = { nbc, "thread=t1", 2 };
+
+		self[nmain] = 1, self[na] = 6, self[nbc] = 2, self[nb] = 2, self[nx] = 1;
+		err = pmodel_result_new("process_cpu:samples:count:cpu:nanoseconds", &r);
+		err = err ? err : pmodel_result_add(r, &d, self);
+		err = err ? err : pmodel_result_add_attrs(r, &d, &part, 1);
+	}
+	pmodel_dict_release(&d);
+	if (err) {
+		pmodel_result_free(r);
+		return NULL;
+	}
+	r->profiles = 3;
+	r->min_time = 1000000000;
+	r->max_time = 2000000000;
+	return r;
+}
+
+/* r cut to max_nodes: its folded stacks are want, its total 12. */
+static int check_truncated(const struct pmodel_result *r, size_t max_nodes, const char *want)
+{
+	struct pmodel_result *c = NULL;
+	struct pmodel_result_info ci;
+	struct ember_buf b;
+
+	CHECK_INT(pmodel_result_truncate(r, max_nodes, &c), ==, 0);
+	pmodel_result_info(c, &ci);
+	CHECK_INT(ci.total, ==, 12);
+	CHECK_INT(ci.profiles, ==, 3);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pmodel_write_folded(c, pmodel_write_buf, &b), ==, 0);
+	CHECK_INT(ember_buf_putc(&b, '\0'), ==, 0);
+	if (strcmp(b.data, want))
+		fprintf(stderr, "max_nodes %zu:\n%s--- want:\n%s", max_nodes, b.data, want);
+	CHECK_STR(b.data, want);
+	ember_buf_release(&b);
+	pmodel_result_free(c);
+	return 0;
+}
+
+/* The names of the functions of pprof p's samples, sorted, joined by
+ * ',' into out; the samples' sum. */
+static int64_t pprof_functions(const struct pprof_profile *p, char *out, size_t size)
+{
+	const pprof_message_t *m = pprof_message(p);
+	char seen[16][32];
+	size_t n = 0, len = 0;
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < m->n_location; i++)
+		for (size_t k = 0; k < m->location[i]->n_line && n < 16; k++) {
+			const char *f = pprof_string(
+				p, pprof_function_by_id(p, m->location[i]->line[k]->function_id)
+					   ->name);
+			size_t j = 0;
+
+			while (j < n && strcmp(seen[j], f))
+				j++;
+			if (j == n)
+				snprintf(seen[n++], sizeof(seen[0]), "%s", f);
+		}
+	qsort(seen, n, sizeof(seen[0]), (int (*)(const void *, const void *))strcmp);
+	out[0] = '\0';
+	for (size_t j = 0; j < n; j++)
+		len += (size_t)snprintf(out + len, size - len, "%s%s", j ? "," : "", seen[j]);
+	for (size_t i = 0; i < m->n_sample; i++)
+		sum += m->sample[i]->value[0];
+	return sum;
+}
+
+/* pmodel_result_truncate on the hand-built result: max_nodes 0, 5 (the
+ * tree's nodes) and 100 keep every stack; 4 cuts 0x1234 (1, below the
+ * fourth largest total, 2) into a stack "other" alone; 3 (cut-off 4)
+ * also cuts c, inlined into b: that location keeps b's line and gets
+ * "other" under it, and merges by name with main;b in the tree; 1
+ * (cut-off 11, main's) keeps main alone.  The total, the profile count
+ * and the attributed part (moved to main;b;other) stay. */
+static int test_pmodel__truncate_keeps_largest_nodes(void)
+{
+	static const size_t same[] = { 0, 5, 100 };
+	struct pmodel_result *r = hand_built(), *c = NULL;
+	struct pprof_profile *p = NULL;
+	struct ember_buf b;
+	char why[256], funcs[256];
+	uint32_t other_loc = UINT32_MAX;
+
+	CHECK(r);
+	for (size_t k = 0; k < 3; k++)
+		CHECK(!check_truncated(r, same[k],
+				       "app+0x1234 1\nmain 1\nmain;a 6\nmain;b 2\nmain;b;c 2\n"));
+	CHECK(!check_truncated(r, 4, "main 1\nmain;a 6\nmain;b 2\nmain;b;c 2\nother 1\n"));
+	CHECK(!check_truncated(r, 3, "main 1\nmain;a 6\nmain;b 2\nmain;b;other 2\nother 1\n"));
+	CHECK(!check_truncated(r, 1, "main 1\nmain;other 10\nother 1\n"));
+
+	CHECK_INT(pmodel_result_truncate(r, 3, &c), ==, 0);
+	for (uint32_t l = 0; l < c->dict.locs.n; l++) {
+		const struct pmodel_loc *lc = &c->dict.locs.v[l];
+
+		if (lc->nlines == 1 &&
+		    !strcmp(pmodel_str(&c->dict.str,
+				       c->dict.funcs.v[c->dict.lines.v[lc->line_off].func].name),
+			    "other"))
+			other_loc = l;
+		if (lc->address == 0x403000) { /* [b;c] keeps b's line alone */
+			CHECK_INT(lc->nlines, ==, 1);
+			CHECK_INT(c->dict.lines.v[lc->line_off].line, ==, 7);
+		}
+	}
+	CHECK(other_loc != UINT32_MAX);
+	CHECK_INT(c->dict.locs.v[other_loc].mapping, ==, 0);
+	CHECK_INT(c->attr_rows.n, ==, 1);
+	CHECK_INT(c->attr_rows.v[0].value, ==, 2);
+	CHECK_INT(c->dict.node_loc.v[c->attr_rows.v[0].node], ==, other_loc);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pmodel_write_pprof(c, &b), ==, 0);
+	pmodel_result_free(c);
+	CHECK_INT(pprof_decode(b.data, b.len, NULL, &p, why, sizeof(why)), ==, 0);
+	CHECK_INT(pprof_functions(p, funcs, sizeof(funcs)), ==, 12);
+	CHECK_STR(funcs, "a,b,main,other");
+	pprof_profile_free(p);
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__error_kind),
 	UNIT_CASE(test_pmodel__types_checked_with_a_typed_error),
@@ -713,6 +878,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__flamegraph_diff_levels),
 	UNIT_CASE(test_pmodel__flamegraph_levels_and_folding),
 	UNIT_CASE(test_pmodel__focus_keeps_the_stacks_under_a_path),
+	UNIT_CASE(test_pmodel__truncate_keeps_largest_nodes),
 };
 
 UNIT_MAIN_QUIET(cases)
