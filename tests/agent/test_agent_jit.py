@@ -76,18 +76,26 @@ def test_agent_jit__java_perf_map_written_after_start():
         time.sleep(3)  # warmed up (Busy.hot compiled) before the agent starts
         check(not os.path.exists(perfmap), "the JVM wrote its perf map at start")
         agent = ta.Agent([])
+        time.sleep(5)  # profiles built (its JIT frames looked up) before the map exists
         r = subprocess.run([packages.which("jcmd"), str(p.pid), "Compiler.perfmap"],
                            capture_output=True, text=True, timeout=60)
         check(r.returncode == 0 and os.path.exists(perfmap),
               "jcmd Compiler.perfmap: %d %s" % (r.returncode, r.stdout + r.stderr))
-        time.sleep(6)
+        written = time.time()
+        time.sleep(10)
         agent.stop()
     finally:
         p.kill()
         p.wait()
         if os.path.exists(perfmap):
             os.unlink(perfmap)
-    s = jit_samples(agent, p.pid)
+    # the profiles of intervals that began once the map could be re-read
+    # (one interval, 2 s, plus the rate limit, 2 s)
+    srv = ta.Server()
+    later = [f for f in agent.profiles() if os.path.getmtime(f) >= written + 4.5]
+    check(len(later) >= 2, "only %d profiles written after the map" % len(later))
+    s = [x for f in later for x in ta.traces(ta.symbolize(srv, f)) if x[0].get("pid") == str(p.pid)]
+    check(s, "no sample of the JVM (pid %d) once its map was written" % p.pid)
     frac, total = ta.share(s, lambda f: any(re.search(r"Busy[.:]+hot", n) for n in f[:2]) and
                            any(re.search(r"Busy[.:]+outer", n) for n in f[1:4]))
     print("%.1f%% of %d samples show Busy.hot <- Busy.outer" % (100 * frac, total))
