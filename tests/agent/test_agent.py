@@ -108,17 +108,7 @@ class Agent:
 
 def require_bpf():
     """Skip (77) with the kernel's reason when the agent cannot load here."""
-    if os.geteuid() != 0:
-        skip("not root: the agent needs CAP_BPF and CAP_PERFMON")
-    out = tempfile.mkdtemp(dir=TMP, prefix="probe.")
-    r = subprocess.run([AGENT, "--output", out, "--duration", "0.2", "--pid", "1"],
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        reason = (r.stderr.strip().splitlines() or ["?"])[-1]
-        if re.search(r"missing CAP_|too old|no kernel BTF|loading the BPF|perf_event_open|"
-                     r"attaching", reason):
-            skip("BPF cannot be loaded here: " + reason)
-        raise AssertionError("the agent failed to start: " + r.stderr[-2000:])
+    ember_test.agent_require_bpf(AGENT, TMP)
 
 
 def run_fixture(name, seconds=4.0, wrapper=()):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The agent's start-up with --server, against a real `ember serve`.
 
-    test_agent_startup.py AGENT EMBER CASE      (CASE: test_agent_startup__*)
+    test_agent_startup.py AGENT EMBER FIXTURES_DIR CASE  (CASE: test_agent_startup__*)
 
 Without the token, with a wrong one, or with a --label the server would
 refuse, the agent stops within seconds, exit status 1, the server's
@@ -23,24 +23,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import ember_test  # noqa: E402
 from ember_test import check, skip, wait_for  # noqa: E402
 
-AGENT, EMBER, CASE = sys.argv[1:4]
+AGENT, EMBER, _FXDIR, CASE = sys.argv[1:5]
 TMP = tempfile.mkdtemp(prefix="ember-agent-startup.")
 CHILDREN = []
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 
 
 def require_bpf():
-    """Skip (77) with the kernel's reason when the agent cannot load here."""
-    if os.geteuid() != 0:
-        skip("not root: the agent needs CAP_BPF and CAP_PERFMON")
-    r = subprocess.run([AGENT, "--output", TMP, "--duration", "0.2", "--pid", "1"],
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        reason = (r.stderr.strip().splitlines() or ["?"])[-1]
-        if re.search(r"missing CAP_|too old|no kernel BTF|loading the BPF|perf_event_open|"
-                     r"attaching", reason):
-            skip("BPF cannot be loaded here: " + reason)
-        raise AssertionError("the agent failed to start: " + r.stderr[-2000:])
+    ember_test.agent_require_bpf(AGENT, TMP)
 
 
 def stored_series(srv):
@@ -86,7 +76,7 @@ def test_agent_startup__check_header_checks_and_stores_nothing():
     body = ember_test.cpu_profile({"main;work": 3}, time_ns=time.time_ns()).encode()
     auth = {"Authorization": "Bearer " + srv.token, "X-Ember-Check": "1"}
     st, ans, _ = srv.request("POST", "/api/v1/profiles?env=prod", body, auth)
-    check(st == 200 and b'"profiles":0' in ans, "empty profile: %d %r" % (st, ans))
+    check(st == 200 and b'"profiles":0' in ans, "checked push: %d %r" % (st, ans))
     st, ans, _ = srv.request("POST", "/api/v1/profiles?bad-name=x", body, auth)
     check(st == 400 and b"label name 'bad-name'" in ans, "bad label: %d %r" % (st, ans))
     st, ans, _ = srv.request("POST", "/api/v1/profiles?env=prod", body,
