@@ -21,6 +21,7 @@
  *                  processes' files it opens, as root among other users'
  *   upload_missing.c  --upload-missing: executables the server lacks
  *   agent_metrics.c  the agent's own /metrics (--metrics-listen)
+ *   summary.c      the info log: a line an interval, one at exit
  *   http.c         HTTP client handles (ember_httpc) shared by fetch, push and upload
  *   caps.c         the checks with clear errors: capabilities, BTF, kernel
  *
