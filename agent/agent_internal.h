@@ -21,6 +21,7 @@
  *                  processes' files it opens, as root among other users'
  *   upload_missing.c  --upload-missing: executables the server lacks
  *   agent_metrics.c  the agent's own /metrics (--metrics-listen)
+ *   summary.c      the info log: a line an interval, one at exit
  *   http.c         HTTP client handles (ember_httpc) shared by fetch, push and upload
  *   caps.c         the checks with clear errors: capabilities, BTF, kernel
  *
@@ -454,6 +455,7 @@ struct agent_http_req {
 	void *read_ctx;
 	const char *content_type, *content_encoding;
 	const char *if_none_match;
+	const char *header;	/* one more header line ("Name: value"), or NULL */
 	size_t max_reply;
 	long timeout_ms;
 };
@@ -688,6 +690,18 @@ int agent_push_enqueue(struct agent_push *p, const struct ember_buf *raw);
 /* Send what is due (respecting the backoff); returns ms until the next
  * attempt is due, or -1 when the queue is empty. */
 long agent_push_run(struct agent_push *p, uint64_t now_ms);
+/* NULL, or why the server refused a push for good (400, 401, 403: the
+ * token or the labels), the agent's cue to stop; the queue then rests.
+ * Valid until agent_push_free. */
+const char *agent_push_refusal(const struct agent_push *p);
+/* Before sampling: POST empty (an encoded profile without samples) with
+ * labels as query parameters and X-Ember-Check: 1 (the server checks it
+ * as a push and stores nothing).
+ * 0 taken; -EACCES refused (a wrong or missing token, a bad label); -EAGAIN
+ * no answer or a transient one (5xx, 404, 429); why says which and the
+ * server's reason. */
+int agent_push_check(struct agent_push *p, const struct ember_buf *empty,
+		     const struct agent_label *labels, size_t n, char *why, size_t why_size);
 void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s);
 
 /* ---- upload-missing (upload_missing.c) ----------------------------------------- */
@@ -740,6 +754,10 @@ struct agent {
 	uint64_t last_drain_mono_ns;
 	uint64_t interval_start_ns; /* wall clock */
 };
+
+/* summary.c: the info lines, one an interval (its samples) and one at exit. */
+void agent_summary_interval(const struct agent *a, uint64_t samples);
+void agent_summary_exit(const struct agent *a);
 
 /* events.c: the handler of BPF events (ctx is the struct agent). */
 int agent_on_event(void *ctx, const struct agent_event *e);

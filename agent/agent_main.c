@@ -76,6 +76,7 @@ static void emit(struct agent *a)
 	if (agent_profile_samples(prof))
 		deliver(a, prof);
 	agent_profile_free(prof);
+	agent_summary_interval(a, n);
 	agent_procs_reap(a->procs, flip_ns);
 	agent_tables_gc(a->tables, a->last_drain_mono_ns); /* idle a whole interval */
 	a->interval_start_ns = end;
@@ -214,7 +215,7 @@ static void run(struct agent *a, int sfd)
 		if (poll(pfd, 4, next_timeout(a, ember_monotonic_ns(), end_ns)) < 0 &&
 		    errno != EINTR)
 			break;
-		if (pfd[0].revents)
+		if (pfd[0].revents || (a->push && agent_push_refusal(a->push)))
 			break;
 		agent_bpf_poll(a->bpf, 0); /* exec and exit events do not wake us */
 		if (pfd[2].revents)
@@ -241,6 +242,32 @@ static void wait_for_tables(struct agent *a, unsigned max_s)
 	if (agent_tables_pending(a->tables))
 		pr_info("agent: %zu tables still coming; sampling starts meanwhile",
 			agent_tables_pending(a->tables));
+}
+
+/* --server: does it take our token and labels?  An empty profile it
+ * checks and does not store (X-Ember-Check, docs/http-api.md).  Refused: the agent
+ * stops (-EACCES); no answer: it starts, its pushes retried. */
+static int check_server(struct agent *a, char *why, size_t why_size)
+{
+	struct agent_profile_opts po = { .opts = a->opts, .procs = a->procs,
+					 .kallsyms = a->kallsyms,
+					 .start_ns = ember_realtime_ns() };
+	struct ember_buf empty;
+	int err = 0;
+	struct agent_profile *prof = agent_profile_new(&po, &err);
+
+	ember_buf_init(&empty, MAX_PROFILE_BYTES);
+	err = err ? err : agent_profile_encode(prof, false, &empty);
+	agent_profile_free(prof);
+	err = err ? err
+		  : agent_push_check(a->push, &empty, a->opts->labels, a->opts->nlabels, why,
+				     why_size);
+	ember_buf_release(&empty);
+	if (err == -EAGAIN)
+		pr_warn("%s; sampling starts, the pushes are retried", why);
+	else if (!err)
+		pr_info("agent: '%s' takes the token and the labels", a->opts->server);
+	return err == -EAGAIN ? 0 : err;
 }
 
 static int log_setup(void)
@@ -285,6 +312,8 @@ int main(int argc, char **argv)
 	sfd = signal_fd();
 	if (!err)
 		err = setup(&a, why, sizeof(why));
+	if (!err && a.push)
+		err = check_server(&a, why, sizeof(why));
 	if (err) {
 		pr_err("%s", why[0] ? why : strerror(-err));
 		teardown(&a);
@@ -312,7 +341,11 @@ int main(int argc, char **argv)
 		o.server ? " and to " : "", o.server ? o.server : "");
 	run(&a, sfd);
 	close(sfd);
+	agent_summary_exit(&a);
+	rc = a.push && agent_push_refusal(a.push) ? 1 : 0;
+	if (rc)
+		pr_err("%s; stopping", agent_push_refusal(a.push));
 	teardown(&a);
 	agent_opts_release(&o);
-	return 0;
+	return rc;
 }

@@ -64,7 +64,7 @@ static void on_header(void *ctx, const char *line, size_t n)
 	}
 }
 
-#define AGENT_HTTP_LINES 5
+#define AGENT_HTTP_LINES 6
 #define AGENT_HTTP_LINE 256
 
 /* The request's header lines into line[] (storage in text). */
@@ -88,6 +88,8 @@ static size_t headers_of(const struct agent_http *h, const struct agent_http_req
 		snprintf(text[n], AGENT_HTTP_LINE, "If-None-Match: %s", q->if_none_match);
 		line[n] = text[n], n++;
 	}
+	if (q->header)
+		line[n++] = q->header;
 	line[n++] = "Expect:";
 	return n;
 }

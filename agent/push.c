@@ -5,9 +5,14 @@
  * exponentially (1 s doubling to 5 min, reset by a success).  When the
  * queue would pass its cap the oldest profiles are dropped and counted;
  * a profile the server refuses (4xx other than 404, 408 and 429) is
- * dropped at once, counted, and its reason logged.
+ * dropped at once, counted, and its reason logged; a refusal no later
+ * push can change (400, 401, 403: the token or the labels) is kept for
+ * the agent to stop on (agent_push_refusal).  agent_push_check asks the
+ * server before sampling starts whether it takes the token and labels
+ * (X-Ember-Check: checked as a push, nothing stored).
  */
 #include "agent_internal.h"
+#include "httpc.h"
 #include "pprof.h"
 
 #include <errno.h>
@@ -36,6 +41,7 @@ struct agent_push {
 	uint64_t next_ms, backoff_ms;
 	uint64_t streak; /* failures in a row */
 	char status_buf[16];
+	char refusal[1600]; /* a permanent refusal's reason, "" while none */
 	struct agent_push_stats st;
 };
 
@@ -157,6 +163,22 @@ static void backoff(struct agent_push *p, uint64_t now_ms)
 	p->st.failed_attempts++;
 }
 
+/* A refusal no later push can change: the token, the labels. */
+static bool permanent(long status)
+{
+	return status == 400 || status == 401 || status == 403;
+}
+
+/* "HTTP 401: the server's reason" into out, its body's first line. */
+static void refusal_text(const struct agent_http_reply *r, char *out, size_t size)
+{
+	const char *body = r->body.data ? r->body.data : "";
+	int n = (int)strcspn(body, "\r\n");
+
+	snprintf(out, size, "HTTP %ld: %.*s%s", r->status, n > 300 ? 300 : n, body,
+		 r->status == 401 ? " (give --token, --token-file or EMBER_TOKEN)" : "");
+}
+
 /* Send the oldest profile: 0 sent or dropped, 1 to retry later. */
 static int send_one(struct agent_push *p, uint64_t now_ms)
 {
@@ -186,9 +208,14 @@ static int send_one(struct agent_push *p, uint64_t now_ms)
 	if (r.status >= 200 && r.status < 300) {
 		p->st.sent++;
 	} else {
+		char why[400];
+
 		p->st.refused++;
-		pr_err("agent: '%s' refused a profile: HTTP %ld: %.*s", p->url, r.status, 300,
-		       r.body.data ? r.body.data : "");
+		refusal_text(&r, why, sizeof(why));
+		pr_err("agent: '%s' refused a profile: %s", p->url, why);
+		if (permanent(r.status))
+			snprintf(p->refusal, sizeof(p->refusal), "agent: '%s' refused a profile: %s",
+				 p->url, why);
 	}
 	agent_http_reply_release(&r);
 	drop_front(p);
@@ -199,7 +226,7 @@ static int send_one(struct agent_push *p, uint64_t now_ms)
 
 long agent_push_run(struct agent_push *p, uint64_t now_ms)
 {
-	while (p->n) {
+	while (p->n && !p->refusal[0]) {
 		if (now_ms < p->next_ms)
 			return (long)(p->next_ms - now_ms);
 		if (send_one(p, now_ms))
@@ -214,4 +241,61 @@ void agent_push_stats(const struct agent_push *p, struct agent_push_stats *s)
 	s->queued = p->n;
 	s->queued_bytes = p->bytes;
 	s->backoff_ms = p->backoff_ms;
+}
+
+const char *agent_push_refusal(const struct agent_push *p)
+{
+	return p->refusal[0] ? p->refusal : NULL;
+}
+
+/* The URL of the check: the labels as query parameters. */
+static int check_url(const struct agent_push *p, const struct agent_label *labels, size_t n,
+		     struct ember_buf *url)
+{
+	int err = ember_buf_appendf(url, "%s", p->url);
+
+	for (size_t i = 0; i < n && !err; i++) {
+		err = ember_buf_appendf(url, "%c", i ? '&' : '?');
+		err = err ? err : httpc_escape(url, labels[i].key);
+		err = err ? err : ember_buf_appendf(url, "=");
+		err = err ? err : httpc_escape(url, labels[i].value);
+	}
+	return err ? err : ember_buf_append_grow(url, "", 1);
+}
+
+int agent_push_check(struct agent_push *p, const struct ember_buf *empty,
+		     const struct agent_label *labels, size_t n, char *why, size_t why_size)
+{
+	struct agent_http_req q = { .method = "POST", .body = empty->data,
+				    .body_len = empty->len, .header = "X-Ember-Check: 1",
+				    .content_type = "application/octet-stream",
+				    .max_reply = 64 << 10, .timeout_ms = 10000 };
+	struct agent_http_reply r;
+	struct ember_buf url;
+	char text[400];
+	int err;
+
+	ember_buf_init(&url, 64 << 10);
+	err = check_url(p, labels, n, &url);
+	if (err) {
+		ember_buf_release(&url);
+		snprintf(why, why_size, "agent: cannot make the check's URL: %s", strerror(-err));
+		return err;
+	}
+	q.url = url.data;
+	err = agent_http_do(p->http, &q, &r);
+	ember_buf_release(&url);
+	if (err) {
+		snprintf(why, why_size, "agent: cannot check the token and labels with '%s': %s",
+			 p->url, r.err);
+		agent_http_reply_release(&r);
+		return -EAGAIN;
+	}
+	err = r.status >= 200 && r.status < 300 ? 0 : retryable(r.status) ? -EAGAIN : -EACCES;
+	refusal_text(&r, text, sizeof(text));
+	if (err)
+		snprintf(why, why_size, "agent: '%s' %s the token and labels: %s", p->url,
+			 err == -EACCES ? "refuses" : "cannot check", text);
+	agent_http_reply_release(&r);
+	return err;
 }

@@ -121,20 +121,20 @@ static void log_outcome(const struct agent_file *f, size_t size)
 
 	switch (f->source) {
 	case AGENT_TABLE_SERVER:
-		pr_info("agent: '%s' (build ID %s): unwind table from the server (%zu bytes)",
+		pr_debug("agent: '%s' (build ID %s): unwind table from the server (%zu bytes)",
 			f->path, id, size);
 		break;
 	case AGENT_TABLE_CACHE:
-		pr_info("agent: '%s' (build ID %s): unwind table from the cache (%zu bytes)",
+		pr_debug("agent: '%s' (build ID %s): unwind table from the cache (%zu bytes)",
 			f->path, id, size);
 		break;
 	case AGENT_TABLE_COMPILED:
-		pr_info("agent: '%s' (build ID %s): unwind table compiled by the agent "
+		pr_debug("agent: '%s' (build ID %s): unwind table compiled by the agent "
 			"(%zu bytes)%s%s",
 			f->path, id, size, f->why[0] ? ": " : "", f->why);
 		break;
 	default:
-		pr_info("agent: '%s' (build ID %s): frame pointers: %s", f->path, id, f->why);
+		pr_debug("agent: '%s' (build ID %s): frame pointers: %s", f->path, id, f->why);
 		break;
 	}
 }

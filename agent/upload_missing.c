@@ -72,7 +72,7 @@ static int put_file(struct agent_http *h, const char *server, const char *id,
 	if (err) {
 		pr_warn("agent: cannot upload '%s' to '%s': %s", path, server, r.err);
 	} else if (r.status == 200 || r.status == 201) {
-		pr_info("agent: uploaded '%s' (build ID %s, %zu bytes) to the server", path, id,
+		pr_debug("agent: uploaded '%s' (build ID %s, %zu bytes) to the server", path, id,
 			size);
 	} else {
 		pr_warn("agent: the server refused the upload of '%s': HTTP %ld: %.*s%s", path,
@@ -97,7 +97,7 @@ int agent_upload_missing(struct agent_http *h, const char *server, const char *i
 	int err = fstat(fd, &st) ? -errno : 0;
 
 	if (!err && !agent_file_trusted(&st)) {
-		pr_info("agent: not uploading '%s' (build ID %s): %s (uid %u, mode %04o); only "
+		pr_debug("agent: not uploading '%s' (build ID %s): %s (uid %u, mode %04o); only "
 			"root's files no one else can write are uploaded",
 			path, id, st.st_uid ? "not owned by root" : "writable by group or others",
 			(unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));

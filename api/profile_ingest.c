@@ -145,6 +145,14 @@ static enum MHD_Result take_label(void *cls, enum MHD_ValueKind kind, const char
 	return MHD_YES;
 }
 
+/* "X-Ember-Check: 1": check the write (token, labels, body), store nothing. */
+static bool check_only(struct MHD_Connection *c)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Ember-Check");
+
+	return v && strcmp(v, "1") == 0;
+}
+
 enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req)
 {
@@ -169,6 +177,7 @@ enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection
 		return bad_profile(srv, c, req, err, why);
 	in.labels = lw.v;
 	in.n_labels = lw.n;
+	in.check_only = check_only(c);
 	in.time_ns = profsvc_now_ns();
 	in.input_bytes = req->body.len;
 	if (profsvc_encoding_identity(enc)) { /* else not what the log replays */

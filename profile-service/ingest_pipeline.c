@@ -430,6 +430,14 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 	err = check_window(pr, in, out->why, sizeof(out->why));
 	late = err != 0;
 	err = err ? err : ember_hset_init(&u.set);
+	if (!err && in->check_only) {
+		struct pstore_append_opts co = { .sz = sizeof(co), .labels = in->labels,
+						 .n_labels = in->n_labels, .info = &info };
+
+		err = pstore_append_check(pr->store, in->p, &co, out->why, sizeof(out->why));
+		err = err ? err : answer_json(&out->body, &info, bids, 0);
+		goto done;
+	}
 	if (!err) {
 		err = symsvc_symbolize_pprof(pr->symbols, in->p, &so, &st);
 		if (err)
@@ -441,13 +449,14 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 	}
 	if (!err)
 		err = answer_json(&out->body, &info, bids, nb);
+done:
 	out->err = err;
 	if (err) {
 		out->reject = late ? PROFSVC_REJECT_OUT_OF_BOUNDS : reject_of(err);
 		if (!out->why[0])
 			snprintf(out->why, sizeof(out->why), "%s", pstore_strerror(err));
 		atomic_fetch_add(&pr->rejected[out->reject], 1);
-	} else {
+	} else if (!in->check_only) {
 		atomic_fetch_add(&pr->ingested[in->route], 1);
 		atomic_fetch_add(&pr->samples_resolved, info.resolved);
 		atomic_fetch_add(&pr->samples_unresolved, info.samples - info.resolved);

@@ -128,6 +128,7 @@ struct profsvc_in {
 	size_t n_labels;
 	int64_t time_ns, duration_ns;	/* when the profile has none */
 	enum profsvc_route route;
+	bool check_only;		/* checked as a write is, nothing stored */
 	/* The write's limits while it is symbolized (borrowed): its check,
 	 * its cap on upstream fetches, its memory account (the one p was
 	 * decoded under).  NULL: none. */
@@ -143,7 +144,9 @@ struct profsvc_out {
 };
 
 /* Symbolize and append in (consumed); out->body initialized here (the
- * caller releases it).  A profile whose time (time_nanos, else
+ * caller releases it).  With in->check_only, the labels and types are
+ * checked as an append checks them (pstore_append_check), the answer
+ * says 0 profiles, and nothing is symbolized, stored or counted as ingested.  A profile whose time (time_nanos, else
  * in->time_ns) is outside the service's window is refused first,
  * -PSTORE_ERR_LIMIT with reject PROFSVC_REJECT_OUT_OF_BOUNDS.  Counted
  * in the service's metrics either way. */

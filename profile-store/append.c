@@ -15,6 +15,8 @@
  *   5. mark the profiles visible (or dead when the log failed).
  * A replay at open runs steps 1 and 3 on the recovered records
  * (pstore_append_apply), visible at once.
+ * pstore_append_check runs step 1 alone: it is how a client (ember-agent
+ * at start) asks whether its labels would be taken.
  */
 #include "pstore_compact.h"
 #include "pstore_head.h"
@@ -279,5 +281,20 @@ int pstore_append(struct pstore *s, const struct pprof_profile *p,
 	atomic_fetch_add(err ? &s->rejected : &s->appends, 1);
 	if (full)
 		pstore_background_kick(s);
+	return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;
+}
+
+int pstore_append_check(struct pstore *s, const struct pprof_profile *p,
+			const struct pstore_append_opts *o, char *why, size_t why_size)
+{
+	struct ember_diag d = ember_diag_make(why, why_size);
+	struct labelsets ls = { 0 };
+	int err = caller_labels(o, p, &s->lim, &ls, &d);
+
+	labelsets_release(&ls);
+	EMBER_FAIL_IF(!err && !pprof_message(p)->n_sample_type, &d, -EINVAL,
+		      "profile has no sample types");
+	if (!err && EMBER_OPTS_GET(o, info, NULL))
+		*EMBER_OPTS_GET(o, info, NULL) = (struct pstore_append_info){ 0 };
 	return err == -ENOMEM ? EMBER_FAIL(&d, err, "out of memory") : err;
 }

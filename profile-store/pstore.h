@@ -253,6 +253,11 @@ struct pstore_append_opts {
  */
 int pstore_append(struct pstore *s, const struct pprof_profile *p,
 		  const struct pstore_append_opts *o, char *why, size_t why_size);
+/* What pstore_append checks of the caller's labels and p's sample types,
+ * and nothing stored (info, when set: 0 profiles).  The same errors for
+ * the same labels: -PSTORE_ERR_LIMIT, -PSTORE_ERR_LABEL, -EINVAL, -ENOMEM. */
+int pstore_append_check(struct pstore *s, const struct pprof_profile *p,
+			const struct pstore_append_opts *o, char *why, size_t why_size);
 
 /* ---- selections ------------------------------------------------------- */
 

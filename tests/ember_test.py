@@ -154,6 +154,22 @@ def run_case(case, prefix, cases, tmp, children=()):
     print("ok " + case)
 
 
+def agent_require_bpf(agent, tmp):
+    """Skip (77) with the kernel's reason when ember-agent cannot load here
+    (the agent drivers' check before a case that needs BPF)."""
+    if os.geteuid() != 0:
+        skip("not root: the agent needs CAP_BPF and CAP_PERFMON")
+    out = tempfile.mkdtemp(dir=tmp, prefix="probe.")
+    r = subprocess.run([agent, "--output", out, "--duration", "0.2", "--pid", "1"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        reason = (r.stderr.strip().splitlines() or ["?"])[-1]
+        if re.search(r"missing CAP_|too old|no kernel BTF|loading the BPF|perf_event_open|"
+                     r"attaching", reason):
+            skip("BPF cannot be loaded here: " + reason)
+        raise AssertionError("the agent failed to start: " + r.stderr[-2000:])
+
+
 class Server:
     """`ember serve --listen 127.0.0.1:PORT --data DATA ARGS...`, started at
     once.  data: a new directory under tmp unless given; env: variables

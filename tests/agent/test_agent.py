@@ -46,8 +46,8 @@ def fx(name):
 
 
 class Server(ember_test.Server):
-    def __init__(self, port=0):
-        super().__init__(EMBER, TMP, port=port)
+    def __init__(self, port=0, args=(), data=None):
+        super().__init__(EMBER, TMP, port=port, args=args, data=data)
 
     def upload(self, path):
         with open(path, "rb") as f:
@@ -68,7 +68,8 @@ class Agent:
         self.logpath = os.path.join(TMP, "agent.%d.log" % len(CHILDREN))
         self.log = open(self.logpath, "wb")
         argv = [AGENT, "--output", self.out, "--frequency", "99", "--interval", "2",
-                "--metrics-listen", "127.0.0.1:%d" % self.metrics_port] + args
+                "--metrics-listen", "127.0.0.1:%d" % self.metrics_port,
+                "--log-level", "debug"] + args  # each file's table: a debug line
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log, env=env)
         CHILDREN.append(self.proc)
         wait_for(lambda: "agent: sampling at" in self.text() or self.proc.poll() is not None,
@@ -107,17 +108,7 @@ class Agent:
 
 def require_bpf():
     """Skip (77) with the kernel's reason when the agent cannot load here."""
-    if os.geteuid() != 0:
-        skip("not root: the agent needs CAP_BPF and CAP_PERFMON")
-    out = tempfile.mkdtemp(dir=TMP, prefix="probe.")
-    r = subprocess.run([AGENT, "--output", out, "--duration", "0.2", "--pid", "1"],
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        reason = (r.stderr.strip().splitlines() or ["?"])[-1]
-        if re.search(r"missing CAP_|too old|no kernel BTF|loading the BPF|perf_event_open|"
-                     r"attaching", reason):
-            skip("BPF cannot be loaded here: " + reason)
-        raise AssertionError("the agent failed to start: " + r.stderr[-2000:])
+    ember_test.agent_require_bpf(AGENT, TMP)
 
 
 def run_fixture(name, seconds=4.0, wrapper=()):
@@ -294,7 +285,7 @@ def test_agent_bpf__frame_pointers_and_a_table_mixed_per_frame():
     require_bpf()
     srv = Server()
     srv.upload(LIBC)
-    agent = Agent(["--server", srv.url, "--no-local-compile"])
+    agent = Agent(["--server", srv.url, "--token", srv.token, "--no-local-compile"])
     p = run_fixture("qsort_fp", 4)
     wait_for(lambda: re.search(r"'%s' \(build ID %s\): frame pointers: "
                                % (re.escape(fx("qsort_fp")), build_id(fx("qsort_fp"))),
@@ -455,7 +446,7 @@ def test_agent_bpf__server_without_table_agent_compiles():
     needs_go()
     require_bpf()
     srv = Server()  # stores nothing: GET /api/v1/unwind/ID answers 404
-    agent = Agent(["--server", srv.url])
+    agent = Agent(["--server", srv.url, "--token", srv.token])
     p = run_fixture("chain_nofp", 4)
     p.wait()
     compiled = agent.metric("ember_agent_files", '{source="compiled"}')
@@ -475,7 +466,7 @@ def test_agent_bpf__table_from_server_then_from_cache():
     srv.upload(fx("chain_nofp"))
     bid = build_id(fx("chain_nofp"))
     cache = os.path.join(TMP, "cache")
-    agent = Agent(["--server", srv.url, "--cache-dir", cache])
+    agent = Agent(["--server", srv.url, "--token", srv.token, "--cache-dir", cache])
     p = run_fixture("chain_nofp", 2)
     p.wait()
     log = agent.stop()
@@ -487,7 +478,7 @@ def test_agent_bpf__table_from_server_then_from_cache():
     with open(os.path.join(cache, bid + ".etag")) as f:
         check(f.read() == hdr["etag"], "the cached ETag differs from the server's")
     # Restarted: the cached table, revalidated (If-None-Match -> 304).
-    agent = Agent(["--server", srv.url, "--cache-dir", cache])
+    agent = Agent(["--server", srv.url, "--token", srv.token, "--cache-dir", cache])
     p = run_fixture("chain_nofp", 4)
     p.wait()
     log = agent.stop()
@@ -663,9 +654,15 @@ def test_agent_bpf__upload_missing_and_refused_upload():
     agent.stop()
     st, body, _ = srv.request("GET", "/api/v1/artifacts/" + bid)
     check(st == 200 and b'"executable":"' in body, "the server has no executable: %r" % body)
-    # With a wrong token the server refuses, and the agent says why.
+    # With the ingest token (pushes, not uploads) the server refuses the
+    # upload, and the agent says why.
     bid2 = build_id(fx("qsort_nofp"))
-    agent = Agent(["--server", srv.url, "--upload-missing", "--token", "wrong"])
+    ingest = os.path.join(TMP, "ingest-token")
+    with open(os.open(ingest, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+        f.write("ingest-only-token-0123456789abcdef\n")
+    srv.stop()
+    srv = Server(args=["--ingest-token-file", ingest])
+    agent = Agent(["--server", srv.url, "--upload-missing", "--token-file", ingest])
     p = run_fixture("qsort_nofp", 2)
     p.wait()
     refused = r"the server refused the upload of '%s': HTTP 401" % re.escape(fx("qsort_nofp"))

@@ -846,11 +846,11 @@ static int test_agent__push_body_decodes_back(void)
 }
 
 /* A 503 is retried after 1 s, then 2 s (nothing is sent before it is
- * due), a 400 drops the profile and counts it refused, and the next one
+ * due), a 413 drops the profile and counts it refused, and the next one
  * goes out at once; a server nobody answers for backs off the same. */
 static int test_agent__push_backoff_and_refusal(void)
 {
-	static const int script[] = { 503, 503, 400, 200 };
+	static const int script[] = { 503, 503, 413, 200 };
 	struct fake_server s;
 	struct agent_http *h;
 	struct agent_push *p;
@@ -870,6 +870,7 @@ static int test_agent__push_backoff_and_refusal(void)
 	agent_push_stats(p, &st);
 	CHECK(st.sent == 1 && st.refused == 1 && st.failed_attempts == 2);
 	CHECK(st.backoff_ms == 0 && st.last_status == 200 && st.queued == 0);
+	CHECK(agent_push_refusal(p) == NULL);
 	agent_push_free(p);
 	fake_stop(&s);
 	/* the port is closed now: connection refused, the same backoff */
@@ -879,6 +880,28 @@ static int test_agent__push_backoff_and_refusal(void)
 	agent_push_stats(p, &st);
 	CHECK(st.failed_attempts == 1 && st.last_status == 0 && st.queued == 1);
 	agent_push_free(p);
+	agent_http_free(h);
+	return 0;
+}
+
+/* A 401 (or 400, 403) is a refusal no later push changes: the reason is
+ * kept for the agent to stop on, and the queue rests. */
+static int test_agent__push_permanent_refusal_stops(void)
+{
+	static const int script[] = { 401, 200 };
+	struct fake_server s;
+	struct agent_http *h;
+	struct agent_push *p;
+
+	CHECK(fake_start(&s, script, 2) == 0);
+	p = push_to(&s, &h, false, 1 << 20);
+	CHECK(p != NULL && enqueue_small(p, 1) == 0 && enqueue_small(p, 2) == 0);
+	CHECK(agent_push_refusal(p) == NULL);
+	CHECK_INT(agent_push_run(p, 10000), ==, -1);
+	CHECK_INT(atomic_load(&s.nreq), ==, 1);
+	CHECK(agent_push_refusal(p) != NULL && strstr(agent_push_refusal(p), "HTTP 401"));
+	agent_push_free(p);
+	fake_stop(&s);
 	agent_http_free(h);
 	return 0;
 }
@@ -1182,6 +1205,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__procs_exec_exit_reap),
 	UNIT_CASE(test_agent__push_body_decodes_back),
 	UNIT_CASE(test_agent__push_backoff_and_refusal),
+	UNIT_CASE(test_agent__push_permanent_refusal_stops),
 	UNIT_CASE(test_agent__push_queue_drops_oldest),
 	UNIT_CASE(test_agent__dir_writable_by_others_refused),
 	UNIT_CASE(test_agent__dir_parent_writable_by_others_refused),

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The agent's start-up with --server, against a real `ember serve`.
+
+    test_agent_startup.py AGENT EMBER FIXTURES_DIR CASE  (CASE: test_agent_startup__*)
+
+Without the token, with a wrong one, or with a --label the server would
+refuse, the agent stops within seconds, exit status 1, the server's
+reason on stderr, having pushed nothing; with the right token it
+samples, pushes, logs one info line an interval (no line per file) and a
+summary at SIGTERM.  A case that needs BPF exits 77 with the kernel's
+reason where the agent cannot load here.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import ember_test  # noqa: E402
+from ember_test import check, skip, wait_for  # noqa: E402
+
+AGENT, EMBER, _FXDIR, CASE = sys.argv[1:5]
+TMP = tempfile.mkdtemp(prefix="ember-agent-startup.")
+CHILDREN = []
+CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+
+
+def require_bpf():
+    ember_test.agent_require_bpf(AGENT, TMP)
+
+
+def stored_series(srv):
+    st, body, _ = srv.request("GET", "/api/v1/series?type=%s&from=now-1h&to=now" % CPU)
+    check(st == 200, "/api/v1/series: %d %r" % (st, body))
+    return body.count(b'"labels"')
+
+
+def refused(args, reason):
+    """The agent with args stops in seconds, status 1, reason on stderr."""
+    require_bpf()
+    srv = ember_test.Server(EMBER, TMP)
+    t = time.time()
+    r = subprocess.run([AGENT, "--server", srv.url, "--pid", str(os.getpid())]
+                       + [a.replace("TOKEN", srv.token) for a in args],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1, "exit %d, not 1:\n%s" % (r.returncode, r.stderr[-2000:]))
+    check(time.time() - t < 20, "the agent took %.1f s to stop" % (time.time() - t))
+    check(re.search(reason, r.stderr), "no %r on stderr:\n%s" % (reason, r.stderr[-2000:]))
+    check("sampling at" not in r.stderr, "the agent sampled:\n" + r.stderr[-2000:])
+    check(stored_series(srv) == 0, "the server holds a series the agent pushed")
+
+
+def test_agent_startup__no_token_refused():
+    os.environ.pop("EMBER_TOKEN", None)
+    refused([], r"refuses the token and labels: HTTP 401: a profile write needs "
+                r"Authorization.*give --token, --token-file or EMBER_TOKEN")
+
+
+def test_agent_startup__wrong_token_refused():
+    refused(["--token", "wrong"], r"refuses the token and labels: HTTP 401")
+
+
+def test_agent_startup__invalid_label_refused():
+    refused(["--token", "TOKEN", "--label", "bad-name=x"],
+            r"HTTP 400: label name 'bad-name' is not \[a-zA-Z_\]")
+
+
+def test_agent_startup__check_header_checks_and_stores_nothing():
+    """The server's side of the check (no BPF needed): a push with
+    X-Ember-Check: 1 is answered, its labels checked, and nothing stored."""
+    srv = ember_test.Server(EMBER, TMP)
+    body = ember_test.cpu_profile({"main;work": 3}, time_ns=time.time_ns()).encode()
+    auth = {"Authorization": "Bearer " + srv.token, "X-Ember-Check": "1"}
+    st, ans, _ = srv.request("POST", "/api/v1/profiles?env=prod", body, auth)
+    check(st == 200 and b'"profiles":0' in ans, "checked push: %d %r" % (st, ans))
+    st, ans, _ = srv.request("POST", "/api/v1/profiles?bad-name=x", body, auth)
+    check(st == 400 and b"label name 'bad-name'" in ans, "bad label: %d %r" % (st, ans))
+    st, ans, _ = srv.request("POST", "/api/v1/profiles?env=prod", body,
+                             {"Authorization": "Bearer wrong", "X-Ember-Check": "1"})
+    check(st == 401, "wrong token: %d %r" % (st, ans))
+    check(stored_series(srv) == 0, "a checked profile made a series")
+    st, ans, _ = srv.request("GET", "/api/v1/labels")
+    check(st == 200 and b"env" not in ans, "a checked profile's label is stored: %r" % ans)
+    # without the header, the same push is stored
+    del auth["X-Ember-Check"]
+    st, ans, _ = srv.request("POST", "/api/v1/profiles?env=prod", body, auth)
+    check(st == 200 and b'"profiles":1' in ans, "push: %d %r" % (st, ans))
+    check(stored_series(srv) == 1, "the push made no series")
+
+
+def test_agent_startup__right_token_runs_pushes_and_summarizes():
+    require_bpf()
+    srv = ember_test.Server(EMBER, TMP)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    CHILDREN.append(busy)
+    logpath = os.path.join(TMP, "agent.log")
+    with open(logpath, "wb") as log:
+        agent = subprocess.Popen([AGENT, "--server", srv.url, "--token", srv.token,
+                                  "--interval", "2", "--frequency", "99",
+                                  "--pid", str(busy.pid), "--label", "env=test"],
+                                 stdout=log, stderr=log)
+    CHILDREN.append(agent)
+
+    def text():
+        with open(logpath, errors="replace") as f:
+            return f.read()
+    wait_for(lambda: "sampling at" in text() or agent.poll() is not None, "sampling", 90)
+    check(agent.poll() is None, "the agent stopped:\n" + text()[-2000:])
+    start = len(text())
+    wait_for(lambda: text()[start:].count("agent: interval:") >= 2, "two intervals", 60)
+    wait_for(lambda: stored_series(srv) > 0, "a pushed profile", 30)
+    agent.send_signal(signal.SIGTERM)
+    rc = agent.wait(timeout=60)
+    log = text()
+    check(rc == 0, "exit %d after SIGTERM:\n%s" % (rc, log[-2000:]))
+    check(re.search(r"exiting after [0-9.]+ s: [1-9][0-9]* samples in \d+ intervals; "
+                    r"profiles: 0 written, [1-9]\d* sent, 0 failed attempts, 0 refused", log),
+          "no exit summary:\n" + log[-2000:])
+    # one interval's info lines: its summary, nothing a file
+    one = log[start:].split("agent: interval:")[1]
+    lines = [ln for ln in one.splitlines()[1:] if ln.startswith("info:")]
+    check(len(lines) <= 3, "%d info lines in one interval:\n%s" % (len(lines), one))
+    check(not re.search(r"\(build ID [0-9a-f]+|none\)", log),
+          "per-file lines at info:\n" + log[-2000:])
+
+
+def main():
+    ember_test.run_case(CASE, "test_agent_startup__", globals(), TMP, CHILDREN)
+
+
+if __name__ == "__main__":
+    main()
