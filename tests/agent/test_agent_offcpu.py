@@ -8,15 +8,18 @@ waiting, starts the agent with --off-cpu on its PID only, lets it work
 (a worker thread, "offcpu-worker", blocked in block_here() for a known
 share of its time, which it measures and prints), stops the agent and
 reads the off_cpu sample type of what it wrote with `go tool pprof`,
-symbolized from the binary.  Only that thread's samples are counted
+symbolized from the binary (or, pushed, with a real `ember serve`'s
+/api/v1/query).  Only that thread's samples are counted
 (other agent tests may run at the same time).  The agent's reading and
 running helpers are test_agent.py's; a case that cannot run here exits
 77 with the reason.
 """
+import json
 import os
 import re
 import subprocess
 import sys
+import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -35,11 +38,11 @@ def build():
     return exe
 
 
-def run(args, agent_args=()):
-    """Run offcpu_block ARGS under `ember-agent --off-cpu`: (its report
-    {blocked_ns, blocks, moved}, the worker's off-CPU samples, the agent)."""
+def work(args, agent_args=()):
+    """Run offcpu_block ARGS under `ember-agent --off-cpu AGENT_ARGS`
+    until it ends: (its report {blocked_ns, blocks, moved}, the agent's
+    off-CPU metrics, its pid, the stopped agent)."""
     ta.require_bpf()
-    ta.needs_go()
     p = subprocess.Popen([build()] + [str(a) for a in args], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
     ta.CHILDREN.append(p)
@@ -52,13 +55,21 @@ def run(args, agent_args=()):
     stats = {k: agent.metric("ember_agent_offcpu_%s_total" % k)
              for k in ("blocks", "kept", "lost")}
     agent.stop()
+    print("offcpu_block: %r; agent: %r" % (report, stats))
+    return report, stats, p.pid, agent
+
+
+def run(args, agent_args=()):
+    """work(), then the worker's off-CPU samples in what the agent wrote:
+    (report, samples, stats)."""
+    ta.needs_go()
+    report, stats, pid, agent = work(args, agent_args)
     got = []
     for path in agent.profiles():
         got += [s for s in ta.traces(path, "off_cpu", "local")
-                if s[0].get("pid") == str(p.pid) and s[0].get("comm") == WORKER]
+                if s[0].get("pid") == str(pid) and s[0].get("comm") == WORKER]
     check(got, "no off-CPU sample of %s (pid %d) in %d profiles; metrics %r"
-          % (WORKER, p.pid, len(agent.profiles()), stats))
-    print("offcpu_block: %r; agent: %r" % (report, stats))
+          % (WORKER, pid, len(agent.profiles()), stats))
     return report, got, stats
 
 
@@ -102,6 +113,38 @@ def test_agent_offcpu__wake_on_another_cpu_not_inflated():
     check(report["moved"] >= report["blocks"] // 2,
           "only %d of %d blocks ended on another CPU" % (report["moved"], report["blocks"]))
     check_total(report, samples)
+
+
+def test_agent_offcpu__pushed_and_queried_as_its_own_type():
+    """Pushed to a real `ember serve`, the off-CPU column is its own
+    profile type (process_cpu:off_cpu:nanoseconds:cpu:nanoseconds, "off_cpu"
+    for short): a query of it names block_here with the blocked time, a
+    query of cpu does not count it."""
+    srv = ta.Server()
+    exe = build()
+    srv.upload(exe)
+    report, stats, pid, agent = work([4, 0.6, 10000], ["--server", srv.url, "--token",
+                                                        srv.token, "--interval", "1"])
+    sel = urllib.parse.quote('{comm="%s"}' % WORKER)
+    rows = {}
+    for t in ("off_cpu", "cpu"):
+        st, body, hdr = srv.request("GET", "/api/v1/query?type=%s&from=now-10m&format=top"
+                                    "&query=%s" % (t, sel))
+        check(st == 200, "query type=%s: HTTP %d %r" % (t, st, body[:300]))
+        rows[t] = json.loads(body)
+    off = rows["off_cpu"]
+    check(off["type"] == "process_cpu:off_cpu:nanoseconds:cpu:nanoseconds", off["type"])
+    block = {r["name"]: r for r in off["rows"]}.get("block_here")
+    check(block and block["total_pct"] >= 90, "block_here in the off-CPU type: %r"
+          % off["rows"][:5])
+    err = off["total"] / report["blocked_ns"] - 1
+    check(abs(err) <= 0.25, "off-CPU total %d ns, %d ns really blocked"
+          % (off["total"], report["blocked_ns"]))
+    cpu = {r["name"]: r for r in rows["cpu"]["rows"]}
+    check("spin_here" in cpu and cpu.get("block_here", {}).get("total_pct", 0) < 10,
+          "the cpu type counts blocked time: %r" % rows["cpu"]["rows"][:5])
+    print("pushed: off_cpu %.3f s (%+.1f%%), block_here %.1f%%; cpu: spin_here %.1f%%"
+          % (off["total"] / 1e9, 100 * err, block["total_pct"], cpu["spin_here"]["total_pct"]))
 
 
 def main():
