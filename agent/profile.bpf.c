@@ -21,8 +21,8 @@
  * record in the samples ring buffer, counted by user space.
  *
  * With --off-cpu (offcpu_threshold_ns > 0), blocked time too, in three
- * steps, since this kernel has neither kprobes nor fentry (so no hook in
- * a task right after it is switched back in):
+ * steps on tracepoints only, so that kernels built without kprobes or
+ * fentry (no hook in a task right after it is switched back in) have it:
  *  - sched_switch, prev: a chosen user task that leaves the CPU blocked
  *    (not preempted) is stamped, keyed by its thread ID, so a task woken
  *    on another CPU finds its own stamp (a per-CPU key would not);

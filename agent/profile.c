@@ -102,6 +102,10 @@ static int set_tunables(struct agent_bpf *b, const struct agent_opts *o)
 		err = err ?: bpf_map__set_max_entries(s->maps.kstacks0, 1);
 		err = err ?: bpf_map__set_max_entries(s->maps.kstacks1, 1);
 	}
+	if (!o->off_cpu_ns) { /* unused: the LRU one is preallocated */
+		err = err ?: bpf_map__set_max_entries(s->maps.offcpu_start, 1);
+		err = err ?: bpf_map__set_max_entries(s->maps.offcpu_pending, 1);
+	}
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_data, o->data_chunks);
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_rules, o->rule_slots);
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_pages, o->page_entries);
