@@ -473,6 +473,16 @@ struct agent_proc_map {
 	uint64_t pprof_id;	/* mapping id in the profile being built, 0: none */
 };
 
+/* A process' perf map, read when a JIT frame is not named (at most once
+ * per AGENT_PERFMAP_RETRY_NS, again only when its size or mtime changed). */
+struct agent_jit {
+	struct agent_perfmap *map; /* the last map read, NULL: none */
+	bool tried;
+	bool warned;		/* a refused map logged (once a process) */
+	uint64_t tried_ns;	/* ember_monotonic_ns() of the last try */
+	int64_t size, mtime_ns;	/* of the file last read or refused */
+};
+
 struct agent_process {
 	pid_t pid;
 	pid_t nspid;		/* the pid inside its pid namespace (perf-PID.map) */
@@ -487,8 +497,8 @@ struct agent_process {
 	char comm[AGENT_COMM_LEN];
 	char cgroup[256];
 	char container[80];
-	struct agent_perfmap *perfmap; /* loaded on demand while building */
-	bool perfmap_tried;
+	uid_t uid;		/* effective uid: who may own its perf map (or root) */
+	struct agent_jit jit;	/* its perf map (perfmap.c) */
 	uint64_t seen_ns;	/* its last rescan for an unknown pc */
 	uint64_t scan_cost_ns;	/* how long its last scan took (events.c) */
 	bool scan_truncated;	/* the last scan stopped at its limit */
@@ -512,6 +522,8 @@ struct agent_procs_stats {
 	uint64_t truncated_process;	/* scans stopped at AGENT_PROCESS_MAPPINGS_MAX */
 	uint64_t truncated_host;	/* scans stopped by AGENT_HOST_MAPPINGS_MAX */
 	uint64_t rescans_deferred;	/* unknown-pc rescans refused by the rate limit */
+	uint64_t perfmap_reads;		/* perf maps read (perfmap.c) */
+	uint64_t perfmaps_refused;	/* refused: owner, symlink, type, size, entries */
 };
 
 struct agent_procs;
@@ -524,6 +536,8 @@ void agent_procs_set_limits(struct agent_procs *p, size_t process_max, size_t ho
 void agent_procs_stats(const struct agent_procs *p, struct agent_procs_stats *out);
 /* An unknown-pc rescan of pid refused by the rate limit (events.c). */
 void agent_procs_note_deferred(struct agent_procs *p);
+/* A perf map read (refused false) or refused (perfmap.c). */
+void agent_procs_note_perfmap(struct agent_procs *p, bool refused);
 /* The table manager's questions about who maps what, answered over p. */
 void agent_procs_table_users(struct agent_procs *p, struct agent_table_users *out);
 /* f's table is loaded or unloaded: rewrite the BPF entry of every process
@@ -565,14 +579,26 @@ void agent_kallsyms_text(const struct agent_kallsyms *k, uint64_t *start, uint64
 
 /* ---- JIT symbols, /tmp/perf-PID.map (perfmap.c) ----------------------- */
 
+/* Bounds of a perf map, written by the profiled (unprivileged) process:
+ * a bigger file, or one with more entries, is refused (docs/agent.md). */
+#define AGENT_PERFMAP_MAX_BYTES ((size_t)64 << 20)
+#define AGENT_PERFMAP_MAX_ENTRIES ((size_t)1 << 20)
+#define AGENT_PERFMAP_RETRY_NS 2000000000ULL /* a process' map tried at most this often */
+
 struct agent_perfmap;
-/* Read path (not through a symlink; a regular file under 64 MiB): NULL
- * with *err when it cannot be read. */
-struct agent_perfmap *agent_perfmap_new(const char *path, int *err);
-/* The same from memory (data need not be NUL-terminated). */
+/* Parse a map from memory (data need not be NUL-terminated): NULL with
+ * *err, -E2BIG past AGENT_PERFMAP_MAX_ENTRIES. */
 struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *err);
 void agent_perfmap_free(struct agent_perfmap *m);
 const char *agent_perfmap_lookup(const struct agent_perfmap *m, uint64_t addr);
+/* The name of JIT code at addr in pr, or NULL: from pr's map, read from
+ * /proc/PID/root/tmp/perf-NSPID.map when it does not name addr (rate
+ * limited, only when the file changed; owner, type and size checked,
+ * a refusal counted in p and logged once for pr).  Points into pr's map:
+ * valid until the next call for pr or agent_perfmap_forget. */
+const char *agent_perfmap_name(struct agent_procs *p, struct agent_process *pr, uint64_t addr);
+/* Drop pr's map and its state (an exec, the process freed). */
+void agent_perfmap_forget(struct agent_process *pr);
 
 /* ---- draining and building profiles (drain.c, profile_build.c) -------- */
 

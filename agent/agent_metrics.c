@@ -182,6 +182,8 @@ static void procs_metrics(struct agent *a, struct ember_buf *b)
 	put(b, "ember_agent_dropped_total", "what=\"mappings_host_limit\"", st.truncated_host);
 	put(b, "ember_agent_dropped_total", "what=\"rescans_rate_limited\"",
 	    st.rescans_deferred);
+	put(b, "ember_agent_perf_map_reads_total", NULL, st.perfmap_reads);
+	put(b, "ember_agent_perf_maps_refused_total", NULL, st.perfmaps_refused);
 }
 
 static void push_metrics(struct agent *a, struct ember_buf *b)

@@ -1,9 +1,20 @@
 /*
  * perfmap.c - names of JIT-compiled code from /tmp/perf-PID.map, the
- * file runtimes (V8 with --perf-basic-prof, the JVM's perf-map-agent,
- * .NET, LuaJIT) write for perf: one "START SIZE NAME" line (hex) a
- * function.  Read through /proc/PID/root, with the pid the process has in
- * its own namespace, so a containerized runtime's map is found too.
+ * file runtimes (V8 with --perf-basic-prof, the JVM's `jcmd PID
+ * Compiler.perfmap` or perf-map-agent, .NET, LuaJIT) write for perf: one
+ * "START SIZE NAME" line (hex) a function.  Read through /proc/PID/root,
+ * with the pid the process has in its own namespace, so a containerized
+ * runtime's map is found too.
+ *
+ * Read when a frame in anonymous executable memory is not named by the
+ * map held (none yet, or code compiled since): a map written after the
+ * process started, or one that grows, is picked up, at most once per
+ * AGENT_PERFMAP_RETRY_NS a process and only when the file's size or
+ * mtime changed.  The map is written by the profiled, unprivileged
+ * process and read by root: opened without following symlinks
+ * (agent_open_mapped), refused unless a regular file owned by the
+ * process's uid or root, at most AGENT_PERFMAP_MAX_BYTES and
+ * AGENT_PERFMAP_MAX_ENTRIES (a refusal counted, logged once a process).
  */
 #include "agent_internal.h"
 
@@ -15,8 +26,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define PERFMAP_MAX_BYTES ((size_t)64 << 20)
 
 struct pm_entry {
 	uint64_t start, size;
@@ -51,6 +60,8 @@ static int add_line(struct agent_perfmap *m, const char *line, size_t len)
 	if (sscanf(buf, "%" SCNx64 " %" SCNx64 " %n", &e.start, &e.size, &pos) < 2 || !pos ||
 	    !buf[pos] || e.size == 0 || e.start + e.size < e.start)
 		return 0;
+	if (m->n >= AGENT_PERFMAP_MAX_ENTRIES)
+		return -E2BIG;
 	e.name = m->names.len;
 	EMBER_FORWARD_IF_ERROR(ember_buf_append(&m->names, buf + pos, len - (size_t)pos + 1));
 	return EMBER_VEC_PUSH(m->v, m->n, m->alloc, e);
@@ -66,7 +77,7 @@ struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *er
 		*err = -ENOMEM;
 		return NULL;
 	}
-	ember_buf_init(&m->names, PERFMAP_MAX_BYTES);
+	ember_buf_init(&m->names, AGENT_PERFMAP_MAX_BYTES);
 	for (const char *p = data; !e && p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = (size_t)((nl ? nl : end) - p);
@@ -84,28 +95,18 @@ struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *er
 	return m;
 }
 
-struct agent_perfmap *agent_perfmap_new(const char *path, int *err)
+/* The map on fd, read to its end (at most AGENT_PERFMAP_MAX_BYTES). */
+static struct agent_perfmap *read_fd(int fd, int *err)
 {
 	struct ember_buf b;
 	struct agent_perfmap *m = NULL;
-	struct stat st;
 	char chunk[65536];
 	ssize_t n = 0;
-	int e = 0, fd;
+	int e = 0;
 
-	/* Written by the profiled process and read by root: no symlinks, only
-	 * a regular file, at most PERFMAP_MAX_BYTES. */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		*err = fd < 0 ? -errno : -EINVAL;
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	ember_buf_init(&b, PERFMAP_MAX_BYTES);
+	ember_buf_init(&b, AGENT_PERFMAP_MAX_BYTES);
 	while (!e && (n = read(fd, chunk, sizeof(chunk))) > 0)
 		e = ember_buf_append(&b, chunk, (size_t)n);
-	close(fd);
 	if (!e && n < 0)
 		e = -errno;
 	if (!e)
@@ -114,6 +115,99 @@ struct agent_perfmap *agent_perfmap_new(const char *path, int *err)
 	if (!m)
 		*err = e;
 	return m;
+}
+
+/* Why the map st (of pr) is refused, in why; NULL when it is not. */
+static const char *refusal(const struct agent_process *pr, const struct stat *st, char *why,
+			   size_t size)
+{
+	if (st->st_uid != pr->uid && st->st_uid != 0)
+		snprintf(why, size, "owned by uid %u, not the process's (%u) or root",
+			 (unsigned)st->st_uid, (unsigned)pr->uid);
+	else if ((uint64_t)st->st_size > AGENT_PERFMAP_MAX_BYTES)
+		snprintf(why, size, "larger than %zu MiB (%" PRId64 " bytes)",
+			 AGENT_PERFMAP_MAX_BYTES >> 20, (int64_t)st->st_size);
+	else
+		return NULL;
+	return why;
+}
+
+static void refuse(struct agent_procs *p, struct agent_process *pr, const char *path,
+		   const char *why)
+{
+	agent_procs_note_perfmap(p, true);
+	if (pr->jit.warned)
+		return;
+	pr->jit.warned = true;
+	pr_warn("agent: pid %d (%s): perf map '%s' ignored: %s", (int)pr->pid, pr->comm, path,
+		why);
+}
+
+/* Read pr's map again if it changed since the last try. */
+static void refresh(struct agent_procs *p, struct agent_process *pr)
+{
+	char path[128], why[128];
+	struct agent_perfmap *m;
+	struct stat st;
+	int fd, err = 0;
+	int64_t mtime_ns;
+
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)pr->pid,
+		 (int)pr->nspid);
+	fd = agent_open_mapped(path, &st);
+	if (fd == -ELOOP || fd == -EINVAL) {
+		refuse(p, pr, path, fd == -ELOOP ? "a symlink" : "not a regular file");
+		return;
+	}
+	if (fd < 0)
+		return; /* not written (yet) */
+	mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	if (pr->jit.tried && st.st_size == pr->jit.size && mtime_ns == pr->jit.mtime_ns) {
+		close(fd);
+		return; /* unchanged */
+	}
+	pr->jit.size = st.st_size;
+	pr->jit.mtime_ns = mtime_ns;
+	if (refusal(pr, &st, why, sizeof(why))) {
+		close(fd);
+		refuse(p, pr, path, why);
+		return;
+	}
+	m = read_fd(fd, &err);
+	close(fd);
+	if (!m) {
+		if (err == -E2BIG)
+			snprintf(why, sizeof(why), "more than %zu entries", AGENT_PERFMAP_MAX_ENTRIES);
+		else
+			snprintf(why, sizeof(why), "%s", strerror(-err));
+		refuse(p, pr, path, why);
+		return;
+	}
+	agent_perfmap_free(pr->jit.map);
+	pr->jit.map = m;
+	agent_procs_note_perfmap(p, false);
+}
+
+const char *agent_perfmap_name(struct agent_procs *p, struct agent_process *pr, uint64_t addr)
+{
+	const char *name = pr->jit.map ? agent_perfmap_lookup(pr->jit.map, addr) : NULL;
+	uint64_t now;
+
+	if (name)
+		return name;
+	now = ember_monotonic_ns();
+	if (pr->jit.tried && now - pr->jit.tried_ns < AGENT_PERFMAP_RETRY_NS)
+		return NULL;
+	refresh(p, pr);
+	pr->jit.tried = true;
+	pr->jit.tried_ns = now;
+	return pr->jit.map ? agent_perfmap_lookup(pr->jit.map, addr) : NULL;
+}
+
+void agent_perfmap_forget(struct agent_process *pr)
+{
+	agent_perfmap_free(pr->jit.map);
+	memset(&pr->jit, 0, sizeof(pr->jit));
 }
 
 void agent_perfmap_free(struct agent_perfmap *m)

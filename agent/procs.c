@@ -78,6 +78,14 @@ void agent_procs_note_deferred(struct agent_procs *p)
 	p->st.rescans_deferred++;
 }
 
+void agent_procs_note_perfmap(struct agent_procs *p, bool refused)
+{
+	if (refused)
+		p->st.perfmaps_refused++;
+	else
+		p->st.perfmap_reads++;
+}
+
 static void release_maps(struct agent_procs *p, struct agent_proc_map *maps, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -99,7 +107,7 @@ static void process_drop_maps(struct agent_procs *p, struct agent_process *pr)
 static void process_free(struct agent_procs *p, struct agent_process *pr)
 {
 	process_drop_maps(p, pr);
-	agent_perfmap_free(pr->perfmap);
+	agent_perfmap_forget(pr);
 	free(pr);
 }
 
@@ -237,7 +245,11 @@ static void read_labels(struct agent_process *pr)
 			char *last = strrchr(buf, '\t');
 
 			pr->nspid = last ? (pid_t)atoi(last + 1) : pr->pid;
-			break;
+		} else if (!strncmp(buf, "Uid:", 4)) {
+			unsigned ruid, euid;
+
+			if (sscanf(buf + 4, "%u %u", &ruid, &euid) == 2)
+				pr->uid = (uid_t)euid;
 		}
 	}
 	if (f)
@@ -435,9 +447,6 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 	pr->scanned = true;
 	pr->scan_ns = now;
 	pr->exited = false;
-	agent_perfmap_free(pr->perfmap);
-	pr->perfmap = NULL;
-	pr->perfmap_tried = false;
 	pr->scan_cost_ns = ember_monotonic_ns() - now;
 	return write_bpf(p, pr);
 }
@@ -600,6 +609,7 @@ void agent_procs_exec(struct agent_procs *p, pid_t pid, uint64_t exec_ns)
 	/* read before the exec, maybe written after the BPF side dropped it */
 	bpf_map_delete_elem(p->procs_fd, &key);
 	process_drop_maps(p, pr);
+	agent_perfmap_forget(pr); /* the new image writes its own */
 	pr->scanned = false;
 }
 

@@ -566,6 +566,10 @@ static long walk_one(__u32 i, void *ctx)
 			w->flags |= AGENT_STACK_READ_FAILED;
 			return 1;
 		}
+		/* An END row: no FDE covers addr (V8's embedded builtins inside
+		 * node, hand-written stubs), frame pointers as without a table. */
+		if (res == 0 && r.cfa_kind == 0)
+			res = 1;
 	}
 	if (res == 0) {
 		res = step_table(w, &r, addr);

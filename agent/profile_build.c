@@ -199,21 +199,6 @@ static int mapping_id(struct agent_profile *pr, struct agent_proc_map *m, uint64
 	return 0;
 }
 
-/* A JIT frame's name from the process' perf map, or NULL. */
-static const char *jit_name(struct agent_process *proc, uint64_t addr)
-{
-	char path[128];
-	int err;
-
-	if (!proc->perfmap_tried) {
-		proc->perfmap_tried = true;
-		snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)proc->pid,
-			 (int)proc->nspid);
-		proc->perfmap = agent_perfmap_new(path, &err);
-	}
-	return proc->perfmap ? agent_perfmap_lookup(proc->perfmap, addr) : NULL;
-}
-
 static int user_location(struct agent_profile *pr, struct agent_process *proc, uint64_t pc,
 			 bool leaf, uint64_t *id)
 {
@@ -225,7 +210,7 @@ static int user_location(struct agent_profile *pr, struct agent_process *proc, u
 	if (m) {
 		EMBER_FORWARD_IF_ERROR(mapping_id(pr, m, &k.mapping));
 		if (!m->file)
-			jit = jit_name(proc, addr);
+			jit = agent_perfmap_name(pr->procs, proc, addr);
 	}
 	return location(pr, &k, jit, id);
 }

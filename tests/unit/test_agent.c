@@ -98,6 +98,29 @@ static int test_agent__perfmap_lookup(void)
 	return 0;
 }
 
+/* A map of AGENT_PERFMAP_MAX_ENTRIES entries is read, one more is refused
+ * (-E2BIG): the runtime writing it is not trusted. */
+static int test_agent__perfmap_entries_bounded(void)
+{
+	static const char line[] = "10 1 f\n";
+	size_t n = AGENT_PERFMAP_MAX_ENTRIES + 1, len = sizeof(line) - 1;
+	char *text = malloc(n * len);
+	struct agent_perfmap *m;
+	int err = 0;
+
+	CHECK(text != NULL);
+	for (size_t i = 0; i < n; i++)
+		memcpy(text + i * len, line, len);
+	m = agent_perfmap_parse(text, (n - 1) * len, &err);
+	CHECK(m != NULL);
+	CHECK_STR(agent_perfmap_lookup(m, 0x10), "f");
+	agent_perfmap_free(m);
+	m = agent_perfmap_parse(text, n * len, &err);
+	free(text);
+	CHECK(m == NULL && err == -E2BIG);
+	return 0;
+}
+
 static int test_agent__kallsyms_names_a_kernel_function(void)
 {
 	int err = 0;
@@ -1233,6 +1256,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__ranges_alloc_free_coalesce),
 	UNIT_CASE(test_agent__maps_line_parse),
 	UNIT_CASE(test_agent__perfmap_lookup),
+	UNIT_CASE(test_agent__perfmap_entries_bounded),
 	UNIT_CASE(test_agent__kallsyms_names_a_kernel_function),
 	UNIT_CASE(test_agent__elf_info_matches_unwind_compiler),
 	UNIT_CASE(test_agent__table_load_into_bpf_maps),
