@@ -79,6 +79,9 @@ struct agent_opts {
 	unsigned page_entries;	   /* unwind_pages entries */
 	bool ringbuf;		   /* a record a sample to user space (the default),
 				      else (--transport maps, developer) the count maps */
+	bool off_cpu;		   /* --off-cpu */
+	unsigned off_cpu_threshold_us; /* --off-cpu-threshold: T (10000) */
+	uint64_t off_cpu_ns;	   /* T in ns with --off-cpu, else 0 (off) */
 	const char *host;	   /* the host label (gethostname) */
 	char hostbuf[256];
 };
@@ -603,9 +606,9 @@ void agent_perfmap_forget(struct agent_process *pr);
 
 struct agent_sample {
 	uint32_t pid;
-	uint32_t flags;
+	uint32_t flags;		/* AGENT_STACK_OFF_CPU: count is off-CPU ns */
 	char comm[AGENT_COMM_LEN];
-	uint64_t count;
+	uint64_t count;		/* samples, or weighted off-CPU ns */
 	uint32_t nuser, nkernel;
 	const uint64_t *user;	/* leaf first */
 	const uint64_t *kernel; /* leaf first */

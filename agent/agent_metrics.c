@@ -135,6 +135,13 @@ static void bpf_metrics(struct agent *a, struct ember_buf *b)
 	/* 0 unless EMBER_AGENT_TIME_TRANSPORT is set (bench/agent/ab.py --time-transport) */
 	put(b, "ember_agent_transport_nanoseconds_total", NULL,
 	    agent_bpf_stat(a->bpf, AGENT_STAT_TRANSPORT_NS));
+	/* --off-cpu: blocks ended, kept by the sampling rule, kept and not sent */
+	put(b, "ember_agent_offcpu_blocks_total", NULL,
+	    agent_bpf_stat(a->bpf, AGENT_STAT_OFFCPU_BLOCKS));
+	put(b, "ember_agent_offcpu_kept_total", NULL,
+	    agent_bpf_stat(a->bpf, AGENT_STAT_OFFCPU_KEPT));
+	put(b, "ember_agent_offcpu_lost_total", NULL,
+	    agent_bpf_stat(a->bpf, AGENT_STAT_OFFCPU_LOST));
 }
 
 static void table_metrics(struct agent *a, struct ember_buf *b)

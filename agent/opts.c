@@ -16,7 +16,8 @@ enum {
 	OPT_FREQUENCY = 256, OPT_INTERVAL, OPT_DURATION, OPT_PID, OPT_CGROUP, OPT_SERVER,
 	OPT_CACHE_DIR, OPT_OUTPUT, OPT_TOKEN, OPT_TOKEN_FILE, OPT_UPLOAD_MISSING,
 	OPT_NO_LOCAL_COMPILE, OPT_COMPRESSION, OPT_METRICS_LISTEN, OPT_LABEL, OPT_BUFFER_KB,
-	OPT_UNWIND_DATA_MB, OPT_LOG_LEVEL, OPT_HOST, OPT_TRANSPORT, OPT_HELP,
+	OPT_UNWIND_DATA_MB, OPT_LOG_LEVEL, OPT_HOST, OPT_OFF_CPU, OPT_OFF_CPU_THRESHOLD,
+	OPT_TRANSPORT, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -39,6 +40,8 @@ static const struct option longopts[] = {
 	{ "unwind-data-mb", required_argument, NULL, OPT_UNWIND_DATA_MB },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "host", required_argument, NULL, OPT_HOST },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-threshold", required_argument, NULL, OPT_OFF_CPU_THRESHOLD },
 	{ "transport", required_argument, NULL, OPT_TRANSPORT }, /* developer: not in --help */
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -64,6 +67,8 @@ void agent_opts_usage(FILE *out)
 	      "  --buffer-kb N         compressed profiles kept while the server is down (65536)\n"
 	      "  --unwind-data-mb N    size of the unwind_data map (64)\n"
 	      "  --host NAME           the host label (the host name)\n"
+	      "  --off-cpu             also profile blocked time (sample type off_cpu)\n"
+	      "  --off-cpu-threshold USEC  blocks shorter are sampled, weighted (10000)\n"
 	      "  --log-level error|warn|info|debug  (info; or $EMBER_LOG_LEVEL)\n",
 	      out);
 }
@@ -150,6 +155,7 @@ static void defaults(struct agent_opts *o)
 	o->rule_slots = 262144;
 	o->page_entries = 65536;
 	o->ringbuf = true; /* measured cheaper: docs/performance-notes.md */
+	o->off_cpu_threshold_us = 10000;
 	if (gethostname(o->hostbuf, sizeof(o->hostbuf) - 1))
 		snprintf(o->hostbuf, sizeof(o->hostbuf), "unknown");
 	o->host = o->hostbuf;
@@ -197,6 +203,10 @@ static int one(struct agent_opts *o, int c, const char *arg, char *why, size_t w
 		o->data_chunks = v * 256;
 		break;
 	case OPT_HOST: snprintf(o->hostbuf, sizeof(o->hostbuf), "%s", arg); break;
+	case OPT_OFF_CPU: o->off_cpu = true; break;
+	case OPT_OFF_CPU_THRESHOLD:
+		err = parse_uint(arg, 1, 10 * 1000 * 1000, &o->off_cpu_threshold_us);
+		break;
 	case OPT_TRANSPORT:
 		if (strcmp(arg, "maps") && strcmp(arg, "ringbuf"))
 			err = -EINVAL;
@@ -248,6 +258,11 @@ int agent_opts_parse(int argc, char **argv, struct agent_opts *o, char *why, siz
 		snprintf(why, why_size, "agent: --upload-missing needs --server");
 		return -EINVAL;
 	}
+	if (o->off_cpu && !o->ringbuf) {
+		snprintf(why, why_size, "agent: --off-cpu needs --transport ringbuf");
+		return -EINVAL;
+	}
+	o->off_cpu_ns = o->off_cpu ? (uint64_t)o->off_cpu_threshold_us * 1000 : 0;
 	return 0;
 }
 

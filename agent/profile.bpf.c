@@ -20,6 +20,22 @@
  * each other: docs/performance-notes.md), each sample is instead one
  * record in the samples ring buffer, counted by user space.
  *
+ * With --off-cpu (offcpu_threshold_ns > 0), blocked time too, in three
+ * steps on tracepoints only, so that kernels built without kprobes or
+ * fentry (no hook in a task right after it is switched back in) have it:
+ *  - sched_switch, prev: a chosen user task that leaves the CPU blocked
+ *    (not preempted) is stamped, keyed by its thread ID, so a task woken
+ *    on another CPU finds its own stamp (a per-CPU key would not);
+ *  - sched_switch, next: the stamp taken, a block of d ns is kept with
+ *    probability min(1, d / T) and weighted max(d, T) (unbiased:
+ *    docs/agent.md); a kept one records the task's kernel stack (still
+ *    the blocked one: bpf_get_task_stack) and its user registers;
+ *  - sys_exit, in the task itself: when its user registers are those it
+ *    blocked with (the block ended in this system call), the user stack
+ *    is walked as a CPU sample's, and the record sent.  Only kept blocks
+ *    pay for a walk; every system call pays one hash lookup.
+ * Off-CPU records go through the samples ring only (--transport ringbuf).
+ *
  * Shared types: profile_types.h.  Loader: profile.c (skeleton).
  * CO-RE: vmlinux.h is generated in the build from the running kernel's
  * BTF (agent/CMakeLists.txt).
@@ -42,6 +58,7 @@ const volatile __u64 notify_interval_ns = 200000000; /* per pid, at most */
 const volatile bool transport_ringbuf = false; /* samples ring, not the count maps */
 const volatile __u64 samples_wake_bytes = 65536; /* wake user space past this */
 const volatile bool time_transport = false; /* developer: AGENT_STAT_TRANSPORT_NS */
+const volatile __u64 offcpu_threshold_ns = 0; /* --off-cpu: T, 0 = off */
 
 /* ---- state user space reads and writes through the skeleton ----------- */
 
@@ -119,6 +136,39 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } pid_filter SEC(".maps");
+
+/* --off-cpu: thread ID -> bpf_ktime_get_ns() when it blocked.  LRU: the
+ * stamps of threads that never run again are evicted, not leaked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_start SEC(".maps");
+
+/* --off-cpu: a kept block, from its end (the switch-in) to the system
+ * call return that sends it. */
+struct offcpu_pending {
+	__u64 weight_ns;
+	__u64 pc, sp, fp;	/* user registers when it blocked */
+	__s64 nkernel;		/* frames in kips */
+	__u64 kips[AGENT_MAX_KFRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct offcpu_pending);
+} offcpu_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_pending);
+} pending_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -571,10 +621,11 @@ static __always_inline void count(void *counts, void *ustacks, void *kstacks,
 }
 
 /* --transport ringbuf: the sample as one record, user frames then kernel
- * frames, sent up to its last frame. */
-static __always_inline void send_record(struct bpf_perf_event_data *ctx,
-					const struct agent_count_key *key,
-					const struct agent_ustack *st, __u32 n)
+ * frames (the current ones, or with off those of an off-CPU block, and
+ * then its weighted ns), sent up to its last frame. */
+static __always_inline void send_record(void *ctx, const struct agent_count_key *key,
+					const struct agent_ustack *st, __u32 n,
+					const struct offcpu_pending *off)
 {
 	__u32 zero = 0;
 	struct agent_sample_rec *r = bpf_map_lookup_elem(&rec_scratch, &zero);
@@ -589,7 +640,15 @@ static __always_inline void send_record(struct bpf_perf_event_data *ctx,
 	n &= AGENT_MAX_FRAMES; /* 127: a mask the verifier can bound */
 	if (n && bpf_probe_read_kernel(r->ips, n * sizeof(__u64), st->ips))
 		n = 0;
-	nk = bpf_get_stack(ctx, &r->ips[n], AGENT_MAX_KFRAMES * sizeof(__u64), 0);
+	if (off) {
+		nk = off->nkernel;
+		if (nk > AGENT_MAX_KFRAMES * (long)sizeof(__u64) || nk < 0)
+			nk = 0;
+		if (nk && bpf_probe_read_kernel(&r->ips[n], nk, off->kips))
+			nk = 0;
+	} else {
+		nk = bpf_get_stack(ctx, &r->ips[n], AGENT_MAX_KFRAMES * sizeof(__u64), 0);
+	}
 	if (nk < 0) {
 		if (nk != -EFAULT)
 			stat_add(AGENT_STAT_KSTACK_FAILED, 1);
@@ -598,7 +657,13 @@ static __always_inline void send_record(struct bpf_perf_event_data *ctx,
 	nk /= sizeof(__u64);
 	r->nuser = n;
 	r->nkernel = nk;
-	size = __builtin_offsetof(struct agent_sample_rec, ips) + (n + nk) * sizeof(__u64);
+	n = (n + nk) & 255;
+	if (off) {
+		if (n >= AGENT_MAX_FRAMES + AGENT_MAX_KFRAMES)
+			return;
+		r->ips[n++] = off->weight_ns;
+	}
+	size = __builtin_offsetof(struct agent_sample_rec, ips) + n * sizeof(__u64);
 	if (size > sizeof(*r))
 		return;
 	wake = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= samples_wake_bytes
@@ -629,6 +694,44 @@ static __always_inline void user_regs(struct bpf_perf_event_data *ctx,
 	w->fp = BPF_CORE_READ(regs, bp);
 }
 
+/* Walk the current task's user stack from w's registers into st and
+ * fill key's stack fields; key->flags keeps the bits it has. */
+static __always_inline void walk_user(struct task_struct *task, __u32 pid, struct walk *w,
+				      struct agent_count_key *key, struct agent_ustack *st)
+{
+	if (!task->mm) {
+		key->flags |= AGENT_STACK_KERNEL_THREAD;
+		return;
+	}
+	if (!bpf_map_lookup_elem(&procs, &pid)) {
+		/* Mappings not known yet: keep the leaf pc only. */
+		st->ips[0] = w->pc;
+		w->n = 1;
+		w->hash = (w->hash ^ w->pc) * 0x100000001b3ULL;
+		w->flags = AGENT_STACK_UNKNOWN_PROC;
+		notify(AGENT_EVENT_UNKNOWN_PROC, pid, 0);
+	} else {
+		bpf_loop(AGENT_MAX_FRAMES + 1, walk_one, w, 0);
+	}
+	st->len = w->n;
+	st->flags = w->flags;
+	key->flags |= w->flags;
+	if (w->n) {
+		key->ustack_hash = (w->hash ^ w->n) * 0x100000001b3ULL;
+		if (!key->ustack_hash)
+			key->ustack_hash = 1;
+	}
+	if ((w->flags & AGENT_STACK_TABLE) && !first_table_ns)
+		__sync_val_compare_and_swap(&first_table_ns, 0, bpf_ktime_get_ns());
+}
+
+static __always_inline void walk_init(struct walk *w, __u32 pid)
+{
+	w->pid = pid;
+	w->hash = 0xcbf29ce484222325ULL;
+	w->exact = 1;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -650,43 +753,115 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	key.pid = pid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	if (!task->mm) {
-		key.flags = AGENT_STACK_KERNEL_THREAD;
-	} else {
-		w.pid = pid;
-		w.hash = 0xcbf29ce484222325ULL;
-		w.exact = 1;
+	walk_init(&w, pid);
+	if (task->mm)
 		user_regs(ctx, task, &w);
-		if (!bpf_map_lookup_elem(&procs, &pid)) {
-			/* Mappings not known yet: keep the leaf pc only. */
-			st->ips[0] = w.pc;
-			w.n = 1;
-			w.hash = (w.hash ^ w.pc) * 0x100000001b3ULL;
-			w.flags = AGENT_STACK_UNKNOWN_PROC;
-			notify(AGENT_EVENT_UNKNOWN_PROC, pid, 0);
-		} else {
-			bpf_loop(AGENT_MAX_FRAMES + 1, walk_one, &w, 0);
-		}
-		st->len = w.n;
-		st->flags = w.flags;
-		key.flags = w.flags;
-		if (w.n) {
-			key.ustack_hash = (w.hash ^ w.n) * 0x100000001b3ULL;
-			if (!key.ustack_hash)
-				key.ustack_hash = 1;
-		}
-		if ((w.flags & AGENT_STACK_TABLE) && !first_table_ns)
-			__sync_val_compare_and_swap(&first_table_ns, 0, bpf_ktime_get_ns());
-	}
+	walk_user(task, pid, &w, &key, st);
 	t0 = time_transport ? bpf_ktime_get_ns() : 0;
 	if (transport_ringbuf)
-		send_record(ctx, &key, st, w.n);
+		send_record(ctx, &key, st, w.n, NULL);
 	else if (gen & 1)
 		count(&counts1, &ustacks1, &kstacks1, &key, ctx, st);
 	else
 		count(&counts0, &ustacks0, &kstacks0, &key, ctx, st);
 	if (time_transport)
 		stat_add(AGENT_STAT_TRANSPORT_NS, bpf_ktime_get_ns() - t0);
+	return 0;
+}
+
+/* Keep a block of d ns with probability min(1, d / T): d >= T always,
+ * else when a uniform draw in [0, T) falls below d. */
+static __always_inline bool offcpu_keep(__u64 d)
+{
+	__u64 t = offcpu_threshold_ns;
+
+	return d >= t || ((__u64)bpf_get_prandom_u32() * t >> 32) < d;
+}
+
+/* next's block ended: keep it or not; a kept one waits in offcpu_pending
+ * with its kernel stack and user registers for next's system call return. */
+static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = next->pid, zero = 0;
+	struct offcpu_pending *p;
+	struct pt_regs *regs;
+	__u64 *t0 = bpf_map_lookup_elem(&offcpu_start, &tid), d;
+
+	if (!t0)
+		return;
+	d = now - *t0;
+	bpf_map_delete_elem(&offcpu_start, &tid);
+	stat_add(AGENT_STAT_OFFCPU_BLOCKS, 1);
+	if (!offcpu_keep(d))
+		return;
+	stat_add(AGENT_STAT_OFFCPU_KEPT, 1);
+	p = bpf_map_lookup_elem(&pending_scratch, &zero);
+	if (!p)
+		return;
+	p->weight_ns = d > offcpu_threshold_ns ? d : offcpu_threshold_ns;
+	regs = (struct pt_regs *)bpf_task_pt_regs(next);
+	p->pc = BPF_CORE_READ(regs, ip);
+	p->sp = BPF_CORE_READ(regs, sp);
+	p->fp = BPF_CORE_READ(regs, bp);
+	p->nkernel = bpf_get_task_stack(next, p->kips, sizeof(p->kips), 0);
+	if (bpf_map_update_elem(&offcpu_pending, &tid, p, BPF_ANY))
+		stat_add(AGENT_STAT_OFFCPU_LOST, 1);
+}
+
+/* --off-cpu: prev blocks (prev_state not TASK_RUNNING; a preempted task
+ * is runnable, waiting for a CPU, and not counted) and is stamped when
+ * chosen (this runs in prev: task_chosen reads prev's pid and cgroup);
+ * next's block, if it was stamped, ends. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 tid = prev->pid, pid = prev->tgid;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!preempt && prev_state != 0 && pid != 0 && prev->mm && task_chosen(pid)) {
+		/* a kept block not sent yet did not end in a system call */
+		if (!bpf_map_delete_elem(&offcpu_pending, &tid))
+			stat_add(AGENT_STAT_OFFCPU_LOST, 1);
+		bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY);
+	}
+	offcpu_switch_in(next, now);
+	return 0;
+}
+
+/* --off-cpu: the system call return of a task with a kept block; its user
+ * registers unchanged since it blocked, so its user stack is the blocked
+ * one: walked here, in the task, and sent with the block's kernel stack. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *uregs, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id, zero = 0;
+	struct offcpu_pending *p = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	struct task_struct *task;
+	struct agent_count_key key = { .flags = AGENT_STACK_OFF_CPU };
+	struct walk w = {};
+	struct agent_ustack *st;
+
+	if (!p)
+		return 0;
+	task = bpf_get_current_task_btf();
+	walk_init(&w, pid);
+	w.pc = BPF_CORE_READ(uregs, ip);
+	w.sp = BPF_CORE_READ(uregs, sp);
+	w.fp = BPF_CORE_READ(uregs, bp);
+	st = bpf_map_lookup_elem(&scratch, &zero);
+	if (!st || w.pc != p->pc || w.sp != p->sp || w.fp != p->fp) {
+		stat_add(AGENT_STAT_OFFCPU_LOST, 1);
+		bpf_map_delete_elem(&offcpu_pending, &tid);
+		return 0;
+	}
+	key.pid = pid;
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	walk_user(task, pid, &w, &key, st);
+	send_record(ctx, &key, st, w.n, p);
+	bpf_map_delete_elem(&offcpu_pending, &tid); /* not preallocated: p stays valid
+						       until this program ends */
 	return 0;
 }
 
@@ -712,8 +887,12 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32;
+	__u32 pid = id >> 32, tid = (__u32)id;
 
+	if (offcpu_threshold_ns) {
+		bpf_map_delete_elem(&offcpu_start, &tid);
+		bpf_map_delete_elem(&offcpu_pending, &tid);
+	}
 	if (pid == (__u32)id && task_chosen(pid))
 		notify(AGENT_EVENT_EXIT, pid, 0);
 	return 0;

@@ -4,7 +4,8 @@
  * the map sizes the options choose) between open and load, load (the
  * verifier runs here), attach the exec/exit tracepoints and one
  * PERF_COUNT_SW_CPU_CLOCK event per online CPU at --frequency Hz, mmap
- * the two unwind arrays, and read the ring buffer of events.
+ * the two unwind arrays, and read the ring buffer of events.  With
+ * --off-cpu, the sched_switch and sys_exit tracepoints too.
  */
 #include "agent_internal.h"
 #include "profile.skel.h"
@@ -89,6 +90,9 @@ static int set_tunables(struct agent_bpf *b, const struct agent_opts *o)
 	/* developer (bench/agent/ab.py --time-transport): the kernel's time in the
 	 * transport's part of each sample, into AGENT_STAT_TRANSPORT_NS */
 	s->rodata->time_transport = getenv("EMBER_AGENT_TIME_TRANSPORT") != NULL;
+	s->rodata->offcpu_threshold_ns = o->off_cpu_ns;
+	bpf_program__set_autoload(s->progs.on_switch, o->off_cpu_ns > 0);
+	bpf_program__set_autoload(s->progs.on_sys_exit, o->off_cpu_ns > 0);
 	if (o->ringbuf) {
 		uint32_t ring = samples_ring_size(o);
 
@@ -97,6 +101,10 @@ static int set_tunables(struct agent_bpf *b, const struct agent_opts *o)
 		/* the count maps unused: the stack-trace ones are preallocated */
 		err = err ?: bpf_map__set_max_entries(s->maps.kstacks0, 1);
 		err = err ?: bpf_map__set_max_entries(s->maps.kstacks1, 1);
+	}
+	if (!o->off_cpu_ns) { /* unused: the LRU one is preallocated */
+		err = err ?: bpf_map__set_max_entries(s->maps.offcpu_start, 1);
+		err = err ?: bpf_map__set_max_entries(s->maps.offcpu_pending, 1);
 	}
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_data, o->data_chunks);
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_rules, o->rule_slots);
@@ -227,7 +235,8 @@ struct agent_bpf *agent_bpf_new(const struct agent_opts *o, agent_event_fn fn, v
 	if (!e) {
 		e = profile_bpf__attach(b->skel); /* the tracepoints */
 		if (e)
-			agent_explain_bpf_error("attaching the exec/exit tracepoints", e, why,
+			agent_explain_bpf_error(o->off_cpu_ns ? "attaching the exec/exit and "
+						"off-CPU tracepoints" : "attaching the exec/exit tracepoints", e, why,
 						why_size);
 	}
 	if (!e) {

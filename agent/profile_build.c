@@ -1,6 +1,8 @@
 /*
  * profile_build.c - one interval's drained counts -> a pprof profile
- * (profile.proto): sample types samples/count and cpu/nanoseconds, the
+ * (profile.proto): sample types samples/count and cpu/nanoseconds (and
+ * with --off-cpu a third, off_cpu/nanoseconds, the OpenTelemetry eBPF
+ * profiler's name: a block's sample has 0 in the first two), the
  * period, one mapping per process mapping seen (start, limit, file
  * offset, path, build ID in hex), locations with raw user addresses
  * (symbolized centrally by build ID), kernel frames named here from
@@ -56,6 +58,8 @@ static int start(struct agent_profile *pr, const struct agent_profile_opts *o)
 
 	EMBER_FORWARD_IF_ERROR(pprof_add_sample_type(p, "samples", "count"));
 	EMBER_FORWARD_IF_ERROR(pprof_add_sample_type(p, "cpu", "nanoseconds"));
+	if (pr->o->off_cpu)
+		EMBER_FORWARD_IF_ERROR(pprof_add_sample_type(p, "off_cpu", "nanoseconds"));
 	EMBER_FORWARD_IF_ERROR(pprof_set_period(p, "cpu", "nanoseconds", pr->period_ns));
 	pprof_set_time(p, (int64_t)o->start_ns, (int64_t)o->duration_ns);
 	if (pr->ks)
@@ -280,7 +284,8 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 	struct agent_process *proc = agent_procs_find(pr->procs, (pid_t)s->pid);
 	uint64_t ids[AGENT_MAX_KFRAMES + AGENT_MAX_FRAMES + 1];
 	struct pprof_sample_label labels[8 + pr->o->nlabels];
-	int64_t values[2] = { (int64_t)s->count, (int64_t)s->count * pr->period_ns };
+	int64_t values[3] = { 0 };
+	size_t nvalues = pr->o->off_cpu ? 3 : 2;
 	char pidbuf[16];
 	size_t n = 0;
 
@@ -291,8 +296,14 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 						     i == 0 && s->nkernel == 0, &ids[n++]));
 	if (s->flags & AGENT_STACK_TRUNCATED)
 		EMBER_FORWARD_IF_ERROR(pseudo_location(pr, "[truncated]", &ids[n++]));
-	pr->nsamples += s->count;
-	return pprof_add_sample_labeled(pr->p, ids, n, values, 2, labels,
+	if (s->flags & AGENT_STACK_OFF_CPU) {
+		values[2] = (int64_t)s->count;
+	} else {
+		values[0] = (int64_t)s->count;
+		values[1] = (int64_t)s->count * pr->period_ns;
+		pr->nsamples += s->count;
+	}
+	return pprof_add_sample_labeled(pr->p, ids, n, values, nvalues, labels,
 				       labels_of(pr, s, proc, pidbuf, labels));
 }
 

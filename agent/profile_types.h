@@ -34,6 +34,7 @@ enum agent_stack_flags {
 	AGENT_STACK_TABLE = 1 << 6,	 /* at least one frame from an unwind table */
 	AGENT_STACK_KERNEL_THREAD = 1 << 7, /* no user space (kernel thread) */
 	AGENT_STACK_UNKNOWN_PROC = 1 << 8, /* the process' mappings are not known yet */
+	AGENT_STACK_OFF_CPU = 1 << 9,	 /* --off-cpu: a block, its value weighted ns */
 };
 
 /* One executable mapping of a process, as the walk needs it.  file_id 0:
@@ -91,7 +92,8 @@ struct agent_ustack {
 	__u64 ips[AGENT_MAX_FRAMES];
 };
 
-/* counts: one distinct (process, thread name, stacks) -> samples. */
+/* counts: one distinct (process, thread name, stacks) -> samples, or
+ * with AGENT_STACK_OFF_CPU in flags the weighted ns blocked there. */
 struct agent_count_key {
 	__u32 pid;		/* tgid */
 	__s32 kstack_id;	/* in kstacks, < 0: none */
@@ -149,6 +151,10 @@ enum agent_stat {
 	AGENT_STAT_KSTACK_FAILED,    /* bpf_get_stackid error other than none */
 	AGENT_STAT_SAMPLES_LOST,     /* --transport ringbuf: samples ring full */
 	AGENT_STAT_TRANSPORT_NS,     /* EMBER_AGENT_TIME_TRANSPORT: ns counting samples */
+	AGENT_STAT_OFFCPU_BLOCKS,    /* --off-cpu: blocks of chosen tasks ended */
+	AGENT_STAT_OFFCPU_KEPT,	     /* --off-cpu: of them, kept (to be walked and sent) */
+	AGENT_STAT_OFFCPU_LOST,	     /* --off-cpu: kept, not sent (ended outside a system
+					call, or no room) */
 	AGENT_STAT_COUNT
 };
 

@@ -5,7 +5,9 @@
  * distinct (pid, flags, comm, user frames, kernel frames).  The records'
  * bytes sit one after another in an arena; a hash set deduplicates them.
  * Bounded as the count maps are: at most AGG_MAX_ENTRIES distinct stacks
- * an interval, past which a sample is counted as dropped.
+ * an interval, past which a sample is counted as dropped.  An off-CPU
+ * record is deduplicated on the same bytes and adds the weighted ns it
+ * carries after its frames (profile_types.h) instead of one.
  */
 #include "agent_internal.h"
 
@@ -76,7 +78,7 @@ int agent_agg_add(struct agent_agg *g, const void *data, size_t size)
 	size_t want = offsetof(struct agent_sample_rec, ips);
 	struct probe p = { .g = g };
 	struct agg_entry e;
-	uint64_t h;
+	uint64_t h, value = 1;
 	size_t i;
 
 	if (size < want || size > sizeof(*r))
@@ -84,15 +86,20 @@ int agent_agg_add(struct agent_agg *g, const void *data, size_t size)
 	want += ((size_t)r->nuser + r->nkernel) * sizeof(uint64_t);
 	if (r->nuser > AGENT_MAX_FRAMES || r->nkernel > AGENT_MAX_KFRAMES || size < want)
 		return 0;
+	if (r->flags & AGENT_STACK_OFF_CPU) {
+		if (size < want + sizeof(value))
+			return 0;
+		memcpy(&value, (const uint8_t *)data + want, sizeof(value));
+	}
 	p.len = (uint32_t)want;
 	h = ember_hash(&g->set.key, data, want);
 	i = ember_hset_find(&g->set, h, same, &p, data);
 	g->samples++;
 	if (i != SIZE_MAX) {
-		g->v[i].count++;
+		g->v[i].count += value;
 		return 0;
 	}
-	e = (struct agg_entry){ .count = 1, .off = g->arena.len, .len = p.len };
+	e = (struct agg_entry){ .count = value, .off = g->arena.len, .len = p.len };
 	if (g->n >= AGG_MAX_ENTRIES || ember_buf_append_grow(&g->arena, data, want) ||
 	    EMBER_VEC_PUSH(g->v, g->n, g->alloc, e)) {
 		g->arena.len = e.off;
@@ -123,7 +130,8 @@ int agent_agg_drain(struct agent_agg *g, agent_sample_fn fn, void *ctx, size_t *
 
 		memcpy(s.comm, r->comm, sizeof(s.comm));
 		s.comm[AGENT_COMM_LEN - 1] = '\0';
-		*nsamples += s.count;
+		if (!(s.flags & AGENT_STACK_OFF_CPU))
+			*nsamples += s.count;
 		err = fn(ctx, &s);
 	}
 	/* empty for the next interval: the arena freed (a busy interval's

@@ -131,11 +131,13 @@ def symbolize(srv, path):
     return out
 
 
-def traces(path):
-    """`go tool pprof -traces`: [(labels, count, [function, ...] leaf first)]."""
+def traces(path, sample_index="samples", symbolizer="none"):
+    """`go tool pprof -traces`: [(labels, value, [function, ...] leaf first)]
+    (a value in nanoseconds: -unit=ns)."""
     env = dict(os.environ, HOME=TMP, GOCACHE=os.path.join(TMP, "gocache"))
-    r = subprocess.run([GO, "tool", "pprof", "-traces", "-sample_index=samples",
-                        "-symbolize=none", path], capture_output=True, text=True, env=env,
+    r = subprocess.run([GO, "tool", "pprof", "-traces", "-sample_index=" + sample_index,
+                        "-unit=ns", "-symbolize=" + symbolizer, path],
+                       capture_output=True, text=True, env=env,
                        timeout=120)
     check(r.returncode == 0, "go tool pprof failed: " + r.stderr[-1000:])
     out = []
@@ -144,7 +146,7 @@ def traces(path):
         for line in block.splitlines()[1:]:
             if not line.strip():
                 continue
-            m = re.match(r"^\s+(\d+)\s{2,}(\S.*)$", line)
+            m = re.match(r"^\s*(\d+)(?:ns)?\s{2,}(\S.*)$", line)
             if not frames and m:
                 count = int(m.group(1))
                 frames.append(m.group(2).strip())

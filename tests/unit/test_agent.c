@@ -296,6 +296,91 @@ static int test_agent__opts_need_a_destination(void)
 	return 0;
 }
 
+static int test_agent__opts_off_cpu(void)
+{
+	char *off[] = { "ember-agent", "--output", "/tmp/x", NULL };
+	char *on[] = { "ember-agent", "--output", "/tmp/x", "--off-cpu", NULL };
+	char *t[] = { "ember-agent", "--output", "/tmp/x", "--off-cpu",
+		      "--off-cpu-threshold", "500", NULL };
+	char *zero[] = { "ember-agent", "--output", "/tmp/x", "--off-cpu-threshold", "0", NULL };
+	char *maps[] = { "ember-agent", "--output", "/tmp/x", "--off-cpu", "--transport", "maps",
+			 NULL };
+	char why[256];
+	struct agent_opts o;
+
+	CHECK(agent_opts_parse(3, off, &o, why, sizeof(why)) == 0 && o.off_cpu_ns == 0);
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(4, on, &o, why, sizeof(why)) == 0);
+	CHECK(o.off_cpu_ns == 10000000); /* T = 10 ms */
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(6, t, &o, why, sizeof(why)) == 0 && o.off_cpu_ns == 500000);
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(5, zero, &o, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "--off-cpu-threshold") != NULL);
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(6, maps, &o, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "--off-cpu needs --transport ringbuf") != NULL);
+	agent_opts_release(&o);
+	return 0;
+}
+
+/* ---- counting the samples ring (sample_agg.c) ------------------------------ */
+
+struct agg_seen {
+	uint64_t cpu, off;
+	size_t n;
+};
+
+static int agg_collect(void *ctx, const struct agent_sample *s)
+{
+	struct agg_seen *seen = ctx;
+
+	seen->n++;
+	if (s->flags & AGENT_STACK_OFF_CPU)
+		seen->off += s->count;
+	else
+		seen->cpu += s->count;
+	return 0;
+}
+
+/* A record of one user and one kernel frame; off-CPU with weight w after them. */
+static size_t agg_record(struct agent_sample_rec *r, bool off, uint64_t w)
+{
+	memset(r, 0, sizeof(*r));
+	r->pid = 42;
+	r->flags = off ? AGENT_STACK_OFF_CPU : 0;
+	r->nuser = 1;
+	r->nkernel = 1;
+	r->ips[0] = 0x401000;
+	r->ips[1] = 0xffffffff81000000ull;
+	r->ips[2] = w;
+	return offsetof(struct agent_sample_rec, ips) + (off ? 3 : 2) * sizeof(uint64_t);
+}
+
+static int test_agent__agg_off_cpu_weights_summed(void)
+{
+	struct agent_sample_rec r;
+	struct agg_seen seen = { 0 };
+	struct agent_agg *g;
+	size_t size, n;
+	int err;
+
+	g = agent_agg_new(&err);
+	CHECK(g != NULL);
+	size = agg_record(&r, true, 3000);
+	CHECK(agent_agg_add(g, &r, size) == 0);
+	size = agg_record(&r, true, 5000); /* the same stack: weights add */
+	CHECK(agent_agg_add(g, &r, size) == 0);
+	CHECK(agent_agg_add(g, &r, size - sizeof(uint64_t)) == 0); /* no weight: ignored */
+	size = agg_record(&r, false, 0); /* the same frames on CPU: its own entry */
+	CHECK(agent_agg_add(g, &r, size) == 0);
+	CHECK(agent_agg_drain(g, agg_collect, &seen, &n) == 0);
+	CHECK(seen.n == 2 && seen.off == 8000 && seen.cpu == 1);
+	CHECK(n == 1); /* samples: off-CPU nanoseconds are not samples */
+	agent_agg_free(g);
+	return 0;
+}
+
 /* ---- the table manager (tables.c) ---------------------------------------- */
 
 /* Collect the worker's results until none is pending (30 s at most). */
@@ -1199,6 +1284,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__elf_info_matches_unwind_compiler),
 	UNIT_CASE(test_agent__table_load_into_bpf_maps),
 	UNIT_CASE(test_agent__opts_need_a_destination),
+	UNIT_CASE(test_agent__opts_off_cpu),
+	UNIT_CASE(test_agent__agg_off_cpu_weights_summed),
 	UNIT_CASE(test_agent__tables_file_by_build_id),
 	UNIT_CASE(test_agent__tables_compile_then_cache),
 	UNIT_CASE(test_agent__procs_scan_reads_a_child),

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""End-to-end tests of ember-agent --off-cpu with real BPF in this kernel.
+
+    test_agent_offcpu.py AGENT EMBER FIXTURES_DIR CASE  (CASE: test_agent_offcpu__*)
+
+Each case compiles offcpu_block.c (-fno-omit-frame-pointer -g), starts it
+waiting, starts the agent with --off-cpu on its PID only, lets it work
+(a worker thread, "offcpu-worker", blocked in block_here() for a known
+share of its time, which it measures and prints), stops the agent and
+reads the off_cpu sample type of what it wrote with `go tool pprof`,
+symbolized from the binary (or, pushed, with a real `ember serve`'s
+/api/v1/query).  Only that thread's samples are counted
+(other agent tests may run at the same time).  The agent's reading and
+running helpers are test_agent.py's; a case that cannot run here exits
+77 with the reason.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.parse
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_agent as ta  # noqa: E402  (reads AGENT EMBER FIXTURES_DIR CASE from argv)
+from ember_test import check, run_case, skip  # noqa: E402
+
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offcpu_block.c")
+WORKER = "offcpu-worker"
+
+
+def build():
+    exe = os.path.join(ta.TMP, "offcpu_block")
+    r = subprocess.run(["cc", "-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", exe,
+                        SRC], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "cc offcpu_block.c: " + r.stderr[-2000:])
+    return exe
+
+
+def work(args, agent_args=()):
+    """Run offcpu_block ARGS under `ember-agent --off-cpu AGENT_ARGS`
+    until it ends: (its report {blocked_ns, blocks, moved}, the agent's
+    off-CPU metrics, its pid, the stopped agent)."""
+    ta.require_bpf()
+    p = subprocess.Popen([build()] + [str(a) for a in args], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    ta.CHILDREN.append(p)
+    agent = ta.Agent(["--off-cpu", "--pid", str(p.pid)] + list(agent_args))
+    out, _ = p.communicate("go\n", timeout=120)
+    check(p.returncode == 0, "offcpu_block exited with %d" % p.returncode)
+    m = re.search(r"blocked_ns (\d+) blocks (\d+) moved (\d+)", out)
+    check(m, "offcpu_block printed %r" % out)
+    report = dict(zip(("blocked_ns", "blocks", "moved"), map(int, m.groups())))
+    stats = {k: agent.metric("ember_agent_offcpu_%s_total" % k)
+             for k in ("blocks", "kept", "lost")}
+    agent.stop()
+    print("offcpu_block: %r; agent: %r" % (report, stats))
+    return report, stats, p.pid, agent
+
+
+def run(args, agent_args=()):
+    """work(), then the worker's off-CPU samples in what the agent wrote:
+    (report, samples, stats)."""
+    ta.needs_go()
+    report, stats, pid, agent = work(args, agent_args)
+    got = []
+    for path in agent.profiles():
+        got += [s for s in ta.traces(path, "off_cpu", "local")
+                if s[0].get("pid") == str(pid) and s[0].get("comm") == WORKER]
+    check(got, "no off-CPU sample of %s (pid %d) in %d profiles; metrics %r"
+          % (WORKER, pid, len(agent.profiles()), stats))
+    return report, got, stats
+
+
+def check_total(report, samples, within=0.25):
+    """At least 90% of the off-CPU time under block_here, the total within
+    `within` of the time really blocked."""
+    frac, total = ta.share(samples, lambda f: "block_here" in f)
+    err = total / report["blocked_ns"] - 1
+    print("off-CPU: %.3f s measured, %.3f s really blocked (%+.1f%%), %.1f%% under block_here"
+          % (total / 1e9, report["blocked_ns"] / 1e9, 100 * err, 100 * frac))
+    others = sorted(((c, " <- ".join(f[:8])) for _, c, f in samples if "block_here" not in f),
+                    reverse=True)[:5]
+    check(frac >= 0.9, "only %.1f%% of the off-CPU time under block_here; the others: %r"
+          % (100 * frac, others))
+    check(abs(err) <= within, "off-CPU total %.3f s, but %.3f s really blocked (%+.1f%%)"
+          % (total / 1e9, report["blocked_ns"] / 1e9, 100 * err))
+
+
+# ---- cases --------------------------------------------------------------------
+
+
+def test_agent_offcpu__blocked_time_under_block_here():
+    # 5 s, 60% of it in 10 ms sleeps: every block at least T (10 ms), all kept
+    report, samples, stats = run([5, 0.6, 10000])
+    check_total(report, samples)
+
+
+def test_agent_offcpu__short_blocks_thinned_but_unbiased():
+    # 1 ms sleeps against T = 10 ms: about one block in ten is kept, each
+    # weighted T; the total stays unbiased (relative sd about 6% here)
+    report, samples, stats = run([5, 0.6, 1000])
+    check_total(report, samples)
+    check(stats["kept"] < 0.3 * stats["blocks"],
+          "%d of %d blocks kept: short blocks not thinned" % (stats["kept"], stats["blocks"]))
+
+
+def test_agent_offcpu__wake_on_another_cpu_not_inflated():
+    if len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0):
+        skip("needs CPUs 0 and 1 to move the worker between them")
+    report, samples, stats = run([5, 0.6, 10000, "migrate"])
+    check(report["moved"] >= report["blocks"] // 2,
+          "only %d of %d blocks ended on another CPU" % (report["moved"], report["blocks"]))
+    check_total(report, samples)
+
+
+def test_agent_offcpu__pushed_and_queried_as_its_own_type():
+    """Pushed to a real `ember serve`, the off-CPU column is its own
+    profile type (process_cpu:off_cpu:nanoseconds:cpu:nanoseconds, "off_cpu"
+    for short): a query of it names block_here with the blocked time, a
+    query of cpu does not count it."""
+    srv = ta.Server()
+    exe = build()
+    srv.upload(exe)
+    report, stats, pid, agent = work([4, 0.6, 10000], ["--server", srv.url, "--token",
+                                                        srv.token, "--interval", "1"])
+    sel = urllib.parse.quote('{comm="%s"}' % WORKER)
+    rows = {}
+    for t in ("off_cpu", "cpu"):
+        st, body, hdr = srv.request("GET", "/api/v1/query?type=%s&from=now-10m&format=top"
+                                    "&query=%s" % (t, sel))
+        check(st == 200, "query type=%s: HTTP %d %r" % (t, st, body[:300]))
+        rows[t] = json.loads(body)
+    off = rows["off_cpu"]
+    check(off["type"] == "process_cpu:off_cpu:nanoseconds:cpu:nanoseconds", off["type"])
+    block = {r["name"]: r for r in off["rows"]}.get("block_here")
+    check(block and block["total_pct"] >= 90, "block_here in the off-CPU type: %r"
+          % off["rows"][:5])
+    err = off["total"] / report["blocked_ns"] - 1
+    check(abs(err) <= 0.25, "off-CPU total %d ns, %d ns really blocked"
+          % (off["total"], report["blocked_ns"]))
+    cpu = {r["name"]: r for r in rows["cpu"]["rows"]}
+    check("spin_here" in cpu and cpu.get("block_here", {}).get("total_pct", 0) < 10,
+          "the cpu type counts blocked time: %r" % rows["cpu"]["rows"][:5])
+    print("pushed: off_cpu %.3f s (%+.1f%%), block_here %.1f%%; cpu: spin_here %.1f%%"
+          % (off["total"] / 1e9, 100 * err, block["total_pct"], cpu["spin_here"]["total_pct"]))
+
+
+def main():
+    run_case(ta.CASE, "test_agent_offcpu__", globals(), ta.TMP, ta.CHILDREN)
+
+
+if __name__ == "__main__":
+    main()
