@@ -53,6 +53,7 @@ size_t agent_last_at_or_below(const void *base, size_t n, size_t stride, uint64_
 
 struct agent_label {
 	char *key, *value;
+	char *service;	/* --label 'service_name=S:k=v': S; NULL: every process */
 };
 
 struct agent_opts {
@@ -87,6 +88,7 @@ struct agent_opts {
 int agent_opts_parse(int argc, char **argv, struct agent_opts *o, char *why,
 		     size_t why_size);
 void agent_opts_release(struct agent_opts *o);
+void agent_label_release(struct agent_label *l);
 void agent_opts_usage(FILE *out);
 
 /* ---- environment checks (caps.c) --------------------------------------- */
@@ -461,6 +463,25 @@ int agent_http_do(struct agent_http *h, const struct agent_http_req *req,
 		  struct agent_http_reply *r);
 void agent_http_reply_release(struct agent_http_reply *r);
 
+/* ---- service identity (service.c) ------------------------------------- */
+
+/* What a cgroup v2 path says of its process; each field empty when absent. */
+struct agent_service_id {
+	char pod_uid[40];	/* Kubernetes pod UID, with dashes */
+	char container_id[16];	/* container ID, 12 hex digits */
+	char unit[128];		/* systemd unit, without .service/.scope */
+};
+
+/* Parse cgroup (a /proc/PID/cgroup "0::" path) into *id (always written). */
+void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id);
+/* The service_name of a process: the pod, the container, the unit, else
+ * the base name of exe, else comm, else "unknown".  Points into id, exe
+ * or comm, or is static. */
+const char *agent_service_name(const struct agent_service_id *id, const char *exe,
+			       const char *comm);
+/* Whether --label l applies to a process of service (l->service NULL or equal). */
+bool agent_label_applies(const struct agent_label *l, const char *service);
+
 /* ---- processes (procs.c) ---------------------------------------------- */
 
 struct agent_proc_map {
@@ -482,8 +503,9 @@ struct agent_process {
 	size_t nmaps;
 	char exe[512];
 	char comm[AGENT_COMM_LEN];
-	char cgroup[256];
+	char cgroup[512];
 	char container[80];
+	char service[128];	/* its service_name (service.c), read with cgroup */
 	struct agent_perfmap *perfmap; /* loaded on demand while building */
 	bool perfmap_tried;
 	uint64_t seen_ns;	/* its last rescan for an unknown pc */

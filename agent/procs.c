@@ -4,7 +4,7 @@
  * /proc/PID/map_files, else /proc/PID/root, so that a process in another
  * mount namespace or container is read as it sees its files), the load
  * bias of each mapping, and the labels of its samples (executable,
- * cgroup, container ID).  Each scan rewrites the process' entry in the
+ * cgroup, container ID, service_name: service.c).  Each scan rewrites the process' entry in the
  * BPF procs map: its mappings sorted by start, with the file_id of the
  * table the BPF walk uses (0: frame pointers).
  *
@@ -206,7 +206,7 @@ static void read_cgroup(pid_t pid, char *out, size_t size)
 	const char *line;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* the kernel's text, bounded */
 	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
@@ -219,6 +219,7 @@ static void read_cgroup(pid_t pid, char *out, size_t size)
 
 static void read_labels(struct agent_process *pr)
 {
+	struct agent_service_id sid;
 	char path[64], buf[1024];
 	ssize_t n;
 	FILE *f;
@@ -230,6 +231,9 @@ static void read_labels(struct agent_process *pr)
 	read_small(path, pr->comm, sizeof(pr->comm));
 	read_cgroup(pr->pid, pr->cgroup, sizeof(pr->cgroup));
 	container_of(pr->cgroup, pr->container, sizeof(pr->container));
+	agent_service_parse_cgroup(pr->cgroup, &sid);
+	snprintf(pr->service, sizeof(pr->service), "%s",
+		 agent_service_name(&sid, pr->exe, pr->comm));
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr->pid);
 	f = fopen(path, "re");
 	while (f && fgets(buf, sizeof(buf), f)) {

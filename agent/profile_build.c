@@ -5,8 +5,11 @@
  * offset, path, build ID in hex), locations with raw user addresses
  * (symbolized centrally by build ID), kernel frames named here from
  * /proc/kallsyms, JIT frames named from /tmp/perf-PID.map, and labels on
- * every sample: host, comm, pid, executable, build_id, cgroup,
- * container_id, unwind (how the walk ended), then --label k=v.
+ * every sample: the series labels host, service_name (service.c) and the
+ * --label ones that apply to its service; then, as sample attributes
+ * ("@KEY": per sample, never a series on the server), @pid, @comm (the
+ * thread's name), @executable, @build_id, @cgroup, @container_id and
+ * @unwind (how the walk ended).
  *
  * Addresses: the leaf frame's is the sampled pc; a caller's is its return
  * address minus one, inside the call instruction, so a lookup lands on
@@ -264,28 +267,46 @@ static const char *exe_build_id(const struct agent_process *proc)
 	return NULL;
 }
 
+/* The service_name of a sample: a plain --label service_name=S, else its
+ * process', else (no process known) its comm. */
+static const char *service_of(const struct agent_opts *o, const struct agent_process *proc,
+			      const struct agent_sample *s)
+{
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!o->labels[i].service && !strcmp(o->labels[i].key, "service_name"))
+			return o->labels[i].value;
+	return proc && proc->service[0] ? proc->service : s->comm;
+}
+
+/* Series labels (host, service_name, the --label ones that apply) and,
+ * named "@KEY", the sample's attributes: kept per sample by the server,
+ * never a series (docs/formats.md), so one service is one series. */
 static size_t labels_of(const struct agent_profile *pr, const struct agent_sample *s,
 			const struct agent_process *proc, char *pidbuf, struct pprof_sample_label *l)
 {
-	const char *bid = exe_build_id(proc);
+	const char *bid = exe_build_id(proc), *service = service_of(pr->o, proc, s);
 	size_t n = 0;
 
 	snprintf(pidbuf, 16, "%u", s->pid);
 	l[n++] = (struct pprof_sample_label){ .key = "host", .str = pr->o->host };
-	l[n++] = (struct pprof_sample_label){ .key = "comm", .str = s->comm };
-	l[n++] = (struct pprof_sample_label){ .key = "pid", .str = pidbuf };
-	if (proc && proc->exe[0])
-		l[n++] = (struct pprof_sample_label){ .key = "executable", .str = proc->exe };
-	if (bid)
-		l[n++] = (struct pprof_sample_label){ .key = "build_id", .str = bid };
-	if (proc && proc->cgroup[0])
-		l[n++] = (struct pprof_sample_label){ .key = "cgroup", .str = proc->cgroup };
-	if (proc && proc->container[0])
-		l[n++] = (struct pprof_sample_label){ .key = "container_id", .str = proc->container };
-	l[n++] = (struct pprof_sample_label){ .key = "unwind", .str = unwind_label(s->flags) };
+	l[n++] = (struct pprof_sample_label){ .key = "service_name", .str = service };
 	for (size_t i = 0; i < pr->o->nlabels; i++)
-		l[n++] = (struct pprof_sample_label){ .key = pr->o->labels[i].key,
-					       .str = pr->o->labels[i].value };
+		if (strcmp(pr->o->labels[i].key, "service_name") &&
+		    agent_label_applies(&pr->o->labels[i], proc && proc->service[0] ? proc->service
+										   : s->comm))
+			l[n++] = (struct pprof_sample_label){ .key = pr->o->labels[i].key,
+							       .str = pr->o->labels[i].value };
+	l[n++] = (struct pprof_sample_label){ .key = "@pid", .str = pidbuf };
+	l[n++] = (struct pprof_sample_label){ .key = "@comm", .str = s->comm };
+	if (proc && proc->exe[0])
+		l[n++] = (struct pprof_sample_label){ .key = "@executable", .str = proc->exe };
+	if (bid)
+		l[n++] = (struct pprof_sample_label){ .key = "@build_id", .str = bid };
+	if (proc && proc->cgroup[0])
+		l[n++] = (struct pprof_sample_label){ .key = "@cgroup", .str = proc->cgroup };
+	if (proc && proc->container[0])
+		l[n++] = (struct pprof_sample_label){ .key = "@container_id", .str = proc->container };
+	l[n++] = (struct pprof_sample_label){ .key = "@unwind", .str = unwind_label(s->flags) };
 	return n;
 }
 
@@ -294,7 +315,7 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 	struct agent_profile *pr = ctx;
 	struct agent_process *proc = agent_procs_find(pr->procs, (pid_t)s->pid);
 	uint64_t ids[AGENT_MAX_KFRAMES + AGENT_MAX_FRAMES + 1];
-	struct pprof_sample_label labels[8 + pr->o->nlabels];
+	struct pprof_sample_label labels[9 + pr->o->nlabels];
 	int64_t values[2] = { (int64_t)s->count, (int64_t)s->count * pr->period_ns };
 	char pidbuf[16];
 	size_t n = 0;

@@ -273,6 +273,96 @@ static int test_agent__opts_need_a_destination(void)
 	return 0;
 }
 
+/* ---- service identity (service.c) and --label ---------------------------- */
+
+#define DOCKER_ID "3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081"
+#define POD_UID "0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c2d"
+#define POD_UID_ "0d4c3a2b_1e5f_4a6b_9c8d_7e6f5a4b3c2d"
+
+/* Real-looking /proc/PID/cgroup paths and the service_name each gives. */
+static int test_agent__service_name_from_cgroup_paths(void)
+{
+	static const struct {
+		const char *cgroup, *exe, *want;
+	} t[] = {
+		{ "/system.slice/nginx.service", "/usr/sbin/nginx", "nginx" },
+		{ "/system.slice/ember-test-42.scope", "/bin/sleep", "ember-test-42" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/worker.service",
+		  "/usr/bin/python3.11", "worker" },
+		{ "/user.slice/user-1000.slice/user@1000.service/init.scope", "/lib/systemd/systemd",
+		  "init" },
+		{ "/user.slice/user-1000.slice/session-3.scope", "/usr/bin/bash", "bash" },
+		{ "/system.slice/docker-" DOCKER_ID ".scope", "/app/server", "3f4e5a6b7c8d" },
+		{ "/docker/" DOCKER_ID, "/app/server", "3f4e5a6b7c8d" },
+		{ "/system.slice/cri-containerd-" DOCKER_ID ".scope", "/app/server", "3f4e5a6b7c8d" },
+		{ "/machine.slice/libpod-" DOCKER_ID ".scope/container", "/app/server",
+		  "3f4e5a6b7c8d" },
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" POD_UID_
+		  ".slice/cri-containerd-" DOCKER_ID ".scope", "/app/server", POD_UID },
+		{ "/kubepods.slice/kubepods-pod" POD_UID_ ".slice/crio-" DOCKER_ID ".scope",
+		  "/app/server", POD_UID },
+		{ "/kubepods/besteffort/pod" POD_UID "/" DOCKER_ID, "/app/server", POD_UID },
+		{ "/", "/usr/bin/python3.11", "python3.11" },
+		{ "", "", "kworker/0:1" },
+		/* near misses: no container without 64 hex digits, no pod outside kubepods */
+		{ "/system.slice/docker-3f4e5a6b.scope", "/x/y", "docker-3f4e5a6b" },
+		{ "/pod" POD_UID "/app", "/x/y", "y" },
+		{ "/system.slice/crio-conmon-" DOCKER_ID ".scope", "/usr/bin/conmon",
+		  "crio-conmon-" DOCKER_ID },
+	};
+	struct agent_service_id id;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		agent_service_parse_cgroup(t[i].cgroup, &id);
+		CHECK_STR(agent_service_name(&id, t[i].exe, "kworker/0:1"), t[i].want);
+	}
+	agent_service_parse_cgroup("/kubepods.slice/kubepods-pod" POD_UID_
+				   ".slice/docker-" DOCKER_ID ".scope", &id);
+	CHECK_STR(id.container_id, "3f4e5a6b7c8d");
+	CHECK_STR(id.pod_uid, POD_UID);
+	return 0;
+}
+
+/* --label K=V for all, 'service_name=S:K=V:K=V' for S; malformed ones refused. */
+static int test_agent__label_per_service(void)
+{
+	char *ok[] = { "ember-agent", "--output", "/tmp/x", "--label", "team=db", "--label",
+		       "service_name=checkout:version=2.4:tier=web", "--label", "url=a:b" };
+	static const char *const bad[][2] = {
+		{ "version", "not K=V" },
+		{ "1x=2", "not [a-zA-Z_]" },
+		{ "x-y=2", "not [a-zA-Z_]" },
+		{ "x=", "the value is empty" },
+		{ "host=h", "--host" },
+		{ "service_name=:x=1", "no service name" },
+		{ "service_name=a:x=1:", "not K=V" },
+		{ "service_name=a:service_name=b", "given twice" },
+		{ "service_name=a:x", "not K=V" },
+	};
+	struct agent_opts o;
+	char why[256];
+
+	CHECK(agent_opts_parse(9, ok, &o, why, sizeof(why)) == 0);
+	CHECK(o.nlabels == 4);
+	CHECK(!o.labels[0].service && agent_label_applies(&o.labels[0], "anything"));
+	CHECK_STR(o.labels[1].key, "version");
+	CHECK_STR(o.labels[1].value, "2.4");
+	CHECK_STR(o.labels[2].key, "tier");
+	CHECK_STR(o.labels[2].service, "checkout");
+	CHECK(agent_label_applies(&o.labels[2], "checkout"));
+	CHECK(!agent_label_applies(&o.labels[2], "checkout2"));
+	CHECK_STR(o.labels[3].value, "a:b"); /* a colon in a plain label is its value's */
+	agent_opts_release(&o);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char *argv[] = { "ember-agent", "--output", "/tmp/x", "--label", (char *)bad[i][0] };
+
+		CHECK(agent_opts_parse(5, argv, &o, why, sizeof(why)) == -EINVAL);
+		CHECK(strstr(why, "invalid --label") && strstr(why, bad[i][1]));
+		agent_opts_release(&o);
+	}
+	return 0;
+}
+
 /* ---- the table manager (tables.c) ---------------------------------------- */
 
 /* Collect the worker's results until none is pending (30 s at most). */
@@ -1152,6 +1242,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__elf_info_matches_unwind_compiler),
 	UNIT_CASE(test_agent__table_load_into_bpf_maps),
 	UNIT_CASE(test_agent__opts_need_a_destination),
+	UNIT_CASE(test_agent__service_name_from_cgroup_paths),
+	UNIT_CASE(test_agent__label_per_service),
 	UNIT_CASE(test_agent__tables_file_by_build_id),
 	UNIT_CASE(test_agent__tables_compile_then_cache),
 	UNIT_CASE(test_agent__procs_scan_reads_a_child),

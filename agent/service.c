@@ -1,0 +1,158 @@
+/*
+ * service.c - the service a sampled process belongs to: the series label
+ * service_name of its samples (docs/agent.md, "Labels"), from the best
+ * source present in its cgroup v2 path (/proc/PID/cgroup, read by procs.c
+ * when the process is scanned and kept with it):
+ *
+ *   1. a Kubernetes pod: kubepods*.slice/...-pod<UID>.slice (systemd
+ *      driver, the UID's dashes written as underscores) or
+ *      /kubepods/<qos>/pod<UID>/ (cgroupfs driver): the pod's UID;
+ *   2. a container: docker-<ID>.scope, cri-containerd-<ID>.scope,
+ *      crio-<ID>.scope, libpod-<ID>.scope (systemd driver) or a bare
+ *      64-hex directory (/docker/<ID>, cgroupfs): the ID cut to 12 hex
+ *      digits, as `docker ps` shows it;
+ *   3. a systemd unit: the last *.service or *.scope of the path (so a
+ *      user unit under user@UID.service/app.slice/ wins over user@UID),
+ *      its suffix dropped; login sessions (session-N.scope) are no service;
+ *   4. else the executable's base name (the caller's fallback).
+ *
+ * The same sources as the OpenTelemetry eBPF profiler's container ID
+ * (its regular expression over /proc/PID/cgroup), read without the API
+ * server: a pod is named by its UID, which the node's own files carry.
+ */
+#include "agent_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CONTAINER_ID_LEN 64
+#define POD_UID_LEN 36
+
+/* A component [c, c+n) that ends with suffix: its length without it, else 0. */
+static size_t stem_len(const char *c, size_t n, const char *suffix)
+{
+	size_t s = strlen(suffix);
+
+	return n > s && !memcmp(c + n - s, suffix, s) ? n - s : 0;
+}
+
+static bool all_hex(const char *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)c[i]) || isupper((unsigned char)c[i]))
+			return false;
+	return n > 0;
+}
+
+/* The container ID in component [c, c+n): true with it in id (65 bytes). */
+static bool container_component(const char *c, size_t n, char *id)
+{
+	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-" };
+	size_t stem = stem_len(c, n, ".scope");
+
+	for (size_t i = 0; stem && i < sizeof(prefixes) / sizeof(*prefixes); i++) {
+		size_t p = strlen(prefixes[i]);
+
+		if (stem == p + CONTAINER_ID_LEN && !memcmp(c, prefixes[i], p) &&
+		    all_hex(c + p, CONTAINER_ID_LEN)) {
+			memcpy(id, c + p, CONTAINER_ID_LEN);
+			id[CONTAINER_ID_LEN] = '\0';
+			return true;
+		}
+	}
+	if (n != CONTAINER_ID_LEN || !all_hex(c, n))
+		return false;
+	memcpy(id, c, n);
+	id[n] = '\0';
+	return true;
+}
+
+/* The pod UID in component [c, c+n) of a kubepods path: true with it in
+ * uid (37 bytes), dashes restored. */
+static bool pod_component(const char *c, size_t n, char *uid)
+{
+	size_t stem = stem_len(c, n, ".slice");
+
+	n = stem ? stem : n;
+	if (n < 3 + POD_UID_LEN || memcmp(c + n - POD_UID_LEN - 3, "pod", 3))
+		return false;
+	c += n - POD_UID_LEN;
+	for (size_t i = 0; i < POD_UID_LEN; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? c[i] != '-' && c[i] != '_'
+			 : !isxdigit((unsigned char)c[i]) || isupper((unsigned char)c[i]))
+			return false;
+		uid[i] = dash ? '-' : c[i];
+	}
+	uid[POD_UID_LEN] = '\0';
+	return true;
+}
+
+/* The unit named by component [c, c+n), without its suffix: its length, or
+ * 0 when the component is no unit (or a login session). */
+static size_t unit_component(const char *c, size_t n)
+{
+	size_t stem = stem_len(c, n, ".service");
+
+	if (stem)
+		return stem;
+	stem = stem_len(c, n, ".scope");
+	if (stem && !(stem > 8 && !memcmp(c, "session-", 8)))
+		return stem;
+	return 0;
+}
+
+static void parse_component(const char *c, size_t n, bool in_kubepods,
+			    struct agent_service_id *id)
+{
+	char buf[CONTAINER_ID_LEN + 1];
+	size_t unit;
+
+	if (in_kubepods && pod_component(c, n, buf)) {
+		snprintf(id->pod_uid, sizeof(id->pod_uid), "%.36s", buf);
+	} else if (container_component(c, n, buf)) {
+		snprintf(id->container_id, sizeof(id->container_id), "%.12s", buf);
+	} else if ((unit = unit_component(c, n)) != 0) {
+		snprintf(id->unit, sizeof(id->unit), "%.*s", (int)unit, c);
+	}
+}
+
+void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id)
+{
+	bool in_kubepods = false;
+
+	memset(id, 0, sizeof(*id));
+	for (const char *c = cgroup; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n) {
+			in_kubepods = in_kubepods || !strncmp(c, "kubepods", 8);
+			parse_component(c, n, in_kubepods, id);
+		}
+		c += n + (c[n] == '/');
+	}
+}
+
+const char *agent_service_name(const struct agent_service_id *id, const char *exe,
+			       const char *comm)
+{
+	const char *base;
+
+	if (id->pod_uid[0])
+		return id->pod_uid;
+	if (id->container_id[0])
+		return id->container_id;
+	if (id->unit[0])
+		return id->unit;
+	base = exe ? strrchr(exe, '/') : NULL;
+	if (base && base[1])
+		return base + 1;
+	return comm && comm[0] ? comm : "unknown";
+}
+
+bool agent_label_applies(const struct agent_label *l, const char *service)
+{
+	return !l->service || !strcmp(l->service, service);
+}
