@@ -8,17 +8,18 @@
  *      driver, the UID's dashes written as underscores) or
  *      /kubepods/<qos>/pod<UID>/ (cgroupfs driver): the pod's UID;
  *   2. a container: docker-<ID>.scope, cri-containerd-<ID>.scope,
- *      crio-<ID>.scope, libpod-<ID>.scope (systemd driver) or a bare
- *      64-hex directory (/docker/<ID>, cgroupfs): the ID cut to 12 hex
- *      digits, as `docker ps` shows it;
+ *      crio-<ID>.scope, libpod-<ID>.scope (systemd driver; without
+ *      .scope under cgroupfs) or a bare 64-hex directory (/docker/<ID>,
+ *      cgroupfs): the ID cut to 12 hex digits, as `docker ps` shows it;
  *   3. a systemd unit: the last *.service or *.scope of the path (so a
  *      user unit under user@UID.service/app.slice/ wins over user@UID),
  *      its suffix dropped; login sessions (session-N.scope) are no service;
  *   4. else the executable's base name (the caller's fallback).
  *
- * The same sources as the OpenTelemetry eBPF profiler's container ID
- * (its regular expression over /proc/PID/cgroup), read without the API
- * server: a pod is named by its UID, which the node's own files carry.
+ * The same path forms as the OpenTelemetry eBPF profiler's container ID
+ * (process/process.go's expression over /proc/PID/cgroup, its test table
+ * among ours), read without the API server: a pod is named by its UID,
+ * which the node's cgroups carry.
  */
 #include "agent_internal.h"
 
@@ -51,7 +52,8 @@ static bool container_component(const char *c, size_t n, char *id)
 	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-" };
 	size_t stem = stem_len(c, n, ".scope");
 
-	for (size_t i = 0; stem && i < sizeof(prefixes) / sizeof(*prefixes); i++) {
+	stem = stem ? stem : n; /* cgroupfs: /kubepods/<qos>/pod<UID>/crio-<ID> */
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++) {
 		size_t p = strlen(prefixes[i]);
 
 		if (stem == p + CONTAINER_ID_LEN && !memcmp(c, prefixes[i], p) &&

@@ -302,6 +302,14 @@ static int test_agent__service_name_from_cgroup_paths(void)
 		{ "/kubepods.slice/kubepods-pod" POD_UID_ ".slice/crio-" DOCKER_ID ".scope",
 		  "/app/server", POD_UID },
 		{ "/kubepods/besteffort/pod" POD_UID "/" DOCKER_ID, "/app/server", POD_UID },
+		{ "/kubepods/besteffort/pod" POD_UID "/crio-" DOCKER_ID, "/app/server", POD_UID },
+		{ "/crio-" DOCKER_ID, "/app/server", "3f4e5a6b7c8d" },
+		{ "/system.slice/docker-" DOCKER_ID ".scope/init", "/sbin/tini", "3f4e5a6b7c8d" },
+		/* the UID's separators mixed, as the OpenTelemetry profiler's table has one */
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+		  "0d4c3a2b_1e5f_4a6b-9c8d_7e6f5a4b3c2d.slice/cri-containerd-" DOCKER_ID ".scope",
+		  "/app/server", POD_UID },
+		{ "/../../user.slice/user-501.slice/session-3.scope", "/usr/bin/zsh", "zsh" },
 		{ "/", "/usr/bin/python3.11", "python3.11" },
 		{ "", "", "kworker/0:1" },
 		/* near misses: no container without 64 hex digits, no pod outside kubepods */
