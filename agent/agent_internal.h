@@ -470,10 +470,18 @@ struct agent_service_id {
 	char pod_uid[40];	/* Kubernetes pod UID, with dashes */
 	char container_id[16];	/* container ID, 12 hex digits */
 	char unit[128];		/* systemd unit, without .service/.scope */
+	char workload[128];	/* the pod's workload (agent_service_pod_workload) */
 };
+
+#define AGENT_PODS_DIR "/var/log/pods" /* the kubelet's, on every node */
 
 /* Parse cgroup (a /proc/PID/cgroup "0::" path) into *id (always written). */
 void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id);
+/* The workload of pod uid from the kubelet's log directory dir
+ * (AGENT_PODS_DIR: DIR/NAMESPACE_POD_UID/): 0 with the pod's name, less the
+ * suffixes its controller adds (NAME-HASH-XXXXX, NAME-XXXXX: NAME), in
+ * name; -ENOENT none; a negative errno opening dir (a symlink refused). */
+int agent_service_pod_workload(const char *dir, const char *uid, char *name, size_t size);
 /* The service_name of a process: the pod, the container, the unit, else
  * the base name of exe, else comm, else "unknown".  Points into id, exe
  * or comm, or is static. */

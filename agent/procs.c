@@ -232,6 +232,9 @@ static void read_labels(struct agent_process *pr)
 	read_cgroup(pr->pid, pr->cgroup, sizeof(pr->cgroup));
 	container_of(pr->cgroup, pr->container, sizeof(pr->container));
 	agent_service_parse_cgroup(pr->cgroup, &sid);
+	if (sid.pod_uid[0]) /* else, or none there, the pod's UID */
+		agent_service_pod_workload(AGENT_PODS_DIR, sid.pod_uid, sid.workload,
+					   sizeof(sid.workload));
 	snprintf(pr->service, sizeof(pr->service), "%s",
 		 agent_service_name(&sid, pr->exe, pr->comm));
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr->pid);

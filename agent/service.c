@@ -6,7 +6,10 @@
  *
  *   1. a Kubernetes pod: kubepods*.slice/...-pod<UID>.slice (systemd
  *      driver, the UID's dashes written as underscores) or
- *      /kubepods/<qos>/pod<UID>/ (cgroupfs driver): the pod's UID;
+ *      /kubepods/<qos>/pod<UID>/ (cgroupfs driver): its workload's name
+ *      (the pod's name without the suffixes its controller adds), the pod
+ *      named by the kubelet's log directory /var/log/pods/NS_POD_UID/;
+ *      else (no such directory) the pod's UID;
  *   2. a container: docker-<ID>.scope, cri-containerd-<ID>.scope,
  *      crio-<ID>.scope, libpod-<ID>.scope (systemd driver; without
  *      .scope under cgroupfs) or a bare 64-hex directory (/docker/<ID>,
@@ -24,8 +27,12 @@
 #include "agent_internal.h"
 
 #include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CONTAINER_ID_LEN 64
 #define POD_UID_LEN 36
@@ -143,7 +150,7 @@ const char *agent_service_name(const struct agent_service_id *id, const char *ex
 	const char *base;
 
 	if (id->pod_uid[0])
-		return id->pod_uid;
+		return id->workload[0] ? id->workload : id->pod_uid;
 	if (id->container_id[0])
 		return id->container_id;
 	if (id->unit[0])
@@ -157,4 +164,72 @@ const char *agent_service_name(const struct agent_service_id *id, const char *ex
 bool agent_label_applies(const struct agent_label *l, const char *service)
 {
 	return !l->service || !strcmp(l->service, service);
+}
+
+/* Kubernetes' random suffixes (k8s.io/apimachinery's rand.String and
+ * SafeEncodeString: consonants and digits that spell no word). */
+static bool k8s_suffix(const char *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("bcdfghjklmnpqrstvwxz2456789", c[i]) || !c[i])
+			return false;
+	return true;
+}
+
+/* The length of name without a last "-SUFFIX" of min to max such letters. */
+static size_t strip_suffix(const char *name, size_t n, size_t min, size_t max)
+{
+	const char *dash = memrchr(name, '-', n);
+	size_t k = dash ? n - (size_t)(dash - name) - 1 : 0;
+
+	return dash && dash > name && k >= min && k <= max && k8s_suffix(dash + 1, k)
+		       ? (size_t)(dash - name) : n;
+}
+
+/* A pod's workload: NAME-HASH-XXXXX (a Deployment's ReplicaSet) or
+ * NAME-XXXXX (a DaemonSet, a Job) is NAME; any other name is its own. */
+static size_t workload_len(const char *pod, size_t n)
+{
+	size_t m = strip_suffix(pod, n, 5, 5);
+
+	return m == n ? n : strip_suffix(pod, m, 6, 10);
+}
+
+/* The directory entry NS_POD_UID of uid: true with POD's workload in name. */
+static bool pod_entry(const char *entry, const char *uid, char *name, size_t size)
+{
+	size_t n = strlen(entry), u = strlen(uid);
+	const char *pod = strchr(entry, '_');
+
+	if (!pod || n <= u + 1 || strcmp(entry + n - u, uid) || entry[n - u - 1] != '_' ||
+	    pod + 1 >= entry + n - u - 1)
+		return false;
+	pod++;
+	snprintf(name, size, "%.*s", (int)workload_len(pod, (size_t)(entry + n - u - 1 - pod)),
+		 pod);
+	return true;
+}
+
+#define PODS_DIR_ENTRIES_MAX 4096 /* a node runs 110 pods by default */
+
+int agent_service_pod_workload(const char *dir, const char *uid, char *name, size_t size)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	int err = -ENOENT;
+
+	if (!d) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	for (size_t i = 0; i < PODS_DIR_ENTRIES_MAX && (e = readdir(d)); i++)
+		if (e->d_type == DT_DIR && pod_entry(e->d_name, uid, name, size)) {
+			err = 0;
+			break;
+		}
+	closedir(d);
+	return err;
 }

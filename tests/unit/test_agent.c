@@ -331,6 +331,50 @@ static int test_agent__service_name_from_cgroup_paths(void)
 	return 0;
 }
 
+/* A pod named by the kubelet's log directory (NS_POD_UID/): its workload,
+ * the controller's suffixes dropped; a symlinked directory is not read. */
+static int test_agent__service_pod_workload_from_log_dir(void)
+{
+	static const char *const entries[][2] = {
+		{ "shop_checkout-7d9f8b6c5d-x2x4z_", "checkout" },	/* Deployment */
+		{ "kube-system_kube-proxy-b7xkq_", "kube-proxy" },	/* DaemonSet */
+		{ "db_postgres-0_", "postgres-0" },			/* StatefulSet */
+		{ "web_static-site_", "static-site" },		/* a bare pod */
+		{ "web_backend-abcde_", "backend-abcde" },	/* vowels: no suffix */
+	};
+	char dir[] = "/tmp/ember-agent-pods-XXXXXX", path[400], link[400], name[128];
+	char uid[40];
+	struct agent_service_id id;
+	int i;
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (i = 0; i < (int)(sizeof(entries) / sizeof(*entries)); i++) {
+		snprintf(uid, sizeof(uid), "0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c%02d", i);
+		snprintf(path, sizeof(path), "%s/%s%s", dir, entries[i][0], uid);
+		CHECK(mkdir(path, 0755) == 0);
+		CHECK(agent_service_pod_workload(dir, uid, name, sizeof(name)) == 0);
+		CHECK_STR(name, entries[i][1]);
+	}
+	CHECK(agent_service_pod_workload(dir, "0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c99", name,
+					 sizeof(name)) == -ENOENT);
+	agent_service_parse_cgroup("/kubepods/burstable/pod0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c00/"
+				   DOCKER_ID, &id);
+	CHECK(agent_service_pod_workload(dir, id.pod_uid, id.workload, sizeof(id.workload)) == 0);
+	CHECK_STR(agent_service_name(&id, "/app/server", "server"), "checkout");
+	snprintf(link, sizeof(link), "%s.link", dir);
+	CHECK(symlink(dir, link) == 0);
+	CHECK(agent_service_pod_workload(link, id.pod_uid, name, sizeof(name)) == -ELOOP ||
+	      agent_service_pod_workload(link, id.pod_uid, name, sizeof(name)) == -ENOTDIR);
+	CHECK(unlink(link) == 0);
+	for (i = 0; i < (int)(sizeof(entries) / sizeof(*entries)); i++) {
+		snprintf(path, sizeof(path), "%s/%s0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c%02d", dir,
+			 entries[i][0], i);
+		CHECK(rmdir(path) == 0);
+	}
+	CHECK(rmdir(dir) == 0);
+	return 0;
+}
+
 /* --label K=V for all, 'service_name=S:K=V:K=V' for S; malformed ones refused. */
 static int test_agent__label_per_service(void)
 {
@@ -1251,6 +1295,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__table_load_into_bpf_maps),
 	UNIT_CASE(test_agent__opts_need_a_destination),
 	UNIT_CASE(test_agent__service_name_from_cgroup_paths),
+	UNIT_CASE(test_agent__service_pod_workload_from_log_dir),
 	UNIT_CASE(test_agent__label_per_service),
 	UNIT_CASE(test_agent__tables_file_by_build_id),
 	UNIT_CASE(test_agent__tables_compile_then_cache),
