@@ -482,11 +482,11 @@ void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id)
  * suffixes its controller adds (NAME-HASH-XXXXX, NAME-XXXXX: NAME), in
  * name; -ENOENT none; a negative errno opening dir (a symlink refused). */
 int agent_service_pod_workload(const char *dir, const char *uid, char *name, size_t size);
-/* The service_name of a process: the pod, the container, the unit, else
- * the base name of exe, else comm, else "unknown".  Points into id, exe
- * or comm, or is static. */
-const char *agent_service_name(const struct agent_service_id *id, const char *exe,
-			       const char *comm);
+/* The service_name of a process into out (size bytes, truncated): the
+ * pod's workload or UID, the container, the unit, else the base name of
+ * exe (without " (deleted)"), else comm, else "unknown". */
+void agent_service_name(const struct agent_service_id *id, const char *exe, const char *comm,
+			char *out, size_t size);
 /* Whether --label l applies to a process of service (l->service NULL or equal). */
 bool agent_label_applies(const struct agent_label *l, const char *service);
 

@@ -235,8 +235,7 @@ static void read_labels(struct agent_process *pr)
 	if (sid.pod_uid[0]) /* else, or none there, the pod's UID */
 		agent_service_pod_workload(AGENT_PODS_DIR, sid.pod_uid, sid.workload,
 					   sizeof(sid.workload));
-	snprintf(pr->service, sizeof(pr->service), "%s",
-		 agent_service_name(&sid, pr->exe, pr->comm));
+	agent_service_name(&sid, pr->exe, pr->comm, pr->service, sizeof(pr->service));
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr->pid);
 	f = fopen(path, "re");
 	while (f && fgets(buf, sizeof(buf), f)) {

@@ -14,10 +14,12 @@
  *      crio-<ID>.scope, libpod-<ID>.scope (systemd driver; without
  *      .scope under cgroupfs) or a bare 64-hex directory (/docker/<ID>,
  *      cgroupfs): the ID cut to 12 hex digits, as `docker ps` shows it;
- *   3. a systemd unit: the last *.service or *.scope of the path (so a
- *      user unit under user@UID.service/app.slice/ wins over user@UID),
- *      its suffix dropped; login sessions (session-N.scope) are no service;
- *   4. else the executable's base name (the caller's fallback).
+ *   3. a systemd unit: the last *.service or *.scope of the path (a user
+ *      unit under user@UID.service/app.slice/; user@UID is none itself),
+ *      its suffix dropped; login sessions (session-N.scope) and scopes
+ *      named for one run (run-*.scope, *-UUID.scope) are no service;
+ *   4. else the executable's base name (" (deleted)" dropped: a binary
+ *      replaced by an upgrade is the same service), else the thread's name.
  *
  * The same path forms as the OpenTelemetry eBPF profiler's container ID
  * (process/process.go's expression over /proc/PID/cgroup, its test table
@@ -77,6 +79,24 @@ static bool container_component(const char *c, size_t n, char *id)
 	return true;
 }
 
+/* Whether the 36 bytes at c are a UUID, its dashes maybe written '_' (as
+ * systemd writes a pod's); into uid (37 bytes, dashes restored) unless NULL. */
+static bool uuid_at(const char *c, char *uid)
+{
+	for (size_t i = 0; i < POD_UID_LEN; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? c[i] != '-' && c[i] != '_'
+			 : !isxdigit((unsigned char)c[i]) || isupper((unsigned char)c[i]))
+			return false;
+		if (uid)
+			uid[i] = dash ? '-' : c[i];
+	}
+	if (uid)
+		uid[POD_UID_LEN] = '\0';
+	return true;
+}
+
 /* The pod UID in component [c, c+n) of a kubepods path: true with it in
  * uid (37 bytes), dashes restored. */
 static bool pod_component(const char *c, size_t n, char *uid)
@@ -86,17 +106,7 @@ static bool pod_component(const char *c, size_t n, char *uid)
 	n = stem ? stem : n;
 	if (n < 3 + POD_UID_LEN || memcmp(c + n - POD_UID_LEN - 3, "pod", 3))
 		return false;
-	c += n - POD_UID_LEN;
-	for (size_t i = 0; i < POD_UID_LEN; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-
-		if (dash ? c[i] != '-' && c[i] != '_'
-			 : !isxdigit((unsigned char)c[i]) || isupper((unsigned char)c[i]))
-			return false;
-		uid[i] = dash ? '-' : c[i];
-	}
-	uid[POD_UID_LEN] = '\0';
-	return true;
+	return uuid_at(c + n - POD_UID_LEN, uid);
 }
 
 /* The unit named by component [c, c+n), without its suffix: its length, or
@@ -105,12 +115,16 @@ static size_t unit_component(const char *c, size_t n)
 {
 	size_t stem = stem_len(c, n, ".service");
 
-	if (stem)
-		return stem;
+	if (stem) /* user@UID.service holds a user's units: not one itself */
+		return stem > 5 && !memcmp(c, "user@", 5) ? 0 : stem;
 	stem = stem_len(c, n, ".scope");
-	if (stem && !(stem > 8 && !memcmp(c, "session-", 8)))
-		return stem;
-	return 0;
+	if (!stem || (stem > 8 && !memcmp(c, "session-", 8)) || (stem > 4 && !memcmp(c, "run-", 4)))
+		return 0;
+	/* a scope named for one run (vte-spawn-UUID.scope) is none either */
+	if (stem > POD_UID_LEN + 1 && c[stem - POD_UID_LEN - 1] == '-' &&
+	    uuid_at(c + stem - POD_UID_LEN, NULL))
+		return 0;
+	return stem;
 }
 
 static void parse_component(const char *c, size_t n, bool in_kubepods,
@@ -144,21 +158,25 @@ void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id)
 	}
 }
 
-const char *agent_service_name(const struct agent_service_id *id, const char *exe,
-			       const char *comm)
+void agent_service_name(const struct agent_service_id *id, const char *exe, const char *comm,
+			char *out, size_t size)
 {
-	const char *base;
+	static const char deleted[] = " (deleted)"; /* readlink of a replaced exe */
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+	size_t n = base ? strlen(++base) : 0;
 
+	if (n >= sizeof(deleted) && !strcmp(base + n - (sizeof(deleted) - 1), deleted))
+		n -= sizeof(deleted) - 1;
 	if (id->pod_uid[0])
-		return id->workload[0] ? id->workload : id->pod_uid;
-	if (id->container_id[0])
-		return id->container_id;
-	if (id->unit[0])
-		return id->unit;
-	base = exe ? strrchr(exe, '/') : NULL;
-	if (base && base[1])
-		return base + 1;
-	return comm && comm[0] ? comm : "unknown";
+		snprintf(out, size, "%s", id->workload[0] ? id->workload : id->pod_uid);
+	else if (id->container_id[0])
+		snprintf(out, size, "%s", id->container_id);
+	else if (id->unit[0])
+		snprintf(out, size, "%s", id->unit);
+	else if (n)
+		snprintf(out, size, "%.*s", (int)n, base);
+	else
+		snprintf(out, size, "%s", comm && comm[0] ? comm : "unknown");
 }
 
 bool agent_label_applies(const struct agent_label *l, const char *service)

@@ -310,6 +310,13 @@ static int test_agent__service_name_from_cgroup_paths(void)
 		  "0d4c3a2b_1e5f_4a6b-9c8d_7e6f5a4b3c2d.slice/cri-containerd-" DOCKER_ID ".scope",
 		  "/app/server", POD_UID },
 		{ "/../../user.slice/user-501.slice/session-3.scope", "/usr/bin/zsh", "zsh" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal"
+		  ".slice/vte-spawn-868f9513-eee8-457d-8e36-1b37ae8ae622.scope", "/usr/bin/bash",
+		  "bash" },
+		{ "/system.slice/run-r3f1a2b.scope", "/usr/bin/stress", "stress" },
+		{ "/system.slice/nginx.service", "/usr/sbin/nginx (deleted)", "nginx" },
+		{ "/", "/usr/sbin/nginx (deleted)", "nginx" },
+		{ "/", "/", "kworker/0:1" },
 		{ "/", "/usr/bin/python3.11", "python3.11" },
 		{ "", "", "kworker/0:1" },
 		/* near misses: no container without 64 hex digits, no pod outside kubepods */
@@ -319,10 +326,12 @@ static int test_agent__service_name_from_cgroup_paths(void)
 		  "crio-conmon-" DOCKER_ID },
 	};
 	struct agent_service_id id;
+	char name[128];
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
 		agent_service_parse_cgroup(t[i].cgroup, &id);
-		CHECK_STR(agent_service_name(&id, t[i].exe, "kworker/0:1"), t[i].want);
+		agent_service_name(&id, t[i].exe, "kworker/0:1", name, sizeof(name));
+		CHECK_STR(name, t[i].want);
 	}
 	agent_service_parse_cgroup("/kubepods.slice/kubepods-pod" POD_UID_
 				   ".slice/docker-" DOCKER_ID ".scope", &id);
@@ -360,7 +369,8 @@ static int test_agent__service_pod_workload_from_log_dir(void)
 	agent_service_parse_cgroup("/kubepods/burstable/pod0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c00/"
 				   DOCKER_ID, &id);
 	CHECK(agent_service_pod_workload(dir, id.pod_uid, id.workload, sizeof(id.workload)) == 0);
-	CHECK_STR(agent_service_name(&id, "/app/server", "server"), "checkout");
+	agent_service_name(&id, "/app/server", "server", name, sizeof(name));
+	CHECK_STR(name, "checkout");
 	snprintf(link, sizeof(link), "%s.link", dir);
 	CHECK(symlink(dir, link) == 0);
 	CHECK(agent_service_pod_workload(link, id.pod_uid, name, sizeof(name)) == -ELOOP ||
