@@ -103,6 +103,19 @@ static int add_pids(struct agent_opts *o, const char *arg)
 	return err;
 }
 
+/* Whether o has l's key for l's service already (or l names service_name
+ * within a label for one service). */
+static bool label_given(const struct agent_opts *o, const struct agent_label *l)
+{
+	if (l->service && !strcmp(l->key, "service_name"))
+		return true;
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!strcmp(o->labels[i].key, l->key) && !o->labels[i].service == !l->service &&
+		    (!l->service || !strcmp(o->labels[i].service, l->service)))
+			return true;
+	return false;
+}
+
 /* One label k=v ([k, k+n) the text) for service (NULL: all) appended to
  * o; -EINVAL with the reason in why when malformed. */
 static int push_label(struct agent_opts *o, const char *k, size_t n, const char *service,
@@ -122,13 +135,13 @@ static int push_label(struct agent_opts *o, const char *k, size_t n, const char 
 		return -ENOMEM;
 	}
 	if (!eq || !ember_label_name_valid(l.key) || !l.value[0] ||
-	    (service && !strcmp(l.key, "service_name")) || !strcmp(l.key, "host")) {
+	    !strcmp(l.key, "host") || label_given(o, &l)) {
 		snprintf(why, why_size, "agent: invalid --label '%.*s': %s", (int)n, k,
 			 !eq ? "not K=V" : !ember_label_name_valid(l.key)
 				 ? "the name is not [a-zA-Z_][a-zA-Z0-9_.]*"
 			 : !l.value[0] ? "the value is empty"
 			 : !strcmp(l.key, "host") ? "host is set by --host"
-						  : "service_name given twice");
+						  : "given twice");
 		agent_label_release(&l);
 		return -EINVAL;
 	}

@@ -267,15 +267,29 @@ static const char *exe_build_id(const struct agent_process *proc)
 	return NULL;
 }
 
-/* The service_name of a sample: a plain --label service_name=S, else its
- * process', else (no process known) its comm. */
-static const char *service_of(const struct agent_opts *o, const struct agent_process *proc,
-			      const struct agent_sample *s)
+/* Whether --label i of o goes on a sample of service: it applies, names
+ * no service_name, and no label for service alone overrides it. */
+static bool label_applies(const struct agent_opts *o, size_t i, const char *service)
+{
+	const struct agent_label *l = &o->labels[i];
+
+	if (!strcmp(l->key, "service_name") || !agent_label_applies(l, service))
+		return false;
+	for (size_t j = 0; !l->service && j < o->nlabels; j++)
+		if (o->labels[j].service && !strcmp(o->labels[j].key, l->key) &&
+		    agent_label_applies(&o->labels[j], service))
+			return false;
+	return true;
+}
+
+/* The service_name of a sample: a plain --label service_name=S, else
+ * detected (its process', or its comm when the process is unknown). */
+static const char *service_label(const struct agent_opts *o, const char *detected)
 {
 	for (size_t i = 0; i < o->nlabels; i++)
 		if (!o->labels[i].service && !strcmp(o->labels[i].key, "service_name"))
 			return o->labels[i].value;
-	return proc && proc->service[0] ? proc->service : s->comm;
+	return detected;
 }
 
 /* Series labels (host, service_name, the --label ones that apply) and,
@@ -284,16 +298,16 @@ static const char *service_of(const struct agent_opts *o, const struct agent_pro
 static size_t labels_of(const struct agent_profile *pr, const struct agent_sample *s,
 			const struct agent_process *proc, char *pidbuf, struct pprof_sample_label *l)
 {
-	const char *bid = exe_build_id(proc), *service = service_of(pr->o, proc, s);
+	const char *bid = exe_build_id(proc);
+	const char *service = proc && proc->service[0] ? proc->service : s->comm;
 	size_t n = 0;
 
 	snprintf(pidbuf, 16, "%u", s->pid);
 	l[n++] = (struct pprof_sample_label){ .key = "host", .str = pr->o->host };
-	l[n++] = (struct pprof_sample_label){ .key = "service_name", .str = service };
+	l[n++] = (struct pprof_sample_label){ .key = "service_name",
+					       .str = service_label(pr->o, service) };
 	for (size_t i = 0; i < pr->o->nlabels; i++)
-		if (strcmp(pr->o->labels[i].key, "service_name") &&
-		    agent_label_applies(&pr->o->labels[i], proc && proc->service[0] ? proc->service
-										   : s->comm))
+		if (label_applies(pr->o, i, service))
 			l[n++] = (struct pprof_sample_label){ .key = pr->o->labels[i].key,
 							       .str = pr->o->labels[i].value };
 	l[n++] = (struct pprof_sample_label){ .key = "@pid", .str = pidbuf };

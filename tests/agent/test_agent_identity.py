@@ -85,9 +85,10 @@ def query_samples(srv, selector):
 
 def test_agent_identity__series_by_service_pid_per_sample():
     """Two processes in units A and B: one series each, labelled host,
-    service_name (the unit) and the --label ones that apply (team for both,
-    version for A alone: --label 'service_name=A:version=2.4'); no series
-    label pid or comm; the server's pprof still says each sample's pid."""
+    service_name (the unit) and the --label ones that apply (team for both;
+    version=1 for both but A, whose --label 'service_name=A:version=2.4'
+    wins); no series label pid or comm; the server's pprof still says each
+    sample's pid."""
     ta.needs_go()
     ta.require_bpf()
     tag = "ember-test-%d" % os.getpid()
@@ -98,7 +99,7 @@ def test_agent_identity__series_by_service_pid_per_sample():
         a, b = units
         srv = ta.Server()
         agent = ta.Agent(["--server", srv.url, "--token", srv.token, "--interval", "1",
-                          "--pid", "%d,%d" % (a.proc.pid, b.proc.pid), "--label", "team=t1",
+                          "--pid", "%d,%d" % (a.proc.pid, b.proc.pid), "--label", "team=t1", "--label", "version=1",
                           "--label", "service_name=%s:version=2.4" % a.name])
         time.sleep(3)
         agent.stop()  # drains and pushes the last interval
@@ -107,7 +108,7 @@ def test_agent_identity__series_by_service_pid_per_sample():
         check(sorted(values) == sorted([a.name, b.name]),
               "service_name values %r, not the two units %r" % (values, [a.name, b.name]))
         for u, want in ((a, {"host", "service_name", "team", "version"}),
-                        (b, {"host", "service_name", "team"})):
+                        (b, {"host", "service_name", "team", "version"})):
             sel = '{service_name="%s"}' % u.name
             names = set(get_json(srv, "/api/v1/labels", query=sel,
                                  **{"from": "now-10m"})["names"]) - {"__name__"}
@@ -117,9 +118,11 @@ def test_agent_identity__series_by_service_pid_per_sample():
             pids = {lab.get("pid") for lab, _, _ in samples}
             check(samples and pids == {str(u.proc.pid)},
                   "%s: samples labelled pid %r, want {%d}" % (u.name, pids, u.proc.pid))
-        values = get_json(srv, "/api/v1/labels/version/values", query="{}",
-                          **{"from": "now-10m"})["values"]
-        check(values == ["2.4"], "version values %r" % values)
+        for u, want in ((a, ["2.4"]), (b, ["1"])):
+            values = get_json(srv, "/api/v1/labels/version/values",
+                              query='{service_name="%s"}' % u.name, **{"from": "now-10m"})
+            check(values["values"] == want, "%s: version %r, want %r"
+                  % (u.name, values["values"], want))
     finally:
         for u in units:
             u.remove()

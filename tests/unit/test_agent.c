@@ -400,6 +400,7 @@ static int test_agent__label_per_service(void)
 		{ "service_name=a:x=1:", "not K=V" },
 		{ "service_name=a:service_name=b", "given twice" },
 		{ "service_name=a:x", "not K=V" },
+		{ "service_name=a:x=1:x=2", "given twice" },
 	};
 	struct agent_opts o;
 	char why[256];
@@ -415,6 +416,14 @@ static int test_agent__label_per_service(void)
 	CHECK(!agent_label_applies(&o.labels[2], "checkout2"));
 	CHECK_STR(o.labels[3].value, "a:b"); /* a colon in a plain label is its value's */
 	agent_opts_release(&o);
+	{
+		char *twice[] = { "ember-agent", "--output", "/tmp/x", "--label", "team=a",
+				  "--label", "team=b" };
+
+		CHECK(agent_opts_parse(7, twice, &o, why, sizeof(why)) == -EINVAL);
+		CHECK(strstr(why, "'team=b': given twice") != NULL);
+		agent_opts_release(&o);
+	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		char *argv[] = { "ember-agent", "--output", "/tmp/x", "--label", (char *)bad[i][0] };
 
