@@ -463,7 +463,7 @@ int agent_http_do(struct agent_http *h, const struct agent_http_req *req,
 		  struct agent_http_reply *r);
 void agent_http_reply_release(struct agent_http_reply *r);
 
-/* ---- service identity (service.c) ------------------------------------- */
+/* ---- service identity (service_id.c) ------------------------------------- */
 
 /* What a cgroup v2 path says of its process; each field empty when absent. */
 struct agent_service_id {
@@ -513,7 +513,7 @@ struct agent_process {
 	char comm[AGENT_COMM_LEN];
 	char cgroup[512];
 	char container[80];
-	char service[128];	/* its service_name (service.c), read with cgroup */
+	char service[128];	/* its service_name (service_id.c), read with cgroup */
 	struct agent_perfmap *perfmap; /* loaded on demand while building */
 	bool perfmap_tried;
 	uint64_t seen_ns;	/* its last rescan for an unknown pc */

@@ -4,8 +4,8 @@
  * /proc/PID/map_files, else /proc/PID/root, so that a process in another
  * mount namespace or container is read as it sees its files), the load
  * bias of each mapping, and the labels of its samples (executable,
- * cgroup, container ID, service_name: service.c).  Each scan rewrites the process' entry in the
- * BPF procs map: its mappings sorted by start, with the file_id of the
+ * cgroup, container ID, service_name: service_id.c).  Each scan rewrites
+ * the process' entry in the BPF procs map: its mappings sorted by start, with the file_id of the
  * table the BPF walk uses (0: frame pointers).
  *
  * A process is scanned when the agent starts and when BPF reports a sample

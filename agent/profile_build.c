@@ -5,7 +5,7 @@
  * offset, path, build ID in hex), locations with raw user addresses
  * (symbolized centrally by build ID), kernel frames named here from
  * /proc/kallsyms, JIT frames named from /tmp/perf-PID.map, and labels on
- * every sample: the series labels host, service_name (service.c) and the
+ * every sample: the series labels host, service_name (service_id.c) and the
  * --label ones that apply to its service; then, as sample attributes
  * ("@KEY": per sample, never a series on the server), @pid, @comm (the
  * thread's name), @executable, @build_id, @cgroup, @container_id and

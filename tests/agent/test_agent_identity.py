@@ -101,11 +101,16 @@ def test_agent_identity__series_by_service_pid_per_sample():
         agent = ta.Agent(["--server", srv.url, "--token", srv.token, "--interval", "1",
                           "--pid", "%d,%d" % (a.proc.pid, b.proc.pid), "--label", "team=t1", "--label", "version=1",
                           "--label", "service_name=%s:version=2.4" % a.name])
-        time.sleep(3)
+        def services():
+            return sorted(get_json(srv, "/api/v1/labels/service_name/values", query="{}",
+                                   **{"from": "now-10m"})["values"])
+
+        # pushed every second: both there within a minute even on a loaded host
+        wait_for(lambda: services() == sorted([a.name, b.name]),
+                 "the two units among service_name's values", 90)
         agent.stop()  # drains and pushes the last interval
-        values = get_json(srv, "/api/v1/labels/service_name/values", query="{}",
-                          **{"from": "now-10m"})["values"]
-        check(sorted(values) == sorted([a.name, b.name]),
+        values = services()
+        check(values == sorted([a.name, b.name]),
               "service_name values %r, not the two units %r" % (values, [a.name, b.name]))
         for u, want in ((a, {"host", "service_name", "team", "version"}),
                         (b, {"host", "service_name", "team", "version"})):

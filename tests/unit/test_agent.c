@@ -273,7 +273,7 @@ static int test_agent__opts_need_a_destination(void)
 	return 0;
 }
 
-/* ---- service identity (service.c) and --label ---------------------------- */
+/* ---- service identity (service_id.c) and --label ---------------------------- */
 
 #define DOCKER_ID "3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081"
 #define POD_UID "0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c2d"

@@ -1,5 +1,5 @@
 /*
- * service.c - the service a sampled process belongs to: the series label
+ * service_id.c - the service a sampled process belongs to: the series label
  * service_name of its samples (docs/agent.md, "Labels"), from the best
  * source present in its cgroup v2 path (/proc/PID/cgroup, read by procs.c
  * when the process is scanned and kept with it):
