@@ -54,6 +54,7 @@ size_t agent_last_at_or_below(const void *base, size_t n, size_t stride, uint64_
 
 struct agent_label {
 	char *key, *value;
+	char *service;	/* --label 'service_name=S:k=v': S; NULL: every process */
 };
 
 struct agent_opts {
@@ -91,6 +92,7 @@ struct agent_opts {
 int agent_opts_parse(int argc, char **argv, struct agent_opts *o, char *why,
 		     size_t why_size);
 void agent_opts_release(struct agent_opts *o);
+void agent_label_release(struct agent_label *l);
 void agent_opts_usage(FILE *out);
 
 /* ---- environment checks (caps.c) --------------------------------------- */
@@ -466,6 +468,33 @@ int agent_http_do(struct agent_http *h, const struct agent_http_req *req,
 		  struct agent_http_reply *r);
 void agent_http_reply_release(struct agent_http_reply *r);
 
+/* ---- service identity (service_id.c) ------------------------------------- */
+
+/* What a cgroup v2 path says of its process; each field empty when absent. */
+struct agent_service_id {
+	char pod_uid[40];	/* Kubernetes pod UID, with dashes */
+	char container_id[16];	/* container ID, 12 hex digits */
+	char unit[128];		/* systemd unit, without .service/.scope */
+	char workload[128];	/* the pod's workload (agent_service_pod_workload) */
+};
+
+#define AGENT_PODS_DIR "/var/log/pods" /* the kubelet's, on every node */
+
+/* Parse cgroup (a /proc/PID/cgroup "0::" path) into *id (always written). */
+void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id);
+/* The workload of pod uid from the kubelet's log directory dir
+ * (AGENT_PODS_DIR: DIR/NAMESPACE_POD_UID/): 0 with the pod's name, less the
+ * suffixes its controller adds (NAME-HASH-XXXXX, NAME-XXXXX: NAME), in
+ * name; -ENOENT none; a negative errno opening dir (a symlink refused). */
+int agent_service_pod_workload(const char *dir, const char *uid, char *name, size_t size);
+/* The service_name of a process into out (size bytes, truncated): the
+ * pod's workload or UID, the container, the unit, else the base name of
+ * exe (without " (deleted)"), else comm, else "unknown". */
+void agent_service_name(const struct agent_service_id *id, const char *exe, const char *comm,
+			char *out, size_t size);
+/* Whether --label l applies to a process of service (l->service NULL or equal). */
+bool agent_label_applies(const struct agent_label *l, const char *service);
+
 /* ---- processes (procs.c) ---------------------------------------------- */
 
 struct agent_proc_map {
@@ -497,10 +526,11 @@ struct agent_process {
 	size_t nmaps;
 	char exe[512];
 	char comm[AGENT_COMM_LEN];
-	char cgroup[256];
+	char cgroup[512];
 	char container[80];
 	uid_t uid;		/* effective uid: who may own its perf map (or root) */
 	struct agent_jit jit;	/* its perf map (perfmap.c) */
+	char service[128];	/* its service_name (service_id.c), read with cgroup */
 	uint64_t seen_ns;	/* its last rescan for an unknown pc */
 	uint64_t scan_cost_ns;	/* how long its last scan took (events.c) */
 	bool scan_truncated;	/* the last scan stopped at its limit */

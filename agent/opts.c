@@ -63,7 +63,8 @@ void agent_opts_usage(FILE *out)
 	      "  --no-local-compile    never compile tables here (frame pointers instead)\n"
 	      "  --compression zstd|gzip   of pushed profiles (zstd)\n"
 	      "  --metrics-listen HOST:PORT  serve the agent's /metrics\n"
-	      "  --label K=V           add a label to every sample (repeatable)\n"
+	      "  --label K=V           a series label of every process (repeatable)\n"
+	      "  --label 'service_name=S:K=V[:K=V...]'  series labels of service S alone\n"
 	      "  --buffer-kb N         compressed profiles kept while the server is down (65536)\n"
 	      "  --unwind-data-mb N    size of the unwind_data map (64)\n"
 	      "  --host NAME           the host label (the host name)\n"
@@ -107,24 +108,76 @@ static int add_pids(struct agent_opts *o, const char *arg)
 	return err;
 }
 
-static int add_label(struct agent_opts *o, const char *arg)
+/* Whether o has l's key for l's service already (or l names service_name
+ * within a label for one service). */
+static bool label_given(const struct agent_opts *o, const struct agent_label *l)
 {
-	const char *eq = strchr(arg, '=');
-	struct agent_label l;
+	if (l->service && !strcmp(l->key, "service_name"))
+		return true;
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!strcmp(o->labels[i].key, l->key) && !o->labels[i].service == !l->service &&
+		    (!l->service || !strcmp(o->labels[i].service, l->service)))
+			return true;
+	return false;
+}
+
+/* One label k=v ([k, k+n) the text) for service (NULL: all) appended to
+ * o; -EINVAL with the reason in why when malformed. */
+static int push_label(struct agent_opts *o, const char *k, size_t n, const char *service,
+		      char *why, size_t why_size)
+{
+	const char *eq = memchr(k, '=', n);
+	struct agent_label l = { 0 };
 	size_t alloc = o->nlabels;
 
-	if (!eq || eq == arg)
-		return -EINVAL;
-	l.key = strndup(arg, (size_t)(eq - arg));
-	l.value = strdup(eq + 1);
-	if (!l.key || !l.value ||
-	    ember_vec_reserve((void **)&o->labels, &alloc, o->nlabels + 1, sizeof(l))) {
-		free(l.key);
-		free(l.value);
+	l.key = eq ? strndup(k, (size_t)(eq - k)) : NULL;
+	l.value = eq ? strndup(eq + 1, n - (size_t)(eq - k) - 1) : NULL;
+	l.service = service ? strdup(service) : NULL;
+	if (eq && (!l.key || !l.value || (service && !l.service) ||
+		   ember_vec_reserve((void **)&o->labels, &alloc, o->nlabels + 1, sizeof(l)))) {
+		agent_label_release(&l);
+		snprintf(why, why_size, "agent: out of memory");
 		return -ENOMEM;
+	}
+	if (!eq || !ember_label_name_valid(l.key) || !l.value[0] ||
+	    !strcmp(l.key, "host") || label_given(o, &l)) {
+		snprintf(why, why_size, "agent: invalid --label '%.*s': %s", (int)n, k,
+			 !eq ? "not K=V" : !ember_label_name_valid(l.key)
+				 ? "the name is not [a-zA-Z_][a-zA-Z0-9_.]*"
+			 : !l.value[0] ? "the value is empty"
+			 : !strcmp(l.key, "host") ? "host is set by --host"
+						  : "given twice");
+		agent_label_release(&l);
+		return -EINVAL;
 	}
 	o->labels[o->nlabels++] = l;
 	return 0;
+}
+
+/* --label K=V (every process) or 'service_name=S:K=V[:K=V...]' (the
+ * processes of service S alone). */
+static int add_label(struct agent_opts *o, const char *arg, char *why, size_t why_size)
+{
+	static const char sel[] = "service_name=";
+	const char *colon = strchr(arg, ':'), *c;
+	char service[128];
+	int err = 0;
+
+	if (strncmp(arg, sel, sizeof(sel) - 1) || !colon)
+		return push_label(o, arg, strlen(arg), NULL, why, why_size);
+	snprintf(service, sizeof(service), "%.*s", (int)(colon - arg - (sizeof(sel) - 1)),
+		 arg + sizeof(sel) - 1);
+	if (!service[0] || strlen(service) != (size_t)(colon - arg - (sizeof(sel) - 1))) {
+		snprintf(why, why_size, "agent: invalid --label '%s': %s", arg,
+			 service[0] ? "the service name is too long" : "no service name before ':'");
+		return -EINVAL;
+	}
+	for (c = colon + 1; !err; c += strcspn(c, ":") + 1) {
+		err = push_label(o, c, strcspn(c, ":"), service, why, why_size);
+		if (!c[strcspn(c, ":")])
+			break;
+	}
+	return err;
 }
 
 static int read_token_file(struct agent_opts *o, const char *path)
@@ -193,7 +246,7 @@ static int one(struct agent_opts *o, int c, const char *arg, char *why, size_t w
 		o->gzip = !strcmp(arg, "gzip");
 		break;
 	case OPT_METRICS_LISTEN: o->metrics_listen = arg; break;
-	case OPT_LABEL: err = add_label(o, arg); break;
+	case OPT_LABEL: return add_label(o, arg, why, why_size);
 	case OPT_BUFFER_KB:
 		err = parse_uint(arg, 1, 1u << 30, &v);
 		o->buffer_bytes = (size_t)v << 10;
@@ -266,12 +319,17 @@ int agent_opts_parse(int argc, char **argv, struct agent_opts *o, char *why, siz
 	return 0;
 }
 
+void agent_label_release(struct agent_label *l)
+{
+	free(l->key);
+	free(l->value);
+	free(l->service);
+}
+
 void agent_opts_release(struct agent_opts *o)
 {
-	for (size_t i = 0; i < o->nlabels; i++) {
-		free(o->labels[i].key);
-		free(o->labels[i].value);
-	}
+	for (size_t i = 0; i < o->nlabels; i++)
+		agent_label_release(&o->labels[i]);
 	free(o->labels);
 	free(o->pids);
 	free(o->token);

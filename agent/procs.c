@@ -4,8 +4,8 @@
  * /proc/PID/map_files, else /proc/PID/root, so that a process in another
  * mount namespace or container is read as it sees its files), the load
  * bias of each mapping, and the labels of its samples (executable,
- * cgroup, container ID).  Each scan rewrites the process' entry in the
- * BPF procs map: its mappings sorted by start, with the file_id of the
+ * cgroup, container ID, service_name: service_id.c).  Each scan rewrites
+ * the process' entry in the BPF procs map: its mappings sorted by start, with the file_id of the
  * table the BPF walk uses (0: frame pointers).
  *
  * A process is scanned when the agent starts and when BPF reports a sample
@@ -214,7 +214,7 @@ static void read_cgroup(pid_t pid, char *out, size_t size)
 	const char *line;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* the kernel's text, bounded */
 	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
@@ -227,6 +227,7 @@ static void read_cgroup(pid_t pid, char *out, size_t size)
 
 static void read_labels(struct agent_process *pr)
 {
+	struct agent_service_id sid;
 	char path[64], buf[1024];
 	ssize_t n;
 	FILE *f;
@@ -238,6 +239,11 @@ static void read_labels(struct agent_process *pr)
 	read_small(path, pr->comm, sizeof(pr->comm));
 	read_cgroup(pr->pid, pr->cgroup, sizeof(pr->cgroup));
 	container_of(pr->cgroup, pr->container, sizeof(pr->container));
+	agent_service_parse_cgroup(pr->cgroup, &sid);
+	if (sid.pod_uid[0]) /* else, or none there, the pod's UID */
+		agent_service_pod_workload(AGENT_PODS_DIR, sid.pod_uid, sid.workload,
+					   sizeof(sid.workload));
+	agent_service_name(&sid, pr->exe, pr->comm, pr->service, sizeof(pr->service));
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr->pid);
 	f = fopen(path, "re");
 	while (f && fgets(buf, sizeof(buf), f)) {

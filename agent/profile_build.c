@@ -7,8 +7,11 @@
  * offset, path, build ID in hex), locations with raw user addresses
  * (symbolized centrally by build ID), kernel frames named here from
  * /proc/kallsyms, JIT frames named from /tmp/perf-PID.map, and labels on
- * every sample: host, comm, pid, executable, build_id, cgroup,
- * container_id, unwind (how the walk ended), then --label k=v.
+ * every sample: the series labels host, service_name (service_id.c) and the
+ * --label ones that apply to its service; then, as sample attributes
+ * ("@KEY": per sample, never a series on the server), @pid, @comm (the
+ * thread's name), @executable, @build_id, @cgroup, @container_id and
+ * @unwind (how the walk ended).
  *
  * Addresses: the leaf frame's is the sampled pc; a caller's is its return
  * address minus one, inside the call instruction, so a lookup lands on
@@ -253,28 +256,60 @@ static const char *exe_build_id(const struct agent_process *proc)
 	return NULL;
 }
 
+/* Whether --label i of o goes on a sample of service: it applies, names
+ * no service_name, and no label for service alone overrides it. */
+static bool label_applies(const struct agent_opts *o, size_t i, const char *service)
+{
+	const struct agent_label *l = &o->labels[i];
+
+	if (!strcmp(l->key, "service_name") || !agent_label_applies(l, service))
+		return false;
+	for (size_t j = 0; !l->service && j < o->nlabels; j++)
+		if (o->labels[j].service && !strcmp(o->labels[j].key, l->key) &&
+		    agent_label_applies(&o->labels[j], service))
+			return false;
+	return true;
+}
+
+/* The service_name of a sample: a plain --label service_name=S, else
+ * detected (its process', or its comm when the process is unknown). */
+static const char *service_label(const struct agent_opts *o, const char *detected)
+{
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!o->labels[i].service && !strcmp(o->labels[i].key, "service_name"))
+			return o->labels[i].value;
+	return detected;
+}
+
+/* Series labels (host, service_name, the --label ones that apply) and,
+ * named "@KEY", the sample's attributes: kept per sample by the server,
+ * never a series (docs/formats.md), so one service is one series. */
 static size_t labels_of(const struct agent_profile *pr, const struct agent_sample *s,
 			const struct agent_process *proc, char *pidbuf, struct pprof_sample_label *l)
 {
 	const char *bid = exe_build_id(proc);
+	const char *service = proc && proc->service[0] ? proc->service : s->comm;
 	size_t n = 0;
 
 	snprintf(pidbuf, 16, "%u", s->pid);
 	l[n++] = (struct pprof_sample_label){ .key = "host", .str = pr->o->host };
-	l[n++] = (struct pprof_sample_label){ .key = "comm", .str = s->comm };
-	l[n++] = (struct pprof_sample_label){ .key = "pid", .str = pidbuf };
-	if (proc && proc->exe[0])
-		l[n++] = (struct pprof_sample_label){ .key = "executable", .str = proc->exe };
-	if (bid)
-		l[n++] = (struct pprof_sample_label){ .key = "build_id", .str = bid };
-	if (proc && proc->cgroup[0])
-		l[n++] = (struct pprof_sample_label){ .key = "cgroup", .str = proc->cgroup };
-	if (proc && proc->container[0])
-		l[n++] = (struct pprof_sample_label){ .key = "container_id", .str = proc->container };
-	l[n++] = (struct pprof_sample_label){ .key = "unwind", .str = unwind_label(s->flags) };
+	l[n++] = (struct pprof_sample_label){ .key = "service_name",
+					       .str = service_label(pr->o, service) };
 	for (size_t i = 0; i < pr->o->nlabels; i++)
-		l[n++] = (struct pprof_sample_label){ .key = pr->o->labels[i].key,
-					       .str = pr->o->labels[i].value };
+		if (label_applies(pr->o, i, service))
+			l[n++] = (struct pprof_sample_label){ .key = pr->o->labels[i].key,
+							       .str = pr->o->labels[i].value };
+	l[n++] = (struct pprof_sample_label){ .key = "@pid", .str = pidbuf };
+	l[n++] = (struct pprof_sample_label){ .key = "@comm", .str = s->comm };
+	if (proc && proc->exe[0])
+		l[n++] = (struct pprof_sample_label){ .key = "@executable", .str = proc->exe };
+	if (bid)
+		l[n++] = (struct pprof_sample_label){ .key = "@build_id", .str = bid };
+	if (proc && proc->cgroup[0])
+		l[n++] = (struct pprof_sample_label){ .key = "@cgroup", .str = proc->cgroup };
+	if (proc && proc->container[0])
+		l[n++] = (struct pprof_sample_label){ .key = "@container_id", .str = proc->container };
+	l[n++] = (struct pprof_sample_label){ .key = "@unwind", .str = unwind_label(s->flags) };
 	return n;
 }
 
@@ -283,7 +318,7 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 	struct agent_profile *pr = ctx;
 	struct agent_process *proc = agent_procs_find(pr->procs, (pid_t)s->pid);
 	uint64_t ids[AGENT_MAX_KFRAMES + AGENT_MAX_FRAMES + 1];
-	struct pprof_sample_label labels[8 + pr->o->nlabels];
+	struct pprof_sample_label labels[9 + pr->o->nlabels];
 	int64_t values[3] = { 0 };
 	size_t nvalues = pr->o->off_cpu ? 3 : 2;
 	char pidbuf[16];

@@ -249,16 +249,35 @@ const char *agent_push_refusal(const struct agent_push *p)
 }
 
 /* The URL of the check: the labels as query parameters. */
+/* Whether labels[i]'s name comes earlier in the order the check sends
+ * them: the plain labels first, then those of one service (a series holds
+ * each name once: a service's label replaces a plain one of its name). */
+static bool check_sends_earlier(const struct agent_label *labels, size_t n, size_t i)
+{
+	for (size_t j = 0; j < n; j++) {
+		bool before = !labels[j].service == !labels[i].service ? j < i : !labels[j].service;
+
+		if (j != i && before && strcmp(labels[j].key, labels[i].key) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The check's URL: every label name once, with a value it may have. */
 static int check_url(const struct agent_push *p, const struct agent_label *labels, size_t n,
 		     struct ember_buf *url)
 {
 	int err = ember_buf_appendf(url, "%s", p->url);
+	char sep = '?';
 
 	for (size_t i = 0; i < n && !err; i++) {
-		err = ember_buf_appendf(url, "%c", i ? '&' : '?');
+		if (check_sends_earlier(labels, n, i))
+			continue;
+		err = ember_buf_appendf(url, "%c", sep);
 		err = err ? err : httpc_escape(url, labels[i].key);
 		err = err ? err : ember_buf_appendf(url, "=");
 		err = err ? err : httpc_escape(url, labels[i].value);
+		sep = '&';
 	}
 	return err ? err : ember_buf_append_grow(url, "", 1);
 }

@@ -703,6 +703,9 @@ size_t ember_utf8_len(const void *s, size_t n);
  * length, or -ENAMETOOLONG when it does not fit (name.c).
  */
 int ember_name_escape(const char *in, char *out, size_t size);
+/* Whether name is a valid series label name, [a-zA-Z_][a-zA-Z0-9_.]*
+ * (the profile store's rule, which the agent checks its --label by). */
+bool ember_label_name_valid(const char *name);
 
 /*
  * A URL as it may be shown (logs, metrics, labels, messages): without

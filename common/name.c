@@ -40,3 +40,15 @@ int ember_name_escape(const char *in, char *out, size_t size)
 	out[o] = '\0';
 	return (int)o;
 }
+
+bool ember_label_name_valid(const char *name)
+{
+	if (!name || !(*name == '_' || (*name >= 'a' && *name <= 'z') ||
+		       (*name >= 'A' && *name <= 'Z')))
+		return false;
+	for (const char *p = name + 1; *p; p++)
+		if (!(*p == '_' || *p == '.' || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+			return false;
+	return true;
+}

@@ -11,14 +11,7 @@
 
 bool pstore_label_name_valid(const char *name)
 {
-	if (!name || !(*name == '_' || (*name >= 'a' && *name <= 'z') ||
-		       (*name >= 'A' && *name <= 'Z')))
-		return false;
-	for (const char *p = name + 1; *p; p++)
-		if (!(*p == '_' || *p == '.' || (*p >= 'a' && *p <= 'z') ||
-		      (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-			return false;
-	return true;
+	return ember_label_name_valid(name);
 }
 
 static int cmp_label(const void *a, const void *b)

@@ -153,7 +153,8 @@ def traces(path, sample_index="samples", symbolizer="none"):
             elif frames:
                 frames.append(line.strip())
             else:
-                lm = re.match(r"^\s*([a-z_]+):\s+(.*)$", line)
+                # the agent's sample attributes are "@KEY" (per sample, no series)
+                lm = re.match(r"^\s*@?([a-z_.]+):\s+(.*)$", line)
                 if lm:
                     labels[lm.group(1)] = lm.group(2).strip()
         if frames:
@@ -552,9 +553,9 @@ def test_agent_bpf__delivered_once_the_server_is_back():
     check(agent.metric("ember_agent_profiles_total", '{result="sent"}') >= 1, "none sent")
     agent.stop()
     st, body, _ = srv.request("GET", "/api/v1/query?type=samples&from=now-10m&format=folded"
-                              "&query=" + urllib.parse.quote('{pid="%d"}' % p.pid))
-    check(st == 200 and body.strip(), "the restarted server holds no sample of pid %d: "
-          "HTTP %d %r" % (p.pid, st, body[:200]))
+                              "&query=" + urllib.parse.quote('{service_name="chain_nofp"}'))
+    check(st == 200 and body.strip(), "the restarted server holds no sample of chain_nofp: "
+          "HTTP %d %r" % (st, body[:200]))
 
 
 def ember(*args, timeout=120):
@@ -579,7 +580,7 @@ def test_agent_bpf__regression_found_by_diff_across_versions():
         p = run_fixture("v%s/regress" % v, 2)  # CPU seconds: 200 samples at 99 Hz
         p.wait()
         agent.stop()  # drains and pushes the last interval
-    base, new = '{version="1",comm="regress"}', '{version="2",comm="regress"}'
+    base, new = '{version="1",service_name="regress"}', '{version="2",service_name="regress"}'
     for sel in (base, new):
         st, body, hdr = srv.request("GET", "/api/v1/query?type=cpu&from=now-10m&format=top"
                                     "&query=" + urllib.parse.quote(sel))
@@ -628,7 +629,7 @@ def test_agent_bpf__whole_pipeline_stripped_binary_named_by_ember_query():
     p.wait()
     agent.stop()
     rc, out, err = ember("query", "--server", srv.url, "--type", "cpu", "--from", "now-10m",
-                         "--format", "folded", '{comm="chain_stripped",pid="%d"}' % p.pid)
+                         "--format", "folded", '{service_name="chain_stripped"}')
     check(rc == 0, "ember query: " + err)
     stacks = {" ".join(l.split(" ")[:-1]): int(l.split(" ")[-1]) for l in out.splitlines()}
     total = sum(stacks.values())

@@ -39,15 +39,17 @@ def stored_series(srv):
     return body.count(b'"labels"')
 
 
-def refused(args, reason):
-    """The agent with args stops in seconds, status 1, reason on stderr."""
+def refused(args, reason, status=1):
+    """The agent with args stops in seconds with status (1: the server's
+    refusal; 2: its own, of a malformed option), reason on stderr."""
     require_bpf()
     srv = ember_test.Server(EMBER, TMP)
     t = time.time()
     r = subprocess.run([AGENT, "--server", srv.url, "--pid", str(os.getpid())]
                        + [a.replace("TOKEN", srv.token) for a in args],
                        capture_output=True, text=True, timeout=60)
-    check(r.returncode == 1, "exit %d, not 1:\n%s" % (r.returncode, r.stderr[-2000:]))
+    check(r.returncode == status, "exit %d, not %d:\n%s" % (r.returncode, status,
+                                                           r.stderr[-2000:]))
     check(time.time() - t < 20, "the agent took %.1f s to stop" % (time.time() - t))
     check(re.search(reason, r.stderr), "no %r on stderr:\n%s" % (reason, r.stderr[-2000:]))
     check("sampling at" not in r.stderr, "the agent sampled:\n" + r.stderr[-2000:])
@@ -65,8 +67,13 @@ def test_agent_startup__wrong_token_refused():
 
 
 def test_agent_startup__invalid_label_refused():
+    """A label the server refuses (a value past its 1,024 bytes) ends the
+    agent with the server's reason; a malformed name is refused by the
+    agent itself before it asks (status 2, docs/agent.md "Labels")."""
+    refused(["--token", "TOKEN", "--label", "env=" + "x" * 1500],
+            r"refuses the token and labels: HTTP 400: .*label")
     refused(["--token", "TOKEN", "--label", "bad-name=x"],
-            r"HTTP 400: label name 'bad-name' is not \[a-zA-Z_\]")
+            r"invalid --label 'bad-name=x': the name is not \[a-zA-Z_\]", status=2)
 
 
 def test_agent_startup__check_header_checks_and_stores_nothing():

@@ -381,6 +381,167 @@ static int test_agent__agg_off_cpu_weights_summed(void)
 	return 0;
 }
 
+/* ---- service identity (service_id.c) and --label ---------------------------- */
+
+#define DOCKER_ID "3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081"
+#define POD_UID "0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c2d"
+#define POD_UID_ "0d4c3a2b_1e5f_4a6b_9c8d_7e6f5a4b3c2d"
+
+/* Real-looking /proc/PID/cgroup paths and the service_name each gives. */
+static int test_agent__service_name_from_cgroup_paths(void)
+{
+	static const struct {
+		const char *cgroup, *exe, *want;
+	} t[] = {
+		{ "/system.slice/nginx.service", "/usr/sbin/nginx", "nginx" },
+		{ "/system.slice/ember-test-42.scope", "/bin/sleep", "ember-test-42" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/worker.service",
+		  "/usr/bin/python3.11", "worker" },
+		{ "/user.slice/user-1000.slice/user@1000.service/init.scope", "/lib/systemd/systemd",
+		  "init" },
+		{ "/user.slice/user-1000.slice/session-3.scope", "/usr/bin/bash", "bash" },
+		{ "/system.slice/docker-" DOCKER_ID ".scope", "/app/server", "3f4e5a6b7c8d" },
+		{ "/docker/" DOCKER_ID, "/app/server", "3f4e5a6b7c8d" },
+		{ "/system.slice/cri-containerd-" DOCKER_ID ".scope", "/app/server", "3f4e5a6b7c8d" },
+		{ "/machine.slice/libpod-" DOCKER_ID ".scope/container", "/app/server",
+		  "3f4e5a6b7c8d" },
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" POD_UID_
+		  ".slice/cri-containerd-" DOCKER_ID ".scope", "/app/server", POD_UID },
+		{ "/kubepods.slice/kubepods-pod" POD_UID_ ".slice/crio-" DOCKER_ID ".scope",
+		  "/app/server", POD_UID },
+		{ "/kubepods/besteffort/pod" POD_UID "/" DOCKER_ID, "/app/server", POD_UID },
+		{ "/kubepods/besteffort/pod" POD_UID "/crio-" DOCKER_ID, "/app/server", POD_UID },
+		{ "/crio-" DOCKER_ID, "/app/server", "3f4e5a6b7c8d" },
+		{ "/system.slice/docker-" DOCKER_ID ".scope/init", "/sbin/tini", "3f4e5a6b7c8d" },
+		/* the UID's separators mixed, as the OpenTelemetry profiler's table has one */
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+		  "0d4c3a2b_1e5f_4a6b-9c8d_7e6f5a4b3c2d.slice/cri-containerd-" DOCKER_ID ".scope",
+		  "/app/server", POD_UID },
+		{ "/../../user.slice/user-501.slice/session-3.scope", "/usr/bin/zsh", "zsh" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal"
+		  ".slice/vte-spawn-868f9513-eee8-457d-8e36-1b37ae8ae622.scope", "/usr/bin/bash",
+		  "bash" },
+		{ "/system.slice/run-r3f1a2b.scope", "/usr/bin/stress", "stress" },
+		{ "/system.slice/nginx.service", "/usr/sbin/nginx (deleted)", "nginx" },
+		{ "/", "/usr/sbin/nginx (deleted)", "nginx" },
+		{ "/", "/", "kworker/0:1" },
+		{ "/", "/usr/bin/python3.11", "python3.11" },
+		{ "", "", "kworker/0:1" },
+		/* near misses: no container without 64 hex digits, no pod outside kubepods */
+		{ "/system.slice/docker-3f4e5a6b.scope", "/x/y", "docker-3f4e5a6b" },
+		{ "/pod" POD_UID "/app", "/x/y", "y" },
+		{ "/system.slice/crio-conmon-" DOCKER_ID ".scope", "/usr/bin/conmon",
+		  "crio-conmon-" DOCKER_ID },
+	};
+	struct agent_service_id id;
+	char name[128];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		agent_service_parse_cgroup(t[i].cgroup, &id);
+		agent_service_name(&id, t[i].exe, "kworker/0:1", name, sizeof(name));
+		CHECK_STR(name, t[i].want);
+	}
+	agent_service_parse_cgroup("/kubepods.slice/kubepods-pod" POD_UID_
+				   ".slice/docker-" DOCKER_ID ".scope", &id);
+	CHECK_STR(id.container_id, "3f4e5a6b7c8d");
+	CHECK_STR(id.pod_uid, POD_UID);
+	return 0;
+}
+
+/* A pod named by the kubelet's log directory (NS_POD_UID/): its workload,
+ * the controller's suffixes dropped; a symlinked directory is not read. */
+static int test_agent__service_pod_workload_from_log_dir(void)
+{
+	static const char *const entries[][2] = {
+		{ "shop_checkout-7d9f8b6c5d-x2x4z_", "checkout" },	/* Deployment */
+		{ "kube-system_kube-proxy-b7xkq_", "kube-proxy" },	/* DaemonSet */
+		{ "db_postgres-0_", "postgres-0" },			/* StatefulSet */
+		{ "web_static-site_", "static-site" },		/* a bare pod */
+		{ "web_backend-abcde_", "backend-abcde" },	/* vowels: no suffix */
+	};
+	char dir[] = "/tmp/ember-agent-pods-XXXXXX", path[400], link[400], name[128];
+	char uid[40];
+	struct agent_service_id id;
+	int i;
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (i = 0; i < (int)(sizeof(entries) / sizeof(*entries)); i++) {
+		snprintf(uid, sizeof(uid), "0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c%02d", i);
+		snprintf(path, sizeof(path), "%s/%s%s", dir, entries[i][0], uid);
+		CHECK(mkdir(path, 0755) == 0);
+		CHECK(agent_service_pod_workload(dir, uid, name, sizeof(name)) == 0);
+		CHECK_STR(name, entries[i][1]);
+	}
+	CHECK(agent_service_pod_workload(dir, "0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c99", name,
+					 sizeof(name)) == -ENOENT);
+	agent_service_parse_cgroup("/kubepods/burstable/pod0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c00/"
+				   DOCKER_ID, &id);
+	CHECK(agent_service_pod_workload(dir, id.pod_uid, id.workload, sizeof(id.workload)) == 0);
+	agent_service_name(&id, "/app/server", "server", name, sizeof(name));
+	CHECK_STR(name, "checkout");
+	snprintf(link, sizeof(link), "%s.link", dir);
+	CHECK(symlink(dir, link) == 0);
+	CHECK(agent_service_pod_workload(link, id.pod_uid, name, sizeof(name)) == -ELOOP ||
+	      agent_service_pod_workload(link, id.pod_uid, name, sizeof(name)) == -ENOTDIR);
+	CHECK(unlink(link) == 0);
+	for (i = 0; i < (int)(sizeof(entries) / sizeof(*entries)); i++) {
+		snprintf(path, sizeof(path), "%s/%s0d4c3a2b-1e5f-4a6b-9c8d-7e6f5a4b3c%02d", dir,
+			 entries[i][0], i);
+		CHECK(rmdir(path) == 0);
+	}
+	CHECK(rmdir(dir) == 0);
+	return 0;
+}
+
+/* --label K=V for all, 'service_name=S:K=V:K=V' for S; malformed ones refused. */
+static int test_agent__label_per_service(void)
+{
+	char *ok[] = { "ember-agent", "--output", "/tmp/x", "--label", "team=db", "--label",
+		       "service_name=checkout:version=2.4:tier=web", "--label", "url=a:b" };
+	static const char *const bad[][2] = {
+		{ "version", "not K=V" },
+		{ "1x=2", "not [a-zA-Z_]" },
+		{ "x-y=2", "not [a-zA-Z_]" },
+		{ "x=", "the value is empty" },
+		{ "host=h", "--host" },
+		{ "service_name=:x=1", "no service name" },
+		{ "service_name=a:x=1:", "not K=V" },
+		{ "service_name=a:service_name=b", "given twice" },
+		{ "service_name=a:x", "not K=V" },
+		{ "service_name=a:x=1:x=2", "given twice" },
+	};
+	struct agent_opts o;
+	char why[256];
+
+	CHECK(agent_opts_parse(9, ok, &o, why, sizeof(why)) == 0);
+	CHECK(o.nlabels == 4);
+	CHECK(!o.labels[0].service && agent_label_applies(&o.labels[0], "anything"));
+	CHECK_STR(o.labels[1].key, "version");
+	CHECK_STR(o.labels[1].value, "2.4");
+	CHECK_STR(o.labels[2].key, "tier");
+	CHECK_STR(o.labels[2].service, "checkout");
+	CHECK(agent_label_applies(&o.labels[2], "checkout"));
+	CHECK(!agent_label_applies(&o.labels[2], "checkout2"));
+	CHECK_STR(o.labels[3].value, "a:b"); /* a colon in a plain label is its value's */
+	agent_opts_release(&o);
+	{
+		char *twice[] = { "ember-agent", "--output", "/tmp/x", "--label", "team=a",
+				  "--label", "team=b" };
+
+		CHECK(agent_opts_parse(7, twice, &o, why, sizeof(why)) == -EINVAL);
+		CHECK(strstr(why, "'team=b': given twice") != NULL);
+		agent_opts_release(&o);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char *argv[] = { "ember-agent", "--output", "/tmp/x", "--label", (char *)bad[i][0] };
+
+		CHECK(agent_opts_parse(5, argv, &o, why, sizeof(why)) == -EINVAL);
+		CHECK(strstr(why, "invalid --label") && strstr(why, bad[i][1]));
+		agent_opts_release(&o);
+	}
+	return 0;
+}
+
 /* ---- the table manager (tables.c) ---------------------------------------- */
 
 /* Collect the worker's results until none is pending (30 s at most). */
@@ -1286,6 +1447,9 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__opts_need_a_destination),
 	UNIT_CASE(test_agent__opts_off_cpu),
 	UNIT_CASE(test_agent__agg_off_cpu_weights_summed),
+	UNIT_CASE(test_agent__service_name_from_cgroup_paths),
+	UNIT_CASE(test_agent__service_pod_workload_from_log_dir),
+	UNIT_CASE(test_agent__label_per_service),
 	UNIT_CASE(test_agent__tables_file_by_build_id),
 	UNIT_CASE(test_agent__tables_compile_then_cache),
 	UNIT_CASE(test_agent__procs_scan_reads_a_child),
