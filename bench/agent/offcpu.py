@@ -33,6 +33,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 import run  # noqa: E402  (run.py's helpers)
 
 OFF_CPU = "agent@19 --off-cpu"
