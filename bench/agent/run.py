@@ -99,16 +99,16 @@ def metric(text, name):
 def start(config, args, tmp):
     if config == "off":
         return None
-    before = set(perf_event_progs())
+    before = set(bpf_progs(None))
     p = start_profiler(config, args, tmp)
-    p.bpf_ids = set(perf_event_progs()) - before  # this bpftool has no pids to match by
+    p.bpf_ids = set(bpf_progs(None)) - before  # this bpftool has no pids to match by
     return p
 
 
 def start_profiler(config, args, tmp):
-    if config.startswith("agent"):
-        hz = int(config.split("@")[1])
-        argv, port = agent_argv(args, tmp, hz)
+    if config.startswith("agent"):  # agent@HZ[ OPTION...]
+        hz, *extra = config.split("@")[1].split()
+        argv, port = agent_argv(args, tmp, int(hz), extra)
         p = Profiler(config, argv, lambda p: wait_line(p.log, "agent: sampling at", p.proc), tmp)
         p.port = port
         # its start-up (scanning every process, compiling their tables) apart
@@ -127,29 +127,40 @@ def start_profiler(config, args, tmp):
     raise ValueError(config)
 
 
-def perf_event_progs():
-    """{id: (run_time_ns, run_cnt)} of the loaded perf_event BPF programs
-    (kernel.bpf_stats_enabled=1 makes the kernel time them)."""
+def bpf_progs(types=("perf_event",)):
+    """{id: (run_time_ns, run_cnt, name)} of the loaded BPF programs of
+    those types (kernel.bpf_stats_enabled=1 makes the kernel time them);
+    types None: every program."""
     import json
     r = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True)
-    return {p["id"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0))
-            for p in json.loads(r.stdout or "[]") if p.get("type") == "perf_event"}
+    return {p["id"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0), p.get("name", ""))
+            for p in json.loads(r.stdout or "[]") if types is None or p.get("type") in types}
+
+
+def bpf_stats_set(value):
+    """kernel.bpf_stats_enabled set to value; returns the value it had."""
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        before = f.read().strip()
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write(value)
+    return before
 
 
 def bpf_time(ids):
-    """(run_time_ns, run_cnt) summed over the programs ids: the exact
-    in-kernel cost of a profiler's samples, which the workload's CPU time
-    carries."""
-    progs = perf_event_progs()
+    """(run_time_ns, run_cnt) summed over the perf_event programs ids: the
+    exact in-kernel cost of a profiler's samples, which the workload's CPU
+    time carries."""
+    progs = bpf_progs()
     return (sum(progs[i][0] for i in ids if i in progs),
             sum(progs[i][1] for i in ids if i in progs))
 
 
-def run_workload(wl, work):
+def run_workload(wl, work, extra=(), usage=False):
+    """The workload's CPU time and wall time; with usage, its rusage too."""
     t = time.time()
-    p = subprocess.Popen([wl, str(work)], stdout=subprocess.DEVNULL)
+    p = subprocess.Popen([wl, str(work)] + list(extra), stdout=subprocess.DEVNULL)
     _, _, ru = os.wait4(p.pid, 0)
-    return cpu(ru), time.time() - t
+    return (cpu(ru), time.time() - t) + ((ru,) if usage else ())
 
 
 def one_round(configs, args, tmp, wl, results, prof):
@@ -227,10 +238,7 @@ def main():
     subprocess.run(["g++", "-O2", "-g", "-fomit-frame-pointer", "-o", wl,
                     os.path.join(HERE, "workload.cc")], check=True)
     configs = ["off", "agent@19", "agent@99", "perf@99", "bpftrace@99"]
-    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
-        stats_before = f.read().strip()
-    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
-        f.write("1")
+    stats_before = bpf_stats_set("1")
     results, prof = {}, {}
     for r in range(args.rounds):
         order = configs[r % len(configs):] + configs[:r % len(configs)]
@@ -251,8 +259,7 @@ def main():
         if prof.get(c + " bpf ns/sample"):
             print("%s: BPF program %.0f ns a sample (median), %.3f%% of the machine's CPU time"
                   % (c, median(prof[c + " bpf ns/sample"]), median(prof[c + " bpf % of cpu time"])))
-    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
-        f.write(stats_before)
+    bpf_stats_set(stats_before)
     for c in ("agent@19", "agent@99"):
         print("%s: frames table %d, frame pointer %d (last round); first table-unwound sample "
               "%.3f s after start (median)" % (c, prof[c + " table frames"][-1] or 0,
