@@ -104,7 +104,7 @@ int pmodel_result_focus(const struct pmodel_result *r, const char *const *path, 
 {
 	struct pmodel_result *c = NULL;
 	bool *keep = focus_nodes(r, path, n);
-	int err = keep ? pmodel_result_new(r->type, &c) : -ENOMEM;
+	int err = keep ? pmodel_result_new_like(r, &c) : -ENOMEM;
 
 	err = err ? err : focus_fill(r, keep, c);
 	free(keep);
@@ -112,10 +112,6 @@ int pmodel_result_focus(const struct pmodel_result *r, const char *const *path, 
 		pmodel_result_free(c);
 		return err;
 	}
-	c->period = r->period;
-	c->profiles = r->profiles;
-	c->min_time = r->min_time;
-	c->max_time = r->max_time;
 	*out = c;
 	return 0;
 }

@@ -38,6 +38,8 @@ EMBER_VEC_DEF(pmodel_u32s, uint32_t);
 /* Value of one sample of a result, for noise estimates: its period when
  * the period is in the unit of the values, else 1. */
 double pmodel_result_quantum(const struct pmodel_result *r);
+/* An empty result of r's type, period, profile count and times. */
+int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result **out);
 /* Copy r (dictionary and values). */
 int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out);
 

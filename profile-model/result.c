@@ -152,18 +152,27 @@ int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *s
 	return err;
 }
 
+int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result **out)
+{
+	int err = pmodel_result_new(r->type, out);
+
+	if (err)
+		return err;
+	(*out)->period = r->period;
+	(*out)->profiles = r->profiles;
+	(*out)->min_time = r->min_time;
+	(*out)->max_time = r->max_time;
+	return 0;
+}
+
 int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out)
 {
 	struct pmodel_result *c;
-	int err = pmodel_result_new(r->type, &c);
+	int err = pmodel_result_new_like(r, &c);
 
 	if (err)
 		return err;
 	err = pmodel_result_add(c, &r->dict, r->self.v);
-	c->period = r->period;
-	c->profiles = r->profiles;
-	c->min_time = r->min_time;
-	c->max_time = r->max_time;
 	if (err) {
 		pmodel_result_free(c);
 		return err;

@@ -170,7 +170,7 @@ int pmodel_result_truncate(const struct pmodel_result *r, size_t max_nodes,
 	int err = trunc_init(&tr, r, max_nodes);
 
 	err = err ? err : cut_all(&tr);
-	err = err ? err : pmodel_result_new(r->type, &c);
+	err = err ? err : pmodel_result_new_like(r, &c);
 	err = err ? err : pmodel_result_add(c, &tr.d, tr.self.v);
 	err = err ? err : cut_attrs(&tr, c);
 	trunc_release(&tr);
@@ -178,10 +178,6 @@ int pmodel_result_truncate(const struct pmodel_result *r, size_t max_nodes,
 		pmodel_result_free(c);
 		return err;
 	}
-	c->period = r->period;
-	c->profiles = r->profiles;
-	c->min_time = r->min_time;
-	c->max_time = r->max_time;
 	*out = c;
 	return 0;
 }
