@@ -42,9 +42,18 @@ static int list_json(struct ember_buf *b, const struct pstore_strlist *l, const 
 	return err ? err : ember_buf_appendf(b, "}\n");
 }
 
-/* The selection's label names (name NULL) or name's values into *out. */
+/* What a label read asks: the names (all NULL), name's values, or the
+ * label sets restricted to set_names (sets). */
+struct label_read {
+	const char *name;
+	bool sets;
+	const char *const *set_names;
+	size_t n_set_names;
+};
+
+/* The selection's answer to q into *out. */
 static int read_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
-		       const struct pstore_selection *sel, const char *name,
+		       const struct pstore_selection *sel, const struct label_read *q,
 		       struct profsvc_answer *a, struct pstore_strlist **out, char *why,
 		       size_t why_size)
 {
@@ -54,9 +63,12 @@ static int read_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	rs = profsvc_read_selection(&rd, sel);
-	if (!err)
-		err = name ? pstore_label_values(s->store, name, &rs, out, why, why_size)
-			   : pstore_label_names(s->store, &rs, out, why, why_size);
+	if (!err && q->sets)
+		err = pstore_label_sets(s->store, &rs, q->set_names, q->n_set_names, out, why,
+					why_size);
+	else if (!err)
+		err = q->name ? pstore_label_values(s->store, q->name, &rs, out, why, why_size)
+			      : pstore_label_names(s->store, &rs, out, why, why_size);
 	profsvc_read_end(&rd);
 	return err;
 }
@@ -65,8 +77,9 @@ int profsvc_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
 		   const struct pstore_selection *sel, const char *name, struct profsvc_answer *a,
 		   char *why, size_t why_size)
 {
+	const struct label_read q = { .name = name };
 	struct pstore_strlist *l = NULL;
-	int err = read_labels(s, ro, sel, name, a, &l, why, why_size);
+	int err = read_labels(s, ro, sel, &q, a, &l, why, why_size);
 
 	if (err)
 		return err;
@@ -79,8 +92,9 @@ int profsvc_label_list(struct profsvc *s, const struct symsvc_request_opts *ro,
 		       const struct pstore_selection *sel, const char *name,
 		       struct profsvc_answer *a, char *why, size_t why_size)
 {
+	const struct label_read q = { .name = name };
 	struct pstore_strlist *l = NULL;
-	int err = read_labels(s, ro, sel, name, a, &l, why, why_size);
+	int err = read_labels(s, ro, sel, &q, a, &l, why, why_size);
 
 	if (err)
 		return err;
@@ -94,16 +108,10 @@ int profsvc_label_sets(struct profsvc *s, const struct symsvc_request_opts *ro,
 		       const struct pstore_selection *sel, const char *const *names,
 		       size_t n_names, struct profsvc_answer *a, char *why, size_t why_size)
 {
+	const struct label_read q = { .sets = true, .set_names = names, .n_set_names = n_names };
 	struct pstore_strlist *l = NULL;
-	struct profsvc_read rd;
-	struct pstore_selection rs;
-	int err = profsvc_read_begin(s, ro, &rd);
+	int err = read_labels(s, ro, sel, &q, a, &l, why, why_size);
 
-	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
-	rs = profsvc_read_selection(&rd, sel);
-	if (!err)
-		err = pstore_label_sets(s->store, &rs, names, n_names, &l, why, why_size);
-	profsvc_read_end(&rd);
 	if (err)
 		return err;
 	err = ember_buf_appendf(&a->body, "{\"sets\":[");
