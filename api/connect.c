@@ -72,19 +72,21 @@ bool api_connect_route_parse(const char *url, struct api_route *r)
 	return true;
 }
 
-/* The Connect code of an HTTP status (its class when not listed). */
+/* The Connect code of an HTTP status (its class when not listed): a
+ * method or type not answered is unimplemented, a body too large
+ * resource_exhausted. */
 static size_t code_of_status(unsigned status)
 {
 	size_t n = sizeof(codes) / sizeof(codes[0]);
 
 	if (status == 405 || status == 415)
-		return 6; /* unimplemented (501) */
-	if (status == 413)
-		return 4; /* resource_exhausted */
+		status = 501;
+	else if (status == 413)
+		status = 429;
 	for (size_t i = 0; i < n; i++)
 		if (codes[i].status == status)
 			return i;
-	return status < 500 ? 0 : 5;
+	return code_of_status(status < 500 ? 400 : 500);
 }
 
 int api_connect_error_body(unsigned status, const char *msg, struct ember_buf *b,
