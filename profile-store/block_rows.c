@@ -333,7 +333,8 @@ static int skip_rows(const struct pstore_sum_in *in, struct cursors *c, uint32_t
 }
 
 /* One profile's rows summed into self: the loop of every query without a
- * link filter, kept free of the filter's work. */
+ * link filter, kept free of the filter's work (one loop for both cost
+ * 9-13% of a query's CPU: docs/performance-notes.md). */
 static int sum_profile(const struct pstore_sum_in *in, struct cursors *c, uint32_t n,
 		       int64_t *self)
 {
