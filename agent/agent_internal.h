@@ -636,6 +636,7 @@ void agent_perfmap_forget(struct agent_process *pr);
 
 struct agent_sample {
 	uint32_t pid;
+	uint32_t tid;		/* the thread; an attribute, never a series */
 	uint32_t flags;		/* AGENT_STACK_OFF_CPU: count is off-CPU ns */
 	char comm[AGENT_COMM_LEN];
 	uint64_t count;		/* samples, or weighted off-CPU ns */
