@@ -15,6 +15,8 @@
  * (agent_open_mapped), refused unless a regular file owned by the
  * process's uid or root, at most AGENT_PERFMAP_MAX_BYTES and
  * AGENT_PERFMAP_MAX_ENTRIES (a refusal counted, logged once a process).
+ * The process's jitdump (jitdump.c) is read at the same time, and its
+ * entries win over the map's.
  */
 #include "agent_internal.h"
 
@@ -45,39 +47,63 @@ static int cmp_entry(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* One "START SIZE NAME" line (hex numbers, NAME to the end of the line);
- * other lines are skipped. */
-static int add_line(struct agent_perfmap *m, const char *line, size_t len)
-{
-	char buf[4096];
-	struct pm_entry e;
-	int pos = 0;
-
-	if (len >= sizeof(buf))
-		return 0; /* a name this long is not a function name */
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	if (sscanf(buf, "%" SCNx64 " %" SCNx64 " %n", &e.start, &e.size, &pos) < 2 || !pos ||
-	    !buf[pos] || e.size == 0 || e.start + e.size < e.start)
-		return 0;
-	if (m->n >= AGENT_PERFMAP_MAX_ENTRIES)
-		return -E2BIG;
-	e.name = m->names.len;
-	EMBER_FORWARD_IF_ERROR(ember_buf_append(&m->names, buf + pos, len - (size_t)pos + 1));
-	return EMBER_VEC_PUSH(m->v, m->n, m->alloc, e);
-}
-
-struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *err)
+struct agent_perfmap *agent_perfmap_new(int *err)
 {
 	struct agent_perfmap *m = calloc(1, sizeof(*m));
-	const char *end = data + size;
-	int e = 0;
 
 	if (!m) {
 		*err = -ENOMEM;
 		return NULL;
 	}
 	ember_buf_init(&m->names, AGENT_PERFMAP_MAX_BYTES);
+	return m;
+}
+
+int agent_perfmap_add(struct agent_perfmap *m, uint64_t start, uint64_t size, const char *name,
+		      size_t len)
+{
+	struct pm_entry e = { .start = start, .size = size, .name = m->names.len };
+	static const char nul;
+
+	if (m->n >= AGENT_PERFMAP_MAX_ENTRIES)
+		return -E2BIG;
+	EMBER_FORWARD_IF_ERROR(ember_buf_append(&m->names, name, len));
+	EMBER_FORWARD_IF_ERROR(ember_buf_append(&m->names, &nul, 1));
+	return EMBER_VEC_PUSH(m->v, m->n, m->alloc, e);
+}
+
+void agent_perfmap_sort(struct agent_perfmap *m)
+{
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), cmp_entry);
+}
+
+/* One "START SIZE NAME" line (hex numbers, NAME to the end of the line);
+ * other lines are skipped. */
+static int add_line(struct agent_perfmap *m, const char *line, size_t len)
+{
+	char buf[AGENT_JIT_NAME_MAX];
+	uint64_t start, size;
+	int pos = 0;
+
+	if (len >= sizeof(buf))
+		return 0; /* a name this long is not a function name */
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	if (sscanf(buf, "%" SCNx64 " %" SCNx64 " %n", &start, &size, &pos) < 2 || !pos ||
+	    !buf[pos] || size == 0 || start + size < start)
+		return 0;
+	return agent_perfmap_add(m, start, size, buf + pos, len - (size_t)pos);
+}
+
+struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *err)
+{
+	struct agent_perfmap *m = agent_perfmap_new(err);
+	const char *end = data + size;
+	int e = 0;
+
+	if (!m)
+		return NULL;
 	for (const char *p = data; !e && p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = (size_t)((nl ? nl : end) - p);
@@ -90,8 +116,7 @@ struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *er
 		*err = e;
 		return NULL;
 	}
-	if (m->n)
-		qsort(m->v, m->n, sizeof(*m->v), cmp_entry);
+	agent_perfmap_sort(m);
 	return m;
 }
 
@@ -188,9 +213,20 @@ static void refresh(struct agent_procs *p, struct agent_process *pr)
 	agent_procs_note_perfmap(p, false);
 }
 
+/* A jitdump's entry first: it names the code the runtime loaded last at
+ * an address, where a perf map may keep an older line. */
+static const char *lookup(const struct agent_jit *j, uint64_t addr)
+{
+	const char *name = j->dump ? agent_jitdump_lookup(j->dump, addr) : NULL;
+
+	if (!name && j->map)
+		name = agent_perfmap_lookup(j->map, addr);
+	return name;
+}
+
 const char *agent_perfmap_name(struct agent_procs *p, struct agent_process *pr, uint64_t addr)
 {
-	const char *name = pr->jit.map ? agent_perfmap_lookup(pr->jit.map, addr) : NULL;
+	const char *name = lookup(&pr->jit, addr);
 	uint64_t now;
 
 	if (name)
@@ -199,14 +235,16 @@ const char *agent_perfmap_name(struct agent_procs *p, struct agent_process *pr, 
 	if (pr->jit.tried && now - pr->jit.tried_ns < AGENT_PERFMAP_RETRY_NS)
 		return NULL;
 	refresh(p, pr);
+	agent_jitdump_refresh(p, pr);
 	pr->jit.tried = true;
 	pr->jit.tried_ns = now;
-	return pr->jit.map ? agent_perfmap_lookup(pr->jit.map, addr) : NULL;
+	return lookup(&pr->jit, addr);
 }
 
 void agent_perfmap_forget(struct agent_process *pr)
 {
 	agent_perfmap_free(pr->jit.map);
+	agent_jitdump_free(pr->jit.dump);
 	memset(&pr->jit, 0, sizeof(pr->jit));
 }
 

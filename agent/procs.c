@@ -454,6 +454,7 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 	pr->scan_ns = now;
 	pr->exited = false;
 	pr->scan_cost_ns = ember_monotonic_ns() - now;
+	agent_jitdump_open(pr); /* kept open: its last records come at exit */
 	return write_bpf(p, pr);
 }
 
