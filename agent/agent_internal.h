@@ -474,11 +474,15 @@ void agent_http_reply_release(struct agent_http_reply *r);
 struct agent_service_id {
 	char pod_uid[40];	/* Kubernetes pod UID, with dashes */
 	char container_id[16];	/* container ID, 12 hex digits */
+	char container_full[72]; /* the whole ID, 64 hex digits */
+	char container_name[128]; /* its name (agent_service_container_name) */
 	char unit[128];		/* systemd unit, without .service/.scope */
 	char workload[128];	/* the pod's workload (agent_service_pod_workload) */
 };
 
 #define AGENT_PODS_DIR "/var/log/pods" /* the kubelet's, on every node */
+#define AGENT_DOCKER_DIR "/var/lib/docker/containers" /* dockerd's, ID/config.v2.json */
+#define AGENT_CONTAINER_CONFIG_MAX ((size_t)1 << 20) /* a bigger config.v2.json: no name */
 
 /* Parse cgroup (a /proc/PID/cgroup "0::" path) into *id (always written). */
 void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id);
@@ -487,9 +491,17 @@ void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id)
  * suffixes its controller adds (NAME-HASH-XXXXX, NAME-XXXXX: NAME), in
  * name; -ENOENT none; a negative errno opening dir (a symlink refused). */
 int agent_service_pod_workload(const char *dir, const char *uid, char *name, size_t size);
+/* The name of Docker container id (64 hex digits) from dockerd's state
+ * directory dir (AGENT_DOCKER_DIR: DIR/ID/config.v2.json, its "Name"
+ * without the leading '/'): 0 with it in name; -ENOENT none there;
+ * -EPERM dir or DIR/ID not owned by root (or the euid) or writable by
+ * others; -E2BIG past AGENT_CONTAINER_CONFIG_MAX; -EBADMSG not JSON, or a
+ * name Docker would not give; another negative errno opening or reading
+ * (a symlink refused).  name written only on success. */
+int agent_service_container_name(const char *dir, const char *id, char *name, size_t size);
 /* The service_name of a process into out (size bytes, truncated): the
- * pod's workload or UID, the container, the unit, else the base name of
- * exe (without " (deleted)"), else comm, else "unknown". */
+ * pod's workload or UID, the container's name or ID, the unit, else the
+ * base name of exe (without " (deleted)"), else comm, else "unknown". */
 void agent_service_name(const struct agent_service_id *id, const char *exe, const char *comm,
 			char *out, size_t size);
 /* Whether --label l applies to a process of service (l->service NULL or equal). */
@@ -732,6 +744,12 @@ int agent_dir_open(const char *dir, char *why, size_t why_size);
 /* data as dfd/name: a new 0600 file under a random temporary name
  * (O_EXCL | O_NOFOLLOW), renamed over name.  0 or a negative errno. */
 int agent_file_write(int dfd, const char *name, const void *data, size_t size);
+/* Why a directory (st) is unsafe to trust as root: NULL when it is owned
+ * by root or the euid and no one else may write to it (with sticky_ok, a
+ * sticky directory others may write to, like /tmp, is safe too); else
+ * the reason, a static string. */
+struct stat;
+const char *agent_dir_unsafe(const struct stat *st, bool sticky_ok);
 /* Append dfd/name (a regular file, not through a symlink) to b. */
 int agent_file_read(int dfd, const char *name, struct ember_buf *b);
 /* Open a process' file by its open_path without blocking or following a

@@ -1606,6 +1606,89 @@ static int test_agent__open_mapped_fifo_and_symlink_out_of_root(void)
 	return 0;
 }
 
+static void write_text(const char *path, const char *text, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fwrite(text, 1, n, f) != n || fclose(f))
+		abort();
+}
+
+/* A Docker container named by dockerd's config.v2.json ("Name": "/NAME"),
+ * read from directories only root may write; every other file or
+ * directory refused with its reason, and the ID kept then. */
+static int test_agent__service_container_name_from_docker_dir(void)
+{
+	static const char config[] =
+		"{\"StreamConfig\":{},\"State\":{\"Running\":true,\"Pid\":4242},"
+		"\"ID\":\"" DOCKER_ID "\",\"Path\":\"/app/server\",\"Args\":[],"
+		"\"Config\":{\"Hostname\":\"3f4e5a6b7c8d\",\"Labels\":{\"Name\":\"/no\"}},"
+		"\"Image\":\"sha256:0123\",\"Name\":\"/checkout-1\",\"Driver\":\"overlay2\"}";
+	static const struct {
+		const char *text, *why;
+		int want;
+	} bad[] = {
+		{ "{\"Name\":\"/../etc\"}", "not a name Docker gives", -EBADMSG },
+		{ "{\"Name\":\"/ok\",\"Name\":\"/dup\"}", "a key given twice", -EBADMSG },
+		{ "{\"Name\":", "not JSON", -EBADMSG },
+		{ "{\"ID\":\"x\"}", "no Name", -ENOENT },
+		{ "{\"Name\":42}", "a Name not a string", -ENOENT },
+	};
+	char dir[] = "/tmp/ember-agent-docker-XXXXXX", idd[200], cfg[260], link[220], name[128];
+	struct agent_service_id id;
+	char *big;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(idd, sizeof(idd), "%s/%s", dir, DOCKER_ID);
+	snprintf(cfg, sizeof(cfg), "%s/config.v2.json", idd);
+	CHECK(mkdir(idd, 0700) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -ENOENT);
+	write_text(cfg, config, sizeof(config) - 1);
+	agent_service_parse_cgroup("/system.slice/docker-" DOCKER_ID ".scope", &id);
+	CHECK_STR(id.container_full, DOCKER_ID);
+	CHECK(agent_service_container_name(dir, id.container_full, id.container_name,
+					   sizeof(id.container_name)) == 0);
+	CHECK_STR(id.container_name, "checkout-1");
+	agent_service_name(&id, "/app/server", "server", name, sizeof(name));
+	CHECK_STR(name, "checkout-1");
+	CHECK(agent_service_container_name(dir, "3f4e5a6b7c8d", name, sizeof(name)) == -EINVAL);
+	CHECK(agent_service_container_name(dir, "../../../../../../../../etc/x", name,
+					   sizeof(name)) == -EINVAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		int err;
+
+		write_text(cfg, bad[i].text, strlen(bad[i].text));
+		err = agent_service_container_name(dir, DOCKER_ID, name, sizeof(name));
+		if (err != bad[i].want) {
+			fprintf(stderr, "%s: %d, want %d\n", bad[i].why, err, bad[i].want);
+			CHECK(0);
+		}
+	}
+	big = malloc(AGENT_CONTAINER_CONFIG_MAX + 1);
+	CHECK(big != NULL);
+	memset(big, ' ', AGENT_CONTAINER_CONFIG_MAX + 1);
+	write_text(cfg, big, AGENT_CONTAINER_CONFIG_MAX + 1);
+	free(big);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -E2BIG);
+	/* written by another than root: the ID's directory, the top one, the file */
+	write_text(cfg, config, sizeof(config) - 1);
+	CHECK(chmod(idd, 0777) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -EPERM);
+	CHECK(chmod(idd, 0700) == 0 && chmod(dir, 0770) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -EPERM);
+	CHECK(chmod(dir, 0700) == 0);
+	snprintf(link, sizeof(link), "%s/other.json", idd);
+	CHECK(rename(cfg, link) == 0 && symlink(link, cfg) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -ELOOP);
+	CHECK(unlink(cfg) == 0 && unlink(link) == 0 && rmdir(idd) == 0);
+	snprintf(link, sizeof(link), "%s.elsewhere", dir);
+	CHECK(mkdir(link, 0700) == 0 && symlink(link, idd) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -ELOOP ||
+	      agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -ENOTDIR);
+	CHECK(unlink(idd) == 0 && rmdir(link) == 0 && rmdir(dir) == 0);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__ranges_alloc_free_coalesce),
 	UNIT_CASE(test_agent__maps_line_parse),
@@ -1621,6 +1704,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__agg_off_cpu_weights_summed),
 	UNIT_CASE(test_agent__service_name_from_cgroup_paths),
 	UNIT_CASE(test_agent__service_pod_workload_from_log_dir),
+	UNIT_CASE(test_agent__service_container_name_from_docker_dir),
 	UNIT_CASE(test_agent__label_per_service),
 	UNIT_CASE(test_agent__tables_file_by_build_id),
 	UNIT_CASE(test_agent__tables_compile_then_cache),
