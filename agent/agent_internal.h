@@ -658,6 +658,16 @@ const char *agent_perfmap_lookup(const struct agent_perfmap *m, uint64_t addr);
  * for pr).  Points into pr's map or jitdump: valid until the next call for
  * pr or agent_perfmap_forget. */
 const char *agent_perfmap_name(struct agent_procs *p, struct agent_process *pr, uint64_t addr);
+/* Why a perf map or jitdump of pr (st its fstat) is refused, in why: owned
+ * by another uid than pr's or root, or larger than max_bytes; NULL when
+ * it is not. */
+struct stat;
+const char *agent_jit_file_refusal(const struct agent_process *pr, const struct stat *st,
+				   size_t max_bytes, char *why, size_t size);
+/* A perf map or jitdump (what) of pr refused: counted in p, logged once
+ * for pr (*warned). */
+void agent_jit_refuse(struct agent_procs *p, struct agent_process *pr, bool *warned,
+		      const char *what, const char *path, const char *why);
 /* Drop pr's map, jitdump and their state (an exec, the process freed). */
 void agent_perfmap_forget(struct agent_process *pr);
 

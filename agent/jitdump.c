@@ -400,16 +400,6 @@ static const struct agent_proc_map *dump_mapping(const struct agent_process *pr)
 	return NULL;
 }
 
-static void refuse(struct agent_procs *p, struct agent_process *pr, const char *path,
-		   const char *why)
-{
-	agent_procs_note_perfmap(p, true);
-	if (pr->jit.dump_warned)
-		return;
-	pr->jit.dump_warned = true;
-	pr_warn("agent: pid %d (%s): jitdump '%s' ignored: %s", (int)pr->pid, pr->comm, path, why);
-}
-
 /* Open pr's jitdump into jd: the mapped file itself, else its path in
  * pr's root (never through a symlink).  0, or -ENOENT when pr maps none. */
 static int open_dump(const struct agent_process *pr, struct agent_jitdump *jd)
@@ -447,21 +437,6 @@ static void explain(int err, char *why, size_t size)
 		snprintf(why, size, "%s", strerror(-err));
 }
 
-/* Why jd's file (st) may not be read, in why; NULL when it may. */
-static const char *refusal(const struct agent_process *pr, const struct stat *st, char *why,
-			   size_t size)
-{
-	if (st->st_uid != pr->uid && st->st_uid != 0)
-		snprintf(why, size, "owned by uid %u, not the process's (%u) or root",
-			 (unsigned)st->st_uid, (unsigned)pr->uid);
-	else if ((uint64_t)st->st_size > AGENT_JITDUMP_MAX_BYTES)
-		snprintf(why, size, "larger than %zu MiB (%" PRId64 " bytes)",
-			 AGENT_JITDUMP_MAX_BYTES >> 20, (int64_t)st->st_size);
-	else
-		return NULL;
-	return why;
-}
-
 /* Read more of jd's file, open: 0, 1 when it is unchanged, or a negative
  * errno and the refusal in why. */
 static int read_more(const struct agent_process *pr, struct agent_jitdump *jd, char *why,
@@ -477,7 +452,7 @@ static int read_more(const struct agent_process *pr, struct agent_jitdump *jd, c
 	}
 	if ((uint64_t)st.st_size == jd->offset)
 		return 1;
-	if (refusal(pr, &st, why, size))
+	if (agent_jit_file_refusal(pr, &st, AGENT_JITDUMP_MAX_BYTES, why, size))
 		return -EPERM;
 	err = feed_file(jd, (uint64_t)st.st_size);
 	if (err)
@@ -507,14 +482,15 @@ void agent_jitdump_refresh(struct agent_procs *p, struct agent_process *pr)
 	if (err || !jd || jd->fd < 0) {
 		if (jd && (err == -ELOOP || err == -EINVAL)) {
 			pr->jit.dump_refused = true;
-			refuse(p, pr, jd->path, err == -ELOOP ? "a symlink" : "not a regular file");
+			agent_jit_refuse(p, pr, &pr->jit.dump_warned, "jitdump", jd->path,
+				 err == -ELOOP ? "a symlink" : "not a regular file");
 		}
 		return; /* none, gone (an exit), or not readable now */
 	}
 	err = read_more(pr, jd, why, sizeof(why));
 	if (err < 0) {
 		pr->jit.dump_refused = true; /* the names read so far are kept */
-		refuse(p, pr, jd->path, why);
+		agent_jit_refuse(p, pr, &pr->jit.dump_warned, "jitdump", jd->path, why);
 	}
 	if (err)
 		return;

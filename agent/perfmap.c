@@ -142,29 +142,28 @@ static struct agent_perfmap *read_fd(int fd, int *err)
 	return m;
 }
 
-/* Why the map st (of pr) is refused, in why; NULL when it is not. */
-static const char *refusal(const struct agent_process *pr, const struct stat *st, char *why,
-			   size_t size)
+const char *agent_jit_file_refusal(const struct agent_process *pr, const struct stat *st,
+				   size_t max_bytes, char *why, size_t size)
 {
 	if (st->st_uid != pr->uid && st->st_uid != 0)
 		snprintf(why, size, "owned by uid %u, not the process's (%u) or root",
 			 (unsigned)st->st_uid, (unsigned)pr->uid);
-	else if ((uint64_t)st->st_size > AGENT_PERFMAP_MAX_BYTES)
-		snprintf(why, size, "larger than %zu MiB (%" PRId64 " bytes)",
-			 AGENT_PERFMAP_MAX_BYTES >> 20, (int64_t)st->st_size);
+	else if ((uint64_t)st->st_size > max_bytes)
+		snprintf(why, size, "larger than %zu MiB (%" PRId64 " bytes)", max_bytes >> 20,
+			 (int64_t)st->st_size);
 	else
 		return NULL;
 	return why;
 }
 
-static void refuse(struct agent_procs *p, struct agent_process *pr, const char *path,
-		   const char *why)
+void agent_jit_refuse(struct agent_procs *p, struct agent_process *pr, bool *warned,
+		      const char *what, const char *path, const char *why)
 {
 	agent_procs_note_perfmap(p, true);
-	if (pr->jit.warned)
+	if (*warned)
 		return;
-	pr->jit.warned = true;
-	pr_warn("agent: pid %d (%s): perf map '%s' ignored: %s", (int)pr->pid, pr->comm, path,
+	*warned = true;
+	pr_warn("agent: pid %d (%s): %s '%s' ignored: %s", (int)pr->pid, pr->comm, what, path,
 		why);
 }
 
@@ -181,7 +180,8 @@ static void refresh(struct agent_procs *p, struct agent_process *pr)
 		 (int)pr->nspid);
 	fd = agent_open_mapped(path, &st);
 	if (fd == -ELOOP || fd == -EINVAL) {
-		refuse(p, pr, path, fd == -ELOOP ? "a symlink" : "not a regular file");
+		agent_jit_refuse(p, pr, &pr->jit.warned, "perf map", path,
+				 fd == -ELOOP ? "a symlink" : "not a regular file");
 		return;
 	}
 	if (fd < 0)
@@ -193,9 +193,9 @@ static void refresh(struct agent_procs *p, struct agent_process *pr)
 	}
 	pr->jit.size = st.st_size;
 	pr->jit.mtime_ns = mtime_ns;
-	if (refusal(pr, &st, why, sizeof(why))) {
+	if (agent_jit_file_refusal(pr, &st, AGENT_PERFMAP_MAX_BYTES, why, sizeof(why))) {
 		close(fd);
-		refuse(p, pr, path, why);
+		agent_jit_refuse(p, pr, &pr->jit.warned, "perf map", path, why);
 		return;
 	}
 	m = read_fd(fd, &err);
@@ -205,7 +205,7 @@ static void refresh(struct agent_procs *p, struct agent_process *pr)
 			snprintf(why, sizeof(why), "more than %zu entries", AGENT_PERFMAP_MAX_ENTRIES);
 		else
 			snprintf(why, sizeof(why), "%s", strerror(-err));
-		refuse(p, pr, path, why);
+		agent_jit_refuse(p, pr, &pr->jit.warned, "perf map", path, why);
 		return;
 	}
 	agent_perfmap_free(pr->jit.map);
