@@ -474,11 +474,15 @@ void agent_http_reply_release(struct agent_http_reply *r);
 struct agent_service_id {
 	char pod_uid[40];	/* Kubernetes pod UID, with dashes */
 	char container_id[16];	/* container ID, 12 hex digits */
+	char container_full[72]; /* the whole ID, 64 hex digits */
+	char container_name[128]; /* its name (agent_service_container_name) */
 	char unit[128];		/* systemd unit, without .service/.scope */
 	char workload[128];	/* the pod's workload (agent_service_pod_workload) */
 };
 
 #define AGENT_PODS_DIR "/var/log/pods" /* the kubelet's, on every node */
+#define AGENT_DOCKER_DIR "/var/lib/docker/containers" /* dockerd's, ID/config.v2.json */
+#define AGENT_CONTAINER_CONFIG_MAX ((size_t)1 << 20) /* a bigger config.v2.json: no name */
 
 /* Parse cgroup (a /proc/PID/cgroup "0::" path) into *id (always written). */
 void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id);
@@ -487,9 +491,17 @@ void agent_service_parse_cgroup(const char *cgroup, struct agent_service_id *id)
  * suffixes its controller adds (NAME-HASH-XXXXX, NAME-XXXXX: NAME), in
  * name; -ENOENT none; a negative errno opening dir (a symlink refused). */
 int agent_service_pod_workload(const char *dir, const char *uid, char *name, size_t size);
+/* The name of Docker container id (64 hex digits) from dockerd's state
+ * directory dir (AGENT_DOCKER_DIR: DIR/ID/config.v2.json, its "Name"
+ * without the leading '/'): 0 with it in name; -ENOENT none there;
+ * -EPERM dir or DIR/ID not owned by root (or the euid) or writable by
+ * others; -E2BIG past AGENT_CONTAINER_CONFIG_MAX; -EBADMSG not JSON, or a
+ * name Docker would not give; another negative errno opening or reading
+ * (a symlink refused).  name written only on success. */
+int agent_service_container_name(const char *dir, const char *id, char *name, size_t size);
 /* The service_name of a process into out (size bytes, truncated): the
- * pod's workload or UID, the container, the unit, else the base name of
- * exe (without " (deleted)"), else comm, else "unknown". */
+ * pod's workload or UID, the container's name or ID, the unit, else the
+ * base name of exe (without " (deleted)"), else comm, else "unknown". */
 void agent_service_name(const struct agent_service_id *id, const char *exe, const char *comm,
 			char *out, size_t size);
 /* Whether --label l applies to a process of service (l->service NULL or equal). */
@@ -504,14 +516,17 @@ struct agent_proc_map {
 	uint64_t pprof_id;	/* mapping id in the profile being built, 0: none */
 };
 
-/* A process' perf map, read when a JIT frame is not named (at most once
- * per AGENT_PERFMAP_RETRY_NS, again only when its size or mtime changed). */
+/* A process' perf map and jitdump, read when a JIT frame is not named (at
+ * most once per AGENT_PERFMAP_RETRY_NS, again only when the file changed). */
 struct agent_jit {
 	struct agent_perfmap *map; /* the last map read, NULL: none */
 	bool tried;
 	bool warned;		/* a refused map logged (once a process) */
 	uint64_t tried_ns;	/* ember_monotonic_ns() of the last try */
 	int64_t size, mtime_ns;	/* of the file last read or refused */
+	struct agent_jitdump *dump; /* its jitdump as read so far, NULL: none */
+	bool dump_refused;	/* read no more (logged once) */
+	bool dump_warned;
 };
 
 struct agent_process {
@@ -609,33 +624,81 @@ const char *agent_kallsyms_lookup(const struct agent_kallsyms *k, uint64_t addr,
 /* The kernel text range (_stext .. _etext) */
 void agent_kallsyms_text(const struct agent_kallsyms *k, uint64_t *start, uint64_t *end);
 
-/* ---- JIT symbols, /tmp/perf-PID.map (perfmap.c) ----------------------- */
+/* ---- JIT symbols, /tmp/perf-PID.map (perfmap.c), jitdump (jitdump.c) --- */
 
 /* Bounds of a perf map, written by the profiled (unprivileged) process:
  * a bigger file, or one with more entries, is refused (docs/agent.md). */
 #define AGENT_PERFMAP_MAX_BYTES ((size_t)64 << 20)
 #define AGENT_PERFMAP_MAX_ENTRIES ((size_t)1 << 20)
 #define AGENT_PERFMAP_RETRY_NS 2000000000ULL /* a process' map tried at most this often */
+#define AGENT_JIT_NAME_MAX 4096 /* a longer name is no function's: its entry skipped */
+/* A jitdump holds the code too: a bigger one is read no further (its
+ * entries and names are bounded as a perf map's). */
+#define AGENT_JITDUMP_MAX_BYTES ((size_t)1 << 30)
 
 struct agent_perfmap;
 /* Parse a map from memory (data need not be NUL-terminated): NULL with
  * *err, -E2BIG past AGENT_PERFMAP_MAX_ENTRIES. */
 struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *err);
+/* A map built by another parser (jitdump.c): new, add each entry (name:
+ * len bytes, copied), sort before the first lookup.  add: -E2BIG past
+ * AGENT_PERFMAP_MAX_ENTRIES or AGENT_PERFMAP_MAX_BYTES of names. */
+struct agent_perfmap *agent_perfmap_new(int *err);
+int agent_perfmap_add(struct agent_perfmap *m, uint64_t start, uint64_t size, const char *name,
+		      size_t len);
+void agent_perfmap_sort(struct agent_perfmap *m);
 void agent_perfmap_free(struct agent_perfmap *m);
 const char *agent_perfmap_lookup(const struct agent_perfmap *m, uint64_t addr);
-/* The name of JIT code at addr in pr, or NULL: from pr's map, read from
- * /proc/PID/root/tmp/perf-NSPID.map when it does not name addr (rate
- * limited, only when the file changed; owner, type and size checked,
- * a refusal counted in p and logged once for pr).  Points into pr's map:
- * valid until the next call for pr or agent_perfmap_forget. */
+/* The name of JIT code at addr in pr, or NULL: from pr's jitdump, else
+ * its perf map (a jitdump's entry wins where both name addr), both read
+ * again when neither names addr: the map from
+ * /proc/PID/root/tmp/perf-NSPID.map, the jitdump from the executable
+ * mapping of a jit-NSPID.dump (rate limited, only when the file changed;
+ * owner, type and size checked, a refusal counted in p and logged once
+ * for pr).  Points into pr's map or jitdump: valid until the next call for
+ * pr or agent_perfmap_forget. */
 const char *agent_perfmap_name(struct agent_procs *p, struct agent_process *pr, uint64_t addr);
-/* Drop pr's map and its state (an exec, the process freed). */
+/* Why a perf map or jitdump of pr (st its fstat) is refused, in why: owned
+ * by another uid than pr's or root, or larger than max_bytes; NULL when
+ * it is not. */
+struct stat;
+const char *agent_jit_file_refusal(const struct agent_process *pr, const struct stat *st,
+				   size_t max_bytes, char *why, size_t size);
+/* A perf map or jitdump (what) of pr refused: counted in p, logged once
+ * for pr (*warned). */
+void agent_jit_refuse(struct agent_procs *p, struct agent_process *pr, bool *warned,
+		      const char *what, const char *path, const char *why);
+/* Drop pr's map, jitdump and their state (an exec, the process freed). */
 void agent_perfmap_forget(struct agent_process *pr);
+
+/* A jitdump as read so far (jitdump.c; the format: perf's jitdump.h,
+ * version 1): its entries, added to as the file grows. */
+struct agent_jitdump;
+struct agent_jitdump *agent_jitdump_new(int *err);
+void agent_jitdump_free(struct agent_jitdump *jd);
+/* Parse data, the file's first size bytes, from where the last call
+ * stopped (size never less than then: -EINVAL); a record not complete
+ * yet is left for the next call.  0, or -EBADMSG (malformed),
+ * -EPROTONOSUPPORT (another version or byte order), -E2BIG (past a
+ * perf map's entries or names); after an error jd is left as it was read
+ * up to the bad record.  TESTABLE (the file is read by
+ * agent_jitdump_refresh). */
+int agent_jitdump_feed(struct agent_jitdump *jd, const void *data, size_t size);
+/* The name of the code at addr, or NULL; valid until the next feed. */
+const char *agent_jitdump_lookup(const struct agent_jitdump *jd, uint64_t addr);
+/* Open pr's jitdump, if it maps one and it is not open yet (after each
+ * scan: the descriptor kept, so the file can be read after pr's exit).
+ * 0, or a negative errno (-ELOOP, -EINVAL: refused at the next refresh). */
+int agent_jitdump_open(struct agent_process *pr);
+/* Read pr's jitdump, if it maps one, from where the last read stopped
+ * (perfmap.c's rate limit applies): into pr->jit.dump. */
+void agent_jitdump_refresh(struct agent_procs *p, struct agent_process *pr);
 
 /* ---- draining and building profiles (drain.c, profile_build.c) -------- */
 
 struct agent_sample {
 	uint32_t pid;
+	uint32_t tid;		/* the thread; an attribute, never a series */
 	uint32_t flags;		/* AGENT_STACK_OFF_CPU: count is off-CPU ns */
 	char comm[AGENT_COMM_LEN];
 	uint64_t count;		/* samples, or weighted off-CPU ns */
@@ -691,6 +754,12 @@ int agent_dir_open(const char *dir, char *why, size_t why_size);
 /* data as dfd/name: a new 0600 file under a random temporary name
  * (O_EXCL | O_NOFOLLOW), renamed over name.  0 or a negative errno. */
 int agent_file_write(int dfd, const char *name, const void *data, size_t size);
+/* Why a directory (st) is unsafe to trust as root: NULL when it is owned
+ * by root or the euid and no one else may write to it (with sticky_ok, a
+ * sticky directory others may write to, like /tmp, is safe too); else
+ * the reason, a static string. */
+struct stat;
+const char *agent_dir_unsafe(const struct stat *st, bool sticky_ok);
 /* Append dfd/name (a regular file, not through a symlink) to b. */
 int agent_file_read(int dfd, const char *name, struct ember_buf *b);
 /* Open a process' file by its open_path without blocking or following a

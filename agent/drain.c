@@ -27,7 +27,7 @@ struct drain {
 
 static int one(struct drain *d, const struct agent_count_key *k, uint64_t count)
 {
-	struct agent_sample s = { .pid = k->pid, .flags = k->flags, .count = count };
+	struct agent_sample s = { .pid = k->pid, .tid = k->tid, .flags = k->flags, .count = count };
 
 	memcpy(s.comm, k->comm, sizeof(s.comm));
 	s.comm[AGENT_COMM_LEN - 1] = '\0';

@@ -15,6 +15,8 @@
  * (agent_open_mapped), refused unless a regular file owned by the
  * process's uid or root, at most AGENT_PERFMAP_MAX_BYTES and
  * AGENT_PERFMAP_MAX_ENTRIES (a refusal counted, logged once a process).
+ * The process's jitdump (jitdump.c) is read at the same time, and its
+ * entries win over the map's.
  */
 #include "agent_internal.h"
 
@@ -45,39 +47,63 @@ static int cmp_entry(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* One "START SIZE NAME" line (hex numbers, NAME to the end of the line);
- * other lines are skipped. */
-static int add_line(struct agent_perfmap *m, const char *line, size_t len)
-{
-	char buf[4096];
-	struct pm_entry e;
-	int pos = 0;
-
-	if (len >= sizeof(buf))
-		return 0; /* a name this long is not a function name */
-	memcpy(buf, line, len);
-	buf[len] = '\0';
-	if (sscanf(buf, "%" SCNx64 " %" SCNx64 " %n", &e.start, &e.size, &pos) < 2 || !pos ||
-	    !buf[pos] || e.size == 0 || e.start + e.size < e.start)
-		return 0;
-	if (m->n >= AGENT_PERFMAP_MAX_ENTRIES)
-		return -E2BIG;
-	e.name = m->names.len;
-	EMBER_FORWARD_IF_ERROR(ember_buf_append(&m->names, buf + pos, len - (size_t)pos + 1));
-	return EMBER_VEC_PUSH(m->v, m->n, m->alloc, e);
-}
-
-struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *err)
+struct agent_perfmap *agent_perfmap_new(int *err)
 {
 	struct agent_perfmap *m = calloc(1, sizeof(*m));
-	const char *end = data + size;
-	int e = 0;
 
 	if (!m) {
 		*err = -ENOMEM;
 		return NULL;
 	}
 	ember_buf_init(&m->names, AGENT_PERFMAP_MAX_BYTES);
+	return m;
+}
+
+int agent_perfmap_add(struct agent_perfmap *m, uint64_t start, uint64_t size, const char *name,
+		      size_t len)
+{
+	struct pm_entry e = { .start = start, .size = size, .name = m->names.len };
+	static const char nul;
+
+	if (m->n >= AGENT_PERFMAP_MAX_ENTRIES)
+		return -E2BIG;
+	EMBER_FORWARD_IF_ERROR(ember_buf_append(&m->names, name, len));
+	EMBER_FORWARD_IF_ERROR(ember_buf_append(&m->names, &nul, 1));
+	return EMBER_VEC_PUSH(m->v, m->n, m->alloc, e);
+}
+
+void agent_perfmap_sort(struct agent_perfmap *m)
+{
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), cmp_entry);
+}
+
+/* One "START SIZE NAME" line (hex numbers, NAME to the end of the line);
+ * other lines are skipped. */
+static int add_line(struct agent_perfmap *m, const char *line, size_t len)
+{
+	char buf[AGENT_JIT_NAME_MAX];
+	uint64_t start, size;
+	int pos = 0;
+
+	if (len >= sizeof(buf))
+		return 0; /* a name this long is not a function name */
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	if (sscanf(buf, "%" SCNx64 " %" SCNx64 " %n", &start, &size, &pos) < 2 || !pos ||
+	    !buf[pos] || size == 0 || start + size < start)
+		return 0;
+	return agent_perfmap_add(m, start, size, buf + pos, len - (size_t)pos);
+}
+
+struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *err)
+{
+	struct agent_perfmap *m = agent_perfmap_new(err);
+	const char *end = data + size;
+	int e = 0;
+
+	if (!m)
+		return NULL;
 	for (const char *p = data; !e && p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = (size_t)((nl ? nl : end) - p);
@@ -90,8 +116,7 @@ struct agent_perfmap *agent_perfmap_parse(const char *data, size_t size, int *er
 		*err = e;
 		return NULL;
 	}
-	if (m->n)
-		qsort(m->v, m->n, sizeof(*m->v), cmp_entry);
+	agent_perfmap_sort(m);
 	return m;
 }
 
@@ -117,29 +142,28 @@ static struct agent_perfmap *read_fd(int fd, int *err)
 	return m;
 }
 
-/* Why the map st (of pr) is refused, in why; NULL when it is not. */
-static const char *refusal(const struct agent_process *pr, const struct stat *st, char *why,
-			   size_t size)
+const char *agent_jit_file_refusal(const struct agent_process *pr, const struct stat *st,
+				   size_t max_bytes, char *why, size_t size)
 {
 	if (st->st_uid != pr->uid && st->st_uid != 0)
 		snprintf(why, size, "owned by uid %u, not the process's (%u) or root",
 			 (unsigned)st->st_uid, (unsigned)pr->uid);
-	else if ((uint64_t)st->st_size > AGENT_PERFMAP_MAX_BYTES)
-		snprintf(why, size, "larger than %zu MiB (%" PRId64 " bytes)",
-			 AGENT_PERFMAP_MAX_BYTES >> 20, (int64_t)st->st_size);
+	else if ((uint64_t)st->st_size > max_bytes)
+		snprintf(why, size, "larger than %zu MiB (%" PRId64 " bytes)", max_bytes >> 20,
+			 (int64_t)st->st_size);
 	else
 		return NULL;
 	return why;
 }
 
-static void refuse(struct agent_procs *p, struct agent_process *pr, const char *path,
-		   const char *why)
+void agent_jit_refuse(struct agent_procs *p, struct agent_process *pr, bool *warned,
+		      const char *what, const char *path, const char *why)
 {
 	agent_procs_note_perfmap(p, true);
-	if (pr->jit.warned)
+	if (*warned)
 		return;
-	pr->jit.warned = true;
-	pr_warn("agent: pid %d (%s): perf map '%s' ignored: %s", (int)pr->pid, pr->comm, path,
+	*warned = true;
+	pr_warn("agent: pid %d (%s): %s '%s' ignored: %s", (int)pr->pid, pr->comm, what, path,
 		why);
 }
 
@@ -156,7 +180,8 @@ static void refresh(struct agent_procs *p, struct agent_process *pr)
 		 (int)pr->nspid);
 	fd = agent_open_mapped(path, &st);
 	if (fd == -ELOOP || fd == -EINVAL) {
-		refuse(p, pr, path, fd == -ELOOP ? "a symlink" : "not a regular file");
+		agent_jit_refuse(p, pr, &pr->jit.warned, "perf map", path,
+				 fd == -ELOOP ? "a symlink" : "not a regular file");
 		return;
 	}
 	if (fd < 0)
@@ -168,9 +193,9 @@ static void refresh(struct agent_procs *p, struct agent_process *pr)
 	}
 	pr->jit.size = st.st_size;
 	pr->jit.mtime_ns = mtime_ns;
-	if (refusal(pr, &st, why, sizeof(why))) {
+	if (agent_jit_file_refusal(pr, &st, AGENT_PERFMAP_MAX_BYTES, why, sizeof(why))) {
 		close(fd);
-		refuse(p, pr, path, why);
+		agent_jit_refuse(p, pr, &pr->jit.warned, "perf map", path, why);
 		return;
 	}
 	m = read_fd(fd, &err);
@@ -180,7 +205,7 @@ static void refresh(struct agent_procs *p, struct agent_process *pr)
 			snprintf(why, sizeof(why), "more than %zu entries", AGENT_PERFMAP_MAX_ENTRIES);
 		else
 			snprintf(why, sizeof(why), "%s", strerror(-err));
-		refuse(p, pr, path, why);
+		agent_jit_refuse(p, pr, &pr->jit.warned, "perf map", path, why);
 		return;
 	}
 	agent_perfmap_free(pr->jit.map);
@@ -188,9 +213,20 @@ static void refresh(struct agent_procs *p, struct agent_process *pr)
 	agent_procs_note_perfmap(p, false);
 }
 
+/* A jitdump's entry first: it names the code the runtime loaded last at
+ * an address, where a perf map may keep an older line. */
+static const char *lookup(const struct agent_jit *j, uint64_t addr)
+{
+	const char *name = j->dump ? agent_jitdump_lookup(j->dump, addr) : NULL;
+
+	if (!name && j->map)
+		name = agent_perfmap_lookup(j->map, addr);
+	return name;
+}
+
 const char *agent_perfmap_name(struct agent_procs *p, struct agent_process *pr, uint64_t addr)
 {
-	const char *name = pr->jit.map ? agent_perfmap_lookup(pr->jit.map, addr) : NULL;
+	const char *name = lookup(&pr->jit, addr);
 	uint64_t now;
 
 	if (name)
@@ -199,14 +235,16 @@ const char *agent_perfmap_name(struct agent_procs *p, struct agent_process *pr, 
 	if (pr->jit.tried && now - pr->jit.tried_ns < AGENT_PERFMAP_RETRY_NS)
 		return NULL;
 	refresh(p, pr);
+	agent_jitdump_refresh(p, pr);
 	pr->jit.tried = true;
 	pr->jit.tried_ns = now;
-	return pr->jit.map ? agent_perfmap_lookup(pr->jit.map, addr) : NULL;
+	return lookup(&pr->jit, addr);
 }
 
 void agent_perfmap_forget(struct agent_process *pr)
 {
 	agent_perfmap_free(pr->jit.map);
+	agent_jitdump_free(pr->jit.dump);
 	memset(&pr->jit, 0, sizeof(pr->jit));
 }
 

@@ -243,6 +243,9 @@ static void read_labels(struct agent_process *pr)
 	if (sid.pod_uid[0]) /* else, or none there, the pod's UID */
 		agent_service_pod_workload(AGENT_PODS_DIR, sid.pod_uid, sid.workload,
 					   sizeof(sid.workload));
+	else if (sid.container_full[0]) /* else, or none there, the ID */
+		agent_service_container_name(AGENT_DOCKER_DIR, sid.container_full,
+					     sid.container_name, sizeof(sid.container_name));
 	agent_service_name(&sid, pr->exe, pr->comm, pr->service, sizeof(pr->service));
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr->pid);
 	f = fopen(path, "re");
@@ -454,6 +457,7 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 	pr->scan_ns = now;
 	pr->exited = false;
 	pr->scan_cost_ns = ember_monotonic_ns() - now;
+	agent_jitdump_open(pr); /* kept open: its last records come at exit */
 	return write_bpf(p, pr);
 }
 

@@ -635,6 +635,7 @@ static __always_inline void send_record(void *ctx, const struct agent_count_key 
 	if (!r)
 		return;
 	r->pid = key->pid;
+	r->tid = key->tid;
 	r->flags = key->flags;
 	__builtin_memcpy(r->comm, key->comm, sizeof(r->comm));
 	n &= AGENT_MAX_FRAMES; /* 127: a mask the verifier can bound */
@@ -752,6 +753,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!st)
 		return 0;
 	key.pid = pid;
+	key.tid = (__u32)id;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	walk_init(&w, pid);
 	if (task->mm)
@@ -857,6 +859,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *uregs, long ret)
 		return 0;
 	}
 	key.pid = pid;
+	key.tid = tid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	walk_user(task, pid, &w, &key, st);
 	send_record(ctx, &key, st, w.n, p);

@@ -9,9 +9,9 @@
  * /proc/kallsyms, JIT frames named from /tmp/perf-PID.map, and labels on
  * every sample: the series labels host, service_name (service_id.c) and the
  * --label ones that apply to its service; then, as sample attributes
- * ("@KEY": per sample, never a series on the server), @pid, @comm (the
- * thread's name), @executable, @build_id, @cgroup, @container_id and
- * @unwind (how the walk ended).
+ * ("@KEY": per sample, never a series on the server), @pid, @tid (the
+ * thread), @comm (the thread's name), @executable, @build_id, @cgroup,
+ * @container_id and @unwind (how the walk ended).
  *
  * Addresses: the leaf frame's is the sampled pc; a caller's is its return
  * address minus one, inside the call instruction, so a lookup lands on
@@ -285,13 +285,15 @@ static const char *service_label(const struct agent_opts *o, const char *detecte
  * named "@KEY", the sample's attributes: kept per sample by the server,
  * never a series (docs/formats.md), so one service is one series. */
 static size_t labels_of(const struct agent_profile *pr, const struct agent_sample *s,
-			const struct agent_process *proc, char *pidbuf, struct pprof_sample_label *l)
+			const struct agent_process *proc, char (*num)[16],
+			struct pprof_sample_label *l)
 {
 	const char *bid = exe_build_id(proc);
 	const char *service = proc && proc->service[0] ? proc->service : s->comm;
 	size_t n = 0;
 
-	snprintf(pidbuf, 16, "%u", s->pid);
+	snprintf(num[0], sizeof(num[0]), "%u", s->pid);
+	snprintf(num[1], sizeof(num[1]), "%u", s->tid);
 	l[n++] = (struct pprof_sample_label){ .key = "host", .str = pr->o->host };
 	l[n++] = (struct pprof_sample_label){ .key = "service_name",
 					       .str = service_label(pr->o, service) };
@@ -299,7 +301,8 @@ static size_t labels_of(const struct agent_profile *pr, const struct agent_sampl
 		if (label_applies(pr->o, i, service))
 			l[n++] = (struct pprof_sample_label){ .key = pr->o->labels[i].key,
 							       .str = pr->o->labels[i].value };
-	l[n++] = (struct pprof_sample_label){ .key = "@pid", .str = pidbuf };
+	l[n++] = (struct pprof_sample_label){ .key = "@pid", .str = num[0] };
+	l[n++] = (struct pprof_sample_label){ .key = "@tid", .str = num[1] };
 	l[n++] = (struct pprof_sample_label){ .key = "@comm", .str = s->comm };
 	if (proc && proc->exe[0])
 		l[n++] = (struct pprof_sample_label){ .key = "@executable", .str = proc->exe };
@@ -318,10 +321,10 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 	struct agent_profile *pr = ctx;
 	struct agent_process *proc = agent_procs_find(pr->procs, (pid_t)s->pid);
 	uint64_t ids[AGENT_MAX_KFRAMES + AGENT_MAX_FRAMES + 1];
-	struct pprof_sample_label labels[9 + pr->o->nlabels];
+	struct pprof_sample_label labels[10 + pr->o->nlabels];
 	int64_t values[3] = { 0 };
 	size_t nvalues = pr->o->off_cpu ? 3 : 2;
-	char pidbuf[16];
+	char num[2][16]; /* @pid, @tid */
 	size_t n = 0;
 
 	for (uint32_t i = 0; i < s->nkernel; i++)
@@ -339,7 +342,7 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 		pr->nsamples += s->count;
 	}
 	return pprof_add_sample_labeled(pr->p, ids, n, values, nvalues, labels,
-				       labels_of(pr, s, proc, pidbuf, labels));
+				       labels_of(pr, s, proc, num, labels));
 }
 
 int agent_profile_encode(struct agent_profile *pr, bool gzip, struct ember_buf *out)

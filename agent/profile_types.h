@@ -92,14 +92,14 @@ struct agent_ustack {
 	__u64 ips[AGENT_MAX_FRAMES];
 };
 
-/* counts: one distinct (process, thread name, stacks) -> samples, or
- * with AGENT_STACK_OFF_CPU in flags the weighted ns blocked there. */
+/* counts: one distinct (process, thread, thread name, stacks) -> samples,
+ * or with AGENT_STACK_OFF_CPU in flags the weighted ns blocked there. */
 struct agent_count_key {
 	__u32 pid;		/* tgid */
 	__s32 kstack_id;	/* in kstacks, < 0: none */
 	__u64 ustack_hash;	/* in ustacks, 0: none */
 	__u32 flags;		/* enum agent_stack_flags */
-	__u32 pad;
+	__u32 tid;		/* the thread (the kernel's pid) */
 	char comm[AGENT_COMM_LEN];
 };
 
@@ -114,7 +114,7 @@ struct agent_sample_rec {
 	__u32 flags;		/* enum agent_stack_flags */
 	__u16 nuser;
 	__u16 nkernel;
-	__u32 pad;
+	__u32 tid;		/* the thread (the kernel's pid) */
 	char comm[AGENT_COMM_LEN];
 	__u64 ips[AGENT_MAX_FRAMES + AGENT_MAX_KFRAMES];
 };
@@ -171,10 +171,13 @@ _Static_assert(sizeof(struct agent_unwind_rule) == 16 &&
 		       offsetof(struct agent_unwind_rule, fp_off) == 14,
 	       "agent_unwind_rule is struct unwind_rule");
 _Static_assert(sizeof(struct agent_ustack) == 8 + 8 * AGENT_MAX_FRAMES, "agent_ustack");
-_Static_assert(sizeof(struct agent_count_key) == 40, "agent_count_key");
+_Static_assert(sizeof(struct agent_count_key) == 40 &&
+		       offsetof(struct agent_count_key, tid) == 20,
+	       "agent_count_key");
 _Static_assert(sizeof(struct agent_event) == 24, "agent_event");
 _Static_assert(sizeof(struct agent_sample_rec) ==
 		       32 + 8 * (AGENT_MAX_FRAMES + AGENT_MAX_KFRAMES) &&
+		       offsetof(struct agent_sample_rec, tid) == 12 &&
 		       offsetof(struct agent_sample_rec, ips) == 32,
 	       "agent_sample_rec");
 #endif

@@ -38,7 +38,7 @@
  * sticky_ok, a directory others may write to but not rename or remove
  * entries they do not own in, like /tmp: a parent, whose checked child
  * is root's or the euid's). */
-static const char *dir_unsafe(const struct stat *st, bool sticky_ok)
+const char *agent_dir_unsafe(const struct stat *st, bool sticky_ok)
 {
 	if (st->st_uid != 0 && st->st_uid != geteuid())
 		return "owned by another user than root or the agent's";
@@ -67,7 +67,7 @@ static int parents_check(int fd, const struct stat *st, const char *dir, char *w
 		} else if (pst.st_dev == child.st_dev && pst.st_ino == child.st_ino) {
 			close(up);
 			break; /* the root */
-		} else if ((bad = dir_unsafe(&pst, true))) {
+		} else if ((bad = agent_dir_unsafe(&pst, true))) {
 			char self[64], name[512] = "?";
 			ssize_t n;
 
@@ -102,7 +102,7 @@ int agent_dir_open(const char *dir, char *why, size_t why_size)
 		err = -errno;
 	else if (fstat(fd, &st))
 		err = -errno, close(fd);
-	else if ((bad = dir_unsafe(&st, false)))
+	else if ((bad = agent_dir_unsafe(&st, false)))
 		err = -EPERM, close(fd);
 	else if ((err = parents_check(fd, &st, dir, why, why_size)))
 		return close(fd), err;

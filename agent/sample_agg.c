@@ -2,7 +2,7 @@
  * sample_agg.c - --transport ringbuf: the records of the samples ring
  * buffer (struct agent_sample_rec, one a sample) counted in user space
  * into what the count maps hold with the maps transport: one entry a
- * distinct (pid, flags, comm, user frames, kernel frames).  The records'
+ * distinct (pid, tid, flags, comm, user frames, kernel frames).  The records'
  * bytes sit one after another in an arena; a hash set deduplicates them.
  * Bounded as the count maps are: at most AGG_MAX_ENTRIES distinct stacks
  * an interval, past which a sample is counted as dropped.  An off-CPU
@@ -122,7 +122,8 @@ int agent_agg_drain(struct agent_agg *g, agent_sample_fn fn, void *ctx, size_t *
 	for (size_t i = 0; i < g->n && !err; i++) {
 		const struct agent_sample_rec *r =
 			(const void *)(g->arena.data + g->v[i].off);
-		struct agent_sample s = { .pid = r->pid, .flags = r->flags,
+		struct agent_sample s = { .pid = r->pid, .tid = r->tid,
+					  .flags = r->flags,
 					  .count = g->v[i].count, .nuser = r->nuser,
 					  .nkernel = r->nkernel,
 					  .user = (const uint64_t *)r->ips,

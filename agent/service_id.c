@@ -13,7 +13,10 @@
  *   2. a container: docker-<ID>.scope, cri-containerd-<ID>.scope,
  *      crio-<ID>.scope, libpod-<ID>.scope (systemd driver; without
  *      .scope under cgroupfs) or a bare 64-hex directory (/docker/<ID>,
- *      cgroupfs): the ID cut to 12 hex digits, as `docker ps` shows it;
+ *      cgroupfs): its name where the node keeps it in a file (Docker:
+ *      /var/lib/docker/containers/<ID>/config.v2.json, read as root from
+ *      directories only root may write, at most 1 MiB, parsed with
+ *      jansson), else the ID cut to 12 hex digits, as `docker ps` shows it;
  *   3. a systemd unit: the last *.service or *.scope of the path (a user
  *      unit under user@UID.service/app.slice/; user@UID is none itself),
  *      its suffix dropped; login sessions (session-N.scope) and scopes
@@ -32,8 +35,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CONTAINER_ID_LEN 64
@@ -137,6 +142,7 @@ static void parse_component(const char *c, size_t n, bool in_kubepods,
 		snprintf(id->pod_uid, sizeof(id->pod_uid), "%.36s", buf);
 	} else if (container_component(c, n, buf)) {
 		snprintf(id->container_id, sizeof(id->container_id), "%.12s", buf);
+		snprintf(id->container_full, sizeof(id->container_full), "%s", buf);
 	} else if ((unit = unit_component(c, n)) != 0) {
 		snprintf(id->unit, sizeof(id->unit), "%.*s", (int)unit, c);
 	}
@@ -170,7 +176,8 @@ void agent_service_name(const struct agent_service_id *id, const char *exe, cons
 	if (id->pod_uid[0])
 		snprintf(out, size, "%s", id->workload[0] ? id->workload : id->pod_uid);
 	else if (id->container_id[0])
-		snprintf(out, size, "%s", id->container_id);
+		snprintf(out, size, "%s",
+			 id->container_name[0] ? id->container_name : id->container_id);
 	else if (id->unit[0])
 		snprintf(out, size, "%s", id->unit);
 	else if (n)
@@ -249,5 +256,83 @@ int agent_service_pod_workload(const char *dir, const char *uid, char *name, siz
 			break;
 		}
 	closedir(d);
+	return err;
+}
+
+/* ---- a container's name (Docker) ---------------------------------------- */
+
+/* name at dfd (NULL: the path name) as a directory only root (or the
+ * euid) may write: its descriptor, or a negative errno (-EPERM unsafe). */
+static int open_trusted_dir(int dfd, const char *name)
+{
+	int fd = dfd >= 0 ? openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			  : open(name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (agent_dir_unsafe(&st, false))
+		err = -EPERM;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Docker's rule for a name: [a-zA-Z0-9][a-zA-Z0-9_.-]* (daemon/names). */
+static bool docker_name(const char *s)
+{
+	if (!isalnum((unsigned char)s[0]))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
+			return false;
+	return true;
+}
+
+/* The "Name" of a config.v2.json in b: 0 with it (without its '/') in name. */
+static int config_name(const struct ember_buf *b, char *name, size_t size)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(b->data ? b->data : "", b->len, JSON_REJECT_DUPLICATES, &jerr);
+	const char *s = json_string_value(json_object_get(root, "Name"));
+	int err = -ENOENT;
+
+	if (!root)
+		return -EBADMSG;
+	if (s && *s == '/')
+		s++;
+	if (s && (!docker_name(s) || strlen(s) >= size))
+		err = -EBADMSG;
+	else if (s)
+		err = 0, snprintf(name, size, "%s", s);
+	json_decref(root);
+	return err;
+}
+
+int agent_service_container_name(const char *dir, const char *id, char *name, size_t size)
+{
+	struct ember_buf b;
+	int top, fd, err;
+
+	if (strlen(id) != CONTAINER_ID_LEN || !all_hex(id, CONTAINER_ID_LEN))
+		return -EINVAL;
+	top = open_trusted_dir(-1, dir);
+	if (top < 0)
+		return top;
+	fd = open_trusted_dir(top, id);
+	close(top);
+	if (fd < 0)
+		return fd;
+	ember_buf_init(&b, AGENT_CONTAINER_CONFIG_MAX);
+	err = agent_file_read(fd, "config.v2.json", &b);
+	close(fd);
+	if (!err)
+		err = config_name(&b, name, size);
+	ember_buf_release(&b);
 	return err;
 }

@@ -9,6 +9,8 @@ named NAME.service made here); the agent (--pid: those two alone) pushes to
 a real `ember serve`, whose label index then says what the series labels
 are (host, service_name from the unit, the --label ones that apply: no pid,
 no comm), and whose pprof answer still labels each sample with its pid.
+A process of named threads (fixtures/threads.c) gets its thread IDs as
+the samples' tid, one series whatever its threads.
 The cgroup-path parser's table of paths is tests/unit/test_agent.c's
 test_agent__service_name_from_cgroup_paths.  A case that cannot run here
 exits 77 with the reason.
@@ -131,6 +133,66 @@ def test_agent_identity__series_by_service_pid_per_sample():
     finally:
         for u in units:
             u.remove()
+
+
+def thread_names(pid):
+    """{tid: comm} of pid's threads, from /proc/PID/task."""
+    out = {}
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                out[t] = f.read().strip()
+        except OSError:
+            pass  # the thread ended
+    return out
+
+
+def test_agent_identity__thread_id_a_sample_attribute():
+    """A process with named threads (spin-a doing work_a, spin-b doing
+    work_b, four more named pool): each sample's tid is one of the
+    process's threads as /proc/PID/task lists them, with that thread's
+    name and work, several threads are told apart, and the process is
+    still one series (host and service_name, one value each: no tid, no
+    pid)."""
+    ta.needs_go()
+    ta.require_bpf()
+    p = subprocess.Popen([ta.fx("threads_fp"), "2.5", "4"], stdout=subprocess.DEVNULL)
+    ta.CHILDREN.append(p)
+    wait_for(lambda: len(thread_names(p.pid)) == 7 and
+             "pool" in thread_names(p.pid).values(), "the fixture's 7 threads", 30)
+    names = thread_names(p.pid)
+    by_name = {v: k for k, v in names.items()}
+    srv = ta.Server()
+    srv.upload(ta.fx("threads_fp"))
+    agent = ta.Agent(["--server", srv.url, "--token", srv.token, "--interval", "1",
+                      "--pid", str(p.pid)])
+    p.wait(timeout=120)
+    agent.stop()  # drains and pushes the last interval
+    samples = query_samples(srv, "{}")
+    tids = {}
+    for lab, c, f in samples:
+        check(lab.get("pid") == str(p.pid), "a sample of pid %r, not %d" % (lab.get("pid"), p.pid))
+        tid = lab.get("tid")
+        check(tid in names, "a sample of tid %r, not a thread of %d (%r)" % (tid, p.pid, names))
+        check(lab.get("comm") == names[tid], "tid %s labelled comm %r, its name is %r"
+              % (tid, lab.get("comm"), names[tid]))
+        tids[tid] = tids.get(tid, 0) + c
+    pool = [t for t, n in names.items() if n == "pool" and t in tids]
+    check(by_name["spin-a"] in tids and by_name["spin-b"] in tids and len(pool) >= 2,
+          "samples by thread %r; threads %r" % (tids, names))
+    for name, work in (("spin-a", "work_a"), ("spin-b", "work_b")):
+        mine = [s for s in samples if s[0].get("tid") == by_name[name]]
+        frac, total = ta.share(mine, lambda f: work in f)
+        check(frac >= 0.8, "%s (tid %s): %.0f%% of %d samples in %s"
+              % (name, by_name[name], 100 * frac, total, work))
+    labels = set(get_json(srv, "/api/v1/labels", query="{}",
+                          **{"from": "now-10m"})["names"]) - {"__name__"}
+    check(labels == {"host", "service_name"}, "series labels %r" % sorted(labels))
+    for name in labels:
+        values = get_json(srv, "/api/v1/labels/%s/values" % name, query="{}",
+                          **{"from": "now-10m"})["values"]
+        check(len(values) == 1, "%d values of %s (%r): more than one series for %d threads"
+              % (len(values), name, values, len(tids)))
 
 
 def test_agent_identity__malformed_label_refused_at_start():

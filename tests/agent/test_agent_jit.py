@@ -119,18 +119,29 @@ console.log(sink > 0 ? "done" : "done.");
 NATIVE_OUTER = re.compile(r"^(main|node::Start\b.*|__libc_start_main.*|__libc_start_call_main.*)$")
 
 
-def test_agent_jit__node_walk_reaches_main():
-    """node --perf-basic-prof running leaf <- middle <- outer: the JS
-    names in most samples, and the walk goes on from the JIT code through
-    node's own frames (V8's builtins, no CFI: frame pointers; node's C++:
-    its table) to main or libc's __libc_start_main in most samples."""
+def node_and_script():
+    """node (its real path, to upload) and NODE_JS written out."""
     ta.needs_go()
     need("node")
     ta.require_bpf()
     js = os.path.join(ta.TMP, "busy.js")
     with open(js, "w") as f:
         f.write(NODE_JS)
-    node = os.path.realpath(packages.which("node"))
+    return os.path.realpath(packages.which("node")), js
+
+
+def js_named(f):
+    """leaf <- middle <- outer named (leaf among the first three frames)."""
+    return any(re.search(r"\bleaf\b", n) for n in f[:3]) and \
+        any(re.search(r"\bmiddle\b", n) for n in f) and any(re.search(r"\bouter\b", n) for n in f)
+
+
+def test_agent_jit__node_walk_reaches_main():
+    """node --perf-basic-prof running leaf <- middle <- outer: the JS
+    names in most samples, and the walk goes on from the JIT code through
+    node's own frames (V8's builtins, no CFI: frame pointers; node's C++:
+    its table) to main or libc's __libc_start_main in most samples."""
+    node, js = node_and_script()
     agent = ta.Agent([])
     p = subprocess.Popen([node, "--perf-basic-prof", "--interpreted-frames-native-stack",
                           "--no-turbo-inlining", js, "6000"], stdout=subprocess.DEVNULL)
@@ -142,10 +153,6 @@ def test_agent_jit__node_walk_reaches_main():
             os.unlink("/tmp/perf-%d.map" % p.pid)
     agent.stop()
     s = jit_samples(agent, p.pid, [node, ta.LIBC])
-
-    def js_named(f):
-        return any(re.search(r"\bleaf\b", n) for n in f[:3]) and \
-            any(re.search(r"\bmiddle\b", n) for n in f) and any(re.search(r"\bouter\b", n) for n in f)
 
     def reaches_main(f):
         last_js = max([i for i, n in enumerate(f) if re.search(r"\b(leaf|middle|outer)\b", n)],
@@ -204,6 +211,42 @@ def test_agent_jit__unsafe_perf_maps_ignored():
               % (p.pid, why, named))
     check(refused >= 3, "/metrics counts %r refused perf maps, not >= 3" % refused)
 
+
+
+# ---- jitdump files ------------------------------------------------------------
+
+
+def test_agent_jit__node_jitdump_names_js():
+    """node --perf-prof (no --perf-basic-prof: no perf map) writes
+    jit-PID.dump in its current directory and maps it executable; the
+    agent finds it among the process's mappings, reads it as it grows,
+    and names leaf <- middle <- outer in most of node's samples.  One
+    interval for the whole run: V8 writes its jitdump through a 4 KiB
+    buffer, so the records of the code it compiled last (here middle and
+    outer) reach the file at its exit, which the agent still reads through
+    the descriptor it kept."""
+    node, js = node_and_script()
+    cwd = os.path.join(ta.TMP, "node-cwd")
+    os.mkdir(cwd)
+    agent = ta.Agent(["--interval", "120"])
+    p = subprocess.Popen([node, "--perf-prof", "--interpreted-frames-native-stack",
+                          "--no-turbo-inlining", js, "6000"], stdout=subprocess.DEVNULL, cwd=cwd)
+    ta.CHILDREN.append(p)
+    p.wait(timeout=60)
+    log = agent.stop()
+    perfmap = "/tmp/perf-%d.map" % p.pid
+    check(not os.path.exists(perfmap), "node --perf-prof wrote %s too" % perfmap)
+    dump = os.path.join(cwd, "jit-%d.dump" % p.pid)
+    check(os.path.exists(dump), "node --perf-prof wrote no %s: %r" % (dump, os.listdir(cwd)))
+    refused = [line for line in log.splitlines() if "jitdump" in line and " ignored: " in line]
+    check(not refused, "the agent refused the jitdump: %r" % refused)
+    s = jit_samples(agent, p.pid, [node, ta.LIBC])
+    frac, total = ta.share(s, js_named)
+    print("%.1f%% of %d samples show leaf <- middle <- outer (%d bytes of jitdump)"
+          % (100 * frac, total, os.path.getsize(dump)))
+    check(frac >= 0.5, "only %.1f%% of %d samples of node show leaf <- middle <- outer from "
+          "its jitdump; the most frequent: %s; the agent's jitdump reads: %s"
+          % (100 * frac, total, report(s), [l for l in log.splitlines() if "jitdump" in l]))
 
 def main():
     ember_test.run_case(ta.CASE, "test_agent_jit__", globals(), ta.TMP, ta.CHILDREN)

@@ -1,9 +1,11 @@
 /*
  * fuzz_agent.c - libFuzzer target for the agent's parsers of outside
- * input: /tmp/perf-PID.map (written by the profiled process, read by the
- * root agent) and /proc/PID/maps lines.  Byte 0 selects: 0 a perf map, 1
- * maps lines; the rest is the text.  Every name a perf-map lookup returns
- * must be NUL-terminated inside the map: a violation aborts.
+ * input: /tmp/perf-PID.map and jit-PID.dump (written by the profiled
+ * process, read by the root agent) and /proc/PID/maps lines.  Byte 0
+ * selects: 0 a perf map, 1 maps lines, 2 a jitdump (read in two steps, a
+ * prefix then the whole, as a file that grows); the rest is the input.
+ * Every name a lookup returns must be NUL-terminated inside the input: a
+ * violation aborts.
  * (The unwind blobs the agent downloads are fuzz_unwind.c's.)
  */
 #include "agent_internal.h"
@@ -35,6 +37,25 @@ static void perfmap(const char *text, size_t n)
 	agent_perfmap_free(m);
 }
 
+static void jitdump(const uint8_t *data, size_t n)
+{
+	int err = 0;
+	struct agent_jitdump *jd = agent_jitdump_new(&err);
+	uint64_t probes[] = { 0, 0x1000, 0x7f0000001000, 0x7f0000003008, UINT64_MAX };
+
+	if (!jd)
+		return;
+	if (!agent_jitdump_feed(jd, data, n / 2))
+		agent_jitdump_feed(jd, data, n);
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		const char *name = agent_jitdump_lookup(jd, probes[i]);
+
+		if (name && strlen(name) > n)
+			abort();
+	}
+	agent_jitdump_free(jd);
+}
+
 static void maps(const char *text, size_t n)
 {
 	char *copy = malloc(n + 1), *save = NULL;
@@ -59,5 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		perfmap((const char *)data + 1, size - 1);
 	else if (data[0] == 1)
 		maps((const char *)data + 1, size - 1);
+	else if (data[0] == 2)
+		jitdump(data + 1, size - 1);
 	return 0;
 }

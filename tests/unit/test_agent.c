@@ -1,7 +1,7 @@
 /*
  * test_agent.c - unit tests of the agent's parts that run without a
- * sampling BPF program: the range allocator, the /proc/PID/maps and perf
- * map parsers, kallsyms, the ELF facts (against the unwind compiler's own
+ * sampling BPF program: the range allocator, the /proc/PID/maps, perf
+ * map and jitdump parsers, kallsyms, the ELF facts (against the unwind compiler's own
  * reading of the build ID), loading a compiled table into real BPF maps,
  * the table manager (tables.c: files by build ID, the worker's outcome,
  * the cache, idle tables unloaded), the processes (procs.c, on children
@@ -118,6 +118,176 @@ static int test_agent__perfmap_entries_bounded(void)
 	m = agent_perfmap_parse(text, n * len, &err);
 	free(text);
 	CHECK(m == NULL && err == -E2BIG);
+	return 0;
+}
+
+/* A jitdump written as perf's jitdump.h says (version 1, this machine's
+ * byte order), record by record. */
+static void jd_put(struct ember_buf *b, const void *p, size_t n)
+{
+	if (ember_buf_append(b, p, n))
+		abort();
+}
+
+static void jd_header(struct ember_buf *b, uint32_t magic, uint32_t version, uint32_t size)
+{
+	uint32_t h[6] = { magic, version, size, 62 /* EM_X86_64 */, 0, 4242 };
+	uint64_t t[2] = { 1, 0 };
+	static const uint8_t pad[64];
+
+	jd_put(b, h, sizeof(h));
+	jd_put(b, t, sizeof(t));
+	if (size > 40)
+		jd_put(b, pad, size - 40);
+}
+
+static void jd_record(struct ember_buf *b, uint32_t id, uint32_t total)
+{
+	uint32_t r[2] = { id, total };
+	uint64_t ts = 2;
+
+	jd_put(b, r, sizeof(r));
+	jd_put(b, &ts, sizeof(ts));
+}
+
+static void jd_load(struct ember_buf *b, uint64_t addr, uint64_t size, const char *name)
+{
+	size_t len = strlen(name) + 1;
+	uint32_t ids[2] = { 4242, 4243 };
+	uint64_t f[4] = { addr, addr, size, 7 };
+	static const uint8_t code[16] = { 0xc3 };
+
+	jd_record(b, 0, (uint32_t)(16 + 40 + len + sizeof(code)));
+	jd_put(b, ids, sizeof(ids));
+	jd_put(b, f, sizeof(f));
+	jd_put(b, name, len);
+	jd_put(b, code, sizeof(code));
+}
+
+static void jd_move(struct ember_buf *b, uint64_t from, uint64_t to, uint64_t size)
+{
+	uint32_t ids[2] = { 4242, 4243 };
+	uint64_t f[5] = { to, from, to, size, 7 };
+
+	jd_record(b, 1, 16 + 48);
+	jd_put(b, ids, sizeof(ids));
+	jd_put(b, f, sizeof(f));
+}
+
+static void jd_skipped(struct ember_buf *b, uint32_t id, size_t body)
+{
+	static const uint8_t zero[64];
+
+	jd_record(b, id, (uint32_t)(16 + body));
+	jd_put(b, zero, body);
+}
+
+/* Loads named, the records perf's reader skips skipped, a move carrying
+ * its name, a later load at an address replacing the earlier one, and a
+ * file read as it grows: a record cut short waits for the next read. */
+static int test_agent__jitdump_loads_moves_and_growth(void)
+{
+	struct ember_buf b;
+	struct agent_jitdump *jd;
+	size_t cut;
+	int err = 0;
+
+	ember_buf_init(&b, 1 << 20);
+	jd_header(&b, 0x4A695444, 1, 48); /* a header longer than 40: records start after it */
+	jd_load(&b, 0x7f0000001000, 0x40, "JS:*fib /app.js:1");
+	jd_skipped(&b, 2, 40);	/* DEBUG_INFO */
+	jd_skipped(&b, 4, 24);	/* UNWINDING_INFO */
+	jd_skipped(&b, 9, 8);	/* a kind of a later version */
+	jd_load(&b, 0x7f0000002000, 0x10, "Builtin:Add");
+	cut = b.len;
+	jd_move(&b, 0x7f0000002000, 0x7f0000003000, 0x10);
+	jd_load(&b, 0x7f0000001000, 0x20, "JS:*fib2 /app.js:9");
+	jd_load(&b, 0x7f0000004000, 0, "no code");
+
+	jd = agent_jitdump_new(&err);
+	CHECK(jd != NULL);
+	CHECK(agent_jitdump_lookup(jd, 0x7f0000001000) == NULL);
+	CHECK(agent_jitdump_feed(jd, b.data, 20) == 0); /* the header not written yet */
+	CHECK(agent_jitdump_feed(jd, b.data, cut + 30) == 0); /* the move cut short */
+	CHECK_STR(agent_jitdump_lookup(jd, 0x7f000000103f), "JS:*fib /app.js:1");
+	CHECK(agent_jitdump_lookup(jd, 0x7f0000001040) == NULL);
+	CHECK_STR(agent_jitdump_lookup(jd, 0x7f0000002008), "Builtin:Add");
+	CHECK(agent_jitdump_feed(jd, b.data, b.len) == 0);
+	CHECK(agent_jitdump_lookup(jd, 0x7f0000002008) == NULL); /* moved away */
+	CHECK_STR(agent_jitdump_lookup(jd, 0x7f0000003008), "Builtin:Add");
+	CHECK_STR(agent_jitdump_lookup(jd, 0x7f0000001010), "JS:*fib2 /app.js:9");
+	CHECK(agent_jitdump_lookup(jd, 0x7f0000001030) == NULL); /* the new code is shorter */
+	CHECK(agent_jitdump_lookup(jd, 0x7f0000004000) == NULL); /* size 0: skipped */
+	CHECK(agent_jitdump_feed(jd, b.data, 10) == -EINVAL); /* shorter than read */
+	agent_jitdump_free(jd);
+	agent_jitdump_free(NULL);
+	ember_buf_release(&b);
+	return 0;
+}
+
+/* The file is written by the profiled process: each bad header or record
+ * is refused with its kind, never followed past the bytes there are. */
+static int test_agent__jitdump_hostile_records_refused(void)
+{
+	struct {
+		const char *what;
+		uint32_t magic, version, hsize, id, total;
+		int want;
+	} cases[] = {
+		{ "not a jitdump", 0x12345678, 1, 40, 0, 0, -EBADMSG },
+		{ "the other byte order", 0x4454694A, 1, 40, 0, 0, -EPROTONOSUPPORT },
+		{ "version 2", 0x4A695444, 2, 40, 0, 0, -EPROTONOSUPPORT },
+		{ "a header shorter than its fields", 0x4A695444, 1, 39, 0, 0, -EBADMSG },
+		{ "a header of 1 MiB", 0x4A695444, 1, 1 << 20, 0, 0, -EBADMSG },
+		{ "a record shorter than its header", 0x4A695444, 1, 40, 2, 15, -EBADMSG },
+		{ "a load shorter than its fields", 0x4A695444, 1, 40, 0, 16 + 40, -EBADMSG },
+		{ "a move shorter than its fields", 0x4A695444, 1, 40, 1, 16 + 47, -EBADMSG },
+		{ "a record past the end: not written yet", 0x4A695444, 1, 40, 2, 1 << 30, 0 },
+	};
+	char name[AGENT_JIT_NAME_MAX + 8];
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ember_buf b;
+		struct agent_jitdump *jd = agent_jitdump_new(&err);
+		static const uint8_t body[64];
+
+		CHECK(jd != NULL);
+		ember_buf_init(&b, 1 << 20);
+		jd_header(&b, cases[i].magic, cases[i].version, 40);
+		memcpy(b.data + 8, &cases[i].hsize, 4);
+		if (cases[i].total) {
+			jd_record(&b, cases[i].id, cases[i].total);
+			jd_put(&b, body, sizeof(body));
+		}
+		err = agent_jitdump_feed(jd, b.data, b.len);
+		if (err != cases[i].want) {
+			fprintf(stderr, "%s: %d, want %d\n", cases[i].what, err, cases[i].want);
+			CHECK(0);
+		}
+		agent_jitdump_free(jd);
+		ember_buf_release(&b);
+	}
+	{ /* a name without its NUL in its record; one longer than a function's */
+		struct ember_buf b;
+		struct agent_jitdump *jd = agent_jitdump_new(&err);
+		uint64_t f[5] = { 0, 0, 0x1000, 0x10, 0 };
+
+		CHECK(jd != NULL);
+		ember_buf_init(&b, 1 << 20);
+		jd_header(&b, 0x4A695444, 1, 40);
+		memset(name, 'x', sizeof(name) - 1);
+		name[sizeof(name) - 1] = '\0';
+		jd_load(&b, 0x2000, 0x10, name); /* skipped */
+		jd_load(&b, 0x3000, 0x10, "ok");
+		jd_record(&b, 0, 16 + 40 + 3);
+		jd_put(&b, f, 40);
+		jd_put(&b, "abc", 3);
+		CHECK(agent_jitdump_feed(jd, b.data, b.len) == -EBADMSG);
+		CHECK(agent_jitdump_lookup(jd, 0x2000) == NULL);
+		agent_jitdump_free(jd);
+		ember_buf_release(&b);
+	}
 	return 0;
 }
 
@@ -1436,11 +1606,96 @@ static int test_agent__open_mapped_fifo_and_symlink_out_of_root(void)
 	return 0;
 }
 
+static void write_text(const char *path, const char *text, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fwrite(text, 1, n, f) != n || fclose(f))
+		abort();
+}
+
+/* A Docker container named by dockerd's config.v2.json ("Name": "/NAME"),
+ * read from directories only root may write; every other file or
+ * directory refused with its reason, and the ID kept then. */
+static int test_agent__service_container_name_from_docker_dir(void)
+{
+	static const char config[] =
+		"{\"StreamConfig\":{},\"State\":{\"Running\":true,\"Pid\":4242},"
+		"\"ID\":\"" DOCKER_ID "\",\"Path\":\"/app/server\",\"Args\":[],"
+		"\"Config\":{\"Hostname\":\"3f4e5a6b7c8d\",\"Labels\":{\"Name\":\"/no\"}},"
+		"\"Image\":\"sha256:0123\",\"Name\":\"/checkout-1\",\"Driver\":\"overlay2\"}";
+	static const struct {
+		const char *text, *why;
+		int want;
+	} bad[] = {
+		{ "{\"Name\":\"/../etc\"}", "not a name Docker gives", -EBADMSG },
+		{ "{\"Name\":\"/ok\",\"Name\":\"/dup\"}", "a key given twice", -EBADMSG },
+		{ "{\"Name\":", "not JSON", -EBADMSG },
+		{ "{\"ID\":\"x\"}", "no Name", -ENOENT },
+		{ "{\"Name\":42}", "a Name not a string", -ENOENT },
+	};
+	char dir[] = "/tmp/ember-agent-docker-XXXXXX", idd[200], cfg[260], link[220], name[128];
+	struct agent_service_id id;
+	char *big;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(idd, sizeof(idd), "%s/%s", dir, DOCKER_ID);
+	snprintf(cfg, sizeof(cfg), "%s/config.v2.json", idd);
+	CHECK(mkdir(idd, 0700) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -ENOENT);
+	write_text(cfg, config, sizeof(config) - 1);
+	agent_service_parse_cgroup("/system.slice/docker-" DOCKER_ID ".scope", &id);
+	CHECK_STR(id.container_full, DOCKER_ID);
+	CHECK(agent_service_container_name(dir, id.container_full, id.container_name,
+					   sizeof(id.container_name)) == 0);
+	CHECK_STR(id.container_name, "checkout-1");
+	agent_service_name(&id, "/app/server", "server", name, sizeof(name));
+	CHECK_STR(name, "checkout-1");
+	CHECK(agent_service_container_name(dir, "3f4e5a6b7c8d", name, sizeof(name)) == -EINVAL);
+	CHECK(agent_service_container_name(dir, "../../../../../../../../etc/x", name,
+					   sizeof(name)) == -EINVAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		int err;
+
+		write_text(cfg, bad[i].text, strlen(bad[i].text));
+		err = agent_service_container_name(dir, DOCKER_ID, name, sizeof(name));
+		if (err != bad[i].want) {
+			fprintf(stderr, "%s: %d, want %d\n", bad[i].why, err, bad[i].want);
+			CHECK(0);
+		}
+	}
+	big = malloc(AGENT_CONTAINER_CONFIG_MAX + 1);
+	CHECK(big != NULL);
+	memset(big, ' ', AGENT_CONTAINER_CONFIG_MAX + 1);
+	write_text(cfg, big, AGENT_CONTAINER_CONFIG_MAX + 1);
+	free(big);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -E2BIG);
+	/* written by another than root: the ID's directory, the top one, the file */
+	write_text(cfg, config, sizeof(config) - 1);
+	CHECK(chmod(idd, 0777) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -EPERM);
+	CHECK(chmod(idd, 0700) == 0 && chmod(dir, 0770) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -EPERM);
+	CHECK(chmod(dir, 0700) == 0);
+	snprintf(link, sizeof(link), "%s/other.json", idd);
+	CHECK(rename(cfg, link) == 0 && symlink(link, cfg) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -ELOOP);
+	CHECK(unlink(cfg) == 0 && unlink(link) == 0 && rmdir(idd) == 0);
+	snprintf(link, sizeof(link), "%s.elsewhere", dir);
+	CHECK(mkdir(link, 0700) == 0 && symlink(link, idd) == 0);
+	CHECK(agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -ELOOP ||
+	      agent_service_container_name(dir, DOCKER_ID, name, sizeof(name)) == -ENOTDIR);
+	CHECK(unlink(idd) == 0 && rmdir(link) == 0 && rmdir(dir) == 0);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__ranges_alloc_free_coalesce),
 	UNIT_CASE(test_agent__maps_line_parse),
 	UNIT_CASE(test_agent__perfmap_lookup),
 	UNIT_CASE(test_agent__perfmap_entries_bounded),
+	UNIT_CASE(test_agent__jitdump_loads_moves_and_growth),
+	UNIT_CASE(test_agent__jitdump_hostile_records_refused),
 	UNIT_CASE(test_agent__kallsyms_names_a_kernel_function),
 	UNIT_CASE(test_agent__elf_info_matches_unwind_compiler),
 	UNIT_CASE(test_agent__table_load_into_bpf_maps),
@@ -1449,6 +1704,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__agg_off_cpu_weights_summed),
 	UNIT_CASE(test_agent__service_name_from_cgroup_paths),
 	UNIT_CASE(test_agent__service_pod_workload_from_log_dir),
+	UNIT_CASE(test_agent__service_container_name_from_docker_dir),
 	UNIT_CASE(test_agent__label_per_service),
 	UNIT_CASE(test_agent__tables_file_by_build_id),
 	UNIT_CASE(test_agent__tables_compile_then_cache),
