@@ -22,7 +22,9 @@ JOBS ?= $(shell nproc)
 # linux-perf are the agent benchmark's peers; chromium, chromium-driver
 # and python3-selenium because the web UI is tested in a real headless
 # browser (tests/web); strace because the server tests read the server's
-# fsyncs off its system calls.
+# fsyncs off its system calls; python3-dev and python3.11-dbg because the
+# agent's Python unwinding is tested on two builds of CPython 3.11 (the
+# release and the debug one) and its offsets against their own headers.
 # tests/packages.txt maps each tool and file the tests need to its package,
 # and the packages_* tests check that it is in these lists.
 BUILD_PKGS := build-essential cmake ninja-build pkg-config clang \
@@ -36,7 +38,8 @@ TEST_PKGS := llvm binutils elfutils gdb libc6-dbg golang-go golang-1.19-src \
 	python3 libclang-rt-14-dev rustc debuginfod curl \
 	ceph-mon ceph-osd radosgw ceph-common bpftrace linux-perf \
 	libxml2-utils zstd nodejs chromium chromium-driver python3-selenium strace \
-	protobuf-compiler python3-protobuf python3-grpcio openjdk-17-jdk-headless
+	protobuf-compiler python3-protobuf python3-grpcio openjdk-17-jdk-headless \
+	python3-dev python3.11-dbg
 PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 
 .PHONY: all deps node-deps build build-release run test bench clean

@@ -21,6 +21,9 @@
  *                  processes' files it opens, as root among other users'
  *   upload_missing.c  --upload-missing: executables the server lacks
  *   agent_metrics.c  the agent's own /metrics (--metrics-listen)
+ *   python_elf.c   CPython in a mapped file; the offsets of each version read
+ *   python_proc.c  a process' CPython: its pyprocs entry, its frames' names
+ *   python_code.c  code objects read from a process: names, lines
  *   summary.c      the info log: a line an interval, one at exit
  *   http.c         HTTP client handles (ember_httpc) shared by fetch, push and upload
  *   caps.c         the checks with clear errors: capabilities, BTF, kernel
@@ -121,6 +124,7 @@ void agent_bpf_free(struct agent_bpf *b);
 /* Map fds (the two unwind arrays are BPF_F_MMAPABLE: size in bytes, in
  * rule slots). */
 int agent_bpf_procs_fd(const struct agent_bpf *b);
+int agent_bpf_pyprocs_fd(const struct agent_bpf *b);
 int agent_bpf_pages_fd(const struct agent_bpf *b);
 int agent_bpf_data_fd(const struct agent_bpf *b, size_t *size);
 int agent_bpf_rules_fd(const struct agent_bpf *b, size_t *nrules);
@@ -170,6 +174,14 @@ struct agent_load {
 	bool exec;		/* PF_X */
 };
 
+/* CPython in a file (python_elf.c): ELF virtual addresses of its symbols. */
+struct agent_python_elf {
+	bool found;		/* _PyRuntime and _PyEval_EvalFrameDefault are there */
+	uint32_t version;	/* Py_Version (PY_VERSION_HEX), 0: none (before 3.11) */
+	uint64_t runtime, eval, eval_size;
+	uint64_t code_type, unicode_type, bytes_type;
+};
+
 struct agent_elf_info {
 	uint8_t build_id[EMBER_BUILD_ID_MAX];
 	size_t build_id_len;
@@ -177,6 +189,7 @@ struct agent_elf_info {
 	struct agent_load loads[AGENT_MAX_LOADS];
 	size_t nloads;
 	uint16_t machine;
+	struct agent_python_elf python;
 };
 
 /* Read the build ID and the PT_LOAD segments of the ELF open on fd.
@@ -187,6 +200,79 @@ int agent_elf_info_read(int fd, struct agent_elf_info *out);
  * one segment and the start of the next): 0 or -ENOENT. */
 int agent_elf_offset_to_vaddr(const struct agent_elf_info *e, uint64_t off, uint64_t *vaddr);
 
+
+/* ---- CPython (python_elf.c, python_code.c, python_proc.c) -------------- */
+
+/* What is read of a string (characters) and of a location table (bytes)
+ * of a profiled process: a longer one is not read (docs/agent.md). */
+#define AGENT_PY_STR_MAX 1024
+#define AGENT_PY_LINETABLE_MAX ((size_t)64 << 10)
+/* A process' cache of code objects: entries, bytes; a check's period. */
+#define AGENT_PY_CACHE_MAX 65536
+#define AGENT_PY_CACHE_BYTES ((size_t)16 << 20)
+#define AGENT_PY_RECHECK_NS 1000000000ULL
+
+enum agent_py_linetable {
+	AGENT_PY_LINETABLE_311 = 1, /* 3.11's location table (python_code.c) */
+};
+
+/* The layout of one CPython version: what BPF reads (off) and what user
+ * space reads of code objects, strings and bytes. */
+struct agent_python_layout {
+	const char *name;	/* "3.11" */
+	uint32_t min, max;	/* PY_VERSION_HEX in [min, max) */
+	struct agent_py_offsets off;
+	uint16_t ob_type;	/* PyObject.ob_type */
+	uint16_t code_filename, code_name, code_qualname, code_linetable, code_firstlineno;
+	uint16_t str_length, str_state;	/* PyASCIIObject.length, .state */
+	uint16_t str_ascii_data;	/* sizeof(PyASCIIObject): a compact ASCII string's */
+	uint16_t str_compact_data;	/* sizeof(PyCompactUnicodeObject): another's */
+	uint8_t str_kind_shift, str_compact_bit, str_ascii_bit; /* in .state */
+	uint16_t bytes_size, bytes_data; /* PyVarObject.ob_size, PyBytesObject.ob_sval */
+	enum agent_py_linetable linetable;
+};
+
+/* The layout of PY_VERSION_HEX version, or NULL: not read.  TESTABLE. */
+const struct agent_python_layout *agent_python_layout(uint32_t version);
+struct Elf;
+/* CPython's symbols in elf (out->found false: not a CPython). */
+void agent_python_elf_read(struct Elf *elf, struct agent_python_elf *out);
+
+/* Reading a process' objects: read(ctx, addr, buf, n) is 0 or < 0. */
+struct agent_py_reader {
+	const struct agent_python_layout *layout;
+	struct {
+		uint64_t code, unicode, bytes; /* the type objects' addresses */
+	} types;
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t n);
+	void *ctx;
+};
+
+/* What identifies a code object's contents (checked again before reuse). */
+struct agent_py_code_id {
+	uint64_t filename, qualname, linetable; /* the objects' addresses */
+	int64_t firstlineno;
+};
+
+struct agent_py_code {
+	struct agent_py_code_id id;
+	char *qualname, *filename; /* UTF-8 */
+	uint8_t *linetable;
+	size_t linetable_len;
+};
+
+/* A str object at addr as a new UTF-8 string: 0; -EINVAL not a compact
+ * str, -E2BIG longer than AGENT_PY_STR_MAX, -EFAULT unreadable.  TESTABLE. */
+int agent_py_str_read(const struct agent_py_reader *r, uint64_t addr, char **out);
+/* The code object at code: its id only, or everything (release it). */
+int agent_py_code_head(const struct agent_py_reader *r, uint64_t code,
+		       struct agent_py_code_id *id);
+int agent_py_code_read(const struct agent_py_reader *r, uint64_t code, struct agent_py_code *out);
+void agent_py_code_release(struct agent_py_code *c);
+/* The line of instruction idx - 1 (idx 0: before the first, the first
+ * line) from a 3.11 location table; firstlineno when the table does not
+ * say (malformed, no location).  TESTABLE. */
+int64_t agent_py_line(const uint8_t *table, size_t len, int64_t firstlineno, uint32_t idx);
 
 /* ---- allocator of ranges (range_alloc.c) ------------------------------- */
 
@@ -545,6 +631,8 @@ struct agent_process {
 	char container[80];
 	uid_t uid;		/* effective uid: who may own its perf map (or root) */
 	struct agent_jit jit;	/* its perf map (perfmap.c) */
+	struct agent_python *python; /* its CPython when read (python_proc.c), or NULL */
+	bool python_warned;	/* a CPython not read: logged once */
 	char service[128];	/* its service_name (service_id.c), read with cgroup */
 	uint64_t seen_ns;	/* its last rescan for an unknown pc */
 	uint64_t scan_cost_ns;	/* how long its last scan took (events.c) */
@@ -571,6 +659,11 @@ struct agent_procs_stats {
 	uint64_t rescans_deferred;	/* unknown-pc rescans refused by the rate limit */
 	uint64_t perfmap_reads;		/* perf maps read (perfmap.c) */
 	uint64_t perfmaps_refused;	/* refused: owner, symlink, type, size, entries */
+	uint64_t python_processes;	/* CPython processes whose frames are read */
+	uint64_t python_unsupported;	/* scans of a CPython whose version is not read */
+	uint64_t python_code_read;	/* code objects read (named) */
+	uint64_t python_code_unread;	/* code objects not readable (frames unnamed) */
+	uint64_t python_cache_cleared;	/* a process' code cache emptied at its bound */
 };
 
 struct agent_procs;
@@ -585,6 +678,18 @@ void agent_procs_stats(const struct agent_procs *p, struct agent_procs_stats *ou
 void agent_procs_note_deferred(struct agent_procs *p);
 /* A perf map read (refused false) or refused (perfmap.c). */
 void agent_procs_note_perfmap(struct agent_procs *p, bool refused);
+/* The BPF pyprocs map: scans then write each CPython process' entry
+ * (without it, < 0: Python frames are not read). */
+void agent_procs_set_pyprocs(struct agent_procs *p, int pyprocs_fd);
+/* A Python frame of pr's samples (AGENT_PY_FRAME_TAG): 0 with *out
+ * (pointing into pr's cache: valid until the next call for pr), or < 0:
+ * not named (pr has no CPython read, the code object unreadable). */
+struct agent_py_frame {
+	const char *qualname, *filename;
+	int64_t firstlineno, line;
+};
+int agent_procs_python_frame(struct agent_procs *p, struct agent_process *pr, uint64_t frame,
+			     struct agent_py_frame *out);
 /* The table manager's questions about who maps what, answered over p. */
 void agent_procs_table_users(struct agent_procs *p, struct agent_table_users *out);
 /* f's table is loaded or unloaded: rewrite the BPF entry of every process
@@ -623,6 +728,16 @@ const char *agent_kallsyms_lookup(const struct agent_kallsyms *k, uint64_t addr,
 				  const char **mod);
 /* The kernel text range (_stext .. _etext) */
 void agent_kallsyms_text(const struct agent_kallsyms *k, uint64_t *start, uint64_t *end);
+
+/* ---- a process' CPython (python_proc.c) -------------------------------- */
+
+struct agent_python;
+/* After a scan of pr: its pyprocs entry written (a CPython whose version
+ * has a layout), or deleted; pr->python kept, made or freed with it. */
+int agent_python_attach(int pyprocs_fd, struct agent_procs_stats *st, struct agent_process *pr);
+void agent_python_free(struct agent_python *py);
+int agent_python_frame(struct agent_python *py, uint64_t frame, struct agent_procs_stats *st,
+		       struct agent_py_frame *out);
 
 /* ---- JIT symbols, /tmp/perf-PID.map (perfmap.c), jitdump (jitdump.c) --- */
 

@@ -140,6 +140,7 @@ static int setup(struct agent *a, char *why, size_t why_size)
 	if (a->procs) {
 		struct agent_table_users u;
 
+		agent_procs_set_pyprocs(a->procs, agent_bpf_pyprocs_fd(a->bpf));
 		a->maps.npages = a->opts->page_entries;
 		agent_procs_table_users(a->procs, &u);
 		agent_tables_set_users(a->tables, &u);

@@ -184,6 +184,17 @@ static void procs_metrics(struct agent *a, struct ember_buf *b)
 	    st.rescans_deferred);
 	put(b, "ember_agent_perf_map_reads_total", NULL, st.perfmap_reads);
 	put(b, "ember_agent_perf_maps_refused_total", NULL, st.perfmaps_refused);
+	/* CPython (docs/agent.md, "Python") */
+	put(b, "ember_agent_python_processes_total", NULL, st.python_processes);
+	put(b, "ember_agent_python_unsupported_total", NULL, st.python_unsupported);
+	put(b, "ember_agent_python_code_objects_total", "result=\"read\"", st.python_code_read);
+	put(b, "ember_agent_python_code_objects_total", "result=\"unreadable\"",
+	    st.python_code_unread);
+	put(b, "ember_agent_python_cache_cleared_total", NULL, st.python_cache_cleared);
+	put(b, "ember_agent_python_frames_total", NULL,
+	    agent_bpf_stat(a->bpf, AGENT_STAT_PY_FRAMES));
+	put(b, "ember_agent_python_samples_without_thread_total", NULL,
+	    agent_bpf_stat(a->bpf, AGENT_STAT_PY_NO_THREAD));
 }
 
 static void push_metrics(struct agent *a, struct ember_buf *b)

@@ -2,7 +2,8 @@
  * elf_info.c - what the agent needs of a mapped file: its build ID (the
  * key of its unwind table and of its symbols on the server) and its
  * PT_LOAD segments (file offset -> ELF virtual address, for the load
- * bias of each mapping), both read through the ELF layer (elfdw.h).
+ * bias of each mapping), both read through the ELF layer (elfdw.h), and
+ * whether it is a CPython (python_elf.c).
  */
 #include "agent_internal.h"
 #include "elfdw.h"
@@ -41,6 +42,8 @@ int agent_elf_info_read(int fd, struct agent_elf_info *out)
 	}
 	if (!err && !e.nloads)
 		err = -ENOEXEC;
+	if (!err)
+		agent_python_elf_read(elf, &e.python);
 	if (!err) {
 		n = elfdw_build_id(elf, e.build_id, sizeof(e.build_id));
 		if (n > 0) {

@@ -36,6 +36,7 @@
 struct agent_procs {
 	struct agent_tables *tables;
 	int procs_fd;
+	int pyprocs_fd;		/* < 0: Python frames not read */
 	struct agent_process **v; /* sorted by pid */
 	size_t n, alloc;
 	struct agent_proc *bpf_val; /* scratch for the BPF entry (8 KiB) */
@@ -57,6 +58,7 @@ struct agent_procs *agent_procs_new(struct agent_tables *t, int procs_fd, int *e
 	}
 	p->tables = t;
 	p->procs_fd = procs_fd;
+	p->pyprocs_fd = -1;
 	p->process_max = AGENT_PROCESS_MAPPINGS_MAX;
 	p->host_max = AGENT_HOST_MAPPINGS_MAX;
 	return p;
@@ -86,6 +88,27 @@ void agent_procs_note_perfmap(struct agent_procs *p, bool refused)
 		p->st.perfmap_reads++;
 }
 
+void agent_procs_set_pyprocs(struct agent_procs *p, int pyprocs_fd)
+{
+	p->pyprocs_fd = pyprocs_fd;
+}
+
+int agent_procs_python_frame(struct agent_procs *p, struct agent_process *pr, uint64_t frame,
+			     struct agent_py_frame *out)
+{
+	if (!pr || !pr->python)
+		return -ENOENT;
+	return agent_python_frame(pr->python, frame, &p->st, out);
+}
+
+/* Drop pr's CPython (its pyprocs entry goes with its procs entry). */
+static void process_drop_python(struct agent_process *pr)
+{
+	agent_python_free(pr->python);
+	pr->python = NULL;
+	pr->python_warned = false;
+}
+
 static void release_maps(struct agent_procs *p, struct agent_proc_map *maps, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -108,6 +131,7 @@ static void process_free(struct agent_procs *p, struct agent_process *pr)
 {
 	process_drop_maps(p, pr);
 	agent_perfmap_forget(pr);
+	process_drop_python(pr);
 	free(pr);
 }
 
@@ -458,7 +482,10 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 	pr->exited = false;
 	pr->scan_cost_ns = ember_monotonic_ns() - now;
 	agent_jitdump_open(pr); /* kept open: its last records come at exit */
-	return write_bpf(p, pr);
+	err = write_bpf(p, pr);
+	if (!err && p->pyprocs_fd >= 0)
+		err = agent_python_attach(p->pyprocs_fd, &p->st, pr);
+	return err;
 }
 
 /* ---- who maps what: the table manager's questions ---------------------- */
@@ -618,8 +645,11 @@ void agent_procs_exec(struct agent_procs *p, pid_t pid, uint64_t exec_ns)
 	pr_debug("agent: pid %d exec'd after its scan: its mappings dropped", (int)pid);
 	/* read before the exec, maybe written after the BPF side dropped it */
 	bpf_map_delete_elem(p->procs_fd, &key);
+	if (p->pyprocs_fd >= 0)
+		bpf_map_delete_elem(p->pyprocs_fd, &key);
 	process_drop_maps(p, pr);
 	agent_perfmap_forget(pr); /* the new image writes its own */
+	process_drop_python(pr);
 	pr->scanned = false;
 }
 
@@ -644,6 +674,8 @@ void agent_procs_reap(struct agent_procs *p, uint64_t before_ns)
 			uint32_t key = (uint32_t)pr->pid;
 
 			bpf_map_delete_elem(p->procs_fd, &key);
+			if (p->pyprocs_fd >= 0)
+				bpf_map_delete_elem(p->pyprocs_fd, &key);
 			process_free(p, pr);
 			continue;
 		}

@@ -13,6 +13,16 @@
  * Both mix per frame.  A walk deeper than AGENT_MAX_FRAMES is marked
  * truncated; every other stop says why (enum agent_stack_flags).
  *
+ * In a CPython process (pyprocs: user space found the interpreter and
+ * knows its version's offsets), the walk also follows the thread's chain
+ * of Python frames (_PyInterpreterFrame.previous, from the thread state
+ * whose thread_id is the task's fs base): where the native walk meets the
+ * eval function (_PyEval_EvalFrameDefault), the Python frames it runs
+ * are recorded in its place, up to the one it was entered for (is_entry),
+ * so a C extension that calls back into Python shows Python, native,
+ * Python.  A Python frame is its code object and instruction
+ * (AGENT_PY_FRAME_TAG), named by user space (python_proc.c).
+ *
  * Aggregation is double-buffered: samples go to the maps of set `gen`
  * (0 or 1), user space flips `gen` and drains the other set, so nothing
  * it reads can change under it.  With transport_ringbuf (the agent's
@@ -129,6 +139,14 @@ COUNTS_MAP(counts0);
 COUNTS_MAP(counts1);
 KSTACKS_MAP(kstacks0);
 KSTACKS_MAP(kstacks1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct agent_pyproc);
+} pyprocs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -276,6 +294,14 @@ struct walk {
 	__u32 flags;	/* enum agent_stack_flags */
 	__u32 exact;	/* pc is exact (innermost, or after a signal frame),
 			   not a return address */
+	/* a Python process (pyprocs): its thread's frames, walked where the
+	 * native walk meets the interpreter's eval function */
+	__u64 py_frame;	/* the next _PyInterpreterFrame, 0: none (left) */
+	__u64 eval_start, eval_len;
+	__u32 py_done;	/* the Python frames of the eval frame at pc are recorded:
+			   step it without recording it */
+	__u32 pad;
+	struct agent_py_offsets off;
 };
 
 /*
@@ -523,8 +549,63 @@ static __always_inline int step_fp(struct walk *w)
 	return 0;
 }
 
-/* bpf_loop callback: record w->pc, then step to its caller.  Returns 1
- * to stop the loop. */
+/* Record v (a pc or a Python frame) as the next frame. */
+static __always_inline void record(struct walk *w, struct agent_ustack *st, __u64 v)
+{
+	__u32 n = w->n;
+
+	if (n >= AGENT_MAX_FRAMES)
+		return; /* checked before: said again for the verifier */
+	st->ips[n] = v;
+	w->n = n + 1;
+	w->hash = (w->hash ^ v) * 0x100000001b3ULL;
+}
+
+/*
+ * Record the Python frame w->py_frame (its code object and instruction:
+ * AGENT_PY_FRAME_TAG) and move to the one it was called from.  The frames
+ * of one call of the eval function end at an entry frame (is_entry: the
+ * eval function was called from C for it), so its caller is the native
+ * frame at w->pc again, stepped without being recorded (w->py_done).
+ */
+static __always_inline void py_step(struct walk *w, struct agent_ustack *st)
+{
+	__u64 f = w->py_frame, code = 0, prev = 0, instr = 0, base, idx = 0;
+	__u8 entry = 1;
+
+	if (read_user_u64(f + w->off.frame_code, &code) ||
+	    read_user_u64(f + w->off.frame_previous, &prev) ||
+	    read_user_u64(f + w->off.frame_prev_instr, &instr) ||
+	    bpf_probe_read_user(&entry, 1, (const void *)(f + w->off.frame_is_entry))) {
+		w->py_frame = 0;
+		w->py_done = 1;
+		return;
+	}
+	base = code + w->off.code_adaptive;
+	if (instr >= base)
+		idx = ((instr - base) >> 1) + 1;
+	if (idx > AGENT_PY_FRAME_IDX_MAX)
+		idx = AGENT_PY_FRAME_IDX_MAX;
+	record(w, st, AGENT_PY_FRAME_TAG | idx << AGENT_PY_FRAME_IDX_SHIFT |
+			      ((code >> 3) & AGENT_PY_FRAME_CODE_MASK));
+	w->flags |= AGENT_STACK_PYTHON;
+	stat_add(AGENT_STAT_PY_FRAMES, 1);
+	w->py_frame = prev;
+	if (entry || !prev)
+		w->py_done = 1;
+}
+
+/* Whether w->pc is in the interpreter's eval function with Python frames
+ * left to record for it. */
+static __always_inline bool in_eval(const struct walk *w)
+{
+	__u64 pc = w->pc - (w->exact ? 0 : 1);
+
+	return w->py_frame && !w->py_done && pc - w->eval_start < w->eval_len;
+}
+
+/* bpf_loop callback: record w->pc (or, in the eval function, the Python
+ * frames it runs), then step to its caller.  Returns 1 to stop the loop. */
 static long walk_one(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
@@ -547,9 +628,14 @@ static long walk_one(__u32 i, void *ctx)
 		stat_add(AGENT_STAT_TRUNCATED, 1);
 		return 1;
 	}
-	st->ips[w->n & 127] = w->pc;
-	w->n++;
-	w->hash = (w->hash ^ w->pc) * 0x100000001b3ULL;
+	if (in_eval(w)) {
+		py_step(w, st);
+		return 0;
+	}
+	if (w->py_done)
+		w->py_done = 0; /* the eval frame, replaced by its Python frames */
+	else
+		record(w, st, w->pc);
 	mi = agent_find_mapping(w->pid, w->pc, 0);
 	if (mi < 0) {
 		w->flags |= AGENT_STACK_NO_MAPPING;
@@ -695,6 +781,54 @@ static __always_inline void user_regs(struct bpf_perf_event_data *ctx,
 	w->fp = BPF_CORE_READ(regs, bp);
 }
 
+/*
+ * The thread state of the current thread in a Python process: the one
+ * holding the GIL when it is this thread's (PyThreadState.thread_id is
+ * its pthread_self(), the fs base), else searched in the interpreter's
+ * list of threads.  Global: verified once, with the offsets unknown.
+ */
+__noinline __u64 agent_py_tstate(__u64 runtime, const struct agent_py_offsets *off, __u64 fsbase)
+{
+	__u64 ts = 0, id = 0, interp = 0;
+
+	if (!off)
+		return 0;
+	if (read_user_u64(runtime + off->runtime_tstate_current, &ts))
+		return 0;
+	if (ts && !read_user_u64(ts + off->tstate_thread_id, &id) && id == fsbase)
+		return ts;
+	if (read_user_u64(runtime + off->runtime_interp_head, &interp) || !interp ||
+	    read_user_u64(interp + off->interp_threads_head, &ts))
+		return 0;
+	for (int i = 0; i < 64 && ts; i++) {
+		if (read_user_u64(ts + off->tstate_thread_id, &id))
+			return 0;
+		if (id == fsbase)
+			return ts;
+		if (read_user_u64(ts + off->tstate_next, &ts))
+			return 0;
+	}
+	return 0;
+}
+
+/* A Python process: w learns where its eval function is and the current
+ * thread's innermost Python frame (none when the thread runs no Python). */
+static __always_inline void py_init(struct walk *w, struct task_struct *task)
+{
+	const struct agent_pyproc *py = bpf_map_lookup_elem(&pyprocs, &w->pid);
+	__u64 ts, cf = 0;
+
+	if (!py)
+		return;
+	w->off = py->off;
+	w->eval_start = py->eval_start;
+	w->eval_len = py->eval_len;
+	ts = agent_py_tstate(py->runtime, &w->off, BPF_CORE_READ(task, thread.fsbase));
+	if (!ts || read_user_u64(ts + w->off.tstate_cframe, &cf) || !cf ||
+	    read_user_u64(cf + w->off.cframe_current_frame, &w->py_frame))
+		stat_add(AGENT_STAT_PY_NO_THREAD, 1);
+}
+
 /* Walk the current task's user stack from w's registers into st and
  * fill key's stack fields; key->flags keeps the bits it has. */
 static __always_inline void walk_user(struct task_struct *task, __u32 pid, struct walk *w,
@@ -712,7 +846,9 @@ static __always_inline void walk_user(struct task_struct *task, __u32 pid, struc
 		w->flags = AGENT_STACK_UNKNOWN_PROC;
 		notify(AGENT_EVENT_UNKNOWN_PROC, pid, 0);
 	} else {
-		bpf_loop(AGENT_MAX_FRAMES + 1, walk_one, w, 0);
+		py_init(w, task);
+		/* each eval frame costs one more step than it records */
+		bpf_loop(2 * AGENT_MAX_FRAMES + 1, walk_one, w, 0);
 	}
 	st->len = w->n;
 	st->flags = w->flags;
@@ -881,6 +1017,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	if (!task_chosen(pid))
 		return 0;
 	bpf_map_delete_elem(&procs, &pid);
+	bpf_map_delete_elem(&pyprocs, &pid);
 	bpf_map_delete_elem(&notified, &pid);
 	notify(AGENT_EVENT_EXEC, pid, 0);
 	return 0;

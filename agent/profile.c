@@ -293,6 +293,11 @@ int agent_bpf_procs_fd(const struct agent_bpf *b)
 	return bpf_map__fd(b->skel->maps.procs);
 }
 
+int agent_bpf_pyprocs_fd(const struct agent_bpf *b)
+{
+	return bpf_map__fd(b->skel->maps.pyprocs);
+}
+
 int agent_bpf_pages_fd(const struct agent_bpf *b)
 {
 	return bpf_map__fd(b->skel->maps.unwind_pages);

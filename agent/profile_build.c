@@ -6,7 +6,8 @@
  * period, one mapping per process mapping seen (start, limit, file
  * offset, path, build ID in hex), locations with raw user addresses
  * (symbolized centrally by build ID), kernel frames named here from
- * /proc/kallsyms, JIT frames named from /tmp/perf-PID.map, and labels on
+ * /proc/kallsyms, JIT frames named from /tmp/perf-PID.map, Python frames
+ * named from their code objects (mapping "[python]": python_proc.c), and labels on
  * every sample: the series labels host, service_name (service_id.c) and the
  * --label ones that apply to its service; then, as sample attributes
  * ("@KEY": per sample, never a series on the server), @pid, @tid (the
@@ -29,7 +30,9 @@
 
 struct loc_key {
 	uint64_t mapping, addr;
-	uint64_t kernel; /* 1: a kernel frame (named), 2: a pseudo frame */
+	uint64_t kernel; /* 1: a kernel frame (named), 2: a pseudo frame,
+			    3: a Python frame (addr: its line) */
+	uint64_t function; /* a Python frame's function */
 };
 
 struct agent_profile {
@@ -38,6 +41,7 @@ struct agent_profile {
 	const struct agent_kallsyms *ks;
 	struct pprof_profile *p;
 	uint64_t kernel_mapping;
+	uint64_t python_mapping; /* "[python]", made at the first Python frame */
 	struct loc_key *keys;
 	uint64_t *ids;
 	size_t nkeys, akeys, aids;
@@ -117,15 +121,6 @@ static bool key_equal(const void *ctx, size_t idx, const void *key)
 	return !memcmp(&pr->keys[idx], key, sizeof(struct loc_key));
 }
 
-/* A function named name on location id (kernel, JIT and pseudo frames). */
-static int name_location(struct agent_profile *pr, uint64_t id, const char *name)
-{
-	struct pprof_function_desc d = { .name = name, .system_name = name };
-	struct pprof_line line = { 0 };
-
-	EMBER_FORWARD_IF_ERROR(pprof_add_function(pr->p, &d, &line.function_id));
-	return pprof_location_set_lines(pr->p, id, &line, 1);
-}
 
 /* The location of k when the profile has it already: true with *id. */
 static bool known_location(const struct agent_profile *pr, const struct loc_key *k,
@@ -139,9 +134,10 @@ static bool known_location(const struct agent_profile *pr, const struct loc_key 
 	return i != SIZE_MAX;
 }
 
-/* The location of k, added (and named, when name is given) the first time. */
-static int location(struct agent_profile *pr, const struct loc_key *k, const char *name,
-		    uint64_t *id)
+/* The location of k, added with line (its function named, when given)
+ * at address addr the first time. */
+static int location_with(struct agent_profile *pr, const struct loc_key *k, uint64_t addr,
+			 const struct pprof_line *line, uint64_t *id)
 {
 	uint64_t h = ember_hash(&pr->locs.key, k, sizeof(*k));
 	size_t i = ember_hset_find(&pr->locs, h, key_equal, pr, k);
@@ -156,14 +152,29 @@ static int location(struct agent_profile *pr, const struct loc_key *k, const cha
 	if (pr->nkeys >= pr->aids &&
 	    ember_vec_grow((void **)&pr->ids, &pr->aids, pr->nkeys, sizeof(*pr->ids)))
 		return -ENOMEM;
-	EMBER_FORWARD_IF_ERROR(pprof_add_location(pr->p, k->mapping, k->addr, id));
-	if (name)
-		EMBER_FORWARD_IF_ERROR(name_location(pr, *id, name));
+	EMBER_FORWARD_IF_ERROR(pprof_add_location(pr->p, k->mapping, addr, id));
+	if (line)
+		EMBER_FORWARD_IF_ERROR(pprof_location_set_lines(pr->p, *id, line, 1));
 	pr->keys[pr->nkeys] = *k;
 	pr->ids[pr->nkeys] = *id;
 	EMBER_FORWARD_IF_ERROR(ember_hset_insert(&pr->locs, h, pr->nkeys));
 	pr->nkeys++;
 	return 0;
+}
+
+/* The location of k at its address, named name (kernel, JIT and pseudo
+ * frames) or not (NULL), added the first time. */
+static int location(struct agent_profile *pr, const struct loc_key *k, const char *name,
+		    uint64_t *id)
+{
+	struct pprof_function_desc d = { .name = name, .system_name = name };
+	struct pprof_line line = { 0 };
+
+	if (known_location(pr, k, id))
+		return 0;
+	if (name)
+		EMBER_FORWARD_IF_ERROR(pprof_add_function(pr->p, &d, &line.function_id));
+	return location_with(pr, k, k->addr, name ? &line : NULL, id);
 }
 
 static int kernel_location(struct agent_profile *pr, uint64_t addr, bool leaf, uint64_t *id)
@@ -216,6 +227,46 @@ static int user_location(struct agent_profile *pr, struct agent_process *proc, u
 			jit = agent_perfmap_name(pr->procs, proc, addr);
 	}
 	return location(pr, &k, jit, id);
+}
+
+/* "[python]": the mapping of Python frames, named here. */
+static int python_mapping(struct agent_profile *pr, uint64_t *id)
+{
+	struct pprof_mapping_desc d = { .filename = "[python]" };
+
+	if (!pr->python_mapping) {
+		EMBER_FORWARD_IF_ERROR(pprof_add_mapping(pr->p, &d, &pr->python_mapping));
+		EMBER_FORWARD_IF_ERROR(pprof_mapping_set_flags(
+			pr->p, pr->python_mapping,
+			PPROF_MAPPING_HAS_FUNCTIONS | PPROF_MAPPING_HAS_FILENAMES |
+				PPROF_MAPPING_HAS_LINE_NUMBERS));
+	}
+	*id = pr->python_mapping;
+	return 0;
+}
+
+/* A Python frame (AGENT_PY_FRAME_TAG): its function (qualified name, file,
+ * first line) at its line; one location per function and line, whatever
+ * the process.  Unreadable: "[python]" alone. */
+static int python_location(struct agent_profile *pr, struct agent_process *proc,
+			   uint64_t frame, uint64_t *id)
+{
+	struct agent_py_frame f;
+	struct pprof_function_desc d = { .name = "[python]", .system_name = "[python]" };
+	struct pprof_line line = { 0 };
+	struct loc_key k = { .kernel = 3 };
+
+	EMBER_FORWARD_IF_ERROR(python_mapping(pr, &k.mapping));
+	if (!agent_procs_python_frame(pr->procs, proc, frame, &f)) {
+		d = (struct pprof_function_desc){ .name = f.qualname, .system_name = f.qualname,
+						  .filename = f.filename,
+						  .start_line = f.firstlineno };
+		line.line = f.line;
+	}
+	EMBER_FORWARD_IF_ERROR(pprof_add_function(pr->p, &d, &line.function_id));
+	k.addr = (uint64_t)line.line;
+	k.function = line.function_id;
+	return location_with(pr, &k, 0, &line, id);
 }
 
 static int pseudo_location(struct agent_profile *pr, const char *name, uint64_t *id)
@@ -330,8 +381,11 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 	for (uint32_t i = 0; i < s->nkernel; i++)
 		EMBER_FORWARD_IF_ERROR(kernel_location(pr, s->kernel[i], i == 0, &ids[n++]));
 	for (uint32_t i = 0; i < s->nuser; i++)
-		EMBER_FORWARD_IF_ERROR(user_location(pr, proc, s->user[i],
-						     i == 0 && s->nkernel == 0, &ids[n++]));
+		if (s->user[i] & AGENT_PY_FRAME_TAG)
+			EMBER_FORWARD_IF_ERROR(python_location(pr, proc, s->user[i], &ids[n++]));
+		else
+			EMBER_FORWARD_IF_ERROR(user_location(pr, proc, s->user[i],
+							     i == 0 && s->nkernel == 0, &ids[n++]));
 	if (s->flags & AGENT_STACK_TRUNCATED)
 		EMBER_FORWARD_IF_ERROR(pseudo_location(pr, "[truncated]", &ids[n++]));
 	if (s->flags & AGENT_STACK_OFF_CPU) {

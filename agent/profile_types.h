@@ -35,6 +35,46 @@ enum agent_stack_flags {
 	AGENT_STACK_KERNEL_THREAD = 1 << 7, /* no user space (kernel thread) */
 	AGENT_STACK_UNKNOWN_PROC = 1 << 8, /* the process' mappings are not known yet */
 	AGENT_STACK_OFF_CPU = 1 << 9,	 /* --off-cpu: a block, its value weighted ns */
+	AGENT_STACK_PYTHON = 1 << 10,	 /* at least one Python frame */
+};
+
+/*
+ * A Python frame in a user stack (struct agent_ustack.ips and the
+ * samples' records): bit 63 set (no user pc has it), the instruction
+ * index + 1 in bits 44-62 (0: before the first instruction), the code
+ * object's address >> 3 in bits 0-43 (objects are 8-byte aligned, user
+ * addresses below 2^47).  User space names it (python_code.c).
+ */
+#define AGENT_PY_FRAME_TAG (1ULL << 63)
+#define AGENT_PY_FRAME_IDX_SHIFT 44
+#define AGENT_PY_FRAME_IDX_MAX ((1ULL << 19) - 1)
+#define AGENT_PY_FRAME_CODE_MASK ((1ULL << 44) - 1)
+
+/* Byte offsets in a CPython's structures (one set per CPython version,
+ * python_elf.c; docs/agent.md says where each comes from). */
+struct agent_py_offsets {
+	__u16 runtime_interp_head;	/* _PyRuntimeState.interpreters.head */
+	__u16 runtime_tstate_current;	/* _PyRuntimeState.gilstate.tstate_current */
+	__u16 interp_threads_head;	/* PyInterpreterState.threads.head */
+	__u16 tstate_next;		/* PyThreadState.next */
+	__u16 tstate_thread_id;		/* PyThreadState.thread_id (pthread_self) */
+	__u16 tstate_cframe;		/* PyThreadState.cframe */
+	__u16 cframe_current_frame;	/* _PyCFrame.current_frame */
+	__u16 frame_code;		/* _PyInterpreterFrame.f_code */
+	__u16 frame_previous;		/* _PyInterpreterFrame.previous */
+	__u16 frame_prev_instr;		/* _PyInterpreterFrame.prev_instr */
+	__u16 frame_is_entry;		/* _PyInterpreterFrame.is_entry (a bool) */
+	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: instruction 0 */
+};
+
+/* pyprocs: pid (tgid) -> where its interpreter is, for a process whose
+ * CPython the agent reads. */
+struct agent_pyproc {
+	__u64 runtime;		/* address of _PyRuntime */
+	__u64 eval_start;	/* [eval_start, eval_start + eval_len):
+				   _PyEval_EvalFrameDefault */
+	__u64 eval_len;
+	struct agent_py_offsets off;
 };
 
 /* One executable mapping of a process, as the walk needs it.  file_id 0:
@@ -155,6 +195,9 @@ enum agent_stat {
 	AGENT_STAT_OFFCPU_KEPT,	     /* --off-cpu: of them, kept (to be walked and sent) */
 	AGENT_STAT_OFFCPU_LOST,	     /* --off-cpu: kept, not sent (ended outside a system
 					call, or no room) */
+	AGENT_STAT_PY_FRAMES,	     /* Python frames recorded */
+	AGENT_STAT_PY_NO_THREAD,     /* samples of a Python process' thread without
+					a thread state (not running Python) */
 	AGENT_STAT_COUNT
 };
 
@@ -175,6 +218,8 @@ _Static_assert(sizeof(struct agent_count_key) == 40 &&
 		       offsetof(struct agent_count_key, tid) == 20,
 	       "agent_count_key");
 _Static_assert(sizeof(struct agent_event) == 24, "agent_event");
+_Static_assert(sizeof(struct agent_py_offsets) == 24, "agent_py_offsets");
+_Static_assert(sizeof(struct agent_pyproc) == 48, "agent_pyproc");
 _Static_assert(sizeof(struct agent_sample_rec) ==
 		       32 + 8 * (AGENT_MAX_FRAMES + AGENT_MAX_KFRAMES) &&
 		       offsetof(struct agent_sample_rec, tid) == 12 &&

@@ -5,7 +5,10 @@
  * selects: 0 a perf map, 1 maps lines, 2 a jitdump (read in two steps, a
  * prefix then the whole, as a file that grows); the rest is the input.
  * Every name a lookup returns must be NUL-terminated inside the input: a
- * violation aborts.
+ * violation aborts.  9: a CPython process' memory (python_code.c): the
+ * rest is memory at PY_BASE, a code object read at its start (types: the
+ * first three u64s) and every instruction's line from the location
+ * table found.
  * (The unwind blobs the agent downloads are fuzz_unwind.c's.)
  */
 #include "agent_internal.h"
@@ -71,6 +74,42 @@ static void maps(const char *text, size_t n)
 	free(copy);
 }
 
+#define PY_BASE 0x100000ULL
+
+struct py_mem {
+	const uint8_t *b;
+	size_t n;
+};
+
+static int py_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	const struct py_mem *m = ctx;
+
+	if (addr < PY_BASE || addr - PY_BASE > m->n || n > m->n - (addr - PY_BASE))
+		return -1;
+	memcpy(buf, m->b + (addr - PY_BASE), n);
+	return 0;
+}
+
+static void python(const uint8_t *b, size_t n)
+{
+	struct py_mem m = { b, n };
+	struct agent_py_reader r = { .layout = agent_python_layout(0x030b02f0), .read = py_read,
+				     .ctx = &m };
+	struct agent_py_code c;
+
+	if (n < 24 || !r.layout)
+		return;
+	memcpy(&r.types, b, 24);
+	if (agent_py_code_read(&r, PY_BASE + 24, &c))
+		return;
+	if (strlen(c.qualname) > 4 * AGENT_PY_STR_MAX || strlen(c.filename) > 4 * AGENT_PY_STR_MAX)
+		abort();
+	for (uint32_t i = 0; i <= c.linetable_len * 8 + 1 && i < 4096; i++)
+		(void)agent_py_line(c.linetable, c.linetable_len, c.id.firstlineno, i);
+	agent_py_code_release(&c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	ember_log_set_handler(quiet, NULL);
@@ -82,5 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		maps((const char *)data + 1, size - 1);
 	else if (data[0] == 2)
 		jitdump(data + 1, size - 1);
+	else if (data[0] == 9)
+		python(data + 1, size - 1);
 	return 0;
 }
