@@ -394,7 +394,7 @@ def test_agent_python__off_cpu_names_the_waiting_function():
     got = samples(agent, pid, "off_cpu")
     frac, total = share(got, lambda f: has_run(python_names(f), ["wait_for_io", "serve",
                                                                   "<module>"]))
-    check(total >= 2e9, "only %.2f s of off-CPU time" % (total / 1e9))
+    check(total >= 1e9, "only %.2f s of off-CPU time in 5 s" % (total / 1e9))
     check(frac >= 0.9, "only %.1f%% of %.2f s off-CPU under wait_for_io: %s"
           % (100 * frac, total / 1e9, report(got)))
     print("%.1f%% of %.2f s off-CPU under wait_for_io <- serve <- <module>"
