@@ -325,13 +325,14 @@ void agent_bpf_offcpu_tick(struct agent_bpf *b, uint64_t now_ns)
 {
 	struct offcpu_ctl *c = &b->off;
 	uint64_t kept, t;
+	double rate;
 
 	if (!c->t0_ns || now_ns - c->tick_ns < 1000000000ull)
 		return;
 	kept = agent_bpf_stat(b, AGENT_STAT_OFFCPU_KEPT);
+	rate = (double)(kept - c->kept) * 1e9 / (double)(now_ns - c->tick_ns);
 	t = __atomic_load_n(&b->skel->bss->offcpu_t_ns, __ATOMIC_RELAXED);
-	t = agent_offcpu_next_t(t, c->t0_ns, (double)(kept - c->kept) * 1e9 / (double)(now_ns - c->tick_ns),
-				c->budget);
+	t = agent_offcpu_next_t(t, c->t0_ns, rate, c->budget);
 	__atomic_store_n(&b->skel->bss->offcpu_t_ns, t, __ATOMIC_RELAXED);
 	c->kept = kept;
 	c->tick_ns = now_ns;
