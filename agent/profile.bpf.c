@@ -64,6 +64,7 @@ const volatile bool transport_ringbuf = false; /* samples ring, not the count ma
 const volatile __u64 samples_wake_bytes = 65536; /* wake user space past this */
 const volatile bool time_transport = false; /* developer: AGENT_STAT_TRANSPORT_NS */
 const volatile __u64 offcpu_threshold_ns = 0; /* --off-cpu: T at start, 0 = off */
+const volatile bool offcpu_rseq_hook = false; /* --off-cpu: on_rseq_update loaded */
 
 /* ---- state user space reads and writes through the skeleton ----------- */
 
@@ -800,7 +801,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	if (!t)
 		t = offcpu_threshold_ns;
 	stat_add(AGENT_STAT_OFFCPU_BLOCKS, 1);
-	if (!BPF_CORE_READ(next, rseq)) {
+	if (!offcpu_rseq_hook || !bpf_core_field_exists(next->rseq) || !BPF_CORE_READ(next, rseq)) {
 		/* only the sys_exit program can send it: measured while attached */
 		stat_add(AGENT_STAT_OFFCPU_NO_RSEQ, 1);
 		if (!*(volatile __u32 *)&offcpu_sys_exit_on)
@@ -883,7 +884,8 @@ static __always_inline void offcpu_send(void *ctx, struct pt_regs *uregs)
  * task with restartable sequences registered (glibc 2.35 and later does
  * for every thread): the kernel's rseq update runs then, after a
  * context switch only, so a system call that does not switch pays
- * nothing. */
+ * nothing.  Loaded when the kernel has the tracepoint (offcpu_rseq_hook;
+ * without it every task counts as one without rseq). */
 SEC("tp_btf/rseq_update")
 int BPF_PROG(on_rseq_update, struct task_struct *t)
 {

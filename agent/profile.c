@@ -103,7 +103,10 @@ static int set_tunables(struct agent_bpf *b, const struct agent_opts *o)
 	s->rodata->offcpu_threshold_ns = o->off_cpu_ns;
 	s->bss->offcpu_t_ns = o->off_cpu_ns;
 	bpf_program__set_autoload(s->progs.on_switch, o->off_cpu_ns > 0);
-	bpf_program__set_autoload(s->progs.on_rseq_update, o->off_cpu_ns > 0);
+	/* a kernel without CONFIG_RSEQ has no rseq_update: sys_exit then sends all */
+	s->rodata->offcpu_rseq_hook =
+		o->off_cpu_ns > 0 && libbpf_find_vmlinux_btf_id("rseq_update", BPF_TRACE_RAW_TP) > 0;
+	bpf_program__set_autoload(s->progs.on_rseq_update, s->rodata->offcpu_rseq_hook);
 	bpf_program__set_autoload(s->progs.on_sys_exit, o->off_cpu_ns > 0);
 	bpf_program__set_autoattach(s->progs.on_sys_exit, false); /* on demand */
 	if (o->ringbuf) {
