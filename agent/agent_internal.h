@@ -85,6 +85,8 @@ struct agent_opts {
 				      else (--transport maps, developer) the count maps */
 	bool off_cpu;		   /* --off-cpu */
 	unsigned off_cpu_threshold_us; /* --off-cpu-threshold: T (10000) */
+	unsigned off_cpu_budget;   /* --off-cpu-budget: kept blocks a second (500) */
+	bool off_cpu_rseq_only;	   /* --off-cpu-rseq-only: sys_exit never attached */
 	uint64_t off_cpu_ns;	   /* T in ns with --off-cpu, else 0 (off) */
 	const char *host;	   /* the host label (gethostname) */
 	char hostbuf[256];
@@ -136,6 +138,24 @@ int agent_bpf_events_fd(const struct agent_bpf *b);
 uint64_t agent_bpf_stat(const struct agent_bpf *b, enum agent_stat which);
 /* bpf_ktime_get_ns() of the first table-unwound frame, 0 before. */
 uint64_t agent_bpf_first_table_ns(const struct agent_bpf *b);
+/* --off-cpu, called as often as the main loop wakes (a second at most
+ * apart; acts once a second): the T in force set for the next second
+ * (agent_offcpu_next_t), and (unless --off-cpu-rseq-only) the sys_exit
+ * program attached while tasks without rseq block, detached a minute
+ * after the last such block. */
+void agent_bpf_offcpu_tick(struct agent_bpf *b, uint64_t now_ns);
+/* --off-cpu: the T in force, ns (0 without --off-cpu). */
+uint64_t agent_bpf_offcpu_t_ns(const struct agent_bpf *b);
+/* --off-cpu: 1 while the sys_exit program is attached, else 0. */
+int agent_bpf_offcpu_sys_exit(const struct agent_bpf *b);
+/* The T for the next second, from the T t in force during the last, in
+ * which blocks were kept at `rate` a second: raised in proportion when
+ * the rate passed the budget (short blocks are kept at a rate about 1/T),
+ * halved back towards t0 (--off-cpu-threshold) when under half of it,
+ * within [t0, AGENT_OFFCPU_T_MAX_NS].  Any T keeps the estimate
+ * unbiased (docs/agent.md). */
+#define AGENT_OFFCPU_T_MAX_NS (60ull * 1000000000ull)
+uint64_t agent_offcpu_next_t(uint64_t t, uint64_t t0, double rate, unsigned budget);
 /* --transport ringbuf: the user-space aggregation the samples ring's
  * records go to (consumed by agent_bpf_poll), else NULL. */
 struct agent_agg *agent_bpf_agg(const struct agent_bpf *b);

@@ -219,6 +219,7 @@ static void run(struct agent *a, int sfd)
 		if (pfd[0].revents || (a->push && agent_push_refusal(a->push)))
 			break;
 		agent_bpf_poll(a->bpf, 0); /* exec and exit events do not wake us */
+		agent_bpf_offcpu_tick(a->bpf, ember_monotonic_ns());
 		if (pfd[2].revents)
 			agent_metrics_serve(a->metrics, a);
 		if (pfd[3].revents)

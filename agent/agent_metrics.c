@@ -135,13 +135,21 @@ static void bpf_metrics(struct agent *a, struct ember_buf *b)
 	/* 0 unless EMBER_AGENT_TIME_TRANSPORT is set (bench/agent/ab.py --time-transport) */
 	put(b, "ember_agent_transport_nanoseconds_total", NULL,
 	    agent_bpf_stat(a->bpf, AGENT_STAT_TRANSPORT_NS));
-	/* --off-cpu: blocks ended, kept by the sampling rule, kept and not sent */
+	/* --off-cpu: blocks ended, kept by the sampling rule, kept and not sent,
+	 * kept of tasks without rseq; the T in force (raised past the budget)
+	 * and whether the sys_exit program is attached */
 	put(b, "ember_agent_offcpu_blocks_total", NULL,
 	    agent_bpf_stat(a->bpf, AGENT_STAT_OFFCPU_BLOCKS));
 	put(b, "ember_agent_offcpu_kept_total", NULL,
 	    agent_bpf_stat(a->bpf, AGENT_STAT_OFFCPU_KEPT));
 	put(b, "ember_agent_offcpu_lost_total", NULL,
 	    agent_bpf_stat(a->bpf, AGENT_STAT_OFFCPU_LOST));
+	put(b, "ember_agent_offcpu_no_rseq_total", NULL,
+	    agent_bpf_stat(a->bpf, AGENT_STAT_OFFCPU_NO_RSEQ));
+	ember_buf_appendf(b, "ember_agent_offcpu_threshold_seconds %.6f\n",
+			  (double)agent_bpf_offcpu_t_ns(a->bpf) / 1e9);
+	put(b, "ember_agent_offcpu_sys_exit_attached", NULL,
+	    (uint64_t)agent_bpf_offcpu_sys_exit(a->bpf));
 }
 
 static void table_metrics(struct agent *a, struct ember_buf *b)

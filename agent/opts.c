@@ -17,7 +17,7 @@ enum {
 	OPT_CACHE_DIR, OPT_OUTPUT, OPT_TOKEN, OPT_TOKEN_FILE, OPT_UPLOAD_MISSING,
 	OPT_NO_LOCAL_COMPILE, OPT_COMPRESSION, OPT_METRICS_LISTEN, OPT_LABEL, OPT_BUFFER_KB,
 	OPT_UNWIND_DATA_MB, OPT_LOG_LEVEL, OPT_HOST, OPT_OFF_CPU, OPT_OFF_CPU_THRESHOLD,
-	OPT_TRANSPORT, OPT_HELP,
+	OPT_OFF_CPU_BUDGET, OPT_OFF_CPU_RSEQ_ONLY, OPT_TRANSPORT, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -42,6 +42,8 @@ static const struct option longopts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "off-cpu-threshold", required_argument, NULL, OPT_OFF_CPU_THRESHOLD },
+	{ "off-cpu-budget", required_argument, NULL, OPT_OFF_CPU_BUDGET },
+	{ "off-cpu-rseq-only", no_argument, NULL, OPT_OFF_CPU_RSEQ_ONLY },
 	{ "transport", required_argument, NULL, OPT_TRANSPORT }, /* developer: not in --help */
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -70,6 +72,9 @@ void agent_opts_usage(FILE *out)
 	      "  --host NAME           the host label (the host name)\n"
 	      "  --off-cpu             also profile blocked time (sample type off_cpu)\n"
 	      "  --off-cpu-threshold USEC  blocks shorter are sampled, weighted (10000)\n"
+	      "  --off-cpu-budget N    blocks kept a second at most: T raised past it (500)\n"
+	      "  --off-cpu-rseq-only   never hook every system call: blocks of tasks\n"
+	      "                        without rseq (Go, musl) are not measured\n"
 	      "  --log-level error|warn|info|debug  (info; or $EMBER_LOG_LEVEL)\n",
 	      out);
 }
@@ -209,6 +214,7 @@ static void defaults(struct agent_opts *o)
 	o->page_entries = 65536;
 	o->ringbuf = true; /* measured cheaper: docs/performance-notes.md */
 	o->off_cpu_threshold_us = 10000;
+	o->off_cpu_budget = 500;
 	if (gethostname(o->hostbuf, sizeof(o->hostbuf) - 1))
 		snprintf(o->hostbuf, sizeof(o->hostbuf), "unknown");
 	o->host = o->hostbuf;
@@ -260,6 +266,10 @@ static int one(struct agent_opts *o, int c, const char *arg, char *why, size_t w
 	case OPT_OFF_CPU_THRESHOLD:
 		err = parse_uint(arg, 1, 10 * 1000 * 1000, &o->off_cpu_threshold_us);
 		break;
+	case OPT_OFF_CPU_BUDGET:
+		err = parse_uint(arg, 1, 1000 * 1000, &o->off_cpu_budget);
+		break;
+	case OPT_OFF_CPU_RSEQ_ONLY: o->off_cpu_rseq_only = true; break;
 	case OPT_TRANSPORT:
 		if (strcmp(arg, "maps") && strcmp(arg, "ringbuf"))
 			err = -EINVAL;

@@ -34,16 +34,21 @@
  * steps on tracepoints only, so that kernels built without kprobes or
  * fentry (no hook in a task right after it is switched back in) have it:
  *  - sched_switch, prev: a chosen user task that leaves the CPU blocked
- *    (not preempted) is stamped, keyed by its thread ID, so a task woken
- *    on another CPU finds its own stamp (a per-CPU key would not);
+ *    (not preempted) is stamped in its task-local storage, so a task
+ *    woken on another CPU finds its own stamp (a per-CPU key would not);
  *  - sched_switch, next: the stamp taken, a block of d ns is kept with
- *    probability min(1, d / T) and weighted max(d, T) (unbiased:
- *    docs/agent.md); a kept one records the task's kernel stack (still
- *    the blocked one: bpf_get_task_stack) and its user registers;
- *  - sys_exit, in the task itself: when its user registers are those it
- *    blocked with (the block ended in this system call), the user stack
- *    is walked as a CPU sample's, and the record sent.  Only kept blocks
- *    pay for a walk; every system call pays one hash lookup.
+ *    probability min(1, d / T) and weighted max(d, T), T the value in
+ *    force (offcpu_t_ns, raised by user space past its budget of kept
+ *    blocks a second; unbiased at any T: docs/agent.md); a kept one
+ *    records the task's kernel stack (still the blocked one:
+ *    bpf_get_task_stack) and its user registers;
+ *  - rseq_update, in the task itself, on its return to user space after
+ *    a switch (tasks with rseq; sys_exit, attached by user space only
+ *    while tasks without rseq block, for the others): when its
+ *    user registers are those it blocked with, the user stack is walked
+ *    as a CPU sample's, and the record sent.  Only kept blocks pay for a
+ *    walk; a switch pays two task-storage lookups, a system call nothing
+ *    (unless sys_exit is attached).
  * Off-CPU records go through the samples ring only (--transport ringbuf).
  *
  * Shared types: profile_types.h.  Loader: profile.c (skeleton).
@@ -68,12 +73,15 @@ const volatile __u64 notify_interval_ns = 200000000; /* per pid, at most */
 const volatile bool transport_ringbuf = false; /* samples ring, not the count maps */
 const volatile __u64 samples_wake_bytes = 65536; /* wake user space past this */
 const volatile bool time_transport = false; /* developer: AGENT_STAT_TRANSPORT_NS */
-const volatile __u64 offcpu_threshold_ns = 0; /* --off-cpu: T, 0 = off */
+const volatile __u64 offcpu_threshold_ns = 0; /* --off-cpu: T at start, 0 = off */
+const volatile bool offcpu_rseq_hook = false; /* --off-cpu: on_rseq_update loaded */
 
 /* ---- state user space reads and writes through the skeleton ----------- */
 
 __u32 gen = 0;		  /* which set of aggregation maps samples go to */
 __u64 first_table_ns = 0; /* bpf_ktime_get_ns() of the first table-unwound frame */
+__u64 offcpu_t_ns = 0;	  /* --off-cpu: the T in force (user space raises it) */
+__u32 offcpu_sys_exit_on = 0; /* --off-cpu: on_sys_exit attached (user space) */
 
 /* ---- maps -------------------------------------------------------------- */
 
@@ -155,17 +163,18 @@ struct {
 	__type(value, __u8);
 } pid_filter SEC(".maps");
 
-/* --off-cpu: thread ID -> bpf_ktime_get_ns() when it blocked.  LRU: the
- * stamps of threads that never run again are evicted, not leaked. */
+/* --off-cpu: per task, in task-local storage (a lookup in the task
+ * itself, no hash; freed with the task), so a task woken on another CPU
+ * finds its own stamp: bpf_ktime_get_ns() when it blocked, 0 when not. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, __u64);
 } offcpu_start SEC(".maps");
 
-/* --off-cpu: a kept block, from its end (the switch-in) to the system
- * call return that sends it. */
+/* --off-cpu: a kept block, from its end (the switch-in) to the return to
+ * user space that sends it; created when kept, deleted when sent. */
 struct offcpu_pending {
 	__u64 weight_ns;
 	__u64 pc, sp, fp;	/* user registers when it blocked */
@@ -174,19 +183,11 @@ struct offcpu_pending {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__type(key, int);
 	__type(value, struct offcpu_pending);
 } offcpu_pending SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct offcpu_pending);
-} pending_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -907,43 +908,57 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Keep a block of d ns with probability min(1, d / T): d >= T always,
- * else when a uniform draw in [0, T) falls below d. */
-static __always_inline bool offcpu_keep(__u64 d)
+/* Keep a block of d ns with probability min(1, d / t): d >= t always,
+ * else when a uniform draw in [0, t) falls below d (64 bits: t may pass
+ * 2^32 ns when user space raises it). */
+static __always_inline bool offcpu_keep(__u64 d, __u64 t)
 {
-	__u64 t = offcpu_threshold_ns;
+	__u64 r;
 
-	return d >= t || ((__u64)bpf_get_prandom_u32() * t >> 32) < d;
+	if (d >= t)
+		return true;
+	r = (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32();
+	return r % t < d;
 }
 
-/* next's block ended: keep it or not; a kept one waits in offcpu_pending
- * with its kernel stack and user registers for next's system call return. */
+/* next's block ended: keep it or not, by the T in force (offcpu_t_ns, read
+ * once: the draw and the weight use the same); a kept one waits in
+ * offcpu_pending with its kernel stack and user registers for next's
+ * return to user space. */
 static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
 {
-	__u32 tid = next->pid, zero = 0;
+	__u64 *t0 = bpf_task_storage_get(&offcpu_start, next, 0, 0), d, t;
 	struct offcpu_pending *p;
 	struct pt_regs *regs;
-	__u64 *t0 = bpf_map_lookup_elem(&offcpu_start, &tid), d;
 
-	if (!t0)
+	if (!t0 || !*t0)
 		return;
 	d = now - *t0;
-	bpf_map_delete_elem(&offcpu_start, &tid);
+	*t0 = 0;
+	t = *(volatile __u64 *)&offcpu_t_ns;
+	if (!t)
+		t = offcpu_threshold_ns;
 	stat_add(AGENT_STAT_OFFCPU_BLOCKS, 1);
-	if (!offcpu_keep(d))
+	if (!offcpu_rseq_hook || !bpf_core_field_exists(next->rseq) || !BPF_CORE_READ(next, rseq)) {
+		/* only the sys_exit program can send it: measured while attached */
+		stat_add(AGENT_STAT_OFFCPU_NO_RSEQ, 1);
+		if (!*(volatile __u32 *)&offcpu_sys_exit_on)
+			return;
+	}
+	if (!offcpu_keep(d, t))
 		return;
 	stat_add(AGENT_STAT_OFFCPU_KEPT, 1);
-	p = bpf_map_lookup_elem(&pending_scratch, &zero);
-	if (!p)
+	p = bpf_task_storage_get(&offcpu_pending, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p) {
+		stat_add(AGENT_STAT_OFFCPU_LOST, 1);
 		return;
-	p->weight_ns = d > offcpu_threshold_ns ? d : offcpu_threshold_ns;
+	}
+	p->weight_ns = d > t ? d : t;
 	regs = (struct pt_regs *)bpf_task_pt_regs(next);
 	p->pc = BPF_CORE_READ(regs, ip);
 	p->sp = BPF_CORE_READ(regs, sp);
 	p->fp = BPF_CORE_READ(regs, bp);
 	p->nkernel = bpf_get_task_stack(next, p->kips, sizeof(p->kips), 0);
-	if (bpf_map_update_elem(&offcpu_pending, &tid, p, BPF_ANY))
-		stat_add(AGENT_STAT_OFFCPU_LOST, 1);
 }
 
 /* --off-cpu: prev blocks (prev_state not TASK_RUNNING; a preempted task
@@ -954,53 +969,78 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u32 tid = prev->pid, pid = prev->tgid;
-	__u64 now = bpf_ktime_get_ns();
+	__u32 pid = prev->tgid;
+	__u64 now = bpf_ktime_get_ns(), *t0;
 
 	if (!preempt && prev_state != 0 && pid != 0 && prev->mm && task_chosen(pid)) {
-		/* a kept block not sent yet did not end in a system call */
-		if (!bpf_map_delete_elem(&offcpu_pending, &tid))
+		/* a kept block not sent yet did not end where it could be */
+		if (!bpf_task_storage_delete(&offcpu_pending, prev))
 			stat_add(AGENT_STAT_OFFCPU_LOST, 1);
-		bpf_map_update_elem(&offcpu_start, &tid, &now, BPF_ANY);
+		t0 = bpf_task_storage_get(&offcpu_start, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (t0)
+			*t0 = now;
 	}
 	offcpu_switch_in(next, now);
 	return 0;
 }
 
-/* --off-cpu: the system call return of a task with a kept block; its user
- * registers unchanged since it blocked, so its user stack is the blocked
- * one: walked here, in the task, and sent with the block's kernel stack. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *uregs, long ret)
+/* The current task's kept block, if any, once it returns to user space
+ * with the user registers it blocked with (so its user stack is the
+ * blocked one): walked here, in the task, and sent with the block's
+ * kernel stack. */
+static __always_inline void offcpu_send(void *ctx, struct pt_regs *uregs)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id, zero = 0;
-	struct offcpu_pending *p = bpf_map_lookup_elem(&offcpu_pending, &tid);
-	struct task_struct *task;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct offcpu_pending *p = bpf_task_storage_get(&offcpu_pending, task, 0, 0);
+	__u64 id;
+	__u32 pid, zero = 0;
 	struct agent_count_key key = { .flags = AGENT_STACK_OFF_CPU };
 	struct walk w = {};
 	struct agent_ustack *st;
 
 	if (!p)
-		return 0;
-	task = bpf_get_current_task_btf();
+		return;
+	id = bpf_get_current_pid_tgid();
+	pid = id >> 32;
 	walk_init(&w, pid);
 	w.pc = BPF_CORE_READ(uregs, ip);
 	w.sp = BPF_CORE_READ(uregs, sp);
 	w.fp = BPF_CORE_READ(uregs, bp);
 	st = bpf_map_lookup_elem(&scratch, &zero);
-	if (!st || w.pc != p->pc || w.sp != p->sp || w.fp != p->fp) {
+	if (st && w.pc == p->pc && w.sp == p->sp && w.fp == p->fp) {
+		key.pid = pid;
+		key.tid = (__u32)id;
+		bpf_get_current_comm(key.comm, sizeof(key.comm));
+		walk_user(task, pid, &w, &key, st);
+		send_record(ctx, &key, st, w.n, p);
+	} else {
 		stat_add(AGENT_STAT_OFFCPU_LOST, 1);
-		bpf_map_delete_elem(&offcpu_pending, &tid);
-		return 0;
 	}
-	key.pid = pid;
-	key.tid = tid;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	walk_user(task, pid, &w, &key, st);
-	send_record(ctx, &key, st, w.n, p);
-	bpf_map_delete_elem(&offcpu_pending, &tid); /* not preallocated: p stays valid
-						       until this program ends */
+	bpf_task_storage_delete(&offcpu_pending, task);
+}
+
+/* --off-cpu: the return to user space of a task switched back in, for a
+ * task with restartable sequences registered (glibc 2.35 and later does
+ * for every thread): the kernel's rseq update runs then, after a
+ * context switch only, so a system call that does not switch pays
+ * nothing.  Loaded when the kernel has the tracepoint (offcpu_rseq_hook;
+ * without it every task counts as one without rseq). */
+SEC("tp_btf/rseq_update")
+int BPF_PROG(on_rseq_update, struct task_struct *t)
+{
+	offcpu_send(ctx, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+	return 0;
+}
+
+/* --off-cpu: the system call return, for the tasks without restartable
+ * sequences; attached by user space only while such tasks block
+ * (AGENT_STAT_OFFCPU_NO_RSEQ grows; their blocks are kept only while
+ * offcpu_sys_exit_on): every system call of the host pays for it while
+ * attached. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *uregs, long ret)
+{
+	offcpu_send(ctx, uregs);
 	return 0;
 }
 
@@ -1027,12 +1067,8 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id;
+	__u32 pid = id >> 32;
 
-	if (offcpu_threshold_ns) {
-		bpf_map_delete_elem(&offcpu_start, &tid);
-		bpf_map_delete_elem(&offcpu_pending, &tid);
-	}
 	if (pid == (__u32)id && task_chosen(pid))
 		notify(AGENT_EVENT_EXIT, pid, 0);
 	return 0;

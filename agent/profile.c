@@ -5,7 +5,8 @@
  * verifier runs here), attach the exec/exit tracepoints and one
  * PERF_COUNT_SW_CPU_CLOCK event per online CPU at --frequency Hz, mmap
  * the two unwind arrays, and read the ring buffer of events.  With
- * --off-cpu, the sched_switch and sys_exit tracepoints too.
+ * --off-cpu, the sched_switch and rseq_update tracepoints too, sys_exit on
+ * demand, and T kept to its budget (agent_bpf_offcpu_tick).
  */
 #include "agent_internal.h"
 #include "profile.skel.h"
@@ -32,6 +33,15 @@ struct agent_bpf {
 	void *fn_ctx;
 	int cgroup_fd;
 	struct agent_agg *agg; /* --transport ringbuf */
+	struct offcpu_ctl {    /* --off-cpu: agent_bpf_offcpu_tick's state */
+		uint64_t t0_ns;	       /* --off-cpu-threshold */
+		unsigned budget;       /* --off-cpu-budget */
+		uint64_t tick_ns;      /* the last tick, monotonic */
+		uint64_t kept, no_rseq; /* the stats then */
+		uint64_t no_rseq_ns;   /* when no_rseq last grew */
+		bool sys_exit_auto;    /* not --off-cpu-rseq-only, nor failed */
+		struct bpf_link *sys_exit; /* attached, or NULL */
+	} off;
 };
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -91,8 +101,14 @@ static int set_tunables(struct agent_bpf *b, const struct agent_opts *o)
 	 * transport's part of each sample, into AGENT_STAT_TRANSPORT_NS */
 	s->rodata->time_transport = getenv("EMBER_AGENT_TIME_TRANSPORT") != NULL;
 	s->rodata->offcpu_threshold_ns = o->off_cpu_ns;
+	s->bss->offcpu_t_ns = o->off_cpu_ns;
 	bpf_program__set_autoload(s->progs.on_switch, o->off_cpu_ns > 0);
+	/* a kernel without CONFIG_RSEQ has no rseq_update: sys_exit then sends all */
+	s->rodata->offcpu_rseq_hook =
+		o->off_cpu_ns > 0 && libbpf_find_vmlinux_btf_id("rseq_update", BPF_TRACE_RAW_TP) > 0;
+	bpf_program__set_autoload(s->progs.on_rseq_update, s->rodata->offcpu_rseq_hook);
 	bpf_program__set_autoload(s->progs.on_sys_exit, o->off_cpu_ns > 0);
+	bpf_program__set_autoattach(s->progs.on_sys_exit, false); /* on demand */
 	if (o->ringbuf) {
 		uint32_t ring = samples_ring_size(o);
 
@@ -101,10 +117,6 @@ static int set_tunables(struct agent_bpf *b, const struct agent_opts *o)
 		/* the count maps unused: the stack-trace ones are preallocated */
 		err = err ?: bpf_map__set_max_entries(s->maps.kstacks0, 1);
 		err = err ?: bpf_map__set_max_entries(s->maps.kstacks1, 1);
-	}
-	if (!o->off_cpu_ns) { /* unused: the LRU one is preallocated */
-		err = err ?: bpf_map__set_max_entries(s->maps.offcpu_start, 1);
-		err = err ?: bpf_map__set_max_entries(s->maps.offcpu_pending, 1);
 	}
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_data, o->data_chunks);
 	err = err ?: bpf_map__set_max_entries(s->maps.unwind_rules, o->rule_slots);
@@ -230,14 +242,18 @@ struct agent_bpf *agent_bpf_new(const struct agent_opts *o, agent_event_fn fn, v
 	b->cgroup_fd = -1;
 	b->fn = fn;
 	b->fn_ctx = ctx;
+	b->off.t0_ns = o->off_cpu_ns;
+	b->off.budget = o->off_cpu_budget;
+	b->off.sys_exit_auto = !o->off_cpu_rseq_only;
+	b->off.tick_ns = ember_monotonic_ns();
 	libbpf_set_print(libbpf_print);
 	e = load(b, o, why, why_size);
 	if (!e) {
 		e = profile_bpf__attach(b->skel); /* the tracepoints */
 		if (e)
 			agent_explain_bpf_error(o->off_cpu_ns ? "attaching the exec/exit and "
-						"off-CPU tracepoints" : "attaching the exec/exit tracepoints", e, why,
-						why_size);
+						"off-CPU (sched_switch, rseq_update) tracepoints" :
+						"attaching the exec/exit tracepoints", e, why, why_size);
 	}
 	if (!e) {
 		b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_event, b, NULL);
@@ -264,6 +280,78 @@ struct agent_bpf *agent_bpf_new(const struct agent_opts *o, agent_event_fn fn, v
 	return b;
 }
 
+uint64_t agent_offcpu_next_t(uint64_t t, uint64_t t0, double rate, unsigned budget)
+{
+	double next = (double)t;
+
+	if (rate > budget)
+		next = next * rate / budget;
+	else if (rate < budget / 2.0)
+		next /= 2;
+	if (next > (double)AGENT_OFFCPU_T_MAX_NS)
+		return AGENT_OFFCPU_T_MAX_NS;
+	return next < (double)t0 ? t0 : (uint64_t)next;
+}
+
+/* The sys_exit program attached when a block of a task without rseq ended
+ * in the last second, detached a minute after the last such;
+ * offcpu_sys_exit_on tells the BPF side (set once attached, cleared
+ * before the detach). */
+static void offcpu_sys_exit_tick(struct agent_bpf *b, uint64_t now_ns)
+{
+	struct offcpu_ctl *c = &b->off;
+	uint64_t no_rseq = agent_bpf_stat(b, AGENT_STAT_OFFCPU_NO_RSEQ);
+
+	if (no_rseq != c->no_rseq)
+		c->no_rseq_ns = now_ns;
+	c->no_rseq = no_rseq;
+	if (!c->sys_exit && c->no_rseq_ns == now_ns && c->sys_exit_auto) {
+		c->sys_exit = bpf_program__attach(b->skel->progs.on_sys_exit);
+		if (!c->sys_exit) {
+			pr_warn("agent: cannot attach the sys_exit tracepoint (off-CPU blocks of "
+				"tasks without rseq are not measured): %s", strerror(errno));
+			c->sys_exit_auto = false;
+			return;
+		}
+		__atomic_store_n(&b->skel->bss->offcpu_sys_exit_on, 1, __ATOMIC_SEQ_CST);
+		pr_info("agent: off-CPU blocks of tasks without rseq: sys_exit attached");
+	} else if (c->sys_exit && now_ns - c->no_rseq_ns >= 60ull * 1000000000ull) {
+		__atomic_store_n(&b->skel->bss->offcpu_sys_exit_on, 0, __ATOMIC_SEQ_CST);
+		bpf_link__destroy(c->sys_exit);
+		c->sys_exit = NULL;
+		pr_info("agent: no off-CPU block of a task without rseq for a minute: sys_exit "
+			"detached");
+	}
+}
+
+void agent_bpf_offcpu_tick(struct agent_bpf *b, uint64_t now_ns)
+{
+	struct offcpu_ctl *c = &b->off;
+	uint64_t kept, t;
+	double rate;
+
+	if (!c->t0_ns || now_ns - c->tick_ns < 1000000000ull)
+		return;
+	kept = agent_bpf_stat(b, AGENT_STAT_OFFCPU_KEPT);
+	rate = (double)(kept - c->kept) * 1e9 / (double)(now_ns - c->tick_ns);
+	t = __atomic_load_n(&b->skel->bss->offcpu_t_ns, __ATOMIC_RELAXED);
+	t = agent_offcpu_next_t(t, c->t0_ns, rate, c->budget);
+	__atomic_store_n(&b->skel->bss->offcpu_t_ns, t, __ATOMIC_RELAXED);
+	c->kept = kept;
+	c->tick_ns = now_ns;
+	offcpu_sys_exit_tick(b, now_ns);
+}
+
+uint64_t agent_bpf_offcpu_t_ns(const struct agent_bpf *b)
+{
+	return b->off.t0_ns ? __atomic_load_n(&b->skel->bss->offcpu_t_ns, __ATOMIC_RELAXED) : 0;
+}
+
+int agent_bpf_offcpu_sys_exit(const struct agent_bpf *b)
+{
+	return b->off.sys_exit != NULL;
+}
+
 int agent_bpf_start(struct agent_bpf *b, unsigned frequency, char *why, size_t why_size)
 {
 	return attach_cpus(b, frequency, why, why_size);
@@ -273,6 +361,7 @@ void agent_bpf_free(struct agent_bpf *b)
 {
 	if (!b)
 		return;
+	bpf_link__destroy(b->off.sys_exit);
 	for (int cpu = 0; b->links && cpu < b->ncpus; cpu++)
 		bpf_link__destroy(b->links[cpu]);
 	for (int cpu = 0; b->perf_fds && cpu < b->ncpus; cpu++)

@@ -193,8 +193,11 @@ enum agent_stat {
 	AGENT_STAT_TRANSPORT_NS,     /* EMBER_AGENT_TIME_TRANSPORT: ns counting samples */
 	AGENT_STAT_OFFCPU_BLOCKS,    /* --off-cpu: blocks of chosen tasks ended */
 	AGENT_STAT_OFFCPU_KEPT,	     /* --off-cpu: of them, kept (to be walked and sent) */
-	AGENT_STAT_OFFCPU_LOST,	     /* --off-cpu: kept, not sent (ended outside a system
-					call, or no room) */
+	AGENT_STAT_OFFCPU_LOST,	     /* --off-cpu: kept, not sent (the task blocked again
+					before its return to user space, its user
+					registers changed, or no room) */
+	AGENT_STAT_OFFCPU_NO_RSEQ,   /* --off-cpu: blocks ended of tasks without rseq
+					(measured while sys_exit is attached) */
 	AGENT_STAT_PY_FRAMES,	     /* Python frames recorded */
 	AGENT_STAT_PY_NO_THREAD,     /* samples of a Python process' thread without
 					a thread state (not running Python) */

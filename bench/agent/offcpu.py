@@ -3,19 +3,26 @@
 in one run (docs/benchmarks.md; the machinery is run.py's).
 
     sudo bench/agent/offcpu.py [--agent build-release/ember-agent] [--rounds 5]
-                               [--work 150] [--calls 200]
+                               [--work 150] [--calls 200] [--before AGENT]
 
 Two workloads (switch.c, C built here with -O2 -pthread), each a fixed
 amount of work:
 
   - switch: two threads ping-pong a byte through two pipes, a short sleep
     every 1,000 round trips (100,000-330,000 context switches a second
-    here, as the scheduler places the threads), under: no profiler; the agent at 19 Hz; the agent at 19 Hz with
-    --off-cpu (threshold 10 ms); with --off-cpu --off-cpu-threshold 1000
-    (1 ms: ten times the walks);
+    here, as the scheduler places the threads), under: no profiler; the
+    agent at 19 Hz; the agent at 19 Hz with --off-cpu (threshold 10 ms);
+    with --off-cpu --off-cpu-threshold 1000 (1 ms: ten times the walks,
+    past the default budget of 500 a second); with --off-cpu
+    --off-cpu-rseq-only (no sys_exit program, whatever runs on the host);
   - getpid: a getpid() loop (--calls x 100,000 calls), under no profiler,
-    the agent at 19 Hz, and with --off-cpu: the cost every system call of
-    the host pays for --off-cpu's sys_exit program.
+    the agent at 19 Hz, with --off-cpu and with --off-cpu
+    --off-cpu-rseq-only: the cost every system call of the host pays for
+    --off-cpu (its sys_exit program, attached while threads without rseq
+    block).
+
+With --before AGENT (another build, say the previous commit's), its
+--off-cpu runs too, as "before: ..." configurations of the same rounds.
 
 The agent samples every process, as on a host.  Configurations are
 interleaved round by round (rotated) and reported as the median over the
@@ -37,9 +44,11 @@ sys.dont_write_bytecode = True  # no __pycache__ in the tree
 import run  # noqa: E402  (run.py's helpers)
 
 OFF_CPU = "agent@19 --off-cpu"
-SWITCH = ["off", "agent@19", OFF_CPU, OFF_CPU + " --off-cpu-threshold 1000"]
-GETPID = ["off", "agent@19", OFF_CPU]
+RSEQ_ONLY = OFF_CPU + " --off-cpu-rseq-only"
+SWITCH = ["off", "agent@19", OFF_CPU, OFF_CPU + " --off-cpu-threshold 1000", RSEQ_ONLY]
+GETPID = ["off", "agent@19", OFF_CPU, RSEQ_ONLY]
 CALLS_PER_ROUND = 100000  # switch.c
+BEFORE = "before: "
 
 
 def bpf_by_name(ids):
@@ -52,8 +61,16 @@ def bpf_by_name(ids):
     return out
 
 
+def start(c, args, tmp):
+    """run.start, with the --before agent for a "before: " configuration."""
+    if c.startswith(BEFORE):
+        return run.start(c[len(BEFORE):], argparse.Namespace(**dict(vars(args),
+                                                                   agent=args.before)), tmp)
+    return run.start(c, args, tmp)
+
+
 def one_run(c, args, tmp, wl, extra, res):
-    p = run.start(c, args, tmp)
+    p = start(c, args, tmp)
     b0 = bpf_by_name(p.bpf_ids) if p else {}
     m0 = run.metrics(p.port) if p else ""
     w_cpu, w_wall, ru = run.run_workload(wl, extra[0], extra[1:], usage=True)
@@ -68,6 +85,7 @@ def one_run(c, args, tmp, wl, extra, res):
         for k in ("blocks", "kept", "lost"):
             name = "ember_agent_offcpu_%s_total" % k
             r[k] = (run.metric(m1, name) or 0) - (run.metric(m0, name) or 0)
+        r["T ms"] = 1e3 * (run.metric(m1, "ember_agent_offcpu_threshold_seconds") or 0)
         t_end = time.time()
         p.stop()
         r["agent cpu %"] = 100 * (p.cpu - p.cpu_ready) / (t_end - p.t_ready)
@@ -97,8 +115,10 @@ def report(title, configs, res):
             "; ".join(cells) or "-"))
         if "--off-cpu" in c:
             print("|   | off-CPU blocks of the host a second (median): %.0f ended, %.0f kept, "
-                  "%.1f lost | | |" % tuple(run.median([r[k] / r["wall"] for r in res[c]])
-                                          for k in ("blocks", "kept", "lost")))
+                  "%.1f lost; T at the end %.1f ms | | |"
+                  % (tuple(run.median([r[k] / r["wall"] for r in res[c]])
+                           for k in ("blocks", "kept", "lost"))
+                     + (run.median([r["T ms"] for r in res[c]]),)))
 
 
 def main():
@@ -107,7 +127,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--work", type=int, default=150, help="switch rounds of 1,000 round trips")
     ap.add_argument("--calls", type=int, default=200, help="getpid rounds of 100,000 calls")
+    ap.add_argument("--before", help="another agent build whose --off-cpu runs too")
     args = ap.parse_args()
+    if args.before:
+        SWITCH.append(BEFORE + OFF_CPU)
+        GETPID.append(BEFORE + OFF_CPU)
     tmp = tempfile.mkdtemp(prefix="agent-offcpu.")
     wl = os.path.join(tmp, "switch")
     subprocess.run(["cc", "-O2", "-g", "-pthread", "-o", wl, os.path.join(run.HERE, "switch.c")],
@@ -131,9 +155,10 @@ def main():
         print("%s: %+.1f ns of workload CPU a getpid() call against off (median of the rounds)"
               % (c, run.median([1e9 * (r["cpu"] - o["cpu"]) / calls
                                 for r, o in zip(gp[c], gp["off"])])))
-    print("--off-cpu against the agent without: %+.1f ns a getpid() call (median of the rounds)"
-          % run.median([1e9 * (r["cpu"] - o["cpu"]) / calls
-                        for r, o in zip(gp[OFF_CPU], gp["agent@19"])]))
+    for c in GETPID[2:]:
+        print("%s against the agent without: %+.1f ns a getpid() call (median of the rounds)"
+              % (c, run.median([1e9 * (r["cpu"] - o["cpu"]) / calls
+                                for r, o in zip(gp[c], gp["agent@19"])])))
 
 
 if __name__ == "__main__":

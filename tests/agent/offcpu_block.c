@@ -7,12 +7,14 @@
  * the nanoseconds it really spent in block_here() (measured around each
  * sleep), its blocks, and how many of them ended on another CPU.
  *
- *   offcpu_block SECONDS SHARE BLOCK_US [migrate]
+ *   offcpu_block SECONDS SHARE BLOCK_US [migrate|lead]
  *
  * migrate: the main thread moves the worker to the other CPU while it
  * sleeps (sched_setaffinity of its thread ID), so its blocks end on a
- * CPU other than the one they began on.  Built by the test with
- * -fno-omit-frame-pointer -g.
+ * CPU other than the one they began on.  lead: the main thread first
+ * blocks for two seconds in 50 ms naps (blocks of another thread, which
+ * the test does not count) before it starts the worker.  Built by the
+ * test with -fno-omit-frame-pointer -g.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -108,7 +110,7 @@ int main(int argc, char **argv)
 	pthread_t t;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: offcpu_block SECONDS SHARE BLOCK_US [migrate]\n");
+		fprintf(stderr, "usage: offcpu_block SECONDS SHARE BLOCK_US [migrate|lead]\n");
 		return 2;
 	}
 	seconds = atof(argv[1]);
@@ -116,6 +118,11 @@ int main(int argc, char **argv)
 	block_us = atol(argv[3]);
 	if (getchar() == EOF)
 		return 1;
+	for (int i = 0; argc > 4 && !strcmp(argv[4], "lead") && i < 40; i++) {
+		struct timespec d = { .tv_nsec = 50000000 };
+
+		nanosleep(&d, NULL);
+	}
 	if (pthread_create(&t, NULL, worker, NULL))
 		return 1;
 	pthread_setname_np(t, "offcpu-worker");

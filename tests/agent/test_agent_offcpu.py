@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -38,32 +39,43 @@ def build():
     return exe
 
 
-def work(args, agent_args=()):
-    """Run offcpu_block ARGS under `ember-agent --off-cpu AGENT_ARGS`
-    until it ends: (its report {blocked_ns, blocks, moved}, the agent's
-    off-CPU metrics, its pid, the stopped agent)."""
+def work(args, agent_args=(), env=None):
+    """Run offcpu_block ARGS (in env) under `ember-agent --off-cpu
+    AGENT_ARGS` until it ends: (its report {blocked_ns, blocks, moved},
+    the agent's off-CPU metrics (t_max_s: the highest T seen while it
+    worked, read every half second), its pid, the stopped agent)."""
     ta.require_bpf()
     p = subprocess.Popen([build()] + [str(a) for a in args], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, text=True, env=env)
     ta.CHILDREN.append(p)
     agent = ta.Agent(["--off-cpu", "--pid", str(p.pid)] + list(agent_args))
-    out, _ = p.communicate("go\n", timeout=120)
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    t_max = 0
+    for _ in range(240):
+        t_max = max(t_max, agent.metric("ember_agent_offcpu_threshold_seconds"))
+        if p.poll() is not None:
+            break
+        time.sleep(0.5)
+    out, _ = p.communicate(timeout=120)
     check(p.returncode == 0, "offcpu_block exited with %d" % p.returncode)
     m = re.search(r"blocked_ns (\d+) blocks (\d+) moved (\d+)", out)
     check(m, "offcpu_block printed %r" % out)
     report = dict(zip(("blocked_ns", "blocks", "moved"), map(int, m.groups())))
     stats = {k: agent.metric("ember_agent_offcpu_%s_total" % k)
-             for k in ("blocks", "kept", "lost")}
+             for k in ("blocks", "kept", "lost", "no_rseq")}
+    stats["sys_exit"] = agent.metric("ember_agent_offcpu_sys_exit_attached")
+    stats["t_max_s"] = t_max
     agent.stop()
     print("offcpu_block: %r; agent: %r" % (report, stats))
     return report, stats, p.pid, agent
 
 
-def run(args, agent_args=()):
+def run(args, agent_args=(), env=None):
     """work(), then the worker's off-CPU samples in what the agent wrote:
     (report, samples, stats)."""
     ta.needs_go()
-    report, stats, pid, agent = work(args, agent_args)
+    report, stats, pid, agent = work(args, agent_args, env)
     got = []
     for path in agent.profiles():
         got += [s for s in ta.traces(path, "off_cpu", "local")
@@ -106,6 +118,17 @@ def test_agent_offcpu__short_blocks_thinned_but_unbiased():
           "%d of %d blocks kept: short blocks not thinned" % (stats["kept"], stats["blocks"]))
 
 
+def test_agent_offcpu__budget_raises_t_unbiased():
+    """1 ms sleeps, about 600 blocks a second: with a budget of 30 kept a
+    second the agent raises T (about 20 ms), keeps fewer, and the total
+    stays unbiased (relative sd about 8% here)."""
+    report, samples, stats = run([5, 0.6, 1000], ["--off-cpu-budget", "30"])
+    check(stats["t_max_s"] > 0.012, "T not raised past the budget: %r" % stats)
+    check(stats["kept"] < 50 * 5, "%d blocks kept in 5 s, budget 30 a second: %r"
+          % (stats["kept"], stats))
+    check_total(report, samples)
+
+
 def test_agent_offcpu__wake_on_another_cpu_not_inflated():
     if len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0):
         skip("needs CPUs 0 and 1 to move the worker between them")
@@ -113,6 +136,27 @@ def test_agent_offcpu__wake_on_another_cpu_not_inflated():
     check(report["moved"] >= report["blocks"] // 2,
           "only %d of %d blocks ended on another CPU" % (report["moved"], report["blocks"]))
     check_total(report, samples)
+
+
+def test_agent_offcpu__task_without_rseq_sent_at_sys_exit():
+    """A process without restartable sequences (glibc told not to register
+    them) has no rseq_update at its return to user space: its kept
+    blocks make the agent attach the sys_exit program, which sends them.
+    The main thread's two seconds of naps (not counted) come first."""
+    env = dict(os.environ, GLIBC_TUNABLES="glibc.pthread.rseq=0")
+    report, samples, stats = run([4, 0.6, 10000, "lead"], env=env)
+    check(stats["no_rseq"] and stats["sys_exit"] == 1,
+          "no block counted without rseq, or sys_exit not attached: %r" % stats)
+    check_total(report, samples)
+
+
+def test_agent_offcpu__rseq_only_leaves_sys_exit_alone():
+    """--off-cpu-rseq-only: the blocks of a task without rseq are counted,
+    not measured, and no program hooks the host's system calls."""
+    env = dict(os.environ, GLIBC_TUNABLES="glibc.pthread.rseq=0")
+    report, stats, pid, agent = work([3, 0.6, 10000, "lead"], ["--off-cpu-rseq-only"], env)
+    check(stats["no_rseq"] and stats["sys_exit"] == 0 and stats["kept"] == 0,
+          "with --off-cpu-rseq-only: %r" % stats)
 
 
 def test_agent_offcpu__pushed_and_queried_as_its_own_type():

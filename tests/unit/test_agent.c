@@ -494,6 +494,45 @@ static int test_agent__opts_off_cpu(void)
 	return 0;
 }
 
+static int test_agent__opts_off_cpu_budget_rseq_only(void)
+{
+	char *dflt[] = { "ember-agent", "--output", "/tmp/x", "--off-cpu", NULL };
+	char *b[] = { "ember-agent", "--output", "/tmp/x", "--off-cpu", "--off-cpu-budget", "50",
+		      NULL };
+	char *zero[] = { "ember-agent", "--output", "/tmp/x", "--off-cpu-budget", "0", NULL };
+	char *rseq[] = { "ember-agent", "--output", "/tmp/x", "--off-cpu", "--off-cpu-rseq-only",
+			 NULL };
+	char why[256];
+	struct agent_opts o;
+
+	CHECK(agent_opts_parse(4, dflt, &o, why, sizeof(why)) == 0 && o.off_cpu_budget == 500);
+	CHECK(!o.off_cpu_rseq_only);
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(5, rseq, &o, why, sizeof(why)) == 0 && o.off_cpu_rseq_only);
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(6, b, &o, why, sizeof(why)) == 0 && o.off_cpu_budget == 50);
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(5, zero, &o, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "--off-cpu-budget") != NULL);
+	agent_opts_release(&o);
+	return 0;
+}
+
+/* T follows the kept rate to the budget: raised in proportion past it,
+ * halved back (never under t0) below half of it, bounded above. */
+static int test_agent__offcpu_t_follows_budget(void)
+{
+	const uint64_t ms = 1000000;
+
+	CHECK(agent_offcpu_next_t(10 * ms, 10 * ms, 300, 500) == 10 * ms);  /* within */
+	CHECK(agent_offcpu_next_t(10 * ms, 10 * ms, 2000, 500) == 40 * ms); /* 4x over */
+	CHECK(agent_offcpu_next_t(40 * ms, 10 * ms, 400, 500) == 40 * ms);  /* held */
+	CHECK(agent_offcpu_next_t(40 * ms, 10 * ms, 100, 500) == 20 * ms);  /* halved */
+	CHECK(agent_offcpu_next_t(15 * ms, 10 * ms, 0, 500) == 10 * ms);    /* to t0 */
+	CHECK(agent_offcpu_next_t(30000 * ms, 10 * ms, 1e6, 500) == AGENT_OFFCPU_T_MAX_NS);
+	return 0;
+}
+
 /* ---- counting the samples ring (sample_agg.c) ------------------------------ */
 
 struct agg_seen {
@@ -1701,6 +1740,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__table_load_into_bpf_maps),
 	UNIT_CASE(test_agent__opts_need_a_destination),
 	UNIT_CASE(test_agent__opts_off_cpu),
+	UNIT_CASE(test_agent__opts_off_cpu_budget_rseq_only),
+	UNIT_CASE(test_agent__offcpu_t_follows_budget),
 	UNIT_CASE(test_agent__agg_off_cpu_weights_summed),
 	UNIT_CASE(test_agent__service_name_from_cgroup_paths),
 	UNIT_CASE(test_agent__service_pod_workload_from_log_dir),
