@@ -710,6 +710,10 @@ struct agent_py_frame {
 };
 int agent_procs_python_frame(struct agent_procs *p, struct agent_process *pr, uint64_t frame,
 			     struct agent_py_frame *out);
+/* An agent_agg_new_fn (ctx: the struct agent_procs): the code objects of
+ * the record's Python frames read now, so a process that exits before
+ * the interval's profile is built still has them named. */
+void agent_procs_python_warm(void *procs, const struct agent_sample_rec *r);
 /* The table manager's questions about who maps what, answered over p. */
 void agent_procs_table_users(struct agent_procs *p, struct agent_table_users *out);
 /* f's table is loaded or unloaded: rewrite the BPF entry of every process
@@ -856,6 +860,11 @@ int agent_agg_add(struct agent_agg *g, const void *data, size_t size);
 int agent_agg_drain(struct agent_agg *g, agent_sample_fn fn, void *ctx, size_t *nsamples);
 /* Samples not counted: the bound of distinct stacks reached. */
 uint64_t agent_agg_dropped(const struct agent_agg *g);
+/* fn(ctx, record) at the first record of each distinct stack of an
+ * interval, as it arrives (procs.c reads its Python code objects then,
+ * while the process lives). */
+typedef void (*agent_agg_new_fn)(void *ctx, const struct agent_sample_rec *r);
+void agent_agg_on_new(struct agent_agg *g, agent_agg_new_fn fn, void *ctx);
 
 /* Flip and read the set samples went to: fn once per distinct stack.
  * Entries are deleted as they are read. */

@@ -141,6 +141,8 @@ static int setup(struct agent *a, char *why, size_t why_size)
 		struct agent_table_users u;
 
 		agent_procs_set_pyprocs(a->procs, agent_bpf_pyprocs_fd(a->bpf));
+		if (agent_bpf_agg(a->bpf)) /* --transport ringbuf */
+			agent_agg_on_new(agent_bpf_agg(a->bpf), agent_procs_python_warm, a->procs);
 		a->maps.npages = a->opts->page_entries;
 		agent_procs_table_users(a->procs, &u);
 		agent_tables_set_users(a->tables, &u);

@@ -101,6 +101,19 @@ int agent_procs_python_frame(struct agent_procs *p, struct agent_process *pr, ui
 	return agent_python_frame(pr->python, frame, &p->st, out);
 }
 
+void agent_procs_python_warm(void *procs, const struct agent_sample_rec *r)
+{
+	struct agent_procs *p = procs;
+	struct agent_process *pr = agent_procs_find(p, (pid_t)r->pid);
+	struct agent_py_frame f;
+
+	if (!pr || !pr->python)
+		return;
+	for (uint16_t i = 0; i < r->nuser && i < AGENT_MAX_FRAMES; i++)
+		if (r->ips[i] & AGENT_PY_FRAME_TAG)
+			(void)agent_python_frame(pr->python, r->ips[i], &p->st, &f);
+}
+
 /* Drop pr's CPython (its pyprocs entry goes with its procs entry). */
 static void process_drop_python(struct agent_process *pr)
 {

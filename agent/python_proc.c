@@ -9,7 +9,11 @@
  * (process_vm_readv: the agent needs CAP_SYS_PTRACE, as root has) once,
  * cached per process, and checked again when used after
  * AGENT_PY_RECHECK_NS (an object freed and its address reused by another
- * code object is read anew).  The cache is bounded (AGENT_PY_CACHE_MAX
+ * code object is read anew; one that cannot be read any more, its
+ * process gone, keeps its names).  With the ring transport the code
+ * objects of each distinct stack are read as its first sample arrives
+ * (agent_procs_python_warm), so a process that exits before its
+ * interval's profile is built is named too.  The cache is bounded (AGENT_PY_CACHE_MAX
  * code objects, AGENT_PY_CACHE_BYTES of names and tables): past it, it is
  * emptied and refilled.
  */
@@ -187,8 +191,10 @@ static struct py_entry *code_entry(struct agent_python *py, uint64_t code, uint6
 		e = &py->v[i];
 		if (now - e->checked_ns < AGENT_PY_RECHECK_NS)
 			return e;
-		if (!e->err && !agent_py_code_head(&py->reader, code, &id) &&
-		    !memcmp(&id, &e->c.id, sizeof(id))) {
+		/* named: kept unless the object now says otherwise (one that
+		 * cannot be read, its process gone, keeps its names) */
+		if (!e->err && (agent_py_code_head(&py->reader, code, &id) ||
+				!memcmp(&id, &e->c.id, sizeof(id)))) {
 			e->checked_ns = now;
 			return e;
 		}
@@ -205,7 +211,7 @@ static struct py_entry *code_entry(struct agent_python *py, uint64_t code, uint6
 		if (ember_hset_insert(&py->index, h, py->n))
 			return NULL;
 		e = &py->v[py->n++];
-		e->code = code;
+		*e = (struct py_entry){ .code = code }; /* the vector's new slot is not zeroed */
 	}
 	e->err = agent_py_code_read(&py->reader, code, &e->c);
 	e->checked_ns = now;

@@ -30,7 +30,15 @@ struct agent_agg {
 	size_t n, alloc;
 	struct ember_buf arena;
 	uint64_t samples, dropped;
+	agent_agg_new_fn on_new; /* a distinct stack's first record: NULL, none */
+	void *on_new_ctx;
 };
+
+void agent_agg_on_new(struct agent_agg *g, agent_agg_new_fn fn, void *ctx)
+{
+	g->on_new = fn;
+	g->on_new_ctx = ctx;
+}
 
 struct agent_agg *agent_agg_new(int *err)
 {
@@ -110,7 +118,10 @@ int agent_agg_add(struct agent_agg *g, const void *data, size_t size)
 		g->n--;
 		g->arena.len = e.off;
 		g->dropped++;
+		return 0;
 	}
+	if (g->on_new)
+		g->on_new(g->on_new_ctx, r);
 	return 0;
 }
 

@@ -262,6 +262,27 @@ def test_agent_python__other_builds():
         check_worker(b)
 
 
+def test_agent_python__process_gone_before_the_profile():
+    """A Python process that exits long before the interval's profile is
+    built (10 s): its code objects were read as its samples arrived, so
+    its frames are named all the same."""
+    ta.require_bpf()
+    profile_pb2()
+    agent = ta.Agent(["--interval", "10"])
+    p, _ = start(PYTHON, WORKER, 3)
+    p.wait(timeout=60)
+    wait_for(lambda: agent.profiles(), "the interval's profile", 30)
+    agent.stop()
+    got = samples(agent, p.pid)
+    named, total = share(got, lambda f: "Worker.hash_loop" in python_names(f))
+    unnamed = share(got, lambda f: "[python]" in python_names(f))[0]
+    check(named >= 0.8 and unnamed <= 0.05,
+          "%.1f%% of %d samples named, %.1f%% [python]: %s"
+          % (100 * named, total, 100 * unnamed, report(got)))
+    print("exited after 3 s, profile at 10 s: %.1f%% of %d samples show Worker.hash_loop"
+          % (100 * named, total))
+
+
 # ---- Python, native, Python -----------------------------------------------
 
 CALLBACK = '''import ctypes, sys, time
