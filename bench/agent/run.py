@@ -18,7 +18,8 @@ interleaved round by round and each is reported as the median over the
 rounds of its ratio to the "off" run of the same round, so the VM's drift
 between rounds cancels.  Also: each profiler's own CPU time and peak RSS
 under load, the agent idle (10 s, no workload), the agent with --pid of
-the workload only (the tables of its files loaded), and the time from the
+the workload only (the tables of its files loaded; the BPF program's time
+a sample of the workload, a bound from above), and the time from the
 agent's start to its first table-unwound sample.  With --workload python,
 also the Python frames the agent's BPF program recorded (every process),
 and in two profiles the share of the workload's samples (by @pid) that
@@ -230,16 +231,24 @@ def agent_idle(args, tmp):
 
 def agent_pid_only(args, tmp, wl):
     """--pid of the workload: only the tables of its files loaded (the C++
-    workload: libc, libstdc++, libm, libgcc_s, ld.so and itself)."""
+    workload: libc, libstdc++, libm, libgcc_s, ld.so and itself), and the
+    BPF program's time a sample of the workload: its run time over the
+    samples it walked (the other processes' samples, which it returns
+    from early, are in the time: a bound from above)."""
     w = subprocess.Popen(wl + [str(args.work * 2)], stdout=subprocess.DEVNULL)
     argv, port = agent_argv(args, tmp, 99, ["--pid", str(w.pid)])
+    before = set(bpf_progs(None))
     p = Profiler("agent-pid", argv, lambda p: wait_line(p.log, "agent: sampling at", p.proc), tmp)
     p.output = argv[2]
-    time.sleep(3)
+    ids = set(bpf_progs(None)) - before
+    time.sleep(5)
     text = metrics(port)
+    ns, _ = bpf_time(ids)
     p.stop()
     w.wait()
-    return p, text, w.pid
+    walked = (metric(text, "ember_agent_samples_total") or 0) - (
+        metric(text, "ember_agent_samples_filtered_total") or 0)
+    return p, text, w.pid, ns / walked if walked else float("nan")
 
 
 def pb_dict(b):
@@ -361,7 +370,6 @@ def main():
         if prof.get(c + " bpf ns/sample"):
             print("%s: BPF program %.0f ns a sample (median), %.3f%% of the machine's CPU time"
                   % (c, median(prof[c + " bpf ns/sample"]), median(prof[c + " bpf % of cpu time"])))
-    bpf_stats_set(stats_before)
     for c in ("agent@19", "agent@99"):
         print("%s: frames table %d, frame pointer %d (last round); first table-unwound sample "
               "%.3f s after start (median)" % (c, prof[c + " table frames"][-1] or 0,
@@ -372,11 +380,13 @@ def main():
     p, rss, idle_cpu = agent_idle(args, tmp)
     print("agent idle 10 s at 19 Hz: %.3f s CPU after start-up (%.2f%% of a CPU), peak RSS "
           "%.1f MB, RSS %.1f MB" % (idle_cpu, 10 * idle_cpu, p.rss_mb, (rss or 0) / 2**20))
-    p, text, pid = agent_pid_only(args, tmp, wl)
+    p, text, pid, ns = agent_pid_only(args, tmp, wl)
+    bpf_stats_set(stats_before)
     print("agent --pid WORKLOAD at 99 Hz: peak RSS %.1f MB, %d files with tables (%d bytes of "
-          "tables)" % (p.rss_mb, sum(metric(text, 'ember_agent_files{source="%s"}' % s) or 0
-                                     for s in ("cache", "server", "compiled")),
-                       metric(text, "ember_agent_table_bytes") or 0))
+          "tables), BPF program %.0f ns a sample of the workload"
+          % (p.rss_mb, sum(metric(text, 'ember_agent_files{source="%s"}' % s) or 0
+                           for s in ("cache", "server", "compiled")),
+             metric(text, "ember_agent_table_bytes") or 0, ns))
     if args.workload == "python":  # written while the workload runs: its code objects readable
         python_profile("agent --pid WORKLOAD at 99 Hz, its profile", p.output, pid)
 
