@@ -1,6 +1,6 @@
 """What the Python test drivers share (tests/*/test_*.py, and the
 benchmarks that drive a server): a real `ember serve` (class Server), the
-checks and waits, and a pprof (profile.proto) writer.  Each driver puts
+checks and waits, and a pprof (profile.proto) writer and reader.  Each driver puts
 tests/ on sys.path (as for packages.py) and imports from here.
 
     srv = Server(EMBER, TMP, args=["--max-series", "3"])
@@ -335,6 +335,32 @@ def bfield(field, data):
 
 def packed(field, nums):
     return bfield(field, b"".join(varint(n) for n in nums))
+
+
+def read_varint(b, pos):
+    v, shift = 0, 0
+    while True:
+        v |= (b[pos] & 0x7f) << shift
+        shift += 7
+        pos += 1
+        if not b[pos - 1] & 0x80:
+            return v, pos
+
+
+def pb_fields(b):
+    """(field number, value) of a protobuf message (as pprof writes them):
+    ints, or bytes when length-delimited."""
+    pos = 0
+    while pos < len(b):
+        key, pos = read_varint(b, pos)
+        if key & 7 == 0:
+            v, pos = read_varint(b, pos)
+        elif key & 7 == 2:
+            n, pos = read_varint(b, pos)
+            v, pos = b[pos:pos + n], pos + n
+        else:
+            raise AssertionError("pprof: wire type %d" % (key & 7))
+        yield key >> 3, v
 
 
 class RawProfile:

@@ -5,7 +5,7 @@ docs/performance-notes.md).
     sudo bench/agent/ab.py --variant maps=build-release/ember-agent,--transport,maps \\
                            --variant ringbuf=build-release/ember-agent,--transport,ringbuf \\
                            [--hz 19,99] [--scope host,pid] [--seconds 20] [--rounds 3]
-                           [--churn 10] [--no-workload]
+                           [--churn 10] [--no-workload] [--workload cxx|python]
 
 A variant is NAME=BINARY[,ARG...]: the same binary with other options, or
 two binaries (an old build against a new one).  Each round runs every
@@ -26,7 +26,8 @@ from the agent's "sampling at" line (its start-up apart) for --seconds:
     walk, which both transports share and which is most of a sample.
 
 While it runs: the CPU-bound workload (workload.cc, -O2
--fomit-frame-pointer, libstdc++ and libc) unless --no-workload, and with
+-fomit-frame-pointer, libstdc++ and libc; with --workload python,
+workload.py under Debian's python3.11, run.py's) unless --no-workload, and with
 --churn N, N short processes a second (sh, cat, wc: what a build does to
 the agent, exec events and scans); scope "pid" samples the workload only
 (--pid), "host" every process.  Reported: medians over the rounds, and the
@@ -47,6 +48,9 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+import run  # noqa: E402  (run.py's workloads)
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -157,6 +161,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--churn", type=float, default=0, help="short processes a second")
     ap.add_argument("--no-workload", action="store_true")
+    ap.add_argument("--workload", choices=("cxx", "python"), default="cxx")
     ap.add_argument("--time-transport", action="store_true")
     args = ap.parse_args()
     variants = []
@@ -166,16 +171,14 @@ def main():
     rates = [int(x) for x in args.hz.split(",")]
     scopes = args.scope.split(",")
     tmp = tempfile.mkdtemp(prefix="agent-ab.")
-    wl = os.path.join(tmp, "workload")
-    subprocess.run(["g++", "-O2", "-g", "-fomit-frame-pointer", "-o", wl,
-                    os.path.join(HERE, "workload.cc")], check=True)
+    wl = run.workload_command(args.workload, tmp)
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         stats_before = f.read().strip()
     with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
         f.write("1")
     # the workload, running through the whole benchmark (restarted if done)
     wl_proc = None if args.no_workload else subprocess.Popen(
-        ["sh", "-c", 'while :; do "$0" 100000; done', wl], stdout=subprocess.DEVNULL)
+        ["sh", "-c", 'while :; do "$@" 100000; done', "sh"] + wl, stdout=subprocess.DEVNULL)
     churn = Churn(args.churn) if args.churn else None
     if churn:
         churn.start()

@@ -73,7 +73,7 @@ def one_run(c, args, tmp, wl, extra, res):
     p = start(c, args, tmp)
     b0 = bpf_by_name(p.bpf_ids) if p else {}
     m0 = run.metrics(p.port) if p else ""
-    w_cpu, w_wall, ru = run.run_workload(wl, extra[0], extra[1:], usage=True)
+    w_cpu, w_wall, ru, _ = run.run_workload([wl], extra[0], extra[1:])
     r = {"cpu": w_cpu, "wall": w_wall, "switches/s": (ru.ru_nvcsw + ru.ru_nivcsw) / w_wall}
     if p:
         for name, (ns, cnt) in bpf_by_name(p.bpf_ids).items():

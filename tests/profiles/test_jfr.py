@@ -17,6 +17,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profiles_test import CASE, TMP, Server, check, folded, q, run_case, skip  # noqa: E402,F401
 import packages  # noqa: E402
+from ember_test import pb_fields, read_varint  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EVENTS = ("jdk.ObjectAllocationInNewTLAB#enabled=true,"
@@ -68,22 +69,6 @@ def node_at(tree, chain):
                                               [c["name"] for c in node.get("children", [])]))
         node = kids[0]
     return node
-
-
-def pb_fields(b):
-    """(field number, value) of a protobuf message: ints, or bytes when
-    length-delimited."""
-    pos = 0
-    while pos < len(b):
-        key, pos = read_varint(b, pos)
-        if key & 7 == 0:
-            v, pos = read_varint(b, pos)
-        elif key & 7 == 2:
-            n, pos = read_varint(b, pos)
-            v, pos = b[pos:pos + n], pos + n
-        else:
-            raise AssertionError("pprof: wire type %d" % (key & 7))
-        yield key >> 3, v
 
 
 def leaf_lines(pprof, name):
@@ -262,16 +247,6 @@ def test_jfr__hostile_recordings_refused_with_a_reason():
         check(st == 400 and reason in resp, "%r: HTTP %d %r" % (reason, st, resp[:300]))
     st, resp, _ = ingest(srv, data)  # the server still takes the real one
     check(st == 200, "after: HTTP %d %r" % (st, resp[:300]))
-
-
-def read_varint(b, pos):
-    v, shift = 0, 0
-    while True:
-        v |= (b[pos] & 0x7f) << shift
-        shift += 7
-        pos += 1
-        if not b[pos - 1] & 0x80:
-            return v, pos
 
 
 def crafted_event_size(data, meta):
