@@ -63,9 +63,10 @@ class Frame:
         return "[%s]" % os.path.basename(self.mapping)
 
 
-def samples(agent, pid, sample_type="samples"):
+def samples(agent, pid, sample_type="samples", why=""):
     """[(labels, value, [Frame] leaf first)] of process pid in every profile
-    the agent wrote, user frames only (the kernel's dropped)."""
+    the agent wrote, user frames only (the kernel's dropped); why: said
+    when there is none."""
     pb = profile_pb2()
     got = []
     for path in agent.profiles():
@@ -93,7 +94,8 @@ def samples(agent, pid, sample_type="samples"):
                 continue
             got.append((labels, smp.value[k],
                         [locs[i] for i in smp.location_id if i in locs]))
-    check(got, "no sample of pid %d in the agent's profiles" % pid)
+    check(got, "no %s sample of pid %d in the agent's %d profiles%s"
+          % (sample_type, pid, len(agent.profiles()), why))
     return got
 
 
@@ -411,8 +413,9 @@ serve(time.time() + float(sys.argv[1]))
 def test_agent_python__off_cpu_names_the_waiting_function():
     """--off-cpu on a Python service that waits in time.sleep: its blocked
     time is under wait_for_io <- serve <- <module>."""
-    agent, pid, _, _ = profile(PYTHON, SLEEPER, agent_args=["--off-cpu"])
-    got = samples(agent, pid, "off_cpu")
+    agent, pid, _, metrics = profile(PYTHON, SLEEPER, agent_args=["--off-cpu"])
+    said = "\n".join(re.findall(r"^ember_agent_offcpu.*$", metrics, re.M))
+    got = samples(agent, pid, "off_cpu", ":\n%s\n%s" % (said, agent.text()[-1500:]))
     frac, total = share(got, lambda f: has_run(python_names(f), ["wait_for_io", "serve",
                                                                   "<module>"]))
     check(total >= 1e9, "only %.2f s of off-CPU time in 5 s" % (total / 1e9))
