@@ -296,7 +296,7 @@ static int live_start(struct live *lv, const char *script, FILE **out, int *in, 
 {
 	int to[2], from[2], fd, err;
 	struct agent_elf_info e;
-	uint64_t bias;
+	uint64_t bias = 0;
 
 	if (pipe(to) || pipe(from))
 		return -errno;
