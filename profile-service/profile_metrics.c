@@ -3,7 +3,9 @@
  * (docs/http-api.md, Operations): the store's size, blocks, series and
  * log, profiles ingested by route and rejected by reason, samples
  * symbolized at ingest, and the labels that look unbounded, one series
- * each, so that an alert can name the label.
+ * each, so that an alert can name the label.  The store's lines are the
+ * tenant anonymous's (the store of the data directory); the traffic
+ * counters are every tenant's, summed.
  */
 #include "profsvc_internal.h"
 
@@ -19,7 +21,7 @@ static const char *const reject_names[PROFSVC_REJECT_COUNT] = {
 	[PROFSVC_REJECT_BAD_PROFILE] = "bad_profile", [PROFSVC_REJECT_LIMIT] = "limit",
 	[PROFSVC_REJECT_LABEL] = "label",	       [PROFSVC_REJECT_SERIES] = "series_limit",
 	[PROFSVC_REJECT_UNAVAILABLE] = "unavailable", [PROFSVC_REJECT_BUSY] = "busy",
-	[PROFSVC_REJECT_OUT_OF_BOUNDS] = "out_of_bounds",
+	[PROFSVC_REJECT_OUT_OF_BOUNDS] = "out_of_bounds", [PROFSVC_REJECT_TENANT] = "tenant",
 };
 
 static int gauge(struct ember_buf *b, const char *name, const char *help, uint64_t v)
@@ -81,21 +83,52 @@ static int unbounded_lines(struct ember_buf *b, struct pstore *s)
 	return err;
 }
 
+/* The traffic counters of every tenant, summed. */
+struct traffic {
+	uint64_t ingested[PROFSVC_ROUTE_COUNT], rejected[PROFSVC_REJECT_COUNT];
+	uint64_t resolved, unresolved;
+};
+
+static void traffic_add(struct traffic *t, struct profsvc *pr)
+{
+	for (int i = 0; i < PROFSVC_ROUTE_COUNT; i++)
+		t->ingested[i] += pr->ingested[i];
+	for (int i = 0; i < PROFSVC_REJECT_COUNT; i++)
+		t->rejected[i] += pr->rejected[i];
+	t->resolved += pr->samples_resolved;
+	t->unresolved += pr->samples_unresolved;
+}
+
+static void traffic_sum(struct profsvc *s, struct traffic *t)
+{
+	struct profsvc *v[PROFSVC_TENANTS_BATCH];
+	size_t from = 0, n;
+
+	memset(t, 0, sizeof(*t));
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, from))) {
+		for (size_t i = 0; i < n; i++)
+			traffic_add(t, v[i]);
+		from += n;
+	}
+}
+
 static int traffic_lines(struct ember_buf *b, struct profsvc *pr)
 {
+	struct traffic t;
 	int err = ember_buf_appendf(b, "# HELP ember_profiles_ingested_total Profiles stored, by "
 				       "the way they came.\n"
 				       "# TYPE ember_profiles_ingested_total counter\n");
 
+	traffic_sum(pr, &t);
 	for (int i = 0; !err && i < PROFSVC_ROUTE_COUNT; i++)
 		err = ember_buf_appendf(b, "ember_profiles_ingested_total{route=\"%s\"} %llu\n",
-					route_names[i], (unsigned long long)pr->ingested[i]);
+					route_names[i], (unsigned long long)t.ingested[i]);
 	err = err ? err : ember_buf_appendf(b, "# HELP ember_profiles_rejected_total Profiles "
 					       "refused, by reason.\n"
 					       "# TYPE ember_profiles_rejected_total counter\n");
 	for (int i = 0; !err && i < PROFSVC_REJECT_COUNT; i++)
 		err = ember_buf_appendf(b, "ember_profiles_rejected_total{reason=\"%s\"} %llu\n",
-					reject_names[i], (unsigned long long)pr->rejected[i]);
+					reject_names[i], (unsigned long long)t.rejected[i]);
 	return err ? err
 		   : ember_buf_appendf(b,
 				       "# HELP ember_profile_samples_total Samples ingested, by whether "
@@ -103,8 +136,8 @@ static int traffic_lines(struct ember_buf *b, struct profsvc *pr)
 				       "# TYPE ember_profile_samples_total counter\n"
 				       "ember_profile_samples_total{resolved=\"true\"} %llu\n"
 				       "ember_profile_samples_total{resolved=\"false\"} %llu\n",
-				       (unsigned long long)pr->samples_resolved,
-				       (unsigned long long)pr->samples_unresolved);
+				       (unsigned long long)t.resolved,
+				       (unsigned long long)t.unresolved);
 }
 
 int profsvc_metrics(struct profsvc *s, struct ember_buf *b)

@@ -8,6 +8,11 @@
  *  - the profile store's life (profsvc_new opens it, its log replayed, with
  *    this service as the resolver of its compactions; profsvc_free closes
  *    it) and the --scrape puller beside it (scrape.c);
+ *  - the tenants (X-Scope-OrgID): the service is the tenant "anonymous";
+ *    each other tenant is a service of its own with a store of its own,
+ *    opened at its first request (profsvc_tenant), which every call
+ *    below takes as its s, so one tenant's calls never see another's
+ *    profiles (tenants.c);
  *  - ingest: a body decoded (profsvc_decode), its labels (the Pyroscope
  *    rules: profsvc_pyroscope_labels), symbolized through the
  *    symbolization service (symsvc_symbolize_pprof), the build IDs left
@@ -79,13 +84,22 @@ struct profsvc_opts {
 	 * checked): older than max_age_ns or newer than max_future_ns is
 	 * refused.  0: 1 hour and 10 minutes; negative: no limit. */
 	int64_t max_age_ns, max_future_ns;
+	/* Tenants other than "anonymous" open at once (profsvc_tenant); 0: 64. */
+	size_t max_tenants;
+	/* With blocks (shared storage): the block storage of tenant's store
+	 * (its local directory dir, made), filled into *out, owned by the
+	 * tenant's store from then on (e.g. bucket_profile_blockio under a
+	 * prefix of the tenant's).  NULL: a tenant's blocks in its directory. */
+	int (*tenant_blocks)(void *ctx, const char *tenant, const char *dir,
+			     struct pstore_blockio *out);
+	void *tenant_blocks_ctx;	/* borrowed: it must outlive the service */
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
  * must outlive the service) as its resolver, and start the scrapers.
  * 0 or a negative errno (or -PSTORE_ERR_*), logged with the reason. */
 int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
-/* Stop the scrapers, close the store (NULL-safe). */
+/* Stop the scrapers, close the tenants' stores and the store (NULL-safe). */
 void profsvc_free(struct profsvc *s);
 /* The store (borrowed: valid until profsvc_free). */
 struct pstore *profsvc_store(struct profsvc *s);
@@ -93,10 +107,32 @@ struct pstore *profsvc_store(struct profsvc *s);
 uint64_t profsvc_max_body(const struct profsvc *s);
 /* The debug info of build_id was stored (an upload, a fetch): the stored
  * frames of that build ID, and those named by the file ID of one of its
- * executables (file_ids.c), are resolved at the next compaction. */
+ * executables (file_ids.c), are resolved at the next compaction, in
+ * every tenant's store open. */
 void profsvc_symbols_arrived(struct profsvc *s, const char *build_id);
 /* The wall clock in ns from the epoch: a profile's time, "now" of a query. */
 int64_t profsvc_now_ns(void);
+
+/* ---- tenants (tenants.c) ------------------------------------------------------ */
+
+/* The tenant of everything when tenants are off: the service itself, its
+ * store in o->dir as before tenants were. */
+#define PROFSVC_TENANT_ANONYMOUS "anonymous"
+/* The longest tenant ID (Mimir's rule). */
+#define PROFSVC_TENANT_MAX 150
+/* Whether id may name a tenant: 1 to PROFSVC_TENANT_MAX characters of
+ * [a-zA-Z0-9!-_.*'()], not "." or "..". */
+bool profsvc_tenant_valid(const char *id);
+/* The service of tenant id (s: the service or any tenant's) into *out,
+ * borrowed: valid until profsvc_free of the service.  Anonymous is the
+ * service; another tenant's is opened at its first call, its store in
+ * o->dir/tenants/ID (blocks by o->tenant_blocks on shared storage), with
+ * the service's options.  0; -EINVAL for an id that is not valid;
+ * -EUSERS when o->max_tenants are open and id is none of them; or the
+ * open's error (logged), the next call trying again. */
+int profsvc_tenant(struct profsvc *s, const char *id, struct profsvc **out);
+/* The tenant s serves (static for s's life). */
+const char *profsvc_tenant_id(const struct profsvc *s);
 
 /* ---- ingest (ingest_pipeline.c) ------------------------------------------------------- */
 
@@ -115,6 +151,7 @@ enum profsvc_reject {
 	PROFSVC_REJECT_OUT_OF_BOUNDS,	/* a time outside the accepted window */
 	PROFSVC_REJECT_UNAVAILABLE,	/* the store could not write it */
 	PROFSVC_REJECT_BUSY,		/* the memory budget taken by other work */
+	PROFSVC_REJECT_TENANT,		/* no, a bad, or one tenant too many */
 	PROFSVC_REJECT_COUNT
 };
 

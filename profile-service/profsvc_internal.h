@@ -3,6 +3,7 @@
  *
  * One concept a file:
  *   profsvc.c            the service: the store's start and stop, the clock
+ *   tenants.c            one service and store a tenant, opened at its first request
  *   ingest_pipeline.c    a profile decoded, labelled, symbolized and appended
  *   resolver.c           the symbolization service as the store's resolver
  *   read_request.c       a read's request context: the store's and the resolver's
@@ -20,9 +21,16 @@
 #include <stdatomic.h>
 
 struct profsvc_scrapers;
+struct profsvc_tenants;
 
+/* The service of one tenant: the root (profsvc_new) is the tenant
+ * "anonymous" and holds the others (tenants.c), each a struct profsvc of
+ * its own (profsvc_open) whose root points back to it. */
 struct profsvc {
-	struct pstore *store;
+	struct pstore *store;		/* this tenant's */
+	struct profsvc *root;		/* the service; itself for the root */
+	char tenant[PROFSVC_TENANT_MAX + 1];
+	struct profsvc_tenants *tenants; /* the root's: the other tenants open; else NULL */
 	struct symsvc *symbols;		/* borrowed: the owner's */
 	uint64_t max_body;		/* bytes of a profile as received */
 	int64_t max_age_ns, max_future_ns; /* the window of profile times; -1: none */
@@ -31,6 +39,23 @@ struct profsvc {
 	_Atomic uint64_t rejected[PROFSVC_REJECT_COUNT];
 	_Atomic uint64_t samples_resolved, samples_unresolved;
 };
+
+/* ---- tenants (profsvc.c, tenants.c) ------------------------------------------------- */
+
+/* A service of o's store only (no tenant table, no scrapers): a tenant's,
+ * or the start of the root's.  Errors as profsvc_new's. */
+int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
+/* The root s's tenant table under o's limits (o->max_tenants), a
+ * tenant's store opened as o says for DIR/tenants/TENANT.  0 or -ENOMEM. */
+int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o);
+/* Close every tenant's service (NULL-safe). */
+void profsvc_tenants_free(struct profsvc_tenants *t);
+/* The services open, the root first, from the from'th on: at most max
+ * into out (borrowed: valid until profsvc_free of the root); how many.
+ * A tenant opened meanwhile comes last, so pages of from += n see each
+ * once. */
+#define PROFSVC_TENANTS_BATCH 32
+size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max, size_t from);
 
 /* ---- mappings named by the eBPF profiler's file ID (file_ids.c) ---------------------- */
 

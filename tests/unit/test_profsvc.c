@@ -189,10 +189,96 @@ static int test_profsvc__unknown_build_id_stays_an_address(void)
 	return rm_rf(dir);
 }
 
+/* ---- tenants ---------------------------------------------------------------- */
+
+/* Mimir's rule: 1 to 150 characters of [a-zA-Z0-9!-_.*'()], not "." or "..". */
+static int test_profsvc__tenant_id_rule(void)
+{
+	char longest[PROFSVC_TENANT_MAX + 2];
+
+	memset(longest, 'x', PROFSVC_TENANT_MAX);
+	longest[PROFSVC_TENANT_MAX] = '\0';
+	CHECK(profsvc_tenant_valid("anonymous"));
+	CHECK(profsvc_tenant_valid("team-a_1.prod(eu)*'!"));
+	CHECK(profsvc_tenant_valid("..."));
+	CHECK(profsvc_tenant_valid(longest));
+	longest[PROFSVC_TENANT_MAX] = 'x';
+	longest[PROFSVC_TENANT_MAX + 1] = '\0';
+	CHECK(!profsvc_tenant_valid(longest));
+	CHECK(!profsvc_tenant_valid(NULL));
+	CHECK(!profsvc_tenant_valid(""));
+	CHECK(!profsvc_tenant_valid("."));
+	CHECK(!profsvc_tenant_valid(".."));
+	CHECK(!profsvc_tenant_valid("a/b"));
+	CHECK(!profsvc_tenant_valid("../a"));
+	CHECK(!profsvc_tenant_valid("a b"));
+	CHECK(!profsvc_tenant_valid("a|b"));
+	CHECK(!profsvc_tenant_valid("caf\xc3\xa9"));
+	return 0;
+}
+
+/*
+ * Two tenants and anonymous append the same series: each answers its own
+ * profile only, anonymous is the service itself (its store where it was),
+ * the same ID gives the same service, and a new tenant past max_tenants
+ * is refused while those open are still given.
+ */
+static int test_profsvc__tenants_share_nothing(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
+	struct pstore_label l = { "service_name", "shop" };
+	struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &l, .n_labels = 1,
+					 .time_ns = T0 };
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .max_tenants = 2 };
+	static const uint64_t addr[3] = { 0x1000, 0x2000, 0x3000 }; /* in the mapping */
+	struct profsvc *ps, *t[3], *again;
+	struct ember_buf b[3];
+	struct symsvc *svc;
+	struct store *s;
+	char hex[3][16];
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "anonymous", &t[0]), ==, 0);
+	CHECK(t[0] == ps);
+	CHECK_INT(profsvc_tenant(ps, "a", &t[1]), ==, 0);
+	CHECK_INT(profsvc_tenant(t[1], "b", &t[2]), ==, 0); /* from a tenant's too */
+	CHECK(t[1] != ps && t[2] != ps && t[1] != t[2]);
+	CHECK_STR(profsvc_tenant_id(t[2]), "b");
+	CHECK_INT(profsvc_tenant(ps, "a", &again), ==, 0);
+	CHECK(again == t[1]);
+	CHECK_INT(profsvc_tenant(ps, "c", &again), ==, -EUSERS);
+	CHECK_INT(profsvc_tenant(ps, "../a", &again), ==, -EINVAL);
+	for (int i = 0; i < 3; i++) {
+		struct pprof_profile *p = profile_at_main("00112233445566778899aabbccddeeff00112233",
+							  addr[i]);
+
+		CHECK(p);
+		CHECK_INT(pstore_append(profsvc_store(t[i]), p, &ao, NULL, 0), ==, 0);
+		pprof_profile_free(p);
+	}
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(tree_of(t[i], "shop", &b[i]), ==, 0);
+		snprintf(hex[i], sizeof(hex[i]), "+0x%llx", (unsigned long long)addr[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			CHECK(!strstr(b[i].data, hex[j]) == (i != j));
+	for (int i = 0; i < 3; i++)
+		ember_buf_release(&b[i]);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__frame_name_rule),
 	UNIT_CASE(test_profsvc__resolver_names_as_ingest),
 	UNIT_CASE(test_profsvc__unknown_build_id_stays_an_address),
+	UNIT_CASE(test_profsvc__tenant_id_rule),
+	UNIT_CASE(test_profsvc__tenants_share_nothing),
 };
 
 UNIT_MAIN_QUIET(cases)
