@@ -44,6 +44,9 @@ struct api_server;
 struct api_profile_opts {
 	size_t sz;			/* sizeof(struct api_profile_opts) */
 	const char *ingest_token;	/* also accepted for profile writes; NULL: none */
+	/* Every request names its tenant (X-Scope-OrgID; profile_tenant.c);
+	 * false: every request is the tenant "anonymous". */
+	bool multitenancy;
 	/* The profile service behind them (profsvc.h): the store's place,
 	 * retention and limits, the --scrape targets, shared block storage
 	 * (its context owned by the server from api_server_start on,

@@ -24,7 +24,33 @@ struct api_profiles {
 	struct profsvc *svc;
 	char ingest_token[128];		/* "" when none */
 	uint64_t max_body;		/* bytes of a profile as received */
+	bool multitenancy;		/* X-Scope-OrgID names each request's tenant */
 };
+
+/* ---- the tenant (profile_tenant.c) ------------------------------------------- */
+
+/* The service of req's tenant; before it is known (a refusal of its
+ * head), the server's (the tenant anonymous's), which counts it. */
+static inline struct profsvc *api_profile_svc(const struct api_server *srv,
+					      const struct api_request *req)
+{
+	return req->profiles ? req->profiles : srv->profiles->svc;
+}
+
+#define API_TENANT_HEADER "X-Scope-OrgID"
+/* The service of tenant id (NULL or "": none given; read only with
+ * --multitenancy, else the tenant is "anonymous") into *out, borrowed
+ * from the server.  0, or a refusal: -EACCES (none given: 401), -EINVAL
+ * (not a tenant ID: 400), -EUSERS (a new tenant past --max-tenants:
+ * 429), the tenant store's open error (its status), with *status and msg
+ * set for the sender. */
+int api_profile_tenant(struct api_server *srv, const char *id, struct profsvc **out,
+		       unsigned *status, char *msg, size_t msg_size);
+/* The tenant of req's header into req->profiles; or, req->profiles left
+ * NULL, the refusal answered (the returned result) and req->upload_err
+ * set, so a write's body is not read; a write's counted as a reject. */
+enum MHD_Result api_profile_tenant_of(struct api_server *srv, struct MHD_Connection *c,
+				      struct api_request *req, bool write);
 
 /* ---- lifecycle (profile_routes.c) ------------------------------------------- */
 
@@ -54,6 +80,7 @@ void api_profiles_symbols_arrived(struct api_server *srv, const char *build_id);
  * it made one) is kept.
  */
 struct api_profile_ctx {
+	struct profsvc *svc;		/* the request's tenant's (req->profiles) */
 	struct api_deadline deadline;	/* what ro's check reads */
 	struct symsvc_request_opts ro;
 };

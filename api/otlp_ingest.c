@@ -162,10 +162,10 @@ static enum MHD_Result refuse(struct api_server *srv, struct MHD_Connection *c,
 
 /* A body that does not decode (err), counted: refused as malformed, or
  * past a cap (-E2BIG) or for memory (-EAGAIN, -ENOMEM) as such. */
-static void not_decoded(struct api_server *srv, int err, const char *why,
+static void not_decoded(struct profsvc *svc, int err, const char *why,
 			struct api_otlp_outcome *o)
 {
-	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
+	profsvc_count_reject(svc, profsvc_decode_reject(err));
 	o->refused = memory_error(err) ? err : -EINVAL;
 	snprintf(o->why, sizeof(o->why), "%s%s",
 		 err == -E2BIG	       ? "request too large: "
@@ -204,7 +204,7 @@ static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
 	}
 	for (size_t k = 0; k < op->n_labels; k++)
 		labels[k] = (struct pstore_label){ op->labels[k].name, op->labels[k].value };
-	profsvc_ingest(srv->profiles->svc, &in, &out);
+	profsvc_ingest(x->svc, &in, &out);
 	ember_buf_release(&out.body);
 	free(labels);
 	if (out.err)
@@ -229,10 +229,10 @@ static void otlp_export(struct api_server *srv, enum api_otlp_enc type, const vo
 
 	*o = (struct api_otlp_outcome){ .accepted = 0 };
 	err = (type == API_OTLP_JSON ? profsvc_otlp_json_decode : profsvc_otlp_decode)(
-		srv->profiles->svc, body ? body : "", len, encoding, x->ro.account, &r, why,
+		x->svc, body ? body : "", len, encoding, x->ro.account, &r, why,
 		sizeof(why));
 	if (err) {
-		not_decoded(srv, err, why, o);
+		not_decoded(x->svc, err, why, o);
 		return;
 	}
 	for (size_t i = 0; i < r->n_profiles && !o->stop; i++)
@@ -273,7 +273,7 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 	struct api_profile_ctx x;
 
 	if (req->body_err) {
-		not_decoded(srv, req->body_err,
+		not_decoded(api_profile_svc(srv, req), req->body_err,
 			    req->body_err == -E2BIG ? "body larger than the memory the server "
 						      "gives one request"
 						    : "no memory free for the body now",
@@ -305,10 +305,18 @@ static void grpc_export(void *ctx, const struct otlp_grpc_request *rq,
 				   .acct = rq->acct };
 	struct api_otlp_outcome o;
 	struct api_profile_ctx x;
+	unsigned status;
 
+	*a = (struct otlp_grpc_answer){ .code = OTLP_GRPC_OK };
+	if (api_profile_tenant(srv, rq->tenant, &req.profiles, &status, a->message,
+			       sizeof(a->message))) {
+		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TENANT);
+		a->code = grpc_code_of_status(status);
+		return;
+	}
 	api_profile_ctx_init(&x, srv, &req); /* the call's account is there: no failure */
 	otlp_export(srv, API_OTLP_PROTOBUF, rq->body, rq->len, rq->encoding, &x, &o);
-	*a = (struct otlp_grpc_answer){ .code = OTLP_GRPC_OK, .rejected = o.rejected };
+	a->rejected = o.rejected;
 	if (o.refused) {
 		a->code = grpc_code_of_status(status_of(o.refused));
 		a->retry = retryable(o.refused);

@@ -104,7 +104,7 @@ static enum MHD_Result bad_profile(struct api_server *srv, struct MHD_Connection
 {
 	char msg[600];
 
-	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
+	profsvc_count_reject(api_profile_svc(srv, req), profsvc_decode_reject(err));
 	if (err == -E2BIG)
 		snprintf(msg, sizeof(msg), "profile too large once decompressed: %s", why);
 	else if (!memory_error(err))
@@ -116,7 +116,7 @@ static enum MHD_Result bad_profile(struct api_server *srv, struct MHD_Connection
 enum MHD_Result api_profile_body_refused(struct api_server *srv, struct MHD_Connection *c,
 					 const struct api_request *req)
 {
-	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(req->body_err));
+	profsvc_count_reject(api_profile_svc(srv, req), profsvc_decode_reject(req->body_err));
 	return api_profile_refuse(srv, c, req, req->body_err,
 				  req->body_err == -E2BIG
 					  ? "profile body larger than the memory the server gives "
@@ -171,7 +171,7 @@ enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection
 	if (lw.over)
 		return api_profile_error(srv, c, req, -PSTORE_ERR_LIMIT,
 					 "more than 64 query parameters (labels)");
-	err = profsvc_decode(srv->profiles->svc, req->body.data ? req->body.data : "",
+	err = profsvc_decode(api_profile_svc(srv, req), req->body.data ? req->body.data : "",
 			     req->body.len, enc, req->acct, &in.p, why, sizeof(why));
 	if (err)
 		return bad_profile(srv, c, req, err, why);
@@ -187,6 +187,6 @@ enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection
 	if (api_profile_ctx_init(&x, srv, req)) /* the body's account is there */
 		return MHD_NO;
 	in.request = &x.ro;
-	profsvc_ingest(srv->profiles->svc, &in, &out);
+	profsvc_ingest(api_profile_svc(srv, req), &in, &out);
 	return api_profile_respond(srv, c, req, &out);
 }

@@ -134,6 +134,7 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 	}
 	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
 		 o->ingest_token ? o->ingest_token : "");
+	pr->multitenancy = EMBER_OPTS_GET(o, multitenancy, false);
 	err = profsvc_new(srv->symbols, scrape_limits(srv, &o->service, &so), &pr->svc);
 	if (err) {
 		free(pr);
@@ -278,6 +279,7 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
 	uint64_t limit = pr->max_body < srv->request_share ? pr->max_body : srv->request_share;
+	enum MHD_Result ret;
 	char msg[160];
 
 	req->upload_err = -EACCES; /* answered now, unless the checks pass */
@@ -305,6 +307,9 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 			 enc);
 		return text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, msg, NULL);
 	}
+	ret = api_profile_tenant_of(srv, c, req, true);
+	if (!req->profiles)
+		return ret; /* refused: answered */
 	req->upload_err = 0;
 	return api_profile_body_begin(srv, req) ? MHD_NO : MHD_YES;
 }
@@ -325,13 +330,14 @@ enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection 
 	if (!srv->profiles)
 		return text(srv, c, req, MHD_HTTP_NOT_FOUND, "this server keeps no profiles",
 			    NULL);
-	if (req->route.ep == API_EP_CONNECT)
+	if (req->route.ep == API_EP_CONNECT) /* its tenant once its body is read */
 		return api_connect_first(srv, c, req, method);
 	if (is_write(req->route.ep))
 		return first_write(srv, c, req, method);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED, "read with GET", allow);
-	return MHD_YES; /* answered once the request is whole */
+	return api_profile_tenant_of(srv, c, req, false); /* refused, or answered once
+							     the request is whole */
 }
 
 /* ---- the request's context ---------------------------------------------------- */
@@ -341,6 +347,7 @@ int api_profile_ctx_init(struct api_profile_ctx *x, struct api_server *srv,
 {
 	if (!req->acct)
 		EMBER_FORWARD_IF_ERROR(api_request_account(srv, req));
+	x->svc = req->profiles;
 	api_deadline_init(&x->deadline, srv, req);
 	api_deadline_request_opts(srv, &x->deadline, &x->ro);
 	x->ro.account = req->acct;
@@ -404,7 +411,7 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 				 struct api_request *req, const char *data, size_t *size)
 {
 	if (!is_write(req->route.ep)) {
-		if (*size) { /* a body on a read is ignored */
+		if (*size || !req->profiles) { /* a body on a read is ignored; refused */
 			*size = 0;
 			return MHD_YES;
 		}
@@ -419,7 +426,7 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 		*size = 0;
 		if (req->body_err != -EFBIG)
 			return MHD_YES; /* an account's refusal is answered once whole */
-		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TOO_LARGE);
+		profsvc_count_reject(api_profile_svc(srv, req), PROFSVC_REJECT_TOO_LARGE);
 		return MHD_NO; /* past the limit: the connection closes */
 	}
 	api_guard_working(&srv->guard, c); /* the body came by its deadline */

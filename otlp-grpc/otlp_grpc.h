@@ -46,6 +46,8 @@ struct otlp_grpc_request {
 	const char *encoding;	  /* its compression: "gzip", or NULL for none */
 	uint64_t deadline_ms;	  /* ember_monotonic_ms() the answer is due by */
 	struct ember_mem_account *acct; /* the call's (body included): its work's memory */
+	const char *tenant;	  /* its x-scope-orgid metadata (NULL: none); a value
+				     past 151 bytes is cut there */
 };
 
 /* What the sink made of a request. */

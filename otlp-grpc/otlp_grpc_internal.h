@@ -54,6 +54,9 @@ struct otlp_grpc_call {
 	bool stream_gone;	    /* closed while a worker had it */
 	bool path_ok, type_ok, auth_ok, post;
 	char encoding[16];	    /* grpc-encoding; "" none */
+	/* x-scope-orgid, the tenant ("" none; a longer value is cut to
+	 * 151 bytes, which no tenant ID has: refused by the sink) */
+	char tenant[152];
 	uint32_t header_bytes;
 	uint64_t deadline_ms;	    /* ember_monotonic_ms() */
 	uint8_t prefix[5];	    /* the message's compressed flag and length */

@@ -1,0 +1,62 @@
+/*
+ * profile_tenant.c - the tenant of a profile request (issue 27): with
+ * --multitenancy, X-Scope-OrgID (Pyroscope's, Mimir's and Grafana's
+ * header; OTLP/gRPC's x-scope-orgid metadata) names it and a request
+ * without one is refused; without, every request is the tenant
+ * "anonymous" and the header is not read (as Pyroscope does with
+ * multitenancy off).  The tenant's profile service (profsvc_tenant: its
+ * own store, opened at its first request) is then the one every call of
+ * the request goes to (req->profiles, x->svc), so no route can reach
+ * another tenant's profiles.  docs/http-api.md, "Tenants".
+ */
+#include "api_profiles.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+int api_profile_tenant(struct api_server *srv, const char *id, struct profsvc **out,
+		       unsigned *status, char *msg, size_t msg_size)
+{
+	struct api_profiles *pr = srv->profiles;
+	int err;
+
+	if (!pr->multitenancy)
+		id = PROFSVC_TENANT_ANONYMOUS;
+	*status = MHD_HTTP_UNAUTHORIZED;
+	if (!id || !*id) {
+		snprintf(msg, msg_size, "this server keeps profiles by tenant: name yours with "
+					"the header " API_TENANT_HEADER ": TENANT");
+		return -EACCES;
+	}
+	err = profsvc_tenant(pr->svc, id, out);
+	*status = err == -EINVAL   ? MHD_HTTP_BAD_REQUEST
+		  : err == -EUSERS ? MHD_HTTP_TOO_MANY_REQUESTS
+				   : api_profile_error_status(err);
+	if (err == -EINVAL)
+		snprintf(msg, msg_size, "tenant '%.160s' of " API_TENANT_HEADER " is not one: at "
+					"most %d characters of a-z A-Z 0-9 !-_.*'(), not . or ..",
+			 id, PROFSVC_TENANT_MAX);
+	else if (err == -EUSERS)
+		snprintf(msg, msg_size, "tenant '%s' is new, and the server has as many tenants "
+					"open as it keeps (--max-tenants)", id);
+	else if (err)
+		snprintf(msg, msg_size, "profile store of tenant '%s' unavailable: %s", id,
+			 pstore_strerror(err));
+	return err;
+}
+
+enum MHD_Result api_profile_tenant_of(struct api_server *srv, struct MHD_Connection *c,
+				      struct api_request *req, bool write)
+{
+	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND, API_TENANT_HEADER);
+	unsigned status;
+	char msg[400];
+	int err = api_profile_tenant(srv, id, &req->profiles, &status, msg, sizeof(msg));
+
+	if (!err)
+		return MHD_YES;
+	req->upload_err = err; /* answered now: a write's body is not read */
+	if (write)
+		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TENANT);
+	return api_profile_text(srv, c, req, status, msg, NULL);
+}

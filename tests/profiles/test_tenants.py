@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Tenants (issue 27, docs/http-api.md "Tenants"): with `ember serve
+--multitenancy` every profile request names its tenant with X-Scope-OrgID
+(OTLP/gRPC: x-scope-orgid metadata); two tenants pushing the same series
+each see only their own through every read (labels, label values, types,
+series, query, coverage, Pyroscope's render and label routes, Connect's
+QuerierService) and every write route (/api/v1/profiles, /ingest, OTLP);
+a request without the header is refused 401, a bad tenant ID 400, a new
+tenant past --max-tenants 429; the tenant anonymous is the data
+directory's store of a server without tenants; without --multitenancy
+the header is not read.
+Usage: test_tenants.py EMBER FIXTURES_DIR CASE."""
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from ember_test import check, cpu_profile  # noqa: E402
+from profiles_test import (NOW_S, SEC, GrpcServer, OtlpRequest, Server, otlp_post,  # noqa: E402
+                           otlp_stubs, q, run_case)
+
+T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
+CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+SEL = '{service_name="shop"}'
+STACKS = {"a": {"main;alpha": 5}, "b": {"main;beta": 7}}
+LABELS = {"a": "service_name=shop&team=red", "b": "service_name=shop&team=blue"}
+
+
+def hdr(tenant):
+    return {"X-Scope-OrgID": tenant} if tenant else {}
+
+
+def get(srv, tenant, path, want=200):
+    st, body, _ = srv.request("GET", path, headers=hdr(tenant))
+    check(st == want, "%s GET %s: HTTP %d %r" % (tenant, path, st, body[:300]))
+    return body
+
+
+def getj(srv, tenant, path):
+    return json.loads(get(srv, tenant, path))
+
+
+def push(srv, tenant, stacks, labels, want=200):
+    st, body, _ = srv.push(cpu_profile(stacks, T0).encode(), labels, headers=hdr(tenant))
+    check(st == want, "%s push: HTTP %d %r" % (tenant, st, body[:300]))
+    return body
+
+
+def folded(srv, tenant, sel=SEL):
+    body = get(srv, tenant, "/api/v1/query?type=cpu&from=0&format=folded&query=" + q(sel))
+    return dict((line.rsplit(" ", 1)[0], int(line.rsplit(" ", 1)[1]))
+                for line in body.decode().splitlines())
+
+
+def connect_json(srv, tenant, method, body):
+    h = {"Content-Type": "application/json", "Connect-Protocol-Version": "1"}
+    h.update(hdr(tenant))
+    return srv.request("POST", "/querier.v1.QuerierService/" + method, json.dumps(body), h)
+
+
+def seen(srv, tenant):
+    """What tenant sees of the series both tenants pushed, by every read."""
+    out = {"folded": folded(srv, tenant)}
+    out["names"] = getj(srv, tenant, "/api/v1/labels?from=0")["names"]
+    out["teams"] = getj(srv, tenant, "/api/v1/labels/team/values?from=0")["values"]
+    out["types"] = [t["id"] for t in getj(srv, tenant, "/api/v1/profile-types?from=0")["types"]]
+    series = getj(srv, tenant, "/api/v1/series?type=cpu&from=%d&group_by=team&query=%s"
+                  % (T0 // SEC - 60, q(SEL)))["series"]
+    out["series"] = sorted(s["labels"]["team"] for s in series)
+    out["coverage"] = getj(srv, tenant, "/api/v1/coverage?from=0")["profiles"]
+    fb = getj(srv, tenant, "/pyroscope/render?from=now-1h&until=now&query=" + q(CPU + SEL))
+    out["render"] = sorted(fb["flamebearer"]["names"])
+    out["pyro_teams"] = json.loads(get(srv, tenant, "/pyroscope/label-values?label=team&query=" + q(CPU + SEL)))
+    st, body, _ = connect_json(srv, tenant, "LabelValues",
+                               {"name": "team", "start": str((T0 // SEC - 3600) * 1000),
+                                "end": str(NOW_S * 1000 + 60000)})
+    check(st == 200, "%s LabelValues: HTTP %d %r" % (tenant, st, body[:300]))
+    out["connect_teams"] = json.loads(body).get("names", [])
+    return out
+
+
+def test_tenants__two_tenants_see_only_their_own():
+    srv = Server(["--multitenancy"])
+    for t in ("a", "b"):
+        push(srv, t, STACKS[t], LABELS[t])
+    a, b, c = seen(srv, "a"), seen(srv, "b"), seen(srv, "c")
+    check(a["folded"] == {"main;alpha": 5 * 10_000_000}, a["folded"])
+    check(b["folded"] == {"main;beta": 7 * 10_000_000}, b["folded"])
+    for t, v, team in (("a", a, "red"), ("b", b, "blue")):
+        check(v["teams"] == [team] and v["series"] == [team] and v["pyro_teams"] == [team]
+              and v["connect_teams"] == [team], "%s: %r" % (t, v))
+        check("team" in v["names"] and v["types"] and v["coverage"] == 1, "%s: %r" % (t, v))
+    check("alpha" in a["render"] and "beta" not in a["render"], a["render"])
+    check("beta" in b["render"] and "alpha" not in b["render"], b["render"])
+    # a tenant that never pushed sees nothing at all
+    check(not c["folded"] and not c["teams"] and not c["series"] and not c["types"]
+          and c["coverage"] == 0 and not c["pyro_teams"] and not c["connect_teams"], c)
+    # each its own store, the tenant's directory under DATA/profiles/tenants
+    for t in ("a", "b"):
+        check(os.path.isdir(os.path.join(srv.data, "profiles", "tenants", t, "wal")), t)
+
+
+def test_tenants__every_write_route_takes_the_tenant():
+    srv = Server(["--multitenancy"])
+    # Pyroscope's /ingest (folded text), OTLP/HTTP
+    st, body, _ = srv.push(b"main;pyro 3\n", "name=shop.cpu&format=folded&from=%d"
+                           % (T0 // SEC), path="/ingest", headers=hdr("a"))
+    check(st == 200, "ingest: HTTP %d %r" % (st, body[:300]))
+    svc, _ = otlp_stubs()
+    r = OtlpRequest(svc)
+    r.profile("shop", T0).samples.add(stack_index=r.stack([r.named("otlp_fn"), r.named("main")]),
+                                      values=[4])
+    st, body, _ = otlp_post(srv, r.encode(), headers=hdr("a"))
+    check(st == 200, "OTLP: HTTP %d %r" % (st, body[:300]))
+    names = lambda t: getj(srv, t, "/api/v1/labels/service_name/values?from=0")["values"]
+    check(names("a") == ["shop"] and names("b") == [] and names("anonymous") == [],
+          (names("a"), names("b"), names("anonymous")))
+
+
+def test_tenants__otlp_grpc_takes_the_tenant():
+    srv = GrpcServer(["--multitenancy"])
+    svc, _ = otlp_stubs()
+    grpc = sys.modules.get("grpc") or __import__("grpc")
+    r = OtlpRequest(svc)
+    r.profile("grpcshop", T0).samples.add(stack_index=r.stack([r.named("main")]), values=[2])
+    srv.export(r.msg, metadata=(("x-scope-orgid", "a"),))
+    srv.refused(grpc.StatusCode.UNAUTHENTICATED, "X-Scope-OrgID", r.msg)
+    srv.refused(grpc.StatusCode.INVALID_ARGUMENT, "is not one", r.msg,
+                metadata=(("x-scope-orgid", "../a"),))
+    names = lambda t: getj(srv, t, "/api/v1/labels/service_name/values?from=0")["values"]
+    check(names("a") == ["grpcshop"] and names("b") == [], (names("a"), names("b")))
+
+
+def test_tenants__refusals():
+    srv = Server(["--multitenancy", "--max-tenants", "2"])
+    # no header: a write and every kind of read are refused 401, saying why
+    body = push(srv, None, STACKS["a"], LABELS["a"], want=401)
+    check(b"X-Scope-OrgID" in body, body)
+    get(srv, None, "/api/v1/labels?from=0", want=401)
+    get(srv, None, "/pyroscope/render?query=" + q(CPU + SEL), want=401)
+    st, body, _ = connect_json(srv, None, "LabelNames", {})
+    check(st == 401 and json.loads(body)["code"] == "unauthenticated", (st, body))
+    st, body, _ = otlp_post(srv, b"")
+    check(st == 401, "OTLP: HTTP %d" % st)
+    # IDs that are not tenants (a path, too long, "..", a character outside
+    # the rule): 400, nothing made outside the tenants' directory
+    for bad in ("../x", "a/b", "..", ".", "x" * 151, "a b", "a|b"):
+        get(srv, bad, "/api/v1/labels?from=0", want=400)
+        push(srv, bad, STACKS["a"], LABELS["a"], want=400)
+    tdir = os.path.join(srv.data, "profiles", "tenants")
+    check(not os.path.isdir(tdir) or not os.listdir(tdir), "a bad tenant made a directory")
+    get(srv, "x" * 150 + "", "/api/v1/labels?from=0")  # the longest: one
+    push(srv, "a", STACKS["a"], LABELS["a"])
+    # a third tenant past --max-tenants 2: 429 saying so; anonymous and
+    # those open still served
+    body = push(srv, "b", STACKS["b"], LABELS["b"], want=429)
+    check(b"--max-tenants" in body, body)
+    push(srv, "a", STACKS["a"], LABELS["a"])
+    push(srv, "anonymous", STACKS["a"], LABELS["a"])
+    check(srv.metric("ember_profiles_rejected_total", '{reason="tenant"}') >= 9, "metric")
+
+
+def test_tenants__anonymous_is_the_data_directory():
+    # stored without tenants; then, with them, the tenant anonymous sees it
+    srv = Server()
+    push(srv, "a", STACKS["a"], LABELS["a"])  # the header is not read: anonymous
+    check(folded(srv, "b") == {"main;alpha": 5 * 10_000_000}, "header read without tenants")
+    check(not os.path.exists(os.path.join(srv.data, "profiles", "tenants")), "tenants dir")
+    srv.stop()
+    srv2 = Server(["--multitenancy"], data=srv.data)
+    check(folded(srv2, "anonymous") == {"main;alpha": 5 * 10_000_000}, "anonymous")
+    check(folded(srv2, "a") == {}, "tenant a sees anonymous's profiles")
+
+
+if __name__ == "__main__":
+    run_case("test_tenants__", globals())
