@@ -47,6 +47,9 @@ struct api_profile_opts {
 	/* Every request names its tenant (X-Scope-OrgID; profile_tenant.c);
 	 * false: every request is the tenant "anonymous". */
 	bool multitenancy;
+	/* --tokens: "TOKEN TENANT" lines, each token writing its tenant's
+	 * profiles only (tenant_tokens.c); NULL: none.  Needs multitenancy. */
+	const char *tokens_file;
 	/* The profile service behind them (profsvc.h): the store's place,
 	 * retention and limits, the --scrape targets, shared block storage
 	 * (its context owned by the server from api_server_start on,

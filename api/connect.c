@@ -553,7 +553,7 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 		return fail(srv, c, req, status, refusal);
 	if (req->body_err)
 		return api_profile_body_refused(srv, c, req);
-	ret = api_profile_tenant_of(srv, c, req, false);
+	ret = api_profile_tenant_of(srv, c, req, NULL, false);
 	if (!req->profiles)
 		return ret;
 	if (api_profile_ctx_init(&x, srv, req))

@@ -59,6 +59,8 @@ static int32_t grpc_code_of_status(unsigned status)
 		return OTLP_GRPC_INVALID_ARGUMENT;
 	case MHD_HTTP_UNAUTHORIZED:
 		return OTLP_GRPC_UNAUTHENTICATED;
+	case MHD_HTTP_FORBIDDEN:
+		return OTLP_GRPC_PERMISSION_DENIED;
 	case MHD_HTTP_NOT_FOUND:
 		return OTLP_GRPC_NOT_FOUND;
 	case MHD_HTTP_METHOD_NOT_ALLOWED:
@@ -288,9 +290,14 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 
 /* ---- OTLP/gRPC's sink (otlp_grpc.h) ----------------------------------------------- */
 
-static bool grpc_auth(void *ctx, const char *authorization)
+static bool grpc_auth(void *ctx, const char *authorization, char *tenant, size_t tenant_size)
 {
-	return api_profile_token_ok(ctx, authorization);
+	char t[PROFSVC_TENANT_MAX + 1] = "";
+	enum api_writer w = api_profile_writer(ctx, authorization, t);
+
+	if (w == API_WRITER_TENANT)
+		snprintf(tenant, tenant_size, "%s", t);
+	return w != API_WRITER_NONE;
 }
 
 /* A call's message stored as this route stores a body, in the same
@@ -308,8 +315,8 @@ static void grpc_export(void *ctx, const struct otlp_grpc_request *rq,
 	unsigned status;
 
 	*a = (struct otlp_grpc_answer){ .code = OTLP_GRPC_OK };
-	if (api_profile_tenant(srv, rq->tenant, &req.profiles, &status, a->message,
-			       sizeof(a->message))) {
+	if (api_profile_tenant(srv, rq->tenant, rq->token_tenant,
+			       &req.profiles, &status, a->message, sizeof(a->message))) {
 		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TENANT);
 		a->code = grpc_code_of_status(status);
 		return;

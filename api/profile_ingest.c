@@ -41,31 +41,32 @@ static bool basic_password(const char *b64, char *out, size_t size, size_t *len)
 	return true;
 }
 
-static bool token_ok(const struct api_server *srv, const char *given, size_t len)
+static enum api_writer writer_of(const struct api_server *srv, const char *given, size_t len,
+				  char *tenant)
 {
-	/* both compared, whatever the first says */
+	/* every token compared, whatever the first says */
 	bool up = api_token_matches(given, len, srv->token);
 	bool in = api_token_matches(given, len, srv->profiles->ingest_token);
+	const char *t = api_tenant_tokens_find(srv->profiles->tokens, given, len);
 
-	return up || in;
+	if (up || in)
+		return API_WRITER_ANY;
+	if (!t)
+		return API_WRITER_NONE;
+	snprintf(tenant, PROFSVC_TENANT_MAX + 1, "%s", t);
+	return API_WRITER_TENANT;
 }
 
-bool api_profile_auth_ok(const struct api_server *srv, struct MHD_Connection *c)
-{
-	return api_profile_token_ok(srv, MHD_lookup_connection_value(
-						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
-}
-
-bool api_profile_token_ok(const struct api_server *srv, const char *h)
+enum api_writer api_profile_writer(const struct api_server *srv, const char *h, char *tenant)
 {
 	char pw[512];
 	size_t n;
 
 	if (h && strncasecmp(h, "Bearer ", 7) == 0)
-		return token_ok(srv, h + 7, strlen(h + 7));
+		return writer_of(srv, h + 7, strlen(h + 7), tenant);
 	if (h && strncasecmp(h, "Basic ", 6) == 0 && basic_password(h + 6, pw, sizeof(pw), &n))
-		return token_ok(srv, pw, n);
-	return false;
+		return writer_of(srv, pw, n, tenant);
+	return API_WRITER_NONE;
 }
 
 /* The write's memory, not the store's: -E2BIG its share, -EAGAIN the

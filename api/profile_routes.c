@@ -135,8 +135,17 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
 		 o->ingest_token ? o->ingest_token : "");
 	pr->multitenancy = EMBER_OPTS_GET(o, multitenancy, false);
+	if (EMBER_OPTS_GET(o, tokens_file, NULL))
+		err = !pr->multitenancy ? -EINVAL : api_tenant_tokens_read(o->tokens_file, &pr->tokens);
+	if (err) {
+		if (blocks && blocks->release)
+			blocks->release(blocks->ctx);
+		free(pr);
+		return err;
+	}
 	err = profsvc_new(srv->symbols, scrape_limits(srv, &o->service, &so), &pr->svc);
 	if (err) {
+		api_tenant_tokens_free(pr->tokens);
 		free(pr);
 		return err;
 	}
@@ -150,6 +159,7 @@ void api_profiles_stop(struct api_server *srv)
 	if (!srv->profiles)
 		return;
 	profsvc_free(srv->profiles->svc);
+	api_tenant_tokens_free(srv->profiles->tokens);
 	free(srv->profiles);
 	srv->profiles = NULL;
 }
@@ -279,18 +289,20 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
 	uint64_t limit = pr->max_body < srv->request_share ? pr->max_body : srv->request_share;
+	char msg[160], token_tenant[PROFSVC_TENANT_MAX + 1] = "";
 	enum MHD_Result ret;
-	char msg[160];
 
 	req->upload_err = -EACCES; /* answered now, unless the checks pass */
 	if (strcmp(method, "POST") && strcmp(method, "PUT"))
 		return text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED, "send profiles with POST",
 			    allow);
-	if (!api_profile_auth_ok(srv, c)) {
+	if (api_profile_writer(srv, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+								MHD_HTTP_HEADER_AUTHORIZATION),
+			       token_tenant) == API_WRITER_NONE) {
 		profsvc_count_reject(pr->svc, PROFSVC_REJECT_AUTH);
 		return text(srv, c, req, MHD_HTTP_UNAUTHORIZED,
-			    "a profile write needs Authorization: Bearer TOKEN (the upload or "
-			    "the ingest token)", bearer);
+			    "a profile write needs Authorization: Bearer TOKEN (the upload, "
+			    "the ingest or a tenant's token)", bearer);
 	}
 	if (len && strtoull(len, NULL, 10) > limit) {
 		profsvc_count_reject(pr->svc, PROFSVC_REJECT_TOO_LARGE);
@@ -307,7 +319,7 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 			 enc);
 		return text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, msg, NULL);
 	}
-	ret = api_profile_tenant_of(srv, c, req, true);
+	ret = api_profile_tenant_of(srv, c, req, token_tenant[0] ? token_tenant : NULL, true);
 	if (!req->profiles)
 		return ret; /* refused: answered */
 	req->upload_err = 0;
@@ -336,7 +348,7 @@ enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection 
 		return first_write(srv, c, req, method);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED, "read with GET", allow);
-	return api_profile_tenant_of(srv, c, req, false); /* refused, or answered once
+	return api_profile_tenant_of(srv, c, req, NULL, false); /* refused, or answered once
 							     the request is whole */
 }
 

@@ -7,21 +7,32 @@
  * multitenancy off).  The tenant's profile service (profsvc_tenant: its
  * own store, opened at its first request) is then the one every call of
  * the request goes to (req->profiles, x->svc), so no route can reach
- * another tenant's profiles.  docs/http-api.md, "Tenants".
+ * another tenant's profiles.  A write with a tenant's token (--tokens,
+ * tenant_tokens.c) is that tenant's: another named is refused 403.
+ * docs/http-api.md, "Tenants".
  */
 #include "api_profiles.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
-int api_profile_tenant(struct api_server *srv, const char *id, struct profsvc **out,
-		       unsigned *status, char *msg, size_t msg_size)
+int api_profile_tenant(struct api_server *srv, const char *id, const char *token_tenant,
+		       struct profsvc **out, unsigned *status, char *msg, size_t msg_size)
 {
 	struct api_profiles *pr = srv->profiles;
 	int err;
 
 	if (!pr->multitenancy)
 		id = PROFSVC_TENANT_ANONYMOUS;
+	if (token_tenant && id && *id && strcmp(id, token_tenant)) {
+		*status = MHD_HTTP_FORBIDDEN;
+		snprintf(msg, msg_size, "this token writes the profiles of tenant '%s' only, not "
+					"of '%.160s' (" API_TENANT_HEADER ")", token_tenant, id);
+		return -EPERM;
+	}
+	if (token_tenant && (!id || !*id))
+		id = token_tenant;
 	*status = MHD_HTTP_UNAUTHORIZED;
 	if (!id || !*id) {
 		snprintf(msg, msg_size, "this server keeps profiles by tenant: name yours with "
@@ -46,12 +57,14 @@ int api_profile_tenant(struct api_server *srv, const char *id, struct profsvc **
 }
 
 enum MHD_Result api_profile_tenant_of(struct api_server *srv, struct MHD_Connection *c,
-				      struct api_request *req, bool write)
+				      struct api_request *req, const char *token_tenant,
+				      bool write)
 {
 	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND, API_TENANT_HEADER);
 	unsigned status;
 	char msg[400];
-	int err = api_profile_tenant(srv, id, &req->profiles, &status, msg, sizeof(msg));
+	int err = api_profile_tenant(srv, id, token_tenant, &req->profiles, &status, msg,
+				     sizeof(msg));
 
 	if (!err)
 		return MHD_YES;

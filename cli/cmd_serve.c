@@ -60,6 +60,7 @@ struct serve_opts {
 	/* tenants (issue 27) */
 	bool multitenancy;
 	unsigned long long max_tenants;
+	const char *tokens_file;
 	/* the bucket (issue 18) */
 	const char *storage;
 	const char *s3_endpoint;
@@ -121,6 +122,8 @@ static void serve_usage(FILE *f)
 	      "                          X-Scope-OrgID; a store each (default: off, all\n"
 	      "                          the tenant anonymous)\n"
 	      "  --max-tenants N         tenants besides anonymous open at once (64)\n"
+	      "  --tokens FILE           with --multitenancy: 'TOKEN TENANT' lines, each\n"
+	      "                          token writing its tenant's profiles only\n"
 	      "  --otlp-grpc-listen ADDR:PORT\n"
 	      "                          serve OTLP/gRPC profiles (ProfilesService/Export,\n"
 	      "                          cleartext HTTP/2) there too (default: off)\n"
@@ -273,6 +276,8 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->max_series = v;
 	else if (strcmp(opt, "--max-tenants") == 0 && !parse_uint(val, 1u << 20, &v) && v)
 		o->max_tenants = v;
+	else if (strcmp(opt, "--tokens") == 0)
+		o->tokens_file = val;
 	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
 		;
 	else if (strcmp(opt, "--max-profile-age") == 0 && !parse_seconds(val, &t, 0))
@@ -528,7 +533,7 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 	int err;
 
 	*po = (struct api_profile_opts){
-		.sz = sizeof(*po), .multitenancy = o->multitenancy,
+		.sz = sizeof(*po), .multitenancy = o->multitenancy, .tokens_file = o->tokens_file,
 		.service = { .sz = sizeof(po->service), .dir = dir,
 			     .retention_ns = o->retention_s * 1000000000LL,
 			     .max_profile_bytes = o->max_profile_mb << 20,
@@ -664,6 +669,10 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 
 	if (parse_listen(o->listen, addr, sizeof(addr), &ao.port)) {
 		fprintf(stderr, "ember serve: bad --listen '%s': want ADDR:PORT\n", o->listen);
+		return 2;
+	}
+	if (o->tokens_file && !o->multitenancy) {
+		fprintf(stderr, "ember serve: --tokens names tenants: it needs --multitenancy\n");
 		return 2;
 	}
 	if (size_connections(o))

@@ -269,7 +269,8 @@ static void take_header(struct otlp_grpc_call *call, const uint8_t *name, size_t
 		value_str(v, vlen, call->tenant, sizeof(call->tenant));
 	} else if (is(name, nlen, "authorization")) {
 		value_str(v, vlen, buf, sizeof(buf));
-		call->auth_ok = call->auth_ok || c->auth(c->arg, buf);
+		call->auth_ok = call->auth_ok || c->auth(c->arg, buf, call->token_tenant,
+							 sizeof(call->token_tenant));
 	} else if (is(name, nlen, "grpc-timeout") && parse_timeout(v, vlen, &ms)) {
 		if (ms < c->lim->request_ms)
 			call->deadline_ms = ember_monotonic_ms() + ms;

@@ -12,6 +12,7 @@ the header is not read.
 Usage: test_tenants.py EMBER FIXTURES_DIR CASE."""
 import json
 import os
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -19,8 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from ember_test import check, cpu_profile  # noqa: E402
-from profiles_test import (NOW_S, SEC, GrpcServer, OtlpRequest, Server, otlp_post,  # noqa: E402
-                           otlp_stubs, q, run_case)
+from profiles_test import (EMBER, NOW_S, SEC, TMP, GrpcServer, OtlpRequest, Server,  # noqa: E402
+                           otlp_post, otlp_stubs, q, run_case)
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
@@ -43,8 +44,9 @@ def getj(srv, tenant, path):
     return json.loads(get(srv, tenant, path))
 
 
-def push(srv, tenant, stacks, labels, want=200):
-    st, body, _ = srv.push(cpu_profile(stacks, T0).encode(), labels, headers=hdr(tenant))
+def push(srv, tenant, stacks, labels, want=200, token=None):
+    st, body, _ = srv.push(cpu_profile(stacks, T0).encode(), labels, headers=hdr(tenant),
+                           token=token)
     check(st == want, "%s push: HTTP %d %r" % (tenant, st, body[:300]))
     return body
 
@@ -173,6 +175,70 @@ def test_tenants__anonymous_is_the_data_directory():
     srv2 = Server(["--multitenancy"], data=srv.data)
     check(folded(srv2, "anonymous") == {"main;alpha": 5 * 10_000_000}, "anonymous")
     check(folded(srv2, "a") == {}, "tenant a sees anonymous's profiles")
+
+
+TOKEN_A = "token-of-tenant-a-0123456789"
+TOKEN_B = "token-of-tenant-b-0123456789"
+
+
+def tokens_file(text, mode=0o600):
+    path = os.path.join(TMP, "tokens")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+    return path
+
+
+def test_tenants__tokens_bind_a_tenant():
+    tf = tokens_file("# tenant tokens\n%s a\n\n  %s b\n" % (TOKEN_A, TOKEN_B))
+    srv = GrpcServer(["--multitenancy", "--tokens", tf])
+    push(srv, "a", STACKS["a"], LABELS["a"], token=TOKEN_A)
+    # another tenant's name with a's token: 403 saying whose it is
+    body = push(srv, "b", STACKS["a"], LABELS["a"], token=TOKEN_A, want=403)
+    check(b"tenant 'a' only" in body, body)
+    # no header: the token's tenant
+    push(srv, None, {"main;gamma": 1}, LABELS["a"], token=TOKEN_A)
+    push(srv, None, STACKS["b"], LABELS["b"], token=TOKEN_B)
+    # the upload token writes any tenant, as the ingest token would
+    push(srv, "c", STACKS["b"], LABELS["b"])
+    check(folded(srv, "a") == {"main;alpha": 5 * 10_000_000, "main;gamma": 10_000_000},
+          folded(srv, "a"))
+    check(folded(srv, "b") == {"main;beta": 7 * 10_000_000}, folded(srv, "b"))
+    check(folded(srv, "c") == {"main;beta": 7 * 10_000_000}, folded(srv, "c"))
+    # a tenant's token writes profiles only, never debug info
+    st, _, _ = srv.request("PUT", "/api/v1/artifacts/" + "ab" * 20 + "/executable", b"x",
+                           {"Authorization": "Bearer " + TOKEN_A})
+    check(st == 401, "upload with a tenant's token: HTTP %d" % st)
+    # OTLP/gRPC: the same binding
+    grpc = sys.modules.get("grpc") or __import__("grpc")
+    svc, _ = otlp_stubs()
+    r = OtlpRequest(svc)
+    r.profile("grpcshop", T0).samples.add(stack_index=r.stack([r.named("main")]), values=[2])
+    srv.refused(grpc.StatusCode.PERMISSION_DENIED, "tenant 'a' only", r.msg, token=TOKEN_A,
+                metadata=(("x-scope-orgid", "b"),))
+    srv.export(r.msg, token=TOKEN_B)
+    names = lambda t: getj(srv, t, "/api/v1/labels/service_name/values?from=0")["values"]
+    check(names("b") == ["grpcshop", "shop"] and names("a") == ["shop"],
+          (names("a"), names("b")))
+
+
+def test_tenants__tokens_file_checked_at_start():
+    data = os.path.join(TMP, "data.tokens")
+    for text, mode, want in (("%s a\n" % TOKEN_A, 0o644, "open to other users"),
+                             ("%s\n" % TOKEN_A, 0o600, "want 'TOKEN TENANT'"),
+                             ("%s a b\n" % TOKEN_A, 0o600, "want 'TOKEN TENANT'"),
+                             ("%s ../a\n" % TOKEN_A, 0o600, "is not a tenant ID"),
+                             ("short a\n", 0o600, "too short")):
+        tf = tokens_file(text, mode)
+        r = subprocess.run([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", data,
+                            "--multitenancy", "--tokens", tf],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 1 and want in r.stderr,
+              "%r: %d %r" % (text, r.returncode, r.stderr[-300:]))
+    tf = tokens_file("%s a\n" % TOKEN_A)
+    r = subprocess.run([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", data,
+                        "--tokens", tf], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "needs --multitenancy" in r.stderr, r.stderr[-300:])
 
 
 if __name__ == "__main__":
