@@ -30,6 +30,7 @@ struct api_profiles {
 	struct api_tenant_tokens *tokens; /* --tokens; NULL: none */
 	uint64_t max_body;		/* bytes of a profile as received */
 	bool multitenancy;		/* X-Scope-OrgID names each request's tenant */
+	char *limits_file;		/* --limits (owned); NULL: none */
 };
 
 /* ---- the tenant (profile_tenant.c) ------------------------------------------- */
@@ -60,6 +61,13 @@ int api_profile_tenant(struct api_server *srv, const char *id, const char *token
 enum MHD_Result api_profile_tenant_of(struct api_server *srv, struct MHD_Connection *c,
 				      struct api_request *req, const char *token_tenant,
 				      bool write);
+
+/* A write of req's body (whole) admitted by its tenant's ingest rate
+ * (profsvc_ingest_admit): MHD_YES with *admitted set, or the refusal
+ * answered (429 with Retry-After; a write that never fits its burst,
+ * without). */
+enum MHD_Result api_profile_admit(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, bool *admitted);
 
 /* ---- tenants' tokens (tenant_tokens.c) ---------------------------------------- */
 

@@ -312,13 +312,19 @@ static void grpc_export(void *ctx, const struct otlp_grpc_request *rq,
 				   .acct = rq->acct };
 	struct api_otlp_outcome o;
 	struct api_profile_ctx x;
-	unsigned status;
+	unsigned status, retry_s;
 
 	*a = (struct otlp_grpc_answer){ .code = OTLP_GRPC_OK };
 	if (api_profile_tenant(srv, rq->tenant, rq->token_tenant,
 			       &req.profiles, &status, a->message, sizeof(a->message))) {
 		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TENANT);
 		a->code = grpc_code_of_status(status);
+		return;
+	}
+	if (profsvc_ingest_admit(req.profiles, rq->len, &retry_s, a->message,
+				 sizeof(a->message))) {
+		a->code = OTLP_GRPC_RESOURCE_EXHAUSTED;
+		a->retry = retry_s > 0;
 		return;
 	}
 	api_profile_ctx_init(&x, srv, &req); /* the call's account is there: no failure */

@@ -113,6 +113,72 @@ static const struct profsvc_opts *scrape_limits(struct api_server *srv,
 	return out;
 }
 
+/* --limits read into so->limits (the service takes them), its path kept
+ * for api_server_reload_limits; a file that does not parse fails the
+ * start, saying why. */
+static int limits_setup(struct api_profiles *pr, const struct api_profile_opts *o,
+			struct profsvc_opts *so)
+{
+	const char *path = EMBER_OPTS_GET(o, limits_file, NULL);
+	char why[512];
+	int err;
+
+	if (!path)
+		return 0;
+	pr->limits_file = strdup(path);
+	if (!pr->limits_file)
+		return -ENOMEM;
+	err = profsvc_limits_read(path, &so->limits, why, sizeof(why));
+	if (err)
+		pr_err("api: limits file '%s': %s", path, why);
+	return err;
+}
+
+int api_server_reload_limits(struct api_server *srv)
+{
+	struct api_profiles *pr = srv->profiles;
+	struct profsvc_limits_table *t;
+	char why[512];
+	int err;
+
+	if (!pr || !pr->limits_file)
+		return 0;
+	err = profsvc_limits_read(pr->limits_file, &t, why, sizeof(why));
+	if (err) {
+		pr_err("api: limits file '%s': %s: the limits before are kept", pr->limits_file,
+		       why);
+		return err;
+	}
+	profsvc_limits_set(pr->svc, t);
+	pr_info("api: limits file '%s' read again: its limits apply from now on",
+		pr->limits_file);
+	return 0;
+}
+
+/* What the routes keep of o before the service starts: the ingest
+ * token, --multitenancy, --tokens.  0, -EINVAL or the tokens' error. */
+static int routes_setup(struct api_profiles *pr, const struct api_profile_opts *o)
+{
+	if (o->ingest_token && strlen(o->ingest_token) >= sizeof(pr->ingest_token))
+		return -EINVAL;
+	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
+		 o->ingest_token ? o->ingest_token : "");
+	pr->multitenancy = EMBER_OPTS_GET(o, multitenancy, false);
+	if (!EMBER_OPTS_GET(o, tokens_file, NULL))
+		return 0;
+	return !pr->multitenancy ? -EINVAL : api_tenant_tokens_read(o->tokens_file, &pr->tokens);
+}
+
+static void profiles_free(struct api_profiles *pr)
+{
+	if (!pr)
+		return;
+	profsvc_free(pr->svc);
+	api_tenant_tokens_free(pr->tokens);
+	free(pr->limits_file);
+	free(pr);
+}
+
 int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 {
 	const struct pstore_blockio *blocks = o ? o->service.blocks : NULL;
@@ -123,30 +189,18 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 	if (!o || !o->service.dir)
 		return 0;
 	pr = calloc(1, sizeof(*pr));
-	err = !pr ? -ENOMEM
-	      : o->ingest_token && strlen(o->ingest_token) >= sizeof(pr->ingest_token) ? -EINVAL
-											 : 0;
+	err = !pr ? -ENOMEM : routes_setup(pr, o);
+	scrape_limits(srv, &o->service, &so);
+	err = err ? err : limits_setup(pr, o, &so);
 	if (err) {
 		if (blocks && blocks->release) /* the service would have owned them */
 			blocks->release(blocks->ctx);
-		free(pr);
+		profiles_free(pr);
 		return err;
 	}
-	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
-		 o->ingest_token ? o->ingest_token : "");
-	pr->multitenancy = EMBER_OPTS_GET(o, multitenancy, false);
-	if (EMBER_OPTS_GET(o, tokens_file, NULL))
-		err = !pr->multitenancy ? -EINVAL : api_tenant_tokens_read(o->tokens_file, &pr->tokens);
+	err = profsvc_new(srv->symbols, &so, &pr->svc);
 	if (err) {
-		if (blocks && blocks->release)
-			blocks->release(blocks->ctx);
-		free(pr);
-		return err;
-	}
-	err = profsvc_new(srv->symbols, scrape_limits(srv, &o->service, &so), &pr->svc);
-	if (err) {
-		api_tenant_tokens_free(pr->tokens);
-		free(pr);
+		profiles_free(pr);
 		return err;
 	}
 	pr->max_body = profsvc_max_body(pr->svc);
@@ -156,11 +210,7 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 
 void api_profiles_stop(struct api_server *srv)
 {
-	if (!srv->profiles)
-		return;
-	profsvc_free(srv->profiles->svc);
-	api_tenant_tokens_free(srv->profiles->tokens);
-	free(srv->profiles);
+	profiles_free(srv->profiles);
 	srv->profiles = NULL;
 }
 
@@ -250,7 +300,7 @@ static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
 
 unsigned api_profile_error_status(int err)
 {
-	return api_status_of_kind(pstore_error_kind(err));
+	return api_status_of_kind(profsvc_error_kind(err));
 }
 
 enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection *c,
@@ -261,7 +311,7 @@ enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection 
 	unsigned status = api_profile_error_status(err);
 	char msg[768];
 
-	snprintf(msg, sizeof(msg), "%s", why && *why ? why : pstore_strerror(err));
+	snprintf(msg, sizeof(msg), "%s", why && *why ? why : profsvc_strerror(err));
 	if (status == MHD_HTTP_SERVICE_UNAVAILABLE) {
 		snprintf(msg, sizeof(msg), "profile store unavailable: %s",
 			 why && *why ? why : pstore_strerror(err));
@@ -383,8 +433,9 @@ enum MHD_Result api_profile_answer(struct api_server *srv, struct MHD_Connection
 					err == -EAGAIN ? "the server's memory is taken by other "
 							 "requests now: ask again"
 						       : "the answer is larger than a request's share "
-							 "of the server's memory (--memory-limit-mb): "
-							 "narrow the selection");
+							 "of the server's memory (--memory-limit-mb) "
+							 "or its tenant's max_query_bytes: narrow the "
+							 "selection");
 	return api_profile_error(srv, c, req, err, why);
 }
 
@@ -442,6 +493,13 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 		return MHD_NO; /* past the limit: the connection closes */
 	}
 	api_guard_working(&srv->guard, c); /* the body came by its deadline */
+	if (req->route.ep != API_EP_CONNECT && !req->body_err) {
+		bool admitted;
+		enum MHD_Result ret = api_profile_admit(srv, c, req, &admitted);
+
+		if (!admitted)
+			return ret;
+	}
 	if (req->route.ep == API_EP_OTLP_PROFILES)
 		return api_otlp_ingest(srv, c, req);
 	if (req->route.ep == API_EP_CONNECT)

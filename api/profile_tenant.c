@@ -8,7 +8,9 @@
  * own store, opened at its first request) is then the one every call of
  * the request goes to (req->profiles, x->svc), so no route can reach
  * another tenant's profiles.  A write with a tenant's token (--tokens,
- * tenant_tokens.c) is that tenant's: another named is refused 403.
+ * tenant_tokens.c) is that tenant's: another named is refused 403.  A
+ * write's whole body is then admitted by the tenant's ingest rate
+ * (--limits, profsvc_ingest_admit) before it is decoded.
  * docs/http-api.md, "Tenants".
  */
 #include "api_profiles.h"
@@ -72,4 +74,20 @@ enum MHD_Result api_profile_tenant_of(struct api_server *srv, struct MHD_Connect
 	if (write)
 		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TENANT);
 	return api_profile_text(srv, c, req, status, msg, NULL);
+}
+
+enum MHD_Result api_profile_admit(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, bool *admitted)
+{
+	char why[400], secs[16];
+	const char *retry[] = { MHD_HTTP_HEADER_RETRY_AFTER, secs, NULL };
+	unsigned retry_s;
+	int err = profsvc_ingest_admit(req->profiles, req->body.len, &retry_s, why, sizeof(why));
+
+	*admitted = !err;
+	if (!err)
+		return MHD_YES;
+	snprintf(secs, sizeof(secs), "%u", retry_s);
+	return api_profile_text(srv, c, req, api_profile_error_status(err), why,
+				retry_s ? retry : NULL);
 }

@@ -61,6 +61,7 @@ struct serve_opts {
 	bool multitenancy;
 	unsigned long long max_tenants;
 	const char *tokens_file;
+	const char *limits_file;
 	/* the bucket (issue 18) */
 	const char *storage;
 	const char *s3_endpoint;
@@ -124,6 +125,8 @@ static void serve_usage(FILE *f)
 	      "  --max-tenants N         tenants besides anonymous open at once (64)\n"
 	      "  --tokens FILE           with --multitenancy: 'TOKEN TENANT' lines, each\n"
 	      "                          token writing its tenant's profiles only\n"
+	      "  --limits FILE           per-tenant limits, 'TENANT key=value ...' lines\n"
+	      "                          ('default' for the rest); read again on SIGHUP\n"
 	      "  --otlp-grpc-listen ADDR:PORT\n"
 	      "                          serve OTLP/gRPC profiles (ProfilesService/Export,\n"
 	      "                          cleartext HTTP/2) there too (default: off)\n"
@@ -278,6 +281,8 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->max_tenants = v;
 	else if (strcmp(opt, "--tokens") == 0)
 		o->tokens_file = val;
+	else if (strcmp(opt, "--limits") == 0)
+		o->limits_file = val;
 	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
 		;
 	else if (strcmp(opt, "--max-profile-age") == 0 && !parse_seconds(val, &t, 0))
@@ -443,24 +448,33 @@ static int size_connections(struct serve_opts *o)
 	return 0;
 }
 
-static int wait_for_signal(void)
+/* The signals the main thread waits for: SIGINT, SIGTERM, and with
+ * --limits SIGHUP (else its default, the end, as before). */
+static void serve_signals(const struct serve_opts *o, sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	if (o->limits_file)
+		sigaddset(set, SIGHUP);
+}
+
+/* Until SIGINT or SIGTERM; each SIGHUP reads --limits again. */
+static void wait_for_signal(const struct serve_opts *o, struct api_server *srv)
 {
 	sigset_t set;
 	int sig;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	return sigwait(&set, &sig) ? -EINTR : sig;
+	serve_signals(o, &set);
+	while (!sigwait(&set, &sig) && sig == SIGHUP)
+		api_server_reload_limits(srv); /* logged either way */
 }
 
-static void block_signals(void)
+static void block_signals(const struct serve_opts *o)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	serve_signals(o, &set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN); /* a file size limit is a failed write, not death */
@@ -534,6 +548,7 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 
 	*po = (struct api_profile_opts){
 		.sz = sizeof(*po), .multitenancy = o->multitenancy, .tokens_file = o->tokens_file,
+		.limits_file = o->limits_file,
 		.service = { .sz = sizeof(po->service), .dir = dir,
 			     .retention_ns = o->retention_s * 1000000000LL,
 			     .max_profile_bytes = o->max_profile_mb << 20,
@@ -751,7 +766,7 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 		/* last, once the page can be used: what `make run` ends with */
 		print_ui_url(addr, port);
 		fflush(stdout);
-		wait_for_signal();
+		wait_for_signal(o, srv);
 	}
 	api_server_quiesce(srv);
 	otlp_grpc_stop(grpc); /* its workers store through srv: between the two */
@@ -831,7 +846,7 @@ int cmd_serve(int argc, char **argv)
 		serve_usage(ret > 0 ? stdout : stderr);
 		return ret > 0 ? 0 : 2;
 	}
-	block_signals();
+	block_signals(&o);
 	ret = store_new(o.data, &s); /* opened once the server listens (run()) */
 	if (ret) {
 		fprintf(stderr, "ember serve: cannot open the store in '%s': %s\n", o.data,

@@ -22,6 +22,7 @@ static const char *const reject_names[PROFSVC_REJECT_COUNT] = {
 	[PROFSVC_REJECT_LABEL] = "label",	       [PROFSVC_REJECT_SERIES] = "series_limit",
 	[PROFSVC_REJECT_UNAVAILABLE] = "unavailable", [PROFSVC_REJECT_BUSY] = "busy",
 	[PROFSVC_REJECT_OUT_OF_BOUNDS] = "out_of_bounds", [PROFSVC_REJECT_TENANT] = "tenant",
+	[PROFSVC_REJECT_RATE] = "rate",
 };
 
 static int gauge(struct ember_buf *b, const char *name, const char *help, uint64_t v)

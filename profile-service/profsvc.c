@@ -60,6 +60,8 @@ int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct pr
 		return -ENOMEM;
 	}
 	s->root = s;
+	pthread_mutex_init(&s->bucket_lock, NULL);
+	pthread_mutex_init(&s->limits_lock, NULL);
 	s->symbols = symbols;
 	s->max_body = o->max_profile_bytes ? o->max_profile_bytes : DEFAULT_MAX_BODY;
 	s->max_age_ns = window_of(EMBER_OPTS_GET(o, max_age_ns, 0), DEFAULT_MAX_AGE);
@@ -75,11 +77,20 @@ int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct pr
 
 int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
 {
+	struct profsvc_limits_table *limits = EMBER_OPTS_GET(o, limits, NULL);
+	struct profsvc_opts ro = *o;
 	struct profsvc *s;
-	int err = profsvc_open(symbols, o, &s);
+	int err;
 
-	if (err)
+	ro.sz = sizeof(ro);
+	ro.limits = NULL; /* the root's, below */
+	profsvc_limits_store_opts(limits, PROFSVC_TENANT_ANONYMOUS, &ro);
+	err = profsvc_open(symbols, &ro, &s);
+	if (err) {
+		profsvc_limits_table_free(limits);
 		return err;
+	}
+	s->limits = limits;
 	err = profsvc_tenants_init(s, o);
 	if (!err && o->n_scrape)
 		err = profsvc_scrapers_start(s, o, &s->scrapers);
@@ -98,6 +109,9 @@ void profsvc_free(struct profsvc *s)
 	profsvc_scrapers_stop(s->scrapers);
 	profsvc_tenants_free(s->tenants);
 	pstore_free(s->store);
+	profsvc_limits_table_free(s->limits);
+	pthread_mutex_destroy(&s->bucket_lock);
+	pthread_mutex_destroy(&s->limits_lock);
 	free(s);
 }
 

@@ -93,6 +93,10 @@ struct profsvc_opts {
 	int (*tenant_blocks)(void *ctx, const char *tenant, const char *dir,
 			     struct pstore_blockio *out);
 	void *tenant_blocks_ctx;	/* borrowed: it must outlive the service */
+	/* Per-tenant limits (profsvc_limits_parse), taken by profsvc_new
+	 * whatever its result; NULL: none.  A tenant's max_series and
+	 * retention are its store's from its open on. */
+	struct profsvc_limits_table *limits;
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
@@ -134,6 +138,59 @@ int profsvc_tenant(struct profsvc *s, const char *id, struct profsvc **out);
 /* The tenant s serves (static for s's life). */
 const char *profsvc_tenant_id(const struct profsvc *s);
 
+/* ---- per-tenant limits (tenant_limits.c) ---------------------------------------- */
+
+/* The service's own errors (beside the store's and negative errnos). */
+enum profsvc_error {
+	PROFSVC_ERR_RATE = 5300,	/* past the tenant's ingest rate: ask again later */
+};
+/* The kind of an error of the service or the store (pstore_error_kind
+ * for the store's): PROFSVC_ERR_RATE is EMBER_ERRK_CAPACITY. */
+enum ember_errkind profsvc_error_kind(int err);
+/* Message for it (pstore_strerror for the store's). */
+const char *profsvc_strerror(int err);
+
+/* A tenant's limits; 0: none of the tenant's (the server's own apply). */
+struct profsvc_limits {
+	uint64_t ingest_rate;		/* bytes a second taken (a token bucket) */
+	uint64_t ingest_burst;		/* the bucket's size; 0: twice the rate */
+	uint64_t max_profile_bytes;	/* a profile as received */
+	uint64_t max_samples;		/* samples of a profile */
+	uint64_t max_stack_depth;	/* locations of a sample */
+	uint64_t max_labels;		/* labels of a profile's series */
+	uint64_t max_label_name_len, max_label_value_len;
+	uint64_t max_series;		/* the tenant's store's (at its open) */
+	uint64_t max_query_range;	/* seconds a read's range may span */
+	uint64_t max_query_bytes;	/* memory of a read's answer */
+	uint64_t retention;		/* seconds (the tenant's store's, at its open) */
+};
+/* The entry of the limits file naming the limits of every tenant it
+ * does not name itself. */
+#define PROFSVC_LIMITS_DEFAULT "default"
+struct profsvc_limits_table;
+/* The limits file's text[0, len) ("TENANT key=value ..." lines, '#'
+ * comments; docs/cli.md, "--limits") into *out
+ * (profsvc_limits_table_free).  0, or -EINVAL with why saying which line
+ * and what, -ENOMEM. */
+int profsvc_limits_parse(const char *text, size_t len, struct profsvc_limits_table **out,
+			 char *why, size_t why_size);
+void profsvc_limits_table_free(struct profsvc_limits_table *t);
+/* The file at path read (at most 1 MiB) and parsed into *out: 0, or a
+ * negative errno with why set (the file is left as it is). */
+int profsvc_limits_read(const char *path, struct profsvc_limits_table **out, char *why,
+			size_t why_size);
+/* t (taken; NULL: none) the limits of every tenant of the service s
+ * belongs to from now on, in place of the table before. */
+void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t);
+/* The limits of s's tenant now. */
+void profsvc_limits_of(struct profsvc *s, struct profsvc_limits *out);
+/* A write of bytes as received, for s's tenant: taken from its ingest
+ * rate's bucket and counted as ingested, or -PROFSVC_ERR_RATE (counted
+ * as PROFSVC_REJECT_RATE, why set) with *retry_after_s the seconds until
+ * it would fit (0: never, past the burst). */
+int profsvc_ingest_admit(struct profsvc *s, uint64_t bytes, unsigned *retry_after_s,
+			 char *why, size_t why_size);
+
 /* ---- ingest (ingest_pipeline.c) ------------------------------------------------------- */
 
 /* How a profile came. */
@@ -152,6 +209,7 @@ enum profsvc_reject {
 	PROFSVC_REJECT_UNAVAILABLE,	/* the store could not write it */
 	PROFSVC_REJECT_BUSY,		/* the memory budget taken by other work */
 	PROFSVC_REJECT_TENANT,		/* no, a bad, or one tenant too many */
+	PROFSVC_REJECT_RATE,		/* past the tenant's ingest rate */
 	PROFSVC_REJECT_COUNT
 };
 

@@ -70,6 +70,7 @@ int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o)
 	t->opts.scrape = NULL;
 	t->opts.n_scrape = 0;
 	t->opts.blocks = NULL;
+	t->opts.limits = NULL;
 	t->dir = strdup(o->dir);
 	t->v = calloc(t->max, sizeof(*t->v));
 	return !t->dir || !t->v ? -ENOMEM : 0;
@@ -103,6 +104,9 @@ static int tenant_open(struct profsvc *root, const char *id, struct profsvc **ou
 		err = -errno;
 	snprintf(dir, sizeof(dir), "%s/tenants/%s", t->dir, id); /* fits: id <= 150 */
 	o.dir = dir;
+	pthread_mutex_lock(&root->limits_lock);
+	profsvc_limits_store_opts(root->limits, id, &o);
+	pthread_mutex_unlock(&root->limits_lock);
 	if (!err && t->opts.tenant_blocks) {
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 			err = -errno;

@@ -12,8 +12,10 @@ the header is not read.
 Usage: test_tenants.py EMBER FIXTURES_DIR CASE."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -239,6 +241,86 @@ def test_tenants__tokens_file_checked_at_start():
     r = subprocess.run([EMBER, "serve", "--listen", "127.0.0.1:0", "--data", data,
                         "--tokens", tf], capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "needs --multitenancy" in r.stderr, r.stderr[-300:])
+
+
+def limits_file(text):
+    path = os.path.join(TMP, "limits")
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+    return path
+
+
+def reloaded(srv, want):
+    """SIGHUP, then wait for the log line saying want."""
+    before = srv.stderr().count(want)
+    srv.proc.send_signal(signal.SIGHUP)
+    deadline = time.time() + 20
+    while srv.stderr().count(want) == before:
+        check(time.time() < deadline, "no %r after SIGHUP: %r" % (want, srv.stderr()[-500:]))
+        time.sleep(0.05)
+
+
+def test_tenants__limits_rate_and_profile():
+    one = cpu_profile({"main;alpha": 5}, T0).encode()
+    lf = limits_file("# per-tenant limits\ndefault max_stack_depth=2\n"
+                     "a ingest_rate=%d ingest_burst=%d\nb max_stack_depth=0\n"
+                     % (len(one) // 10, 3 * len(one)))  # a profile's worth in 10 s
+    srv = Server(["--multitenancy", "--limits", lf])
+    # a profile past c's stack depth (the default's): 400 naming the limit;
+    # b's own entry lifts it
+    body = push(srv, "c", {"main;work;deep": 1}, LABELS["a"], want=400)
+    check(b"tenant 'c': a stack of locations 3, more than its max_stack_depth of 2" in body,
+          body)
+    push(srv, "b", {"main;work;deep": 1}, LABELS["b"])
+    # a's rate: the burst of three, then 429 with Retry-After, and b unaffected
+    for _ in range(3):
+        push(srv, "a", STACKS["a"], LABELS["a"])
+    st, body, hdrs = srv.push(one, LABELS["a"], headers=hdr("a"))
+    check(st == 429 and 1 <= int(hdrs.get("retry-after", "0")) <= 11
+          and b"past its ingest rate" in body, "HTTP %d %r %r" % (st, hdrs, body))
+    for _ in range(5):
+        push(srv, "b", STACKS["b"], LABELS["b"])
+    check(srv.metric("ember_profiles_rejected_total", '{reason="rate"}') == 1, "rate metric")
+    # SIGHUP with a bad file: the limits before are kept, the log says why
+    limits_file("a ingest_rate=fast\n")
+    reloaded(srv, "the limits before are kept")
+    check("ingest_rate=fast: want bytes" in srv.stderr(), srv.stderr()[-500:])
+    st, _, _ = srv.push(one, LABELS["a"], headers=hdr("a"))
+    check(st == 429, "after a bad reload: HTTP %d" % st)
+    # SIGHUP with a good file: a has no rate now, the depth limit is gone
+    limits_file("default max_samples=1000\n")
+    reloaded(srv, "read again")
+    for _ in range(10):
+        push(srv, "a", STACKS["a"], LABELS["a"])
+    push(srv, "c", {"main;work;deep": 1}, LABELS["a"])
+
+
+def test_tenants__limits_of_reads():
+    lf = limits_file("q max_query_range=1h\nm max_query_bytes=2K\n")
+    srv = Server(["--multitenancy", "--limits", lf])
+    many = {"main;f%03d" % i: 1 for i in range(300)}
+    for t in ("q", "m", "other"):
+        push(srv, t, many, LABELS["a"])
+    path = "/api/v1/query?type=cpu&format=folded&query=%s&from=" % q(SEL)
+    for p in (path + "now-2h", "/api/v1/labels?from=0",
+              "/pyroscope/render?from=now-2h&until=now&query=" + q(CPU + SEL),
+              "/api/v1/diff?type=cpu&base_from=now-3h&base_to=now-1h&from=now-1h"):
+        body = get(srv, "q", p, want=400)
+        check(b"tenant 'q': a range of" in body and b"max_query_range of 3600 s" in body, body)
+    get(srv, "q", path + "now-30m")
+    # m's answers past 2 KiB: 413; another tenant's the same answer: 200
+    get(srv, "m", path + "now-1h", want=413)
+    check(len(get(srv, "other", path + "now-1h").splitlines()) == 300, "other's answer")
+
+
+def test_tenants__limits_file_checked_at_start():
+    lf = limits_file("default max_samples=lots\n")
+    r = subprocess.run([EMBER, "serve", "--listen", "127.0.0.1:0", "--data",
+                        os.path.join(TMP, "data.limits"), "--limits", lf],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 1 and "line 1: max_samples=lots: want a number" in r.stderr,
+          "%d %r" % (r.returncode, r.stderr[-300:]))
 
 
 if __name__ == "__main__":

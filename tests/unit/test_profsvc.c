@@ -273,12 +273,102 @@ static int test_profsvc__tenants_share_nothing(void)
 	return rm_rf(dir);
 }
 
+/* ---- per-tenant limits ------------------------------------------------------- */
+
+/* A file's bad lines refused naming the line and what; a good one read. */
+static int test_profsvc__limits_file_checked(void)
+{
+	static const char *const bad[][2] = {
+		{ "default nope=1\n", "line 1: 'nope' is not key=value" },
+		{ "# c\na ingest_rate=fast\n", "line 2: ingest_rate=fast: want bytes" },
+		{ "a retention=3w\n", "want a duration" },
+		{ "a max_samples=1K\n", "want a number" },
+		{ "../a max_samples=1\n", "'../a' is not a tenant ID" },
+		{ "a max_samples=1\nb\na max_series=2\n", "tenant 'a' named twice" },
+		{ "default\ndefault\n", "line 2: a second 'default'" },
+		{ "a ingest_rate=99999999999999999999\n", "want bytes" },
+		{ "a ingest_rate\n", "not key=value" },
+	};
+	const char *good = "# limits\n\ndefault max_samples=100 retention=30d\n"
+			   "  team-a ingest_rate=4MiB ingest_burst=8M max_samples=0\n";
+	struct profsvc_limits_table *t = NULL;
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		CHECK_INT(profsvc_limits_parse(bad[i][0], strlen(bad[i][0]), &t, why, sizeof(why)),
+			  ==, -EINVAL);
+		CHECK(strstr(why, bad[i][1]));
+	}
+	CHECK_INT(profsvc_limits_parse("a\0b", 3, &t, why, sizeof(why)), ==, -EINVAL);
+	CHECK_INT(profsvc_limits_parse(good, strlen(good), &t, why, sizeof(why)), ==, 0);
+	profsvc_limits_table_free(t);
+	return 0;
+}
+
+/*
+ * A tenant's entry overrides the default's keys it names (0 included:
+ * no limit), the rest are the default's, an unnamed tenant has the
+ * default's, anonymous too; the ingest rate is a token bucket (a write
+ * past it refused with the seconds to wait, one past the burst never
+ * fits); a table set later applies at once.
+ */
+static int test_profsvc__limits_per_tenant_and_rate(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
+	const char *text = "default max_samples=100 retention=30d\n"
+			   "a ingest_rate=1000 ingest_burst=3000 max_samples=0\n";
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
+	struct profsvc_limits_table *t;
+	struct profsvc_limits l;
+	struct profsvc *ps, *a, *b;
+	struct symsvc *svc;
+	struct store *s;
+	unsigned retry;
+	char why[256];
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	CHECK_INT(profsvc_limits_parse(text, strlen(text), &po.limits, why, sizeof(why)), ==, 0);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "a", &a), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "b", &b), ==, 0);
+	profsvc_limits_of(a, &l);
+	CHECK(l.ingest_rate == 1000 && l.ingest_burst == 3000 && l.max_samples == 0);
+	CHECK(l.retention == 30 * 86400);
+	profsvc_limits_of(b, &l);
+	CHECK(l.ingest_rate == 0 && l.max_samples == 100 && l.retention == 30 * 86400);
+	profsvc_limits_of(ps, &l);
+	CHECK(l.max_samples == 100);
+	/* the bucket: 3000 at first, then 1000 a second */
+	CHECK_INT(profsvc_ingest_admit(a, 2500, &retry, why, sizeof(why)), ==, 0);
+	CHECK_INT(profsvc_ingest_admit(a, 2500, &retry, why, sizeof(why)), ==, -PROFSVC_ERR_RATE);
+	CHECK(retry >= 1 && retry <= 3);
+	CHECK(strstr(why, "tenant 'a': past its ingest rate of 1000 bytes a second"));
+	CHECK_INT(profsvc_ingest_admit(a, 3001, &retry, why, sizeof(why)), ==, -PROFSVC_ERR_RATE);
+	CHECK(retry == 0 && strstr(why, "it never fits"));
+	CHECK_INT(profsvc_ingest_admit(b, 1 << 30, &retry, why, sizeof(why)), ==, 0);
+	CHECK(profsvc_error_kind(-PROFSVC_ERR_RATE) == EMBER_ERRK_CAPACITY);
+	/* a new table: a's rate gone */
+	CHECK_INT(profsvc_limits_parse("a max_samples=5\n", 16, &t, why, sizeof(why)), ==, 0);
+	profsvc_limits_set(ps, t);
+	CHECK_INT(profsvc_ingest_admit(a, 1 << 20, &retry, why, sizeof(why)), ==, 0);
+	profsvc_limits_of(a, &l);
+	CHECK(l.max_samples == 5 && l.retention == 0);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__frame_name_rule),
 	UNIT_CASE(test_profsvc__resolver_names_as_ingest),
 	UNIT_CASE(test_profsvc__unknown_build_id_stays_an_address),
 	UNIT_CASE(test_profsvc__tenant_id_rule),
 	UNIT_CASE(test_profsvc__tenants_share_nothing),
+	UNIT_CASE(test_profsvc__limits_file_checked),
+	UNIT_CASE(test_profsvc__limits_per_tenant_and_rate),
 };
 
 UNIT_MAIN_QUIET(cases)
