@@ -45,6 +45,7 @@ enum api_endpoint {
 	API_EP_PYROSCOPE_LABELS, /* GET /pyroscope/labels */
 	API_EP_PYROSCOPE_LABEL_VALUES, /* GET /pyroscope/label-values */
 	API_EP_PROFILE_COVERAGE, /* GET /api/v1/coverage */
+	API_EP_TENANT_USAGE,    /* GET /api/v1/tenants/TENANT/usage */
 	API_EP_CONNECT,         /* POST /querier.v1.QuerierService/METHOD */
 	API_EP_COUNT
 };

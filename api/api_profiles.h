@@ -35,6 +35,8 @@ struct api_profiles {
 
 /* ---- the tenant (profile_tenant.c) ------------------------------------------- */
 
+struct api_profile_ctx;
+
 /* The service of req's tenant; before it is known (a refusal of its
  * head), the server's (the tenant anonymous's), which counts it. */
 static inline struct profsvc *api_profile_svc(const struct api_server *srv,
@@ -68,6 +70,12 @@ enum MHD_Result api_profile_tenant_of(struct api_server *srv, struct MHD_Connect
  * without). */
 enum MHD_Result api_profile_admit(struct api_server *srv, struct MHD_Connection *c,
 				  struct api_request *req, bool *admitted);
+
+/* GET /api/v1/tenants/TENANT/usage (TENANT in req->route.path): the
+ * usage of the request's tenant, which it must name (403 for another
+ * with --multitenancy; without, 404 for a tenant but anonymous). */
+enum MHD_Result api_tenant_usage(struct api_server *srv, struct MHD_Connection *c,
+				 struct api_request *req, const struct api_profile_ctx *x);
 
 /* ---- tenants' tokens (tenant_tokens.c) ---------------------------------------- */
 

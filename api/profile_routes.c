@@ -61,6 +61,26 @@ static bool is_write(enum api_endpoint ep)
 	       ep == API_EP_OTLP_PROFILES || ep == API_EP_CONNECT; /* a body read */
 }
 
+/* "/api/v1/tenants/TENANT/usage": TENANT into r->path (checked by the
+ * answer). */
+static bool tenant_usage(const char *url, struct api_route *r)
+{
+	const char *name, *slash;
+	size_t n;
+
+	if (strncmp(url, "/api/v1/tenants/", 16))
+		return false;
+	name = url + 16;
+	slash = strchr(name, '/');
+	n = slash ? (size_t)(slash - name) : 0;
+	if (!slash || strcmp(slash, "/usage") || !n || n >= sizeof(r->path))
+		return false;
+	memcpy(r->path, name, n);
+	r->path[n] = '\0';
+	r->ep = API_EP_TENANT_USAGE;
+	return true;
+}
+
 /* "/api/v1/labels/NAME/values": NAME into r->path. */
 static bool label_values(const char *url, struct api_route *r)
 {
@@ -87,7 +107,7 @@ bool api_profile_route_parse(const char *url, struct api_route *r)
 			r->ep = routes[i].ep;
 			return true;
 		}
-	if (label_values(url, r) || api_connect_route_parse(url, r))
+	if (label_values(url, r) || tenant_usage(url, r) || api_connect_route_parse(url, r))
 		return true;
 	if (strncmp(url, "/api/v1/", 8) == 0) { /* ours, not debuginfod's */
 		r->status = 404;
@@ -465,6 +485,8 @@ static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection
 	case API_EP_PYROSCOPE_LABELS:
 	case API_EP_PYROSCOPE_LABEL_VALUES:
 		return api_pyroscope_labels(srv, c, req, &x);
+	case API_EP_TENANT_USAGE:
+		return api_tenant_usage(srv, c, req, &x);
 	default:
 		return api_profile_coverage(srv, c, req, &x);
 	}

@@ -91,3 +91,22 @@ enum MHD_Result api_profile_admit(struct api_server *srv, struct MHD_Connection 
 	return api_profile_text(srv, c, req, api_profile_error_status(err), why,
 				retry_s ? retry : NULL);
 }
+
+enum MHD_Result api_tenant_usage(struct api_server *srv, struct MHD_Connection *c,
+				 struct api_request *req, const struct api_profile_ctx *x)
+{
+	struct profsvc_answer a;
+	char msg[400];
+
+	if (strcmp(req->route.path, profsvc_tenant_id(x->svc))) {
+		snprintf(msg, sizeof(msg), srv->profiles->multitenancy
+			 ? "the usage of tenant '%.160s' is read as that tenant (" API_TENANT_HEADER
+			   ": %.160s)"
+			 : "no tenant '%.160s': without --multitenancy every profile is the tenant "
+			   "anonymous's", req->route.path, req->route.path);
+		return api_profile_text(srv, c, req, srv->profiles->multitenancy
+						     ? MHD_HTTP_FORBIDDEN : MHD_HTTP_NOT_FOUND,
+					msg, NULL);
+	}
+	return api_profile_answer(srv, c, req, x, profsvc_usage(x->svc, &a), &a, NULL, NULL);
+}

@@ -5,7 +5,8 @@
  * symbolized at ingest, and the labels that look unbounded, one series
  * each, so that an alert can name the label.  The store's lines are the
  * tenant anonymous's (the store of the data directory); the traffic
- * counters are every tenant's, summed.
+ * counters are every tenant's, summed.  And a tenant's usage
+ * (GET /api/v1/tenants/TENANT/usage): its own counters and store.
  */
 #include "profsvc_internal.h"
 
@@ -148,4 +149,40 @@ int profsvc_metrics(struct profsvc *s, struct ember_buf *b)
 	err = err ? err : unbounded_lines(b, s->store);
 	err = err ? err : traffic_lines(b, s);
 	return err || !s->scrapers ? err : profsvc_scrapers_metrics(s->scrapers, b);
+}
+
+/* {"NAME":N,..} of counts[0, n) named by names. */
+static int counts_json(struct ember_buf *b, const char *const *names, const _Atomic uint64_t *v,
+		       size_t n)
+{
+	int err = ember_buf_putc(b, '{');
+
+	for (size_t i = 0; !err && i < n; i++)
+		err = ember_buf_appendf(b, "%s\"%s\":%llu", i ? "," : "", names[i],
+					(unsigned long long)v[i]);
+	return err ? err : ember_buf_putc(b, '}');
+}
+
+int profsvc_usage(struct profsvc *s, struct profsvc_answer *a)
+{
+	struct ember_buf *b = &a->body;
+	struct pstore_stats st;
+	int err;
+
+	profsvc_answer_init(a, (size_t)1 << 20, NULL);
+	pstore_stats(s->store, &st);
+	err = ember_buf_appendf(b, "{\"tenant\":");
+	err = err ? err : ember_json_str(b, s->tenant, strlen(s->tenant));
+	err = err ? err : ember_buf_appendf(b, ",\"ingested_bytes\":%llu,\"ingested_profiles\":",
+					    (unsigned long long)s->ingested_bytes);
+	err = err ? err : counts_json(b, route_names, s->ingested, PROFSVC_ROUTE_COUNT);
+	err = err ? err : ember_buf_appendf(b, ",\"series\":%llu,\"profiles\":%llu,"
+					       "\"stored_bytes\":%llu,\"log_bytes\":%llu,"
+					       "\"rejected\":",
+					    (unsigned long long)st.series,
+					    (unsigned long long)st.profiles,
+					    (unsigned long long)st.block_bytes,
+					    (unsigned long long)st.wal_bytes);
+	err = err ? err : counts_json(b, reject_names, s->rejected, PROFSVC_REJECT_COUNT);
+	return err ? err : ember_buf_putc(b, '}');
 }

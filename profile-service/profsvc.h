@@ -458,5 +458,11 @@ int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *a
 
 /* The profile lines of GET /metrics, appended to b. */
 int profsvc_metrics(struct profsvc *s, struct ember_buf *b);
+/* The usage of s's tenant as JSON into a (initialized here): {"tenant":
+ * ID, "ingested_bytes": N, "ingested_profiles": {ROUTE: N, ..},
+ * "series": N, "profiles": N, "stored_bytes": N, "log_bytes": N,
+ * "rejected": {REASON: N, ..}} (docs/http-api.md, "Tenants").  0 or
+ * -ENOMEM. */
+int profsvc_usage(struct profsvc *s, struct profsvc_answer *a);
 
 #endif /* EMBER_PROFSVC_H */

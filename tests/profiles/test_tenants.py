@@ -314,6 +314,40 @@ def test_tenants__limits_of_reads():
     check(len(get(srv, "other", path + "now-1h").splitlines()) == 300, "other's answer")
 
 
+def usage(srv, tenant, path_tenant=None, want=200):
+    return json.loads(get(srv, tenant, "/api/v1/tenants/%s/usage" % (path_tenant or tenant),
+                          want=want))
+
+
+def test_tenants__usage():
+    one = cpu_profile({"main;alpha": 5}, T0).encode()
+    lf = limits_file("a ingest_rate=1 ingest_burst=%d\n" % (2 * len(one) + 20))
+    srv = Server(["--multitenancy", "--limits", lf])
+    for _ in range(2):
+        push(srv, "a", {"main;alpha": 5}, LABELS["a"])
+    st, _, _ = srv.push(b"not a profile", LABELS["a"], headers=hdr("a"))
+    check(st == 400, "bad profile: HTTP %d" % st)
+    push(srv, "a", {"main;alpha": 5}, LABELS["a"], want=429)
+    push(srv, "b", STACKS["b"], LABELS["b"])
+    u = usage(srv, "a")
+    check(u["tenant"] == "a" and u["ingested_bytes"] == 2 * len(one) + len(b"not a profile")
+          and u["ingested_profiles"]["profiles"] == 2 and u["series"] == 1
+          and u["profiles"] == 2 and u["log_bytes"] > 0 and u["stored_bytes"] >= 0
+          and u["rejected"]["rate"] == 1 and u["rejected"]["bad_profile"] == 1, u)
+    b = usage(srv, "b")
+    check(b["ingested_profiles"]["profiles"] == 1 and b["rejected"]["rate"] == 0
+          and b["series"] == 1, b)
+    # another tenant's usage: 403; no header: 401
+    body = get(srv, "b", "/api/v1/tenants/a/usage", want=403)
+    check(b"X-Scope-OrgID: a" in body, body)
+    get(srv, None, "/api/v1/tenants/a/usage", want=401)
+    # without tenants: anonymous only
+    srv2 = Server()
+    push(srv2, None, STACKS["b"], LABELS["b"])
+    check(usage(srv2, None, "anonymous")["ingested_profiles"]["profiles"] == 1, "anonymous")
+    get(srv2, None, "/api/v1/tenants/a/usage", want=404)
+
+
 def test_tenants__limits_file_checked_at_start():
     lf = limits_file("default max_samples=lots\n")
     r = subprocess.run([EMBER, "serve", "--listen", "127.0.0.1:0", "--data",
