@@ -61,42 +61,22 @@ static bool is_write(enum api_endpoint ep)
 	       ep == API_EP_OTLP_PROFILES || ep == API_EP_CONNECT; /* a body read */
 }
 
-/* "/api/v1/tenants/TENANT/usage": TENANT into r->path (checked by the
- * answer). */
-static bool tenant_usage(const char *url, struct api_route *r)
+/* "PREFIX NAME SUFFIX" (NAME without '/'): NAME into r->path, r->ep ep. */
+static bool named_route(const char *url, const char *prefix, const char *suffix,
+			enum api_endpoint ep, struct api_route *r)
 {
-	const char *name, *slash;
-	size_t n;
+	size_t pn = strlen(prefix), n;
+	const char *name = url + pn, *slash;
 
-	if (strncmp(url, "/api/v1/tenants/", 16))
+	if (strncmp(url, prefix, pn))
 		return false;
-	name = url + 16;
 	slash = strchr(name, '/');
 	n = slash ? (size_t)(slash - name) : 0;
-	if (!slash || strcmp(slash, "/usage") || !n || n >= sizeof(r->path))
+	if (!slash || strcmp(slash, suffix) || !n || n >= sizeof(r->path))
 		return false;
 	memcpy(r->path, name, n);
 	r->path[n] = '\0';
-	r->ep = API_EP_TENANT_USAGE;
-	return true;
-}
-
-/* "/api/v1/labels/NAME/values": NAME into r->path. */
-static bool label_values(const char *url, struct api_route *r)
-{
-	const char *name, *slash;
-	size_t n;
-
-	if (strncmp(url, "/api/v1/labels/", 15))
-		return false;
-	name = url + 15;
-	slash = strchr(name, '/');
-	n = slash ? (size_t)(slash - name) : 0;
-	if (!slash || strcmp(slash, "/values") || !n || n >= sizeof(r->path))
-		return false;
-	memcpy(r->path, name, n);
-	r->path[n] = '\0';
-	r->ep = API_EP_PROFILE_LABELS;
+	r->ep = ep;
 	return true;
 }
 
@@ -107,7 +87,10 @@ bool api_profile_route_parse(const char *url, struct api_route *r)
 			r->ep = routes[i].ep;
 			return true;
 		}
-	if (label_values(url, r) || tenant_usage(url, r) || api_connect_route_parse(url, r))
+	if (named_route(url, "/api/v1/labels/", "/values", API_EP_PROFILE_LABELS, r) ||
+	    /* TENANT checked by the answer */
+	    named_route(url, "/api/v1/tenants/", "/usage", API_EP_TENANT_USAGE, r) ||
+	    api_connect_route_parse(url, r))
 		return true;
 	if (strncmp(url, "/api/v1/", 8) == 0) { /* ours, not debuginfod's */
 		r->status = 404;

@@ -63,70 +63,61 @@ static int read_secret(const char *path, char **out)
 	return 0;
 }
 
-/* Line no of path ("TOKEN TENANT", cut at blanks) into e: 0 or -EINVAL, said. */
-static int parse_line(const char *path, unsigned no, char *line, struct api_tenant_token *e)
-{
-	char *tok = strtok(line, " \t\r"), *tenant = strtok(NULL, " \t\r");
-	char *rest = strtok(NULL, " \t\r");
+/* What parse_line fills. */
+struct tokens_parse {
+	const char *path;
+	struct api_tenant_tokens *t;	/* room for a line each */
+};
 
+/* Line no of the file ("TOKEN TENANT", cut at blanks) into the next
+ * entry: 0, -E2BIG or -EINVAL, said. */
+static int parse_line(void *arg, unsigned no, char *line)
+{
+	struct tokens_parse *p = arg;
+	struct api_tenant_token *e = &p->t->v[p->t->n];
+	char *save, *tok = strtok_r(line, " \t\r", &save);
+	char *tenant = strtok_r(NULL, " \t\r", &save), *rest = strtok_r(NULL, " \t\r", &save);
+
+	if (p->t->n == TOKENS_MAX) {
+		pr_err("api: tokens file '%s': more than %d tokens", p->path, TOKENS_MAX);
+		return -E2BIG;
+	}
 	if (!tok || !tenant || rest) {
-		pr_err("api: tokens file '%s', line %u: want 'TOKEN TENANT'", path, no);
+		pr_err("api: tokens file '%s', line %u: want 'TOKEN TENANT'", p->path, no);
 		return -EINVAL;
 	}
 	if (!profsvc_tenant_valid(tenant)) {
 		pr_err("api: tokens file '%s', line %u: '%.160s' is not a tenant ID (at most %d "
 		       "characters of a-z A-Z 0-9 !-_.*'(), not . or ..)",
-		       path, no, tenant, PROFSVC_TENANT_MAX);
+		       p->path, no, tenant, PROFSVC_TENANT_MAX);
 		return -EINVAL;
 	}
-	EMBER_FORWARD_IF_ERROR(api_token_check(path, tok, strlen(tok), sizeof(e->token)));
+	EMBER_FORWARD_IF_ERROR(api_token_check(p->path, tok, strlen(tok), sizeof(e->token)));
 	memcpy(e->token, tok, strlen(tok) + 1);
 	memcpy(e->tenant, tenant, strlen(tenant) + 1);
-	return 0;
-}
-
-static int parse(const char *path, char *text, struct api_tenant_tokens *t)
-{
-	unsigned no = 0;
-
-	for (char *line = text, *next; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		no++;
-		line += strspn(line, " \t\r");
-		if (!*line || *line == '#')
-			continue;
-		if (t->n == TOKENS_MAX) {
-			pr_err("api: tokens file '%s': more than %d tokens", path, TOKENS_MAX);
-			return -E2BIG;
-		}
-		EMBER_FORWARD_IF_ERROR(parse_line(path, no, line, &t->v[t->n]));
-		t->n++;
-	}
+	p->t->n++;
 	return 0;
 }
 
 int api_tenant_tokens_read(const char *path, struct api_tenant_tokens **out)
 {
-	struct api_tenant_tokens *t;
+	struct tokens_parse p = { .path = path };
 	char *text;
 	int err = read_secret(path, &text);
-	size_t lines = 1;
+	size_t lines;
 
 	if (err)
 		return err;
-	for (const char *p = text; (p = strchr(p, '\n')); p++)
-		lines++;
+	lines = ember_config_line_count(text, strlen(text));
 	lines = lines < TOKENS_MAX ? lines : TOKENS_MAX;
-	t = calloc(1, sizeof(*t) + lines * sizeof(t->v[0]));
-	err = t ? parse(path, text, t) : -ENOMEM;
+	p.t = calloc(1, sizeof(*p.t) + lines * sizeof(p.t->v[0]));
+	err = p.t ? ember_config_lines(text, parse_line, &p) : -ENOMEM;
 	free(text);
 	if (err) {
-		api_tenant_tokens_free(t);
+		api_tenant_tokens_free(p.t);
 		return err;
 	}
-	*out = t;
+	*out = p.t;
 	return 0;
 }
 

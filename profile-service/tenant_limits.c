@@ -115,20 +115,35 @@ static int parse_pair(char *kv, struct limits_entry *e, unsigned no, char *why, 
 	return -EINVAL;
 }
 
-/* Line no ("TENANT key=value ...") into e. */
-static int parse_line(char *line, unsigned no, struct limits_entry *e, char *why,
-		      size_t why_size)
-{
-	char *save, *tenant = strtok_r(line, " \t\r", &save);
+/* What parse_line fills. */
+struct limits_parse {
+	struct profsvc_limits_table *t;	/* room for a line each */
+	char *why;
+	size_t why_size;
+};
 
-	memset(e, 0, sizeof(*e));
+/* Line no ("TENANT key=value ...") into the table: 0 or -EINVAL, why set. */
+static int parse_line(void *arg, unsigned no, char *line)
+{
+	struct limits_parse *p = arg;
+	struct profsvc_limits_table *t = p->t;
+	char *save, *tenant = strtok_r(line, " \t\r", &save);
+	bool dflt = !strcmp(tenant, PROFSVC_LIMITS_DEFAULT);
+	struct limits_entry *e = dflt ? &t->dflt : &t->v[t->n];
+
 	if (!profsvc_tenant_valid(tenant)) {
-		snprintf(why, why_size, "line %u: '%.40s' is not a tenant ID", no, tenant);
+		snprintf(p->why, p->why_size, "line %u: '%.40s' is not a tenant ID", no, tenant);
 		return -EINVAL;
 	}
+	if (dflt && t->dflt.tenant[0]) {
+		snprintf(p->why, p->why_size, "line %u: a second 'default'", no);
+		return -EINVAL;
+	}
+	memset(e, 0, sizeof(*e));
 	snprintf(e->tenant, sizeof(e->tenant), "%s", tenant);
 	for (char *kv; (kv = strtok_r(NULL, " \t\r", &save));)
-		EMBER_FORWARD_IF_ERROR(parse_pair(kv, e, no, why, why_size));
+		EMBER_FORWARD_IF_ERROR(parse_pair(kv, e, no, p->why, p->why_size));
+	t->n += !dflt;
 	return 0;
 }
 
@@ -138,30 +153,12 @@ static int by_tenant(const void *a, const void *b)
 		      ((const struct limits_entry *)b)->tenant);
 }
 
-/* Every line of text into t (room for one entry a line). */
+/* Every line of text into t, sorted, a tenant named once. */
 static int parse_lines(char *text, struct profsvc_limits_table *t, char *why, size_t why_size)
 {
-	unsigned no = 0;
-	struct limits_entry e;
+	struct limits_parse p = { .t = t, .why = why, .why_size = why_size };
 
-	for (char *line = text, *next; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		no++;
-		line += strspn(line, " \t\r");
-		if (!*line || *line == '#')
-			continue;
-		EMBER_FORWARD_IF_ERROR(parse_line(line, no, &e, why, why_size));
-		if (!strcmp(e.tenant, PROFSVC_LIMITS_DEFAULT) && t->dflt.tenant[0]) {
-			snprintf(why, why_size, "line %u: a second 'default'", no);
-			return -EINVAL;
-		}
-		if (!strcmp(e.tenant, PROFSVC_LIMITS_DEFAULT))
-			t->dflt = e;
-		else
-			t->v[t->n++] = e;
-	}
+	EMBER_FORWARD_IF_ERROR(ember_config_lines(text, parse_line, &p));
 	qsort(t->v, t->n, sizeof(t->v[0]), by_tenant);
 	for (size_t i = 1; i < t->n; i++)
 		if (!by_tenant(&t->v[i - 1], &t->v[i])) {
@@ -175,19 +172,14 @@ int profsvc_limits_parse(const char *text, size_t len, struct profsvc_limits_tab
 			 char *why, size_t why_size)
 {
 	struct profsvc_limits_table *t;
-	size_t lines = 1;
+	size_t lines = ember_config_line_count(text, len);
 	char *copy;
 	int err;
 
-	if (len > LIMITS_MAX_BYTES || memchr(text, '\0', len)) {
+	if (len > LIMITS_MAX_BYTES || memchr(text, '\0', len) || lines > LIMITS_MAX_TENANTS) {
 		snprintf(why, why_size, "%s", len > LIMITS_MAX_BYTES ? "larger than 1 MiB"
-								      : "a NUL byte: not text");
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	if (lines > LIMITS_MAX_TENANTS) {
-		snprintf(why, why_size, "more than %d lines", LIMITS_MAX_TENANTS);
+					      : lines > LIMITS_MAX_TENANTS ? "more than 100000 lines"
+									   : "a NUL byte: not text");
 		return -EINVAL;
 	}
 	copy = strndup(text, len);
