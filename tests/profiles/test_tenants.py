@@ -124,6 +124,27 @@ def test_tenants__every_write_route_takes_the_tenant():
           (names("a"), names("b"), names("anonymous")))
 
 
+def test_tenants__ember_query_names_the_tenant():
+    srv = Server(["--multitenancy"])
+    for t in ("a", "b"):
+        push(srv, t, STACKS[t], LABELS[t])
+
+    def query(*extra):
+        return subprocess.run([EMBER, "query", "--server", srv.url, "--type", "cpu",
+                               "--format", "folded", SEL] + list(extra),
+                              capture_output=True, text=True, timeout=60)
+    for t in ("a", "b"):
+        r = query("--tenant", t)
+        check(r.returncode == 0 and r.stdout == "%s %d\n" % (
+            list(STACKS[t])[0], list(STACKS[t].values())[0] * 10_000_000), (t, r))
+    r = query()
+    check(r.returncode == 1 and "X-Scope-OrgID" in r.stderr, r)
+    r = subprocess.run([EMBER, "diff", "--server", srv.url, "--tenant", "b", "--type", "cpu",
+                        "--base", SEL, "--new", SEL, "--format", "folded"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "beta" in r.stdout and "alpha" not in r.stdout, r)
+
+
 def test_tenants__otlp_grpc_takes_the_tenant():
     srv = GrpcServer(["--multitenancy"])
     svc, _ = otlp_stubs()
