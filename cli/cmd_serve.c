@@ -277,7 +277,7 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->max_profile_mb = v;
 	else if (strcmp(opt, "--max-series") == 0 && !parse_uint(val, 1ull << 31, &v) && v)
 		o->max_series = v;
-	else if (strcmp(opt, "--max-tenants") == 0 && !parse_uint(val, 1u << 20, &v) && v)
+	else if (strcmp(opt, "--max-tenants") == 0 && !parse_uint(val, 65536, &v) && v)
 		o->max_tenants = v;
 	else if (strcmp(opt, "--tokens") == 0)
 		o->tokens_file = val;

@@ -104,14 +104,12 @@ static void traffic_add(struct traffic *t, struct profsvc *pr)
 static void traffic_sum(struct profsvc *s, struct traffic *t)
 {
 	struct profsvc *v[PROFSVC_TENANTS_BATCH];
-	size_t from = 0, n;
+	size_t cursor = 0, n;
 
 	memset(t, 0, sizeof(*t));
-	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, from))) {
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor)))
 		for (size_t i = 0; i < n; i++)
 			traffic_add(t, v[i]);
-		from += n;
-	}
 }
 
 static int traffic_lines(struct ember_buf *b, struct profsvc *pr)

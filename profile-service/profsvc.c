@@ -137,9 +137,9 @@ static void symbols_arrived(struct profsvc *s, const char *build_id)
 void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
 {
 	struct profsvc *v[PROFSVC_TENANTS_BATCH];
-	size_t n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, 0);
+	size_t cursor = 0, n;
 
-	for (size_t from = 0; n; from += n, n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, from))
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor)))
 		for (size_t i = 0; i < n; i++)
 			symbols_arrived(v[i], build_id);
 }

@@ -72,12 +72,13 @@ int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct pr
 int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o);
 /* Close every tenant's service (NULL-safe). */
 void profsvc_tenants_free(struct profsvc_tenants *t);
-/* The services open, the root first, from the from'th on: at most max
- * into out (borrowed: valid until profsvc_free of the root); how many.
- * A tenant opened meanwhile comes last, so pages of from += n see each
- * once. */
+/* The services open, the root first, from *cursor on (0: the start): at
+ * most max into out (borrowed: valid until profsvc_free of the root),
+ * *cursor moved past them; how many (0: no more).  Pages see each tenant
+ * open throughout once; one opened meanwhile may be left out. */
 #define PROFSVC_TENANTS_BATCH 32
-size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max, size_t from);
+size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max,
+			    size_t *cursor);
 
 /* ---- mappings named by the eBPF profiler's file ID (file_ids.c) ---------------------- */
 

@@ -15,6 +15,10 @@
  * A tenant ID is outside input that names a directory: the rule is
  * Mimir's (at most 150 characters of [a-zA-Z0-9!-_.*'()], not "." or
  * ".."), which leaves no '/' and no way out of DIR/tenants.
+ *
+ * A tenant's store is opened outside the table's lock (its log is
+ * replayed then): the other tenants' requests go on meanwhile, the
+ * tenant's own wait for it.
  */
 #include "profsvc_internal.h"
 
@@ -27,12 +31,22 @@
 
 #define DEFAULT_MAX_TENANTS 64
 
+/* A tenant's place in the table: its ID from its first request on, its
+ * service once open.  While one request opens it (outside the lock: a
+ * store's open replays its log), the tenant's other requests wait for
+ * it, and every other tenant is served. */
+struct tenant_slot {
+	char id[PROFSVC_TENANT_MAX + 1];	/* "": free (an open that failed) */
+	struct profsvc *svc;			/* NULL while opening */
+};
+
 struct profsvc_tenants {
 	pthread_mutex_t lock;
+	pthread_cond_t opened;		/* a slot's open ended */
 	struct profsvc_opts opts;	/* the root's, for a tenant's store: dir, scrape, blocks cleared */
 	char *dir;			/* DIR */
-	size_t max, n;
-	struct profsvc **v;		/* [max], n open */
+	size_t max, n;			/* slots made (open, opening or free) */
+	struct tenant_slot *v;		/* [max] */
 };
 
 static bool tenant_char(char ch)
@@ -62,6 +76,7 @@ int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o)
 	if (!t)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->opened, NULL);
 	s->tenants = t;
 	t->max = EMBER_OPTS_GET(o, max_tenants, 0);
 	t->max = t->max ? t->max : DEFAULT_MAX_TENANTS;
@@ -81,8 +96,9 @@ void profsvc_tenants_free(struct profsvc_tenants *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->n; i++)
-		profsvc_free(t->v[i]);
+		profsvc_free(t->v[i].svc);
 	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->opened);
 	free(t->v);
 	free(t->dir);
 	free(t);
@@ -126,19 +142,43 @@ static int tenant_open(struct profsvc *root, const char *id, struct profsvc **ou
 	return err;
 }
 
-static struct profsvc *tenant_find(struct profsvc_tenants *t, const char *id)
+static struct tenant_slot *slot_find(struct profsvc_tenants *t, const char *id)
 {
 	for (size_t i = 0; i < t->n; i++)
-		if (!strcmp(t->v[i]->tenant, id))
-			return t->v[i];
+		if (!strcmp(t->v[i].id, id))
+			return &t->v[i];
 	return NULL;
+}
+
+/* A slot for a new tenant: a free one, else the next; NULL at max. */
+static struct tenant_slot *slot_new(struct profsvc_tenants *t, const char *id)
+{
+	struct tenant_slot *sl = slot_find(t, "");
+
+	if (!sl && t->n < t->max)
+		sl = &t->v[t->n++];
+	if (sl)
+		snprintf(sl->id, sizeof(sl->id), "%s", id);
+	return sl;
+}
+
+/* id's slot once open, or NULL when it has none (an open that failed
+ * freed it meanwhile): another request's open waited for.  Lock held. */
+static struct tenant_slot *slot_open(struct profsvc_tenants *t, const char *id)
+{
+	struct tenant_slot *sl;
+
+	while ((sl = slot_find(t, id)) && !sl->svc)
+		pthread_cond_wait(&t->opened, &t->lock);
+	return sl;
 }
 
 int profsvc_tenant(struct profsvc *s, const char *id, struct profsvc **out)
 {
 	struct profsvc_tenants *t = s->root->tenants;
-	struct profsvc *ts;
-	int err = 0;
+	struct tenant_slot *sl;
+	struct profsvc *ts = NULL;
+	int err;
 
 	if (!profsvc_tenant_valid(id))
 		return -EINVAL;
@@ -147,11 +187,23 @@ int profsvc_tenant(struct profsvc *s, const char *id, struct profsvc **out)
 		return 0;
 	}
 	pthread_mutex_lock(&t->lock);
-	ts = tenant_find(t, id);
-	if (!ts && t->n == t->max)
-		err = -EUSERS;
-	else if (!ts && !(err = tenant_open(s->root, id, &ts)))
-		t->v[t->n++] = ts;
+	sl = slot_open(t, id);
+	ts = sl ? sl->svc : NULL;
+	sl = sl ? NULL : slot_new(t, id);
+	pthread_mutex_unlock(&t->lock);
+	if (ts) {
+		*out = ts;
+		return 0;
+	}
+	if (!sl)
+		return -EUSERS;
+	err = tenant_open(s->root, id, &ts); /* outside the lock */
+	pthread_mutex_lock(&t->lock);
+	if (err)
+		sl->id[0] = '\0'; /* the next request tries again */
+	else
+		sl->svc = ts;
+	pthread_cond_broadcast(&t->opened);
 	pthread_mutex_unlock(&t->lock);
 	if (!err)
 		*out = ts;
@@ -163,18 +215,20 @@ const char *profsvc_tenant_id(const struct profsvc *s)
 	return s->tenant;
 }
 
-size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max, size_t from)
+size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max,
+			    size_t *cursor)
 {
 	struct profsvc_tenants *t = s->root->tenants;
 	size_t n = 0;
 
-	if (!from && max) {
+	if (!*cursor && max) {
 		out[n++] = s->root;
-		from = 1;
+		++*cursor;
 	}
 	pthread_mutex_lock(&t->lock);
-	for (size_t i = from - 1; i < t->n && n < max; i++)
-		out[n++] = t->v[i];
+	for (; *cursor - 1 < t->n && n < max; ++*cursor)
+		if (t->v[*cursor - 1].svc)
+			out[n++] = t->v[*cursor - 1].svc;
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }

@@ -11,6 +11,7 @@
 #include "profsvc.h"
 #include "symsvc_fixture.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -361,12 +362,70 @@ static int test_profsvc__limits_per_tenant_and_rate(void)
 	return rm_rf(dir);
 }
 
+/* Requests for one new tenant at once: one open, one service for all. */
+struct tenant_race {
+	struct profsvc *ps, *got;
+	int err;
+};
+
+static void *ask_tenant(void *arg)
+{
+	struct tenant_race *r = arg;
+
+	r->err = profsvc_tenant(r->ps, "racer", &r->got);
+	return NULL;
+}
+
+/*
+ * Eight threads asking for a new tenant at once get the one service; an
+ * open that fails (the tenant's directory is a file) takes no slot, so
+ * the next new tenant still fits max_tenants, and asking again fails
+ * again rather than answering without a store.
+ */
+static int test_profsvc__tenant_opened_once(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200], f[4400];
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .max_tenants = 2 };
+	struct tenant_race r[8];
+	pthread_t th[8];
+	struct profsvc *ps, *t;
+	struct symsvc *svc;
+	struct store *s;
+	FILE *fp;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	for (int i = 0; i < 8; i++) {
+		r[i] = (struct tenant_race){ .ps = ps };
+		CHECK_INT(pthread_create(&th[i], NULL, ask_tenant, &r[i]), ==, 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_INT(r[i].err, ==, 0);
+		CHECK(r[i].got == r[0].got);
+	}
+	snprintf(f, sizeof(f), "%s/tenants/broken", pdir);
+	fp = fopen(f, "w");
+	CHECK(fp);
+	fclose(fp);
+	CHECK(profsvc_tenant(ps, "broken", &t) < 0);
+	CHECK(profsvc_tenant(ps, "broken", &t) < 0);
+	CHECK_INT(profsvc_tenant(ps, "second", &t), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "third", &t), ==, -EUSERS);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__frame_name_rule),
 	UNIT_CASE(test_profsvc__resolver_names_as_ingest),
 	UNIT_CASE(test_profsvc__unknown_build_id_stays_an_address),
 	UNIT_CASE(test_profsvc__tenant_id_rule),
 	UNIT_CASE(test_profsvc__tenants_share_nothing),
+	UNIT_CASE(test_profsvc__tenant_opened_once),
 	UNIT_CASE(test_profsvc__limits_file_checked),
 	UNIT_CASE(test_profsvc__limits_per_tenant_and_rate),
 };
