@@ -10,7 +10,8 @@
  * another tenant's profiles.  A write with a tenant's token (--tokens,
  * tenant_tokens.c) is that tenant's: another named is refused 403.  A
  * write's whole body is then admitted by the tenant's ingest rate
- * (--limits, profsvc_ingest_admit) before it is decoded.
+ * (--limits, profsvc_ingest_admit) before it is decoded.  And GET
+ * /api/v1/tenants/TENANT/usage, answered to that tenant only.
  * docs/http-api.md, "Tenants".
  */
 #include "api_profiles.h"
