@@ -66,12 +66,14 @@ static uint64_t *field(struct profsvc_limits *l, size_t i)
 static int parse_value(const char *s, enum unit u, uint64_t *out)
 {
 	static const struct { const char *sfx; enum unit u; uint64_t mult; } sfx[] = {
-		{ "", UNIT_BYTES, 1 }, { "K", UNIT_BYTES, 1ull << 10 }, { "KiB", UNIT_BYTES, 1ull << 10 },
+		{ "", UNIT_BYTES, 1 },
+		{ "K", UNIT_BYTES, 1ull << 10 }, { "KiB", UNIT_BYTES, 1ull << 10 },
 		{ "M", UNIT_BYTES, 1ull << 20 }, { "MiB", UNIT_BYTES, 1ull << 20 },
 		{ "G", UNIT_BYTES, 1ull << 30 }, { "GiB", UNIT_BYTES, 1ull << 30 },
 		{ "T", UNIT_BYTES, 1ull << 40 }, { "TiB", UNIT_BYTES, 1ull << 40 },
-		{ "", UNIT_COUNT, 1 }, { "", UNIT_SECONDS, 1 }, { "s", UNIT_SECONDS, 1 },
-		{ "m", UNIT_SECONDS, 60 }, { "h", UNIT_SECONDS, 3600 }, { "d", UNIT_SECONDS, 86400 },
+		{ "", UNIT_COUNT, 1 },
+		{ "", UNIT_SECONDS, 1 }, { "s", UNIT_SECONDS, 1 }, { "m", UNIT_SECONDS, 60 },
+		{ "h", UNIT_SECONDS, 3600 }, { "d", UNIT_SECONDS, 86400 },
 	};
 	char *end;
 	unsigned long long v;
@@ -177,9 +179,10 @@ int profsvc_limits_parse(const char *text, size_t len, struct profsvc_limits_tab
 	int err;
 
 	if (len > LIMITS_MAX_BYTES || memchr(text, '\0', len) || lines > LIMITS_MAX_TENANTS) {
-		snprintf(why, why_size, "%s", len > LIMITS_MAX_BYTES ? "larger than 1 MiB"
-					      : lines > LIMITS_MAX_TENANTS ? "more than 100000 lines"
-									   : "a NUL byte: not text");
+		snprintf(why, why_size, "%s",
+			 len > LIMITS_MAX_BYTES		 ? "larger than 1 MiB"
+			 : lines > LIMITS_MAX_TENANTS ? "more than 100000 lines"
+						      : "a NUL byte: not text");
 		return -EINVAL;
 	}
 	copy = strndup(text, len);

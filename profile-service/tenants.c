@@ -43,7 +43,8 @@ struct tenant_slot {
 struct profsvc_tenants {
 	pthread_mutex_t lock;
 	pthread_cond_t opened;		/* a slot's open ended */
-	struct profsvc_opts opts;	/* the root's, for a tenant's store: dir, scrape, blocks cleared */
+	struct profsvc_opts opts;	/* the root's for a tenant's store (no scrape,
+					   blocks or limits) */
 	char *dir;			/* DIR */
 	size_t max, n;			/* slots made (open, opening or free) */
 	struct tenant_slot *v;		/* [max] */

@@ -252,8 +252,8 @@ static int test_profsvc__tenants_share_nothing(void)
 	CHECK_INT(profsvc_tenant(ps, "c", &again), ==, -EUSERS);
 	CHECK_INT(profsvc_tenant(ps, "../a", &again), ==, -EINVAL);
 	for (int i = 0; i < 3; i++) {
-		struct pprof_profile *p = profile_at_main("00112233445566778899aabbccddeeff00112233",
-							  addr[i]);
+		struct pprof_profile *p =
+			profile_at_main("00112233445566778899aabbccddeeff00112233", addr[i]);
 
 		CHECK(p);
 		CHECK_INT(pstore_append(profsvc_store(t[i]), p, &ao, NULL, 0), ==, 0);
