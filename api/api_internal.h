@@ -45,6 +45,7 @@ enum api_endpoint {
 	API_EP_PYROSCOPE_LABELS, /* GET /pyroscope/labels */
 	API_EP_PYROSCOPE_LABEL_VALUES, /* GET /pyroscope/label-values */
 	API_EP_PROFILE_COVERAGE, /* GET /api/v1/coverage */
+	API_EP_TENANT_USAGE,    /* GET /api/v1/tenants/TENANT/usage */
 	API_EP_CONNECT,         /* POST /querier.v1.QuerierService/METHOD */
 	API_EP_COUNT
 };
@@ -211,6 +212,8 @@ struct api_request {
 					the refusal answered once it is whole */
 	uint64_t body_start_ms;      /* an upload's first call (its rate counts from it) */
 	uint64_t body_due_ms;        /* the guard's deadline for its body; 0: none */
+	struct profsvc *profiles;    /* a profile route's: its tenant's service
+					(borrowed: the server's), once known */
 };
 
 /* ---- a request's deadline (deadline.c) ------------------------------------- */
@@ -468,5 +471,12 @@ bool api_auth_ok(const struct api_server *srv, struct MHD_Connection *c);
 /* Whether given[0..len) is token (non-empty), in the same time wherever
  * they differ. */
 bool api_token_matches(const char *given, size_t len, const char *token);
+/* A token file (fd, opened from path) is a secret: refused (-EPERM,
+ * -EINVAL, said) when others may read or write it, it is not a regular
+ * file, or it belongs to someone else (as ssh refuses a private key). */
+int api_secret_check(int fd, const char *path);
+/* A token's n bytes from path: printable ASCII without spaces, 16 to
+ * size - 1 of them; -EINVAL (said) otherwise. */
+int api_token_check(const char *path, const char *tok, size_t n, size_t size);
 
 #endif /* EMBER_API_INTERNAL_H */

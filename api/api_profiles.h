@@ -20,11 +20,73 @@
 #include "symsvc.h"
 
 /* The profile routes' state in the server. */
+#define API_TOKEN_MAX 128		/* a token's bytes and its NUL */
+
+struct api_tenant_tokens;
+
 struct api_profiles {
 	struct profsvc *svc;
-	char ingest_token[128];		/* "" when none */
+	char ingest_token[API_TOKEN_MAX]; /* "" when none */
+	struct api_tenant_tokens *tokens; /* --tokens; NULL: none */
 	uint64_t max_body;		/* bytes of a profile as received */
+	bool multitenancy;		/* X-Scope-OrgID names each request's tenant */
+	char *limits_file;		/* --limits (owned); NULL: none */
 };
+
+/* ---- the tenant (profile_tenant.c) ------------------------------------------- */
+
+struct api_profile_ctx;
+
+/* The service of req's tenant; before it is known (a refusal of its
+ * head), the server's (the tenant anonymous's), which counts it. */
+static inline struct profsvc *api_profile_svc(const struct api_server *srv,
+					      const struct api_request *req)
+{
+	return req->profiles ? req->profiles : srv->profiles->svc;
+}
+
+#define API_TENANT_HEADER "X-Scope-OrgID"
+/* The service of tenant id (NULL or "": none given; read only with
+ * --multitenancy, else the tenant is "anonymous") into *out, borrowed
+ * from the server; a write with a tenant's token (token_tenant, else
+ * NULL) is that tenant's, id given or not.  0, or a refusal: -EACCES
+ * (none given: 401), -EINVAL (not a tenant ID: 400), -EPERM (a tenant's
+ * token for another tenant: 403), -EUSERS (a new tenant past
+ * --max-tenants: 429), the tenant store's open error (its status), with
+ * *status and msg set for the sender. */
+int api_profile_tenant(struct api_server *srv, const char *id, const char *token_tenant,
+		       struct profsvc **out, unsigned *status, char *msg, size_t msg_size);
+/* The tenant of req's header into req->profiles (token_tenant as for
+ * api_profile_tenant; a read's NULL); or, req->profiles left NULL, the
+ * refusal answered (the returned result) and req->upload_err set, so a
+ * write's body is not read; a write's (write) counted as a reject. */
+enum MHD_Result api_profile_tenant_of(struct api_server *srv, struct MHD_Connection *c,
+				      struct api_request *req, const char *token_tenant,
+				      bool write);
+
+/* A write of req's body (whole) admitted by its tenant's ingest rate
+ * (profsvc_ingest_admit): MHD_YES with *admitted set, or the refusal
+ * answered (429 with Retry-After; a write that never fits its burst,
+ * without). */
+enum MHD_Result api_profile_admit(struct api_server *srv, struct MHD_Connection *c,
+				  struct api_request *req, bool *admitted);
+
+/* GET /api/v1/tenants/TENANT/usage (TENANT in req->route.path): the
+ * usage of the request's tenant, which it must name (403 for another
+ * with --multitenancy; without, 404 for a tenant but anonymous). */
+enum MHD_Result api_tenant_usage(struct api_server *srv, struct MHD_Connection *c,
+				 struct api_request *req, const struct api_profile_ctx *x);
+
+/* ---- tenants' tokens (tenant_tokens.c) ---------------------------------------- */
+
+/* The tokens of path ("TOKEN TENANT" lines; a secret file) into *out
+ * (api_tenant_tokens_free).  0 or a negative errno, the reason logged. */
+int api_tenant_tokens_read(const char *path, struct api_tenant_tokens **out);
+void api_tenant_tokens_free(struct api_tenant_tokens *t);
+/* The tenant of token given[0, len) (pointing into t), or NULL: every
+ * entry compared in constant time. */
+const char *api_tenant_tokens_find(const struct api_tenant_tokens *t, const char *given,
+				   size_t len);
 
 /* ---- lifecycle (profile_routes.c) ------------------------------------------- */
 
@@ -54,6 +116,7 @@ void api_profiles_symbols_arrived(struct api_server *srv, const char *build_id);
  * it made one) is kept.
  */
 struct api_profile_ctx {
+	struct profsvc *svc;		/* the request's tenant's (req->profiles) */
 	struct api_deadline deadline;	/* what ro's check reads */
 	struct symsvc_request_opts ro;
 };
@@ -255,11 +318,14 @@ enum MHD_Result api_profile_refuse(struct api_server *srv, struct MHD_Connection
  * answered (413, 503 with Retry-After). */
 enum MHD_Result api_profile_body_refused(struct api_server *srv, struct MHD_Connection *c,
 					 const struct api_request *req);
-/* Whether the request carries a token that may write profiles. */
-bool api_profile_auth_ok(const struct api_server *srv, struct MHD_Connection *c);
-/* Whether an Authorization value (NULL: none) carries such a token: the
- * HTTP routes' header, OTLP/gRPC's authorization metadata. */
-bool api_profile_token_ok(const struct api_server *srv, const char *authorization);
+/* Who may write with an Authorization value (NULL: none; the HTTP
+ * routes' header, OTLP/gRPC's authorization metadata): nobody, the
+ * holder of a token of every tenant (the upload or the ingest token), or
+ * of a tenant's token (--tokens), whose tenant is then copied into
+ * tenant[PROFSVC_TENANT_MAX + 1]. */
+enum api_writer { API_WRITER_NONE, API_WRITER_ANY, API_WRITER_TENANT };
+enum api_writer api_profile_writer(const struct api_server *srv, const char *authorization,
+				   char *tenant);
 /* POST /api/v1/profiles once the body is whole. */
 enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection *c,
 				   struct api_request *req);

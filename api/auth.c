@@ -22,9 +22,7 @@
 
 #define TOKEN_MIN 16 /* bytes: a guessable token is no token */
 
-/* A token file is a secret: refused when others may read or write it,
- * or it belongs to someone else (as ssh refuses a private key). */
-static int check_secret(int fd, const char *path)
+int api_secret_check(int fd, const char *path)
 {
 	struct stat st;
 
@@ -47,9 +45,7 @@ static int check_secret(int fd, const char *path)
 	return 0;
 }
 
-/* The token's bytes: printable ASCII without spaces, TOKEN_MIN to
- * size - 1 of them. */
-static int check_token(const char *path, const char *tok, size_t n, size_t size)
+int api_token_check(const char *path, const char *tok, size_t n, size_t size)
 {
 	if (n >= size) {
 		pr_err("api: token in '%s' is longer than %zu bytes", path, size - 1);
@@ -77,7 +73,7 @@ static int read_token(const char *path, char *out, size_t size)
 
 	if (fd < 0)
 		return -errno;
-	err = check_secret(fd, path);
+	err = api_secret_check(fd, path);
 	n = err ? 0 : read(fd, buf, sizeof(buf) - 1);
 	if (n < 0)
 		err = -errno;
@@ -89,7 +85,7 @@ static int read_token(const char *path, char *out, size_t size)
 	}
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		n--;
-	err = check_token(path, buf, (size_t)n, size < sizeof(buf) ? size : sizeof(buf));
+	err = api_token_check(path, buf, (size_t)n, size < sizeof(buf) ? size : sizeof(buf));
 	if (err)
 		return err;
 	memcpy(out, buf, (size_t)n);

@@ -255,9 +255,9 @@ static int discover_one(struct api_server *srv, const struct api_profile_ctx *x,
 			struct profsvc_answer *a, char *why, size_t why_size)
 {
 	if (d->series)
-		return profsvc_label_sets(srv->profiles->svc, &x->ro, sel, d->label_names,
+		return profsvc_label_sets(x->svc, &x->ro, sel, d->label_names,
 					  d->n_label_names, a, why, why_size);
-	return profsvc_labels(srv->profiles->svc, &x->ro, sel, d->name, a, why, why_size);
+	return profsvc_labels(x->svc, &x->ro, sel, d->name, a, why, why_size);
 }
 
 /* Names and values by strcmp, label sets ({"NAME":"VALUE",..}) pair by pair
@@ -435,7 +435,7 @@ static enum MHD_Result profile_types(struct api_server *srv, struct MHD_Connecti
 
 	if (err)
 		return fail(srv, c, req, 400, bad);
-	err = profsvc_types(srv->profiles->svc, &x->ro, &sel, &a, why, sizeof(why));
+	err = profsvc_types(x->svc, &x->ro, &sel, &a, why, sizeof(why));
 	if (err)
 		return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 	root = json_loadb(a.body.data, a.body.len, 0, NULL);
@@ -553,6 +553,9 @@ enum MHD_Result api_connect_answer(struct api_server *srv, struct MHD_Connection
 		return fail(srv, c, req, status, refusal);
 	if (req->body_err)
 		return api_profile_body_refused(srv, c, req);
+	ret = api_profile_tenant_of(srv, c, req, NULL, false);
+	if (!req->profiles)
+		return ret;
 	if (api_profile_ctx_init(&x, srv, req))
 		return MHD_NO;
 	if (apply_timeout(c, &x))

@@ -84,7 +84,7 @@ enum MHD_Result api_connect_diff(struct api_server *srv, struct MHD_Connection *
 		return api_profile_text(srv, c, req, err == -ENOMEM ? 500 : 400, why, NULL);
 	}
 	max_nodes = in->left->max_nodes > 0 ? in->left->max_nodes : in->right->max_nodes;
-	err = profsvc_flamegraph_diff(srv->profiles->svc, &x->ro, &left, &right,
+	err = profsvc_flamegraph_diff(x->svc, &x->ro, &left, &right,
 				      max_nodes > 0 ? (size_t)max_nodes : DEFAULT_MAX_NODES, &g,
 				      why, sizeof(why));
 	api_focus_release(&focus[0]);

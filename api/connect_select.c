@@ -98,7 +98,7 @@ enum MHD_Result api_connect_flamegraph(struct api_server *srv, struct MHD_Connec
 	struct pmodel_flamegraph *g = NULL;
 	char why[512] = "";
 	enum MHD_Result ret;
-	int err = profsvc_flamegraph(srv->profiles->svc, &x->ro, sel,
+	int err = profsvc_flamegraph(x->svc, &x->ro, sel,
 				     max_nodes > 0 ? (size_t)max_nodes : DEFAULT_MAX_NODES, &g, why,
 				     sizeof(why));
 
@@ -227,7 +227,7 @@ enum MHD_Result api_connect_select_profile(struct api_server *srv, struct MHD_Co
 				  in->n_trace_id_selector, &links, &focus, &sel, why, sizeof(why));
 	if (err)
 		return refused(srv, c, req, err, why);
-	err = profsvc_query(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
+	err = profsvc_query(x->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
 	api_focus_release(&focus);
 	if (err)
 		return api_profile_answer(srv, c, req, x, err, &a, NULL, why);

@@ -153,7 +153,7 @@ enum MHD_Result api_connect_select_series(struct api_server *srv, struct MHD_Con
 		return api_profile_text(srv, c, req, 501,
 					"stack_trace_selector: the series are the profiles' totals, "
 					"not their stacks'", NULL);
-	err = profsvc_series_set(srv->profiles->svc, &x->ro, &sel, &o, &set, why, sizeof(why));
+	err = profsvc_series_set(x->svc, &x->ro, &sel, &o, &set, why, sizeof(why));
 	if (err)
 		return api_connect_read_failed(srv, c, req, x, err, why);
 	ret = series_reply(srv, c, req, set, o.average);

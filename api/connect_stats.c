@@ -17,7 +17,7 @@ enum MHD_Result api_connect_profile_stats(struct api_server *srv, struct MHD_Con
 {
 	Types__V1__GetProfileStatsResponse out = TYPES__V1__GET_PROFILE_STATS_RESPONSE__INIT;
 	struct pstore_time_range r;
-	int err = profsvc_time_range(srv->profiles->svc, &r);
+	int err = profsvc_time_range(x->svc, &r);
 
 	(void)m;
 	if (err)

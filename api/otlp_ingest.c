@@ -59,6 +59,8 @@ static int32_t grpc_code_of_status(unsigned status)
 		return OTLP_GRPC_INVALID_ARGUMENT;
 	case MHD_HTTP_UNAUTHORIZED:
 		return OTLP_GRPC_UNAUTHENTICATED;
+	case MHD_HTTP_FORBIDDEN:
+		return OTLP_GRPC_PERMISSION_DENIED;
 	case MHD_HTTP_NOT_FOUND:
 		return OTLP_GRPC_NOT_FOUND;
 	case MHD_HTTP_METHOD_NOT_ALLOWED:
@@ -162,10 +164,10 @@ static enum MHD_Result refuse(struct api_server *srv, struct MHD_Connection *c,
 
 /* A body that does not decode (err), counted: refused as malformed, or
  * past a cap (-E2BIG) or for memory (-EAGAIN, -ENOMEM) as such. */
-static void not_decoded(struct api_server *srv, int err, const char *why,
+static void not_decoded(struct profsvc *svc, int err, const char *why,
 			struct api_otlp_outcome *o)
 {
-	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
+	profsvc_count_reject(svc, profsvc_decode_reject(err));
 	o->refused = memory_error(err) ? err : -EINVAL;
 	snprintf(o->why, sizeof(o->why), "%s%s",
 		 err == -E2BIG	       ? "request too large: "
@@ -204,7 +206,7 @@ static void ingest_one(struct api_server *srv, struct otlp_request *r, size_t i,
 	}
 	for (size_t k = 0; k < op->n_labels; k++)
 		labels[k] = (struct pstore_label){ op->labels[k].name, op->labels[k].value };
-	profsvc_ingest(srv->profiles->svc, &in, &out);
+	profsvc_ingest(x->svc, &in, &out);
 	ember_buf_release(&out.body);
 	free(labels);
 	if (out.err)
@@ -229,10 +231,10 @@ static void otlp_export(struct api_server *srv, enum api_otlp_enc type, const vo
 
 	*o = (struct api_otlp_outcome){ .accepted = 0 };
 	err = (type == API_OTLP_JSON ? profsvc_otlp_json_decode : profsvc_otlp_decode)(
-		srv->profiles->svc, body ? body : "", len, encoding, x->ro.account, &r, why,
+		x->svc, body ? body : "", len, encoding, x->ro.account, &r, why,
 		sizeof(why));
 	if (err) {
-		not_decoded(srv, err, why, o);
+		not_decoded(x->svc, err, why, o);
 		return;
 	}
 	for (size_t i = 0; i < r->n_profiles && !o->stop; i++)
@@ -273,7 +275,7 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 	struct api_profile_ctx x;
 
 	if (req->body_err) {
-		not_decoded(srv, req->body_err,
+		not_decoded(api_profile_svc(srv, req), req->body_err,
 			    req->body_err == -E2BIG ? "body larger than the memory the server "
 						      "gives one request"
 						    : "no memory free for the body now",
@@ -288,9 +290,14 @@ enum MHD_Result api_otlp_ingest(struct api_server *srv, struct MHD_Connection *c
 
 /* ---- OTLP/gRPC's sink (otlp_grpc.h) ----------------------------------------------- */
 
-static bool grpc_auth(void *ctx, const char *authorization)
+static bool grpc_auth(void *ctx, const char *authorization, char *tenant, size_t tenant_size)
 {
-	return api_profile_token_ok(ctx, authorization);
+	char t[PROFSVC_TENANT_MAX + 1] = "";
+	enum api_writer w = api_profile_writer(ctx, authorization, t);
+
+	if (w == API_WRITER_TENANT)
+		snprintf(tenant, tenant_size, "%s", t);
+	return w != API_WRITER_NONE;
 }
 
 /* A call's message stored as this route stores a body, in the same
@@ -305,10 +312,24 @@ static void grpc_export(void *ctx, const struct otlp_grpc_request *rq,
 				   .acct = rq->acct };
 	struct api_otlp_outcome o;
 	struct api_profile_ctx x;
+	unsigned status, retry_s;
 
+	*a = (struct otlp_grpc_answer){ .code = OTLP_GRPC_OK };
+	if (api_profile_tenant(srv, rq->tenant, rq->token_tenant,
+			       &req.profiles, &status, a->message, sizeof(a->message))) {
+		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TENANT);
+		a->code = grpc_code_of_status(status);
+		return;
+	}
+	if (profsvc_ingest_admit(req.profiles, rq->len, &retry_s, a->message,
+				 sizeof(a->message))) {
+		a->code = OTLP_GRPC_RESOURCE_EXHAUSTED;
+		a->retry = retry_s > 0;
+		return;
+	}
 	api_profile_ctx_init(&x, srv, &req); /* the call's account is there: no failure */
 	otlp_export(srv, API_OTLP_PROTOBUF, rq->body, rq->len, rq->encoding, &x, &o);
-	*a = (struct otlp_grpc_answer){ .code = OTLP_GRPC_OK, .rejected = o.rejected };
+	a->rejected = o.rejected;
 	if (o.refused) {
 		a->code = grpc_code_of_status(status_of(o.refused));
 		a->retry = retryable(o.refused);

@@ -39,7 +39,7 @@ static enum MHD_Result answer_labels(struct api_server *srv, struct MHD_Connecti
 
 	if (selection(srv, c, req, &sel, &ret))
 		return ret;
-	err = profsvc_labels(srv->profiles->svc, &x->ro, &sel, name, &a, why, sizeof(why));
+	err = profsvc_labels(x->svc, &x->ro, &sel, name, &a, why, sizeof(why));
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 
@@ -66,7 +66,7 @@ enum MHD_Result api_profile_types(struct api_server *srv, struct MHD_Connection 
 
 	if (selection(srv, c, req, &sel, &ret))
 		return ret;
-	err = profsvc_types(srv->profiles->svc, &x->ro, &sel, &a, why, sizeof(why));
+	err = profsvc_types(x->svc, &x->ro, &sel, &a, why, sizeof(why));
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 
@@ -154,7 +154,7 @@ enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection
 		return api_profile_error(srv, c, req, -EINVAL, bad);
 	o.group_by = (const char *const *)g.v;
 	o.n_group_by = g.n;
-	err = profsvc_series(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
+	err = profsvc_series(x->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
 
@@ -175,6 +175,6 @@ enum MHD_Result api_profile_coverage(struct api_server *srv, struct MHD_Connecti
 		return ret;
 	if (limit && pyro_parse_uint(limit, 1u << 30, &rows))
 		return api_profile_error(srv, c, req, -EINVAL, "limit: not a number of rows");
-	err = profsvc_coverage(srv->profiles->svc, &x->ro, &sel, (size_t)rows, &a, why, sizeof(why));
+	err = profsvc_coverage(x->svc, &x->ro, &sel, (size_t)rows, &a, why, sizeof(why));
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }

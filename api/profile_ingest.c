@@ -41,31 +41,32 @@ static bool basic_password(const char *b64, char *out, size_t size, size_t *len)
 	return true;
 }
 
-static bool token_ok(const struct api_server *srv, const char *given, size_t len)
+static enum api_writer writer_of(const struct api_server *srv, const char *given, size_t len,
+				  char *tenant)
 {
-	/* both compared, whatever the first says */
+	/* every token compared, whatever the first says */
 	bool up = api_token_matches(given, len, srv->token);
 	bool in = api_token_matches(given, len, srv->profiles->ingest_token);
+	const char *t = api_tenant_tokens_find(srv->profiles->tokens, given, len);
 
-	return up || in;
+	if (up || in)
+		return API_WRITER_ANY;
+	if (!t)
+		return API_WRITER_NONE;
+	snprintf(tenant, PROFSVC_TENANT_MAX + 1, "%s", t);
+	return API_WRITER_TENANT;
 }
 
-bool api_profile_auth_ok(const struct api_server *srv, struct MHD_Connection *c)
-{
-	return api_profile_token_ok(srv, MHD_lookup_connection_value(
-						 c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
-}
-
-bool api_profile_token_ok(const struct api_server *srv, const char *h)
+enum api_writer api_profile_writer(const struct api_server *srv, const char *h, char *tenant)
 {
 	char pw[512];
 	size_t n;
 
 	if (h && strncasecmp(h, "Bearer ", 7) == 0)
-		return token_ok(srv, h + 7, strlen(h + 7));
+		return writer_of(srv, h + 7, strlen(h + 7), tenant);
 	if (h && strncasecmp(h, "Basic ", 6) == 0 && basic_password(h + 6, pw, sizeof(pw), &n))
-		return token_ok(srv, pw, n);
-	return false;
+		return writer_of(srv, pw, n, tenant);
+	return API_WRITER_NONE;
 }
 
 /* The write's memory, not the store's: -E2BIG its share, -EAGAIN the
@@ -104,7 +105,7 @@ static enum MHD_Result bad_profile(struct api_server *srv, struct MHD_Connection
 {
 	char msg[600];
 
-	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
+	profsvc_count_reject(api_profile_svc(srv, req), profsvc_decode_reject(err));
 	if (err == -E2BIG)
 		snprintf(msg, sizeof(msg), "profile too large once decompressed: %s", why);
 	else if (!memory_error(err))
@@ -116,7 +117,7 @@ static enum MHD_Result bad_profile(struct api_server *srv, struct MHD_Connection
 enum MHD_Result api_profile_body_refused(struct api_server *srv, struct MHD_Connection *c,
 					 const struct api_request *req)
 {
-	profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(req->body_err));
+	profsvc_count_reject(api_profile_svc(srv, req), profsvc_decode_reject(req->body_err));
 	return api_profile_refuse(srv, c, req, req->body_err,
 				  req->body_err == -E2BIG
 					  ? "profile body larger than the memory the server gives "
@@ -171,7 +172,7 @@ enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection
 	if (lw.over)
 		return api_profile_error(srv, c, req, -PSTORE_ERR_LIMIT,
 					 "more than 64 query parameters (labels)");
-	err = profsvc_decode(srv->profiles->svc, req->body.data ? req->body.data : "",
+	err = profsvc_decode(api_profile_svc(srv, req), req->body.data ? req->body.data : "",
 			     req->body.len, enc, req->acct, &in.p, why, sizeof(why));
 	if (err)
 		return bad_profile(srv, c, req, err, why);
@@ -187,6 +188,6 @@ enum MHD_Result api_profile_ingest(struct api_server *srv, struct MHD_Connection
 	if (api_profile_ctx_init(&x, srv, req)) /* the body's account is there */
 		return MHD_NO;
 	in.request = &x.ro;
-	profsvc_ingest(srv->profiles->svc, &in, &out);
+	profsvc_ingest(api_profile_svc(srv, req), &in, &out);
 	return api_profile_respond(srv, c, req, &out);
 }

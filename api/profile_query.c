@@ -120,7 +120,7 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	if (err)
 		return api_profile_error(srv, c, req, err, why);
 	sel.links = &links.f;
-	err = profsvc_query(srv->profiles->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
+	err = profsvc_query(x->svc, &x->ro, &sel, &o, &a, why, sizeof(why));
 	api_focus_release(&focus);
 	snprintf(profiles, sizeof(profiles), "%" PRIu64, a.profiles);
 	snprintf(total, sizeof(total), "%" PRId64, a.total);
@@ -196,7 +196,7 @@ enum MHD_Result api_profile_diff(struct api_server *srv, struct MHD_Connection *
 		api_focus_release(&focus[0]);
 		return api_profile_error(srv, c, req, err, why);
 	}
-	err = profsvc_diff(srv->profiles->svc, &x->ro, &bs, &ns, &d, &o, &a, why, sizeof(why));
+	err = profsvc_diff(x->svc, &x->ro, &bs, &ns, &d, &o, &a, why, sizeof(why));
 	api_focus_release(&focus[0]);
 	api_focus_release(&focus[1]);
 	snprintf(bp, sizeof(bp), "%" PRIu64, a.base_profiles);

@@ -61,22 +61,22 @@ static bool is_write(enum api_endpoint ep)
 	       ep == API_EP_OTLP_PROFILES || ep == API_EP_CONNECT; /* a body read */
 }
 
-/* "/api/v1/labels/NAME/values": NAME into r->path. */
-static bool label_values(const char *url, struct api_route *r)
+/* "PREFIX NAME SUFFIX" (NAME without '/'): NAME into r->path, r->ep ep. */
+static bool named_route(const char *url, const char *prefix, const char *suffix,
+			enum api_endpoint ep, struct api_route *r)
 {
-	const char *name, *slash;
-	size_t n;
+	size_t pn = strlen(prefix), n;
+	const char *name = url + pn, *slash;
 
-	if (strncmp(url, "/api/v1/labels/", 15))
+	if (strncmp(url, prefix, pn))
 		return false;
-	name = url + 15;
 	slash = strchr(name, '/');
 	n = slash ? (size_t)(slash - name) : 0;
-	if (!slash || strcmp(slash, "/values") || !n || n >= sizeof(r->path))
+	if (!slash || strcmp(slash, suffix) || !n || n >= sizeof(r->path))
 		return false;
 	memcpy(r->path, name, n);
 	r->path[n] = '\0';
-	r->ep = API_EP_PROFILE_LABELS;
+	r->ep = ep;
 	return true;
 }
 
@@ -87,7 +87,10 @@ bool api_profile_route_parse(const char *url, struct api_route *r)
 			r->ep = routes[i].ep;
 			return true;
 		}
-	if (label_values(url, r) || api_connect_route_parse(url, r))
+	if (named_route(url, "/api/v1/labels/", "/values", API_EP_PROFILE_LABELS, r) ||
+	    /* TENANT checked by the answer */
+	    named_route(url, "/api/v1/tenants/", "/usage", API_EP_TENANT_USAGE, r) ||
+	    api_connect_route_parse(url, r))
 		return true;
 	if (strncmp(url, "/api/v1/", 8) == 0) { /* ours, not debuginfod's */
 		r->status = 404;
@@ -113,6 +116,72 @@ static const struct profsvc_opts *scrape_limits(struct api_server *srv,
 	return out;
 }
 
+/* --limits read into so->limits (the service takes them), its path kept
+ * for api_server_reload_limits; a file that does not parse fails the
+ * start, saying why. */
+static int limits_setup(struct api_profiles *pr, const struct api_profile_opts *o,
+			struct profsvc_opts *so)
+{
+	const char *path = EMBER_OPTS_GET(o, limits_file, NULL);
+	char why[512];
+	int err;
+
+	if (!path)
+		return 0;
+	pr->limits_file = strdup(path);
+	if (!pr->limits_file)
+		return -ENOMEM;
+	err = profsvc_limits_read(path, &so->limits, why, sizeof(why));
+	if (err)
+		pr_err("api: limits file '%s': %s", path, why);
+	return err;
+}
+
+int api_server_reload_limits(struct api_server *srv)
+{
+	struct api_profiles *pr = srv->profiles;
+	struct profsvc_limits_table *t;
+	char why[512];
+	int err;
+
+	if (!pr || !pr->limits_file)
+		return 0;
+	err = profsvc_limits_read(pr->limits_file, &t, why, sizeof(why));
+	if (err) {
+		pr_err("api: limits file '%s': %s: the limits before are kept", pr->limits_file,
+		       why);
+		return err;
+	}
+	profsvc_limits_set(pr->svc, t);
+	pr_info("api: limits file '%s' read again: its limits apply from now on",
+		pr->limits_file);
+	return 0;
+}
+
+/* What the routes keep of o before the service starts: the ingest
+ * token, --multitenancy, --tokens.  0, -EINVAL or the tokens' error. */
+static int routes_setup(struct api_profiles *pr, const struct api_profile_opts *o)
+{
+	if (o->ingest_token && strlen(o->ingest_token) >= sizeof(pr->ingest_token))
+		return -EINVAL;
+	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
+		 o->ingest_token ? o->ingest_token : "");
+	pr->multitenancy = EMBER_OPTS_GET(o, multitenancy, false);
+	if (!EMBER_OPTS_GET(o, tokens_file, NULL))
+		return 0;
+	return !pr->multitenancy ? -EINVAL : api_tenant_tokens_read(o->tokens_file, &pr->tokens);
+}
+
+static void profiles_free(struct api_profiles *pr)
+{
+	if (!pr)
+		return;
+	profsvc_free(pr->svc);
+	api_tenant_tokens_free(pr->tokens);
+	free(pr->limits_file);
+	free(pr);
+}
+
 int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 {
 	const struct pstore_blockio *blocks = o ? o->service.blocks : NULL;
@@ -123,20 +192,18 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 	if (!o || !o->service.dir)
 		return 0;
 	pr = calloc(1, sizeof(*pr));
-	err = !pr ? -ENOMEM
-	      : o->ingest_token && strlen(o->ingest_token) >= sizeof(pr->ingest_token) ? -EINVAL
-											 : 0;
+	err = !pr ? -ENOMEM : routes_setup(pr, o);
+	scrape_limits(srv, &o->service, &so);
+	err = err ? err : limits_setup(pr, o, &so);
 	if (err) {
 		if (blocks && blocks->release) /* the service would have owned them */
 			blocks->release(blocks->ctx);
-		free(pr);
+		profiles_free(pr);
 		return err;
 	}
-	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
-		 o->ingest_token ? o->ingest_token : "");
-	err = profsvc_new(srv->symbols, scrape_limits(srv, &o->service, &so), &pr->svc);
+	err = profsvc_new(srv->symbols, &so, &pr->svc);
 	if (err) {
-		free(pr);
+		profiles_free(pr);
 		return err;
 	}
 	pr->max_body = profsvc_max_body(pr->svc);
@@ -146,10 +213,7 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 
 void api_profiles_stop(struct api_server *srv)
 {
-	if (!srv->profiles)
-		return;
-	profsvc_free(srv->profiles->svc);
-	free(srv->profiles);
+	profiles_free(srv->profiles);
 	srv->profiles = NULL;
 }
 
@@ -239,7 +303,7 @@ static enum MHD_Result text(struct api_server *srv, struct MHD_Connection *c,
 
 unsigned api_profile_error_status(int err)
 {
-	return api_status_of_kind(pstore_error_kind(err));
+	return api_status_of_kind(profsvc_error_kind(err));
 }
 
 enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection *c,
@@ -250,7 +314,7 @@ enum MHD_Result api_profile_error(struct api_server *srv, struct MHD_Connection 
 	unsigned status = api_profile_error_status(err);
 	char msg[768];
 
-	snprintf(msg, sizeof(msg), "%s", why && *why ? why : pstore_strerror(err));
+	snprintf(msg, sizeof(msg), "%s", why && *why ? why : profsvc_strerror(err));
 	if (status == MHD_HTTP_SERVICE_UNAVAILABLE) {
 		snprintf(msg, sizeof(msg), "profile store unavailable: %s",
 			 why && *why ? why : pstore_strerror(err));
@@ -278,17 +342,20 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						      MHD_HTTP_HEADER_CONTENT_ENCODING);
 	uint64_t limit = pr->max_body < srv->request_share ? pr->max_body : srv->request_share;
-	char msg[160];
+	char msg[160], token_tenant[PROFSVC_TENANT_MAX + 1] = "";
+	enum MHD_Result ret;
 
 	req->upload_err = -EACCES; /* answered now, unless the checks pass */
 	if (strcmp(method, "POST") && strcmp(method, "PUT"))
 		return text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED, "send profiles with POST",
 			    allow);
-	if (!api_profile_auth_ok(srv, c)) {
+	if (api_profile_writer(srv, MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+								MHD_HTTP_HEADER_AUTHORIZATION),
+			       token_tenant) == API_WRITER_NONE) {
 		profsvc_count_reject(pr->svc, PROFSVC_REJECT_AUTH);
 		return text(srv, c, req, MHD_HTTP_UNAUTHORIZED,
-			    "a profile write needs Authorization: Bearer TOKEN (the upload or "
-			    "the ingest token)", bearer);
+			    "a profile write needs Authorization: Bearer TOKEN (the upload, "
+			    "the ingest or a tenant's token)", bearer);
 	}
 	if (len && strtoull(len, NULL, 10) > limit) {
 		profsvc_count_reject(pr->svc, PROFSVC_REJECT_TOO_LARGE);
@@ -305,6 +372,9 @@ static enum MHD_Result first_write(struct api_server *srv, struct MHD_Connection
 			 enc);
 		return text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, msg, NULL);
 	}
+	ret = api_profile_tenant_of(srv, c, req, token_tenant[0] ? token_tenant : NULL, true);
+	if (!req->profiles)
+		return ret; /* refused: answered */
 	req->upload_err = 0;
 	return api_profile_body_begin(srv, req) ? MHD_NO : MHD_YES;
 }
@@ -325,13 +395,14 @@ enum MHD_Result api_profile_first(struct api_server *srv, struct MHD_Connection 
 	if (!srv->profiles)
 		return text(srv, c, req, MHD_HTTP_NOT_FOUND, "this server keeps no profiles",
 			    NULL);
-	if (req->route.ep == API_EP_CONNECT)
+	if (req->route.ep == API_EP_CONNECT) /* its tenant once its body is read */
 		return api_connect_first(srv, c, req, method);
 	if (is_write(req->route.ep))
 		return first_write(srv, c, req, method);
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return text(srv, c, req, MHD_HTTP_METHOD_NOT_ALLOWED, "read with GET", allow);
-	return MHD_YES; /* answered once the request is whole */
+	return api_profile_tenant_of(srv, c, req, NULL, false); /* refused, or answered once
+							     the request is whole */
 }
 
 /* ---- the request's context ---------------------------------------------------- */
@@ -341,6 +412,7 @@ int api_profile_ctx_init(struct api_profile_ctx *x, struct api_server *srv,
 {
 	if (!req->acct)
 		EMBER_FORWARD_IF_ERROR(api_request_account(srv, req));
+	x->svc = req->profiles;
 	api_deadline_init(&x->deadline, srv, req);
 	api_deadline_request_opts(srv, &x->deadline, &x->ro);
 	x->ro.account = req->acct;
@@ -363,9 +435,10 @@ enum MHD_Result api_profile_answer(struct api_server *srv, struct MHD_Connection
 					err == -EAGAIN ? EMBER_ERRK_BUSY : EMBER_ERRK_TOO_LARGE,
 					err == -EAGAIN ? "the server's memory is taken by other "
 							 "requests now: ask again"
-						       : "the answer is larger than a request's share "
-							 "of the server's memory (--memory-limit-mb): "
-							 "narrow the selection");
+						       : "the answer is larger than a request's "
+							 "share of the server's memory "
+							 "(--memory-limit-mb) or its tenant's "
+							 "max_query_bytes: narrow the selection");
 	return api_profile_error(srv, c, req, err, why);
 }
 
@@ -395,6 +468,8 @@ static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection
 	case API_EP_PYROSCOPE_LABELS:
 	case API_EP_PYROSCOPE_LABEL_VALUES:
 		return api_pyroscope_labels(srv, c, req, &x);
+	case API_EP_TENANT_USAGE:
+		return api_tenant_usage(srv, c, req, &x);
 	default:
 		return api_profile_coverage(srv, c, req, &x);
 	}
@@ -404,7 +479,7 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 				 struct api_request *req, const char *data, size_t *size)
 {
 	if (!is_write(req->route.ep)) {
-		if (*size) { /* a body on a read is ignored */
+		if (*size || !req->profiles) { /* a body on a read is ignored; refused */
 			*size = 0;
 			return MHD_YES;
 		}
@@ -419,10 +494,17 @@ enum MHD_Result api_profile_next(struct api_server *srv, struct MHD_Connection *
 		*size = 0;
 		if (req->body_err != -EFBIG)
 			return MHD_YES; /* an account's refusal is answered once whole */
-		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TOO_LARGE);
+		profsvc_count_reject(api_profile_svc(srv, req), PROFSVC_REJECT_TOO_LARGE);
 		return MHD_NO; /* past the limit: the connection closes */
 	}
 	api_guard_working(&srv->guard, c); /* the body came by its deadline */
+	if (req->route.ep != API_EP_CONNECT && !req->body_err) {
+		bool admitted;
+		enum MHD_Result ret = api_profile_admit(srv, c, req, &admitted);
+
+		if (!admitted)
+			return ret;
+	}
 	if (req->route.ep == API_EP_OTLP_PROFILES)
 		return api_otlp_ingest(srv, c, req);
 	if (req->route.ep == API_EP_CONNECT)

@@ -182,7 +182,7 @@ static void jfr_answer(const struct jfr_recording *jr, struct profsvc_out *out)
 /* Each profile of the recording stored with the name's labels and its
  * type's __name__; the first refusal stops the rest and is the answer
  * (the profiles before it stay stored). */
-static void ingest_jfr(struct api_server *srv, struct MHD_Connection *c, struct api_pyroscope *t,
+static void ingest_jfr(struct profsvc *svc, struct MHD_Connection *c, struct api_pyroscope *t,
 		       struct jfr_recording *jr, const struct profsvc_in *base,
 		       struct profsvc_out *out)
 {
@@ -196,7 +196,7 @@ static void ingest_jfr(struct api_server *srv, struct MHD_Connection *c, struct 
 		in.labels = t->labels;
 		in.n_labels = t->each.n;
 		in.p = jfr_profile_take(jr, i);
-		profsvc_ingest(srv->profiles->svc, &in, out);
+		profsvc_ingest(svc, &in, out);
 		if (out->err)
 			return;
 		ember_buf_release(&out->body);
@@ -285,11 +285,11 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 		return MHD_NO;
 	ember_buf_init_account(&f.profile, srv->profiles->max_body, req->acct);
 	ember_buf_init_account(&f.labels, srv->profiles->max_body, req->acct);
-	err = parse_request(srv->profiles->svc, c, req, t, &in, &f, &jr, why, sizeof(why),
+	err = parse_request(req->profiles, c, req, t, &in, &f, &jr, why, sizeof(why),
 			    &unsupported);
 	if (err) {
 		pprof_profile_free(in.p);
-		profsvc_count_reject(srv->profiles->svc, profsvc_decode_reject(err));
+		profsvc_count_reject(req->profiles, profsvc_decode_reject(err));
 		ret = unsupported ? api_profile_text(srv, c, req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why,
 						     NULL)
 				  : api_profile_refuse(srv, c, req,
@@ -303,9 +303,9 @@ enum MHD_Result api_pyroscope_ingest(struct api_server *srv, struct MHD_Connecti
 	} else {
 		in.request = &x.ro;
 		if (jr)
-			ingest_jfr(srv, c, t, jr, &in, &out);
+			ingest_jfr(x.svc, c, t, jr, &in, &out);
 		else
-			profsvc_ingest(srv->profiles->svc, &in, &out);
+			profsvc_ingest(x.svc, &in, &out);
 		ret = api_profile_respond(srv, c, req, &out);
 	}
 	jfr_recording_free(jr);

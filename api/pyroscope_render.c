@@ -122,7 +122,7 @@ enum MHD_Result api_pyroscope_render(struct api_server *srv, struct MHD_Connecti
 	err = api_focus_from_params(c, NULL, &focus, &sel, why, sizeof(why));
 	if (err)
 		return api_profile_error(srv, c, req, err, why);
-	err = profsvc_render(srv->profiles->svc, &x->ro, &sel, nodes, &a, why, sizeof(why));
+	err = profsvc_render(x->svc, &x->ro, &sel, nodes, &a, why, sizeof(why));
 	api_focus_release(&focus);
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
@@ -144,7 +144,7 @@ enum MHD_Result api_pyroscope_render_diff(struct api_server *srv, struct MHD_Con
 	    side_selection(c, &right, &rq, &rs, why, sizeof(why)) ||
 	    max_nodes(c, &nodes, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
-	err = profsvc_render_diff(srv->profiles->svc, &x->ro, &ls, &rs, nodes, &a, why,
+	err = profsvc_render_diff(x->svc, &x->ro, &ls, &rs, nodes, &a, why,
 				  sizeof(why));
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }
@@ -164,6 +164,6 @@ enum MHD_Result api_pyroscope_labels(struct api_server *srv, struct MHD_Connecti
 		return api_profile_error(srv, c, req, -EINVAL, "label: required\n");
 	if (selection(c, &q, &sel, why, sizeof(why)))
 		return api_profile_error(srv, c, req, -EINVAL, why);
-	err = profsvc_label_list(srv->profiles->svc, &x->ro, &sel, name, &a, why, sizeof(why));
+	err = profsvc_label_list(x->svc, &x->ro, &sel, name, &a, why, sizeof(why));
 	return api_profile_answer(srv, c, req, x, err, &a, NULL, why);
 }

@@ -28,7 +28,7 @@ struct param {
 };
 
 struct query_opts {
-	const char *server, *out;
+	const char *server, *out, *tenant;
 	struct param p[32];
 	size_t np;
 	const char *files[2];
@@ -48,6 +48,8 @@ static void query_usage(FILE *f, bool diff)
 		      "                      traces (hex; repeatable or comma-separated)\n"
 		      "  --format F          top-text (default), top, json, folded, svg, pprof\n"
 		      "  --limit N           rows of a top table (default 100, 0: all)\n"
+		      "  --tenant T          the tenant read (X-Scope-OrgID; a server with\n"
+		      "                      --multitenancy)\n"
 		      "  -o FILE             write the answer to FILE (default stdout)\n",
 		      f);
 	else
@@ -59,6 +61,7 @@ static void query_usage(FILE *f, bool diff)
 		      "  --format F          table-text (default), table, json, folded, svg, pprof\n"
 		      "  --limit N           rows of the table (default 100, 0: all)\n"
 		      "  --min-abs-pct P, --min-rel R, --min-z Z   the flag's thresholds\n"
+		      "  --tenant T          the tenant read (X-Scope-OrgID; with --server)\n"
 		      "  -o FILE             write the answer to FILE (default stdout)\n",
 		      f);
 }
@@ -85,6 +88,13 @@ static int take(struct query_opts *o, const char *opt, const char *val)
 	}
 	if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
 		o->out = val;
+		return 0;
+	}
+	if (strcmp(opt, "--tenant") == 0) { /* a header's value: no control bytes */
+		for (const char *c = val; *c; c++)
+			if ((unsigned char)*c < ' ' || *c == 0x7f)
+				return -EINVAL;
+		o->tenant = val;
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -170,7 +180,8 @@ static int path_of(const struct query_opts *o, struct ember_buf *b)
 
 static int remote(const struct query_opts *o)
 {
-	struct upload_http h = { .server = o->server, .max_reply = ANSWER_MAX };
+	struct upload_http h = { .server = o->server, .tenant = o->tenant,
+				 .max_reply = ANSWER_MAX };
 	struct upload_reply r = { 0 };
 	struct ember_buf path;
 	int err;

@@ -57,6 +57,11 @@ struct serve_opts {
 	unsigned long long max_series;
 	long long head_age_s;
 	long long max_age_s, max_future_s; /* 0: the default; -1: none (given 0) */
+	/* tenants (issue 27) */
+	bool multitenancy;
+	unsigned long long max_tenants;
+	const char *tokens_file;
+	const char *limits_file;
 	/* the bucket (issue 18) */
 	const char *storage;
 	const char *s3_endpoint;
@@ -114,6 +119,14 @@ static void serve_usage(FILE *f)
 	      "                          (default 10m; 0: no limit)\n"
 	      "  --profile-head-age D    profiles kept in the log before they are written\n"
 	      "                          as blocks (default 60s)\n"
+	      "  --multitenancy          every profile request names its tenant with\n"
+	      "                          X-Scope-OrgID; a store each (default: off, all\n"
+	      "                          the tenant anonymous)\n"
+	      "  --max-tenants N         tenants besides anonymous open at once (64)\n"
+	      "  --tokens FILE           with --multitenancy: 'TOKEN TENANT' lines, each\n"
+	      "                          token writing its tenant's profiles only\n"
+	      "  --limits FILE           per-tenant limits, 'TENANT key=value ...' lines\n"
+	      "                          ('default' for the rest); read again on SIGHUP\n"
 	      "  --otlp-grpc-listen ADDR:PORT\n"
 	      "                          serve OTLP/gRPC profiles (ProfilesService/Export,\n"
 	      "                          cleartext HTTP/2) there too (default: off)\n"
@@ -264,6 +277,12 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->max_profile_mb = v;
 	else if (strcmp(opt, "--max-series") == 0 && !parse_uint(val, 1ull << 31, &v) && v)
 		o->max_series = v;
+	else if (strcmp(opt, "--max-tenants") == 0 && !parse_uint(val, 65536, &v) && v)
+		o->max_tenants = v;
+	else if (strcmp(opt, "--tokens") == 0)
+		o->tokens_file = val;
+	else if (strcmp(opt, "--limits") == 0)
+		o->limits_file = val;
 	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
 		;
 	else if (strcmp(opt, "--max-profile-age") == 0 && !parse_seconds(val, &t, 0))
@@ -310,6 +329,10 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
 			return 1;
+		if (strcmp(argv[i], "--multitenancy") == 0) { /* the one option without a value */
+			o->multitenancy = true;
+			continue;
+		}
 		if (eq && (size_t)(eq - argv[i]) < sizeof(opt)) {
 			snprintf(opt, sizeof(opt), "%.*s", (int)(eq - argv[i]), argv[i]);
 			if (parse_one(o, opt, eq + 1) == 0)
@@ -425,24 +448,33 @@ static int size_connections(struct serve_opts *o)
 	return 0;
 }
 
-static int wait_for_signal(void)
+/* The signals the main thread waits for: SIGINT, SIGTERM, and with
+ * --limits SIGHUP (else its default, the end, as before). */
+static void serve_signals(const struct serve_opts *o, sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	if (o->limits_file)
+		sigaddset(set, SIGHUP);
+}
+
+/* Until SIGINT or SIGTERM; each SIGHUP reads --limits again. */
+static void wait_for_signal(const struct serve_opts *o, struct api_server *srv)
 {
 	sigset_t set;
 	int sig;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	return sigwait(&set, &sig) ? -EINTR : sig;
+	serve_signals(o, &set);
+	while (!sigwait(&set, &sig) && sig == SIGHUP)
+		api_server_reload_limits(srv); /* logged either way */
 }
 
-static void block_signals(void)
+static void block_signals(const struct serve_opts *o)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	serve_signals(o, &set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN); /* a file size limit is a failed write, not death */
@@ -515,11 +547,12 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 	int err;
 
 	*po = (struct api_profile_opts){
-		.sz = sizeof(*po),
+		.sz = sizeof(*po), .multitenancy = o->multitenancy, .tokens_file = o->tokens_file,
+		.limits_file = o->limits_file,
 		.service = { .sz = sizeof(po->service), .dir = dir,
 			     .retention_ns = o->retention_s * 1000000000LL,
 			     .max_profile_bytes = o->max_profile_mb << 20,
-			     .max_series = o->max_series,
+			     .max_series = o->max_series, .max_tenants = o->max_tenants,
 			     .head_age_ns = o->head_age_s * 1000000000LL,
 			     .max_age_ns = o->max_age_s * 1000000000LL,
 			     .max_future_ns = o->max_future_s * 1000000000LL,
@@ -555,6 +588,29 @@ static int profile_blocks(const struct serve_opts *o, struct objstore *os,
 		fprintf(stderr, "ember serve: cannot keep profiles in '%s' (cache '%s'): %s\n",
 			o->storage, cache, strerror(-err));
 	return err;
+}
+
+/* What a tenant's blocks need on the bucket (tenant_blocks). */
+struct tenant_bucket {
+	struct objstore *os;
+	struct ember_fcache *fc;
+	char prefix[BUCKET_PREFIX_MAX];	/* --storage's */
+};
+
+/* A profsvc_opts.tenant_blocks: tenant's blocks under PREFIXtenants/TENANT/
+ * (its own v1/profiles/...), cached in DIR (the tenant's directory)/cache. */
+static int tenant_blocks(void *ctx, const char *tenant, const char *dir,
+			 struct pstore_blockio *io)
+{
+	const struct tenant_bucket *tb = ctx;
+	char prefix[BUCKET_PREFIX_MAX + 200], cache[4400];
+	struct bucket_profile_opts bo = { .sz = sizeof(bo), .os = tb->os, .prefix = prefix,
+					  .cache_dir = cache, .cache = tb->fc };
+
+	snprintf(prefix, sizeof(prefix), "%stenants/%s/", tb->prefix, tenant);
+	if (snprintf(cache, sizeof(cache), "%s/cache", dir) >= (int)sizeof(cache))
+		return -ENAMETOOLONG;
+	return bucket_profile_blockio(&bo, io);
 }
 
 /* The OTLP/gRPC socket of --otlp-grpc-listen into *fd (-1 without it),
@@ -616,9 +672,10 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 	       struct ember_fcache *fc)
 {
 	struct pstore_blockio blocks;
+	struct tenant_bucket tb = { .os = os, .fc = fc };
 	struct api_server_opts ao = { .sz = sizeof(ao) };
 	struct api_profile_opts po;
-	char addr[256], token[128], ingest_token[128], pdir[4200];
+	char addr[256], token[128], ingest_token[128], pdir[4200], bucket[BUCKET_NAME_MAX];
 	bool created, upstream;
 	struct otlp_grpc_server *grpc;
 	struct api_server *srv;
@@ -627,6 +684,10 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 
 	if (parse_listen(o->listen, addr, sizeof(addr), &ao.port)) {
 		fprintf(stderr, "ember serve: bad --listen '%s': want ADDR:PORT\n", o->listen);
+		return 2;
+	}
+	if (o->tokens_file && !o->multitenancy) {
+		fprintf(stderr, "ember serve: --tokens names tenants: it needs --multitenancy\n");
 		return 2;
 	}
 	if (size_connections(o))
@@ -646,6 +707,9 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 		po.service.blocks = &blocks;
 		po.service.refresh_ns = o->profile_refresh_s * 1000000000LL;
 		po.service.lease_expiry_ns = o->profile_lease_s * 1000000000LL;
+		po.service.tenant_blocks = tenant_blocks;
+		po.service.tenant_blocks_ctx = &tb;
+		bucket_url_parse(o->storage, bucket, tb.prefix, NULL, 0); /* parsed before */
 	}
 	ao.listen_addr = addr;
 	ao.token = token;
@@ -702,7 +766,7 @@ static int run(struct serve_opts *o, struct store *s, struct objstore *os,
 		/* last, once the page can be used: what `make run` ends with */
 		print_ui_url(addr, port);
 		fflush(stdout);
-		wait_for_signal();
+		wait_for_signal(o, srv);
 	}
 	api_server_quiesce(srv);
 	otlp_grpc_stop(grpc); /* its workers store through srv: between the two */
@@ -782,7 +846,7 @@ int cmd_serve(int argc, char **argv)
 		serve_usage(ret > 0 ? stdout : stderr);
 		return ret > 0 ? 0 : 2;
 	}
-	block_signals();
+	block_signals(&o);
 	ret = store_new(o.data, &s); /* opened once the server listens (run()) */
 	if (ret) {
 		fprintf(stderr, "ember serve: cannot open the store in '%s': %s\n", o.data,

@@ -12,6 +12,8 @@
 struct upload_http {
 	const char *server;     /* base URL, no trailing slash */
 	const char *token;      /* bearer token, or NULL */
+	const char *tenant;     /* sent as X-Scope-OrgID (a server with
+				   --multitenancy), or NULL */
 	bool progress;          /* draw a progress line on stderr */
 	size_t max_reply;       /* bytes of an answer; 0: 1 MiB */
 };

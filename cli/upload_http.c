@@ -47,12 +47,13 @@ static int on_progress(void *arg, uint64_t now, uint64_t total)
 	return 0;
 }
 
-/* Send q to server+path with the token: the answer into out. */
+/* Send q to server+path with the token and the tenant: the answer into out. */
 static int perform(const struct upload_http *h, const char *path, struct httpc_req *q,
 		   struct upload_reply *out)
 {
-	char url[8192], auth[512];
-	const char *line[1] = { auth };
+	char url[8192], auth[512], tenant[200];
+	const char *line[2];
+	size_t n = 0;
 	struct ember_buf b;
 	struct httpc_answer a;
 	struct httpc *c;
@@ -63,10 +64,15 @@ static int perform(const struct upload_http *h, const char *path, struct httpc_r
 		return err;
 	snprintf(url, sizeof(url), "%s%s", h->server, path);
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", h->token ? h->token : "");
+	snprintf(tenant, sizeof(tenant), "X-Scope-OrgID: %s", h->tenant ? h->tenant : "");
+	if (h->token)
+		line[n++] = auth;
+	if (h->tenant)
+		line[n++] = tenant;
 	ember_buf_init(&b, h->max_reply ? h->max_reply : REPLY_MAX);
 	q->url = url;
 	q->headers = line;
-	q->nheaders = h->token ? 1 : 0;
+	q->nheaders = n;
 	q->reply = &b;
 	q->connect_timeout_ms = 10000;
 	q->user_agent = "ember-upload";

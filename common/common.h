@@ -717,6 +717,17 @@ bool ember_label_name_valid(const char *name);
  */
 int ember_url_shown(const char *url, char *out, size_t size);
 
+/* ---- configuration files (config_lines.c) ------------------------------ */
+
+/* The lines text[0, len) holds (1 + its newlines): at most that many
+ * entries. */
+size_t ember_config_line_count(const char *text, size_t len);
+/* Each line of text (NUL-terminated; cut into lines in place) whose
+ * first byte past blanks is neither the end nor '#', from that byte, with
+ * its number (1 the first): fn(arg, no, line), stopping at fn's first
+ * non-zero return, which is returned; else 0. */
+int ember_config_lines(char *text, int (*fn)(void *arg, unsigned no, char *line), void *arg);
+
 /* ---- memory budgets (mem_budget.c) ---------------------------------------- */
 
 /*

@@ -47,7 +47,10 @@ void otlp_grpc_export(const struct otlp_grpc_sink *sink, struct otlp_grpc_call *
 {
 	struct otlp_grpc_request rq = { .body = call->msg.data, .len = call->msg.len,
 					.encoding = call->prefix[0] ? "gzip" : NULL,
-					.deadline_ms = call->deadline_ms, .acct = &call->acct };
+					.deadline_ms = call->deadline_ms, .acct = &call->acct,
+					.tenant = call->tenant[0] ? call->tenant : NULL,
+					.token_tenant = call->token_tenant[0] ? call->token_tenant
+									      : NULL };
 	struct otlp_grpc_answer a = { .code = OTLP_GRPC_OK };
 
 	if (ember_monotonic_ms() >= call->deadline_ms) { /* waited for a worker too long */

@@ -124,11 +124,11 @@ static void dispatch(void *arg, struct otlp_grpc_call *call)
 }
 
 /* A session's auth: the sink's. */
-static bool auth(void *arg, const char *authorization)
+static bool auth(void *arg, const char *authorization, char *tenant, size_t tenant_size)
 {
 	struct otlp_grpc_server *g = arg;
 
-	return g->sink.auth(g->sink.ctx, authorization);
+	return g->sink.auth(g->sink.ctx, authorization, tenant, tenant_size);
 }
 
 /* Calls the workers finished, answered on their streams. */

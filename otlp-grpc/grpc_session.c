@@ -3,7 +3,7 @@
  * (RFC 9113 through libnghttp2) and its calls, as "gRPC over HTTP2"
  * (grpc/grpc doc/PROTOCOL-HTTP2.md) gives them: a request's headers
  * (:method POST, :path, content-type application/grpc[+proto],
- * grpc-encoding, grpc-timeout, authorization), then one message (a
+ * grpc-encoding, grpc-timeout, authorization, x-scope-orgid), then one message (a
  * compressed flag, a 4-byte big-endian length, the bytes), then the end
  * of the stream; the answer's headers (:status 200, content-type), the
  * response message and trailers grpc-status and grpc-message
@@ -265,9 +265,12 @@ static void take_header(struct otlp_grpc_call *call, const uint8_t *name, size_t
 				is(v, vlen, "application/grpc+proto");
 	} else if (is(name, nlen, "grpc-encoding")) {
 		value_str(v, vlen, call->encoding, sizeof(call->encoding));
+	} else if (is(name, nlen, "x-scope-orgid")) {
+		value_str(v, vlen, call->tenant, sizeof(call->tenant));
 	} else if (is(name, nlen, "authorization")) {
 		value_str(v, vlen, buf, sizeof(buf));
-		call->auth_ok = call->auth_ok || c->auth(c->arg, buf);
+		call->auth_ok = call->auth_ok || c->auth(c->arg, buf, call->token_tenant,
+							 sizeof(call->token_tenant));
 	} else if (is(name, nlen, "grpc-timeout") && parse_timeout(v, vlen, &ms)) {
 		if (ms < c->lim->request_ms)
 			call->deadline_ms = ember_monotonic_ms() + ms;

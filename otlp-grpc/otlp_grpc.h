@@ -32,6 +32,7 @@ enum otlp_grpc_code {
 	OTLP_GRPC_INVALID_ARGUMENT = 3,
 	OTLP_GRPC_DEADLINE_EXCEEDED = 4,
 	OTLP_GRPC_NOT_FOUND = 5,
+	OTLP_GRPC_PERMISSION_DENIED = 7,
 	OTLP_GRPC_RESOURCE_EXHAUSTED = 8,
 	OTLP_GRPC_UNIMPLEMENTED = 12,
 	OTLP_GRPC_INTERNAL = 13,
@@ -46,6 +47,9 @@ struct otlp_grpc_request {
 	const char *encoding;	  /* its compression: "gzip", or NULL for none */
 	uint64_t deadline_ms;	  /* ember_monotonic_ms() the answer is due by */
 	struct ember_mem_account *acct; /* the call's (body included): its work's memory */
+	const char *tenant;	  /* its x-scope-orgid metadata (NULL: none); a value
+				     past 151 bytes is cut there */
+	const char *token_tenant; /* the tenant its token writes for (sink.auth), or NULL */
 };
 
 /* What the sink made of a request. */
@@ -58,8 +62,10 @@ struct otlp_grpc_answer {
 
 /* Where calls go, and the limits of the calls they take. */
 struct otlp_grpc_sink {
-	/* Whether an authorization value (NULL: none) may write profiles. */
-	bool (*auth)(void *ctx, const char *authorization);
+	/* Whether an authorization value (NULL: none) may write profiles;
+	 * a token of one tenant's writes its tenant into tenant (else "",
+	 * untouched when false). */
+	bool (*auth)(void *ctx, const char *authorization, char *tenant, size_t tenant_size);
 	/* Store rq (answer into *a); called on worker threads, at once. */
 	void (*export_request)(void *ctx, const struct otlp_grpc_request *rq,
 			       struct otlp_grpc_answer *a);

@@ -54,6 +54,10 @@ struct otlp_grpc_call {
 	bool stream_gone;	    /* closed while a worker had it */
 	bool path_ok, type_ok, auth_ok, post;
 	char encoding[16];	    /* grpc-encoding; "" none */
+	/* x-scope-orgid, the tenant ("" none; a longer value is cut to
+	 * 151 bytes, which no tenant ID has: refused by the sink) */
+	char tenant[152];
+	char token_tenant[152];	    /* its token's tenant (sink.auth); "" none */
 	uint32_t header_bytes;
 	uint64_t deadline_ms;	    /* ember_monotonic_ms() */
 	uint8_t prefix[5];	    /* the message's compressed flag and length */
@@ -74,8 +78,9 @@ struct otlp_grpc_conn {
 	const struct otlp_grpc_limits *lim;
 	struct ember_mem_budget *budget; /* a call's account draws on it */
 	uint64_t share;			 /* at most this a call */
-	/* Whether an authorization value (NULL: none) may write profiles. */
-	bool (*auth)(void *arg, const char *authorization);
+	/* Whether an authorization value (NULL: none) may write profiles,
+	 * and the tenant of its token (otlp_grpc_sink.auth). */
+	bool (*auth)(void *arg, const char *authorization, char *tenant, size_t tenant_size);
 	/* A call whose message is whole, now the owner's (state QUEUED):
 	 * answered later through otlp_grpc_call_done. */
 	void (*dispatch)(void *arg, struct otlp_grpc_call *call);

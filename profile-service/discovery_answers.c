@@ -63,6 +63,7 @@ static int read_labels(struct profsvc *s, const struct symsvc_request_opts *ro,
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	rs = profsvc_read_selection(&rd, sel);
+	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	if (!err && q->sets)
 		err = pstore_label_sets(s->store, &rs, q->set_names, q->n_set_names, out, why,
 					why_size);
@@ -154,6 +155,7 @@ int profsvc_types(struct profsvc *s, const struct symsvc_request_opts *ro,
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	rs = profsvc_read_selection(&rd, sel);
+	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err : pstore_profile_types(s->store, &rs, &l, why, why_size);
 	profsvc_read_end(&rd);
 	if (err)
@@ -315,6 +317,7 @@ int profsvc_series_set(struct profsvc *s, const struct symsvc_request_opts *ro,
 		step_ns = step_ns < MIN_STEP_NS ? MIN_STEP_NS : step_ns;
 	}
 	rs = profsvc_read_selection(&rd, sel);
+	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err
 		  : pstore_series_totals(s->store, &rs, step_ns, EMBER_OPTS_GET(o, group_by, NULL),
 					 EMBER_OPTS_GET(o, n_group_by, 0), &set, why, why_size);
@@ -396,6 +399,7 @@ int profsvc_coverage(struct profsvc *s, const struct symsvc_request_opts *ro,
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	rs = profsvc_read_selection(&rd, sel);
+	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err : pstore_coverage(s->store, &rs, &cv, why, why_size);
 	profsvc_read_end(&rd);
 	if (err)

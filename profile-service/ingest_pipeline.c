@@ -429,6 +429,7 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 	out->why[0] = '\0';
 	err = check_window(pr, in, out->why, sizeof(out->why));
 	late = err != 0;
+	err = err ? err : profsvc_limits_check_profile(pr, in, out->why, sizeof(out->why));
 	err = err ? err : ember_hset_init(&u.set);
 	if (!err && in->check_only) {
 		struct pstore_append_opts co = { .sz = sizeof(co), .labels = in->labels,

@@ -3,7 +3,10 @@
  * (docs/http-api.md, Operations): the store's size, blocks, series and
  * log, profiles ingested by route and rejected by reason, samples
  * symbolized at ingest, and the labels that look unbounded, one series
- * each, so that an alert can name the label.
+ * each, so that an alert can name the label.  The store's lines are the
+ * tenant anonymous's (the store of the data directory); the traffic
+ * counters are every tenant's, summed.  And a tenant's usage
+ * (GET /api/v1/tenants/TENANT/usage): its own counters and store.
  */
 #include "profsvc_internal.h"
 
@@ -19,7 +22,8 @@ static const char *const reject_names[PROFSVC_REJECT_COUNT] = {
 	[PROFSVC_REJECT_BAD_PROFILE] = "bad_profile", [PROFSVC_REJECT_LIMIT] = "limit",
 	[PROFSVC_REJECT_LABEL] = "label",	       [PROFSVC_REJECT_SERIES] = "series_limit",
 	[PROFSVC_REJECT_UNAVAILABLE] = "unavailable", [PROFSVC_REJECT_BUSY] = "busy",
-	[PROFSVC_REJECT_OUT_OF_BOUNDS] = "out_of_bounds",
+	[PROFSVC_REJECT_OUT_OF_BOUNDS] = "out_of_bounds", [PROFSVC_REJECT_TENANT] = "tenant",
+	[PROFSVC_REJECT_RATE] = "rate",
 };
 
 static int gauge(struct ember_buf *b, const char *name, const char *help, uint64_t v)
@@ -81,21 +85,50 @@ static int unbounded_lines(struct ember_buf *b, struct pstore *s)
 	return err;
 }
 
+/* The traffic counters of every tenant, summed. */
+struct traffic {
+	uint64_t ingested[PROFSVC_ROUTE_COUNT], rejected[PROFSVC_REJECT_COUNT];
+	uint64_t resolved, unresolved;
+};
+
+static void traffic_add(struct traffic *t, struct profsvc *pr)
+{
+	for (int i = 0; i < PROFSVC_ROUTE_COUNT; i++)
+		t->ingested[i] += pr->ingested[i];
+	for (int i = 0; i < PROFSVC_REJECT_COUNT; i++)
+		t->rejected[i] += pr->rejected[i];
+	t->resolved += pr->samples_resolved;
+	t->unresolved += pr->samples_unresolved;
+}
+
+static void traffic_sum(struct profsvc *s, struct traffic *t)
+{
+	struct profsvc *v[PROFSVC_TENANTS_BATCH];
+	size_t cursor = 0, n;
+
+	memset(t, 0, sizeof(*t));
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor)))
+		for (size_t i = 0; i < n; i++)
+			traffic_add(t, v[i]);
+}
+
 static int traffic_lines(struct ember_buf *b, struct profsvc *pr)
 {
+	struct traffic t;
 	int err = ember_buf_appendf(b, "# HELP ember_profiles_ingested_total Profiles stored, by "
 				       "the way they came.\n"
 				       "# TYPE ember_profiles_ingested_total counter\n");
 
+	traffic_sum(pr, &t);
 	for (int i = 0; !err && i < PROFSVC_ROUTE_COUNT; i++)
 		err = ember_buf_appendf(b, "ember_profiles_ingested_total{route=\"%s\"} %llu\n",
-					route_names[i], (unsigned long long)pr->ingested[i]);
+					route_names[i], (unsigned long long)t.ingested[i]);
 	err = err ? err : ember_buf_appendf(b, "# HELP ember_profiles_rejected_total Profiles "
 					       "refused, by reason.\n"
 					       "# TYPE ember_profiles_rejected_total counter\n");
 	for (int i = 0; !err && i < PROFSVC_REJECT_COUNT; i++)
 		err = ember_buf_appendf(b, "ember_profiles_rejected_total{reason=\"%s\"} %llu\n",
-					reject_names[i], (unsigned long long)pr->rejected[i]);
+					reject_names[i], (unsigned long long)t.rejected[i]);
 	return err ? err
 		   : ember_buf_appendf(b,
 				       "# HELP ember_profile_samples_total Samples ingested, by whether "
@@ -103,8 +136,8 @@ static int traffic_lines(struct ember_buf *b, struct profsvc *pr)
 				       "# TYPE ember_profile_samples_total counter\n"
 				       "ember_profile_samples_total{resolved=\"true\"} %llu\n"
 				       "ember_profile_samples_total{resolved=\"false\"} %llu\n",
-				       (unsigned long long)pr->samples_resolved,
-				       (unsigned long long)pr->samples_unresolved);
+				       (unsigned long long)t.resolved,
+				       (unsigned long long)t.unresolved);
 }
 
 int profsvc_metrics(struct profsvc *s, struct ember_buf *b)
@@ -114,4 +147,40 @@ int profsvc_metrics(struct profsvc *s, struct ember_buf *b)
 	err = err ? err : unbounded_lines(b, s->store);
 	err = err ? err : traffic_lines(b, s);
 	return err || !s->scrapers ? err : profsvc_scrapers_metrics(s->scrapers, b);
+}
+
+/* {"NAME":N,..} of counts[0, n) named by names. */
+static int counts_json(struct ember_buf *b, const char *const *names, const _Atomic uint64_t *v,
+		       size_t n)
+{
+	int err = ember_buf_putc(b, '{');
+
+	for (size_t i = 0; !err && i < n; i++)
+		err = ember_buf_appendf(b, "%s\"%s\":%llu", i ? "," : "", names[i],
+					(unsigned long long)v[i]);
+	return err ? err : ember_buf_putc(b, '}');
+}
+
+int profsvc_usage(struct profsvc *s, struct profsvc_answer *a)
+{
+	struct ember_buf *b = &a->body;
+	struct pstore_stats st;
+	int err;
+
+	profsvc_answer_init(a, (size_t)1 << 20, NULL);
+	pstore_stats(s->store, &st);
+	err = ember_buf_appendf(b, "{\"tenant\":");
+	err = err ? err : ember_json_str(b, s->tenant, strlen(s->tenant));
+	err = err ? err : ember_buf_appendf(b, ",\"ingested_bytes\":%llu,\"ingested_profiles\":",
+					    (unsigned long long)s->ingested_bytes);
+	err = err ? err : counts_json(b, route_names, s->ingested, PROFSVC_ROUTE_COUNT);
+	err = err ? err : ember_buf_appendf(b, ",\"series\":%llu,\"profiles\":%llu,"
+					       "\"stored_bytes\":%llu,\"log_bytes\":%llu,"
+					       "\"rejected\":",
+					    (unsigned long long)st.series,
+					    (unsigned long long)st.profiles,
+					    (unsigned long long)st.block_bytes,
+					    (unsigned long long)st.wal_bytes);
+	err = err ? err : counts_json(b, reject_names, s->rejected, PROFSVC_REJECT_COUNT);
+	return err ? err : ember_buf_putc(b, '}');
 }

@@ -5,7 +5,9 @@
  * (profsvc_resolve), the scrapers started beside it; stopped after the
  * last request.  Uploads and upstream fetches tell it when a build ID's
  * debug info arrives, so that the stored frames of that build ID are
- * resolved (reresolve.c in profile-store/).
+ * resolved (reresolve.c in profile-store/), in every tenant's store
+ * (tenants.c: a tenant's service is opened by profsvc_open, the root's
+ * by profsvc_new, which adds the tenant table and the scrapers).
  */
 #include "profsvc_internal.h"
 
@@ -47,7 +49,7 @@ static int open_store(struct profsvc *s, const struct profsvc_opts *o)
 	return err;
 }
 
-int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
+int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
 {
 	struct profsvc *s = calloc(1, sizeof(*s));
 	int err;
@@ -57,11 +59,39 @@ int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct pro
 			o->blocks->release(o->blocks->ctx);
 		return -ENOMEM;
 	}
+	s->root = s;
+	pthread_mutex_init(&s->bucket_lock, NULL);
+	pthread_mutex_init(&s->limits_lock, NULL);
 	s->symbols = symbols;
 	s->max_body = o->max_profile_bytes ? o->max_profile_bytes : DEFAULT_MAX_BODY;
 	s->max_age_ns = window_of(EMBER_OPTS_GET(o, max_age_ns, 0), DEFAULT_MAX_AGE);
 	s->max_future_ns = window_of(EMBER_OPTS_GET(o, max_future_ns, 0), DEFAULT_MAX_FUTURE);
 	err = open_store(s, o);
+	if (err) {
+		profsvc_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
+{
+	struct profsvc_limits_table *limits = EMBER_OPTS_GET(o, limits, NULL);
+	struct profsvc_opts ro = *o;
+	struct profsvc *s;
+	int err;
+
+	ro.sz = sizeof(ro);
+	ro.limits = NULL; /* the root's, below */
+	profsvc_limits_store_opts(limits, PROFSVC_TENANT_ANONYMOUS, &ro);
+	err = profsvc_open(symbols, &ro, &s);
+	if (err) {
+		profsvc_limits_table_free(limits);
+		return err;
+	}
+	s->limits = limits;
+	err = profsvc_tenants_init(s, o);
 	if (!err && o->n_scrape)
 		err = profsvc_scrapers_start(s, o, &s->scrapers);
 	if (err) {
@@ -77,7 +107,11 @@ void profsvc_free(struct profsvc *s)
 	if (!s)
 		return;
 	profsvc_scrapers_stop(s->scrapers);
+	profsvc_tenants_free(s->tenants);
 	pstore_free(s->store);
+	profsvc_limits_table_free(s->limits);
+	pthread_mutex_destroy(&s->bucket_lock);
+	pthread_mutex_destroy(&s->limits_lock);
 	free(s);
 }
 
@@ -91,11 +125,23 @@ uint64_t profsvc_max_body(const struct profsvc *s)
 	return s->max_body;
 }
 
-void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
+/* The symbols of build_id arrived, for one tenant's store. */
+static void symbols_arrived(struct profsvc *s, const char *build_id)
 {
 	if (pstore_symbols_arrived(s->store, build_id))
-		pr_warn("profsvc: profile store: cannot note the symbols of '%s'", build_id);
+		pr_warn("profsvc: profile store of tenant '%s': cannot note the symbols of '%s'",
+			s->tenant, build_id);
 	profsvc_file_ids_arrived(s, build_id);
+}
+
+void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
+{
+	struct profsvc *v[PROFSVC_TENANTS_BATCH];
+	size_t cursor = 0, n;
+
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor)))
+		for (size_t i = 0; i < n; i++)
+			symbols_arrived(v[i], build_id);
 }
 
 int64_t profsvc_now_ns(void)

@@ -8,6 +8,11 @@
  *  - the profile store's life (profsvc_new opens it, its log replayed, with
  *    this service as the resolver of its compactions; profsvc_free closes
  *    it) and the --scrape puller beside it (scrape.c);
+ *  - the tenants (X-Scope-OrgID): the service is the tenant "anonymous";
+ *    each other tenant is a service of its own with a store of its own,
+ *    opened at its first request (profsvc_tenant), which every call
+ *    below takes as its s, so one tenant's calls never see another's
+ *    profiles (tenants.c);
  *  - ingest: a body decoded (profsvc_decode), its labels (the Pyroscope
  *    rules: profsvc_pyroscope_labels), symbolized through the
  *    symbolization service (symsvc_symbolize_pprof), the build IDs left
@@ -79,13 +84,26 @@ struct profsvc_opts {
 	 * checked): older than max_age_ns or newer than max_future_ns is
 	 * refused.  0: 1 hour and 10 minutes; negative: no limit. */
 	int64_t max_age_ns, max_future_ns;
+	/* Tenants other than "anonymous" open at once (profsvc_tenant); 0: 64. */
+	size_t max_tenants;
+	/* With blocks (shared storage): the block storage of tenant's store
+	 * (its local directory dir, made), filled into *out, owned by the
+	 * tenant's store from then on (e.g. bucket_profile_blockio under a
+	 * prefix of the tenant's).  NULL: a tenant's blocks in its directory. */
+	int (*tenant_blocks)(void *ctx, const char *tenant, const char *dir,
+			     struct pstore_blockio *out);
+	void *tenant_blocks_ctx;	/* borrowed: it must outlive the service */
+	/* Per-tenant limits (profsvc_limits_parse), taken by profsvc_new
+	 * whatever its result; NULL: none.  A tenant's max_series and
+	 * retention are its store's from its open on. */
+	struct profsvc_limits_table *limits;
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
  * must outlive the service) as its resolver, and start the scrapers.
  * 0 or a negative errno (or -PSTORE_ERR_*), logged with the reason. */
 int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
-/* Stop the scrapers, close the store (NULL-safe). */
+/* Stop the scrapers, close the tenants' stores and the store (NULL-safe). */
 void profsvc_free(struct profsvc *s);
 /* The store (borrowed: valid until profsvc_free). */
 struct pstore *profsvc_store(struct profsvc *s);
@@ -93,10 +111,85 @@ struct pstore *profsvc_store(struct profsvc *s);
 uint64_t profsvc_max_body(const struct profsvc *s);
 /* The debug info of build_id was stored (an upload, a fetch): the stored
  * frames of that build ID, and those named by the file ID of one of its
- * executables (file_ids.c), are resolved at the next compaction. */
+ * executables (file_ids.c), are resolved at the next compaction, in
+ * every tenant's store open. */
 void profsvc_symbols_arrived(struct profsvc *s, const char *build_id);
 /* The wall clock in ns from the epoch: a profile's time, "now" of a query. */
 int64_t profsvc_now_ns(void);
+
+/* ---- tenants (tenants.c) ------------------------------------------------------ */
+
+/* The tenant of everything when tenants are off: the service itself, its
+ * store in o->dir as before tenants were. */
+#define PROFSVC_TENANT_ANONYMOUS "anonymous"
+/* The longest tenant ID (Mimir's rule). */
+#define PROFSVC_TENANT_MAX 150
+/* Whether id may name a tenant: 1 to PROFSVC_TENANT_MAX characters of
+ * [a-zA-Z0-9!-_.*'()], not "." or "..". */
+bool profsvc_tenant_valid(const char *id);
+/* The service of tenant id (s: the service or any tenant's) into *out,
+ * borrowed: valid until profsvc_free of the service.  Anonymous is the
+ * service; another tenant's is opened at its first call, its store in
+ * o->dir/tenants/ID (blocks by o->tenant_blocks on shared storage), with
+ * the service's options.  0; -EINVAL for an id that is not valid;
+ * -EUSERS when o->max_tenants are open and id is none of them; or the
+ * open's error (logged), the next call trying again. */
+int profsvc_tenant(struct profsvc *s, const char *id, struct profsvc **out);
+/* The tenant s serves (static for s's life). */
+const char *profsvc_tenant_id(const struct profsvc *s);
+
+/* ---- per-tenant limits (tenant_limits.c) ---------------------------------------- */
+
+/* The service's own errors (beside the store's and negative errnos). */
+enum profsvc_error {
+	PROFSVC_ERR_RATE = 5300,	/* past the tenant's ingest rate: ask again later */
+};
+/* The kind of an error of the service or the store (pstore_error_kind
+ * for the store's): PROFSVC_ERR_RATE is EMBER_ERRK_CAPACITY. */
+enum ember_errkind profsvc_error_kind(int err);
+/* Message for it (pstore_strerror for the store's). */
+const char *profsvc_strerror(int err);
+
+/* A tenant's limits; 0: none of the tenant's (the server's own apply). */
+struct profsvc_limits {
+	uint64_t ingest_rate;		/* bytes a second taken (a token bucket) */
+	uint64_t ingest_burst;		/* the bucket's size; 0: twice the rate */
+	uint64_t max_profile_bytes;	/* a profile as received */
+	uint64_t max_samples;		/* samples of a profile */
+	uint64_t max_stack_depth;	/* locations of a sample */
+	uint64_t max_labels;		/* labels of a profile's series */
+	uint64_t max_label_name_len, max_label_value_len;
+	uint64_t max_series;		/* the tenant's store's (at its open) */
+	uint64_t max_query_range;	/* seconds a read's range may span */
+	uint64_t max_query_bytes;	/* memory of a read's answer */
+	uint64_t retention;		/* seconds (the tenant's store's, at its open) */
+};
+/* The entry of the limits file naming the limits of every tenant it
+ * does not name itself. */
+#define PROFSVC_LIMITS_DEFAULT "default"
+struct profsvc_limits_table;
+/* The limits file's text[0, len) ("TENANT key=value ..." lines, '#'
+ * comments; docs/cli.md, "--limits") into *out
+ * (profsvc_limits_table_free).  0, or -EINVAL with why saying which line
+ * and what, -ENOMEM. */
+int profsvc_limits_parse(const char *text, size_t len, struct profsvc_limits_table **out,
+			 char *why, size_t why_size);
+void profsvc_limits_table_free(struct profsvc_limits_table *t);
+/* The file at path read (at most 1 MiB) and parsed into *out: 0, or a
+ * negative errno with why set (the file is left as it is). */
+int profsvc_limits_read(const char *path, struct profsvc_limits_table **out, char *why,
+			size_t why_size);
+/* t (taken; NULL: none) the limits of every tenant of the service s
+ * belongs to from now on, in place of the table before. */
+void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t);
+/* The limits of s's tenant now. */
+void profsvc_limits_of(struct profsvc *s, struct profsvc_limits *out);
+/* A write of bytes as received, for s's tenant: taken from its ingest
+ * rate's bucket and counted as ingested, or -PROFSVC_ERR_RATE (counted
+ * as PROFSVC_REJECT_RATE, why set) with *retry_after_s the seconds until
+ * it would fit (0: never, past the burst). */
+int profsvc_ingest_admit(struct profsvc *s, uint64_t bytes, unsigned *retry_after_s,
+			 char *why, size_t why_size);
 
 /* ---- ingest (ingest_pipeline.c) ------------------------------------------------------- */
 
@@ -115,6 +208,8 @@ enum profsvc_reject {
 	PROFSVC_REJECT_OUT_OF_BOUNDS,	/* a time outside the accepted window */
 	PROFSVC_REJECT_UNAVAILABLE,	/* the store could not write it */
 	PROFSVC_REJECT_BUSY,		/* the memory budget taken by other work */
+	PROFSVC_REJECT_TENANT,		/* no, a bad, or one tenant too many */
+	PROFSVC_REJECT_RATE,		/* past the tenant's ingest rate */
 	PROFSVC_REJECT_COUNT
 };
 
@@ -363,5 +458,11 @@ int profsvc_resolve(void *ctx, const struct pstore_mapping *m, const uint64_t *a
 
 /* The profile lines of GET /metrics, appended to b. */
 int profsvc_metrics(struct profsvc *s, struct ember_buf *b);
+/* The usage of s's tenant as JSON into a (initialized here): {"tenant":
+ * ID, "ingested_bytes": N, "ingested_profiles": {ROUTE: N, ..},
+ * "series": N, "profiles": N, "stored_bytes": N, "log_bytes": N,
+ * "rejected": {REASON: N, ..}} (docs/http-api.md, "Tenants").  0 or
+ * -ENOMEM. */
+int profsvc_usage(struct profsvc *s, struct profsvc_answer *a);
 
 #endif /* EMBER_PROFSVC_H */

@@ -3,6 +3,8 @@
  *
  * One concept a file:
  *   profsvc.c            the service: the store's start and stop, the clock
+ *   tenants.c            one service and store a tenant, opened at its first request
+ *   tenant_limits.c      per-tenant limits: the file, the ingest rate, a profile's limits
  *   ingest_pipeline.c    a profile decoded, labelled, symbolized and appended
  *   resolver.c           the symbolization service as the store's resolver
  *   read_request.c       a read's request context: the store's and the resolver's
@@ -17,12 +19,20 @@
 
 #include "profsvc.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 struct profsvc_scrapers;
+struct profsvc_tenants;
 
+/* The service of one tenant: the root (profsvc_new) is the tenant
+ * "anonymous" and holds the others (tenants.c), each a struct profsvc of
+ * its own (profsvc_open) whose root points back to it. */
 struct profsvc {
-	struct pstore *store;
+	struct pstore *store;		/* this tenant's */
+	struct profsvc *root;		/* the service; itself for the root */
+	char tenant[PROFSVC_TENANT_MAX + 1];
+	struct profsvc_tenants *tenants; /* the root's: the other tenants open; else NULL */
 	struct symsvc *symbols;		/* borrowed: the owner's */
 	uint64_t max_body;		/* bytes of a profile as received */
 	int64_t max_age_ns, max_future_ns; /* the window of profile times; -1: none */
@@ -30,7 +40,45 @@ struct profsvc {
 	_Atomic uint64_t ingested[PROFSVC_ROUTE_COUNT];
 	_Atomic uint64_t rejected[PROFSVC_REJECT_COUNT];
 	_Atomic uint64_t samples_resolved, samples_unresolved;
+	_Atomic uint64_t ingested_bytes;	/* as received, admitted (tenant_limits.c) */
+	/* the ingest rate's token bucket (tenant_limits.c) */
+	pthread_mutex_t bucket_lock;
+	double bucket_tokens;
+	uint64_t bucket_ns;		/* its last refill; 0: never used */
+	/* the root's: every tenant's limits (tenant_limits.c) */
+	pthread_mutex_t limits_lock;
+	struct profsvc_limits_table *limits;	/* NULL: none */
 };
+
+/* ---- per-tenant limits (tenant_limits.c) --------------------------------------------- */
+
+/* in's profile within the limits of pr's tenant (its size, samples,
+ * stack depth, labels): 0, or -PSTORE_ERR_TOO_LARGE (bytes, samples) /
+ * -PSTORE_ERR_LIMIT (the rest) with why naming the limit. */
+/* o with the store limits of tenant in t (max_series, retention), when t
+ * gives them. */
+void profsvc_limits_store_opts(const struct profsvc_limits_table *t, const char *tenant,
+			       struct profsvc_opts *o);
+int profsvc_limits_check_profile(struct profsvc *pr, const struct profsvc_in *in, char *why,
+				 size_t why_size);
+
+/* ---- tenants (profsvc.c, tenants.c) ------------------------------------------------- */
+
+/* A service of o's store only (no tenant table, no scrapers): a tenant's,
+ * or the start of the root's.  Errors as profsvc_new's. */
+int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
+/* The root s's tenant table under o's limits (o->max_tenants), a
+ * tenant's store opened as o says for DIR/tenants/TENANT.  0 or -ENOMEM. */
+int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o);
+/* Close every tenant's service (NULL-safe). */
+void profsvc_tenants_free(struct profsvc_tenants *t);
+/* The services open, the root first, from *cursor on (0: the start): at
+ * most max into out (borrowed: valid until profsvc_free of the root),
+ * *cursor moved past them; how many (0: no more).  Pages see each tenant
+ * open throughout once; one opened meanwhile may be left out. */
+#define PROFSVC_TENANTS_BATCH 32
+size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max,
+			    size_t *cursor);
 
 /* ---- mappings named by the eBPF profiler's file ID (file_ids.c) ---------------------- */
 
@@ -69,11 +117,17 @@ int profsvc_resolve_for(void *ctx, const struct pstore_mapping *m, const uint64_
 struct profsvc_read {
 	struct pstore_request store;		/* given with each selection */
 	struct profsvc_resolving resolving;	/* the query-time resolver's */
+	const char *tenant;			/* the service's (static) */
+	uint64_t max_range_s;			/* the tenant's max_query_range; 0 none */
 };
 /* 0 or -ENOMEM; r is ended (profsvc_read_end) whatever the result. */
 int profsvc_read_begin(struct profsvc *s, const struct symsvc_request_opts *ro,
 		       struct profsvc_read *r);
 void profsvc_read_end(struct profsvc_read *r);
+/* sel's range within the tenant's max_query_range (a selection without
+ * an end: up to now): 0, or -PSTORE_ERR_LIMIT with why saying so. */
+int profsvc_read_range(const struct profsvc_read *r, const struct pstore_selection *sel,
+		       char *why, size_t why_size);
 /* sel (may be NULL: everything) with r's request. */
 struct pstore_selection profsvc_read_selection(const struct profsvc_read *r,
 					       const struct pstore_selection *sel);

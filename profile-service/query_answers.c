@@ -159,6 +159,7 @@ int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 	int err = profsvc_read_begin(s, ro, &rd);
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err : merge(s, &rd, sel, &r, why, why_size);
 	profsvc_read_end(&rd);
 	if (err)
@@ -275,6 +276,7 @@ int profsvc_render(struct profsvc *s, const struct symsvc_request_opts *ro,
 	 * startTime is where its first point begins */
 	whole.from_ns -= ((whole.from_ns % SEC_NS) + SEC_NS) % SEC_NS;
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err : render_sides(s, &rd, &whole, &r, &set, why, why_size);
 	profsvc_read_end(&rd);
 	if (err == -E2BIG && !(ro && ro->account && ro->account->err))
@@ -299,6 +301,7 @@ int profsvc_flamegraph(struct profsvc *s, const struct symsvc_request_opts *ro,
 	int err = profsvc_read_begin(s, ro, &rd);
 
 	*out = NULL;
+	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err : merge(s, &rd, sel, &r, why, why_size);
 	profsvc_read_end(&rd);
 	if (err)
@@ -416,6 +419,8 @@ static int diff_answer(struct profsvc *s, const struct symsvc_request_opts *ro,
 	int err = profsvc_read_begin(s, ro, &rd);
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	err = err ? err : profsvc_read_range(&rd, base, why, why_size);
+	err = err ? err : profsvc_read_range(&rd, new_, why, why_size);
 	err = err ? err : diff_parts_new(s, &rd, base, new_, d, &p, why, why_size);
 	profsvc_read_end(&rd);
 	if (p.base && p.new_) {
@@ -480,6 +485,8 @@ int profsvc_flamegraph_diff(struct profsvc *s, const struct symsvc_request_opts 
 	int err = profsvc_read_begin(s, ro, &rd);
 
 	*out = NULL;
+	err = err ? err : profsvc_read_range(&rd, left, why, why_size);
+	err = err ? err : profsvc_read_range(&rd, right, why, why_size);
 	err = err ? err : diff_parts_new(s, &rd, left, right, NULL, &p, why, why_size);
 	profsvc_read_end(&rd);
 	if (!err)

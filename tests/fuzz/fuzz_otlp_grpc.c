@@ -19,8 +19,10 @@ static void quiet(enum ember_log_level l, const char *m, void *c)
 {
 }
 
-static bool auth(void *arg, const char *authorization)
+static bool auth(void *arg, const char *authorization, char *tenant, size_t tenant_size)
 {
+	(void)tenant;
+	(void)tenant_size;
 	return authorization && strcmp(authorization, "Bearer t") == 0;
 }
 

@@ -417,32 +417,33 @@ SEC = 1_000_000_000
 FAST = ["--profile-head-age", "1s", "--profile-refresh", "1s"]
 
 
-def push_profiles(rep, service, n, t0_ns, step_ns=SEC):
-    """n profiles of service at t0, t0 + step...; their total of samples."""
+def push_profiles(rep, service, n, t0_ns, step_ns=SEC, headers=None):
+    """n profiles of service at t0, t0 + step... (with headers besides the
+    token's); their total of samples."""
     total = 0
     for i in range(n):
         stacks = {"main;work;hot": 30 + i, "main;work;cold": 10 + (i % 7), "main;idle": 5}
         total += sum(stacks.values())
         data = cpu_profile(stacks, t0_ns + i * step_ns).encode(gzip=True)
         st, body = rep.request("POST", "/api/v1/profiles?service_name=%s" % service, data,
-                               {"Authorization": "Bearer " + rep.token})
+                               dict({"Authorization": "Bearer " + rep.token}, **(headers or {})))
         check(st == 200, "push to %s: %d %r" % (rep.url, st, body[:200]))
     return total
 
 
-def samples_total(rep, selector="{}"):
+def samples_total(rep, selector="{}", headers=None):
     s, body = rep.request("GET", "/api/v1/query?type=samples&from=0&format=json&query=" +
-                          urllib.parse.quote(selector, safe=""))
+                          urllib.parse.quote(selector, safe=""), headers=headers)
     check(s == 200, "query on %s: %d %r" % (rep.url, s, body[:300]))
     return json.loads(body)["total"]
 
 
-def wait_total(rep, want, selector="{}", timeout=40):
+def wait_total(rep, want, selector="{}", timeout=40, headers=None):
     """Poll rep until its total is want; never above it (a profile counted
     twice) on the way."""
     deadline = time.time() + timeout
     while True:
-        got = samples_total(rep, selector)
+        got = samples_total(rep, selector, headers)
         check(got <= want, "%s counts %d > %d pushed" % (rep.url, got, want))
         if got == want:
             return
@@ -471,6 +472,28 @@ def test_scaleout__profiles_pushed_to_both_are_in_either():
     for rep in (a, b):
         check(rep.metric("ember_profile_store_compaction_errors_total") == 0,
               "compaction errors on " + rep.url)
+
+
+def test_scaleout__tenants_each_under_their_prefix():
+    """With --multitenancy, a tenant's blocks and index go under
+    PREFIX/tenants/TENANT/v1/profiles/, anonymous's where they were: a
+    replica sees a tenant's profiles another pushed, and only that
+    tenant's."""
+    a, b = (Replica(args=FAST + ["--multitenancy"]) for _ in range(2))
+    now = int(time.time()) * SEC
+    t1, t2 = {"X-Scope-OrgID": "t1"}, {"X-Scope-OrgID": "t2"}
+    want1 = push_profiles(a, "svc", 6, now - 1800 * SEC, 60 * SEC, t1)
+    want2 = push_profiles(a, "svc", 4, now - 900 * SEC, 60 * SEC, t2)
+    samples_total(b, headers=t1)  # b opens t1 and t2: their blocks come with the refresh
+    wait_total(b, want1, headers=t1)
+    wait_total(b, want2, headers=t2)
+    check(samples_total(b, headers={"X-Scope-OrgID": "anonymous"}) == 0, "anonymous")
+    deadline = time.time() + 30
+    while not bucket_keys("tenants/t1/v1/profiles/blocks/"):
+        check(time.time() < deadline, "no block of t1 under its prefix")
+        time.sleep(0.2)
+    check(bucket_keys("tenants/t2/v1/profiles/index/"), "no index entry of t2")
+    check(not bucket_keys("v1/profiles/blocks/"), "a tenant's block in anonymous's place")
 
 
 def test_scaleout__racing_compactions_count_once():

@@ -278,12 +278,14 @@ class GrpcServer(Server):
         self.grpc_addr = "127.0.0.1:%d" % self.grpc_port
 
     def export(self, req, token=None, raw=False, compression=None, timeout=30,
-               path=OTLP_GRPC_PATH):
-        """Export req (a message, or bytes with raw) on a new channel:
-        the ExportProfilesServiceResponse, or grpc.RpcError raised."""
+               path=OTLP_GRPC_PATH, metadata=()):
+        """Export req (a message, or bytes with raw) on a new channel, with
+        metadata's pairs besides authorization: the
+        ExportProfilesServiceResponse, or grpc.RpcError raised."""
         grpc = grpc_module()
         svc, _ = otlp_stubs()
         md = () if token is False else (("authorization", "Bearer " + (token or self.token)),)
+        md += tuple(metadata)
         with grpc.insecure_channel(self.grpc_addr) as ch:
             fn = ch.unary_unary(path, request_serializer=(lambda b: b) if raw else
                                 svc.ExportProfilesServiceRequest.SerializeToString,

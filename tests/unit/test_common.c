@@ -801,6 +801,38 @@ static int test_common__clocks_in_their_units(void)
 	return 0;
 }
 
+/* Lines of a configuration file: blanks and '#' comments skipped, leading
+ * blanks cut, each with its number; the first refusal ends the walk. */
+struct seen_lines {
+	char got[256];
+	unsigned stop_at;
+};
+
+static int take_line(void *arg, unsigned no, char *line)
+{
+	struct seen_lines *s = arg;
+	size_t n = strlen(s->got);
+
+	snprintf(s->got + n, sizeof(s->got) - n, "%u:%s|", no, line);
+	return no == s->stop_at ? -EINVAL : 0;
+}
+
+static int test_common__config_lines(void)
+{
+	char text[] = "# head\n\n  a 1\n\t# indented comment\nb  2\r\n \nc";
+	char again[] = "x\ny\nz\n";
+	struct seen_lines s = { .got = "" };
+
+	CHECK(ember_config_line_count(text, strlen(text)) == 7);
+	CHECK(ember_config_line_count("", 0) == 1);
+	CHECK_INT(ember_config_lines(text, take_line, &s), ==, 0);
+	CHECK_STR(s.got, "3:a 1|5:b  2\r|7:c|");
+	s = (struct seen_lines){ .got = "", .stop_at = 2 };
+	CHECK_INT(ember_config_lines(again, take_line, &s), ==, -EINVAL);
+	CHECK_STR(s.got, "1:x|2:y|");
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__opts_size),
 	UNIT_CASE(test_common__fcache_evicts_least_recently_used),
@@ -827,6 +859,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__cursor_bounds_and_range),
 	UNIT_CASE(test_common__clocks_in_their_units),
 	UNIT_CASE(test_common__url_shown_strips_credentials),
+	UNIT_CASE(test_common__config_lines),
 };
 
 UNIT_MAIN_QUIET(cases)

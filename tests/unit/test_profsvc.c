@@ -11,6 +11,7 @@
 #include "profsvc.h"
 #include "symsvc_fixture.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -189,10 +190,244 @@ static int test_profsvc__unknown_build_id_stays_an_address(void)
 	return rm_rf(dir);
 }
 
+/* ---- tenants ---------------------------------------------------------------- */
+
+/* Mimir's rule: 1 to 150 characters of [a-zA-Z0-9!-_.*'()], not "." or "..". */
+static int test_profsvc__tenant_id_rule(void)
+{
+	char longest[PROFSVC_TENANT_MAX + 2];
+
+	memset(longest, 'x', PROFSVC_TENANT_MAX);
+	longest[PROFSVC_TENANT_MAX] = '\0';
+	CHECK(profsvc_tenant_valid("anonymous"));
+	CHECK(profsvc_tenant_valid("team-a_1.prod(eu)*'!"));
+	CHECK(profsvc_tenant_valid("..."));
+	CHECK(profsvc_tenant_valid(longest));
+	longest[PROFSVC_TENANT_MAX] = 'x';
+	longest[PROFSVC_TENANT_MAX + 1] = '\0';
+	CHECK(!profsvc_tenant_valid(longest));
+	CHECK(!profsvc_tenant_valid(NULL));
+	CHECK(!profsvc_tenant_valid(""));
+	CHECK(!profsvc_tenant_valid("."));
+	CHECK(!profsvc_tenant_valid(".."));
+	CHECK(!profsvc_tenant_valid("a/b"));
+	CHECK(!profsvc_tenant_valid("../a"));
+	CHECK(!profsvc_tenant_valid("a b"));
+	CHECK(!profsvc_tenant_valid("a|b"));
+	CHECK(!profsvc_tenant_valid("caf\xc3\xa9"));
+	return 0;
+}
+
+/*
+ * Two tenants and anonymous append the same series: each answers its own
+ * profile only, anonymous is the service itself (its store where it was),
+ * the same ID gives the same service, and a new tenant past max_tenants
+ * is refused while those open are still given.
+ */
+static int test_profsvc__tenants_share_nothing(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
+	struct pstore_label l = { "service_name", "shop" };
+	struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &l, .n_labels = 1,
+					 .time_ns = T0 };
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .max_tenants = 2 };
+	static const uint64_t addr[3] = { 0x1000, 0x2000, 0x3000 }; /* in the mapping */
+	struct profsvc *ps, *t[3], *again;
+	struct ember_buf b[3];
+	struct symsvc *svc;
+	struct store *s;
+	char hex[3][16];
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "anonymous", &t[0]), ==, 0);
+	CHECK(t[0] == ps);
+	CHECK_INT(profsvc_tenant(ps, "a", &t[1]), ==, 0);
+	CHECK_INT(profsvc_tenant(t[1], "b", &t[2]), ==, 0); /* from a tenant's too */
+	CHECK(t[1] != ps && t[2] != ps && t[1] != t[2]);
+	CHECK_STR(profsvc_tenant_id(t[2]), "b");
+	CHECK_INT(profsvc_tenant(ps, "a", &again), ==, 0);
+	CHECK(again == t[1]);
+	CHECK_INT(profsvc_tenant(ps, "c", &again), ==, -EUSERS);
+	CHECK_INT(profsvc_tenant(ps, "../a", &again), ==, -EINVAL);
+	for (int i = 0; i < 3; i++) {
+		struct pprof_profile *p =
+			profile_at_main("00112233445566778899aabbccddeeff00112233", addr[i]);
+
+		CHECK(p);
+		CHECK_INT(pstore_append(profsvc_store(t[i]), p, &ao, NULL, 0), ==, 0);
+		pprof_profile_free(p);
+	}
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(tree_of(t[i], "shop", &b[i]), ==, 0);
+		snprintf(hex[i], sizeof(hex[i]), "+0x%llx", (unsigned long long)addr[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			CHECK(!strstr(b[i].data, hex[j]) == (i != j));
+	for (int i = 0; i < 3; i++)
+		ember_buf_release(&b[i]);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+/* ---- per-tenant limits ------------------------------------------------------- */
+
+/* A file's bad lines refused naming the line and what; a good one read. */
+static int test_profsvc__limits_file_checked(void)
+{
+	static const char *const bad[][2] = {
+		{ "default nope=1\n", "line 1: 'nope' is not key=value" },
+		{ "# c\na ingest_rate=fast\n", "line 2: ingest_rate=fast: want bytes" },
+		{ "a retention=3w\n", "want a duration" },
+		{ "a max_samples=1K\n", "want a number" },
+		{ "../a max_samples=1\n", "'../a' is not a tenant ID" },
+		{ "a max_samples=1\nb\na max_series=2\n", "tenant 'a' named twice" },
+		{ "default\ndefault\n", "line 2: a second 'default'" },
+		{ "a ingest_rate=99999999999999999999\n", "want bytes" },
+		{ "a ingest_rate\n", "not key=value" },
+	};
+	const char *good = "# limits\n\ndefault max_samples=100 retention=30d\n"
+			   "  team-a ingest_rate=4MiB ingest_burst=8M max_samples=0\n";
+	struct profsvc_limits_table *t = NULL;
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		CHECK_INT(profsvc_limits_parse(bad[i][0], strlen(bad[i][0]), &t, why, sizeof(why)),
+			  ==, -EINVAL);
+		CHECK(strstr(why, bad[i][1]));
+	}
+	CHECK_INT(profsvc_limits_parse("a\0b", 3, &t, why, sizeof(why)), ==, -EINVAL);
+	CHECK_INT(profsvc_limits_parse(good, strlen(good), &t, why, sizeof(why)), ==, 0);
+	profsvc_limits_table_free(t);
+	return 0;
+}
+
+/*
+ * A tenant's entry overrides the default's keys it names (0 included:
+ * no limit), the rest are the default's, an unnamed tenant has the
+ * default's, anonymous too; the ingest rate is a token bucket (a write
+ * past it refused with the seconds to wait, one past the burst never
+ * fits); a table set later applies at once.
+ */
+static int test_profsvc__limits_per_tenant_and_rate(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
+	const char *text = "default max_samples=100 retention=30d\n"
+			   "a ingest_rate=1000 ingest_burst=3000 max_samples=0\n";
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
+	struct profsvc_limits_table *t;
+	struct profsvc_limits l;
+	struct profsvc *ps, *a, *b;
+	struct symsvc *svc;
+	struct store *s;
+	unsigned retry;
+	char why[256];
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	CHECK_INT(profsvc_limits_parse(text, strlen(text), &po.limits, why, sizeof(why)), ==, 0);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "a", &a), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "b", &b), ==, 0);
+	profsvc_limits_of(a, &l);
+	CHECK(l.ingest_rate == 1000 && l.ingest_burst == 3000 && l.max_samples == 0);
+	CHECK(l.retention == 30 * 86400);
+	profsvc_limits_of(b, &l);
+	CHECK(l.ingest_rate == 0 && l.max_samples == 100 && l.retention == 30 * 86400);
+	profsvc_limits_of(ps, &l);
+	CHECK(l.max_samples == 100);
+	/* the bucket: 3000 at first, then 1000 a second */
+	CHECK_INT(profsvc_ingest_admit(a, 2500, &retry, why, sizeof(why)), ==, 0);
+	CHECK_INT(profsvc_ingest_admit(a, 2500, &retry, why, sizeof(why)), ==, -PROFSVC_ERR_RATE);
+	CHECK(retry >= 1 && retry <= 3);
+	CHECK(strstr(why, "tenant 'a': past its ingest rate of 1000 bytes a second"));
+	CHECK_INT(profsvc_ingest_admit(a, 3001, &retry, why, sizeof(why)), ==, -PROFSVC_ERR_RATE);
+	CHECK(retry == 0 && strstr(why, "it never fits"));
+	CHECK_INT(profsvc_ingest_admit(b, 1 << 30, &retry, why, sizeof(why)), ==, 0);
+	CHECK(profsvc_error_kind(-PROFSVC_ERR_RATE) == EMBER_ERRK_CAPACITY);
+	/* a new table: a's rate gone */
+	CHECK_INT(profsvc_limits_parse("a max_samples=5\n", 16, &t, why, sizeof(why)), ==, 0);
+	profsvc_limits_set(ps, t);
+	CHECK_INT(profsvc_ingest_admit(a, 1 << 20, &retry, why, sizeof(why)), ==, 0);
+	profsvc_limits_of(a, &l);
+	CHECK(l.max_samples == 5 && l.retention == 0);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+/* Requests for one new tenant at once: one open, one service for all. */
+struct tenant_race {
+	struct profsvc *ps, *got;
+	int err;
+};
+
+static void *ask_tenant(void *arg)
+{
+	struct tenant_race *r = arg;
+
+	r->err = profsvc_tenant(r->ps, "racer", &r->got);
+	return NULL;
+}
+
+/*
+ * Eight threads asking for a new tenant at once get the one service; an
+ * open that fails (the tenant's directory is a file) takes no slot, so
+ * the next new tenant still fits max_tenants, and asking again fails
+ * again rather than answering without a store.
+ */
+static int test_profsvc__tenant_opened_once(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200], f[4400];
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .max_tenants = 2 };
+	struct tenant_race r[8];
+	pthread_t th[8];
+	struct profsvc *ps, *t;
+	struct symsvc *svc;
+	struct store *s;
+	FILE *fp;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	for (int i = 0; i < 8; i++) {
+		r[i] = (struct tenant_race){ .ps = ps };
+		CHECK_INT(pthread_create(&th[i], NULL, ask_tenant, &r[i]), ==, 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_INT(r[i].err, ==, 0);
+		CHECK(r[i].got == r[0].got);
+	}
+	snprintf(f, sizeof(f), "%s/tenants/broken", pdir);
+	fp = fopen(f, "w");
+	CHECK(fp);
+	fclose(fp);
+	CHECK(profsvc_tenant(ps, "broken", &t) < 0);
+	CHECK(profsvc_tenant(ps, "broken", &t) < 0);
+	CHECK_INT(profsvc_tenant(ps, "second", &t), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "third", &t), ==, -EUSERS);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__frame_name_rule),
 	UNIT_CASE(test_profsvc__resolver_names_as_ingest),
 	UNIT_CASE(test_profsvc__unknown_build_id_stays_an_address),
+	UNIT_CASE(test_profsvc__tenant_id_rule),
+	UNIT_CASE(test_profsvc__tenants_share_nothing),
+	UNIT_CASE(test_profsvc__tenant_opened_once),
+	UNIT_CASE(test_profsvc__limits_file_checked),
+	UNIT_CASE(test_profsvc__limits_per_tenant_and_rate),
 };
 
 UNIT_MAIN_QUIET(cases)
