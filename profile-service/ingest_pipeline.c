@@ -381,6 +381,23 @@ static int check_window(const struct profsvc *pr, const struct profsvc_in *in, c
 
 /* ---- the core ---------------------------------------------------------------------- */
 
+/* in's labels those of its tenant's relabel rules (when it has any: ls
+ * holds them until the write is done): 0, PROFSVC_RELABEL_DROP, or the
+ * rules' error (-E2BIG, -ENOMEM: a label past its limit, or none free). */
+static int relabel(struct profsvc *pr, struct profsvc_in *in, struct profsvc_labels *ls,
+		   bool *applied, char *why, size_t why_size)
+{
+	int err = profsvc_rules_relabel(pr, in, ls, applied, why, why_size);
+
+	if (err < 0)
+		return err == -E2BIG ? -PSTORE_ERR_LABEL : err;
+	if (*applied) {
+		in->labels = ls->v;
+		in->n_labels = ls->n;
+	}
+	return err;
+}
+
 /* Why the write's symbolization stopped (its account, check or store). */
 static void symbolize_failed(int err, char *why, size_t size)
 {
@@ -421,14 +438,21 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 					.on_unresolved_arg = &u, .request = in->request };
 	struct unres_bid bids[MAX_UNRESOLVED];
 	struct pstore_append_info info = { 0 };
-	size_t nb = 0;
+	struct profsvc_labels relabeled = { 0 };
+	const struct pstore_label *labels = in->labels;
+	size_t nb = 0, n_labels = in->n_labels;
 	int err;
-	bool late;
+	bool late, applied = false;
 
 	ember_buf_init(&out->body, ANSWER_CAP);
 	out->why[0] = '\0';
 	err = check_window(pr, in, out->why, sizeof(out->why));
 	late = err != 0;
+	err = err ? err : relabel(pr, in, &relabeled, &applied, out->why, sizeof(out->why));
+	if (err == PROFSVC_RELABEL_DROP) { /* the rules drop it: nothing stored */
+		err = answer_json(&out->body, &info, bids, 0);
+		goto done;
+	}
 	err = err ? err : profsvc_limits_check_profile(pr, in, out->why, sizeof(out->why));
 	err = err ? err : ember_hset_init(&u.set);
 	if (!err && in->check_only) {
@@ -466,6 +490,9 @@ done:
 	ember_hset_release(&u.set);
 	pprof_profile_free(in->p);
 	in->p = NULL;
+	in->labels = labels; /* the caller's again */
+	in->n_labels = n_labels;
+	profsvc_labels_release(&relabeled);
 }
 
 void profsvc_count_reject(struct profsvc *s, enum profsvc_reject why)

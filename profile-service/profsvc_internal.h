@@ -5,6 +5,9 @@
  *   profsvc.c            the service: the store's start and stop, the clock
  *   tenants.c            one service and store a tenant, opened at its first request
  *   tenant_limits.c      per-tenant limits: the file, the ingest rate, a profile's limits
+ *   ingest_rules.c       per-tenant ingest rules: the --rules file, applied at ingest
+ *   relabel.c            one relabel rule (Prometheus' semantics) and a profile's label set
+ *   relabel_regex.cc     its regexes: RE2 with capturing groups
  *   ingest_pipeline.c    a profile decoded, labelled, symbolized and appended
  *   resolver.c           the symbolization service as the store's resolver
  *   read_request.c       a read's request context: the store's and the resolver's
@@ -18,6 +21,7 @@
 #define EMBER_PROFSVC_INTERNAL_H
 
 #include "profsvc.h"
+#include "relabel_regex.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -48,6 +52,7 @@ struct profsvc {
 	/* the root's: every tenant's limits (tenant_limits.c) */
 	pthread_mutex_t limits_lock;
 	struct profsvc_limits_table *limits;	/* NULL: none */
+	struct profsvc_rules *rules;		/* --rules, under limits_lock; NULL: none */
 };
 
 /* ---- per-tenant limits (tenant_limits.c) --------------------------------------------- */
@@ -61,6 +66,53 @@ void profsvc_limits_store_opts(const struct profsvc_limits_table *t, const char 
 			       struct profsvc_opts *o);
 int profsvc_limits_check_profile(struct profsvc *pr, const struct profsvc_in *in, char *why,
 				 size_t why_size);
+
+/* ---- ingest rules: relabeling (relabel.c, relabel_regex.cc, ingest_rules.c) ---------- */
+
+/* Its regexes: relabel_regex.h. */
+
+/* A profile's labels while rules edit them: a set by name (a name at
+ * most once; an empty value is no label), each name and value owned. */
+EMBER_VEC_DEF(profsvc_labels, struct pstore_label);
+/* ls (zeroed) a copy of in[0, n): 0 or -ENOMEM (ls released). */
+int profsvc_labels_copy(struct profsvc_labels *ls, const struct pstore_label *in, size_t n);
+void profsvc_labels_release(struct profsvc_labels *ls);
+
+/* One relabel rule (docs/cli.md, "Ingest rules"). */
+struct profsvc_relabel;
+/* One key=value of a rule's line. */
+struct profsvc_rule_kv {
+	const char *key, *value;
+};
+/* The rule of kv[0, n) (action, source_labels, separator, regex,
+ * target_label, replacement; Prometheus' defaults for the rest) into
+ * *out (profsvc_relabel_free): 0, or -EINVAL / -E2BIG with why saying
+ * which key and why, -ENOMEM. */
+int profsvc_relabel_parse(const struct profsvc_rule_kv *kv, size_t n,
+			  struct profsvc_relabel **out, char *why, size_t why_size);
+void profsvc_relabel_free(struct profsvc_relabel *r); /* accepts NULL */
+/* Apply r to ls: 0 (ls edited or not), PROFSVC_RELABEL_DROP when the
+ * rule drops the profile, -ENOMEM, -E2BIG (a value made past
+ * PROFSVC_RELABEL_MAX_VALUE bytes, a set past PROFSVC_RELABEL_MAX_LABELS). */
+#define PROFSVC_RELABEL_DROP 1
+#define PROFSVC_RELABEL_MAX_VALUE 4096
+#define PROFSVC_RELABEL_MAX_LABELS 256
+int profsvc_relabel_apply(const struct profsvc_relabel *r, struct profsvc_labels *ls);
+
+/* Whether t (may be NULL) has rules for tenant (its own, else default's). */
+bool profsvc_rules_for(const struct profsvc_rules *t, const char *tenant);
+/* tenant's rules of t (may be NULL) applied to ls in the file's order:
+ * 0, PROFSVC_RELABEL_DROP (the rules after it not applied), or a
+ * negative errno with why naming the rule's line. */
+int profsvc_rules_apply(const struct profsvc_rules *t, const char *tenant,
+			struct profsvc_labels *ls, char *why, size_t why_size);
+/* The relabel rules of pr's tenant (--rules) applied to in's labels, in
+ * the file's order, into ls (zeroed; profsvc_labels_release it whatever
+ * the result), *applied false when the tenant has none (ls left empty:
+ * in's labels stand).  0, PROFSVC_RELABEL_DROP, or a negative errno with
+ * why naming the rule's line. */
+int profsvc_rules_relabel(struct profsvc *pr, const struct profsvc_in *in,
+			  struct profsvc_labels *ls, bool *applied, char *why, size_t why_size);
 
 /* ---- tenants (profsvc.c, tenants.c) ------------------------------------------------- */
 
