@@ -1,8 +1,9 @@
 /*
  * ingest_rules.c - per-tenant ingest rules (`ember serve --rules FILE`,
- * issue 27): the file's lines ("TENANT relabel key=value ...", cut by
+ * issue 27): the file's lines ("TENANT relabel key=value ...", "TENANT
+ * sample key=value ...", cut by
  * ember_config_lines, a value quoted with ' or " when it holds spaces),
- * each a rule of relabel.c, kept per tenant in the file's order, swapped
+ * each a rule of relabel.c or ingest_sampling.c, kept per tenant in the file's order, swapped
  * in whole on SIGHUP with the limits (a file that does not parse changes
  * nothing), and applied by ingest (ingest_pipeline.c) to a profile's
  * labels before the limits, the store or anything else sees them.  A
@@ -28,7 +29,8 @@
 struct rule_line {
 	char tenant[PROFSVC_TENANT_MAX + 1];
 	unsigned no;			/* its line in the file */
-	struct profsvc_relabel *relabel;
+	struct profsvc_relabel *relabel;	/* one of the two */
+	struct profsvc_sample_rule *sample;
 };
 
 struct profsvc_rules {
@@ -41,8 +43,10 @@ void profsvc_rules_free(struct profsvc_rules *r)
 {
 	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
 		return;
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		profsvc_relabel_free(r->v[i].relabel);
+		profsvc_sample_rule_free(r->v[i].sample);
+	}
 	free(r);
 }
 
@@ -112,10 +116,14 @@ static int parse_line(void *arg, unsigned no, char *line)
 	char why[300];
 	size_t n;
 
-	if (!profsvc_tenant_valid(tenant) || !kind || strcmp(kind, "relabel")) {
+	bool sample = kind && !strcmp(kind, "sample");
+	int err;
+
+	if (!profsvc_tenant_valid(tenant) || !kind || (!sample && strcmp(kind, "relabel"))) {
 		snprintf(p->why, p->why_size, "line %u: %s", no,
-			 !profsvc_tenant_valid(tenant) ? "not a tenant ID first"
-						       : "want 'TENANT relabel key=value ...'");
+			 !profsvc_tenant_valid(tenant)
+				 ? "not a tenant ID first"
+				 : "want 'TENANT relabel key=value ...' or 'TENANT sample ...'");
 		return -EINVAL;
 	}
 	if (p->t->n == RULES_MAX) {
@@ -124,8 +132,8 @@ static int parse_line(void *arg, unsigned no, char *line)
 	}
 	EMBER_FORWARD_IF_ERROR(split_words(save ? save : (char *)"", kv, &n, no, p->why,
 					   p->why_size));
-	int err = profsvc_relabel_parse(kv, n, &l->relabel, why, sizeof(why));
-
+	err = sample ? profsvc_sample_rule_parse(kv, n, &l->sample, why, sizeof(why))
+		     : profsvc_relabel_parse(kv, n, &l->relabel, why, sizeof(why));
 	if (err) {
 		snprintf(p->why, p->why_size, "line %u: %s", no, why);
 		return err;
@@ -263,11 +271,34 @@ int profsvc_rules_apply(const struct profsvc_rules *t, const char *tenant,
 	if (t)
 		tenant_rules(t, tenant, &i, &end);
 	for (; !err && i < end; i++)
-		if ((err = profsvc_relabel_apply(t->v[i].relabel, ls)) < 0)
+		if (t->v[i].relabel && (err = profsvc_relabel_apply(t->v[i].relabel, ls)) < 0)
 			snprintf(why, why_size, "the relabel rule of line %u of the rules file: %s",
 				 t->v[i].no, err == -E2BIG ? "a label or label set past its limit"
 							   : strerror(-err));
 	return err;
+}
+
+bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
+			const struct pstore_label *labels, size_t n, int64_t time_ns)
+{
+	size_t i = 0, end = 0;
+
+	if (t)
+		tenant_rules(t, tenant, &i, &end);
+	for (; i < end; i++)
+		if (t->v[i].sample && profsvc_sample_rule_matches(t->v[i].sample, labels, n))
+			return profsvc_sample_rule_keeps(t->v[i].sample, labels, n, time_ns);
+	return true;
+}
+
+bool profsvc_rules_keep_now(struct profsvc *pr, const struct pstore_label *labels, size_t n,
+			    int64_t time_ns)
+{
+	struct profsvc_rules *t = rules_get(pr);
+	bool keep = profsvc_rules_keep(t, pr->tenant, labels, n, time_ns);
+
+	profsvc_rules_free(t);
+	return keep;
 }
 
 bool profsvc_rules_for(const struct profsvc_rules *t, const char *tenant)

@@ -91,8 +91,7 @@ static void label_remove(struct profsvc_labels *ls, size_t i)
 	ls->v[i] = ls->v[--ls->n];
 }
 
-/* name set to value (both NUL-terminated; "" removes it): 0, -E2BIG, -ENOMEM. */
-static int label_set(struct profsvc_labels *ls, const char *name, const char *value)
+int profsvc_labels_set(struct profsvc_labels *ls, const char *name, const char *value)
 {
 	size_t i = label_find(ls, name);
 	char *v;
@@ -210,7 +209,7 @@ static int apply_replace(const struct profsvc_relabel *r, struct profsvc_labels 
 	err = expand(r->re, r->target, val, g, &target);
 	err = err ? err : expand(r->re, r->replacement, val, g, &value);
 	if (!err && ember_label_name_valid(target.data))
-		err = label_set(ls, target.data, value.data);
+		err = profsvc_labels_set(ls, target.data, value.data);
 	ember_buf_release(&target);
 	ember_buf_release(&value);
 	return err;
@@ -243,7 +242,7 @@ static int apply_labelmap(const struct profsvc_relabel *r, struct profsvc_labels
 			continue;
 		err = expand(r->re, r->replacement, n, g, &name);
 		if (!err && ember_label_name_valid(name.data))
-			err = label_set(ls, name.data, was.v[i].value);
+			err = profsvc_labels_set(ls, name.data, was.v[i].value);
 	}
 	ember_buf_release(&name);
 	profsvc_labels_release(&was);

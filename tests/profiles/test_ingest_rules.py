@@ -5,7 +5,10 @@ semantics: a request ID in a label is dropped at the gateway (one series,
 not one a request, the other tenant's unchanged), a label is made from
 another (replace), a profile is dropped (keep/drop: answered 200, nothing
 stored); a file that does not parse fails the start naming its line, and
-SIGHUP reads it again (a bad file keeps the rules before).
+SIGHUP reads it again (a bad file keeps the rules before).  A sampling
+rule keeps a part of the series whole and the rest as totals: the series
+totals exact, the flame graph of the kept ones only, a second server
+deciding alike.
 Usage: test_ingest_rules.py EMBER FIXTURES_DIR CASE."""
 import json
 import os
@@ -123,6 +126,46 @@ def test_ingest_rules__file_checked_and_reloaded():
     push(srv, None, "service_name=shop&request_id=r3")
     vals = getj(srv, None, "/api/v1/labels/request_id/values?from=0")["values"]
     check(vals == ["r3"], vals)
+
+
+def folded(srv, sel):
+    st, body, _ = srv.request("GET", "/api/v1/query?type=cpu&from=0&format=folded&query=" + q(sel))
+    check(st == 200, "query: HTTP %d %r" % (st, body[:300]))
+    return dict((line.rsplit(" ", 1)[0], int(line.rsplit(" ", 1)[1]))
+                for line in body.decode().splitlines())
+
+
+def test_ingest_rules__sampling_keeps_totals_exact():
+    rf = rules_file("default sample selector='{service_name=\"shop\"}' keep=0.3\n")
+    srv = Server(["--rules", rf])
+    n = 40
+    for i in range(n):  # 40 series, one profile each: about 12 kept whole
+        push(srv, None, "service_name=shop&pod=p%d" % i)
+    push(srv, None, "service_name=other&pod=p0")  # not matched: kept whole
+    u = getj(srv, None, "/api/v1/tenants/anonymous/usage")
+    sampled = u["sampled_out"]
+    check(0 < sampled < n and u["ingested_profiles"]["profiles"] == n + 1, u)
+    # totals exact whatever was sampled: the series line sums every profile
+    check(total(srv, None) == n * ONE, "total %d" % total(srv, None))
+    check(total(srv, None, '{service_name="other"}') == ONE, "other")
+    # the profiles kept whole: those outside __sampled__, the rest totals only
+    kept = folded(srv, '{service_name="shop",__sampled__!="true"}')
+    check(kept == {"main;alpha": (n - sampled) * ONE}, kept)
+    only = getj(srv, None, "/api/v1/query?type=cpu&from=0&format=json&query="
+                + q('{service_name="shop",__sampled__="true"}'))
+    # a flame graph leaves the stack-less samples out: only stacks are drawn
+    check(only["total"] == 0 and only["profiles"] == sampled and only["stacks"] == 0, only)
+    both = getj(srv, None, "/api/v1/query?type=cpu&from=0&format=json&query=" + q(SEL))
+    check(both["total"] == (n - sampled) * ONE, both["tree"])
+    # the series without them: the profiles kept whole only
+    check(total(srv, None, '{service_name="shop",__sampled__!="true"}') == (n - sampled) * ONE,
+          "series without the sampled")
+    # replicas and restarts agree: the same series in the same window, the same decision
+    srv2 = Server(["--rules", rf])
+    for i in range(n):
+        push(srv2, None, "service_name=shop&pod=p%d" % i)
+    check(getj(srv2, None, "/api/v1/tenants/anonymous/usage")["sampled_out"] == sampled,
+          "another server decided otherwise")
 
 
 if __name__ == "__main__":

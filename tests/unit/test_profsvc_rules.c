@@ -3,8 +3,10 @@
  * (ingest_rules.c, relabel.c, relabel_regex.cc): each relabel action
  * against Prometheus' documented semantics (relabel_config; expansion as
  * Go's Regexp.Expand), the rules file's refusals naming their line, and
- * the bounds on a rule's cost.
+ * the bounds on a rule's cost; sampling rules (ingest_sampling.c): the
+ * decision deterministic and near its probability, a profile's totals.
  */
+#include "pprof.h"
 #include "profsvc_internal.h"
 #include "unit.h"
 
@@ -207,7 +209,7 @@ static int test_profsvc__rules_file_refused(void)
 		{ "t relabel regex='a b target_label=c\n", "line 1: regex=: a quote not closed",
 		  -EINVAL },
 		{ "t relabel action=drop action=keep\n", "line 1: 'action' given twice", -EINVAL },
-		{ "t sample keep=0.1\n", "line 1: want 'TENANT relabel", -EINVAL },
+		{ "t sampel keep=0.1\n", "line 1: want 'TENANT relabel", -EINVAL },
 		{ "no/tenant relabel action=drop\n", "line 1: not a tenant ID", -EINVAL },
 	};
 	struct profsvc_rules *t = NULL;
@@ -248,6 +250,132 @@ static int test_profsvc__relabel_value_capped(void)
 	return 0;
 }
 
+/* ---- sampling ------------------------------------------------------------------- */
+
+#define SEC ((int64_t)1000000000)
+#define T0 ((int64_t)1700000040 * SEC) /* the start of a minute */
+
+/* Of 10,000 series the selector matches, how many the rules keep at time t. */
+static size_t kept_of(const struct profsvc_rules *t, int64_t time_ns, const char *service)
+{
+	size_t kept = 0;
+
+	for (int i = 0; i < 10000; i++) {
+		char pod[32];
+		struct pstore_label l[2] = { { "service_name", service }, { "pod", pod } };
+
+		snprintf(pod, sizeof(pod), "pod-%d", i);
+		kept += profsvc_rules_keep(t, "t", l, 2, time_ns);
+	}
+	return kept;
+}
+
+/*
+ * A sampling rule keeps a fraction near its probability of the series
+ * its selector matches (10,000 series: 1,000 +- 150, five standard
+ * deviations), the same ones again for any time of the window and on any
+ * replica (the hash is unkeyed), others in another window; series the
+ * selector does not match are all kept; keep=0 keeps none, keep=1 all;
+ * the order of the labels does not matter.
+ */
+static int test_profsvc__sampling_deterministic_and_near_its_probability(void)
+{
+	const char *text = "t sample selector='{service_name=\"noisy\"}' keep=0.1\n"
+			   "u sample selector='{}' keep=0\n"
+			   "v sample selector='{}' keep=1 window=5m\n";
+	struct profsvc_rules *t;
+	char why[512];
+	size_t k0, same = 0;
+
+	CHECK_INT(profsvc_rules_parse(text, strlen(text), &t, why, sizeof(why)), ==, 0);
+	k0 = kept_of(t, T0, "noisy");
+	CHECK_INT(k0, >=, 850);
+	CHECK_INT(k0, <=, 1150);
+	CHECK_INT(kept_of(t, T0 + 59 * SEC, "noisy"), ==, k0);
+	CHECK_INT(kept_of(t, T0, "quiet"), ==, 10000);
+	for (int i = 0; i < 10000; i++) { /* the next window draws afresh */
+		char pod[32];
+		struct pstore_label l[2] = { { "service_name", "noisy" }, { "pod", pod } },
+				    r[2] = { { "pod", pod }, { "service_name", "noisy" } };
+
+		snprintf(pod, sizeof(pod), "pod-%d", i);
+		CHECK_INT(profsvc_rules_keep(t, "t", l, 2, T0), ==, profsvc_rules_keep(t, "t", r, 2, T0));
+		same += profsvc_rules_keep(t, "t", l, 2, T0) && profsvc_rules_keep(t, "t", l, 2, T0 + 60 * SEC);
+	}
+	CHECK_INT(same, <, 300); /* about 100 kept in both */
+	{
+		struct pstore_label l[1] = { { "service_name", "x" } };
+
+		CHECK(!profsvc_rules_keep(t, "u", l, 1, T0));
+		CHECK(profsvc_rules_keep(t, "v", l, 1, T0));
+	}
+	profsvc_rules_free(t);
+	return 0;
+}
+
+/* A sampling rule's keys checked at load, naming the line. */
+static int test_profsvc__sampling_rule_refused(void)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "t sample selector='{}' keep=1.5\n", "line 1: keep=1.5: want a probability" },
+		{ "t sample selector='{a=}' keep=0.5\n", "line 1: selector={a=}: " },
+		{ "t sample selector='{}'\n", "line 1: a sample rule needs selector= and keep=" },
+		{ "t sample selector='{}' keep=0.5 window=0\n", "line 1: window=0: want" },
+		{ "t sample selector='{}' keep=0.5 every=2\n", "line 1: 'every' is not a key" },
+	};
+	struct profsvc_rules *t;
+	char why[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_INT(profsvc_rules_parse(bad[i].text, strlen(bad[i].text), &t, why, sizeof(why)),
+			  ==, -EINVAL);
+		if (strncmp(why, bad[i].why, strlen(bad[i].why))) {
+			fprintf(stderr, "case %zu: '%s'\n", i, why);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A profile's totals only: its types, period and times, one sample without
+ * a stack holding each type's sum. */
+static int test_profsvc__totals_only(void)
+{
+	struct pprof_profile *p = pprof_profile_new(), *q = NULL;
+	const pprof_message_t *m;
+	uint64_t map, loc[2];
+	int64_t v[3][2] = { { 1, 10 }, { 2, 20 }, { 4, 40 } };
+
+	CHECK(p);
+	CHECK_INT(pprof_add_sample_type(p, "samples", "count"), ==, 0);
+	CHECK_INT(pprof_add_sample_type(p, "cpu", "nanoseconds"), ==, 0);
+	CHECK_INT(pprof_set_period(p, "cpu", "nanoseconds", 10), ==, 0);
+	CHECK_INT(pprof_add_mapping(p, &(struct pprof_mapping_desc){ 0x1000, 0x2000, 0, "a", NULL },
+				    &map), ==, 0);
+	CHECK_INT(pprof_add_location(p, map, 0x1100, &loc[0]), ==, 0);
+	CHECK_INT(pprof_add_location(p, map, 0x1200, &loc[1]), ==, 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(pprof_add_sample(p, loc, (size_t)(i % 2 + 1), v[i], 2), ==, 0);
+	pprof_set_time(p, 1700000000 * SEC, 10 * SEC);
+	CHECK_INT(profsvc_totals_only(p, &q), ==, 0);
+	m = pprof_message(q);
+	CHECK_INT(m->n_sample, ==, 1);
+	CHECK_INT(m->sample[0]->n_location_id, ==, 0);
+	CHECK_INT(m->sample[0]->n_value, ==, 2);
+	CHECK_INT(m->sample[0]->value[0], ==, 7);
+	CHECK_INT(m->sample[0]->value[1], ==, 70);
+	CHECK_INT(m->n_sample_type, ==, 2);
+	CHECK_STR(pprof_string(q, m->sample_type[1]->type), "cpu");
+	CHECK_INT(m->period, ==, 10);
+	CHECK_INT(m->time_nanos, ==, 1700000000 * SEC);
+	CHECK_INT(m->duration_nanos, ==, 10 * SEC);
+	pprof_profile_free(p);
+	pprof_profile_free(q);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__relabel_replace),
 	UNIT_CASE(test_profsvc__relabel_keep_drop),
@@ -255,6 +383,9 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__rules_per_tenant),
 	UNIT_CASE(test_profsvc__rules_file_refused),
 	UNIT_CASE(test_profsvc__relabel_value_capped),
+	UNIT_CASE(test_profsvc__sampling_deterministic_and_near_its_probability),
+	UNIT_CASE(test_profsvc__sampling_rule_refused),
+	UNIT_CASE(test_profsvc__totals_only),
 };
 
 UNIT_MAIN_QUIET(cases)
