@@ -12,10 +12,8 @@ deciding alike.
 Usage: test_ingest_rules.py EMBER FIXTURES_DIR CASE."""
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,16 +56,6 @@ def total(srv, tenant, sel=SEL):
     series = getj(srv, tenant, "/api/v1/series?type=cpu&from=%d&query=%s"
                   % (T0 // SEC - 60, q(sel)))["series"]
     return sum(v for s in series for v in s["values"])
-
-
-def reloaded(srv, want):
-    """SIGHUP, then wait for the log line saying want."""
-    before = srv.stderr().count(want)
-    srv.proc.send_signal(signal.SIGHUP)
-    deadline = time.time() + 20
-    while srv.stderr().count(want) == before:
-        check(time.time() < deadline, "no %r after SIGHUP: %r" % (want, srv.stderr()[-500:]))
-        time.sleep(0.05)
 
 
 def test_ingest_rules__request_id_dropped_one_series():
@@ -116,13 +104,13 @@ def test_ingest_rules__file_checked_and_reloaded():
     push(srv, None, "service_name=shop&request_id=r1")
     # SIGHUP with a bad file: the rules before are kept, the log says why
     rules_file("default relabel action=replace\n")
-    reloaded(srv, "the rules before are kept")
+    srv.reloaded("the rules before are kept")
     check("line 1: action=replace needs target_label" in srv.stderr(), srv.stderr()[-500:])
     push(srv, None, "service_name=shop&request_id=r2")
     check("request_id" not in getj(srv, None, "/api/v1/labels?from=0")["names"], "kept")
     # SIGHUP with a good file: request IDs are kept from now on
     rules_file("# none\n")
-    reloaded(srv, "rules file '%s' read again" % rf)
+    srv.reloaded("rules file '%s' read again" % rf)
     push(srv, None, "service_name=shop&request_id=r3")
     vals = getj(srv, None, "/api/v1/labels/request_id/values?from=0")["values"]
     check(vals == ["r3"], vals)

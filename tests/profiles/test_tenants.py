@@ -12,10 +12,8 @@ the header is not read.
 Usage: test_tenants.py EMBER FIXTURES_DIR CASE."""
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -272,16 +270,6 @@ def limits_file(text):
     return path
 
 
-def reloaded(srv, want):
-    """SIGHUP, then wait for the log line saying want."""
-    before = srv.stderr().count(want)
-    srv.proc.send_signal(signal.SIGHUP)
-    deadline = time.time() + 20
-    while srv.stderr().count(want) == before:
-        check(time.time() < deadline, "no %r after SIGHUP: %r" % (want, srv.stderr()[-500:]))
-        time.sleep(0.05)
-
-
 def test_tenants__limits_rate_and_profile():
     one = cpu_profile({"main;alpha": 5}, T0).encode()
     lf = limits_file("# per-tenant limits\ndefault max_stack_depth=2\n"
@@ -305,13 +293,13 @@ def test_tenants__limits_rate_and_profile():
     check(srv.metric("ember_profiles_rejected_total", '{reason="rate"}') == 1, "rate metric")
     # SIGHUP with a bad file: the limits before are kept, the log says why
     limits_file("a ingest_rate=fast\n")
-    reloaded(srv, "the limits before are kept")
+    srv.reloaded("the limits before are kept")
     check("ingest_rate=fast: want bytes" in srv.stderr(), srv.stderr()[-500:])
     st, _, _ = srv.push(one, LABELS["a"], headers=hdr("a"))
     check(st == 429, "after a bad reload: HTTP %d" % st)
     # SIGHUP with a good file: a has no rate now, the depth limit is gone
     limits_file("default max_samples=1000\n")
-    reloaded(srv, "read again")
+    srv.reloaded("read again")
     for _ in range(10):
         push(srv, "a", STACKS["a"], LABELS["a"])
     push(srv, "c", {"main;work;deep": 1}, LABELS["a"])
