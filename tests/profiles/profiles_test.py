@@ -37,6 +37,15 @@ def q(selector):
 # ---- the server ----------------------------------------------------------------
 
 
+def config_file(name, text):
+    """TMP/name holding text, replaced whole (a reload never reads half of it)."""
+    path = os.path.join(TMP, name)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+    return path
+
+
 class Server(ember_test.Server):
     def __init__(self, args=(), data=None):
         super().__init__(EMBER, TMP, args, data, log="server.%d.log" % len(ember_test.SERVERS))

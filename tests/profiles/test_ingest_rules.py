@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from ember_test import check, cpu_profile  # noqa: E402
-from profiles_test import EMBER, NOW_S, SEC, TMP, Server, q, run_case  # noqa: E402
+from profiles_test import EMBER, NOW_S, SEC, TMP, Server, config_file, q, run_case  # noqa: E402
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
 SEL = '{service_name="shop"}'
@@ -32,11 +32,7 @@ def hdr(tenant):
 
 
 def rules_file(text):
-    path = os.path.join(TMP, "rules")
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.rename(path + ".tmp", path)
-    return path
+    return config_file("rules", text)
 
 
 def push(srv, tenant, labels, stacks=None, want=200):

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from ember_test import check, cpu_profile  # noqa: E402
 from profiles_test import (EMBER, NOW_S, SEC, TMP, GrpcServer, OtlpRequest, Server,  # noqa: E402
-                           otlp_post, otlp_stubs, q, run_case)
+                           config_file, otlp_post, otlp_stubs, q, run_case)
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
@@ -263,11 +263,7 @@ def test_tenants__tokens_file_checked_at_start():
 
 
 def limits_file(text):
-    path = os.path.join(TMP, "limits")
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.rename(path + ".tmp", path)
-    return path
+    return config_file("limits", text)
 
 
 def test_tenants__limits_rate_and_profile():
