@@ -3,6 +3,8 @@
  * /api/v1/profiles, Pyroscope's /ingest, OTLP's /v1development/profiles,
  * the scraper): a body decoded (Content-Encoding undone, then
  * raw/gzip/zstd; an OTLP request into its profiles), Pyroscope's label rules,
+ * the tenant's ingest rules (--rules: relabeling, then limits, then
+ * sampling; ingest_rules.c),
  * the profile symbolized in-process by the symbolization service
  * (symsvc_symbolize_pprof, as POST /api/v1/symbolize/pprof does, under
  * the write's limits: its memory account, its check, its cap on upstream
@@ -412,10 +414,11 @@ static int relabel(struct profsvc *pr, struct profsvc_in *in, struct profsvc_lab
 static int sample(struct profsvc *pr, struct profsvc_in *in, struct profsvc_labels *ls,
 		  bool *relabeled)
 {
+	int64_t t = profile_time(in, profsvc_now_ns());
 	struct pprof_profile *q;
 	int err = 0;
 
-	if (profsvc_rules_keep_now(pr, in->labels, in->n_labels, profile_time(in, profsvc_now_ns())))
+	if (profsvc_rules_keep_now(pr, in->labels, in->n_labels, t))
 		return 0;
 	if (!*relabeled)
 		err = profsvc_labels_copy(ls, in->labels, in->n_labels);

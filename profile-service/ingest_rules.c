@@ -112,7 +112,8 @@ static int parse_line(void *arg, unsigned no, char *line)
 	struct rules_parse *p = arg;
 	struct rule_line *l = &p->t->v[p->t->n];
 	struct profsvc_rule_kv kv[MAX_WORDS];
-	char *save, *tenant = strtok_r(line, " \t\r", &save), *kind = strtok_r(NULL, " \t\r", &save);
+	char *save, *tenant = strtok_r(line, " \t\r", &save);
+	char *kind = strtok_r(NULL, " \t\r", &save);
 	char why[300];
 	size_t n;
 

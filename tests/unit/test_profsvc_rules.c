@@ -227,7 +227,8 @@ static int test_profsvc__rules_file_refused(void)
 	}
 	ember_buf_init(&many, 1 << 20);
 	for (int i = 0; i < 65; i++)
-		CHECK_INT(ember_buf_appendf(&many, "t relabel action=labeldrop regex=a%d\n", i), ==, 0);
+		CHECK_INT(ember_buf_appendf(&many, "t relabel action=labeldrop regex=a%d\n", i), ==,
+			  0);
 	CHECK_INT(profsvc_rules_parse(many.data, many.len, &t, why, sizeof(why)), ==, -E2BIG);
 	CHECK(strstr(why, "line 65: tenant 't' has more than 64 rules") != NULL);
 	ember_buf_release(&many);
@@ -299,8 +300,10 @@ static int test_profsvc__sampling_deterministic_and_near_its_probability(void)
 				    r[2] = { { "pod", pod }, { "service_name", "noisy" } };
 
 		snprintf(pod, sizeof(pod), "pod-%d", i);
-		CHECK_INT(profsvc_rules_keep(t, "t", l, 2, T0), ==, profsvc_rules_keep(t, "t", r, 2, T0));
-		same += profsvc_rules_keep(t, "t", l, 2, T0) && profsvc_rules_keep(t, "t", l, 2, T0 + 60 * SEC);
+		bool now = profsvc_rules_keep(t, "t", l, 2, T0);
+
+		CHECK_INT(now, ==, profsvc_rules_keep(t, "t", r, 2, T0));
+		same += now && profsvc_rules_keep(t, "t", l, 2, T0 + 60 * SEC);
 	}
 	CHECK_INT(same, <, 300); /* about 100 kept in both */
 	{
@@ -329,8 +332,9 @@ static int test_profsvc__sampling_rule_refused(void)
 	char why[512];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHECK_INT(profsvc_rules_parse(bad[i].text, strlen(bad[i].text), &t, why, sizeof(why)),
-			  ==, -EINVAL);
+		size_t len = strlen(bad[i].text);
+
+		CHECK_INT(profsvc_rules_parse(bad[i].text, len, &t, why, sizeof(why)), ==, -EINVAL);
 		if (strncmp(why, bad[i].why, strlen(bad[i].why))) {
 			fprintf(stderr, "case %zu: '%s'\n", i, why);
 			return 1;
