@@ -54,6 +54,10 @@ struct api_profile_opts {
 	 * start (a bad file fails it) and again by api_server_reload_limits;
 	 * NULL: none. */
 	const char *limits_file;
+	/* --rules: per-tenant ingest rules (profsvc_rules_parse), read at
+	 * the start (a bad file fails it) and again by
+	 * api_server_reload_rules; NULL: none. */
+	const char *rules_file;
 	/* The profile service behind them (profsvc.h): the store's place,
 	 * retention and limits, the --scrape targets, shared block storage
 	 * (its context owned by the server from api_server_start on,
@@ -132,6 +136,8 @@ void api_server_stop(struct api_server *srv);
  * now on; a file that cannot be read or parsed changes nothing.  Either
  * way logged.  0 (also without --limits), or the read's error. */
 int api_server_reload_limits(struct api_server *srv);
+/* The same for the --rules file: its rules every tenant's from now on. */
+int api_server_reload_rules(struct api_server *srv);
 
 struct otlp_grpc_sink;
 int api_server_otlp_sink(struct api_server *srv, struct otlp_grpc_sink *out);

@@ -31,6 +31,7 @@ struct api_profiles {
 	uint64_t max_body;		/* bytes of a profile as received */
 	bool multitenancy;		/* X-Scope-OrgID names each request's tenant */
 	char *limits_file;		/* --limits (owned); NULL: none */
+	char *rules_file;		/* --rules (owned); NULL: none */
 };
 
 /* ---- the tenant (profile_tenant.c) ------------------------------------------- */

@@ -158,6 +158,44 @@ int api_server_reload_limits(struct api_server *srv)
 	return 0;
 }
 
+/* --rules read into so->rules, as limits_setup. */
+static int rules_setup(struct api_profiles *pr, const struct api_profile_opts *o,
+		       struct profsvc_opts *so)
+{
+	const char *path = EMBER_OPTS_GET(o, rules_file, NULL);
+	char why[512];
+	int err;
+
+	if (!path)
+		return 0;
+	pr->rules_file = strdup(path);
+	if (!pr->rules_file)
+		return -ENOMEM;
+	err = profsvc_rules_read(path, &so->rules, why, sizeof(why));
+	if (err)
+		pr_err("api: rules file '%s': %s", path, why);
+	return err;
+}
+
+int api_server_reload_rules(struct api_server *srv)
+{
+	struct api_profiles *pr = srv->profiles;
+	struct profsvc_rules *r;
+	char why[512];
+	int err;
+
+	if (!pr || !pr->rules_file)
+		return 0;
+	err = profsvc_rules_read(pr->rules_file, &r, why, sizeof(why));
+	if (err) {
+		pr_err("api: rules file '%s': %s: the rules before are kept", pr->rules_file, why);
+		return err;
+	}
+	profsvc_rules_set(pr->svc, r);
+	pr_info("api: rules file '%s' read again: its rules apply from now on", pr->rules_file);
+	return 0;
+}
+
 /* What the routes keep of o before the service starts: the ingest
  * token, --multitenancy, --tokens.  0, -EINVAL or the tokens' error. */
 static int routes_setup(struct api_profiles *pr, const struct api_profile_opts *o)
@@ -179,6 +217,7 @@ static void profiles_free(struct api_profiles *pr)
 	profsvc_free(pr->svc);
 	api_tenant_tokens_free(pr->tokens);
 	free(pr->limits_file);
+	free(pr->rules_file);
 	free(pr);
 }
 
@@ -195,7 +234,10 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 	err = !pr ? -ENOMEM : routes_setup(pr, o);
 	scrape_limits(srv, &o->service, &so);
 	err = err ? err : limits_setup(pr, o, &so);
+	err = err ? err : rules_setup(pr, o, &so);
 	if (err) {
+		profsvc_limits_table_free(so.limits); /* the service would have taken them */
+		profsvc_rules_free(so.rules);
 		if (blocks && blocks->release) /* the service would have owned them */
 			blocks->release(blocks->ctx);
 		profiles_free(pr);

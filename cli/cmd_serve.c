@@ -62,6 +62,7 @@ struct serve_opts {
 	unsigned long long max_tenants;
 	const char *tokens_file;
 	const char *limits_file;
+	const char *rules_file;
 	/* the bucket (issue 18) */
 	const char *storage;
 	const char *s3_endpoint;
@@ -127,6 +128,8 @@ static void serve_usage(FILE *f)
 	      "                          token writing its tenant's profiles only\n"
 	      "  --limits FILE           per-tenant limits, 'TENANT key=value ...' lines\n"
 	      "                          ('default' for the rest); read again on SIGHUP\n"
+	      "  --rules FILE            per-tenant ingest rules, 'TENANT relabel\n"
+	      "                          key=value ...' lines; read again on SIGHUP\n"
 	      "  --otlp-grpc-listen ADDR:PORT\n"
 	      "                          serve OTLP/gRPC profiles (ProfilesService/Export,\n"
 	      "                          cleartext HTTP/2) there too (default: off)\n"
@@ -283,6 +286,8 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->tokens_file = val;
 	else if (strcmp(opt, "--limits") == 0)
 		o->limits_file = val;
+	else if (strcmp(opt, "--rules") == 0)
+		o->rules_file = val;
 	else if (strcmp(opt, "--profile-head-age") == 0 && !parse_seconds(val, &o->head_age_s, 1))
 		;
 	else if (strcmp(opt, "--max-profile-age") == 0 && !parse_seconds(val, &t, 0))
@@ -449,25 +454,27 @@ static int size_connections(struct serve_opts *o)
 }
 
 /* The signals the main thread waits for: SIGINT, SIGTERM, and with
- * --limits SIGHUP (else its default, the end, as before). */
+ * --limits or --rules SIGHUP (else its default, the end, as before). */
 static void serve_signals(const struct serve_opts *o, sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
-	if (o->limits_file)
+	if (o->limits_file || o->rules_file)
 		sigaddset(set, SIGHUP);
 }
 
-/* Until SIGINT or SIGTERM; each SIGHUP reads --limits again. */
+/* Until SIGINT or SIGTERM; each SIGHUP reads --limits and --rules again. */
 static void wait_for_signal(const struct serve_opts *o, struct api_server *srv)
 {
 	sigset_t set;
 	int sig;
 
 	serve_signals(o, &set);
-	while (!sigwait(&set, &sig) && sig == SIGHUP)
+	while (!sigwait(&set, &sig) && sig == SIGHUP) {
 		api_server_reload_limits(srv); /* logged either way */
+		api_server_reload_rules(srv);
+	}
 }
 
 static void block_signals(const struct serve_opts *o)
@@ -548,7 +555,7 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 
 	*po = (struct api_profile_opts){
 		.sz = sizeof(*po), .multitenancy = o->multitenancy, .tokens_file = o->tokens_file,
-		.limits_file = o->limits_file,
+		.limits_file = o->limits_file, .rules_file = o->rules_file,
 		.service = { .sz = sizeof(po->service), .dir = dir,
 			     .retention_ns = o->retention_s * 1000000000LL,
 			     .max_profile_bytes = o->max_profile_mb << 20,

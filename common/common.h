@@ -727,6 +727,12 @@ size_t ember_config_line_count(const char *text, size_t len);
  * its number (1 the first): fn(arg, no, line), stopping at fn's first
  * non-zero return, which is returned; else 0. */
 int ember_config_lines(char *text, int (*fn)(void *arg, unsigned no, char *line), void *arg);
+/* The file at path read whole into *text (caller frees; NUL-terminated)
+ * and *len, which is max + 1 when the file holds more than max bytes (the
+ * caller refuses it); 0, or a negative errno with why saying
+ * "cannot read 'PATH': REASON". */
+int ember_config_read(const char *path, size_t max, char **text, size_t *len, char *why,
+		      size_t why_size);
 
 /* ---- memory budgets (mem_budget.c) ---------------------------------------- */
 

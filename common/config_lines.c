@@ -1,11 +1,14 @@
 /*
  * config_lines.c - the lines of a small configuration file of Ember's
- * own (`ember serve --tokens`, `--limits`): one entry a line, blank lines
+ * own (`ember serve --tokens`, `--limits`, `--rules`): one entry a line, blank lines
  * and '#' comments skipped, each entry passed on with its line number so
  * that a refusal can name it.
  */
 #include "common.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 size_t ember_config_line_count(const char *text, size_t len)
@@ -30,5 +33,32 @@ int ember_config_lines(char *text, int (*fn)(void *arg, unsigned no, char *line)
 		if (*line && *line != '#')
 			EMBER_FORWARD_IF_ERROR(fn(arg, no, line));
 	}
+	return 0;
+}
+
+int ember_config_read(const char *path, size_t max, char **text, size_t *len, char *why,
+		      size_t why_size)
+{
+	FILE *f = fopen(path, "re");
+	char *t = malloc(max + 2);
+	size_t n = 0;
+	int err = 0;
+
+	if (!f || !t) {
+		err = !f ? -errno : -ENOMEM;
+	} else {
+		n = fread(t, 1, max + 1, f);
+		err = ferror(f) ? -EIO : 0;
+	}
+	if (f)
+		fclose(f);
+	if (err) {
+		snprintf(why, why_size, "cannot read '%s': %s", path, strerror(-err));
+		free(t);
+		return err;
+	}
+	t[n] = '\0';
+	*text = t;
+	*len = n;
 	return 0;
 }

@@ -3,6 +3,8 @@
  * /api/v1/profiles, Pyroscope's /ingest, OTLP's /v1development/profiles,
  * the scraper): a body decoded (Content-Encoding undone, then
  * raw/gzip/zstd; an OTLP request into its profiles), Pyroscope's label rules,
+ * the tenant's ingest rules (--rules: relabeling, then limits, then
+ * sampling; ingest_rules.c),
  * the profile symbolized in-process by the symbolization service
  * (symsvc_symbolize_pprof, as POST /api/v1/symbolize/pprof does, under
  * the write's limits: its memory account, its check, its cap on upstream
@@ -354,14 +356,21 @@ static enum profsvc_reject reject_of(int err)
 
 /* ---- the window of times --------------------------------------------------------- */
 
-/* 0, or -PSTORE_ERR_LIMIT with why set when in's time (the profile's,
- * else the caller's) is outside the service's window around now. */
+/* in's time: the profile's, else the caller's, else now. */
+static int64_t profile_time(const struct profsvc_in *in, int64_t now)
+{
+	int64_t t = pprof_message(in->p)->time_nanos;
+
+	return t ? t : in->time_ns ? in->time_ns : now;
+}
+
+/* 0, or -PSTORE_ERR_LIMIT with why set when in's time is outside the
+ * service's window around now. */
 static int check_window(const struct profsvc *pr, const struct profsvc_in *in, char *why,
 			size_t why_size)
 {
-	int64_t now = profsvc_now_ns(), t = pprof_message(in->p)->time_nanos;
+	int64_t now = profsvc_now_ns(), t = profile_time(in, now);
 
-	t = t ? t : in->time_ns ? in->time_ns : now;
 	if (pr->max_age_ns >= 0 && t < now - pr->max_age_ns) {
 		snprintf(why, why_size,
 			 "profile time out of bounds: %lld s in the past, older than the limit "
@@ -380,6 +389,53 @@ static int check_window(const struct profsvc *pr, const struct profsvc_in *in, c
 }
 
 /* ---- the core ---------------------------------------------------------------------- */
+
+/* in's labels those of its tenant's relabel rules (when it has any: ls
+ * holds them until the write is done): 0, PROFSVC_RELABEL_DROP, or the
+ * rules' error (-E2BIG, -ENOMEM: a label past its limit, or none free). */
+static int relabel(struct profsvc *pr, struct profsvc_in *in, struct profsvc_labels *ls,
+		   bool *applied, char *why, size_t why_size)
+{
+	int err = profsvc_rules_relabel(pr, in, ls, applied, why, why_size);
+
+	if (err < 0)
+		return err == -E2BIG ? -PSTORE_ERR_LABEL : err;
+	if (*applied) {
+		in->labels = ls->v;
+		in->n_labels = ls->n;
+	}
+	return err;
+}
+
+/* in kept whole, or, when its tenant's sampling rules do not keep it,
+ * made its totals only (profsvc_totals_only) in the series labelled
+ * besides __sampled__="true" (ls holds them; *relabeled then true), not
+ * logged as received.  0, or -ENOMEM / -PSTORE_ERR_LABEL (a label too many). */
+static int sample(struct profsvc *pr, struct profsvc_in *in, struct profsvc_labels *ls,
+		  bool *relabeled)
+{
+	int64_t t = profile_time(in, profsvc_now_ns());
+	struct pprof_profile *q;
+	int err = 0;
+
+	if (profsvc_rules_keep_now(pr, in->labels, in->n_labels, t))
+		return 0;
+	if (!*relabeled)
+		err = profsvc_labels_copy(ls, in->labels, in->n_labels);
+	*relabeled = true;
+	err = err ? err : profsvc_labels_set(ls, PROFSVC_SAMPLED_LABEL, "true");
+	err = err ? err : profsvc_totals_only(in->p, &q);
+	if (err)
+		return err == -E2BIG ? -PSTORE_ERR_LABEL : err;
+	pprof_profile_free(in->p);
+	in->p = q;
+	in->body = NULL; /* the profile logged is the totals, not the body */
+	in->body_len = 0;
+	in->labels = ls->v;
+	in->n_labels = ls->n;
+	atomic_fetch_add(&pr->sampled_out, 1);
+	return 0;
+}
 
 /* Why the write's symbolization stopped (its account, check or store). */
 static void symbolize_failed(int err, char *why, size_t size)
@@ -421,14 +477,23 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 					.on_unresolved_arg = &u, .request = in->request };
 	struct unres_bid bids[MAX_UNRESOLVED];
 	struct pstore_append_info info = { 0 };
-	size_t nb = 0;
+	struct profsvc_labels relabeled = { 0 };
+	const struct pstore_label *labels = in->labels;
+	const void *body = in->body;
+	size_t nb = 0, n_labels = in->n_labels, body_len = in->body_len;
 	int err;
-	bool late;
+	bool late, applied = false, dropped = false;
 
 	ember_buf_init(&out->body, ANSWER_CAP);
 	out->why[0] = '\0';
 	err = check_window(pr, in, out->why, sizeof(out->why));
 	late = err != 0;
+	err = err ? err : relabel(pr, in, &relabeled, &applied, out->why, sizeof(out->why));
+	if (err == PROFSVC_RELABEL_DROP) { /* the rules drop it: nothing stored */
+		dropped = true;
+		err = answer_json(&out->body, &info, bids, 0);
+		goto done;
+	}
 	err = err ? err : profsvc_limits_check_profile(pr, in, out->why, sizeof(out->why));
 	err = err ? err : ember_hset_init(&u.set);
 	if (!err && in->check_only) {
@@ -439,6 +504,9 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 		err = err ? err : answer_json(&out->body, &info, bids, 0);
 		goto done;
 	}
+	if (!err && (err = sample(pr, in, &relabeled, &applied)))
+		snprintf(out->why, sizeof(out->why), "cannot keep the profile's totals: %s",
+			 pstore_strerror(err));
 	if (!err) {
 		err = symsvc_symbolize_pprof(pr->symbols, in->p, &so, &st);
 		if (err)
@@ -457,6 +525,8 @@ done:
 		if (!out->why[0])
 			snprintf(out->why, sizeof(out->why), "%s", pstore_strerror(err));
 		atomic_fetch_add(&pr->rejected[out->reject], 1);
+	} else if (dropped && !in->check_only) {
+		atomic_fetch_add(&pr->dropped_by_rules, 1);
 	} else if (!in->check_only) {
 		atomic_fetch_add(&pr->ingested[in->route], 1);
 		atomic_fetch_add(&pr->samples_resolved, info.resolved);
@@ -466,6 +536,11 @@ done:
 	ember_hset_release(&u.set);
 	pprof_profile_free(in->p);
 	in->p = NULL;
+	in->labels = labels; /* the caller's again */
+	in->n_labels = n_labels;
+	in->body = body;
+	in->body_len = body_len;
+	profsvc_labels_release(&relabeled);
 }
 
 void profsvc_count_reject(struct profsvc *s, enum profsvc_reject why)

@@ -182,5 +182,8 @@ int profsvc_usage(struct profsvc *s, struct profsvc_answer *a)
 					    (unsigned long long)st.block_bytes,
 					    (unsigned long long)st.wal_bytes);
 	err = err ? err : counts_json(b, reject_names, s->rejected, PROFSVC_REJECT_COUNT);
-	return err ? err : ember_buf_putc(b, '}');
+	err = err ? err : ember_buf_appendf(b, ",\"dropped_by_rules\":%llu,\"sampled_out\":%llu}",
+					    (unsigned long long)s->dropped_by_rules,
+					    (unsigned long long)s->sampled_out);
+	return err;
 }

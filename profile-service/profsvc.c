@@ -78,19 +78,23 @@ int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct pr
 int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
 {
 	struct profsvc_limits_table *limits = EMBER_OPTS_GET(o, limits, NULL);
+	struct profsvc_rules *rules = EMBER_OPTS_GET(o, rules, NULL);
 	struct profsvc_opts ro = *o;
 	struct profsvc *s;
 	int err;
 
 	ro.sz = sizeof(ro);
 	ro.limits = NULL; /* the root's, below */
+	ro.rules = NULL;
 	profsvc_limits_store_opts(limits, PROFSVC_TENANT_ANONYMOUS, &ro);
 	err = profsvc_open(symbols, &ro, &s);
 	if (err) {
 		profsvc_limits_table_free(limits);
+		profsvc_rules_free(rules);
 		return err;
 	}
 	s->limits = limits;
+	s->rules = rules;
 	err = profsvc_tenants_init(s, o);
 	if (!err && o->n_scrape)
 		err = profsvc_scrapers_start(s, o, &s->scrapers);
@@ -110,6 +114,7 @@ void profsvc_free(struct profsvc *s)
 	profsvc_tenants_free(s->tenants);
 	pstore_free(s->store);
 	profsvc_limits_table_free(s->limits);
+	profsvc_rules_free(s->rules);
 	pthread_mutex_destroy(&s->bucket_lock);
 	pthread_mutex_destroy(&s->limits_lock);
 	free(s);

@@ -97,6 +97,9 @@ struct profsvc_opts {
 	 * whatever its result; NULL: none.  A tenant's max_series and
 	 * retention are its store's from its open on. */
 	struct profsvc_limits_table *limits;
+	/* Per-tenant ingest rules (profsvc_rules_parse), taken by
+	 * profsvc_new whatever its result; NULL: none. */
+	struct profsvc_rules *rules;
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
@@ -182,6 +185,29 @@ int profsvc_limits_read(const char *path, struct profsvc_limits_table **out, cha
 /* t (taken; NULL: none) the limits of every tenant of the service s
  * belongs to from now on, in place of the table before. */
 void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t);
+/*
+ * Per-tenant ingest rules (`ember serve --rules FILE`; docs/cli.md,
+ * "Ingest rules"): "TENANT relabel key=value ..." lines (a value in '...'
+ * or "..." may hold spaces), each tenant's applied in the file's order to
+ * the labels of each profile it writes before anything else looks at
+ * them; the lines of "default" for every tenant the file does not name.
+ */
+struct profsvc_rules;
+/* text[0, len) into *out (profsvc_rules_free): 0, or -EINVAL / -E2BIG
+ * with why naming the line and what (a regex that does not compile, a
+ * key unknown, more rules than a tenant or the file may have), -ENOMEM. */
+int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out, char *why,
+			size_t why_size);
+/* The file at path read (at most 1 MiB) and parsed into *out, as
+ * profsvc_limits_read. */
+int profsvc_rules_read(const char *path, struct profsvc_rules **out, char *why,
+		       size_t why_size);
+/* Accepts NULL; rules still applied to a profile are freed after it. */
+void profsvc_rules_free(struct profsvc_rules *r);
+/* r (taken; NULL: none) the rules of every tenant of s's service from
+ * now on, in place of those before (a profile being written keeps the
+ * rules it began with). */
+void profsvc_rules_set(struct profsvc *s, struct profsvc_rules *r);
 /* The limits of s's tenant now. */
 void profsvc_limits_of(struct profsvc *s, struct profsvc_limits *out);
 /* A write of bytes as received, for s's tenant: taken from its ingest

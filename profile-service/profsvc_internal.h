@@ -5,6 +5,10 @@
  *   profsvc.c            the service: the store's start and stop, the clock
  *   tenants.c            one service and store a tenant, opened at its first request
  *   tenant_limits.c      per-tenant limits: the file, the ingest rate, a profile's limits
+ *   ingest_rules.c       per-tenant ingest rules: the --rules file, applied at ingest
+ *   relabel.c            one relabel rule (Prometheus' semantics) and a profile's label set
+ *   relabel_regex.cc     its regexes: RE2 with capturing groups
+ *   ingest_sampling.c    one sampling rule: its decision, a profile's totals only
  *   ingest_pipeline.c    a profile decoded, labelled, symbolized and appended
  *   resolver.c           the symbolization service as the store's resolver
  *   read_request.c       a read's request context: the store's and the resolver's
@@ -18,6 +22,7 @@
 #define EMBER_PROFSVC_INTERNAL_H
 
 #include "profsvc.h"
+#include "relabel_regex.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +46,8 @@ struct profsvc {
 	_Atomic uint64_t rejected[PROFSVC_REJECT_COUNT];
 	_Atomic uint64_t samples_resolved, samples_unresolved;
 	_Atomic uint64_t ingested_bytes;	/* as received, admitted (tenant_limits.c) */
+	/* profiles a relabel rule dropped, kept as totals only (--rules) */
+	_Atomic uint64_t dropped_by_rules, sampled_out;
 	/* the ingest rate's token bucket (tenant_limits.c) */
 	pthread_mutex_t bucket_lock;
 	double bucket_tokens;
@@ -48,6 +55,7 @@ struct profsvc {
 	/* the root's: every tenant's limits (tenant_limits.c) */
 	pthread_mutex_t limits_lock;
 	struct profsvc_limits_table *limits;	/* NULL: none */
+	struct profsvc_rules *rules;		/* --rules, under limits_lock; NULL: none */
 };
 
 /* ---- per-tenant limits (tenant_limits.c) --------------------------------------------- */
@@ -61,6 +69,85 @@ void profsvc_limits_store_opts(const struct profsvc_limits_table *t, const char 
 			       struct profsvc_opts *o);
 int profsvc_limits_check_profile(struct profsvc *pr, const struct profsvc_in *in, char *why,
 				 size_t why_size);
+
+/* ---- ingest rules: relabeling (relabel.c, relabel_regex.cc, ingest_rules.c) ---------- */
+
+/* Its regexes: relabel_regex.h. */
+
+/* A profile's labels while rules edit them: a set by name (a name at
+ * most once; an empty value is no label), each name and value owned. */
+EMBER_VEC_DEF(profsvc_labels, struct pstore_label);
+/* ls (zeroed) a copy of in[0, n): 0 or -ENOMEM (ls released). */
+int profsvc_labels_copy(struct profsvc_labels *ls, const struct pstore_label *in, size_t n);
+void profsvc_labels_release(struct profsvc_labels *ls);
+/* name set to value (both NUL-terminated, copied; "" removes it): 0,
+ * -E2BIG (past PROFSVC_RELABEL_MAX_LABELS), -ENOMEM. */
+int profsvc_labels_set(struct profsvc_labels *ls, const char *name, const char *value);
+
+/* One relabel rule (docs/cli.md, "Ingest rules"). */
+struct profsvc_relabel;
+/* One key=value of a rule's line. */
+struct profsvc_rule_kv {
+	const char *key, *value;
+};
+/* The rule of kv[0, n) (action, source_labels, separator, regex,
+ * target_label, replacement; Prometheus' defaults for the rest) into
+ * *out (profsvc_relabel_free): 0, or -EINVAL / -E2BIG with why saying
+ * which key and why, -ENOMEM. */
+int profsvc_relabel_parse(const struct profsvc_rule_kv *kv, size_t n,
+			  struct profsvc_relabel **out, char *why, size_t why_size);
+void profsvc_relabel_free(struct profsvc_relabel *r); /* accepts NULL */
+/* Apply r to ls: 0 (ls edited or not), PROFSVC_RELABEL_DROP when the
+ * rule drops the profile, -ENOMEM, -E2BIG (a value made past
+ * PROFSVC_RELABEL_MAX_VALUE bytes, a set past PROFSVC_RELABEL_MAX_LABELS). */
+#define PROFSVC_RELABEL_DROP 1
+#define PROFSVC_RELABEL_MAX_VALUE 4096
+#define PROFSVC_RELABEL_MAX_LABELS 256
+int profsvc_relabel_apply(const struct profsvc_relabel *r, struct profsvc_labels *ls);
+
+/* One sampling rule (ingest_sampling.c; docs/cli.md, "Ingest rules"):
+ * selector=, keep=, window= of kv[0, n) into *out
+ * (profsvc_sample_rule_free): 0, -EINVAL with why, -ENOMEM. */
+struct profsvc_sample_rule;
+int profsvc_sample_rule_parse(const struct profsvc_rule_kv *kv, size_t n,
+			      struct profsvc_sample_rule **out, char *why, size_t why_size);
+void profsvc_sample_rule_free(struct profsvc_sample_rule *r); /* accepts NULL */
+/* Whether r's selector matches the series labels[0, n). */
+bool profsvc_sample_rule_matches(const struct profsvc_sample_rule *r,
+				 const struct pstore_label *labels, size_t n);
+/* Whether r keeps the profile of time_ns of the series labels[0, n)
+ * whole: the hash of the labels and of time_ns's window against keep. */
+bool profsvc_sample_rule_keeps(const struct profsvc_sample_rule *r,
+			       const struct pstore_label *labels, size_t n, int64_t time_ns);
+/* p's totals only: its sample types, period and times, one sample
+ * without a stack holding each type's sum (held at INT64_MAX/MIN), none
+ * when p has none; *out to pprof_profile_free.  0 or -ENOMEM. */
+int profsvc_totals_only(const struct pprof_profile *p, struct pprof_profile **out);
+/* The label of a series whose profiles a sampling rule kept as totals. */
+#define PROFSVC_SAMPLED_LABEL "__sampled__"
+
+/* Whether t (may be NULL) has rules for tenant (its own, else default's). */
+bool profsvc_rules_for(const struct profsvc_rules *t, const char *tenant);
+/* tenant's rules of t (may be NULL) applied to ls in the file's order:
+ * 0, PROFSVC_RELABEL_DROP (the rules after it not applied), or a
+ * negative errno with why naming the rule's line. */
+int profsvc_rules_apply(const struct profsvc_rules *t, const char *tenant,
+			struct profsvc_labels *ls, char *why, size_t why_size);
+/* Whether the first sampling rule of tenant in t (may be NULL) whose
+ * selector matches labels[0, n) keeps its profile of time_ns whole (true
+ * too when none matches). */
+bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
+			const struct pstore_label *labels, size_t n, int64_t time_ns);
+/* As profsvc_rules_keep, with the rules of pr's service now. */
+bool profsvc_rules_keep_now(struct profsvc *pr, const struct pstore_label *labels, size_t n,
+			    int64_t time_ns);
+/* The relabel rules of pr's tenant (--rules) applied to in's labels, in
+ * the file's order, into ls (zeroed; profsvc_labels_release it whatever
+ * the result), *applied false when the tenant has none (ls left empty:
+ * in's labels stand).  0, PROFSVC_RELABEL_DROP, or a negative errno with
+ * why naming the rule's line. */
+int profsvc_rules_relabel(struct profsvc *pr, const struct profsvc_in *in,
+			  struct profsvc_labels *ls, bool *applied, char *why, size_t why_size);
 
 /* ---- tenants (profsvc.c, tenants.c) ------------------------------------------------- */
 

@@ -366,23 +366,13 @@ int profsvc_limits_check_profile(struct profsvc *pr, const struct profsvc_in *in
 int profsvc_limits_read(const char *path, struct profsvc_limits_table **out, char *why,
 			size_t why_size)
 {
-	FILE *f = fopen(path, "re");
-	char *text = malloc(LIMITS_MAX_BYTES + 1);
-	size_t n = 0;
-	int err = 0;
+	char *text;
+	size_t n;
+	int err = ember_config_read(path, LIMITS_MAX_BYTES, &text, &n, why, why_size);
 
-	if (!f || !text) {
-		err = !f ? -errno : -ENOMEM;
-		snprintf(why, why_size, "cannot read '%s': %s", path, strerror(-err));
-	} else {
-		n = fread(text, 1, LIMITS_MAX_BYTES + 1, f);
-		err = ferror(f) ? -EIO : 0;
-		if (err)
-			snprintf(why, why_size, "cannot read '%s': %s", path, strerror(EIO));
-	}
-	if (f)
-		fclose(f);
-	err = err ? err : profsvc_limits_parse(text, n, out, why, why_size);
+	if (err)
+		return err;
+	err = profsvc_limits_parse(text, n, out, why, why_size);
 	free(text);
 	return err;
 }

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,15 @@ def q(selector):
 # ---- the server ----------------------------------------------------------------
 
 
+def config_file(name, text):
+    """TMP/name holding text, replaced whole (a reload never reads half of it)."""
+    path = os.path.join(TMP, name)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+    return path
+
+
 class Server(ember_test.Server):
     def __init__(self, args=(), data=None):
         super().__init__(EMBER, TMP, args, data, log="server.%d.log" % len(ember_test.SERVERS))
@@ -54,6 +64,15 @@ class Server(ember_test.Server):
         st, body, hdr = self.request("GET", path)
         check(st == 200, "GET %s: HTTP %d %r" % (path, st, body[:300]))
         return body, hdr
+
+    def reloaded(self, want):
+        """SIGHUP (--limits, --rules read again), then wait for the log line saying want."""
+        before = self.stderr().count(want)
+        self.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 20
+        while self.stderr().count(want) == before:
+            check(time.time() < deadline, "no %r after SIGHUP: %r" % (want, self.stderr()[-500:]))
+            time.sleep(0.05)
 
     def json(self, path):
         return json.loads(self.get(path)[0])

@@ -12,10 +12,8 @@ the header is not read.
 Usage: test_tenants.py EMBER FIXTURES_DIR CASE."""
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,7 +21,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from ember_test import check, cpu_profile  # noqa: E402
 from profiles_test import (EMBER, NOW_S, SEC, TMP, GrpcServer, OtlpRequest, Server,  # noqa: E402
-                           otlp_post, otlp_stubs, q, run_case)
+                           config_file, otlp_post, otlp_stubs, q, run_case)
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
 CPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
@@ -265,21 +263,7 @@ def test_tenants__tokens_file_checked_at_start():
 
 
 def limits_file(text):
-    path = os.path.join(TMP, "limits")
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.rename(path + ".tmp", path)
-    return path
-
-
-def reloaded(srv, want):
-    """SIGHUP, then wait for the log line saying want."""
-    before = srv.stderr().count(want)
-    srv.proc.send_signal(signal.SIGHUP)
-    deadline = time.time() + 20
-    while srv.stderr().count(want) == before:
-        check(time.time() < deadline, "no %r after SIGHUP: %r" % (want, srv.stderr()[-500:]))
-        time.sleep(0.05)
+    return config_file("limits", text)
 
 
 def test_tenants__limits_rate_and_profile():
@@ -305,13 +289,13 @@ def test_tenants__limits_rate_and_profile():
     check(srv.metric("ember_profiles_rejected_total", '{reason="rate"}') == 1, "rate metric")
     # SIGHUP with a bad file: the limits before are kept, the log says why
     limits_file("a ingest_rate=fast\n")
-    reloaded(srv, "the limits before are kept")
+    srv.reloaded("the limits before are kept")
     check("ingest_rate=fast: want bytes" in srv.stderr(), srv.stderr()[-500:])
     st, _, _ = srv.push(one, LABELS["a"], headers=hdr("a"))
     check(st == 429, "after a bad reload: HTTP %d" % st)
     # SIGHUP with a good file: a has no rate now, the depth limit is gone
     limits_file("default max_samples=1000\n")
-    reloaded(srv, "read again")
+    srv.reloaded("read again")
     for _ in range(10):
         push(srv, "a", STACKS["a"], LABELS["a"])
     push(srv, "c", {"main;work;deep": 1}, LABELS["a"])
