@@ -28,6 +28,9 @@ void pstore_block_meta_release(struct pstore_block_meta *m)
 		free(m->parents.v[i]);
 	EMBER_VEC_FREE(&m->parents);
 	EMBER_VEC_FREE(&m->wal);
+	for (size_t i = 0; i < m->sources.n; i++)
+		free(m->sources.v[i]);
+	EMBER_VEC_FREE(&m->sources);
 }
 
 /* ---- header and sections ---------------------------------------------------- */
@@ -532,6 +535,58 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 	}
 	EMBER_FORWARD_IF_ERROR(decode_cov(p, end, (uint32_t)pmodel_strtab_count(&t->str), &pr, b, d));
 	return EMBER_VEC_APPEND(&b->profs, pr);
+}
+
+/* A rollup's per-profile counts, after its PROFILES: each at least one
+ * profile, the last within the step of the first. */
+static int decode_rollup_profs(const uint8_t *p, const uint8_t *end, int64_t step,
+			       struct pstore_bdata *b, struct ember_diag *d)
+{
+	uint64_t n;
+
+	GET(ember_cur_uleb(&p, end, &n), d, "rollup profiles");
+	GET(n != b->profs.n ? -1 : 0, d, "rollup profile count");
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&b->rollup, n));
+	for (uint64_t i = 0; i < n; i++) {
+		struct pstore_rollup_prof r;
+		uint64_t span;
+
+		GET(ember_cur_uleb(&p, end, &r.count), d, "rollup profile");
+		GET(ember_cur_uleb(&p, end, &span), d, "rollup profile");
+		GET(!r.count || span >= (uint64_t)step ? -1 : 0, d, "rollup profile");
+		r.last = b->profs.v[i].time + (int64_t)span;
+		b->rollup.v[b->rollup.n++] = r;
+	}
+	return 0;
+}
+
+int pstore_block_decode_rollup(const uint8_t *p, size_t len, struct pstore_block_meta *m,
+			       struct pstore_bdata *b, struct ember_diag *d)
+{
+	const uint8_t *end = p + len;
+	uint64_t step, n;
+
+	GET(ember_cur_uleb(&p, end, &step), d, "rollup step");
+	GET(!step || step > (uint64_t)m->partition_ns ? -1 : 0, d, "rollup step");
+	if (!b)
+		m->rollup_step = (int64_t)step;
+	GET(ember_cur_uleb(&p, end, &n), d, "rollup sources");
+	GET(n > len ? -1 : 0, d, "rollup sources");
+	for (uint64_t i = 0; i < n; i++) {
+		const char *s;
+		size_t sl;
+		char *copy;
+
+		GET(pstore_get_str(&p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, "rollup source");
+		if (b)
+			continue;
+		copy = strndup(s, sl);
+		if (!copy || EMBER_VEC_APPEND(&m->sources, copy)) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	return b ? decode_rollup_profs(p, end, (int64_t)step, b, d) : 0;
 }
 
 int pstore_block_decode_profiles(const uint8_t *p, size_t len, const struct pstore_seriestab *t,

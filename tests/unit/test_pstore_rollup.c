@@ -1,0 +1,356 @@
+/*
+ * test_pstore_rollup.c - unit tests of profile-store/'s rollups
+ * (rollup.c, docs/profile-store-format.md "Rollups"): a rollup's sums,
+ * profile counts and time spans equal the full-resolution merge of each
+ * of its buckets, attribute sets kept and spans dropped; its ROLLUP
+ * section read back and checked.
+ */
+#include "pprof.h"
+#include "pstore.h"
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_compact.h"
+#include "pstore_query.h"
+#include "unit.h"
+/* after unit.h, whose parameters would shadow its globals */
+#include "profile_fixture.h"
+
+#include <stdio.h>
+
+#define CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+
+static int64_t fake_now = T0;
+
+static int64_t clock_fn(void *ctx)
+{
+	(void)ctx;
+	return fake_now;
+}
+
+static struct pstore *fresh_store(void)
+{
+	struct pstore_opts o = { .sz = sizeof(o), .no_background = true, .clock_ns = clock_fn,
+				 .zstd_level = 3 };
+	struct pstore *s = NULL;
+	char why[256];
+
+	fake_now = T0;
+	if (make_dir())
+		return NULL;
+	if (pstore_open(dir, &o, &s, why, sizeof(why))) {
+		fprintf(stderr, "pstore_open: %s\n", why);
+		return NULL;
+	}
+	return s;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t next(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+static const char *const STACKS[] = { "main;a;b", "main;a;c", "main;d", "main;d;e;f",
+				      "main;g", "main;a;b;h", "main;0x400123", "main;i" };
+
+/* A profile of a few random stacks, some of them again with a thread
+ * name (an attribute set) or a span (a link). */
+static struct pprof_profile *random_profile(int64_t t)
+{
+	static const struct pprof_sample_label w1[1] = { { .key = "@thread.name", .str = "w1" } };
+	static const struct pprof_sample_label w2[2] = { { .key = "@thread.name", .str = "w2" },
+							 { .key = "span_id",
+							   .str = "0123456789abcdef" } };
+	static const struct pprof_sample_label sp[1] = { { .key = "span_id",
+							   .str = "fedcba9876543210" } };
+	const char *st[4];
+	int64_t c[4];
+	size_t n = 1 + next(4);
+	struct pprof_profile *p;
+
+	for (size_t i = 0; i < n; i++) {
+		st[i] = STACKS[next(8)];
+		c[i] = 1 + next(50);
+	}
+	p = mkprof(st, c, n, t);
+	for (size_t i = 0; p && i < n; i++) {
+		const Perftools__Profiles__Sample *s = pprof_message(p)->sample[i];
+		int64_t v[2] = { 1 + next(9), 0 };
+		uint32_t k = next(4);
+
+		v[1] = v[0] * 10 * MS;
+		if (k < 3 && pprof_add_sample_labeled(p, s->location_id, s->n_location_id, v, 2,
+						      k == 0 ? w1 : k == 1 ? w2 : sp, k == 1 ? 2 : 1)) {
+			pprof_profile_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+static int append_at(struct pstore *s, const char *service, int64_t t)
+{
+	struct pstore_label l[1] = { { "service", service } };
+	struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 1 };
+	struct pprof_profile *p = random_profile(t);
+	char why[256];
+	int err = p ? pstore_append(s, p, &o, why, sizeof(why)) : -ENOMEM;
+
+	if (err && p)
+		fprintf(stderr, "pstore_append: %s\n", why);
+	pprof_profile_free(p);
+	return err;
+}
+
+/* The sum of r's attributed parts per (leaf function, attribute set),
+ * sorted, as text into out. */
+static void attr_text(const struct pmodel_result *r, char *out, size_t size)
+{
+	char lines[64][96];
+	int64_t sums[64];
+	size_t n = 0, len = 0;
+
+	for (size_t i = 0; i < r->attr_rows.n; i++) {
+		const struct pmodel_attr_row *a = &r->attr_rows.v[i];
+		const struct pmodel_loc *l = &r->dict.locs.v[r->dict.node_loc.v[a->node]];
+		const char *f = l->nlines ? pmodel_str(&r->dict.str,
+					     r->dict.funcs.v[r->dict.lines.v[l->line_off].func].name)
+					  : "?";
+		char line[96];
+		size_t k;
+
+		snprintf(line, sizeof(line), "%s %s", f, pmodel_str(&r->attr_str, a->attrs));
+		for (k = 0; k < n && strcmp(lines[k], line); k++)
+			;
+		if (k == n && n < 64) {
+			memcpy(lines[n], line, sizeof(line));
+			sums[n++] = 0;
+		}
+		if (k < n)
+			sums[k] += a->value;
+	}
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (strcmp(lines[j], lines[i]) < 0) {
+				char t[96];
+				int64_t v = sums[i];
+
+				memcpy(t, lines[i], sizeof(t));
+				memcpy(lines[i], lines[j], sizeof(t));
+				memcpy(lines[j], t, sizeof(t));
+				sums[i] = sums[j];
+				sums[j] = v;
+			}
+	for (size_t i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s %lld\n", lines[i],
+					(long long)sums[i]);
+}
+
+/* What one block answers for selector over [from, to): folded stacks,
+ * profile count, time span and attributed parts, as text. */
+static int block_answer(struct pstore *s, struct pstore_block *b, const char *selector,
+			int64_t from, int64_t to, struct ember_buf *out)
+{
+	struct pstore_selection sel = { .selector = selector, .type = CPU };
+	char why[256] = "", attrs[4096];
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	struct pstore_selector *parsed = NULL;
+	struct pstore_qctx q = { .type = CPU, .from = from, .to = to, .cache = &s->cache, .d = &d };
+	int err = pstore_selection_parse(&sel, &parsed, &d);
+
+	q.sel = parsed;
+	if (!err)
+		err = pmodel_result_new(CPU, &q.r);
+	if (!err)
+		err = pstore_block_query(b, &q);
+	ember_buf_init(out, 1 << 20);
+	if (!err)
+		err = pmodel_write_folded(q.r, pmodel_write_buf, out);
+	if (!err) {
+		attr_text(q.r, attrs, sizeof(attrs));
+		err = ember_buf_appendf(out, "profiles %llu\n", (unsigned long long)q.r->profiles);
+		if (!err && q.r->profiles)
+			err = ember_buf_appendf(out, "span %lld %lld\n", (long long)q.r->min_time,
+					       (long long)q.r->max_time);
+		if (!err)
+			err = ember_buf_appendf(out, "%s", attrs);
+	}
+	if (err)
+		fprintf(stderr, "block query: %s\n", why[0] ? why : strerror(-err));
+	pmodel_result_free(q.r);
+	pstore_selector_free(parsed);
+	return err;
+}
+
+/* The rollup's answer and the block's for [from, to): the same. */
+static int same_answer(struct pstore *s, struct pstore_block *full, struct pstore_block *roll,
+		       const char *selector, int64_t from, int64_t to)
+{
+	struct ember_buf a, b;
+	int err = block_answer(s, full, selector, from, to, &a);
+
+	if (!err && !(err = block_answer(s, roll, selector, from, to, &b))) {
+		if (a.len != b.len || memcmp(a.data, b.data, a.len)) {
+			fprintf(stderr, "rollup differs over [%lld, %lld) %s:\n--- full\n%.*s--- rollup\n%.*s",
+				(long long)from, (long long)to, selector ? selector : "",
+				(int)a.len, a.data, (int)b.len, b.data);
+			err = -1;
+		}
+		ember_buf_release(&b);
+	}
+	ember_buf_release(&a);
+	return err;
+}
+
+/* The store's only block (referenced). */
+static struct pstore_block *only_block(struct pstore *s)
+{
+	struct pstore_block *b = NULL;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->blocks.n == 1)
+		b = pstore_block_ref(s->blocks.v[0]);
+	pthread_mutex_unlock(&s->mu);
+	return b;
+}
+
+/* A partition of three series' random profiles, merged into one block:
+ * its rollups at 1 and 10 minutes answer every bucket, and the whole
+ * hour, as the block does. */
+static int test_pstore_rollup__sums_equal_full_merge_of_each_bucket(void)
+{
+	static const char *const sel[] = { NULL, "{service=\"a\"}", "{service=~\"b|c\"}" };
+	static const int64_t steps[] = { 60 * SEC, 600 * SEC };
+	struct pstore *s = fresh_store();
+	int64_t part = pstore_rollup_bucket(T0 - 3 * HOUR, HOUR);
+	struct pstore_block *full = NULL;
+	char why[256] = "";
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+
+	CHECK(s);
+	for (int i = 0; i < 240; i++) {
+		static const char *const svc[] = { "a", "b", "c" };
+
+		CHECK_INT(append_at(s, svc[next(3)], part + (int64_t)next(3600) * SEC + next(1000)),
+			  ==, 0);
+		if (i == 120)
+			CHECK_INT(pstore_flush(s), ==, 0);
+	}
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK((full = only_block(s)));
+	CHECK_INT(full->meta.profiles, ==, 240);
+	for (size_t k = 0; k < 2; k++) {
+		struct pstore_block *roll = NULL;
+
+		CHECK_INT(pstore_rollup_build(s, &full, 1, steps[k], &roll, &d), ==, 0);
+		CHECK(roll && !roll->corrupt);
+		CHECK(!strncmp(roll->name, "rollups/", 8));
+		CHECK_INT(roll->meta.rollup_step, ==, steps[k]);
+		CHECK_INT(roll->meta.sources.n, ==, 1);
+		CHECK_STR(roll->meta.sources.v[0], full->name);
+		CHECK_INT(roll->meta.wal.n, ==, 0);
+		CHECK_INT(roll->meta.parents.n, ==, 0);
+		CHECK_INT(roll->meta.profiles, <=, 3 * (HOUR / steps[k]));
+		CHECK_INT(roll->meta.profiles, <, 240);
+		for (int64_t b = part; b < part + HOUR; b += steps[k])
+			for (size_t j = 0; j < 3; j++)
+				CHECK_INT(same_answer(s, full, roll, sel[j], b, b + steps[k]), ==, 0);
+		for (size_t j = 0; j < 3; j++)
+			CHECK_INT(same_answer(s, full, roll, sel[j], part, part + HOUR), ==, 0);
+		pstore_block_unref(roll);
+	}
+	pstore_block_unref(full);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* A step that does not divide the partition is refused; a bucket's
+ * start is a multiple of the step, before the epoch too. */
+static int test_pstore_rollup__step_divides_partition(void)
+{
+	struct pstore *s = fresh_store();
+	int64_t part = pstore_rollup_bucket(T0 - 3 * HOUR, HOUR);
+	struct pstore_block *full = NULL, *roll = NULL;
+	char why[256] = "";
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+
+	CHECK(s);
+	CHECK_INT(pstore_rollup_bucket(125, 60), ==, 120);
+	CHECK_INT(pstore_rollup_bucket(-1, 60), ==, -60);
+	CHECK_INT(pstore_rollup_bucket(-60, 60), ==, -60);
+	CHECK_INT(append_at(s, "a", part + 10 * SEC), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK((full = only_block(s)));
+	CHECK_INT(pstore_rollup_build(s, &full, 1, 7 * SEC, &roll, &d), ==, -EINVAL);
+	CHECK(strstr(why, "does not divide"));
+	CHECK(!roll);
+	pstore_block_unref(full);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* The ROLLUP section is checked: a count of profiles that is not the
+ * block's, a profile summing none, or a last time past the step is a
+ * corrupt rollup. */
+static int test_pstore_rollup__section_checked(void)
+{
+	struct pstore_block_meta m = { .partition_ns = HOUR };
+	struct pstore_bdata bd = { 0 };
+	struct pstore_prof p = { .time = 100 };
+	struct ember_buf b;
+	char why[256] = "";
+	struct ember_diag d = ember_diag_make(why, sizeof(why));
+	static const struct {
+		uint64_t n, count, span;
+		int want;
+	} cases[] = { { 1, 3, 59, 0 }, { 2, 3, 59, -PSTORE_ERR_CORRUPT },
+		      { 1, 0, 5, -PSTORE_ERR_CORRUPT }, { 1, 2, 60, -PSTORE_ERR_CORRUPT } };
+
+	CHECK_INT(EMBER_VEC_APPEND(&bd.profs, p), ==, 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ember_buf_init(&b, 1024);
+		CHECK_INT(ember_buf_put_uleb(&b, 60), ==, 0); /* step */
+		CHECK_INT(ember_buf_put_uleb(&b, 1), ==, 0);
+		CHECK_INT(ember_buf_put_lenbytes(&b, "blocks/x.pblk", 13), ==, 0);
+		CHECK_INT(ember_buf_put_uleb(&b, cases[i].n), ==, 0);
+		CHECK_INT(ember_buf_put_uleb(&b, cases[i].count), ==, 0);
+		CHECK_INT(ember_buf_put_uleb(&b, cases[i].span), ==, 0);
+		CHECK_INT(pstore_block_decode_rollup((const uint8_t *)b.data, b.len, &m, NULL, &d),
+			  ==, 0);
+		CHECK_INT(m.rollup_step, ==, 60);
+		CHECK_INT(m.sources.n, ==, 1 + i);
+		bd.rollup.n = 0;
+		CHECK_INT(pstore_block_decode_rollup((const uint8_t *)b.data, b.len, &m, &bd, &d),
+			  ==, cases[i].want);
+		if (!cases[i].want)
+			CHECK_INT(bd.rollup.v[0].last, ==, 159);
+		ember_buf_release(&b);
+	}
+	/* a step longer than the partition */
+	ember_buf_init(&b, 64);
+	CHECK_INT(ember_buf_put_uleb(&b, 2 * HOUR), ==, 0);
+	CHECK_INT(ember_buf_put_uleb(&b, 0), ==, 0);
+	CHECK_INT(pstore_block_decode_rollup((const uint8_t *)b.data, b.len, &m, NULL, &d), ==,
+		  -PSTORE_ERR_CORRUPT);
+	ember_buf_release(&b);
+	pstore_block_meta_release(&m);
+	EMBER_VEC_FREE(&bd.profs);
+	EMBER_VEC_FREE(&bd.rollup);
+	return 0;
+}
+
+static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore_rollup__sums_equal_full_merge_of_each_bucket),
+	UNIT_CASE(test_pstore_rollup__step_divides_partition),
+	UNIT_CASE(test_pstore_rollup__section_checked),
+};
+
+UNIT_MAIN_QUIET(cases)
