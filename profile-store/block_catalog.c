@@ -474,6 +474,44 @@ static void drop_superseded(struct pstore *s)
 		}
 }
 
+static void listing_free(struct listing *l)
+{
+	for (size_t i = 0; i < l->names.n; i++)
+		free(l->names.v[i]);
+	EMBER_VEC_FREE(&l->names);
+	EMBER_VEC_FREE(&l->sizes);
+}
+
+/* A local store's rollups (rollups/): one without its ROLLUP section is
+ * listed as corrupt, never read as a block of full resolution. */
+static int load_rollups(struct pstore *s, struct ember_diag *d)
+{
+	struct listing l = { 0 };
+	int err = s->io.list(s->io.ctx, "rollups/", on_name, &l);
+
+	if (err)
+		err = EMBER_FAIL(d, err, "store: cannot list the rollups: %s", pstore_strerror(err));
+	for (size_t i = 0; !err && i < l.names.n; i++) {
+		struct pstore_block *b;
+
+		err = pstore_block_open(&s->io, l.names.v[i], l.sizes.v[i], &s->ident, &b, d);
+		if (err)
+			break;
+		if (!b->corrupt && !b->meta.rollup_step) {
+			b->corrupt = true;
+			snprintf(b->why, sizeof(b->why), "not a rollup: no ROLLUP section");
+		}
+		if (b->corrupt) {
+			partition_from_name(b);
+			pr_warn("pstore: rollup '%s' is corrupt: %s", b->name, b->why);
+		}
+		if ((err = EMBER_VEC_APPEND(&s->rollups, b)))
+			pstore_block_unref(b);
+	}
+	listing_free(&l);
+	return err;
+}
+
 int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 {
 	struct listing l = { 0 };
@@ -501,9 +539,6 @@ int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 	}
 	if (!err)
 		drop_superseded(s);
-	for (size_t i = 0; i < l.names.n; i++)
-		free(l.names.v[i]);
-	EMBER_VEC_FREE(&l.names);
-	EMBER_VEC_FREE(&l.sizes);
-	return err;
+	listing_free(&l);
+	return err ? err : load_rollups(s, d);
 }

@@ -540,9 +540,9 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 /* A rollup's per-profile counts, after its PROFILES: each at least one
  * profile, the last within the step of the first. */
 static int decode_rollup_profs(const uint8_t *p, const uint8_t *end, int64_t step,
-			       struct pstore_bdata *b, struct ember_diag *d)
+			       uint64_t total, struct pstore_bdata *b, struct ember_diag *d)
 {
-	uint64_t n;
+	uint64_t n, sum = 0;
 
 	GET(ember_cur_uleb(&p, end, &n), d, "rollup profiles");
 	GET(n != b->profs.n ? -1 : 0, d, "rollup profile count");
@@ -556,7 +556,9 @@ static int decode_rollup_profs(const uint8_t *p, const uint8_t *end, int64_t ste
 		GET(!r.count || span >= (uint64_t)step ? -1 : 0, d, "rollup profile");
 		r.last = b->profs.v[i].time + (int64_t)span;
 		b->rollup.v[b->rollup.n++] = r;
+		sum += r.count;
 	}
+	GET(sum != total ? -1 : 0, d, "rollup profiles summed");
 	return 0;
 }
 
@@ -564,12 +566,15 @@ int pstore_block_decode_rollup(const uint8_t *p, size_t len, struct pstore_block
 			       struct pstore_bdata *b, struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint64_t step, n;
+	uint64_t step, total, n;
 
 	GET(ember_cur_uleb(&p, end, &step), d, "rollup step");
 	GET(!step || step > (uint64_t)m->partition_ns ? -1 : 0, d, "rollup step");
-	if (!b)
+	GET(ember_cur_uleb(&p, end, &total), d, "rollup profiles summed");
+	if (!b) {
 		m->rollup_step = (int64_t)step;
+		m->rollup_profiles = total;
+	}
 	GET(ember_cur_uleb(&p, end, &n), d, "rollup sources");
 	GET(n > len ? -1 : 0, d, "rollup sources");
 	for (uint64_t i = 0; i < n; i++) {
@@ -586,7 +591,7 @@ int pstore_block_decode_rollup(const uint8_t *p, size_t len, struct pstore_block
 			return -ENOMEM;
 		}
 	}
-	return b ? decode_rollup_profs(p, end, (int64_t)step, b, d) : 0;
+	return b ? decode_rollup_profs(p, end, (int64_t)step, total, b, d) : 0;
 }
 
 int pstore_block_decode_profiles(const uint8_t *p, size_t len, const struct pstore_seriestab *t,

@@ -440,14 +440,19 @@ static int sec_links(const struct pstore_linktab *t, struct ember_buf *b)
 	return 0;
 }
 
-/* ROLLUP (a rollup's only): varint step; varint n, n x str source block;
- * varint p (the profile count), per profile in PROFILES order: varint
- * profiles it sums (>= 1), varint time of the last minus its time. */
+/* ROLLUP (a rollup's only): varint step; varint profiles summed (the sum
+ * of the counts below); varint n, n x str source block; varint p (the
+ * profile count), per profile in PROFILES order: varint profiles it sums
+ * (>= 1), varint time of the last minus its time. */
 static int sec_rollup(const struct enc *e, struct ember_buf *b)
 {
 	const struct pstore_block_src *s = e->src;
+	uint64_t total = 0;
 
+	for (size_t i = 0; i < s->nsel; i++)
+		total += s->rollup[s->sel[i]].count;
 	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, (uint64_t)s->rollup_step));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, total));
 	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->nsources));
 	for (size_t i = 0; i < s->nsources; i++)
 		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(b, s->sources[i], strlen(s->sources[i])));

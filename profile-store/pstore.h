@@ -136,6 +136,9 @@ struct pstore_limits {
 	int64_t series_window_ns;
 };
 
+/* Steps of rollups a store keeps at most (pstore_opts.rollup_steps_ns). */
+#define PSTORE_ROLLUP_TIERS 4
+
 struct pstore_opts {
 	size_t sz;			 /* sizeof(struct pstore_opts) */
 	/* Where blocks go; NULL: pstore_blockio_dir(DIR) (blocks in
@@ -180,6 +183,16 @@ struct pstore_opts {
 	 * CLOCK_REALTIME. */
 	int64_t (*clock_ns)(void *ctx);
 	void *clock_ctx;
+	/* Rollups (docs/profile-store.md, "Rollups"): each closed and merged
+	 * partition's profiles summed per series at these steps (ns, in
+	 * increasing order, each dividing partition_ns, the rest ignored;
+	 * zero-terminated; all zero: 1 minute and 1 hour), kept
+	 * rollup_retention_ns (0: 90 days) while blocks of full resolution
+	 * are kept retention_ns.  no_rollups: none built (those stored are
+	 * still dropped by their retention). */
+	int64_t rollup_steps_ns[PSTORE_ROLLUP_TIERS];
+	int64_t rollup_retention_ns;
+	bool no_rollups;
 };
 
 /*
@@ -452,6 +465,8 @@ struct pstore_stats {
 	uint64_t flushes, merges, retention_drops, compaction_errors;
 	uint64_t wal_torn_bytes;	  /* dropped at the tails replayed at open */
 	uint64_t unbounded_labels;
+	uint64_t rollups, rollup_bytes;	  /* rollups kept, their size */
+	uint64_t rollups_built, rollup_drops; /* since open: built, dropped */
 };
 void pstore_stats(struct pstore *s, struct pstore_stats *out);
 

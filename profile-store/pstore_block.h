@@ -70,9 +70,10 @@ struct pstore_block_meta {
 	EMBER_VEC(char *) parents;	/* names of the blocks this one replaces */
 	struct pstore_walranges wal;
 	uint64_t profiles, rows, series;
-	/* a rollup (PS_SEC_ROLLUP; 0: a block of full resolution): its step
-	 * and the names of the blocks it sums */
+	/* a rollup (PS_SEC_ROLLUP; 0: a block of full resolution): its step,
+	 * the profiles it sums and the names of the blocks it sums them of */
 	int64_t rollup_step;
+	uint64_t rollup_profiles;
 	EMBER_VEC(char *) sources;
 	struct pstore_section sec[PS_SEC_KIND_MAX];
 	bool has[PS_SEC_KIND_MAX];
@@ -164,6 +165,10 @@ struct pstore_block_src {
 int pstore_block_name(int64_t partition, const void *data, size_t len,
 		      char name[PS_BLOCK_NAME_MAX]);
 /* The same under "rollups/" (a rollup: never listed with the blocks). */
+static inline bool pstore_is_rollup_name(const char *name)
+{
+	return strncmp(name, "rollups/", 8) == 0;
+}
 int pstore_rollup_name(int64_t partition, const void *data, size_t len,
 		       char name[PS_BLOCK_NAME_MAX]);
 int pstore_block_put(const struct pstore_blockio *io, const char *name, const void *data,

@@ -7,6 +7,8 @@
  *   merge.c       a partition's blocks -> one (resolver applied)
  *   reresolve.c   blocks rewritten once their frames' symbols arrive
  *   rollup.c      a partition's profiles summed per series and step
+ *   rollup_catalog.c  the rollups a store keeps: built when due, replaced,
+ *                 dropped past their retention
  *   coverage.c    coverage recounted after a compaction's resolver
  *   background.c  the compaction thread
  *
@@ -70,6 +72,12 @@ struct pstore_rollup_in {
 int pstore_rollup_write(struct pstore *s, const struct pstore_head *h,
 			const struct pstore_rollup_in *in, struct pstore_block **out,
 			struct ember_diag *d);
+/* Rollups of each closed partition held by one block, for the steps it
+ * lacks a current one of; the rollups they replace dropped
+ * (rollup_catalog.c: a compaction pass). */
+int pstore_compact_rollups(struct pstore *s);
+/* Drop the rollups past opts.rollup_retention_ns. */
+int pstore_rollups_retention(struct pstore *s);
 /* The same from blocks[0..n) of one partition. */
 int pstore_rollup_build(struct pstore *s, struct pstore_block *const *blocks, size_t n,
 			int64_t step, struct pstore_block **out, struct ember_diag *d);

@@ -3,7 +3,8 @@
  * (rollup.c, docs/profile-store-format.md "Rollups"): a rollup's sums,
  * profile counts and time spans equal the full-resolution merge of each
  * of its buckets, attribute sets kept and spans dropped; its ROLLUP
- * section read back and checked.
+ * section read back and checked; compaction building, replacing and
+ * listing them (local and shared stores); retention per tier.
  */
 #include "pprof.h"
 #include "pstore.h"
@@ -15,9 +16,11 @@
 /* after unit.h, whose parameters would shadow its globals */
 #include "profile_fixture.h"
 
+#include <dirent.h>
 #include <stdio.h>
 
 #define CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+#define MIN (60 * SEC)
 
 static int64_t fake_now = T0;
 
@@ -27,21 +30,45 @@ static int64_t clock_fn(void *ctx)
 	return fake_now;
 }
 
-static struct pstore *fresh_store(void)
+static struct pstore_opts test_opts(void)
 {
-	struct pstore_opts o = { .sz = sizeof(o), .no_background = true, .clock_ns = clock_fn,
-				 .zstd_level = 3 };
-	struct pstore *s = NULL;
-	char why[256];
+	return (struct pstore_opts){ .sz = sizeof(struct pstore_opts), .no_background = true,
+				     .clock_ns = clock_fn, .zstd_level = 3 };
+}
 
-	fake_now = T0;
-	if (make_dir())
-		return NULL;
-	if (pstore_open(dir, &o, &s, why, sizeof(why))) {
+/* The store in dir (o NULL: test_opts), or a replica NAME of a shared
+ * store on dir/shared. */
+static struct pstore *open_store(const struct pstore_opts *o, const char *replica)
+{
+	struct pstore_opts def = test_opts();
+	struct pstore_blockio io;
+	struct pstore *s = NULL;
+	char path[400], why[256];
+
+	if (!o)
+		o = &def;
+	if (replica) {
+		snprintf(path, sizeof(path), "%s/shared", dir);
+		if (pstore_blockio_dir(path, &io))
+			return NULL;
+		def = *o;
+		def.blocks = &io;
+		def.shared = true;
+		def.refresh_ns = SEC;
+		o = &def;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, replica ? replica : "");
+	if (pstore_open(path, o, &s, why, sizeof(why))) {
 		fprintf(stderr, "pstore_open: %s\n", why);
 		return NULL;
 	}
 	return s;
+}
+
+static struct pstore *fresh_store(void)
+{
+	fake_now = T0;
+	return make_dir() ? NULL : open_store(NULL, NULL);
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -252,6 +279,7 @@ static int test_pstore_rollup__sums_equal_full_merge_of_each_bucket(void)
 		CHECK(roll && !roll->corrupt);
 		CHECK(!strncmp(roll->name, "rollups/", 8));
 		CHECK_INT(roll->meta.rollup_step, ==, steps[k]);
+		CHECK_INT(roll->meta.rollup_profiles, ==, 240);
 		CHECK_INT(roll->meta.sources.n, ==, 1);
 		CHECK_STR(roll->meta.sources.v[0], full->name);
 		CHECK_INT(roll->meta.wal.n, ==, 0);
@@ -309,15 +337,17 @@ static int test_pstore_rollup__section_checked(void)
 	char why[256] = "";
 	struct ember_diag d = ember_diag_make(why, sizeof(why));
 	static const struct {
-		uint64_t n, count, span;
+		uint64_t total, n, count, span;
 		int want;
-	} cases[] = { { 1, 3, 59, 0 }, { 2, 3, 59, -PSTORE_ERR_CORRUPT },
-		      { 1, 0, 5, -PSTORE_ERR_CORRUPT }, { 1, 2, 60, -PSTORE_ERR_CORRUPT } };
+	} cases[] = { { 3, 1, 3, 59, 0 },	 { 3, 2, 3, 59, -PSTORE_ERR_CORRUPT },
+		      { 0, 1, 0, 5, -PSTORE_ERR_CORRUPT }, { 2, 1, 2, 60, -PSTORE_ERR_CORRUPT },
+		      { 4, 1, 3, 59, -PSTORE_ERR_CORRUPT } };
 
 	CHECK_INT(EMBER_VEC_APPEND(&bd.profs, p), ==, 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ember_buf_init(&b, 1024);
 		CHECK_INT(ember_buf_put_uleb(&b, 60), ==, 0); /* step */
+		CHECK_INT(ember_buf_put_uleb(&b, cases[i].total), ==, 0);
 		CHECK_INT(ember_buf_put_uleb(&b, 1), ==, 0);
 		CHECK_INT(ember_buf_put_lenbytes(&b, "blocks/x.pblk", 13), ==, 0);
 		CHECK_INT(ember_buf_put_uleb(&b, cases[i].n), ==, 0);
@@ -338,6 +368,7 @@ static int test_pstore_rollup__section_checked(void)
 	ember_buf_init(&b, 64);
 	CHECK_INT(ember_buf_put_uleb(&b, 2 * HOUR), ==, 0);
 	CHECK_INT(ember_buf_put_uleb(&b, 0), ==, 0);
+	CHECK_INT(ember_buf_put_uleb(&b, 0), ==, 0);
 	CHECK_INT(pstore_block_decode_rollup((const uint8_t *)b.data, b.len, &m, NULL, &d), ==,
 		  -PSTORE_ERR_CORRUPT);
 	ember_buf_release(&b);
@@ -347,7 +378,174 @@ static int test_pstore_rollup__section_checked(void)
 	return 0;
 }
 
+/* The number of files in dir/sub. */
+static int files_in(const char *sub)
+{
+	char path[600];
+	DIR *dp;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	if (!(dp = opendir(path)))
+		return 0;
+	while ((e = readdir(dp)))
+		n += e->d_name[0] != '.';
+	closedir(dp);
+	return n;
+}
+
+/* Whether every rollup of s was built from its only block. */
+static bool rollups_current(struct pstore *s)
+{
+	bool ok;
+
+	pthread_mutex_lock(&s->mu);
+	ok = s->blocks.n == 1;
+	for (size_t i = 0; ok && i < s->rollups.n; i++)
+		ok = s->rollups.v[i]->meta.sources.n == 1 &&
+		     !strcmp(s->rollups.v[i]->meta.sources.v[0], s->blocks.v[0]->name);
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
+/* A closed partition held by one block gets a rollup a step (1 minute and
+ * 1 hour by default), once: a second pass or a reopen builds none; a late
+ * profile merged into the partition replaces both, the old ones deleted
+ * (local) or superseded in the index (shared, where another replica
+ * reads them). */
+static int builds_and_replaces(const char *replica)
+{
+	int64_t part = pstore_rollup_bucket(T0 - 3 * HOUR, HOUR);
+	struct pstore *s;
+	struct pstore_stats st;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((s = open_store(NULL, replica)));
+	for (int i = 0; i < 20; i++)
+		CHECK_INT(append_at(s, "a", part + i * 3 * MIN), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	fake_now = part + HOUR + 30 * SEC; /* closed at its end plus a head age */
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.rollups, ==, 0);
+	fake_now = T0;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.rollups, ==, 2);
+	CHECK_INT(st.rollups_built, ==, 2);
+	CHECK_INT(st.rollup_bytes, >, 0);
+	CHECK(rollups_current(s));
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.rollups_built, ==, 2);
+	/* a late profile: merged, rollups replaced */
+	CHECK_INT(append_at(s, "a", part + 59 * MIN), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.rollups, ==, 2);
+	CHECK_INT(st.rollups_built, ==, 4);
+	CHECK_INT(st.rollup_drops, ==, 2);
+	CHECK(rollups_current(s));
+	if (!replica)
+		CHECK_INT(files_in("rollups"), ==, 2);
+	pstore_free(s);
+	CHECK((s = open_store(NULL, replica ? "other" : NULL)));
+	pstore_stats(s, &st);
+	CHECK_INT(st.rollups, ==, 2);
+	CHECK(rollups_current(s));
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.rollups_built, ==, 0);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_pstore_rollup__compaction_builds_and_replaces(void)
+{
+	return builds_and_replaces(NULL);
+}
+
+static int test_pstore_rollup__shared_store_lists_rollups_in_index(void)
+{
+	return builds_and_replaces("a");
+}
+
+/* Blocks of full resolution are kept --retention, rollups
+ * --rollup-retention: past the first, only the rollups are left, and a
+ * profile older than the retention arriving then never replaces them. */
+static int test_pstore_rollup__retention_per_tier(void)
+{
+	struct pstore_opts o = test_opts();
+	int64_t part = pstore_rollup_bucket(T0 - 3 * HOUR, HOUR);
+	struct pstore *s;
+	struct pstore_stats st;
+
+	o.retention_ns = 24 * HOUR;
+	o.rollup_retention_ns = 72 * HOUR;
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((s = open_store(&o, NULL)));
+	for (int i = 0; i < 10; i++)
+		CHECK_INT(append_at(s, "a", part + i * 5 * MIN), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.rollups, ==, 2);
+	fake_now = T0 + 48 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 0);
+	CHECK_INT(st.rollups, ==, 2);
+	CHECK_INT(append_at(s, "a", part + 7 * MIN), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 0);
+	CHECK_INT(st.rollups, ==, 2);
+	CHECK_INT(st.rollups_built, ==, 2);
+	fake_now = T0 + 96 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.rollups, ==, 0);
+	CHECK_INT(files_in("rollups"), ==, 0);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* no_rollups: none built. */
+static int test_pstore_rollup__none_when_off(void)
+{
+	struct pstore_opts o = test_opts();
+	struct pstore *s;
+	struct pstore_stats st;
+
+	o.no_rollups = true;
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((s = open_store(&o, NULL)));
+	CHECK_INT(append_at(s, "a", T0 - 3 * HOUR), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 1);
+	CHECK_INT(st.rollups, ==, 0);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore_rollup__compaction_builds_and_replaces),
+	UNIT_CASE(test_pstore_rollup__shared_store_lists_rollups_in_index),
+	UNIT_CASE(test_pstore_rollup__retention_per_tier),
+	UNIT_CASE(test_pstore_rollup__none_when_off),
 	UNIT_CASE(test_pstore_rollup__sums_equal_full_merge_of_each_bucket),
 	UNIT_CASE(test_pstore_rollup__step_divides_partition),
 	UNIT_CASE(test_pstore_rollup__section_checked),
