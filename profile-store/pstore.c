@@ -329,6 +329,16 @@ int pstore_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct psto
 		if (err)
 			pstore_block_unref(b);
 	}
+	for (size_t i = 0; !err && i < s->rollups.n; i++) {
+		struct pstore_block *b = s->rollups.v[i];
+		int64_t lo, hi;
+
+		pstore_block_span(s, b, &lo, &hi);
+		if (hi < from || lo >= to)
+			continue;
+		if ((err = EMBER_VEC_APPEND(&out->rollups, pstore_block_ref(b))))
+			pstore_block_unref(b);
+	}
 	if (!err && s->head) {
 		err = EMBER_VEC_APPEND(&out->heads, pstore_head_ref(s->head));
 		if (err)
@@ -349,9 +359,12 @@ void pstore_snapshot_release(struct pstore_snapshot *snap)
 {
 	for (size_t i = 0; i < snap->blocks.n; i++)
 		pstore_block_unref(snap->blocks.v[i]);
+	for (size_t i = 0; i < snap->rollups.n; i++)
+		pstore_block_unref(snap->rollups.v[i]);
 	for (size_t i = 0; i < snap->heads.n; i++)
 		pstore_head_unref(snap->heads.v[i]);
 	EMBER_VEC_FREE(&snap->blocks);
+	EMBER_VEC_FREE(&snap->rollups);
 	EMBER_VEC_FREE(&snap->heads);
 }
 
@@ -420,6 +433,7 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 	st->unbounded_labels = pstore_unbounded_count(s->unbounded);
 	st->rollups_built = atomic_load(&s->rollups_built);
 	st->rollup_drops = atomic_load(&s->rollup_drops);
+	st->profiles_read = atomic_load(&s->profiles_read);
 }
 
 int pstore_warnings(struct pstore *s, struct pstore_strlist **out)

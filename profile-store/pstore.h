@@ -334,6 +334,9 @@ struct pstore_selection {
 	 * its resolving; borrowed); n_focus 0: every sample */
 	const char *const *focus;
 	size_t n_focus;
+	/* pstore_query: every profile read from its block, none from the
+	 * rollups (benchmarks, tests; a span or trace filter implies it) */
+	bool full_resolution;
 };
 
 /* ---- query ------------------------------------------------------------- */
@@ -467,6 +470,8 @@ struct pstore_stats {
 	uint64_t unbounded_labels;
 	uint64_t rollups, rollup_bytes;	  /* rollups kept, their size */
 	uint64_t rollups_built, rollup_drops; /* since open: built, dropped */
+	uint64_t profiles_read;		  /* since open: profiles (a rollup's
+					   * each one) summed by queries */
 };
 void pstore_stats(struct pstore *s, struct pstore_stats *out);
 

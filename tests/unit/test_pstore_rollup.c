@@ -178,13 +178,32 @@ static void attr_text(const struct pmodel_result *r, char *out, size_t size)
 					(long long)sums[i]);
 }
 
-/* What one block answers for selector over [from, to): folded stacks,
- * profile count, time span and attributed parts, as text. */
+/* r as text into out (initialized here): folded stacks, profile count,
+ * time span and attributed parts. */
+static int result_text(const struct pmodel_result *r, struct ember_buf *out)
+{
+	char attrs[4096];
+	int err;
+
+	ember_buf_init(out, 1 << 20);
+	err = pmodel_write_folded(r, pmodel_write_buf, out);
+	attr_text(r, attrs, sizeof(attrs));
+	if (!err)
+		err = ember_buf_appendf(out, "profiles %llu\n", (unsigned long long)r->profiles);
+	if (!err && r->profiles)
+		err = ember_buf_appendf(out, "span %lld %lld\n", (long long)r->min_time,
+				       (long long)r->max_time);
+	if (!err)
+		err = ember_buf_appendf(out, "%s", attrs);
+	return err;
+}
+
+/* What one block answers for selector over [from, to), as text. */
 static int block_answer(struct pstore *s, struct pstore_block *b, const char *selector,
 			int64_t from, int64_t to, struct ember_buf *out)
 {
 	struct pstore_selection sel = { .selector = selector, .type = CPU };
-	char why[256] = "", attrs[4096];
+	char why[256] = "";
 	struct ember_diag d = ember_diag_make(why, sizeof(why));
 	struct pstore_selector *parsed = NULL;
 	struct pstore_qctx q = { .type = CPU, .from = from, .to = to, .cache = &s->cache, .d = &d };
@@ -195,22 +214,43 @@ static int block_answer(struct pstore *s, struct pstore_block *b, const char *se
 		err = pmodel_result_new(CPU, &q.r);
 	if (!err)
 		err = pstore_block_query(b, &q);
-	ember_buf_init(out, 1 << 20);
 	if (!err)
-		err = pmodel_write_folded(q.r, pmodel_write_buf, out);
-	if (!err) {
-		attr_text(q.r, attrs, sizeof(attrs));
-		err = ember_buf_appendf(out, "profiles %llu\n", (unsigned long long)q.r->profiles);
-		if (!err && q.r->profiles)
-			err = ember_buf_appendf(out, "span %lld %lld\n", (long long)q.r->min_time,
-					       (long long)q.r->max_time);
-		if (!err)
-			err = ember_buf_appendf(out, "%s", attrs);
-	}
+		err = result_text(q.r, out);
+	else
+		ember_buf_init(out, 0);
 	if (err)
 		fprintf(stderr, "block query: %s\n", why[0] ? why : strerror(-err));
 	pmodel_result_free(q.r);
 	pstore_selector_free(parsed);
+	return err;
+}
+
+/* What the store answers for selector over [from, to), as text; with
+ * full, from its blocks alone.  *read: the profiles it read. */
+static int store_answer(struct pstore *s, const char *selector, int64_t from, int64_t to,
+			bool full, struct ember_buf *out, uint64_t *read)
+{
+	struct pstore_selection sel = { .selector = selector, .type = "cpu", .from_ns = from,
+					.to_ns = to, .full_resolution = full };
+	struct pmodel_result *r = NULL;
+	struct pstore_stats a, b;
+	char why[256] = "";
+	int err;
+
+	pstore_stats(s, &a);
+	err = pstore_query(s, &sel, NULL, &r, why, sizeof(why));
+	pstore_stats(s, &b);
+	*read = b.profiles_read - a.profiles_read;
+	if (!err)
+		err = result_text(r, out);
+	else
+		ember_buf_init(out, 0);
+	if (!err && r->rollup_only_step)
+		err = ember_buf_appendf(out, "rollups only, step %lld\n",
+				       (long long)r->rollup_only_step);
+	if (err)
+		fprintf(stderr, "pstore_query: %s\n", why[0] ? why : strerror(-err));
+	pmodel_result_free(r);
 	return err;
 }
 
@@ -484,6 +524,8 @@ static int test_pstore_rollup__retention_per_tier(void)
 	int64_t part = pstore_rollup_bucket(T0 - 3 * HOUR, HOUR);
 	struct pstore *s;
 	struct pstore_stats st;
+	struct ember_buf before, after;
+	uint64_t read;
 
 	o.retention_ns = 24 * HOUR;
 	o.rollup_retention_ns = 72 * HOUR;
@@ -497,11 +539,22 @@ static int test_pstore_rollup__retention_per_tier(void)
 	pstore_stats(s, &st);
 	CHECK_INT(st.blocks, ==, 1);
 	CHECK_INT(st.rollups, ==, 2);
+	CHECK_INT(store_answer(s, NULL, part, part + HOUR, true, &before, &read), ==, 0);
 	fake_now = T0 + 48 * HOUR;
 	CHECK_INT(pstore_compact(s), ==, 0);
 	pstore_stats(s, &st);
 	CHECK_INT(st.blocks, ==, 0);
 	CHECK_INT(st.rollups, ==, 2);
+	/* answered from the rollups alone, and said so; a range that does
+	 * not start on a minute rounded in to the next */
+	CHECK_INT(store_answer(s, NULL, part, part + HOUR, false, &after, &read), ==, 0);
+	CHECK_INT(ember_buf_appendf(&before, "rollups only, step %lld\n", (long long)MIN), ==, 0);
+	CHECK_STR(after.data, before.data);
+	ember_buf_release(&after);
+	CHECK_INT(store_answer(s, NULL, part + 5 * MIN + 1, part + HOUR, false, &after, &read), ==, 0);
+	CHECK(strstr(after.data, "profiles 8\n"));
+	ember_buf_release(&after);
+	ember_buf_release(&before);
 	CHECK_INT(append_at(s, "a", part + 7 * MIN), ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
 	CHECK_INT(pstore_compact(s), ==, 0);
@@ -541,7 +594,97 @@ static int test_pstore_rollup__none_when_off(void)
 	return 0;
 }
 
+/* The planned answer and the full-resolution one for [from, to): the
+ * same; the profiles each read added to *planned and *full. */
+static int same_planned(struct pstore *s, const char *selector, int64_t from, int64_t to,
+			uint64_t *planned, uint64_t *full)
+{
+	struct ember_buf a, b;
+	uint64_t ra = 0, rb = 0;
+	int err = store_answer(s, selector, from, to, true, &a, &ra);
+
+	if (!err && !(err = store_answer(s, selector, from, to, false, &b, &rb))) {
+		if (a.len != b.len || memcmp(a.data, b.data, a.len)) {
+			fprintf(stderr, "planned answer differs over [%lld, %lld) %s:\n--- full\n%.*s--- planned\n%.*s",
+				(long long)from, (long long)to, selector ? selector : "",
+				(int)a.len, a.data, (int)b.len, b.data);
+			err = -1;
+		}
+		ember_buf_release(&b);
+	}
+	ember_buf_release(&a);
+	*planned += rb;
+	*full += ra;
+	return err;
+}
+
+/* A random time in [lo, hi): on a minute or an hour now and then, else
+ * anywhere (to the nanosecond). */
+static int64_t random_time(int64_t lo, int64_t hi)
+{
+	int64_t t = lo + (int64_t)(((uint64_t)next(UINT32_MAX) << 20 | next(1 << 20)) %
+				   (uint64_t)(hi - lo));
+
+	switch (next(4)) {
+	case 0:
+		return pstore_rollup_bucket(t, MIN);
+	case 1:
+		return pstore_rollup_bucket(t, HOUR);
+	default:
+		return t;
+	}
+}
+
+/* Six hours of three series' profiles, merged and rolled up, plus a late
+ * profile still in the log (its partition's rollups stay usable: heads
+ * are never in a block) and one written as a second block of its
+ * partition (whose rollups then do not answer until it is merged): over
+ * 300 random ranges, starting and ending anywhere, the planned answer
+ * is the full-resolution answer, and over long ranges it reads far
+ * fewer profiles. */
+static int test_pstore_rollup__planned_equals_full_over_random_ranges(void)
+{
+	static const char *const sel[] = { NULL, "{service=\"a\"}", "{service=~\"b|c\"}" };
+	int64_t start = pstore_rollup_bucket(T0 - 8 * HOUR, HOUR), end = start + 6 * HOUR;
+	uint64_t planned = 0, full = 0, p6 = 0, f6 = 0;
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+
+	CHECK(s);
+	for (int i = 0; i < 720; i++) {
+		static const char *const svc[] = { "a", "b", "c" };
+
+		CHECK_INT(append_at(s, svc[i % 3], start + i * 30 * SEC + next(1000) * MS), ==, 0);
+		if (i % 100 == 99)
+			CHECK_INT(pstore_flush(s), ==, 0);
+	}
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 6);
+	CHECK_INT(st.rollups, ==, 12);
+	CHECK_INT(append_at(s, "b", start + 2 * HOUR + 17 * MIN + 3 * SEC), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0); /* a second block in hour 2 */
+	CHECK_INT(append_at(s, "a", start + 4 * HOUR + 5 * SEC), ==, 0); /* in the log */
+	/* the whole six hours: 5 x 3 hour sums and hour 2, not 721 profiles
+	 * (the one in the log is read from it either way) */
+	CHECK_INT(same_planned(s, NULL, start, end, &p6, &f6), ==, 0);
+	CHECK_INT(f6, ==, 721);
+	CHECK_INT(p6, ==, 5 * 3 + 121); /* hour 2 from its two blocks */
+	for (int i = 0; i < 300; i++) {
+		int64_t from = random_time(start - 20 * MIN, end + 20 * MIN);
+		int64_t to = random_time(from + 1, from + 7 * HOUR);
+
+		CHECK_INT(same_planned(s, sel[next(3)], from, to, &planned, &full), ==, 0);
+	}
+	CHECK_INT(planned * 2, <, full);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore_rollup__planned_equals_full_over_random_ranges),
 	UNIT_CASE(test_pstore_rollup__compaction_builds_and_replaces),
 	UNIT_CASE(test_pstore_rollup__shared_store_lists_rollups_in_index),
 	UNIT_CASE(test_pstore_rollup__retention_per_tier),
