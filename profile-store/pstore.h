@@ -334,8 +334,9 @@ struct pstore_selection {
 	 * its resolving; borrowed); n_focus 0: every sample */
 	const char *const *focus;
 	size_t n_focus;
-	/* pstore_query: every profile read from its block, none from the
-	 * rollups (benchmarks, tests; a span or trace filter implies it) */
+	/* pstore_query, pstore_series_totals: every profile read from its
+	 * block, none from the rollups (benchmarks, tests; a span or trace
+	 * filter implies it) */
 	bool full_resolution;
 };
 
@@ -401,6 +402,9 @@ struct pstore_series_set {
 	size_t n_lines;
 	struct pstore_series_line *lines;
 	char *type; /* the full type ID the selection's type resolved to */
+	/* nonzero: part of the range answered from rollups alone (its
+	 * profiles past the retention), rounded in to this step (ns) */
+	int64_t rollup_only_step;
 };
 /* sel needs a type and a from/to range; step > 0.  The grid is bounded
  * before any profile is read: at most PSTORE_SERIES_MAX_POINTS points (a

@@ -141,9 +141,17 @@ void pstore_plan_release(struct pstore_plan_out *out);
 struct pstore_scan {
 	struct pstore_qctx q;
 	int (*series)(void *ctx, const struct pstore_seriestab *t, uint32_t s, int32_t col);
+	/* count: the profiles p stands for (a rollup's profile: those it
+	 * sums; else 1) */
 	int (*profile)(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
-		       int32_t col, const int64_t *totals, const struct pstore_cov *cov);
+		       uint64_t count, int32_t col, const int64_t *totals,
+		       const struct pstore_cov *cov);
 	void *ctx;
+	/* rollups answer what they can (pstore_plan_range with this grid);
+	 * false: blocks only */
+	bool rollups;
+	int64_t grid;
+	int64_t rollup_only_step; /* out: the plan's */
 };
 int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc);
 /* Parse sel, take a snapshot over its range and resolve its type (NULL
