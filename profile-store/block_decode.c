@@ -136,26 +136,38 @@ int pstore_block_section(const struct pstore_block_meta *m, enum pstore_section_
 
 /* ---- meta, series, labels -------------------------------------------------- */
 
+/* varint n, n x str block name, into out (NULL: skipped). */
+static int get_names(const uint8_t **p, const uint8_t *end, size_t len, struct pstore_strs *out,
+		     const char *what, struct ember_diag *d)
+{
+	uint64_t n;
+
+	GET(ember_cur_uleb(p, end, &n), d, what);
+	GET(n > len ? -1 : 0, d, what);
+	for (uint64_t i = 0; i < n; i++) {
+		const char *s;
+		size_t sl;
+		char *copy;
+
+		GET(pstore_get_str(p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, what);
+		if (!out)
+			continue;
+		copy = strndup(s, sl);
+		if (!copy || EMBER_VEC_APPEND(out, copy)) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_meta *m,
 			 struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint64_t n;
 
-	GET(ember_cur_uleb(&p, end, &n), d, "parents");
-	GET(n > len ? -1 : 0, d, "parents");
-	for (uint64_t i = 0; i < n; i++) {
-		const char *s;
-		size_t sl;
-		char *copy;
-
-		GET(pstore_get_str(&p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, "parent name");
-		copy = strndup(s, sl);
-		if (!copy || EMBER_VEC_APPEND(&m->parents, copy)) {
-			free(copy);
-			return -ENOMEM;
-		}
-	}
+	EMBER_FORWARD_IF_ERROR(get_names(&p, end, len, &m->parents, "parent name", d));
 	GET(ember_cur_uleb(&p, end, &n), d, "log ranges");
 	GET(n > len ? -1 : 0, d, "log ranges");
 	for (uint64_t i = 0; i < n; i++) {
@@ -566,7 +578,7 @@ int pstore_block_decode_rollup(const uint8_t *p, size_t len, struct pstore_block
 			       struct pstore_bdata *b, struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
-	uint64_t step, total, n;
+	uint64_t step, total;
 
 	GET(ember_cur_uleb(&p, end, &step), d, "rollup step");
 	GET(!step || step > (uint64_t)m->partition_ns ? -1 : 0, d, "rollup step");
@@ -575,22 +587,7 @@ int pstore_block_decode_rollup(const uint8_t *p, size_t len, struct pstore_block
 		m->rollup_step = (int64_t)step;
 		m->rollup_profiles = total;
 	}
-	GET(ember_cur_uleb(&p, end, &n), d, "rollup sources");
-	GET(n > len ? -1 : 0, d, "rollup sources");
-	for (uint64_t i = 0; i < n; i++) {
-		const char *s;
-		size_t sl;
-		char *copy;
-
-		GET(pstore_get_str(&p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, "rollup source");
-		if (b)
-			continue;
-		copy = strndup(s, sl);
-		if (!copy || EMBER_VEC_APPEND(&m->sources, copy)) {
-			free(copy);
-			return -ENOMEM;
-		}
-	}
+	EMBER_FORWARD_IF_ERROR(get_names(&p, end, len, b ? NULL : &m->sources, "rollup source", d));
 	return b ? decode_rollup_profs(p, end, (int64_t)step, total, b, d) : 0;
 }
 

@@ -67,14 +67,14 @@ EMBER_VEC_DEF(pstore_walranges, struct pstore_walrange);
 struct pstore_block_meta {
 	int64_t min_time, max_time, partition, partition_ns;
 	uint32_t version;		/* PS_BLOCK_VERSION or PS_BLOCK_VERSION_LINKS */
-	EMBER_VEC(char *) parents;	/* names of the blocks this one replaces */
+	struct pstore_strs parents;	/* names of the blocks this one replaces */
 	struct pstore_walranges wal;
 	uint64_t profiles, rows, series;
 	/* a rollup (PS_SEC_ROLLUP; 0: a block of full resolution): its step,
 	 * the profiles it sums and the names of the blocks it sums them of */
 	int64_t rollup_step;
 	uint64_t rollup_profiles;
-	EMBER_VEC(char *) sources;
+	struct pstore_strs sources;
 	struct pstore_section sec[PS_SEC_KIND_MAX];
 	bool has[PS_SEC_KIND_MAX];
 };

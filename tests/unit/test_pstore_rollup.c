@@ -254,6 +254,19 @@ static int store_answer(struct pstore *s, const char *selector, int64_t from, in
 	return err;
 }
 
+/* Whether the texts a (of full resolution) and b (of the rollups) are
+ * the same: -1, and both shown, when they are not. */
+static int same_text(const struct ember_buf *a, const struct ember_buf *b, const char *what,
+		     int64_t from, int64_t to, const char *selector)
+{
+	if (a->len == b->len && (!a->len || !memcmp(a->data, b->data, a->len)))
+		return 0;
+	fprintf(stderr, "%s differs over [%lld, %lld) %s:\n--- full\n%.*s--- rollups\n%.*s", what,
+		(long long)from, (long long)to, selector ? selector : "", (int)a->len, a->data,
+		(int)b->len, b->data);
+	return -1;
+}
+
 /* The rollup's answer and the block's for [from, to): the same. */
 static int same_answer(struct pstore *s, struct pstore_block *full, struct pstore_block *roll,
 		       const char *selector, int64_t from, int64_t to)
@@ -262,12 +275,7 @@ static int same_answer(struct pstore *s, struct pstore_block *full, struct pstor
 	int err = block_answer(s, full, selector, from, to, &a);
 
 	if (!err && !(err = block_answer(s, roll, selector, from, to, &b))) {
-		if (a.len != b.len || (a.len && memcmp(a.data, b.data, a.len))) {
-			fprintf(stderr, "rollup differs over [%lld, %lld) %s:\n--- full\n%.*s--- rollup\n%.*s",
-				(long long)from, (long long)to, selector ? selector : "",
-				(int)a.len, a.data, (int)b.len, b.data);
-			err = -1;
-		}
+		err = same_text(&a, &b, "rollup", from, to, selector);
 		ember_buf_release(&b);
 	}
 	ember_buf_release(&a);
@@ -604,12 +612,7 @@ static int same_planned(struct pstore *s, const char *selector, int64_t from, in
 	int err = store_answer(s, selector, from, to, true, &a, &ra);
 
 	if (!err && !(err = store_answer(s, selector, from, to, false, &b, &rb))) {
-		if (a.len != b.len || (a.len && memcmp(a.data, b.data, a.len))) {
-			fprintf(stderr, "planned answer differs over [%lld, %lld) %s:\n--- full\n%.*s--- planned\n%.*s",
-				(long long)from, (long long)to, selector ? selector : "",
-				(int)a.len, a.data, (int)b.len, b.data);
-			err = -1;
-		}
+		err = same_text(&a, &b, "planned answer", from, to, selector);
 		ember_buf_release(&b);
 	}
 	ember_buf_release(&a);
@@ -666,12 +669,8 @@ static int same_series(struct pstore *s, const char *selector, int64_t from, int
 	int err = series_text(s, selector, from, to, step, true, &a, &ra);
 
 	if (!err && !(err = series_text(s, selector, from, to, step, false, &b, &rb))) {
-		if (a.len != b.len || (a.len && memcmp(a.data, b.data, a.len))) {
-			fprintf(stderr, "planned series differs over [%lld, %lld) at %lld:\n--- full\n%.*s--- planned\n%.*s",
-				(long long)from, (long long)to, (long long)step, (int)a.len, a.data,
-				(int)b.len, b.data);
-			err = -1;
-		}
+		err = same_text(&a, &b, step >= HOUR ? "series (hour step)" : "series", from, to,
+				selector);
 		ember_buf_release(&b);
 	}
 	ember_buf_release(&a);
