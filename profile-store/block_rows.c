@@ -407,7 +407,8 @@ int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_
 			continue;
 		}
 		any = true;
-		(*in->read)++;
+		if (in->read)
+			(*in->read)++;
 		err = in->want ? sum_profile_linked(in, &c, p->nrows, self, &any)
 			       : sum_profile(in, &c, p->nrows, self);
 		if (!err && any)

@@ -258,7 +258,7 @@ struct pstore_sum_in {
 	struct pstore_attr_parts *parts;
 	/* a rollup's counts by profile index (NULL: full resolution) */
 	const struct pstore_rollup_prof *rollup;
-	uint64_t *read; /* profiles in [from, to) read: counted here */
+	uint64_t *read; /* profiles in [from, to) read: counted here (NULL: not) */
 };
 int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d);
 /* Every row of a series (compaction): nodes[nrows] from a stacks stream;
