@@ -509,6 +509,8 @@ static int load_rollups(struct pstore *s, struct ember_diag *d)
 			pstore_block_unref(b);
 	}
 	listing_free(&l);
+	if (!err)
+		pstore_rollups_tidy(s);
 	return err;
 }
 

@@ -76,6 +76,9 @@ void pstore_catalog_remove(struct pstore *s, size_t i);
 /* Take rollup i out of s->rollups (under s->mu), deleted at its last
  * unref (rollup_catalog.c). */
 void pstore_rollups_remove(struct pstore *s, size_t i);
+/* At open (a local store): drop the rollups a crash left beside the
+ * rollups that replaced them (rollup_catalog.c). */
+void pstore_rollups_tidy(struct pstore *s);
 
 EMBER_VEC_DEF(pstore_blocks, struct pstore_block *);
 /* Drop the reference each block of v holds and free v (block_catalog.c). */

@@ -218,6 +218,47 @@ int pstore_compact_rollups(struct pstore *s)
 	return err;
 }
 
+/* Whether rollup r of a local store is a leftover of a crash between
+ * writing the rollup that replaces it and deleting it: another rollup of
+ * its partition and step was built from a block the store holds, r was
+ * not; or the partition has no block left and another sums more
+ * profiles (the later merge). */
+static bool leftover(const struct pstore *s, const struct pstore_block *r)
+{
+	bool has_block = false;
+
+	for (size_t i = 0; i < s->blocks.n; i++)
+		if (same_partition(s->blocks.v[i], r)) {
+			has_block = true;
+			if (current(r, s->blocks.v[i], r->meta.rollup_step))
+				return false;
+		}
+	for (size_t k = 0; k < s->rollups.n; k++) {
+		const struct pstore_block *o = s->rollups.v[k];
+
+		if (o == r || o->corrupt || !replaced_by(r, o))
+			continue;
+		for (size_t i = 0; has_block && i < s->blocks.n; i++)
+			if (current(o, s->blocks.v[i], r->meta.rollup_step))
+				return true;
+		if (!has_block && (o->meta.rollup_profiles > r->meta.rollup_profiles ||
+				   (o->meta.rollup_profiles == r->meta.rollup_profiles &&
+				    strcmp(o->name, r->name) < 0)))
+			return true;
+	}
+	return false;
+}
+
+void pstore_rollups_tidy(struct pstore *s)
+{
+	for (size_t i = s->rollups.n; i-- > 0;)
+		if (!s->rollups.v[i]->corrupt && leftover(s, s->rollups.v[i])) {
+			pr_info("pstore: rollup '%s' was replaced by another: deleting it",
+				s->rollups.v[i]->name);
+			pstore_rollups_remove(s, i);
+		}
+}
+
 /* Rollups past the rollup retention (referenced, into old; under s->mu). */
 static int expired(struct pstore *s, int64_t cutoff, struct pstore_blocks *old)
 {

@@ -460,13 +460,14 @@ static bool rollups_current(struct pstore *s)
 /* A closed partition held by one block gets a rollup a step (1 minute and
  * 1 hour by default), once: a second pass or a reopen builds none; a late
  * profile merged into the partition replaces both, the old ones deleted
- * (local) or superseded in the index (shared, where another replica
- * reads them). */
+ * (local; old ones a crash left are deleted at the next open) or
+ * superseded in the index (shared, where another replica reads them). */
 static int builds_and_replaces(const char *replica)
 {
 	int64_t part = pstore_rollup_bucket(T0 - 3 * HOUR, HOUR);
 	struct pstore *s;
 	struct pstore_stats st;
+	char cmd[1200];
 
 	fake_now = T0;
 	CHECK(!make_dir());
@@ -488,6 +489,10 @@ static int builds_and_replaces(const char *replica)
 	CHECK_INT(pstore_compact(s), ==, 0);
 	pstore_stats(s, &st);
 	CHECK_INT(st.rollups_built, ==, 2);
+	if (!replica) { /* the replaced rollups, to put back as a crash would leave them */
+		snprintf(cmd, sizeof(cmd), "cp -r '%s/rollups' '%s/old-rollups'", dir, dir);
+		CHECK_INT(system(cmd), ==, 0);
+	}
 	/* a late profile: merged, rollups replaced */
 	CHECK_INT(append_at(s, "a", part + 59 * MIN), ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
@@ -498,12 +503,18 @@ static int builds_and_replaces(const char *replica)
 	CHECK_INT(st.rollups_built, ==, 4);
 	CHECK_INT(st.rollup_drops, ==, 2);
 	CHECK(rollups_current(s));
-	if (!replica)
+	if (!replica) {
 		CHECK_INT(files_in("rollups"), ==, 2);
+		snprintf(cmd, sizeof(cmd), "cp '%s/old-rollups/'* '%s/rollups/'", dir, dir);
+		CHECK_INT(system(cmd), ==, 0);
+		CHECK_INT(files_in("rollups"), ==, 4);
+	}
 	pstore_free(s);
 	CHECK((s = open_store(NULL, replica ? "other" : NULL)));
 	pstore_stats(s, &st);
-	CHECK_INT(st.rollups, ==, 2);
+	CHECK_INT(st.rollups, ==, 2); /* the leftovers deleted at open */
+	if (!replica)
+		CHECK_INT(files_in("rollups"), ==, 2);
 	CHECK(rollups_current(s));
 	CHECK_INT(pstore_compact(s), ==, 0);
 	pstore_stats(s, &st);
