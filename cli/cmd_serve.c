@@ -52,7 +52,7 @@ struct serve_opts {
 	const char *ingest_token_file;
 	const char *scrape[MAX_SCRAPES];
 	unsigned n_scrape;
-	long long retention_s;
+	long long retention_s, rollup_retention_s;
 	unsigned long long max_profile_mb;
 	unsigned long long max_series;
 	long long head_age_s;
@@ -111,6 +111,7 @@ static void serve_usage(FILE *f)
 	      "                          send (default 1024; docs/security.md)\n"
 	      "  --symbol-cache-mb N     of it, for loaded symbol indexes (default: half)\n"
 	      "  --retention DURATION    profiles kept (default 14d; 36h, 90m, seconds)\n"
+	      "  --rollup-retention DURATION  their per-minute and per-hour sums kept (default 90d)\n"
 	      "  --ingest-token-file F   a second token that may write profiles only\n"
 	      "  --max-profile-mb N      largest profile accepted as sent (default 16)\n"
 	      "  --max-series N          distinct series the profile store takes (100000)\n"
@@ -273,6 +274,9 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 	else if (strcmp(opt, "--symbol-cache-mb") == 0 && !parse_uint(val, 1ull << 30, &v) && v)
 		o->symbol_cache_mb = v;
 	else if (strcmp(opt, "--retention") == 0 && !parse_seconds(val, &o->retention_s, 60))
+		;
+	else if (strcmp(opt, "--rollup-retention") == 0 &&
+		 !parse_seconds(val, &o->rollup_retention_s, 60))
 		;
 	else if (strcmp(opt, "--ingest-token-file") == 0)
 		o->ingest_token_file = val;
@@ -558,6 +562,7 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 		.limits_file = o->limits_file, .rules_file = o->rules_file,
 		.service = { .sz = sizeof(po->service), .dir = dir,
 			     .retention_ns = o->retention_s * 1000000000LL,
+			     .rollup_retention_ns = o->rollup_retention_s * 1000000000LL,
 			     .max_profile_bytes = o->max_profile_mb << 20,
 			     .max_series = o->max_series, .max_tenants = o->max_tenants,
 			     .head_age_ns = o->head_age_s * 1000000000LL,

@@ -83,6 +83,7 @@ struct pmodel_result_info {
 	uint64_t profiles;	/* profiles merged */
 	uint64_t stacks;	/* distinct stacks */
 	int64_t min_time_ns, max_time_ns;
+	int64_t rollup_only_step; /* the result's (0: full resolution throughout) */
 };
 
 void pmodel_result_info(const struct pmodel_result *r, struct pmodel_result_info *out);
@@ -419,6 +420,10 @@ struct pmodel_result {
 	int64_t period;
 	uint64_t profiles;
 	int64_t min_time, max_time;
+	/* Nonzero: part of the range was answered from the store's rollups
+	 * alone (its profiles past the retention), its edges rounded in to
+	 * this step (ns). */
+	int64_t rollup_only_step;
 };
 
 int pmodel_result_new(const char *type_id, struct pmodel_result **out);

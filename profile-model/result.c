@@ -162,6 +162,7 @@ int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result *
 	(*out)->profiles = r->profiles;
 	(*out)->min_time = r->min_time;
 	(*out)->max_time = r->max_time;
+	(*out)->rollup_only_step = r->rollup_only_step;
 	return 0;
 }
 
@@ -208,6 +209,7 @@ void pmodel_result_info(const struct pmodel_result *r, struct pmodel_result_info
 		.profiles = r->profiles, .stacks = stacks,
 		.min_time_ns = r->profiles ? r->min_time : 0,
 		.max_time_ns = r->profiles ? r->max_time : 0,
+		.rollup_only_step = r->rollup_only_step,
 	};
 }
 

@@ -30,6 +30,7 @@ static int open_store(struct profsvc *s, const struct profsvc_opts *o)
 	struct pstore_opts po = {
 		.sz = sizeof(po),
 		.retention_ns = o->retention_ns,
+		.rollup_retention_ns = o->rollup_retention_ns,
 		.head_max_age_ns = o->head_age_ns,
 		.blocks = o->blocks,
 		.shared = o->blocks != NULL,

@@ -59,6 +59,7 @@ struct profsvc_opts {
 	size_t sz;			/* sizeof(struct profsvc_opts) */
 	const char *dir;		/* where the store lives (DATA/profiles) */
 	int64_t retention_ns;		/* blocks older are dropped; 0: 14 days */
+	int64_t rollup_retention_ns;	/* rollups older are dropped; 0: 90 days */
 	uint64_t max_profile_bytes;	/* a profile as received; 0: 16 MiB */
 	/* --scrape targets: "URL[,interval=DURATION][,NAME=VALUE...]" */
 	const char *const *scrape;

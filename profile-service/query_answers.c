@@ -96,6 +96,9 @@ static int tree_json(const struct pmodel_result *r, const struct pstore_selectio
 	if (!err && ri.profiles)
 		err = ember_buf_appendf(b, ",\"min_time_ms\":%" PRId64 ",\"max_time_ms\":%" PRId64,
 					ri.min_time_ns / 1000000, ri.max_time_ns / 1000000);
+	if (!err && ri.rollup_only_step) /* past the retention: from the rollups alone */
+		err = ember_buf_appendf(b, ",\"rollup_only_step_ms\":%" PRId64,
+					ri.rollup_only_step / 1000000);
 	err = err ? err : ember_buf_appendf(b, ",\"tree\":");
 	err = err ? err : pmodel_write_tree_json(r, pmodel_write_buf, b);
 	return err ? err : ember_buf_appendf(b, "}\n");

@@ -112,6 +112,22 @@ static int read_header(struct reader *r, struct pstore_block_meta *m, struct emb
 	return pstore_block_header((const uint8_t *)r->prefix.data, r->prefix.len, r->size, m, d);
 }
 
+/* A rollup's ROLLUP section: its step and sources (bd NULL), or its
+ * profiles' counts. */
+static int read_rollup(struct reader *r, struct pstore_block_meta *m, struct pstore_bdata *bd,
+		       struct ember_diag *d)
+{
+	struct ember_buf buf;
+	int err;
+
+	ember_buf_init(&buf, 0);
+	err = read_section(r, m, PS_SEC_ROLLUP, &buf, d);
+	if (!err)
+		err = pstore_block_decode_rollup((const uint8_t *)buf.data, buf.len, m, bd, d);
+	ember_buf_release(&buf);
+	return err;
+}
+
 static int read_small_sections(struct reader *r, struct pstore_block *b, struct ember_diag *d)
 {
 	struct ember_buf meta, strs, ser, lab;
@@ -136,6 +152,8 @@ static int read_small_sections(struct reader *r, struct pstore_block *b, struct 
 	if (!err)
 		err = pstore_block_decode_labels((const uint8_t *)lab.data, lab.len, &b->series,
 					     &b->lindex, d);
+	if (!err && b->meta.has[PS_SEC_ROLLUP])
+		err = read_rollup(r, &b->meta, NULL, d);
 	ember_buf_release(&meta);
 	ember_buf_release(&strs);
 	ember_buf_release(&ser);
@@ -223,6 +241,7 @@ void pstore_bdata_unref(struct pstore_bdata *b)
 	EMBER_VEC_FREE(&b->streams);
 	EMBER_VEC_FREE(&b->series_stream);
 	EMBER_VEC_FREE(&b->series_prof);
+	EMBER_VEC_FREE(&b->rollup);
 	pstore_linktab_release(&b->links);
 	free(b);
 }
@@ -275,6 +294,8 @@ static int load_rows_index(struct reader *r, struct pstore_block *b, struct psto
 		err = read_section(r, &b->meta, PS_SEC_LINKS, &str, d);
 	if (!err && b->meta.version == PS_BLOCK_VERSION_LINKS)
 		err = pstore_block_decode_links((const uint8_t *)str.data, str.len, bd, d);
+	if (!err && b->meta.rollup_step)
+		err = read_rollup(r, &b->meta, bd, d);
 	ember_buf_release(&prof);
 	ember_buf_release(&str);
 	return err;
@@ -310,6 +331,7 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	bd->bytes = pmodel_dict_bytes(&bd->dict) + bd->profs.alloc * sizeof(struct pstore_prof) +
 		    bd->totals.alloc * 8 + bd->cov.alloc * sizeof(struct pstore_cov) +
 		    bd->streams.alloc * sizeof(struct pstore_stream) +
+		    bd->rollup.alloc * sizeof(struct pstore_rollup_prof) +
 		    pstore_linktab_bytes(&bd->links);
 	*out = bd;
 	return 0;
@@ -452,6 +474,46 @@ static void drop_superseded(struct pstore *s)
 		}
 }
 
+static void listing_free(struct listing *l)
+{
+	for (size_t i = 0; i < l->names.n; i++)
+		free(l->names.v[i]);
+	EMBER_VEC_FREE(&l->names);
+	EMBER_VEC_FREE(&l->sizes);
+}
+
+/* A local store's rollups (rollups/): one without its ROLLUP section is
+ * listed as corrupt, never read as a block of full resolution. */
+static int load_rollups(struct pstore *s, struct ember_diag *d)
+{
+	struct listing l = { 0 };
+	int err = s->io.list(s->io.ctx, "rollups/", on_name, &l);
+
+	if (err)
+		err = EMBER_FAIL(d, err, "store: cannot list the rollups: %s", pstore_strerror(err));
+	for (size_t i = 0; !err && i < l.names.n; i++) {
+		struct pstore_block *b;
+
+		err = pstore_block_open(&s->io, l.names.v[i], l.sizes.v[i], &s->ident, &b, d);
+		if (err)
+			break;
+		if (!b->corrupt && !b->meta.rollup_step) {
+			b->corrupt = true;
+			snprintf(b->why, sizeof(b->why), "not a rollup: no ROLLUP section");
+		}
+		if (b->corrupt) {
+			partition_from_name(b);
+			pr_warn("pstore: rollup '%s' is corrupt: %s", b->name, b->why);
+		}
+		if ((err = EMBER_VEC_APPEND(&s->rollups, b)))
+			pstore_block_unref(b);
+	}
+	listing_free(&l);
+	if (!err)
+		pstore_rollups_tidy(s);
+	return err;
+}
+
 int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 {
 	struct listing l = { 0 };
@@ -479,9 +541,6 @@ int pstore_catalog_load(struct pstore *s, struct ember_diag *d)
 	}
 	if (!err)
 		drop_superseded(s);
-	for (size_t i = 0; i < l.names.n; i++)
-		free(l.names.v[i]);
-	EMBER_VEC_FREE(&l.names);
-	EMBER_VEC_FREE(&l.sizes);
-	return err;
+	listing_free(&l);
+	return err ? err : load_rollups(s, d);
 }

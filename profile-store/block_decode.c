@@ -28,6 +28,9 @@ void pstore_block_meta_release(struct pstore_block_meta *m)
 		free(m->parents.v[i]);
 	EMBER_VEC_FREE(&m->parents);
 	EMBER_VEC_FREE(&m->wal);
+	for (size_t i = 0; i < m->sources.n; i++)
+		free(m->sources.v[i]);
+	EMBER_VEC_FREE(&m->sources);
 }
 
 /* ---- header and sections ---------------------------------------------------- */
@@ -133,26 +136,38 @@ int pstore_block_section(const struct pstore_block_meta *m, enum pstore_section_
 
 /* ---- meta, series, labels -------------------------------------------------- */
 
+/* varint n, n x str block name, into out (NULL: skipped). */
+static int get_names(const uint8_t **p, const uint8_t *end, size_t len, struct pstore_strs *out,
+		     const char *what, struct ember_diag *d)
+{
+	uint64_t n;
+
+	GET(ember_cur_uleb(p, end, &n), d, what);
+	GET(n > len ? -1 : 0, d, what);
+	for (uint64_t i = 0; i < n; i++) {
+		const char *s;
+		size_t sl;
+		char *copy;
+
+		GET(pstore_get_str(p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, what);
+		if (!out)
+			continue;
+		copy = strndup(s, sl);
+		if (!copy || EMBER_VEC_APPEND(out, copy)) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int pstore_block_decode_meta(const uint8_t *p, size_t len, struct pstore_block_meta *m,
 			 struct ember_diag *d)
 {
 	const uint8_t *end = p + len;
 	uint64_t n;
 
-	GET(ember_cur_uleb(&p, end, &n), d, "parents");
-	GET(n > len ? -1 : 0, d, "parents");
-	for (uint64_t i = 0; i < n; i++) {
-		const char *s;
-		size_t sl;
-		char *copy;
-
-		GET(pstore_get_str(&p, end, PS_BLOCK_NAME_MAX, &s, &sl), d, "parent name");
-		copy = strndup(s, sl);
-		if (!copy || EMBER_VEC_APPEND(&m->parents, copy)) {
-			free(copy);
-			return -ENOMEM;
-		}
-	}
+	EMBER_FORWARD_IF_ERROR(get_names(&p, end, len, &m->parents, "parent name", d));
 	GET(ember_cur_uleb(&p, end, &n), d, "log ranges");
 	GET(n > len ? -1 : 0, d, "log ranges");
 	for (uint64_t i = 0; i < n; i++) {
@@ -532,6 +547,48 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 	}
 	EMBER_FORWARD_IF_ERROR(decode_cov(p, end, (uint32_t)pmodel_strtab_count(&t->str), &pr, b, d));
 	return EMBER_VEC_APPEND(&b->profs, pr);
+}
+
+/* A rollup's per-profile counts, after its PROFILES: each at least one
+ * profile, the last within the step of the first. */
+static int decode_rollup_profs(const uint8_t *p, const uint8_t *end, int64_t step,
+			       uint64_t total, struct pstore_bdata *b, struct ember_diag *d)
+{
+	uint64_t n, sum = 0;
+
+	GET(ember_cur_uleb(&p, end, &n), d, "rollup profiles");
+	GET(n != b->profs.n ? -1 : 0, d, "rollup profile count");
+	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&b->rollup, n));
+	for (uint64_t i = 0; i < n; i++) {
+		struct pstore_rollup_prof r;
+		uint64_t span;
+
+		GET(ember_cur_uleb(&p, end, &r.count), d, "rollup profile");
+		GET(ember_cur_uleb(&p, end, &span), d, "rollup profile");
+		GET(!r.count || span >= (uint64_t)step ? -1 : 0, d, "rollup profile");
+		r.last = b->profs.v[i].time + (int64_t)span;
+		b->rollup.v[b->rollup.n++] = r;
+		sum += r.count;
+	}
+	GET(sum != total ? -1 : 0, d, "rollup profiles summed");
+	return 0;
+}
+
+int pstore_block_decode_rollup(const uint8_t *p, size_t len, struct pstore_block_meta *m,
+			       struct pstore_bdata *b, struct ember_diag *d)
+{
+	const uint8_t *end = p + len;
+	uint64_t step, total;
+
+	GET(ember_cur_uleb(&p, end, &step), d, "rollup step");
+	GET(!step || step > (uint64_t)m->partition_ns ? -1 : 0, d, "rollup step");
+	GET(ember_cur_uleb(&p, end, &total), d, "rollup profiles summed");
+	if (!b) {
+		m->rollup_step = (int64_t)step;
+		m->rollup_profiles = total;
+	}
+	EMBER_FORWARD_IF_ERROR(get_names(&p, end, len, b ? NULL : &m->sources, "rollup source", d));
+	return b ? decode_rollup_profs(p, end, (int64_t)step, total, b, d) : 0;
 }
 
 int pstore_block_decode_profiles(const uint8_t *p, size_t len, const struct pstore_seriestab *t,

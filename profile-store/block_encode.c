@@ -440,6 +440,33 @@ static int sec_links(const struct pstore_linktab *t, struct ember_buf *b)
 	return 0;
 }
 
+/* ROLLUP (a rollup's only): varint step; varint profiles summed (the sum
+ * of the counts below); varint n, n x str source block; varint p (the
+ * profile count), per profile in PROFILES order: varint profiles it sums
+ * (>= 1), varint time of the last minus its time. */
+static int sec_rollup(const struct enc *e, struct ember_buf *b)
+{
+	const struct pstore_block_src *s = e->src;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < s->nsel; i++)
+		total += s->rollup[s->sel[i]].count;
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, (uint64_t)s->rollup_step));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, total));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->nsources));
+	for (size_t i = 0; i < s->nsources; i++)
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_lenbytes(b, s->sources[i], strlen(s->sources[i])));
+	EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, s->nsel));
+	for (size_t i = 0; i < s->nsel; i++) {
+		const struct pstore_rollup_prof *r = &s->rollup[e->order[i]];
+
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, r->count));
+		EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(b, (uint64_t)(r->last -
+								s->profs[e->order[i]].time)));
+	}
+	return 0;
+}
+
 static int build_sections(struct enc *e)
 {
 	struct ember_buf *s = e->sec;
@@ -461,6 +488,8 @@ static int build_sections(struct enc *e)
 	EMBER_FORWARD_IF_ERROR(sec_location_types(&e->bd, &s[PS_SEC_LOCATION_TYPES]));
 	EMBER_FORWARD_IF_ERROR(sec_nodes(&e->bd, &s[PS_SEC_NODES]));
 	EMBER_FORWARD_IF_ERROR(sec_rows(e, &s[PS_SEC_ROWS], &s[PS_SEC_STREAMS]));
+	if (e->src->rollup_step)
+		EMBER_FORWARD_IF_ERROR(sec_rollup(e, &s[PS_SEC_ROLLUP]));
 	return e->linked ? sec_links(&e->links, &s[PS_SEC_LINKS]) : 0;
 }
 
@@ -509,10 +538,12 @@ static void time_range(const struct enc *e, int64_t *min, int64_t *max)
 	*min = INT64_MAX;
 	*max = INT64_MIN;
 	for (size_t i = 0; i < e->src->nsel; i++) {
-		int64_t t = e->src->profs[e->src->sel[i]].time;
+		uint32_t k = e->src->sel[i];
+		int64_t t = e->src->profs[k].time,
+			last = e->src->rollup ? e->src->rollup[k].last : t;
 
 		*min = t < *min ? t : *min;
-		*max = t > *max ? t : *max;
+		*max = last > *max ? last : *max;
 	}
 }
 
@@ -522,7 +553,7 @@ static bool written(const struct enc *e, uint32_t k)
 {
 	return k <= PS_SEC_REQUIRED_MAX ||
 	       (k == PS_SEC_LOCATION_TYPES && e->sec[PS_SEC_LOCATION_TYPES].len) ||
-	       (k == PS_SEC_LINKS && e->linked);
+	       (k == PS_SEC_LINKS && e->linked) || (k == PS_SEC_ROLLUP && e->src->rollup_step);
 }
 
 static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAME_MAX])
@@ -545,6 +576,8 @@ static int assemble(struct enc *e, struct ember_buf *out, char name[PS_BLOCK_NAM
 	pstore_le64(table + 48, ember_checksum64(table + PS_BLOCK_HEADER, hlen - PS_BLOCK_HEADER,
 				    ember_checksum64(table, 48, 0)));
 	ember_memcpy(out->data, table, hlen);
+	if (e->src->rollup_step)
+		return pstore_rollup_name(e->src->partition, out->data, out->len, name);
 	return pstore_block_name(e->src->partition, out->data, out->len, name);
 }
 

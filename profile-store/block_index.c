@@ -384,12 +384,35 @@ static bool in_live(const struct pstore_index *ix, const struct pstore_block *b)
 	return false;
 }
 
+/* Whether the store's list (its rollups' for a rollup) holds name. */
 static bool in_list(const struct pstore *s, const char *name)
 {
-	for (size_t i = 0; i < s->blocks.n; i++)
-		if (strcmp(s->blocks.v[i]->name, name) == 0)
+	bool rollup = pstore_is_rollup_name(name);
+	size_t n = rollup ? s->rollups.n : s->blocks.n;
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp((rollup ? s->rollups.v : s->blocks.v)[i]->name, name) == 0)
 			return true;
 	return false;
+}
+
+/* A block opened from the index: its partition when corrupt; a rollup
+ * without its section is a corrupt one. */
+static void opened(struct pstore *s, struct pstore_block *b, int64_t part)
+{
+	bool rollup = pstore_is_rollup_name(b->name);
+
+	if (rollup && !b->corrupt && !b->meta.rollup_step) {
+		b->corrupt = true;
+		snprintf(b->why, sizeof(b->why), "not a rollup: no ROLLUP section");
+	}
+	if (b->corrupt) {
+		b->meta.partition = part;
+		pr_warn("pstore: %s '%s' is corrupt: %s", rollup ? "rollup" : "block", b->name,
+			b->why);
+	} else if (!rollup) {
+		pstore_catalog_seed(s, b);
+	}
 }
 
 /* The live blocks the list lacks, opened (outside s->mu: range reads). */
@@ -414,12 +437,8 @@ static int open_missing(struct pstore *s, struct pstore_blocks *out, struct embe
 			if (err == -ENOENT) /* a hole: its queries fail, not all */
 				err = pstore_block_missing(&s->io, p->live.v[k].name,
 							   p->live.v[k].size, &s->ident, &b);
-			if (!err && b->corrupt) {
-				b->meta.partition = p->part;
-				pr_warn("pstore: block '%s' is corrupt: %s", b->name, b->why);
-			} else if (!err) {
-				pstore_catalog_seed(s, b);
-			}
+			if (!err)
+				opened(s, b, p->part);
 			if (!err && (err = EMBER_VEC_APPEND(out, b)))
 				pstore_block_unref(b);
 		}
@@ -454,27 +473,33 @@ static bool covers_a_head(const struct pstore *s, const struct pstore_block *b,
 
 static int reconcile(struct pstore *s, struct pstore_head *flushed, struct ember_diag *d)
 {
-	struct pstore_blocks opened = { 0 };
-	int err = open_missing(s, &opened, d);
+	struct pstore_blocks add = { 0 };
+	int err = open_missing(s, &add, d);
 
 	if (err) {
-		pstore_blocks_release(&opened);
+		pstore_blocks_release(&add);
 		return err;
 	}
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = s->blocks.n; i-- > 0;)
 		if (!in_live(s->index, s->blocks.v[i]))
 			pstore_catalog_remove(s, i);
-	for (size_t i = 0; i < opened.n; i++) {
-		if (!err && !covers_a_head(s, opened.v[i], flushed))
-			err = pstore_catalog_add(s, opened.v[i]);
+	for (size_t i = s->rollups.n; i-- > 0;)
+		if (!in_live(s->index, s->rollups.v[i]))
+			pstore_rollups_remove(s, i);
+	for (size_t i = 0; i < add.n; i++) {
+		if (!err && pstore_is_rollup_name(add.v[i]->name) &&
+		    !(err = EMBER_VEC_APPEND(&s->rollups, add.v[i])))
+			continue;
+		if (!err && !covers_a_head(s, add.v[i], flushed))
+			err = pstore_catalog_add(s, add.v[i]);
 		else
-			pstore_block_unref(opened.v[i]); /* the next refresh tries again */
+			pstore_block_unref(add.v[i]); /* the next refresh tries again */
 	}
 	if (!err && flushed)
 		pstore_head_unpublish(s, flushed);
 	pthread_mutex_unlock(&s->mu);
-	EMBER_VEC_FREE(&opened);
+	EMBER_VEC_FREE(&add);
 	return err;
 }
 

@@ -16,8 +16,8 @@
 #include <nettle/sha2.h>
 #include <stdio.h>
 
-int pstore_block_name(int64_t partition, const void *data, size_t len,
-		      char name[PS_BLOCK_NAME_MAX])
+static int name_in(const char *dir, int64_t partition, const void *data, size_t len,
+		   char name[PS_BLOCK_NAME_MAX])
 {
 	uint8_t digest[SHA256_DIGEST_SIZE];
 	char hex[2 * SHA256_DIGEST_SIZE + 1];
@@ -27,9 +27,21 @@ int pstore_block_name(int64_t partition, const void *data, size_t len,
 	sha256_update(&c, len, data);
 	sha256_digest(&c, sizeof(digest), digest);
 	ember_hex_encode(digest, sizeof(digest), hex);
-	snprintf(name, PS_BLOCK_NAME_MAX, "blocks/%016llx-%s.pblk",
+	snprintf(name, PS_BLOCK_NAME_MAX, "%s/%016llx-%s.pblk", dir,
 		 (unsigned long long)partition, hex);
 	return 0;
+}
+
+int pstore_block_name(int64_t partition, const void *data, size_t len,
+		      char name[PS_BLOCK_NAME_MAX])
+{
+	return name_in("blocks", partition, data, len, name);
+}
+
+int pstore_rollup_name(int64_t partition, const void *data, size_t len,
+		       char name[PS_BLOCK_NAME_MAX])
+{
+	return name_in("rollups", partition, data, len, name);
 }
 
 int pstore_block_put(const struct pstore_blockio *io, const char *name, const void *data,

@@ -80,7 +80,8 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	uint32_t first = bd->series_stream.v[s];
 	struct pstore_sum_in in = { .profs = bd->profs.v, .p_first = p0, .p_end = p1,
 				.from = q->from, .to = q->to,
-				.nnodes = (uint32_t)pmodel_dict_nodes(&bd->dict), .r = q->r };
+				.nnodes = (uint32_t)pmodel_dict_nodes(&bd->dict), .r = q->r,
+				.rollup = bd->rollup.n ? bd->rollup.v : NULL, .read = &q->read };
 	const struct pstore_stream *vst;
 
 	if (p0 == p1 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))

@@ -380,6 +380,19 @@ static int sum_profile_linked(const struct pstore_sum_in *in, struct cursors *c,
 	return 0;
 }
 
+/* Profile i noted in the result: a rollup's as the profiles it sums. */
+static void note(const struct pstore_sum_in *in, size_t i)
+{
+	const struct pstore_rollup_prof *rp = in->rollup ? &in->rollup[i] : NULL;
+
+	pstore_result_note(in->r, &in->profs[i]);
+	if (!rp)
+		return;
+	in->r->profiles += rp->count - 1;
+	if (rp->last > in->r->max_time)
+		in->r->max_time = rp->last;
+}
+
 int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d)
 {
 	struct cursors c = { in->stacks, in->vals, in->links };
@@ -394,10 +407,12 @@ int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_
 			continue;
 		}
 		any = true;
+		if (in->read)
+			(*in->read)++;
 		err = in->want ? sum_profile_linked(in, &c, p->nrows, self, &any)
 			       : sum_profile(in, &c, p->nrows, self);
 		if (!err && any)
-			pstore_result_note(in->r, p);
+			note(in, i);
 	}
 	EMBER_FAIL_IF(err, d, -PSTORE_ERR_CORRUPT,
 		      "row streams end early or name a stack past the dictionary");

@@ -8,8 +8,11 @@
  *              series deduplicated, the caller's resolver applied), the
  *              new block naming the old as parents, so a crash before
  *              they are deleted never counts a profile twice;
- *   retention: drop whole blocks past the retention, and stop counting
- *              the series of blocks past the series window.
+ *   rollups:   sum each closed partition's block per series and step
+ *              (rollup_catalog.c, rollup.c);
+ *   retention: drop whole blocks past the retention, rollups past theirs,
+ *              and stop counting the series of blocks past the series
+ *              window.
  * One compaction runs at a time (compact_mu); queries run beside it on
  * their snapshots, and a block taken out of the list is deleted when the
  * last query holding it is done.
@@ -340,7 +343,11 @@ int pstore_compact_pass(struct pstore *s, bool rotate)
 	if (!err)
 		err = pstore_compact_reresolve(s);
 	if (!err)
+		err = pstore_compact_rollups(s);
+	if (!err)
 		err = pstore_compact_retention(s);
+	if (!err)
+		err = pstore_rollups_retention(s);
 	if (!err)
 		err = pstore_index_collect(s);
 	pthread_mutex_unlock(&s->compact_mu);

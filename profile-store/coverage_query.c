@@ -61,8 +61,9 @@ static int add_row(struct cov *cv, const char *bid, const char *reason, uint64_t
 }
 
 static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
-		      int32_t col, const int64_t *totals, const struct pstore_cov *cov)
+		      uint64_t count, int32_t col, const int64_t *totals, const struct pstore_cov *cov)
 {
+	(void)count; /* coverage reads blocks only (no rollups) */
 	struct cov *cv = ctx;
 
 	(void)col, (void)totals;

@@ -10,8 +10,9 @@
  *   wal WRITER LO HI\n                   (with add: its log ranges, at most 4096)
  *   sup blocks/PART-SHA.pblk\n           (any number, at most 4096)
  *
- * A block name is what block_name.c makes: "blocks/", letters, digits,
- * '-', '.', at most 200 bytes, ending in ".pblk".
+ * A block name is what block_name.c makes: "blocks/" (a rollup's
+ * "rollups/", which a build without rollups skips the entry of), letters,
+ * digits, '-', '.', at most 200 bytes, ending in ".pblk".
  */
 #include "pstore_index.h"
 
@@ -23,10 +24,12 @@
 
 static bool block_name_ok(const char *p, size_t n)
 {
-	if (n < 12 || n > NAME_MAX_LEN || memcmp(p, "blocks/", 7) != 0 ||
-	    memcmp(p + n - 5, ".pblk", 5) != 0)
+	size_t dir = n >= 8 && !memcmp(p, "rollups/", 8) ? 8 : 7;
+
+	if (n < dir + 5 || n > NAME_MAX_LEN ||
+	    (dir == 7 && memcmp(p, "blocks/", 7) != 0) || memcmp(p + n - 5, ".pblk", 5) != 0)
 		return false;
-	for (size_t i = 7; i < n; i++)
+	for (size_t i = dir; i < n; i++)
 		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
 		      (p[i] >= '0' && p[i] <= '9') || p[i] == '-' || p[i] == '.'))
 			return false;

@@ -229,7 +229,7 @@ static int wal_union(struct pstore_block **blocks, size_t n, struct pstore_walra
 	return 0;
 }
 
-static int resolve_stage(struct pstore *s, struct stage *st, bool *changed,
+static int resolve_stage(struct pstore *s, struct pstore_head *h, bool *changed,
 			 struct ember_diag *d)
 {
 	struct pstore_reasons reasons;
@@ -239,16 +239,16 @@ static int resolve_stage(struct pstore *s, struct stage *st, bool *changed,
 	if (!s->opts.resolver)
 		return 0;
 	err = pstore_reasons_init(&reasons);
-	err = err ? err : pstore_resolve_dict(&st->h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
+	err = err ? err : pstore_resolve_dict(&h->dict, s->opts.resolver, s->opts.resolver_ctx, &reasons,
 			      changed, d);
 	if (!err && *changed)
-		err = pstore_coverage_recount(st->h, &reasons);
+		err = pstore_coverage_recount(h, &reasons);
 	pstore_reasons_free(&reasons);
 	return err;
 }
 
-static int write_merged(struct pstore *s, struct stage *st, struct pstore_block **blocks, size_t n,
-			struct pstore_block **out, struct ember_diag *d)
+static int write_merged(struct pstore *s, const struct pstore_head *h, struct pstore_block **blocks,
+			size_t n, struct pstore_block **out, struct ember_diag *d)
 {
 	struct pstore_walranges wal = { 0 };
 	struct pstore_strs parents = { 0 };
@@ -258,21 +258,21 @@ static int write_merged(struct pstore *s, struct stage *st, struct pstore_block 
 
 	for (size_t i = 0; !err && i < n; i++)
 		err = EMBER_VEC_APPEND(&parents, blocks[i]->name);
-	for (uint32_t i = 0; !err && i < st->h->profs.n; i++)
+	for (uint32_t i = 0; !err && i < h->profs.n; i++)
 		err = EMBER_VEC_APPEND(&sel, i);
 	if (!err) {
 		src = (struct pstore_block_src){
-			.dict = &st->h->dict,
-			.series = &st->h->series,
-			.profs = st->h->profs.v,
+			.dict = &h->dict,
+			.series = &h->series,
+			.profs = h->profs.v,
 			.sel = sel.v,
 			.nsel = sel.n,
-			.row_node = st->h->row_node.v,
-			.row_val = st->h->row_val.v,
-			.row_link = st->h->row_link.v,
-			.links = &st->h->links,
-			.totals = st->h->totals.v,
-			.cov = st->h->cov.v,
+			.row_node = h->row_node.v,
+			.row_val = h->row_val.v,
+			.row_link = h->row_link.v,
+			.links = &h->links,
+			.totals = h->totals.v,
+			.cov = h->cov.v,
 			.partition = blocks[0]->meta.partition,
 			/* the parents' (their log ranges cover that span) */
 			.partition_ns = blocks[0]->meta.partition_ns,
@@ -312,28 +312,43 @@ static int cmp_block_name(const void *a, const void *b)
 		      (*(struct pstore_block *const *)b)->name);
 }
 
-int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
-			bool only_if_resolved, struct ember_diag *d)
+int pstore_merge_stage(struct pstore *s, struct pstore_block *const *blocks, size_t n,
+		       struct pstore_head **out, struct ember_diag *d)
 {
 	struct stage st = { .h = pstore_head_new(0, 0, &s->ident) };
-	struct pstore_block *merged = NULL;
-	bool changed = false;
 	int err = st.h ? 0 : -ENOMEM;
 
 	ember_buf_init(&st.sb, 0);
 	ember_buf_init(&st.vb, 0);
+	for (size_t i = 0; !err && i < n; i++)
+		err = stage_block(&st, blocks[i], d);
+	ember_buf_release(&st.sb);
+	ember_buf_release(&st.vb);
+	if (err) {
+		pstore_head_unref(st.h);
+		return err;
+	}
+	*out = st.h;
+	return 0;
+}
+
+int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
+			bool only_if_resolved, struct ember_diag *d)
+{
+	struct pstore_head *h = NULL;
+	struct pstore_block *merged = NULL;
+	bool changed = false;
+	int err;
+
 	/* replicas merging the same blocks write the same bytes: one name */
 	if (s->index)
 		qsort(blocks, n, sizeof(*blocks), cmp_block_name);
-	for (size_t i = 0; !err && i < n; i++)
-		err = stage_block(&st, blocks[i], d);
+	err = pstore_merge_stage(s, blocks, n, &h, d);
 	if (!err)
-		err = resolve_stage(s, &st, &changed, d);
+		err = resolve_stage(s, h, &changed, d);
 	if (!err && (changed || !only_if_resolved))
-		err = write_merged(s, &st, blocks, n, &merged, d);
-	ember_buf_release(&st.sb);
-	ember_buf_release(&st.vb);
-	pstore_head_unref(st.h);
+		err = write_merged(s, h, blocks, n, &merged, d);
+	pstore_head_unref(h);
 	if (err || !merged)
 		return err;
 	if (s->index)

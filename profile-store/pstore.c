@@ -52,6 +52,8 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 		.head_max_bytes = 64 * MIB,
 		.cache_bytes = 256 * MIB,
 		.zstd_level = 9,
+		.rollup_steps_ns = { (int64_t)60 * 1000000000, (int64_t)3600 * 1000000000 },
+		.rollup_retention_ns = 90 * DAY_NS,
 	};
 
 	*o = def;
@@ -68,7 +70,10 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 	DEF(head_max_bytes);
 	DEF(cache_bytes);
 	DEF(zstd_level);
+	DEF(rollup_retention_ns);
 #undef DEF
+	if (!o->rollup_steps_ns[0])
+		ember_memcpy(o->rollup_steps_ns, def.rollup_steps_ns, sizeof(def.rollup_steps_ns));
 }
 
 /* DIR/writer-id: 16 random bytes made at the first open, fsynced. */
@@ -259,6 +264,9 @@ void pstore_free(struct pstore *s)
 	for (size_t i = 0; i < s->blocks.n; i++)
 		pstore_block_unref(s->blocks.v[i]);
 	EMBER_VEC_FREE(&s->blocks);
+	for (size_t i = 0; i < s->rollups.n; i++)
+		pstore_block_unref(s->rollups.v[i]);
+	EMBER_VEC_FREE(&s->rollups);
 	for (size_t i = 0; i < s->sealed.n; i++)
 		pstore_head_unref(s->sealed.v[i]);
 	EMBER_VEC_FREE(&s->sealed);
@@ -321,6 +329,16 @@ int pstore_snapshot_take(struct pstore *s, int64_t from, int64_t to, struct psto
 		if (err)
 			pstore_block_unref(b);
 	}
+	for (size_t i = 0; !err && i < s->rollups.n; i++) {
+		struct pstore_block *b = s->rollups.v[i];
+		int64_t lo, hi;
+
+		pstore_block_span(s, b, &lo, &hi);
+		if (hi < from || lo >= to)
+			continue;
+		if ((err = EMBER_VEC_APPEND(&out->rollups, pstore_block_ref(b))))
+			pstore_block_unref(b);
+	}
 	if (!err && s->head) {
 		err = EMBER_VEC_APPEND(&out->heads, pstore_head_ref(s->head));
 		if (err)
@@ -341,9 +359,12 @@ void pstore_snapshot_release(struct pstore_snapshot *snap)
 {
 	for (size_t i = 0; i < snap->blocks.n; i++)
 		pstore_block_unref(snap->blocks.v[i]);
+	for (size_t i = 0; i < snap->rollups.n; i++)
+		pstore_block_unref(snap->rollups.v[i]);
 	for (size_t i = 0; i < snap->heads.n; i++)
 		pstore_head_unref(snap->heads.v[i]);
 	EMBER_VEC_FREE(&snap->blocks);
+	EMBER_VEC_FREE(&snap->rollups);
 	EMBER_VEC_FREE(&snap->heads);
 }
 
@@ -393,6 +414,10 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 		st->corrupt_blocks += b->corrupt;
 		st->profiles += b->corrupt ? 0 : b->meta.profiles;
 	}
+	for (size_t i = 0; i < s->rollups.n; i++) {
+		st->rollups++;
+		st->rollup_bytes += s->rollups.v[i]->size;
+	}
 	st->series = pstore_keys_count(s->keys);
 	pthread_mutex_unlock(&s->mu);
 	pthread_rwlock_rdlock(&s->rot);
@@ -406,6 +431,9 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 	st->compaction_errors = atomic_load(&s->compaction_errors);
 	st->wal_torn_bytes = atomic_load(&s->wal_torn_bytes);
 	st->unbounded_labels = pstore_unbounded_count(s->unbounded);
+	st->rollups_built = atomic_load(&s->rollups_built);
+	st->rollup_drops = atomic_load(&s->rollup_drops);
+	st->profiles_read = atomic_load(&s->profiles_read);
 }
 
 int pstore_warnings(struct pstore *s, struct pstore_strlist **out)

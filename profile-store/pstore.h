@@ -136,6 +136,9 @@ struct pstore_limits {
 	int64_t series_window_ns;
 };
 
+/* Steps of rollups a store keeps at most (pstore_opts.rollup_steps_ns). */
+#define PSTORE_ROLLUP_TIERS 4
+
 struct pstore_opts {
 	size_t sz;			 /* sizeof(struct pstore_opts) */
 	/* Where blocks go; NULL: pstore_blockio_dir(DIR) (blocks in
@@ -180,6 +183,16 @@ struct pstore_opts {
 	 * CLOCK_REALTIME. */
 	int64_t (*clock_ns)(void *ctx);
 	void *clock_ctx;
+	/* Rollups (docs/profile-store.md, "Rollups"): each closed and merged
+	 * partition's profiles summed per series at these steps (ns, in
+	 * increasing order, each dividing partition_ns, the rest ignored;
+	 * zero-terminated; all zero: 1 minute and 1 hour), kept
+	 * rollup_retention_ns (0: 90 days) while blocks of full resolution
+	 * are kept retention_ns.  no_rollups: none built (those stored are
+	 * still dropped by their retention). */
+	int64_t rollup_steps_ns[PSTORE_ROLLUP_TIERS];
+	int64_t rollup_retention_ns;
+	bool no_rollups;
 };
 
 /*
@@ -321,6 +334,10 @@ struct pstore_selection {
 	 * its resolving; borrowed); n_focus 0: every sample */
 	const char *const *focus;
 	size_t n_focus;
+	/* pstore_query, pstore_series_totals: every profile read from its
+	 * block, none from the rollups (benchmarks, tests; a span or trace
+	 * filter implies it) */
+	bool full_resolution;
 };
 
 /* ---- query ------------------------------------------------------------- */
@@ -385,6 +402,9 @@ struct pstore_series_set {
 	size_t n_lines;
 	struct pstore_series_line *lines;
 	char *type; /* the full type ID the selection's type resolved to */
+	/* nonzero: part of the range answered from rollups alone (its
+	 * profiles past the retention), rounded in to this step (ns) */
+	int64_t rollup_only_step;
 };
 /* sel needs a type and a from/to range; step > 0.  The grid is bounded
  * before any profile is read: at most PSTORE_SERIES_MAX_POINTS points (a
@@ -452,6 +472,10 @@ struct pstore_stats {
 	uint64_t flushes, merges, retention_drops, compaction_errors;
 	uint64_t wal_torn_bytes;	  /* dropped at the tails replayed at open */
 	uint64_t unbounded_labels;
+	uint64_t rollups, rollup_bytes;	  /* rollups kept, their size */
+	uint64_t rollups_built, rollup_drops; /* since open: built, dropped */
+	uint64_t profiles_read;		  /* since open: profiles (a rollup's
+					   * each one) summed by queries */
 };
 void pstore_stats(struct pstore *s, struct pstore_stats *out);
 

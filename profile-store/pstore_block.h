@@ -47,6 +47,7 @@ enum pstore_section_kind {
 	PS_SEC_REQUIRED_MAX = PS_SEC_ROWS, /* 1..this in every block */
 	PS_SEC_LOCATION_TYPES,	/* optional: the locations' frame types (absent: none) */
 	PS_SEC_LINKS,		/* 14, version 2, required there: the links rows name */
+	PS_SEC_ROLLUP,		/* 15, a rollup's only (rollup.c): step, sources, counts */
 	PS_SEC_KIND_MAX,
 };
 
@@ -66,9 +67,14 @@ EMBER_VEC_DEF(pstore_walranges, struct pstore_walrange);
 struct pstore_block_meta {
 	int64_t min_time, max_time, partition, partition_ns;
 	uint32_t version;		/* PS_BLOCK_VERSION or PS_BLOCK_VERSION_LINKS */
-	EMBER_VEC(char *) parents;	/* names of the blocks this one replaces */
+	struct pstore_strs parents;	/* names of the blocks this one replaces */
 	struct pstore_walranges wal;
 	uint64_t profiles, rows, series;
+	/* a rollup (PS_SEC_ROLLUP; 0: a block of full resolution): its step,
+	 * the profiles it sums and the names of the blocks it sums them of */
+	int64_t rollup_step;
+	uint64_t rollup_profiles;
+	struct pstore_strs sources;
 	struct pstore_section sec[PS_SEC_KIND_MAX];
 	bool has[PS_SEC_KIND_MAX];
 };
@@ -92,6 +98,14 @@ struct pstore_stream {
 
 EMBER_VEC_DEF(pstore_streams, struct pstore_stream);
 
+/* What a rollup's profile (one series' profiles of one step) sums beyond
+ * pstore_prof: how many profiles, and the time of the last (its time is
+ * the first's). */
+struct pstore_rollup_prof {
+	uint64_t count;
+	int64_t last;
+};
+
 /* What a query needs of a block beyond its header: loaded lazily, kept
  * in the cache, read-only once built. */
 struct pstore_bdata {
@@ -106,6 +120,7 @@ struct pstore_bdata {
 	EMBER_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
 	struct pstore_linktab links;		/* version 2: the LINKS section */
 	bool linked;				/* version 2: a link stream a series */
+	EMBER_VEC(struct pstore_rollup_prof) rollup; /* a rollup's: one a profile */
 };
 
 struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);
@@ -131,6 +146,12 @@ struct pstore_block_src {
 	const struct pstore_walrange *wal;
 	size_t nwal;
 	int zstd_level;
+	/* a rollup (rollup_step > 0): what each profile sums (by profs
+	 * index) and the blocks it was built from; named "rollups/..." */
+	int64_t rollup_step;
+	const struct pstore_rollup_prof *rollup;
+	char *const *sources;
+	size_t nsources;
 };
 
 /* Encode src into out (a whole block file) and its name into name
@@ -143,6 +164,13 @@ struct pstore_block_src {
  * error, with d set. */
 int pstore_block_name(int64_t partition, const void *data, size_t len,
 		      char name[PS_BLOCK_NAME_MAX]);
+/* The same under "rollups/" (a rollup: never listed with the blocks). */
+static inline bool pstore_is_rollup_name(const char *name)
+{
+	return strncmp(name, "rollups/", 8) == 0;
+}
+int pstore_rollup_name(int64_t partition, const void *data, size_t len,
+		       char name[PS_BLOCK_NAME_MAX]);
 int pstore_block_put(const struct pstore_blockio *io, const char *name, const void *data,
 		     size_t len, struct ember_diag *d);
 int pstore_block_encode(const struct pstore_block_src *src, struct ember_buf *out,
@@ -228,6 +256,9 @@ struct pstore_sum_in {
 	 * rows with attributes gave go (NULL: the block has none) */
 	const struct pstore_linktab *tab;
 	struct pstore_attr_parts *parts;
+	/* a rollup's counts by profile index (NULL: full resolution) */
+	const struct pstore_rollup_prof *rollup;
+	uint64_t *read; /* profiles in [from, to) read: counted here (NULL: not) */
 };
 int pstore_rows_sum(const struct pstore_sum_in *in, int64_t *self, struct ember_diag *d);
 /* Every row of a series (compaction): nodes[nrows] from a stacks stream;
@@ -240,6 +271,10 @@ int pstore_rows_decode_values(const uint8_t *p, const uint8_t *end, uint64_t nro
 /* nrows link ids (each at most nlinks) from a link stream into links. */
 int pstore_rows_decode_links(const uint8_t *p, const uint8_t *end, uint64_t nrows,
 			     uint32_t nlinks, uint32_t *links, struct ember_diag *d);
+/* The ROLLUP section: its step and sources into m (b NULL, at open), or
+ * its per-profile counts into b->rollup (checked against b->profs). */
+int pstore_block_decode_rollup(const uint8_t *data, size_t len, struct pstore_block_meta *m,
+			       struct pstore_bdata *b, struct ember_diag *d);
 /* The LINKS section into b->links. */
 int pstore_block_decode_links(const uint8_t *data, size_t len, struct pstore_bdata *b,
 			      struct ember_diag *d);

@@ -73,6 +73,13 @@ void pstore_catalog_seed(struct pstore *s, const struct pstore_block *b);
 /* Take a block out of the list (under s->mu), deleted at its last unref. */
 void pstore_catalog_remove(struct pstore *s, size_t i);
 
+/* Take rollup i out of s->rollups (under s->mu), deleted at its last
+ * unref (rollup_catalog.c). */
+void pstore_rollups_remove(struct pstore *s, size_t i);
+/* At open (a local store): drop the rollups a crash left beside the
+ * rollups that replaced them (rollup_catalog.c). */
+void pstore_rollups_tidy(struct pstore *s);
+
 EMBER_VEC_DEF(pstore_blocks, struct pstore_block *);
 /* Drop the reference each block of v holds and free v (block_catalog.c). */
 void pstore_blocks_release(struct pstore_blocks *v);

@@ -6,6 +6,9 @@
  *   compact.c     rotation, heads -> blocks, retention
  *   merge.c       a partition's blocks -> one (resolver applied)
  *   reresolve.c   blocks rewritten once their frames' symbols arrive
+ *   rollup.c      a partition's profiles summed per series and step
+ *   rollup_catalog.c  the rollups a store keeps: built when due, replaced,
+ *                 dropped past their retention
  *   coverage.c    coverage recounted after a compaction's resolver
  *   background.c  the compaction thread
  *
@@ -41,10 +44,44 @@ int pstore_compact_merge(struct pstore *s);
  * of a size tier when it has four.  n log n (merge.c). */
 int pstore_merge_pick(struct pstore_block *const *v, size_t n, int64_t now, int64_t head_age_ns,
 		      struct pstore_u32s *out);
+/* The profiles and rows of blocks[0..n) read back into a new head
+ * (*out, caller unrefs): their dictionaries interned into one, their
+ * series into one table, links kept (merge.c). */
+int pstore_merge_stage(struct pstore *s, struct pstore_block *const *blocks, size_t n,
+		       struct pstore_head **out, struct ember_diag *d);
 /* Rewrite blocks[0..n) as one, the resolver applied (merge.c); with
  * only_if_resolved, nothing is written unless it resolved a frame. */
 int pstore_merge_blocks(struct pstore *s, struct pstore_block **blocks, size_t n,
 			bool only_if_resolved, struct ember_diag *d);
+/* ---- rollups (rollup.c) --------------------------------------------------- */
+
+/* The start of the step-aligned bucket of time t (floor to a multiple of
+ * step since the epoch). */
+int64_t pstore_rollup_bucket(int64_t t, int64_t step);
+/* What a rollup is built of: its step (dividing partition_ns, the
+ * partition a multiple of it), partition, and the names of its source
+ * blocks (borrowed). */
+struct pstore_rollup_in {
+	int64_t step, partition, partition_ns;
+	char *const *sources;
+	size_t nsources;
+};
+/* The rollup of the staged profiles of h (pstore_merge_stage), put and
+ * opened: *out a new reference, NULL when h has no profile.  -EINVAL for
+ * a step that does not divide the partition. */
+int pstore_rollup_write(struct pstore *s, const struct pstore_head *h,
+			const struct pstore_rollup_in *in, struct pstore_block **out,
+			struct ember_diag *d);
+/* Rollups of each closed partition held by one block, for the steps it
+ * lacks a current one of; the rollups they replace dropped
+ * (rollup_catalog.c: a compaction pass). */
+int pstore_compact_rollups(struct pstore *s);
+/* Drop the rollups past opts.rollup_retention_ns. */
+int pstore_rollups_retention(struct pstore *s);
+/* The same from blocks[0..n) of one partition. */
+int pstore_rollup_build(struct pstore *s, struct pstore_block *const *blocks, size_t n,
+			int64_t step, struct pstore_block **out, struct ember_diag *d);
+
 /* Blocks naming a build ID whose symbols arrived, rewritten resolved
  * (reresolve.c). */
 int pstore_compact_reresolve(struct pstore *s);

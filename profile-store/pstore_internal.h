@@ -106,6 +106,7 @@ struct pstore {
 	pthread_rwlock_t rot;		  /* appends shared, rotation exclusive */
 	pthread_mutex_t mu;		  /* blocks, heads, series counts */
 	EMBER_VEC(struct pstore_block *) blocks; /* live, sorted by partition then name */
+	EMBER_VEC(struct pstore_block *) rollups; /* live rollups (rollup_catalog.c) */
 	struct pstore_head *head;		  /* the active head */
 	EMBER_VEC(struct pstore_head *) sealed;  /* heads waiting to be compacted */
 	struct pstore_wal *wal;		  /* the active head's segment */
@@ -127,7 +128,7 @@ struct pstore {
 	bool bg_stop, bg_kick;
 
 	atomic_uint_fast64_t appends, rejected, flushes, merges, retention_drops,
-		compaction_errors, wal_torn_bytes;
+		compaction_errors, wal_torn_bytes, rollups_built, rollup_drops, profiles_read;
 	/* opts.shared: the block index (block_index.c); NULL otherwise */
 	struct pstore_index *index;
 	/* opts.shared with io.renew and io.mtime: this writer's lease

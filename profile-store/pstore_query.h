@@ -7,6 +7,7 @@
  *   match.c          a selector over a label index -> series bitmap
  *   query.c          pstore_query over heads and blocks
  *   block_query.c    one block's share of a query
+ *   plan.c           which blocks and rollups answer which part of a range
  *   scan.c           selections without rows: discovery, totals, coverage;
  *                    the request's check (pstore_qctx_check)
  *   label_discovery.c, series_totals.c, coverage_query.c  those three calls
@@ -47,9 +48,11 @@ int pstore_select_series(const struct pstore_selector *sel, const struct pstore_
 int pstore_selection_parse(const struct pstore_selection *sel, struct pstore_selector **out,
 		       struct ember_diag *d);
 
-/* A consistent view for queries: references to blocks and heads. */
+/* A consistent view for queries: references to blocks, rollups and
+ * heads. */
 struct pstore_snapshot {
 	EMBER_VEC(struct pstore_block *) blocks;
+	EMBER_VEC(struct pstore_block *) rollups;
 	EMBER_VEC(struct pstore_head *) heads;
 };
 
@@ -69,6 +72,7 @@ struct pstore_qctx {
 	const struct pstore_request *req; /* the selection's; NULL: no limits */
 	int stopped;	  /* the check's first error, kept */
 	unsigned polls;
+	uint64_t read;	  /* profiles of blocks and rollups summed */
 };
 
 /* The request's check now (0, or its error, kept: every later call
@@ -94,6 +98,42 @@ bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int6
 /* Sum a block's matching rows into q->r. */
 int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q);
 
+/* ---- the planner (plan.c) ------------------------------------------------------- */
+
+/* A part [from, to) of a query's range and the block or rollup that
+ * answers it. */
+struct pstore_piece {
+	struct pstore_block *b; /* borrowed from the snapshot */
+	int64_t from, to;
+};
+EMBER_VEC_DEF(pstore_pieces, struct pstore_piece);
+
+struct pstore_plan_out {
+	struct pstore_pieces pieces;
+	uint64_t rollup_pieces;	/* pieces answered by a rollup */
+	/* the finest step of the rollups that answered a partition whose
+	 * blocks are all gone (past the retention; 0: none): that part of the
+	 * range is rounded in to it */
+	int64_t rollup_only_step;
+};
+
+/*
+ * Which blocks and rollups of snap answer [from, to): per partition, the
+ * coarsest rollup for the step-aligned middle, finer rollups for what is
+ * left, and the blocks for the partial steps at the edges, so that each
+ * profile is summed once.  A rollup answers only when the partition's
+ * blocks in snap are exactly among those it was summed from (a block it
+ * lacks: full resolution); a partition with no block left is answered by
+ * its rollups alone, rounded in.  grid > 0 (series totals at a step): only
+ * rollups whose step divides grid, and none unless from is a multiple of
+ * their step, so that a rollup's profile lies in the point its profiles
+ * would.  use_rollups false: every block over [from, to), as before
+ * rollups.  Heads are not planned: their profiles are in no block.
+ */
+int pstore_plan_range(const struct pstore_snapshot *snap, int64_t from, int64_t to, int64_t grid,
+		      bool use_rollups, struct pstore_plan_out *out);
+void pstore_plan_release(struct pstore_plan_out *out);
+
 /* Scans of the profiles of a selection without their rows (scan.c):
  * discovery, series totals, coverage.  series() is called once per
  * source and selected series that has a profile in the time range;
@@ -101,9 +141,17 @@ int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q);
 struct pstore_scan {
 	struct pstore_qctx q;
 	int (*series)(void *ctx, const struct pstore_seriestab *t, uint32_t s, int32_t col);
+	/* count: the profiles p stands for (a rollup's profile: those it
+	 * sums; else 1) */
 	int (*profile)(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
-		       int32_t col, const int64_t *totals, const struct pstore_cov *cov);
+		       uint64_t count, int32_t col, const int64_t *totals,
+		       const struct pstore_cov *cov);
 	void *ctx;
+	/* rollups answer what they can (pstore_plan_range with this grid);
+	 * false: blocks only */
+	bool rollups;
+	int64_t grid;
+	int64_t rollup_only_step; /* out: the plan's */
 };
 int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc);
 /* Parse sel, take a snapshot over its range and resolve its type (NULL

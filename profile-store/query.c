@@ -219,6 +219,8 @@ int pstore_snapshot_types(const struct pstore_snapshot *snap, struct pstore_strs
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; !err && i < snap->blocks.n; i++)
 		err = add_types(&snap->blocks.v[i]->series, out);
+	for (size_t i = 0; !err && i < snap->rollups.n; i++)
+		err = add_types(&snap->rollups.v[i]->series, out);
 	for (size_t i = 0; !err && i < snap->heads.n; i++) {
 		pthread_rwlock_rdlock(&snap->heads.v[i]->lock);
 		err = add_types(&snap->heads.v[i]->series, out);
@@ -258,6 +260,28 @@ static int focus(struct pmodel_result **r, const struct pstore_selection *sel)
 	return 0;
 }
 
+/* The blocks' and rollups' share of q (plan.c): each part of the range
+ * from the block or rollup the plan gives it. */
+static int blocks_query(const struct pstore_snapshot *snap, bool rollups, struct pstore_qctx *q)
+{
+	struct pstore_plan_out plan;
+	int64_t from = q->from, to = q->to;
+	int err = pstore_plan_range(snap, from, to, 0, rollups && !pstore_link_filter_on(q->links),
+				    &plan);
+
+	for (size_t i = 0; !err && i < plan.pieces.n; i++) {
+		q->from = plan.pieces.v[i].from;
+		q->to = plan.pieces.v[i].to;
+		err = pstore_qctx_check(q) ? q->stopped : pstore_block_query(plan.pieces.v[i].b, q);
+	}
+	q->from = from;
+	q->to = to;
+	if (!err)
+		q->r->rollup_only_step = plan.rollup_only_step;
+	pstore_plan_release(&plan);
+	return err;
+}
+
 static int run(struct pstore *s, const struct pstore_selection *sel,
 	       const struct pstore_query_opts *o, struct pmodel_result **out, struct ember_diag *d)
 {
@@ -280,8 +304,9 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 		err = pmodel_result_new(type, &q.r);
 	for (size_t i = 0; !err && i < snap.heads.n; i++)
 		err = pstore_qctx_check(&q) ? q.stopped : head_query(snap.heads.v[i], &q);
-	for (size_t i = 0; !err && i < snap.blocks.n; i++)
-		err = pstore_qctx_check(&q) ? q.stopped : pstore_block_query(snap.blocks.v[i], &q);
+	if (!err)
+		err = blocks_query(&snap, !(sel && sel->full_resolution), &q);
+	atomic_fetch_add(&s->profiles_read, q.read);
 	if (!err && EMBER_OPTS_HAS(o, resolver_ctx) && o->resolver)
 		err = pstore_resolve_dict(&q.r->dict, o->resolver, o->resolver_ctx, NULL, NULL, d);
 	if (!err && sel && sel->n_focus)

@@ -62,7 +62,7 @@ static int head_scan(struct pstore_head *h, struct pstore_scan *sc)
 			err = sc->series(sc->ctx, &h->series, p->series, col[p->series]);
 		seen[p->series] = 1;
 		if (!err && sc->profile)
-			err = sc->profile(sc->ctx, &h->series, p, col[p->series],
+			err = sc->profile(sc->ctx, &h->series, p, 1, col[p->series],
 					  h->totals.v + p->tot_off,
 					  p->ncov ? h->cov.v + p->cov_off : NULL);
 	}
@@ -89,9 +89,12 @@ static int block_profiles(struct pstore_block *b, const struct pstore_bdata *bd,
 		for (size_t i = p0; !err && sc->profile && i < p1; i++) {
 			const struct pstore_prof *p = &bd->profs.v[i];
 
-			if (p->time >= sc->q.from && p->time < sc->q.to &&
-			    !(err = pstore_qctx_poll(&sc->q)))
-				err = sc->profile(sc->ctx, &b->series, p, col[s],
+			if (p->time < sc->q.from || p->time >= sc->q.to)
+				continue;
+			sc->q.read++;
+			if (!(err = pstore_qctx_poll(&sc->q)))
+				err = sc->profile(sc->ctx, &b->series, p,
+						  bd->rollup.n ? bd->rollup.v[i].count : 1, col[s],
 						  bd->totals.v + p->tot_off,
 						  p->ncov ? bd->cov.v + p->cov_off : NULL);
 		}
@@ -126,6 +129,26 @@ static int block_scan(struct pstore_block *b, struct pstore_scan *sc)
 	return err;
 }
 
+/* The blocks' and rollups' share (plan.c): each part of the range from
+ * the block or rollup the plan gives it. */
+static int blocks_scan(const struct pstore_snapshot *snap, struct pstore_scan *sc)
+{
+	struct pstore_plan_out plan;
+	int64_t from = sc->q.from, to = sc->q.to;
+	int err = pstore_plan_range(snap, from, to, sc->grid, sc->rollups, &plan);
+
+	for (size_t i = 0; !err && i < plan.pieces.n; i++) {
+		sc->q.from = plan.pieces.v[i].from;
+		sc->q.to = plan.pieces.v[i].to;
+		err = pstore_qctx_check(&sc->q) ? sc->q.stopped : block_scan(plan.pieces.v[i].b, sc);
+	}
+	sc->q.from = from;
+	sc->q.to = to;
+	sc->rollup_only_step = plan.rollup_only_step;
+	pstore_plan_release(&plan);
+	return err;
+}
+
 int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc)
 {
 	int err = 0;
@@ -137,9 +160,7 @@ int pstore_scan_run(const struct pstore_snapshot *snap, struct pstore_scan *sc)
 		err = head_scan(snap->heads.v[i], sc);
 		pthread_rwlock_unlock(&snap->heads.v[i]->lock);
 	}
-	for (size_t i = 0; !err && i < snap->blocks.n; i++)
-		err = pstore_qctx_check(&sc->q) ? sc->q.stopped : block_scan(snap->blocks.v[i], sc);
-	return err;
+	return err ? err : blocks_scan(snap, sc);
 }
 
 int pstore_scan_begin(struct pstore *s, const struct pstore_selection *sel, bool need_type,

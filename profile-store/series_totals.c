@@ -104,7 +104,7 @@ static int line_of(struct totals *tt, const struct pstore_seriestab *t, uint32_t
 }
 
 static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct pstore_prof *p,
-		      int32_t col, const int64_t *totals, const struct pstore_cov *cov)
+		      uint64_t count, int32_t col, const int64_t *totals, const struct pstore_cov *cov)
 {
 	struct totals *tt = ctx;
 	size_t line, point = (size_t)((p->time - tt->from) / tt->step);
@@ -114,7 +114,7 @@ static int on_profile(void *ctx, const struct pstore_seriestab *t, const struct 
 	if (point < tt->set->n_points) {
 		tt->set->lines[line].values[point] =
 			pmodel_add(tt->set->lines[line].values[point], totals[col]);
-		tt->set->lines[line].counts[point]++;
+		tt->set->lines[line].counts[point] += (uint32_t)count;
 	}
 	return 0;
 }
@@ -178,7 +178,8 @@ int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel, i
 {
 	struct ember_diag d = ember_diag_make(why, why_size);
 	struct totals tt = { .group_by = group_by, .ng = n_group_by, .step = step_ns };
-	struct pstore_scan sc = { .profile = on_profile, .ctx = &tt };
+	struct pstore_scan sc = { .profile = on_profile, .ctx = &tt, .grid = step_ns,
+				  .rollups = !(sel && sel->full_resolution) };
 	struct pstore_snapshot snap;
 	int err;
 
@@ -194,6 +195,8 @@ int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel, i
 	}
 	if (!err) {
 		err = pstore_scan_run(&snap, &sc);
+		tt.set->rollup_only_step = sc.rollup_only_step;
+		atomic_fetch_add(&s->profiles_read, sc.q.read);
 		if (!err && !(tt.set->type = strdup(sc.q.type)))
 			err = -ENOMEM;
 		pstore_scan_end(&sc, &snap);

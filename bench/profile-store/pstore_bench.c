@@ -33,7 +33,19 @@
  *  - the peer: the same hour merged from the 7,200 gzip'd pprof files
  *    decoded one by one (what keeping raw pprof files costs a query).
  *
- * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT]
+ * With -w DAYS (issue 27, rollups), instead: the same 20 series, one
+ * 60-second profile each a minute for DAYS days (pods and versions new
+ * each day: 201,600 profiles in a week), stored with the log's fsync
+ * off and compacted (merged, rolled up at 1 minute and 1 hour); then,
+ * each with the rollups and with full resolution (pstore_selection's
+ * full_resolution), the merged flame graph over the last 1 h, 24 h and
+ * the whole range, the same over ranges starting 13 s past and ending
+ * 37 s before an hour, the series line of the whole range at a step of
+ * an hour and the diff of the last 24 h against the 24 h before:
+ * medians of REPS, wall and the querying thread's CPU, and the profiles
+ * read; and the bytes of blocks and rollups per profile.
+ *
+ * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT] [-w DAYS]
  *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
  *   and the diff's flame graph and table into OUT, to look at.
  */
@@ -58,6 +70,11 @@
 #define NFUNCS 1200
 #define SAMPLES 1500
 #define STEP (10 * SEC)
+#define HOUR (3600 * SEC)
+
+/* The stream's profile interval, and how often pods and versions change
+ * (-w: a minute, a day). */
+static int64_t step = STEP, epoch_ns = HOUR;
 
 /* ---- a deterministic random stream ------------------------------------------- */
 
@@ -233,7 +250,7 @@ static struct pprof_profile *make_profile(const struct service *s, int version, 
 	    pprof_set_period(p, "cpu", "nanoseconds", 10 * MS) ||
 	    pprof_add_mapping(p, &bin, &mid[0]) || pprof_add_mapping(p, &lc, &mid[1]))
 		exit(1);
-	pprof_set_time(p, time, STEP);
+	pprof_set_time(p, time, step);
 	for (int i = 0; i < SAMPLES; i++) {
 		int k = zipf(s);
 
@@ -374,10 +391,10 @@ static struct ingest run_stream(const char *dir, int hours, bool fsync, struct k
 	make_services();
 	atomic_store(&stream_now, T0);
 	s = open_store(dir, fsync, true);
-	for (int64_t t = T0; t < T0 + hours * 3600 * SEC; t += STEP) {
-		int hour = (int)((t - T0) / (3600 * SEC));
+	for (int64_t t = T0; t < T0 + hours * 3600 * SEC; t += step) {
+		int hour = (int)((t - T0) / epoch_ns);
 
-		atomic_store(&stream_now, t + STEP); /* the profile arrives at its end */
+		atomic_store(&stream_now, t + step); /* the profile arrives at its end */
 		for (int si = 0; si < 3; si++)
 			for (int pod = 0; pod < services[si].pods; pod++)
 				append_one(s, si, pod, hour, t, &in, kept);
@@ -474,11 +491,11 @@ static void group_commit(const char *base)
 
 /* ---- queries ------------------------------------------------------------------------ */
 
-static struct pmodel_result *query(struct pstore *s, const char *sel, int hour)
+static struct pmodel_result *query_range(struct pstore *s, const char *sel, int64_t from,
+					 int64_t to, bool full)
 {
-	struct pstore_selection q = { .selector = sel, .type = "cpu",
-				      .from_ns = T0 + hour * 3600 * SEC,
-				      .to_ns = T0 + (hour + 1) * 3600 * SEC };
+	struct pstore_selection q = { .selector = sel, .type = "cpu", .from_ns = from, .to_ns = to,
+				      .full_resolution = full };
 	struct pmodel_result *r = NULL;
 	char why[256];
 
@@ -487,6 +504,11 @@ static struct pmodel_result *query(struct pstore *s, const char *sel, int hour)
 		exit(1);
 	}
 	return r;
+}
+
+static struct pmodel_result *query(struct pstore *s, const char *sel, int hour)
+{
+	return query_range(s, sel, T0 + hour * HOUR, T0 + (hour + 1) * HOUR, false);
 }
 
 /* Hour 0 merged into a flame graph; returns seconds of wall time, *cpu
@@ -647,10 +669,181 @@ static uint64_t dir_bytes(const char *dir, const char *sub)
 	return n;
 }
 
+/* ---- rollups (-w) ------------------------------------------------------------------ */
+
+/* [from, to) merged into a flame graph (full: from blocks alone): wall
+ * seconds, *cpu the thread's, *read the profiles the store read. */
+static double range_flame(struct pstore *s, int64_t from, int64_t to, bool full, double *cpu,
+			  uint64_t *read)
+{
+	double c = now_s(CLOCK_THREAD_CPUTIME_ID), t = now_s(CLOCK_MONOTONIC);
+	struct pstore_stats a, b;
+	struct pmodel_result *r;
+	struct ember_buf svg;
+
+	pstore_stats(s, &a);
+	r = query_range(s, "{env=\"prod\"}", from, to, full);
+	pstore_stats(s, &b);
+	ember_buf_init(&svg, 256 << 20);
+	if (pmodel_write_flamegraph(r, NULL, pmodel_write_buf, &svg))
+		exit(1);
+	t = now_s(CLOCK_MONOTONIC) - t;
+	*cpu = now_s(CLOCK_THREAD_CPUTIME_ID) - c;
+	*read = b.profiles_read - a.profiles_read;
+	ember_buf_release(&svg);
+	pmodel_result_free(r);
+	return t;
+}
+
+/* The series line of [from, to) at a step of an hour. */
+static double range_series(struct pstore *s, int64_t from, int64_t to, bool full, double *cpu,
+			   uint64_t *read)
+{
+	static const char *const by[] = { "service_name" };
+	struct pstore_selection q = { .selector = "{env=\"prod\"}", .type = "cpu", .from_ns = from,
+				      .to_ns = to, .full_resolution = full };
+	double c = now_s(CLOCK_THREAD_CPUTIME_ID), t = now_s(CLOCK_MONOTONIC);
+	struct pstore_series_set *set = NULL;
+	struct pstore_stats a, b;
+	char why[256];
+
+	pstore_stats(s, &a);
+	if (pstore_series_totals(s, &q, HOUR, by, 1, &set, why, sizeof(why))) {
+		fprintf(stderr, "pstore-bench: series: %s\n", why);
+		exit(1);
+	}
+	pstore_stats(s, &b);
+	t = now_s(CLOCK_MONOTONIC) - t;
+	*cpu = now_s(CLOCK_THREAD_CPUTIME_ID) - c;
+	*read = b.profiles_read - a.profiles_read;
+	pstore_series_set_free(set);
+	return t;
+}
+
+/* The last 24 h against the 24 h before: queried, diffed, the table
+ * written. */
+static double range_diff(struct pstore *s, int64_t end, bool full, double *cpu, uint64_t *read)
+{
+	double c = now_s(CLOCK_THREAD_CPUTIME_ID), t = now_s(CLOCK_MONOTONIC);
+	struct pstore_stats st0, st1;
+	struct pmodel_result *a, *b;
+	struct pmodel_diff *d = NULL;
+	struct ember_buf out;
+
+	pstore_stats(s, &st0);
+	a = query_range(s, "{env=\"prod\"}", end - 48 * HOUR, end - 24 * HOUR, full);
+	b = query_range(s, "{env=\"prod\"}", end - 24 * HOUR, end, full);
+	pstore_stats(s, &st1);
+	ember_buf_init(&out, 256 << 20);
+	if (pmodel_diff_new(a, b, NULL, &d) ||
+	    pmodel_write_diff_table(d, 30, false, pmodel_write_buf, &out))
+		exit(1);
+	t = now_s(CLOCK_MONOTONIC) - t;
+	*cpu = now_s(CLOCK_THREAD_CPUTIME_ID) - c;
+	*read = st1.profiles_read - st0.profiles_read;
+	ember_buf_release(&out);
+	pmodel_diff_free(d);
+	pmodel_result_free(a);
+	pmodel_result_free(b);
+	return t;
+}
+
+enum { Q_FLAME, Q_SERIES, Q_DIFF };
+
+struct rcase {
+	const char *name;
+	int kind;
+	int64_t from, to;
+};
+
+/* One case, REPS times each way, the ways alternating: medians. */
+static void rollup_case(struct pstore *s, const struct rcase *c, int reps)
+{
+	double *w[2], *u[2];
+	uint64_t read[2] = { 0, 0 };
+
+	for (int m = 0; m < 2; m++) {
+		w[m] = calloc((size_t)reps, sizeof(double));
+		u[m] = calloc((size_t)reps, sizeof(double));
+	}
+	for (int i = 0; i < reps; i++)
+		for (int m = 0; m < 2; m++) /* m 0: rollups, 1: full resolution */
+			w[m][i] = c->kind == Q_FLAME ? range_flame(s, c->from, c->to, m, &u[m][i], &read[m])
+				  : c->kind == Q_SERIES
+					  ? range_series(s, c->from, c->to, m, &u[m][i], &read[m])
+					  : range_diff(s, c->to, m, &u[m][i], &read[m]);
+	for (int m = 0; m < 2; m++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "%s_%s_cpu", c->name, m ? "full" : "rollups");
+		report(name, u[m], reps, "ms", 1e3);
+		snprintf(name, sizeof(name), "%s_%s_wall", c->name, m ? "full" : "rollups");
+		report(name, w[m], reps, "ms", 1e3);
+		printf("%s_%s_profiles_read %llu\n", c->name, m ? "full" : "rollups",
+		       (unsigned long long)read[m]);
+		free(w[m]);
+		free(u[m]);
+	}
+}
+
+static int rollup_bench(const char *dir, int days, int reps)
+{
+	int64_t end = T0 + days * 24 * HOUR, skew0 = 13 * SEC, skew1 = 37 * SEC;
+	const struct rcase cases[] = {
+		{ "flame_1h", Q_FLAME, end - HOUR, end },
+		{ "flame_24h", Q_FLAME, end - 24 * HOUR, end },
+		{ "flame_all", Q_FLAME, T0, end },
+		{ "flame_1h_unaligned", Q_FLAME, end - 2 * HOUR + skew0, end - HOUR - skew1 },
+		{ "flame_24h_unaligned", Q_FLAME, end - 25 * HOUR + skew0, end - HOUR - skew1 },
+		{ "flame_all_unaligned", Q_FLAME, T0 + skew0, end - HOUR - skew1 },
+		{ "series_all_1h_step", Q_SERIES, T0, end },
+		{ "diff_24h_24h", Q_DIFF, end - 48 * HOUR, end },
+	};
+	char path[600], cmd[1300];
+	struct ingest in;
+	struct pstore *s;
+	struct pstore_stats st;
+	double cpu, t;
+	uint64_t read;
+
+	step = 60 * SEC;
+	epoch_ns = 24 * HOUR;
+	snprintf(path, sizeof(path), "%s/rollups", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", path, path);
+	if (system(cmd))
+		return 1;
+	in = run_stream(path, days * 24, false, NULL);
+	printf("profiles %llu over %d days (%.0f distinct stacks each)\n",
+	       (unsigned long long)in.profiles, days, (double)in.stacks / in.profiles);
+	printf("ingest_per_core %.0f profiles/s (1 / append cpu, no fsync)\n", in.profiles / in.cpu);
+	printf("compaction_cpu %.1f us/profile (flushes, merges, rollups: the other thread)\n",
+	       1e6 * in.bg_cpu / in.profiles);
+	s = open_store(path, false, false);
+	pstore_stats(s, &st);
+	printf("gzip_pprof_bytes_per_profile %.0f\n", (double)in.gz_bytes / in.profiles);
+	printf("block_bytes_per_profile %.1f (%llu blocks)\n", (double)st.block_bytes / in.profiles,
+	       (unsigned long long)st.blocks);
+	printf("rollup_bytes_per_profile %.1f (%llu rollups)\n",
+	       (double)st.rollup_bytes / in.profiles, (unsigned long long)st.rollups);
+	t = range_flame(s, T0, end, false, &cpu, &read);
+	printf("flame_all_rollups_cold %.1f ms wall, %.1f ms cpu (%llu profiles read)\n", 1e3 * t,
+	       1e3 * cpu, (unsigned long long)read);
+	pstore_free(s);
+	s = open_store(path, false, false);
+	t = range_flame(s, T0, end, true, &cpu, &read);
+	printf("flame_all_full_cold %.1f ms wall, %.1f ms cpu (%llu profiles read)\n", 1e3 * t,
+	       1e3 * cpu, (unsigned long long)read);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (cases[i].from >= T0)
+			rollup_case(s, &cases[i], reps);
+	pstore_free(s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = "/tmp/pstore-bench";
-	int reps = 7, hours = 2, opt;
+	int reps = 7, hours = 2, days = 0, opt;
 	const char *save = NULL;
 	bool fsync_pass = true;
 	struct kept kept = { 0 };
@@ -662,8 +855,10 @@ int main(int argc, char **argv)
 	uint64_t profiles = 0;
 	char path[600], cmd[700], top[512];
 
-	while ((opt = getopt(argc, argv, "d:r:h:no:")) != -1) {
-		if (opt == 'o')
+	while ((opt = getopt(argc, argv, "d:r:h:no:w:")) != -1) {
+		if (opt == 'w')
+			days = atoi(optarg) < 1 ? 1 : atoi(optarg);
+		else if (opt == 'o')
 			save = optarg;
 		else if (opt == 'n')
 			fsync_pass = false;
@@ -676,6 +871,8 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
+	if (days)
+		return rollup_bench(dir, days, reps);
 	snprintf(path, sizeof(path), "%s/nofsync", dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, path);
 	if (system(cmd))

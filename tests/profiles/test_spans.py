@@ -97,9 +97,10 @@ def series_and_labels(srv):
 
 
 def block_files(srv):
-    """The store's block files: {name: version}."""
+    """The store's block files: {name: version} (its rollups, under
+    rollups/, are not blocks)."""
     out = {}
-    for path in glob.glob(os.path.join(srv.data, "**", "*.pblk"), recursive=True):
+    for path in glob.glob(os.path.join(srv.data, "**", "blocks", "*.pblk"), recursive=True):
         with open(path, "rb") as f:
             out[os.path.basename(path)] = int.from_bytes(f.read(12)[8:12], "little")
     return out

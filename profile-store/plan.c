@@ -1,0 +1,230 @@
+/*
+ * plan.c - the query planner (docs/profile-store.md, "Queries"): which
+ * blocks and rollups of a snapshot answer which part of a query's range.
+ * Per partition (a start and a length), the rollups summed from exactly
+ * the partition's blocks answer, coarsest first, the parts of the range
+ * aligned to their steps (1 hour, then 1 minute at its edges), and the
+ * blocks only what is left: the partial minutes at the range's edges.
+ * Buckets are aligned to multiples of the step since the epoch and lie
+ * in one partition, and a rollup's profile is summed only when its time
+ * (the time of the first profile of its bucket) lies in the part given
+ * it, so every profile is summed exactly once, from a rollup or from its
+ * block.  A partition whose blocks are all gone (past the retention) is
+ * answered by its rollups alone, its edges rounded in to the finest step,
+ * and the plan says so.
+ */
+#include "pstore_block.h"
+#include "pstore_catalog.h"
+#include "pstore_compact.h"
+#include "pstore_query.h"
+
+/* A block or rollup of the snapshot, by partition. */
+struct ent {
+	int64_t start, len;
+	struct pstore_block *b;
+};
+
+EMBER_VEC_DEF(plan_ents, struct ent);
+
+/* By partition; blocks before rollups; rollups coarsest first. */
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+	int64_t sx = x->b->meta.rollup_step, sy = y->b->meta.rollup_step;
+	bool rx = pstore_is_rollup_name(x->b->name), ry = pstore_is_rollup_name(y->b->name);
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if (rx != ry)
+		return rx ? 1 : -1;
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return strcmp(x->b->name, y->b->name);
+}
+
+/* One partition of the plan: its blocks, and one rollup a step usable. */
+struct part {
+	int64_t lo, hi;		/* the query's range within the partition */
+	struct pstore_block *const *blocks;
+	size_t nblocks;
+	struct pstore_block *tier[PSTORE_ROLLUP_TIERS];
+	size_t ntiers;
+	struct pstore_plan_out *out;
+};
+
+static int64_t ceil_to(int64_t t, int64_t step)
+{
+	int64_t b = pstore_rollup_bucket(t, step);
+
+	return b == t ? t : b + step;
+}
+
+static int add(struct pstore_plan_out *out, struct pstore_block *b, int64_t from, int64_t to)
+{
+	if (from >= to)
+		return 0;
+	if (pstore_is_rollup_name(b->name))
+		out->rollup_pieces++;
+	return EMBER_VEC_APPEND(&out->pieces, ((struct pstore_piece){ b, from, to }));
+}
+
+/* [lo, hi) answered by tiers t.. and, for what they leave, the blocks. */
+static int cover(struct part *p, int64_t lo, int64_t hi, size_t t)
+{
+	int64_t step, a, z;
+
+	if (lo >= hi)
+		return 0;
+	if (t == p->ntiers) {
+		for (size_t i = 0; i < p->nblocks; i++)
+			EMBER_FORWARD_IF_ERROR(add(p->out, p->blocks[i], lo, hi));
+		return 0;
+	}
+	step = p->tier[t]->meta.rollup_step;
+	a = ceil_to(lo, step);
+	z = pstore_rollup_bucket(hi, step);
+	if (a >= z)
+		return cover(p, lo, hi, t + 1);
+	EMBER_FORWARD_IF_ERROR(add(p->out, p->tier[t], a, z));
+	EMBER_FORWARD_IF_ERROR(cover(p, lo, a, t + 1));
+	return cover(p, z, hi, t + 1);
+}
+
+/* Whether rollup r sums every block of the partition. */
+static bool sums_all(const struct pstore_block *r, struct pstore_block *const *blocks, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+
+		for (size_t k = 0; !found && k < r->meta.sources.n; k++)
+			found = !strcmp(r->meta.sources.v[k], blocks[i]->name);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* Whether a rollup of step serves a grid (series totals at a step) from. */
+static bool on_grid(int64_t step, int64_t grid, int64_t from)
+{
+	return !grid || (grid % step == 0 && pstore_rollup_bucket(from, step) == from);
+}
+
+/* The usable rollups of v[0..n) (sorted coarsest first), one a step. */
+static void pick_tiers(struct part *p, struct pstore_block *const *v, size_t n, int64_t grid,
+		       int64_t from)
+{
+	for (size_t i = 0; i < n && p->ntiers < PSTORE_ROLLUP_TIERS; i++) {
+		const struct pstore_block *r = v[i];
+		int64_t step = r->meta.rollup_step;
+
+		if (r->corrupt || !sums_all(r, p->blocks, p->nblocks) ||
+		    (p->nblocks && !on_grid(step, grid, from)) ||
+		    (p->ntiers && p->tier[p->ntiers - 1]->meta.rollup_step == step))
+			continue;
+		p->tier[p->ntiers++] = v[i];
+	}
+}
+
+/* The partition's rollups alone (its blocks are gone): a corrupt one
+ * fails the query rather than leave its part out. */
+static int rollups_only(struct part *p, struct pstore_block *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i]->corrupt)
+			return add(p->out, v[i], p->lo, p->hi);
+	if (!p->ntiers)
+		return 0;
+	EMBER_FORWARD_IF_ERROR(cover(p, p->lo, p->hi, 0));
+	if (!p->out->rollup_only_step ||
+	    p->tier[p->ntiers - 1]->meta.rollup_step < p->out->rollup_only_step)
+		p->out->rollup_only_step = p->tier[p->ntiers - 1]->meta.rollup_step;
+	return 0;
+}
+
+/* Partition p (its blocks and the usable rollups of v[0..nr) picked)
+ * planned. */
+static int plan_blocks(struct part *p, struct pstore_block *const *v, size_t nr, int64_t from,
+		       int64_t to)
+{
+	if (!p->nblocks)
+		return rollups_only(p, v, nr);
+	if (p->ntiers)
+		return cover(p, p->lo, p->hi, 0);
+	for (size_t i = 0; i < p->nblocks; i++) /* as before rollups */
+		EMBER_FORWARD_IF_ERROR(add(p->out, p->blocks[i], from, to));
+	return 0;
+}
+
+/* Entries e[0..n) of one partition: blocks, then rollups. */
+static int plan_part(const struct ent *e, size_t n, int64_t from, int64_t to, int64_t grid,
+		     struct pstore_plan_out *out)
+{
+	struct pstore_block **v = malloc((n + 1) * sizeof(*v));
+	size_t nb = 0;
+	struct part p = { .lo = from > e->start ? from : e->start,
+			  .hi = to < e->start + e->len ? to : e->start + e->len, .out = out };
+	bool corrupt = false;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = e[i].b;
+		nb += !pstore_is_rollup_name(e[i].b->name);
+		corrupt |= !pstore_is_rollup_name(e[i].b->name) && e[i].b->corrupt;
+	}
+	p.blocks = v;
+	p.nblocks = nb;
+	if (!corrupt) /* a corrupt block's partition may be a guess: no rollups */
+		pick_tiers(&p, v + nb, n - nb, grid, from);
+	err = plan_blocks(&p, v + nb, corrupt ? 0 : n - nb, from, to);
+	free(v);
+	return err;
+}
+
+static int collect(const struct pstore_snapshot *snap, bool use_rollups, struct plan_ents *v)
+{
+	for (size_t i = 0; i < snap->blocks.n; i++) {
+		struct pstore_block *b = snap->blocks.v[i];
+
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(
+			v, ((struct ent){ b->meta.partition, b->meta.partition_ns, b })));
+	}
+	for (size_t i = 0; use_rollups && i < snap->rollups.n; i++) {
+		struct pstore_block *b = snap->rollups.v[i];
+
+		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(
+			v, ((struct ent){ b->meta.partition, b->meta.partition_ns, b })));
+	}
+	return 0;
+}
+
+int pstore_plan_range(const struct pstore_snapshot *snap, int64_t from, int64_t to, int64_t grid,
+		      bool use_rollups, struct pstore_plan_out *out)
+{
+	struct plan_ents v = { 0 };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = collect(snap, use_rollups, &v);
+	if (!err)
+		ember_qsort(v.v, v.n, sizeof(*v.v), cmp_ent);
+	for (size_t i = 0, j; !err && i < v.n; i = j) {
+		for (j = i + 1; j < v.n && v.v[j].start == v.v[i].start && v.v[j].len == v.v[i].len;
+		     j++)
+			;
+		err = plan_part(v.v + i, j - i, from, to, grid, out);
+	}
+	EMBER_VEC_FREE(&v);
+	if (err)
+		pstore_plan_release(out);
+	return err;
+}
+
+void pstore_plan_release(struct pstore_plan_out *out)
+{
+	EMBER_VEC_FREE(&out->pieces);
+}
