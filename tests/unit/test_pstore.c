@@ -24,6 +24,7 @@
 #include "unit.h"
 /* after unit.h, whose parameters would shadow its globals */
 #include "profile_fixture.h"
+#include "pstore_fixture.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,39 +39,6 @@
 #include <unistd.h>
 
 /* ---- helpers ---------------------------------------------------------------- */
-
-static int64_t fake_now = T0;
-
-static int64_t clock_fn(void *ctx)
-{
-	(void)ctx;
-	return fake_now;
-}
-
-static struct pstore_opts test_opts(void)
-{
-	return (struct pstore_opts){ .sz = sizeof(struct pstore_opts), .no_background = true,
-				     .clock_ns = clock_fn, .zstd_level = 3 };
-}
-
-static struct pstore *open_store(const struct pstore_opts *o)
-{
-	struct pstore_opts def = test_opts();
-	struct pstore *s = NULL;
-	char why[256];
-
-	if (pstore_open(dir, o ? o : &def, &s, why, sizeof(why))) {
-		fprintf(stderr, "pstore_open: %s\n", why);
-		return NULL;
-	}
-	return s;
-}
-
-static struct pstore *fresh_store(void)
-{
-	fake_now = T0;
-	return make_dir() ? NULL : open_store(NULL);
-}
 
 /* Function id of name in p (one function per name, file "NAME.c"). */
 static int append(struct pstore *s, struct pprof_profile *p, const char *service,

@@ -15,61 +15,13 @@
 #include "unit.h"
 /* after unit.h, whose parameters would shadow its globals */
 #include "profile_fixture.h"
+#include "pstore_fixture.h"
 
 #include <dirent.h>
 #include <stdio.h>
 
 #define CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 #define MIN (60 * SEC)
-
-static int64_t fake_now = T0;
-
-static int64_t clock_fn(void *ctx)
-{
-	(void)ctx;
-	return fake_now;
-}
-
-static struct pstore_opts test_opts(void)
-{
-	return (struct pstore_opts){ .sz = sizeof(struct pstore_opts), .no_background = true,
-				     .clock_ns = clock_fn, .zstd_level = 3 };
-}
-
-/* The store in dir (o NULL: test_opts), or a replica NAME of a shared
- * store on dir/shared. */
-static struct pstore *open_store(const struct pstore_opts *o, const char *replica)
-{
-	struct pstore_opts def = test_opts();
-	struct pstore_blockio io;
-	struct pstore *s = NULL;
-	char path[400], why[256];
-
-	if (!o)
-		o = &def;
-	if (replica) {
-		snprintf(path, sizeof(path), "%s/shared", dir);
-		if (pstore_blockio_dir(path, &io))
-			return NULL;
-		def = *o;
-		def.blocks = &io;
-		def.shared = true;
-		def.refresh_ns = SEC;
-		o = &def;
-	}
-	snprintf(path, sizeof(path), "%s/%s", dir, replica ? replica : "");
-	if (pstore_open(path, o, &s, why, sizeof(why))) {
-		fprintf(stderr, "pstore_open: %s\n", why);
-		return NULL;
-	}
-	return s;
-}
-
-static struct pstore *fresh_store(void)
-{
-	fake_now = T0;
-	return make_dir() ? NULL : open_store(NULL, NULL);
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -471,7 +423,7 @@ static int builds_and_replaces(const char *replica)
 
 	fake_now = T0;
 	CHECK(!make_dir());
-	CHECK((s = open_store(NULL, replica)));
+	CHECK((s = open_replica(NULL, replica)));
 	for (int i = 0; i < 20; i++)
 		CHECK_INT(append_at(s, "a", part + i * 3 * MIN), ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
@@ -510,7 +462,7 @@ static int builds_and_replaces(const char *replica)
 		CHECK_INT(files_in("rollups"), ==, 4);
 	}
 	pstore_free(s);
-	CHECK((s = open_store(NULL, replica ? "other" : NULL)));
+	CHECK((s = open_replica(NULL, replica ? "other" : NULL)));
 	pstore_stats(s, &st);
 	CHECK_INT(st.rollups, ==, 2); /* the leftovers deleted at open */
 	if (!replica)
@@ -550,7 +502,7 @@ static int test_pstore_rollup__retention_per_tier(void)
 	o.rollup_retention_ns = 72 * HOUR;
 	fake_now = T0;
 	CHECK(!make_dir());
-	CHECK((s = open_store(&o, NULL)));
+	CHECK((s = open_replica(&o, NULL)));
 	for (int i = 0; i < 10; i++)
 		CHECK_INT(append_at(s, "a", part + i * 5 * MIN), ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
@@ -601,7 +553,7 @@ static int test_pstore_rollup__none_when_off(void)
 	o.no_rollups = true;
 	fake_now = T0;
 	CHECK(!make_dir());
-	CHECK((s = open_store(&o, NULL)));
+	CHECK((s = open_replica(&o, NULL)));
 	CHECK_INT(append_at(s, "a", T0 - 3 * HOUR), ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
 	CHECK_INT(pstore_compact(s), ==, 0);
