@@ -60,6 +60,17 @@ static int store_lines(struct ember_buf *b, struct pstore *s)
 				  "Compaction passes that failed (retried).", st.compaction_errors);
 	err = err ? err : counter(b, "ember_profile_store_retention_drops_total",
 				  "Blocks dropped past the retention.", st.retention_drops);
+	err = err ? err : gauge(b, "ember_profile_store_rollups",
+				"Rollups of the profile store (pre-merged steps).", st.rollups);
+	err = err ? err : gauge(b, "ember_profile_store_rollup_bytes",
+				"Bytes of the profile store's rollups.", st.rollup_bytes);
+	err = err ? err : counter(b, "ember_profile_store_rollups_built_total",
+				  "Rollups built by compaction.", st.rollups_built);
+	err = err ? err : counter(b, "ember_profile_store_rollup_drops_total",
+				  "Rollups dropped past the rollup retention.", st.rollup_drops);
+	err = err ? err : counter(b, "ember_profile_store_profiles_read_total",
+				  "Profiles summed by queries (a rollup's profile once).",
+				  st.profiles_read);
 	return err ? err : gauge(b, "ember_profile_unbounded_labels",
 				 "Labels that look unbounded (a new value in most profiles).",
 				 st.unbounded_labels);
