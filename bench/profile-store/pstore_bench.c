@@ -45,7 +45,11 @@
  * medians of REPS, wall and the querying thread's CPU, and the profiles
  * read; and the bytes of blocks and rollups per profile.
  *
- * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT] [-w DAYS]
+ * -i SECONDS sets -w's profile interval (60), -s SECONDS its finer rollup
+ * step (60; the coarser is an hour), to choose the step against the
+ * interval.
+ *
+ * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT] [-w DAYS [-i S] [-s S]]
  *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
  *   and the diff's flame graph and table into OUT, to look at.
  */
@@ -73,8 +77,9 @@
 #define HOUR (3600 * SEC)
 
 /* The stream's profile interval, and how often pods and versions change
- * (-w: a minute, a day). */
-static int64_t step = STEP, epoch_ns = HOUR;
+ * (-w: a minute, or -i's, and a day); the finer rollup step (-s; 0: the
+ * store's default, 1 minute), the coarser one always an hour. */
+static int64_t step = STEP, epoch_ns = HOUR, fine_step_ns;
 
 /* ---- a deterministic random stream ------------------------------------------- */
 
@@ -373,6 +378,11 @@ static struct pstore *open_store(const char *dir, bool fsync, bool background)
 				 .clock_ns = clock_fn };
 	struct pstore *s = NULL;
 	char why[256];
+
+	if (fine_step_ns) {
+		o.rollup_steps_ns[0] = fine_step_ns;
+		o.rollup_steps_ns[1] = HOUR;
+	}
 
 	if (pstore_open(dir, &o, &s, why, sizeof(why))) {
 		fprintf(stderr, "pstore-bench: open '%s': %s\n", dir, why);
@@ -786,7 +796,7 @@ static void rollup_case(struct pstore *s, const struct rcase *c, int reps)
 	}
 }
 
-static int rollup_bench(const char *dir, int days, int reps)
+static int rollup_bench(const char *dir, int days, int reps, int64_t interval)
 {
 	int64_t end = T0 + days * 24 * HOUR, skew0 = 13 * SEC, skew1 = 37 * SEC;
 	const struct rcase cases[] = {
@@ -806,15 +816,18 @@ static int rollup_bench(const char *dir, int days, int reps)
 	double cpu, t;
 	uint64_t read;
 
-	step = 60 * SEC;
+	step = interval;
 	epoch_ns = 24 * HOUR;
 	snprintf(path, sizeof(path), "%s/rollups", dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", path, path);
 	if (system(cmd))
 		return 1;
 	in = run_stream(path, days * 24, false, NULL);
-	printf("profiles %llu over %d days (%.0f distinct stacks each)\n",
-	       (unsigned long long)in.profiles, days, (double)in.stacks / in.profiles);
+	printf("profiles %llu over %d days, one a series every %lld s, rollups at %lld s and "
+	       "1 h (%.0f distinct stacks each)\n",
+	       (unsigned long long)in.profiles, days, (long long)(step / SEC),
+	       (long long)((fine_step_ns ? fine_step_ns : 60 * SEC) / SEC),
+	       (double)in.stacks / in.profiles);
 	printf("ingest_per_core %.0f profiles/s (1 / append cpu, no fsync)\n", in.profiles / in.cpu);
 	printf("compaction_cpu %.1f us/profile (flushes, merges, rollups: the other thread)\n",
 	       1e6 * in.bg_cpu / in.profiles);
@@ -844,6 +857,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = "/tmp/pstore-bench";
 	int reps = 7, hours = 2, days = 0, opt;
+	int64_t interval = 60 * SEC;
 	const char *save = NULL;
 	bool fsync_pass = true;
 	struct kept kept = { 0 };
@@ -855,8 +869,12 @@ int main(int argc, char **argv)
 	uint64_t profiles = 0;
 	char path[600], cmd[700], top[512];
 
-	while ((opt = getopt(argc, argv, "d:r:h:no:w:")) != -1) {
-		if (opt == 'w')
+	while ((opt = getopt(argc, argv, "d:r:h:no:w:i:s:")) != -1) {
+		if (opt == 'i' && atoi(optarg) > 0)
+			interval = atoi(optarg) * SEC;
+		else if (opt == 's' && atoi(optarg) > 0)
+			fine_step_ns = atoi(optarg) * SEC;
+		else if (opt == 'w')
 			days = atoi(optarg) < 1 ? 1 : atoi(optarg);
 		else if (opt == 'o')
 			save = optarg;
@@ -872,7 +890,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (days)
-		return rollup_bench(dir, days, reps);
+		return rollup_bench(dir, days, reps, interval);
 	snprintf(path, sizeof(path), "%s/nofsync", dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, path);
 	if (system(cmd))
