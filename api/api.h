@@ -48,7 +48,8 @@ struct api_profile_opts {
 	 * false: every request is the tenant "anonymous". */
 	bool multitenancy;
 	/* --tokens: "TOKEN TENANT" lines, each token writing its tenant's
-	 * profiles only (tenant_tokens.c); NULL: none.  Needs multitenancy. */
+	 * profiles only (profile-service/tenant_tokens.c); NULL: none.
+	 * Needs multitenancy. */
 	const char *tokens_file;
 	/* --limits: per-tenant limits (profsvc_limits_parse), read at the
 	 * start (a bad file fails it) and again by api_server_reload_limits;

@@ -468,15 +468,5 @@ enum ember_errkind api_upstream_error_kind(int err);
 
 /* Whether the request carries "Authorization: Bearer <token>". */
 bool api_auth_ok(const struct api_server *srv, struct MHD_Connection *c);
-/* Whether given[0..len) is token (non-empty), in the same time wherever
- * they differ. */
-bool api_token_matches(const char *given, size_t len, const char *token);
-/* A token file (fd, opened from path) is a secret: refused (-EPERM,
- * -EINVAL, said) when others may read or write it, it is not a regular
- * file, or it belongs to someone else (as ssh refuses a private key). */
-int api_secret_check(int fd, const char *path);
-/* A token's n bytes from path: printable ASCII without spaces, 16 to
- * size - 1 of them; -EINVAL (said) otherwise. */
-int api_token_check(const char *path, const char *tok, size_t n, size_t size);
 
 #endif /* EMBER_API_INTERNAL_H */

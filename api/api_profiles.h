@@ -20,14 +20,12 @@
 #include "symsvc.h"
 
 /* The profile routes' state in the server. */
-#define API_TOKEN_MAX 128		/* a token's bytes and its NUL */
-
-struct api_tenant_tokens;
+#define API_TOKEN_MAX EMBER_TOKEN_MAX	/* a token's bytes and its NUL */
 
 struct api_profiles {
 	struct profsvc *svc;
 	char ingest_token[API_TOKEN_MAX]; /* "" when none */
-	struct api_tenant_tokens *tokens; /* --tokens; NULL: none */
+	struct profsvc_tokens *tokens;	  /* --tokens; NULL: none */
 	uint64_t max_body;		/* bytes of a profile as received */
 	bool multitenancy;		/* X-Scope-OrgID names each request's tenant */
 	char *limits_file;		/* --limits (owned); NULL: none */
@@ -77,17 +75,6 @@ enum MHD_Result api_profile_admit(struct api_server *srv, struct MHD_Connection 
  * with --multitenancy; without, 404 for a tenant but anonymous). */
 enum MHD_Result api_tenant_usage(struct api_server *srv, struct MHD_Connection *c,
 				 struct api_request *req, const struct api_profile_ctx *x);
-
-/* ---- tenants' tokens (tenant_tokens.c) ---------------------------------------- */
-
-/* The tokens of path ("TOKEN TENANT" lines; a secret file) into *out
- * (api_tenant_tokens_free).  0 or a negative errno, the reason logged. */
-int api_tenant_tokens_read(const char *path, struct api_tenant_tokens **out);
-void api_tenant_tokens_free(struct api_tenant_tokens *t);
-/* The tenant of token given[0, len) (pointing into t), or NULL: every
- * entry compared in constant time. */
-const char *api_tenant_tokens_find(const struct api_tenant_tokens *t, const char *given,
-				   size_t len);
 
 /* ---- lifecycle (profile_routes.c) ------------------------------------------- */
 

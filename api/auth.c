@@ -20,51 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TOKEN_MIN 16 /* bytes: a guessable token is no token */
-
-int api_secret_check(int fd, const char *path)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode)) {
-		pr_err("api: token file '%s' is not a regular file", path);
-		return -EINVAL;
-	}
-	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		pr_err("api: token file '%s' belongs to uid %u, not to this user (%u)", path,
-		       (unsigned)st.st_uid, (unsigned)geteuid());
-		return -EPERM;
-	}
-	if (st.st_mode & 077) {
-		pr_err("api: token file '%s' is open to other users (mode %04o): "
-		       "chmod 600 it", path, (unsigned)(st.st_mode & 07777));
-		return -EPERM;
-	}
-	return 0;
-}
-
-int api_token_check(const char *path, const char *tok, size_t n, size_t size)
-{
-	if (n >= size) {
-		pr_err("api: token in '%s' is longer than %zu bytes", path, size - 1);
-		return -EINVAL;
-	}
-	if (n < TOKEN_MIN) {
-		pr_err("api: token in '%s' is %s (fewer than %d bytes)", path,
-		       n ? "too short" : "empty", TOKEN_MIN);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (tok[i] <= ' ' || tok[i] > '~') {
-			pr_err("api: token in '%s' holds a byte that is not printable ASCII "
-			       "(at %zu)", path, i);
-			return -EINVAL;
-		}
-	return 0;
-}
-
 static int read_token(const char *path, char *out, size_t size)
 {
 	char buf[256];
@@ -73,7 +28,7 @@ static int read_token(const char *path, char *out, size_t size)
 
 	if (fd < 0)
 		return -errno;
-	err = api_secret_check(fd, path);
+	err = ember_secret_check(fd, path);
 	n = err ? 0 : read(fd, buf, sizeof(buf) - 1);
 	if (n < 0)
 		err = -errno;
@@ -85,7 +40,7 @@ static int read_token(const char *path, char *out, size_t size)
 	}
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		n--;
-	err = api_token_check(path, buf, (size_t)n, size < sizeof(buf) ? size : sizeof(buf));
+	err = ember_token_check(path, buf, (size_t)n, size < sizeof(buf) ? size : sizeof(buf));
 	if (err)
 		return err;
 	memcpy(out, buf, (size_t)n);
@@ -158,15 +113,6 @@ int api_token_setup(const char *data_dir, const char *token_file, char *out,
 	return err;
 }
 
-static bool equal_const_time(const char *a, size_t alen, const char *b, size_t blen)
-{
-	unsigned diff = alen != blen;
-
-	for (size_t i = 0; i < alen; i++)
-		diff |= (unsigned)(a[i] ^ b[i % (blen ? blen : 1)]);
-	return diff == 0;
-}
-
 bool api_auth_ok(const struct api_server *srv, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -175,10 +121,6 @@ bool api_auth_ok(const struct api_server *srv, struct MHD_Connection *c)
 	if (!h || strncmp(h, "Bearer ", 7) != 0 || !srv->token[0])
 		return false;
 	h += 7;
-	return equal_const_time(h, strlen(h), srv->token, strlen(srv->token));
+	return ember_token_equal(h, strlen(h), srv->token);
 }
 
-bool api_token_matches(const char *given, size_t len, const char *token)
-{
-	return token[0] && equal_const_time(given, len, token, strlen(token));
-}

@@ -45,9 +45,9 @@ static enum api_writer writer_of(const struct api_server *srv, const char *given
 				  char *tenant)
 {
 	/* every token compared, whatever the first says */
-	bool up = api_token_matches(given, len, srv->token);
-	bool in = api_token_matches(given, len, srv->profiles->ingest_token);
-	const char *t = api_tenant_tokens_find(srv->profiles->tokens, given, len);
+	bool up = ember_token_equal(given, len, srv->token);
+	bool in = ember_token_equal(given, len, srv->profiles->ingest_token);
+	const char *t = profsvc_tokens_find(srv->profiles->tokens, given, len);
 
 	if (up || in)
 		return API_WRITER_ANY;

@@ -207,7 +207,7 @@ static int routes_setup(struct api_profiles *pr, const struct api_profile_opts *
 	pr->multitenancy = EMBER_OPTS_GET(o, multitenancy, false);
 	if (!EMBER_OPTS_GET(o, tokens_file, NULL))
 		return 0;
-	return !pr->multitenancy ? -EINVAL : api_tenant_tokens_read(o->tokens_file, &pr->tokens);
+	return !pr->multitenancy ? -EINVAL : profsvc_tokens_read(o->tokens_file, &pr->tokens);
 }
 
 static void profiles_free(struct api_profiles *pr)
@@ -215,7 +215,7 @@ static void profiles_free(struct api_profiles *pr)
 	if (!pr)
 		return;
 	profsvc_free(pr->svc);
-	api_tenant_tokens_free(pr->tokens);
+	profsvc_tokens_free(pr->tokens);
 	free(pr->limits_file);
 	free(pr->rules_file);
 	free(pr);

@@ -8,7 +8,7 @@
  * own store, opened at its first request) is then the one every call of
  * the request goes to (req->profiles, x->svc), so no route can reach
  * another tenant's profiles.  A write with a tenant's token (--tokens,
- * tenant_tokens.c) is that tenant's: another named is refused 403.  A
+ * profile-service/tenant_tokens.c) is that tenant's: another named is refused 403.  A
  * write's whole body is then admitted by the tenant's ingest rate
  * (--limits, profsvc_ingest_admit) before it is decoded.  And GET
  * /api/v1/tenants/TENANT/usage, answered to that tenant only.

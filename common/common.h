@@ -734,6 +734,22 @@ int ember_config_lines(char *text, int (*fn)(void *arg, unsigned no, char *line)
 int ember_config_read(const char *path, size_t max, char **text, size_t *len, char *why,
 		      size_t why_size);
 
+/* ---- token files and tokens (secret.c) --------------------------------- */
+
+#define EMBER_TOKEN_MIN 16	/* bytes: a guessable token is no token */
+#define EMBER_TOKEN_MAX 128	/* a token's bytes and its NUL */
+
+/* A token file (fd, opened from path) is a secret: refused (-EPERM,
+ * -EINVAL, said) when others may read or write it, it is not a regular
+ * file, or it belongs to someone else (as ssh refuses a private key). */
+int ember_secret_check(int fd, const char *path);
+/* A token's n bytes from path: printable ASCII without spaces,
+ * EMBER_TOKEN_MIN to size - 1 of them; -EINVAL (said) otherwise. */
+int ember_token_check(const char *path, const char *tok, size_t n, size_t size);
+/* Whether given[0..len) is token (non-empty), in the same time wherever
+ * they differ. */
+bool ember_token_equal(const char *given, size_t len, const char *token);
+
 /* ---- memory budgets (mem_budget.c) ---------------------------------------- */
 
 /*

@@ -211,6 +211,18 @@ void profsvc_rules_free(struct profsvc_rules *r);
 void profsvc_rules_set(struct profsvc *s, struct profsvc_rules *r);
 /* The limits of s's tenant now. */
 void profsvc_limits_of(struct profsvc *s, struct profsvc_limits *out);
+/*
+ * Tenants' own write tokens (`ember serve --tokens FILE`, tenant_tokens.c):
+ * "TOKEN TENANT" lines in a secret file (ember_secret_check).
+ */
+struct profsvc_tokens;
+/* The tokens of path into *out (profsvc_tokens_free).  0 or a negative
+ * errno, the reason logged. */
+int profsvc_tokens_read(const char *path, struct profsvc_tokens **out);
+void profsvc_tokens_free(struct profsvc_tokens *t);
+/* The tenant of token given[0, len) (pointing into t), or NULL: every
+ * entry compared in constant time. */
+const char *profsvc_tokens_find(const struct profsvc_tokens *t, const char *given, size_t len);
 /* A write of bytes as received, for s's tenant: taken from its ingest
  * rate's bucket and counted as ingested, or -PROFSVC_ERR_RATE (counted
  * as PROFSVC_REJECT_RATE, why set) with *retry_after_s the seconds until

@@ -7,11 +7,11 @@
  * tenant the tenant ID rule (profsvc_tenant_valid).  A token of the file
  * may write profiles (never upload debug info) of its tenant only: a
  * write naming another tenant in X-Scope-OrgID is refused 403, a write
- * naming none is its tenant's (profile_tenant.c).  Tokens are compared
+ * naming none is its tenant's (api/profile_tenant.c).  Tokens are compared
  * with every entry in constant time, so a refusal says nothing of how
  * much of a token was right.
  */
-#include "api_profiles.h"
+#include "profsvc_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,14 +23,14 @@
 #define TOKENS_MAX_BYTES (1 << 20)	/* the file */
 #define TOKENS_MAX 10000		/* its entries */
 
-struct api_tenant_token {
-	char token[API_TOKEN_MAX];
+struct profsvc_token {
+	char token[EMBER_TOKEN_MAX];
 	char tenant[PROFSVC_TENANT_MAX + 1];
 };
 
-struct api_tenant_tokens {
+struct profsvc_tokens {
 	size_t n;
-	struct api_tenant_token v[];
+	struct profsvc_token v[];
 };
 
 /* The file's bytes (NUL-terminated, caller frees) once checked a secret. */
@@ -43,7 +43,7 @@ static int read_secret(const char *path, char **out)
 
 	if (fd < 0 || !buf)
 		err = fd < 0 ? -errno : -ENOMEM;
-	err = err ? err : api_secret_check(fd, path);
+	err = err ? err : ember_secret_check(fd, path);
 	while (!err && r > 0 && n <= TOKENS_MAX_BYTES) {
 		r = read(fd, buf + n, TOKENS_MAX_BYTES + 1 - n);
 		err = r < 0 ? -errno : 0;
@@ -54,7 +54,7 @@ static int read_secret(const char *path, char **out)
 	if (fd >= 0)
 		close(fd);
 	if (err) {
-		pr_err("api: cannot read the tokens file '%s': %s", path, strerror(-err));
+		pr_err("profiles: cannot read the tokens file '%s': %s", path, strerror(-err));
 		free(buf);
 		return err;
 	}
@@ -66,7 +66,7 @@ static int read_secret(const char *path, char **out)
 /* What parse_line fills. */
 struct tokens_parse {
 	const char *path;
-	struct api_tenant_tokens *t;	/* room for a line each */
+	struct profsvc_tokens *t;	/* room for a line each */
 };
 
 /* Line no of the file ("TOKEN TENANT", cut at blanks) into the next
@@ -74,32 +74,32 @@ struct tokens_parse {
 static int parse_line(void *arg, unsigned no, char *line)
 {
 	struct tokens_parse *p = arg;
-	struct api_tenant_token *e = &p->t->v[p->t->n];
+	struct profsvc_token *e = &p->t->v[p->t->n];
 	char *save, *tok = strtok_r(line, " \t\r", &save);
 	char *tenant = strtok_r(NULL, " \t\r", &save), *rest = strtok_r(NULL, " \t\r", &save);
 
 	if (p->t->n == TOKENS_MAX) {
-		pr_err("api: tokens file '%s': more than %d tokens", p->path, TOKENS_MAX);
+		pr_err("profiles: tokens file '%s': more than %d tokens", p->path, TOKENS_MAX);
 		return -E2BIG;
 	}
 	if (!tok || !tenant || rest) {
-		pr_err("api: tokens file '%s', line %u: want 'TOKEN TENANT'", p->path, no);
+		pr_err("profiles: tokens file '%s', line %u: want 'TOKEN TENANT'", p->path, no);
 		return -EINVAL;
 	}
 	if (!profsvc_tenant_valid(tenant)) {
-		pr_err("api: tokens file '%s', line %u: '%.160s' is not a tenant ID (at most %d "
+		pr_err("profiles: tokens file '%s', line %u: '%.160s' is not a tenant ID (at most %d "
 		       "characters of a-z A-Z 0-9 !-_.*'(), not . or ..)",
 		       p->path, no, tenant, PROFSVC_TENANT_MAX);
 		return -EINVAL;
 	}
-	EMBER_FORWARD_IF_ERROR(api_token_check(p->path, tok, strlen(tok), sizeof(e->token)));
+	EMBER_FORWARD_IF_ERROR(ember_token_check(p->path, tok, strlen(tok), sizeof(e->token)));
 	memcpy(e->token, tok, strlen(tok) + 1);
 	memcpy(e->tenant, tenant, strlen(tenant) + 1);
 	p->t->n++;
 	return 0;
 }
 
-int api_tenant_tokens_read(const char *path, struct api_tenant_tokens **out)
+int profsvc_tokens_read(const char *path, struct profsvc_tokens **out)
 {
 	struct tokens_parse p = { .path = path };
 	char *text;
@@ -114,27 +114,27 @@ int api_tenant_tokens_read(const char *path, struct api_tenant_tokens **out)
 	err = p.t ? ember_config_lines(text, parse_line, &p) : -ENOMEM;
 	free(text);
 	if (err) {
-		api_tenant_tokens_free(p.t);
+		profsvc_tokens_free(p.t);
 		return err;
 	}
 	*out = p.t;
 	return 0;
 }
 
-void api_tenant_tokens_free(struct api_tenant_tokens *t)
+void profsvc_tokens_free(struct profsvc_tokens *t)
 {
 	if (t)
 		explicit_bzero(t->v, t->n * sizeof(t->v[0]));
 	free(t);
 }
 
-const char *api_tenant_tokens_find(const struct api_tenant_tokens *t, const char *given,
+const char *profsvc_tokens_find(const struct profsvc_tokens *t, const char *given,
 				   size_t len)
 {
 	const char *found = NULL;
 
 	for (size_t i = 0; t && i < t->n; i++) /* every entry compared */
-		if (api_token_matches(given, len, t->v[i].token) && !found)
+		if (ember_token_equal(given, len, t->v[i].token) && !found)
 			found = t->v[i].tenant;
 	return found;
 }
