@@ -301,8 +301,10 @@ static int load_rows_index(struct reader *r, struct pstore_block *b, struct psto
 	return err;
 }
 
-/* Read and decode what a query needs (block_query.c, cache.c). */
-int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d)
+/* Read and decode what a query needs (block_query.c, cache.c); without
+ * the dictionary when !with_dict (scans of totals: it stays empty). */
+static int block_load(struct pstore_block *b, bool with_dict, struct pstore_bdata **out,
+		      struct ember_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct pstore_bdata *bd = calloc(1, sizeof(*bd));
@@ -320,7 +322,7 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	err = pmodel_dict_init(&bd->dict);
 	if (!err)
 		err = load_rows_index(&r, b, bd, &sd);
-	if (!err)
+	if (!err && with_dict)
 		err = load_dict(&r, b, bd, &sd);
 	if (err) {
 		pstore_bdata_unref(bd);
@@ -335,6 +337,17 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 		    pstore_linktab_bytes(&bd->links);
 	*out = bd;
 	return 0;
+}
+
+int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d)
+{
+	return block_load(b, true, out, d);
+}
+
+int pstore_block_load_profiles(struct pstore_block *b, struct pstore_bdata **out,
+			       struct ember_diag *d)
+{
+	return block_load(b, false, out, d);
 }
 
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
