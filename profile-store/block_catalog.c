@@ -353,6 +353,13 @@ int pstore_block_load_profiles(struct pstore_block *b, struct pstore_bdata **out
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
 			     struct ember_buf *out, struct ember_diag *d)
 {
+	return pstore_block_read_stream_z(b, st, NULL, out, d);
+}
+
+int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
+			       struct ZSTD_DCtx_s *dctx, struct ember_buf *out,
+			       struct ember_diag *d)
+{
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct ember_buf stored;
 	char why[200] = "";
@@ -363,7 +370,8 @@ int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream 
 	ember_buf_init(&stored, 0);
 	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored, &sd);
 	if (!err)
-		err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, out, &sd);
+		err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, dctx, out,
+					 &sd);
 	ember_buf_release(&stored);
 	if (err == -PSTORE_ERR_CORRUPT)
 		return EMBER_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);

@@ -60,9 +60,13 @@ int pstore_cache_profiles(struct pstore_block *b, struct pstore_bdata **out,
 int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d);
 int pstore_block_load_profiles(struct pstore_block *b, struct pstore_bdata **out,
 			       struct ember_diag *d);
-/* A stream's bytes of block b (range read). */
+/* A stream's bytes of block b (range read); _z with the caller's zstd
+ * context (pstore_stream_load). */
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
 			 struct ember_buf *out, struct ember_diag *d);
+int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
+			       struct ZSTD_DCtx_s *dctx, struct ember_buf *out,
+			       struct ember_diag *d);
 void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b);
 void pstore_cache_release(struct pstore_cache *c);
 
