@@ -165,9 +165,10 @@ static int put_bucket(struct agg *g, const uint32_t *idx, size_t n)
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&g->totals, 0));
 	for (size_t i = 0; i < n; i++) {
 		const struct pstore_prof *p = &h->profs.v[idx[i]];
-		struct pstore_rollup_prof sums = g->staged ? g->staged[idx[i]]
-							   : (struct pstore_rollup_prof){ 1, p->time };
+		struct pstore_rollup_prof sums = { 1, p->time };
 
+		if (g->staged)
+			sums = g->staged[idx[i]];
 		rp.count += sums.count;
 		rp.last = sums.last > rp.last ? sums.last : rp.last;
 		np.duration += p->duration;

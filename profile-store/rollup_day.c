@@ -178,9 +178,9 @@ static int staged_counts(const struct day *d, struct day_counts *counts,
 		err = pstore_cache_profiles(r, &bd, dg);
 		if (!err && bd->rollup.n != bd->profs.n)
 			err = EMBER_FAIL(dg, -EINVAL, "store: '%s' is not a rollup", r->name);
-		for (uint32_t s = 0; !err && s < r->series.series.n; s++)
-			for (size_t i = bd->series_prof.v[s]; !err && i < bd->series_prof.v[s + 1]; i++)
-				err = EMBER_VEC_APPEND(counts, bd->rollup.v[i]);
+		/* the series' profiles in order are the block's in order */
+		for (size_t i = 0; !err && i < bd->series_prof.v[r->series.series.n]; i++)
+			err = EMBER_VEC_APPEND(counts, bd->rollup.v[i]);
 		pstore_bdata_unref(bd);
 	}
 	return err;
