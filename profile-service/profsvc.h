@@ -126,11 +126,9 @@ int64_t profsvc_now_ns(void);
 /* The tenant of everything when tenants are off: the service itself, its
  * store in o->dir as before tenants were. */
 #define PROFSVC_TENANT_ANONYMOUS "anonymous"
-/* The longest tenant ID (Mimir's rule). */
-#define PROFSVC_TENANT_MAX 150
-/* Whether id may name a tenant: 1 to PROFSVC_TENANT_MAX characters of
- * [a-zA-Z0-9!-_.*'()], not "." or "..". */
-bool profsvc_tenant_valid(const char *id);
+/* The longest tenant ID; whether an ID is one: ember_tenant_valid
+ * (common.h, shared with the agent). */
+#define PROFSVC_TENANT_MAX EMBER_TENANT_MAX
 /* The service of tenant id (s: the service or any tenant's) into *out,
  * borrowed: valid until profsvc_free of the service.  Anonymous is the
  * service; another tenant's is opened at its first call, its store in

@@ -14,7 +14,8 @@
  *
  * A tenant ID is outside input that names a directory: the rule is
  * Mimir's (at most 150 characters of [a-zA-Z0-9!-_.*'()], not "." or
- * ".."), which leaves no '/' and no way out of DIR/tenants.
+ * ".."; ember_tenant_valid, common/, which the agent's --tenant is
+ * checked by too), which leaves no '/' and no way out of DIR/tenants.
  *
  * A tenant's store is opened outside the table's lock (its log is
  * replayed then): the other tenants' requests go on meanwhile, the
@@ -49,24 +50,6 @@ struct profsvc_tenants {
 	size_t max, n;			/* slots made (open, opening or free) */
 	struct tenant_slot *v;		/* [max] */
 };
-
-static bool tenant_char(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       strchr("!-_.*'()", ch) != NULL;
-}
-
-bool profsvc_tenant_valid(const char *id)
-{
-	size_t n = id ? strlen(id) : 0;
-
-	if (!n || n > PROFSVC_TENANT_MAX || !strcmp(id, ".") || !strcmp(id, ".."))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!tenant_char(id[i]))
-			return false;
-	return true;
-}
 
 int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o)
 {
@@ -181,7 +164,7 @@ int profsvc_tenant(struct profsvc *s, const char *id, struct profsvc **out)
 	struct profsvc *ts = NULL;
 	int err;
 
-	if (!profsvc_tenant_valid(id))
+	if (!ember_tenant_valid(id))
 		return -EINVAL;
 	if (!strcmp(id, PROFSVC_TENANT_ANONYMOUS)) {
 		*out = s->root;
