@@ -54,9 +54,9 @@ import urllib.parse
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
+from harness import run  # noqa: E402 (also puts tests/ on the path)
 from profile_stream import PERIOD, Stream  # noqa: E402
-from ember_test import Server, cpu_seconds, stop_servers  # noqa: E402
+from ember_test import Server, cpu_seconds  # noqa: E402
 
 EMBER, CEPH_ENV, OUT = sys.argv[1:4]
 HOURS = int(os.environ.get("HOURS", "48"))
@@ -284,10 +284,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:
-        stop_servers()
-        if os.path.exists(os.path.join(TMP, "server.log")):
-            shutil.copy(os.path.join(TMP, "server.log"), os.path.join(LOG, "server.log"))
-        shutil.rmtree(TMP, ignore_errors=True)
+    run(main, TMP, LOG)

@@ -38,7 +38,6 @@ import http.client
 import json
 import multiprocessing
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -49,9 +48,9 @@ import urllib.parse
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))
+from harness import run  # noqa: E402 (also puts tests/ on the path)
 from profile_stream import Stream  # noqa: E402
-from ember_test import Server, cpu_seconds, stop_servers  # noqa: E402
+from ember_test import Server, cpu_seconds  # noqa: E402
 
 EMBER, OUT = sys.argv[1:3]
 ROUNDS = int(os.environ.get("ROUNDS", "6"))
@@ -338,10 +337,4 @@ def report(phases, usage):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:
-        stop_servers()
-        if os.path.exists(os.path.join(TMP, "server.log")):
-            shutil.copy(os.path.join(TMP, "server.log"), os.path.join(LOG, "server.log"))
-        shutil.rmtree(TMP, ignore_errors=True)
+    run(main, TMP, LOG)
