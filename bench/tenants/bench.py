@@ -21,18 +21,22 @@ two tenants (`X-Scope-OrgID`):
 Profiles: bench/lib/profile_stream.py (the stream of pstore-bench).
 
 ROUNDS rounds, each an idle phase and a flood phase of PHASE seconds (the
-order swapped every round, a settling pause of 2 s between phases, not
-measured).  Per phase: b's pushes' latency p50 and p99 (from the request
-to the answer), b's queries' median time, a's pushes sent, accepted and
-refused (and whether every 429 said Retry-After), the server's CPU
-(utime + stime over the phase's wall time) and the load average.  The
-figures that answer the question are the ratios flood / idle within each
-round (the machine is shared and noisy: a ratio of two phases 20 s apart
-is steadier than either figure), their median over the rounds.
+order rotated every round, a settling pause of 2 s between phases, not
+measured); PHASES=idle,flood,ping adds a control phase, ping, in which a's
+process sends as many `GET /healthz` a second as the flood sends pushes:
+the server as busy with requests, none of them profiles.  Per phase: b's
+pushes' latency p50 and p99 (from the request to the answer), b's
+queries' median time, a's requests sent, answered 200 and refused 429
+(and whether every 429 said Retry-After), the server's CPU (utime + stime
+over the phase's wall time) and the load average.  The figures that
+answer the question are the ratios flood / idle within each round (the
+machine is shared and noisy: a ratio of two phases 20 s apart is steadier
+than either figure), their median over the rounds.
 
 Env: ROUNDS=6, PHASE=20 (seconds), B_RATE=10 (pushes a second),
 QUERY_EVERY=1 (seconds), A_LIMIT=262144 (bytes a second), FLOOD=10,
-A_CONNS=4.  Writes OUT/results.md, OUT/raw.tsv, OUT/log/.
+A_CONNS=4, PHASES=idle,flood.  Writes OUT/results.md, OUT/raw.tsv,
+OUT/log/.
 """
 import http.client
 import json
@@ -60,6 +64,9 @@ QUERY_EVERY = float(os.environ.get("QUERY_EVERY", "1"))
 A_LIMIT = int(os.environ.get("A_LIMIT", "262144"))
 FLOOD = float(os.environ.get("FLOOD", "10"))
 A_CONNS = int(os.environ.get("A_CONNS", "4"))
+PHASES = os.environ.get("PHASES", "idle,flood").split(",")
+MODES = {"idle": 0, "flood": 1, "ping": 2}
+assert PHASES[0] == "idle" and all(p in MODES for p in PHASES), "PHASES: idle,flood[,ping]"
 SEC, MINUTE, HOUR = 10**9, 60 * 10**9, 3600 * 10**9
 LOG = os.path.join(OUT, "log")
 TMP = tempfile.mkdtemp(prefix="ember-tenants-bench.")
@@ -84,12 +91,18 @@ class Pusher:
 
     def push(self, labels, body):
         """(status, Retry-After or None, ms)."""
+        return self.send("POST", "/api/v1/profiles?" + labels, body)
+
+    def get(self, path):
+        return self.send("GET", path, None)
+
+    def send(self, method, path, body):
         t = time.perf_counter()
         for attempt in range(2):
             try:
                 if self.c is None:
                     self.c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=60)
-                self.c.request("POST", "/api/v1/profiles?" + labels, body, self.hdr)
+                self.c.request(method, path, body, self.hdr)
                 r = self.c.getresponse()
                 r.read()
                 if r.getheader("Connection", "").lower() == "close":
@@ -163,12 +176,14 @@ def b_querier(srv, path, stop, cur):
 A_COUNTS = ("sent", "ok", "429", "no_retry_after", "other")
 
 
-def a_flooder(port, token, flooding, stop, counts):
-    """The process of a's flood (so that its client work does not share b's
-    interpreter): A_CONNS connections pushing, each at its share of FLOOD
-    times a's limit in bytes a second, while flooding is set, cycling
-    through 40 bodies made once (dated at the start), counting into
-    counts (A_COUNTS, shared memory)."""
+def a_flooder(port, token, mode, stop, counts):
+    """The process of a's client (so that its work does not share b's
+    interpreter): A_CONNS connections, each at its share of FLOOD times
+    a's limit in bytes a second, cycling through 40 bodies made once
+    (dated at the start), counting into counts (A_COUNTS, shared memory).
+    mode (shared): 0 idle; 1 flood, pushing them; 2 ping, the control,
+    as many `GET /healthz` a second as the flood sends pushes (the
+    server kept as busy with requests, none of them a's profiles)."""
     srv = type("Srv", (), {"port": port, "token": token})
     stream = Stream(seed=3, pool=8)
     bodies = [(lab, body) for k in range(2)
@@ -178,20 +193,26 @@ def a_flooder(port, token, flooding, stop, counts):
     def conn(k):
         p, i = Pusher(srv, "a"), k
         while not stop.is_set():
-            if not flooding.wait(0.1):
+            m = mode.value
+            if not m:
+                time.sleep(0.05)
                 continue
             t_next = time.perf_counter()
-            while flooding.is_set() and not stop.is_set():
+            while mode.value == m and not stop.is_set():
                 delay = t_next - time.perf_counter()
                 if delay > 0:
                     time.sleep(delay)
                 labels, body = bodies[i % len(bodies)]
                 i += A_CONNS
                 t_next += len(body) / rate
-                status, retry_after, _ = p.push(labels, body)
-                c = {"sent": 1, "ok": status == 200, "429": status == 429,
+                if m == 2:
+                    status, retry_after, _ = p.get("/healthz")
+                    status = 0 if status != 200 else 1  # counted apart from pushes
+                else:
+                    status, retry_after, _ = p.push(labels, body)
+                c = {"sent": 1, "ok": status in (1, 200), "429": status == 429,
                      "no_retry_after": status == 429 and retry_after is None,
-                     "other": status not in (200, 429)}
+                     "other": status not in (1, 200, 429)}
                 with counts.get_lock():
                     for j, name in enumerate(A_COUNTS):
                         counts[j] += c[name]
@@ -220,10 +241,9 @@ def preload_b(srv):
     return start
 
 
-def run_phase(name, srv, flooding, cur, counts):
+def run_phase(name, srv, mode, cur, counts):
     ph = Phase(name)
-    if name == "flood":
-        flooding.set()
+    mode.value = MODES[name]
     time.sleep(2)  # settle: not measured
     c0, l0, t0 = cpu_seconds(srv.proc.pid), os.getloadavg()[0], time.perf_counter()
     a0 = list(counts)
@@ -233,7 +253,7 @@ def run_phase(name, srv, flooding, cur, counts):
     ph.a = {k: counts[j] - a0[j] for j, k in enumerate(A_COUNTS)}
     ph.cpu = (cpu_seconds(srv.proc.pid) - c0) / (time.perf_counter() - t0)
     ph.load = (l0 + os.getloadavg()[0]) / 2
-    flooding.clear()
+    mode.value = 0
     return ph
 
 
@@ -253,9 +273,9 @@ def main():
          "to": (start + HOUR) // 10**6})
     stop, cur = threading.Event(), [None]
     a_stop, counts = multiprocessing.Event(), multiprocessing.Array("q", len(A_COUNTS))
-    a_flooding = multiprocessing.Event()
+    mode = multiprocessing.Value("i", 0)
     flooder = multiprocessing.Process(target=a_flooder, args=(
-        srv.port, srv.token, a_flooding, a_stop, counts))
+        srv.port, srv.token, mode, a_stop, counts))
     flooder.start()
     threads = [threading.Thread(target=b_pusher, args=(srv, Bodies(4), stop, cur)),
                threading.Thread(target=b_querier, args=(srv, path, stop, cur))]
@@ -265,8 +285,9 @@ def main():
     phases = []
     try:
         for rnd in range(ROUNDS):
-            for name in (("idle", "flood") if rnd % 2 == 0 else ("flood", "idle")):
-                ph = run_phase(name, srv, a_flooding, cur, counts)
+            for k in range(len(PHASES)):  # the order rotated a round
+                name = PHASES[(rnd + k) % len(PHASES)]
+                ph = run_phase(name, srv, mode, cur, counts)
                 ph.round = rnd + 1
                 phases.append(ph)
                 log("round %d %s: b push p50 %.1f p99 %.1f ms (%d), query %.1f ms (%d); "
@@ -277,7 +298,7 @@ def main():
     finally:
         stop.set()
         a_stop.set()
-        a_flooding.clear()
+        mode.value = 0
         for t in threads:
             t.join()
         flooder.join()
@@ -302,35 +323,38 @@ def report(phases, usage):
     bad = [s for p in phases for s in p.b_bad]
     no_ra = sum(p.a["no_retry_after"] for p in phases)
     other = sum(p.a["other"] for p in phases)
-    by = {n: [p for p in phases if p.name == n] for n in ("idle", "flood")}
-    ratios = {k: [fn(f) / fn(i) for i, f in zip(by["idle"], by["flood"])] for k, fn in keys[:3]}
-    a_bytes = sum(p.a["sent"] for p in by["flood"])
+    by = {n: [p for p in phases if p.name == n] for n in PHASES}  # each in round order
+    others = PHASES[1:]
     lines = [
-        "%d rounds of %g s idle and %g s flood; b pushes %g/s and queries its hour every %g s; "
+        "%d rounds of %s, %g s each; b pushes %g/s and queries its hour every %g s; "
         "a limited to %d bytes/s, flooding at %gx (%d connections).  b's refusals: %d; a's 429 "
         "without Retry-After: %d, other statuses: %d.  a's usage at the end: %s." % (
-            ROUNDS, PHASE, PHASE, B_RATE, QUERY_EVERY, A_LIMIT, FLOOD, A_CONNS, len(bad), no_ra,
-            other, json.dumps({"ingested_bytes": usage.get("ingested_bytes"),
-                               "rejected_rate": usage.get("rejected", {}).get("rate")})),
+            ROUNDS, ", ".join(PHASES), PHASE, B_RATE, QUERY_EVERY, A_LIMIT, FLOOD, A_CONNS,
+            len(bad), no_ra, other,
+            json.dumps({"ingested_bytes": usage.get("ingested_bytes"),
+                        "rejected_rate": usage.get("rejected", {}).get("rate")})),
         "",
-        "| figure | a idle: median (min-max) over rounds | a flooding | flood / idle, "
-        "median of the rounds' ratios (min-max) |",
-        "|---|---:|---:|---:|"]
+        "| figure | " + " | ".join("a %s: median (min-max) over rounds" % n for n in PHASES) +
+        "".join(" | %s / idle, median of the rounds' ratios (min-max)" % n for n in others) + " |",
+        "|---|" + "---:|" * (len(PHASES) + len(others))]
     names = {"b_p50": "b's push, p50 ms", "b_p99": "b's push, p99 ms",
-             "b_query": "b's flame graph of an hour, median ms", "a_sent_per_s": "a's pushes/s",
-             "a_ok_per_s": "a's pushes accepted/s", "a_429_per_s": "a's pushes refused 429/s",
+             "b_query": "b's flame graph of an hour, median ms",
+             "a_sent_per_s": "a's requests/s (ping: GET /healthz)",
+             "a_ok_per_s": "a's requests answered 200/s", "a_429_per_s": "a's pushes refused 429/s",
              "cpu": "server CPU, cores", "load": "load average (1 min)"}
-    for k, fn in keys:
-        iv, fv = [fn(p) for p in by["idle"]], [fn(p) for p in by["flood"]]
-        r = ratios.get(k)
-        lines.append("| %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %s |" % (
-            names[k], statistics.median(iv), min(iv), max(iv), statistics.median(fv), min(fv),
-            max(fv), "%.2f (%.2f-%.2f)" % (statistics.median(r), min(r), max(r)) if r else ""))
-    pooled = {n: sorted(x for p in by[n] for x in p.b_push) for n in by}
-    lines += ["", "Pooled over the rounds: b's push p50 %.1f / %.1f ms, p99 %.1f / %.1f ms "
-              "(idle / flood; %d / %d pushes); a sent %d pushes while flooding." % (
-                  pct(pooled["idle"], .5), pct(pooled["flood"], .5), pct(pooled["idle"], .99),
-                  pct(pooled["flood"], .99), len(pooled["idle"]), len(pooled["flood"]), a_bytes)]
+    for i, (k, fn) in enumerate(keys):
+        cells = []
+        for n in PHASES:
+            v = [fn(p) for p in by[n]]
+            cells.append("%.2f (%.2f-%.2f)" % (statistics.median(v), min(v), max(v)))
+        for n in others:
+            r = [fn(x) / fn(i0) for i0, x in zip(by["idle"], by[n])] if i < 3 else None
+            cells.append("%.2f (%.2f-%.2f)" % (statistics.median(r), min(r), max(r)) if r else "")
+        lines.append("| %s | %s |" % (names[k], " | ".join(cells)))
+    pooled = {n: [x for p in by[n] for x in p.b_push] for n in PHASES}
+    lines += ["", "Pooled over the rounds, b's push p50 and p99 (ms, pushes): " + "; ".join(
+        "%s %.1f, %.1f (%d)" % (n, pct(pooled[n], .5), pct(pooled[n], .99), len(pooled[n]))
+        for n in PHASES) + "."]
     text = "\n".join(lines) + "\n"
     open(os.path.join(OUT, "results.md"), "w").write(text)
     print(text)

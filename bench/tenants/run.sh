@@ -9,7 +9,8 @@
 #
 # Env: ROUNDS=6, PHASE=20 (seconds), B_RATE=10 (b's pushes a second),
 #      QUERY_EVERY=1, A_LIMIT=262144 (a's ingest_rate, bytes a second),
-#      FLOOD=10, A_CONNS=4, BUILD (bench/build-dir.sh).
+#      FLOOD=10, A_CONNS=4, PHASES=idle,flood (idle,flood,ping: a control
+#      phase, as many GET /healthz as the flood pushes), BUILD (bench/build-dir.sh).
 # Writes out/results.md, out/raw.tsv, out/log/.  What each figure is:
 # bench.py's opening comment.
 set -euo pipefail
