@@ -25,11 +25,8 @@
 struct api_profiles {
 	struct profsvc *svc;
 	char ingest_token[API_TOKEN_MAX]; /* "" when none */
-	struct profsvc_tokens *tokens;	  /* --tokens; NULL: none */
 	uint64_t max_body;		/* bytes of a profile as received */
 	bool multitenancy;		/* X-Scope-OrgID names each request's tenant */
-	char *limits_file;		/* --limits (owned); NULL: none */
-	char *rules_file;		/* --rules (owned); NULL: none */
 };
 
 /* ---- the tenant (profile_tenant.c) ------------------------------------------- */

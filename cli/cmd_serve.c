@@ -476,8 +476,7 @@ static void wait_for_signal(const struct serve_opts *o, struct api_server *srv)
 
 	serve_signals(o, &set);
 	while (!sigwait(&set, &sig) && sig == SIGHUP) {
-		api_server_reload_limits(srv); /* logged either way */
-		api_server_reload_rules(srv);
+		api_server_reload(srv); /* logged either way */
 	}
 }
 
@@ -558,9 +557,10 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 	int err;
 
 	*po = (struct api_profile_opts){
-		.sz = sizeof(*po), .multitenancy = o->multitenancy, .tokens_file = o->tokens_file,
-		.limits_file = o->limits_file, .rules_file = o->rules_file,
+		.sz = sizeof(*po), .multitenancy = o->multitenancy,
 		.service = { .sz = sizeof(po->service), .dir = dir,
+			     .tokens_file = o->tokens_file, .limits_file = o->limits_file,
+			     .rules_file = o->rules_file,
 			     .retention_ns = o->retention_s * 1000000000LL,
 			     .rollup_retention_ns = o->rollup_retention_s * 1000000000LL,
 			     .max_profile_bytes = o->max_profile_mb << 20,

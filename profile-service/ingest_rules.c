@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RULES_MAX_BYTES (1 << 20)	/* the file */
 #define RULES_MAX 1024			/* rules in the file */
 #define RULES_PER_TENANT 64
 #define MAX_WORDS 16			/* key=value words a rule */
@@ -176,8 +175,8 @@ int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out
 	char *copy;
 	int err;
 
-	if (len > RULES_MAX_BYTES || memchr(text, '\0', len)) {
-		snprintf(why, why_size, "%s", len > RULES_MAX_BYTES ? "larger than 1 MiB"
+	if (len > PROFSVC_RULES_MAX_BYTES || memchr(text, '\0', len)) {
+		snprintf(why, why_size, "%s", len > PROFSVC_RULES_MAX_BYTES ? "larger than 1 MiB"
 								     : "a NUL byte: not text");
 		return -EINVAL;
 	}
@@ -197,20 +196,6 @@ int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out
 	}
 	*out = t;
 	return 0;
-}
-
-int profsvc_rules_read(const char *path, struct profsvc_rules **out, char *why,
-		       size_t why_size)
-{
-	char *text;
-	size_t n;
-	int err = ember_config_read(path, RULES_MAX_BYTES, &text, &n, why, why_size);
-
-	if (err)
-		return err;
-	err = profsvc_rules_parse(text, n, out, why, why_size);
-	free(text);
-	return err;
 }
 
 /* ---- the service's rules ---------------------------------------------------------- */

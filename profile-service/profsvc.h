@@ -94,19 +94,28 @@ struct profsvc_opts {
 	int (*tenant_blocks)(void *ctx, const char *tenant, const char *dir,
 			     struct pstore_blockio *out);
 	void *tenant_blocks_ctx;	/* borrowed: it must outlive the service */
-	/* Per-tenant limits (profsvc_limits_parse), taken by profsvc_new
-	 * whatever its result; NULL: none.  A tenant's max_series and
-	 * retention are its store's from its open on. */
-	struct profsvc_limits_table *limits;
-	/* Per-tenant ingest rules (profsvc_rules_parse), taken by
-	 * profsvc_new whatever its result; NULL: none. */
-	struct profsvc_rules *rules;
+	/* The service's files (config_files.c), read by profsvc_new (one
+	 * that does not read or parse fails it, the reason logged naming the
+	 * line) and, but tokens_file, again by profsvc_reload; NULL: none.
+	 * limits_file: per-tenant limits (profsvc_limits_parse; a tenant's
+	 * max_series, retention and rollup_retention its store's, at its open
+	 * and at each reload); rules_file: per-tenant ingest rules
+	 * (profsvc_rules_parse); tokens_file: tenants' write tokens
+	 * (profsvc_tokens_read). */
+	const char *limits_file, *rules_file, *tokens_file;
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
  * must outlive the service) as its resolver, and start the scrapers.
  * 0 or a negative errno (or -PSTORE_ERR_*), logged with the reason. */
 int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
+/* Read the service's files again (o->limits_file, o->rules_file; `ember
+ * serve` on SIGHUP), s its service or any tenant's: each file's table
+ * every tenant's from now on, the limits' store limits applied to the
+ * tenants' stores open; a file that does not read or parse changes
+ * nothing.  Each file logged either way.  0 (also without files) or the
+ * first file's error. */
+int profsvc_reload(struct profsvc *s);
 /* Stop the scrapers, close the tenants' stores and the store (NULL-safe). */
 void profsvc_free(struct profsvc *s);
 /* The store (borrowed: valid until profsvc_free). */
@@ -179,10 +188,6 @@ struct profsvc_limits_table;
 int profsvc_limits_parse(const char *text, size_t len, struct profsvc_limits_table **out,
 			 char *why, size_t why_size);
 void profsvc_limits_table_free(struct profsvc_limits_table *t);
-/* The file at path read (at most 1 MiB) and parsed into *out: 0, or a
- * negative errno with why set (the file is left as it is). */
-int profsvc_limits_read(const char *path, struct profsvc_limits_table **out, char *why,
-			size_t why_size);
 /* t (taken; NULL: none) the limits of every tenant of the service s
  * belongs to from now on, in place of the table before. */
 void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t);
@@ -199,10 +204,6 @@ struct profsvc_rules;
  * key unknown, more rules than a tenant or the file may have), -ENOMEM. */
 int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out, char *why,
 			size_t why_size);
-/* The file at path read (at most 1 MiB) and parsed into *out, as
- * profsvc_limits_read. */
-int profsvc_rules_read(const char *path, struct profsvc_rules **out, char *why,
-		       size_t why_size);
 /* Accepts NULL; rules still applied to a profile are freed after it. */
 void profsvc_rules_free(struct profsvc_rules *r);
 /* r (taken; NULL: none) the rules of every tenant of s's service from
@@ -220,6 +221,9 @@ struct profsvc_tokens;
  * errno, the reason logged. */
 int profsvc_tokens_read(const char *path, struct profsvc_tokens **out);
 void profsvc_tokens_free(struct profsvc_tokens *t);
+/* The service's tokens (o->tokens_file; NULL: none), borrowed: valid
+ * until profsvc_free. */
+const struct profsvc_tokens *profsvc_tokens_of(const struct profsvc *s);
 /* The tenant of token given[0, len) (pointing into t), or NULL: every
  * entry compared in constant time. */
 const char *profsvc_tokens_find(const struct profsvc_tokens *t, const char *given, size_t len);

@@ -3,6 +3,7 @@
  *
  * One concept a file:
  *   profsvc.c            the service: the store's start and stop, the clock
+ *   config_files.c       its files (--limits, --rules, --tokens): read, reread
  *   tenants.c            one service and store a tenant, opened at its first request
  *   tenant_limits.c      per-tenant limits: the file, the ingest rate, a profile's limits
  *   ingest_rules.c       per-tenant ingest rules: the --rules file, applied at ingest
@@ -30,6 +31,11 @@
 struct profsvc_scrapers;
 struct profsvc_tenants;
 
+/* The files profsvc_reload reads again (config_files.c). */
+enum profsvc_file { PROFSVC_FILE_LIMITS, PROFSVC_FILE_RULES, PROFSVC_FILE_COUNT };
+#define PROFSVC_LIMITS_MAX_BYTES (1 << 20)
+#define PROFSVC_RULES_MAX_BYTES (1 << 20)
+
 /* The service of one tenant: the root (profsvc_new) is the tenant
  * "anonymous" and holds the others (tenants.c), each a struct profsvc of
  * its own (profsvc_open) whose root points back to it. */
@@ -56,7 +62,18 @@ struct profsvc {
 	pthread_mutex_t limits_lock;
 	struct profsvc_limits_table *limits;	/* NULL: none */
 	struct profsvc_rules *rules;		/* --rules, under limits_lock; NULL: none */
+	char *files[PROFSVC_FILE_COUNT];	/* the root's: their paths (owned); NULL: none */
+	struct profsvc_tokens *tokens;		/* the root's --tokens; NULL: none */
 };
+
+/* ---- the service's files (config_files.c) --------------------------------------------- */
+
+/* o's files read into the root (their paths kept for profsvc_reload): 0,
+ * or the first's error, logged (what was read is the root's, freed by
+ * profsvc_free). */
+int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o);
+/* Their paths and the tokens freed (the tables are the root's own). */
+void profsvc_files_release(struct profsvc *root);
 
 /* ---- per-tenant limits (tenant_limits.c) --------------------------------------------- */
 

@@ -86,7 +86,7 @@ int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o)
 	t->opts.scrape = NULL;
 	t->opts.n_scrape = 0;
 	t->opts.blocks = NULL;
-	t->opts.limits = NULL;
+	t->opts.limits_file = t->opts.rules_file = t->opts.tokens_file = NULL; /* the root's */
 	t->dir = strdup(o->dir);
 	t->v = calloc(t->max, sizeof(*t->v));
 	return !t->dir || !t->v ? -ENOMEM : 0;

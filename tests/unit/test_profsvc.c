@@ -276,6 +276,17 @@ static int test_profsvc__tenants_share_nothing(void)
 
 /* ---- per-tenant limits ------------------------------------------------------- */
 
+/* text into the file at path: 0 or -1. */
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int err = !f || fputs(text, f) < 0 ? -1 : 0;
+
+	if (f && fclose(f))
+		err = -1;
+	return err;
+}
+
 /* A file's bad lines refused naming the line and what; a good one read. */
 static int test_profsvc__limits_file_checked(void)
 {
@@ -316,10 +327,10 @@ static int test_profsvc__limits_file_checked(void)
  */
 static int test_profsvc__limits_per_tenant_and_rate(void)
 {
-	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200], lf[4200];
 	const char *text = "default max_samples=100 retention=30d\n"
 			   "a ingest_rate=1000 ingest_burst=3000 max_samples=0\n";
-	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .limits_file = lf };
 	struct profsvc_limits_table *t;
 	struct profsvc_limits l;
 	struct profsvc *ps, *a, *b;
@@ -330,7 +341,8 @@ static int test_profsvc__limits_per_tenant_and_rate(void)
 
 	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
 	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
-	CHECK_INT(profsvc_limits_parse(text, strlen(text), &po.limits, why, sizeof(why)), ==, 0);
+	snprintf(lf, sizeof(lf), "%s/limits", dir);
+	CHECK_INT(write_file(lf, text), ==, 0);
 	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
 	CHECK_INT(profsvc_tenant(ps, "a", &a), ==, 0);
 	CHECK_INT(profsvc_tenant(ps, "b", &b), ==, 0);
