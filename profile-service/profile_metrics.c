@@ -118,9 +118,12 @@ static void traffic_sum(struct profsvc *s, struct traffic *t)
 	size_t cursor = 0, n;
 
 	memset(t, 0, sizeof(*t));
-	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor)))
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor,
+					 PROFSVC_TENANTS_ALL))) {
 		for (size_t i = 0; i < n; i++)
 			traffic_add(t, v[i]);
+		profsvc_tenants_put(v, n);
+	}
 }
 
 static int traffic_lines(struct ember_buf *b, struct profsvc *pr)

@@ -68,6 +68,11 @@ static struct profsvc *svc_alloc(struct symsvc *symbols, const struct profsvc_op
 	return s;
 }
 
+int profsvc_store_open(struct profsvc *s, const struct profsvc_opts *o)
+{
+	return open_store(s, o);
+}
+
 /* o's blocks released: the store that would have owned them is not opened. */
 static void blocks_release(const struct profsvc_opts *o)
 {
@@ -157,9 +162,12 @@ void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
 	struct profsvc *v[PROFSVC_TENANTS_BATCH];
 	size_t cursor = 0, n;
 
-	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor)))
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor,
+					 PROFSVC_TENANTS_STORES))) {
 		for (size_t i = 0; i < n; i++)
 			symbols_arrived(v[i], build_id);
+		profsvc_tenants_put(v, n);
+	}
 }
 
 int64_t profsvc_now_ns(void)

@@ -87,6 +87,9 @@ struct profsvc_opts {
 	int64_t max_age_ns, max_future_ns;
 	/* Tenants other than "anonymous" open at once (profsvc_tenant); 0: 64. */
 	size_t max_tenants;
+	/* A tenant's store closed once no request has held it this long,
+	 * opened again by the next; 0: 15 minutes; negative: never. */
+	int64_t tenant_idle_ns;
 	/* With blocks (shared storage): the block storage of tenant's store
 	 * (its local directory dir, made), filled into *out, owned by the
 	 * tenant's store from then on (e.g. bucket_profile_blockio under a
@@ -140,14 +143,22 @@ int64_t profsvc_now_ns(void);
 /* Whether id may name a tenant: 1 to PROFSVC_TENANT_MAX characters of
  * [a-zA-Z0-9!-_.*'()], not "." or "..". */
 bool profsvc_tenant_valid(const char *id);
+/* How profsvc_tenant opens a tenant: with CREATE (a write) a tenant
+ * without a store gets one; without (a read), such a tenant is answered
+ * as an empty one, from a store no one writes, taking no slot. */
+enum profsvc_tenant_flags { PROFSVC_TENANT_CREATE = 1 << 0 };
 /* The service of tenant id (s: the service or any tenant's) into *out,
- * borrowed: valid until profsvc_free of the service.  Anonymous is the
- * service; another tenant's is opened at its first call, its store in
- * o->dir/tenants/ID (blocks by o->tenant_blocks on shared storage), with
- * the service's options.  0; -EINVAL for an id that is not valid;
- * -EUSERS when o->max_tenants are open and id is none of them; or the
- * open's error (logged), the next call trying again. */
-int profsvc_tenant(struct profsvc *s, const char *id, struct profsvc **out);
+ * held until profsvc_tenant_put (a request's: its store stays open that
+ * long).  Anonymous is the service; another tenant's store is opened at
+ * its first call after a start or an idle close (o->tenant_idle_ns), in
+ * o->dir/tenants/ID (blocks by o->tenant_blocks on shared storage),
+ * with the service's options and the tenant's limits.  0; -EINVAL for an
+ * id that is not valid; -EUSERS when o->max_tenants stores are open and
+ * id is none of them; or the open's error (logged), the next call trying
+ * again. */
+int profsvc_tenant(struct profsvc *s, const char *id, unsigned flags, struct profsvc **out);
+/* The hold of profsvc_tenant let go (NULL and the service: nothing). */
+void profsvc_tenant_put(struct profsvc *ts);
 /* The tenant s serves (static for s's life). */
 const char *profsvc_tenant_id(const struct profsvc *s);
 
@@ -172,10 +183,11 @@ struct profsvc_limits {
 	uint64_t max_stack_depth;	/* locations of a sample */
 	uint64_t max_labels;		/* labels of a profile's series */
 	uint64_t max_label_name_len, max_label_value_len;
-	uint64_t max_series;		/* the tenant's store's (at its open) */
+	uint64_t max_series;		/* the tenant's store's */
 	uint64_t max_query_range;	/* seconds a read's range may span */
 	uint64_t max_query_bytes;	/* memory of a read's answer */
-	uint64_t retention;		/* seconds (the tenant's store's, at its open) */
+	uint64_t retention;		/* seconds: the tenant's store's full resolution */
+	uint64_t rollup_retention;	/* seconds: its rollups' */
 };
 /* The entry of the limits file naming the limits of every tenant it
  * does not name itself. */

@@ -62,6 +62,8 @@ struct profsvc {
 	pthread_mutex_t limits_lock;
 	struct profsvc_limits_table *limits;	/* NULL: none */
 	struct profsvc_rules *rules;		/* --rules, under limits_lock; NULL: none */
+	bool empty;				/* a read's of a tenant without a store:
+						   the empty store's (tenants.c) */
 	char *files[PROFSVC_FILE_COUNT];	/* the root's: their paths (owned); NULL: none */
 	struct profsvc_tokens *tokens;		/* the root's --tokens; NULL: none */
 };
@@ -171,18 +173,29 @@ int profsvc_rules_relabel(struct profsvc *pr, const struct profsvc_in *in,
 /* A service of o's store only (no tenant table, no scrapers): a tenant's,
  * or the start of the root's.  Errors as profsvc_new's. */
 int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
-/* The root s's tenant table under o's limits (o->max_tenants), a
- * tenant's store opened as o says for DIR/tenants/TENANT.  0 or -ENOMEM. */
+/* o's store opened into s (whose store is closed): 0 or the open's error,
+ * logged. */
+int profsvc_store_open(struct profsvc *s, const struct profsvc_opts *o);
+/* The root s's tenant table under o's limits (o->max_tenants,
+ * o->tenant_idle_ns: its closer thread started), a tenant's store
+ * opened as o says for DIR/tenants/TENANT.  0 or a negative errno. */
 int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o);
-/* Close every tenant's service (NULL-safe). */
+/* Stop the closer, close every tenant's service (NULL-safe). */
 void profsvc_tenants_free(struct profsvc_tenants *t);
-/* The services open, the root first, from *cursor on (0: the start): at
- * most max into out (borrowed: valid until profsvc_free of the root),
- * *cursor moved past them; how many (0: no more).  Pages see each tenant
- * open throughout once; one opened meanwhile may be left out. */
+/* The services, the root first, from *cursor on (0: the start): at most
+ * max into out, each held (profsvc_tenants_put them) and *cursor moved
+ * past them; how many (0: no more).  which: those with their store open,
+ * or every one (its counters: the store may be closed, NULL).  Pages see
+ * each tenant throughout once; one opened meanwhile may be left out. */
 #define PROFSVC_TENANTS_BATCH 32
+enum profsvc_tenants_which { PROFSVC_TENANTS_STORES, PROFSVC_TENANTS_ALL };
 size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max,
-			    size_t *cursor);
+			    size_t *cursor, enum profsvc_tenants_which which);
+/* v[0, n) of profsvc_tenants_open let go (their idle times untouched). */
+void profsvc_tenants_put(struct profsvc **v, size_t n);
+/* The limits of the root's table now applied to every store open (its
+ * max_series, retention, rollup_retention; pstore_retune). */
+void profsvc_tenants_retune(struct profsvc *root);
 
 /* ---- mappings named by the eBPF profiler's file ID (file_ids.c) ---------------------- */
 

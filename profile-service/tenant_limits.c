@@ -39,6 +39,7 @@ static const struct {
 	KEY(max_query_range, UNIT_SECONDS),
 	KEY(max_query_bytes, UNIT_BYTES),
 	KEY(retention, UNIT_SECONDS),
+	KEY(rollup_retention, UNIT_SECONDS),
 #undef KEY
 };
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -231,6 +232,8 @@ void profsvc_limits_store_opts(const struct profsvc_limits_table *t, const char 
 		o->max_series = l.max_series;
 	if (l.retention)
 		o->retention_ns = (int64_t)l.retention * 1000000000;
+	if (l.rollup_retention)
+		o->rollup_retention_ns = (int64_t)l.rollup_retention * 1000000000;
 }
 
 void profsvc_limits_of(struct profsvc *s, struct profsvc_limits *out)
@@ -252,6 +255,7 @@ void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t)
 	root->limits = t;
 	pthread_mutex_unlock(&root->limits_lock);
 	profsvc_limits_table_free(old);
+	profsvc_tenants_retune(root);
 }
 
 /* ---- the ingest rate: a token bucket of bytes ------------------------------------- */
