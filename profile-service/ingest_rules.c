@@ -264,8 +264,10 @@ int profsvc_rules_apply(const struct profsvc_rules *t, const char *tenant,
 	return err;
 }
 
-bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
-			const struct pstore_label *labels, size_t n, int64_t time_ns)
+/* What the first sampling rule of tenant whose selector matches decides. */
+static enum profsvc_sampled rules_decide(const struct profsvc_rules *t, const char *tenant,
+					 const struct pstore_label *labels, size_t n,
+					 int64_t time_ns)
 {
 	size_t i = 0, end = 0;
 
@@ -273,18 +275,27 @@ bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
 		tenant_rules(t, tenant, &i, &end);
 	for (; i < end; i++)
 		if (t->v[i].sample && profsvc_sample_rule_matches(t->v[i].sample, labels, n))
-			return profsvc_sample_rule_keeps(t->v[i].sample, labels, n, time_ns);
-	return true;
+			return profsvc_sample_rule_keeps(t->v[i].sample, labels, n, time_ns)
+				       ? PROFSVC_SAMPLED_KEPT
+				       : PROFSVC_SAMPLED_TOTALS;
+	return PROFSVC_SAMPLED_NO_RULE;
 }
 
-bool profsvc_rules_keep_now(struct profsvc *pr, const struct pstore_label *labels, size_t n,
-			    int64_t time_ns)
+bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
+			const struct pstore_label *labels, size_t n, int64_t time_ns)
+{
+	return rules_decide(t, tenant, labels, n, time_ns) != PROFSVC_SAMPLED_TOTALS;
+}
+
+enum profsvc_sampled profsvc_rules_sample_now(struct profsvc *pr,
+					      const struct pstore_label *labels, size_t n,
+					      int64_t time_ns)
 {
 	struct profsvc_rules *t = rules_get(pr);
-	bool keep = profsvc_rules_keep(t, pr->tenant, labels, n, time_ns);
+	enum profsvc_sampled d = rules_decide(t, pr->tenant, labels, n, time_ns);
 
 	profsvc_rules_free(t);
-	return keep;
+	return d;
 }
 
 bool profsvc_rules_for(const struct profsvc_rules *t, const char *tenant)

@@ -52,8 +52,10 @@ struct profsvc {
 	_Atomic uint64_t rejected[PROFSVC_REJECT_COUNT];
 	_Atomic uint64_t samples_resolved, samples_unresolved;
 	_Atomic uint64_t ingested_bytes;	/* as received, admitted (tenant_limits.c) */
-	/* profiles a relabel rule dropped, kept as totals only (--rules) */
-	_Atomic uint64_t dropped_by_rules, sampled_out;
+	/* profiles a relabel rule dropped, kept as totals only, kept whole
+	 * by a sampling rule, stored with labels the relabel rules changed
+	 * (--rules) */
+	_Atomic uint64_t dropped_by_rules, sampled_out, kept_by_rules, relabelled;
 	/* the ingest rate's token bucket (tenant_limits.c) */
 	pthread_mutex_t bucket_lock;
 	double bucket_tokens;
@@ -110,9 +112,9 @@ struct profsvc_rule_kv {
 	const char *key, *value;
 };
 /* The rule of kv[0, n) (action, source_labels, separator, regex,
- * target_label, replacement; Prometheus' defaults for the rest) into
- * *out (profsvc_relabel_free): 0, or -EINVAL / -E2BIG with why saying
- * which key and why, -ENOMEM. */
+ * target_label, replacement, modulus; Prometheus' defaults for the rest)
+ * into *out (profsvc_relabel_free): 0, or -EINVAL / -E2BIG with why
+ * saying which key and why, -ENOMEM. */
 int profsvc_relabel_parse(const struct profsvc_rule_kv *kv, size_t n,
 			  struct profsvc_relabel **out, char *why, size_t why_size);
 void profsvc_relabel_free(struct profsvc_relabel *r); /* accepts NULL */
@@ -157,9 +159,13 @@ int profsvc_rules_apply(const struct profsvc_rules *t, const char *tenant,
  * too when none matches). */
 bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
 			const struct pstore_label *labels, size_t n, int64_t time_ns);
-/* As profsvc_rules_keep, with the rules of pr's service now. */
-bool profsvc_rules_keep_now(struct profsvc *pr, const struct pstore_label *labels, size_t n,
-			    int64_t time_ns);
+/* What the sampling rules of pr's service now decide of a profile: no
+ * rule's selector matches, or the first that does keeps it whole or
+ * as its totals. */
+enum profsvc_sampled { PROFSVC_SAMPLED_NO_RULE, PROFSVC_SAMPLED_KEPT, PROFSVC_SAMPLED_TOTALS };
+enum profsvc_sampled profsvc_rules_sample_now(struct profsvc *pr,
+					      const struct pstore_label *labels, size_t n,
+					      int64_t time_ns);
 /* The relabel rules of pr's tenant (--rules) applied to in's labels, in
  * the file's order, into ls (zeroed; profsvc_labels_release it whatever
  * the result), *applied false when the tenant has none (ls left empty:
