@@ -232,6 +232,10 @@ struct profsvc_tokens;
 /* The tokens of path into *out (profsvc_tokens_free).  0 or a negative
  * errno, the reason logged. */
 int profsvc_tokens_read(const char *path, struct profsvc_tokens **out);
+/* The tokens file's text[0, len) into *out (path names it in what is
+ * logged): 0, or -EINVAL / -E2BIG (the line and why logged), -ENOMEM. */
+int profsvc_tokens_parse(const char *text, size_t len, const char *path,
+			 struct profsvc_tokens **out);
 void profsvc_tokens_free(struct profsvc_tokens *t);
 /* The service's tokens (o->tokens_file; NULL: none), borrowed: valid
  * until profsvc_free. */
