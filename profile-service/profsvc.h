@@ -201,7 +201,9 @@ int profsvc_limits_parse(const char *text, size_t len, struct profsvc_limits_tab
 			 char *why, size_t why_size);
 void profsvc_limits_table_free(struct profsvc_limits_table *t);
 /* t (taken; NULL: none) the limits of every tenant of the service s
- * belongs to from now on, in place of the table before. */
+ * belongs to from now on, in place of the table before; each store open
+ * takes its tenant's max_series, retention and rollup_retention
+ * (pstore_retune; a tenant without them the service's options). */
 void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t);
 /*
  * Per-tenant ingest rules (`ember serve --rules FILE`; docs/cli.md,
