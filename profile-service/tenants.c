@@ -412,8 +412,8 @@ size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max,
 	for (; *cursor - 1 < t->n && n < max; ++*cursor) {
 		struct tenant_slot *sl = &t->v[*cursor - 1];
 
-		if (!sl->svc || sl->busy || (which == PROFSVC_TENANTS_STORES && !sl->svc->store))
-			continue;
+		if (!sl->svc || (which == PROFSVC_TENANTS_STORES && (sl->busy || !sl->svc->store)))
+			continue; /* a service being closed or opened still counts */
 		sl->users++;
 		out[n++] = sl->svc;
 	}
