@@ -502,6 +502,7 @@ static int test_profsvc__limits_reload_retunes_stores(void)
 {
 	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200], lf[4200];
 	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .limits_file = lf };
+	struct profsvc_limits l;
 	struct profsvc *ps, *a;
 	struct symsvc *svc;
 	struct store *s;
@@ -512,6 +513,8 @@ static int test_profsvc__limits_reload_retunes_stores(void)
 	CHECK_INT(write_file(lf, "a max_series=1 rollup_retention=400d\n"), ==, 0);
 	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
 	CHECK_INT(profsvc_tenant(ps, "a", PROFSVC_TENANT_CREATE, &a), ==, 0);
+	profsvc_limits_of(a, &l);
+	CHECK(l.max_series == 1 && l.rollup_retention == 400 * 86400);
 	CHECK_INT(append_one(a, "one", 0), ==, 0);
 	CHECK_INT(append_one(a, "two", 1), ==, -PSTORE_ERR_SERIES_LIMIT);
 	CHECK_INT(write_file(lf, "a max_series=5\n"), ==, 0);
