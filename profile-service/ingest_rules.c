@@ -119,9 +119,9 @@ static int parse_line(void *arg, unsigned no, char *line)
 	bool sample = kind && !strcmp(kind, "sample");
 	int err;
 
-	if (!profsvc_tenant_valid(tenant) || !kind || (!sample && strcmp(kind, "relabel"))) {
+	if (!ember_tenant_valid(tenant) || !kind || (!sample && strcmp(kind, "relabel"))) {
 		snprintf(p->why, p->why_size, "line %u: %s", no,
-			 !profsvc_tenant_valid(tenant)
+			 !ember_tenant_valid(tenant)
 				 ? "not a tenant ID first"
 				 : "want 'TENANT relabel key=value ...' or 'TENANT sample ...'");
 		return -EINVAL;

@@ -138,11 +138,9 @@ int64_t profsvc_now_ns(void);
 /* The tenant of everything when tenants are off: the service itself, its
  * store in o->dir as before tenants were. */
 #define PROFSVC_TENANT_ANONYMOUS "anonymous"
-/* The longest tenant ID (Mimir's rule). */
-#define PROFSVC_TENANT_MAX 150
-/* Whether id may name a tenant: 1 to PROFSVC_TENANT_MAX characters of
- * [a-zA-Z0-9!-_.*'()], not "." or "..". */
-bool profsvc_tenant_valid(const char *id);
+/* The longest tenant ID; whether an ID is one: ember_tenant_valid
+ * (common.h, shared with the agent). */
+#define PROFSVC_TENANT_MAX EMBER_TENANT_MAX
 /* How profsvc_tenant opens a tenant: with CREATE (a write) a tenant
  * without a store gets one; without (a read), such a tenant is answered
  * as an empty one, from a store no one writes, taking no slot. */

@@ -133,7 +133,7 @@ static int parse_line(void *arg, unsigned no, char *line)
 	bool dflt = !strcmp(tenant, PROFSVC_LIMITS_DEFAULT);
 	struct limits_entry *e = dflt ? &t->dflt : &t->v[t->n];
 
-	if (!profsvc_tenant_valid(tenant)) {
+	if (!ember_tenant_valid(tenant)) {
 		snprintf(p->why, p->why_size, "line %u: '%.40s' is not a tenant ID", no, tenant);
 		return -EINVAL;
 	}

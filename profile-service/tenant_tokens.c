@@ -4,7 +4,7 @@
  * and lines starting with '#' skipped); it is a secret as the upload
  * token's file is (this user's, nobody else may read or write it) and
  * each token follows the same rule (16 to 127 printable bytes), each
- * tenant the tenant ID rule (profsvc_tenant_valid).  A token of the file
+ * tenant the tenant ID rule (ember_tenant_valid).  A token of the file
  * may write profiles (never upload debug info) of its tenant only: a
  * write naming another tenant in X-Scope-OrgID is refused 403, a write
  * naming none is its tenant's (api/profile_tenant.c).  Tokens are compared
@@ -86,7 +86,7 @@ static int parse_line(void *arg, unsigned no, char *line)
 		pr_err("profiles: tokens file '%s', line %u: want 'TOKEN TENANT'", p->path, no);
 		return -EINVAL;
 	}
-	if (!profsvc_tenant_valid(tenant)) {
+	if (!ember_tenant_valid(tenant)) {
 		pr_err("profiles: tokens file '%s', line %u: '%.160s' is not a tenant ID (at most %d "
 		       "characters of a-z A-Z 0-9 !-_.*'(), not . or ..)",
 		       p->path, no, tenant, PROFSVC_TENANT_MAX);

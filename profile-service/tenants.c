@@ -25,7 +25,8 @@
  *
  * A tenant ID is outside input that names a directory: the rule is
  * Mimir's (at most 150 characters of [a-zA-Z0-9!-_.*'()], not "." or
- * ".."), which leaves no '/' and no way out of DIR/tenants.
+ * ".."; ember_tenant_valid, common/, which the agent's --tenant is
+ * checked by too), which leaves no '/' and no way out of DIR/tenants.
  *
  * A tenant's store is opened outside the table's lock (its log is
  * replayed then): the other tenants' requests go on meanwhile, the
@@ -73,24 +74,6 @@ struct profsvc_tenants {
 	struct pstore *empty;		/* the empty store of reads; NULL until one */
 	pthread_mutex_t empty_lock;
 };
-
-static bool tenant_char(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       strchr("!-_.*'()", ch) != NULL;
-}
-
-bool profsvc_tenant_valid(const char *id)
-{
-	size_t n = id ? strlen(id) : 0;
-
-	if (!n || n > PROFSVC_TENANT_MAX || !strcmp(id, ".") || !strcmp(id, ".."))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!tenant_char(id[i]))
-			return false;
-	return true;
-}
 
 static int closer_start(struct profsvc_tenants *t);
 
@@ -339,7 +322,7 @@ int profsvc_tenant(struct profsvc *s, const char *id, unsigned flags, struct pro
 	struct tenant_slot *sl;
 	int err = 0;
 
-	if (!profsvc_tenant_valid(id))
+	if (!ember_tenant_valid(id))
 		return -EINVAL;
 	if (!strcmp(id, PROFSVC_TENANT_ANONYMOUS)) {
 		*out = root;

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; !err && i < sizeof(given) / sizeof(given[0]); i++) {
 		const char *tenant = profsvc_tokens_find(t, given[i], strlen(given[i]));
 
-		if (tenant && !profsvc_tenant_valid(tenant))
+		if (tenant && !ember_tenant_valid(tenant))
 			abort();
 	}
 	profsvc_tokens_free(t);

@@ -194,32 +194,6 @@ static int test_profsvc__unknown_build_id_stays_an_address(void)
 
 /* ---- tenants ---------------------------------------------------------------- */
 
-/* Mimir's rule: 1 to 150 characters of [a-zA-Z0-9!-_.*'()], not "." or "..". */
-static int test_profsvc__tenant_id_rule(void)
-{
-	char longest[PROFSVC_TENANT_MAX + 2];
-
-	memset(longest, 'x', PROFSVC_TENANT_MAX);
-	longest[PROFSVC_TENANT_MAX] = '\0';
-	CHECK(profsvc_tenant_valid("anonymous"));
-	CHECK(profsvc_tenant_valid("team-a_1.prod(eu)*'!"));
-	CHECK(profsvc_tenant_valid("..."));
-	CHECK(profsvc_tenant_valid(longest));
-	longest[PROFSVC_TENANT_MAX] = 'x';
-	longest[PROFSVC_TENANT_MAX + 1] = '\0';
-	CHECK(!profsvc_tenant_valid(longest));
-	CHECK(!profsvc_tenant_valid(NULL));
-	CHECK(!profsvc_tenant_valid(""));
-	CHECK(!profsvc_tenant_valid("."));
-	CHECK(!profsvc_tenant_valid(".."));
-	CHECK(!profsvc_tenant_valid("a/b"));
-	CHECK(!profsvc_tenant_valid("../a"));
-	CHECK(!profsvc_tenant_valid("a b"));
-	CHECK(!profsvc_tenant_valid("a|b"));
-	CHECK(!profsvc_tenant_valid("caf\xc3\xa9"));
-	return 0;
-}
-
 /*
  * Two tenants and anonymous append the same series: each answers its own
  * profile only, anonymous is the service itself (its store where it was),
@@ -591,7 +565,6 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__frame_name_rule),
 	UNIT_CASE(test_profsvc__resolver_names_as_ingest),
 	UNIT_CASE(test_profsvc__unknown_build_id_stays_an_address),
-	UNIT_CASE(test_profsvc__tenant_id_rule),
 	UNIT_CASE(test_profsvc__tenants_share_nothing),
 	UNIT_CASE(test_profsvc__tenant_opened_once),
 	UNIT_CASE(test_profsvc__limits_file_checked),
