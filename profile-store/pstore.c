@@ -255,6 +255,26 @@ int pstore_open(const char *dir, const struct pstore_opts *opts, struct pstore *
 	return 0;
 }
 
+/* Each value one aligned word, stored whole (readers load it once per
+ * use, at an append or a compaction pass). */
+void pstore_retune(struct pstore *s, const struct pstore_retune *r)
+{
+	struct pstore_opts o = {
+		.sz = sizeof(o),
+		.retention_ns = EMBER_OPTS_GET(r, retention_ns, 0),
+		.rollup_retention_ns = EMBER_OPTS_GET(r, rollup_retention_ns, 0),
+		.limits = { .sz = sizeof(o.limits), .max_series = EMBER_OPTS_GET(r, max_series, 0) },
+	};
+	struct pstore_opts d;
+	struct pstore_limits l;
+
+	resolve_opts(&o, &d); /* 0: the defaults, as at the open */
+	pstore_limits_resolve(&o.limits, &l);
+	__atomic_store_n(&s->opts.retention_ns, d.retention_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->opts.rollup_retention_ns, d.rollup_retention_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->lim.max_series, l.max_series, __ATOMIC_RELAXED);
+}
+
 void pstore_free(struct pstore *s)
 {
 	if (!s)

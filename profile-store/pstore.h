@@ -212,6 +212,18 @@ int pstore_open(const char *dir, const struct pstore_opts *opts, struct pstore *
  * Accepts NULL. */
 void pstore_free(struct pstore *s);
 
+/* An open store's retentions and series limit changed (a tenant's limits
+ * read again); 0: the default, as at pstore_open.  The next append and the next
+ * compaction pass go by them: data already past a shorter retention is
+ * dropped then, series held past a lower max_series stay (new ones are
+ * refused). */
+struct pstore_retune {
+	size_t sz;			/* sizeof(struct pstore_retune) */
+	int64_t retention_ns, rollup_retention_ns;
+	size_t max_series;
+};
+void pstore_retune(struct pstore *s, const struct pstore_retune *r);
+
 /* ---- ingest ----------------------------------------------------------- */
 
 struct pstore_label {
