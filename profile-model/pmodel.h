@@ -434,6 +434,14 @@ int64_t pmodel_result_total(const struct pmodel_result *r);
  * pmodel_result_add) as attributed parts of r's self values. */
 int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *src,
 			    const struct pmodel_attr_part *parts, size_t n);
+/* Add src (a result of the same type, summed apart) into r: every node
+ * of src's dictionary imported in its order, then its values, attributed
+ * parts, profiles, times and period (r's when set), so that results of
+ * consecutive sources summed apart and merged in their order equal the
+ * sum of those sources into one result (the store's parallel query). */
+int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src);
+/* The bytes r holds (its dictionary, values and attributed parts). */
+size_t pmodel_result_bytes(const struct pmodel_result *r);
 
 /* ---- profile types (types.c) --------------------------------------------- */
 

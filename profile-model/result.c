@@ -152,6 +152,69 @@ int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *s
 	return err;
 }
 
+/* Every node of src in r, in src's order (a node summed to 0 too: the
+ * dictionary r would have had from src's sources). */
+static int import_all(struct pmodel_result *r, const struct pmodel_dict *src)
+{
+	struct pmodel_import im;
+	int err = pmodel_import_init(&im, src, &r->dict);
+
+	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(src); n++) {
+		uint32_t to;
+
+		err = pmodel_import_node(&im, n, &to);
+	}
+	pmodel_import_release(&im);
+	return err ? err : fit(r);
+}
+
+/* src's attributed parts, in src's order. */
+static int merge_attrs(struct pmodel_result *r, const struct pmodel_result *src)
+{
+	struct pmodel_attr_part *parts;
+	int err;
+
+	if (!src->attr_rows.n)
+		return 0;
+	parts = malloc(src->attr_rows.n * sizeof(*parts));
+	if (!parts)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->attr_rows.n; i++)
+		parts[i] = (struct pmodel_attr_part){
+			.node = src->attr_rows.v[i].node,
+			.attrs = pmodel_str(&src->attr_str, src->attr_rows.v[i].attrs),
+			.value = src->attr_rows.v[i].value,
+		};
+	err = pmodel_result_add_attrs(r, &src->dict, parts, src->attr_rows.n);
+	free(parts);
+	return err;
+}
+
+int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src)
+{
+	EMBER_FORWARD_IF_ERROR(import_all(r, &src->dict));
+	EMBER_FORWARD_IF_ERROR(pmodel_result_add(r, &src->dict, src->self.v));
+	EMBER_FORWARD_IF_ERROR(merge_attrs(r, src));
+	r->profiles += src->profiles;
+	if (!r->period)
+		r->period = src->period;
+	if (src->min_time < r->min_time)
+		r->min_time = src->min_time;
+	if (src->max_time > r->max_time)
+		r->max_time = src->max_time;
+	return 0;
+}
+
+size_t pmodel_result_bytes(const struct pmodel_result *r)
+{
+	size_t b = sizeof(*r) + pmodel_dict_bytes(&r->dict) + r->self.alloc * sizeof(*r->self.v) +
+		   r->attr_rows.alloc * sizeof(*r->attr_rows.v);
+
+	if (r->attrs_ready)
+		b += r->attr_str.bytes.alloc + r->attr_str.off.alloc * 4 + r->attr_set.mask * 4;
+	return b;
+}
+
 int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result **out)
 {
 	int err = pmodel_result_new(r->type, out);
