@@ -77,22 +77,32 @@ static int fit(struct pmodel_result *r)
 	return 0;
 }
 
-int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, const int64_t *self)
+int pmodel_result_add_nodes(struct pmodel_result *r, struct pmodel_import *im,
+			    const int64_t *self, size_t first, size_t end)
 {
-	struct pmodel_import im;
-	int err = pmodel_import_init(&im, src, &r->dict);
+	int err = 0;
 
-	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(src); n++) {
+	for (size_t n = first ? first : 1; !err && n < end; n++) {
 		uint32_t to;
 
 		if (!self[n])
 			continue;
-		err = pmodel_import_node(&im, n, &to);
+		err = pmodel_import_node(im, (uint32_t)n, &to);
 		if (!err)
 			err = fit(r);
 		if (!err)
 			r->self.v[to] = pmodel_add(r->self.v[to], self[n]);
 	}
+	return err;
+}
+
+int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, const int64_t *self)
+{
+	struct pmodel_import im;
+	int err = pmodel_import_init(&im, src, &r->dict);
+
+	if (!err)
+		err = pmodel_result_add_nodes(r, &im, self, 1, pmodel_dict_nodes(src));
 	pmodel_import_release(&im);
 	return err;
 }
