@@ -97,6 +97,10 @@ struct pstore_qctx {
  * held at once is taken); pstore_qctx_charge: what q->r grew to since. */
 int pstore_qctx_hold(struct pstore_qctx *q, uint64_t n);
 int pstore_qctx_charge(struct pstore_qctx *q);
+/* A source's sums self[] (per node of src) added into q->r, the request's
+ * check polled every few thousand nodes (a source of many distinct
+ * stacks takes long to import), then q->r charged. */
+int pstore_qctx_add(struct pstore_qctx *q, const struct pmodel_dict *src, const int64_t *self);
 
 
 /* The request's check now (0, or its error, kept: every later call

@@ -130,7 +130,7 @@ static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col,
 			break;
 	}
 	if (!err)
-		err = pmodel_result_add(q->r, &h->dict, self);
+		err = pstore_qctx_add(q, &h->dict, self);
 	if (!err)
 		err = pmodel_result_add_attrs(q->r, &h->dict, parts.v, parts.n);
 	if (!err)

@@ -26,6 +26,11 @@
 #include "pstore_query.h"
 #include "pstore_series.h"
 
+/* A source's nodes imported into a result between two checks: about a
+ * millisecond of work (a node and its location, function and strings
+ * hashed). */
+#define ADD_STEP 4096
+
 struct worker {
 	struct pstore_workers *w;
 	struct pstore_qctx q; /* its own result, diag and counts */
@@ -91,6 +96,20 @@ int pstore_qctx_charge(struct pstore_qctx *q)
 	EMBER_FORWARD_IF_ERROR(take(q, n - q->charged));
 	q->charged = n;
 	return 0;
+}
+
+int pstore_qctx_add(struct pstore_qctx *q, const struct pmodel_dict *src, const int64_t *self)
+{
+	size_t n = pmodel_dict_nodes(src);
+	struct pmodel_import im;
+	int err = pmodel_import_init(&im, src, &q->r->dict);
+
+	for (size_t i = 1; !err && i < n; i += ADD_STEP)
+		if (!(err = pstore_qctx_check(q)))
+			err = pmodel_result_add_nodes(q->r, &im, self, i,
+						      n - i > ADD_STEP ? i + ADD_STEP : n);
+	pmodel_import_release(&im);
+	return err ? err : pstore_qctx_charge(q);
 }
 
 /* ---- parts --------------------------------------------------------------------- */
