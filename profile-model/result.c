@@ -163,19 +163,23 @@ int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *s
 }
 
 /* Every node of src in r, in src's order (a node summed to 0 too: the
- * dictionary r would have had from src's sources). */
-static int import_all(struct pmodel_result *r, const struct pmodel_dict *src)
+ * dictionary r would have had from src's sources), and its value. */
+static int merge_nodes(struct pmodel_result *r, const struct pmodel_result *src)
 {
 	struct pmodel_import im;
-	int err = pmodel_import_init(&im, src, &r->dict);
+	int err = pmodel_import_init(&im, &src->dict, &r->dict);
 
-	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(src); n++) {
+	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(&src->dict); n++) {
 		uint32_t to;
 
 		err = pmodel_import_node(&im, n, &to);
+		if (!err)
+			err = fit(r);
+		if (!err)
+			r->self.v[to] = pmodel_add(r->self.v[to], src->self.v[n]);
 	}
 	pmodel_import_release(&im);
-	return err ? err : fit(r);
+	return err;
 }
 
 /* src's attributed parts, in src's order. */
@@ -202,8 +206,7 @@ static int merge_attrs(struct pmodel_result *r, const struct pmodel_result *src)
 
 int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src)
 {
-	EMBER_FORWARD_IF_ERROR(import_all(r, &src->dict));
-	EMBER_FORWARD_IF_ERROR(pmodel_result_add(r, &src->dict, src->self.v));
+	EMBER_FORWARD_IF_ERROR(merge_nodes(r, src));
 	EMBER_FORWARD_IF_ERROR(merge_attrs(r, src));
 	r->profiles += src->profiles;
 	if (!r->period)
