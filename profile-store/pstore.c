@@ -54,6 +54,7 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 		.zstd_level = 9,
 		.rollup_steps_ns = { (int64_t)60 * 1000000000, (int64_t)3600 * 1000000000 },
 		.rollup_retention_ns = 90 * DAY_NS,
+		.query_threads = 1, /* docs/performance-notes.md, "Parallel queries" */
 		.query_split_bytes = 4 * MIB,
 	};
 
@@ -72,13 +73,9 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 	DEF(cache_bytes);
 	DEF(zstd_level);
 	DEF(rollup_retention_ns);
+	DEF(query_threads);
 	DEF(query_split_bytes);
 #undef DEF
-	if (!o->query_threads) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		o->query_threads = n > 0 ? (unsigned)n : 1;
-	}
 	if (!o->rollup_steps_ns[0])
 		ember_memcpy(o->rollup_steps_ns, def.rollup_steps_ns, sizeof(def.rollup_steps_ns));
 }
