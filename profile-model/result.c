@@ -182,24 +182,25 @@ static int merge_nodes(struct pmodel_result *r, const struct pmodel_result *src)
 	return err;
 }
 
-/* src's attributed parts, in src's order. */
-static int merge_attrs(struct pmodel_result *r, const struct pmodel_result *src)
+int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
+			       const struct pmodel_result *r, const uint32_t *map)
 {
 	struct pmodel_attr_part *parts;
 	int err;
 
-	if (!src->attr_rows.n)
+	if (!r->attr_rows.n)
 		return 0;
-	parts = malloc(src->attr_rows.n * sizeof(*parts));
+	parts = malloc(r->attr_rows.n * sizeof(*parts));
 	if (!parts)
 		return -ENOMEM;
-	for (size_t i = 0; i < src->attr_rows.n; i++)
-		parts[i] = (struct pmodel_attr_part){
-			.node = src->attr_rows.v[i].node,
-			.attrs = pmodel_str(&src->attr_str, src->attr_rows.v[i].attrs),
-			.value = src->attr_rows.v[i].value,
-		};
-	err = pmodel_result_add_attrs(r, &src->dict, parts, src->attr_rows.n);
+	for (size_t k = 0; k < r->attr_rows.n; k++) {
+		const struct pmodel_attr_row *a = &r->attr_rows.v[k];
+
+		parts[k] = (struct pmodel_attr_part){ map ? map[a->node] : a->node,
+						      pmodel_str(&r->attr_str, a->attrs),
+						      a->value };
+	}
+	err = pmodel_result_add_attrs(c, dict, parts, r->attr_rows.n);
 	free(parts);
 	return err;
 }
@@ -207,7 +208,7 @@ static int merge_attrs(struct pmodel_result *r, const struct pmodel_result *src)
 int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src)
 {
 	EMBER_FORWARD_IF_ERROR(merge_nodes(r, src));
-	EMBER_FORWARD_IF_ERROR(merge_attrs(r, src));
+	EMBER_FORWARD_IF_ERROR(pmodel_result_add_attrs_of(r, &src->dict, src, NULL));
 	r->profiles += src->profiles;
 	if (!r->period)
 		r->period = src->period;
