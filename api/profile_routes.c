@@ -393,7 +393,7 @@ enum MHD_Result api_profile_answer(struct api_server *srv, struct MHD_Connection
 					err == -EAGAIN ? EMBER_ERRK_BUSY : EMBER_ERRK_TOO_LARGE,
 					err == -EAGAIN ? "the server's memory is taken by other "
 							 "requests now: ask again"
-						       : "the answer is larger than a request's "
+						       : "the merge or its answer needs more than a request's "
 							 "share of the server's memory "
 							 "(--memory-limit-mb) or its tenant's "
 							 "max_query_bytes: narrow the selection");

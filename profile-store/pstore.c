@@ -54,6 +54,8 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 		.zstd_level = 9,
 		.rollup_steps_ns = { (int64_t)60 * 1000000000, (int64_t)3600 * 1000000000 },
 		.rollup_retention_ns = 90 * DAY_NS,
+		.query_threads = 1, /* docs/performance-notes.md, "Parallel queries" */
+		.query_split_bytes = 4 * MIB,
 	};
 
 	*o = def;
@@ -71,6 +73,8 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 	DEF(cache_bytes);
 	DEF(zstd_level);
 	DEF(rollup_retention_ns);
+	DEF(query_threads);
+	DEF(query_split_bytes);
 #undef DEF
 	if (!o->rollup_steps_ns[0])
 		ember_memcpy(o->rollup_steps_ns, def.rollup_steps_ns, sizeof(def.rollup_steps_ns));
@@ -143,6 +147,7 @@ static struct pstore *store_new(const char *dir, const struct pstore_opts *opts)
 	pthread_cond_init(&s->bg_cv, NULL);
 	pthread_mutex_init(&s->cache.mu, NULL);
 	s->cache.budget = s->opts.cache_bytes;
+	atomic_init(&s->query_spare, (int)s->opts.query_threads);
 	s->dir = strdup(dir);
 	s->unbounded = pstore_unbounded_new();
 	if (!s->dir || !s->unbounded) {
