@@ -71,6 +71,7 @@ struct agent_opts {
 	const char *cache_dir;	   /* --cache-dir (unwind tables across restarts) */
 	const char *output_dir;	   /* --output DIR */
 	char *token;		   /* --token, --token-file or EMBER_TOKEN */
+	const char *tenant;	   /* --tenant: X-Scope-OrgID of every push (NULL: none) */
 	bool upload_missing;	   /* --upload-missing */
 	bool local_compile;	   /* compile tables here when the server has none */
 	bool gzip;		   /* --compression gzip (else zstd) */
@@ -549,6 +550,8 @@ struct agent_http_reply {
 	long status;		/* 0 when no answer */
 	struct ember_buf body;	/* capped */
 	char etag[160];
+	bool challenge;		/* a WWW-Authenticate came: a 401 of the credentials
+				   (a server's 401 without: no tenant named) */
 	char err[256];		/* curl's reason when status is 0 */
 };
 
@@ -567,6 +570,7 @@ struct agent_http_req {
 	const char *content_type, *content_encoding;
 	const char *if_none_match;
 	const char *header;	/* one more header line ("Name: value"), or NULL */
+	const char *tenant;	/* X-Scope-OrgID: the tenant of a push, or NULL */
 	size_t max_reply;
 	long timeout_ms;
 };
@@ -926,8 +930,10 @@ struct agent_push_stats {
 	uint64_t backoff_ms;
 	long last_status;
 };
-struct agent_push *agent_push_new(struct agent_http *h, const char *server, bool gzip,
-				  size_t cap_bytes, int *err);
+/* Pushes to server through h (borrowed: it must outlive p); tenant
+ * (NULL: none; copied) is the X-Scope-OrgID of every push and check. */
+struct agent_push *agent_push_new(struct agent_http *h, const char *server, const char *tenant,
+				  bool gzip, size_t cap_bytes, int *err);
 void agent_push_free(struct agent_push *p);
 /* Queue an encoded profile (raw protobuf): it is compressed (zstd, or
  * gzip) and kept until sent; the oldest are dropped (and counted) when
@@ -937,13 +943,14 @@ int agent_push_enqueue(struct agent_push *p, const struct ember_buf *raw);
  * attempt is due, or -1 when the queue is empty. */
 long agent_push_run(struct agent_push *p, uint64_t now_ms);
 /* NULL, or why the server refused a push for good (400, 401, 403: the
- * token or the labels), the agent's cue to stop; the queue then rests.
+ * token, the labels or the tenant), the agent's cue to stop; the queue then rests.
  * Valid until agent_push_free. */
 const char *agent_push_refusal(const struct agent_push *p);
 /* Before sampling: POST empty (an encoded profile without samples) with
  * labels as query parameters and X-Ember-Check: 1 (the server checks it
  * as a push and stores nothing).
- * 0 taken; -EACCES refused (a wrong or missing token, a bad label); -EAGAIN
+ * 0 taken; -EACCES refused (a wrong or missing token, a bad label, no
+ * tenant named to a server with --multitenancy); -EAGAIN
  * no answer or a transient one (5xx, 404, 429); why says which and the
  * server's reason. */
 int agent_push_check(struct agent_push *p, const struct ember_buf *empty,

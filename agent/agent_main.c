@@ -148,7 +148,7 @@ static int setup(struct agent *a, char *why, size_t why_size)
 		agent_tables_set_users(a->tables, &u);
 	}
 	if (a->procs && a->opts->server)
-		a->push = agent_push_new(a->http, a->opts->server, a->opts->gzip,
+		a->push = agent_push_new(a->http, a->opts->server, a->opts->tenant, a->opts->gzip,
 					 a->opts->buffer_bytes, &err);
 	if (!err && a->opts->metrics_listen)
 		a->metrics = agent_metrics_new(a->opts->metrics_listen, &err, why, why_size);
@@ -269,6 +269,9 @@ static int check_server(struct agent *a, char *why, size_t why_size)
 	ember_buf_release(&empty);
 	if (err == -EAGAIN)
 		pr_warn("%s; sampling starts, the pushes are retried", why);
+	else if (!err && a->opts->tenant)
+		pr_info("agent: '%s' takes the token, the labels and the tenant '%s'",
+			a->opts->server, a->opts->tenant);
 	else if (!err)
 		pr_info("agent: '%s' takes the token and the labels", a->opts->server);
 	return err == -EAGAIN ? 0 : err;

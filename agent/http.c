@@ -4,7 +4,8 @@
  * without --server never maps libcurl and its TLS libraries), one handle
  * reused so connections stay alive: unwind tables, profile pushes and
  * uploads all go through agent_http_do().  Every reply body lands in a
- * capped buffer; the bearer token goes on every request when one is set.
+ * capped buffer; the bearer token goes on every request when one is set,
+ * a push's tenant (X-Scope-OrgID) on the pushes.
  */
 #include "agent_internal.h"
 #include "httpc.h"
@@ -62,9 +63,11 @@ static void on_header(void *ctx, const char *line, size_t n)
 		memcpy(r->etag, v, vl);
 		r->etag[vl] = '\0';
 	}
+	if (httpc_header_is(line, n, "WWW-Authenticate", &v, &vl))
+		r->challenge = true;
 }
 
-#define AGENT_HTTP_LINES 6
+#define AGENT_HTTP_LINES 7
 #define AGENT_HTTP_LINE 256
 
 /* The request's header lines into line[] (storage in text). */
@@ -86,6 +89,10 @@ static size_t headers_of(const struct agent_http *h, const struct agent_http_req
 	}
 	if (q->if_none_match && *q->if_none_match) {
 		snprintf(text[n], AGENT_HTTP_LINE, "If-None-Match: %s", q->if_none_match);
+		line[n] = text[n], n++;
+	}
+	if (q->tenant) {
+		snprintf(text[n], AGENT_HTTP_LINE, "X-Scope-OrgID: %s", q->tenant);
 		line[n] = text[n], n++;
 	}
 	if (q->header)

@@ -17,7 +17,7 @@ enum {
 	OPT_CACHE_DIR, OPT_OUTPUT, OPT_TOKEN, OPT_TOKEN_FILE, OPT_UPLOAD_MISSING,
 	OPT_NO_LOCAL_COMPILE, OPT_COMPRESSION, OPT_METRICS_LISTEN, OPT_LABEL, OPT_BUFFER_KB,
 	OPT_UNWIND_DATA_MB, OPT_LOG_LEVEL, OPT_HOST, OPT_OFF_CPU, OPT_OFF_CPU_THRESHOLD,
-	OPT_OFF_CPU_BUDGET, OPT_OFF_CPU_RSEQ_ONLY, OPT_TRANSPORT, OPT_HELP,
+	OPT_OFF_CPU_BUDGET, OPT_OFF_CPU_RSEQ_ONLY, OPT_TRANSPORT, OPT_TENANT, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -45,6 +45,7 @@ static const struct option longopts[] = {
 	{ "off-cpu-budget", required_argument, NULL, OPT_OFF_CPU_BUDGET },
 	{ "off-cpu-rseq-only", no_argument, NULL, OPT_OFF_CPU_RSEQ_ONLY },
 	{ "transport", required_argument, NULL, OPT_TRANSPORT }, /* developer: not in --help */
+	{ "tenant", required_argument, NULL, OPT_TENANT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -61,6 +62,8 @@ void agent_opts_usage(FILE *out)
 	      "  --cache-dir DIR       keep unwind tables across restarts\n"
 	      "  --output DIR          write each profile as DIR/ember-HOST-TIME.pb.gz\n"
 	      "  --token T, --token-file F   bearer token (else $EMBER_TOKEN)\n"
+	      "  --tenant NAME         the tenant of every push (X-Scope-OrgID), for a\n"
+	      "                        server with --multitenancy\n"
 	      "  --upload-missing      upload executables the server does not know\n"
 	      "  --no-local-compile    never compile tables here (frame pointers instead)\n"
 	      "  --compression zstd|gzip   of pushed profiles (zstd)\n"
@@ -270,6 +273,15 @@ static int one(struct agent_opts *o, int c, const char *arg, char *why, size_t w
 		err = parse_uint(arg, 1, 1000 * 1000, &o->off_cpu_budget);
 		break;
 	case OPT_OFF_CPU_RSEQ_ONLY: o->off_cpu_rseq_only = true; break;
+	case OPT_TENANT:
+		if (!ember_tenant_valid(arg)) {
+			snprintf(why, why_size, "agent: invalid --tenant '%.*s': not a tenant ID (1 to "
+				 "%d characters of a-z A-Z 0-9 !-_.*'(), not . or ..)",
+				 EMBER_TENANT_MAX + 1, arg, EMBER_TENANT_MAX);
+			return -EINVAL;
+		}
+		o->tenant = arg;
+		break;
 	case OPT_TRANSPORT:
 		if (strcmp(arg, "maps") && strcmp(arg, "ringbuf"))
 			err = -EINVAL;
@@ -317,8 +329,9 @@ int agent_opts_parse(int argc, char **argv, struct agent_opts *o, char *why, siz
 			 "--server URL");
 		return -EINVAL;
 	}
-	if (o->upload_missing && !o->server) {
-		snprintf(why, why_size, "agent: --upload-missing needs --server");
+	if ((o->upload_missing || o->tenant) && !o->server) {
+		snprintf(why, why_size, "agent: --%s needs --server",
+			 o->upload_missing ? "upload-missing" : "tenant");
 		return -EINVAL;
 	}
 	if (o->off_cpu && !o->ringbuf) {

@@ -9,7 +9,10 @@
  * push can change (400, 401, 403: the token or the labels) is kept for
  * the agent to stop on (agent_push_refusal).  agent_push_check asks the
  * server before sampling starts whether it takes the token and labels
- * (X-Ember-Check: checked as a push, nothing stored).
+ * (X-Ember-Check: checked as a push, nothing stored).  With --tenant,
+ * every push and the check name it (X-Scope-OrgID, docs/http-api.md
+ * "Tenants"); a server with --multitenancy refuses one without (401,
+ * told from the token's 401 by its lack of WWW-Authenticate).
  */
 #include "agent_internal.h"
 #include "httpc.h"
@@ -34,6 +37,7 @@ struct queued {
 struct agent_push {
 	struct agent_http *http;
 	char url[1024];
+	char tenant[EMBER_TENANT_MAX + 1]; /* "": none */
 	bool gzip;
 	size_t cap;
 	struct queued *q; /* a ring would do; profiles are few */
@@ -45,8 +49,8 @@ struct agent_push {
 	struct agent_push_stats st;
 };
 
-struct agent_push *agent_push_new(struct agent_http *h, const char *server, bool gzip,
-				  size_t cap_bytes, int *err)
+struct agent_push *agent_push_new(struct agent_http *h, const char *server, const char *tenant,
+				  bool gzip, size_t cap_bytes, int *err)
 {
 	struct agent_push *p = calloc(1, sizeof(*p));
 
@@ -56,6 +60,7 @@ struct agent_push *agent_push_new(struct agent_http *h, const char *server, bool
 	}
 	p->http = h;
 	snprintf(p->url, sizeof(p->url), "%s/api/v1/profiles", server);
+	snprintf(p->tenant, sizeof(p->tenant), "%s", tenant ? tenant : "");
 	p->gzip = gzip;
 	p->cap = cap_bytes;
 	return p;
@@ -163,20 +168,39 @@ static void backoff(struct agent_push *p, uint64_t now_ms)
 	p->st.failed_attempts++;
 }
 
-/* A refusal no later push can change: the token, the labels. */
+/* A refusal no later push can change: the token, the labels, the tenant. */
 static bool permanent(long status)
 {
 	return status == 400 || status == 401 || status == 403;
 }
 
+/* What the agent's user can give to lift a refusal: the token for a 401
+ * with a challenge (WWW-Authenticate), the tenant for one without (a
+ * server with --multitenancy and no X-Scope-OrgID); "" otherwise. */
+static const char *refusal_hint(const struct agent_push *p, const struct agent_http_reply *r)
+{
+	if (r->status != 401)
+		return "";
+	if (r->challenge)
+		return " (give --token, --token-file or EMBER_TOKEN)";
+	return p->tenant[0] ? "" : " (give --tenant NAME)";
+}
+
 /* "HTTP 401: the server's reason" into out, its body's first line. */
-static void refusal_text(const struct agent_http_reply *r, char *out, size_t size)
+static void refusal_text(const struct agent_push *p, const struct agent_http_reply *r, char *out,
+			 size_t size)
 {
 	const char *body = r->body.data ? r->body.data : "";
 	int n = (int)strcspn(body, "\r\n");
 
 	snprintf(out, size, "HTTP %ld: %.*s%s", r->status, n > 300 ? 300 : n, body,
-		 r->status == 401 ? " (give --token, --token-file or EMBER_TOKEN)" : "");
+		 refusal_hint(p, r));
+}
+
+/* The tenant of p's requests: NULL for none. */
+static const char *tenant_of(const struct agent_push *p)
+{
+	return p->tenant[0] ? p->tenant : NULL;
 }
 
 /* Send the oldest profile: 0 sent or dropped, 1 to retry later. */
@@ -186,7 +210,7 @@ static int send_one(struct agent_push *p, uint64_t now_ms)
 				    .body_len = p->q[0].len,
 				    .content_type = "application/octet-stream",
 				    .content_encoding = p->gzip ? "gzip" : "zstd",
-				    .max_reply = 64 << 10 };
+				    .tenant = tenant_of(p), .max_reply = 64 << 10 };
 	struct agent_http_reply r;
 	int err = agent_http_do(p->http, &q, &r);
 
@@ -211,7 +235,7 @@ static int send_one(struct agent_push *p, uint64_t now_ms)
 		char why[400];
 
 		p->st.refused++;
-		refusal_text(&r, why, sizeof(why));
+		refusal_text(p, &r, why, sizeof(why));
 		pr_err("agent: '%s' refused a profile: %s", p->url, why);
 		if (permanent(r.status))
 			snprintf(p->refusal, sizeof(p->refusal), "agent: '%s' refused a profile: %s",
@@ -288,7 +312,8 @@ int agent_push_check(struct agent_push *p, const struct ember_buf *empty,
 	struct agent_http_req q = { .method = "POST", .body = empty->data,
 				    .body_len = empty->len, .header = "X-Ember-Check: 1",
 				    .content_type = "application/octet-stream",
-				    .max_reply = 64 << 10, .timeout_ms = 10000 };
+				    .tenant = tenant_of(p), .max_reply = 64 << 10,
+				    .timeout_ms = 10000 };
 	struct agent_http_reply r;
 	struct ember_buf url;
 	char text[400];
@@ -311,7 +336,7 @@ int agent_push_check(struct agent_push *p, const struct ember_buf *empty,
 		return -EAGAIN;
 	}
 	err = r.status >= 200 && r.status < 300 ? 0 : retryable(r.status) ? -EAGAIN : -EACCES;
-	refusal_text(&r, text, sizeof(text));
+	refusal_text(p, &r, text, sizeof(text));
 	if (err)
 		snprintf(why, why_size, "agent: '%s' %s the token and labels: %s", p->url,
 			 err == -EACCES ? "refuses" : "cannot check", text);

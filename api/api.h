@@ -47,20 +47,9 @@ struct api_profile_opts {
 	/* Every request names its tenant (X-Scope-OrgID; profile_tenant.c);
 	 * false: every request is the tenant "anonymous". */
 	bool multitenancy;
-	/* --tokens: "TOKEN TENANT" lines, each token writing its tenant's
-	 * profiles only (profile-service/tenant_tokens.c); NULL: none.
-	 * Needs multitenancy. */
-	const char *tokens_file;
-	/* --limits: per-tenant limits (profsvc_limits_parse), read at the
-	 * start (a bad file fails it) and again by api_server_reload_limits;
-	 * NULL: none. */
-	const char *limits_file;
-	/* --rules: per-tenant ingest rules (profsvc_rules_parse), read at
-	 * the start (a bad file fails it) and again by
-	 * api_server_reload_rules; NULL: none. */
-	const char *rules_file;
 	/* The profile service behind them (profsvc.h): the store's place,
-	 * retention and limits, the --scrape targets, shared block storage
+	 * retention and limits, its files (--limits, --rules, --tokens:
+	 * tokens_file needs multitenancy), the --scrape targets, shared block storage
 	 * (its context owned by the server from api_server_start on,
 	 * whatever its result).  service.dir NULL: no profile routes. */
 	struct profsvc_opts service;
@@ -133,12 +122,11 @@ void api_server_stop(struct api_server *srv);
  * listener must be stopped before api_server_stop(srv).  0, or -EINVAL
  * when srv has no profile routes.
  */
-/* Read the --limits file again (SIGHUP): its limits every tenant's from
- * now on; a file that cannot be read or parsed changes nothing.  Either
- * way logged.  0 (also without --limits), or the read's error. */
-int api_server_reload_limits(struct api_server *srv);
-/* The same for the --rules file: its rules every tenant's from now on. */
-int api_server_reload_rules(struct api_server *srv);
+/* Read the profile service's files again (SIGHUP; profsvc_reload): the
+ * --limits and --rules files' tables every tenant's from now on; a file
+ * that cannot be read or parsed changes nothing.  Either way logged.  0
+ * (also without them or the profile routes), or the first file's error. */
+int api_server_reload(struct api_server *srv);
 
 struct otlp_grpc_sink;
 int api_server_otlp_sink(struct api_server *srv, struct otlp_grpc_sink *out);

@@ -213,7 +213,8 @@ struct api_request {
 	uint64_t body_start_ms;      /* an upload's first call (its rate counts from it) */
 	uint64_t body_due_ms;        /* the guard's deadline for its body; 0: none */
 	struct profsvc *profiles;    /* a profile route's: its tenant's service
-					(borrowed: the server's), once known */
+					once known, held (profsvc_tenant) until
+					the request completes */
 };
 
 /* ---- a request's deadline (deadline.c) ------------------------------------- */

@@ -25,11 +25,8 @@
 struct api_profiles {
 	struct profsvc *svc;
 	char ingest_token[API_TOKEN_MAX]; /* "" when none */
-	struct profsvc_tokens *tokens;	  /* --tokens; NULL: none */
 	uint64_t max_body;		/* bytes of a profile as received */
 	bool multitenancy;		/* X-Scope-OrgID names each request's tenant */
-	char *limits_file;		/* --limits (owned); NULL: none */
-	char *rules_file;		/* --rules (owned); NULL: none */
 };
 
 /* ---- the tenant (profile_tenant.c) ------------------------------------------- */
@@ -46,15 +43,16 @@ static inline struct profsvc *api_profile_svc(const struct api_server *srv,
 
 #define API_TENANT_HEADER "X-Scope-OrgID"
 /* The service of tenant id (NULL or "": none given; read only with
- * --multitenancy, else the tenant is "anonymous") into *out, borrowed
- * from the server; a write with a tenant's token (token_tenant, else
+ * --multitenancy, else the tenant is "anonymous") into *out, held
+ * (profsvc_tenant_put; a write's store made, a read's not: PROFSVC_TENANT_CREATE); a write with a tenant's token (token_tenant, else
  * NULL) is that tenant's, id given or not.  0, or a refusal: -EACCES
  * (none given: 401), -EINVAL (not a tenant ID: 400), -EPERM (a tenant's
  * token for another tenant: 403), -EUSERS (a new tenant past
  * --max-tenants: 429), the tenant store's open error (its status), with
  * *status and msg set for the sender. */
 int api_profile_tenant(struct api_server *srv, const char *id, const char *token_tenant,
-		       struct profsvc **out, unsigned *status, char *msg, size_t msg_size);
+		       bool write, struct profsvc **out, unsigned *status, char *msg,
+		       size_t msg_size);
 /* The tenant of req's header into req->profiles (token_tenant as for
  * api_profile_tenant; a read's NULL); or, req->profiles left NULL, the
  * refusal answered (the returned result) and req->upload_err set, so a

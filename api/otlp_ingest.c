@@ -300,6 +300,31 @@ static bool grpc_auth(void *ctx, const char *authorization, char *tenant, size_t
 	return w != API_WRITER_NONE;
 }
 
+/* rq stored as its tenant's (req.profiles), the outcome into a. */
+static void grpc_store(struct api_server *srv, const struct otlp_grpc_request *rq,
+		       struct api_request *req, struct otlp_grpc_answer *a)
+{
+	struct api_otlp_outcome o;
+	struct api_profile_ctx x;
+	unsigned retry_s;
+
+	if (profsvc_ingest_admit(req->profiles, rq->len, &retry_s, a->message,
+				 sizeof(a->message))) {
+		a->code = OTLP_GRPC_RESOURCE_EXHAUSTED;
+		a->retry = retry_s > 0;
+		return;
+	}
+	api_profile_ctx_init(&x, srv, req); /* the call's account is there: no failure */
+	otlp_export(srv, API_OTLP_PROTOBUF, rq->body, rq->len, rq->encoding, &x, &o);
+	a->rejected = o.rejected;
+	if (o.refused) {
+		a->code = grpc_code_of_status(status_of(o.refused));
+		a->retry = retryable(o.refused);
+		a->rejected = 0;
+	}
+	snprintf(a->message, sizeof(a->message), "%s", o.why);
+}
+
 /* A call's message stored as this route stores a body, in the same
  * request context (its deadline, its account, the server's upstream
  * cap), and the outcome as gRPC codes: the OTLP specification's pairing
@@ -310,32 +335,17 @@ static void grpc_export(void *ctx, const struct otlp_grpc_request *rq,
 	struct api_server *srv = ctx;
 	struct api_request req = { .deadline_ms = rq->deadline_ms, .conn_fd = -1,
 				   .acct = rq->acct };
-	struct api_otlp_outcome o;
-	struct api_profile_ctx x;
-	unsigned status, retry_s;
+	unsigned status;
 
 	*a = (struct otlp_grpc_answer){ .code = OTLP_GRPC_OK };
-	if (api_profile_tenant(srv, rq->tenant, rq->token_tenant,
+	if (api_profile_tenant(srv, rq->tenant, rq->token_tenant, true,
 			       &req.profiles, &status, a->message, sizeof(a->message))) {
 		profsvc_count_reject(srv->profiles->svc, PROFSVC_REJECT_TENANT);
 		a->code = grpc_code_of_status(status);
 		return;
 	}
-	if (profsvc_ingest_admit(req.profiles, rq->len, &retry_s, a->message,
-				 sizeof(a->message))) {
-		a->code = OTLP_GRPC_RESOURCE_EXHAUSTED;
-		a->retry = retry_s > 0;
-		return;
-	}
-	api_profile_ctx_init(&x, srv, &req); /* the call's account is there: no failure */
-	otlp_export(srv, API_OTLP_PROTOBUF, rq->body, rq->len, rq->encoding, &x, &o);
-	a->rejected = o.rejected;
-	if (o.refused) {
-		a->code = grpc_code_of_status(status_of(o.refused));
-		a->retry = retryable(o.refused);
-		a->rejected = 0;
-	}
-	snprintf(a->message, sizeof(a->message), "%s", o.why);
+	grpc_store(srv, rq, &req, a);
+	profsvc_tenant_put(req.profiles);
 }
 
 int api_server_otlp_sink(struct api_server *srv, struct otlp_grpc_sink *out)

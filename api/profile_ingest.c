@@ -47,7 +47,7 @@ static enum api_writer writer_of(const struct api_server *srv, const char *given
 	/* every token compared, whatever the first says */
 	bool up = ember_token_equal(given, len, srv->token);
 	bool in = ember_token_equal(given, len, srv->profiles->ingest_token);
-	const char *t = profsvc_tokens_find(srv->profiles->tokens, given, len);
+	const char *t = profsvc_tokens_find(profsvc_tokens_of(srv->profiles->svc), given, len);
 
 	if (up || in)
 		return API_WRITER_ANY;

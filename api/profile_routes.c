@@ -116,88 +116,13 @@ static const struct profsvc_opts *scrape_limits(struct api_server *srv,
 	return out;
 }
 
-/* --limits read into so->limits (the service takes them), its path kept
- * for api_server_reload_limits; a file that does not parse fails the
- * start, saying why. */
-static int limits_setup(struct api_profiles *pr, const struct api_profile_opts *o,
-			struct profsvc_opts *so)
+int api_server_reload(struct api_server *srv)
 {
-	const char *path = EMBER_OPTS_GET(o, limits_file, NULL);
-	char why[512];
-	int err;
-
-	if (!path)
-		return 0;
-	pr->limits_file = strdup(path);
-	if (!pr->limits_file)
-		return -ENOMEM;
-	err = profsvc_limits_read(path, &so->limits, why, sizeof(why));
-	if (err)
-		pr_err("api: limits file '%s': %s", path, why);
-	return err;
-}
-
-int api_server_reload_limits(struct api_server *srv)
-{
-	struct api_profiles *pr = srv->profiles;
-	struct profsvc_limits_table *t;
-	char why[512];
-	int err;
-
-	if (!pr || !pr->limits_file)
-		return 0;
-	err = profsvc_limits_read(pr->limits_file, &t, why, sizeof(why));
-	if (err) {
-		pr_err("api: limits file '%s': %s: the limits before are kept", pr->limits_file,
-		       why);
-		return err;
-	}
-	profsvc_limits_set(pr->svc, t);
-	pr_info("api: limits file '%s' read again: its limits apply from now on",
-		pr->limits_file);
-	return 0;
-}
-
-/* --rules read into so->rules, as limits_setup. */
-static int rules_setup(struct api_profiles *pr, const struct api_profile_opts *o,
-		       struct profsvc_opts *so)
-{
-	const char *path = EMBER_OPTS_GET(o, rules_file, NULL);
-	char why[512];
-	int err;
-
-	if (!path)
-		return 0;
-	pr->rules_file = strdup(path);
-	if (!pr->rules_file)
-		return -ENOMEM;
-	err = profsvc_rules_read(path, &so->rules, why, sizeof(why));
-	if (err)
-		pr_err("api: rules file '%s': %s", path, why);
-	return err;
-}
-
-int api_server_reload_rules(struct api_server *srv)
-{
-	struct api_profiles *pr = srv->profiles;
-	struct profsvc_rules *r;
-	char why[512];
-	int err;
-
-	if (!pr || !pr->rules_file)
-		return 0;
-	err = profsvc_rules_read(pr->rules_file, &r, why, sizeof(why));
-	if (err) {
-		pr_err("api: rules file '%s': %s: the rules before are kept", pr->rules_file, why);
-		return err;
-	}
-	profsvc_rules_set(pr->svc, r);
-	pr_info("api: rules file '%s' read again: its rules apply from now on", pr->rules_file);
-	return 0;
+	return srv->profiles ? profsvc_reload(srv->profiles->svc) : 0;
 }
 
 /* What the routes keep of o before the service starts: the ingest
- * token, --multitenancy, --tokens.  0, -EINVAL or the tokens' error. */
+ * token, --multitenancy (which --tokens needs).  0 or -EINVAL. */
 static int routes_setup(struct api_profiles *pr, const struct api_profile_opts *o)
 {
 	if (o->ingest_token && strlen(o->ingest_token) >= sizeof(pr->ingest_token))
@@ -205,9 +130,7 @@ static int routes_setup(struct api_profiles *pr, const struct api_profile_opts *
 	snprintf(pr->ingest_token, sizeof(pr->ingest_token), "%s",
 		 o->ingest_token ? o->ingest_token : "");
 	pr->multitenancy = EMBER_OPTS_GET(o, multitenancy, false);
-	if (!EMBER_OPTS_GET(o, tokens_file, NULL))
-		return 0;
-	return !pr->multitenancy ? -EINVAL : profsvc_tokens_read(o->tokens_file, &pr->tokens);
+	return o->service.tokens_file && !pr->multitenancy ? -EINVAL : 0;
 }
 
 static void profiles_free(struct api_profiles *pr)
@@ -215,9 +138,6 @@ static void profiles_free(struct api_profiles *pr)
 	if (!pr)
 		return;
 	profsvc_free(pr->svc);
-	profsvc_tokens_free(pr->tokens);
-	free(pr->limits_file);
-	free(pr->rules_file);
 	free(pr);
 }
 
@@ -233,11 +153,7 @@ int api_profiles_start(struct api_server *srv, const struct api_profile_opts *o)
 	pr = calloc(1, sizeof(*pr));
 	err = !pr ? -ENOMEM : routes_setup(pr, o);
 	scrape_limits(srv, &o->service, &so);
-	err = err ? err : limits_setup(pr, o, &so);
-	err = err ? err : rules_setup(pr, o, &so);
 	if (err) {
-		profsvc_limits_table_free(so.limits); /* the service would have taken them */
-		profsvc_rules_free(so.rules);
 		if (blocks && blocks->release) /* the service would have owned them */
 			blocks->release(blocks->ctx);
 		profiles_free(pr);
@@ -477,7 +393,7 @@ enum MHD_Result api_profile_answer(struct api_server *srv, struct MHD_Connection
 					err == -EAGAIN ? EMBER_ERRK_BUSY : EMBER_ERRK_TOO_LARGE,
 					err == -EAGAIN ? "the server's memory is taken by other "
 							 "requests now: ask again"
-						       : "the answer is larger than a request's "
+						       : "the merge or its answer needs more than a request's "
 							 "share of the server's memory "
 							 "(--memory-limit-mb) or its tenant's "
 							 "max_query_bytes: narrow the selection");

@@ -6,8 +6,9 @@
  * "anonymous" and the header is not read (as Pyroscope does with
  * multitenancy off).  The tenant's profile service (profsvc_tenant: its
  * own store, opened at its first request) is then the one every call of
- * the request goes to (req->profiles, x->svc), so no route can reach
- * another tenant's profiles.  A write with a tenant's token (--tokens,
+ * the request goes to (req->profiles, x->svc, held until the request
+ * completes), so no route can reach another tenant's profiles; a read
+ * of a tenant never written opens no store (it answers as empty).  A write with a tenant's token (--tokens,
  * profile-service/tenant_tokens.c) is that tenant's: another named is refused 403.  A
  * write's whole body is then admitted by the tenant's ingest rate
  * (--limits, profsvc_ingest_admit) before it is decoded.  And GET
@@ -21,7 +22,8 @@
 #include <string.h>
 
 int api_profile_tenant(struct api_server *srv, const char *id, const char *token_tenant,
-		       struct profsvc **out, unsigned *status, char *msg, size_t msg_size)
+		       bool write, struct profsvc **out, unsigned *status, char *msg,
+		       size_t msg_size)
 {
 	struct api_profiles *pr = srv->profiles;
 	int err;
@@ -42,7 +44,7 @@ int api_profile_tenant(struct api_server *srv, const char *id, const char *token
 					"the header " API_TENANT_HEADER ": TENANT");
 		return -EACCES;
 	}
-	err = profsvc_tenant(pr->svc, id, out);
+	err = profsvc_tenant(pr->svc, id, write ? PROFSVC_TENANT_CREATE : 0, out);
 	*status = err == -EINVAL   ? MHD_HTTP_BAD_REQUEST
 		  : err == -EUSERS ? MHD_HTTP_TOO_MANY_REQUESTS
 				   : api_profile_error_status(err);
@@ -66,7 +68,7 @@ enum MHD_Result api_profile_tenant_of(struct api_server *srv, struct MHD_Connect
 	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND, API_TENANT_HEADER);
 	unsigned status;
 	char msg[400];
-	int err = api_profile_tenant(srv, id, token_tenant, &req->profiles, &status, msg,
+	int err = api_profile_tenant(srv, id, token_tenant, write, &req->profiles, &status, msg,
 				     sizeof(msg));
 
 	if (!err)

@@ -205,6 +205,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!req)
 		return;
 	api_upload_abort(srv, req);
+	profsvc_tenant_put(req->profiles); /* the tenant's store may close once idle */
 	ember_buf_release(&req->body);
 	symjson_parser_free(req->parser);
 	api_account_free(req->acct); /* NULL when a streamed answer took it */

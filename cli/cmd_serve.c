@@ -60,6 +60,7 @@ struct serve_opts {
 	/* tenants (issue 27) */
 	bool multitenancy;
 	unsigned long long max_tenants;
+	long long tenant_idle_s;	/* 0: the default; -1: never (given 0) */
 	const char *tokens_file;
 	const char *limits_file;
 	const char *rules_file;
@@ -125,6 +126,8 @@ static void serve_usage(FILE *f)
 	      "                          X-Scope-OrgID; a store each (default: off, all\n"
 	      "                          the tenant anonymous)\n"
 	      "  --max-tenants N         tenants besides anonymous open at once (64)\n"
+	      "  --tenant-idle D         a tenant's store closed after D without a\n"
+	      "                          request (default 15m; 0: never)\n"
 	      "  --tokens FILE           with --multitenancy: 'TOKEN TENANT' lines, each\n"
 	      "                          token writing its tenant's profiles only\n"
 	      "  --limits FILE           per-tenant limits, 'TENANT key=value ...' lines\n"
@@ -286,6 +289,8 @@ static int parse_one(struct serve_opts *o, const char *opt, const char *val)
 		o->max_series = v;
 	else if (strcmp(opt, "--max-tenants") == 0 && !parse_uint(val, 65536, &v) && v)
 		o->max_tenants = v;
+	else if (strcmp(opt, "--tenant-idle") == 0 && !parse_seconds(val, &t, 0))
+		o->tenant_idle_s = t ? t : -1;
 	else if (strcmp(opt, "--tokens") == 0)
 		o->tokens_file = val;
 	else if (strcmp(opt, "--limits") == 0)
@@ -476,8 +481,7 @@ static void wait_for_signal(const struct serve_opts *o, struct api_server *srv)
 
 	serve_signals(o, &set);
 	while (!sigwait(&set, &sig) && sig == SIGHUP) {
-		api_server_reload_limits(srv); /* logged either way */
-		api_server_reload_rules(srv);
+		api_server_reload(srv); /* logged either way */
 	}
 }
 
@@ -558,13 +562,15 @@ static int profile_opts(const struct serve_opts *o, struct api_profile_opts *po,
 	int err;
 
 	*po = (struct api_profile_opts){
-		.sz = sizeof(*po), .multitenancy = o->multitenancy, .tokens_file = o->tokens_file,
-		.limits_file = o->limits_file, .rules_file = o->rules_file,
+		.sz = sizeof(*po), .multitenancy = o->multitenancy,
 		.service = { .sz = sizeof(po->service), .dir = dir,
+			     .tokens_file = o->tokens_file, .limits_file = o->limits_file,
+			     .rules_file = o->rules_file,
 			     .retention_ns = o->retention_s * 1000000000LL,
 			     .rollup_retention_ns = o->rollup_retention_s * 1000000000LL,
 			     .max_profile_bytes = o->max_profile_mb << 20,
 			     .max_series = o->max_series, .max_tenants = o->max_tenants,
+			     .tenant_idle_ns = o->tenant_idle_s * 1000000000LL,
 			     .head_age_ns = o->head_age_s * 1000000000LL,
 			     .max_age_ns = o->max_age_s * 1000000000LL,
 			     .max_future_ns = o->max_future_s * 1000000000LL,

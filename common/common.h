@@ -706,6 +706,13 @@ int ember_name_escape(const char *in, char *out, size_t size);
 /* Whether name is a valid series label name, [a-zA-Z_][a-zA-Z0-9_.]*
  * (the profile store's rule, which the agent checks its --label by). */
 bool ember_label_name_valid(const char *name);
+/* The longest tenant ID (X-Scope-OrgID; Mimir's rule). */
+#define EMBER_TENANT_MAX 150
+/* Whether id may name a tenant: 1 to EMBER_TENANT_MAX characters of
+ * [a-zA-Z0-9!-_.*'()], not "." or ".." (Mimir's rule: no '/', so a
+ * tenant's directory cannot be outside its parent).  The server's rule
+ * for X-Scope-OrgID, which the agent checks its --tenant by. */
+bool ember_tenant_valid(const char *id);
 
 /*
  * A URL as it may be shown (logs, metrics, labels, messages): without

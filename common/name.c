@@ -4,7 +4,9 @@
  * header value must not hold control characters, JSON text must be
  * UTF-8.  The bytes that are neither become "%XX", as in a URL; a name
  * that is fine already comes out as it went in, so names read back from
- * the store go through it again whatever version stored them.
+ * the store go through it again whatever version stored them.  And the
+ * rules a series label name and a tenant ID are held to, by the server
+ * and by the agent alike.
  */
 #include "common.h"
 
@@ -49,6 +51,24 @@ bool ember_label_name_valid(const char *name)
 	for (const char *p = name + 1; *p; p++)
 		if (!(*p == '_' || *p == '.' || (*p >= 'a' && *p <= 'z') ||
 		      (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+			return false;
+	return true;
+}
+
+static bool tenant_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       strchr("!-_.*'()", ch) != NULL;
+}
+
+bool ember_tenant_valid(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	if (!n || n > EMBER_TENANT_MAX || !strcmp(id, ".") || !strcmp(id, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!tenant_char(id[i]))
 			return false;
 	return true;
 }

@@ -429,11 +429,24 @@ struct pmodel_result {
 int pmodel_result_new(const char *type_id, struct pmodel_result **out);
 /* Add self[] (per node of src) into r. */
 int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, const int64_t *self);
+/* The same for src's nodes [first, end) alone, through im (from src to
+ * r's dictionary, kept across calls): calls over consecutive ranges add
+ * what one pmodel_result_add does, and a caller can stop between them. */
+int pmodel_result_add_nodes(struct pmodel_result *r, struct pmodel_import *im,
+			    const int64_t *self, size_t first, size_t end);
 int64_t pmodel_result_total(const struct pmodel_result *r);
 /* Note parts[0..n) (nodes of src, already in self[] through
  * pmodel_result_add) as attributed parts of r's self values. */
 int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *src,
 			    const struct pmodel_attr_part *parts, size_t n);
+/* Add src (a result of the same type, summed apart) into r: every node
+ * of src's dictionary imported in its order, then its values, attributed
+ * parts, profiles, times and period (r's when set), so that results of
+ * consecutive sources summed apart and merged in their order equal the
+ * sum of those sources into one result (the store's parallel query). */
+int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src);
+/* The bytes r holds (its dictionary, values and attributed parts). */
+size_t pmodel_result_bytes(const struct pmodel_result *r);
 
 /* ---- profile types (types.c) --------------------------------------------- */
 

@@ -42,6 +42,10 @@ double pmodel_result_quantum(const struct pmodel_result *r);
 int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result **out);
 /* Copy r (dictionary and values). */
 int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out);
+/* r's attributed parts added to c as parts of nodes of dict: each row's
+ * node through map (NULL: the node itself, dict being r's). */
+int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
+			       const struct pmodel_result *r, const uint32_t *map);
 
 /* Location l of im's source with its lines [first, first + n) only
  * (lines innermost first, as a location keeps them), interned into the

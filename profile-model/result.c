@@ -77,22 +77,32 @@ static int fit(struct pmodel_result *r)
 	return 0;
 }
 
-int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, const int64_t *self)
+int pmodel_result_add_nodes(struct pmodel_result *r, struct pmodel_import *im,
+			    const int64_t *self, size_t first, size_t end)
 {
-	struct pmodel_import im;
-	int err = pmodel_import_init(&im, src, &r->dict);
+	int err = 0;
 
-	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(src); n++) {
+	for (size_t n = first ? first : 1; !err && n < end; n++) {
 		uint32_t to;
 
 		if (!self[n])
 			continue;
-		err = pmodel_import_node(&im, n, &to);
+		err = pmodel_import_node(im, (uint32_t)n, &to);
 		if (!err)
 			err = fit(r);
 		if (!err)
 			r->self.v[to] = pmodel_add(r->self.v[to], self[n]);
 	}
+	return err;
+}
+
+int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, const int64_t *self)
+{
+	struct pmodel_import im;
+	int err = pmodel_import_init(&im, src, &r->dict);
+
+	if (!err)
+		err = pmodel_result_add_nodes(r, &im, self, 1, pmodel_dict_nodes(src));
 	pmodel_import_release(&im);
 	return err;
 }
@@ -150,6 +160,73 @@ int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *s
 	}
 	pmodel_import_release(&im);
 	return err;
+}
+
+/* Every node of src in r, in src's order (a node summed to 0 too: the
+ * dictionary r would have had from src's sources), and its value. */
+static int merge_nodes(struct pmodel_result *r, const struct pmodel_result *src)
+{
+	struct pmodel_import im;
+	int err = pmodel_import_init(&im, &src->dict, &r->dict);
+
+	for (uint32_t n = 1; !err && n < pmodel_dict_nodes(&src->dict); n++) {
+		uint32_t to;
+
+		err = pmodel_import_node(&im, n, &to);
+		if (!err)
+			err = fit(r);
+		if (!err)
+			r->self.v[to] = pmodel_add(r->self.v[to], src->self.v[n]);
+	}
+	pmodel_import_release(&im);
+	return err;
+}
+
+int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
+			       const struct pmodel_result *r, const uint32_t *map)
+{
+	struct pmodel_attr_part *parts;
+	int err;
+
+	if (!r->attr_rows.n)
+		return 0;
+	parts = malloc(r->attr_rows.n * sizeof(*parts));
+	if (!parts)
+		return -ENOMEM;
+	for (size_t k = 0; k < r->attr_rows.n; k++) {
+		const struct pmodel_attr_row *a = &r->attr_rows.v[k];
+
+		parts[k] = (struct pmodel_attr_part){ map ? map[a->node] : a->node,
+						      pmodel_str(&r->attr_str, a->attrs),
+						      a->value };
+	}
+	err = pmodel_result_add_attrs(c, dict, parts, r->attr_rows.n);
+	free(parts);
+	return err;
+}
+
+int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src)
+{
+	EMBER_FORWARD_IF_ERROR(merge_nodes(r, src));
+	EMBER_FORWARD_IF_ERROR(pmodel_result_add_attrs_of(r, &src->dict, src, NULL));
+	r->profiles += src->profiles;
+	if (!r->period)
+		r->period = src->period;
+	if (src->min_time < r->min_time)
+		r->min_time = src->min_time;
+	if (src->max_time > r->max_time)
+		r->max_time = src->max_time;
+	return 0;
+}
+
+size_t pmodel_result_bytes(const struct pmodel_result *r)
+{
+	size_t b = sizeof(*r) + pmodel_dict_bytes(&r->dict) + r->self.alloc * sizeof(*r->self.v) +
+		   r->attr_rows.alloc * sizeof(*r->attr_rows.v);
+
+	if (r->attrs_ready)
+		b += r->attr_str.bytes.alloc + r->attr_str.off.alloc * 4 + r->attr_set.mask * 4;
+	return b;
 }
 
 int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result **out)

@@ -138,30 +138,6 @@ static int cut_all(struct trunc *tr)
 	return 0;
 }
 
-/* r's attributed parts moved to their cut stacks in c. */
-static int cut_attrs(const struct trunc *tr, struct pmodel_result *c)
-{
-	const struct pmodel_result *r = tr->r;
-	struct pmodel_attr_part *parts;
-	int err;
-
-	if (!r->attr_rows.n)
-		return 0;
-	parts = malloc(r->attr_rows.n * sizeof(*parts));
-	if (!parts)
-		return -ENOMEM;
-	for (size_t k = 0; k < r->attr_rows.n; k++) {
-		const struct pmodel_attr_row *a = &r->attr_rows.v[k];
-
-		parts[k] = (struct pmodel_attr_part){ tr->out[a->node],
-						      pmodel_str(&r->attr_str, a->attrs),
-						      a->value };
-	}
-	err = pmodel_result_add_attrs(c, &tr->d, parts, r->attr_rows.n);
-	free(parts);
-	return err;
-}
-
 int pmodel_result_truncate(const struct pmodel_result *r, size_t max_nodes,
 			   struct pmodel_result **out)
 {
@@ -172,7 +148,8 @@ int pmodel_result_truncate(const struct pmodel_result *r, size_t max_nodes,
 	err = err ? err : cut_all(&tr);
 	err = err ? err : pmodel_result_new_like(r, &c);
 	err = err ? err : pmodel_result_add(c, &tr.d, tr.self.v);
-	err = err ? err : cut_attrs(&tr, c);
+	/* r's attributed parts moved to their cut stacks in c */
+	err = err ? err : pmodel_result_add_attrs_of(c, &tr.d, r, tr.out);
 	trunc_release(&tr);
 	if (err) {
 		pmodel_result_free(c);

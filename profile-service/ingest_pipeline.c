@@ -390,35 +390,54 @@ static int check_window(const struct profsvc *pr, const struct profsvc_in *in, c
 
 /* ---- the core ---------------------------------------------------------------------- */
 
+/* Whether ls holds other labels than in[0, n) (a set: a name at most once). */
+static bool labels_changed(const struct profsvc_labels *ls, const struct pstore_label *in,
+			   size_t n)
+{
+	size_t same = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < ls->n; j++)
+			if (!strcmp(in[i].name, ls->v[j].name)) {
+				same += !strcmp(in[i].value, ls->v[j].value);
+				break;
+			}
+	return same != n || ls->n != n;
+}
+
 /* in's labels those of its tenant's relabel rules (when it has any: ls
- * holds them until the write is done): 0, PROFSVC_RELABEL_DROP, or the
- * rules' error (-E2BIG, -ENOMEM: a label past its limit, or none free). */
+ * holds them until the write is done; *changed when they differ): 0,
+ * PROFSVC_RELABEL_DROP, or the rules' error (-E2BIG, -ENOMEM: a label
+ * past its limit, or none free). */
 static int relabel(struct profsvc *pr, struct profsvc_in *in, struct profsvc_labels *ls,
-		   bool *applied, char *why, size_t why_size)
+		   bool *applied, bool *changed, char *why, size_t why_size)
 {
 	int err = profsvc_rules_relabel(pr, in, ls, applied, why, why_size);
 
 	if (err < 0)
 		return err == -E2BIG ? -PSTORE_ERR_LABEL : err;
 	if (*applied) {
+		*changed = labels_changed(ls, in->labels, in->n_labels);
 		in->labels = ls->v;
 		in->n_labels = ls->n;
 	}
 	return err;
 }
 
-/* in kept whole, or, when its tenant's sampling rules do not keep it,
+/* in kept whole, or, when its tenant's sampling rules do not keep it (*d
+ * says what they decided),
  * made its totals only (profsvc_totals_only) in the series labelled
  * besides __sampled__="true" (ls holds them; *relabeled then true), not
  * logged as received.  0, or -ENOMEM / -PSTORE_ERR_LABEL (a label too many). */
 static int sample(struct profsvc *pr, struct profsvc_in *in, struct profsvc_labels *ls,
-		  bool *relabeled)
+		  bool *relabeled, enum profsvc_sampled *d)
 {
 	int64_t t = profile_time(in, profsvc_now_ns());
 	struct pprof_profile *q;
 	int err = 0;
 
-	if (profsvc_rules_keep_now(pr, in->labels, in->n_labels, t))
+	*d = profsvc_rules_sample_now(pr, in->labels, in->n_labels, t);
+	if (*d != PROFSVC_SAMPLED_TOTALS)
 		return 0;
 	if (!*relabeled)
 		err = profsvc_labels_copy(ls, in->labels, in->n_labels);
@@ -482,13 +501,15 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 	const void *body = in->body;
 	size_t nb = 0, n_labels = in->n_labels, body_len = in->body_len;
 	int err;
-	bool late, applied = false, dropped = false;
+	bool late, applied = false, dropped = false, changed = false;
+	enum profsvc_sampled sampled = PROFSVC_SAMPLED_NO_RULE;
 
 	ember_buf_init(&out->body, ANSWER_CAP);
 	out->why[0] = '\0';
 	err = check_window(pr, in, out->why, sizeof(out->why));
 	late = err != 0;
-	err = err ? err : relabel(pr, in, &relabeled, &applied, out->why, sizeof(out->why));
+	err = err ? err : relabel(pr, in, &relabeled, &applied, &changed, out->why,
+				  sizeof(out->why));
 	if (err == PROFSVC_RELABEL_DROP) { /* the rules drop it: nothing stored */
 		dropped = true;
 		err = answer_json(&out->body, &info, bids, 0);
@@ -504,7 +525,7 @@ void profsvc_ingest(struct profsvc *pr, struct profsvc_in *in, struct profsvc_ou
 		err = err ? err : answer_json(&out->body, &info, bids, 0);
 		goto done;
 	}
-	if (!err && (err = sample(pr, in, &relabeled, &applied)))
+	if (!err && (err = sample(pr, in, &relabeled, &applied, &sampled)))
 		snprintf(out->why, sizeof(out->why), "cannot keep the profile's totals: %s",
 			 pstore_strerror(err));
 	if (!err) {
@@ -529,6 +550,8 @@ done:
 		atomic_fetch_add(&pr->dropped_by_rules, 1);
 	} else if (!in->check_only) {
 		atomic_fetch_add(&pr->ingested[in->route], 1);
+		atomic_fetch_add(&pr->relabelled, changed);
+		atomic_fetch_add(&pr->kept_by_rules, sampled == PROFSVC_SAMPLED_KEPT);
 		atomic_fetch_add(&pr->samples_resolved, info.resolved);
 		atomic_fetch_add(&pr->samples_unresolved, info.samples - info.resolved);
 	}

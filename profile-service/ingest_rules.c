@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RULES_MAX_BYTES (1 << 20)	/* the file */
 #define RULES_MAX 1024			/* rules in the file */
 #define RULES_PER_TENANT 64
 #define MAX_WORDS 16			/* key=value words a rule */
@@ -120,9 +119,9 @@ static int parse_line(void *arg, unsigned no, char *line)
 	bool sample = kind && !strcmp(kind, "sample");
 	int err;
 
-	if (!profsvc_tenant_valid(tenant) || !kind || (!sample && strcmp(kind, "relabel"))) {
+	if (!ember_tenant_valid(tenant) || !kind || (!sample && strcmp(kind, "relabel"))) {
 		snprintf(p->why, p->why_size, "line %u: %s", no,
-			 !profsvc_tenant_valid(tenant)
+			 !ember_tenant_valid(tenant)
 				 ? "not a tenant ID first"
 				 : "want 'TENANT relabel key=value ...' or 'TENANT sample ...'");
 		return -EINVAL;
@@ -176,8 +175,8 @@ int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out
 	char *copy;
 	int err;
 
-	if (len > RULES_MAX_BYTES || memchr(text, '\0', len)) {
-		snprintf(why, why_size, "%s", len > RULES_MAX_BYTES ? "larger than 1 MiB"
+	if (len > PROFSVC_RULES_MAX_BYTES || memchr(text, '\0', len)) {
+		snprintf(why, why_size, "%s", len > PROFSVC_RULES_MAX_BYTES ? "larger than 1 MiB"
 								     : "a NUL byte: not text");
 		return -EINVAL;
 	}
@@ -197,20 +196,6 @@ int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out
 	}
 	*out = t;
 	return 0;
-}
-
-int profsvc_rules_read(const char *path, struct profsvc_rules **out, char *why,
-		       size_t why_size)
-{
-	char *text;
-	size_t n;
-	int err = ember_config_read(path, RULES_MAX_BYTES, &text, &n, why, why_size);
-
-	if (err)
-		return err;
-	err = profsvc_rules_parse(text, n, out, why, why_size);
-	free(text);
-	return err;
 }
 
 /* ---- the service's rules ---------------------------------------------------------- */
@@ -279,8 +264,10 @@ int profsvc_rules_apply(const struct profsvc_rules *t, const char *tenant,
 	return err;
 }
 
-bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
-			const struct pstore_label *labels, size_t n, int64_t time_ns)
+/* What the first sampling rule of tenant whose selector matches decides. */
+static enum profsvc_sampled rules_decide(const struct profsvc_rules *t, const char *tenant,
+					 const struct pstore_label *labels, size_t n,
+					 int64_t time_ns)
 {
 	size_t i = 0, end = 0;
 
@@ -288,18 +275,27 @@ bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
 		tenant_rules(t, tenant, &i, &end);
 	for (; i < end; i++)
 		if (t->v[i].sample && profsvc_sample_rule_matches(t->v[i].sample, labels, n))
-			return profsvc_sample_rule_keeps(t->v[i].sample, labels, n, time_ns);
-	return true;
+			return profsvc_sample_rule_keeps(t->v[i].sample, labels, n, time_ns)
+				       ? PROFSVC_SAMPLED_KEPT
+				       : PROFSVC_SAMPLED_TOTALS;
+	return PROFSVC_SAMPLED_NO_RULE;
 }
 
-bool profsvc_rules_keep_now(struct profsvc *pr, const struct pstore_label *labels, size_t n,
-			    int64_t time_ns)
+bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
+			const struct pstore_label *labels, size_t n, int64_t time_ns)
+{
+	return rules_decide(t, tenant, labels, n, time_ns) != PROFSVC_SAMPLED_TOTALS;
+}
+
+enum profsvc_sampled profsvc_rules_sample_now(struct profsvc *pr,
+					      const struct pstore_label *labels, size_t n,
+					      int64_t time_ns)
 {
 	struct profsvc_rules *t = rules_get(pr);
-	bool keep = profsvc_rules_keep(t, pr->tenant, labels, n, time_ns);
+	enum profsvc_sampled d = rules_decide(t, pr->tenant, labels, n, time_ns);
 
 	profsvc_rules_free(t);
-	return keep;
+	return d;
 }
 
 bool profsvc_rules_for(const struct profsvc_rules *t, const char *tenant)

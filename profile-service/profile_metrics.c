@@ -118,9 +118,12 @@ static void traffic_sum(struct profsvc *s, struct traffic *t)
 	size_t cursor = 0, n;
 
 	memset(t, 0, sizeof(*t));
-	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor)))
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor,
+					 PROFSVC_TENANTS_ALL))) {
 		for (size_t i = 0; i < n; i++)
 			traffic_add(t, v[i]);
+		profsvc_tenants_put(v, n);
+	}
 }
 
 static int traffic_lines(struct ember_buf *b, struct profsvc *pr)
@@ -151,12 +154,55 @@ static int traffic_lines(struct ember_buf *b, struct profsvc *pr)
 				       (unsigned long long)t.unresolved);
 }
 
+/* One tenant's lines of ember_profile_rules_total. */
+static int rules_tenant_lines(struct ember_buf *b, const struct profsvc *pr)
+{
+	const struct {
+		const char *outcome;
+		uint64_t n;
+	} v[] = {
+		{ "relabelled", pr->relabelled },
+		{ "dropped", pr->dropped_by_rules },
+		{ "kept", pr->kept_by_rules },
+		{ "sampled", pr->sampled_out },
+	};
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(v) / sizeof(v[0]); i++)
+		err = ember_buf_appendf(b, "ember_profile_rules_total{tenant=\"%s\",outcome=\"%s\"} "
+					   "%llu\n", pr->tenant, v[i].outcome,
+					(unsigned long long)v[i].n);
+	return err;
+}
+
+/* What the ingest rules (--rules) did, by tenant (each tenant in the
+ * table: at most --max-tenants and anonymous; an ID needs no escaping). */
+static int rules_lines(struct ember_buf *b, struct profsvc *s)
+{
+	struct profsvc *v[PROFSVC_TENANTS_BATCH];
+	size_t cursor = 0, n;
+	int err = ember_buf_appendf(b, "# HELP ember_profile_rules_total Profiles the ingest "
+				       "rules acted on, by tenant and outcome: stored with labels "
+				       "the relabel rules changed, dropped by a relabel rule, kept "
+				       "whole or stored as totals by a sampling rule.\n"
+				       "# TYPE ember_profile_rules_total counter\n");
+
+	while (!err && (n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor,
+						 PROFSVC_TENANTS_ALL))) {
+		for (size_t i = 0; !err && i < n; i++)
+			err = rules_tenant_lines(b, v[i]);
+		profsvc_tenants_put(v, n);
+	}
+	return err;
+}
+
 int profsvc_metrics(struct profsvc *s, struct ember_buf *b)
 {
 	int err = store_lines(b, s->store);
 
 	err = err ? err : unbounded_lines(b, s->store);
 	err = err ? err : traffic_lines(b, s);
+	err = err ? err : rules_lines(b, s);
 	return err || !s->scrapers ? err : profsvc_scrapers_metrics(s->scrapers, b);
 }
 
@@ -193,8 +239,11 @@ int profsvc_usage(struct profsvc *s, struct profsvc_answer *a)
 					    (unsigned long long)st.block_bytes,
 					    (unsigned long long)st.wal_bytes);
 	err = err ? err : counts_json(b, reject_names, s->rejected, PROFSVC_REJECT_COUNT);
-	err = err ? err : ember_buf_appendf(b, ",\"dropped_by_rules\":%llu,\"sampled_out\":%llu}",
+	err = err ? err : ember_buf_appendf(b, ",\"dropped_by_rules\":%llu,\"sampled_out\":%llu,"
+					       "\"kept_by_rules\":%llu,\"relabelled\":%llu}",
 					    (unsigned long long)s->dropped_by_rules,
-					    (unsigned long long)s->sampled_out);
+					    (unsigned long long)s->sampled_out,
+					    (unsigned long long)s->kept_by_rules,
+					    (unsigned long long)s->relabelled);
 	return err;
 }

@@ -50,16 +50,14 @@ static int open_store(struct profsvc *s, const struct profsvc_opts *o)
 	return err;
 }
 
-int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
+/* A service without its store yet (NULL; -ENOMEM), a root until told
+ * otherwise. */
+static struct profsvc *svc_alloc(struct symsvc *symbols, const struct profsvc_opts *o)
 {
 	struct profsvc *s = calloc(1, sizeof(*s));
-	int err;
 
-	if (!s) {
-		if (o->blocks && o->blocks->release) /* the store would have owned them */
-			o->blocks->release(o->blocks->ctx);
-		return -ENOMEM;
-	}
+	if (!s)
+		return NULL;
 	s->root = s;
 	pthread_mutex_init(&s->bucket_lock, NULL);
 	pthread_mutex_init(&s->limits_lock, NULL);
@@ -67,6 +65,30 @@ int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct pr
 	s->max_body = o->max_profile_bytes ? o->max_profile_bytes : DEFAULT_MAX_BODY;
 	s->max_age_ns = window_of(EMBER_OPTS_GET(o, max_age_ns, 0), DEFAULT_MAX_AGE);
 	s->max_future_ns = window_of(EMBER_OPTS_GET(o, max_future_ns, 0), DEFAULT_MAX_FUTURE);
+	return s;
+}
+
+int profsvc_store_open(struct profsvc *s, const struct profsvc_opts *o)
+{
+	return open_store(s, o);
+}
+
+/* o's blocks released: the store that would have owned them is not opened. */
+static void blocks_release(const struct profsvc_opts *o)
+{
+	if (o->blocks && o->blocks->release)
+		o->blocks->release(o->blocks->ctx);
+}
+
+int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
+{
+	struct profsvc *s = svc_alloc(symbols, o);
+	int err;
+
+	if (!s) {
+		blocks_release(o);
+		return -ENOMEM;
+	}
 	err = open_store(s, o);
 	if (err) {
 		profsvc_free(s);
@@ -78,25 +100,19 @@ int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct pr
 
 int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out)
 {
-	struct profsvc_limits_table *limits = EMBER_OPTS_GET(o, limits, NULL);
-	struct profsvc_rules *rules = EMBER_OPTS_GET(o, rules, NULL);
 	struct profsvc_opts ro = *o;
-	struct profsvc *s;
-	int err;
+	struct profsvc *s = svc_alloc(symbols, o);
+	int err = s ? profsvc_files_init(s, o) : -ENOMEM;
 
-	ro.sz = sizeof(ro);
-	ro.limits = NULL; /* the root's, below */
-	ro.rules = NULL;
-	profsvc_limits_store_opts(limits, PROFSVC_TENANT_ANONYMOUS, &ro);
-	err = profsvc_open(symbols, &ro, &s);
 	if (err) {
-		profsvc_limits_table_free(limits);
-		profsvc_rules_free(rules);
+		blocks_release(o);
+		profsvc_free(s);
 		return err;
 	}
-	s->limits = limits;
-	s->rules = rules;
-	err = profsvc_tenants_init(s, o);
+	ro.sz = sizeof(ro);
+	profsvc_limits_store_opts(s->limits, PROFSVC_TENANT_ANONYMOUS, &ro);
+	err = open_store(s, &ro);
+	err = err ? err : profsvc_tenants_init(s, o);
 	if (!err && o->n_scrape)
 		err = profsvc_scrapers_start(s, o, &s->scrapers);
 	if (err) {
@@ -116,6 +132,7 @@ void profsvc_free(struct profsvc *s)
 	pstore_free(s->store);
 	profsvc_limits_table_free(s->limits);
 	profsvc_rules_free(s->rules);
+	profsvc_files_release(s);
 	pthread_mutex_destroy(&s->bucket_lock);
 	pthread_mutex_destroy(&s->limits_lock);
 	free(s);
@@ -145,9 +162,12 @@ void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
 	struct profsvc *v[PROFSVC_TENANTS_BATCH];
 	size_t cursor = 0, n;
 
-	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor)))
+	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor,
+					 PROFSVC_TENANTS_STORES))) {
 		for (size_t i = 0; i < n; i++)
 			symbols_arrived(v[i], build_id);
+		profsvc_tenants_put(v, n);
+	}
 }
 
 int64_t profsvc_now_ns(void)

@@ -87,6 +87,9 @@ struct profsvc_opts {
 	int64_t max_age_ns, max_future_ns;
 	/* Tenants other than "anonymous" open at once (profsvc_tenant); 0: 64. */
 	size_t max_tenants;
+	/* A tenant's store closed once no request has held it this long,
+	 * opened again by the next; 0: 15 minutes; negative: never. */
+	int64_t tenant_idle_ns;
 	/* With blocks (shared storage): the block storage of tenant's store
 	 * (its local directory dir, made), filled into *out, owned by the
 	 * tenant's store from then on (e.g. bucket_profile_blockio under a
@@ -94,19 +97,28 @@ struct profsvc_opts {
 	int (*tenant_blocks)(void *ctx, const char *tenant, const char *dir,
 			     struct pstore_blockio *out);
 	void *tenant_blocks_ctx;	/* borrowed: it must outlive the service */
-	/* Per-tenant limits (profsvc_limits_parse), taken by profsvc_new
-	 * whatever its result; NULL: none.  A tenant's max_series and
-	 * retention are its store's from its open on. */
-	struct profsvc_limits_table *limits;
-	/* Per-tenant ingest rules (profsvc_rules_parse), taken by
-	 * profsvc_new whatever its result; NULL: none. */
-	struct profsvc_rules *rules;
+	/* The service's files (config_files.c), read by profsvc_new (one
+	 * that does not read or parse fails it, the reason logged naming the
+	 * line) and, but tokens_file, again by profsvc_reload; NULL: none.
+	 * limits_file: per-tenant limits (profsvc_limits_parse; a tenant's
+	 * max_series, retention and rollup_retention its store's, at its open
+	 * and at each reload); rules_file: per-tenant ingest rules
+	 * (profsvc_rules_parse); tokens_file: tenants' write tokens
+	 * (profsvc_tokens_read). */
+	const char *limits_file, *rules_file, *tokens_file;
 };
 
 /* Open the store under o->dir (its log replayed) with symbols (borrowed:
  * must outlive the service) as its resolver, and start the scrapers.
  * 0 or a negative errno (or -PSTORE_ERR_*), logged with the reason. */
 int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
+/* Read the service's files again (o->limits_file, o->rules_file; `ember
+ * serve` on SIGHUP), s its service or any tenant's: each file's table
+ * every tenant's from now on, the limits' store limits applied to the
+ * tenants' stores open; a file that does not read or parse changes
+ * nothing.  Each file logged either way.  0 (also without files) or the
+ * first file's error. */
+int profsvc_reload(struct profsvc *s);
 /* Stop the scrapers, close the tenants' stores and the store (NULL-safe). */
 void profsvc_free(struct profsvc *s);
 /* The store (borrowed: valid until profsvc_free). */
@@ -126,19 +138,25 @@ int64_t profsvc_now_ns(void);
 /* The tenant of everything when tenants are off: the service itself, its
  * store in o->dir as before tenants were. */
 #define PROFSVC_TENANT_ANONYMOUS "anonymous"
-/* The longest tenant ID (Mimir's rule). */
-#define PROFSVC_TENANT_MAX 150
-/* Whether id may name a tenant: 1 to PROFSVC_TENANT_MAX characters of
- * [a-zA-Z0-9!-_.*'()], not "." or "..". */
-bool profsvc_tenant_valid(const char *id);
+/* The longest tenant ID; whether an ID is one: ember_tenant_valid
+ * (common.h, shared with the agent). */
+#define PROFSVC_TENANT_MAX EMBER_TENANT_MAX
+/* How profsvc_tenant opens a tenant: with CREATE (a write) a tenant
+ * without a store gets one; without (a read), such a tenant is answered
+ * as an empty one, from a store no one writes, taking no slot. */
+enum profsvc_tenant_flags { PROFSVC_TENANT_CREATE = 1 << 0 };
 /* The service of tenant id (s: the service or any tenant's) into *out,
- * borrowed: valid until profsvc_free of the service.  Anonymous is the
- * service; another tenant's is opened at its first call, its store in
- * o->dir/tenants/ID (blocks by o->tenant_blocks on shared storage), with
- * the service's options.  0; -EINVAL for an id that is not valid;
- * -EUSERS when o->max_tenants are open and id is none of them; or the
- * open's error (logged), the next call trying again. */
-int profsvc_tenant(struct profsvc *s, const char *id, struct profsvc **out);
+ * held until profsvc_tenant_put (a request's: its store stays open that
+ * long).  Anonymous is the service; another tenant's store is opened at
+ * its first call after a start or an idle close (o->tenant_idle_ns), in
+ * o->dir/tenants/ID (blocks by o->tenant_blocks on shared storage),
+ * with the service's options and the tenant's limits.  0; -EINVAL for an
+ * id that is not valid; -EUSERS when o->max_tenants stores are open and
+ * id is none of them; or the open's error (logged), the next call trying
+ * again. */
+int profsvc_tenant(struct profsvc *s, const char *id, unsigned flags, struct profsvc **out);
+/* The hold of profsvc_tenant let go (NULL and the service: nothing). */
+void profsvc_tenant_put(struct profsvc *ts);
 /* The tenant s serves (static for s's life). */
 const char *profsvc_tenant_id(const struct profsvc *s);
 
@@ -163,10 +181,11 @@ struct profsvc_limits {
 	uint64_t max_stack_depth;	/* locations of a sample */
 	uint64_t max_labels;		/* labels of a profile's series */
 	uint64_t max_label_name_len, max_label_value_len;
-	uint64_t max_series;		/* the tenant's store's (at its open) */
+	uint64_t max_series;		/* the tenant's store's */
 	uint64_t max_query_range;	/* seconds a read's range may span */
 	uint64_t max_query_bytes;	/* memory of a read's answer */
-	uint64_t retention;		/* seconds (the tenant's store's, at its open) */
+	uint64_t retention;		/* seconds: the tenant's store's full resolution */
+	uint64_t rollup_retention;	/* seconds: its rollups' */
 };
 /* The entry of the limits file naming the limits of every tenant it
  * does not name itself. */
@@ -179,12 +198,10 @@ struct profsvc_limits_table;
 int profsvc_limits_parse(const char *text, size_t len, struct profsvc_limits_table **out,
 			 char *why, size_t why_size);
 void profsvc_limits_table_free(struct profsvc_limits_table *t);
-/* The file at path read (at most 1 MiB) and parsed into *out: 0, or a
- * negative errno with why set (the file is left as it is). */
-int profsvc_limits_read(const char *path, struct profsvc_limits_table **out, char *why,
-			size_t why_size);
 /* t (taken; NULL: none) the limits of every tenant of the service s
- * belongs to from now on, in place of the table before. */
+ * belongs to from now on, in place of the table before; each store open
+ * takes its tenant's max_series, retention and rollup_retention
+ * (pstore_retune; a tenant without them the service's options). */
 void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t);
 /*
  * Per-tenant ingest rules (`ember serve --rules FILE`; docs/cli.md,
@@ -199,10 +216,6 @@ struct profsvc_rules;
  * key unknown, more rules than a tenant or the file may have), -ENOMEM. */
 int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out, char *why,
 			size_t why_size);
-/* The file at path read (at most 1 MiB) and parsed into *out, as
- * profsvc_limits_read. */
-int profsvc_rules_read(const char *path, struct profsvc_rules **out, char *why,
-		       size_t why_size);
 /* Accepts NULL; rules still applied to a profile are freed after it. */
 void profsvc_rules_free(struct profsvc_rules *r);
 /* r (taken; NULL: none) the rules of every tenant of s's service from
@@ -219,7 +232,14 @@ struct profsvc_tokens;
 /* The tokens of path into *out (profsvc_tokens_free).  0 or a negative
  * errno, the reason logged. */
 int profsvc_tokens_read(const char *path, struct profsvc_tokens **out);
+/* The tokens file's text[0, len) into *out (path names it in what is
+ * logged): 0, or -EINVAL / -E2BIG (the line and why logged), -ENOMEM. */
+int profsvc_tokens_parse(const char *text, size_t len, const char *path,
+			 struct profsvc_tokens **out);
 void profsvc_tokens_free(struct profsvc_tokens *t);
+/* The service's tokens (o->tokens_file; NULL: none), borrowed: valid
+ * until profsvc_free. */
+const struct profsvc_tokens *profsvc_tokens_of(const struct profsvc *s);
 /* The tenant of token given[0, len) (pointing into t), or NULL: every
  * entry compared in constant time. */
 const char *profsvc_tokens_find(const struct profsvc_tokens *t, const char *given, size_t len);

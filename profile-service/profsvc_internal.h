@@ -3,6 +3,7 @@
  *
  * One concept a file:
  *   profsvc.c            the service: the store's start and stop, the clock
+ *   config_files.c       its files (--limits, --rules, --tokens): read, reread
  *   tenants.c            one service and store a tenant, opened at its first request
  *   tenant_limits.c      per-tenant limits: the file, the ingest rate, a profile's limits
  *   ingest_rules.c       per-tenant ingest rules: the --rules file, applied at ingest
@@ -30,6 +31,11 @@
 struct profsvc_scrapers;
 struct profsvc_tenants;
 
+/* The files profsvc_reload reads again (config_files.c). */
+enum profsvc_file { PROFSVC_FILE_LIMITS, PROFSVC_FILE_RULES, PROFSVC_FILE_COUNT };
+#define PROFSVC_LIMITS_MAX_BYTES (1 << 20)
+#define PROFSVC_RULES_MAX_BYTES (1 << 20)
+
 /* The service of one tenant: the root (profsvc_new) is the tenant
  * "anonymous" and holds the others (tenants.c), each a struct profsvc of
  * its own (profsvc_open) whose root points back to it. */
@@ -46,8 +52,10 @@ struct profsvc {
 	_Atomic uint64_t rejected[PROFSVC_REJECT_COUNT];
 	_Atomic uint64_t samples_resolved, samples_unresolved;
 	_Atomic uint64_t ingested_bytes;	/* as received, admitted (tenant_limits.c) */
-	/* profiles a relabel rule dropped, kept as totals only (--rules) */
-	_Atomic uint64_t dropped_by_rules, sampled_out;
+	/* profiles a relabel rule dropped, kept as totals only, kept whole
+	 * by a sampling rule, stored with labels the relabel rules changed
+	 * (--rules) */
+	_Atomic uint64_t dropped_by_rules, sampled_out, kept_by_rules, relabelled;
 	/* the ingest rate's token bucket (tenant_limits.c) */
 	pthread_mutex_t bucket_lock;
 	double bucket_tokens;
@@ -56,7 +64,20 @@ struct profsvc {
 	pthread_mutex_t limits_lock;
 	struct profsvc_limits_table *limits;	/* NULL: none */
 	struct profsvc_rules *rules;		/* --rules, under limits_lock; NULL: none */
+	bool empty;				/* a read's of a tenant without a store:
+						   the empty store's (tenants.c) */
+	char *files[PROFSVC_FILE_COUNT];	/* the root's: their paths (owned); NULL: none */
+	struct profsvc_tokens *tokens;		/* the root's --tokens; NULL: none */
 };
+
+/* ---- the service's files (config_files.c) --------------------------------------------- */
+
+/* o's files read into the root (their paths kept for profsvc_reload): 0,
+ * or the first's error, logged (what was read is the root's, freed by
+ * profsvc_free). */
+int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o);
+/* Their paths and the tokens freed (the tables are the root's own). */
+void profsvc_files_release(struct profsvc *root);
 
 /* ---- per-tenant limits (tenant_limits.c) --------------------------------------------- */
 
@@ -91,9 +112,9 @@ struct profsvc_rule_kv {
 	const char *key, *value;
 };
 /* The rule of kv[0, n) (action, source_labels, separator, regex,
- * target_label, replacement; Prometheus' defaults for the rest) into
- * *out (profsvc_relabel_free): 0, or -EINVAL / -E2BIG with why saying
- * which key and why, -ENOMEM. */
+ * target_label, replacement, modulus; Prometheus' defaults for the rest)
+ * into *out (profsvc_relabel_free): 0, or -EINVAL / -E2BIG with why
+ * saying which key and why, -ENOMEM. */
 int profsvc_relabel_parse(const struct profsvc_rule_kv *kv, size_t n,
 			  struct profsvc_relabel **out, char *why, size_t why_size);
 void profsvc_relabel_free(struct profsvc_relabel *r); /* accepts NULL */
@@ -138,9 +159,13 @@ int profsvc_rules_apply(const struct profsvc_rules *t, const char *tenant,
  * too when none matches). */
 bool profsvc_rules_keep(const struct profsvc_rules *t, const char *tenant,
 			const struct pstore_label *labels, size_t n, int64_t time_ns);
-/* As profsvc_rules_keep, with the rules of pr's service now. */
-bool profsvc_rules_keep_now(struct profsvc *pr, const struct pstore_label *labels, size_t n,
-			    int64_t time_ns);
+/* What the sampling rules of pr's service now decide of a profile: no
+ * rule's selector matches, or the first that does keeps it whole or
+ * as its totals. */
+enum profsvc_sampled { PROFSVC_SAMPLED_NO_RULE, PROFSVC_SAMPLED_KEPT, PROFSVC_SAMPLED_TOTALS };
+enum profsvc_sampled profsvc_rules_sample_now(struct profsvc *pr,
+					      const struct pstore_label *labels, size_t n,
+					      int64_t time_ns);
 /* The relabel rules of pr's tenant (--rules) applied to in's labels, in
  * the file's order, into ls (zeroed; profsvc_labels_release it whatever
  * the result), *applied false when the tenant has none (ls left empty:
@@ -154,18 +179,29 @@ int profsvc_rules_relabel(struct profsvc *pr, const struct profsvc_in *in,
 /* A service of o's store only (no tenant table, no scrapers): a tenant's,
  * or the start of the root's.  Errors as profsvc_new's. */
 int profsvc_open(struct symsvc *symbols, const struct profsvc_opts *o, struct profsvc **out);
-/* The root s's tenant table under o's limits (o->max_tenants), a
- * tenant's store opened as o says for DIR/tenants/TENANT.  0 or -ENOMEM. */
+/* o's store opened into s (whose store is closed): 0 or the open's error,
+ * logged. */
+int profsvc_store_open(struct profsvc *s, const struct profsvc_opts *o);
+/* The root s's tenant table under o's limits (o->max_tenants,
+ * o->tenant_idle_ns: its closer thread started), a tenant's store
+ * opened as o says for DIR/tenants/TENANT.  0 or a negative errno. */
 int profsvc_tenants_init(struct profsvc *s, const struct profsvc_opts *o);
-/* Close every tenant's service (NULL-safe). */
+/* Stop the closer, close every tenant's service (NULL-safe). */
 void profsvc_tenants_free(struct profsvc_tenants *t);
-/* The services open, the root first, from *cursor on (0: the start): at
- * most max into out (borrowed: valid until profsvc_free of the root),
- * *cursor moved past them; how many (0: no more).  Pages see each tenant
- * open throughout once; one opened meanwhile may be left out. */
+/* The services, the root first, from *cursor on (0: the start): at most
+ * max into out, each held (profsvc_tenants_put them) and *cursor moved
+ * past them; how many (0: no more).  which: those with their store open,
+ * or every one (its counters: the store may be closed, NULL).  Pages see
+ * each tenant throughout once; one opened meanwhile may be left out. */
 #define PROFSVC_TENANTS_BATCH 32
+enum profsvc_tenants_which { PROFSVC_TENANTS_STORES, PROFSVC_TENANTS_ALL };
 size_t profsvc_tenants_open(struct profsvc *s, struct profsvc **out, size_t max,
-			    size_t *cursor);
+			    size_t *cursor, enum profsvc_tenants_which which);
+/* v[0, n) of profsvc_tenants_open let go (their idle times untouched). */
+void profsvc_tenants_put(struct profsvc **v, size_t n);
+/* The limits of the root's table now applied to every store open (its
+ * max_series, retention, rollup_retention; pstore_retune). */
+void profsvc_tenants_retune(struct profsvc *root);
 
 /* ---- mappings named by the eBPF profiler's file ID (file_ids.c) ---------------------- */
 

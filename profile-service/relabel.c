@@ -12,7 +12,16 @@
  *   labeldrop/labelkeep  each label whose name matches / does not match
  *              removed (only regex may be given);
  *   labelmap   each label whose name matches copied to the expanded
- *              replacement (the original stays).
+ *              replacement (the original stays);
+ *   hashmod    target_label set to the MD5 of the value, its last 8 bytes
+ *              read big-endian, modulo modulus (Prometheus' sum64);
+ *   lowercase/uppercase  target_label set to the value in lower / upper
+ *              case (ASCII letters only: Go's strings.ToLower maps every
+ *              Unicode letter);
+ *   keepequal/dropequal  the profile dropped when the value is not / is
+ *              the value of target_label (a missing label: "").
+ * hashmod, lowercase, uppercase, keepequal and dropequal apply no regex;
+ * their target_label is a label name, never expanded.
  * Defaults: action=replace, separator=";", regex="(.*)",
  * replacement="$1".  Expansion is Go's Regexp.Expand: $1, ${1}, $name,
  * ${name}, "$$" a '$'; a name runs over [A-Za-z0-9_] (so "$1x" is the
@@ -22,7 +31,9 @@
  */
 #include "profsvc_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <nettle/md5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,20 +41,25 @@
 #define MAX_SOURCES 16
 #define SOURCE_CAP (MAX_SOURCES * (PROFSVC_RELABEL_MAX_VALUE + 1))
 
-enum action { A_REPLACE, A_KEEP, A_DROP, A_LABELDROP, A_LABELKEEP, A_LABELMAP, A_COUNT };
+enum action { A_REPLACE, A_KEEP, A_DROP, A_LABELDROP, A_LABELKEEP, A_LABELMAP, A_HASHMOD,
+	      A_LOWERCASE, A_UPPERCASE, A_KEEPEQUAL, A_DROPEQUAL, A_COUNT };
 
 static const char *const action_names[A_COUNT] = {
-	"replace", "keep", "drop", "labeldrop", "labelkeep", "labelmap",
+	"replace", "keep", "drop", "labeldrop", "labelkeep", "labelmap", "hashmod",
+	"lowercase", "uppercase", "keepequal", "dropequal",
 };
 
-enum key { K_ACTION, K_SOURCES, K_SEPARATOR, K_REGEX, K_TARGET, K_REPLACEMENT, K_COUNT };
+enum key { K_ACTION, K_SOURCES, K_SEPARATOR, K_REGEX, K_TARGET, K_REPLACEMENT, K_MODULUS,
+	   K_COUNT };
 
 static const char *const key_names[K_COUNT] = {
 	"action", "source_labels", "separator", "regex", "target_label", "replacement",
+	"modulus",
 };
 
 struct profsvc_relabel {
 	enum action action;
+	uint64_t modulus;		/* hashmod's; 0: not given */
 	char *sources[MAX_SOURCES];
 	size_t n_sources;
 	char *separator, *target, *replacement; /* owned */
@@ -249,6 +265,54 @@ static int apply_labelmap(const struct profsvc_relabel *r, struct profsvc_labels
 	return err;
 }
 
+/* hashmod: Prometheus' sum64 of the value's MD5 (its last 8 bytes, big-endian). */
+static int apply_hashmod(const struct profsvc_relabel *r, struct profsvc_labels *ls,
+			 const char *val, size_t len)
+{
+	uint8_t d[MD5_DIGEST_SIZE];
+	struct md5_ctx c;
+	uint64_t h = 0;
+	char out[24];
+
+	md5_init(&c);
+	md5_update(&c, len, (const uint8_t *)val);
+	md5_digest(&c, sizeof(d), d);
+	for (size_t i = MD5_DIGEST_SIZE - 8; i < MD5_DIGEST_SIZE; i++)
+		h = h << 8 | d[i];
+	snprintf(out, sizeof(out), "%llu", (unsigned long long)(h % r->modulus));
+	return profsvc_labels_set(ls, r->target, out);
+}
+
+/* lowercase, uppercase: the value's ASCII letters mapped, into the target. */
+static int apply_case(const struct profsvc_relabel *r, struct profsvc_labels *ls, char *val)
+{
+	for (char *p = val; *p; p++)
+		*p = (char)(r->action == A_LOWERCASE ? tolower((unsigned char)*p)
+						     : toupper((unsigned char)*p));
+	return profsvc_labels_set(ls, r->target, val);
+}
+
+/* keepequal, dropequal: PROFSVC_RELABEL_DROP or 0. */
+static int apply_equal(const struct profsvc_relabel *r, const struct profsvc_labels *ls,
+		       const char *val)
+{
+	size_t k = label_find(ls, r->target);
+	bool equal = !strcmp(k == SIZE_MAX ? "" : ls->v[k].value, val);
+
+	return equal == (r->action == A_DROPEQUAL) ? PROFSVC_RELABEL_DROP : 0;
+}
+
+/* The actions on the source value that apply no regex. */
+static int apply_plain(const struct profsvc_relabel *r, struct profsvc_labels *ls,
+		       struct ember_buf *val)
+{
+	if (r->action == A_HASHMOD)
+		return apply_hashmod(r, ls, val->data, val->len);
+	if (r->action == A_LOWERCASE || r->action == A_UPPERCASE)
+		return apply_case(r, ls, val->data);
+	return apply_equal(r, ls, val->data);
+}
+
 int profsvc_relabel_apply(const struct profsvc_relabel *r, struct profsvc_labels *ls)
 {
 	struct profsvc_span g[PROFSVC_REGEX_MAX_GROUPS];
@@ -264,6 +328,11 @@ int profsvc_relabel_apply(const struct profsvc_relabel *r, struct profsvc_labels
 		return apply_labelmap(r, ls);
 	ember_buf_init(&val, SOURCE_CAP);
 	err = source_value(r, ls, &val);
+	if (!err && r->action >= A_HASHMOD) {
+		err = apply_plain(r, ls, &val);
+		ember_buf_release(&val);
+		return err;
+	}
 	match = !err && profsvc_regex_match(r->re, val.data, val.len, g);
 	if (!err && r->action == A_KEEP)
 		err = match ? 0 : PROFSVC_RELABEL_DROP;
@@ -320,9 +389,25 @@ static int parse_action(struct profsvc_relabel *r, const char *v, char *why, siz
 			r->action = (enum action)a;
 			return 0;
 		}
-	snprintf(why, why_size, "action=%.40s: want keep, drop, replace, labeldrop, labelkeep or "
-				"labelmap", v);
+	snprintf(why, why_size, "action=%.40s: want keep, drop, replace, labeldrop, labelkeep, "
+				"labelmap, hashmod, lowercase, uppercase, keepequal or dropequal", v);
 	return -EINVAL;
+}
+
+/* modulus=N: a number above 0. */
+static int parse_modulus(struct profsvc_relabel *r, const char *v, char *why, size_t why_size)
+{
+	char *end;
+	unsigned long long m;
+
+	errno = 0;
+	m = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+	if (!m || errno || *end) {
+		snprintf(why, why_size, "modulus=%.40s: want a number above 0", v);
+		return -EINVAL;
+	}
+	r->modulus = m;
+	return 0;
 }
 
 /* One key=value into r (the regex's text into *regex). */
@@ -340,28 +425,51 @@ static int parse_key(struct profsvc_relabel *r, enum key k, const char *v, const
 		*regex = v;
 		return 0;
 	}
+	if (k == K_MODULUS)
+		return parse_modulus(r, v, why, why_size);
 	free(*s);
 	*s = strdup(v);
 	return *s ? 0 : -ENOMEM;
 }
 
-/* What Prometheus' config checks of a rule: replace needs a target label
- * (a name, or one made by expansion), labeldrop and labelkeep only a regex. */
-static int check_rule(const struct profsvc_relabel *r, unsigned given, char *why,
-		      size_t why_size)
+/* The target label: replace's a name or one made by expansion; the
+ * actions that take one without a regex, a name.  Prometheus' checks. */
+static int check_target(const struct profsvc_relabel *r, char *why, size_t why_size)
 {
-	if (r->action == A_REPLACE && !*r->target) {
-		snprintf(why, why_size, "action=replace needs target_label");
+	bool needs = r->action == A_REPLACE || r->action >= A_HASHMOD;
+
+	if (needs && !*r->target) {
+		snprintf(why, why_size, "action=%s needs target_label", action_names[r->action]);
 		return -EINVAL;
 	}
-	if (r->action == A_REPLACE && !strchr(r->target, '$') &&
+	if (needs && (r->action != A_REPLACE || !strchr(r->target, '$')) &&
 	    !ember_label_name_valid(r->target)) {
 		snprintf(why, why_size, "target_label=%.60s: not a label name", r->target);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* What Prometheus' config checks of a rule: its target (check_target),
+ * labeldrop and labelkeep only a regex, keepequal and dropequal only
+ * their labels, hashmod a modulus, labelmap a replacement. */
+static int check_rule(const struct profsvc_relabel *r, unsigned given, char *why,
+		      size_t why_size)
+{
+	EMBER_FORWARD_IF_ERROR(check_target(r, why, why_size));
 	if ((r->action == A_LABELDROP || r->action == A_LABELKEEP) &&
 	    given & ~(1u << K_ACTION | 1u << K_REGEX)) {
 		snprintf(why, why_size, "action=%s takes regex only", action_names[r->action]);
+		return -EINVAL;
+	}
+	if ((r->action == A_KEEPEQUAL || r->action == A_DROPEQUAL) &&
+	    given & ~(1u << K_ACTION | 1u << K_SOURCES | 1u << K_TARGET)) {
+		snprintf(why, why_size, "action=%s takes source_labels and target_label only",
+			 action_names[r->action]);
+		return -EINVAL;
+	}
+	if (r->action == A_HASHMOD && !r->modulus) {
+		snprintf(why, why_size, "action=hashmod needs modulus");
 		return -EINVAL;
 	}
 	if (r->action == A_LABELMAP && !*r->replacement) {

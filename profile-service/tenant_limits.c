@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIMITS_MAX_BYTES (1 << 20) /* the file */
 #define LIMITS_MAX_TENANTS 100000
 
 enum unit { UNIT_BYTES, UNIT_COUNT, UNIT_SECONDS };
@@ -40,6 +39,7 @@ static const struct {
 	KEY(max_query_range, UNIT_SECONDS),
 	KEY(max_query_bytes, UNIT_BYTES),
 	KEY(retention, UNIT_SECONDS),
+	KEY(rollup_retention, UNIT_SECONDS),
 #undef KEY
 };
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -133,7 +133,7 @@ static int parse_line(void *arg, unsigned no, char *line)
 	bool dflt = !strcmp(tenant, PROFSVC_LIMITS_DEFAULT);
 	struct limits_entry *e = dflt ? &t->dflt : &t->v[t->n];
 
-	if (!profsvc_tenant_valid(tenant)) {
+	if (!ember_tenant_valid(tenant)) {
 		snprintf(p->why, p->why_size, "line %u: '%.40s' is not a tenant ID", no, tenant);
 		return -EINVAL;
 	}
@@ -178,9 +178,10 @@ int profsvc_limits_parse(const char *text, size_t len, struct profsvc_limits_tab
 	char *copy;
 	int err;
 
-	if (len > LIMITS_MAX_BYTES || memchr(text, '\0', len) || lines > LIMITS_MAX_TENANTS) {
+	if (len > PROFSVC_LIMITS_MAX_BYTES || memchr(text, '\0', len) ||
+	    lines > LIMITS_MAX_TENANTS) {
 		snprintf(why, why_size, "%s",
-			 len > LIMITS_MAX_BYTES		 ? "larger than 1 MiB"
+			 len > PROFSVC_LIMITS_MAX_BYTES	 ? "larger than 1 MiB"
 			 : lines > LIMITS_MAX_TENANTS ? "more than 100000 lines"
 						      : "a NUL byte: not text");
 		return -EINVAL;
@@ -231,6 +232,8 @@ void profsvc_limits_store_opts(const struct profsvc_limits_table *t, const char 
 		o->max_series = l.max_series;
 	if (l.retention)
 		o->retention_ns = (int64_t)l.retention * 1000000000;
+	if (l.rollup_retention)
+		o->rollup_retention_ns = (int64_t)l.rollup_retention * 1000000000;
 }
 
 void profsvc_limits_of(struct profsvc *s, struct profsvc_limits *out)
@@ -252,6 +255,7 @@ void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t)
 	root->limits = t;
 	pthread_mutex_unlock(&root->limits_lock);
 	profsvc_limits_table_free(old);
+	profsvc_tenants_retune(root);
 }
 
 /* ---- the ingest rate: a token bucket of bytes ------------------------------------- */
@@ -361,21 +365,7 @@ int profsvc_limits_check_profile(struct profsvc *pr, const struct profsvc_in *in
 	return check_labels(pr, &l, in, why, why_size);
 }
 
-/* ---- the file and the errors ------------------------------------------------------- */
-
-int profsvc_limits_read(const char *path, struct profsvc_limits_table **out, char *why,
-			size_t why_size)
-{
-	char *text;
-	size_t n;
-	int err = ember_config_read(path, LIMITS_MAX_BYTES, &text, &n, why, why_size);
-
-	if (err)
-		return err;
-	err = profsvc_limits_parse(text, n, out, why, why_size);
-	free(text);
-	return err;
-}
+/* ---- the errors ------------------------------------------------------- */
 
 enum ember_errkind profsvc_error_kind(int err)
 {

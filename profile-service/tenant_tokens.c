@@ -4,7 +4,7 @@
  * and lines starting with '#' skipped); it is a secret as the upload
  * token's file is (this user's, nobody else may read or write it) and
  * each token follows the same rule (16 to 127 printable bytes), each
- * tenant the tenant ID rule (profsvc_tenant_valid).  A token of the file
+ * tenant the tenant ID rule (ember_tenant_valid).  A token of the file
  * may write profiles (never upload debug info) of its tenant only: a
  * write naming another tenant in X-Scope-OrgID is refused 403, a write
  * naming none is its tenant's (api/profile_tenant.c).  Tokens are compared
@@ -86,7 +86,7 @@ static int parse_line(void *arg, unsigned no, char *line)
 		pr_err("profiles: tokens file '%s', line %u: want 'TOKEN TENANT'", p->path, no);
 		return -EINVAL;
 	}
-	if (!profsvc_tenant_valid(tenant)) {
+	if (!ember_tenant_valid(tenant)) {
 		pr_err("profiles: tokens file '%s', line %u: '%.160s' is not a tenant ID (at most %d "
 		       "characters of a-z A-Z 0-9 !-_.*'(), not . or ..)",
 		       p->path, no, tenant, PROFSVC_TENANT_MAX);
@@ -99,26 +99,47 @@ static int parse_line(void *arg, unsigned no, char *line)
 	return 0;
 }
 
-int profsvc_tokens_read(const char *path, struct profsvc_tokens **out)
+int profsvc_tokens_parse(const char *text, size_t len, const char *path,
+			struct profsvc_tokens **out)
 {
 	struct tokens_parse p = { .path = path };
-	char *text;
-	int err = read_secret(path, &text);
-	size_t lines;
+	size_t lines = ember_config_line_count(text, len);
+	char *copy;
+	int err;
 
-	if (err)
-		return err;
-	lines = ember_config_line_count(text, strlen(text));
+	if (len > TOKENS_MAX_BYTES || memchr(text, '\0', len)) {
+		pr_err("profiles: tokens file '%s': %s", path,
+		       len > TOKENS_MAX_BYTES ? "larger than 1 MiB" : "a NUL byte: not text");
+		return -EINVAL;
+	}
 	lines = lines < TOKENS_MAX ? lines : TOKENS_MAX;
+	copy = strndup(text, len);
 	p.t = calloc(1, sizeof(*p.t) + lines * sizeof(p.t->v[0]));
-	err = p.t ? ember_config_lines(text, parse_line, &p) : -ENOMEM;
-	free(text);
+	err = p.t && copy ? ember_config_lines(copy, parse_line, &p) : -ENOMEM;
+	if (copy)
+		explicit_bzero(copy, len);
+	free(copy);
 	if (err) {
 		profsvc_tokens_free(p.t);
 		return err;
 	}
 	*out = p.t;
 	return 0;
+}
+
+int profsvc_tokens_read(const char *path, struct profsvc_tokens **out)
+{
+	char *text;
+	int err = read_secret(path, &text);
+	size_t n;
+
+	if (err)
+		return err;
+	n = strlen(text);
+	err = profsvc_tokens_parse(text, n, path, out);
+	explicit_bzero(text, n);
+	free(text);
+	return err;
 }
 
 void profsvc_tokens_free(struct profsvc_tokens *t)

@@ -110,14 +110,26 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	return pstore_rows_sum(&in, self, q->d);
 }
 
+/* What a block's sum holds: its sums over the block's nodes and the
+ * streams read, taken from the request's account (the most at once). */
+static int hold(struct pstore_qctx *q, size_t nodes, const struct bufs *bf)
+{
+	return pstore_qctx_hold(q, nodes * sizeof(int64_t) + bf->s.alloc + bf->v.alloc +
+					   bf->l.alloc);
+}
+
 static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
 		     const uint8_t *want, struct pstore_qctx *q)
 {
-	int64_t *self = calloc(pmodel_dict_nodes(&bd->dict), sizeof(*self));
+	size_t nodes = pmodel_dict_nodes(&bd->dict);
 	struct pstore_attr_parts parts = { 0 }, *pp = NULL;
+	int64_t *self = NULL;
 	uint8_t *all = NULL;
 	struct bufs bf = { .z = ZSTD_createDCtx() };
-	int err = self && bf.z ? 0 : -ENOMEM;
+	int err = bf.z ? hold(q, nodes, &bf) : -ENOMEM;
+
+	if (!err && !(self = calloc(nodes, sizeof(*self))))
+		err = -ENOMEM;
 
 	if (!err && pstore_linktab_has_attrs(&bd->links)) {
 		pp = &parts;
@@ -130,12 +142,15 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	ember_buf_init(&bf.v, 0);
 	ember_buf_init(&bf.l, 0);
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
-		if (col[s] >= 0 && !(err = pstore_qctx_poll(q)))
-			err = sum_series(b, bd, s, col[s], q, want, self, &bf, pp);
+		if (col[s] >= 0 && !(err = pstore_qctx_poll(q)) &&
+		    !(err = sum_series(b, bd, s, col[s], q, want, self, &bf, pp)))
+			err = hold(q, nodes, &bf);
 	if (!err)
-		err = pmodel_result_add(q->r, &bd->dict, self);
+		err = pstore_qctx_add(q, &bd->dict, self);
 	if (!err)
 		err = pmodel_result_add_attrs(q->r, &bd->dict, parts.v, parts.n);
+	if (!err)
+		err = pstore_qctx_charge(q);
 	if (err == -PSTORE_ERR_CORRUPT)
 		err = EMBER_FAIL(q->d, err, "block '%s' is corrupt", b->name);
 	ember_buf_release(&bf.s);

@@ -54,6 +54,8 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 		.zstd_level = 9,
 		.rollup_steps_ns = { (int64_t)60 * 1000000000, (int64_t)3600 * 1000000000 },
 		.rollup_retention_ns = 90 * DAY_NS,
+		.query_threads = 1, /* docs/performance-notes.md, "Parallel queries" */
+		.query_split_bytes = 4 * MIB,
 	};
 
 	*o = def;
@@ -71,6 +73,8 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 	DEF(cache_bytes);
 	DEF(zstd_level);
 	DEF(rollup_retention_ns);
+	DEF(query_threads);
+	DEF(query_split_bytes);
 #undef DEF
 	if (!o->rollup_steps_ns[0])
 		ember_memcpy(o->rollup_steps_ns, def.rollup_steps_ns, sizeof(def.rollup_steps_ns));
@@ -143,6 +147,7 @@ static struct pstore *store_new(const char *dir, const struct pstore_opts *opts)
 	pthread_cond_init(&s->bg_cv, NULL);
 	pthread_mutex_init(&s->cache.mu, NULL);
 	s->cache.budget = s->opts.cache_bytes;
+	atomic_init(&s->query_spare, (int)s->opts.query_threads);
 	s->dir = strdup(dir);
 	s->unbounded = pstore_unbounded_new();
 	if (!s->dir || !s->unbounded) {
@@ -253,6 +258,26 @@ int pstore_open(const char *dir, const struct pstore_opts *opts, struct pstore *
 	}
 	*out = s;
 	return 0;
+}
+
+/* Each value one aligned word, stored whole (readers load it once per
+ * use, at an append or a compaction pass). */
+void pstore_retune(struct pstore *s, const struct pstore_retune *r)
+{
+	struct pstore_opts o = {
+		.sz = sizeof(o),
+		.retention_ns = EMBER_OPTS_GET(r, retention_ns, 0),
+		.rollup_retention_ns = EMBER_OPTS_GET(r, rollup_retention_ns, 0),
+		.limits = { .sz = sizeof(o.limits), .max_series = EMBER_OPTS_GET(r, max_series, 0) },
+	};
+	struct pstore_opts d;
+	struct pstore_limits l;
+
+	resolve_opts(&o, &d); /* 0: the defaults, as at the open */
+	pstore_limits_resolve(&o.limits, &l);
+	__atomic_store_n(&s->opts.retention_ns, d.retention_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->opts.rollup_retention_ns, d.rollup_retention_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->lim.max_series, l.max_series, __ATOMIC_RELAXED);
 }
 
 void pstore_free(struct pstore *s)

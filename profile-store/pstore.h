@@ -194,6 +194,15 @@ struct pstore_opts {
 	int64_t rollup_steps_ns[PSTORE_ROLLUP_TIERS];
 	int64_t rollup_retention_ns;
 	bool no_rollups;
+	/* A query's blocks and rollups are summed by up to query_threads
+	 * threads, its own included (0 or 1: its own alone, the default
+	 * until an A/B on free cores shows the gain: docs/performance-notes.md,
+	 * "Parallel queries"), each given at least query_split_bytes of them
+	 * (0: 4 MiB; the block bytes its part of the range covers); the
+	 * store's queries together start at most query_threads threads
+	 * besides their own (docs/profile-store.md, "Queries"). */
+	unsigned query_threads;
+	uint64_t query_split_bytes;
 };
 
 /*
@@ -212,6 +221,18 @@ int pstore_open(const char *dir, const struct pstore_opts *opts, struct pstore *
 /* Stop the compaction thread and close (no flush: the log is the truth).
  * Accepts NULL. */
 void pstore_free(struct pstore *s);
+
+/* An open store's retentions and series limit changed (a tenant's limits
+ * read again); 0: the default, as at pstore_open.  The next append and the next
+ * compaction pass go by them: data already past a shorter retention is
+ * dropped then, series held past a lower max_series stay (new ones are
+ * refused). */
+struct pstore_retune {
+	size_t sz;			/* sizeof(struct pstore_retune) */
+	int64_t retention_ns, rollup_retention_ns;
+	size_t max_series;
+};
+void pstore_retune(struct pstore *s, const struct pstore_retune *r);
 
 /* ---- ingest ----------------------------------------------------------- */
 
@@ -287,10 +308,10 @@ int pstore_append_check(struct pstore *s, const struct pprof_profile *p,
  *    its client went away).
  *  - account is the request's memory (common.h, struct ember_mem_account):
  *    what a read holds in proportion to what the request asks (the
- *    series grid; a selector's compiled regexes, where selectors are
- *    parsed: pstore_selection_parse) is taken from it, and past its share
- *    or the server's budget the read fails with its error (-E2BIG,
- *    -EAGAIN).
+ *    series grid; a query's sums over a source's stacks and its merged
+ *    result; a selector's compiled regexes, where selectors are parsed:
+ *    pstore_selection_parse) is taken from it, and past its share or the
+ *    server's budget the read fails with its error (-E2BIG, -EAGAIN).
  */
 struct pstore_request {
 	size_t sz;				/* sizeof(struct pstore_request) */
@@ -356,7 +377,9 @@ struct pstore_query_opts {
  * *out is a new result to pmodel_result_free() (possibly with no
  * samples).  Errors: -PSTORE_ERR_SELECTOR, -PSTORE_ERR_TYPE,
  * -PSTORE_ERR_CORRUPT (a block it needs fails its checks: never taken as
- * empty), an errno of the block storage, -ENOMEM.
+ * empty), an errno of the block storage, -ENOMEM; with sel->request, its
+ * check's error (-ETIMEDOUT, -ECANCELED) and its account's (-E2BIG,
+ * -EAGAIN).
  */
 int pstore_query(struct pstore *s, const struct pstore_selection *sel,
 		 const struct pstore_query_opts *o, struct pmodel_result **out,

@@ -138,6 +138,8 @@ struct pstore {
 	bool leases;
 	atomic_llong lease_sent;
 	atomic_bool fenced;
+	/* threads the queries may still start (query_workers.c) */
+	atomic_int query_spare;
 };
 
 int64_t pstore_now(const struct pstore *s);

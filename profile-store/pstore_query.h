@@ -6,6 +6,8 @@
  *   selector_regex.cc  its regexes: RE2 behind C (pstore_regex.h)
  *   match.c          a selector over a label index -> series bitmap
  *   query.c          pstore_query over heads and blocks
+ *   query_workers.c  a plan's pieces summed by several threads; what a
+ *                    query holds taken from its request's account
  *   block_query.c    one block's share of a query
  *   plan.c           which blocks and rollups answer which part of a range
  *   scan.c           selections without rows: discovery, totals, coverage;
@@ -61,6 +63,14 @@ void pstore_snapshot_release(struct pstore_snapshot *snap);
 
 /* ---- queries (query.c, block_query.c) ------------------------------------- */
 
+/* What the threads of one query share (query_workers.c): the request's
+ * check and account are used under mu (they are one thread's); halt is
+ * set when one of them fails, so the others stop at their next poll. */
+struct pstore_qshare {
+	pthread_mutex_t mu;
+	atomic_int halt;
+};
+
 struct pstore_qctx {
 	const struct pstore_selector *sel;
 	const char *type; /* resolved full ID; NULL: any (discovery) */
@@ -73,7 +83,25 @@ struct pstore_qctx {
 	int stopped;	  /* the check's first error, kept */
 	unsigned polls;
 	uint64_t read;	  /* profiles of blocks and rollups summed */
+	struct pstore_qshare *share; /* NULL: the query runs on one thread */
+	bool halted;	  /* stopped because another thread of the query failed */
+	uint64_t held;	  /* bytes of a source's sums taken: the most held at once */
+	uint64_t charged; /* bytes of r taken */
 };
+
+/* What a query holds, taken from its request's account (under the
+ * share's lock; said in q->d): -E2BIG past the request's share, -EAGAIN
+ * when the server's budget has none free (the account's error, which the
+ * HTTP layer maps to 413 and 503).  pstore_qctx_hold: n bytes of sums
+ * over a source's nodes, freed before the next source's (only the most
+ * held at once is taken); pstore_qctx_charge: what q->r grew to since. */
+int pstore_qctx_hold(struct pstore_qctx *q, uint64_t n);
+int pstore_qctx_charge(struct pstore_qctx *q);
+/* A source's sums self[] (per node of src) added into q->r, the request's
+ * check polled every few thousand nodes (a source of many distinct
+ * stacks takes long to import), then q->r charged. */
+int pstore_qctx_add(struct pstore_qctx *q, const struct pmodel_dict *src, const int64_t *self);
+
 
 /* The request's check now (0, or its error, kept: every later call
  * returns it), and the same once every few hundred calls, for loops over
@@ -133,6 +161,20 @@ struct pstore_plan_out {
 int pstore_plan_range(const struct pstore_snapshot *snap, int64_t from, int64_t to, int64_t grid,
 		      bool use_rollups, struct pstore_plan_out *out);
 void pstore_plan_release(struct pstore_plan_out *out);
+
+/* The pieces of a plan summed into q->r in their order, by several
+ * threads when the store's options and spare threads allow: the caller
+ * starts them (pstore_workers_start), may sum more into q->r (the heads,
+ * which come first), then sums the first part itself and merges the
+ * others' results in order (pstore_workers_finish, always called once
+ * start gave *out, with the error of what the caller did in between:
+ * it returns the first error in the pieces' order; a failure stops
+ * every thread).  The answer is the one summing the pieces one after
+ * another gives. */
+struct pstore_workers;
+int pstore_workers_start(struct pstore *s, const struct pstore_piece *p, size_t n,
+			 struct pstore_qctx *q, struct pstore_workers **out);
+int pstore_workers_finish(struct pstore_workers *w, struct pstore_qctx *q, int err);
 
 /* Scans of the profiles of a selection without their rows (scan.c):
  * discovery, series totals, coverage.  series() is called once per

@@ -130,9 +130,11 @@ static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col,
 			break;
 	}
 	if (!err)
-		err = pmodel_result_add(q->r, &h->dict, self);
+		err = pstore_qctx_add(q, &h->dict, self);
 	if (!err)
 		err = pmodel_result_add_attrs(q->r, &h->dict, parts.v, parts.n);
+	if (!err)
+		err = pstore_qctx_charge(q);
 	EMBER_VEC_FREE(&parts);
 	return err;
 }
@@ -159,6 +161,8 @@ static int head_query(struct pstore_head *h, struct pstore_qctx *q)
 		err = -ENOMEM;
 	if (!err)
 		err = pstore_plan(q, &h->series, &ix, col, &any);
+	if (!err && any)
+		err = pstore_qctx_hold(q, pmodel_dict_nodes(&h->dict) * sizeof(*self));
 	if (!err && any && !(self = calloc(pmodel_dict_nodes(&h->dict), sizeof(*self))))
 		err = -ENOMEM;
 	if (!err && any)
@@ -260,26 +264,43 @@ static int focus(struct pmodel_result **r, const struct pstore_selection *sel)
 	return 0;
 }
 
-/* The blocks' and rollups' share of q (plan.c): each part of the range
- * from the block or rollup the plan gives it. */
-static int blocks_query(const struct pstore_snapshot *snap, bool rollups, struct pstore_qctx *q)
+/* The heads', blocks' and rollups' sums into q->r: each part of the
+ * range from the block or rollup the plan gives it (plan.c), summed by
+ * the query's threads (query_workers.c) while this one sums the heads. */
+static int sum_sources(struct pstore *s, const struct pstore_snapshot *snap, bool rollups,
+		       struct pstore_qctx *q)
 {
-	struct pstore_plan_out plan;
-	int64_t from = q->from, to = q->to;
-	int err = pstore_plan_range(snap, from, to, 0, rollups && !pstore_link_filter_on(q->links),
-				    &plan);
+	struct pstore_plan_out plan = { 0 };
+	struct pstore_workers *w = NULL;
+	int err = pstore_plan_range(snap, q->from, q->to, 0,
+				    rollups && !pstore_link_filter_on(q->links), &plan);
 
-	for (size_t i = 0; !err && i < plan.pieces.n; i++) {
-		q->from = plan.pieces.v[i].from;
-		q->to = plan.pieces.v[i].to;
-		err = pstore_qctx_check(q) ? q->stopped : pstore_block_query(plan.pieces.v[i].b, q);
-	}
-	q->from = from;
-	q->to = to;
+	if (!err)
+		err = pstore_workers_start(s, plan.pieces.v, plan.pieces.n, q, &w);
+	for (size_t i = 0; !err && i < snap->heads.n; i++)
+		err = pstore_qctx_check(q) ? q->stopped : head_query(snap->heads.v[i], q);
+	if (w)
+		err = pstore_workers_finish(w, q, err);
 	if (!err)
 		q->r->rollup_only_step = plan.rollup_only_step;
 	pstore_plan_release(&plan);
 	return err;
+}
+
+/* The resolver's names, then the focus, each charged. */
+static int finish_result(const struct pstore_selection *sel, const struct pstore_query_opts *o,
+			 struct pstore_qctx *q)
+{
+	if (EMBER_OPTS_HAS(o, resolver_ctx) && o->resolver) {
+		EMBER_FORWARD_IF_ERROR(pstore_resolve_dict(&q->r->dict, o->resolver,
+							   o->resolver_ctx, NULL, NULL, q->d));
+		EMBER_FORWARD_IF_ERROR(pstore_qctx_charge(q));
+	}
+	if (!sel || !sel->n_focus)
+		return 0;
+	EMBER_FORWARD_IF_ERROR(focus(&q->r, sel));
+	q->charged = 0; /* a new result (the old one's bytes stay taken) */
+	return pstore_qctx_charge(q);
 }
 
 static int run(struct pstore *s, const struct pstore_selection *sel,
@@ -302,15 +323,11 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 	q.type = type;
 	if (!err)
 		err = pmodel_result_new(type, &q.r);
-	for (size_t i = 0; !err && i < snap.heads.n; i++)
-		err = pstore_qctx_check(&q) ? q.stopped : head_query(snap.heads.v[i], &q);
 	if (!err)
-		err = blocks_query(&snap, !(sel && sel->full_resolution), &q);
+		err = sum_sources(s, &snap, !(sel && sel->full_resolution), &q);
 	atomic_fetch_add(&s->profiles_read, q.read);
-	if (!err && EMBER_OPTS_HAS(o, resolver_ctx) && o->resolver)
-		err = pstore_resolve_dict(&q.r->dict, o->resolver, o->resolver_ctx, NULL, NULL, d);
-	if (!err && sel && sel->n_focus)
-		err = focus(&q.r, sel);
+	if (!err)
+		err = finish_result(sel, o, &q);
 	pstore_snapshot_release(&snap);
 	pstore_selector_free(parsed);
 	free(type);

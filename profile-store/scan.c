@@ -20,13 +20,33 @@
 
 #define POLL_EVERY 256 /* steps between two checks in a per-profile loop */
 
+/* Another thread of q's query failed: stop, saying nothing (its error
+ * is the query's). */
+static bool halted(struct pstore_qctx *q)
+{
+	if (!q->share || !atomic_load_explicit(&q->share->halt, memory_order_relaxed))
+		return false;
+	q->halted = true;
+	q->stopped = -ECANCELED;
+	return true;
+}
+
 int pstore_qctx_check(struct pstore_qctx *q)
 {
 	const struct pstore_request *r = q->req;
 
-	if (q->stopped || !EMBER_OPTS_HAS(r, check_arg) || !r->check)
+	if (q->stopped || halted(q) || !EMBER_OPTS_HAS(r, check_arg) || !r->check)
 		return q->stopped;
-	q->stopped = r->check(r->check_arg);
+	if (q->share) { /* the check is one thread's; the first it stops halts the rest */
+		pthread_mutex_lock(&q->share->mu);
+		if (!halted(q) && (q->stopped = r->check(r->check_arg)))
+			atomic_store(&q->share->halt, 1);
+		pthread_mutex_unlock(&q->share->mu);
+		if (q->halted)
+			return q->stopped;
+	} else {
+		q->stopped = r->check(r->check_arg);
+	}
 	if (q->stopped)
 		return EMBER_FAIL(q->d, q->stopped, "the request was stopped: %s",
 				  q->stopped == -ETIMEDOUT ? "past its deadline"
@@ -36,7 +56,7 @@ int pstore_qctx_check(struct pstore_qctx *q)
 
 int pstore_qctx_poll(struct pstore_qctx *q)
 {
-	if (q->stopped)
+	if (q->stopped || halted(q))
 		return q->stopped;
 	return ++q->polls % POLL_EVERY ? 0 : pstore_qctx_check(q);
 }

@@ -7,8 +7,11 @@ Without the token, with a wrong one, or with a --label the server would
 refuse, the agent stops within seconds, exit status 1, the server's
 reason on stderr, having pushed nothing; with the right token it
 samples, pushes, logs one info line an interval (no line per file) and a
-summary at SIGTERM.  A case that needs BPF exits 77 with the kernel's
-reason where the agent cannot load here.
+summary at SIGTERM.  Against `ember serve --multitenancy`, the agent's
+--tenant names the store its profiles land in, and without one (or with
+another tenant's token) it stops with the server's reason.  A case that
+needs BPF exits 77 with the kernel's reason where the agent cannot load
+here.
 """
 import os
 import re
@@ -33,17 +36,20 @@ def require_bpf():
     ember_test.agent_require_bpf(AGENT, TMP)
 
 
-def stored_series(srv):
-    st, body, _ = srv.request("GET", "/api/v1/series?type=%s&from=now-1h&to=now" % CPU)
+def stored_series(srv, tenant=None):
+    """The series srv holds (with --multitenancy: tenant's)."""
+    st, body, _ = srv.request("GET", "/api/v1/series?type=%s&from=now-1h&to=now" % CPU,
+                              headers={"X-Scope-OrgID": tenant} if tenant else None)
     check(st == 200, "/api/v1/series: %d %r" % (st, body))
     return body.count(b'"labels"')
 
 
-def refused(args, reason, status=1):
+def refused(args, reason, status=1, serve=(), tenants=(None,)):
     """The agent with args stops in seconds with status (1: the server's
-    refusal; 2: its own, of a malformed option), reason on stderr."""
+    refusal; 2: its own, of a malformed option), reason on stderr; a
+    server started with serve holds no series of any of tenants."""
     require_bpf()
-    srv = ember_test.Server(EMBER, TMP)
+    srv = ember_test.Server(EMBER, TMP, serve)
     t = time.time()
     r = subprocess.run([AGENT, "--server", srv.url, "--pid", str(os.getpid())]
                        + [a.replace("TOKEN", srv.token) for a in args],
@@ -53,7 +59,8 @@ def refused(args, reason, status=1):
     check(time.time() - t < 20, "the agent took %.1f s to stop" % (time.time() - t))
     check(re.search(reason, r.stderr), "no %r on stderr:\n%s" % (reason, r.stderr[-2000:]))
     check("sampling at" not in r.stderr, "the agent sampled:\n" + r.stderr[-2000:])
-    check(stored_series(srv) == 0, "the server holds a series the agent pushed")
+    for t in tenants:
+        check(stored_series(srv, t) == 0, "the server holds a series the agent pushed")
 
 
 def test_agent_startup__no_token_refused():
@@ -74,6 +81,65 @@ def test_agent_startup__invalid_label_refused():
             r"refuses the token and labels: HTTP 400: .*label")
     refused(["--token", "TOKEN", "--label", "bad-name=x"],
             r"invalid --label 'bad-name=x': the name is not \[a-zA-Z_\]", status=2)
+
+
+TEAMS = ("team-a", "team-b", "anonymous")
+
+
+def tokens_file(text):
+    """A --tokens file of ember serve (TOKEN TENANT a line), this user's."""
+    path = os.path.join(TMP, "tokens")
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        f.write(text)
+    return path
+
+
+def test_agent_startup__tenant_refused():
+    """A server with --multitenancy refuses an agent that names no tenant
+    (HTTP 401, told from the token's 401: the agent says to give
+    --tenant), and one whose token is another tenant's (403); an invalid
+    --tenant the agent refuses itself, by the server's rule (status 2)."""
+    refused(["--token", "TOKEN"], r"refuses the token and labels: HTTP 401: this server keeps "
+            r"profiles by tenant.*\(give --tenant NAME\)", serve=["--multitenancy"],
+            tenants=TEAMS)
+    token_b = "team-b-" + "x" * 24
+    refused(["--token", token_b, "--tenant", "team-a"],
+            r"refuses the token and labels: HTTP 403: this token writes the profiles of "
+            r"tenant 'team-b' only, not of 'team-a'",
+            serve=["--multitenancy", "--tokens", tokens_file(token_b + " team-b\n")],
+            tenants=TEAMS)
+    refused(["--token", "TOKEN", "--tenant", "../a"],
+            r"invalid --tenant '\.\./a': not a tenant ID", status=2)
+
+
+def test_agent_startup__tenant_pushes_land_in_its_store():
+    """--tenant team-a against --multitenancy: the agent's profiles are
+    team-a's, and neither team-b nor anonymous sees a series of them."""
+    require_bpf()
+    srv = ember_test.Server(EMBER, TMP, ["--multitenancy"])
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    CHILDREN.append(busy)
+    logpath = os.path.join(TMP, "agent.log")
+    with open(logpath, "wb") as log:
+        agent = subprocess.Popen([AGENT, "--server", srv.url, "--token", srv.token,
+                                  "--tenant", "team-a", "--interval", "2", "--frequency", "99",
+                                  "--pid", str(busy.pid)], stdout=log, stderr=log)
+    CHILDREN.append(agent)
+
+    def text():
+        with open(logpath, errors="replace") as f:
+            return f.read()
+    wait_for(lambda: stored_series(srv, "team-a") > 0 or agent.poll() is not None,
+             "a profile of tenant team-a", 90)
+    check(agent.poll() is None, "the agent stopped:\n" + text()[-2000:])
+    check("takes the token, the labels and the tenant 'team-a'" in text(),
+          "no start-up line naming the tenant:\n" + text()[-2000:])
+    agent.send_signal(signal.SIGTERM)
+    check(agent.wait(timeout=60) == 0, "exit after SIGTERM:\n" + text()[-2000:])
+    check(re.search(r"profiles: 0 written, [1-9]\d* sent, 0 failed attempts, 0 refused", text()),
+          "no pushes in the summary:\n" + text()[-2000:])
+    for other in TEAMS[1:]:
+        check(stored_series(srv, other) == 0, "tenant %s sees team-a's series" % other)
 
 
 def test_agent_startup__check_header_checks_and_stores_nothing():

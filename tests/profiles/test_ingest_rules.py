@@ -85,6 +85,15 @@ def test_ingest_rules__replace_keep_drop():
     envs = getj(srv, None, "/api/v1/labels/env/values?from=0")["values"]
     check(envs == ["prod"], envs)
     check(total(srv, None) == ONE, "only the kept profile stored")
+    # counted: one stored relabelled (app made), one dropped; a profile the
+    # rules leave as it was is not relabelled
+    push(srv, None, "service_name=shop&env=prod")
+    u = getj(srv, None, "/api/v1/tenants/anonymous/usage")
+    check(u["relabelled"] == 1 and u["dropped_by_rules"] == 1 and u["kept_by_rules"] == 0, u)
+    for outcome, want in (("relabelled", 1), ("dropped", 1)):
+        got = srv.metric("ember_profile_rules_total",
+                         '{tenant="anonymous",outcome="%s"}' % outcome)
+        check(got == want, "%s: %r, want %d" % (outcome, got, want))
 
 
 def test_ingest_rules__file_checked_and_reloaded():
@@ -129,6 +138,13 @@ def test_ingest_rules__sampling_keeps_totals_exact():
     u = getj(srv, None, "/api/v1/tenants/anonymous/usage")
     sampled = u["sampled_out"]
     check(0 < sampled < n and u["ingested_profiles"]["profiles"] == n + 1, u)
+    check(u["kept_by_rules"] == n - sampled and u["relabelled"] == 0, u)
+    # and in /metrics, by tenant and outcome
+    for outcome, want in (("sampled", sampled), ("kept", n - sampled), ("dropped", 0),
+                          ("relabelled", 0)):
+        got = srv.metric("ember_profile_rules_total",
+                         '{tenant="anonymous",outcome="%s"}' % outcome)
+        check(got == want, "%s: %r, want %d" % (outcome, got, want))
     # totals exact whatever was sampled: the series line sums every profile
     check(total(srv, None) == n * ONE, "total %d" % total(srv, None))
     check(total(srv, None, '{service_name="other"}') == ONE, "other")

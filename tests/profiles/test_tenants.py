@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -175,7 +176,7 @@ def test_tenants__refusals():
         push(srv, bad, STACKS["a"], LABELS["a"], want=400)
     tdir = os.path.join(srv.data, "profiles", "tenants")
     check(not os.path.isdir(tdir) or not os.listdir(tdir), "a bad tenant made a directory")
-    get(srv, "x" * 150 + "", "/api/v1/labels?from=0")  # the longest: one
+    push(srv, "x" * 150, STACKS["a"], LABELS["a"])  # the longest: one
     push(srv, "a", STACKS["a"], LABELS["a"])
     # a third tenant past --max-tenants 2: 429 saying so; anonymous and
     # those open still served
@@ -184,6 +185,44 @@ def test_tenants__refusals():
     push(srv, "a", STACKS["a"], LABELS["a"])
     push(srv, "anonymous", STACKS["a"], LABELS["a"])
     check(srv.metric("ember_profiles_rejected_total", '{reason="tenant"}') >= 9, "metric")
+
+
+def test_tenants__reads_take_no_slot():
+    # reads naming tenants never written: answered as empty tenants, no
+    # store made, so they cannot fill --max-tenants against a writer
+    srv = Server(["--multitenancy", "--max-tenants", "1"])
+    for i in range(5):
+        ghost = "ghost%d" % i
+        check(getj(srv, ghost, "/api/v1/labels?from=0")["names"] == [], ghost)
+        check(folded(srv, ghost) == {}, ghost)
+        u = usage(srv, ghost)
+        check(u["tenant"] == ghost and u["series"] == 0 and u["profiles"] == 0, u)
+    tdir = os.path.join(srv.data, "profiles", "tenants")
+    check(not os.path.isdir(tdir) or not os.listdir(tdir), "a read made a store")
+    push(srv, "a", STACKS["a"], LABELS["a"])
+    check(list(folded(srv, "a")) == list(STACKS["a"]), folded(srv, "a"))
+    push(srv, "b", STACKS["b"], LABELS["b"], want=429)
+    check(folded(srv, "ghost0") == {}, "still empty")
+
+
+def wait_log(srv, want, count=1):
+    deadline = time.time() + 20
+    while srv.stderr().count(want) < count:
+        check(time.time() < deadline, "no %r: %r" % (want, srv.stderr()[-500:]))
+        time.sleep(0.05)
+
+
+def test_tenants__idle_store_closed():
+    # --tenant-idle 1: a's store closed a second after its last request (the
+    # log says so), opened again by the next one with its profiles; while
+    # closed it gives its place under --max-tenants 1 to a new tenant
+    srv = Server(["--multitenancy", "--max-tenants", "1", "--tenant-idle", "1"])
+    push(srv, "a", STACKS["a"], LABELS["a"])
+    wait_log(srv, "tenant 'a' idle: its store closed")
+    check(list(folded(srv, "a")) == list(STACKS["a"]), folded(srv, "a"))
+    wait_log(srv, "tenant 'a' idle: its store closed", 2)
+    push(srv, "b", STACKS["b"], LABELS["b"])
+    check(list(folded(srv, "b")) == list(STACKS["b"]), folded(srv, "b"))
 
 
 def test_tenants__anonymous_is_the_data_directory():

@@ -57,3 +57,11 @@ struct pstore *fresh_store(void)
 	fake_now = T0;
 	return make_dir() ? NULL : open_store(NULL);
 }
+
+uint32_t test_rand(uint64_t *state, uint32_t n)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (uint32_t)(*state % n);
+}

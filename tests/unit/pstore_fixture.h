@@ -22,5 +22,8 @@ struct pstore *open_replica(const struct pstore_opts *o, const char *replica);
 struct pstore *open_store(const struct pstore_opts *o);
 /* A new dir and its store, the clock at T0. */
 struct pstore *fresh_store(void);
+/* The next of the xorshift64 sequence in *state, in [0, n): the same
+ * random profiles and ranges at every run. */
+uint32_t test_rand(uint64_t *state, uint32_t n);
 
 #endif /* EMBER_TEST_PSTORE_FIXTURE_H */

@@ -466,6 +466,32 @@ static int test_agent__opts_need_a_destination(void)
 	return 0;
 }
 
+/* --tenant: a tenant ID by the server's rule (ember_tenant_valid), and
+ * only with --server. */
+static int test_agent__opts_tenant(void)
+{
+	char *ok[] = { "ember-agent", "--server", "http://x", "--tenant", "team-a_1.(eu)", NULL };
+	char *bad[] = { "ember-agent", "--server", "http://x", "--tenant", "../a", NULL };
+	char *dots[] = { "ember-agent", "--server", "http://x", "--tenant", "..", NULL };
+	char *local[] = { "ember-agent", "--output", "/tmp/x", "--tenant", "a", NULL };
+	char why[256];
+	struct agent_opts o;
+
+	CHECK(agent_opts_parse(5, ok, &o, why, sizeof(why)) == 0);
+	CHECK_STR(o.tenant, "team-a_1.(eu)");
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(5, bad, &o, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "invalid --tenant '../a': not a tenant ID") != NULL);
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(5, dots, &o, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "invalid --tenant '..'") != NULL);
+	agent_opts_release(&o);
+	CHECK(agent_opts_parse(5, local, &o, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "--tenant needs --server") != NULL);
+	agent_opts_release(&o);
+	return 0;
+}
+
 static int test_agent__opts_off_cpu(void)
 {
 	char *off[] = { "ember-agent", "--output", "/tmp/x", NULL };
@@ -1099,13 +1125,14 @@ static int test_agent__procs_exec_exit_reap(void)
 /*
  * An HTTP/1.1 server on 127.0.0.1 in a thread of this test: it answers
  * each request with the next status of its script (200 once the script
- * is done) and keeps what came: the request line, the Content-Encoding
- * and Authorization headers, the body.
+ * is done; a 401 with WWW-Authenticate when challenge is set) and keeps
+ * what came: the request line, the Content-Encoding, Authorization and
+ * X-Scope-OrgID headers, the body.
  */
 #define FAKE_MAX 8
 
 struct fake_req {
-	char line[128], encoding[32], auth[64];
+	char line[128], encoding[32], auth[64], tenant[64];
 	char *body;
 	size_t len;
 };
@@ -1115,6 +1142,7 @@ struct fake_server {
 	pthread_t thread;
 	int script[FAKE_MAX];
 	size_t nscript;
+	bool challenge;
 	struct fake_req req[FAKE_MAX];
 	atomic_size_t nreq;
 };
@@ -1150,6 +1178,7 @@ static int fake_serve_one(struct fake_server *s, int c)
 	snprintf(r->line, sizeof(r->line), "%.*s", (int)strcspn(head, "\r\n"), head);
 	header_value(head, "\r\nContent-Encoding: ", r->encoding, sizeof(r->encoding));
 	header_value(head, "\r\nAuthorization: ", r->auth, sizeof(r->auth));
+	header_value(head, "\r\nX-Scope-OrgID: ", r->tenant, sizeof(r->tenant));
 	{
 		char cl[32];
 
@@ -1163,8 +1192,8 @@ static int fake_serve_one(struct fake_server *s, int c)
 		have += (size_t)n;
 	r->len = have;
 	snprintf(reply, sizeof(reply),
-		 "HTTP/1.1 %d X\r\nContent-Length: 9\r\nConnection: close\r\n\r\nscripted\n",
-		 status);
+		 "HTTP/1.1 %d X\r\n%sContent-Length: 9\r\nConnection: close\r\n\r\nscripted\n",
+		 status, status == 401 && s->challenge ? "WWW-Authenticate: Bearer\r\n" : "");
 	atomic_fetch_add(&s->nreq, 1); /* before the client can see the answer */
 	return write(c, reply, strlen(reply)) < 0 ? -1 : 0;
 }
@@ -1268,7 +1297,7 @@ static struct agent_push *push_to(struct fake_server *s, struct agent_http **h, 
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
 	*h = agent_http_new("sekrit");
-	return *h ? agent_push_new(*h, url, gzip, cap, &err) : NULL;
+	return *h ? agent_push_new(*h, url, NULL, gzip, cap, &err) : NULL;
 }
 
 /* What a push sends: POST /api/v1/profiles, the bearer token, zstd or
@@ -1329,7 +1358,7 @@ static int test_agent__push_backoff_and_refusal(void)
 	agent_push_free(p);
 	fake_stop(&s);
 	/* the port is closed now: connection refused, the same backoff */
-	p = agent_push_new(h, "http://127.0.0.1:1", false, 1 << 20, &(int){ 0 });
+	p = agent_push_new(h, "http://127.0.0.1:1", NULL, false, 1 << 20, &(int){ 0 });
 	CHECK(p != NULL && enqueue_small(p, 3) == 0);
 	CHECK_INT(agent_push_run(p, 0), ==, 1000);
 	agent_push_stats(p, &st);
@@ -1361,6 +1390,63 @@ static int test_agent__push_permanent_refusal_stops(void)
 	return 0;
 }
 
+/* --tenant: every push and the start-up check carry X-Scope-OrgID;
+ * without it, no push does. */
+static int test_agent__push_names_its_tenant(void)
+{
+	for (int named = 0; named < 2; named++) {
+		struct fake_server s;
+		struct agent_http *h = agent_http_new("sekrit");
+		struct agent_push *p;
+		struct ember_buf empty;
+		char url[64], why[512];
+
+		CHECK(h != NULL && fake_start(&s, NULL, 0) == 0);
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d", s.port);
+		p = agent_push_new(h, url, named ? "team-a" : NULL, false, 1 << 20, &(int){ 0 });
+		CHECK(p != NULL && small_profile(1, &empty) == 0);
+		CHECK(agent_push_check(p, &empty, NULL, 0, why, sizeof(why)) == 0);
+		CHECK(enqueue_small(p, 2) == 0);
+		CHECK_INT(agent_push_run(p, 0), ==, -1);
+		CHECK_INT(atomic_load(&s.nreq), ==, 2);
+		CHECK_STR(s.req[0].tenant, named ? "team-a" : "");
+		CHECK_STR(s.req[1].tenant, named ? "team-a" : "");
+		CHECK_STR(s.req[1].auth, "Bearer sekrit");
+		ember_buf_release(&empty);
+		agent_push_free(p);
+		agent_http_free(h);
+		fake_stop(&s);
+	}
+	return 0;
+}
+
+/* A 401 says what to give: the token when the server challenges
+ * (WWW-Authenticate), the tenant when it does not (a server with
+ * --multitenancy and no X-Scope-OrgID named). */
+static int test_agent__push_refusal_says_token_or_tenant(void)
+{
+	static const int script[] = { 401 };
+
+	for (int challenge = 0; challenge < 2; challenge++) {
+		struct fake_server s;
+		struct agent_http *h;
+		struct agent_push *p;
+
+		CHECK(fake_start(&s, script, 1) == 0);
+		s.challenge = challenge;
+		p = push_to(&s, &h, false, 1 << 20);
+		CHECK(p != NULL && enqueue_small(p, 1) == 0);
+		CHECK_INT(agent_push_run(p, 0), ==, -1);
+		CHECK(agent_push_refusal(p) != NULL);
+		CHECK(strstr(agent_push_refusal(p), challenge ? "give --token" : "give --tenant NAME"));
+		CHECK(!strstr(agent_push_refusal(p), challenge ? "--tenant" : "--token"));
+		agent_push_free(p);
+		agent_http_free(h);
+		fake_stop(&s);
+	}
+	return 0;
+}
+
 /* The queue's cap: the oldest profile goes to make room (counted), one
  * larger than the whole cap is refused with -E2BIG; what is sent is the
  * rest, oldest first. */
@@ -1383,7 +1469,7 @@ static int test_agent__push_queue_drops_oldest(void)
 	one = st.queued_bytes; /* one profile, compressed */
 	agent_push_free(p);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s.port);
-	p = agent_push_new(h, url, false, 2 * one + one / 2, &(int){ 0 });
+	p = agent_push_new(h, url, NULL, false, 2 * one + one / 2, &(int){ 0 });
 	CHECK(p != NULL);
 	for (int i = 0; i < 3; i++)
 		CHECK(agent_push_enqueue(p, &raw[i]) == 0);
@@ -1740,6 +1826,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__table_load_into_bpf_maps),
 	UNIT_CASE(test_agent__opts_need_a_destination),
 	UNIT_CASE(test_agent__opts_off_cpu),
+	UNIT_CASE(test_agent__opts_tenant),
 	UNIT_CASE(test_agent__opts_off_cpu_budget_rseq_only),
 	UNIT_CASE(test_agent__offcpu_t_follows_budget),
 	UNIT_CASE(test_agent__agg_off_cpu_weights_summed),
@@ -1754,6 +1841,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__push_body_decodes_back),
 	UNIT_CASE(test_agent__push_backoff_and_refusal),
 	UNIT_CASE(test_agent__push_permanent_refusal_stops),
+	UNIT_CASE(test_agent__push_names_its_tenant),
+	UNIT_CASE(test_agent__push_refusal_says_token_or_tenant),
 	UNIT_CASE(test_agent__push_queue_drops_oldest),
 	UNIT_CASE(test_agent__dir_writable_by_others_refused),
 	UNIT_CASE(test_agent__dir_parent_writable_by_others_refused),

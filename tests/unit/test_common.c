@@ -433,6 +433,32 @@ static int test_common__json_escape(void)
 /* The shown URL: no userinfo (all of it, to the last '@' of the
  * authority), secret-named query values REDACTED, the rest kept; a URL
  * that does not fit is "" and -ENAMETOOLONG. */
+/* Mimir's rule: 1 to 150 characters of [a-zA-Z0-9!-_.*'()], not "." or "..". */
+static int test_common__tenant_id_rule(void)
+{
+	char longest[EMBER_TENANT_MAX + 2];
+
+	memset(longest, 'x', EMBER_TENANT_MAX);
+	longest[EMBER_TENANT_MAX] = '\0';
+	CHECK(ember_tenant_valid("anonymous"));
+	CHECK(ember_tenant_valid("team-a_1.prod(eu)*'!"));
+	CHECK(ember_tenant_valid("..."));
+	CHECK(ember_tenant_valid(longest));
+	longest[EMBER_TENANT_MAX] = 'x';
+	longest[EMBER_TENANT_MAX + 1] = '\0';
+	CHECK(!ember_tenant_valid(longest));
+	CHECK(!ember_tenant_valid(NULL));
+	CHECK(!ember_tenant_valid(""));
+	CHECK(!ember_tenant_valid("."));
+	CHECK(!ember_tenant_valid(".."));
+	CHECK(!ember_tenant_valid("a/b"));
+	CHECK(!ember_tenant_valid("../a"));
+	CHECK(!ember_tenant_valid("a b"));
+	CHECK(!ember_tenant_valid("a|b"));
+	CHECK(!ember_tenant_valid("caf\xc3\xa9"));
+	return 0;
+}
+
 static int test_common__url_shown_strips_credentials(void)
 {
 	static const struct {
@@ -859,6 +885,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__cursor_bounds_and_range),
 	UNIT_CASE(test_common__clocks_in_their_units),
 	UNIT_CASE(test_common__url_shown_strips_credentials),
+	UNIT_CASE(test_common__tenant_id_rule),
 	UNIT_CASE(test_common__config_lines),
 };
 

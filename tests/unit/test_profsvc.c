@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SEC ((int64_t)1000000000)
 #define T0 ((int64_t)1700000000 * SEC)
@@ -192,32 +194,6 @@ static int test_profsvc__unknown_build_id_stays_an_address(void)
 
 /* ---- tenants ---------------------------------------------------------------- */
 
-/* Mimir's rule: 1 to 150 characters of [a-zA-Z0-9!-_.*'()], not "." or "..". */
-static int test_profsvc__tenant_id_rule(void)
-{
-	char longest[PROFSVC_TENANT_MAX + 2];
-
-	memset(longest, 'x', PROFSVC_TENANT_MAX);
-	longest[PROFSVC_TENANT_MAX] = '\0';
-	CHECK(profsvc_tenant_valid("anonymous"));
-	CHECK(profsvc_tenant_valid("team-a_1.prod(eu)*'!"));
-	CHECK(profsvc_tenant_valid("..."));
-	CHECK(profsvc_tenant_valid(longest));
-	longest[PROFSVC_TENANT_MAX] = 'x';
-	longest[PROFSVC_TENANT_MAX + 1] = '\0';
-	CHECK(!profsvc_tenant_valid(longest));
-	CHECK(!profsvc_tenant_valid(NULL));
-	CHECK(!profsvc_tenant_valid(""));
-	CHECK(!profsvc_tenant_valid("."));
-	CHECK(!profsvc_tenant_valid(".."));
-	CHECK(!profsvc_tenant_valid("a/b"));
-	CHECK(!profsvc_tenant_valid("../a"));
-	CHECK(!profsvc_tenant_valid("a b"));
-	CHECK(!profsvc_tenant_valid("a|b"));
-	CHECK(!profsvc_tenant_valid("caf\xc3\xa9"));
-	return 0;
-}
-
 /*
  * Two tenants and anonymous append the same series: each answers its own
  * profile only, anonymous is the service itself (its store where it was),
@@ -241,16 +217,17 @@ static int test_profsvc__tenants_share_nothing(void)
 	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
 	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
 	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
-	CHECK_INT(profsvc_tenant(ps, "anonymous", &t[0]), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "anonymous", PROFSVC_TENANT_CREATE, &t[0]), ==, 0);
 	CHECK(t[0] == ps);
-	CHECK_INT(profsvc_tenant(ps, "a", &t[1]), ==, 0);
-	CHECK_INT(profsvc_tenant(t[1], "b", &t[2]), ==, 0); /* from a tenant's too */
+	CHECK_INT(profsvc_tenant(ps, "a", PROFSVC_TENANT_CREATE, &t[1]), ==, 0);
+	/* from a tenant's too */
+	CHECK_INT(profsvc_tenant(t[1], "b", PROFSVC_TENANT_CREATE, &t[2]), ==, 0);
 	CHECK(t[1] != ps && t[2] != ps && t[1] != t[2]);
 	CHECK_STR(profsvc_tenant_id(t[2]), "b");
-	CHECK_INT(profsvc_tenant(ps, "a", &again), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "a", PROFSVC_TENANT_CREATE, &again), ==, 0);
 	CHECK(again == t[1]);
-	CHECK_INT(profsvc_tenant(ps, "c", &again), ==, -EUSERS);
-	CHECK_INT(profsvc_tenant(ps, "../a", &again), ==, -EINVAL);
+	CHECK_INT(profsvc_tenant(ps, "c", PROFSVC_TENANT_CREATE, &again), ==, -EUSERS);
+	CHECK_INT(profsvc_tenant(ps, "../a", PROFSVC_TENANT_CREATE, &again), ==, -EINVAL);
 	for (int i = 0; i < 3; i++) {
 		struct pprof_profile *p =
 			profile_at_main("00112233445566778899aabbccddeeff00112233", addr[i]);
@@ -275,6 +252,17 @@ static int test_profsvc__tenants_share_nothing(void)
 }
 
 /* ---- per-tenant limits ------------------------------------------------------- */
+
+/* text into the file at path: 0 or -1. */
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int err = !f || fputs(text, f) < 0 ? -1 : 0;
+
+	if (f && fclose(f))
+		err = -1;
+	return err;
+}
 
 /* A file's bad lines refused naming the line and what; a good one read. */
 static int test_profsvc__limits_file_checked(void)
@@ -316,10 +304,10 @@ static int test_profsvc__limits_file_checked(void)
  */
 static int test_profsvc__limits_per_tenant_and_rate(void)
 {
-	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200], lf[4200];
 	const char *text = "default max_samples=100 retention=30d\n"
 			   "a ingest_rate=1000 ingest_burst=3000 max_samples=0\n";
-	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .limits_file = lf };
 	struct profsvc_limits_table *t;
 	struct profsvc_limits l;
 	struct profsvc *ps, *a, *b;
@@ -330,10 +318,11 @@ static int test_profsvc__limits_per_tenant_and_rate(void)
 
 	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
 	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
-	CHECK_INT(profsvc_limits_parse(text, strlen(text), &po.limits, why, sizeof(why)), ==, 0);
+	snprintf(lf, sizeof(lf), "%s/limits", dir);
+	CHECK_INT(write_file(lf, text), ==, 0);
 	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
-	CHECK_INT(profsvc_tenant(ps, "a", &a), ==, 0);
-	CHECK_INT(profsvc_tenant(ps, "b", &b), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "a", PROFSVC_TENANT_CREATE, &a), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "b", PROFSVC_TENANT_CREATE, &b), ==, 0);
 	profsvc_limits_of(a, &l);
 	CHECK(l.ingest_rate == 1000 && l.ingest_burst == 3000 && l.max_samples == 0);
 	CHECK(l.retention == 30 * 86400);
@@ -362,6 +351,159 @@ static int test_profsvc__limits_per_tenant_and_rate(void)
 	return rm_rf(dir);
 }
 
+/* One profile of series service_name=name appended to ts's store at T0 + i s. */
+static int append_one(struct profsvc *ts, const char *name, int i)
+{
+	struct pstore_label l = { "service_name", name };
+	struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &l, .n_labels = 1,
+					 .time_ns = T0 + i * SEC };
+	struct pprof_profile *p = profile_at_main("00112233445566778899aabbccddeeff00112233",
+						  0x1000);
+	int err = p ? pstore_append(profsvc_store(ts), p, &ao, NULL, 0) : -ENOMEM;
+
+	pprof_profile_free(p);
+	return err;
+}
+
+/* Whether path exists. */
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/*
+ * A read of a tenant never written opens no store and takes no slot:
+ * with the one slot taken, it is still answered, as an empty tenant of
+ * its own name, and no directory is made for it; a write then makes it.
+ */
+static int test_profsvc__tenant_read_opens_nothing(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200], g[4300];
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .max_tenants = 1 };
+	struct profsvc *ps, *a, *ghost, *again;
+	struct ember_buf b;
+	struct symsvc *svc;
+	struct store *s;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	snprintf(g, sizeof(g), "%s/tenants/ghost", pdir);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "a", PROFSVC_TENANT_CREATE, &a), ==, 0);
+	CHECK_INT(append_one(a, "shop", 0), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "ghost", 0, &ghost), ==, 0);
+	CHECK(ghost != a && ghost != ps);
+	CHECK_STR(profsvc_tenant_id(ghost), "ghost");
+	CHECK_INT(tree_of(ghost, "shop", &b), ==, 0);
+	CHECK(!strstr(b.data, "+0x1000") && !strstr(b.data, "main"));
+	ember_buf_release(&b);
+	profsvc_tenant_put(ghost);
+	CHECK(!exists(g));
+	/* a read of a tenant written before opens its store */
+	CHECK_INT(profsvc_tenant(ps, "a", 0, &again), ==, 0);
+	CHECK(again == a);
+	profsvc_tenant_put(again);
+	/* a write of the new tenant: the one slot is a's, held */
+	CHECK_INT(profsvc_tenant(ps, "ghost", PROFSVC_TENANT_CREATE, &ghost), ==, -EUSERS);
+	profsvc_tenant_put(a);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+/*
+ * A tenant's store held by a request stays open past the idle time; let
+ * go, it is closed (its directory's lock let go: another store can open
+ * it) and opened again by the next request, the profiles there; a
+ * tenant whose store is closed gives its slot to a new one.
+ */
+static int test_profsvc__tenant_idle_closed(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200], ad[4300];
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .max_tenants = 1,
+				   .tenant_idle_ns = 200 * 1000000LL };
+	struct pstore_opts so = { .sz = sizeof(so) };
+	struct pstore *other = NULL;
+	struct profsvc *ps, *a, *b;
+	struct ember_buf tree;
+	struct symsvc *svc;
+	struct store *s;
+	char why[256];
+	int err = -1;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	snprintf(ad, sizeof(ad), "%s/tenants/a", pdir);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "a", PROFSVC_TENANT_CREATE, &a), ==, 0);
+	CHECK_INT(append_one(a, "shop", 0), ==, 0);
+	usleep(600000); /* held: open */
+	CHECK_INT(pstore_open(ad, &so, &other, why, sizeof(why)), ==, -EBUSY);
+	profsvc_tenant_put(a);
+	for (int i = 0; i < 1000 && err; i++) { /* closed within 10 s */
+		usleep(10000);
+		err = pstore_open(ad, &so, &other, why, sizeof(why));
+	}
+	CHECK_INT(err, ==, 0);
+	pstore_free(other);
+	CHECK_INT(profsvc_tenant(ps, "a", 0, &b), ==, 0);
+	CHECK(b == a); /* the same service, its counters kept */
+	CHECK_INT(tree_of(b, "shop", &tree), ==, 0);
+	CHECK(strstr(tree.data, "+0x1000") || strstr(tree.data, "main"));
+	ember_buf_release(&tree);
+	profsvc_tenant_put(b);
+	for (int i = 0; i < 1000 && (err = profsvc_tenant(ps, "b", PROFSVC_TENANT_CREATE, &b));
+	     i++)
+		usleep(10000); /* -EUSERS until a's store is closed again */
+	CHECK_INT(err, ==, 0);
+	CHECK_STR(profsvc_tenant_id(b), "b");
+	profsvc_tenant_put(b);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+/*
+ * The limits' max_series of a tenant whose store is open applies at the
+ * reload (profsvc_reload), not only at the next open: one series, then
+ * five.
+ */
+static int test_profsvc__limits_reload_retunes_stores(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200], lf[4200];
+	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir, .limits_file = lf };
+	struct profsvc_limits l;
+	struct profsvc *ps, *a;
+	struct symsvc *svc;
+	struct store *s;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
+	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
+	snprintf(lf, sizeof(lf), "%s/limits", dir);
+	CHECK_INT(write_file(lf, "a max_series=1 rollup_retention=400d\n"), ==, 0);
+	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "a", PROFSVC_TENANT_CREATE, &a), ==, 0);
+	profsvc_limits_of(a, &l);
+	CHECK(l.max_series == 1 && l.rollup_retention == 400 * 86400);
+	CHECK_INT(append_one(a, "one", 0), ==, 0);
+	CHECK_INT(append_one(a, "two", 1), ==, -PSTORE_ERR_SERIES_LIMIT);
+	CHECK_INT(write_file(lf, "a max_series=5\n"), ==, 0);
+	CHECK_INT(profsvc_reload(ps), ==, 0);
+	CHECK_INT(append_one(a, "two", 2), ==, 0);
+	CHECK_INT(write_file(lf, "a max_series=x\n"), ==, 0);
+	CHECK_INT(profsvc_reload(ps), ==, -EINVAL); /* the limits before kept */
+	CHECK_INT(append_one(a, "three", 3), ==, 0);
+	profsvc_tenant_put(a);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
 /* Requests for one new tenant at once: one open, one service for all. */
 struct tenant_race {
 	struct profsvc *ps, *got;
@@ -372,7 +514,7 @@ static void *ask_tenant(void *arg)
 {
 	struct tenant_race *r = arg;
 
-	r->err = profsvc_tenant(r->ps, "racer", &r->got);
+	r->err = profsvc_tenant(r->ps, "racer", PROFSVC_TENANT_CREATE, &r->got);
 	return NULL;
 }
 
@@ -409,10 +551,10 @@ static int test_profsvc__tenant_opened_once(void)
 	fp = fopen(f, "w");
 	CHECK(fp);
 	fclose(fp);
-	CHECK(profsvc_tenant(ps, "broken", &t) < 0);
-	CHECK(profsvc_tenant(ps, "broken", &t) < 0);
-	CHECK_INT(profsvc_tenant(ps, "second", &t), ==, 0);
-	CHECK_INT(profsvc_tenant(ps, "third", &t), ==, -EUSERS);
+	CHECK(profsvc_tenant(ps, "broken", PROFSVC_TENANT_CREATE, &t) < 0);
+	CHECK(profsvc_tenant(ps, "broken", PROFSVC_TENANT_CREATE, &t) < 0);
+	CHECK_INT(profsvc_tenant(ps, "second", PROFSVC_TENANT_CREATE, &t), ==, 0);
+	CHECK_INT(profsvc_tenant(ps, "third", PROFSVC_TENANT_CREATE, &t), ==, -EUSERS);
 	profsvc_free(ps);
 	symsvc_free(svc);
 	store_free(s);
@@ -423,11 +565,13 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__frame_name_rule),
 	UNIT_CASE(test_profsvc__resolver_names_as_ingest),
 	UNIT_CASE(test_profsvc__unknown_build_id_stays_an_address),
-	UNIT_CASE(test_profsvc__tenant_id_rule),
 	UNIT_CASE(test_profsvc__tenants_share_nothing),
 	UNIT_CASE(test_profsvc__tenant_opened_once),
 	UNIT_CASE(test_profsvc__limits_file_checked),
 	UNIT_CASE(test_profsvc__limits_per_tenant_and_rate),
+	UNIT_CASE(test_profsvc__tenant_read_opens_nothing),
+	UNIT_CASE(test_profsvc__tenant_idle_closed),
+	UNIT_CASE(test_profsvc__limits_reload_retunes_stores),
 };
 
 UNIT_MAIN_QUIET(cases)

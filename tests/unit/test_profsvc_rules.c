@@ -154,6 +154,40 @@ static int test_profsvc__relabel_label_actions(void)
 	return 0;
 }
 
+/*
+ * hashmod: Prometheus' sum64 of the MD5 (its last 8 bytes, big-endian)
+ * modulo modulus, as Prometheus' own test gives ("baz" % 1000: 976; the
+ * others computed by Python's hashlib the same way); lowercase and
+ * uppercase of the joined value; keepequal and dropequal against the
+ * target's value (missing: ""); no regex applies to any of them.
+ */
+static int test_profsvc__relabel_hash_case_equal(void)
+{
+	char out[512];
+
+	RELABELS_TO("t relabel action=hashmod source_labels=c target_label=d modulus=1000\n",
+		    "a=foo,c=baz", "a=foo,c=baz,d=976");
+	RELABELS_TO("t relabel action=hashmod source_labels=a target_label=shard modulus=1000\n",
+		    "a=foo", "a=foo,shard=696");
+	RELABELS_TO("t relabel action=hashmod source_labels=s,r target_label=h modulus=7 "
+		    "regex=nomatch\n", "s=shop,r=eu", "h=4,r=eu,s=shop");
+	RELABELS_TO("t relabel action=lowercase source_labels=a,b target_label=c\n",
+		    "a=MiXeD-1,b=X", "a=MiXeD-1,b=X,c=mixed-1;x");
+	RELABELS_TO("t relabel action=uppercase source_labels=env target_label=env\n", "env=prod",
+		    "env=PROD");
+	RELABELS_TO("t relabel action=keepequal source_labels=a target_label=b\n", "a=1,b=1",
+		    "a=1,b=1");
+	CHECK_INT(relabel("t relabel action=keepequal source_labels=a target_label=b\n", "a=1,b=2",
+			  out, sizeof(out)), ==, PROFSVC_RELABEL_DROP);
+	CHECK_INT(relabel("t relabel action=keepequal source_labels=a target_label=b\n", "a=1",
+			  out, sizeof(out)), ==, PROFSVC_RELABEL_DROP);
+	CHECK_INT(relabel("t relabel action=dropequal source_labels=a target_label=b\n", "c=1",
+			  out, sizeof(out)), ==, PROFSVC_RELABEL_DROP); /* "" == "" */
+	RELABELS_TO("t relabel action=dropequal source_labels=a target_label=b\n", "a=1,b=2",
+		    "a=1,b=2");
+	return 0;
+}
+
 /* A tenant's own rules, else those of "default"; none: nothing applies. */
 static int test_profsvc__rules_per_tenant(void)
 {
@@ -196,8 +230,17 @@ static int test_profsvc__rules_file_refused(void)
 		  -E2BIG },
 		{ "t relabel action=labeldrop regexp=a\n", "line 1: 'regexp' is not a key",
 		  -EINVAL },
-		{ "t relabel action=hashmod target_label=a\n", "line 1: action=hashmod: want",
+		{ "t relabel action=hashmod target_label=a\n", "line 1: action=hashmod needs modulus",
 		  -EINVAL },
+		{ "t relabel action=hashmod target_label=a modulus=0\n",
+		  "line 1: modulus=0: want a number above 0", -EINVAL },
+		{ "t relabel action=hashmod modulus=4\n", "line 1: action=hashmod needs target_label",
+		  -EINVAL },
+		{ "t relabel action=lowercase source_labels=a target_label=$1\n",
+		  "line 1: target_label=$1: not a label name", -EINVAL },
+		{ "t relabel action=keepequal source_labels=a target_label=b regex=x\n",
+		  "line 1: action=keepequal takes source_labels and target_label only", -EINVAL },
+		{ "t relabel action=hashmodulo\n", "line 1: action=hashmodulo: want", -EINVAL },
 		{ "t relabel action=labeldrop regex=a target_label=b\n",
 		  "line 1: action=labeldrop takes regex only", -EINVAL },
 		{ "t relabel source_labels=a\n", "line 1: action=replace needs target_label",
@@ -386,6 +429,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__relabel_label_actions),
 	UNIT_CASE(test_profsvc__rules_per_tenant),
 	UNIT_CASE(test_profsvc__rules_file_refused),
+	UNIT_CASE(test_profsvc__relabel_hash_case_equal),
 	UNIT_CASE(test_profsvc__relabel_value_capped),
 	UNIT_CASE(test_profsvc__sampling_deterministic_and_near_its_probability),
 	UNIT_CASE(test_profsvc__sampling_rule_refused),

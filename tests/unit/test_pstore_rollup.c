@@ -29,10 +29,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint32_t next(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return test_rand(&rng, n);
 }
 
 static const char *const STACKS[] = { "main;a;b", "main;a;c", "main;d", "main;d;e;f",

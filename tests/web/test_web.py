@@ -929,6 +929,78 @@ def test_web__url_round_trips_the_state():
         srv.stop()
 
 
+def push_tenant(srv, tenant, stacks):
+    """One CPU profile of stacks to tenant (X-Scope-OrgID), ten minutes ago."""
+    body = ember_test.cpu_profile(stacks, time_ns=time.time_ns() - 600 * 10**9).encode()
+    status, text, _ = srv.request("POST", "/api/v1/profiles?service_name=shop", body,
+                                  {"Authorization": "Bearer " + srv.token, "X-Scope-OrgID": tenant,
+                                   "Content-Type": "application/octet-stream"})
+    check(status == 200, "push to %s: %d %s" % (tenant, status, text[:300]))
+
+
+def test_web__tenant_switches_the_flame_graph():
+    """Against `ember serve --multitenancy` (two tenants' profiles): opened
+    without a tenant the UI says the server needs one and shows the Tenant
+    field; naming one draws that tenant's profiles only, another switches
+    to its own; the URL keeps the tenant (a link opens it, Back returns to
+    the one before), and the server's pprof download is the tenant's."""
+    from selenium.webdriver.common.keys import Keys
+    srv = Server(["--multitenancy"])
+    push_tenant(srv, "team-a", {"main;alpha_work": 30})
+    push_tenant(srv, "team-b", {"main;beta_work": 20})
+    b = Browser()
+
+    def drawn(name):
+        return b.js("return window.ember.flame.frameRect(arguments[0])", name)
+
+    def switch(tenant, want, other):
+        n = b.renders()
+        b.el("#tenant").send_keys(Keys.CONTROL, "a", Keys.NULL, tenant, Keys.ENTER)  # typed over
+        b.rendered(n=n + 1)
+        b.frame(want)
+        check(not drawn(other), "%s's frame %s drawn as %s" % (other, other, tenant))
+        check(b.js("return window.ember.state().tenant") == tenant and
+              urllib.parse.parse_qs(urllib.parse.urlparse(b.d.current_url).query).get("tenant") == [tenant],
+              "the URL does not name %s: %s" % (tenant, b.d.current_url))
+    try:
+        b.open(srv.ui)
+        wait_for("the server's demand for a tenant", lambda: b.el("#tenant-form").is_displayed()
+                 and "keeps profiles by tenant" in b.text("#flame-status"))
+        check("name yours" in b.text("#tenant-note"), "the note: %r" % b.text("#tenant-note"))
+        check(b.el("#tenant").get_attribute("aria-invalid") == "true", "the field is not marked")
+        b.shot("tenant-required")
+        b.errors()  # the refused requests of the page's start, logged by the console
+        switch("team-a", "alpha_work", "beta_work")
+        check(not b.el("#tenant-note").is_displayed(), "the note stays once a tenant is named")
+        check("30 samples" in b.hover("alpha_work"), "team-a's samples: %r" % b.text("#tooltip"))
+        b.shot("team-a")
+        pprof = b.download("#dl-pprof", "profile.pb.gz")
+        check(pprof[:2] == b"\x1f\x8b", "the pprof download is not gzip'd: %r" % pprof[:60])
+        href = urllib.parse.urlparse(b.el("#dl-pprof").get_attribute("href"))
+        status, api_pprof, _ = srv.request("GET", href.path + "?" + href.query,
+                                           headers={"X-Scope-OrgID": "team-a"})
+        check(status == 200 and gzip.decompress(api_pprof) == gzip.decompress(pprof),
+              "the pprof download is not team-a's")
+        switch("team-b", "beta_work", "alpha_work")
+        b.shot("team-b")
+        n = b.renders()
+        b.d.back()
+        b.rendered(n=n + 1)
+        b.frame("alpha_work")
+        check(b.el("#tenant").get_attribute("value") == "team-a", "Back: the field does not say team-a")
+        # a link names its tenant: opened afresh, team-b's graph at once
+        b.open(srv.ui + "?tenant=team-b")
+        b.rendered()
+        b.frame("beta_work")
+        check(not drawn("alpha_work"), "team-a's frame drawn from team-b's link")
+        check(b.el("#tenant-form").is_displayed() and not b.el("#tenant-note").is_displayed(),
+              "a link's tenant: the field hidden or the note shown")
+        b.no_errors()
+    finally:
+        b.quit()
+        srv.stop()
+
+
 def test_web__chart_drag_selects_a_sub_range():
     srv = Server()
     push_shop(srv, versions=("1",))

@@ -2,13 +2,14 @@
 // state lives in the URL's query string (state.js's keys), so a link
 // reproduces what its sender saw: selection, range, view, zoom, search.
 
-import { getJSON, loadTree, url, ApiError } from './api.js';
+import { getJSON, getBlob, loadTree, url, setTenant, ApiError } from './api.js';
 import { FlameGraph, svgDocument } from './flame.js';
 import { TimeChart } from './chart.js';
 import { SelectorInput } from './selector.js';
 import { TopTable } from './toptable.js';
 import { renderDiffTable } from './difftable.js';
 import { DebuginfoView } from './debuginfo.js';
+import { TenantField } from './tenant.js';
 import { subtreeProfile, gzipBlob } from './pprof.js';
 import { DEFAULTS, readState, writeState, withMatcher } from './state.js';
 import * as fmt from './format.js';
@@ -16,6 +17,28 @@ import * as fmt from './format.js';
 const $ = (id) => document.getElementById(id);
 let state = readState(location.search);
 const perf = (window.emberPerf = { renders: [] });
+
+// ---- tenant -----------------------------------------------------------------------
+
+// Another tenant named: a new history entry, and everything loaded again
+// as that tenant (its profile types first: each tenant has its own).
+const tenantField = new TenantField($('tenant-form'), $('tenant'), $('tenant-note'), (name) => {
+  if (name === state.tenant) return;
+  perf.click = performance.now();
+  readInputs();
+  Object.assign(state, { tenant: name, zoom: '', dzoom: '', focus: '' });
+  history.pushState(null, '', '?' + writeState(state));
+  begin();
+});
+
+// Name the state's tenant on every call, then show the state.
+async function begin() {
+  setTenant(state.tenant);
+  tenantField.set(state.tenant);
+  await loadTypes();
+  fillInputs();
+  show();
+}
 
 // ---- selection bar ------------------------------------------------------------
 
@@ -95,17 +118,22 @@ for (const a of document.querySelectorAll('header nav a'))
     navigate({ view: a.dataset.view });
   });
 window.addEventListener('popstate', () => {
+  const tenant = state.tenant;
   state = readState(location.search);
+  if (state.tenant !== tenant) return begin();
   fillInputs();
   show();
 });
 
+let typesError = null; // why the profile types could not be had, shown instead of "none"
 async function loadTypes() {
   const sel = $('type');
   let types = [];
+  typesError = null;
   try {
     types = (await getJSON('/api/v1/profile-types', { from: state.from, to: state.to })).types;
   } catch (e) {
+    typesError = e;
     status($('flame-status'), e);
   }
   sel.replaceChildren();
@@ -123,10 +151,16 @@ async function loadTypes() {
   history.replaceState(null, '', '?' + writeState(state));
 }
 
+// An error (a server that wants a tenant named: the Tenant field shown
+// too), or else text.
 function status(el, e, text) {
   if (e) {
     el.className = 'status error';
     el.textContent = e instanceof ApiError ? e.message : String(e.message || e);
+    if (e.tenantRequired) {
+      el.textContent += ' (the Tenant field, at the top)';
+      tenantField.required();
+    }
   } else {
     el.className = 'status';
     el.textContent = text || '';
@@ -141,7 +175,7 @@ function show() {
   if (!state.type && state.view !== 'debuginfo') {
     const none = 'No profiles in this range: widen it, or push some (POST /api/v1/profiles, ' +
       'an agent, or Pyroscope\'s SDKs to /ingest).';
-    status($(state.view === 'diff' ? 'diff-status' : 'flame-status'), null, none);
+    status($(state.view === 'diff' ? 'diff-status' : 'flame-status'), typesError, none);
     chart.set(null);
     return;
   }
@@ -279,6 +313,27 @@ async function showFlame(sel) {
                       painted: performance.now(), frames: d.n, bytes: d.bytes, workerMs: d.workerMs });
 }
 
+// Save blob as a file named name, as a download link would.
+function saveBlob(blob, name) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60e3);
+}
+
+// A link to a file of the server: with a tenant named, fetched with its
+// X-Scope-OrgID (a link the browser follows sends no header) and saved.
+// Registered after the link's other handlers: one that made the file
+// here (preventDefault, or a blob: href) goes first.
+function serverDownload(a, statusEl) {
+  a.addEventListener('click', (e) => {
+    if (!state.tenant || e.defaultPrevented || a.href.startsWith('blob:')) return;
+    e.preventDefault();
+    getBlob(a.href).then((blob) => saveBlob(blob, a.download), (err) => status(statusEl, err));
+  });
+}
+
 // A link whose file is made when it is clicked (make() returns null: the
 // link's own href, the server's file, is what downloads).
 function download(a, name, type, make) {
@@ -296,14 +351,10 @@ function download(a, name, type, make) {
 $('dl-pprof').addEventListener('click', (e) => {
   if (!flame.data || !flame.zoom) return;
   e.preventDefault();
-  gzipBlob(subtreeProfile(flame.data, flame.zoom, state.type)).then((blob) => {
-    const a = document.createElement('a');
-    a.href = URL.createObjectURL(blob);
-    a.download = 'profile.pb.gz';
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(a.href), 60e3);
-  }, (err) => status($('flame-status'), err));
+  gzipBlob(subtreeProfile(flame.data, flame.zoom, state.type))
+    .then((blob) => saveBlob(blob, 'profile.pb.gz'), (err) => status($('flame-status'), err));
 });
+serverDownload($('dl-pprof'), $('flame-status'));
 download($('dl-folded'), 'profile.folded.txt', 'text/plain', () => flame.toFolded());
 download($('dl-svg'), 'flamegraph.svg', 'image/svg+xml',
   () => flame.toSVG(`${state.type} ${state.query || '{}'} ${state.from} – ${state.to}`));
@@ -548,6 +599,8 @@ async function showDiff() {
 // are shown.
 download($('dl-diff-folded'), 'diff.folded.txt', 'text/plain',
   () => (state.layout === 'side' || !diffFlame.data ? null : diffFlame.toFolded()));
+serverDownload($('dl-diff-folded'), $('diff-status'));
+serverDownload($('dl-diff-pprof'), $('diff-status'));
 download($('dl-diff-svg'), 'diff-flamegraph.svg', 'image/svg+xml', () => {
   const title = `diff ${state.type}: base ${state.base_query || '{}'} ${state.base_from} – ${state.base_to}; ` +
     `new ${state.new_query || '{}'} ${state.new_from} – ${state.new_to}`;
@@ -567,4 +620,4 @@ const debuginfo = new DebuginfoView({ summary: $('coverage-summary'), coverage: 
 window.ember = { flame, diffFlame, sideBase, sideNew, top, chart, state: () => ({ ...state }) };
 
 fillInputs();
-loadTypes().then(() => { fillInputs(); show(); });
+begin();

@@ -4,7 +4,7 @@
 // chosen type and range.  Arrow keys move in the list, Enter or Tab takes
 // a suggestion, Escape closes it.
 
-import { getJSON } from './api.js';
+import { getJSON, currentTenant } from './api.js';
 
 // What the text before the cursor is in the middle of: a label name
 // ({kind:'name', prefix, start}) or a quoted value ({kind:'value', name,
@@ -41,7 +41,7 @@ export class SelectorInput {
   }
 
   async fetch(path, key) {
-    const s = this.scope(), k = `${path}|${s.type}|${s.from}|${s.to}`;
+    const s = this.scope(), k = `${path}|${currentTenant()}|${s.type}|${s.from}|${s.to}`;
     if (!this.cache.has(k))
       this.cache.set(k, getJSON(path, { type: s.type, from: s.from, to: s.to })
         .then((d) => d[key] || []).catch(() => { this.cache.delete(k); return []; }));

@@ -4,6 +4,7 @@
 
 export const DEFAULTS = Object.freeze({
   view: 'flame',      // flame | diff | debuginfo
+  tenant: '',         // X-Scope-OrgID of every call (tenant.js); empty: none
   type: '',           // profile type ID (empty: the first CPU type)
   query: '',          // label selector
   from: 'now-1h',     // the API's time syntax: now-15m, RFC 3339, epoch

@@ -1,7 +1,9 @@
 // tree-worker.js - fetches a query's or a diff's JSON tree and flattens it
 // off the main thread (the page must never block for long: docs/web-ui.md).
 //
-// In:  {id, url, diff}            Out: {id, data} or {id, error, status}
+// In:  {id, url, diff, tenant}    Out: {id, data} or {id, error, status, challenge}
+// (tenant: the X-Scope-OrgID the request names, '' none; challenge: the
+// error's answer had a WWW-Authenticate, api.js's ApiError tells by it)
 // data: the tree in depth-first preorder, as typed arrays (transferred):
 //   name[i], file[i]  indexes into names[] / files[] (-1: no file)
 //   line[i]           line number, 0 when the API gives none
@@ -130,9 +132,13 @@ function topTable(f) {
 }
 
 async function load(msg) {
-  const r = await fetch(msg.url, { headers: { Accept: 'application/json' } });
+  const headers = { Accept: 'application/json' };
+  if (msg.tenant) headers['X-Scope-OrgID'] = msg.tenant;
+  const r = await fetch(msg.url, { headers });
   const text = await r.text();
-  if (!r.ok) return { id: msg.id, status: r.status, error: text.trim() || r.statusText };
+  if (!r.ok)
+    return { id: msg.id, status: r.status, error: text.trim() || r.statusText,
+             challenge: r.headers.has('WWW-Authenticate') };
   const t0 = performance.now();
   const doc = JSON.parse(text);
   const root = doc.tree || { name: 'total', self: 0, total: 0 };

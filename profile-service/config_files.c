@@ -1,0 +1,162 @@
+/*
+ * config_files.c - the service's configuration files, their life in one
+ * place: --limits (tenant_limits.c) and --rules (ingest_rules.c) read at
+ * the start (profsvc_new: a file that does not read or parse fails it,
+ * naming the line) and again by profsvc_reload (`ember serve` calls it on
+ * SIGHUP: a file that does not read or parse changes nothing, the log
+ * says why and that the table before is kept); --tokens
+ * (tenant_tokens.c) read at the start only.  Each file is read whole
+ * under its cap (ember_config_read) and its text handed to its parser;
+ * the tables are swapped in whole, so a request sees one file's table or
+ * the next, never a mix.
+ */
+#include "profsvc_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One kind of file reread by profsvc_reload. */
+struct config_kind {
+	const char *name;	/* "limits", "rules": what the log says */
+	size_t max_bytes;
+	int (*parse)(const char *text, size_t len, void **out, char *why, size_t why_size);
+	void (*set)(struct profsvc *s, void *table);	/* taken */
+	void (*free)(void *table);
+};
+
+static int limits_parse(const char *text, size_t len, void **out, char *why, size_t why_size)
+{
+	struct profsvc_limits_table *t;
+	int err = profsvc_limits_parse(text, len, &t, why, why_size);
+
+	if (!err)
+		*out = t;
+	return err;
+}
+
+static void limits_set(struct profsvc *s, void *t)
+{
+	profsvc_limits_set(s, t);
+}
+
+static void limits_free(void *t)
+{
+	profsvc_limits_table_free(t);
+}
+
+static int rules_parse(const char *text, size_t len, void **out, char *why, size_t why_size)
+{
+	struct profsvc_rules *r;
+	int err = profsvc_rules_parse(text, len, &r, why, why_size);
+
+	if (!err)
+		*out = r;
+	return err;
+}
+
+static void rules_set(struct profsvc *s, void *r)
+{
+	profsvc_rules_set(s, r);
+}
+
+static void rules_free(void *r)
+{
+	profsvc_rules_free(r);
+}
+
+static const struct config_kind kinds[PROFSVC_FILE_COUNT] = {
+	[PROFSVC_FILE_LIMITS] = { "limits", PROFSVC_LIMITS_MAX_BYTES, limits_parse, limits_set,
+				  limits_free },
+	[PROFSVC_FILE_RULES] = { "rules", PROFSVC_RULES_MAX_BYTES, rules_parse, rules_set,
+				 rules_free },
+};
+
+/* The file of kind k at path read and parsed into *out: 0, or a negative
+ * errno with why set. */
+static int file_read(const struct config_kind *k, const char *path, void **out, char *why,
+		     size_t why_size)
+{
+	char *text;
+	size_t n;
+	int err = ember_config_read(path, k->max_bytes, &text, &n, why, why_size);
+
+	if (err)
+		return err;
+	err = k->parse(text, n, out, why, why_size);
+	free(text);
+	return err;
+}
+
+/* Kind i's file (path) read and its table set in s; logged when it
+ * fails, with after appended ("": at the start). */
+static int file_load(struct profsvc *s, size_t i, const char *path, const char *after)
+{
+	const struct config_kind *k = &kinds[i];
+	void *table;
+	char why[512];
+	int err = file_read(k, path, &table, why, sizeof(why));
+
+	if (err) {
+		pr_err("profsvc: %s file '%s': %s%s", k->name, path, why, after);
+		return err;
+	}
+	k->set(s, table);
+	return 0;
+}
+
+int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o)
+{
+	const char *paths[PROFSVC_FILE_COUNT] = {
+		[PROFSVC_FILE_LIMITS] = EMBER_OPTS_GET(o, limits_file, NULL),
+		[PROFSVC_FILE_RULES] = EMBER_OPTS_GET(o, rules_file, NULL),
+	};
+	const char *tokens = EMBER_OPTS_GET(o, tokens_file, NULL);
+
+	for (size_t i = 0; i < PROFSVC_FILE_COUNT; i++) {
+		if (!paths[i])
+			continue;
+		root->files[i] = strdup(paths[i]);
+		if (!root->files[i])
+			return -ENOMEM;
+		EMBER_FORWARD_IF_ERROR(file_load(root, i, paths[i], ""));
+	}
+	return tokens ? profsvc_tokens_read(tokens, &root->tokens) : 0;
+}
+
+void profsvc_files_release(struct profsvc *root)
+{
+	for (size_t i = 0; i < PROFSVC_FILE_COUNT; i++) {
+		free(root->files[i]);
+		root->files[i] = NULL;
+	}
+	profsvc_tokens_free(root->tokens);
+	root->tokens = NULL;
+}
+
+int profsvc_reload(struct profsvc *s)
+{
+	struct profsvc *root = s->root;
+	char after[64];
+	int first = 0;
+
+	for (size_t i = 0; i < PROFSVC_FILE_COUNT; i++) {
+		int err;
+
+		if (!root->files[i])
+			continue;
+		snprintf(after, sizeof(after), ": the %s before are kept", kinds[i].name);
+		err = file_load(root, i, root->files[i], after);
+		if (!err)
+			pr_info("profsvc: %s file '%s' read again: its %s apply from now on",
+				kinds[i].name, root->files[i], kinds[i].name);
+		first = first ? first : err;
+	}
+	return first;
+}
+
+const struct profsvc_tokens *profsvc_tokens_of(const struct profsvc *s)
+{
+	return s->root->tokens;
+}
