@@ -301,8 +301,10 @@ static int load_rows_index(struct reader *r, struct pstore_block *b, struct psto
 	return err;
 }
 
-/* Read and decode what a query needs (block_query.c, cache.c). */
-int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d)
+/* Read and decode what a query needs (block_query.c, cache.c); without
+ * the dictionary when !with_dict (scans of totals: it stays empty). */
+static int block_load(struct pstore_block *b, bool with_dict, struct pstore_bdata **out,
+		      struct ember_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct pstore_bdata *bd = calloc(1, sizeof(*bd));
@@ -320,7 +322,7 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	err = pmodel_dict_init(&bd->dict);
 	if (!err)
 		err = load_rows_index(&r, b, bd, &sd);
-	if (!err)
+	if (!err && with_dict)
 		err = load_dict(&r, b, bd, &sd);
 	if (err) {
 		pstore_bdata_unref(bd);
@@ -337,8 +339,26 @@ int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct 
 	return 0;
 }
 
+int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d)
+{
+	return block_load(b, true, out, d);
+}
+
+int pstore_block_load_profiles(struct pstore_block *b, struct pstore_bdata **out,
+			       struct ember_diag *d)
+{
+	return block_load(b, false, out, d);
+}
+
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
 			     struct ember_buf *out, struct ember_diag *d)
+{
+	return pstore_block_read_stream_z(b, st, NULL, out, d);
+}
+
+int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
+			       struct ZSTD_DCtx_s *dctx, struct ember_buf *out,
+			       struct ember_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct ember_buf stored;
@@ -350,7 +370,8 @@ int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream 
 	ember_buf_init(&stored, 0);
 	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored, &sd);
 	if (!err)
-		err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, out, &sd);
+		err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, dctx, out,
+					 &sd);
 	ember_buf_release(&stored);
 	if (err == -PSTORE_ERR_CORRUPT)
 		return EMBER_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);

@@ -113,7 +113,7 @@ static int unzstd(const uint8_t *src, size_t len, uint64_t raw, struct ember_buf
 {
 	struct pstore_stream st = { .raw = raw, .stored = len };
 
-	return pstore_stream_load(&st, src, len, out, d);
+	return pstore_stream_load(&st, src, len, NULL, out, d);
 }
 
 int pstore_block_section(const struct pstore_block_meta *m, enum pstore_section_kind kind,

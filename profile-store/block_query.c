@@ -14,6 +14,8 @@
 #include "pstore_query.h"
 #include "pstore_series.h"
 
+#include <zstd.h>
+
 bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int64_t from,
 			 int64_t to)
 {
@@ -45,25 +47,27 @@ static const struct pstore_stream *value_stream(const struct pstore_bdata *bd, u
 	return st;
 }
 
-/* The streams a series' sum reads. */
+/* The streams a series' sum reads, and one zstd context for all of them
+ * (made once a block, not once a stream). */
 struct bufs {
 	struct ember_buf s, v, l;
+	ZSTD_DCtx *z;
 };
 
 /* With a filter (want), the series' link stream into in. */
 static int read_links(struct pstore_block *b, const struct pstore_bdata *bd, uint32_t s,
-		      const uint8_t *want, struct ember_buf *lb, struct pstore_sum_in *in,
+		      const uint8_t *want, struct bufs *bf, struct pstore_sum_in *in,
 		      struct ember_diag *d)
 {
 	const struct pstore_stream *ls = pstore_link_stream(bd, &b->series, s);
 
 	if (!ls)
 		return 1; /* no row of the series has a link */
-	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, ls, lb, d));
+	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream_z(b, ls, bf->z, &bf->l, d));
 	in->want = want;
 	in->nlinks = (uint32_t)bd->links.v.n;
-	in->links = (const uint8_t *)lb->data;
-	in->links_end = in->links + lb->len;
+	in->links = (const uint8_t *)bf->l.data;
+	in->links_end = in->links + bf->l.len;
 	return 0;
 }
 
@@ -86,7 +90,7 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 
 	if (p0 == p1 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
 		return 0;
-	if (want && (err = read_links(b, bd, s, want, &bf->l, &in, q->d))) {
+	if (want && (err = read_links(b, bd, s, want, bf, &in, q->d))) {
 		if (err < 0 || pstore_link_filter_on(q->links))
 			return err > 0 ? 0 : err;
 		in.want = NULL; /* no link stream: no attributes either */
@@ -96,8 +100,9 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 		in.parts = parts;
 	}
 	vst = value_stream(bd, first, col, &in.factor);
-	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, &bd->streams.v[first], sb, q->d));
-	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, vst, vb, q->d));
+	EMBER_FORWARD_IF_ERROR(
+		pstore_block_read_stream_z(b, &bd->streams.v[first], bf->z, sb, q->d));
+	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream_z(b, vst, bf->z, vb, q->d));
 	in.stacks = (const uint8_t *)sb->data;
 	in.stacks_end = in.stacks + sb->len;
 	in.vals = (const uint8_t *)vb->data;
@@ -120,8 +125,8 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	struct pstore_attr_parts parts = { 0 }, *pp = NULL;
 	int64_t *self = NULL;
 	uint8_t *all = NULL;
-	struct bufs bf = { 0 };
-	int err = hold(q, nodes, &bf);
+	struct bufs bf = { .z = ZSTD_createDCtx() };
+	int err = bf.z ? hold(q, nodes, &bf) : -ENOMEM;
 
 	if (!err && !(self = calloc(nodes, sizeof(*self))))
 		err = -ENOMEM;
@@ -151,6 +156,7 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	ember_buf_release(&bf.s);
 	ember_buf_release(&bf.v);
 	ember_buf_release(&bf.l);
+	ZSTD_freeDCtx(bf.z);
 	EMBER_VEC_FREE(&parts);
 	free(all);
 	free(self);

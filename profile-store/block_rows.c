@@ -279,9 +279,9 @@ int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
 /* ---- decoding --------------------------------------------------------------- */
 
 int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
-		   struct ember_buf *out, struct ember_diag *d)
+		   ZSTD_DCtx *reuse, struct ember_buf *out, struct ember_diag *d)
 {
-	ZSTD_DCtx *dctx;
+	ZSTD_DCtx *dctx = reuse;
 	ZSTD_inBuffer in = { stored, len, 0 };
 	size_t zr = 1;
 
@@ -290,8 +290,9 @@ int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, si
 	ember_buf_reset(out);
 	out->cap = (size_t)st->raw;
 	EMBER_FORWARD_IF_ERROR(ember_buf_reserve(out, (size_t)st->raw));
-	dctx = ZSTD_createDCtx();
-	if (!dctx)
+	if (dctx)
+		ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+	else if (!(dctx = ZSTD_createDCtx()))
 		return -ENOMEM;
 	while (zr && (in.pos < in.size || out->len < st->raw)) {
 		ZSTD_outBuffer ob = { out->data, (size_t)st->raw, out->len };
@@ -302,7 +303,8 @@ int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, si
 		if (ZSTD_isError(zr) || (before == in.pos && outbefore == ob.pos))
 			break;
 	}
-	ZSTD_freeDCtx(dctx);
+	if (dctx != reuse)
+		ZSTD_freeDCtx(dctx);
 	EMBER_FAIL_IF(ZSTD_isError(zr), d, -PSTORE_ERR_CORRUPT, "row stream: %s",
 		      ZSTD_getErrorName(zr));
 	EMBER_FAIL_IF(zr || in.pos != in.size || out->len != st->raw, d, -PSTORE_ERR_CORRUPT,

@@ -3,7 +3,9 @@
  * kept between queries under a byte budget, least recently used first
  * out.  A block's data is loaded once however many queries want it at the
  * same time (the block's mutex), and a query holds its own reference, so
- * an eviction never frees what a query reads.
+ * an eviction never frees what a query reads.  A scan of totals takes
+ * the cached data when there is some, else reads the block's profiles
+ * alone (no dictionary) and keeps them to itself.
  */
 #include "pstore_block.h"
 #include "pstore_catalog.h"
@@ -65,6 +67,22 @@ int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pst
 	pthread_mutex_unlock(&c->mu);
 	*out = bd;
 	return 0;
+}
+
+int pstore_cache_profiles(struct pstore_block *b, struct pstore_bdata **out,
+			  struct ember_diag *d)
+{
+	struct pstore_bdata *bd = NULL;
+
+	pthread_mutex_lock(&b->mu);
+	if (b->data)
+		bd = pstore_bdata_ref(b->data);
+	pthread_mutex_unlock(&b->mu);
+	if (bd) {
+		*out = bd;
+		return 0;
+	}
+	return pstore_block_load_profiles(b, out, d);
 }
 
 void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b)

@@ -9,7 +9,8 @@
  *              new block naming the old as parents, so a crash before
  *              they are deleted never counts a profile twice;
  *   rollups:   sum each closed partition's block per series and step
- *              (rollup_catalog.c, rollup.c);
+ *              (rollup_catalog.c, rollup.c), then each past day's
+ *              (rollup_day.c);
  *   retention: drop whole blocks past the retention, rollups past theirs,
  *              and stop counting the series of blocks past the series
  *              window.
@@ -344,6 +345,8 @@ int pstore_compact_pass(struct pstore *s, bool rotate)
 		err = pstore_compact_reresolve(s);
 	if (!err)
 		err = pstore_compact_rollups(s);
+	if (!err)
+		err = pstore_compact_days(s);
 	if (!err)
 		err = pstore_compact_retention(s);
 	if (!err)

@@ -12,6 +12,12 @@
  * block.  A partition whose blocks are all gone (past the retention) is
  * answered by its rollups alone, its edges rounded in to the finest step,
  * and the plan says so.
+ *
+ * Rollups that span several partitions (a UTC day's: rollup_day.c) form
+ * an outer partition holding no block: it answers the whole days the
+ * range covers when it sums exactly the blocks of the partitions nested
+ * in it, and those partitions are planned as above for the rest (the
+ * range's edges), or for all of it when it cannot answer.
  */
 #include "pstore_block.h"
 #include "pstore_catalog.h"
@@ -26,7 +32,8 @@ struct ent {
 
 EMBER_VEC_DEF(plan_ents, struct ent);
 
-/* By partition; blocks before rollups; rollups coarsest first. */
+/* By partition start, the longest first (an outer partition before those
+ * nested in it); blocks before rollups; rollups coarsest first. */
 static int cmp_ent(const void *a, const void *b)
 {
 	const struct ent *x = a, *y = b;
@@ -36,7 +43,7 @@ static int cmp_ent(const void *a, const void *b)
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
+		return x->len > y->len ? -1 : 1;
 	if (rx != ry)
 		return rx ? 1 : -1;
 	if (sx != sy)
@@ -44,15 +51,22 @@ static int cmp_ent(const void *a, const void *b)
 	return strcmp(x->b->name, y->b->name);
 }
 
-/* One partition of the plan: its blocks, and one rollup a step usable. */
+/* One partition of the plan: its blocks, and one rollup a step usable;
+ * an outer partition: the blocks of those nested in it, and them. */
 struct part {
 	int64_t lo, hi;		/* the query's range within the partition */
 	struct pstore_block *const *blocks;
 	size_t nblocks;
 	struct pstore_block *tier[PSTORE_ROLLUP_TIERS];
 	size_t ntiers;
+	const struct ent *inner; /* an outer partition's nested entries */
+	size_t ninner;
+	int64_t grid;
 	struct pstore_plan_out *out;
 };
+
+static int plan_groups(const struct ent *e, size_t n, int64_t from, int64_t to, int64_t grid,
+		       struct pstore_plan_out *out);
 
 static int64_t ceil_to(int64_t t, int64_t step)
 {
@@ -77,6 +91,8 @@ static int cover(struct part *p, int64_t lo, int64_t hi, size_t t)
 
 	if (lo >= hi)
 		return 0;
+	if (t == p->ntiers && p->inner)
+		return plan_groups(p->inner, p->ninner, lo, hi, p->grid, p->out);
 	if (t == p->ntiers) {
 		for (size_t i = 0; i < p->nblocks; i++)
 			EMBER_FORWARD_IF_ERROR(add(p->out, p->blocks[i], lo, hi));
@@ -165,7 +181,8 @@ static int plan_part(const struct ent *e, size_t n, int64_t from, int64_t to, in
 	struct pstore_block **v = malloc((n + 1) * sizeof(*v));
 	size_t nb = 0;
 	struct part p = { .lo = from > e->start ? from : e->start,
-			  .hi = to < e->start + e->len ? to : e->start + e->len, .out = out };
+			  .hi = to < e->start + e->len ? to : e->start + e->len, .grid = grid,
+			  .out = out };
 	bool corrupt = false;
 	int err;
 
@@ -202,6 +219,77 @@ static int collect(const struct pstore_snapshot *snap, bool use_rollups, struct 
 	return 0;
 }
 
+/* Outer partition e[0..n) (rollups alone) over the entries nested in it,
+ * inner[0..ninner): its rollups for the whole steps of the range they
+ * answer, the nested partitions for the rest. */
+static int plan_outer(const struct ent *e, size_t n, const struct ent *inner, size_t ninner,
+		      int64_t from, int64_t to, int64_t grid, struct pstore_plan_out *out)
+{
+	struct pstore_block **v = malloc((n + ninner + 1) * sizeof(*v));
+	struct part p = { .lo = from > e->start ? from : e->start,
+			  .hi = to < e->start + e->len ? to : e->start + e->len, .inner = inner,
+			  .ninner = ninner, .grid = grid, .out = out };
+	bool usable = true;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < ninner; i++) {
+		bool block = !pstore_is_rollup_name(inner[i].b->name);
+
+		if (block)
+			v[p.nblocks++] = inner[i].b;
+		usable &= !(block && inner[i].b->corrupt) &&
+			  inner[i].start + inner[i].len <= e->start + e->len;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[p.nblocks + i] = e[i].b;
+	p.blocks = v;
+	if (usable)
+		pick_tiers(&p, v + p.nblocks, n, grid, from);
+	err = p.ntiers ? cover(&p, p.lo, p.hi, 0) : plan_groups(inner, ninner, from, to, grid, out);
+	free(v);
+	return err;
+}
+
+/* The end of the partition starting at e[i] (same start and length). */
+static size_t group_end(const struct ent *e, size_t n, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < n && e[j].start == e[i].start && e[j].len == e[i].len)
+		j++;
+	return j;
+}
+
+/* The end of the entries nested in partition e[i..j) (j: none), which
+ * is outer when it holds rollups alone and others start inside it. */
+static size_t nested_end(const struct ent *e, size_t n, size_t i, size_t j)
+{
+	size_t k = j;
+
+	for (size_t x = i; x < j; x++)
+		if (!pstore_is_rollup_name(e[x].b->name))
+			return j;
+	while (k < n && e[k].start < e[i].start + e[i].len)
+		k++;
+	return k;
+}
+
+static int plan_groups(const struct ent *e, size_t n, int64_t from, int64_t to, int64_t grid,
+		       struct pstore_plan_out *out)
+{
+	int err = 0;
+
+	for (size_t i = 0, j, k; !err && i < n; i = k) {
+		j = group_end(e, n, i);
+		k = nested_end(e, n, i, j);
+		err = k > j ? plan_outer(e + i, j - i, e + j, k - j, from, to, grid, out)
+			    : plan_part(e + i, j - i, from, to, grid, out);
+	}
+	return err;
+}
+
 int pstore_plan_range(const struct pstore_snapshot *snap, int64_t from, int64_t to, int64_t grid,
 		      bool use_rollups, struct pstore_plan_out *out)
 {
@@ -212,12 +300,8 @@ int pstore_plan_range(const struct pstore_snapshot *snap, int64_t from, int64_t 
 	err = collect(snap, use_rollups, &v);
 	if (!err)
 		ember_qsort(v.v, v.n, sizeof(*v.v), cmp_ent);
-	for (size_t i = 0, j; !err && i < v.n; i = j) {
-		for (j = i + 1; j < v.n && v.v[j].start == v.v[i].start && v.v[j].len == v.v[i].len;
-		     j++)
-			;
-		err = plan_part(v.v + i, j - i, from, to, grid, out);
-	}
+	if (!err)
+		err = plan_groups(v.v, v.n, from, to, grid, out);
 	EMBER_VEC_FREE(&v);
 	if (err)
 		pstore_plan_release(out);

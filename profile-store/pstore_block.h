@@ -229,9 +229,12 @@ struct pstore_rows_in {
 };
 int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
 		   struct pstore_streams *streams);
-/* Decompress stream st's stored bytes (stored[0..len)) into out. */
+/* Decompress stream st's stored bytes (stored[0..len)) into out, with
+ * the caller's zstd context dctx (reused across streams: making one costs
+ * more than decompressing a small stream) or, NULL, one made for it. */
+struct ZSTD_DCtx_s;
 int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
-		   struct ember_buf *out, struct ember_diag *d);
+		   struct ZSTD_DCtx_s *dctx, struct ember_buf *out, struct ember_diag *d);
 
 /* Sum one column of the profiles [p_first, p_end) of a series whose time
  * lies in [from, to) into self[] (nnodes), from the decompressed stacks

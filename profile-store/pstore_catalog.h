@@ -49,10 +49,24 @@ int pstore_block_missing(const struct pstore_blockio *io, const char *name, uint
 /* The block's data, loading it if needed: a reference to unref. */
 int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pstore_bdata **out,
 		  struct ember_diag *d);
-/* A stream's bytes of block b (range read). */
+/* The block's profiles, totals, coverage and stream directory without
+ * its dictionary (scans of totals): the cached data when it is loaded,
+ * else read for the caller alone (not cached: it is small).  A reference
+ * to unref; its dictionary may be empty. */
+int pstore_cache_profiles(struct pstore_block *b, struct pstore_bdata **out,
+			  struct ember_diag *d);
+/* Read and decode a block's data (pstore_block_load_profiles: all but
+ * the dictionary, left empty); a new reference. */
 int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d);
+int pstore_block_load_profiles(struct pstore_block *b, struct pstore_bdata **out,
+			       struct ember_diag *d);
+/* A stream's bytes of block b (range read); _z with the caller's zstd
+ * context (pstore_stream_load). */
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
 			 struct ember_buf *out, struct ember_diag *d);
+int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
+			       struct ZSTD_DCtx_s *dctx, struct ember_buf *out,
+			       struct ember_diag *d);
 void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b);
 void pstore_cache_release(struct pstore_cache *c);
 

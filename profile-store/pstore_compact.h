@@ -9,6 +9,7 @@
  *   rollup.c      a partition's profiles summed per series and step
  *   rollup_catalog.c  the rollups a store keeps: built when due, replaced,
  *                 dropped past their retention
+ *   rollup_day.c  a UTC day's rollup, summed from its partitions' rollups
  *   coverage.c    coverage recounted after a compaction's resolver
  *   background.c  the compaction thread
  *
@@ -65,6 +66,9 @@ struct pstore_rollup_in {
 	int64_t step, partition, partition_ns;
 	char *const *sources;
 	size_t nsources;
+	/* what each staged profile (h->profs order) sums, when h staged
+	 * rollups (a day's from its hours'); NULL: one profile, its time */
+	const struct pstore_rollup_prof *counts;
 };
 /* The rollup of the staged profiles of h (pstore_merge_stage), put and
  * opened: *out a new reference, NULL when h has no profile.  -EINVAL for
@@ -76,6 +80,18 @@ int pstore_rollup_write(struct pstore *s, const struct pstore_head *h,
  * lacks a current one of; the rollups they replace dropped
  * (rollup_catalog.c: a compaction pass). */
 int pstore_compact_rollups(struct pstore *s);
+/* Whether rollup r of step was built from exactly block b (its
+ * partition's only block). */
+bool pstore_rollup_current(const struct pstore_block *r, const struct pstore_block *b,
+			   int64_t step);
+/* Rollup r (a new reference, taken) listed, the rollups of its partition
+ * and step it replaces dropped: at once (a local store) or through the
+ * block index (a shared one); counted as built. */
+int pstore_rollup_publish(struct pstore *s, struct pstore_block *r, struct ember_diag *d);
+/* Day rollups (rollup_day.c): each past UTC day whose blocks all have a
+ * current rollup of their partition's coarsest step, summed from those
+ * into one profile a series and day, unless a current one exists. */
+int pstore_compact_days(struct pstore *s);
 /* Drop the rollups past opts.rollup_retention_ns. */
 int pstore_rollups_retention(struct pstore *s);
 /* The same from blocks[0..n) of one partition. */

@@ -23,6 +23,7 @@
 struct agg {
 	const struct pstore_head *h; /* the staged blocks */
 	int64_t step;
+	const struct pstore_rollup_prof *staged; /* pstore_rollup_in's counts */
 	EMBER_VEC(struct pstore_prof) profs;
 	EMBER_VEC(struct pstore_rollup_prof) counts;
 	EMBER_VEC(uint32_t) row_node;
@@ -153,7 +154,7 @@ static int put_bucket(struct agg *g, const uint32_t *idx, size_t n)
 	const struct pstore_head *h = g->h;
 	struct pstore_prof np = h->profs.v[idx[0]];
 	uint32_t ncols = h->series.series.v[np.series].ntypes;
-	struct pstore_rollup_prof rp = { n, h->profs.v[idx[n - 1]].time };
+	struct pstore_rollup_prof rp = { 0, INT64_MIN };
 
 	g->rows.node.n = g->rows.val.n = g->rows.link.n = 0;
 	g->rows.ncols = ncols;
@@ -164,7 +165,12 @@ static int put_bucket(struct agg *g, const uint32_t *idx, size_t n)
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(&g->totals, 0));
 	for (size_t i = 0; i < n; i++) {
 		const struct pstore_prof *p = &h->profs.v[idx[i]];
+		struct pstore_rollup_prof sums = { 1, p->time };
 
+		if (g->staged)
+			sums = g->staged[idx[i]];
+		rp.count += sums.count;
+		rp.last = sums.last > rp.last ? sums.last : rp.last;
 		np.duration += p->duration;
 		np.samples += p->samples;
 		np.resolved += p->resolved;
@@ -268,7 +274,7 @@ int pstore_rollup_write(struct pstore *s, const struct pstore_head *h,
 			const struct pstore_rollup_in *in, struct pstore_block **out,
 			struct ember_diag *d)
 {
-	struct agg g = { .h = h, .step = in->step };
+	struct agg g = { .h = h, .step = in->step, .staged = in->counts };
 	int err;
 
 	*out = NULL;

@@ -43,8 +43,8 @@ static bool same_partition(const struct pstore_block *a, const struct pstore_blo
 	       a->meta.partition_ns == b->meta.partition_ns;
 }
 
-/* Whether rollup r of step was built from exactly block b. */
-static bool current(const struct pstore_block *r, const struct pstore_block *b, int64_t step)
+bool pstore_rollup_current(const struct pstore_block *r, const struct pstore_block *b,
+			   int64_t step)
 {
 	return !r->corrupt && r->meta.rollup_step == step && same_partition(r, b) &&
 	       r->meta.sources.n == 1 && !strcmp(r->meta.sources.v[0], b->name);
@@ -73,7 +73,7 @@ static unsigned missing(const struct pstore *s, const struct pstore_block *b)
 
 	for (size_t i = 0; i < s->rollups.n; i++)
 		for (int k = 0; k < PSTORE_ROLLUP_TIERS; k++)
-			if ((t & 1u << k) && current(s->rollups.v[i], b, s->opts.rollup_steps_ns[k]))
+			if ((t & 1u << k) && pstore_rollup_current(s->rollups.v[i], b, s->opts.rollup_steps_ns[k]))
 				t &= ~(1u << k);
 	return t;
 }
@@ -167,6 +167,15 @@ static int publish_shared(struct pstore *s, struct pstore_block *r, struct ember
 	return err;
 }
 
+int pstore_rollup_publish(struct pstore *s, struct pstore_block *r, struct ember_diag *d)
+{
+	int err = s->index ? publish_shared(s, r, d) : publish_local(s, r);
+
+	if (!err)
+		atomic_fetch_add(&s->rollups_built, 1);
+	return err;
+}
+
 /* The rollups of block b's tiers, built from one staging of it. */
 static int build(struct pstore *s, struct pstore_block *b, unsigned tiers, struct ember_diag *d)
 {
@@ -185,9 +194,7 @@ static int build(struct pstore *s, struct pstore_block *b, unsigned tiers, struc
 		in.step = s->opts.rollup_steps_ns[k];
 		err = pstore_rollup_write(s, h, &in, &r, d);
 		if (!err && r)
-			err = s->index ? publish_shared(s, r, d) : publish_local(s, r);
-		if (!err && r)
-			atomic_fetch_add(&s->rollups_built, 1);
+			err = pstore_rollup_publish(s, r, d);
 	}
 	pstore_head_unref(h);
 	if (!err && s->index)
@@ -230,7 +237,7 @@ static bool leftover(const struct pstore *s, const struct pstore_block *r)
 	for (size_t i = 0; i < s->blocks.n; i++)
 		if (same_partition(s->blocks.v[i], r)) {
 			has_block = true;
-			if (current(r, s->blocks.v[i], r->meta.rollup_step))
+			if (pstore_rollup_current(r, s->blocks.v[i], r->meta.rollup_step))
 				return false;
 		}
 	for (size_t k = 0; k < s->rollups.n; k++) {
@@ -239,7 +246,7 @@ static bool leftover(const struct pstore *s, const struct pstore_block *r)
 		if (o == r || o->corrupt || !replaced_by(r, o))
 			continue;
 		for (size_t i = 0; has_block && i < s->blocks.n; i++)
-			if (current(o, s->blocks.v[i], r->meta.rollup_step))
+			if (pstore_rollup_current(o, s->blocks.v[i], r->meta.rollup_step))
 				return true;
 		if (!has_block && (o->meta.rollup_profiles > r->meta.rollup_profiles ||
 				   (o->meta.rollup_profiles == r->meta.rollup_profiles &&

@@ -4,7 +4,9 @@
  * coverage) a selector, a type and a time range reach.  Heads are
  * scanned profile by profile; a block that lies inside the time range
  * answers series questions from its label index alone, and one that
- * overlaps its edge has its profile table read (cached) to be exact.
+ * overlaps its edge (or whose totals are wanted) has its profile table
+ * read to be exact: the cached data when loaded, else the profiles alone,
+ * never the dictionary (a scan sums no rows).
  *
  * Every read (these and pstore_query) polls its request's check between
  * sources, series and every few hundred profiles (pstore_qctx_poll), so a
@@ -140,7 +142,7 @@ static int block_scan(struct pstore_block *b, struct pstore_scan *sc)
 			if (col[s] >= 0 && !(err = pstore_qctx_poll(&sc->q)))
 				err = sc->series(sc->ctx, &b->series, s, col[s]);
 	} else if (!err && any) {
-		err = pstore_cache_data(sc->q.cache, b, &bd, sc->q.d);
+		err = pstore_cache_profiles(b, &bd, sc->q.d);
 		if (!err)
 			err = block_profiles(b, bd, col, sc);
 	}

@@ -45,11 +45,23 @@
  * medians of REPS, wall and the querying thread's CPU, and the profiles
  * read; and the bytes of blocks and rollups per profile.
  *
+ * The store's compaction also builds a rollup a past UTC day (summed from
+ * its hours'), so the whole range is mostly days; with 14 days or more
+ * the diff of the last week against the one before is measured too (with
+ * fewer, the diff of the whole range against itself, the same reads).
+ *
  * -i SECONDS sets -w's profile interval (60), -s SECONDS its finer rollup
  * step (60; the coarser is an hour), to choose the step against the
- * interval.
+ * interval; -p SERIES the series (20: pods in the ratio 8:6:6).  -k keeps
+ * the stored range of an earlier run with the same options (DIR/rollups,
+ * its ingest figures in DIR/rollups.gen, when an earlier build wrote it
+ * without, the profile count alone) instead of generating it again:
+ * the store is opened and compacted (building what this build's
+ * compaction adds, e.g. day rollups: timed) and queried; -q queries with
+ * the rollups only (no full-resolution way: half the time, for profiling).
  *
- * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT] [-w DAYS [-i S] [-s S]]
+ * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT]
+ *                     [-w DAYS [-i S] [-s S] [-p SERIES] [-k] [-q]]
  *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
  *   and the diff's flame graph and table into OUT, to look at.
  */
@@ -221,6 +233,16 @@ static int slow_func(const struct service *s)
 static struct service services[3] = { {.name = "checkout", .pods = 8 },
 				     {.name = "cart", .pods = 6 },
 				     {.name = "search", .pods = 6} };
+
+/* -p: n series, the pods in the ratio 8:6:6 (at least one a service). */
+static void set_series(int n)
+{
+	int a = n * 8 / 20 > 0 ? n * 8 / 20 : 1, b = (n - a) / 2 > 0 ? (n - a) / 2 : 1;
+
+	services[0].pods = a;
+	services[1].pods = b;
+	services[2].pods = n - a - b > 0 ? n - a - b : 1;
+}
 
 static void make_services(void)
 {
@@ -730,9 +752,10 @@ static double range_series(struct pstore *s, int64_t from, int64_t to, bool full
 	return t;
 }
 
-/* The last 24 h against the 24 h before: queried, diffed, the table
- * written. */
-static double range_diff(struct pstore *s, int64_t end, bool full, double *cpu, uint64_t *read)
+/* [end - 2 len, end - len) against [end - len, end) (len 0: [from, end)
+ * against itself): queried, diffed, the table written. */
+static double range_diff(struct pstore *s, int64_t from, int64_t end, int64_t len, bool full,
+			 double *cpu, uint64_t *read)
 {
 	double c = now_s(CLOCK_THREAD_CPUTIME_ID), t = now_s(CLOCK_MONOTONIC);
 	struct pstore_stats st0, st1;
@@ -741,8 +764,8 @@ static double range_diff(struct pstore *s, int64_t end, bool full, double *cpu, 
 	struct ember_buf out;
 
 	pstore_stats(s, &st0);
-	a = query_range(s, "{env=\"prod\"}", end - 48 * HOUR, end - 24 * HOUR, full);
-	b = query_range(s, "{env=\"prod\"}", end - 24 * HOUR, end, full);
+	a = query_range(s, "{env=\"prod\"}", len ? end - 2 * len : from, len ? end - len : end, full);
+	b = query_range(s, "{env=\"prod\"}", len ? end - len : from, end, full);
 	pstore_stats(s, &st1);
 	ember_buf_init(&out, 256 << 20);
 	if (pmodel_diff_new(a, b, NULL, &d) ||
@@ -764,25 +787,27 @@ struct rcase {
 	const char *name;
 	int kind;
 	int64_t from, to;
+	int64_t len; /* Q_DIFF: each side's (0: [from, to) against itself) */
 };
 
 /* One case, REPS times each way, the ways alternating: medians. */
-static void rollup_case(struct pstore *s, const struct rcase *c, int reps)
+static void rollup_case(struct pstore *s, const struct rcase *c, int reps, int ways)
 {
 	double *w[2], *u[2];
 	uint64_t read[2] = { 0, 0 };
 
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < ways; m++) {
 		w[m] = calloc((size_t)reps, sizeof(double));
 		u[m] = calloc((size_t)reps, sizeof(double));
 	}
 	for (int i = 0; i < reps; i++)
-		for (int m = 0; m < 2; m++) /* m 0: rollups, 1: full resolution */
+		for (int m = 0; m < ways; m++) /* m 0: rollups, 1: full resolution */
 			w[m][i] = c->kind == Q_FLAME ? range_flame(s, c->from, c->to, m, &u[m][i], &read[m])
 				  : c->kind == Q_SERIES
 					  ? range_series(s, c->from, c->to, m, &u[m][i], &read[m])
-					  : range_diff(s, c->to, m, &u[m][i], &read[m]);
-	for (int m = 0; m < 2; m++) {
+					  : range_diff(s, c->from, c->to, c->len, m, &u[m][i],
+						       &read[m]);
+	for (int m = 0; m < ways; m++) {
 		char name[96];
 
 		snprintf(name, sizeof(name), "%s_%s_cpu", c->name, m ? "full" : "rollups");
@@ -796,20 +821,93 @@ static void rollup_case(struct pstore *s, const struct rcase *c, int reps)
 	}
 }
 
-static int rollup_bench(const char *dir, int days, int reps, int64_t interval)
+/* The stored range's ingest figures, kept beside it for -k. */
+static void gen_save(const char *dir, const struct ingest *in)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rollups.gen", dir);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%.9f %.9f %.9f %llu %llu %llu\n", in->wall, in->cpu, in->bg_cpu,
+			  (unsigned long long)in->profiles, (unsigned long long)in->gz_bytes,
+			  (unsigned long long)in->stacks) < 0 || fclose(f))
+		exit(1);
+}
+
+static bool gen_load(const char *dir, struct ingest *in)
+{
+	char path[600];
+	unsigned long long p, g, k;
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/rollups.gen", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	ok = fscanf(f, "%lf %lf %lf %llu %llu %llu", &in->wall, &in->cpu, &in->bg_cpu, &p, &g,
+		    &k) == 6;
+	fclose(f);
+	in->profiles = p;
+	in->gz_bytes = g;
+	in->stacks = k;
+	return ok;
+}
+
+/* The range stored (or, with keep, the one an earlier run stored): its
+ * ingest figures. */
+static struct ingest rollup_store(const char *dir, const char *path, int days, bool keep)
+{
+	char cmd[1300];
+	struct ingest in = { 0 };
+	struct pstore *s;
+	double c, t;
+
+	if (keep && access(path, F_OK) == 0) {
+		if (!gen_load(dir, &in)) { /* an older run's: the profiles alone known */
+			memset(&in, 0, sizeof(in));
+			in.profiles = (uint64_t)(services[0].pods + services[1].pods + services[2].pods) *
+				      (uint64_t)(days * 24 * HOUR / step);
+		}
+		rng = 0x9e3779b97f4a7c15ull; /* the services, as generated */
+		make_services();
+		atomic_store(&stream_now, T0 + (days * 24 + 1) * HOUR);
+		s = open_store(path, false, false);
+		c = now_s(CLOCK_THREAD_CPUTIME_ID);
+		t = now_s(CLOCK_MONOTONIC);
+		if (pstore_compact(s))
+			exit(1);
+		printf("reused %s: compaction at reopen %.1f s wall, %.1f s cpu\n", path,
+		       now_s(CLOCK_MONOTONIC) - t, now_s(CLOCK_THREAD_CPUTIME_ID) - c);
+		pstore_free(s);
+		return in;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", path, path);
+	if (system(cmd))
+		exit(1);
+	in = run_stream(path, days * 24, false, NULL);
+	gen_save(dir, &in);
+	return in;
+}
+
+static int rollup_bench(const char *dir, int days, int reps, int64_t interval, bool keep,
+			bool rollups_only)
 {
 	int64_t end = T0 + days * 24 * HOUR, skew0 = 13 * SEC, skew1 = 37 * SEC;
 	const struct rcase cases[] = {
-		{ "flame_1h", Q_FLAME, end - HOUR, end },
-		{ "flame_24h", Q_FLAME, end - 24 * HOUR, end },
-		{ "flame_all", Q_FLAME, T0, end },
-		{ "flame_1h_unaligned", Q_FLAME, end - 2 * HOUR + skew0, end - HOUR - skew1 },
-		{ "flame_24h_unaligned", Q_FLAME, end - 25 * HOUR + skew0, end - HOUR - skew1 },
-		{ "flame_all_unaligned", Q_FLAME, T0 + skew0, end - HOUR - skew1 },
-		{ "series_all_1h_step", Q_SERIES, T0, end },
-		{ "diff_24h_24h", Q_DIFF, end - 48 * HOUR, end },
+		{ "flame_1h", Q_FLAME, end - HOUR, end, 0 },
+		{ "flame_24h", Q_FLAME, end - 24 * HOUR, end, 0 },
+		{ "flame_all", Q_FLAME, T0, end, 0 },
+		{ "flame_1h_unaligned", Q_FLAME, end - 2 * HOUR + skew0, end - HOUR - skew1, 0 },
+		{ "flame_24h_unaligned", Q_FLAME, end - 25 * HOUR + skew0, end - HOUR - skew1, 0 },
+		{ "flame_all_unaligned", Q_FLAME, T0 + skew0, end - HOUR - skew1, 0 },
+		{ "series_all_1h_step", Q_SERIES, T0, end, 0 },
+		{ "diff_24h_24h", Q_DIFF, end - 48 * HOUR, end, 24 * HOUR },
+		{ days >= 14 ? "diff_7d_7d" : "diff_all_all", Q_DIFF,
+		  days >= 14 ? end - 14 * 24 * HOUR : T0, end, days >= 14 ? 7 * 24 * HOUR : 0 },
 	};
-	char path[600], cmd[1300];
+	char path[600];
 	struct ingest in;
 	struct pstore *s;
 	struct pstore_stats st;
@@ -819,36 +917,49 @@ static int rollup_bench(const char *dir, int days, int reps, int64_t interval)
 	step = interval;
 	epoch_ns = 24 * HOUR;
 	snprintf(path, sizeof(path), "%s/rollups", dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", path, path);
-	if (system(cmd))
-		return 1;
-	in = run_stream(path, days * 24, false, NULL);
-	printf("profiles %llu over %d days, one a series every %lld s, rollups at %lld s and "
-	       "1 h (%.0f distinct stacks each)\n",
-	       (unsigned long long)in.profiles, days, (long long)(step / SEC),
+	in = rollup_store(dir, path, days, keep);
+	printf("profiles %llu over %d days, %d series, one a series every %lld s, rollups at "
+	       "%lld s, 1 h and 1 day (%.0f distinct stacks each)\n",
+	       (unsigned long long)in.profiles, days,
+	       services[0].pods + services[1].pods + services[2].pods, (long long)(step / SEC),
 	       (long long)((fine_step_ns ? fine_step_ns : 60 * SEC) / SEC),
 	       (double)in.stacks / in.profiles);
-	printf("ingest_per_core %.0f profiles/s (1 / append cpu, no fsync)\n", in.profiles / in.cpu);
-	printf("compaction_cpu %.1f us/profile (flushes, merges, rollups: the other thread)\n",
-	       1e6 * in.bg_cpu / in.profiles);
+	if (in.cpu > 0) {
+		printf("ingest_per_core %.0f profiles/s (1 / append cpu, no fsync)\n",
+		       in.profiles / in.cpu);
+		printf("compaction_cpu %.1f us/profile (flushes, merges, rollups: the other "
+		       "thread)\n", 1e6 * in.bg_cpu / in.profiles);
+		printf("ingest_per_core_with_compaction %.0f profiles/s (1 / (append + compaction "
+		       "cpu))\n", in.profiles / (in.cpu + in.bg_cpu));
+	}
 	s = open_store(path, false, false);
 	pstore_stats(s, &st);
-	printf("gzip_pprof_bytes_per_profile %.0f\n", (double)in.gz_bytes / in.profiles);
-	printf("block_bytes_per_profile %.1f (%llu blocks)\n", (double)st.block_bytes / in.profiles,
+	printf("gzip_pprof_bytes_per_profile %.0f (%.1f a sample)\n",
+	       (double)in.gz_bytes / in.profiles, (double)in.gz_bytes / in.stacks);
+	printf("block_bytes_per_profile %.1f (%.2f a stored sample; %llu blocks)\n",
+	       (double)st.block_bytes / in.profiles, (double)st.block_bytes / in.stacks,
 	       (unsigned long long)st.blocks);
-	printf("rollup_bytes_per_profile %.1f (%llu rollups)\n",
-	       (double)st.rollup_bytes / in.profiles, (unsigned long long)st.rollups);
+	printf("rollup_bytes_per_profile %.1f (%.2f a stored sample; %llu rollups)\n",
+	       (double)st.rollup_bytes / in.profiles, (double)st.rollup_bytes / in.stacks,
+	       (unsigned long long)st.rollups);
+	printf("disk_bytes_per_profile %.1f (blocks and rollups; %.2f a stored sample; "
+	       "gzip'd pprof / disk %.1f x)\n",
+	       (double)(st.block_bytes + st.rollup_bytes) / in.profiles,
+	       (double)(st.block_bytes + st.rollup_bytes) / in.stacks,
+	       (double)in.gz_bytes / (double)(st.block_bytes + st.rollup_bytes));
 	t = range_flame(s, T0, end, false, &cpu, &read);
 	printf("flame_all_rollups_cold %.1f ms wall, %.1f ms cpu (%llu profiles read)\n", 1e3 * t,
 	       1e3 * cpu, (unsigned long long)read);
 	pstore_free(s);
 	s = open_store(path, false, false);
-	t = range_flame(s, T0, end, true, &cpu, &read);
-	printf("flame_all_full_cold %.1f ms wall, %.1f ms cpu (%llu profiles read)\n", 1e3 * t,
-	       1e3 * cpu, (unsigned long long)read);
+	if (!rollups_only) {
+		t = range_flame(s, T0, end, true, &cpu, &read);
+		printf("flame_all_full_cold %.1f ms wall, %.1f ms cpu (%llu profiles read)\n",
+		       1e3 * t, 1e3 * cpu, (unsigned long long)read);
+	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (cases[i].from >= T0)
-			rollup_case(s, &cases[i], reps);
+			rollup_case(s, &cases[i], reps, rollups_only ? 1 : 2);
 	pstore_free(s);
 	return 0;
 }
@@ -859,7 +970,7 @@ int main(int argc, char **argv)
 	int reps = 7, hours = 2, days = 0, opt;
 	int64_t interval = 60 * SEC;
 	const char *save = NULL;
-	bool fsync_pass = true;
+	bool fsync_pass = true, keep = false, rollups_only = false;
 	struct kept kept = { 0 };
 	struct ingest in, nf;
 	struct pstore *s;
@@ -869,8 +980,14 @@ int main(int argc, char **argv)
 	uint64_t profiles = 0;
 	char path[600], cmd[700], top[512];
 
-	while ((opt = getopt(argc, argv, "d:r:h:no:w:i:s:")) != -1) {
-		if (opt == 'i' && atoi(optarg) > 0)
+	while ((opt = getopt(argc, argv, "d:r:h:no:w:i:s:p:kq")) != -1) {
+		if (opt == 'k')
+			keep = true;
+		else if (opt == 'q')
+			rollups_only = true;
+		else if (opt == 'p' && atoi(optarg) > 0)
+			set_series(atoi(optarg));
+		else if (opt == 'i' && atoi(optarg) > 0)
 			interval = atoi(optarg) * SEC;
 		else if (opt == 's' && atoi(optarg) > 0)
 			fine_step_ns = atoi(optarg) * SEC;
@@ -890,7 +1007,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (days)
-		return rollup_bench(dir, days, reps, interval);
+		return rollup_bench(dir, days, reps, interval, keep, rollups_only);
 	snprintf(path, sizeof(path), "%s/nofsync", dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, path);
 	if (system(cmd))

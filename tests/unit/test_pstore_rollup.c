@@ -4,7 +4,8 @@
  * profile counts and time spans equal the full-resolution merge of each
  * of its buckets, attribute sets kept and spans dropped; its ROLLUP
  * section read back and checked; compaction building, replacing and
- * listing them (local and shared stores); retention per tier.
+ * listing them (local and shared stores); retention per tier; day
+ * rollups answering whole days.
  */
 #include "pprof.h"
 #include "pstore.h"
@@ -22,6 +23,7 @@
 
 #define CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 #define MIN (60 * SEC)
+#define DAY (24 * HOUR)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -726,7 +728,174 @@ static int test_pstore_rollup__planned_equals_full_over_random_ranges(void)
 	return 0;
 }
 
+/* The day rollups of s (the partition rollups' rollups), counted. */
+static size_t day_rollups(struct pstore *s)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->rollups.n; i++)
+		n += s->rollups.v[i]->meta.partition_ns == DAY;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+/* Three days and a half of three series' profiles (one every 10 minutes
+ * each, from 20:00 UTC): each past day gets a day rollup (the first of
+ * its 4 hours), built from their hours', summing every profile of the
+ * day once; ranges over
+ * them, aligned or not, answer as full resolution does and a range of the
+ * whole reads the days' sums; a late profile makes its day's rollup stale
+ * (not used: the answers stay exact) until compaction replaces it; the
+ * rollup retention drops them whole.  In a shared store, through the
+ * block index: another replica reads them. */
+static int day_rollups_answer(const char *replica)
+{
+	static const char *const sel[] = { NULL, "{service=\"a\"}", "{service=~\"b|c\"}" };
+	int64_t start = pstore_rollup_bucket(T0 - 4 * DAY, DAY) + 20 * HOUR;
+	int64_t end = start + 3 * DAY + 12 * HOUR, day1 = start + 4 * HOUR;
+	uint64_t planned = 0, full = 0, pw = 0, fw = 0;
+	struct pstore *s;
+	struct pstore_stats st;
+
+	fake_now = T0;
+	CHECK(!make_dir());
+	CHECK((s = open_replica(NULL, replica)));
+	fake_now = start;
+	for (int i = 0; start + i * 200 * SEC < end; i++) {
+		static const char *const svc[] = { "a", "b", "c" };
+
+		fake_now = start + i * 200 * SEC;
+		CHECK_INT(append_at(s, svc[i % 3], fake_now + next(1000) * MS), ==, 0);
+		if (i % 200 == 199)
+			CHECK_INT(pstore_flush(s), ==, 0);
+	}
+	fake_now = end + HOUR;
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.blocks, ==, 84);
+	/* the first day's 4 hours, the next three; the fifth is not past */
+	CHECK_INT(day_rollups(s), ==, 4);
+	CHECK_INT(st.rollups, ==, 84 * 2 + 4);
+	/* the whole range: 3 days x 3 series, the 4 + 8 hours at the edges */
+	CHECK_INT(same_planned(s, NULL, start, end, &pw, &fw), ==, 0);
+	CHECK_INT(fw, ==, 1512);
+	CHECK_INT(pw, ==, 3 * 3 + (4 + 8) * 3);
+	/* a late profile in the first whole day: merged into its hour, whose
+	 * rollups are rebuilt; the day's is stale and not used */
+	CHECK_INT(append_at(s, "b", day1 + 5 * HOUR + 7 * MIN), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact_merge(s), ==, 0);
+	CHECK_INT(pstore_compact_rollups(s), ==, 0);
+	pw = fw = 0;
+	CHECK_INT(same_planned(s, NULL, start, end, &pw, &fw), ==, 0);
+	CHECK_INT(pw, ==, 2 * 3 + (24 + 4 + 8) * 3);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	CHECK_INT(day_rollups(s), ==, 4); /* replaced */
+	pw = fw = 0;
+	CHECK_INT(same_planned(s, NULL, start, end, &pw, &fw), ==, 0);
+	CHECK_INT(fw, ==, 1513);
+	CHECK_INT(pw, ==, 3 * 3 + (4 + 8) * 3);
+	if (replica) { /* another replica lists them from the index */
+		pstore_free(s);
+		CHECK((s = open_replica(NULL, "other")));
+		CHECK_INT(day_rollups(s), ==, 4);
+		pw = fw = 0;
+		CHECK_INT(same_planned(s, NULL, start, end, &pw, &fw), ==, 0);
+		CHECK_INT(pw, ==, 3 * 3 + (4 + 8) * 3);
+	}
+	for (int i = 0; i < (replica ? 20 : 200); i++) {
+		int64_t from = random_time(start - HOUR, end + HOUR);
+		int64_t to = random_time(from + 1, from + 3 * DAY);
+
+		to = to > from ? to : from + MIN;
+		if (next(4) == 0) /* on a day now and then */
+			from = pstore_rollup_bucket(from, DAY);
+		CHECK_INT(same_planned(s, sel[next(3)], from, to, &planned, &full), ==, 0);
+	}
+	CHECK_INT(planned * 4, <, full);
+	planned = full = 0;
+	for (int i = 0; i < 40; i++) {
+		static const int64_t steps[] = { HOUR, DAY, 2 * DAY };
+		int64_t from = random_time(start - HOUR, end + HOUR);
+		int64_t to = random_time(from + 1, from + 3 * DAY);
+
+		to = to > from ? to : from + MIN;
+		if (next(2) == 0)
+			from = pstore_rollup_bucket(from, DAY);
+		CHECK_INT(same_series(s, sel[next(3)], from, to, steps[next(3)], &planned, &full),
+			  ==, 0);
+	}
+	CHECK_INT(planned, <, full);
+	fake_now = end + 91 * DAY; /* past the rollup retention: dropped whole */
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.rollups, ==, 0);
+	if (!replica)
+		CHECK_INT(files_in("rollups"), ==, 0);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+static int test_pstore_rollup__day_rollups_answer_whole_days(void)
+{
+	return day_rollups_answer(NULL);
+}
+
+static int test_pstore_rollup__day_rollups_shared_through_index(void)
+{
+	return day_rollups_answer("a");
+}
+
+/* The blocks and rollups whose data the store's cache holds. */
+static size_t cached(struct pstore *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->cache.mu);
+	n = s->cache.lru.n;
+	pthread_mutex_unlock(&s->cache.mu);
+	return n;
+}
+
+/* A series line reads profiles' totals, never a dictionary: after one
+ * (from blocks and rollups, over whole and partial hours) the cache holds
+ * nothing; a flame graph query then loads them. */
+static int test_pstore_rollup__series_reads_no_dictionary(void)
+{
+	int64_t part = pstore_rollup_bucket(T0 - 4 * HOUR, HOUR);
+	struct ember_buf a;
+	uint64_t read = 0;
+	struct pstore *s = fresh_store();
+
+	CHECK(s);
+	for (int i = 0; i < 40; i++)
+		CHECK_INT(append_at(s, i % 2 ? "a" : "b", part + i * 3 * MIN), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_free(s);
+	CHECK((s = open_store(NULL)));
+	CHECK_INT(series_text(s, NULL, part, part + 2 * HOUR, HOUR, false, &a, &read), ==, 0);
+	CHECK(strstr(a.data, "a: 0="));
+	ember_buf_release(&a);
+	CHECK_INT(series_text(s, NULL, part + 7 * SEC, part + HOUR, MIN, true, &a, &read), ==, 0);
+	ember_buf_release(&a);
+	CHECK_INT(read, >, 0);
+	CHECK_INT(cached(s), ==, 0);
+	CHECK_INT(store_answer(s, NULL, part, part + HOUR, false, &a, &read), ==, 0);
+	ember_buf_release(&a);
+	CHECK_INT(cached(s), >, 0);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static const struct unit_case cases[] = {
+	UNIT_CASE(test_pstore_rollup__series_reads_no_dictionary),
+	UNIT_CASE(test_pstore_rollup__day_rollups_answer_whole_days),
+	UNIT_CASE(test_pstore_rollup__day_rollups_shared_through_index),
 	UNIT_CASE(test_pstore_rollup__planned_equals_full_over_random_ranges),
 	UNIT_CASE(test_pstore_rollup__compaction_builds_and_replaces),
 	UNIT_CASE(test_pstore_rollup__shared_store_lists_rollups_in_index),
