@@ -59,8 +59,11 @@
  * the store is opened and compacted (building what this build's
  * compaction adds, e.g. day rollups: timed) and queried; -q queries with
  * the rollups only (no full-resolution way: half the time, for profiling).
+ * -t THREADS sums a query's blocks and rollups on up to THREADS threads
+ * (pstore_opts.query_threads; default the store's, 1).
  *
  * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT]
+ *                     [-t THREADS]
  *                     [-w DAYS [-i S] [-s S] [-p SERIES] [-k] [-q]]
  *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
  *   and the diff's flame graph and table into OUT, to look at.
@@ -92,6 +95,7 @@
  * (-w: a minute, or -i's, and a day); the finer rollup step (-s; 0: the
  * store's default, 1 minute), the coarser one always an hour. */
 static int64_t step = STEP, epoch_ns = HOUR, fine_step_ns;
+static unsigned query_threads; /* -t: pstore_opts.query_threads (0: the store's default) */
 
 /* ---- a deterministic random stream ------------------------------------------- */
 
@@ -401,6 +405,7 @@ static struct pstore *open_store(const char *dir, bool fsync, bool background)
 	struct pstore *s = NULL;
 	char why[256];
 
+	o.query_threads = query_threads;
 	if (fine_step_ns) {
 		o.rollup_steps_ns[0] = fine_step_ns;
 		o.rollup_steps_ns[1] = HOUR;
@@ -980,11 +985,13 @@ int main(int argc, char **argv)
 	uint64_t profiles = 0;
 	char path[600], cmd[700], top[512];
 
-	while ((opt = getopt(argc, argv, "d:r:h:no:w:i:s:p:kq")) != -1) {
+	while ((opt = getopt(argc, argv, "d:r:h:no:w:i:s:p:t:kq")) != -1) {
 		if (opt == 'k')
 			keep = true;
 		else if (opt == 'q')
 			rollups_only = true;
+		else if (opt == 't' && atoi(optarg) > 0)
+			query_threads = (unsigned)atoi(optarg);
 		else if (opt == 'p' && atoi(optarg) > 0)
 			set_series(atoi(optarg));
 		else if (opt == 'i' && atoi(optarg) > 0)
