@@ -42,6 +42,15 @@ int64_t pstore_partition_of(const struct pstore *s, int64_t t)
 	return t >= 0 ? t / p * p : -((-(t + 1)) / p + 1) * p;
 }
 
+/* The default threads of a query: the online cores, at most 4
+ * (docs/performance-notes.md, "Parallel queries"). */
+static unsigned default_query_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 4 ? 4 : (unsigned)n;
+}
+
 static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 {
 	struct pstore_opts def = {
@@ -54,7 +63,7 @@ static void resolve_opts(const struct pstore_opts *in, struct pstore_opts *o)
 		.zstd_level = 9,
 		.rollup_steps_ns = { (int64_t)60 * 1000000000, (int64_t)3600 * 1000000000 },
 		.rollup_retention_ns = 90 * DAY_NS,
-		.query_threads = 1, /* docs/performance-notes.md, "Parallel queries" */
+		.query_threads = default_query_threads(),
 		.query_split_bytes = 4 * MIB,
 	};
 

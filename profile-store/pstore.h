@@ -195,9 +195,9 @@ struct pstore_opts {
 	int64_t rollup_retention_ns;
 	bool no_rollups;
 	/* A query's blocks and rollups are summed by up to query_threads
-	 * threads, its own included (0 or 1: its own alone, the default
-	 * until an A/B on free cores shows the gain: docs/performance-notes.md,
-	 * "Parallel queries"), each given at least query_split_bytes of them
+	 * threads, its own included (1: its own alone; 0: the online
+	 * cores, at most 4: docs/performance-notes.md, "Parallel queries"),
+	 * each given at least query_split_bytes of them
 	 * (0: 4 MiB; the block bytes its part of the range covers); the
 	 * store's queries together start at most query_threads threads
 	 * besides their own (docs/profile-store.md, "Queries"). */
