@@ -122,7 +122,7 @@ static int admit(void *ctx, const uint64_t *keys, size_t n, struct ember_diag *d
 {
 	struct gate_ctx *g = ctx;
 	struct pstore *s = g->s;
-	size_t max = g->replay ? SIZE_MAX : s->lim.max_series, held, fresh;
+	size_t max = g->replay ? SIZE_MAX : __atomic_load_n(&s->lim.max_series, __ATOMIC_RELAXED), held, fresh;
 	int err;
 
 	pthread_mutex_lock(&s->mu);

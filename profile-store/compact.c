@@ -282,7 +282,7 @@ static int retention_shared(struct pstore *s, int64_t cutoff)
 
 int pstore_compact_retention(struct pstore *s)
 {
-	int64_t cutoff = pstore_now(s) - s->opts.retention_ns;
+	int64_t cutoff = pstore_now(s) - __atomic_load_n(&s->opts.retention_ns, __ATOMIC_RELAXED);
 	size_t dropped = 0;
 
 	if (s->index)

@@ -97,7 +97,7 @@ static bool due(const struct pstore *s, size_t i, int64_t now, unsigned *tiers)
 	if (b->corrupt || now < b->meta.partition + b->meta.partition_ns + s->opts.head_max_age_ns)
 		return false;
 	pstore_block_span(s, b, &lo, &hi);
-	if (hi < now - s->opts.retention_ns || !alone(s, i))
+	if (hi < now - __atomic_load_n(&s->opts.retention_ns, __ATOMIC_RELAXED) || !alone(s, i))
 		return false;
 	*tiers = missing(s, b);
 	return *tiers != 0;
@@ -298,7 +298,7 @@ int pstore_rollups_retention(struct pstore *s)
 	int err;
 
 	pthread_mutex_lock(&s->mu);
-	err = expired(s, pstore_now(s) - s->opts.rollup_retention_ns, &old);
+	err = expired(s, pstore_now(s) - __atomic_load_n(&s->opts.rollup_retention_ns, __ATOMIC_RELAXED), &old);
 	for (size_t i = 0; !err && !s->index && i < old.n; i++)
 		drop_local(s, old.v[i]);
 	pthread_mutex_unlock(&s->mu);
