@@ -112,7 +112,7 @@ static void serve_usage(FILE *f)
 	      "                          send (default 1024; docs/security.md)\n"
 	      "  --symbol-cache-mb N     of it, for loaded symbol indexes (default: half)\n"
 	      "  --retention DURATION    profiles kept (default 14d; 36h, 90m, seconds)\n"
-	      "  --rollup-retention DURATION  their per-minute and per-hour sums kept (default 90d)\n"
+	      "  --rollup-retention DURATION  their per-minute, hour and day sums kept (90d)\n"
 	      "  --ingest-token-file F   a second token that may write profiles only\n"
 	      "  --max-profile-mb N      largest profile accepted as sent (default 16)\n"
 	      "  --max-series N          distinct series the profile store takes (100000)\n"
