@@ -134,7 +134,9 @@ static bool day_due(const struct pstore *s, struct day *d)
 static bool day_closed(const struct pstore *s, const struct pstore_block *b, int64_t t,
 		       int64_t now)
 {
-	return now >= t + DAY_NS + s->opts.head_max_age_ns && t >= now - __atomic_load_n(&s->opts.retention_ns, __ATOMIC_RELAXED) &&
+	int64_t kept = __atomic_load_n(&s->opts.retention_ns, __ATOMIC_RELAXED);
+
+	return now >= t + DAY_NS + s->opts.head_max_age_ns && t >= now - kept &&
 	       b->meta.partition_ns < DAY_NS && DAY_NS % b->meta.partition_ns == 0;
 }
 

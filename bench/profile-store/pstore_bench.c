@@ -711,8 +711,9 @@ static uint64_t dir_bytes(const char *dir, const char *sub)
 /* [from, to) merged into a flame graph (full: from blocks alone): wall
  * seconds, *cpu the thread's, *read the profiles the store read. */
 static double range_flame(struct pstore *s, int64_t from, int64_t to, bool full, double *cpu,
-			  uint64_t *read)
+			  uint64_t *read, uint64_t *stacks)
 {
+	struct pmodel_result_info info;
 	double c = now_s(CLOCK_THREAD_CPUTIME_ID), t = now_s(CLOCK_MONOTONIC);
 	struct pstore_stats a, b;
 	struct pmodel_result *r;
@@ -727,6 +728,8 @@ static double range_flame(struct pstore *s, int64_t from, int64_t to, bool full,
 	t = now_s(CLOCK_MONOTONIC) - t;
 	*cpu = now_s(CLOCK_THREAD_CPUTIME_ID) - c;
 	*read = b.profiles_read - a.profiles_read;
+	pmodel_result_info(r, &info);
+	*stacks = info.stacks;
 	ember_buf_release(&svg);
 	pmodel_result_free(r);
 	return t;
@@ -799,7 +802,7 @@ struct rcase {
 static void rollup_case(struct pstore *s, const struct rcase *c, int reps, int ways)
 {
 	double *w[2], *u[2];
-	uint64_t read[2] = { 0, 0 };
+	uint64_t read[2] = { 0, 0 }, stacks[2] = { 0, 0 };
 
 	for (int m = 0; m < ways; m++) {
 		w[m] = calloc((size_t)reps, sizeof(double));
@@ -807,7 +810,8 @@ static void rollup_case(struct pstore *s, const struct rcase *c, int reps, int w
 	}
 	for (int i = 0; i < reps; i++)
 		for (int m = 0; m < ways; m++) /* m 0: rollups, 1: full resolution */
-			w[m][i] = c->kind == Q_FLAME ? range_flame(s, c->from, c->to, m, &u[m][i], &read[m])
+			w[m][i] = c->kind == Q_FLAME ? range_flame(s, c->from, c->to, m, &u[m][i], &read[m],
+								&stacks[m])
 				  : c->kind == Q_SERIES
 					  ? range_series(s, c->from, c->to, m, &u[m][i], &read[m])
 					  : range_diff(s, c->from, c->to, c->len, m, &u[m][i],
@@ -821,6 +825,9 @@ static void rollup_case(struct pstore *s, const struct rcase *c, int reps, int w
 		report(name, w[m], reps, "ms", 1e3);
 		printf("%s_%s_profiles_read %llu\n", c->name, m ? "full" : "rollups",
 		       (unsigned long long)read[m]);
+		if (c->kind == Q_FLAME) /* what the answer holds: its cost's other side */
+			printf("%s_%s_stacks %llu\n", c->name, m ? "full" : "rollups",
+			       (unsigned long long)stacks[m]);
 		free(w[m]);
 		free(u[m]);
 	}
@@ -917,7 +924,7 @@ static int rollup_bench(const char *dir, int days, int reps, int64_t interval, b
 	struct pstore *s;
 	struct pstore_stats st;
 	double cpu, t;
-	uint64_t read;
+	uint64_t read, stacks;
 
 	step = interval;
 	epoch_ns = 24 * HOUR;
@@ -952,13 +959,14 @@ static int rollup_bench(const char *dir, int days, int reps, int64_t interval, b
 	       (double)(st.block_bytes + st.rollup_bytes) / in.profiles,
 	       (double)(st.block_bytes + st.rollup_bytes) / in.stacks,
 	       (double)in.gz_bytes / (double)(st.block_bytes + st.rollup_bytes));
-	t = range_flame(s, T0, end, false, &cpu, &read);
-	printf("flame_all_rollups_cold %.1f ms wall, %.1f ms cpu (%llu profiles read)\n", 1e3 * t,
-	       1e3 * cpu, (unsigned long long)read);
+	t = range_flame(s, T0, end, false, &cpu, &read, &stacks);
+	printf("flame_all_rollups_cold %.1f ms wall, %.1f ms cpu (%llu profiles read, "
+	       "%llu stacks)\n", 1e3 * t, 1e3 * cpu, (unsigned long long)read,
+	       (unsigned long long)stacks);
 	pstore_free(s);
 	s = open_store(path, false, false);
 	if (!rollups_only) {
-		t = range_flame(s, T0, end, true, &cpu, &read);
+		t = range_flame(s, T0, end, true, &cpu, &read, &stacks);
 		printf("flame_all_full_cold %.1f ms wall, %.1f ms cpu (%llu profiles read)\n",
 		       1e3 * t, 1e3 * cpu, (unsigned long long)read);
 	}
