@@ -9,8 +9,8 @@
  *              new block naming the old as parents, so a crash before
  *              they are deleted never counts a profile twice;
  *   rollups:   sum each closed partition's block per series and step
- *              (rollup_catalog.c, rollup.c), then each past day's
- *              (rollup_day.c);
+ *              (rollup_catalog.c, rollup.c), then each past 6 hours'
+ *              and day's (rollup_span.c);
  *   retention: drop whole blocks past the retention, rollups past theirs,
  *              and stop counting the series of blocks past the series
  *              window.
@@ -346,7 +346,7 @@ int pstore_compact_pass(struct pstore *s, bool rotate)
 	if (!err)
 		err = pstore_compact_rollups(s);
 	if (!err)
-		err = pstore_compact_days(s);
+		err = pstore_compact_spans(s);
 	if (!err)
 		err = pstore_compact_retention(s);
 	if (!err)

@@ -13,11 +13,12 @@
  * answered by its rollups alone, its edges rounded in to the finest step,
  * and the plan says so.
  *
- * Rollups that span several partitions (a UTC day's: rollup_day.c) form
- * an outer partition holding no block: it answers the whole days the
- * range covers when it sums exactly the blocks of the partitions nested
- * in it, and those partitions are planned as above for the rest (the
- * range's edges), or for all of it when it cannot answer.
+ * Rollups that span several partitions (a UTC day's and 6 UTC hours':
+ * rollup_span.c) form an outer partition holding no block: it answers
+ * the whole spans the range covers when it sums exactly the blocks of the
+ * partitions nested in it, and what is nested in it is planned the same
+ * way for the rest (the range's edges), or for all of it when it cannot
+ * answer: a day's 6-hour spans, then their partitions, coarsest first.
  */
 #include "pstore_block.h"
 #include "pstore_catalog.h"

@@ -187,7 +187,8 @@ struct pstore_opts {
 	 * partition's profiles summed per series at these steps (ns, in
 	 * increasing order, each dividing partition_ns, the rest ignored;
 	 * zero-terminated; all zero: 1 minute and 1 hour), and each past
-	 * UTC day's summed from its partitions' coarsest rollups, kept
+	 * 6 UTC hours' (00, 06, 12, 18) and UTC day's summed from its
+	 * partitions' coarsest rollups, kept
 	 * rollup_retention_ns (0: 90 days) while blocks of full resolution
 	 * are kept retention_ns.  no_rollups: none built (those stored are
 	 * still dropped by their retention). */

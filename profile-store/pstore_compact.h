@@ -9,7 +9,8 @@
  *   rollup.c      a partition's profiles summed per series and step
  *   rollup_catalog.c  the rollups a store keeps: built when due, replaced,
  *                 dropped past their retention
- *   rollup_day.c  a UTC day's rollup, summed from its partitions' rollups
+ *   rollup_span.c  the rollups of 6 UTC hours and of a UTC day, summed
+ *                 from their partitions' rollups
  *   coverage.c    coverage recounted after a compaction's resolver
  *   background.c  the compaction thread
  *
@@ -88,10 +89,11 @@ bool pstore_rollup_current(const struct pstore_block *r, const struct pstore_blo
  * and step it replaces dropped: at once (a local store) or through the
  * block index (a shared one); counted as built. */
 int pstore_rollup_publish(struct pstore *s, struct pstore_block *r, struct ember_diag *d);
-/* Day rollups (rollup_day.c): each past UTC day whose blocks all have a
- * current rollup of their partition's coarsest step, summed from those
- * into one profile a series and day, unless a current one exists. */
-int pstore_compact_days(struct pstore *s);
+/* Span rollups (rollup_span.c): each past span of 6 UTC hours (00, 06,
+ * 12, 18) and each past UTC day whose blocks all have a current rollup of
+ * their partition's coarsest step, summed from those into one profile a
+ * series and span, unless a current one exists. */
+int pstore_compact_spans(struct pstore *s);
 /* Drop the rollups past opts.rollup_retention_ns. */
 int pstore_rollups_retention(struct pstore *s);
 /* The same from blocks[0..n) of one partition. */

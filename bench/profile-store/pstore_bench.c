@@ -45,8 +45,9 @@
  * medians of REPS, wall and the querying thread's CPU, and the profiles
  * read; and the bytes of blocks and rollups per profile.
  *
- * The store's compaction also builds a rollup a past UTC day (summed from
- * its hours'), so the whole range is mostly days; with 14 days or more
+ * The store's compaction also builds a rollup a past 6 UTC hours and a
+ * past UTC day (summed from their hours'), so the whole range is mostly
+ * days and the last 24 h mostly 6 hours; with 14 days or more
  * the diff of the last week against the one before is measured too (with
  * fewer, the diff of the whole range against itself, the same reads).
  *
@@ -931,7 +932,7 @@ static int rollup_bench(const char *dir, int days, int reps, int64_t interval, b
 	snprintf(path, sizeof(path), "%s/rollups", dir);
 	in = rollup_store(dir, path, days, keep);
 	printf("profiles %llu over %d days, %d series, one a series every %lld s, rollups at "
-	       "%lld s, 1 h and 1 day (%.0f distinct stacks each)\n",
+	       "%lld s, 1 h, 6 h and 1 day (%.0f distinct stacks each)\n",
 	       (unsigned long long)in.profiles, days,
 	       services[0].pods + services[1].pods + services[2].pods, (long long)(step / SEC),
 	       (long long)((fine_step_ns ? fine_step_ns : 60 * SEC) / SEC),

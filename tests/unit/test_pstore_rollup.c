@@ -4,8 +4,8 @@
  * profile counts and time spans equal the full-resolution merge of each
  * of its buckets, attribute sets kept and spans dropped; its ROLLUP
  * section read back and checked; compaction building, replacing and
- * listing them (local and shared stores); retention per tier; day
- * rollups answering whole days.
+ * listing them (local and shared stores); retention per tier; day and
+ * 6-hour rollups answering whole days and whole 6 hours.
  */
 #include "pprof.h"
 #include "pstore.h"
@@ -23,6 +23,7 @@
 
 #define CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 #define MIN (60 * SEC)
+#define SIX (6 * HOUR)
 #define DAY (24 * HOUR)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -686,7 +687,8 @@ static int test_pstore_rollup__planned_equals_full_over_random_ranges(void)
 	CHECK_INT(pstore_compact(s), ==, 0);
 	pstore_stats(s, &st);
 	CHECK_INT(st.blocks, ==, 6);
-	CHECK_INT(st.rollups, ==, 12);
+	/* and one of 6 hours: 14:00 to 18:00 in its 12:00 UTC span */
+	CHECK_INT(st.rollups, ==, 12 + 1);
 	/* a series line at a step of an hour reads the hour rollups alone */
 	CHECK_INT(same_series(s, NULL, start, end, HOUR, &p6, &f6), ==, 0);
 	CHECK_INT(f6, ==, 720);
@@ -728,25 +730,29 @@ static int test_pstore_rollup__planned_equals_full_over_random_ranges(void)
 	return 0;
 }
 
-/* The day rollups of s (the partition rollups' rollups), counted. */
-static size_t day_rollups(struct pstore *s)
+/* The rollups of s spanning len (the partition rollups' rollups),
+ * counted. */
+static size_t span_rollups(struct pstore *s, int64_t len)
 {
 	size_t n = 0;
 
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->rollups.n; i++)
-		n += s->rollups.v[i]->meta.partition_ns == DAY;
+		n += s->rollups.v[i]->meta.partition_ns == len &&
+		     s->rollups.v[i]->meta.rollup_step == len;
 	pthread_mutex_unlock(&s->mu);
 	return n;
 }
 
 /* Three days and a half of three series' profiles (one every 10 minutes
  * each, from 20:00 UTC): each past day gets a day rollup (the first of
- * its 4 hours), built from their hours', summing every profile of the
- * day once; ranges over
- * them, aligned or not, answer as full resolution does and a range of the
- * whole reads the days' sums; a late profile makes its day's rollup stale
- * (not used: the answers stay exact) until compaction replaces it; the
+ * its 4 hours) and each past 6 UTC hours one of 6 hours (the first: 20:00
+ * to 24:00; the last: 00:00 to 06:00 of the fifth day), built from their
+ * hours', summing every profile of their span once; ranges over them,
+ * aligned or not, answer as full resolution does, a range of the whole
+ * reads the days' sums and 24 hours not on a day the 6 hours' within it;
+ * a late profile makes its day's and its 6 hours' rollups stale (not
+ * used: the answers stay exact) until compaction replaces them; the
  * rollup retention drops them whole.  In a shared store, through the
  * block index: another replica reads them. */
 static int day_rollups_answer(const char *replica)
@@ -776,34 +782,51 @@ static int day_rollups_answer(const char *replica)
 	pstore_stats(s, &st);
 	CHECK_INT(st.blocks, ==, 84);
 	/* the first day's 4 hours, the next three; the fifth is not past */
-	CHECK_INT(day_rollups(s), ==, 4);
-	CHECK_INT(st.rollups, ==, 84 * 2 + 4);
-	/* the whole range: 3 days x 3 series, the 4 + 8 hours at the edges */
+	CHECK_INT(span_rollups(s, DAY), ==, 4);
+	/* 20:00 to 24:00, 3 days' 4, the fifth day's first */
+	CHECK_INT(span_rollups(s, SIX), ==, 1 + 3 * 4 + 1);
+	CHECK_INT(st.rollups, ==, 84 * 2 + 4 + 14);
+	/* the whole range: 3 days x 3 series, the 4 hours at its start, the
+	 * 6 and 2 hours at its end */
 	CHECK_INT(same_planned(s, NULL, start, end, &pw, &fw), ==, 0);
 	CHECK_INT(fw, ==, 1512);
-	CHECK_INT(pw, ==, 3 * 3 + (4 + 8) * 3);
+	CHECK_INT(pw, ==, 3 * 3 + (4 + 1 + 2) * 3);
+	/* 24 hours from 14:00: hours 14 to 18, 6 hours to 24:00, two 6 hours
+	 * of the next day, hours 12 and 13 (not 24 hours) */
+	pw = fw = 0;
+	CHECK_INT(same_planned(s, NULL, day1 + DAY + 14 * HOUR, day1 + 2 * DAY + 14 * HOUR, &pw,
+			       &fw), ==, 0);
+	CHECK_INT(fw, ==, 24 * 18);
+	CHECK_INT(pw, ==, (4 + 1 + 2 + 2) * 3);
 	/* a late profile in the first whole day: merged into its hour, whose
 	 * rollups are rebuilt; the day's is stale and not used */
 	CHECK_INT(append_at(s, "b", day1 + 5 * HOUR + 7 * MIN), ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
 	CHECK_INT(pstore_compact_merge(s), ==, 0);
 	CHECK_INT(pstore_compact_rollups(s), ==, 0);
+	/* (its other 6 hours answer: 3, and the 6 hours of the late one) */
 	pw = fw = 0;
 	CHECK_INT(same_planned(s, NULL, start, end, &pw, &fw), ==, 0);
-	CHECK_INT(pw, ==, 2 * 3 + (24 + 4 + 8) * 3);
+	CHECK_INT(pw, ==, 2 * 3 + (3 + 6) * 3 + (4 + 1 + 2) * 3);
 	CHECK_INT(pstore_compact(s), ==, 0);
-	CHECK_INT(day_rollups(s), ==, 4); /* replaced */
+	CHECK_INT(span_rollups(s, DAY), ==, 4); /* replaced */
+	CHECK_INT(span_rollups(s, SIX), ==, 14);
 	pw = fw = 0;
 	CHECK_INT(same_planned(s, NULL, start, end, &pw, &fw), ==, 0);
 	CHECK_INT(fw, ==, 1513);
-	CHECK_INT(pw, ==, 3 * 3 + (4 + 8) * 3);
+	CHECK_INT(pw, ==, 3 * 3 + (4 + 1 + 2) * 3);
 	if (replica) { /* another replica lists them from the index */
 		pstore_free(s);
 		CHECK((s = open_replica(NULL, "other")));
-		CHECK_INT(day_rollups(s), ==, 4);
+		CHECK_INT(span_rollups(s, DAY), ==, 4);
+		CHECK_INT(span_rollups(s, SIX), ==, 14);
 		pw = fw = 0;
 		CHECK_INT(same_planned(s, NULL, start, end, &pw, &fw), ==, 0);
-		CHECK_INT(pw, ==, 3 * 3 + (4 + 8) * 3);
+		CHECK_INT(pw, ==, 3 * 3 + (4 + 1 + 2) * 3);
+		pw = fw = 0;
+		CHECK_INT(same_planned(s, NULL, day1 + DAY + 14 * HOUR,
+				       day1 + 2 * DAY + 14 * HOUR, &pw, &fw), ==, 0);
+		CHECK_INT(pw, ==, (4 + 1 + 2 + 2) * 3);
 	}
 	for (int i = 0; i < (replica ? 20 : 200); i++) {
 		int64_t from = random_time(start - HOUR, end + HOUR);
@@ -816,15 +839,26 @@ static int day_rollups_answer(const char *replica)
 	}
 	CHECK_INT(planned * 4, <, full);
 	planned = full = 0;
+	for (int i = 0; i < (replica ? 20 : 200); i++) { /* a day or so */
+		int64_t from = random_time(start - HOUR, end + HOUR);
+		int64_t to = random_time(from + 1, from + 30 * HOUR);
+
+		to = to > from ? to : from + MIN;
+		if (next(3) == 0) /* on 6 hours now and then */
+			from = pstore_rollup_bucket(from, SIX);
+		CHECK_INT(same_planned(s, sel[next(3)], from, to, &planned, &full), ==, 0);
+	}
+	CHECK_INT(planned * 3, <, full);
+	planned = full = 0;
 	for (int i = 0; i < 40; i++) {
-		static const int64_t steps[] = { HOUR, DAY, 2 * DAY };
+		static const int64_t steps[] = { HOUR, SIX, DAY, 2 * DAY };
 		int64_t from = random_time(start - HOUR, end + HOUR);
 		int64_t to = random_time(from + 1, from + 3 * DAY);
 
 		to = to > from ? to : from + MIN;
 		if (next(2) == 0)
-			from = pstore_rollup_bucket(from, DAY);
-		CHECK_INT(same_series(s, sel[next(3)], from, to, steps[next(3)], &planned, &full),
+			from = pstore_rollup_bucket(from, next(2) ? DAY : SIX);
+		CHECK_INT(same_series(s, sel[next(3)], from, to, steps[next(4)], &planned, &full),
 			  ==, 0);
 	}
 	CHECK_INT(planned, <, full);
