@@ -161,14 +161,34 @@ static int rollups_only(struct part *p, struct pstore_block *const *v, size_t n)
 	return 0;
 }
 
+/* Whether tiers t.. leave part of [lo, hi) to the blocks. */
+static bool leaves_blocks(const struct part *p, int64_t lo, int64_t hi, size_t t)
+{
+	int64_t step, a, z;
+
+	if (lo >= hi)
+		return false;
+	if (t == p->ntiers)
+		return true;
+	step = p->tier[t]->meta.rollup_step;
+	a = ceil_to(lo, step);
+	z = pstore_rollup_bucket(hi, step);
+	if (a >= z)
+		return leaves_blocks(p, lo, hi, t + 1);
+	return leaves_blocks(p, lo, a, t + 1) || leaves_blocks(p, z, hi, t + 1);
+}
+
 /* Partition p (its blocks and the usable rollups of v[0..nr) picked)
- * planned. */
+ * planned.  Where its blocks are read anyway (the range's edges in it
+ * are not on its finest step), they answer its whole part: a rollup's
+ * dictionary beside the block's costs more than the profiles it saves
+ * (docs/profile-store.md, "Queries"). */
 static int plan_blocks(struct part *p, struct pstore_block *const *v, size_t nr, int64_t from,
 		       int64_t to)
 {
 	if (!p->nblocks)
 		return rollups_only(p, v, nr);
-	if (p->ntiers)
+	if (p->ntiers && !leaves_blocks(p, p->lo, p->hi, 0))
 		return cover(p, p->lo, p->hi, 0);
 	for (size_t i = 0; i < p->nblocks; i++) /* as before rollups */
 		EMBER_FORWARD_IF_ERROR(add(p->out, p->blocks[i], from, to));
