@@ -130,5 +130,30 @@ def test_diff_gate__a_gate_that_cannot_judge_exits_1_not_0():
     check(r.returncode == 1 and "min_z" in r.stderr, "exit %d %r" % (r.returncode, r.stderr))
 
 
+def test_diff_gate__names_escaped_in_markdown_and_junit():
+    """A C++ name with <, &, quotes, a '|' and a backtick regressed
+    (offline, two files): the JUnit report parses and names it exactly,
+    the Markdown row stays one table row with its code span intact."""
+    name = "ns::op<a&b>|\"q\"'`x`"
+    base = {"main;work": 300, "main;" + name: 10}
+    new = {"main;work": 300, "main;" + name: 120}
+    paths = [os.path.join(TMP, n) for n in ("b.pb.gz", "n.pb.gz")]
+    for path, stacks in zip(paths, (base, new)):
+        with open(path, "wb") as f:
+            f.write(cpu_profile(stacks).encode(gzip=True))
+    xml = os.path.join(TMP, "gate.xml")
+    r = subprocess.run([EMBER, "diff", paths[0], paths[1], "--fail-on-regression", "--format",
+                        "junit", "-o", xml], capture_output=True, text=True, timeout=60)
+    cases, failures = junit_failures(xml)
+    check(r.returncode == REGRESSION and failures == 1 and cases.get(name),
+          "junit: exit %d %s\n%s" % (r.returncode, r.stderr, report(xml)))
+    r = subprocess.run([EMBER, "diff", paths[0], paths[1], "--format", "markdown"],
+                       capture_output=True, text=True, timeout=60)
+    row = [line for line in r.stdout.splitlines() if "regressed" in line]
+    check(r.returncode == 0 and row and
+          row[0].startswith("| **regressed** | `` ns::op<a&b>\\|\"q\"'`x` `` | ") and
+          row[0].replace("\\|", "").count("|") == 8, "markdown:\n" + r.stdout)
+
+
 if __name__ == "__main__":
     run_case("test_diff_gate__", globals())
