@@ -4,9 +4,12 @@
  * profile routes (GET /api/v1/query, GET /api/v1/diff; docs/http-api.md),
  * its answer written to stdout or -o FILE, or a diff of two pprof files
  * made here, offline, by the profile model's diff (pmodel_result_from_pprof,
- * pmodel_diff_new) with the same outputs.
+ * pmodel_diff_new) with the same outputs.  `ember diff --fail-on-regression`
+ * and its CI reports (--format markdown, junit) read the diff's regression
+ * table (diff_gate.c).
  */
 #include "cli.h"
+#include "diff_gate.h"
 #include "pprof.h"
 #include "pmodel.h"
 #include "upload.h"
@@ -34,6 +37,7 @@ struct query_opts {
 	const char *files[2];
 	size_t nfiles;
 	bool diff;
+	bool gate;		/* --fail-on-regression */
 };
 
 static void query_usage(FILE *f, bool diff)
@@ -58,9 +62,13 @@ static void query_usage(FILE *f, bool diff)
 		      "  --base-from/--base-to/--new-from/--new-to T, --from/--to T\n"
 		      "  --type TYPE         the sample type compared (offline: default the\n"
 		      "                      profile's default type)\n"
-		      "  --format F          table-text (default), table, json, folded, svg, pprof\n"
-		      "  --limit N           rows of the table (default 100, 0: all)\n"
+		      "  --format F          table-text (default), table, json, folded, svg, pprof,\n"
+		      "                      markdown (a pull-request comment), junit (JUnit XML)\n"
+		      "  --limit N           rows of the table (default 100, markdown 20; 0: all)\n"
 		      "  --min-abs-pct P, --min-rel R, --min-z Z   the flag's thresholds\n"
+		      "                      (default 0.5 points, 0.1, 3 sigma)\n"
+		      "  --fail-on-regression  exit 3 when a function's self share grew past\n"
+		      "                      them (1: other failures, 2: bad usage)\n"
 		      "  --tenant T          the tenant read (X-Scope-OrgID; with --server)\n"
 		      "  -o FILE             write the answer to FILE (default stdout)\n",
 		      f);
@@ -112,6 +120,10 @@ static int parse(struct query_opts *o, int argc, char **argv)
 
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return 1;
+		if (o->diff && !strcmp(argv[i], "--fail-on-regression")) {
+			o->gate = true;
+			continue;
+		}
 		if (argv[i][0] != '-') {
 			if (!o->diff && o->np < sizeof(o->p) / sizeof(o->p[0]))
 				o->p[o->np++] = (struct param){ "query", argv[i] };
@@ -162,6 +174,71 @@ static int write_out(const char *path, const void *data, size_t len)
 	return err;
 }
 
+/* ---- the regression gate (diff_gate.c) ------------------------------------ */
+
+/* markdown and junit: reports made here from the regression table. */
+static bool gate_format(const struct query_opts *o)
+{
+	const char *f = param(o, "format");
+
+	return o->diff && f && (!strcmp(f, "markdown") || !strcmp(f, "junit"));
+}
+
+static const char *either(const struct query_opts *o, const char *name, const char *dflt)
+{
+	return param(o, name) ? param(o, name) : param(o, dflt);
+}
+
+static struct diff_gate_sides gate_sides(const struct query_opts *o)
+{
+	if (o->nfiles == 2)
+		return (struct diff_gate_sides){ .base = o->files[0], .new_ = o->files[1] };
+	return (struct diff_gate_sides){
+		.base = either(o, "base_query", "query"), .new_ = either(o, "new_query", "query"),
+		.base_from = either(o, "base_from", "from"), .base_to = either(o, "base_to", "to"),
+		.new_from = either(o, "new_from", "from"), .new_to = either(o, "new_to", "to"),
+	};
+}
+
+static int gate_write(const struct query_opts *o, const struct diff_gate *g)
+{
+	struct diff_gate_sides s = gate_sides(o);
+	const char *limit = param(o, "limit");
+	struct ember_buf b;
+	int err;
+
+	ember_buf_init(&b, ANSWER_MAX);
+	if (!strcmp(param(o, "format"), "markdown"))
+		err = diff_gate_write_markdown(g, &s, limit ? strtoul(limit, NULL, 10) : 20, &b);
+	else
+		err = diff_gate_write_junit(g, &s, &b);
+	if (!err)
+		err = write_out(o->out, b.data ? b.data : "", b.len);
+	ember_buf_release(&b);
+	return err;
+}
+
+/* The verdict and reports from the table's JSON: 0, 1 (a failure, said)
+ * or DIFF_GATE_EXIT_REGRESSION (with --fail-on-regression). */
+static int gate_finish(const struct query_opts *o, const char *json, size_t len)
+{
+	struct diff_gate g;
+	char why[256];
+	int err = diff_gate_parse(json, len, &g, why, sizeof(why)), ret;
+
+	if (err) {
+		fprintf(stderr, "ember diff: the regression table: %s\n",
+			err == -EINVAL ? why : strerror(-err));
+		return 1;
+	}
+	err = gate_format(o) ? gate_write(o, &g) : 0;
+	if (!err && o->gate)
+		diff_gate_report(&g, stderr);
+	ret = err ? 1 : o->gate && diff_gate_regressions(&g) ? DIFF_GATE_EXIT_REGRESSION : 0;
+	diff_gate_release(&g);
+	return ret;
+}
+
 /* ---- against a server ----------------------------------------------------- */
 
 static int path_of(const struct query_opts *o, struct ember_buf *b)
@@ -178,30 +255,69 @@ static int path_of(const struct query_opts *o, struct ember_buf *b)
 	return err;
 }
 
-static int remote(const struct query_opts *o)
+/* GET the route for o's parameters: 0 with the answer in *r (free
+ * r->body), or 1 after saying why. */
+static int remote_get(const struct query_opts *o, struct upload_reply *r)
 {
 	struct upload_http h = { .server = o->server, .tenant = o->tenant,
 				 .max_reply = ANSWER_MAX };
-	struct upload_reply r = { 0 };
 	struct ember_buf path;
 	int err;
 
 	ember_buf_init(&path, 16384);
 	err = path_of(o, &path);
 	if (!err)
-		err = upload_http_get(&h, path.data, &r);
+		err = upload_http_get(&h, path.data, r);
 	ember_buf_release(&path);
-	if (err || r.status != 200) {
+	if (err || r->status != 200) {
 		fprintf(stderr, "ember %s: %s%s%s", o->diff ? "diff" : "query",
-			r.status ? "the server answered: " : "cannot reach the server: ",
-			r.body ? r.body : strerror(-err),
-			r.body && r.len && r.body[r.len - 1] == '\n' ? "" : "\n");
-		free(r.body);
+			r->status ? "the server answered: " : "cannot reach the server: ",
+			r->body ? r->body : strerror(-err),
+			r->body && r->len && r->body[r->len - 1] == '\n' ? "" : "\n");
+		free(r->body);
 		return 1;
 	}
-	err = write_out(o->out, r.body, r.len);
+	return 0;
+}
+
+/* The gate's table: o's request with format=table&limit=0. */
+static int remote_gate(const struct query_opts *o)
+{
+	struct query_opts t = *o;
+	struct upload_reply r = { 0 };
+	int ret;
+
+	t.np = 0;
+	for (size_t i = 0; i < o->np; i++)
+		if (strcmp(o->p[i].name, "format") && strcmp(o->p[i].name, "limit"))
+			t.p[t.np++] = o->p[i];
+	if (t.np + 2 > sizeof(t.p) / sizeof(t.p[0])) {
+		fputs("ember diff: too many options for --fail-on-regression\n", stderr);
+		return 2;
+	}
+	t.p[t.np++] = (struct param){ "format", "table" };
+	t.p[t.np++] = (struct param){ "limit", "0" };
+	ret = remote_get(&t, &r);
+	if (!ret)
+		ret = gate_finish(o, r.body, r.len);
 	free(r.body);
-	return err ? 1 : 0;
+	return ret;
+}
+
+static int remote(const struct query_opts *o)
+{
+	struct upload_reply r = { 0 };
+	int ret = 0;
+
+	if (!gate_format(o)) {
+		ret = remote_get(o, &r);
+		if (!ret)
+			ret = write_out(o->out, r.body, r.len) ? 1 : 0;
+		free(r.body);
+	}
+	if (!ret && (o->gate || gate_format(o)))
+		ret = remote_gate(o);
+	return ret;
 }
 
 /* ---- offline: two pprof files ---------------------------------------------- */
@@ -286,8 +402,8 @@ static int offline_write(const struct query_opts *o, const struct pmodel_diff *d
 		return pmodel_write_diff_flamegraph(d, &so, pmodel_write_buf, b);
 	if (!strcmp(f, "pprof"))
 		return pmodel_write_diff_pprof(d, b);
-	fprintf(stderr, "ember diff: --format '%s': table-text, table, json, folded, svg or pprof\n",
-		f);
+	fprintf(stderr, "ember diff: --format '%s': table-text, table, json, folded, svg, pprof,"
+		" markdown or junit\n", f);
 	return -EINVAL;
 }
 
@@ -297,7 +413,7 @@ static int offline(const struct query_opts *o)
 	struct pmodel_diff *d = NULL;
 	struct pmodel_diff_opts dopts;
 	struct ember_buf b;
-	int err = thresholds(o, &dopts);
+	int err = thresholds(o, &dopts), ret = 0;
 
 	ember_buf_init(&b, ANSWER_MAX);
 	if (!err)
@@ -308,15 +424,20 @@ static int offline(const struct query_opts *o)
 		fprintf(stderr, "ember diff: %s\n", err == -PMODEL_ERR_TYPE
 			? "the two profiles hold different sample types or units (--type)"
 			: pmodel_strerror(err));
-	if (!err)
+	if (!err && !gate_format(o))
 		err = offline_write(o, d, &b);
-	if (!err)
+	if (!err && !gate_format(o))
 		err = write_out(o->out, b.data ? b.data : "", b.len);
+	if (!err && (o->gate || gate_format(o))) { /* the table the server would send */
+		ember_buf_reset(&b);
+		err = pmodel_write_diff_table(d, 0, true, pmodel_write_buf, &b);
+		ret = err ? 1 : gate_finish(o, b.data, b.len);
+	}
 	ember_buf_release(&b);
 	pmodel_diff_free(d);
 	pmodel_result_free(base);
 	pmodel_result_free(new_);
-	return err ? 1 : 0;
+	return err ? 1 : ret;
 }
 
 static int run(int argc, char **argv, bool diff)
