@@ -248,21 +248,10 @@ int diff_gate_write_markdown(const struct diff_gate *g, const struct diff_gate_s
 
 /* ---- JUnit XML ------------------------------------------------------------------- */
 
-/* s as XML character data or attribute value: the five specials as
- * entities, control characters XML 1.0 cannot carry as U+FFFD (the
- * table's strings are valid UTF-8: jansson refuses anything else). */
+/* s as XML character data or an attribute value (common's escaping). */
 static int xml_text(struct ember_buf *b, const char *s)
 {
-	int err = 0;
-
-	for (const unsigned char *c = (const unsigned char *)s; !err && *c; c++) {
-		const char *rep = *c == '&' ? "&amp;" : *c == '<' ? "&lt;" : *c == '>' ? "&gt;"
-				  : *c == '"' ? "&quot;" : *c == '\'' ? "&apos;"
-				  : *c < ' ' && *c != '\t' && *c != '\n' ? "\xef\xbf\xbd" : NULL;
-
-		err = rep ? ember_buf_appendf(b, "%s", rep) : ember_buf_putc(b, (char)*c);
-	}
-	return err;
+	return ember_xml_str(b, s, strlen(s));
 }
 
 static int junit_failure(const struct diff_gate *g, const struct diff_gate_row *r,

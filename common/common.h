@@ -691,6 +691,17 @@ typedef int (*ember_write_fn)(void *ctx, const void *data, size_t len);
 int ember_json_escape(const char *s, size_t n, ember_write_fn write, void *ctx);
 /* The whole string, quotes included, appended to b. */
 int ember_json_str(struct ember_buf *b, const char *s, size_t n);
+/*
+ * XML 1.0 character data or an attribute value from s[0..n), any bytes
+ * (xml_escape.c): the five specials as entities, and what XML cannot
+ * carry (control characters, tab and LF included; invalid UTF-8; U+FFFE,
+ * U+FFFF) as U+FFFD.  Returns write's first error.
+ */
+int ember_xml_escape(const char *s, size_t n, ember_write_fn write, void *ctx);
+/* The same appended to b (no quotes). */
+int ember_xml_str(struct ember_buf *b, const char *s, size_t n);
+/* An ember_write_fn appending to the struct ember_buf ctx. */
+int ember_buf_write(void *ctx, const void *data, size_t len);
 /* Length of the valid multi-byte UTF-8 sequence at s[0..n) (2..4), or 0
  * (ASCII, a stray byte, overlong forms, surrogates, past U+10FFFF). */
 size_t ember_utf8_len(const void *s, size_t n);

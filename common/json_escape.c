@@ -144,7 +144,7 @@ int ember_json_escape(const char *str, size_t n, ember_write_fn write, void *ctx
 	return err;
 }
 
-static int buf_write(void *ctx, const void *data, size_t len)
+int ember_buf_write(void *ctx, const void *data, size_t len)
 {
 	return ember_buf_append(ctx, data, len);
 }
@@ -154,6 +154,6 @@ int ember_json_str(struct ember_buf *b, const char *s, size_t n)
 	int err = ember_buf_putc(b, '"');
 
 	if (!err)
-		err = ember_json_escape(s, n, buf_write, b);
+		err = ember_json_escape(s, n, ember_buf_write, b);
 	return err ? err : ember_buf_putc(b, '"');
 }

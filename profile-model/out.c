@@ -85,10 +85,10 @@ int pmodel_out_finish(struct pmodel_out *o)
 }
 
 /* The bytes of the character at s[0..n) (1 for a byte that starts no
- * valid UTF-8), and in *ok whether XML 1.0 and JSON may carry it as it is
- * (XML §2.2 Char: tab, LF and U+0020 up, no surrogates, no U+FFFE or
- * U+FFFF; common's UTF-8 check refuses surrogates and overlong forms).
- * CR is replaced too: XML would read it as LF. */
+ * valid UTF-8), and in *ok whether JSON carries it as it is or escaped
+ * (tab, LF and U+0020 up, no U+FFFE or U+FFFF, as XML 1.0 would: the
+ * same names go to both; common's UTF-8 check refuses surrogates and
+ * overlong forms).  CR is replaced too. */
 static size_t char_len(const unsigned char *s, size_t n, bool *ok)
 {
 	size_t len;
@@ -102,7 +102,7 @@ static size_t char_len(const unsigned char *s, size_t n, bool *ok)
 	return len ? len : 1;
 }
 
-static int escaped(struct pmodel_out *o, const char *s, bool json)
+static int json_escaped(struct pmodel_out *o, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
 
@@ -111,24 +111,16 @@ static int escaped(struct pmodel_out *o, const char *s, bool json)
 		size_t n = char_len(p, (size_t)(end - p), &ok);
 		const char *rep = NULL;
 
-		if (!ok || (!json && (*p == '\n' || *p == '\t')))
+		if (!ok)
 			rep = "\xef\xbf\xbd"; /* U+FFFD */
-		else if (json && *p == '"')
+		else if (*p == '"')
 			rep = "\\\"";
-		else if (json && *p == '\\')
+		else if (*p == '\\')
 			rep = "\\\\";
-		else if (json && *p == '\n')
+		else if (*p == '\n')
 			rep = "\\n";
-		else if (json && *p == '\t')
+		else if (*p == '\t')
 			rep = "\\t";
-		else if (!json && *p == '&')
-			rep = "&amp;";
-		else if (!json && *p == '<')
-			rep = "&lt;";
-		else if (!json && *p == '>')
-			rep = "&gt;";
-		else if (!json && *p == '"')
-			rep = "&quot;";
 		if (rep)
 			pmodel_out_str(o, rep);
 		else
@@ -138,14 +130,19 @@ static int escaped(struct pmodel_out *o, const char *s, bool json)
 	return o->err;
 }
 
+static int out_write(void *ctx, const void *data, size_t len)
+{
+	return pmodel_out_write(ctx, data, len);
+}
+
 int pmodel_out_xml(struct pmodel_out *o, const char *s)
 {
-	return escaped(o, s, false);
+	return ember_xml_escape(s, strlen(s), out_write, o);
 }
 
 int pmodel_out_json(struct pmodel_out *o, const char *s)
 {
 	pmodel_out_write(o, "\"", 1);
-	escaped(o, s, true);
+	json_escaped(o, s);
 	return pmodel_out_write(o, "\"", 1);
 }
