@@ -241,6 +241,12 @@ enum MHD_Result api_connect_profile_stats(struct api_server *srv, struct MHD_Con
 
 /* A query parameter (the first of its name), or NULL. */
 const char *api_param(struct MHD_Connection *c, const char *name);
+/* Whether every query parameter is one route ep takes (Ember's profile
+ * read routes; any other route: yes, unchecked; profile_param_names.c):
+ * 0, or -EINVAL with why naming the first unknown one and the names
+ * taken. */
+int api_params_check(struct MHD_Connection *c, enum api_endpoint ep, char *why,
+		     size_t why_size);
 /* A selection from the parameters: query (selector), type, from, to (or
  * until), each read under prefix (e.g. "base_"), falling back to the
  * unprefixed names, then to alt[] (Pyroscope's names, may be NULL).  The

@@ -5,7 +5,9 @@
  * orientation, a pprof's max_nodes), the answer asked of the profile
  * service (profsvc_query, profsvc_diff: merged, resolved and written
  * there, whole) and sent with its headers (X-Ember-Profiles and
- * X-Ember-Total; a diff's X-Ember-Base-Profiles and X-Ember-New-Profiles).
+ * X-Ember-Total, and X-Ember-Hint when it selected nothing for a reason
+ * the service names; a diff's X-Ember-Base-Profiles and
+ * X-Ember-New-Profiles).
  * docs/http-api.md, "Query" and "Diff".
  */
 #include "api_profiles.h"
@@ -107,7 +109,8 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	struct api_focus focus;
 	struct profsvc_answer a;
 	char why[512] = "", profiles[24], total[24];
-	const char *headers[] = { "X-Ember-Profiles", profiles, "X-Ember-Total", total, NULL };
+	const char *headers[] = { "X-Ember-Profiles", profiles, "X-Ember-Total", total, NULL,
+				  NULL, NULL };
 	int err;
 
 	if (!profsvc_format_known(f, false))
@@ -124,6 +127,10 @@ enum MHD_Result api_profile_query(struct api_server *srv, struct MHD_Connection 
 	api_focus_release(&focus);
 	snprintf(profiles, sizeof(profiles), "%" PRIu64, a.profiles);
 	snprintf(total, sizeof(total), "%" PRId64, a.total);
+	if (!err && a.hint[0]) { /* why nothing was selected */
+		headers[4] = "X-Ember-Hint";
+		headers[5] = a.hint;
+	}
 	return send_answer(srv, c, req, x, err, &a, headers, why);
 }
 

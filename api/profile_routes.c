@@ -404,7 +404,10 @@ static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection
 				   struct api_request *req)
 {
 	struct api_profile_ctx x;
+	char why[512];
 
+	if (api_params_check(c, req->route.ep, why, sizeof(why)))
+		return api_profile_error(srv, c, req, -EINVAL, why);
 	if (api_profile_ctx_init(&x, srv, req))
 		return MHD_NO;
 	switch (req->route.ep) {

@@ -44,7 +44,8 @@ static void query_usage(FILE *f, bool diff)
 {
 	if (!diff)
 		fputs("usage: ember query --server URL [SELECTOR] [options]\n"
-		      "  --server URL        Ember server (default $EMBER_SERVER)\n"
+		      "  --server URL        Ember server (default $EMBER_SERVER or\n"
+		      "                      http://127.0.0.1:8002, as ember upload)\n"
 		      "  --query SELECTOR    e.g. '{service_name=\"checkout\",version=~\"2\\\\.4.*\"}'\n"
 		      "  --type TYPE         cpu, wall, alloc_space, ... or a full type ID\n"
 		      "  --from T, --to T    now-1h (default), now, RFC 3339, epoch seconds\n"
@@ -60,6 +61,8 @@ static void query_usage(FILE *f, bool diff)
 		fputs("usage: ember diff --server URL --base SELECTOR --new SELECTOR [options]\n"
 		      "       ember diff BASE.pb.gz NEW.pb.gz [options]      (offline)\n"
 		      "  --base-from/--base-to/--new-from/--new-to T, --from/--to T\n"
+		      "  --server URL        Ember server (default $EMBER_SERVER or\n"
+		      "                      http://127.0.0.1:8002, as ember upload)\n"
 		      "  --type TYPE         the sample type compared (offline: default the\n"
 		      "                      profile's default type)\n"
 		      "  --format F          table-text (default), table, json, folded, svg, pprof,\n"
@@ -456,11 +459,8 @@ static int run(int argc, char **argv, bool diff)
 		      stderr);
 		return 2;
 	}
-	if (!o.server) {
-		fprintf(stderr, "ember %s: no server: --server URL or $EMBER_SERVER\n",
-			diff ? "diff" : "query");
-		return 2;
-	}
+	if (!o.server)
+		o.server = "http://127.0.0.1:8002"; /* ember upload's default */
 	if (upload_http_init())
 		return 1;
 	return remote(&o);

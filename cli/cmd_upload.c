@@ -213,6 +213,30 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* What the server said of an upload it took (its JSON answer, body):
+ * a source tar's files stored, already stored and not named by the
+ * DWARF, counted apart; a file new or already stored. */
+static void print_stored(const struct upload_item *it, const char *id, const char *body)
+{
+	json_t *a = json_loads(body, 0, NULL);
+	json_int_t n[3];
+
+	if (strcmp(it->kind, "sources") == 0 && a) {
+		n[0] = json_integer_value(json_object_get(a, "stored"));
+		n[1] = json_integer_value(json_object_get(a, "duplicates"));
+		n[2] = json_integer_value(json_object_get(a, "skipped"));
+		printf("%s: sources %s: %lld files uploaded, %lld already stored, %lld not named "
+		       "by its DWARF (%llu bytes sent)\n", it->path, id, (long long)n[0],
+		       (long long)n[1], (long long)n[2], (unsigned long long)it->size);
+	} else if (json_is_false(json_object_get(a, "new"))) {
+		printf("%s: %s %s already stored\n", it->path, it->kind, id);
+	} else {
+		printf("%s: %s %s uploaded (%llu bytes)\n", it->path, it->kind, id,
+		       (unsigned long long)it->size);
+	}
+	json_decref(a);
+}
+
 static int send_item(const struct upload_opts *o, const char *id, json_t *listing,
 		     struct upload_item *it)
 {
@@ -237,8 +261,7 @@ static int send_item(const struct upload_opts *o, const char *id, json_t *listin
 			r.status ? "server said" : "failed", r.body,
 			r.body[0] && r.body[strlen(r.body) - 1] == '\n' ? "" : "\n");
 	else if (!o->quiet)
-		printf("%s: %s %s uploaded (%llu bytes)\n", it->path, it->kind, id,
-		       (unsigned long long)it->size);
+		print_stored(it, id, r.body);
 	free(r.body);
 	return err;
 }

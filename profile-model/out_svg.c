@@ -20,35 +20,6 @@
 #define PAD 10
 #define MAX_DEPTH 2048
 
-void pmodel_format_value(double v, const char *unit, char *buf, size_t size)
-{
-	const char *u = unit ? unit : "";
-
-	if (strcmp(u, "nanoseconds") == 0) {
-		double s = v / 1e9;
-
-		if (fabs(s) >= 1)
-			snprintf(buf, size, "%.2f s", s);
-		else
-			snprintf(buf, size, "%.2f ms", s * 1e3);
-	} else if (strcmp(u, "bytes") == 0) {
-		double a = fabs(v);
-
-		snprintf(buf, size,
-			 a >= 1e9   ? "%.2f GB"
-			 : a >= 1e6 ? "%.2f MB"
-			 : a >= 1e3 ? "%.2f kB"
-				    : "%.0f B",
-			 a >= 1e9   ? v / 1e9
-			 : a >= 1e6 ? v / 1e6
-			 : a >= 1e3 ? v / 1e3
-				    : v);
-	} else {
-		snprintf(buf, size, "%.0f%s%s", v, *u && strcmp(u, "count") ? " " : "",
-			 strcmp(u, "count") ? u : "");
-	}
-}
-
 struct layout {
 	const struct pmodel_svg_src *src;
 	struct pmodel_out *o;

@@ -3,8 +3,9 @@
  * stacks it is the leaf of (self) and of the stacks it is in (total,
  * each stack once however deep the function recurses in it), with
  * percentages of the result's total; sorted by self, as `pprof -top`
- * sorts.  Text in pprof's columns, or JSON (with each function's source
- * file and frame type where known).
+ * sorts.  Text in pprof's columns with values in human units
+ * (out_units.c: "25.63 s", "1.20 GiB"), or JSON (exact values, with each
+ * function's source file and frame type where known).
  */
 #include "pmodel_internal.h"
 
@@ -95,20 +96,36 @@ int pmodel_result_top(const struct pmodel_result *r, size_t n, struct pmodel_top
 	return 0;
 }
 
+/* v in unit, right-aligned in a 14-column cell (µs is one column of two
+ * bytes). */
+static void value_cell(struct pmodel_out *o, int64_t v, const char *unit)
+{
+	char text[64];
+	int cols = 0;
+
+	pmodel_format_value((double)v, unit, text, sizeof(text));
+	for (const char *c = text; *c; c++)
+		cols += ((unsigned char)*c & 0xc0) != 0x80;
+	pmodel_out_printf(o, "%*s%s", cols < 14 ? 14 - cols : 0, "", text);
+}
+
 static void text_rows(struct pmodel_out *o, const struct pmodel_result *r,
 		      const struct pmodel_top_row *rows, size_t k, size_t all)
 {
+	char total[64];
 	double sum = 0;
 
-	pmodel_out_printf(o, "Type: %s\nShowing %zu of %zu functions, total %" PRId64 " %s\n",
-		      r->type, k, all, pmodel_result_total(r), r->sample_unit);
+	pmodel_format_value((double)pmodel_result_total(r), r->sample_unit, total, sizeof(total));
+	pmodel_out_printf(o, "Type: %s\nShowing %zu of %zu functions, total %s (%" PRId64 " %s)\n",
+			  r->type, k, all, total, pmodel_result_total(r), r->sample_unit);
 	pmodel_out_printf(o, "%14s %7s %7s %14s %7s  %s\n", "self", "self%", "sum%", "total",
 			  "total%", "name");
 	for (size_t i = 0; i < k; i++) {
 		sum += rows[i].self_pct;
-		pmodel_out_printf(o, "%14" PRId64 " %6.2f%% %6.2f%% %14" PRId64 " %6.2f%%  %s\n",
-			      rows[i].self, rows[i].self_pct, sum, rows[i].total, rows[i].total_pct,
-			      rows[i].name);
+		value_cell(o, rows[i].self, r->sample_unit);
+		pmodel_out_printf(o, " %6.2f%% %6.2f%% ", rows[i].self_pct, sum);
+		value_cell(o, rows[i].total, r->sample_unit);
+		pmodel_out_printf(o, " %6.2f%%  %s\n", rows[i].total_pct, rows[i].name);
 	}
 }
 

@@ -15,6 +15,7 @@
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   truncate.c      a result cut to its largest nodes, the rest "other"
  *   out.c           buffered writing, XML and JSON escaping
+ *   out_units.c     values in human units (the top table, flame graphs)
  *   out_pprof.c, out_folded.c, out_top.c, out_tree.c, out_svg.c,
  *   out_flamebearer.c (Pyroscope's flame graph), out_flamegraph_diff.c (its diff),
  *   svg_script.c    the outputs; the flame graph's script
@@ -197,7 +198,8 @@ struct pmodel_svg_src {
 int pmodel_svg_render(const struct pmodel_svg_src *src, const struct pmodel_svg_opts *o,
 		  pmodel_write_fn fn, void *ctx);
 extern const char pmodel_svg_script[];
-/* A value with its unit, human-readable ("1.25 s", "3.1 MB", "120"). */
+/* A value with its unit, human-readable as the web UI writes it
+ * (web/js/format.js: "25.63 s", "1.20 GiB", "1,234"; out_units.c). */
 void pmodel_format_value(double v, const char *unit, char *buf, size_t size);
 
 /* The pprof of a dict's stacks: values per node; labels per call. */

@@ -379,6 +379,9 @@ struct profsvc_answer {
 	uint64_t profiles;		/* merged (a diff: the new side's) */
 	uint64_t base_profiles;		/* a diff's base side */
 	int64_t total;			/* a query's total value */
+	char hint[256];			/* a query that selected nothing: why,
+					   when its selector names a label no
+					   series has (else "") */
 };
 
 /* The output options of a query or a diff. */

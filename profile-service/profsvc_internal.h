@@ -14,6 +14,7 @@
  *   resolver.c           the symbolization service as the store's resolver
  *   read_request.c       a read's request context: the store's and the resolver's
  *   query_answers.c      the answers of a query and a diff
+ *   empty_hint.c         why a query selected nothing: a label no series has
  *   discovery_answers.c  the answers of labels, types, series and coverage
  *   profile_metrics.c    the profile lines of /metrics
  *   scrape.c             the --scrape puller
@@ -264,6 +265,12 @@ struct ember_mem_account *profsvc_read_account(const struct profsvc_read *r);
 /* An answer's body initialized under its cap, growing through acct (may
  * be NULL), type application/json. */
 void profsvc_answer_init(struct profsvc_answer *a, size_t cap, struct ember_mem_account *acct);
+/* Why sel (read on rd's behalf) selected no profile, when its selector
+ * names a label no series of its range and type has: a sentence into
+ * hint ("" otherwise; empty_hint.c).  0, or the store's error with why. */
+int profsvc_empty_hint(struct profsvc *s, const struct profsvc_read *rd,
+		       const struct pstore_selection *sel, char *hint, size_t size, char *why,
+		       size_t why_size);
 /* err of writing an answer, with msg as why when it failed (the store's
  * errors come with their own). */
 int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg);

@@ -79,7 +79,7 @@ static int envelope_open(struct ember_buf *b, const char *type)
 /* ---- query ----------------------------------------------------------------- */
 
 static int tree_json(const struct pmodel_result *r, const struct pstore_selection *sel,
-		     struct ember_buf *b)
+		     const char *hint, struct ember_buf *b)
 {
 	struct pmodel_result_info ri;
 	int err;
@@ -96,6 +96,10 @@ static int tree_json(const struct pmodel_result *r, const struct pstore_selectio
 	if (!err && ri.profiles)
 		err = ember_buf_appendf(b, ",\"min_time_ms\":%" PRId64 ",\"max_time_ms\":%" PRId64,
 					ri.min_time_ns / 1000000, ri.max_time_ns / 1000000);
+	if (!err && *hint) {
+		err = ember_buf_appendf(b, ",\"hint\":");
+		err = err ? err : ember_json_str(b, hint, strlen(hint));
+	}
 	if (!err && ri.rollup_only_step) /* past the retention: from the rollups alone */
 		err = ember_buf_appendf(b, ",\"rollup_only_step_ms\":%" PRId64,
 					ri.rollup_only_step / 1000000);
@@ -124,9 +128,11 @@ static int write_query(const struct pmodel_result *r, const struct pstore_select
 	const char *f = o->format ? o->format : "json";
 
 	if (strcmp(f, "json") == 0)
-		return tree_json(r, sel, &a->body);
+		return tree_json(r, sel, a->hint, &a->body);
 	if (strcmp(f, "top") == 0 || strcmp(f, "top-text") == 0) {
 		a->type = f[3] ? "text/plain" : "application/json";
+		if (f[3] && *a->hint) /* the reason, not a table of 0 of 0 functions */
+			return ember_buf_appendf(&a->body, "%s\n", a->hint);
 		return pmodel_write_top(r, o->rows, !f[3], pmodel_write_buf, &a->body);
 	}
 	if (strcmp(f, "folded") == 0) {
@@ -164,10 +170,15 @@ int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err : merge(s, &rd, sel, &r, why, why_size);
+	if (!err)
+		pmodel_result_info(r, &ri);
+	if (!err && !ri.profiles)
+		err = profsvc_empty_hint(s, &rd, sel, a->hint, sizeof(a->hint), why, why_size);
 	profsvc_read_end(&rd);
-	if (err)
+	if (err) {
+		pmodel_result_free(r);
 		return err;
-	pmodel_result_info(r, &ri);
+	}
 	a->profiles = ri.profiles;
 	a->total = ri.total;
 	err = write_query(r, sel, o, a);

@@ -553,6 +553,11 @@ struct pstore_selector;
 int pstore_selector_parse(const char *text, struct pstore_selector **out, char *why,
 			  size_t why_size);
 void pstore_selector_free(struct pstore_selector *sel);
+/* The label names sel's matchers name, in the selector's order (repeats
+ * kept): their count, of which the first max are written to names[]
+ * (pointing into sel; valid until pstore_selector_free). */
+size_t pstore_selector_names(const struct pstore_selector *sel, const char **names,
+			     size_t max);
 /* Whether a label set (sorted or not) matches. */
 bool pstore_selector_matches(const struct pstore_selector *sel,
 			     const struct pstore_label *labels, size_t n);

@@ -310,6 +310,14 @@ bool pstore_matcher_value(const struct pstore_matcher *m, const char *value)
 	return false;
 }
 
+size_t pstore_selector_names(const struct pstore_selector *sel, const char **names,
+			     size_t max)
+{
+	for (size_t i = 0; i < sel->m.n && i < max; i++)
+		names[i] = sel->m.v[i].name;
+	return sel->m.n;
+}
+
 bool pstore_selector_matches(const struct pstore_selector *sel,
 			     const struct pstore_label *labels, size_t n)
 {

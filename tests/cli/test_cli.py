@@ -12,6 +12,7 @@ import os
 import random
 import re
 import select
+import shlex
 import shutil
 import subprocess
 import sys
@@ -117,6 +118,29 @@ def test_cli__addresses_as_arguments():
     by_args = ember("--obj=" + fx("c_O2_pie"), *args).stdout
     by_stdin = ember("--obj=" + fx("c_O2_pie"), stdin="\n".join(args) + "\n").stdout
     assert by_args == by_stdin and by_args.count("\n\n") == 3
+
+
+def test_cli__readme_first_example_names_functions():
+    """README.md's first `ember symbolize` command, run as written (its
+    build-release/ paths made this build's), prints the frames the README
+    shows under it: function names and lines, not `??` (issue 28)."""
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    with open(readme) as f:
+        lines = f.read().splitlines()
+    first = [i for i, line in enumerate(lines) if line.startswith("build-release/ember symbolize ")]
+    assert first, "no `build-release/ember symbolize` command in README.md"
+    cmd = shlex.split(lines[first[0]])
+    want = []
+    for line in lines[first[0] + 1:]:
+        if not line.startswith("#   "):
+            break
+        want.append(line[4:])
+    args = [a.replace("build-release/fixtures/", FIX.rstrip("/") + "/") for a in cmd[1:]]
+    r = run([EMBER] + args)
+    got = r.stdout.strip().splitlines()
+    assert r.returncode == 0 and want and got == want, \
+        "README's %r printed\n%s%s\nnot\n%s" % (lines[first[0]], r.stdout, r.stderr, "\n".join(want))
+    assert got[0] != "??" and re.fullmatch(r"[A-Za-z_]\w*", got[0]), got
 
 
 def read_answer(proc, timeout=10):

@@ -819,6 +819,21 @@ def test_server__ember_upload_is_idempotent():
     srv.stop()
 
 
+def test_server__ember_upload_sources_again_says_already_stored():
+    """A second `ember upload --sources` prints what the server said of the
+    source files: already stored, counted apart from those it took."""
+    srv = Server()
+    r = ember_upload(srv, *fixture_sources_args(), fx("c_O2_pie"))
+    first = re.search(r"c_O2_pie: sources \w+: (\d+) files uploaded, 0 already stored, "
+                      r"0 not named by its DWARF \(\d+ bytes sent\)", r.stdout)
+    check(r.returncode == 0 and first and int(first.group(1)) > 0, "first run:\n" + r.stdout)
+    r = ember_upload(srv, *fixture_sources_args(), fx("c_O2_pie"))
+    check(r.returncode == 0 and re.search(r"c_O2_pie: sources \w+: 0 files uploaded, %s already "
+                                          r"stored, 0 not named" % first.group(1), r.stdout) and
+          "executable" in r.stdout and "uploaded (" not in r.stdout, "second run:\n" + r.stdout)
+    srv.stop()
+
+
 def test_server__ember_upload_fails_with_reason():
     srv = Server()
     env = dict(os.environ, EMBER_SERVER=srv.url, EMBER_TOKEN="wrong")

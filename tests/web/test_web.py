@@ -929,6 +929,22 @@ def test_web__url_round_trips_the_state():
         srv.stop()
 
 
+def test_web__selector_with_an_unknown_label_says_so():
+    """{Service_name="shop"} where the series have service_name: the status
+    names the label and the one meant (issue 28), not an empty graph."""
+    srv = Server()
+    push_shop(srv, versions=("1",))
+    b = Browser()
+    try:
+        b.show(srv, '{Service_name="shop"}')
+        wait_for("the hint", lambda: "no series in this range has the label 'Service_name' "
+                 "(did you mean 'service_name'?)" in b.text("#flame-status"))
+        b.shot("unknown-label")
+    finally:
+        b.quit()
+        srv.stop()
+
+
 def push_tenant(srv, tenant, stacks):
     """One CPU profile of stacks to tenant (X-Scope-OrgID), ten minutes ago."""
     body = ember_test.cpu_profile(stacks, time_ns=time.time_ns() - 600 * 10**9).encode()

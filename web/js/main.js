@@ -307,7 +307,7 @@ async function showFlame(sel) {
   }, 0);
   status($('flame-status'), null, d.profiles
     ? `${fmt.count(d.profiles)} profiles merged, total ${fmt.value(d.total, d.unit)}, ${fmt.count(d.n)} frames, ${fmt.count(d.stacks || 0)} stacks`
-    : 'no profiles in this selection and range');
+    : d.hint || 'no profiles in this selection and range');
   await painted();
   perf.renders.push({ view: 'flame', click: perf.click ?? t0, start: t0, loaded: t1, drawn: t2,
                       painted: performance.now(), frames: d.n, bytes: d.bytes, workerMs: d.workerMs });

@@ -152,7 +152,7 @@ async function load(msg) {
     transfer.push(data[k].buffer);
   }
   for (const k of ['type', 'unit', 'period', 'total', 'profiles', 'stacks', 'from_ms', 'to_ms',
-                   'base_total', 'new_total', 'base_profiles', 'new_profiles'])
+                   'base_total', 'new_total', 'base_profiles', 'new_profiles', 'hint'])
     if (k in doc) data[k] = doc[k];
   if (!msg.diff) {
     const top = topTable({ a: data, n: f.n, names: f.names });
