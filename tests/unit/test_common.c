@@ -430,6 +430,38 @@ static int test_common__json_escape(void)
 	return 0;
 }
 
+/* XML 1.0 text: the five specials as entities, valid UTF-8 kept, what
+ * XML cannot carry (control characters, tab and LF too, invalid UTF-8,
+ * U+FFFE, U+FFFF) as U+FFFD (EF BF BD); DEL kept. */
+static int test_common__xml_escape(void)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *out;
+	} cases[] = {
+		{ "plain", 5, "plain" },
+		{ "<a&b>\"'", 7, "&lt;a&amp;b&gt;&quot;&apos;" },
+		{ "\t\n\r\x01\x7f", 5, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\x7f" },
+		{ "caf\xc3\xa9", 5, "caf\xc3\xa9" },
+		{ "a\xff" "b", 3, "a\xef\xbf\xbd" "b" },
+		{ "\xef\xbf\xbe", 3, "\xef\xbf\xbd" },		/* U+FFFE */
+		{ "\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* surrogate */
+		{ "x\0y", 3, "x\xef\xbf\xbdy" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ember_buf b;
+
+		ember_buf_init(&b, 1 << 16);
+		CHECK_INT(ember_xml_str(&b, cases[i].in, cases[i].n), ==, 0);
+		CHECK_INT(ember_buf_putc(&b, '\0'), ==, 0);
+		CHECK_STR(b.data, cases[i].out);
+		ember_buf_release(&b);
+	}
+	return 0;
+}
+
 /* The shown URL: no userinfo (all of it, to the last '@' of the
  * authority), secret-named query values REDACTED, the rest kept; a URL
  * that does not fit is "" and -ENAMETOOLONG. */
@@ -876,6 +908,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_common__hset_grows),
 	UNIT_CASE(test_common__hex),
 	UNIT_CASE(test_common__json_escape),
+	UNIT_CASE(test_common__xml_escape),
 	UNIT_CASE(test_common__json_escape_words),
 	UNIT_CASE(test_common__diag_first_failure),
 	UNIT_CASE(test_common__fail_if_names_the_check),
