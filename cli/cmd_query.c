@@ -278,6 +278,7 @@ static int remote_get(const struct query_opts *o, struct upload_reply *r)
 			r->body ? r->body : strerror(-err),
 			r->body && r->len && r->body[r->len - 1] == '\n' ? "" : "\n");
 		free(r->body);
+		r->body = NULL; /* the caller frees it too */
 		return 1;
 	}
 	return 0;
