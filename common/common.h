@@ -700,6 +700,10 @@ int ember_json_str(struct ember_buf *b, const char *s, size_t n);
 int ember_xml_escape(const char *s, size_t n, ember_write_fn write, void *ctx);
 /* The same appended to b (no quotes). */
 int ember_xml_str(struct ember_buf *b, const char *s, size_t n);
+/* The bytes of the character at s[0..n) (1 for a byte that starts no
+ * valid UTF-8 sequence), and in *ok whether XML 1.0 carries it as it is
+ * (U+0020 up, no U+FFFE or U+FFFF, valid UTF-8). */
+size_t ember_xml_char(const void *s, size_t n, bool *ok);
 /* An ember_write_fn appending to the struct ember_buf ctx. */
 int ember_buf_write(void *ctx, const void *data, size_t len);
 /* Length of the valid multi-byte UTF-8 sequence at s[0..n) (2..4), or 0

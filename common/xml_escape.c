@@ -28,10 +28,9 @@ static const char *xml_entity(unsigned char c)
 	}
 }
 
-/* The bytes of the character at s[0..n) (1 for a byte that starts none),
- * and in *ok whether XML 1.0 carries it as it is. */
-static size_t xml_char(const unsigned char *s, size_t n, bool *ok)
+size_t ember_xml_char(const void *p, size_t n, bool *ok)
 {
+	const unsigned char *s = p;
 	size_t len;
 
 	if (*s < 0x80) {
@@ -50,7 +49,7 @@ int ember_xml_escape(const char *s, size_t n, ember_write_fn write, void *ctx)
 
 	while (!err && p < end) {
 		bool ok;
-		size_t len = xml_char(p, (size_t)(end - p), &ok);
+		size_t len = ember_xml_char(p, (size_t)(end - p), &ok);
 		const char *rep = ok ? xml_entity(*p) : "\xef\xbf\xbd"; /* U+FFFD */
 
 		if (!rep) {

@@ -84,22 +84,16 @@ int pmodel_out_finish(struct pmodel_out *o)
 	return o->err;
 }
 
-/* The bytes of the character at s[0..n) (1 for a byte that starts no
- * valid UTF-8), and in *ok whether JSON carries it as it is or escaped
- * (tab, LF and U+0020 up, no U+FFFE or U+FFFF, as XML 1.0 would: the
- * same names go to both; common's UTF-8 check refuses surrogates and
- * overlong forms).  CR is replaced too. */
+/* The bytes of the character at s[0..n), and in *ok whether JSON
+ * carries it as it is or escaped: what XML 1.0 carries (the same names go
+ * to both), tab and LF too (escaped); CR and other control characters
+ * are replaced. */
 static size_t char_len(const unsigned char *s, size_t n, bool *ok)
 {
-	size_t len;
+	size_t len = ember_xml_char(s, n, ok);
 
-	if (*s < 0x80) {
-		*ok = *s >= 0x20 || *s == '\n' || *s == '\t';
-		return 1;
-	}
-	len = ember_utf8_len(s, n);
-	*ok = len && !(len == 3 && s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe);
-	return len ? len : 1;
+	*ok |= *s == '\n' || *s == '\t';
+	return len;
 }
 
 static int json_escaped(struct pmodel_out *o, const char *s)
