@@ -10,6 +10,7 @@
  */
 #include "profsvc_internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static const char *const route_names[PROFSVC_ROUTE_COUNT] = {
@@ -38,42 +39,56 @@ static int counter(struct ember_buf *b, const char *name, const char *help, uint
 				 name, name, (unsigned long long)v);
 }
 
+/* The store's lines: one a field of struct pstore_stats. */
+static const struct store_line {
+	const char *name, *help;
+	bool counter;
+	size_t off;
+} store_line_table[] = {
+#define L(field, is_counter, metric, text) \
+	{ metric, text, is_counter, offsetof(struct pstore_stats, field) }
+	L(block_bytes, false, "ember_profile_store_bytes", "Bytes of the profile store's blocks."),
+	L(blocks, false, "ember_profile_store_blocks", "Blocks of the profile store."),
+	L(series, false, "ember_profile_store_series", "Series in the profile store."),
+	L(profiles, false, "ember_profile_store_profiles",
+	  "Profiles in the profile store (blocks and log)."),
+	L(wal_bytes, false, "ember_profile_store_wal_bytes",
+	  "Bytes of the profile store's log segments."),
+	L(corrupt_blocks, false, "ember_profile_store_corrupt_blocks",
+	  "Blocks found corrupt when the store opened."),
+	L(compaction_errors, true, "ember_profile_store_compaction_errors_total",
+	  "Compaction passes that failed (retried)."),
+	L(retention_drops, true, "ember_profile_store_retention_drops_total",
+	  "Blocks dropped past the retention."),
+	L(rollups, false, "ember_profile_store_rollups",
+	  "Rollups of the profile store (pre-merged steps)."),
+	L(rollup_bytes, false, "ember_profile_store_rollup_bytes",
+	  "Bytes of the profile store's rollups."),
+	L(rollups_built, true, "ember_profile_store_rollups_built_total",
+	  "Rollups built by compaction."),
+	L(rollup_drops, true, "ember_profile_store_rollup_drops_total",
+	  "Rollups dropped past the rollup retention."),
+	L(profiles_read, true, "ember_profile_store_profiles_read_total",
+	  "Profiles summed by queries (a rollup's profile once)."),
+	L(unbounded_labels, false, "ember_profile_unbounded_labels",
+	  "Labels that look unbounded (a new value in most profiles)."),
+#undef L
+};
+
 static int store_lines(struct ember_buf *b, struct pstore *s)
 {
 	struct pstore_stats st;
 	int err = 0;
 
 	pstore_stats(s, &st);
-	err = err ? err : gauge(b, "ember_profile_store_bytes", "Bytes of the profile store's blocks.",
-				st.block_bytes);
-	err = err ? err : gauge(b, "ember_profile_store_blocks", "Blocks of the profile store.",
-				st.blocks);
-	err = err ? err : gauge(b, "ember_profile_store_series", "Series in the profile store.",
-				st.series);
-	err = err ? err : gauge(b, "ember_profile_store_profiles",
-				"Profiles in the profile store (blocks and log).", st.profiles);
-	err = err ? err : gauge(b, "ember_profile_store_wal_bytes",
-				"Bytes of the profile store's log segments.", st.wal_bytes);
-	err = err ? err : gauge(b, "ember_profile_store_corrupt_blocks",
-				"Blocks found corrupt when the store opened.", st.corrupt_blocks);
-	err = err ? err : counter(b, "ember_profile_store_compaction_errors_total",
-				  "Compaction passes that failed (retried).", st.compaction_errors);
-	err = err ? err : counter(b, "ember_profile_store_retention_drops_total",
-				  "Blocks dropped past the retention.", st.retention_drops);
-	err = err ? err : gauge(b, "ember_profile_store_rollups",
-				"Rollups of the profile store (pre-merged steps).", st.rollups);
-	err = err ? err : gauge(b, "ember_profile_store_rollup_bytes",
-				"Bytes of the profile store's rollups.", st.rollup_bytes);
-	err = err ? err : counter(b, "ember_profile_store_rollups_built_total",
-				  "Rollups built by compaction.", st.rollups_built);
-	err = err ? err : counter(b, "ember_profile_store_rollup_drops_total",
-				  "Rollups dropped past the rollup retention.", st.rollup_drops);
-	err = err ? err : counter(b, "ember_profile_store_profiles_read_total",
-				  "Profiles summed by queries (a rollup's profile once).",
-				  st.profiles_read);
-	return err ? err : gauge(b, "ember_profile_unbounded_labels",
-				 "Labels that look unbounded (a new value in most profiles).",
-				 st.unbounded_labels);
+	for (size_t i = 0; !err && i < sizeof(store_line_table) / sizeof(store_line_table[0]); i++) {
+		const struct store_line *l = &store_line_table[i];
+		uint64_t v;
+
+		memcpy(&v, (const char *)&st + l->off, sizeof(v));
+		err = (l->counter ? counter : gauge)(b, l->name, l->help, v);
+	}
+	return err;
 }
 
 /* One line per label that looks unbounded ("name: N new values ..."). */
