@@ -1218,8 +1218,10 @@ def test_web__narrow_screen_still_usable():
         srv.stop()
 
 
-def main():
-    fn = globals().get(CASE)
+def main(cases=None):
+    """Run CASE from cases (a module's globals(): another test_web_*.py
+    file's, which imports this one's helpers), else from this file's."""
+    fn = (cases or globals()).get(CASE)
     if not fn or not CASE.startswith("test_web__"):
         print("no case " + CASE, file=sys.stderr)
         return 2
