@@ -99,7 +99,7 @@ struct profsvc_opts {
 	void *tenant_blocks_ctx;	/* borrowed: it must outlive the service */
 	/* The service's files (config_files.c), read by profsvc_new (one
 	 * that does not read or parse fails it, the reason logged naming the
-	 * line) and, but tokens_file, again by profsvc_reload; NULL: none.
+	 * line) and again by profsvc_reload; NULL: none.
 	 * limits_file: per-tenant limits (profsvc_limits_parse; a tenant's
 	 * max_series, retention and rollup_retention its store's, at its open
 	 * and at each reload); rules_file: per-tenant ingest rules
@@ -237,9 +237,11 @@ int profsvc_tokens_read(const char *path, struct profsvc_tokens **out);
 int profsvc_tokens_parse(const char *text, size_t len, const char *path,
 			 struct profsvc_tokens **out);
 void profsvc_tokens_free(struct profsvc_tokens *t);
-/* The service's tokens (o->tokens_file; NULL: none), borrowed: valid
- * until profsvc_free. */
-const struct profsvc_tokens *profsvc_tokens_of(const struct profsvc *s);
+/* Whether given[0, len) is a token of the service's --tokens file as it
+ * reads now (o->tokens_file, read again by profsvc_reload): its tenant
+ * copied into tenant. */
+bool profsvc_token_tenant(struct profsvc *s, const char *given, size_t len,
+			  char tenant[PROFSVC_TENANT_MAX + 1]);
 /* The tenant of token given[0, len) (pointing into t), or NULL: every
  * entry compared in constant time. */
 const char *profsvc_tokens_find(const struct profsvc_tokens *t, const char *given, size_t len);

@@ -33,7 +33,12 @@ struct profsvc_scrapers;
 struct profsvc_tenants;
 
 /* The files profsvc_reload reads again (config_files.c). */
-enum profsvc_file { PROFSVC_FILE_LIMITS, PROFSVC_FILE_RULES, PROFSVC_FILE_COUNT };
+enum profsvc_file {
+	PROFSVC_FILE_LIMITS,
+	PROFSVC_FILE_RULES,
+	PROFSVC_FILE_TOKENS,
+	PROFSVC_FILE_COUNT
+};
 #define PROFSVC_LIMITS_MAX_BYTES (1 << 20)
 #define PROFSVC_RULES_MAX_BYTES (1 << 20)
 
@@ -68,7 +73,7 @@ struct profsvc {
 	bool empty;				/* a read's of a tenant without a store:
 						   the empty store's (tenants.c) */
 	char *files[PROFSVC_FILE_COUNT];	/* the root's: their paths (owned); NULL: none */
-	struct profsvc_tokens *tokens;		/* the root's --tokens; NULL: none */
+	struct profsvc_tokens *tokens;		/* --tokens, under limits_lock; NULL: none */
 };
 
 /* ---- the service's files (config_files.c) --------------------------------------------- */
@@ -77,7 +82,7 @@ struct profsvc {
  * or the first's error, logged (what was read is the root's, freed by
  * profsvc_free). */
 int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o);
-/* Their paths and the tokens freed (the tables are the root's own). */
+/* Their paths and the tokens freed (the other tables are the root's own). */
 void profsvc_files_release(struct profsvc *root);
 
 /* ---- per-tenant limits (tenant_limits.c) --------------------------------------------- */
