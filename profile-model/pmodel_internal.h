@@ -12,6 +12,7 @@
  *   types.c         profile type names, aliases, the profile's name
  *   result.c        the merged result: dictionary + value per stack
  *   focus.c         a result's samples under one call path
+ *   source_lines.c  one function's values per source line (the source view)
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   truncate.c      a result cut to its largest nodes, the rest "other"
  *   out.c           buffered writing, XML and JSON escaping
