@@ -110,6 +110,10 @@ typedef int (*pmodel_write_fn)(void *ctx, const void *data, size_t len);
 /* A pmodel_write_fn appending to the struct ember_buf ctx. */
 int pmodel_write_buf(void *ctx, const void *data, size_t len);
 
+/* A value with its unit, human-readable as the web UI writes it
+ * (web/js/format.js: "25.63 s", "1.20 GiB", "1,234"; out_units.c). */
+void pmodel_format_value(double v, const char *unit, char *buf, size_t size);
+
 /* pprof, gzip-compressed (what `go tool pprof` reads), into out. */
 int pmodel_write_pprof(const struct pmodel_result *r, struct ember_buf *out);
 /* Folded stacks, "root;...;leaf value\n", in tree order (children sorted
