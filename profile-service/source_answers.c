@@ -516,7 +516,10 @@ static int write_text(const struct listing *l, struct ember_buf *b)
 		if (l->r[side])
 			pmodel_format_value((double)pmodel_result_total(l->r[side]),
 					    l->r[side]->sample_unit, t[side], sizeof(t[side]));
-	err = l->r[BASE] ? ember_buf_appendf(b, "Total: base %s, new %s\n", t[BASE], t[NEW])
+	err = l->r[BASE] ? ember_buf_appendf(b, "Total: base %s, new %s\n%11s%11s%11s%11s "
+						"(shares of each side's total)\n",
+					     t[BASE], t[NEW], "base flat", "base cum", "new flat",
+					     "new cum")
 			 : ember_buf_appendf(b, "Total: %s\n", t[NEW]);
 	if (!err && !l->n)
 		err = ember_buf_appendf(b, "no samples of function '%s' in the selection\n",

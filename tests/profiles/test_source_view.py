@@ -21,8 +21,9 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from ember_test import Profile, build_id, check  # noqa: E402
-from profiles_test import EMBER, FIX, NOW_S, SEC, Server, nm_address, q, run_case  # noqa: E402
+import ember_test  # noqa: E402
+from ember_test import Profile, Skip, build_id, check  # noqa: E402
+from profiles_test import EMBER, FIX, NOW_S, SEC, TMP, Server, nm_address, q, run_case  # noqa: E402
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", "fixtures", "elf", "src"))
@@ -103,6 +104,8 @@ def test_source_view__query_lists_the_function_annotated():
     j = source_json(srv, query='{service_name="shop"}', function="mix_round")
     check([x["file"] for x in j["files"]] == ["/ember/fixtures/src/mix.h"] and
           j["files"][0]["lines"][0]["self"] == 200_000_000, j["files"])
+    j = source_json(srv, query='{service_name="shop"}', function="mix_round", file="/ember/fixtures/src/helper.c")
+    check(j["files"] == [] and j["function_total"] == 300_000_000, j)
     # unknown parameters and a missing function are refused, saying which
     st, body, _ = srv.request("GET", "/api/v1/source?type=cpu&function=x&fn=y")
     check(st == 400 and b"fn: unknown parameter" in body, body)
@@ -161,8 +164,27 @@ def test_source_view__diff_shows_before_and_after_per_line():
     r = ember("diff", "--server", srv.url, "--type", "cpu", "--base", '{version="1"}', "--new",
               '{version="2"}', "--format", "source", "--function", FN)
     check(r.returncode == 0, r.stderr)
+    check("  base flat   base cum   new flat    new cum (shares of each side's total)" in r.stdout, r.stdout)
     check(re.search(r"^\s+\.\s+25\.00%\s+\.\s+75\.00%\s+21: \t\th = mix_step", r.stdout, re.M), r.stdout)
     check(re.search(r"^\s+75\.00%\s+75\.00%\s+25\.00%\s+25\.00%\s+20: ", r.stdout, re.M), r.stdout)
+
+
+def test_source_view__unreadable_store_is_an_error():
+    """A debuginfo store that cannot be read (the fault injection of test
+    builds, EMBER_TEST_STORE_FAULT) is 503, never an answer saying the
+    source is not stored."""
+    srv = Server()
+    exe = os.path.join(FIX, "c_O2_pie")
+    upload_sources(srv, exe)
+    push_digest(srv, exe, COUNTS, "1")
+    srv.stop()
+    srv = ember_test.Server(EMBER, TMP, data=srv.data, env={"EMBER_TEST_STORE_FAULT": "+0"})
+    if "EMBER_TEST_STORE_FAULT=+0" not in srv.stderr():
+        raise Skip("a Release build: the store's fault injection is in Debug builds only")
+    st, body, hdr = srv.request("GET", "/api/v1/source?type=cpu&function=" + FN)
+    check(st == 503 and hdr.get("retry-after") and b"debuginfo store" in body, "%d %r" % (st, body))
+    r = ember("query", "--server", srv.url, "--type", "cpu", "--format", "source", "--function", FN)
+    check(r.returncode == 1 and "the debuginfo store cannot be read" in r.stderr, r.stderr)
 
 
 if __name__ == "__main__":
