@@ -567,22 +567,46 @@ static int check_opts(const struct profsvc_source_opts *o, char *why, size_t why
 	return -EINVAL;
 }
 
-int profsvc_source(struct profsvc *s, const struct symsvc_request_opts *ro,
-		   const struct pstore_selection *sel, const struct profsvc_source_opts *o,
-		   struct profsvc_answer *a, char *why, size_t why_size)
+/* The sides of sel (a query's base NULL) merged into l on ro's behalf; a
+ * initialized. */
+static int merge_sides(struct profsvc *s, const struct symsvc_request_opts *ro,
+		       const struct pstore_selection *const sel[2], struct listing *l,
+		       struct profsvc_answer *a, char *why, size_t why_size)
 {
-	struct listing l = { .o = o };
 	struct profsvc_read rd;
 	int err = profsvc_read_begin(s, ro, &rd);
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
-	err = err ? err : check_opts(o, why, why_size);
-	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
-	err = err ? err : profsvc_merge(s, &rd, sel, &l.r[NEW], why, why_size);
+	err = err ? err : check_opts(l->o, why, why_size);
+	for (int side = BASE; side <= NEW; side++)
+		if (sel[side] && !err)
+			err = profsvc_read_range(&rd, sel[side], why, why_size);
+	for (int side = BASE; side <= NEW; side++)
+		if (sel[side] && !err)
+			err = profsvc_merge(s, &rd, sel[side], &l->r[side], why, why_size);
 	profsvc_read_end(&rd);
-	if (!err) {
-		struct pmodel_result_info ri;
+	if (!err && l->r[BASE] && strcmp(l->r[BASE]->type, l->r[NEW]->type)) {
+		snprintf(why, why_size, "the two sides hold different sample types or units");
+		err = -PMODEL_ERR_TYPE;
+	}
+	return err;
+}
 
+static int source_answer(struct profsvc *s, const struct symsvc_request_opts *ro,
+			 const struct pstore_selection *base, const struct pstore_selection *new_,
+			 const struct profsvc_source_opts *o, struct profsvc_answer *a, char *why,
+			 size_t why_size)
+{
+	const struct pstore_selection *const sel[2] = { base, new_ };
+	struct listing l = { .o = o };
+	struct pmodel_result_info ri;
+	int err = merge_sides(s, ro, sel, &l, a, why, why_size);
+
+	if (!err && base) {
+		pmodel_result_info(l.r[BASE], &ri);
+		a->base_profiles = ri.profiles;
+	}
+	if (!err) {
 		pmodel_result_info(l.r[NEW], &ri);
 		a->profiles = ri.profiles;
 		a->total = ri.total;
@@ -592,35 +616,17 @@ int profsvc_source(struct profsvc *s, const struct symsvc_request_opts *ro,
 	return err;
 }
 
+int profsvc_source(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, const struct profsvc_source_opts *o,
+		   struct profsvc_answer *a, char *why, size_t why_size)
+{
+	return source_answer(s, ro, NULL, sel, o, a, why, why_size);
+}
+
 int profsvc_source_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 			const struct pstore_selection *base, const struct pstore_selection *new_,
 			const struct profsvc_source_opts *o, struct profsvc_answer *a, char *why,
 			size_t why_size)
 {
-	struct listing l = { .o = o };
-	struct profsvc_read rd;
-	int err = profsvc_read_begin(s, ro, &rd);
-
-	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
-	err = err ? err : check_opts(o, why, why_size);
-	err = err ? err : profsvc_read_range(&rd, base, why, why_size);
-	err = err ? err : profsvc_read_range(&rd, new_, why, why_size);
-	err = err ? err : profsvc_merge(s, &rd, base, &l.r[BASE], why, why_size);
-	err = err ? err : profsvc_merge(s, &rd, new_, &l.r[NEW], why, why_size);
-	profsvc_read_end(&rd);
-	if (!err && strcmp(l.r[BASE]->type, l.r[NEW]->type)) {
-		snprintf(why, why_size, "the two sides hold different sample types or units");
-		err = -PMODEL_ERR_TYPE;
-	}
-	if (!err) {
-		struct pmodel_result_info bi, ni;
-
-		pmodel_result_info(l.r[BASE], &bi);
-		pmodel_result_info(l.r[NEW], &ni);
-		a->base_profiles = bi.profiles;
-		a->profiles = ni.profiles;
-		err = answer(s, &l, a, why, why_size);
-	}
-	listing_release(&l);
-	return err;
+	return source_answer(s, ro, base, new_, o, a, why, why_size);
 }
