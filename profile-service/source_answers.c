@@ -522,8 +522,8 @@ static int write_text(const struct listing *l, struct ember_buf *b)
 					     "new cum")
 			 : ember_buf_appendf(b, "Total: %s\n", t[NEW]);
 	if (!err && !l->n)
-		err = ember_buf_appendf(b, "no samples of function '%s' in the selection\n",
-					l->o->function);
+		err = ember_buf_appendf(b, "no source lines of function '%s' in the selection (no "
+					"frame of it, or none with a source file)\n", l->o->function);
 	for (size_t i = 0; !err && i < l->n; i++)
 		err = text_file(b, l, &l->files[i]);
 	return err;

@@ -139,7 +139,7 @@ def test_source_view__missing_source_names_the_upload():
     check("missing" not in f and f["text"][20] == "\t\th = mix_step(h, &pts[i]);", f.get("missing"))
     # a function no stack holds: no files, said as such
     r = ember("query", "--server", srv.url, "--type", "cpu", "--format", "source", "--function", "nope")
-    check(r.returncode == 0 and "no samples of function 'nope'" in r.stdout, r.stdout + r.stderr)
+    check(r.returncode == 0 and "no source lines of function 'nope'" in r.stdout, r.stdout + r.stderr)
 
 
 def test_source_view__diff_shows_before_and_after_per_line():

@@ -95,7 +95,8 @@ export class SourceView {
     const diff = 'base_total' in doc, file = doc.files[0];
     this.doc = doc;
     if (!file) {
-      this.status(`no samples of ${doc.function} in this selection`);
+      this.status(`no source lines of ${doc.function} in this selection: no frame of it, or none ` +
+                  'with a source file (an unsymbolized frame has none)');
       return;
     }
     this.summary(doc, diff);
@@ -133,7 +134,13 @@ export class SourceView {
       b.addEventListener('click', () => this.onFile(f.file));
       return b;
     });
-    this.els.files.replaceChildren(el('span', 'muted', doc.files.length > 1 || s.file ? 'Files: ' : 'File: '), ...items);
+    this.els.files.replaceChildren(el('span', 'muted', doc.files.length > 1 ? 'Files: ' : 'File: '), ...items);
+    if (s.file) { // one file asked for: the way back to all of them
+      const all = el('button', '', 'all files');
+      all.type = 'button';
+      all.addEventListener('click', () => this.onFile(''));
+      this.els.files.append(all);
+    }
     if (doc.files[0].build_id) this.els.files.append(el('span', 'muted', ` build ID ${doc.files[0].build_id}`));
   }
 
