@@ -12,6 +12,7 @@
  *   types.c         profile type names, aliases, the profile's name
  *   result.c        the merged result: dictionary + value per stack
  *   focus.c         a result's samples under one call path
+ *   source_lines.c  one function's values per source line (the source view)
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   truncate.c      a result cut to its largest nodes, the rest "other"
  *   out.c           buffered writing, XML and JSON escaping
@@ -198,9 +199,6 @@ struct pmodel_svg_src {
 int pmodel_svg_render(const struct pmodel_svg_src *src, const struct pmodel_svg_opts *o,
 		  pmodel_write_fn fn, void *ctx);
 extern const char pmodel_svg_script[];
-/* A value with its unit, human-readable as the web UI writes it
- * (web/js/format.js: "25.63 s", "1.20 GiB", "1,234"; out_units.c). */
-void pmodel_format_value(double v, const char *unit, char *buf, size_t size);
 
 /* The pprof of a dict's stacks: values per node; labels per call. */
 struct pmodel_pprof_add {

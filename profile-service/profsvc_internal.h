@@ -14,6 +14,7 @@
  *   resolver.c           the symbolization service as the store's resolver
  *   read_request.c       a read's request context: the store's and the resolver's
  *   query_answers.c      the answers of a query and a diff
+ *   source_answers.c     a function's source view: its lines, values and text
  *   empty_hint.c         why a query selected nothing: a label no series has
  *   discovery_answers.c  the answers of labels, types, series and coverage
  *   profile_metrics.c    the profile lines of /metrics
@@ -276,6 +277,11 @@ void profsvc_answer_init(struct profsvc_answer *a, size_t cap, struct ember_mem_
 int profsvc_empty_hint(struct profsvc *s, const struct profsvc_read *rd,
 		       const struct pstore_selection *sel, char *hint, size_t size, char *why,
 		       size_t why_size);
+/* The selection merged and resolved on rd's behalf into *out
+ * (pmodel_result_free): 0 or the store's error with why set
+ * (query_answers.c). */
+int profsvc_merge(struct profsvc *s, struct profsvc_read *rd, const struct pstore_selection *sel,
+		  struct pmodel_result **out, char *why, size_t why_size);
 /* err of writing an answer, with msg as why when it failed (the store's
  * errors come with their own). */
 int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg);
