@@ -12,6 +12,8 @@
  *   types.c         profile type names, aliases, the profile's name
  *   result.c        the merged result: dictionary + value per stack
  *   focus.c         a result's samples under one call path
+ *   unresolved.c    unsymbolized frames grouped per module
+ *   coverage.c      how much of a result its names explain
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   truncate.c      a result cut to its largest nodes, the rest "other"
  *   out.c           buffered writing, XML and JSON escaping
@@ -93,6 +95,19 @@ static inline const char *pmodel_ntree_type(const struct pmodel_ntree *t, uint32
 #define PMODEL_UNRESOLVED_NAME_MAX 320
 size_t pmodel_loc_unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc *l,
 				  char *buf, size_t size);
+
+/* The module of location l of d as its unsymbolized name names it: the
+ * base name of its mapping's file, else its build ID, else "?"; NULL
+ * without a mapping (points into d). */
+const char *pmodel_loc_module(const struct pmodel_dict *d, const struct pmodel_loc *l);
+/* The name of the group of unsymbolized location l (unresolved.c):
+ * "[MODULE]", "[unknown]" without a mapping; into buf as
+ * pmodel_loc_unresolved_name writes.  Its length. */
+size_t pmodel_loc_unresolved_group(const struct pmodel_dict *d, const struct pmodel_loc *l,
+				   char *buf, size_t size);
+/* Whether a and b (of d) are unsymbolized frames of one group. */
+bool pmodel_loc_same_group(const struct pmodel_dict *d, const struct pmodel_loc *a,
+			   const struct pmodel_loc *b);
 
 /* The frame name of line ln of a location of d: its function's name,
  * else its system name, else "?" (points into d).  The trees and the

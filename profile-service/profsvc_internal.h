@@ -259,6 +259,11 @@ struct pstore_selection profsvc_read_selection(const struct profsvc_read *r,
 struct pstore_query_opts profsvc_read_query_opts(struct profsvc_read *r);
 /* The request's memory account (NULL: none): the answer grows through it. */
 struct ember_mem_account *profsvc_read_account(const struct profsvc_read *r);
+/* The selection merged and resolved on r's behalf into *out
+ * (query_answers.c; pmodel_result_free). */
+int profsvc_read_merge(struct profsvc *s, struct profsvc_read *r,
+		       const struct pstore_selection *sel, struct pmodel_result **out, char *why,
+		       size_t why_size);
 
 /* ---- the answers (query_answers.c, discovery_answers.c) -------------------------------------- */
 
