@@ -168,5 +168,35 @@ def test_unsym__cli_query_and_offline_diff():
             os.unlink(f)
 
 
+def test_unsym__coverage_names_leaf_and_whole_per_module():
+    """GET /api/v1/coverage with a type: the share named at the leaf and
+    whole, and per module its path as the profile names it, its share left
+    unnamed, the stored reason; a perf map's code is marked jit."""
+    srv = Server()
+    pushed(srv)
+    p = Profile(time_ns=T0, duration_ns=10 * SEC, period=("cpu", "nanoseconds", PERIOD))
+    jit = p.mapping(BASE + 0x400000, BASE + 0x500000, 0, "/tmp/perf-4242.map")
+    p.sample(["main", "hot"], [6, 6 * PERIOD])
+    p.sample(["main", (jit, BASE + 0x400100)], [2, 2 * PERIOD])
+    srv.push_ok(p.encode(gzip=True), "service_name=jit")
+    cov = srv.json("/api/v1/coverage?type=cpu&from=now-1h&limit=0")
+    named = cov["named"]
+    check(named["total"] == 22 * PERIOD and named["leaf_named"] == 6 * PERIOD and
+          named["all_named"] == 6 * PERIOD and abs(named["leaf_named_pct"] - 600 / 22) < 1e-3,
+          named)
+    mods = {m["file"] or m["build_id"]: m for m in cov["modules"]}
+    lib = mods["/opt/none/libnodebug.so"]
+    check(lib["build_id"] == "ab" * 20 and not lib["jit"] and lib["reason"] ==
+          "unknown_build_id" and lib["unnamed"] == 12 * PERIOD and lib["leaf"] == 12 * PERIOD
+          and lib["leaf_named_pct"] == 0 and lib["all_named_pct"] == 0, lib)
+    check(abs(lib["unnamed_pct"] - 1200 / 22) < 1e-3, lib)
+    perf = mods["/tmp/perf-4242.map"]
+    check(perf["jit"] and perf["build_id"] == "" and perf["unnamed"] == 2 * PERIOD, perf)
+    check(list(mods)[0] == "/opt/none/libnodebug.so", "most unnamed first: %r" % list(mods))
+    # without a type: the stored records alone, as before
+    cov = srv.json("/api/v1/coverage?from=now-1h")
+    check("modules" not in cov and cov["build_ids"], cov)
+
+
 if __name__ == "__main__":
     run_case("test_unsym__", globals())
