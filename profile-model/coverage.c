@@ -18,7 +18,6 @@
 struct cov {
 	const struct pmodel_result *r;
 	struct pmodel_coverage *c;
-	size_t alloc;
 	uint32_t *mod_of_map;	/* per mapping: its module + 1, 0 not yet */
 	uint32_t no_map;	/* the module of frames without a mapping + 1 */
 	uint32_t *mod;		/* per node: its location's module */
@@ -40,28 +39,20 @@ static bool jit_file(const char *file)
 static int add_module(struct cov *cv, const char *bid, const char *file, uint32_t *out)
 {
 	struct pmodel_coverage *c = cv->c;
+	struct pmodel_coverage_module *m = c->m.v;
 
-	for (size_t i = 0; i < c->n; i++) /* a build ID once, else a file once */
-		if (*bid ? !strcmp(c->m[i].build_id, bid)
-			 : !*c->m[i].build_id && !strcmp(c->m[i].file, file)) {
-			if (!*c->m[i].file)
-				c->m[i].file = file;
+	for (size_t i = 0; i < c->m.n; i++) /* a build ID once, else a file once */
+		if (*bid ? !strcmp(m[i].build_id, bid)
+			 : !*m[i].build_id && !strcmp(m[i].file, file)) {
+			if (!*m[i].file)
+				m[i].file = file;
 			*out = (uint32_t)i;
 			return 0;
 		}
-	if (c->n == cv->alloc) {
-		size_t alloc = cv->alloc ? 2 * cv->alloc : 16;
-		struct pmodel_coverage_module *m = realloc(c->m, alloc * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		c->m = m;
-		cv->alloc = alloc;
-	}
-	c->m[c->n] = (struct pmodel_coverage_module){ .build_id = bid, .file = file,
-						      .jit = !*bid && jit_file(file) };
-	*out = (uint32_t)c->n++;
-	return 0;
+	*out = (uint32_t)c->m.n;
+	return EMBER_VEC_APPEND(&c->m, ((struct pmodel_coverage_module){
+						.build_id = bid, .file = file,
+						.jit = !*bid && jit_file(file) }));
 }
 
 /* The module of location l. */
@@ -113,7 +104,7 @@ static bool named(const struct pmodel_dict *d, uint32_t node)
 static void cov_through(struct cov *cv, uint32_t i)
 {
 	const struct pmodel_dict *d = &cv->r->dict;
-	struct pmodel_coverage_module *m = &cv->c->m[cv->mod[i]];
+	struct pmodel_coverage_module *m = &cv->c->m.v[cv->mod[i]];
 	bool in = false, seen = named(d, i); /* seen: an unnamed frame not to count */
 
 	for (uint32_t a = d->node_parent.v[i]; a && !(in && seen); a = d->node_parent.v[a])
@@ -137,7 +128,7 @@ static void cov_count(struct cov *cv)
 
 	for (uint32_t i = 1; i < n; i++) {
 		int64_t v = i < cv->r->self.n ? cv->r->self.v[i] : 0;
-		struct pmodel_coverage_module *m = &c->m[cv->mod[i]];
+		struct pmodel_coverage_module *m = &c->m.v[cv->mod[i]];
 		uint32_t p = d->node_parent.v[i];
 
 		if (all)
@@ -171,7 +162,7 @@ static int cmp_module(const void *a, const void *b)
 void pmodel_coverage_free(struct pmodel_coverage *c)
 {
 	if (c)
-		free(c->m);
+		EMBER_VEC_FREE(&c->m);
 	free(c);
 }
 
@@ -191,7 +182,7 @@ int pmodel_result_coverage(const struct pmodel_result *r, struct pmodel_coverage
 		pmodel_coverage_free(cv.c);
 		return err;
 	}
-	ember_qsort(cv.c->m, cv.c->n, sizeof(*cv.c->m), cmp_module);
+	ember_qsort(cv.c->m.v, cv.c->m.n, sizeof(*cv.c->m.v), cmp_module);
 	*out = cv.c;
 	return 0;
 }

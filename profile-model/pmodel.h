@@ -86,6 +86,9 @@ int pmodel_result_focus(const struct pmodel_result *r, const char *const *path, 
  * and the rest of r's info are kept.  r is not kept.  0 or -ENOMEM; *out
  * to pmodel_result_free(). */
 int pmodel_result_group_unresolved(const struct pmodel_result *r, struct pmodel_result **out);
+/* Whether r has an unsymbolized location (one without lines): whether
+ * grouping can change it. */
+bool pmodel_result_has_unresolved(const struct pmodel_result *r);
 /* How much of r its names explain (coverage.c): values of r's type.
  * A stack is named at its leaf when its leaf location has lines, named
  * whole when every location has.  Per module (a mapping's build ID, else
@@ -103,8 +106,7 @@ struct pmodel_coverage_module {
 };
 struct pmodel_coverage {
 	int64_t total, leaf_named, all_named;
-	size_t n;
-	struct pmodel_coverage_module *m;
+	EMBER_VEC(struct pmodel_coverage_module) m; /* m.v[0, m.n) */
 };
 /* 0 or -ENOMEM; *out to pmodel_coverage_free() (NULL accepted). */
 int pmodel_result_coverage(const struct pmodel_result *r, struct pmodel_coverage **out);

@@ -50,6 +50,12 @@ int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out
 int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
 			       const struct pmodel_result *r, const uint32_t *map);
 
+/* A new result of r's type, period, profiles and times over the stacks
+ * of d, r's node i's value and attributed parts on node map[i] of d (r
+ * and d not kept; truncate.c, unresolved.c).  0 or -ENOMEM. */
+int pmodel_result_remap(const struct pmodel_result *r, const struct pmodel_dict *d,
+			const uint32_t *map, struct pmodel_result **out);
+
 /* Location l of im's source with its lines [first, first + n) only
  * (lines innermost first, as a location keeps them), interned into the
  * destination as a location of its own (dict_import.c). */

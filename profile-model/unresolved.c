@@ -58,7 +58,6 @@ struct group {
 	uint32_t *out;		 /* per node of r: its stack in d */
 	struct pmodel_dict d;	 /* the grouped stacks */
 	struct pmodel_import im; /* r's dictionary into d */
-	EMBER_VEC(int64_t) self; /* per node of d */
 };
 
 /* The location of d standing for unresolved location l of r: one line of
@@ -98,19 +97,20 @@ static int group_node(struct group *g, uint32_t i)
 	return pmodel_dict_node(&g->d, g->out[p], loc, &g->out[i]);
 }
 
-/* Every node of r into d, its value added to its stack's there. */
+/* Every node of r grouped into d. */
 static int group_all(struct group *g)
 {
-	const struct pmodel_result *r = g->r;
-
-	for (uint32_t i = 1; i < pmodel_dict_nodes(&r->dict); i++)
+	for (uint32_t i = 1; i < pmodel_dict_nodes(&g->r->dict); i++)
 		EMBER_FORWARD_IF_ERROR(group_node(g, i));
-	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&g->self, pmodel_dict_nodes(&g->d)));
-	g->self.n = pmodel_dict_nodes(&g->d);
-	memset(g->self.v, 0, g->self.n * sizeof(*g->self.v));
-	for (uint32_t i = 1; i < r->self.n; i++)
-		g->self.v[g->out[i]] = pmodel_add(g->self.v[g->out[i]], r->self.v[i]);
 	return 0;
+}
+
+bool pmodel_result_has_unresolved(const struct pmodel_result *r)
+{
+	for (size_t i = 0; i < r->dict.locs.n; i++)
+		if (!r->dict.locs.v[i].nlines)
+			return true;
+	return false;
 }
 
 int pmodel_result_group_unresolved(const struct pmodel_result *r, struct pmodel_result **out)
@@ -121,17 +121,11 @@ int pmodel_result_group_unresolved(const struct pmodel_result *r, struct pmodel_
 
 	err = err ? err : pmodel_import_init(&g.im, &r->dict, &g.d);
 	err = err ? err : group_all(&g);
-	err = err ? err : pmodel_result_new_like(r, &c);
-	err = err ? err : pmodel_result_add(c, &g.d, g.self.v);
-	err = err ? err : pmodel_result_add_attrs_of(c, &g.d, r, g.out);
+	err = err ? err : pmodel_result_remap(r, &g.d, g.out, &c);
 	free(g.out);
 	pmodel_import_release(&g.im);
 	pmodel_dict_release(&g.d);
-	EMBER_VEC_FREE(&g.self);
-	if (err) {
-		pmodel_result_free(c);
-		return err;
-	}
-	*out = c;
-	return 0;
+	if (!err)
+		*out = c;
+	return err;
 }

@@ -444,11 +444,11 @@ static int names_json(struct ember_buf *b, const struct pmodel_result *r,
 				      ",\"all_named_pct\":%.4f},\"modules\":[",
 				      c->total, c->leaf_named, share(c->leaf_named, c->total),
 				      c->all_named, share(c->all_named, c->total));
-	for (size_t i = 0; !err && i < c->n && (!rows || k < rows); i++)
-		if (c->m[i].unnamed > 0) {
+	for (size_t i = 0; !err && i < c->m.n && (!rows || k < rows); i++)
+		if (c->m.v[i].unnamed > 0) {
 			err = k++ ? ember_buf_putc(b, ',') : 0;
 			err = err ? err
-				  : module_json(b, &c->m[i], stored_reason(cv, c->m[i].build_id),
+				  : module_json(b, &c->m.v[i], stored_reason(cv, c->m.v[i].build_id),
 						c->total);
 		}
 	pmodel_coverage_free(c);

@@ -155,12 +155,16 @@ static bool groups_unresolved(const struct profsvc_output *o, const char *dflt)
 	return !o->unsymbolized_frames && strcmp(o->format ? o->format : dflt, "pprof") != 0;
 }
 
-/* *r replaced by its frames grouped (pmodel_result_group_unresolved). */
+/* *r replaced by its frames grouped (pmodel_result_group_unresolved),
+ * when it has any to group. */
 static int group_unresolved(struct pmodel_result **r)
 {
 	struct pmodel_result *g;
-	int err = pmodel_result_group_unresolved(*r, &g);
+	int err;
 
+	if (!pmodel_result_has_unresolved(*r))
+		return 0;
+	err = pmodel_result_group_unresolved(*r, &g);
 	if (err)
 		return err;
 	pmodel_result_free(*r);

@@ -169,28 +169,44 @@ static int test_profsvc__resolver_names_as_ingest(void)
 	return rm_rf(dir);
 }
 
-/* Without the resolver's build ID in the debuginfo store, the address
- * stays one, with the reason in the coverage (not an error). */
-static int test_profsvc__unknown_build_id_stays_an_address(void)
+#define UNKNOWN_BID "00112233445566778899aabbccddeeff00112233" /* no file of it stored */
+
+/* A service over a debuginfo store of c_O2_pie in dir (made; its profile
+ * store in pdir), the series service_name=raw appended one profile of
+ * main at 0x1000 of UNKNOWN_BID.  0, or 1 when a check failed. */
+static int raw_service(char *dir, char *pdir, size_t pdir_size, struct store **s,
+		       struct symsvc **svc, struct profsvc **ps)
 {
-	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
 	struct pstore_label l = { "service_name", "raw" };
 	struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &l, .n_labels = 1,
 					 .time_ns = T0 };
 	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
-	struct ember_buf b = { 0 };
+	char id[STORE_BUILD_ID_HEX];
 	struct pprof_profile *p;
+	int err;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", s, svc, id), ==, 0);
+	snprintf(pdir, pdir_size, "%s/profiles", dir);
+	CHECK_INT(profsvc_new(*svc, &po, ps), ==, 0);
+	p = profile_at_main(UNKNOWN_BID, 0x1000);
+	CHECK(p);
+	err = pstore_append(profsvc_store(*ps), p, &ao, NULL, 0);
+	pprof_profile_free(p);
+	CHECK_INT(err, ==, 0);
+	return 0;
+}
+
+/* Without the resolver's build ID in the debuginfo store, the address
+ * stays one, with the reason in the coverage (not an error). */
+static int test_profsvc__unknown_build_id_stays_an_address(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", pdir[4200];
+	struct ember_buf b = { 0 };
 	struct profsvc *ps;
 	struct symsvc *svc;
 	struct store *s;
 
-	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
-	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
-	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
-	p = profile_at_main("00112233445566778899aabbccddeeff00112233", 0x1000);
-	CHECK(p);
-	CHECK_INT(pstore_append(profsvc_store(ps), p, &ao, NULL, 0), ==, 0);
-	pprof_profile_free(p);
+	CHECK_INT(raw_service(dir, pdir, sizeof(pdir), &s, &svc, &ps), ==, 0);
 	CHECK_INT(tree_of(ps, "raw", &b), ==, 0);
 	CHECK(strstr(b.data, "0x"));
 	CHECK(!strstr(b.data, "\"main\""));
@@ -208,33 +224,22 @@ static int test_profsvc__unknown_build_id_stays_an_address(void)
  */
 static int test_profsvc__unsymbolized_grouped_by_default(void)
 {
-	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
-	static const char *const bid = "00112233445566778899aabbccddeeff00112233";
-	struct pstore_label l = { "service_name", "raw" };
-	struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &l, .n_labels = 1,
-					 .time_ns = T0 };
-	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", pdir[4200];
 	struct profsvc_output o = { .sz = sizeof(o), .format = "top-text" };
-	struct pprof_profile *p, *q = NULL;
+	struct pprof_profile *q = NULL;
 	struct ember_buf b = { 0 };
 	struct profsvc *ps;
 	struct symsvc *svc;
 	struct store *s;
 
-	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
-	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
-	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
-	p = profile_at_main(bid, 0x1000);
-	CHECK(p);
-	CHECK_INT(pstore_append(profsvc_store(ps), p, &ao, NULL, 0), ==, 0);
-	pprof_profile_free(p);
+	CHECK_INT(raw_service(dir, pdir, sizeof(pdir), &s, &svc, &ps), ==, 0);
 	CHECK_INT(answer_of(ps, "raw", &o, &b), ==, 0);
-	CHECK(strstr(b.data, "[00112233445566778899aabbccddeeff00112233]"));
+	CHECK(strstr(b.data, "[" UNKNOWN_BID "]"));
 	CHECK(!strstr(b.data, "+0x"));
 	ember_buf_release(&b);
 	o.unsymbolized_frames = true;
 	CHECK_INT(answer_of(ps, "raw", &o, &b), ==, 0);
-	CHECK(strstr(b.data, "00112233445566778899aabbccddeeff00112233+0x1000"));
+	CHECK(strstr(b.data, UNKNOWN_BID "+0x1000"));
 	ember_buf_release(&b);
 	o = (struct profsvc_output){ .sz = sizeof(o), .format = "pprof" };
 	CHECK_INT(answer_of(ps, "raw", &o, &b), ==, 0);
@@ -245,7 +250,7 @@ static int test_profsvc__unsymbolized_grouped_by_default(void)
 	CHECK_STR(pprof_string(q, pprof_function_by_id(
 					  q, pprof_message(q)->location[0]->line[0]->function_id)
 					  ->name),
-		  "00112233445566778899aabbccddeeff00112233+0x1000");
+		  UNKNOWN_BID "+0x1000");
 	pprof_profile_free(q);
 	ember_buf_release(&b);
 	profsvc_free(ps);
