@@ -89,7 +89,7 @@ int pmodel_result_group_unresolved(const struct pmodel_result *r, struct pmodel_
 /* Whether r has an unsymbolized location (one without lines): whether
  * grouping can change it. */
 bool pmodel_result_has_unresolved(const struct pmodel_result *r);
-/* How much of r its names explain (coverage.c): values of r's type.
+/* How much of r its names explain (name_coverage.c): values of r's type.
  * A stack is named at its leaf when its leaf location has lines, named
  * whole when every location has.  Per module (a mapping's build ID, else
  * its file; frames without a mapping one module of their own): value,

@@ -13,7 +13,7 @@
  *   result.c        the merged result: dictionary + value per stack
  *   focus.c         a result's samples under one call path
  *   unresolved.c    unsymbolized frames grouped per module
- *   coverage.c      how much of a result its names explain
+ *   name_coverage.c how much of a result its names explain
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   truncate.c      a result cut to its largest nodes, the rest "other"
  *   out.c           buffered writing, XML and JSON escaping

@@ -7,7 +7,8 @@
  * "[libpython3.11.so.1.0]" once instead of hundreds of
  * "libpython3.11.so.1.0+0x..." frames.  MODULE is what
  * pmodel_loc_unresolved_name names (the base name of the mapping's file,
- * else its build ID); a location without a mapping is "[unknown]".
+ * else its build ID; a name in brackets already, "[vdso]", as it is); a
+ * location without a mapping is "[unknown]".
  *
  * The outputs drawn from trees (flame graphs, folded, top, the diff's)
  * take the grouped result; the pprof output keeps the exact locations
@@ -36,7 +37,9 @@ size_t pmodel_loc_unresolved_group(const struct pmodel_dict *d, const struct pmo
 				   char *buf, size_t size)
 {
 	const char *module = pmodel_loc_module(d, l);
-	int n = snprintf(buf, size, "[%s]", module ? module : "unknown");
+	size_t len = module ? strlen(module) : 0;
+	bool bracketed = len > 1 && module[0] == '[' && module[len - 1] == ']'; /* "[vdso]" */
+	int n = snprintf(buf, size, bracketed ? "%s" : "[%s]", module ? module : "unknown");
 
 	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
 }

@@ -768,8 +768,8 @@ static const int64_t unsym_values[] = { 1, 2, 4, 3, 5 };
 
 /* Runs of one module's unsymbolized frames become one frame "[MODULE]"
  * (a symbolized frame between two runs keeps them apart; no mapping:
- * "[unknown]"), equal stacks merge, the total stays; the top table has
- * the module once. */
+ * "[unknown]"; "[vdso]" stays so), equal stacks merge, the total stays;
+ * the top table has the module once. */
 static int test_pmodel__unresolved_grouped_per_module(void)
 {
 	struct pmodel_result *r = unsym_result(unsym_stacks, unsym_values, 5), *g = NULL;
@@ -800,6 +800,16 @@ static int test_pmodel__unresolved_grouped_per_module(void)
 	CHECK_INT(rows[0].self, ==, 9);
 	CHECK_INT(rows[0].total, ==, 10);
 	free(rows);
+	pmodel_result_free(g);
+	pmodel_result_free(r);
+	/* a module named in brackets already keeps one pair */
+	r = unsym_result((const char *const[]){ "main;[vdso]@10;[vdso]@20" }, unsym_values, 1);
+	CHECK(r);
+	CHECK_INT(pmodel_result_group_unresolved(r, &g), ==, 0);
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_folded(g, pmodel_write_buf, &b), ==, 0);
+	CHECK_INT(ember_buf_putc(&b, '\0'), ==, 0);
+	CHECK_STR(b.data, "main;[vdso] 1\n");
 	ember_buf_release(&b);
 	pmodel_result_free(g);
 	pmodel_result_free(r);
@@ -833,7 +843,7 @@ static int test_pmodel__focus_through_a_group(void)
 	return 0;
 }
 
-/* The coverage of names (coverage.c): leaf named, named whole, and per
+/* The coverage of names (name_coverage.c): leaf named, named whole, and per
  * module the stacks through it and those it leaves unnamed, each counted
  * once however often the module recurs; a perf map's module and frames
  * of no mapping marked jit. */

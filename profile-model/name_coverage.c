@@ -1,5 +1,5 @@
 /*
- * coverage.c - how much of a merged result its names explain (issue 28,
+ * name_coverage.c - how much of a merged result its names explain (issue 28,
  * the debuginfo view's coverage): the share of its value whose leaf frame
  * is named (a location with lines, symbolized at ingest or at query
  * time), the share whose every frame is, and per module (a build ID, or a
