@@ -19,13 +19,13 @@
 
 static const char *const query_names[] = {
 	SELECTION, "format", "span_id", "trace_id", "focus", "limit", "width", "title",
-	"icicle", "max_nodes",
+	"icicle", "max_nodes", "unsymbolized",
 	"s", /* the flame graph SVG's search, read by its script in a browser */
 	NULL
 };
 static const char *const diff_names[] = {
 	SELECTION, "format", "limit", "title", "normalize", "min_abs_pct", "min_rel", "min_z", "s",
-	"focus", "base_query", "base_from", "base_to", "base_until", "base_focus",
+	"unsymbolized", "focus", "base_query", "base_from", "base_to", "base_until", "base_focus",
 	"new_query", "new_from", "new_to", "new_until", "new_focus",
 	"leftQuery", "leftFrom", "leftUntil", "rightQuery", "rightFrom", "rightUntil", NULL
 };

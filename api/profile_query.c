@@ -49,9 +49,24 @@ static int max_nodes_param(struct MHD_Connection *c, const char *format, size_t 
 	return 0;
 }
 
+/* unsymbolized=: "module" (absent: the default) groups unsymbolized
+ * frames per module, "frames" shows each (profsvc_output). */
+static int unsymbolized_param(struct MHD_Connection *c, bool *frames, char *why, size_t size)
+{
+	const char *v = api_param(c, "unsymbolized");
+
+	*frames = v && strcmp(v, "frames") == 0;
+	if (v && !*frames && strcmp(v, "module") != 0) {
+		snprintf(why, size, "unsymbolized: '%.32s' is not module or frames", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The output parameters: limit (rows) of a table, the title of a flame
  * graph, a query's flame graph's width and icicle and its pprof's
- * max_nodes, a diff's normalize.  0 or -EINVAL with why set. */
+ * max_nodes, a diff's normalize, both's unsymbolized.  0 or -EINVAL
+ * with why set. */
 static int output_params(struct MHD_Connection *c, const char *format, bool diff,
 			 struct profsvc_output *o, char *why, size_t size)
 {
@@ -74,6 +89,7 @@ static int output_params(struct MHD_Connection *c, const char *format, bool diff
 	}
 	o->rows = (size_t)n;
 	o->svg.width = (int)w;
+	EMBER_FORWARD_IF_ERROR(unsymbolized_param(c, &o->unsymbolized_frames, why, size));
 	return diff ? 0 : max_nodes_param(c, format, &o->max_nodes, why, size);
 }
 

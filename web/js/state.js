@@ -13,6 +13,7 @@ export const DEFAULTS = Object.freeze({
   zoom: '',           // path of frame names from the root, ';'-joined
   focus: '',          // function focused from the top table
   icicle: '',         // '1': root at the top
+  unsym: '',          // 'frames': each unsymbolized frame (unsym.js); '': per module
   sort: '-self',      // top table: column, '-' for descending
   base_query: '', base_from: '', base_to: '',   // diff: the two selections
   new_query: '', new_from: '', new_to: '',
