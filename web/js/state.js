@@ -21,6 +21,9 @@ export const DEFAULTS = Object.freeze({
   dzoom: '',          // diff: zoom path
   dsearch: '',        // diff: search
   fn: '', file: '', src: '',   // source view (source.js): function, file, 'diff' for before/after
+  group_by: '',       // the chart: one line per value of this label (chartpanel.js)
+  split: '',          // '1': the top table a column per group_by value
+  kernel: '',         // 'hide': kernel frames folded into their callers (flame view)
 });
 
 export function readState(search) {
