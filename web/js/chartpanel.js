@@ -65,6 +65,7 @@ export class ChartPanel {
   }
 
   setCompare(on) {
+    if (!on) this.forced = false;
     this.chart.setCompare(on);
     $('compare').setAttribute('aria-pressed', String(on));
     $('compare-open').disabled = this.chart.marks.length < 2;
@@ -92,7 +93,9 @@ export class ChartPanel {
     $('split-top').disabled = !st.group_by;
     $('hide-kernel').checked = st.kernel === 'hide';
     $('group-by').disabled = st.view === 'diff';
-    if (st.view === 'diff' && !this.chart.compare) this.setCompare(true);
+    // the diff view's drags mark ranges; leaving it ends what it started
+    if (st.view === 'diff' && !this.chart.compare) this.setCompare(this.forced = true);
+    else if (st.view !== 'diff' && this.forced) this.setCompare(this.forced = false);
     this.fillLabels(st);
   }
 
