@@ -351,6 +351,9 @@ def test_web__hide_kernel_folds_kernel_frames_into_their_callers():
         drawn = b.js("return window.ember.flame.drawn.map((f) => window.ember.flame.label(f.i))")
         check(not [x for x in drawn if "kernel" in x or x in ("do_syscall_64", "vfs_read", "nft_do_chain [nf_tables]")],
               "kernel frames drawn: %s" % drawn)
+        xs = b.js("const f = window.ember.flame, x = {};"
+                  "for (const d of f.drawn) x[f.label(d.i)] = d.x; return x;")
+        check(abs(xs["handle"] - xs["main"]) < 0.5, "main's callees not packed from its left: %s" % xs)
         tip = b.hover("handle")
         check("total: 650.00 ms (65 samples), 65.00%" in tip and "self: 650.00 ms (65 samples), 65.00%" in tip,
               "handle holds its kernel time as self: %r" % tip)

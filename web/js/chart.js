@@ -155,7 +155,7 @@ export class TimeChart {
       ctx.fillStyle = MARKS[m.kind] || MARKS.base;
       ctx.fillRect(a, 0, Math.max(b - a, 2), H);
       ctx.fillStyle = '#24292f';
-      ctx.fillText(m.kind, Math.max(a + 3, 0), 22);
+      ctx.fillText(m.kind, Math.max(a + 3, 0), m.kind === 'new' ? 34 : 22); // apart when the ranges meet
     }
   }
 

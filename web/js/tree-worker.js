@@ -118,8 +118,11 @@ function flatten(root, ctx) {
     let x = it.x;
     const items = [];
     for (const k of kids) {
-      if (ctx.hideKernel && isKernel(k)) foldInto(f, i, k); // its place stays, as i's self
-      else items.push({ node: k, parent: i, depth: it.depth + 1, x });
+      if (ctx.hideKernel && isKernel(k)) {
+        foldInto(f, i, k); // its width becomes i's self, after i's other children
+        continue;
+      }
+      items.push({ node: k, parent: i, depth: it.depth + 1, x });
       x += widthOf(k, ctx);
     }
     for (let j = items.length - 1; j >= 0; j--) stack.push(items[j]);
