@@ -117,6 +117,39 @@ def test_web__chart_flat_load_draws_flat():
         srv.stop()
 
 
+def test_web__series_period_and_step_rules():
+    """series.js's rules, called in the page: the period of profile counts
+    on a one-second grid (10 s; 15 s; 10 s and 15 s series together: 30 s;
+    three series at 10 s with other phases: 10 s; too few profiles or no
+    pattern: none), and the step, the smallest multiple of the period at
+    least the server's (the range / 240 in whole seconds, at least 10 s)."""
+    srv = Server()
+    b = Browser()
+    try:
+        b.open(srv.ui)
+        got = b.d.execute_async_script("""
+const done = arguments[0];
+import('/js/series.js').then((m) => {
+  const grid = (n, series) => { const c = new Array(n).fill(0);
+    for (const [p, ph] of series) for (let t = ph; t < n; t += p) c[t]++; return c; };
+  let seed = 7; const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  done({
+    p10: m.periodOf(grid(600, [[10, 3]])), p15: m.periodOf(grid(600, [[15, 0]])),
+    mixed: m.periodOf(grid(600, [[10, 3], [15, 7]])), phases: m.periodOf(grid(600, [[10, 1], [10, 4], [10, 8]])),
+    few: m.periodOf(grid(25, [[10, 3]])), random: m.periodOf(Array.from({ length: 600 }, () => (rnd() < 0.3 ? 1 : 0))),
+    hour: m.alignStep(m.defaultStep(3600e3), 10e3), day: m.alignStep(m.defaultStep(86400e3), 15e3),
+    short: m.alignStep(m.defaultStep(900e3), 15e3), none: m.alignStep(m.defaultStep(3600e3), 0),
+    odd: m.defaultStep(3000e3),
+  });
+});""")
+        want = {"p10": 10, "p15": 15, "mixed": 30, "phases": 10, "few": 0, "random": 0,
+                "hour": 20000, "day": 360000, "short": 15000, "none": 15000, "odd": 13000}
+        check(got == want, "got %s, want %s" % (got, want))
+    finally:
+        b.quit()
+        srv.stop()
+
+
 # ---- group by a label -----------------------------------------------------------------
 
 
