@@ -6,8 +6,8 @@
  * period, one mapping per process mapping seen (start, limit, file
  * offset, path, build ID in hex), locations with raw user addresses
  * (symbolized centrally by build ID), kernel frames named here from
- * /proc/kallsyms, JIT frames named from /tmp/perf-PID.map, Python frames
- * named from their code objects (mapping "[python]": python_proc.c), and labels on
+ * /proc/kallsyms (frame type "kernel", Location field 1000), JIT frames
+ * named from /tmp/perf-PID.map, Python frames named from their code objects (mapping "[python]": python_proc.c), and labels on
  * every sample: the series labels host, service_name (service_id.c) and the
  * --label ones that apply to its service; then, as sample attributes
  * ("@KEY": per sample, never a series on the server), @pid, @tid (the
@@ -194,7 +194,9 @@ static int kernel_location(struct agent_profile *pr, uint64_t addr, bool leaf, u
 		snprintf(buf, sizeof(buf), "%s [%s]", name, mod);
 	else
 		snprintf(buf, sizeof(buf), "%s", name);
-	return location(pr, &k, buf, id);
+	EMBER_FORWARD_IF_ERROR(location(pr, &k, buf, id));
+	/* OTLP's profile.frame.type: what the UI's Hide kernel goes by */
+	return pprof_location_set_frame_type(pr->p, *id, "kernel");
 }
 
 static int mapping_id(struct agent_profile *pr, struct agent_proc_map *m, uint64_t *id)

@@ -616,6 +616,50 @@ static int test_agent__agg_off_cpu_weights_summed(void)
 	return 0;
 }
 
+/* ---- the profile of an interval (profile_build.c) ---------------------------- */
+
+/* A sample's kernel frames carry the frame type "kernel" (what the UI's
+ * Hide kernel folds away); its user frames none. */
+static int test_agent__profile_marks_kernel_frames(void)
+{
+	const uint64_t user[] = { 0x401000 }, kernel[] = { 0xffffffff81001000ull,
+							   0xffffffff81002000ull };
+	struct agent_sample s = { .pid = 42, .count = 3, .nuser = 1, .nkernel = 2,
+				  .user = user, .kernel = kernel };
+	struct agent_opts o = { .frequency = 19, .host = "h" };
+	struct pprof_profile *p = NULL;
+	struct agent_procs *procs;
+	struct agent_profile *pr;
+	struct ember_buf raw;
+	size_t kernels = 0, others = 0;
+	int err = 0;
+
+	strcpy(s.comm, "app");
+	procs = agent_procs_new(NULL, -1, &err);
+	CHECK(procs != NULL);
+	pr = agent_profile_new(&(struct agent_profile_opts){ .opts = &o, .procs = procs }, &err);
+	CHECK(pr != NULL);
+	CHECK(agent_profile_add(pr, &s) == 0);
+	CHECK(agent_profile_add(pr, &s) == 0); /* the same frames again: found, not added */
+	ember_buf_init(&raw, 1 << 20);
+	CHECK(agent_profile_encode(pr, false, &raw) == 0);
+	CHECK(pprof_decode(raw.data, raw.len, NULL, &p, NULL, 0) == 0);
+	for (size_t i = 0; i < pprof_message(p)->n_location; i++) {
+		const char *t = pprof_location_frame_type(p, pprof_message(p)->location[i]);
+
+		if (t && !strcmp(t, "kernel"))
+			kernels++;
+		else
+			others++;
+	}
+	CHECK(kernels == 2 && others == 1);
+	pprof_profile_free(p);
+	ember_buf_release(&raw);
+	agent_profile_free(pr);
+	agent_procs_free(procs);
+	return 0;
+}
+
 /* ---- service identity (service_id.c) and --label ---------------------------- */
 
 #define DOCKER_ID "3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081"
@@ -1888,6 +1932,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__opts_off_cpu_budget_rseq_only),
 	UNIT_CASE(test_agent__offcpu_t_follows_budget),
 	UNIT_CASE(test_agent__agg_off_cpu_weights_summed),
+	UNIT_CASE(test_agent__profile_marks_kernel_frames),
 	UNIT_CASE(test_agent__service_name_from_cgroup_paths),
 	UNIT_CASE(test_agent__service_pod_workload_from_log_dir),
 	UNIT_CASE(test_agent__service_container_name_from_docker_dir),

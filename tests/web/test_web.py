@@ -551,8 +551,8 @@ def test_web__zoom_and_search_change_the_view():
         b.el("#flame").send_keys(Keys.ESCAPE)
         wait_for("zoomed out", lambda: b.js("return window.ember.state().zoom") == "")
         check(b.frame("idle"), "idle drawn again")
-        # keyboard: from the root, Up (flame: towards the leaves) and Enter zoom
-        b.el("#flame").send_keys(Keys.ARROW_UP, Keys.ARROW_UP, Keys.ENTER)
+        # keyboard: from the root, Down (icicle, the default: towards the leaves) and Enter zoom
+        b.el("#flame").send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)
         wait_for("zoom from the keyboard", lambda: b.js("return window.ember.state().zoom") == "main;idle")
         b.el("#reset-zoom").click()
         s = b.el("#search")
@@ -806,9 +806,9 @@ def test_web__keyboard_reaches_and_drives_every_view():
         order = check_keyboard_reaches_all(b, "flame")
         check(order.index("#query") < order.index("#apply") < order.index("#flame") < order.index("top row idle"),
               "tab order: %s" % order)
-        # the flame graph: Up (towards the leaves) twice, Enter zooms
+        # the flame graph: Down (root on top: towards the leaves) twice, Enter zooms
         b.tab_to("#flame")
-        b.keys(Keys.ARROW_UP, Keys.ARROW_UP, Keys.ENTER)
+        b.keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)
         wait_for("zoomed from the keyboard", lambda: b.js("return window.ember.state().zoom").startswith("main;"))
         b.keys(Keys.ESCAPE)
         wait_for("zoomed out", lambda: b.js("return window.ember.state().zoom") == "")
@@ -840,7 +840,7 @@ def test_web__keyboard_reaches_and_drives_every_view():
         wait_for("the regressions", lambda: table_rows(b, "#regressions tbody tr"))
         check_keyboard_reaches_all(b, "diff")
         b.tab_to("#diff-flame")
-        b.keys(Keys.ARROW_UP, Keys.ENTER)
+        b.keys(Keys.ARROW_DOWN, Keys.ENTER)
         wait_for("the diff zoomed on main", lambda: b.js("return window.ember.state().dzoom") == "main")
         b.tab_to("regressions row slow_path")
         b.keys(Keys.ENTER)
@@ -903,26 +903,26 @@ def test_web__url_round_trips_the_state():
     b = Browser()
     try:
         b.show(srv, '{service_name="shop"}')
-        b.el("#icicle").click()
+        b.el("#icicle").click()  # the root on top is the default: this puts it at the bottom
         b.click_frame("handle")
         b.el("#search").send_keys("slow")
         wait_for("state recorded", lambda: b.js("return window.ember.state().search") == "slow")
         b.el('#top th[data-key="total"] button').click()
         url = b.d.current_url
         q = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)
-        check(q.get("zoom") == ["main;handle"] and q.get("icicle") == ["1"] and q.get("search") == ["slow"]
+        check(q.get("zoom") == ["main;handle"] and q.get("icicle") == ["0"] and q.get("search") == ["slow"]
               and q.get("sort") == ["-total"] and q.get("type") == [CPU], "the URL: %s" % q)
         b.quit()
         b = Browser()
         b.open(url)
         b.rendered()
         st = b.js("return window.ember.state()")
-        check(st["zoom"] == "main;handle" and st["icicle"] == "1" and st["search"] == "slow", "state: %s" % st)
+        check(st["zoom"] == "main;handle" and st["icicle"] == "" and st["search"] == "slow", "state: %s" % st)
         check(b.js("return window.ember.flame.zoomPath().join(';')") == "main;handle", "zoom restored")
-        check(b.el("#search").get_attribute("value") == "slow" and b.el("#icicle").is_selected(), "inputs restored")
+        check(b.el("#search").get_attribute("value") == "slow" and not b.el("#icicle").is_selected(), "inputs restored")
         check(b.el('#top th[data-key="total"]').get_attribute("aria-sort") == "descending", "sort restored")
         top, root = b.frame("handle"), b.frame("main")
-        check(top["y"] > root["y"], "icicle: callees below callers")
+        check(top["y"] < root["y"], "icicle=0: callees above callers")
         b.shot("restored")
     finally:
         b.quit()

@@ -94,11 +94,12 @@ function theWorker() {
   return worker;
 }
 
-export function loadTree(path, params, diff = false) {
+// opts.hideKernel: kernel frames folded into their callers (tree-worker.js).
+export function loadTree(path, params, diff = false, opts = {}) {
   const u = url(path, params);
   return new Promise((resolve, reject) => {
     const id = nextId++;
     pending.set(id, { resolve, reject, url: u });
-    theWorker().postMessage({ id, url: u, diff, tenant });
+    theWorker().postMessage({ id, url: u, diff, tenant, hideKernel: !!opts.hideKernel });
   });
 }

@@ -4,7 +4,7 @@
 
 import { getJSON, getBlob, loadTree, url, setTenant, ApiError } from './api.js';
 import { FlameGraph, svgDocument } from './flame.js';
-import { TimeChart } from './chart.js';
+import { ChartPanel } from './chartpanel.js';
 import { SelectorInput } from './selector.js';
 import { TopTable } from './toptable.js';
 import { renderDiffTable } from './difftable.js';
@@ -47,11 +47,9 @@ async function begin() {
 const tooltip = $('tooltip');
 const selector = new SelectorInput($('query'), $('query-suggest'),
   () => ({ type: $('type').value || state.type, from: $('from').value || state.from, to: $('to').value || state.to }));
-const chart = new TimeChart($('chart'), $('chart-info'), (from, to) => {
-  state.from = String(from);
-  state.to = String(to);
-  navigate({ zoom: '', dzoom: '' });
-});
+// the chart and its controls (group by, compare, hide kernel): chartpanel.js
+const chart = new ChartPanel({ state: () => ({ ...state }), navigate, remember,
+                               focus: (name) => top.onFocus(name) });
 
 function fillInputs() {
   $('query').value = state.query;
@@ -189,18 +187,8 @@ function show() {
   else debuginfo.show(sel);
 }
 
-let seriesSeq = 0;
-async function loadSeries(sel) {
-  const seq = ++seriesSeq;
-  try {
-    const doc = await getJSON('/api/v1/series', sel);
-    if (seq === seriesSeq) chart.set(doc);
-  } catch (e) {
-    if (seq === seriesSeq) {
-      chart.set(null);
-      $('chart-info').textContent = e.message;
-    }
-  }
+function loadSeries() {
+  chart.show();
 }
 
 // After the browser has painted what was drawn (two animation frames).
@@ -279,7 +267,7 @@ async function showFlame(sel) {
   $('dl-pprof').download = 'profile.pb.gz';
   let d;
   try {
-    d = await loadTree('/api/v1/query', q);
+    d = await loadTree('/api/v1/query', q, false, chart.treeOpts());
   } catch (e) {
     if (seq === flameSeq) {
       status($('flame-status'), e);

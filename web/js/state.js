@@ -12,7 +12,7 @@ export const DEFAULTS = Object.freeze({
   search: '',         // regex highlighted in the flame graph, filters the table
   zoom: '',           // path of frame names from the root, ';'-joined
   focus: '',          // function focused from the top table
-  icicle: '',         // '1': root at the top
+  icicle: '1',        // root at the top ('1', the default); in the URL icicle=0: at the bottom
   unsym: '',          // 'frames': each unsymbolized frame (unsym.js); '': per module
   sort: '-self',      // top table: column, '-' for descending
   base_query: '', base_from: '', base_to: '',   // diff: the two selections
@@ -21,6 +21,9 @@ export const DEFAULTS = Object.freeze({
   dzoom: '',          // diff: zoom path
   dsearch: '',        // diff: search
   fn: '', file: '', src: '',   // source view (source.js): function, file, 'diff' for before/after
+  group_by: '',       // the chart: one line per value of this label (chartpanel.js)
+  split: '',          // '1': the top table a column per group_by value
+  kernel: '',         // 'hide': kernel frames folded into their callers (flame view)
 });
 
 export function readState(search) {
@@ -28,12 +31,14 @@ export function readState(search) {
   for (const k of Object.keys(DEFAULTS)) if (q.has(k)) s[k] = q.get(k);
   if (!['flame', 'diff', 'debuginfo', 'source'].includes(s.view)) s.view = DEFAULTS.view;
   if (!['overlay', 'side'].includes(s.layout)) s.layout = DEFAULTS.layout;
+  s.icicle = s.icicle === '0' || s.icicle === '' ? '' : '1'; // '' the flame way up (URL: icicle=0)
   return s;
 }
 
 export function writeState(s) {
   const q = new URLSearchParams();
-  for (const k of Object.keys(DEFAULTS)) if (s[k] !== undefined && s[k] !== DEFAULTS[k]) q.set(k, s[k]);
+  for (const k of Object.keys(DEFAULTS))
+    if (s[k] !== undefined && s[k] !== DEFAULTS[k]) q.set(k, k === 'icicle' && !s[k] ? '0' : s[k]);
   return q.toString();
 }
 

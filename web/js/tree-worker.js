@@ -1,7 +1,7 @@
 // tree-worker.js - fetches a query's or a diff's JSON tree and flattens it
 // off the main thread (the page must never block for long: docs/web-ui.md).
 //
-// In:  {id, url, diff, tenant}    Out: {id, data} or {id, error, status, challenge}
+// In:  {id, url, diff, tenant, hideKernel}    Out: {id, data} or {id, error, status, challenge}
 // (tenant: the X-Scope-OrgID the request names, '' none; challenge: the
 // error's answer had a WWW-Authenticate, api.js's ApiError tells by it)
 // data: the tree in depth-first preorder, as typed arrays (transferred):
@@ -87,6 +87,25 @@ function widthOf(node, ctx) {
   return (b + n) / 2;
 }
 
+// A kernel frame (hidden with hideKernel, and its callees, which are
+// kernel frames too: a stack's kernel part is its leaf end): OTLP's frame
+// type "kernel", the agent's names of kernel modules' functions ("name
+// [module]") and unnamed kernel addresses ("[kernel 0x...]"), or the
+// mapping [kernel.kallsyms] of an unsymbolized frame.
+function isKernel(node) {
+  const name = String(node.name);
+  return node.frame_type === 'kernel' || /^\[kernel[ .]/.test(name) || / \[[a-z0-9_]+\]$/.test(name);
+}
+
+// A hidden child's values added to node i's self.
+function foldInto(f, i, node) {
+  const a = f.a;
+  if (f.diff) {
+    a.bself[i] += node.base_total || 0;
+    a.nself[i] += node.new_total || 0;
+  } else a.vself[i] += node.total || 0;
+}
+
 // Depth-first, iteratively (trees can be deeper than the JS stack likes).
 function flatten(root, ctx) {
   const f = new Flat(ctx.diff);
@@ -99,6 +118,10 @@ function flatten(root, ctx) {
     let x = it.x;
     const items = [];
     for (const k of kids) {
+      if (ctx.hideKernel && isKernel(k)) {
+        foldInto(f, i, k); // its width becomes i's self, after i's other children
+        continue;
+      }
       items.push({ node: k, parent: i, depth: it.depth + 1, x });
       x += widthOf(k, ctx);
     }
@@ -142,7 +165,7 @@ async function load(msg) {
   const t0 = performance.now();
   const doc = JSON.parse(text);
   const root = doc.tree || { name: 'total', self: 0, total: 0 };
-  const ctx = { diff: !!msg.diff, rootTotal: root.total || 0,
+  const ctx = { diff: !!msg.diff, hideKernel: !!msg.hideKernel, rootTotal: root.total || 0,
                 bT: doc.base_total || 0, nT: doc.new_total || 0 };
   const f = flatten(root, ctx);
   const data = { n: f.n, names: f.names, files: f.files, maxDepth: f.maxDepth, diff: !!msg.diff };
