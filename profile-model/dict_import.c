@@ -6,19 +6,16 @@
  * copied.  A node is imported after its parent: the ancestors of a
  * stack are walked up to the first one already known.
  *
- * Before hashing, each entry tries a candidate: for a node, the
- * destination node after the one its predecessor in the source mapped
- * to; for its location, the location of that node, and for the
- * location's functions and their strings, that location's (else, for
- * each, the entry after its predecessor's).  Dictionaries written from
- * the same stacks (a week's rollups, summed from one another's hours)
- * hold them mostly in the same order, so once the result holds them,
- * most of a rollup's entries are found so (docs/performance-notes.md,
- * "Guessed imports").  A candidate is taken only when it is equal (for
- * a node, its parent and location; for a location, function or string,
- * every field): a destination is built by interning, its entries
- * unique, so that is the entry the hash lookup finds, and the answer
- * and the destination's order are the same as without the candidates.
+ * Before hashing, each entry tries a guess: the destination entry after
+ * the one its predecessor in the source mapped to.  Dictionaries written
+ * from the same stacks (a week's rollups, summed from one another's
+ * hours) hold them mostly in the same order, so once the result holds
+ * them, 80% of a rollup's nodes are found so (docs/performance-notes.md,
+ * "Guessed imports").  A guess is taken only when the entry there is
+ * equal (for a node, its parent and location; for a location, function
+ * or string, every field): a destination is built by interning, its
+ * entries unique, so that is the entry the hash lookup finds, and the
+ * answer and the destination's order are the same as without the guess.
  */
 #include "pmodel_internal.h"
 
@@ -74,18 +71,11 @@ static uint32_t guess(const uint32_t *map, uint32_t i, size_t n)
 	return g != UNSET && (size_t)g + 1 < n ? g + 1 : UNSET;
 }
 
-/* A candidate g (UNSET: none) for an entry, else the sequential guess. */
-static uint32_t or_guess(uint32_t g, const uint32_t *map, uint32_t i, size_t n)
-{
-	return g != UNSET && g < n ? g : guess(map, i, n);
-}
-
-/* String s of src into *out; hint: a candidate (UNSET: none). */
-static int import_str(struct pmodel_import *im, uint32_t s, uint32_t hint, uint32_t *out)
+int pmodel_import_str(struct pmodel_import *im, uint32_t s, uint32_t *out)
 {
 	if (im->str[s] == UNSET) {
 		const char *p = pmodel_str(&im->src->str, s);
-		uint32_t g = or_guess(hint, im->str, s, pmodel_strtab_count(&im->dst->str));
+		uint32_t g = guess(im->str, s, pmodel_strtab_count(&im->dst->str));
 
 		if (g != UNSET && !strcmp(pmodel_str(&im->dst->str, g), p))
 			im->str[s] = g;
@@ -97,26 +87,19 @@ static int import_str(struct pmodel_import *im, uint32_t s, uint32_t hint, uint3
 	return 0;
 }
 
-int pmodel_import_str(struct pmodel_import *im, uint32_t s, uint32_t *out)
-{
-	return import_str(im, s, UNSET, out);
-}
-
-/* Function f of src into *out; hint: a candidate (UNSET: none), whose
- * strings are its strings' candidates. */
-static int import_func(struct pmodel_import *im, uint32_t f, uint32_t hint, uint32_t *out)
+static int import_func(struct pmodel_import *im, uint32_t f, uint32_t *out)
 {
 	if (im->func[f] == UNSET) {
 		const struct pmodel_func *sf = &im->src->funcs.v[f];
 		struct pmodel_func df = { .start_line = sf->start_line };
-		uint32_t g = or_guess(hint, im->func, f, im->dst->funcs.n);
-		const struct pmodel_func *gf = g != UNSET ? &im->dst->funcs.v[g] : NULL;
+		const struct pmodel_func *gf;
+		uint32_t g;
 
-		EMBER_FORWARD_IF_ERROR(import_str(im, sf->name, gf ? gf->name : UNSET, &df.name));
-		EMBER_FORWARD_IF_ERROR(import_str(im, sf->system_name, gf ? gf->system_name : UNSET,
-						  &df.system_name));
-		EMBER_FORWARD_IF_ERROR(
-			import_str(im, sf->filename, gf ? gf->filename : UNSET, &df.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->name, &df.name));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->system_name, &df.system_name));
+		EMBER_FORWARD_IF_ERROR(pmodel_import_str(im, sf->filename, &df.filename));
+		g = guess(im->func, f, im->dst->funcs.n);
+		gf = g != UNSET ? &im->dst->funcs.v[g] : NULL;
 		if (gf && gf->name == df.name && gf->system_name == df.system_name &&
 		    gf->filename == df.filename && gf->start_line == df.start_line)
 			im->func[f] = g;
@@ -157,16 +140,8 @@ static bool loc_is(const struct pmodel_dict *d, uint32_t g, uint32_t mapping, ui
 	return true;
 }
 
-/* The function of line i of destination location g (UNSET: none). */
-static uint32_t line_func(const struct pmodel_dict *d, uint32_t g, uint32_t i)
-{
-	return g != UNSET && i < d->locs.v[g].nlines ? d->lines.v[d->locs.v[g].line_off + i].func
-						      : UNSET;
-}
-
 /* Location l of src with its lines [first, first + n) only, into *out;
- * g: a candidate (UNSET: none), whose lines' functions are its lines'
- * candidates. */
+ * g: a guess (UNSET: none). */
 static int import_loc(struct pmodel_import *im, uint32_t l, uint32_t first, uint32_t n,
 		      uint32_t g, uint32_t *out)
 {
@@ -188,7 +163,7 @@ static int import_loc(struct pmodel_import *im, uint32_t l, uint32_t first, uint
 		const struct pmodel_line *sln = &im->src->lines.v[sl->line_off + first + i];
 
 		lines[i].line = sln->line;
-		err = import_func(im, sln->func, line_func(im->dst, g, i), &lines[i].func);
+		err = import_func(im, sln->func, &lines[i].func);
 	}
 	if (!err && g != UNSET && loc_is(im->dst, g, mapping, sl->address, type, lines, n))
 		*out = g;
@@ -199,20 +174,13 @@ static int import_loc(struct pmodel_import *im, uint32_t l, uint32_t first, uint
 	return err;
 }
 
-/* Location l of src into *out (memoized); hint: a candidate. */
-static int import_loc_hint(struct pmodel_import *im, uint32_t l, uint32_t hint, uint32_t *out)
+int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
 {
 	if (im->loc[l] == UNSET)
 		EMBER_FORWARD_IF_ERROR(import_loc(im, l, 0, im->src->locs.v[l].nlines,
-						  or_guess(hint, im->loc, l, im->dst->locs.n),
-						  &im->loc[l]));
+						  guess(im->loc, l, im->dst->locs.n), &im->loc[l]));
 	*out = im->loc[l];
 	return 0;
-}
-
-int pmodel_import_loc(struct pmodel_import *im, uint32_t l, uint32_t *out)
-{
-	return import_loc_hint(im, l, UNSET, out);
 }
 
 int pmodel_import_loc_lines(struct pmodel_import *im, uint32_t l, uint32_t first, uint32_t n,
@@ -241,12 +209,8 @@ int pmodel_import_node(struct pmodel_import *im, uint32_t node, uint32_t *out)
 		uint32_t c = chain[n], loc, parent = im->node[im->src->node_parent.v[c]];
 		uint32_t g = guess(im->node, c, pmodel_dict_nodes(im->dst));
 
-		if (g != UNSET && im->dst->node_parent.v[g] != parent)
-			g = UNSET;
-		EMBER_FORWARD_IF_ERROR(import_loc_hint(im, im->src->node_loc.v[c],
-						       g != UNSET ? im->dst->node_loc.v[g] : UNSET,
-						       &loc));
-		if (g != UNSET && im->dst->node_loc.v[g] == loc)
+		EMBER_FORWARD_IF_ERROR(pmodel_import_loc(im, im->src->node_loc.v[c], &loc));
+		if (g != UNSET && im->dst->node_parent.v[g] == parent && im->dst->node_loc.v[g] == loc)
 			im->node[c] = g;
 		else
 			EMBER_FORWARD_IF_ERROR(pmodel_dict_node(im->dst, parent, loc, &im->node[c]));
