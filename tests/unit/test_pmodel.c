@@ -4,7 +4,8 @@
  * folded stacks, the flame graph (checked by xmllint), and diffs (their
  * noise estimate, their folded and flame-graph outputs), a result
  * focused on a call path (pmodel_result_focus) and one cut to its largest
- * nodes (pmodel_result_truncate).  The outputs of results a store merged, and the diff's pprof against
+ * nodes (pmodel_result_truncate), and a dictionary's import, whose
+ * guesses are taken only when equal.  The outputs of results a store merged, and the diff's pprof against
  * `go tool pprof -diff_base`, are test_pstore.c's.
  */
 #include "pmodel_internal.h"
