@@ -61,11 +61,12 @@
  * compaction adds, e.g. day rollups: timed) and queried; -q queries with
  * the rollups only (no full-resolution way: half the time, for profiling).
  * -t THREADS sums a query's blocks and rollups on up to THREADS threads
- * (pstore_opts.query_threads; default the store's, 1).
+ * (pstore_opts.query_threads; default the store's).  -c NAME runs only
+ * the cases whose name holds NAME (flame_all, _unaligned, diff_: for perf).
  *
  * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT]
  *                     [-t THREADS]
- *                     [-w DAYS [-i S] [-s S] [-p SERIES] [-k] [-q]]
+ *                     [-w DAYS [-i S] [-s S] [-p SERIES] [-k] [-q] [-c NAME]]
  *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
  *   and the diff's flame graph and table into OUT, to look at.
  */
@@ -97,6 +98,7 @@
  * store's default, 1 minute), the coarser one always an hour. */
 static int64_t step = STEP, epoch_ns = HOUR, fine_step_ns;
 static unsigned query_threads; /* -t: pstore_opts.query_threads (0: the store's default) */
+static const char *only_case; /* -c: the -w cases whose name holds it (NULL: all) */
 
 /* ---- a deterministic random stream ------------------------------------------- */
 
@@ -972,7 +974,7 @@ static int rollup_bench(const char *dir, int days, int reps, int64_t interval, b
 		       1e3 * t, 1e3 * cpu, (unsigned long long)read);
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (cases[i].from >= T0)
+		if (cases[i].from >= T0 && (!only_case || strstr(cases[i].name, only_case)))
 			rollup_case(s, &cases[i], reps, rollups_only ? 1 : 2);
 	pstore_free(s);
 	return 0;
@@ -994,8 +996,10 @@ int main(int argc, char **argv)
 	uint64_t profiles = 0;
 	char path[600], cmd[700], top[512];
 
-	while ((opt = getopt(argc, argv, "d:r:h:no:w:i:s:p:t:kq")) != -1) {
-		if (opt == 'k')
+	while ((opt = getopt(argc, argv, "d:r:h:no:w:i:s:p:t:c:kq")) != -1) {
+		if (opt == 'c')
+			only_case = optarg;
+		else if (opt == 'k')
 			keep = true;
 		else if (opt == 'q')
 			rollups_only = true;

@@ -4,7 +4,8 @@
  * folded stacks, the flame graph (checked by xmllint), and diffs (their
  * noise estimate, their folded and flame-graph outputs), a result
  * focused on a call path (pmodel_result_focus) and one cut to its largest
- * nodes (pmodel_result_truncate).  The outputs of results a store merged, and the diff's pprof against
+ * nodes (pmodel_result_truncate), and a dictionary's import, whose
+ * guesses are taken only when equal.  The outputs of results a store merged, and the diff's pprof against
  * `go tool pprof -diff_base`, are test_pstore.c's.
  */
 #include "pmodel_internal.h"
@@ -511,6 +512,145 @@ static int test_pmodel__frame_type_part_of_a_location(void)
 	pmodel_import_release(&im);
 	pmodel_dict_release(&a);
 	pmodel_dict_release(&b);
+	return 0;
+}
+
+/* Random dictionaries of few strings, functions, addresses and lines:
+ * every one drawn from the same stream (seed), and with mutate, about
+ * one choice in four drawn again from another, so that two of them hold
+ * much the same entries in much the same order, and entries that differ
+ * from the other's in one field. */
+struct draw {
+	uint64_t base, other;
+	bool mutate;
+};
+
+static uint32_t rnd32(uint64_t *x, uint32_t n)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return (uint32_t)(*x % n);
+}
+
+static uint32_t pick(struct draw *r, uint32_t n)
+{
+	uint32_t v = rnd32(&r->base, n);
+
+	return r->mutate && rnd32(&r->other, 4) == 0 ? rnd32(&r->other, n) : v;
+}
+
+static int random_dict(struct pmodel_dict *d, uint64_t seed, uint64_t other)
+{
+	static const char *const names[] = { "main", "run", "rum", "a.go", "b.go" };
+	struct draw r = { seed, other, other != 0 };
+	uint32_t id;
+
+	EMBER_FORWARD_IF_ERROR(pmodel_dict_init(d));
+	for (int i = 0; i < 24; i++) {
+		struct pmodel_func f = { .start_line = pick(&r, 3) };
+
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, names[pick(&r, 5)], &f.name));
+		EMBER_FORWARD_IF_ERROR(
+			pmodel_strtab_intern0(&d->str, names[pick(&r, 5)], &f.system_name));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, names[pick(&r, 5)], &f.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(d, &f, &id));
+	}
+	for (int i = 0; i < 60; i++) {
+		struct pmodel_line ln[2] = { { pick(&r, (uint32_t)d->funcs.n), pick(&r, 3) },
+					     { pick(&r, (uint32_t)d->funcs.n), pick(&r, 3) } };
+
+		EMBER_FORWARD_IF_ERROR(
+			pmodel_dict_loc(d, 0, 0x10 * pick(&r, 3), 0, ln, 1 + pick(&r, 2), &id));
+	}
+	for (int i = 0; i < 400; i++)
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_node(d, pick(&r, (uint32_t)pmodel_dict_nodes(d)),
+							pick(&r, (uint32_t)d->locs.n), &id));
+	return 0;
+}
+
+/* Whether node x of a and node y of b are the same stack, by content. */
+static bool same_stack(const struct pmodel_dict *a, uint32_t x, const struct pmodel_dict *b,
+		       uint32_t y)
+{
+	for (; x && y; x = a->node_parent.v[x], y = b->node_parent.v[y]) {
+		const struct pmodel_loc *l = &a->locs.v[a->node_loc.v[x]], *m = &b->locs.v[b->node_loc.v[y]];
+
+		if (l->address != m->address || l->nlines != m->nlines)
+			return false;
+		for (uint32_t i = 0; i < l->nlines; i++) {
+			const struct pmodel_line *p = &a->lines.v[l->line_off + i];
+			const struct pmodel_line *q = &b->lines.v[m->line_off + i];
+			const struct pmodel_func *f = &a->funcs.v[p->func], *g = &b->funcs.v[q->func];
+
+			if (p->line != q->line || f->start_line != g->start_line ||
+			    strcmp(pmodel_str(&a->str, f->name), pmodel_str(&b->str, g->name)) ||
+			    strcmp(pmodel_str(&a->str, f->system_name),
+				   pmodel_str(&b->str, g->system_name)) ||
+			    strcmp(pmodel_str(&a->str, f->filename), pmodel_str(&b->str, g->filename)))
+				return false;
+		}
+	}
+	return !x && !y;
+}
+
+/* An import's guesses (dict_import.c: the destination entry after the
+ * one the source's previous entry went to) are taken only when that
+ * entry is equal: variants of one random dictionary (so that a guess
+ * often lands on an entry that differs in one field) imported into it,
+ * every node lands on the stack of its content, and the destination
+ * keeps each stack once; and a guessed node with the location but
+ * another parent is not taken. */
+static int test_pmodel__import_guesses_only_equal_entries(void)
+{
+	struct pmodel_dict dst, src;
+	struct pmodel_import im;
+	uint32_t out;
+
+	CHECK_INT(random_dict(&dst, 0x2545f4914f6cdd1dull, 0), ==, 0);
+	for (uint64_t round = 1; round <= 20; round++) {
+		size_t before = pmodel_dict_nodes(&dst);
+
+		CHECK_INT(random_dict(&src, 0x2545f4914f6cdd1dull, round), ==, 0);
+		CHECK_INT(pmodel_import_init(&im, &src, &dst), ==, 0);
+		for (uint32_t n = 1; n < pmodel_dict_nodes(&src); n++) {
+			CHECK_INT(pmodel_import_node(&im, n, &out), ==, 0);
+			CHECK(same_stack(&src, n, &dst, out));
+		}
+		CHECK_INT(pmodel_dict_nodes(&dst), >=, before);
+		pmodel_import_release(&im);
+		/* imported again, whole: nothing new (each stack held once) */
+		before = pmodel_dict_nodes(&dst);
+		CHECK_INT(pmodel_import_init(&im, &src, &dst), ==, 0);
+		for (uint32_t n = 1; n < pmodel_dict_nodes(&src); n++)
+			CHECK_INT(pmodel_import_node(&im, n, &out), ==, 0);
+		CHECK_INT(pmodel_dict_nodes(&dst), ==, before);
+		pmodel_import_release(&im);
+		pmodel_dict_release(&src);
+	}
+	pmodel_dict_release(&dst);
+	/* a guess with the location but not the parent: a 1 = (root, x), 2 =
+	 * (1, y); b 1 = (root, x), 2 = (root, y) */
+	CHECK_INT(pmodel_dict_init(&dst), ==, 0);
+	CHECK_INT(pmodel_dict_init(&src), ==, 0);
+	for (int k = 0; k < 2; k++) {
+		struct pmodel_dict *d = k ? &src : &dst;
+		uint32_t x, y, n1;
+
+		CHECK_INT(pmodel_dict_loc(d, 0, 0x10, 0, NULL, 0, &x), ==, 0);
+		CHECK_INT(pmodel_dict_loc(d, 0, 0x20, 0, NULL, 0, &y), ==, 0);
+		CHECK_INT(pmodel_dict_node(d, 0, x, &n1), ==, 0);
+		CHECK_INT(pmodel_dict_node(d, k ? 0 : n1, y, &out), ==, 0);
+	}
+	CHECK_INT(pmodel_import_init(&im, &src, &dst), ==, 0);
+	CHECK_INT(pmodel_import_node(&im, 1, &out), ==, 0);
+	CHECK_INT(out, ==, 1);
+	CHECK_INT(pmodel_import_node(&im, 2, &out), ==, 0);
+	CHECK_INT(out, ==, 3);
+	CHECK_INT(dst.node_parent.v[out], ==, 0);
+	pmodel_import_release(&im);
+	pmodel_dict_release(&src);
+	pmodel_dict_release(&dst);
 	return 0;
 }
 
@@ -1185,6 +1325,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__types_checked_with_a_typed_error),
 	UNIT_CASE(test_pmodel__top_counts_recursion_once),
 	UNIT_CASE(test_pmodel__frame_type_part_of_a_location),
+	UNIT_CASE(test_pmodel__import_guesses_only_equal_entries),
 	UNIT_CASE(test_pmodel__frame_type_through_pprof_and_outputs),
 	UNIT_CASE(test_pmodel__tree_json_line_only_where_one),
 	UNIT_CASE(test_pmodel__tree_json_and_folded),
