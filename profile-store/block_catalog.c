@@ -33,6 +33,7 @@ static void block_free(struct pstore_block *b)
 			pr_warn("pstore: cannot delete '%s': %s", b->name, pstore_strerror(err));
 	}
 	pstore_bdata_unref(b->data);
+	pstore_bdata_unref(b->profiles);
 	pstore_block_meta_release(&b->meta);
 	pstore_seriestab_release(&b->series);
 	pstore_lindex_release(&b->lindex);

@@ -5,7 +5,9 @@
  * same time (the block's mutex), and a query holds its own reference, so
  * an eviction never frees what a query reads.  A scan of totals takes
  * the cached data when there is some, else reads the block's profiles
- * alone (no dictionary) and keeps them to itself.
+ * alone (no dictionary), kept as the block's entry until its whole data
+ * is loaded (which replaces them) or it is evicted: a block is in the
+ * LRU while it holds either.
  */
 #include "pstore_block.h"
 #include "pstore_catalog.h"
@@ -19,8 +21,10 @@ static void drop_at(struct pstore_cache *c, size_t i)
 	c->lru.v[i] = c->lru.v[--c->lru.n];
 	pthread_mutex_lock(&b->mu);
 	c->used -= b->data ? b->data->bytes : 0;
+	c->used -= b->profiles ? b->profiles->bytes : 0;
 	pstore_bdata_unref(b->data);
-	b->data = NULL;
+	pstore_bdata_unref(b->profiles);
+	b->data = b->profiles = NULL;
 	pthread_mutex_unlock(&b->mu);
 	pstore_block_unref(b);
 }
@@ -37,52 +41,73 @@ static void evict(struct pstore_cache *c)
 	}
 }
 
+/* b used now; with its bytes changed by delta (new: it was not in the
+ * LRU), then the LRU within its budget. */
+static void touch(struct pstore_cache *c, struct pstore_block *b, bool new, int64_t delta)
+{
+	pthread_mutex_lock(&c->mu);
+	b->last_use = ++c->tick;
+	if (new && EMBER_VEC_APPEND(&c->lru, pstore_block_ref(b))) {
+		pstore_block_unref(b); /* not listed: freed with the block */
+		delta = 0;
+	}
+	c->used = (size_t)((int64_t)c->used + delta);
+	evict(c);
+	pthread_mutex_unlock(&c->mu);
+}
+
 int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pstore_bdata **out,
 		  struct ember_diag *d)
 {
-	struct pstore_bdata *bd = NULL;
-	bool added = false;
+	struct pstore_bdata *bd = NULL, *partial = NULL;
+	bool loaded = false, listed;
 	int err = 0;
 
 	pthread_mutex_lock(&b->mu);
+	listed = b->data || b->profiles;
 	if (!b->data) {
 		err = pstore_block_load(b, &b->data, d);
-		added = !err;
+		loaded = !err;
+	}
+	if (loaded) { /* the whole data replaces the profiles alone */
+		partial = b->profiles;
+		b->profiles = NULL;
 	}
 	if (!err)
 		bd = pstore_bdata_ref(b->data);
 	pthread_mutex_unlock(&b->mu);
 	if (err)
 		return err;
-	pthread_mutex_lock(&c->mu);
-	b->last_use = ++c->tick;
-	if (added) {
-		err = EMBER_VEC_APPEND(&c->lru, pstore_block_ref(b));
-		if (err)
-			pstore_block_unref(b);
-		else
-			c->used += bd->bytes;
-	}
-	evict(c);
-	pthread_mutex_unlock(&c->mu);
+	touch(c, b, loaded && !listed,
+	      loaded ? (int64_t)bd->bytes - (int64_t)(partial ? partial->bytes : 0) : 0);
+	pstore_bdata_unref(partial);
 	*out = bd;
 	return 0;
 }
 
-int pstore_cache_profiles(struct pstore_block *b, struct pstore_bdata **out,
-			  struct ember_diag *d)
+int pstore_cache_profiles(struct pstore_cache *c, struct pstore_block *b,
+			  struct pstore_bdata **out, struct ember_diag *d)
 {
 	struct pstore_bdata *bd = NULL;
+	bool kept = false;
+	int err = 0;
 
 	pthread_mutex_lock(&b->mu);
-	if (b->data)
-		bd = pstore_bdata_ref(b->data);
-	pthread_mutex_unlock(&b->mu);
-	if (bd) {
-		*out = bd;
-		return 0;
+	if (b->data || b->profiles)
+		bd = pstore_bdata_ref(b->data ? b->data : b->profiles);
+	else if (!c)
+		err = pstore_block_load_profiles(b, &bd, d);
+	else if (!(err = pstore_block_load_profiles(b, &b->profiles, d))) {
+		bd = pstore_bdata_ref(b->profiles);
+		kept = true;
 	}
-	return pstore_block_load_profiles(b, out, d);
+	pthread_mutex_unlock(&b->mu);
+	if (err)
+		return err;
+	if (c)
+		touch(c, b, kept, kept ? (int64_t)bd->bytes : 0);
+	*out = bd;
+	return 0;
 }
 
 void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b)
@@ -102,7 +127,8 @@ void pstore_cache_release(struct pstore_cache *c)
 		struct pstore_block *b = c->lru.v[--c->lru.n];
 
 		pstore_bdata_unref(b->data);
-		b->data = NULL;
+		pstore_bdata_unref(b->profiles);
+		b->data = b->profiles = NULL;
 		pstore_block_unref(b);
 	}
 	EMBER_VEC_FREE(&c->lru);

@@ -31,6 +31,8 @@ struct pstore_block {
 	const struct pstore_blockio *io;
 	pthread_mutex_t mu;	  /* data */
 	struct pstore_bdata *data;	  /* cached (cache.c owns the reference) */
+	struct pstore_bdata *profiles;	  /* cached without its dictionary, while
+					     data is not (cache.c's too) */
 	uint64_t last_use;
 };
 
@@ -51,10 +53,11 @@ int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pst
 		  struct ember_diag *d);
 /* The block's profiles, totals, coverage and stream directory without
  * its dictionary (scans of totals): the cached data when it is loaded,
- * else read for the caller alone (not cached: it is small).  A reference
- * to unref; its dictionary may be empty. */
-int pstore_cache_profiles(struct pstore_block *b, struct pstore_bdata **out,
-			  struct ember_diag *d);
+ * else read without the dictionary and kept in c (NULL: for the caller
+ * alone), so that a replica's next series query fetches nothing.  A
+ * reference to unref; its dictionary may be empty. */
+int pstore_cache_profiles(struct pstore_cache *c, struct pstore_block *b,
+			  struct pstore_bdata **out, struct ember_diag *d);
 /* Read and decode a block's data (pstore_block_load_profiles: all but
  * the dictionary, left empty); a new reference. */
 int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d);

@@ -188,7 +188,7 @@ static int staged_counts(const struct span *d, struct span_counts *counts,
 		struct pstore_block *r = d->parts.v[k];
 		struct pstore_bdata *bd = NULL;
 
-		err = pstore_cache_profiles(r, &bd, dg);
+		err = pstore_cache_profiles(NULL, r, &bd, dg); /* compaction's: not kept */
 		if (!err && bd->rollup.n != bd->profs.n)
 			err = EMBER_FAIL(dg, -EINVAL, "store: '%s' is not a rollup", r->name);
 		/* the series' profiles in order are the block's in order */

@@ -142,7 +142,7 @@ static int block_scan(struct pstore_block *b, struct pstore_scan *sc)
 			if (col[s] >= 0 && !(err = pstore_qctx_poll(&sc->q)))
 				err = sc->series(sc->ctx, &b->series, s, col[s]);
 	} else if (!err && any) {
-		err = pstore_cache_profiles(b, &bd, sc->q.d);
+		err = pstore_cache_profiles(sc->q.cache, b, &bd, sc->q.d);
 		if (!err)
 			err = block_profiles(b, bd, col, sc);
 	}

@@ -912,19 +912,28 @@ static int test_pstore_rollup__day_rollups_shared_through_index(void)
 }
 
 /* The blocks and rollups whose data the store's cache holds. */
-static size_t cached(struct pstore *s)
+/* The blocks the cache holds whole (whole) or as their profiles alone. */
+static size_t cached(struct pstore *s, bool whole)
 {
-	size_t n;
+	size_t n = 0;
 
 	pthread_mutex_lock(&s->cache.mu);
-	n = s->cache.lru.n;
+	for (size_t i = 0; i < s->cache.lru.n; i++) {
+		struct pstore_block *b = s->cache.lru.v[i];
+
+		pthread_mutex_lock(&b->mu);
+		n += whole ? b->data != NULL : b->profiles != NULL;
+		pthread_mutex_unlock(&b->mu);
+	}
 	pthread_mutex_unlock(&s->cache.mu);
 	return n;
 }
 
 /* A series line reads profiles' totals, never a dictionary: after one
  * (from blocks and rollups, over whole and partial hours) the cache holds
- * nothing; a flame graph query then loads them. */
+ * no block whole, only their profiles (a replica's next series line
+ * fetches nothing); a flame graph query then loads them whole, in place
+ * of their profiles. */
 static int test_pstore_rollup__series_reads_no_dictionary(void)
 {
 	int64_t part = pstore_rollup_bucket(T0 - 4 * HOUR, HOUR);
@@ -945,10 +954,12 @@ static int test_pstore_rollup__series_reads_no_dictionary(void)
 	CHECK_INT(series_text(s, NULL, part + 7 * SEC, part + HOUR, MIN, true, &a, &read), ==, 0);
 	ember_buf_release(&a);
 	CHECK_INT(read, >, 0);
-	CHECK_INT(cached(s), ==, 0);
+	CHECK_INT(cached(s, true), ==, 0);
+	CHECK_INT(cached(s, false), >, 0);
 	CHECK_INT(store_answer(s, NULL, part, part + HOUR, false, &a, &read), ==, 0);
 	ember_buf_release(&a);
-	CHECK_INT(cached(s), >, 0);
+	CHECK_INT(cached(s, true), >, 0);
+	CHECK_INT(cached(s, true) + cached(s, false), ==, s->cache.lru.n); /* one or the other */
 	pstore_free(s);
 	remove_dir();
 	return 0;
