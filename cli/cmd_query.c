@@ -4,7 +4,9 @@
  * profile routes (GET /api/v1/query, GET /api/v1/diff; docs/http-api.md),
  * its answer written to stdout or -o FILE, or a diff of two pprof files
  * made here, offline, by the profile model's diff (pmodel_result_from_pprof,
- * pmodel_diff_new) with the same outputs.  `ember diff --fail-on-regression`
+ * pmodel_diff_new) with the same outputs.  The views (--focus, --through,
+ * --hide, --sandwich) are the routes' parameters; offline, --through and
+ * --sandwich are applied here (pmodel_result_view).  `ember diff --fail-on-regression`
  * and its CI reports (--format markdown, junit) read the diff's regression
  * table (diff_gate.c).
  */
@@ -40,6 +42,14 @@ struct query_opts {
 	bool gate;		/* --fail-on-regression */
 };
 
+#define VIEW_USAGE                                                                          \
+	"  --focus A;B;C       only the stacks beginning with this call path, root first\n"  \
+	"  --through NAME      only the stacks through a frame NAME, anywhere in them\n"     \
+	"  --hide REGEX        frames whose whole name matches (RE2) hidden into their\n"  \
+	"                      callers\n"                                                      \
+	"  --sandwich NAME     NAME's callees rooted at it, or with --sandwich-side\n"       \
+	"                      callers its callers, inverted\n"
+
 static void query_usage(FILE *f, bool diff)
 {
 	if (!diff)
@@ -53,6 +63,7 @@ static void query_usage(FILE *f, bool diff)
 		      "                      traces (hex; repeatable or comma-separated)\n"
 		      "  --format F          top-text (default), top, json, folded, svg, pprof\n"
 		      "  --limit N           rows of a top table (default 100, 0: all)\n"
+		      VIEW_USAGE
 		      "  --tenant T          the tenant read (X-Scope-OrgID; a server with\n"
 		      "                      --multitenancy)\n"
 		      "  -o FILE             write the answer to FILE (default stdout)\n",
@@ -72,6 +83,8 @@ static void query_usage(FILE *f, bool diff)
 		      "                      (default 0.5 points, 0.1, 3 sigma)\n"
 		      "  --fail-on-regression  exit 3 when a function's self share grew past\n"
 		      "                      them (1: other failures, 2: bad usage)\n"
+		      VIEW_USAGE
+		      "                      (both sides; offline: not --hide or --focus)\n"
 		      "  --tenant T          the tenant read (X-Scope-OrgID; with --server)\n"
 		      "  -o FILE             write the answer to FILE (default stdout)\n",
 		      f);
@@ -87,6 +100,9 @@ static const struct {
 	{ "--base-to", "base_to" },	{ "--new-from", "new_from" }, { "--new-to", "new_to" },
 	{ "--min-abs-pct", "min_abs_pct" }, { "--min-rel", "min_rel" }, { "--min-z", "min_z" },
 	{ "--title", "title" },		{ "--span-id", "span_id" }, { "--trace-id", "trace_id" },
+	/* the views (docs/http-api.md, "Views") */
+	{ "--focus", "focus" },		{ "--through", "through" }, { "--hide", "hide" },
+	{ "--sandwich", "sandwich" },	{ "--sandwich-side", "sandwich_side" },
 };
 
 static int take(struct query_opts *o, const char *opt, const char *val)
@@ -411,6 +427,39 @@ static int offline_write(const struct query_opts *o, const struct pmodel_diff *d
 	return -EINVAL;
 }
 
+/* The views of o (--through, --sandwich) applied to *r, here without a
+ * server; --hide and --focus are the server's (its RE2, its call-path
+ * focus).  0, or -EINVAL / -ENOMEM said. */
+static int offline_view(const struct query_opts *o, struct pmodel_result **r)
+{
+	const char *side = param(o, "sandwich_side");
+	struct pmodel_view v = { .sz = sizeof(v), .through = param(o, "through"),
+				 .sandwich = param(o, "sandwich") };
+	struct pmodel_result *next;
+	int err;
+
+	if (param(o, "hide") || param(o, "focus")) {
+		fputs("ember diff: --hide and --focus need --server\n", stderr);
+		return -EINVAL;
+	}
+	if (side && strcmp(side, "callers") && strcmp(side, "callees")) {
+		fprintf(stderr, "ember diff: --sandwich-side '%s': callers or callees\n", side);
+		return -EINVAL;
+	}
+	v.side = side && !strcmp(side, "callers") ? PMODEL_SANDWICH_CALLERS
+						  : PMODEL_SANDWICH_CALLEES;
+	if (!v.through && !v.sandwich)
+		return 0;
+	err = pmodel_result_view(*r, &v, &next);
+	if (err) {
+		fprintf(stderr, "ember diff: %s\n", pmodel_strerror(err));
+		return err;
+	}
+	pmodel_result_free(*r);
+	*r = next;
+	return 0;
+}
+
 static int offline(const struct query_opts *o)
 {
 	struct pmodel_result *base = NULL, *new_ = NULL;
@@ -424,6 +473,10 @@ static int offline(const struct query_opts *o)
 		err = load(o->files[0], param(o, "type"), &base);
 	if (!err)
 		err = load(o->files[1], param(o, "type"), &new_);
+	if (!err)
+		err = offline_view(o, &base);
+	if (!err)
+		err = offline_view(o, &new_);
 	if (!err && (err = pmodel_diff_new(base, new_, &dopts, &d)))
 		fprintf(stderr, "ember diff: %s\n", err == -PMODEL_ERR_TYPE
 			? "the two profiles hold different sample types or units (--type)"
