@@ -50,6 +50,11 @@ int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out
  * node through map (NULL: the node itself, dict being r's). */
 int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
 			       const struct pmodel_result *r, const uint32_t *map);
+/* The same for the rows of the nodes keep[] marks (per node of r) alone
+ * (restack.c; the focus's and the views'). */
+int pmodel_result_add_attrs_kept(struct pmodel_result *c, const struct pmodel_dict *dict,
+				 const struct pmodel_result *r, const uint32_t *map,
+				 const bool *keep);
 
 /* Location l of im's source with its lines [first, first + n) only
  * (lines innermost first, as a location keeps them), interned into the

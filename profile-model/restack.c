@@ -66,14 +66,20 @@ static void restack_release(struct pmodel_restack *rs)
 	free(rs->drop);
 }
 
-/* Whether node i's samples are kept, and where. */
-static bool kept(const struct pmodel_restack *rs, size_t i)
+/* Per node of r, whether its samples are kept (a new array, to free):
+ * those of a node given a stack and not dropped. */
+static bool *restack_kept(const struct pmodel_restack *rs)
 {
-	return rs->out[i] && !rs->drop[i];
+	size_t n = pmodel_dict_nodes(&rs->r->dict);
+	bool *keep = malloc(n * sizeof(*keep));
+
+	for (size_t i = 0; keep && i < n; i++)
+		keep[i] = rs->out[i] && !rs->drop[i];
+	return keep;
 }
 
 /* Per node of d, the values of r's kept nodes (a new array, to free). */
-static int restack_values(const struct pmodel_restack *rs, int64_t **out)
+static int restack_values(const struct pmodel_restack *rs, const bool *keep, int64_t **out)
 {
 	const struct pmodel_result *r = rs->r;
 	int64_t *self = calloc(pmodel_dict_nodes(&rs->d) + 1, sizeof(*self));
@@ -81,16 +87,16 @@ static int restack_values(const struct pmodel_restack *rs, int64_t **out)
 	if (!self)
 		return -ENOMEM;
 	for (size_t i = 1; i < r->self.n && i < pmodel_dict_nodes(&r->dict); i++)
-		if (kept(rs, i))
+		if (keep[i])
 			self[rs->out[i]] = pmodel_add(self[rs->out[i]], r->self.v[i]);
 	*out = self;
 	return 0;
 }
 
-/* r's attributed parts of kept nodes, moved to their stacks, into c. */
-static int restack_attrs(const struct pmodel_restack *rs, struct pmodel_result *c)
+int pmodel_result_add_attrs_kept(struct pmodel_result *c, const struct pmodel_dict *dict,
+				 const struct pmodel_result *r, const uint32_t *map,
+				 const bool *keep)
 {
-	const struct pmodel_result *r = rs->r;
 	struct pmodel_attr_part *parts = malloc((r->attr_rows.n + 1) * sizeof(*parts));
 	size_t k = 0;
 	int err;
@@ -100,11 +106,12 @@ static int restack_attrs(const struct pmodel_restack *rs, struct pmodel_result *
 	for (size_t i = 0; i < r->attr_rows.n; i++) {
 		const struct pmodel_attr_row *a = &r->attr_rows.v[i];
 
-		if (kept(rs, a->node))
+		if (keep[a->node])
 			parts[k++] = (struct pmodel_attr_part){
-				rs->out[a->node], pmodel_str(&r->attr_str, a->attrs), a->value };
+				map ? map[a->node] : a->node, pmodel_str(&r->attr_str, a->attrs),
+				a->value };
 	}
-	err = pmodel_result_add_attrs(c, &rs->d, parts, k);
+	err = pmodel_result_add_attrs(c, dict, parts, k);
 	free(parts);
 	return err;
 }
@@ -115,15 +122,20 @@ int pmodel_restack(const struct pmodel_result *r, pmodel_restack_fn step, void *
 	struct pmodel_restack rs = { 0 };
 	struct pmodel_result *c = NULL;
 	int64_t *self = NULL;
+	bool *keep = NULL;
 	int err = restack_init(&rs, r);
 
 	for (uint32_t i = 1; !err && i < pmodel_dict_nodes(&r->dict); i++)
 		err = step(&rs, i, ctx);
-	err = err ? err : restack_values(&rs, &self);
+	if (!err && !(keep = restack_kept(&rs)))
+		err = -ENOMEM;
+	err = err ? err : restack_values(&rs, keep, &self);
 	err = err ? err : pmodel_result_new_like(r, &c);
 	err = err ? err : pmodel_result_add(c, &rs.d, self);
-	err = err ? err : restack_attrs(&rs, c);
+	/* r's attributed parts of kept nodes, moved to their stacks */
+	err = err ? err : pmodel_result_add_attrs_kept(c, &rs.d, r, rs.out, keep);
 	free(self);
+	free(keep);
 	restack_release(&rs);
 	if (err) {
 		pmodel_result_free(c);

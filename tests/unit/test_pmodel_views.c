@@ -16,62 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Location of function name (one line), or of inner inlined into outer
- * (two lines, innermost first as pprof lists them), in d. */
-static int view_loc(struct pmodel_dict *d, const char *outer, const char *inner, uint32_t *out)
-{
-	struct pmodel_line ln[2] = { { 0 } };
-	const char *names[2] = { inner ? inner : outer, outer };
-	uint32_t n = inner ? 2 : 1;
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct pmodel_func f = { 0 };
-
-		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, names[i], &f.name));
-		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(d, &f, &ln[i].func));
-	}
-	return pmodel_dict_loc(d, 0, 0x1000 + d->locs.n, 0, ln, n, out);
-}
-
-/* main;work;inner 3 (work and inner one location, inner inlined, with
- * attributes "thread=t"), main;work 2 (work's own location), main;idle 4,
- * main;libx.so+0x10 1 (unsymbolized), other 5. */
-static struct pmodel_result *views_result(void)
-{
-	struct pmodel_result *r = NULL;
-	struct pmodel_map m = { .start = 0x7000, .limit = 0x8000 };
-	uint32_t lmain, lwi, lwork, lidle, llib, lother, mid, nmain, n[5];
-	struct pmodel_attr_part part = { 0, "thread=t", 3 };
-	static const int64_t self[] = { 3, 2, 4, 1, 5 };
-	struct pmodel_dict *d;
-
-	if (pmodel_result_new("cpu:samples:count:cpu:nanoseconds", &r))
-		return NULL;
-	d = &r->dict;
-	if (view_loc(d, "main", NULL, &lmain) || view_loc(d, "work", "inner", &lwi) ||
-	    view_loc(d, "work", NULL, &lwork) || view_loc(d, "idle", NULL, &lidle) ||
-	    view_loc(d, "other", NULL, &lother) ||
-	    pmodel_strtab_intern0(&d->str, "/usr/lib/libx.so", &m.filename) ||
-	    pmodel_dict_map(d, &m, &mid) || pmodel_dict_loc(d, mid + 1, 0x7010, 0, NULL, 0, &llib) ||
-	    pmodel_dict_node(d, 0, lmain, &nmain) || pmodel_dict_node(d, nmain, lwi, &n[0]) ||
-	    pmodel_dict_node(d, nmain, lwork, &n[1]) || pmodel_dict_node(d, nmain, lidle, &n[2]) ||
-	    pmodel_dict_node(d, nmain, llib, &n[3]) || pmodel_dict_node(d, 0, lother, &n[4]) ||
-	    EMBER_VEC_RESERVE(&r->self, pmodel_dict_nodes(d)))
-		goto fail;
-	while (r->self.n < pmodel_dict_nodes(d))
-		r->self.v[r->self.n++] = 0;
-	for (size_t i = 0; i < 5; i++)
-		r->self.v[n[i]] = self[i];
-	r->profiles = 2;
-	r->period = 10;
-	part.node = n[0];
-	if (!pmodel_result_add_attrs(r, d, &part, 1))
-		return r;
-fail:
-	pmodel_result_free(r);
-	return NULL;
-}
-
 /* main;rec;rec;leaf 6, main;rec;leaf 3, main;other 1 (SREC). */
 static struct pmodel_result *recursive_result(void)
 {
@@ -118,7 +62,7 @@ static struct pmodel_result *through(const struct pmodel_result *r, const char *
  * focus= path finds nothing), none. */
 static int test_pmodel__through_keeps_stacks_with_the_frame_anywhere(void)
 {
-	struct pmodel_result *r = views_result(), *rec = recursive_result();
+	struct pmodel_result *r = focus_result(), *rec = recursive_result();
 	struct ember_buf b;
 	size_t attrs = 0;
 
@@ -167,7 +111,7 @@ static int test_pmodel__hide_collapses_frames_into_their_callers(void)
 	static const char *const work[] = { "work", NULL }, *const inner[] = { "inner", NULL };
 	static const char *const mainf[] = { "main", NULL }, *const other[] = { "other", NULL };
 	static const char *const rec_[] = { "rec", NULL };
-	struct pmodel_result *r = views_result(), *rec = recursive_result();
+	struct pmodel_result *r = focus_result(), *rec = recursive_result();
 	struct ember_buf b;
 	size_t attrs = 0;
 
@@ -204,7 +148,7 @@ static struct pmodel_result *sandwich(const struct pmodel_result *r, const char 
  * once from the outermost frame, a function no stack has. */
 static int test_pmodel__sandwich_callers_inverted_and_callees(void)
 {
-	struct pmodel_result *r = views_result(), *rec = recursive_result();
+	struct pmodel_result *r = focus_result(), *rec = recursive_result();
 	struct ember_buf b;
 	size_t attrs = 0;
 
@@ -238,7 +182,7 @@ static int test_pmodel__sandwich_callers_inverted_and_callees(void)
 static int test_pmodel__view_applies_through_hide_sandwich_in_order(void)
 {
 	static const char *const idle[] = { "idle", NULL };
-	struct pmodel_result *r = views_result(), *v = NULL;
+	struct pmodel_result *r = focus_result(), *v = NULL;
 	struct pmodel_view view = { .sz = sizeof(view), .through = "main", .hide = named,
 				    .hide_ctx = (void *)idle, .sandwich = "main",
 				    .side = PMODEL_SANDWICH_CALLEES };
