@@ -2,8 +2,8 @@
 """The flame-graph page's views in a real browser (web/js/sandwich.js,
 docs/web-ui.md "Views"): a function's sandwich opened by real clicks (a
 frame, then the bar's Sandwich button; a top-table row switching it),
-and the stacks through a function and hidden frames kept in the URL
-across a reload.  Screenshots of each view go to OUT_DIR/CASE/.
+and the stacks through a function (from a frame's right-click menu) and
+hidden frames kept in the URL across a reload.  Screenshots of each view go to OUT_DIR/CASE/.
 
 Usage: test_web_views.py EMBER_BIN FIXTURES_DIR OUT_DIR CASE
 """
@@ -79,10 +79,16 @@ def test_web__through_and_hide_in_the_url_survive_a_reload():
     b = Browser()
     try:
         b.show(srv, '{service_name="shop",version="1"}')
-        b.click_frame("slow_path")
-        wait_for("slow_path picked", lambda: b.text("#views-picked") == "Function: slow_path")
-        b.el("#views-through").click()
+        # a frame's context menu: a real right-click on it
+        from selenium.webdriver.common.action_chains import ActionChains
+        b.hover("slow_path")
+        ActionChains(b.d).context_click().perform()
+        menu = wait_for("the frame's menu", lambda: b.el("#views-menu").is_displayed() and b.el("#views-menu"))
+        check(b.text("#views-picked") == "Function: slow_path", b.text("#views-picked"))
+        b.shot("context-menu")
+        menu.find_element("css selector", '[data-views="through"]').click()
         b.rendered("flame", 2)
+        check(not b.el("#views-menu").is_displayed(), "the menu closed")
         wait_for("only the stacks through slow_path",
                  lambda: sorted(r[0] for r in table_rows(b)) == ["handle", "main", "slow_path"])
         check(not drawn(b, "idle") and drawn(b, "slow_path"), "idle drawn through slow_path")

@@ -214,6 +214,7 @@ const flame = new FlameGraph($('flame'), {
   tooltip, info: $('frame-info'), onSelect: (f, i) => views.pick(f.label(i)),
   onZoom: (f) => { remember({ zoom: f.zoomPath().join(';'), focus: '' }); crumbs($('crumbs'), f); zoomButtons(); },
 });
+views.contextMenu(flame);
 const top = new TopTable($('top'), $('top-more'), (name) => {
   views.pick(name, true);
   flame.focusFunction(name);

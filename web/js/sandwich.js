@@ -3,9 +3,11 @@
 // it: GET /api/v1/query's sandwich= and sandwich_side=, drawn by two
 // flame graphs), only the stacks through a function (through=) and the
 // frames an RE2 pattern matches hidden into their callers (hide=).
-// Owns the views bar, the sandwich panel and the URL keys through, hide
-// and sandwich; main.js tells it the function picked (a frame clicked, a
-// top-table row), adds viewParams() to its query, and shows it.
+// Owns the views bar, a frame's context menu of them (a right-click), the
+// sandwich panel and the URL keys through, hide and sandwich; main.js
+// tells it the function picked (a frame clicked, a top-table row) and the
+// graph whose frames have the menu, adds viewParams() to its query, and
+// shows it.
 
 import { loadTree } from './api.js';
 import { FlameGraph } from './flame.js';
@@ -44,12 +46,14 @@ export class Views {
     this.callers = graph('sandwich-callers');
     this.callees = graph('sandwich-callees');
     this.callees.setIcicle(true); // the function on top, its callees below it
-    $('views-sandwich').addEventListener('click', () => this.navigate({ sandwich: this.picked }));
-    $('views-through').addEventListener('click', () => this.navigate({ through: this.picked, zoom: '', focus: '' }));
-    $('views-hide-it').addEventListener('click', () => {
-      const h = this.state().hide, it = literal(this.picked);
-      this.navigate({ hide: h ? `${h}|${it}` : it, zoom: '', focus: '' });
-    });
+    $('views-sandwich').addEventListener('click', () => this.act('sandwich'));
+    $('views-through').addEventListener('click', () => this.act('through'));
+    $('views-hide-it').addEventListener('click', () => this.act('hide'));
+    this.menu = $('views-menu');
+    for (const b of this.menu.querySelectorAll('button'))
+      b.addEventListener('click', () => { this.closeMenu(); this.act(b.dataset.views); });
+    this.menu.addEventListener('keydown', (e) => { if (e.key === 'Escape') this.closeMenu(); });
+    document.addEventListener('click', (e) => { if (!this.menu.contains(e.target)) this.closeMenu(); });
     $('views-form').addEventListener('submit', (e) => {
       e.preventDefault();
       this.navigate({ through: $('views-through-name').value.trim(), hide: $('views-hide').value.trim(),
@@ -57,6 +61,41 @@ export class Views {
     });
     $('views-clear').addEventListener('click', () => this.navigate({ through: '', hide: '', sandwich: '' }));
     $('sandwich-close').addEventListener('click', () => this.navigate({ sandwich: '' }));
+  }
+
+  // A view of the function picked: 'sandwich', 'through' or 'hide'.
+  act(what) {
+    const it = this.picked;
+    if (what === 'sandwich') this.navigate({ sandwich: it });
+    else if (what === 'through') this.navigate({ through: it, zoom: '', focus: '' });
+    else {
+      const h = this.state().hide;
+      this.navigate({ hide: h ? `${h}|${literal(it)}` : literal(it), zoom: '', focus: '' });
+    }
+  }
+
+  // A right-click on a frame of graph (the whole flame graph): the frame's
+  // function picked, and the views of it as a menu under the pointer.
+  contextMenu(graph) {
+    graph.canvas.addEventListener('contextmenu', (e) => {
+      const r = graph.canvas.getBoundingClientRect();
+      const i = graph.data ? graph.hit(e.clientX - r.left, e.clientY - r.top) : -1;
+      if (i <= 0) return;
+      e.preventDefault();
+      this.pick(graph.label(i));
+      Object.assign(this.menu.style, {
+        position: 'fixed', left: `${e.clientX}px`, top: `${e.clientY}px`, zIndex: 30, display: 'flex',
+        flexDirection: 'column', gap: '2px', padding: '4px', background: '#fff',
+        border: '1px solid #8c959f', boxShadow: '0 2px 8px rgba(0,0,0,.2)',
+      });
+      this.menu.hidden = false;
+      this.menu.querySelector('button').focus();
+    });
+  }
+
+  closeMenu() {
+    this.menu.hidden = true;
+    this.menu.style.display = 'none';
   }
 
   // A function picked: the bar's buttons act on it.  From the top table
