@@ -116,7 +116,8 @@ int pmodel_result_sandwich(const struct pmodel_result *r, const char *name,
 
 /* The views of a query, applied in this order (view.c): only the stacks
  * through a frame, hidden frames taken out, one side of a sandwich.
- * Every field NULL (or r alone): a copy of r. */
+ * None asked (v NULL or every field NULL): a copy of r's stacks and
+ * values (pmodel_result_copy: without its attributed parts). */
 struct pmodel_view {
 	size_t sz;
 	const char *through;		/* NULL: every stack */

@@ -7,35 +7,40 @@
  */
 #include "pmodel_internal.h"
 
-/* r replaced by next (made from it; r freed unless it is the original). */
-static void step(const struct pmodel_result *orig, struct pmodel_result **r,
-		 struct pmodel_result *next)
+/* Step k (0 through, 1 hide, 2 sandwich) of v on cur into *next; *next
+ * NULL when v does not ask for it. */
+static int view_step(const struct pmodel_view *v, int k, const struct pmodel_result *cur,
+		     struct pmodel_result **next)
 {
-	if (*r != orig)
-		pmodel_result_free(*r);
-	*r = next;
+	*next = NULL;
+	if (k == 0 && v->through)
+		return pmodel_result_through(cur, v->through, next);
+	if (k == 1 && v->hide)
+		return pmodel_result_hide(cur, v->hide, v->hide_ctx, next);
+	if (k == 2 && v->sandwich)
+		return pmodel_result_sandwich(cur, v->sandwich, v->side, next);
+	return 0;
 }
 
 int pmodel_result_view(const struct pmodel_result *r, const struct pmodel_view *v,
 		       struct pmodel_result **out)
 {
-	struct pmodel_result *cur = (struct pmodel_result *)r, *next = NULL;
+	struct pmodel_result *owned = NULL, *next;
 	int err = 0;
 
-	if (v && v->through && !(err = pmodel_result_through(cur, v->through, &next)))
-		step(r, &cur, next);
-	if (!err && v && v->hide && !(err = pmodel_result_hide(cur, v->hide, v->hide_ctx, &next)))
-		step(r, &cur, next);
-	if (!err && v && v->sandwich &&
-	    !(err = pmodel_result_sandwich(cur, v->sandwich, v->side, &next)))
-		step(r, &cur, next);
-	if (!err && cur == r)
-		err = pmodel_result_copy(r, &cur);
+	for (int k = 0; v && !err && k < 3; k++) {
+		err = view_step(v, k, owned ? owned : r, &next);
+		if (!err && next) {
+			pmodel_result_free(owned);
+			owned = next;
+		}
+	}
+	if (!err && !owned)
+		err = pmodel_result_copy(r, &owned);
 	if (err) {
-		if (cur != r)
-			pmodel_result_free(cur);
+		pmodel_result_free(owned);
 		return err;
 	}
-	*out = cur;
+	*out = owned;
 	return 0;
 }
