@@ -649,6 +649,13 @@ struct agent_process {
 	unsigned generation;
 	struct agent_proc_map *maps; /* sorted by start */
 	size_t nmaps;
+	/* mappings a rescan no longer saw (V8 frees its code space before
+	 * exit_group; a library is dlclose'd), sorted by start: this
+	 * interval's samples taken before the rescan still point into them.
+	 * Kept until the next agent_procs_reap, at most
+	 * AGENT_RETIRED_MAPPINGS_MAX. */
+	struct agent_proc_map *retired;
+	size_t nretired;
 	char exe[512];
 	char comm[AGENT_COMM_LEN];
 	char cgroup[512];
@@ -673,6 +680,7 @@ struct agent_process {
 /* Executable mappings the agent holds (/proc/PID/maps is read no further):
  * a process, every process (docs/agent.md, "Limits"). */
 #define AGENT_PROCESS_MAPPINGS_MAX 1024
+#define AGENT_RETIRED_MAPPINGS_MAX 1024 /* a process, per interval */
 #define AGENT_HOST_MAPPINGS_MAX 65536
 
 struct agent_procs_stats {
@@ -733,12 +741,26 @@ void agent_procs_exec(struct agent_procs *p, pid_t pid, uint64_t exec_ns);
 /* The process has exited: kept (for the profile) until agent_procs_reap. */
 void agent_procs_exited(struct agent_procs *p, pid_t pid);
 /* Forget processes that exited before before_ns (the last flip: their
- * samples are all drained), unload the tables nothing maps any more. */
+ * samples are all drained) and every process' retired mappings, unload
+ * the tables nothing maps any more. */
 void agent_procs_reap(struct agent_procs *p, uint64_t before_ns);
 struct agent_process *agent_procs_find(struct agent_procs *p, pid_t pid);
-/* The mapping of proc holding addr, or NULL. */
+/* The mapping of proc holding addr, or NULL: one its last scan saw, else
+ * one an earlier scan of this interval saw (retired). */
 struct agent_proc_map *agent_process_mapping(struct agent_process *proc, uint64_t addr);
 size_t agent_procs_count(const struct agent_procs *p);
+
+/* ---- mappings a rescan no longer saw (maps_retired.c) ------------------- */
+
+/* pr's mappings that v[0, n) (a new scan's, sorted by start) does not
+ * hold moved to pr's retired ones (past AGENT_RETIRED_MAPPINGS_MAX, or
+ * without memory, released), the others released; pr->maps left empty. */
+void agent_maps_retire(struct agent_tables *t, struct agent_process *pr,
+		       const struct agent_proc_map *v, size_t n);
+/* Release pr's retired mappings. */
+void agent_maps_retired_drop(struct agent_tables *t, struct agent_process *pr);
+/* The retired mapping of pr holding addr, or NULL. */
+struct agent_proc_map *agent_maps_retired_find(struct agent_process *pr, uint64_t addr);
 void agent_procs_foreach(struct agent_procs *p, void (*fn)(void *ctx, struct agent_process *pr),
 			 void *ctx);
 

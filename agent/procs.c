@@ -143,6 +143,7 @@ static void process_drop_maps(struct agent_procs *p, struct agent_process *pr)
 static void process_free(struct agent_procs *p, struct agent_process *pr)
 {
 	process_drop_maps(p, pr);
+	agent_maps_retired_drop(p->tables, pr);
 	agent_perfmap_forget(pr);
 	process_drop_python(pr);
 	free(pr);
@@ -304,6 +305,16 @@ static void read_labels(struct agent_process *pr)
 
 /* ---- mappings ----------------------------------------------------------- */
 
+/* The mapping of pr's last scan holding addr, or NULL. */
+static struct agent_proc_map *current_mapping(struct agent_process *pr, uint64_t addr)
+{
+	size_t i = agent_last_at_or_below(pr->maps, pr->nmaps, sizeof(*pr->maps), addr);
+
+	if (i == SIZE_MAX || addr >= pr->maps[i].end)
+		return NULL;
+	return &pr->maps[i];
+}
+
 struct scan {
 	struct agent_procs *p;
 	struct agent_process *pr;
@@ -324,7 +335,7 @@ struct scan {
  * same device and inode. */
 static struct agent_file *reuse(const struct scan *s, const struct agent_map_line *m)
 {
-	struct agent_proc_map *o = agent_process_mapping(s->pr, m->start);
+	struct agent_proc_map *o = current_mapping(s->pr, m->start);
 
 	if (o && o->start == m->start && o->end == m->end && o->offset == m->offset &&
 	    o->file && o->path && !strcmp(o->path, m->path))
@@ -480,7 +491,8 @@ int agent_procs_scan(struct agent_procs *p, pid_t pid)
 		return err;
 	}
 	read_labels(pr);
-	process_drop_maps(p, pr); /* after the new ones took their refs */
+	p->st.mappings -= pr->nmaps;
+	agent_maps_retire(p->tables, pr, s.maps, s.n); /* after the new ones took their refs */
 	pr->maps = s.maps;
 	pr->nmaps = s.n;
 	p->st.mappings += s.n;
@@ -692,6 +704,7 @@ void agent_procs_reap(struct agent_procs *p, uint64_t before_ns)
 			process_free(p, pr);
 			continue;
 		}
+		agent_maps_retired_drop(p->tables, pr); /* their samples are drained */
 		p->v[k++] = pr;
 	}
 	p->n = k;
@@ -699,11 +712,9 @@ void agent_procs_reap(struct agent_procs *p, uint64_t before_ns)
 
 struct agent_proc_map *agent_process_mapping(struct agent_process *pr, uint64_t addr)
 {
-	size_t i = agent_last_at_or_below(pr->maps, pr->nmaps, sizeof(*pr->maps), addr);
+	struct agent_proc_map *m = current_mapping(pr, addr);
 
-	if (i == SIZE_MAX || addr >= pr->maps[i].end)
-		return NULL;
-	return &pr->maps[i];
+	return m ? m : agent_maps_retired_find(pr, addr);
 }
 
 size_t agent_procs_count(const struct agent_procs *p)

@@ -55,6 +55,8 @@ static void reset_ids(void *ctx, struct agent_process *pr)
 	(void)ctx;
 	for (size_t i = 0; i < pr->nmaps; i++)
 		pr->maps[i].pprof_id = 0;
+	for (size_t i = 0; i < pr->nretired; i++)
+		pr->retired[i].pprof_id = 0;
 }
 
 static int start(struct agent_profile *pr, const struct agent_profile_opts *o)

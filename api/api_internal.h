@@ -46,6 +46,8 @@ enum api_endpoint {
 	API_EP_PYROSCOPE_LABEL_VALUES, /* GET /pyroscope/label-values */
 	API_EP_PROFILE_COVERAGE, /* GET /api/v1/coverage */
 	API_EP_TENANT_USAGE,    /* GET /api/v1/tenants/TENANT/usage */
+	API_EP_PROFILE_SOURCE,  /* GET /api/v1/source */
+	API_EP_PROFILE_DIFF_SOURCE, /* GET /api/v1/diff/source */
 	API_EP_CONNECT,         /* POST /querier.v1.QuerierService/METHOD */
 	API_EP_COUNT
 };

@@ -349,7 +349,7 @@ const char *api_otlp_type(enum api_otlp_enc enc);
 int api_otlp_status_body(enum api_otlp_enc enc, unsigned status, const char *msg,
 			 struct ember_buf *b);
 
-/* ---- reads (profile_query.c, profile_discovery.c) ----------- */
+/* ---- reads (profile_query.c, profile_discovery.c, profile_source.c) ----------- */
 
 /* Each takes the request's context x (built by api_profile_next) and
  * passes x->ro to the profile service. */
@@ -367,6 +367,9 @@ enum MHD_Result api_profile_series(struct api_server *srv, struct MHD_Connection
 				   struct api_request *req, const struct api_profile_ctx *x);
 enum MHD_Result api_profile_coverage(struct api_server *srv, struct MHD_Connection *c,
 				     struct api_request *req, const struct api_profile_ctx *x);
+/* GET /api/v1/source and /api/v1/diff/source (profile_source.c). */
+enum MHD_Result api_profile_source(struct api_server *srv, struct MHD_Connection *c,
+				   struct api_request *req, const struct api_profile_ctx *x);
 /* Pyroscope's GET /pyroscope/render, /pyroscope/render-diff, and
  * /pyroscope/labels and /pyroscope/label-values by req->route.ep
  * (pyroscope_render.c). */

@@ -47,14 +47,11 @@ static enum api_writer writer_of(const struct api_server *srv, const char *given
 	/* every token compared, whatever the first says */
 	bool up = ember_token_equal(given, len, srv->token);
 	bool in = ember_token_equal(given, len, srv->profiles->ingest_token);
-	const char *t = profsvc_tokens_find(profsvc_tokens_of(srv->profiles->svc), given, len);
+	bool mine = profsvc_token_tenant(srv->profiles->svc, given, len, tenant);
 
 	if (up || in)
 		return API_WRITER_ANY;
-	if (!t)
-		return API_WRITER_NONE;
-	snprintf(tenant, PROFSVC_TENANT_MAX + 1, "%s", t);
-	return API_WRITER_TENANT;
+	return mine ? API_WRITER_TENANT : API_WRITER_NONE;
 }
 
 enum api_writer api_profile_writer(const struct api_server *srv, const char *h, char *tenant)

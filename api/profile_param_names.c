@@ -37,6 +37,11 @@ static const char *const series_names[] = {
 	SELECTION, "group_by", "step", "aggregation", "limit", NULL
 };
 static const char *const coverage_names[] = { SELECTION, "limit", NULL };
+static const char *const source_names[] = { SELECTION, "function", "file", "format", NULL };
+static const char *const diff_source_names[] = {
+	SELECTION, "function", "file", "format", "base_query", "base_from", "base_to",
+	"base_until", "new_query", "new_from", "new_to", "new_until", NULL
+};
 
 /* The names route ep takes, or NULL: not checked. */
 static const char *const *names_of(enum api_endpoint ep)
@@ -53,6 +58,10 @@ static const char *const *names_of(enum api_endpoint ep)
 		return series_names;
 	case API_EP_PROFILE_COVERAGE:
 		return coverage_names;
+	case API_EP_PROFILE_SOURCE:
+		return source_names;
+	case API_EP_PROFILE_DIFF_SOURCE:
+		return diff_source_names;
 	default:
 		return NULL;
 	}

@@ -44,6 +44,8 @@ static const struct {
 	{ "/api/v1/profile-types", API_EP_PROFILE_TYPES },
 	{ "/api/v1/series", API_EP_PROFILE_SERIES },
 	{ "/api/v1/coverage", API_EP_PROFILE_COVERAGE },
+	{ "/api/v1/source", API_EP_PROFILE_SOURCE },
+	{ "/api/v1/diff/source", API_EP_PROFILE_DIFF_SOURCE },
 	{ "/pyroscope/render", API_EP_PYROSCOPE_RENDER },
 	{ "/pyroscope/render-diff", API_EP_PYROSCOPE_RENDER_DIFF },
 	{ "/pyroscope/labels", API_EP_PYROSCOPE_LABELS },
@@ -431,6 +433,9 @@ static enum MHD_Result answer_read(struct api_server *srv, struct MHD_Connection
 		return api_pyroscope_labels(srv, c, req, &x);
 	case API_EP_TENANT_USAGE:
 		return api_tenant_usage(srv, c, req, &x);
+	case API_EP_PROFILE_SOURCE:
+	case API_EP_PROFILE_DIFF_SOURCE:
+		return api_profile_source(srv, c, req, &x);
 	default:
 		return api_profile_coverage(srv, c, req, &x);
 	}

@@ -35,6 +35,7 @@ static const char *const endpoint_names[API_EP_COUNT] = {
 	[API_EP_PYROSCOPE_LABEL_VALUES] = "pyroscope_label_values",
 	[API_EP_PROFILE_SERIES] = "series",       [API_EP_PROFILE_COVERAGE] = "coverage",
 	[API_EP_TENANT_USAGE] = "tenant_usage",  [API_EP_CONNECT] = "connect",
+	[API_EP_PROFILE_SOURCE] = "source_view", [API_EP_PROFILE_DIFF_SOURCE] = "diff_source_view",
 };
 
 const char *api_endpoint_name(enum api_endpoint ep)

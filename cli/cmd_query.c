@@ -4,9 +4,12 @@
  * profile routes (GET /api/v1/query, GET /api/v1/diff; docs/http-api.md),
  * its answer written to stdout or -o FILE, or a diff of two pprof files
  * made here, offline, by the profile model's diff (pmodel_result_from_pprof,
- * pmodel_diff_new) with the same outputs.  The views (--focus, --through,
- * --hide, --sandwich) are the routes' parameters; offline, --through and
- * --sandwich are applied here (pmodel_result_view).  `ember diff --fail-on-regression`
+ * pmodel_diff_new) with the same outputs.  `--format source --function
+ * NAME` asks the source view's routes (GET /api/v1/source,
+ * /api/v1/diff/source) for their text: pprof -list's listing.  The views
+ * (--focus, --through, --hide, --sandwich) are the routes' parameters;
+ * offline, --through and --sandwich are applied here (pmodel_result_view).
+ * `ember diff --fail-on-regression`
  * and its CI reports (--format markdown, junit) read the diff's regression
  * table (diff_gate.c).
  */
@@ -61,7 +64,10 @@ static void query_usage(FILE *f, bool diff)
 		      "  --from T, --to T    now-1h (default), now, RFC 3339, epoch seconds\n"
 		      "  --span-id ID, --trace-id ID   only the samples linked to these spans or\n"
 		      "                      traces (hex; repeatable or comma-separated)\n"
-		      "  --format F          top-text (default), top, json, folded, svg, pprof\n"
+		      "  --format F          top-text (default), top, json, folded, svg, pprof,\n"
+		      "                      source (--function NAME's lines, as pprof -list)\n"
+		      "  --function NAME     the function of --format source (--file PATH: one\n"
+		      "                      of its source files only)\n"
 		      "  --limit N           rows of a top table (default 100, 0: all)\n"
 		      VIEW_USAGE
 		      "  --tenant T          the tenant read (X-Scope-OrgID; a server with\n"
@@ -77,7 +83,9 @@ static void query_usage(FILE *f, bool diff)
 		      "  --type TYPE         the sample type compared (offline: default the\n"
 		      "                      profile's default type)\n"
 		      "  --format F          table-text (default), table, json, folded, svg, pprof,\n"
-		      "                      markdown (a pull-request comment), junit (JUnit XML)\n"
+		      "                      markdown (a pull-request comment), junit (JUnit XML),\n"
+		      "                      source (--function NAME's lines before and after;\n"
+		      "                      --server only)\n"
 		      "  --limit N           rows of the table (default 100, markdown 20; 0: all)\n"
 		      "  --min-abs-pct P, --min-rel R, --min-z Z   the flag's thresholds\n"
 		      "                      (default 0.5 points, 0.1, 3 sigma)\n"
@@ -100,6 +108,7 @@ static const struct {
 	{ "--base-to", "base_to" },	{ "--new-from", "new_from" }, { "--new-to", "new_to" },
 	{ "--min-abs-pct", "min_abs_pct" }, { "--min-rel", "min_rel" }, { "--min-z", "min_z" },
 	{ "--title", "title" },		{ "--span-id", "span_id" }, { "--trace-id", "trace_id" },
+	{ "--function", "function" },	{ "--file", "file" },
 	/* the views (docs/http-api.md, "Views") */
 	{ "--focus", "focus" },		{ "--through", "through" }, { "--hide", "hide" },
 	{ "--sandwich", "sandwich" },	{ "--sandwich-side", "sandwich_side" },
@@ -260,16 +269,28 @@ static int gate_finish(const struct query_opts *o, const char *json, size_t len)
 
 /* ---- against a server ----------------------------------------------------- */
 
+/* --format source: the source view's route, its listing as text. */
+static bool source_format(const struct query_opts *o)
+{
+	const char *f = param(o, "format");
+
+	return f && !strcmp(f, "source");
+}
+
 static int path_of(const struct query_opts *o, struct ember_buf *b)
 {
-	int err = ember_buf_appendf(b, "/api/v1/%s?", o->diff ? "diff" : "query");
+	bool src = source_format(o);
+	int err = ember_buf_appendf(b, "/api/v1/%s?", o->diff ? src ? "diff/source" : "diff"
+							      : src ? "source" : "query");
 
 	if (!err && !param(o, "format"))
 		err = ember_buf_appendf(b, "format=%s&", o->diff ? "table-text" : "top-text");
 	for (size_t i = 0; !err && i < o->np; i++) {
+		bool text = src && !strcmp(o->p[i].name, "format");
+
 		err = ember_buf_appendf(b, "%s%s=", i ? "&" : "", o->p[i].name);
 		if (!err)
-			err = httpc_escape(b, o->p[i].value);
+			err = httpc_escape(b, text ? "text" : o->p[i].value);
 	}
 	return err;
 }
@@ -505,6 +526,11 @@ static int run(int argc, char **argv, bool diff)
 	if (ret) {
 		query_usage(ret > 0 ? stdout : stderr, diff);
 		return ret > 0 ? 0 : 2;
+	}
+	if (source_format(&o) && (!param(&o, "function") || o.nfiles)) {
+		fprintf(stderr, "ember %s: --format source needs --function NAME%s\n",
+			diff ? "diff" : "query", diff ? " and --server" : "");
+		return 2;
 	}
 	if (diff && o.nfiles == 2 && !param(&o, "base_query") && !param(&o, "new_query"))
 		return offline(&o);

@@ -130,7 +130,8 @@ static void serve_usage(FILE *f)
 	      "  --tenant-idle D         a tenant's store closed after D without a\n"
 	      "                          request (default 15m; 0: never)\n"
 	      "  --tokens FILE           with --multitenancy: 'TOKEN TENANT' lines, each\n"
-	      "                          token writing its tenant's profiles only\n"
+	      "                          token writing its tenant's profiles only; read\n"
+	      "                          again on SIGHUP\n"
 	      "  --limits FILE           per-tenant limits, 'TENANT key=value ...' lines\n"
 	      "                          ('default' for the rest); read again on SIGHUP\n"
 	      "  --rules FILE            per-tenant ingest rules, 'TENANT relabel\n"
@@ -464,17 +465,19 @@ static int size_connections(struct serve_opts *o)
 }
 
 /* The signals the main thread waits for: SIGINT, SIGTERM, and with
- * --limits or --rules SIGHUP (else its default, the end, as before). */
+ * --limits, --rules or --tokens SIGHUP (else its default, the end, as
+ * before). */
 static void serve_signals(const struct serve_opts *o, sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
-	if (o->limits_file || o->rules_file)
+	if (o->limits_file || o->rules_file || o->tokens_file)
 		sigaddset(set, SIGHUP);
 }
 
-/* Until SIGINT or SIGTERM; each SIGHUP reads --limits and --rules again. */
+/* Until SIGINT or SIGTERM; each SIGHUP reads --limits, --rules and
+ * --tokens again. */
 static void wait_for_signal(const struct serve_opts *o, struct api_server *srv)
 {
 	sigset_t set;

@@ -164,6 +164,10 @@ typedef int (*pmodel_write_fn)(void *ctx, const void *data, size_t len);
 /* A pmodel_write_fn appending to the struct ember_buf ctx. */
 int pmodel_write_buf(void *ctx, const void *data, size_t len);
 
+/* A value with its unit, human-readable as the web UI writes it
+ * (web/js/format.js: "25.63 s", "1.20 GiB", "1,234"; out_units.c). */
+void pmodel_format_value(double v, const char *unit, char *buf, size_t size);
+
 /* pprof, gzip-compressed (what `go tool pprof` reads), into out. */
 int pmodel_write_pprof(const struct pmodel_result *r, struct ember_buf *out);
 /* Folded stacks, "root;...;leaf value\n", in tree order (children sorted
@@ -189,6 +193,36 @@ int pmodel_result_top(const struct pmodel_result *r, size_t n,
 /* As text (pprof -top's columns) or JSON ({"total":..,"rows":[..]}). */
 int pmodel_write_top(const struct pmodel_result *r, size_t n, bool json,
 		     pmodel_write_fn fn, void *ctx);
+/* One function's values per source line (source_lines.c): what the
+ * source view and pprof -list show.  A line's self is the value of the
+ * stacks whose leaf frame is the function at that line; its total the
+ * value of the stacks with a frame of the function at that line (inlined
+ * frames included), each stack once.  Line 0: frames without a line. */
+struct pmodel_source_line {
+	int64_t line, self, total;
+};
+struct pmodel_source_file {
+	const char *file;	/* the function's source file as the profile names
+				   it ("" unknown) */
+	const char *build_id;	/* of the mapping the file's frames weigh most in
+				   ("" none) */
+	const char *module;	/* that mapping's file ("" none) */
+	int64_t self, total;	/* the function's frames of this file, each stack once */
+	struct pmodel_source_line *lines; /* by line number, those with a value */
+	size_t n_lines;
+};
+struct pmodel_source {
+	int64_t self, total;	/* the function's, each stack once */
+	struct pmodel_source_file *files; /* heaviest total first (then by name) */
+	size_t n_files;
+};
+/* The lines of function (a frame name, as the trees and the top table
+ * name it) in r into *out (pmodel_source_free; no files when no stack
+ * holds it).  Its strings point into r: valid while r lives.  0 or
+ * -ENOMEM. */
+int pmodel_result_source(const struct pmodel_result *r, const char *function,
+			 struct pmodel_source **out);
+void pmodel_source_free(struct pmodel_source *s);
 /* {"name":"total","self":0,"total":N,"children":[...]}: one JSON value, no
  * newline after it (the caller's document holds it). */
 int pmodel_write_tree_json(const struct pmodel_result *r, pmodel_write_fn fn, void *ctx);

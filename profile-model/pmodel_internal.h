@@ -15,6 +15,7 @@
  *   restack.c       a result's stacks rewritten node by node (the views' engine)
  *   view.c, view_through.c, view_hide.c, view_sandwich.c  the views: stacks
  *                   through a frame, frames hidden, a function's sandwich
+ *   source_lines.c  one function's values per source line (the source view)
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   truncate.c      a result cut to its largest nodes, the rest "other"
  *   out.c           buffered writing, XML and JSON escaping
@@ -246,9 +247,6 @@ struct pmodel_svg_src {
 int pmodel_svg_render(const struct pmodel_svg_src *src, const struct pmodel_svg_opts *o,
 		  pmodel_write_fn fn, void *ctx);
 extern const char pmodel_svg_script[];
-/* A value with its unit, human-readable as the web UI writes it
- * (web/js/format.js: "25.63 s", "1.20 GiB", "1,234"; out_units.c). */
-void pmodel_format_value(double v, const char *unit, char *buf, size_t size);
 
 /* The pprof of a dict's stacks: values per node; labels per call. */
 struct pmodel_pprof_add {

@@ -1,14 +1,14 @@
 /*
  * config_files.c - the service's configuration files, their life in one
- * place: --limits (tenant_limits.c) and --rules (ingest_rules.c) read at
- * the start (profsvc_new: a file that does not read or parse fails it,
- * naming the line) and again by profsvc_reload (`ember serve` calls it on
- * SIGHUP: a file that does not read or parse changes nothing, the log
- * says why and that the table before is kept); --tokens
- * (tenant_tokens.c) read at the start only.  Each file is read whole
- * under its cap (ember_config_read) and its text handed to its parser;
- * the tables are swapped in whole, so a request sees one file's table or
- * the next, never a mix.
+ * place: --limits (tenant_limits.c), --rules (ingest_rules.c) and
+ * --tokens (tenant_tokens.c) read at the start (profsvc_new: a file that
+ * does not read or parse fails it, naming the line) and again by
+ * profsvc_reload (`ember serve` calls it on SIGHUP: a file that does not
+ * read or parse changes nothing, the log says why and that the table
+ * before is kept).  Each file is read whole under its cap
+ * (ember_config_read; the tokens file as the secret it is) and its text
+ * handed to its parser; the tables are swapped in whole, so a request
+ * sees one file's table or the next, never a mix.
  */
 #include "profsvc_internal.h"
 
@@ -19,11 +19,12 @@
 
 /* One kind of file reread by profsvc_reload. */
 struct config_kind {
-	const char *name;	/* "limits", "rules": what the log says */
+	const char *name;	/* "limits", "rules", "tokens": what the log says */
 	size_t max_bytes;
 	int (*parse)(const char *text, size_t len, void **out, char *why, size_t why_size);
+	/* a reader of its own (the tokens' secret file), else ember_config_read */
+	int (*read)(const char *path, void **out, char *why, size_t why_size);
 	void (*set)(struct profsvc *s, void *table);	/* taken */
-	void (*free)(void *table);
 };
 
 static int limits_parse(const char *text, size_t len, void **out, char *why, size_t why_size)
@@ -41,11 +42,6 @@ static void limits_set(struct profsvc *s, void *t)
 	profsvc_limits_set(s, t);
 }
 
-static void limits_free(void *t)
-{
-	profsvc_limits_table_free(t);
-}
-
 static int rules_parse(const char *text, size_t len, void **out, char *why, size_t why_size)
 {
 	struct profsvc_rules *r;
@@ -61,16 +57,37 @@ static void rules_set(struct profsvc *s, void *r)
 	profsvc_rules_set(s, r);
 }
 
-static void rules_free(void *r)
+/* The tokens file: read as a secret, its reasons logged by the reader. */
+static int tokens_read(const char *path, void **out, char *why, size_t why_size)
 {
-	profsvc_rules_free(r);
+	struct profsvc_tokens *t;
+	int err = profsvc_tokens_read(path, &t);
+
+	if (err) {
+		snprintf(why, why_size, "%s", strerror(-err));
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+static void tokens_set(struct profsvc *s, void *t)
+{
+	struct profsvc *root = s->root;
+	struct profsvc_tokens *old;
+
+	pthread_mutex_lock(&root->limits_lock);
+	old = root->tokens;
+	root->tokens = t;
+	pthread_mutex_unlock(&root->limits_lock);
+	profsvc_tokens_free(old);
 }
 
 static const struct config_kind kinds[PROFSVC_FILE_COUNT] = {
-	[PROFSVC_FILE_LIMITS] = { "limits", PROFSVC_LIMITS_MAX_BYTES, limits_parse, limits_set,
-				  limits_free },
-	[PROFSVC_FILE_RULES] = { "rules", PROFSVC_RULES_MAX_BYTES, rules_parse, rules_set,
-				 rules_free },
+	[PROFSVC_FILE_LIMITS] = { "limits", PROFSVC_LIMITS_MAX_BYTES, limits_parse, NULL,
+				  limits_set },
+	[PROFSVC_FILE_RULES] = { "rules", PROFSVC_RULES_MAX_BYTES, rules_parse, NULL, rules_set },
+	[PROFSVC_FILE_TOKENS] = { "tokens", 0, NULL, tokens_read, tokens_set },
 };
 
 /* The file of kind k at path read and parsed into *out: 0, or a negative
@@ -80,8 +97,11 @@ static int file_read(const struct config_kind *k, const char *path, void **out, 
 {
 	char *text;
 	size_t n;
-	int err = ember_config_read(path, k->max_bytes, &text, &n, why, why_size);
+	int err;
 
+	if (k->read)
+		return k->read(path, out, why, why_size);
+	err = ember_config_read(path, k->max_bytes, &text, &n, why, why_size);
 	if (err)
 		return err;
 	err = k->parse(text, n, out, why, why_size);
@@ -111,8 +131,8 @@ int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o)
 	const char *paths[PROFSVC_FILE_COUNT] = {
 		[PROFSVC_FILE_LIMITS] = EMBER_OPTS_GET(o, limits_file, NULL),
 		[PROFSVC_FILE_RULES] = EMBER_OPTS_GET(o, rules_file, NULL),
+		[PROFSVC_FILE_TOKENS] = EMBER_OPTS_GET(o, tokens_file, NULL),
 	};
-	const char *tokens = EMBER_OPTS_GET(o, tokens_file, NULL);
 
 	for (size_t i = 0; i < PROFSVC_FILE_COUNT; i++) {
 		if (!paths[i])
@@ -122,7 +142,7 @@ int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o)
 			return -ENOMEM;
 		EMBER_FORWARD_IF_ERROR(file_load(root, i, paths[i], ""));
 	}
-	return tokens ? profsvc_tokens_read(tokens, &root->tokens) : 0;
+	return 0;
 }
 
 void profsvc_files_release(struct profsvc *root)
@@ -156,7 +176,16 @@ int profsvc_reload(struct profsvc *s)
 	return first;
 }
 
-const struct profsvc_tokens *profsvc_tokens_of(const struct profsvc *s)
+bool profsvc_token_tenant(struct profsvc *s, const char *given, size_t len,
+			  char tenant[PROFSVC_TENANT_MAX + 1])
 {
-	return s->root->tokens;
+	struct profsvc *root = s->root;
+	const char *t;
+
+	pthread_mutex_lock(&root->limits_lock);
+	t = profsvc_tokens_find(root->tokens, given, len);
+	if (t)
+		snprintf(tenant, PROFSVC_TENANT_MAX + 1, "%s", t);
+	pthread_mutex_unlock(&root->limits_lock);
+	return t != NULL;
 }

@@ -22,8 +22,8 @@
  *    through the symbolization service when a query merges them and when
  *    a compaction rewrites them (resolver.c), named by the one rule of
  *    symsvc_frame_name;
- *  - every answer's body, whole (query, diff, discovery, series,
- *    coverage, ingest): the caller sets the status and headers and sends
+ *  - every answer's body, whole (query, diff, source view, discovery,
+ *    series, coverage, ingest): the caller sets the status and headers and sends
  *    it;
  *  - the profile lines of /metrics.
  * Nothing here knows about HTTP: request parameters arrive parsed (times
@@ -99,7 +99,7 @@ struct profsvc_opts {
 	void *tenant_blocks_ctx;	/* borrowed: it must outlive the service */
 	/* The service's files (config_files.c), read by profsvc_new (one
 	 * that does not read or parse fails it, the reason logged naming the
-	 * line) and, but tokens_file, again by profsvc_reload; NULL: none.
+	 * line) and again by profsvc_reload; NULL: none.
 	 * limits_file: per-tenant limits (profsvc_limits_parse; a tenant's
 	 * max_series, retention and rollup_retention its store's, at its open
 	 * and at each reload); rules_file: per-tenant ingest rules
@@ -237,9 +237,11 @@ int profsvc_tokens_read(const char *path, struct profsvc_tokens **out);
 int profsvc_tokens_parse(const char *text, size_t len, const char *path,
 			 struct profsvc_tokens **out);
 void profsvc_tokens_free(struct profsvc_tokens *t);
-/* The service's tokens (o->tokens_file; NULL: none), borrowed: valid
- * until profsvc_free. */
-const struct profsvc_tokens *profsvc_tokens_of(const struct profsvc *s);
+/* Whether given[0, len) is a token of the service's --tokens file as it
+ * reads now (o->tokens_file, read again by profsvc_reload): its tenant
+ * copied into tenant. */
+bool profsvc_token_tenant(struct profsvc *s, const char *given, size_t len,
+			  char tenant[PROFSVC_TENANT_MAX + 1]);
 /* The tenant of token given[0, len) (pointing into t), or NULL: every
  * entry compared in constant time. */
 const char *profsvc_tokens_find(const struct profsvc_tokens *t, const char *given, size_t len);
@@ -459,6 +461,34 @@ int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 		 const struct pstore_selection *base, const struct pstore_selection *new_,
 		 const struct pmodel_diff_opts *d, const struct profsvc_output *o,
 		 struct profsvc_answer *a, char *why, size_t why_size);
+
+/* What a source view answers (source_answers.c). */
+struct profsvc_source_opts {
+	size_t sz;			/* sizeof(struct profsvc_source_opts) */
+	const char *function;		/* the frame name (required) */
+	const char *file;		/* only this source file of it (NULL: every one) */
+	const char *format;		/* json (NULL) or text (pprof -list's listing) */
+};
+/* The source view of o->function in the selection merged as profsvc_query
+ * merges it (docs/http-api.md, "Source view"): its self and total per
+ * line of each of its source files (pmodel_result_source), heaviest file
+ * first, each file's text read from the debuginfo store by the build ID
+ * of the mapping its frames weigh most in (at most 16 files read; 4 MiB
+ * a file), or why there is none and which build ID and module an `ember
+ * upload --sources` would need.  -EINVAL (why set) without a function or
+ * with an unknown format; the store's error (why set) when the
+ * debuginfo store cannot be read; otherwise as profsvc_query. */
+int profsvc_source(struct profsvc *s, const struct symsvc_request_opts *ro,
+		   const struct pstore_selection *sel, const struct profsvc_source_opts *o,
+		   struct profsvc_answer *a, char *why, size_t why_size);
+/* The same over two selections: each line's values on both sides (raw;
+ * text: shares of each side's total), the text by the new side's build
+ * ID, else the base's.  -PMODEL_ERR_TYPE (why set) when the sides'
+ * types differ. */
+int profsvc_source_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
+			const struct pstore_selection *base, const struct pstore_selection *new_,
+			const struct profsvc_source_opts *o, struct profsvc_answer *a, char *why,
+			size_t why_size);
 
 /* {"names":[...]} of the selection's label names; name given: {"name":
  * NAME,"values":[...]} of its values. */

@@ -15,6 +15,7 @@
  *   read_request.c       a read's request context: the store's and the resolver's
  *   query_answers.c      the answers of a query and a diff
  *   query_view.c         their views: through a frame, frames hidden, a sandwich
+ *   source_answers.c     a function's source view: its lines, values and text
  *   empty_hint.c         why a query selected nothing: a label no series has
  *   discovery_answers.c  the answers of labels, types, series and coverage
  *   profile_metrics.c    the profile lines of /metrics
@@ -34,7 +35,12 @@ struct profsvc_scrapers;
 struct profsvc_tenants;
 
 /* The files profsvc_reload reads again (config_files.c). */
-enum profsvc_file { PROFSVC_FILE_LIMITS, PROFSVC_FILE_RULES, PROFSVC_FILE_COUNT };
+enum profsvc_file {
+	PROFSVC_FILE_LIMITS,
+	PROFSVC_FILE_RULES,
+	PROFSVC_FILE_TOKENS,
+	PROFSVC_FILE_COUNT
+};
 #define PROFSVC_LIMITS_MAX_BYTES (1 << 20)
 #define PROFSVC_RULES_MAX_BYTES (1 << 20)
 
@@ -69,7 +75,7 @@ struct profsvc {
 	bool empty;				/* a read's of a tenant without a store:
 						   the empty store's (tenants.c) */
 	char *files[PROFSVC_FILE_COUNT];	/* the root's: their paths (owned); NULL: none */
-	struct profsvc_tokens *tokens;		/* the root's --tokens; NULL: none */
+	struct profsvc_tokens *tokens;		/* --tokens, under limits_lock; NULL: none */
 };
 
 /* ---- the service's files (config_files.c) --------------------------------------------- */
@@ -78,7 +84,7 @@ struct profsvc {
  * or the first's error, logged (what was read is the root's, freed by
  * profsvc_free). */
 int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o);
-/* Their paths and the tokens freed (the tables are the root's own). */
+/* Their paths and the tokens freed (the other tables are the root's own). */
 void profsvc_files_release(struct profsvc *root);
 
 /* ---- per-tenant limits (tenant_limits.c) --------------------------------------------- */
@@ -272,6 +278,11 @@ void profsvc_answer_init(struct profsvc_answer *a, size_t cap, struct ember_mem_
 int profsvc_empty_hint(struct profsvc *s, const struct profsvc_read *rd,
 		       const struct pstore_selection *sel, char *hint, size_t size, char *why,
 		       size_t why_size);
+/* The selection merged and resolved on rd's behalf into *out
+ * (pmodel_result_free): 0 or the store's error with why set
+ * (query_answers.c). */
+int profsvc_merge(struct profsvc *s, struct profsvc_read *rd, const struct pstore_selection *sel,
+		  struct pmodel_result **out, char *why, size_t why_size);
 /* err of writing an answer, with msg as why when it failed (the store's
  * errors come with their own). */
 int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg);

@@ -150,9 +150,8 @@ static int write_query(const struct pmodel_result *r, const struct pstore_select
 	return pmodel_write_flamegraph(r, &o->svg, pmodel_write_buf, &a->body);
 }
 
-/* The selection merged and resolved on the read's behalf into *out. */
-static int merge(struct profsvc *s, struct profsvc_read *rd, const struct pstore_selection *sel,
-		 struct pmodel_result **out, char *why, size_t why_size)
+int profsvc_merge(struct profsvc *s, struct profsvc_read *rd, const struct pstore_selection *sel,
+		  struct pmodel_result **out, char *why, size_t why_size)
 {
 	struct pstore_query_opts qo = profsvc_read_query_opts(rd);
 	struct pstore_selection rs = profsvc_read_selection(rd, sel);
@@ -173,7 +172,7 @@ int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	err = err ? err : profsvc_view_init(&view, o, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
-	err = err ? err : merge(s, &rd, sel, &r, why, why_size);
+	err = err ? err : profsvc_merge(s, &rd, sel, &r, why, why_size);
 	err = err ? err : profsvc_view_apply(&view, &r);
 	if (!err)
 		pmodel_result_info(r, &ri);
@@ -253,7 +252,7 @@ static int render_sides(struct profsvc *s, struct profsvc_read *rd,
 {
 	struct pmodel_result_info ri;
 	struct pstore_selection rs;
-	int err = merge(s, rd, sel, r, why, why_size);
+	int err = profsvc_merge(s, rd, sel, r, why, why_size);
 
 	if (err)
 		return err;
@@ -322,7 +321,7 @@ int profsvc_flamegraph(struct profsvc *s, const struct symsvc_request_opts *ro,
 
 	*out = NULL;
 	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
-	err = err ? err : merge(s, &rd, sel, &r, why, why_size);
+	err = err ? err : profsvc_merge(s, &rd, sel, &r, why, why_size);
 	profsvc_read_end(&rd);
 	if (err)
 		return err;
@@ -387,11 +386,11 @@ static int diff_sides(struct profsvc *s, struct profsvc_read *rd, const struct p
 		      const struct pstore_selection *ns, struct pmodel_result **b,
 		      struct pmodel_result **n, char *why, size_t size)
 {
-	int err = merge(s, rd, bs, b, why, size);
+	int err = profsvc_merge(s, rd, bs, b, why, size);
 
 	if (err)
 		return err;
-	err = merge(s, rd, ns, n, why, size);
+	err = profsvc_merge(s, rd, ns, n, why, size);
 	if (err) {
 		pmodel_result_free(*b);
 		*b = NULL;

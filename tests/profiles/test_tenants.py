@@ -301,6 +301,27 @@ def test_tenants__tokens_file_checked_at_start():
     check(r.returncode == 2 and "needs --multitenancy" in r.stderr, r.stderr[-300:])
 
 
+def test_tenants__tokens_file_read_again_on_sighup():
+    """SIGHUP reads --tokens again: a token removed stops writing, one
+    added writes its tenant; a file that does not read keeps the tokens
+    before, the log saying why."""
+    tf = tokens_file("%s a\n" % TOKEN_A)
+    srv = Server(["--multitenancy", "--tokens", tf])
+    push(srv, None, STACKS["a"], LABELS["a"], token=TOKEN_A)
+    push(srv, None, STACKS["b"], LABELS["b"], token=TOKEN_B, want=401)
+    tokens_file("%s b\n" % TOKEN_B)
+    srv.reloaded("tokens file '%s' read again" % tf)
+    push(srv, None, STACKS["a"], LABELS["a"], token=TOKEN_A, want=401)
+    push(srv, None, STACKS["b"], LABELS["b"], token=TOKEN_B)
+    tokens_file("%s b\n" % TOKEN_A, 0o644)  # open to others: refused
+    srv.reloaded("the tokens before are kept")
+    check("open to other users" in srv.stderr(), srv.stderr()[-500:])
+    push(srv, None, STACKS["b"], LABELS["b"], token=TOKEN_B)
+    push(srv, None, STACKS["a"], LABELS["a"], token=TOKEN_A, want=401)
+    check(folded(srv, "a") == {"main;alpha": 5 * 10_000_000}, folded(srv, "a"))
+    check(folded(srv, "b") == {"main;beta": 2 * 7 * 10_000_000}, folded(srv, "b"))
+
+
 def limits_file(text):
     return config_file("limits", text)
 

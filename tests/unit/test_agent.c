@@ -929,19 +929,22 @@ static int test_agent__tables_compile_then_cache(void)
 /* ---- processes (procs.c) ------------------------------------------------- */
 
 /* A child of this test with the fixture's executable segment mapped
- * (PROT_EXEC, the file's offset of that segment), named "ember-kid". */
+ * (PROT_EXEC, the file's offset of that segment), named "ember-kid"; it
+ * unmaps it when told (kid_unmap). */
 struct kid {
 	pid_t pid;
 	uint64_t addr, offset;
+	int cmd, ack; /* a byte to the child: unmap; one back: done */
 };
 
 static int kid_start(const char *path, struct kid *k)
 {
 	struct agent_elf_info e;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), pipefd[2];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), pipefd[2], cmd[2];
 	size_t i;
+	char c;
 
-	if (fd < 0 || agent_elf_info_read(fd, &e) || pipe(pipefd))
+	if (fd < 0 || agent_elf_info_read(fd, &e) || pipe(pipefd) || pipe(cmd))
 		return -1;
 	for (i = 0; i < e.nloads && !e.loads[i].exec; i++)
 		;
@@ -958,15 +961,27 @@ static int kid_start(const char *path, struct kid *k)
 		prctl(PR_SET_NAME, "ember-kid");
 		if (write(pipefd[1], &addr, sizeof(addr)) != sizeof(addr))
 			_exit(1);
+		if (read(cmd[0], &c, 1) == 1 && !munmap(a, 4096) && write(pipefd[1], &c, 1) != 1)
+			_exit(1);
 		pause();
 		_exit(0);
 	}
 	close(fd);
 	close(pipefd[1]);
-	if (k->pid < 0 || read(pipefd[0], &k->addr, sizeof(k->addr)) != sizeof(k->addr))
+	close(cmd[0]);
+	k->cmd = cmd[1];
+	k->ack = pipefd[0];
+	if (k->pid < 0 || read(k->ack, &k->addr, sizeof(k->addr)) != sizeof(k->addr))
 		k->addr = 0;
-	close(pipefd[0]);
 	return k->addr ? 0 : -1;
+}
+
+/* The child unmaps its mapping of the fixture: 0 once done. */
+static int kid_unmap(struct kid *k)
+{
+	char c = 'u';
+
+	return write(k->cmd, &c, 1) == 1 && read(k->ack, &c, 1) == 1 ? 0 : -1;
 }
 
 static void kid_stop(struct kid *k)
@@ -975,6 +990,8 @@ static void kid_stop(struct kid *k)
 		kill(k->pid, SIGKILL);
 		waitpid(k->pid, NULL, 0);
 		k->pid = 0;
+		close(k->cmd);
+		close(k->ack);
 	}
 }
 
@@ -1117,6 +1134,47 @@ static int test_agent__procs_exec_exit_reap(void)
 	free(v);
 	if (fd >= 0)
 		close(fd);
+	return 0;
+}
+
+/* Code unmapped before a rescan (V8 frees its code space before it
+ * exits): the samples of the interval taken before the rescan still find
+ * the mapping, its file kept, until the interval's reap drops it. */
+static int test_agent__procs_rescan_keeps_unmapped_until_reap(void)
+{
+	struct agent_tables_opts o = { .local_compile = false };
+	struct agent_table_maps none = { 0 };
+	struct agent_tables *t;
+	struct agent_procs *p;
+	struct agent_process *pr;
+	struct agent_proc_map *m;
+	struct agent_file *f;
+	struct kid k = { 0 };
+	int err = 0;
+
+	CHECK(kid_start(unit_fixture("c_O2_pie"), &k) == 0);
+	t = agent_tables_new(&o, &none, NULL, &err);
+	p = t ? agent_procs_new(t, -1, &err) : NULL;
+	CHECK(p != NULL);
+	agent_procs_scan(p, k.pid);
+	pr = agent_procs_find(p, k.pid);
+	m = pr ? agent_process_mapping(pr, k.addr + 100) : NULL;
+	CHECK(m != NULL && m->file != NULL && m->file->refs == 1);
+	f = m->file;
+	CHECK(kid_unmap(&k) == 0);
+	agent_procs_scan(p, k.pid);
+	CHECK_INT(pr->nretired, ==, 1);
+	m = agent_process_mapping(pr, k.addr + 100);
+	CHECK(m != NULL && m->start == k.addr && m->end == k.addr + 4096 && m->file == f);
+	CHECK_INT(f->refs, ==, 1); /* moved, not taken again */
+	agent_procs_reap(p, 0); /* the interval's end: nothing exited */
+	CHECK_INT(agent_procs_count(p), ==, 1);
+	CHECK(agent_process_mapping(pr, k.addr + 100) == NULL);
+	CHECK_INT(pr->nretired, ==, 0);
+	CHECK_INT(f->refs, ==, 0);
+	kid_stop(&k);
+	agent_procs_free(p);
+	agent_tables_free(t);
 	return 0;
 }
 
@@ -1838,6 +1896,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__tables_compile_then_cache),
 	UNIT_CASE(test_agent__procs_scan_reads_a_child),
 	UNIT_CASE(test_agent__procs_exec_exit_reap),
+	UNIT_CASE(test_agent__procs_rescan_keeps_unmapped_until_reap),
 	UNIT_CASE(test_agent__push_body_decodes_back),
 	UNIT_CASE(test_agent__push_backoff_and_refusal),
 	UNIT_CASE(test_agent__push_permanent_refusal_stops),

@@ -805,6 +805,133 @@ static int test_pmodel__truncate_keeps_largest_nodes(void)
 	return 0;
 }
 
+/* ---- source lines (source_lines.c) ------------------------------------------------------ */
+
+/* A location in mapping map (index + 1) of lines (name, file, line)
+ * innermost first. */
+static int src_loc(struct pmodel_dict *d, uint32_t map, const char *const *fn, const int64_t *no,
+		   uint32_t n, uint32_t *out)
+{
+	struct pmodel_line ln[2] = { { 0 } };
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct pmodel_func f = { 0 };
+
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, fn[2 * i], &f.name));
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, fn[2 * i + 1], &f.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(d, &f, &ln[i].func));
+		ln[i].line = no[i];
+	}
+	return pmodel_dict_loc(d, map, 0x1000 + d->locs.n, 0, ln, n, out);
+}
+
+/* A map of module file and build ID bid: its index + 1. */
+static int src_map(struct pmodel_dict *d, const char *file, const char *bid, uint32_t *out)
+{
+	struct pmodel_map m = { .start = 0x1000, .limit = 0x100000 };
+
+	EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, file, &m.filename));
+	EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, bid, &m.build_id));
+	EMBER_FORWARD_IF_ERROR(pmodel_dict_map(d, &m, out));
+	++*out;
+	return 0;
+}
+
+/* main;work:10;work:20 4, main;work:10;work:10 3 (recursion through one
+ * line), main;work:12;[inner inlined at work:14] 2, main 1, and
+ * main;work 5 of a namesake in another file and binary. */
+static struct pmodel_result *source_result(void)
+{
+	static const char *const f_main[] = { "main", "/src/main.c" };
+	static const char *const f_w[] = { "work", "/src/work.c" };
+	static const char *const f_inl[] = { "inner", "/src/inner.h", "work", "/src/work.c" };
+	static const char *const f_other[] = { "work", "/src/other.c" };
+	static const int64_t l5[] = { 5 }, l10[] = { 10 }, l12[] = { 12 }, l20[] = { 20 };
+	static const int64_t l3_14[] = { 3, 14 }, l7[] = { 7 };
+	struct pmodel_result *r = NULL;
+	uint32_t shop, lib, lm, lw10, lw12, lw20, linl, lo, nm, n10, n20, nrec, n12, ninl, no;
+	struct pmodel_dict *d;
+
+	if (pmodel_result_new("cpu:samples:count:cpu:nanoseconds", &r))
+		return NULL;
+	d = &r->dict;
+	if (src_map(d, "/usr/bin/shop", "aaaa", &shop) || src_map(d, "/usr/lib/libo.so", "bbbb", &lib) ||
+	    src_loc(d, shop, f_main, l5, 1, &lm) || src_loc(d, shop, f_w, l10, 1, &lw10) ||
+	    src_loc(d, shop, f_w, l12, 1, &lw12) || src_loc(d, shop, f_w, l20, 1, &lw20) ||
+	    src_loc(d, shop, f_inl, l3_14, 2, &linl) || src_loc(d, lib, f_other, l7, 1, &lo) ||
+	    pmodel_dict_node(d, 0, lm, &nm) || pmodel_dict_node(d, nm, lw10, &n10) ||
+	    pmodel_dict_node(d, n10, lw20, &n20) || pmodel_dict_node(d, n10, lw10, &nrec) ||
+	    pmodel_dict_node(d, nm, lw12, &n12) || pmodel_dict_node(d, n12, linl, &ninl) ||
+	    pmodel_dict_node(d, nm, lo, &no) || EMBER_VEC_RESERVE(&r->self, pmodel_dict_nodes(d))) {
+		pmodel_result_free(r);
+		return NULL;
+	}
+	while (r->self.n < pmodel_dict_nodes(d))
+		r->self.v[r->self.n++] = 0;
+	r->self.v[n20] = 4;
+	r->self.v[nrec] = 3;
+	r->self.v[ninl] = 2;
+	r->self.v[nm] = 1;
+	r->self.v[no] = 5;
+	return r;
+}
+
+static int check_line(const struct pmodel_source_file *f, size_t i, int64_t line, int64_t self,
+		      int64_t total)
+{
+	CHECK(i < f->n_lines);
+	CHECK_INT(f->lines[i].line, ==, line);
+	CHECK_INT(f->lines[i].self, ==, self);
+	CHECK_INT(f->lines[i].total, ==, total);
+	return 0;
+}
+
+/* Self on the leaf frame's line, total on every line of the stack once
+ * (recursion through line 10 counts its stack once, an inlined callee's
+ * stack counts on the call's line), per file, the heaviest first, with
+ * the build ID and module of its mapping; a namesake elsewhere is a file
+ * of its own; a function no stack holds has no files. */
+static int test_pmodel__source_lines_self_and_total(void)
+{
+	struct pmodel_result *r = source_result();
+	struct pmodel_source *s = NULL;
+	const struct pmodel_source_file *f;
+
+	CHECK(r);
+	CHECK_INT(pmodel_result_source(r, "work", &s), ==, 0);
+	CHECK_INT(s->self, ==, 12);
+	CHECK_INT(s->total, ==, 14);
+	CHECK_INT(s->n_files, ==, 2);
+	f = &s->files[0];
+	CHECK_STR(f->file, "/src/work.c");
+	CHECK_STR(f->build_id, "aaaa");
+	CHECK_STR(f->module, "/usr/bin/shop");
+	CHECK_INT(f->self, ==, 7);
+	CHECK_INT(f->total, ==, 9);
+	CHECK_INT(f->n_lines, ==, 4);
+	CHECK_INT(check_line(f, 0, 10, 3, 7), ==, 0);
+	CHECK_INT(check_line(f, 1, 12, 0, 2), ==, 0);
+	CHECK_INT(check_line(f, 2, 14, 0, 2), ==, 0);
+	CHECK_INT(check_line(f, 3, 20, 4, 4), ==, 0);
+	f = &s->files[1];
+	CHECK_STR(f->file, "/src/other.c");
+	CHECK_STR(f->build_id, "bbbb");
+	CHECK_INT(f->self, ==, 5);
+	CHECK_INT(check_line(f, 0, 7, 5, 5), ==, 0);
+	pmodel_source_free(s);
+	CHECK_INT(pmodel_result_source(r, "inner", &s), ==, 0);
+	CHECK_INT(s->n_files, ==, 1);
+	CHECK_STR(s->files[0].file, "/src/inner.h");
+	CHECK_INT(check_line(&s->files[0], 0, 3, 2, 2), ==, 0);
+	pmodel_source_free(s);
+	CHECK_INT(pmodel_result_source(r, "absent", &s), ==, 0);
+	CHECK_INT(s->n_files, ==, 0);
+	CHECK_INT(s->total, ==, 0);
+	pmodel_source_free(s);
+	pmodel_result_free(r);
+	return 0;
+}
+
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__error_kind),
 	UNIT_CASE(test_pmodel__types_checked_with_a_typed_error),
@@ -822,6 +949,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__flamegraph_levels_and_folding),
 	UNIT_CASE(test_pmodel__focus_keeps_the_stacks_under_a_path),
 	UNIT_CASE(test_pmodel__truncate_keeps_largest_nodes),
+	UNIT_CASE(test_pmodel__source_lines_self_and_total),
 };
 
 UNIT_MAIN_QUIET(cases)

@@ -9,6 +9,7 @@ import { SelectorInput } from './selector.js';
 import { TopTable } from './toptable.js';
 import { renderDiffTable } from './difftable.js';
 import { DebuginfoView } from './debuginfo.js';
+import { SourceView } from './source.js';
 import { TenantField } from './tenant.js';
 import { subtreeProfile, gzipBlob } from './pprof.js';
 import { DEFAULTS, readState, writeState, withMatcher } from './state.js';
@@ -171,7 +172,7 @@ function status(el, e, text) {
 // ---- views ----------------------------------------------------------------------
 
 function show() {
-  for (const v of ['flame', 'diff', 'debuginfo']) $('view-' + v).hidden = state.view !== v;
+  for (const v of ['flame', 'diff', 'debuginfo', 'source']) $('view-' + v).hidden = state.view !== v;
   const sel = { query: state.query, type: state.type, from: state.from, to: state.to };
   if (!state.type && state.view !== 'debuginfo') {
     const none = 'No profiles in this range: widen it, or push some (POST /api/v1/profiles, ' +
@@ -184,6 +185,7 @@ function show() {
   else chart.set(null); // no type in range: nothing to chart (the debuginfo view still shows)
   if (state.view === 'flame') showFlame(sel);
   else if (state.view === 'diff') showDiff();
+  else if (state.view === 'source') source.show(state);
   else debuginfo.show(sel);
 }
 
@@ -229,6 +231,7 @@ function zoomButtons() {
   $('zoom-out').disabled = !flame.zoom;
   $('reset-zoom').disabled = !flame.zoom;
   $('diff-zoom-out').disabled = !diffGraphs().some((g) => g.zoom);
+  $('open-source').disabled = !flame.zoom;
 }
 
 // The path to the zoomed frame as buttons (a way back to any ancestor).
@@ -401,6 +404,7 @@ function diffZoomed(f) {
 function diffFocus(f, i) {
   diffPick = f.data ? f.pathOf(i) : [];
   $('diff-focus-name').textContent = f.data ? `frame: ${f.label(i)} —` : '';
+  $('diff-source').disabled = !diffPick.length;
 }
 
 // The plain flame graph of one side, zoomed on the picked frame.
@@ -619,6 +623,18 @@ download($('dl-diff-svg'), 'diff-flamegraph.svg', 'image/svg+xml', () => {
 
 const debuginfo = new DebuginfoView({ summary: $('coverage-summary'), coverage: $('coverage'),
                                       artifacts: $('artifacts'), more: $('artifacts-more') });
+
+// ---- source view (source.js) ---------------------------------------------------------------
+
+// The zoomed frame's function (a row of the top table zooms to its
+// heaviest frame), or the diff's picked frame's, line by line.
+const source = new SourceView($('view-source'), (file) => navigate({ file }));
+$('open-source').addEventListener('click', () => {
+  if (flame.zoom) navigate({ view: 'source', fn: flame.label(flame.zoom), file: '', src: '' });
+});
+$('diff-source').addEventListener('click', () => {
+  if (diffPick.length) navigate({ view: 'source', fn: diffPick[diffPick.length - 1], file: '', src: 'diff' });
+});
 
 // ---- start ---------------------------------------------------------------------------------
 

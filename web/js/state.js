@@ -3,7 +3,7 @@
 // default, so a shared link opens the same view on the same selection.
 
 export const DEFAULTS = Object.freeze({
-  view: 'flame',      // flame | diff | debuginfo
+  view: 'flame',      // flame | diff | debuginfo | source
   tenant: '',         // X-Scope-OrgID of every call (tenant.js); empty: none
   type: '',           // profile type ID (empty: the first CPU type)
   query: '',          // label selector
@@ -20,12 +20,13 @@ export const DEFAULTS = Object.freeze({
   layout: 'overlay',  // diff: overlay | side
   dzoom: '',          // diff: zoom path
   dsearch: '',        // diff: search
+  fn: '', file: '', src: '',   // source view (source.js): function, file, 'diff' for before/after
 });
 
 export function readState(search) {
   const q = new URLSearchParams(search), s = { ...DEFAULTS };
   for (const k of Object.keys(DEFAULTS)) if (q.has(k)) s[k] = q.get(k);
-  if (!['flame', 'diff', 'debuginfo'].includes(s.view)) s.view = DEFAULTS.view;
+  if (!['flame', 'diff', 'debuginfo', 'source'].includes(s.view)) s.view = DEFAULTS.view;
   if (!['overlay', 'side'].includes(s.layout)) s.layout = DEFAULTS.layout;
   return s;
 }
