@@ -21,14 +21,14 @@
 
 static const char *const query_names[] = {
 	SELECTION, "format", "span_id", "trace_id", "focus", "limit", "width", "title",
-	"icicle", "max_nodes", VIEWS,
+	"icicle", "max_nodes", "unsymbolized", VIEWS,
 	"s", /* the flame graph SVG's search, read by its script in a browser */
 	NULL
 };
 static const char *const diff_names[] = {
 	SELECTION, "format", "limit", "title", "normalize", "min_abs_pct", "min_rel", "min_z", "s",
 	VIEWS,
-	"focus", "base_query", "base_from", "base_to", "base_until", "base_focus",
+	"unsymbolized", "focus", "base_query", "base_from", "base_to", "base_until", "base_focus",
 	"new_query", "new_from", "new_to", "new_until", "new_focus",
 	"leftQuery", "leftFrom", "leftUntil", "rightQuery", "rightFrom", "rightUntil", NULL
 };

@@ -50,6 +50,20 @@ static int max_nodes_param(struct MHD_Connection *c, const char *format, size_t 
 	return 0;
 }
 
+/* unsymbolized=: "module" (absent: the default) groups unsymbolized
+ * frames per module, "frames" shows each (profsvc_output). */
+static int unsymbolized_param(struct MHD_Connection *c, bool *frames, char *why, size_t size)
+{
+	const char *v = api_param(c, "unsymbolized");
+
+	*frames = v && strcmp(v, "frames") == 0;
+	if (v && !*frames && strcmp(v, "module") != 0) {
+		snprintf(why, size, "unsymbolized: '%.32s' is not module or frames", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The views (docs/http-api.md, "Views"): through=NAME, hide=PATTERN (the
  * profile service compiles it), sandwich=NAME and its
  * sandwich_side=callees (default) or callers. */
@@ -71,7 +85,8 @@ static int view_params(struct MHD_Connection *c, struct profsvc_output *o, char 
 
 /* The output parameters: limit (rows) of a table, the title of a flame
  * graph, a query's flame graph's width and icicle and its pprof's
- * max_nodes, a diff's normalize.  0 or -EINVAL with why set. */
+ * max_nodes, a diff's normalize, both's unsymbolized.  0 or -EINVAL
+ * with why set. */
 static int output_params(struct MHD_Connection *c, const char *format, bool diff,
 			 struct profsvc_output *o, char *why, size_t size)
 {
@@ -94,6 +109,7 @@ static int output_params(struct MHD_Connection *c, const char *format, bool diff
 	}
 	o->rows = (size_t)n;
 	o->svg.width = (int)w;
+	EMBER_FORWARD_IF_ERROR(unsymbolized_param(c, &o->unsymbolized_frames, why, size));
 	EMBER_FORWARD_IF_ERROR(view_params(c, o, why, size));
 	return diff ? 0 : max_nodes_param(c, format, &o->max_nodes, why, size);
 }

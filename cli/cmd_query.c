@@ -69,6 +69,9 @@ static void query_usage(FILE *f, bool diff)
 		      "  --function NAME     the function of --format source (--file PATH: one\n"
 		      "                      of its source files only)\n"
 		      "  --limit N           rows of a top table (default 100, 0: all)\n"
+		      "  --unsymbolized frames  each unsymbolized frame its own\n"
+		      "                      (MODULE+0xOFFSET; default module: one [MODULE]\n"
+		      "                      frame a run of them; pprof always exact)\n"
 		      VIEW_USAGE
 		      "  --tenant T          the tenant read (X-Scope-OrgID; a server with\n"
 		      "                      --multitenancy)\n"
@@ -89,6 +92,8 @@ static void query_usage(FILE *f, bool diff)
 		      "  --limit N           rows of the table (default 100, markdown 20; 0: all)\n"
 		      "  --min-abs-pct P, --min-rel R, --min-z Z   the flag's thresholds\n"
 		      "                      (default 0.5 points, 0.1, 3 sigma)\n"
+		      "  --unsymbolized frames  each unsymbolized frame its own (default\n"
+		      "                      module: grouped per module on both sides)\n"
 		      "  --fail-on-regression  exit 3 when a function's self share grew past\n"
 		      "                      them (1: other failures, 2: bad usage)\n"
 		      VIEW_USAGE
@@ -109,6 +114,7 @@ static const struct {
 	{ "--min-abs-pct", "min_abs_pct" }, { "--min-rel", "min_rel" }, { "--min-z", "min_z" },
 	{ "--title", "title" },		{ "--span-id", "span_id" }, { "--trace-id", "trace_id" },
 	{ "--function", "function" },	{ "--file", "file" },
+	{ "--unsymbolized", "unsymbolized" },
 	/* the views (docs/http-api.md, "Views") */
 	{ "--focus", "focus" },		{ "--through", "through" }, { "--hide", "hide" },
 	{ "--sandwich", "sandwich" },	{ "--sandwich-side", "sandwich_side" },
@@ -401,6 +407,33 @@ static int load(const char *path, const char *type, struct pmodel_result **out)
 	return err;
 }
 
+/* Both sides' unsymbolized frames grouped per module as the server groups
+ * them (pmodel_result_group_unresolved): all but pprof, unless
+ * --unsymbolized frames. */
+static int offline_group(const struct query_opts *o, struct pmodel_result **r)
+{
+	const char *u = param(o, "unsymbolized"), *f = param(o, "format");
+	struct pmodel_result *g;
+	int err;
+
+	if (u && strcmp(u, "module") && strcmp(u, "frames")) {
+		fprintf(stderr, "ember diff: --unsymbolized: '%s' is not module or frames\n", u);
+		return -EINVAL;
+	}
+	if ((u && !strcmp(u, "frames")) || (f && !strcmp(f, "pprof")))
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		err = pmodel_result_group_unresolved(r[i], &g);
+		if (err) {
+			fprintf(stderr, "ember diff: %s\n", pmodel_strerror(err));
+			return err;
+		}
+		pmodel_result_free(r[i]);
+		r[i] = g;
+	}
+	return 0;
+}
+
 static int thresholds(const struct query_opts *o, struct pmodel_diff_opts *d)
 {
 	const char *names[3] = { "min_abs_pct", "min_rel", "min_z" };
@@ -483,7 +516,7 @@ static int offline_view(const struct query_opts *o, struct pmodel_result **r)
 
 static int offline(const struct query_opts *o)
 {
-	struct pmodel_result *base = NULL, *new_ = NULL;
+	struct pmodel_result *r[2] = { NULL, NULL };
 	struct pmodel_diff *d = NULL;
 	struct pmodel_diff_opts dopts;
 	struct ember_buf b;
@@ -491,14 +524,16 @@ static int offline(const struct query_opts *o)
 
 	ember_buf_init(&b, ANSWER_MAX);
 	if (!err)
-		err = load(o->files[0], param(o, "type"), &base);
+		err = load(o->files[0], param(o, "type"), &r[0]);
 	if (!err)
-		err = load(o->files[1], param(o, "type"), &new_);
+		err = load(o->files[1], param(o, "type"), &r[1]);
 	if (!err)
-		err = offline_view(o, &base);
+		err = offline_group(o, r);
 	if (!err)
-		err = offline_view(o, &new_);
-	if (!err && (err = pmodel_diff_new(base, new_, &dopts, &d)))
+		err = offline_view(o, &r[0]);
+	if (!err)
+		err = offline_view(o, &r[1]);
+	if (!err && (err = pmodel_diff_new(r[0], r[1], &dopts, &d)))
 		fprintf(stderr, "ember diff: %s\n", err == -PMODEL_ERR_TYPE
 			? "the two profiles hold different sample types or units (--type)"
 			: pmodel_strerror(err));
@@ -513,8 +548,8 @@ static int offline(const struct query_opts *o)
 	}
 	ember_buf_release(&b);
 	pmodel_diff_free(d);
-	pmodel_result_free(base);
-	pmodel_result_free(new_);
+	pmodel_result_free(r[0]);
+	pmodel_result_free(r[1]);
 	return err ? 1 : ret;
 }
 

@@ -5,8 +5,10 @@
  * focus=.  A stack is kept when its frames, read root first as the trees
  * name them (ntree.c: a location's inlined functions outermost first, an
  * unsymbolized one "MODULE+0xOFFSET"), begin with exactly the path's
- * names; a kept stack keeps all its frames, so the flame graph shows the
- * path and everything below its last frame.
+ * names, a name "[MODULE]" standing for a run of the module's
+ * unsymbolized frames as pmodel_result_group_unresolved groups them
+ * (unresolved.c); a kept stack keeps all its frames, so the flame graph
+ * shows the path and everything below its last frame.
  *
  * The result's stack nodes come parent first, so one pass gives each
  * node how far its stack matched the path (or that it went astray), from
@@ -18,15 +20,35 @@
 
 #define ASTRAY SIZE_MAX /* a frame differs from the path's */
 
+/* Whether unsymbolized location l, after its caller pl (NULL: none),
+ * continues a run of its module's frames that path[m - 1] named as the
+ * group (pmodel_result_group_unresolved's "[MODULE]"). */
+static bool in_group(const struct pmodel_dict *d, const struct pmodel_loc *pl,
+		     const struct pmodel_loc *l, const char *const *path, size_t m)
+{
+	char buf[PMODEL_UNRESOLVED_NAME_MAX];
+
+	if (!pl || !m || !pmodel_loc_same_group(d, pl, l))
+		return false;
+	pmodel_loc_unresolved_group(d, l, buf, sizeof(buf));
+	return !strcmp(buf, path[m - 1]);
+}
+
 /* How far a stack matched path[0, n) after location l's frames, having
- * matched m before them. */
-static size_t match_location(const struct pmodel_dict *d, const struct pmodel_loc *l,
-			     const char *const *path, size_t n, size_t m)
+ * matched m before them (its caller's location pl, NULL: none). */
+static size_t match_location(const struct pmodel_dict *d, const struct pmodel_loc *pl,
+			     const struct pmodel_loc *l, const char *const *path, size_t n,
+			     size_t m)
 {
 	char buf[PMODEL_UNRESOLVED_NAME_MAX];
 
 	if (!l->nlines) {
+		if (in_group(d, pl, l, path, m))
+			return m;
 		pmodel_loc_unresolved_name(d, l, buf, sizeof(buf));
+		if (!strcmp(buf, path[m]))
+			return m + 1;
+		pmodel_loc_unresolved_group(d, l, buf, sizeof(buf));
 		return strcmp(buf, path[m]) ? ASTRAY : m + 1;
 	}
 	for (uint32_t k = l->nlines; k-- > 0 && m < n;)
@@ -51,11 +73,13 @@ static bool *focus_nodes(const struct pmodel_result *r, const char *const *path,
 	}
 	m[0] = 0;
 	for (size_t i = 1; i < nodes; i++) {
-		size_t p = m[d->node_parent.v[i]];
+		uint32_t parent = d->node_parent.v[i];
+		size_t p = m[parent];
+		const struct pmodel_loc *pl = parent ? &d->locs.v[d->node_loc.v[parent]] : NULL;
 
 		m[i] = p == ASTRAY || p == n
 			       ? p
-			       : match_location(d, &d->locs.v[d->node_loc.v[i]], path, n, p);
+			       : match_location(d, pl, &d->locs.v[d->node_loc.v[i]], path, n, p);
 		keep[i] = m[i] == n;
 	}
 	free(m);

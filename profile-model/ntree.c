@@ -97,13 +97,11 @@ const char *pmodel_line_name(const struct pmodel_dict *d, const struct pmodel_li
 size_t pmodel_loc_unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc *l,
 				  char *buf, size_t size)
 {
+	const char *module = pmodel_loc_module(d, l);
 	int n;
 
-	if (l->mapping) {
+	if (module) {
 		const struct pmodel_map *m = &d->maps.v[l->mapping - 1];
-		const char *file = pmodel_str(&d->str, m->filename), *slash = strrchr(file, '/');
-		const char *bid = pmodel_str(&d->str, m->build_id);
-		const char *module = *file ? (slash ? slash + 1 : file) : *bid ? bid : "?";
 
 		n = snprintf(buf, size, "%s+0x%llx", module,
 			     (unsigned long long)(l->address - m->start + m->offset));

@@ -66,7 +66,9 @@ void pmodel_result_free(struct pmodel_result *r);
 
 /* The samples of r whose stack, read root first as the trees name its
  * frames (a location's inlined functions outermost first, an
- * unsymbolized one "MODULE+0xOFFSET"), begins with exactly path[0, n):
+ * unsymbolized one "MODULE+0xOFFSET", or "[MODULE]" for a run of them
+ * as pmodel_result_group_unresolved groups them), begins with exactly
+ * path[0, n):
  * Pyroscope's stack_trace_selector (focus.c).  A kept sample keeps its
  * whole stack (and its attributes); none kept, the result has no
  * samples (total 0).  *out a new result of r's type, period, profiles
@@ -129,6 +131,40 @@ struct pmodel_view {
 int pmodel_result_view(const struct pmodel_result *r, const struct pmodel_view *v,
 		       struct pmodel_result **out);
 
+/* r with each run of consecutive unsymbolized frames of one module (a
+ * stack's locations without lines, caller to callee) made one frame, a
+ * function "[MODULE]" (MODULE the base name of the mapping's file, else
+ * its build ID; "[unknown]" without a mapping) of the frames' type, as
+ * stackcollapse-perf.pl names what perf could not symbolize
+ * (unresolved.c).  Equal stacks merge; the total, the attributed parts
+ * and the rest of r's info are kept.  r is not kept.  0 or -ENOMEM; *out
+ * to pmodel_result_free(). */
+int pmodel_result_group_unresolved(const struct pmodel_result *r, struct pmodel_result **out);
+/* Whether r has an unsymbolized location (one without lines): whether
+ * grouping can change it. */
+bool pmodel_result_has_unresolved(const struct pmodel_result *r);
+/* How much of r its names explain (name_coverage.c): values of r's type.
+ * A stack is named at its leaf when its leaf location has lines, named
+ * whole when every location has.  Per module (a mapping's build ID, else
+ * its file; frames without a mapping one module of their own): value,
+ * the stacks through it (each once); unnamed, those with an unsymbolized
+ * frame of it; leaf and leaf_named, the stacks whose leaf is of it, and
+ * named.  jit: no build ID and no file an upload could give (no file,
+ * "[anon:...]", "//anon", "/memfd:", perf-PID.map, jitdump's jitted-*.so,
+ * no mapping).  Modules by unnamed, most first; their strings point into
+ * r (valid while r lives). */
+struct pmodel_coverage_module {
+	const char *build_id, *file; /* "" when the mapping names none */
+	bool jit;
+	int64_t value, unnamed, leaf, leaf_named;
+};
+struct pmodel_coverage {
+	int64_t total, leaf_named, all_named;
+	EMBER_VEC(struct pmodel_coverage_module) m; /* m.v[0, m.n) */
+};
+/* 0 or -ENOMEM; *out to pmodel_coverage_free() (NULL accepted). */
+int pmodel_result_coverage(const struct pmodel_result *r, struct pmodel_coverage **out);
+void pmodel_coverage_free(struct pmodel_coverage *c);
 /* What a result holds. */
 struct pmodel_result_info {
 	const char *type;	/* full type ID; valid while r lives */

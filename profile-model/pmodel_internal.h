@@ -16,6 +16,8 @@
  *   view.c, view_through.c, view_hide.c, view_sandwich.c  the views: stacks
  *                   through a frame, frames hidden, a function's sandwich
  *   source_lines.c  one function's values per source line (the source view)
+ *   unresolved.c    unsymbolized frames grouped per module
+ *   name_coverage.c how much of a result its names explain
  *   ntree.c         the tree of frame names (outputs, diffs)
  *   truncate.c      a result cut to its largest nodes, the rest "other"
  *   out.c           buffered writing, XML and JSON escaping
@@ -56,6 +58,12 @@ int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict
 int pmodel_result_add_attrs_kept(struct pmodel_result *c, const struct pmodel_dict *dict,
 				 const struct pmodel_result *r, const uint32_t *map,
 				 const bool *keep);
+
+/* A new result of r's type, period, profiles and times over the stacks
+ * of d, r's node i's value and attributed parts on node map[i] of d (r
+ * and d not kept; truncate.c, unresolved.c).  0 or -ENOMEM. */
+int pmodel_result_remap(const struct pmodel_result *r, const struct pmodel_dict *d,
+			const uint32_t *map, struct pmodel_result **out);
 
 /* Location l of im's source with its lines [first, first + n) only
  * (lines innermost first, as a location keeps them), interned into the
@@ -142,6 +150,19 @@ static inline const char *pmodel_ntree_type(const struct pmodel_ntree *t, uint32
 #define PMODEL_UNRESOLVED_NAME_MAX 320
 size_t pmodel_loc_unresolved_name(const struct pmodel_dict *d, const struct pmodel_loc *l,
 				  char *buf, size_t size);
+
+/* The module of location l of d as its unsymbolized name names it: the
+ * base name of its mapping's file, else its build ID, else "?"; NULL
+ * without a mapping (points into d). */
+const char *pmodel_loc_module(const struct pmodel_dict *d, const struct pmodel_loc *l);
+/* The name of the group of unsymbolized location l (unresolved.c):
+ * "[MODULE]", "[unknown]" without a mapping; into buf as
+ * pmodel_loc_unresolved_name writes.  Its length. */
+size_t pmodel_loc_unresolved_group(const struct pmodel_dict *d, const struct pmodel_loc *l,
+				   char *buf, size_t size);
+/* Whether a and b (of d) are unsymbolized frames of one group. */
+bool pmodel_loc_same_group(const struct pmodel_dict *d, const struct pmodel_loc *a,
+			   const struct pmodel_loc *b);
 
 /* The frame name of line ln of a location of d: its function's name,
  * else its system name, else "?" (points into d).  The trees and the

@@ -205,6 +205,27 @@ int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict
 	return err;
 }
 
+int pmodel_result_remap(const struct pmodel_result *r, const struct pmodel_dict *d,
+			const uint32_t *map, struct pmodel_result **out)
+{
+	int64_t *self = calloc(pmodel_dict_nodes(d), sizeof(*self));
+	struct pmodel_result *c = NULL;
+	int err = self ? 0 : -ENOMEM;
+
+	for (size_t i = 1; !err && i < r->self.n; i++)
+		self[map[i]] = pmodel_add(self[map[i]], r->self.v[i]);
+	err = err ? err : pmodel_result_new_like(r, &c);
+	err = err ? err : pmodel_result_add(c, d, self);
+	err = err ? err : pmodel_result_add_attrs_of(c, d, r, map);
+	free(self);
+	if (err) {
+		pmodel_result_free(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
 int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src)
 {
 	EMBER_FORWARD_IF_ERROR(merge_nodes(r, src));

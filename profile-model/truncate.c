@@ -28,7 +28,6 @@ struct trunc {
 	bool *cut;		/* per node of r: its stack in d ends in "other" */
 	struct pmodel_dict d;	/* the cut stacks */
 	struct pmodel_import im; /* r's dictionary into d */
-	EMBER_VEC(int64_t) self; /* per node of d */
 	uint32_t other;		/* the location "other" of d */
 };
 
@@ -78,7 +77,6 @@ static void trunc_release(struct trunc *tr)
 	free(tr->cut);
 	pmodel_import_release(&tr->im);
 	pmodel_dict_release(&tr->d);
-	EMBER_VEC_FREE(&tr->self);
 }
 
 /* How many of node i's frames (outermost first) stay: those before the
@@ -123,18 +121,11 @@ static int cut_node(struct trunc *tr, uint32_t i)
 	return pmodel_dict_node(&tr->d, cur, tr->other, &tr->out[i]);
 }
 
-/* Every node of r cut into d, its value added to its stack's there. */
+/* Every node of r cut into d. */
 static int cut_all(struct trunc *tr)
 {
-	const struct pmodel_result *r = tr->r;
-
-	for (uint32_t i = 1; i < pmodel_dict_nodes(&r->dict); i++)
+	for (uint32_t i = 1; i < pmodel_dict_nodes(&tr->r->dict); i++)
 		EMBER_FORWARD_IF_ERROR(cut_node(tr, i));
-	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&tr->self, pmodel_dict_nodes(&tr->d)));
-	tr->self.n = pmodel_dict_nodes(&tr->d);
-	memset(tr->self.v, 0, tr->self.n * sizeof(*tr->self.v));
-	for (uint32_t i = 1; i < r->self.n; i++)
-		tr->self.v[tr->out[i]] = pmodel_add(tr->self.v[tr->out[i]], r->self.v[i]);
 	return 0;
 }
 
@@ -146,15 +137,10 @@ int pmodel_result_truncate(const struct pmodel_result *r, size_t max_nodes,
 	int err = trunc_init(&tr, r, max_nodes);
 
 	err = err ? err : cut_all(&tr);
-	err = err ? err : pmodel_result_new_like(r, &c);
-	err = err ? err : pmodel_result_add(c, &tr.d, tr.self.v);
-	/* r's attributed parts moved to their cut stacks in c */
-	err = err ? err : pmodel_result_add_attrs_of(c, &tr.d, r, tr.out);
+	/* r's values and attributed parts moved to their cut stacks in c */
+	err = err ? err : pmodel_result_remap(r, &tr.d, tr.out, &c);
 	trunc_release(&tr);
-	if (err) {
-		pmodel_result_free(c);
-		return err;
-	}
-	*out = c;
-	return 0;
+	if (!err)
+		*out = c;
+	return err;
 }

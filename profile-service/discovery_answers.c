@@ -3,7 +3,9 @@
  * rows (docs/http-api.md, "Discovery", "Totals over time", "Symbolization
  * coverage"), whole: the label names, a label's values, the profile
  * types, the totals at a step (what a UI draws above its flame graph) and
- * the build IDs that leave samples unsymbolized, most samples first.
+ * the build IDs that leave samples unsymbolized, most samples first, and
+ * (of a selection of one type, merged as a query merges it) the share
+ * named at the leaf and whole, per module (pmodel_result_coverage).
  */
 #include "profsvc_internal.h"
 #include "symsvc.h"
@@ -365,6 +367,8 @@ static double pct(uint64_t part, uint64_t all)
 	return all ? 100.0 * (double)part / (double)all : 0;
 }
 
+/* The totals and the stored records' rows by build ID; the object left
+ * open. */
 static int coverage_json(struct ember_buf *b, const struct pstore_coverage *cv, size_t rows)
 {
 	int err = ember_buf_appendf(b,
@@ -385,7 +389,70 @@ static int coverage_json(struct ember_buf *b, const struct pstore_coverage *cv, 
 			  : ember_buf_appendf(b, ",\"samples\":%" PRIu64 ",\"pct\":%.4f}",
 					      r->samples, pct(r->samples, cv->samples));
 	}
-	return err ? err : ember_buf_appendf(b, "]}\n");
+	return err ? err : ember_buf_appendf(b, "]");
+}
+
+/* The store's reason for build ID bid ("" none). */
+static const char *stored_reason(const struct pstore_coverage *cv, const char *bid)
+{
+	for (size_t i = 0; *bid && i < cv->n_rows; i++)
+		if (!strcmp(cv->rows[i].build_id, bid))
+			return cv->rows[i].reason;
+	return "";
+}
+
+static double share(int64_t part, int64_t all)
+{
+	return pct(part > 0 ? (uint64_t)part : 0, all > 0 ? (uint64_t)all : 0);
+}
+
+static int module_json(struct ember_buf *b, const struct pmodel_coverage_module *m,
+		       const char *reason, int64_t total)
+{
+	int err = ember_buf_appendf(b, "{\"build_id\":");
+
+	err = err ? err : ember_json_str(b, m->build_id, strlen(m->build_id));
+	err = err ? err : ember_buf_appendf(b, ",\"file\":");
+	err = err ? err : ember_json_str(b, m->file, strlen(m->file));
+	err = err ? err : ember_buf_appendf(b, ",\"jit\":%s,\"reason\":", m->jit ? "true" : "false");
+	err = err ? err : ember_json_str(b, reason, strlen(reason));
+	return err ? err
+		   : ember_buf_appendf(b,
+				       ",\"value\":%" PRId64 ",\"unnamed\":%" PRId64
+				       ",\"unnamed_pct\":%.4f,\"leaf\":%" PRId64
+				       ",\"leaf_named\":%" PRId64 ",\"leaf_named_pct\":%.4f"
+				       ",\"all_named_pct\":%.4f}",
+				       m->value, m->unnamed, share(m->unnamed, total), m->leaf,
+				       m->leaf_named, share(m->leaf_named, m->leaf),
+				       share(m->value - m->unnamed, m->value));
+}
+
+/* What share of r (the selection merged and resolved) is named at the
+ * leaf and whole, and its first rows modules (0: all) that leave stacks
+ * unnamed: the object's fields "named" and "modules". */
+static int names_json(struct ember_buf *b, const struct pmodel_result *r,
+		      const struct pstore_coverage *cv, size_t rows)
+{
+	struct pmodel_coverage *c = NULL;
+	int err = pmodel_result_coverage(r, &c);
+	size_t k = 0;
+
+	err = err ? err
+		  : ember_buf_appendf(b,
+				      ",\"named\":{\"total\":%" PRId64 ",\"leaf_named\":%" PRId64
+				      ",\"leaf_named_pct\":%.4f,\"all_named\":%" PRId64
+				      ",\"all_named_pct\":%.4f},\"modules\":[",
+				      c->total, c->leaf_named, share(c->leaf_named, c->total),
+				      c->all_named, share(c->all_named, c->total));
+	for (size_t i = 0; !err && i < c->m.n && (!rows || k < rows); i++)
+		if (c->m.v[i].unnamed > 0) {
+			err = k++ ? ember_buf_putc(b, ',') : 0;
+			err = err ? err
+				  : module_json(b, &c->m.v[i], stored_reason(cv, c->m.v[i].build_id),
+						c->total);
+		}
+	pmodel_coverage_free(c);
+	return err ? err : ember_buf_appendf(b, "]");
 }
 
 int profsvc_coverage(struct profsvc *s, const struct symsvc_request_opts *ro,
@@ -393,6 +460,7 @@ int profsvc_coverage(struct profsvc *s, const struct symsvc_request_opts *ro,
 		     char *why, size_t why_size)
 {
 	struct pstore_coverage *cv = NULL;
+	struct pmodel_result *r = NULL;
 	struct profsvc_read rd;
 	struct pstore_selection rs;
 	int err = profsvc_read_begin(s, ro, &rd);
@@ -401,10 +469,17 @@ int profsvc_coverage(struct profsvc *s, const struct symsvc_request_opts *ro,
 	rs = profsvc_read_selection(&rd, sel);
 	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err : pstore_coverage(s->store, &rs, &cv, why, why_size);
+	if (!err && sel->type && *sel->type) /* the names: of one type's merge */
+		err = profsvc_read_merge(s, &rd, sel, &r, why, why_size);
 	profsvc_read_end(&rd);
-	if (err)
+	if (err) {
+		pstore_coverage_free(cv);
 		return err;
+	}
 	err = coverage_json(&a->body, cv, rows);
+	err = err || !r ? err : names_json(&a->body, r, cv, rows);
+	err = err ? err : ember_buf_appendf(&a->body, "}\n");
+	pmodel_result_free(r);
 	pstore_coverage_free(cv);
 	return profsvc_write_failed(err, why, why_size, "out of memory");
 }

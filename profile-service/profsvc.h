@@ -398,6 +398,12 @@ struct profsvc_output {
 	size_t max_nodes;		/* a query's pprof: cut to its largest
 					   nodes, the rest "other"
 					   (pmodel_result_truncate); 0 whole */
+	bool unsymbolized_frames;	/* each unsymbolized frame its own
+					   ("MODULE+0xOFFSET"); false: every
+					   format but pprof groups them per
+					   module, "[MODULE]"
+					   (pmodel_result_group_unresolved),
+					   a diff both sides alike */
 	/* The views of the merge (both sides of a diff), applied before any
 	 * output in this order (pmodel_result_view; query_view.c); NULL:
 	 * none.  through: only the stacks through a frame of that name;

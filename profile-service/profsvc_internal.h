@@ -266,6 +266,12 @@ struct pstore_selection profsvc_read_selection(const struct profsvc_read *r,
 struct pstore_query_opts profsvc_read_query_opts(struct profsvc_read *r);
 /* The request's memory account (NULL: none): the answer grows through it. */
 struct ember_mem_account *profsvc_read_account(const struct profsvc_read *r);
+/* The selection merged and resolved on r's behalf into *out
+ * (query_answers.c; pmodel_result_free): 0 or the store's error with
+ * why set. */
+int profsvc_read_merge(struct profsvc *s, struct profsvc_read *r,
+		       const struct pstore_selection *sel, struct pmodel_result **out, char *why,
+		       size_t why_size);
 
 /* ---- the answers (query_answers.c, discovery_answers.c) -------------------------------------- */
 
@@ -278,11 +284,6 @@ void profsvc_answer_init(struct profsvc_answer *a, size_t cap, struct ember_mem_
 int profsvc_empty_hint(struct profsvc *s, const struct profsvc_read *rd,
 		       const struct pstore_selection *sel, char *hint, size_t size, char *why,
 		       size_t why_size);
-/* The selection merged and resolved on rd's behalf into *out
- * (pmodel_result_free): 0 or the store's error with why set
- * (query_answers.c). */
-int profsvc_merge(struct profsvc *s, struct profsvc_read *rd, const struct pstore_selection *sel,
-		  struct pmodel_result **out, char *why, size_t why_size);
 /* err of writing an answer, with msg as why when it failed (the store's
  * errors come with their own). */
 int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg);

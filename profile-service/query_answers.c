@@ -150,8 +150,33 @@ static int write_query(const struct pmodel_result *r, const struct pstore_select
 	return pmodel_write_flamegraph(r, &o->svg, pmodel_write_buf, &a->body);
 }
 
-int profsvc_merge(struct profsvc *s, struct profsvc_read *rd, const struct pstore_selection *sel,
-		  struct pmodel_result **out, char *why, size_t why_size)
+/* Whether o's output groups unsymbolized frames per module: all but
+ * pprof (exact for `go tool pprof`), unless o asks for them one by one. */
+static bool groups_unresolved(const struct profsvc_output *o, const char *dflt)
+{
+	return !o->unsymbolized_frames && strcmp(o->format ? o->format : dflt, "pprof") != 0;
+}
+
+/* *r replaced by its frames grouped (pmodel_result_group_unresolved),
+ * when it has any to group. */
+static int group_unresolved(struct pmodel_result **r)
+{
+	struct pmodel_result *g;
+	int err;
+
+	if (!pmodel_result_has_unresolved(*r))
+		return 0;
+	err = pmodel_result_group_unresolved(*r, &g);
+	if (err)
+		return err;
+	pmodel_result_free(*r);
+	*r = g;
+	return 0;
+}
+
+int profsvc_read_merge(struct profsvc *s, struct profsvc_read *rd,
+		       const struct pstore_selection *sel, struct pmodel_result **out, char *why,
+		       size_t why_size)
 {
 	struct pstore_query_opts qo = profsvc_read_query_opts(rd);
 	struct pstore_selection rs = profsvc_read_selection(rd, sel);
@@ -172,7 +197,10 @@ int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
 	err = err ? err : profsvc_view_init(&view, o, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
-	err = err ? err : profsvc_merge(s, &rd, sel, &r, why, why_size);
+	err = err ? err : profsvc_read_merge(s, &rd, sel, &r, why, why_size);
+	/* the views see the frames as the output names them: grouped first */
+	if (!err && groups_unresolved(o, "json"))
+		err = group_unresolved(&r);
 	err = err ? err : profsvc_view_apply(&view, &r);
 	if (!err)
 		pmodel_result_info(r, &ri);
@@ -252,7 +280,7 @@ static int render_sides(struct profsvc *s, struct profsvc_read *rd,
 {
 	struct pmodel_result_info ri;
 	struct pstore_selection rs;
-	int err = profsvc_merge(s, rd, sel, r, why, why_size);
+	int err = profsvc_read_merge(s, rd, sel, r, why, why_size);
 
 	if (err)
 		return err;
@@ -321,7 +349,7 @@ int profsvc_flamegraph(struct profsvc *s, const struct symsvc_request_opts *ro,
 
 	*out = NULL;
 	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
-	err = err ? err : profsvc_merge(s, &rd, sel, &r, why, why_size);
+	err = err ? err : profsvc_read_merge(s, &rd, sel, &r, why, why_size);
 	profsvc_read_end(&rd);
 	if (err)
 		return err;
@@ -386,11 +414,11 @@ static int diff_sides(struct profsvc *s, struct profsvc_read *rd, const struct p
 		      const struct pstore_selection *ns, struct pmodel_result **b,
 		      struct pmodel_result **n, char *why, size_t size)
 {
-	int err = profsvc_merge(s, rd, bs, b, why, size);
+	int err = profsvc_read_merge(s, rd, bs, b, why, size);
 
 	if (err)
 		return err;
-	err = profsvc_merge(s, rd, ns, n, why, size);
+	err = profsvc_read_merge(s, rd, ns, n, why, size);
 	if (err) {
 		pmodel_result_free(*b);
 		*b = NULL;
@@ -404,15 +432,22 @@ struct diff_parts {
 	struct pmodel_diff *diff;
 };
 
-/* Both sides merged (under rd) and compared under d into *p (released by
- * diff_parts_free, also on error). */
+/* Both sides merged (under rd), their unsymbolized frames grouped alike
+ * when group, and compared under d into *p (released by diff_parts_free,
+ * also on error). */
 static int diff_parts_new(struct profsvc *s, struct profsvc_read *rd,
 			  const struct pstore_selection *base, const struct pstore_selection *new_,
-			  const struct pmodel_diff_opts *d, const struct profsvc_view *view,
+			  const struct pmodel_diff_opts *d, bool group, const struct profsvc_view *view,
 			  struct diff_parts *p, char *why, size_t why_size)
 {
 	int err = diff_sides(s, rd, base, new_, &p->base, &p->new_, why, why_size);
 
+	if (!err && group) {
+		err = group_unresolved(&p->base);
+		err = err ? err : group_unresolved(&p->new_);
+		if (err)
+			snprintf(why, why_size, "grouping unsymbolized frames: out of memory");
+	}
 	err = err ? err : profsvc_view_apply(view, &p->base);
 	err = err ? err : profsvc_view_apply(view, &p->new_);
 	err = err ? err : pmodel_diff_new(p->base, p->new_, d, &p->diff);
@@ -428,11 +463,11 @@ static void diff_parts_free(struct diff_parts *p)
 	pmodel_result_free(p->new_);
 }
 
-/* Both sides merged, viewed under o's views (NULL: none), compared
- * under d and written by write. */
+/* Both sides merged (grouped when group: diff_parts_new), viewed under
+ * o's views (NULL: none), compared under d and written by write. */
 static int diff_answer(struct profsvc *s, const struct symsvc_request_opts *ro,
 		       const struct pstore_selection *base, const struct pstore_selection *new_,
-		       const struct pmodel_diff_opts *d, const struct profsvc_output *o,
+		       const struct pmodel_diff_opts *d, bool group, const struct profsvc_output *o,
 		       diff_write_fn write, const void *ctx, struct profsvc_answer *a, char *why,
 		       size_t why_size)
 {
@@ -446,7 +481,7 @@ static int diff_answer(struct profsvc *s, const struct symsvc_request_opts *ro,
 	err = err ? err : profsvc_view_init(&view, o, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, base, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, new_, why, why_size);
-	err = err ? err : diff_parts_new(s, &rd, base, new_, d, &view, &p, why, why_size);
+	err = err ? err : diff_parts_new(s, &rd, base, new_, d, group, &view, &p, why, why_size);
 	profsvc_read_end(&rd);
 	profsvc_view_release(&view);
 	if (p.base && p.new_) {
@@ -468,7 +503,8 @@ int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 		 const struct pmodel_diff_opts *d, const struct profsvc_output *o,
 		 struct profsvc_answer *a, char *why, size_t why_size)
 {
-	return diff_answer(s, ro, base, new_, d, o, write_diff, o, a, why, why_size);
+	return diff_answer(s, ro, base, new_, d, groups_unresolved(o, "table"), o, write_diff, o,
+			   a, why, why_size);
 }
 
 /* Pyroscope's render-diff answer; ctx the max_nodes (size_t). */
@@ -497,8 +533,8 @@ int profsvc_render_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 			const struct pstore_selection *left, const struct pstore_selection *right,
 			size_t max_nodes, struct profsvc_answer *a, char *why, size_t why_size)
 {
-	return diff_answer(s, ro, left, right, NULL, NULL, render_diff_json, &max_nodes, a, why,
-			   why_size);
+	return diff_answer(s, ro, left, right, NULL, false, NULL, render_diff_json, &max_nodes, a,
+			   why, why_size);
 }
 
 int profsvc_flamegraph_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
@@ -513,7 +549,7 @@ int profsvc_flamegraph_diff(struct profsvc *s, const struct symsvc_request_opts 
 	*out = NULL;
 	err = err ? err : profsvc_read_range(&rd, left, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, right, why, why_size);
-	err = err ? err : diff_parts_new(s, &rd, left, right, NULL, NULL, &p, why, why_size);
+	err = err ? err : diff_parts_new(s, &rd, left, right, NULL, false, NULL, &p, why, why_size);
 	profsvc_read_end(&rd);
 	if (!err)
 		err = profsvc_write_failed(pmodel_flamegraph_diff_new(p.diff, max_nodes, out), why,

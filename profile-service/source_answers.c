@@ -583,7 +583,7 @@ static int merge_sides(struct profsvc *s, const struct symsvc_request_opts *ro,
 			err = profsvc_read_range(&rd, sel[side], why, why_size);
 	for (int side = BASE; side <= NEW; side++)
 		if (sel[side] && !err)
-			err = profsvc_merge(s, &rd, sel[side], &l->r[side], why, why_size);
+			err = profsvc_read_merge(s, &rd, sel[side], &l->r[side], why, why_size);
 	profsvc_read_end(&rd);
 	if (!err && l->r[BASE] && strcmp(l->r[BASE]->type, l->r[NEW]->type)) {
 		snprintf(why, why_size, "the two sides hold different sample types or units");

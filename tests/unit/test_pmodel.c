@@ -640,6 +640,197 @@ static int test_pmodel__focus_keeps_the_stacks_under_a_path(void)
 	return 0;
 }
 
+/* ---- unsymbolized frames grouped per module (unresolved.c) ------------------------------- */
+
+/* The location of frame spec s in d: "NAME" a function's, "FILE@OFF"
+ * unsymbolized at offset OFF of /usr/lib/FILE (mapped at 0x10000 a file,
+ * offset 0), "@ADDR" unsymbolized without a mapping. */
+static int unsym_loc(struct pmodel_dict *d, const char *s, uint32_t *out)
+{
+	const char *at = strchr(s, '@');
+	struct pmodel_map m = { .start = 0x10000 * (1 + d->maps.n), .limit = 0 };
+	struct pmodel_line ln = { 0 };
+	struct pmodel_func f = { 0 };
+	char file[64];
+	uint32_t map;
+
+	if (!at) {
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, s, &f.name));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(d, &f, &ln.func));
+		return pmodel_dict_loc(d, 0, 0x1000 + d->locs.n, 0, &ln, 1, out);
+	}
+	if (at == s)
+		return pmodel_dict_loc(d, 0, strtoull(at + 1, NULL, 16), 0, NULL, 0, out);
+	snprintf(file, sizeof(file), "/usr/lib/%.*s", (int)(at - s), s);
+	for (map = 0; map < d->maps.n; map++) /* one mapping a file */
+		if (!strcmp(pmodel_str(&d->str, d->maps.v[map].filename), file))
+			break;
+	if (map == d->maps.n) {
+		m.limit = m.start + 0x10000;
+		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, file, &m.filename));
+		EMBER_FORWARD_IF_ERROR(pmodel_dict_map(d, &m, &map));
+	}
+	return pmodel_dict_loc(d, map + 1, d->maps.v[map].start + strtoull(at + 1, NULL, 16), 0,
+			       NULL, 0, out);
+}
+
+/* A result of stacks[i] ("a;b;c", root first, frames as unsym_loc reads
+ * them) with value v[i]. */
+static struct pmodel_result *unsym_result(const char *const *stacks, const int64_t *v, size_t n)
+{
+	struct pmodel_result *r = NULL;
+	int err = pmodel_result_new("cpu:samples:count:cpu:nanoseconds", &r);
+
+	for (size_t i = 0; !err && i < n; i++) {
+		char buf[256], *save = NULL;
+		uint32_t node = 0, loc;
+
+		snprintf(buf, sizeof(buf), "%s", stacks[i]);
+		for (char *f = strtok_r(buf, ";", &save); !err && f; f = strtok_r(NULL, ";", &save)) {
+			err = unsym_loc(&r->dict, f, &loc);
+			err = err ? err : pmodel_dict_node(&r->dict, node, loc, &node);
+		}
+		while (!err && r->self.n < pmodel_dict_nodes(&r->dict))
+			err = EMBER_VEC_APPEND(&r->self, 0);
+		if (!err)
+			r->self.v[node] += v[i];
+	}
+	if (err) {
+		pmodel_result_free(r);
+		return NULL;
+	}
+	r->profiles = 1;
+	return r;
+}
+
+static const char *const unsym_stacks[] = {
+	"main;libx.so@10;libx.so@20;liby.so@30", "main;libx.so@10;libx.so@40", "main;libx.so@50",
+	"main;libx.so@10;work;libx.so@60", "@99",
+};
+static const int64_t unsym_values[] = { 1, 2, 4, 3, 5 };
+
+/* Runs of one module's unsymbolized frames become one frame "[MODULE]"
+ * (a symbolized frame between two runs keeps them apart; no mapping:
+ * "[unknown]"; "[vdso]" stays so), equal stacks merge, the total stays;
+ * the top table has the module once. */
+static int test_pmodel__unresolved_grouped_per_module(void)
+{
+	struct pmodel_result *r = unsym_result(unsym_stacks, unsym_values, 5), *g = NULL;
+	struct pmodel_top_row *rows = NULL;
+	struct pmodel_result_info ri;
+	struct ember_buf b;
+	size_t n = 0;
+
+	CHECK(r);
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(pmodel_write_folded(r, pmodel_write_buf, &b), ==, 0);
+	CHECK_INT(ember_buf_putc(&b, '\0'), ==, 0);
+	CHECK_STR(b.data, "0x99 5\nmain;libx.so+0x10;libx.so+0x20;liby.so+0x30 1\n"
+			  "main;libx.so+0x10;libx.so+0x40 2\nmain;libx.so+0x10;work;libx.so+0x60 3\n"
+			  "main;libx.so+0x50 4\n");
+	CHECK_INT(pmodel_result_group_unresolved(r, &g), ==, 0);
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_folded(g, pmodel_write_buf, &b), ==, 0);
+	CHECK_INT(ember_buf_putc(&b, '\0'), ==, 0);
+	CHECK_STR(b.data, "[unknown] 5\nmain;[libx.so] 6\nmain;[libx.so];[liby.so] 1\n"
+			  "main;[libx.so];work;[libx.so] 3\n");
+	pmodel_result_info(g, &ri);
+	CHECK_INT(ri.total, ==, 15);
+	CHECK_INT(ri.profiles, ==, 1);
+	CHECK_INT(pmodel_result_top(g, 0, &rows, &n), ==, 0);
+	CHECK_INT(n, ==, 5); /* [libx.so], [unknown], [liby.so], main, work */
+	CHECK_STR(rows[0].name, "[libx.so]");
+	CHECK_INT(rows[0].self, ==, 9);
+	CHECK_INT(rows[0].total, ==, 10);
+	free(rows);
+	pmodel_result_free(g);
+	pmodel_result_free(r);
+	/* a module named in brackets already keeps one pair */
+	r = unsym_result((const char *const[]){ "main;[vdso]@10;[vdso]@20" }, unsym_values, 1);
+	CHECK(r);
+	CHECK_INT(pmodel_result_group_unresolved(r, &g), ==, 0);
+	ember_buf_reset(&b);
+	CHECK_INT(pmodel_write_folded(g, pmodel_write_buf, &b), ==, 0);
+	CHECK_INT(ember_buf_putc(&b, '\0'), ==, 0);
+	CHECK_STR(b.data, "main;[vdso] 1\n");
+	ember_buf_release(&b);
+	pmodel_result_free(g);
+	pmodel_result_free(r);
+	return 0;
+}
+
+/* A focus's path may name a group: it stands for the run of the module's
+ * frames, on the result before grouping (the store focuses before the
+ * output groups), and keeps what focusing the grouped result keeps. */
+static int test_pmodel__focus_through_a_group(void)
+{
+	static const char *const p_group[] = { "main", "[libx.so]" };
+	static const char *const p_work[] = { "main", "[libx.so]", "work", "[libx.so]" };
+	static const char *const p_liby[] = { "main", "[libx.so]", "[liby.so]" };
+	static const char *const p_frame[] = { "main", "libx.so+0x10", "libx.so+0x40" };
+	struct pmodel_result *r = unsym_result(unsym_stacks, unsym_values, 5);
+	struct ember_buf b;
+	size_t attrs;
+
+	CHECK(r);
+	r->profiles = 2;
+	r->period = 10;
+	ember_buf_init(&b, 1 << 20);
+	CHECK_INT(focus_folded(r, p_group, 2, &b, &attrs), ==, 10);
+	CHECK_INT(focus_folded(r, p_work, 4, &b, &attrs), ==, 3);
+	CHECK_STR(b.data, "main;libx.so+0x10;work;libx.so+0x60 3\n");
+	CHECK_INT(focus_folded(r, p_liby, 3, &b, &attrs), ==, 1);
+	CHECK_INT(focus_folded(r, p_frame, 3, &b, &attrs), ==, 2);
+	ember_buf_release(&b);
+	pmodel_result_free(r);
+	return 0;
+}
+
+/* The coverage of names (name_coverage.c): leaf named, named whole, and per
+ * module the stacks through it and those it leaves unnamed, each counted
+ * once however often the module recurs; a perf map's module and frames
+ * of no mapping marked jit. */
+static int test_pmodel__coverage_named_leaf_and_whole(void)
+{
+	static const char *const stacks[] = {
+		"main;libx.so@10;libx.so@20;liby.so@30", "main;libx.so@10;libx.so@40", "main;libx.so@50",
+		"main;libx.so@10;work;libx.so@60", "@99", "main;work", "main;liby.so@30;work",
+		"main;perf-123.map@10",
+	};
+	static const int64_t v[] = { 1, 2, 4, 3, 5, 6, 7, 1 };
+	struct pmodel_result *r = unsym_result(stacks, v, 8);
+	struct pmodel_coverage *c = NULL;
+
+	CHECK(r);
+	CHECK_INT(pmodel_result_coverage(r, &c), ==, 0);
+	CHECK_INT(c->total, ==, 29);
+	CHECK_INT(c->leaf_named, ==, 13);
+	CHECK_INT(c->all_named, ==, 6);
+	CHECK_INT(c->m.n, ==, 4);
+	CHECK_STR(c->m.v[0].file, "/usr/lib/libx.so");
+	CHECK(!c->m.v[0].jit);
+	CHECK_INT(c->m.v[0].value, ==, 10);
+	CHECK_INT(c->m.v[0].unnamed, ==, 10);
+	CHECK_INT(c->m.v[0].leaf, ==, 9);
+	CHECK_INT(c->m.v[0].leaf_named, ==, 0);
+	CHECK_STR(c->m.v[1].file, "/usr/lib/liby.so");
+	CHECK_INT(c->m.v[1].value, ==, 8);
+	CHECK_INT(c->m.v[1].unnamed, ==, 8);
+	CHECK_INT(c->m.v[1].leaf, ==, 1);
+	CHECK_STR(c->m.v[2].file, ""); /* no mapping: main, work and 0x99 */
+	CHECK(c->m.v[2].jit);
+	CHECK_INT(c->m.v[2].value, ==, 29);
+	CHECK_INT(c->m.v[2].unnamed, ==, 5);
+	CHECK_INT(c->m.v[2].leaf, ==, 18);
+	CHECK_INT(c->m.v[2].leaf_named, ==, 13);
+	CHECK_STR(c->m.v[3].file, "/usr/lib/perf-123.map");
+	CHECK(c->m.v[3].jit);
+	CHECK_INT(c->m.v[3].unnamed, ==, 1);
+	pmodel_coverage_free(c);
+	pmodel_result_free(r);
+	return 0;
+}
+
 /* ---- truncation (truncate.c) ------------------------------------------------------------ */
 
 /* A result built by hand: main 1; main;a 6; main;[b;c] 2 (one location,
@@ -950,6 +1141,9 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__focus_keeps_the_stacks_under_a_path),
 	UNIT_CASE(test_pmodel__truncate_keeps_largest_nodes),
 	UNIT_CASE(test_pmodel__source_lines_self_and_total),
+	UNIT_CASE(test_pmodel__unresolved_grouped_per_module),
+	UNIT_CASE(test_pmodel__focus_through_a_group),
+	UNIT_CASE(test_pmodel__coverage_named_leaf_and_whole),
 };
 
 UNIT_MAIN_QUIET(cases)

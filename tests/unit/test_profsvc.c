@@ -90,23 +90,32 @@ static struct pprof_profile *profile_at_main(const char *id, uint64_t main_addr)
 	return p;
 }
 
-/* The JSON tree of the series service_name=name. */
-static int tree_of(struct profsvc *ps, const char *name, struct ember_buf *out)
+/* The answer of the series service_name=name in o's format. */
+static int answer_of(struct profsvc *ps, const char *name, const struct profsvc_output *o,
+		     struct ember_buf *out)
 {
 	char sel_s[64], why[256] = "";
 	struct pstore_selection sel = { .selector = sel_s, .type = "cpu", .from_ns = T0 - 60 * SEC,
 					.to_ns = T0 + 60 * SEC };
-	struct profsvc_output o = { .sz = sizeof(o), .format = "json" };
 	struct profsvc_answer a;
 	int err;
 
 	snprintf(sel_s, sizeof(sel_s), "{service_name=\"%s\"}", name);
-	err = profsvc_query(ps, NULL, &sel, &o, &a, why, sizeof(why));
+	err = profsvc_query(ps, NULL, &sel, o, &a, why, sizeof(why));
 	if (!err)
 		*out = a.body;
 	else
 		ember_buf_release(&a.body);
 	return err;
+}
+
+/* The JSON tree of the series service_name=name, each unsymbolized frame
+ * its own ("MODULE+0xOFFSET": the tests read their addresses). */
+static int tree_of(struct profsvc *ps, const char *name, struct ember_buf *out)
+{
+	struct profsvc_output o = { .sz = sizeof(o), .format = "json", .unsymbolized_frames = true };
+
+	return answer_of(ps, name, &o, out);
 }
 
 /*
@@ -160,31 +169,89 @@ static int test_profsvc__resolver_names_as_ingest(void)
 	return rm_rf(dir);
 }
 
-/* Without the resolver's build ID in the debuginfo store, the address
- * stays one, with the reason in the coverage (not an error). */
-static int test_profsvc__unknown_build_id_stays_an_address(void)
+#define UNKNOWN_BID "00112233445566778899aabbccddeeff00112233" /* no file of it stored */
+
+/* A service over a debuginfo store of c_O2_pie in dir (made; its profile
+ * store in pdir), the series service_name=raw appended one profile of
+ * main at 0x1000 of UNKNOWN_BID.  0, or 1 when a check failed. */
+static int raw_service(char *dir, char *pdir, size_t pdir_size, struct store **s,
+		       struct symsvc **svc, struct profsvc **ps)
 {
-	char dir[] = "/tmp/ember-profsvc-XXXXXX", id[STORE_BUILD_ID_HEX], pdir[4200];
 	struct pstore_label l = { "service_name", "raw" };
 	struct pstore_append_opts ao = { .sz = sizeof(ao), .labels = &l, .n_labels = 1,
 					 .time_ns = T0 };
 	struct profsvc_opts po = { .sz = sizeof(po), .dir = pdir };
-	struct ember_buf b = { 0 };
+	char id[STORE_BUILD_ID_HEX];
 	struct pprof_profile *p;
+	int err;
+
+	CHECK_INT(service_with(dir, "c_O2_pie", s, svc, id), ==, 0);
+	snprintf(pdir, pdir_size, "%s/profiles", dir);
+	CHECK_INT(profsvc_new(*svc, &po, ps), ==, 0);
+	p = profile_at_main(UNKNOWN_BID, 0x1000);
+	CHECK(p);
+	err = pstore_append(profsvc_store(*ps), p, &ao, NULL, 0);
+	pprof_profile_free(p);
+	CHECK_INT(err, ==, 0);
+	return 0;
+}
+
+/* Without the resolver's build ID in the debuginfo store, the address
+ * stays one, with the reason in the coverage (not an error). */
+static int test_profsvc__unknown_build_id_stays_an_address(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", pdir[4200];
+	struct ember_buf b = { 0 };
 	struct profsvc *ps;
 	struct symsvc *svc;
 	struct store *s;
 
-	CHECK_INT(service_with(dir, "c_O2_pie", &s, &svc, id), ==, 0);
-	snprintf(pdir, sizeof(pdir), "%s/profiles", dir);
-	CHECK_INT(profsvc_new(svc, &po, &ps), ==, 0);
-	p = profile_at_main("00112233445566778899aabbccddeeff00112233", 0x1000);
-	CHECK(p);
-	CHECK_INT(pstore_append(profsvc_store(ps), p, &ao, NULL, 0), ==, 0);
-	pprof_profile_free(p);
+	CHECK_INT(raw_service(dir, pdir, sizeof(pdir), &s, &svc, &ps), ==, 0);
 	CHECK_INT(tree_of(ps, "raw", &b), ==, 0);
 	CHECK(strstr(b.data, "0x"));
 	CHECK(!strstr(b.data, "\"main\""));
+	ember_buf_release(&b);
+	profsvc_free(ps);
+	symsvc_free(svc);
+	store_free(s);
+	return rm_rf(dir);
+}
+
+/*
+ * By default a query's outputs group the unsymbolized frames per module
+ * ("[MODULE]", the build ID when the mapping names no file), each one
+ * its own with unsymbolized_frames; the pprof keeps its exact addresses.
+ */
+static int test_profsvc__unsymbolized_grouped_by_default(void)
+{
+	char dir[] = "/tmp/ember-profsvc-XXXXXX", pdir[4200];
+	struct profsvc_output o = { .sz = sizeof(o), .format = "top-text" };
+	struct pprof_profile *q = NULL;
+	struct ember_buf b = { 0 };
+	struct profsvc *ps;
+	struct symsvc *svc;
+	struct store *s;
+
+	CHECK_INT(raw_service(dir, pdir, sizeof(pdir), &s, &svc, &ps), ==, 0);
+	CHECK_INT(answer_of(ps, "raw", &o, &b), ==, 0);
+	CHECK(strstr(b.data, "[" UNKNOWN_BID "]"));
+	CHECK(!strstr(b.data, "+0x"));
+	ember_buf_release(&b);
+	o.unsymbolized_frames = true;
+	CHECK_INT(answer_of(ps, "raw", &o, &b), ==, 0);
+	CHECK(strstr(b.data, UNKNOWN_BID "+0x1000"));
+	ember_buf_release(&b);
+	o = (struct profsvc_output){ .sz = sizeof(o), .format = "pprof" };
+	CHECK_INT(answer_of(ps, "raw", &o, &b), ==, 0);
+	CHECK_INT(pprof_decode(b.data, b.len, NULL, &q, NULL, 0), ==, 0);
+	CHECK_INT(pprof_message(q)->n_location, ==, 1);
+	CHECK_INT(pprof_message(q)->location[0]->address, ==, BASE + 0x1000);
+	CHECK_INT(pprof_message(q)->location[0]->n_line, ==, 1); /* out_pprof.c's name */
+	CHECK_STR(pprof_string(q, pprof_function_by_id(
+					  q, pprof_message(q)->location[0]->line[0]->function_id)
+					  ->name),
+		  UNKNOWN_BID "+0x1000");
+	pprof_profile_free(q);
 	ember_buf_release(&b);
 	profsvc_free(ps);
 	symsvc_free(svc);
@@ -565,6 +632,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_profsvc__frame_name_rule),
 	UNIT_CASE(test_profsvc__resolver_names_as_ingest),
 	UNIT_CASE(test_profsvc__unknown_build_id_stays_an_address),
+	UNIT_CASE(test_profsvc__unsymbolized_grouped_by_default),
 	UNIT_CASE(test_profsvc__tenants_share_nothing),
 	UNIT_CASE(test_profsvc__tenant_opened_once),
 	UNIT_CASE(test_profsvc__limits_file_checked),

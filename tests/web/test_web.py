@@ -1072,22 +1072,24 @@ def test_web__debuginfo_view_shows_stores_and_coverage():
     b = Browser()
     try:
         b.open(srv.ui + "?view=debuginfo")
-        row = wait_for("the coverage row", lambda: [r for r in table_rows(b, "#coverage tbody tr") if r[0] == missing])
-        check(row[0][2] == "7" and row[0][3] == "35.00%", "coverage of %s: %s" % (missing, row))
-        check(row[0][4] == "no", "the missing build ID is not stored: %s" % row)
-        check(("ember upload --server %s" % srv.url) in row[0][5], "the fix: %s" % row[0][5])
+        # a row a module (issue 28): its path, build ID, reason, the share
+        # it leaves unnamed, named at the leaf and whole, stored, the fix
+        row = wait_for("the coverage row", lambda: [r for r in table_rows(b, "#coverage tbody tr") if r[1] == missing])
+        check(row[0][0] == "/opt/blind/bin/blind" and row[0][3] == "35.00%", "coverage of %s: %s" % (missing, row))
+        check(row[0][6] == "no", "the missing build ID is not stored: %s" % row)
+        check(("ember upload --server %s" % srv.url) in row[0][7], "the fix: %s" % row[0][7])
         check("3 of 20 samples" in b.text("#coverage-summary"), "summary: %r" % b.text("#coverage-summary"))
-        # the command shown for c_dwarf4, run with its file in place of
-        # PATH/TO/...: the view then says it is stored, and its samples
-        # are symbolized
-        fix = [r for r in table_rows(b, "#coverage tbody tr") if r[0] == dwarf4_id]
-        check(fix and fix[0][1] == "unknown_build_id" and fix[0][4] == "no", "c_dwarf4's row: %s" % fix)
-        cmd = fix[0][5]
-        check(re.fullmatch(r'ember upload --server %s --token "\$EMBER_TOKEN" --sources PATH/TO/\S+' % re.escape(srv.url),
+        # the command shown for c_dwarf4, run with its file in place of the
+        # path the profile names: the view then says it is stored, and its
+        # samples are symbolized
+        fix = [r for r in table_rows(b, "#coverage tbody tr") if r[1] == dwarf4_id]
+        check(fix and fix[0][2] == "unknown_build_id" and fix[0][6] == "no", "c_dwarf4's row: %s" % fix)
+        cmd = fix[0][7].split("\n")[0]
+        check(re.fullmatch(r'ember upload --server %s --token "\$EMBER_TOKEN" --sources /opt/blind/bin/dwarf4' % re.escape(srv.url),
                            cmd), "the command: %r" % cmd)
         bindir = tempfile.mkdtemp(dir=TMP, prefix="bin.")
         os.symlink(EMBER, os.path.join(bindir, "ember"))
-        run = subprocess.run(["bash", "-c", re.sub(r"PATH/TO/\S+", dwarf4, cmd)], capture_output=True, text=True,
+        run = subprocess.run(["bash", "-c", cmd.replace("/opt/blind/bin/dwarf4", dwarf4)], capture_output=True, text=True,
                              env=dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], EMBER_TOKEN=srv.token),
                              timeout=60)
         check(run.returncode == 0, "%s: %d %s" % (cmd, run.returncode, run.stderr))
@@ -1101,7 +1103,7 @@ def test_web__debuginfo_view_shows_stores_and_coverage():
             if "13 of 20 samples" not in summary:
                 time.sleep(0.5)
                 return False
-            return not [r for r in table_rows(b, "#coverage tbody tr") if r[0] == dwarf4_id]
+            return not [r for r in table_rows(b, "#coverage tbody tr") if r[1] == dwarf4_id]
         wait_for("c_dwarf4's samples symbolized", symbolized, timeout=60)
         art = wait_for("the stored build ID", lambda: [r for r in table_rows(b, "#artifacts tbody tr") if r[0] == stored])
         check(art[0][1] == "c_O2_pie" and art[0][3].startswith("DWARF") and art[0][4] == "yes"
@@ -1146,13 +1148,14 @@ def test_web__debuginfo_upload_command_is_safe_to_paste():
         b.open(srv.ui + "?view=debuginfo")
         rows = wait_for("both coverage rows", lambda: len(b.els("#coverage tbody tr")) >= 2 and b.js(
             "return [...document.querySelectorAll('#coverage tbody tr')]"
-            ".map((tr) => [tr.dataset.buildId, tr.children[5].textContent])"))
+            ".map((tr) => [tr.dataset.buildId, (tr.children[7].querySelector('code') || tr.children[7]).textContent])"))
         by_id = dict(rows)
         check(hostile in by_id, "the hostile build ID's row: %r" % rows)
         check("ember upload" not in by_id[hostile], "no command for a build ID that is not hex: %r" % by_id[hostile])
         argv = shell_argv(by_id[good])
+        # the file as the profile names it (issue 28)
         check(argv == ["upload", "--server", srv.url, "--token", "tok", "--sources",
-                       "PATH/TO/the-binary-with-build-id-" + good[:12]], "the hex build ID's command: %r" % argv)
+                       "/opt/x/bin/plain"], "the hex build ID's command: %r" % argv)
         # The server calls that build ID's reason no_build_id; one it calls
         # unsymbolized (the issue's case) still gets no command.
         def command(row):
@@ -1161,8 +1164,8 @@ def test_web__debuginfo_upload_command_is_safe_to_paste():
                 "import('/js/debuginfo.js').then((m) => done(m.uploadCommand(arguments[0])));", row)
         got = command({"build_id": hostile, "reason": "unsymbolized"})
         check("command" not in got and "not a hex build ID" in got.get("why", ""), "%r" % got)
-        # A file name (the coverage answer names none today: the module's
-        # function, called in the page, is what a future one would use).
+        # File names a profile may carry (the coverage answer's module path),
+        # through the module's function called in the page.
         for name in ["/opt/x/evil$(reboot)", "a`touch pwned`b", "x; reboot", "it's", 'say "hi" & ok',
                      "sp ace*", "'", "\\'$HOME"]:
             got = command({"build_id": "ab12", "file": name})

@@ -1,6 +1,9 @@
 // debuginfo.js - the debuginfo view: the symbolization coverage of the
-// selection (GET /api/v1/coverage: which build IDs leave samples
-// unsymbolized, how many, and the `ember upload` command that fixes it)
+// selection (GET /api/v1/coverage: the share of the profile type's value
+// whose leaf frame is named and whose every frame is, and per module (its
+// path as the profiles name it, its build ID) how much it leaves
+// unnamed and the command that fixes it: `ember upload` of that path, or
+// the agent's --upload-missing; JIT code, which has no file, gets neither)
 // and the build IDs stored (GET /api/v1/artifacts, a page at a time: what
 // each candidate carries, when it was uploaded).
 
@@ -61,10 +64,36 @@ export function uploadCommand(row) {
 
 // The cell of the command, or of the reason there is none.
 function commandCell(row) {
+  if (row.jit)
+    return 'JIT or anonymous code: no file to upload; the runtime names it in a perf map ' +
+      '(perf-PID.map) or jitdump the agent reads';
   if (!row.build_id || row.reason === 'no_build_id')
     return 'build without a build ID can not be matched: link with -Wl,--build-id';
   const u = uploadCommand(row);
-  return u.command ? code(u.command) : u.why;
+  if (!u.command) return u.why;
+  const frag = document.createDocumentFragment();
+  frag.append(code(u.command));
+  if (row.file) {
+    const hint = document.createElement('div');
+    hint.className = 'muted';
+    hint.textContent = 'on a host that has the file; or run ember-agent there with --upload-missing';
+    frag.append(hint);
+  }
+  return frag;
+}
+
+const pct = (v) => v.toFixed(2) + '%';
+
+// The summary line of a coverage answer.
+function summaryText(cov) {
+  if (!cov.profiles) return 'no profiles in this range.';
+  const stored = `${fmt.count(cov.resolved_samples)} of ${fmt.count(cov.samples)} samples in ${fmt.count(cov.profiles)} profiles fully symbolized (${cov.resolved_pct.toFixed(2)}%)`;
+  if (!cov.named) {
+    return stored + (cov.build_ids.length ? `; ${cov.build_ids.length} build IDs leave samples unsymbolized:` : '; nothing to upload.');
+  }
+  return `leaf frame named: ${pct(cov.named.leaf_named_pct)}, every frame named: ${pct(cov.named.all_named_pct)}; ` +
+    `at ingest ${stored}; ` +
+    (cov.modules.length ? `${cov.modules.length} modules leave frames unnamed:` : 'nothing to upload.');
 }
 
 export class DebuginfoView {
@@ -93,26 +122,28 @@ export class DebuginfoView {
     }
   }
 
+  // One row a module (a type selected: cov.modules), else one a stored
+  // record's build ID (its samples' share in the unnamed column).
   coverage(cov) {
     const els = this.els;
     els.summary.className = '';
-    els.summary.textContent = cov.profiles
-      ? `${fmt.count(cov.resolved_samples)} of ${fmt.count(cov.samples)} samples in ${fmt.count(cov.profiles)} profiles fully symbolized (${cov.resolved_pct.toFixed(2)}%)` +
-        (cov.build_ids.length ? `; ${cov.build_ids.length} build IDs leave samples unsymbolized:` : '; nothing to upload.')
-      : 'no profiles in this range.';
+    els.summary.textContent = summaryText(cov);
+    const rows = cov.modules || cov.build_ids.map((r) => ({ ...r, file: '', unnamed_pct: r.pct }));
     const frag = document.createDocumentFragment();
-    for (const row of cov.build_ids) {
+    for (const row of rows) {
       const tr = document.createElement('tr');
+      cell(tr, row.file ? code(row.file) : row.jit ? '(anonymous)' : '—');
       cell(tr, code(row.build_id || '(no build ID)'));
-      cell(tr, row.reason);
-      cell(tr, fmt.count(row.samples), 'num');
-      cell(tr, row.pct.toFixed(2) + '%', 'num');
+      cell(tr, row.jit ? 'jit' : row.reason || '—');
+      cell(tr, pct(row.unnamed_pct), 'num');
+      cell(tr, row.leaf_named_pct === undefined ? '—' : pct(row.leaf_named_pct), 'num');
+      cell(tr, row.all_named_pct === undefined ? '—' : pct(row.all_named_pct), 'num');
       const st = this.stored.get(row.build_id);
-      cell(tr, st === undefined ? '…' : yesNo(st));
+      cell(tr, !row.build_id ? '—' : st === undefined ? '…' : yesNo(st));
       cell(tr, commandCell(row));
       tr.dataset.buildId = row.build_id;
       frag.append(tr);
-      if (st === undefined && row.build_id) this.lookup(row.build_id, tr.children[4]);
+      if (st === undefined && row.build_id) this.lookup(row.build_id, tr.children[6]);
     }
     els.coverage.tBodies[0].replaceChildren(frag);
   }

@@ -14,6 +14,7 @@ import { TenantField } from './tenant.js';
 import { subtreeProfile, gzipBlob } from './pprof.js';
 import { DEFAULTS, readState, writeState, withMatcher } from './state.js';
 import { Views, viewParams } from './sandwich.js';
+import { UnsymControls, unsymParams } from './unsym.js';
 import * as fmt from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -214,9 +215,10 @@ const views = new Views({ state: () => state, navigate, tooltip,
   onDrawn: () => perf.renders.push({ view: 'sandwich', painted: performance.now() }) });
 const flame = new FlameGraph($('flame'), {
   tooltip, info: $('frame-info'), onSelect: (f, i) => views.pick(f.label(i)),
-  onZoom: (f) => { remember({ zoom: f.zoomPath().join(';'), focus: '' }); crumbs($('crumbs'), f); zoomButtons(); },
+  onZoom: (f) => { remember({ zoom: f.zoomPath().join(';'), focus: '' }); crumbs($('crumbs'), f); zoomButtons(); unsym.zoomed(); },
 });
 views.contextMenu(flame);
+const unsym = new UnsymControls({ getState: () => state, navigate, flame });
 const top = new TopTable($('top'), $('top-more'), (name) => {
   views.pick(name, true);
   flame.focusFunction(name);
@@ -277,8 +279,8 @@ async function showFlame(sel) {
   const seq = ++flameSeq, t0 = performance.now();
   status($('flame-status'), null, 'loading…');
   top.setSort(state.sort);
-  const q = { ...sel, ...viewParams(state), format: 'json' };
-  views.show(sel);
+  const q = { ...sel, ...viewParams(state), format: 'json', ...unsymParams(state) };
+  views.show({ ...sel, ...unsymParams(state) });
   $('dl-pprof').href = url('/api/v1/query', { ...sel, ...viewParams(state), format: 'pprof' });
   $('dl-pprof').download = 'profile.pb.gz';
   let d;
@@ -306,6 +308,7 @@ async function showFlame(sel) {
   });
   crumbs($('crumbs'), flame);
   zoomButtons();
+  unsym.sync();
   const t2 = performance.now();
   // the table in a task of its own: the graph is on screen first, and
   // neither task blocks the page for long
@@ -549,7 +552,7 @@ async function showDiff() {
   const seq = ++diffSeq, t0 = performance.now();
   const params = { type: state.type, base_query: state.base_query, base_from: state.base_from,
                    base_to: state.base_to, new_query: state.new_query, new_from: state.new_from,
-                   new_to: state.new_to };
+                   new_to: state.new_to, ...unsymParams(state) };
   $('dl-diff-pprof').href = url('/api/v1/diff', { ...params, format: 'pprof' });
   $('dl-diff-pprof').download = 'diff.pb.gz';
   $('dl-diff-folded').href = url('/api/v1/diff', { ...params, format: 'folded' });
@@ -564,7 +567,7 @@ async function showDiff() {
     [tree, table, sides] = await Promise.all([
       side ? null : loadTree('/api/v1/diff', { ...params, format: 'json' }, true),
       getJSON('/api/v1/diff', { ...params, format: 'table', limit: 200 }),
-      side ? Promise.all(['base', 'new'].map((s) => loadTree('/api/v1/query', { type: state.type, ...sideParams(s), format: 'json' })))
+      side ? Promise.all(['base', 'new'].map((s) => loadTree('/api/v1/query', { type: state.type, ...sideParams(s), format: 'json', ...unsymParams(state) })))
         : null]);
   } catch (e) {
     if (seq === diffSeq) status($('diff-status'), e);

@@ -14,6 +14,7 @@ export const DEFAULTS = Object.freeze({
   focus: '',          // function focused from the top table
   through: '', hide: '', sandwich: '', // views (sandwich.js): through a function, hidden frames (RE2), a sandwich
   icicle: '',         // '1': root at the top
+  unsym: '',          // 'frames': each unsymbolized frame (unsym.js); '': per module
   sort: '-self',      // top table: column, '-' for descending
   base_query: '', base_from: '', base_to: '',   // diff: the two selections
   new_query: '', new_from: '', new_to: '',
