@@ -18,7 +18,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from ember_test import check, cpu_profile  # noqa: E402
+from ember_test import Profile, check, cpu_profile  # noqa: E402
 from profiles_test import EMBER, NOW_S, SEC, TMP, Server, q, run_case  # noqa: E402
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
@@ -84,6 +84,35 @@ def test_query_views__through_hide_sandwich_over_http():
                       "&through=malloc" % (q('{version="1"}'), q('{version="2"}')))
     lines = sorted(body.decode().splitlines())
     check(lines == ["main;a;malloc 5 9", "main;b;malloc 3 0", "main;rec;rec;malloc 2 0"], lines)
+
+
+def test_query_views__unsymbolized_frames_named_as_shown():
+    """The views see the names the answer shows: a module's unsymbolized
+    frames grouped as [MODULE] (unsymbolized=module, the default), each
+    MODULE+0xOFFSET with unsymbolized=frames."""
+    srv = Server()
+    base, period = 0x7f0000000000, 10_000_000
+    p = Profile(time_ns=T0, duration_ns=10 * SEC, period=("cpu", "nanoseconds", period))
+    lib = p.mapping(base, base + 0x100000, 0x1000, "/opt/none/libnodebug.so", build_id="ab" * 20)
+    for stack, n in ((["main", (lib, base + 0x139), (lib, base + 0x1139)], 3),
+                     (["main", "work", (lib, base + 0x1000)], 5), (["main", "idle"], 4)):
+        p.sample(stack, [n, n * period])
+    srv.push_ok(p.encode(gzip=True), "service_name=raw")
+
+    def got(params):
+        body, _ = srv.get("/api/v1/query?type=cpu&format=folded&query=%s&%s"
+                          % (q('{service_name="raw"}'), params))
+        return {k: v // period for k, v in as_dict(body.decode()).items()}
+
+    lib_ = q("[libnodebug.so]")
+    check(got("through=" + lib_) == {"main;[libnodebug.so]": 3, "main;work;[libnodebug.so]": 5},
+          got("through=" + lib_))
+    check(got("hide=" + q(r"\[.*\]")) == {"main": 3, "main;work": 5, "main;idle": 4},
+          got("hide=" + q(r"\[.*\]")))
+    check(got("sandwich=%s&sandwich_side=callers" % lib_) ==
+          {"[libnodebug.so];main": 3, "[libnodebug.so];work;main": 5}, "callers of the module")
+    one = got("unsymbolized=frames&through=libnodebug.so%2B0x2139")
+    check(one == {"main;libnodebug.so+0x1139;libnodebug.so+0x2139": 3}, one)
 
 
 def test_query_views__bad_values_refused_by_name():
