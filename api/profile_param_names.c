@@ -16,15 +16,18 @@
 
 /* A selection's names (api_selection_from_params). */
 #define SELECTION "query", "type", "from", "to", "until"
+/* The views of a query or a diff (profsvc_output's through, hide, sandwich). */
+#define VIEWS "through", "hide", "sandwich", "sandwich_side"
 
 static const char *const query_names[] = {
 	SELECTION, "format", "span_id", "trace_id", "focus", "limit", "width", "title",
-	"icicle", "max_nodes", "unsymbolized",
+	"icicle", "max_nodes", "unsymbolized", VIEWS,
 	"s", /* the flame graph SVG's search, read by its script in a browser */
 	NULL
 };
 static const char *const diff_names[] = {
 	SELECTION, "format", "limit", "title", "normalize", "min_abs_pct", "min_rel", "min_z", "s",
+	VIEWS,
 	"unsymbolized", "focus", "base_query", "base_from", "base_to", "base_until", "base_focus",
 	"new_query", "new_from", "new_to", "new_until", "new_focus",
 	"leftQuery", "leftFrom", "leftUntil", "rightQuery", "rightFrom", "rightUntil", NULL

@@ -2,7 +2,8 @@
  * profile_query.c - GET /api/v1/query and GET /api/v1/diff over HTTP:
  * the parameters read (format, selection, span and trace IDs, the call
  * path to focus on, rows, thresholds, the flame graph's title, width and
- * orientation, a pprof's max_nodes), the answer asked of the profile
+ * orientation, a pprof's max_nodes, the views: through=, hide=,
+ * sandwich=, sandwich_side=), the answer asked of the profile
  * service (profsvc_query, profsvc_diff: merged, resolved and written
  * there, whole) and sent with its headers (X-Ember-Profiles and
  * X-Ember-Total, and X-Ember-Hint when it selected nothing for a reason
@@ -63,6 +64,25 @@ static int unsymbolized_param(struct MHD_Connection *c, bool *frames, char *why,
 	return 0;
 }
 
+/* The views (docs/http-api.md, "Views"): through=NAME, hide=PATTERN (the
+ * profile service compiles it), sandwich=NAME and its
+ * sandwich_side=callees (default) or callers. */
+static int view_params(struct MHD_Connection *c, struct profsvc_output *o, char *why,
+		       size_t size)
+{
+	const char *side = api_param(c, "sandwich_side");
+
+	o->through = api_param(c, "through");
+	o->hide = api_param(c, "hide");
+	o->sandwich = api_param(c, "sandwich");
+	if (side && strcmp(side, "callees") && strcmp(side, "callers")) {
+		snprintf(why, size, "sandwich_side: '%.32s' is not callers or callees", side);
+		return -EINVAL;
+	}
+	o->callers = side && !strcmp(side, "callers");
+	return 0;
+}
+
 /* The output parameters: limit (rows) of a table, the title of a flame
  * graph, a query's flame graph's width and icicle and its pprof's
  * max_nodes, a diff's normalize, both's unsymbolized.  0 or -EINVAL
@@ -90,6 +110,7 @@ static int output_params(struct MHD_Connection *c, const char *format, bool diff
 	o->rows = (size_t)n;
 	o->svg.width = (int)w;
 	EMBER_FORWARD_IF_ERROR(unsymbolized_param(c, &o->unsymbolized_frames, why, size));
+	EMBER_FORWARD_IF_ERROR(view_params(c, o, why, size));
 	return diff ? 0 : max_nodes_param(c, format, &o->max_nodes, why, size);
 }
 

@@ -6,7 +6,10 @@
  * made here, offline, by the profile model's diff (pmodel_result_from_pprof,
  * pmodel_diff_new) with the same outputs.  `--format source --function
  * NAME` asks the source view's routes (GET /api/v1/source,
- * /api/v1/diff/source) for their text: pprof -list's listing.  `ember diff --fail-on-regression`
+ * /api/v1/diff/source) for their text: pprof -list's listing.  The views
+ * (--focus, --through, --hide, --sandwich) are the routes' parameters;
+ * offline, --through and --sandwich are applied here (pmodel_result_view).
+ * `ember diff --fail-on-regression`
  * and its CI reports (--format markdown, junit) read the diff's regression
  * table (diff_gate.c).
  */
@@ -42,6 +45,14 @@ struct query_opts {
 	bool gate;		/* --fail-on-regression */
 };
 
+#define VIEW_USAGE                                                                          \
+	"  --focus A;B;C       only the stacks beginning with this call path, root first\n"  \
+	"  --through NAME      only the stacks through a frame NAME, anywhere in them\n"     \
+	"  --hide REGEX        frames whose whole name matches (RE2) hidden into their\n"  \
+	"                      callers\n"                                                      \
+	"  --sandwich NAME     NAME's callees rooted at it, or with --sandwich-side\n"       \
+	"                      callers its callers, inverted\n"
+
 static void query_usage(FILE *f, bool diff)
 {
 	if (!diff)
@@ -61,6 +72,7 @@ static void query_usage(FILE *f, bool diff)
 		      "  --unsymbolized frames  each unsymbolized frame its own\n"
 		      "                      (MODULE+0xOFFSET; default module: one [MODULE]\n"
 		      "                      frame a run of them; pprof always exact)\n"
+		      VIEW_USAGE
 		      "  --tenant T          the tenant read (X-Scope-OrgID; a server with\n"
 		      "                      --multitenancy)\n"
 		      "  -o FILE             write the answer to FILE (default stdout)\n",
@@ -84,6 +96,8 @@ static void query_usage(FILE *f, bool diff)
 		      "                      module: grouped per module on both sides)\n"
 		      "  --fail-on-regression  exit 3 when a function's self share grew past\n"
 		      "                      them (1: other failures, 2: bad usage)\n"
+		      VIEW_USAGE
+		      "                      (both sides; offline: not --hide or --focus)\n"
 		      "  --tenant T          the tenant read (X-Scope-OrgID; with --server)\n"
 		      "  -o FILE             write the answer to FILE (default stdout)\n",
 		      f);
@@ -101,6 +115,9 @@ static const struct {
 	{ "--title", "title" },		{ "--span-id", "span_id" }, { "--trace-id", "trace_id" },
 	{ "--function", "function" },	{ "--file", "file" },
 	{ "--unsymbolized", "unsymbolized" },
+	/* the views (docs/http-api.md, "Views") */
+	{ "--focus", "focus" },		{ "--through", "through" }, { "--hide", "hide" },
+	{ "--sandwich", "sandwich" },	{ "--sandwich-side", "sandwich_side" },
 };
 
 static int take(struct query_opts *o, const char *opt, const char *val)
@@ -464,6 +481,39 @@ static int offline_write(const struct query_opts *o, const struct pmodel_diff *d
 	return -EINVAL;
 }
 
+/* The views of o (--through, --sandwich) applied to *r, here without a
+ * server; --hide and --focus are the server's (its RE2, its call-path
+ * focus).  0, or -EINVAL / -ENOMEM said. */
+static int offline_view(const struct query_opts *o, struct pmodel_result **r)
+{
+	const char *side = param(o, "sandwich_side");
+	struct pmodel_view v = { .sz = sizeof(v), .through = param(o, "through"),
+				 .sandwich = param(o, "sandwich") };
+	struct pmodel_result *next;
+	int err;
+
+	if (param(o, "hide") || param(o, "focus")) {
+		fputs("ember diff: --hide and --focus need --server\n", stderr);
+		return -EINVAL;
+	}
+	if (side && strcmp(side, "callers") && strcmp(side, "callees")) {
+		fprintf(stderr, "ember diff: --sandwich-side '%s': callers or callees\n", side);
+		return -EINVAL;
+	}
+	v.side = side && !strcmp(side, "callers") ? PMODEL_SANDWICH_CALLERS
+						  : PMODEL_SANDWICH_CALLEES;
+	if (!v.through && !v.sandwich)
+		return 0;
+	err = pmodel_result_view(*r, &v, &next);
+	if (err) {
+		fprintf(stderr, "ember diff: %s\n", pmodel_strerror(err));
+		return err;
+	}
+	pmodel_result_free(*r);
+	*r = next;
+	return 0;
+}
+
 static int offline(const struct query_opts *o)
 {
 	struct pmodel_result *r[2] = { NULL, NULL };
@@ -479,6 +529,10 @@ static int offline(const struct query_opts *o)
 		err = load(o->files[1], param(o, "type"), &r[1]);
 	if (!err)
 		err = offline_group(o, r);
+	if (!err)
+		err = offline_view(o, &r[0]);
+	if (!err)
+		err = offline_view(o, &r[1]);
 	if (!err && (err = pmodel_diff_new(r[0], r[1], &dopts, &d)))
 		fprintf(stderr, "ember diff: %s\n", err == -PMODEL_ERR_TYPE
 			? "the two profiles hold different sample types or units (--type)"

@@ -86,27 +86,6 @@ static bool *focus_nodes(const struct pmodel_result *r, const char *const *path,
 	return keep;
 }
 
-/* The attributed parts of r's kept nodes added to c. */
-static int focus_attrs(const struct pmodel_result *r, const bool *keep, struct pmodel_result *c)
-{
-	struct pmodel_attr_part *parts = malloc((r->attr_rows.n + 1) * sizeof(*parts));
-	size_t k = 0;
-	int err;
-
-	if (!parts)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->attr_rows.n; i++) {
-		const struct pmodel_attr_row *a = &r->attr_rows.v[i];
-
-		if (keep[a->node])
-			parts[k++] = (struct pmodel_attr_part){
-				a->node, pmodel_str(&r->attr_str, a->attrs), a->value };
-	}
-	err = pmodel_result_add_attrs(c, &r->dict, parts, k);
-	free(parts);
-	return err;
-}
-
 /* c: the kept nodes' values of r. */
 static int focus_fill(const struct pmodel_result *r, const bool *keep, struct pmodel_result *c)
 {
@@ -120,7 +99,7 @@ static int focus_fill(const struct pmodel_result *r, const bool *keep, struct pm
 		self[i] = keep[i] ? r->self.v[i] : 0;
 	err = pmodel_result_add(c, &r->dict, self);
 	free(self);
-	return err ? err : focus_attrs(r, keep, c);
+	return err ? err : pmodel_result_add_attrs_kept(c, &r->dict, r, NULL, keep);
 }
 
 int pmodel_result_focus(const struct pmodel_result *r, const char *const *path, size_t n,

@@ -77,6 +77,60 @@ void pmodel_result_free(struct pmodel_result *r);
 int pmodel_result_focus(const struct pmodel_result *r, const char *const *path, size_t n,
 			struct pmodel_result **out);
 
+/* ---- views (view.c, view_*.c): a result's stacks rewritten -------------- *
+ * Each returns a new result of r's type, period, profiles and times (r
+ * not kept; pmodel_result_free), its samples' attributed parts moved
+ * with them; a frame is named as the trees name it (a location's inlined
+ * functions each a frame, an unsymbolized one "MODULE+0xOFFSET").  0 or
+ * -ENOMEM. */
+
+/* The samples whose stack passes through a frame named name, anywhere
+ * in it (pprof's -focus by name; pmodel_result_focus keeps a root-first
+ * path instead), each whole (view_through.c). */
+int pmodel_result_through(const struct pmodel_result *r, const char *name,
+			  struct pmodel_result **out);
+
+/* Whether a frame of that name is hidden; ctx the caller's. */
+typedef bool (*pmodel_frame_match_fn)(void *ctx, const char *name);
+
+/* Every frame that hide matches taken out of its stacks, its callees
+ * attached to its caller and its own value given to the caller (pprof's
+ * -hide): equal stacks merge.  A stack whose every frame is hidden is
+ * dropped (it has no caller to be given to).  hide is asked once per
+ * location and frame of r, not per sample (view_hide.c). */
+int pmodel_result_hide(const struct pmodel_result *r, pmodel_frame_match_fn hide, void *ctx,
+		       struct pmodel_result **out);
+
+/* The two halves of a sandwich view of one function (Pyroscope's and
+ * Parca's): its callees, the stacks from its outermost frame on, rooted
+ * at it; its callers, the stacks up to its outermost frame read from it
+ * to the root (an inverted tree rooted at the function, a sample's value
+ * the self of its outermost caller).  A stack that recurses into the
+ * function is counted once, from the function's outermost frame, so
+ * either tree's total is the function's total in the top table; stacks
+ * without the function are dropped (view_sandwich.c). */
+enum pmodel_sandwich_side {
+	PMODEL_SANDWICH_CALLEES,
+	PMODEL_SANDWICH_CALLERS,
+};
+int pmodel_result_sandwich(const struct pmodel_result *r, const char *name,
+			   enum pmodel_sandwich_side side, struct pmodel_result **out);
+
+/* The views of a query, applied in this order (view.c): only the stacks
+ * through a frame, hidden frames taken out, one side of a sandwich.
+ * None asked (v NULL or every field NULL): a copy of r's stacks and
+ * values (pmodel_result_copy: without its attributed parts). */
+struct pmodel_view {
+	size_t sz;
+	const char *through;		/* NULL: every stack */
+	pmodel_frame_match_fn hide;	/* NULL: no frame hidden */
+	void *hide_ctx;
+	const char *sandwich;		/* NULL: the whole tree */
+	enum pmodel_sandwich_side side;
+};
+int pmodel_result_view(const struct pmodel_result *r, const struct pmodel_view *v,
+		       struct pmodel_result **out);
+
 /* r with each run of consecutive unsymbolized frames of one module (a
  * stack's locations without lines, caller to callee) made one frame, a
  * function "[MODULE]" (MODULE the base name of the mapping's file, else

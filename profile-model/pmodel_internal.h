@@ -12,6 +12,9 @@
  *   types.c         profile type names, aliases, the profile's name
  *   result.c        the merged result: dictionary + value per stack
  *   focus.c         a result's samples under one call path
+ *   restack.c       a result's stacks rewritten node by node (the views' engine)
+ *   view.c, view_through.c, view_hide.c, view_sandwich.c  the views: stacks
+ *                   through a frame, frames hidden, a function's sandwich
  *   source_lines.c  one function's values per source line (the source view)
  *   unresolved.c    unsymbolized frames grouped per module
  *   name_coverage.c how much of a result its names explain
@@ -50,6 +53,11 @@ int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out
  * node through map (NULL: the node itself, dict being r's). */
 int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
 			       const struct pmodel_result *r, const uint32_t *map);
+/* The same for the rows of the nodes keep[] marks (per node of r) alone
+ * (restack.c; the focus's and the views'). */
+int pmodel_result_add_attrs_kept(struct pmodel_result *c, const struct pmodel_dict *dict,
+				 const struct pmodel_result *r, const uint32_t *map,
+				 const bool *keep);
 
 /* A new result of r's type, period, profiles and times over the stacks
  * of d, r's node i's value and attributed parts on node map[i] of d (r
@@ -62,6 +70,46 @@ int pmodel_result_remap(const struct pmodel_result *r, const struct pmodel_dict 
  * destination as a location of its own (dict_import.c). */
 int pmodel_import_loc_lines(struct pmodel_import *im, uint32_t l, uint32_t first, uint32_t n,
 			    uint32_t *out);
+
+/* ---- stacks rewritten (restack.c): the views' engine ---------------------- */
+
+/* A result's stacks rewritten parent first: a view's step gives node i
+ * of r's dictionary (i > 0) its stack in d, out[i], from its parent's
+ * stack there and its location.  A sample of a node left at 0 (the empty
+ * stack) or marked in drop[] is dropped; the rest are summed per stack
+ * of d.  out[0] is 0 and drop[0] false. */
+struct pmodel_restack {
+	const struct pmodel_result *r;
+	struct pmodel_dict d;
+	struct pmodel_import im;	/* r's dictionary into d */
+	uint32_t *out;			/* per node of r */
+	bool *drop;			/* per node of r */
+};
+
+typedef int (*pmodel_restack_fn)(struct pmodel_restack *rs, uint32_t i, void *ctx);
+
+/* The result of r's stacks rewritten by step (called for every node but
+ * the root, in order) into *out (pmodel_result_free).  0, step's error
+ * or -ENOMEM. */
+int pmodel_restack(const struct pmodel_result *r, pmodel_restack_fn step, void *ctx,
+		   struct pmodel_result **out);
+/* *out: the stack of d under parent with the frames [first, first + n)
+ * of r's location l (innermost first, as a location keeps its lines; a
+ * location without lines is one frame, whole). */
+int pmodel_restack_push(struct pmodel_restack *rs, uint32_t parent, uint32_t l, uint32_t first,
+			uint32_t n, uint32_t *out);
+/* The frames of location l: its lines, or 1 when it has none. */
+static inline uint32_t pmodel_loc_frames(const struct pmodel_loc *l)
+{
+	return l->nlines ? l->nlines : 1;
+}
+/* The name of frame k (0 the innermost) of location l of d, as the trees
+ * name it: pmodel_line_name, or an unsymbolized one's into buf. */
+const char *pmodel_frame_name(const struct pmodel_dict *d, const struct pmodel_loc *l,
+			      uint32_t k, char *buf, size_t size);
+/* The outermost frame of location l of d named name, or UINT32_MAX. */
+uint32_t pmodel_loc_find_frame(const struct pmodel_dict *d, const struct pmodel_loc *l,
+			       const char *name);
 
 /* Tree of frame names (ntree.c): node 0 the root, every parent before
  * its children; a location with inlined frames is several nodes.  Names

@@ -404,6 +404,15 @@ struct profsvc_output {
 					   module, "[MODULE]"
 					   (pmodel_result_group_unresolved),
 					   a diff both sides alike */
+	/* The views of the merge (both sides of a diff), applied before any
+	 * output in this order (pmodel_result_view; query_view.c); NULL:
+	 * none.  through: only the stacks through a frame of that name;
+	 * hide: the frames whose whole name this RE2 pattern matches, hidden
+	 * into their callers (-EINVAL, why set, for a pattern RE2 refuses or
+	 * past its memory); sandwich: that function's callers (callers set)
+	 * or callees. */
+	const char *through, *hide, *sandwich;
+	bool callers;
 };
 
 /* Whether format names a query's output (diff false) or a diff's. */

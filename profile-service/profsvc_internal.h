@@ -14,6 +14,7 @@
  *   resolver.c           the symbolization service as the store's resolver
  *   read_request.c       a read's request context: the store's and the resolver's
  *   query_answers.c      the answers of a query and a diff
+ *   query_view.c         their views: through a frame, frames hidden, a sandwich
  *   source_answers.c     a function's source view: its lines, values and text
  *   empty_hint.c         why a query selected nothing: a label no series has
  *   discovery_answers.c  the answers of labels, types, series and coverage
@@ -286,6 +287,22 @@ int profsvc_empty_hint(struct profsvc *s, const struct profsvc_read *rd,
 /* err of writing an answer, with msg as why when it failed (the store's
  * errors come with their own). */
 int profsvc_write_failed(int err, char *why, size_t why_size, const char *msg);
+/* A query's views (struct profsvc_output's through, hide, sandwich),
+ * its hide pattern compiled (query_view.c). */
+struct profsvc_view {
+	struct pmodel_view v;
+	struct profsvc_regex *hide;
+	bool any;			/* a view is asked for */
+};
+/* The views of o into v (released by profsvc_view_release, also on
+ * error): 0, or -EINVAL (-E2BIG) with why naming hide= for a pattern RE2
+ * refuses, -ENOMEM. */
+int profsvc_view_init(struct profsvc_view *v, const struct profsvc_output *o, char *why,
+		      size_t why_size);
+void profsvc_view_release(struct profsvc_view *v);
+/* *r replaced by its view under v (nothing asked: kept).  0 or -ENOMEM
+ * (*r kept). */
+int profsvc_view_apply(const struct profsvc_view *v, struct pmodel_result **r);
 
 /* ---- scraping (scrape.c, scrape_http.c) ----------------------------------------- */
 

@@ -8,6 +8,8 @@
  * a diff's regression table, differential tree, diff folded,
  * differential flame graph or diff pprof.  The profile model writes
  * the trees and tables (pmodel_write_*); the envelope around them is here.
+ * A query's or a diff's views (through=, hide=, sandwich=) rewrite each
+ * merge first (query_view.c).
  * Pyroscope's GET /pyroscope/render: the flamebearer (pmodel_write_flamebearer)
  * with its metadata and timeline (profsvc_render), and GET
  * /pyroscope/render-diff: a diff's flamebearer of format "double"
@@ -188,25 +190,31 @@ int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 {
 	struct pmodel_result *r = NULL;
 	struct pmodel_result_info ri;
+	struct profsvc_view view = { 0 };
 	struct profsvc_read rd;
 	int err = profsvc_read_begin(s, ro, &rd);
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	err = err ? err : profsvc_view_init(&view, o, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, sel, why, why_size);
 	err = err ? err : profsvc_read_merge(s, &rd, sel, &r, why, why_size);
+	/* the views see the frames as the output names them: grouped first */
+	if (!err && groups_unresolved(o, "json"))
+		err = group_unresolved(&r);
+	err = err ? err : profsvc_view_apply(&view, &r);
 	if (!err)
 		pmodel_result_info(r, &ri);
 	if (!err && !ri.profiles)
 		err = profsvc_empty_hint(s, &rd, sel, a->hint, sizeof(a->hint), why, why_size);
 	profsvc_read_end(&rd);
+	profsvc_view_release(&view);
 	if (err) {
 		pmodel_result_free(r);
 		return err;
 	}
 	a->profiles = ri.profiles;
 	a->total = ri.total;
-	err = groups_unresolved(o, "json") ? group_unresolved(&r) : 0;
-	err = err ? err : write_query(r, sel, o, a);
+	err = write_query(r, sel, o, a);
 	pmodel_result_free(r);
 	return profsvc_write_failed(err, why, why_size, err == -E2BIG ? TOO_LARGE : "");
 }
@@ -429,8 +437,8 @@ struct diff_parts {
  * also on error). */
 static int diff_parts_new(struct profsvc *s, struct profsvc_read *rd,
 			  const struct pstore_selection *base, const struct pstore_selection *new_,
-			  const struct pmodel_diff_opts *d, bool group, struct diff_parts *p,
-			  char *why, size_t why_size)
+			  const struct pmodel_diff_opts *d, bool group, const struct profsvc_view *view,
+			  struct diff_parts *p, char *why, size_t why_size)
 {
 	int err = diff_sides(s, rd, base, new_, &p->base, &p->new_, why, why_size);
 
@@ -440,6 +448,8 @@ static int diff_parts_new(struct profsvc *s, struct profsvc_read *rd,
 		if (err)
 			snprintf(why, why_size, "grouping unsymbolized frames: out of memory");
 	}
+	err = err ? err : profsvc_view_apply(view, &p->base);
+	err = err ? err : profsvc_view_apply(view, &p->new_);
 	err = err ? err : pmodel_diff_new(p->base, p->new_, d, &p->diff);
 	if (err == -PMODEL_ERR_TYPE)
 		snprintf(why, why_size, "the two sides hold different sample types or units");
@@ -453,23 +463,27 @@ static void diff_parts_free(struct diff_parts *p)
 	pmodel_result_free(p->new_);
 }
 
-/* Both sides merged (grouped when group: diff_parts_new), compared under
- * d and written by write. */
+/* Both sides merged (grouped when group: diff_parts_new), viewed under
+ * o's views (NULL: none), compared under d and written by write. */
 static int diff_answer(struct profsvc *s, const struct symsvc_request_opts *ro,
 		       const struct pstore_selection *base, const struct pstore_selection *new_,
-		       const struct pmodel_diff_opts *d, bool group, diff_write_fn write,
-		       const void *ctx, struct profsvc_answer *a, char *why, size_t why_size)
+		       const struct pmodel_diff_opts *d, bool group, const struct profsvc_output *o,
+		       diff_write_fn write, const void *ctx, struct profsvc_answer *a, char *why,
+		       size_t why_size)
 {
 	struct diff_parts p = { 0 };
 	struct pmodel_result_info bi, ni;
+	struct profsvc_view view = { 0 };
 	struct profsvc_read rd;
 	int err = profsvc_read_begin(s, ro, &rd);
 
 	profsvc_answer_init(a, ANSWER_CAP, profsvc_read_account(&rd));
+	err = err ? err : profsvc_view_init(&view, o, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, base, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, new_, why, why_size);
-	err = err ? err : diff_parts_new(s, &rd, base, new_, d, group, &p, why, why_size);
+	err = err ? err : diff_parts_new(s, &rd, base, new_, d, group, &view, &p, why, why_size);
 	profsvc_read_end(&rd);
+	profsvc_view_release(&view);
 	if (p.base && p.new_) {
 		pmodel_result_info(p.base, &bi);
 		pmodel_result_info(p.new_, &ni);
@@ -489,8 +503,8 @@ int profsvc_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 		 const struct pmodel_diff_opts *d, const struct profsvc_output *o,
 		 struct profsvc_answer *a, char *why, size_t why_size)
 {
-	return diff_answer(s, ro, base, new_, d, groups_unresolved(o, "table"), write_diff, o, a,
-			   why, why_size);
+	return diff_answer(s, ro, base, new_, d, groups_unresolved(o, "table"), o, write_diff, o,
+			   a, why, why_size);
 }
 
 /* Pyroscope's render-diff answer; ctx the max_nodes (size_t). */
@@ -519,7 +533,7 @@ int profsvc_render_diff(struct profsvc *s, const struct symsvc_request_opts *ro,
 			const struct pstore_selection *left, const struct pstore_selection *right,
 			size_t max_nodes, struct profsvc_answer *a, char *why, size_t why_size)
 {
-	return diff_answer(s, ro, left, right, NULL, false, render_diff_json, &max_nodes, a,
+	return diff_answer(s, ro, left, right, NULL, false, NULL, render_diff_json, &max_nodes, a,
 			   why, why_size);
 }
 
@@ -535,7 +549,7 @@ int profsvc_flamegraph_diff(struct profsvc *s, const struct symsvc_request_opts 
 	*out = NULL;
 	err = err ? err : profsvc_read_range(&rd, left, why, why_size);
 	err = err ? err : profsvc_read_range(&rd, right, why, why_size);
-	err = err ? err : diff_parts_new(s, &rd, left, right, NULL, false, &p, why, why_size);
+	err = err ? err : diff_parts_new(s, &rd, left, right, NULL, false, NULL, &p, why, why_size);
 	profsvc_read_end(&rd);
 	if (!err)
 		err = profsvc_write_failed(pmodel_flamegraph_diff_new(p.diff, max_nodes, out), why,

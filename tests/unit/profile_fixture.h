@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct pmodel_result;
+
 #define SEC ((int64_t)1000000000)
 #define MS ((int64_t)1000000)
 #define HOUR (3600 * SEC)
@@ -36,6 +38,13 @@ int raw_loc(struct pprof_profile *p, uint64_t mid, uint64_t addr, uint64_t *id);
  */
 struct pprof_profile *mkprof(const char *const *stacks, const int64_t *counts, size_t n,
 			     int64_t time);
+
+/* A result built by hand (profile-model's dictionary calls): main;work;inner
+ * 3 (work and inner one location, inner inlined, the 3 attributed
+ * "thread=t"), main;work 2 (work's own location), main;idle 4,
+ * main;libx.so+0x10 1 (unsymbolized), other 5; 2 profiles, period 10.
+ * NULL on failure; pmodel_result_free. */
+struct pmodel_result *focus_result(void);
 
 /* Stacks with recursion (outputs), and a base and a new side (diffs). */
 extern const char *const SREC[];

@@ -721,63 +721,6 @@ static int test_pmodel__frame_type_through_pprof_and_outputs(void)
 
 /* ---- focus (Pyroscope's stack_trace_selector) ---------------------------------------- */
 
-/* Location of function name (one line), or of inner inlined into outer
- * (two lines, innermost first as pprof lists them), in d. */
-static int focus_loc(struct pmodel_dict *d, const char *outer, const char *inner, uint32_t *out)
-{
-	struct pmodel_line ln[2] = { { 0 } };
-	const char *names[2] = { inner ? inner : outer, outer };
-	uint32_t n = inner ? 2 : 1;
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct pmodel_func f = { 0 };
-
-		EMBER_FORWARD_IF_ERROR(pmodel_strtab_intern0(&d->str, names[i], &f.name));
-		EMBER_FORWARD_IF_ERROR(pmodel_dict_func(d, &f, &ln[i].func));
-	}
-	return pmodel_dict_loc(d, 0, 0x1000 + d->locs.n, 0, ln, n, out);
-}
-
-/* A result by hand: main;work;inner 3 (work and inner one location,
- * inner inlined), main;work 2 (work's own location), main;idle 4,
- * main;libx.so+0x10 1 (unsymbolized, in /usr/lib/libx.so mapped at
- * 0x7000), other 5; the inlined stack's 3 with attributes "thread=t". */
-static struct pmodel_result *focus_result(void)
-{
-	struct pmodel_result *r = NULL;
-	struct pmodel_map m = { .start = 0x7000, .limit = 0x8000 };
-	uint32_t lmain, lwi, lwork, lidle, llib, lother, mid, nmain, n[5];
-	struct pmodel_attr_part part = { 0, "thread=t", 3 };
-	static const int64_t self[] = { 3, 2, 4, 1, 5 };
-	struct pmodel_dict *d;
-
-	if (pmodel_result_new("cpu:samples:count:cpu:nanoseconds", &r))
-		return NULL;
-	d = &r->dict;
-	if (focus_loc(d, "main", NULL, &lmain) || focus_loc(d, "work", "inner", &lwi) ||
-	    focus_loc(d, "work", NULL, &lwork) || focus_loc(d, "idle", NULL, &lidle) ||
-	    focus_loc(d, "other", NULL, &lother) ||
-	    pmodel_strtab_intern0(&d->str, "/usr/lib/libx.so", &m.filename) ||
-	    pmodel_dict_map(d, &m, &mid) || pmodel_dict_loc(d, mid + 1, 0x7010, 0, NULL, 0, &llib) ||
-	    pmodel_dict_node(d, 0, lmain, &nmain) || pmodel_dict_node(d, nmain, lwi, &n[0]) ||
-	    pmodel_dict_node(d, nmain, lwork, &n[1]) || pmodel_dict_node(d, nmain, lidle, &n[2]) ||
-	    pmodel_dict_node(d, nmain, llib, &n[3]) || pmodel_dict_node(d, 0, lother, &n[4]) ||
-	    EMBER_VEC_RESERVE(&r->self, pmodel_dict_nodes(d)))
-		goto fail;
-	while (r->self.n < pmodel_dict_nodes(d))
-		r->self.v[r->self.n++] = 0;
-	for (size_t i = 0; i < 5; i++)
-		r->self.v[n[i]] = self[i];
-	r->profiles = 2;
-	r->period = 10;
-	part.node = n[0];
-	if (!pmodel_result_add_attrs(r, d, &part, 1))
-		return r;
-fail:
-	pmodel_result_free(r);
-	return NULL;
-}
-
 /* The folded stacks of r focused on path[0, n), into b; its total. */
 static int64_t focus_folded(const struct pmodel_result *r, const char *const *path, size_t n,
 			    struct ember_buf *b, size_t *attr_rows)

@@ -13,6 +13,7 @@ import { SourceView } from './source.js';
 import { TenantField } from './tenant.js';
 import { subtreeProfile, gzipBlob } from './pprof.js';
 import { DEFAULTS, readState, writeState, withMatcher } from './state.js';
+import { Views, viewParams } from './sandwich.js';
 import { UnsymControls, unsymParams } from './unsym.js';
 import * as fmt from './format.js';
 
@@ -198,12 +199,16 @@ function painted() {
 
 // ---- flame graph view ------------------------------------------------------------
 
+const views = new Views({ state: () => state, navigate, tooltip,
+  onDrawn: () => perf.renders.push({ view: 'sandwich', painted: performance.now() }) });
 const flame = new FlameGraph($('flame'), {
-  tooltip, info: $('frame-info'),
+  tooltip, info: $('frame-info'), onSelect: (f, i) => views.pick(f.label(i)),
   onZoom: (f) => { remember({ zoom: f.zoomPath().join(';'), focus: '' }); crumbs($('crumbs'), f); zoomButtons(); unsym.zoomed(); },
 });
+views.contextMenu(flame);
 const unsym = new UnsymControls({ getState: () => state, navigate, flame });
 const top = new TopTable($('top'), $('top-more'), (name) => {
+  views.pick(name, true);
   flame.focusFunction(name);
   remember({ focus: name, zoom: flame.zoomPath().join(';') });
   crumbs($('crumbs'), flame);
@@ -262,8 +267,9 @@ async function showFlame(sel) {
   const seq = ++flameSeq, t0 = performance.now();
   status($('flame-status'), null, 'loading…');
   top.setSort(state.sort);
-  const q = { ...sel, format: 'json', ...unsymParams(state) };
-  $('dl-pprof').href = url('/api/v1/query', { ...sel, format: 'pprof' });
+  const q = { ...sel, ...viewParams(state), format: 'json', ...unsymParams(state) };
+  views.show({ ...sel, ...unsymParams(state) });
+  $('dl-pprof').href = url('/api/v1/query', { ...sel, ...viewParams(state), format: 'pprof' });
   $('dl-pprof').download = 'profile.pb.gz';
   let d;
   try {
@@ -624,7 +630,8 @@ $('diff-source').addEventListener('click', () => {
 // ---- start ---------------------------------------------------------------------------------
 
 // For the browser tests and the benchmark: the views' objects.
-window.ember = { flame, diffFlame, sideBase, sideNew, top, chart, state: () => ({ ...state }) };
+window.ember = { flame, diffFlame, sideBase, sideNew, top, chart, callers: views.callers, callees: views.callees,
+                 state: () => ({ ...state }) };
 
 fillInputs();
 begin();

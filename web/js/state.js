@@ -12,6 +12,7 @@ export const DEFAULTS = Object.freeze({
   search: '',         // regex highlighted in the flame graph, filters the table
   zoom: '',           // path of frame names from the root, ';'-joined
   focus: '',          // function focused from the top table
+  through: '', hide: '', sandwich: '', // views (sandwich.js): through a function, hidden frames (RE2), a sandwich
   icicle: '1',        // root at the top ('1', the default); in the URL icicle=0: at the bottom
   unsym: '',          // 'frames': each unsymbolized frame (unsym.js); '': per module
   sort: '-self',      // top table: column, '-' for descending
