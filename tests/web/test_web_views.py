@@ -100,7 +100,9 @@ def test_web__through_and_hide_in_the_url_survive_a_reload():
         b.rendered("flame", 3)
         wait_for("handle hidden", lambda: sorted(r[0] for r in table_rows(b)) == ["main", "slow_path"])
         main, slow = b.frame("main"), b.frame("slow_path")
-        check(slow["y"] < main["y"], "slow_path right above main, handle hidden")
+        # the root on top (the default): slow_path the row right under main
+        check(slow["y"] - main["y"] == main["h"], "slow_path right under main, handle hidden: "
+              "%s %s" % (main, slow))
         q = url_state(b)
         check(q.get("through") == ["slow_path"] and q.get("hide") == [r"hand\w+"], "the URL: %s" % q)
         check("only stacks through slow_path" in b.text("#views-active"), b.text("#views-active"))
