@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import ember_test  # noqa: E402
-from ember_test import Profile, Skip, build_id, check  # noqa: E402
+from ember_test import Profile, build_id, check, skip  # noqa: E402
 from profiles_test import EMBER, FIX, NOW_S, SEC, TMP, Server, nm_address, q, run_case  # noqa: E402
 
 T0 = (NOW_S - 600) * SEC  # ten minutes ago: inside the default hour
@@ -180,7 +180,7 @@ def test_source_view__unreadable_store_is_an_error():
     srv.stop()
     srv = ember_test.Server(EMBER, TMP, data=srv.data, env={"EMBER_TEST_STORE_FAULT": "+0"})
     if "EMBER_TEST_STORE_FAULT=+0" not in srv.stderr():
-        raise Skip("a Release build: the store's fault injection is in Debug builds only")
+        skip("a Release build: the store's fault injection is in Debug builds only")
     st, body, hdr = srv.request("GET", "/api/v1/source?type=cpu&function=" + FN)
     check(st == 503 and hdr.get("retry-after") and b"debuginfo store" in body, "%d %r" % (st, body))
     r = ember("query", "--server", srv.url, "--type", "cpu", "--format", "source", "--function", FN)
