@@ -909,6 +909,8 @@ void agent_profile_free(struct agent_profile *pr);
 int agent_profile_add(void *profile, const struct agent_sample *s);
 /* Encode (gzip or raw protobuf) into out. */
 int agent_profile_encode(struct agent_profile *pr, bool gzip, struct ember_buf *out);
+/* The pprof samples added (a CPU stack's or an off-CPU one's; 0: an
+ * interval with nothing to send, whatever the kind). */
 size_t agent_profile_samples(const struct agent_profile *pr);
 
 /* ---- files the agent writes and reads as root (safe_files.c) ----------- */

@@ -73,7 +73,7 @@ static void emit(struct agent *a)
 		pr_err("agent: draining the BPF maps failed: %s", strerror(-err));
 	a->drains++;
 	a->samples_drained += n;
-	if (agent_profile_samples(prof))
+	if (agent_profile_samples(prof)) /* off-CPU stacks alone too: a sleeping service's */
 		deliver(a, prof);
 	agent_profile_free(prof);
 	agent_summary_interval(a, n);

@@ -47,7 +47,7 @@ struct agent_profile {
 	size_t nkeys, akeys, aids;
 	struct ember_hset locs;
 	int64_t period_ns;
-	size_t nsamples;
+	size_t nsamples;	/* pprof samples added, CPU and off-CPU */
 };
 
 static void reset_ids(void *ctx, struct agent_process *pr)
@@ -393,12 +393,12 @@ int agent_profile_add(void *ctx, const struct agent_sample *s)
 	if (s->flags & AGENT_STACK_TRUNCATED)
 		EMBER_FORWARD_IF_ERROR(pseudo_location(pr, "[truncated]", &ids[n++]));
 	if (s->flags & AGENT_STACK_OFF_CPU) {
-		values[2] = (int64_t)s->count;
+		values[2] = (int64_t)s->count; /* ns blocked */
 	} else {
 		values[0] = (int64_t)s->count;
 		values[1] = (int64_t)s->count * pr->period_ns;
-		pr->nsamples += s->count;
 	}
+	pr->nsamples++;
 	return pprof_add_sample_labeled(pr->p, ids, n, values, nvalues, labels,
 				       labels_of(pr, s, proc, num, labels));
 }

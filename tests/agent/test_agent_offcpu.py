@@ -109,6 +109,15 @@ def test_agent_offcpu__blocked_time_under_block_here():
     check_total(report, samples)
 
 
+def test_agent_offcpu__asleep_all_interval_still_sent():
+    """A service that sleeps almost all the time (100 ms sleeps, 0.1% on a
+    CPU): most intervals hold no CPU sample of it, only its off-CPU time,
+    and each is still sent (a profile with off-CPU samples alone), so the
+    total is the time it really slept."""
+    report, samples, stats = run([4, 0.999, 100000])
+    check_total(report, samples)
+
+
 def test_agent_offcpu__short_blocks_thinned_but_unbiased():
     # 1 ms sleeps against T = 10 ms: about one block in ten is kept, each
     # weighted T; the total stays unbiased (relative sd about 6% here)

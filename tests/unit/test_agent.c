@@ -660,6 +660,42 @@ static int test_agent__profile_marks_kernel_frames(void)
 	return 0;
 }
 
+/* An interval whose only samples are off-CPU ones (a service that slept
+ * through it, never on a CPU when sampled) still makes a profile to send:
+ * its blocked time would be lost otherwise. */
+static int test_agent__profile_of_off_cpu_stacks_alone_is_sent(void)
+{
+	const uint64_t user[] = { 0x401000 };
+	struct agent_sample s = { .pid = 42, .count = 50000000, .nuser = 1, .user = user,
+				  .flags = AGENT_STACK_OFF_CPU };
+	struct agent_opts o = { .frequency = 19, .host = "h", .off_cpu = true };
+	struct pprof_profile *p = NULL;
+	struct agent_procs *procs;
+	struct agent_profile *pr;
+	struct ember_buf raw;
+	int err = 0;
+
+	strcpy(s.comm, "sleeper");
+	procs = agent_procs_new(NULL, -1, &err);
+	CHECK(procs != NULL);
+	pr = agent_profile_new(&(struct agent_profile_opts){ .opts = &o, .procs = procs }, &err);
+	CHECK(pr != NULL);
+	CHECK_INT(agent_profile_samples(pr), ==, 0);
+	CHECK(agent_profile_add(pr, &s) == 0);
+	CHECK_INT(agent_profile_samples(pr), ==, 1);
+	ember_buf_init(&raw, 1 << 20);
+	CHECK(agent_profile_encode(pr, false, &raw) == 0);
+	CHECK(pprof_decode(raw.data, raw.len, NULL, &p, NULL, 0) == 0);
+	CHECK_INT(pprof_message(p)->n_sample, ==, 1);
+	CHECK_INT(pprof_message(p)->sample[0]->n_value, ==, 3);
+	CHECK(pprof_message(p)->sample[0]->value[2] == 50000000);
+	pprof_profile_free(p);
+	ember_buf_release(&raw);
+	agent_profile_free(pr);
+	agent_procs_free(procs);
+	return 0;
+}
+
 /* ---- service identity (service_id.c) and --label ---------------------------- */
 
 #define DOCKER_ID "3f4e5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081"
@@ -1933,6 +1969,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_agent__offcpu_t_follows_budget),
 	UNIT_CASE(test_agent__agg_off_cpu_weights_summed),
 	UNIT_CASE(test_agent__profile_marks_kernel_frames),
+	UNIT_CASE(test_agent__profile_of_off_cpu_stacks_alone_is_sent),
 	UNIT_CASE(test_agent__service_name_from_cgroup_paths),
 	UNIT_CASE(test_agent__service_pod_workload_from_log_dir),
 	UNIT_CASE(test_agent__service_container_name_from_docker_dir),
