@@ -73,14 +73,7 @@ static int tokens_read(const char *path, void **out, char *why, size_t why_size)
 
 static void tokens_set(struct profsvc *s, void *t)
 {
-	struct profsvc *root = s->root;
-	struct profsvc_tokens *old;
-
-	pthread_mutex_lock(&root->limits_lock);
-	old = root->tokens;
-	root->tokens = t;
-	pthread_mutex_unlock(&root->limits_lock);
-	profsvc_tokens_free(old);
+	profsvc_tokens_free(profsvc_table_swap(s, (void **)&s->root->tokens, t));
 }
 
 static const struct config_kind kinds[PROFSVC_FILE_COUNT] = {
@@ -124,6 +117,18 @@ static int file_load(struct profsvc *s, size_t i, const char *path, const char *
 	}
 	k->set(s, table);
 	return 0;
+}
+
+void *profsvc_table_swap(struct profsvc *s, void **slot, void *table)
+{
+	struct profsvc *root = s->root;
+	void *old;
+
+	pthread_mutex_lock(&root->limits_lock);
+	old = *slot;
+	*slot = table;
+	pthread_mutex_unlock(&root->limits_lock);
+	return old;
 }
 
 int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o)

@@ -202,14 +202,7 @@ int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out
 
 void profsvc_rules_set(struct profsvc *s, struct profsvc_rules *r)
 {
-	struct profsvc *root = s->root;
-	struct profsvc_rules *old;
-
-	pthread_mutex_lock(&root->limits_lock);
-	old = root->rules;
-	root->rules = r;
-	pthread_mutex_unlock(&root->limits_lock);
-	profsvc_rules_free(old);
+	profsvc_rules_free(profsvc_table_swap(s, (void **)&s->root->rules, r));
 }
 
 /* The rules now, counted (profsvc_rules_free), or NULL. */

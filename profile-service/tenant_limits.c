@@ -247,15 +247,8 @@ void profsvc_limits_of(struct profsvc *s, struct profsvc_limits *out)
 
 void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t)
 {
-	struct profsvc *root = s->root;
-	struct profsvc_limits_table *old;
-
-	pthread_mutex_lock(&root->limits_lock);
-	old = root->limits;
-	root->limits = t;
-	pthread_mutex_unlock(&root->limits_lock);
-	profsvc_limits_table_free(old);
-	profsvc_tenants_retune(root);
+	profsvc_limits_table_free(profsvc_table_swap(s, (void **)&s->root->limits, t));
+	profsvc_tenants_retune(s->root);
 }
 
 /* ---- the ingest rate: a token bucket of bytes ------------------------------------- */
