@@ -34,21 +34,19 @@ static int by_start(const void *a, const void *b)
 void agent_maps_retire(struct agent_tables *t, struct agent_process *pr,
 		       const struct agent_proc_map *v, size_t n)
 {
-	size_t room = AGENT_RETIRED_MAPPINGS_MAX - pr->nretired, gone = 0;
+	size_t room = AGENT_RETIRED_MAPPINGS_MAX - pr->nretired, added = 0;
 	struct agent_proc_map *r;
 
-	for (size_t i = 0; i < pr->nmaps; i++)
-		gone += !still_mapped(v, n, &pr->maps[i]);
-	if (gone > room)
-		gone = room;
-	r = gone ? realloc(pr->retired, (pr->nretired + gone) * sizeof(*r)) : NULL;
+	if (room > pr->nmaps)
+		room = pr->nmaps;
+	r = room ? realloc(pr->retired, (pr->nretired + room) * sizeof(*r)) : NULL;
 	if (r)
 		pr->retired = r;
 	for (size_t i = 0; i < pr->nmaps; i++) {
 		struct agent_proc_map *m = &pr->maps[i];
 
-		if (r && pr->nretired < AGENT_RETIRED_MAPPINGS_MAX && !still_mapped(v, n, m)) {
-			pr->retired[pr->nretired++] = *m; /* its file and path move */
+		if (r && added < room && !still_mapped(v, n, m)) {
+			pr->retired[pr->nretired + added++] = *m; /* its file and path move */
 			continue;
 		}
 		agent_tables_release(t, m->file);
@@ -57,7 +55,8 @@ void agent_maps_retire(struct agent_tables *t, struct agent_process *pr,
 	free(pr->maps);
 	pr->maps = NULL;
 	pr->nmaps = 0;
-	if (r)
+	pr->nretired += added;
+	if (added)
 		qsort(pr->retired, pr->nretired, sizeof(*pr->retired), by_start);
 }
 
