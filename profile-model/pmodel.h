@@ -559,6 +559,43 @@ int pmodel_result_add(struct pmodel_result *r, const struct pmodel_dict *src, co
 int pmodel_result_add_nodes(struct pmodel_result *r, struct pmodel_import *im,
 			    const int64_t *self, size_t first, size_t end);
 int64_t pmodel_result_total(const struct pmodel_result *r);
+
+/*
+ * Stack keys (stack_keys.c): a 128-bit key per node of a dictionary from
+ * its stack's content under a seed (two 64-bit lanes, each seeded with
+ * one word of it): equal stacks of any dictionaries keyed under one seed
+ * have equal keys, unequal ones collide with probability about 2^-128.
+ * *out (one a node) is the caller's to free.  A query summing many
+ * blocks keeps the stacks its result holds by key (struct
+ * pmodel_stack_index, empty when zeroed), so a stack it holds already is
+ * added with one probe rather than imported again.
+ */
+struct pmodel_stack_key {
+	uint64_t a, b;
+};
+struct pmodel_stack_entry {
+	struct pmodel_stack_key key;
+	uint32_t node; /* the result's */
+};
+struct pmodel_stack_index {
+	struct ember_hset set;
+	EMBER_VEC(struct pmodel_stack_entry) v;
+	bool ready;
+};
+int pmodel_dict_stack_keys(const struct pmodel_dict *d, const struct ember_hash_key *seed,
+			   struct pmodel_stack_key **out);
+void pmodel_stack_index_release(struct pmodel_stack_index *ix);
+size_t pmodel_stack_index_bytes(const struct pmodel_stack_index *ix);
+/* pmodel_result_add_nodes for the nodes of src whose keys (keys[n]) are
+ * those of ix's dictionary's seed: a stack ix holds is added to its node,
+ * another imported through im (initialised from src at the first: a
+ * zeroed im; the caller releases it) and noted in ix.  ix names r's nodes
+ * and nothing else adds to r between two calls but through ix or an
+ * import (a stack ix lacks is found by the import). */
+int pmodel_result_add_keyed(struct pmodel_result *r, struct pmodel_stack_index *ix,
+			    struct pmodel_import *im, const struct pmodel_dict *src,
+			    const struct pmodel_stack_key *keys, const int64_t *self,
+			    size_t first, size_t end);
 /* Note parts[0..n) (nodes of src, already in self[] through
  * pmodel_result_add) as attributed parts of r's self values. */
 int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *src,

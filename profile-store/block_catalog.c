@@ -244,6 +244,7 @@ void pstore_bdata_unref(struct pstore_bdata *b)
 	EMBER_VEC_FREE(&b->series_prof);
 	EMBER_VEC_FREE(&b->rollup);
 	pstore_linktab_release(&b->links);
+	free(b->keys);
 	free(b);
 }
 

@@ -146,7 +146,7 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 		    !(err = sum_series(b, bd, s, col[s], q, want, self, &bf, pp)))
 			err = hold(q, nodes, &bf);
 	if (!err)
-		err = pstore_qctx_add(q, &bd->dict, self);
+		err = pstore_qctx_add(q, &bd->dict, bd->keys, self);
 	if (!err)
 		err = pmodel_result_add_attrs(q->r, &bd->dict, parts.v, parts.n);
 	if (!err)

@@ -56,6 +56,22 @@ static void touch(struct pstore_cache *c, struct pstore_block *b, bool new, int6
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* b's whole data into b->data with its stack keys (the query's, which
+ * find the stacks a result holds without importing them again). */
+static int load_keyed(struct pstore_cache *c, struct pstore_block *b, struct ember_diag *d)
+{
+	struct pstore_bdata *bd = NULL;
+	int err = pstore_block_load(b, &bd, d);
+
+	if (!err && (err = pmodel_dict_stack_keys(&bd->dict, &c->stack_seed, &bd->keys)))
+		pstore_bdata_unref(bd);
+	if (err)
+		return err;
+	bd->bytes += pmodel_dict_nodes(&bd->dict) * sizeof(*bd->keys);
+	b->data = bd;
+	return 0;
+}
+
 int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pstore_bdata **out,
 		  struct ember_diag *d)
 {
@@ -66,7 +82,7 @@ int pstore_cache_data(struct pstore_cache *c, struct pstore_block *b, struct pst
 	pthread_mutex_lock(&b->mu);
 	listed = b->data || b->profiles;
 	if (!b->data) {
-		err = pstore_block_load(b, &b->data, d);
+		err = load_keyed(c, b, d);
 		loaded = !err;
 	}
 	if (loaded) { /* the whole data replaces the profiles alone */

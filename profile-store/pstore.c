@@ -159,7 +159,7 @@ static struct pstore *store_new(const char *dir, const struct pstore_opts *opts)
 	atomic_init(&s->query_spare, (int)s->opts.query_threads);
 	s->dir = strdup(dir);
 	s->unbounded = pstore_unbounded_new();
-	if (!s->dir || !s->unbounded) {
+	if (!s->dir || !s->unbounded || ember_hash_key_init(&s->cache.stack_seed)) {
 		free(s->dir);
 		pstore_unbounded_free(s->unbounded);
 		free(s);

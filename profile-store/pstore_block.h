@@ -121,6 +121,9 @@ struct pstore_bdata {
 	struct pstore_linktab links;		/* version 2: the LINKS section */
 	bool linked;				/* version 2: a link stream a series */
 	EMBER_VEC(struct pstore_rollup_prof) rollup; /* a rollup's: one a profile */
+	/* a key a node under the cache's seed (cache.c): NULL in data
+	 * loaded without the cache or without the dictionary */
+	struct pmodel_stack_key *keys;
 };
 
 struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);

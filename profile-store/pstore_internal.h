@@ -87,6 +87,9 @@ struct pstore_cache {
 	size_t budget, used;
 	EMBER_VEC(struct pstore_block *) lru; /* referenced blocks with data */
 	uint64_t tick;
+	/* seeds the stack keys of the data it loads (random at each
+	 * open: keys are never written) */
+	struct ember_hash_key stack_seed;
 };
 
 struct pstore_arrival {

@@ -86,7 +86,10 @@ struct pstore_qctx {
 	struct pstore_qshare *share; /* NULL: the query runs on one thread */
 	bool halted;	  /* stopped because another thread of the query failed */
 	uint64_t held;	  /* bytes of a source's sums taken: the most held at once */
-	uint64_t charged; /* bytes of r taken */
+	uint64_t charged; /* bytes of r (and stacks) taken */
+	/* the stacks of r by key, while sources are summed into it (released
+	 * with pstore_qctx_release_stacks) */
+	struct pmodel_stack_index stacks;
 };
 
 /* What a query holds, taken from its request's account (under the
@@ -99,8 +102,12 @@ int pstore_qctx_hold(struct pstore_qctx *q, uint64_t n);
 int pstore_qctx_charge(struct pstore_qctx *q);
 /* A source's sums self[] (per node of src) added into q->r, the request's
  * check polled every few thousand nodes (a source of many distinct
- * stacks takes long to import), then q->r charged. */
-int pstore_qctx_add(struct pstore_qctx *q, const struct pmodel_dict *src, const int64_t *self);
+ * stacks takes long to import), then q->r charged.  keys: src's stack
+ * keys under the cache's seed (a cached block's), whose stacks q->r holds
+ * already are added by key (q->stacks); NULL: every stack imported. */
+int pstore_qctx_add(struct pstore_qctx *q, const struct pmodel_dict *src,
+		    const struct pmodel_stack_key *keys, const int64_t *self);
+void pstore_qctx_release_stacks(struct pstore_qctx *q);
 
 
 /* The request's check now (0, or its error, kept: every later call

@@ -130,7 +130,7 @@ static int head_sum(struct pstore_head *h, struct pstore_qctx *q, int32_t *col,
 			break;
 	}
 	if (!err)
-		err = pstore_qctx_add(q, &h->dict, self);
+		err = pstore_qctx_add(q, &h->dict, NULL, self);
 	if (!err)
 		err = pmodel_result_add_attrs(q->r, &h->dict, parts.v, parts.n);
 	if (!err)
@@ -325,6 +325,7 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 		err = pmodel_result_new(type, &q.r);
 	if (!err)
 		err = sum_sources(s, &snap, !(sel && sel->full_resolution), &q);
+	pstore_qctx_release_stacks(&q); /* r is summed */
 	atomic_fetch_add(&s->profiles_read, q.read);
 	if (!err)
 		err = finish_result(sel, o, &q);

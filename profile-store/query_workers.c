@@ -89,7 +89,7 @@ int pstore_qctx_hold(struct pstore_qctx *q, uint64_t n)
 
 int pstore_qctx_charge(struct pstore_qctx *q)
 {
-	uint64_t n = pmodel_result_bytes(q->r);
+	uint64_t n = pmodel_result_bytes(q->r) + pmodel_stack_index_bytes(&q->stacks);
 
 	if (n <= q->charged)
 		return 0;
@@ -98,18 +98,31 @@ int pstore_qctx_charge(struct pstore_qctx *q)
 	return 0;
 }
 
-int pstore_qctx_add(struct pstore_qctx *q, const struct pmodel_dict *src, const int64_t *self)
+int pstore_qctx_add(struct pstore_qctx *q, const struct pmodel_dict *src,
+		    const struct pmodel_stack_key *keys, const int64_t *self)
 {
 	size_t n = pmodel_dict_nodes(src);
-	struct pmodel_import im;
-	int err = pmodel_import_init(&im, src, &q->r->dict);
+	struct pmodel_import im = { 0 };
+	int err = keys ? 0 : pmodel_import_init(&im, src, &q->r->dict);
 
-	for (size_t i = 1; !err && i < n; i += ADD_STEP)
-		if (!(err = pstore_qctx_check(q)))
-			err = pmodel_result_add_nodes(q->r, &im, self, i,
-						      n - i > ADD_STEP ? i + ADD_STEP : n);
+	for (size_t i = 1; !err && i < n; i += ADD_STEP) {
+		size_t end = n - i > ADD_STEP ? i + ADD_STEP : n;
+
+		if ((err = pstore_qctx_check(q)))
+			break;
+		if (keys)
+			err = pmodel_result_add_keyed(q->r, &q->stacks, &im, src, keys, self, i,
+						      end);
+		else
+			err = pmodel_result_add_nodes(q->r, &im, self, i, end);
+	}
 	pmodel_import_release(&im);
 	return err ? err : pstore_qctx_charge(q);
+}
+
+void pstore_qctx_release_stacks(struct pstore_qctx *q)
+{
+	pmodel_stack_index_release(&q->stacks);
 }
 
 /* ---- parts --------------------------------------------------------------------- */
@@ -223,8 +236,10 @@ static int worker_init(struct pstore_workers *w, struct worker *wk, const struct
 
 static void workers_free(struct pstore_workers *w)
 {
-	for (size_t i = 0; i < w->nwk; i++)
+	for (size_t i = 0; i < w->nwk; i++) {
 		pmodel_result_free(w->wk[i].q.r);
+		pstore_qctx_release_stacks(&w->wk[i].q);
+	}
 	if (w->wk)
 		pthread_mutex_destroy(&w->share.mu);
 	atomic_fetch_add(&w->s->query_spare, w->spare);
@@ -302,6 +317,7 @@ static int merge_parts(struct pstore_workers *w, struct pstore_qctx *q)
 	for (size_t i = 0; !err && i < w->nwk; i++) {
 		err = pmodel_result_merge(q->r, w->wk[i].q.r);
 		pmodel_result_free(w->wk[i].q.r); /* not kept until the end */
+		pstore_qctx_release_stacks(&w->wk[i].q);
 		w->wk[i].q.r = NULL;
 		if (!err)
 			err = pstore_qctx_charge(q);

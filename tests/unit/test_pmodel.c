@@ -654,6 +654,110 @@ static int test_pmodel__import_guesses_only_equal_entries(void)
 	return 0;
 }
 
+/* A one-frame stack whose fields are v's, but field which (0: none)
+ * changed: its key under seed into *out. */
+static int one_field_key(int which, const struct ember_hash_key *seed, struct pmodel_stack_key *out)
+{
+	struct pmodel_dict d;
+	struct pmodel_map m = { .start = 0x1000, .limit = 0x2000, .offset = which == 1 ? 0x10 : 0 };
+	struct pmodel_func f = { .start_line = which == 2 ? 7 : 3 };
+	struct pmodel_line ln = { 0, which == 3 ? 41 : 40 };
+	struct pmodel_stack_key *k = NULL;
+	uint32_t map, loc, node, type;
+	int err = pmodel_dict_init(&d);
+
+	err = err ? err : pmodel_strtab_intern0(&d.str, "pad", &type); /* other ids */
+	err = err ? err : pmodel_strtab_intern0(&d.str, which == 4 ? "Run" : "run", &f.name);
+	err = err ? err : pmodel_strtab_intern0(&d.str, which == 5 ? "x.run" : "run", &f.system_name);
+	err = err ? err : pmodel_strtab_intern0(&d.str, which == 6 ? "b.c" : "a.c", &f.filename);
+	err = err ? err : pmodel_strtab_intern0(&d.str, which == 7 ? "/lib/b" : "/lib/a", &m.filename);
+	err = err ? err : pmodel_strtab_intern0(&d.str, which == 8 ? "beef" : "feed", &m.build_id);
+	err = err ? err : pmodel_strtab_intern0(&d.str, which == 9 ? "kernel" : "native", &type);
+	err = err ? err : pmodel_dict_func(&d, &f, &ln.func);
+	err = err ? err : pmodel_dict_map(&d, &m, &map);
+	err = err ? err : pmodel_dict_loc(&d, which == 10 ? 0 : map + 1, which == 11 ? 0x1234 : 0x1230,
+					  which == 12 ? 0 : type, &ln, 1, &loc);
+	err = err ? err : pmodel_dict_node(&d, 0, loc, &node);
+	err = err ? err : pmodel_dict_stack_keys(&d, seed, &k);
+	if (!err)
+		*out = k[node];
+	free(k);
+	pmodel_dict_release(&d);
+	return err;
+}
+
+/* Each field a stack's identity holds changes its key. */
+static int test_pmodel__stack_keys_differ_in_each_field(void)
+{
+	struct ember_hash_key seed = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
+	struct pmodel_stack_key base, again, k;
+
+	CHECK_INT(one_field_key(0, &seed, &base), ==, 0);
+	CHECK_INT(one_field_key(0, &seed, &again), ==, 0);
+	CHECK(base.a == again.a && base.b == again.b);
+	for (int which = 1; which <= 12; which++) {
+		CHECK_INT(one_field_key(which, &seed, &k), ==, 0);
+		CHECK_INT(k.a != base.a && k.b != base.b, ==, 1);
+	}
+	return 0;
+}
+
+/* Stack keys (stack_keys.c) say what same_stack says: over variants of
+ * one random dictionary (ids in other orders, entries that differ in one
+ * field), two nodes' keys are equal exactly when their stacks are; and
+ * sums added by key give the result a plain import gives, its
+ * dictionary's order and values included. */
+static int test_pmodel__stack_keys_equal_exactly_for_equal_stacks(void)
+{
+	struct ember_hash_key seed = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
+	struct pmodel_dict d[4];
+	struct pmodel_stack_key *k[4];
+	struct pmodel_result *plain, *keyed;
+	struct pmodel_stack_index ix = { 0 };
+
+	CHECK_INT(pmodel_result_new("cpu", &plain), ==, 0);
+	CHECK_INT(pmodel_result_new("cpu", &keyed), ==, 0);
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(random_dict(&d[i], 0x2545f4914f6cdd1dull, (uint64_t)i), ==, 0);
+		CHECK_INT(pmodel_dict_stack_keys(&d[i], &seed, &k[i]), ==, 0);
+	}
+	for (int i = 0; i < 4; i++)
+		for (int j = i; j < 4; j++)
+			for (uint32_t x = 0; x < pmodel_dict_nodes(&d[i]); x++)
+				for (uint32_t y = 0; y < pmodel_dict_nodes(&d[j]); y++)
+					CHECK_INT(k[i][x].a == k[j][y].a && k[i][x].b == k[j][y].b,
+						  ==, same_stack(&d[i], x, &d[j], y));
+	for (int i = 0; i < 4; i++) {
+		size_t n = pmodel_dict_nodes(&d[i]);
+		int64_t *self = calloc(n, sizeof(*self));
+		struct pmodel_import im = { 0 };
+
+		CHECK(self != NULL);
+		for (size_t x = 1; x < n; x++)
+			self[x] = (x * 7 + (size_t)i) % 5 ? (int64_t)(x % 13) : 0;
+		CHECK_INT(pmodel_result_add(plain, &d[i], self), ==, 0);
+		CHECK_INT(pmodel_result_add_keyed(keyed, &ix, &im, &d[i], k[i], self, 1, n / 2), ==, 0);
+		CHECK_INT(pmodel_result_add_keyed(keyed, &ix, &im, &d[i], k[i], self, n / 2, n), ==, 0);
+		pmodel_import_release(&im);
+		free(self);
+	}
+	CHECK_INT(pmodel_dict_nodes(&keyed->dict), ==, pmodel_dict_nodes(&plain->dict));
+	for (size_t x = 0; x < pmodel_dict_nodes(&plain->dict); x++) {
+		CHECK_INT(keyed->dict.node_parent.v[x], ==, plain->dict.node_parent.v[x]);
+		CHECK_INT(keyed->dict.node_loc.v[x], ==, plain->dict.node_loc.v[x]);
+		CHECK_INT(keyed->self.v[x], ==, plain->self.v[x]);
+	}
+	CHECK_INT(pmodel_result_total(keyed), >, 0);
+	pmodel_stack_index_release(&ix);
+	pmodel_result_free(plain);
+	pmodel_result_free(keyed);
+	for (int i = 0; i < 4; i++) {
+		free(k[i]);
+		pmodel_dict_release(&d[i]);
+	}
+	return 0;
+}
+
 /* A profile whose locations carry Ember's Location field 1000: kept by
  * encoding and decoding, shown by the JSON tree and top table, written
  * back by the pprof output; an untyped frame shows none. */
@@ -1269,6 +1373,8 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pmodel__top_counts_recursion_once),
 	UNIT_CASE(test_pmodel__frame_type_part_of_a_location),
 	UNIT_CASE(test_pmodel__import_guesses_only_equal_entries),
+	UNIT_CASE(test_pmodel__stack_keys_equal_exactly_for_equal_stacks),
+	UNIT_CASE(test_pmodel__stack_keys_differ_in_each_field),
 	UNIT_CASE(test_pmodel__frame_type_through_pprof_and_outputs),
 	UNIT_CASE(test_pmodel__tree_json_line_only_where_one),
 	UNIT_CASE(test_pmodel__tree_json_and_folded),

@@ -173,6 +173,7 @@ static int block_answer(struct pstore *s, struct pstore_block *b, const char *se
 	if (err)
 		fprintf(stderr, "block query: %s\n", why[0] ? why : strerror(-err));
 	pmodel_result_free(q.r);
+	pstore_qctx_release_stacks(&q);
 	pstore_selector_free(parsed);
 	return err;
 }
