@@ -358,28 +358,63 @@ int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream 
 	return pstore_block_read_stream_z(b, st, NULL, out, d);
 }
 
+/* Say err (of reading or decoding b's rows, said in why) in d. */
+static int rows_error(const struct pstore_block *b, int err, const char *why,
+		      struct ember_diag *d)
+{
+	if (err == -PSTORE_ERR_CORRUPT)
+		return EMBER_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
+	return EMBER_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
+}
+
+int pstore_block_read_rows(struct pstore_block *b, uint64_t off, uint64_t len,
+			   struct pstore_rows_reader *rd, struct ember_diag *d)
+{
+	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
+	char why[200] = "";
+	struct ember_diag sd = ember_diag_make(why, sizeof(why));
+	int err;
+
+	ember_buf_init(&r.prefix, 0);
+	rd->off = off;
+	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + off, len, &rd->win, &sd);
+	if (err)
+		ember_buf_reset(&rd->win);
+	return err ? rows_error(b, err, why, d) : 0;
+}
+
+/* Whether rd's window holds stream st. */
+static bool in_window(const struct pstore_rows_reader *rd, const struct pstore_stream *st)
+{
+	return rd && rd->win.len && st->off >= rd->off && st->stored <= rd->win.len &&
+	       st->off - rd->off <= rd->win.len - st->stored;
+}
+
 int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
-			       struct ZSTD_DCtx_s *dctx, struct ember_buf *out,
+			       struct pstore_rows_reader *rd, struct ember_buf *out,
 			       struct ember_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct ember_buf stored;
 	char why[200] = "";
 	struct ember_diag sd = ember_diag_make(why, sizeof(why));
+	struct ZSTD_DCtx_s *z = rd ? rd->z : NULL;
 	int err;
 
-	ember_buf_init(&r.prefix, 0);
-	ember_buf_init(&stored, 0);
-	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored, &sd);
-	if (!err)
-		err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, dctx, out,
-					 &sd);
-	ember_buf_release(&stored);
-	if (err == -PSTORE_ERR_CORRUPT)
-		return EMBER_FAIL(d, err, "block '%s' is corrupt: %s", b->name, why);
-	if (err)
-		return EMBER_FAIL(d, err, "%s", why[0] ? why : pstore_strerror(err));
-	return 0;
+	if (in_window(rd, st))
+		err = pstore_stream_load(st, (const uint8_t *)rd->win.data + (st->off - rd->off),
+					 st->stored, z, out, &sd);
+	else {
+		ember_buf_init(&r.prefix, 0);
+		ember_buf_init(&stored, 0);
+		err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored,
+				 &sd);
+		if (!err)
+			err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, z,
+						 out, &sd);
+		ember_buf_release(&stored);
+	}
+	return err ? rows_error(b, err, why, d) : 0;
 }
 
 /* ---- the store's list ------------------------------------------------------------- */

@@ -47,11 +47,11 @@ static const struct pstore_stream *value_stream(const struct pstore_bdata *bd, u
 	return st;
 }
 
-/* The streams a series' sum reads, and one zstd context for all of them
- * (made once a block, not once a stream). */
+/* The streams a series' sum reads, and the reader of them all (one zstd
+ * context and one read of the rows a block: block_rows_window). */
 struct bufs {
 	struct ember_buf s, v, l;
-	ZSTD_DCtx *z;
+	struct pstore_rows_reader rd;
 };
 
 /* With a filter (want), the series' link stream into in. */
@@ -63,7 +63,7 @@ static int read_links(struct pstore_block *b, const struct pstore_bdata *bd, uin
 
 	if (!ls)
 		return 1; /* no row of the series has a link */
-	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream_z(b, ls, bf->z, &bf->l, d));
+	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream_z(b, ls, &bf->rd, &bf->l, d));
 	in->want = want;
 	in->nlinks = (uint32_t)bd->links.v.n;
 	in->links = (const uint8_t *)bf->l.data;
@@ -101,8 +101,8 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	}
 	vst = value_stream(bd, first, col, &in.factor);
 	EMBER_FORWARD_IF_ERROR(
-		pstore_block_read_stream_z(b, &bd->streams.v[first], bf->z, sb, q->d));
-	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream_z(b, vst, bf->z, vb, q->d));
+		pstore_block_read_stream_z(b, &bd->streams.v[first], &bf->rd, sb, q->d));
+	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream_z(b, vst, &bf->rd, vb, q->d));
 	in.stacks = (const uint8_t *)sb->data;
 	in.stacks_end = in.stacks + sb->len;
 	in.vals = (const uint8_t *)vb->data;
@@ -115,7 +115,40 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 static int hold(struct pstore_qctx *q, size_t nodes, const struct bufs *bf)
 {
 	return pstore_qctx_hold(q, nodes * sizeof(int64_t) + bf->s.alloc + bf->v.alloc +
-					   bf->l.alloc);
+					   bf->l.alloc + bf->rd.win.alloc);
+}
+
+/* Widen [*lo, *hi) to stream st; add its bytes to *need. */
+static void span_of(const struct pstore_stream *st, uint64_t *lo, uint64_t *hi, uint64_t *need)
+{
+	*lo = st->off < *lo ? st->off : *lo;
+	*hi = st->off + st->stored > *hi ? st->off + st->stored : *hi;
+	*need += st->stored;
+}
+
+/* The rows of the selected series with a profile in the range (their
+ * stack and value streams) read at once into bf's window when little else lies between
+ * them (what lies between is read too: at most as much again as they
+ * hold, and 64 KiB): one read a block instead of two or three a series. */
+static int rows_window(struct pstore_block *b, const struct pstore_bdata *bd, const int32_t *col,
+		       struct bufs *bf, struct pstore_qctx *q)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, need = 0;
+	int64_t factor;
+
+	for (uint32_t s = 0; s < b->series.series.n; s++) {
+		uint32_t first = bd->series_stream.v[s];
+		size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];
+
+		if (col[s] < 0 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
+			continue;
+		span_of(&bd->streams.v[first], &lo, &hi, &need);
+		span_of(value_stream(bd, first, col[s], &factor), &lo, &hi, &need);
+	}
+	if (hi <= lo || hi - lo > 2 * need + 65536)
+		return 0;
+	EMBER_FORWARD_IF_ERROR(pstore_qctx_hold(q, q->held + (hi - lo)));
+	return pstore_block_read_rows(b, lo, hi - lo, &bf->rd, q->d);
 }
 
 static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
@@ -125,8 +158,8 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	struct pstore_attr_parts parts = { 0 }, *pp = NULL;
 	int64_t *self = NULL;
 	uint8_t *all = NULL;
-	struct bufs bf = { .z = ZSTD_createDCtx() };
-	int err = bf.z ? hold(q, nodes, &bf) : -ENOMEM;
+	struct bufs bf = { .rd.z = ZSTD_createDCtx() };
+	int err = bf.rd.z ? hold(q, nodes, &bf) : -ENOMEM;
 
 	if (!err && !(self = calloc(nodes, sizeof(*self))))
 		err = -ENOMEM;
@@ -141,6 +174,9 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	ember_buf_init(&bf.s, 0);
 	ember_buf_init(&bf.v, 0);
 	ember_buf_init(&bf.l, 0);
+	ember_buf_init(&bf.rd.win, 0);
+	if (!err)
+		err = rows_window(b, bd, col, &bf, q);
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
 		if (col[s] >= 0 && !(err = pstore_qctx_poll(q)) &&
 		    !(err = sum_series(b, bd, s, col[s], q, want, self, &bf, pp)))
@@ -156,7 +192,8 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	ember_buf_release(&bf.s);
 	ember_buf_release(&bf.v);
 	ember_buf_release(&bf.l);
-	ZSTD_freeDCtx(bf.z);
+	ember_buf_release(&bf.rd.win);
+	ZSTD_freeDCtx(bf.rd.z);
 	EMBER_VEC_FREE(&parts);
 	free(all);
 	free(self);

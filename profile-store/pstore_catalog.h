@@ -63,13 +63,26 @@ int pstore_cache_profiles(struct pstore_cache *c, struct pstore_block *b,
 int pstore_block_load(struct pstore_block *b, struct pstore_bdata **out, struct ember_diag *d);
 int pstore_block_load_profiles(struct pstore_block *b, struct pstore_bdata **out,
 			       struct ember_diag *d);
-/* A stream's bytes of block b (range read); _z with the caller's zstd
- * context (pstore_stream_load). */
+/* What a query reads a block's streams with: a zstd context (made once
+ * a block: making one costs more than decompressing a small stream) and
+ * a window of the ROWS section read at once, [off, off + win.len), from
+ * which a stream it holds is taken without a read of its own
+ * (pstore_block_read_rows; an empty window holds none). */
+struct pstore_rows_reader {
+	struct ZSTD_DCtx_s *z;
+	uint64_t off;
+	struct ember_buf win;
+};
+/* A stream's bytes of block b (range read); _z through the caller's
+ * reader (its context and window; NULL: neither). */
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
 			 struct ember_buf *out, struct ember_diag *d);
 int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
-			       struct ZSTD_DCtx_s *dctx, struct ember_buf *out,
+			       struct pstore_rows_reader *rd, struct ember_buf *out,
 			       struct ember_diag *d);
+/* Bytes [off, off + len) of b's ROWS section into rd's window. */
+int pstore_block_read_rows(struct pstore_block *b, uint64_t off, uint64_t len,
+			   struct pstore_rows_reader *rd, struct ember_diag *d);
 void pstore_cache_drop(struct pstore_cache *c, struct pstore_block *b);
 void pstore_cache_release(struct pstore_cache *c);
 
