@@ -11,6 +11,7 @@ import { renderDiffTable } from './difftable.js';
 import { DebuginfoView } from './debuginfo.js';
 import { SourceView } from './source.js';
 import { TenantField } from './tenant.js';
+import { timeParts } from './series.js';
 import { subtreeProfile, gzipBlob } from './pprof.js';
 import { DEFAULTS, readState, writeState, withMatcher } from './state.js';
 import { Views, viewParams } from './sandwich.js';
@@ -432,18 +433,12 @@ function diffDefaults() {
   }
 }
 
+// Time t moved ms earlier, in the form it was written in.
 function shift(t, ms) {
-  if (/^now$/.test(t)) return `now-${ms / 3600e3}h`;
-  const m = /^now-(\d+)([smhdw])$/.exec(t);
-  const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };
-  if (m) return `now-${(Number(m[1]) * unit[m[2]] + ms) / 3600e3}h`;
-  if (/^\d+$/.test(t)) {
-    const n = Number(t);
-    const scale = n < 1e11 ? 1e-3 : n < 1e14 ? 1 : n < 1e17 ? 1e3 : 1e6;
-    return String(Math.round(n - ms * scale));
-  }
-  const d = Date.parse(t);
-  return isNaN(d) ? t : new Date(d - ms).toISOString();
+  const p = timeParts(t);
+  if ('ago' in p) return `now-${(p.ago + ms) / 3600e3}h`;
+  if ('epoch' in p) return String(Math.round(p.epoch - ms * p.perMs));
+  return isNaN(p.date) ? t : new Date(p.date - ms).toISOString();
 }
 
 function dayEarlier() {

@@ -13,18 +13,29 @@ const MIN_STEP = 10e3;          // the server's own smallest default step, ms
 const PROBE_SPAN = 10 * 60e3;   // the one-second grid the period is measured on
 const UNIT = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };
 
-// A time of the API's syntax (docs/http-api.md, "Conventions") in epoch
-// milliseconds, now being nowMs; NaN for what it cannot read.
-export function timeMs(t, nowMs) {
+// A time of the API's syntax (docs/http-api.md, "Conventions") in its
+// parts: { ago } (ms before now), { epoch, perMs } (the number as written
+// and its units a millisecond: seconds, ms, us or ns by its size) or
+// { date } (epoch ms, NaN for what it cannot read).
+export function timeParts(t) {
   t = String(t).trim();
-  if (t === 'now') return nowMs;
+  if (t === 'now') return { ago: 0 };
   const m = /^now-(\d+)([smhdw])$/.exec(t);
-  if (m) return nowMs - Number(m[1]) * UNIT[m[2]];
+  if (m) return { ago: Number(m[1]) * UNIT[m[2]] };
   if (/^\d+$/.test(t)) {
     const n = Number(t);
-    return n < 1e11 ? n * 1e3 : n < 1e14 ? n : n < 1e17 ? n / 1e3 : n / 1e6;
+    return { epoch: n, perMs: n < 1e11 ? 1e-3 : n < 1e14 ? 1 : n < 1e17 ? 1e3 : 1e6 };
   }
-  return Date.parse(t);
+  return { date: Date.parse(t) };
+}
+
+// The same time in epoch milliseconds, now being nowMs; NaN for what it
+// cannot read.
+export function timeMs(t, nowMs) {
+  const p = timeParts(t);
+  if ('ago' in p) return nowMs - p.ago;
+  if ('epoch' in p) return p.epoch / p.perMs;
+  return p.date;
 }
 
 // The step the server takes by default for a range of spanMs (the range
