@@ -304,9 +304,18 @@ struct profsvc_view {
 int profsvc_view_init(struct profsvc_view *v, const struct profsvc_output *o, char *why,
 		      size_t why_size);
 void profsvc_view_release(struct profsvc_view *v);
-/* *r replaced by its view under v (nothing asked: kept).  0 or -ENOMEM
- * (*r kept). */
-int profsvc_view_apply(const struct profsvc_view *v, struct pmodel_result **r);
+/* *r replaced by its view under v (nothing asked: kept), the copy's
+ * bytes charged to acct (profsvc_result_replace).  0, -ENOMEM, or the
+ * account's -E2BIG / -EAGAIN with why (*r kept). */
+int profsvc_view_apply(const struct profsvc_view *v, struct ember_mem_account *acct,
+		       struct pmodel_result **r, char *why, size_t why_size);
+/* *r replaced by next (a rewritten copy of it: a view, grouped frames)
+ * once next's bytes are charged to acct (NULL: none), so that a request's
+ * copies count against its share of the server's memory as its merge
+ * does.  Past the share (-E2BIG) or the server's budget (-EAGAIN, the
+ * account's errors: 413 and 503) next is freed, *r kept, why says so. */
+int profsvc_result_replace(struct ember_mem_account *acct, struct pmodel_result **r,
+			   struct pmodel_result *next, char *why, size_t why_size);
 
 /* ---- scraping (scrape.c, scrape_http.c) ----------------------------------------- */
 

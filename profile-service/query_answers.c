@@ -158,8 +158,9 @@ static bool groups_unresolved(const struct profsvc_output *o, const char *dflt)
 }
 
 /* *r replaced by its frames grouped (pmodel_result_group_unresolved),
- * when it has any to group. */
-static int group_unresolved(struct pmodel_result **r)
+ * when it has any to group, the copy charged to acct. */
+static int group_unresolved(struct ember_mem_account *acct, struct pmodel_result **r, char *why,
+			    size_t why_size)
 {
 	struct pmodel_result *g;
 	int err;
@@ -167,11 +168,11 @@ static int group_unresolved(struct pmodel_result **r)
 	if (!pmodel_result_has_unresolved(*r))
 		return 0;
 	err = pmodel_result_group_unresolved(*r, &g);
-	if (err)
+	if (err) {
+		snprintf(why, why_size, "grouping unsymbolized frames: out of memory");
 		return err;
-	pmodel_result_free(*r);
-	*r = g;
-	return 0;
+	}
+	return profsvc_result_replace(acct, r, g, why, why_size);
 }
 
 int profsvc_read_merge(struct profsvc *s, struct profsvc_read *rd,
@@ -200,8 +201,8 @@ int profsvc_query(struct profsvc *s, const struct symsvc_request_opts *ro,
 	err = err ? err : profsvc_read_merge(s, &rd, sel, &r, why, why_size);
 	/* the views see the frames as the output names them: grouped first */
 	if (!err && groups_unresolved(o, "json"))
-		err = group_unresolved(&r);
-	err = err ? err : profsvc_view_apply(&view, &r);
+		err = group_unresolved(profsvc_read_account(&rd), &r, why, why_size);
+	err = err ? err : profsvc_view_apply(&view, profsvc_read_account(&rd), &r, why, why_size);
 	if (!err)
 		pmodel_result_info(r, &ri);
 	if (!err && !ri.profiles)
@@ -440,16 +441,15 @@ static int diff_parts_new(struct profsvc *s, struct profsvc_read *rd,
 			  const struct pmodel_diff_opts *d, bool group, const struct profsvc_view *view,
 			  struct diff_parts *p, char *why, size_t why_size)
 {
+	struct ember_mem_account *acct = profsvc_read_account(rd);
 	int err = diff_sides(s, rd, base, new_, &p->base, &p->new_, why, why_size);
 
 	if (!err && group) {
-		err = group_unresolved(&p->base);
-		err = err ? err : group_unresolved(&p->new_);
-		if (err)
-			snprintf(why, why_size, "grouping unsymbolized frames: out of memory");
+		err = group_unresolved(acct, &p->base, why, why_size);
+		err = err ? err : group_unresolved(acct, &p->new_, why, why_size);
 	}
-	err = err ? err : profsvc_view_apply(view, &p->base);
-	err = err ? err : profsvc_view_apply(view, &p->new_);
+	err = err ? err : profsvc_view_apply(view, acct, &p->base, why, why_size);
+	err = err ? err : profsvc_view_apply(view, acct, &p->new_, why, why_size);
 	err = err ? err : pmodel_diff_new(p->base, p->new_, d, &p->diff);
 	if (err == -PMODEL_ERR_TYPE)
 		snprintf(why, why_size, "the two sides hold different sample types or units");

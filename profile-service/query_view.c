@@ -50,14 +50,32 @@ void profsvc_view_release(struct profsvc_view *v)
 	v->hide = NULL;
 }
 
-int profsvc_view_apply(const struct profsvc_view *v, struct pmodel_result **r)
+int profsvc_result_replace(struct ember_mem_account *acct, struct pmodel_result **r,
+			   struct pmodel_result *next, char *why, size_t why_size)
+{
+	int err = ember_mem_account_charge(acct, pmodel_result_bytes(next));
+
+	if (err) {
+		pmodel_result_free(next);
+		snprintf(why, why_size, "%s",
+			 err == -E2BIG ? "query: its view of the merge is past the request's share "
+					 "of the server's memory (a narrower selection or range)"
+				       : "query: the server's memory is taken by other requests "
+					 "now: ask again");
+		return err;
+	}
+	pmodel_result_free(*r);
+	*r = next;
+	return 0;
+}
+
+int profsvc_view_apply(const struct profsvc_view *v, struct ember_mem_account *acct,
+		       struct pmodel_result **r, char *why, size_t why_size)
 {
 	struct pmodel_result *next;
 
 	if (!v || !v->any)
 		return 0;
 	EMBER_FORWARD_IF_ERROR(pmodel_result_view(*r, &v->v, &next));
-	pmodel_result_free(*r);
-	*r = next;
-	return 0;
+	return profsvc_result_replace(acct, r, next, why, why_size);
 }

@@ -4,7 +4,8 @@ docs/profile-store.md "Queries"): what a merge holds (its sums, its
 result) is taken from the request's share of the server's memory, so
 a query whose merged result is past its tenant's max_query_bytes is
 refused 413 even when its answer is small (a top-1 table), while a small
-query under the same limit answers and the server stays up; a query
+query under the same limit answers and the server stays up, and a view's
+copy of the merge counts as the merge does; a query
 whose client goes away stops merging, counted in
 ember_requests_stopped_total, well before the query would have ended.
 Usage: test_query_budget.py EMBER FIXTURES_DIR CASE."""
@@ -52,6 +53,24 @@ def test_query_budget__merge_past_max_query_bytes_is_413():
     srv = Server(data=srv.data)
     st, body, _ = status(srv, path + q('{service_name="wide"}'))
     check(st == 200, "wide without a limit: HTTP %d %r" % (st, body[:300]))
+
+
+def test_query_budget__view_copy_counted_like_the_merge():
+    """A view (hide=, through=, sandwich=) is a rewritten copy of the
+    merge: its bytes count against the request's share too, so a limit
+    the merge of 4,000 stacks fits (about 4.5 MB held) refuses the same
+    query with a view that keeps every stack (about twice that), and the
+    server stays up."""
+    lf = config_file("limits", "default max_query_bytes=7M\n")
+    srv = Server(["--limits", lf])
+    srv.push_ok(cpu_profile(wide(4000, "v"), T0).encode(), "service_name=wide")
+    path = "/api/v1/query?type=cpu&from=now-1h&format=top&limit=1&query=" + q('{service_name="wide"}')
+    st, body, _ = status(srv, path)
+    check(st == 200 and b"v_" in body, "the merge alone: HTTP %d %r" % (st, body[:300]))
+    st, body, _ = status(srv, path + "&hide=" + q("no_such_frame"))
+    check(st == 413 and b"memory" in body, "with a view: HTTP %d %r" % (st, body[:300]))
+    st, body, _ = status(srv, path)
+    check(st == 200, "after: HTTP %d %r" % (st, body[:300]))
 
 
 def test_query_budget__client_gone_stops_the_merge():
