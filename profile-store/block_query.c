@@ -4,10 +4,12 @@
  * time range (a series' profiles are in time order, so those outside are
  * skipped without reading the series' streams when none is inside), and
  * the sum of the queried column stack by stack into an array over the
- * block's nodes, then imported into the result.  Only the stack stream
- * and the one value stream needed are read and decompressed, and with a
- * link filter the series' link stream (a block none of whose links is
- * wanted, or a series without links, is not read at all).
+ * block's nodes, then added into the result by stack key (what the result
+ * lacks imported).  Only the stack stream and the one value stream needed
+ * are read and decompressed (from one read of the block when they lie
+ * close together), and with a link filter the series' link stream (a
+ * block none of whose links is wanted, or a series without links, is not
+ * read at all).
  */
 #include "pstore_block.h"
 #include "pstore_catalog.h"
@@ -48,7 +50,7 @@ static const struct pstore_stream *value_stream(const struct pstore_bdata *bd, u
 }
 
 /* The streams a series' sum reads, and the reader of them all (one zstd
- * context and one read of the rows a block: block_rows_window). */
+ * context, and the rows of a block read at once: rows_window). */
 struct bufs {
 	struct ember_buf s, v, l;
 	struct pstore_rows_reader rd;
@@ -127,9 +129,10 @@ static void span_of(const struct pstore_stream *st, uint64_t *lo, uint64_t *hi, 
 }
 
 /* The rows of the selected series with a profile in the range (their
- * stack and value streams) read at once into bf's window when little else lies between
- * them (what lies between is read too: at most as much again as they
- * hold, and 64 KiB): one read a block instead of two or three a series. */
+ * stack and value streams) read at once into bf's window when little
+ * else lies between them (what lies between is read too: at most as much
+ * again as they hold, and 64 KiB): one read a block instead of two or
+ * three a series. */
 static int rows_window(struct pstore_block *b, const struct pstore_bdata *bd, const int32_t *col,
 		       struct bufs *bf, struct pstore_qctx *q)
 {
