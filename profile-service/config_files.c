@@ -73,7 +73,7 @@ static int tokens_read(const char *path, void **out, char *why, size_t why_size)
 
 static void tokens_set(struct profsvc *s, void *t)
 {
-	profsvc_tokens_free(profsvc_table_swap(s, (void **)&s->root->tokens, t));
+	profsvc_tokens_free(profsvc_table_swap(s, PROFSVC_FILE_TOKENS, t));
 }
 
 static const struct config_kind kinds[PROFSVC_FILE_COUNT] = {
@@ -119,14 +119,28 @@ static int file_load(struct profsvc *s, size_t i, const char *path, const char *
 	return 0;
 }
 
-void *profsvc_table_swap(struct profsvc *s, void **slot, void *table)
+void *profsvc_table_swap(struct profsvc *s, enum profsvc_file kind, void *table)
 {
 	struct profsvc *root = s->root;
-	void *old;
+	void *old = NULL;
 
 	pthread_mutex_lock(&root->limits_lock);
-	old = *slot;
-	*slot = table;
+	switch (kind) {
+	case PROFSVC_FILE_LIMITS:
+		old = root->limits;
+		root->limits = table;
+		break;
+	case PROFSVC_FILE_RULES:
+		old = root->rules;
+		root->rules = table;
+		break;
+	case PROFSVC_FILE_TOKENS:
+		old = root->tokens;
+		root->tokens = table;
+		break;
+	case PROFSVC_FILE_COUNT:
+		break;
+	}
 	pthread_mutex_unlock(&root->limits_lock);
 	return old;
 }

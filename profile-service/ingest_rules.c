@@ -202,7 +202,7 @@ int profsvc_rules_parse(const char *text, size_t len, struct profsvc_rules **out
 
 void profsvc_rules_set(struct profsvc *s, struct profsvc_rules *r)
 {
-	profsvc_rules_free(profsvc_table_swap(s, (void **)&s->root->rules, r));
+	profsvc_rules_free(profsvc_table_swap(s, PROFSVC_FILE_RULES, r));
 }
 
 /* The rules now, counted (profsvc_rules_free), or NULL. */

@@ -86,10 +86,11 @@ struct profsvc {
 int profsvc_files_init(struct profsvc *root, const struct profsvc_opts *o);
 /* Their paths and the tokens freed (the other tables are the root's own). */
 void profsvc_files_release(struct profsvc *root);
-/* *slot (one of s's root's tables: limits, rules, tokens) set to table
+/* s's root's table of kind (limits, rules, tokens: a struct
+ * profsvc_limits_table, profsvc_rules or profsvc_tokens) set to table
  * under limits_lock, so a request sees the old table or the new one
  * whole; the old returned, for the caller to free. */
-void *profsvc_table_swap(struct profsvc *s, void **slot, void *table);
+void *profsvc_table_swap(struct profsvc *s, enum profsvc_file kind, void *table);
 
 /* ---- per-tenant limits (tenant_limits.c) --------------------------------------------- */
 

@@ -247,7 +247,7 @@ void profsvc_limits_of(struct profsvc *s, struct profsvc_limits *out)
 
 void profsvc_limits_set(struct profsvc *s, struct profsvc_limits_table *t)
 {
-	profsvc_limits_table_free(profsvc_table_swap(s, (void **)&s->root->limits, t));
+	profsvc_limits_table_free(profsvc_table_swap(s, PROFSVC_FILE_LIMITS, t));
 	profsvc_tenants_retune(s->root);
 }
 
