@@ -111,7 +111,8 @@ int profsvc_new(struct symsvc *symbols, const struct profsvc_opts *o, struct pro
 	}
 	ro.sz = sizeof(ro);
 	profsvc_limits_store_opts(s->limits, PROFSVC_TENANT_ANONYMOUS, &ro);
-	err = open_store(s, &ro);
+	err = profsvc_arrivals_init(s);
+	err = err ? err : open_store(s, &ro);
 	err = err ? err : profsvc_tenants_init(s, o);
 	if (!err && o->n_scrape)
 		err = profsvc_scrapers_start(s, o, &s->scrapers);
@@ -133,6 +134,7 @@ void profsvc_free(struct profsvc *s)
 	profsvc_limits_table_free(s->limits);
 	profsvc_rules_free(s->rules);
 	profsvc_files_release(s);
+	profsvc_arrivals_free(s);
 	pthread_mutex_destroy(&s->bucket_lock);
 	pthread_mutex_destroy(&s->limits_lock);
 	free(s);
@@ -148,8 +150,7 @@ uint64_t profsvc_max_body(const struct profsvc *s)
 	return s->max_body;
 }
 
-/* The symbols of build_id arrived, for one tenant's store. */
-static void symbols_arrived(struct profsvc *s, const char *build_id)
+void profsvc_store_symbols_arrived(struct profsvc *s, const char *build_id)
 {
 	if (pstore_symbols_arrived(s->store, build_id))
 		pr_warn("profsvc: profile store of tenant '%s': cannot note the symbols of '%s'",
@@ -162,10 +163,13 @@ void profsvc_symbols_arrived(struct profsvc *s, const char *build_id)
 	struct profsvc *v[PROFSVC_TENANTS_BATCH];
 	size_t cursor = 0, n;
 
+	if (profsvc_arrivals_note(s->root, build_id)) /* first: an open to come hears of it */
+		pr_warn("profsvc: cannot remember the symbols of '%s' for closed tenants: out "
+			"of memory", build_id);
 	while ((n = profsvc_tenants_open(s, v, PROFSVC_TENANTS_BATCH, &cursor,
 					 PROFSVC_TENANTS_STORES))) {
 		for (size_t i = 0; i < n; i++)
-			symbols_arrived(v[i], build_id);
+			profsvc_store_symbols_arrived(v[i], build_id);
 		profsvc_tenants_put(v, n);
 	}
 }

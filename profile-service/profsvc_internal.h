@@ -76,7 +76,23 @@ struct profsvc {
 						   the empty store's (tenants.c) */
 	char *files[PROFSVC_FILE_COUNT];	/* the root's: their paths (owned); NULL: none */
 	struct profsvc_tokens *tokens;		/* --tokens, under limits_lock; NULL: none */
+	struct profsvc_arrivals *arrivals;	/* the root's (arrivals.c); else NULL */
+	uint64_t arrivals_heard;		/* a tenant's: of the root's, under its lock */
 };
+
+/* ---- symbols that arrived, for tenants closed meanwhile (arrivals.c) ------------------ */
+
+#define PROFSVC_ARRIVALS_KEPT 1024
+int profsvc_arrivals_init(struct profsvc *root);
+void profsvc_arrivals_free(struct profsvc *root);
+/* build_id's symbols arrived: remembered (the oldest past the kept ones
+ * forgotten).  0 or -ENOMEM. */
+int profsvc_arrivals_note(struct profsvc *root, const char *build_id);
+/* Tenant ts's store told of the arrivals it has not heard of (a no-op
+ * for the root and a tenant without a store).  0 or -ENOMEM. */
+int profsvc_arrivals_catch_up(struct profsvc *ts);
+/* The symbols of build_id arrived, for s's store alone (profsvc.c). */
+void profsvc_store_symbols_arrived(struct profsvc *s, const char *build_id);
 
 /* ---- the service's files (config_files.c) --------------------------------------------- */
 

@@ -344,6 +344,9 @@ int profsvc_tenant(struct profsvc *s, const char *id, unsigned flags, struct pro
 	if (!err)
 		*out = sl->svc;
 	pthread_mutex_unlock(&t->lock);
+	if (!err && profsvc_arrivals_catch_up(*out))
+		pr_warn("profsvc: tenant '%s': cannot hear of the symbols that arrived while its "
+			"store was closed: out of memory", id);
 	return err;
 }
 

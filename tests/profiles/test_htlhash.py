@@ -105,6 +105,32 @@ def test_htlhash__frames_sent_before_the_executable_resolve_after_it():
     check(otlp_folded(srv, "late") == {STACK: 5}, otlp_folded(srv, "late"))
 
 
+def test_htlhash__a_tenant_closed_when_the_executable_came_resolves_after():
+    """A tenant whose store was closed for being idle when the symbols
+    arrived hears of them at its next request: its blocks are rewritten
+    with the frames resolved, as an open tenant's are."""
+    import json
+    svc, _ = otlp_stubs()
+    srv = Server(["--multitenancy", "--tenant-idle", "1", "--profile-head-age", "1s"])
+    a = {"X-Scope-OrgID": "a"}
+
+    def coverage():
+        st, body, _ = srv.request("GET", "/api/v1/coverage", headers=a)
+        check(st == 200, "coverage: HTTP %d %r" % (st, body[:300]))
+        return json.loads(body)
+
+    st, body, _ = otlp_post(srv, request(svc, "early", T0), headers=a)
+    check(st == 200, "export: HTTP %d %r" % (st, body[:300]))
+    tag = "htlhash:" + file_id(EXE)
+    wait_for(lambda: [b["build_id"] for b in coverage()["build_ids"]] == [tag],
+             "a's frames counted unresolved", 30)
+    wait_for(lambda: "tenant 'a' idle: its store closed" in srv.stderr(),
+             "a's store to close", 30)
+    upload(srv)  # a's store is closed: it cannot hear of it now
+    wait_for(lambda: coverage()["resolved_pct"] == 100,
+             "a's blocks to be rewritten with the frames resolved", 60)
+
+
 def test_htlhash__the_index_survives_a_restart():
     svc, _ = otlp_stubs()
     srv = Server()
