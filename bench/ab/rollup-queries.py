@@ -2,13 +2,15 @@
 """bench/ab/rollup-queries.py - the rollup queries of two pstore-bench
 binaries over one stored week, alternating, paired.
 
-    bench/ab/rollup-queries.py A_BENCH B_BENCH [RUNS [STORE_DIR]]
+    bench/ab/rollup-queries.py A_BENCH B_BENCH [RUNS [STORE_DIR [ARGS]]]
 
 A_BENCH and B_BENCH are two pstore-bench binaries (of two Release
-builds); STORE_DIR (default /tmp/perf-week) holds a week that
-`pstore-bench -d STORE_DIR -w 7` stored, which both query with
-`-w 7 -k -q -r 5` (no store written: the same blocks and rollups for
-both), RUNS times each (default 9), the order flipping every run.
+builds); STORE_DIR (default /tmp/perf-week) holds a store that
+`pstore-bench -d STORE_DIR -w 7` (or ARGS' generation options) stored,
+which both query with ARGS (default "-w 7 -k -q -r 5"; the day of 100
+series: "-w 1 -i 10 -p 100 -k -q -r 3"; -k -q: no store written, the
+same blocks and rollups for both), RUNS times each (default 9), the
+order flipping every run.
 Prints per case the median of each side's per-run medians (the querying
 thread's CPU ms), the median and range of the paired ratios A/B (run i
 of A over run i of B: beyond noise when the range stays on one side of
@@ -21,8 +23,8 @@ import subprocess
 import sys
 
 
-def run(exe, store):
-    out = subprocess.run([exe, "-d", store, "-w", "7", "-k", "-q", "-r", "5"],
+def run(exe, store, args):
+    out = subprocess.run([exe, "-d", store] + args,
                          capture_output=True, text=True, check=True).stdout
     return {m.group(1): float(m.group(2))
             for m in re.finditer(r"^(\S+)_rollups_cpu ([\d.]+) ms", out, re.M)}
@@ -34,10 +36,11 @@ def main():
     a, b = sys.argv[1], sys.argv[2]
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 9
     store = sys.argv[4] if len(sys.argv) > 4 else "/tmp/perf-week"
+    args = (sys.argv[5] if len(sys.argv) > 5 else "-w 7 -k -q -r 5").split()
     res = {a: [], b: []}
     for i in range(runs):
         for exe in ((a, b) if i % 2 == 0 else (b, a)):
-            res[exe].append(run(exe, store))
+            res[exe].append(run(exe, store, args))
         with open("/proc/loadavg") as f:
             print(i, f.read().split()[0], file=sys.stderr)
     cases = list(res[a][0])
