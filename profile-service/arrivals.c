@@ -47,9 +47,11 @@ void profsvc_arrivals_free(struct profsvc *root)
 int profsvc_arrivals_note(struct profsvc *root, const char *build_id)
 {
 	struct profsvc_arrivals *a = root->arrivals;
-	char *id = strdup(build_id);
+	char *id;
 
-	if (!id)
+	if (!a)
+		return 0; /* a service of its own (profsvc_open): no tenants to tell */
+	if (!(id = strdup(build_id)))
 		return -ENOMEM;
 	pthread_mutex_lock(&a->mu);
 	free(a->ids[a->n % PROFSVC_ARRIVALS_KEPT]);
@@ -91,7 +93,7 @@ int profsvc_arrivals_catch_up(struct profsvc *ts)
 	size_t n = 0;
 	int err;
 
-	if (ts == ts->root || !ts->store)
+	if (ts == ts->root || !ts->store || !ts->root->arrivals)
 		return 0; /* the root is always open; the empty store keeps nothing */
 	err = missed(ts, &v, &n);
 	for (size_t i = 0; i < n; i++) {
