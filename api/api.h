@@ -130,6 +130,11 @@ int api_server_reload(struct api_server *srv);
 
 struct otlp_grpc_sink;
 int api_server_otlp_sink(struct api_server *srv, struct otlp_grpc_sink *out);
+/* g's answered calls shown in srv's /metrics
+ * (ember_otlp_grpc_calls_total{code}); g must stay until
+ * api_server_quiesce (it is stopped between that and api_server_stop). */
+struct otlp_grpc_server;
+void api_server_set_otlp_grpc(struct api_server *srv, const struct otlp_grpc_server *g);
 
 /*
  * The upload token: read from token_file when given, else from

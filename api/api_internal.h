@@ -109,6 +109,9 @@ struct api_metrics {
 	_Atomic uint64_t unwind_failures_cached; /* answered from a remembered rejection */
 	_Atomic uint64_t requests_timed_out;	/* past --request-timeout */
 	_Atomic uint64_t requests_cancelled;	/* the client went away */
+	/* the OTLP/gRPC listener whose answered calls /metrics shows, or NULL
+	 * (api_server_set_otlp_grpc) */
+	_Atomic(const struct otlp_grpc_server *) grpc;
 };
 
 void api_metrics_count(struct api_metrics *m, enum api_endpoint ep,

@@ -6,6 +6,7 @@
  * them, the profile service's lines after them (profsvc_metrics).
  */
 #include "api_profiles.h"
+#include "otlp_grpc.h"
 #include "symsvc.h"
 
 #include <stdio.h>
@@ -136,6 +137,24 @@ static void render_limits(FILE *f, struct api_metrics *m)
 		(unsigned long long)m->unwind_failures_cached);
 }
 
+static void render_grpc(FILE *f, struct api_metrics *m)
+{
+	const struct otlp_grpc_server *g = atomic_load(&m->grpc);
+
+	if (!g)
+		return;
+	fputs("# HELP ember_otlp_grpc_calls_total OTLP/gRPC Export calls answered, by "
+	      "grpc-status.\n"
+	      "# TYPE ember_otlp_grpc_calls_total counter\n", f);
+	for (unsigned code = 0; code < OTLP_GRPC_CODES; code++) {
+		uint64_t n = otlp_grpc_answered(g, code);
+
+		if (n || code == OTLP_GRPC_OK)
+			fprintf(f, "ember_otlp_grpc_calls_total{code=\"%s\"} %llu\n",
+				otlp_grpc_code_name(code), (unsigned long long)n);
+	}
+}
+
 static void render_store(FILE *f, struct store *s)
 {
 	struct store_stats st;
@@ -200,6 +219,7 @@ char *api_metrics_render(struct api_metrics *m, struct store *s, struct symsvc *
 	render_uploads(f, m);
 	render_upstream(f, m);
 	render_limits(f, m);
+	render_grpc(f, m);
 	render_store(f, s);
 	render_symbols(f, svc);
 	if (fclose(f)) {

@@ -361,3 +361,8 @@ int api_server_otlp_sink(struct api_server *srv, struct otlp_grpc_sink *out)
 					.request_ms = srv->request_timeout_ms };
 	return 0;
 }
+
+void api_server_set_otlp_grpc(struct api_server *srv, const struct otlp_grpc_server *g)
+{
+	atomic_store(&srv->metrics.grpc, g);
+}

@@ -687,7 +687,10 @@ static int start_grpc(const struct serve_opts *o, struct api_server *srv, int fd
 		close(fd);
 		return err;
 	}
-	return otlp_grpc_start(&go, &sink, out);
+	err = otlp_grpc_start(&go, &sink, out);
+	if (!err)
+		api_server_set_otlp_grpc(srv, *out); /* its calls in /metrics */
+	return err;
 }
 
 static int run(struct serve_opts *o, struct store *s, struct objstore *os,

@@ -58,6 +58,7 @@ struct otlp_grpc_server {
 	struct otlp_grpc_call *todo, *todo_tail, *done;
 	unsigned n_todo;
 	bool stopping;
+	_Atomic uint64_t answered[OTLP_GRPC_CODES]; /* calls, by grpc-status code */
 };
 
 /* ---- workers ---------------------------------------------------------------------- */
@@ -179,7 +180,8 @@ static void accept_conns(struct otlp_grpc_server *g)
 		k->fd = fd;
 		k->c = (struct otlp_grpc_conn){ .lim = &g->lim, .budget = g->sink.budget,
 						.share = g->sink.share, .auth = auth,
-						.dispatch = dispatch, .arg = g };
+						.dispatch = dispatch, .arg = g,
+						.answered = g->answered };
 		ember_buf_init(&k->out, OTLP_GRPC_OUT_CAP);
 		if (otlp_grpc_conn_init(&k->c)) {
 			ember_buf_release(&k->out);
@@ -407,4 +409,23 @@ void otlp_grpc_stop(struct otlp_grpc_server *g)
 	pthread_cond_destroy(&g->cv);
 	free(g->conns);
 	free(g);
+}
+
+uint64_t otlp_grpc_answered(const struct otlp_grpc_server *g, unsigned code)
+{
+	return g && code < OTLP_GRPC_CODES
+		       ? atomic_load_explicit(&g->answered[code], memory_order_relaxed)
+		       : 0;
+}
+
+const char *otlp_grpc_code_name(unsigned code)
+{
+	static const char *const names[OTLP_GRPC_CODES] = {
+		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+		"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+		"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
+		"UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+	};
+
+	return code < OTLP_GRPC_CODES ? names[code] : "UNKNOWN";
 }

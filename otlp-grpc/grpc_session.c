@@ -111,6 +111,13 @@ static int retry_details(int32_t code, const char *msg, char *out, size_t size)
 
 #define NV(n, v) { (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE }
 
+/* One more call answered with code, in the owner's counts. */
+static void count_answer(struct otlp_grpc_conn *c, int32_t code)
+{
+	if (c->answered && code >= 0 && code < OTLP_GRPC_CODES)
+		atomic_fetch_add_explicit(&c->answered[code], 1, memory_order_relaxed);
+}
+
 /* A refusal: headers and trailers in one HEADERS frame, ending the stream. */
 static int answer_status(struct otlp_grpc_call *call)
 {
@@ -120,6 +127,7 @@ static int answer_status(struct otlp_grpc_call *call)
 
 	snprintf(code, sizeof(code), "%d", call->code);
 	percent_encode(call->message, msg, sizeof(msg));
+	count_answer(call->conn, call->code);
 	nghttp2_nv nv[] = { NV(":status", "200"), NV("content-type", "application/grpc"),
 			    NV("grpc-accept-encoding", "identity,gzip"),
 			    NV("grpc-status", code), NV("grpc-message", msg),
@@ -156,6 +164,7 @@ static int answer_ok(struct otlp_grpc_call *call)
 			    NV("grpc-accept-encoding", "identity,gzip") };
 	nghttp2_data_provider dp = { .source.ptr = call, .read_callback = read_reply };
 
+	count_answer(call->conn, OTLP_GRPC_OK);
 	call->state = OTLP_GRPC_ANSWERED;
 	return nghttp2_submit_response(call->conn->session, call->stream_id, nv, 3, &dp);
 }

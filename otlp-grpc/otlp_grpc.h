@@ -95,4 +95,15 @@ int otlp_grpc_start(const struct otlp_grpc_opts *o, const struct otlp_grpc_sink 
  * sink's calls finished first), close the socket, free; NULL-safe. */
 void otlp_grpc_stop(struct otlp_grpc_server *g);
 
+/* The gRPC status codes (0..16) a call's answer can carry. */
+#define OTLP_GRPC_CODES 17
+/* The calls g answered so far with code (0..16): OK and every refusal,
+ * the listener's own (a bad request, its size, its deadline) and the
+ * sink's; a call its client reset or a connection dropped before an
+ * answer is in none.  0 for a code past 16 or a NULL g. */
+uint64_t otlp_grpc_answered(const struct otlp_grpc_server *g, unsigned code);
+/* Code's name as gRPC spells it ("OK", "INVALID_ARGUMENT", ...; code <
+ * OTLP_GRPC_CODES). */
+const char *otlp_grpc_code_name(unsigned code);
+
 #endif /* EMBER_OTLP_GRPC_H */

@@ -85,6 +85,8 @@ struct otlp_grpc_conn {
 	 * answered later through otlp_grpc_call_done. */
 	void (*dispatch)(void *arg, struct otlp_grpc_call *call);
 	void *arg;
+	/* the owner's count of calls answered, by grpc-status code */
+	_Atomic uint64_t *answered;
 	struct otlp_grpc_call *calls; /* every call of the connection */
 	unsigned working;	     /* calls dispatched, not yet back */
 	uint64_t quiet_since_ms;     /* no call since (0: one is open) */

@@ -155,6 +155,13 @@ def test_otlp_grpc__refusals_are_status_codes():
     e = srv.refused(C.RESOURCE_EXHAUSTED, "", again.msg)
     md = dict(e.trailing_metadata())
     check(b"google.rpc.RetryInfo" in md.get("grpc-status-details-bin", b""), md)
+    # every answer counted by its code in /metrics
+    got = {c: srv.metric("ember_otlp_grpc_calls_total", '{code="%s"}' % c, 0)
+           for c in ("OK", "UNAUTHENTICATED", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED",
+                     "UNIMPLEMENTED", "UNAVAILABLE")}
+    check(got == {"OK": 1, "UNAUTHENTICATED": 2, "INVALID_ARGUMENT": 2,
+                  "RESOURCE_EXHAUSTED": 2, "UNIMPLEMENTED": 1, "UNAVAILABLE": 0},
+          "ember_otlp_grpc_calls_total: %r" % got)
 
 
 def test_otlp_grpc__deadline_and_trickled_stream():
