@@ -99,7 +99,7 @@ static int focus_fill(const struct pmodel_result *r, const bool *keep, struct pm
 		self[i] = keep[i] ? r->self.v[i] : 0;
 	err = pmodel_result_add(c, &r->dict, self);
 	free(self);
-	return err ? err : pmodel_result_add_attrs_kept(c, &r->dict, r, NULL, keep);
+	return err ? err : pmodel_result_add_attrs_of(c, &r->dict, r, NULL, keep);
 }
 
 int pmodel_result_focus(const struct pmodel_result *r, const char *const *path, size_t n,

@@ -50,14 +50,12 @@ int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result *
 /* Copy r (dictionary and values). */
 int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out);
 /* r's attributed parts added to c as parts of nodes of dict: each row's
- * node through map (NULL: the node itself, dict being r's). */
+ * node through map (NULL: the node itself, dict being r's); with keep
+ * (per node of r: the focus's and the views'), the rows of the nodes it
+ * marks alone. */
 int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
-			       const struct pmodel_result *r, const uint32_t *map);
-/* The same for the rows of the nodes keep[] marks (per node of r) alone
- * (restack.c; the focus's and the views'). */
-int pmodel_result_add_attrs_kept(struct pmodel_result *c, const struct pmodel_dict *dict,
-				 const struct pmodel_result *r, const uint32_t *map,
-				 const bool *keep);
+			       const struct pmodel_result *r, const uint32_t *map,
+			       const bool *keep);
 
 /* A new result of r's type, period, profiles and times over the stacks
  * of d, r's node i's value and attributed parts on node map[i] of d (r

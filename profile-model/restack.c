@@ -93,29 +93,6 @@ static int restack_values(const struct pmodel_restack *rs, const bool *keep, int
 	return 0;
 }
 
-int pmodel_result_add_attrs_kept(struct pmodel_result *c, const struct pmodel_dict *dict,
-				 const struct pmodel_result *r, const uint32_t *map,
-				 const bool *keep)
-{
-	struct pmodel_attr_part *parts = malloc((r->attr_rows.n + 1) * sizeof(*parts));
-	size_t k = 0;
-	int err;
-
-	if (!parts)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->attr_rows.n; i++) {
-		const struct pmodel_attr_row *a = &r->attr_rows.v[i];
-
-		if (keep[a->node])
-			parts[k++] = (struct pmodel_attr_part){
-				map ? map[a->node] : a->node, pmodel_str(&r->attr_str, a->attrs),
-				a->value };
-	}
-	err = pmodel_result_add_attrs(c, dict, parts, k);
-	free(parts);
-	return err;
-}
-
 int pmodel_restack(const struct pmodel_result *r, pmodel_restack_fn step, void *ctx,
 		   struct pmodel_result **out)
 {
@@ -133,7 +110,7 @@ int pmodel_restack(const struct pmodel_result *r, pmodel_restack_fn step, void *
 	err = err ? err : pmodel_result_new_like(r, &c);
 	err = err ? err : pmodel_result_add(c, &rs.d, self);
 	/* r's attributed parts of kept nodes, moved to their stacks */
-	err = err ? err : pmodel_result_add_attrs_kept(c, &rs.d, r, rs.out, keep);
+	err = err ? err : pmodel_result_add_attrs_of(c, &rs.d, r, rs.out, keep);
 	free(self);
 	free(keep);
 	restack_release(&rs);

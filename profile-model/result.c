@@ -183,9 +183,11 @@ static int merge_nodes(struct pmodel_result *r, const struct pmodel_result *src)
 }
 
 int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
-			       const struct pmodel_result *r, const uint32_t *map)
+			       const struct pmodel_result *r, const uint32_t *map,
+			       const bool *keep)
 {
 	struct pmodel_attr_part *parts;
+	size_t n = 0;
 	int err;
 
 	if (!r->attr_rows.n)
@@ -196,11 +198,12 @@ int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict
 	for (size_t k = 0; k < r->attr_rows.n; k++) {
 		const struct pmodel_attr_row *a = &r->attr_rows.v[k];
 
-		parts[k] = (struct pmodel_attr_part){ map ? map[a->node] : a->node,
-						      pmodel_str(&r->attr_str, a->attrs),
-						      a->value };
+		if (!keep || keep[a->node])
+			parts[n++] = (struct pmodel_attr_part){ map ? map[a->node] : a->node,
+								pmodel_str(&r->attr_str, a->attrs),
+								a->value };
 	}
-	err = pmodel_result_add_attrs(c, dict, parts, r->attr_rows.n);
+	err = pmodel_result_add_attrs(c, dict, parts, n);
 	free(parts);
 	return err;
 }
@@ -216,7 +219,7 @@ int pmodel_result_remap(const struct pmodel_result *r, const struct pmodel_dict 
 		self[map[i]] = pmodel_add(self[map[i]], r->self.v[i]);
 	err = err ? err : pmodel_result_new_like(r, &c);
 	err = err ? err : pmodel_result_add(c, d, self);
-	err = err ? err : pmodel_result_add_attrs_of(c, d, r, map);
+	err = err ? err : pmodel_result_add_attrs_of(c, d, r, map, NULL);
 	free(self);
 	if (err) {
 		pmodel_result_free(c);
@@ -229,7 +232,7 @@ int pmodel_result_remap(const struct pmodel_result *r, const struct pmodel_dict 
 int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src)
 {
 	EMBER_FORWARD_IF_ERROR(merge_nodes(r, src));
-	EMBER_FORWARD_IF_ERROR(pmodel_result_add_attrs_of(r, &src->dict, src, NULL));
+	EMBER_FORWARD_IF_ERROR(pmodel_result_add_attrs_of(r, &src->dict, src, NULL, NULL));
 	r->profiles += src->profiles;
 	if (!r->period)
 		r->period = src->period;
