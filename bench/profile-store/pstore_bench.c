@@ -51,7 +51,9 @@
  * the diff of the last week against the one before is measured too (with
  * fewer, the diff of the whole range against itself, the same reads).
  *
- * -i SECONDS sets -w's profile interval (60), -s SECONDS its finer rollup
+ * -W HOURS is -w over HOURS hours (at least 2: the cases that would start
+ * before the first are left out), a short store to profile the edges of
+ * ranges on.  -i SECONDS sets -w's profile interval (60), -s SECONDS its finer rollup
  * step (60; the coarser is an hour), to choose the step against the
  * interval; -p SERIES the series (20: pods in the ratio 8:6:6).  -k keeps
  * the stored range of an earlier run with the same options (DIR/rollups,
@@ -66,7 +68,7 @@
  *
  * Usage: pstore-bench [-d DIR] [-r REPS] [-h HOURS] [-n] [-o OUT]
  *                     [-t THREADS]
- *                     [-w DAYS [-i S] [-s S] [-p SERIES] [-k] [-q] [-c NAME]]
+ *                     [-w DAYS | -W HOURS [-i S] [-s S] [-p SERIES] [-k] [-q] [-c NAME]]
  *   -n: no fsync pass; -o: write the hour's merged pprof, its flame graph
  *   and the diff's flame graph and table into OUT, to look at.
  */
@@ -872,7 +874,7 @@ static bool gen_load(const char *dir, struct ingest *in)
 
 /* The range stored (or, with keep, the one an earlier run stored): its
  * ingest figures. */
-static struct ingest rollup_store(const char *dir, const char *path, int days, bool keep)
+static struct ingest rollup_store(const char *dir, const char *path, int hours, bool keep)
 {
 	char cmd[1300];
 	struct ingest in = { 0 };
@@ -883,11 +885,11 @@ static struct ingest rollup_store(const char *dir, const char *path, int days, b
 		if (!gen_load(dir, &in)) { /* an older run's: the profiles alone known */
 			memset(&in, 0, sizeof(in));
 			in.profiles = (uint64_t)(services[0].pods + services[1].pods + services[2].pods) *
-				      (uint64_t)(days * 24 * HOUR / step);
+				      (uint64_t)(hours * HOUR / step);
 		}
 		rng = 0x9e3779b97f4a7c15ull; /* the services, as generated */
 		make_services();
-		atomic_store(&stream_now, T0 + (days * 24 + 1) * HOUR);
+		atomic_store(&stream_now, T0 + (hours + 1) * HOUR);
 		s = open_store(path, false, false);
 		c = now_s(CLOCK_THREAD_CPUTIME_ID);
 		t = now_s(CLOCK_MONOTONIC);
@@ -901,15 +903,15 @@ static struct ingest rollup_store(const char *dir, const char *path, int days, b
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", path, path);
 	if (system(cmd))
 		exit(1);
-	in = run_stream(path, days * 24, false, NULL);
+	in = run_stream(path, hours, false, NULL);
 	gen_save(dir, &in);
 	return in;
 }
 
-static int rollup_bench(const char *dir, int days, int reps, int64_t interval, bool keep,
+static int rollup_bench(const char *dir, int hours, int reps, int64_t interval, bool keep,
 			bool rollups_only)
 {
-	int64_t end = T0 + days * 24 * HOUR, skew0 = 13 * SEC, skew1 = 37 * SEC;
+	int64_t end = T0 + hours * HOUR, skew0 = 13 * SEC, skew1 = 37 * SEC;
 	const struct rcase cases[] = {
 		{ "flame_1h", Q_FLAME, end - HOUR, end, 0 },
 		{ "flame_24h", Q_FLAME, end - 24 * HOUR, end, 0 },
@@ -919,8 +921,9 @@ static int rollup_bench(const char *dir, int days, int reps, int64_t interval, b
 		{ "flame_all_unaligned", Q_FLAME, T0 + skew0, end - HOUR - skew1, 0 },
 		{ "series_all_1h_step", Q_SERIES, T0, end, 0 },
 		{ "diff_24h_24h", Q_DIFF, end - 48 * HOUR, end, 24 * HOUR },
-		{ days >= 14 ? "diff_7d_7d" : "diff_all_all", Q_DIFF,
-		  days >= 14 ? end - 14 * 24 * HOUR : T0, end, days >= 14 ? 7 * 24 * HOUR : 0 },
+		{ hours >= 14 * 24 ? "diff_7d_7d" : "diff_all_all", Q_DIFF,
+		  hours >= 14 * 24 ? end - 14 * 24 * HOUR : T0, end,
+		  hours >= 14 * 24 ? 7 * 24 * HOUR : 0 },
 	};
 	char path[600];
 	struct ingest in;
@@ -932,10 +935,10 @@ static int rollup_bench(const char *dir, int days, int reps, int64_t interval, b
 	step = interval;
 	epoch_ns = 24 * HOUR;
 	snprintf(path, sizeof(path), "%s/rollups", dir);
-	in = rollup_store(dir, path, days, keep);
-	printf("profiles %llu over %d days, %d series, one a series every %lld s, rollups at "
+	in = rollup_store(dir, path, hours, keep);
+	printf("profiles %llu over %d hours, %d series, one a series every %lld s, rollups at "
 	       "%lld s, 1 h, 6 h and 1 day (%.0f distinct stacks each)\n",
-	       (unsigned long long)in.profiles, days,
+	       (unsigned long long)in.profiles, hours,
 	       services[0].pods + services[1].pods + services[2].pods, (long long)(step / SEC),
 	       (long long)((fine_step_ns ? fine_step_ns : 60 * SEC) / SEC),
 	       (double)in.stacks / in.profiles);
@@ -983,7 +986,7 @@ static int rollup_bench(const char *dir, int days, int reps, int64_t interval, b
 int main(int argc, char **argv)
 {
 	const char *dir = "/tmp/pstore-bench";
-	int reps = 7, hours = 2, days = 0, opt;
+	int reps = 7, hours = 2, days = 0, whours = 0, opt;
 	int64_t interval = 60 * SEC;
 	const char *save = NULL;
 	bool fsync_pass = true, keep = false, rollups_only = false;
@@ -996,7 +999,7 @@ int main(int argc, char **argv)
 	uint64_t profiles = 0;
 	char path[600], cmd[700], top[512];
 
-	while ((opt = getopt(argc, argv, "d:r:h:no:w:i:s:p:t:c:kq")) != -1) {
+	while ((opt = getopt(argc, argv, "d:r:h:no:w:W:i:s:p:t:c:kq")) != -1) {
 		if (opt == 'c')
 			only_case = optarg;
 		else if (opt == 'k')
@@ -1013,6 +1016,8 @@ int main(int argc, char **argv)
 			fine_step_ns = atoi(optarg) * SEC;
 		else if (opt == 'w')
 			days = atoi(optarg) < 1 ? 1 : atoi(optarg);
+		else if (opt == 'W')
+			whours = atoi(optarg) < 2 ? 2 : atoi(optarg);
 		else if (opt == 'o')
 			save = optarg;
 		else if (opt == 'n')
@@ -1026,8 +1031,9 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if (days)
-		return rollup_bench(dir, days, reps, interval, keep, rollups_only);
+	if (days || whours)
+		return rollup_bench(dir, whours ? whours : days * 24, reps, interval, keep,
+				    rollups_only);
 	snprintf(path, sizeof(path), "%s/nofsync", dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dir, path);
 	if (system(cmd))
