@@ -606,6 +606,11 @@ int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *s
  * consecutive sources summed apart and merged in their order equal the
  * sum of those sources into one result (the store's parallel query). */
 int pmodel_result_merge(struct pmodel_result *r, const struct pmodel_result *src);
+/* *r replaced by a copy of its stacks whose values are not 0, in its
+ * order, with its attributed parts, profiles and times: what a sum that
+ * took some sources' values off again (the store's bucket less profiles)
+ * leaves is what the sum of the rest alone would hold. */
+int pmodel_result_drop_zeros(struct pmodel_result **r);
 /* The bytes r holds (its dictionary, values and attributed parts). */
 size_t pmodel_result_bytes(const struct pmodel_result *r);
 

@@ -52,7 +52,7 @@ int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out
 /* r's attributed parts added to c as parts of nodes of dict: each row's
  * node through map (NULL: the node itself, dict being r's); with keep
  * (per node of r: the focus's and the views'), the rows of the nodes it
- * marks alone. */
+ * marks alone; a row of value 0 (parts taken off again) never. */
 int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict *dict,
 			       const struct pmodel_result *r, const uint32_t *map,
 			       const bool *keep);

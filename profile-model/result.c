@@ -198,7 +198,7 @@ int pmodel_result_add_attrs_of(struct pmodel_result *c, const struct pmodel_dict
 	for (size_t k = 0; k < r->attr_rows.n; k++) {
 		const struct pmodel_attr_row *a = &r->attr_rows.v[k];
 
-		if (!keep || keep[a->node])
+		if (a->value && (!keep || keep[a->node]))
 			parts[n++] = (struct pmodel_attr_part){ map ? map[a->node] : a->node,
 								pmodel_str(&r->attr_str, a->attrs),
 								a->value };
@@ -264,6 +264,25 @@ int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result *
 	(*out)->min_time = r->min_time;
 	(*out)->max_time = r->max_time;
 	(*out)->rollup_only_step = r->rollup_only_step;
+	return 0;
+}
+
+int pmodel_result_drop_zeros(struct pmodel_result **r)
+{
+	struct pmodel_result *c;
+	int err = pmodel_result_new_like(*r, &c);
+
+	if (err)
+		return err;
+	err = pmodel_result_add(c, &(*r)->dict, (*r)->self.v);
+	if (!err)
+		err = pmodel_result_add_attrs_of(c, &(*r)->dict, *r, NULL, NULL);
+	if (err) {
+		pmodel_result_free(c);
+		return err;
+	}
+	pmodel_result_free(*r);
+	*r = c;
 	return 0;
 }
 

@@ -292,9 +292,9 @@ static int load_rows_index(struct reader *r, struct pstore_block *b, struct psto
 	if (!err)
 		err = pstore_block_decode_streams((const uint8_t *)str.data, str.len, &b->series,
 					      &b->meta, bd, d);
-	if (!err && b->meta.version == PS_BLOCK_VERSION_LINKS)
+	if (!err && pstore_meta_linked(&b->meta))
 		err = read_section(r, &b->meta, PS_SEC_LINKS, &str, d);
-	if (!err && b->meta.version == PS_BLOCK_VERSION_LINKS)
+	if (!err && pstore_meta_linked(&b->meta))
 		err = pstore_block_decode_links((const uint8_t *)str.data, str.len, bd, d);
 	if (!err && b->meta.rollup_step)
 		err = read_rollup(r, &b->meta, bd, d);
@@ -390,9 +390,19 @@ static bool in_window(const struct pstore_rows_reader *rd, const struct pstore_s
 	       st->off - rd->off <= rd->win.len - st->stored;
 }
 
-int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
-			       struct pstore_rows_reader *rd, struct ember_buf *out,
-			       struct ember_diag *d)
+/* Stored bytes [0, len) of st, decoded: frames [f0, f1), or all of them
+ * (f1 SIZE_MAX). */
+static int load(const struct pstore_stream *st, const uint8_t *stored, size_t f0, size_t f1,
+		struct ZSTD_DCtx_s *z, struct ember_buf *out, struct ember_diag *d)
+{
+	if (f1 == SIZE_MAX)
+		return pstore_stream_load(st, stored, st->stored, z, out, d);
+	return pstore_stream_load_frames(st, stored, st->stored, f0, f1, z, out, d);
+}
+
+static int read_frames(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
+		       size_t f1, struct pstore_rows_reader *rd, struct ember_buf *out,
+		       struct ember_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct ember_buf stored;
@@ -402,19 +412,32 @@ int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_strea
 	int err;
 
 	if (in_window(rd, st))
-		err = pstore_stream_load(st, (const uint8_t *)rd->win.data + (st->off - rd->off),
-					 st->stored, z, out, &sd);
+		err = load(st, (const uint8_t *)rd->win.data + (st->off - rd->off), f0, f1, z, out,
+			   &sd);
 	else {
 		ember_buf_init(&r.prefix, 0);
 		ember_buf_init(&stored, 0);
 		err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored,
 				 &sd);
 		if (!err)
-			err = pstore_stream_load(st, (const uint8_t *)stored.data, stored.len, z,
-						 out, &sd);
+			err = load(st, (const uint8_t *)stored.data, f0, f1, z, out, &sd);
 		ember_buf_release(&stored);
 	}
 	return err ? rows_error(b, err, why, d) : 0;
+}
+
+int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
+			       struct pstore_rows_reader *rd, struct ember_buf *out,
+			       struct ember_diag *d)
+{
+	return read_frames(b, st, 0, SIZE_MAX, rd, out, d);
+}
+
+int pstore_block_read_frames_z(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
+			       size_t f1, struct pstore_rows_reader *rd, struct ember_buf *out,
+			       struct ember_diag *d)
+{
+	return read_frames(b, st, f0, f1, rd, out, d);
 }
 
 /* ---- the store's list ------------------------------------------------------------- */

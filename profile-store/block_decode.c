@@ -42,10 +42,10 @@ int pstore_block_header_len(const uint8_t *data, size_t len, size_t *need, struc
 	EMBER_FAIL_IF(len < PS_BLOCK_HEADER || memcmp(data, PS_BLOCK_MAGIC, 8) != 0, d,
 		      -PSTORE_ERR_CORRUPT,
 		      "block: not a block (bad magic or shorter than its header)");
-	EMBER_FAIL_IF(pstore_rd32(data + 8) != PS_BLOCK_VERSION &&
-			      pstore_rd32(data + 8) != PS_BLOCK_VERSION_LINKS,
-		      d, -PSTORE_ERR_CORRUPT, "block: version %u, this build reads versions %d and %d",
-		      pstore_rd32(data + 8), PS_BLOCK_VERSION, PS_BLOCK_VERSION_LINKS);
+	EMBER_FAIL_IF(pstore_rd32(data + 8) < PS_BLOCK_VERSION ||
+			      pstore_rd32(data + 8) > PS_BLOCK_VERSION_FRAMES,
+		      d, -PSTORE_ERR_CORRUPT, "block: version %u, this build reads versions %d to %d",
+		      pstore_rd32(data + 8), PS_BLOCK_VERSION, PS_BLOCK_VERSION_FRAMES);
 	nsec = pstore_rd32(data + 12);
 	EMBER_FAIL_IF(nsec > PS_BLOCK_MAX_SECTIONS, d, -PSTORE_ERR_CORRUPT,
 		      "block: %u sections, more than %d", nsec, PS_BLOCK_MAX_SECTIONS);
@@ -629,7 +629,8 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 	GET(ember_cur_uleb(&p, end, &n), d, "streams");
 	GET(n > len ? -1 : 0, d, "streams");
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_RESERVE(&b->series_stream, t->series.n + 1));
-	b->linked = m->version == PS_BLOCK_VERSION_LINKS;
+	b->linked = pstore_meta_linked(m);
+	b->framed = pstore_meta_framed(m);
 	for (size_t s = 0; s < t->series.n; s++) {
 		uint32_t ncols = t->series.v[s].ntypes, last = ncols + b->linked;
 
@@ -643,7 +644,7 @@ int pstore_block_decode_streams(const uint8_t *p, size_t len, const struct pstor
 
 			GET(pstore_get_u32max(&p, end, PS_STREAM_LINKS, &st.kind), d,
 			    "stream kind");
-			/* version 2: the links last, and only there */
+			/* a linked block's: the links last, and only there */
 			GET((c > ncols) != (st.kind == PS_STREAM_LINKS) ? -1 : 0, d, "stream kind");
 			GET(pstore_get_u32max(&p, end, ncols, &st.ref), d, "stream reference");
 			GET(ember_cur_zigzag(&p, end, &st.factor), d, "stream factor");

@@ -5,9 +5,10 @@
  * profiles reach (interned afresh, so a merge of blocks stores each
  * function, location and stack once), the rows as per-series streams
  * (block_rows.c), every section zstd-compressed with a checksum, and the
- * file named by its content.  A block whose rows name links (spans) is
- * version 2: a link stream a series and the LINKS section; one without is
- * version 1, as before links were kept: "blocks/<partition>-<128-bit hash>.pblk".
+ * file named by its content: "blocks/<partition>-<sha256>.pblk".  Blocks
+ * are written as version 3 (row streams framed by PS_FRAME_PROFILES
+ * profiles); one whose rows name links (spans) has a link stream a series
+ * and the LINKS section.
  */
 #include "pstore_block.h"
 #include "pstore_bytes.h"
@@ -26,7 +27,7 @@ struct enc {
 	struct ember_buf sec[PS_SEC_KIND_MAX];
 	ZSTD_CCtx *cctx;
 	uint64_t rows;
-	bool linked;		    /* version 2 */
+	bool linked;		    /* link streams and LINKS */
 	struct pstore_linktab links; /* the block's links */
 	uint32_t *link_map;	    /* source link id -> block id, UINT32_MAX unset */
 };
@@ -400,8 +401,8 @@ static int sec_rows(struct enc *e, struct ember_buf *rows, struct ember_buf *dir
 	return err;
 }
 
-/* Whether a selected profile's rows name links: then the block is
- * version 2, and link_map is made. */
+/* Whether a selected profile's rows name links: then the block has link
+ * streams and LINKS, and link_map is made. */
 static int find_links(struct enc *e)
 {
 	const struct pstore_block_src *src = e->src;
@@ -525,7 +526,7 @@ static int put_section(struct enc *e, struct ember_buf *out, uint32_t kind, uint
 static void put_header(struct enc *e, uint8_t *h, uint32_t nsec, int64_t min, int64_t max)
 {
 	ember_memcpy(h, PS_BLOCK_MAGIC, 8);
-	pstore_le32(h + 8, e->linked ? PS_BLOCK_VERSION_LINKS : PS_BLOCK_VERSION);
+	pstore_le32(h + 8, PS_BLOCK_VERSION_FRAMES);
 	pstore_le32(h + 12, nsec);
 	pstore_le64(h + 16, (uint64_t)min);
 	pstore_le64(h + 24, (uint64_t)max);

@@ -7,9 +7,13 @@
  * block's nodes, then added into the result by stack key (what the result
  * lacks imported).  Only the stack stream and the one value stream needed
  * are read and decompressed (from one read of the block when they lie
- * close together), and with a link filter the series' link stream (a
- * block none of whose links is wanted, or a series without links, is not
- * read at all).
+ * close together; of a framed block, only the frames of the profiles in
+ * the range), and with a link filter the series' link stream (a block
+ * none of whose links is wanted, or a series without links, is not read
+ * at all).  A piece of a rollup's bucket less a block's profiles outside
+ * the range (plan.c) sums the bucket without noting its profiles, then
+ * the block's rows outside the range negated, and notes those inside
+ * from the block's profile table.
  */
 #include "pstore_block.h"
 #include "pstore_catalog.h"
@@ -18,19 +22,26 @@
 
 #include <zstd.h>
 
-bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int64_t from,
-			 int64_t to)
+size_t pstore_first_at(const struct pstore_prof *p, size_t p0, size_t p1, int64_t t)
 {
 	size_t lo = p0, hi = p1;
 
-	while (lo < hi) { /* first profile with time >= from */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p[mid].time < from)
+		if (p[mid].time < t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int64_t from,
+			 int64_t to)
+{
+	size_t lo = pstore_first_at(p, p0, p1, from);
+
 	return lo < p1 && p[lo].time < to;
 }
 
@@ -50,11 +61,38 @@ static const struct pstore_stream *value_stream(const struct pstore_bdata *bd, u
 }
 
 /* The streams a series' sum reads, and the reader of them all (one zstd
- * context, and the rows of a block read at once: rows_window). */
+ * context, and the rows of a block read at once: rows_window); of a
+ * framed block, only frames [f0, f1) (f1 SIZE_MAX: all). */
 struct bufs {
 	struct ember_buf s, v, l;
 	struct pstore_rows_reader rd;
+	size_t f0, f1;
 };
+
+static int read_stream(struct pstore_block *b, const struct pstore_stream *st, struct bufs *bf,
+		       struct ember_buf *out, struct ember_diag *d)
+{
+	return pstore_block_read_frames_z(b, st, bf->f0, bf->f1, &bf->rd, out, d);
+}
+
+/* Of a framed block, the frames that hold in's profiles in [from, to)
+ * into bf, in's profiles narrowed to them; of another, every frame. */
+static void frames_of(const struct pstore_bdata *bd, struct pstore_sum_in *in, struct bufs *bf)
+{
+	size_t p0 = in->p_first, i0, i1;
+
+	bf->f0 = 0;
+	bf->f1 = SIZE_MAX;
+	if (!bd->framed)
+		return;
+	i0 = pstore_first_at(in->profs, p0, in->p_end, in->from);
+	i1 = pstore_first_at(in->profs, i0, in->p_end, in->to);
+	bf->f0 = (i0 - p0) / PS_FRAME_PROFILES;
+	bf->f1 = (i1 - p0 + PS_FRAME_PROFILES - 1) / PS_FRAME_PROFILES;
+	in->p_first = p0 + bf->f0 * PS_FRAME_PROFILES;
+	if (in->p_end - p0 > bf->f1 * PS_FRAME_PROFILES)
+		in->p_end = p0 + bf->f1 * PS_FRAME_PROFILES;
+}
 
 /* With a filter (want), the series' link stream into in. */
 static int read_links(struct pstore_block *b, const struct pstore_bdata *bd, uint32_t s,
@@ -65,7 +103,7 @@ static int read_links(struct pstore_block *b, const struct pstore_bdata *bd, uin
 
 	if (!ls)
 		return 1; /* no row of the series has a link */
-	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream_z(b, ls, &bf->rd, &bf->l, d));
+	EMBER_FORWARD_IF_ERROR(read_stream(b, ls, bf, &bf->l, d));
 	in->want = want;
 	in->nlinks = (uint32_t)bd->links.v.n;
 	in->links = (const uint8_t *)bf->l.data;
@@ -86,12 +124,14 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	uint32_t first = bd->series_stream.v[s];
 	struct pstore_sum_in in = { .profs = bd->profs.v, .p_first = p0, .p_end = p1,
 				.from = q->from, .to = q->to,
-				.nnodes = (uint32_t)pmodel_dict_nodes(&bd->dict), .r = q->r,
+				.nnodes = (uint32_t)pmodel_dict_nodes(&bd->dict),
+				.r = q->quiet ? NULL : q->r,
 				.rollup = bd->rollup.n ? bd->rollup.v : NULL, .read = &q->read };
 	const struct pstore_stream *vst;
 
 	if (p0 == p1 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
 		return 0;
+	frames_of(bd, &in, bf);
 	if (want && (err = read_links(b, bd, s, want, bf, &in, q->d))) {
 		if (err < 0 || pstore_link_filter_on(q->links))
 			return err > 0 ? 0 : err;
@@ -102,9 +142,10 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 		in.parts = parts;
 	}
 	vst = value_stream(bd, first, col, &in.factor);
-	EMBER_FORWARD_IF_ERROR(
-		pstore_block_read_stream_z(b, &bd->streams.v[first], &bf->rd, sb, q->d));
-	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream_z(b, vst, &bf->rd, vb, q->d));
+	if (q->negate)
+		in.factor = pstore_mul(in.factor, -1);
+	EMBER_FORWARD_IF_ERROR(read_stream(b, &bd->streams.v[first], bf, sb, q->d));
+	EMBER_FORWARD_IF_ERROR(read_stream(b, vst, bf, vb, q->d));
 	in.stacks = (const uint8_t *)sb->data;
 	in.stacks_end = in.stacks + sb->len;
 	in.vals = (const uint8_t *)vb->data;
@@ -154,8 +195,36 @@ static int rows_window(struct pstore_block *b, const struct pstore_bdata *bd, co
 	return pstore_block_read_rows(b, lo, hi - lo, &bf->rd, q->d);
 }
 
+/* The selected series' rows in each range rg[k] (k < nrg, in time order)
+ * summed into self; q's range is rg's while they are. */
+static int sum_ranges(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
+		      const uint8_t *want, struct pstore_qctx *q, const int64_t (*rg)[2],
+		      size_t nrg, int64_t *self, struct bufs *bf, struct pstore_attr_parts *pp)
+{
+	int64_t from = q->from, to = q->to;
+	size_t nodes = pmodel_dict_nodes(&bd->dict);
+	int err;
+
+	q->from = rg[0][0];
+	q->to = rg[nrg - 1][1];
+	err = rows_window(b, bd, col, bf, q);
+	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
+		for (size_t k = 0; !err && col[s] >= 0 && k < nrg; k++) {
+			q->from = rg[k][0];
+			q->to = rg[k][1];
+			if (!(err = pstore_qctx_poll(q)) &&
+			    !(err = sum_series(b, bd, s, col[s], q, want, self, bf, pp)))
+				err = hold(q, nodes, bf);
+		}
+	q->from = from;
+	q->to = to;
+	return err;
+}
+
+/* A block's rows in ranges rg[0..nrg) into q->r. */
 static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
-		     const uint8_t *want, struct pstore_qctx *q)
+		     const uint8_t *want, struct pstore_qctx *q, const int64_t (*rg)[2],
+		     size_t nrg)
 {
 	size_t nodes = pmodel_dict_nodes(&bd->dict);
 	struct pstore_attr_parts parts = { 0 }, *pp = NULL;
@@ -179,11 +248,7 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	ember_buf_init(&bf.l, 0);
 	ember_buf_init(&bf.rd.win, 0);
 	if (!err)
-		err = rows_window(b, bd, col, &bf, q);
-	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
-		if (col[s] >= 0 && !(err = pstore_qctx_poll(q)) &&
-		    !(err = sum_series(b, bd, s, col[s], q, want, self, &bf, pp)))
-			err = hold(q, nodes, &bf);
+		err = sum_ranges(b, bd, col, want, q, rg, nrg, self, &bf, pp);
 	if (!err)
 		err = pstore_qctx_add(q, &bd->dict, bd->keys, self);
 	if (!err)
@@ -203,30 +268,92 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	return err;
 }
 
-int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q)
+/* The column of each series of b the query selects (*col, malloc'ed,
+ * -1: none) and, when it selects any (*any), b's data (*bd, a reference,
+ * else NULL). */
+static int select_series(struct pstore_block *b, struct pstore_qctx *q, int32_t **col, bool *any,
+			 struct pstore_bdata **bd)
 {
-	int32_t *col;
-	struct pstore_bdata *bd = NULL;
-	uint8_t *want = NULL;
-	bool any, none = false;
 	int err;
 
+	*bd = NULL;
 	EMBER_FAIL_IF(b->corrupt, q->d, -PSTORE_ERR_CORRUPT, "block '%s' is corrupt: %s",
 		      b->name, b->why);
-	col = malloc((b->series.series.n + 1) * sizeof(*col));
-	if (!col)
+	if (!(*col = malloc((b->series.series.n + 1) * sizeof(**col))))
 		return -ENOMEM;
-	err = pstore_plan(q, &b->series, &b->lindex, col, &any);
-	if (!err && any && pstore_link_filter_on(q->links) && b->meta.version == PS_BLOCK_VERSION)
-		any = false; /* a version 1 block has no links */
-	if (!err && any)
-		err = pstore_cache_data(q->cache, b, &bd, q->d);
+	err = pstore_plan(q, &b->series, &b->lindex, *col, any);
+	if (!err && *any && pstore_link_filter_on(q->links) && !pstore_meta_linked(&b->meta))
+		*any = false; /* a block without links */
+	if (!err && *any)
+		err = pstore_cache_data(q->cache, b, bd, q->d);
+	return err;
+}
+
+int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q)
+{
+	int32_t *col = NULL;
+	struct pstore_bdata *bd = NULL;
+	uint8_t *want = NULL;
+	bool any = false, none = false;
+	int err = select_series(b, q, &col, &any, &bd);
+
 	if (!err && any)
 		err = pstore_links_want(bd->links.v.v, bd->links.v.n, q->links, &want, &none);
 	if (!err && any && !none)
-		err = sum_block(b, bd, col, want, q);
+		err = sum_block(b, bd, col, want, q, (const int64_t[][2]){ { q->from, q->to } }, 1);
 	pstore_bdata_unref(bd);
 	free(want);
+	free(col);
+	return err;
+}
+
+/* The selected profiles of bd in [from, to) noted in q->r. */
+static void note_inside(const struct pstore_block *b, const struct pstore_bdata *bd,
+			const int32_t *col, int64_t from, int64_t to, struct pstore_qctx *q)
+{
+	for (uint32_t s = 0; s < b->series.series.n; s++) {
+		size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];
+		size_t i = pstore_first_at(bd->profs.v, p0, p1, from);
+
+		for (; col[s] >= 0 && i < p1 && bd->profs.v[i].time < to; i++)
+			pstore_result_note(q->r, &bd->profs.v[i]);
+	}
+}
+
+/* The rollup's bucket of p, its profiles not noted; then the block's
+ * profiles inside the range noted and those outside taken off. */
+static int bucket_less(const struct pstore_piece *p, struct pstore_bdata *bd, const int32_t *col,
+		       struct pstore_qctx *q)
+{
+	int64_t from = q->from, to = q->to;
+	const int64_t off[2][2] = { { p->wfrom, from }, { to, p->wto } };
+	int err;
+
+	q->from = p->wfrom;
+	q->to = p->wto;
+	q->quiet = true;
+	err = pstore_block_query(p->whole, q);
+	q->from = from;
+	q->to = to;
+	if (!err) {
+		note_inside(p->b, bd, col, from, to, q);
+		q->negate = true;
+		err = sum_block(p->b, bd, col, NULL, q, off, 2);
+	}
+	q->quiet = q->negate = false;
+	return err;
+}
+
+int pstore_block_query_less(const struct pstore_piece *p, struct pstore_qctx *q)
+{
+	struct pstore_bdata *bd = NULL;
+	int32_t *col = NULL;
+	bool any = false;
+	int err = select_series(p->b, q, &col, &any, &bd);
+
+	if (!err && any)
+		err = bucket_less(p, bd, col, q);
+	pstore_bdata_unref(bd);
 	free(col);
 	return err;
 }

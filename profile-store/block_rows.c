@@ -4,7 +4,9 @@
  * is, then the gaps) and one stream per value column, each value
  * zigzag-coded after division by the column's greatest common divisor
  * (so nanoseconds of a 10 ms period cost what sample counts cost), all
- * LEB128 varints in a zstd frame.  A column that is another column times
+ * LEB128 varints, in a zstd frame per PS_FRAME_PROFILES profiles (version
+ * 3: a query decodes the frames of the profiles in its range alone, the
+ * others skipped by their frame headers).  A column that is another column times
  * a constant (a Go CPU profile's cpu = samples x period) is stored as
  * that relation and no bytes (PS_STREAM_DERIVED).  A version 2 block adds
  * a stream of link ids a series (PS_STREAM_LINKS: rows of one stack with
@@ -33,28 +35,41 @@ static int64_t gcd64(int64_t a, int64_t b)
 	return x > INT64_MAX ? 1 : (int64_t)x;
 }
 
-static int compress_frame(void *cctx, const struct ember_buf *raw, struct ember_buf *rows,
-			  struct pstore_stream *st)
+/* raw[cut[g], cut[g + 1]) for each group g of PS_FRAME_PROFILES
+ * profiles, a frame each, appended to rows as stream st. */
+static int compress_frames(void *cctx, const struct ember_buf *raw, const size_t *cut,
+			   size_t ngroups, struct ember_buf *rows, struct pstore_stream *st)
 {
-	size_t bound = ZSTD_compressBound(raw->len), n;
-
-	EMBER_FORWARD_IF_ERROR(ember_buf_reserve(rows, bound));
-	n = ZSTD_compress2(cctx, rows->data + rows->len, bound, raw->data ? raw->data : "",
-			   raw->len);
-	if (ZSTD_isError(n))
-		return -ENOMEM;
 	st->off = rows->len;
-	st->stored = n;
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t len = cut[g + 1] - cut[g], bound = ZSTD_compressBound(len), n;
+
+		EMBER_FORWARD_IF_ERROR(ember_buf_reserve(rows, bound));
+		n = ZSTD_compress2(cctx, rows->data + rows->len, bound,
+				   raw->data ? raw->data + cut[g] : "", len);
+		if (ZSTD_isError(n))
+			return -ENOMEM;
+		rows->len += n;
+	}
+	st->stored = rows->len - st->off;
 	st->raw = raw->len;
-	rows->len += n;
 	return 0;
+}
+
+/* Where the group of profile pi starts, when pi starts one. */
+static void cut_at(size_t *cut, size_t pi, const struct ember_buf *raw)
+{
+	if (pi % PS_FRAME_PROFILES == 0)
+		cut[pi / PS_FRAME_PROFILES] = raw->len;
 }
 
 /* The rows of every profile in block-node order: perm[base + i] is the
  * source row of the i-th, keys[base + i] its block node (base: the sum
- * of the earlier profiles' rows). */
+ * of the earlier profiles' rows); and where each group of profiles
+ * starts in the stream being written (ngroups + 1 entries). */
 struct order {
 	uint32_t *perm, *keys;
+	size_t *cut, ngroups;
 };
 
 static int cmp_perm(const void *a, const void *b, void *ctx)
@@ -93,15 +108,18 @@ static int put_stacks(const struct pstore_rows_in *in, const struct order *o, st
 {
 	size_t base = 0;
 
+	ember_buf_reset(raw);
 	for (size_t pi = 0; pi < in->nprofs; pi++) {
 		uint32_t prev = 0;
 
+		cut_at(o->cut, pi, raw);
 		for (uint32_t i = 0; i < in->profs[pi]->nrows; i++) {
 			EMBER_FORWARD_IF_ERROR(ember_buf_put_uleb(raw, o->keys[base + i] - prev));
 			prev = o->keys[base + i];
 		}
 		base += in->profs[pi]->nrows;
 	}
+	o->cut[o->ngroups] = raw->len;
 	return 0;
 }
 
@@ -156,11 +174,13 @@ static int put_column(const struct pstore_rows_in *in, uint32_t c, int64_t facto
 	for (size_t pi = 0; pi < in->nprofs; pi++) {
 		const struct pstore_prof *p = in->profs[pi];
 
+		cut_at(o->cut, pi, raw);
 		for (uint32_t i = 0; i < p->nrows; i++)
 			EMBER_FORWARD_IF_ERROR(ember_buf_put_zigzag(raw,
 						  val_at(in, p, o->perm[base + i], c) / factor));
 		base += p->nrows;
 	}
+	o->cut[o->ngroups] = raw->len;
 	return 0;
 }
 
@@ -181,7 +201,7 @@ static int encode_column(const struct pstore_rows_in *in, uint32_t c, const stru
 	}
 	*st = (struct pstore_stream){ .kind = PS_STREAM_VALUES, .factor = column_gcd(in, c) };
 	EMBER_FORWARD_IF_ERROR(put_column(in, c, st->factor, o, raw));
-	return compress_frame(in->cctx, raw, rows, st);
+	return compress_frames(in->cctx, raw, o->cut, o->ngroups, rows, st);
 }
 
 /* The block's id of source link id (0: none), interned when first met. */
@@ -215,6 +235,7 @@ static int encode_links(const struct pstore_rows_in *in, const struct order *o,
 	for (size_t pi = 0; pi < in->nprofs; pi++) {
 		const struct pstore_prof *p = in->profs[pi];
 
+		cut_at(o->cut, pi, raw);
 		for (uint32_t i = 0; i < p->nrows; i++) {
 			uint32_t id = 0;
 
@@ -225,7 +246,8 @@ static int encode_links(const struct pstore_rows_in *in, const struct order *o,
 		}
 		base += p->nrows;
 	}
-	return compress_frame(in->cctx, raw, rows, st);
+	o->cut[o->ngroups] = raw->len;
+	return compress_frames(in->cctx, raw, o->cut, o->ngroups, rows, st);
 }
 
 static int encode_all(const struct pstore_rows_in *in, const struct order *o,
@@ -235,7 +257,7 @@ static int encode_all(const struct pstore_rows_in *in, const struct order *o,
 	size_t first;
 
 	EMBER_FORWARD_IF_ERROR(put_stacks(in, o, raw));
-	EMBER_FORWARD_IF_ERROR(compress_frame(in->cctx, raw, rows, &st));
+	EMBER_FORWARD_IF_ERROR(compress_frames(in->cctx, raw, o->cut, o->ngroups, rows, &st));
 	EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(streams, st));
 	first = streams->n;
 	for (uint32_t c = 0; c < in->ncols; c++) {
@@ -243,7 +265,7 @@ static int encode_all(const struct pstore_rows_in *in, const struct order *o,
 		EMBER_FORWARD_IF_ERROR(EMBER_VEC_APPEND(streams, st));
 	}
 	if (!in->links)
-		return 0; /* version 1 */
+		return 0; /* no link stream */
 	EMBER_FORWARD_IF_ERROR(encode_links(in, o, raw, rows, &st));
 	return EMBER_VEC_APPEND(streams, st);
 }
@@ -264,38 +286,34 @@ int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
 	}
 	o.perm = malloc((total + 1) * sizeof(uint32_t));
 	o.keys = malloc((total + 1) * sizeof(uint32_t));
+	o.ngroups = (in->nprofs + PS_FRAME_PROFILES - 1) / PS_FRAME_PROFILES;
+	o.cut = malloc((o.ngroups + 1) * sizeof(size_t));
 	tmp = malloc(maxrows * sizeof(uint32_t));
 	ember_buf_init(&raw, (size_t)PS_SECTION_MAX_RAW);
-	err = o.perm && o.keys && tmp ? build_order(in, &o, tmp) : -ENOMEM;
+	err = o.perm && o.keys && o.cut && tmp ? build_order(in, &o, tmp) : -ENOMEM;
 	if (!err)
 		err = encode_all(in, &o, &raw, rows, streams);
 	ember_buf_release(&raw);
 	free(o.perm);
 	free(o.keys);
+	free(o.cut);
 	free(tmp);
 	return err;
 }
 
 /* ---- decoding --------------------------------------------------------------- */
 
-int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
-		   ZSTD_DCtx *reuse, struct ember_buf *out, struct ember_diag *d)
+/* Frames of stored[0..len) decompressed into out after what it holds,
+ * at most cap bytes in all; the input must end with a whole frame. */
+static int load_frames(ZSTD_DCtx *dctx, const uint8_t *stored, size_t len, size_t cap,
+		       struct ember_buf *out, struct ember_diag *d)
 {
-	ZSTD_DCtx *dctx = reuse;
 	ZSTD_inBuffer in = { stored, len, 0 };
-	size_t zr = 1;
+	size_t zr = 0;
 
-	EMBER_FAIL_IF(st->raw > PS_SECTION_MAX_RAW, d, -PSTORE_ERR_CORRUPT,
-		      "row stream of %llu bytes is too large", (unsigned long long)st->raw);
-	ember_buf_reset(out);
-	out->cap = (size_t)st->raw;
-	EMBER_FORWARD_IF_ERROR(ember_buf_reserve(out, (size_t)st->raw));
-	if (dctx)
-		ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-	else if (!(dctx = ZSTD_createDCtx()))
-		return -ENOMEM;
-	while (zr && (in.pos < in.size || out->len < st->raw)) {
-		ZSTD_outBuffer ob = { out->data, (size_t)st->raw, out->len };
+	ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+	while (in.pos < in.size || (zr && out->len < cap)) {
+		ZSTD_outBuffer ob = { out->data, cap, out->len };
 		size_t before = in.pos, outbefore = ob.pos;
 
 		zr = ZSTD_decompressStream(dctx, &ob, &in);
@@ -303,14 +321,84 @@ int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, si
 		if (ZSTD_isError(zr) || (before == in.pos && outbefore == ob.pos))
 			break;
 	}
-	if (dctx != reuse)
-		ZSTD_freeDCtx(dctx);
 	EMBER_FAIL_IF(ZSTD_isError(zr), d, -PSTORE_ERR_CORRUPT, "row stream: %s",
 		      ZSTD_getErrorName(zr));
-	EMBER_FAIL_IF(zr || in.pos != in.size || out->len != st->raw, d, -PSTORE_ERR_CORRUPT,
+	EMBER_FAIL_IF(zr || in.pos != in.size, d, -PSTORE_ERR_CORRUPT,
+		      "row stream: a frame ends early or runs past %llu bytes",
+		      (unsigned long long)cap);
+	return 0;
+}
+
+/* out sized for st's decoded bytes; dctx the caller's or a new one. */
+static int load_begin(const struct pstore_stream *st, ZSTD_DCtx **dctx, struct ember_buf *out,
+		      struct ember_diag *d)
+{
+	EMBER_FAIL_IF(st->raw > PS_SECTION_MAX_RAW, d, -PSTORE_ERR_CORRUPT,
+		      "row stream of %llu bytes is too large", (unsigned long long)st->raw);
+	ember_buf_reset(out);
+	out->cap = (size_t)st->raw;
+	EMBER_FORWARD_IF_ERROR(ember_buf_reserve(out, (size_t)st->raw));
+	if (!*dctx && !(*dctx = ZSTD_createDCtx()))
+		return -ENOMEM;
+	return 0;
+}
+
+int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+		   ZSTD_DCtx *reuse, struct ember_buf *out, struct ember_diag *d)
+{
+	ZSTD_DCtx *dctx = reuse;
+	int err = load_begin(st, &dctx, out, d);
+
+	if (!err && !len)
+		err = EMBER_FAIL(d, -PSTORE_ERR_CORRUPT, "row stream: no frame");
+	if (!err)
+		err = load_frames(dctx, stored, len, (size_t)st->raw, out, d);
+	if (dctx != reuse)
+		ZSTD_freeDCtx(dctx);
+	EMBER_FORWARD_IF_ERROR(err);
+	EMBER_FAIL_IF(out->len != st->raw, d, -PSTORE_ERR_CORRUPT,
 		      "row stream: %zu bytes decompressed, %llu expected", out->len,
 		      (unsigned long long)st->raw);
 	return 0;
+}
+
+/* The offset in stored[0..len) of frame f (len: one past the last). */
+static int frame_at(const uint8_t *stored, size_t len, size_t f, size_t from, size_t *at,
+		    struct ember_diag *d)
+{
+	size_t pos = from;
+
+	for (size_t i = 0; i < f && pos < len; i++) {
+		size_t n = ZSTD_findFrameCompressedSize(stored + pos, len - pos);
+
+		EMBER_FAIL_IF(ZSTD_isError(n), d, -PSTORE_ERR_CORRUPT, "row stream frame: %s",
+			      ZSTD_getErrorName(n));
+		pos += n;
+	}
+	*at = pos;
+	return 0;
+}
+
+int pstore_stream_load_frames(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+			      size_t f0, size_t f1, ZSTD_DCtx *reuse, struct ember_buf *out,
+			      struct ember_diag *d)
+{
+	ZSTD_DCtx *dctx = reuse;
+	size_t a = 0, z = 0;
+	int err = load_begin(st, &dctx, out, d);
+
+	if (!err)
+		err = frame_at(stored, len, f0, 0, &a, d);
+	if (!err)
+		err = frame_at(stored, len, f1 - f0, a, &z, d);
+	if (!err && (a == z) != (f0 == f1))
+		err = EMBER_FAIL(d, -PSTORE_ERR_CORRUPT, "row stream: fewer than %zu frames",
+				 f1);
+	if (!err && a < z)
+		err = load_frames(dctx, stored + a, z - a, (size_t)st->raw, out, d);
+	if (dctx != reuse)
+		ZSTD_freeDCtx(dctx);
+	return err;
 }
 
 /* The read positions in a series' streams (l: the link stream, with a
@@ -387,6 +475,8 @@ static void note(const struct pstore_sum_in *in, size_t i)
 {
 	const struct pstore_rollup_prof *rp = in->rollup ? &in->rollup[i] : NULL;
 
+	if (!in->r)
+		return;
 	pstore_result_note(in->r, &in->profs[i]);
 	if (!rp)
 		return;

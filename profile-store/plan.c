@@ -13,6 +13,15 @@
  * answered by its rollups alone, its edges rounded in to the finest step,
  * and the plan says so.
  *
+ * A query's plan (less) may take profiles off: where the range covers
+ * more than half a bucket of a partition's coarsest rollup at an edge,
+ * and the partition is one framed block, that bucket answers less the
+ * block's profiles in it outside the range (pstore_block_query_less),
+ * which reads far fewer rows than summing those inside.  A framed block
+ * reads only the frames of its part of the range, so its partition is
+ * answered by its rollups for the whole steps and by the block only for
+ * what they leave.
+ *
  * Rollups that span several partitions (a UTC day's and 6 UTC hours':
  * rollup_span.c) form an outer partition holding no block: it answers
  * the whole spans the range covers when it sums exactly the blocks of the
@@ -63,11 +72,14 @@ struct part {
 	const struct ent *inner; /* an outer partition's nested entries */
 	size_t ninner;
 	int64_t grid;
+	bool opt_less;	/* the plan's less: for the partitions nested */
+	bool less;	/* a bucket of tier 0 less the block's profiles */
+	bool framed;	/* every block framed: read in part cheaply */
 	struct pstore_plan_out *out;
 };
 
 static int plan_groups(const struct ent *e, size_t n, int64_t from, int64_t to, int64_t grid,
-		       struct pstore_plan_out *out);
+		       bool less, struct pstore_plan_out *out);
 
 static int64_t ceil_to(int64_t t, int64_t step)
 {
@@ -82,7 +94,24 @@ static int add(struct pstore_plan_out *out, struct pstore_block *b, int64_t from
 		return 0;
 	if (pstore_is_rollup_name(b->name))
 		out->rollup_pieces++;
-	return EMBER_VEC_APPEND(&out->pieces, ((struct pstore_piece){ b, from, to }));
+	return EMBER_VEC_APPEND(&out->pieces, ((struct pstore_piece){ .b = b, .from = from, .to = to }));
+}
+
+static int cover(struct part *p, int64_t lo, int64_t hi, size_t t);
+
+/* [lo, hi), inside one bucket of tier t and not all of it: that bucket
+ * less the block's profiles outside [lo, hi) when it covers more than half
+ * of it at tier 0 (p->less), else the finer tiers and the blocks. */
+static int edge(struct part *p, int64_t lo, int64_t hi, size_t t)
+{
+	int64_t step = p->tier[t]->meta.rollup_step, b = pstore_rollup_bucket(lo, step);
+
+	if (lo >= hi || !p->less || t || (hi - lo) <= step / 2)
+		return cover(p, lo, hi, t + 1);
+	p->out->rollup_pieces++;
+	p->out->less_pieces++;
+	return EMBER_VEC_APPEND(&p->out->pieces, ((struct pstore_piece){
+		p->blocks[0], lo, hi, p->tier[t], b, b + step }));
 }
 
 /* [lo, hi) answered by tiers t.. and, for what they leave, the blocks. */
@@ -93,7 +122,7 @@ static int cover(struct part *p, int64_t lo, int64_t hi, size_t t)
 	if (lo >= hi)
 		return 0;
 	if (t == p->ntiers && p->inner)
-		return plan_groups(p->inner, p->ninner, lo, hi, p->grid, p->out);
+		return plan_groups(p->inner, p->ninner, lo, hi, p->grid, p->opt_less, p->out);
 	if (t == p->ntiers) {
 		for (size_t i = 0; i < p->nblocks; i++)
 			EMBER_FORWARD_IF_ERROR(add(p->out, p->blocks[i], lo, hi));
@@ -103,10 +132,10 @@ static int cover(struct part *p, int64_t lo, int64_t hi, size_t t)
 	a = ceil_to(lo, step);
 	z = pstore_rollup_bucket(hi, step);
 	if (a >= z)
-		return cover(p, lo, hi, t + 1);
+		return edge(p, lo, hi, t);
 	EMBER_FORWARD_IF_ERROR(add(p->out, p->tier[t], a, z));
-	EMBER_FORWARD_IF_ERROR(cover(p, lo, a, t + 1));
-	return cover(p, z, hi, t + 1);
+	EMBER_FORWARD_IF_ERROR(edge(p, lo, a, t));
+	return edge(p, z, hi, t);
 }
 
 /* Whether rollup r sums every block of the partition. */
@@ -180,15 +209,16 @@ static bool leaves_blocks(const struct part *p, int64_t lo, int64_t hi, size_t t
 
 /* Partition p (its blocks and the usable rollups of v[0..nr) picked)
  * planned.  Where its blocks are read anyway (the range's edges in it
- * are not on its finest step), they answer its whole part: a rollup's
- * dictionary beside the block's costs more than the profiles it saves
- * (docs/profile-store.md, "Queries"). */
+ * are not on its finest step) and are not framed (each of their streams
+ * read whole), they answer its whole part: a rollup's dictionary beside
+ * the block's costs more than the profiles it saves (docs/profile-store.md,
+ * "Queries"). */
 static int plan_blocks(struct part *p, struct pstore_block *const *v, size_t nr, int64_t from,
 		       int64_t to)
 {
 	if (!p->nblocks)
 		return rollups_only(p, v, nr);
-	if (p->ntiers && !leaves_blocks(p, p->lo, p->hi, 0))
+	if (p->ntiers && (p->framed || !leaves_blocks(p, p->lo, p->hi, 0)))
 		return cover(p, p->lo, p->hi, 0);
 	for (size_t i = 0; i < p->nblocks; i++) /* as before rollups */
 		EMBER_FORWARD_IF_ERROR(add(p->out, p->blocks[i], from, to));
@@ -197,7 +227,7 @@ static int plan_blocks(struct part *p, struct pstore_block *const *v, size_t nr,
 
 /* Entries e[0..n) of one partition: blocks, then rollups. */
 static int plan_part(const struct ent *e, size_t n, int64_t from, int64_t to, int64_t grid,
-		     struct pstore_plan_out *out)
+		     bool less, struct pstore_plan_out *out)
 {
 	struct pstore_block **v = malloc((n + 1) * sizeof(*v));
 	size_t nb = 0;
@@ -209,13 +239,18 @@ static int plan_part(const struct ent *e, size_t n, int64_t from, int64_t to, in
 
 	if (!v)
 		return -ENOMEM;
+	p.framed = less;
 	for (size_t i = 0; i < n; i++) {
+		bool block = !pstore_is_rollup_name(e[i].b->name);
+
 		v[i] = e[i].b;
-		nb += !pstore_is_rollup_name(e[i].b->name);
-		corrupt |= !pstore_is_rollup_name(e[i].b->name) && e[i].b->corrupt;
+		nb += block;
+		corrupt |= block && e[i].b->corrupt;
+		p.framed &= !block || pstore_meta_framed(&e[i].b->meta);
 	}
 	p.blocks = v;
 	p.nblocks = nb;
+	p.less = p.framed && nb == 1 && !corrupt;
 	if (!corrupt) /* a corrupt block's partition may be a guess: no rollups */
 		pick_tiers(&p, v + nb, n - nb, grid, from);
 	err = plan_blocks(&p, v + nb, corrupt ? 0 : n - nb, from, to);
@@ -244,12 +279,13 @@ static int collect(const struct pstore_snapshot *snap, bool use_rollups, struct 
  * inner[0..ninner): its rollups for the whole steps of the range they
  * answer, the nested partitions for the rest. */
 static int plan_outer(const struct ent *e, size_t n, const struct ent *inner, size_t ninner,
-		      int64_t from, int64_t to, int64_t grid, struct pstore_plan_out *out)
+		      int64_t from, int64_t to, int64_t grid, bool less,
+		      struct pstore_plan_out *out)
 {
 	struct pstore_block **v = malloc((n + ninner + 1) * sizeof(*v));
 	struct part p = { .lo = from > e->start ? from : e->start,
 			  .hi = to < e->start + e->len ? to : e->start + e->len, .inner = inner,
-			  .ninner = ninner, .grid = grid, .out = out };
+			  .ninner = ninner, .grid = grid, .opt_less = less, .out = out };
 	bool usable = true;
 	int err;
 
@@ -268,7 +304,8 @@ static int plan_outer(const struct ent *e, size_t n, const struct ent *inner, si
 	p.blocks = v;
 	if (usable)
 		pick_tiers(&p, v + p.nblocks, n, grid, from);
-	err = p.ntiers ? cover(&p, p.lo, p.hi, 0) : plan_groups(inner, ninner, from, to, grid, out);
+	err = p.ntiers ? cover(&p, p.lo, p.hi, 0)
+		       : plan_groups(inner, ninner, from, to, grid, less, out);
 	free(v);
 	return err;
 }
@@ -298,21 +335,21 @@ static size_t nested_end(const struct ent *e, size_t n, size_t i, size_t j)
 }
 
 static int plan_groups(const struct ent *e, size_t n, int64_t from, int64_t to, int64_t grid,
-		       struct pstore_plan_out *out)
+		       bool less, struct pstore_plan_out *out)
 {
 	int err = 0;
 
 	for (size_t i = 0, j, k; !err && i < n; i = k) {
 		j = group_end(e, n, i);
 		k = nested_end(e, n, i, j);
-		err = k > j ? plan_outer(e + i, j - i, e + j, k - j, from, to, grid, out)
-			    : plan_part(e + i, j - i, from, to, grid, out);
+		err = k > j ? plan_outer(e + i, j - i, e + j, k - j, from, to, grid, less, out)
+			    : plan_part(e + i, j - i, from, to, grid, less, out);
 	}
 	return err;
 }
 
 int pstore_plan_range(const struct pstore_snapshot *snap, int64_t from, int64_t to, int64_t grid,
-		      bool use_rollups, struct pstore_plan_out *out)
+		      bool use_rollups, bool less, struct pstore_plan_out *out)
 {
 	struct plan_ents v = { 0 };
 	int err;
@@ -322,7 +359,7 @@ int pstore_plan_range(const struct pstore_snapshot *snap, int64_t from, int64_t 
 	if (!err)
 		ember_qsort(v.v, v.n, sizeof(*v.v), cmp_ent);
 	if (!err)
-		err = plan_groups(v.v, v.n, from, to, grid, out);
+		err = plan_groups(v.v, v.n, from, to, grid, less && use_rollups, out);
 	EMBER_VEC_FREE(&v);
 	if (err)
 		pstore_plan_release(out);

@@ -22,10 +22,14 @@
 
 #define PS_BLOCK_MAGIC "EMBPSTB1"
 /* Version 1: no sample links; 2: version 1 with a LINKS section and a
- * link stream per series (written only when a row has a link, so a block
- * without links is version 1, byte for byte). */
+ * link stream per series; 3 (written now): each row stream is a zstd
+ * frame per PS_FRAME_PROFILES profiles of its series, so a query decodes
+ * only the profiles near its range, and LINKS and the link streams are
+ * there exactly when a row has a link (the version no longer says so). */
 #define PS_BLOCK_VERSION 1
 #define PS_BLOCK_VERSION_LINKS 2
+#define PS_BLOCK_VERSION_FRAMES 3
+#define PS_FRAME_PROFILES 16
 #define PS_BLOCK_HEADER 64
 #define PS_SECTION_ENTRY 40
 #define PS_BLOCK_MAX_SECTIONS 64
@@ -46,7 +50,7 @@ enum pstore_section_kind {
 	PS_SEC_ROWS,		/* the row streams (zstd frames, raw section) */
 	PS_SEC_REQUIRED_MAX = PS_SEC_ROWS, /* 1..this in every block */
 	PS_SEC_LOCATION_TYPES,	/* optional: the locations' frame types (absent: none) */
-	PS_SEC_LINKS,		/* 14, version 2, required there: the links rows name */
+	PS_SEC_LINKS,		/* 14, version 2 (required) and 3: the links rows name */
 	PS_SEC_ROLLUP,		/* 15, a rollup's only (rollup.c): step, sources, counts */
 	PS_SEC_KIND_MAX,
 };
@@ -66,7 +70,7 @@ EMBER_VEC_DEF(pstore_walranges, struct pstore_walrange);
 
 struct pstore_block_meta {
 	int64_t min_time, max_time, partition, partition_ns;
-	uint32_t version;		/* PS_BLOCK_VERSION or PS_BLOCK_VERSION_LINKS */
+	uint32_t version;		/* PS_BLOCK_VERSION, _LINKS or _FRAMES */
 	struct pstore_strs parents;	/* names of the blocks this one replaces */
 	struct pstore_walranges wal;
 	uint64_t profiles, rows, series;
@@ -80,6 +84,18 @@ struct pstore_block_meta {
 };
 
 void pstore_block_meta_release(struct pstore_block_meta *m);
+/* Whether a block's rows have links (LINKS and a link stream a series),
+ * and whether its row streams are framed by PS_FRAME_PROFILES profiles. */
+static inline bool pstore_meta_linked(const struct pstore_block_meta *m)
+{
+	return m->version == PS_BLOCK_VERSION_LINKS ||
+	       (m->version == PS_BLOCK_VERSION_FRAMES && m->has[PS_SEC_LINKS]);
+}
+
+static inline bool pstore_meta_framed(const struct pstore_block_meta *m)
+{
+	return m->version == PS_BLOCK_VERSION_FRAMES;
+}
 
 /* A stream of a series' rows. */
 enum pstore_stream_kind {
@@ -118,8 +134,9 @@ struct pstore_bdata {
 	struct pstore_streams streams;
 	EMBER_VEC(uint32_t) series_stream; /* first stream of each series */
 	EMBER_VEC(uint32_t) series_prof;	/* first profile of each series (n + 1) */
-	struct pstore_linktab links;		/* version 2: the LINKS section */
-	bool linked;				/* version 2: a link stream a series */
+	struct pstore_linktab links;		/* the LINKS section (linked) */
+	bool linked;				/* a link stream a series */
+	bool framed;				/* version 3: PS_FRAME_PROFILES a frame */
 	EMBER_VEC(struct pstore_rollup_prof) rollup; /* a rollup's: one a profile */
 	/* a key a node under the cache's seed (cache.c): NULL in data
 	 * loaded without the cache or without the dictionary */
@@ -212,7 +229,8 @@ int pstore_block_decode_streams(const uint8_t *data, size_t len, const struct ps
 
 /* Row streams of one series (block_rows.c): its profiles' rows, in
  * profile order, as one stream of node deltas and one stream per column,
- * each a zstd frame appended to rows. */
+ * each appended to rows as a zstd frame per PS_FRAME_PROFILES profiles
+ * (version 3). */
 struct pstore_rows_in {
 	const struct pstore_prof *const *profs; /* of one series, in time order */
 	size_t nprofs;
@@ -221,7 +239,7 @@ struct pstore_rows_in {
 	const uint32_t *node_map;	    /* source node -> block node */
 	uint32_t ncols;
 	void *cctx;			    /* ZSTD_CCtx, level set */
-	/* version 2 (NULL: version 1, no link stream): the rows' links
+	/* a linked block's (NULL: no link stream): the rows' links
 	 * (by prof->link_off), the source's table, the block's table they
 	 * are interned into and the map of source ids to its ids (filled as
 	 * met, UINT32_MAX unset) */
@@ -232,17 +250,23 @@ struct pstore_rows_in {
 };
 int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
 		   struct pstore_streams *streams);
-/* Decompress stream st's stored bytes (stored[0..len)) into out, with
- * the caller's zstd context dctx (reused across streams: making one costs
- * more than decompressing a small stream) or, NULL, one made for it. */
+/* Decompress stream st's stored bytes (stored[0..len): its frames) into
+ * out, with the caller's zstd context dctx (reused across streams: making
+ * one costs more than decompressing a small stream) or, NULL, one made
+ * for it.  _frames: only frames [f0, f1) of a framed stream, the frames
+ * before skipped by their headers (out holds their rows alone); at most
+ * st->raw bytes in all. */
 struct ZSTD_DCtx_s;
 int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
 		   struct ZSTD_DCtx_s *dctx, struct ember_buf *out, struct ember_diag *d);
+int pstore_stream_load_frames(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+			      size_t f0, size_t f1, struct ZSTD_DCtx_s *dctx,
+			      struct ember_buf *out, struct ember_diag *d);
 
 /* Sum one column of the profiles [p_first, p_end) of a series whose time
  * lies in [from, to) into self[] (nnodes), from the decompressed stacks
  * and values streams; values are multiplied by factor.  Matching
- * profiles are noted in r.  -PSTORE_ERR_CORRUPT when a stream runs out
+ * profiles are noted in r (NULL: not noted).  -PSTORE_ERR_CORRUPT when a stream runs out
  * or names a node past nnodes. */
 struct pstore_sum_in {
 	const struct pstore_prof *profs;
@@ -284,7 +308,7 @@ int pstore_block_decode_rollup(const uint8_t *data, size_t len, struct pstore_bl
 /* The LINKS section into b->links. */
 int pstore_block_decode_links(const uint8_t *data, size_t len, struct pstore_bdata *b,
 			      struct ember_diag *d);
-/* A series' link stream (version 2), or NULL: version 1, or no row of
+/* A series' link stream, or NULL: the block has none, or no row of
  * series s has a link. */
 const struct pstore_stream *pstore_link_stream(const struct pstore_bdata *b,
 					       const struct pstore_seriestab *t, uint32_t s);

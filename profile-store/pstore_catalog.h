@@ -74,11 +74,15 @@ struct pstore_rows_reader {
 	struct ember_buf win;
 };
 /* A stream's bytes of block b (range read); _z through the caller's
- * reader (its context and window; NULL: neither). */
+ * reader (its context and window; NULL: neither); _frames_z only the
+ * rows of its frames [f0, f1) (a framed block's: pstore_stream_load_frames). */
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
 			 struct ember_buf *out, struct ember_diag *d);
 int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
 			       struct pstore_rows_reader *rd, struct ember_buf *out,
+			       struct ember_diag *d);
+int pstore_block_read_frames_z(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
+			       size_t f1, struct pstore_rows_reader *rd, struct ember_buf *out,
 			       struct ember_diag *d);
 /* Bytes [off, off + len) of b's ROWS section into rd's window. */
 int pstore_block_read_rows(struct pstore_block *b, uint64_t off, uint64_t len,

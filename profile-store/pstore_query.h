@@ -83,6 +83,9 @@ struct pstore_qctx {
 	int stopped;	  /* the check's first error, kept */
 	unsigned polls;
 	uint64_t read;	  /* profiles of blocks and rollups summed */
+	/* while a piece with whole is summed (pstore_block_query_less):
+	 * profiles not noted in r (quiet), rows summed negated (negate) */
+	bool quiet, negate;
 	struct pstore_qshare *share; /* NULL: the query runs on one thread */
 	bool halted;	  /* stopped because another thread of the query failed */
 	uint64_t held;	  /* bytes of a source's sums taken: the most held at once */
@@ -127,25 +130,38 @@ void pstore_strs_free(struct pstore_strs *v);
 /* Resolve sel's type (or the selector's "TYPE{...}") against snap. */
 int pstore_query_type(const struct pstore_selection *sel, const struct pstore_selector *parsed,
 		  const struct pstore_snapshot *snap, char **out, struct ember_diag *d);
-/* Whether any profile of [p0, p1) (in time order) lies in [from, to). */
+/* The first profile of [p0, p1) (in time order) at t or later (p1:
+ * none); whether any lies in [from, to). */
+size_t pstore_first_at(const struct pstore_prof *p, size_t p0, size_t p1, int64_t t);
 bool pstore_any_in_range(const struct pstore_prof *p, size_t p0, size_t p1, int64_t from,
 			 int64_t to);
 /* Sum a block's matching rows into q->r. */
 int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q);
+struct pstore_piece;
+/* Piece p (p->whole set) into q->r: its rollup's bucket less its block's
+ * profiles there outside [q->from, q->to) (their rows taken off), the
+ * profiles inside noted; the block alone over the range when its rows
+ * have attributes (parts are not taken off). */
+int pstore_block_query_less(const struct pstore_piece *p, struct pstore_qctx *q);
 
 /* ---- the planner (plan.c) ------------------------------------------------------- */
 
 /* A part [from, to) of a query's range and the block or rollup that
- * answers it. */
+ * answers it; or, whole set, rollup whole's bucket [wfrom, wto) less the
+ * profiles of block b there outside [from, to) (the range covers most of
+ * the bucket: fewer profiles taken off than summed). */
 struct pstore_piece {
 	struct pstore_block *b; /* borrowed from the snapshot */
 	int64_t from, to;
+	struct pstore_block *whole;
+	int64_t wfrom, wto;
 };
 EMBER_VEC_DEF(pstore_pieces, struct pstore_piece);
 
 struct pstore_plan_out {
 	struct pstore_pieces pieces;
 	uint64_t rollup_pieces;	/* pieces answered by a rollup */
+	uint64_t less_pieces;	/* pieces of a bucket less profiles (whole) */
 	/* the finest step of the rollups that answered a partition whose
 	 * blocks are all gone (past the retention; 0: none): that part of the
 	 * range is rounded in to it */
@@ -163,10 +179,15 @@ struct pstore_plan_out {
  * rollups whose step divides grid, and none unless from is a multiple of
  * their step, so that a rollup's profile lies in the point its profiles
  * would.  use_rollups false: every block over [from, to), as before
- * rollups.  Heads are not planned: their profiles are in no block.
+ * rollups.  less (a query's sums, not a scan's): a partition of one
+ * framed block (version 3) whose range covers more than half a bucket of
+ * its coarsest rollup at an edge gets that bucket less the block's
+ * profiles outside the range (a piece with whole), and its blocks answer
+ * only what the rollups leave (their frames there alone are read).  Heads
+ * are not planned: their profiles are in no block.
  */
 int pstore_plan_range(const struct pstore_snapshot *snap, int64_t from, int64_t to, int64_t grid,
-		      bool use_rollups, struct pstore_plan_out *out);
+		      bool use_rollups, bool less, struct pstore_plan_out *out);
 void pstore_plan_release(struct pstore_plan_out *out);
 
 /* The pieces of a plan summed into q->r in their order, by several

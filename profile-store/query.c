@@ -264,6 +264,16 @@ static int focus(struct pmodel_result **r, const struct pstore_selection *sel)
 	return 0;
 }
 
+/* q->r without the stacks a plan's pieces that take profiles off leave
+ * at 0 (a full-resolution sum never holds one), charged anew. */
+static int drop_zeros(struct pstore_qctx *q)
+{
+	pstore_qctx_release_stacks(q); /* they name r's nodes */
+	EMBER_FORWARD_IF_ERROR(pmodel_result_drop_zeros(&q->r));
+	q->charged = 0; /* a new result (the old one's bytes stay taken) */
+	return pstore_qctx_charge(q);
+}
+
 /* The heads', blocks' and rollups' sums into q->r: each part of the
  * range from the block or rollup the plan gives it (plan.c), summed by
  * the query's threads (query_workers.c) while this one sums the heads. */
@@ -273,7 +283,7 @@ static int sum_sources(struct pstore *s, const struct pstore_snapshot *snap, boo
 	struct pstore_plan_out plan = { 0 };
 	struct pstore_workers *w = NULL;
 	int err = pstore_plan_range(snap, q->from, q->to, 0,
-				    rollups && !pstore_link_filter_on(q->links), &plan);
+				    rollups && !pstore_link_filter_on(q->links), true, &plan);
 
 	if (!err)
 		err = pstore_workers_start(s, plan.pieces.v, plan.pieces.n, q, &w);
@@ -281,6 +291,8 @@ static int sum_sources(struct pstore *s, const struct pstore_snapshot *snap, boo
 		err = pstore_qctx_check(q) ? q->stopped : head_query(snap->heads.v[i], q);
 	if (w)
 		err = pstore_workers_finish(w, q, err);
+	if (!err && plan.less_pieces)
+		err = drop_zeros(q);
 	if (!err)
 		q->r->rollup_only_step = plan.rollup_only_step;
 	pstore_plan_release(&plan);

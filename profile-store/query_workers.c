@@ -127,18 +127,26 @@ void pstore_qctx_release_stacks(struct pstore_qctx *q)
 
 /* ---- parts --------------------------------------------------------------------- */
 
-/* The block bytes a piece reads: its block's, in the share of the
- * block's time span the piece covers. */
-static uint64_t weight(const struct pstore_piece *p)
+/* The bytes of block b a part [from, to) of the range reads: its share
+ * of the block's time span. */
+static uint64_t block_weight(const struct pstore_block *b, int64_t from, int64_t to)
 {
-	const struct pstore_block_meta *m = &p->b->meta;
-	int64_t lo = p->from > m->min_time ? p->from : m->min_time;
-	int64_t hi = p->to < m->max_time ? p->to : m->max_time;
+	const struct pstore_block_meta *m = &b->meta;
+	int64_t lo = from > m->min_time ? from : m->min_time;
+	int64_t hi = to < m->max_time ? to : m->max_time;
 	double span = (double)m->max_time - (double)m->min_time;
 
-	if (p->b->corrupt || span <= 0 || hi <= lo)
-		return p->b->size;
-	return (uint64_t)((double)p->b->size * (((double)hi - (double)lo) / span));
+	if (b->corrupt || span <= 0 || hi <= lo)
+		return b->size;
+	return (uint64_t)((double)b->size * (((double)hi - (double)lo) / span));
+}
+
+/* The block bytes a piece reads (a bucket less profiles: the rollup's). */
+static uint64_t weight(const struct pstore_piece *p)
+{
+	if (p->whole)
+		return block_weight(p->whole, p->wfrom, p->wto);
+	return block_weight(p->b, p->from, p->to);
 }
 
 static uint64_t total_weight(const struct pstore_piece *p, size_t n)
@@ -200,7 +208,11 @@ static int sum_part(struct pstore_qctx *q, const struct pstore_piece *p, size_t 
 	for (size_t i = 0; !err && i < n; i++) {
 		q->from = p[i].from;
 		q->to = p[i].to;
-		err = pstore_qctx_check(q) ? q->stopped : pstore_block_query(p[i].b, q);
+		if (pstore_qctx_check(q))
+			err = q->stopped;
+		else
+			err = p[i].whole ? pstore_block_query_less(&p[i], q)
+					 : pstore_block_query(p[i].b, q);
 	}
 	q->from = from;
 	q->to = to;

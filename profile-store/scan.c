@@ -157,7 +157,7 @@ static int blocks_scan(const struct pstore_snapshot *snap, struct pstore_scan *s
 {
 	struct pstore_plan_out plan;
 	int64_t from = sc->q.from, to = sc->q.to;
-	int err = pstore_plan_range(snap, from, to, sc->grid, sc->rollups, &plan);
+	int err = pstore_plan_range(snap, from, to, sc->grid, sc->rollups, false, &plan);
 
 	for (size_t i = 0; !err && i < plan.pieces.n; i++) {
 		sc->q.from = plan.pieces.v[i].from;

@@ -4,7 +4,9 @@
  * bytes as a block file behind an in-memory block storage, opened as the
  * store opens blocks (header, meta, series, label index), then loaded as
  * a query loads one (dictionary, profiles, stream directory, links) and
- * every row stream decoded and summed, with and without a link filter.  A damaged block must be reported as
+ * every row stream decoded and summed, with and without a link filter,
+ * and of a framed block (version 3) its first and second frames alone,
+ * as a query of a part of the time range reads them.  A damaged block must be reported as
  * corrupt (-PSTORE_ERR_CORRUPT), never crash, never read outside its
  * bytes, never allocate past what it holds.  Seeds in corpus/pstore_block/
  * (make_pstore_seeds.c).
@@ -58,9 +60,20 @@ static int with_links(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	return 0;
 }
 
-/* One pass over every series (want: with a link filter). */
+/* Stream st's frames [f0, f0 + 1) of a framed block (f0 SIZE_MAX: all
+ * of them) into out. */
+static int read_part(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
+		     struct ember_buf *out, struct ember_diag *d)
+{
+	if (f0 == SIZE_MAX)
+		return pstore_block_read_stream(b, st, out, d);
+	return pstore_block_read_frames_z(b, st, f0, f0 + 1, NULL, out, d);
+}
+
+/* One pass over every series (want: with a link filter; f0: its frame
+ * f0 alone, SIZE_MAX: all). */
 static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint8_t *want,
-		     struct ember_buf *lb)
+		     size_t f0, struct ember_buf *lb)
 {
 	size_t nn = pmodel_dict_nodes(&bd->dict);
 	int64_t *self = calloc(nn, sizeof(*self));
@@ -82,13 +95,20 @@ static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint
 
 		if (in.p_first == in.p_end)
 			continue;
+		if (f0 != SIZE_MAX) {
+			if (in.p_end - in.p_first <= f0 * PS_FRAME_PROFILES)
+				continue;
+			in.p_first += f0 * PS_FRAME_PROFILES;
+			if (in.p_end - in.p_first > PS_FRAME_PROFILES)
+				in.p_end = in.p_first + PS_FRAME_PROFILES;
+		}
 		vs = &bd->streams.v[first + 1];
 		in.factor = vs->factor;
 		if (vs->kind == PS_STREAM_DERIVED)
 			vs = &bd->streams.v[first + 1 + vs->ref];
 		if ((want && with_links(b, bd, s, want, lb, &in, &parts, &d)) ||
-		    pstore_block_read_stream(b, &bd->streams.v[first], &sb, &d) ||
-		    pstore_block_read_stream(b, vs, &vb, &d))
+		    read_part(b, &bd->streams.v[first], f0, &sb, &d) ||
+		    read_part(b, vs, f0, &vb, &d))
 			continue;
 		in.stacks = (const uint8_t *)sb.data;
 		in.stacks_end = in.stacks + sb.len;
@@ -104,8 +124,9 @@ static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint
 	free(self);
 }
 
-/* Every series' rows, summed over all time (what a query does), and
- * again for every link (what a query by span does). */
+/* Every series' rows, summed over all time (what a query does), again
+ * for every link (what a query by span does), and of a framed block its
+ * first and second frames (what a query of part of its time does). */
 static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
 {
 	uint8_t *want = malloc(bd->links.v.n + 1);
@@ -115,7 +136,9 @@ static void sum_all(struct pstore_block *b, struct pstore_bdata *bd)
 	if (want)
 		memset(want, 1, bd->links.v.n + 1);
 	for (int pass = 0; pass < 2; pass++)
-		sum_pass(b, bd, pass ? want : NULL, &lb);
+		sum_pass(b, bd, pass ? want : NULL, SIZE_MAX, &lb);
+	for (size_t f = 0; bd->framed && f < 2; f++)
+		sum_pass(b, bd, NULL, f, &lb);
 	ember_buf_release(&lb);
 	free(want);
 }

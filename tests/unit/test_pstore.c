@@ -510,7 +510,31 @@ static int check_linked(struct pstore *s, const char *span, const char *trace, c
 	return check_answer(s, &sel, want);
 }
 
-/* The versions of the store's blocks, as a bit set (1 << version). */
+/* A bit per version of the store's blocks, and whether some have a
+ * LINKS section (BLOCK_LINKED) and some not (BLOCK_UNLINKED). */
+#define BLOCK_LINKED (1u << 16)
+#define BLOCK_UNLINKED (1u << 17)
+
+static unsigned block_kinds_of(const char *path)
+{
+	uint8_t h[PS_BLOCK_HEADER + PS_BLOCK_MAX_SECTIONS * PS_SECTION_ENTRY];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, h, sizeof(h)) : -1;
+	unsigned v = 0, k;
+	bool linked = false;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < PS_BLOCK_HEADER)
+		return 0;
+	v = 1u << (h[8] | h[9] << 8);
+	k = h[12] | h[13] << 8;
+	for (unsigned i = 0; i < k && PS_BLOCK_HEADER + (i + 1) * PS_SECTION_ENTRY <= (size_t)n;
+	     i++)
+		linked |= h[PS_BLOCK_HEADER + i * PS_SECTION_ENTRY] == PS_SEC_LINKS;
+	return v | (linked ? BLOCK_LINKED : BLOCK_UNLINKED);
+}
+
 static unsigned block_versions(void)
 {
 	char path[600];
@@ -522,17 +546,10 @@ static unsigned block_versions(void)
 	if (!(dp = opendir(path)))
 		return 0;
 	while ((e = readdir(dp))) {
-		uint8_t h[12];
-		int fd;
-
 		if (!strstr(e->d_name, ".pblk"))
 			continue;
 		snprintf(path, sizeof(path), "%s/blocks/%s", dir, e->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd >= 0 && read(fd, h, sizeof(h)) == (ssize_t)sizeof(h))
-			v |= 1u << (h[8] | h[9] << 8);
-		if (fd >= 0)
-			close(fd);
+		v |= block_kinds_of(path);
 	}
 	closedir(dp);
 	return v;
@@ -551,8 +568,8 @@ static int check_links(struct pstore *s, const char *all)
 
 /* span_id and trace_id labels are the sample's link: kept with its row,
  * never a series or a label value; a span or a trace asked for answers
- * exactly its samples, from the head, a block (version 2), a merge of it
- * with a block without links (version 1), and after a restart. */
+ * exactly its samples, from the head, a block with links, a merge of it
+ * with a block without links, and after a restart. */
 static int test_pstore__span_links_kept_per_sample_not_series(void)
 {
 	static const char all[] = "main;idle 60000000\nmain;work;cold 150000000\n"
@@ -585,22 +602,124 @@ static int test_pstore__span_links_kept_per_sample_not_series(void)
 	pstore_strlist_free(names);
 	CHECK(!check_links(s, all));
 	CHECK_INT(pstore_flush(s), ==, 0);
-	CHECK_INT(block_versions(), ==, 1u << PS_BLOCK_VERSION_LINKS);
+	CHECK_INT(block_versions(), ==, (1u << PS_BLOCK_VERSION_FRAMES | BLOCK_LINKED));
 	CHECK(!check_links(s, all));
-	/* a block without links is version 1, as before */
+	/* a block without links has no LINKS section */
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 200 * SEC), "web", "1"), ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
-	CHECK_INT(block_versions(), ==, 1u << PS_BLOCK_VERSION_LINKS | 1u << PS_BLOCK_VERSION);
+	CHECK_INT(block_versions(), ==,
+		  (1u << PS_BLOCK_VERSION_FRAMES | BLOCK_LINKED | BLOCK_UNLINKED));
 	fake_now = T0 + 2 * HOUR;
 	CHECK_INT(pstore_compact(s), ==, 0);
 	pstore_stats(s, &st);
 	CHECK_INT(st.merges, ==, 1);
-	CHECK_INT(block_versions(), ==, 1u << PS_BLOCK_VERSION_LINKS);
+	CHECK_INT(block_versions(), ==, (1u << PS_BLOCK_VERSION_FRAMES | BLOCK_LINKED));
 	CHECK(!check_links(s, all2));
 	pstore_free(s);
 	s = open_store(NULL);
 	CHECK(s);
 	CHECK(!check_links(s, all2));
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* The full-resolution folded answer over [from, to) is want. */
+static int check_range(struct pstore *s, int64_t from, int64_t to, const char *want)
+{
+	struct pstore_selection sel = { .type = "cpu", .from_ns = from, .to_ns = to,
+					.full_resolution = true };
+
+	return check_answer(s, &sel, want);
+}
+
+/* A block's row streams are a zstd frame per 16 profiles of a series
+ * (version 3): a range reads the frames of its profiles alone (those
+ * before skipped by their headers), within one frame, across three, and
+ * all of them; profile i of 40 has i + 1 hot samples and 40 - i cold. */
+static int test_pstore__frames_read_alone_give_their_profiles(void)
+{
+	static const char *const st[] = { "main;work;hot", "main;work;cold" };
+	int64_t part = T0 - 3 * HOUR - (T0 - 3 * HOUR) % HOUR;
+	struct pstore *s = fresh_store();
+
+	CHECK(s);
+	for (int64_t i = 0; i < 40; i++)
+		CHECK_INT(append(s, mkprof(st, (const int64_t[]){ i + 1, 40 - i }, 2,
+					   part + i * 10 * SEC),
+				 "web", "1"), ==, 0);
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(block_versions(), ==, (1u << PS_BLOCK_VERSION_FRAMES | BLOCK_UNLINKED));
+	/* profiles 16..19: the second frame alone */
+	CHECK(!check_range(s, part + 160 * SEC, part + 200 * SEC,
+			   "main;work;cold 900000000\nmain;work;hot 740000000\n"));
+	/* 15..32: the end of the first, the second, the start of the third */
+	CHECK(!check_range(s, part + 150 * SEC, part + 330 * SEC,
+			   "main;work;cold 2970000000\nmain;work;hot 4410000000\n"));
+	/* 39: the last frame, of 8 profiles */
+	CHECK(!check_range(s, part + 390 * SEC, part + 400 * SEC,
+			   "main;work;cold 10000000\nmain;work;hot 400000000\n"));
+	CHECK(!check_range(s, part, part + HOUR,
+			   "main;work;cold 8200000000\nmain;work;hot 8200000000\n"));
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+/* The block fixtures/pstore/NAME, written by the build before version 3,
+ * put into the store's directory under the name the store gives it. */
+static int put_fixture(const char *name)
+{
+	char path[600], bname[PS_BLOCK_NAME_MAX];
+	size_t len;
+	char *data;
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", EMBER_PSTORE_FIXTURES, name);
+	data = unit_slurp(path, &len);
+	err = !data || len < PS_BLOCK_HEADER;
+	if (!err)
+		err = pstore_block_name((int64_t)pstore_rd64((const uint8_t *)data + 32), data, len,
+					bname);
+	if (!err) {
+		snprintf(path, sizeof(path), "%s/%s", dir, bname);
+		f = fopen(path, "wb");
+		err = !f || fwrite(data, 1, len, f) != len;
+		err |= f && fclose(f);
+	}
+	free(data);
+	return err;
+}
+
+/* Blocks of versions 1 and 2 (made by tests/fuzz/make_pstore_seeds.c
+ * before version 3) read as they were written, and their merge, written
+ * as version 3 (framed), answers the same: every sample, and a span's. */
+static int test_pstore__blocks_of_versions_1_and_2_still_read(void)
+{
+	static const char all[] = "main;work;app+0x2000 150000000\nmain;work;hot 340000000\n";
+	static const char span[] = "main;work;hot 60000000\n";
+	struct pstore *s = fresh_store();
+	struct pstore_stats st;
+
+	CHECK(s);
+	pstore_free(s);
+	CHECK_INT(put_fixture("flushed-v1.pblk"), ==, 0);
+	CHECK_INT(put_fixture("linked-v2.pblk"), ==, 0);
+	CHECK_INT(block_versions(), ==,
+		  (1u << PS_BLOCK_VERSION | 1u << PS_BLOCK_VERSION_LINKS | BLOCK_LINKED |
+		   BLOCK_UNLINKED));
+	s = open_store(NULL);
+	CHECK(s);
+	CHECK(!check_folded(s, NULL, all));
+	CHECK(!check_linked(s, "00f067aa0ba902b7", NULL, span));
+	fake_now = T0 + 4 * HOUR;
+	CHECK_INT(pstore_compact(s), ==, 0);
+	pstore_stats(s, &st);
+	CHECK_INT(st.merges, ==, 1);
+	CHECK_INT(block_versions(), ==, (1u << PS_BLOCK_VERSION_FRAMES | BLOCK_LINKED));
+	CHECK(!check_folded(s, NULL, all));
+	CHECK(!check_linked(s, "00f067aa0ba902b7", NULL, span));
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -691,7 +810,7 @@ static int check_attrs(struct pstore *s, const char *want)
  * and ID, CPU): kept with its row (sorted by key, a repeated key's first
  * kept, an invalid key dropped), never a series or a label name, summed
  * per (stack, attributes) and given back beside the query's sums; from
- * the head, a block (version 2), a merge with a block without them, and
+ * the head, a block with links, a merge with a block without them, and
  * after a restart. */
 static int test_pstore__sample_attrs_kept_per_sample_not_series(void)
 {
@@ -730,7 +849,7 @@ static int test_pstore__sample_attrs_kept_per_sample_not_series(void)
 	CHECK(!check_attrs(s, want));
 	CHECK(!check_linked(s, SPAN_A, NULL, "main;work;hot 20000000\n"));
 	CHECK_INT(pstore_flush(s), ==, 0);
-	CHECK_INT(block_versions(), ==, 1u << PS_BLOCK_VERSION_LINKS);
+	CHECK_INT(block_versions(), ==, (1u << PS_BLOCK_VERSION_FRAMES | BLOCK_LINKED));
 	CHECK(!check_attrs(s, want));
 	CHECK_INT(append(s, mkprof(S3, C3, 3, T0 - 200 * SEC), "web", "1"), ==, 0);
 	CHECK_INT(pstore_flush(s), ==, 0);
@@ -3083,6 +3202,8 @@ static int test_pstore__block_keeps_location_frame_types(void)
 
 static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__span_links_kept_per_sample_not_series),
+	UNIT_CASE(test_pstore__blocks_of_versions_1_and_2_still_read),
+	UNIT_CASE(test_pstore__frames_read_alone_give_their_profiles),
 	UNIT_CASE(test_pstore__rows_normalize_per_stack_and_link),
 	UNIT_CASE(test_pstore__link_stream_and_table_checked),
 	UNIT_CASE(test_pstore__sample_attrs_kept_per_sample_not_series),
