@@ -94,7 +94,8 @@ static int add(struct pstore_plan_out *out, struct pstore_block *b, int64_t from
 		return 0;
 	if (pstore_is_rollup_name(b->name))
 		out->rollup_pieces++;
-	return EMBER_VEC_APPEND(&out->pieces, ((struct pstore_piece){ .b = b, .from = from, .to = to }));
+	return EMBER_VEC_APPEND(&out->pieces,
+				((struct pstore_piece){ .b = b, .from = from, .to = to }));
 }
 
 static int cover(struct part *p, int64_t lo, int64_t hi, size_t t);
@@ -110,8 +111,10 @@ static int edge(struct part *p, int64_t lo, int64_t hi, size_t t)
 		return cover(p, lo, hi, t + 1);
 	p->out->rollup_pieces++;
 	p->out->less_pieces++;
-	return EMBER_VEC_APPEND(&p->out->pieces, ((struct pstore_piece){
-		p->blocks[0], lo, hi, p->tier[t], b, b + step }));
+	return EMBER_VEC_APPEND(&p->out->pieces,
+				((struct pstore_piece){ .b = p->blocks[0], .from = lo, .to = hi,
+							.whole = p->tier[t], .wfrom = b,
+							.wto = b + step }));
 }
 
 /* [lo, hi) answered by tiers t.. and, for what they leave, the blocks. */
