@@ -127,7 +127,8 @@ def test_sample_attrs__otlp_threads_one_series_pprof_labels_per_sample():
 
 def test_sample_attrs__kept_after_restart_in_blocks_and_merge():
     """Attributes read back from the log after a restart, from a block
-    (version 2), from the merge of two blocks, and after a restart again."""
+    (with its LINKS section), from the merge of two blocks, and after a
+    restart again."""
     svc, _ = otlp_stubs()
     old = (NOW_S - 3 * 3600) * SEC  # a closed partition: its blocks merge
     srv = Server(["--max-profile-age", "0", "--profile-head-age", "600s"])
@@ -141,7 +142,7 @@ def test_sample_attrs__kept_after_restart_in_blocks_and_merge():
     srv = Server(["--max-profile-age", "0", "--profile-head-age", "1s"], data=srv.data)
     wait_for(lambda: srv.metric("ember_profile_store_blocks") == 1, "a block", 60)
     first = block_files(srv)
-    check(list(first.values()) == [2], "the block: %r" % first)
+    check(list(first.values()) == [(3, True)], "the block: %r" % first)
     check_threads(srv, recent=False)
     # a second profile of the same threads: its block merges with the first
     st, body, _ = otlp_post(srv, two_threads_request(svc, old + SEC).encode())

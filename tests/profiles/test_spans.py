@@ -96,13 +96,19 @@ def series_and_labels(srv):
     return srv.metric("ember_profile_store_series"), names
 
 
+LINKS = 14  # the LINKS section's kind (docs/profile-store-format.md)
+
+
 def block_files(srv):
-    """The store's block files: {name: version} (its rollups, under
-    rollups/, are not blocks)."""
+    """The store's block files: {name: (version, whether it has a LINKS
+    section)} (its rollups, under rollups/, are not blocks)."""
     out = {}
     for path in glob.glob(os.path.join(srv.data, "**", "blocks", "*.pblk"), recursive=True):
         with open(path, "rb") as f:
-            out[os.path.basename(path)] = int.from_bytes(f.read(12)[8:12], "little")
+            head = f.read(64 + 64 * 40)
+        n = int.from_bytes(head[12:16], "little")
+        kinds = {int.from_bytes(head[64 + 40 * i:68 + 40 * i], "little") for i in range(n)}
+        out[os.path.basename(path)] = (int.from_bytes(head[8:12], "little"), LINKS in kinds)
     return out
 
 
@@ -218,8 +224,9 @@ def test_spans__thousand_spans_add_no_series():
 
 def test_spans__links_survive_restart_blocks_and_merge():
     """Links read back from the log after a restart, then from a block
-    (version 2; a block without links is still version 1), then from the
-    merge of two blocks of a closed partition, and after a restart again."""
+    (version 3 with its LINKS section; a block without links has none),
+    then from the merge of two blocks of a closed partition, and after a
+    restart again."""
     old = (NOW_S - 3 * 3600) * SEC  # a closed partition: its blocks merge
     args = ["--max-profile-age", "0", "--profile-head-age", "600s"]
     srv = Server(args)
@@ -232,16 +239,16 @@ def test_spans__links_survive_restart_blocks_and_merge():
     srv = Server(["--max-profile-age", "0", "--profile-head-age", "1s"], data=srv.data)
     wait_for(lambda: srv.metric("ember_profile_store_blocks") == 1, "a block", 60)
     first = block_files(srv)
-    check(list(first.values()) == [2], "the linked block: %r" % first)
+    check(list(first.values()) == [(3, True)], "the linked block: %r" % first)
     check_spans(srv, '{service_name="checkout"}')
-    # a profile without links: its block is version 1 ...
+    # a profile without links: its block has no LINKS ...
     p = Profile(time_ns=old + SEC, duration_ns=10 * SEC)
     p.sample(["main", "work"], [5, 5 * PERIOD])
     srv.push_ok(p.encode(gzip=True), "service_name=plain")
-    # ... and merged with the linked one into one block of version 2
+    # ... and merged with the linked one into one block with LINKS
     wait_for(lambda: len(block_files(srv)) == 1 and not set(first) & set(block_files(srv)) and
              folded(srv, '{service_name="plain"}'), "the two blocks merged", 90)
-    check(list(block_files(srv).values()) == [2], "merged: %r" % block_files(srv))
+    check(list(block_files(srv).values()) == [(3, True)], "merged: %r" % block_files(srv))
     check_spans(srv, '{service_name="checkout"}')
     check(folded_links(srv, [("span_id", SPAN_SLOW)], '{service_name="plain"}') == {},
           "a profile without links answered a span")
