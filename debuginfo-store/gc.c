@@ -134,11 +134,16 @@ static void sweep(int ns_fd, const struct sha_set *set, uint64_t grace_s,
 		}
 }
 
+/* One at a time (gc_mu): a sweep whose set of named blobs was taken
+ * before a record was written must be over before another's begins (the
+ * open's runs beside the first requests). */
 int store_collect_garbage(struct store *s, uint64_t grace_s, struct store_gc_stats *st)
 {
 	struct sha_set uploads = { 0 }, derived = { 0 };
-	int err = store_named_blobs(s, "AS", &uploads);
+	int err;
 
+	pthread_mutex_lock(&s->gc_mu);
+	err = store_named_blobs(s, "AS", &uploads);
 	*st = (struct store_gc_stats){ 0 };
 	if (!err)
 		err = store_named_blobs(s, "D", &derived);
@@ -148,6 +153,7 @@ int store_collect_garbage(struct store *s, uint64_t grace_s, struct store_gc_sta
 	}
 	free(uploads.v);
 	free(derived.v);
+	pthread_mutex_unlock(&s->gc_mu);
 	return err;
 }
 

@@ -286,6 +286,7 @@ int store_new(const char *dir, struct store **out)
 		return -ENOMEM;
 	s->blobs_fd = s->derived_fd = s->tmp_fd = s->pins_fd = s->lock_fd = -1;
 	pthread_mutex_init(&s->write_mu, NULL);
+	pthread_mutex_init(&s->gc_mu, NULL);
 	pthread_mutex_init(&s->open_mu, NULL);
 	pthread_cond_init(&s->open_cv, NULL);
 	pthread_mutex_init(&s->refresh_mu, NULL);
@@ -387,6 +388,7 @@ void store_free(struct store *s)
 	pthread_cond_destroy(&s->open_cv);
 	pthread_mutex_destroy(&s->open_mu);
 	pthread_mutex_destroy(&s->write_mu);
+	pthread_mutex_destroy(&s->gc_mu);
 	free(s->dir);
 	free(s);
 }

@@ -33,6 +33,7 @@ struct store {
 	rocksdb_writeoptions_t *wsync;   /* sync = true: acknowledgements */
 	rocksdb_readoptions_t *ropts;
 	pthread_mutex_t write_mu;        /* read-modify-write of records */
+	pthread_mutex_t gc_mu;           /* one garbage collection at a time (gc.c) */
 	_Atomic uint64_t n_artifacts;
 	_Atomic uint64_t n_sources;
 	_Atomic uint64_t blob_bytes;

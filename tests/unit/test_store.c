@@ -921,6 +921,10 @@ static int test_store__unnamed_old_blobs_swept(void)
 	CHECK(s);
 	CHECK_INT(put(s, "ef01", "kept", STORE_HAS_SYMTAB, STORE_KIND_EXECUTABLE, &is_new), ==, 0);
 	CHECK_INT(store_find_best(s, "ef01", STORE_WANT_SYMBOLS, &a), ==, 0);
+	/* the open's own collection runs beside the first requests: one that
+	 * took its named blobs before "kept" was recorded is over once this
+	 * one is (one at a time), before "kept" is backdated */
+	CHECK_INT(store_collect_garbage(s, 3600, &st), ==, 0);
 	snprintf(path, sizeof(path), "%s/blobs/ab", dir);
 	mkdir(path, 0700);
 	for (int i = 0; i < 2; i++) {
@@ -932,7 +936,7 @@ static int test_store__unnamed_old_blobs_swept(void)
 	CHECK_INT(backdate("blobs", orphan), ==, 0);
 	CHECK_INT(backdate("blobs", a.sha256), ==, 0);
 	CHECK_INT(store_collect_garbage(s, 3600, &st), ==, 0);
-	CHECK(st.files <= 1); /* the open's own sweep may have been first */
+	CHECK(st.files <= 1); /* the open's own sweep may have been later */
 	CHECK(!blob_exists("blobs", orphan));
 	CHECK(blob_exists("blobs", fresh)); /* maybe about to be recorded */
 	CHECK(blob_exists("blobs", a.sha256)); /* named, however old */
