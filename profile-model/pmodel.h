@@ -592,6 +592,15 @@ size_t pmodel_stack_index_bytes(const struct pmodel_stack_index *ix);
  * zeroed im; the caller releases it) and noted in ix.  ix names r's nodes
  * and nothing else adds to r between two calls but through ix or an
  * import (a stack ix lacks is found by the import). */
+/* self_r[m] += self_b[n] for every node n of dictionary b whose value
+ * is not 0, m the node of dictionary r with n's key (both keyed under
+ * one seed; only r's nodes with a value are looked in): what a sum of
+ * some of r's sources' rows, taken off r's sums, leaves (the store's
+ * bucket less profiles).  *all false when a stack of b has no node with
+ * a value in r: nothing is added then. */
+int pmodel_self_take_off(const struct pmodel_stack_key *keys_r, int64_t *self_r, size_t nr,
+			 const struct pmodel_stack_key *keys_b, const int64_t *self_b, size_t nb,
+			 bool *all);
 int pmodel_result_add_keyed(struct pmodel_result *r, struct pmodel_stack_index *ix,
 			    struct pmodel_import *im, const struct pmodel_dict *src,
 			    const struct pmodel_stack_key *keys, const int64_t *self,

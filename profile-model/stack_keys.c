@@ -195,6 +195,28 @@ static int index_add(struct pmodel_stack_index *ix, const struct pmodel_stack_ke
 	return ember_hset_insert(&ix->set, k->a, ix->v.n - 1);
 }
 
+int pmodel_self_take_off(const struct pmodel_stack_key *keys_r, int64_t *self_r, size_t nr,
+			 const struct pmodel_stack_key *keys_b, const int64_t *self_b, size_t nb,
+			 bool *all)
+{
+	struct pmodel_stack_index ix = { 0 };
+	uint32_t *to = malloc((nb + 1) * sizeof(*to));
+	int err = to ? 0 : -ENOMEM;
+
+	*all = true;
+	for (size_t m = 1; !err && m < nr; m++)
+		if (self_r[m])
+			err = index_add(&ix, &keys_r[m], (uint32_t)m);
+	for (size_t n = 1; !err && *all && n < nb; n++)
+		*all = !self_b[n] || (to[n] = index_find(&ix, &keys_b[n])) != UINT32_MAX;
+	for (size_t n = 1; !err && *all && n < nb; n++)
+		if (self_b[n])
+			self_r[to[n]] = pmodel_add(self_r[to[n]], self_b[n]);
+	pmodel_stack_index_release(&ix);
+	free(to);
+	return err;
+}
+
 int pmodel_result_add_keyed(struct pmodel_result *r, struct pmodel_stack_index *ix,
 			    struct pmodel_import *im, const struct pmodel_dict *src,
 			    const struct pmodel_stack_key *keys, const int64_t *self,

@@ -67,6 +67,7 @@ struct bufs {
 	struct ember_buf s, v, l;
 	struct pstore_rows_reader rd;
 	size_t f0, f1;
+	uint64_t beside; /* bytes of other sums held meanwhile */
 };
 
 static int read_stream(struct pstore_block *b, const struct pstore_stream *st, struct bufs *bf,
@@ -158,7 +159,7 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 static int hold(struct pstore_qctx *q, size_t nodes, const struct bufs *bf)
 {
 	return pstore_qctx_hold(q, nodes * sizeof(int64_t) + bf->s.alloc + bf->v.alloc +
-					   bf->l.alloc + bf->rd.win.alloc);
+					   bf->l.alloc + bf->rd.win.alloc + bf->beside);
 }
 
 /* Widen [*lo, *hi) to stream st; add its bytes to *need. */
@@ -221,23 +222,36 @@ static int sum_ranges(struct pstore_block *b, struct pstore_bdata *bd, const int
 	return err;
 }
 
-/* A block's rows in ranges rg[0..nrg) into q->r. */
-static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
-		     const uint8_t *want, struct pstore_qctx *q, const int64_t (*rg)[2],
-		     size_t nrg)
+/* A block's sums: per node, and the parts of them rows with attributes
+ * gave (empty when the block has none). */
+struct bsum {
+	int64_t *self;
+	struct pstore_attr_parts parts;
+};
+
+static void bsum_release(struct bsum *sm)
+{
+	free(sm->self);
+	EMBER_VEC_FREE(&sm->parts);
+	memset(sm, 0, sizeof(*sm));
+}
+
+/* A block's rows in ranges rg[0..nrg) summed into *sm, while beside bytes
+ * of other sums are held. */
+static int block_sums(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
+		      const uint8_t *want, struct pstore_qctx *q, const int64_t (*rg)[2],
+		      size_t nrg, uint64_t beside, struct bsum *sm)
 {
 	size_t nodes = pmodel_dict_nodes(&bd->dict);
-	struct pstore_attr_parts parts = { 0 }, *pp = NULL;
-	int64_t *self = NULL;
+	struct pstore_attr_parts *pp = NULL;
 	uint8_t *all = NULL;
-	struct bufs bf = { .rd.z = ZSTD_createDCtx() };
+	struct bufs bf = { .rd.z = ZSTD_createDCtx(), .beside = beside };
 	int err = bf.rd.z ? hold(q, nodes, &bf) : -ENOMEM;
 
-	if (!err && !(self = calloc(nodes, sizeof(*self))))
+	if (!err && !(sm->self = calloc(nodes, sizeof(*sm->self))))
 		err = -ENOMEM;
-
 	if (!err && pstore_linktab_has_attrs(&bd->links)) {
-		pp = &parts;
+		pp = &sm->parts;
 		if (!want && !(want = all = malloc(bd->links.v.n + 1)))
 			err = -ENOMEM;
 		else if (all)
@@ -248,13 +262,7 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	ember_buf_init(&bf.l, 0);
 	ember_buf_init(&bf.rd.win, 0);
 	if (!err)
-		err = sum_ranges(b, bd, col, want, q, rg, nrg, self, &bf, pp);
-	if (!err)
-		err = pstore_qctx_add(q, &bd->dict, bd->keys, self);
-	if (!err)
-		err = pmodel_result_add_attrs(q->r, &bd->dict, parts.v, parts.n);
-	if (!err)
-		err = pstore_qctx_charge(q);
+		err = sum_ranges(b, bd, col, want, q, rg, nrg, sm->self, &bf, pp);
 	if (err == -PSTORE_ERR_CORRUPT)
 		err = EMBER_FAIL(q->d, err, "block '%s' is corrupt", b->name);
 	ember_buf_release(&bf.s);
@@ -262,9 +270,31 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 	ember_buf_release(&bf.l);
 	ember_buf_release(&bf.rd.win);
 	ZSTD_freeDCtx(bf.rd.z);
-	EMBER_VEC_FREE(&parts);
 	free(all);
-	free(self);
+	if (err)
+		bsum_release(sm);
+	return err;
+}
+
+/* A block's sums added into q->r. */
+static int add_sums(struct pstore_bdata *bd, struct pstore_qctx *q, const struct bsum *sm)
+{
+	EMBER_FORWARD_IF_ERROR(pstore_qctx_add(q, &bd->dict, bd->keys, sm->self));
+	EMBER_FORWARD_IF_ERROR(pmodel_result_add_attrs(q->r, &bd->dict, sm->parts.v, sm->parts.n));
+	return pstore_qctx_charge(q);
+}
+
+/* A block's rows in ranges rg[0..nrg) into q->r. */
+static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
+		     const uint8_t *want, struct pstore_qctx *q, const int64_t (*rg)[2],
+		     size_t nrg)
+{
+	struct bsum sm = { 0 };
+	int err = block_sums(b, bd, col, want, q, rg, nrg, 0, &sm);
+
+	if (!err)
+		err = add_sums(bd, q, &sm);
+	bsum_release(&sm);
 	return err;
 }
 
@@ -320,27 +350,63 @@ static void note_inside(const struct pstore_block *b, const struct pstore_bdata 
 	}
 }
 
-/* The rollup's bucket of p, its profiles not noted; then the block's
- * profiles inside the range noted and those outside taken off. */
+/* The rollup's sums of p's bucket (*rs, its data *rd; none when it
+ * selects no series) and the block's rows there outside the range,
+ * negated (*bs), neither noted. */
+static int bucket_sums(const struct pstore_piece *p, struct pstore_bdata *bd, const int32_t *col,
+		       struct pstore_qctx *q, struct pstore_bdata **rd, struct bsum *rs,
+		       struct bsum *bs)
+{
+	const int64_t bucket[1][2] = { { p->wfrom, p->wto } };
+	const int64_t off[2][2] = { { p->wfrom, q->from }, { q->to, p->wto } };
+	int32_t *rcol = NULL;
+	bool rany = false;
+	int err = select_series(p->whole, q, &rcol, &rany, rd);
+
+	if (!err && rany)
+		err = block_sums(p->whole, *rd, rcol, NULL, q, bucket, 1, 0, rs);
+	q->negate = true;
+	if (!err)
+		err = block_sums(p->b, bd, col, NULL, q, off, 2,
+				 rs->self ? pmodel_dict_nodes(&(*rd)->dict) * sizeof(int64_t) : 0,
+				 bs);
+	q->negate = false;
+	free(rcol);
+	return err;
+}
+
+/* The rollup's bucket of p less the block's profiles there outside the
+ * range, the profiles inside noted.  The block's sums are taken off the
+ * rollup's by stack key before either is added, so no stack is left at
+ * 0 in q->r; where that cannot be (rows with attributes, or a stack of
+ * the block the rollup lacks), both are added and q->zeros says that
+ * the result must drop its stacks at 0. */
 static int bucket_less(const struct pstore_piece *p, struct pstore_bdata *bd, const int32_t *col,
 		       struct pstore_qctx *q)
 {
-	int64_t from = q->from, to = q->to;
-	const int64_t off[2][2] = { { p->wfrom, from }, { to, p->wto } };
+	struct pstore_bdata *rd = NULL;
+	struct bsum rs = { 0 }, bs = { 0 };
+	bool taken = false;
 	int err;
 
-	q->from = p->wfrom;
-	q->to = p->wto;
 	q->quiet = true;
-	err = pstore_block_query(p->whole, q);
-	q->from = from;
-	q->to = to;
-	if (!err) {
-		note_inside(p->b, bd, col, from, to, q);
-		q->negate = true;
-		err = sum_block(p->b, bd, col, NULL, q, off, 2);
+	err = bucket_sums(p, bd, col, q, &rd, &rs, &bs);
+	q->quiet = false;
+	if (!err)
+		note_inside(p->b, bd, col, q->from, q->to, q);
+	if (!err && rs.self && !rs.parts.n && !bs.parts.n && rd->keys && bd->keys)
+		err = pmodel_self_take_off(rd->keys, rs.self, pmodel_dict_nodes(&rd->dict),
+					   bd->keys, bs.self, pmodel_dict_nodes(&bd->dict),
+					   &taken);
+	if (!err && rs.self)
+		err = add_sums(rd, q, &rs);
+	if (!err && !taken) {
+		err = add_sums(bd, q, &bs);
+		q->zeros = true;
 	}
-	q->quiet = q->negate = false;
+	bsum_release(&rs);
+	bsum_release(&bs);
+	pstore_bdata_unref(rd);
 	return err;
 }
 

@@ -110,7 +110,6 @@ static int edge(struct part *p, int64_t lo, int64_t hi, size_t t)
 	if (lo >= hi || !p->less || t || (hi - lo) <= step / 2)
 		return cover(p, lo, hi, t + 1);
 	p->out->rollup_pieces++;
-	p->out->less_pieces++;
 	return EMBER_VEC_APPEND(&p->out->pieces,
 				((struct pstore_piece){ .b = p->blocks[0], .from = lo, .to = hi,
 							.whole = p->tier[t], .wfrom = b,

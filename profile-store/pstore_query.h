@@ -84,8 +84,10 @@ struct pstore_qctx {
 	unsigned polls;
 	uint64_t read;	  /* profiles of blocks and rollups summed */
 	/* while a piece with whole is summed (pstore_block_query_less):
-	 * profiles not noted in r (quiet), rows summed negated (negate) */
-	bool quiet, negate;
+	 * profiles not noted in r (quiet), rows summed negated (negate);
+	 * and whether such a piece left stacks at 0 in r (zeros: dropped
+	 * once every piece is summed) */
+	bool quiet, negate, zeros;
 	struct pstore_qshare *share; /* NULL: the query runs on one thread */
 	bool halted;	  /* stopped because another thread of the query failed */
 	uint64_t held;	  /* bytes of a source's sums taken: the most held at once */
@@ -161,7 +163,6 @@ EMBER_VEC_DEF(pstore_pieces, struct pstore_piece);
 struct pstore_plan_out {
 	struct pstore_pieces pieces;
 	uint64_t rollup_pieces;	/* pieces answered by a rollup */
-	uint64_t less_pieces;	/* pieces of a bucket less profiles (whole) */
 	/* the finest step of the rollups that answered a partition whose
 	 * blocks are all gone (past the retention; 0: none): that part of the
 	 * range is rounded in to it */

@@ -264,8 +264,8 @@ static int focus(struct pmodel_result **r, const struct pstore_selection *sel)
 	return 0;
 }
 
-/* q->r without the stacks a plan's pieces that take profiles off leave
- * at 0 (a full-resolution sum never holds one), charged anew. */
+/* q->r without the stacks that pieces taking profiles off left at 0 (a
+ * full-resolution sum never holds one), charged anew. */
 static int drop_zeros(struct pstore_qctx *q)
 {
 	pstore_qctx_release_stacks(q); /* they name r's nodes */
@@ -291,7 +291,7 @@ static int sum_sources(struct pstore *s, const struct pstore_snapshot *snap, boo
 		err = pstore_qctx_check(q) ? q->stopped : head_query(snap->heads.v[i], q);
 	if (w)
 		err = pstore_workers_finish(w, q, err);
-	if (!err && plan.less_pieces)
+	if (!err && q->zeros)
 		err = drop_zeros(q);
 	if (!err)
 		q->r->rollup_only_step = plan.rollup_only_step;

@@ -36,9 +36,9 @@ static uint32_t next(uint32_t n)
 static const char *const STACKS[] = { "main;a;b", "main;a;c", "main;d", "main;d;e;f",
 				      "main;g", "main;a;b;h", "main;0x400123", "main;i" };
 
-/* A profile of a few random stacks, some of them again with a thread
- * name (an attribute set) or a span (a link). */
-static struct pprof_profile *random_profile(int64_t t)
+/* A profile of a few random stacks, some of them again (labeled) with a
+ * thread name (an attribute set) or a span (a link). */
+static struct pprof_profile *random_profile(int64_t t, bool labeled)
 {
 	static const struct pprof_sample_label w1[1] = { { .key = "@thread.name", .str = "w1" } };
 	static const struct pprof_sample_label w2[2] = { { .key = "@thread.name", .str = "w2" },
@@ -56,7 +56,7 @@ static struct pprof_profile *random_profile(int64_t t)
 		c[i] = 1 + next(50);
 	}
 	p = mkprof(st, c, n, t);
-	for (size_t i = 0; p && i < n; i++) {
+	for (size_t i = 0; p && labeled && i < n; i++) {
 		const Perftools__Profiles__Sample *s = pprof_message(p)->sample[i];
 		int64_t v[2] = { 1 + next(9), 0 };
 		uint32_t k = next(4);
@@ -71,11 +71,11 @@ static struct pprof_profile *random_profile(int64_t t)
 	return p;
 }
 
-static int append_at(struct pstore *s, const char *service, int64_t t)
+static int append_random(struct pstore *s, const char *service, int64_t t, bool labeled)
 {
 	struct pstore_label l[1] = { { "service", service } };
 	struct pstore_append_opts o = { .sz = sizeof(o), .labels = l, .n_labels = 1 };
-	struct pprof_profile *p = random_profile(t);
+	struct pprof_profile *p = random_profile(t, labeled);
 	char why[256];
 	int err = p ? pstore_append(s, p, &o, why, sizeof(why)) : -ENOMEM;
 
@@ -83,6 +83,11 @@ static int append_at(struct pstore *s, const char *service, int64_t t)
 		fprintf(stderr, "pstore_append: %s\n", why);
 	pprof_profile_free(p);
 	return err;
+}
+
+static int append_at(struct pstore *s, const char *service, int64_t t)
+{
+	return append_random(s, service, t, true);
 }
 
 /* The sum of r's attributed parts per (leaf function, attribute set),
@@ -700,6 +705,39 @@ static int test_pstore_rollup__edges_read_little(void)
 	return 0;
 }
 
+/* Profiles without attributes: a bucket less a block's profiles is
+ * taken off by stack key before it is added (no stack ever at 0 in the
+ * result): over 200 random ranges that cover more than half of the hours
+ * at their edges, the planned answer is the full-resolution one, and
+ * reads less than a fifth of its profiles. */
+static int test_pstore_rollup__edges_taken_off_by_key(void)
+{
+	int64_t start = pstore_rollup_bucket(T0 - 8 * HOUR, HOUR);
+	uint64_t planned = 0, full = 0;
+	struct pstore *s = fresh_store();
+
+	CHECK(s);
+	for (int i = 0; i < 720; i++) {
+		static const char *const svc[] = { "a", "b", "c" };
+
+		CHECK_INT(append_random(s, svc[i % 3], start + i * 20 * SEC + next(1000) * MS, false),
+			  ==, 0);
+	}
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	for (int i = 0; i < 200; i++) {
+		int64_t from = start + next(4) * HOUR + next(1800) * SEC;
+		int64_t to = start + (next(4) + 4) * HOUR - next(1800) * SEC;
+
+		CHECK_INT(same_planned(s, i % 2 ? "{service=\"b\"}" : NULL, from, to, &planned,
+				       &full), ==, 0);
+	}
+	CHECK_INT(planned * 5, <, full);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static int test_pstore_rollup__planned_equals_full_over_random_ranges(void)
 {
 	static const char *const sel[] = { NULL, "{service=\"a\"}", "{service=~\"b|c\"}" };
@@ -976,6 +1014,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore_rollup__day_rollups_shared_through_index),
 	UNIT_CASE(test_pstore_rollup__planned_equals_full_over_random_ranges),
 	UNIT_CASE(test_pstore_rollup__edges_read_little),
+	UNIT_CASE(test_pstore_rollup__edges_taken_off_by_key),
 	UNIT_CASE(test_pstore_rollup__compaction_builds_and_replaces),
 	UNIT_CASE(test_pstore_rollup__shared_store_lists_rollups_in_index),
 	UNIT_CASE(test_pstore_rollup__retention_per_tier),
