@@ -592,6 +592,10 @@ size_t pmodel_stack_index_bytes(const struct pmodel_stack_index *ix);
  * zeroed im; the caller releases it) and noted in ix.  ix names r's nodes
  * and nothing else adds to r between two calls but through ix or an
  * import (a stack ix lacks is found by the import). */
+int pmodel_result_add_keyed(struct pmodel_result *r, struct pmodel_stack_index *ix,
+			    struct pmodel_import *im, const struct pmodel_dict *src,
+			    const struct pmodel_stack_key *keys, const int64_t *self,
+			    size_t first, size_t end);
 /* self_r[m] += self_b[n] for every node n of dictionary b whose value
  * is not 0, m the node of dictionary r with n's key (both keyed under
  * one seed; only r's nodes with a value are looked in): what a sum of
@@ -601,10 +605,6 @@ size_t pmodel_stack_index_bytes(const struct pmodel_stack_index *ix);
 int pmodel_self_take_off(const struct pmodel_stack_key *keys_r, int64_t *self_r, size_t nr,
 			 const struct pmodel_stack_key *keys_b, const int64_t *self_b, size_t nb,
 			 bool *all);
-int pmodel_result_add_keyed(struct pmodel_result *r, struct pmodel_stack_index *ix,
-			    struct pmodel_import *im, const struct pmodel_dict *src,
-			    const struct pmodel_stack_key *keys, const int64_t *self,
-			    size_t first, size_t end);
 /* Note parts[0..n) (nodes of src, already in self[] through
  * pmodel_result_add) as attributed parts of r's self values. */
 int pmodel_result_add_attrs(struct pmodel_result *r, const struct pmodel_dict *src,

@@ -267,25 +267,6 @@ int pmodel_result_new_like(const struct pmodel_result *r, struct pmodel_result *
 	return 0;
 }
 
-int pmodel_result_drop_zeros(struct pmodel_result **r)
-{
-	struct pmodel_result *c;
-	int err = pmodel_result_new_like(*r, &c);
-
-	if (err)
-		return err;
-	err = pmodel_result_add(c, &(*r)->dict, (*r)->self.v);
-	if (!err)
-		err = pmodel_result_add_attrs_of(c, &(*r)->dict, *r, NULL, NULL);
-	if (err) {
-		pmodel_result_free(c);
-		return err;
-	}
-	pmodel_result_free(*r);
-	*r = c;
-	return 0;
-}
-
 int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out)
 {
 	struct pmodel_result *c;
@@ -299,6 +280,23 @@ int pmodel_result_copy(const struct pmodel_result *r, struct pmodel_result **out
 		return err;
 	}
 	*out = c;
+	return 0;
+}
+
+int pmodel_result_drop_zeros(struct pmodel_result **r)
+{
+	struct pmodel_result *c;
+	int err = pmodel_result_copy(*r, &c); /* its stacks not at 0 */
+
+	if (err)
+		return err;
+	err = pmodel_result_add_attrs_of(c, &(*r)->dict, *r, NULL, NULL);
+	if (err) {
+		pmodel_result_free(c);
+		return err;
+	}
+	pmodel_result_free(*r);
+	*r = c;
 	return 0;
 }
 

@@ -390,19 +390,9 @@ static bool in_window(const struct pstore_rows_reader *rd, const struct pstore_s
 	       st->off - rd->off <= rd->win.len - st->stored;
 }
 
-/* Stored bytes [0, len) of st, decoded: frames [f0, f1), or all of them
- * (f1 SIZE_MAX). */
-static int load(const struct pstore_stream *st, const uint8_t *stored, size_t f0, size_t f1,
-		struct ZSTD_DCtx_s *z, struct ember_buf *out, struct ember_diag *d)
-{
-	if (f1 == SIZE_MAX)
-		return pstore_stream_load(st, stored, st->stored, z, out, d);
-	return pstore_stream_load_frames(st, stored, st->stored, f0, f1, z, out, d);
-}
-
-static int read_frames(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
-		       size_t f1, struct pstore_rows_reader *rd, struct ember_buf *out,
-		       struct ember_diag *d)
+int pstore_block_read_frames_z(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
+			       size_t f1, struct pstore_rows_reader *rd, struct ember_buf *out,
+			       struct ember_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
 	struct ember_buf stored;
@@ -412,15 +402,17 @@ static int read_frames(struct pstore_block *b, const struct pstore_stream *st, s
 	int err;
 
 	if (in_window(rd, st))
-		err = load(st, (const uint8_t *)rd->win.data + (st->off - rd->off), f0, f1, z, out,
-			   &sd);
+		err = pstore_stream_load_frames(st, (const uint8_t *)rd->win.data +
+						    (st->off - rd->off),
+						st->stored, f0, f1, z, out, &sd);
 	else {
 		ember_buf_init(&r.prefix, 0);
 		ember_buf_init(&stored, 0);
 		err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored,
 				 &sd);
 		if (!err)
-			err = load(st, (const uint8_t *)stored.data, f0, f1, z, out, &sd);
+			err = pstore_stream_load_frames(st, (const uint8_t *)stored.data, stored.len,
+							f0, f1, z, out, &sd);
 		ember_buf_release(&stored);
 	}
 	return err ? rows_error(b, err, why, d) : 0;
@@ -430,14 +422,7 @@ int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_strea
 			       struct pstore_rows_reader *rd, struct ember_buf *out,
 			       struct ember_diag *d)
 {
-	return read_frames(b, st, 0, SIZE_MAX, rd, out, d);
-}
-
-int pstore_block_read_frames_z(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
-			       size_t f1, struct pstore_rows_reader *rd, struct ember_buf *out,
-			       struct ember_diag *d)
-{
-	return read_frames(b, st, f0, f1, rd, out, d);
+	return pstore_block_read_frames_z(b, st, 0, SIZE_MAX, rd, out, d);
 }
 
 /* ---- the store's list ------------------------------------------------------------- */

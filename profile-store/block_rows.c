@@ -343,26 +343,8 @@ static int load_begin(const struct pstore_stream *st, ZSTD_DCtx **dctx, struct e
 	return 0;
 }
 
-int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
-		   ZSTD_DCtx *reuse, struct ember_buf *out, struct ember_diag *d)
-{
-	ZSTD_DCtx *dctx = reuse;
-	int err = load_begin(st, &dctx, out, d);
-
-	if (!err && !len)
-		err = EMBER_FAIL(d, -PSTORE_ERR_CORRUPT, "row stream: no frame");
-	if (!err)
-		err = load_frames(dctx, stored, len, (size_t)st->raw, out, d);
-	if (dctx != reuse)
-		ZSTD_freeDCtx(dctx);
-	EMBER_FORWARD_IF_ERROR(err);
-	EMBER_FAIL_IF(out->len != st->raw, d, -PSTORE_ERR_CORRUPT,
-		      "row stream: %zu bytes decompressed, %llu expected", out->len,
-		      (unsigned long long)st->raw);
-	return 0;
-}
-
-/* The offset in stored[0..len) of frame f (len: one past the last). */
+/* The offset in stored[0..len) of frame f, counting from offset from
+ * (len: one past the last). */
 static int frame_at(const uint8_t *stored, size_t len, size_t f, size_t from, size_t *at,
 		    struct ember_diag *d)
 {
@@ -379,6 +361,21 @@ static int frame_at(const uint8_t *stored, size_t len, size_t f, size_t from, si
 	return 0;
 }
 
+/* Where frames [f0, f1) of stored[0..len) lie, [*a, *z); f1 SIZE_MAX:
+ * from f0 to the end, at least one frame. */
+static int frames_span(const uint8_t *stored, size_t len, size_t f0, size_t f1, size_t *a,
+		       size_t *z, struct ember_diag *d)
+{
+	EMBER_FORWARD_IF_ERROR(frame_at(stored, len, f0, 0, a, d));
+	if (f1 == SIZE_MAX)
+		*z = len;
+	else
+		EMBER_FORWARD_IF_ERROR(frame_at(stored, len, f1 - f0, *a, z, d));
+	EMBER_FAIL_IF((*a == *z) != (f0 == f1), d, -PSTORE_ERR_CORRUPT,
+		      "row stream: fewer than %zu frames", f1 == SIZE_MAX ? f0 + 1 : f1);
+	return 0;
+}
+
 int pstore_stream_load_frames(const struct pstore_stream *st, const uint8_t *stored, size_t len,
 			      size_t f0, size_t f1, ZSTD_DCtx *reuse, struct ember_buf *out,
 			      struct ember_diag *d)
@@ -388,17 +385,22 @@ int pstore_stream_load_frames(const struct pstore_stream *st, const uint8_t *sto
 	int err = load_begin(st, &dctx, out, d);
 
 	if (!err)
-		err = frame_at(stored, len, f0, 0, &a, d);
-	if (!err)
-		err = frame_at(stored, len, f1 - f0, a, &z, d);
-	if (!err && (a == z) != (f0 == f1))
-		err = EMBER_FAIL(d, -PSTORE_ERR_CORRUPT, "row stream: fewer than %zu frames",
-				 f1);
+		err = frames_span(stored, len, f0, f1, &a, &z, d);
 	if (!err && a < z)
 		err = load_frames(dctx, stored + a, z - a, (size_t)st->raw, out, d);
 	if (dctx != reuse)
 		ZSTD_freeDCtx(dctx);
-	return err;
+	EMBER_FORWARD_IF_ERROR(err);
+	EMBER_FAIL_IF(f0 == 0 && f1 == SIZE_MAX && out->len != st->raw, d, -PSTORE_ERR_CORRUPT,
+		      "row stream: %zu bytes decompressed, %llu expected", out->len,
+		      (unsigned long long)st->raw);
+	return 0;
+}
+
+int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+		   ZSTD_DCtx *reuse, struct ember_buf *out, struct ember_diag *d)
+{
+	return pstore_stream_load_frames(st, stored, len, 0, SIZE_MAX, reuse, out, d);
 }
 
 /* The read positions in a series' streams (l: the link stream, with a

@@ -253,9 +253,10 @@ int pstore_rows_encode(const struct pstore_rows_in *in, struct ember_buf *rows,
 /* Decompress stream st's stored bytes (stored[0..len): its frames) into
  * out, with the caller's zstd context dctx (reused across streams: making
  * one costs more than decompressing a small stream) or, NULL, one made
- * for it.  _frames: only frames [f0, f1) of a framed stream, the frames
- * before skipped by their headers (out holds their rows alone); at most
- * st->raw bytes in all. */
+ * for it: every frame, exactly st->raw bytes.  _frames: only frames
+ * [f0, f1) of a framed stream (f1 SIZE_MAX: to the end; 0 to SIZE_MAX is
+ * pstore_stream_load), the frames before skipped by their headers (out
+ * holds their rows alone); at most st->raw bytes in all. */
 struct ZSTD_DCtx_s;
 int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, size_t len,
 		   struct ZSTD_DCtx_s *dctx, struct ember_buf *out, struct ember_diag *d);

@@ -75,7 +75,8 @@ struct pstore_rows_reader {
 };
 /* A stream's bytes of block b (range read); _z through the caller's
  * reader (its context and window; NULL: neither); _frames_z only the
- * rows of its frames [f0, f1) (a framed block's: pstore_stream_load_frames). */
+ * rows of its frames [f0, f1) (a framed block's; f1 SIZE_MAX: to the
+ * end: pstore_stream_load_frames). */
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
 			 struct ember_buf *out, struct ember_diag *d);
 int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
