@@ -63,11 +63,19 @@ static const struct pstore_stream *value_stream(const struct pstore_bdata *bd, u
 /* The streams a series' sum reads, and the reader of them all (one zstd
  * context, and the rows of a block read at once: rows_window); of a
  * framed block, only frames [f0, f1) (f1 SIZE_MAX: all). */
+/* How a block's rows are summed: for a bucket less profiles
+ * (bucket_sums), its profiles not noted in the result (quiet), its values
+ * negated (negate), while beside bytes of other sums are held. */
+struct how {
+	bool quiet, negate;
+	uint64_t beside;
+};
+
 struct bufs {
 	struct ember_buf s, v, l;
 	struct pstore_rows_reader rd;
 	size_t f0, f1;
-	uint64_t beside; /* bytes of other sums held meanwhile */
+	struct how how;
 };
 
 static int read_stream(struct pstore_block *b, const struct pstore_stream *st, struct bufs *bf,
@@ -126,7 +134,7 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	struct pstore_sum_in in = { .profs = bd->profs.v, .p_first = p0, .p_end = p1,
 				.from = q->from, .to = q->to,
 				.nnodes = (uint32_t)pmodel_dict_nodes(&bd->dict),
-				.r = q->quiet ? NULL : q->r,
+				.r = bf->how.quiet ? NULL : q->r,
 				.rollup = bd->rollup.n ? bd->rollup.v : NULL, .read = &q->read };
 	const struct pstore_stream *vst;
 
@@ -143,7 +151,7 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 		in.parts = parts;
 	}
 	vst = value_stream(bd, first, col, &in.factor);
-	if (q->negate)
+	if (bf->how.negate)
 		in.factor = pstore_mul(in.factor, -1);
 	EMBER_FORWARD_IF_ERROR(read_stream(b, &bd->streams.v[first], bf, sb, q->d));
 	EMBER_FORWARD_IF_ERROR(read_stream(b, vst, bf, vb, q->d));
@@ -159,7 +167,7 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 static int hold(struct pstore_qctx *q, size_t nodes, const struct bufs *bf)
 {
 	return pstore_qctx_hold(q, nodes * sizeof(int64_t) + bf->s.alloc + bf->v.alloc +
-					   bf->l.alloc + bf->rd.win.alloc + bf->beside);
+					   bf->l.alloc + bf->rd.win.alloc + bf->how.beside);
 }
 
 /* Widen [*lo, *hi) to stream st; add its bytes to *need. */
@@ -236,16 +244,16 @@ static void bsum_release(struct bsum *sm)
 	memset(sm, 0, sizeof(*sm));
 }
 
-/* A block's rows in ranges rg[0..nrg) summed into *sm, while beside bytes
- * of other sums are held. */
+/* A block's rows in ranges rg[0..nrg) summed into *sm as how says
+ * (NULL: noted, as they are). */
 static int block_sums(struct pstore_block *b, struct pstore_bdata *bd, const int32_t *col,
 		      const uint8_t *want, struct pstore_qctx *q, const int64_t (*rg)[2],
-		      size_t nrg, uint64_t beside, struct bsum *sm)
+		      size_t nrg, const struct how *how, struct bsum *sm)
 {
 	size_t nodes = pmodel_dict_nodes(&bd->dict);
 	struct pstore_attr_parts *pp = NULL;
 	uint8_t *all = NULL;
-	struct bufs bf = { .rd.z = ZSTD_createDCtx(), .beside = beside };
+	struct bufs bf = { .rd.z = ZSTD_createDCtx(), .how = how ? *how : (struct how){ 0 } };
 	int err = bf.rd.z ? hold(q, nodes, &bf) : -ENOMEM;
 
 	if (!err && !(sm->self = calloc(nodes, sizeof(*sm->self))))
@@ -290,7 +298,7 @@ static int sum_block(struct pstore_block *b, struct pstore_bdata *bd, const int3
 		     size_t nrg)
 {
 	struct bsum sm = { 0 };
-	int err = block_sums(b, bd, col, want, q, rg, nrg, 0, &sm);
+	int err = block_sums(b, bd, col, want, q, rg, nrg, NULL, &sm);
 
 	if (!err)
 		err = add_sums(bd, q, &sm);
@@ -359,18 +367,17 @@ static int bucket_sums(const struct pstore_piece *p, struct pstore_bdata *bd, co
 {
 	const int64_t bucket[1][2] = { { p->wfrom, p->wto } };
 	const int64_t off[2][2] = { { p->wfrom, q->from }, { q->to, p->wto } };
+	struct how quiet = { .quiet = true }, less = { .quiet = true, .negate = true };
 	int32_t *rcol = NULL;
 	bool rany = false;
 	int err = select_series(p->whole, q, &rcol, &rany, rd);
 
 	if (!err && rany)
-		err = block_sums(p->whole, *rd, rcol, NULL, q, bucket, 1, 0, rs);
-	q->negate = true;
+		err = block_sums(p->whole, *rd, rcol, NULL, q, bucket, 1, &quiet, rs);
+	if (rs->self)
+		less.beside = pmodel_dict_nodes(&(*rd)->dict) * sizeof(int64_t);
 	if (!err)
-		err = block_sums(p->b, bd, col, NULL, q, off, 2,
-				 rs->self ? pmodel_dict_nodes(&(*rd)->dict) * sizeof(int64_t) : 0,
-				 bs);
-	q->negate = false;
+		err = block_sums(p->b, bd, col, NULL, q, off, 2, &less, bs);
 	free(rcol);
 	return err;
 }
@@ -387,11 +394,8 @@ static int bucket_less(const struct pstore_piece *p, struct pstore_bdata *bd, co
 	struct pstore_bdata *rd = NULL;
 	struct bsum rs = { 0 }, bs = { 0 };
 	bool taken = false;
-	int err;
+	int err = bucket_sums(p, bd, col, q, &rd, &rs, &bs);
 
-	q->quiet = true;
-	err = bucket_sums(p, bd, col, q, &rd, &rs, &bs);
-	q->quiet = false;
 	if (!err)
 		note_inside(p->b, bd, col, q->from, q->to, q);
 	if (!err && rs.self && !rs.parts.n && !bs.parts.n && rd->keys && bd->keys)

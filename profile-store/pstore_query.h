@@ -83,11 +83,9 @@ struct pstore_qctx {
 	int stopped;	  /* the check's first error, kept */
 	unsigned polls;
 	uint64_t read;	  /* profiles of blocks and rollups summed */
-	/* while a piece with whole is summed (pstore_block_query_less):
-	 * profiles not noted in r (quiet), rows summed negated (negate);
-	 * and whether such a piece left stacks at 0 in r (zeros: dropped
-	 * once every piece is summed) */
-	bool quiet, negate, zeros;
+	/* a piece with whole (pstore_block_query_less) left stacks at 0 in r:
+	 * dropped once every piece is summed */
+	bool zeros;
 	struct pstore_qshare *share; /* NULL: the query runs on one thread */
 	bool halted;	  /* stopped because another thread of the query failed */
 	uint64_t held;	  /* bytes of a source's sums taken: the most held at once */
@@ -142,8 +140,8 @@ int pstore_block_query(struct pstore_block *b, struct pstore_qctx *q);
 struct pstore_piece;
 /* Piece p (p->whole set) into q->r: its rollup's bucket less its block's
  * profiles there outside [q->from, q->to) (their rows taken off), the
- * profiles inside noted; the block alone over the range when its rows
- * have attributes (parts are not taken off). */
+ * profiles inside noted; where a stack is left at 0 (rows with
+ * attributes), q->zeros set. */
 int pstore_block_query_less(const struct pstore_piece *p, struct pstore_qctx *q);
 
 /* ---- the planner (plan.c) ------------------------------------------------------- */
