@@ -468,6 +468,7 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 	st->rollups_built = atomic_load(&s->rollups_built);
 	st->rollup_drops = atomic_load(&s->rollup_drops);
 	st->profiles_read = atomic_load(&s->profiles_read);
+	st->zero_drops = atomic_load(&s->zero_drops);
 }
 
 int pstore_warnings(struct pstore *s, struct pstore_strlist **out)

@@ -501,6 +501,10 @@ struct pstore_stats {
 	uint64_t rollups_built, rollup_drops; /* since open: built, dropped */
 	uint64_t profiles_read;		  /* since open: profiles (a rollup's
 					   * each one) summed by queries */
+	uint64_t zero_drops;		  /* since open: query results copied to
+					   * drop stacks a rollup's bucket less a
+					   * block's profiles left at 0 (rows with
+					   * attributes: docs/profile-store.md) */
 };
 void pstore_stats(struct pstore *s, struct pstore_stats *out);
 

@@ -131,7 +131,8 @@ struct pstore {
 	bool bg_stop, bg_kick;
 
 	atomic_uint_fast64_t appends, rejected, flushes, merges, retention_drops,
-		compaction_errors, wal_torn_bytes, rollups_built, rollup_drops, profiles_read;
+		compaction_errors, wal_torn_bytes, rollups_built, rollup_drops, profiles_read,
+		zero_drops;
 	/* opts.shared: the block index (block_index.c); NULL otherwise */
 	struct pstore_index *index;
 	/* opts.shared with io.renew and io.mtime: this writer's lease

@@ -291,8 +291,10 @@ static int sum_sources(struct pstore *s, const struct pstore_snapshot *snap, boo
 		err = pstore_qctx_check(q) ? q->stopped : head_query(snap->heads.v[i], q);
 	if (w)
 		err = pstore_workers_finish(w, q, err);
-	if (!err && q->zeros)
+	if (!err && q->zeros) {
+		atomic_fetch_add(&s->zero_drops, 1);
 		err = drop_zeros(q);
+	}
 	if (!err)
 		q->r->rollup_only_step = plan.rollup_only_step;
 	pstore_plan_release(&plan);

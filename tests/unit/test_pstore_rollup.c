@@ -715,6 +715,7 @@ static int test_pstore_rollup__edges_taken_off_by_key(void)
 	int64_t start = pstore_rollup_bucket(T0 - 8 * HOUR, HOUR);
 	uint64_t planned = 0, full = 0;
 	struct pstore *s = fresh_store();
+	struct pstore_stats st;
 
 	CHECK(s);
 	for (int i = 0; i < 720; i++) {
@@ -733,6 +734,8 @@ static int test_pstore_rollup__edges_taken_off_by_key(void)
 				       &full), ==, 0);
 	}
 	CHECK_INT(planned * 5, <, full);
+	pstore_stats(s, &st);
+	CHECK_INT(st.zero_drops, ==, 0); /* every bucket taken off by key */
 	pstore_free(s);
 	remove_dir();
 	return 0;
@@ -782,6 +785,8 @@ static int test_pstore_rollup__planned_equals_full_over_random_ranges(void)
 		CHECK_INT(same_planned(s, sel[next(3)], from, to, &planned, &full), ==, 0);
 	}
 	CHECK_INT(planned * 2, <, full);
+	pstore_stats(s, &st);
+	CHECK_INT(st.zero_drops, >, 0); /* rows with attributes: zeros dropped after */
 	/* series lines at steps of a minute, five, an hour and two hours,
 	 * from any time: rollups only where their buckets fall in the points */
 	planned = full = 0;
