@@ -70,6 +70,8 @@ static const struct store_line {
 	  "Rollups dropped past the rollup retention."),
 	L(profiles_read, true, "ember_profile_store_profiles_read_total",
 	  "Profiles summed by queries (a rollup's profile once)."),
+	L(rows_bytes_read, true, "ember_profile_store_rows_bytes_read_total",
+	  "Bytes of blocks' row streams read by queries."),
 	L(unbounded_labels, false, "ember_profile_unbounded_labels",
 	  "Labels that look unbounded (a new value in most profiles)."),
 #undef L

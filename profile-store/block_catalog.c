@@ -244,6 +244,7 @@ void pstore_bdata_unref(struct pstore_bdata *b)
 	EMBER_VEC_FREE(&b->series_prof);
 	EMBER_VEC_FREE(&b->rollup);
 	pstore_linktab_release(&b->links);
+	pstore_frames_release(&b->frames);
 	free(b->keys);
 	free(b);
 }
@@ -324,6 +325,8 @@ static int block_load(struct pstore_block *b, bool with_dict, struct pstore_bdat
 	err = pmodel_dict_init(&bd->dict);
 	if (!err)
 		err = load_rows_index(&r, b, bd, &sd);
+	if (!err && with_dict) /* a query's: it reads the rows */
+		err = pstore_frames_init(&bd->frames, bd);
 	if (!err && with_dict)
 		err = load_dict(&r, b, bd, &sd);
 	if (err) {
@@ -336,7 +339,7 @@ static int block_load(struct pstore_block *b, bool with_dict, struct pstore_bdat
 		    bd->totals.alloc * 8 + bd->cov.alloc * sizeof(struct pstore_cov) +
 		    bd->streams.alloc * sizeof(struct pstore_stream) +
 		    bd->rollup.alloc * sizeof(struct pstore_rollup_prof) +
-		    pstore_linktab_bytes(&bd->links);
+		    pstore_linktab_bytes(&bd->links) + pstore_frames_bytes(&bd->frames);
 	*out = bd;
 	return 0;
 }
@@ -350,12 +353,6 @@ int pstore_block_load_profiles(struct pstore_block *b, struct pstore_bdata **out
 			       struct ember_diag *d)
 {
 	return block_load(b, false, out, d);
-}
-
-int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
-			     struct ember_buf *out, struct ember_diag *d)
-{
-	return pstore_block_read_stream_z(b, st, NULL, out, d);
 }
 
 /* Say err (of reading or decoding b's rows, said in why) in d. */
@@ -380,49 +377,87 @@ int pstore_block_read_rows(struct pstore_block *b, uint64_t off, uint64_t len,
 	err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + off, len, &rd->win, &sd);
 	if (err)
 		ember_buf_reset(&rd->win);
+	else
+		rd->bytes += len;
 	return err ? rows_error(b, err, why, d) : 0;
 }
 
-/* Whether rd's window holds stream st. */
-static bool in_window(const struct pstore_rows_reader *rd, const struct pstore_stream *st)
+/* Whether rd's window holds bytes [off, off + len) of the ROWS section. */
+static bool in_window(const struct pstore_rows_reader *rd, uint64_t off, uint64_t len)
 {
-	return rd && rd->win.len && st->off >= rd->off && st->stored <= rd->win.len &&
-	       st->off - rd->off <= rd->win.len - st->stored;
+	return rd && rd->win.len && off >= rd->off && len <= rd->win.len &&
+	       off - rd->off <= rd->win.len - len;
 }
 
-int pstore_block_read_frames_z(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
-			       size_t f1, struct pstore_rows_reader *rd, struct ember_buf *out,
-			       struct ember_diag *d)
+/* Bytes [off, off + len) of b's ROWS section: in rd's window (*at into
+ * it) or read into buf (*at into buf, counted in rd). */
+static int rows_at(struct pstore_block *b, uint64_t off, uint64_t len,
+		   struct pstore_rows_reader *rd, struct ember_buf *buf, const uint8_t **at,
+		   struct ember_diag *d)
 {
 	struct reader r = { .io = b->io, .name = b->name, .size = b->size };
-	struct ember_buf stored;
-	char why[200] = "";
-	struct ember_diag sd = ember_diag_make(why, sizeof(why));
+
+	if (in_window(rd, off, len)) {
+		*at = (const uint8_t *)rd->win.data + (off - rd->off);
+		return 0;
+	}
+	ember_buf_init(&r.prefix, 0);
+	EMBER_FORWARD_IF_ERROR(read_range(&r, b->meta.sec[PS_SEC_ROWS].off + off, len, buf, d));
+	*at = (const uint8_t *)buf->data;
+	if (rd)
+		rd->bytes += len;
+	return 0;
+}
+
+/* Frames [f0, f1) of stream st (stream si of bd, whose frame table is
+ * taught where its frames lie when the whole stream is read; bd NULL:
+ * none) into out. */
+static int read_frames(struct pstore_block *b, const struct pstore_stream *st,
+		       struct pstore_bdata *bd, size_t si, size_t f0, size_t f1,
+		       struct pstore_rows_reader *rd, struct ember_buf *out, struct ember_diag *d)
+{
 	struct ZSTD_DCtx_s *z = rd ? rd->z : NULL;
+	uint64_t a, e;
+	struct ember_buf stored;
+	const uint8_t *p;
 	int err;
 
-	if (in_window(rd, st))
-		err = pstore_stream_load_frames(st, (const uint8_t *)rd->win.data +
-						    (st->off - rd->off),
-						st->stored, f0, f1, z, out, &sd);
-	else {
-		ember_buf_init(&r.prefix, 0);
-		ember_buf_init(&stored, 0);
-		err = read_range(&r, b->meta.sec[PS_SEC_ROWS].off + st->off, st->stored, &stored,
-				 &sd);
+	ember_buf_init(&stored, 0);
+	if (bd && pstore_frames_span(&bd->frames, si, f0, f1, &a, &e)) {
+		err = rows_at(b, st->off + a, e - a, rd, &stored, &p, d);
 		if (!err)
-			err = pstore_stream_load_frames(st, (const uint8_t *)stored.data, stored.len,
-							f0, f1, z, out, &sd);
-		ember_buf_release(&stored);
+			err = pstore_stream_load_part(st, p, (size_t)(e - a), z, out, d);
+	} else {
+		err = rows_at(b, st->off, st->stored, rd, &stored, &p, d);
+		if (!err && bd)
+			pstore_frames_learn(&bd->frames, si, p, (size_t)st->stored);
+		if (!err)
+			err = pstore_stream_load_frames(st, p, (size_t)st->stored, f0, f1, z, out,
+							d);
 	}
+	ember_buf_release(&stored);
+	return err;
+}
+
+int pstore_block_read_frames_z(struct pstore_block *b, struct pstore_bdata *bd, size_t si,
+			       size_t f0, size_t f1, struct pstore_rows_reader *rd,
+			       struct ember_buf *out, struct ember_diag *d)
+{
+	char why[200] = "";
+	struct ember_diag sd = ember_diag_make(why, sizeof(why));
+	int err = read_frames(b, &bd->streams.v[si], bd, si, f0, f1, rd, out, &sd);
+
 	return err ? rows_error(b, err, why, d) : 0;
 }
 
-int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
-			       struct pstore_rows_reader *rd, struct ember_buf *out,
-			       struct ember_diag *d)
+int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
+			     struct ember_buf *out, struct ember_diag *d)
 {
-	return pstore_block_read_frames_z(b, st, 0, SIZE_MAX, rd, out, d);
+	char why[200] = "";
+	struct ember_diag sd = ember_diag_make(why, sizeof(why));
+	int err = read_frames(b, st, NULL, 0, 0, SIZE_MAX, NULL, out, &sd);
+
+	return err ? rows_error(b, err, why, d) : 0;
 }
 
 /* ---- the store's list ------------------------------------------------------------- */

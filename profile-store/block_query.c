@@ -78,33 +78,48 @@ struct bufs {
 	struct how how;
 };
 
-static int read_stream(struct pstore_block *b, const struct pstore_stream *st, struct bufs *bf,
-		       struct ember_buf *out, struct ember_diag *d)
+/* Stream st (one of bd's) through bf's reader, only bf's frames. */
+static int read_stream(struct pstore_block *b, struct pstore_bdata *bd,
+		       const struct pstore_stream *st, struct bufs *bf, struct ember_buf *out,
+		       struct ember_diag *d)
 {
-	return pstore_block_read_frames_z(b, st, bf->f0, bf->f1, &bf->rd, out, d);
+	return pstore_block_read_frames_z(b, bd, (size_t)(st - bd->streams.v), bf->f0, bf->f1,
+					  &bf->rd, out, d);
+}
+
+/* Of a framed block, the frames [*f0, *f1) that hold the profiles in
+ * [from, to) of those [p0, p1) of a series; of another, every frame. */
+static void frame_range(const struct pstore_bdata *bd, size_t p0, size_t p1, int64_t from,
+			int64_t to, size_t *f0, size_t *f1)
+{
+	size_t i0, i1;
+
+	*f0 = 0;
+	*f1 = SIZE_MAX;
+	if (!bd->framed)
+		return;
+	i0 = pstore_first_at(bd->profs.v, p0, p1, from);
+	i1 = pstore_first_at(bd->profs.v, i0, p1, to);
+	*f0 = (i0 - p0) / PS_FRAME_PROFILES;
+	*f1 = (i1 - p0 + PS_FRAME_PROFILES - 1) / PS_FRAME_PROFILES;
 }
 
 /* Of a framed block, the frames that hold in's profiles in [from, to)
  * into bf, in's profiles narrowed to them; of another, every frame. */
 static void frames_of(const struct pstore_bdata *bd, struct pstore_sum_in *in, struct bufs *bf)
 {
-	size_t p0 = in->p_first, i0, i1;
+	size_t p0 = in->p_first;
 
-	bf->f0 = 0;
-	bf->f1 = SIZE_MAX;
+	frame_range(bd, p0, in->p_end, in->from, in->to, &bf->f0, &bf->f1);
 	if (!bd->framed)
 		return;
-	i0 = pstore_first_at(in->profs, p0, in->p_end, in->from);
-	i1 = pstore_first_at(in->profs, i0, in->p_end, in->to);
-	bf->f0 = (i0 - p0) / PS_FRAME_PROFILES;
-	bf->f1 = (i1 - p0 + PS_FRAME_PROFILES - 1) / PS_FRAME_PROFILES;
 	in->p_first = p0 + bf->f0 * PS_FRAME_PROFILES;
 	if (in->p_end - p0 > bf->f1 * PS_FRAME_PROFILES)
 		in->p_end = p0 + bf->f1 * PS_FRAME_PROFILES;
 }
 
 /* With a filter (want), the series' link stream into in. */
-static int read_links(struct pstore_block *b, const struct pstore_bdata *bd, uint32_t s,
+static int read_links(struct pstore_block *b, struct pstore_bdata *bd, uint32_t s,
 		      const uint8_t *want, struct bufs *bf, struct pstore_sum_in *in,
 		      struct ember_diag *d)
 {
@@ -112,7 +127,7 @@ static int read_links(struct pstore_block *b, const struct pstore_bdata *bd, uin
 
 	if (!ls)
 		return 1; /* no row of the series has a link */
-	EMBER_FORWARD_IF_ERROR(read_stream(b, ls, bf, &bf->l, d));
+	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, ls, bf, &bf->l, d));
 	in->want = want;
 	in->nlinks = (uint32_t)bd->links.v.n;
 	in->links = (const uint8_t *)bf->l.data;
@@ -153,8 +168,8 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	vst = value_stream(bd, first, col, &in.factor);
 	if (bf->how.negate)
 		in.factor = pstore_mul(in.factor, -1);
-	EMBER_FORWARD_IF_ERROR(read_stream(b, &bd->streams.v[first], bf, sb, q->d));
-	EMBER_FORWARD_IF_ERROR(read_stream(b, vst, bf, vb, q->d));
+	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, &bd->streams.v[first], bf, sb, q->d));
+	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, vst, bf, vb, q->d));
 	in.stacks = (const uint8_t *)sb->data;
 	in.stacks_end = in.stacks + sb->len;
 	in.vals = (const uint8_t *)vb->data;
@@ -170,38 +185,53 @@ static int hold(struct pstore_qctx *q, size_t nodes, const struct bufs *bf)
 					   bf->l.alloc + bf->rd.win.alloc + bf->how.beside);
 }
 
-/* Widen [*lo, *hi) to stream st; add its bytes to *need. */
-static void span_of(const struct pstore_stream *st, uint64_t *lo, uint64_t *hi, uint64_t *need)
+/* What a window must hold: [lo, hi) of the ROWS section, need bytes of
+ * it wanted. */
+struct span {
+	uint64_t lo, hi, need;
+};
+
+/* sp widened to frames [f0, f1) of stream st of bd (where its frame
+ * table says they lie; not known: the whole stream). */
+static void span_of(const struct pstore_bdata *bd, const struct pstore_stream *st, size_t f0,
+		    size_t f1, struct span *sp)
 {
-	*lo = st->off < *lo ? st->off : *lo;
-	*hi = st->off + st->stored > *hi ? st->off + st->stored : *hi;
-	*need += st->stored;
+	uint64_t a = 0, z = st->stored;
+
+	pstore_frames_span(&bd->frames, (size_t)(st - bd->streams.v), f0, f1, &a, &z);
+	sp->lo = st->off + a < sp->lo ? st->off + a : sp->lo;
+	sp->hi = st->off + z > sp->hi ? st->off + z : sp->hi;
+	sp->need += z - a;
 }
 
-/* The rows of the selected series with a profile in the range (their
- * stack and value streams) read at once into bf's window when little
- * else lies between them (what lies between is read too: at most as much
- * again as they hold, and 64 KiB): one read a block instead of two or
- * three a series. */
+/* The rows of the selected series with a profile in a range rg[k] (the
+ * frames of them in their stack and value streams) read at once into
+ * bf's window when little else lies between them (what lies between is
+ * read too: at most as much again as they hold, and 64 KiB): one read a
+ * block instead of two or three a series. */
 static int rows_window(struct pstore_block *b, const struct pstore_bdata *bd, const int32_t *col,
-		       struct bufs *bf, struct pstore_qctx *q)
+		       const int64_t (*rg)[2], size_t nrg, struct bufs *bf, struct pstore_qctx *q)
 {
-	uint64_t lo = UINT64_MAX, hi = 0, need = 0;
+	struct span sp = { UINT64_MAX, 0, 0 };
 	int64_t factor;
+	size_t f0, f1;
 
 	for (uint32_t s = 0; s < b->series.series.n; s++) {
 		uint32_t first = bd->series_stream.v[s];
 		size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];
 
-		if (col[s] < 0 || !pstore_any_in_range(bd->profs.v, p0, p1, q->from, q->to))
-			continue;
-		span_of(&bd->streams.v[first], &lo, &hi, &need);
-		span_of(value_stream(bd, first, col[s], &factor), &lo, &hi, &need);
+		for (size_t k = 0; col[s] >= 0 && k < nrg; k++) {
+			if (!pstore_any_in_range(bd->profs.v, p0, p1, rg[k][0], rg[k][1]))
+				continue;
+			frame_range(bd, p0, p1, rg[k][0], rg[k][1], &f0, &f1);
+			span_of(bd, &bd->streams.v[first], f0, f1, &sp);
+			span_of(bd, value_stream(bd, first, col[s], &factor), f0, f1, &sp);
+		}
 	}
-	if (hi <= lo || hi - lo > 2 * need + 65536)
+	if (sp.hi <= sp.lo || sp.hi - sp.lo > 2 * sp.need + 65536)
 		return 0;
-	EMBER_FORWARD_IF_ERROR(pstore_qctx_hold(q, q->held + (hi - lo)));
-	return pstore_block_read_rows(b, lo, hi - lo, &bf->rd, q->d);
+	EMBER_FORWARD_IF_ERROR(pstore_qctx_hold(q, q->held + (sp.hi - sp.lo)));
+	return pstore_block_read_rows(b, sp.lo, sp.hi - sp.lo, &bf->rd, q->d);
 }
 
 /* The selected series' rows in each range rg[k] (k < nrg, in time order)
@@ -214,9 +244,7 @@ static int sum_ranges(struct pstore_block *b, struct pstore_bdata *bd, const int
 	size_t nodes = pmodel_dict_nodes(&bd->dict);
 	int err;
 
-	q->from = rg[0][0];
-	q->to = rg[nrg - 1][1];
-	err = rows_window(b, bd, col, bf, q);
+	err = rows_window(b, bd, col, rg, nrg, bf, q);
 	for (uint32_t s = 0; !err && s < b->series.series.n; s++)
 		for (size_t k = 0; !err && col[s] >= 0 && k < nrg; k++) {
 			q->from = rg[k][0];
@@ -273,6 +301,7 @@ static int block_sums(struct pstore_block *b, struct pstore_bdata *bd, const int
 		err = sum_ranges(b, bd, col, want, q, rg, nrg, sm->self, &bf, pp);
 	if (err == -PSTORE_ERR_CORRUPT)
 		err = EMBER_FAIL(q->d, err, "block '%s' is corrupt", b->name);
+	q->rows_bytes += bf.rd.bytes;
 	ember_buf_release(&bf.s);
 	ember_buf_release(&bf.v);
 	ember_buf_release(&bf.l);

@@ -376,21 +376,34 @@ static int frames_span(const uint8_t *stored, size_t len, size_t f0, size_t f1, 
 	return 0;
 }
 
-int pstore_stream_load_frames(const struct pstore_stream *st, const uint8_t *stored, size_t len,
-			      size_t f0, size_t f1, ZSTD_DCtx *reuse, struct ember_buf *out,
-			      struct ember_diag *d)
+/* Every frame of stored[a, z) (a part of st's bytes) into out. */
+static int load_span(const struct pstore_stream *st, const uint8_t *stored, size_t a, size_t z,
+		     ZSTD_DCtx *reuse, struct ember_buf *out, struct ember_diag *d)
 {
 	ZSTD_DCtx *dctx = reuse;
-	size_t a = 0, z = 0;
 	int err = load_begin(st, &dctx, out, d);
 
-	if (!err)
-		err = frames_span(stored, len, f0, f1, &a, &z, d);
 	if (!err && a < z)
 		err = load_frames(dctx, stored + a, z - a, (size_t)st->raw, out, d);
 	if (dctx != reuse)
 		ZSTD_freeDCtx(dctx);
-	EMBER_FORWARD_IF_ERROR(err);
+	return err;
+}
+
+int pstore_stream_load_part(const struct pstore_stream *st, const uint8_t *part, size_t len,
+			    ZSTD_DCtx *reuse, struct ember_buf *out, struct ember_diag *d)
+{
+	return load_span(st, part, 0, len, reuse, out, d);
+}
+
+int pstore_stream_load_frames(const struct pstore_stream *st, const uint8_t *stored, size_t len,
+			      size_t f0, size_t f1, ZSTD_DCtx *reuse, struct ember_buf *out,
+			      struct ember_diag *d)
+{
+	size_t a = 0, z = 0;
+
+	EMBER_FORWARD_IF_ERROR(frames_span(stored, len, f0, f1, &a, &z, d));
+	EMBER_FORWARD_IF_ERROR(load_span(st, stored, a, z, reuse, out, d));
 	EMBER_FAIL_IF(f0 == 0 && f1 == SIZE_MAX && out->len != st->raw, d, -PSTORE_ERR_CORRUPT,
 		      "row stream: %zu bytes decompressed, %llu expected", out->len,
 		      (unsigned long long)st->raw);

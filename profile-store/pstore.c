@@ -469,6 +469,7 @@ void pstore_stats(struct pstore *s, struct pstore_stats *st)
 	st->rollup_drops = atomic_load(&s->rollup_drops);
 	st->profiles_read = atomic_load(&s->profiles_read);
 	st->zero_drops = atomic_load(&s->zero_drops);
+	st->rows_bytes_read = atomic_load(&s->rows_bytes_read);
 }
 
 int pstore_warnings(struct pstore *s, struct pstore_strlist **out)

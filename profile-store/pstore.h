@@ -505,6 +505,8 @@ struct pstore_stats {
 					   * drop stacks a rollup's bucket less a
 					   * block's profiles left at 0 (rows with
 					   * attributes: docs/profile-store.md) */
+	uint64_t rows_bytes_read;	  /* since open: bytes of blocks' row
+					   * streams queries read */
 };
 void pstore_stats(struct pstore *s, struct pstore_stats *out);
 

@@ -5,6 +5,7 @@
  *   block_name.c    blocks named by sha256; puts read back and compared
  *   block_encode.c  a partition's profiles -> block bytes
  *   block_rows.c    the row streams of a series: encode, decode, sum
+ *   frame_table.c   where a framed block's frames lie, learnt as read
  *   block_decode.c  block bytes -> header, meta, series, dictionary
  *
  * Invariants: a block's name is its partition and the sha256 of its bytes,
@@ -122,8 +123,17 @@ struct pstore_rollup_prof {
 	int64_t last;
 };
 
+/* Where a framed block's frames lie in its row streams (frame_table.c):
+ * stream i's frame starts and end, off[first[i] ..= first[i + 1] - 1],
+ * once state[i] says they are known. */
+struct pstore_frames {
+	uint32_t *first, *off;
+	atomic_uchar *state;
+	size_t n; /* streams (0: no table) */
+};
+
 /* What a query needs of a block beyond its header: loaded lazily, kept
- * in the cache, read-only once built. */
+ * in the cache, read-only once built but for its frame table. */
 struct pstore_bdata {
 	atomic_int refs;
 	size_t bytes;
@@ -141,6 +151,7 @@ struct pstore_bdata {
 	/* a key a node under the cache's seed (cache.c): NULL in data
 	 * loaded without the cache or without the dictionary */
 	struct pmodel_stack_key *keys;
+	struct pstore_frames frames;	/* a framed block's, learnt as read */
 };
 
 struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);
@@ -263,6 +274,25 @@ int pstore_stream_load(const struct pstore_stream *st, const uint8_t *stored, si
 int pstore_stream_load_frames(const struct pstore_stream *st, const uint8_t *stored, size_t len,
 			      size_t f0, size_t f1, struct ZSTD_DCtx_s *dctx,
 			      struct ember_buf *out, struct ember_diag *d);
+/* Every frame of part[0..len), whole frames of stream st's bytes (where
+ * a frame table says they lie), into out: at most st->raw bytes. */
+int pstore_stream_load_part(const struct pstore_stream *st, const uint8_t *part, size_t len,
+			    struct ZSTD_DCtx_s *dctx, struct ember_buf *out,
+			    struct ember_diag *d);
+
+/* A framed block's frame table (frame_table.c), sized at load (a data
+ * without frames or with too many: none, n 0).  _learn: stream si's
+ * whole stored bytes walked frame by frame once (its first reader's; a
+ * stream that holds other frames than its profiles say stays unknown);
+ * _span: where its frames [f0, f1) lie in it, [*a, *z), once known (f1
+ * past its last: to its end); false: not known, or none or every frame
+ * asked (the whole stream is read as such). */
+int pstore_frames_init(struct pstore_frames *ft, const struct pstore_bdata *bd);
+void pstore_frames_release(struct pstore_frames *ft);
+size_t pstore_frames_bytes(const struct pstore_frames *ft);
+void pstore_frames_learn(struct pstore_frames *ft, size_t si, const uint8_t *stored, size_t len);
+bool pstore_frames_span(const struct pstore_frames *ft, size_t si, size_t f0, size_t f1,
+			uint64_t *a, uint64_t *z);
 
 /* Sum one column of the profiles [p_first, p_end) of a series whose time
  * lies in [from, to) into self[] (nnodes), from the decompressed stacks

@@ -72,19 +72,20 @@ struct pstore_rows_reader {
 	struct ZSTD_DCtx_s *z;
 	uint64_t off;
 	struct ember_buf win;
+	uint64_t bytes; /* read through it: its windows and streams read alone */
 };
-/* A stream's bytes of block b (range read); _z through the caller's
- * reader (its context and window; NULL: neither); _frames_z only the
- * rows of its frames [f0, f1) (a framed block's; f1 SIZE_MAX: to the
- * end: pstore_stream_load_frames). */
+/* A stream's bytes of block b (range read), decompressed into out.
+ * _frames_z: stream si of its data bd, only the rows of its frames
+ * [f0, f1) (a framed block's; f1 SIZE_MAX: to the end:
+ * pstore_stream_load_frames), through the caller's reader (its context
+ * and window; NULL: neither), reading only their bytes once bd's frame
+ * table knows where they lie (pstore_frames_span), else the whole
+ * stream, which teaches the table. */
 int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
 			 struct ember_buf *out, struct ember_diag *d);
-int pstore_block_read_stream_z(struct pstore_block *b, const struct pstore_stream *st,
-			       struct pstore_rows_reader *rd, struct ember_buf *out,
-			       struct ember_diag *d);
-int pstore_block_read_frames_z(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
-			       size_t f1, struct pstore_rows_reader *rd, struct ember_buf *out,
-			       struct ember_diag *d);
+int pstore_block_read_frames_z(struct pstore_block *b, struct pstore_bdata *bd, size_t si,
+			       size_t f0, size_t f1, struct pstore_rows_reader *rd,
+			       struct ember_buf *out, struct ember_diag *d);
 /* Bytes [off, off + len) of b's ROWS section into rd's window. */
 int pstore_block_read_rows(struct pstore_block *b, uint64_t off, uint64_t len,
 			   struct pstore_rows_reader *rd, struct ember_diag *d);

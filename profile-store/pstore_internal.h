@@ -132,7 +132,7 @@ struct pstore {
 
 	atomic_uint_fast64_t appends, rejected, flushes, merges, retention_drops,
 		compaction_errors, wal_torn_bytes, rollups_built, rollup_drops, profiles_read,
-		zero_drops;
+		zero_drops, rows_bytes_read;
 	/* opts.shared: the block index (block_index.c); NULL otherwise */
 	struct pstore_index *index;
 	/* opts.shared with io.renew and io.mtime: this writer's lease

@@ -83,6 +83,7 @@ struct pstore_qctx {
 	int stopped;	  /* the check's first error, kept */
 	unsigned polls;
 	uint64_t read;	  /* profiles of blocks and rollups summed */
+	uint64_t rows_bytes; /* bytes of their row streams read */
 	/* a piece with whole (pstore_block_query_less) left stacks at 0 in r:
 	 * dropped once every piece is summed */
 	bool zeros;

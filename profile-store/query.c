@@ -341,6 +341,7 @@ static int run(struct pstore *s, const struct pstore_selection *sel,
 		err = sum_sources(s, &snap, !(sel && sel->full_resolution), &q);
 	pstore_qctx_release_stacks(&q); /* r is summed */
 	atomic_fetch_add(&s->profiles_read, q.read);
+	atomic_fetch_add(&s->rows_bytes_read, q.rows_bytes);
 	if (!err)
 		err = finish_result(sel, o, &q);
 	pstore_snapshot_release(&snap);

@@ -349,6 +349,7 @@ int pstore_workers_finish(struct pstore_workers *w, struct pstore_qctx *q, int e
 		else if (w->wk[i].q.r)
 			worker_main(&w->wk[i]);
 		q->read += w->wk[i].q.read;
+		q->rows_bytes += w->wk[i].q.rows_bytes;
 		q->zeros |= w->wk[i].q.zeros;
 	}
 	q->share = NULL;

@@ -197,6 +197,7 @@ int pstore_series_totals(struct pstore *s, const struct pstore_selection *sel, i
 		err = pstore_scan_run(&snap, &sc);
 		tt.set->rollup_only_step = sc.rollup_only_step;
 		atomic_fetch_add(&s->profiles_read, sc.q.read);
+		atomic_fetch_add(&s->rows_bytes_read, sc.q.rows_bytes);
 		if (!err && !(tt.set->type = strdup(sc.q.type)))
 			err = -ENOMEM;
 		pstore_scan_end(&sc, &snap);

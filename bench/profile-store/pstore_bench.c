@@ -713,10 +713,15 @@ static uint64_t dir_bytes(const char *dir, const char *sub)
 
 /* ---- rollups (-w) ------------------------------------------------------------------ */
 
+/* What a flame graph's query read and answered. */
+struct fread {
+	uint64_t profiles, rows_bytes, stacks;
+};
+
 /* [from, to) merged into a flame graph (full: from blocks alone): wall
- * seconds, *cpu the thread's, *read the profiles the store read. */
+ * seconds, *cpu the thread's, *fr what the store read and answered. */
 static double range_flame(struct pstore *s, int64_t from, int64_t to, bool full, double *cpu,
-			  uint64_t *read, uint64_t *stacks)
+			  struct fread *fr)
 {
 	struct pmodel_result_info info;
 	double c = now_s(CLOCK_THREAD_CPUTIME_ID), t = now_s(CLOCK_MONOTONIC);
@@ -732,9 +737,10 @@ static double range_flame(struct pstore *s, int64_t from, int64_t to, bool full,
 		exit(1);
 	t = now_s(CLOCK_MONOTONIC) - t;
 	*cpu = now_s(CLOCK_THREAD_CPUTIME_ID) - c;
-	*read = b.profiles_read - a.profiles_read;
+	fr->profiles = b.profiles_read - a.profiles_read;
+	fr->rows_bytes = b.rows_bytes_read - a.rows_bytes_read;
 	pmodel_result_info(r, &info);
-	*stacks = info.stacks;
+	fr->stacks = info.stacks;
 	ember_buf_release(&svg);
 	pmodel_result_free(r);
 	return t;
@@ -807,7 +813,8 @@ struct rcase {
 static void rollup_case(struct pstore *s, const struct rcase *c, int reps, int ways)
 {
 	double *w[2], *u[2];
-	uint64_t read[2] = { 0, 0 }, stacks[2] = { 0, 0 };
+	uint64_t read[2] = { 0, 0 };
+	struct fread fr[2] = { { 0 }, { 0 } };
 
 	for (int m = 0; m < ways; m++) {
 		w[m] = calloc((size_t)reps, sizeof(double));
@@ -815,8 +822,7 @@ static void rollup_case(struct pstore *s, const struct rcase *c, int reps, int w
 	}
 	for (int i = 0; i < reps; i++)
 		for (int m = 0; m < ways; m++) /* m 0: rollups, 1: full resolution */
-			w[m][i] = c->kind == Q_FLAME ? range_flame(s, c->from, c->to, m, &u[m][i], &read[m],
-								&stacks[m])
+			w[m][i] = c->kind == Q_FLAME ? range_flame(s, c->from, c->to, m, &u[m][i], &fr[m])
 				  : c->kind == Q_SERIES
 					  ? range_series(s, c->from, c->to, m, &u[m][i], &read[m])
 					  : range_diff(s, c->from, c->to, c->len, m, &u[m][i],
@@ -829,10 +835,13 @@ static void rollup_case(struct pstore *s, const struct rcase *c, int reps, int w
 		snprintf(name, sizeof(name), "%s_%s_wall", c->name, m ? "full" : "rollups");
 		report(name, w[m], reps, "ms", 1e3);
 		printf("%s_%s_profiles_read %llu\n", c->name, m ? "full" : "rollups",
-		       (unsigned long long)read[m]);
-		if (c->kind == Q_FLAME) /* what the answer holds: its cost's other side */
+		       (unsigned long long)(c->kind == Q_FLAME ? fr[m].profiles : read[m]));
+		if (c->kind == Q_FLAME) { /* what the answer holds: its cost's other side */
+			printf("%s_%s_rows_bytes_read %llu\n", c->name, m ? "full" : "rollups",
+			       (unsigned long long)fr[m].rows_bytes);
 			printf("%s_%s_stacks %llu\n", c->name, m ? "full" : "rollups",
-			       (unsigned long long)stacks[m]);
+			       (unsigned long long)fr[m].stacks);
+		}
 		free(w[m]);
 		free(u[m]);
 	}
@@ -930,7 +939,7 @@ static int rollup_bench(const char *dir, int hours, int reps, int64_t interval, 
 	struct pstore *s;
 	struct pstore_stats st;
 	double cpu, t;
-	uint64_t read, stacks;
+	struct fread fr;
 
 	step = interval;
 	epoch_ns = 24 * HOUR;
@@ -965,16 +974,16 @@ static int rollup_bench(const char *dir, int hours, int reps, int64_t interval, 
 	       (double)(st.block_bytes + st.rollup_bytes) / in.profiles,
 	       (double)(st.block_bytes + st.rollup_bytes) / in.stacks,
 	       (double)in.gz_bytes / (double)(st.block_bytes + st.rollup_bytes));
-	t = range_flame(s, T0, end, false, &cpu, &read, &stacks);
+	t = range_flame(s, T0, end, false, &cpu, &fr);
 	printf("flame_all_rollups_cold %.1f ms wall, %.1f ms cpu (%llu profiles read, "
-	       "%llu stacks)\n", 1e3 * t, 1e3 * cpu, (unsigned long long)read,
-	       (unsigned long long)stacks);
+	       "%llu stacks)\n", 1e3 * t, 1e3 * cpu, (unsigned long long)fr.profiles,
+	       (unsigned long long)fr.stacks);
 	pstore_free(s);
 	s = open_store(path, false, false);
 	if (!rollups_only) {
-		t = range_flame(s, T0, end, true, &cpu, &read, &stacks);
+		t = range_flame(s, T0, end, true, &cpu, &fr);
 		printf("flame_all_full_cold %.1f ms wall, %.1f ms cpu (%llu profiles read)\n",
-		       1e3 * t, 1e3 * cpu, (unsigned long long)read);
+		       1e3 * t, 1e3 * cpu, (unsigned long long)fr.profiles);
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (cases[i].from >= T0 && (!only_case || strstr(cases[i].name, only_case)))

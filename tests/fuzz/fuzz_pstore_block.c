@@ -60,14 +60,17 @@ static int with_links(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	return 0;
 }
 
-/* Stream st's frames [f0, f0 + 1) of a framed block (f0 SIZE_MAX: all
- * of them) into out. */
-static int read_part(struct pstore_block *b, const struct pstore_stream *st, size_t f0,
-		     struct ember_buf *out, struct ember_diag *d)
+/* Stream st's (one of bd's) frames [f0, f0 + 1) of a framed block (f0
+ * SIZE_MAX: all of them) into out: the first frame's read teaches bd's
+ * frame table, by which the second is read. */
+static int read_part(struct pstore_block *b, struct pstore_bdata *bd,
+		     const struct pstore_stream *st, size_t f0, struct ember_buf *out,
+		     struct ember_diag *d)
 {
 	if (f0 == SIZE_MAX)
 		return pstore_block_read_stream(b, st, out, d);
-	return pstore_block_read_frames_z(b, st, f0, f0 + 1, NULL, out, d);
+	return pstore_block_read_frames_z(b, bd, (size_t)(st - bd->streams.v), f0, f0 + 1, NULL,
+					  out, d);
 }
 
 /* One pass over every series (want: with a link filter; f0: its frame
@@ -107,8 +110,8 @@ static void sum_pass(struct pstore_block *b, struct pstore_bdata *bd, const uint
 		if (vs->kind == PS_STREAM_DERIVED)
 			vs = &bd->streams.v[first + 1 + vs->ref];
 		if ((want && with_links(b, bd, s, want, lb, &in, &parts, &d)) ||
-		    read_part(b, &bd->streams.v[first], f0, &sb, &d) ||
-		    read_part(b, vs, f0, &vb, &d))
+		    read_part(b, bd, &bd->streams.v[first], f0, &sb, &d) ||
+		    read_part(b, bd, vs, f0, &vb, &d))
 			continue;
 		in.stacks = (const uint8_t *)sb.data;
 		in.stacks_end = in.stacks + sb.len;

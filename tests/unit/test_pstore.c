@@ -535,24 +535,37 @@ static unsigned block_kinds_of(const char *path)
 	return v | (linked ? BLOCK_LINKED : BLOCK_UNLINKED);
 }
 
-static unsigned block_versions(void)
+/* fn(ctx, NAME) for each block file of the store's directory (in
+ * blocks/); -1 when there is no such directory. */
+static int each_block(void (*fn)(void *ctx, const char *name), void *ctx)
 {
 	char path[600];
 	DIR *dp;
 	struct dirent *e;
-	unsigned v = 0;
 
 	snprintf(path, sizeof(path), "%s/blocks", dir);
 	if (!(dp = opendir(path)))
-		return 0;
-	while ((e = readdir(dp))) {
-		if (!strstr(e->d_name, ".pblk"))
-			continue;
-		snprintf(path, sizeof(path), "%s/blocks/%s", dir, e->d_name);
-		v |= block_kinds_of(path);
-	}
+		return -1;
+	while ((e = readdir(dp)))
+		if (strstr(e->d_name, ".pblk"))
+			fn(ctx, e->d_name);
 	closedir(dp);
-	return v;
+	return 0;
+}
+
+static void add_kinds(void *ctx, const char *name)
+{
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/blocks/%s", dir, name);
+	*(unsigned *)ctx |= block_kinds_of(path);
+}
+
+static unsigned block_versions(void)
+{
+	unsigned v = 0;
+
+	return each_block(add_kinds, &v) ? 0 : v;
 }
 
 /* What a span, a trace and every sample answer, wherever the rows are. */
@@ -633,35 +646,140 @@ static int check_range(struct pstore *s, int64_t from, int64_t to, const char *w
 	return check_answer(s, &sel, want);
 }
 
+/* Forty profiles 10 s apart from the start of partition part, flushed:
+ * profile i has i + 1 hot samples and 40 - i cold (three frames). */
+static int store_forty(struct pstore *s, int64_t part)
+{
+	static const char *const st[] = { "main;work;hot", "main;work;cold" };
+
+	for (int64_t i = 0; i < 40; i++)
+		if (append(s, mkprof(st, (const int64_t[]){ i + 1, 40 - i }, 2,
+				     part + i * 10 * SEC),
+			   "web", "1"))
+			return -1;
+	return pstore_flush(s);
+}
+
 /* A block's row streams are a zstd frame per 16 profiles of a series
  * (version 3): a range reads the frames of its profiles alone (those
  * before skipped by their headers), within one frame, across three, and
- * all of them; profile i of 40 has i + 1 hot samples and 40 - i cold. */
+ * all of them (store_forty's).  Asked again, the same ranges are read where the cached block's frame
+ * table (learnt from the first reads) says their frames lie, and answer
+ * the same. */
 static int test_pstore__frames_read_alone_give_their_profiles(void)
 {
-	static const char *const st[] = { "main;work;hot", "main;work;cold" };
 	int64_t part = T0 - 3 * HOUR - (T0 - 3 * HOUR) % HOUR;
 	struct pstore *s = fresh_store();
 
 	CHECK(s);
-	for (int64_t i = 0; i < 40; i++)
-		CHECK_INT(append(s, mkprof(st, (const int64_t[]){ i + 1, 40 - i }, 2,
-					   part + i * 10 * SEC),
-				 "web", "1"), ==, 0);
-	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(store_forty(s, part), ==, 0);
 	CHECK_INT(block_versions(), ==, (1u << PS_BLOCK_VERSION_FRAMES | BLOCK_UNLINKED));
-	/* profiles 16..19: the second frame alone */
-	CHECK(!check_range(s, part + 160 * SEC, part + 200 * SEC,
-			   "main;work;cold 900000000\nmain;work;hot 740000000\n"));
-	/* 15..32: the end of the first, the second, the start of the third */
-	CHECK(!check_range(s, part + 150 * SEC, part + 330 * SEC,
-			   "main;work;cold 2970000000\nmain;work;hot 4410000000\n"));
-	/* 39: the last frame, of 8 profiles */
-	CHECK(!check_range(s, part + 390 * SEC, part + 400 * SEC,
-			   "main;work;cold 10000000\nmain;work;hot 400000000\n"));
-	CHECK(!check_range(s, part, part + HOUR,
-			   "main;work;cold 8200000000\nmain;work;hot 8200000000\n"));
+	for (int pass = 0; pass < 2; pass++) {
+		/* profiles 16..19: the second frame alone */
+		CHECK(!check_range(s, part + 160 * SEC, part + 200 * SEC,
+				   "main;work;cold 900000000\nmain;work;hot 740000000\n"));
+		/* 15..32: the end of the first, the second, the start of the third */
+		CHECK(!check_range(s, part + 150 * SEC, part + 330 * SEC,
+				   "main;work;cold 2970000000\nmain;work;hot 4410000000\n"));
+		/* 39: the last frame, of 8 profiles */
+		CHECK(!check_range(s, part + 390 * SEC, part + 400 * SEC,
+				   "main;work;cold 10000000\nmain;work;hot 400000000\n"));
+		CHECK(!check_range(s, part, part + HOUR,
+				   "main;work;cold 8200000000\nmain;work;hot 8200000000\n"));
+	}
 	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
+struct named {
+	char name[300];
+	int n;
+};
+
+static void name_it(void *ctx, const char *name)
+{
+	struct named *nm = ctx;
+
+	if (nm->n++ == 0)
+		snprintf(nm->name, sizeof(nm->name), "blocks/%s", name);
+}
+
+/* The name ("blocks/NAME") of the one block in the store's directory. */
+static int one_block(char *name, size_t len)
+{
+	struct named nm = { .n = 0 };
+
+	if (each_block(name_it, &nm) || nm.n != 1)
+		return -1;
+	snprintf(name, len, "%s", nm.name);
+	return 0;
+}
+
+/* Frames [f0, f1) of stream si of b through a reader of its own: what
+ * it read (*bytes) and decoded (out). */
+static int read_frames(struct pstore_block *b, struct pstore_bdata *bd, size_t si, size_t f0,
+		       size_t f1, uint64_t *bytes, struct ember_buf *out)
+{
+	struct pstore_rows_reader rd = { 0 };
+	int err;
+
+	ember_buf_init(&rd.win, 0);
+	err = pstore_block_read_frames_z(b, bd, si, f0, f1, &rd, out, NULL);
+	*bytes = rd.bytes;
+	ember_buf_release(&rd.win);
+	return err;
+}
+
+/* A framed block's frame table: unknown until a stream is read whole
+ * (the first read of its second frame reads all of it), then the same
+ * frame read again reads only its own bytes and decodes the same rows;
+ * every frame is the whole stream, read as such. */
+static int test_pstore__frame_table_learnt_then_read_by(void)
+{
+	int64_t part = T0 - 3 * HOUR - (T0 - 3 * HOUR) % HOUR;
+	struct pstore *s = fresh_store();
+	struct pstore_blockio io;
+	struct pstore_block *b = NULL;
+	struct pstore_bdata *bd = NULL;
+	struct ember_hash_key ident = { 1, 2 };
+	struct ember_buf one, two;
+	uint64_t whole, first, again, all, a, z;
+	char name[300], path[1000];
+	struct stat sb;
+	size_t si;
+
+	CHECK(s);
+	CHECK_INT(store_forty(s, part), ==, 0);
+	pstore_free(s);
+	CHECK_INT(one_block(name, sizeof(name)), ==, 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CHECK_INT(stat(path, &sb), ==, 0);
+	CHECK_INT(pstore_blockio_dir(dir, &io), ==, 0);
+	CHECK_INT(pstore_block_open(&io, name, (uint64_t)sb.st_size, &ident, &b, NULL), ==, 0);
+	CHECK_INT(pstore_block_load(b, &bd, NULL), ==, 0);
+	si = bd->series_stream.v[0]; /* the stack stream: 3 frames */
+	whole = bd->streams.v[si].stored;
+	CHECK(!pstore_frames_span(&bd->frames, si, 1, 2, &a, &z));
+	ember_buf_init(&one, 0);
+	ember_buf_init(&two, 0);
+	CHECK_INT(read_frames(b, bd, si, 1, 2, &first, &one), ==, 0);
+	CHECK(pstore_frames_span(&bd->frames, si, 1, 2, &a, &z));
+	CHECK_INT(read_frames(b, bd, si, 1, 2, &again, &two), ==, 0);
+	CHECK_INT(first, ==, whole);
+	CHECK_INT(again, ==, z - a);
+	CHECK_INT(again, <, whole / 2);
+	CHECK_INT(one.len, >, 0);
+	CHECK_INT(one.len, ==, two.len);
+	CHECK(!memcmp(one.data, two.data, one.len));
+	CHECK_INT(read_frames(b, bd, si, 0, SIZE_MAX, &all, &two), ==, 0);
+	CHECK_INT(all, ==, whole);
+	CHECK_INT(two.len, ==, bd->streams.v[si].raw);
+	ember_buf_release(&one);
+	ember_buf_release(&two);
+	pstore_bdata_unref(bd);
+	pstore_block_unref(b);
+	io.release(io.ctx);
 	remove_dir();
 	return 0;
 }
@@ -3204,6 +3322,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__span_links_kept_per_sample_not_series),
 	UNIT_CASE(test_pstore__blocks_of_versions_1_and_2_still_read),
 	UNIT_CASE(test_pstore__frames_read_alone_give_their_profiles),
+	UNIT_CASE(test_pstore__frame_table_learnt_then_read_by),
 	UNIT_CASE(test_pstore__rows_normalize_per_stack_and_link),
 	UNIT_CASE(test_pstore__link_stream_and_table_checked),
 	UNIT_CASE(test_pstore__sample_attrs_kept_per_sample_not_series),
