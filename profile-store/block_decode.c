@@ -532,6 +532,7 @@ static int decode_profile(const uint8_t **p, const uint8_t *end, const struct ps
 		*row_off = 0;
 	pr.series = *series += delta;
 	GET(ember_cur_zigzag(p, end, &dt), d, "profile time");
+	GET(!delta && dt < 0 ? -1 : 0, d, "profile time order"); /* in a series: ascending */
 	pr.time = *time = (int64_t)((uint64_t)*time + (uint64_t)dt);
 	GET(ember_cur_zigzag(p, end, &pr.duration), d, "profile duration");
 	GET(ember_cur_zigzag(p, end, &pr.period), d, "profile period");

@@ -297,8 +297,11 @@ bool pstore_frames_span(const struct pstore_frames *ft, size_t si, size_t f0, si
 /* Sum one column of the profiles [p_first, p_end) of a series whose time
  * lies in [from, to) into self[] (nnodes), from the decompressed stacks
  * and values streams; values are multiplied by factor.  Matching
- * profiles are noted in r (NULL: not noted).  -PSTORE_ERR_CORRUPT when a stream runs out
- * or names a node past nnodes. */
+ * profiles are noted in r (NULL: not noted).  A series' profiles are in
+ * time order (the decoder refuses a block where they are not), so the
+ * rows after the first profile past the range are not read.
+ * -PSTORE_ERR_CORRUPT when a stream runs out or names a node past
+ * nnodes. */
 struct pstore_sum_in {
 	const struct pstore_prof *profs;
 	size_t p_first, p_end;
