@@ -15,6 +15,7 @@
 #include "pstore_series.h"
 
 #include <stdio.h>
+#include <zstd.h>
 
 #define PREFIX_BYTES (64 * 1024)
 
@@ -245,6 +246,8 @@ void pstore_bdata_unref(struct pstore_bdata *b)
 	EMBER_VEC_FREE(&b->rollup);
 	pstore_linktab_release(&b->links);
 	pstore_frames_release(&b->frames);
+	free(b->decoded.data);
+	free(b->decoded.off);
 	free(b->keys);
 	free(b);
 }
@@ -304,6 +307,67 @@ static int load_rows_index(struct reader *r, struct pstore_block *b, struct psto
 	return err;
 }
 
+/* A rollup's rows decoded at load take at most this, and at most
+ * ROWS_DECODED_RATIO times their stored bytes (what the streams claim is
+ * checked as they are decoded). */
+#define ROWS_DECODED_MAX (32u << 20)
+#define ROWS_DECODED_RATIO 16
+
+/* Whether bd's rows are a rollup's of few profiles a series (at most a
+ * frame's), small decoded: the coarse tiers, whose rows every long range
+ * reads. */
+static bool rows_kept_decoded(const struct pstore_block *b, const struct pstore_bdata *bd)
+{
+	uint64_t raw = 0, stored = b->meta.sec[PS_SEC_ROWS].stored;
+
+	if (!b->meta.rollup_step)
+		return false;
+	for (size_t s = 0; s + 1 < bd->series_prof.n; s++)
+		if (bd->series_prof.v[s + 1] - bd->series_prof.v[s] > PS_FRAME_PROFILES)
+			return false;
+	for (size_t i = 0; i < bd->streams.n; i++)
+		raw += bd->streams.v[i].kind == PS_STREAM_DERIVED ? 0 : bd->streams.v[i].raw;
+	return raw <= ROWS_DECODED_MAX && raw <= ROWS_DECODED_RATIO * stored;
+}
+
+/* Every row stream of bd decompressed into bd->decoded, from one read of
+ * the ROWS section (rows_kept_decoded). */
+static int decode_rows(struct reader *r, struct pstore_block *b, struct pstore_bdata *bd,
+		       struct ember_diag *d)
+{
+	struct pstore_rows_decoded *dec = &bd->decoded;
+	const struct pstore_section *sec = &b->meta.sec[PS_SEC_ROWS];
+	struct ember_buf rows, one;
+	struct ZSTD_DCtx_s *z = ZSTD_createDCtx();
+	size_t total = 0;
+	int err = z ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < bd->streams.n; i++) /* at most ROWS_DECODED_MAX */
+		total += bd->streams.v[i].kind == PS_STREAM_DERIVED ? 0 : bd->streams.v[i].raw;
+	ember_buf_init(&rows, 0);
+	ember_buf_init(&one, 0);
+	if (!err && (!(dec->data = malloc(total + 1)) ||
+		     !(dec->off = calloc(bd->streams.n + 1, sizeof(*dec->off)))))
+		err = -ENOMEM;
+	if (!err)
+		err = read_range(r, sec->off, sec->stored, &rows, d);
+	for (size_t i = 0; !err && i < bd->streams.n; i++) {
+		const struct pstore_stream *st = &bd->streams.v[i];
+
+		ember_buf_reset(&one);
+		if (st->kind != PS_STREAM_DERIVED && st->stored) /* else no bytes */
+			err = pstore_stream_load(st, (const uint8_t *)rows.data + st->off,
+						 (size_t)st->stored, z, &one, d);
+		if (!err && one.len)
+			memcpy(dec->data + dec->off[i], one.data, one.len);
+		dec->off[i + 1] = dec->off[i] + one.len;
+	}
+	ember_buf_release(&rows);
+	ember_buf_release(&one);
+	ZSTD_freeDCtx(z);
+	return err;
+}
+
 /* Read and decode what a query needs (block_query.c, cache.c); without
  * the dictionary when !with_dict (scans of totals: it stays empty). */
 static int block_load(struct pstore_block *b, bool with_dict, struct pstore_bdata **out,
@@ -329,6 +393,8 @@ static int block_load(struct pstore_block *b, bool with_dict, struct pstore_bdat
 		err = pstore_frames_init(&bd->frames, bd);
 	if (!err && with_dict)
 		err = load_dict(&r, b, bd, &sd);
+	if (!err && with_dict && rows_kept_decoded(b, bd))
+		err = decode_rows(&r, b, bd, &sd);
 	if (err) {
 		pstore_bdata_unref(bd);
 		if (err == -PSTORE_ERR_CORRUPT)
@@ -339,7 +405,10 @@ static int block_load(struct pstore_block *b, bool with_dict, struct pstore_bdat
 		    bd->totals.alloc * 8 + bd->cov.alloc * sizeof(struct pstore_cov) +
 		    bd->streams.alloc * sizeof(struct pstore_stream) +
 		    bd->rollup.alloc * sizeof(struct pstore_rollup_prof) +
-		    pstore_linktab_bytes(&bd->links) + pstore_frames_bytes(&bd->frames);
+		    pstore_linktab_bytes(&bd->links) + pstore_frames_bytes(&bd->frames) +
+		    (bd->decoded.off ? bd->decoded.off[bd->streams.n] +
+					       (bd->streams.n + 1) * sizeof(size_t)
+				     : 0);
 	*out = bd;
 	return 0;
 }
@@ -409,6 +478,16 @@ static int rows_at(struct pstore_block *b, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/* Stream si of bd, decoded when bd was loaded, into out. */
+static int copy_decoded(const struct pstore_bdata *bd, size_t si, struct ember_buf *out)
+{
+	size_t len = bd->decoded.off[si + 1] - bd->decoded.off[si];
+
+	ember_buf_reset(out);
+	out->cap = len + 1;
+	return ember_buf_append(out, bd->decoded.data + bd->decoded.off[si], len);
+}
+
 /* Frames [f0, f1) of stream st (stream si of bd, whose frame table is
  * taught where its frames lie when the whole stream is read; bd NULL:
  * none) into out. */
@@ -422,6 +501,8 @@ static int read_frames(struct pstore_block *b, const struct pstore_stream *st,
 	const uint8_t *p;
 	int err;
 
+	if (bd && bd->decoded.off && f0 == 0) /* a stream of a frame, decoded */
+		return copy_decoded(bd, si, out);
 	ember_buf_init(&stored, 0);
 	if (bd && pstore_frames_span(&bd->frames, si, f0, f1, &a, &e)) {
 		err = rows_at(b, st->off + a, e - a, rd, &stored, &p, d);
@@ -450,13 +531,17 @@ int pstore_block_read_frames_z(struct pstore_block *b, struct pstore_bdata *bd, 
 	return err ? rows_error(b, err, why, d) : 0;
 }
 
-int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
-			     struct ember_buf *out, struct ember_diag *d)
+int pstore_block_read_stream(struct pstore_block *b, const struct pstore_bdata *bd,
+			     const struct pstore_stream *st, struct ember_buf *out,
+			     struct ember_diag *d)
 {
 	char why[200] = "";
 	struct ember_diag sd = ember_diag_make(why, sizeof(why));
-	int err = read_frames(b, st, NULL, 0, 0, SIZE_MAX, NULL, out, &sd);
+	int err;
 
+	if (bd && bd->decoded.off)
+		return copy_decoded(bd, (size_t)(st - bd->streams.v), out);
+	err = read_frames(b, st, NULL, 0, 0, SIZE_MAX, NULL, out, &sd);
 	return err ? rows_error(b, err, why, d) : 0;
 }
 

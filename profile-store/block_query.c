@@ -216,6 +216,8 @@ static int rows_window(struct pstore_block *b, const struct pstore_bdata *bd, co
 	int64_t factor;
 	size_t f0, f1;
 
+	if (bd->decoded.off)
+		return 0; /* its rows are in memory */
 	for (uint32_t s = 0; s < b->series.series.n; s++) {
 		uint32_t first = bd->series_stream.v[s];
 		size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];

@@ -40,7 +40,7 @@ static int load_column(struct stage *st, struct pstore_block *b, const struct ps
 		vs = &bd->streams.v[first + 1 + vs->ref];
 		factor = pstore_mul(factor, vs->factor);
 	}
-	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, vs, &st->vb, d));
+	EMBER_FORWARD_IF_ERROR(pstore_block_read_stream(b, bd, vs, &st->vb, d));
 	return pstore_rows_decode_values((const uint8_t *)st->vb.data,
 				     (const uint8_t *)st->vb.data + st->vb.len, nrows, factor,
 				     vals + c, ncols, d);
@@ -52,7 +52,7 @@ static int load_links(struct stage *st, struct pstore_block *b, const struct pst
 		      struct ember_diag *d)
 {
 	uint32_t *links = malloc((nrows + 1) * sizeof(*links));
-	int err = links ? pstore_block_read_stream(b, ls, &st->vb, d) : -ENOMEM;
+	int err = links ? pstore_block_read_stream(b, bd, ls, &st->vb, d) : -ENOMEM;
 
 	if (!err)
 		err = pstore_rows_decode_links((const uint8_t *)st->vb.data,
@@ -159,7 +159,7 @@ static int stage_rows(struct stage *st, struct pstore_block *b, const struct pst
 		nrows += bd->profs.v[i].nrows;
 	nodes = malloc((nrows + 1) * sizeof(*nodes));
 	vals = malloc((nrows * ncols + 1) * sizeof(*vals));
-	err = nodes && vals ? pstore_block_read_stream(b, &bd->streams.v[first], &st->sb, d)
+	err = nodes && vals ? pstore_block_read_stream(b, bd, &bd->streams.v[first], &st->sb, d)
 			    : -ENOMEM;
 	if (!err)
 		err = pstore_rows_decode_stacks((const uint8_t *)st->sb.data,

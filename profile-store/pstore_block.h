@@ -132,6 +132,16 @@ struct pstore_frames {
 	size_t n; /* streams (0: no table) */
 };
 
+/* A rollup's row streams decompressed when its data is loaded (one of
+ * few profiles a series: the tiers of an hour and coarser), so that the
+ * queries of long ranges, which read every rollup's rows, read and
+ * decompress none (docs/performance-notes.md, "Decoded rollup rows"):
+ * stream i is data[off[i], off[i + 1]). */
+struct pstore_rows_decoded {
+	uint8_t *data;
+	size_t *off; /* NULL: not decoded */
+};
+
 /* What a query needs of a block beyond its header: loaded lazily, kept
  * in the cache, read-only once built but for its frame table. */
 struct pstore_bdata {
@@ -152,6 +162,7 @@ struct pstore_bdata {
 	 * loaded without the cache or without the dictionary */
 	struct pmodel_stack_key *keys;
 	struct pstore_frames frames;	/* a framed block's, learnt as read */
+	struct pstore_rows_decoded decoded; /* a rollup's of few profiles a series */
 };
 
 struct pstore_bdata *pstore_bdata_ref(struct pstore_bdata *b);

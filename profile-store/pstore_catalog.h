@@ -74,15 +74,17 @@ struct pstore_rows_reader {
 	struct ember_buf win;
 	uint64_t bytes; /* read through it: its windows and streams read alone */
 };
-/* A stream's bytes of block b (range read), decompressed into out.
+/* A stream's bytes of block b (range read; st one of bd's, taken from
+ * its decoded rows when it has them: NULL, read), decompressed into out.
  * _frames_z: stream si of its data bd, only the rows of its frames
  * [f0, f1) (a framed block's; f1 SIZE_MAX: to the end:
  * pstore_stream_load_frames), through the caller's reader (its context
  * and window; NULL: neither), reading only their bytes once bd's frame
  * table knows where they lie (pstore_frames_span), else the whole
  * stream, which teaches the table. */
-int pstore_block_read_stream(struct pstore_block *b, const struct pstore_stream *st,
-			 struct ember_buf *out, struct ember_diag *d);
+int pstore_block_read_stream(struct pstore_block *b, const struct pstore_bdata *bd,
+			     const struct pstore_stream *st, struct ember_buf *out,
+			     struct ember_diag *d);
 int pstore_block_read_frames_z(struct pstore_block *b, struct pstore_bdata *bd, size_t si,
 			       size_t f0, size_t f1, struct pstore_rows_reader *rd,
 			       struct ember_buf *out, struct ember_diag *d);

@@ -49,7 +49,7 @@ static int with_links(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 {
 	const struct pstore_stream *ls = pstore_link_stream(bd, &b->series, s);
 
-	if (!ls || !want || pstore_block_read_stream(b, ls, lb, d))
+	if (!ls || !want || pstore_block_read_stream(b, bd, ls, lb, d))
 		return -1;
 	in->want = want;
 	in->nlinks = (uint32_t)bd->links.v.n;
@@ -68,7 +68,7 @@ static int read_part(struct pstore_block *b, struct pstore_bdata *bd,
 		     struct ember_diag *d)
 {
 	if (f0 == SIZE_MAX)
-		return pstore_block_read_stream(b, st, out, d);
+		return pstore_block_read_stream(b, bd, st, out, d);
 	return pstore_block_read_frames_z(b, bd, (size_t)(st - bd->streams.v), f0, f0 + 1, NULL,
 					  out, d);
 }

@@ -741,6 +741,67 @@ static int test_pstore_rollup__edges_taken_off_by_key(void)
 	return 0;
 }
 
+/* store_answer, *bytes the row stream bytes the query read. */
+static int answer_read(struct pstore *s, int64_t from, int64_t to, bool full,
+		       struct ember_buf *out, uint64_t *bytes)
+{
+	struct pstore_stats a, b;
+	uint64_t read;
+	int err;
+
+	pstore_stats(s, &a);
+	err = store_answer(s, NULL, from, to, full, out, &read);
+	pstore_stats(s, &b);
+	*bytes = b.rows_bytes_read - a.rows_bytes_read;
+	return err;
+}
+
+/* The rollups of an hour and coarser hold a profile or a few a series:
+ * their rows are decompressed once, when their data is loaded, so a
+ * range of whole hours reads no row bytes at all, where its full
+ * resolution reads the blocks' (and answers the same); a range with an
+ * edge off the hour reads the edge's frames alone. */
+static int test_pstore_rollup__coarse_rows_decoded_at_load(void)
+{
+	int64_t start = pstore_rollup_bucket(T0 - 8 * HOUR, HOUR);
+	struct pstore *s = fresh_store();
+	struct ember_buf full, planned;
+	uint64_t fb, pb;
+
+	CHECK(s);
+	for (int i = 0; i < 3 * 360; i++) {
+		static const char *const svc[] = { "a", "b", "c" };
+
+		CHECK_INT(append_random(s, svc[i % 3], start + i * 20 * SEC, false), ==, 0);
+	}
+	CHECK_INT(pstore_flush(s), ==, 0);
+	CHECK_INT(pstore_compact(s), ==, 0);
+	for (int pass = 0; pass < 2; pass++) { /* loaded by the first, kept */
+		CHECK_INT(answer_read(s, start + HOUR, start + 5 * HOUR, true, &full, &fb), ==, 0);
+		CHECK_INT(answer_read(s, start + HOUR, start + 5 * HOUR, false, &planned, &pb),
+			  ==, 0);
+		CHECK(!same_text(&full, &planned, "whole hours", start + HOUR, start + 5 * HOUR,
+				 "{}"));
+		CHECK_INT(fb, >, 0);
+		CHECK_INT(pb, ==, 0);
+		ember_buf_release(&full);
+		ember_buf_release(&planned);
+	}
+	CHECK_INT(answer_read(s, start + HOUR + 7 * SEC, start + 5 * HOUR, true, &full, &fb), ==,
+		  0);
+	CHECK_INT(answer_read(s, start + HOUR + 7 * SEC, start + 5 * HOUR, false, &planned, &pb),
+		  ==, 0);
+	CHECK(!same_text(&full, &planned, "an edge", start + HOUR + 7 * SEC, start + 5 * HOUR,
+			 "{}"));
+	CHECK_INT(pb, >, 0);
+	CHECK_INT(pb * 10, <, fb);
+	ember_buf_release(&full);
+	ember_buf_release(&planned);
+	pstore_free(s);
+	remove_dir();
+	return 0;
+}
+
 static int test_pstore_rollup__planned_equals_full_over_random_ranges(void)
 {
 	static const char *const sel[] = { NULL, "{service=\"a\"}", "{service=~\"b|c\"}" };
@@ -1020,6 +1081,7 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore_rollup__planned_equals_full_over_random_ranges),
 	UNIT_CASE(test_pstore_rollup__edges_read_little),
 	UNIT_CASE(test_pstore_rollup__edges_taken_off_by_key),
+	UNIT_CASE(test_pstore_rollup__coarse_rows_decoded_at_load),
 	UNIT_CASE(test_pstore_rollup__compaction_builds_and_replaces),
 	UNIT_CASE(test_pstore_rollup__shared_store_lists_rollups_in_index),
 	UNIT_CASE(test_pstore_rollup__retention_per_tier),
