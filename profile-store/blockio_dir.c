@@ -5,19 +5,10 @@
  * directory, so a crash leaves either the whole object or a temporary
  * file, which the next pstore_blockio_dir() removes.  Names are relative,
  * made of [A-Za-z0-9._-] and '/' (no "..", no leading '/').
- *
- * Blocks and rollups ("*.pblk") are immutable and named by content, so
- * the files read are kept open, the last FD_CACHE used: a query reads
- * small ranges of many of them (the frames at a range's edges: a read
- * each stream), and opening a file costs as much as reading a frame
- * (docs/performance-notes.md, "Frame tables").  A file deleted here is
- * closed once no read uses it; one deleted or replaced behind the
- * store's back reads as it was while it stays in the cache.
  */
 #include "pstore.h"
 
 #include <dirent.h>
-#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -27,24 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FD_CACHE 64
-
-/* A block file kept open (name "" : a free slot; doomed: deleted, closed
- * at its last read). */
-struct openfile {
-	char name[208];
-	int fd;
-	uint64_t size, used;
-	unsigned reads;
-	bool doomed;
-};
-
 struct dirio {
 	int root;
 	atomic_uint seq;
-	pthread_mutex_t mu; /* of the open files */
-	struct openfile of[FD_CACHE];
-	uint64_t tick;
 };
 
 static bool name_ok(const char *name)
@@ -185,151 +161,25 @@ static int read_range(int fd, uint64_t off, size_t len, struct ember_buf *out)
 	return 0;
 }
 
-/* name's file opened, its size (st_size) in *size. */
-static int open_file(struct dirio *io, const char *name, int *fd, uint64_t *size)
-{
-	struct stat st;
-
-	*fd = openat(io->root, name, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return -errno;
-	if (fstat(*fd, &st) < 0) {
-		int err = -errno;
-
-		close(*fd);
-		return err;
-	}
-	*size = (uint64_t)st.st_size;
-	return 0;
-}
-
-static bool kept_open(const char *name)
-{
-	size_t n = strlen(name);
-
-	return n > 5 && !strcmp(name + n - 5, ".pblk") && n < sizeof(((struct openfile *)0)->name);
-}
-
-/* Under mu: the open file of name, or NULL. */
-static struct openfile *find_open(struct dirio *io, const char *name)
-{
-	for (int i = 0; i < FD_CACHE; i++)
-		if (io->of[i].name[0] && !strcmp(io->of[i].name, name))
-			return &io->of[i];
-	return NULL;
-}
-
-/* Under mu: fd (of name) kept in a free slot or the least recently used
- * one no read uses; NULL when every slot is being read. */
-static struct openfile *keep_open(struct dirio *io, const char *name, int fd, uint64_t size)
-{
-	struct openfile *v = NULL;
-
-	for (int i = 0; i < FD_CACHE; i++) {
-		struct openfile *o = &io->of[i];
-
-		if (o->reads || o->doomed)
-			continue;
-		if (!o->name[0]) {
-			v = o;
-			break;
-		}
-		if (!v || o->used < v->used)
-			v = o;
-	}
-	if (!v)
-		return NULL;
-	if (v->name[0])
-		close(v->fd);
-	*v = (struct openfile){ .fd = fd, .size = size };
-	snprintf(v->name, sizeof(v->name), "%s", name);
-	return v;
-}
-
-/* Under mu: a read of o begins. */
-static void note_read(struct dirio *io, struct openfile *o)
-{
-	o->reads++;
-	o->used = ++io->tick;
-}
-
-/* name's open file, its reads counted (release with drop_read): from the
- * cache, or opened and kept; NULL with *fd and *size set: opened for
- * this read alone (every slot in use). */
-static int take_open(struct dirio *io, const char *name, struct openfile **out, int *fd,
-		     uint64_t *size)
-{
-	struct openfile *o;
-
-	pthread_mutex_lock(&io->mu);
-	o = find_open(io, name);
-	if (o)
-		note_read(io, o);
-	pthread_mutex_unlock(&io->mu);
-	if (!o) {
-		EMBER_FORWARD_IF_ERROR(open_file(io, name, fd, size));
-		pthread_mutex_lock(&io->mu);
-		if (!find_open(io, name) && (o = keep_open(io, name, *fd, *size)))
-			note_read(io, o);
-		pthread_mutex_unlock(&io->mu);
-	}
-	*out = o;
-	if (o) {
-		*fd = o->fd;
-		*size = o->size;
-	}
-	return 0;
-}
-
-static void drop_read(struct dirio *io, struct openfile *o)
-{
-	pthread_mutex_lock(&io->mu);
-	if (!--o->reads && o->doomed) {
-		close(o->fd);
-		*o = (struct openfile){ .fd = -1 };
-	}
-	pthread_mutex_unlock(&io->mu);
-}
-
-/* Under mu: name no longer kept open (deleted). */
-static void forget_open(struct dirio *io, const char *name)
-{
-	struct openfile *o = find_open(io, name);
-
-	if (!o)
-		return;
-	o->name[0] = '\0';
-	if (o->reads)
-		o->doomed = true;
-	else {
-		close(o->fd);
-		*o = (struct openfile){ .fd = -1 };
-	}
-}
-
 static int dir_get(void *ctx, const char *name, uint64_t off, size_t len, struct ember_buf *out)
 {
 	struct dirio *io = ctx;
-	struct openfile *o = NULL;
-	uint64_t size;
+	struct stat st;
 	int fd, err;
 
 	if (!name_ok(name))
 		return -EINVAL;
-	if (kept_open(name))
-		err = take_open(io, name, &o, &fd, &size);
-	else
-		err = open_file(io, name, &fd, &size);
-	EMBER_FORWARD_IF_ERROR(err);
-	if (off > size)
-		off = size;
-	if (!len || len > size - off)
-		len = (size_t)(size - off);
-	err = read_range(fd, off, len, out);
-	if (o)
-		drop_read(io, o);
-	else
-		close(fd);
+	fd = openat(io->root, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = fstat(fd, &st) < 0 ? -errno : 0;
+	if (!err && off > (uint64_t)st.st_size)
+		off = (uint64_t)st.st_size;
+	if (!err && (!len || len > (uint64_t)st.st_size - off))
+		len = (size_t)((uint64_t)st.st_size - off);
+	if (!err)
+		err = read_range(fd, off, len, out);
+	close(fd);
 	return err;
 }
 
@@ -393,9 +243,6 @@ static int dir_del(void *ctx, const char *name)
 
 	if (!name_ok(name))
 		return -EINVAL;
-	pthread_mutex_lock(&io->mu);
-	forget_open(io, name);
-	pthread_mutex_unlock(&io->mu);
 	if (unlinkat(io->root, name, 0) < 0)
 		return -errno;
 	if (open_parent(io, name, false, &dfd) == 0) {
@@ -412,10 +259,6 @@ static void dir_release(void *ctx)
 
 	if (!io)
 		return;
-	for (int i = 0; i < FD_CACHE; i++)
-		if (io->of[i].name[0] || io->of[i].doomed)
-			close(io->of[i].fd);
-	pthread_mutex_destroy(&io->mu);
 	close(io->root);
 	free(io);
 }
@@ -455,7 +298,6 @@ int pstore_blockio_dir(const char *dir, struct pstore_blockio *out)
 		return err;
 	}
 	remove_tmp(io->root);
-	pthread_mutex_init(&io->mu, NULL);
 	*out = (struct pstore_blockio){ .sz = sizeof(*out), .ctx = io, .put = dir_put,
 					.get = dir_get, .list = dir_list, .del = dir_del,
 					.release = dir_release, .claim = dir_claim,

@@ -705,49 +705,6 @@ static void name_it(void *ctx, const char *name)
 		snprintf(nm->name, sizeof(nm->name), "blocks/%s", name);
 }
 
-/* PROFILES of one series with two profiles, the second dt after the
- * first (at 100): decoded, or the decoder's error. */
-static int decode_two(int64_t dt)
-{
-	static const char *const f[5] = { "process_cpu", "cpu", "nanoseconds", "cpu",
-					   "nanoseconds" };
-	const struct pstore_label l = { "service_name", "web" };
-	struct ember_hash_key ident = { 1, 2 };
-	struct pstore_block_meta m = { .profiles = 2 };
-	struct pstore_bdata *bd = calloc(1, sizeof(*bd));
-	struct pstore_seriestab t;
-	uint32_t type, sid;
-	bool added;
-	/* count; per profile: series delta, time delta (zigzag), duration,
-	 * period, rows, the type's total, coverage (samples, resolved, none) */
-	uint8_t b[] = { 2, 0, 200, 1, 0, 0, 0, 0, 0, 0, 0,
-			0, (uint8_t)(dt < 0 ? -2 * dt - 1 : 2 * dt), 0, 0, 0, 0, 0, 0, 0 };
-	int err;
-
-	if (!bd || pstore_seriestab_init(&t, &ident))
-		return -ENOMEM;
-	atomic_init(&bd->refs, 1);
-	err = pstore_seriestab_type(&t, f, &type);
-	if (!err)
-		err = pstore_seriestab_series(&t, &l, 1, &type, 1, &sid, &added);
-	if (!err)
-		err = pstore_block_decode_profiles(b, sizeof(b), &t, &m, bd, NULL);
-	pstore_bdata_unref(bd);
-	pstore_seriestab_release(&t);
-	return err;
-}
-
-/* A series' profiles are in time order in a block (queries stop at the
- * first past their range): the decoder refuses one where they are not,
- * and takes equal times. */
-static int test_pstore__profiles_out_of_time_order_are_corrupt(void)
-{
-	CHECK_INT(decode_two(50), ==, 0);
-	CHECK_INT(decode_two(0), ==, 0);
-	CHECK_INT(decode_two(-50), ==, -PSTORE_ERR_CORRUPT);
-	return 0;
-}
-
 /* The name ("blocks/NAME") of the one block in the store's directory. */
 static int one_block(char *name, size_t len)
 {
@@ -2562,63 +2519,6 @@ static int test_pstore__blockio_dir_semantics(void)
 	return 0;
 }
 
-/* The process's open file descriptors. */
-static int open_fds(void)
-{
-	DIR *dp = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!dp)
-		return -1;
-	while ((e = readdir(dp)))
-		n += e->d_name[0] != '.';
-	closedir(dp);
-	return n - 1; /* opendir's own */
-}
-
-/* Block files (*.pblk) read are kept open, at most 64 (the least
- * recently used closed past them), and read as they are; other objects
- * are not; a deleted block is closed and then missing; release closes
- * them all. */
-static int test_pstore__blockio_dir_keeps_block_files_open(void)
-{
-	struct pstore_blockio io;
-	struct ember_buf b;
-	char name[64], want[64];
-	int base;
-
-	CHECK(!make_dir());
-	CHECK_INT(pstore_blockio_dir(dir, &io), ==, 0);
-	ember_buf_init(&b, 1024);
-	for (int i = 0; i < 70; i++) {
-		snprintf(name, sizeof(name), "blocks/b%02d.pblk", i);
-		snprintf(want, sizeof(want), "block %d", i);
-		CHECK_INT(io.put(io.ctx, name, want, strlen(want)), ==, 0);
-	}
-	CHECK_INT(io.put(io.ctx, "index/entry", "e", 1), ==, 0);
-	base = open_fds();
-	CHECK_INT(io.get(io.ctx, "index/entry", 0, 0, &b), ==, 0);
-	CHECK_INT(open_fds(), ==, base);
-	for (int round = 0; round < 2; round++)
-		for (int i = 0; i < 70; i++) {
-			snprintf(name, sizeof(name), "blocks/b%02d.pblk", i);
-			snprintf(want, sizeof(want), "block %d", i);
-			ember_buf_reset(&b);
-			CHECK_INT(io.get(io.ctx, name, 0, 0, &b), ==, 0);
-			CHECK_STR(b.data, want);
-			CHECK_INT(open_fds(), ==, base + (i < 64 && !round ? i + 1 : 64));
-		}
-	CHECK_INT(io.del(io.ctx, "blocks/b69.pblk"), ==, 0); /* read last: open */
-	CHECK_INT(open_fds(), ==, base + 63);
-	CHECK_INT(io.get(io.ctx, "blocks/b69.pblk", 0, 0, &b), ==, -ENOENT);
-	ember_buf_release(&b);
-	io.release(io.ctx);
-	CHECK_INT(open_fds(), ==, base - 1); /* the directory's own too */
-	remove_dir();
-	return 0;
-}
-
 /* ---- outputs -------------------------------------------------------------------------- */
 
 /* `go tool pprof -top` on the file: rows "flat flat% sum% cum cum% name". */
@@ -3423,7 +3323,6 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__blocks_of_versions_1_and_2_still_read),
 	UNIT_CASE(test_pstore__frames_read_alone_give_their_profiles),
 	UNIT_CASE(test_pstore__frame_table_learnt_then_read_by),
-	UNIT_CASE(test_pstore__profiles_out_of_time_order_are_corrupt),
 	UNIT_CASE(test_pstore__rows_normalize_per_stack_and_link),
 	UNIT_CASE(test_pstore__link_stream_and_table_checked),
 	UNIT_CASE(test_pstore__sample_attrs_kept_per_sample_not_series),
@@ -3474,7 +3373,6 @@ static const struct unit_case cases[] = {
 	UNIT_CASE(test_pstore__blocks_in_storage_that_is_no_filesystem),
 	UNIT_CASE(test_pstore__block_name_taken_by_other_bytes_detected),
 	UNIT_CASE(test_pstore__blockio_dir_semantics),
-	UNIT_CASE(test_pstore__blockio_dir_keeps_block_files_open),
 	UNIT_CASE(test_pstore__pprof_output_read_by_go_tool_pprof),
 	UNIT_CASE(test_pstore__diff_pprof_matches_go_diff_base),
 	UNIT_CASE(test_pstore__unbounded_label_reported),
