@@ -422,28 +422,18 @@ struct cursors {
 	const uint8_t *s, *v, *l;
 };
 
-/* Past n varints at *pos: a byte without the high bit ends each (their
- * values are not wanted, so not decoded: a tenth of the cost). */
-static int skip_varints(const uint8_t **pos, const uint8_t *end, uint32_t n)
-{
-	const uint8_t *p = *pos;
-
-	while (n && p < end)
-		n -= !(*p++ & 0x80);
-	if (n)
-		return -PSTORE_ERR_CORRUPT;
-	*pos = p;
-	return 0;
-}
-
 /* Skip the rows of one profile in every stream. */
 static int skip_rows(const struct pstore_sum_in *in, struct cursors *c, uint32_t n)
 {
-	EMBER_FORWARD_IF_ERROR(skip_varints(&c->s, in->stacks_end, n));
-	if (c->v)
-		EMBER_FORWARD_IF_ERROR(skip_varints(&c->v, in->vals_end, n));
-	if (in->want)
-		EMBER_FORWARD_IF_ERROR(skip_varints(&c->l, in->links_end, n));
+	uint64_t x;
+
+	for (uint32_t i = 0; i < n; i++) {
+		EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->s, in->stacks_end, &x));
+		if (c->v)
+			EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->v, in->vals_end, &x));
+		if (in->want)
+			EMBER_FORWARD_IF_ERROR(ember_cur_uleb(&c->l, in->links_end, &x));
+	}
 	return 0;
 }
 
