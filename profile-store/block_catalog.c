@@ -389,12 +389,12 @@ static int block_load(struct pstore_block *b, bool with_dict, struct pstore_bdat
 	err = pmodel_dict_init(&bd->dict);
 	if (!err)
 		err = load_rows_index(&r, b, bd, &sd);
-	if (!err && with_dict) /* a query's: it reads the rows */
-		err = pstore_frames_init(&bd->frames, bd);
 	if (!err && with_dict)
 		err = load_dict(&r, b, bd, &sd);
 	if (!err && with_dict && rows_kept_decoded(b, bd))
 		err = decode_rows(&r, b, bd, &sd);
+	else if (!err && with_dict) /* a query's: it reads the rows */
+		err = pstore_frames_init(&bd->frames, bd);
 	if (err) {
 		pstore_bdata_unref(bd);
 		if (err == -PSTORE_ERR_CORRUPT)

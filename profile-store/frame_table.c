@@ -3,9 +3,10 @@
  * streams, learnt from the first read of each whole stream, so that a
  * later query reads only the bytes of the frames it decodes (a bucket
  * less the profiles at an edge of the range wants one or two frames of
- * every series of an hour's block: docs/performance-notes.md, "Frame
- * tables").  The format keeps no such table: frames are found by their
- * headers, which needs the stream's bytes before them.
+ * every series of an hour's block: docs/performance-notes.md, "Edges read
+ * their frames; coarse rollups kept decoded").  The format keeps no such
+ * table: frames are found by their headers, which needs the stream's
+ * bytes before them.  A rollup whose rows are kept decoded has none.
  *
  * The table is the one part of a block's cached data written after it is
  * built, and only once a stream: a stream's entries are written by the

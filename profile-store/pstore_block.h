@@ -135,7 +135,8 @@ struct pstore_frames {
 /* A rollup's row streams decompressed when its data is loaded (one of
  * few profiles a series: the tiers of an hour and coarser), so that the
  * queries of long ranges, which read every rollup's rows, read and
- * decompress none (docs/performance-notes.md, "Decoded rollup rows"):
+ * decompress none (docs/performance-notes.md, "Edges read their frames;
+ * coarse rollups kept decoded"):
  * stream i is data[off[i], off[i + 1]). */
 struct pstore_rows_decoded {
 	uint8_t *data;

@@ -1,7 +1,8 @@
 /*
  * make_pstore_seeds.c - writes the seed corpora of the profile store's
  * fuzz targets from a real store: blocks (one flush, one merge of two,
- * one flush of samples linked to spans, with a thread name: version 2),
+ * a rollup of the merge, one flush of samples linked to spans, with a
+ * thread name),
  * log segments (whole, torn) and selectors.  Built by CMake
  * (make_pstore_seeds); run from the repository root after a format
  * change and commit the files:
@@ -167,6 +168,10 @@ int main(int argc, char **argv)
 	if (pstore_compact(s))
 		return 6;
 	snprintf(to, sizeof(to), "%s/pstore_block/merged.pblk", out);
+	copy_first(sub, ".pblk", to, 0);
+	/* a rollup of the merge (an hour's: its rows decoded when loaded) */
+	snprintf(sub, sizeof(sub), "%s/rollups", dir);
+	snprintf(to, sizeof(to), "%s/pstore_block/rollup.pblk", out);
 	copy_first(sub, ".pblk", to, 0);
 	pstore_free(s);
 	if (linked_block(out, &o))
