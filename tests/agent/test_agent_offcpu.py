@@ -15,6 +15,7 @@ running helpers are test_agent.py's; a case that cannot run here exits
 77 with the reason.
 """
 import json
+import math
 import os
 import re
 import subprocess
@@ -85,11 +86,16 @@ def run(args, agent_args=(), env=None):
     return report, got, stats
 
 
-def check_total(report, samples, within=0.25):
+def check_total(report, samples, within=0.25, t_max_s=0.0):
     """At least 90% of the off-CPU time under block_here, the total within
-    `within` of the time really blocked."""
+    `within` of the time really blocked, or within four of the estimate's
+    standard deviations when T rose to t_max_s: blocks much shorter than T
+    kept with probability d / T, each weighted T, sum to the blocked time
+    D with a relative sd of about sqrt(T / D) (10% for T = 34 ms over 3 s:
+    a fixed 25% failed about one run in a hundred)."""
     frac, total = ta.share(samples, lambda f: "block_here" in f)
     err = total / report["blocked_ns"] - 1
+    within = max(within, 4 * math.sqrt(t_max_s / (report["blocked_ns"] / 1e9)))
     print("off-CPU: %.3f s measured, %.3f s really blocked (%+.1f%%), %.1f%% under block_here"
           % (total / 1e9, report["blocked_ns"] / 1e9, 100 * err, 100 * frac))
     others = sorted(((c, " <- ".join(f[:8])) for _, c, f in samples if "block_here" not in f),
@@ -130,12 +136,13 @@ def test_agent_offcpu__short_blocks_thinned_but_unbiased():
 def test_agent_offcpu__budget_raises_t_unbiased():
     """1 ms sleeps, about 600 blocks a second: with a budget of 30 kept a
     second the agent raises T (about 20 ms), keeps fewer, and the total
-    stays unbiased (relative sd about 8% here)."""
+    stays unbiased (relative sd about 8-10% here: the bound is four of
+    them, from the T the run reached)."""
     report, samples, stats = run([5, 0.6, 1000], ["--off-cpu-budget", "30"])
     check(stats["t_max_s"] > 0.012, "T not raised past the budget: %r" % stats)
     check(stats["kept"] < 50 * 5, "%d blocks kept in 5 s, budget 30 a second: %r"
           % (stats["kept"], stats))
-    check_total(report, samples)
+    check_total(report, samples, t_max_s=stats["t_max_s"])
 
 
 def test_agent_offcpu__wake_on_another_cpu_not_inflated():
