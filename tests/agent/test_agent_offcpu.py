@@ -211,11 +211,17 @@ def test_agent_offcpu__pushed_and_queried_as_its_own_type():
     err = off_total / report["blocked_ns"] - 1
     check(abs(err) <= 0.25, "off-CPU total %d ns, %d ns really blocked"
           % (off_total, report["blocked_ns"]))
+    # counting blocked time would put block_here near the blocked share
+    # (60%); its own CPU (the sleep's entry, switch and exit, which a
+    # loaded host slows) is a few percent, and was just over 10% once
+    # under the sanitizer build's parallel tests, past the 10% this
+    # checked before
     cpu = rows["cpu"][1]
-    check("spin_here" in cpu and cpu.get("block_here", 0) < 10,
+    check("spin_here" in cpu and cpu.get("block_here", 0) < 25,
           "the cpu type counts blocked time: %r" % sorted(cpu.items(), key=lambda kv: -kv[1])[:5])
-    print("pushed: off_cpu %.3f s (%+.1f%%), block_here %.1f%%; cpu: spin_here %.1f%%"
-          % (off_total / 1e9, 100 * err, off["block_here"], cpu["spin_here"]))
+    print("pushed: off_cpu %.3f s (%+.1f%%), block_here %.1f%%; cpu: spin_here %.1f%%, "
+          "block_here %.1f%%" % (off_total / 1e9, 100 * err, off["block_here"], cpu["spin_here"],
+                                 cpu.get("block_here", 0)))
 
 
 def main():
