@@ -313,20 +313,29 @@ static int load_rows_index(struct reader *r, struct pstore_block *b, struct psto
 #define ROWS_DECODED_MAX (32u << 20)
 #define ROWS_DECODED_RATIO 16
 
+/* The bytes bd's row streams decode to, as their directory says. */
+static uint64_t rows_raw(const struct pstore_bdata *bd)
+{
+	uint64_t raw = 0;
+
+	for (size_t i = 0; i < bd->streams.n; i++)
+		raw += bd->streams.v[i].kind == PS_STREAM_DERIVED ? 0 : bd->streams.v[i].raw;
+	return raw;
+}
+
 /* Whether bd's rows are a rollup's of few profiles a series (at most a
  * frame's), small decoded: the coarse tiers, whose rows every long range
  * reads. */
 static bool rows_kept_decoded(const struct pstore_block *b, const struct pstore_bdata *bd)
 {
-	uint64_t raw = 0, stored = b->meta.sec[PS_SEC_ROWS].stored;
+	uint64_t raw, stored = b->meta.sec[PS_SEC_ROWS].stored;
 
 	if (!b->meta.rollup_step)
 		return false;
 	for (size_t s = 0; s + 1 < bd->series_prof.n; s++)
 		if (bd->series_prof.v[s + 1] - bd->series_prof.v[s] > PS_FRAME_PROFILES)
 			return false;
-	for (size_t i = 0; i < bd->streams.n; i++)
-		raw += bd->streams.v[i].kind == PS_STREAM_DERIVED ? 0 : bd->streams.v[i].raw;
+	raw = rows_raw(bd);
 	return raw <= ROWS_DECODED_MAX && raw <= ROWS_DECODED_RATIO * stored;
 }
 
@@ -339,11 +348,9 @@ static int decode_rows(struct reader *r, struct pstore_block *b, struct pstore_b
 	const struct pstore_section *sec = &b->meta.sec[PS_SEC_ROWS];
 	struct ember_buf rows, one;
 	struct ZSTD_DCtx_s *z = ZSTD_createDCtx();
-	size_t total = 0;
+	size_t total = (size_t)rows_raw(bd); /* at most ROWS_DECODED_MAX */
 	int err = z ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < bd->streams.n; i++) /* at most ROWS_DECODED_MAX */
-		total += bd->streams.v[i].kind == PS_STREAM_DERIVED ? 0 : bd->streams.v[i].raw;
 	ember_buf_init(&rows, 0);
 	ember_buf_init(&one, 0);
 	if (!err && (!(dec->data = malloc(total + 1)) ||
@@ -478,14 +485,23 @@ static int rows_at(struct pstore_block *b, uint64_t off, uint64_t len,
 	return 0;
 }
 
-/* Stream si of bd, decoded when bd was loaded, into out. */
-static int copy_decoded(const struct pstore_bdata *bd, size_t si, struct ember_buf *out)
+bool pstore_rows_decoded_get(const struct pstore_bdata *bd, size_t si, const uint8_t **p,
+			     size_t *len)
 {
-	size_t len = bd->decoded.off[si + 1] - bd->decoded.off[si];
+	if (!bd->decoded.off)
+		return false;
+	*p = bd->decoded.data + bd->decoded.off[si];
+	*len = bd->decoded.off[si + 1] - bd->decoded.off[si];
+	return true;
+}
 
+/* p[0..len) (a stream decoded when its data was loaded) into out, for a
+ * caller that reads into a buffer of its own (a merge). */
+static int copy_decoded(const uint8_t *p, size_t len, struct ember_buf *out)
+{
 	ember_buf_reset(out);
 	out->cap = len + 1;
-	return ember_buf_append(out, bd->decoded.data + bd->decoded.off[si], len);
+	return ember_buf_append(out, p, len);
 }
 
 /* Frames [f0, f1) of stream st (stream si of bd, whose frame table is
@@ -499,10 +515,11 @@ static int read_frames(struct pstore_block *b, const struct pstore_stream *st,
 	uint64_t a, e;
 	struct ember_buf stored;
 	const uint8_t *p;
+	size_t len;
 	int err;
 
-	if (bd && bd->decoded.off && f0 == 0) /* a stream of a frame, decoded */
-		return copy_decoded(bd, si, out);
+	if (bd && f0 == 0 && pstore_rows_decoded_get(bd, si, &p, &len)) /* one frame */
+		return copy_decoded(p, len, out);
 	ember_buf_init(&stored, 0);
 	if (bd && pstore_frames_span(&bd->frames, si, f0, f1, &a, &e)) {
 		err = rows_at(b, st->off + a, e - a, rd, &stored, &p, d);
@@ -537,10 +554,12 @@ int pstore_block_read_stream(struct pstore_block *b, const struct pstore_bdata *
 {
 	char why[200] = "";
 	struct ember_diag sd = ember_diag_make(why, sizeof(why));
+	const uint8_t *p;
+	size_t len;
 	int err;
 
-	if (bd && bd->decoded.off)
-		return copy_decoded(bd, (size_t)(st - bd->streams.v), out);
+	if (bd && pstore_rows_decoded_get(bd, (size_t)(st - bd->streams.v), &p, &len))
+		return copy_decoded(p, len, out);
 	err = read_frames(b, st, NULL, 0, 0, SIZE_MAX, NULL, out, &sd);
 	return err ? rows_error(b, err, why, d) : 0;
 }

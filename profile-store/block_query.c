@@ -60,9 +60,6 @@ static const struct pstore_stream *value_stream(const struct pstore_bdata *bd, u
 	return st;
 }
 
-/* The streams a series' sum reads, and the reader of them all (one zstd
- * context, and the rows of a block read at once: rows_window); of a
- * framed block, only frames [f0, f1) (f1 SIZE_MAX: all). */
 /* How a block's rows are summed: for a bucket less profiles
  * (bucket_sums), its profiles not noted in the result (quiet), its values
  * negated (negate), while beside bytes of other sums are held. */
@@ -71,6 +68,9 @@ struct how {
 	uint64_t beside;
 };
 
+/* The streams a series' sum reads, and the reader of them all (one zstd
+ * context, and the rows of a block read at once: rows_window); of a
+ * framed block, only frames [f0, f1) (f1 SIZE_MAX: all). */
 struct bufs {
 	struct ember_buf s, v, l;
 	struct pstore_rows_reader rd;
@@ -78,13 +78,23 @@ struct bufs {
 	struct how how;
 };
 
-/* Stream st (one of bd's) through bf's reader, only bf's frames. */
+/* Stream st (one of bd's), only bf's frames, as [*p, *end): its rows
+ * decoded at load where bd has them (no copy), else read through bf's
+ * reader into out. */
 static int read_stream(struct pstore_block *b, struct pstore_bdata *bd,
 		       const struct pstore_stream *st, struct bufs *bf, struct ember_buf *out,
-		       struct ember_diag *d)
+		       const uint8_t **p, const uint8_t **end, struct ember_diag *d)
 {
-	return pstore_block_read_frames_z(b, bd, (size_t)(st - bd->streams.v), bf->f0, bf->f1,
-					  &bf->rd, out, d);
+	size_t si = (size_t)(st - bd->streams.v), len;
+
+	if (bf->f0 || !pstore_rows_decoded_get(bd, si, p, &len)) { /* decoded: one frame */
+		EMBER_FORWARD_IF_ERROR(pstore_block_read_frames_z(b, bd, si, bf->f0, bf->f1,
+								  &bf->rd, out, d));
+		*p = (const uint8_t *)out->data;
+		len = out->len;
+	}
+	*end = *p + len;
+	return 0;
 }
 
 /* Of a framed block, the frames [*f0, *f1) that hold the profiles in
@@ -127,11 +137,9 @@ static int read_links(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 
 	if (!ls)
 		return 1; /* no row of the series has a link */
-	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, ls, bf, &bf->l, d));
+	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, ls, bf, &bf->l, &in->links, &in->links_end, d));
 	in->want = want;
 	in->nlinks = (uint32_t)bd->links.v.n;
-	in->links = (const uint8_t *)bf->l.data;
-	in->links_end = in->links + bf->l.len;
 	return 0;
 }
 
@@ -142,7 +150,6 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 		      struct pstore_qctx *q, const uint8_t *want, int64_t *self, struct bufs *bf,
 		      struct pstore_attr_parts *parts)
 {
-	struct ember_buf *sb = &bf->s, *vb = &bf->v;
 	int err;
 	size_t p0 = bd->series_prof.v[s], p1 = bd->series_prof.v[s + 1];
 	uint32_t first = bd->series_stream.v[s];
@@ -168,12 +175,9 @@ static int sum_series(struct pstore_block *b, struct pstore_bdata *bd, uint32_t 
 	vst = value_stream(bd, first, col, &in.factor);
 	if (bf->how.negate)
 		in.factor = pstore_mul(in.factor, -1);
-	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, &bd->streams.v[first], bf, sb, q->d));
-	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, vst, bf, vb, q->d));
-	in.stacks = (const uint8_t *)sb->data;
-	in.stacks_end = in.stacks + sb->len;
-	in.vals = (const uint8_t *)vb->data;
-	in.vals_end = in.vals + vb->len;
+	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, &bd->streams.v[first], bf, &bf->s, &in.stacks,
+					   &in.stacks_end, q->d));
+	EMBER_FORWARD_IF_ERROR(read_stream(b, bd, vst, bf, &bf->v, &in.vals, &in.vals_end, q->d));
 	return pstore_rows_sum(&in, self, q->d);
 }
 

@@ -292,6 +292,11 @@ int pstore_stream_load_part(const struct pstore_stream *st, const uint8_t *part,
 			    struct ZSTD_DCtx_s *dctx, struct ember_buf *out,
 			    struct ember_diag *d);
 
+/* Stream si of bd as decoded when bd was loaded, [*p, *p + *len), read
+ * in place (block_catalog.c); false: bd's rows are not kept decoded. */
+bool pstore_rows_decoded_get(const struct pstore_bdata *bd, size_t si, const uint8_t **p,
+			     size_t *len);
+
 /* A framed block's frame table (frame_table.c), sized at load (a data
  * without frames or with too many: none, n 0).  _learn: stream si's
  * whole stored bytes walked frame by frame once (its first reader's; a
