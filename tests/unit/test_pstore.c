@@ -692,8 +692,10 @@ static int test_pstore__frames_read_alone_give_their_profiles(void)
 	return 0;
 }
 
+/* Where one_block puts the name of the first block, and the count. */
 struct named {
-	char name[300];
+	char *name;
+	size_t len;
 	int n;
 };
 
@@ -702,18 +704,15 @@ static void name_it(void *ctx, const char *name)
 	struct named *nm = ctx;
 
 	if (nm->n++ == 0)
-		snprintf(nm->name, sizeof(nm->name), "blocks/%s", name);
+		snprintf(nm->name, nm->len, "blocks/%s", name);
 }
 
 /* The name ("blocks/NAME") of the one block in the store's directory. */
 static int one_block(char *name, size_t len)
 {
-	struct named nm = { .n = 0 };
+	struct named nm = { name, len, 0 };
 
-	if (each_block(name_it, &nm) || nm.n != 1)
-		return -1;
-	snprintf(name, len, "%s", nm.name);
-	return 0;
+	return each_block(name_it, &nm) || nm.n != 1 ? -1 : 0;
 }
 
 /* Frames [f0, f1) of stream si of b through a reader of its own: what
